@@ -1,0 +1,42 @@
+"""The action contract: what a state runs, the triggers it may emit, and the typed params it takes.
+
+An action computes; the runner commits. An action never writes run state itself: it returns an
+``Outcome`` whose trigger must be one of ``emits`` (checked statically by ``validate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.state import Outcome
+
+if TYPE_CHECKING:
+    from engine.actions.context import ActionContext
+
+
+class NoParams(BaseModel):
+    """Params of an action that takes none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+ActionFn = Callable[["ActionContext", Any], Awaitable[Outcome]]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionInfo:
+    """An action as the registry knows it."""
+
+    name: str
+    emits: frozenset[str]
+    """Every trigger this action can return; each needs a transition in the machine."""
+    params: type[BaseModel]
+    """Validates the state's ``with:`` mapping at load time."""
+    fn: ActionFn
+    doc: str = ""
+    side_effects: bool = False
+    """True for actions that run tools; their step row carries the planned calls."""

@@ -1,0 +1,124 @@
+"""One exception tree for the whole engine; each class carries the CLI exit code it maps to.
+
+    TurnstileError                      exit 1  (a run or an operation failed)
+    ├── BadInputError                   exit 2  (the user's input is wrong; nothing was changed)
+    │   ├── SpecError                   machine YAML: file, line, message, fix
+    │   ├── UsageError                  command-line arguments, task files, config files
+    │   ├── UnknownRunError             no run with that id
+    │   ├── StoreError                  database corrupted, newer schema, unreadable
+    │   ├── LeaseHeldError              another live process drives the run
+    │   ├── MachineChangedError         the machine YAML changed since the run started
+    │   └── ModelConfigError            no model, missing API key, unknown provider
+    ├── ModelError                      a provider failed after retries (the run fails)
+    ├── ScriptDivergedError             a scripted model's expectations were not met
+    ├── TransitionError                 an action emitted a trigger the machine does not declare
+    ├── ToolError                       a tool could not be set up (not a tool *result*)
+    ├── ContextOverflowError            even the minimal context does not fit the window
+    ├── InterruptedRun                  exit 3  (Ctrl-C or a signal; resumable)
+    └── PolicyRefusedError              exit 4  (refused by policy in non-interactive mode)
+
+Adapters translate foreign exceptions into this tree (``raise ... from exc``); only ``cli.py``
+turns them into one line on stderr and an exit code.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 3
+EXIT_REFUSED = 4
+
+
+class TurnstileError(Exception):
+    """Root of every error the engine raises on purpose."""
+
+    exit_code: int = EXIT_FAILED
+
+
+class BadInputError(TurnstileError):
+    """The input (YAML, arguments, run id, database) is wrong; nothing persisted was changed."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class SpecError(BadInputError):
+    """A machine file is invalid; carries every problem found, each with file and line."""
+
+    def __init__(self, problems: list[SpecProblem] | SpecProblem) -> None:
+        self.problems = problems if isinstance(problems, list) else [problems]
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class SpecProblem:
+    """One problem in a machine file: where it is, what is wrong, and how to fix it."""
+
+    __slots__ = ("file", "line", "message")
+
+    def __init__(self, file: str, line: int | None, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.message = message
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"SpecProblem({str(self)!r})"
+
+
+class UsageError(BadInputError):
+    """Command-line arguments or a referenced file are wrong."""
+
+
+class UnknownRunError(BadInputError):
+    """No run with the given id exists in the database."""
+
+
+class StoreError(BadInputError):
+    """The database cannot be used: corrupted, unreadable, or written by a newer version."""
+
+
+class LeaseHeldError(BadInputError):
+    """Another live process holds the run's lease."""
+
+
+class MachineChangedError(BadInputError):
+    """The machine definition changed since the run started."""
+
+
+class ModelConfigError(BadInputError):
+    """The model cannot be configured: unknown provider, missing key, unreachable server."""
+
+
+class ModelError(TurnstileError):
+    """A model provider failed after retries, or answered with a non-retryable error."""
+
+
+class ScriptDivergedError(TurnstileError):
+    """The scripted model's recorded expectations do not match what the run produced."""
+
+
+class TransitionError(TurnstileError):
+    """An action emitted a trigger that the current state does not declare."""
+
+
+class ToolError(TurnstileError):
+    """A tool could not be registered or configured (failures while running are results)."""
+
+
+class ContextOverflowError(TurnstileError):
+    """Even the minimal context (system prompt, task, latest turn) exceeds the window."""
+
+
+class InterruptedRun(TurnstileError):
+    """The run was interrupted (Ctrl-C, SIGTERM); it can be resumed."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
+class PolicyRefusedError(TurnstileError):
+    """A tool call was refused by policy and the run could not continue without it."""
+
+    exit_code = EXIT_REFUSED

@@ -1,0 +1,6 @@
+"""Tools: the contract (spec), the registry, and invocation."""
+
+from engine.tooling.registry import ToolRegistry
+from engine.tooling.spec import RISK_ORDER, Risk, ToolContext, ToolResult, ToolSpec, max_risk
+
+__all__ = ["RISK_ORDER", "Risk", "ToolContext", "ToolRegistry", "ToolResult", "ToolSpec", "max_risk"]
