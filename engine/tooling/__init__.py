@@ -3,4 +3,12 @@
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import RISK_ORDER, Risk, ToolContext, ToolResult, ToolSpec, max_risk
 
-__all__ = ["RISK_ORDER", "Risk", "ToolContext", "ToolRegistry", "ToolResult", "ToolSpec", "max_risk"]
+__all__ = [
+    "RISK_ORDER",
+    "Risk",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolSpec",
+    "max_risk",
+]

@@ -1,0 +1,59 @@
+"""The YAML adapter for every file that is not a machine: turns, tasks, policies, prices.
+
+Errors come out as ``UsageError("<file>:<line>: <problem>")``; documents that expand aliases
+into huge trees are refused, as for machine files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.errors import UsageError
+
+MAX_ALIASES = 100
+"""More alias expansions than this is refused (a "billion laughs" document)."""
+
+
+class _CountingLoader(yaml.SafeLoader):
+    """A safe loader that refuses documents with too many alias expansions."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases = getattr(self, "_aliases", 0) + 1
+            if self._aliases > MAX_ALIASES:
+                mark = self.peek_event().start_mark
+                raise yaml.YAMLError(
+                    f"line {mark.line + 1}: more than {MAX_ALIASES} YAML aliases; refused"
+                )
+        return super().compose_node(parent, index)
+
+
+def load_yaml(path: Path) -> Any:
+    """Parse ``path`` safely; a missing file or bad YAML is one ``UsageError`` line."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise UsageError(f"{path}: no such file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read: {exc}") from exc
+    return parse_yaml(text, str(path))
+
+
+def parse_yaml(text: str, name: str = "<string>") -> Any:
+    """Parse YAML text, naming ``name`` and the line in any error."""
+    try:
+        return yaml.load(text, Loader=_CountingLoader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise UsageError(f"{name}{line}: invalid YAML: {exc.problem or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{name}: invalid YAML: {exc}") from exc
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML text for ``data`` (block style, keys in insertion order)."""
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

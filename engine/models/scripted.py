@@ -1,0 +1,112 @@
+"""The scripted model: replays a task's recorded turns (``turns.yaml``), offline and deterministic.
+
+It is both the default model when none is configured and the test double for every other
+client: it streams text in small chunks and tool calls as argument fragments, like a provider.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from engine.config import load_yaml
+from engine.errors import ScriptDivergedError, UsageError
+from engine.models.base import (
+    Done,
+    ModelParams,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolSchema,
+    Usage,
+)
+from engine.state import Message
+
+logger = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4
+"""Synthetic usage: about four characters a token, like the providers' rule of thumb."""
+
+
+def load_turns(path: Path) -> list[dict[str, Any]]:
+    """Read and check a ``turns.yaml`` file: a list of ``{text?, tool_calls?, expect?}``."""
+    data = load_yaml(path)
+    if not isinstance(data, list) or not data:
+        raise UsageError(f"{path}: a turns file is a non-empty list of turns")
+    for i, turn in enumerate(data, 1):
+        if not isinstance(turn, dict):
+            raise UsageError(f"{path}: turn {i} must be a mapping with text and/or tool_calls")
+        unknown = set(turn) - {"text", "tool_calls", "expect", "summary"}
+        if unknown:
+            raise UsageError(f"{path}: turn {i}: unknown field(s) {sorted(unknown)}")
+        for call in turn.get("tool_calls") or ():
+            if not isinstance(call, dict) or "name" not in call:
+                raise UsageError(f"{path}: turn {i}: each tool call needs a name")
+    return data
+
+
+class ScriptedModel:
+    """Replays turns in order; which turn comes next is derived from the conversation itself.
+
+    The turn index is the number of assistant messages already in ``messages`` (summaries
+    excluded), so a resumed run continues the script where it stopped, with no hidden state.
+    """
+
+    provider = "scripted"
+
+    def __init__(self, turns: Sequence[Mapping[str, Any]], *, model: str = "scripted",
+                 chunk_chars: int = 12, delay_s: float = 0.0) -> None:
+        self.turns = list(turns)
+        self.model = model
+        self.chunk_chars = chunk_chars
+        self.delay_s = delay_s
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
+    ) -> AsyncIterator[StreamEvent]:
+        index = sum(1 for m in messages if m.role == "assistant" and not m.meta.get("summary"))
+        if index >= len(self.turns):
+            raise ScriptDivergedError(
+                f"script exhausted: the model was called a {index + 1}th time but the script "
+                f"has {len(self.turns)} turns"
+            )
+        turn = self.turns[index]
+        self._check_expectation(index, turn, messages)
+        if self.delay_s:
+            await anyio.sleep(self.delay_s)
+        text = str(turn.get("text") or "")
+        for start in range(0, len(text), self.chunk_chars):
+            yield TextDelta(text[start:start + self.chunk_chars])
+        calls = turn.get("tool_calls") or ()
+        for i, call in enumerate(calls):
+            args = json.dumps(call.get("args") or {})
+            yield ToolCallDelta(i, id=f"call_{index}_{i}", name=str(call["name"]))
+            for start in range(0, len(args), self.chunk_chars * 4):
+                yield ToolCallDelta(i, arguments=args[start:start + self.chunk_chars * 4])
+        prompt_chars = sum(len(m.content) for m in messages)
+        completion_chars = len(text) + sum(len(json.dumps(c)) for c in calls)
+        yield Usage(max(1, prompt_chars // CHARS_PER_TOKEN),
+                    max(1, completion_chars // CHARS_PER_TOKEN))
+        yield Done("tool_calls" if calls else "stop")
+
+    def _check_expectation(self, index: int, turn: Mapping[str, Any],
+                           messages: Sequence[Message]) -> None:
+        expect = turn.get("expect") or {}
+        wanted = expect.get("tool_result_contains")
+        if wanted is None:
+            return
+        last = next((m for m in reversed(messages) if m.role == "tool"), None)
+        got = last.content if last else ""
+        if str(wanted) not in got:
+            raise ScriptDivergedError(
+                f"script diverged at turn {index + 1}: expected the last tool result to contain "
+                f"{wanted!r}, got {got[:200]!r}"
+            )
+
+    async def aclose(self) -> None:
+        return None
