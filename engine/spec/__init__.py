@@ -1,0 +1,44 @@
+"""Machine specs: the frozen values a machine YAML declares, how they are read and checked.
+
+``load_machine`` is what callers want: parse (structure, with file:line) then check (meaning,
+against the action registry), raising one ``SpecError`` that lists every problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from engine.actions.base import ActionInfo
+from engine.errors import SpecError
+from engine.spec.check import check_machine
+from engine.spec.load import parse_machine
+from engine.spec.model import (
+    ContextSpec,
+    Limits,
+    MachineSpec,
+    McpServerSpec,
+    StateSpec,
+    machine_hash,
+)
+
+__all__ = [
+    "ContextSpec",
+    "Limits",
+    "MachineSpec",
+    "McpServerSpec",
+    "StateSpec",
+    "check_machine",
+    "load_machine",
+    "machine_hash",
+    "parse_machine",
+]
+
+
+def load_machine(path: Path | str, actions: Mapping[str, ActionInfo]) -> MachineSpec:
+    """Parse and check the machine at ``path``; raise ``SpecError`` with every problem by line."""
+    spec = parse_machine(path)
+    problems = check_machine(spec, actions)
+    if problems:
+        raise SpecError(problems)
+    return spec

@@ -1,0 +1,151 @@
+"""Static proof that a parsed machine can run: actions, params, triggers, states and reachability.
+
+Every problem is reported (not only the first), each with the line it is about and a fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from engine.actions.base import ActionInfo
+from engine.errors import SpecProblem
+from engine.spec.load import did_you_mean
+from engine.spec.model import MachineSpec, StateSpec
+
+
+def check_machine(spec: MachineSpec, actions: Mapping[str, ActionInfo]) -> list[SpecProblem]:
+    """Every problem in ``spec`` against the action registry ``actions``, sorted by line."""
+    checker = _Checker(spec, actions)
+    checker.initial()
+    for state in spec.states.values():
+        checker.state(state)
+    checker.graph()
+    return sorted(checker.problems, key=lambda p: p.line or 0)
+
+
+class _Checker:
+    def __init__(self, spec: MachineSpec, actions: Mapping[str, ActionInfo]) -> None:
+        self.spec = spec
+        self.actions = actions
+        self.problems: list[SpecProblem] = []
+
+    def add(self, line: int | None, message: str) -> None:
+        self.problems.append(SpecProblem(self.spec.path, line or None, message))
+
+    def initial(self) -> None:
+        initial, states = self.spec.initial, self.spec.states
+        if not initial:
+            self.add(None, f"no initial state: add `initial: <state>` (states: {_names(states)})")
+        elif initial not in states:
+            self.add(self.spec.key_lines.get("initial"),
+                     f"initial state '{initial}' is not a state{did_you_mean(initial, states)}")
+
+    def state(self, state: StateSpec) -> None:
+        for trigger, dest in state.on.items():
+            if dest not in self.spec.states:
+                self.add(state.on_lines.get(trigger, state.line),
+                         f"'{dest}' is not a state{did_you_mean(dest, self.spec.states)}")
+        if state.final:
+            self.final(state)
+        elif state.action is None:
+            self.add(state.line, f"state '{state.name}' has no action "
+                                 "(add `action: NAME` or `final: true`)")
+        elif state.action not in self.actions:
+            self.add(state.line_of("action"),
+                     f"state '{state.name}': unknown action '{state.action}'"
+                     f"{did_you_mean(state.action, self.actions)}; "
+                     f"known actions: {_names(sorted(self.actions))}")
+        else:
+            info = self.actions[state.action]
+            self.params(state, info)
+            self.triggers(state, info)
+
+    def final(self, state: StateSpec) -> None:
+        fixes = (("action", state.action is not None, "has no action"),
+                 ("with", bool(state.params), "takes no params"),
+                 ("on", bool(state.on), "has no transitions"))
+        for key, present, rule in fixes:
+            if present:
+                self.add(state.line_of(key), f"state '{state.name}': a final state {rule} "
+                                             f"(remove `{key}:` or `final: true`)")
+
+    def params(self, state: StateSpec, info: ActionInfo) -> None:
+        try:
+            info.params.model_validate(state.params)
+        except ValidationError as exc:
+            for error in exc.errors(include_url=False):
+                self.param_problem(state, info, error)
+
+    def param_problem(self, state: StateSpec, info: ActionInfo, error: Any) -> None:
+        key = "with." + ".".join(str(p) for p in error["loc"]) if error["loc"] else "with"
+        where = f"state '{state.name}': {key}: "
+        if error["type"] == "extra_forbidden":
+            valid = tuple(info.params.model_fields)
+            name = str(error["loc"][-1])
+            hint = did_you_mean(name, valid)
+            takes = f"valid params: {', '.join(valid)}" if valid else "it takes no params"
+            message = f"{where}unknown param for action '{info.name}'{hint}; {takes}"
+        else:
+            message = where + _lower(error["msg"])
+            if error["type"] != "missing" and isinstance(error.get("input"), str | int | float):
+                message += f" (got {error['input']!r})"
+        self.add(state.line_of(key), message)
+
+    def triggers(self, state: StateSpec, info: ActionInfo) -> None:
+        for trigger in sorted(info.emits - state.on.keys()):
+            self.add(state.line_of("on"),
+                     f"state '{state.name}': action '{info.name}' can emit '{trigger}' but the "
+                     f"state has no transition for it (add `on: {{{trigger}: <state>}}`)")
+        for trigger in state.on:
+            if trigger not in info.emits:
+                self.add(state.on_lines.get(trigger, state.line),
+                         f"state '{state.name}': action '{info.name}' never emits '{trigger}'"
+                         f"{did_you_mean(trigger, info.emits)}; "
+                         f"it emits: {_names(sorted(info.emits)) or 'nothing'}")
+
+    def graph(self) -> None:
+        spec = self.spec
+        finals = spec.final_states
+        if not finals:
+            self.add(spec.key_lines.get("states"),
+                     "no final state: add one, e.g. `done: {final: true}`")
+        edges = [(src, dest) for src, _, dest in spec.transitions() if dest in spec.states]
+        if spec.initial in spec.states:
+            reached = _reach([spec.initial], edges)
+            for name, state in spec.states.items():
+                if name not in reached:
+                    self.add(state.line, f"state '{name}' is unreachable from the initial state "
+                                         f"'{spec.initial}' (add a transition to it or remove it)")
+        if finals:
+            reverse = [(dest, src) for src, dest in edges]
+            ending = _reach(finals, reverse)
+            for name, state in spec.states.items():
+                if name not in ending:
+                    self.add(state.line, f"state '{name}' cannot reach a final state (add a "
+                                         f"transition that leads to {_names(finals, ' or ')})")
+
+
+def _reach(start: Iterable[str], edges: list[tuple[str, str]]) -> set[str]:
+    """States reachable from ``start`` along ``edges`` (including ``start``)."""
+    nexts: dict[str, list[str]] = {}
+    for src, dest in edges:
+        nexts.setdefault(src, []).append(dest)
+    seen = set(start)
+    todo = list(seen)
+    while todo:
+        for dest in nexts.get(todo.pop(), ()):
+            if dest not in seen:
+                seen.add(dest)
+                todo.append(dest)
+    return seen
+
+
+def _names(names: Iterable[str], sep: str = ", ") -> str:
+    return sep.join(f"{n}" for n in names)
+
+
+def _lower(text: str) -> str:
+    return text[:1].lower() + text[1:]

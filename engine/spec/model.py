@@ -1,0 +1,142 @@
+"""The machine spec: frozen values describing a machine as declared in its YAML file.
+
+``engine.spec.load`` builds them (with the line of every key, for error messages) and
+``engine.spec.check`` proves them sound against the action registry. Nothing here reads files.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Trust = Literal["trusted", "internal", "untrusted"]
+Kind = Literal["agent", "workflow"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Limits(_Frozen):
+    """Budgets a run may not exceed; ``None`` means unlimited."""
+
+    max_steps: int = 100
+    """Steps (state executions) before the run fails as exhausted."""
+    max_tokens: int | None = None
+    """Input plus output tokens over all model calls."""
+    max_cost_usd: float | None = None
+    """Model cost in US dollars, priced from the model's price table."""
+    timeout_s: float | None = None
+    """Wall-clock seconds for the whole run."""
+
+
+class ContextSpec(_Frozen):
+    """How the conversation is kept inside the model's window."""
+
+    window_tokens: int | None = None
+    """The model's context window; ``None`` takes the model's own default."""
+    compress_at: float = 0.8
+    """Fraction of the window at which older turns are summarised."""
+    keep_recent_turns: int = 6
+    """Turns that are never summarised."""
+
+
+class McpServerSpec(_Frozen):
+    """One MCP server a machine uses: a local command (stdio) or a URL (streamable HTTP)."""
+
+    command: str | None = None
+    """Executable for a stdio server."""
+    args: list[str] = Field(default_factory=list)
+    """Arguments of ``command``."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment variables for ``command``."""
+    cwd: str | None = None
+    """Working directory for ``command``."""
+    url: str | None = None
+    """Endpoint of a streamable-HTTP server."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers sent to ``url``."""
+    trust: Trust = "untrusted"
+    """Untrusted servers' annotations never lower a tool's risk."""
+    timeout_s: float = 60.0
+    """Seconds one call to this server may take."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSpec:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("set exactly one of 'command' (stdio) or 'url' (HTTP)")
+        return self
+
+
+class StateSpec(_Frozen):
+    """One state: the action it runs and where each trigger leads, or a final state."""
+
+    name: str
+    action: str | None = None
+    """Name of an action in the registry; ``None`` for final states."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """The state's ``with:`` mapping, validated by the action's params model at check time."""
+    on: dict[str, str] = Field(default_factory=dict)
+    """Trigger -> destination state, in declaration order."""
+    final: bool = False
+    """A final state ends the run; it has no action and no transitions."""
+    description: str = ""
+    line: int = 0
+    """Line of the state's name in the file (0 when built in code)."""
+    on_lines: dict[str, int] = Field(default_factory=dict)
+    """Line of each trigger under ``on:``."""
+    key_lines: dict[str, int] = Field(default_factory=dict)
+    """Line of every other key inside the state, by dotted path (``action``, ``with.tool``)."""
+
+    def line_of(self, key: str) -> int:
+        """The line of ``key`` (a dotted path inside the state), else of the state itself."""
+        while key:
+            if key in self.key_lines:
+                return self.key_lines[key]
+            key = key.rpartition(".")[0]
+        return self.line
+
+
+class MachineSpec(_Frozen):
+    """A whole machine as declared in one YAML file."""
+
+    name: str
+    kind: Kind = "agent"
+    """Informational: the engine runs agents and workflows alike."""
+    description: str = ""
+    initial: str = ""
+    """The state a run starts in (``""`` when the file declares none; check reports it)."""
+    model: str | None = None
+    """Model spec such as ``scripted`` or ``openai:gpt-4o-mini``; the CLI may override it."""
+    limits: Limits = Field(default_factory=Limits)
+    context: ContextSpec | None = None
+    tools: tuple[str, ...] = ()
+    """Built-in tool names the model may call (existence is checked by the tool registry)."""
+    mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
+    policy: str | None = None
+    """Path to a policy YAML, relative to the machine file."""
+    system_prompt: str | None = None
+    states: dict[str, StateSpec]
+    """State name -> state, in file order."""
+    path: str = ""
+    """The file as the user named it (used in every error message)."""
+    source_hash: str = ""
+    """SHA-256 hex of the file's bytes: a run refuses to resume on a changed machine."""
+    key_lines: dict[str, int] = Field(default_factory=dict)
+    """Line of each top-level key (``initial``, ``states``, ...)."""
+
+    @property
+    def final_states(self) -> tuple[str, ...]:
+        """Names of the final states, in file order."""
+        return tuple(name for name, s in self.states.items() if s.final)
+
+    def transitions(self) -> list[tuple[str, str, str]]:
+        """Every declared ``(source, trigger, dest)``, in file order."""
+        return [(name, trigger, dest)
+                for name, state in self.states.items() for trigger, dest in state.on.items()]
+
+
+def machine_hash(spec: MachineSpec) -> str:
+    """The identity of a machine's source, stored with each run."""
+    return spec.source_hash
