@@ -1,0 +1,245 @@
+"""The Anthropic Messages client: streaming SSE with typed events and content blocks.
+
+System messages travel separately; tool calls are ``tool_use`` blocks and tool results
+``tool_result`` blocks in a user message (consecutive results merged). The stream's
+``content_block_*`` events become ``TextDelta`` and ``ToolCallDelta`` (numbered per tool call,
+not per block); usage comes from ``message_start`` and ``message_delta``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from typing import Any
+
+from engine.errors import ModelError
+from engine.models.base import (
+    Done,
+    FinishReason,
+    ModelParams,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolSchema,
+    Usage,
+)
+from engine.models.http import HttpStream
+from engine.models.retry import RetryPolicy, TransientError, retrying
+from engine.state import Message
+
+logger = logging.getLogger(__name__)
+
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header value."""
+MESSAGES_PATH = "/v1/messages"
+MODELS_PATH = "/v1/models?limit=1000"
+
+STOP_REASONS: Mapping[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "error",
+}
+
+TRANSIENT_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+"""``event: error`` types sent mid-stream that are worth another attempt."""
+
+
+def anthropic_headers(api_key: str) -> dict[str, str]:
+    """The headers every Messages request carries."""
+    return {"x-api-key": api_key, "anthropic-version": API_VERSION}
+
+
+class AnthropicClient:
+    """A ``ModelClient`` speaking the Messages API over one ``HttpStream``."""
+
+    provider = "anthropic"
+    models_path = MODELS_PATH
+
+    def __init__(self, model: str, http: HttpStream, *, retry: RetryPolicy | None = None) -> None:
+        self.model = model
+        self.http = http
+        self.retry = retry or RetryPolicy()
+
+    def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one answer, retrying transient failures (each retry is a ``Retry`` event)."""
+        payload = self.request(messages, tools, params)
+        return retrying(self.provider, lambda: self._attempt(payload), self.retry)
+
+    def request(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
+    ) -> dict[str, Any]:
+        """The JSON body of a streaming Messages request."""
+        system, wire = to_anthropic_messages(messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": params.max_tokens,
+            "messages": wire,
+            "stream": True,
+        }
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = [to_anthropic_tool(t) for t in tools]
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        body.update(params.extra)
+        return body
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self.http.aclose()
+
+    async def _attempt(self, payload: Mapping[str, Any]) -> AsyncIterator[StreamEvent]:
+        parser = EventParser()
+        async with aclosing(self.http.events(MESSAGES_PATH, payload)) as events:
+            async for event, data in events:
+                for out in parser.feed(event, data):
+                    yield out
+                if parser.stopped:
+                    break
+        for out in parser.finish():
+            yield out
+
+
+class EventParser:
+    """Turns Messages stream events into stream events; holds usage until the end."""
+
+    def __init__(self) -> None:
+        self.input_tokens = 0
+        self.cached_tokens = 0
+        self.output_tokens = 0
+        self.stop_reason: FinishReason | None = None
+        self.stopped = False
+        self._tool_index: dict[int, int] = {}
+        """Content block index -> tool call ordinal."""
+
+    def feed(self, event: str, data: str) -> list[StreamEvent]:
+        """Events for one SSE event."""
+        if event == "ping":
+            return []
+        body = _decode(event, data)
+        kind = body.get("type", event)
+        if kind == "content_block_delta":
+            return self._block_delta(body)
+        if kind == "content_block_start":
+            return self._block_start(body)
+        if kind == "message_start":
+            self._read_usage((body.get("message") or {}).get("usage") or {})
+        elif kind == "message_delta":
+            reason = (body.get("delta") or {}).get("stop_reason")
+            if reason:
+                self.stop_reason = STOP_REASONS.get(reason, "stop")
+            self._read_usage(body.get("usage") or {})
+        elif kind == "message_stop":
+            self.stopped = True
+        elif kind == "error":
+            raise _stream_error(body.get("error") or {})
+        return []
+
+    def finish(self) -> list[StreamEvent]:
+        """Usage, then ``Done``; a stream cut before ``message_stop`` is worth a retry."""
+        if not self.stopped:
+            raise TransientError("the stream ended before message_stop")
+        usage = Usage(self.input_tokens, self.output_tokens, self.cached_tokens)
+        return [usage, Done(self.stop_reason or "stop")]
+
+    def _block_start(self, body: Mapping[str, Any]) -> list[StreamEvent]:
+        block = body.get("content_block") or {}
+        if block.get("type") == "tool_use":
+            ordinal = self._tool_index.setdefault(int(body["index"]), len(self._tool_index))
+            return [ToolCallDelta(ordinal, block.get("id"), block.get("name"))]
+        if block.get("type") == "text" and block.get("text"):
+            return [TextDelta(block["text"])]
+        return []
+
+    def _block_delta(self, body: Mapping[str, Any]) -> list[StreamEvent]:
+        delta = body.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "text_delta" and delta.get("text"):
+            return [TextDelta(delta["text"])]
+        if kind == "input_json_delta" and delta.get("partial_json"):
+            ordinal = self._tool_index.get(int(body["index"]))
+            if ordinal is None:
+                raise ModelError(f"anthropic: input_json_delta for unknown block {body['index']}")
+            return [ToolCallDelta(ordinal, arguments=delta["partial_json"])]
+        return []  # thinking and signature deltas are not part of the answer
+
+    def _read_usage(self, usage: Mapping[str, Any]) -> None:
+        """Input counts cached and cache-writing tokens too; output is cumulative."""
+        if "input_tokens" in usage or "cache_read_input_tokens" in usage:
+            read = int(usage.get("cache_read_input_tokens") or 0)
+            written = int(usage.get("cache_creation_input_tokens") or 0)
+            self.cached_tokens = read
+            self.input_tokens = int(usage.get("input_tokens") or 0) + read + written
+        if usage.get("output_tokens") is not None:
+            self.output_tokens = int(usage["output_tokens"])
+
+
+def to_anthropic_messages(messages: Sequence[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """``(system, messages)`` in Messages form; same-role neighbours are merged into one."""
+    system: list[str] = []
+    wire: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            if m.content:
+                system.append(m.content)
+            continue
+        role = "assistant" if m.role == "assistant" else "user"
+        blocks = _blocks(m)
+        if not blocks:
+            continue
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    return "\n\n".join(system), wire
+
+
+def _blocks(m: Message) -> list[dict[str, Any]]:
+    if m.role == "tool":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or ""}
+        if m.content:
+            block["content"] = m.content
+        if m.is_error:
+            block["is_error"] = True
+        return [block]
+    blocks: list[dict[str, Any]] = []
+    if m.content:
+        blocks.append({"type": "text", "text": m.content})
+    for call in m.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
+                       "input": dict(call.args)})
+    return blocks
+
+
+def to_anthropic_tool(tool: ToolSchema) -> dict[str, Any]:
+    """A tool in Messages form."""
+    return {"name": tool.name, "description": tool.description,
+            "input_schema": dict(tool.input_schema)}
+
+
+def _decode(event: str, data: str) -> dict[str, Any]:
+    try:
+        body = json.loads(data)
+    except ValueError as exc:
+        raise ModelError(
+            f"anthropic: malformed stream event {event!r} (not JSON): {data[:200]!r}"
+        ) from exc
+    if not isinstance(body, dict):
+        raise ModelError(f"anthropic: malformed stream event {event!r}: {data[:200]!r}")
+    return body
+
+
+def _stream_error(error: Mapping[str, Any]) -> Exception:
+    kind = str(error.get("type") or "error")
+    message = f"{kind}: {error.get('message') or ''}".rstrip(": ")
+    if kind in TRANSIENT_ERROR_TYPES:
+        return TransientError(f"server error mid-stream ({message})")
+    return ModelError(f"anthropic: the server reported an error mid-stream: {message}")
