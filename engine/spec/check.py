@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from engine.actions.base import ActionInfo
 from engine.errors import SpecProblem
-from engine.spec.load import did_you_mean
+from engine.spec.load import did_you_mean, pydantic_message
 from engine.spec.model import MachineSpec, StateSpec
 
 
@@ -89,9 +89,7 @@ class _Checker:
             takes = f"valid params: {', '.join(valid)}" if valid else "it takes no params"
             message = f"{where}unknown param for action '{info.name}'{hint}; {takes}"
         else:
-            message = where + _lower(error["msg"])
-            if error["type"] != "missing" and isinstance(error.get("input"), str | int | float):
-                message += f" (got {error['input']!r})"
+            message = where + pydantic_message(error)
         self.add(state.line_of(key), message)
 
     def triggers(self, state: StateSpec, info: ActionInfo) -> None:
@@ -120,12 +118,21 @@ class _Checker:
                     self.add(state.line, f"state '{name}' is unreachable from the initial state "
                                          f"'{spec.initial}' (add a transition to it or remove it)")
         if finals:
+            # A state whose edges are still broken may end anywhere once fixed: no cascade.
+            broken = [n for n, s in spec.states.items() if not s.final and self.incomplete(s)]
             reverse = [(dest, src) for src, dest in edges]
-            ending = _reach(finals, reverse)
+            ending = _reach([*finals, *broken], reverse)
             for name, state in spec.states.items():
                 if name not in ending:
                     self.add(state.line, f"state '{name}' cannot reach a final state (add a "
                                          f"transition that leads to {_names(finals, ' or ')})")
+
+
+    def incomplete(self, state: StateSpec) -> bool:
+        """Whether ``state`` has an unknown destination or action, or a missing trigger."""
+        info = self.actions.get(state.action or "")
+        return (info is None or bool(info.emits - state.on.keys())
+                or any(dest not in self.spec.states for dest in state.on.values()))
 
 
 def _reach(start: Iterable[str], edges: list[tuple[str, str]]) -> set[str]:
@@ -146,6 +153,3 @@ def _reach(start: Iterable[str], edges: list[tuple[str, str]]) -> set[str]:
 def _names(names: Iterable[str], sep: str = ", ") -> str:
     return sep.join(f"{n}" for n in names)
 
-
-def _lower(text: str) -> str:
-    return text[:1].lower() + text[1:]

@@ -70,6 +70,30 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+_EXPECTED = {
+    "string_type": "expected a string",
+    "int_type": "expected an integer",
+    "int_from_float": "expected an integer",
+    "float_type": "expected a number",
+    "bool_type": "expected true or false",
+    "list_type": "expected a list",
+    "tuple_type": "expected a list",
+    "dict_type": "expected a mapping",
+    "model_type": "expected a mapping",
+    "missing": "field required",
+}
+
+
+def pydantic_message(error: Any) -> str:
+    """A short, YAML-minded message for one pydantic error (with the bad value if scalar)."""
+    kind = error["type"]
+    message = _EXPECTED.get(kind) or _lower(error["msg"].removeprefix("Value error, "))
+    value = error.get("input")
+    if kind != "missing" and isinstance(value, str | int | float | bool | None):
+        message += f" (got {value!r})"
+    return message
+
+
 def _fail(file: str, line: int | None, message: str) -> SpecError:
     return SpecError(SpecProblem(file, line, message))
 
@@ -99,7 +123,10 @@ def _compose(text: str, shown: str) -> Node:
     try:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        raise _fail(shown, _line(exc.problem_mark), _yaml_message(exc)) from None
+        message = _yaml_message(exc)
+        if _char_at(text, exc.problem_mark) == "\t":
+            message += "; indent with spaces, not tabs"
+        raise _fail(shown, _line(exc.problem_mark), message) from None
     except yaml.YAMLError as exc:
         raise _fail(shown, None, f"invalid YAML: {exc}") from None
     finally:
@@ -109,14 +136,25 @@ def _compose(text: str, shown: str) -> Node:
     return node
 
 
+def _char_at(text: str, mark: Any) -> str:
+    if mark is None:
+        return ""
+    lines = text.splitlines()
+    row = lines[mark.line] if mark.line < len(lines) else ""
+    return row[mark.column : mark.column + 1]
+
+
 def _line(mark: Any) -> int | None:
     return mark.line + 1 if mark is not None else None
 
 
 def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
-    message = f"invalid YAML: {exc.problem}"
-    if exc.context and exc.context_mark is not None:
-        message += f" ({exc.context} at line {exc.context_mark.line + 1})"
+    problem, context = exc.problem or "", exc.context
+    if context and problem.startswith("but "):
+        return f"invalid YAML: {context}, {problem}"
+    message = f"invalid YAML: {problem}"
+    if context and exc.context_mark is not None:
+        message += f" ({context} at line {exc.context_mark.line + 1})"
     return message
 
 
@@ -165,13 +203,17 @@ class _Walker:
             return [self.value(item, (*path, i)) for i, item in enumerate(node.value)]
         if isinstance(node, ScalarNode) and node.tag in _SCALARS:
             return self.scalar(node)
-        self.problem(node, f"unsupported YAML tag '{node.tag}'")
+        self.problem(node, f"unsupported YAML tag '{_short_tag(node.tag)}'")
         return None
 
     def mapping(self, node: MappingNode, path: Path_) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             line = key_node.start_mark.line + 1
+            if key_node.tag == _TAG + "merge":
+                self.problem(key_node, "merge keys ('<<') are not allowed in machine files; "
+                                       "write the fields out")
+                continue
             if not isinstance(key_node, ScalarNode) or key_node.tag not in _SCALARS:
                 self.problem(key_node, "keys must be plain names, not lists or mappings")
                 continue
@@ -246,8 +288,8 @@ class _Builder:
 
     def machine(self, raw: Any) -> dict[str, Any]:
         if not isinstance(raw, dict):
-            self.add((), "expected a mapping at the top level (name, initial, states, ...)")
-            return {}
+            message = "expected a mapping at the top level (name, initial, states, ...)"
+            raise SpecError(SpecProblem(self.file, 1, message))
         data = self.known(raw, _MACHINE_FIELDS, (), "")
         for section, model in _SECTION_MODELS.items():
             if isinstance(data.get(section), dict):
@@ -306,9 +348,7 @@ class _Builder:
         if error["type"] == "missing":
             message = f"{where}missing required field '{loc[-1]}'"
         else:
-            message = f"{where}{_lower(error['msg'].removeprefix('Value error, '))}"
-            if isinstance(error.get("input"), str | int | float | bool | None):
-                message += f" (got {error['input']!r})"
+            message = where + pydantic_message(error)
         self.add(loc, message)
 
 
@@ -321,6 +361,10 @@ def _build(raw: Any, lines: dict[Path_, int], file: str, digest: str) -> Machine
     if builder.problems or spec is None:
         raise SpecError(sorted(builder.problems, key=lambda p: p.line or 0))
     return spec
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
 
 
 def _dotted(path: Path_) -> str:
