@@ -40,3 +40,5 @@ class ActionInfo:
     doc: str = ""
     side_effects: bool = False
     """True for actions that run tools; their step row carries the planned calls."""
+    snapshot: bool = False
+    """True for actions after which the runner writes a compact checkpoint snapshot."""

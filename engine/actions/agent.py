@@ -1,0 +1,203 @@
+"""The agent loop's actions: plan, call_model, checkpoint and evaluate_stop.
+
+``call_model`` also serves workflows: with a ``prompt`` template it first appends the rendered
+prompt as a user message, and stores the answer under ``results[<state>]``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.actions.base import NoParams
+from engine.actions.context import ActionContext
+from engine.models.base import (
+    ModelParams,
+    Retry,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolSchema,
+    collect_turn,
+    to_run_usage,
+)
+from engine.models.prices import estimate_cost
+from engine.state import Message, Outcome
+from engine.templates import render
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SYSTEM_PROMPT = """\
+You are a careful coding agent working in the workspace {workspace}.
+Use the tools to inspect files before changing them, keep changes minimal, run the tests to
+check your work, and keep your plan current with update_plan. When the task is done, answer
+with a short summary and no tool calls."""
+
+
+class PlanParams(BaseModel):
+    """Params of ``plan``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    ask_model: bool = False
+    """Ask the model for an initial plan before the loop starts."""
+
+
+async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
+    """Prepare the conversation: system prompt, workspace summary, the task."""
+    if ctx.run.messages:  # resumed after plan committed its messages: nothing to redo
+        return Outcome("ready", note="conversation already prepared")
+    task = str(ctx.run.data.get("task") or "")
+    system = ctx.machine.system_prompt or DEFAULT_SYSTEM_PROMPT
+    system = render(system, template_context(ctx), where=f"{ctx.machine.path}: system_prompt")
+    names = ", ".join(ctx.services.tools.names()) or "none"
+    summary = _workspace_summary(ctx)
+    messages = (
+        Message("system", f"{system}\n\nTools available: {names}.\nWorkspace files:\n{summary}"),
+        Message("user", task),
+    )
+    updates: dict[str, Any] = {"plan": []}
+    if params.ask_model:
+        turn_msg = Message("user", "Before starting, write a short numbered plan.")
+        answer = await _call(ctx, (*messages, turn_msg), tools=False)
+        return Outcome("ready", updates={**updates, "plan_text": answer.message.content},
+                       messages=(*messages, turn_msg, answer.message), usage=answer.usage_run,
+                       note="planned")
+    return Outcome("ready", updates=updates, messages=messages,
+                   note=f"task: {task[:80]}" if task else "no task text")
+
+
+def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
+    root = ctx.workspace
+    try:
+        names = sorted(
+            str(p.relative_to(root)) for p in root.rglob("*")
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+            and "__pycache__" not in p.parts
+        )
+    except OSError:
+        return "(unreadable)"
+    shown = "\n".join(f"  {n}" for n in names[:limit])
+    more = f"\n  ... and {len(names) - limit} more" if len(names) > limit else ""
+    return (shown + more) or "  (empty)"
+
+
+def template_context(ctx: ActionContext) -> dict[str, Any]:
+    """The names a prompt or argument template can use (documented in engine.templates)."""
+    data = ctx.run.data
+    return {"task": data.get("task", ""), "results": data.get("results", {}), "data": data,
+            "workspace": str(ctx.workspace)}
+
+
+class CallModelParams(BaseModel):
+    """Params of ``call_model``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    prompt: str | None = None
+    """A template appended as a user message before the call (workflows)."""
+    tools: bool = True
+    """Offer the run's tools to the model."""
+    max_tokens: int = Field(4096, gt=0)
+
+
+class _Answer:
+    __slots__ = ("message", "usage_run")
+
+    def __init__(self, message: Message, usage_run: Any) -> None:
+        self.message = message
+        self.usage_run = usage_run
+
+
+async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
+    """Ask the model for the next turn; emits ``tool_calls`` or ``final``."""
+    new: tuple[Message, ...] = ()
+    if params.prompt:
+        where = f"{ctx.machine.path}: state {ctx.state.name}, with.prompt"
+        new = (Message("user", render(params.prompt, template_context(ctx), where=where)),)
+    answer = await _call(ctx, (*ctx.run.messages, *new), tools=params.tools,
+                         max_tokens=params.max_tokens)
+    msg = answer.message
+    results = dict(ctx.run.data.get("results") or {})
+    results[ctx.state.name] = {"text": msg.content, "tool_calls": len(msg.tool_calls)}
+    if msg.tool_calls:
+        calls = [c.to_dict() for c in msg.tool_calls]
+        names = ", ".join(c.name for c in msg.tool_calls)
+        return Outcome("tool_calls", updates={"pending_calls": calls, "results": results},
+                       messages=(*new, msg), usage=answer.usage_run, note=f"calls {names}")
+    return Outcome("final", updates={"final_answer": msg.content, "pending_calls": [],
+                                     "results": results},
+                   messages=(*new, msg), usage=answer.usage_run, note="final answer")
+
+
+async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: bool,
+                max_tokens: int = 4096) -> _Answer:
+    model = ctx.services.model()
+    schemas = [ToolSchema(s.name, s.description, s.input_schema)
+               for s in ctx.services.tools] if tools else []
+    started = time.monotonic()
+    shown_calls: set[int] = set()
+
+    def on_event(event: StreamEvent) -> None:
+        if isinstance(event, TextDelta):
+            ctx.show("text_delta", {"text": event.text})
+        elif isinstance(event, ToolCallDelta) and event.name and event.index not in shown_calls:
+            shown_calls.add(event.index)
+        elif isinstance(event, Retry):
+            ctx.emit("model_retry", {"attempt": event.attempt, "reason": event.reason,
+                                     "wait_s": event.wait_s})
+
+    turn = await collect_turn(model.stream(messages, schemas, ModelParams(max_tokens=max_tokens)),
+                              on_event)
+    cost = estimate_cost(model.provider, model.model, turn.usage)
+    usage = to_run_usage(turn.usage, cost)
+    ctx.emit("model_call", {
+        "provider": model.provider, "model": model.model,
+        "input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens,
+        "cached_tokens": turn.usage.cached_tokens, "cost_usd": cost,
+        "duration_s": round(time.monotonic() - started, 6),
+        "ttft_s": turn.time_to_first_token_s, "retries": turn.retries,
+        "finish_reason": turn.finish_reason, "messages": len(messages),
+        "tool_calls": [c.to_dict() for c in turn.message.tool_calls],
+        "text": turn.message.content,
+    })
+    return _Answer(turn.message, usage)
+
+
+async def checkpoint(ctx: ActionContext, params: NoParams) -> Outcome:
+    """Mark a snapshot point; the runner writes the compact snapshot when it commits."""
+    changed = ctx.run.data.get("files_changed") or {}
+    return Outcome("saved", note=f"snapshot at step {ctx.step} ({len(changed)} files changed)")
+
+
+class EvaluateStopParams(BaseModel):
+    """Params of ``evaluate_stop``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    max_turns: int | None = Field(None, gt=0)
+    """Model turns allowed before ``exhausted`` (defaults to the machine's step limit)."""
+
+
+async def evaluate_stop(ctx: ActionContext, params: EvaluateStopParams) -> Outcome:
+    """Decide whether the loop goes on: ``stop`` on a final answer, ``exhausted`` on limits."""
+    data = ctx.run.data
+    if data.get("final_answer") is not None and not data.get("pending_calls"):
+        return Outcome("stop", note="the model gave its final answer")
+    limits = ctx.machine.limits
+    usage = ctx.run.usage
+    turns = sum(1 for m in ctx.run.messages if m.role == "assistant")
+    reasons = []
+    if params.max_turns and turns >= params.max_turns:
+        reasons.append(f"{turns} model turns (max_turns {params.max_turns})")
+    if limits.max_steps and ctx.step + 2 >= limits.max_steps:
+        reasons.append(f"step {ctx.step} of max_steps {limits.max_steps}")
+    if limits.max_tokens and usage.input_tokens + usage.output_tokens >= limits.max_tokens:
+        reasons.append(f"{usage.input_tokens + usage.output_tokens} tokens "
+                       f"(max_tokens {limits.max_tokens})")
+    if limits.max_cost_usd and usage.cost_usd and usage.cost_usd >= limits.max_cost_usd:
+        reasons.append(f"${usage.cost_usd:.4f} (max_cost_usd {limits.max_cost_usd})")
+    if reasons:
+        return Outcome("exhausted", updates={"stop_reason": "; ".join(reasons)},
+                       note="budget exhausted: " + "; ".join(reasons))
+    return Outcome("continue", note=f"turn {turns} done")

@@ -1,0 +1,73 @@
+"""``await_approval``: decide every pending tool call before anything runs.
+
+Decisions are written to the audit table as they are made, so a run that dies while a person
+is being asked asks again on resume, and a decision already recorded in this step is honoured.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from engine.actions.base import NoParams
+from engine.actions.context import ActionContext
+from engine.permissions.approvals import Approval, digest, granted_capabilities
+from engine.state import Message, Outcome, ToolCall
+from engine.store.base import AuditRecord
+
+logger = logging.getLogger(__name__)
+
+
+async def await_approval(ctx: ActionContext, params: NoParams) -> Outcome:
+    """Emits ``decided`` when at least one call may run, ``all_denied`` otherwise."""
+    calls = [ToolCall.from_dict(c) for c in ctx.run.data.get("pending_calls") or ()]
+    approvals = await decide_calls(ctx, calls)
+    record = dict(ctx.run.data.get("approvals") or {})
+    record.update({a.call_id: a.to_dict() for a in approvals})
+    allowed = [a for a in approvals if a.decision == "allow"]
+    note = ", ".join(f"{a.tool}: {a.decision} ({a.decided_by})" for a in approvals)
+    if allowed:
+        return Outcome("decided", updates={"approvals": record}, note=note)
+    denials = tuple(denial_message(a) for a in approvals)
+    return Outcome("all_denied", updates={"approvals": record, "pending_calls": []},
+                   messages=denials, note=note)
+
+
+async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approval]:
+    """Decide ``calls``, reusing decisions this step already recorded; audit the new ones."""
+    store = ctx.services.store
+    prior: dict[str, Approval] = {}
+    if ctx.resumed:
+        for row in store.audit(ctx.run.run_id):
+            if row.step == ctx.step:
+                prior[row.call_id] = Approval(row.call_id, row.tool, row.decision,  # type: ignore[arg-type]
+                                              row.risk, row.reason, row.rule, row.decided_by,
+                                              "", "")
+    open_calls = [c for c in calls if c.id not in prior]
+    granted = granted_capabilities((ctx.run.data.get("approvals") or {}).values())
+    fresh = await ctx.services.approver.decide_batch(open_calls, ctx.services.tools, granted)
+    for call, approval in zip(open_calls, fresh, strict=True):
+        _audit(ctx, call, approval)
+    by_id = {**prior, **{a.call_id: a for a in fresh}}
+    return [by_id[c.id] for c in calls]
+
+
+def _audit(ctx: ActionContext, call: ToolCall, a: Approval) -> None:
+    spec = ctx.services.tools.get(call.name)
+    at = ctx.services.clock()
+    ctx.services.store.record_audit(AuditRecord(
+        run_id=ctx.run.run_id, step=ctx.step, call_id=call.id, tool=call.name,
+        decision=a.decision, risk=a.risk, rule=a.rule, reason=a.reason,
+        decided_by=a.decided_by, args_digest=digest(dict(call.args)),
+        preview_digest=digest(a.preview), at=at,
+        server=spec.server if spec else None, trust=spec.trust if spec else None))
+    payload: dict[str, Any] = {**a.to_dict(), "args": dict(call.args)}
+    ctx.emit("approval", payload)
+
+
+def denial_message(a: Approval | dict[str, Any]) -> Message:
+    """The tool result the model sees for a denied call."""
+    d = a.to_dict() if isinstance(a, Approval) else a
+    text = (f"Permission denied for {d['tool']} (risk: {d['risk']}): {d['reason']}. "
+            "Do not retry the same call; find another way or explain what you need.")
+    return Message("tool", text, tool_call_id=d["call_id"], name=d["tool"], is_error=True)

@@ -1,0 +1,124 @@
+"""Running approved tool calls through the side-effect ledger: the one door for side effects.
+
+``exec_tool`` (agents) and ``run_tool`` (workflows) both call ``run_call``. A call found in the
+ledger from an earlier, crashed attempt is resolved (re-run, already applied, conflict,
+unknown) and the console and events say what was done about it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from engine.actions.context import ActionContext
+from engine.effects import Ledger, plan_file_write, resolve_in_flight
+from engine.errors import TurnstileError
+from engine.state import ToolCall
+from engine.tooling.invoke import invoke
+from engine.tooling.spec import ToolContext, ToolResult
+
+logger = logging.getLogger(__name__)
+
+MAX_OUTPUT_EVENTS = 2000
+"""Streamed output lines persisted per call; later lines are shown but not stored."""
+
+
+class UnknownEffectFailure(TurnstileError):
+    """Policy ``on_unknown_effect: fail``: a call may or may not have run, and that is fatal."""
+
+
+async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger) -> ToolResult:
+    """Run one approved call, or settle a call an earlier process left in flight."""
+    spec = ctx.services.tools.get(call.name)
+    record = ledger.get(call.id)
+    if record is not None and record.status in ("done", "failed", "unknown") and record.result:
+        ctx.emit("effect_resolved", {"call_id": call.id, "tool": call.name,
+                                     "resolution": "recorded",
+                                     "message": f"{call.name}: result recorded before the "
+                                                "interruption, not run again"})
+        return ToolResult.from_dict(record.result)
+    if record is not None and record.status == "started":
+        settled = await _settle(ctx, call, ledger, record)
+        if settled is not None:
+            return settled
+    file_plan = plan_file_write(call, ctx.workspace)
+    ledger.mark(call, spec, "intent", file=file_plan)
+    return await _execute(ctx, call, ledger, file_plan)
+
+
+async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
+                  record: Any) -> ToolResult | None:
+    """A result for a call left ``started``, or None when it is safe to run it again."""
+    spec = ctx.services.tools.get(call.name)
+    resolution, message = resolve_in_flight(record, spec, ctx.workspace)
+    if resolution == "unknown":
+        resolution, message = await _decide_unknown(ctx, call, message)
+    ctx.emit("effect_resolved", {"call_id": call.id, "tool": call.name,
+                                 "resolution": resolution, "message": message})
+    if resolution == "rerun":
+        return None
+    if resolution == "applied":
+        result = ToolResult(f"{message}; not applied again.", data=record.file)
+        ledger.mark(call, spec, "done", result=result)
+        return result
+    status = "unknown" if resolution == "unknown" else "failed"
+    result = ToolResult.error(f"{message}. It was not repeated; check the workspace before "
+                              "relying on it.")
+    ledger.mark(call, spec, status, result=result)
+    return result
+
+
+async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> tuple[Any, str]:
+    policy = ctx.services.on_unknown_effect
+    if ctx.services.interactive:
+        answer = await ctx.services.approver.confirm_unknown(call, message)
+        return ("rerun", f"{message}: repeated (user)") if answer else (
+            "unknown", f"{message}: not repeated (user)")
+    if policy == "repeat":
+        return "rerun", f"{message}: repeated (on_unknown_effect: repeat)"
+    if policy == "fail":
+        raise UnknownEffectFailure(f"{message}; policy on_unknown_effect is 'fail'")
+    return "unknown", f"{message}: not repeated (on_unknown_effect: skip)"
+
+
+async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
+                   file_plan: Any) -> ToolResult:
+    spec = ctx.services.tools.get(call.name)
+    lines = 0
+
+    def tool_emit(kind: str, payload: Mapping[str, Any]) -> None:
+        nonlocal lines
+        if kind == "tool_output":
+            lines += 1
+            ctx.show(kind, {**payload, "call_id": call.id})
+            if lines <= MAX_OUTPUT_EVENTS:
+                ctx.services.store.append_event(ctx.run.run_id, ctx.step, kind,
+                                                {**payload, "call_id": call.id},
+                                                ctx.services.clock())
+        else:
+            ctx.emit(kind, {**payload, "call_id": call.id})
+
+    tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=ctx.run.data,
+                           call_id=call.id)
+    ctx.emit("tool_started", {"call_id": call.id, "tool": call.name,
+                              "version": spec.version if spec else None, "args": dict(call.args)})
+    ledger.mark(call, spec, "started")
+    ctx.services.fault("during", ctx.state.name)
+    started = time.monotonic()
+    result = await invoke(ctx.services.tools, call, tool_ctx)
+    duration = time.monotonic() - started
+    file_data = (dict(result.data or {}) | {"post_hash": (result.data or {}).get("result_hash")}
+                 if file_plan is not None and not result.is_error else None)
+    ledger.mark(call, spec, "failed" if result.is_error else "done", result=result,
+                file_data=file_data)
+    ctx.emit("tool_call", {
+        "call_id": call.id, "tool": call.name, "version": spec.version if spec else None,
+        "args": dict(call.args), "duration_s": round(duration, 6), "is_error": result.is_error,
+        "risk": spec.risk if spec else None, "idempotent": spec.idempotent if spec else None,
+        "side_effects": spec.side_effects if spec else None, "source": spec.source if spec else None,
+        "content": result.content[:4000], "truncated": result.truncated,
+        "data": dict(result.data) if result.data else None,
+    })
+    return result

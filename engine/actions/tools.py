@@ -1,0 +1,112 @@
+"""``exec_tool`` (run the approved calls of a model turn) and ``run_tool`` (a workflow's fixed call)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.actions.agent import template_context
+from engine.actions.approval import decide_calls, denial_message
+from engine.actions.base import NoParams
+from engine.actions.context import ActionContext
+from engine.actions.tool_exec import run_call
+from engine.effects import Ledger
+from engine.errors import PolicyRefusedError
+from engine.state import Message, Outcome, ToolCall
+from engine.templates import render_value
+from engine.tooling.spec import ToolResult
+
+logger = logging.getLogger(__name__)
+
+
+async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
+    """Run every approved pending call in order; denied calls get a denial result."""
+    data = ctx.run.data
+    approvals = data.get("approvals") or {}
+    ledger = Ledger(ctx.services.store, ctx.run.run_id, ctx.step, ctx.services.clock)
+    messages: list[Message] = []
+    updates: dict[str, Any] = {"pending_calls": []}
+    files = dict(data.get("files_changed") or {})
+    errors = 0
+    for raw in data.get("pending_calls") or ():
+        call = ToolCall.from_dict(raw)
+        approval = approvals.get(call.id)
+        if approval is None or approval["decision"] != "allow":
+            messages.append(denial_message(approval or _missing(call)))
+            continue
+        result = await run_call(ctx, call, ledger)
+        errors += result.is_error
+        messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name,
+                                is_error=result.is_error))
+        _collect(call, result, updates, files)
+    if files:
+        updates["files_changed"] = files
+    note = f"{len(messages)} result(s), {errors} error(s)"
+    return Outcome("done", updates=updates, messages=tuple(messages), note=note)
+
+
+def _missing(call: ToolCall) -> dict[str, Any]:
+    return {"call_id": call.id, "tool": call.name, "risk": "unknown",
+            "reason": "no approval was recorded for this call"}
+
+
+def _collect(call: ToolCall, result: ToolResult, updates: dict[str, Any],
+             files: dict[str, Any]) -> None:
+    """Fold what a result means for the run's data: the plan, the files changed."""
+    data = result.data or {}
+    if call.name == "update_plan" and "plan" in data and not result.is_error:
+        updates["plan"] = data["plan"]
+    if "result_hash" in data and "path" in data and not result.is_error:
+        prev = files.get(data["path"], {})
+        files[data["path"]] = {"base_hash": prev.get("base_hash", data.get("base_hash")),
+                               "result_hash": data["result_hash"]}
+
+
+class RunToolParams(BaseModel):
+    """Params of ``run_tool``: the fixed tool and its arguments (strings may be templates)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
+    """Run one fixed tool call through approval and the ledger; emits ``ok`` or ``failed``."""
+    where = f"{ctx.machine.path}: state {ctx.state.name}, with.args"
+    args = render_value(params.args, template_context(ctx), where=where)
+    call = ToolCall(f"{ctx.state.name}_{ctx.step}", params.tool, args)
+    (approval,) = await decide_calls(ctx, [call])
+    if approval.decision != "allow":
+        if not ctx.services.interactive:
+            raise PolicyRefusedError(
+                f"state {ctx.state.name}: {params.tool} was refused: {approval.reason}")
+        result = ToolResult.error(f"refused: {approval.reason}")
+    else:
+        ledger = Ledger(ctx.services.store, ctx.run.run_id, ctx.step, ctx.services.clock)
+        result = await run_call(ctx, call, ledger)
+    results = dict(ctx.run.data.get("results") or {})
+    results[ctx.state.name] = {"ok": not result.is_error, "output": result.content,
+                               **({"data": dict(result.data)} if result.data else {})}
+    trigger = "failed" if result.is_error else "ok"
+    return Outcome(trigger, updates={"results": results},
+                   note=f"{params.tool}: {'error' if result.is_error else 'ok'}")
+
+
+class CountRoundsParams(BaseModel):
+    """Params of ``count_rounds``: a named counter and how many rounds are allowed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    counter: str = "rounds"
+    max: int = Field(3, gt=0)
+
+
+async def count_rounds(ctx: ActionContext, params: CountRoundsParams) -> Outcome:
+    """Count one more round; emits ``again`` below the limit and ``exhausted`` at it."""
+    counters = dict(ctx.run.data.get("counters") or {})
+    n = int(counters.get(params.counter, 0)) + 1
+    counters[params.counter] = n
+    trigger = "again" if n <= params.max else "exhausted"
+    return Outcome(trigger, updates={"counters": counters},
+                   note=f"{params.counter} {n} of {params.max}")

@@ -1,0 +1,438 @@
+"""The command line: a thin layer over the library, and the only place errors become exit codes.
+
+Exit codes: 0 completed, 1 the run ended ``failed``, 2 bad input (YAML, arguments, unknown run,
+unusable database), 3 interrupted and resumable, 4 refused by policy in non-interactive mode.
+Imports stay inside the commands so ``python -m engine --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, TurnstileError, UsageError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DB = Path(".engine") / "engine.db"
+
+
+def db_path(args: argparse.Namespace) -> Path:
+    """``--db``, else ``ENGINE_DB``, else ``.engine/engine.db`` in the current directory."""
+    return Path(getattr(args, "db", None) or os.environ.get("ENGINE_DB") or DEFAULT_DB)
+
+
+def _open_store(args: argparse.Namespace, *, must_exist: bool = False) -> Any:
+    from engine.store.sqlite import SqliteStore
+
+    path = db_path(args)
+    if must_exist and not path.exists():
+        raise UsageError(f"{path}: no database yet (start a run with: python -m engine run "
+                         "machines/coding_agent.yaml)")
+    return SqliteStore(path, durability=getattr(args, "durability", None) or "normal")
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+# -- run and resume ---------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from engine.session import RunRequest, prepare_new
+
+    if args.task and args.task_file:
+        raise UsageError("give --task or --task-file, not both")
+    task = args.task
+    if args.task_file:
+        try:
+            task = Path(args.task_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--task-file {args.task_file}: {exc.strerror}") from exc
+    req = RunRequest(
+        machine=Path(args.machine), task=task, golden=Path(args.golden) if args.golden else None,
+        workspace=Path(args.workspace) if args.workspace else None, model=args.model,
+        approval=args.approval, policy=Path(args.policy) if args.policy else None,
+        mcp_config=Path(args.mcp_config) if args.mcp_config else None)
+    store = _open_store(args)
+    console, observer, prompter = _ui(args)
+    prepared = prepare_new(req, store, db_path=db_path(args), observer=observer,
+                           prompter=prompter, json_output=args.json)
+    for note in prepared.notes:
+        observer.line(f"[dim]{note}[/]")
+    return _drive(args, store, prepared, observer)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from engine.session import prepare_resume
+
+    store = _open_store(args, must_exist=True)
+    console, observer, prompter = _ui(args)
+    overrides = {"model": args.model, "approval": args.approval,
+                 "policy": str(Path(args.policy).resolve()) if args.policy else None}
+    prepared = prepare_resume(args.run_id, store, observer=observer, prompter=prompter,
+                              overrides=overrides,
+                              allow_changed_machine=args.allow_changed_machine)
+    observer.line(f"resuming run {prepared.state.run_id} at step {prepared.state.step} "
+                  f"in state {prepared.state.state}")
+    return _drive(args, store, prepared, observer)
+
+
+def _ui(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    from engine.console import ConsoleObserver, make_console, make_prompter
+
+    console = make_console(sys.stderr if args.json else sys.stdout)
+    observer = ConsoleObserver(console, quiet=args.json)
+    return console, observer, make_prompter(console)
+
+
+def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -> int:
+    import anyio
+
+    from engine.errors import InterruptedRun
+    from engine.session import execute
+
+    run_id = prepared.state.run_id
+    try:
+        result = anyio.run(execute, prepared)
+    except InterruptedRun:
+        _summary(args, store, run_id, observer)
+        return EXIT_INTERRUPTED
+    _summary(args, store, run_id, observer, result.error)
+    return 0 if result.status == "completed" else EXIT_FAILED
+
+
+def _summary(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
+             error: str | None = None) -> None:
+    info = store.get_run(run_id)
+    _write_trace(store, run_id)
+    if args.json:
+        _print_json(info.to_json())
+        return
+    cost = "unknown" if info.cost_usd is None else f"${info.cost_usd:.4f}"
+    color = {"completed": "green", "failed": "red"}.get(info.status, "yellow")
+    observer.line("")
+    observer.line(f"[bold {color}]{info.status}[/] run {info.run_id}: {info.steps} steps, "
+                  f"state {info.state}, {info.input_tokens} in / {info.output_tokens} out "
+                  f"tokens, cost {cost}")
+    if error:
+        observer.line(f"[red]error:[/] {error}")
+    observer.line(f"  workspace: {info.workspace}")
+    observer.line(f"  database:  {db_path(args)}")
+    observer.line(f"  inspect:   python -m engine show {info.run_id}")
+    if info.status in ("interrupted", "failed", "crashed"):
+        observer.line(f"  resume:    python -m engine resume {info.run_id}")
+
+
+def _write_trace(store: Any, run_id: str) -> None:
+    """Write ``.engine/traces/RUN_ID.json`` beside the database (best effort, never fatal)."""
+    try:
+        from engine.trace import write_trace_file
+    except ImportError:
+        return
+    try:
+        write_trace_file(store, run_id, store.path.parent / "traces")
+    except OSError as exc:
+        logger.warning("could not write the trace of %s: %s", run_id, exc)
+
+
+# -- inspection -------------------------------------------------------------------------
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    runs = _open_store(args).list_runs() if db_path(args).exists() else []
+    if args.json:
+        _print_json([r.to_json() for r in runs])
+        return 0
+    if not runs:
+        print("no runs yet (start one with: python -m engine run machines/coding_agent.yaml)")
+        return 0
+    print(f"{'RUN ID':<24} {'MACHINE':<16} {'STATUS':<12} {'STATE':<16} {'STEPS':>5} "
+          f"{'TOKENS':>8}  CREATED")
+    for r in runs:
+        created = r.to_json()["created_at"][:19].replace("T", " ")
+        print(f"{r.run_id:<24} {r.machine:<16} {r.status:<12} {r.state:<16} {r.steps:>5} "
+              f"{r.input_tokens + r.output_tokens:>8}  {created}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from engine.inspect import show_json, show_text
+
+    store = _open_store(args, must_exist=True)
+    if args.json:
+        _print_json(show_json(store, args.run_id))
+    else:
+        sys.stdout.write(show_text(store, args.run_id))
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    store = _open_store(args, must_exist=True)
+    info = store.get_run(args.run_id)
+    rows = store.audit(info.run_id)
+    if args.json:
+        _print_json([r.to_json() for r in rows])
+        return 0
+    if not rows:
+        print(f"run {info.run_id}: no permission decisions")
+    for r in rows:
+        server = f" server={r.server}({r.trust})" if r.server else ""
+        print(f"step {r.step:>3} {r.decision:<5} {r.tool:<24} risk={r.risk:<11} "
+              f"by={r.decided_by:<12} rule={r.rule or '-'}{server}  {r.reason}")
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    from engine.trace import build_trace, export_otlp, trace_text
+
+    store = _open_store(args, must_exist=True)
+    info = store.get_run(args.run_id)
+    if args.otlp:
+        count = export_otlp(store, info.run_id)
+        print(f"exported {count} spans of run {info.run_id}")
+        return 0
+    if args.json:
+        _print_json(build_trace(store, info.run_id))
+    else:
+        sys.stdout.write(trace_text(build_trace(store, info.run_id)))
+    return 0
+
+
+# -- machines -----------------------------------------------------------------------------
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from engine.actions.registry import ACTIONS
+    from engine.errors import SpecError
+    from engine.spec import load_machine
+
+    failed = 0
+    for path in args.machines:
+        try:
+            spec = load_machine(Path(path), ACTIONS)
+        except SpecError as exc:
+            failed += 1
+            for problem in exc.problems:
+                print(str(problem), file=sys.stderr)
+            continue
+        print(f"{path}: ok ({len(spec.states)} states, {len(spec.transitions())} transitions)")
+    return EXIT_BAD_INPUT if failed else 0
+
+
+def cmd_diagram(args: argparse.Namespace) -> int:
+    from engine.actions.registry import ACTIONS
+    from engine.diagram import dot_source, render
+    from engine.spec import load_machine
+
+    spec = load_machine(Path(args.machine), ACTIONS)
+    kw: dict[str, Any] = {}
+    if args.run:
+        store = _open_store(args, must_exist=True)
+        info = store.get_run(args.run)
+        kw = {"path_taken": [(s, t, d) for _, s, t, d in store.transitions(info.run_id)],
+              "current": info.state}
+    if not args.output:
+        sys.stdout.write(dot_source(spec, **kw))
+        return 0
+    out = render(spec, Path(args.output), **kw)
+    print(f"wrote {out}")
+    return 0
+
+
+# -- tools, policy, mcp, eval -------------------------------------------------------------
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    from engine.toolview import list_tools
+
+    rows = list_tools(Path(args.machine) if args.machine else None,
+                      Path(args.mcp_config) if args.mcp_config else None, Path.cwd())
+    if args.json:
+        _print_json(rows)
+        return 0
+    for r in rows:
+        print(f"{r['name']:<40} {r['version']:<18} risk={r['risk']:<11} "
+              f"decision={r['decision']:<5} {r['source']}")
+    return 0
+
+
+def cmd_policy(args: argparse.Namespace) -> int:
+    from engine.permissions.policy import check_path_json, check_shell_json
+
+    workspace = Path(args.workspace or ".").resolve()
+    if args.policy_command == "check-shell":
+        out = check_shell_json(args.command, workspace)
+        text = f"{out['decision']} (risk {out['risk']}): {out['reason']}"
+    else:
+        out = check_path_json(args.path, workspace)
+        text = f"{out['decision']} ({'inside' if out['inside'] else 'outside'} {workspace}): " \
+               f"{out['resolved']}: {out['reason']}"
+    if args.json:
+        _print_json(out)
+    else:
+        print(text)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from tools.project_server import serve
+
+    serve(Path(args.root).resolve(), args.http)
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from engine.evals import main as eval_main
+
+    return eval_main(args)
+
+
+# -- parser ---------------------------------------------------------------------------------
+
+
+def _common_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", help="database file (default .engine/engine.db, or $ENGINE_DB)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m engine",
+        description="Turnstile: agents and workflows as persisted finite-state machines.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_run(sub)
+    _add_inspection(sub)
+    _add_machines(sub)
+    _add_tools(sub)
+    return parser
+
+
+def _add_run(sub: Any) -> None:
+    p = sub.add_parser("run", help="run a machine (no task: the bundled demo, offline)")
+    p.add_argument("machine", help="machine YAML, e.g. machines/coding_agent.yaml")
+    p.add_argument("--task", help="the task text")
+    p.add_argument("--task-file", help="read the task text from a file")
+    p.add_argument("--golden", help="run one golden task folder (fixture, turns, policy)")
+    p.add_argument("--workspace", help="workspace for --task (default: current directory)")
+    p.add_argument("--model", help="openai:M | anthropic:M | ollama:M | scripted[:PATH]")
+    _approval_args(p)
+    p.add_argument("--mcp-config", help='MCP servers file ({"mcpServers": {...}})')
+    p.add_argument("--durability", choices=["normal", "full"],
+                   help="full: fsync every step commit (default normal)")
+    p.add_argument("--json", action="store_true", help="print the final run as JSON")
+    _common_db(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("resume", help="continue an interrupted or crashed run")
+    p.add_argument("run_id")
+    p.add_argument("--model", help="switch the model (history is converted)")
+    _approval_args(p)
+    p.add_argument("--allow-changed-machine", action="store_true",
+                   help="resume although the machine YAML changed")
+    p.add_argument("--durability", choices=["normal", "full"])
+    p.add_argument("--json", action="store_true")
+    _common_db(p)
+    p.set_defaults(func=cmd_resume)
+
+
+def _approval_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--approval", choices=["interactive", "policy", "auto", "deny"],
+                   help="who decides `ask` (default: interactive on a terminal, else policy)")
+    p.add_argument("--policy", help="policy YAML (rules, default, on_unknown_effect)")
+
+
+def _add_inspection(sub: Any) -> None:
+    for name, func, text in (("runs", cmd_runs, "list runs, oldest first"),):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--json", action="store_true")
+        _common_db(p)
+        p.set_defaults(func=func)
+    for name, func, text in (("show", cmd_show, "a run: states, transitions, checkpoints"),
+                             ("audit", cmd_audit, "a run's permission decisions")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("run_id")
+        p.add_argument("--json", action="store_true")
+        _common_db(p)
+        p.set_defaults(func=func)
+    p = sub.add_parser("trace", help="a run's trace: timeline, JSON, or OTLP export")
+    p.add_argument("run_id")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--json", action="store_true")
+    group.add_argument("--otlp", action="store_true",
+                       help="export to $OTEL_EXPORTER_OTLP_ENDPOINT")
+    _common_db(p)
+    p.set_defaults(func=cmd_trace)
+
+
+def _add_machines(sub: Any) -> None:
+    p = sub.add_parser("validate", help="check machine files (exit 2 on any problem)")
+    p.add_argument("machines", nargs="+")
+    p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("diagram", help="render a machine with graphviz (.svg/.png/.dot)")
+    p.add_argument("machine")
+    p.add_argument("-o", "--output", help="output file; the suffix picks the format")
+    p.add_argument("--run", help="highlight this run's path and current state")
+    _common_db(p)
+    p.set_defaults(func=cmd_diagram)
+
+
+def _add_tools(sub: Any) -> None:
+    p = sub.add_parser("tools", help="the tools a machine would see, with risk and decision")
+    p.add_argument("machine", nargs="?")
+    p.add_argument("--mcp-config")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_tools)
+
+    p = sub.add_parser("policy", help="check a shell command or a path against the policy")
+    psub = p.add_subparsers(dest="policy_command", required=True)
+    q = psub.add_parser("check-shell", help="decision for one shell command string")
+    q.add_argument("command")
+    q.add_argument("--workspace")
+    q.add_argument("--json", action="store_true")
+    q = psub.add_parser("check-path", help="is PATH inside the workspace whitelist?")
+    q.add_argument("path")
+    q.add_argument("--workspace", required=True)
+    q.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_policy)
+
+    p = sub.add_parser("mcp", help="Turnstile's own MCP server")
+    msub = p.add_subparsers(dest="mcp_command", required=True)
+    q = msub.add_parser("serve-project", help="serve read_project_file/search_project_text")
+    q.add_argument("--root", default=".")
+    q.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1")
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("eval", help="run golden tasks and print a table")
+    p.add_argument("dir", nargs="?", default="golden_tasks")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("-k", dest="pattern", help="only tasks whose name contains PATTERN")
+    p.add_argument("--model", help="run against a real model instead of the scripts")
+    p.add_argument("--repeat", type=int, default=1, help="run each task N times")
+    _common_db(p)
+    p.set_defaults(func=cmd_eval)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse, dispatch, and map every ``TurnstileError`` to one line and its exit code."""
+    logging.basicConfig(level=os.environ.get("ENGINE_LOG", "WARNING").upper(),
+                        format="%(levelname)s %(name)s: %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except TurnstileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0

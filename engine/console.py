@@ -1,0 +1,160 @@
+"""The live console: steps, streamed model text, tool calls and output, approvals, the summary.
+
+Rich on a terminal; plain lines when piped; ``NO_COLOR`` honoured (rich reads it). The only
+module that imports ``rich``. ``ConsoleObserver`` is an ``Observer``; ``ask_approvals`` is the
+interactive ``Prompter``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+import anyio
+from rich.console import Console
+from rich.markup import escape
+
+from engine.permissions.approvals import Answer, PendingQuestion
+
+
+def make_console(stream: TextIO | None = None) -> Console:
+    stream = stream or sys.stdout
+    return Console(file=stream, highlight=False, soft_wrap=True,
+                   force_terminal=None if stream.isatty() else False)
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class ConsoleObserver:
+    """Prints a run as it happens; silent when ``quiet`` (``--json``)."""
+
+    def __init__(self, console: Console, *, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+        self._in_text = False
+
+    def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
+        if self.quiet:
+            return
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            return
+        if kind != "text_delta" and self._in_text:
+            self.console.print()
+            self._in_text = False
+        handler(payload)
+
+    def line(self, text: str, style: str = "") -> None:
+        if not self.quiet:
+            self.console.print(text, style=style or None)
+
+    def _on_step_begin(self, p: Mapping[str, Any]) -> None:
+        again = " [yellow](resumed: this step was in flight)[/]" if p.get("resumed") else ""
+        self.console.print(f"[bold cyan]step {p['step']}[/] [bold]{p['state']}[/] "
+                           f"[dim]({p['action']})[/]{again}")
+
+    def _on_text_delta(self, p: Mapping[str, Any]) -> None:
+        if not self._in_text:
+            self.console.print("  [magenta]model:[/] ", end="")
+            self._in_text = True
+        self.console.print(escape(p["text"]), end="", markup=True)
+
+    def _on_model_call(self, p: Mapping[str, Any]) -> None:
+        cost = p.get("cost_usd")
+        cost_text = "cost unknown" if cost is None else f"${cost:.4f}"
+        retries = f", {p['retries']} retries" if p.get("retries") else ""
+        self.console.print(f"  [dim]{p['provider']}:{p['model']}: {p['input_tokens']} in / "
+                           f"{p['output_tokens']} out tokens, {cost_text}{retries}[/]")
+        for call in p.get("tool_calls") or ():
+            self.console.print(f"  [magenta]tool call:[/] {call['name']} "
+                               f"{escape(_short(call.get('args', {})))}")
+
+    def _on_model_retry(self, p: Mapping[str, Any]) -> None:
+        self.console.print(f"  [yellow]retry {p['attempt']}[/] in {p['wait_s']:.1f}s: "
+                           f"{escape(str(p['reason']))}")
+
+    def _on_approval(self, p: Mapping[str, Any]) -> None:
+        color = "green" if p["decision"] == "allow" else "red"
+        self.console.print(f"  [{color}]{p['decision']}[/] {p['tool']} [dim](risk "
+                           f"{p['risk']}, {p['decided_by']}: {escape(p['reason'])})[/]")
+
+    def _on_tool_started(self, p: Mapping[str, Any]) -> None:
+        self.console.print(f"  [blue]→ {p['tool']}[/] {escape(_short(p.get('args', {})))}")
+
+    def _on_tool_output(self, p: Mapping[str, Any]) -> None:
+        self.console.print(f"    [dim]│[/] {escape(p.get('line', '').rstrip())}")
+
+    def _on_tool_call(self, p: Mapping[str, Any]) -> None:
+        mark = "[red]✗ error[/]" if p["is_error"] else "[green]✓ ok[/]"
+        first = (p.get("content") or "").strip().splitlines()[:1]
+        self.console.print(f"  {mark} {p['tool']} [dim]({p['duration_s']:.2f}s)[/] "
+                           f"{escape(_short(first[0] if first else '', 120))}")
+
+    def _on_effect_resolved(self, p: Mapping[str, Any]) -> None:
+        self.console.print(f"  [yellow]↻ {escape(p['message'])}[/]")
+
+    def _on_step_commit(self, p: Mapping[str, Any]) -> None:
+        note = f" [dim]{escape(p['note'])}[/]" if p.get("note") else ""
+        self.console.print(f"  [dim]⇒[/] {p['trigger']} → [bold]{p['dest']}[/]{note}")
+
+    def _on_mcp_tools_changed(self, p: Mapping[str, Any]) -> None:
+        self.console.print(f"  [yellow]MCP tools changed[/] {escape(_short(dict(p)))}")
+
+    def _on_mcp_server_failed(self, p: Mapping[str, Any]) -> None:
+        self.console.print(f"  [red]MCP server failed[/] {escape(_short(dict(p)))}")
+
+    def _on_context_compressed(self, p: Mapping[str, Any]) -> None:
+        self.console.print(f"  [yellow]context compressed[/] {p.get('tokens_before')} → "
+                           f"{p.get('tokens_after')} tokens")
+
+
+def make_prompter(console: Console) -> Any:
+    """The interactive ``Prompter``: shows every pending call, then asks about each."""
+
+    async def prompter(questions: Sequence[PendingQuestion]) -> list[Answer]:
+        return await anyio.to_thread.run_sync(_ask_all, console, questions,
+                                              abandon_on_cancel=True)
+
+    return prompter
+
+
+def _ask_all(console: Console, questions: Sequence[PendingQuestion]) -> list[Answer]:
+    console.print(f"\n[bold yellow]Approval needed for {len(questions)} call(s):[/]")
+    for i, q in enumerate(questions, 1):
+        d = q.decision
+        console.print(f"[bold]{i}. {q.call.name}[/] risk [bold]{d.risk}[/]: {escape(d.reason)}")
+        console.print(escape(_preview(d.preview)))
+    return [_ask_one(console, q) for q in questions]
+
+
+def _preview(text: str, lines: int = 40) -> str:
+    rows = text.splitlines()
+    more = f"\n... ({len(rows) - lines} more lines: answer d for details)" if len(
+        rows) > lines else ""
+    return "\n".join(rows[:lines]) + more
+
+
+def _ask_one(console: Console, q: PendingQuestion) -> Answer:
+    cap = q.decision.capability
+    while True:
+        console.print(f"Allow [bold]{q.call.name}[/]? [y]es / [n]o / [a]lways allow "
+                      f"`{escape(cap)}` for this run / [d]etails: ", end="")
+        try:
+            reply = input().strip().lower()
+        except EOFError:
+            return "no"
+        if reply in ("y", "yes"):
+            return "yes"
+        if reply in ("n", "no", ""):
+            return "no"
+        if reply in ("a", "always"):
+            return "always"
+        if reply in ("d", "details"):
+            console.print(escape(q.decision.preview))
+            console.print(escape(json.dumps(dict(q.call.args), indent=2)))

@@ -1,0 +1,135 @@
+"""The side-effect ledger: each tool call goes intent -> started -> done | failed | unknown.
+
+``intent`` is written before a call can start (committed with ``synchronous=FULL`` when the
+call is not idempotent), ``started`` right before the handler runs, the outcome after. On
+resume, a call left ``started`` is resolved by what can be proven (DESIGN 5):
+read-only or idempotent -> run again; a file write -> compare the file's hash with the base and
+the post-image; anything else -> ``unknown``, never repeated silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from engine.state import ToolCall
+from engine.store.base import EffectRecord, Store
+from engine.tooling.spec import ToolResult, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+FILE_WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+
+Resolution = Literal["run", "rerun", "applied", "conflict", "unknown"]
+
+
+def sha256_file(path: Path) -> str | None:
+    """Hex digest of a file's bytes, or None when it does not exist."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class FilePlan:
+    """What a file write will do: the base it starts from and, when known, its post-image."""
+
+    path: str
+    base_hash: str | None
+    post_hash: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "base_hash": self.base_hash, "post_hash": self.post_hash}
+
+
+def plan_file_write(call: ToolCall, workspace: Path) -> FilePlan | None:
+    """The base and post-image hashes of a write or exact-string edit, computed before it runs."""
+    if call.name not in FILE_WRITE_TOOLS or not isinstance(call.args.get("path"), str):
+        return None
+    rel = call.args["path"]
+    target = (workspace / rel).resolve()
+    try:
+        current = target.read_bytes()
+    except OSError:
+        current = None
+    base = hashlib.sha256(current).hexdigest() if current is not None else None
+    post = _post_image(call.args, current)
+    return FilePlan(rel, base, hashlib.sha256(post).hexdigest() if post is not None else None)
+
+
+def _post_image(args: Mapping[str, Any], current: bytes | None) -> bytes | None:
+    if "content" in args and isinstance(args["content"], str):
+        return args["content"].encode()
+    old, new = args.get("old"), args.get("new")
+    if current is None or not isinstance(old, str) or not isinstance(new, str):
+        return None  # a unified diff: the post-image is only known after applying
+    text = current.decode(errors="surrogateescape")
+    if args.get("replace_all"):
+        out = text.replace(old, new)
+    elif text.count(old) == 1:
+        out = text.replace(old, new, 1)
+    else:
+        return None
+    return out.encode(errors="surrogateescape")
+
+
+class Ledger:
+    """Writes one step's effect records and answers what is known about a call."""
+
+    def __init__(self, store: Store, run_id: str, step: int, clock: Any) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.step = step
+        self.clock = clock
+        self._known = {e.call_id: e for e in store.effects(run_id)}
+
+    def get(self, call_id: str) -> EffectRecord | None:
+        return self._known.get(call_id)
+
+    def mark(self, call: ToolCall, spec: ToolSpec | None, status: str, *,
+             result: ToolResult | None = None, file: FilePlan | None = None,
+             file_data: Mapping[str, Any] | None = None) -> None:
+        """Record ``status`` for ``call``; intents of unprovable effects are synced to disk."""
+        idempotent = bool(spec and spec.idempotent)
+        side_effects = bool(spec and spec.side_effects)
+        file_dict = dict(file_data) if file_data else (file.to_dict() if file else None)
+        record = EffectRecord(
+            self.run_id, call.id, self.step, call.name, spec.version if spec else "",
+            status, idempotent, side_effects, dict(call.args), self.clock(),
+            result.to_dict() if result is not None else None, file_dict)
+        durable = status == "intent" and side_effects and not idempotent
+        self.store.record_effect(record, durable=durable)
+        prev = self._known.get(call.id)
+        if prev is not None and record.file is None and prev.file is not None:
+            record = EffectRecord(**{**_fields(record), "file": prev.file})
+        self._known[call.id] = record
+
+
+def _fields(record: EffectRecord) -> dict[str, Any]:
+    return {k: getattr(record, k) for k in record.__slots__}  # type: ignore[attr-defined]
+
+
+def resolve_in_flight(record: EffectRecord, spec: ToolSpec | None,
+                      workspace: Path) -> tuple[Resolution, str]:
+    """What to do with a call a crashed process had started, and the line that says why."""
+    name = record.tool
+    if spec is not None and (spec.idempotent or not spec.side_effects):
+        return "rerun", f"re-ran {name} (idempotent)"
+    if name in FILE_WRITE_TOOLS and record.file:
+        path = record.file.get("path", "")
+        current = sha256_file((workspace / path).resolve())
+        post, base = record.file.get("post_hash"), record.file.get("base_hash")
+        if post is not None and current == post:
+            return "applied", f"{name} to {path} was already applied (hash matches)"
+        if current == base:
+            return "rerun", f"{name} to {path} had not been applied (base hash matches): applied"
+        return "conflict", (f"{name} to {path}: the file matches neither the base nor the "
+                            "result of the interrupted write (conflict)")
+    preview = record.args.get("command") if isinstance(record.args, Mapping) else None
+    what = f"shell command `{preview}`" if preview else f"{name} call"
+    return "unknown", f"{what} may or may not have run"

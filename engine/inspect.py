@@ -1,0 +1,100 @@
+"""Views of a stored run for ``show``: states visited, transitions, checkpoints, file changes.
+
+Pure projections of the store's rows; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from engine.store.base import Store
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
+
+
+def show_json(store: Store, run_id: str) -> dict[str, Any]:
+    """The ``show --json`` object: the run's row plus its steps, checkpoints and changes."""
+    info = store.get_run(run_id)
+    run_id = info.run_id
+    steps = store.steps(run_id)
+    state = store.load_state(run_id)
+    events = store.events(run_id, ("model_call", "tool_call", "approval", "model_retry",
+                                   "effect_resolved", "context_compressed"))
+    counts: dict[str, int] = {}
+    for e in events:
+        counts[e.kind] = counts.get(e.kind, 0) + 1
+    checkpoints = []
+    for s in steps:
+        checkpoints.append({"kind": "pre", "step": s.seq, "state": s.state,
+                            "at": _iso(s.started_at)})
+        if s.status == "succeeded":
+            checkpoints.append({"kind": "post", "step": s.seq, "state": s.dest,
+                                "at": _iso(s.ended_at)})
+    snapshots = [{"kind": "snapshot", "step": c.seq, "state": c.state, "at": _iso(c.at),
+                  "message_count": c.message_count} for c in store.checkpoints(run_id)
+                 if c.seq >= 0]
+    return {
+        **info.to_json(),
+        "states_visited": [s.state for s in steps],
+        "transitions": [{"step": seq, "from": src, "trigger": trig, "to": dst}
+                        for seq, src, trig, dst in store.transitions(run_id)],
+        "steps_detail": [{"step": s.seq, "state": s.state, "action": s.action,
+                          "status": s.status, "trigger": s.trigger, "dest": s.dest,
+                          "note": s.note, "started_at": _iso(s.started_at),
+                          "ended_at": _iso(s.ended_at)} for s in steps],
+        "checkpoints": checkpoints + snapshots,
+        "files_changed": state.data.get("files_changed") or {},
+        "plan": state.data.get("plan") or [],
+        "final_answer": state.data.get("final_answer"),
+        "messages": len(state.messages),
+        "model_calls": counts.get("model_call", 0),
+        "tool_calls": counts.get("tool_call", 0),
+        "retries": sum(e.payload.get("retries", 0) for e in events if e.kind == "model_call"),
+        "denials": sum(1 for e in events
+                       if e.kind == "approval" and e.payload.get("decision") == "deny"),
+        "compressions": counts.get("context_compressed", 0),
+        "effects_resolved": [e.payload.get("message") for e in events
+                             if e.kind == "effect_resolved"],
+        "config": dict(info.config),
+    }
+
+
+def show_text(store: Store, run_id: str) -> str:
+    """A readable summary of one run."""
+    d = show_json(store, run_id)
+    cost = "unknown" if d["cost_usd"] is None else f"${d['cost_usd']:.4f}"
+    lines = [
+        f"run {d['run_id']}  machine {d['machine']}  status {d['status']}  state {d['state']}",
+        f"  workspace {d['workspace']}",
+        f"  steps {d['steps']}  messages {d['messages']}  model calls {d['model_calls']}  "
+        f"tool calls {d['tool_calls']}  denials {d['denials']}  retries {d['retries']}",
+        f"  tokens {d['input_tokens']} in / {d['output_tokens']} out  cost {cost}",
+    ]
+    if d.get("error"):
+        lines.append(f"  error: {d['error']}")
+    lines.append("transitions:")
+    for t in d["transitions"]:
+        lines.append(f"  {t['step']:>4}  {t['from']} --{t['trigger']}--> {t['to']}")
+    open_steps = [s for s in d["steps_detail"] if s["status"] != "succeeded" and s["action"]]
+    for s in open_steps:
+        lines.append(f"  {s['step']:>4}  {s['state']} ({s['status']}) {s['note'] or ''}")
+    lines.append("checkpoints:")
+    for c in d["checkpoints"][-12:]:
+        lines.append(f"  {c['kind']:<8} step {c['step']:>4}  {c['state']:<16} {c['at']}")
+    if len(d["checkpoints"]) > 12:
+        lines.append(f"  ... {len(d['checkpoints']) - 12} earlier (see --json)")
+    if d["files_changed"]:
+        lines.append("files changed:")
+        for path, h in d["files_changed"].items():
+            base = (h.get("base_hash") or "new")[:10]
+            lines.append(f"  {path}  {base} -> {(h.get('result_hash') or '')[:10]}")
+    for msg in d["effects_resolved"]:
+        lines.append(f"  resume: {msg}")
+    if d["final_answer"]:
+        lines.append(f"final answer: {d['final_answer']}")
+    return "\n".join(lines) + "\n"

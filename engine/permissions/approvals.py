@@ -1,0 +1,141 @@
+"""Approvals: turning the policy's ``ask`` into a decision, by a person or by the run's mode.
+
+Modes: ``interactive`` (a person answers on the terminal: yes / no / always for this capability
+in this run / details), ``policy`` (``ask`` becomes the policy file's ``default``, deny unless
+configured), ``auto`` (``ask`` becomes allow; deny stays deny), ``deny`` (``ask`` becomes deny).
+The policy's own ``deny`` is final in every mode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from engine.permissions.policy import Decision, PolicyContext, decide
+from engine.state import ToolCall
+from engine.tooling.registry import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+ApprovalMode = Literal["interactive", "policy", "auto", "deny"]
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("interactive", "policy", "auto", "deny")
+Answer = Literal["yes", "no", "always"]
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """The decision for one tool call, as recorded in the audit table and the run's data."""
+
+    call_id: str
+    tool: str
+    decision: Literal["allow", "deny"]
+    risk: str
+    reason: str
+    rule: str | None
+    decided_by: str
+    preview: str
+    capability: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"call_id": self.call_id, "tool": self.tool, "decision": self.decision,
+                "risk": self.risk, "reason": self.reason, "rule": self.rule,
+                "decided_by": self.decided_by, "capability": self.capability}
+
+
+@dataclass(frozen=True, slots=True)
+class PendingQuestion:
+    """One call a person is asked about."""
+
+    call: ToolCall
+    decision: Decision
+
+
+Prompter = Callable[[Sequence[PendingQuestion]], Awaitable[Sequence[Answer]]]
+"""Asks a person about a batch of calls at once; returns one answer per question."""
+
+
+def digest(value: Any) -> str:
+    """A short stable digest of a JSON-able value (arguments, previews) for the audit table."""
+    blob = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class Approver:
+    """Decides a batch of tool calls: policy first, then the mode or a person for ``ask``."""
+
+    def __init__(self, mode: ApprovalMode, policy: PolicyContext,
+                 prompter: Prompter | None = None) -> None:
+        if mode == "interactive" and prompter is None:
+            mode = "policy"
+        self.mode: ApprovalMode = mode
+        self.policy = policy
+        self.prompter = prompter
+
+    def static_decision(self, call: ToolCall, tools: ToolRegistry) -> Decision | None:
+        spec = tools.get(call.name)
+        return None if spec is None else decide(call, spec, self.policy)
+
+    async def decide_batch(self, calls: Sequence[ToolCall], tools: ToolRegistry,
+                           granted: Iterable[str]) -> list[Approval]:
+        """One ``Approval`` per call, in order; people are asked about all open calls at once."""
+        granted = set(granted)
+        decided: dict[str, Approval] = {}
+        questions: list[PendingQuestion] = []
+        for call in calls:
+            spec = tools.get(call.name)
+            if spec is None or call.args_error:
+                decided[call.id] = Approval(call.id, call.name, "allow", "read",
+                                            "not runnable: the tool call returns an error",
+                                            None, "engine", "", f"tool:{call.name}")
+                continue
+            d = decide(call, spec, self.policy)
+            resolved = self._resolve(call, d, granted)
+            if resolved is None:
+                questions.append(PendingQuestion(call, d))
+            else:
+                decided[call.id] = resolved
+        if questions:
+            decided.update(await self._ask(questions))
+        return [decided[c.id] for c in calls]
+
+    def _resolve(self, call: ToolCall, d: Decision, granted: set[str]) -> Approval | None:
+        if d.decision == "allow":
+            return _approval(call, d, "allow", "policy")
+        if d.decision == "deny":
+            return _approval(call, d, "deny", "policy")
+        if d.capability in granted:
+            return _approval(call, d, "allow", "always")
+        if self.mode == "auto":
+            return _approval(call, d, "allow", "auto")
+        if self.mode == "deny":
+            return _approval(call, d, "deny", "deny-mode")
+        if self.mode == "policy":
+            default = getattr(self.policy.policy, "default", "deny")
+            return _approval(call, d, "allow" if default == "allow" else "deny", "policy")
+        return None
+
+    async def _ask(self, questions: Sequence[PendingQuestion]) -> dict[str, Approval]:
+        assert self.prompter is not None
+        answers = await self.prompter(questions)
+        out: dict[str, Approval] = {}
+        for q, answer in zip(questions, answers, strict=True):
+            decision: Literal["allow", "deny"] = "deny" if answer == "no" else "allow"
+            by = "user-always" if answer == "always" else "user"
+            out[q.call.id] = _approval(q.call, q.decision, decision, by)
+        return out
+
+
+def _approval(call: ToolCall, d: Decision, decision: Literal["allow", "deny"],
+              by: str) -> Approval:
+    reason = d.reason if by in ("policy", "engine") else f"{d.reason} ({by})"
+    return Approval(call.id, call.name, decision, d.risk, reason, d.rule, by, d.preview,
+                    d.capability)
+
+
+def granted_capabilities(approvals: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Capabilities a person allowed "always" in this run."""
+    return {a["capability"] for a in approvals if a.get("decided_by") == "user-always"}

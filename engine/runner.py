@@ -1,0 +1,223 @@
+"""The runner: the step protocol of DESIGN 4, one persisted step at a time.
+
+``Runner.drive`` -> ``_run_step`` -> ``_execute_action`` -> ``_fire`` -> ``_commit_step``.
+For each step: its pre-checkpoint row already exists (written with the previous commit), the
+action runs and returns an ``Outcome``, the transition table names the destination, and one
+transaction commits the step, its messages, the transition, the run's new state and the next
+step's pre-checkpoint. Only then does the in-memory run move on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from engine.actions.base import ActionInfo
+from engine.actions.context import ActionContext, Services
+from engine.actions.registry import ACTIONS
+from engine.errors import InterruptedRun, TurnstileError
+from engine.fsm import TransitionTable
+from engine.spec.model import MachineSpec
+from engine.state import RunInfo, RunState, RunStatus
+from engine.store.base import Checkpoint, LeaseOwner, StepBegin, StepCommit
+
+logger = logging.getLogger(__name__)
+
+LEASE_TTL_S = 30.0
+"""A lease held by a process on another host expires this long after its last renewal."""
+
+FAILURE_STATES = frozenset({"failed", "failure", "error", "aborted", "exhausted", "refused"})
+"""Final states with these names end a run as ``failed``; other final states as ``completed``."""
+
+
+def new_owner() -> LeaseOwner:
+    """The lease identity of this process's runner."""
+    return LeaseOwner(socket.gethostname(), os.getpid(), uuid.uuid4().hex)
+
+
+def final_status(state: str) -> RunStatus:
+    return "failed" if state in FAILURE_STATES else "completed"
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How a drive ended."""
+
+    state: RunState
+    status: RunStatus
+    error: str | None = None
+
+
+class Runner:
+    """Drives one run of one machine; holds the run's lease while it does."""
+
+    def __init__(self, machine: MachineSpec, services: Services, *,
+                 actions: Mapping[str, ActionInfo] = ACTIONS,
+                 owner: LeaseOwner | None = None, lease_ttl_s: float = LEASE_TTL_S) -> None:
+        self.machine = machine
+        self.services = services
+        self.store = services.store
+        self.actions = actions
+        self.table = TransitionTable(machine)
+        self.owner = owner or new_owner()
+        self.lease_ttl_s = lease_ttl_s
+
+    # -- creation -----------------------------------------------------------------------
+
+    def create(self, run_id: str, *, workspace: str, config: Mapping[str, Any],
+               data: Mapping[str, Any]) -> RunState:
+        """Persist a new run, its initial data and its first step's pre-checkpoint."""
+        now = self.services.clock()
+        spec = self.machine
+        state = RunState(run_id, spec.name, spec.initial, 0, (), dict(data))
+        info = RunInfo(run_id, spec.name, spec.path, spec.source_hash, "running", spec.initial,
+                       workspace, now, now, 0, 0, 0, 0.0, dict(config))
+        self.store.create_run(info, state, self._begin(state, now))
+        return state
+
+    # -- the loop -----------------------------------------------------------------------
+
+    async def drive(self, state: RunState, *, resumed: bool = False) -> RunResult:
+        """Run steps until a final state, an error, a limit, or an interruption."""
+        self.store.acquire_lease(state.run_id, self.owner, self.lease_ttl_s)
+        try:
+            return await self._drive_leased(state, resumed)
+        finally:
+            with anyio.CancelScope(shield=True):
+                self.store.release_lease(state.run_id, self.owner)
+
+    async def _drive_leased(self, state: RunState, resumed: bool) -> RunResult:
+        self.store.begin_step(state.run_id, self._begin(state, self.services.clock()))
+        timeout = self.machine.limits.timeout_s
+        result: RunResult | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._renew_lease, state.run_id)
+            try:
+                with anyio.fail_after(timeout):
+                    result = await self._loop(state, resumed)
+            except TimeoutError:
+                result = self._fail(state, f"timeout: the run exceeded timeout_s={timeout:g}")
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    self._interrupt(state)
+                raise
+            except TurnstileError as exc:
+                result = self._fail(self._latest, str(exc))
+            finally:
+                tg.cancel_scope.cancel()
+        assert result is not None
+        return result
+
+    async def _loop(self, state: RunState, resumed: bool) -> RunResult:
+        self._latest = state
+        while not self.table.is_final(state.state):
+            limit = self.machine.limits.max_steps
+            if limit and state.step >= limit:
+                return self._fail(state, f"max_steps reached ({limit}) in state {state.state}")
+            state = await self._run_step(state, resumed)
+            self._latest = state
+            resumed = False
+        status = final_status(state.state)
+        self.services.observer("run_end", {"status": status, "state": state.state})
+        return RunResult(state.evolve(status=status), status)
+
+    async def _run_step(self, state: RunState, resumed: bool) -> RunState:
+        spec = self.machine.states[state.state]
+        info = self.actions[spec.action or ""]
+        ctx = ActionContext(state, self.machine, spec, self.services, resumed=resumed)
+        self.services.observer("step_begin", {"step": state.step, "state": state.state,
+                                              "action": info.name, "resumed": resumed})
+        self.services.fault("before", state.state)
+        outcome = await self._execute_action(ctx, info, spec.params)
+        dest = self._fire(state.state, outcome.trigger)
+        new_state = state.apply(outcome, dest)
+        self._commit_step(state, new_state, outcome, info)
+        self.services.observer("step_commit", {
+            "step": state.step, "state": state.state, "trigger": outcome.trigger,
+            "dest": dest, "note": outcome.note})
+        self.services.fault("after", state.state)
+        return new_state
+
+    async def _execute_action(self, ctx: ActionContext, info: ActionInfo,
+                              params: Mapping[str, Any]) -> Any:
+        return await info.fn(ctx, info.params.model_validate(dict(params)))
+
+    def _fire(self, state: str, trigger: str) -> str:
+        return self.table.fire(state, trigger)
+
+    def _commit_step(self, old: RunState, new: RunState, outcome: Any, info: ActionInfo) -> None:
+        now = self.services.clock()
+        final = self.table.is_final(new.state)
+        commit = StepCommit(
+            seq=old.step, state=old.state, trigger=outcome.trigger, dest=new.state,
+            ended_at=now, updates=outcome.updates, messages=outcome.messages,
+            first_message_seq=len(old.messages), usage=new.usage, note=outcome.note,
+            status=final_status(new.state) if final else "running",
+            next_step=None if final else self._begin(new, now))
+        self.store.commit_step(new.run_id, commit)
+        if info.snapshot:
+            self.store.save_checkpoint(Checkpoint(new.run_id, old.step, new.state, now,
+                                                  new.data, len(new.messages), new.usage))
+
+    def _begin(self, state: RunState, now: float) -> StepBegin:
+        spec = self.machine.states[state.state]
+        if spec.final:
+            return StepBegin(state.step, state.state, "", now)
+        info = self.actions[spec.action or ""]
+        plan = None
+        if info.side_effects:
+            plan = {"calls": list(state.data.get("pending_calls") or ()),
+                    "approvals": dict(state.data.get("approvals") or {})}
+        return StepBegin(state.step, state.state, info.name, now, plan)
+
+    # -- endings ------------------------------------------------------------------------
+
+    def _fail(self, state: RunState, error: str) -> RunResult:
+        now = self.services.clock()
+        self.store.end_step(state.run_id, state.step, "failed", error, now)
+        self.store.set_status(state.run_id, "failed", error)
+        self.services.observer("run_end", {"status": "failed", "state": state.state,
+                                           "error": error})
+        return RunResult(state.evolve(status="failed"), "failed", error)
+
+    def _interrupt(self, state: RunState) -> None:
+        latest = getattr(self, "_latest", state)
+        now = self.services.clock()
+        self.store.end_step(latest.run_id, latest.step, "interrupted", "interrupted", now)
+        self.store.set_status(latest.run_id, "interrupted", None)
+        self.services.observer("run_end", {"status": "interrupted", "state": latest.state})
+
+    async def _renew_lease(self, run_id: str) -> None:
+        while True:
+            await anyio.sleep(self.lease_ttl_s / 3)
+            self.store.renew_lease(run_id, self.owner, self.lease_ttl_s)
+
+
+async def drive_until_interrupted(runner: Runner, state: RunState, *,
+                                  resumed: bool = False) -> RunResult:
+    """Drive ``state`` and turn SIGINT/SIGTERM into a clean ``interrupted`` run (exit 3)."""
+    import signal
+
+    interrupted = False
+    async with anyio.create_task_group() as tg:
+        async def watch() -> None:
+            nonlocal interrupted
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    interrupted = True
+                    tg.cancel_scope.cancel()
+                    return
+
+        tg.start_soon(watch)
+        result = await runner.drive(state, resumed=resumed)
+        tg.cancel_scope.cancel()
+    if interrupted:
+        raise InterruptedRun(f"run {state.run_id} interrupted")
+    return result

@@ -1,0 +1,258 @@
+"""Composition of one run: machine, task, workspace, model, tools, policy and store, wired once.
+
+``cli`` and ``evals`` both start and resume runs through here; the runner below never chooses
+an adapter itself. What a run was started with is stored in its row, so ``resume`` rebuilds
+the same services unless the command line overrides them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import sys
+import time
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.actions.context import Observer, Services
+from engine.actions.registry import ACTIONS
+from engine.errors import MachineChangedError, ModelConfigError, UsageError
+from engine.faults import Faults
+from engine.golden import GoldenTask, copy_fixture, load_task
+from engine.models.base import ModelClient
+from engine.models.factory import make_model, resolve_model_spec
+from engine.permissions.approvals import ApprovalMode, Approver, Prompter
+from engine.permissions.policy import Policy, PolicyContext
+from engine.runner import RunResult, Runner, drive_until_interrupted
+from engine.spec import MachineSpec, load_machine
+from engine.state import RunState
+from engine.store.base import Store
+from engine.tooling.registry import ToolRegistry
+from tools import builtin_specs
+
+logger = logging.getLogger(__name__)
+
+DEMO_TASK = Path("golden_tasks") / "demo_fix_test"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What the user asked for on the command line (or the eval harness, for a task)."""
+
+    machine: Path
+    task: str | None = None
+    golden: Path | None = None
+    workspace: Path | None = None
+    model: str | None = None
+    approval: ApprovalMode | None = None
+    policy: Path | None = None
+    mcp_config: Path | None = None
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Prepared:
+    """A run ready to drive."""
+
+    runner: Runner
+    state: RunState
+    machine: MachineSpec
+    resumed: bool
+    mcp: Mapping[str, Any]
+    notes: list[str] = field(default_factory=list)
+    """Lines for the user before the run starts (e.g. "no model configured: scripted")."""
+
+
+def new_run_id(clock: float | None = None) -> str:
+    """A sortable, readable run id: ``YYYYMMDD-HHMMSS-xxxxxx``."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(clock or time.time()))
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def default_approval(json_output: bool = False) -> ApprovalMode:
+    """Interactive on a terminal, otherwise the policy decides."""
+    return "interactive" if sys.stdin.isatty() and not json_output else "policy"
+
+
+def find_demo(machine_path: Path) -> Path | None:
+    """The bundled demo task: beside the machines folder, or under the current directory."""
+    for base in (machine_path.resolve().parent.parent, Path.cwd()):
+        if (base / DEMO_TASK / "task.yaml").exists():
+            return base / DEMO_TASK
+    return None
+
+
+def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Observer,
+                prompter: Prompter | None, json_output: bool = False) -> Prepared:
+    """Load everything a new run needs, create it in the store, and return it ready to drive."""
+    notes: list[str] = []
+    golden = load_task(req.golden) if req.golden else None
+    model_spec = resolve_model_spec(req.model, None)
+    if golden is None and req.task is None:
+        if model_spec is not None:
+            raise UsageError("no task given: pass --task TEXT or --task-file FILE (or --golden "
+                             "DIR); without a model configured, run runs the offline demo")
+        demo = find_demo(req.machine)
+        if demo is None:
+            raise UsageError(f"no task given and the demo task {DEMO_TASK} was not found")
+        golden = load_task(demo)
+        notes.append(f"no task given: running the bundled demo task {demo} offline")
+    machine = _load_machine(req.machine, req.limits, req.context, golden)
+    model_spec = resolve_model_spec(req.model, machine.model)
+    if golden is None and model_spec is None:
+        raise ModelConfigError(
+            "a free task needs a model: pass --model openai:<model> | anthropic:<model> | "
+            "ollama:<model> | scripted:PATH, set ENGINE_MODEL, or add `model:` to the machine "
+            "(OPENAI_API_KEY / ANTHROPIC_API_KEY; a local Ollama needs no key)")
+    run_id = new_run_id()
+    if golden is not None:
+        workspace = (db_path.parent / "workspaces" / run_id).resolve()
+        copy_fixture(golden, workspace)
+        task_text = golden.prompt
+        if model_spec is None:
+            notes.append(f"model: scripted (replaying {golden.turns_path})")
+    else:
+        workspace = (req.workspace or Path.cwd()).resolve()
+        if not workspace.is_dir():
+            raise UsageError(f"--workspace {workspace}: no such directory")
+        task_text = req.task or ""
+    approval = req.approval or (golden.approval if golden and not sys.stdin.isatty() else None)
+    approval = approval or default_approval(json_output)
+    policy_path = req.policy or (golden.policy_path if golden else None) or _machine_policy(
+        machine)
+    config = {
+        "machine_path": str(req.machine), "task": task_text, "model": model_spec,
+        "turns": str(golden.turns_path.resolve()) if golden else None,
+        "golden": str(golden.folder.resolve()) if golden else None,
+        "approval": approval, "policy": str(policy_path.resolve()) if policy_path else None,
+        "mcp_config": str(req.mcp_config.resolve()) if req.mcp_config else None,
+        "limits": dict(req.limits) or (golden.limits if golden else {}),
+        "context": dict(req.context) or (golden.context if golden else {}),
+    }
+    services = build_services(config, machine, store, workspace, observer, prompter)
+    runner = Runner(machine, services)
+    state = runner.create(run_id, workspace=str(workspace), config=config,
+                          data={"task": task_text})
+    return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes)
+
+
+def prepare_resume(run_id: str, store: Store, *, observer: Observer,
+                   prompter: Prompter | None, overrides: Mapping[str, Any],
+                   allow_changed_machine: bool = False) -> Prepared:
+    """Rebuild a run's services from its stored config (plus overrides) and its state."""
+    info = store.get_run(run_id)
+    if info.status == "completed":
+        raise UsageError(f"run {info.run_id} already completed; nothing to resume")
+    config = {**info.config, **{k: v for k, v in overrides.items() if v is not None}}
+    machine_path = Path(config["machine_path"])
+    machine = _load_machine(machine_path, config.get("limits") or {},
+                            config.get("context") or {}, None)
+    if machine.source_hash != info.machine_hash:
+        if not allow_changed_machine:
+            raise MachineChangedError(
+                f"{machine_path} changed since run {info.run_id} started; resume with "
+                "--allow-changed-machine to continue under the new definition")
+        if info.state not in machine.states:
+            raise MachineChangedError(
+                f"{machine_path}: state {info.state!r} of run {info.run_id} no longer exists")
+    state = store.load_state(info.run_id)
+    services = build_services(config, machine, store, Path(info.workspace), observer, prompter)
+    runner = Runner(machine, services)
+    return Prepared(runner, state, machine, True, _mcp_servers(machine, config))
+
+
+def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store,
+                   workspace: Path, observer: Observer, prompter: Prompter | None) -> Services:
+    """The run's collaborators from its stored config."""
+    policy = Policy.load(Path(config["policy"])) if config.get("policy") else Policy.default()
+    policy_ctx = PolicyContext(workspace=workspace, policy=policy, env=dict(os.environ))
+    mode: ApprovalMode = config.get("approval") or "policy"
+    approver = Approver(mode, policy_ctx, prompter if mode == "interactive" else None)
+    registry = ToolRegistry(s for s in builtin_specs() if s.name in machine.tools)
+    unknown = sorted(set(machine.tools) - {s.name for s in builtin_specs()})
+    if unknown:
+        raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
+    turns = Path(config["turns"]) if config.get("turns") else None
+    model_spec = config.get("model")
+
+    def model_factory() -> ModelClient:
+        return make_model(model_spec, turns_path=turns)
+
+    if model_spec:
+        make_model(model_spec, turns_path=turns)  # fail before the run on a bad spec or key
+    return Services(store=store, tools=registry, approver=approver, model_factory=model_factory,
+                    workspace=workspace, observer=observer, policy=policy,
+                    on_unknown_effect=getattr(policy, "on_unknown_effect", "skip"),
+                    interactive=approver.mode == "interactive", fault=Faults.from_env())
+
+
+def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, Any],
+                  golden: GoldenTask | None) -> MachineSpec:
+    if not path.exists() and golden is not None:
+        path = golden.machine_path()
+    machine = load_machine(path, ACTIONS)
+    limits = {**(golden.limits if golden else {}), **limits}
+    if limits:
+        machine = machine.model_copy(update={"limits": machine.limits.model_copy(update=limits)})
+    if context:
+        base = machine.context.model_dump() if machine.context else {}
+        from engine.spec.model import ContextSpec
+
+        machine = machine.model_copy(update={"context": ContextSpec(**{**base, **context})})
+    return machine
+
+
+def _machine_policy(machine: MachineSpec) -> Path | None:
+    if not machine.policy:
+        return None
+    path = Path(machine.path).parent / machine.policy
+    if not path.exists():
+        raise UsageError(f"{machine.path}: policy file {machine.policy!r} not found")
+    return path
+
+
+def _mcp_servers(machine: MachineSpec, config: Mapping[str, Any]) -> dict[str, Any]:
+    servers: dict[str, Any] = dict(machine.mcp_servers)
+    if config.get("mcp_config"):
+        from engine.mcp import load_mcp_config
+
+        servers.update(load_mcp_config(Path(config["mcp_config"])))
+    return servers
+
+
+async def execute(prepared: Prepared) -> RunResult:
+    """Drive a prepared run: MCP servers up for its duration, model closed at the end."""
+    services = prepared.runner.services
+    async with AsyncExitStack() as stack:
+        if prepared.mcp:
+            from engine.mcp import McpHub, from_machine
+
+            emit = _run_emitter(prepared)
+            await stack.enter_async_context(
+                McpHub(from_machine(prepared.mcp), services.tools, emit))
+        try:
+            return await drive_until_interrupted(prepared.runner, prepared.state,
+                                                 resumed=prepared.resumed)
+        finally:
+            if services._model is not None:
+                await services._model.aclose()
+
+
+def _run_emitter(prepared: Prepared) -> Any:
+    services = prepared.runner.services
+    run_id = prepared.state.run_id
+
+    def emit(kind: str, payload: Mapping[str, Any]) -> None:
+        step = services.store.get_run(run_id).steps
+        services.store.append_event(run_id, step, kind, payload, services.clock())
+        services.observer(kind, payload)
+
+    return emit
+
+
+__all__ = ["Prepared", "RunRequest", "execute", "prepare_new", "prepare_resume"]

@@ -1,0 +1,157 @@
+"""The persistence contract: what the runner needs from a store, and nothing about SQL.
+
+Every write is keyed by ``(run_id, seq)`` and idempotent, so a step re-committed after a crash
+cannot be recorded twice. Per-step writes append; they never rewrite earlier messages or state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
+
+Durability = Literal["normal", "full"]
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseOwner:
+    """Who drives a run: host, process id and a nonce unique to this process's runner."""
+
+    host: str
+    pid: int
+    nonce: str
+
+    def __str__(self) -> str:
+        return f"pid {self.pid} on {self.host}"
+
+
+@dataclass(frozen=True, slots=True)
+class StepBegin:
+    """The pre-checkpoint of a step: written before its action runs."""
+
+    seq: int
+    state: str
+    action: str
+    started_at: float
+    plan: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepCommit:
+    """Everything one step changes, written in one transaction (the post-checkpoint)."""
+
+    seq: int
+    state: str
+    trigger: str
+    dest: str
+    ended_at: float
+    updates: Mapping[str, Any]
+    messages: Sequence[Message]
+    first_message_seq: int
+    """Index of the first new message in the run's history."""
+    usage: Usage
+    """The run's totals after this step."""
+    note: str = ""
+    status: RunStatus = "running"
+    next_step: StepBegin | None = None
+    """The next step's pre-checkpoint, written in the same transaction."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened during a run (model call, tool call, approval, file change)."""
+
+    run_id: str
+    seq: int
+    step: int
+    kind: str
+    at: float
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    """One permission decision."""
+
+    run_id: str
+    step: int
+    call_id: str
+    tool: str
+    decision: str
+    risk: str
+    rule: str | None
+    reason: str
+    decided_by: str
+    """``user``, ``policy``, ``auto``, ``deny-mode``, ``always`` (a capability granted earlier)."""
+    args_digest: str
+    preview_digest: str
+    at: float
+    server: str | None = None
+    trust: str | None = None
+    seq: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class EffectRecord:
+    """One tool call in the side-effect ledger: intent -> started -> done | failed | unknown."""
+
+    run_id: str
+    call_id: str
+    step: int
+    tool: str
+    version: str
+    status: str
+    idempotent: bool
+    side_effects: bool
+    args: Mapping[str, Any]
+    at: float
+    result: Mapping[str, Any] | None = None
+    file: Mapping[str, Any] | None = None
+    """For file writes: path, base_hash, post_hash, patch."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A compact snapshot: run data (scalars and small structures) plus a message count."""
+
+    run_id: str
+    seq: int
+    state: str
+    at: float
+    data: Mapping[str, Any]
+    message_count: int
+    usage: Usage
+
+
+class Store(Protocol):
+    """What the runner persists and reads back. ``SqliteStore`` is the implementation."""
+
+    def create_run(self, info: RunInfo, state: RunState, first: StepBegin) -> None: ...
+    def get_run(self, run_id: str) -> RunInfo: ...
+    def list_runs(self) -> list[RunInfo]: ...
+    def acquire_lease(self, run_id: str, owner: LeaseOwner, ttl_s: float) -> None: ...
+    def renew_lease(self, run_id: str, owner: LeaseOwner, ttl_s: float) -> None: ...
+    def release_lease(self, run_id: str, owner: LeaseOwner) -> None: ...
+    def begin_step(self, run_id: str, begin: StepBegin) -> None: ...
+    def commit_step(self, run_id: str, commit: StepCommit) -> None: ...
+    def end_step(self, run_id: str, seq: int, status: str, note: str, at: float) -> None: ...
+    def set_status(self, run_id: str, status: RunStatus, error: str | None = None) -> None: ...
+    def append_event(self, run_id: str, step: int, kind: str, payload: Mapping[str, Any],
+                     at: float) -> int: ...
+    def events(self, run_id: str, kinds: Sequence[str] = ()) -> list[Event]: ...
+    def steps(self, run_id: str) -> list[StepRecord]: ...
+    def transitions(self, run_id: str) -> list[tuple[int, str, str, str]]: ...
+    def messages(self, run_id: str) -> list[Message]: ...
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None: ...
+    def checkpoints(self, run_id: str) -> list[Checkpoint]: ...
+    def load_state(self, run_id: str) -> RunState: ...
+    def record_audit(self, record: AuditRecord) -> None: ...
+    def audit(self, run_id: str) -> list[AuditRecord]: ...
+    def record_effect(self, effect: EffectRecord, *, durable: bool = False) -> None: ...
+    def effects(self, run_id: str) -> list[EffectRecord]: ...
+    def close(self) -> None: ...

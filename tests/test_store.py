@@ -1,0 +1,184 @@
+"""Contract suite for every ``Store`` (today: ``SqliteStore`` on a real file)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.errors import LeaseHeldError, StoreError, UnknownRunError
+from engine.state import Message, RunInfo, RunState, ToolCall, Usage
+from engine.store.base import (
+    AuditRecord,
+    Checkpoint,
+    EffectRecord,
+    LeaseOwner,
+    StepBegin,
+    StepCommit,
+)
+from engine.store.sqlite import SCHEMA_VERSION, SqliteStore
+
+
+@pytest.fixture(params=["sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path):
+    s = SqliteStore(tmp_path / "engine.db")
+    yield s
+    s.close()
+
+
+def _new_run(store, run_id: str = "run-1") -> RunState:
+    state = RunState(run_id, "m", "a", 0, (Message("system", "sys"),), {"task": "t"})
+    info = RunInfo(run_id, "m", "m.yaml", "hash", "running", "a", "/ws", 1.0, 1.0, 0, 0, 0,
+                   0.0, {"model": "scripted"})
+    store.create_run(info, state, StepBegin(0, "a", "act", 1.0))
+    return state
+
+
+def _commit(store, run_id: str, seq: int, state: str, dest: str, messages=(), updates=None,
+            first: int = 1, usage: Usage = Usage(), nxt: bool = True) -> None:
+    store.commit_step(run_id, StepCommit(
+        seq=seq, state=state, trigger="go", dest=dest, ended_at=2.0 + seq,
+        updates=updates or {}, messages=messages, first_message_seq=first, usage=usage,
+        next_step=StepBegin(seq + 1, dest, "act", 2.0 + seq) if nxt else None))
+
+
+def test_create_and_read_back(store) -> None:
+    _new_run(store)
+    info = store.get_run("run-1")
+    assert (info.machine, info.state, info.steps, info.config) == ("m", "a", 0, {"model": "scripted"})
+    state = store.load_state("run-1")
+    assert state.messages == (Message("system", "sys"),)
+    assert state.data == {"task": "t"}
+    assert [s.status for s in store.steps("run-1")] == ["running"]
+
+
+def test_commit_appends_messages_and_deltas(store) -> None:
+    _new_run(store)
+    call = ToolCall("c1", "read_file", {"path": "x"})
+    _commit(store, "run-1", 0, "a", "b", (Message("assistant", "hi", (call,)),),
+            {"pending_calls": [call.to_dict()]}, usage=Usage(10, 5, 0, 0.01))
+    _commit(store, "run-1", 1, "b", "c", (Message("tool", "ok", tool_call_id="c1"),),
+            {"pending_calls": []}, first=2, usage=Usage(20, 9, 0, 0.02))
+    state = store.load_state("run-1")
+    assert [m.role for m in state.messages] == ["system", "assistant", "tool"]
+    assert state.messages[1].tool_calls == (call,)
+    assert state.data == {"task": "t", "pending_calls": []}
+    assert (state.state, state.step) == ("c", 2)
+    info = store.get_run("run-1")
+    assert (info.input_tokens, info.output_tokens, info.cost_usd) == (20, 9, 0.02)
+    assert store.transitions("run-1") == [(0, "a", "go", "b"), (1, "b", "go", "c")]
+    assert [s.status for s in store.steps("run-1")] == ["succeeded", "succeeded", "running"]
+
+
+def test_commit_is_idempotent(store) -> None:
+    _new_run(store)
+    msg = (Message("assistant", "once"),)
+    _commit(store, "run-1", 0, "a", "b", msg)
+    _commit(store, "run-1", 0, "a", "b", msg)
+    assert len(store.messages("run-1")) == 2
+    assert len(store.transitions("run-1")) == 1
+    assert store.row_counts("run-1")["steps"] == 2
+
+
+def test_unknown_cost_is_null_not_zero(store) -> None:
+    _new_run(store)
+    _commit(store, "run-1", 0, "a", "b", usage=Usage(1, 1, 0, None))
+    assert store.get_run("run-1").cost_usd is None
+
+
+def test_snapshot_plus_tail(store) -> None:
+    _new_run(store)
+    _commit(store, "run-1", 0, "a", "b", updates={"x": 1})
+    store.save_checkpoint(Checkpoint("run-1", 0, "b", 3.0, {"task": "t", "x": 1, "y": 2}, 1,
+                                     Usage()))
+    _commit(store, "run-1", 1, "b", "c", updates={"x": 5})
+    assert store.load_state("run-1").data == {"task": "t", "x": 5, "y": 2}
+    assert [c.seq for c in store.checkpoints("run-1")] == [-1, 0]
+
+
+def test_unknown_run_and_prefix(store) -> None:
+    _new_run(store, "20260101-000000-abcdef")
+    assert store.get_run("20260101-000000").run_id == "20260101-000000-abcdef"
+    with pytest.raises(UnknownRunError, match="no run 'nope'"):
+        store.get_run("nope")
+
+
+def test_events_audit_effects_round_trip(store) -> None:
+    _new_run(store)
+    assert store.append_event("run-1", 0, "model_call", {"tokens": 3}, 1.0) == 0
+    assert store.append_event("run-1", 0, "tool_call", {"tool": "x"}, 1.1) == 1
+    assert [e.kind for e in store.events("run-1", ("tool_call",))] == ["tool_call"]
+    store.record_audit(AuditRecord("run-1", 0, "c1", "run_shell", "deny", "destructive",
+                                   "default", "rm -rf", "policy", "a", "b", 1.0))
+    assert store.audit("run-1")[0].decision == "deny"
+    eff = EffectRecord("run-1", "c1", 2, "run_shell", "1.0", "intent", False, True,
+                       {"command": "x"}, 1.0)
+    store.record_effect(eff, durable=True)
+    store.record_effect(EffectRecord(**{**{k: getattr(eff, k) for k in eff.__slots__},
+                                        "status": "done", "result": {"content": "ok"}}))
+    (got,) = store.effects("run-1")
+    assert (got.status, got.result) == ("done", {"content": "ok"})
+
+
+def test_lease_excludes_a_live_holder_and_takes_over_a_dead_one(store, tmp_path) -> None:
+    _new_run(store)
+    me = LeaseOwner(os.uname().nodename, os.getpid(), "me")
+    store.acquire_lease("run-1", me, 30)
+    other = LeaseOwner(os.uname().nodename, os.getpid(), "other")
+    with pytest.raises(LeaseHeldError, match=f"pid {os.getpid()}"):
+        store.acquire_lease("run-1", other, 30)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    gone = LeaseOwner(os.uname().nodename, int(dead.stdout), "gone")
+    store.release_lease("run-1", me)
+    store.acquire_lease("run-1", gone, 30)
+    store.acquire_lease("run-1", other, 30)  # the holder's process is gone: taken over at once
+    assert store.get_run("run-1").status == "running"
+
+
+def test_lease_on_another_host_expires(store) -> None:
+    _new_run(store)
+    store.acquire_lease("run-1", LeaseOwner("elsewhere", 1, "far"), -1)  # already expired
+    store.acquire_lease("run-1", LeaseOwner("here", os.getpid(), "me"), 30)
+    store.release_lease("run-1", LeaseOwner("here", os.getpid(), "me"))
+    store.acquire_lease("run-1", LeaseOwner("elsewhere", 1, "far"), 30)
+    with pytest.raises(LeaseHeldError, match="elsewhere"):
+        store.acquire_lease("run-1", LeaseOwner("here", os.getpid(), "me"), 30)
+
+
+def test_crashed_status_when_the_lease_holder_died(store) -> None:
+    _new_run(store)
+    assert store.get_run("run-1").status == "crashed"  # 'running' with no live lease holder
+
+
+def test_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    SqliteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="newer than this Turnstile"):
+        SqliteStore(path)
+    assert path.read_bytes() == before
+
+
+def test_corrupted_file_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "bad.db"
+    path.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError, match="not a usable Turnstile database"):
+        SqliteStore(path)
+    assert path.read_bytes() == b"this is not sqlite at all" * 100
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (x)")
+    conn.close()
+    with pytest.raises(StoreError, match="not a Turnstile database"):
+        SqliteStore(path)
