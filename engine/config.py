@@ -1,7 +1,7 @@
 """The YAML adapter for every file that is not a machine: turns, tasks, policies, prices.
 
 Errors come out as ``UsageError("<file>:<line>: <problem>")``; documents that expand aliases
-into huge trees are refused, as for machine files.
+into huge trees, and mappings with a duplicate key, are refused, as for machine files.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import yaml
 
 from engine.errors import UsageError
 
+_MERGE = "tag:yaml.org,2002:merge"
 MAX_ALIASES = 100
 """More alias expansions than this is refused (a "billion laughs" document)."""
 
@@ -29,6 +30,20 @@ class _CountingLoader(yaml.SafeLoader):
                     f"line {mark.line + 1}: more than {MAX_ALIASES} YAML aliases; refused"
                 )
         return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """Refuse duplicate keys: yaml keeps the last silently, dropping a rule or a turn."""
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
+                continue
+            line = key_node.start_mark.line + 1
+            if key_node.value in first:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{key_node.value}' (first at line "
+                                f"{first[key_node.value]})", key_node.start_mark)
+            first[key_node.value] = line
+        return super().construct_mapping(node, deep)
 
 
 def load_yaml(path: Path) -> Any:
