@@ -1,11 +1,21 @@
 """Invoking one tool call: look up, validate arguments, run with a timeout, cap the output.
 
 Every failure becomes a ``ToolResult`` with ``is_error``: unknown tool, invalid arguments,
-timeout, an exception inside the handler. Cancellation (Ctrl-C) is not caught: it propagates.
+timeout, an exception inside the handler, a handler returning something else than a result.
+Cancellation (Ctrl-C) is not caught: it propagates (after the handler's own shielded cleanup).
+
+Timeouts: the effective timeout is the call's own ``timeout_s`` argument when the tool's input
+model has one and it is set, else ``ctx.timeout_s``, else the spec's ``timeout_s``. The handler
+receives it as ``ctx.timeout_s``; a tool that enforces it itself (``run_shell`` keeps the output
+of a command that timed out) gets ``HANDLER_GRACE_S`` more before ``invoke`` cancels it.
+
+``invoke`` emits no events itself: the caller records the call, using ``describe_call`` for the
+``tool_call`` event payload (name, version, arguments, duration, outcome, file hashes and patch).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -20,6 +30,11 @@ logger = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 60_000
 """Content beyond this is cut to head + tail with the omitted size stated."""
+HANDLER_GRACE_S = 5.0
+"""Extra time past the effective timeout before a handler is cancelled from outside."""
+FILE_DATA_KEYS = ("path", "base_hash", "result_hash", "sha256", "created", "patch",
+                  "patch_truncated", "conflict")
+PROCESS_DATA_KEYS = ("exit_code", "timed_out", "omitted_bytes", "output_bytes")
 
 
 async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolResult:
@@ -33,18 +48,30 @@ async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> To
     parsed = validate_args(spec, call.args)
     if isinstance(parsed, ToolResult):
         return parsed
-    timeout = ctx.timeout_s or spec.timeout_s
+    timeout = effective_timeout(spec, parsed, ctx)
     try:
-        with anyio.fail_after(timeout):
-            result = await spec.handler(parsed, ctx)
+        with anyio.fail_after(timeout + HANDLER_GRACE_S):
+            result = await spec.handler(parsed, dataclasses.replace(ctx, timeout_s=timeout))
     except TimeoutError:
-        return ToolResult.error(f"{call.name} timed out after {timeout:g}s")
+        return ToolResult.error(f"{call.name} timed out after {timeout:g}s",
+                                timed_out=True, timeout_s=timeout)
     except anyio.get_cancelled_exc_class():
         raise
     except Exception as exc:  # a broken tool must not kill the run
         logger.exception("tool %s raised", call.name)
         return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+    if not isinstance(result, ToolResult):
+        return ToolResult.error(f"{call.name} returned {type(result).__name__}, not a ToolResult "
+                                "(a bug in the tool)")
     return cap_result(result)
+
+
+def effective_timeout(spec: ToolSpec, parsed: Any, ctx: ToolContext) -> float:
+    """The call's ``timeout_s`` argument if it has one, else the context's, else the spec's."""
+    requested = getattr(parsed, "timeout_s", None)
+    if isinstance(requested, int | float) and not isinstance(requested, bool) and requested > 0:
+        return float(requested)
+    return ctx.timeout_s or spec.timeout_s
 
 
 def validate_args(spec: ToolSpec, args: Any) -> Any:
@@ -66,6 +93,31 @@ def cap_result(result: ToolResult, limit: int = MAX_RESULT_CHARS) -> ToolResult:
     if len(text) <= limit:
         return result
     half = limit // 2
-    omitted = len(text.encode()) - len(text[:half].encode()) - len(text[-half:].encode())
+    omitted = len(text[half:-half].encode("utf-8", "replace"))
     content = f"{text[:half]}\n... [{omitted} bytes omitted] ...\n{text[-half:]}"
     return ToolResult(content, result.is_error, result.data, True, result.omitted_bytes + omitted)
+
+
+def describe_call(spec: ToolSpec | None, call: ToolCall, result: ToolResult | None,
+                  duration_s: float) -> dict[str, Any]:
+    """The ``tool_call`` event payload: what ran, how long, how it ended, what it changed.
+
+    ``result`` None means the call was cancelled. File tools add ``path``, ``base_hash``,
+    ``result_hash`` and ``patch``; ``run_shell`` adds ``exit_code``, ``timed_out`` and
+    ``omitted_bytes``.
+    """
+    d: dict[str, Any] = {
+        "call_id": call.id, "tool": call.name, "version": spec.version if spec else None,
+        "args": dict(call.args), "duration_s": round(duration_s, 6),
+        "outcome": "cancelled" if result is None else "error" if result.is_error else "ok",
+        "is_error": result is None or result.is_error,
+    }
+    if spec is not None:
+        d.update(risk=spec.risk, idempotent=spec.idempotent, side_effects=spec.side_effects,
+                 source=spec.source)
+    if result is not None:
+        data = result.data or {}
+        d.update({k: data[k] for k in (*FILE_DATA_KEYS, *PROCESS_DATA_KEYS) if k in data})
+        d["truncated"] = result.truncated
+        d["content_chars"] = len(result.content)
+    return d

@@ -1,0 +1,281 @@
+"""A supervised subprocess: its own process group, output streamed line by line, memory bounded.
+
+``run_process`` starts ``argv`` in a new session (so the child and everything it spawns share one
+process group), reads stdout and stderr concurrently in chunks, hands complete lines to a sink as
+they arrive, and keeps only the head and tail of each stream (the rest is counted, not stored).
+On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a grace period; a
+cancellation is re-raised after the cleanup, which runs shielded. Background processes still in
+the group when the command's shell exits are terminated the same way: nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+logger = logging.getLogger(__name__)
+
+GRACE_S = 2.0
+"""Time between SIGTERM and SIGKILL."""
+POLL_S = 0.02
+HEAD_BYTES = 20_000
+TAIL_BYTES = 20_000
+"""Kept per stream: the first and last bytes; what lies between is only counted."""
+STREAM_MAX_LINES = 10_000
+STREAM_MAX_BYTES = 1_000_000
+"""Per stream and call, lines beyond these budgets are not streamed (the result keeps them)."""
+MAX_LINE_BYTES = 16_384
+"""A line longer than this is streamed in pieces (keeps the pending buffer bounded)."""
+
+_SECRET_NAME = re.compile(
+    r"(^|_)API_?KEY$|_TOKEN$|^TOKEN$|SECRET|PASSWORD|PASSWD|^AWS_|^OPENAI_|^ANTHROPIC_"
+)
+
+LineSink = Callable[[str, str], None]
+"""Called with (stream name, line without its newline) for every streamed line."""
+
+
+def is_secret_name(name: str) -> bool:
+    """True for environment variable names that look like credentials."""
+    return bool(_SECRET_NAME.search(name.upper()))
+
+
+def scrub_env(base: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` without secret-looking variables, then ``extra`` (passed on purpose) on top."""
+    env = {k: v for k, v in base.items() if not is_secret_name(k)}
+    env.update(extra or {})
+    return env
+
+
+class OutputBuffer:
+    """The head and tail of a byte stream plus a count of the bytes dropped between them."""
+
+    def __init__(self, head_bytes: int = HEAD_BYTES, tail_bytes: int = TAIL_BYTES) -> None:
+        self.head_bytes = head_bytes
+        self.tail_bytes = tail_bytes
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total_bytes = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total_bytes += len(chunk)
+        room = self.head_bytes - len(self._head)
+        if room > 0:
+            self._head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self._tail += chunk
+            excess = len(self._tail) - self.tail_bytes
+            if excess > 0:
+                del self._tail[:excess]
+
+    @property
+    def omitted_bytes(self) -> int:
+        return self.total_bytes - len(self._head) - len(self._tail)
+
+    def text(self) -> str:
+        """Head and tail decoded, joined by a marker stating the omitted byte count."""
+        head = self._head.decode("utf-8", "replace")
+        tail = self._tail.decode("utf-8", "replace")
+        if not self.omitted_bytes:
+            return head + tail
+        return f"{head}\n[... {self.omitted_bytes} bytes omitted ...]\n{tail}"
+
+
+class LineStreamer:
+    """Splits one stream's chunks into lines for the sink, within a per-call budget."""
+
+    def __init__(self, stream: str, sink: LineSink | None) -> None:
+        self.stream = stream
+        self.sink = sink
+        self._pending = b""
+        self._lines = 0
+        self._bytes = 0
+        self.exhausted = sink is None
+
+    def feed(self, chunk: bytes) -> None:
+        if self.exhausted:
+            return
+        parts = (self._pending + chunk).split(b"\n")
+        self._pending = parts.pop()
+        for raw in parts:
+            self._send(raw)
+        while len(self._pending) > MAX_LINE_BYTES and not self.exhausted:
+            self._send(self._pending[:MAX_LINE_BYTES])
+            self._pending = self._pending[MAX_LINE_BYTES:]
+
+    def close(self) -> None:
+        if self._pending and not self.exhausted:
+            self._send(self._pending)
+        self._pending = b""
+
+    def _send(self, raw: bytes) -> None:
+        if self.exhausted or self.sink is None:
+            return
+        if self._lines >= STREAM_MAX_LINES or self._bytes >= STREAM_MAX_BYTES:
+            self.exhausted = True
+            self._pending = b""
+            self.sink(self.stream, f"[{self.stream}: further output not streamed; "
+                      "the result keeps its head and tail]")
+            return
+        self._lines += 1
+        self._bytes += len(raw) + 1
+        self.sink(self.stream, raw.decode("utf-8", "replace").rstrip("\r"))
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessResult:
+    """How a supervised process ended and what it printed (head + tail per stream)."""
+
+    exit_code: int
+    """The return code; negative (``-signal``) when a signal ended it."""
+    duration_s: float
+    timed_out: bool
+    stdout: str
+    stderr: str
+    omitted_bytes: int
+    """Bytes of stdout and stderr dropped between head and tail."""
+    total_bytes: int
+    pid: int
+    leftovers_killed: bool
+    """Processes of the group outlived the command's shell and were terminated."""
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    on_line: LineSink | None = None,
+    on_start: Callable[[int], None] | None = None,
+    grace_s: float = GRACE_S,
+) -> ProcessResult:
+    """Run ``argv`` to completion, timeout or cancellation; never leaves its group running."""
+    started = time.monotonic()
+    process = await anyio.open_process(
+        list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=cwd, env=dict(env), start_new_session=True,
+    )
+    if on_start is not None:
+        on_start(process.pid)
+    out, err = OutputBuffer(), OutputBuffer()
+    leftovers = False
+    try:
+        with anyio.move_on_after(timeout_s) as deadline:
+            leftovers = await _supervise(process, out, err, on_line, grace_s)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await _stop(process, grace_s)
+        raise
+    if deadline.cancelled_caught:
+        with anyio.CancelScope(shield=True):
+            await _stop(process, grace_s)
+    return ProcessResult(
+        exit_code=process.returncode if process.returncode is not None else -signal.SIGKILL,
+        duration_s=time.monotonic() - started,
+        timed_out=deadline.cancelled_caught,
+        stdout=out.text(),
+        stderr=err.text(),
+        omitted_bytes=out.omitted_bytes + err.omitted_bytes,
+        total_bytes=out.total_bytes + err.total_bytes,
+        pid=process.pid,
+        leftovers_killed=leftovers,
+    )
+
+
+async def _supervise(
+    process: Process, out: OutputBuffer, err: OutputBuffer, on_line: LineSink | None,
+    grace_s: float,
+) -> bool:
+    """Pump both streams until EOF and the shell's exit; returns True if leftovers were killed."""
+    assert process.stdout is not None and process.stderr is not None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_pump, process.stdout, out, LineStreamer("stdout", on_line))
+        tg.start_soon(_pump, process.stderr, err, LineStreamer("stderr", on_line))
+        await process.wait()
+        if not group_alive(process.pid):
+            return False
+        logger.info("process group %d outlived its shell; terminating it", process.pid)
+        await terminate_group(process.pid, grace_s)
+    return True
+
+
+async def _pump(stream: ByteReceiveStream, buffer: OutputBuffer, lines: LineStreamer) -> None:
+    async for chunk in stream:
+        buffer.feed(chunk)
+        lines.feed(chunk)
+    lines.close()
+
+
+async def _stop(process: Process, grace_s: float) -> None:
+    """Terminate the group, reap the shell and close the pipes (called shielded)."""
+    await terminate_group(process.pid, grace_s)
+    await process.aclose()
+
+
+async def terminate_group(pgid: int, grace_s: float = GRACE_S) -> None:
+    """SIGTERM to the group, SIGKILL after ``grace_s`` if any member is still alive."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    if await _wait_group_gone(pgid, grace_s):
+        return
+    logger.warning("process group %d ignored SIGTERM for %.1fs; sending SIGKILL", pgid, grace_s)
+    _signal_group(pgid, signal.SIGKILL)
+    await _wait_group_gone(pgid, 1.0)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def _wait_group_gone(pgid: int, within_s: float) -> bool:
+    with anyio.move_on_after(within_s):
+        while group_alive(pgid):
+            await anyio.sleep(POLL_S)
+        return True
+    return False
+
+
+def group_alive(pgid: int) -> bool:
+    """True while a process of group ``pgid`` runs (zombies, already dead, do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc"):
+        return True
+    return any(state != "Z" for state in _group_states(pgid))
+
+
+def _group_states(pgid: int) -> list[str]:
+    """The ``/proc`` state letter of every process in group ``pgid`` (Linux)."""
+    states = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 2 and int(fields[2]) == pgid:
+            states.append(fields[0].decode())
+    return states

@@ -1,0 +1,410 @@
+"""The file tools: read_file, list_files, write_file and edit_file.
+
+Writes never clobber what the agent has not seen: overwriting or editing checks a base hash,
+either passed by the model (``base_hash``) or remembered by the runner from earlier results
+(``ctx.run_data["file_hashes"]``, see ``record_seen``). Every write is atomic and reports the
+base hash, the result hash and the patch in its data and in a ``file_changed`` event.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools import gitignore
+from tools.patch import apply_diff, diff_target, make_patch
+from tools.workspace import atomic_write, is_binary, rel, resolve_in, sha256
+
+logger = logging.getLogger(__name__)
+
+SEEN_HASHES_KEY = "file_hashes"
+"""``run_data`` key: workspace-relative path -> sha256 of the content the agent last saw."""
+MAX_READ_BYTES = 10_000_000
+MAX_LINE_CHARS = 2000
+MAX_PATCH_CHARS = 200_000
+"""A patch longer than this is cut in tool data and events (``patch_truncated`` says so)."""
+
+
+def record_seen(seen: Mapping[str, str], result: ToolResult) -> dict[str, str]:
+    """``seen`` updated with the file hash a tool result reports (call after every tool call)."""
+    data = result.data or {}
+    updated = dict(seen)
+    path = data.get("path")
+    digest = data.get("result_hash") or data.get("sha256")
+    if isinstance(path, str) and isinstance(digest, str) and not result.is_error:
+        updated[path] = digest
+    return updated
+
+
+def _strict() -> ConfigDict:
+    return ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------- read_file
+
+class ReadFileArgs(BaseModel):
+    """Arguments of read_file."""
+
+    model_config = _strict()
+    path: str = Field(description="File path, relative to the workspace root.")
+    offset: int = Field(1, ge=1, description="First line to show (1-based).")
+    limit: int = Field(2000, ge=1, le=10_000, description="Maximum number of lines to show.")
+
+
+async def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+    """Numbered lines of a text file, with the file's sha256 (the base hash for writes)."""
+    target = resolve_in(ctx.workspace, args.path)
+    if isinstance(target, ToolResult):
+        return target
+    return await anyio.to_thread.run_sync(_read_file, ctx.workspace, target, args)
+
+
+def _read_file(workspace: Path, target: Path, args: ReadFileArgs) -> ToolResult:
+    problem = _not_a_readable_file(workspace, target, args.path)
+    if problem is not None:
+        return problem
+    name = rel(workspace, target)
+    size = target.stat().st_size
+    if size > MAX_READ_BYTES:
+        return ToolResult.error(
+            f"{name} is {size / 1e6:.1f} MB, over read_file's {MAX_READ_BYTES // 1_000_000} MB "
+            "limit; use search_text to find what you need, or run_shell with sed -n 'A,Bp'",
+            path=name, size=size)
+    data = target.read_bytes()
+    digest = sha256(data)
+    if is_binary(data):
+        return ToolResult.error(f"{name} is a binary file ({len(data)} bytes, sha256 {digest}); "
+                                "read_file shows text files only", path=name, sha256=digest,
+                                binary=True)
+    lines = _split_lines(data.decode("utf-8", "replace"))
+    total = len(lines)
+    if total == 0:
+        return ToolResult(f"{name} is empty (sha256 {digest})",
+                          data={"path": name, "sha256": digest, "lines": [0, 0], "total_lines": 0})
+    if args.offset > total:
+        return ToolResult.error(f"offset {args.offset} is past the end of {name} "
+                                f"({total} lines)", path=name, sha256=digest, total_lines=total)
+    first, last = args.offset, min(total, args.offset + args.limit - 1)
+    body = "\n".join(f"{n:>6}\t{_clip(lines[n - 1])}" for n in range(first, last + 1))
+    more = f"; use offset={last + 1} to read more" if last < total else ""
+    footer = f"({name}: lines {first}-{last} of {total}; sha256 {digest}{more})"
+    return ToolResult(f"{body}\n{footer}", data={
+        "path": name, "sha256": digest, "lines": [first, last], "total_lines": total})
+
+
+def _not_a_readable_file(workspace: Path, target: Path, asked: str) -> ToolResult | None:
+    if target.is_dir():
+        return ToolResult.error(f"{asked} is a directory; use list_files to see its contents")
+    if not target.exists():
+        return ToolResult.error(f"no such file: {asked}{_similar_names(workspace, target)}")
+    if not target.is_file():
+        return ToolResult.error(f"{asked} is not a regular file (device, socket or pipe)")
+    return None
+
+
+def _similar_names(workspace: Path, target: Path) -> str:
+    try:
+        names = [p.name for p in target.parent.iterdir()]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(target.name, names, n=3, cutoff=0.6)
+    if not close:
+        return ""
+    parent = rel(workspace, target.parent)
+    options = ", ".join(name if parent == "." else f"{parent}/{name}" for name in close)
+    return f" (did you mean {options}?)"
+
+
+def _split_lines(text: str) -> list[str]:
+    parts = text.split("\n")
+    lines = parts[:-1] if parts[-1] == "" else parts
+    return [line.removesuffix("\r") for line in lines]
+
+
+def _clip(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line)} chars]"
+
+
+# ---------------------------------------------------------------- list_files
+
+class ListFilesArgs(BaseModel):
+    """Arguments of list_files."""
+
+    model_config = _strict()
+    path: str = Field(".", description="Directory to list, relative to the workspace root.")
+    depth: int = Field(3, ge=1, le=20,
+                       description="How many directory levels to descend (1: direct children).")
+    limit: int = Field(500, ge=1, le=10_000, description="Maximum number of entries to show.")
+
+
+COUNT_CAP = 100_000
+"""Entries beyond the shown ones are counted up to this many."""
+
+
+async def list_files(args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
+    """The files git would see under a directory (``.gitignore`` respected), depth-limited."""
+    target = resolve_in(ctx.workspace, args.path)
+    if isinstance(target, ToolResult):
+        return target
+    return await anyio.to_thread.run_sync(_list_files, ctx.workspace.resolve(), target, args,
+                                          abandon_on_cancel=True)
+
+
+def _list_files(root: Path, target: Path, args: ListFilesArgs) -> ToolResult:
+    if not target.is_dir():
+        hint = "; use read_file for a file" if target.is_file() else ""
+        return ToolResult.error(f"{args.path} is not a directory{hint}")
+    shown: list[str] = []
+    total = 0
+    for entry in gitignore.walk(root, target, args.depth):
+        total += 1
+        if len(shown) < args.limit:
+            suffix = "/" if entry.is_dir else "@" if entry.is_symlink else ""
+            shown.append(entry.rel + suffix)
+        elif total >= COUNT_CAP:
+            break
+    name = rel(root, target)
+    data: dict[str, Any] = {"path": name, "entries": len(shown), "total": total,
+                            "truncated": total > len(shown)}
+    if not shown:
+        return ToolResult(f"{name}: no files (empty, or everything is ignored by .gitignore)",
+                          data=data)
+    text = "\n".join(shown)
+    if total > len(shown):
+        counted = f"at least {total}" if total >= COUNT_CAP else str(total)
+        text += (f"\n(showing {len(shown)} of {counted} entries; narrow `path`, lower `depth` "
+                 "or raise `limit`)")
+    return ToolResult(text, data=data, truncated=total > len(shown))
+
+
+# ---------------------------------------------------------------- write_file and edit_file
+
+class WriteFileArgs(BaseModel):
+    """Arguments of write_file."""
+
+    model_config = _strict()
+    path: str = Field(description="File to create or overwrite, relative to the workspace root.")
+    content: str = Field(description="The complete new content of the file.")
+    base_hash: str | None = Field(
+        None, description="sha256 of the file as you last read it (from read_file); required "
+        "to overwrite an existing file unless the runtime remembers what you read.")
+
+
+class EditFileArgs(BaseModel):
+    """Arguments of edit_file: either old/new (exact replacement) or diff (unified diff)."""
+
+    model_config = _strict()
+    path: str = Field(description="File to edit, relative to the workspace root.")
+    old: str | None = Field(None, description="Exact text to replace (with its whitespace); "
+                            "must occur exactly once unless replace_all is true.")
+    new: str | None = Field(None, description="Replacement text for `old`.")
+    replace_all: bool = Field(False, description="Replace every occurrence of `old`.")
+    diff: str | None = Field(None, description="A unified diff for this one file (instead of "
+                             "old/new); every hunk must match the file exactly.")
+    base_hash: str | None = Field(None, description="sha256 of the file as you last read it; "
+                                  "the edit is refused if the file changed since.")
+
+    @model_validator(mode="after")
+    def _one_mode(self) -> EditFileArgs:
+        if self.diff is not None and (self.old is not None or self.new is not None):
+            raise ValueError("give either old/new or diff, not both")
+        if self.diff is None and (self.old is None or self.new is None):
+            raise ValueError("give old and new (exact replacement), or diff (unified diff)")
+        return self
+
+
+async def write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
+    """Create a file, or overwrite one whose current hash equals the base the agent read."""
+    target = resolve_in(ctx.workspace, args.path)
+    if isinstance(target, ToolResult):
+        return target
+    return await anyio.to_thread.run_sync(_write_file, ctx, target, args)
+
+
+def _write_file(ctx: ToolContext, target: Path, args: WriteFileArgs) -> ToolResult:
+    name = rel(ctx.workspace, target)
+    if target.is_dir():
+        return ToolResult.error(f"{args.path} is a directory")
+    old = target.read_bytes() if target.exists() else None
+    if old is None and args.base_hash is not None:
+        return ToolResult.error(f"{name} does not exist any more but base_hash was given; "
+                                "it was deleted since you read it (omit base_hash to create it)")
+    if old is not None:
+        base = args.base_hash or _seen(ctx, name)
+        if base is None:
+            return ToolResult.error(
+                f"{name} already exists; read it first (read_file) and pass its sha256 as "
+                "base_hash to overwrite it, or use edit_file")
+        conflict = _conflict(name, base, old)
+        if conflict is not None:
+            return conflict
+    return _commit(ctx, target, name, old, args.content.encode("utf-8"), "write_file")
+
+
+async def edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolResult:
+    """Replace an exact string or apply a unified diff; returns the diff applied."""
+    target = resolve_in(ctx.workspace, args.path)
+    if isinstance(target, ToolResult):
+        return target
+    return await anyio.to_thread.run_sync(_edit_file, ctx, target, args)
+
+
+def _edit_file(ctx: ToolContext, target: Path, args: EditFileArgs) -> ToolResult:
+    problem = _not_a_readable_file(ctx.workspace, target, args.path)
+    if problem is not None:
+        if not target.exists():
+            return ToolResult.error(f"{problem.content}; use write_file to create a new file")
+        return problem
+    name = rel(ctx.workspace, target)
+    old = target.read_bytes()
+    base = args.base_hash or _seen(ctx, name)
+    conflict = _conflict(name, base, old) if base is not None else None
+    if conflict is not None:
+        return conflict
+    if is_binary(old):
+        return ToolResult.error(f"{name} is a binary file; edit_file edits text files only")
+    text = old.decode("utf-8", "surrogateescape")
+    try:
+        new_text = _apply_edit(name, text, args)
+    except ValueError as exc:
+        return ToolResult.error(f"edit_file {name}: {exc}", path=name, sha256=sha256(old))
+    new = new_text.encode("utf-8", "surrogateescape")
+    if new == old:
+        return ToolResult.error(f"edit_file {name}: the edit changes nothing")
+    return _commit(ctx, target, name, old, new, "edit_file")
+
+
+def _apply_edit(name: str, text: str, args: EditFileArgs) -> str:
+    if args.diff is not None:
+        named = diff_target(args.diff)
+        if named is not None and named != name:
+            raise ValueError(f"the diff is for {named!r}, not {name!r}")
+        return apply_diff(text, args.diff)
+    assert args.old is not None and args.new is not None
+    return replace_exact(text, args.old, args.new, args.replace_all)
+
+
+def replace_exact(text: str, old: str, new: str, replace_all: bool = False) -> str:
+    """``text`` with ``old`` replaced; ``ValueError`` unless it occurs once (or ``replace_all``)."""
+    if not old:
+        raise ValueError("`old` is empty; give the exact text to replace")
+    if old == new:
+        raise ValueError("`old` and `new` are identical")
+    if old not in text and "\r\n" in text and "\r\n" not in old:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+    count = text.count(old)
+    if count == 0:
+        raise ValueError(f"`old` was not found{_closest_line(text, old)}; copy the text exactly "
+                         "as read_file shows it (without the line-number prefix), whitespace "
+                         "included")
+    if count > 1 and not replace_all:
+        lines = _occurrence_lines(text, old)
+        raise ValueError(f"`old` occurs {count} times (lines {lines}); include more surrounding "
+                         "text to make it unique, or set replace_all=true")
+    return text.replace(old, new)
+
+
+def _closest_line(text: str, old: str) -> str:
+    first = next((line.strip() for line in old.split("\n") if line.strip()), "")
+    lines = text.split("\n")
+    stripped = [line.strip() for line in lines]
+    close = difflib.get_close_matches(first, stripped, n=1, cutoff=0.6)
+    if not first or not close:
+        return ""
+    return f" (closest line: {stripped.index(close[0]) + 1}: {close[0][:120]!r})"
+
+
+def _occurrence_lines(text: str, old: str) -> str:
+    found, start = [], text.find(old)
+    while start >= 0 and len(found) < 10:
+        found.append(str(text.count("\n", 0, start) + 1))
+        start = text.find(old, start + 1)
+    return ", ".join(found)
+
+
+def _seen(ctx: ToolContext, name: str) -> str | None:
+    seen = ctx.run_data.get(SEEN_HASHES_KEY) or {}
+    value = seen.get(name) if isinstance(seen, Mapping) else None
+    return value if isinstance(value, str) else None
+
+
+def _conflict(name: str, base: str, current: bytes) -> ToolResult | None:
+    now = sha256(current)
+    if now == base:
+        return None
+    return ToolResult.error(
+        f"{name} changed since you read it (base {base[:12]}, now {now[:12]}); read it again "
+        "and redo the change on the current content", path=name, base_hash=base, current=now,
+        conflict=True)
+
+
+def _commit(ctx: ToolContext, target: Path, name: str, old: bytes | None, new: bytes,
+            tool: str) -> ToolResult:
+    """Write atomically, then report hashes and patch in the result and a ``file_changed``."""
+    atomic_write(target, new)
+    old_text = None if old is None else old.decode("utf-8", "replace")
+    patch = make_patch(name, old_text, new.decode("utf-8", "replace"))
+    data: dict[str, Any] = {
+        "path": name, "base_hash": None if old is None else sha256(old),
+        "result_hash": sha256(new), "created": old is None, "patch": patch[:MAX_PATCH_CHARS]}
+    if len(patch) > MAX_PATCH_CHARS:
+        data["patch_truncated"] = True
+    ctx.emit("file_changed", {"call_id": ctx.call_id, "tool": tool, **data})
+    added, removed = _diffstat(patch)
+    if tool == "edit_file":
+        return ToolResult(f"edited {name} (+{added} -{removed} lines, sha256 "
+                          f"{data['result_hash']}):\n{patch}", data=data)
+    verb = "created" if old is None else "overwrote"
+    return ToolResult(f"{verb} {name} (+{added} -{removed} lines, sha256 {data['result_hash']})",
+                      data=data)
+
+
+def _diffstat(patch: str) -> tuple[int, int]:
+    lines = patch.split("\n")
+    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++ "))
+    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("--- "))
+    return added, removed
+
+
+SPECS = (
+    ToolSpec(
+        name="read_file", version="1.0.0",
+        description="Read a text file: numbered lines (offset/limit for long files) and the "
+        "file's sha256, which write_file/edit_file use as base_hash. Binary files and files "
+        "over 10 MB are refused.",
+        input_model=ReadFileArgs, handler=read_file, risk="read", idempotent=True,
+        side_effects=False, timeout_s=30.0,
+        changelog=("1.0.0: numbered lines, offset/limit, binary and size detection, sha256",)),
+    ToolSpec(
+        name="list_files", version="1.0.0",
+        description="List files and directories (directories end with '/', symlinks with '@') "
+        "under a directory, respecting .gitignore, depth- and count-limited.",
+        input_model=ListFilesArgs, handler=list_files, risk="read", idempotent=True,
+        side_effects=False, timeout_s=60.0,
+        changelog=("1.0.0: .gitignore-aware listing with depth and count limits",)),
+    ToolSpec(
+        name="write_file", version="1.0.0",
+        description="Create a new file, or overwrite an existing one you have read (pass its "
+        "sha256 as base_hash). Refused if the file changed since you read it. Prefer edit_file "
+        "for changes to existing files.",
+        input_model=WriteFileArgs, handler=write_file, risk="write", idempotent=False,
+        side_effects=True, timeout_s=60.0,
+        changelog=("1.0.0: atomic create/overwrite guarded by base hash; reports the patch",)),
+    ToolSpec(
+        name="edit_file", version="1.0.0",
+        description="Edit a text file by exact replacement (old -> new; old must be unique "
+        "unless replace_all) or by a unified diff whose hunks match the file exactly. Refused "
+        "if the file changed since you read it. Returns the diff applied.",
+        input_model=EditFileArgs, handler=edit_file, risk="write", idempotent=False,
+        side_effects=True, timeout_s=60.0,
+        changelog=("1.0.0: exact replacement or strict unified diff, base hash, returns diff",)),
+)

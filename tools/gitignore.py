@@ -1,0 +1,205 @@
+"""Walking the workspace the way git sees it: ``.gitignore`` rules, never ``.git`` itself.
+
+Implements the documented gitignore syntax: comments, ``!`` negation, trailing ``/`` for
+directories only, a ``/`` at the start or in the middle anchors a pattern to its file's
+directory, ``*``, ``?``, ``[...]`` and ``**``. Every ``.gitignore`` from the workspace root down
+applies to its own subtree (deeper files win), plus ``.git/info/exclude``; the last matching
+rule decides. Like git, an ignored directory is not entered, so its files cannot be re-included.
+Symlinks are reported but never followed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ALWAYS_SKIPPED = frozenset({".git"})
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One gitignore line, compiled."""
+
+    regex: re.Pattern[str]
+    negated: bool
+    dir_only: bool
+    anchored: bool
+    """Matched against the path relative to the rule's directory, else against the name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One walked file or directory."""
+
+    rel: str
+    """Relative to the workspace root, POSIX form."""
+    path: str
+    is_dir: bool
+    is_symlink: bool
+    depth: int
+    """1 for entries directly inside the walk's start."""
+
+
+def glob_regex(pattern: str) -> str:
+    """A gitignore-style glob as a regex over ``/``-separated paths (for ``fullmatch``)."""
+    parts = pattern.split("/")
+    out = []
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            out.append(".*" if last else "(?:.*/)?")
+            continue
+        out.append(_segment_regex(part))
+        if not last:
+            out.append("/")
+    return "".join(out)
+
+
+def _segment_regex(segment: str) -> str:
+    out, i = [], 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = _class_end(segment, i)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = segment[i + 1:end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        elif c == "\\" and i + 1 < len(segment):
+            i += 1
+            out.append(re.escape(segment[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _class_end(segment: str, start: int) -> int:
+    """Index of the ``]`` closing the class opened at ``start``, or -1."""
+    i = start + 1
+    if i < len(segment) and segment[i] in "!^":
+        i += 1
+    if i < len(segment) and segment[i] == "]":
+        i += 1
+    end = segment.find("]", i)
+    return end
+
+
+def parse_rules(text: str) -> list[Rule]:
+    """The rules of one ``.gitignore`` file, in file order."""
+    rules = []
+    for line in text.splitlines():
+        rule = _parse_line(line)
+        if rule is not None:
+            rules.append(rule)
+    return rules
+
+
+def _parse_line(line: str) -> Rule | None:
+    line = line.rstrip() + " " if line.endswith("\\ ") else line.rstrip()
+    if not line or line.startswith("#"):
+        return None
+    negated = line.startswith("!")
+    if negated or line.startswith(("\\!", "\\#")):
+        line = line[1:]
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    line = line.lstrip("/")
+    return Rule(re.compile(glob_regex(line)), negated, dir_only, anchored)
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreStack:
+    """The rule files in force for one directory, outermost first."""
+
+    layers: tuple[tuple[str, tuple[Rule, ...]], ...] = ()
+    """(directory relative to the root with a trailing ``/`` or ``""``, rules)."""
+
+    def ignored(self, rel: str, name: str, is_dir: bool) -> bool:
+        if name in ALWAYS_SKIPPED:
+            return True
+        for base, rules in reversed(self.layers):
+            if not rel.startswith(base):
+                continue
+            local = rel[len(base):]
+            for rule in reversed(rules):
+                if rule.dir_only and not is_dir:
+                    continue
+                if rule.regex.fullmatch(local if rule.anchored else name):
+                    return not rule.negated
+        return False
+
+    def enter(self, root: Path, rel_dir: str) -> IgnoreStack:
+        """The stack for directory ``rel_dir`` (adds its ``.gitignore`` if it has one)."""
+        rules = _read_rules(root / rel_dir / ".gitignore")
+        if not rules:
+            return self
+        base = f"{rel_dir}/" if rel_dir else ""
+        return IgnoreStack((*self.layers, (base, tuple(rules))))
+
+
+def _read_rules(path: Path) -> list[Rule]:
+    try:
+        return parse_rules(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return []
+
+
+def root_stack(root: Path) -> IgnoreStack:
+    """The stack at the workspace root: ``.git/info/exclude`` then the root ``.gitignore``."""
+    exclude = _read_rules(root / ".git" / "info" / "exclude")
+    stack = IgnoreStack((("", tuple(exclude)),) if exclude else ())
+    return stack.enter(root, "")
+
+
+def stack_for(root: Path, rel_dir: str) -> IgnoreStack:
+    """The stack in force inside ``rel_dir`` (every ``.gitignore`` from the root down)."""
+    stack = root_stack(root)
+    if rel_dir in ("", "."):
+        return stack
+    parts = rel_dir.split("/")
+    for i in range(1, len(parts) + 1):
+        stack = stack.enter(root, "/".join(parts[:i]))
+    return stack
+
+
+def walk(root: Path, start: Path, max_depth: int | None = None) -> Iterator[Entry]:
+    """Depth-first, name-sorted entries under ``start`` that git would not ignore."""
+    rel_start = start.relative_to(root).as_posix()
+    rel_start = "" if rel_start == "." else rel_start
+    yield from _walk_dir(root, start, rel_start, stack_for(root, rel_start), 1, max_depth)
+
+
+def _walk_dir(
+    root: Path, directory: Path, rel_dir: str, stack: IgnoreStack, depth: int,
+    max_depth: int | None,
+) -> Iterator[Entry]:
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for e in entries:
+        rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
+        link = e.is_symlink()
+        is_dir = not link and e.is_dir(follow_symlinks=False)
+        if stack.ignored(rel, e.name, is_dir):
+            continue
+        yield Entry(rel, e.path, is_dir, link, depth)
+        if is_dir and (max_depth is None or depth < max_depth):
+            yield from _walk_dir(root, Path(e.path), rel, stack.enter(root, rel), depth + 1,
+                                 max_depth)

@@ -1,0 +1,241 @@
+"""The search_text tool: a regular-expression search over the workspace, grep-style output.
+
+Python ``re`` syntax, matched line by line. Files come from the ``.gitignore``-aware walk; binary
+files (a NUL byte in the first 8 KB), symlinks and files over 20 MB are skipped. Each file is
+searched whole first (one C-level scan; most files do not match), and only matching files are
+split into lines. Output is ``path:line:text`` for matches and ``path-line-text`` for context,
+groups separated by ``--``; matches beyond ``max_results`` are counted, not shown.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AnyStr, Generic
+
+import anyio
+import anyio.from_thread
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools import gitignore
+from tools.workspace import is_binary, rel, resolve_in
+
+logger = logging.getLogger(__name__)
+
+MAX_FILE_BYTES = 20_000_000
+MAX_TEXT_CHARS = 400
+"""A shown line longer than this is cut."""
+CANCEL_CHECK_EVERY = 256
+"""Files searched between two checks for cancellation."""
+
+
+class SearchTextArgs(BaseModel):
+    """Arguments of search_text."""
+
+    model_config = ConfigDict(extra="forbid")
+    pattern: str = Field(min_length=1, description="Regular expression (Python re syntax), "
+                         "matched against each line.")
+    path: str = Field(".", description="Directory or file to search, relative to the workspace.")
+    glob: str | None = Field(None, description="Only search files matching this glob, e.g. "
+                             "'*.py', 'src/**/*.ts' or '*.{js,jsx}'.")
+    context: int = Field(0, ge=0, le=20, description="Lines of context around each match.")
+    max_results: int = Field(200, ge=1, le=5000, description="Maximum matching lines to show.")
+    case_sensitive: bool = Field(True, description="False for a case-insensitive search.")
+
+
+@dataclass
+class Matcher(Generic[AnyStr]):
+    """A compiled pattern working on bytes (ASCII patterns, fast) or on decoded text."""
+
+    regex: re.Pattern[AnyStr]
+    newline: AnyStr
+
+    def lines(self, data: bytes) -> list[AnyStr] | None:
+        """The file's lines if the pattern can match in it, else None."""
+        text: Any = data if isinstance(self.newline, bytes) else data.decode("utf-8", "replace")
+        if self.regex.search(text) is None:
+            return None
+        parts = text.split(self.newline)
+        return parts[:-1] if not parts[-1] else parts
+
+    def hit(self, line: AnyStr) -> bool:
+        return self.regex.search(line) is not None
+
+
+def compile_matcher(pattern: str, case_sensitive: bool) -> Matcher[Any]:
+    """A matcher for ``pattern``; ``re.error`` when it is not a valid expression."""
+    flags = re.MULTILINE | (0 if case_sensitive else re.IGNORECASE)
+    if pattern.isascii():
+        return Matcher(re.compile(pattern.encode(), flags), b"\n")
+    return Matcher(re.compile(pattern, flags), "\n")
+
+
+def expand_braces(glob: str) -> list[str]:
+    """``*.{ts,tsx}`` -> ``['*.ts', '*.tsx']`` (first group expanded recursively)."""
+    m = re.search(r"\{([^{}]*,[^{}]*)\}", glob)
+    if m is None:
+        return [glob]
+    head, tail = glob[:m.start()], glob[m.end():]
+    return [g for alt in m.group(1).split(",") for g in expand_braces(head + alt + tail)]
+
+
+def glob_filter(glob: str | None) -> re.Pattern[str] | None:
+    """One regex for the glob: against the name if it has no ``/``, else against the path."""
+    if not glob:
+        return None
+    parts = []
+    for g in expand_braces(glob):
+        g = g.lstrip("/")
+        parts.append(gitignore.glob_regex(g) if "/" in g else f"(?:.*/)?{gitignore.glob_regex(g)}")
+    return re.compile("|".join(f"(?:{p})" for p in parts))
+
+
+@dataclass
+class Report:
+    """What a search found: shown lines and counts."""
+
+    lines: list[str] = field(default_factory=list)
+    shown: int = 0
+    total: int = 0
+    files_matched: int = 0
+    files_searched: int = 0
+    skipped_binary: int = 0
+    skipped_large: int = 0
+
+
+async def search_text(args: SearchTextArgs, ctx: ToolContext) -> ToolResult:
+    """Search for a regular expression; results as ``path:line:text``."""
+    target = resolve_in(ctx.workspace, args.path)
+    if isinstance(target, ToolResult):
+        return target
+    try:
+        matcher = compile_matcher(args.pattern, args.case_sensitive)
+    except re.error as exc:
+        return ToolResult.error(f"invalid regular expression {args.pattern!r}: {exc} "
+                                "(Python re syntax; escape literal characters like ( [ . *)")
+    if not target.exists():
+        return ToolResult.error(f"no such file or directory: {args.path}")
+    root = ctx.workspace.resolve()
+    report = await anyio.to_thread.run_sync(_search, root, target, matcher, args)
+    return _result(rel(root, target), args, report)
+
+
+def _search(root: Path, target: Path, matcher: Matcher[Any], args: SearchTextArgs) -> Report:
+    report = Report()
+    wanted = glob_filter(args.glob)
+    for n, (name, path) in enumerate(_files(root, target, wanted), 1):
+        if n % CANCEL_CHECK_EVERY == 0:
+            anyio.from_thread.check_cancelled()
+        _search_file(name, path, matcher, args, report)
+    return report
+
+
+def _files(root: Path, target: Path, wanted: re.Pattern[str] | None):  # type: ignore[no-untyped-def]
+    if target.is_file():
+        yield rel(root, target), str(target)
+        return
+    start = rel(root, target)
+    prefix = "" if start == "." else f"{start}/"
+    for entry in gitignore.walk(root, target):
+        if entry.is_dir or entry.is_symlink:
+            continue
+        if wanted is None or wanted.fullmatch(entry.rel[len(prefix):]) or wanted.fullmatch(
+                entry.rel):
+            yield entry.rel, entry.path
+
+
+def _search_file(name: str, path: str, matcher: Matcher[Any], args: SearchTextArgs,
+                 report: Report) -> None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return
+    if len(data) > MAX_FILE_BYTES:
+        report.skipped_large += 1
+        return
+    if is_binary(data):
+        report.skipped_binary += 1
+        return
+    report.files_searched += 1
+    lines = matcher.lines(data)
+    if lines is None:
+        return
+    hits = [i for i, line in enumerate(lines) if matcher.hit(line)]
+    if not hits:
+        return
+    report.files_matched += 1
+    report.total += len(hits)
+    room = args.max_results - report.shown
+    if room > 0:
+        shown = hits[:room]
+        report.shown += len(shown)
+        _format(name, lines, shown, args.context, report.lines)
+
+
+def _format(name: str, lines: list[Any], hits: list[int], context: int, out: list[str]) -> None:
+    hit_set = set(hits)
+    last = -2
+    for start, end in _windows(hits, context, len(lines)):
+        if context and out and start > last + 1:
+            out.append("--")
+        for i in range(start, end + 1):
+            sep = ":" if i in hit_set else "-"
+            out.append(f"{name}{sep}{i + 1}{sep}{_show(lines[i])}")
+        last = end
+
+
+def _windows(hits: list[int], context: int, size: int) -> list[tuple[int, int]]:
+    """Merged [start, end] line ranges around the hits."""
+    windows: list[tuple[int, int]] = []
+    for i in hits:
+        start, end = max(0, i - context), min(size - 1, i + context)
+        if windows and start <= windows[-1][1] + 1:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], end))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _show(line: Any) -> str:
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    text = text.rstrip("\r")
+    return text if len(text) <= MAX_TEXT_CHARS else text[:MAX_TEXT_CHARS] + "... [cut]"
+
+
+def _result(where: str, args: SearchTextArgs, r: Report) -> ToolResult:
+    skipped = _skipped(r)
+    data = {"path": where, "matches": r.total, "shown": r.shown, "files_matched": r.files_matched,
+            "files_searched": r.files_searched, "omitted_matches": r.total - r.shown}
+    if r.total == 0:
+        return ToolResult(f"no matches for {args.pattern!r} in {where} ({r.files_searched} files "
+                          f"searched{skipped})", data=data)
+    summary = f"({r.total} matching lines in {r.files_matched} files{skipped}"
+    if r.shown < r.total:
+        summary += (f"; showing the first {r.shown}, {r.total - r.shown} omitted: narrow the "
+                    "pattern, path or glob, or raise max_results")
+    text = "\n".join(r.lines) + f"\n{summary})"
+    return ToolResult(text, data=data, truncated=r.shown < r.total)
+
+
+def _skipped(r: Report) -> str:
+    parts = []
+    if r.skipped_binary:
+        parts.append(f"{r.skipped_binary} binary")
+    if r.skipped_large:
+        parts.append(f"{r.skipped_large} over 20 MB")
+    return f"; skipped {' and '.join(parts)}" if parts else ""
+
+
+SPEC = ToolSpec(
+    name="search_text", version="1.0.0",
+    description="Search file contents for a regular expression (Python re syntax, per line), "
+    "respecting .gitignore and skipping binary files. Output: path:line:text; context lines "
+    "as path-line-text. Optional glob filter, context lines, result cap.",
+    input_model=SearchTextArgs, handler=search_text, risk="read", idempotent=True,
+    side_effects=False, timeout_s=120.0,
+    changelog=("1.0.0: regex search with glob, context lines and result cap",),
+)

@@ -1,0 +1,109 @@
+"""The run_shell tool: one bash command, supervised (see ``engine.tooling.process``).
+
+Output lines stream as ``tool_output`` events while the command runs; the result gives the exit
+code, the duration and the head and tail of stdout and stderr. The working directory is confined
+to the workspace; the environment is the runtime's minus anything that looks like a secret, plus
+what the tool configuration passes in ``ctx.env``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.tooling.process import ProcessResult, run_process, scrub_env
+from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools.workspace import rel, resolve_in
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_TIMEOUT_S = 3600.0
+
+
+class RunShellArgs(BaseModel):
+    """Arguments of run_shell."""
+
+    model_config = ConfigDict(extra="forbid")
+    command: str = Field(min_length=1, description="A bash command line (pipes, &&, etc.).")
+    timeout_s: float | None = Field(
+        None, gt=0, le=MAX_TIMEOUT_S,
+        description=f"Seconds before the command is stopped (default {DEFAULT_TIMEOUT_S:g}).")
+    cwd: str = Field(".", description="Working directory, relative to the workspace root.")
+
+
+async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
+    """Run ``args.command`` with ``bash -c`` in its own process group."""
+    cwd = resolve_in(ctx.workspace, args.cwd)
+    if isinstance(cwd, ToolResult):
+        return cwd
+    if not cwd.is_dir():
+        return ToolResult.error(f"cwd {args.cwd!r} is not a directory in the workspace")
+    timeout = args.timeout_s or ctx.timeout_s or DEFAULT_TIMEOUT_S
+
+    def on_line(stream: str, line: str) -> None:
+        ctx.emit("tool_output", {"call_id": ctx.call_id, "stream": stream, "line": line,
+                                 "t": time.time()})
+
+    def on_start(pid: int) -> None:
+        ctx.emit("tool_process", {"call_id": ctx.call_id, "pid": pid, "pgid": pid,
+                                  "command": args.command, "cwd": rel(ctx.workspace, cwd)})
+
+    result = await run_process(
+        ["bash", "-c", args.command], cwd=cwd, env=scrub_env(os.environ, ctx.env),
+        timeout_s=timeout, on_line=on_line, on_start=on_start)
+    return _to_result(result, timeout)
+
+
+def _to_result(r: ProcessResult, timeout: float) -> ToolResult:
+    sections = [_status_line(r, timeout)]
+    if r.leftovers_killed:
+        sections.append("(background processes still running when the command exited were "
+                        "terminated)")
+    for name, text in (("stdout", r.stdout), ("stderr", r.stderr)):
+        if text:
+            sections.append(f"{name}:\n{text.rstrip(chr(10))}")
+    if not r.stdout and not r.stderr:
+        sections.append("(no output)")
+    data = {"exit_code": r.exit_code, "duration_s": round(r.duration_s, 3),
+            "timed_out": r.timed_out, "omitted_bytes": r.omitted_bytes,
+            "output_bytes": r.total_bytes}
+    return ToolResult("\n".join(sections), is_error=r.timed_out or r.exit_code != 0, data=data,
+                      truncated=r.omitted_bytes > 0, omitted_bytes=r.omitted_bytes)
+
+
+def _status_line(r: ProcessResult, timeout: float) -> str:
+    took = f"{r.duration_s:.2f} s"
+    if r.timed_out:
+        return (f"timed out after {timeout:g} s; the command's process group was terminated "
+                f"(exit code {r.exit_code}); raise timeout_s or make the command finish sooner")
+    if r.exit_code < 0:
+        return f"killed by {_signal_name(-r.exit_code)} after {took}"
+    if r.exit_code == 127:
+        return (f"exit code 127 after {took}: command not found; check its name, or that it is "
+                "installed and on PATH")
+    return f"exit code {r.exit_code} after {took}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+SPEC = ToolSpec(
+    name="run_shell", version="1.0.0",
+    description="Run a bash command in the workspace (own process group, no stdin). Output "
+    "streams live; the result has the exit code, the duration and stdout/stderr (head and tail "
+    "kept when long). Background processes are stopped when the command exits. Default "
+    f"timeout {DEFAULT_TIMEOUT_S:g} s.",
+    input_model=RunShellArgs, handler=run_shell, risk="exec", idempotent=False,
+    side_effects=True, timeout_s=DEFAULT_TIMEOUT_S,
+    changelog=("1.0.0: bash -c in a process group; streamed lines, head+tail caps, timeout, "
+               "scrubbed environment",),
+)
