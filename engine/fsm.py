@@ -39,7 +39,9 @@ class TransitionTable:
         self._next: dict[str, dict[str, str]] = {name: {} for name in self.machine.states}
         for trigger, event in self.machine.events.items():
             for source, options in event.transitions.items():
-                self._next[source][trigger] = options[0].dest
+                dest = options[0].dest  # None only for internal transitions, never declared here
+                if dest is not None:
+                    self._next[source][trigger] = dest
         self._triggers = {name: sorted(nexts) for name, nexts in self._next.items()}
         self._final = frozenset(n for n, st in self.machine.states.items() if st.final)
 

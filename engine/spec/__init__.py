@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine.actions.base import ActionInfo
 from engine.errors import SpecError
 from engine.spec.check import check_machine
 from engine.spec.load import parse_machine
@@ -21,6 +21,9 @@ from engine.spec.model import (
     StateSpec,
     machine_hash,
 )
+
+if TYPE_CHECKING:  # the action contract is only a type here: no import of the actions layer
+    from engine.actions.base import ActionInfo
 
 __all__ = [
     "ContextSpec",

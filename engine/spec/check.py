@@ -6,14 +6,16 @@ Every problem is reported (not only the first), each with the line it is about a
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from engine.actions.base import ActionInfo
 from engine.errors import SpecProblem
 from engine.spec.load import did_you_mean, pydantic_message
 from engine.spec.model import MachineSpec, StateSpec
+
+if TYPE_CHECKING:  # the action contract is only a type here: no import of the actions layer
+    from engine.actions.base import ActionInfo
 
 
 def check_machine(spec: MachineSpec, actions: Mapping[str, ActionInfo]) -> list[SpecProblem]:
