@@ -63,7 +63,8 @@ def machine_graph(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
 def dot_source(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
                current: str | None = None) -> str:
     """The DOT text of ``machine_graph``: stable across calls, fit for drift checks."""
-    return machine_graph(spec, path_taken=path_taken, current=current).source
+    source: str = machine_graph(spec, path_taken=path_taken, current=current).source
+    return source
 
 
 def render(spec: MachineSpec, out: Path, **kw: Any) -> Path:
@@ -86,7 +87,8 @@ def render(spec: MachineSpec, out: Path, **kw: Any) -> Path:
 
 def _pipe(graph: graphviz.Digraph, fmt: str) -> bytes:
     try:
-        return graph.pipe(format=fmt)
+        data: bytes = graph.pipe(format=fmt)
+        return data
     except graphviz.ExecutableNotFound as exc:
         raise UsageError(DOT_MISSING) from exc
     except graphviz.CalledProcessError as exc:

@@ -273,10 +273,11 @@ class _Builder:
     def add(self, path: Path_, message: str) -> None:
         self.problems.append(SpecProblem(self.file, self.line(path), message))
 
-    def known(self, data: dict[str, Any], valid: Iterable[str], path: Path_, where: str) -> dict:
+    def known(self, data: dict[str, Any], valid: Iterable[str], path: Path_,
+              where: str) -> dict[str, Any]:
         """``data`` without its unknown keys, each reported with the valid ones."""
         valid = tuple(valid)
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in data.items():
             if key in valid:
                 out[key] = value
