@@ -24,7 +24,7 @@ from engine.spec import (
     machine_hash,
     parse_machine,
 )
-from engine.spec.load import MAX_NODES
+from engine.spec.load import MAX_DEPTH, MAX_NODES
 
 HERE = Path(__file__).parent
 BROKEN = sorted((HERE / "machines_broken").glob("*.yaml"))
@@ -264,6 +264,13 @@ def test_too_many_nodes_is_refused(tmp_path: Path) -> None:
     # Values counted: root, 'big', states, s, 'plan', with, xs (7), then the items from line 7.
     assert problems_of(path) == [
         f"{path}:{MAX_NODES}: document too large (more than {MAX_NODES} YAML nodes)"]
+
+
+def test_deep_nesting_is_refused_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("name: deep\nstates:\n  s: " + "[" * 900 + "]" * 900 + "\n")
+    assert problems_of(path) == [
+        f"{path}:3: document nested too deeply (more than {MAX_DEPTH} levels)"]
 
 
 # --- valid machines ---------------------------------------------------------------------------

@@ -27,6 +27,8 @@ logger = logging.getLogger(__name__)
 
 MAX_NODES = 10_000
 """Larger documents are refused: no machine needs them, and they cost every CLI start."""
+MAX_DEPTH = 64
+"""Deeper nesting is refused before the walk could exhaust Python's recursion limit."""
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CONSTRUCTOR = SafeConstructor()
@@ -159,8 +161,9 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
 
 
 class _TooLarge(Exception):
-    def __init__(self, line: int) -> None:
+    def __init__(self, line: int, message: str) -> None:
         self.line = line
+        self.message = message
 
 
 class _AliasFound(Exception):
@@ -184,8 +187,7 @@ class _Walker:
         except _AliasFound:
             raise SpecError(self._alias_problem()) from None
         except _TooLarge as exc:
-            message = f"document too large (more than {MAX_NODES} YAML nodes)"
-            raise _fail(self.file, exc.line, message) from None
+            raise _fail(self.file, exc.line, exc.message) from None
         if self.problems:
             raise SpecError(self.problems)
         return value, self.lines
@@ -193,7 +195,11 @@ class _Walker:
     def value(self, node: Node, path: Path_) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
-            raise _TooLarge(node.start_mark.line + 1)
+            message = f"document too large (more than {MAX_NODES} YAML nodes)"
+            raise _TooLarge(node.start_mark.line + 1, message)
+        if len(path) > MAX_DEPTH:
+            message = f"document nested too deeply (more than {MAX_DEPTH} levels)"
+            raise _TooLarge(node.start_mark.line + 1, message)
         if id(node) in self.seen:
             raise _AliasFound
         self.seen.add(id(node))
