@@ -62,7 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         approval=args.approval, policy=Path(args.policy) if args.policy else None,
         mcp_config=Path(args.mcp_config) if args.mcp_config else None)
     store = _open_store(args)
-    console, observer, prompter = _ui(args)
+    observer, prompter = _ui(args)
     prepared = prepare_new(req, store, db_path=db_path(args), observer=observer,
                            prompter=prompter, json_output=args.json)
     for note in prepared.notes:
@@ -74,7 +74,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from engine.session import prepare_resume
 
     store = _open_store(args, must_exist=True)
-    console, observer, prompter = _ui(args)
+    observer, prompter = _ui(args)
     overrides = {"model": args.model, "approval": args.approval,
                  "policy": str(Path(args.policy).resolve()) if args.policy else None}
     prepared = prepare_resume(args.run_id, store, observer=observer, prompter=prompter,
@@ -85,12 +85,11 @@ def cmd_resume(args: argparse.Namespace) -> int:
     return _drive(args, store, prepared, observer)
 
 
-def _ui(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+def _ui(args: argparse.Namespace) -> tuple[Any, Any]:
     from engine.console import ConsoleObserver, make_console, make_prompter
 
     console = make_console(sys.stderr if args.json else sys.stdout)
-    observer = ConsoleObserver(console, quiet=args.json)
-    return console, observer, make_prompter(console)
+    return ConsoleObserver(console, quiet=args.json), make_prompter(console)
 
 
 def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -> int:

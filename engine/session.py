@@ -27,7 +27,7 @@ from engine.models.base import ModelClient
 from engine.models.factory import make_model, resolve_model_spec
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
-from engine.runner import RunResult, Runner, drive_until_interrupted
+from engine.runner import Runner, RunResult, drive_until_interrupted
 from engine.spec import MachineSpec, load_machine
 from engine.state import RunState
 from engine.store.base import Store

@@ -16,7 +16,7 @@ from engine.actions.context import ActionContext
 from engine.effects import Ledger, plan_file_write, resolve_in_flight
 from engine.errors import TurnstileError
 from engine.state import ToolCall
-from engine.tooling.invoke import invoke
+from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.spec import ToolContext, ToolResult
 
 logger = logging.getLogger(__name__)
@@ -113,12 +113,6 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                  if file_plan is not None and not result.is_error else None)
     ledger.mark(call, spec, "failed" if result.is_error else "done", result=result,
                 file_data=file_data)
-    ctx.emit("tool_call", {
-        "call_id": call.id, "tool": call.name, "version": spec.version if spec else None,
-        "args": dict(call.args), "duration_s": round(duration, 6), "is_error": result.is_error,
-        "risk": spec.risk if spec else None, "idempotent": spec.idempotent if spec else None,
-        "side_effects": spec.side_effects if spec else None, "source": spec.source if spec else None,
-        "content": result.content[:4000], "truncated": result.truncated,
-        "data": dict(result.data) if result.data else None,
-    })
+    ctx.emit("tool_call", {**describe_call(spec, call, result, duration),
+                           "content": result.content[:4000]})
     return result

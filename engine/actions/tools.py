@@ -1,4 +1,4 @@
-"""``exec_tool`` (run the approved calls of a model turn) and ``run_tool`` (a workflow's fixed call)."""
+"""``exec_tool`` runs the approved calls of a model turn; ``run_tool`` a workflow's fixed call."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from engine.errors import PolicyRefusedError
 from engine.state import Message, Outcome, ToolCall
 from engine.templates import render_value
 from engine.tooling.spec import ToolResult
+from tools import SEEN_HASHES_KEY, record_seen
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
     messages: list[Message] = []
     updates: dict[str, Any] = {"pending_calls": []}
     files = dict(data.get("files_changed") or {})
+    seen: dict[str, str] = dict(data.get(SEEN_HASHES_KEY) or {})
     errors = 0
     for raw in data.get("pending_calls") or ():
         call = ToolCall.from_dict(raw)
@@ -41,6 +43,9 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
         messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name,
                                 is_error=result.is_error))
         _collect(call, result, updates, files)
+        seen = record_seen(seen, result)
+    if seen != (data.get(SEEN_HASHES_KEY) or {}):
+        updates[SEEN_HASHES_KEY] = seen
     if files:
         updates["files_changed"] = files
     note = f"{len(messages)} result(s), {errors} error(s)"
@@ -90,7 +95,8 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
     results[ctx.state.name] = {"ok": not result.is_error, "output": result.content,
                                **({"data": dict(result.data)} if result.data else {})}
     trigger = "failed" if result.is_error else "ok"
-    return Outcome(trigger, updates={"results": results},
+    seen = record_seen(ctx.run.data.get(SEEN_HASHES_KEY) or {}, result)
+    return Outcome(trigger, updates={"results": results, SEEN_HASHES_KEY: seen},
                    note=f"{params.tool}: {'error' if result.is_error else 'ok'}")
 
 

@@ -276,8 +276,9 @@ class SqliteStore:
     def _insert_begin(self, c: sqlite3.Connection, run_id: str, b: StepBegin) -> None:
         c.execute(
             "INSERT INTO steps (run_id, seq, state, action, status, started_at, plan)"
-            " VALUES (?,?,?,?,'running',?,?) ON CONFLICT(run_id, seq) DO UPDATE SET status = 'running',"
-            " started_at = excluded.started_at, plan = excluded.plan WHERE status != 'succeeded'",
+            " VALUES (?,?,?,?,'running',?,?) ON CONFLICT(run_id, seq) DO UPDATE SET"
+            " status = 'running', started_at = excluded.started_at, plan = excluded.plan"
+            " WHERE status != 'succeeded'",
             (run_id, b.seq, b.state, b.action, b.started_at,
              _dumps(dict(b.plan)) if b.plan is not None else None))
 
