@@ -67,6 +67,8 @@ def parse_yaml(text: str, name: str = "<string>") -> Any:
         raise UsageError(f"{name}{line}: invalid YAML: {exc.problem or exc}") from exc
     except yaml.YAMLError as exc:
         raise UsageError(f"{name}: invalid YAML: {exc}") from exc
+    except RecursionError:  # the pure-Python composer recurses once per nesting level
+        raise UsageError(f"{name}: invalid YAML: nested too deeply") from None
 
 
 def dump_yaml(data: Any) -> str:

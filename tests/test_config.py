@@ -39,3 +39,8 @@ def test_alias_bomb_is_refused() -> None:
     rows += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 20)]
     with pytest.raises(UsageError, match=f"more than {MAX_ALIASES} YAML aliases"):
         parse_yaml("\n".join(rows), "bomb.yaml")
+
+
+def test_deep_nesting_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match=r"^deep\.yaml: invalid YAML: nested too deeply$"):
+        parse_yaml("a: " + "[" * 900 + "]" * 900, "deep.yaml")
