@@ -4,19 +4,19 @@ It speaks whatever the recorded bytes say (``tests/streams/openai_*.sse`` are Ch
 ``anthropic_*.sse`` are Messages), so one server serves every provider. Replies are queued per
 path and served in order; every request is recorded for assertions on the wire format.
 
-Use it from a test module (the fixture is importable; pytest picks it up by name)::
+Use it from a test module (importing the fixture registers it as ``sse_server``)::
 
-    from sse_server import Reply, sse_server  # noqa: F401
+    from sse_server import PATHS, Reply, provider_env, sse_server_fixture  # noqa: F401
 
     async def test_hello(sse_server):
-        sse_server.enqueue("/v1/chat/completions", Reply.error(429, retry_after="0"),
+        sse_server.enqueue(PATHS["openai"], Reply.error(429, retry_after="0"),
                            Reply.stream("openai_text"))
-        client = make_model("openai:gpt-4.1-mini", env={
-            "OPENAI_API_KEY": "test", "OPENAI_BASE_URL": sse_server.base_url + "/v1"})
+        client = make_model("openai:gpt-4.1-mini", env=provider_env(sse_server))
         ...
         assert sse_server.requests[-1].json["stream"] is True
 
-For Anthropic, set ``ANTHROPIC_BASE_URL`` to ``sse_server.base_url`` (paths start with ``/v1``).
+``provider_env`` sets ``OPENAI_BASE_URL`` to ``base_url + "/v1"`` and ``ANTHROPIC_BASE_URL`` to
+``base_url`` (Anthropic paths start with ``/v1``); ``PATHS`` names each provider's endpoint.
 A request to a path with nothing queued gets a 404 with a JSON error naming the path.
 """
 
@@ -40,6 +40,9 @@ import pytest
 
 STREAMS = Path(__file__).with_name("streams")
 """Recorded SSE byte streams, named ``<provider>_<case>.sse``."""
+
+PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+"""Where each provider's client posts, relative to ``SSEServer.base_url``."""
 
 _EVENT_END = re.compile(rb"(?<=\n\n)|(?<=\r\n\r\n)")
 
@@ -129,7 +132,8 @@ class SSEServer:
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,),
+                                        daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -245,8 +249,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
 
 
-@pytest.fixture
-def sse_server() -> Iterator[SSEServer]:
+def provider_env(server: SSEServer) -> dict[str, str]:
+    """An environment pointing both providers at ``server`` (for ``make_model(env=...)``)."""
+    return {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url + "/v1",
+            "ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": server.base_url}
+
+
+@pytest.fixture(name="sse_server")
+def sse_server_fixture() -> Iterator[SSEServer]:
     """A started ``SSEServer`` on a free port of 127.0.0.1, stopped after the test."""
     server = SSEServer().start()
     try:

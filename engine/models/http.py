@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +18,7 @@ import httpx
 import httpx_sse
 
 from engine.errors import ModelConfigError, ModelError
-from engine.models.retry import TransientError, parse_retry_after
+from engine.models.retry import TransientError
 
 logger = logging.getLogger(__name__)
 
@@ -55,13 +54,11 @@ class HttpStream:
         *,
         key_env: str | None = None,
         timeouts: Timeouts | None = None,
-        clock: Callable[[], float] = time.time,
     ) -> None:
         self.provider = provider
         self.base_url = base_url.rstrip("/")
         self.key_env = key_env
         self.timeouts = timeouts or Timeouts()
-        self._clock = clock
         t = self.timeouts
         self._client = httpx.AsyncClient(
             headers={"user-agent": USER_AGENT, **headers},
@@ -78,12 +75,12 @@ class HttpStream:
                     await self._raise_for_status(resp, url)
                 async for item in sse_events(resp):
                     yield item
+        except httpx_sse.SSEError as exc:  # a TransportError subclass: caught first
+            raise ModelError(f"{self.provider}: {url} did not answer with a stream: {exc}") from exc
         except httpx.HTTPError as exc:
             raise self._map_transport_error(exc, url) from exc
         except httpx.InvalidURL as exc:
             raise ModelConfigError(f"{self.provider}: invalid base URL {url!r}: {exc}") from exc
-        except httpx_sse.SSEError as exc:
-            raise ModelError(f"{self.provider}: {url} did not answer with a stream: {exc}") from exc
 
     async def probe(self, path: str) -> tuple[int, Any]:
         """GET ``path`` quickly: ``(status, JSON or None)``; unreachable is a config error."""
@@ -114,8 +111,7 @@ class HttpStream:
             detail = ""
         reason = f"HTTP {status} {resp.reason_phrase}".rstrip() + (f": {detail}" if detail else "")
         if status in RETRYABLE_STATUS or status >= 500:
-            wait = parse_retry_after(resp.headers.get("retry-after"), self._clock())
-            raise TransientError(reason, wait)
+            raise TransientError(reason, resp.headers.get("retry-after"))
         raise ModelError(f"{self.provider}: {reason} ({self._fix_for(status, url)})")
 
     def _fix_for(self, status: int, url: str) -> str:

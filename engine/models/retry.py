@@ -27,10 +27,11 @@ logger = logging.getLogger(__name__)
 class TransientError(Exception):
     """A failure worth retrying; never leaves the models package (becomes ``ModelError``)."""
 
-    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
+    def __init__(self, reason: str, retry_after: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.retry_after_s = retry_after_s
+        self.retry_after = retry_after
+        """The server's ``Retry-After`` header, as sent (seconds or an HTTP date)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +113,8 @@ def _next_wait(
         raise ModelError(
             f"{provider}: gave up after {number} attempts: {exc.reason}"
         ) from exc
-    wait = exc.retry_after_s if exc.retry_after_s is not None else policy.backoff(number)
+    hinted = parse_retry_after(exc.retry_after, policy.clock())
+    wait = hinted if hinted is not None else policy.backoff(number)
     if waited + wait > policy.max_total_wait_s:
         raise ModelError(
             f"{provider}: gave up after {number} attempts: {exc.reason} (waiting {wait:.1f}s "
