@@ -1,0 +1,169 @@
+"""MCP server configuration: which servers to start, how to reach them, and how far to trust them.
+
+Two sources give the same frozen ``ServerConfig``: the widely used JSON file
+(``{"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers"}}}``, passed
+with ``--mcp-config``) and the ``mcp_servers:`` section of a machine YAML.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from engine.errors import UsageError
+
+logger = logging.getLogger(__name__)
+
+Trust = Literal["trusted", "internal", "untrusted"]
+TRUST_LEVELS: tuple[Trust, ...] = get_args(Trust)
+Protocol = Literal["auto", "legacy"]
+"""``auto`` probes ``server/discover`` (2026-07-28) and falls back to ``initialize``;
+``legacy`` always uses the ``initialize`` handshake."""
+
+_FIELDS = ("command", "args", "env", "cwd", "url", "headers", "trust", "timeout_s",
+           "max_restarts", "protocol")
+_IGNORED = ("type", "transport", "description", "disabled", "autoApprove", "alwaysAllow")
+"""Keys other clients write into the same file; read (``disabled``) or ignored, never an error."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One MCP server: a stdio command or a streamable-HTTP URL, with its trust level."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment for ``command``, over the SDK's safe default environment (no secrets)."""
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    trust: Trust = "untrusted"
+    """Only ``trusted`` servers' annotations may lower a tool's risk."""
+    timeout_s: float = 60.0
+    """Seconds for starting the server and for each call."""
+    max_restarts: int = 2
+    """How often a crashed server is restarted before it is given up."""
+    protocol: Protocol = "auto"
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-safe summary (header values and env values left out: they may be secrets)."""
+        where = {"command": self.command, "args": list(self.args)} if self.command else {
+            "url": self.url}
+        return {"name": self.name, "transport": self.transport, **where, "trust": self.trust,
+                "env_keys": sorted(self.env), "header_keys": sorted(self.headers)}
+
+
+def load_mcp_config(path: Path) -> dict[str, ServerConfig]:
+    """Read an ``mcpServers`` JSON file; every problem is a ``UsageError`` naming file and key."""
+    where = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{where}: cannot read MCP config: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
+        raise UsageError(f'{where}: expected an object with "mcpServers": {{"<name>": {{...}}}}')
+    base = Path(path).resolve().parent
+    servers: dict[str, ServerConfig] = {}
+    for name, entry in data["mcpServers"].items():
+        if isinstance(entry, dict) and entry.get("disabled") is True:
+            logger.info("%s: MCP server %r is disabled; not started", where, name)
+            continue
+        servers[name] = server_from_mapping(name, entry, f"{where}: mcpServers.{name}", base)
+    return servers
+
+
+def from_machine(mcp_servers: Mapping[str, Any]) -> dict[str, ServerConfig]:
+    """Configs from a machine's ``mcp_servers:`` (pydantic spec objects or plain dicts)."""
+    out: dict[str, ServerConfig] = {}
+    for name, entry in mcp_servers.items():
+        if hasattr(entry, "model_dump"):
+            entry = entry.model_dump()
+        elif not isinstance(entry, Mapping):
+            entry = {k: getattr(entry, k) for k in _FIELDS if hasattr(entry, k)}
+        out[name] = server_from_mapping(name, entry, f"mcp_servers.{name}")
+    return out
+
+
+def server_from_mapping(
+    name: str, entry: Any, where: str, base: Path | None = None
+) -> ServerConfig:
+    """Validate one server entry; ``base`` resolves a relative ``cwd`` (the config's folder)."""
+    if not isinstance(entry, Mapping):
+        raise UsageError(f"{where}: expected an object with 'command' or 'url'")
+    unknown = sorted(set(entry) - set(_FIELDS) - set(_IGNORED))
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r}; valid keys: {', '.join(_FIELDS)}")
+    command, url = entry.get("command"), entry.get("url")
+    if (command is None) == (url is None):
+        raise UsageError(f"{where}: set exactly one of 'command' (stdio) or 'url' (HTTP)")
+    if command is not None and (not isinstance(command, str) or not command):
+        raise UsageError(f"{where}.command: expected a non-empty string")
+    if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
+        raise UsageError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
+    cwd = _opt_str(entry.get("cwd"), f"{where}.cwd")
+    if cwd is not None and base is not None and not Path(cwd).is_absolute():
+        cwd = str(base / cwd)
+    return ServerConfig(
+        name=name,
+        command=command,
+        args=tuple(_str_list(entry.get("args"), f"{where}.args")),
+        env=_str_map(entry.get("env"), f"{where}.env"),
+        cwd=cwd,
+        url=url,
+        headers=_str_map(entry.get("headers"), f"{where}.headers"),
+        trust=_choice(entry.get("trust", "untrusted"), TRUST_LEVELS, f"{where}.trust"),
+        timeout_s=_positive(entry.get("timeout_s", 60.0), f"{where}.timeout_s"),
+        max_restarts=int(_positive(entry.get("max_restarts", 2), f"{where}.max_restarts", True)),
+        protocol=_choice(entry.get("protocol", "auto"), get_args(Protocol), f"{where}.protocol"),
+    )
+
+
+def _opt_str(value: Any, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise UsageError(f"{where}: expected a string, got {type(value).__name__}")
+    return value or None
+
+
+def _str_list(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{where}: expected a list of strings")
+    return list(value)
+
+
+def _str_map(value: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise UsageError(f"{where}: expected an object of string values")
+    return dict(value)
+
+
+def _choice(value: Any, choices: tuple[str, ...], where: str) -> Any:
+    if value not in choices:
+        raise UsageError(f"{where}: expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _positive(value: Any, where: str, zero_ok: bool = False) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or value < 0 or (value == 0 and not zero_ok):
+        bound = ">= 0" if zero_ok else "> 0"
+        raise UsageError(f"{where}: expected a number {bound}, got {value!r}")
+    return float(value)
