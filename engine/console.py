@@ -31,6 +31,11 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _model_name(p: Mapping[str, Any]) -> str:
+    provider, model = p.get("provider", ""), p.get("model", "")
+    return provider if model in ("", provider) else f"{provider}:{model}"
+
+
 class ConsoleObserver:
     """Prints a run as it happens; silent when ``quiet`` (``--json``)."""
 
@@ -69,7 +74,7 @@ class ConsoleObserver:
         cost = p.get("cost_usd")
         cost_text = "cost unknown" if cost is None else f"${cost:.4f}"
         retries = f", {p['retries']} retries" if p.get("retries") else ""
-        self.console.print(f"  [dim]{p['provider']}:{p['model']}: {p['input_tokens']} in / "
+        self.console.print(f"  [dim]{_model_name(p)}: {p['input_tokens']} in / "
                            f"{p['output_tokens']} out tokens, {cost_text}{retries}[/]")
         for call in p.get("tool_calls") or ():
             self.console.print(f"  [magenta]tool call:[/] {call['name']} "

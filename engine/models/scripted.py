@@ -88,7 +88,8 @@ class ScriptedModel:
             yield ToolCallDelta(i, id=f"call_{index}_{i}", name=str(call["name"]))
             for start in range(0, len(args), self.chunk_chars * 4):
                 yield ToolCallDelta(i, arguments=args[start:start + self.chunk_chars * 4])
-        prompt_chars = sum(len(m.content) for m in messages)
+        prompt_chars = sum(len(m.content) + sum(len(json.dumps(dict(c.args)))
+                                                for c in m.tool_calls) for m in messages)
         completion_chars = len(text) + sum(len(json.dumps(c)) for c in calls)
         yield Usage(max(1, prompt_chars // CHARS_PER_TOKEN),
                     max(1, completion_chars // CHARS_PER_TOKEN))
@@ -96,17 +97,41 @@ class ScriptedModel:
 
     def _check_expectation(self, index: int, turn: Mapping[str, Any],
                            messages: Sequence[Message]) -> None:
+        """The turn's ``expect`` must hold for the tool results since the previous answer."""
         expect = turn.get("expect") or {}
         wanted = expect.get("tool_result_contains")
         if wanted is None:
             return
-        last = next((m for m in reversed(messages) if m.role == "tool"), None)
-        got = last.content if last else ""
-        if str(wanted) not in got:
-            raise ScriptDivergedError(
-                f"script diverged at turn {index + 1}: expected the last tool result to contain "
-                f"{wanted!r}, got {got[:200]!r}"
-            )
+        results = _latest_tool_results(messages)
+        if any(str(wanted) in m.content for m in results):
+            return
+        got = " | ".join(m.content for m in results) if results else "no tool result"
+        raise ScriptDivergedError(
+            f"script diverged at turn {index + 1}: expected tool result containing "
+            f"{str(wanted)!r}, got {got[:200]!r}"
+        )
 
     async def aclose(self) -> None:
         return None
+
+
+def _results_since_last_turn(messages: Sequence[Message]) -> list[Message]:
+    """The tool results that answered the model's previous turn (all of them, in order)."""
+    out: list[Message] = []
+    for m in reversed(messages):
+        if m.role == "assistant":
+            break
+        if m.role == "tool":
+            out.append(m)
+    return out[::-1]
+
+
+def _latest_tool_results(messages: Sequence[Message]) -> list[Message]:
+    """The tool messages after the last assistant message (all results of parallel calls)."""
+    results: list[Message] = []
+    for m in reversed(messages):
+        if m.role == "assistant":
+            break
+        if m.role == "tool":
+            results.append(m)
+    return results[::-1]

@@ -1,0 +1,65 @@
+"""Shared fixtures: the project root, and a helper that runs ``python -m engine`` for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def engine_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a CLI subprocess: no model configured, no colour, no faults."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB")
+           and not k.startswith("OTEL_")}
+    env.update({"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"})
+    env.update(extra or {})
+    return env
+
+
+class EngineCLI:
+    """Runs ``python -m engine ...`` in a subprocess with its own database."""
+
+    def __init__(self, cwd: Path, db: Path) -> None:
+        self.cwd = cwd
+        self.db = db
+
+    def __call__(self, *args: str, env: Mapping[str, str] | None = None, timeout: float = 120,
+                 stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "engine", *args]
+        if args and args[0] in {"run", "resume", "runs", "show", "audit", "trace", "eval"}:
+            cmd += ["--db", str(self.db)]
+        return subprocess.run(cmd, cwd=self.cwd, env=engine_env(env), capture_output=True,
+                              text=True, timeout=timeout, input=stdin)
+
+    def json(self, *args: str, **kw: Any) -> Any:
+        proc = self(*args, "--json", **kw)
+        assert proc.stdout.strip(), proc.stderr
+        return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> EngineCLI:
+    return EngineCLI(ROOT, tmp_path / "engine.db")
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+def read_tree(path: Path) -> dict[str, bytes]:
+    """Every file under ``path`` (caches excluded) by relative name."""
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+TreeReader = Callable[[Path], dict[str, bytes]]

@@ -1,0 +1,149 @@
+"""The CLI contract of DESIGN 9: commands, --json keys, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, EngineCLI, engine_env
+
+RUN_KEYS = {"run_id", "machine", "status", "state", "workspace", "created_at", "steps",
+            "input_tokens", "output_tokens", "cost_usd"}
+
+
+def test_help_lists_every_command(cli: EngineCLI) -> None:
+    out = cli("--help").stdout
+    for command in ("run", "resume", "runs", "show", "audit", "trace", "validate", "diagram",
+                    "eval", "tools", "policy", "mcp"):
+        assert re.search(rf"^\s+{command}\b", out, re.M), command
+
+
+def test_readme_run_command_works_offline(tmp_path: Path) -> None:
+    """The README's first command, minus the install: the demo run from a fresh directory."""
+    readme = (ROOT / "README.md").read_text()
+    assert "python -m engine run machines/coding_agent.yaml" in readme.split("---")[0]
+    proc = subprocess.run([sys.executable, "-m", "engine", "run",
+                           str(ROOT / "machines/coding_agent.yaml")], cwd=tmp_path,
+                          env=engine_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "completed" in proc.stdout and "python -m engine show" in proc.stdout
+    assert "step 0 plan" in proc.stdout and "→ run_shell" in proc.stdout
+    assert (tmp_path / ".engine" / "engine.db").exists()
+    assert "\x1b[" not in proc.stdout  # piped: plain text
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text().split("---")[0]
+    assert "scripts/test" in readme
+    assert "scripts/test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_runs_and_show_json_keys(cli: EngineCLI) -> None:
+    assert cli.json("runs") == []
+    run = cli.json("run", "machines/coding_agent.yaml")
+    assert set(run) >= RUN_KEYS
+    runs = cli.json("runs")
+    assert [r["run_id"] for r in runs] == [run["run_id"]]
+    assert set(runs[0]) >= RUN_KEYS
+    show = cli.json("show", run["run_id"])
+    assert set(show) >= RUN_KEYS and show["status"] == "completed"
+    audit = cli.json("audit", run["run_id"])
+    assert {a["tool"] for a in audit} >= {"run_shell", "edit_file", "read_file"}
+
+
+def test_unknown_run_id_is_exit_2_one_line(cli: EngineCLI) -> None:
+    cli.json("run", "machines/coding_agent.yaml")
+    for command in ("show", "resume", "audit"):
+        proc = cli(command, "no-such-run")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "no run 'no-such-run'" in proc.stderr
+
+
+def test_bad_machine_is_exit_2_with_file_and_line(cli: EngineCLI, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ninitial: a\nstates:\n  a: {action: plan, on: {ready: b}}\n")
+    proc = cli("run", str(bad), "--task", "t", "--model", "scripted")
+    assert proc.returncode == 2
+    assert f"{bad}:4: 'b' is not a state" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not cli.db.exists() or cli.json("runs") == []
+
+
+def test_missing_machine_file(cli: EngineCLI) -> None:
+    proc = cli("run", "machines/nope.yaml")
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_free_task_without_a_model_is_refused_before_the_run(cli: EngineCLI,
+                                                             tmp_path: Path) -> None:
+    proc = cli("run", "machines/coding_agent.yaml", "--task", "fix it", "--workspace",
+               str(tmp_path))
+    assert proc.returncode == 2
+    assert "--model" in proc.stderr and "ENGINE_MODEL" in proc.stderr
+    assert not cli.db.exists() or cli.json("runs") == []
+
+
+def test_corrupt_database_is_exit_2_and_untouched(cli: EngineCLI) -> None:
+    cli.db.write_bytes(b"garbage" * 1000)
+    proc = cli("runs")
+    assert proc.returncode == 2 and "not a usable Turnstile database" in proc.stderr
+    assert cli.db.read_bytes() == b"garbage" * 1000
+
+
+def test_validate_all_bundled_machines(cli: EngineCLI) -> None:
+    machines = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "machines").glob("*.yaml"))
+    assert len(machines) >= 3
+    proc = cli("validate", *machines)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count(": ok") == len(machines)
+
+
+def test_validate_reports_every_problem(cli: EngineCLI, tmp_path: Path) -> None:
+    bad = tmp_path / "m.yaml"
+    bad.write_text("name: m\ninitial: plan\nstates:\n  plan: {action: plam, on: {ready: x}}\n"
+                   "  done: {final: true}\n")
+    proc = cli("validate", str(bad))
+    assert proc.returncode == 2
+    assert "did you mean 'plan'" in proc.stderr
+
+
+def test_workflow_test_fix_loop_runs_a_golden_task(cli: EngineCLI) -> None:
+    run = cli.json("run", "machines/test_fix_loop.yaml", "--golden",
+                   "golden_tasks/workflow_test_fix_loop")
+    assert run["status"] == "completed", run
+    show = cli.json("show", run["run_id"])
+    assert show["states_visited"][:3] == ["run_tests", "count_round", "ask_fix"]
+
+
+def test_diagram_of_a_run_highlights_its_path(cli: EngineCLI) -> None:
+    run = cli.json("run", "machines/coding_agent.yaml")
+    proc = cli("diagram", "machines/coding_agent.yaml", "--run", run["run_id"], "--db",
+               str(cli.db))
+    assert proc.returncode == 0, proc.stderr
+    assert "x4" in proc.stdout or "×4" in proc.stdout or "4" in proc.stdout
+    assert "penwidth" in proc.stdout
+
+
+@pytest.mark.parametrize("machine", sorted((ROOT / "machines").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_diagrams_have_no_drift(machine: Path, cli: EngineCLI) -> None:
+    proc = cli("diagram", str(machine.relative_to(ROOT)))
+    assert proc.returncode == 0, proc.stderr
+    committed = ROOT / "diagrams" / f"{machine.stem}.dot"
+    assert committed.exists(), f"missing {committed}: python -m engine diagram {machine} -o ..."
+    assert proc.stdout == committed.read_text(), (
+        f"diagrams/{machine.stem}.dot is stale: python -m engine diagram "
+        f"machines/{machine.name} -o diagrams/{machine.stem}.dot (and .svg)")
+    assert (ROOT / "diagrams" / f"{machine.stem}.svg").exists()
+
+
+def test_json_outputs_parse(cli: EngineCLI) -> None:
+    proc = cli("run", "machines/coding_agent.yaml", "--json")
+    json.loads(proc.stdout)
+    assert proc.stdout.lstrip().startswith("{")

@@ -1,0 +1,146 @@
+"""The runner end to end, through the real CLI in subprocesses, on real SQLite files."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EngineCLI, read_tree
+
+DEMO = "golden_tasks/demo_fix_test"
+MACHINE = "machines/coding_agent.yaml"
+
+# (state, how often the demo visits it): plan 1, call_model 5, await_approval 4, exec_tool 4,
+# checkpoint 4, evaluate_stop 5.
+KILL_POINTS = [
+    "crash_before:plan:1", "crash_after:plan:1",
+    "crash_before:call_model:1", "crash_after:call_model:1", "crash_after:call_model:3",
+    "crash_before:call_model:5", "crash_after:call_model:5",
+    "crash_before:await_approval:1", "crash_after:await_approval:2",
+    "crash_before:await_approval:3", "crash_after:await_approval:4",
+    "crash_before:exec_tool:1", "crash_during:exec_tool:1", "crash_after:exec_tool:1",
+    "crash_during:exec_tool:2", "crash_before:exec_tool:3", "crash_during:exec_tool:3",
+    "crash_after:exec_tool:3", "crash_during:exec_tool:4", "crash_after:exec_tool:4",
+    "crash_before:checkpoint:2", "crash_after:checkpoint:2", "crash_after:checkpoint:4",
+    "crash_before:evaluate_stop:1", "crash_after:evaluate_stop:3",
+    "crash_before:evaluate_stop:5",
+]
+
+
+def _run_demo(cli: EngineCLI, env: dict[str, str] | None = None):
+    return cli("run", MACHINE, "--approval", "policy", "--json", env=env)
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("baseline")
+    cli = EngineCLI(Path(__file__).resolve().parent.parent, tmp / "engine.db")
+    proc = _run_demo(cli)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    show = cli.json("show", run["run_id"])
+    return {"run": run, "show": show, "tree": read_tree(Path(run["workspace"])),
+            "db": tmp / "engine.db"}
+
+
+def test_demo_completes_and_fixes_the_bug(baseline: dict) -> None:
+    run = baseline["run"]
+    assert run["status"] == "completed"
+    assert run["state"] == "done"
+    assert run["steps"] == 23
+    assert run["input_tokens"] > 0 and run["output_tokens"] > 0
+    assert b"item.price * item.quantity" in baseline["tree"]["inventory.py"]
+    assert Path(run["workspace"]).parts[-2:-1] == ("workspaces",)
+
+
+def test_every_transition_is_recorded_in_order(baseline: dict) -> None:
+    conn = sqlite3.connect(baseline["db"])
+    rows = conn.execute("SELECT seq, src, trigger, dest FROM transitions ORDER BY seq").fetchall()
+    assert [r[0] for r in rows] == list(range(len(rows)))
+    assert all(a[3] == b[1] for a, b in itertools.pairwise(rows))
+    assert rows[0][1] == "plan" and rows[-1][3] == "done"
+    steps = conn.execute("SELECT seq, status FROM steps ORDER BY seq").fetchall()
+    assert [s for _, s in steps] == ["succeeded"] * len(rows)
+    assert baseline["show"]["states_visited"][:3] == ["plan", "call_model", "await_approval"]
+
+
+def test_show_lists_checkpoints_and_file_changes(baseline: dict) -> None:
+    show = baseline["show"]
+    kinds = {c["kind"] for c in show["checkpoints"]}
+    assert kinds == {"pre", "post", "snapshot"}
+    assert set(show["files_changed"]) == {"inventory.py"}
+    assert show["tool_calls"] == 5 and show["model_calls"] == 5
+
+
+@pytest.mark.parametrize("fault", KILL_POINTS)
+def test_kill_anywhere_then_resume_completes_identically(fault: str, cli: EngineCLI,
+                                                         baseline: dict) -> None:
+    killed = _run_demo(cli, env={"ENGINE_FAULTS": fault})
+    assert killed.returncode == -9, (fault, killed.returncode, killed.stderr[-2000:])
+    (run,) = cli.json("runs")
+    assert run["status"] == "crashed"
+    resumed = cli("resume", run["run_id"], "--json")
+    assert resumed.returncode == 0, (fault, resumed.stderr[-3000:])
+    final = json.loads(resumed.stdout)
+    assert final["status"] == "completed"
+    assert read_tree(Path(final["workspace"])) == baseline["tree"]
+    conn = sqlite3.connect(cli.db)
+    seqs = [r[0] for r in conn.execute("SELECT seq FROM transitions ORDER BY seq")]
+    assert seqs == list(range(len(seqs)))  # no step recorded twice, none missing
+    edits = conn.execute("SELECT status FROM effects WHERE tool = 'edit_file'").fetchall()
+    assert edits == [("done",)]
+
+
+def test_ctrl_c_interrupts_cleanly_and_resumes(cli: EngineCLI, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import engine_env
+
+    task = tmp_path / "ws"
+    task.mkdir()
+    turns = tmp_path / "turns.yaml"
+    turns.write_text(
+        "- tool_calls: [{name: run_shell, args: {command: 'sleep 30; echo slept'}}]\n"
+        "- text: done\n")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("default: allow\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", MACHINE, "--task", "sleep", "--workspace",
+         str(task), "--model", f"scripted:{turns}", "--approval", "auto", "--db", str(cli.db)],
+        cwd=cli.cwd, env=engine_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if cli.db.exists() and "tool_started" in _event_kinds(cli.db):
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 3, err
+    assert "resume" in out
+    (run,) = cli.json("runs")
+    assert run["status"] == "interrupted"
+    assert not any(_sleeping(pid) for pid in os.listdir("/proc") if pid.isdigit())
+
+
+def _event_kinds(db: Path) -> set[str]:
+    try:
+        conn = sqlite3.connect(db)
+        return {k for (k,) in conn.execute("SELECT DISTINCT kind FROM events")}
+    except sqlite3.Error:
+        return set()
+
+
+def _sleeping(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\x0030")
+    except OSError:
+        return False
