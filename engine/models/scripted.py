@@ -102,7 +102,7 @@ class ScriptedModel:
         wanted = expect.get("tool_result_contains")
         if wanted is None:
             return
-        results = _latest_tool_results(messages)
+        results = _results_since_last_turn(messages)
         if any(str(wanted) in m.content for m in results):
             return
         got = " | ".join(m.content for m in results) if results else "no tool result"
@@ -124,14 +124,3 @@ def _results_since_last_turn(messages: Sequence[Message]) -> list[Message]:
         if m.role == "tool":
             out.append(m)
     return out[::-1]
-
-
-def _latest_tool_results(messages: Sequence[Message]) -> list[Message]:
-    """The tool messages after the last assistant message (all results of parallel calls)."""
-    results: list[Message] = []
-    for m in reversed(messages):
-        if m.role == "assistant":
-            break
-        if m.role == "tool":
-            results.append(m)
-    return results[::-1]

@@ -1,0 +1,68 @@
+"""The scripted model's extras: synthetic usage and divergence detection from ``expect``."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.errors import ScriptDivergedError
+from engine.models.base import ModelParams, collect_turn
+from engine.models.scripted import CHARS_PER_TOKEN, ScriptedModel
+from engine.state import Message, ToolCall
+
+pytestmark = pytest.mark.anyio
+TURNS = [
+    {"text": "Reading both.", "tool_calls": [{"name": "read_file", "args": {"path": "a.py"}},
+                                             {"name": "read_file", "args": {"path": "b.py"}}]},
+    {"text": "Fixed.", "expect": {"tool_result_contains": "def b"}},
+]
+ASKED = [Message("user", "x" * 400)]
+ANSWERED = Message("assistant", "Reading both.", (
+    ToolCall("call_0_0", "read_file", {"path": "a.py"}),
+    ToolCall("call_0_1", "read_file", {"path": "b.py"}),
+))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_synthetic_usage_is_about_four_characters_a_token() -> None:
+    turn = await collect_turn(ScriptedModel(TURNS).stream(ASKED, [], ModelParams()))
+    assert turn.usage.input_tokens == 400 // CHARS_PER_TOKEN
+    assert 5 <= turn.usage.output_tokens <= 40
+
+
+async def test_expectation_matches_any_result_of_parallel_calls() -> None:
+    history = [*ASKED, ANSWERED,
+               Message("tool", "def a(): ...", tool_call_id="call_0_0", name="read_file"),
+               Message("tool", "def b(): ...", tool_call_id="call_0_1", name="read_file")]
+    turn = await collect_turn(ScriptedModel(TURNS).stream(history, [], ModelParams()))
+    assert turn.message.content == "Fixed."
+
+
+@pytest.mark.parametrize(("results", "got"), [
+    (["def a(): ...", "no such file"], "'def a(): ... | no such file'"),
+    ([], "'no tool result'"),
+])
+async def test_divergence_names_the_turn_the_expectation_and_what_came(
+    results: list[str], got: str
+) -> None:
+    history = [*ASKED, ANSWERED, *(Message("tool", r, tool_call_id=f"call_0_{i}")
+                                   for i, r in enumerate(results))]
+    with pytest.raises(ScriptDivergedError) as info:
+        await collect_turn(ScriptedModel(TURNS).stream(history, [], ModelParams()))
+    assert str(info.value) == (
+        f"script diverged at turn 2: expected tool result containing 'def b', got {got}")
+
+
+async def test_an_older_result_does_not_satisfy_a_newer_expectation() -> None:
+    turns = [{"tool_calls": [{"name": "t"}]}, {"tool_calls": [{"name": "t"}]},
+             {"text": "done", "expect": {"tool_result_contains": "OK"}}]
+    history = [Message("user", "go"),
+               Message("assistant", "", (ToolCall("c0", "t", {}),)),
+               Message("tool", "OK", tool_call_id="c0"),
+               Message("assistant", "", (ToolCall("c1", "t", {}),)),
+               Message("tool", "FAILED", tool_call_id="c1")]
+    with pytest.raises(ScriptDivergedError, match=r"^script diverged at turn 3: "):
+        await collect_turn(ScriptedModel(turns).stream(history, [], ModelParams()))
