@@ -29,8 +29,8 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_types import CONNECTION_CLOSED
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp.types import CONNECTION_CLOSED
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from engine.mcp.config import ServerConfig
 from engine.mcp.results import to_tool_result
@@ -183,7 +183,8 @@ class McpConnection:
         self._ready.set()
 
     def _start_failed(self, exc: BaseException, task_status: Any) -> None:
-        self.last_error = f"{type(exc).__name__}: {_describe(exc)}"
+        leaf = _leaf(exc)
+        self.last_error = f"{type(leaf).__name__}: {_describe(leaf)}"
         phase = "start" if self._generation == 0 else "restart"
         logger.warning("MCP server %s failed to %s: %s", self.name, phase, self.last_error)
         self._emit("mcp_server_failed", {"server": self.name, "phase": phase,
@@ -364,6 +365,13 @@ async def _list_all(client: Client) -> list[types.Tool]:
         if not cursor:
             break
     return tools
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _describe(exc: BaseException) -> str:
