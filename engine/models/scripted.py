@@ -34,7 +34,8 @@ CHARS_PER_TOKEN = 4
 
 
 def load_turns(path: Path) -> list[dict[str, Any]]:
-    """Read and check a ``turns.yaml`` file: a list of ``{text?, tool_calls?, expect?}``."""
+    """Read and check a ``turns.yaml`` file: a list of ``{text?, tool_calls?, expect?}`` or
+    ``{summary: TEXT}`` (the answer to a context-compression call)."""
     data = load_yaml(path)
     if not isinstance(data, list) or not data:
         raise UsageError(f"{path}: a turns file is a non-empty list of turns")
@@ -53,8 +54,9 @@ def load_turns(path: Path) -> list[dict[str, Any]]:
 class ScriptedModel:
     """Replays turns in order; which turn comes next is derived from the conversation itself.
 
-    The turn index is the number of assistant messages already in ``messages`` (summaries
-    excluded), so a resumed run continues the script where it stopped, with no hidden state.
+    The turn index is the number of model calls behind ``messages`` (``turn_index``), so a
+    resumed run continues the script where it stopped, with no hidden state. A call whose last
+    message is a summary request (``engine.context``) must land on a ``{summary: TEXT}`` turn.
     """
 
     provider = "scripted"
@@ -69,17 +71,24 @@ class ScriptedModel:
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
     ) -> AsyncIterator[StreamEvent]:
-        index = sum(1 for m in messages if m.role == "assistant" and not m.meta.get("summary"))
+        index = turn_index(messages)
         if index >= len(self.turns):
             raise ScriptDivergedError(
                 f"script exhausted: the model was called a {index + 1}th time but the script "
                 f"has {len(self.turns)} turns"
             )
         turn = self.turns[index]
-        self._check_expectation(index, turn, messages)
+        summarizing = bool(messages and messages[-1].meta.get("summary_request"))
+        if summarizing != ("summary" in turn):
+            raise ScriptDivergedError(
+                f"script diverged at turn {index + 1}: the engine asked for "
+                f"{'a summary' if summarizing else 'a normal turn'} but the script has "
+                f"{'a summary turn' if 'summary' in turn else 'a normal turn'} there")
+        if not summarizing:
+            self._check_expectation(index, turn, messages)
         if self.delay_s:
             await anyio.sleep(self.delay_s)
-        text = str(turn.get("text") or "")
+        text = str(turn.get("summary") if summarizing else turn.get("text") or "")
         for start in range(0, len(text), self.chunk_chars):
             yield TextDelta(text[start:start + self.chunk_chars])
         calls = turn.get("tool_calls") or ()
@@ -113,6 +122,13 @@ class ScriptedModel:
 
     async def aclose(self) -> None:
         return None
+
+
+def turn_index(messages: Sequence[Message]) -> int:
+    """Model calls behind ``messages``: one per assistant turn; a summary counts the calls it
+    stands for and a summary request the calls before it (their ``meta["calls"]``)."""
+    return sum(int(m.meta["calls"]) if "calls" in m.meta
+               else int(m.role == "assistant" and not m.meta.get("summary")) for m in messages)
 
 
 def _results_since_last_turn(messages: Sequence[Message]) -> list[Message]:
