@@ -181,25 +181,37 @@ def walk(root: Path, start: Path, max_depth: int | None = None) -> Iterator[Entr
     """Depth-first, name-sorted entries under ``start`` that git would not ignore."""
     rel_start = start.relative_to(root).as_posix()
     rel_start = "" if rel_start == "." else rel_start
-    yield from _walk_dir(root, start, rel_start, stack_for(root, rel_start), 1, max_depth)
+    rules = stack_for(root, rel_start)
+    open_dirs = [(iter(_scan(str(start), rel_start, rules, 1)), rules)]
+    while open_dirs:
+        entries, rules = open_dirs[-1]
+        entry = next(entries, None)
+        if entry is None:
+            open_dirs.pop()
+            continue
+        yield entry
+        if entry.is_dir and (max_depth is None or entry.depth < max_depth):
+            inner = rules.enter(root, entry.rel)
+            open_dirs.append((iter(_scan(entry.path, entry.rel, inner, entry.depth + 1)), inner))
 
 
-def _walk_dir(
-    root: Path, directory: Path, rel_dir: str, stack: IgnoreStack, depth: int,
-    max_depth: int | None,
-) -> Iterator[Entry]:
+def _scan(directory: str, rel_dir: str, stack: IgnoreStack, depth: int) -> list[Entry]:
+    """The directory's entries that are not ignored, sorted by name."""
     try:
         with os.scandir(directory) as it:
-            entries = sorted(it, key=lambda e: e.name)
+            found = sorted(it, key=_name)
     except OSError:
-        return
-    for e in entries:
-        rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
+        return []
+    entries = []
+    prefix = f"{rel_dir}/" if rel_dir else ""
+    for e in found:
+        rel = prefix + e.name
         link = e.is_symlink()
         is_dir = not link and e.is_dir(follow_symlinks=False)
-        if stack.ignored(rel, e.name, is_dir):
-            continue
-        yield Entry(rel, e.path, is_dir, link, depth)
-        if is_dir and (max_depth is None or depth < max_depth):
-            yield from _walk_dir(root, Path(e.path), rel, stack.enter(root, rel), depth + 1,
-                                 max_depth)
+        if not stack.ignored(rel, e.name, is_dir):
+            entries.append(Entry(rel, e.path, is_dir, link, depth))
+    return entries
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name

@@ -10,6 +10,7 @@ groups separated by ``--``; matches beyond ``max_results`` are counted, not show
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,12 +150,8 @@ def _files(root: Path, target: Path, wanted: re.Pattern[str] | None):  # type: i
 
 def _search_file(name: str, path: str, matcher: Matcher[Any], args: SearchTextArgs,
                  report: Report) -> None:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return
-    if len(data) > MAX_FILE_BYTES:
+    data = _read(path)
+    if data is None:
         report.skipped_large += 1
         return
     if is_binary(data):
@@ -174,6 +171,32 @@ def _search_file(name: str, path: str, matcher: Matcher[Any], args: SearchTextAr
         shown = hits[:room]
         report.shown += len(shown)
         _format(name, lines, shown, args.context, report.lines)
+
+
+def _read(path: str) -> bytes | None:
+    """The file's bytes; None when it is over ``MAX_FILE_BYTES``; ``b""`` when unreadable.
+
+    Sized by ``fstat``: ``f.read(n)`` would allocate ``n`` bytes per file (3x slower here).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return b""
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_FILE_BYTES:
+            return None
+        data = os.read(fd, size + 1)
+        if len(data) < size:  # a short read (rare): finish the file
+            parts = [data]
+            while chunk := os.read(fd, 1 << 20):
+                parts.append(chunk)
+            data = b"".join(parts)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+    return None if len(data) > MAX_FILE_BYTES else data
 
 
 def _format(name: str, lines: list[Any], hits: list[int], context: int, out: list[str]) -> None:

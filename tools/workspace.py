@@ -42,7 +42,7 @@ def sha256(data: bytes) -> str:
 
 def is_binary(data: bytes) -> bool:
     """Git's heuristic: a NUL byte in the first 8 KB."""
-    return b"\x00" in data[:BINARY_SNIFF_BYTES]
+    return data.find(b"\x00", 0, BINARY_SNIFF_BYTES) >= 0
 
 
 def atomic_write(target: Path, data: bytes) -> None:

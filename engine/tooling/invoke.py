@@ -37,7 +37,8 @@ FILE_DATA_KEYS = ("path", "base_hash", "result_hash", "sha256", "created", "patc
 PROCESS_DATA_KEYS = ("exit_code", "timed_out", "omitted_bytes", "output_bytes")
 
 
-async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolResult:
+async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext, *,
+                 grace_s: float = HANDLER_GRACE_S) -> ToolResult:
     """Run ``call`` against ``registry``; never raises except for cancellation."""
     spec = registry.get(call.name)
     if spec is None:
@@ -50,7 +51,7 @@ async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> To
         return parsed
     timeout = effective_timeout(spec, parsed, ctx)
     try:
-        with anyio.fail_after(timeout + HANDLER_GRACE_S):
+        with anyio.fail_after(timeout + grace_s):
             result = await spec.handler(parsed, dataclasses.replace(ctx, timeout_s=timeout))
     except TimeoutError:
         return ToolResult.error(f"{call.name} timed out after {timeout:g}s",
