@@ -1,0 +1,111 @@
+"""Secret redaction: what a trace must never contain, removed from any JSON-like value.
+
+Applied to every argument, output and model text that reaches a trace (JSON, text timeline,
+OTLP). Three sources of secrets: well-known credential shapes (``sk-...``, ``sk-ant-...``,
+``ghp_...``, ``AKIA...``, ``xoxb-...``, bearer tokens), ``key=value`` pairs whose key names a
+secret or whose value looks like a long random token, and the current values of environment
+variables named like secrets (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+MASK = "[REDACTED]"
+
+SECRET_ENV_NAME = re.compile(
+    r"(?i)(_API_KEY|_APIKEY|_ACCESS_KEY|_SECRET_KEY|_PRIVATE_KEY|_TOKEN|_SECRET|PASSWORD|PASSWD"
+    r"|^API_KEY$|^TOKEN$|^SECRET$)")
+"""Environment variable names whose values are secrets wherever they appear."""
+
+MIN_ENV_SECRET_LEN = 6
+"""Shorter values (``1``, ``true``) would redact ordinary text; they are not treated as secrets."""
+
+_SECRET_WORD = (r"(?:api[_-]?key|apikey|access[_-]?key|secret|secret[_-]?key|token|passwd|password"
+                r"|pwd|private[_-]?key|credentials?|auth)")
+SECRET_KEY_NAME = re.compile(rf"(?i)(?:^|[_.\-]){_SECRET_WORD}$|^{_SECRET_WORD}$|^authorization$"
+                             r"|^cookie$|^x-api-key$|password")
+"""Mapping keys (tool arguments, headers) whose string values are redacted whole."""
+
+_HASH_KEY = re.compile(r"(?i)(hash|sha|digest|checksum|commit|etag|integrity|^rev$)")
+
+_SHAPES = [
+    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}"),                    # Anthropic
+    re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI and alikes
+    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),      # GitHub tokens
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),                   # AWS access key ids
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),                # Slack
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),                      # Google API keys
+    re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
+]
+_BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=\-]{12,})")
+_KEY_VALUE = re.compile(
+    r"""(?ix)
+    (?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)      # a key
+    (?P<sep>\s*[=:]\s*|"\s*:\s*)            # = or : (also "key": in JSON text)
+    (?P<quote>["']?)
+    (?P<value>(?!\[REDACTED\])[^\s"'&,;}\]]+)
+    """)
+_LONG_TOKEN = re.compile(r"^(?:[0-9a-fA-F]{32,}|[A-Za-z0-9+/_\-]{32,}={0,2})$")
+
+
+def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of secret-named environment variables, longest first (so overlaps mask fully)."""
+    env = os.environ if environ is None else environ
+    values = {v for k, v in env.items() if SECRET_ENV_NAME.search(k) and
+              len(v) >= MIN_ENV_SECRET_LEN}
+    return sorted(values, key=len, reverse=True)
+
+
+class Redactor:
+    """Redacts one value tree against a fixed set of environment secrets."""
+
+    def __init__(self, env_secrets: list[str]) -> None:
+        self.env_secrets = env_secrets
+
+    def value(self, value: Any, key: str | None = None) -> Any:
+        """``value`` with secrets masked; mappings and lists are rebuilt, never mutated."""
+        if isinstance(value, str):
+            if key is not None and SECRET_KEY_NAME.search(key) and value:
+                return MASK
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {k: self.value(v, str(k)) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(v) for v in value]
+        return value
+
+    def text(self, text: str) -> str:
+        """``text`` with every known secret shape and environment secret masked."""
+        for secret in self.env_secrets:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        for shape in _SHAPES:
+            text = shape.sub(MASK, text)
+        text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
+        return _KEY_VALUE.sub(_mask_pair, text)
+
+
+def _mask_pair(m: re.Match[str]) -> str:
+    key, value = m["key"], m["value"]
+    if value.lower() in ("bearer", "basic"):
+        return m[0]
+    named = SECRET_KEY_NAME.search(key) is not None and len(value) >= 4
+    random_like = _LONG_TOKEN.match(value) is not None and not _HASH_KEY.search(key)
+    if named or random_like:
+        return f"{key}{m['sep']}{m['quote']}{MASK}"
+    return m[0]
+
+
+def redactor(environ: Mapping[str, str] | None = None) -> Redactor:
+    """A redactor for the current environment (read once; reuse it for a whole trace)."""
+    return Redactor(secret_env_values(environ))
+
+
+def redact(value: Any, environ: Mapping[str, str] | None = None) -> Any:
+    """``value`` (a string or a JSON-like tree) with API keys and secret env values masked."""
+    return redactor(environ).value(value)

@@ -1,0 +1,620 @@
+"""The trace: a run's rows projected into one tree of spans (run, steps, calls), as JSON or text.
+
+No second bookkeeping path: everything comes from the store's run row, step rows and event rows,
+so the trace can be rebuilt at any time (after a crash-resume too) and comes out the same. Span
+ids are derived from the run id, the span's kind and the row's sequence number; the trace id from
+the run id. Attributes follow the OpenTelemetry GenAI semantic conventions (``gen_ai.*``) plus
+Turnstile's own (``turnstile.*``). Arguments, outputs and model text pass through
+``engine.redact`` before they reach the document.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.errors import TurnstileError
+from engine.redact import Redactor, redactor
+from engine.state import RunInfo, StepRecord
+from engine.store.base import Event, Store
+
+logger = logging.getLogger(__name__)
+
+TRACE_FORMAT = 1
+"""Version of the trace document; bump when a field changes meaning."""
+
+REQUIRED_CALL_FIELDS = ("model", "prompt_tokens", "completion_tokens", "tool", "arguments",
+                        "duration_s", "ok", "retries", "cost_usd", "approval")
+"""Keys every ``call`` record carries (None where they do not apply), issue 8 item 3."""
+
+MAX_TEXT_CHARS = 4000
+"""Model text and tool output kept per call in the document."""
+
+MAX_SPAN_EVENTS = 200
+"""Span events (tool output lines, retries) kept per span; the rest are counted."""
+
+MAX_ATTRIBUTE_CHARS = 1000
+"""Tool output kept in the ``gen_ai.tool.call.result`` attribute (the ``call`` has more)."""
+
+
+# -- ids --------------------------------------------------------------------------------
+
+
+def trace_id_of(run_id: str) -> str:
+    """The run's trace id: 32 hex digits, the same on every rebuild."""
+    return _hex(f"turnstile-trace:{run_id}", 32)
+
+
+def span_id_of(run_id: str, kind: str, seq: int) -> str:
+    """A span id: 16 hex digits from (run, kind, row sequence), the same on every rebuild."""
+    return _hex(f"turnstile-span:{run_id}:{kind}:{seq}", 16)
+
+
+def _hex(text: str, digits: int) -> str:
+    h = hashlib.sha256(text.encode()).hexdigest()[:digits]
+    return h if int(h, 16) else "1".rjust(digits, "0")  # all-zero ids are invalid in OTLP
+
+
+# -- the document -----------------------------------------------------------------------
+
+
+@dataclass
+class Span:
+    """One span while the tree is being built; ``to_json`` is its form in the document."""
+
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    """``run``, ``step``, ``chat``, ``tool`` or ``approval``."""
+    start: float
+    end: float
+    step: int | None = None
+    ok: bool | None = True
+    error: str | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    dropped_events: int = 0
+    links: list[str] = field(default_factory=list)
+    call: dict[str, Any] | None = None
+
+    def add_event(self, name: str, at: float, attributes: Mapping[str, Any]) -> None:
+        if len(self.events) >= MAX_SPAN_EVENTS:
+            self.dropped_events += 1
+            return
+        self.events.append({"name": name, "at": at, "attributes": _clean(attributes)})
+        self.end = max(self.end, at)
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "span_id": self.span_id, "parent_id": self.parent_id, "name": self.name,
+            "kind": self.kind, "step": self.step, "start": self.start, "end": self.end,
+            "start_iso": _iso(self.start), "duration_s": round(max(self.end - self.start, 0), 6),
+            "status": "unset" if self.ok is None else "ok" if self.ok else "error",
+            "error": self.error, "attributes": _clean(self.attributes), "events": self.events,
+            "links": self.links,
+        }
+        if self.dropped_events:
+            d["dropped_events"] = self.dropped_events
+        if self.call is not None:
+            d["call"] = self.call
+        return d
+
+
+def build_trace(store: Store, run_id: str) -> dict[str, Any]:
+    """The trace document of ``run_id``: ``{format, trace_id, run, spans}``, spans in tree order.
+
+    ``run`` holds the totals (tokens, cost, duration, model and tool calls, denials, retries);
+    each span has ids, times (epoch seconds), status, ``gen_ai.*``/``turnstile.*`` attributes,
+    events, and for calls a ``call`` record with ``REQUIRED_CALL_FIELDS``.
+    """
+    info = store.get_run(run_id)
+    builder = _Builder(info, store.steps(info.run_id), redactor())
+    builder.project(store.events(info.run_id))
+    return builder.document()
+
+
+def call_spans(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The spans of ``trace`` that are calls (model calls, tool calls, approvals)."""
+    return [s for s in trace["spans"] if "call" in s]
+
+
+class _Builder:
+    """Folds event rows, in sequence order, into spans under their step spans."""
+
+    def __init__(self, info: RunInfo, steps: list[StepRecord], red: Redactor) -> None:
+        self.info = info
+        self.run_id = info.run_id
+        self.red = red
+        self.kind = machine_kind(info)
+        self.root = Span(span_id_of(self.run_id, "run", 0), None,
+                         f"invoke_{self.kind} {info.machine}", "run", info.created_at,
+                         info.updated_at)
+        self.steps: dict[int, Span] = {}
+        self.step_rows = {s.seq: s for s in steps}
+        for s in steps:
+            self.steps[s.seq] = self._step_span(s)
+        self.children: dict[int, list[Span]] = {}
+        self.by_id: dict[str, Span] = {}
+        self.open_tools: dict[str, Span] = {}
+        self.last_tool: dict[str, Span] = {}
+        self.tool_attempts: dict[str, int] = {}
+        self.approvals: dict[str, dict[str, Any]] = {}
+        self.approval_spans: dict[str, str] = {}
+        self.requested_by: dict[str, str] = {}
+        self.pending_retries: dict[int, list[Event]] = {}
+        self.model_calls_in_step: dict[int, int] = {}
+
+    # -- steps ------------------------------------------------------------------------
+
+    def _step_span(self, s: StepRecord) -> Span:
+        span = Span(span_id_of(self.run_id, "step", s.seq), self.root.span_id,
+                    f"step {s.state}", "step", s.started_at, s.ended_at or s.started_at,
+                    step=s.seq)
+        span.ok = {"succeeded": True, "failed": False}.get(s.status)
+        if s.status == "failed":
+            span.error = s.note or "step failed"
+        span.attributes = {
+            "turnstile.step": s.seq, "turnstile.state": s.state, "turnstile.action": s.action,
+            "turnstile.trigger": s.trigger, "turnstile.dest": s.dest,
+            "turnstile.step.status": s.status, "turnstile.note": s.note or None,
+            "gen_ai.conversation.id": self.run_id,
+        }
+        if s.status == "failed":
+            span.attributes["error.type"] = "step_failed"
+        return span
+
+    def _step(self, seq: int, at: float) -> Span:
+        """The step span of ``seq``; events of a step with no row get a placeholder."""
+        span = self.steps.get(seq)
+        if span is None:
+            row = StepRecord(self.run_id, seq, "?", "", "running", started_at=at)
+            span = self.steps[seq] = self._step_span(row)
+            self.step_rows[seq] = row
+        return span
+
+    def _interrupted_attempt(self, e: Event) -> bool:
+        """Whether ``e`` happened before the step was begun again (an attempt that died)."""
+        row = self.step_rows.get(e.step)
+        return row is not None and e.at < row.started_at
+
+    # -- events -----------------------------------------------------------------------
+
+    def project(self, events: Iterable[Event]) -> None:
+        handlers = {
+            "model_call": self._model_call, "model_retry": self._model_retry,
+            "approval": self._approval, "tool_started": self._tool_started,
+            "tool_output": self._tool_output, "tool_call": self._tool_call,
+        }
+        for e in events:
+            step = self._step(e.step, e.at)
+            if self._interrupted_attempt(e):
+                step.attributes["turnstile.step.resumed"] = True
+                step.start = min(step.start, e.at)
+            handler = handlers.get(e.kind)
+            if handler is not None:
+                handler(e, step)
+            else:
+                self._other(e, step)
+        for span in self.open_tools.values():
+            self._unfinished(span)
+        for seq, retries in self.pending_retries.items():
+            for r in retries:
+                self.steps[seq].add_event("model_retry", r.at, self.red.value(dict(r.payload)))
+
+    def _add(self, step: Span, span: Span) -> Span:
+        self.children.setdefault(step.step or 0, []).append(span)
+        self.by_id[span.span_id] = span
+        step.end = max(step.end, span.end)
+        step.start = min(step.start, span.start)
+        return span
+
+    def _model_retry(self, e: Event, step: Span) -> None:
+        self.pending_retries.setdefault(e.step, []).append(e)
+
+    def _model_call(self, e: Event, step: Span) -> None:
+        p = e.payload
+        duration = float(p.get("duration_s") or 0.0)
+        model = str(p.get("model") or "unknown")
+        n = self.model_calls_in_step[e.step] = self.model_calls_in_step.get(e.step, 0) + 1
+        span = Span(span_id_of(self.run_id, "chat", e.seq), step.span_id, f"chat {model}",
+                    "chat", e.at - duration, e.at, step=e.step)
+        finish = p.get("finish_reason")
+        span.attributes = {
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": p.get("provider"),
+            "gen_ai.request.model": model, "gen_ai.response.model": model,
+            "gen_ai.usage.input_tokens": p.get("input_tokens"),
+            "gen_ai.usage.output_tokens": p.get("output_tokens"),
+            "gen_ai.usage.cache_read.input_tokens": p.get("cached_tokens"),
+            "gen_ai.response.finish_reasons": [finish] if finish else None,
+            "gen_ai.conversation.id": self.run_id, "turnstile.step": e.step,
+            "turnstile.state": step.attributes.get("turnstile.state"),
+            "turnstile.retries": p.get("retries") or 0, "turnstile.cost_usd": p.get("cost_usd"),
+            "turnstile.ttft_s": p.get("ttft_s"), "turnstile.messages": p.get("messages"),
+            "turnstile.attempt": n,
+        }
+        if self._interrupted_attempt(e):
+            span.attributes["turnstile.superseded"] = True
+        for r in self.pending_retries.pop(e.step, []):
+            span.add_event("model_retry", r.at, self.red.value(dict(r.payload)))
+        span.start = min([span.start, *(ev["at"] for ev in span.events)])
+        calls = [self.red.value(dict(c)) for c in p.get("tool_calls") or ()]
+        for c in calls:
+            self.requested_by[str(c.get("id"))] = span.span_id
+        span.call = _call_record(
+            model=model, provider=p.get("provider"), prompt_tokens=p.get("input_tokens"),
+            completion_tokens=p.get("output_tokens"), cached_tokens=p.get("cached_tokens"),
+            duration_s=duration, ttft_s=p.get("ttft_s"), ok=True, retries=p.get("retries") or 0,
+            cost_usd=p.get("cost_usd"), finish_reason=finish, tool_calls=calls,
+            text=_cut(self.red.text(str(p.get("text") or ""))), attempt=n)
+        self._add(step, span)
+
+    def _approval(self, e: Event, step: Span) -> None:
+        p = e.payload
+        call_id, tool = str(p.get("call_id")), str(p.get("tool") or "?")
+        previous = [s.end for s in self.children.get(e.step, []) if s.kind == "approval"]
+        start = max([step.start, *previous]) if e.at >= step.start else e.at
+        span = Span(span_id_of(self.run_id, "approval", e.seq), step.span_id,
+                    f"approval {tool}", "approval", min(start, e.at), e.at, step=e.step)
+        approval = {k: p.get(k) for k in ("decision", "decided_by", "rule", "risk", "reason",
+                                          "capability")}
+        approval["reason"] = self.red.text(str(approval["reason"] or ""))
+        self.approvals[call_id] = approval
+        self.approval_spans[call_id] = span.span_id
+        span.attributes = {
+            "turnstile.operation": "approval", "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id, "gen_ai.conversation.id": self.run_id,
+            "turnstile.step": e.step, "turnstile.approval.decision": p.get("decision"),
+            "turnstile.approval.decided_by": p.get("decided_by"),
+            "turnstile.approval.rule": p.get("rule"), "turnstile.approval.risk": p.get("risk"),
+        }
+        span.call = _call_record(tool=tool, call_id=call_id,
+                                 arguments=self.red.value(dict(p.get("args") or {})),
+                                 duration_s=round(span.end - span.start, 6),
+                                 ok=p.get("decision") == "allow", retries=0,
+                                 approval=approval)
+        self._add(step, span)
+
+    def _tool_span(self, e: Event, step: Span, start: float) -> Span:
+        p = e.payload
+        call_id, tool = str(p.get("call_id")), str(p.get("tool") or "?")
+        attempt = self.tool_attempts[call_id] = self.tool_attempts.get(call_id, 0) + 1
+        span = Span(span_id_of(self.run_id, "tool", e.seq), step.span_id,
+                    f"execute_tool {tool}", "tool", start, max(start, e.at), step=e.step)
+        approval = self.approvals.get(call_id)
+        if call_id in self.approval_spans:
+            span.links.append(self.approval_spans[call_id])
+        span.attributes = {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
+            "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.arguments": _json(self.red.value(dict(p.get("args") or {}))),
+            "gen_ai.conversation.id": self.run_id, "turnstile.step": e.step,
+            "turnstile.tool.version": p.get("version"), "turnstile.attempt": attempt,
+            "turnstile.retries": attempt - 1,
+            "turnstile.approval.decision": approval and approval.get("decision"),
+            "turnstile.approval.decided_by": approval and approval.get("decided_by"),
+        }
+        requester = self.by_id.get(self.requested_by.get(call_id) or "")
+        span.call = _call_record(
+            model=requester.call.get("model") if requester and requester.call else None,
+            tool=tool, version=p.get("version"), call_id=call_id,
+            arguments=self.red.value(dict(p.get("args") or {})), duration_s=None, ok=None,
+            outcome="running", retries=attempt - 1, cost_usd=0.0, approval=approval,
+            attempt=attempt, requested_by=requester.span_id if requester else None)
+        self.last_tool[call_id] = span
+        return self._add(step, span)
+
+    def _tool_started(self, e: Event, step: Span) -> None:
+        call_id = str(e.payload.get("call_id"))
+        earlier = self.open_tools.pop(call_id, None)
+        if earlier is not None:
+            self._unfinished(earlier)
+        self.open_tools[call_id] = self._tool_span(e, step, e.at)
+
+    def _tool_output(self, e: Event, step: Span) -> None:
+        span = self.open_tools.get(str(e.payload.get("call_id")))
+        target = span or step
+        attrs = {k: e.payload.get(k) for k in ("stream", "line")}
+        target.add_event("tool_output", e.at, self.red.value(attrs))
+        if span is not None:
+            step.end = max(step.end, span.end)
+
+    def _tool_call(self, e: Event, step: Span) -> None:
+        p = e.payload
+        call_id = str(p.get("call_id"))
+        duration = float(p.get("duration_s") or 0.0)
+        span = self.open_tools.pop(call_id, None)
+        if span is None:
+            span = self._tool_span(e, step, e.at - duration)
+        span.end = max(span.end, e.at)
+        is_error = bool(p.get("is_error"))
+        outcome = p.get("outcome") or ("error" if is_error else "ok")
+        span.ok = not is_error
+        content = self.red.text(str(p.get("content") or ""))
+        if is_error:
+            span.error = _first_line(content) or outcome
+            span.attributes["error.type"] = "cancelled" if outcome == "cancelled" else "tool_error"
+        span.attributes.update({
+            "turnstile.tool.version": p.get("version"), "turnstile.tool.idempotent":
+            p.get("idempotent"), "turnstile.tool.side_effects": p.get("side_effects"),
+            "turnstile.tool.risk": p.get("risk"), "turnstile.tool.source": p.get("source"),
+            "turnstile.tool.outcome": outcome, "turnstile.tool.exit_code": p.get("exit_code"),
+            "gen_ai.tool.call.result": _cut(content, MAX_ATTRIBUTE_CHARS),
+        })
+        assert span.call is not None
+        span.call.update(duration_s=duration, ok=not is_error, outcome=outcome,
+                         output=_cut(content), truncated=p.get("truncated"),
+                         exit_code=p.get("exit_code"), path=p.get("path"))
+        step.end = max(step.end, span.end)
+
+    def _unfinished(self, span: Span) -> None:
+        """A tool call with no result row: interrupted (or still running in a live run)."""
+        live = self.info.status == "running"
+        span.ok = None if live else False
+        outcome = "running" if live else "interrupted"
+        if not live:
+            span.error = "the process ended before the call finished"
+            span.attributes["error.type"] = "interrupted"
+        assert span.call is not None
+        span.call.update(duration_s=round(span.end - span.start, 6), ok=span.ok,
+                         outcome=outcome)
+
+    def _other(self, e: Event, step: Span) -> None:
+        payload = self.red.value(dict(e.payload))
+        call_id = e.payload.get("call_id")
+        target = self.last_tool.get(str(call_id)) if call_id else None
+        if target is not None and e.kind == "effect_resolved" and target.call is not None:
+            resolution = str(e.payload.get("resolution") or "")
+            target.attributes["turnstile.effect.resolution"] = resolution
+            if target.call.get("outcome") == "interrupted" and resolution != "rerun":
+                target.call["outcome"] = resolution
+                target.ok = resolution in ("applied", "recorded")
+                target.error = None if target.ok else target.error
+            target.events.append({"name": e.kind, "at": e.at, "attributes": _clean(payload)})
+            return
+        (target or step).add_event(e.kind, e.at, payload)
+
+    # -- assembly -----------------------------------------------------------------------
+
+    def document(self) -> dict[str, Any]:
+        spans: list[Span] = []
+        seen: set[str] = set()
+        for seq in sorted(self.steps):
+            step = self.steps[seq]
+            kids = sorted(self.children.get(seq, []), key=lambda s: (s.start, s.span_id))
+            for span in (step, *kids):
+                if span.span_id in seen:  # a re-read row: one span per stable id
+                    continue
+                seen.add(span.span_id)
+                spans.append(span)
+        root = self.root
+        root.end = max([root.end, *(s.end for s in spans)])
+        root.start = min([root.start, *(s.start for s in spans)])
+        totals = self._totals(spans, root)
+        status = self.info.status
+        root.ok = {"completed": True, "failed": False}.get(status)
+        root.error = self.info.error if status == "failed" else None
+        root.attributes = {
+            "gen_ai.operation.name": f"invoke_{self.kind}", "gen_ai.agent.name":
+            self.info.machine, "gen_ai.conversation.id": self.run_id,
+            "gen_ai.usage.input_tokens": totals["input_tokens"],
+            "gen_ai.usage.output_tokens": totals["output_tokens"],
+            "turnstile.machine": self.info.machine, "turnstile.run.status": status,
+            "turnstile.run.state": self.info.state, "turnstile.cost_usd": totals["cost_usd"],
+            "turnstile.retries": totals["retries"], "turnstile.tool_calls":
+            totals["tool_calls"], "turnstile.denials": totals["denials"],
+            "error.type": "run_failed" if status == "failed" else None,
+        }
+        return {
+            "format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
+            "run": self._run_json(root, totals),
+            "spans": [root.to_json(), *(s.to_json() for s in spans)],
+        }
+
+    def _totals(self, spans: list[Span], root: Span) -> dict[str, Any]:
+        chats = [s.call for s in spans if s.kind == "chat" and s.call]
+        tools = [s for s in spans if s.kind == "tool" and s.call]
+        costs = [c.get("cost_usd") for c in chats]
+        return {
+            "input_tokens": sum(c.get("prompt_tokens") or 0 for c in chats),
+            "output_tokens": sum(c.get("completion_tokens") or 0 for c in chats),
+            "cached_tokens": sum(c.get("cached_tokens") or 0 for c in chats),
+            "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),
+            "duration_s": round(root.end - root.start, 6),
+            "steps": sum(1 for s in spans if s.kind == "step"),
+            "model_calls": len(chats),
+            "tool_calls": len({s.call["call_id"] for s in tools if s.call}),
+            "tool_errors": sum(1 for s in tools if s.ok is False),
+            "tool_reruns": sum(1 for s in tools if s.call and s.call["attempt"] > 1),
+            "denials": sum(1 for s in spans if s.kind == "approval" and s.call
+                           and (s.call["approval"] or {}).get("decision") == "deny"),
+            "retries": sum(c.get("retries") or 0 for c in chats),
+        }
+
+    def _run_json(self, root: Span, totals: dict[str, Any]) -> dict[str, Any]:
+        info = self.info
+        return {
+            "run_id": info.run_id, "machine": info.machine, "kind": self.kind,
+            "machine_path": info.machine_path, "status": info.status, "state": info.state,
+            "error": info.error, "workspace": info.workspace, "started_at": root.start,
+            "ended_at": root.end, "started_iso": _iso(root.start),
+            "model": info.config.get("model") if info.config else None,
+            "totals": totals,
+            "committed": {"steps": info.steps, "input_tokens": info.input_tokens,
+                          "output_tokens": info.output_tokens, "cost_usd": info.cost_usd},
+        }
+
+
+def _call_record(**fields: Any) -> dict[str, Any]:
+    return {**dict.fromkeys(REQUIRED_CALL_FIELDS), **fields}
+
+
+def machine_kind(info: RunInfo) -> str:
+    """``agent`` or ``workflow``, read from the run's machine file; ``agent`` if unreadable."""
+    paths = [info.machine_path, str((info.config or {}).get("machine_path") or "")]
+    for path in filter(None, paths):
+        kind = _kind_of(path, info.machine_hash)
+        if kind is not None:
+            return kind
+    return "agent"
+
+
+@functools.lru_cache(maxsize=64)
+def _kind_of(path: str, machine_hash: str) -> str | None:
+    from engine.spec import parse_machine
+
+    try:
+        return str(parse_machine(Path(path)).kind)
+    except (TurnstileError, OSError, ValueError):
+        return None
+
+
+def _clean(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _cut(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:200] if text.strip() else ""
+
+
+def _iso(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
+
+
+# -- files --------------------------------------------------------------------------------
+
+
+def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
+    """Write ``<directory>/<run_id>.json`` atomically (temp file + rename) and return its path."""
+    trace = build_trace(store, run_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"{trace['run']['run_id']}.json"
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(trace, f, indent=1, ensure_ascii=False, default=str)
+            f.write("\n")
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def export_otlp(store: Store, run_id: str, endpoint: str | None = None) -> int:
+    """Export the run's spans over OTLP/HTTP (``engine.otlp``); returns the span count."""
+    from engine.otlp import export_otlp as _export
+
+    return _export(store, run_id, endpoint)
+
+
+# -- text ---------------------------------------------------------------------------------
+
+
+def trace_text(trace: Mapping[str, Any]) -> str:
+    """A readable tree and timeline: run -> steps -> model calls, approvals and tool calls."""
+    run, spans = trace["run"], trace["spans"]
+    t0 = run["started_at"]
+    lines = _run_header(trace)
+    kids: dict[str | None, list[Mapping[str, Any]]] = {}
+    for s in spans[1:]:
+        kids.setdefault(s["parent_id"], []).append(s)
+    steps = kids.get(spans[0]["span_id"], [])
+    for i, step in enumerate(steps):
+        last_step = i == len(steps) - 1
+        lines.append(f"{_offset(step, t0)}  {'└─' if last_step else '├─'} {_step_line(step)}")
+        calls = kids.get(step["span_id"], [])
+        for j, call in enumerate(calls):
+            bar = "   " if last_step else "│  "
+            glyph = "└─" if j == len(calls) - 1 else "├─"
+            lines.append(f"{_offset(call, t0)}  {bar}{glyph} {_call_line(call)}")
+    return "\n".join(lines) + "\n"
+
+
+def _run_header(trace: Mapping[str, Any]) -> list[str]:
+    run = trace["run"]
+    t = run["totals"]
+    cost = "unknown" if t["cost_usd"] is None else f"${t['cost_usd']:.4f}"
+    lines = [
+        f"run {run['run_id']}  invoke_{run['kind']} {run['machine']}  {run['status']}  "
+        f"(state {run['state']})  trace {trace['trace_id']}",
+        f"  started {run['started_iso']}  duration {_dur(t['duration_s'])}  steps {t['steps']}  "
+        f"model calls {t['model_calls']}  tool calls {t['tool_calls']} "
+        f"({t['tool_errors']} errors)  denials {t['denials']}  retries {t['retries']}",
+        f"  tokens {t['input_tokens']} in / {t['output_tokens']} out  cost {cost}",
+    ]
+    if run.get("error"):
+        lines.append(f"  error: {run['error']}")
+    return lines
+
+
+def _step_line(span: Mapping[str, Any]) -> str:
+    a = span["attributes"]
+    move = f"{a.get('turnstile.trigger')} -> {a.get('turnstile.dest')}" if a.get(
+        "turnstile.trigger") else a.get("turnstile.step.status", "")
+    resumed = "  (resumed)" if a.get("turnstile.step.resumed") else ""
+    error = f"  error: {span['error']}" if span.get("error") else ""
+    return (f"step {span['step']} {a.get('turnstile.state')}  {move}  "
+            f"{_dur(span['duration_s'])}{resumed}{error}")
+
+
+def _call_line(span: Mapping[str, Any]) -> str:
+    c, a = span.get("call") or {}, span["attributes"]
+    if span["kind"] == "chat":
+        cost = "cost ?" if c["cost_usd"] is None else f"${c['cost_usd']:.4f}"
+        ttft = f"ttft {_dur(c['ttft_s'])}  " if c.get("ttft_s") is not None else ""
+        asked = ", ".join(t.get("name", "?") for t in c.get("tool_calls") or ())
+        tail = f"  -> {asked}" if asked else "  -> final answer"
+        stale = "  (attempt superseded by resume)" if a.get("turnstile.superseded") else ""
+        return (f"chat {c['model']}  {c['prompt_tokens']} in / {c['completion_tokens']} out "
+                f"tok  {ttft}{_dur(c['duration_s'])}  retries {c['retries']}  {cost}{tail}"
+                f"{stale}")
+    if span["kind"] == "approval":
+        ap = c["approval"] or {}
+        rule = f" (rule {ap['rule']})" if ap.get("rule") else ""
+        return (f"approval {c['tool']} {_args(c['arguments'])}  {ap.get('decision')} by "
+                f"{ap.get('decided_by')}{rule}  risk {ap.get('risk')}")
+    if span["kind"] == "tool":
+        ap = c.get("approval") or {}
+        who = f"  [{ap.get('decision')} by {ap.get('decided_by')}]" if ap else ""
+        status = "ok" if c["ok"] else c.get("outcome") or "error"
+        if c["ok"] is False and span.get("error"):
+            status = f"{status}: {span['error']}"
+        version = f"@{c['version']}" if c.get("version") else ""
+        attempt = f"  attempt {c['attempt']}" if c.get("attempt", 1) > 1 else ""
+        dur = _dur(c["duration_s"]) if c.get("duration_s") is not None else "-"
+        return (f"execute_tool {c['tool']}{version} {_args(c['arguments'])}  {dur}  "
+                f"{status}{who}{attempt}")
+    return span["name"]
+
+
+def _args(args: Any, limit: int = 100) -> str:
+    text = json.dumps(args, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _offset(span: Mapping[str, Any], t0: float) -> str:
+    return f"+{span['start'] - t0:.3f}s".rjust(9)
+
+
+def _dur(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds * 1000:.1f}ms" if seconds < 1 else f"{seconds:.2f}s"
