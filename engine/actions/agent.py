@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
+from engine.context import budget_for, estimate_tools, prepare_view
 from engine.models.base import (
     ModelParams,
     Retry,
@@ -116,23 +117,43 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
     if params.prompt:
         where = f"{ctx.machine.path}: state {ctx.state.name}, with.prompt"
         new = (Message("user", render(params.prompt, template_context(ctx), where=where)),)
-    answer = await _call(ctx, (*ctx.run.messages, *new), tools=params.tools,
-                         max_tokens=params.max_tokens)
+    spent: list[Any] = []
+
+    async def summarize(request: tuple[Message, ...], max_tokens: int) -> str:
+        done = await _call(ctx, request, tools=False, max_tokens=max_tokens, purpose="summary")
+        spent.append(done.usage_run)
+        return done.message.content
+
+    model = ctx.services.model()
+    view = await prepare_view(
+        (*ctx.run.messages, *new), ctx.run.data,
+        budget_for(ctx.machine.context, model.provider, model.model),
+        tools_tokens=estimate_tools(ctx.services.tools) if params.tools else 0,
+        summarize=summarize)
+    if view.event is not None:
+        ctx.emit("context_compressed", view.event)
+    answer = await _call(ctx, view.view, tools=params.tools, max_tokens=params.max_tokens,
+                         context_tokens=view.tokens)
+    usage = sum(spent, answer.usage_run)
+    context = view.state.observe(view.estimated, answer.usage_run.input_tokens).to_dict()
     msg = answer.message
     results = dict(ctx.run.data.get("results") or {})
     results[ctx.state.name] = {"text": msg.content, "tool_calls": len(msg.tool_calls)}
+    messages = (*new, *view.appended, msg)
     if msg.tool_calls:
         calls = [c.to_dict() for c in msg.tool_calls]
         names = ", ".join(c.name for c in msg.tool_calls)
-        return Outcome("tool_calls", updates={"pending_calls": calls, "results": results},
-                       messages=(*new, msg), usage=answer.usage_run, note=f"calls {names}")
+        return Outcome("tool_calls", updates={"pending_calls": calls, "results": results,
+                                              "context": context},
+                       messages=messages, usage=usage, note=f"calls {names}")
     return Outcome("final", updates={"final_answer": msg.content, "pending_calls": [],
-                                     "results": results},
-                   messages=(*new, msg), usage=answer.usage_run, note="final answer")
+                                     "results": results, "context": context},
+                   messages=messages, usage=usage, note="final answer")
 
 
 async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: bool,
-                max_tokens: int = 4096) -> _Answer:
+                max_tokens: int = 4096, purpose: str = "turn",
+                context_tokens: int | None = None) -> _Answer:
     model = ctx.services.model()
     schemas = [ToolSchema(s.name, s.description, s.input_schema)
                for s in ctx.services.tools] if tools else []
@@ -158,7 +179,8 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
         "cached_tokens": turn.usage.cached_tokens, "cost_usd": cost,
         "duration_s": round(time.monotonic() - started, 6),
         "ttft_s": turn.time_to_first_token_s, "retries": turn.retries,
-        "finish_reason": turn.finish_reason, "messages": len(messages),
+        "finish_reason": turn.finish_reason, "messages": len(messages), "purpose": purpose,
+        "context_tokens": context_tokens,
         "tool_calls": [c.to_dict() for c in turn.message.tool_calls],
         "text": turn.message.content,
     })
