@@ -217,10 +217,13 @@ def _machine_policy(machine: MachineSpec) -> Path | None:
 
 
 def _mcp_servers(machine: MachineSpec, config: Mapping[str, Any]) -> dict[str, Any]:
-    servers: dict[str, Any] = dict(machine.mcp_servers)
-    if config.get("mcp_config"):
-        from engine.mcp import load_mcp_config
+    """The run's MCP servers: the machine's, plus those of ``--mcp-config`` (which win)."""
+    if not machine.mcp_servers and not config.get("mcp_config"):
+        return {}
+    from engine.mcp import from_machine, load_mcp_config
 
+    servers = from_machine(machine.mcp_servers)
+    if config.get("mcp_config"):
         servers.update(load_mcp_config(Path(config["mcp_config"])))
     return servers
 
@@ -230,11 +233,10 @@ async def execute(prepared: Prepared) -> RunResult:
     services = prepared.runner.services
     async with AsyncExitStack() as stack:
         if prepared.mcp:
-            from engine.mcp import McpHub, from_machine
+            from engine.mcp import McpHub
 
             emit = _run_emitter(prepared)
-            await stack.enter_async_context(
-                McpHub(from_machine(prepared.mcp), services.tools, emit))
+            await stack.enter_async_context(McpHub(prepared.mcp, services.tools, emit))
         try:
             return await drive_until_interrupted(prepared.runner, prepared.state,
                                                  resumed=prepared.resumed)

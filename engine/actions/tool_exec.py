@@ -53,6 +53,10 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     """A result for a call left ``started``, or None when it is safe to run it again."""
     spec = ctx.services.tools.get(call.name)
     resolution, message = resolve_in_flight(record, spec, ctx.workspace)
+    policy = ctx.services.policy
+    if resolution == "unknown" and spec is not None and policy is not None and (
+            policy.declares_idempotent(call, spec, ctx.workspace)):
+        resolution, message = "rerun", f"re-ran {call.name} (declared idempotent by the policy)"
     if resolution == "unknown":
         resolution, message = await _decide_unknown(ctx, call, message)
     ctx.emit("effect_resolved", {"call_id": call.id, "tool": call.name,

@@ -114,9 +114,18 @@ class Approver:
         if self.mode == "deny":
             return _approval(call, d, "deny", "deny-mode")
         if self.mode == "policy":
-            default = getattr(self.policy.policy, "default", "deny")
-            return _approval(call, d, "allow" if default == "allow" else "deny", "policy")
+            when_asked = self.policy.policy.when_asked
+            return _approval(call, d, "allow" if when_asked == "allow" else "deny", "policy")
         return None
+
+    async def confirm_unknown(self, call: ToolCall, message: str) -> bool:
+        """Ask a person whether to repeat a call whose outcome is unknown (resume)."""
+        if self.prompter is None:
+            return False
+        d = Decision("ask", "exec", f"{message}; repeat it?", None,
+                     json.dumps(dict(call.args), indent=2), f"repeat:{call.id}")
+        (answer,) = await self.prompter([PendingQuestion(call, d)])
+        return answer != "no"
 
     async def _ask(self, questions: Sequence[PendingQuestion]) -> dict[str, Approval]:
         assert self.prompter is not None

@@ -1,0 +1,50 @@
+"""``engine tools``: every tool a machine would see, with its risk and the policy's decision.
+
+Built-ins come from the machine's ``tools:`` (all of them without a machine); MCP tools are
+discovered by starting the machine's servers and those of ``--mcp-config``, then stopped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from engine.actions.registry import ACTIONS
+from engine.permissions.policy import Policy, PolicyContext, decide_static
+from engine.spec import load_machine
+from engine.tooling.spec import ToolSpec
+from tools import builtin_specs
+
+
+def list_tools(machine_path: Path | None, mcp_config: Path | None,
+               workspace: Path) -> list[dict[str, Any]]:
+    """One row per tool: ``ToolSpec.describe()`` plus the static ``decision``."""
+    specs = builtin_specs()
+    policy = Policy.default()
+    servers: dict[str, Any] = {}
+    if machine_path is not None:
+        machine = load_machine(machine_path, ACTIONS)
+        specs = [s for s in specs if s.name in machine.tools]
+        if machine.policy:
+            policy = Policy.load(Path(machine.path).parent / machine.policy)
+        if machine.mcp_servers:
+            from engine.mcp import from_machine
+
+            servers.update(from_machine(machine.mcp_servers))
+    if mcp_config is not None:
+        from engine.mcp import load_mcp_config
+
+        servers.update(load_mcp_config(mcp_config))
+    if servers:
+        from engine.mcp import discover
+
+        specs = [*specs, *anyio.run(discover, servers)]
+    ctx = PolicyContext(workspace=workspace.resolve(), policy=policy, env=None)
+    return [_row(s, ctx) for s in specs]
+
+
+def _row(spec: ToolSpec, ctx: PolicyContext) -> dict[str, Any]:
+    decision = decide_static(spec, ctx)
+    return {**spec.describe(), "decision": decision.decision, "reason": decision.reason}
