@@ -1,0 +1,212 @@
+"""Effects: what one simple command does (risk, paths read and written, code it runs).
+
+Also the option parser and the rule builders (``reader``, ``writer``, ``plain``) that the
+per-program rules in ``rules.py`` are made of.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engine.permissions.words import Word
+from engine.tooling.spec import Risk, max_risk
+
+Floor = str  # "" | "ask" | "deny"
+_ORDER = {"": 0, "allow": 0, "ask": 1, "deny": 2}
+
+
+@dataclass(slots=True)
+class Effect:
+    """What one simple command does, as far as its arguments tell."""
+
+    argv: list[Word]
+    """The effective command after unwrapping wrappers."""
+    risk: Risk = "read"
+    reasons: list[str] = field(default_factory=list)
+    reads: list[Word] = field(default_factory=list)
+    writes: list[Word] = field(default_factory=list)
+    chdir: list[Word] = field(default_factory=list)
+    """Directories the shell changes into (``cd``), judged as reads."""
+    nested: list[tuple[str, list[Word]]] = field(default_factory=list)
+    """Commands this one runs: (how, argv)."""
+    scripts: list[tuple[str, Word]] = field(default_factory=list)
+    """Shell code this one runs: (how, code)."""
+    floor: Floor = ""
+    """The least strict decision allowed whatever the risk (obfuscation, unknown values)."""
+    stdin_code: bool = False
+    """Runs its standard input as code (a shell or interpreter without a script)."""
+    wrappers: list[str] = field(default_factory=list)
+
+    def add(self, risk: Risk, reason: str) -> None:
+        self.risk = max_risk(self.risk, risk)
+        if reason and reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def at_least(self, floor: Floor, reason: str) -> None:
+        if _ORDER[floor] > _ORDER[self.floor]:
+            self.floor = floor
+        if reason and reason not in self.reasons:
+            self.reasons.append(reason)
+
+
+Rule = Callable[[Effect, list[Word]], None]
+
+
+# ---------------------------------------------------------------- option parsing
+
+
+@dataclass(slots=True)
+class Opts:
+    """Options and positionals of one argument vector."""
+
+    flags: dict[str, Word | None]
+    """The last value of each option (None for a flag)."""
+    positionals: list[Word]
+    items: list[tuple[str, Word | None]]
+    """Every option in order, repeated ones included."""
+
+    def has(self, *names: str) -> bool:
+        return any(n in self.flags for n in names)
+
+    def get(self, *names: str) -> Word | None:
+        for n in names:
+            if n in self.flags:
+                return self.flags[n]
+        return None
+
+    def all(self, *names: str) -> list[Word]:
+        """Every value given to any of ``names`` (``-e a -e b``)."""
+        return [w for n, w in self.items if n in names and w is not None]
+
+
+def parse_opts(args: list[Word], short_values: str = "", long_values: frozenset[str] = frozenset(),
+               *, stop_at_positional: bool = False) -> Opts:
+    """GNU-style options: ``-abc``, ``-ofile``, ``-o file``, ``--long=v``, ``--long v``, ``--``."""
+    items: list[tuple[str, Word | None]] = []
+    pos: list[Word] = []
+    i, n, ended = 0, len(args), False
+    while i < n:
+        a = args[i]
+        v = a.value
+        if ended or v is None or v == "-" or not v.startswith("-"):
+            pos.append(a)
+            ended = ended or stop_at_positional
+        elif v == "--":
+            ended = True
+        elif v.startswith("--"):
+            name, eq, val = v.partition("=")
+            if eq:
+                items.append((name, Word.of(val)))
+            elif name in long_values and i + 1 < n:
+                i += 1
+                items.append((name, args[i]))
+            else:
+                items.append((name, None))
+        else:
+            i = _short_cluster(v, args, i, short_values, items)
+        i += 1
+    return Opts(dict(items), pos, items)
+
+
+def _short_cluster(v: str, args: list[Word], i: int, short_values: str,
+                   items: list[tuple[str, Word | None]]) -> int:
+    for j in range(1, len(v)):
+        c = v[j]
+        if c in short_values:
+            rest = v[j + 1:]
+            if rest:
+                items.append(("-" + c, Word.of(rest)))
+            elif i + 1 < len(args):
+                i += 1
+                items.append(("-" + c, args[i]))
+            else:
+                items.append(("-" + c, None))
+            return i
+        items.append(("-" + c, None))
+    return i
+
+
+# ---------------------------------------------------------------- rule builders
+
+
+def prog(e: Effect) -> str:
+    """The effective program word as written (for reasons)."""
+    return e.argv[0].shown if e.argv else ""
+
+
+def reader(short_values: str = "", long_values: tuple[str, ...] = (), *,
+           skip_first: int = 0, pattern_opts: tuple[str, ...] = (),
+           read_opts: tuple[str, ...] = ()) -> Rule:
+    """A program that only reads the files named by its positionals (after ``skip_first``)."""
+    longs = frozenset(long_values)
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        o = parse_opts(args, short_values, longs)
+        skip = 0 if pattern_opts and o.has(*pattern_opts) else skip_first
+        e.reads.extend(o.positionals[skip:])
+        for name in read_opts:
+            w = o.get(name)
+            if w is not None:
+                e.reads.append(w)
+        _long_paths(e, o)
+
+    return rule
+
+
+def _long_paths(e: Effect, o: Opts) -> None:
+    """``--opt=/some/path`` values of readers are judged as reads too."""
+    for name, w in o.flags.items():
+        if name.startswith("--") and w is not None and w.value and (
+                "/" in w.value or w.value.startswith("~")):
+            e.reads.append(w)
+
+
+def plain(risk: Risk = "read", reason: str = "") -> Rule:
+    """A program whose arguments are not paths (``echo``, ``date``)."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        e.add(risk, reason)
+
+    return rule
+
+
+def writer(short_values: str = "", long_values: tuple[str, ...] = (), *, skip_first: int = 0,
+           last_only: bool = False, verb: str = "writes") -> Rule:
+    """A program that writes the files named by its positionals."""
+    longs = frozenset(long_values)
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        o = parse_opts(args, short_values, longs)
+        targets = o.positionals[skip_first:]
+        if last_only and targets:
+            e.reads.extend(targets[:-1])
+            targets = targets[-1:]
+        t = o.get("-t", "--target-directory")
+        if t is not None:
+            e.reads.extend(targets)
+            targets = [t]
+        e.writes.extend(targets)
+        e.add("write", f"{prog(e)} {verb} files")
+
+    return rule
+
+
+_VERSIONED = re.compile(r"^(python|pypy|pip|perl|ruby|node|php|lua|pydoc|idle)[0-9.]*$")
+SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin",
+                         "/usr/local/sbin"})
+
+
+def program_name(word: Word) -> str:
+    """The rule name of a command word: basename for system paths, without version suffixes."""
+    v = word.value
+    if v is None:
+        return ""
+    if "/" in v:
+        head, _, tail = v.rpartition("/")
+        if head not in SYSTEM_DIRS:
+            return v  # a program by path: unknown unless it is a system program
+        v = tail
+    m = _VERSIONED.match(v)
+    return m.group(1) if m else v

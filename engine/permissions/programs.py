@@ -1,0 +1,186 @@
+"""Program tables: which programs wrap others, which are shells, which are dangerous by name.
+
+Data only; the rules that read these tables are in ``rules.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.tooling.spec import Risk
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """A program that runs another command given after its own options."""
+
+    short_values: str = ""
+    """Short options that take a value (``timeout -s SIG``)."""
+    long_values: frozenset[str] = frozenset()
+    positionals: int = 0
+    """Positionals before the command (``timeout DURATION``, ``chroot NEWROOT``)."""
+    risk: Risk = "read"
+    why: str = ""
+    no_command: frozenset[str] = frozenset()
+    """Options after which it runs no command (``command -v``, ``sudo -l``)."""
+    script_options: frozenset[str] = frozenset()
+    """Options whose value is shell code (``env -S``, ``flock -c``)."""
+    write_options: frozenset[str] = frozenset()
+    chdir_options: frozenset[str] = frozenset()
+    alone: str | None = None
+    """``shell`` when, given no command, it starts a shell."""
+
+
+def _fs(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+_PRIV = "with other privileges"
+WRAPPERS: dict[str, Wrapper] = {
+    "env": Wrapper("uCS", _fs("--unset", "--chdir", "--split-string"),
+                   script_options=_fs("-S", "--split-string"), chdir_options=_fs("-C")),
+    "command": Wrapper(no_command=_fs("-v", "-V")),
+    "builtin": Wrapper(),
+    "exec": Wrapper("a"),
+    "nice": Wrapper("n", _fs("--adjustment")),
+    "nohup": Wrapper(),
+    "timeout": Wrapper("sk", _fs("--signal", "--kill-after"), positionals=1),
+    "stdbuf": Wrapper("ioe", _fs("--input", "--output", "--error")),
+    "time": Wrapper("fo", _fs("--format", "--output"), write_options=_fs("-o", "--output")),
+    "sudo": Wrapper("ugCDhprtTU", _fs("--user", "--group", "--close-from", "--chdir", "--host",
+                                      "--prompt", "--role", "--type", "--command-timeout",
+                                      "--other-user"),
+                    risk="exec", why=_PRIV, alone="shell",
+                    no_command=_fs("-l", "--list", "-v", "--validate", "-k", "-K",
+                                   "--reset-timestamp", "--remove-timestamp", "-e", "--edit",
+                                   "-V", "--version", "-h", "--help")),
+    "doas": Wrapper("uC", risk="exec", why=_PRIV, alone="shell"),
+    "pkexec": Wrapper("", _fs("--user"), risk="exec", why=_PRIV, alone="shell"),
+    "runuser": Wrapper("ugGlw", _fs("--user", "--group", "--supp-group", "--whitelist-environment"),
+                       risk="exec", why=_PRIV, alone="shell"),
+    "chroot": Wrapper("", _fs("--userspec", "--groups"), positionals=1, risk="exec",
+                      why="in another root directory", alone="shell"),
+    "ionice": Wrapper("cnP", _fs("--class", "--classdata", "--pgid", "--uid"),
+                      no_command=_fs("-p", "--pid", "-u", "--uid", "-P", "--pgid")),
+    "setsid": Wrapper(),
+    "taskset": Wrapper(positionals=1, no_command=_fs("-p", "--pid")),
+    "chrt": Wrapper(positionals=1, no_command=_fs("-p", "--pid", "-m", "--max")),
+    "flock": Wrapper("wEn", _fs("--timeout", "--conflict-exit-code"), positionals=1,
+                     script_options=_fs("-c", "--command")),
+    "unbuffer": Wrapper(),
+    "xvfb-run": Wrapper("nsfe", _fs("--server-num", "--server-args", "--auth-file",
+                                    "--error-file")),
+    "caffeinate": Wrapper("tw"),
+    "proxychains": Wrapper("f", risk="network", why="through a proxy"),
+    "proxychains4": Wrapper("f", risk="network", why="through a proxy"),
+    "torsocks": Wrapper("uapP", risk="network", why="through Tor"),
+    "strace": Wrapper("eoOpPsSuEbXaI", risk="exec", why="under a tracer",
+                      write_options=_fs("-o")),
+    "ltrace": Wrapper("eoOpnsuaAlDFLS", risk="exec", why="under a tracer",
+                      write_options=_fs("-o")),
+    "valgrind": Wrapper(risk="exec", why="under a debugger"),
+}
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
+                    "rbash", "yash", "posh", "busybox"})
+INTERPRETERS = frozenset({"python", "pypy", "node", "nodejs", "perl", "ruby", "php", "lua",
+                          "luajit", "Rscript", "julia", "tclsh", "wish", "osascript", "pwsh",
+                          "powershell", "deno", "irb", "jshell", "groovy", "scala", "expect",
+                          "guile", "racket", "sbcl", "ghci", "runghc", "elixir", "erl"})
+INLINE_CODE = {
+    "python": "cm", "pypy": "cm", "node": "epr", "nodejs": "epr", "perl": "eEmMI",
+    "ruby": "erI", "php": "rBEdc", "lua": "el", "luajit": "el", "Rscript": "e",
+    "julia": "e", "deno": "", "irb": "", "expect": "c", "pwsh": "c", "powershell": "c",
+}
+"""Short options taking a value, per interpreter; ``-c``/``-e``/``-r``-like ones are code."""
+CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "-p", "--eval", "--print", "--command",
+                          "-Command", "-command"})
+
+EDITORS = frozenset({"vi", "vim", "nvim", "view", "vimdiff", "gvim", "nano", "pico", "emacs",
+                     "emacsclient", "ed", "ex", "red", "micro", "joe", "jed", "mcedit", "code",
+                     "subl", "gedit", "kate", "less", "more", "most", "pg", "zless", "zmore",
+                     "lessfile", "lesspipe", "sudoedit", "visudo", "vipw", "vigr", "crontab-e",
+                     "mc", "ranger", "nnn", "tmux", "screen", "script"})
+"""Editors, pagers and file managers: they can write files and run commands."""
+
+DESTRUCTIVE_NAMES = frozenset({
+    "mkfs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat",
+    "mkfs.fat", "mkfs.ntfs", "mke2fs", "mkswap", "mkdosfs", "fdisk", "sfdisk", "gdisk", "cfdisk",
+    "sgdisk", "parted", "wipefs", "shred", "shutdown", "reboot", "halt", "poweroff", "telinit",
+    "blkdiscard", "hdparm", "cryptsetup", "lvremove", "vgremove", "pvremove", "zpool", "userdel",
+    "groupdel", "deluser", "delgroup", "srm", "wipe", "kexec", "swapoff",
+})
+
+NETWORK_NAMES = frozenset({
+    "curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "socat", "telnet",
+    "ftp", "lftp", "tftp", "http", "https", "xh", "httpie", "ping", "ping6", "dig", "nslookup",
+    "host", "whois", "traceroute", "tracepath", "mtr", "gh", "aws", "gcloud", "az", "gsutil",
+    "s3cmd", "rclone", "aria2c", "axel", "nmap", "openssl", "ssh-copy-id", "mosh", "websocat",
+    "grpcurl", "ngrok", "sshpass",
+})
+
+PLAIN_READ = frozenset({
+    "echo", "printf", "true", "false", ":", "test", "[", "pwd", "whoami", "id", "uname", "seq",
+    "expr", "sleep", "basename", "dirname", "yes", "tr", "printenv", "which", "type", "whereis",
+    "help", "locale", "nproc", "arch", "uptime", "ps", "free", "df", "clear", "tput", "jobs",
+    "wait", "cal", "factor", "getconf", "tty", "set", "shopt", "unset", "read", "let", "return",
+    "exit", "break", "continue", "shift", "local", "declare", "typeset", "readonly", "times",
+    "pgrep", "lscpu", "lsblk", "lsusb", "lspci", "who", "w", "groups", "logname", "realpath",
+    "readlink", "dirs", "hash", "umask", "ulimit", "history", "unalias", "getopts", "mapfile",
+    "readarray", "export", "env", "nice", "nohup", "builtin", "exec", "time", "setsid",
+    "timeout", "stdbuf", "ionice", "taskset", "chrt", "unbuffer", "caffeinate", "man", "info",
+    "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
+    "pidof", "lsof", "ss", "netstat", "numfmt", "cowsay", "fortune", "neofetch", "disown", "fg",
+    "bg", "compgen", "complete",
+})
+"""Programs that neither read named files nor change anything."""
+
+SUBCOMMAND_PROGRAMS = frozenset({
+    "git", "npm", "yarn", "pnpm", "bun", "pip", "pipx", "uv", "cargo", "go", "docker", "podman",
+    "kubectl", "helm", "apt", "apt-get", "brew", "poetry", "pdm", "gh", "conda", "mamba", "gem",
+    "bundle", "dotnet", "make", "terraform", "systemctl", "npx", "deno", "just", "tox", "nox",
+    "hatch", "rye", "mvn", "gradle", "composer", "swift", "zig", "rustup", "dnf", "yum", "apk",
+})
+"""Programs whose capability key includes the first positional (``git commit``)."""
+
+DANGEROUS_VARS = frozenset({
+    "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "HOME",
+    "XDG_CONFIG_HOME", "LESSOPEN", "LESSCLOSE", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME",
+    "PYTHONINSPECT", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT",
+    "RUBYLIB", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER", "SHELL", "RIPGREP_CONFIG_PATH",
+    "MAKEFLAGS", "CDPATH", "GLOBIGNORE", "TMOUT", "LD_PRELOAD", "FPATH", "ZDOTDIR",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "MANOPT", "GREP_OPTIONS", "TERMINAL",
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "NPM_CONFIG_REGISTRY", "GEM_HOME",
+})
+DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_")
+
+GIT_SAFE_CONFIG_PREFIXES = ("color.", "log.", "advice.", "i18n.", "status.", "blame.",
+                            "column.", "grep.", "format.pretty", "diff.noprefix",
+                            "diff.renames", "diff.algorithm", "diff.mnemonicprefix",
+                            "diff.context", "core.quotepath", "core.abbrev", "core.autocrlf",
+                            "user.name", "user.email", "init.defaultbranch", "commit.gpgsign",
+                            "tag.gpgsign", "merge.conflictstyle", "rerere.enabled",
+                            "safe.directory", "pull.rebase", "fetch.prune")
+GIT_READ = frozenset({
+    "status", "diff", "log", "show", "blame", "annotate", "rev-parse", "rev-list", "ls-files",
+    "ls-tree", "describe", "shortlog", "grep", "cat-file", "merge-base", "name-rev",
+    "for-each-ref", "show-ref", "check-ignore", "check-attr", "check-ref-format", "diff-tree",
+    "diff-files", "diff-index", "count-objects", "verify-commit", "verify-tag", "whatchanged",
+    "cherry", "range-diff", "show-branch", "fsck", "version", "help", "var", "reflog",
+    "get-tar-commit-id", "--version", "--help", "-h", "column", "check-mailmap", "show-index",
+    "verify-pack", "archive",
+})
+GIT_WRITE = frozenset({
+    "add", "commit", "checkout", "switch", "restore", "merge", "cherry-pick", "revert", "mv",
+    "rm", "init", "am", "apply", "notes", "update-index", "update-ref", "gc", "prune", "repack",
+    "pack-refs", "maintenance", "sparse-checkout", "mktag", "mktree", "hash-object",
+    "commit-tree", "read-tree", "write-tree", "checkout-index", "replace", "format-patch",
+    "rerere", "stage", "citool", "merge-file", "symbolic-ref", "bundle", "worktree",
+})
+GIT_NETWORK = frozenset({"fetch", "pull", "clone", "ls-remote", "send-email", "request-pull",
+                         "daemon", "instaweb", "http-backend", "svn", "p4", "lfs",
+                         "fetch-pack", "send-pack", "remote-http", "archimport", "cvsimport"})
+GIT_EXEC = frozenset({"difftool", "mergetool", "gui", "gitk", "credential", "hook", "shell",
+                      "upload-pack", "receive-pack", "bisect", "submodule",
+                      "web--browse", "credential-store", "credential-cache", "sh-setup"})
+GIT_DESTRUCTIVE = frozenset({"filter-branch", "filter-repo"})

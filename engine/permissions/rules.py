@@ -1,0 +1,206 @@
+"""Per-program rules: what one simple command does, judged from its argument vector.
+
+``analyze(argv)`` unwraps wrappers (``env``, ``timeout``, ``sudo``, ...), then applies the rule of
+the program: its risk class, the paths it reads and writes, the commands it runs (``xargs``,
+``find -exec``) and the shell code it runs (``bash -c``, ``eval``). Options that turn a reader
+into a writer or an executor count (``sed -i``, ``git -c core.pager=...``, ``sort -o``,
+``rg --pre``). Unknown programs are ``exec``. Nothing here parses shell syntax or touches files.
+"""
+
+from __future__ import annotations
+
+from engine.permissions import programs as p
+from engine.permissions import rules_files as f
+from engine.permissions import rules_git as g
+from engine.permissions import rules_network as n
+from engine.permissions import rules_shell as sh
+from engine.permissions.effect import Effect, Rule, plain, program_name, reader
+from engine.permissions.words import Word
+
+
+def analyze(argv: list[Word]) -> Effect:
+    """Unwrap wrappers, then apply the program's rule."""
+    e = Effect(list(argv))
+    _unwrap(e)
+    if not e.argv:
+        return e
+    name = program_name(e.argv[0])
+    if not name:
+        e.add("exec", "command name is only known at run time")
+        e.at_least("ask", "")
+        return e
+    rule = RULES.get(name)
+    if rule is None:
+        _unknown(e, name)
+    else:
+        rule(e, e.argv[1:])
+    return e
+
+
+def _unwrap(e: Effect) -> None:
+    for _ in range(16):
+        if not e.argv:
+            return
+        name = program_name(e.argv[0])
+        wrapper = p.WRAPPERS.get(name)
+        if wrapper is None:
+            return
+        inner = _wrapper_inner(e, name, wrapper, e.argv[1:])
+        if inner is None:
+            return
+        e.wrappers.append(name)
+        e.argv = inner
+    e.at_least("ask", "too many nested wrappers")
+
+
+def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> list[Word] | None:
+    """The wrapped command, or None when the wrapper runs nothing (its own rule applies)."""
+    i, n = 0, len(args)
+    while i < n:
+        v = args[i].value
+        if v is None:
+            break
+        if v == "--":
+            i += 1
+            break
+        if name == "env" and "=" in v and not v.startswith("-"):
+            _assignment(e, v.partition("=")[0])
+        elif not v.startswith("-") or v == "-":
+            break
+        elif not _wrapper_option(e, name, spec, v, args, i):
+            return None
+        elif _takes_value(spec, v):
+            i += 1
+        i += 1
+    for _ in range(spec.positionals):
+        i += 1  # timeout DURATION, chroot NEWROOT, taskset MASK, flock FILE
+    if spec.risk != "read":
+        e.add(spec.risk, f"{name} runs the command {spec.why}")
+    inner = args[i:]
+    if not inner:
+        return None if spec.alone is None else _alone(e, name, spec)
+    return inner
+
+
+def _takes_value(spec: p.Wrapper, v: str) -> bool:
+    if v.startswith("--"):
+        return "=" not in v and v in spec.long_values
+    return len(v) == 2 and v[1] in spec.short_values
+
+
+def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Word],
+                    i: int) -> bool:
+    """Options that change what the wrapper is: False when it does not wrap a command."""
+    key = v.split("=", 1)[0] if v.startswith("--") else v[:2]
+    if key in spec.no_command:
+        return False
+    if key in spec.script_options:
+        code = args[i + 1] if "=" not in v and len(v) == 2 and i + 1 < len(args) else None
+        if code is None:
+            code = Word.of(v.split("=", 1)[1] if "=" in v else v[2:])
+        e.scripts.append((f"{name} {key}", code))
+        e.add("read", "")
+    if key in spec.write_options:
+        target = args[i + 1] if len(v) == 2 and i + 1 < len(args) else Word.of(v.partition("=")[2])
+        e.writes.append(target)
+        e.add("write", f"{name} {key} writes a file")
+    if key in spec.chdir_options and len(v) == 2 and i + 1 < len(args):
+        e.chdir.append(args[i + 1])
+    return True
+
+
+def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
+    if spec.alone == "shell":
+        e.add("exec", f"{name} without a command starts a shell")
+    e.argv = [e.argv[0]]
+    return None
+
+
+def _assignment(e: Effect, name: str) -> None:
+    if is_dangerous_variable(name):
+        e.add("exec", f"setting {name} changes what programs run")
+
+
+def is_dangerous_variable(name: str) -> bool:
+    """Environment variables that make harmless programs run other code or read other config."""
+    return (name in p.DANGEROUS_VARS or name.startswith(p.DANGEROUS_VAR_PREFIXES)
+            or "PAGER" in name or "EDITOR" in name)
+
+
+# ---------------------------------------------------------------- generic rules
+
+
+def _unknown(e: Effect, name: str) -> None:
+    what = "a program given by path" if "/" in name else "an unknown program"
+    e.add("exec", f"{name} is {what}")
+    args = e.argv[1:]
+    for i, a in enumerate(args):
+        inner = program_name(a)
+        if inner in p.DESTRUCTIVE_NAMES or inner in ("rm", "dd", "git", "find"):
+            sub = analyze(args[i:])
+            if sub.risk == "destructive":
+                e.nested.append((f"argument of {name}", args[i:]))
+                return
+
+
+def capability(argv: list[Word]) -> str:
+    """The scoped key an "always allow" answer grants: program and subcommand, not the string."""
+    if not argv:
+        return "run_shell:"
+    name = program_name(argv[0]) or argv[0].text
+    words = [a.value or "" for a in argv[1:]]
+    if name in ("python", "pypy") and len(words) >= 2 and words[0] == "-m":
+        return f"run_shell:{name} -m {words[1]}"
+    if name in p.SUBCOMMAND_PROGRAMS:
+        skip = False
+        for w in words:
+            if skip:
+                skip = False
+            elif w in ("-C", "-c"):
+                skip = True
+            elif not w.startswith("-"):
+                return f"run_shell:{name} {w}"
+    return f"run_shell:{name}"
+
+
+
+
+
+
+def _register_rules() -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    read_plain = plain()
+    for name in p.PLAIN_READ:
+        rules[name] = read_plain
+    for name, wrapper in p.WRAPPERS.items():
+        rules[name] = read_plain if wrapper.risk == "read" else plain(
+            "exec", f"{name} without a command")
+    for name in p.EDITORS:
+        rules[name] = plain("exec", f"{name} can write files and run commands")
+    for name in p.DESTRUCTIVE_NAMES:
+        rules[name] = plain("destructive", f"{name} can destroy data or stop the machine")
+    for name in p.NETWORK_NAMES:
+        rules[name] = plain("network", f"{name} uses the network")
+    for name, values in SIMPLE_READERS.items():
+        rules[name] = reader(values)
+    for module in (sh, g, f, n):
+        rules.update(module.RULES)
+    return rules
+
+
+SIMPLE_READERS: dict[str, str] = {
+    "cat": "", "tac": "", "nl": "bdfhilnsvw", "head": "nc", "tail": "ncs", "ls": "IwT",
+    "dir": "IwT", "vdir": "IwT", "tree": "LPIo", "stat": "c", "file": "mfFeP", "du": "dtBX",
+    "diff": "CUxXIFLSD", "diff3": "L", "cmp": "in", "comm": "", "join": "12jotae",
+    "paste": "d", "cut": "bcdf", "fold": "w", "fmt": "wpg", "od": "AjNtwS", "hexdump": "enfs",
+    "hd": "enfs", "strings": "ntTeo", "md5sum": "", "sha1sum": "", "sha224sum": "",
+    "sha256sum": "", "sha384sum": "", "sha512sum": "", "b2sum": "l", "cksum": "a", "sum": "",
+    "base32": "w", "column": "cstoNRHWlJ", "expand": "t", "unexpand": "t", "pr": "",
+    "look": "t", "zcat": "", "bzcat": "", "xzcat": "", "zstdcat": "", "lzcat": "",
+    "rev": "", "readelf": "", "objdump": "", "nm": "", "size": "", "wc": "",
+    "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "dc": "", "shuf": "nir",
+    "iconv": "ft", "identify": "", "exiftool": "", "pdftotext": "", "zipinfo": "",
+}
+"""Programs that only read the files named by their positionals: name -> short value options."""
+
+RULES: dict[str, Rule] = _register_rules()

@@ -1,0 +1,453 @@
+"""Rules for file tools that can write or run: sed, awk, sort, tar, dd, rm, chmod, ..."""
+
+from __future__ import annotations
+
+import re
+
+from engine.permissions.effect import (
+    Effect,
+    Rule,
+    parse_opts,
+    plain,
+    prog,
+    reader,
+    writer,
+)
+from engine.permissions.words import Word
+
+# ---------------------------------------------------------------- sed and awk
+
+
+def _sed(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "efl", frozenset({"--expression", "--file", "--line-length"}))
+    scripts = o.all("-e", "--expression")
+    files = o.positionals
+    if o.has("-f", "--file"):
+        e.add("exec", "sed runs a script from a file")
+        e.reads.extend(o.all("-f", "--file"))
+    elif not scripts and files:
+        scripts, files = files[:1], files[1:]
+    in_place = o.has("-i", "-I", "--in-place")
+    (e.writes if in_place else e.reads).extend(files)
+    if in_place:
+        e.add("write", "sed -i edits files in place")
+    for script in scripts:
+        _sed_script(e, script)
+
+
+def _sed_script(e: Effect, script: Word) -> None:
+    if script.value is None:
+        e.add("exec", "sed script only known at run time")
+        e.at_least("ask", "")
+        return
+    scan = SedScan(script.value)
+    if not scan.run():
+        e.add("exec", "sed script not understood")
+        e.at_least("ask", "")
+    for w in scan.writes:
+        e.writes.append(Word.of(w))
+        e.add("write", "sed w writes a file")
+    e.reads.extend(Word.of(r) for r in scan.reads)
+    if scan.executes:
+        e.add("exec", "sed e runs a command")
+
+
+class SedScan:
+    """Finds the sed commands that write files (``w``, ``s///w``) or run commands (``e``)."""
+
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.i = 0
+        self.writes: list[str] = []
+        self.reads: list[str] = []
+        self.executes = False
+
+    def run(self) -> bool:
+        s = self.s
+        while self.i < len(s):
+            if s[self.i] in " \t\n;":
+                self.i += 1
+                continue
+            if not self._address():
+                return False
+            if self.i >= len(s):
+                return False
+            if not self._command(s[self.i]):
+                return False
+        return True
+
+    def _address(self) -> bool:
+        for part in range(2):
+            if not self._one_address():
+                return False
+            self._skip(" \t")
+            if part == 0 and self.i < len(self.s) and self.s[self.i] == ",":
+                self.i += 1
+                self._skip(" \t")
+                if self.i < len(self.s) and self.s[self.i] in "+~":
+                    self.i += 1
+            else:
+                break
+        self._skip(" \t!")
+        return True
+
+    def _one_address(self) -> bool:
+        s = self.s
+        if self.i < len(s) and s[self.i] == "/":
+            return self._delimited("/", 1) and self._flags("IM")
+        if self.i + 1 < len(s) and s[self.i] == "\\":
+            delim = s[self.i + 1]
+            self.i += 1
+            return self._delimited(delim, 1) and self._flags("IM")
+        self._skip("0123456789$~")
+        return True
+
+    def _command(self, c: str) -> bool:
+        self.i += 1
+        if c in "{}=dDgGhHlnNpPqQxzFL":
+            self._skip("0123456789")
+            return True
+        if c == "#":
+            self._rest_of_line()
+            return True
+        if c in "sy":
+            if self.i >= len(self.s):
+                return False
+            delim = self.s[self.i]
+            if not self._delimited(delim, 2):
+                return False
+            return c == "y" or self._s_flags()
+        if c in "aic":
+            self._text_argument()
+            return True
+        if c in "rRwWe":
+            arg = self._rest_of_line().strip()
+            if c in "rR":
+                self.reads.append(arg)
+            elif c in "wW":
+                self.writes.append(arg)
+            else:
+                self.executes = True
+            return True
+        if c in ":btTv":
+            while self.i < len(self.s) and self.s[self.i] not in ";\n":
+                self.i += 1
+            return True
+        return False
+
+    def _s_flags(self) -> bool:
+        while self.i < len(self.s) and self.s[self.i] in "gpiImMe0123456789w":
+            c = self.s[self.i]
+            self.i += 1
+            if c == "e":
+                self.executes = True
+            if c == "w":
+                self.writes.append(self._rest_of_line().strip())
+                return True
+        return True
+
+    def _flags(self, chars: str) -> bool:
+        self._skip(chars)
+        return True
+
+    def _delimited(self, delim: str, count: int) -> bool:
+        """Skip ``count`` parts each ended by ``delim`` (``s/a/b/`` has two after the first)."""
+        self.i += 1
+        s = self.s
+        for _ in range(count):
+            while self.i < len(s) and s[self.i] != delim:
+                self.i += 2 if s[self.i] == "\\" else 1
+            if self.i >= len(s):
+                return False
+            self.i += 1
+        return True
+
+    def _text_argument(self) -> None:
+        s = self.s
+        while self.i < len(s) and s[self.i] != "\n":
+            self.i += 2 if s[self.i] == "\\" else 1
+
+    def _rest_of_line(self) -> str:
+        start = self.i
+        while self.i < len(self.s) and self.s[self.i] != "\n":
+            self.i += 1
+        return self.s[start:self.i]
+
+    def _skip(self, chars: str) -> None:
+        while self.i < len(self.s) and self.s[self.i] in chars:
+            self.i += 1
+
+
+_AWK_EXEC = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\|&|@load|\bextension\s*\(")
+_AWK_WRITE = re.compile(r"\bprintf?\b[^;}\n]*>")
+_AWK_READ = re.compile(r"\bgetline\b[^;}\n]*<")
+
+
+def _awk(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "fvFiElW", frozenset({"--file", "--assign", "--field-separator",
+                                              "--include", "--load", "--exec", "--source"}))
+    files = o.positionals
+    if o.has("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"):
+        if [w.value for w in o.all("-i", "--include")] == ["inplace"] and len(o.items) == 1:
+            e.add("write", "awk -i inplace edits files")
+        else:
+            e.add("exec", "awk runs a program from a file or an extension")
+            e.reads.extend(o.all("-f", "--file"))
+    programs = o.all("--source")
+    if not o.has("-f", "--file", "-E", "--exec", "--source") and files:
+        programs, files = files[:1], files[1:]
+    for prog_word in programs:
+        _awk_program(e, prog_word)
+    files = [w for w in files if not re.match(r"[A-Za-z_]\w*=", w.value or "")]
+    if any(w.value == "inplace" for w in o.all("-i", "--include")):
+        e.writes.extend(files)
+    else:
+        e.reads.extend(files)
+
+
+def _awk_program(e: Effect, program: Word) -> None:
+    text = program.value
+    if text is None:
+        e.add("exec", "awk program only known at run time")
+        e.at_least("ask", "")
+        return
+    if _AWK_EXEC.search(text):
+        e.add("exec", "awk program runs commands (system() or a pipe)")
+    if _AWK_WRITE.search(text):
+        e.add("write", "awk program writes to a file")
+    if _AWK_READ.search(text):
+        e.at_least("ask", "awk program reads a file named in the program")
+
+
+# ---------------------------------------------------------------- readers that can write or run
+
+
+def _sort(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "ktoTS", frozenset({
+        "--key", "--field-separator", "--output", "--temporary-directory", "--buffer-size",
+        "--files0-from", "--random-source", "--compress-program", "--parallel",
+        "--batch-size"}))
+    e.reads.extend(o.positionals)
+    e.reads.extend(o.all("--files0-from", "--random-source"))
+    for w in o.all("-o", "--output"):
+        e.writes.append(w)
+        e.add("write", "sort -o writes a file")
+    if o.has("--compress-program"):
+        e.add("exec", "sort --compress-program runs a program")
+
+
+def _uniq(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "fsw", frozenset({"--skip-fields", "--skip-chars", "--check-chars",
+                                           "--group", "--all-repeated"}))
+    e.reads.extend(o.positionals[:1])
+    if len(o.positionals) > 1:
+        e.writes.append(o.positionals[1])
+        e.add("write", "uniq writes its second file")
+
+
+def _xxd(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "cglosn")
+    e.reads.extend(o.positionals[:1])
+    if len(o.positionals) > 1:
+        e.writes.append(o.positionals[1])
+        e.add("write", "xxd writes its second file")
+
+
+def _grep(e: Effect, args: list[Word]) -> None:
+    reader("efmABCdD", ("--regexp", "--file", "--max-count", "--after-context",
+                        "--before-context", "--context", "--include", "--exclude",
+                        "--exclude-dir", "--exclude-from", "--label", "--devices",
+                        "--directories", "--binary-files", "--group-separator"),
+           skip_first=1, pattern_opts=("-e", "--regexp", "-f", "--file"),
+           read_opts=("-f", "--file", "--exclude-from"))(e, args)
+
+
+_RG_VALUES = ("--regexp", "--file", "--glob", "--iglob", "--type", "--type-not",
+              "--max-count", "--after-context", "--before-context", "--context", "--threads",
+              "--max-columns", "--encoding", "--replace", "--pre", "--pre-glob", "--type-add",
+              "--type-clear", "--sort", "--sortr", "--max-depth", "--max-filesize",
+              "--ignore-file", "--path-separator", "--colors", "--color", "--context-separator",
+              "--field-match-separator", "--field-context-separator", "--engine",
+              "--dfa-size-limit", "--regex-size-limit", "--hostname-bin", "--hyperlink-format",
+              "--sort-files", "--generate", "--max-columns-preview")
+
+
+def _rg(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "efgtTmABCjMEr", frozenset(_RG_VALUES))
+    if o.has("--pre"):
+        e.add("exec", "rg --pre runs a program on every file")
+    if o.has("--hostname-bin"):
+        e.add("exec", "rg --hostname-bin runs a program")
+    skip = 0 if o.has("-e", "--regexp", "-f", "--file", "--files", "--type-list") else 1
+    e.reads.extend(o.positionals[skip:])
+    e.reads.extend(o.all("-f", "--file", "--ignore-file"))
+
+
+def _jq(e: Effect, args: list[Word]) -> None:
+    words, i = [], 0
+    while i < len(args):
+        v = args[i].value
+        if v in ("--arg", "--argjson"):
+            i += 3
+            continue
+        if v in ("--slurpfile", "--rawfile"):
+            if i + 2 < len(args):
+                e.reads.append(args[i + 2])
+            i += 3
+            continue
+        if v in ("--args", "--jsonargs"):
+            break
+        words.append(args[i])
+        i += 1
+    o = parse_opts(words, "fL", frozenset({"--from-file", "--indent", "--tab"}))
+    e.reads.extend(o.all("-f", "--from-file"))
+    skip = 0 if o.has("-f", "--from-file") else 1
+    e.reads.extend(o.positionals[skip:])
+
+
+def _compressor(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "S", frozenset({"--suffix"}))
+    if o.has("-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"):
+        e.reads.extend(o.positionals)
+        return
+    e.writes.extend(o.positionals)
+    e.add("write", f"{prog(e)} replaces files")
+
+
+def _base64(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "w", frozenset({"--wrap"}))
+    e.reads.extend(o.positionals)
+
+
+def _tee(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "", frozenset({"--output-error"}))
+    e.writes.extend(o.positionals)
+    if o.positionals:
+        e.add("write", "tee writes files")
+
+
+# ---------------------------------------------------------------- archives, disks, removal
+
+_TAR_VALUES = "fCbTXgIFLNVKH"
+_TAR_LONG = frozenset({"--file", "--directory", "--to-command", "--use-compress-program",
+                       "--files-from", "--exclude-from", "--info-script", "--new-volume-script",
+                       "--checkpoint-action", "--transform", "--exclude", "--rsh-command",
+                       "--rmt-command", "--format", "--owner", "--group", "--mode", "--xform",
+                       "--blocking-factor", "--record-size", "--newer", "--after-date",
+                       "--label", "--volno-file", "--index-file"})
+
+
+def _tar(e: Effect, args: list[Word]) -> None:
+    args = _tar_old_style(args)
+    o = parse_opts(args, _TAR_VALUES, _TAR_LONG)
+    runs = ("--to-command", "-I", "--use-compress-program", "--info-script", "-F",
+            "--new-volume-script", "--rsh-command", "--rmt-command")
+    if o.has(*runs) or any("exec" in (w.value or "") for w in o.all("--checkpoint-action")):
+        e.add("exec", "tar option runs a program")
+    archive = o.get("-f", "--file")
+    if archive is not None and ":" in (archive.value or "") and not o.has("--force-local"):
+        e.add("network", "tar archive on a remote host")
+    creating = o.has("-c", "--create", "-r", "--append", "-u", "--update", "-A",
+                     "--catenate", "--concatenate", "--delete")
+    if creating:
+        e.add("write", "tar writes an archive")
+        if archive is not None:
+            e.writes.append(archive)
+        e.reads.extend(o.positionals)
+    elif o.has("-x", "--extract", "--get"):
+        e.add("write", "tar extracts files")
+        e.writes.append(o.get("-C", "--directory") or Word.of("."))
+        if archive is not None:
+            e.reads.append(archive)
+    elif archive is not None:
+        e.reads.append(archive)
+    if o.has("--remove-files"):
+        e.add("write", "tar --remove-files deletes files")
+
+
+def _tar_old_style(args: list[Word]) -> list[Word]:
+    """``tar xzf a.tgz`` as ``tar -x -z -f a.tgz``."""
+    if not args or args[0].value is None or args[0].value.startswith("-"):
+        return args
+    letters = args[0].value
+    out: list[Word] = []
+    rest = list(args[1:])
+    for c in letters:
+        out.append(Word.of("-" + c))
+        if c in _TAR_VALUES and rest:
+            out.append(rest.pop(0))
+    return out + rest
+
+
+def _dd(e: Effect, args: list[Word]) -> None:
+    for a in args:
+        v = a.value or ""
+        if v.startswith("if="):
+            e.reads.append(Word.of(v[3:]))
+        elif v.startswith("of="):
+            e.writes.append(Word.of(v[3:]))
+            e.add("destructive", "dd of= writes raw data")
+        elif a.value is None:
+            e.at_least("ask", "dd operand only known at run time")
+
+
+def _rm(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args)
+    e.writes.extend(o.positionals)
+    if o.has("-r", "-R", "--recursive", "--no-preserve-root"):
+        e.add("destructive", "rm -r deletes directory trees")
+    else:
+        e.add("write", "rm deletes files")
+    if any(w.value is None for w in o.positionals):
+        e.at_least("ask", "rm of a path only known at run time")
+
+
+_SYSTEM_TOP = re.compile(r"^(/|~|/(etc|usr|bin|sbin|lib|lib64|var|home|root|boot|opt|srv|dev|"
+                         r"proc|sys)/?|\$HOME/?|\.\.(/\.\.)*/?)$")
+
+
+def _chmod(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "", frozenset({"--reference"}))
+    targets = o.positionals if o.has("--reference") else o.positionals[1:]
+    e.writes.extend(targets)
+    e.add("write", f"{prog(e)} changes permissions or owners")
+    if o.has("-R", "--recursive") and any(_SYSTEM_TOP.match(w.text) for w in targets):
+        e.add("destructive", f"{prog(e)} -R on a system directory")
+
+
+def _copy(e: Effect, args: list[Word]) -> None:
+    writer("tSmogb", ("--target-directory", "--suffix", "--mode", "--owner", "--group",
+                      "--backup"), last_only=prog(e) != "mv")(e, args)
+    if prog(e) == "mv":
+        e.add("write", "mv moves files")
+
+
+
+
+def _unzip(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "dxP")
+    e.reads.extend(o.positionals[:1])
+    if o.has("-l", "-t", "-v", "-Z", "-p", "-c"):
+        return
+    e.writes.append(o.get("-d") or Word.of("."))
+    e.add("write", "unzip extracts files")
+
+
+RULES: dict[str, Rule] = {
+    "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,
+    "rg": _rg, "ag": reader("ABCGgm", skip_first=1), "ack": reader("ABCgm", skip_first=1),
+    "jq": _jq, "sort": _sort, "uniq": _uniq, "xxd": _xxd, "base64": _base64, "tee": _tee,
+    "sed": _sed, "gsed": _sed, "awk": _awk, "gawk": _awk, "mawk": _awk, "nawk": _awk,
+    "tar": _tar, "gtar": _tar, "dd": _dd, "rm": _rm, "chmod": _chmod, "chown": _chmod,
+    "chgrp": _chmod, "cp": _copy, "mv": _copy, "ln": _copy, "install": _copy,
+    **dict.fromkeys(("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
+                     "lz4"), _compressor),
+    "touch": writer("rtd", ("--reference", "--date")), "mkdir": writer("m", ("--mode",)),
+    "rmdir": writer(verb="removes"), "truncate": writer("sr", ("--size", "--reference")),
+    "shred": plain("destructive", "shred destroys file contents"),
+    "patch": writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb="patches"),
+    "unzip": _unzip, "zip": writer("xi"), "split": writer("lbCnad", skip_first=1),
+    "csplit": writer("fbn"), "sponge": writer(), "dos2unix": writer(), "unix2dos": writer(),
+    "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),
+    "mknod": writer("m"), "link": writer(), "unlink": writer(verb="removes"),
+}

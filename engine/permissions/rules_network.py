@@ -1,0 +1,182 @@
+"""Rules for network clients and package managers."""
+
+from __future__ import annotations
+
+from engine.permissions.effect import (
+    Effect,
+    Rule,
+    parse_opts,
+    plain,
+    prog,
+)
+from engine.permissions.words import Word
+from engine.tooling.spec import Risk
+
+# ---------------------------------------------------------------- network
+
+
+def _curl(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "odHuXTKAeEFbcCmrwxyYzQ", frozenset({
+        "--output", "--data", "--header", "--user", "--request", "--upload-file", "--config",
+        "--user-agent", "--referer", "--cert", "--form", "--cookie", "--cookie-jar",
+        "--data-binary", "--data-raw", "--data-urlencode", "--dump-header", "--proxy",
+        "--max-time", "--connect-timeout", "--write-out", "--output-dir", "--trace",
+        "--trace-ascii", "--stderr", "--json", "--resolve", "--retry"}))
+    e.add("network", f"{prog(e)} uses the network")
+    for w in o.all("-o", "--output", "-c", "--cookie-jar", "--dump-header", "--trace",
+                   "--trace-ascii", "--stderr", "--output-dir"):
+        if w.value != "-":
+            e.writes.append(w)
+    e.reads.extend(o.all("-K", "--config", "-T", "--upload-file"))
+
+
+def _wget(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "OoaPie", frozenset({
+        "--output-document", "--output-file", "--append-output", "--directory-prefix",
+        "--input-file", "--execute"}))
+    e.add("network", "wget uses the network")
+    for w in o.all("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"):
+        if w.value != "-":
+            e.writes.append(w)
+    e.writes.extend(o.all("-P", "--directory-prefix"))
+    e.reads.extend(o.all("-i", "--input-file"))
+
+
+def _remote_copy(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "iFPloScJeB", frozenset({"--rsh", "--exclude", "--include",
+                                                   "--filter", "--files-from"}))
+    e.add("network", f"{prog(e)} copies over the network")
+    if o.has("-e", "--rsh"):
+        e.add("exec", f"{prog(e)} -e runs a remote shell program")
+    if o.has("--delete", "--delete-before", "--delete-after", "--delete-during",
+             "--remove-source-files"):
+        e.add("destructive", f"{prog(e)} --delete removes files")
+    local = [w for w in o.positionals if w.value is None or not _remote_spec(w.value)]
+    if local and o.positionals and local[-1] is o.positionals[-1]:
+        e.writes.append(local[-1])
+        local = local[:-1]
+    e.reads.extend(local)
+
+
+def _remote_spec(v: str) -> bool:
+    head = v.split("/", 1)[0]
+    return ":" in head or v.startswith("rsync://")
+
+
+# ---------------------------------------------------------------- package managers
+
+
+# ---------------------------------------------------------------- package managers
+
+
+def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[str] = frozenset(),
+                network: frozenset[str] = frozenset(), *, bare: Risk = "exec",
+                values: str = "") -> Rule:
+    """Programs whose first positional says what they do (``npm install``, ``pip list``)."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        o = parse_opts(args, values, stop_at_positional=True)
+        if not o.positionals:
+            if o.has("--version", "-v", "-V", "--help", "-h"):
+                return
+            e.add(bare, f"{prog(e)} without a subcommand")
+            return
+        sub = o.positionals[0].value or ""
+        if sub in read:
+            return
+        if sub in install:
+            e.add("install", f"{prog(e)} {sub} installs or removes software")
+        elif sub in network:
+            e.add("network", f"{prog(e)} {sub} uses the network")
+        elif sub in exec_:
+            e.add("exec", f"{prog(e)} {sub} runs project code")
+        else:
+            e.add("exec", f"{prog(e)} {sub} is not a known subcommand")
+
+    return rule
+
+
+_F = frozenset
+pip_rule = subcommands(_F({"list", "show", "freeze", "check", "help", "config", "cache", "debug",
+                      "inspect", "hash", "completion", "search"}),
+                   _F({"install", "uninstall", "wheel"}), network=_F({"download", "index"}),
+                   values="")
+
+
+_npm = subcommands(_F({"ls", "list", "ll", "la", "help", "config", "prefix", "root", "bin",
+                      "why", "explain", "query", "pkg", "fund", "doctor", "get"}),
+                   _F({"install", "i", "ci", "add", "update", "up", "upgrade", "uninstall",
+                       "remove", "rm", "un", "unlink", "link", "dedupe", "prune", "install-test",
+                       "it", "install-ci-test", "rebuild", "exec", "x"}),
+                   _F({"run", "run-script", "test", "t", "start", "stop", "restart"}),
+                   _F({"view", "info", "show", "outdated", "audit", "search", "publish",
+                       "login", "logout", "whoami", "ping", "owner", "dist-tag", "deprecate"}))
+_yarn = subcommands(_F({"list", "info", "why", "help", "config", "bin", "versions"}),
+                    _F({"add", "install", "remove", "upgrade", "up", "dlx", "global", "link",
+                        "unlink", "import"}),
+                    _F({"run", "test", "start", "build", "exec", "node"}),
+                    _F({"publish", "npm", "audit", "outdated"}), bare="install")
+_bun = subcommands(_F({"pm", "help"}), _F({"add", "install", "i", "remove", "rm", "update",
+                                           "link", "unlink", "x", "create"}),
+                   _F({"run", "test", "build", "exec"}), _F({"publish"}))
+_uv = subcommands(_F({"help", "version", "tree", "--version"}),
+                  _F({"pip", "add", "remove", "sync", "lock", "tool", "python", "venv",
+                      "init", "self", "cache", "build", "publish"}), _F({"run"}))
+_cargo = subcommands(_F({"tree", "metadata", "version", "help", "search", "locate-project",
+                        "read-manifest", "pkgid", "verify-project"}),
+                     _F({"install", "uninstall", "add", "remove", "update", "fetch"}),
+                     _F({"build", "b", "run", "r", "test", "t", "check", "c", "clippy", "bench",
+                         "doc", "fmt", "fix", "clean", "new", "init", "package", "vendor"}),
+                     _F({"publish", "login", "owner", "yank"}))
+_go = subcommands(_F({"version", "env", "list", "doc", "help"}), _F({"install", "get"}),
+                  _F({"build", "run", "test", "generate", "vet", "fmt", "mod", "clean", "tool",
+                      "work", "fix"}))
+_system_pkg = subcommands(_F({"list", "search", "show", "info", "policy", "depends",
+                             "rdepends", "changelog", "showpkg", "madison", "help", "provides",
+                             "repolist", "whatprovides", "deplist", "check-update", "stats",
+                             "--version"}),
+                          _F({"install", "remove", "purge", "upgrade", "dist-upgrade",
+                              "full-upgrade", "autoremove", "update", "build-dep", "source",
+                              "reinstall", "erase", "downgrade", "add", "del", "in", "rm", "up",
+                              "fix", "autoclean", "clean", "tap", "untap", "uninstall", "link",
+                              "unlink", "refresh", "create", "inject", "mark", "satisfy"}),
+                          bare="install", values="oct")
+_gem = subcommands(_F({"list", "search", "info", "help", "contents", "environment", "which",
+                      "query", "specification", "dependency", "outdated"}),
+                   _F({"install", "uninstall", "update", "cleanup", "pristine"}),
+                   network=_F({"push", "yank", "owner", "signin", "fetch"}))
+_poetry = subcommands(_F({"show", "check", "help", "about", "version", "config", "env",
+                         "search"}),
+                      _F({"add", "install", "remove", "update", "lock", "sync", "self", "new",
+                          "init", "build"}), _F({"run", "shell"}), _F({"publish"}))
+_systemctl = subcommands(_F({"status", "show", "list-units", "list-unit-files", "list-timers",
+                            "list-sockets", "list-jobs", "list-dependencies", "is-active",
+                            "is-enabled", "is-failed", "cat", "help", "get-default"}),
+                         _F({"enable", "disable", "mask", "unmask", "daemon-reload"}),
+                         bare="read")
+
+
+def _systemctl_rule(e: Effect, args: list[Word]) -> None:
+    if any(a.value in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue",
+                       "hibernate", "suspend", "soft-reboot") for a in args):
+        e.add("destructive", "systemctl stops the machine")
+    else:
+        _systemctl(e, args)
+
+
+RULES: dict[str, Rule] = {
+    "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
+    "ssh": plain("network", "ssh runs commands on another machine"),
+    "pip": pip_rule, "pip3": pip_rule, "npm": _npm, "pnpm": _npm, "yarn": _yarn, "bun": _bun,
+    "uv": _uv, "cargo": _cargo, "go": _go, "gem": _gem, "poetry": _poetry, "pdm": _poetry,
+    **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
+                     "snap", "flatpak", "conda", "mamba", "micromamba", "pipx"), _system_pkg),
+    "apt-cache": plain(), "dpkg-query": plain(),
+    "dpkg": plain("install", "dpkg installs packages"),
+    "pacman": plain("install", "pacman installs packages"),
+    "npx": plain("install", "npx downloads and runs a package"),
+    "pnpx": plain("install", "pnpx downloads and runs a package"),
+    "bunx": plain("install", "bunx downloads and runs a package"),
+    "uvx": plain("install", "uvx downloads and runs a tool"),
+    "systemctl": _systemctl_rule,
+}

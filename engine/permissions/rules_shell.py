@@ -1,0 +1,261 @@
+"""Rules for shell built-ins and for programs that run other commands or shell code."""
+
+from __future__ import annotations
+
+from engine.permissions import programs as p
+from engine.permissions.effect import (
+    Effect,
+    Rule,
+    parse_opts,
+    plain,
+    prog,
+    program_name,
+)
+from engine.permissions.rules_network import pip_rule
+from engine.permissions.words import Word
+
+# ---------------------------------------------------------------- shell built-ins and code runners
+
+
+def _cd(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "")
+    target = o.positionals[0] if o.positionals else Word(None, "$HOME", "var")
+    if target.value == "-":
+        target = Word(None, "$OLDPWD", "var")
+    e.chdir.append(target)
+
+
+def _popd(e: Effect, args: list[Word]) -> None:
+    e.chdir.append(Word(None, "popd", "other"))
+
+
+def _eval(e: Effect, args: list[Word]) -> None:
+    if not args:
+        return
+    if all(a.value is not None for a in args):
+        e.scripts.append(("eval", Word.of(" ".join(a.value or "" for a in args))))
+    else:
+        e.scripts.append(("eval", _first_dynamic(args)))
+
+
+def _first_dynamic(args: list[Word]) -> Word:
+    for a in args:
+        if a.dynamic == "subst":
+            return a
+    return next((a for a in args if a.value is None), args[0])
+
+
+def _source(e: Effect, args: list[Word]) -> None:
+    e.add("exec", f"{prog(e)} runs a shell script in this shell")
+    if args:
+        if args[0].dynamic == "subst":
+            e.scripts.append((prog(e), args[0]))
+        else:
+            e.reads.append(args[0])
+
+
+def _trap(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "", stop_at_positional=True)
+    if o.has("-l", "-p") or len(o.positionals) < 2:
+        return
+    code = o.positionals[0]
+    if code.value not in ("", "-"):
+        e.scripts.append(("trap", code))
+
+
+def _watch(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "nd", frozenset({"--interval", "--differences"}), stop_at_positional=True)
+    if o.positionals:
+        e.scripts.append(("watch", _joined(o.positionals)))
+
+
+def _joined(words: list[Word]) -> Word:
+    if all(w.value is not None for w in words):
+        return Word.of(" ".join(w.value or "" for w in words))
+    return _first_dynamic(words)
+
+
+def _su(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "cgGs", frozenset({"--command", "--group", "--shell"}))
+    e.add("exec", "su runs commands as another user")
+    code = o.get("-c", "--command")
+    if code is not None:
+        e.scripts.append(("su -c", code))
+
+
+def _alias(e: Effect, args: list[Word]) -> None:
+    if any(a.value is None or "=" in a.value for a in args):
+        e.add("exec", "alias defines a command")
+
+
+def _date(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "dfrs", frozenset({"--date", "--file", "--reference", "--set"}))
+    if o.has("-s", "--set") or any(w.value and not w.value.startswith("+") for w in o.positionals):
+        e.add("exec", "date sets the system clock")
+    for w in o.all("-f", "--file", "-r", "--reference"):
+        e.reads.append(w)
+
+
+def _hostname(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "F", frozenset({"--file"}))
+    if o.positionals or o.has("-F", "--file"):
+        e.add("exec", "hostname sets the host name")
+
+
+def _shell(e: Effect, args: list[Word]) -> None:
+    name = prog(e)
+    if args and args[0].value == "sh" and program_name(e.argv[0]) == "busybox":
+        args = args[1:]
+    o = parse_opts(args, "oO", frozenset({"--rcfile", "--init-file"}), stop_at_positional=True)
+    if o.has("-c"):
+        if not o.positionals:
+            e.at_least("ask", f"{name} -c without code")
+            return
+        e.scripts.append((f"{name} -c", o.positionals[0]))
+        return
+    if o.positionals and not o.has("-s"):
+        e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
+        e.reads.append(o.positionals[0])
+        if o.positionals[0].dynamic == "subst":
+            e.scripts.append((name, o.positionals[0]))
+        return
+    e.add("exec", f"{name} runs the commands it reads from its input")
+    e.stdin_code = True
+
+
+def _interpreter(e: Effect, args: list[Word]) -> None:
+    name = program_name(e.argv[0])
+    o = parse_opts(args, p.INLINE_CODE.get(name, "c"), frozenset({"--eval", "--print"}),
+                   stop_at_positional=True)
+    version = ("--version", "-V", "--help", "-h") + (() if name in ("python", "pypy") else ("-v",))
+    if len(args) == 1 and args[0].value in version:
+        return
+    module = o.get("-m") if name in ("python", "pypy") else None
+    if module is not None and module.value == "pip":
+        pip_rule(e, o.positionals)
+        return
+    if module is not None:
+        e.add("exec", f"{name} -m {module.shown} runs a module")
+        return
+    code = [k for k in o.flags if k in p.CODE_OPTIONS]
+    if code:
+        e.add("exec", f"{name} {code[0]} runs inline code")
+        return
+    if o.positionals and o.positionals[0].value != "-":
+        e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
+        if o.positionals[0].dynamic == "subst":
+            e.at_least("deny", f"{name} runs a script produced at run time")
+        return
+    e.add("exec", f"{name} runs the code it reads from its input")
+    e.stdin_code = True
+
+
+# ---------------------------------------------------------------- commands that run commands
+
+
+def _xargs(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "adEILnPs", frozenset({
+        "--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs",
+        "--max-chars", "--process-slot-var"}), stop_at_positional=True)
+    e.reads.extend(o.all("-a", "--arg-file"))
+    inner = o.positionals or [Word.of("echo")]
+    e.nested.append(("xargs", [*inner, Word(None, "<arguments from input>", "other")]))
+
+
+FIND_VALUE_TESTS = frozenset({
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+    "-type", "-xtype", "-user", "-group", "-uid", "-gid", "-perm", "-size", "-mtime", "-mmin",
+    "-atime", "-amin", "-ctime", "-cmin", "-newer", "-anewer", "-cnewer", "-maxdepth",
+    "-mindepth", "-links", "-inum", "-samefile", "-used", "-fstype", "-printf", "-context",
+    "-regextype", "-lname", "-ilname", "-D", "-O", "-newermt", "-newerct", "-newerat",
+})
+FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+FIND_WRITE = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
+
+
+def _find(e: Effect, args: list[Word]) -> None:
+    i, n = 0, len(args)
+    while i < n and args[i].value in ("-H", "-L", "-P"):
+        if args[i].value == "-L":
+            e.at_least("ask", "find -L follows symbolic links out of the tree")
+        i += 1
+    starts: list[Word] = []
+    while i < n and args[i].value is not None and not args[i].value.startswith(("-", "(", "!")):
+        starts.append(args[i])
+        i += 1
+    e.reads.extend(starts or [Word.of(".")])
+    while i < n:
+        v = args[i].value
+        i += 1
+        if v is None:
+            continue
+        if v in FIND_VALUE_TESTS or v.startswith("-newer"):
+            i += 1
+        elif v in FIND_EXEC:
+            j = i
+            while j < n and args[j].value not in (";", "+"):
+                j += 1
+            e.nested.append((f"find {v}", args[i:j]))
+            i = j + 1
+        elif v in FIND_WRITE:
+            if i < n:
+                e.writes.append(args[i])
+                e.add("write", f"find {v} writes a file")
+            i += 2 if v == "-fprintf" else 1
+        elif v == "-delete":
+            e.add("destructive", "find -delete deletes every match")
+        elif v in ("-follow",):
+            e.at_least("ask", "find -follow follows symbolic links out of the tree")
+        elif v == "-files0-from" and i < n:
+            e.reads.append(args[i])
+            i += 1
+
+
+def _fd(e: Effect, args: list[Word]) -> None:
+    cut = next((k for k, a in enumerate(args) if a.value in ("-x", "--exec", "-X",
+                                                              "--exec-batch")), len(args))
+    o = parse_opts(args[:cut], "edtESjcoC", frozenset({
+        "--extension", "--max-depth", "--min-depth", "--type", "--exclude", "--size",
+        "--threads", "--color", "--owner", "--changed-within", "--changed-before",
+        "--base-directory", "--search-path", "--ignore-file", "--max-results", "--format",
+        "--path-separator", "--and"}))
+    e.reads.extend(o.positionals[1:])
+    e.reads.extend(o.all("--base-directory", "--search-path", "--ignore-file"))
+    if cut < len(args):
+        rest = args[cut + 1:]
+        end = next((k for k, a in enumerate(rest) if a.value == ";"), len(rest))
+        e.nested.append((f"fd {args[cut].value}", rest[:end]))
+
+
+def _crontab(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "u", frozenset())
+    if o.has("-r"):
+        e.add("destructive", "crontab -r deletes every scheduled job")
+    elif o.has("-l"):
+        return
+    else:
+        e.add("exec", "crontab schedules commands")
+
+
+def _init(e: Effect, args: list[Word]) -> None:
+    e.add("destructive" if any(a.value in ("0", "6") for a in args) else "exec",
+          "init changes the run level")
+
+
+def _make(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "Cfj", frozenset({"--directory", "--file", "--jobs", "--makefile"}))
+    e.chdir.extend(o.all("-C", "--directory"))
+    e.add("exec", "make runs the commands of a Makefile")
+
+
+RULES: dict[str, Rule] = {
+    **dict.fromkeys(p.SHELLS, _shell),
+    **dict.fromkeys(p.INTERPRETERS, _interpreter),
+    "xargs": _xargs, "find": _find, "fd": _fd, "fdfind": _fd, "cd": _cd, "pushd": _cd,
+    "popd": _popd, "eval": _eval, "source": _source, ".": _source, "trap": _trap,
+    "watch": _watch, "su": _su, "alias": _alias, "date": _date, "hostname": _hostname,
+    "crontab": _crontab, "init": _init, "make": _make, "gmake": _make,
+    "kill": plain("exec", "kill stops processes"),
+    "killall": plain("exec", "killall stops processes"),
+    "pkill": plain("exec", "pkill stops processes"),
+}

@@ -1,0 +1,570 @@
+"""Shell command classification: parse with tree-sitter-bash, judge every simple command.
+
+The whole grammar agents emit is walked: pipelines, lists (``;`` ``&&`` ``||`` ``&``, newlines),
+subshells, groups, ``$(...)``, backticks, process substitution, redirections, here-docs,
+functions, loops. Each simple command is unwrapped and judged by its program's rule
+(``rules.analyze``); shell code it runs (``bash -c``, ``eval``, a here-doc fed to a shell) is
+parsed and judged the same way. Paths are judged with ``paths.judge_literal``.
+
+Fails closed: a syntax error, a node the walker does not know, a command name only known at run
+time, ``$IFS`` or ``$'\\x..'`` tricks are at least ``ask``; piping into a shell is ``deny``.
+The compound takes the highest risk and the strictest decision.
+
+This module is the only one that imports ``tree_sitter``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import glob
+import logging
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from engine.permissions.effect import Effect, program_name
+from engine.permissions.paths import Root, judge_literal
+from engine.permissions.rules import analyze, capability, is_dangerous_variable
+from engine.permissions.words import Word, expand_braces
+from engine.tooling.spec import Risk, max_risk
+
+logger = logging.getLogger(__name__)
+
+Decision = Literal["allow", "ask", "deny"]
+DEFAULT_DECISION: dict[str, Decision] = {
+    "read": "allow", "exec": "ask", "write": "ask", "network": "ask", "install": "ask",
+    "destructive": "deny",
+}
+"""What each risk class gets when nothing else is known."""
+STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
+MAX_DEPTH = 4
+"""Nesting of ``bash -c``/``eval`` beyond this is not followed (and not allowed)."""
+
+_LANGUAGE = Language(tree_sitter_bash.language())
+_PARSER = Parser(_LANGUAGE)
+
+_LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
+_GLOB = re.compile(r"(?<!\\)[*?\[]")
+_IFS = re.compile(r"\$\{?IFS\b")
+_FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))|(?:([^\s(){};|&]+)\s*\(\s*\))")
+_ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
+_LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
+_UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
+_TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval|printf\s+-v)\b"
+                        r"|(?:^|[;&|(\s])\.\s")
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+_READ_OPS = frozenset({"<"})
+NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
+                          "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
+_KNOWN = frozenset({
+    "program", "list", "compound_statement", "subshell", "do_group", "if_statement",
+    "elif_clause", "else_clause", "while_statement", "for_statement", "c_style_for_statement",
+    "case_statement", "case_item", "negated_command", "test_command", "declaration_command",
+    "unset_command", "variable_assignments", "binary_expression", "unary_expression",
+    "ternary_expression", "parenthesized_expression", "postfix_expression", "word", "number",
+    "string", "string_content", "raw_string", "ansi_c_string", "translated_string",
+    "concatenation", "simple_expansion", "expansion", "arithmetic_expansion", "variable_name",
+    "special_variable_name", "subscript", "array", "brace_expression", "command_name",
+    "heredoc_body", "heredoc_content", "heredoc_start", "heredoc_end", "file_descriptor",
+    "test_operator", "extglob_pattern", "regex", "herestring_redirect", "heredoc_redirect",
+})
+"""Node types walked by visiting their children; any other named type is not understood."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShellVerdict:
+    """The judgement of one command string."""
+
+    risk: Risk
+    decision: Decision
+    reason: str
+    commands: list[dict[str, Any]]
+    """One entry per simple command (nested ones included): argv, risk, decision, reason,
+    capability, floor (the least strict decision any rule may give it), via, wrappers."""
+    parsed: bool
+    """False when the parser reported an error or the walker met an unknown construct."""
+    floor: Decision = "allow"
+    """The least strict decision any policy rule may give the whole command."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The object printed by ``engine policy check-shell --json``."""
+        return {"decision": self.decision, "risk": self.risk, "reason": self.reason,
+                "commands": self.commands}
+
+
+def classify_command(command: str, workspace: Path, env: Mapping[str, str] | None = None, *,
+                     roots: Sequence[Root] = ()) -> ShellVerdict:
+    """Parse ``command`` and judge every simple command in it (never runs anything)."""
+    walker = _Walker(Path(workspace), roots, os.environ if env is None else env)
+    walker.run(command, "", 0)
+    return walker.verdict()
+
+
+def check_shell_json(command: str, workspace: Path,
+                     env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The JSON object printed by ``engine policy check-shell``."""
+    return classify_command(command, workspace, env).to_json()
+
+
+def strictest(*decisions: str) -> Decision:
+    """``deny`` over ``ask`` over ``allow``."""
+    best: Decision = "allow"
+    for d in decisions:
+        if STRICTNESS[d] > STRICTNESS[best]:
+            best = d  # type: ignore[assignment]
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    src: bytes
+    via: str = ""
+    depth: int = 0
+    piped: bool = False
+    """Standard input comes from the previous command of a pipeline."""
+    stdin: Word | None = None
+    """Standard input is this here-doc or here-string."""
+
+
+@dataclass(slots=True)
+class _Walker:
+    ws: Path
+    roots: Sequence[Root]
+    env: Mapping[str, str]
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    floors: list[tuple[Decision, str]] = field(default_factory=list)
+    """Decisions the whole command cannot go below, with why (obfuscation)."""
+    cwds: list[Path | None] = field(default_factory=list)
+    functions: set[str] = field(default_factory=set)
+    tainted: set[str] = field(default_factory=set)
+    taint_all: bool = False
+
+    # ------------------------------------------------------------ entry points
+
+    def run(self, text: str, via: str, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            self.problems.append(f"shell code nested more than {MAX_DEPTH} levels deep")
+            return
+        if not self.cwds:
+            self.cwds.append(self.ws)
+        text = _LINE_CONTINUATION.sub(r"\1", text)
+        self._prescan(text)
+        src = text.encode("utf-8", "surrogateescape")
+        root = _PARSER.parse(src).root_node
+        if root.has_error:
+            where = f" ({via})" if via else ""
+            self.problems.append(f"the command does not parse as shell syntax{where}")
+        self._visit(root, _Ctx(src, via, depth))
+
+    def verdict(self) -> ShellVerdict:
+        entries = self.entries
+        risk: Risk = max_risk(*(e["risk"] for e in entries))
+        decision = strictest(*(e["decision"] for e in entries))
+        floor = strictest(*(d for d, _ in self.floors), "ask" if self.problems else "allow")
+        reason = self._reason(decision)
+        if self.problems:
+            risk = max_risk(risk, "exec")
+            if STRICTNESS[decision] < STRICTNESS["ask"]:
+                reason = self.problems[0]
+            decision = strictest(decision, "ask")
+        if STRICTNESS[floor] > STRICTNESS[decision]:
+            decision = floor
+            reason = next((r for d, r in self.floors if d == floor), reason)
+        return ShellVerdict(risk, decision, reason, entries, not self.problems, floor)
+
+    def _reason(self, decision: Decision) -> str:
+        if not self.entries:
+            return "nothing to run"
+        ranked = sorted(self.entries, key=lambda e: (
+            -STRICTNESS[e["decision"]], -_RISKS.index(e["risk"])))
+        top = ranked[0]
+        if decision == "allow":
+            return "reads only inside the workspace"
+        return f"{shlex.join(top['argv'])}: {top['reason']}"
+
+    def _prescan(self, text: str) -> None:
+        """Names assigned anywhere, and functions defined anywhere, in the command."""
+        self.tainted.update(_ASSIGNED.findall(text))
+        self.tainted.update(_LOOP_VAR.findall(text))
+        self.tainted.update(_UNSET.findall(text))
+        if re.search(r"\b(?:cd|pushd|popd)\b", text):
+            self.tainted.update({"PWD", "OLDPWD"})
+        if _TAINT_ALL.search(text):
+            self.taint_all = True
+        for m in _FUNCTION.finditer(text):
+            self.functions.add(m.group(1) or m.group(2))
+        if _IFS.search(text):
+            self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
+
+    # ------------------------------------------------------------ syntax walk
+
+    def _visit(self, node: Node, ctx: _Ctx) -> None:
+        if node.is_missing:
+            self.problems.append(f"incomplete command: missing {node.type!r}")
+            return
+        if not node.is_named:
+            return
+        t = node.type
+        handler = _HANDLERS.get(t)
+        if handler is not None:
+            handler(self, node, ctx)
+            return
+        if t == "ERROR":
+            self.problems.append("the command does not parse as shell syntax")
+        elif t not in _KNOWN:
+            self.problems.append(f"shell construct {t!r} is not understood")
+        for child in node.named_children:
+            self._visit(child, ctx)
+
+    def _children(self, node: Node, ctx: _Ctx) -> None:
+        for child in node.named_children:
+            self._visit(child, ctx)
+
+    def _comment(self, node: Node, ctx: _Ctx) -> None:
+        return None
+
+    def _substitution(self, node: Node, ctx: _Ctx) -> None:
+        self._children(node, replace(ctx, piped=False, stdin=None))
+
+    def _pipeline(self, node: Node, ctx: _Ctx) -> None:
+        stages = [c for c in node.named_children if c.type != "comment"]
+        for i, child in enumerate(stages):
+            self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, stdin=None))
+
+    def _function(self, node: Node, ctx: _Ctx) -> None:
+        name = node.child_by_field_name("name")
+        if name is not None:
+            self.functions.add(_text(name, ctx))
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self._visit(body, replace(ctx, piped=False, stdin=None))
+
+    def _redirected(self, node: Node, ctx: _Ctx) -> None:
+        stdin = ctx.stdin
+        for child in node.children_by_field_name("redirect"):
+            stdin = self._stdin_of(child, ctx) or stdin
+        body = node.child_by_field_name("body")
+        for child in node.named_children:
+            if body is not None and child.id == body.id:
+                self._visit(child, replace(ctx, stdin=stdin))
+            else:
+                self._visit(child, ctx)
+
+    def _stdin_of(self, node: Node, ctx: _Ctx) -> Word | None:
+        if node.type == "heredoc_redirect":
+            start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
+            body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+            text = _text(body, ctx) if body is not None else ""
+            quoted = start is not None and _text(start, ctx)[:1] in ("'", '"', "\\")
+            if quoted or body is None or not body.named_children:
+                return Word.of(text)
+            return Word(None, text, "subst")
+        if node.type == "herestring_redirect":
+            word = next(iter(node.named_children), None)
+            return self._word(word, ctx) if word is not None else None
+        return None
+
+    def _assignment(self, node: Node, ctx: _Ctx) -> None:
+        name = node.child_by_field_name("name")
+        var = _text(name, ctx).split("[")[0] if name is not None else ""
+        if is_dangerous_variable(var):
+            self._entry([Word.of(_text(node, ctx))], "exec", "ask",
+                        [f"setting {var} changes what programs run"], "", ctx)
+        self._children(node, replace(ctx, piped=False, stdin=None))
+
+    def _file_redirect(self, node: Node, ctx: _Ctx) -> None:
+        op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
+        dest = node.child_by_field_name("destination")
+        for child in node.named_children:
+            self._visit(child, replace(ctx, piped=False, stdin=None))
+        if dest is None or dest.type == "process_substitution":
+            return
+        word = self._word(dest, ctx)
+        if (op == ">&" and (word.value or "").isdigit()) or word.value == "-":
+            return
+        if op in _WRITE_OPS:
+            self._redirect_entry(op, word, True, ctx)
+        elif op in _READ_OPS:
+            self._redirect_entry(op, word, False, ctx)
+
+    def _redirect_entry(self, op: str, word: Word, for_write: bool, ctx: _Ctx) -> None:
+        if word.value in NULL_DEVICES:
+            return
+        decision, reasons = self._judge_paths([word], for_write)
+        risk: Risk = "write" if for_write else "read"
+        if for_write:
+            decision = strictest(decision, "ask")
+            reasons = reasons or [f"redirection writes {word.shown}"]
+        self._entry([Word.of(op), word], risk, decision, reasons,
+                    "deny" if decision == "deny" else "", ctx)
+
+    # ------------------------------------------------------------ simple commands
+
+    def _command(self, node: Node, ctx: _Ctx) -> None:
+        name_node = node.child_by_field_name("name")
+        arg_nodes = node.children_by_field_name("argument")
+        stdin = ctx.stdin
+        assigned: list[str] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                var = child.child_by_field_name("name")
+                assigned.append(_text(var, ctx) if var is not None else "")
+                self._children(child, replace(ctx, piped=False, stdin=None))
+            elif child.type in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
+                stdin = self._stdin_of(child, ctx) or stdin
+                self._visit(child, ctx)
+            else:
+                self._visit(child, replace(ctx, piped=False, stdin=None))
+        if name_node is None:
+            return
+        argv = [self._word(name_node, ctx)] + [self._word(a, ctx) for a in arg_nodes]
+        name_text = _text(name_node, ctx)
+        floor_reasons = []
+        if "$'" in name_text and "\\" in name_text:
+            floor_reasons.append("command name hidden in a $'...' escape")
+        self._simple(argv, replace(ctx, stdin=stdin), assigned, floor_reasons)
+
+    def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
+                floor_reasons: Sequence[str] = ()) -> None:
+        e = analyze(argv)
+        for var in assigned:
+            if is_dangerous_variable(var):
+                e.add("exec", f"setting {var} changes what programs run")
+        for reason in floor_reasons:
+            e.at_least("ask", reason)
+        if e.argv and program_name(e.argv[0]) in self.functions:
+            e.add("exec", f"{e.argv[0].shown} is a function defined in this command")
+        if e.stdin_code and ctx.piped:
+            e.at_least("deny", "pipes data into a shell or interpreter that runs it as code")
+        elif e.stdin_code and ctx.stdin is not None:
+            e.scripts.append((f"{e.argv[0].shown} <<", ctx.stdin))
+        decision, path_reasons = self._judge_effect(e)
+        decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
+        reasons = [*e.reasons, *path_reasons]
+        floor = "deny" if decision == "deny" else e.floor
+        self._entry(e.argv or argv, e.risk, decision, reasons, floor, ctx, e.wrappers)
+        for how, code in e.scripts:
+            self._script(how, code, ctx)
+        for how, nested in e.nested:
+            self._simple(nested, replace(ctx, via=how, piped=False, stdin=None))
+
+    def _script(self, how: str, code: Word, ctx: _Ctx) -> None:
+        if code.value is not None:
+            self.run(code.value, how, ctx.depth + 1)
+        elif code.dynamic == "subst":
+            self._entry([Word.of(how), code], "exec", "deny",
+                        [f"{how} runs the output of a command as shell code"], "deny", ctx)
+        else:
+            self._entry([Word.of(how), code], "exec", "ask",
+                        [f"{how} runs shell code only known at run time"], "ask", ctx)
+
+    def _entry(self, argv: list[Word], risk: Risk, decision: Decision, reasons: list[str],
+               floor: str, ctx: _Ctx, wrappers: Sequence[str] = ()) -> None:
+        entry: dict[str, Any] = {
+            "argv": [w.shown for w in argv], "risk": risk, "decision": decision,
+            "reason": "; ".join(reasons) or _DEFAULT_REASON[risk],
+            "capability": capability(argv), "floor": floor or "allow",
+        }
+        if ctx.via:
+            entry["via"] = ctx.via
+        if wrappers:
+            entry["wrappers"] = list(wrappers)
+        self.entries.append(entry)
+
+    # ------------------------------------------------------------ paths
+
+    def _judge_effect(self, e: Effect) -> tuple[Decision, list[str]]:
+        d1, r1 = self._judge_paths(e.reads, False)
+        d2, r2 = self._judge_paths(e.writes, True)
+        d3, r3 = self._judge_paths(e.chdir, False)
+        for w in e.chdir:
+            self.cwds.append(self._resolved_dir(w))
+        return strictest(d1, d2, d3), [*r1, *r2, *r3]
+
+    def _resolved_dir(self, w: Word) -> Path | None:
+        if w.value is None or w.expandable:
+            return None
+        base = self.cwds[-1] if self.cwds[-1] is not None else self.ws
+        return Path(os.path.realpath(os.path.join(base, w.value)))
+
+    def _judge_paths(self, words: list[Word], for_write: bool) -> tuple[Decision, list[str]]:
+        decision: Decision = "allow"
+        reasons: list[str] = []
+        for w in words:
+            d, reason = self._judge_word(w, for_write)
+            if STRICTNESS[d] > STRICTNESS["allow"] and reason not in reasons:
+                reasons.append(reason)
+            decision = strictest(decision, d)
+        return decision, reasons
+
+    def _judge_word(self, w: Word, for_write: bool) -> tuple[Decision, str]:
+        if w.value is None:
+            if w.unset:
+                return ("deny" if for_write else "ask",
+                        f"{w.text} is unset: the path fails closed")
+            return "ask", f"path {w.text} is only known at run time"
+        if w.value == "-" or w.value in NULL_DEVICES or w.value.startswith("/dev/fd/"):
+            return "allow", ""
+        decision: Decision = "allow"
+        reason = ""
+        for candidate in self._candidates(w):
+            d, r = self._judge_one(candidate, for_write)
+            if STRICTNESS[d] > STRICTNESS[decision]:
+                decision, reason = d, r
+        return decision, reason
+
+    def _candidates(self, w: Word) -> list[str]:
+        value = w.value or ""
+        if not w.expandable:
+            return [value]
+        out: list[str] = []
+        for item in expand_braces(value):
+            out.append(item)
+            if _GLOB.search(item):
+                for base in self.cwds:
+                    root = str(base or self.ws)
+                    out.extend(glob.glob(item, root_dir=root)[:200])
+        return out
+
+    def _judge_one(self, path: str, for_write: bool) -> tuple[Decision, str]:
+        decision: Decision = "allow"
+        reason = ""
+        bases = [None] if os.path.isabs(path) else self.cwds
+        for base in bases:
+            if base is None and not os.path.isabs(path):
+                return "ask", f"{path} is relative to a directory only known at run time"
+            v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
+            if v.resolved in NULL_DEVICES:
+                continue
+            if STRICTNESS[v.decision] > STRICTNESS[decision]:
+                decision, reason = v.decision, v.reason
+        return decision, reason
+
+    # ------------------------------------------------------------ words
+
+    def _word(self, node: Node, ctx: _Ctx, at_start: bool = True) -> Word:
+        t = node.type
+        text = _text(node, ctx)
+        if t == "command_name":
+            child = next(iter(node.named_children), None)
+            return self._word(child, ctx) if child is not None else Word.of(text)
+        if t == "word":
+            return self._plain_word(text, at_start)
+        if t == "number":
+            return Word.of(text)
+        if t == "raw_string":
+            return Word(text[1:-1], text)
+        if t == "ansi_c_string":
+            return _ansi_c(text)
+        if t == "string_content":
+            return Word(re.sub(r'\\([$`"\\\n])', r"\1", text), text)
+        if t in ("string", "concatenation", "translated_string"):
+            return self._splice(node, ctx)
+        if t == "simple_expansion" or (t == "expansion" and _simple_braced(node)):
+            var = next((c for c in node.named_children
+                        if c.type in ("variable_name", "special_variable_name")), None)
+            return self._variable(_text(var, ctx) if var is not None else "", text,
+                                  var is not None and var.type == "special_variable_name")
+        if t in ("command_substitution", "process_substitution"):
+            return Word(None, text, "subst")
+        return Word(None, text, "other")
+
+    def _plain_word(self, text: str, at_start: bool) -> Word:
+        expandable = bool(_GLOB.search(text)) or ("{" in text and ("," in text or ".." in text))
+        value = re.sub(r"\\(.)", r"\1", text, flags=re.S)
+        if at_start and text.startswith("~") and (len(text) == 1 or text[1] == "/"):
+            home = self._variable("HOME", text, False)
+            if home.value is None:
+                return replace(home, text=text)
+            value = home.value + value[1:]
+        elif at_start and text.startswith("~"):
+            return Word(None, text, "other")
+        return Word(value, text, "", False, expandable)
+
+    def _splice(self, node: Node, ctx: _Ctx) -> Word:
+        src = ctx.src
+        out: list[str] = []
+        pos = node.start_byte
+        dynamic = ""
+        unset = expandable = False
+        quoted = node.type != "concatenation"
+        for i, child in enumerate(node.children):
+            out.append(src[pos:child.start_byte].decode("utf-8", "surrogateescape"))
+            pos = child.end_byte
+            if not child.is_named:
+                if not quoted:
+                    out.append(_text(child, ctx))
+                continue
+            w = self._word(child, ctx, at_start=i == 0 and not quoted)
+            if w.value is None:
+                dynamic = dynamic or w.dynamic or "other"
+                unset = unset or w.unset
+            else:
+                out.append(w.value)
+            expandable = expandable or (w.expandable and not quoted)
+        out.append(src[pos:node.end_byte].decode("utf-8", "surrogateescape"))
+        text = _text(node, ctx)
+        value = "".join(out)
+        if dynamic:
+            return Word(None, text, dynamic, unset)  # type: ignore[arg-type]
+        if not quoted and "{" in value and ("," in value or ".." in value):
+            expandable = True
+        return Word(value, text, "", False, expandable)
+
+    def _variable(self, name: str, text: str, special: bool) -> Word:
+        if special or name.isdigit():
+            return Word(None, text, "var")
+        if self.taint_all or name in self.tainted:
+            return Word(None, text, "var")
+        value = self.env.get(name)
+        if value is None:
+            return Word(None, text, "var", unset=True)
+        return Word(value, text)
+
+
+_RISKS: tuple[str, ...] = ("read", "exec", "write", "network", "install", "destructive")
+_DEFAULT_REASON: dict[str, str] = {
+    "read": "reads only", "exec": "runs a program", "write": "writes files",
+    "network": "uses the network", "install": "installs software",
+    "destructive": "can destroy data",
+}
+_HANDLERS = {
+    "command": _Walker._command,
+    "pipeline": _Walker._pipeline,
+    "redirected_statement": _Walker._redirected,
+    "file_redirect": _Walker._file_redirect,
+    "variable_assignment": _Walker._assignment,
+    "function_definition": _Walker._function,
+    "command_substitution": _Walker._substitution,
+    "process_substitution": _Walker._substitution,
+    "comment": _Walker._comment,
+}
+
+
+def _text(node: Node, ctx: _Ctx) -> str:
+    return ctx.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+
+
+def _simple_braced(node: Node) -> bool:
+    """``${NAME}`` with no operator (``${NAME:-x}`` and ``${#NAME}`` are not plain values)."""
+    kinds = [c.type for c in node.children]
+    return kinds in (["${", "variable_name", "}"], ["${", "special_variable_name", "}"])
+
+
+def _ansi_c(text: str) -> Word:
+    inner = text[2:-1]
+    try:
+        prepared = (inner.replace("\\e", "\\x1b").replace("\\E", "\\x1b")
+                    .replace("\\'", "'").replace('\\"', '"'))
+        value = codecs.decode(prepared.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return Word(None, text, "other")
+    return Word(value, text)
