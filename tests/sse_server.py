@@ -113,6 +113,8 @@ class Request:
     headers: dict[str, str]
     """Lower-cased names."""
     body: bytes
+    client_port: int = 0
+    """The client's TCP port: equal ports mean a reused (kept-alive) connection."""
 
     @property
     def json(self) -> Any:
@@ -195,7 +197,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
-        reply = owner._next(Request(self.command, self.path.split("?")[0], headers, body))
+        request = Request(self.command, self.path.split("?")[0], headers, body,
+                          self.client_address[1])
+        reply = owner._next(request)
         if reply.hang_s:
             time.sleep(reply.hang_s)
         try:

@@ -125,6 +125,17 @@ async def test_stream_shape_first_fragment_carries_id_and_name_usage_before_done
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
+async def test_consecutive_calls_reuse_one_connection(sse_server: SSEServer, provider: str) -> None:
+    """The stream is read to its very end, so the connection returns to the pool."""
+    sse_server.enqueue(PATHS[provider], *[Reply.stream(f"{provider}_text")] * 3)
+    model = client(sse_server, provider)
+    for _ in range(3):
+        await collect_turn(model.stream(HELLO, [], ModelParams()))
+    await model.aclose()
+    assert len({r.client_port for r in sse_server.requests}) == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
 async def test_malformed_event_is_one_clear_model_error(
     sse_server: SSEServer, provider: str
 ) -> None:

@@ -25,7 +25,7 @@ from engine.models.base import (
     ToolSchema,
     Usage,
 )
-from engine.models.http import HttpStream
+from engine.models.http import HttpStream, drain
 from engine.models.retry import RetryPolicy, TransientError, retrying
 from engine.state import Message
 
@@ -103,6 +103,7 @@ class AnthropicClient:
                 for out in parser.feed(event, data):
                     yield out
                 if parser.stopped:
+                    await drain(events)
                     break
         for out in parser.finish():
             yield out

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx
 import httpx_sse
 
@@ -148,6 +149,17 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SseEvent]:
     source = httpx_sse.EventSource(response)
     async for sse in source.aiter_sse():
         yield sse.event, sse.data
+
+
+async def drain(events: AsyncIterator[SseEvent], timeout_s: float = 2.0) -> None:
+    """Read what follows the last event, so the connection goes back to the pool for reuse.
+
+    Closing a response before its end closes the connection, and the next call pays a new
+    TCP (and TLS) handshake. A server that keeps the stream open is cut after ``timeout_s``.
+    """
+    with anyio.move_on_after(timeout_s):
+        async for _ in events:
+            pass
 
 
 def _error_detail(body: bytes) -> str:

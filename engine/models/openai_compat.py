@@ -24,7 +24,7 @@ from engine.models.base import (
     ToolSchema,
     Usage,
 )
-from engine.models.http import HttpStream
+from engine.models.http import HttpStream, drain
 from engine.models.retry import RetryPolicy, TransientError, retrying
 from engine.state import Message
 
@@ -99,6 +99,7 @@ class OpenAICompatClient:
             async for _event, data in events:
                 if data == "[DONE]":
                     saw_done = True
+                    await drain(events)
                     break
                 for out in parser.feed(data):
                     yield out
