@@ -330,7 +330,7 @@ def test_scripted_loop_over_many_windows_stays_under_budget() -> None:
     assert "asked for a summary" in str(info.value)
     summary_at = _find_summary_calls(budget, 30, 3000)
     assert summary_at, "the loop never needed a summary"
-    history, data, seen = anyio.run(_drive, _script(30, summary_at), budget, 3000)
+    history, _, seen = anyio.run(_drive, _script(30, summary_at), budget, 3000)
     assert history[-1].content == "done"
     assert sum(estimate_messages([m]) for m in history) > 10 * budget.window
     summaries = [m for m in history if m.meta.get("summary")]
