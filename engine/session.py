@@ -193,8 +193,6 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
 
 def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, Any],
                   golden: GoldenTask | None) -> MachineSpec:
-    if not path.exists() and golden is not None:
-        path = golden.machine_path()
     machine = load_machine(path, ACTIONS)
     limits = {**(golden.limits if golden else {}), **limits}
     if limits:
