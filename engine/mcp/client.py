@@ -65,6 +65,8 @@ class McpConnection:
         self.server_version = "0"
         self.protocol_version: str | None = None
         self.last_error: str | None = None
+        self.refreshes = 0
+        """Re-listings done after a change notification (for status and tests)."""
         self._on_tools = on_tools
         self._emit = emit
         self._client: Client | None = None
@@ -254,6 +256,7 @@ class McpConnection:
                 logger.warning("MCP server %s: re-listing tools failed: %s", self.name, exc)
                 self._emit("mcp_server_error", {"server": self.name, "error": _describe(exc)})
             else:
+                self.refreshes += 1
                 self._set_tools(tools)
             if done is not None:
                 done.set()

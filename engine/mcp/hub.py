@@ -102,11 +102,12 @@ class McpHub:
     # -- what the rest of the engine asks ---------------------------------------------------
 
     def status(self) -> dict[str, dict[str, Any]]:
-        """Per server: state, restarts, protocol, identity, trust, tool names."""
+        """Per server: state, restarts, protocol, identity, trust, tools, re-listings."""
         return {
             name: {"state": c.state, "restarts": c.restarts, "protocol_version": c.protocol_version,
                    "server_name": c.server_name, "server_version": c.server_version,
-                   "trust": c.config.trust, "tools": sorted(c.tools), "error": c.last_error}
+                   "trust": c.config.trust, "tools": sorted(c.tools), "error": c.last_error,
+                   "refreshes": c.refreshes}
             for name, c in sorted(self.connections.items())
         }
 
