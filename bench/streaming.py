@@ -6,7 +6,7 @@ and a ``ModelTurn``; the difference is the time our layer adds. Then, with the s
 between events, we compare the time to the first byte (bare httpx) with the time to the first
 ``TextDelta`` (ours).
 
-    .venv/bin/python bench/streaming.py [--deltas 1000] [--runs 15]
+    .venv/bin/python bench/streaming.py [--deltas 1000] [--runs 30]
 """
 
 from __future__ import annotations
@@ -118,27 +118,32 @@ async def series(server: SSEServer, provider: str, reply: Reply, runs: int,
     return out
 
 
-def median(values: list[float]) -> float:
-    return statistics.median(values) * 1000
+def ms(values: list[float]) -> tuple[float, float]:
+    """(median, minimum) in milliseconds: the minimum is the least disturbed by other load."""
+    return statistics.median(values) * 1000, min(values) * 1000
 
 
 async def main(deltas: int, runs: int) -> None:
     server = SSEServer().start()
     try:
-        print(f"streaming layer: {deltas} text deltas per stream, median of {runs} runs, ms")
+        print(f"streaming layer: {deltas} text deltas per stream, {runs} runs, "
+              "ms as median (min)")
         for provider, make in STREAMS.items():
             body = make(deltas)
             whole = Reply.sse(body, chunk_size=16_384)  # few reads: parsing dominates, not I/O
-            b = median([t for t, _ in await series(server, provider, whole, runs, False)])
-            o = median([t for t, _ in await series(server, provider, whole, runs, True)])
-            print(f"  {provider:9} {len(body):>7} bytes   bare httpx {b:7.2f}   ours {o:7.2f}   "
-                  f"ratio {o / b:4.2f}x   added {(o - b) * 1000 / deltas:6.2f} per 1,000 deltas")
+            b, bmin = ms([t for t, _ in await series(server, provider, whole, runs, False)])
+            o, omin = ms([t for t, _ in await series(server, provider, whole, runs, True)])
+            print(f"  {provider:9} {len(body):>7} bytes   bare httpx {b:6.2f} ({bmin:5.2f})   "
+                  f"ours {o:6.2f} ({omin:5.2f})   ratio {o / b:4.1f}x ({omin / bmin:4.1f}x)   "
+                  f"added per 1,000 deltas {(o - b) * 1000 / deltas:5.2f} "
+                  f"({(omin - bmin) * 1000 / deltas:5.2f})")
         for provider, make in STREAMS.items():
             paced = Reply.sse(make(20), pause_s=0.002)  # one event per network write
-            fb = median([f for _, f in await series(server, provider, paced, runs, False)])
-            fo = median([f for _, f in await series(server, provider, paced, runs, True)])
-            print(f"  {provider:9} first delta's bytes arrive (bare) {fb:6.2f}   first TextDelta "
-                  f"shown (ours) {fo:6.2f}   added {fo - fb:+6.2f}")
+            fb, fbmin = ms([f for _, f in await series(server, provider, paced, runs, False)])
+            fo, fomin = ms([f for _, f in await series(server, provider, paced, runs, True)])
+            print(f"  {provider:9} first delta's bytes in (bare) {fb:5.2f} ({fbmin:5.2f})   "
+                  f"first TextDelta out (ours) {fo:5.2f} ({fomin:5.2f})   "
+                  f"added {fo - fb:+5.2f} ({fomin - fbmin:+5.2f})")
     finally:
         server.close()
 
@@ -146,6 +151,6 @@ async def main(deltas: int, runs: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deltas", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
     anyio.run(main, args.deltas, args.runs)

@@ -15,6 +15,8 @@ Use it from a test module (importing the fixture registers it as ``sse_server``)
         ...
         assert sse_server.requests[-1].json["stream"] is True
 
+``Reply.turn(provider, {"text": ..., "tool_calls": [...]})`` renders any ``turns.yaml`` turn in a
+provider's wire format (for end-to-end runs of a task against this server).
 ``provider_env`` sets ``OPENAI_BASE_URL`` to ``base_url + "/v1"`` and ``ANTHROPIC_BASE_URL`` to
 ``base_url`` (Anthropic paths start with ``/v1``); ``PATHS`` names each provider's endpoint.
 A request to a path with nothing queued gets a 404 with a JSON error naming the path.
@@ -30,7 +32,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -76,6 +78,11 @@ class Reply:
                        disconnect_after=disconnect_after)
 
     @classmethod
+    def turn(cls, provider: str, turn: Mapping[str, Any], **kw: Any) -> Reply:
+        """A 200 streaming ``turn`` (a ``turns.yaml`` item) in ``provider``'s format."""
+        return cls.sse(render_turn(provider, turn), **kw)
+
+    @classmethod
     def sse(cls, body: bytes, **kw: Any) -> Reply:
         """A 200 with ``body`` as an event stream."""
         headers = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
@@ -102,6 +109,83 @@ class Reply:
             n = self.chunk_size
             return [self.body[i:i + n] for i in range(0, len(self.body), n)]
         return [part for part in _EVENT_END.split(self.body) if part]
+
+
+def render_turn(provider: str, turn: Mapping[str, Any], *,
+                usage: tuple[int, int, int] = (100, 20, 0), piece: int = 5) -> bytes:
+    """A ``turns.yaml`` turn (``text``, ``tool_calls``) as the provider's SSE bytes.
+
+    Text and arguments are cut into ``piece``-character fragments; ``usage`` is
+    ``(input, output, cached)`` tokens. For end-to-end runs against this server.
+    """
+    if provider == "anthropic":
+        return _render_anthropic(turn, usage, piece)
+    return _render_openai(turn, usage, piece)
+
+
+def _pieces(text: str, n: int) -> list[str]:
+    return [text[i:i + n] for i in range(0, len(text), n)]
+
+
+def _render_openai(turn: Mapping[str, Any], usage: tuple[int, int, int], piece: int) -> bytes:
+    def chunk(delta: Any, finish: str | None = None, **extra: Any) -> str:
+        body = {"id": "chatcmpl-rendered", "object": "chat.completion.chunk", "created": 0,
+                "model": "rendered", "choices": [] if delta is None else [
+                    {"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return "data: " + json.dumps(body, ensure_ascii=False) + "\n\n"
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    out += [chunk({"content": p}) for p in _pieces(str(turn.get("text") or ""), piece)]
+    calls = turn.get("tool_calls") or ()
+    for i, call in enumerate(calls):
+        head = {"index": i, "id": f"call_r{i}", "type": "function",
+                "function": {"name": call["name"], "arguments": ""}}
+        out.append(chunk({"tool_calls": [head]}))
+        args = json.dumps(call.get("args") or {}, ensure_ascii=False)
+        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]})
+                for p in _pieces(args, piece)]
+    out.append(chunk({}, "tool_calls" if calls else "stop"))
+    tokens_in, tokens_out, cached = usage
+    out.append(chunk(None, usage={"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                                  "total_tokens": tokens_in + tokens_out,
+                                  "prompt_tokens_details": {"cached_tokens": cached}}))
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+def _render_anthropic(turn: Mapping[str, Any], usage: tuple[int, int, int], piece: int) -> bytes:
+    def event(kind: str, **body: Any) -> str:
+        return f"event: {kind}\ndata: " + json.dumps({"type": kind, **body},
+                                                     ensure_ascii=False) + "\n\n"
+
+    tokens_in, tokens_out, cached = usage
+    out = [event("message_start", message={
+        "id": "msg_rendered", "type": "message", "role": "assistant", "model": "rendered",
+        "content": [], "usage": {"input_tokens": tokens_in - cached,
+                                 "cache_read_input_tokens": cached, "output_tokens": 1}})]
+    blocks = 0
+    text = str(turn.get("text") or "")
+    if text:
+        out.append(event("content_block_start", index=0,
+                         content_block={"type": "text", "text": ""}))
+        out.append(event("ping"))
+        out += [event("content_block_delta", index=0, delta={"type": "text_delta", "text": p})
+                for p in _pieces(text, piece)]
+        out.append(event("content_block_stop", index=0))
+        blocks = 1
+    calls = turn.get("tool_calls") or ()
+    for i, call in enumerate(calls, blocks):
+        out.append(event("content_block_start", index=i, content_block={
+            "type": "tool_use", "id": f"toolu_r{i}", "name": call["name"], "input": {}}))
+        args = json.dumps(call.get("args") or {}, ensure_ascii=False)
+        out += [event("content_block_delta", index=i,
+                      delta={"type": "input_json_delta", "partial_json": p})
+                for p in _pieces(args, piece)]
+        out.append(event("content_block_stop", index=i))
+    out.append(event("message_delta", delta={"stop_reason": "tool_use" if calls else "end_turn"},
+                     usage={"output_tokens": tokens_out}))
+    out.append(event("message_stop"))
+    return "".join(out).encode()
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ from engine.state import Message
 
 pytestmark = pytest.mark.anyio
 CASES = json.loads((STREAMS / "cases.json").read_text(encoding="utf-8"))["cases"]
-CLIENTS = ("scripted", "openai", "anthropic")
+CLIENTS = ("scripted", "openai", "anthropic", "openai-rendered", "anthropic-rendered")
+"""``*-rendered``: the turn rendered by ``sse_server.render_turn`` rather than recorded."""
 HISTORY = [Message("system", "You fix bugs."), Message("user", "Fix calc.py, please.")]
 
 
@@ -45,6 +46,10 @@ async def model_for(request: pytest.FixtureRequest, sse_server: SSEServer) -> As
         kind = request.param
         if kind == "scripted":
             model: ModelClient = ScriptedModel([CASES[case]], chunk_chars=5)
+        elif kind.endswith("-rendered"):
+            provider = kind.removesuffix("-rendered")
+            sse_server.enqueue(PATHS[provider], Reply.turn(provider, CASES[case]))
+            model = make_model(f"{provider}:contract-model", env=provider_env(sse_server))
         else:
             sse_server.enqueue(PATHS[kind], Reply.stream(f"{kind}_{case}"))
             model = make_model(f"{kind}:contract-model", env=provider_env(sse_server))
