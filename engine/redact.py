@@ -32,16 +32,16 @@ SECRET_KEY_NAME = re.compile(rf"(?i)(?:^|[_.\-]){_SECRET_WORD}$|^{_SECRET_WORD}$
 
 _HASH_KEY = re.compile(r"(?i)(hash|sha|digest|checksum|commit|etag|integrity|^rev$)")
 
-_SHAPES = [
-    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{8,}"),                    # Anthropic
-    re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI and alikes
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}"),      # GitHub tokens
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),                   # AWS access key ids
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),                # Slack
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),                      # Google API keys
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
-]
+_SHAPES = re.compile("|".join([
+    r"\bsk-ant-[A-Za-z0-9_\-]{8,}",                         # Anthropic
+    r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",    # OpenAI and alikes
+    r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",           # GitHub tokens
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",                        # AWS access key ids
+    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",                     # Slack
+    r"\bAIza[0-9A-Za-z_\-]{35}\b",                           # Google API keys
+    r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",  # JWT
+]))
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=\-]{12,})")
 _KEY_VALUE = re.compile(
     r"""(?ix)
@@ -66,6 +66,8 @@ class Redactor:
 
     def __init__(self, env_secrets: list[str]) -> None:
         self.env_secrets = env_secrets
+        self._seen: dict[str, str] = {}
+        """Texts already redacted: a trace repeats arguments in several events."""
 
     def value(self, value: Any, key: str | None = None) -> Any:
         """``value`` with secrets masked; mappings and lists are rebuilt, never mutated."""
@@ -81,12 +83,19 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """``text`` with every known secret shape and environment secret masked."""
+        done = self._seen.get(text)
+        if done is None:
+            done = self._seen[text] = self._redact(text)
+        return done
+
+    def _redact(self, text: str) -> str:
         for secret in self.env_secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
-        for shape in _SHAPES:
-            text = shape.sub(MASK, text)
+        text = _SHAPES.sub(MASK, text)
         text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
+        if "=" not in text and ":" not in text:
+            return text
         return _KEY_VALUE.sub(_mask_pair, text)
 
 

@@ -240,6 +240,8 @@ class _Builder:
             "turnstile.state": step.attributes.get("turnstile.state"),
             "turnstile.retries": p.get("retries") or 0, "turnstile.cost_usd": p.get("cost_usd"),
             "turnstile.ttft_s": p.get("ttft_s"), "turnstile.messages": p.get("messages"),
+            "turnstile.purpose": p.get("purpose"),
+            "turnstile.context_tokens": p.get("context_tokens"),
             "turnstile.attempt": n,
         }
         if self._interrupted_attempt(e):
@@ -557,7 +559,7 @@ def _run_header(trace: Mapping[str, Any]) -> list[str]:
         f"(state {run['state']})  trace {trace['trace_id']}",
         f"  started {run['started_iso']}  duration {_dur(t['duration_s'])}  steps {t['steps']}  "
         f"model calls {t['model_calls']}  tool calls {t['tool_calls']} "
-        f"({t['tool_errors']} errors)  denials {t['denials']}  retries {t['retries']}",
+        f"({_plural(t['tool_errors'], 'error')})  denials {t['denials']}  retries {t['retries']}",
         f"  tokens {t['input_tokens']} in / {t['output_tokens']} out  cost {cost}",
     ]
     if run.get("error"):
@@ -608,6 +610,10 @@ def _call_line(span: Mapping[str, Any]) -> str:
 def _args(args: Any, limit: int = 100) -> str:
     text = json.dumps(args, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _offset(span: Mapping[str, Any], t0: float) -> str:
