@@ -12,7 +12,7 @@ import pytest
 from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
-from tools import SEEN_HASHES_KEY, builtin_specs, record_seen
+from tools import SEEN_HASHES_KEY, builtin_specs, preview_change, record_seen
 from tools.files import replace_exact
 from tools.patch import apply_diff, make_patch
 
@@ -284,6 +284,22 @@ async def test_edit_file_refuses_binary(tmp_path: Path) -> None:
     (tmp_path / "b.bin").write_bytes(b"a\x00b")
     r = await call(tmp_path, "edit_file", path="b.bin", old="a", new="c")
     assert r.is_error and "binary" in r.content
+
+
+def test_preview_change_shows_the_diff_without_writing(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("a = 1\n")
+    ctx = ToolContext(workspace=tmp_path)
+    edit = preview_change("edit_file", {"path": "m.py", "old": "1", "new": "2"}, ctx)
+    assert not edit.is_error and "-a = 1\n+a = 2" in edit.content
+    assert edit.data is not None and edit.data["base_hash"] == digest(f)
+    new = preview_change("write_file", {"path": "n.py", "content": "x\n"}, ctx)
+    assert new.data is not None and new.data["created"] and not (tmp_path / "n.py").exists()
+    blind = preview_change("write_file", {"path": "m.py", "content": "x\n"}, ctx)
+    assert blind.is_error and "read it first" in blind.content
+    bad = preview_change("edit_file", {"path": "m.py"}, ctx)
+    assert bad.is_error and "invalid arguments" in bad.content
+    assert f.read_text() == "a = 1\n"
 
 
 def test_replace_exact_crlf_and_non_utf8_roundtrip() -> None:

@@ -177,6 +177,18 @@ async def test_background_leftovers_are_terminated(tmp_path: Path) -> None:
     assert group_members(pgid) == []
 
 
+async def test_detached_process_holding_the_pipes_does_not_hang(tmp_path: Path) -> None:
+    r = await shell(tmp_path, timeout_s=30, command=(
+        "setsid sh -c 'touch ready; exec sleep 60' & "
+        "while [ ! -e ready ]; do sleep 0.01; done; echo pid=$!"))
+    pid = int(r.content.split("pid=")[1].split()[0])
+    try:
+        assert r.data is not None and r.data["timed_out"] is False
+        assert "detached process kept the output open" in r.content
+    finally:
+        os.kill(pid, 9)
+
+
 def _rss_peak_kb() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -230,7 +231,23 @@ async def write_file(args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
     return await anyio.to_thread.run_sync(_write_file, ctx, target, args)
 
 
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A write or edit worked out but not yet applied."""
+
+    target: Path
+    name: str
+    old: bytes | None
+    """The current content; None when the file does not exist yet."""
+    new: bytes
+
+
 def _write_file(ctx: ToolContext, target: Path, args: WriteFileArgs) -> ToolResult:
+    change = _plan_write(ctx, target, args)
+    return change if isinstance(change, ToolResult) else _commit(ctx, change, "write_file")
+
+
+def _plan_write(ctx: ToolContext, target: Path, args: WriteFileArgs) -> Change | ToolResult:
     name = rel(ctx.workspace, target)
     if target.is_dir():
         return ToolResult.error(f"{args.path} is a directory")
@@ -247,7 +264,7 @@ def _write_file(ctx: ToolContext, target: Path, args: WriteFileArgs) -> ToolResu
         conflict = _conflict(name, base, old)
         if conflict is not None:
             return conflict
-    return _commit(ctx, target, name, old, args.content.encode("utf-8"), "write_file")
+    return Change(target, name, old, args.content.encode("utf-8"))
 
 
 async def edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolResult:
@@ -259,6 +276,11 @@ async def edit_file(args: EditFileArgs, ctx: ToolContext) -> ToolResult:
 
 
 def _edit_file(ctx: ToolContext, target: Path, args: EditFileArgs) -> ToolResult:
+    change = _plan_edit(ctx, target, args)
+    return change if isinstance(change, ToolResult) else _commit(ctx, change, "edit_file")
+
+
+def _plan_edit(ctx: ToolContext, target: Path, args: EditFileArgs) -> Change | ToolResult:
     problem = _not_a_readable_file(ctx.workspace, target, args.path)
     if problem is not None:
         if not target.exists():
@@ -280,7 +302,30 @@ def _edit_file(ctx: ToolContext, target: Path, args: EditFileArgs) -> ToolResult
     new = new_text.encode("utf-8", "surrogateescape")
     if new == old:
         return ToolResult.error(f"edit_file {name}: the edit changes nothing")
-    return _commit(ctx, target, name, old, new, "edit_file")
+    return Change(target, name, old, new)
+
+
+def preview_change(tool: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+    """What a ``write_file``/``edit_file`` call would change, without writing anything.
+
+    For approval previews: the content is the unified diff, the data holds ``path``,
+    ``base_hash``, ``result_hash`` and ``patch``; an error result says why the call would fail.
+    """
+    model: type[WriteFileArgs | EditFileArgs] = WriteFileArgs if tool == "write_file" \
+        else EditFileArgs
+    try:
+        parsed = model.model_validate(dict(args))
+    except ValueError as exc:
+        return ToolResult.error(f"invalid arguments for {tool}: {exc}")
+    target = resolve_in(ctx.workspace, parsed.path)
+    if isinstance(target, ToolResult):
+        return target
+    change = (_plan_write(ctx, target, parsed) if isinstance(parsed, WriteFileArgs)
+              else _plan_edit(ctx, target, parsed))
+    if isinstance(change, ToolResult):
+        return change
+    data = _change_data(change)
+    return ToolResult(data["patch"] or "(no change)", data=data)
 
 
 def _apply_edit(name: str, text: str, args: EditFileArgs) -> str:
@@ -347,25 +392,29 @@ def _conflict(name: str, base: str, current: bytes) -> ToolResult | None:
         conflict=True)
 
 
-def _commit(ctx: ToolContext, target: Path, name: str, old: bytes | None, new: bytes,
-            tool: str) -> ToolResult:
-    """Write atomically, then report hashes and patch in the result and a ``file_changed``."""
-    atomic_write(target, new)
-    old_text = None if old is None else old.decode("utf-8", "replace")
-    patch = make_patch(name, old_text, new.decode("utf-8", "replace"))
+def _change_data(change: Change) -> dict[str, Any]:
+    old_text = None if change.old is None else change.old.decode("utf-8", "replace")
+    patch = make_patch(change.name, old_text, change.new.decode("utf-8", "replace"))
     data: dict[str, Any] = {
-        "path": name, "base_hash": None if old is None else sha256(old),
-        "result_hash": sha256(new), "created": old is None, "patch": patch[:MAX_PATCH_CHARS]}
+        "path": change.name, "base_hash": None if change.old is None else sha256(change.old),
+        "result_hash": sha256(change.new), "created": change.old is None,
+        "patch": patch[:MAX_PATCH_CHARS]}
     if len(patch) > MAX_PATCH_CHARS:
         data["patch_truncated"] = True
+    return data
+
+
+def _commit(ctx: ToolContext, change: Change, tool: str) -> ToolResult:
+    """Write atomically, then report hashes and patch in the result and a ``file_changed``."""
+    atomic_write(change.target, change.new)
+    data = _change_data(change)
     ctx.emit("file_changed", {"call_id": ctx.call_id, "tool": tool, **data})
-    added, removed = _diffstat(patch)
+    added, removed = _diffstat(data["patch"])
+    stat = f"+{added} -{removed} lines, sha256 {data['result_hash']}"
     if tool == "edit_file":
-        return ToolResult(f"edited {name} (+{added} -{removed} lines, sha256 "
-                          f"{data['result_hash']}):\n{patch}", data=data)
-    verb = "created" if old is None else "overwrote"
-    return ToolResult(f"{verb} {name} (+{added} -{removed} lines, sha256 {data['result_hash']})",
-                      data=data)
+        return ToolResult(f"edited {change.name} ({stat}):\n{data['patch']}", data=data)
+    verb = "created" if change.old is None else "overwrote"
+    return ToolResult(f"{verb} {change.name} ({stat})", data=data)
 
 
 def _diffstat(patch: str) -> tuple[int, int]:

@@ -64,6 +64,9 @@ def _to_result(r: ProcessResult, timeout: float) -> ToolResult:
     if r.leftovers_killed:
         sections.append("(background processes still running when the command exited were "
                         "terminated)")
+    if r.pipes_abandoned:
+        sections.append("(a detached process kept the output open after the command exited; "
+                        "its further output is not shown)")
     for name, text in (("stdout", r.stdout), ("stderr", r.stderr)):
         if text:
             sections.append(f"{name}:\n{text.rstrip(chr(10))}")

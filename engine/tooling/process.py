@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 GRACE_S = 2.0
 """Time between SIGTERM and SIGKILL."""
 POLL_S = 0.02
+DRAIN_S = 2.0
+"""After the command's shell exits, how long to keep reading pipes that are still open."""
 HEAD_BYTES = 20_000
 TAIL_BYTES = 20_000
 """Kept per stream: the first and last bytes; what lies between is only counted."""
@@ -149,6 +151,17 @@ class ProcessResult:
     pid: int
     leftovers_killed: bool
     """Processes of the group outlived the command's shell and were terminated."""
+    pipes_abandoned: bool = False
+    """A process outside the group (``setsid``, a daemon) kept the output pipes open after the
+    command ended; reading stopped ``DRAIN_S`` later."""
+
+
+@dataclass
+class _Ending:
+    """How the end of a command went, filled in while supervising it."""
+
+    leftovers_killed: bool = False
+    pipes_abandoned: bool = False
 
 
 async def run_process(
@@ -167,20 +180,22 @@ async def run_process(
         list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         cwd=cwd, env=dict(env), start_new_session=True,
     )
-    if on_start is not None:
-        on_start(process.pid)
     out, err = OutputBuffer(), OutputBuffer()
-    leftovers = False
+    ending = _Ending()
     try:
+        if on_start is not None:
+            on_start(process.pid)
         with anyio.move_on_after(timeout_s) as deadline:
-            leftovers = await _supervise(process, out, err, on_line, grace_s)
+            await _supervise(process, out, err, on_line, grace_s, ending)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await _stop(process, grace_s)
         raise
-    if deadline.cancelled_caught:
-        with anyio.CancelScope(shield=True):
+    with anyio.CancelScope(shield=True):
+        if deadline.cancelled_caught:
             await _stop(process, grace_s)
+        else:
+            await process.aclose()
     return ProcessResult(
         exit_code=process.returncode if process.returncode is not None else -signal.SIGKILL,
         duration_s=time.monotonic() - started,
@@ -190,32 +205,42 @@ async def run_process(
         omitted_bytes=out.omitted_bytes + err.omitted_bytes,
         total_bytes=out.total_bytes + err.total_bytes,
         pid=process.pid,
-        leftovers_killed=leftovers,
+        leftovers_killed=ending.leftovers_killed,
+        pipes_abandoned=ending.pipes_abandoned,
     )
 
 
 async def _supervise(
     process: Process, out: OutputBuffer, err: OutputBuffer, on_line: LineSink | None,
-    grace_s: float,
-) -> bool:
-    """Pump both streams until EOF and the shell's exit; returns True if leftovers were killed."""
+    grace_s: float, ending: _Ending,
+) -> None:
+    """Pump both streams until EOF and the shell's exit; end leftovers of the group."""
     assert process.stdout is not None and process.stderr is not None
+    drained = (anyio.Event(), anyio.Event())
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_pump, process.stdout, out, LineStreamer("stdout", on_line))
-        tg.start_soon(_pump, process.stderr, err, LineStreamer("stderr", on_line))
+        tg.start_soon(_pump, process.stdout, out, LineStreamer("stdout", on_line), drained[0])
+        tg.start_soon(_pump, process.stderr, err, LineStreamer("stderr", on_line), drained[1])
         await process.wait()
-        if not group_alive(process.pid):
-            return False
-        logger.info("process group %d outlived its shell; terminating it", process.pid)
-        await terminate_group(process.pid, grace_s)
-    return True
+        if group_alive(process.pid):
+            logger.info("process group %d outlived its shell; terminating it", process.pid)
+            ending.leftovers_killed = True
+            await terminate_group(process.pid, grace_s)
+        with anyio.move_on_after(DRAIN_S) as drain:
+            for event in drained:
+                await event.wait()
+        if drain.cancelled_caught:
+            logger.info("output pipes of %d held open outside its group", process.pid)
+            ending.pipes_abandoned = True
+            tg.cancel_scope.cancel()
 
 
-async def _pump(stream: ByteReceiveStream, buffer: OutputBuffer, lines: LineStreamer) -> None:
+async def _pump(stream: ByteReceiveStream, buffer: OutputBuffer, lines: LineStreamer,
+                drained: anyio.Event) -> None:
     async for chunk in stream:
         buffer.feed(chunk)
         lines.feed(chunk)
     lines.close()
+    drained.set()
 
 
 async def _stop(process: Process, grace_s: float) -> None:
