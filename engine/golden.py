@@ -2,12 +2,15 @@
 
 A task names its prompt, its machine, the fixture copied into a fresh workspace, the model
 (default: the scripted model replaying ``turns.yaml``), approval mode, policy, limits,
-injected faults and the checks that decide pass or fail.
+injected faults, setup commands run in the fresh workspace, and the checks that decide pass
+or fail.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,6 +21,15 @@ from engine.errors import UsageError
 
 TASK_FILE = "task.yaml"
 TURNS_FILE = "turns.yaml"
+SETUP_TIMEOUT_S = 60.0
+
+SETUP_ENV = {
+    "GIT_AUTHOR_NAME": "turnstile", "GIT_AUTHOR_EMAIL": "golden@turnstile.invalid",
+    "GIT_COMMITTER_NAME": "turnstile", "GIT_COMMITTER_EMAIL": "golden@turnstile.invalid",
+    "GIT_AUTHOR_DATE": "2025-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2025-01-01T00:00:00Z",
+}
+"""Fixed identity and dates, so ``git init && git commit`` in a setup works anywhere and every
+fresh workspace gets the same commit ids."""
 
 
 class GoldenTask(BaseModel):
@@ -41,7 +53,12 @@ class GoldenTask(BaseModel):
     faults: list[str] = Field(default_factory=list)
     """``ENGINE_FAULTS`` items injected on the first attempt (the harness resumes)."""
     context: dict[str, Any] = Field(default_factory=dict)
-    checks: list[dict[str, Any]] = Field(default_factory=list)
+    checks: list[dict[str, Any] | str] = Field(default_factory=list)
+    """``{name: argument}`` items (``engine.checks``); a check without argument may be a bare
+    name (``- resumed``)."""
+    setup: list[str] = Field(default_factory=list)
+    """Shell commands run in the fresh workspace after the fixture is copied, in order (e.g.
+    ``git init`` and a commit: a fixture cannot hold a nested ``.git``)."""
     folder: Path = Path(".")
 
     @property
@@ -85,7 +102,29 @@ def load_task(folder: Path) -> GoldenTask:
 
 
 def copy_fixture(task: GoldenTask, workspace: Path) -> None:
-    """Copy the task's fixture into a fresh ``workspace`` (which must not exist yet)."""
+    """Copy the task's fixture into a fresh ``workspace`` (which must not exist yet), then run
+    the task's ``setup`` commands there."""
     workspace.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(task.folder / task.fixture, workspace, symlinks=True,
                     ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    run_setup(task, workspace)
+
+
+def run_setup(task: GoldenTask, workspace: Path) -> None:
+    """Run each ``setup`` command with ``bash -c`` in ``workspace``; the first failure stops.
+
+    Raises ``UsageError`` naming the task file, the command, its exit code and output tail.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENGINE_", "GIT_"))}
+    env.update(SETUP_ENV)
+    for i, command in enumerate(task.setup, 1):
+        where = f"{task.folder / TASK_FILE}: setup[{i}] {command!r}"
+        try:
+            proc = subprocess.run(["bash", "-c", command], cwd=workspace, env=env,
+                                  capture_output=True, text=True, timeout=SETUP_TIMEOUT_S,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as exc:
+            raise UsageError(f"{where}: timed out after {SETUP_TIMEOUT_S:g} s") from exc
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip()[-400:] or "no output"
+            raise UsageError(f"{where}: exit code {proc.returncode}: {tail}")
