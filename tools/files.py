@@ -369,7 +369,8 @@ def _closest_line(text: str, old: str) -> str:
 
 
 def _occurrence_lines(text: str, old: str) -> str:
-    found, start = [], text.find(old)
+    found: list[str] = []
+    start = text.find(old)
     while start >= 0 and len(found) < 10:
         found.append(str(text.count("\n", 0, start) + 1))
         start = text.find(old, start + 1)

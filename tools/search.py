@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AnyStr, Generic
@@ -59,7 +60,7 @@ class Matcher(Generic[AnyStr]):
         text: Any = data if isinstance(self.newline, bytes) else data.decode("utf-8", "replace")
         if self.regex.search(text) is None:
             return None
-        parts = text.split(self.newline)
+        parts: list[AnyStr] = text.split(self.newline)
         return parts[:-1] if not parts[-1] else parts
 
     def hit(self, line: AnyStr) -> bool:
@@ -134,7 +135,7 @@ def _search(root: Path, target: Path, matcher: Matcher[Any], args: SearchTextArg
     return report
 
 
-def _files(root: Path, target: Path, wanted: re.Pattern[str] | None):  # type: ignore[no-untyped-def]
+def _files(root: Path, target: Path, wanted: re.Pattern[str] | None) -> Iterator[tuple[str, str]]:
     if target.is_file():
         yield rel(root, target), str(target)
         return
