@@ -147,6 +147,23 @@ async def test_malformed_event_is_one_clear_model_error(
     assert len(sse_server.requests) == 1, "a malformed stream is not retried"
 
 
+@pytest.mark.parametrize(("provider", "body"), [
+    ("openai", b'data: {"choices": [{"delta": {"tool_calls": [{"index": "x"}]}}]}\n\n'),
+    ("openai", b'data: {"choices": 7}\n\n'),
+    ("anthropic", b'event: content_block_delta\ndata: {"type": "content_block_delta", '
+                  b'"delta": {"type": "input_json_delta", "partial_json": "{"}}\n\n'),
+    ("anthropic", b'event: message_delta\ndata: {"type": "message_delta", "delta": "oops"}\n\n'),
+])
+async def test_wrongly_shaped_event_is_one_clear_model_error(
+    sse_server: SSEServer, provider: str, body: bytes
+) -> None:
+    sse_server.enqueue(PATHS[provider], Reply.sse(body))
+    model = client(sse_server, provider)
+    with pytest.raises(ModelError, match=rf"^{provider}: malformed stream event"):
+        await collect_turn(model.stream(HELLO, [], ModelParams()))
+    await model.aclose()
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_cancelling_mid_stream_closes_the_connection(
     sse_server: SSEServer, provider: str

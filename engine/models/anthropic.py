@@ -122,10 +122,18 @@ class EventParser:
         """Content block index -> tool call ordinal."""
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
-        """Events for one SSE event."""
+        """Events for one SSE event; a wrongly shaped event is one ``ModelError``."""
         if event == "ping":
             return []
         body = _decode(event, data)
+        try:
+            return self._dispatch(event, body)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ModelError(
+                f"anthropic: malformed stream event {event!r} ({exc!r}): {data[:200]!r}"
+            ) from exc
+
+    def _dispatch(self, event: str, body: Mapping[str, Any]) -> list[StreamEvent]:
         kind = body.get("type", event)
         if kind == "content_block_delta":
             return self._block_delta(body)

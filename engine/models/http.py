@@ -8,8 +8,10 @@ attempt of a streaming POST and yields ``(event, data)`` pairs; every transport 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +66,7 @@ class HttpStream:
         self._client = httpx.AsyncClient(
             headers={"user-agent": USER_AGENT, **headers},
             timeout=httpx.Timeout(t.connect_s, read=t.read_s, write=t.write_s, pool=t.pool_s),
+            verify=_ssl_context(),
         )
 
     async def events(self, path: str, payload: Mapping[str, Any]) -> AsyncIterator[SseEvent]:
@@ -160,6 +163,12 @@ async def drain(events: AsyncIterator[SseEvent], timeout_s: float = 2.0) -> None
     with anyio.move_on_after(timeout_s):
         async for _ in events:
             pass
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default TLS context, built once: loading the CA bundle takes tens of ms."""
+    return httpx.create_ssl_context()
 
 
 def _error_detail(body: bytes) -> str:

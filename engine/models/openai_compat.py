@@ -118,8 +118,16 @@ class ChunkParser:
         self._ids: dict[str, int] = {}
 
     def feed(self, data: str) -> list[StreamEvent]:
-        """Events for one ``data:`` payload."""
+        """Events for one ``data:`` payload; a wrongly shaped chunk is one ``ModelError``."""
         chunk = _decode(self.provider, data)
+        try:
+            return self._dispatch(chunk)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ModelError(
+                f"{self.provider}: malformed stream event ({exc!r}): {data[:200]!r}"
+            ) from exc
+
+    def _dispatch(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         if chunk.get("error"):
             raise _stream_error(self.provider, chunk["error"])
         if chunk.get("usage"):
@@ -153,7 +161,7 @@ class ChunkParser:
                 self._ids[call_id] = len(self._ids)
             index = self._ids[call_id] if call_id else max(len(self._ids) - 1, 0)
         self.saw_tool_call = True
-        return ToolCallDelta(index, call.get("id") or None, fn.get("name") or None,
+        return ToolCallDelta(int(index), call.get("id") or None, fn.get("name") or None,
                              fn.get("arguments") or "")
 
 
