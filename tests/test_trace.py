@@ -460,3 +460,76 @@ def test_a_run_without_events_is_one_run_span_and_its_step(tmp_path: Path):
     assert trace["run"]["status"] == "crashed" and trace["spans"][0]["status"] == "unset"
     assert trace["spans"][2]["status"] == "unset"
     assert trace["run"]["totals"]["cost_usd"] == 0
+
+
+def _write_turns(store: SqliteStore, run_id: str, rows: list[tuple[str, str, str, list[Any]]],
+                 *, rebegin: dict[int, float] | None = None) -> None:
+    """Steps ``(state, trigger, dest, [(kind, payload, at)])`` written as the runner would."""
+    t0 = 1000.0
+    info = RunInfo(run_id, "coding_agent", str(AGENT), "", "running", rows[0][0], "/w", t0, t0,
+                   0, 0, 0, 0.0, {})
+    store.create_run(info, RunState(run_id, "coding_agent", rows[0][0]),
+                     StepBegin(0, rows[0][0], rows[0][0], t0))
+    usage = RunState(run_id, "x", "y").usage
+    for seq, (state, trigger, dest, events) in enumerate(rows):
+        for kind, payload, at in events:
+            store.append_event(run_id, seq, kind, payload, at)
+        if seq in (rebegin or {}):
+            store.begin_step(run_id, StepBegin(seq, state, state, (rebegin or {})[seq]))
+        end = max([t0 + seq + 0.9, *(at for _, _, at in events)])
+        if trigger == "-":  # the step that failed
+            store.end_step(run_id, seq, "failed", "model failed after 2 retries", end)
+            store.set_status(run_id, "failed", "model failed after 2 retries")
+            return
+        store.commit_step(run_id, StepCommit(seq, state, trigger, dest, end, {}, (), 0, usage,
+                                             next_step=StepBegin(seq + 1, dest, dest, end)))
+
+
+def _model_call(at: float, *, retries: int = 0, calls: tuple[str, ...] = ()) -> tuple:
+    return ("model_call", {"provider": "openai", "model": "gpt-x", "input_tokens": 10,
+                           "output_tokens": 5, "cost_usd": None, "duration_s": 0.5,
+                           "retries": retries, "finish_reason": "tool_calls",
+                           "tool_calls": [{"id": c, "name": "write_file", "args": {}}
+                                          for c in calls], "text": ""}, at)
+
+
+def test_retries_superseded_attempts_denials_and_a_failed_step(tmp_path: Path):
+    store = SqliteStore(tmp_path / "x.db")
+    retry = ("model_retry", {"attempt": 1, "reason": "HTTP 429", "wait_s": 0.1}, 0.0)
+    deny = ("approval", {"call_id": "c1", "tool": "write_file", "decision": "deny",
+                         "decided_by": "deny-mode", "risk": "write", "reason": "no",
+                         "args": {"path": "a"}}, 2.5)
+    rows = [
+        # step 0 ran twice: a model call before the crash, the step begun again, a second call
+        ("call_model", "tool_calls", "await_approval",
+         [(retry[0], retry[1], 1000.2), _model_call(1000.6, retries=1, calls=("c0",)),
+          _model_call(1000.95, calls=("c1",))]),
+        ("await_approval", "all_denied", "call_model",
+         [(deny[0], deny[1], 1001.5)]),
+        ("call_model", "-", "", [(retry[0], retry[1], 1002.2), (retry[0], retry[1], 1002.4)]),
+    ]
+    _write_turns(store, "r-x", rows, rebegin={0: 1000.7})
+    trace = build_trace(store, "r-x")
+    steps = store.steps("r-x")
+    store.close()
+    assert tree_problems(trace, steps) == []
+    chats = [s for s in trace["spans"] if s["kind"] == "chat"]
+    assert [c["attributes"]["turnstile.attempt"] for c in chats] == [1, 2]
+    assert chats[0]["attributes"]["turnstile.superseded"] is True
+    assert "turnstile.superseded" not in chats[1]["attributes"]
+    assert [e["name"] for e in chats[0]["events"]] == ["model_retry"]
+    assert chats[0]["call"]["retries"] == 1 and chats[0]["call"]["cost_usd"] is None
+    assert trace["spans"][1]["attributes"]["turnstile.step.resumed"] is True
+    approval = next(s for s in trace["spans"] if s["kind"] == "approval")
+    assert approval["call"]["approval"]["decision"] == "deny" and approval["call"]["ok"] is False
+    failed = [s for s in trace["spans"] if s["kind"] == "step"][-1]
+    assert failed["status"] == "error" and failed["error"] == "model failed after 2 retries"
+    assert [e["name"] for e in failed["events"]] == ["model_retry", "model_retry"]
+    totals = trace["run"]["totals"]
+    assert totals["denials"] == 1 and totals["retries"] == 1 and totals["cost_usd"] is None
+    assert totals["model_calls"] == 2 and totals["tool_calls"] == 0
+    root = trace["spans"][0]
+    assert root["status"] == "error" and root["attributes"]["error.type"] == "run_failed"
+    text = trace_text(trace)
+    assert "cost unknown" in text and "write_file {\"path\": \"a\"}  deny by deny-mode" in text
+    assert "(attempt superseded by resume)" in text and "error: model failed" in text
