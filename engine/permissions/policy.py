@@ -1,25 +1,36 @@
-"""The policy: a pure ``decide(call, spec, ctx) -> Decision`` that fails closed.
+"""Policy: the decision for one tool call, from the built-in defaults and a policy file's rules.
 
-Defaults: read inside the workspace -> allow; exec/write/network/install -> ask; destructive ->
-deny; writes outside the workspace whitelist -> deny, reads outside -> ask. A policy file adds
-rules; the strictest matching rule wins and an allow never overrides a deny.
+Built-in defaults: ``read`` inside the workspace is ``allow``; ``exec``, ``write``, ``network``
+and ``install`` are ``ask``; ``destructive`` is ``deny``; paths outside the whitelist are
+``deny`` for writes and ``ask`` for reads; writing a sensitive file (``.git/``, ``.env``, keys)
+is ``ask``; shell commands are judged by ``shell.classify_command``.
 
-Policy file (YAML)::
+A policy file (YAML) adds rules::
 
-    default: deny            # what `ask` becomes in non-interactive policy mode: deny | allow
-    on_unknown_effect: skip  # resume of an effect that may have happened: skip | repeat | fail
-    roots: [{path: ../data, writable: false}]
-    rules:
+    default: deny             # what `ask` becomes in non-interactive `policy` mode: deny | allow
+    on_unknown_effect: skip   # resume, for an effect with unknown outcome: skip | repeat | fail
+    roots:                    # extra directories (relative paths are from the workspace)
+      - {path: ../shared-data, writable: false}
+    rules:                    # a rule is a decision and one or more matchers; all must match
       - {decision: allow, tool: run_shell, command: "python -m pytest", idempotent: true}
-      - {decision: allow, tool: write_file, path: "src/**"}
+      - {decision: allow, tool: write_file, path: "src/**", reason: "the agent owns src/"}
       - {decision: deny, risk: network}
       - {decision: ask, server: github}
       - {decision: allow, tool: "mcp__fs__*"}
 
-A rule matches when every key it names matches: ``tool`` (glob on the tool name), ``path``
-(glob on the workspace-relative path argument), ``command`` (prefix of the parsed shell command,
-word by word), ``server`` (MCP server), ``risk``. ``idempotent: true`` on an allow rule declares
-the matching calls safe to repeat when a crash leaves their outcome unknown.
+Matchers: ``tool`` (a glob on the tool name), ``command`` (a prefix of the argument vector of a
+simple shell command after unwrapping ``timeout``/``env``/...; ``python -m pytest`` matches
+``timeout 60 python -m pytest -x``), ``path`` (a glob on the path argument, relative to the
+workspace, ``**`` crossing directories), ``server`` (the MCP server name), ``risk``. Optional:
+``reason`` (a label shown in audits) and ``idempotent: true`` (an allow rule declaring the
+matching calls safe to repeat when a crash leaves their outcome unknown). Relative ``roots`` are
+taken from the policy file's directory.
+
+Precedence: the strictest matching rule wins (``deny`` > ``ask`` > ``allow``). A ``deny`` is
+final, whether it comes from a rule or from the built-in defaults (destructive commands, writes
+outside the whitelist, piping into a shell). What cannot be parsed confidently or is obfuscated
+stays at least ``ask`` whatever the rules say. For a compound shell command, an ``allow`` rule
+applies only when every simple command is allowed (by a rule or by being read-only).
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ import difflib
 import fnmatch
 import json
 import logging
+import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,40 +49,75 @@ from typing import Any, Literal
 
 from engine.config import load_yaml
 from engine.errors import UsageError
-from engine.permissions.paths import Root, judge_path
+from engine.permissions.paths import PathVerdict, Root, check_path_json, judge_path
+from engine.permissions.shell import (
+    DEFAULT_DECISION,
+    ShellVerdict,
+    check_shell_json,
+    classify_command,
+    strictest,
+)
 from engine.state import ToolCall
 from engine.tooling.spec import RISK_ORDER, Risk, ToolSpec, max_risk
 
 logger = logging.getLogger(__name__)
 
-DecisionKind = Literal["allow", "ask", "deny"]
-_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
-PATH_ARG_TOOLS = frozenset({"read_file", "list_files", "search_text", "write_file", "edit_file"})
-WRITE_TOOLS = frozenset({"write_file", "edit_file"})
-_RULE_KEYS = {"decision", "tool", "path", "command", "server", "risk", "idempotent", "reason"}
+__all__ = ["Decision", "Policy", "PolicyContext", "Rule", "check_path_json", "check_shell_json",
+           "decide", "decide_static", "glob_match", "unified_diff"]
+
+DecisionValue = Literal["allow", "ask", "deny"]
+DECISIONS: tuple[DecisionValue, ...] = ("allow", "ask", "deny")
+SHELL_TOOLS = frozenset({"run_shell"})
+READ_PATH_TOOLS = frozenset({"read_file", "list_files", "search_text"})
+WRITE_PATH_TOOLS = frozenset({"write_file", "edit_file"})
+MAX_PREVIEW_LINES = 400
+MAX_PREVIEW_FILE = 2_000_000
+_MATCHERS = ("tool", "command", "path", "server", "risk")
+_RULE_KEYS = ("decision", *_MATCHERS, "idempotent", "reason")
+_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules")
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One policy rule; every key it names must match."""
+    """One policy rule: a decision and the matchers that must all match."""
 
-    decision: DecisionKind
+    decision: DecisionValue
     tool: str | None = None
     path: str | None = None
     command: tuple[str, ...] | None = None
     server: str | None = None
     risk: Risk | None = None
     idempotent: bool = False
+    """On an allow rule: matching calls are safe to repeat after a crash."""
     label: str = ""
+    """Where the rule comes from (``policy.yaml: rules[2]``) or its ``reason``; shown in audits."""
+
+    def describe(self) -> str:
+        parts = [f"{k}={_show(getattr(self, k))}" for k in _MATCHERS
+                 if getattr(self, k) is not None]
+        return f"{self.label} ({self.decision} {' '.join(parts)})".strip()
+
+    def matches(self, *, tool: str, risk: str, server: str | None = None,
+                argv: Sequence[str] | None = None, path: str | None = None) -> bool:
+        """Whether every matcher of the rule matches; a missing matcher matches anything."""
+        if self.tool is not None and not fnmatch.fnmatchcase(tool, self.tool):
+            return False
+        if self.risk is not None and self.risk != risk:
+            return False
+        if self.server is not None and self.server != server:
+            return False
+        if self.command is not None and (argv is None or not _prefix(self.command, argv)):
+            return False
+        return self.path is None or (path is not None and glob_match(self.path, path))
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """The rules of a run plus what ``ask`` becomes when no person can answer."""
+    """Rules and settings from a policy file (or the built-in defaults)."""
 
     rules: tuple[Rule, ...] = ()
-    when_asked: Literal["allow", "deny"] = "deny"
-    """The file's ``default``: what ``ask`` becomes when no person can answer."""
+    when_asked: Literal["deny", "allow"] = "deny"
+    """The file's ``default``: what ``ask`` becomes in non-interactive ``policy`` mode."""
     on_unknown_effect: Literal["skip", "repeat", "fail"] = "skip"
     roots: tuple[Root, ...] = ()
     source: str = "built-in defaults"
@@ -81,232 +129,428 @@ class Policy:
 
     @classmethod
     def load(cls, path: Path) -> Policy:
-        """Read a policy file; every problem is one ``UsageError`` naming the file."""
-        raw = load_yaml(path) or {}
-        if not isinstance(raw, dict):
-            raise UsageError(f"{path}: a policy file is a mapping (default, rules, ...)")
-        unknown = set(raw) - {"default", "on_unknown_effect", "roots", "rules"}
-        if unknown:
-            raise UsageError(f"{path}: unknown key(s) {sorted(unknown)}; valid: default, "
-                             "on_unknown_effect, roots, rules")
-        default = raw.get("default", "deny")
-        if default not in ("allow", "deny"):
-            raise UsageError(f"{path}: default must be allow or deny, not {default!r}")
-        unknown_effect = raw.get("on_unknown_effect", "skip")
-        if unknown_effect not in ("skip", "repeat", "fail"):
-            raise UsageError(f"{path}: on_unknown_effect must be skip, repeat or fail")
-        rules = tuple(_rule(path, i, r) for i, r in enumerate(raw.get("rules") or (), 1))
-        roots = tuple(Root((path.parent / r["path"]).resolve(), bool(r.get("writable")))
-                      for r in raw.get("roots") or ())
-        return cls(rules, default, unknown_effect, roots, str(path))
+        """Read and check a policy file; every problem is a ``UsageError`` naming the file."""
+        path = Path(path)
+        data = load_yaml(path)
+        return cls.from_data(data if data is not None else {}, str(path), path.parent)
+
+    @classmethod
+    def from_data(cls, data: Any, source: str = "<policy>", base: Path | None = None) -> Policy:
+        """A policy from parsed YAML; relative roots are taken from ``base`` when given."""
+        if not isinstance(data, Mapping):
+            raise UsageError(f"{source}: a policy file is a mapping with keys {_TOP_KEYS}")
+        _check_keys(data, _TOP_KEYS, source)
+        default = data.get("default", "deny")
+        if default not in ("deny", "allow"):
+            raise UsageError(f"{source}: default: expected deny or allow, got {default!r}")
+        resume = data.get("on_unknown_effect", "skip")
+        if resume not in ("skip", "repeat", "fail"):
+            raise UsageError(f"{source}: on_unknown_effect: expected skip, repeat or fail, "
+                             f"got {resume!r}")
+        roots = tuple(_root(r, f"{source}: roots[{i}]", base)
+                      for i, r in enumerate(_list(data, "roots", source)))
+        rules = tuple(_rule(r, f"{source}: rules[{i}]")
+                      for i, r in enumerate(_list(data, "rules", source)))
+        return cls(rules, default, resume, roots, source)
+
+    def to_data(self) -> dict[str, Any]:
+        """The policy as it would be written in a file (for ``engine policy show``)."""
+        rules = []
+        for r in self.rules:
+            d: dict[str, Any] = {"decision": r.decision}
+            for k in _MATCHERS:
+                v = getattr(r, k)
+                if v is not None:
+                    d[k] = shlex.join(v) if k == "command" else v
+            if r.idempotent:
+                d["idempotent"] = True
+            rules.append(d)
+        return {"default": self.when_asked, "on_unknown_effect": self.on_unknown_effect,
+                "roots": [{"path": str(r.path), "writable": r.writable} for r in self.roots],
+                "rules": rules}
 
     def declares_idempotent(self, call: ToolCall, spec: ToolSpec, workspace: Path) -> bool:
-        """True when an allow rule with ``idempotent: true`` matches ``call``."""
-        facts = _facts(call, spec, workspace)
-        return any(r.idempotent and r.decision == "allow" and _matches(r, facts)
-                   for r in self.rules)
-
-
-def _rule(path: Path, index: int, raw: Any) -> Rule:
-    where = f"{path}: rules[{index}]"
-    if not isinstance(raw, dict):
-        raise UsageError(f"{where}: a rule is a mapping with a decision")
-    unknown = set(raw) - _RULE_KEYS
-    if unknown:
-        close = difflib.get_close_matches(sorted(unknown)[0], _RULE_KEYS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise UsageError(f"{where}: unknown key {sorted(unknown)[0]!r}{hint}")
-    decision = raw.get("decision")
-    if decision not in _STRICTNESS:
-        raise UsageError(f"{where}: decision must be allow, ask or deny")
-    risk = raw.get("risk")
-    if risk is not None and risk not in RISK_ORDER:
-        raise UsageError(f"{where}: risk must be one of {', '.join(RISK_ORDER)}")
-    command = tuple(shlex.split(raw["command"])) if raw.get("command") else None
-    label = raw.get("reason") or f"{path.name} rule {index}"
-    return Rule(decision, raw.get("tool"), raw.get("path"), command, raw.get("server"), risk,
-                bool(raw.get("idempotent")), label)
+        """True when an allow rule with ``idempotent: true`` matches ``call`` (for a shell
+        command: matches every simple command in it)."""
+        rules = [r for r in self.rules if r.idempotent and r.decision == "allow"]
+        if not rules:
+            return False
+        args = dict(call.args or {})
+        if spec.name in SHELL_TOOLS and isinstance(args.get("command"), str):
+            v = classify_command(args["command"], workspace, roots=self.roots)
+            return bool(v.commands) and v.parsed and all(
+                any(r.path is None and r.matches(tool=spec.name, risk=e["risk"],
+                                                 server=spec.server, argv=e["argv"])
+                    for r in rules) for e in v.commands)
+        rel = None
+        if isinstance(args.get("path"), str):
+            rel = _relative(judge_path(args["path"], workspace, roots=self.roots), workspace)
+        return any(r.command is None and r.matches(tool=spec.name, risk=spec.risk,
+                                                   server=spec.server, path=rel)
+                   for r in rules)
 
 
 @dataclass(frozen=True, slots=True)
 class PolicyContext:
-    """Where a decision is made: the workspace, the policy, the environment for ``$VAR``."""
+    """What ``decide`` needs besides the call: where the workspace is and which policy rules."""
 
     workspace: Path
     policy: Policy = field(default_factory=Policy)
     env: Mapping[str, str] | None = None
+    """Environment for ``~``/``$VAR`` in paths (``os.environ`` when None)."""
+    granted: frozenset[str] = frozenset()
+    """Capabilities a person allowed "always" in this run: they turn ``ask`` into ``allow``."""
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """The policy's answer for one call, before any person or mode is consulted."""
+    """The permission layer's answer for one tool call, before any person is asked."""
 
-    decision: DecisionKind
+    decision: DecisionValue
     risk: Risk
     reason: str
     rule: str | None
-    preview: str
-    capability: str
+    """The rule that decided (``policy.yaml: rules[2] (...)``); None for built-in defaults."""
+    preview: str = ""
+    """What a person sees: the parsed command, a unified diff, or the arguments."""
+    capability: str = ""
+    """The scoped key an "always" answer grants (``run_shell:python -m pytest``,
+    ``write:src/``, ``tool:<name>``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"decision": self.decision, "risk": self.risk, "reason": self.reason,
+                "rule": self.rule, "preview": self.preview, "capability": self.capability}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Decision:
+        return cls(d["decision"], d["risk"], d.get("reason", ""), d.get("rule"),
+                   d.get("preview", ""), d.get("capability", ""))
 
 
-@dataclass
-class _Facts:
-    tool: str
-    risk: Risk
-    server: str | None
-    rel_path: str | None
-    commands: list[list[str]]
-
-
-def _facts(call: ToolCall, spec: ToolSpec, workspace: Path) -> _Facts:
-    rel = call.args.get("path") if call.name in PATH_ARG_TOOLS else None
-    commands: list[list[str]] = []
-    if call.name == "run_shell" and isinstance(call.args.get("command"), str):
-        verdict = _shell(call.args["command"], workspace)
-        commands = [list(c.get("argv") or ()) for c in verdict.get("commands") or ()]
-    return _Facts(call.name, spec.risk, spec.server, rel if isinstance(rel, str) else None,
-                  commands)
-
-
-def _matches(rule: Rule, f: _Facts) -> bool:
-    if rule.tool is not None and not fnmatch.fnmatchcase(f.tool, rule.tool):
-        return False
-    if rule.server is not None and f.server != rule.server:
-        return False
-    if rule.risk is not None and f.risk != rule.risk:
-        return False
-    if rule.path is not None and (f.rel_path is None or not _path_match(f.rel_path, rule.path)):
-        return False
-    if rule.command is not None:
-        n = len(rule.command)
-        return bool(f.commands) and all(tuple(c[:n]) == rule.command for c in f.commands)
-    return True
-
-
-def _path_match(rel: str, pattern: str) -> bool:
-    rel = rel.removeprefix("./")
-    return fnmatch.fnmatchcase(rel, pattern) or (
-        pattern.endswith("/**") and (rel + "/").startswith(pattern[:-2]))
-
-
-def _shell(command: str, workspace: Path) -> dict[str, Any]:
-    try:
-        from engine.permissions.shell import classify_command
-    except ImportError:  # the shell classifier is not installed: nothing is proven safe
-        argv = command.split()
-        return {"risk": "exec", "decision": "ask", "commands": [{"argv": argv}],
-                "reason": "shell classifier unavailable"}
-    v = classify_command(command, workspace)
-    return {"risk": v.risk, "decision": v.decision, "reason": v.reason,
-            "commands": list(v.commands)}
+# ---------------------------------------------------------------- deciding
 
 
 def decide(call: ToolCall, spec: ToolSpec, ctx: PolicyContext) -> Decision:
-    """The policy's decision for ``call``: built-in defaults, then the strictest rule."""
-    base, risk, reason, preview = _default(call, spec, ctx)
-    facts = _facts(call, spec, ctx.workspace)
-    facts.risk = risk
-    decision, rule_label = base, "default"
-    matched = [r for r in ctx.policy.rules if _matches(r, facts)]
-    if matched:
-        strictest = max(matched, key=lambda r: _STRICTNESS[r.decision])
-        if base == "deny" and strictest.decision != "deny":
-            reason = f"{reason} (a rule allows it, but deny cannot be overridden)"
-        else:
-            decision, rule_label = strictest.decision, strictest.label
-            reason = f"{reason}; {strictest.label}: {strictest.decision}"
-    return Decision(decision, risk, reason, rule_label, preview, _capability(call, facts))
-
-
-def _default(call: ToolCall, spec: ToolSpec, ctx: PolicyContext
-             ) -> tuple[DecisionKind, Risk, str, str]:
-    args = dict(call.args)
-    if call.name == "run_shell" and isinstance(args.get("command"), str):
-        v = _shell(args["command"], ctx.workspace)
-        lines = [f"$ {args['command']}"] + [
-            f"  {' '.join(c.get('argv') or [])}  [{c.get('risk', '?')}]"
-            for c in v.get("commands") or ()]
-        return v["decision"], v["risk"], v["reason"], "\n".join(lines)
-    risk: Risk = spec.risk
-    preview = json.dumps(args, indent=2, ensure_ascii=False, default=str)
+    """The decision for ``call`` (pure: reads files for previews, never writes or runs)."""
+    args = dict(call.args or {})
+    if spec.name in SHELL_TOOLS and isinstance(args.get("command"), str):
+        return _decide_shell(spec, args["command"], ctx)
     path = args.get("path")
-    if call.name in PATH_ARG_TOOLS and isinstance(path, str):
-        for_write = call.name in WRITE_TOOLS
-        pv = judge_path(path, ctx.workspace, roots=ctx.policy.roots, env=ctx.env,
-                        for_write=for_write)
-        if for_write:
-            preview = _diff_preview(ctx.workspace, path, args) or preview
-        if pv.decision != "allow" or for_write:
-            kind: DecisionKind = "deny" if pv.decision == "deny" else "ask"
-            return max_decision(kind, _by_risk(risk)), risk, pv.reason, preview
-        return _by_risk(risk), risk, pv.reason, preview
-    return _by_risk(risk), risk, f"{call.name} has risk {risk}", preview
-
-
-def _by_risk(risk: Risk) -> DecisionKind:
-    return "allow" if risk == "read" else "deny" if risk == "destructive" else "ask"
-
-
-def max_decision(a: DecisionKind, b: DecisionKind) -> DecisionKind:
-    return a if _STRICTNESS[a] >= _STRICTNESS[b] else b
-
-
-def _diff_preview(workspace: Path, rel: str, args: Mapping[str, Any]) -> str:
-    target = workspace / rel
-    try:
-        old = target.read_text(encoding="utf-8") if target.exists() else ""
-    except (OSError, UnicodeDecodeError):
-        return ""
-    if isinstance(args.get("content"), str):
-        new = args["content"]
-    elif isinstance(args.get("old"), str) and isinstance(args.get("new"), str):
-        new = old.replace(args["old"], args["new"], 1 if not args.get("replace_all") else -1)
-    elif isinstance(args.get("diff"), str):
-        return args["diff"]
-    else:
-        return ""
-    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                        f"a/{rel}", f"b/{rel}"))
-
-
-def _capability(call: ToolCall, facts: _Facts) -> str:
-    """What "always allow" grants: a program and subcommand, a directory, or a tool."""
-    if call.name == "run_shell" and facts.commands:
-        heads = sorted({" ".join(c[:3] if c[:1] in (["python"], ["python3"]) else c[:2])
-                        for c in facts.commands})
-        return "run_shell:" + " && ".join(heads)
-    if call.name in WRITE_TOOLS and facts.rel_path:
-        parent = str(Path(facts.rel_path).parent)
-        return f"write:{'' if parent == '.' else parent + '/'}"
-    return f"tool:{call.name}"
+    if spec.source == "builtin" and isinstance(path, str) and (
+            spec.name in READ_PATH_TOOLS or spec.name in WRITE_PATH_TOOLS):
+        return _decide_path_tool(spec, args, path, ctx)
+    return _decide_generic(spec, args, ctx)
 
 
 def decide_static(spec: ToolSpec, ctx: PolicyContext) -> Decision:
-    """The decision for a tool before looking at arguments (``engine tools``)."""
-    facts = _Facts(spec.name, spec.risk, spec.server, None, [])
-    decision: DecisionKind = _by_risk(spec.risk)
-    reason, label = f"risk {spec.risk}", "default"
+    """The decision known before seeing arguments (for ``engine tools --json``)."""
+    base = DEFAULT_DECISION[spec.risk]
     matched = [r for r in ctx.policy.rules
-               if r.path is None and r.command is None and _matches(r, facts)]
-    if matched and decision != "deny":
-        strictest = max(matched, key=lambda r: _STRICTNESS[r.decision])
-        decision, label = strictest.decision, strictest.label
-    return Decision(decision, spec.risk, reason, label, "", f"tool:{spec.name}")
+               if r.command is None and r.path is None
+               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server)]
+    return _finish(spec, spec.risk, base, f"{spec.risk} tool", matched,
+                   "deny" if base == "deny" else "allow", "", f"tool:{spec.name}", ctx)
 
 
-def check_shell_json(command: str, workspace: Path) -> dict[str, Any]:
-    """``policy check-shell --json``: decision, risk, reason and the simple commands."""
-    v = _shell(command, workspace)
-    return {"decision": v["decision"], "risk": v["risk"], "reason": v["reason"],
-            "commands": v.get("commands") or []}
+def _decide_generic(spec: ToolSpec, args: Mapping[str, Any], ctx: PolicyContext) -> Decision:
+    base = DEFAULT_DECISION[spec.risk]
+    matched = [r for r in ctx.policy.rules
+               if r.command is None and r.path is None
+               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server)]
+    where = f" from MCP server {spec.server}" if spec.server else ""
+    return _finish(spec, spec.risk, base, f"{spec.risk} tool{where}", matched,
+                   "deny" if base == "deny" else "allow", _json_preview(args),
+                   f"tool:{spec.name}", ctx)
 
 
-def check_path_json(path: str, workspace: Path) -> dict[str, Any]:
-    """``policy check-path --json``: inside, resolved, decision, reason."""
-    v = judge_path(path, workspace)
-    return {"inside": v.inside, "resolved": v.resolved, "decision": v.decision,
-            "reason": v.reason}
+def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
+                      ctx: PolicyContext) -> Decision:
+    for_write = spec.name in WRITE_PATH_TOOLS
+    risk: Risk = max_risk(spec.risk, "write") if for_write else spec.risk
+    v = judge_path(path, ctx.workspace, roots=ctx.policy.roots, env=ctx.env,
+                   for_write=for_write)
+    base = strictest(DEFAULT_DECISION[risk], v.decision)
+    floor: DecisionValue = "allow"
+    if v.decision == "deny" or DEFAULT_DECISION[risk] == "deny":
+        floor = "deny"
+    elif for_write and v.sensitive:
+        floor = "ask"
+    rel = _relative(v, ctx.workspace)
+    matched = [r for r in ctx.policy.rules
+               if r.command is None
+               and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel)]
+    preview = _write_preview(spec.name, args, v) if for_write else _json_preview(args)
+    reason = v.reason if v.decision != "allow" or not for_write else f"{spec.name}: {v.reason}"
+    return _finish(spec, risk, base, reason, matched, floor, preview,
+                   _path_capability(v, rel, for_write), ctx)
 
 
-def risk_of(commands: Sequence[Mapping[str, Any]]) -> Risk:
-    return max_risk(*(c.get("risk", "exec") for c in commands))
+def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
+    verdict = classify_command(command, ctx.workspace, ctx.env, roots=ctx.policy.roots)
+    finals: list[DecisionValue] = []
+    deciding: list[str] = []
+    for entry in verdict.commands:
+        final, rule = _decide_entry(spec, entry, ctx)
+        finals.append(final)
+        if rule:
+            deciding.append(rule)
+    decision = strictest(*finals, verdict.floor,
+                         "ask" if not verdict.parsed else "allow") if finals else verdict.decision
+    risk = verdict.risk
+    reason, rule = _shell_reason(verdict, finals, deciding, decision)
+    asked = [e["capability"] for e, f in zip(verdict.commands, finals, strict=True) if f == "ask"]
+    caps = list(dict.fromkeys(asked)) or [e["capability"] for e in verdict.commands[:1]]
+    return Decision(decision, risk, reason, rule, _shell_preview(command, verdict, finals),
+                    " + ".join(caps) or "run_shell:")
+
+
+def _decide_entry(spec: ToolSpec, entry: Mapping[str, Any],
+                  ctx: PolicyContext) -> tuple[DecisionValue, str | None]:
+    matched = [r for r in ctx.policy.rules
+               if r.path is None and r.matches(tool=spec.name, risk=entry["risk"],
+                                               server=spec.server, argv=entry["argv"])]
+    floor = entry.get("floor", "allow")
+    if matched:
+        top = max(matched, key=lambda r: DECISIONS.index(r.decision))
+        final = strictest(top.decision, floor)
+        return final, top.describe() if final == top.decision else None
+    if entry["decision"] == "ask" and entry.get("capability") in ctx.granted:
+        final = strictest("allow", floor)
+        return final, f"granted: {entry['capability']}" if final == "allow" else None
+    return entry["decision"], None
+
+
+def _shell_reason(verdict: ShellVerdict, finals: list[DecisionValue], rules: list[str],
+                  decision: DecisionValue) -> tuple[str, str | None]:
+    if not verdict.parsed and decision == "ask" and "ask" not in finals and "deny" not in finals:
+        return verdict.reason, None
+    for entry, final in zip(verdict.commands, finals, strict=True):
+        if final == decision and decision != "allow":
+            return f"{shlex.join(entry['argv'])}: {entry['reason']}", _rule_for(rules, decision)
+    if decision == "allow":
+        return (("allowed by " + "; ".join(rules)) if rules else verdict.reason,
+                rules[0] if rules else None)
+    return verdict.reason, None
+
+
+def _rule_for(rules: list[str], decision: str) -> str | None:
+    return next((r for r in rules if f"({decision} " in r), None)
+
+
+def _finish(spec: ToolSpec, risk: Risk, base: DecisionValue, reason: str, matched: list[Rule],
+            floor: DecisionValue, preview: str, capability: str,
+            ctx: PolicyContext) -> Decision:
+    """Apply rules (strictest wins), the floor (deny is final) and granted capabilities."""
+    rule: str | None = None
+    decision = base
+    if matched:
+        top = max(matched, key=lambda r: DECISIONS.index(r.decision))
+        decision = top.decision
+        rule = top.describe()
+        reason = f"{reason}; rule {rule}"
+    if decision == "ask" and capability in ctx.granted:
+        decision, rule = "allow", f"granted: {capability}"
+    final = strictest(decision, floor)
+    if final != decision:
+        rule = None
+    return Decision(final, risk, reason, rule, preview, capability)
+
+
+# ---------------------------------------------------------------- previews and capabilities
+
+
+def _shell_preview(command: str, verdict: ShellVerdict, finals: Sequence[str]) -> str:
+    lines = [f"$ {command}"]
+    for entry, final in zip(verdict.commands, finals, strict=True):
+        via = f" (via {entry['via']})" if entry.get("via") else ""
+        lines.append(f"  {final:<5} {entry['risk']:<11} {shlex.join(entry['argv'])}{via}"
+                     f"  -- {entry['reason']}")
+    if not verdict.parsed:
+        lines.append(f"  not confidently parsed: {verdict.reason}")
+    return "\n".join(lines)
+
+
+def _write_preview(tool: str, args: Mapping[str, Any], v: PathVerdict) -> str:
+    path = str(args.get("path", ""))
+    if tool == "edit_file" and isinstance(args.get("diff"), str):
+        return str(args["diff"])
+    old = _read_text(v.resolved) if v.resolved else None
+    if old is None and v.resolved and os.path.exists(v.resolved):
+        return f"{path}: existing file is binary or too large to preview"
+    if tool == "write_file":
+        new = args.get("content")
+        if not isinstance(new, str):
+            return _json_preview(args)
+    else:
+        old_text, new_text = args.get("old"), args.get("new")
+        if not isinstance(old_text, str) or not isinstance(new_text, str):
+            return _json_preview(args)
+        if old is None or old_text not in old:
+            return f"{path}: the text to replace was not found\n" + _json_preview(args)
+        new = old.replace(old_text, new_text, 1)
+    return unified_diff(old, new, path)
+
+
+def unified_diff(old: str | None, new: str, path: str) -> str:
+    """A unified diff from ``old`` (None for a new file) to ``new``, capped in length."""
+    lines = list(difflib.unified_diff(
+        (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+        "/dev/null" if old is None else f"a/{path}", f"b/{path}"))
+    if not lines:
+        return f"{path}: no change"
+    lines = [ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines]
+    if len(lines) > MAX_PREVIEW_LINES:
+        more = len(lines) - MAX_PREVIEW_LINES
+        lines = [*lines[:MAX_PREVIEW_LINES], f"... {more} more diff lines\n"]
+    return "".join(lines).rstrip("\n")
+
+
+def _read_text(resolved: str) -> str | None:
+    try:
+        if not os.path.isfile(resolved) or os.path.getsize(resolved) > MAX_PREVIEW_FILE:
+            return None
+        data = Path(resolved).read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _json_preview(args: Mapping[str, Any]) -> str:
+    text = json.dumps(dict(args), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    return text if len(text) <= 4000 else text[:4000] + "\n... (truncated)"
+
+
+def _relative(v: PathVerdict, workspace: Path) -> str | None:
+    if not v.resolved:
+        return None
+    target = Path(v.resolved)
+    ws = Path(os.path.realpath(workspace))
+    return target.relative_to(ws).as_posix() if target.is_relative_to(ws) else v.resolved
+
+
+def _path_capability(v: PathVerdict, rel: str | None, for_write: bool) -> str:
+    verb = "write" if for_write else "read"
+    if rel is None:
+        return f"{verb}:?"
+    if for_write and v.sensitive:
+        return f"{verb}:{rel}"
+    parent = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ("/" if rel.startswith("/") else "./")
+    return f"{verb}:{parent}"
+
+
+def capability_covers(granted: str, capability: str) -> bool:
+    """Whether a granted ``write:src/`` covers ``write:src/pkg/`` (directories nest)."""
+    if granted == capability:
+        return True
+    kind, _, scope = granted.partition(":")
+    other_kind, _, other = capability.partition(":")
+    return (kind in ("read", "write") and kind == other_kind and scope.endswith("/")
+            and scope != "./" and other.startswith(scope))
+
+
+# ---------------------------------------------------------------- matching and loading
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """Glob on ``/``-separated paths: ``*`` and ``?`` stay in one component, ``**`` crosses."""
+    return _glob_regex(pattern).match(path) is not None
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _prefix(prefix: tuple[str, ...], argv: Sequence[str]) -> bool:
+    if len(argv) < len(prefix) or not prefix:
+        return False
+    first = argv[0].rsplit("/", 1)[-1] if "/" not in prefix[0] else argv[0]
+    return first == prefix[0] and tuple(argv[1:len(prefix)]) == prefix[1:]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return repr(shlex.join(value))
+    return str(value)
+
+
+def _check_keys(data: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+    for key in data:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, 1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; expected one of {allowed}"
+            raise UsageError(f"{where}: unknown key {key!r}{hint}")
+
+
+def _list(data: Mapping[str, Any], key: str, source: str) -> list[Any]:
+    value = data.get(key) or []
+    if not isinstance(value, list):
+        raise UsageError(f"{source}: {key}: expected a list")
+    return value
+
+
+def _root(item: Any, where: str, base: Path | None) -> Root:
+    if isinstance(item, str):
+        item = {"path": item}
+    if not isinstance(item, Mapping) or "path" not in item:
+        raise UsageError(f"{where}: expected {{path: DIR, writable: true|false}}")
+    _check_keys(item, ("path", "writable"), where)
+    path = Path(os.path.expanduser(str(item["path"])))
+    if base is not None and not path.is_absolute():
+        path = Path(os.path.realpath(base / path))
+    return Root(path, bool(item.get("writable", False)))
+
+
+def _rule(item: Any, where: str) -> Rule:
+    if not isinstance(item, Mapping):
+        raise UsageError(f"{where}: expected a mapping with decision and matchers")
+    _check_keys(item, _RULE_KEYS, where)
+    decision = item.get("decision")
+    if decision not in DECISIONS:
+        raise UsageError(f"{where}: decision: expected allow, ask or deny, got {decision!r}")
+    if not any(k in item for k in _MATCHERS):
+        raise UsageError(f"{where}: a rule needs at least one of {', '.join(_MATCHERS)}")
+    risk = item.get("risk")
+    if risk is not None and risk not in RISK_ORDER:
+        close = difflib.get_close_matches(str(risk), RISK_ORDER, 1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageError(f"{where}: risk: unknown risk class {risk!r}{hint}")
+    command = item.get("command")
+    argv: tuple[str, ...] | None = None
+    if command is not None:
+        try:
+            argv = tuple(command) if isinstance(command, list) else tuple(shlex.split(command))
+        except ValueError as exc:
+            raise UsageError(f"{where}: command: {exc}") from exc
+        if not argv:
+            raise UsageError(f"{where}: command: empty")
+    label = f"{where}: {item['reason']}" if item.get("reason") else where
+    return Rule(decision, _opt_str(item, "tool"), _opt_str(item, "path"), argv,
+                _opt_str(item, "server"), risk, bool(item.get("idempotent", False)), label)
+
+
+def _opt_str(item: Mapping[str, Any], key: str) -> str | None:
+    value = item.get(key)
+    return None if value is None else str(value)
