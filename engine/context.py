@@ -46,6 +46,9 @@ SUMMARY_MAX_TOKENS = 1000
 """Upper bound on a summary's own text (also the summarising call's ``max_tokens``)."""
 TRANSCRIPT_MESSAGE_BYTES = 4000
 """Each message is cut to this many bytes in the transcript given to the summariser."""
+MIN_RATIO, MAX_RATIO = 0.6, 5.0
+"""Bounds on the learnt correction: one report that leaves out part of the prompt (a provider
+not counting tool definitions) must not make the estimate trust 5+ bytes a token."""
 DEFAULT_COMPRESS_AT = 0.8
 DEFAULT_KEEP_RECENT_TURNS = 6
 UNKNOWN_WINDOW = 32_000
@@ -153,7 +156,7 @@ class ContextState:
         ``estimated`` tokens; a call without reported usage keeps the old ratio."""
         if reported <= 0 or estimated <= 0:
             return replace(self, tokens=math.ceil(estimated * self.ratio))
-        ratio = min(5.0, max(0.2, reported / estimated))
+        ratio = min(MAX_RATIO, max(MIN_RATIO, reported / estimated))
         return replace(self, ratio=round(ratio, 6), tokens=reported)
 
 
