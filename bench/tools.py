@@ -1,6 +1,6 @@
 """Tool-layer benchmark: search_text vs ``grep -rn``, run_shell vs ``subprocess.run``, cancel time.
 
-    .venv/bin/python bench/tools.py [--files 50000] [--commands 200]
+    .venv/bin/python bench/tools.py [--files 50000] [--commands 200] [--json FILE]
 
 1. search_text over a generated tree of N files (500 directories, ~1.5 KB of code-like text
    each, a ``.gitignore`` and one ignored directory) vs ``grep -rn`` on the same tree (grep
@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import subprocess
 import sys
@@ -26,13 +25,17 @@ from typing import Any
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+# Run as a script, bench/ is first on sys.path and bench/concurrent.py would shadow the stdlib.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
 
-from engine.state import ToolCall
-from engine.tooling import ToolContext, ToolRegistry
-from engine.tooling.invoke import invoke
-from engine.tooling.process import group_alive
-from tools import builtin_specs
+from bench.common import machine_info, machine_line, write_json  # noqa: E402
+from engine.state import ToolCall  # noqa: E402
+from engine.tooling import ToolContext, ToolRegistry  # noqa: E402
+from engine.tooling.invoke import invoke  # noqa: E402
+from engine.tooling.process import group_alive  # noqa: E402
+from tools import builtin_specs  # noqa: E402
 
 WORDS = ("alpha", "beta", "gamma", "delta", "value", "result", "config", "handler", "request",
          "response", "buffer", "index", "parse", "render", "update", "client", "server",
@@ -75,7 +78,7 @@ def ctx(ws: Path) -> ToolContext:
     return ToolContext(workspace=ws, emit=sink, call_id="bench")
 
 
-def bench_search(files: int) -> None:
+def bench_search(files: int) -> dict[str, float]:
     registry = ToolRegistry(builtin_specs())
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
@@ -99,9 +102,10 @@ def bench_search(files: int) -> None:
         print(f"search_text: {t_ours * 1000:.0f} ms ({ours_hits} matches)   "
               f"grep -rn: {t_grep * 1000:.0f} ms ({grep_hits} matches, .gitignore not applied)")
         print(f"search_text / grep ratio: {t_ours / t_grep:.2f}x")
+        return {"search_text_s": t_ours, "grep_s": t_grep, "search_ratio": t_ours / t_grep}
 
 
-def bench_shell(commands: int) -> None:
+def bench_shell(commands: int) -> dict[str, float]:
     registry = ToolRegistry(builtin_specs())
     ws = Path.cwd()
 
@@ -119,9 +123,11 @@ def bench_shell(commands: int) -> None:
     print(f"run_shell: {t_ours / commands * 1000:.2f} ms/command   subprocess.run: "
           f"{t_plain / commands * 1000:.2f} ms/command   ({commands} commands)")
     print(f"run_shell / subprocess.run ratio: {t_ours / t_plain:.2f}x")
+    return {"run_shell_ms": t_ours / commands * 1000,
+            "subprocess_run_ms": t_plain / commands * 1000, "shell_ratio": t_ours / t_plain}
 
 
-def bench_cancel() -> None:
+def bench_cancel() -> dict[str, float]:
     registry = ToolRegistry(builtin_specs())
     pgids: list[int] = []
 
@@ -146,17 +152,19 @@ def bench_cancel() -> None:
     times = [anyio.run(main) for _ in range(5)]
     print(f"cancellation to empty process group: max {max(times) * 1000:.0f} ms, "
           f"min {min(times) * 1000:.0f} ms (5 runs)")
+    return {"cancel_max_ms": max(times) * 1000, "cancel_min_ms": min(times) * 1000}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=50_000)
     parser.add_argument("--commands", type=int, default=200)
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
-    bench_search(args.files)
-    bench_shell(args.commands)
-    bench_cancel()
+    info = machine_info()
+    print(machine_line(info))
+    figures = {**bench_search(args.files), **bench_shell(args.commands), **bench_cancel()}
+    write_json(args.json, {"benchmark": "tools", "machine": info, **figures})
 
 
 if __name__ == "__main__":
