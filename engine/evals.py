@@ -266,8 +266,10 @@ def _silent(kind: str, payload: Mapping[str, Any]) -> None:
 
 def keep_artifacts(result: TaskResult, db_path: Path) -> None:
     """Write the failed run's trace and audit log beside its database and remember where."""
+    if not db_path.exists():
+        return
     result.kept, result.db = str(db_path.parent), str(db_path)
-    if result.run_id is None or not db_path.exists():
+    if result.run_id is None:
         return
     from engine.store.sqlite import SqliteStore
     from engine.trace import write_trace_file
@@ -292,6 +294,8 @@ def run_suite(folders: Sequence[Path], *, model: str | None = None, repeat: int 
               progress: Progress | None = None) -> list[TaskSummary]:
     """Run every task ``repeat`` times; each attempt gets its own folder under ``workdir``
     (deleted when it passed) unless ``shared_db`` collects every run in one database."""
+    import engine.session  # noqa: F401  (imported once here, not inside the first task's time)
+
     summaries: list[TaskSummary] = []
     total = len(folders) * repeat
     done = 0
