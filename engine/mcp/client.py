@@ -84,6 +84,10 @@ class McpConnection:
     def name(self) -> str:
         return self.config.name
 
+    @property
+    def start_timeout(self) -> float:
+        return self.config.start_timeout_s
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[bool] = anyio.TASK_STATUS_IGNORED
@@ -123,7 +127,7 @@ class McpConnection:
         self._wake = anyio.Event()
         connected = False
         with anyio.CancelScope() as scope:
-            scope.deadline = anyio.current_time() + self.config.timeout_s
+            scope.deadline = anyio.current_time() + self.start_timeout
             try:
                 async with AsyncExitStack() as stack:
                     client = await stack.enter_async_context(await self._client_for(stack))
@@ -148,8 +152,7 @@ class McpConnection:
                 return
             finally:
                 self._client = None
-        self._start_failed(TimeoutError(f"no answer within {self.config.timeout_s:g}s"),
-                           task_status)
+        self._start_failed(TimeoutError(f"not ready within {self.start_timeout:g}s"), task_status)
 
     async def _client_for(self, stack: AsyncExitStack) -> Client:
         cfg = self.config

@@ -25,7 +25,7 @@ Protocol = Literal["auto", "legacy"]
 ``legacy`` always uses the ``initialize`` handshake."""
 
 _FIELDS = ("command", "args", "env", "cwd", "url", "headers", "trust", "timeout_s",
-           "max_restarts", "protocol")
+           "start_timeout_s", "max_restarts", "protocol")
 _IGNORED = ("type", "transport", "description", "disabled", "autoApprove", "alwaysAllow")
 """Keys other clients write into the same file; read (``disabled``) or ignored, never an error."""
 
@@ -45,7 +45,9 @@ class ServerConfig:
     trust: Trust = "untrusted"
     """Only ``trusted`` servers' annotations may lower a tool's risk."""
     timeout_s: float = 60.0
-    """Seconds for starting the server and for each call."""
+    """Seconds one call may take."""
+    start_timeout_s: float = 60.0
+    """Seconds for starting the server and listing its tools (npx may download first)."""
     max_restarts: int = 2
     """How often a crashed server is restarted before it is given up."""
     protocol: Protocol = "auto"
@@ -85,15 +87,18 @@ def load_mcp_config(path: Path) -> dict[str, ServerConfig]:
     return servers
 
 
-def from_machine(mcp_servers: Mapping[str, Any]) -> dict[str, ServerConfig]:
-    """Configs from a machine's ``mcp_servers:`` (pydantic spec objects or plain dicts)."""
+def from_machine(
+    mcp_servers: Mapping[str, Any], base: Path | None = None
+) -> dict[str, ServerConfig]:
+    """Configs from a machine's ``mcp_servers:`` (pydantic spec objects or plain dicts);
+    ``base`` (the machine file's folder) resolves a relative ``cwd``."""
     out: dict[str, ServerConfig] = {}
     for name, entry in mcp_servers.items():
         if hasattr(entry, "model_dump"):
             entry = entry.model_dump()
         elif not isinstance(entry, Mapping):
             entry = {k: getattr(entry, k) for k in _FIELDS if hasattr(entry, k)}
-        out[name] = server_from_mapping(name, entry, f"mcp_servers.{name}")
+        out[name] = server_from_mapping(name, entry, f"mcp_servers.{name}", base)
     return out
 
 
@@ -126,6 +131,7 @@ def server_from_mapping(
         headers=_str_map(entry.get("headers"), f"{where}.headers"),
         trust=_choice(entry.get("trust", "untrusted"), TRUST_LEVELS, f"{where}.trust"),
         timeout_s=_positive(entry.get("timeout_s", 60.0), f"{where}.timeout_s"),
+        start_timeout_s=_positive(entry.get("start_timeout_s", 60.0), f"{where}.start_timeout_s"),
         max_restarts=int(_positive(entry.get("max_restarts", 2), f"{where}.max_restarts", True)),
         protocol=_choice(entry.get("protocol", "auto"), get_args(Protocol), f"{where}.protocol"),
     )

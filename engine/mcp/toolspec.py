@@ -2,8 +2,9 @@
 
 The description of a tool from an untrusted server is data, not instructions: it reaches the
 model quoted and attributed (``[untrusted MCP server "x" says:] "..."``), never merged into the
-system prompt. Arguments are validated against the tool's *current* input schema on every
-call, so a schema the server changed mid-run is the one that counts.
+system prompt; so do the field descriptions inside its input schema. Arguments are validated
+against the tool's *current* input schema on every call, so a schema the server changed
+mid-run is the one that counts.
 """
 
 from __future__ import annotations
@@ -48,15 +49,31 @@ def schema_hash(schema: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def _quote(text: str, server: str, limit: int = MAX_DESCRIPTION) -> str:
+    text = text.strip()
+    if len(text) > limit:
+        text = text[:limit] + " [...cut]"
+    return f'[untrusted MCP server "{server}" says:] {json.dumps(text, ensure_ascii=False)}'
+
+
 def describe_tool(tool: types.Tool, config: ServerConfig) -> str:
-    """The description the model sees; quoted and attributed unless the server is trusted."""
+    """The description the model sees: quoted and attributed when the server is untrusted."""
     text = (tool.description or tool.title or "").strip()
-    if len(text) > MAX_DESCRIPTION:
-        text = text[:MAX_DESCRIPTION] + " [...cut]"
     if config.trust == "untrusted":
-        quoted = json.dumps(text, ensure_ascii=False)
-        return f'[untrusted MCP server "{config.name}" says:] {quoted}'
-    return text
+        return _quote(text, config.name)
+    return text[:MAX_DESCRIPTION] + (" [...cut]" if len(text) > MAX_DESCRIPTION else "")
+
+
+def quote_schema(schema: Any, server: str) -> Any:
+    """``schema`` with every ``description`` string quoted and attributed, like the tool's own
+    (field descriptions reach the model too). Validation is unaffected."""
+    if isinstance(schema, Mapping):
+        return {k: _quote(v, server, MAX_DESCRIPTION // 4)
+                if k == "description" and isinstance(v, str) else quote_schema(v, server)
+                for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [quote_schema(v, server) for v in schema]
+    return schema
 
 
 def build_spec(
@@ -71,9 +88,10 @@ def build_spec(
     schema = schema_of(tool)
     claimed = annotations_of(tool)
     c = classification or classify_tool(tool.name, schema, claimed, config.trust)
+    shown = quote_schema(schema, config.name) if config.trust == "untrusted" else schema
     return ToolSpec(
         name=name,
-        version=f"{server_version}+{schema_hash(schema)[:8]}",
+        version=f"{server_version}+{schema_hash(shown)[:8]}",
         description=describe_tool(tool, config),
         input_model=None,
         handler=call,
@@ -82,7 +100,7 @@ def build_spec(
         side_effects=c.side_effects,
         source=f"mcp:{config.name}",
         timeout_s=config.timeout_s,
-        raw_input_schema=schema,
+        raw_input_schema=shown,
         annotations=claimed,
         server=config.name,
         trust=config.trust,
