@@ -65,12 +65,12 @@ def export_otlp(store: Store, run_id: str, endpoint: str | None = None) -> int:
     try:
         result = exporter.export(spans)
     finally:
-        exporter.shutdown()
+        exporter.shutdown()  # type: ignore[no-untyped-call]
     if result is not SpanExportResult.SUCCESS:
         target = endpoint or next((os.environ[v] for v in ENDPOINT_VARS if os.environ.get(v)),
                                   "http://localhost:4318")
         raise OtlpExportError(f"OTLP export of run {trace['run']['run_id']} to {target} "
-                              "failed (is the collector running? see the log above)")
+                              "failed: the collector refused the spans or did not answer")
     logger.info("exported %d spans of run %s", len(spans), trace["run"]["run_id"])
     return len(spans)
 

@@ -426,12 +426,13 @@ class _Builder:
     def _totals(self, spans: list[Span], root: Span) -> dict[str, Any]:
         chats = [s.call for s in spans if s.kind == "chat" and s.call]
         tools = [s for s in spans if s.kind == "tool" and s.call]
-        costs = [c.get("cost_usd") for c in chats]
+        costs: list[float | None] = [c.get("cost_usd") for c in chats]
+        known = [c for c in costs if c is not None]
         return {
             "input_tokens": sum(c.get("prompt_tokens") or 0 for c in chats),
             "output_tokens": sum(c.get("completion_tokens") or 0 for c in chats),
             "cached_tokens": sum(c.get("cached_tokens") or 0 for c in chats),
-            "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),
+            "cost_usd": round(sum(known), 6) if len(known) == len(costs) else None,
             "duration_s": round(root.end - root.start, 6),
             "steps": sum(1 for s in spans if s.kind == "step"),
             "model_calls": len(chats),

@@ -90,7 +90,7 @@ def _call_line(span: Mapping[str, Any]) -> str:
         dur = _dur(c["duration_s"]) if c.get("duration_s") is not None else "-"
         return (f"execute_tool {c['tool']}{version} {_args(c['arguments'])}  {dur}  "
                 f"{status}{who}{attempt}")
-    return span["name"]
+    return str(span["name"])
 
 
 def _args(args: Any, limit: int = 100) -> str:
