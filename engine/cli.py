@@ -131,15 +131,20 @@ def _summary(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
 
 
 def _write_trace(store: Any, run_id: str) -> None:
-    """Write ``.engine/traces/RUN_ID.json`` beside the database (best effort, never fatal)."""
-    try:
-        from engine.trace import write_trace_file
-    except ImportError:
-        return
+    """Write ``.engine/traces/RUN_ID.json`` beside the database, and export it over OTLP when
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set. Neither may fail the run: problems are warnings."""
+    from engine.otlp import export_otlp, otlp_configured
+    from engine.trace import write_trace_file
+
     try:
         write_trace_file(store, run_id, store.path.parent / "traces")
     except OSError as exc:
-        logger.warning("could not write the trace of %s: %s", run_id, exc)
+        print(f"warning: could not write the trace of {run_id}: {exc}", file=sys.stderr)
+    if otlp_configured():
+        try:
+            export_otlp(store, run_id)
+        except TurnstileError as exc:
+            print(f"warning: OTLP export of {run_id} failed: {exc}", file=sys.stderr)
 
 
 # -- inspection -------------------------------------------------------------------------
@@ -190,7 +195,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from engine.trace import build_trace, export_otlp, trace_text
+    from engine.otlp import export_otlp
+    from engine.trace import build_trace
+    from engine.trace_text import trace_text
 
     store = _open_store(args, must_exist=True)
     info = store.get_run(args.run_id)

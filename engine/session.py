@@ -22,7 +22,7 @@ from engine.actions.context import Observer, Services
 from engine.actions.registry import ACTIONS
 from engine.errors import MachineChangedError, ModelConfigError, UsageError
 from engine.faults import Faults
-from engine.golden import GoldenTask, copy_fixture, load_task
+from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
 from engine.models.factory import make_model, resolve_model_spec
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
@@ -113,6 +113,7 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
     if golden is not None:
         workspace = (db_path.parent / "workspaces" / run_id).resolve()
         copy_fixture(golden, workspace)
+        run_setup(golden, workspace)
         task_text = golden.prompt
         if model_spec is None:
             notes.append(f"model: scripted (replaying {golden.turns_path})")
