@@ -35,8 +35,8 @@ class Effect:
     """Shell code this one runs: (how, code)."""
     floor: Floor = ""
     """The least strict decision allowed whatever the risk (obfuscation, unknown values)."""
-    stdin_code: bool = False
-    """Runs its standard input as code (a shell or interpreter without a script)."""
+    stdin_code: str = ""
+    """``shell`` or ``interpreter`` when it runs its standard input as code."""
     wrappers: list[str] = field(default_factory=list)
 
     def add(self, risk: Risk, reason: str) -> None:

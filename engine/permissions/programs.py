@@ -161,6 +161,10 @@ GIT_SAFE_CONFIG_PREFIXES = ("color.", "log.", "advice.", "i18n.", "status.", "bl
                             "user.name", "user.email", "init.defaultbranch", "commit.gpgsign",
                             "tag.gpgsign", "merge.conflictstyle", "rerere.enabled",
                             "safe.directory", "pull.rebase", "fetch.prune")
+GIT_SHELL_CONFIG = frozenset({"core.pager", "core.fsmonitor", "core.editor", "core.sshcommand",
+                              "core.askpass", "sequence.editor", "diff.external",
+                              "gpg.program", "credential.helper", "core.hookspath"})
+"""Settings whose value git runs as a shell command; the value is judged as shell code."""
 GIT_READ = frozenset({
     "status", "diff", "log", "show", "blame", "annotate", "rev-parse", "rev-list", "ls-files",
     "ls-tree", "describe", "shortlog", "grep", "cat-file", "merge-base", "name-rev",

@@ -56,6 +56,7 @@ def _unwrap(e: Effect) -> None:
 def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> list[Word] | None:
     """The wrapped command, or None when the wrapper runs nothing (its own rule applies)."""
     i, n = 0, len(args)
+    positionals = spec.positionals  # timeout DURATION, chroot NEWROOT, flock FILE
     while i < n:
         v = args[i].value
         if v is None:
@@ -66,14 +67,15 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> l
         if name == "env" and "=" in v and not v.startswith("-"):
             _assignment(e, v.partition("=")[0])
         elif not v.startswith("-") or v == "-":
-            break
+            if not positionals:
+                break
+            positionals -= 1
         elif not _wrapper_option(e, name, spec, v, args, i):
             return None
         elif _takes_value(spec, v):
             i += 1
         i += 1
-    for _ in range(spec.positionals):
-        i += 1  # timeout DURATION, chroot NEWROOT, taskset MASK, flock FILE
+    i += positionals
     if spec.risk != "read":
         e.add(spec.risk, f"{name} runs the command {spec.why}")
     inner = args[i:]

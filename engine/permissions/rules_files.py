@@ -50,6 +50,8 @@ def _sed_script(e: Effect, script: Word) -> None:
     e.reads.extend(Word.of(r) for r in scan.reads)
     if scan.executes:
         e.add("exec", "sed e runs a command")
+    for code in scan.commands:
+        e.scripts.append(("sed e", Word.of(code)))
 
 
 class SedScan:
@@ -61,6 +63,8 @@ class SedScan:
         self.writes: list[str] = []
         self.reads: list[str] = []
         self.executes = False
+        self.commands: list[str] = []
+        """Commands given to ``e`` (an ``e`` without one runs the pattern space)."""
 
     def run(self) -> bool:
         s = self.s
@@ -128,6 +132,8 @@ class SedScan:
                 self.writes.append(arg)
             else:
                 self.executes = True
+                if arg:
+                    self.commands.append(arg)
             return True
         if c in ":btTv":
             while self.i < len(self.s) and self.s[self.i] not in ";\n":

@@ -65,6 +65,10 @@ def _git_global(e: Effect, key: str, value: Word) -> None:
             name.startswith("pager.") and setting in ("false", "true", "0", "1", "no", "yes"))
         if value.value is None or not safe:
             e.add("exec", f"git -c {name or value.shown} can make git run programs")
+        raw = (value.value or "").partition("=")[2]
+        if name in p.GIT_SHELL_CONFIG or name.startswith("pager.") or (
+                name.startswith("alias.") and raw.startswith("!")):
+            e.scripts.append((f"git -c {name}", Word.of(raw.removeprefix("!"))))
     elif key in ("--config-env", "--exec-path", "-p", "--paginate"):
         e.add("exec", f"git {key} can make git run programs")
 

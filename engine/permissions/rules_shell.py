@@ -120,7 +120,7 @@ def _shell(e: Effect, args: list[Word]) -> None:
             e.scripts.append((name, o.positionals[0]))
         return
     e.add("exec", f"{name} runs the commands it reads from its input")
-    e.stdin_code = True
+    e.stdin_code = "shell"
 
 
 def _interpreter(e: Effect, args: list[Word]) -> None:
@@ -147,7 +147,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
             e.at_least("deny", f"{name} runs a script produced at run time")
         return
     e.add("exec", f"{name} runs the code it reads from its input")
-    e.stdin_code = True
+    e.stdin_code = "interpreter"
 
 
 # ---------------------------------------------------------------- commands that run commands

@@ -344,7 +344,7 @@ class _Walker:
             e.add("exec", f"{e.argv[0].shown} is a function defined in this command")
         if e.stdin_code and ctx.piped:
             e.at_least("deny", "pipes data into a shell or interpreter that runs it as code")
-        elif e.stdin_code and ctx.stdin is not None:
+        elif e.stdin_code == "shell" and ctx.stdin is not None:
             e.scripts.append((f"{e.argv[0].shown} <<", ctx.stdin))
         decision, path_reasons = self._judge_effect(e)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
