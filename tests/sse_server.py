@@ -25,6 +25,7 @@ A request to a path with nothing queued gets a 404 with a JSON error naming the 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 import socket
@@ -45,6 +46,9 @@ STREAMS = Path(__file__).with_name("streams")
 
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 """Where each provider's client posts, relative to ``SSEServer.base_url``."""
+
+_IDS = itertools.count(1)
+"""Rendered tool calls get ids unique in the process, as real providers' ids are."""
 
 _EVENT_END = re.compile(rb"(?<=\n\n)|(?<=\r\n\r\n)")
 
@@ -78,9 +82,10 @@ class Reply:
                        disconnect_after=disconnect_after)
 
     @classmethod
-    def turn(cls, provider: str, turn: Mapping[str, Any], **kw: Any) -> Reply:
+    def turn(cls, provider: str, turn: Mapping[str, Any], *,
+             usage: tuple[int, int, int] = (100, 20, 0), **kw: Any) -> Reply:
         """A 200 streaming ``turn`` (a ``turns.yaml`` item) in ``provider``'s format."""
-        return cls.sse(render_turn(provider, turn), **kw)
+        return cls.sse(render_turn(provider, turn, usage=usage), **kw)
 
     @classmethod
     def sse(cls, body: bytes, **kw: Any) -> Reply:
@@ -138,7 +143,7 @@ def _render_openai(turn: Mapping[str, Any], usage: tuple[int, int, int], piece: 
     out += [chunk({"content": p}) for p in _pieces(str(turn.get("text") or ""), piece)]
     calls = turn.get("tool_calls") or ()
     for i, call in enumerate(calls):
-        head = {"index": i, "id": f"call_r{i}", "type": "function",
+        head = {"index": i, "id": f"call_r{next(_IDS)}", "type": "function",
                 "function": {"name": call["name"], "arguments": ""}}
         out.append(chunk({"tool_calls": [head]}))
         args = json.dumps(call.get("args") or {}, ensure_ascii=False)
@@ -176,7 +181,7 @@ def _render_anthropic(turn: Mapping[str, Any], usage: tuple[int, int, int], piec
     calls = turn.get("tool_calls") or ()
     for i, call in enumerate(calls, blocks):
         out.append(event("content_block_start", index=i, content_block={
-            "type": "tool_use", "id": f"toolu_r{i}", "name": call["name"], "input": {}}))
+            "type": "tool_use", "id": f"toolu_r{next(_IDS)}", "name": call["name"], "input": {}}))
         args = json.dumps(call.get("args") or {}, ensure_ascii=False)
         out += [event("content_block_delta", index=i,
                       delta={"type": "input_json_delta", "partial_json": p})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
@@ -136,3 +138,38 @@ async def test_switching_provider_mid_run_converts_the_history(
     text = str(body["messages"])
     assert call.id in text and "python -m pytest -q" in text and "4 passed" in text
     assert "Let me run the tests first." in text
+
+
+async def test_call_ids_are_unique_in_the_run_whatever_the_server_sends(
+    sse_server: SSEServer,
+) -> None:
+    """A compatible server that reuses ``call_0`` each turn, or sends no id at all."""
+    def chunk(call: dict) -> bytes:  # type: ignore[type-arg]
+        return b"data: " + json.dumps({"choices": [{"delta": {"tool_calls": [call]}}]}).encode()
+
+    reused = chunk({"index": 0, "id": "call_0", "function": {"name": "t", "arguments": "{}"}})
+    missing = chunk({"index": 0, "function": {"name": "t", "arguments": "{}"}})
+    end = b'\n\ndata: {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}\n\n'
+    sse_server.enqueue(PATHS["openai"], Reply.sse(reused + end), Reply.sse(reused + end),
+                       Reply.sse(missing + end))
+    model = make_model("openai:m", env=provider_env(sse_server))
+    history = [Message("user", "go")]
+    for _ in range(3):
+        turn = await collect_turn(model.stream(history, [], ModelParams()))
+        (call,) = turn.message.tool_calls
+        history += [turn.message, Message("tool", "ok", tool_call_id=call.id)]
+    await model.aclose()
+    ids = [c.id for m in history for c in m.tool_calls]
+    assert ids == ["call_0", "call_1_0", "call_2_0"]
+
+
+async def test_foreign_ids_are_made_safe_for_anthropic(sse_server: SSEServer) -> None:
+    history = [Message("user", "go"),
+               Message("assistant", "", (ToolCall("fc.1:a/b", "t", {}),)),
+               Message("tool", "ok", tool_call_id="fc.1:a/b")]
+    sse_server.enqueue(PATHS["anthropic"], Reply.stream("anthropic_text"))
+    model = make_model("anthropic:m", env=provider_env(sse_server))
+    await collect_turn(model.stream(history, [], ModelParams()))
+    await model.aclose()
+    sent = sse_server.requests[0].json["messages"]
+    assert sent[1]["content"][0]["id"] == sent[2]["content"][0]["tool_use_id"] == "fc_1_a_b"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
@@ -25,6 +26,7 @@ from engine.models.base import (
     ToolSchema,
     Usage,
 )
+from engine.models.callids import CallIds
 from engine.models.http import HttpStream, drain
 from engine.models.retry import RetryPolicy, TransientError, retrying
 from engine.state import Message
@@ -44,6 +46,8 @@ STOP_REASONS: Mapping[str, FinishReason] = {
     "max_tokens": "length",
     "refusal": "error",
 }
+
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
 TRANSIENT_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 """``event: error`` types sent mid-stream that are worth another attempt."""
@@ -70,7 +74,8 @@ class AnthropicClient:
     ) -> AsyncIterator[StreamEvent]:
         """Stream one answer, retrying transient failures (each retry is a ``Retry`` event)."""
         payload = self.request(messages, tools, params)
-        return retrying(self.provider, lambda: self._attempt(payload), self.retry)
+        return retrying(self.provider, lambda: self._attempt(payload, CallIds(messages)),
+                        self.retry)
 
     def request(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
@@ -96,8 +101,10 @@ class AnthropicClient:
         """Close the connection pool."""
         await self.http.aclose()
 
-    async def _attempt(self, payload: Mapping[str, Any]) -> AsyncIterator[StreamEvent]:
-        parser = EventParser()
+    async def _attempt(
+        self, payload: Mapping[str, Any], ids: CallIds
+    ) -> AsyncIterator[StreamEvent]:
+        parser = EventParser(ids)
         async with aclosing(self.http.events(MESSAGES_PATH, payload)) as events:
             async for event, data in events:
                 for out in parser.feed(event, data):
@@ -112,7 +119,8 @@ class AnthropicClient:
 class EventParser:
     """Turns Messages stream events into stream events; holds usage until the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, ids: CallIds | None = None) -> None:
+        self.ids = ids or CallIds(())
         self.input_tokens = 0
         self.cached_tokens = 0
         self.output_tokens = 0
@@ -163,7 +171,8 @@ class EventParser:
         block = body.get("content_block") or {}
         if block.get("type") == "tool_use":
             ordinal = self._tool_index.setdefault(int(body["index"]), len(self._tool_index))
-            return [ToolCallDelta(ordinal, block.get("id"), block.get("name"))]
+            call_id = self.ids.claim(ordinal, block.get("id"))
+            return [ToolCallDelta(ordinal, call_id, block.get("name"))]
         if block.get("type") == "text" and block.get("text"):
             return [TextDelta(block["text"])]
         return []
@@ -213,7 +222,8 @@ def to_anthropic_messages(messages: Sequence[Message]) -> tuple[str, list[dict[s
 
 def _blocks(m: Message) -> list[dict[str, Any]]:
     if m.role == "tool":
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or ""}
+        block: dict[str, Any] = {"type": "tool_result",
+                                 "tool_use_id": _safe_id(m.tool_call_id or "")}
         if m.content:
             block["content"] = m.content
         if m.is_error:
@@ -223,9 +233,14 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
     if m.content:
         blocks.append({"type": "text", "text": m.content})
     for call in m.tool_calls:
-        blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
+        blocks.append({"type": "tool_use", "id": _safe_id(call.id), "name": call.name,
                        "input": dict(call.args)})
     return blocks
+
+
+def _safe_id(call_id: str) -> str:
+    """Anthropic accepts ids of ``[A-Za-z0-9_-]`` only; ids from other providers may differ."""
+    return _UNSAFE_ID.sub("_", call_id) or "call"
 
 
 def to_anthropic_tool(tool: ToolSchema) -> dict[str, Any]:

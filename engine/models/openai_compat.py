@@ -24,6 +24,7 @@ from engine.models.base import (
     ToolSchema,
     Usage,
 )
+from engine.models.callids import CallIds
 from engine.models.http import HttpStream, drain
 from engine.models.retry import RetryPolicy, TransientError, retrying
 from engine.state import Message
@@ -68,7 +69,8 @@ class OpenAICompatClient:
     ) -> AsyncIterator[StreamEvent]:
         """Stream one answer, retrying transient failures (each retry is a ``Retry`` event)."""
         payload = self.request(messages, tools, params)
-        return retrying(self.provider, lambda: self._attempt(payload), self.retry)
+        return retrying(self.provider, lambda: self._attempt(payload, CallIds(messages)),
+                        self.retry)
 
     def request(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
@@ -92,8 +94,10 @@ class OpenAICompatClient:
         """Close the connection pool."""
         await self.http.aclose()
 
-    async def _attempt(self, payload: Mapping[str, Any]) -> AsyncIterator[StreamEvent]:
-        parser = ChunkParser(self.provider)
+    async def _attempt(
+        self, payload: Mapping[str, Any], ids: CallIds
+    ) -> AsyncIterator[StreamEvent]:
+        parser = ChunkParser(self.provider, ids)
         saw_done = False
         async with aclosing(self.http.events(CHAT_PATH, payload)) as events:
             async for _event, data in events:
@@ -110,8 +114,10 @@ class OpenAICompatClient:
 class ChunkParser:
     """Turns ``chat.completion.chunk`` data into stream events; holds usage until the end."""
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, ids: CallIds | None = None) -> None:
         self.provider = provider
+        self.ids = ids or CallIds(())
+        self._started: set[int] = set()
         self.usage = Usage()
         self.finish_reason: FinishReason | None = None
         self.saw_tool_call = False
@@ -161,8 +167,12 @@ class ChunkParser:
                 self._ids[call_id] = len(self._ids)
             index = self._ids[call_id] if call_id else max(len(self._ids) - 1, 0)
         self.saw_tool_call = True
-        return ToolCallDelta(int(index), call.get("id") or None, fn.get("name") or None,
-                             fn.get("arguments") or "")
+        index = int(index)
+        call_id = None
+        if index not in self._started:
+            self._started.add(index)
+            call_id = self.ids.claim(index, call.get("id"))
+        return ToolCallDelta(index, call_id, fn.get("name") or None, fn.get("arguments") or "")
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
