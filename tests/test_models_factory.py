@@ -79,6 +79,13 @@ def test_missing_api_key_names_the_variable(spec: str, var: str) -> None:
     assert message.startswith(f"{spec} needs an API key: set {var}")
 
 
+def test_base_url_must_be_a_url() -> None:
+    message = config_error("openai:m", env={"OPENAI_API_KEY": "k",
+                                            "OPENAI_BASE_URL": "localhost:8000/v1"})
+    assert message == ("OPENAI_BASE_URL='localhost:8000/v1' is not a URL: it must start with "
+                       "http:// or https://")
+
+
 def test_clients_and_their_base_urls() -> None:
     env = {"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "a"}
     openai = make_model("openai:gpt-4.1-mini", env=env)

@@ -95,7 +95,7 @@ def make_model(
         return _scripted(parsed, turns_path)
     if parsed.provider == "anthropic":
         key = _key(env, "ANTHROPIC_API_KEY", parsed)
-        url = _strip_v1(env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL)
+        url = _strip_v1(_base_url(env, "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_URL))
         http = HttpStream("anthropic", url, anthropic_headers(key), key_env="ANTHROPIC_API_KEY",
                           timeouts=timeouts)
         return AnthropicClient(parsed.model, http, retry=retry)
@@ -104,7 +104,7 @@ def make_model(
         return OpenAICompatClient(parsed.model, http, provider="ollama", retry=retry,
                                   max_tokens_field="max_tokens")
     key = _key(env, "OPENAI_API_KEY", parsed)
-    url = env.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL
+    url = _base_url(env, "OPENAI_BASE_URL", OPENAI_DEFAULT_URL)
     http = HttpStream("openai", url, {"authorization": f"Bearer {key}"},
                       key_env="OPENAI_API_KEY", timeouts=timeouts)
     return OpenAICompatClient(parsed.model, http, retry=retry)
@@ -161,6 +161,14 @@ def _key(env: Mapping[str, str], name: str, spec: ModelSpec) -> str:
         raise ModelConfigError(f"{spec} needs an API key: set {name} "
                                "(or use --model ollama:<model> for a local model)")
     return key
+
+
+def _base_url(env: Mapping[str, str], name: str, default: str) -> str:
+    url = (env.get(name) or "").strip() or default
+    if not url.startswith(("http://", "https://")):
+        raise ModelConfigError(f"{name}={url!r} is not a URL: it must start with http:// or "
+                               "https://")
+    return url
 
 
 def _strip_v1(url: str) -> str:
