@@ -32,7 +32,7 @@ from engine.templates import render
 logger = logging.getLogger(__name__)
 
 DEFAULT_SYSTEM_PROMPT = """\
-You are a careful coding agent working in the workspace {workspace}.
+You are a careful coding agent working in the workspace {{ workspace }}.
 Use the tools to inspect files before changing them, keep changes minimal, run the tests to
 check your work, and keep your plan current with update_plan. When the task is done, answer
 with a short summary and no tool calls."""
