@@ -24,7 +24,8 @@ def test_stdio_and_http_entries(tmp_path: Path) -> None:
         "fs": {"command": "node", "args": ["index.js", "/data"], "env": {"A": "1"},
                "cwd": "sub", "trust": "internal"},
         "remote": {"url": "http://127.0.0.1:8123/mcp", "headers": {"Authorization": "Bearer x"},
-                   "type": "http", "timeout_s": 5, "max_restarts": 0},
+                   "type": "http", "timeout_s": 5, "max_restarts": 0, "start_timeout_s": 9,
+                   "protocol": "legacy"},
         "off": {"command": "nope", "disabled": True},
     }})
     servers = load_mcp_config(path)
@@ -35,7 +36,8 @@ def test_stdio_and_http_entries(tmp_path: Path) -> None:
     assert fs.transport == "stdio"
     assert remote.transport == "http" and remote.trust == "untrusted"
     assert remote.headers == {"Authorization": "Bearer x"}
-    assert (remote.timeout_s, remote.max_restarts) == (5.0, 0)
+    assert (remote.timeout_s, remote.max_restarts, remote.start_timeout_s) == (5.0, 0, 9.0)
+    assert remote.protocol == "legacy" and fs.protocol == "auto"
     assert "Bearer" not in json.dumps(remote.describe())
 
 
@@ -52,6 +54,10 @@ def test_stdio_and_http_entries(tmp_path: Path) -> None:
     ({"mcpServers": {"a": {"url": "ftp://h"}}}, "a.url: expected an http:// or https:// URL"),
     ({"mcpServers": {"a": {"command": "x", "timeout_s": 0}}}, "a.timeout_s: expected a number > 0"),
     ({"mcpServers": {"a": "node x"}}, "mcpServers.a: expected an object"),
+    ({"mcpServers": {"a": {"command": "x", "protocol": "2026"}}},
+     "a.protocol: expected one of auto, legacy"),
+    ({"mcpServers": {"a": {"command": "x", "max_restarts": -1}}},
+     "a.max_restarts: expected a number >= 0"),
 ])
 def test_errors_name_file_and_problem(tmp_path: Path, data: object, message: str) -> None:
     path = write(tmp_path, data)
@@ -81,11 +87,11 @@ def test_from_machine_accepts_models_objects_and_dicts() -> None:
         "git": Spec(command="mcp-server-git", args=["--repository", "."], trust="trusted"),
         "web": SimpleNamespace(url="https://example.invalid/mcp", trust="untrusted",
                                timeout_s=3.0),
-        "plain": {"command": "x"},
-    })
+        "plain": {"command": "x", "cwd": "work"},
+    }, base=Path("/machines"))
     assert servers["git"].args == ("--repository", ".") and servers["git"].trust == "trusted"
     assert servers["web"].url == "https://example.invalid/mcp"
     assert servers["web"].timeout_s == 3.0
-    assert servers["plain"] == ServerConfig("plain", command="x")
+    assert servers["plain"] == ServerConfig("plain", command="x", cwd="/machines/work")
     with pytest.raises(UsageError, match=r"mcp_servers\.bad\.trust"):
         from_machine({"bad": {"command": "x", "trust": "maybe"}})

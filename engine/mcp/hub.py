@@ -26,7 +26,7 @@ from engine.mcp.classify import Classification, classify_tool, with_policy
 from engine.mcp.client import McpConnection
 from engine.mcp.config import ServerConfig
 from engine.mcp.naming import tool_name
-from engine.mcp.toolspec import annotations_of, argument_errors, build_spec, schema_of
+from engine.mcp.toolspec import Caller, annotations_of, argument_errors, build_spec, schema_of
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult, ToolSpec
 
@@ -172,7 +172,7 @@ class McpHub:
                 raise ToolError(f"MCP override {key!r}: unknown risk {risk!r}; "
                                 f"expected one of {', '.join(RISK_ORDER)}")
 
-    def _caller(self, conn: McpConnection, server_tool: str, name: str) -> Any:
+    def _caller(self, conn: McpConnection, server_tool: str, name: str) -> Caller:
         """The handler of ``name``: checks the tool still exists and the args fit its schema."""
 
         async def handler(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
