@@ -203,13 +203,14 @@ def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str
 
     if run_id is not None and store.get_run(run_id).status in ("completed", "failed"):
         return run_id, store.get_run(run_id).error  # the fault never fired: nothing to resume
-    with _without_faults():
+    with without_faults():
         if run_id is None:
             req = RunRequest(machine=task.machine_path().resolve(), golden=task.folder.resolve(),
                              model=spec, approval=task.approval)
-            prepared = prepare_new(req, store, db_path=db_path, observer=_silent, prompter=None)
+            prepared = prepare_new(req, store, db_path=db_path, observer=silent_observer,
+                                   prompter=None)
         else:
-            prepared = prepare_resume(run_id, store, observer=_silent, prompter=None,
+            prepared = prepare_resume(run_id, store, observer=silent_observer, prompter=None,
                                       overrides={})
     run = anyio.run(execute, prepared)
     info = store.get_run(prepared.state.run_id)
@@ -250,7 +251,7 @@ def _first_attempt(task: GoldenTask, db_path: Path, spec: str,
 
 
 @contextmanager
-def _without_faults() -> Iterator[None]:
+def without_faults() -> Iterator[None]:
     """Faults are for the first attempt's subprocess only: never arm them in this process."""
     saved = os.environ.pop("ENGINE_FAULTS", None)
     try:
@@ -260,7 +261,8 @@ def _without_faults() -> Iterator[None]:
             os.environ["ENGINE_FAULTS"] = saved
 
 
-def _silent(kind: str, payload: Mapping[str, Any]) -> None:
+def silent_observer(kind: str, payload: Mapping[str, Any]) -> None:
+    """An ``Observer`` that shows nothing: the harness prints one line per task."""
     return None
 
 
@@ -406,4 +408,4 @@ def _remove_if_empty(path: Path) -> None:
 
 
 __all__ = ["TaskResult", "TaskSummary", "find_tasks", "format_table", "keep_artifacts",
-           "main", "run_suite", "run_task", "suite_json"]
+           "main", "run_suite", "run_task", "silent_observer", "suite_json", "without_faults"]

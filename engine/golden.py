@@ -102,12 +102,11 @@ def load_task(folder: Path) -> GoldenTask:
 
 
 def copy_fixture(task: GoldenTask, workspace: Path) -> None:
-    """Copy the task's fixture into a fresh ``workspace`` (which must not exist yet), then run
-    the task's ``setup`` commands there."""
+    """Copy the task's fixture into a fresh ``workspace`` (which must not exist yet); the caller
+    runs ``run_setup`` next."""
     workspace.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(task.folder / task.fixture, workspace, symlinks=True,
                     ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-    run_setup(task, workspace)
 
 
 def run_setup(task: GoldenTask, workspace: Path) -> None:
