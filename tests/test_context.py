@@ -395,6 +395,7 @@ MACHINE = "machines/coding_agent.yaml"
 DRIVER = r'''
 """Drive the golden task like `engine run --golden` / `engine resume`, recording every view."""
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -425,7 +426,8 @@ store = SqliteStore(Path(db))
 quiet = lambda kind, payload: None  # noqa: E731
 if mode == "new":
     task = load_task(Path(task_dir))
-    req = RunRequest(machine=Path(machine), golden=Path(task_dir), context=task.context,
+    context = {**task.context, **json.loads(os.environ.get("TEST_CONTEXT") or "{}")}
+    req = RunRequest(machine=Path(machine), golden=Path(task_dir), context=context,
                      limits=task.limits)
     prepared = prepare_new(req, store, db_path=Path(db), observer=quiet, prompter=None,
                            json_output=True)
@@ -551,6 +553,25 @@ def test_resume_after_a_crash_right_after_compressing_sends_the_same_views(
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.split()[1] == "completed"
     assert _same_run(_views(log)) == _same_run(straight["views"])
+
+
+def test_a_window_too_small_for_the_minimal_context_fails_the_run_clearly(
+        tmp_path: Path) -> None:
+    db = tmp_path / "e.db"
+    proc = _drive_golden(tmp_path, db, tmp_path / "views.jsonl", "new",
+                         TEST_CONTEXT=json.dumps({"window_tokens": 1000}))
+    assert proc.returncode == 0, proc.stderr
+    run_id, status = proc.stdout.split()[:2]
+    assert status == "failed"
+    store = SqliteStore(db)
+    info = store.get_run(run_id)
+    store.close()
+    assert info.status == "failed" and info.state == "call_model"
+    assert info.error is not None
+    for part in ("context overflow", "window of 1000 tokens", "tool definitions",
+                 "context.window_tokens"):
+        assert part in info.error
+    assert not (tmp_path / "views.jsonl").exists()  # the model was never called
 
 
 def test_golden_task_passes_through_the_cli(tmp_path: Path) -> None:
