@@ -85,6 +85,8 @@ def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
         e.add("exec", f"git {sub} option runs another program")
     if sub == "archive" and o.has("--remote"):
         e.add("network", "git archive --remote uses the network")
+    if sub == "clone" and len(o.positionals) >= 2:
+        e.writes.append(o.positionals[-1])
     if sub == "diff" and o.has("--no-index"):
         e.reads.extend(o.positionals)
 

@@ -104,7 +104,10 @@ def _hostname(e: Effect, args: list[Word]) -> None:
 
 def _shell(e: Effect, args: list[Word]) -> None:
     name = prog(e)
-    if args and args[0].value == "sh" and program_name(e.argv[0]) == "busybox":
+    if program_name(e.argv[0]) == "busybox" and args:
+        if args[0].value not in ("sh", "ash", "bash", "hush"):
+            e.nested.append(("busybox", args))
+            return
         args = args[1:]
     o = parse_opts(args, "oO", frozenset({"--rcfile", "--init-file"}), stop_at_positional=True)
     if o.has("-c"):
@@ -173,6 +176,15 @@ FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 FIND_WRITE = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 
 
+def _man(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "PHCMmSpel", frozenset({"--pager", "--html", "--config-file",
+                                                  "--manpath", "--sections", "--preprocessor"}))
+    if o.has("-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-C", "--config-file"):
+        e.add("exec", "man option runs a program")
+    if o.has("-l", "--local-file"):
+        e.reads.extend(o.positionals)
+
+
 def _find(e: Effect, args: list[Word]) -> None:
     i, n = 0, len(args)
     while i < n and args[i].value in ("-H", "-L", "-P"):
@@ -195,7 +207,8 @@ def _find(e: Effect, args: list[Word]) -> None:
             j = i
             while j < n and args[j].value not in (";", "+"):
                 j += 1
-            e.nested.append((f"find {v}", args[i:j]))
+            for start in (starts or [Word.of(".")])[:4]:
+                e.nested.append((f"find {v}", [_found(w, start) for w in args[i:j]]))
             i = j + 1
         elif v in FIND_WRITE:
             if i < n:
@@ -209,6 +222,15 @@ def _find(e: Effect, args: list[Word]) -> None:
         elif v == "-files0-from" and i < n:
             e.reads.append(args[i])
             i += 1
+
+
+def _found(w: Word, start: Word) -> Word:
+    """``{}`` in ``find -exec`` stands for a file under the starting point."""
+    if w.value is None or "{}" not in w.value:
+        return w
+    if start.value is None:
+        return Word(None, w.text, start.dynamic or "other", start.unset)
+    return Word(w.value.replace("{}", start.value), w.text)
 
 
 def _fd(e: Effect, args: list[Word]) -> None:
@@ -254,7 +276,7 @@ RULES: dict[str, Rule] = {
     "xargs": _xargs, "find": _find, "fd": _fd, "fdfind": _fd, "cd": _cd, "pushd": _cd,
     "popd": _popd, "eval": _eval, "source": _source, ".": _source, "trap": _trap,
     "watch": _watch, "su": _su, "alias": _alias, "date": _date, "hostname": _hostname,
-    "crontab": _crontab, "init": _init, "make": _make, "gmake": _make,
+    "crontab": _crontab, "man": _man, "init": _init, "make": _make, "gmake": _make,
     "kill": plain("exec", "kill stops processes"),
     "killall": plain("exec", "killall stops processes"),
     "pkill": plain("exec", "pkill stops processes"),

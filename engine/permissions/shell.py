@@ -59,6 +59,7 @@ _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
 _TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval|printf\s+-v)\b"
                         r"|(?:^|[;&|(\s])\.\s")
+_UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _READ_OPS = frozenset({"<"})
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
@@ -221,6 +222,10 @@ class _Walker:
             self.problems.append("the command does not parse as shell syntax")
         elif t not in _KNOWN:
             self.problems.append(f"shell construct {t!r} is not understood")
+        elif t in _LEAF_TEXT and _UNPARSED_SUBST.search(_text(node, ctx)):
+            self.problems.append("a command substitution the parser did not recognise")
+        elif t == "expansion" and any(c.type == "@" for c in node.children):
+            self.floors.append(("ask", "${...@...} expansion can run code stored in a variable"))
         for child in node.named_children:
             self._visit(child, ctx)
 
@@ -264,12 +269,17 @@ class _Walker:
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
             text = _text(body, ctx) if body is not None else ""
             quoted = start is not None and _text(start, ctx)[:1] in ("'", '"', "\\")
-            if quoted or body is None or not body.named_children:
-                return Word.of(text)
-            return Word(None, text, "subst")
+            if not quoted and body is not None and body.named_children:
+                self.floors.append(("ask", "a here-doc fed to a program has expansions"))
+            return Word.of(text)
         if node.type == "herestring_redirect":
             word = next(iter(node.named_children), None)
             return self._word(word, ctx) if word is not None else None
+        if node.type == "file_redirect":
+            dest = node.child_by_field_name("destination")
+            op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
+            if op == "<" and dest is not None and dest.type == "process_substitution":
+                return Word(None, _text(dest, ctx), "subst")
         return None
 
     def _assignment(self, node: Node, ctx: _Ctx) -> None:
@@ -278,7 +288,17 @@ class _Walker:
         if is_dangerous_variable(var):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
+        self._stored_code(node, ctx)
         self._children(node, replace(ctx, piped=False, stdin=None))
+
+    def _stored_code(self, node: Node, ctx: _Ctx) -> None:
+        """``x='$(cmd)'`` stores code that ``${x@P}``, ``$((x))`` or ``eval`` can run later."""
+        value = node.child_by_field_name("value")
+        if value is not None and value.type in ("raw_string", "string", "ansi_c_string",
+                                                 "concatenation"):
+            w = self._word(value, ctx)
+            if w.value is not None and ("$(" in w.value or "`" in w.value):
+                self.floors.append(("ask", "stores shell code in a variable"))
 
     def _file_redirect(self, node: Node, ctx: _Ctx) -> None:
         op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
@@ -317,6 +337,7 @@ class _Walker:
             if child.type == "variable_assignment":
                 var = child.child_by_field_name("name")
                 assigned.append(_text(var, ctx) if var is not None else "")
+                self._stored_code(child, ctx)
                 self._children(child, replace(ctx, piped=False, stdin=None))
             elif child.type in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
                 stdin = self._stdin_of(child, ctx) or stdin
@@ -342,7 +363,8 @@ class _Walker:
             e.at_least("ask", reason)
         if e.argv and program_name(e.argv[0]) in self.functions:
             e.add("exec", f"{e.argv[0].shown} is a function defined in this command")
-        if e.stdin_code and ctx.piped:
+        fed = ctx.piped or (ctx.stdin is not None and ctx.stdin.dynamic == "subst")
+        if e.stdin_code and fed:
             e.at_least("deny", "pipes data into a shell or interpreter that runs it as code")
         elif e.stdin_code == "shell" and ctx.stdin is not None:
             e.scripts.append((f"{e.argv[0].shown} <<", ctx.stdin))
@@ -536,6 +558,8 @@ _DEFAULT_REASON: dict[str, str] = {
     "network": "uses the network", "install": "installs software",
     "destructive": "can destroy data",
 }
+_LEAF_TEXT = frozenset({"word", "string_content", "heredoc_content", "extglob_pattern", "regex"})
+"""Text nodes in which a backtick or ``$(`` means the parser missed a substitution."""
 _HANDLERS = {
     "command": _Walker._command,
     "pipeline": _Walker._pipeline,
