@@ -75,6 +75,8 @@ class McpConnection:
         self._wake = anyio.Event()
         """Set to end the current connection (stop or restart)."""
         self._stopping = False
+        self._starting: anyio.CancelScope | None = None
+        """The scope of a start in progress, so ``stop`` need not wait for its deadline."""
         self._dirty = anyio.Event()
         self._refreshed: anyio.Event | None = None
         self._errlog: TextIO | None = None
@@ -121,6 +123,8 @@ class McpConnection:
         """Ask ``run`` to close the connection and return."""
         self._stopping = True
         self._wake.set()
+        if self._starting is not None:
+            self._starting.cancel()
 
     async def _serve_once(self, task_status: anyio.abc.TaskStatus[bool] | None) -> None:
         """One connection from start to end; a start failure is reported, never raised."""
@@ -128,6 +132,7 @@ class McpConnection:
         connected = False
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.start_timeout
+            self._starting = scope
             try:
                 async with AsyncExitStack() as stack:
                     client = await stack.enter_async_context(await self._client_for(stack))
@@ -136,6 +141,7 @@ class McpConnection:
                             await tg.start(self._listen, client)
                         tools = await _list_all(client)
                         scope.deadline = math.inf
+                        self._starting = None
                         self._connected(client, tools)
                         connected = True
                         if task_status is not None:
@@ -152,6 +158,12 @@ class McpConnection:
                 return
             finally:
                 self._client = None
+                self._starting = None
+        if self._stopping:
+            if task_status is not None:
+                self.state = "failed"
+                task_status.started(False)
+            return
         self._start_failed(TimeoutError(f"not ready within {self.start_timeout:g}s"), task_status)
 
     async def _client_for(self, stack: AsyncExitStack) -> Client:
