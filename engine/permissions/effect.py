@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from engine.permissions import programs
 from engine.permissions.words import Word
 from engine.tooling.spec import Risk, max_risk
 
@@ -210,3 +211,9 @@ def program_name(word: Word) -> str:
         v = tail
     m = _VERSIONED.match(v)
     return m.group(1) if m else v
+
+
+def is_dangerous_variable(name: str) -> bool:
+    """Environment variables that make harmless programs run other code or read other config."""
+    return (name in programs.DANGEROUS_VARS or name.startswith(programs.DANGEROUS_VAR_PREFIXES)
+            or "PAGER" in name or "EDITOR" in name)

@@ -14,7 +14,14 @@ from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
 from engine.permissions import rules_network as n
 from engine.permissions import rules_shell as sh
-from engine.permissions.effect import Effect, Rule, plain, program_name, reader
+from engine.permissions.effect import (
+    Effect,
+    Rule,
+    is_dangerous_variable,
+    plain,
+    program_name,
+    reader,
+)
 from engine.permissions.words import Word
 
 
@@ -123,12 +130,6 @@ def _assignment(e: Effect, name: str) -> None:
         e.add("exec", f"setting {name} changes what programs run")
 
 
-def is_dangerous_variable(name: str) -> bool:
-    """Environment variables that make harmless programs run other code or read other config."""
-    return (name in p.DANGEROUS_VARS or name.startswith(p.DANGEROUS_VAR_PREFIXES)
-            or "PAGER" in name or "EDITOR" in name)
-
-
 # ---------------------------------------------------------------- generic rules
 
 
@@ -192,7 +193,7 @@ def _register_rules() -> dict[str, Rule]:
 
 SIMPLE_READERS: dict[str, str] = {
     "cat": "", "tac": "", "nl": "bdfhilnsvw", "head": "nc", "tail": "ncs", "ls": "IwT",
-    "dir": "IwT", "vdir": "IwT", "tree": "LPIo", "stat": "c", "file": "mfFeP", "du": "dtBX",
+    "dir": "IwT", "vdir": "IwT", "stat": "c", "file": "mfFeP", "du": "dtBX",
     "diff": "CUxXIFLSD", "diff3": "L", "cmp": "in", "comm": "", "join": "12jotae",
     "paste": "d", "cut": "bcdf", "fold": "w", "fmt": "wpg", "od": "AjNtwS", "hexdump": "enfs",
     "hd": "enfs", "strings": "ntTeo", "md5sum": "", "sha1sum": "", "sha224sum": "",
@@ -200,8 +201,8 @@ SIMPLE_READERS: dict[str, str] = {
     "base32": "w", "column": "cstoNRHWlJ", "expand": "t", "unexpand": "t", "pr": "",
     "look": "t", "zcat": "", "bzcat": "", "xzcat": "", "zstdcat": "", "lzcat": "",
     "rev": "", "readelf": "", "objdump": "", "nm": "", "size": "", "wc": "",
-    "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "dc": "", "shuf": "nir",
-    "iconv": "ft", "identify": "", "exiftool": "", "pdftotext": "", "zipinfo": "",
+    "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "identify": "", "exiftool": "",
+    "pdftotext": "", "zipinfo": "",
 }
 """Programs that only read the files named by their positionals: name -> short value options."""
 

@@ -325,6 +325,19 @@ def _base64(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.positionals)
 
 
+def output_option(short_values: str, option: str, long_option: str) -> Rule:
+    """A reader whose ``-o FILE`` writes (``tree -o``, ``iconv -o``, ``shuf -o``)."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        o = parse_opts(args, short_values, frozenset({long_option}))
+        e.reads.extend(o.positionals)
+        for w in o.all(option, long_option):
+            e.writes.append(w)
+            e.add("write", f"{prog(e)} {option} writes a file")
+
+    return rule
+
+
 def _tee(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "", frozenset({"--output-error"}))
     e.writes.extend(o.positionals)
@@ -442,7 +455,11 @@ def _unzip(e: Effect, args: list[Word]) -> None:
 RULES: dict[str, Rule] = {
     "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,
     "rg": _rg, "ag": reader("ABCGgm", skip_first=1), "ack": reader("ABCgm", skip_first=1),
-    "jq": _jq, "sort": _sort, "uniq": _uniq, "xxd": _xxd, "base64": _base64, "tee": _tee,
+    "jq": _jq, "tree": output_option("LPIo", "-o", "--output"),
+    "iconv": output_option("fto", "-o", "--output"),
+    "shuf": output_option("nioe", "-o", "--output"),
+    "dc": plain("exec", "dc ! runs shell commands"), "sort": _sort, "uniq": _uniq, "xxd": _xxd,
+    "base64": _base64, "tee": _tee,
     "sed": _sed, "gsed": _sed, "awk": _awk, "gawk": _awk, "mawk": _awk, "nawk": _awk,
     "tar": _tar, "gtar": _tar, "dd": _dd, "rm": _rm, "chmod": _chmod, "chown": _chmod,
     "chgrp": _chmod, "cp": _copy, "mv": _copy, "ln": _copy, "install": _copy,

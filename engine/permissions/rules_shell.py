@@ -6,6 +6,7 @@ from engine.permissions import programs as p
 from engine.permissions.effect import (
     Effect,
     Rule,
+    is_dangerous_variable,
     parse_opts,
     plain,
     prog,
@@ -176,6 +177,20 @@ FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 FIND_WRITE = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 
 
+def _sets_variables(e: Effect, args: list[Word]) -> None:
+    """``printf -v VAR``, ``read VAR``: setting PATH and friends changes what runs next."""
+    o = parse_opts(args, "vdnNptu" if prog(e) == "read" else "v")
+    names = o.all("-v") + (o.positionals if prog(e) in ("read", "mapfile", "readarray") else [])
+    for w in names:
+        if w.value is None or is_dangerous_variable(w.value.split("[")[0]):
+            e.add("exec", f"{prog(e)} sets {w.shown}, which changes what programs run")
+
+
+def _hash(e: Effect, args: list[Word]) -> None:
+    if parse_opts(args, "pt").has("-p"):
+        e.add("exec", "hash -p chooses which file a command name runs")
+
+
 def _man(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "PHCMmSpel", frozenset({"--pager", "--html", "--config-file",
                                                   "--manpath", "--sections", "--preprocessor"}))
@@ -276,7 +291,9 @@ RULES: dict[str, Rule] = {
     "xargs": _xargs, "find": _find, "fd": _fd, "fdfind": _fd, "cd": _cd, "pushd": _cd,
     "popd": _popd, "eval": _eval, "source": _source, ".": _source, "trap": _trap,
     "watch": _watch, "su": _su, "alias": _alias, "date": _date, "hostname": _hostname,
-    "crontab": _crontab, "man": _man, "init": _init, "make": _make, "gmake": _make,
+    "crontab": _crontab, "man": _man, "printf": _sets_variables, "read": _sets_variables,
+    "mapfile": _sets_variables, "readarray": _sets_variables, "hash": _hash, "init": _init,
+    "make": _make, "gmake": _make,
     "kill": plain("exec", "kill stops processes"),
     "killall": plain("exec", "killall stops processes"),
     "pkill": plain("exec", "pkill stops processes"),

@@ -29,9 +29,9 @@ from typing import Any, Literal
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from engine.permissions.effect import Effect, program_name
+from engine.permissions.effect import Effect, is_dangerous_variable, program_name
 from engine.permissions.paths import Root, judge_literal
-from engine.permissions.rules import analyze, capability, is_dangerous_variable
+from engine.permissions.rules import analyze, capability
 from engine.permissions.words import Word, expand_braces
 from engine.tooling.spec import Risk, max_risk
 
@@ -224,6 +224,10 @@ class _Walker:
             self.problems.append(f"shell construct {t!r} is not understood")
         elif t in _LEAF_TEXT and _UNPARSED_SUBST.search(_text(node, ctx)):
             self.problems.append("a command substitution the parser did not recognise")
+        elif t == "declaration_command" and any(
+                c.type == "word" and re.fullmatch(r"-\w*n\w*", _text(c, ctx))
+                for c in node.named_children):
+            self.floors.append(("ask", "a name reference (declare -n) hides which variable is set"))
         elif t == "expansion" and any(c.type == "@" for c in node.children):
             self.floors.append(("ask", "${...@...} expansion can run code stored in a variable"))
         for child in node.named_children:
