@@ -539,6 +539,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("tree -o /etc/x", "deny", "write", "--output"),
     ("iconv -f utf8 -t ascii -o /etc/x README.md", "deny", "write", "--output"),
     ("read -r line < README.md", "allow", "read", R),
+    ("find $UNSET -name x", "ask", "read", "path"),
     # --- not confidently parsed
     ("ls ((", "ask", "", "parse"),
     ('echo "unterminated', "ask", "", "parse"),

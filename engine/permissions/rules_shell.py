@@ -207,7 +207,7 @@ def _find(e: Effect, args: list[Word]) -> None:
             e.at_least("ask", "find -L follows symbolic links out of the tree")
         i += 1
     starts: list[Word] = []
-    while i < n and args[i].value is not None and not args[i].value.startswith(("-", "(", "!")):
+    while i < n and not (args[i].value or "").startswith(("-", "(", "!")):
         starts.append(args[i])
         i += 1
     e.reads.extend(starts or [Word.of(".")])
