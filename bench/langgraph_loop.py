@@ -59,6 +59,9 @@ class Meter:
 
     model_s: float = 0.0
     tool_s: float = 0.0
+    model_cpu_s: float = 0.0
+    """CPU time of the running thread inside the node and the tool."""
+    tool_cpu_s: float = 0.0
     call_starts: list[float] = field(default_factory=list)
     call_busy: list[float] = field(default_factory=list)
 
@@ -79,13 +82,14 @@ def build_graph(turns: int, checkpointer: Any, meter: Meter | None = None) -> An
     @tool
     def lookup(query: str) -> str:
         """Look up one item by name."""
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         out = tool_result(query)
         meter.tool_s += time.perf_counter() - t
+        meter.tool_cpu_s += time.thread_time() - c
         return out
 
     def agent(state: Any) -> dict[str, Any]:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         meter.call_starts.append(t)
         i = sum(1 for m in state["messages"] if isinstance(m, AIMessage))
         if i < turns - 1:
@@ -95,6 +99,7 @@ def build_graph(turns: int, checkpointer: Any, meter: Meter | None = None) -> An
             msg = AIMessage(content=FINAL_TEXT)
         busy = time.perf_counter() - t
         meter.model_s += busy
+        meter.model_cpu_s += time.thread_time() - c
         meter.call_busy.append(busy)
         return {"messages": [msg]}
 
@@ -143,7 +148,7 @@ def drive_once(folder: Path, turns: int, durability: str = "default") -> dict[st
     net = wall - meter.model_s - meter.tool_s
     return {"turns": turns, "durability": durability, "wall_s": wall,
             "net_per_turn_s": net / turns, "tail_per_turn_s": _tail(meter),
-            "cpu_per_turn_s": (cpu - meter.model_s - meter.tool_s) / turns,
+            "cpu_per_turn_s": (cpu - meter.model_cpu_s - meter.tool_cpu_s) / turns,
             "checkpoints": checkpoints, "db": str(db), "thread": thread, "db_bytes": db_bytes(db)}
 
 

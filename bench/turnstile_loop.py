@@ -98,6 +98,9 @@ class Meter:
 
     model_s: float = 0.0
     tool_s: float = 0.0
+    model_cpu_s: float = 0.0
+    """CPU time of this thread inside the model and the tool (robust to other processes)."""
+    tool_cpu_s: float = 0.0
     call_starts: list[float] = field(default_factory=list)
     call_busy: list[float] = field(default_factory=list)
 
@@ -111,10 +114,11 @@ def lookup_spec(meter: Meter | None = None) -> Any:
     from engine.tooling.spec import ToolResult, ToolSpec
 
     async def handler(args: LookupArgs, ctx: Any) -> ToolResult:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         result = ToolResult(tool_result(args.query))
         if meter is not None:
             meter.tool_s += time.perf_counter() - t
+            meter.tool_cpu_s += time.thread_time() - c
         return result
 
     return ToolSpec("lookup", "1", "Look up one item by name.", LookupArgs, handler,
@@ -134,18 +138,21 @@ class TimedModel:
                      params: Any) -> AsyncIterator[Any]:
         m = self.meter
         m.call_starts.append(time.perf_counter())
-        busy = 0.0
+        busy = cpu = 0.0
         it = self.inner.stream(messages, tools, params).__aiter__()
         while True:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             try:
                 event = await it.__anext__()
             except StopAsyncIteration:
                 busy += time.perf_counter() - t
+                cpu += time.thread_time() - c
                 break
             busy += time.perf_counter() - t
+            cpu += time.thread_time() - c
             yield event
         m.model_s += busy
+        m.model_cpu_s += cpu
         m.call_busy.append(busy)
 
     async def aclose(self) -> None:
@@ -224,7 +231,7 @@ async def drive_once(folder: Path, turns: int, durability: str = "normal") -> di
     return {"turns": turns, "durability": durability, "wall_s": wall, "model_s": meter.model_s,
             "tool_s": meter.tool_s, "net_per_turn_s": net / turns,
             "tail_per_turn_s": tail_per_turn(meter, turns),
-            "cpu_per_turn_s": (cpu - meter.model_s - meter.tool_s) / turns,
+            "cpu_per_turn_s": (cpu - meter.model_cpu_s - meter.tool_cpu_s) / turns,
             "steps": result.state.step, "rows": counts, "db": str(db), "run_id": run_id,
             "db_bytes": db_bytes(db)}
 

@@ -1,0 +1,122 @@
+"""The benchmarks run: each module with tiny sizes in a real subprocess, and ``bench/run.py``.
+
+No timing is asserted (timings belong to the benchmark's own PASS/FAIL column); what is checked
+is that every benchmark completes, prints its table, and that the counts it reports are the
+ones the scripted loop must produce (steps, messages, checkpoints, rows, errors).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def engine_env() -> dict[str, str]:
+    """No model, no faults, no database override from the caller's environment."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB")}
+    return {**env, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+
+TURNS = 3
+TS_STEPS = 5 * TURNS - 2
+"""plan, then 5 steps per tool turn, then call_model + evaluate_stop for the final answer."""
+MESSAGES = 2 + 2 * (TURNS - 1) + 1
+"""System + task, assistant + tool result per tool turn, the final answer."""
+
+
+def run_bench(script: str, *args: str, tmp_path: Path) -> tuple[str, dict[str, Any]]:
+    out = tmp_path / f"{Path(script).stem}.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args, "--json",
+                           str(out)], cwd=ROOT, env=engine_env(), capture_output=True,
+                          text=True, timeout=110)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "machine:" in proc.stdout and "SQLite" in proc.stdout
+    return proc.stdout, json.loads(out.read_text())
+
+
+def test_turnstile_loop_counts_steps_messages_and_loads_in_a_fresh_process(tmp_path: Path) -> None:
+    out, data = run_bench("turnstile_loop.py", "--n", str(TURNS), "--repeats", "1",
+                          "--load-repeats", "1", "--durability", "normal", "full",
+                          tmp_path=tmp_path)
+    assert "net ms/turn" in out
+    for key in (f"normal:{TURNS}", f"full:{TURNS}"):
+        e = data["results"][key]
+        assert e["steps"] == TS_STEPS
+        assert e["rows"]["messages"] == MESSAGES
+        assert e["rows"]["effects"] == TURNS - 1
+        assert e["net_per_turn_s"]["n"] == 1 and e["bytes_per_turn"] > 0
+    assert data["results"][f"normal:{TURNS}"]["fresh_load"]["messages"] == MESSAGES
+
+
+def test_langgraph_loop_checkpoints_every_superstep(tmp_path: Path) -> None:
+    out, data = run_bench("langgraph_loop.py", "--n", str(TURNS), "--repeats", "1",
+                          "--load-repeats", "1", "--durability", "default", "full",
+                          tmp_path=tmp_path)
+    assert "checkpoints" in out
+    e = data["results"][f"default:{TURNS}"]
+    assert e["checkpoints"] == 2 * TURNS + 1  # input, then agent and tools per tool turn
+    assert e["fresh_load"]["messages"] == MESSAGES
+    assert data["results"][f"full:{TURNS}"]["bytes_per_turn"] > 0
+
+
+def test_sqlite_floor_measures_both_settings(tmp_path: Path) -> None:
+    out, data = run_bench("sqlite_floor.py", "--commits", "8", "--repeats", "2",
+                          tmp_path=tmp_path)
+    assert set(data["results"]) == {"normal", "full"}
+    assert data["results"]["normal"]["per_commit_s"]["n"] == 2
+    assert "synchronous=FULL" in out
+
+
+def test_concurrent_runs_lose_and_duplicate_nothing(tmp_path: Path) -> None:
+    out, data = run_bench("concurrent.py", "--runs", "5", "--turns", str(TURNS), "--delay",
+                          "0.001", tmp_path=tmp_path)
+    assert data["errors"] == 0, data["error_samples"]
+    assert data["runs_with_lost_or_duplicated_rows"] == 0, data["mismatch_samples"]
+    assert data["steps"] == 5 * TS_STEPS
+    assert data["expected_rows_per_run"]["messages"] == MESSAGES
+    assert data["peak_rss_bytes"] > 0 and "lost/dup runs" in out
+
+
+def test_concurrent_runs_with_a_store_per_run(tmp_path: Path) -> None:
+    _, data = run_bench("concurrent.py", "--runs", "4", "--turns", str(TURNS), "--delay",
+                        "0.001", "--store", "per-run", tmp_path=tmp_path)
+    assert data["errors"] == 0 and data["runs_with_lost_or_duplicated_rows"] == 0
+    assert data["store"] == "per-run"
+
+
+def test_startup_times_engine_help(tmp_path: Path) -> None:
+    out, data = run_bench("startup.py", "--repeats", "1", tmp_path=tmp_path)
+    assert data["help_s"]["n"] == 1 and data["slowest_imports"]
+    assert "python -m engine --help" in out
+
+
+def test_resume_rebuilds_a_crashed_run_at_the_requested_step(tmp_path: Path) -> None:
+    out, data = run_bench("resume.py", "--steps", "10", "20", "--repeats", "1",
+                          tmp_path=tmp_path)
+    assert [e["steps"] for e in data["results"].values()] == [10, 20]
+    # steps 0-9: plan (system + task), then two turns' call_model and exec_tool (4 messages)
+    assert data["results"]["10"]["messages"] == 6
+    assert all(e["checkpoint_bytes_per_step"] > 0 for e in data["results"].values())
+    assert data["resume_1000_pass"] is None  # not measured at this size
+    assert "checkpoint bytes/step growth" in out
+
+
+def test_run_prints_one_table_with_every_target(tmp_path: Path) -> None:
+    out = tmp_path / "all.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--tiny", "--json",
+                           str(out)], cwd=ROOT, env=engine_env(), capture_output=True,
+                          text=True, timeout=115)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(out.read_text())
+    targets = {row[0]: row[3] for row in data["targets"]}
+    assert any("faster than LangGraph" in t for t in targets)
+    assert any("concurrent runs" in t for t in targets)
+    assert all(v in ("PASS", "FAIL", "-") for v in targets.values())
+    assert "PASS" in proc.stdout or "FAIL" in proc.stdout
+    assert "LG/TS" in proc.stdout and "SQLite floor" in proc.stdout
