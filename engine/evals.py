@@ -98,10 +98,9 @@ class TaskSummary:
         return next((r for r in self.results if not r.passed), None)
 
     def mean(self, attr: str) -> float | None:
-        values = [getattr(r, attr) for r in self.results]
-        if any(v is None for v in values):
-            return None
-        return sum(values) / len(values)
+        values: list[float | None] = [getattr(r, attr) for r in self.results]
+        known = [v for v in values if v is not None]
+        return sum(known) / len(known) if len(known) == len(values) else None
 
     def to_json(self) -> dict[str, Any]:
         failure = self.first_failure
@@ -354,7 +353,8 @@ def _failure_lines(s: TaskSummary) -> list[str]:
         if r.passed:
             continue
         lines.append(f"\nFAIL {r.task}: {r.reason}")
-        lines.extend(f"  {c.name}: {c.message}" for c in r.checks if not c.ok)
+        lines.extend(f"  {c.name}: {c.message}".replace("\n", "\n    | ")
+                     for c in r.checks if not c.ok)
         if r.kept:
             lines.append(f"  kept: {r.kept} (database, workspace, traces/, audit)")
         if r.run_id and r.db:

@@ -164,12 +164,15 @@ def test_workflow_run_replays_its_fixed_tool_calls(tmp_path: Path) -> None:
     assert report.divergence is not None and report.divergence.index == 0
 
 
-def test_crashed_and_resumed_run_replays_like_a_straight_one(tmp_path: Path) -> None:
-    folder = copy_task("resume_after_crash", tmp_path)
+@pytest.mark.parametrize(("task", "results"), [("resume_after_crash", 5),
+                                               ("resume_in_flight_edit", 3)])
+def test_crashed_and_resumed_run_replays_like_a_straight_one(task: str, results: int,
+                                                             tmp_path: Path) -> None:
+    folder = copy_task(task, tmp_path)
     store, run_id = recorded_run(folder, tmp_path)
     report = replay_run(store, run_id, work_dir=tmp_path / "replay")
     assert report.divergence is None, format_report(report)
-    assert report.compared == 5
+    assert report.compared == results
 
 
 def test_free_task_cannot_be_replayed(tmp_path: Path) -> None:
