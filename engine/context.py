@@ -424,30 +424,34 @@ def _summary_message(history: Sequence[Message], ref: SummaryRef, text: str,
 
 def _summary_request(history: Sequence[Message], state: ContextState, budget: Budget,
                      data: Mapping[str, Any], facts: str) -> tuple[Message, ...]:
-    """The summarising call's messages: the dedicated prompt and the replaced transcript."""
+    """The summarising call's messages: the dedicated prompt and the replaced messages.
+
+    The summariser reads the original tool outputs, not their stubs, each cut to a fair share
+    of the room left in the window, and the earlier summary in place of what it replaced.
+    """
     ref = state.summary
     assert ref is not None
-    indexed = _indexed_view(history, replace(state, summary=None))
     old = ContextState.from_data(data).summary
-    parts = []
-    if old is not None:
-        parts.append(f"[earlier summary]\n{history[old.message_index].content}")
-    for i, m in indexed:
-        if ref.start <= i < ref.upto and not (old and old.start <= i < old.upto):
-            parts.append(_transcript_line(i, m))
+    replaced = [(i, history[i]) for i in range(ref.start, ref.upto)
+                if not history[i].meta.get("summary") and not (old and old.start <= i < old.upto)]
     system = Message("system", SUMMARY_PROMPT.format(words=budget.summary_tokens * 3 // 4))
-    head = (f"Task:\n{data.get('task') or history[ref.start - 1].content}\n\n"
-            f"{facts}\n\nMessages #{ref.start}-#{ref.upto - 1} to summarise:\n")
-    room = int(budget.limit / max(state.ratio, 0.2)) - budget.summary_tokens - estimate_messages(
-        (system, Message("user", head)))
-    transcript = _middle_cut("\n".join(parts), max(room, 100) * BYTES_PER_TOKEN)
-    request = Message("user", head + transcript,
+    task = _clip_bytes(str(data.get("task") or history[ref.start - 1].content),
+                       TRANSCRIPT_MESSAGE_BYTES)
+    head = f"Task:\n{task}\n\n{facts}\n\nMessages #{ref.start}-#{ref.upto - 1} to summarise:\n"
+    if old is not None:
+        head += f"[earlier summary of #{old.start}-#{old.upto - 1}]\n" + _clip_bytes(
+            history[old.message_index].content, TRANSCRIPT_MESSAGE_BYTES) + "\n"
+    room = (int(budget.limit / state.ratio) - budget.summary_tokens
+            - estimate_messages((system, Message("user", head)))) * BYTES_PER_TOKEN
+    share = min(TRANSCRIPT_MESSAGE_BYTES, max(200, room // max(1, len(replaced))))
+    transcript = "\n".join(_transcript_line(i, m, share) for i, m in replaced)
+    request = Message("user", head + _middle_cut(transcript, max(room, 300)),
                       meta={"summary_request": True, "calls": model_calls(history)})
     return (system, request)
 
 
-def _transcript_line(index: int, m: Message) -> str:
-    text = _clip_bytes(m.content, TRANSCRIPT_MESSAGE_BYTES)
+def _transcript_line(index: int, m: Message, limit: int) -> str:
+    text = _clip_bytes(m.content, limit)
     calls = "".join(f"\n  -> {c.name}({_clip(_json(dict(c.args)), 300)})" for c in m.tool_calls)
     label = f"{m.role} {m.name}" if m.name else m.role
     return f"#{index} [{label}{' error' if m.is_error else ''}] {text}{calls}"
