@@ -158,6 +158,28 @@ async def test_cancellation_kills_pipeline_with_children(tmp_path: Path) -> None
     assert not group_alive(pgid)
 
 
+def processes_with_cmdline(prefix: bytes) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and Path(f"/proc/{name}/cmdline").read_bytes().startswith(prefix):
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_cancellation_while_starting_leaves_no_process(tmp_path: Path) -> None:
+    rec = Recorder()
+    with anyio.CancelScope() as scope:
+        scope.cancel()  # already cancelled when the tool starts its process
+        await shell(tmp_path, rec, command="sleep 987654 & sleep 987655")
+    assert scope.cancelled_caught
+    (started,) = rec.of("tool_process")  # the start completed (shielded), then was undone
+    assert group_members(started["pgid"]) == []
+    assert processes_with_cmdline(b"sleep\x0098765") == []
+
+
 async def test_sigterm_ignored_escalates_to_sigkill(tmp_path: Path) -> None:
     rec = Recorder()
     r = await shell(tmp_path, rec, command="trap '' TERM; sleep 1000 & sleep 1000; wait",

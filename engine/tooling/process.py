@@ -176,10 +176,14 @@ async def run_process(
 ) -> ProcessResult:
     """Run ``argv`` to completion, timeout or cancellation; never leaves its group running."""
     started = time.monotonic()
-    process = await anyio.open_process(
-        list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        cwd=cwd, env=dict(env), start_new_session=True,
-    )
+    with anyio.CancelScope(shield=True):
+        # Shielded: a cancellation here would kill only the shell (asyncio closes the half-made
+        # transport), orphaning whatever it had already started. It arrives at the next await,
+        # where the whole group is stopped.
+        process = await anyio.open_process(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
+        )
     out, err = OutputBuffer(), OutputBuffer()
     ending = _Ending()
     try:
