@@ -295,6 +295,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from engine.replay import replay_main
+
+    return replay_main(args)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from engine.evals import main as eval_main
 
@@ -421,8 +427,18 @@ def _add_tools(sub: Any) -> None:
     p.add_argument("-k", dest="pattern", help="only tasks whose name contains PATTERN")
     p.add_argument("--model", help="run against a real model instead of the scripts")
     p.add_argument("--repeat", type=int, default=1, help="run each task N times")
-    _common_db(p)
+    p.add_argument("--db", help="record every task's run in this database (nothing deleted) "
+                   "instead of a fresh temporary one per task")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("replay", help="re-run a recorded golden run with its recorded model "
+                       "outputs and report where tool results diverge")
+    p.add_argument("run_id")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the replay's database even without a divergence")
+    _common_db(p)
+    p.set_defaults(func=cmd_replay)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

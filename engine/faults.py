@@ -3,7 +3,9 @@
 ``ENGINE_FAULTS=crash_after:exec_tool:2`` kills the process with SIGKILL right after the second
 ``exec_tool`` step of this process has committed; ``crash_before:STATE:N`` right after the
 step's pre-checkpoint, before its action runs; ``crash_during:STATE:N`` inside the step, after
-the tool call was recorded as started and before it runs. Several faults: comma-separated.
+the N-th tool call was recorded as started and before it runs; ``crash_after_effect:STATE:N``
+after the N-th tool call returned and before its result is recorded (the effect happened, the
+ledger does not know). Several faults: comma-separated.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Literal
 
 from engine.errors import UsageError
 
-Point = Literal["before", "during", "after"]
-_POINTS = ("before", "during", "after")
+Point = Literal["before", "during", "after_effect", "after"]
+_POINTS = ("before", "during", "after_effect", "after")
 
 
 @dataclass
@@ -35,8 +37,8 @@ class Faults:
             point = parts[0].removeprefix("crash_")
             if len(parts) != 3 or point not in _POINTS or not parts[2].isdigit():
                 raise UsageError(
-                    f"ENGINE_FAULTS: {item!r} is not crash_before|crash_during|crash_after"
-                    ":STATE:N (e.g. crash_after:exec_tool:2)")
+                    f"ENGINE_FAULTS: {item!r} is not crash_before|crash_during|"
+                    "crash_after_effect|crash_after:STATE:N (e.g. crash_after:exec_tool:2)")
             armed[(point, parts[1])] = int(parts[2])
         return cls(armed)
 

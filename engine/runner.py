@@ -206,18 +206,38 @@ async def drive_until_interrupted(runner: Runner, state: RunState, *,
     import signal
 
     interrupted = False
-    async with anyio.create_task_group() as tg:
-        async def watch() -> None:
-            nonlocal interrupted
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    interrupted = True
-                    tg.cancel_scope.cancel()
-                    return
+    result: RunResult | None = None
+    try:
+        async with anyio.create_task_group() as tg:
+            async def watch() -> None:
+                nonlocal interrupted
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        interrupted = True
+                        tg.cancel_scope.cancel()
+                        return
 
-        tg.start_soon(watch)
-        result = await runner.drive(state, resumed=resumed)
-        tg.cancel_scope.cancel()
-    if interrupted:
+            tg.start_soon(watch)
+            result = await runner.drive(state, resumed=resumed)
+            tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        raise _sole_error(group) from group
+    if interrupted or result is None:
         raise InterruptedRun(f"run {state.run_id} interrupted")
     return result
+
+
+def _sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one engine error inside a task group's exception group (anyio always wraps)."""
+    leaves: list[BaseException] = []
+
+    def walk(g: BaseExceptionGroup[BaseException]) -> None:
+        for exc in g.exceptions:
+            if isinstance(exc, BaseExceptionGroup):
+                walk(exc)
+            else:
+                leaves.append(exc)
+
+    walk(group)
+    ours = [e for e in leaves if isinstance(e, TurnstileError)]
+    return ours[0] if len(ours) == 1 else group

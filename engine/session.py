@@ -221,7 +221,7 @@ def _mcp_servers(machine: MachineSpec, config: Mapping[str, Any]) -> dict[str, A
         return {}
     from engine.mcp import from_machine, load_mcp_config
 
-    servers = from_machine(machine.mcp_servers)
+    servers = from_machine(machine.mcp_servers, Path(machine.path).parent)
     if config.get("mcp_config"):
         servers.update(load_mcp_config(Path(config["mcp_config"])))
     return servers

@@ -32,15 +32,16 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
         if machine.mcp_servers:
             from engine.mcp import from_machine
 
-            servers.update(from_machine(machine.mcp_servers))
+            servers.update(from_machine(machine.mcp_servers, Path(machine.path).parent))
     if mcp_config is not None:
         from engine.mcp import load_mcp_config
 
         servers.update(load_mcp_config(mcp_config))
     if servers:
         from engine.mcp import discover
+        from engine.tooling.registry import ToolRegistry
 
-        specs = [*specs, *anyio.run(discover, servers)]
+        specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_specs()))]
     ctx = PolicyContext(workspace=workspace.resolve(), policy=policy, env=None)
     return [_row(s, ctx) for s in specs]
 

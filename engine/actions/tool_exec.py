@@ -29,8 +29,14 @@ class UnknownEffectFailure(TurnstileError):
     """Policy ``on_unknown_effect: fail``: a call may or may not have run, and that is fatal."""
 
 
-async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger) -> ToolResult:
-    """Run one approved call, or settle a call an earlier process left in flight."""
+async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
+                   run_data: Mapping[str, Any] | None = None) -> ToolResult:
+    """Run one approved call, or settle a call an earlier process left in flight.
+
+    ``run_data`` is what the tool may read of the run (default: the data at the step's start);
+    ``exec_tool`` passes the file hashes seen so far in this turn, so a second edit of a file
+    in one turn builds on the first.
+    """
     spec = ctx.services.tools.get(call.name)
     record = ledger.get(call.id)
     if record is not None and record.status in ("done", "failed", "unknown") and record.result:
@@ -45,7 +51,8 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger) -> ToolRe
             return settled
     file_plan = plan_file_write(call, ctx.workspace)
     ledger.mark(call, spec, "intent", file=file_plan)
-    return await _execute(ctx, call, ledger, file_plan)
+    return await _execute(ctx, call, ledger, file_plan,
+                          ctx.run.data if run_data is None else run_data)
 
 
 async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
@@ -88,7 +95,7 @@ async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> t
 
 
 async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
-                   file_plan: Any) -> ToolResult:
+                   file_plan: Any, run_data: Mapping[str, Any]) -> ToolResult:
     spec = ctx.services.tools.get(call.name)
     lines = 0
 
@@ -104,7 +111,7 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
         else:
             ctx.emit(kind, {**payload, "call_id": call.id})
 
-    tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=ctx.run.data,
+    tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=run_data,
                            call_id=call.id)
     ctx.emit("tool_started", {"call_id": call.id, "tool": call.name,
                               "version": spec.version if spec else None, "args": dict(call.args)})
@@ -113,6 +120,7 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     started = time.monotonic()
     result = await invoke(ctx.services.tools, call, tool_ctx)
     duration = time.monotonic() - started
+    ctx.services.fault("after_effect", ctx.state.name)
     file_data = (dict(result.data or {}) | {"post_hash": (result.data or {}).get("result_hash")}
                  if file_plan is not None and not result.is_error else None)
     ledger.mark(call, spec, "failed" if result.is_error else "done", result=result,

@@ -38,7 +38,7 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
         if approval is None or approval["decision"] != "allow":
             messages.append(denial_message(approval or _missing(call)))
             continue
-        result = await run_call(ctx, call, ledger)
+        result = await run_call(ctx, call, ledger, {**data, SEEN_HASHES_KEY: seen})
         errors += result.is_error
         messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name,
                                 is_error=result.is_error))
