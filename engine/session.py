@@ -196,6 +196,7 @@ def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, A
                   golden: GoldenTask | None) -> MachineSpec:
     machine = load_machine(path, ACTIONS)
     limits = {**(golden.limits if golden else {}), **limits}
+    context = {**(golden.context if golden else {}), **context}
     if limits:
         machine = machine.model_copy(update={"limits": machine.limits.model_copy(update=limits)})
     if context:
