@@ -18,12 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-import anyio
-import httpx
-
 ROOT = Path(__file__).resolve().parent.parent
+if sys.path and Path(sys.path[0] or ".").resolve() == ROOT / "bench":
+    del sys.path[0]  # run as a script: bench/concurrent.py must not shadow the stdlib's
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import anyio  # noqa: E402
+import httpx  # noqa: E402
 from sse_server import PATHS, Reply, SSEServer, provider_env  # noqa: E402
 
 from engine.models.base import ModelClient, ModelParams, TextDelta, collect_turn  # noqa: E402
