@@ -148,8 +148,8 @@ def _preview(text: str, lines: int = 40) -> str:
 def _ask_one(console: Console, q: PendingQuestion) -> Answer:
     cap = q.decision.capability
     while True:
-        console.print(f"Allow [bold]{q.call.name}[/]? [y]es / [n]o / [a]lways allow "
-                      f"`{escape(cap)}` for this run / [d]etails: ", end="")
+        console.print(f"Allow [bold]{q.call.name}[/]? \\[y]es / \\[n]o / \\[a]lways allow "
+                      f"`{escape(cap)}` for this run / \\[d]etails: ", end="")
         try:
             reply = input().strip().lower()
         except EOFError:

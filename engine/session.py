@@ -124,8 +124,9 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
         task_text = req.task or ""
     approval = req.approval or (golden.approval if golden and not sys.stdin.isatty() else None)
     approval = approval or default_approval(json_output)
-    policy_path = req.policy or (golden.policy_path if golden else None) or _machine_policy(
-        machine)
+    # A task's policy is what decides when nobody is there; at a terminal, a person does.
+    task_policy = golden.policy_path if golden and approval != "interactive" else None
+    policy_path = req.policy or task_policy or _machine_policy(machine)
     config = {
         "machine_path": str(req.machine), "task": task_text, "model": model_spec,
         "turns": str(golden.turns_path.resolve()) if golden else None,
