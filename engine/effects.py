@@ -47,35 +47,12 @@ class FilePlan:
         return {"path": self.path, "base_hash": self.base_hash, "post_hash": self.post_hash}
 
 
-def plan_file_write(call: ToolCall, workspace: Path) -> FilePlan | None:
-    """The base and post-image hashes of a write or exact-string edit, computed before it runs."""
+def plan_file_write(call: ToolCall, workspace: Path, post_hash: str | None) -> FilePlan | None:
+    """The base hash of a write's target now, with the post-image hash the tool computed."""
     if call.name not in FILE_WRITE_TOOLS or not isinstance(call.args.get("path"), str):
         return None
     rel = call.args["path"]
-    target = (workspace / rel).resolve()
-    try:
-        current = target.read_bytes()
-    except OSError:
-        current = None
-    base = hashlib.sha256(current).hexdigest() if current is not None else None
-    post = _post_image(call.args, current)
-    return FilePlan(rel, base, hashlib.sha256(post).hexdigest() if post is not None else None)
-
-
-def _post_image(args: Mapping[str, Any], current: bytes | None) -> bytes | None:
-    if "content" in args and isinstance(args["content"], str):
-        return args["content"].encode()
-    old, new = args.get("old"), args.get("new")
-    if current is None or not isinstance(old, str) or not isinstance(new, str):
-        return None  # a unified diff: the post-image is only known after applying
-    text = current.decode(errors="surrogateescape")
-    if args.get("replace_all"):
-        out = text.replace(old, new)
-    elif text.count(old) == 1:
-        out = text.replace(old, new, 1)
-    else:
-        return None
-    return out.encode(errors="surrogateescape")
+    return FilePlan(rel, sha256_file((workspace / rel).resolve()), post_hash)
 
 
 class Ledger:

@@ -24,7 +24,7 @@ from engine.errors import MachineChangedError, ModelConfigError, UsageError
 from engine.faults import Faults
 from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
-from engine.models.factory import make_model, resolve_model_spec
+from engine.models.factory import make_model, preflight, resolve_model_spec
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
 from engine.runner import Runner, RunResult, drive_until_interrupted
@@ -66,6 +66,8 @@ class Prepared:
     mcp: Mapping[str, Any]
     notes: list[str] = field(default_factory=list)
     """Lines for the user before the run starts (e.g. "no model configured: scripted")."""
+    create: Mapping[str, Any] | None = None
+    """For a new run: what ``Runner.create`` persists, once the model's preflight passed."""
 
 
 def new_run_id(clock: float | None = None) -> str:
@@ -138,9 +140,9 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
     }
     services = build_services(config, machine, store, workspace, observer, prompter)
     runner = Runner(machine, services)
-    state = runner.create(run_id, workspace=str(workspace), config=config,
-                          data={"task": task_text})
-    return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes)
+    state = RunState(run_id, machine.name, machine.initial, 0, (), {"task": task_text})
+    create = {"workspace": str(workspace), "config": config, "data": dict(state.data)}
+    return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes, create)
 
 
 def prepare_resume(run_id: str, store: Store, *, observer: Observer,
@@ -185,12 +187,14 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
     def model_factory() -> ModelClient:
         return make_model(model_spec, turns_path=turns)
 
-    if model_spec:
-        make_model(model_spec, turns_path=turns)  # fail before the run on a bad spec or key
+    # A configured provider is built now, so a bad spec or a missing key fails before the run;
+    # the same client (one connection pool) then serves every call of the run.
+    client = make_model(model_spec, turns_path=turns) if model_spec else None
     return Services(store=store, tools=registry, approver=approver, model_factory=model_factory,
                     workspace=workspace, observer=observer, policy=policy,
                     on_unknown_effect=getattr(policy, "on_unknown_effect", "skip"),
-                    interactive=approver.mode == "interactive", fault=Faults.from_env())
+                    interactive=approver.mode == "interactive", fault=Faults.from_env(),
+                    _model=client)
 
 
 def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, Any],
@@ -232,6 +236,14 @@ def _mcp_servers(machine: MachineSpec, config: Mapping[str, Any]) -> dict[str, A
 async def execute(prepared: Prepared) -> RunResult:
     """Drive a prepared run: MCP servers up for its duration, model closed at the end."""
     services = prepared.runner.services
+    if services._model is not None:  # unreachable server, rejected key, unknown model: exit 2
+        try:
+            await preflight(services._model)
+        except BaseException:
+            await services._model.aclose()
+            raise
+    if prepared.create is not None:
+        prepared.runner.create(prepared.state.run_id, **prepared.create)
     async with AsyncExitStack() as stack:
         if prepared.mcp:
             from engine.mcp import McpHub

@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.actions.context import ActionContext
-from engine.effects import Ledger, plan_file_write, resolve_in_flight
+from engine.effects import FILE_WRITE_TOOLS, Ledger, plan_file_write, resolve_in_flight
 from engine.errors import TurnstileError
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.spec import ToolContext, ToolResult
+from tools import preview_change
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +50,20 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
         settled = await _settle(ctx, call, ledger, record)
         if settled is not None:
             return settled
-    file_plan = plan_file_write(call, ctx.workspace)
+    data = ctx.run.data if run_data is None else run_data
+    file_plan = _file_plan(ctx, call, data)
     ledger.mark(call, spec, "intent", file=file_plan)
-    return await _execute(ctx, call, ledger, file_plan,
-                          ctx.run.data if run_data is None else run_data)
+    return await _execute(ctx, call, ledger, file_plan, data)
+
+
+def _file_plan(ctx: ActionContext, call: ToolCall, data: Mapping[str, Any]) -> Any:
+    """Base and post-image hashes of a file write, from the tool's own dry run."""
+    if call.name not in FILE_WRITE_TOOLS:
+        return None
+    preview = preview_change(call.name, call.args,
+                             ToolContext(workspace=ctx.workspace, run_data=data))
+    post = (preview.data or {}).get("result_hash") if not preview.is_error else None
+    return plan_file_write(call, ctx.workspace, post)
 
 
 async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
@@ -101,6 +112,9 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
 
     def tool_emit(kind: str, payload: Mapping[str, Any]) -> None:
         nonlocal lines
+        if kind == "tool_process":  # pid and process group: shown, not worth a row
+            ctx.show(kind, {**payload, "call_id": call.id})
+            return
         if kind == "tool_output":
             lines += 1
             ctx.show(kind, {**payload, "call_id": call.id})
