@@ -42,17 +42,21 @@ class FilePlan:
     path: str
     base_hash: str | None
     post_hash: str | None
+    patch: str | None = None
+    """The change as a unified diff, so a resumed run can tell the model what was applied."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "base_hash": self.base_hash, "post_hash": self.post_hash}
+        return {"path": self.path, "base_hash": self.base_hash, "post_hash": self.post_hash,
+                "patch": self.patch}
 
 
-def plan_file_write(call: ToolCall, workspace: Path, post_hash: str | None) -> FilePlan | None:
-    """The base hash of a write's target now, with the post-image hash the tool computed."""
+def plan_file_write(call: ToolCall, workspace: Path, post_hash: str | None,
+                    patch: str | None = None) -> FilePlan | None:
+    """The base hash of a write's target now, with the post-image and patch the tool computed."""
     if call.name not in FILE_WRITE_TOOLS or not isinstance(call.args.get("path"), str):
         return None
     rel = call.args["path"]
-    return FilePlan(rel, sha256_file((workspace / rel).resolve()), post_hash)
+    return FilePlan(rel, sha256_file((workspace / rel).resolve()), post_hash, patch)
 
 
 class Ledger:

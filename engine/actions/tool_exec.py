@@ -62,8 +62,8 @@ def _file_plan(ctx: ActionContext, call: ToolCall, data: Mapping[str, Any]) -> A
         return None
     preview = preview_change(call.name, call.args,
                              ToolContext(workspace=ctx.workspace, run_data=data))
-    post = (preview.data or {}).get("result_hash") if not preview.is_error else None
-    return plan_file_write(call, ctx.workspace, post)
+    data = {} if preview.is_error else dict(preview.data or {})
+    return plan_file_write(call, ctx.workspace, data.get("result_hash"), data.get("patch"))
 
 
 async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
@@ -82,7 +82,10 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     if resolution == "rerun":
         return None
     if resolution == "applied":
-        result = ToolResult(f"{message}; not applied again.", data=record.file)
+        patch = (record.file or {}).get("patch")
+        change = f" The change:\n{patch}" if patch else ""
+        data = {**(record.file or {}), "result_hash": (record.file or {}).get("post_hash")}
+        result = ToolResult(f"{message}; not applied again.{change}", data=data)
         ledger.mark(call, spec, "done", result=result)
         return result
     status = "unknown" if resolution == "unknown" else "failed"
