@@ -244,6 +244,50 @@ def _indexed_view(messages: Sequence[Message],
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _CachedView:
+    history: Sequence[Message]
+    state_key: tuple[int, SummaryRef | None]
+    view: tuple[Message, ...]
+    tokens: int
+
+
+_VIEWS: dict[int, _CachedView] = {}
+MAX_CACHED_VIEWS = 4096
+
+
+def view_and_tokens(history: Sequence[Message],
+                    state: ContextState) -> tuple[tuple[Message, ...], int]:
+    """``build_view`` and its token estimate, extending the last result when only new messages
+    were appended under the same compression state: a step costs the same at turn 1,600 as at
+    turn 25. Equal to ``(build_view(h, s), estimate_messages(build_view(h, s)))``."""
+    if not history:
+        return (), 0
+    key = id(history[0])
+    hit = _VIEWS.get(key)
+    state_key = (state.stubbed_before, state.summary)
+    if hit is not None and _extends(hit, history, state):
+        tail = tuple(m for m in history[len(hit.history):] if not m.meta.get("summary"))
+        view, tokens = hit.view + tail, hit.tokens + estimate_messages(tail)
+    else:
+        view = build_view(history, state)
+        tokens = estimate_messages(view)
+    if len(_VIEWS) >= MAX_CACHED_VIEWS and key not in _VIEWS:
+        _VIEWS.clear()
+    _VIEWS[key] = _CachedView(history, state_key, view, tokens)
+    return view, tokens
+
+
+def _extends(hit: _CachedView, history: Sequence[Message], state: ContextState) -> bool:
+    """True when ``history`` is ``hit.history`` plus messages the view passes through as-is."""
+    n = len(hit.history)
+    s = state.summary
+    return (hit.state_key == (state.stubbed_before, s) and n <= len(history)
+            and history[0] is hit.history[0] and history[n - 1] is hit.history[-1]
+            and state.stubbed_before <= n
+            and (s is None or (s.upto <= n and s.message_index < n)))
+
+
 def _calls_by_id(messages: Sequence[Message]) -> dict[str, ToolCall]:
     return {c.id: c for m in messages if m.role == "assistant" for c in m.tool_calls}
 
@@ -301,8 +345,8 @@ async def prepare_view(history: Sequence[Message], data: Mapping[str, Any], budg
                        tools_tokens: int, summarize: Summarizer) -> Prepared:
     """The view for the next model call, compressed (stubs, then a summary) when over budget."""
     state = ContextState.from_data(data)
-    view = build_view(history, state)
-    raw = estimate_messages(view) + tools_tokens
+    view, raw = view_and_tokens(history, state)
+    raw += tools_tokens
     before = math.ceil(raw * state.ratio)
     if before <= budget.limit:
         return Prepared(view, state, (), raw, before)

@@ -1,7 +1,8 @@
-"""The side-effect ledger: each tool call goes intent -> started -> done | failed | unknown.
+"""The side-effect ledger: each tool call goes started -> done | failed | unknown.
 
-``intent`` is written before a call can start (committed with ``synchronous=FULL`` when the
-call is not idempotent), ``started`` right before the handler runs, the outcome after. On
+``started`` is the intent: written before the handler runs, with the planned file change, and
+committed with ``synchronous=FULL`` when the call is not idempotent; the outcome is written
+after. On
 resume, a call left ``started`` is resolved by what can be proven (DESIGN 5):
 read-only or idempotent -> run again; a file write -> compare the file's hash with the base and
 the post-image; anything else -> ``unknown``, never repeated silently.
@@ -67,7 +68,7 @@ class Ledger:
         self.run_id = run_id
         self.step = step
         self.clock = clock
-        self._known = {e.call_id: e for e in store.effects(run_id)}
+        self._known = {e.call_id: e for e in store.effects(run_id, step=step)}
 
     def get(self, call_id: str) -> EffectRecord | None:
         return self._known.get(call_id)
@@ -83,7 +84,7 @@ class Ledger:
             self.run_id, call.id, self.step, call.name, spec.version if spec else "",
             status, idempotent, side_effects, dict(call.args), self.clock(),
             result.to_dict() if result is not None else None, file_dict)
-        durable = status == "intent" and side_effects and not idempotent
+        durable = status == "started" and side_effects and not idempotent
         self.store.record_effect(record, durable=durable)
         prev = self._known.get(call.id)
         if prev is not None and record.file is None and prev.file is not None:

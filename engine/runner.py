@@ -160,11 +160,10 @@ class Runner:
             ended_at=now, updates=outcome.updates, messages=outcome.messages,
             first_message_seq=len(old.messages), usage=new.usage, note=outcome.note,
             status=final_status(new.state) if final else "running",
-            next_step=None if final else self._begin(new, now))
+            next_step=None if final else self._begin(new, now),
+            snapshot=Checkpoint(new.run_id, old.step, new.state, now, new.data,
+                                len(new.messages), new.usage) if info.snapshot else None)
         self.store.commit_step(new.run_id, commit)
-        if info.snapshot:
-            self.store.save_checkpoint(Checkpoint(new.run_id, old.step, new.state, now,
-                                                  new.data, len(new.messages), new.usage))
 
     def _begin(self, state: RunState, now: float) -> StepBegin:
         spec = self.machine.states[state.state]

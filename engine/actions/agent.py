@@ -137,17 +137,19 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
     usage = sum(spent, answer.usage_run)
     context = view.state.observe(view.estimated, answer.usage_run.input_tokens).to_dict()
     msg = answer.message
-    results = dict(ctx.run.data.get("results") or {})
-    results[ctx.state.name] = {"text": msg.content, "tool_calls": len(msg.tool_calls)}
+    updates: dict[str, Any] = {"context": context}
+    if params.prompt or ctx.machine.kind == "workflow":  # templates of later states read it
+        results = dict(ctx.run.data.get("results") or {})
+        results[ctx.state.name] = {"text": msg.content, "tool_calls": len(msg.tool_calls)}
+        updates["results"] = results
     messages = (*new, *view.appended, msg)
     if msg.tool_calls:
         calls = [c.to_dict() for c in msg.tool_calls]
         names = ", ".join(c.name for c in msg.tool_calls)
-        return Outcome("tool_calls", updates={"pending_calls": calls, "results": results,
-                                              "context": context},
+        return Outcome("tool_calls", updates={**updates, "pending_calls": calls},
                        messages=messages, usage=usage, note=f"calls {names}")
-    return Outcome("final", updates={"final_answer": msg.content, "pending_calls": [],
-                                     "results": results, "context": context},
+    return Outcome("final", updates={**updates, "final_answer": msg.content,
+                                     "pending_calls": []},
                    messages=messages, usage=usage, note="final answer")
 
 

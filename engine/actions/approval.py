@@ -22,14 +22,20 @@ async def await_approval(ctx: ActionContext, params: NoParams) -> Outcome:
     """Emits ``decided`` when at least one call may run, ``all_denied`` otherwise."""
     calls = [ToolCall.from_dict(c) for c in ctx.run.data.get("pending_calls") or ()]
     approvals = await decide_calls(ctx, calls)
-    record = dict(ctx.run.data.get("approvals") or {})
-    record.update({a.call_id: a.to_dict() for a in approvals})
+    # Only this turn's decisions live in the run's data (the audit table keeps them all), so
+    # a step's cost and its checkpoint do not grow with the number of turns behind it.
+    record = {a.call_id: a.to_dict() for a in approvals}
+    updates: dict[str, Any] = {"approvals": record}
+    granted = sorted(set(ctx.run.data.get("granted") or ()) | granted_capabilities(
+        record.values()))
+    if granted != list(ctx.run.data.get("granted") or ()):
+        updates["granted"] = granted
     allowed = [a for a in approvals if a.decision == "allow"]
     note = ", ".join(f"{a.tool}: {a.decision} ({a.decided_by})" for a in approvals)
     if allowed:
-        return Outcome("decided", updates={"approvals": record}, note=note)
+        return Outcome("decided", updates=updates, note=note)
     denials = tuple(denial_message(a) for a in approvals)
-    return Outcome("all_denied", updates={"approvals": record, "pending_calls": []},
+    return Outcome("all_denied", updates={**updates, "pending_calls": []},
                    messages=denials, note=note)
 
 
@@ -44,7 +50,7 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
                                               row.risk, row.reason, row.rule, row.decided_by,
                                               "", "")
     open_calls = [c for c in calls if c.id not in prior]
-    granted = granted_capabilities((ctx.run.data.get("approvals") or {}).values())
+    granted = set(ctx.run.data.get("granted") or ())
     fresh = await ctx.services.approver.decide_batch(open_calls, ctx.services.tools, granted)
     for call, approval in zip(open_calls, fresh, strict=True):
         _audit(ctx, call, approval)

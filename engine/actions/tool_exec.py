@@ -38,7 +38,6 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     ``exec_tool`` passes the file hashes seen so far in this turn, so a second edit of a file
     in one turn builds on the first.
     """
-    spec = ctx.services.tools.get(call.name)
     record = ledger.get(call.id)
     if record is not None and record.status in ("done", "failed", "unknown") and record.result:
         ctx.emit("effect_resolved", {"call_id": call.id, "tool": call.name,
@@ -52,7 +51,6 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
             return settled
     data = ctx.run.data if run_data is None else run_data
     file_plan = _file_plan(ctx, call, data)
-    ledger.mark(call, spec, "intent", file=file_plan)
     return await _execute(ctx, call, ledger, file_plan, data)
 
 
@@ -132,7 +130,7 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                            call_id=call.id)
     ctx.emit("tool_started", {"call_id": call.id, "tool": call.name,
                               "version": spec.version if spec else None, "args": dict(call.args)})
-    ledger.mark(call, spec, "started")
+    ledger.mark(call, spec, "started", file=file_plan)
     ctx.services.fault("during", ctx.state.name)
     started = time.monotonic()
     result = await invoke(ctx.services.tools, call, tool_ctx)

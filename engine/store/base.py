@@ -39,6 +39,19 @@ class StepBegin:
 
 
 @dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A compact snapshot: run data (scalars and small structures) plus a message count."""
+
+    run_id: str
+    seq: int
+    state: str
+    at: float
+    data: Mapping[str, Any]
+    message_count: int
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
 class StepCommit:
     """Everything one step changes, written in one transaction (the post-checkpoint)."""
 
@@ -57,6 +70,8 @@ class StepCommit:
     status: RunStatus = "running"
     next_step: StepBegin | None = None
     """The next step's pre-checkpoint, written in the same transaction."""
+    snapshot: Checkpoint | None = None
+    """A compact snapshot written with this step (after ``checkpoint`` states)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +113,7 @@ class AuditRecord:
 
 @dataclass(frozen=True, slots=True)
 class EffectRecord:
-    """One tool call in the side-effect ledger: intent -> started -> done | failed | unknown."""
+    """One tool call in the side-effect ledger: started (the intent) -> done | failed | unknown."""
 
     run_id: str
     call_id: str
@@ -113,19 +128,6 @@ class EffectRecord:
     result: Mapping[str, Any] | None = None
     file: Mapping[str, Any] | None = None
     """For file writes: path, base_hash, post_hash, patch."""
-
-
-@dataclass(frozen=True, slots=True)
-class Checkpoint:
-    """A compact snapshot: run data (scalars and small structures) plus a message count."""
-
-    run_id: str
-    seq: int
-    state: str
-    at: float
-    data: Mapping[str, Any]
-    message_count: int
-    usage: Usage
 
 
 class Store(Protocol):
@@ -153,5 +155,6 @@ class Store(Protocol):
     def record_audit(self, record: AuditRecord) -> None: ...
     def audit(self, run_id: str) -> list[AuditRecord]: ...
     def record_effect(self, effect: EffectRecord, *, durable: bool = False) -> None: ...
-    def effects(self, run_id: str) -> list[EffectRecord]: ...
+    def effects(self, run_id: str, step: int | None = None) -> list[EffectRecord]: ...
+    def flush(self) -> None: ...
     def close(self) -> None: ...

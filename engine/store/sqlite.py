@@ -37,7 +37,7 @@ from engine.store.base import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 RUNS, STEPS, MESSAGES, TRANSITIONS, EVENTS = "runs", "steps", "messages", "transitions", "events"
@@ -89,7 +89,17 @@ def _schema_v1(db: sqlite_utils.Database) -> None:
     db[RUNS].create_index(["created_at"])  # type: ignore[union-attr]
 
 
-MIGRATIONS = {1: _schema_v1}
+def _schema_v2(db: sqlite_utils.Database) -> None:
+    """The ledger reads one step's effects on every tool step."""
+    db[EFFECTS].create_index(["run_id", "step"])  # type: ignore[union-attr]
+
+
+MIGRATIONS = {1: _schema_v1, 2: _schema_v2}
+
+EVENT_FLUSH_ROWS = 256
+EVENT_FLUSH_S = 1.0
+"""Buffered event and audit rows are written with the next transaction, or when this many are
+waiting, or when the oldest has waited this long."""
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -109,6 +119,8 @@ class SqliteStore:
     def __init__(self, path: Path | str, *, durability: Durability = "normal") -> None:
         self.path = Path(path)
         self.durability = durability
+        self._pending: list[tuple[str, tuple[Any, ...]]] = []
+        self._pending_since = 0.0
         try:
             self._conn = connect(self.path)
             self._db = sqlite_utils.Database(self._conn)
@@ -142,10 +154,14 @@ class SqliteStore:
         if durable and self.durability != "full":
             conn.execute("PRAGMA synchronous=FULL")
         conn.execute("BEGIN IMMEDIATE")
+        pending, self._pending = self._pending, []
         try:
+            for sql, params in pending:
+                conn.execute(sql, params)
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
+            self._pending = pending + self._pending
             raise
         else:
             conn.execute("COMMIT")
@@ -153,7 +169,23 @@ class SqliteStore:
             if durable and self.durability != "full":
                 conn.execute("PRAGMA synchronous=NORMAL")
 
+    def flush(self) -> None:
+        """Write buffered event and audit rows now."""
+        if self._pending:
+            with self._tx():
+                pass
+
+    def _buffer(self, sql: str, params: tuple[Any, ...]) -> None:
+        """Queue a row for the next transaction: events ride with the step they belong to."""
+        now = time.monotonic()
+        if not self._pending:
+            self._pending_since = now
+        self._pending.append((sql, params))
+        if len(self._pending) >= EVENT_FLUSH_ROWS or now - self._pending_since > EVENT_FLUSH_S:
+            self.flush()
+
     def close(self) -> None:
+        self.flush()
         self._conn.close()
 
     # -- runs ---------------------------------------------------------------------------
@@ -305,6 +337,8 @@ class SqliteStore:
                  0 if u.cost_usd is None else 1, run_id))
             if commit.next_step is not None:
                 self._insert_begin(c, run_id, commit.next_step)
+            if commit.snapshot is not None:
+                self._insert_checkpoint(c, commit.snapshot)
 
     def end_step(self, run_id: str, seq: int, status: str, note: str, at: float) -> None:
         with self._tx() as c:
@@ -342,7 +376,7 @@ class SqliteStore:
     def append_event(self, run_id: str, step: int, kind: str, payload: Mapping[str, Any],
                      at: float) -> int:
         seq = self._next_seq(self._event_seq, EVENTS, run_id)
-        self._conn.execute(
+        self._buffer(
             "INSERT INTO events (run_id, seq, step, kind, at, payload) VALUES (?,?,?,?,?,?)",
             (run_id, seq, step, kind, at, _dumps(dict(payload))))
         return seq
@@ -358,6 +392,7 @@ class SqliteStore:
         return seq + 1
 
     def events(self, run_id: str, kinds: Sequence[str] = ()) -> list[Event]:
+        self.flush()
         sql = "SELECT run_id, seq, step, kind, at, payload FROM events WHERE run_id = ?"
         params: list[Any] = [run_id]
         if kinds:
@@ -408,7 +443,7 @@ class SqliteStore:
 
     def record_audit(self, record: AuditRecord) -> None:
         seq = self._next_seq(self._audit_seq, AUDIT, record.run_id)
-        self._conn.execute(
+        self._buffer(
             "INSERT INTO audit (run_id, seq, step, call_id, tool, decision, risk, rule, reason,"
             " decided_by, args_digest, preview_digest, server, trust, at)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -417,6 +452,7 @@ class SqliteStore:
              record.preview_digest, record.server, record.trust, record.at))
 
     def audit(self, run_id: str) -> list[AuditRecord]:
+        self.flush()
         rows = self._conn.execute(
             "SELECT run_id, step, call_id, tool, decision, risk, rule, reason, decided_by,"
             " args_digest, preview_digest, at, server, trust, seq FROM audit WHERE run_id = ?"
@@ -437,17 +473,20 @@ class SqliteStore:
                  _dumps(dict(effect.result)) if effect.result is not None else None,
                  _dumps(dict(effect.file)) if effect.file is not None else None, effect.at))
 
-    def effects(self, run_id: str) -> list[EffectRecord]:
-        rows = self._conn.execute(
-            "SELECT run_id, call_id, step, tool, version, status, idempotent, side_effects,"
-            " args, at, result, file FROM effects WHERE run_id = ? ORDER BY rowid",
-            (run_id,)).fetchall()
+    def effects(self, run_id: str, step: int | None = None) -> list[EffectRecord]:
+        sql = ("SELECT run_id, call_id, step, tool, version, status, idempotent, side_effects,"
+               " args, at, result, file FROM effects WHERE run_id = ?")
+        params: tuple[Any, ...] = (run_id,)
+        if step is not None:
+            sql, params = sql + " AND step = ?", (run_id, step)
+        rows = self._conn.execute(sql + " ORDER BY rowid", params).fetchall()
         return [EffectRecord(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), bool(r[7]),
                              json.loads(r[8]), r[9], json.loads(r[10]) if r[10] else None,
                              json.loads(r[11]) if r[11] else None) for r in rows]
 
     def row_counts(self, run_id: str) -> dict[str, int]:
         """Rows per table for one run (used by benchmarks and the closing numbers)."""
+        self.flush()
         return {t: self._conn.execute(f"SELECT COUNT(*) FROM {t} WHERE run_id = ?",
                                       (run_id,)).fetchone()[0]
                 for t in (STEPS, MESSAGES, TRANSITIONS, EVENTS, CHECKPOINTS, AUDIT, EFFECTS)}

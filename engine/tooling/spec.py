@@ -7,6 +7,7 @@ permission layer and the side-effect ledger.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
@@ -84,6 +85,12 @@ class ToolContext:
 Handler = Callable[[Any, ToolContext], Awaitable[ToolResult]]
 
 
+@functools.lru_cache(maxsize=512)
+def _model_schema(model: type[BaseModel]) -> Mapping[str, Any]:
+    """A pydantic model's JSON schema, built once (it is asked for on every model call)."""
+    return model.model_json_schema()
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """Everything the engine knows about a tool before running it."""
@@ -114,7 +121,7 @@ class ToolSpec:
             return dict(self.raw_input_schema)
         if self.input_model is None:
             return {"type": "object", "properties": {}}
-        return self.input_model.model_json_schema()
+        return dict(_model_schema(self.input_model))
 
     @property
     def schema_hash(self) -> str:
