@@ -97,8 +97,7 @@ class ScriptedModel:
             yield ToolCallDelta(i, id=f"call_{index}_{i}", name=str(call["name"]))
             for start in range(0, len(args), self.chunk_chars * 4):
                 yield ToolCallDelta(i, arguments=args[start:start + self.chunk_chars * 4])
-        prompt_chars = sum(len(m.content) + sum(len(json.dumps(dict(c.args)))
-                                                for c in m.tool_calls) for m in messages)
+        prompt_chars = sum(map(_message_chars, messages))
         completion_chars = len(text) + sum(len(json.dumps(c)) for c in calls)
         yield Usage(max(1, prompt_chars // CHARS_PER_TOKEN),
                     max(1, completion_chars // CHARS_PER_TOKEN))
@@ -122,6 +121,22 @@ class ScriptedModel:
 
     async def aclose(self) -> None:
         return None
+
+
+_CHARS: dict[int, tuple[Message, int]] = {}
+
+
+def _message_chars(m: Message) -> int:
+    """Characters of a message for synthetic usage, remembered per message object so a long
+    conversation is not serialised again on every call."""
+    hit = _CHARS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    n = len(m.content) + sum(len(json.dumps(dict(c.args))) for c in m.tool_calls)
+    if len(_CHARS) > 200_000:
+        _CHARS.clear()
+    _CHARS[id(m)] = (m, n)
+    return n
 
 
 def turn_index(messages: Sequence[Message]) -> int:
