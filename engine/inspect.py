@@ -17,6 +17,9 @@ def _iso(ts: float | None) -> str | None:
     return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
 
 
+_KIND_ORDER = {"pre": 0, "post": 1, "snapshot": 2}
+
+
 def show_json(store: Store, run_id: str) -> dict[str, Any]:
     """The ``show --json`` object: the run's row plus its steps, checkpoints and changes."""
     info = store.get_run(run_id)
@@ -47,7 +50,9 @@ def show_json(store: Store, run_id: str) -> dict[str, Any]:
                           "status": s.status, "trigger": s.trigger, "dest": s.dest,
                           "note": s.note, "started_at": _iso(s.started_at),
                           "ended_at": _iso(s.ended_at)} for s in steps],
-        "checkpoints": checkpoints + snapshots,
+        "checkpoints": sorted(checkpoints + snapshots,
+                              key=lambda c: (c["step"], _KIND_ORDER[c["kind"]])),
+        "duration_s": round(info.updated_at - info.created_at, 3),
         "files_changed": state.data.get("files_changed") or {},
         "plan": state.data.get("plan") or [],
         "final_answer": state.data.get("final_answer"),
@@ -73,7 +78,8 @@ def show_text(store: Store, run_id: str) -> str:
         f"  workspace {d['workspace']}",
         f"  steps {d['steps']}  messages {d['messages']}  model calls {d['model_calls']}  "
         f"tool calls {d['tool_calls']}  denials {d['denials']}  retries {d['retries']}",
-        f"  tokens {d['input_tokens']} in / {d['output_tokens']} out  cost {cost}",
+        f"  tokens {d['input_tokens']} in / {d['output_tokens']} out  cost {cost}  "
+        f"duration {d['duration_s']:.2f}s",
     ]
     if d.get("error"):
         lines.append(f"  error: {d['error']}")

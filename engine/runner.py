@@ -68,6 +68,8 @@ class Runner:
         self.table = TransitionTable(machine)
         self.owner = owner or new_owner()
         self.lease_ttl_s = lease_ttl_s
+        self._latest: RunState | None = None
+        """The run as of its last commit in this drive (what an error or Ctrl-C ends)."""
 
     # -- creation -----------------------------------------------------------------------
 
@@ -94,6 +96,7 @@ class Runner:
                 self.store.release_lease(state.run_id, self.owner)
 
     async def _drive_leased(self, state: RunState, resumed: bool) -> RunResult:
+        self._latest = state
         self.store.begin_step(state.run_id, self._begin(state, self.services.clock()))
         timeout = self.machine.limits.timeout_s
         result: RunResult | None = None
@@ -109,14 +112,13 @@ class Runner:
                     self._interrupt(state)
                 raise
             except TurnstileError as exc:
-                result = self._fail(self._latest, str(exc))
+                result = self._fail(self._latest or state, str(exc))
             finally:
                 tg.cancel_scope.cancel()
         assert result is not None
         return result
 
     async def _loop(self, state: RunState, resumed: bool) -> RunResult:
-        self._latest = state
         while not self.table.is_final(state.state):
             limit = self.machine.limits.max_steps
             if limit and state.step >= limit:
@@ -187,7 +189,7 @@ class Runner:
         return RunResult(state.evolve(status="failed"), "failed", error)
 
     def _interrupt(self, state: RunState) -> None:
-        latest = getattr(self, "_latest", state)
+        latest = self._latest or state
         now = self.services.clock()
         self.store.end_step(latest.run_id, latest.step, "interrupted", "interrupted", now)
         self.store.set_status(latest.run_id, "interrupted", None)
