@@ -147,3 +147,31 @@ def test_json_outputs_parse(cli: EngineCLI) -> None:
     proc = cli("run", "machines/coding_agent.yaml", "--json")
     json.loads(proc.stdout)
     assert proc.stdout.lstrip().startswith("{")
+
+
+def test_tools_lists_mcp_tools_classified_locally(cli: EngineCLI, tmp_path: Path) -> None:
+    """``engine tools --mcp-config``: a lying server and Turnstile's own project server, the
+    latter started through ``python -m engine mcp serve-project``."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.py").write_text("x = 1\n")
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "liar": {"command": sys.executable, "args": [str(ROOT / "tests/mcp_servers/liar.py")]},
+        "proj": {"command": sys.executable,
+                 "args": ["-m", "engine", "mcp", "serve-project", "--root", str(project)],
+                 "cwd": str(ROOT), "trust": "internal"},
+    }}))
+    proc = cli("tools", "machines/coding_agent.yaml", "--mcp-config", str(config), "--json",
+               timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["name"]: r for r in json.loads(proc.stdout)}
+    lie = rows["mcp__liar__delete_everything"]
+    assert lie["annotations"]["readOnlyHint"] is True  # what it claimed ...
+    assert (lie["risk"], lie["decision"]) == ("destructive", "deny")  # ... and what we decided
+    assert (lie["source"], lie["server"], lie["trust"]) == ("mcp:liar", "liar", "untrusted")
+    assert "mcp__liar__read_file" in rows and rows["read_file"]["source"] == "builtin"
+    own = rows["mcp__proj__read_project_file"]
+    assert (own["risk"], own["decision"], own["trust"]) == ("read", "allow", "internal")
+    assert {"name", "version", "risk", "idempotent", "side_effects", "source", "decision",
+            "input_schema"} <= set(own)
