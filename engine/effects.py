@@ -84,8 +84,9 @@ class Ledger:
             self.run_id, call.id, self.step, call.name, spec.version if spec else "",
             status, idempotent, side_effects, dict(call.args), self.clock(),
             result.to_dict() if result is not None else None, file_dict)
-        durable = status == "started" and side_effects and not idempotent
-        self.store.record_effect(record, durable=durable)
+        provable = idempotent or not side_effects  # resume runs it again: no sync needed
+        durable = status == "started" and not provable
+        self.store.record_effect(record, durable=durable, buffered=provable)
         prev = self._known.get(call.id)
         if prev is not None and record.file is None and prev.file is not None:
             record = EffectRecord(**{**_fields(record), "file": prev.file})

@@ -69,6 +69,8 @@ class Runner:
         self.owner = owner or new_owner()
         self.lease_ttl_s = lease_ttl_s
         self._latest: RunState | None = None
+        self._params: dict[str, Any] = {}
+        """Each state's validated ``with:`` params (validated once, not on every step)."""
         """The run as of its last commit in this drive (what an error or Ctrl-C ends)."""
 
     # -- creation -----------------------------------------------------------------------
@@ -149,7 +151,10 @@ class Runner:
 
     async def _execute_action(self, ctx: ActionContext, info: ActionInfo,
                               params: Mapping[str, Any]) -> Any:
-        return await info.fn(ctx, info.params.model_validate(dict(params)))
+        state = ctx.state.name
+        if state not in self._params:
+            self._params[state] = info.params.model_validate(dict(params))
+        return await info.fn(ctx, self._params[state])
 
     def _fire(self, state: str, trigger: str) -> str:
         return self.table.fire(state, trigger)

@@ -137,7 +137,8 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
     usage = sum(spent, answer.usage_run)
     context = view.state.observe(view.estimated, answer.usage_run.input_tokens).to_dict()
     msg = answer.message
-    updates: dict[str, Any] = {"context": context}
+    turns = int(ctx.run.data.get("model_turns") or 0) + 1
+    updates: dict[str, Any] = {"context": context, "model_turns": turns}
     if params.prompt or ctx.machine.kind == "workflow":  # templates of later states read it
         results = dict(ctx.run.data.get("results") or {})
         results[ctx.state.name] = {"text": msg.content, "tool_calls": len(msg.tool_calls)}
@@ -210,7 +211,7 @@ async def evaluate_stop(ctx: ActionContext, params: EvaluateStopParams) -> Outco
         return Outcome("stop", note="the model gave its final answer")
     limits = ctx.machine.limits
     usage = ctx.run.usage
-    turns = sum(1 for m in ctx.run.messages if m.role == "assistant")
+    turns = int(data.get("model_turns") or 0)
     reasons = []
     if params.max_turns and turns >= params.max_turns:
         reasons.append(f"{turns} model turns (max_turns {params.max_turns})")

@@ -459,21 +459,29 @@ class SqliteStore:
             " ORDER BY seq", (run_id,)).fetchall()
         return [AuditRecord(*r) for r in rows]
 
-    def record_effect(self, effect: EffectRecord, *, durable: bool = False) -> None:
-        with self._tx(durable=durable) as c:
-            c.execute(
-                "INSERT INTO effects (run_id, call_id, step, tool, version, status, idempotent,"
+    def record_effect(self, effect: EffectRecord, *, durable: bool = False,
+                      buffered: bool = False) -> None:
+        """Upsert a ledger row: in its own transaction (synced when ``durable``), or, when
+        ``buffered``, with the next transaction (for calls that resume simply runs again)."""
+        sql = (
+            "INSERT INTO effects (run_id, call_id, step, tool, version, status, idempotent,"
                 " side_effects, args, result, file, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
                 " ON CONFLICT(run_id, call_id) DO UPDATE SET status = excluded.status,"
                 " result = COALESCE(excluded.result, result), file = COALESCE(excluded.file,"
-                " file), at = excluded.at",
-                (effect.run_id, effect.call_id, effect.step, effect.tool, effect.version,
-                 effect.status, int(effect.idempotent), int(effect.side_effects),
-                 _dumps(dict(effect.args)),
-                 _dumps(dict(effect.result)) if effect.result is not None else None,
-                 _dumps(dict(effect.file)) if effect.file is not None else None, effect.at))
+                " file), at = excluded.at")
+        params = (effect.run_id, effect.call_id, effect.step, effect.tool, effect.version,
+                  effect.status, int(effect.idempotent), int(effect.side_effects),
+                  _dumps(dict(effect.args)),
+                  _dumps(dict(effect.result)) if effect.result is not None else None,
+                  _dumps(dict(effect.file)) if effect.file is not None else None, effect.at)
+        if buffered and not durable:
+            self._buffer(sql, params)
+            return
+        with self._tx(durable=durable) as c:
+            c.execute(sql, params)
 
     def effects(self, run_id: str, step: int | None = None) -> list[EffectRecord]:
+        self.flush()
         sql = ("SELECT run_id, call_id, step, tool, version, status, idempotent, side_effects,"
                " args, at, result, file FROM effects WHERE run_id = ?")
         params: tuple[Any, ...] = (run_id,)
