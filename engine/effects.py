@@ -10,6 +10,7 @@ the post-image; anything else -> ``unknown``, never repeated silently.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from collections.abc import Mapping
@@ -89,12 +90,8 @@ class Ledger:
         self.store.record_effect(record, durable=durable, buffered=provable)
         prev = self._known.get(call.id)
         if prev is not None and record.file is None and prev.file is not None:
-            record = EffectRecord(**{**_fields(record), "file": prev.file})
+            record = dataclasses.replace(record, file=prev.file)  # the SQL keeps it the same way
         self._known[call.id] = record
-
-
-def _fields(record: EffectRecord) -> dict[str, Any]:
-    return {k: getattr(record, k) for k in record.__slots__}  # type: ignore[attr-defined]
 
 
 def resolve_in_flight(record: EffectRecord, spec: ToolSpec | None,

@@ -86,6 +86,10 @@ class Runner:
         self.store.create_run(info, state, self._begin(state, now))
         return state
 
+    def current_step(self, start: RunState) -> int:
+        """The step in flight (MCP events between steps are attributed to the next one)."""
+        return (self._latest or start).step
+
     # -- the loop -----------------------------------------------------------------------
 
     async def drive(self, state: RunState, *, resumed: bool = False) -> RunResult:

@@ -236,11 +236,12 @@ def _mcp_servers(machine: MachineSpec, config: Mapping[str, Any]) -> dict[str, A
 async def execute(prepared: Prepared) -> RunResult:
     """Drive a prepared run: MCP servers up for its duration, model closed at the end."""
     services = prepared.runner.services
-    if services._model is not None:  # unreachable server, rejected key, unknown model: exit 2
+    client = services.started_model()
+    if client is not None:  # unreachable server, rejected key, unknown model: exit 2
         try:
-            await preflight(services._model)
+            await preflight(client)
         except BaseException:
-            await services._model.aclose()
+            await client.aclose()
             raise
     if prepared.create is not None:
         prepared.runner.create(prepared.state.run_id, **prepared.create)
@@ -254,8 +255,9 @@ async def execute(prepared: Prepared) -> RunResult:
             return await drive_until_interrupted(prepared.runner, prepared.state,
                                                  resumed=prepared.resumed)
         finally:
-            if services._model is not None:
-                await services._model.aclose()
+            client = services.started_model()
+            if client is not None:
+                await client.aclose()
 
 
 def _run_emitter(prepared: Prepared) -> Any:
@@ -263,7 +265,7 @@ def _run_emitter(prepared: Prepared) -> Any:
     run_id = prepared.state.run_id
 
     def emit(kind: str, payload: Mapping[str, Any]) -> None:
-        step = services.store.get_run(run_id).steps
+        step = prepared.runner.current_step(prepared.state)  # in memory: no read per event
         services.store.append_event(run_id, step, kind, payload, services.clock())
         services.observer(kind, payload)
 

@@ -55,6 +55,10 @@ class Services:
     """Fault injection hook (``engine.faults.Faults``); a no-op unless ENGINE_FAULTS is set."""
     _model: ModelClient | None = field(default=None, repr=False)
 
+    def started_model(self) -> ModelClient | None:
+        """The run's model client if one was created (to preflight or close it), else None."""
+        return self._model
+
     def model(self) -> ModelClient:
         """The run's model client, created on first use (a workflow may never need one)."""
         if self._model is None:

@@ -75,10 +75,6 @@ class Approver:
         self.policy = policy
         self.prompter = prompter
 
-    def static_decision(self, call: ToolCall, tools: ToolRegistry) -> Decision | None:
-        spec = tools.get(call.name)
-        return None if spec is None else decide(call, spec, self.policy)
-
     async def decide_batch(self, calls: Sequence[ToolCall], tools: ToolRegistry,
                            granted: Iterable[str]) -> list[Approval]:
         """One ``Approval`` per call, in order; people are asked about all open calls at once."""
