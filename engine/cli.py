@@ -139,8 +139,9 @@ def _summary(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
 
 
 def _write_trace(store: Any, run_id: str) -> None:
-    """Write ``.engine/traces/RUN_ID.json`` beside the database, and export it over OTLP when
-    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set. Neither may fail the run: problems are warnings."""
+    """Write ``.engine/traces/RUN_ID.json`` beside the database, and, when
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, send the complete spans the run's live export has
+    not delivered (none, normally). Neither may fail the run: problems are warnings."""
     from engine.otlp import export_otlp, otlp_configured
     from engine.trace import write_trace_file
 
@@ -150,7 +151,7 @@ def _write_trace(store: Any, run_id: str) -> None:
         print(f"warning: could not write the trace of {run_id}: {exc}", file=sys.stderr)
     if otlp_configured():
         try:
-            export_otlp(store, run_id)
+            export_otlp(store, run_id, new_only=True)
         except TurnstileError as exc:
             print(f"warning: OTLP export of {run_id} failed: {exc}", file=sys.stderr)
 

@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from engine.actions.context import Observer, Services
 from engine.actions.registry import ACTIONS
-from engine.errors import MachineChangedError, ModelConfigError, UsageError
+from engine.errors import MachineChangedError, ModelConfigError, TurnstileError, UsageError
 from engine.faults import Faults
 from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
@@ -262,6 +262,7 @@ async def execute(prepared: Prepared) -> RunResult:
     if prepared.create is not None:
         prepared.runner.create(prepared.state.run_id, **prepared.create)
     async with AsyncExitStack() as stack:
+        _stream_spans(prepared, stack)
         if prepared.mcp:
             from engine.mcp import McpHub
 
@@ -274,6 +275,22 @@ async def execute(prepared: Prepared) -> RunResult:
             client = services.started_model()
             if client is not None:
                 await client.aclose()
+
+
+def _stream_spans(prepared: Prepared, stack: AsyncExitStack) -> None:
+    """With an OTLP collector configured, send the run's spans as its steps commit."""
+    from engine.otlp import OtlpStream, otlp_configured
+
+    if not otlp_configured():
+        return
+    services = prepared.runner.services
+    try:
+        stream = OtlpStream(services.store, prepared.state.run_id)
+    except TurnstileError as exc:
+        logger.warning("no live OTLP export: %s", exc)
+        return
+    services.observer = cast(Observer, stream.wrap(services.observer))
+    stack.callback(stream.close)
 
 
 def _run_emitter(prepared: Prepared) -> Any:
