@@ -11,6 +11,9 @@ import pytest
 from conftest import EngineCLI
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
+from engine.store.sqlite import SqliteStore
+from engine.trace import build_trace
+
 MACHINE = """\
 name: settings
 kind: workflow
@@ -61,6 +64,19 @@ def test_state_and_cli_settings_override_the_machine(cli: EngineCLI, sse_server:
     assert a["gen_ai.response.id"] == "chatcmpl-rendered"
     assert a["server.address"] == "127.0.0.1"
     assert a["server.port"] == int(sse_server.base_url.rsplit(":", 1)[1])
+    trace = json.loads(cli("trace", run["run_id"], "--json").stdout)
+    names = {k for s in trace["spans"] for k in s["attributes"]
+             if k.startswith(("gen_ai.", "server."))}
+    assert names - official_names() == set(), "every gen_ai.* name is in the semconv"
+
+
+def official_names() -> set[str]:
+    """Attribute names of the official semantic conventions package (GenAI and server)."""
+    from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
+    from opentelemetry.semconv.attributes import server_attributes
+
+    return {v for m in (gen_ai_attributes, server_attributes) for k, v in vars(m).items()
+            if k.isupper() and isinstance(v, str)}
 
 
 def test_resume_keeps_the_run_settings(cli: EngineCLI, sse_server: SSEServer, machine: Path,
@@ -125,3 +141,18 @@ def test_a_state_setting_out_of_range_names_its_line(cli: EngineCLI, tmp_path: P
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"{path}:11: state 'ask': with.model_options.temperature: "
                                    "input should be greater than or equal to 0 (got -1)")
+
+
+def test_eval_passes_model_options_to_every_run(cli: EngineCLI) -> None:
+    proc = cli("eval", "golden_tasks", "-k", "demo_fix_test", "--model-option", "seed=3",
+               "--model-option", "stop=END")
+    assert proc.returncode == 0, proc.stderr
+    store = SqliteStore(cli.db)
+    try:
+        (info,) = store.list_runs()
+        chats = [s for s in build_trace(store, info.run_id)["spans"] if s["kind"] == "chat"]
+    finally:
+        store.close()
+    assert info.config["model_options"] == {"seed": 3, "stop": ["END"]}
+    assert chats and all(s["attributes"]["gen_ai.request.seed"] == 3 for s in chats)
+    assert all(s["attributes"]["gen_ai.request.stop_sequences"] == ["END"] for s in chats)

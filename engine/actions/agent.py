@@ -16,6 +16,7 @@ from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.context import budget_for, estimate_tools, prepare_view
 from engine.models.base import (
+    Refusal,
     Retry,
     StreamEvent,
     TextDelta,
@@ -182,7 +183,7 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
     shown_calls: set[int] = set()
 
     def on_event(event: StreamEvent) -> None:
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta | Refusal):
             ctx.show("text_delta", {"text": event.text})
         elif isinstance(event, ToolCallDelta) and event.name and event.index not in shown_calls:
             shown_calls.add(event.index)
