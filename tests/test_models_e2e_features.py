@@ -156,3 +156,32 @@ def test_eval_passes_model_options_to_every_run(cli: EngineCLI) -> None:
     assert info.config["model_options"] == {"seed": 3, "stop": ["END"]}
     assert chats and all(s["attributes"]["gen_ai.request.seed"] == 3 for s in chats)
     assert all(s["attributes"]["gen_ai.request.stop_sequences"] == ["END"] for s in chats)
+
+
+def test_thinking_survives_a_crash_and_goes_back_after_resume(cli: EngineCLI,
+                                                              sse_server: SSEServer) -> None:
+    """The thinking block is stored with the assistant turn; after a crash the resumed run
+    reads it back and sends it, signature and all, with the tool result."""
+    path = PATHS["anthropic"]
+    sse_server.enqueue(path, Reply.stream("anthropic_thinking_tool"))
+    env = {**provider_env(sse_server), "ENGINE_FAULTS": "crash_after:exec_tool:1"}
+    demo = "golden_tasks/demo_fix_test"
+    crashed = cli("run", "machines/coding_agent.yaml", "--golden", demo, "--model",
+                  "anthropic:claude-sonnet-4-5", "--model-option", "reasoning_effort=low",
+                  "--approval", "auto", env=env)
+    assert crashed.returncode == -9, crashed.stderr
+    store = SqliteStore(cli.db)
+    try:
+        (info,) = store.list_runs()
+    finally:
+        store.close()
+    sse_server.enqueue(path, Reply.turn("anthropic", {"text": "Done."}))
+    proc = cli("resume", info.run_id, "--json", env=provider_env(sse_server))
+    assert json.loads(proc.stdout)["status"] == "completed", proc.stderr
+    first, second = [r.json for r in sse_server.requests if r.path == path]
+    assert first["thinking"] == second["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    turn = next(m for m in second["messages"] if m["role"] == "assistant")
+    kinds = [b["type"] for b in turn["content"]]
+    assert kinds == ["thinking", "redacted_thinking", "tool_use"]
+    assert turn["content"][0]["signature"].startswith("EqQBCgIYAhIM")
+    assert turn["content"][0]["thinking"].endswith("I should read calc.py first.")
