@@ -60,7 +60,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         machine=Path(args.machine), task=task, golden=Path(args.golden) if args.golden else None,
         workspace=Path(args.workspace) if args.workspace else None, model=args.model,
         approval=args.approval, policy=Path(args.policy) if args.policy else None,
-        mcp_config=Path(args.mcp_config) if args.mcp_config else None)
+        mcp_config=Path(args.mcp_config) if args.mcp_config else None,
+        model_options=_model_options(args))
     store = _open_store(args)
     observer, prompter = _ui(args)
     prepared = prepare_new(req, store, db_path=db_path(args), observer=observer,
@@ -76,13 +77,20 @@ def cmd_resume(args: argparse.Namespace) -> int:
     store = _open_store(args, must_exist=True)
     observer, prompter = _ui(args)
     overrides = {"model": args.model, "approval": args.approval,
-                 "policy": str(Path(args.policy).resolve()) if args.policy else None}
+                 "policy": str(Path(args.policy).resolve()) if args.policy else None,
+                 "model_options": _model_options(args)}
     prepared = prepare_resume(args.run_id, store, observer=observer, prompter=prompter,
                               overrides=overrides,
                               allow_changed_machine=args.allow_changed_machine)
     observer.line(f"resuming run {prepared.state.run_id} at step {prepared.state.step} "
                   f"in state {prepared.state.state}")
     return _drive(args, store, prepared, observer)
+
+
+def _model_options(args: argparse.Namespace) -> dict[str, Any]:
+    from engine.models.options import parse_cli_options
+
+    return parse_cli_options(getattr(args, "model_option", None))
 
 
 def _ui(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -131,8 +139,9 @@ def _summary(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
 
 
 def _write_trace(store: Any, run_id: str) -> None:
-    """Write ``.engine/traces/RUN_ID.json`` beside the database, and export it over OTLP when
-    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set. Neither may fail the run: problems are warnings."""
+    """Write ``.engine/traces/RUN_ID.json`` beside the database, and, when
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, send the complete spans the run's live export has
+    not delivered (none, normally). Neither may fail the run: problems are warnings."""
     from engine.otlp import export_otlp, otlp_configured
     from engine.trace import write_trace_file
 
@@ -142,7 +151,7 @@ def _write_trace(store: Any, run_id: str) -> None:
         print(f"warning: could not write the trace of {run_id}: {exc}", file=sys.stderr)
     if otlp_configured():
         try:
-            export_otlp(store, run_id)
+            export_otlp(store, run_id, new_only=True)
         except TurnstileError as exc:
             print(f"warning: OTLP export of {run_id} failed: {exc}", file=sys.stderr)
 
@@ -334,6 +343,7 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--golden", help="run one golden task folder (fixture, turns, policy)")
     p.add_argument("--workspace", help="workspace for --task (default: current directory)")
     p.add_argument("--model", help="openai:M | anthropic:M | ollama:M | scripted[:PATH]")
+    _model_option_arg(p)
     _approval_args(p)
     p.add_argument("--mcp-config", help='MCP servers file ({"mcpServers": {...}})')
     p.add_argument("--durability", choices=["normal", "full"],
@@ -345,6 +355,7 @@ def _add_run(sub: Any) -> None:
     p = sub.add_parser("resume", help="continue an interrupted or crashed run")
     p.add_argument("run_id")
     p.add_argument("--model", help="switch the model (history is converted)")
+    _model_option_arg(p)
     _approval_args(p)
     p.add_argument("--allow-changed-machine", action="store_true",
                    help="resume although the machine YAML changed")
@@ -352,6 +363,12 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     _common_db(p)
     p.set_defaults(func=cmd_resume)
+
+
+def _model_option_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model-option", action="append", metavar="KEY=VALUE",
+                   help="model setting over the machine's model_options (repeatable): "
+                        "temperature, top_p, max_tokens, reasoning_effort, seed, stop")
 
 
 def _approval_args(p: argparse.ArgumentParser) -> None:
@@ -426,6 +443,7 @@ def _add_tools(sub: Any) -> None:
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("-k", dest="pattern", help="only tasks whose name contains PATTERN")
     p.add_argument("--model", help="run against a real model instead of the scripts")
+    _model_option_arg(p)
     p.add_argument("--repeat", type=int, default=1, help="run each task N times")
     p.add_argument("--db", help="record every task's run in this database (nothing deleted) "
                    "instead of a fresh temporary one per task")

@@ -136,7 +136,8 @@ def find_tasks(root: Path, pattern: str | None = None) -> list[Path]:
 # -- one task -------------------------------------------------------------------------------
 
 
-def run_task(folder: Path, db_path: Path, *, model: str | None = None) -> TaskResult:
+def run_task(folder: Path, db_path: Path, *, model: str | None = None,
+             options: Mapping[str, Any] | None = None) -> TaskResult:
     """Run one task in the database ``db_path`` (its workspace goes beside it) and check it.
 
     Never raises for a problem of the task itself: a broken ``task.yaml``, a setup that fails,
@@ -150,7 +151,7 @@ def run_task(folder: Path, db_path: Path, *, model: str | None = None) -> TaskRe
         if not task.checks:
             raise UsageError(f"{folder / TASK_FILE}: checks: a task needs at least one check")
         validate_checks(task.checks, f"{folder / TASK_FILE}: checks")
-        _run_and_check(task, db_path, model, result)
+        _run_and_check(task, db_path, model, result, dict(options or {}))
     except TurnstileError as exc:
         result.failed_check = result.failed_check or "task"
         result.reason = str(exc)
@@ -163,15 +164,15 @@ def run_task(folder: Path, db_path: Path, *, model: str | None = None) -> TaskRe
 
 
 def _run_and_check(task: GoldenTask, db_path: Path, model: str | None,
-                   result: TaskResult) -> None:
+                   result: TaskResult, options: dict[str, Any]) -> None:
     from engine.store.sqlite import SqliteStore
 
     spec = model or task.model or "scripted"
     attempts: list[Attempt] = []
-    run_id = _first_attempt(task, db_path, spec, attempts) if task.faults else None
+    run_id = _first_attempt(task, db_path, spec, attempts, options) if task.faults else None
     store = SqliteStore(db_path)
     try:
-        run_id, error = _drive(task, store, db_path, spec, run_id, attempts)
+        run_id, error = _drive(task, store, db_path, spec, run_id, attempts, options)
         result.run_id = run_id
         info = store.get_run(run_id)
         result.status, result.steps = info.status, info.steps
@@ -196,7 +197,7 @@ def _error_reason(error: str) -> str:
 
 
 def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str | None,
-           attempts: list[Attempt]) -> tuple[str, str | None]:
+           attempts: list[Attempt], options: dict[str, Any]) -> tuple[str, str | None]:
     """Start (or, after a first attempt, resume) the run in this process and drive it."""
     from engine.session import RunRequest, execute, prepare_new, prepare_resume
 
@@ -205,7 +206,7 @@ def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str
     with without_faults():
         if run_id is None:
             req = RunRequest(machine=task.machine_path().resolve(), golden=task.folder.resolve(),
-                             model=spec, approval=task.approval)
+                             model=spec, approval=task.approval, model_options=options)
             prepared = prepare_new(req, store, db_path=db_path, observer=silent_observer,
                                    prompter=None)
         else:
@@ -218,14 +219,14 @@ def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str
 
 
 def _first_attempt(task: GoldenTask, db_path: Path, spec: str,
-                   attempts: list[Attempt]) -> str:
+                   attempts: list[Attempt], options: dict[str, Any]) -> str:
     """Run the task in a subprocess with ``ENGINE_FAULTS`` armed; return its run id."""
     from engine.store.sqlite import SqliteStore
 
     faults = ",".join(task.faults)
     cmd = [sys.executable, "-m", "engine", "run", str(task.machine_path().resolve()),
            "--golden", str(task.folder.resolve()), "--db", str(db_path), "--json",
-           "--approval", task.approval, "--model", spec]
+           "--approval", task.approval, "--model", spec, *_option_flags(options)]
     env = {k: v for k, v in os.environ.items() if k not in ("ENGINE_DB", "ENGINE_MODEL")}
     env["ENGINE_FAULTS"] = faults
     db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -247,6 +248,15 @@ def _first_attempt(task: GoldenTask, db_path: Path, spec: str,
     info = runs[-1]
     attempts.append(Attempt("subprocess", info.status, info.steps, proc.returncode))
     return info.run_id
+
+
+def _option_flags(options: Mapping[str, Any]) -> list[str]:
+    """``--model-option`` flags that give a subprocess the same settings."""
+    flags: list[str] = []
+    for key, value in options.items():
+        for item in value if key == "stop" else (value,):
+            flags += ["--model-option", f"{key}={item}"]
+    return flags
 
 
 @contextmanager
@@ -292,7 +302,8 @@ def keep_artifacts(result: TaskResult, db_path: Path) -> None:
 
 def run_suite(folders: Sequence[Path], *, model: str | None = None, repeat: int = 1,
               workdir: Path, shared_db: Path | None = None,
-              progress: Progress | None = None) -> list[TaskSummary]:
+              progress: Progress | None = None,
+              options: Mapping[str, Any] | None = None) -> list[TaskSummary]:
     """Run every task ``repeat`` times; each attempt gets its own folder under ``workdir``
     (deleted when it passed) unless ``shared_db`` collects every run in one database."""
     import engine.session  # noqa: F401  (imported once here, not inside the first task's time)
@@ -305,7 +316,7 @@ def run_suite(folders: Sequence[Path], *, model: str | None = None, repeat: int 
         for i in range(repeat):
             name = folder.name if repeat == 1 else f"{folder.name}-{i + 1}"
             db_path = shared_db or workdir / name / DB_NAME
-            result = run_task(folder, db_path, model=model)
+            result = run_task(folder, db_path, model=model, options=options)
             if not result.passed:
                 keep_artifacts(result, db_path)
             elif shared_db is None:
@@ -381,6 +392,9 @@ def main(args: argparse.Namespace) -> int:
         what = f" matching {args.pattern!r}" if args.pattern else ""
         raise UsageError(f"{root}: no golden task folders (with {TASK_FILE}){what}")
     shared = Path(args.db).resolve() if getattr(args, "db", None) else None
+    from engine.models.options import parse_cli_options
+
+    options = parse_cli_options(getattr(args, "model_option", None))
     workdir = Path(tempfile.mkdtemp(prefix="turnstile-eval-"))
 
     def progress(line: str) -> None:
@@ -390,7 +404,7 @@ def main(args: argparse.Namespace) -> int:
              f"{f' x {repeat}' if repeat > 1 else ''}, model {args.model or 'scripted'}")
     started = time.monotonic()
     summaries = run_suite(folders, model=args.model, repeat=repeat, workdir=workdir,
-                          shared_db=shared, progress=progress)
+                          shared_db=shared, progress=progress, options=options)
     duration = time.monotonic() - started
     _remove_if_empty(workdir)
     sys.stdout.write(format_table(summaries, repeat))

@@ -56,6 +56,7 @@ def show_json(store: Store, run_id: str) -> dict[str, Any]:
         "files_changed": state.data.get("files_changed") or {},
         "plan": state.data.get("plan") or [],
         "final_answer": state.data.get("final_answer"),
+        "refusal": bool(state.data.get("refusal")),
         "messages": len(state.messages),
         "model_calls": counts.get("model_call", 0),
         "tool_calls": counts.get("tool_call", 0),
@@ -102,5 +103,6 @@ def show_text(store: Store, run_id: str) -> str:
     for msg in d["effects_resolved"]:
         lines.append(f"  resume: {msg}")
     if d["final_answer"]:
-        lines.append(f"final answer: {d['final_answer']}")
+        flag = " (refusal: the model declined)" if d["refusal"] else ""
+        lines.append(f"final answer{flag}: {d['final_answer']}")
     return "\n".join(lines) + "\n"

@@ -16,15 +16,16 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from engine.actions.context import Observer, Services
 from engine.actions.registry import ACTIONS
-from engine.errors import MachineChangedError, ModelConfigError, UsageError
+from engine.errors import MachineChangedError, ModelConfigError, TurnstileError, UsageError
 from engine.faults import Faults
 from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
 from engine.models.factory import make_model, preflight, resolve_model_spec
+from engine.models.options import check_options, merge_options
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
 from engine.runner import Runner, RunResult, drive_until_interrupted
@@ -53,6 +54,8 @@ class RunRequest:
     mcp_config: Path | None = None
     limits: Mapping[str, Any] = field(default_factory=dict)
     context: Mapping[str, Any] = field(default_factory=dict)
+    model_options: Mapping[str, Any] = field(default_factory=dict)
+    """``--model-option`` settings (validated): stored with the run, kept by resume."""
 
 
 @dataclass
@@ -137,6 +140,7 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
         "mcp_config": str(req.mcp_config.resolve()) if req.mcp_config else None,
         "limits": dict(req.limits) or (golden.limits if golden else {}),
         "context": dict(req.context) or (golden.context if golden else {}),
+        "model_options": dict(req.model_options),
     }
     services = build_services(config, machine, store, workspace, observer, prompter)
     runner = Runner(machine, services)
@@ -153,6 +157,8 @@ def prepare_resume(run_id: str, store: Store, *, observer: Observer,
     if info.status == "completed":
         raise UsageError(f"run {info.run_id} already completed; nothing to resume")
     config = {**info.config, **{k: v for k, v in overrides.items() if v is not None}}
+    config["model_options"] = {**(info.config.get("model_options") or {}),
+                               **(overrides.get("model_options") or {})}
     machine_path = Path(config["machine_path"])
     machine = _load_machine(machine_path, config.get("limits") or {},
                             config.get("context") or {}, None)
@@ -190,11 +196,21 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
     # A configured provider is built now, so a bad spec or a missing key fails before the run;
     # the same client (one connection pool) then serves every call of the run.
     client = make_model(model_spec, turns_path=turns) if model_spec else None
+    cli_options = dict(config.get("model_options") or {})
+    if client is not None:
+        check_options(client.provider, _option_layers(machine, cli_options))
     return Services(store=store, tools=registry, approver=approver, model_factory=model_factory,
                     workspace=workspace, observer=observer, policy=policy,
                     on_unknown_effect=getattr(policy, "on_unknown_effect", "skip"),
                     interactive=approver.mode == "interactive", fault=Faults.from_env(),
-                    _model=client)
+                    model_options=cli_options, _model=client)
+
+
+def _option_layers(machine: MachineSpec, cli: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The model settings of every ``call_model`` state (and the machine's), as merged."""
+    states = [s.params.get("model_options") or {} for s in machine.states.values()
+              if s.action == "call_model"]
+    return [merge_options(machine.model_options, state, cli) for state in [{}, *states]]
 
 
 def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, Any],
@@ -246,6 +262,7 @@ async def execute(prepared: Prepared) -> RunResult:
     if prepared.create is not None:
         prepared.runner.create(prepared.state.run_id, **prepared.create)
     async with AsyncExitStack() as stack:
+        _stream_spans(prepared, stack)
         if prepared.mcp:
             from engine.mcp import McpHub
 
@@ -258,6 +275,22 @@ async def execute(prepared: Prepared) -> RunResult:
             client = services.started_model()
             if client is not None:
                 await client.aclose()
+
+
+def _stream_spans(prepared: Prepared, stack: AsyncExitStack) -> None:
+    """With an OTLP collector configured, send the run's spans as its steps commit."""
+    from engine.otlp import OtlpStream, otlp_configured
+
+    if not otlp_configured():
+        return
+    services = prepared.runner.services
+    try:
+        stream = OtlpStream(services.store, prepared.state.run_id)
+    except TurnstileError as exc:
+        logger.warning("no live OTLP export: %s", exc)
+        return
+    services.observer = cast(Observer, stream.wrap(services.observer))
+    stack.callback(stream.close)
 
 
 def _run_emitter(prepared: Prepared) -> Any:

@@ -51,7 +51,11 @@ class Message:
     """For tool messages: the tool's name."""
     is_error: bool = False
     meta: Mapping[str, Any] = field(default_factory=dict)
-    """Engine annotations (e.g. ``{"summary": true}``); never sent to a provider."""
+    """Engine annotations (e.g. ``{"summary": true}``, ``{"refusal": true}``); never sent to a
+    provider."""
+    reasoning: tuple[Mapping[str, Any], ...] = ()
+    """The provider's reasoning blocks, verbatim (Anthropic ``thinking`` with its signature):
+    sent back to the provider that made them, as its API requires with tool results."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -65,6 +69,8 @@ class Message:
             d["is_error"] = True
         if self.meta:
             d["meta"] = dict(self.meta)
+        if self.reasoning:
+            d["reasoning"] = [dict(b) for b in self.reasoning]
         return d
 
     @classmethod
@@ -77,6 +83,7 @@ class Message:
             name=d.get("name"),
             is_error=bool(d.get("is_error")),
             meta=d.get("meta") or {},
+            reasoning=tuple(d.get("reasoning") or ()),
         )
 
 

@@ -232,10 +232,17 @@ class _Builder:
         finish = p.get("finish_reason")
         span.attributes = {
             "gen_ai.operation.name": "chat", "gen_ai.provider.name": p.get("provider"),
-            "gen_ai.request.model": model, "gen_ai.response.model": model,
+            "gen_ai.request.model": model,
+            "gen_ai.response.model": p.get("response_model") or model,
+            "gen_ai.response.id": p.get("response_id"),
+            "server.address": p.get("server_address"), "server.port": p.get("server_port"),
+            **_request_attributes(p.get("request") or {}),
             "gen_ai.usage.input_tokens": p.get("input_tokens"),
             "gen_ai.usage.output_tokens": p.get("output_tokens"),
             "gen_ai.usage.cache_read.input_tokens": p.get("cached_tokens"),
+            "gen_ai.usage.cache_creation.input_tokens": p.get("cache_write_tokens"),
+            "turnstile.refusal": p.get("refusal"),
+            "turnstile.reasoning_blocks": p.get("reasoning_blocks"),
             "gen_ai.response.finish_reasons": [finish] if finish else None,
             "gen_ai.conversation.id": self.run_id, "turnstile.step": e.step,
             "turnstile.state": step.attributes.get("turnstile.state"),
@@ -258,7 +265,8 @@ class _Builder:
             completion_tokens=p.get("output_tokens"), cached_tokens=p.get("cached_tokens"),
             duration_s=duration, ttft_s=p.get("ttft_s"), ok=True, retries=p.get("retries") or 0,
             cost_usd=p.get("cost_usd"), finish_reason=finish, tool_calls=calls,
-            text=_cut(self.red.text(str(p.get("text") or ""))), attempt=n)
+            text=_cut(self.red.text(str(p.get("text") or ""))), attempt=n,
+            response_model=p.get("response_model"), refusal=bool(p.get("refusal")))
         self._add(step, span)
 
     def _approval(self, e: Event, step: Span) -> None:
@@ -456,6 +464,19 @@ class _Builder:
             "committed": {"steps": info.steps, "input_tokens": info.input_tokens,
                           "output_tokens": info.output_tokens, "cost_usd": info.cost_usd},
         }
+
+
+REQUEST_ATTRIBUTES = {
+    "temperature": "gen_ai.request.temperature", "top_p": "gen_ai.request.top_p",
+    "max_tokens": "gen_ai.request.max_tokens", "seed": "gen_ai.request.seed",
+    "stop_sequences": "gen_ai.request.stop_sequences",
+    "reasoning_effort": "turnstile.request.reasoning_effort",
+}
+"""A model call's settings (its event's ``request``) -> span attribute names."""
+
+
+def _request_attributes(request: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: request.get(key) for key, name in REQUEST_ATTRIBUTES.items()}
 
 
 def _call_record(**fields: Any) -> dict[str, Any]:

@@ -89,9 +89,10 @@ async def test_anthropic_request(sse_server: SSEServer) -> None:
     body = sent["body"]
     assert body["model"] == "the-model" and body["stream"] is True and body["max_tokens"] == 500
     assert "temperature" not in body
-    assert body["system"] == "You fix bugs."
+    cache = {"type": "ephemeral"}  # prompt caching: system, last tool, last message
+    assert body["system"] == [{"type": "text", "text": "You fix bugs.", "cache_control": cache}]
     assert body["tools"] == [{"name": "run_shell", "description": "Run a command.",
-                              "input_schema": dict(SHELL.input_schema)}]
+                              "input_schema": dict(SHELL.input_schema), "cache_control": cache}]
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Fix calc.py"}]},
         {"role": "assistant", "content": [
@@ -111,9 +112,10 @@ async def test_anthropic_request(sse_server: SSEServer) -> None:
              "input": {"path": "calc.py", "content": "x"}}]},
         {"role": "user", "content": [  # a result and the next user text share one message
             {"type": "tool_result", "tool_use_id": "call_3", "content": "wrote 1 byte"},
-            {"type": "text", "text": "Also keep it short."},
+            {"type": "text", "text": "Also keep it short.", "cache_control": cache},
         ]},
     ]
+    assert str(body).count("cache_control") == 3, "the API allows 4 breakpoints at most"
 
 
 @pytest.mark.parametrize(("first", "second"), [("openai", "anthropic"), ("anthropic", "openai")])

@@ -16,7 +16,7 @@ from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.context import budget_for, estimate_tools, prepare_view
 from engine.models.base import (
-    ModelParams,
+    Refusal,
     Retry,
     StreamEvent,
     TextDelta,
@@ -25,7 +25,9 @@ from engine.models.base import (
     collect_turn,
     to_run_usage,
 )
+from engine.models.options import merge_options, request_attributes, to_params
 from engine.models.prices import estimate_cost
+from engine.spec.model import ModelOptions
 from engine.state import Message, Outcome
 from engine.templates import render
 
@@ -62,7 +64,7 @@ async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
     updates: dict[str, Any] = {"plan": []}
     if params.ask_model:
         turn_msg = Message("user", "Before starting, write a short numbered plan.")
-        answer = await _call(ctx, (*messages, turn_msg), tools=False)
+        answer = await _call(ctx, (*messages, turn_msg), tools=False, options=call_options(ctx))
         return Outcome("ready", updates={**updates, "plan_text": answer.message.content},
                        messages=(*messages, turn_msg, answer.message), usage=answer.usage_run,
                        note="planned")
@@ -101,6 +103,19 @@ class CallModelParams(BaseModel):
     tools: bool = True
     """Offer the run's tools to the model."""
     max_tokens: int = Field(4096, gt=0)
+    """Most tokens of one answer (``model_options.max_tokens`` of the state or CLI wins)."""
+    model_options: ModelOptions | None = None
+    """Model settings for this state's calls, over the machine's; the CLI's override them."""
+
+
+def call_options(ctx: ActionContext, params: CallModelParams | None = None) -> dict[str, Any]:
+    """The model settings of this step: machine, then state, then ``--model-option``."""
+    state: dict[str, Any] = {}
+    if params is not None:
+        if "max_tokens" in params.model_fields_set:
+            state["max_tokens"] = params.max_tokens
+        state = merge_options(state, params.model_options)
+    return merge_options(ctx.machine.model_options, state, ctx.services.model_options)
 
 
 class _Answer:
@@ -118,9 +133,11 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         where = f"{ctx.machine.path}: state {ctx.state.name}, with.prompt"
         new = (Message("user", render(params.prompt, template_context(ctx), where=where)),)
     spent: list[Any] = []
+    options = call_options(ctx, params)
 
     async def summarize(request: tuple[Message, ...], max_tokens: int) -> str:
-        done = await _call(ctx, request, tools=False, max_tokens=max_tokens, purpose="summary")
+        done = await _call(ctx, request, tools=False, purpose="summary",
+                           options={**options, "max_tokens": max_tokens})
         spent.append(done.usage_run)
         return done.message.content
 
@@ -132,7 +149,7 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         summarize=summarize)
     if view.event is not None:
         ctx.emit("context_compressed", view.event)
-    answer = await _call(ctx, view.view, tools=params.tools, max_tokens=params.max_tokens,
+    answer = await _call(ctx, view.view, tools=params.tools, options=options,
                          context_tokens=view.tokens)
     usage = sum(spent, answer.usage_run)
     context = view.state.observe(view.estimated, answer.usage_run.input_tokens).to_dict()
@@ -149,13 +166,15 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         names = ", ".join(c.name for c in msg.tool_calls)
         return Outcome("tool_calls", updates={**updates, "pending_calls": calls},
                        messages=messages, usage=usage, note=f"calls {names}")
+    refused = bool(msg.meta.get("refusal"))
     return Outcome("final", updates={**updates, "final_answer": msg.content,
-                                     "pending_calls": []},
-                   messages=messages, usage=usage, note="final answer")
+                                     "refusal": refused, "pending_calls": []},
+                   messages=messages, usage=usage,
+                   note="refused: " + msg.content[:60] if refused else "final answer")
 
 
 async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: bool,
-                max_tokens: int = 4096, purpose: str = "turn",
+                options: dict[str, Any], purpose: str = "turn",
                 context_tokens: int | None = None) -> _Answer:
     model = ctx.services.model()
     schemas = [ToolSchema(s.name, s.description, s.input_schema)
@@ -164,7 +183,7 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
     shown_calls: set[int] = set()
 
     def on_event(event: StreamEvent) -> None:
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta | Refusal):
             ctx.show("text_delta", {"text": event.text})
         elif isinstance(event, ToolCallDelta) and event.name and event.index not in shown_calls:
             shown_calls.add(event.index)
@@ -172,14 +191,22 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
             ctx.emit("model_retry", {"attempt": event.attempt, "reason": event.reason,
                                      "wait_s": event.wait_s})
 
-    turn = await collect_turn(model.stream(messages, schemas, ModelParams(max_tokens=max_tokens)),
-                              on_event)
+    params = to_params(options)
+    turn = await collect_turn(model.stream(messages, schemas, params), on_event)
     cost = estimate_cost(model.provider, model.model, turn.usage)
     usage = to_run_usage(turn.usage, cost)
+    server = getattr(model, "server", None)
     ctx.emit("model_call", {
         "provider": model.provider, "model": model.model,
+        "response_model": turn.response_model, "response_id": turn.response_id,
+        "server_address": server[0] if server else None,
+        "server_port": server[1] if server else None,
+        "request": {k: v for k, v in request_attributes(params).items() if v is not None},
         "input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens,
-        "cached_tokens": turn.usage.cached_tokens, "cost_usd": cost,
+        "cached_tokens": turn.usage.cached_tokens,
+        "cache_write_tokens": turn.usage.cache_write_tokens, "cost_usd": cost,
+        "refusal": turn.refusal or None,
+        "reasoning_blocks": len(turn.message.reasoning) or None,
         "duration_s": round(time.monotonic() - started, 6),
         "ttft_s": turn.time_to_first_token_s, "retries": turn.retries,
         "finish_reason": turn.finish_reason, "messages": len(messages), "purpose": purpose,

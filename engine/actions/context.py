@@ -53,6 +53,8 @@ class Services:
     interactive: bool = False
     fault: Callable[[str, str], None] = field(default=lambda point, state: None)
     """Fault injection hook (``engine.faults.Faults``); a no-op unless ENGINE_FAULTS is set."""
+    model_options: Mapping[str, Any] = field(default_factory=dict)
+    """The run's ``--model-option`` settings: they override the machine's and the state's."""
     _model: ModelClient | None = field(default=None, repr=False)
 
     def started_model(self) -> ModelClient | None:

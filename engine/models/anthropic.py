@@ -3,7 +3,10 @@
 System messages travel separately; tool calls are ``tool_use`` blocks and tool results
 ``tool_result`` blocks in a user message (consecutive results merged). The stream's
 ``content_block_*`` events become ``TextDelta`` and ``ToolCallDelta`` (numbered per tool call,
-not per block); usage comes from ``message_start`` and ``message_delta``.
+not per block); usage comes from ``message_start`` and ``message_delta``. ``thinking`` and
+``redacted_thinking`` blocks are kept whole (with their signature) as ``Reasoning`` and sent back
+in the same assistant turn, as extended thinking with tools requires. Every request asks for
+prompt caching: ``cache_control`` marks the system prompt, the last tool and the last message.
 """
 
 from __future__ import annotations
@@ -15,16 +18,20 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
-from engine.errors import ModelError
+from engine.errors import ModelConfigError, ModelError
 from engine.models.base import (
     Done,
     FinishReason,
     ModelParams,
+    Reasoning,
+    Refusal,
+    ResponseInfo,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
     ToolSchema,
     Usage,
+    server_of,
 )
 from engine.models.callids import CallIds
 from engine.models.http import HttpStream, drain
@@ -44,8 +51,16 @@ STOP_REASONS: Mapping[str, FinishReason] = {
     "pause_turn": "stop",
     "tool_use": "tool_calls",
     "max_tokens": "length",
-    "refusal": "error",
+    "refusal": "stop",
 }
+
+CACHE = {"type": "ephemeral"}
+"""The ``cache_control`` of a prompt-cache breakpoint (the default five-minute cache)."""
+
+THINKING_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576}
+"""``reasoning_effort`` -> extended thinking's ``budget_tokens`` (the API's minimum is 1024)."""
+
+REASONING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -53,9 +68,15 @@ TRANSIENT_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_
 """``event: error`` types sent mid-stream that are worth another attempt."""
 
 
-def anthropic_headers(api_key: str) -> dict[str, str]:
-    """The headers every Messages request carries."""
-    return {"x-api-key": api_key, "anthropic-version": API_VERSION}
+def anthropic_headers(api_key: str | None, auth_token: str | None = None) -> dict[str, str]:
+    """The headers every Messages request carries: the key as ``x-api-key``, a token (as
+    ``ANTHROPIC_AUTH_TOKEN`` gives, for gateways) as ``Authorization: Bearer``."""
+    headers = {"anthropic-version": API_VERSION}
+    if api_key:
+        headers["x-api-key"] = api_key
+    if auth_token:
+        headers["authorization"] = f"Bearer {auth_token}"
+    return headers
 
 
 class AnthropicClient:
@@ -68,6 +89,7 @@ class AnthropicClient:
         self.model = model
         self.http = http
         self.retry = retry or RetryPolicy()
+        self.server = server_of(http.base_url)
 
     def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
@@ -82,6 +104,7 @@ class AnthropicClient:
     ) -> dict[str, Any]:
         """The JSON body of a streaming Messages request."""
         system, wire = to_anthropic_messages(messages)
+        mark_last_block(wire)
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": params.max_tokens,
@@ -89,11 +112,11 @@ class AnthropicClient:
             "stream": True,
         }
         if system:
-            body["system"] = system
+            body["system"] = [{"type": "text", "text": system, "cache_control": CACHE}]
         if tools:
             body["tools"] = [to_anthropic_tool(t) for t in tools]
-        if params.temperature is not None:
-            body["temperature"] = params.temperature
+            body["tools"][-1]["cache_control"] = CACHE
+        body.update(anthropic_options(params))
         body.update(params.extra)
         return body
 
@@ -116,6 +139,50 @@ class AnthropicClient:
             yield out
 
 
+def anthropic_options(params: ModelParams) -> dict[str, Any]:
+    """The model settings in Messages form; ``reasoning_effort`` turns on extended thinking.
+
+    The API has no ``seed``, and thinking refuses a changed ``temperature``: both are
+    ``ModelConfigError`` (``check_anthropic_options`` says so before a run starts).
+    """
+    check_anthropic_options(params)
+    out: dict[str, Any] = {}
+    if params.temperature is not None:
+        out["temperature"] = params.temperature
+    if params.top_p is not None:
+        out["top_p"] = params.top_p
+    if params.stop:
+        out["stop_sequences"] = list(params.stop)
+    if params.reasoning_effort is not None:
+        budget = THINKING_BUDGET[params.reasoning_effort]
+        out["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        out["max_tokens"] = max(params.max_tokens, budget + 1024)  # budget < max_tokens
+    return out
+
+
+def check_anthropic_options(params: ModelParams) -> None:
+    """Refuse the settings the Messages API cannot honour, naming the fix."""
+    if params.seed is not None:
+        raise ModelConfigError("anthropic: the Messages API has no seed; remove `seed` from "
+                               "model_options (or --model-option) for this model")
+    if params.temperature is not None and params.temperature > 1:
+        raise ModelConfigError(f"anthropic: temperature {params.temperature:g} is out of range; "
+                               "the Messages API takes 0 to 1")
+    if params.reasoning_effort is not None and params.temperature is not None:
+        raise ModelConfigError("anthropic: extended thinking (reasoning_effort) cannot be "
+                               "combined with temperature; remove one of them")
+
+
+def mark_last_block(wire: list[dict[str, Any]]) -> None:
+    """Put a cache breakpoint on the last message's last block (thinking blocks take none)."""
+    if not wire:
+        return
+    for block in reversed(wire[-1]["content"]):
+        if block.get("type") not in REASONING_BLOCKS:
+            block["cache_control"] = CACHE
+            return
+
+
 class EventParser:
     """Turns Messages stream events into stream events; holds usage until the end."""
 
@@ -123,11 +190,15 @@ class EventParser:
         self.ids = ids or CallIds(())
         self.input_tokens = 0
         self.cached_tokens = 0
+        self.cache_write_tokens = 0
         self.output_tokens = 0
         self.stop_reason: FinishReason | None = None
+        self.refused = False
         self.stopped = False
         self._tool_index: dict[int, int] = {}
         """Content block index -> tool call ordinal."""
+        self._reasoning: dict[int, dict[str, Any]] = {}
+        """Content block index -> the reasoning block being assembled."""
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         """Events for one SSE event; a wrongly shaped event is one ``ModelError``."""
@@ -147,12 +218,18 @@ class EventParser:
             return self._block_delta(body)
         if kind == "content_block_start":
             return self._block_start(body)
+        if kind == "content_block_stop":
+            block = self._reasoning.pop(int(body["index"]), None)
+            return [Reasoning(block)] if block is not None else []
         if kind == "message_start":
-            self._read_usage((body.get("message") or {}).get("usage") or {})
-        elif kind == "message_delta":
+            message = body.get("message") or {}
+            self._read_usage(message.get("usage") or {})
+            return [ResponseInfo(message.get("id") or None, message.get("model") or None)]
+        if kind == "message_delta":
             reason = (body.get("delta") or {}).get("stop_reason")
             if reason:
                 self.stop_reason = STOP_REASONS.get(reason, "stop")
+                self.refused = reason == "refusal"
             self._read_usage(body.get("usage") or {})
         elif kind == "message_stop":
             self.stopped = True
@@ -164,8 +241,10 @@ class EventParser:
         """Usage, then ``Done``; a stream cut before ``message_stop`` is worth a retry."""
         if not self.stopped:
             raise TransientError("the stream ended before message_stop")
-        usage = Usage(self.input_tokens, self.output_tokens, self.cached_tokens)
-        return [usage, Done(self.stop_reason or "stop")]
+        usage = Usage(self.input_tokens, self.output_tokens, self.cached_tokens,
+                      self.cache_write_tokens)
+        refusal: list[StreamEvent] = [Refusal("")] if self.refused else []
+        return [*refusal, usage, Done(self.stop_reason or "stop")]
 
     def _block_start(self, body: Mapping[str, Any]) -> list[StreamEvent]:
         block = body.get("content_block") or {}
@@ -175,6 +254,8 @@ class EventParser:
             return [ToolCallDelta(ordinal, call_id, block.get("name"))]
         if block.get("type") == "text" and block.get("text"):
             return [TextDelta(block["text"])]
+        if block.get("type") in REASONING_BLOCKS:
+            self._reasoning[int(body["index"])] = dict(block)
         return []
 
     def _block_delta(self, body: Mapping[str, Any]) -> list[StreamEvent]:
@@ -187,7 +268,12 @@ class EventParser:
             if ordinal is None:
                 raise ModelError(f"anthropic: input_json_delta for unknown block {body['index']}")
             return [ToolCallDelta(ordinal, arguments=delta["partial_json"])]
-        return []  # thinking and signature deltas are not part of the answer
+        block = self._reasoning.get(int(body.get("index", -1)))
+        if block is not None and kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + str(delta.get("thinking") or "")
+        elif block is not None and kind == "signature_delta":
+            block["signature"] = str(delta.get("signature") or "")
+        return []
 
     def _read_usage(self, usage: Mapping[str, Any]) -> None:
         """Input counts cached and cache-writing tokens too; output is cumulative."""
@@ -195,6 +281,7 @@ class EventParser:
             read = int(usage.get("cache_read_input_tokens") or 0)
             written = int(usage.get("cache_creation_input_tokens") or 0)
             self.cached_tokens = read
+            self.cache_write_tokens = written
             self.input_tokens = int(usage.get("input_tokens") or 0) + read + written
         if usage.get("output_tokens") is not None:
             self.output_tokens = int(usage["output_tokens"])
@@ -229,7 +316,8 @@ def _blocks(m: Message) -> list[dict[str, Any]]:
         if m.is_error:
             block["is_error"] = True
         return [block]
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = [dict(b) for b in m.reasoning
+                                     if m.role == "assistant" and b.get("type") in REASONING_BLOCKS]
     if m.content:
         blocks.append({"type": "text", "text": m.content})
     for call in m.tool_calls:

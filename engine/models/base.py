@@ -8,6 +8,7 @@ assembles a stream into one assistant ``Message``; the runner never sees a wire 
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -40,8 +41,35 @@ class Usage:
     """Tokens reported by the provider for this call."""
 
     input_tokens: int = 0
+    """All input tokens, cached and cache-writing ones included."""
     output_tokens: int = 0
     cached_tokens: int = 0
+    """Input tokens read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the prompt cache (Anthropic bills them above the input price)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """One complete reasoning block to keep verbatim and send back (Anthropic ``thinking``
+    with its ``signature``, or ``redacted_thinking`` with its ``data``)."""
+
+    block: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A fragment of a refusal: the model declined, and this text says so."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseInfo:
+    """Who answered: the provider's response id and the model that actually served the call."""
+
+    id: str | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +88,8 @@ class Done:
     finish_reason: FinishReason = "stop"
 
 
-StreamEvent = TextDelta | ToolCallDelta | Usage | Retry | Done
+StreamEvent = (TextDelta | ToolCallDelta | Reasoning | Refusal | ResponseInfo | Usage | Retry
+               | Done)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +101,22 @@ class ToolSchema:
     input_schema: Mapping[str, Any]
 
 
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+
+
 @dataclass(frozen=True, slots=True)
 class ModelParams:
-    """Per-call parameters."""
+    """Per-call parameters: the run's model settings (``model_options``) as each client sends
+    them in its own wire format; ``None`` leaves the provider's default."""
 
     max_tokens: int = 4096
     temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    reasoning_effort: ReasoningEffort | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    """Provider fields sent as given (merged into the request body last)."""
 
 
 class ModelClient(Protocol):
@@ -87,6 +125,8 @@ class ModelClient(Protocol):
     provider: str
     """``openai``, ``anthropic``, ``ollama``, ``scripted``."""
     model: str
+    server: tuple[str, int] | None
+    """``(host, port)`` of the endpoint called, or None when no server is involved."""
 
     def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
@@ -104,6 +144,44 @@ class ModelTurn:
     finish_reason: FinishReason
     retries: int = 0
     time_to_first_token_s: float | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    """The model that answered, as the provider reported it (may be a dated snapshot)."""
+    refusal: bool = False
+    """The model declined; the message's text is the refusal."""
+
+
+REFUSED_WITHOUT_TEXT = "(the model refused to answer)"
+"""The answer of a refusal that came with no text of its own."""
+
+
+class _Assembly:
+    """The parts of one answer while its stream is read."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.refusal: list[str] | None = None
+        self.reasoning: list[Mapping[str, Any]] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+
+    def clear(self) -> None:
+        """Forget a failed attempt: the retry streams the whole answer again."""
+        self.text, self.refusal, self.reasoning, self.calls = [], None, [], {}
+
+    def add_call(self, event: ToolCallDelta) -> None:
+        slot = self.calls.setdefault(event.index, {"id": None, "name": None, "args": []})
+        slot["id"] = slot["id"] or event.id
+        slot["name"] = slot["name"] or event.name
+        slot["args"].append(event.arguments)
+
+    def message(self) -> Message:
+        tool_calls = tuple(_finish_call(i, slot) for i, slot in sorted(self.calls.items()))
+        text = "".join(self.text)
+        if self.refusal is not None:
+            said = "".join(self.refusal).strip() or text.strip() or REFUSED_WITHOUT_TEXT
+            return Message("assistant", said, tool_calls, meta={"refusal": True},
+                           reasoning=tuple(self.reasoning))
+        return Message("assistant", text, tool_calls, reasoning=tuple(self.reasoning))
 
 
 async def collect_turn(
@@ -117,34 +195,35 @@ async def collect_turn(
     now = clock or time.monotonic
     start = now()
     ttft: float | None = None
-    text: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
+    parts = _Assembly()
     usage = Usage()
     finish: FinishReason = "stop"
     retries = 0
+    info = ResponseInfo()
     async for event in stream:
         if on_event is not None:
             on_event(event)
+        if isinstance(event, TextDelta | ToolCallDelta | Refusal):
+            ttft = now() - start if ttft is None else ttft
         if isinstance(event, TextDelta):
-            ttft = now() - start if ttft is None else ttft
-            text.append(event.text)
+            parts.text.append(event.text)
         elif isinstance(event, ToolCallDelta):
-            ttft = now() - start if ttft is None else ttft
-            slot = calls.setdefault(event.index, {"id": None, "name": None, "args": []})
-            slot["id"] = slot["id"] or event.id
-            slot["name"] = slot["name"] or event.name
-            slot["args"].append(event.arguments)
+            parts.add_call(event)
+        elif isinstance(event, Refusal):
+            parts.refusal = [*(parts.refusal or ()), event.text]
+        elif isinstance(event, Reasoning):
+            parts.reasoning.append(event.block)
+        elif isinstance(event, ResponseInfo):
+            info = ResponseInfo(event.id or info.id, event.model or info.model)
         elif isinstance(event, Usage):
             usage = event
         elif isinstance(event, Retry):
             retries += 1
-            text.clear()
-            calls.clear()
+            parts.clear()
         elif isinstance(event, Done):
             finish = event.finish_reason
-    tool_calls = tuple(_finish_call(i, slot) for i, slot in sorted(calls.items()))
-    message = Message("assistant", "".join(text), tool_calls)
-    return ModelTurn(message, usage, finish, retries, ttft)
+    return ModelTurn(parts.message(), usage, finish, retries, ttft, info.id, info.model,
+                     parts.refusal is not None)
 
 
 def _finish_call(index: int, slot: Mapping[str, Any]) -> ToolCall:
@@ -160,6 +239,18 @@ def _finish_call(index: int, slot: Mapping[str, Any]) -> ToolCall:
     if not isinstance(args, dict):
         return ToolCall(call_id, name, {}, f"arguments must be a JSON object, got {raw[:200]!r}")
     return ToolCall(call_id, name, args)
+
+
+def server_of(base_url: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a base URL, the port defaulted from the scheme."""
+    parts = urllib.parse.urlsplit(base_url)
+    if not parts.hostname:
+        return None
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
 def to_run_usage(usage: Usage, cost_usd: float | None) -> RunUsage:

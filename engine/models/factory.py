@@ -9,6 +9,7 @@ then the machine YAML's ``model:``.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import logging
 import os
 import urllib.parse
@@ -32,6 +33,7 @@ MODEL_ENV = "ENGINE_MODEL"
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 OLLAMA_DEFAULT_PORT = 11434
+OPENAI_KEY, ANTHROPIC_KEY = "OPENAI_API_KEY", "ANTHROPIC_API_KEY"
 
 HOW_TO_CONFIGURE = (
     "pass --model PROVIDER:MODEL (openai:gpt-4.1-mini with OPENAI_API_KEY, "
@@ -94,20 +96,46 @@ def make_model(
     if parsed.provider == "scripted":
         return _scripted(parsed, turns_path)
     if parsed.provider == "anthropic":
-        key = _key(env, "ANTHROPIC_API_KEY", parsed)
+        token = _env(env, "ANTHROPIC_AUTH_TOKEN")
+        key = _env(env, "ANTHROPIC_API_KEY") or (None if token else _key(env, ANTHROPIC_KEY,
+                                                                          parsed))
         url = _strip_v1(_base_url(env, "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT_URL))
-        http = HttpStream("anthropic", url, anthropic_headers(key), key_env="ANTHROPIC_API_KEY",
+        key_env = ANTHROPIC_KEY if key else "ANTHROPIC_AUTH_TOKEN"
+        http = HttpStream("anthropic", url, anthropic_headers(key, token), key_env=key_env,
                           timeouts=timeouts)
         return AnthropicClient(parsed.model, http, retry=retry)
     if parsed.provider == "ollama":
         http = HttpStream("ollama", ollama_base_url(env), {}, timeouts=timeouts)
         return OpenAICompatClient(parsed.model, http, provider="ollama", retry=retry,
                                   max_tokens_field="max_tokens")
-    key = _key(env, "OPENAI_API_KEY", parsed)
     url = _base_url(env, "OPENAI_BASE_URL", OPENAI_DEFAULT_URL)
-    http = HttpStream("openai", url, {"authorization": f"Bearer {key}"},
-                      key_env="OPENAI_API_KEY", timeouts=timeouts)
+    key = _env(env, OPENAI_KEY) or (None if is_local(url) else _key(env, OPENAI_KEY, parsed))
+    http = HttpStream("openai", url, openai_headers(key, env), key_env=OPENAI_KEY,
+                      timeouts=timeouts)
     return OpenAICompatClient(parsed.model, http, retry=retry)
+
+
+def openai_headers(key: str | None, env: Mapping[str, str]) -> dict[str, str]:
+    """Bearer key (none for a keyless local server), plus ``OPENAI_ORG_ID`` and
+    ``OPENAI_PROJECT_ID`` as the ``OpenAI-Organization`` and ``OpenAI-Project`` headers."""
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    for name, header in (("OPENAI_ORG_ID", "openai-organization"),
+                         ("OPENAI_PROJECT_ID", "openai-project")):
+        value = _env(env, name)
+        if value:
+            headers[header] = value
+    return headers
+
+
+def is_local(url: str) -> bool:
+    """Whether ``url`` names this machine (vLLM, llama.cpp, LM Studio serve there keyless)."""
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 async def preflight(client: ModelClient) -> None:
@@ -155,11 +183,17 @@ def _scripted(spec: ModelSpec, turns_path: Path | None) -> ModelClient:
     return ScriptedModel(load_turns(path))
 
 
+def _env(env: Mapping[str, str], name: str) -> str | None:
+    return (env.get(name) or "").strip() or None
+
+
 def _key(env: Mapping[str, str], name: str, spec: ModelSpec) -> str:
-    key = (env.get(name) or "").strip()
+    key = _env(env, name)
     if not key:
-        raise ModelConfigError(f"{spec} needs an API key: set {name} "
-                               "(or use --model ollama:<model> for a local model)")
+        also = " or ANTHROPIC_AUTH_TOKEN" if name == ANTHROPIC_KEY else ""
+        raise ModelConfigError(f"{spec} needs an API key: set {name}{also} (a server on this "
+                               "machine, e.g. OPENAI_BASE_URL=http://127.0.0.1:8000/v1, needs "
+                               "none; or use --model ollama:<model> for a local model)")
     return key
 
 

@@ -18,11 +18,14 @@ from engine.models.base import (
     Done,
     FinishReason,
     ModelParams,
+    Refusal,
+    ResponseInfo,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
     ToolSchema,
     Usage,
+    server_of,
 )
 from engine.models.callids import CallIds
 from engine.models.http import HttpStream, drain
@@ -63,6 +66,7 @@ class OpenAICompatClient:
         self.retry = retry or RetryPolicy()
         self.max_tokens_field = max_tokens_field
         """OpenAI wants ``max_completion_tokens``; Ollama and older servers ``max_tokens``."""
+        self.server = server_of(http.base_url)
 
     def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
@@ -85,8 +89,7 @@ class OpenAICompatClient:
         }
         if tools:
             body["tools"] = [to_openai_tool(t) for t in tools]
-        if params.temperature is not None:
-            body["temperature"] = params.temperature
+        body.update(openai_options(params))
         body.update(params.extra)
         return body
 
@@ -122,6 +125,7 @@ class ChunkParser:
         self.finish_reason: FinishReason | None = None
         self.saw_tool_call = False
         self._ids: dict[str, int] = {}
+        self._answered_by = False
 
     def feed(self, data: str) -> list[StreamEvent]:
         """Events for one ``data:`` payload; a wrongly shaped chunk is one ``ModelError``."""
@@ -139,10 +143,15 @@ class ChunkParser:
         if chunk.get("usage"):
             self.usage = _usage(chunk["usage"])
         out: list[StreamEvent] = []
+        if not self._answered_by and (chunk.get("id") or chunk.get("model")):
+            self._answered_by = True
+            out.append(ResponseInfo(chunk.get("id") or None, chunk.get("model") or None))
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
             if delta.get("content"):
                 out.append(TextDelta(delta["content"]))
+            if delta.get("refusal"):
+                out.append(Refusal(delta["refusal"]))
             for call in delta.get("tool_calls") or ():
                 out.append(self._tool_delta(call))
             if choice.get("finish_reason"):
@@ -173,6 +182,13 @@ class ChunkParser:
             self._started.add(index)
             call_id = self.ids.claim(index, call.get("id"))
         return ToolCallDelta(index, call_id, fn.get("name") or None, fn.get("arguments") or "")
+
+
+def openai_options(params: ModelParams) -> dict[str, Any]:
+    """The model settings in Chat Completions form (unset ones are left out)."""
+    fields = {"temperature": params.temperature, "top_p": params.top_p, "seed": params.seed,
+              "stop": list(params.stop) or None, "reasoning_effort": params.reasoning_effort}
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

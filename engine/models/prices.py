@@ -36,6 +36,8 @@ class Price:
     output: float
     cached: float
     """Input tokens read from the prompt cache."""
+    cache_write: float | None = None
+    """Input tokens written to the prompt cache; None: the ``input`` price."""
 
 
 PriceTable = Mapping[str, Mapping[str, Price]]
@@ -55,8 +57,10 @@ def estimate_cost(
     if price is None:
         return None
     cached = min(usage.cached_tokens, usage.input_tokens)
-    dollars = ((usage.input_tokens - cached) * price.input + cached * price.cached
-               + usage.output_tokens * price.output) / 1_000_000
+    written = min(usage.cache_write_tokens, usage.input_tokens - cached)
+    write_price = price.input if price.cache_write is None else price.cache_write
+    dollars = ((usage.input_tokens - cached - written) * price.input + cached * price.cached
+               + written * write_price + usage.output_tokens * price.output) / 1_000_000
     return round(dollars, 8)
 
 
@@ -101,16 +105,18 @@ def _parse_models(path: Path, provider: str, models: Any) -> dict[str, Price]:
 def _parse_price(path: Path, where: str, raw: Any) -> Price:
     if not isinstance(raw, dict):
         raise UsageError(f"{path}: {where}: expected {{input: N, output: N, cached: N}}")
-    unknown = set(raw) - {"input", "output", "cached"}
+    unknown = set(raw) - {"input", "output", "cached", "cache_write"}
     if unknown:
         raise UsageError(f"{path}: {where}: unknown field(s) {sorted(unknown)}; "
-                         "use input, output, cached")
+                         "use input, output, cached, cache_write")
     values: dict[str, float] = {}
     for key in ("input", "output"):
         values[key] = _number(path, where, key, raw.get(key))
     cached = raw.get("cached")
     values["cached"] = values["input"] if cached is None else _number(path, where, "cached", cached)
-    return Price(**values)
+    write = raw.get("cache_write")
+    return Price(**values, cache_write=None if write is None else _number(path, where,
+                                                                          "cache_write", write))
 
 
 def _number(path: Path, where: str, key: str, value: Any) -> float:

@@ -60,6 +60,7 @@ class ScriptedModel:
     """
 
     provider = "scripted"
+    server: tuple[str, int] | None = None
 
     def __init__(self, turns: Sequence[Mapping[str, Any]], *, model: str = "scripted",
                  chunk_chars: int = 12, delay_s: float = 0.0) -> None:

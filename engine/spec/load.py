@@ -21,7 +21,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from engine.errors import SpecError, SpecProblem
-from engine.spec.model import ContextSpec, Limits, MachineSpec, McpServerSpec
+from engine.spec.model import ContextSpec, Limits, MachineSpec, McpServerSpec, ModelOptions
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ Path_ = tuple[str | int, ...]
 _DERIVED = {"path", "source_hash", "key_lines"}
 _MACHINE_FIELDS = tuple(f for f in MachineSpec.model_fields if f not in _DERIVED)
 _STATE_FIELDS = ("action", "with", "on", "final", "description")
-_SECTION_MODELS: dict[str, type[BaseModel]] = {"limits": Limits, "context": ContextSpec}
+_SECTION_MODELS: dict[str, type[BaseModel]] = {"limits": Limits, "context": ContextSpec,
+                                               "model_options": ModelOptions}
 
 
 def parse_machine(path: Path | str) -> MachineSpec:

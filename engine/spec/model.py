@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Trust = Literal["trusted", "internal", "untrusted"]
 Kind = Literal["agent", "workflow"]
@@ -40,6 +40,48 @@ class ContextSpec(_Frozen):
     """Fraction of the window at which older turns are summarised."""
     keep_recent_turns: int = 6
     """Turns that are never summarised."""
+
+
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+
+
+class ModelOptions(_Frozen):
+    """Model settings (``model_options:`` of a machine or a ``call_model`` state, and
+    ``--model-option KEY=VALUE``); ``None`` leaves the provider's default. Each client sends
+    them in its own wire format."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature, 0 to 2 (Anthropic: 0 to 1)."""
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    """Nucleus sampling: the probability mass sampled from, above 0 and at most 1."""
+    max_tokens: int | None = Field(default=None, gt=0)
+    """Most tokens one answer may have."""
+    reasoning_effort: ReasoningEffort | None = None
+    """How hard a reasoning model thinks (OpenAI ``reasoning_effort``; Anthropic extended
+    thinking with a budget of 1024, 2048, 8192 or 24576 tokens)."""
+    seed: int | None = None
+    """Sampling seed, for repeatable answers where the provider supports it (not Anthropic)."""
+    stop: tuple[str, ...] | None = Field(default=None, min_length=1, max_length=4)
+    """Up to four sequences that end the answer; one string is one sequence."""
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        if isinstance(value, str):
+            return (value,)
+        return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("stop")
+    @classmethod
+    def _not_empty(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None and any(not s for s in value):
+            raise ValueError("a stop sequence cannot be empty")
+        return value
+
+    def set_values(self) -> dict[str, object]:
+        """Only the settings given (so a later layer overrides just those)."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
 class McpServerSpec(_Frozen):
@@ -109,6 +151,8 @@ class MachineSpec(_Frozen):
     """The state a run starts in (``""`` when the file declares none; check reports it)."""
     model: str | None = None
     """Model spec such as ``scripted`` or ``openai:gpt-4o-mini``; the CLI may override it."""
+    model_options: ModelOptions = Field(default_factory=ModelOptions)
+    """Model settings for every call; a ``call_model`` state's and the CLI's override them."""
     limits: Limits = Field(default_factory=Limits)
     context: ContextSpec | None = None
     tools: tuple[str, ...] = ()

@@ -37,11 +37,12 @@ from engine.store.base import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 RUNS, STEPS, MESSAGES, TRANSITIONS, EVENTS = "runs", "steps", "messages", "transitions", "events"
 CHECKPOINTS, AUDIT, EFFECTS, META = "checkpoints", "audit", "effects", "meta"
+SPANS_SENT = "spans_sent"
 
 
 def _dumps(value: Any) -> str:
@@ -94,7 +95,14 @@ def _schema_v2(db: sqlite_utils.Database) -> None:
     db[EFFECTS].create_index(["run_id", "step"])  # type: ignore[union-attr]
 
 
-MIGRATIONS = {1: _schema_v1, 2: _schema_v2}
+def _schema_v3(db: sqlite_utils.Database) -> None:
+    """The OTLP exporter remembers each span it delivered, so none is sent twice."""
+    db[SPANS_SENT].create({  # type: ignore[union-attr]
+        "run_id": str, "span_id": str, "at": float,
+    }, pk=("run_id", "span_id"))
+
+
+MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3}
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -491,6 +499,17 @@ class SqliteStore:
         return [EffectRecord(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), bool(r[7]),
                              json.loads(r[8]), r[9], json.loads(r[10]) if r[10] else None,
                              json.loads(r[11]) if r[11] else None) for r in rows]
+
+    # -- exported spans -----------------------------------------------------------------
+
+    def spans_sent(self, run_id: str) -> set[str]:
+        return {r[0] for r in self._conn.execute(
+            "SELECT span_id FROM spans_sent WHERE run_id = ?", (run_id,))}
+
+    def mark_spans_sent(self, run_id: str, span_ids: Sequence[str], at: float) -> None:
+        with self._tx() as c:
+            c.executemany("INSERT OR IGNORE INTO spans_sent (run_id, span_id, at) VALUES (?,?,?)",
+                          [(run_id, span_id, at) for span_id in span_ids])
 
     def row_counts(self, run_id: str) -> dict[str, int]:
         """Rows per table for one run (used by benchmarks and the closing numbers)."""
