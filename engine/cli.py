@@ -1,7 +1,8 @@
 """The command line: a thin layer over the library, and the only place errors become exit codes.
 
-Exit codes: 0 completed, 1 the run ended ``failed``, 2 bad input (YAML, arguments, unknown run,
-unusable database), 3 interrupted and resumable, 4 refused by policy in non-interactive mode.
+Exit codes: 0 completed, 1 the run ended ``failed`` (for ``tools``: a configured MCP server
+failed to start), 2 bad input (YAML, arguments, unknown run, unusable database), 3 interrupted
+and resumable, 4 refused by policy in non-interactive mode.
 Imports stay inside the commands so ``python -m engine --help`` starts fast.
 """
 
@@ -261,13 +262,22 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
     rows = list_tools(Path(args.machine) if args.machine else None,
                       Path(args.mcp_config) if args.mcp_config else None, Path.cwd())
+    failed = [r for r in rows if r.get("status") == "failed"]
     if args.json:
         _print_json(rows)
-        return 0
-    for r in rows:
-        print(f"{r['name']:<40} {r['version']:<18} risk={r['risk']:<11} "
-              f"decision={r['decision']:<5} {r['source']}")
-    return 0
+    else:
+        for r in rows:
+            print(_tool_line(r))
+    for r in failed:
+        print(f"error: MCP server {r['server']} failed to start: {r['error']}", file=sys.stderr)
+    return EXIT_FAILED if failed else 0
+
+
+def _tool_line(r: dict[str, Any]) -> str:
+    if r.get("status") == "failed":
+        return f"{r['source']:<40} failed to start: {r['error']}"
+    return (f"{r['name']:<40} {r['version']:<18} risk={r['risk']:<11} "
+            f"decision={r['decision']:<5} {r['source']}")
 
 
 def cmd_policy(args: argparse.Namespace) -> int:
@@ -396,7 +406,8 @@ def _add_machines(sub: Any) -> None:
 
 
 def _add_tools(sub: Any) -> None:
-    p = sub.add_parser("tools", help="the tools a machine would see, with risk and decision")
+    p = sub.add_parser("tools", help="the tools a machine would see, with risk and decision "
+                       "(exit 1 when a configured MCP server fails to start)")
     p.add_argument("machine", nargs="?")
     p.add_argument("--mcp-config")
     p.add_argument("--json", action="store_true")
