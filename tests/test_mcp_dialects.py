@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 from mcp_servers.support import ROOT, Events, call, free_port
 
+from engine.actions.registry import ACTIONS
 from engine.errors import UsageError
-from engine.mcp import McpHub, ServerConfig, load_mcp_config
+from engine.mcp import McpHub, ServerConfig, from_machine, load_mcp_config
+from engine.spec import load_machine
 from engine.tooling.registry import ToolRegistry
 from tests.conftest import EngineCLI
 
@@ -200,14 +202,14 @@ async def test_gemini_settings_httpurl_url_cwd_timeout_trust(
             "old": {"url": f"http://127.0.0.1:{sse_port}/sse", "trust": True},
             "tool": {"command": sys.executable, "args": ["-m", "tools.project_server",
                                                          "--root", "."],
-                     "cwd": "..", "timeout": 30000, "trust": False,
+                     "cwd": "tools-dir", "timeout": 30000, "trust": False,
                      "description": "the project itself"},
         }})
     servers = load_mcp_config(path)
     project, old, tool = servers["project"], servers["old"], servers["tool"]
     assert (project.transport, project.timeout_s, project.trust) == ("http", 5.0, "untrusted")
     assert (old.transport, old.trust) == ("auto", "trusted")
-    assert tool.cwd is not None and Path(tool.cwd).resolve() == tmp_path.resolve()
+    assert tool.cwd == str(tmp_path.resolve() / "tools-dir")  # from the project, not .gemini/
     assert (tool.timeout_s, tool.trust) == (30.0, "untrusted")
     servers["tool"] = ServerConfig("tool", command=tool.command, args=tool.args, cwd=str(ROOT))
     status, events, _ = await started(servers)
@@ -297,3 +299,24 @@ def test_tools_json_carries_the_failed_server_and_exits_1(
     assert "MCP server wrong failed to start" in proc.stderr
     text = cli("tools", "--mcp-config", str(path), timeout=180)
     assert text.returncode == 1 and "mcp:missing" in text.stdout and "failed" in text.stdout
+
+
+@pytest.mark.anyio
+async def test_machine_yaml_type_sse(tmp_path: Path, sse_port: int) -> None:
+    """A machine's ``mcp_servers:`` takes the same ``type`` and ``${VAR}`` forms."""
+    machine = tmp_path / "m.yaml"
+    machine.write_text(
+        "name: m\ninitial: plan\n"
+        "mcp_servers:\n"
+        f"  old: {{type: sse, url: 'http://127.0.0.1:{sse_port}/sse',\n"
+        "         headers: {X-Test: '${SSE_HEADER_FOR_TEST:-from-default}'}}\n"
+        "states:\n  plan: {action: plan, on: {ready: done}}\n  done: {final: true}\n")
+    spec = load_machine(machine, ACTIONS)
+    servers = from_machine(spec.mcp_servers, tmp_path)
+    assert servers["old"].transport == "sse"
+    assert servers["old"].headers == {"X-Test": "from-default"}
+    registry = ToolRegistry()
+    async with McpHub(servers, registry) as hub:
+        assert hub.status()["old"]["state"] == "ready"
+        echoed = await call(registry, "mcp__old__header")
+    assert echoed.content.strip() == "from-default"

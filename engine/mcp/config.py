@@ -112,8 +112,9 @@ def server_from_mapping(
     name: str, entry: Any, where: str, base: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> ServerConfig:
-    """Validate one server entry; ``base`` resolves a relative ``cwd`` (the config's folder)
-    and ``environ`` (default: this process's) fills ``${VAR}`` references."""
+    """Validate one server entry; ``base`` (the config's folder) resolves a relative ``cwd``,
+    from the project above it for ``.vscode/``, ``.cursor/`` and ``.gemini/``; ``environ``
+    (default: this process's) fills ``${VAR}`` references."""
     if not isinstance(entry, Mapping):
         raise UsageError(f"{where}: expected an object with 'command' or 'url'")
     entry = expand_entry(canonical_entry(entry, where), where,
@@ -129,8 +130,9 @@ def server_from_mapping(
     if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
         raise UsageError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
     cwd = _opt_str(entry.get("cwd"), f"{where}.cwd")
-    if cwd is not None and base is not None and not Path(cwd).is_absolute():
-        cwd = str(base / cwd)
+    project = _workspace_folder(base)
+    if cwd is not None and project is not None and not Path(cwd).is_absolute():
+        cwd = str(project / cwd)
     return ServerConfig(
         name=name,
         command=command,
