@@ -4,7 +4,9 @@ Pure text, deterministic (file order, no timestamps), like the DOT in ``engine.d
 line per state (``id: action``), one per transition (``src --> dest: trigger``), ``[*] -->``
 the initial state and every final state ``--> [*]``. A state name Mermaid would misread (a
 keyword such as ``end``, or not a plain identifier) gets a safe id and keeps its name as label.
-With a run's path, visited states and the current one are styled with ``classDef``.
+With a run's path, taken transitions carry their counts, a taken transition the machine does
+not declare is drawn with ``(undeclared)``, and visited states and the current one are styled
+with ``classDef``.
 """
 
 from __future__ import annotations
@@ -38,11 +40,16 @@ def mermaid_source(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
             lines.append(f"    {ids[name]}: {_label(name)} ({_label(state.action or '?')})")
     if spec.initial in ids:
         lines.append(f"    [*] --> {ids[spec.initial]}")
-    for src, trigger, dest in spec.transitions():
+    declared = spec.transitions()
+    for src, trigger, dest in declared:
         if src in ids and dest in ids:
             times = counts.get((src, trigger, dest), 0)
             label = _label(trigger) + (f" x{times}" if times else "")
             lines.append(f"    {ids[src]} --> {ids[dest]}: {label}")
+    for (src, trigger, dest), times in counts.items():
+        if (src, trigger, dest) not in declared and src in ids and dest in ids:
+            lines.append(f"    {ids[src]} --> {ids[dest]}: {_label(trigger)} x{times} "
+                         "(undeclared)")
     lines.extend(f"    {ids[name]} --> [*]" for name in spec.final_states if name in ids)
     lines.extend(_styles(ids, path_taken, current))
     return "\n".join(lines) + "\n"

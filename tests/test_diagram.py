@@ -296,10 +296,12 @@ def test_mermaid_run_path_has_counts_and_classes(agent: MachineSpec) -> None:
     path = [("plan", "ready", "call_model"), ("call_model", "tool_calls", "await_approval"),
             ("await_approval", "all_denied", "call_model"),
             ("call_model", "tool_calls", "await_approval")]
+    path.append(("await_approval", "bogus", "done"))
     parsed = parse_mermaid(mermaid_source(agent, path_taken=path, current="await_approval"))
+    assert ("await_approval", "bogus x1 (undeclared)", "done") in parsed.edges
     assert ("call_model", "tool_calls x2", "await_approval") in parsed.edges
     assert ("call_model", "final", "evaluate_stop") in parsed.edges
-    assert parsed.classes == {"taken": ["plan", "call_model", "await_approval"],
+    assert parsed.classes == {"taken": ["plan", "call_model", "await_approval", "done"],
                                  "current": ["await_approval"]}
 
 
