@@ -75,5 +75,5 @@ def decisions() -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    json.dump(decisions(), sys.stdout, indent=0)
-    sys.stdout.write("\n")
+    rows = decisions()  # one decision a line, so a change shows as a readable diff
+    sys.stdout.write("[\n" + ",\n".join(json.dumps(r) for r in rows) + "\n]\n")
