@@ -85,17 +85,19 @@ def write(path: Path, data: Any) -> Path:
 
 
 async def started(servers: dict[str, ServerConfig]) -> tuple[dict[str, Any], Events,
-                                                              ToolRegistry]:
+                                                              list[str]]:
+    """Start ``servers``, call ``add`` where offered; the status, events and offered tools."""
     registry, events = ToolRegistry(), Events()
     async with McpHub(servers, registry, events) as hub:
         status = hub.status()
+        offered = sorted(s.name for s in registry)
         if all(s["state"] == "ready" for s in status.values()):
             for name in servers:
                 tools = status[name]["tools"]
                 if "add" in tools:
                     result = await call(registry, f"mcp__{name}__add", {"a": 2, "b": 40})
                     assert not result.is_error and "42" in result.content
-    return status, events, registry
+    return status, events, offered
 
 
 # -- the older HTTP+SSE transport ----------------------------------------------------------
@@ -130,7 +132,7 @@ async def test_type_http_against_an_sse_server_fails_with_the_reason(sse_port: i
     status, events, registry = await started({"old": config})
     assert status["old"]["state"] == "failed" and status["old"]["error"]
     assert events.of("mcp_server_failed")[0]["server"] == "old"
-    assert not list(registry)
+    assert registry == []
 
 
 # -- the other clients' files --------------------------------------------------------------
@@ -199,7 +201,8 @@ async def test_gemini_settings_httpurl_url_cwd_timeout_trust(
         "mcpServers": {
             "project": {"httpUrl": f"http://127.0.0.1:{http_port}/mcp",
                         "headers": {"X-Test": "1"}, "timeout": 5000},
-            "old": {"url": f"http://127.0.0.1:{sse_port}/sse", "trust": True},
+            "old": {"url": f"http://127.0.0.1:{sse_port}/sse", "trust": True,
+                    "includeTools": ["add", "header"], "excludeTools": ["header"]},
             "tool": {"command": sys.executable, "args": ["-m", "tools.project_server",
                                                          "--root", "."],
                      "cwd": "tools-dir", "timeout": 30000, "trust": False,
@@ -212,10 +215,12 @@ async def test_gemini_settings_httpurl_url_cwd_timeout_trust(
     assert tool.cwd == str(tmp_path.resolve() / "tools-dir")  # from the project, not .gemini/
     assert (tool.timeout_s, tool.trust) == (30.0, "untrusted")
     servers["tool"] = ServerConfig("tool", command=tool.command, args=tool.args, cwd=str(ROOT))
-    status, events, _ = await started(servers)
+    status, events, registry = await started(servers)
     assert {n: s["state"] for n, s in status.items()} == dict.fromkeys(servers, "ready"), status
     by_server = {e["server"]: e["transport"] for e in events.of("mcp_server_started")}
     assert by_server == {"project": "http", "old": "sse", "tool": "stdio"}
+    assert old.include_tools == ("add", "header") and old.exclude_tools == ("header",)
+    assert [n for n in registry if n.startswith("mcp__old__")] == ["mcp__old__add"]
 
 
 @pytest.mark.parametrize(("entry", "message"), [

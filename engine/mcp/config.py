@@ -30,7 +30,7 @@ Protocol = Literal["auto", "legacy"]
 ``legacy`` always uses the ``initialize`` handshake."""
 
 _FIELDS = ("command", "args", "env", "cwd", "url", "headers", "trust", "timeout_s",
-           "start_timeout_s", "max_restarts", "protocol")
+           "start_timeout_s", "max_restarts", "protocol", "include_tools", "exclude_tools")
 _IGNORED = ("type", "transport", "description", "disabled", "autoApprove", "alwaysAllow")
 """Keys other clients write into the same file; read (``disabled``) or ignored, never an error."""
 
@@ -49,6 +49,10 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     url_transport: UrlTransport = "http"
     """For ``url``: streamable ``http``, the older ``sse``, or ``auto`` (http, then sse)."""
+    include_tools: tuple[str, ...] | None = None
+    """Only these of the server's tools are offered (Gemini's ``includeTools``); None: all."""
+    exclude_tools: tuple[str, ...] = ()
+    """Never offered, even when included (Gemini's ``excludeTools``)."""
     trust: Trust = "untrusted"
     """Only ``trusted`` servers' annotations may lower a tool's risk."""
     timeout_s: float = 60.0
@@ -62,6 +66,11 @@ class ServerConfig:
     @property
     def transport(self) -> str:
         return "stdio" if self.command is not None else self.url_transport
+
+    def offers(self, tool: str) -> bool:
+        """Whether the server's tool ``tool`` (its own name) may be offered at all."""
+        included = self.include_tools is None or tool in self.include_tools
+        return included and tool not in self.exclude_tools
 
     def describe(self) -> dict[str, Any]:
         """A JSON-safe summary (header values and env values left out: they may be secrets)."""
@@ -142,6 +151,8 @@ def server_from_mapping(
         url=url,
         headers=_str_map(entry.get("headers"), f"{where}.headers"),
         url_transport=url_transport(entry, where),
+        include_tools=_opt_tuple(entry.get("include_tools"), f"{where}.include_tools"),
+        exclude_tools=tuple(_str_list(entry.get("exclude_tools"), f"{where}.exclude_tools")),
         trust=_choice(entry.get("trust", "untrusted"), TRUST_LEVELS, f"{where}.trust"),
         timeout_s=_positive(entry.get("timeout_s", 60.0), f"{where}.timeout_s"),
         start_timeout_s=_positive(entry.get("start_timeout_s", 60.0), f"{where}.start_timeout_s"),
@@ -169,6 +180,10 @@ def _str_list(value: Any, where: str) -> list[str]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"{where}: expected a list of strings")
     return list(value)
+
+
+def _opt_tuple(value: Any, where: str) -> tuple[str, ...] | None:
+    return None if value is None else tuple(_str_list(value, where))
 
 
 def _str_map(value: Any, where: str) -> dict[str, str]:

@@ -10,9 +10,10 @@ Accepted files (the top-level key decides; other top-level keys, e.g. the rest o
   with the fix, and unused inputs are only noted.
 
 Entry keys translated to ours: ``type`` (``stdio``, ``http``/``streamable-http``, ``sse``), Gemini's
-``httpUrl`` (streamable HTTP), its ``timeout`` (milliseconds) and its boolean ``trust``
-(``true`` is ``trusted``, ``false`` ``untrusted``). A ``url`` without ``type`` (Cursor, Claude
-Desktop, Gemini's SSE ``url``) is ``auto``: streamable HTTP first, then the older HTTP+SSE.
+``httpUrl`` (streamable HTTP), its ``timeout`` (milliseconds), its boolean ``trust`` (``true`` is
+``trusted``, ``false`` ``untrusted``) and its ``includeTools``/``excludeTools`` (exclusion
+wins). A ``url`` without ``type`` (Cursor, Claude Desktop, Gemini's SSE ``url``) is ``auto``:
+streamable HTTP first, then the older HTTP+SSE.
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ def canonical_entry(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
         out.setdefault("timeout_s", ms / 1000)
     if isinstance(out.get("trust"), bool):
         out["trust"] = "trusted" if out["trust"] else "untrusted"
+    for theirs, ours in (("includeTools", "include_tools"), ("excludeTools", "exclude_tools")):
+        if theirs in out:
+            out.setdefault(ours, out.pop(theirs))
     return out
 
 
