@@ -1,7 +1,8 @@
 """The command line: a thin layer over the library, and the only place errors become exit codes.
 
-Exit codes: 0 completed, 1 the run ended ``failed``, 2 bad input (YAML, arguments, unknown run,
-unusable database), 3 interrupted and resumable, 4 refused by policy in non-interactive mode.
+Exit codes: 0 completed, 1 the run ended ``failed`` (for ``tools``: a configured MCP server
+failed to start), 2 bad input (YAML, arguments, unknown run, unusable database), 3 interrupted
+and resumable, 4 refused by policy in non-interactive mode.
 Imports stay inside the commands so ``python -m engine --help`` starts fast.
 """
 
@@ -96,8 +97,9 @@ def _model_options(args: argparse.Namespace) -> dict[str, Any]:
 def _ui(args: argparse.Namespace) -> tuple[Any, Any]:
     from engine.console import ConsoleObserver, make_console, make_prompter
 
+    # --json: stdout carries the final JSON alone; the live output goes to stderr.
     console = make_console(sys.stderr if args.json else sys.stdout)
-    return ConsoleObserver(console, quiet=args.json), make_prompter(console)
+    return ConsoleObserver(console), make_prompter(console)
 
 
 def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -> int:
@@ -225,26 +227,37 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Every file checked; ``--json``: one object per file, problems with file and line."""
     from engine.actions.registry import ACTIONS
     from engine.errors import SpecError
     from engine.spec import load_machine
 
-    failed = 0
+    results: list[dict[str, Any]] = []
     for path in args.machines:
         try:
             spec = load_machine(Path(path), ACTIONS)
         except SpecError as exc:
-            failed += 1
-            for problem in exc.problems:
-                print(str(problem), file=sys.stderr)
+            results.append({"path": path, "ok": False, "problems": [
+                {"file": p.file, "line": p.line, "message": p.message} for p in exc.problems]})
+            if not args.json:
+                for problem in exc.problems:
+                    print(str(problem), file=sys.stderr)
             continue
-        print(f"{path}: ok ({len(spec.states)} states, {len(spec.transitions())} transitions)")
-    return EXIT_BAD_INPUT if failed else 0
+        results.append({"path": path, "ok": True, "machine": spec.name, "kind": spec.kind,
+                        "states": len(spec.states), "transitions": len(spec.transitions()),
+                        "problems": []})
+        if not args.json:
+            print(f"{path}: ok ({len(spec.states)} states, {len(spec.transitions())} "
+                  "transitions)")
+    if args.json:
+        _print_json(results)
+    return EXIT_BAD_INPUT if any(not r["ok"] for r in results) else 0
 
 
 def cmd_diagram(args: argparse.Namespace) -> int:
+    """DOT or Mermaid text on stdout, or a file whose suffix picks the format."""
     from engine.actions.registry import ACTIONS
-    from engine.diagram import dot_source, render
+    from engine.diagram import diagram_format, diagram_text, render
     from engine.spec import load_machine
 
     spec = load_machine(Path(args.machine), ACTIONS)
@@ -254,11 +267,21 @@ def cmd_diagram(args: argparse.Namespace) -> int:
         info = store.get_run(args.run)
         kw = {"path_taken": [(s, t, d) for _, s, t, d in store.transitions(info.run_id)],
               "current": info.state}
-    if not args.output:
-        sys.stdout.write(dot_source(spec, **kw))
+    output = Path(args.output) if args.output else None
+    fmt = diagram_format(args.format, output)
+    if output is None:
+        text = diagram_text(spec, fmt, **kw)
+        if args.json:
+            _print_json({"machine": spec.name, "format": fmt, "output": None, "source": text})
+        else:
+            sys.stdout.write(text)
         return 0
-    out = render(spec, Path(args.output), **kw)
-    print(f"wrote {out}")
+    out = render(spec, output, fmt, **kw)
+    if args.json:
+        _print_json({"machine": spec.name, "format": fmt, "output": str(out),
+                     "bytes": out.stat().st_size})
+    else:
+        print(f"wrote {out}")
     return 0
 
 
@@ -270,13 +293,22 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
     rows = list_tools(Path(args.machine) if args.machine else None,
                       Path(args.mcp_config) if args.mcp_config else None, Path.cwd())
+    failed = [r for r in rows if r.get("status") == "failed"]
     if args.json:
         _print_json(rows)
-        return 0
-    for r in rows:
-        print(f"{r['name']:<40} {r['version']:<18} risk={r['risk']:<11} "
-              f"decision={r['decision']:<5} {r['source']}")
-    return 0
+    else:
+        for r in rows:
+            print(_tool_line(r))
+    for r in failed:
+        print(f"error: MCP server {r['server']} failed to start: {r['error']}", file=sys.stderr)
+    return EXIT_FAILED if failed else 0
+
+
+def _tool_line(r: dict[str, Any]) -> str:
+    if r.get("status") == "failed":
+        return f"{r['source']:<40} failed to start: {r['error']}"
+    return (f"{r['name']:<40} {r['version']:<18} risk={r['risk']:<11} "
+            f"decision={r['decision']:<5} {r['source']}")
 
 
 def cmd_policy(args: argparse.Namespace) -> int:
@@ -403,17 +435,25 @@ def _add_inspection(sub: Any) -> None:
 def _add_machines(sub: Any) -> None:
     p = sub.add_parser("validate", help="check machine files (exit 2 on any problem)")
     p.add_argument("machines", nargs="+")
+    p.add_argument("--json", action="store_true",
+                   help="one object per file: ok, states, transitions, problems (file, line)")
     p.set_defaults(func=cmd_validate)
-    p = sub.add_parser("diagram", help="render a machine with graphviz (.svg/.png/.dot)")
+    p = sub.add_parser("diagram", help="draw a machine: DOT or Mermaid text, or .svg/.png/.pdf")
     p.add_argument("machine")
-    p.add_argument("-o", "--output", help="output file; the suffix picks the format")
+    p.add_argument("-o", "--output", help="output file; the suffix picks the format (.dot, .svg, "
+                   ".png, .pdf, .mmd, .md)")
+    p.add_argument("-f", "--format", choices=["dot", "mermaid"],
+                   help="text format on stdout (default dot); mermaid is stateDiagram-v2")
     p.add_argument("--run", help="highlight this run's path and current state")
+    p.add_argument("--json", action="store_true",
+                   help="say where the file went (or give the text) as JSON")
     _common_db(p)
     p.set_defaults(func=cmd_diagram)
 
 
 def _add_tools(sub: Any) -> None:
-    p = sub.add_parser("tools", help="the tools a machine would see, with risk and decision")
+    p = sub.add_parser("tools", help="the tools a machine would see, with risk and decision "
+                       "(exit 1 when a configured MCP server fails to start)")
     p.add_argument("machine", nargs="?")
     p.add_argument("--mcp-config")
     p.add_argument("--json", action="store_true")
@@ -440,13 +480,14 @@ def _add_tools(sub: Any) -> None:
 
     p = sub.add_parser("eval", help="run golden tasks and print a table")
     p.add_argument("dir", nargs="?", default="golden_tasks")
-    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE; "
+                   "`--json -` prints them on stdout (the table goes to stderr)")
     p.add_argument("-k", dest="pattern", help="only tasks whose name contains PATTERN")
     p.add_argument("--model", help="run against a real model instead of the scripts")
     _model_option_arg(p)
     p.add_argument("--repeat", type=int, default=1, help="run each task N times")
     p.add_argument("--db", help="record every task's run in this database (nothing deleted) "
-                   "instead of a fresh temporary one per task")
+                   "instead of a fresh temporary one per task (default $ENGINE_DB if set)")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("replay", help="re-run a recorded golden run with its recorded model "

@@ -1,6 +1,7 @@
 """The live console: steps, streamed model text, tool calls and output, approvals, the summary.
 
-Rich on a terminal; plain lines when piped; ``NO_COLOR`` honoured (rich reads it). The only
+Rich on a terminal; plain lines when piped, unless ``FORCE_COLOR`` is set (non-empty, as
+force-color.org says); ``NO_COLOR`` wins over both (rich reads it). The only
 module that imports ``rich``. ``ConsoleObserver`` is an ``Observer``; ``ask_approvals`` is the
 interactive ``Prompter``.
 """
@@ -8,6 +9,7 @@ interactive ``Prompter``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -22,7 +24,16 @@ from engine.permissions.approvals import Answer, PendingQuestion
 def make_console(stream: TextIO | None = None) -> Console:
     stream = stream or sys.stdout
     return Console(file=stream, highlight=False, soft_wrap=True,
-                   force_terminal=None if stream.isatty() else False)
+                   force_terminal=_force_terminal(stream))
+
+
+def _force_terminal(stream: TextIO) -> bool | None:
+    """``True`` forces colour (``FORCE_COLOR``), ``False`` forbids it, ``None`` lets rich look."""
+    if os.environ.get("NO_COLOR"):
+        return None if stream.isatty() else False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return None if stream.isatty() else False
 
 
 def _short(value: Any, limit: int = 160) -> str:

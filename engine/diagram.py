@@ -4,6 +4,10 @@ The only ``graphviz`` importer. Building the graph is pure and deterministic (fi
 nodes and edges, no timestamps) so ``diagrams/*.dot`` can be checked for drift as text. Only
 ``render`` to an image format needs the ``dot`` binary; without it the user is told how to get
 it, never silently given another format.
+
+Transitions between the same two states share one edge whose label lists their triggers
+(``final, tool_calls``), so two labels never sit side by side and run into each other
+(``finaltool_calls``). Mermaid text is made by ``engine.mermaid``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 import graphviz
 
 from engine.errors import UsageError
+from engine.mermaid import markdown, mermaid_source
 from engine.spec.model import MachineSpec, StateSpec
 
 logger = logging.getLogger(__name__)
@@ -25,9 +30,13 @@ Transition = tuple[str, str, str]
 """``(source, trigger, dest)`` as recorded for each step of a run."""
 
 IMAGE_FORMATS = ("svg", "png", "pdf")
+SUFFIXES = {"dot": "dot", **{f: f for f in IMAGE_FORMATS}, "mmd": "mmd", "md": "md"}
+"""File suffix -> what ``render`` writes (``mmd``/``md``: Mermaid text, bare or fenced)."""
 TAKEN_COLOR = "#1f6feb"
 CURRENT_FILL = "#fff3b0"
 UNDECLARED_COLOR = "#d1242f"
+NODESEP = "0.6"
+"""Inches between neighbouring nodes: room for the labels of edges that run side by side."""
 DOT_MISSING = ("graphviz 'dot' not found: install it (apt-get install graphviz / "
                "brew install graphviz) or write .dot with -o FILE.dot")
 
@@ -40,7 +49,7 @@ def machine_graph(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
     graph = graphviz.Digraph(
         spec.name,
         graph_attr={"rankdir": "TB", "label": f"{spec.name} ({spec.kind})", "labelloc": "t",
-                    "fontname": "Helvetica"},
+                    "fontname": "Helvetica", "nodesep": NODESEP},
         node_attr={"fontname": "Helvetica", "fontsize": "11"},
         edge_attr={"fontname": "Helvetica", "fontsize": "10"},
     )
@@ -51,8 +60,8 @@ def machine_graph(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
     if spec.initial in spec.states:
         graph.edge(start, spec.initial)
     declared = spec.transitions()
-    for src, trigger, dest in declared:
-        graph.edge(src, dest, **_edge_attrs(trigger, counts[(src, trigger, dest)]))
+    for (src, dest), triggers in _parallel(declared).items():
+        graph.edge(src, dest, **_edge_attrs([(t, counts[(src, t, dest)]) for t in triggers]))
     for (src, trigger, dest), times in counts.items():
         if (src, trigger, dest) not in declared:
             graph.edge(src, dest, label=f"{trigger} x{times} (undeclared)", style="dashed",
@@ -67,18 +76,41 @@ def dot_source(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
     return source
 
 
-def render(spec: MachineSpec, out: Path, **kw: Any) -> Path:
-    """Write the diagram to ``out`` in the format its suffix names (.dot, .svg, .png, .pdf)."""
+def diagram_format(requested: str | None, out: Path | None) -> str:
+    """``dot`` or ``mermaid`` for text; for a file, what its suffix names (``-f`` must agree)."""
+    if out is None:
+        return requested or "dot"
+    suffix = out.suffix.lower().lstrip(".")
+    fmt = SUFFIXES.get(suffix)
+    if fmt is None:
+        raise UsageError(f"{out}: unknown diagram format '{out.suffix}': use "
+                         f"{', '.join('.' + s for s in SUFFIXES)}")
+    text_format = "mermaid" if fmt in ("mmd", "md") else "dot"
+    if requested is not None and requested != text_format:
+        raise UsageError(f"{out}: -f {requested} does not fit '{out.suffix}' "
+                         f"(a {text_format} file)")
+    return fmt
+
+
+def diagram_text(spec: MachineSpec, fmt: str, **kw: Any) -> str:
+    """The diagram as text: DOT (``dot``) or Mermaid (``mermaid``)."""
+    if fmt == "mermaid":
+        return mermaid_source(spec, **kw)
+    return dot_source(spec, **kw)
+
+
+def render(spec: MachineSpec, out: Path, fmt: str | None = None, **kw: Any) -> Path:
+    """Write the diagram to ``out`` in the format its suffix names (.dot, .svg, .png, .pdf,
+    .mmd for Mermaid text, .md for Mermaid in a Markdown fence)."""
     out = Path(out)
-    fmt = out.suffix.lower().lstrip(".")
-    graph = machine_graph(spec, **kw)
+    fmt = fmt or diagram_format(None, out)
     if fmt == "dot":
-        data: bytes = graph.source.encode("utf-8")
-    elif fmt in IMAGE_FORMATS:
-        data = _pipe(graph, fmt)
+        data: bytes = dot_source(spec, **kw).encode("utf-8")
+    elif fmt in ("mmd", "md"):
+        text = mermaid_source(spec, **kw)
+        data = (markdown(spec, text) if fmt == "md" else text).encode("utf-8")
     else:
-        raise UsageError(f"{out}: unknown diagram format '{out.suffix}': "
-                         f"use .dot, {', '.join('.' + f for f in IMAGE_FORMATS)}")
+        data = _pipe(machine_graph(spec, **kw), fmt)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
     logger.debug("wrote %s (%d bytes)", out, len(data))
@@ -117,11 +149,20 @@ def _node_attrs(state: StateSpec, visited: bool, current: bool) -> dict[str, str
     return attrs
 
 
-def _edge_attrs(trigger: str, times: int) -> dict[str, str]:
-    if not times:
-        return {"label": _text(trigger)}
-    return {"label": f"{_text(trigger)} x{times}", "color": TAKEN_COLOR,
-            "fontcolor": TAKEN_COLOR, "penwidth": "2.5"}
+def _parallel(transitions: Sequence[Transition]) -> dict[tuple[str, str], list[str]]:
+    """Triggers grouped by ``(source, dest)``, in file order."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for src, trigger, dest in transitions:
+        edges.setdefault((src, dest), []).append(trigger)
+    return edges
+
+
+def _edge_attrs(triggers: Sequence[tuple[str, int]]) -> dict[str, str]:
+    """One label naming every trigger, comma separated (with its count when the run took it)."""
+    label = ", ".join(_text(t) + (f" x{n}" if n else "") for t, n in triggers)
+    if not any(n for _, n in triggers):
+        return {"label": label}
+    return {"label": label, "color": TAKEN_COLOR, "fontcolor": TAKEN_COLOR, "penwidth": "2.5"}
 
 
 def _text(value: str) -> str:

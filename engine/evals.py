@@ -391,7 +391,8 @@ def main(args: argparse.Namespace) -> int:
     if not folders:
         what = f" matching {args.pattern!r}" if args.pattern else ""
         raise UsageError(f"{root}: no golden task folders (with {TASK_FILE}){what}")
-    shared = Path(args.db).resolve() if getattr(args, "db", None) else None
+    db = getattr(args, "db", None) or os.environ.get("ENGINE_DB")
+    shared = Path(db).resolve() if db else None
     from engine.models.options import parse_cli_options
 
     options = parse_cli_options(getattr(args, "model_option", None))
@@ -407,12 +408,17 @@ def main(args: argparse.Namespace) -> int:
                           shared_db=shared, progress=progress, options=options)
     duration = time.monotonic() - started
     _remove_if_empty(workdir)
-    sys.stdout.write(format_table(summaries, repeat))
-    print(f"total {duration:.1f} s")
+    to_stdout = args.json == "-"  # `--json -`: stdout is the JSON alone, the table goes to stderr
+    table = sys.stderr if to_stdout else sys.stdout
+    table.write(format_table(summaries, repeat))
+    print(f"total {duration:.1f} s", file=table)
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            suite_json(summaries, root=root, model=args.model, repeat=repeat,
-                       duration_s=duration), indent=2, default=str) + "\n", encoding="utf-8")
+        text = json.dumps(suite_json(summaries, root=root, model=args.model, repeat=repeat,
+                                     duration_s=duration), indent=2, default=str) + "\n"
+        if to_stdout:
+            sys.stdout.write(text)
+        else:
+            Path(args.json).write_text(text, encoding="utf-8")
     return 0 if all(s.passed for s in summaries) else 1
 
 

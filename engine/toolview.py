@@ -2,6 +2,8 @@
 
 Built-ins come from the machine's ``tools:`` (all of them without a machine); MCP tools are
 discovered by starting the machine's servers and those of ``--mcp-config``, then stopped.
+A server that fails to start is a row of its own (``status: failed`` and its ``error``), never
+left out silently; the CLI then exits 1.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from tools import builtin_specs
 
 def list_tools(machine_path: Path | None, mcp_config: Path | None,
                workspace: Path) -> list[dict[str, Any]]:
-    """One row per tool: ``ToolSpec.describe()`` plus the static ``decision``."""
+    """One row per tool: ``ToolSpec.describe()`` plus the static ``decision``; then one row
+    per MCP server that failed to start."""
     specs = builtin_specs()
     policy = Policy.default()
     servers: dict[str, Any] = {}
@@ -37,13 +40,25 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
         from engine.mcp import load_mcp_config
 
         servers.update(load_mcp_config(mcp_config))
+    failed: dict[str, str] = {}
     if servers:
         from engine.mcp import discover
         from engine.tooling.registry import ToolRegistry
 
-        specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_specs()))]
+        def note(kind: str, payload: dict[str, Any]) -> None:
+            if kind in ("mcp_server_failed", "mcp_server_unavailable"):
+                failed[payload["server"]] = payload.get("error") or "failed to start"
+
+        specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_specs()), note)]
     ctx = PolicyContext(workspace=workspace.resolve(), policy=policy, env=None)
-    return [_row(s, ctx) for s in specs]
+    return [*(_row(s, ctx) for s in specs),
+            *(_failed_row(servers[name], error) for name, error in sorted(failed.items()))]
+
+
+def _failed_row(config: Any, error: str) -> dict[str, Any]:
+    return {"name": None, "server": config.name, "source": f"mcp:{config.name}",
+            "transport": config.transport, "trust": config.trust, "status": "failed",
+            "error": error, "risk": None, "decision": None}
 
 
 def _row(spec: ToolSpec, ctx: PolicyContext) -> dict[str, Any]:

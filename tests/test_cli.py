@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -175,3 +176,84 @@ def test_tools_lists_mcp_tools_classified_locally(cli: EngineCLI, tmp_path: Path
     assert (own["risk"], own["decision"], own["trust"]) == ("read", "allow", "internal")
     assert {"name", "version", "risk", "idempotent", "side_effects", "source", "decision",
             "input_schema"} <= set(own)
+
+
+# -- --json everywhere, ENGINE_DB for eval, colour ----------------------------------------------
+
+
+def test_validate_json_lists_every_file_with_its_problems(cli: EngineCLI) -> None:
+    broken = "tests/machines_broken/dest_typo.yaml"
+    proc = cli("validate", "machines/review_changes.yaml", broken, "--json")
+    assert proc.returncode == 2 and proc.stderr == ""
+    good, bad = json.loads(proc.stdout)
+    assert good == {"path": "machines/review_changes.yaml", "ok": True,
+                    "machine": "review_changes", "kind": "workflow", "states": 5,
+                    "transitions": 5, "problems": []}
+    assert (bad["path"], bad["ok"]) == (broken, False)
+    assert bad["problems"] == [{"file": broken, "line": 8, "message":
+                                "'call_modle' is not a state (did you mean 'call_model'?)"}]
+    ok = cli("validate", "machines/coding_agent.yaml", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)[0]["ok"] is True
+
+
+def test_diagram_json_says_where_the_file_went(cli: EngineCLI, tmp_path: Path) -> None:
+    out = tmp_path / "sub" / "agent.md"
+    info = cli.json("diagram", "machines/coding_agent.yaml", "-o", str(out))
+    assert info == {"machine": "coding_agent", "format": "md", "output": str(out),
+                    "bytes": out.stat().st_size}
+    assert out.read_text().startswith("# coding_agent\n\n```mermaid\nstateDiagram-v2\n")
+    text = cli.json("diagram", "machines/coding_agent.yaml", "-f", "mermaid")
+    assert (text["format"], text["output"]) == ("mermaid", None)
+    assert text["source"].startswith("stateDiagram-v2\n")
+    bad = cli("diagram", "machines/coding_agent.yaml", "-f", "mermaid", "-o",
+              str(tmp_path / "a.svg"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "-f mermaid does not fit '.svg'" in bad.stderr
+
+
+@pytest.mark.parametrize("machine", sorted((ROOT / "machines").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_mermaid_diagrams_have_no_drift(machine: Path, cli: EngineCLI) -> None:
+    proc = cli("diagram", str(machine.relative_to(ROOT)), "-f", "mermaid")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("stateDiagram-v2\n")
+    committed = ROOT / "diagrams" / f"{machine.stem}.mmd"
+    assert proc.stdout == committed.read_text(), (
+        f"diagrams/{machine.stem}.mmd is stale: python -m engine diagram machines/{machine.name} "
+        f"-o diagrams/{machine.stem}.mmd")
+
+
+def test_run_json_streams_live_output_to_stderr(cli: EngineCLI) -> None:
+    proc = cli("run", "machines/coding_agent.yaml", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "completed"  # stdout: the JSON alone
+    assert "step 0 plan" in proc.stderr and "→ run_shell" in proc.stderr
+
+
+def test_force_color_colours_piped_output_and_no_color_wins(cli: EngineCLI) -> None:
+    forced = cli("run", "machines/coding_agent.yaml", env={"NO_COLOR": "", "FORCE_COLOR": "1"})
+    assert forced.returncode == 0, forced.stderr
+    assert "\x1b[" in forced.stdout
+    both = cli("run", "machines/coding_agent.yaml", env={"NO_COLOR": "1", "FORCE_COLOR": "1"})
+    assert both.returncode == 0 and "\x1b[" not in both.stdout
+
+
+def test_eval_json_dash_and_engine_db(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(ROOT / "golden_tasks" / "search_call_sites", suite / "search_call_sites")
+    db = tmp_path / "shared.db"
+    proc = subprocess.run([sys.executable, "-m", "engine", "eval", str(suite), "--json", "-"],
+                          cwd=ROOT, env=engine_env({"ENGINE_DB": str(db)}), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)  # stdout is the JSON alone ...
+    assert (data["tasks"], data["passed"]) == (1, True)
+    assert "1/1 tasks passed" in proc.stderr  # ... and the table went to stderr
+    runs = subprocess.run([sys.executable, "-m", "engine", "runs", "--json", "--db", str(db)],
+                          cwd=ROOT, env=engine_env(), capture_output=True, text=True, timeout=60)
+    assert [r["machine"] for r in json.loads(runs.stdout)] == ["coding_agent"]
+    out = tmp_path / "results.json"
+    kept = subprocess.run([sys.executable, "-m", "engine", "eval", str(suite), "--json", str(out)],
+                          cwd=ROOT, env=engine_env(), capture_output=True, text=True, timeout=300)
+    assert kept.returncode == 0, kept.stderr
+    assert "1/1 tasks passed" in kept.stdout and json.loads(out.read_text())["passed"] is True

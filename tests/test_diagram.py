@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
+import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from engine.diagram import DOT_MISSING, dot_source, machine_graph, render
+from engine.diagram import DOT_MISSING, diagram_format, dot_source, machine_graph, render
 from engine.errors import UsageError
+from engine.mermaid import mermaid_source
 from engine.spec import MachineSpec, StateSpec, parse_machine
+from tests.conftest import ROOT
 
 VALID = Path(__file__).parent / "machines_valid"
 
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "m.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
 TEST_FIX_DOT = """\
 digraph test_fix {
-	graph [fontname=Helvetica label="test_fix (workflow)" labelloc=t rankdir=TB]
+	graph [fontname=Helvetica label="test_fix (workflow)" labelloc=t nodesep=0.6 rankdir=TB]
 	node [fontname=Helvetica fontsize=11]
 	edge [fontname=Helvetica fontsize=10]
 	__start__ [label="" shape=point width=0.15]
@@ -122,3 +134,187 @@ def test_missing_dot_says_how_to_fix(agent: MachineSpec, tmp_path: Path,
     assert str(info.value).startswith("graphviz 'dot' not found: install it (apt-get install")
     assert not (tmp_path / "agent.svg").exists()
     assert render(agent, tmp_path / "agent.dot").exists()  # .dot never needs the binary
+
+
+# -- labels that do not run into each other ---------------------------------------------------
+
+PARALLEL = """\
+name: parallel
+kind: workflow
+initial: review
+states:
+  review:
+    action: call_model
+    on: {final: write, tool_calls: write}
+  write:
+    action: run_tool
+    with: {tool: write_file, args: {path: R.md, content: x}}
+    on: {ok: done, failed: failed}
+  done: {final: true}
+  failed: {final: true}
+"""
+
+_SVG_TEXT = re.compile(r'<text text-anchor="(\w+)" x="([-\d.]+)" y="([-\d.]+)"[^>]*'
+                       r'font-size="([\d.]+)"[^>]*>([^<]*)</text>')
+
+
+def svg_label_boxes(svg: str) -> list[tuple[str, float, float, float, float]]:
+    """Every text of an SVG with a box from its anchor, font size and length (Helvetica's
+    average glyph is about 0.55 em wide; 0.6 em plus 2 px keeps a margin)."""
+    boxes = []
+    for m in _SVG_TEXT.finditer(svg):
+        anchor, x, y, size = m.group(1), float(m.group(2)), float(m.group(3)), float(m.group(4))
+        text = html.unescape(m.group(5))
+        width = len(text) * size * 0.6
+        left = {"middle": x - width / 2, "start": x}.get(anchor, x - width)
+        boxes.append((text, left - 2, y - size, left + width + 2, y))
+    return boxes
+
+
+def overlapping(svg: str) -> list[tuple[str, str]]:
+    boxes = svg_label_boxes(svg)
+    return [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]]
+
+
+def test_parallel_transitions_share_one_edge_with_both_triggers(tmp_path: Path) -> None:
+    spec = parse_machine(write(tmp_path, PARALLEL))
+    dot = dot_source(spec)
+    assert '\treview -> write [label="final, tool_calls"]\n' in dot
+    assert dot.count("review -> write") == 1
+    taken = dot_source(spec, path_taken=[("review", "tool_calls", "write")] * 2)
+    assert 'review -> write [label="final, tool_calls x2" color="#1f6feb"' in taken
+    svg = render(spec, tmp_path / "p.svg").read_text(encoding="utf-8")
+    texts = [b[0] for b in svg_label_boxes(svg)]
+    assert "final, tool_calls" in texts and "finaltool_calls" not in "".join(texts)
+    assert overlapping(svg) == []
+
+
+def test_the_overlap_check_sees_glued_labels() -> None:
+    """The check itself: two labels placed edge to edge, as the old diagrams had them."""
+    glued = ('<text text-anchor="middle" x="42.37" y="-168.53" font-size="10.00">final</text>'
+             '<text text-anchor="middle" x="74.37" y="-168.53" font-size="10.00">tool_calls'
+             '</text>')
+    assert overlapping(glued) == [("final", "tool_calls")]
+
+
+@pytest.mark.parametrize("machine", sorted((ROOT / "machines").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_bundled_diagrams_have_no_overlapping_labels(machine: Path, tmp_path: Path) -> None:
+    spec = parse_machine(machine)
+    fresh = render(spec, tmp_path / "m.svg").read_text(encoding="utf-8")
+    assert overlapping(fresh) == []
+    committed = (ROOT / "diagrams" / f"{machine.stem}.svg").read_text(encoding="utf-8")
+    assert overlapping(committed) == [], f"regenerate diagrams/{machine.stem}.svg"
+
+
+# -- Mermaid ------------------------------------------------------------------------------------
+
+_ARROW = re.compile(r"(\S+) --> (\S+?)(?:: (.*))?\Z")
+
+
+@dataclass
+class Parsed:
+    """What a stateDiagram-v2 declares."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    edges: list[tuple[str, str, str]] = field(default_factory=list)
+    start: list[str] = field(default_factory=list)
+    ends: list[str] = field(default_factory=list)
+    classes: dict[str, list[str]] = field(default_factory=dict)
+
+    def name(self, ident: str) -> str:
+        return self.names.get(ident, ident)
+
+
+def parse_mermaid(text: str) -> Parsed:
+    """The structure of a stateDiagram-v2: states (id -> label), transitions, start, ends.
+    Refuses any line it does not understand, so a malformed diagram fails the test."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    assert lines[0] == "stateDiagram-v2"
+    out = Parsed()
+    names, labels, edges, start, ends, classes = (out.names, out.labels, out.edges, out.start,
+                                                  out.ends, out.classes)
+    for line in lines[1:]:
+        if line.startswith("%%") or line == "direction TB" or line.startswith("classDef "):
+            continue
+        if m := re.fullmatch(r'state "([^"]+)" as (\w+)', line):
+            names[m.group(2)] = m.group(1)
+        elif m := re.fullmatch(r"class ([\w,]+) (\w+)", line):
+            classes[m.group(2)] = m.group(1).split(",")
+        elif m := _ARROW.fullmatch(line):
+            src, dest, label = m.groups()
+            if src == "[*]":
+                start.append(dest)
+            elif dest == "[*]":
+                ends.append(src)
+            else:
+                assert label, line
+                edges.append((src, label, dest))
+        elif m := re.fullmatch(r"(\w+): (.+)", line):
+            labels[m.group(1)] = m.group(2)
+        else:
+            raise AssertionError(f"not stateDiagram-v2: {line!r}")
+    return out
+
+
+@pytest.mark.parametrize("machine", [*sorted((ROOT / "machines").glob("*.yaml")),
+                                     VALID / "coding_agent.yaml", VALID / "test_fix.yaml"],
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_mermaid_has_every_state_and_transition(machine: Path) -> None:
+    spec = parse_machine(machine)
+    parsed = parse_mermaid(mermaid_source(spec))
+    edges = [(parsed.name(s), t, parsed.name(d)) for s, t, d in parsed.edges]
+    assert edges == spec.transitions()
+    assert [parsed.name(s) for s in parsed.start] == [spec.initial]
+    assert [parsed.name(s) for s in parsed.ends] == list(spec.final_states)
+    labelled = {parsed.name(i): text for i, text in parsed.labels.items()}
+    for name, state in spec.states.items():
+        if not state.final:
+            assert labelled[name] == f"{name} ({state.action})"
+
+
+def test_mermaid_keywords_and_odd_names_get_safe_ids(tmp_path: Path) -> None:
+    text = """\
+        name: odd
+        initial: state
+        states:
+          state: {action: plan, on: {ready: end}}
+          end: {final: true}
+        """
+    spec = parse_machine(write(tmp_path, textwrap.dedent(text)))
+    source = mermaid_source(spec)
+    parsed = parse_mermaid(source)
+    assert parsed.names == {"state_0": "state", "state_1": "end"}
+    assert parsed.edges == [("state_0", "ready", "state_1")]
+    assert parsed.start == ["state_0"] and parsed.ends == ["state_1"]
+    assert "\n    end" not in source and " --> end" not in source
+
+
+def test_mermaid_run_path_has_counts_and_classes(agent: MachineSpec) -> None:
+    path = [("plan", "ready", "call_model"), ("call_model", "tool_calls", "await_approval"),
+            ("await_approval", "all_denied", "call_model"),
+            ("call_model", "tool_calls", "await_approval")]
+    path.append(("await_approval", "bogus", "done"))
+    parsed = parse_mermaid(mermaid_source(agent, path_taken=path, current="await_approval"))
+    assert ("await_approval", "bogus x1 (undeclared)", "done") in parsed.edges
+    assert ("call_model", "tool_calls x2", "await_approval") in parsed.edges
+    assert ("call_model", "final", "evaluate_stop") in parsed.edges
+    assert parsed.classes == {"taken": ["plan", "call_model", "await_approval", "done"],
+                                 "current": ["await_approval"]}
+
+
+def test_mermaid_files_md_and_mmd(agent: MachineSpec, tmp_path: Path) -> None:
+    mmd = render(agent, tmp_path / "a.mmd").read_text(encoding="utf-8")
+    assert mmd == mermaid_source(agent)
+    md = render(agent, tmp_path / "a.md").read_text(encoding="utf-8")
+    assert md == f"# coding_agent\n\n```mermaid\n{mmd}```\n"
+
+
+def test_format_must_fit_the_suffix(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"-f mermaid does not fit '\.svg'"):
+        diagram_format("mermaid", tmp_path / "a.svg")
+    assert diagram_format(None, tmp_path / "a.md") == "md"
+    assert diagram_format("dot", tmp_path / "a.png") == "png"
+    assert diagram_format(None, None) == "dot"

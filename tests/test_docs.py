@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from engine.actions.registry import ACTIONS
 from engine.cli import build_parser
@@ -36,3 +37,37 @@ def test_every_builtin_tool_is_documented() -> None:
 def test_the_docs_check_can_fail() -> None:
     assert "python -m engine frobnicate" not in README
     assert len(_commands()) >= 13
+
+
+def _flags() -> list[tuple[str, tuple[str, ...]]]:
+    """``(command, option strings)`` for every option of every command (subcommands included,
+    as in ``policy check-path``); ``--db``, which every command takes, is documented once."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+
+    def walk(parser: Any, name: str) -> None:
+        for action in parser._actions:
+            if action.__class__.__name__ == "_SubParsersAction":
+                for sub, p in action.choices.items():
+                    walk(p, f"{name} {sub}".strip())
+            elif action.option_strings and action.dest not in ("help", "db"):
+                out.append((name, tuple(action.option_strings)))
+
+    walk(build_parser(), "")
+    return out
+
+
+def test_every_flag_is_in_its_commands_row() -> None:
+    """Each command's row of the README table names all of its flags."""
+    rows = {}
+    for line in README.splitlines():
+        m = re.match(r"\| `python -m engine ([a-z][a-z -]*?)(?: [A-Z\[]|`)", line)
+        if m:
+            rows.setdefault(m.group(1).strip(), line)
+    missing = []
+    for command, flags in _flags():
+        row = rows.get(command) or rows.get(command.split()[0], "")
+        if not any(re.search(rf"{re.escape(f)}\b", row) for f in flags):
+            missing.append(f"{command} {flags[-1]}")
+    assert not missing, f"README's command table lacks: {missing}"
+    assert "All commands take `--db PATH`" in README
+    assert ("validate", ("--json",)) in _flags() and ("diagram", ("-f", "--format")) in _flags()

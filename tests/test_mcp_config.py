@@ -43,7 +43,7 @@ def test_stdio_and_http_entries(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("data", "message"), [
     ("{not json", "mcp.json:1:2: invalid JSON"),
-    ({"servers": {}}, '"mcpServers"'),
+    ({"srvs": {}}, '"mcpServers" (Claude, Cursor, Gemini) or "servers" (VS Code)'),
     ({"mcpServers": {"a": {"command": "x", "url": "http://h/mcp"}}}, "mcpServers.a: set exactly"),
     ({"mcpServers": {"a": {}}}, "set exactly one of 'command' (stdio) or 'url' (HTTP)"),
     ({"mcpServers": {"a": {"command": "x", "argz": []}}}, "unknown key 'argz'; valid keys"),

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.globs import translate
+
 ALWAYS_SKIPPED = frozenset({".git"})
 
 
@@ -44,56 +46,12 @@ class Entry:
 
 
 def glob_regex(pattern: str) -> str:
-    """A gitignore-style glob as a regex over ``/``-separated paths (for ``fullmatch``)."""
-    parts = pattern.split("/")
-    out = []
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if part == "**":
-            out.append(".*" if last else "(?:.*/)?")
-            continue
-        out.append(_segment_regex(part))
-        if not last:
-            out.append("/")
-    return "".join(out)
-
-
-def _segment_regex(segment: str) -> str:
-    out, i = [], 0
-    while i < len(segment):
-        c = segment[i]
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = _class_end(segment, i)
-            if end < 0:
-                out.append(re.escape(c))
-            else:
-                body = segment[i + 1:end]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
-        elif c == "\\" and i + 1 < len(segment):
-            i += 1
-            out.append(re.escape(segment[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def _class_end(segment: str, start: int) -> int:
-    """Index of the ``]`` closing the class opened at ``start``, or -1."""
-    i = start + 1
-    if i < len(segment) and segment[i] in "!^":
-        i += 1
-    if i < len(segment) and segment[i] == "]":
-        i += 1
-    end = segment.find("]", i)
-    return end
+    """A gitignore pattern as a regex over ``/``-separated paths (for ``fullmatch``), through
+    the project's one glob matcher (``engine.globs``). Git's own rules on top: a ``**`` that
+    is not a whole component is a plain ``*``; braces stay literal (``translate`` does not
+    expand them, and git has none)."""
+    parts = [p if p == "**" else re.sub(r"\*{2,}", "*", p) for p in pattern.split("/")]
+    return translate("/".join(parts))
 
 
 def parse_rules(text: str) -> list[Rule]:

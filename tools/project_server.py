@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 from engine.errors import UsageError
+from engine.globs import GlobError, compile_glob
 
 logger = logging.getLogger(__name__)
 
@@ -70,25 +71,15 @@ def read_file(root: Path, path: str, offset: int, limit: int) -> str:
 
 
 def glob_regex(glob: str) -> re.Pattern[str]:
-    """``**`` spans directories, ``*`` and ``?`` stay within one; a glob without ``/`` matches
-    file names anywhere (like ``rg -g``)."""
+    """The project's glob syntax (``engine.globs``: ``**`` spans directories, ``*`` and ``?``
+    stay within one, ``[...]``, ``{a,b}``); a glob without ``/`` matches file names anywhere
+    (like ``rg -g``)."""
     if glob.startswith("/") or ".." in Path(glob).parts:
         raise ToolError(f"glob {glob!r} must be relative to the project root, without '..'")
-    if "/" not in glob:
-        glob = "**/" + glob
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            ch = glob[i]
-            out.append("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+    try:
+        return compile_glob(glob if "/" in glob else "**/" + glob)
+    except GlobError as exc:
+        raise ToolError(str(exc)) from exc
 
 
 def project_files(root: Path, glob: str) -> Iterator[tuple[str, Path]]:

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, AnyStr, Generic
 
@@ -21,6 +22,7 @@ import anyio
 import anyio.from_thread
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.globs import GlobError, expand_braces, translate
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools import gitignore
 from tools.workspace import is_binary, rel, resolve_in
@@ -75,24 +77,17 @@ def compile_matcher(pattern: str, case_sensitive: bool) -> Matcher[Any]:
     return Matcher(re.compile(pattern, flags), "\n")
 
 
-def expand_braces(glob: str) -> list[str]:
-    """``*.{ts,tsx}`` -> ``['*.ts', '*.tsx']`` (first group expanded recursively)."""
-    m = re.search(r"\{([^{}]*,[^{}]*)\}", glob)
-    if m is None:
-        return [glob]
-    head, tail = glob[:m.start()], glob[m.end():]
-    return [g for alt in m.group(1).split(",") for g in expand_braces(head + alt + tail)]
-
-
+@lru_cache(maxsize=256)
 def glob_filter(glob: str | None) -> re.Pattern[str] | None:
-    """One regex for the glob: against the name if it has no ``/``, else against the path."""
+    """One regex (for ``fullmatch``) for the glob, in the project's glob syntax
+    (``engine.globs``): each alternative without a ``/`` matches the file name at any depth
+    (like ``rg -g``), one with a ``/`` the path from the workspace root. ``GlobError`` when
+    the glob cannot be used."""
     if not glob:
         return None
-    parts = []
-    for g in expand_braces(glob):
-        g = g.lstrip("/")
-        parts.append(gitignore.glob_regex(g) if "/" in g else f"(?:.*/)?{gitignore.glob_regex(g)}")
-    return re.compile("|".join(f"(?:{p})" for p in parts))
+    alternatives = [g.lstrip("/") for g in expand_braces(glob)]
+    return re.compile("|".join(f"(?:{translate(g if '/' in g else '**/' + g)})"
+                               for g in alternatives), re.DOTALL)
 
 
 @dataclass
@@ -113,6 +108,10 @@ async def search_text(args: SearchTextArgs, ctx: ToolContext) -> ToolResult:
     target = resolve_in(ctx.workspace, args.path)
     if isinstance(target, ToolResult):
         return target
+    try:
+        glob_filter(args.glob)
+    except GlobError as exc:
+        return ToolResult.error(f"{exc} (write fewer {{a,b}} groups)")
     try:
         matcher = compile_matcher(args.pattern, args.case_sensitive)
     except re.error as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -118,6 +119,11 @@ def call_options(ctx: ActionContext, params: CallModelParams | None = None) -> d
     return merge_options(ctx.machine.model_options, state, ctx.services.model_options)
 
 
+def call_model_emits(params: CallModelParams) -> frozenset[str]:
+    """Without tools the model is offered none, and any it names anyway are dropped."""
+    return frozenset({"tool_calls", "final"} if params.tools else {"final"})
+
+
 class _Answer:
     __slots__ = ("message", "usage_run")
 
@@ -154,6 +160,10 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
     usage = sum(spent, answer.usage_run)
     context = view.state.observe(view.estimated, answer.usage_run.input_tokens).to_dict()
     msg = answer.message
+    if msg.tool_calls and not params.tools:
+        logger.warning("state %s: the model named %d tool(s) although none were offered; "
+                       "ignored", ctx.state.name, len(msg.tool_calls))
+        msg = replace(msg, tool_calls=())
     turns = int(ctx.run.data.get("model_turns") or 0) + 1
     updates: dict[str, Any] = {"context": context, "model_turns": turns}
     if params.prompt or ctx.machine.kind == "workflow":  # templates of later states read it

@@ -42,3 +42,13 @@ class ActionInfo:
     """True for actions that run tools; their step row carries the planned calls."""
     snapshot: bool = False
     """True for actions after which the runner writes a compact checkpoint snapshot."""
+    templated: tuple[str, ...] = ()
+    """``with:`` keys rendered as templates (strings nested in them too); ``validate`` parses
+    them."""
+    emits_for: Callable[[Any], frozenset[str]] | None = None
+    """The triggers a state can actually emit given its validated params (a subset of
+    ``emits``), so ``validate`` demands no transition the state can never take."""
+
+    def emitted(self, params: BaseModel) -> frozenset[str]:
+        """``emits`` narrowed by the state's params."""
+        return self.emits if self.emits_for is None else self.emits_for(params) & self.emits

@@ -10,6 +10,7 @@ from engine.actions.agent import (
     EvaluateStopParams,
     PlanParams,
     call_model,
+    call_model_emits,
     checkpoint,
     evaluate_stop,
     plan,
@@ -22,6 +23,7 @@ from engine.actions.tools import (
     count_rounds,
     exec_tool,
     run_tool,
+    run_tool_emits,
 )
 
 ACTIONS: dict[str, ActionInfo] = {
@@ -30,7 +32,8 @@ ACTIONS: dict[str, ActionInfo] = {
         ActionInfo("plan", frozenset({"ready"}), PlanParams, plan,
                    "Prepare the conversation: system prompt, workspace summary, task."),
         ActionInfo("call_model", frozenset({"tool_calls", "final"}), CallModelParams, call_model,
-                   "Ask the model for the next turn (streams text and tool calls)."),
+                   "Ask the model for the next turn (streams text and tool calls).",
+                   templated=("prompt",), emits_for=call_model_emits),
         ActionInfo("await_approval", frozenset({"decided", "all_denied"}), NoParams,
                    await_approval, "Decide every pending tool call (policy, mode, or a person)."),
         ActionInfo("exec_tool", frozenset({"done"}), NoParams, exec_tool,
@@ -43,7 +46,7 @@ ACTIONS: dict[str, ActionInfo] = {
                    "Stop on a final answer, or when a budget is exhausted."),
         ActionInfo("run_tool", frozenset({"ok", "failed"}), RunToolParams, run_tool,
                    "Run one fixed tool call (workflows); args may be templates.",
-                   side_effects=True),
+                   side_effects=True, templated=("args",), emits_for=run_tool_emits),
         ActionInfo("count_rounds", frozenset({"again", "exhausted"}), CountRoundsParams,
                    count_rounds, "Count rounds of a workflow loop; exhausted past max."),
     )

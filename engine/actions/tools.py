@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -13,7 +13,7 @@ from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.actions.tool_exec import run_call
 from engine.effects import Ledger
-from engine.errors import PolicyRefusedError
+from engine.errors import PolicyRefusedError, ToolError
 from engine.state import Message, Outcome, ToolCall
 from engine.templates import render_value
 from engine.tooling.spec import ToolResult
@@ -75,6 +75,14 @@ class RunToolParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    on_error: Literal["transition", "fail_run"] = "transition"
+    """``transition``: a failed call emits ``failed``; ``fail_run``: it ends the run ``failed``
+    with the tool's error (the state then needs no ``failed:`` transition)."""
+
+
+def run_tool_emits(params: RunToolParams) -> frozenset[str]:
+    """``ok`` always; ``failed`` only when failures are transitions."""
+    return frozenset({"ok", "failed"} if params.on_error == "transition" else {"ok"})
 
 
 async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
@@ -94,10 +102,18 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
     results = dict(ctx.run.data.get("results") or {})
     results[ctx.state.name] = {"ok": not result.is_error, "output": result.content,
                                **({"data": dict(result.data)} if result.data else {})}
+    if result.is_error and params.on_error == "fail_run":
+        raise ToolError(f"state {ctx.state.name}: {params.tool} failed: "
+                        f"{_first_line(result.content)}")
     trigger = "failed" if result.is_error else "ok"
     seen = record_seen(ctx.run.data.get(SEEN_HASHES_KEY) or {}, result)
     return Outcome(trigger, updates={"results": results, SEEN_HASHES_KEY: seen},
                    note=f"{params.tool}: {'error' if result.is_error else 'ok'}")
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = (text.strip().splitlines() or [""])[0]
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 class CountRoundsParams(BaseModel):

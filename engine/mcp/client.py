@@ -26,6 +26,7 @@ from typing import Any, Literal, TextIO
 import anyio
 import mcp.types as types
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -81,6 +82,10 @@ class McpConnection:
         self._refreshed: anyio.Event | None = None
         self._errlog: TextIO | None = None
         """The server's stderr, kept so failure events can quote its last lines."""
+        self.transport = config.transport
+        """The transport in use: ``auto`` becomes ``sse`` once streamable HTTP failed to start."""
+        self._http_error: str | None = None
+        """Why streamable HTTP failed to start, for an ``auto`` server's error message."""
 
     @property
     def name(self) -> str:
@@ -129,7 +134,7 @@ class McpConnection:
     async def _serve_once(self, task_status: anyio.abc.TaskStatus[bool] | None) -> None:
         """One connection from start to end; a start failure is reported, never raised."""
         self._wake = anyio.Event()
-        connected = False
+        connected = retry = False
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.start_timeout
             self._starting = scope
@@ -153,12 +158,18 @@ class McpConnection:
             except Exception as exc:  # the run goes on without the server
                 if connected:
                     self._request_restart(self._generation, f"connection lost: {_describe(exc)}")
+                elif self._fall_back_to_sse(exc):
+                    retry = True
                 else:
                     self._start_failed(exc, task_status)
-                return
+                if not retry:
+                    return
             finally:
                 self._client = None
                 self._starting = None
+        if retry:
+            await self._serve_once(task_status)
+            return
         if self._stopping:
             if task_status is not None:
                 self.state = "failed"
@@ -168,10 +179,14 @@ class McpConnection:
 
     async def _client_for(self, stack: AsyncExitStack) -> Client:
         cfg = self.config
-        if cfg.url is not None:
+        if cfg.url is not None and self.transport == "sse":
+            transport: Any = sse_client(cfg.url, headers=dict(cfg.headers),
+                                        timeout=self.start_timeout,
+                                        sse_read_timeout=max(cfg.timeout_s, 300.0))
+        elif cfg.url is not None:
             http = create_mcp_http_client(headers=dict(cfg.headers))
             await stack.enter_async_context(http)
-            transport: Any = streamable_http_client(cfg.url, http_client=http)
+            transport = streamable_http_client(cfg.url, http_client=http)
         else:
             assert cfg.command is not None
             params = StdioServerParameters(command=cfg.command, args=list(cfg.args),
@@ -179,6 +194,16 @@ class McpConnection:
             transport = stdio_client(params, errlog=self._errlog or sys.stderr)
         return Client(transport, mode="legacy" if cfg.protocol == "legacy" else "auto",
                       message_handler=self._on_message, client_info=CLIENT_INFO, cache=None)
+
+    def _fall_back_to_sse(self, exc: BaseException) -> bool:
+        """An ``auto`` URL that did not speak streamable HTTP gets one try as HTTP+SSE."""
+        if self.config.url_transport != "auto" or self.transport != "auto" or self._stopping:
+            return False
+        self._http_error = f"{type(_leaf(exc)).__name__}: {_describe(_leaf(exc))}"
+        logger.info("MCP server %s: streamable HTTP failed (%s); trying HTTP+SSE", self.name,
+                    self._http_error)
+        self.transport = "sse"
+        return True
 
     def _connected(self, client: Client, tools: list[types.Tool]) -> None:
         """Record identity and tools, tell the hub, and let waiting calls through."""
@@ -190,9 +215,11 @@ class McpConnection:
         self._generation += 1
         self.state = "ready"
         self.last_error = None
+        if self.transport == "auto":
+            self.transport = "http"
         self._set_tools(tools)
         kind = "mcp_server_started" if self._generation == 1 else "mcp_server_restarted"
-        self._emit(kind, {"server": self.name, "transport": self.config.transport,
+        self._emit(kind, {"server": self.name, "transport": self.transport,
                           "protocol_version": self.protocol_version,
                           "server_name": self.server_name, "server_version": self.server_version,
                           "trust": self.config.trust, "tools": sorted(self.tools),
@@ -202,6 +229,9 @@ class McpConnection:
     def _start_failed(self, exc: BaseException, task_status: Any) -> None:
         leaf = _leaf(exc)
         self.last_error = f"{type(leaf).__name__}: {_describe(leaf)}"
+        if self._http_error is not None:
+            self.last_error = (f"streamable HTTP: {self._http_error}; "
+                               f"HTTP+SSE: {self.last_error}")
         phase = "start" if self._generation == 0 else "restart"
         logger.warning("MCP server %s failed to %s: %s", self.name, phase, self.last_error)
         self._emit("mcp_server_failed", {"server": self.name, "phase": phase,

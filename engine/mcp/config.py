@@ -2,19 +2,24 @@
 
 Two sources give the same frozen ``ServerConfig``: the widely used JSON file
 (``{"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers"}}}``, passed
-with ``--mcp-config``) and the ``mcp_servers:`` section of a machine YAML.
+with ``--mcp-config``; the VS Code, Cursor and Gemini CLI variants are read too, see
+``engine.mcp.dialects``) and the ``mcp_servers:`` section of a machine YAML. ``${VAR}`` references
+are expanded first (``engine.mcp.expand``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from engine.errors import UsageError
+from engine.mcp.dialects import UrlTransport, canonical_entry, server_table, url_transport
+from engine.mcp.expand import expand_entry
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +30,7 @@ Protocol = Literal["auto", "legacy"]
 ``legacy`` always uses the ``initialize`` handshake."""
 
 _FIELDS = ("command", "args", "env", "cwd", "url", "headers", "trust", "timeout_s",
-           "start_timeout_s", "max_restarts", "protocol")
+           "start_timeout_s", "max_restarts", "protocol", "include_tools", "exclude_tools")
 _IGNORED = ("type", "transport", "description", "disabled", "autoApprove", "alwaysAllow")
 """Keys other clients write into the same file; read (``disabled``) or ignored, never an error."""
 
@@ -42,6 +47,12 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    url_transport: UrlTransport = "http"
+    """For ``url``: streamable ``http``, the older ``sse``, or ``auto`` (http, then sse)."""
+    include_tools: tuple[str, ...] | None = None
+    """Only these of the server's tools are offered (Gemini's ``includeTools``); None: all."""
+    exclude_tools: tuple[str, ...] = ()
+    """Never offered, even when included (Gemini's ``excludeTools``)."""
     trust: Trust = "untrusted"
     """Only ``trusted`` servers' annotations may lower a tool's risk."""
     timeout_s: float = 60.0
@@ -54,7 +65,12 @@ class ServerConfig:
 
     @property
     def transport(self) -> str:
-        return "stdio" if self.command is not None else "http"
+        return "stdio" if self.command is not None else self.url_transport
+
+    def offers(self, tool: str) -> bool:
+        """Whether the server's tool ``tool`` (its own name) may be offered at all."""
+        included = self.include_tools is None or tool in self.include_tools
+        return included and tool not in self.exclude_tools
 
     def describe(self) -> dict[str, Any]:
         """A JSON-safe summary (header values and env values left out: they may be secrets)."""
@@ -75,15 +91,14 @@ def load_mcp_config(path: Path) -> dict[str, ServerConfig]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
-        raise UsageError(f'{where}: expected an object with "mcpServers": {{"<name>": {{...}}}}')
+    key, table = server_table(data, where)
     base = Path(path).resolve().parent
     servers: dict[str, ServerConfig] = {}
-    for name, entry in data["mcpServers"].items():
+    for name, entry in table.items():
         if isinstance(entry, dict) and entry.get("disabled") is True:
             logger.info("%s: MCP server %r is disabled; not started", where, name)
             continue
-        servers[name] = server_from_mapping(name, entry, f"{where}: mcpServers.{name}", base)
+        servers[name] = server_from_mapping(name, entry, f"{where}: {key}.{name}", base)
     return servers
 
 
@@ -103,11 +118,16 @@ def from_machine(
 
 
 def server_from_mapping(
-    name: str, entry: Any, where: str, base: Path | None = None
+    name: str, entry: Any, where: str, base: Path | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> ServerConfig:
-    """Validate one server entry; ``base`` resolves a relative ``cwd`` (the config's folder)."""
+    """Validate one server entry; ``base`` (the config's folder) resolves a relative ``cwd``,
+    from the project above it for ``.vscode/``, ``.cursor/`` and ``.gemini/``; ``environ``
+    (default: this process's) fills ``${VAR}`` references."""
     if not isinstance(entry, Mapping):
         raise UsageError(f"{where}: expected an object with 'command' or 'url'")
+    entry = expand_entry(canonical_entry(entry, where), where,
+                         os.environ if environ is None else environ, _workspace_folder(base))
     unknown = sorted(set(entry) - set(_FIELDS) - set(_IGNORED))
     if unknown:
         raise UsageError(f"{where}: unknown key {unknown[0]!r}; valid keys: {', '.join(_FIELDS)}")
@@ -119,8 +139,9 @@ def server_from_mapping(
     if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
         raise UsageError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
     cwd = _opt_str(entry.get("cwd"), f"{where}.cwd")
-    if cwd is not None and base is not None and not Path(cwd).is_absolute():
-        cwd = str(base / cwd)
+    project = _workspace_folder(base)
+    if cwd is not None and project is not None and not Path(cwd).is_absolute():
+        cwd = str(project / cwd)
     return ServerConfig(
         name=name,
         command=command,
@@ -129,12 +150,22 @@ def server_from_mapping(
         cwd=cwd,
         url=url,
         headers=_str_map(entry.get("headers"), f"{where}.headers"),
+        url_transport=url_transport(entry, where),
+        include_tools=_opt_tuple(entry.get("include_tools"), f"{where}.include_tools"),
+        exclude_tools=tuple(_str_list(entry.get("exclude_tools"), f"{where}.exclude_tools")),
         trust=_choice(entry.get("trust", "untrusted"), TRUST_LEVELS, f"{where}.trust"),
         timeout_s=_positive(entry.get("timeout_s", 60.0), f"{where}.timeout_s"),
         start_timeout_s=_positive(entry.get("start_timeout_s", 60.0), f"{where}.start_timeout_s"),
         max_restarts=int(_positive(entry.get("max_restarts", 2), f"{where}.max_restarts", True)),
         protocol=_choice(entry.get("protocol", "auto"), get_args(Protocol), f"{where}.protocol"),
     )
+
+
+def _workspace_folder(base: Path | None) -> Path | None:
+    """``${workspaceFolder}``: the project above ``.vscode/``, ``.cursor/`` or ``.gemini/``."""
+    if base is None:
+        return None
+    return base.parent if base.name in (".vscode", ".cursor", ".gemini") else base
 
 
 def _opt_str(value: Any, where: str) -> str | None:
@@ -149,6 +180,10 @@ def _str_list(value: Any, where: str) -> list[str]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise UsageError(f"{where}: expected a list of strings")
     return list(value)
+
+
+def _opt_tuple(value: Any, where: str) -> tuple[str, ...] | None:
+    return None if value is None else tuple(_str_list(value, where))
 
 
 def _str_map(value: Any, where: str) -> dict[str, str]:

@@ -129,7 +129,8 @@ class McpHub:
         old = {s.name: s for s in self.registry if s.source == source}
         taken = {n for n in self.registry.names() if n not in old}
         new: dict[str, ToolSpec] = {}
-        for tool in sorted(tools, key=lambda t: t.name):
+        offered = (t for t in tools if conn.config.offers(t.name))
+        for tool in sorted(offered, key=lambda t: t.name):
             key = (conn.name, tool.name)
             name = self._names.get(key) or tool_name(conn.name, tool.name, taken | set(new))
             self._names[key] = name

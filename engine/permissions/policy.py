@@ -21,7 +21,8 @@ A policy file (YAML) adds rules::
 Matchers: ``tool`` (a glob on the tool name), ``command`` (a prefix of the argument vector of a
 simple shell command after unwrapping ``timeout``/``env``/...; ``python -m pytest`` matches
 ``timeout 60 python -m pytest -x``), ``path`` (a glob on the path argument, relative to the
-workspace, ``**`` crossing directories), ``server`` (the MCP server name), ``risk``. Optional:
+workspace: ``*``, ``?``, ``**`` crossing directories, ``[...]`` and ``{a,b}``, see
+``engine.globs``), ``server`` (the MCP server name), ``risk``. Optional:
 ``reason`` (a label shown in audits) and ``idempotent: true`` (an allow rule declaring the
 matching calls safe to repeat when a crash leaves their outcome unknown). Relative ``roots`` are
 taken from the policy file's directory.
@@ -36,11 +37,9 @@ applies only when every simple command is allowed (by a rule or by being read-on
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import json
 import logging
 import os
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from typing import Any, Literal
 
 from engine.config import load_yaml
 from engine.errors import UsageError
+from engine.globs import GlobError, compile_glob, glob_match
 from engine.permissions.paths import PathVerdict, Root, check_path_json, judge_path
 from engine.permissions.shell import (
     DEFAULT_DECISION,
@@ -100,7 +100,7 @@ class Rule:
     def matches(self, *, tool: str, risk: str, server: str | None = None,
                 argv: Sequence[str] | None = None, path: str | None = None) -> bool:
         """Whether every matcher of the rule matches; a missing matcher matches anything."""
-        if self.tool is not None and not fnmatch.fnmatchcase(tool, self.tool):
+        if self.tool is not None and not glob_match(self.tool, tool):
             return False
         if self.risk is not None and self.risk != risk:
             return False
@@ -456,33 +456,6 @@ def capability_covers(granted: str, capability: str) -> bool:
 # ---------------------------------------------------------------- matching and loading
 
 
-def glob_match(pattern: str, path: str) -> bool:
-    """Glob on ``/``-separated paths: ``*`` and ``?`` stay in one component, ``**`` crosses."""
-    return _glob_regex(pattern).match(path) is not None
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
 def _prefix(prefix: tuple[str, ...], argv: Sequence[str]) -> bool:
     if len(argv) < len(prefix) or not prefix:
         return False
@@ -547,8 +520,20 @@ def _rule(item: Any, where: str) -> Rule:
         if not argv:
             raise UsageError(f"{where}: command: empty")
     label = f"{where}: {item['reason']}" if item.get("reason") else where
+    for key in ("tool", "path"):
+        _check_glob(item, key, where)
     return Rule(decision, _opt_str(item, "tool"), _opt_str(item, "path"), argv,
                 _opt_str(item, "server"), risk, bool(item.get("idempotent", False)), label)
+
+
+def _check_glob(item: Mapping[str, Any], key: str, where: str) -> None:
+    """A glob that cannot be compiled is refused when the policy is loaded, not when matched."""
+    pattern = _opt_str(item, key)
+    if pattern is not None:
+        try:
+            compile_glob(pattern)
+        except GlobError as exc:
+            raise UsageError(f"{where}: {key}: {exc}") from exc
 
 
 def _opt_str(item: Mapping[str, Any], key: str) -> str | None:

@@ -1,6 +1,10 @@
-"""Static proof that a parsed machine can run: actions, params, triggers, states and reachability.
+"""Static proof that a parsed machine can run: actions, params, triggers, templates, states and
+reachability.
 
-Every problem is reported (not only the first), each with the line it is about and a fix.
+Every problem is reported (not only the first), each with the line it is about and a fix. A state
+must handle every trigger its action can emit *with its params* (``run_tool`` with
+``on_error: fail_run`` never emits ``failed``; ``call_model`` with ``tools: false`` never emits
+``tool_calls``); a transition for a trigger the action can emit in general is never an error.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pydantic import ValidationError
 from engine.errors import SpecProblem
 from engine.spec.load import did_you_mean, pydantic_message
 from engine.spec.model import MachineSpec, StateSpec
+from engine.templates import check as check_template
 
 if TYPE_CHECKING:  # the action contract is only a type here: no import of the actions layer
     from engine.actions.base import ActionInfo
@@ -62,7 +67,8 @@ class _Checker:
                      f"known actions: {_names(sorted(self.actions))}")
         else:
             info = self.actions[state.action]
-            self.params(state, info)
+            if self.params(state, info):
+                self.templates(state, info)
             self.triggers(state, info)
 
     def final(self, state: StateSpec) -> None:
@@ -74,12 +80,31 @@ class _Checker:
                 self.add(state.line_of(key), f"state '{state.name}': a final state {rule} "
                                              f"(remove `{key}:` or `final: true`)")
 
-    def params(self, state: StateSpec, info: ActionInfo) -> None:
+    def params(self, state: StateSpec, info: ActionInfo) -> bool:
         try:
             info.params.model_validate(state.params)
         except ValidationError as exc:
             for error in exc.errors(include_url=False):
                 self.param_problem(state, info, error)
+            return False
+        return True
+
+    def templates(self, state: StateSpec, info: ActionInfo) -> None:
+        """Parse every template the action renders; each problem at its line in the file."""
+        for key in info.templated:
+            for path, text in _strings(state.params.get(key), f"with.{key}"):
+                line = state.line_of(path)
+                for issue in check_template(text, tuple(self.spec.states)):
+                    # A multi-line template is a block scalar: its first line follows the key.
+                    at = line + issue.line if "\n" in text.rstrip("\n") else line
+                    self.add(at, f"state '{state.name}': {path}: {issue.message}")
+
+    def emitted(self, state: StateSpec, info: ActionInfo) -> frozenset[str]:
+        """What the action can emit with this state's params (all of ``emits`` if invalid)."""
+        try:
+            return info.emitted(info.params.model_validate(state.params))
+        except ValidationError:
+            return info.emits
 
     def param_problem(self, state: StateSpec, info: ActionInfo, error: Any) -> None:
         key = "with." + ".".join(str(p) for p in error["loc"]) if error["loc"] else "with"
@@ -95,7 +120,7 @@ class _Checker:
         self.add(state.line_of(key), message)
 
     def triggers(self, state: StateSpec, info: ActionInfo) -> None:
-        for trigger in sorted(info.emits - state.on.keys()):
+        for trigger in sorted(self.emitted(state, info) - state.on.keys()):
             self.add(state.line_of("on"),
                      f"state '{state.name}': action '{info.name}' can emit '{trigger}' but the "
                      f"state has no transition for it (add `on: {{{trigger}: <state>}}`)")
@@ -133,7 +158,7 @@ class _Checker:
     def incomplete(self, state: StateSpec) -> bool:
         """Whether ``state`` has an unknown destination or action, or a missing trigger."""
         info = self.actions.get(state.action or "")
-        return (info is None or bool(info.emits - state.on.keys())
+        return (info is None or bool(self.emitted(state, info) - state.on.keys())
                 or any(dest not in self.spec.states for dest in state.on.values()))
 
 
@@ -150,6 +175,18 @@ def _reach(start: Iterable[str], edges: list[tuple[str, str]]) -> set[str]:
                 seen.add(dest)
                 todo.append(dest)
     return seen
+
+
+def _strings(value: Any, path: str) -> Iterable[tuple[str, str]]:
+    """Every string inside ``value`` with its dotted key path (list items keep the list's)."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _strings(v, f"{path}.{k}")
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v, path)
 
 
 def _names(names: Iterable[str], sep: str = ", ") -> str:

@@ -99,6 +99,8 @@ class McpServerSpec(_Frozen):
     """Endpoint of a streamable-HTTP server."""
     headers: dict[str, str] = Field(default_factory=dict)
     """HTTP headers sent to ``url``."""
+    type: Literal["stdio", "http", "sse"] | None = None
+    """For ``url``: ``http`` (streamable), ``sse`` (the older HTTP+SSE); unset tries both."""
     trust: Trust = "untrusted"
     """Untrusted servers' annotations never lower a tool's risk."""
     timeout_s: float = 60.0

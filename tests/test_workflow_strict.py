@@ -1,0 +1,141 @@
+"""Strict workflows: a state handles only what its action can emit with its params, and the
+action keeps that promise at run time. Templates are checked by ``validate``, with file:line."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from engine.actions.registry import ACTIONS
+from engine.errors import SpecError
+from engine.spec import load_machine
+from tests.conftest import ROOT, EngineCLI
+
+STRICT = """\
+name: strict_review
+kind: workflow
+initial: collect
+tools: [run_shell, write_file]
+states:
+  collect:
+    action: run_tool
+    with: {tool: run_shell, args: {command: "COMMAND"}, on_error: fail_run}
+    on: {ok: review}
+  review:
+    action: call_model
+    with:
+      tools: false
+      prompt: |
+        Review this output.
+        {{ results.collect.output }}
+    on: {final: done}
+  done: {final: true}
+"""
+
+TURNS = """\
+- text: "Looks fine."
+  tool_calls:
+    - {name: write_file, args: {path: sneaky.txt, content: "not offered"}}
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "m.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(SpecError) as info:
+        load_machine(path, ACTIONS)
+    return [str(p) for p in info.value.problems]
+
+
+def test_strict_workflow_validates(tmp_path: Path, cli: EngineCLI) -> None:
+    path = write(tmp_path, STRICT.replace("COMMAND", "echo hi"))
+    spec = load_machine(path, ACTIONS)
+    assert spec.states["collect"].on == {"ok": "review"}
+    proc = cli("validate", str(path))
+    assert proc.returncode == 0 and proc.stdout.strip() == f"{path}: ok (3 states, 2 transitions)"
+
+
+def test_default_params_still_demand_both_triggers(tmp_path: Path) -> None:
+    text = STRICT.replace(", on_error: fail_run", "").replace("tools: false", "tools: true")
+    path = write(tmp_path, text.replace("COMMAND", "echo hi"))
+    assert problems(path) == [
+        f"{path}:9: state 'collect': action 'run_tool' can emit 'failed' but the state has no "
+        "transition for it (add `on: {failed: <state>}`)",
+        f"{path}:17: state 'review': action 'call_model' can emit 'tool_calls' but the state has "
+        "no transition for it (add `on: {tool_calls: <state>}`)",
+    ]
+
+
+def test_a_transition_the_params_rule_out_is_not_an_error(tmp_path: Path) -> None:
+    text = STRICT.replace("on: {ok: review}", "on: {ok: review, failed: done}")
+    spec = load_machine(write(tmp_path, text.replace("COMMAND", "echo hi")), ACTIONS)
+    assert spec.states["collect"].on["failed"] == "done"
+
+
+def test_tools_false_drops_tool_calls_and_ends_final(tmp_path: Path, cli: EngineCLI) -> None:
+    machine = write(tmp_path, STRICT.replace("COMMAND", "echo hello-from-tool"))
+    turns = write(tmp_path, TURNS, "turns.yaml")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    proc = cli("run", str(machine), "--task", "review", "--model", f"scripted:{turns}",
+               "--approval", "auto", "--workspace", str(workspace), "--json")
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    assert (run["status"], run["state"], run["steps"]) == ("completed", "done", 2)
+    assert not (workspace / "sneaky.txt").exists()
+    show = cli.json("show", run["run_id"])
+    assert [t["trigger"] for t in show["transitions"]] == ["ok", "final"]
+
+
+def test_fail_run_ends_the_run_failed_with_the_tools_error(tmp_path: Path,
+                                                          cli: EngineCLI) -> None:
+    machine = write(tmp_path, STRICT.replace("COMMAND", "echo broken-build >&2; exit 3"))
+    turns = write(tmp_path, TURNS, "turns.yaml")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    proc = cli("run", str(machine), "--task", "review", "--model", f"scripted:{turns}",
+               "--approval", "auto", "--workspace", str(workspace), "--json")
+    assert proc.returncode == 1, proc.stderr
+    run = json.loads(proc.stdout)
+    assert (run["status"], run["state"], run["steps"]) == ("failed", "collect", 0)
+    show = cli.json("show", run["run_id"])
+    assert "collect: run_shell failed" in json.dumps(show)
+
+
+# -- templates ------------------------------------------------------------------------------
+
+
+def test_unclosed_expression_is_reported_at_its_line(tmp_path: Path, cli: EngineCLI) -> None:
+    text = STRICT.replace("COMMAND", "echo {{ task ")
+    path = write(tmp_path, text)
+    assert problems(path) == [
+        f"{path}:8: state 'collect': with.args.command: template syntax: unexpected end of "
+        "template, expected 'end of print statement'."]
+    proc = cli("validate", str(path))
+    assert proc.returncode == 2 and proc.stderr.startswith(f"{path}:8: ")
+    assert "Traceback" not in proc.stderr
+
+
+def test_reference_to_a_missing_state_and_unknown_name(tmp_path: Path) -> None:
+    text = STRICT.replace("{{ results.collect.output }}",
+                          "{{ results.colect.output }} {{ tasks }}\n"
+                          "        {% for r in results %}{{ r }} {{ results['done'] }}{% endfor %}")
+    path = write(tmp_path, text.replace("COMMAND", "echo hi"))
+    assert problems(path) == [
+        f"{path}:16: state 'review': with.prompt: unknown name 'tasks' in a template; templates "
+        "see task, results, data, workspace",
+        f"{path}:16: state 'review': with.prompt: results.colect: 'colect' is not a state "
+        "(states: collect, review, done)",
+    ]
+
+
+def test_bundled_machines_templates_are_valid() -> None:
+    for path in sorted((ROOT / "machines").glob("*.yaml")):
+        load_machine(path, ACTIONS)
