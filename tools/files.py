@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.tooling.spec import FileChange, ToolContext, ToolResult, ToolSpec
 from tools import gitignore
 from tools.patch import apply_diff, diff_target, make_patch
 from tools.workspace import atomic_write, is_binary, rel, resolve_in, sha256
@@ -305,27 +305,35 @@ def _plan_edit(ctx: ToolContext, target: Path, args: EditFileArgs) -> Change | T
     return Change(target, name, old, new)
 
 
-def preview_change(tool: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-    """What a ``write_file``/``edit_file`` call would change, without writing anything.
+def dry_run_write(args: Mapping[str, Any], ctx: ToolContext) -> tuple[FileChange, ...] | ToolResult:
+    """write_file's dry run: the same plan its handler commits, without writing."""
+    return _dry_run(WriteFileArgs, args, ctx)
 
-    For approval previews: the content is the unified diff, the data holds ``path``,
-    ``base_hash``, ``result_hash`` and ``patch``; an error result says why the call would fail.
-    """
-    model: type[WriteFileArgs | EditFileArgs] = WriteFileArgs if tool == "write_file" \
-        else EditFileArgs
+
+def dry_run_edit(args: Mapping[str, Any], ctx: ToolContext) -> tuple[FileChange, ...] | ToolResult:
+    """edit_file's dry run: the same plan its handler commits, without writing."""
+    return _dry_run(EditFileArgs, args, ctx)
+
+
+def _dry_run(model: type[WriteFileArgs | EditFileArgs], args: Mapping[str, Any],
+             ctx: ToolContext) -> tuple[FileChange, ...] | ToolResult:
+    name = "write_file" if model is WriteFileArgs else "edit_file"
     try:
         parsed = model.model_validate(dict(args))
     except ValueError as exc:
-        return ToolResult.error(f"invalid arguments for {tool}: {exc}")
+        return ToolResult.error(f"invalid arguments for {name}: {exc}")
     target = resolve_in(ctx.workspace, parsed.path)
     if isinstance(target, ToolResult):
         return target
-    change = (_plan_write(ctx, target, parsed) if isinstance(parsed, WriteFileArgs)
-              else _plan_edit(ctx, target, parsed))
+    try:
+        change = (_plan_write(ctx, target, parsed) if isinstance(parsed, WriteFileArgs)
+                  else _plan_edit(ctx, target, parsed))
+    except OSError as exc:
+        return ToolResult.error(f"{name} {parsed.path}: {exc.strerror or exc}")
     if isinstance(change, ToolResult):
         return change
     data = _change_data(change)
-    return ToolResult(data["patch"] or "(no change)", data=data)
+    return (FileChange(change.name, change.old, change.new, data["patch"]),)
 
 
 def _apply_edit(name: str, text: str, args: EditFileArgs) -> str:
@@ -447,7 +455,7 @@ SPECS = (
         "sha256 as base_hash). Refused if the file changed since you read it. Prefer edit_file "
         "for changes to existing files.",
         input_model=WriteFileArgs, handler=write_file, risk="write", idempotent=False,
-        side_effects=True, timeout_s=60.0,
+        side_effects=True, timeout_s=60.0, dry_run=dry_run_write,
         changelog=("1.0.0: atomic create/overwrite guarded by base hash; reports the patch",)),
     ToolSpec(
         name="edit_file", version="1.0.0",
@@ -455,6 +463,6 @@ SPECS = (
         "unless replace_all) or by a unified diff whose hunks match the file exactly. Refused "
         "if the file changed since you read it. Returns the diff applied.",
         input_model=EditFileArgs, handler=edit_file, risk="write", idempotent=False,
-        side_effects=True, timeout_s=60.0,
+        side_effects=True, timeout_s=60.0, dry_run=dry_run_edit,
         changelog=("1.0.0: exact replacement or strict unified diff, base hash, returns diff",)),
 )

@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.actions.context import ActionContext
-from engine.effects import FILE_WRITE_TOOLS, Ledger, plan_file_write, resolve_in_flight
+from engine.effects import Ledger, plan_file_change, resolve_in_flight
 from engine.errors import TurnstileError
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.spec import ToolContext, ToolResult
-from tools import preview_change
 
 logger = logging.getLogger(__name__)
 
@@ -56,12 +55,7 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
 
 def _file_plan(ctx: ActionContext, call: ToolCall, data: Mapping[str, Any]) -> Any:
     """Base and post-image hashes of a file write, from the tool's own dry run."""
-    if call.name not in FILE_WRITE_TOOLS:
-        return None
-    preview = preview_change(call.name, call.args,
-                             ToolContext(workspace=ctx.workspace, run_data=data))
-    data = {} if preview.is_error else dict(preview.data or {})
-    return plan_file_write(call, ctx.workspace, data.get("result_hash"), data.get("patch"))
+    return plan_file_change(ctx.services.tools.get(call.name), call, ctx.workspace, data)
 
 
 async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,

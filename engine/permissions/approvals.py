@@ -12,7 +12,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engine.permissions.policy import Decision, PolicyContext, decide
@@ -76,9 +76,15 @@ class Approver:
         self.prompter = prompter
 
     async def decide_batch(self, calls: Sequence[ToolCall], tools: ToolRegistry,
-                           granted: Iterable[str]) -> list[Approval]:
-        """One ``Approval`` per call, in order; people are asked about all open calls at once."""
+                           granted: Iterable[str],
+                           run_data: Mapping[str, Any] | None = None) -> list[Approval]:
+        """One ``Approval`` per call, in order; people are asked about all open calls at once.
+
+        ``run_data`` is what the tools will see when they run (the file hashes the agent has
+        read), so a write tool's dry run previews the change the call will really make.
+        """
         granted = set(granted)
+        policy = self.policy if run_data is None else replace(self.policy, run_data=run_data)
         decided: dict[str, Approval] = {}
         questions: list[PendingQuestion] = []
         for call in calls:
@@ -88,7 +94,7 @@ class Approver:
                                             "not runnable: the tool call returns an error",
                                             None, "engine", "", f"tool:{call.name}")
                 continue
-            d = decide(call, spec, self.policy)
+            d = decide(call, spec, policy)
             resolved = self._resolve(call, d, granted)
             if resolved is None:
                 questions.append(PendingQuestion(call, d))
