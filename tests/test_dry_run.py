@@ -4,6 +4,10 @@ the file after the call all come from the tool's own dry run, for every write to
 from __future__ import annotations
 
 import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +21,7 @@ from engine.permissions.policy import Policy, PolicyContext, decide
 from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
+from tests.conftest import ROOT, engine_env
 from tools import SEEN_HASHES_KEY, builtin_specs
 from tools.patch import apply_diff
 
@@ -162,3 +167,59 @@ def test_tools_without_a_dry_run_plan_nothing(tmp_path: Path) -> None:
     assert dry_run is not None
     planned = dry_run({"path": "../out.txt", "content": "x"}, ToolContext(workspace=tmp_path))
     assert isinstance(planned, ToolResult) and "outside the workspace" in planned.content
+
+
+def test_a_batch_previews_each_write_on_top_of_the_earlier_ones(tmp_path: Path) -> None:
+    case = CASES["edit_file old/new"]
+    ws, run_data = _ws(tmp_path, case)
+    first = ToolCall("c1", "edit_file", {"path": "m.py", "old": "beta = 1", "new": "beta = 2"})
+    second = ToolCall("c2", "edit_file", {"path": "m.py", "old": "beta = 2\nalpha",
+                                          "new": "beta = 3\nalpha"})  # only after the first
+    tools = ToolRegistry([SPECS["edit_file"]])
+    a1, a2 = anyio.run(Approver("auto", PolicyContext(ws, Policy(), {})).decide_batch,
+                       [first, second], tools, (), run_data)
+    assert "would fail" not in a2.preview
+    data: dict[str, Any] = dict(run_data)
+    shown = case.before
+    for call, approval in ((first, a1), (second, a2)):
+        result = anyio.run(invoke, tools, call, ToolContext(workspace=ws, run_data=data))
+        assert not result.is_error, result.content
+        data[SEEN_HASHES_KEY] = {"m.py": (result.data or {})["result_hash"]}
+        after = (ws / "m.py").read_bytes()
+        shown = _after_preview(shown, approval.preview)
+        assert shown == after
+        assert approval.post_images == {"m.py": hashlib.sha256(after).hexdigest()}
+    assert b"beta = 3" in (ws / "m.py").read_bytes()
+
+
+def test_a_write_that_would_not_write_what_was_approved_is_not_run(tmp_path: Path) -> None:
+    """The edit was approved on top of a write that was then refused: it is not run."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "m.py").write_text("a = 0\n")
+    turns = tmp_path / "turns.yaml"
+    turns.write_text(
+        "- tool_calls: [{name: read_file, args: {path: m.py}}]\n"
+        "- tool_calls:\n"
+        "    - {name: write_file, args: {path: m.py, content: \"a = 1\\nb = 2\\n\"}}\n"
+        "    - {name: edit_file, args: {path: m.py, old: a, new: z, replace_all: true}}\n"
+        "- text: done\n")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rules:\n  - {decision: allow, tool: edit_file}\n")
+    db = tmp_path / "engine.db"
+    proc = subprocess.run(
+        [sys.executable, "-m", "engine", "run", str(ROOT / "machines" / "coding_agent.yaml"),
+         "--task", "edit", "--workspace", str(ws), "--model", f"scripted:{turns}",
+         "--approval", "policy", "--policy", str(policy), "--db", str(db), "--json"],
+        cwd=tmp_path, env=engine_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (ws / "m.py").read_text() == "a = 0\n"
+    audit = subprocess.run([sys.executable, "-m", "engine", "audit",
+                            json.loads(proc.stdout)["run_id"], "--json", "--db", str(db)],
+                           cwd=tmp_path, env=engine_env(), capture_output=True, text=True,
+                           timeout=60)
+    decided = {row["tool"]: row["decision"] for row in json.loads(audit.stdout)}
+    assert decided == {"read_file": "allow", "write_file": "deny", "edit_file": "allow"}
+    with sqlite3.connect(db) as conn:
+        events = " ".join(r[0] for r in conn.execute("SELECT payload FROM events"))
+    assert "no longer write what was approved" in events

@@ -43,7 +43,7 @@ import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,7 +58,15 @@ from engine.permissions.shell import (
     strictest,
 )
 from engine.state import ToolCall
-from engine.tooling.spec import RISK_ORDER, Risk, ToolContext, ToolResult, ToolSpec, max_risk
+from engine.tooling.spec import (
+    RISK_ORDER,
+    FileChange,
+    Risk,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    max_risk,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -217,6 +225,8 @@ class Decision:
     capability: str = ""
     """The scoped key an "always" answer grants (``run_shell:python -m pytest``,
     ``write:src/``, ``tool:<name>``)."""
+    changes: tuple[FileChange, ...] = ()
+    """What the tool's dry run says the call will write (the preview shows their patches)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"decision": self.decision, "risk": self.risk, "reason": self.reason,
@@ -280,10 +290,12 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
     matched = [r for r in ctx.policy.rules
                if r.command is None
                and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel)]
-    preview = _write_preview(spec, args, ctx) if for_write else _json_preview(args)
+    preview, changes = _write_preview(spec, args, ctx) if for_write else (
+        _json_preview(args), ())
     reason = v.reason if v.decision != "allow" or not for_write else f"{spec.name}: {v.reason}"
-    return _finish(spec, risk, base, reason, matched, floor, preview,
-                   _path_capability(v, rel, for_write), ctx)
+    decision = _finish(spec, risk, base, reason, matched, floor, preview,
+                       _path_capability(v, rel, for_write), ctx)
+    return replace(decision, changes=changes)
 
 
 def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
@@ -371,16 +383,17 @@ def _shell_preview(command: str, verdict: ShellVerdict, finals: Sequence[str]) -
     return "\n".join(lines)
 
 
-def _write_preview(spec: ToolSpec, args: Mapping[str, Any], ctx: PolicyContext) -> str:
+def _write_preview(spec: ToolSpec, args: Mapping[str, Any],
+                   ctx: PolicyContext) -> tuple[str, tuple[FileChange, ...]]:
     """The tool's own dry run, shown as its patches: what the call will change, nothing else."""
     assert spec.dry_run is not None
     planned = spec.dry_run(args, ToolContext(workspace=ctx.workspace, run_data=ctx.run_data))
     if isinstance(planned, ToolResult):
-        return f"{spec.name} would fail: {planned.content}\n{_json_preview(args)}"
+        return f"{spec.name} would fail: {planned.content}\n{_json_preview(args)}", ()
     if not planned:
-        return f"{spec.name}: no file would change"
+        return f"{spec.name}: no file would change", ()
     return _cap_lines("\n".join(c.patch.rstrip("\n") or f"{c.path}: no change"
-                                for c in planned))
+                                 for c in planned)), tuple(planned)
 
 
 def _cap_lines(text: str) -> str:

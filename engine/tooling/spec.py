@@ -22,6 +22,13 @@ RISK_ORDER: tuple[Risk, ...] = ("read", "exec", "write", "network", "install", "
 """Risk classes from least to most dangerous; a compound takes the highest."""
 
 
+SEEN_HASHES_KEY = "file_hashes"
+"""``run_data`` key: workspace-relative path -> sha256 of the content the agent last saw."""
+PLANNED_FILES_KEY = "planned_files"
+"""``run_data`` key, for dry runs only: workspace-relative path -> the post-image an earlier
+call of the same batch will leave, so a later call's preview is planned on top of it."""
+
+
 def max_risk(*risks: Risk) -> Risk:
     """The most dangerous of ``risks`` (``read`` when given none)."""
     return max(risks, key=RISK_ORDER.index, default="read")
