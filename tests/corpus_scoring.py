@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.config import load_yaml
+from engine.config import dump_yaml, load_yaml
 from engine.permissions.shell import check_shell_json
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -162,3 +162,30 @@ def score(items: Sequence[Item], decisions: Mapping[str, str],
 
 def _ids(items: Iterable[Item]) -> list[str]:
     return [it.id for it in items]
+
+
+def close_gaps(workspace: Path, path: Path = PARTS["dev"]) -> list[str]:
+    """Remove the ``known_gap`` mark of dev items no longer answered ``allow``; their ids.
+
+    Only removes marks (adding one is a judgement made when labelling, not a refresh).
+    """
+    text = path.read_text(encoding="utf-8")
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    data = load_yaml(path)
+    closed = []
+    for raw in data:
+        if raw.get("known_gap") and not unsafe(_item(raw, raw["id"]),
+                                                decide(raw["command"], workspace)):
+            raw.pop("known_gap")
+            raw.pop("gap", None)
+            closed.append(raw["id"])
+    if closed:
+        path.write_text(header + dump_yaml(data), encoding="utf-8")
+    return closed
+
+
+if __name__ == "__main__":  # python -m tests.corpus_scoring: drop the marks of closed gaps
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        print("\n".join(close_gaps(make_workspace(Path(tmp)))) or "no known gap was closed")
