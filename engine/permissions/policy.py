@@ -3,7 +3,9 @@
 Built-in defaults: ``read`` inside the workspace is ``allow``; ``exec``, ``write``, ``network``
 and ``install`` are ``ask``; ``destructive`` is ``deny``; paths outside the whitelist are
 ``deny`` for writes and ``ask`` for reads; writing a sensitive file (``.git/``, ``.env``, keys)
-is ``ask``; shell commands are judged by ``shell.classify_command``.
+is ``ask``; shell commands are judged by ``shell.classify_command``. A tool that declares a dry
+run (``ToolSpec.dry_run``) is a write tool: its preview is the dry run's patches, never an edit
+worked out here.
 
 A policy file (YAML) adds rules::
 
