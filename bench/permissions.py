@@ -55,6 +55,13 @@ def _latencies(fn: Callable[[str], Any], commands: Sequence[str], rounds: int) -
     return samples
 
 
+def _per_command_p99(samples: Sequence[float], n: int) -> float:
+    """p99 over commands of each command's median across rounds: the cost of the slowest
+    decisions without the pauses a busy machine adds to single samples."""
+    medians = sorted(statistics.median(samples[i::n]) for i in range(n))
+    return medians[min(n - 1, int(n * 0.99))]
+
+
 def _pct(num: int, den: int) -> str:
     return f"{num}/{den} ({num / den:.1%})" if den else "-"
 
@@ -88,7 +95,9 @@ def measure(rounds: int) -> dict[str, Any]:
                     {"id": it.id, "category": it.category, "expect": it.expect,
                      "got": policy[it.id], "command": it.command} for it in items
                     if not _passes(it, policy[it.id])]
-        latency = _stats(_latencies(lambda c: check(c, ws), commands, rounds))
+        samples = _latencies(lambda c: check(c, ws), commands, rounds)
+        latency = {**_stats(samples), "per_command_p99_ms": _per_command_p99(samples,
+                                                                          len(commands))}
 
         old = {c: classify_command(c, ws, ENV) for c, *_ in CORPUS}
         old_passed = sum(old[c].decision == d and (not k or old[c].risk == k)
@@ -138,6 +147,8 @@ def targets(r: Mapping[str, Any]) -> list[list[str]]:
     rows.append(["check-shell decision latency in-process, median / p99",
                  f"{lat['median_ms']:.3f} / {lat['p99_ms']:.3f} ms", "p99 < 2 ms",
                  verdict(lat["p99_ms"] < P99_LIMIT_MS)])
+    rows.append(["  p99 over commands of each command's median (machine noise removed)",
+                 f"{lat['per_command_p99_ms']:.3f} ms", "(informative)", "-"])
     return rows
 
 
