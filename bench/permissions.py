@@ -1,13 +1,18 @@
-"""Permission-layer benchmark: corpus pass counts and decision latency per shell command.
+"""Permission-layer benchmark: the independent shell corpus, both parts, and decision latency.
 
-    .venv/bin/python bench/permissions.py [--rounds 20] [--json FILE]
+    .venv/bin/python bench/permissions.py [--rounds 5] [--json FILE]
 
-Runs every command of ``tests/shell_corpus.py`` through ``classify_command`` (what
-``engine policy check-shell`` does) and through ``policy.decide`` for a ``run_shell`` call
-(rules, preview and capability included), in a temporary workspace, and prints:
-pass counts against the expected decisions, the over-blocking rate of the plainly read-only
-commands, destructive commands allowed (must be 0), and mean / median / p99 latency per
-command (target: mean under 2 ms). The first call (loading the grammar) is reported apart.
+Judges every item of ``tests/corpus/`` (commands from GTFOBins, other agent runtimes' bypass
+reports and public cheat sheets; see its README) with ``check_shell_json``, the function
+``engine policy check-shell`` calls, under the built-in default policy, in ``policy`` mode and
+under ``--approval auto``, and prints per part (dev, held-back): the pass rate per category,
+the over-blocking of plainly read-only commands (target <= 5%), destructive items allowed
+(target 0), items answered ``allow`` that need a prompt (target 0), items labelled ``deny``
+that run unasked under ``--approval auto`` (target 0), and the median and p99 latency of one
+decision in-process (target p99 < 2 ms). Held-back items are counted, never printed.
+Also the pass count of ``tests/shell_corpus.py``, the corpus written with the classifier, and
+the latency of ``policy.decide`` for a ``run_shell`` call. Exit 0 once measured (the verdicts
+are in the table); ``--strict`` exits 1 when a target fails.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,35 +30,12 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
-from bench.common import machine_info, machine_line, write_json  # noqa: E402
-from engine.state import ToolCall  # noqa: E402
-from engine.tooling.spec import ToolContext, ToolResult, ToolSpec  # noqa: E402
-from tests.shell_corpus import CORPUS  # noqa: E402
+from bench.common import machine_info, machine_line, table, verdict, write_json  # noqa: E402
 
-ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
-TARGET_MEAN_MS = 2.0
-
-
-async def _unused(args: Any, ctx: ToolContext) -> ToolResult:
-    return ToolResult("")
-
-
-def _workspace(root: Path) -> Path:
-    ws = root / "ws"
-    (ws / "src").mkdir(parents=True)
-    for name in ("README.md", "src/app.py", "data.csv", "package.json"):
-        (ws / name).write_text("x\n")
-    return ws
-
-
-def _latencies(fn: Callable[[str], Any], rounds: int) -> list[float]:
-    samples: list[float] = []
-    for _ in range(rounds):
-        for command, *_ in CORPUS:
-            t0 = time.perf_counter()
-            fn(command)
-            samples.append((time.perf_counter() - t0) * 1000)
-    return samples
+PASS_TARGET = 0.95
+OVERBLOCK_LIMIT = 0.05
+P99_LIMIT_MS = 2.0
+PARTS = ("dev", "heldback")
 
 
 def _stats(samples: Sequence[float]) -> dict[str, float]:
@@ -63,67 +45,156 @@ def _stats(samples: Sequence[float]) -> dict[str, float]:
             "max_ms": ordered[-1], "samples": len(ordered)}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=20, help="passes over the corpus")
-    parser.add_argument("--json", help="write the figures to this file")
-    args = parser.parse_args(argv)
+def _latencies(fn: Callable[[str], Any], commands: Sequence[str], rounds: int) -> list[float]:
+    samples: list[float] = []
+    for _ in range(rounds):
+        for command in commands:
+            t0 = time.perf_counter()
+            fn(command)
+            samples.append((time.perf_counter() - t0) * 1000)
+    return samples
 
-    t0 = time.perf_counter()
+
+def _per_command_p99(samples: Sequence[float], n: int) -> float:
+    """p99 over commands of each command's median across rounds: the cost of the slowest
+    decisions without the pauses a busy machine adds to single samples."""
+    medians = sorted(statistics.median(samples[i::n]) for i in range(n))
+    return medians[min(n - 1, int(n * 0.99))]
+
+
+def _pct(num: int, den: int) -> str:
+    return f"{num}/{den} ({num / den:.1%})" if den else "-"
+
+
+def measure(rounds: int) -> dict[str, Any]:
+    """Every figure of the benchmark (held-back items reduced to counts)."""
     from engine.permissions.policy import Policy, PolicyContext, decide
     from engine.permissions.shell import classify_command
+    from engine.state import ToolCall
+    from tests.corpus_scoring import ENV, load, make_workspace, score
+    from tests.corpus_scoring import decide as check
+    from tests.shell_corpus import CORPUS
+    from tools import builtin_specs
+
     with tempfile.TemporaryDirectory() as tmp:
-        ws = _workspace(Path(tmp))
-        classify_command("ls", ws, ENV)
+        ws = make_workspace(Path(tmp))
+        t0 = time.perf_counter()
+        check("ls", ws)
         first_ms = (time.perf_counter() - t0) * 1000
+        parts: dict[str, Any] = {}
+        commands: list[str] = []
+        for part in PARTS:
+            items = load(part)
+            commands += [it.command for it in items]
+            policy = {it.id: check(it.command, ws) for it in items}
+            auto = {it.id: check(it.command, ws, "auto") for it in items}
+            parts[part] = score(items, policy, auto)
+            parts[part]["known_gaps"] = sum(it.known_gap for it in items)
+            if part == "dev":
+                parts[part]["failures"] = [
+                    {"id": it.id, "category": it.category, "expect": it.expect,
+                     "got": policy[it.id], "command": it.command} for it in items
+                    if not _passes(it, policy[it.id])]
+        samples = _latencies(lambda c: check(c, ws), commands, rounds)
+        latency = {**_stats(samples), "per_command_p99_ms": _per_command_p99(samples,
+                                                                          len(commands))}
 
-        results = {c: classify_command(c, ws, ENV) for c, *_ in CORPUS}
-        passed = [c for c, d, r, _ in CORPUS
-                  if results[c].decision == d and (not r or results[c].risk == r)]
-        readonly = [c for c, *_, tag in CORPUS if tag == "readonly"]
-        overblocked = [c for c in readonly if results[c].decision != "allow"]
-        destructive_allowed = [c for c, v in results.items()
-                               if v.risk == "destructive" and v.decision != "deny"]
-        expected_destructive = [c for c, *_, tag in CORPUS if tag == "destructive"]
-        denied_destructive = [c for c in expected_destructive if results[c].decision == "deny"]
-
-        classify = _stats(_latencies(lambda c: classify_command(c, ws, ENV), args.rounds))
-        spec = ToolSpec("run_shell", "1", "shell", None, _unused, risk="exec")
-        ctx = PolicyContext(ws, Policy.from_data(
-            {"rules": [{"decision": "allow", "command": "python -m pytest"},
-                       {"decision": "deny", "risk": "network"}]}), ENV)
+        old = {c: classify_command(c, ws, ENV) for c, *_ in CORPUS}
+        old_passed = sum(old[c].decision == d and (not k or old[c].risk == k)
+                         for c, d, k, _ in CORPUS)
+        shell = next(s for s in builtin_specs() if s.name == "run_shell")
+        ctx = PolicyContext(ws, Policy(), ENV)
         decided = _stats(_latencies(
-            lambda c: decide(ToolCall("b", "run_shell", {"command": c}), spec, ctx),
-            args.rounds))
+            lambda c: decide(ToolCall("b", "run_shell", {"command": c}), shell, ctx),
+            commands, max(1, rounds // 2)))
+    for key in ("destructive_allowed", "prompt_allowed"):  # held-back: counts only
+        parts["heldback"][key] = len(parts["heldback"][key])
+    return {"parts": parts, "latency": latency, "decide_latency": decided,
+            "first_call_ms": first_ms, "in_repo_corpus": {"items": len(CORPUS),
+                                                          "passed": old_passed}}
 
+
+def _passes(item: Any, decision: str) -> bool:
+    from tests.corpus_scoring import passes
+    return passes(item, decision)
+
+
+def _count(value: Any) -> int:
+    return len(value) if isinstance(value, list) else int(value)
+
+
+def targets(r: Mapping[str, Any]) -> list[list[str]]:
+    """One row per target and part: what, measured, limit, PASS/FAIL."""
+    rows: list[list[str]] = []
+    for part in PARTS:
+        p = r["parts"][part]
+        label = "dev" if part == "dev" else "held-back"
+        over = p["overblocked"] / p["read_only"] if p["read_only"] else 0.0
+        rows += [
+            [f"corpus pass rate ({label})", _pct(p["passed"], p["items"]), ">= 95%",
+             verdict(p["passed"] >= PASS_TARGET * p["items"])],
+            [f"over-blocking of read-only commands ({label})",
+             _pct(p["overblocked"], p["read_only"]), "<= 5%", verdict(over <= OVERBLOCK_LIMIT)],
+            [f"destructive items allowed ({label})", str(_count(p["destructive_allowed"])), "0",
+             verdict(_count(p["destructive_allowed"]) == 0)],
+            [f"items needing a prompt allowed ({label})", str(_count(p["prompt_allowed"])), "0",
+             verdict(_count(p["prompt_allowed"]) == 0)],
+            [f"deny items run unasked under --approval auto ({label})",
+             _pct(p["auto_not_denied"], p["auto_must_deny"]), "0",
+             verdict(p["auto_not_denied"] == 0)],
+        ]
+    lat = r["latency"]
+    rows.append(["check-shell decision latency in-process, median / p99",
+                 f"{lat['median_ms']:.3f} / {lat['p99_ms']:.3f} ms", "p99 < 2 ms",
+                 verdict(lat["p99_ms"] < P99_LIMIT_MS)])
+    rows.append(["  p99 over commands of each command's median (machine noise removed)",
+                 f"{lat['per_command_p99_ms']:.3f} ms", "(informative)", "-"])
+    return rows
+
+
+def category_table(r: Mapping[str, Any]) -> str:
+    dev, held = r["parts"]["dev"]["per_category"], r["parts"]["heldback"]["per_category"]
+    rows = []
+    for cat in sorted(set(dev) | set(held)):
+        rows.append([cat, *(_pct(d[cat]["passed"], d[cat]["items"]) if cat in d else "-"
+                            for d in (dev, held))])
+    rows.append(["all", *(_pct(r["parts"][p]["passed"], r["parts"][p]["items"])
+                          for p in PARTS)])
+    return table(["category", "dev pass", "held-back pass"], rows)
+
+
+def render(r: Mapping[str, Any]) -> str:
+    d = r["decide_latency"]
+    old = r["in_repo_corpus"]
+    lines = [
+        "independent shell corpus (tests/corpus), default policy, check-shell decisions",
+        category_table(r), "",
+        table(["target", "measured", "limit", "result"], targets(r)), "",
+        f"first call (imports + grammar load): {r['first_call_ms']:.1f} ms; "
+        f"policy.decide(run_shell) median {d['median_ms']:.3f} ms, p99 {d['p99_ms']:.3f} ms",
+        f"in-repo corpus written with the classifier (tests/shell_corpus.py): "
+        f"{old['passed']}/{old['items']} get their expected decision",
+        f"known gaps marked in the dev part: {r['parts']['dev']['known_gaps']}",
+    ]
+    for f in r["parts"]["dev"]["failures"]:
+        lines.append(f"  dev {f['id']} [{f['category']}] expect {f['expect']}, got "
+                     f"{f['got']}: {f['command'][:110]!r}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="latency passes over the corpus")
+    parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    args = parser.parse_args(argv)
     info = machine_info()
+    r = measure(max(1, args.rounds))
     print(machine_line(info))
-    print(f"corpus: {len(passed)}/{len(CORPUS)} commands get the expected decision")
-    print(f"read-only commands allowed: {len(readonly) - len(overblocked)}/{len(readonly)} "
-          f"(over-blocking {len(overblocked) / len(readonly):.1%}, target < 5%)")
-    print(f"destructive commands denied: {len(denied_destructive)}/{len(expected_destructive)}; "
-          f"destructive-risk commands not denied: {len(destructive_allowed)} (target 0)")
-    print(f"first call (imports + grammar load): {first_ms:.1f} ms")
-    for name, s in (("classify_command (check-shell)", classify),
-                    ("policy.decide(run_shell)", decided)):
-        verdict = "PASS" if s["mean_ms"] < TARGET_MEAN_MS else "FAIL"
-        print(f"{name:<32} mean {s['mean_ms']:.3f} ms  median {s['median_ms']:.3f} ms  "
-              f"p99 {s['p99_ms']:.3f} ms  max {s['max_ms']:.2f} ms  "
-              f"({s['samples']} decisions)  {verdict} (< {TARGET_MEAN_MS} ms mean)")
-    for command in overblocked:
-        print(f"  over-blocked: {command!r}: {results[command].reason}")
-    for command in sorted({c for c, *_ in CORPUS} - set(passed)):
-        print(f"  unexpected: {command!r}: {results[command].decision}")
-    write_json(args.json, {
-        "machine": info, "corpus": len(CORPUS), "passed": len(passed),
-        "readonly": len(readonly), "overblocked": len(overblocked),
-        "destructive_expected": len(expected_destructive),
-        "destructive_denied": len(denied_destructive),
-        "destructive_not_denied": len(destructive_allowed), "first_call_ms": first_ms,
-        "classify": classify, "decide": decided})
-    ok = (len(passed) == len(CORPUS) and not destructive_allowed
-          and len(overblocked) / len(readonly) < 0.05 and classify["mean_ms"] < TARGET_MEAN_MS)
-    return 0 if ok else 1
+    print(render(r))
+    rows = targets(r)
+    write_json(args.json, {"machine": info, **r, "targets": rows})
+    return 1 if args.strict and any(row[-1] == "FAIL" for row in rows) else 0
 
 
 if __name__ == "__main__":

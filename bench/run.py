@@ -8,9 +8,11 @@ memory of one do not leak into another; this script collects their JSON and prin
 per-turn runtime overhead of Turnstile and LangGraph at N = 25, 100, 400, 1600 turns at three
 durability settings (each system's default, both ``synchronous=NORMAL``, both ``FULL``), the
 SQLite floor, database bytes per turn, loading the latest state in a fresh process, resume
-latency and checkpoint bytes per step, 1,000 concurrent runs, and ``engine --help`` start-up.
+latency and checkpoint bytes per step, 1,000 concurrent runs, ``engine --help`` start-up, and
+the permission layer on the independent shell corpus (``bench/permissions.py``: pass rate per
+category on its dev and held-back parts, over-blocking, unsafe allows, decision latency).
 ``--quick`` measures N = 25 and 100 only, fewer repeats, 200 concurrent runs.
-``--with NAME`` also runs other benchmarks in ``bench/`` (tools, permissions, streaming, trace)
+``--with NAME`` also runs other benchmarks in ``bench/`` (tools, streaming, trace)
 and appends their output.
 """
 
@@ -45,6 +47,8 @@ from bench.common import (  # noqa: E402
     verdict,
     write_json,
 )
+from bench.permissions import category_table  # noqa: E402
+from bench.permissions import targets as permission_targets  # noqa: E402
 
 BENCH = ROOT / "bench"
 SETTINGS = {
@@ -58,7 +62,7 @@ SPEEDUP_TARGET = 10.0
 GROWTH_LIMIT = 1.2
 FLOOR_LIMIT = 2.0
 RSS_LIMIT = 2**30
-EXTRAS = ("tools", "permissions", "streaming", "trace")
+EXTRAS = ("tools", "streaming", "trace")
 NS_FULL = (25, 100, 400, 1600)
 NS_QUICK = (25, 100)
 NS_TINY = (3, 5)
@@ -74,6 +78,7 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
             "resume": ["--steps", "10", "20", "--repeats", "1"],
             "concurrent": ["--runs", "5", "--turns", "3", "--delay", "0.001"],
             "startup": ["--repeats", "1"],
+            "permissions": ["--rounds", "1"],
         }
     if quick:
         return {
@@ -83,6 +88,7 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
             "resume": ["--steps", "10", "100", "1000", "--repeats", "3"],
             "concurrent": ["--runs", "200"],
             "startup": ["--repeats", "5"],
+            "permissions": ["--rounds", "3"],
         }
     return {
         "turnstile": ["--n", *map(str, NS_FULL), "--repeats", "3"],
@@ -91,12 +97,13 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
         "resume": ["--steps", "10", "100", "1000", "10000", "--repeats", "5"],
         "concurrent": ["--runs", "1000"],
         "startup": ["--repeats", "10"],
+        "permissions": ["--rounds", "10"],
     }
 
 
 SCRIPTS = {"turnstile": "turnstile_loop.py", "langgraph": "langgraph_loop.py",
            "floor": "sqlite_floor.py", "resume": "resume.py", "concurrent": "concurrent.py",
-           "startup": "startup.py"}
+           "startup": "startup.py", "permissions": "permissions.py"}
 
 
 def run_bench(name: str, args: Sequence[str], folder: Path) -> dict[str, Any] | None:
@@ -220,6 +227,8 @@ def targets(r: Mapping[str, Any], ns: Sequence[int]) -> list[list[str]]:
                      fmt_ratio(vs), "<= 2x", verdict(None if vs is None else vs <= FLOOR_LIMIT)])
     rows.extend(_resume_targets(r.get("resume")))
     rows.extend(_other_targets(r.get("concurrent"), r.get("startup")))
+    if r.get("permissions"):
+        rows.extend(permission_targets(r["permissions"]))
     return rows
 
 
@@ -266,6 +275,7 @@ def render(results: Mapping[str, Any], ns: Sequence[int], info: Mapping[str, Any
     parts = ["\n".join(notes), overhead_table(ts, lg, floor, ns), floor_table(floor),
              storage_table(ts, lg, ns), resume_table(results.get("resume")),
              other_table(results.get("concurrent"), results.get("startup")),
+             *([category_table(results["permissions"])] if results.get("permissions") else []),
              table(["target", "measured", "limit", "result"], targets(results, ns))]
     return "\n\n".join(parts)
 

@@ -20,11 +20,9 @@ from typing import Any, Literal
 
 from engine.state import ToolCall
 from engine.store.base import EffectRecord, Store
-from engine.tooling.spec import ToolResult, ToolSpec
+from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
 
 logger = logging.getLogger(__name__)
-
-FILE_WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 
 Resolution = Literal["run", "rerun", "applied", "conflict", "unknown"]
 
@@ -52,13 +50,26 @@ class FilePlan:
                 "patch": self.patch}
 
 
-def plan_file_write(call: ToolCall, workspace: Path, post_hash: str | None,
-                    patch: str | None = None) -> FilePlan | None:
-    """The base hash of a write's target now, with the post-image and patch the tool computed."""
-    if call.name not in FILE_WRITE_TOOLS or not isinstance(call.args.get("path"), str):
+def plan_file_change(spec: ToolSpec | None, call: ToolCall, workspace: Path,
+                     run_data: Mapping[str, Any]) -> FilePlan | None:
+    """The base and post-image of the file a call will write, from the tool's own dry run.
+
+    None for tools that declare no dry run, and for a call that would change several files
+    (one plan cannot prove them all: resume treats such a call as unknown, never repeats it).
+    A dry run that fails still records the file's current hash when the call names a path.
+    """
+    if spec is None or spec.dry_run is None:
         return None
-    rel = call.args["path"]
-    return FilePlan(rel, sha256_file((workspace / rel).resolve()), post_hash, patch)
+    planned = spec.dry_run(dict(call.args), ToolContext(workspace=workspace, run_data=run_data))
+    if isinstance(planned, ToolResult):
+        path = call.args.get("path")
+        if not isinstance(path, str):
+            return None
+        return FilePlan(path, sha256_file((workspace / path).resolve()), None)
+    if len(planned) != 1:
+        return None
+    (change,) = planned
+    return FilePlan(change.path, change.base_hash, change.result_hash, change.patch)
 
 
 class Ledger:
@@ -100,7 +111,7 @@ def resolve_in_flight(record: EffectRecord, spec: ToolSpec | None,
     name = record.tool
     if spec is not None and (spec.idempotent or not spec.side_effects):
         return "rerun", f"re-ran {name} (idempotent)"
-    if name in FILE_WRITE_TOOLS and record.file:
+    if record.file:
         path = record.file.get("path", "")
         current = sha256_file((workspace / path).resolve())
         post, base = record.file.get("post_hash"), record.file.get("base_hash")

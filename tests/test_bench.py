@@ -107,6 +107,25 @@ def test_resume_rebuilds_a_crashed_run_at_the_requested_step(tmp_path: Path) -> 
     assert "checkpoint bytes/step growth" in out
 
 
+def test_permissions_scores_both_corpus_parts_and_never_prints_held_back_items(
+        tmp_path: Path) -> None:
+    from tests.corpus_scoring import load
+
+    out, data = run_bench("permissions.py", "--rounds", "1", tmp_path=tmp_path)
+    dev, held = load("dev"), load("heldback")
+    assert data["parts"]["dev"]["items"] == len(dev)
+    assert data["parts"]["heldback"]["items"] == len(held)
+    assert data["latency"]["samples"] == len(dev) + len(held)
+    assert data["parts"]["dev"]["known_gaps"] == sum(it.known_gap for it in dev)
+    rows = {row[0]: row[3] for row in data["targets"]}
+    assert "over-blocking of read-only commands (held-back)" in rows
+    assert all(v in ("PASS", "FAIL") for k, v in rows.items() if not k.startswith(" "))
+    blob = out + (tmp_path / "permissions.json").read_text()
+    assert not [it.id for it in held if it.id in blob
+                or (len(it.command) > 30 and repr(it.command)[1:-1] in blob)]
+    assert "dev pass" in out and "held-back pass" in out
+
+
 def test_run_prints_one_table_with_every_target(tmp_path: Path) -> None:
     out = tmp_path / "all.json"
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--tiny", "--json",
@@ -117,6 +136,7 @@ def test_run_prints_one_table_with_every_target(tmp_path: Path) -> None:
     targets = {row[0]: row[3] for row in data["targets"]}
     assert any("faster than LangGraph" in t for t in targets)
     assert any("concurrent runs" in t for t in targets)
+    assert any("corpus pass rate (held-back)" in t for t in targets)
     assert all(v in ("PASS", "FAIL", "-") for v in targets.values())
     assert "PASS" in proc.stdout or "FAIL" in proc.stdout
     assert "LG/TS" in proc.stdout and "SQLite floor" in proc.stdout

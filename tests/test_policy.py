@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from engine.permissions.policy import (
 )
 from engine.state import ToolCall
 from engine.tooling.spec import Risk, ToolContext, ToolResult, ToolSpec
+from tools import SEEN_HASHES_KEY, builtin_specs
 
 ENV = {"HOME": "/home/agent", "PATH": "/usr/bin"}
 
@@ -33,8 +35,9 @@ def spec(name: str, risk: Risk = "read", server: str | None = None) -> ToolSpec:
 
 SHELL = spec("run_shell", "exec")
 READ = spec("read_file")
-WRITE = spec("write_file", "write")
-EDIT = spec("edit_file", "write")
+BUILTIN = {s.name: s for s in builtin_specs()}
+WRITE = BUILTIN["write_file"]
+EDIT = BUILTIN["edit_file"]
 
 
 @pytest.fixture
@@ -211,9 +214,19 @@ def test_granted_capability_turns_ask_into_allow_but_not_deny(ws: Path) -> None:
 
 
 def test_write_file_preview_is_a_unified_diff(ws: Path) -> None:
-    d = call(WRITE, ctx_with(ws), path="src/app.py", content="def main():\n    return 2\n")
+    seen = {SEEN_HASHES_KEY: {"src/app.py": hashlib.sha256(
+        (ws / "src" / "app.py").read_bytes()).hexdigest()}}
+    d = call(WRITE, ctx_with(ws, run_data=seen), path="src/app.py",
+             content="def main():\n    return 2\n")
     assert d.preview.splitlines()[:2] == ["--- a/src/app.py", "+++ b/src/app.py"]
     assert "-    return 1" in d.preview and "+    return 2" in d.preview
+
+
+def test_write_preview_says_when_the_call_would_fail(ws: Path) -> None:
+    d = call(WRITE, ctx_with(ws), path="src/app.py", content="x\n")
+    assert d.preview.startswith("write_file would fail: src/app.py already exists")
+    assert '"content": "x\\n"' in d.preview
+    assert d.decision == "ask"
 
 
 def test_new_file_preview_diffs_from_dev_null(ws: Path) -> None:
@@ -227,7 +240,7 @@ def test_edit_file_preview_applies_the_edit(ws: Path) -> None:
     d = call(EDIT, ctx_with(ws), path="src/app.py", old="not there", new="x")
     assert "not found" in d.preview
     diff = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+bye\n"
-    assert call(EDIT, ctx_with(ws), path="README.md", diff=diff).preview == diff
+    assert call(EDIT, ctx_with(ws), path="README.md", diff=diff).preview == diff.rstrip("\n")
     assert (ws / "src" / "app.py").read_text() == "def main():\n    return 1\n"
 
 

@@ -12,8 +12,8 @@ import pytest
 from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
-from tools import SEEN_HASHES_KEY, builtin_specs, preview_change, record_seen
-from tools.files import replace_exact
+from tools import SEEN_HASHES_KEY, builtin_specs, record_seen
+from tools.files import dry_run_edit, dry_run_write, replace_exact
 from tools.patch import apply_diff, make_patch
 
 pytestmark = pytest.mark.anyio
@@ -286,19 +286,21 @@ async def test_edit_file_refuses_binary(tmp_path: Path) -> None:
     assert r.is_error and "binary" in r.content
 
 
-def test_preview_change_shows_the_diff_without_writing(tmp_path: Path) -> None:
+def test_dry_run_plans_the_change_without_writing(tmp_path: Path) -> None:
     f = tmp_path / "m.py"
     f.write_text("a = 1\n")
     ctx = ToolContext(workspace=tmp_path)
-    edit = preview_change("edit_file", {"path": "m.py", "old": "1", "new": "2"}, ctx)
-    assert not edit.is_error and "-a = 1\n+a = 2" in edit.content
-    assert edit.data is not None and edit.data["base_hash"] == digest(f)
-    new = preview_change("write_file", {"path": "n.py", "content": "x\n"}, ctx)
-    assert new.data is not None and new.data["created"] and not (tmp_path / "n.py").exists()
-    blind = preview_change("write_file", {"path": "m.py", "content": "x\n"}, ctx)
-    assert blind.is_error and "read it first" in blind.content
-    bad = preview_change("edit_file", {"path": "m.py"}, ctx)
-    assert bad.is_error and "invalid arguments" in bad.content
+    edit = dry_run_edit({"path": "m.py", "old": "1", "new": "2"}, ctx)
+    assert not isinstance(edit, ToolResult)
+    assert "-a = 1\n+a = 2" in edit[0].patch and edit[0].after == b"a = 2\n"
+    assert edit[0].base_hash == digest(f)
+    new = dry_run_write({"path": "n.py", "content": "x\n"}, ctx)
+    assert not isinstance(new, ToolResult)
+    assert new[0].before is None and not (tmp_path / "n.py").exists()
+    blind = dry_run_write({"path": "m.py", "content": "x\n"}, ctx)
+    assert isinstance(blind, ToolResult) and blind.is_error and "read it first" in blind.content
+    bad = dry_run_edit({"path": "m.py"}, ctx)
+    assert isinstance(bad, ToolResult) and "invalid arguments" in bad.content
     assert f.read_text() == "a = 1\n"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from engine.tooling.spec import ToolSpec
 from tools import files, plan, search, shell
-from tools.files import SEEN_HASHES_KEY, preview_change, record_seen
+from tools.files import SEEN_HASHES_KEY, record_seen
 from tools.plan import PLAN_KEY
 
 BUILTIN_NAMES: tuple[str, ...] = (
@@ -26,6 +26,5 @@ def builtin_specs() -> list[ToolSpec]:
 
 
 __all__ = [
-    "BUILTIN_NAMES", "PLAN_KEY", "SEEN_HASHES_KEY", "builtin_specs", "preview_change",
-    "record_seen",
+    "BUILTIN_NAMES", "PLAN_KEY", "SEEN_HASHES_KEY", "builtin_specs", "record_seen",
 ]

@@ -18,15 +18,20 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.tooling.spec import (
+    PLANNED_FILES_KEY,
+    SEEN_HASHES_KEY,
+    FileChange,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
 from tools import gitignore
 from tools.patch import apply_diff, diff_target, make_patch
 from tools.workspace import atomic_write, is_binary, rel, resolve_in, sha256
 
 logger = logging.getLogger(__name__)
 
-SEEN_HASHES_KEY = "file_hashes"
-"""``run_data`` key: workspace-relative path -> sha256 of the content the agent last saw."""
 MAX_READ_BYTES = 10_000_000
 MAX_LINE_CHARS = 2000
 MAX_PATCH_CHARS = 200_000
@@ -247,11 +252,14 @@ def _write_file(ctx: ToolContext, target: Path, args: WriteFileArgs) -> ToolResu
     return change if isinstance(change, ToolResult) else _commit(ctx, change, "write_file")
 
 
-def _plan_write(ctx: ToolContext, target: Path, args: WriteFileArgs) -> Change | ToolResult:
+def _plan_write(ctx: ToolContext, target: Path, args: WriteFileArgs,
+                planned: bytes | None = None) -> Change | ToolResult:
+    """The change write_file would make; ``planned`` stands for the file's content when an
+    earlier call of the same batch will have written it (dry runs only)."""
     name = rel(ctx.workspace, target)
-    if target.is_dir():
+    if planned is None and target.is_dir():
         return ToolResult.error(f"{args.path} is a directory")
-    old = target.read_bytes() if target.exists() else None
+    old = planned if planned is not None else target.read_bytes() if target.exists() else None
     if old is None and args.base_hash is not None:
         return ToolResult.error(f"{name} does not exist any more but base_hash was given; "
                                 "it was deleted since you read it (omit base_hash to create it)")
@@ -280,14 +288,17 @@ def _edit_file(ctx: ToolContext, target: Path, args: EditFileArgs) -> ToolResult
     return change if isinstance(change, ToolResult) else _commit(ctx, change, "edit_file")
 
 
-def _plan_edit(ctx: ToolContext, target: Path, args: EditFileArgs) -> Change | ToolResult:
-    problem = _not_a_readable_file(ctx.workspace, target, args.path)
+def _plan_edit(ctx: ToolContext, target: Path, args: EditFileArgs,
+               planned: bytes | None = None) -> Change | ToolResult:
+    """The change edit_file would make (``planned`` as for ``_plan_write``)."""
+    name = rel(ctx.workspace, target)
+    problem = None if planned is not None else _not_a_readable_file(ctx.workspace, target,
+                                                                    args.path)
     if problem is not None:
         if not target.exists():
             return ToolResult.error(f"{problem.content}; use write_file to create a new file")
         return problem
-    name = rel(ctx.workspace, target)
-    old = target.read_bytes()
+    old = planned if planned is not None else target.read_bytes()
     base = args.base_hash or _seen(ctx, name)
     conflict = _conflict(name, base, old) if base is not None else None
     if conflict is not None:
@@ -305,27 +316,36 @@ def _plan_edit(ctx: ToolContext, target: Path, args: EditFileArgs) -> Change | T
     return Change(target, name, old, new)
 
 
-def preview_change(tool: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-    """What a ``write_file``/``edit_file`` call would change, without writing anything.
+def dry_run_write(args: Mapping[str, Any], ctx: ToolContext) -> tuple[FileChange, ...] | ToolResult:
+    """write_file's dry run: the same plan its handler commits, without writing."""
+    return _dry_run(WriteFileArgs, args, ctx)
 
-    For approval previews: the content is the unified diff, the data holds ``path``,
-    ``base_hash``, ``result_hash`` and ``patch``; an error result says why the call would fail.
-    """
-    model: type[WriteFileArgs | EditFileArgs] = WriteFileArgs if tool == "write_file" \
-        else EditFileArgs
+
+def dry_run_edit(args: Mapping[str, Any], ctx: ToolContext) -> tuple[FileChange, ...] | ToolResult:
+    """edit_file's dry run: the same plan its handler commits, without writing."""
+    return _dry_run(EditFileArgs, args, ctx)
+
+
+def _dry_run(model: type[WriteFileArgs | EditFileArgs], args: Mapping[str, Any],
+             ctx: ToolContext) -> tuple[FileChange, ...] | ToolResult:
+    name = "write_file" if model is WriteFileArgs else "edit_file"
     try:
         parsed = model.model_validate(dict(args))
     except ValueError as exc:
-        return ToolResult.error(f"invalid arguments for {tool}: {exc}")
+        return ToolResult.error(f"invalid arguments for {name}: {exc}")
     target = resolve_in(ctx.workspace, parsed.path)
     if isinstance(target, ToolResult):
         return target
-    change = (_plan_write(ctx, target, parsed) if isinstance(parsed, WriteFileArgs)
-              else _plan_edit(ctx, target, parsed))
+    planned = _planned(ctx, rel(ctx.workspace, target))
+    try:
+        change = (_plan_write(ctx, target, parsed, planned) if isinstance(parsed, WriteFileArgs)
+                  else _plan_edit(ctx, target, parsed, planned))
+    except OSError as exc:
+        return ToolResult.error(f"{name} {parsed.path}: {exc.strerror or exc}")
     if isinstance(change, ToolResult):
         return change
     data = _change_data(change)
-    return ToolResult(data["patch"] or "(no change)", data=data)
+    return (FileChange(change.name, change.old, change.new, data["patch"]),)
 
 
 def _apply_edit(name: str, text: str, args: EditFileArgs) -> str:
@@ -375,6 +395,13 @@ def _occurrence_lines(text: str, old: str) -> str:
         found.append(str(text.count("\n", 0, start) + 1))
         start = text.find(old, start + 1)
     return ", ".join(found)
+
+
+def _planned(ctx: ToolContext, name: str) -> bytes | None:
+    """The post-image an earlier call of the same batch plans for ``name`` (dry runs only)."""
+    planned = ctx.run_data.get(PLANNED_FILES_KEY)
+    value = planned.get(name) if isinstance(planned, Mapping) else None
+    return value if isinstance(value, bytes) else None
 
 
 def _seen(ctx: ToolContext, name: str) -> str | None:
@@ -447,7 +474,7 @@ SPECS = (
         "sha256 as base_hash). Refused if the file changed since you read it. Prefer edit_file "
         "for changes to existing files.",
         input_model=WriteFileArgs, handler=write_file, risk="write", idempotent=False,
-        side_effects=True, timeout_s=60.0,
+        side_effects=True, timeout_s=60.0, dry_run=dry_run_write,
         changelog=("1.0.0: atomic create/overwrite guarded by base hash; reports the patch",)),
     ToolSpec(
         name="edit_file", version="1.0.0",
@@ -455,6 +482,6 @@ SPECS = (
         "unless replace_all) or by a unified diff whose hunks match the file exactly. Refused "
         "if the file changed since you read it. Returns the diff applied.",
         input_model=EditFileArgs, handler=edit_file, risk="write", idempotent=False,
-        side_effects=True, timeout_s=60.0,
+        side_effects=True, timeout_s=60.0, dry_run=dry_run_edit,
         changelog=("1.0.0: exact replacement or strict unified diff, base hash, returns diff",)),
 )

@@ -51,7 +51,8 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
                                               "", "")
     open_calls = [c for c in calls if c.id not in prior]
     granted = set(ctx.run.data.get("granted") or ())
-    fresh = await ctx.services.approver.decide_batch(open_calls, ctx.services.tools, granted)
+    fresh = await ctx.services.approver.decide_batch(open_calls, ctx.services.tools, granted,
+                                                     ctx.run.data)
     for call, approval in zip(open_calls, fresh, strict=True):
         _audit(ctx, call, approval)
     by_id = {**prior, **{a.call_id: a for a in fresh}}

@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.actions.context import ActionContext
-from engine.effects import FILE_WRITE_TOOLS, Ledger, plan_file_write, resolve_in_flight
+from engine.effects import Ledger, plan_file_change, resolve_in_flight
 from engine.errors import TurnstileError
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.spec import ToolContext, ToolResult
-from tools import preview_change
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +30,14 @@ class UnknownEffectFailure(TurnstileError):
 
 
 async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
-                   run_data: Mapping[str, Any] | None = None) -> ToolResult:
+                   run_data: Mapping[str, Any] | None = None,
+                   approved: Mapping[str, str] | None = None) -> ToolResult:
     """Run one approved call, or settle a call an earlier process left in flight.
 
     ``run_data`` is what the tool may read of the run (default: the data at the step's start);
     ``exec_tool`` passes the file hashes seen so far in this turn, so a second edit of a file
-    in one turn builds on the first.
+    in one turn builds on the first. ``approved`` is the approval's post-images (path ->
+    sha256): a write that would now leave anything else is not run.
     """
     record = ledger.get(call.id)
     if record is not None and record.status in ("done", "failed", "unknown") and record.result:
@@ -51,17 +52,26 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
             return settled
     data = ctx.run.data if run_data is None else run_data
     file_plan = _file_plan(ctx, call, data)
+    if approved and (file_plan is None or approved.get(file_plan.path) != file_plan.post_hash):
+        return _not_as_approved(ctx, call, file_plan)
     return await _execute(ctx, call, ledger, file_plan, data)
+
+
+def _not_as_approved(ctx: ActionContext, call: ToolCall, plan: Any) -> ToolResult:
+    """The refusal of a write whose dry run no longer gives the change a person approved."""
+    path = plan.path if plan is not None else call.args.get("path", "?")
+    message = (f"{call.name} {path}: not run, because it would no longer write what was "
+               "approved (an earlier call of the same turn was refused, or the file changed "
+               "since); read the file again and redo the change")
+    result = ToolResult.error(message, path=path, not_as_approved=True)
+    ctx.emit("tool_call", {**describe_call(ctx.services.tools.get(call.name), call, result, 0.0),
+                           "content": message})
+    return result
 
 
 def _file_plan(ctx: ActionContext, call: ToolCall, data: Mapping[str, Any]) -> Any:
     """Base and post-image hashes of a file write, from the tool's own dry run."""
-    if call.name not in FILE_WRITE_TOOLS:
-        return None
-    preview = preview_change(call.name, call.args,
-                             ToolContext(workspace=ctx.workspace, run_data=data))
-    data = {} if preview.is_error else dict(preview.data or {})
-    return plan_file_write(call, ctx.workspace, data.get("result_hash"), data.get("patch"))
+    return plan_file_change(ctx.services.tools.get(call.name), call, ctx.workspace, data)
 
 
 async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,

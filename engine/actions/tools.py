@@ -38,7 +38,8 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
         if approval is None or approval["decision"] != "allow":
             messages.append(denial_message(approval or _missing(call)))
             continue
-        result = await run_call(ctx, call, ledger, {**data, SEEN_HASHES_KEY: seen})
+        result = await run_call(ctx, call, ledger, {**data, SEEN_HASHES_KEY: seen},
+                                approval.get("post_images"))
         errors += result.is_error
         messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name,
                                 is_error=result.is_error))
@@ -98,7 +99,7 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
         result = ToolResult.error(f"refused: {approval.reason}")
     else:
         ledger = Ledger(ctx.services.store, ctx.run.run_id, ctx.step, ctx.services.clock)
-        result = await run_call(ctx, call, ledger)
+        result = await run_call(ctx, call, ledger, approved=approval.post_images)
     results = dict(ctx.run.data.get("results") or {})
     results[ctx.state.name] = {"ok": not result.is_error, "output": result.content,
                                **({"data": dict(result.data)} if result.data else {})}

@@ -12,12 +12,13 @@ import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engine.permissions.policy import Decision, PolicyContext, decide
 from engine.state import ToolCall
 from engine.tooling.registry import ToolRegistry
+from engine.tooling.spec import PLANNED_FILES_KEY, SEEN_HASHES_KEY, FileChange
 
 logger = logging.getLogger(__name__)
 
@@ -39,11 +40,17 @@ class Approval:
     decided_by: str
     preview: str
     capability: str
+    post_images: Mapping[str, str] | None = None
+    """For a write previewed by the tool's dry run: path -> sha256 of the content approved;
+    the call is not run if it would now write anything else."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"call_id": self.call_id, "tool": self.tool, "decision": self.decision,
-                "risk": self.risk, "reason": self.reason, "rule": self.rule,
-                "decided_by": self.decided_by, "capability": self.capability}
+        d: dict[str, Any] = {"call_id": self.call_id, "tool": self.tool, "decision": self.decision,
+                             "risk": self.risk, "reason": self.reason, "rule": self.rule,
+                             "decided_by": self.decided_by, "capability": self.capability}
+        if self.post_images:
+            d["post_images"] = dict(self.post_images)
+        return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +83,15 @@ class Approver:
         self.prompter = prompter
 
     async def decide_batch(self, calls: Sequence[ToolCall], tools: ToolRegistry,
-                           granted: Iterable[str]) -> list[Approval]:
-        """One ``Approval`` per call, in order; people are asked about all open calls at once."""
+                           granted: Iterable[str],
+                           run_data: Mapping[str, Any] | None = None) -> list[Approval]:
+        """One ``Approval`` per call, in order; people are asked about all open calls at once.
+
+        ``run_data`` is what the tools will see when they run (the file hashes the agent has
+        read), so a write tool's dry run previews the change the call will really make.
+        """
         granted = set(granted)
+        data: Mapping[str, Any] = self.policy.run_data if run_data is None else run_data
         decided: dict[str, Approval] = {}
         questions: list[PendingQuestion] = []
         for call in calls:
@@ -88,7 +101,9 @@ class Approver:
                                             "not runnable: the tool call returns an error",
                                             None, "engine", "", f"tool:{call.name}")
                 continue
-            d = decide(call, spec, self.policy)
+            d = decide(call, spec, replace(self.policy, run_data=data))
+            if d.changes and d.decision != "deny":
+                data = _after(data, d.changes)
             resolved = self._resolve(call, d, granted)
             if resolved is None:
                 questions.append(PendingQuestion(call, d))
@@ -134,11 +149,23 @@ class Approver:
         return out
 
 
+def _after(data: Mapping[str, Any], changes: Iterable[FileChange]) -> dict[str, Any]:
+    """``data`` as the next call of the batch will find it: the files this one will write
+    hold their post-images, and the agent is known to have their hashes (as after a run)."""
+    seen = dict(data.get(SEEN_HASHES_KEY) or {})
+    planned = dict(data.get(PLANNED_FILES_KEY) or {})
+    for c in changes:
+        seen[c.path] = c.result_hash
+        planned[c.path] = c.after
+    return {**data, SEEN_HASHES_KEY: seen, PLANNED_FILES_KEY: planned}
+
+
 def _approval(call: ToolCall, d: Decision, decision: Literal["allow", "deny"],
               by: str) -> Approval:
     reason = d.reason if by in ("policy", "engine") else f"{d.reason} ({by})"
+    post = {c.path: c.result_hash for c in d.changes} or None
     return Approval(call.id, call.name, decision, d.risk, reason, d.rule, by, d.preview,
-                    d.capability)
+                    d.capability, post)
 
 
 def granted_capabilities(approvals: Iterable[Mapping[str, Any]]) -> set[str]:

@@ -3,7 +3,9 @@
 Built-in defaults: ``read`` inside the workspace is ``allow``; ``exec``, ``write``, ``network``
 and ``install`` are ``ask``; ``destructive`` is ``deny``; paths outside the whitelist are
 ``deny`` for writes and ``ask`` for reads; writing a sensitive file (``.git/``, ``.env``, keys)
-is ``ask``; shell commands are judged by ``shell.classify_command``.
+is ``ask``; shell commands are judged by ``shell.classify_command``. A tool that declares a dry
+run (``ToolSpec.dry_run``) is a write tool: its preview is the dry run's patches, never an edit
+worked out here.
 
 A policy file (YAML) adds rules::
 
@@ -42,7 +44,7 @@ import logging
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,20 +60,26 @@ from engine.permissions.shell import (
     strictest,
 )
 from engine.state import ToolCall
-from engine.tooling.spec import RISK_ORDER, Risk, ToolSpec, max_risk
+from engine.tooling.spec import (
+    RISK_ORDER,
+    FileChange,
+    Risk,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    max_risk,
+)
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["Decision", "Policy", "PolicyContext", "Rule", "check_path_json", "check_shell_json",
-           "decide", "decide_static", "glob_match", "unified_diff"]
+           "decide", "decide_static", "glob_match"]
 
 DecisionValue = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[DecisionValue, ...] = ("allow", "ask", "deny")
 SHELL_TOOLS = frozenset({"run_shell"})
 READ_PATH_TOOLS = frozenset({"read_file", "list_files", "search_text"})
-WRITE_PATH_TOOLS = frozenset({"write_file", "edit_file"})
 MAX_PREVIEW_LINES = 400
-MAX_PREVIEW_FILE = 2_000_000
 _MATCHERS = ("tool", "command", "path", "server", "risk")
 _RULE_KEYS = ("decision", *_MATCHERS, "idempotent", "reason")
 _TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules")
@@ -200,6 +208,9 @@ class PolicyContext:
     """Environment for ``~``/``$VAR`` in paths (``os.environ`` when None)."""
     granted: frozenset[str] = frozenset()
     """Capabilities a person allowed "always" in this run: they turn ``ask`` into ``allow``."""
+    run_data: Mapping[str, Any] = field(default_factory=dict)
+    """What the run's tools will see (file hashes the agent has read), so a write tool's dry
+    run, which makes the preview, plans the same change the call will make."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +227,8 @@ class Decision:
     capability: str = ""
     """The scoped key an "always" answer grants (``run_shell:python -m pytest``,
     ``write:src/``, ``tool:<name>``)."""
+    changes: tuple[FileChange, ...] = ()
+    """What the tool's dry run says the call will write (the preview shows their patches)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"decision": self.decision, "risk": self.risk, "reason": self.reason,
@@ -237,7 +250,7 @@ def decide(call: ToolCall, spec: ToolSpec, ctx: PolicyContext) -> Decision:
         return _decide_shell(spec, args["command"], ctx)
     path = args.get("path")
     if spec.source == "builtin" and isinstance(path, str) and (
-            spec.name in READ_PATH_TOOLS or spec.name in WRITE_PATH_TOOLS):
+            spec.name in READ_PATH_TOOLS or spec.dry_run is not None):
         return _decide_path_tool(spec, args, path, ctx)
     return _decide_generic(spec, args, ctx)
 
@@ -265,7 +278,7 @@ def _decide_generic(spec: ToolSpec, args: Mapping[str, Any], ctx: PolicyContext)
 
 def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
                       ctx: PolicyContext) -> Decision:
-    for_write = spec.name in WRITE_PATH_TOOLS
+    for_write = spec.dry_run is not None
     risk: Risk = max_risk(spec.risk, "write") if for_write else spec.risk
     v = judge_path(path, ctx.workspace, roots=ctx.policy.roots, env=ctx.env,
                    for_write=for_write)
@@ -279,10 +292,12 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
     matched = [r for r in ctx.policy.rules
                if r.command is None
                and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel)]
-    preview = _write_preview(spec.name, args, v) if for_write else _json_preview(args)
+    preview, changes = _write_preview(spec, args, ctx) if for_write else (
+        _json_preview(args), ())
     reason = v.reason if v.decision != "allow" or not for_write else f"{spec.name}: {v.reason}"
-    return _finish(spec, risk, base, reason, matched, floor, preview,
-                   _path_capability(v, rel, for_write), ctx)
+    decision = _finish(spec, risk, base, reason, matched, floor, preview,
+                       _path_capability(v, rel, for_write), ctx)
+    return replace(decision, changes=changes)
 
 
 def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
@@ -370,54 +385,25 @@ def _shell_preview(command: str, verdict: ShellVerdict, finals: Sequence[str]) -
     return "\n".join(lines)
 
 
-def _write_preview(tool: str, args: Mapping[str, Any], v: PathVerdict) -> str:
-    path = str(args.get("path", ""))
-    if tool == "edit_file" and isinstance(args.get("diff"), str):
-        return str(args["diff"])
-    old = _read_text(v.resolved) if v.resolved else None
-    if old is None and v.resolved and os.path.exists(v.resolved):
-        return f"{path}: existing file is binary or too large to preview"
-    if tool == "write_file":
-        new = args.get("content")
-        if not isinstance(new, str):
-            return _json_preview(args)
-    else:
-        old_text, new_text = args.get("old"), args.get("new")
-        if not isinstance(old_text, str) or not isinstance(new_text, str):
-            return _json_preview(args)
-        if old is None or old_text not in old:
-            return f"{path}: the text to replace was not found\n" + _json_preview(args)
-        new = old.replace(old_text, new_text, 1)
-    return unified_diff(old, new, path)
+def _write_preview(spec: ToolSpec, args: Mapping[str, Any],
+                   ctx: PolicyContext) -> tuple[str, tuple[FileChange, ...]]:
+    """The tool's own dry run, shown as its patches: what the call will change, nothing else."""
+    assert spec.dry_run is not None
+    planned = spec.dry_run(args, ToolContext(workspace=ctx.workspace, run_data=ctx.run_data))
+    if isinstance(planned, ToolResult):
+        return f"{spec.name} would fail: {planned.content}\n{_json_preview(args)}", ()
+    if not planned:
+        return f"{spec.name}: no file would change", ()
+    return _cap_lines("\n".join(c.patch.rstrip("\n") or f"{c.path}: no change"
+                                 for c in planned)), tuple(planned)
 
 
-def unified_diff(old: str | None, new: str, path: str) -> str:
-    """A unified diff from ``old`` (None for a new file) to ``new``, capped in length."""
-    lines = list(difflib.unified_diff(
-        (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
-        "/dev/null" if old is None else f"a/{path}", f"b/{path}"))
-    if not lines:
-        return f"{path}: no change"
-    lines = [ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines]
-    if len(lines) > MAX_PREVIEW_LINES:
-        more = len(lines) - MAX_PREVIEW_LINES
-        lines = [*lines[:MAX_PREVIEW_LINES], f"... {more} more diff lines\n"]
-    return "".join(lines).rstrip("\n")
-
-
-def _read_text(resolved: str) -> str | None:
-    try:
-        if not os.path.isfile(resolved) or os.path.getsize(resolved) > MAX_PREVIEW_FILE:
-            return None
-        data = Path(resolved).read_bytes()
-    except OSError:
-        return None
-    if b"\0" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+def _cap_lines(text: str) -> str:
+    lines = text.split("\n")
+    if len(lines) <= MAX_PREVIEW_LINES:
+        return text
+    more = len(lines) - MAX_PREVIEW_LINES
+    return "\n".join([*lines[:MAX_PREVIEW_LINES], f"... {more} more diff lines"])
 
 
 def _json_preview(args: Mapping[str, Any]) -> str:

@@ -1,10 +1,21 @@
 """Tools: the contract (spec), the registry, and invocation."""
 
 from engine.tooling.registry import ToolRegistry
-from engine.tooling.spec import RISK_ORDER, Risk, ToolContext, ToolResult, ToolSpec, max_risk
+from engine.tooling.spec import (
+    RISK_ORDER,
+    DryRun,
+    FileChange,
+    Risk,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    max_risk,
+)
 
 __all__ = [
     "RISK_ORDER",
+    "DryRun",
+    "FileChange",
     "Risk",
     "ToolContext",
     "ToolRegistry",

@@ -22,6 +22,13 @@ RISK_ORDER: tuple[Risk, ...] = ("read", "exec", "write", "network", "install", "
 """Risk classes from least to most dangerous; a compound takes the highest."""
 
 
+SEEN_HASHES_KEY = "file_hashes"
+"""``run_data`` key: workspace-relative path -> sha256 of the content the agent last saw."""
+PLANNED_FILES_KEY = "planned_files"
+"""``run_data`` key, for dry runs only: workspace-relative path -> the post-image an earlier
+call of the same batch will leave, so a later call's preview is planned on top of it."""
+
+
 def max_risk(*risks: Risk) -> Risk:
     """The most dangerous of ``risks`` (``read`` when given none)."""
     return max(risks, key=RISK_ORDER.index, default="read")
@@ -85,6 +92,37 @@ class ToolContext:
 Handler = Callable[[Any, ToolContext], Awaitable[ToolResult]]
 
 
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file a call would change, as the tool's own dry run works it out.
+
+    The approval preview shows ``patch`` and the side-effect ledger records ``result_hash`` as
+    the planned post-image: both come from the code path the call itself runs.
+    """
+
+    path: str
+    """Workspace-relative, ``/``-separated."""
+    before: bytes | None
+    """The current content; None when the call creates the file."""
+    after: bytes
+    """The post-image: the content the file will have after the call."""
+    patch: str
+    """The unified diff from ``before`` to ``after``, as the tool reports it."""
+
+    @property
+    def base_hash(self) -> str | None:
+        return None if self.before is None else hashlib.sha256(self.before).hexdigest()
+
+    @property
+    def result_hash(self) -> str:
+        return hashlib.sha256(self.after).hexdigest()
+
+
+DryRun = Callable[[Mapping[str, Any], ToolContext], "tuple[FileChange, ...] | ToolResult"]
+"""What a call would change, without changing anything: every file with its post-image, or an
+error result saying why the call would fail. Pure apart from reading files."""
+
+
 @functools.lru_cache(maxsize=512)
 def _model_schema(model: type[BaseModel]) -> Mapping[str, Any]:
     """A pydantic model's JSON schema, built once (it is asked for on every model call)."""
@@ -114,6 +152,9 @@ class ToolSpec:
     """What an MCP server claimed about the tool (never trusted on its own)."""
     server: str | None = None
     trust: str | None = None
+    dry_run: DryRun | None = None
+    """Declared by tools that write files: the approval preview and the ledger's planned
+    post-image are both taken from it, never worked out a second time elsewhere."""
 
     @property
     def input_schema(self) -> dict[str, Any]:
