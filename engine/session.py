@@ -247,8 +247,10 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
         return make_model(model_spec, turns_path=turns)
 
     # A configured provider is built now, so a bad spec or a missing key fails before the run;
-    # the same client (one connection pool) then serves every call of the run.
-    client = make_model(model_spec, turns_path=turns) if model_spec else None
+    # the same client (one connection pool) then serves every call of the run. So is a task's
+    # script: a bad turns file is bad input (exit 2), not a run that fails at its first call.
+    eager = model_spec or (turns is not None and turns.exists())
+    client = make_model(model_spec, turns_path=turns) if eager else None
     return Services(store=store, tools=registry, approver=approver, model_factory=model_factory,
                     workspace=workspace, observer=observer, policy=policy,
                     on_unknown_effect=getattr(policy, "on_unknown_effect", "skip"),
