@@ -25,6 +25,7 @@ from engine.faults import Faults
 from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
 from engine.models.factory import make_model, preflight, resolve_model_spec
+from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
 from engine.runner import Runner, RunResult, drive_until_interrupted
@@ -242,15 +243,18 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
         raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
     turns = Path(config["turns"]) if config.get("turns") else None
     model_spec = config.get("model")
+    # A task's script is read now: a bad turns file is bad input (exit 2), not a run that
+    # fails at its first model call.
+    script = load_turns(turns) if not model_spec and turns and turns.exists() else None
 
     def model_factory() -> ModelClient:
+        if script is not None:
+            return ScriptedModel(script)
         return make_model(model_spec, turns_path=turns)
 
     # A configured provider is built now, so a bad spec or a missing key fails before the run;
-    # the same client (one connection pool) then serves every call of the run. So is a task's
-    # script: a bad turns file is bad input (exit 2), not a run that fails at its first call.
-    eager = model_spec or (turns is not None and turns.exists())
-    client = make_model(model_spec, turns_path=turns) if eager else None
+    # the same client (one connection pool) then serves every call of the run.
+    client = make_model(model_spec, turns_path=turns) if model_spec else None
     return Services(store=store, tools=registry, approver=approver, model_factory=model_factory,
                     workspace=workspace, observer=observer, policy=policy,
                     on_unknown_effect=getattr(policy, "on_unknown_effect", "skip"),
