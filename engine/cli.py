@@ -49,20 +49,17 @@ def _print_json(value: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from engine.session import RunRequest, prepare_new
 
-    if args.task and args.task_file:
-        raise UsageError("give --task or --task-file, not both")
-    task = args.task
-    if args.task_file:
-        try:
-            task = Path(args.task_file).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--task-file {args.task_file}: {exc.strerror}") from exc
+    task = _task_text(args)
+    if args.workspace and (task is None or args.golden):
+        raise UsageError("--workspace is for --task runs: a golden task (and the demo) runs in "
+                         "a fresh copy of its fixture under .engine/workspaces/RUN_ID")
     req = RunRequest(
         machine=Path(args.machine), task=task, golden=Path(args.golden) if args.golden else None,
         workspace=Path(args.workspace) if args.workspace else None, model=args.model,
         approval=args.approval, policy=Path(args.policy) if args.policy else None,
         mcp_config=Path(args.mcp_config) if args.mcp_config else None,
-        model_options=_model_options(args))
+        model_options=_model_options(args), durability=args.durability)
+    _check_machine(req.machine)  # a machine that cannot load creates no database
     store = _open_store(args)
     observer, prompter = _ui(args)
     prepared = prepare_new(req, store, db_path=db_path(args), observer=observer,
@@ -72,10 +69,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _drive(args, store, prepared, observer)
 
 
+def _task_text(args: argparse.Namespace) -> str | None:
+    """``--task`` or the text of ``--task-file``; an empty or blank task is refused."""
+    if args.task is not None and args.task_file:
+        raise UsageError("give --task or --task-file, not both")
+    if args.task_file:
+        try:
+            task: str | None = Path(args.task_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise UsageError(f"--task-file {args.task_file}: {reason}") from exc
+        where = f"--task-file {args.task_file}"
+    else:
+        task, where = args.task, "--task"
+    if task is not None and not task.strip():
+        raise UsageError(f"{where} is empty: say what the run should do (or leave the task out "
+                         "to run the offline demo)")
+    return task
+
+
+def _check_machine(path: Path) -> None:
+    from engine.actions.registry import ACTIONS
+    from engine.spec import load_machine
+
+    load_machine(path, ACTIONS)
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     from engine.session import prepare_resume
 
     store = _open_store(args, must_exist=True)
+    recorded = store.get_run(args.run_id).config.get("durability")
+    if args.durability is None and recorded == "full":  # keep the run's recorded durability
+        store.close()
+        args.durability = recorded
+        store = _open_store(args, must_exist=True)
     observer, prompter = _ui(args)
     overrides = {"model": args.model, "approval": args.approval,
                  "policy": str(Path(args.policy).resolve()) if args.policy else None,
@@ -83,6 +111,8 @@ def cmd_resume(args: argparse.Namespace) -> int:
     prepared = prepare_resume(args.run_id, store, observer=observer, prompter=prompter,
                               overrides=overrides,
                               allow_changed_machine=args.allow_changed_machine)
+    for note in prepared.notes:
+        observer.line(f"[dim]{note}[/]")
     observer.line(f"resuming run {prepared.state.run_id} at step {prepared.state.step} "
                   f"in state {prepared.state.state}")
     return _drive(args, store, prepared, observer)
@@ -501,7 +531,20 @@ def _add_tools(sub: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse, dispatch, and map every ``TurnstileError`` to one line and its exit code."""
+    """Parse, dispatch, and map every ``TurnstileError`` to one line and its exit code.
+
+    Output is best effort (``engine.streams``): a closed pipe or terminal never ends a run.
+    """
+    from engine import streams
+
+    saved = streams.guard()
+    try:
+        return _dispatch(argv)
+    finally:
+        streams.release(saved)
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     logging.basicConfig(level=os.environ.get("ENGINE_LOG", "WARNING").upper(),
                         format="%(levelname)s %(name)s: %(message)s")
     parser = build_parser()
@@ -510,10 +553,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except TurnstileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
+
+
+def _one_line(exc: TurnstileError) -> str:
+    """The error as one line: a machine's first problem, and how to see the others."""
+    from engine.errors import SpecError
+
+    if isinstance(exc, SpecError) and len(exc.problems) > 1:
+        first = exc.problems[0]
+        return (f"{first} (and {len(exc.problems) - 1} more: python -m engine validate "
+                f"{first.file})")
+    return "; ".join(line for line in str(exc).splitlines() if line.strip())

@@ -1,7 +1,8 @@
-"""The YAML adapter for every file that is not a machine: turns, tasks, policies, prices.
+"""Every YAML file that is not a machine (turns, tasks, policies, prices) as plain values.
 
-Errors come out as ``UsageError("<file>:<line>: <problem>")``; documents that expand aliases
-into huge trees, and mappings with a duplicate key, are refused, as for machine files.
+A thin layer over the one YAML adapter (``engine.spec.load``): the same size limit, C parser
+and refusals as machine files (aliases, duplicate and merge keys, exotic tags, deep nesting),
+with the first problem as one ``UsageError("<file>:<line>: <problem>")``.
 """
 
 from __future__ import annotations
@@ -9,68 +10,54 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
+from engine.errors import SpecError, UsageError
+from engine.spec.load import (
+    MAX_FILE_BYTES,
+    Document,
+    decode,
+    dump_yaml,
+    parse_document,
+    read_limited,
+)
 
-from engine.errors import UsageError
-
-_MERGE = "tag:yaml.org,2002:merge"
-MAX_ALIASES = 100
-"""More alias expansions than this is refused (a "billion laughs" document)."""
-
-
-class _CountingLoader(yaml.SafeLoader):
-    """A safe loader that refuses documents with too many alias expansions."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self._aliases = getattr(self, "_aliases", 0) + 1
-            if self._aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark
-                raise yaml.YAMLError(
-                    f"line {mark.line + 1}: more than {MAX_ALIASES} YAML aliases; refused"
-                )
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        """Refuse duplicate keys: yaml keeps the last silently, dropping a rule or a turn."""
-        first: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
-                continue
-            line = key_node.start_mark.line + 1
-            if key_node.value in first:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key '{key_node.value}' (first at line "
-                                f"{first[key_node.value]})", key_node.start_mark)
-            first[key_node.value] = line
-        return super().construct_mapping(node, deep)
+__all__ = ["MAX_FILE_BYTES", "Document", "dump_yaml", "load_document", "load_yaml",
+           "parse_yaml", "read_limited_text"]
 
 
 def load_yaml(path: Path) -> Any:
-    """Parse ``path`` safely; a missing file or bad YAML is one ``UsageError`` line."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise UsageError(f"{path}: no such file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from exc
-    return parse_yaml(text, str(path))
+    """Parse ``path`` safely; a missing, oversized or bad file is one ``UsageError`` line."""
+    return load_document(path).value
+
+
+def load_document(path: Path) -> Document:
+    """``load_yaml`` with the line of every key and list item, for errors found later."""
+    shown = str(path)
+    return _checked(lambda: parse_document(_text(Path(path), shown), shown))
 
 
 def parse_yaml(text: str, name: str = "<string>") -> Any:
     """Parse YAML text, naming ``name`` and the line in any error."""
+    return _checked(lambda: parse_document(text, name)).value
+
+
+def read_limited_text(path: Path, what: str = "file") -> str:
+    """A UTF-8 file within the YAML size limit (JSON files use the same bound)."""
+    shown = str(path)
     try:
-        return yaml.load(text, Loader=_CountingLoader)  # a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark else ""
-        raise UsageError(f"{name}{line}: invalid YAML: {exc.problem or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{name}: invalid YAML: {exc}") from exc
-    except RecursionError:  # the pure-Python composer recurses once per nesting level
-        raise UsageError(f"{name}: invalid YAML: nested too deeply") from None
+        return decode(read_limited(Path(path), shown, what=what), shown)
+    except SpecError as exc:
+        raise UsageError(str(exc.problems[0])) from exc
 
 
-def dump_yaml(data: Any) -> str:
-    """YAML text for ``data`` (block style, keys in insertion order)."""
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+def _text(path: Path, shown: str) -> str:
+    return decode(read_limited(path, shown), shown)
+
+
+def _checked(parse: Any) -> Document:
+    try:
+        doc: Document = parse()
+    except SpecError as exc:
+        raise UsageError(str(exc.problems[0])) from exc
+    if doc.problems:
+        raise UsageError(str(doc.problems[0]))
+    return doc

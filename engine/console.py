@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -130,23 +131,60 @@ class ConsoleObserver:
                            f"{p.get('tokens_after')} tokens")
 
 
-def make_prompter(console: Console) -> Any:
-    """The interactive ``Prompter``: shows every pending call, then asks about each."""
+def make_prompter(console: Console, fd: int = 0) -> Any:
+    """The interactive ``Prompter``: shows every pending call, then asks about each.
+
+    Answers are read from ``fd`` without blocking the event loop, so Ctrl-C (which cancels
+    the run) ends the wait at once instead of leaving a read that holds the process open.
+    """
+    reader = LineReader(fd)
 
     async def prompter(questions: Sequence[PendingQuestion]) -> list[Answer]:
-        return await anyio.to_thread.run_sync(_ask_all, console, questions,
-                                              abandon_on_cancel=True)
+        _show_all(console, questions)
+        return [await _ask_one(console, reader, q) for q in questions]
 
     return prompter
 
 
-def _ask_all(console: Console, questions: Sequence[PendingQuestion]) -> list[Answer]:
+class LineReader:
+    """Lines from a file descriptor, awaited (a terminal or pipe) or read at once (a file)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pending = b""
+        self.eof = False
+
+    async def readline(self) -> str | None:
+        """The next line without its end, or ``None`` at end of input."""
+        while b"\n" not in self.pending and not self.eof:
+            if self._waitable():
+                await anyio.wait_readable(self.fd)
+            try:
+                chunk = os.read(self.fd, 4096)
+            except OSError:
+                chunk = b""
+            self.eof = not chunk
+            self.pending += chunk
+        if not self.pending:
+            return None
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line.decode(errors="replace")
+
+    def _waitable(self) -> bool:
+        """Terminals, pipes and sockets can be waited on; files and /dev/null never block."""
+        try:
+            mode = os.fstat(self.fd).st_mode
+        except OSError:
+            return False
+        return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(self.fd)
+
+
+def _show_all(console: Console, questions: Sequence[PendingQuestion]) -> None:
     console.print(f"\n[bold yellow]Approval needed for {len(questions)} call(s):[/]")
     for i, q in enumerate(questions, 1):
         d = q.decision
         console.print(f"[bold]{i}. {q.call.name}[/] risk [bold]{d.risk}[/]: {escape(d.reason)}")
         console.print(escape(_preview(d.preview)))
-    return [_ask_one(console, q) for q in questions]
 
 
 def _preview(text: str, lines: int = 40) -> str:
@@ -156,15 +194,15 @@ def _preview(text: str, lines: int = 40) -> str:
     return "\n".join(rows[:lines]) + more
 
 
-def _ask_one(console: Console, q: PendingQuestion) -> Answer:
+async def _ask_one(console: Console, reader: LineReader, q: PendingQuestion) -> Answer:
     cap = q.decision.capability
     while True:
         console.print(f"Allow [bold]{q.call.name}[/]? \\[y]es / \\[n]o / \\[a]lways allow "
                       f"`{escape(cap)}` for this run / \\[d]etails: ", end="")
-        try:
-            reply = input().strip().lower()
-        except EOFError:
+        line = await reader.readline()
+        if line is None:
             return "no"
+        reply = line.strip().lower()
         if reply in ("y", "yes"):
             return "yes"
         if reply in ("n", "no", ""):

@@ -14,6 +14,7 @@
     ├── TransitionError                 an action emitted a trigger the machine does not declare
     ├── ToolError                       a tool could not be set up (not a tool *result*)
     ├── ContextOverflowError            even the minimal context does not fit the window
+    ├── LimitExceededError              a step would pass the run's max_tokens or max_cost_usd
     ├── InterruptedRun                  exit 3  (Ctrl-C or a signal; resumable)
     └── PolicyRefusedError              exit 4  (refused by policy in non-interactive mode)
 
@@ -110,6 +111,10 @@ class ToolError(TurnstileError):
 
 class ContextOverflowError(TurnstileError):
     """Even the minimal context (system prompt, task, latest turn) exceeds the window."""
+
+
+class LimitExceededError(TurnstileError):
+    """A step would take the run past a token or cost limit; it is not committed."""
 
 
 class InterruptedRun(TurnstileError):

@@ -63,7 +63,10 @@ class GoldenTask(BaseModel):
 
     @property
     def turns_path(self) -> Path:
-        return self.folder / TURNS_FILE
+        """``turns.yaml``, or ``turns.json`` when only that exists."""
+        path = self.folder / TURNS_FILE
+        json_path = path.with_suffix(".json")
+        return json_path if not path.exists() and json_path.exists() else path
 
     @property
     def policy_path(self) -> Path | None:

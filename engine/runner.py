@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.abc
 
 from engine.actions.base import ActionInfo
 from engine.actions.context import ActionContext, Services
 from engine.actions.registry import ACTIONS
-from engine.errors import InterruptedRun, TurnstileError
+from engine.errors import InterruptedRun, LimitExceededError, TurnstileError
 from engine.fsm import TransitionTable
 from engine.spec.model import MachineSpec
 from engine.state import RunInfo, RunState, RunStatus
@@ -146,6 +147,7 @@ class Runner:
         outcome = await self._execute_action(ctx, info, spec.params)
         dest = self._fire(state.state, outcome.trigger)
         new_state = state.apply(outcome, dest)
+        self._check_limits(state, new_state)
         self._commit_step(state, new_state, outcome, info)
         self.services.observer("step_commit", {
             "step": state.step, "state": state.state, "trigger": outcome.trigger,
@@ -162,6 +164,21 @@ class Runner:
 
     def _fire(self, state: str, trigger: str) -> str:
         return self.table.fire(state, trigger)
+
+    def _check_limits(self, old: RunState, new: RunState) -> None:
+        """Token and cost limits hold before a step commits: a step that would pass one is not
+        committed (its tool calls never run) and the run fails with the numbers."""
+        if new.usage == old.usage:
+            return
+        limits, usage = self.machine.limits, new.usage
+        tokens = usage.input_tokens + usage.output_tokens
+        where = f"step {old.step} ({old.state}) would bring the run to"
+        if limits.max_tokens and tokens > limits.max_tokens:
+            raise LimitExceededError(f"max_tokens {limits.max_tokens} exceeded: {where} "
+                                     f"{tokens} tokens; the step was not committed")
+        if limits.max_cost_usd and usage.cost_usd and usage.cost_usd > limits.max_cost_usd:
+            raise LimitExceededError(f"max_cost_usd {limits.max_cost_usd:g} exceeded: {where} "
+                                     f"${usage.cost_usd:.4f}; the step was not committed")
 
     def _commit_step(self, old: RunState, new: RunState, outcome: Any, info: ActionInfo) -> None:
         now = self.services.clock()
@@ -212,29 +229,43 @@ class Runner:
 
 async def drive_until_interrupted(runner: Runner, state: RunState, *,
                                   resumed: bool = False) -> RunResult:
-    """Drive ``state`` and turn SIGINT/SIGTERM into a clean ``interrupted`` run (exit 3)."""
-    import signal
+    """Drive ``state`` and turn SIGINT/SIGTERM into a clean ``interrupted`` run (exit 3).
 
-    interrupted = False
+    The first signal cancels the drive; more signals while it shuts down (a command's process
+    group being stopped, the step being recorded) are ignored, and SIGINT stays ignored after
+    an interruption, so an impatient second Ctrl-C cannot cut the shutdown short.
+    """
     result: RunResult | None = None
+    drive_scope = anyio.CancelScope()
     try:
         async with anyio.create_task_group() as tg:
-            async def watch() -> None:
-                nonlocal interrupted
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        interrupted = True
-                        tg.cancel_scope.cancel()
-                        return
-
-            tg.start_soon(watch)
-            result = await runner.drive(state, resumed=resumed)
+            await tg.start(_watch_signals, drive_scope)
+            with drive_scope:
+                result = await runner.drive(state, resumed=resumed)
             tg.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         raise _sole_error(group) from group
-    if interrupted or result is None:
+    if result is None:
         raise InterruptedRun(f"run {state.run_id} interrupted")
     return result
+
+
+async def _watch_signals(drive_scope: anyio.CancelScope, *,
+                         task_status: anyio.abc.TaskStatus[None]) -> None:
+    """Cancel ``drive_scope`` on the first SIGINT or SIGTERM; swallow the ones after it."""
+    import signal
+
+    interrupted = False
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            task_status.started()
+            async for _ in signals:
+                if not interrupted:
+                    interrupted = True
+                    drive_scope.cancel()
+    finally:
+        if interrupted:  # the receiver put the default handler back; keep Ctrl-C quiet
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

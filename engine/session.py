@@ -26,6 +26,7 @@ from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
 from engine.models.factory import make_model, preflight, resolve_model_spec
 from engine.models.options import check_options, merge_options
+from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
 from engine.runner import Runner, RunResult, drive_until_interrupted
@@ -56,6 +57,8 @@ class RunRequest:
     context: Mapping[str, Any] = field(default_factory=dict)
     model_options: Mapping[str, Any] = field(default_factory=dict)
     """``--model-option`` settings (validated): stored with the run, kept by resume."""
+    durability: str | None = None
+    """``full`` to fsync every commit; recorded so ``resume`` keeps it."""
 
 
 @dataclass
@@ -81,7 +84,7 @@ def new_run_id(clock: float | None = None) -> str:
 
 def default_approval(json_output: bool = False) -> ApprovalMode:
     """Interactive on a terminal, otherwise the policy decides."""
-    return "interactive" if sys.stdin.isatty() and not json_output else "policy"
+    return "interactive" if _terminal() and not json_output else "policy"
 
 
 def find_demo(machine_path: Path) -> Path | None:
@@ -127,20 +130,21 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
         if not workspace.is_dir():
             raise UsageError(f"--workspace {workspace}: no such directory")
         task_text = req.task or ""
-    approval = req.approval or (golden.approval if golden and not sys.stdin.isatty() else None)
+    approval = req.approval or (golden.approval if golden and not _terminal() else None)
     approval = approval or default_approval(json_output)
-    # A task's policy is what decides when nobody is there; at a terminal, a person does.
-    task_policy = golden.policy_path if golden and approval != "interactive" else None
-    policy_path = req.policy or task_policy or _machine_policy(machine)
+    task_policy = golden.policy_path if golden else None
+    policy_path = choose_policy(approval, req.policy, task_policy, machine)
     config = {
         "machine_path": str(req.machine), "task": task_text, "model": model_spec,
         "turns": str(golden.turns_path.resolve()) if golden else None,
         "golden": str(golden.folder.resolve()) if golden else None,
-        "approval": approval, "policy": str(policy_path.resolve()) if policy_path else None,
+        "approval": approval, "policy": _resolved(policy_path),
+        "policy_arg": _resolved(req.policy), "task_policy": _resolved(task_policy),
         "mcp_config": str(req.mcp_config.resolve()) if req.mcp_config else None,
         "limits": dict(req.limits) or (golden.limits if golden else {}),
         "context": dict(req.context) or (golden.context if golden else {}),
         "model_options": dict(req.model_options),
+        "durability": req.durability,
     }
     services = build_services(config, machine, store, workspace, observer, prompter)
     runner = Runner(machine, services)
@@ -156,12 +160,16 @@ def prepare_resume(run_id: str, store: Store, *, observer: Observer,
     info = store.get_run(run_id)
     if info.status == "completed":
         raise UsageError(f"run {info.run_id} already completed; nothing to resume")
+    notes: list[str] = []
     config = {**info.config, **{k: v for k, v in overrides.items() if v is not None}}
     config["model_options"] = {**(info.config.get("model_options") or {}),
                                **(overrides.get("model_options") or {})}
+    config["approval"] = _resume_approval(info.config, overrides.get("approval"), notes)
     machine_path = Path(config["machine_path"])
     machine = _load_machine(machine_path, config.get("limits") or {},
                             config.get("context") or {}, None)
+    config["policy"] = _resume_policy(info.config, overrides.get("policy"), config["approval"],
+                                      machine)
     if machine.source_hash != info.machine_hash:
         if not allow_changed_machine:
             raise MachineChangedError(
@@ -173,7 +181,59 @@ def prepare_resume(run_id: str, store: Store, *, observer: Observer,
     state = store.load_state(info.run_id)
     services = build_services(config, machine, store, Path(info.workspace), observer, prompter)
     runner = Runner(machine, services)
-    return Prepared(runner, state, machine, True, _mcp_servers(machine, config))
+    return Prepared(runner, state, machine, True, _mcp_servers(machine, config), notes)
+
+
+def choose_policy(mode: str, explicit: Path | None, task_policy: Path | None,
+                  machine: MachineSpec) -> Path | None:
+    """The policy file of a run: ``--policy``, else the task's when nobody is at a terminal
+    (at a terminal, a person decides what the task's policy would), else the machine's."""
+    return explicit or (task_policy if mode != "interactive" else None) or _machine_policy(
+        machine)
+
+
+def _terminal() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def _resolved(path: Path | None) -> str | None:
+    return str(path.resolve()) if path else None
+
+
+def _resume_approval(recorded: Mapping[str, Any], explicit: ApprovalMode | None,
+                     notes: list[str]) -> ApprovalMode:
+    """The recorded mode, unless ``--approval`` says otherwise; an interactive run resumed
+    without a terminal lets the policy decide instead of prompting into nothing."""
+    if explicit:
+        return explicit
+    mode: ApprovalMode = recorded.get("approval") or "policy"
+    if mode == "interactive" and not _terminal():
+        notes.append("approvals: the run was interactive, but there is no terminal now, so "
+                     "the policy decides (pass --approval to choose)")
+        return "policy"
+    return mode
+
+
+def _resume_policy(recorded: Mapping[str, Any], explicit: str | None, mode: str,
+                   machine: MachineSpec) -> str | None:
+    """The policy for the resumed mode, chosen as ``prepare_new`` chose it from what the run
+    recorded (runs recorded before ``task_policy`` existed keep their recorded policy)."""
+    if "task_policy" not in recorded:
+        return explicit or recorded.get("policy") or _legacy_task_policy(recorded, mode)
+    arg = explicit or recorded.get("policy_arg")
+    task = recorded.get("task_policy")
+    chosen = choose_policy(mode, Path(arg) if arg else None, Path(task) if task else None,
+                           machine)
+    return _resolved(chosen)
+
+
+def _legacy_task_policy(recorded: Mapping[str, Any], mode: str) -> str | None:
+    if mode == "interactive" or not recorded.get("golden"):
+        return None
+    try:
+        return _resolved(load_task(Path(recorded["golden"])).policy_path)
+    except UsageError:
+        return None
 
 
 def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store,
@@ -189,8 +249,13 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
         raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
     turns = Path(config["turns"]) if config.get("turns") else None
     model_spec = config.get("model")
+    # A task's script is read now: a bad turns file is bad input (exit 2), not a run that
+    # fails at its first model call.
+    script = load_turns(turns) if not model_spec and turns and turns.exists() else None
 
     def model_factory() -> ModelClient:
+        if script is not None:
+            return ScriptedModel(script)
         return make_model(model_spec, turns_path=turns)
 
     # A configured provider is built now, so a bad spec or a missing key fails before the run;

@@ -18,7 +18,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "httpx": ("engine/models/http.py",),
     "httpx_sse": ("engine/models/http.py",),
     "mcp": ("engine/mcp/", "tools/project_server.py"),
-    "yaml": ("engine/spec/load.py", "engine/config.py"),
+    "yaml": ("engine/spec/load.py",),
     "graphviz": ("engine/diagram.py",),
     "jinja2": ("engine/templates.py",),
     "rich": ("engine/console.py",),

@@ -70,9 +70,13 @@ def test_bad_machine_is_exit_2_with_file_and_line(cli: EngineCLI, tmp_path: Path
     bad.write_text("name: x\ninitial: a\nstates:\n  a: {action: plan, on: {ready: b}}\n")
     proc = cli("run", str(bad), "--task", "t", "--model", "scripted")
     assert proc.returncode == 2
-    assert f"{bad}:4: 'b' is not a state" in proc.stderr
+    assert proc.stderr.count("\n") == 1  # the first problem, and where to see them all
+    assert proc.stderr.startswith(f"error: {bad}:3: no final state")
+    assert proc.stderr.endswith(f"(and 1 more: python -m engine validate {bad})\n")
     assert "Traceback" not in proc.stderr
-    assert not cli.db.exists() or cli.json("runs") == []
+    assert not cli.db.exists()
+    every = cli("validate", str(bad))
+    assert every.returncode == 2 and f"{bad}:4: 'b' is not a state" in every.stderr
 
 
 def test_missing_machine_file(cli: EngineCLI) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from engine.config import read_limited_text
 from engine.errors import UsageError
 from engine.mcp.dialects import UrlTransport, canonical_entry, server_table, url_transport
 from engine.mcp.expand import expand_entry
@@ -84,9 +85,10 @@ def load_mcp_config(path: Path) -> dict[str, ServerConfig]:
     """Read an ``mcpServers`` JSON file; every problem is a ``UsageError`` naming file and key."""
     where = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{where}: cannot read MCP config: {exc.strerror or exc}") from exc
+        text = read_limited_text(Path(path), "MCP config")
+    except UsageError as exc:
+        problem = str(exc).removeprefix(f"{where}: ")
+        raise UsageError(f"{where}: cannot read MCP config: {problem}") from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from engine.config import load_yaml
+from engine.config import Document, load_document, read_limited_text
 from engine.errors import ScriptDivergedError, UsageError
 from engine.models.base import (
     Done,
@@ -25,6 +25,7 @@ from engine.models.base import (
     ToolSchema,
     Usage,
 )
+from engine.spec.load import did_you_mean
 from engine.state import Message
 
 logger = logging.getLogger(__name__)
@@ -33,22 +34,81 @@ CHARS_PER_TOKEN = 4
 """Synthetic usage: about four characters a token, like the providers' rule of thumb."""
 
 
+TURN_FIELDS = ("text", "tool_calls", "expect", "summary")
+CALL_FIELDS = ("name", "args")
+EXPECT_FIELDS = ("tool_result_contains",)
+
+
 def load_turns(path: Path) -> list[dict[str, Any]]:
-    """Read and check a ``turns.yaml`` file: a list of ``{text?, tool_calls?, expect?}`` or
-    ``{summary: TEXT}`` (the answer to a context-compression call)."""
-    data = load_yaml(path)
+    """Read and check a turns file: a list of ``{text?, tool_calls?, expect?}`` or
+    ``{summary: TEXT}`` (the answer to a context-compression call).
+
+    ``.json`` files are read as JSON (as the replay writes them); anything else as YAML. Every
+    key is checked, down to ``expect:`` and each tool call, so a typo is an error with its line
+    instead of an expectation silently never checked.
+    """
+    path = Path(path)
+    doc = _load_json(path) if path.suffix.lower() == ".json" else load_document(path)
+    data = doc.value
     if not isinstance(data, list) or not data:
         raise UsageError(f"{path}: a turns file is a non-empty list of turns")
-    for i, turn in enumerate(data, 1):
-        if not isinstance(turn, dict):
-            raise UsageError(f"{path}: turn {i} must be a mapping with text and/or tool_calls")
-        unknown = set(turn) - {"text", "tool_calls", "expect", "summary"}
-        if unknown:
-            raise UsageError(f"{path}: turn {i}: unknown field(s) {sorted(unknown)}")
-        for call in turn.get("tool_calls") or ():
-            if not isinstance(call, dict) or "name" not in call:
-                raise UsageError(f"{path}: turn {i}: each tool call needs a name")
+    for i, turn in enumerate(data):
+        _check_turn(path, doc, i, turn)
     return data
+
+
+def _check_turn(path: Path, doc: Document, i: int, turn: Any) -> None:
+    def fail(where: tuple[str | int, ...], message: str) -> UsageError:
+        line = doc.line((i, *where))
+        return UsageError(f"{path}:{line}: turn {i + 1}: {message}" if line
+                          else f"{path}: turn {i + 1}: {message}")
+
+    if not isinstance(turn, dict):
+        raise fail((), "expected a mapping with text and/or tool_calls")
+    _known(turn, TURN_FIELDS, (), fail)
+    expect = turn.get("expect")
+    if expect is not None:
+        if not isinstance(expect, dict):
+            raise fail(("expect",), "expect: expected a mapping (tool_result_contains: TEXT)")
+        _known(expect, EXPECT_FIELDS, ("expect",), fail)
+    calls = turn.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise fail(("tool_calls",), "tool_calls: expected a list of {name, args}")
+    for j, call in enumerate(calls or ()):
+        where: tuple[str | int, ...] = ("tool_calls", j)
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise fail(where, f"tool call {j + 1} needs a name")
+        _known(call, CALL_FIELDS, where, fail)
+        if not isinstance(call.get("args") or {}, dict):
+            raise fail((*where, "args"), f"tool call {j + 1}: args: expected a mapping")
+
+
+def _known(data: dict[str, Any], valid: tuple[str, ...], where: tuple[str | int, ...],
+           fail: Any) -> None:
+    for key in data:
+        if key not in valid:
+            prefix = "".join(f"{w}." if isinstance(w, str) else f"{w + 1}." for w in where)
+            hint = did_you_mean(str(key), valid)
+            raise fail((*where, key), f"unknown field '{prefix}{key}'{hint}; valid fields: "
+                                      f"{', '.join(valid)}")
+
+
+def _load_json(path: Path) -> Document:
+    """A JSON turns file, as is (duplicate keys refused, as in YAML); no line table."""
+    text = read_limited_text(path, "turns file")
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise UsageError(f"{path}: duplicate key {key!r}")
+            out[key] = value
+        return out
+
+    try:
+        return Document(json.loads(text, object_pairs_hook=no_duplicates))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
 
 
 class ScriptedModel:

@@ -1,9 +1,11 @@
-"""Machine YAML -> ``MachineSpec``: structure only, with a file:line for every problem.
+"""YAML -> values and machine specs: the one YAML adapter, with a file:line for every problem.
 
-The only ``yaml`` importer besides ``engine.config``. The file is composed into yaml's node tree
-(which keeps the line of every key), walked once into plain values plus a line table, then
-validated by one pydantic build. The walk refuses what yaml silently accepts: duplicate keys,
-aliases (so an alias bomb never expands), non-name keys and exotic tags.
+Every YAML file the engine reads (machines, policies, golden tasks, turns, prices) goes through
+``read_document``: the file's size is checked before it is read, libyaml's C parser (when
+installed) produces the events, and one pass builds plain values plus a table of the line of
+every key. The pass refuses what yaml silently accepts or expands: aliases (so an alias bomb
+never grows), duplicate keys, merge keys, non-name keys, exotic tags, and nesting past
+``MAX_DEPTH``. ``parse_machine`` then validates a machine with one pydantic build.
 """
 
 from __future__ import annotations
@@ -12,27 +14,34 @@ import difflib
 import hashlib
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import ScalarNode
 
 from engine.errors import SpecError, SpecProblem
 from engine.spec.model import ContextSpec, Limits, MachineSpec, McpServerSpec, ModelOptions
 
 logger = logging.getLogger(__name__)
 
+MAX_FILE_BYTES = 4_000_000
+"""Larger YAML files are refused before they are read: no machine, policy, task or script
+needs more, and a runaway file would cost minutes and hundreds of MB per run."""
 MAX_NODES = 10_000
-"""Larger documents are refused: no machine needs them, and they cost every CLI start."""
+"""Machines with more values are refused: no machine needs them, and they cost every CLI start."""
 MAX_DEPTH = 64
-"""Deeper nesting is refused before the walk could exhaust Python's recursion limit."""
+"""Deeper nesting is refused: no file needs it."""
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+C_PARSER = _Loader is not yaml.SafeLoader
+"""True when libyaml's C parser is in use."""
 _CONSTRUCTOR = SafeConstructor()
 _TAG = "tag:yaml.org,2002:"
+_MAP, _SEQ, _MERGE = _TAG + "map", _TAG + "seq", _TAG + "merge"
 _SCALARS: dict[str, Any] = {
     _TAG + "str": lambda node: node.value,
     _TAG + "null": lambda node: None,
@@ -52,17 +61,104 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {"limits": Limits, "context": Cont
                                                "model_options": ModelOptions}
 
 
+@dataclass(frozen=True)
+class Document:
+    """A parsed YAML file: plain values, and where each key and list item starts."""
+
+    value: Any
+    lines: dict[Path_, int] = field(default_factory=dict)
+    """The line of every mapping key, by key path."""
+    items: dict[Path_, int] = field(default_factory=dict)
+    """The line where every list item starts, by path."""
+    problems: list[SpecProblem] = field(default_factory=list)
+    """What the pass refused but could step over (duplicate keys, tags), for one report."""
+
+    def line(self, path: Path_) -> int | None:
+        """The line of ``path``, or of its nearest parent that has one."""
+        while path:
+            found = self.lines.get(path) or self.items.get(path)
+            if found:
+                return found
+            path = path[:-1]
+        return None
+
+
+def read_document(path: Path | str, *, kind: str = "", max_nodes: int | None = None,
+                  max_bytes: int = MAX_FILE_BYTES) -> Document:
+    """Read, size-check, decode and parse one YAML file; raise ``SpecError`` on a fatal problem.
+
+    ``kind`` names the file in messages (``"machine files"``); stepped-over problems are left
+    in ``Document.problems`` for the caller to report.
+    """
+    shown = str(path)
+    data = read_limited(Path(path), shown, max_bytes)
+    return parse_document(decode(data, shown), shown, kind=kind, max_nodes=max_nodes)
+
+
+def read_limited(path: Path, shown: str, max_bytes: int = MAX_FILE_BYTES,
+                 what: str = "file") -> bytes:
+    """The bytes of ``path``, refused with one line when over ``max_bytes`` (checked first)."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise _fail(shown, None, "no such file") from None
+    except IsADirectoryError:
+        raise _fail(shown, None, f"is a directory, not a {what}") from None
+    except OSError as exc:
+        raise _fail(shown, None, f"cannot read: {exc.strerror or exc}") from exc
+    if len(data) > max_bytes:
+        raise _fail(shown, None, f"file too large (over {_megabytes(max_bytes)}; the limit "
+                                 "keeps a runaway file from costing minutes and memory)")
+    return data
+
+
+def decode(data: bytes, shown: str) -> str:
+    """UTF-8 text (a BOM allowed); a bad byte is named with its line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        bad = data[exc.start]
+        raise _fail(shown, line, f"not UTF-8 text (byte 0x{bad:02x})") from None
+
+
+def parse_document(text: str, shown: str, *, kind: str = "",
+                   max_nodes: int | None = None) -> Document:
+    """Build plain values from ``text`` in one pass over the parser's events."""
+    loader = _Loader(text)
+    builder = _EventBuilder(shown, kind, max_nodes, loader)
+    try:
+        return builder.build()
+    except yaml.MarkedYAMLError as exc:
+        message = _yaml_message(exc)
+        if _char_at(text, exc.problem_mark) == "\t":
+            message += "; indent with spaces, not tabs"
+        raise _fail(shown, _line(exc.problem_mark), message) from None
+    except yaml.YAMLError as exc:
+        raise _fail(shown, None, f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML text for ``data`` (block style, keys in insertion order)."""
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
 def parse_machine(path: Path | str) -> MachineSpec:
     """Read one machine file into a spec; raise ``SpecError`` listing every structural problem.
 
     Only structure and types are checked here; ``check_machine`` checks meaning.
     """
     shown = str(path)
-    data = _read(Path(path), shown)
-    text = _decode(data, shown)
-    root = _compose(text, shown)
-    raw, lines = _Walker(shown, text).walk(root)
-    spec = _build(raw, lines, shown, hashlib.sha256(data).hexdigest())
+    data = read_limited(Path(path), shown, what="machine file")
+    doc = parse_document(decode(data, shown), shown, kind="machine files", max_nodes=MAX_NODES)
+    if doc.problems:
+        raise SpecError(doc.problems)
+    if doc.value is None:
+        raise _fail(shown, None, "the file is empty (a machine needs name, initial and states)")
+    spec = _build(doc.value, doc.lines, shown, hashlib.sha256(data).hexdigest())
     logger.debug("parsed %s: %d states", shown, len(spec.states))
     return spec
 
@@ -101,42 +197,8 @@ def _fail(file: str, line: int | None, message: str) -> SpecError:
     return SpecError(SpecProblem(file, line, message))
 
 
-def _read(path: Path, shown: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise _fail(shown, None, "no such file") from None
-    except IsADirectoryError:
-        raise _fail(shown, None, "is a directory, not a machine file") from None
-    except OSError as exc:
-        raise _fail(shown, None, f"cannot read: {exc.strerror or exc}") from exc
-
-
-def _decode(data: bytes, shown: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        bad = data[exc.start]
-        raise _fail(shown, line, f"not UTF-8 text (byte 0x{bad:02x})") from None
-
-
-def _compose(text: str, shown: str) -> Node:
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        message = _yaml_message(exc)
-        if _char_at(text, exc.problem_mark) == "\t":
-            message += "; indent with spaces, not tabs"
-        raise _fail(shown, _line(exc.problem_mark), message) from None
-    except yaml.YAMLError as exc:
-        raise _fail(shown, None, f"invalid YAML: {exc}") from None
-    finally:
-        loader.dispose()
-    if node is None:
-        raise _fail(shown, None, "the file is empty (a machine needs name, initial and states)")
-    return node
+def _megabytes(n: int) -> str:
+    return f"{n / 1_000_000:g} MB"
 
 
 def _char_at(text: str, mark: Any) -> str:
@@ -161,101 +223,149 @@ def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
     return message
 
 
-class _TooLarge(Exception):
-    def __init__(self, line: int, message: str) -> None:
+_SKIP = object()
+_MERGE_KEY = object()
+"""A plain ``<<`` (yaml's merge key): refused as a key, the text ``<<`` as a value."""
+"""A value whose key was refused (duplicate, merge, not a name): built, then dropped."""
+
+
+class _Open:
+    """A mapping or list being built: its value, path, first line, and the key awaiting a value."""
+
+    __slots__ = ("key", "line", "path", "value")
+
+    def __init__(self, value: dict[str, Any] | list[Any], path: Path_, line: int) -> None:
+        self.value = value
+        self.path = path
         self.line = line
-        self.message = message
+        self.key: Any = None
 
 
-class _AliasFound(Exception):
-    pass
+class _EventBuilder:
+    """Parser events -> plain values, a line table and the problems stepped over."""
 
-
-class _Walker:
-    """Turns a node tree into plain values and a table of the line of every key."""
-
-    def __init__(self, file: str, text: str) -> None:
+    def __init__(self, file: str, kind: str, max_nodes: int | None, loader: Any) -> None:
         self.file = file
-        self.text = text
-        self.lines: dict[Path_, int] = {}
-        self.problems: list[SpecProblem] = []
+        self.where = f" in {kind}" if kind else ""
+        self.max_nodes = max_nodes
+        self.loader = loader
+        self.doc = Document(None)
+        self.stack: list[_Open] = []
         self.count = 0
-        self.seen: set[int] = set()
 
-    def walk(self, root: Node) -> tuple[Any, dict[Path_, int]]:
-        try:
-            value = self.value(root, ())
-        except _AliasFound:
-            raise SpecError(self._alias_problem()) from None
-        except _TooLarge as exc:
-            raise _fail(self.file, exc.line, exc.message) from None
-        if self.problems:
-            raise SpecError(self.problems)
-        return value, self.lines
+    def build(self) -> Document:
+        loader = self.loader
+        loader.get_event()  # StreamStart
+        if loader.check_event(yaml.StreamEndEvent):
+            return self.doc
+        loader.get_event()  # DocumentStart
+        root = self.node(loader.get_event())
+        while self.stack:
+            root = self.node(loader.get_event())
+        loader.get_event()  # DocumentEnd
+        if not loader.check_event(yaml.StreamEndEvent):
+            event = loader.get_event()
+            raise yaml.composer.ComposerError(
+                "expected a single document in the stream", None,
+                "but found another document", event.start_mark)
+        root = "<<" if root is _MERGE_KEY else root
+        return Document(root, self.doc.lines, self.doc.items, self.doc.problems)
 
-    def value(self, node: Node, path: Path_) -> Any:
-        self.count += 1
-        if self.count > MAX_NODES:
-            message = f"document too large (more than {MAX_NODES} YAML nodes)"
-            raise _TooLarge(node.start_mark.line + 1, message)
-        if len(path) > MAX_DEPTH:
-            message = f"document nested too deeply (more than {MAX_DEPTH} levels)"
-            raise _TooLarge(node.start_mark.line + 1, message)
-        if id(node) in self.seen:
-            raise _AliasFound
-        self.seen.add(id(node))
-        if isinstance(node, MappingNode) and node.tag == _TAG + "map":
-            return self.mapping(node, path)
-        if isinstance(node, SequenceNode) and node.tag == _TAG + "seq":
-            return [self.value(item, (*path, i)) for i, item in enumerate(node.value)]
-        if isinstance(node, ScalarNode) and node.tag in _SCALARS:
-            return self.scalar(node)
-        self.problem(node, f"unsupported YAML tag '{_short_tag(node.tag)}'")
+    def node(self, event: Any) -> Any:
+        """Handle one event; return the root's value once it is complete."""
+        if isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            done = self.stack.pop()
+            return self.attach(done.value, done.line, None)
+        line = event.start_mark.line + 1
+        parent = self.stack[-1] if self.stack else None
+        if isinstance(event, yaml.AliasEvent):
+            if parent is not None and parent.key is _SKIP:  # the refused key is reported
+                return self.attach(None, line, None)
+            raise _fail(self.file, line, f"YAML alias '*{event.anchor}' is not allowed"
+                                         f"{self.where}; write the value out")
+        if parent is None or isinstance(parent.value, list) or parent.key is not None:
+            self.count_value(line)
+        if isinstance(event, yaml.ScalarEvent):
+            value = self.scalar(event, line)
+            return self.attach(value, line, _MERGE if value is _MERGE_KEY else event.value)
+        if len(self.stack) >= MAX_DEPTH:
+            raise _fail(self.file, line, f"document nested too deeply (more than {MAX_DEPTH} "
+                                         "levels)")
+        is_map = isinstance(event, yaml.MappingStartEvent)
+        self.check_tag(event, _MAP if is_map else _SEQ, line)
+        self.stack.append(_Open({} if is_map else [], self.child_path(parent), line))
         return None
 
-    def mapping(self, node: MappingNode, path: Path_) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            line = key_node.start_mark.line + 1
-            if key_node.tag == _TAG + "merge":
-                self.problem(key_node, "merge keys ('<<') are not allowed in machine files; "
-                                       "write the fields out")
-                continue
-            if not isinstance(key_node, ScalarNode) or key_node.tag not in _SCALARS:
-                self.problem(key_node, "keys must be plain names, not lists or mappings")
-                continue
-            key = key_node.value
-            if key in out:
-                first = self.lines[(*path, key)]
-                self.problem(key_node, f"duplicate key '{key}' (first at line {first})")
-                continue
-            self.lines[(*path, key)] = line
-            out[key] = self.value(value_node, (*path, key))
-        return out
+    def count_value(self, line: int) -> None:
+        self.count += 1
+        if self.max_nodes is not None and self.count > self.max_nodes:
+            raise _fail(self.file, line, f"document too large (more than {self.max_nodes} YAML "
+                                         "nodes)")
 
-    def scalar(self, node: ScalarNode) -> Any:
+    @staticmethod
+    def child_path(parent: _Open | None) -> Path_:
+        if parent is None:
+            return ()
+        if isinstance(parent.value, list):
+            return (*parent.path, len(parent.value))
+        return (*parent.path, parent.key) if isinstance(parent.key, str) else parent.path
+
+    def attach(self, value: Any, line: int, name: str | None) -> Any:
+        """Put a finished value into its parent, as a key or a value; return the root."""
+        if not self.stack:
+            return value
+        parent = self.stack[-1]
+        if isinstance(parent.value, list):
+            self.doc.items[(*parent.path, len(parent.value))] = line
+            parent.value.append("<<" if value is _MERGE_KEY else value)
+        elif parent.key is None:
+            parent.key = self.key(parent, value, line, name)
+        else:
+            if parent.key is not _SKIP:
+                parent.value[parent.key] = "<<" if value is _MERGE_KEY else value
+            parent.key = None
+        return None
+
+    def key(self, parent: _Open, value: Any, line: int, name: str | None) -> Any:
+        """The key for the next value, or ``_SKIP`` (reported) when it cannot be one."""
+        if name == _MERGE:
+            self.problem(line, f"merge keys ('<<') are not allowed{self.where}; "
+                               "write the fields out")
+            return _SKIP
+        if name is None:
+            self.problem(line, "keys must be plain names, not lists or mappings")
+            return _SKIP
+        path = (*parent.path, name)
+        if name in parent.value:
+            self.problem(line, f"duplicate key '{name}' (first at line {self.doc.lines[path]})")
+            return _SKIP
+        self.doc.lines[path] = line
+        return name
+
+    def scalar(self, event: Any, line: int) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(ScalarNode, event.value, event.implicit)
+        if tag == _TAG + "str":
+            return event.value
+        if tag == _MERGE:
+            return _MERGE_KEY
+        make = _SCALARS.get(tag)
+        if make is None:
+            self.problem(line, f"unsupported YAML tag '{_short_tag(tag)}'")
+            return None
         try:
-            return _SCALARS[node.tag](node)
+            return make(ScalarNode(tag, event.value, event.start_mark, event.end_mark))
         except (ValueError, yaml.YAMLError) as exc:
-            self.problem(node, f"bad {node.tag.removeprefix(_TAG)} value {node.value!r}: {exc}")
+            self.problem(line, f"bad {tag.removeprefix(_TAG)} value {event.value!r}: {exc}")
             return None
 
-    def problem(self, node: Node, message: str) -> None:
-        self.problems.append(SpecProblem(self.file, node.start_mark.line + 1, message))
+    def check_tag(self, event: Any, default: str, line: int) -> None:
+        if event.tag not in (None, "!", default):
+            self.problem(line, f"unsupported YAML tag '{_short_tag(event.tag)}'")
 
-    def _alias_problem(self) -> SpecProblem:
-        message = "YAML aliases are not allowed in machine files; write the value out"
-        # The node tree shares aliased nodes; only the event stream knows where the alias is.
-        loader = _Loader(self.text)
-        try:
-            while (event := loader.get_event()) is not None:
-                if isinstance(event, yaml.AliasEvent):
-                    message = f"YAML alias '*{event.anchor}' is not allowed in machine files; " \
-                              "write the value out"
-                    return SpecProblem(self.file, event.start_mark.line + 1, message)
-        finally:
-            loader.dispose()
-        return SpecProblem(self.file, None, message)
+    def problem(self, line: int, message: str) -> None:
+        self.doc.problems.append(SpecProblem(self.file, line, message))
 
 
 class _Builder:
