@@ -2,7 +2,7 @@
 
 One test per storage row of issue 14's table, each through the real parts: the file and its
 folder made read-only (as root, the engine runs without the capability that ignores file
-permissions, so they apply), a damaged page written into the file, a few-MB tmpfs that the run
+permissions, so they apply), a damaged page written into the file, a 4 MB tmpfs that the run
 itself fills, a write lock held by another process, 20 processes creating one database. Each
 starts with a good run and checks afterwards that it is still listed and unchanged.
 """
@@ -141,12 +141,12 @@ def engine(tmp_path: Path) -> Engine:
 
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
-    """A real 2 MB file system (tmpfs): room for a few runs, and easy to fill."""
+    """A real 4 MB file system (tmpfs): room for a few runs, and easy to fill."""
     mount = tmp_path / "small"
     mount.mkdir()
     if os.geteuid() != 0:
         pytest.fail("this test mounts a small tmpfs and needs root (CI runs as root)")
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], check=True)
     try:
         yield mount
     finally:
@@ -251,6 +251,24 @@ def test_check_passes_on_a_sound_database(engine: Engine) -> None:
     assert proc.returncode == 0 and "ok" in proc.stdout and not proc.stderr
     assert json.loads(engine("check", "--json").stdout) == {
         "database": str(engine.db), "ok": True, "problems": []}
+
+
+def test_newer_schema_is_refused_in_one_line_and_left_untouched(engine: Engine) -> None:
+    engine.good_run()
+    before = engine.snapshot()
+    conn = sqlite3.connect(engine.db)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.execute(f"PRAGMA user_version={version + 1}")
+    conn.close()
+    data = engine.db.read_bytes()
+    for command in (("runs",), ("run", DEMO, "--approval", "auto"), ("check",)):
+        assert_fault(engine(*command), engine.db, "newer than this Turnstile")
+    assert engine.db.read_bytes() == data
+    conn = sqlite3.connect(engine.db)
+    conn.execute(f"PRAGMA user_version={version}")
+    conn.close()
+    assert engine.orphans() == []
+    assert_intact(engine, before)
 
 
 # -- disk full ------------------------------------------------------------------------------
