@@ -365,6 +365,8 @@ sys.exit(main(sys.argv[2:]))
 open the new database within a millisecond or two of each other, not spread over start-up."""
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_twenty_runs_started_at_once_on_a_new_database(engine: Engine, tmp_path: Path) -> None:
     go = tmp_path / "go"
     procs = [subprocess.Popen(
