@@ -1,8 +1,9 @@
 """The command line: a thin layer over the library, and the only place errors become exit codes.
 
 Exit codes: 0 completed, 1 the run ended ``failed`` (for ``tools``: a configured MCP server
-failed to start), 2 bad input (YAML, arguments, unknown run, unusable database), 3 interrupted
-and resumable, 4 refused by policy in non-interactive mode.
+failed to start), 2 bad input (YAML, arguments, unknown run, unusable database: read-only,
+locked beyond the wait, disk full, corrupted, newer schema; a run it stops mid-way stays
+resumable), 3 interrupted and resumable, 4 refused by policy in non-interactive mode.
 Imports stay inside the commands so ``python -m engine --help`` starts fast.
 """
 
@@ -29,13 +30,17 @@ def db_path(args: argparse.Namespace) -> Path:
     return Path(getattr(args, "db", None) or os.environ.get("ENGINE_DB") or DEFAULT_DB)
 
 
-def _open_store(args: argparse.Namespace, *, must_exist: bool = False) -> Any:
+def _open_store(args: argparse.Namespace, *, must_exist: bool = False,
+                reading: bool = False) -> Any:
+    """The run database; ``reading`` commands also work where it cannot be written."""
     from engine.store.sqlite import SqliteStore
 
     path = db_path(args)
     if must_exist and not path.exists():
         raise UsageError(f"{path}: no database yet (start a run with: python -m engine run "
                          "machines/coding_agent.yaml)")
+    if reading:
+        return SqliteStore.for_reading(path)
     return SqliteStore(path, durability=getattr(args, "durability", None) or "normal")
 
 
@@ -192,7 +197,7 @@ def _write_trace(store: Any, run_id: str) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    runs = _open_store(args).list_runs() if db_path(args).exists() else []
+    runs = _open_store(args, reading=True).list_runs() if db_path(args).exists() else []
     if args.json:
         _print_json([r.to_json() for r in runs])
         return 0
@@ -211,7 +216,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from engine.inspect import show_json, show_text
 
-    store = _open_store(args, must_exist=True)
+    store = _open_store(args, must_exist=True, reading=True)
     if args.json:
         _print_json(show_json(store, args.run_id))
     else:
@@ -220,7 +225,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    store = _open_store(args, must_exist=True)
+    store = _open_store(args, must_exist=True, reading=True)
     info = store.get_run(args.run_id)
     rows = store.audit(info.run_id)
     if args.json:
@@ -240,7 +245,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     from engine.trace import build_trace
     from engine.trace_text import trace_text
 
-    store = _open_store(args, must_exist=True)
+    store = _open_store(args, must_exist=True, reading=True)
     info = store.get_run(args.run_id)
     if args.otlp:
         count = export_otlp(store, info.run_id)
@@ -251,6 +256,22 @@ def cmd_trace(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(trace_text(build_trace(store, info.run_id)))
     return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``PRAGMA quick_check`` over the whole database: 0 when sound, 2 and one line if not."""
+    path = db_path(args)
+    problems = _open_store(args, must_exist=True, reading=True).check()
+    if args.json:
+        _print_json({"database": str(path), "ok": not problems, "problems": problems})
+    elif not problems:
+        print(f"{path}: ok (PRAGMA quick_check found no problem)")
+    if not problems:
+        return 0
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    print(f"error: {path}: the database is corrupted: {len(problems)} problem(s) found by "
+          f"PRAGMA quick_check, first: {problems[0]}{more}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 # -- machines -----------------------------------------------------------------------------
@@ -452,6 +473,10 @@ def _add_inspection(sub: Any) -> None:
         p.add_argument("--json", action="store_true")
         _common_db(p)
         p.set_defaults(func=func)
+    p = sub.add_parser("check", help="full integrity check of the database (exit 2 if damaged)")
+    p.add_argument("--json", action="store_true")
+    _common_db(p)
+    p.set_defaults(func=cmd_check)
     p = sub.add_parser("trace", help="a run's trace: timeline, JSON, or OTLP export")
     p.add_argument("run_id")
     group = p.add_mutually_exclusive_group()

@@ -5,7 +5,12 @@
     │   ├── SpecError                   machine YAML: file, line, message, fix
     │   ├── UsageError                  command-line arguments, task files, config files
     │   ├── UnknownRunError             no run with that id
-    │   ├── StoreError                  database corrupted, newer schema, unreadable
+    │   ├── StoreError                  the database cannot be used (not a Turnstile database)
+    │   │   ├── StoreReadOnlyError      the file or its folder cannot be written
+    │   │   ├── StoreLockedError        another process held the write lock beyond the wait
+    │   │   ├── StoreFullError          the disk (or a size limit) is full
+    │   │   ├── StoreCorruptError       a damaged page or file
+    │   │   └── StoreSchemaError        written by a newer Turnstile
     │   ├── LeaseHeldError              another live process drives the run
     │   ├── MachineChangedError         the machine YAML changed since the run started
     │   └── ModelConfigError            no model, missing API key, unknown provider
@@ -78,7 +83,32 @@ class UnknownRunError(BadInputError):
 
 
 class StoreError(BadInputError):
-    """The database cannot be used: corrupted, unreadable, or written by a newer version."""
+    """The database cannot be used: corrupted, unreadable, or written by a newer version.
+
+    Raised by the store adapter only; the message names the database file and the fault. A run
+    that meets one mid-way is left resumable (``interrupted``, or ``crashed`` when even that
+    could not be written).
+    """
+
+
+class StoreReadOnlyError(StoreError):
+    """The database file or its folder is read-only: reading works, writing does not."""
+
+
+class StoreLockedError(StoreError):
+    """Another process held the database's write lock for longer than the busy timeout."""
+
+
+class StoreFullError(StoreError):
+    """The file system holding the database is full."""
+
+
+class StoreCorruptError(StoreError):
+    """A page of the database (or its header) is damaged."""
+
+
+class StoreSchemaError(StoreError):
+    """The database was written by a newer Turnstile (a higher schema version)."""
 
 
 class LeaseHeldError(BadInputError):

@@ -23,7 +23,13 @@ import anyio.abc
 from engine.actions.base import ActionInfo
 from engine.actions.context import ActionContext, Services
 from engine.actions.registry import ACTIONS
-from engine.errors import InterruptedRun, LimitExceededError, TurnstileError
+from engine.errors import (
+    InterruptedRun,
+    LimitExceededError,
+    StoreError,
+    StoreLockedError,
+    TurnstileError,
+)
 from engine.fsm import TransitionTable
 from engine.spec.model import MachineSpec
 from engine.state import RunInfo, RunState, RunStatus
@@ -97,16 +103,23 @@ class Runner:
         """Run steps until a final state, an error, a limit, or an interruption."""
         self.store.acquire_lease(state.run_id, self.owner, self.lease_ttl_s)
         try:
-            return await self._drive_leased(state, resumed)
-        finally:
+            result = await self._drive_leased(state, resumed)
+        except StoreError:
+            raise  # the database refuses writes now; the lease ends with this process
+        except BaseException:
             with anyio.CancelScope(shield=True):
                 self.store.release_lease(state.run_id, self.owner)
+            raise
+        with anyio.CancelScope(shield=True):
+            self.store.release_lease(state.run_id, self.owner)
+        return result
 
     async def _drive_leased(self, state: RunState, resumed: bool) -> RunResult:
         self._latest = state
         self.store.begin_step(state.run_id, self._begin(state, self.services.clock()))
         timeout = self.machine.limits.timeout_s
         result: RunResult | None = None
+        fault: StoreError | None = None
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._renew_lease, state.run_id)
             try:
@@ -118,10 +131,16 @@ class Runner:
                 with anyio.CancelScope(shield=True):
                     self._interrupt(state)
                 raise
+            except StoreError as exc:
+                fault = exc
+                self._store_fault(self._latest or state, exc)
             except TurnstileError as exc:
                 result = self._fail(self._latest or state, str(exc))
             finally:
                 tg.cancel_scope.cancel()
+        if fault is not None:  # raised out here, not wrapped in the task group's exception group
+            raise type(fault)(f"{fault}; run {state.run_id} can be resumed: "
+                              f"python -m engine resume {state.run_id}") from fault
         assert result is not None
         return result
 
@@ -221,10 +240,26 @@ class Runner:
         self.store.set_status(latest.run_id, "interrupted", None)
         self.services.observer("run_end", {"status": "interrupted", "state": latest.state})
 
+    def _store_fault(self, state: RunState, exc: StoreError) -> None:
+        """The database failed mid-run: record ``interrupted`` where it can still be written.
+        Under another process's lock it cannot, and waiting again would only double the
+        wait: the row stays ``running`` and shows as ``crashed`` once this process is gone.
+        Either way ``resume`` continues from the last committed step."""
+        if not isinstance(exc, StoreLockedError):
+            try:
+                self.store.set_status(state.run_id, "interrupted", str(exc))
+            except StoreError:
+                logger.info("run %s: could not record 'interrupted'", state.run_id)
+        self.services.observer("run_end", {"status": "interrupted", "state": state.state,
+                                           "error": str(exc)})
+
     async def _renew_lease(self, run_id: str) -> None:
         while True:
             await anyio.sleep(self.lease_ttl_s / 3)
-            self.store.renew_lease(run_id, self.owner, self.lease_ttl_s)
+            try:
+                self.store.renew_lease(run_id, self.owner, self.lease_ttl_s)
+            except StoreError as exc:  # the next commit meets the same fault and ends the run
+                logger.info("run %s: lease not renewed: %s", run_id, exc)
 
 
 async def drive_until_interrupted(runner: Runner, state: RunState, *,

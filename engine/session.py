@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import shutil
 import sys
 import time
 from collections.abc import Mapping
@@ -74,6 +75,9 @@ class Prepared:
     """Lines for the user before the run starts (e.g. "no model configured: scripted")."""
     create: Mapping[str, Any] | None = None
     """For a new run: what ``Runner.create`` persists, once the model's preflight passed."""
+    fixture: GoldenTask | None = None
+    """For a new golden run: the task whose fixture becomes ``create['workspace']``, copied
+    just before the run row is written and removed if that fails (no workspace without a run)."""
 
 
 def new_run_id(clock: float | None = None) -> str:
@@ -118,10 +122,8 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
             "ollama:<model> | scripted:PATH, set ENGINE_MODEL, or add `model:` to the machine "
             "(OPENAI_API_KEY / ANTHROPIC_API_KEY; a local Ollama needs no key)")
     run_id = new_run_id()
-    if golden is not None:
+    if golden is not None:  # the fixture is copied by ``execute``, with the run row
         workspace = (db_path.parent / "workspaces" / run_id).resolve()
-        copy_fixture(golden, workspace)
-        run_setup(golden, workspace)
         task_text = golden.prompt
         if model_spec is None:
             notes.append(f"model: scripted (replaying {golden.turns_path})")
@@ -150,7 +152,8 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
     runner = Runner(machine, services)
     state = RunState(run_id, machine.name, machine.initial, 0, (), {"task": task_text})
     create = {"workspace": str(workspace), "config": config, "data": dict(state.data)}
-    return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes, create)
+    return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes, create,
+                    golden)
 
 
 def prepare_resume(run_id: str, store: Store, *, observer: Observer,
@@ -325,7 +328,7 @@ async def execute(prepared: Prepared) -> RunResult:
             await client.aclose()
             raise
     if prepared.create is not None:
-        prepared.runner.create(prepared.state.run_id, **prepared.create)
+        _create_run(prepared, prepared.create)
     async with AsyncExitStack() as stack:
         _stream_spans(prepared, stack)
         if prepared.mcp:
@@ -356,6 +359,26 @@ def _stream_spans(prepared: Prepared, stack: AsyncExitStack) -> None:
         return
     services.observer = cast(Observer, stream.wrap(services.observer))
     stack.callback(stream.close)
+
+
+def _create_run(prepared: Prepared, create: Mapping[str, Any]) -> None:
+    """Copy the fixture and run its setup, then write the run row; if any of it fails, the
+    copy is removed, so a workspace under ``.engine/workspaces/`` always has its run."""
+    golden, workspace = prepared.fixture, Path(create["workspace"])
+    try:
+        if golden is not None:
+            try:
+                copy_fixture(golden, workspace)
+            except OSError as exc:
+                reason = " ".join(str(exc.strerror or exc).split())
+                raise UsageError(f"{golden.folder}: cannot copy the fixture to {workspace}: "
+                                 f"{reason}") from exc
+            run_setup(golden, workspace)
+        prepared.runner.create(prepared.state.run_id, **create)
+    except BaseException:
+        if golden is not None:
+            shutil.rmtree(workspace, ignore_errors=True)
+        raise
 
 
 def _run_emitter(prepared: Prepared) -> Any:

@@ -13,7 +13,7 @@ SOURCES = sorted(p for d in ("engine", "tools") for p in (ROOT / d).rglob("*.py"
 # library -> the only modules (relative paths, or folders ending in /) that may import it
 ADAPTERS: dict[str, tuple[str, ...]] = {
     "transitions": ("engine/fsm.py",),
-    "sqlite3": ("engine/store/sqlite.py",),
+    "sqlite3": ("engine/store/sqlite.py", "engine/store/sqlite_errors.py"),
     "sqlite_utils": ("engine/store/sqlite.py",),
     "httpx": ("engine/models/http.py",),
     "httpx_sse": ("engine/models/http.py",),

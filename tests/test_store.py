@@ -6,6 +6,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,33 @@ def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError, match="not a Turnstile database"):
         SqliteStore(path)
+
+
+RACER = """
+import os, sys, time
+from engine.store.sqlite import SqliteStore
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.001)
+for path in sys.argv[2:]:
+    SqliteStore(path).close()
+"""
+
+
+def test_processes_creating_one_database_at_once_do_not_collide(tmp_path: Path) -> None:
+    """Schema creation re-reads ``user_version`` under the write lock: 20 processes racing
+    through 10 new databases all open them, and each database gets its schema once."""
+    go = tmp_path / "go"
+    dbs = [str(tmp_path / f"new{i}.db") for i in range(10)]
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, str(go), *dbs],
+                              stderr=subprocess.PIPE, text=True) for _ in range(20)]
+    time.sleep(2)
+    go.touch()
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 20, [e for e in errors if e][:1]
+    for db in dbs:
+        store = SqliteStore(db)
+        assert store.list_runs() == []
+        store.close()
+        conn = sqlite3.connect(db)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        conn.close()

@@ -1,28 +1,42 @@
 """The SQLite store: every run, step, message, event, checkpoint, audit row and effect, in one file.
 
-The only module that imports ``sqlite3``/``sqlite_utils``. ``sqlite-utils`` owns the schema and
-migrations; the per-step path uses constant SQL through one connection, one transaction per
-step, because ``Table.insert`` introspects the table on every call (5x slower, DESIGN 4).
-WAL with ``synchronous=NORMAL`` survives a killed process; intent rows of effects that are not
+The only module that imports ``sqlite3``/``sqlite_utils`` (with ``sqlite_errors``, which turns
+``sqlite3`` errors into ``StoreError``s: every public method passes through ``_guarded``).
+``sqlite-utils`` owns the schema and migrations, which run in one write transaction that
+re-reads ``user_version``, so processes creating one database at once cannot collide. The
+per-step path uses constant SQL through one connection, one transaction per step, because
+``Table.insert`` introspects the table on every call (5x slower, DESIGN 4). WAL with
+``synchronous=NORMAL`` survives a killed process; intent rows of effects that are not
 idempotent are committed with ``synchronous=FULL`` so a power loss cannot hide them either.
+A database that cannot be written is still read through ``SqliteStore.for_reading``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import socket
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import sqlite_utils
 
-from engine.errors import LeaseHeldError, StoreError, UnknownRunError
+from engine.errors import (
+    LeaseHeldError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    StoreReadOnlyError,
+    StoreSchemaError,
+    UnknownRunError,
+    UsageError,
+)
 from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
 from engine.store.base import (
     AuditRecord,
@@ -33,6 +47,14 @@ from engine.store.base import (
     LeaseOwner,
     StepBegin,
     StepCommit,
+)
+from engine.store.sqlite_errors import (
+    SQLITE_BUSY,
+    is_corrupt,
+    needs_immutable,
+    primary_code,
+    translate,
+    translate_os,
 )
 
 logger = logging.getLogger(__name__)
@@ -110,73 +132,247 @@ EVENT_FLUSH_S = 1.0
 waiting, or when the oldest has waited this long."""
 
 
-def connect(path: Path) -> sqlite3.Connection:
+BUSY_TIMEOUT_S = 10.0
+"""How long a write waits for another process's write lock before ``StoreLockedError``
+(``ENGINE_BUSY_TIMEOUT`` overrides it, in seconds)."""
+
+
+def busy_timeout(value: float | None = None) -> float:
+    """``value``, else ``ENGINE_BUSY_TIMEOUT``, else ``BUSY_TIMEOUT_S``."""
+    if value is not None:
+        return value
+    raw = os.environ.get("ENGINE_BUSY_TIMEOUT")
+    if not raw:
+        return BUSY_TIMEOUT_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise UsageError(f"ENGINE_BUSY_TIMEOUT={raw!r}: expected a number of seconds")
+    return seconds
+
+
+def connect(path: Path, *, busy_timeout_s: float = BUSY_TIMEOUT_S) -> sqlite3.Connection:
     """Open ``path`` in autocommit mode with WAL; transactions are explicit."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0,
+    if path.exists() and not _writable(path):
+        # Opened anyway, SQLite would leave read-only -wal/-shm files that keep the database
+        # read-only even after the file is made writable again.
+        raise StoreReadOnlyError(
+            f"{path}: the database file is read-only; run and resume need write access to "
+            "the file and its folder (runs, show, trace and audit still work)")
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=busy_timeout_s,
                            check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=WAL")
+    _enable_wal(conn, busy_timeout_s)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=OFF")
     return conn
 
 
+def _writable(path: Path) -> bool:
+    if os.access in os.supports_effective_ids:
+        return os.access(path, os.W_OK, effective_ids=True)
+    return os.access(path, os.W_OK)
+
+
+def _enable_wal(conn: sqlite3.Connection, busy_timeout_s: float) -> None:
+    """Switch to WAL; on a new file another process may be doing the same, so wait for it."""
+    deadline = time.monotonic() + busy_timeout_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if primary_code(exc) != SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """Open ``path`` for reading only.
+
+    With no ``-shm`` file no connection is open, so the file is read as ``immutable``: that
+    creates no ``-wal``/``-shm`` files (which a folder may not allow, and which, left behind
+    read-only, would keep the database read-only for its owner too). Otherwise ``mode=ro``
+    shares the open connections' ``-shm`` and sees their latest commits.
+    """
+    if not path.is_file():
+        raise StoreError(f"{path}: no such database file")
+    uri = path.resolve().as_uri()
+    shm, wal = (path.with_name(path.name + suffix) for suffix in ("-shm", "-wal"))
+    wal_has_commits = wal.exists() and wal.stat().st_size > 0
+    if shm.exists() or wal_has_commits:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            if not needs_immutable(exc):
+                raise
+        if wal_has_commits:
+            raise StoreReadOnlyError(
+                f"{path}: its latest commits are in {wal.name}, which cannot be read without "
+                "write access to the folder")
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None,
+                           check_same_thread=False)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _guarded(method: Callable[Concatenate[SqliteStore, _P], _R]
+             ) -> Callable[Concatenate[SqliteStore, _P], _R]:
+    """Every public method: an ``sqlite3`` error leaves as the matching ``StoreError``."""
+
+    @functools.wraps(method)
+    def guarded(self: SqliteStore, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            first = args[0] if args else None
+            run_id = first if isinstance(first, str) else getattr(first, "run_id", None)
+            raise self._fault(exc, run_id) from exc
+
+    return guarded
+
+
 class SqliteStore:
     """A ``Store`` on one SQLite file."""
 
-    def __init__(self, path: Path | str, *, durability: Durability = "normal") -> None:
+    def __init__(self, path: Path | str, *, durability: Durability = "normal",
+                 readonly: bool = False, busy_timeout_s: float | None = None) -> None:
         self.path = Path(path)
         self.durability = durability
+        self.readonly = readonly
+        """Opened with ``for_reading`` on a database that cannot be written: reads only."""
+        self.busy_timeout_s = busy_timeout(busy_timeout_s)
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
         self._pending_since = 0.0
         try:
-            self._conn = connect(self.path)
+            self._conn = (connect_readonly(self.path) if readonly
+                          else connect(self.path, busy_timeout_s=self.busy_timeout_s))
             self._db = sqlite_utils.Database(self._conn)
             self._migrate()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable Turnstile database ({exc})") from exc
-        if durability == "full":
-            self._conn.execute("PRAGMA synchronous=FULL")
+            if durability == "full":
+                self._conn.execute("PRAGMA synchronous=FULL")
+        except sqlite3.Error as exc:
+            raise self._fault(exc) from exc
+        except OSError as exc:
+            raise translate_os(exc, self.path) from exc
         self._event_seq: dict[str, int] = {}
         self._audit_seq: dict[str, int] = {}
 
+    @classmethod
+    def for_reading(cls, path: Path | str, **kwargs: Any) -> SqliteStore:
+        """Open ``path`` as usual, or read-only where it cannot be written (file or folder
+        read-only, or a migration blocked by a writer): ``runs``, ``show``, ``trace`` and
+        ``audit`` work on a database nobody may change."""
+        try:
+            return cls(path, **kwargs)
+        except (StoreReadOnlyError, StoreLockedError):
+            return cls(path, readonly=True, **kwargs)
+
+    # -- faults -------------------------------------------------------------------------
+
+    def _fault(self, exc: sqlite3.Error, run_id: str | None = None) -> StoreError:
+        """The ``StoreError`` for ``exc``; a corruption met reading a run says what of that
+        run can still be read."""
+        if not (run_id and is_corrupt(exc)):
+            return translate(exc, self.path, busy_timeout_s=self.busy_timeout_s)
+        readable, damaged = self._readable(run_id)
+        return StoreCorruptError(
+            f"{self.path}: the database is corrupted ({exc}) where run {run_id} is stored: "
+            f"unreadable: {', '.join(damaged) or 'none'}; still readable: "
+            f"{', '.join(readable) or 'nothing'}; a full check: "
+            f"python -m engine check --db {self.path}")
+
+    def _readable(self, run_id: str) -> tuple[list[str], list[str]]:
+        """Which of a run's tables can still be read in full, and which cannot."""
+        readable: list[str] = []
+        damaged: list[str] = []
+        for table in (RUNS, STEPS, TRANSITIONS, MESSAGES, EVENTS, CHECKPOINTS, AUDIT, EFFECTS):
+            try:
+                for _ in self._conn.execute(f"SELECT * FROM {table} WHERE run_id = ?",
+                                            (run_id,)):
+                    pass
+            except sqlite3.Error:
+                damaged.append(table)
+            else:
+                readable.append(table)
+        return readable, damaged
+
+    @_guarded
+    def check(self) -> list[str]:
+        """``PRAGMA quick_check``: no problems (an empty list) when every page is sound."""
+        try:
+            rows = [" ".join(str(r[0]).split()) for r in self._conn.execute("PRAGMA quick_check")]
+        except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
+            return [str(exc)]
+        return [] if rows == ["ok"] else rows
+
     # -- schema -------------------------------------------------------------------------
 
+    def _user_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
     def _migrate(self) -> None:
-        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        """Create or upgrade the schema; the current version costs one read and no lock."""
+        version = self._user_version()
+        if version == SCHEMA_VERSION:
+            return
+        self._refuse_newer(version)
+        if self.readonly:
+            if RUNS not in self._db.table_names():
+                raise StoreError(f"{self.path}: not a Turnstile database (no runs table)")
+            return  # migrations only add indexes and tables: an older schema reads as is
+        with self._tx():  # one creator at a time; a second process finds the work done
+            version = self._user_version()
+            self._refuse_newer(version)
+            tables = self._db.table_names()
+            if version == 0 and tables and RUNS not in tables:
+                raise StoreError(f"{self.path}: not a Turnstile database (unknown tables)")
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[target](self._db)
+            self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
-            raise StoreError(
+            raise StoreSchemaError(
                 f"{self.path}: database schema version {version} is newer than this Turnstile "
                 f"({SCHEMA_VERSION}); upgrade Turnstile or use another --db"
             )
-        if version == 0 and self._db.table_names() and RUNS not in self._db.table_names():
-            raise StoreError(f"{self.path}: not a Turnstile database (unknown tables)")
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self._tx():
-                MIGRATIONS[target](self._db)
-                self._conn.execute(f"PRAGMA user_version={target}")
 
     @contextmanager
     def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """One write transaction, carrying the buffered rows; on any failure nothing of it
+        is kept and the buffered rows wait for the next one."""
         conn = self._conn
         if durable and self.durability != "full":
             conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("BEGIN IMMEDIATE")
         pending, self._pending = self._pending, []
         try:
+            conn.execute("BEGIN IMMEDIATE")
             for sql, params in pending:
                 conn.execute(sql, params)
             yield conn
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                with suppress(sqlite3.Error):  # the first error is the one to report
+                    conn.execute("ROLLBACK")
             self._pending = pending + self._pending
             raise
-        else:
-            conn.execute("COMMIT")
         finally:
             if durable and self.durability != "full":
                 conn.execute("PRAGMA synchronous=NORMAL")
 
+    @_guarded
     def flush(self) -> None:
         """Write buffered event and audit rows now."""
         if self._pending:
@@ -193,11 +389,14 @@ class SqliteStore:
             self.flush()
 
     def close(self) -> None:
-        self.flush()
-        self._conn.close()
+        try:
+            self.flush()
+        finally:
+            self._conn.close()
 
     # -- runs ---------------------------------------------------------------------------
 
+    @_guarded
     def create_run(self, info: RunInfo, state: RunState, first: StepBegin) -> None:
         with self._tx() as c:
             c.execute(
@@ -214,6 +413,7 @@ class SqliteStore:
             self._insert_messages(c, info.run_id, -1, 0, state.messages)
             self._insert_begin(c, info.run_id, first)
 
+    @_guarded
     def get_run(self, run_id: str) -> RunInfo:
         row = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
@@ -233,6 +433,7 @@ class SqliteStore:
             f"no run {prefix!r} in {self.path} (list runs with: python -m engine runs)"
         )
 
+    @_guarded
     def list_runs(self) -> list[RunInfo]:
         rows = self._conn.execute("SELECT * FROM runs ORDER BY created_at, rowid").fetchall()
         return [self._run_info(r) for r in rows]
@@ -259,6 +460,7 @@ class SqliteStore:
             self._cols = cols
         return cols
 
+    @_guarded
     def set_status(self, run_id: str, status: RunStatus, error: str | None = None) -> None:
         with self._tx() as c:
             c.execute("UPDATE runs SET status = ?, error = ?, updated_at = ? WHERE run_id = ?",
@@ -266,6 +468,7 @@ class SqliteStore:
 
     # -- leases -------------------------------------------------------------------------
 
+    @_guarded
     def acquire_lease(self, run_id: str, owner: LeaseOwner, ttl_s: float) -> None:
         with self._tx() as c:
             row = c.execute(
@@ -286,11 +489,13 @@ class SqliteStore:
                 " lease_expires = ?, status = 'running' WHERE run_id = ?",
                 (owner.host, owner.pid, owner.nonce, time.time() + ttl_s, run_id))
 
+    @_guarded
     def renew_lease(self, run_id: str, owner: LeaseOwner, ttl_s: float) -> None:
         with self._tx() as c:
             c.execute("UPDATE runs SET lease_expires = ? WHERE run_id = ? AND lease_nonce = ?",
                       (time.time() + ttl_s, run_id, owner.nonce))
 
+    @_guarded
     def release_lease(self, run_id: str, owner: LeaseOwner) -> None:
         with self._tx() as c:
             c.execute(
@@ -309,6 +514,7 @@ class SqliteStore:
 
     # -- steps --------------------------------------------------------------------------
 
+    @_guarded
     def begin_step(self, run_id: str, begin: StepBegin) -> None:
         with self._tx() as c:
             self._insert_begin(c, run_id, begin)
@@ -322,6 +528,7 @@ class SqliteStore:
             (run_id, b.seq, b.state, b.action, b.started_at,
              _dumps(dict(b.plan)) if b.plan is not None else None))
 
+    @_guarded
     def commit_step(self, run_id: str, commit: StepCommit) -> None:
         u = commit.usage
         with self._tx() as c:
@@ -348,11 +555,13 @@ class SqliteStore:
             if commit.snapshot is not None:
                 self._insert_checkpoint(c, commit.snapshot)
 
+    @_guarded
     def end_step(self, run_id: str, seq: int, status: str, note: str, at: float) -> None:
         with self._tx() as c:
             c.execute("UPDATE steps SET status = ?, note = ?, ended_at = ? WHERE run_id = ?"
                       " AND seq = ? AND status = 'running'", (status, note, at, run_id, seq))
 
+    @_guarded
     def steps(self, run_id: str) -> list[StepRecord]:
         rows = self._conn.execute(
             "SELECT run_id, seq, state, action, status, trigger, dest, started_at, ended_at,"
@@ -360,6 +569,7 @@ class SqliteStore:
         return [StepRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9] or "",
                            json.loads(r[10]) if r[10] else None) for r in rows]
 
+    @_guarded
     def transitions(self, run_id: str) -> list[tuple[int, str, str, str]]:
         return [tuple(r) for r in self._conn.execute(  # type: ignore[misc]
             "SELECT seq, src, trigger, dest FROM transitions WHERE run_id = ? ORDER BY seq",
@@ -375,12 +585,14 @@ class SqliteStore:
                 "INSERT OR IGNORE INTO messages (run_id, seq, step, body) VALUES (?,?,?,?)",
                 [(run_id, first + i, step, _dumps(m.to_dict())) for i, m in enumerate(messages)])
 
+    @_guarded
     def messages(self, run_id: str) -> list[Message]:
         return [Message.from_dict(json.loads(b)) for (b,) in self._conn.execute(
             "SELECT body FROM messages WHERE run_id = ? ORDER BY seq", (run_id,))]
 
     # -- events -------------------------------------------------------------------------
 
+    @_guarded
     def append_event(self, run_id: str, step: int, kind: str, payload: Mapping[str, Any],
                      at: float) -> int:
         seq = self._next_seq(self._event_seq, EVENTS, run_id)
@@ -399,6 +611,7 @@ class SqliteStore:
         cache[run_id] = seq + 1
         return seq + 1
 
+    @_guarded
     def events(self, run_id: str, kinds: Sequence[str] = ()) -> list[Event]:
         self.flush()
         sql = "SELECT run_id, seq, step, kind, at, payload FROM events WHERE run_id = ?"
@@ -411,6 +624,7 @@ class SqliteStore:
 
     # -- checkpoints and resume ---------------------------------------------------------
 
+    @_guarded
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._tx() as c:
             self._insert_checkpoint(c, checkpoint)
@@ -424,6 +638,7 @@ class SqliteStore:
             (cp.run_id, cp.seq, cp.state, cp.at, _dumps(dict(cp.data)), cp.message_count,
              _dumps([u.input_tokens, u.output_tokens, u.cached_tokens, u.cost_usd])))
 
+    @_guarded
     def checkpoints(self, run_id: str) -> list[Checkpoint]:
         rows = self._conn.execute(
             "SELECT run_id, seq, state, at, data, message_count, usage FROM checkpoints"
@@ -431,6 +646,7 @@ class SqliteStore:
         return [Checkpoint(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5],
                            Usage(*json.loads(r[6]))) for r in rows]
 
+    @_guarded
     def load_state(self, run_id: str) -> RunState:
         """The run as of its last committed step: last snapshot + later step deltas."""
         info = self.get_run(run_id)
@@ -449,6 +665,7 @@ class SqliteStore:
 
     # -- audit and effects --------------------------------------------------------------
 
+    @_guarded
     def record_audit(self, record: AuditRecord) -> None:
         seq = self._next_seq(self._audit_seq, AUDIT, record.run_id)
         self._buffer(
@@ -459,6 +676,7 @@ class SqliteStore:
              record.risk, record.rule, record.reason, record.decided_by, record.args_digest,
              record.preview_digest, record.server, record.trust, record.at))
 
+    @_guarded
     def audit(self, run_id: str) -> list[AuditRecord]:
         self.flush()
         rows = self._conn.execute(
@@ -467,6 +685,7 @@ class SqliteStore:
             " ORDER BY seq", (run_id,)).fetchall()
         return [AuditRecord(*r) for r in rows]
 
+    @_guarded
     def record_effect(self, effect: EffectRecord, *, durable: bool = False,
                       buffered: bool = False) -> None:
         """Upsert a ledger row: in its own transaction (synced when ``durable``), or, when
@@ -488,6 +707,7 @@ class SqliteStore:
         with self._tx(durable=durable) as c:
             c.execute(sql, params)
 
+    @_guarded
     def effects(self, run_id: str, step: int | None = None) -> list[EffectRecord]:
         self.flush()
         sql = ("SELECT run_id, call_id, step, tool, version, status, idempotent, side_effects,"
@@ -502,15 +722,18 @@ class SqliteStore:
 
     # -- exported spans -----------------------------------------------------------------
 
+    @_guarded
     def spans_sent(self, run_id: str) -> set[str]:
         return {r[0] for r in self._conn.execute(
             "SELECT span_id FROM spans_sent WHERE run_id = ?", (run_id,))}
 
+    @_guarded
     def mark_spans_sent(self, run_id: str, span_ids: Sequence[str], at: float) -> None:
         with self._tx() as c:
             c.executemany("INSERT OR IGNORE INTO spans_sent (run_id, span_id, at) VALUES (?,?,?)",
                           [(run_id, span_id, at) for span_id in span_ids])
 
+    @_guarded
     def row_counts(self, run_id: str) -> dict[str, int]:
         """Rows per table for one run (used by benchmarks and the closing numbers)."""
         self.flush()

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
+from engine.errors import StoreError
 from engine.state import ToolCall
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
@@ -56,8 +57,8 @@ async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext, *,
     except TimeoutError:
         return ToolResult.error(f"{call.name} timed out after {timeout:g}s",
                                 timed_out=True, timeout_s=timeout)
-    except anyio.get_cancelled_exc_class():
-        raise
+    except (anyio.get_cancelled_exc_class(), StoreError):
+        raise  # a database fault met while recording output ends the run, resumable
     except Exception as exc:  # a broken tool must not kill the run
         logger.exception("tool %s raised", call.name)
         return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
