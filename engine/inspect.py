@@ -1,6 +1,7 @@
 """Views of a stored run for ``show``: states visited, transitions, checkpoints, file changes.
 
-Pure projections of the store's rows; nothing here writes.
+Pure projections of the store's rows; nothing here writes. Like the trace, every string passes
+through ``engine.redact`` (file contents in patches, the final answer, notes, errors).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from engine.redact import redactor
 from engine.store.base import Store
 
 
@@ -22,6 +24,11 @@ _KIND_ORDER = {"pre": 0, "post": 1, "snapshot": 2}
 
 def show_json(store: Store, run_id: str) -> dict[str, Any]:
     """The ``show --json`` object: the run's row plus its steps, checkpoints and changes."""
+    shown: dict[str, Any] = redactor().value(_show(store, run_id))
+    return shown
+
+
+def _show(store: Store, run_id: str) -> dict[str, Any]:
     info = store.get_run(run_id)
     run_id = info.run_id
     steps = store.steps(run_id)
