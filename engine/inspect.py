@@ -10,6 +10,7 @@ import datetime as dt
 from typing import Any
 
 from engine.redact import redactor
+from engine.state import StepRecord
 from engine.store.base import Store
 
 
@@ -33,8 +34,8 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
     run_id = info.run_id
     steps = store.steps(run_id)
     state = store.load_state(run_id)
-    events = store.events(run_id, ("model_call", "tool_call", "approval", "model_retry",
-                                   "effect_resolved", "context_compressed"))
+    events = store.events(run_id, ("model_call", "tool_started", "tool_call", "approval",
+                                   "model_retry", "effect_resolved", "context_compressed"))
     counts: dict[str, int] = {}
     for e in events:
         counts[e.kind] = counts.get(e.kind, 0) + 1
@@ -50,7 +51,7 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
                  if c.seq >= 0]
     return {
         **info.to_json(),
-        "states_visited": [s.state for s in steps],
+        "states_visited": states_visited(steps),
         "transitions": [{"step": seq, "from": src, "trigger": trig, "to": dst}
                         for seq, src, trig, dst in store.transitions(run_id)],
         "steps_detail": [{"step": s.seq, "state": s.state, "action": s.action,
@@ -65,7 +66,7 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
         "final_answer": state.data.get("final_answer"),
         "messages": len(state.messages),
         "model_calls": counts.get("model_call", 0),
-        "tool_calls": counts.get("tool_call", 0),
+        "tool_calls": len({e.payload.get("call_id") for e in events if e.kind in TOOL_CALL_EVENTS}),
         "retries": sum(e.payload.get("retries", 0) for e in events if e.kind == "model_call"),
         "denials": sum(1 for e in events
                        if e.kind == "approval" and e.payload.get("decision") == "deny"),
@@ -74,6 +75,20 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
                              if e.kind == "effect_resolved"],
         "config": dict(info.config),
     }
+
+
+TOOL_CALL_EVENTS = ("tool_started", "tool_call", "effect_resolved")
+"""A call that has any of these ran (or was settled on resume); counted once by its id, so a
+call whose result row died with a killed process still counts."""
+
+
+def states_visited(steps: list[StepRecord]) -> list[str]:
+    """The state of every step in order, then the state the last committed step led to (a
+    final state runs no step of its own)."""
+    visited = [s.state for s in steps]
+    if steps and steps[-1].status == "succeeded" and steps[-1].dest:
+        visited.append(steps[-1].dest)
+    return visited
 
 
 def show_text(store: Store, run_id: str) -> str:
@@ -104,8 +119,9 @@ def show_text(store: Store, run_id: str) -> str:
     if d["files_changed"]:
         lines.append("files changed:")
         for path, h in d["files_changed"].items():
-            base = (h.get("base_hash") or "new")[:10]
-            lines.append(f"  {path}  {base} -> {(h.get('result_hash') or '')[:10]}")
+            base = h.get("base_hash") or ("new" if h.get("created", True) else "?")
+            result = h.get("result_hash") or ("deleted" if h.get("deleted") else "?")
+            lines.append(f"  {path}  {base[:10]} -> {result[:10]}")
     for msg in d["effects_resolved"]:
         lines.append(f"  resume: {msg}")
     if d["final_answer"]:

@@ -110,7 +110,7 @@ def test_script_running_out_is_a_divergence(tmp_path: Path) -> None:
     result = run_task(folder, tmp_path / "db" / "engine.db")
     assert not result.passed
     assert (result.reason or "").startswith("script diverged: script exhausted: the model was "
-                                            "called a 3th time but the script has 2 turns")
+                                            "called a 3rd time but the script has 2 turns")
 
 
 def test_failing_setup_fails_the_task_with_the_command(tmp_path: Path) -> None:
