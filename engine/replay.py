@@ -29,7 +29,7 @@ import anyio
 
 from engine.errors import UsageError
 from engine.golden import TASK_FILE
-from engine.permissions.approvals import Answer, PendingQuestion
+from engine.permissions.approvals import Answer, ApprovalMode, PendingQuestion
 from engine.state import Message
 from engine.store.base import Store
 
@@ -337,7 +337,7 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
         raise UsageError(f"run {info.run_id} has no committed model turns to replay")
     recorded = tool_outcomes(store, info.run_id)
     answers = RecordedAnswers.of_run(store, info.run_id)
-    approval = config.get("approval") or "policy"
+    approval: ApprovalMode = config.get("approval") or "policy"
     if answers.answers:
         approval = "interactive"  # the recorded answers stand in for the person
     report = ReplayReport(info.run_id)
