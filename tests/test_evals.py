@@ -99,7 +99,7 @@ def test_diverging_script_fails_with_script_diverged(tmp_path: Path) -> None:
     assert not result.passed
     assert (result.reason or "").startswith(
         "script diverged at turn 2: expected tool result containing 'all 7 tests passed', got")
-    assert result.failed_check == "command_succeeds python -m unittest -q"
+    assert result.failed_check == "command_succeeds python3 -m unittest -q"
 
 
 def test_script_running_out_is_a_divergence(tmp_path: Path) -> None:
