@@ -141,8 +141,8 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                               "version": spec.version if spec else None, "args": dict(call.args)})
     ledger.mark(call, spec, "started", file=file_plan)
     ctx.services.fault("during", ctx.state.name)
-    before = await anyio.to_thread.run_sync(snapshot, ctx.workspace) if _watched(
-        call, risk) else None
+    watched = _watched(call, risk)
+    before = await anyio.to_thread.run_sync(snapshot, ctx.workspace) if watched else None
     started = time.monotonic()
     result = await invoke(ctx.services.tools, call, tool_ctx)
     duration = time.monotonic() - started
@@ -162,8 +162,9 @@ def _watched(call: ToolCall, risk: str | None) -> bool:
     """Whether ``call`` is a shell call that may write (an unknown risk counts: fail closed)."""
     if call.name not in SHELL_TOOLS:
         return False
-    known = risk in RISK_ORDER
-    return not known or RISK_ORDER.index(risk) >= RISK_ORDER.index(WATCHED_FROM_RISK)  # type: ignore[arg-type]
+    if risk not in RISK_ORDER:
+        return True
+    return RISK_ORDER.index(risk) >= RISK_ORDER.index(WATCHED_FROM_RISK)
 
 
 async def _with_changes(ctx: ActionContext, call: ToolCall, result: ToolResult,
