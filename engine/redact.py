@@ -54,11 +54,15 @@ _TRAILING = ".:!?)"
 """Punctuation that ends a sentence after a value, not part of it."""
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-MAX_MEAN_WORD_LEN = 3.0
-"""A long value whose words (case, digit and ``_-/`` boundaries) average at most this many
-characters reads as random (``aB3dE6gH9...``); longer words read as an identifier
-(``test_show_counts_every_tool_call``), which is left alone."""
+_DIGIT_SWITCH = re.compile(r"(?<=[A-Za-z])[0-9]|(?<=[0-9])[A-Za-z]")
+MIN_DIGIT_SWITCHES = 4
+"""Letters and digits alternating this often make a long value a generated token
+(``aB3dE6gH9...``); identifiers keep digits in one or two groups (``test_sha256_of_utf8``)."""
+_CASE_SWITCH = re.compile(r"(?<=[a-z])[A-Z]")
+MIN_CASE_SWITCHES = 4
+MAX_VOWEL_SHARE = 0.25
+"""A long value without such digits is a token when its case changes as often and this few of
+its letters are vowels: names have about 40% (``getHTTPResponseCode``), random letters 20%."""
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -135,14 +139,19 @@ def _mask_pair(m: re.Match[str]) -> str | None:
 
 
 def looks_random(value: str) -> bool:
-    """Whether ``value`` looks like a generated token: 32+ hex digits, or 32+ token characters
-    made of short fragments (mixed case and digits), not of words."""
+    """Whether ``value`` looks like a generated token rather than a name: 32+ hex digits, or
+    32+ token characters with letters and digits interleaved, or with case changes and few
+    vowels."""
     if _HEX_TOKEN.fullmatch(value):
         return True
     if not _LONG_TOKEN.fullmatch(value):
         return False
-    words = _WORD.findall(value)
-    return not words or sum(map(len, words)) / len(words) <= MAX_MEAN_WORD_LEN
+    if len(_DIGIT_SWITCH.findall(value)) >= MIN_DIGIT_SWITCHES:
+        return True
+    if len(_CASE_SWITCH.findall(value)) < MIN_CASE_SWITCHES:
+        return False
+    letters = [c for c in value if c.isalpha()]
+    return sum(c in "aeiouAEIOU" for c in letters) < MAX_VOWEL_SHARE * len(letters)
 
 
 def redactor(environ: Mapping[str, str] | None = None) -> Redactor:

@@ -177,6 +177,8 @@ def test_search_result_prefixes_hide_no_pair(text: str, expected: str) -> None:
 @pytest.mark.parametrize("value", [
     LONG_NAME, "TestShowCountsEveryToolCallOfARun", "src/engine/actions/tool_exec_module.py",
     "MAX_CONCURRENT_RUNS_PER_WORKER_PROCESS", "test_case_2_reports_the_second_call_ok",
+    "test_sha256_of_utf8_file_is_stable_2", "getHTTPResponseCodeForURLAndRequestID",
+    "LANGSMITH_SANDBOX_CALLBACK_SIGNING_JWK", "spring-set-inverse-stretch-strength",
 ])
 def test_long_identifiers_are_not_secrets(value: str) -> None:
     assert not looks_random(value)
@@ -187,6 +189,7 @@ def test_long_identifiers_are_not_secrets(value: str) -> None:
 @pytest.mark.parametrize("value", [
     SIGNING, "Zq8vN3xLr2TbW9yKc4HdFj7PmQs1VuXa", "k8s9d7f6g5h4j3k2l1m0n9b8v7c6x5z4",
     "0123456789abcdef0123456789abcdef", "bG9uZ3JhbmRvbWJhc2U2NHRva2VuMTIzNDU2Nzg5MA==",
+    "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", "qwRtZxcVbnMkLpJhGfDsAqWeRtYuIoPz",
 ])
 def test_random_tokens_after_any_key_are_secrets(value: str) -> None:
     assert looks_random(value)
