@@ -1,6 +1,7 @@
 """Views of a stored run for ``show``: states visited, transitions, checkpoints, file changes.
 
-Pure projections of the store's rows; nothing here writes.
+Pure projections of the store's rows; nothing here writes. Like the trace, every string passes
+through ``engine.redact`` (file contents in patches, the final answer, notes, errors).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from engine.redact import redactor
+from engine.state import StepRecord
 from engine.store.base import Store
 
 
@@ -22,12 +25,17 @@ _KIND_ORDER = {"pre": 0, "post": 1, "snapshot": 2}
 
 def show_json(store: Store, run_id: str) -> dict[str, Any]:
     """The ``show --json`` object: the run's row plus its steps, checkpoints and changes."""
+    shown: dict[str, Any] = redactor().value(_show(store, run_id))
+    return shown
+
+
+def _show(store: Store, run_id: str) -> dict[str, Any]:
     info = store.get_run(run_id)
     run_id = info.run_id
     steps = store.steps(run_id)
     state = store.load_state(run_id)
-    events = store.events(run_id, ("model_call", "tool_call", "approval", "model_retry",
-                                   "effect_resolved", "context_compressed"))
+    events = store.events(run_id, ("model_call", "tool_started", "tool_call", "approval",
+                                   "model_retry", "effect_resolved", "context_compressed"))
     counts: dict[str, int] = {}
     for e in events:
         counts[e.kind] = counts.get(e.kind, 0) + 1
@@ -43,7 +51,7 @@ def show_json(store: Store, run_id: str) -> dict[str, Any]:
                  if c.seq >= 0]
     return {
         **info.to_json(),
-        "states_visited": [s.state for s in steps],
+        "states_visited": states_visited(steps),
         "transitions": [{"step": seq, "from": src, "trigger": trig, "to": dst}
                         for seq, src, trig, dst in store.transitions(run_id)],
         "steps_detail": [{"step": s.seq, "state": s.state, "action": s.action,
@@ -59,7 +67,7 @@ def show_json(store: Store, run_id: str) -> dict[str, Any]:
         "refusal": bool(state.data.get("refusal")),
         "messages": len(state.messages),
         "model_calls": counts.get("model_call", 0),
-        "tool_calls": counts.get("tool_call", 0),
+        "tool_calls": len({e.payload.get("call_id") for e in events if e.kind in TOOL_CALL_EVENTS}),
         "retries": sum(e.payload.get("retries", 0) for e in events if e.kind == "model_call"),
         "denials": sum(1 for e in events
                        if e.kind == "approval" and e.payload.get("decision") == "deny"),
@@ -68,6 +76,20 @@ def show_json(store: Store, run_id: str) -> dict[str, Any]:
                              if e.kind == "effect_resolved"],
         "config": dict(info.config),
     }
+
+
+TOOL_CALL_EVENTS = ("tool_started", "tool_call", "effect_resolved")
+"""A call that has any of these ran (or was settled on resume); counted once by its id, so a
+call whose result row died with a killed process still counts."""
+
+
+def states_visited(steps: list[StepRecord]) -> list[str]:
+    """The state of every step in order, then the state the last committed step led to (a
+    final state runs no step of its own)."""
+    visited = [s.state for s in steps]
+    if steps and steps[-1].status == "succeeded" and steps[-1].dest:
+        visited.append(steps[-1].dest)
+    return visited
 
 
 def show_text(store: Store, run_id: str) -> str:
@@ -98,8 +120,9 @@ def show_text(store: Store, run_id: str) -> str:
     if d["files_changed"]:
         lines.append("files changed:")
         for path, h in d["files_changed"].items():
-            base = (h.get("base_hash") or "new")[:10]
-            lines.append(f"  {path}  {base} -> {(h.get('result_hash') or '')[:10]}")
+            base = h.get("base_hash") or ("new" if h.get("created", True) else "?")
+            result = h.get("result_hash") or ("deleted" if h.get("deleted") else "?")
+            lines.append(f"  {path}  {base[:10]} -> {result[:10]}")
     for msg in d["effects_resolved"]:
         lines.append(f"  resume: {msg}")
     if d["final_answer"]:

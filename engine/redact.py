@@ -46,11 +46,23 @@ _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=\-]{12,})")
 _KEY_VALUE = re.compile(
     r"""(?ix)
     (?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)      # a key
-    (?P<sep>\s*[=:]\s*|"\s*:\s*)            # = or : (also "key": in JSON text)
+    (?P<sep>\s*[=:]\s*|["']\s*:\s*)        # = or : (also "key": in JSON, 'key': in Python)
     (?P<quote>["']?)
     (?P<value>(?!\[REDACTED\])[^\s"'&,;}\]]+)
     """)
-_LONG_TOKEN = re.compile(r"^(?:[0-9a-fA-F]{32,}|[A-Za-z0-9+/_\-]{32,}={0,2})$")
+_TRAILING = ".:!?)"
+"""Punctuation that ends a sentence after a value, not part of it."""
+_HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
+_DIGIT_SWITCH = re.compile(r"(?<=[A-Za-z])[0-9]|(?<=[0-9])[A-Za-z]")
+MIN_DIGIT_SWITCHES = 4
+"""Letters and digits alternating this often make a long value a generated token
+(``aB3dE6gH9...``); identifiers keep digits in one or two groups (``test_sha256_of_utf8``)."""
+_CASE_SWITCH = re.compile(r"(?<=[a-z])[A-Z]")
+MIN_CASE_SWITCHES = 4
+MAX_VOWEL_SHARE = 0.25
+"""A long value without such digits is a token when its case changes as often and this few of
+its letters are vowels: names have about 40% (``getHTTPResponseCode``), random letters 20%."""
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -96,18 +108,50 @@ class Redactor:
         text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
         if "=" not in text and ":" not in text:
             return text
-        return _KEY_VALUE.sub(_mask_pair, text)
+        return _mask_pairs(text)
 
 
-def _mask_pair(m: re.Match[str]) -> str:
-    key, value = m["key"], m["value"]
+def _mask_pairs(text: str) -> str:
+    """Every secret ``key=value`` pair masked; a pair that is not a secret is searched again
+    from its value, so prefixes such as ``file.py:12:`` (search results) hide nothing."""
+    out: list[str] = []
+    pos = last = 0
+    while (m := _KEY_VALUE.search(text, pos)) is not None:
+        masked = _mask_pair(m)
+        if masked is None:
+            pos = m.start("value")
+            continue
+        out += (text[last:m.start()], masked)
+        pos = last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _mask_pair(m: re.Match[str]) -> str | None:
+    key = m["key"]
+    value = m["value"].rstrip(_TRAILING)  # "...SALT=abc: rotate it" ends the value at "abc"
     if value.lower() in ("bearer", "basic"):
-        return m[0]
+        return None
     named = SECRET_KEY_NAME.search(key) is not None and len(value) >= 4
-    random_like = _LONG_TOKEN.match(value) is not None and not _HASH_KEY.search(key)
-    if named or random_like:
-        return f"{key}{m['sep']}{m['quote']}{MASK}"
-    return m[0]
+    if named or (looks_random(value) and not _HASH_KEY.search(key)):
+        return f"{key}{m['sep']}{m['quote']}{MASK}{m['value'][len(value):]}"
+    return None
+
+
+def looks_random(value: str) -> bool:
+    """Whether ``value`` looks like a generated token rather than a name: 32+ hex digits, or
+    32+ token characters with letters and digits interleaved, or with case changes and few
+    vowels."""
+    if _HEX_TOKEN.fullmatch(value):
+        return True
+    if not _LONG_TOKEN.fullmatch(value):
+        return False
+    if len(_DIGIT_SWITCH.findall(value)) >= MIN_DIGIT_SWITCHES:
+        return True
+    if len(_CASE_SWITCH.findall(value)) < MIN_CASE_SWITCHES:
+        return False
+    letters = [c for c in value if c.isalpha()]
+    return sum(c in "aeiouAEIOU" for c in letters) < MAX_VOWEL_SHARE * len(letters)
 
 
 def redactor(environ: Mapping[str, str] | None = None) -> Redactor:

@@ -3,7 +3,8 @@
 ``python -m engine replay RUN_ID`` builds a script from the run's committed model turns (its
 assistant messages, plus the answers to context-compression calls), starts a fresh run of the
 same golden task with that script (a fresh copy of the fixture, the task's setup, the same
-machine, approval mode, policy, limits), and compares the two runs' tool results one by one:
+machine, approval mode, policy, limits; the answers a person gave are given again, in order),
+and compares the two runs' tool results one by one:
 exactly, else after normalising what legitimately differs between runs (timestamps, durations,
 workspace and temporary paths, run ids). It reports the first divergence with both sides, and
 every tool whose version changed since the recording. A free task (``--task``) cannot be
@@ -28,6 +29,7 @@ import anyio
 
 from engine.errors import UsageError
 from engine.golden import TASK_FILE
+from engine.permissions.approvals import Answer, ApprovalMode, PendingQuestion
 from engine.state import Message
 from engine.store.base import Store
 
@@ -196,6 +198,37 @@ def tool_outcomes(store: Store, run_id: str) -> list[ToolOutcome]:
     return out
 
 
+@dataclass
+class RecordedAnswers:
+    """A person's recorded answers, given again to the replay: each question gets the first
+    unused answer about the same tool and arguments; a question never answered is denied."""
+
+    answers: list[tuple[str, dict[str, Any], Answer]]
+
+    @classmethod
+    def of_run(cls, store: Store, run_id: str) -> RecordedAnswers:
+        answers: list[tuple[str, dict[str, Any], Answer]] = []
+        for e in store.events(run_id, ("approval",)):
+            p = e.payload
+            by = p.get("decided_by")
+            if by not in ("user", "user-always"):
+                continue
+            answer: Answer = "no" if p.get("decision") != "allow" else (
+                "always" if by == "user-always" else "yes")
+            answers.append((str(p.get("tool") or ""), dict(p.get("args") or {}), answer))
+        return cls(answers)
+
+    async def __call__(self, questions: Sequence[PendingQuestion]) -> list[Answer]:
+        return [self._answer(q.call.name, dict(q.call.args)) for q in questions]
+
+    def _answer(self, tool: str, args: dict[str, Any]) -> Answer:
+        for i, (t, a, answer) in enumerate(self.answers):
+            if (t, a) == (tool, args):
+                del self.answers[i]
+                return answer
+        return "no"
+
+
 def version_changes(outcomes: Sequence[ToolOutcome],
                     current: Mapping[str, str]) -> list[VersionChange]:
     """Tools whose recorded version differs from ``current`` (MCP tools are not checked)."""
@@ -303,6 +336,10 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
     if not turns:
         raise UsageError(f"run {info.run_id} has no committed model turns to replay")
     recorded = tool_outcomes(store, info.run_id)
+    answers = RecordedAnswers.of_run(store, info.run_id)
+    approval: ApprovalMode = config.get("approval") or "policy"
+    if answers.answers:
+        approval = "interactive"  # the recorded answers stand in for the person
     report = ReplayReport(info.run_id)
     report.version_changes = version_changes(recorded, versions or current_versions())
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -314,12 +351,13 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
     try:
         req = RunRequest(
             machine=Path(config["machine_path"]), golden=Path(golden),
-            model=f"scripted:{turns_path}", approval=config.get("approval") or "policy",
+            model=f"scripted:{turns_path}", approval=approval,
             policy=Path(config["policy"]) if config.get("policy") else None,
             limits=config.get("limits") or {}, context=config.get("context") or {})
         with without_faults():
             prepared = prepare_new(req, replay_store, db_path=db_path,
-                                   observer=silent_observer, prompter=None)
+                                   observer=silent_observer,
+                                   prompter=answers if answers.answers else None)
         result = anyio.run(execute, prepared)
         new_info = replay_store.get_run(prepared.state.run_id)
         report.replay_run_id, report.replay_status = new_info.run_id, new_info.status
@@ -403,6 +441,6 @@ def _default_db() -> Path:
     return Path(os.environ.get("ENGINE_DB") or Path(".engine") / "engine.db")
 
 
-__all__ = ["Divergence", "ReplayReport", "ToolOutcome", "VersionChange", "compare",
-           "current_versions", "format_report", "normalise", "recorded_turns", "replay_main",
-           "replay_run", "tool_outcomes", "version_changes"]
+__all__ = ["Divergence", "RecordedAnswers", "ReplayReport", "ToolOutcome", "VersionChange",
+           "compare", "current_versions", "format_report", "normalise", "recorded_turns",
+           "replay_main", "replay_run", "tool_outcomes", "version_changes"]

@@ -4,8 +4,8 @@ No second bookkeeping path: everything comes from the store's run row, step rows
 so the trace can be rebuilt at any time (after a crash-resume too) and comes out the same. Span
 ids are derived from the run id, the span's kind and the row's sequence number; the trace id from
 the run id. Attributes follow the OpenTelemetry GenAI semantic conventions (``gen_ai.*``) plus
-Turnstile's own (``turnstile.*``). Arguments, outputs and model text pass through
-``engine.redact`` before they reach the document.
+Turnstile's own (``turnstile.*``). Every string of the document passes through
+``engine.redact`` (arguments, tool results of every tool, model text, notes, errors).
 """
 
 from __future__ import annotations
@@ -119,9 +119,13 @@ def build_trace(store: Store, run_id: str) -> dict[str, Any]:
     events, and for calls a ``call`` record with ``REQUIRED_CALL_FIELDS``.
     """
     info = store.get_run(run_id)
-    builder = _Builder(info, store.steps(info.run_id), redactor())
+    red = redactor()
+    builder = _Builder(info, store.steps(info.run_id), red)
     builder.project(store.events(info.run_id))
-    return builder.document()
+    # Fields are redacted where they enter (arguments before they become JSON text); this pass
+    # covers every other string (notes, errors, the run's own fields) by the same rules.
+    document: dict[str, Any] = red.value(builder.document())
+    return document
 
 
 def call_spans(trace: Mapping[str, Any]) -> list[dict[str, Any]]:

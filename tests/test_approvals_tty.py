@@ -76,8 +76,8 @@ class Terminal:
 def test_demo_on_a_terminal_asks_and_the_answers_decide(tmp_path: Path) -> None:
     term = Terminal(["run", MACHINE, "--db", str(tmp_path / "e.db")], tmp_path)
     term.expect("Allow run_shell?")
-    assert "python -m unittest -q" in term.screen  # the parsed command is previewed
-    term.type("a")  # always: `python -m unittest` for this run
+    assert "python3 -m unittest -q" in term.screen  # the parsed command is previewed
+    term.type("a")  # always: `python3 -m unittest` for this run
     term.expect("Allow edit_file?")
     assert "-        total += item.price" in term.screen  # a unified diff preview
     assert "+        total += item.price * item.quantity" in term.screen

@@ -99,7 +99,7 @@ def test_diverging_script_fails_with_script_diverged(tmp_path: Path) -> None:
     assert not result.passed
     assert (result.reason or "").startswith(
         "script diverged at turn 2: expected tool result containing 'all 7 tests passed', got")
-    assert result.failed_check == "command_succeeds python -m unittest -q"
+    assert result.failed_check == "command_succeeds python3 -m unittest -q"
 
 
 def test_script_running_out_is_a_divergence(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_script_running_out_is_a_divergence(tmp_path: Path) -> None:
     result = run_task(folder, tmp_path / "db" / "engine.db")
     assert not result.passed
     assert (result.reason or "").startswith("script diverged: script exhausted: the model was "
-                                            "called a 3th time but the script has 2 turns")
+                                            "called a 3rd time but the script has 2 turns")
 
 
 def test_failing_setup_fails_the_task_with_the_command(tmp_path: Path) -> None:

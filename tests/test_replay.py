@@ -75,7 +75,7 @@ def test_the_script_is_the_recorded_assistant_turns(demo: tuple[SqliteStore, str
     assert len(turns) == 5
     assert turns[0] == {"text": "Let me run the tests first to see what fails.",
                         "tool_calls": [{"name": "run_shell",
-                                        "args": {"command": "python -m unittest -q"}}]}
+                                        "args": {"command": "python3 -m unittest -q"}}]}
     assert turns[-1]["tool_calls"] == []
     assert [o.tool for o in tool_outcomes(store, run_id)] == [
         "run_shell", "read_file", "update_plan", "edit_file", "run_shell"]

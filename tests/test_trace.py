@@ -217,7 +217,7 @@ def test_trace_text_shows_the_timeline(demo_store: SqliteStore, demo: tuple[Path
     chat = next(line for line in lines if "chat scripted" in line)
     assert " in / " in chat and "ttft " in chat and "retries 0" in chat and "-> run_shell" in chat
     tool = next(line for line in lines if "execute_tool run_shell@" in line)
-    assert '{"command": "python -m unittest -q"}' in tool and "[allow by policy]" in tool
+    assert '{"command": "python3 -m unittest -q"}' in tool and "[allow by policy]" in tool
     assert "exit" not in tool or "error" in tool
     assert any("approval edit_file" in line and "allow by policy" in line for line in lines)
     steps = [line for line in lines if " step " in line]
@@ -305,7 +305,7 @@ def test_otlp_receiver_gets_every_span_with_its_attributes(demo_store: SqliteSto
     assert tool["attributes"]["turnstile.approval.decision"] == "allow"
     assert tool["attributes"]["turnstile.approval.decided_by"] == "policy"
     assert json.loads(tool["attributes"]["gen_ai.tool.call.arguments"]) == {
-        "command": "python -m unittest -q"}
+        "command": "python3 -m unittest -q"}
     assert tool["links"] and tool["links"][0] in got
     assert any(e["name"] == "tool_output" for e in tool["events"])
     root = next(s for s in receiver.spans if s["parent_id"] is None)

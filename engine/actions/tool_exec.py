@@ -7,22 +7,29 @@ unknown) and the console and events say what was done about it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
+
 from engine.actions.context import ActionContext
 from engine.effects import Ledger, plan_file_change, resolve_in_flight
 from engine.errors import TurnstileError
+from engine.permissions.policy import SHELL_TOOLS
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
-from engine.tooling.spec import ToolContext, ToolResult
+from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult
+from tools.changes import Snapshot, changes, snapshot
 
 logger = logging.getLogger(__name__)
 
 MAX_OUTPUT_EVENTS = 2000
 """Streamed output lines persisted per call; later lines are shown but not stored."""
+WATCHED_FROM_RISK = "write"
+"""Shell calls judged this risky or more get the workspace compared before and after them."""
 
 
 class UnknownEffectFailure(TurnstileError):
@@ -31,13 +38,16 @@ class UnknownEffectFailure(TurnstileError):
 
 async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                    run_data: Mapping[str, Any] | None = None,
-                   approved: Mapping[str, str] | None = None) -> ToolResult:
+                   approved: Mapping[str, str] | None = None,
+                   risk: str | None = None) -> ToolResult:
     """Run one approved call, or settle a call an earlier process left in flight.
 
     ``run_data`` is what the tool may read of the run (default: the data at the step's start);
     ``exec_tool`` passes the file hashes seen so far in this turn, so a second edit of a file
     in one turn builds on the first. ``approved`` is the approval's post-images (path ->
-    sha256): a write that would now leave anything else is not run.
+    sha256): a write that would now leave anything else is not run. ``risk`` is the approval's
+    judgement of the call: a shell call of ``WATCHED_FROM_RISK`` or more (or of unknown risk)
+    reports the files it changed.
     """
     record = ledger.get(call.id)
     if record is not None and record.status in ("done", "failed", "unknown") and record.result:
@@ -54,7 +64,7 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     file_plan = _file_plan(ctx, call, data)
     if approved and (file_plan is None or approved.get(file_plan.path) != file_plan.post_hash):
         return _not_as_approved(ctx, call, file_plan)
-    return await _execute(ctx, call, ledger, file_plan, data)
+    return await _execute(ctx, call, ledger, file_plan, data, risk)
 
 
 def _not_as_approved(ctx: ActionContext, call: ToolCall, plan: Any) -> ToolResult:
@@ -117,7 +127,7 @@ async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> t
 
 
 async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
-                   file_plan: Any, run_data: Mapping[str, Any]) -> ToolResult:
+                   file_plan: Any, run_data: Mapping[str, Any], risk: str | None) -> ToolResult:
     spec = ctx.services.tools.get(call.name)
     lines = 0
 
@@ -142,9 +152,13 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                               "version": spec.version if spec else None, "args": dict(call.args)})
     ledger.mark(call, spec, "started", file=file_plan)
     ctx.services.fault("during", ctx.state.name)
+    watched = _watched(call, risk)
+    before = await anyio.to_thread.run_sync(snapshot, ctx.workspace) if watched else None
     started = time.monotonic()
     result = await invoke(ctx.services.tools, call, tool_ctx)
     duration = time.monotonic() - started
+    if before is not None:
+        result = await _with_changes(ctx, call, result, before)
     ctx.services.fault("after_effect", ctx.state.name)
     file_data = (dict(result.data or {}) | {"post_hash": (result.data or {}).get("result_hash")}
                  if file_plan is not None and not result.is_error else None)
@@ -153,3 +167,25 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     ctx.emit("tool_call", {**describe_call(spec, call, result, duration),
                            "content": result.content[:4000]})
     return result
+
+
+def _watched(call: ToolCall, risk: str | None) -> bool:
+    """Whether ``call`` is a shell call that may write (an unknown risk counts: fail closed)."""
+    if call.name not in SHELL_TOOLS:
+        return False
+    if risk not in RISK_ORDER:
+        return True
+    return RISK_ORDER.index(risk) >= RISK_ORDER.index(WATCHED_FROM_RISK)
+
+
+async def _with_changes(ctx: ActionContext, call: ToolCall, result: ToolResult,
+                        before: Snapshot) -> ToolResult:
+    """``result`` with the files the call changed in its data (``files_changed``); each change
+    is also a ``file_changed`` event with its patch, as the edit tools report theirs."""
+    found = await anyio.to_thread.run_sync(changes, ctx.workspace, before)
+    for change in found:
+        ctx.emit("file_changed", {"call_id": call.id, "tool": call.name, **change})
+    if not found:
+        return result
+    brief = [{k: v for k, v in c.items() if k != "patch"} for c in found]
+    return dataclasses.replace(result, data={**(result.data or {}), "files_changed": brief})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,7 +40,7 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
             messages.append(denial_message(approval or _missing(call)))
             continue
         result = await run_call(ctx, call, ledger, {**data, SEEN_HASHES_KEY: seen},
-                                approval.get("post_images"))
+                                approval.get("post_images"), risk=approval.get("risk"))
         errors += result.is_error
         messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name,
                                 is_error=result.is_error))
@@ -68,6 +69,23 @@ def _collect(call: ToolCall, result: ToolResult, updates: dict[str, Any],
         prev = files.get(data["path"], {})
         files[data["path"]] = {"base_hash": prev.get("base_hash", data.get("base_hash")),
                                "result_hash": data["result_hash"]}
+    for change in data.get("files_changed") or ():  # a shell command's, failed or not
+        _fold_change(files, change)
+
+
+def _fold_change(files: dict[str, Any], change: Mapping[str, Any]) -> None:
+    """One file a shell command changed, folded into the run's ``files_changed``: the first
+    base stays; a file created and then deleted in the run is no change at all."""
+    path = str(change["path"])
+    prev = files.get(path)
+    created = prev.get("created", False) if prev else bool(change.get("created"))
+    if created and change.get("deleted"):
+        files.pop(path, None)
+        return
+    entry = {"base_hash": prev.get("base_hash") if prev else change.get("base_hash"),
+             "result_hash": change.get("result_hash")}
+    files[path] = entry | ({"created": True} if created else {}) | (
+        {"deleted": True} if change.get("deleted") else {})
 
 
 class RunToolParams(BaseModel):
@@ -99,7 +117,8 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
         result = ToolResult.error(f"refused: {approval.reason}")
     else:
         ledger = Ledger(ctx.services.store, ctx.run.run_id, ctx.step, ctx.services.clock)
-        result = await run_call(ctx, call, ledger, approved=approval.post_images)
+        result = await run_call(ctx, call, ledger, approved=approval.post_images,
+                                risk=approval.risk)
     results = dict(ctx.run.data.get("results") or {})
     results[ctx.state.name] = {"ok": not result.is_error, "output": result.content,
                                **({"data": dict(result.data)} if result.data else {})}
@@ -108,7 +127,12 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
                         f"{_first_line(result.content)}")
     trigger = "failed" if result.is_error else "ok"
     seen = record_seen(ctx.run.data.get(SEEN_HASHES_KEY) or {}, result)
-    return Outcome(trigger, updates={"results": results, SEEN_HASHES_KEY: seen},
+    updates: dict[str, Any] = {"results": results, SEEN_HASHES_KEY: seen}
+    files = dict(ctx.run.data.get("files_changed") or {})
+    _collect(call, result, updates, files)
+    if files != (ctx.run.data.get("files_changed") or {}):
+        updates["files_changed"] = files
+    return Outcome(trigger, updates=updates,
                    note=f"{params.tool}: {'error' if result.is_error else 'ok'}")
 
 

@@ -135,8 +135,8 @@ class ScriptedModel:
         index = turn_index(messages)
         if index >= len(self.turns):
             raise ScriptDivergedError(
-                f"script exhausted: the model was called a {index + 1}th time but the script "
-                f"has {len(self.turns)} turns"
+                f"script exhausted: the model was called a {ordinal(index + 1)} time but the "
+                f"script has {len(self.turns)} turn{'' if len(self.turns) == 1 else 's'}"
             )
         turn = self.turns[index]
         summarizing = bool(messages and messages[-1].meta.get("summary_request"))
@@ -216,3 +216,9 @@ def _results_since_last_turn(messages: Sequence[Message]) -> list[Message]:
         if m.role == "tool":
             out.append(m)
     return out[::-1]
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ``11th``, ``12th``, ``13th``, ``21st``, ..."""
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

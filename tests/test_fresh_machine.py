@@ -1,0 +1,82 @@
+"""A plain Debian machine has ``python3`` and no ``python``: the golden tasks still pass there,
+and ``scripts/test`` says in one line what it cannot install (node >= 20).
+
+The PATH without ``python`` is real: a folder of links to every program of ``/usr/bin`` and
+``/bin`` except ``python``, with ``python3`` pointing at this interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, engine_env
+
+COMMAND_PYTHON = re.compile(r"(?<![\w./-])python(?=\s)")
+"""A bare ``python`` used as a command (not ``python3``, not ``-m engine`` prose in comments)."""
+
+
+def python3_only_path(tmp: Path) -> str:
+    """A PATH holding the system's programs and ``python3``, and no ``python``."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    for folder in (Path("/usr/bin"), Path("/bin")):
+        for program in sorted(folder.iterdir()) if folder.is_dir() else ():
+            link = bin_dir / program.name
+            if program.name not in ("python", "python3") and not link.exists():
+                link.symlink_to(program)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    return str(bin_dir)
+
+
+def test_golden_tasks_pass_where_only_python3_exists(tmp_path: Path) -> None:
+    path = python3_only_path(tmp_path)
+    assert shutil.which("python", path=path) is None and shutil.which("python3", path=path)
+    env = {**engine_env({"PYTHONPATH": str(ROOT)}), "PATH": path}
+    report = tmp_path / "eval.json"
+    proc = subprocess.run([sys.executable, "-m", "engine", "eval", str(ROOT / "golden_tasks"),
+                           "--db", str(tmp_path / "engine.db"), "--json", str(report)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert report.exists(), proc.stderr
+    tasks = json.loads(report.read_text())["results"]
+    failed = {t["task"]: t["reason"] for t in tasks if not t["passed"]}
+    assert not failed and proc.returncode == 0, failed or proc.stderr
+    assert len(tasks) == len(list((ROOT / "golden_tasks").glob("*/task.yaml")))
+
+
+def test_no_golden_task_or_machine_runs_a_bare_python() -> None:
+    files = [*ROOT.glob("golden_tasks/*/*.yaml"), *ROOT.glob("machines/*.yaml")]
+    found = [f"{f.relative_to(ROOT)}:{n}: {line.strip()}"
+             for f in files
+             for n, line in enumerate(f.read_text().splitlines(), 1)
+             if not line.lstrip().startswith("#") and COMMAND_PYTHON.search(line)]
+    assert not found, "use python3 (plain Debian has no `python`):\n" + "\n".join(found)
+
+
+def test_scripts_test_names_the_node_fix_in_one_line(tmp_path: Path) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    node = fake / "node"
+    node.write_text("#!/bin/sh\n"
+                    "case \"$1\" in -p) echo 18;; --version) echo v18.19.0;; esac\n")
+    node.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / "test"), "--co", "-q"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == ""
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("scripts/test: node >= 20 is needed") and "v18.19.0" in line
+    assert "nodesource" in line
+
+
+def test_scripts_test_puts_the_venv_first_before_running_anything() -> None:
+    script = (ROOT / "scripts" / "test").read_text()
+    export = script.index('export PATH="$PWD/.venv/bin:$PATH"')
+    for runs in ("python -m pip install", "ruff check", "exec python -m pytest"):
+        assert script.index(runs) > export, runs
+    assert ".venv/bin/" not in script[export + 40:], "after the export, plain names are used"
