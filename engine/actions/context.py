@@ -18,6 +18,7 @@ from engine.tooling.registry import ToolRegistry
 if TYPE_CHECKING:
     from engine.models.base import ModelClient
     from engine.permissions.approvals import Approver
+    from engine.sandbox import Confinement
     from engine.spec.model import MachineSpec, StateSpec
     from engine.store.base import Store
 
@@ -51,6 +52,8 @@ class Services:
     """The run's ``engine.permissions.policy.Policy``."""
     on_unknown_effect: str = "skip"
     interactive: bool = False
+    confinement: Confinement | None = None
+    """How the run's shell commands are confined (``engine.sandbox``), decided at its start."""
     fault: Callable[[str, str], None] = field(default=lambda point, state: None)
     """Fault injection hook (``engine.faults.Faults``); a no-op unless ENGINE_FAULTS is set."""
     _model: ModelClient | None = field(default=None, repr=False)

@@ -16,6 +16,7 @@ from engine.actions.context import ActionContext
 from engine.effects import FILE_WRITE_TOOLS, Ledger, plan_file_write, resolve_in_flight
 from engine.errors import TurnstileError
 from engine.state import ToolCall
+from engine.permissions.policy import SHELL_TOOLS
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.spec import ToolContext, ToolResult
 from tools import preview_change
@@ -31,7 +32,8 @@ class UnknownEffectFailure(TurnstileError):
 
 
 async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
-                   run_data: Mapping[str, Any] | None = None) -> ToolResult:
+                   run_data: Mapping[str, Any] | None = None,
+                   approved_risk: str | None = None) -> ToolResult:
     """Run one approved call, or settle a call an earlier process left in flight.
 
     ``run_data`` is what the tool may read of the run (default: the data at the step's start);
@@ -51,7 +53,9 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
             return settled
     data = ctx.run.data if run_data is None else run_data
     file_plan = _file_plan(ctx, call, data)
-    return await _execute(ctx, call, ledger, file_plan, data)
+    if approved_risk is None:
+        approved_risk = ((ctx.run.data.get("approvals") or {}).get(call.id) or {}).get("risk")
+    return await _execute(ctx, call, ledger, file_plan, data, approved_risk)
 
 
 def _file_plan(ctx: ActionContext, call: ToolCall, data: Mapping[str, Any]) -> Any:
@@ -107,7 +111,8 @@ async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> t
 
 
 async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
-                   file_plan: Any, run_data: Mapping[str, Any]) -> ToolResult:
+                   file_plan: Any, run_data: Mapping[str, Any],
+                   approved_risk: str | None) -> ToolResult:
     spec = ctx.services.tools.get(call.name)
     lines = 0
 
@@ -126,10 +131,15 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
         else:
             ctx.emit(kind, {**payload, "call_id": call.id})
 
+    jail = ctx.services.confinement
     tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=run_data,
-                           call_id=call.id)
-    ctx.emit("tool_started", {"call_id": call.id, "tool": call.name,
-                              "version": spec.version if spec else None, "args": dict(call.args)})
+                           call_id=call.id, confinement=jail, approved_risk=approved_risk)
+    started_event: dict[str, Any] = {"call_id": call.id, "tool": call.name,
+                                     "version": spec.version if spec else None,
+                                     "args": dict(call.args)}
+    if call.name in SHELL_TOOLS and jail is not None:
+        started_event["sandbox"] = jail.describe(jail.network_for(approved_risk))
+    ctx.emit("tool_started", started_event)
     ledger.mark(call, spec, "started", file=file_plan)
     ctx.services.fault("during", ctx.state.name)
     started = time.monotonic()

@@ -90,7 +90,7 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
         result = ToolResult.error(f"refused: {approval.reason}")
     else:
         ledger = Ledger(ctx.services.store, ctx.run.run_id, ctx.step, ctx.services.clock)
-        result = await run_call(ctx, call, ledger)
+        result = await run_call(ctx, call, ledger, approved_risk=approval.risk)
     results = dict(ctx.run.data.get("results") or {})
     results[ctx.state.name] = {"ok": not result.is_error, "output": result.content,
                                **({"data": dict(result.data)} if result.data else {})}

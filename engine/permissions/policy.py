@@ -43,13 +43,16 @@ import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from engine.config import load_yaml
 from engine.errors import UsageError
 from engine.permissions.paths import PathVerdict, Root, check_path_json, judge_path
+from engine.sandbox.config import sandbox_from_data
+from engine.sandbox.protected import is_protected
+from engine.spec.model import SandboxSpec
 from engine.permissions.shell import (
     DEFAULT_DECISION,
     ShellVerdict,
@@ -72,9 +75,9 @@ READ_PATH_TOOLS = frozenset({"read_file", "list_files", "search_text"})
 WRITE_PATH_TOOLS = frozenset({"write_file", "edit_file"})
 MAX_PREVIEW_LINES = 400
 MAX_PREVIEW_FILE = 2_000_000
-_MATCHERS = ("tool", "command", "path", "server", "risk")
+_MATCHERS = ("tool", "command", "path", "server", "risk", "sandboxed")
 _RULE_KEYS = ("decision", *_MATCHERS, "idempotent", "reason")
-_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules")
+_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules", "sandbox")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,9 @@ class Rule:
     command: tuple[str, ...] | None = None
     server: str | None = None
     risk: Risk | None = None
+    sandboxed: bool | None = None
+    """``true``: matches only calls that run confined (shell under bwrap, a sandboxed MCP
+    server); ``false``: only unconfined ones; unset: either."""
     idempotent: bool = False
     """On an allow rule: matching calls are safe to repeat after a crash."""
     label: str = ""
@@ -98,9 +104,12 @@ class Rule:
         return f"{self.label} ({self.decision} {' '.join(parts)})".strip()
 
     def matches(self, *, tool: str, risk: str, server: str | None = None,
-                argv: Sequence[str] | None = None, path: str | None = None) -> bool:
+                argv: Sequence[str] | None = None, path: str | None = None,
+                sandboxed: bool = False) -> bool:
         """Whether every matcher of the rule matches; a missing matcher matches anything."""
         if self.tool is not None and not fnmatch.fnmatchcase(tool, self.tool):
+            return False
+        if self.sandboxed is not None and self.sandboxed != sandboxed:
             return False
         if self.risk is not None and self.risk != risk:
             return False
@@ -121,6 +130,8 @@ class Policy:
     on_unknown_effect: Literal["skip", "repeat", "fail"] = "skip"
     roots: tuple[Root, ...] = ()
     source: str = "built-in defaults"
+    sandbox: SandboxSpec | None = None
+    """The file's ``sandbox:`` section; overrides the machine's key by key."""
 
     @classmethod
     def default(cls) -> Policy:
@@ -151,7 +162,9 @@ class Policy:
                       for i, r in enumerate(_list(data, "roots", source)))
         rules = tuple(_rule(r, f"{source}: rules[{i}]")
                       for i, r in enumerate(_list(data, "rules", source)))
-        return cls(rules, default, resume, roots, source)
+        sandbox = (sandbox_from_data(data["sandbox"], f"{source}: sandbox")
+                   if data.get("sandbox") is not None else None)
+        return cls(rules, default, resume, roots, source, sandbox)
 
     def to_data(self) -> dict[str, Any]:
         """The policy as it would be written in a file (for ``engine policy show``)."""
@@ -200,6 +213,18 @@ class PolicyContext:
     """Environment for ``~``/``$VAR`` in paths (``os.environ`` when None)."""
     granted: frozenset[str] = frozenset()
     """Capabilities a person allowed "always" in this run: they turn ``ask`` into ``allow``."""
+    sandboxed: bool = False
+    """Shell commands run confined (rules with ``sandboxed: true`` apply to them)."""
+    sandboxed_servers: frozenset[str] = frozenset()
+    """MCP servers that run confined."""
+    protected: tuple[str, ...] = ()
+    """Resolved paths no write tool may change (``engine.sandbox.protected``)."""
+
+    def confined(self, spec: ToolSpec) -> bool:
+        """Whether ``spec``'s calls run inside the sandbox."""
+        if spec.server is not None:
+            return spec.server in self.sandboxed_servers
+        return self.sandboxed and spec.name in SHELL_TOOLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +272,8 @@ def decide_static(spec: ToolSpec, ctx: PolicyContext) -> Decision:
     base = DEFAULT_DECISION[spec.risk]
     matched = [r for r in ctx.policy.rules
                if r.command is None and r.path is None
-               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server)]
+               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server,
+                             sandboxed=ctx.confined(spec))]
     return _finish(spec, spec.risk, base, f"{spec.risk} tool", matched,
                    "deny" if base == "deny" else "allow", "", f"tool:{spec.name}", ctx)
 
@@ -256,7 +282,8 @@ def _decide_generic(spec: ToolSpec, args: Mapping[str, Any], ctx: PolicyContext)
     base = DEFAULT_DECISION[spec.risk]
     matched = [r for r in ctx.policy.rules
                if r.command is None and r.path is None
-               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server)]
+               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server,
+                             sandboxed=ctx.confined(spec))]
     where = f" from MCP server {spec.server}" if spec.server else ""
     return _finish(spec, spec.risk, base, f"{spec.risk} tool{where}", matched,
                    "deny" if base == "deny" else "allow", _json_preview(args),
@@ -269,6 +296,9 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
     risk: Risk = max_risk(spec.risk, "write") if for_write else spec.risk
     v = judge_path(path, ctx.workspace, roots=ctx.policy.roots, env=ctx.env,
                    for_write=for_write)
+    if for_write and v.resolved and is_protected(v.resolved, ctx.protected):
+        v = replace(v, decision="deny", reason=f"{v.resolved} is one of the runtime's own files "
+                    "or runs code later (engine database, machine, policy, git hooks, ...)")
     base = strictest(DEFAULT_DECISION[risk], v.decision)
     floor: DecisionValue = "allow"
     if v.decision == "deny" or DEFAULT_DECISION[risk] == "deny":
@@ -278,7 +308,8 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
     rel = _relative(v, ctx.workspace)
     matched = [r for r in ctx.policy.rules
                if r.command is None
-               and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel)]
+               and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel,
+                             sandboxed=ctx.confined(spec))]
     preview = _write_preview(spec.name, args, v) if for_write else _json_preview(args)
     reason = v.reason if v.decision != "allow" or not for_write else f"{spec.name}: {v.reason}"
     return _finish(spec, risk, base, reason, matched, floor, preview,
@@ -308,7 +339,8 @@ def _decide_entry(spec: ToolSpec, entry: Mapping[str, Any],
                   ctx: PolicyContext) -> tuple[DecisionValue, str | None]:
     matched = [r for r in ctx.policy.rules
                if r.path is None and r.matches(tool=spec.name, risk=entry["risk"],
-                                               server=spec.server, argv=entry["argv"])]
+                                               server=spec.server, argv=entry["argv"],
+                                               sandboxed=ctx.confined(spec))]
     floor = entry.get("floor", "allow")
     if matched:
         top = max(matched, key=lambda r: DECISIONS.index(r.decision))
@@ -546,9 +578,13 @@ def _rule(item: Any, where: str) -> Rule:
             raise UsageError(f"{where}: command: {exc}") from exc
         if not argv:
             raise UsageError(f"{where}: command: empty")
+    sandboxed = item.get("sandboxed")
+    if sandboxed is not None and not isinstance(sandboxed, bool):
+        raise UsageError(f"{where}: sandboxed: expected true or false, got {sandboxed!r}")
     label = f"{where}: {item['reason']}" if item.get("reason") else where
     return Rule(decision, _opt_str(item, "tool"), _opt_str(item, "path"), argv,
-                _opt_str(item, "server"), risk, bool(item.get("idempotent", False)), label)
+                _opt_str(item, "server"), risk, sandboxed, bool(item.get("idempotent", False)),
+                label)
 
 
 def _opt_str(item: Mapping[str, Any], key: str) -> str | None:

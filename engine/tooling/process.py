@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import signal
 import subprocess
 import time
@@ -23,7 +22,12 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from engine.sandbox.env import is_secret_name, scrub_env
+
 logger = logging.getLogger(__name__)
+
+__all__ = ["LineSink", "OutputBuffer", "ProcessResult", "group_alive", "is_secret_name",
+           "run_process", "scrub_env", "terminate_group"]
 
 GRACE_S = 2.0
 """Time between SIGTERM and SIGKILL."""
@@ -39,24 +43,8 @@ STREAM_MAX_BYTES = 1_000_000
 MAX_LINE_BYTES = 16_384
 """A line longer than this is streamed in pieces (keeps the pending buffer bounded)."""
 
-_SECRET_NAME = re.compile(
-    r"(^|_)API_?KEY$|_TOKEN$|^TOKEN$|SECRET|PASSWORD|PASSWD|^AWS_|^OPENAI_|^ANTHROPIC_"
-)
-
 LineSink = Callable[[str, str], None]
 """Called with (stream name, line without its newline) for every streamed line."""
-
-
-def is_secret_name(name: str) -> bool:
-    """True for environment variable names that look like credentials."""
-    return bool(_SECRET_NAME.search(name.upper()))
-
-
-def scrub_env(base: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``base`` without secret-looking variables, then ``extra`` (passed on purpose) on top."""
-    env = {k: v for k, v in base.items() if not is_secret_name(k)}
-    env.update(extra or {})
-    return env
 
 
 class OutputBuffer:

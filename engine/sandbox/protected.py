@@ -1,0 +1,42 @@
+"""The runtime's own files and files that make later commands run code: never writable by a tool.
+
+Inside the sandbox they are bound read-only over the writable workspace; for the write tools the
+policy turns a write to them into ``deny``. The list is by resolved absolute path, so a symlink
+in the workspace that points at one of them is judged by its target.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+WORKSPACE_PROTECTED: tuple[str, ...] = (
+    ".engine", ".git/hooks", ".git/config", ".git/info/attributes", ".envrc", ".env.local",
+    ".vscode/tasks.json", ".vscode/settings.json", ".vscode/launch.json", ".idea/workspace.xml",
+    ".devcontainer", ".pre-commit-config.yaml", ".turnstile",
+)
+"""Relative to the workspace: the engine's folder, git hooks and config (``core.hooksPath``,
+``core.fsmonitor`` run code), direnv, editor task and launch files, dev containers, pre-commit."""
+
+
+def protected_paths(workspace: Path, run_files: Iterable[Path | str | None] = ()) -> tuple[str, ...]:
+    """Resolved absolute paths no tool may write: ``WORKSPACE_PROTECTED`` under the workspace
+    plus the run's own files (database, traces, machine, policy, MCP config). A run file that
+contains the workspace (``.engine/workspaces`` of a golden run) is left out: everything beside
+the workspace is outside it, so read-only in the sandbox and ``deny`` for the write tools."""
+    ws = Path(os.path.realpath(workspace))
+    out = [str(ws / rel) for rel in WORKSPACE_PROTECTED]
+    for item in run_files:
+        if not item:
+            continue
+        path = os.path.realpath(item)
+        if not ws.is_relative_to(path):  # the folder holding this run's workspace stays usable
+            out.append(path)
+    return tuple(dict.fromkeys(out))
+
+
+def is_protected(resolved: str, protected: Iterable[str]) -> bool:
+    """Whether the resolved path ``resolved`` is one of ``protected`` or lies under one."""
+    target = Path(resolved)
+    return any(target == Path(p) or target.is_relative_to(p) for p in protected)
