@@ -2,10 +2,14 @@
 
 Built-ins come from the machine's ``tools:`` (all of them without a machine); MCP tools are
 discovered by starting the machine's servers and those of ``--mcp-config``, then stopped.
+A policy rule can depend on confinement (``sandboxed: true``), so each row gives the decision
+on this machine (``decision``, with ``sandboxed`` saying whether the tool would run confined)
+and both alternatives: ``decision_sandboxed`` and ``decision_unsandboxed``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,7 @@ import anyio
 
 from engine.actions.registry import ACTIONS
 from engine.permissions.policy import Policy, PolicyContext, decide_static
+from engine.sandbox import confinement, merge
 from engine.spec import load_machine
 from engine.tooling.spec import ToolSpec
 from tools import builtin_specs
@@ -24,9 +29,11 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
     specs = builtin_specs()
     policy = Policy.default()
     servers: dict[str, Any] = {}
+    machine_sandbox = None
     if machine_path is not None:
         machine = load_machine(machine_path, ACTIONS)
         specs = [s for s in specs if s.name in machine.tools]
+        machine_sandbox = machine.sandbox
         if machine.policy:
             policy = Policy.load(Path(machine.path).parent / machine.policy)
         if machine.mcp_servers:
@@ -42,10 +49,19 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
         from engine.tooling.registry import ToolRegistry
 
         specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_specs()))]
-    ctx = PolicyContext(workspace=workspace.resolve(), policy=policy, env=None)
+    jail = confinement(merge(machine_sandbox, policy.sandbox), workspace)
+    confined = frozenset(n for n, c in servers.items() if getattr(c, "sandbox", None))
+    ctx = PolicyContext(workspace=workspace.resolve(), policy=policy, env=None,
+                        sandboxed=jail.active, sandboxed_servers=confined)
     return [_row(s, ctx) for s in specs]
 
 
 def _row(spec: ToolSpec, ctx: PolicyContext) -> dict[str, Any]:
     decision = decide_static(spec, ctx)
-    return {**spec.describe(), "decision": decision.decision, "reason": decision.reason}
+    servers = frozenset({spec.server}) if spec.server else frozenset()
+    inside = replace(ctx, sandboxed=True, sandboxed_servers=servers)
+    outside = replace(ctx, sandboxed=False, sandboxed_servers=frozenset())
+    return {**spec.describe(), "decision": decision.decision, "reason": decision.reason,
+            "sandboxed": ctx.confined(spec),
+            "decision_sandboxed": decide_static(spec, inside).decision,
+            "decision_unsandboxed": decide_static(spec, outside).decision}

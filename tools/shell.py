@@ -114,8 +114,7 @@ SPEC = ToolSpec(
     name="run_shell", version="1.1.0",
     description="Run a bash command in the workspace (own process group, no stdin). Output "
     "streams live; the result has the exit code, the duration and stdout/stderr (head and tail "
-    "kept when long). Background processes are stopped when the command exits. Writes outside "
-    "the workspace and network access may be blocked by the run's sandbox. Default "
+    "kept when long). Background processes are stopped when the command exits. Default "
     f"timeout {DEFAULT_TIMEOUT_S:g} s.",
     input_model=RunShellArgs, handler=run_shell, risk="exec", idempotent=False,
     side_effects=True, timeout_s=DEFAULT_TIMEOUT_S,

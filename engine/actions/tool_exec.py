@@ -15,8 +15,8 @@ from typing import Any
 from engine.actions.context import ActionContext
 from engine.effects import FILE_WRITE_TOOLS, Ledger, plan_file_write, resolve_in_flight
 from engine.errors import TurnstileError
-from engine.state import ToolCall
 from engine.permissions.policy import SHELL_TOOLS
+from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.spec import ToolContext, ToolResult
 from tools import preview_change

@@ -50,9 +50,6 @@ from typing import Any, Literal
 from engine.config import load_yaml
 from engine.errors import UsageError
 from engine.permissions.paths import PathVerdict, Root, check_path_json, judge_path
-from engine.sandbox.config import sandbox_from_data
-from engine.sandbox.protected import is_protected
-from engine.spec.model import SandboxSpec
 from engine.permissions.shell import (
     DEFAULT_DECISION,
     ShellVerdict,
@@ -60,6 +57,9 @@ from engine.permissions.shell import (
     classify_command,
     strictest,
 )
+from engine.sandbox.config import sandbox_from_data
+from engine.sandbox.protected import is_protected
+from engine.spec.model import SandboxSpec
 from engine.state import ToolCall
 from engine.tooling.spec import RISK_ORDER, Risk, ToolSpec, max_risk
 

@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["WORKSPACE_PROTECTED", "Confinement", "Probe", "SandboxSpec", "confinement",
            "is_protected", "is_secret_name", "merge", "probe", "protected_paths",
-           "sandbox_from_data", "scrub_env", "unconfined"]
+           "sandbox_from_data", "scrub_env", "server_argv", "unconfined"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,3 +124,19 @@ def unconfined(argv: Sequence[str]) -> list[str]:
     is killed when the engine dies (its own children are not)."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else list(argv)
+
+
+def server_argv(spec: SandboxSpec | None, argv: Sequence[str], cwd: str | None) -> list[str]:
+    """A long-lived server's command (MCP stdio): as given when ``spec`` is None, else confined
+    like a shell command but with nothing writable except ``spec.writable`` and a private
+    ``/tmp`` (its ``cwd`` stays readable). Network follows ``spec.network`` (``ask`` is deny:
+    nobody approves a server's connections one by one)."""
+    if spec is None or spec.mode == "off":
+        return list(argv)
+    jail = confinement(spec, Path(cwd or os.getcwd()))
+    if not jail.active:
+        logger.warning("MCP server %s runs unconfined: %s", argv[0], jail.reason)
+        return unconfined(argv)
+    plan = MountPlan("", jail.writable, (*jail.readable, os.path.realpath(cwd or os.getcwd())),
+                     jail.hidden, (), spec.network == "allow")
+    return bwrap_argv(jail.bwrap or "bwrap", argv, plan, os.path.realpath(cwd or os.getcwd()))

@@ -22,18 +22,29 @@ def sandbox_from_data(value: Any, where: str) -> SandboxSpec:
     ``UsageError`` naming ``where`` and the key."""
     if value is True:
         return SandboxSpec()
+    if value is False:
+        return SandboxSpec(mode="off")
     if not isinstance(value, Mapping):
         raise UsageError(f"{where}: expected a mapping with keys {', '.join(FIELDS)}")
     unknown = sorted(set(value) - set(FIELDS))
     if unknown:
         raise UsageError(f"{where}: unknown key {unknown[0]!r}; valid keys: {', '.join(FIELDS)}")
-    data = {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
+    data = yaml_friendly(value)
     try:
         return SandboxSpec.model_validate(data, strict=True)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         key = ".".join(str(p) for p in error["loc"])
         raise UsageError(f"{where}.{key}: {error['msg']} (got {error.get('input')!r})") from exc
+
+
+def yaml_friendly(section: Mapping[str, Any]) -> dict[str, Any]:
+    """Lists as tuples (the frozen spec's type) and YAML 1.1's ``off`` (read as false) as
+    ``"off"``, so ``mode: off`` means what it says."""
+    data = {k: tuple(v) if isinstance(v, list) else v for k, v in section.items()}
+    if data.get("mode") is False:
+        data["mode"] = "off"
+    return data
 
 
 def merge(base: SandboxSpec | None, over: SandboxSpec | None) -> SandboxSpec:

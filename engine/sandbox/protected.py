@@ -20,7 +20,8 @@ WORKSPACE_PROTECTED: tuple[str, ...] = (
 ``core.fsmonitor`` run code), direnv, editor task and launch files, dev containers, pre-commit."""
 
 
-def protected_paths(workspace: Path, run_files: Iterable[Path | str | None] = ()) -> tuple[str, ...]:
+def protected_paths(workspace: Path,
+                    run_files: Iterable[Path | str | None] = ()) -> tuple[str, ...]:
     """Resolved absolute paths no tool may write: ``WORKSPACE_PROTECTED`` under the workspace
     plus the run's own files (database, traces, machine, policy, MCP config). A run file that
 contains the workspace (``.engine/workspaces`` of a golden run) is left out: everything beside

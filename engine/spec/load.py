@@ -382,8 +382,12 @@ def _build(raw: Any, lines: dict[Path_, int], file: str, digest: str) -> Machine
 
 
 def _tuples(section: dict[str, Any]) -> dict[str, Any]:
-    """Lists in a section become tuples (the frozen spec's type; strict validation)."""
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in section.items()}
+    """Lists in a section become tuples (the frozen spec's type; strict validation), and
+    YAML 1.1's ``mode: off`` (read as false) becomes ``"off"``."""
+    out = {k: tuple(v) if isinstance(v, list) else v for k, v in section.items()}
+    if out.get("mode") is False:
+        out["mode"] = "off"
+    return out
 
 
 def _short_tag(tag: str) -> str:
