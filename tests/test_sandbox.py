@@ -582,3 +582,41 @@ async def test_workspace_under_tmp_and_extra_writable_folder(tmp_path: Path) -> 
         command=f"echo a > a.txt; echo b > {extra}/b.txt; echo c > {other}/c.txt"), ctx)
     assert (ws / "a.txt").exists() and (extra / "b.txt").exists()
     assert not (other / "c.txt").exists(), result.content
+
+
+# ---------------------------------------------------------------- MCP stdio servers
+
+
+def test_mcp_stdio_server_runs_sandboxed(tmp_path: Path) -> None:
+    """A sandboxed server starts under bwrap, serves its tools, and sees its cwd but not the
+    rest of the host's /tmp; ``tools --json`` marks its tools as confined."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "a.txt").write_text("needle\n")
+    config = tmp_path / "mcp.json"
+    server = {"command": sys.executable, "cwd": str(proj),
+              "args": ["-m", "engine", "mcp", "serve-project", "--root", str(proj)]}
+    config.write_text(json.dumps({"mcpServers": {"boxed": {**server, "sandbox": True},
+                                                 "plain": server}}))
+    proc = subprocess.run([sys.executable, "-m", "engine", "tools", "--mcp-config", str(config),
+                           "--json"], cwd=ROOT, env=engine_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert rows["mcp__boxed__read_project_file"]["sandboxed"] is True
+    assert rows["mcp__plain__read_project_file"]["sandboxed"] is False
+
+
+def test_mcp_server_argv_is_confined_only_when_asked(tmp_path: Path) -> None:
+    from engine.sandbox import server_argv
+
+    argv = [sys.executable, "-m", "engine", "mcp", "serve-project"]
+    assert server_argv(None, argv, str(tmp_path)) == argv
+    boxed = server_argv(SandboxSpec(), argv, str(tmp_path))
+    assert Path(boxed[0]).name == "bwrap" and boxed[-len(argv):] == argv
+    assert "--unshare-net" in boxed and "--cap-drop" in boxed
+    assert ["--ro-bind", str(tmp_path), str(tmp_path)] == boxed[
+        boxed.index(str(tmp_path)) - 1: boxed.index(str(tmp_path)) + 2]
+    check = subprocess.run(boxed[:-len(argv)] + ["sh", "-c", f"ls {tmp_path} >/dev/null && "
+                                                 f"! touch {tmp_path}/x"], capture_output=True)
+    assert check.returncode == 0, check.stderr

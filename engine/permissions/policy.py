@@ -17,18 +17,23 @@ A policy file (YAML) adds rules::
       - {decision: deny, risk: network}
       - {decision: ask, server: github}
       - {decision: allow, tool: "mcp__fs__*"}
+      - {decision: allow, risk: exec, sandboxed: true}   # only when commands run confined
+    sandbox: {mode: auto, network: deny}   # engine.sandbox; overrides the machine's key by key
 
 Matchers: ``tool`` (a glob on the tool name), ``command`` (a prefix of the argument vector of a
 simple shell command after unwrapping ``timeout``/``env``/...; ``python -m pytest`` matches
 ``timeout 60 python -m pytest -x``), ``path`` (a glob on the path argument, relative to the
-workspace, ``**`` crossing directories), ``server`` (the MCP server name), ``risk``. Optional:
+workspace, ``**`` crossing directories), ``server`` (the MCP server name), ``risk``,
+``sandboxed`` (whether the call runs confined: a shell command under the run's sandbox, a tool
+of a sandboxed MCP server). Optional:
 ``reason`` (a label shown in audits) and ``idempotent: true`` (an allow rule declaring the
 matching calls safe to repeat when a crash leaves their outcome unknown). Relative ``roots`` are
 taken from the policy file's directory.
 
 Precedence: the strictest matching rule wins (``deny`` > ``ask`` > ``allow``). A ``deny`` is
 final, whether it comes from a rule or from the built-in defaults (destructive commands, writes
-outside the whitelist, piping into a shell). What cannot be parsed confidently or is obfuscated
+outside the whitelist, piping into a shell, writes to the runtime's own files listed by
+``engine.sandbox.protected``). What cannot be parsed confidently or is obfuscated
 stays at least ``ask`` whatever the rules say. For a compound shell command, an ``allow`` rule
 applies only when every simple command is allowed (by a rule or by being read-only).
 """
