@@ -617,6 +617,6 @@ def test_mcp_server_argv_is_confined_only_when_asked(tmp_path: Path) -> None:
     assert "--unshare-net" in boxed and "--cap-drop" in boxed
     assert ["--ro-bind", str(tmp_path), str(tmp_path)] == boxed[
         boxed.index(str(tmp_path)) - 1: boxed.index(str(tmp_path)) + 2]
-    check = subprocess.run(boxed[:-len(argv)] + ["sh", "-c", f"ls {tmp_path} >/dev/null && "
-                                                 f"! touch {tmp_path}/x"], capture_output=True)
+    probe_cmd = f"ls {tmp_path} >/dev/null && ! touch {tmp_path}/x"
+    check = subprocess.run([*boxed[:-len(argv)], "sh", "-c", probe_cmd], capture_output=True)
     assert check.returncode == 0, check.stderr
