@@ -179,6 +179,15 @@ def test_escapes_fail_and_the_workspace_write_works(tmp_path: Path,
     started = [e for e in _events(tmp_path / "engine.db", "tool_started")]
     assert len(started) == 4 and all(e["sandbox"]["sandboxed"] for e in started)
     assert all(e["sandbox"]["network"] == "deny" for e in started)
+    db = tmp_path / "engine.db"
+    audit = subprocess.run([sys.executable, "-m", "engine", "audit", "--db", str(db),
+                            _run_id(db)], capture_output=True, text=True, env=engine_env(),
+                           cwd=ROOT)
+    assert audit.stdout.count("[sandboxed (network deny, writes: workspace") == 4, audit.stdout
+    trace = json.loads(subprocess.run(
+        [sys.executable, "-m", "engine", "trace", "--db", str(db), _run_id(db), "--json"],
+        capture_output=True, text=True, env=engine_env(), cwd=ROOT).stdout)
+    assert "turnstile.sandbox.sandboxed" in json.dumps(trace)
 
 
 def test_the_same_commands_escape_without_the_sandbox(tmp_path: Path,
@@ -620,3 +629,33 @@ def test_mcp_server_argv_is_confined_only_when_asked(tmp_path: Path) -> None:
     probe_cmd = f"ls {tmp_path} >/dev/null && ! touch {tmp_path}/x"
     check = subprocess.run([*boxed[:-len(argv)], "sh", "-c", probe_cmd], capture_output=True)
     assert check.returncode == 0, check.stderr
+
+
+async def test_moving_git_aside_or_creating_protected_files_does_not_stick(
+        tmp_path: Path) -> None:
+    """``.git`` holds read-only mounts, so it cannot be moved aside to plant fresh hooks; a
+    protected file that did not exist (``.envrc``, ``.vscode/tasks.json``) is removed after
+    the command that created it, and the result says so."""
+    ws = tmp_path / "repo"
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / ".git" / "config").write_text("[core]\n")
+    jail = confinement(SandboxSpec(), ws, protected_paths(ws))
+    ctx = ToolContext(workspace=ws, confinement=jail)
+    result = await run_shell(RunShellArgs(
+        command="mv .git .git-old; mkdir -p .git/hooks; echo evil > .git/hooks/pre-commit; "
+                "echo 'eval evil' > .envrc; mkdir -p .vscode && echo '{}' > .vscode/tasks.json; "
+                "echo ok > fine.txt"), ctx)
+    assert not (ws / ".git-old").exists()
+    assert list((ws / ".git" / "hooks").iterdir()) == []
+    assert not (ws / ".envrc").exists() and not (ws / ".vscode" / "tasks.json").exists()
+    assert (ws / "fine.txt").exists()
+    assert result.is_error and "removed .envrc" in result.content, result.content
+
+
+async def test_git_init_in_a_fresh_workspace_keeps_its_repository(tmp_path: Path) -> None:
+    assert shutil.which("git"), "git is needed for this test"
+    jail = confinement(SandboxSpec(), tmp_path, protected_paths(tmp_path))
+    ctx = ToolContext(workspace=tmp_path, confinement=jail)
+    result = await run_shell(RunShellArgs(command="git init -q . && git status --short"), ctx)
+    assert not result.is_error, result.content
+    assert (tmp_path / ".git" / "config").exists() and (tmp_path / ".git" / "hooks").is_dir()

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import time
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,13 +62,21 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
                                   "command": args.command, "cwd": rel(ctx.workspace, cwd),
                                   "sandbox": sandbox})
 
+    was_absent = jail.before()
     result = await run_process(
         jail.command(["bash", "-c", args.command], cwd, network), cwd=cwd,
         env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
         on_start=on_start)
+    removed = jail.after(was_absent)
     out = _to_result(result, timeout)
-    return ToolResult(out.content, out.is_error, {**(out.data or {}), "sandbox": sandbox},
-                      out.truncated, out.omitted_bytes)
+    content = out.content
+    if removed:
+        names = ", ".join(rel(ctx.workspace, Path(p)) for p in removed)
+        content += (f"\n(removed {names}: commands may not create the runtime's own files or "
+                    "files that make later commands run code)")
+    return ToolResult(content, out.is_error or bool(removed),
+                      {**(out.data or {}), "sandbox": sandbox}, out.truncated,
+                      out.omitted_bytes)
 
 
 def _to_result(r: ProcessResult, timeout: float) -> ToolResult:

@@ -25,7 +25,13 @@ from engine.sandbox.bwrap import MountPlan, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
 from engine.sandbox.env import is_secret_name, scrub_env
 from engine.sandbox.probe import Probe, probe
-from engine.sandbox.protected import WORKSPACE_PROTECTED, is_protected, protected_paths
+from engine.sandbox.protected import (
+    WORKSPACE_PROTECTED,
+    absent,
+    is_protected,
+    protected_paths,
+    sweep,
+)
 from engine.spec.model import SandboxSpec
 
 logger = logging.getLogger(__name__)
@@ -67,6 +73,14 @@ class Confinement:
         plan = MountPlan(self.workspace, self.writable, self.readable, self.hidden,
                          self.protected, network)
         return bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd))
+
+    def before(self) -> tuple[str, ...]:
+        """The workspace's protected paths absent before a command (see ``protected.absent``)."""
+        return absent(self.workspace) if self.active else ()
+
+    def after(self, was_absent: Sequence[str]) -> list[str]:
+        """Remove protected files a confined command created; what was removed."""
+        return sweep(was_absent) if was_absent else []
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
             ) -> dict[str, str]:

@@ -61,11 +61,31 @@ def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str) ->
         argv += ["--bind", path, path]
     for path in plan.hidden:
         argv += _mask(path)
-    for path in plan.protected:
-        if os.path.lexists(path) and any(_under(path, w) for w in (*rw, PRIVATE_TMP)):
-            argv += ["--ro-bind", path, path]
+    guarded = [p for p in plan.protected
+               if os.path.lexists(p) and any(_under(p, w) for w in (*rw, PRIVATE_TMP))]
+    for folder in _pinned(guarded, rw):
+        argv += ["--bind", folder, folder]
+    for path in guarded:
+        argv += ["--ro-bind", path, path]
     argv += ["--chdir", cwd, "--", *command]
     return argv
+
+
+def _pinned(guarded: Sequence[str], rw: Sequence[str]) -> list[str]:
+    """Folders between a writable root and a protected path (``.git`` for ``.git/hooks``):
+    bound onto themselves, they become mount points, which cannot be renamed or removed, so a
+    command cannot move ``.git`` aside and put a fresh ``.git/hooks`` in its place."""
+    out: list[str] = []
+    for path in guarded:
+        root = max((w for w in rw if _under(path, w)), key=len, default=None)
+        if root is None:
+            continue
+        folder = Path(path).parent
+        while folder != Path(root) and folder.is_relative_to(root):
+            if folder.is_dir() and not folder.is_symlink() and str(folder) not in out:
+                out.append(str(folder))
+            folder = folder.parent
+    return sorted(out, key=len)
 
 
 def _mask(path: str) -> list[str]:
