@@ -659,3 +659,24 @@ async def test_git_init_in_a_fresh_workspace_keeps_its_repository(tmp_path: Path
     result = await run_shell(RunShellArgs(command="git init -q . && git status --short"), ctx)
     assert not result.is_error, result.content
     assert (tmp_path / ".git" / "config").exists() and (tmp_path / ".git" / "hooks").is_dir()
+
+
+def test_network_ask_opens_only_for_calls_approved_as_network(
+        tmp_path: Path, listener: tuple[int, list[Any]]) -> None:
+    """``network: ask``: a python one-liner (exec) stays offline; ``curl`` to the listener
+    (network, approved by --approval auto) gets through."""
+    assert shutil.which("curl"), "curl is needed for this test"
+    port, accepted = listener
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("sandbox: {network: ask}\n")
+    py = shlex.quote(sys.executable)
+    proc = _run(tmp_path, workspace, [
+        f"{py} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2)\"",
+        f"curl -s -m 3 http://127.0.0.1:{port}/ -o /dev/null"], policy=policy)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    time.sleep(0.3)
+    assert len(accepted) == 1
+    nets = [e["sandbox"]["network"] for e in _events(tmp_path / "engine.db", "tool_started")]
+    assert nets == ["deny", "allow"]

@@ -36,6 +36,9 @@ from engine.spec.model import SandboxSpec
 
 logger = logging.getLogger(__name__)
 
+NETWORK_RISKS = frozenset({"network", "install"})
+"""Approved under ``network: ask``, a call with one of these risks gets the network."""
+
 __all__ = ["WORKSPACE_PROTECTED", "Confinement", "Probe", "SandboxSpec", "confinement",
            "is_protected", "is_secret_name", "merge", "probe", "protected_paths",
            "sandbox_from_data", "scrub_env", "server_argv", "unconfined"]
@@ -61,10 +64,11 @@ class Confinement:
         return self.bwrap is not None
 
     def network_for(self, approved_risk: str | None) -> bool:
-        """Network inside: ``allow``; ``ask`` only for a call approved as a network call."""
+        """Network inside: ``allow``; ``ask`` only for a call approved as a network call
+        (``network``, or ``install``, which fetches packages)."""
         if not self.active or self.spec.network == "allow":
             return True
-        return self.spec.network == "ask" and approved_risk == "network"
+        return self.spec.network == "ask" and approved_risk in NETWORK_RISKS
 
     def command(self, argv: Sequence[str], cwd: Path | str, network: bool) -> list[str]:
         """``argv`` as it is spawned: under bwrap, or with a parent-death signal without it."""
