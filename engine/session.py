@@ -198,7 +198,8 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
                     workspace=workspace, observer=observer, policy=policy,
                     on_unknown_effect=getattr(policy, "on_unknown_effect", "skip"),
                     interactive=approver.mode == "interactive", fault=Faults.from_env(),
-                    confinement=jail, _model=client)
+                    confinement=jail, start_events=_sandbox_events(machine, jail),
+                    _model=client)
 
 
 def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Policy,
@@ -214,6 +215,16 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
     spec = merge(machine.sandbox, policy.sandbox)
     protected = protected_paths(workspace, run_files)
     return confinement(spec, workspace, protected)
+
+
+def _sandbox_events(machine: MachineSpec,
+                    jail: Confinement) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    """The run-start ``sandbox`` event, for machines that run shell commands."""
+    runs_shell = "run_shell" in machine.tools or any(
+        s.params.get("tool") == "run_shell" for s in machine.states.values())
+    if not runs_shell:
+        return ()
+    return (("sandbox", {**jail.describe(), "note": sandbox_note(jail)}),)
 
 
 def sandbox_note(jail: Confinement) -> str:
@@ -280,7 +291,6 @@ async def execute(prepared: Prepared) -> RunResult:
             raise
     if prepared.create is not None:
         prepared.runner.create(prepared.state.run_id, **prepared.create)
-    _announce_sandbox(prepared)
     async with AsyncExitStack() as stack:
         if prepared.mcp:
             from engine.mcp import McpHub
@@ -294,18 +304,6 @@ async def execute(prepared: Prepared) -> RunResult:
             client = services.started_model()
             if client is not None:
                 await client.aclose()
-
-
-def _announce_sandbox(prepared: Prepared) -> None:
-    """Say once, live and in the trace, how this run's commands are confined."""
-    jail = prepared.runner.services.confinement
-    if jail is None or not ("run_shell" in prepared.machine.tools or _runs_shell(prepared)):
-        return
-    _run_emitter(prepared)("sandbox", {**jail.describe(), "note": sandbox_note(jail)})
-
-
-def _runs_shell(prepared: Prepared) -> bool:
-    return any(s.params.get("tool") == "run_shell" for s in prepared.machine.states.values())
 
 
 def _run_emitter(prepared: Prepared) -> Any:

@@ -54,6 +54,9 @@ class Services:
     interactive: bool = False
     confinement: Confinement | None = None
     """How the run's shell commands are confined (``engine.sandbox``), decided at its start."""
+    start_events: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    """Events the runner records and shows when it starts driving (once it holds the lease):
+    how commands are confined."""
     fault: Callable[[str, str], None] = field(default=lambda point, state: None)
     """Fault injection hook (``engine.faults.Faults``); a no-op unless ENGINE_FAULTS is set."""
     _model: ModelClient | None = field(default=None, repr=False)
