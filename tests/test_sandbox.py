@@ -680,3 +680,38 @@ def test_network_ask_opens_only_for_calls_approved_as_network(
     assert len(accepted) == 1
     nets = [e["sandbox"]["network"] for e in _events(tmp_path / "engine.db", "tool_started")]
     assert nets == ["deny", "allow"]
+
+
+def test_without_bwrap_resume_stops_what_the_crashed_engine_left(tmp_path: Path) -> None:
+    """Unconfined, only the group leader dies with the engine; its children stay in the
+    group, and ``resume`` ends them before it settles the call."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    marker = f"{70 + int(uuid.uuid4().int % 1000) / 1000:.3f}"
+    turns = _turns(tmp_path / "turns.yaml",
+                   [f"sleep {marker} & echo started > started.txt; sleep {marker}"])
+    env = {"PATH": _path_without_bwrap(tmp_path)}
+    db = tmp_path / "e.db"
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", str(MACHINE), "--task", "t", "--model",
+         f"scripted:{turns}", "--workspace", str(workspace), "--approval", "auto", "--db",
+         str(db)], cwd=ROOT, env=engine_env(env), stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not (workspace / "started.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_processes_with(f"sleep {marker}")) == 2
+        engine.send_signal(signal.SIGKILL)
+        engine.wait(10)
+        time.sleep(0.3)
+        assert len(_processes_with(f"sleep {marker}")) == 1  # the leader died, its child not
+    finally:
+        engine.kill()
+        engine.wait(10)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "engine", "resume", _run_id(db), "--approval", "auto", "--db",
+         str(db)], cwd=ROOT, env=engine_env(env), capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert _gone(f"sleep {marker}", 1.0) == []
+    assert [e["pgid"] for e in _events(db, "leftover_stopped")]

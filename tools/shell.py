@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.sandbox import Confinement
-from engine.tooling.process import ProcessResult, run_process
+from engine.tooling.process import ProcessResult, run_process, start_ticks
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools.workspace import rel, resolve_in
 
@@ -59,8 +59,8 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
 
     def on_start(pid: int) -> None:
         ctx.emit("tool_process", {"call_id": ctx.call_id, "pid": pid, "pgid": pid,
-                                  "command": args.command, "cwd": rel(ctx.workspace, cwd),
-                                  "sandbox": sandbox})
+                                  "start_ticks": start_ticks(pid), "command": args.command,
+                                  "cwd": rel(ctx.workspace, cwd), "sandbox": sandbox})
 
     was_absent = jail.before()
     result = await run_process(

@@ -18,6 +18,7 @@ from engine.errors import TurnstileError
 from engine.permissions.policy import SHELL_TOOLS
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
+from engine.tooling.process import end_leftover_group
 from engine.tooling.spec import ToolContext, ToolResult
 from tools import preview_change
 
@@ -71,6 +72,7 @@ def _file_plan(ctx: ActionContext, call: ToolCall, data: Mapping[str, Any]) -> A
 async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                   record: Any) -> ToolResult | None:
     """A result for a call left ``started``, or None when it is safe to run it again."""
+    await _end_leftovers(ctx, call)
     spec = ctx.services.tools.get(call.name)
     resolution, message = resolve_in_flight(record, spec, ctx.workspace)
     policy = ctx.services.policy
@@ -97,6 +99,19 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     return result
 
 
+async def _end_leftovers(ctx: ActionContext, call: ToolCall) -> None:
+    """Stop what a crashed engine's command left running (unconfined commands only: in the
+    sandbox the pid namespace died with the engine), so a resumed run never overlaps it."""
+    for event in ctx.services.store.events(ctx.run.run_id, ["tool_process"]):
+        p = event.payload
+        if p.get("call_id") != call.id or not isinstance(p.get("pgid"), int):
+            continue
+        if await end_leftover_group(p["pgid"], p.get("start_ticks")):
+            ctx.emit("leftover_stopped", {"call_id": call.id, "pgid": p["pgid"],
+                                          "message": f"stopped processes of {call.name} left "
+                                                     "running by the interrupted engine"})
+
+
 async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> tuple[Any, str]:
     policy = ctx.services.on_unknown_effect
     if ctx.services.interactive:
@@ -118,8 +133,12 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
 
     def tool_emit(kind: str, payload: Mapping[str, Any]) -> None:
         nonlocal lines
-        if kind == "tool_process":  # pid and process group: shown, not worth a row
+        if kind == "tool_process":  # pid and group, written now: resume ends a leftover
             ctx.show(kind, {**payload, "call_id": call.id})
+            ctx.services.store.append_event(ctx.run.run_id, ctx.step, kind,
+                                            {**payload, "call_id": call.id},
+                                            ctx.services.clock())
+            ctx.services.store.flush()
             return
         if kind == "tool_output":
             lines += 1
