@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 
 from engine.actions.registry import ACTIONS
+from engine.errors import SandboxUnavailableError
 from engine.permissions.policy import Policy, PolicyContext, decide_static
 from engine.sandbox import confinement, merge
 from engine.spec import load_machine
@@ -49,10 +50,13 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
         from engine.tooling.registry import ToolRegistry
 
         specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_specs()))]
-    jail = confinement(merge(machine_sandbox, policy.sandbox), workspace)
+    try:
+        sandboxed = confinement(merge(machine_sandbox, policy.sandbox), workspace).active
+    except SandboxUnavailableError:  # mode required: a run would refuse; the list still shows
+        sandboxed = False
     confined = frozenset(n for n, c in servers.items() if getattr(c, "sandbox", None))
     ctx = PolicyContext(workspace=workspace.resolve(), policy=policy, env=None,
-                        sandboxed=jail.active, sandboxed_servers=confined)
+                        sandboxed=sandboxed, sandboxed_servers=confined)
     return [_row(s, ctx) for s in specs]
 
 

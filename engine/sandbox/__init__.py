@@ -7,7 +7,12 @@ inside the workspace, never mounts, network or environment.
 
 Without bwrap (``mode: auto`` on a machine without it, or ``mode: off``) a command runs
 unconfined with ``setpriv --pdeathsig KILL`` (when present): its shell dies with the engine,
-but processes that left its process group (``setsid``, daemons) can outlive both.
+what stays in its process group is stopped on resume, but processes that left the group
+(``setsid``, daemons) can outlive both.
+
+Modules: ``env`` (the secret-looking variable names, reused by redaction), ``config`` (the
+``sandbox:`` section), ``bwrap`` (the command line), ``probe`` (does it work here),
+``protected`` (the runtime's own files).
 """
 
 from __future__ import annotations
