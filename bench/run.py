@@ -10,7 +10,8 @@ durability settings (each system's default, both ``synchronous=NORMAL``, both ``
 SQLite floor, database bytes per turn, loading the latest state in a fresh process, resume
 latency and checkpoint bytes per step, 1,000 concurrent runs, ``engine --help`` start-up, and
 the permission layer on the independent shell corpus (``bench/permissions.py``: pass rate per
-category on its dev and held-back parts, over-blocking, unsafe allows, decision latency).
+category on its dev and held-back parts, over-blocking, unsafe allows, decision latency), and
+the sandbox's overhead per shell call (bubblewrap vs unconfined, and bwrap's start-up).
 ``--quick`` measures N = 25 and 100 only, fewer repeats, 200 concurrent runs.
 ``--with NAME`` also runs other benchmarks in ``bench/`` (tools, streaming, trace)
 and appends their output.
@@ -79,6 +80,7 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
             "concurrent": ["--runs", "5", "--turns", "3", "--delay", "0.001"],
             "startup": ["--repeats", "1"],
             "permissions": ["--rounds", "1"],
+            "sandbox": ["--calls", "3"],
         }
     if quick:
         return {
@@ -89,6 +91,7 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
             "concurrent": ["--runs", "200"],
             "startup": ["--repeats", "5"],
             "permissions": ["--rounds", "3"],
+            "sandbox": ["--calls", "50"],
         }
     return {
         "turnstile": ["--n", *map(str, NS_FULL), "--repeats", "3"],
@@ -98,12 +101,13 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
         "concurrent": ["--runs", "1000"],
         "startup": ["--repeats", "10"],
         "permissions": ["--rounds", "10"],
+        "sandbox": ["--calls", "200"],
     }
 
 
 SCRIPTS = {"turnstile": "turnstile_loop.py", "langgraph": "langgraph_loop.py",
            "floor": "sqlite_floor.py", "resume": "resume.py", "concurrent": "concurrent.py",
-           "startup": "startup.py", "permissions": "permissions.py"}
+           "startup": "startup.py", "permissions": "permissions.py", "sandbox": "sandbox.py"}
 
 
 def run_bench(name: str, args: Sequence[str], folder: Path) -> dict[str, Any] | None:
@@ -181,7 +185,21 @@ def resume_table(resume: Any) -> str:
                   "imports ms", "checkpoint B/step", "all B/step"], rows)
 
 
-def other_table(conc: Any, start: Any) -> str:
+def sandbox_rows(box: Any) -> list[list[str]]:
+    """Rows for ``other_table``: run_shell sandboxed vs unconfined, and bwrap's start-up."""
+    if not box:
+        return []
+    if not box.get("available"):
+        return [["sandbox (bubblewrap)", f"not measured: {box.get('reason')}"]]
+    st = box["stats"]
+    return [[f"run_shell x {box['calls']}: sandboxed vs unconfined (median)",
+             f"{st['sandboxed']['median'] * 1000:.2f} vs {st['unconfined']['median'] * 1000:.2f}"
+             f" ms: +{box['overhead_s'] * 1000:.2f} ms per call"],
+            ["bwrap start-up (bwrap true - true, median)",
+             f"{box['bwrap_startup_s'] * 1000:.2f} ms ({box['bwrap']} {box['version']})"]]
+
+
+def other_table(conc: Any, start: Any, box: Any = None) -> str:
     rows = []
     if conc:
         rows.append([f"{conc['runs']} concurrent runs x {conc['turns']} turns "
@@ -193,6 +211,7 @@ def other_table(conc: Any, start: Any) -> str:
         rows.append(["python -m engine --help",
                      f"{fmt_stat(start['help_s'], digits=1)} ms (bare python "
                      f"{fmt_stat(start['python_bare_s'], digits=1)} ms)"])
+    rows.extend(sandbox_rows(box))
     return table(["measurement", "result"], rows)
 
 
@@ -229,6 +248,10 @@ def targets(r: Mapping[str, Any], ns: Sequence[int]) -> list[list[str]]:
     rows.extend(_other_targets(r.get("concurrent"), r.get("startup")))
     if r.get("permissions"):
         rows.extend(permission_targets(r["permissions"]))
+    box = r.get("sandbox")
+    if box and box.get("available"):
+        rows.append(["sandboxed run_shell overhead per call (median)",
+                     f"{box['overhead_s'] * 1000:.1f} ms", "< 15 ms", verdict(box["pass"])])
     return rows
 
 
@@ -274,7 +297,8 @@ def render(results: Mapping[str, Any], ns: Sequence[int], info: Mapping[str, Any
         notes.append("LangGraph not measured (pip install -e '.[bench]').")
     parts = ["\n".join(notes), overhead_table(ts, lg, floor, ns), floor_table(floor),
              storage_table(ts, lg, ns), resume_table(results.get("resume")),
-             other_table(results.get("concurrent"), results.get("startup")),
+             other_table(results.get("concurrent"), results.get("startup"),
+                         results.get("sandbox")),
              *([category_table(results["permissions"])] if results.get("permissions") else []),
              table(["target", "measured", "limit", "result"], targets(results, ns))]
     return "\n\n".join(parts)

@@ -3,7 +3,8 @@
 Exit codes: 0 completed, 1 the run ended ``failed`` (for ``tools``: a configured MCP server
 failed to start), 2 bad input (YAML, arguments, unknown run, unusable database: read-only,
 locked beyond the wait, disk full, corrupted, newer schema; a run it stops mid-way stays
-resumable), 3 interrupted and resumable, 4 refused by policy in non-interactive mode.
+resumable; ``sandbox: {mode: required}`` or ``sandbox check`` without confinement),
+3 interrupted and resumable, 4 refused by policy in non-interactive mode.
 Imports stay inside the commands so ``python -m engine --help`` starts fast.
 """
 
@@ -387,6 +388,23 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    """``sandbox check``: confine a probe command; exit 0 when it worked, 2 (and why) if not."""
+    from engine.sandbox import probe
+
+    result = probe(fresh=True)
+    if args.json:
+        _print_json(result.to_json())
+    elif result.ok:
+        print(f"ok: {result.reason}; probe command started and ended in "
+              f"{result.seconds * 1000:.1f} ms (workspace writable, / read-only, no network, "
+              "no capabilities)")
+    else:
+        print(f"unavailable: {result.reason}. With sandbox mode auto, shell commands run "
+              "unconfined; with mode required, runs refuse to start")
+    return 0 if result.ok else EXIT_BAD_INPUT
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from engine.replay import replay_main
 
@@ -532,6 +550,12 @@ def _add_tools(sub: Any) -> None:
     q.add_argument("--root", default=".")
     q.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1")
     p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("sandbox", help="can shell commands be confined here (bubblewrap)?")
+    ssub = p.add_subparsers(dest="sandbox_command", required=True)
+    q = ssub.add_parser("check", help="confine a probe command: exit 0 if it works, 2 if not")
+    q.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sandbox)
 
     p = sub.add_parser("eval", help="run golden tasks and print a table")
     p.add_argument("dir", nargs="?", default="golden_tasks")

@@ -102,7 +102,16 @@ class ConsoleObserver:
                            f"{p['risk']}, {p['decided_by']}: {escape(p['reason'])})[/]")
 
     def _on_tool_started(self, p: Mapping[str, Any]) -> None:
-        self.console.print(f"  [blue]→ {p['tool']}[/] {escape(_short(p.get('args', {})))}")
+        box = p.get("sandbox")
+        where = ""
+        if isinstance(box, Mapping):
+            where = (f" [dim](sandboxed, network {box.get('network')})[/]" if box.get("sandboxed")
+                     else " [yellow](unconfined)[/]")
+        self.console.print(f"  [blue]→ {p['tool']}[/] {escape(_short(p.get('args', {})))}{where}")
+
+    def _on_sandbox(self, p: Mapping[str, Any]) -> None:
+        style = "dim" if p.get("sandboxed") or p.get("mode") == "off" else "yellow"
+        self.console.print(f"[{style}]{escape(str(p.get('note', '')))}[/]")
 
     def _on_tool_output(self, p: Mapping[str, Any]) -> None:
         self.console.print(f"    [dim]│[/] {escape(p.get('line', '').rstrip())}")

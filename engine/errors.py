@@ -13,7 +13,8 @@
     │   │   └── StoreSchemaError        written by a newer Turnstile
     │   ├── LeaseHeldError              another live process drives the run
     │   ├── MachineChangedError         the machine YAML changed since the run started
-    │   └── ModelConfigError            no model, missing API key, unknown provider
+    │   ├── ModelConfigError            no model, missing API key, unknown provider
+    │   └── SandboxUnavailableError     sandbox mode required but commands cannot be confined
     ├── ModelError                      a provider failed after retries (the run fails)
     ├── ScriptDivergedError             a scripted model's expectations were not met
     ├── TransitionError                 an action emitted a trigger the machine does not declare
@@ -157,3 +158,7 @@ class PolicyRefusedError(TurnstileError):
     """A tool call was refused by policy and the run could not continue without it."""
 
     exit_code = EXIT_REFUSED
+
+
+class SandboxUnavailableError(BadInputError):
+    """``sandbox: {mode: required}`` and bubblewrap is missing or cannot confine here."""

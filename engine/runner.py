@@ -117,6 +117,10 @@ class Runner:
     async def _drive_leased(self, state: RunState, resumed: bool) -> RunResult:
         self._latest = state
         self.store.begin_step(state.run_id, self._begin(state, self.services.clock()))
+        for kind, payload in self.services.start_events:  # said once the lease is held
+            self.store.append_event(state.run_id, state.step, kind, payload,
+                                    self.services.clock())
+            self.services.observer(kind, payload)
         timeout = self.machine.limits.timeout_s
         result: RunResult | None = None
         fault: StoreError | None = None

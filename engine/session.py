@@ -31,6 +31,7 @@ from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
 from engine.runner import Runner, RunResult, drive_until_interrupted
+from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine
 from engine.state import RunState
 from engine.store.base import Store
@@ -243,7 +244,10 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
                    workspace: Path, observer: Observer, prompter: Prompter | None) -> Services:
     """The run's collaborators from its stored config."""
     policy = Policy.load(Path(config["policy"])) if config.get("policy") else Policy.default()
-    policy_ctx = PolicyContext(workspace=workspace, policy=policy, env=dict(os.environ))
+    jail = run_confinement(config, machine, policy, store, workspace)
+    policy_ctx = PolicyContext(workspace=workspace, policy=policy, env=dict(os.environ),
+                               sandboxed=jail.active, protected=jail.protected,
+                               sandboxed_servers=_sandboxed_servers(machine, config))
     mode: ApprovalMode = config.get("approval") or "policy"
     approver = Approver(mode, policy_ctx, prompter if mode == "interactive" else None)
     registry = ToolRegistry(s for s in builtin_specs() if s.name in machine.tools)
@@ -271,7 +275,8 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
                     workspace=workspace, observer=observer, policy=policy,
                     on_unknown_effect=getattr(policy, "on_unknown_effect", "skip"),
                     interactive=approver.mode == "interactive", fault=Faults.from_env(),
-                    model_options=cli_options, _model=client)
+                    model_options=cli_options, confinement=jail,
+                    start_events=_sandbox_events(machine, jail), _model=client)
 
 
 def _option_layers(machine: MachineSpec, cli: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -279,6 +284,47 @@ def _option_layers(machine: MachineSpec, cli: Mapping[str, Any]) -> list[dict[st
     states = [s.params.get("model_options") or {} for s in machine.states.values()
               if s.action == "call_model"]
     return [merge_options(machine.model_options, state, cli) for state in [{}, *states]]
+
+
+def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Policy,
+                    store: Store, workspace: Path) -> Confinement:
+    """The run's sandbox: the machine's ``sandbox:`` under the policy file's, probed once.
+    ``mode: required`` without confinement raises ``SandboxUnavailableError`` (exit 2)."""
+    db = getattr(store, "path", None)
+    run_files: list[Path | str | None] = [machine.path, config.get("policy"),
+                                          config.get("mcp_config")]
+    if isinstance(db, Path):
+        run_files += [db, f"{db}-wal", f"{db}-shm", f"{db}-journal", db.parent / "traces",
+                      db.parent / "workspaces"]
+    spec = merge(machine.sandbox, policy.sandbox)
+    protected = protected_paths(workspace, run_files)
+    return confinement(spec, workspace, protected)
+
+
+def _sandbox_events(machine: MachineSpec,
+                    jail: Confinement) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+    """The run-start ``sandbox`` event, for machines that run shell commands."""
+    runs_shell = "run_shell" in machine.tools or any(
+        s.params.get("tool") == "run_shell" for s in machine.states.values())
+    if not runs_shell:
+        return ()
+    return (("sandbox", {**jail.describe(), "note": sandbox_note(jail)}),)
+
+
+def sandbox_note(jail: Confinement) -> str:
+    """The run-start line about confinement (always said when commands run unconfined)."""
+    if jail.active:
+        return f"sandbox: shell commands run {jail.summary()}"
+    if jail.spec.mode == "off":
+        return "sandbox: off (shell commands run unconfined, with the user's rights)"
+    return (f"sandbox: shell commands run UNCONFINED, with the user's rights: {jail.reason} "
+            "(set sandbox: {mode: required} to refuse instead)")
+
+
+def _sandboxed_servers(machine: MachineSpec, config: Mapping[str, Any]) -> frozenset[str]:
+    servers = _mcp_servers(machine, config)
+    return frozenset(name for name, cfg in servers.items()
+                     if getattr(cfg, "sandbox", None) is not None)
 
 
 def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, Any],

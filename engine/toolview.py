@@ -4,17 +4,23 @@ Built-ins come from the machine's ``tools:`` (all of them without a machine); MC
 discovered by starting the machine's servers and those of ``--mcp-config``, then stopped.
 A server that fails to start is a row of its own (``status: failed`` and its ``error``), never
 left out silently; the CLI then exits 1.
+A policy rule can depend on confinement (``sandboxed: true``), so each row gives the decision
+on this machine (``decision``, with ``sandboxed`` saying whether the tool would run confined)
+and both alternatives: ``decision_sandboxed`` and ``decision_unsandboxed``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from engine.actions.registry import ACTIONS
+from engine.errors import SandboxUnavailableError
 from engine.permissions.policy import Policy, PolicyContext, decide_static
+from engine.sandbox import confinement, merge
 from engine.spec import load_machine
 from engine.tooling.spec import ToolSpec
 from tools import builtin_specs
@@ -27,9 +33,11 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
     specs = builtin_specs()
     policy = Policy.default()
     servers: dict[str, Any] = {}
+    machine_sandbox = None
     if machine_path is not None:
         machine = load_machine(machine_path, ACTIONS)
         specs = [s for s in specs if s.name in machine.tools]
+        machine_sandbox = machine.sandbox
         if machine.policy:
             policy = Policy.load(Path(machine.path).parent / machine.policy)
         if machine.mcp_servers:
@@ -50,7 +58,13 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
                 failed[payload["server"]] = payload.get("error") or "failed to start"
 
         specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_specs()), note)]
-    ctx = PolicyContext(workspace=workspace.resolve(), policy=policy, env=None)
+    try:
+        sandboxed = confinement(merge(machine_sandbox, policy.sandbox), workspace).active
+    except SandboxUnavailableError:  # mode required: a run would refuse; the list still shows
+        sandboxed = False
+    confined = frozenset(n for n, c in servers.items() if getattr(c, "sandbox", None))
+    ctx = PolicyContext(workspace=workspace.resolve(), policy=policy, env=None,
+                        sandboxed=sandboxed, sandboxed_servers=confined)
     return [*(_row(s, ctx) for s in specs),
             *(_failed_row(servers[name], error) for name, error in sorted(failed.items()))]
 
@@ -63,4 +77,10 @@ def _failed_row(config: Any, error: str) -> dict[str, Any]:
 
 def _row(spec: ToolSpec, ctx: PolicyContext) -> dict[str, Any]:
     decision = decide_static(spec, ctx)
-    return {**spec.describe(), "decision": decision.decision, "reason": decision.reason}
+    servers = frozenset({spec.server}) if spec.server else frozenset()
+    inside = replace(ctx, sandboxed=True, sandboxed_servers=servers)
+    outside = replace(ctx, sandboxed=False, sandboxed_servers=frozenset())
+    return {**spec.describe(), "decision": decision.decision, "reason": decision.reason,
+            "sandboxed": ctx.confined(spec),
+            "decision_sandboxed": decide_static(spec, inside).decision,
+            "decision_unsandboxed": decide_static(spec, outside).decision}

@@ -318,6 +318,12 @@ class _Builder:
             "turnstile.approval.decision": approval and approval.get("decision"),
             "turnstile.approval.decided_by": approval and approval.get("decided_by"),
         }
+        box = p.get("sandbox")
+        if isinstance(box, Mapping):
+            span.attributes.update({
+                "turnstile.sandbox.sandboxed": bool(box.get("sandboxed")),
+                "turnstile.sandbox.network": box.get("network"),
+                "turnstile.sandbox.writable": _json(box.get("writable") or [])})
         requester = self.by_id.get(self.requested_by.get(call_id) or "")
         span.call = _call_record(
             model=requester.call.get("model") if requester and requester.call else None,

@@ -3,7 +3,8 @@
 Output lines stream as ``tool_output`` events while the command runs; the result gives the exit
 code, the duration and the head and tail of stdout and stderr. The working directory is confined
 to the workspace; the environment is the runtime's minus anything that looks like a secret, plus
-what the tool configuration passes in ``ctx.env``.
+what the tool configuration passes in ``ctx.env``. Under the run's sandbox (``ctx.confinement``)
+the command runs inside bubblewrap: see ``engine.sandbox``.
 """
 
 from __future__ import annotations
@@ -12,15 +13,18 @@ import logging
 import os
 import signal
 import time
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.tooling.process import ProcessResult, run_process, scrub_env
+from engine.sandbox import Confinement
+from engine.tooling.process import ProcessResult, run_process, start_ticks
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
 from tools.workspace import rel, resolve_in
 
 logger = logging.getLogger(__name__)
 
+UNCONFINED = Confinement(reason="no sandbox given to the tool")
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 3600.0
 
@@ -49,14 +53,30 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
         ctx.emit("tool_output", {"call_id": ctx.call_id, "stream": stream, "line": line,
                                  "t": time.time()})
 
+    jail = ctx.confinement or UNCONFINED
+    network = jail.network_for(ctx.approved_risk)
+    sandbox = jail.describe(network)
+
     def on_start(pid: int) -> None:
         ctx.emit("tool_process", {"call_id": ctx.call_id, "pid": pid, "pgid": pid,
-                                  "command": args.command, "cwd": rel(ctx.workspace, cwd)})
+                                  "start_ticks": start_ticks(pid), "command": args.command,
+                                  "cwd": rel(ctx.workspace, cwd), "sandbox": sandbox})
 
+    was_absent = jail.before()
     result = await run_process(
-        ["bash", "-c", args.command], cwd=cwd, env=scrub_env(os.environ, ctx.env),
-        timeout_s=timeout, on_line=on_line, on_start=on_start)
-    return _to_result(result, timeout)
+        jail.command(["bash", "-c", args.command], cwd, network), cwd=cwd,
+        env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
+        on_start=on_start)
+    removed = jail.after(was_absent)
+    out = _to_result(result, timeout)
+    content = out.content
+    if removed:
+        names = ", ".join(rel(ctx.workspace, Path(p)) for p in removed)
+        content += (f"\n(removed {names}: commands may not create the runtime's own files or "
+                    "files that make later commands run code)")
+    return ToolResult(content, out.is_error or bool(removed),
+                      {**(out.data or {}), "sandbox": sandbox}, out.truncated,
+                      out.omitted_bytes)
 
 
 def _to_result(r: ProcessResult, timeout: float) -> ToolResult:
@@ -100,7 +120,7 @@ def _signal_name(number: int) -> str:
 
 
 SPEC = ToolSpec(
-    name="run_shell", version="1.0.0",
+    name="run_shell", version="1.1.0",
     description="Run a bash command in the workspace (own process group, no stdin). Output "
     "streams live; the result has the exit code, the duration and stdout/stderr (head and tail "
     "kept when long). Background processes are stopped when the command exits. Default "
@@ -108,5 +128,7 @@ SPEC = ToolSpec(
     input_model=RunShellArgs, handler=run_shell, risk="exec", idempotent=False,
     side_effects=True, timeout_s=DEFAULT_TIMEOUT_S,
     changelog=("1.0.0: bash -c in a process group; streamed lines, head+tail caps, timeout, "
-               "scrubbed environment",),
+               "scrubbed environment",
+               "1.1.0: runs under the run's sandbox (bubblewrap) when there is one; the result "
+               "data says how the command was confined",),
 )

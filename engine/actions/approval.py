@@ -12,6 +12,7 @@ from typing import Any
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.permissions.approvals import Approval, digest, granted_capabilities
+from engine.permissions.policy import SHELL_TOOLS
 from engine.state import Message, Outcome, ToolCall
 from engine.store.base import AuditRecord
 
@@ -64,12 +65,20 @@ def _audit(ctx: ActionContext, call: ToolCall, a: Approval) -> None:
     at = ctx.services.clock()
     ctx.services.store.record_audit(AuditRecord(
         run_id=ctx.run.run_id, step=ctx.step, call_id=call.id, tool=call.name,
-        decision=a.decision, risk=a.risk, rule=a.rule, reason=a.reason,
+        decision=a.decision, risk=a.risk, rule=a.rule, reason=_with_sandbox(ctx, call, a),
         decided_by=a.decided_by, args_digest=digest(dict(call.args)),
         preview_digest=digest(a.preview), at=at,
         server=spec.server if spec else None, trust=spec.trust if spec else None))
     payload: dict[str, Any] = {**a.to_dict(), "args": dict(call.args)}
     ctx.emit("approval", payload)
+
+
+def _with_sandbox(ctx: ActionContext, call: ToolCall, a: Approval) -> str:
+    """The audit reason, plus how the command will run when it is a shell command."""
+    jail = ctx.services.confinement
+    if jail is None or call.name not in SHELL_TOOLS or a.decision != "allow":
+        return a.reason
+    return f"{a.reason} [{jail.summary(jail.network_for(a.risk))}]"
 
 
 def denial_message(a: Approval | dict[str, Any]) -> Message:

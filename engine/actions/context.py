@@ -18,6 +18,7 @@ from engine.tooling.registry import ToolRegistry
 if TYPE_CHECKING:
     from engine.models.base import ModelClient
     from engine.permissions.approvals import Approver
+    from engine.sandbox import Confinement
     from engine.spec.model import MachineSpec, StateSpec
     from engine.store.base import Store
 
@@ -51,6 +52,11 @@ class Services:
     """The run's ``engine.permissions.policy.Policy``."""
     on_unknown_effect: str = "skip"
     interactive: bool = False
+    confinement: Confinement | None = None
+    """How the run's shell commands are confined (``engine.sandbox``), decided at its start."""
+    start_events: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    """Events the runner records and shows when it starts driving (once it holds the lease):
+    how commands are confined."""
     fault: Callable[[str, str], None] = field(default=lambda point, state: None)
     """Fault injection hook (``engine.faults.Faults``); a no-op unless ENGINE_FAULTS is set."""
     model_options: Mapping[str, Any] = field(default_factory=dict)

@@ -21,6 +21,7 @@ from engine.errors import TurnstileError
 from engine.permissions.policy import SHELL_TOOLS
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
+from engine.tooling.process import end_leftover_group
 from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult
 from tools.changes import Snapshot, changes, snapshot
 
@@ -39,13 +40,14 @@ class UnknownEffectFailure(TurnstileError):
 async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                    run_data: Mapping[str, Any] | None = None,
                    approved: Mapping[str, str] | None = None,
-                   risk: str | None = None) -> ToolResult:
+                   approved_risk: str | None = None) -> ToolResult:
     """Run one approved call, or settle a call an earlier process left in flight.
 
     ``run_data`` is what the tool may read of the run (default: the data at the step's start);
     ``exec_tool`` passes the file hashes seen so far in this turn, so a second edit of a file
     in one turn builds on the first. ``approved`` is the approval's post-images (path ->
-    sha256): a write that would now leave anything else is not run. ``risk`` is the approval's
+    sha256): a write that would now leave anything else is not run. ``approved_risk`` is the
+    approval's
     judgement of the call: a shell call of ``WATCHED_FROM_RISK`` or more (or of unknown risk)
     reports the files it changed.
     """
@@ -64,7 +66,9 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     file_plan = _file_plan(ctx, call, data)
     if approved and (file_plan is None or approved.get(file_plan.path) != file_plan.post_hash):
         return _not_as_approved(ctx, call, file_plan)
-    return await _execute(ctx, call, ledger, file_plan, data, risk)
+    if approved_risk is None:
+        approved_risk = ((ctx.run.data.get("approvals") or {}).get(call.id) or {}).get("risk")
+    return await _execute(ctx, call, ledger, file_plan, data, approved_risk)
 
 
 def _not_as_approved(ctx: ActionContext, call: ToolCall, plan: Any) -> ToolResult:
@@ -87,6 +91,7 @@ def _file_plan(ctx: ActionContext, call: ToolCall, data: Mapping[str, Any]) -> A
 async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                   record: Any) -> ToolResult | None:
     """A result for a call left ``started``, or None when it is safe to run it again."""
+    await _end_leftovers(ctx, call)
     spec = ctx.services.tools.get(call.name)
     resolution, message = resolve_in_flight(record, spec, ctx.workspace)
     policy = ctx.services.policy
@@ -113,6 +118,19 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     return result
 
 
+async def _end_leftovers(ctx: ActionContext, call: ToolCall) -> None:
+    """Stop what a crashed engine's command left running (unconfined commands only: in the
+    sandbox the pid namespace died with the engine), so a resumed run never overlaps it."""
+    for event in ctx.services.store.events(ctx.run.run_id, ["tool_process"]):
+        p = event.payload
+        if p.get("call_id") != call.id or not isinstance(p.get("pgid"), int):
+            continue
+        if await end_leftover_group(p["pgid"], p.get("start_ticks")):
+            ctx.emit("leftover_stopped", {"call_id": call.id, "pgid": p["pgid"],
+                                          "message": f"stopped processes of {call.name} left "
+                                                     "running by the interrupted engine"})
+
+
 async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> tuple[Any, str]:
     policy = ctx.services.on_unknown_effect
     if ctx.services.interactive:
@@ -127,14 +145,19 @@ async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> t
 
 
 async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
-                   file_plan: Any, run_data: Mapping[str, Any], risk: str | None) -> ToolResult:
+                   file_plan: Any, run_data: Mapping[str, Any],
+                   approved_risk: str | None) -> ToolResult:
     spec = ctx.services.tools.get(call.name)
     lines = 0
 
     def tool_emit(kind: str, payload: Mapping[str, Any]) -> None:
         nonlocal lines
-        if kind == "tool_process":  # pid and process group: shown, not worth a row
+        if kind == "tool_process":  # pid and group, written now: resume ends a leftover
             ctx.show(kind, {**payload, "call_id": call.id})
+            ctx.services.store.append_event(ctx.run.run_id, ctx.step, kind,
+                                            {**payload, "call_id": call.id},
+                                            ctx.services.clock())
+            ctx.services.store.flush()
             return
         if kind == "tool_output":
             lines += 1
@@ -146,13 +169,18 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
         else:
             ctx.emit(kind, {**payload, "call_id": call.id})
 
+    jail = ctx.services.confinement
     tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=run_data,
-                           call_id=call.id)
-    ctx.emit("tool_started", {"call_id": call.id, "tool": call.name,
-                              "version": spec.version if spec else None, "args": dict(call.args)})
+                           call_id=call.id, confinement=jail, approved_risk=approved_risk)
+    started_event: dict[str, Any] = {"call_id": call.id, "tool": call.name,
+                                     "version": spec.version if spec else None,
+                                     "args": dict(call.args)}
+    if call.name in SHELL_TOOLS and jail is not None:
+        started_event["sandbox"] = jail.describe(jail.network_for(approved_risk))
+    ctx.emit("tool_started", started_event)
     ledger.mark(call, spec, "started", file=file_plan)
     ctx.services.fault("during", ctx.state.name)
-    watched = _watched(call, risk)
+    watched = _watched(call, approved_risk)
     before = await anyio.to_thread.run_sync(snapshot, ctx.workspace) if watched else None
     started = time.monotonic()
     result = await invoke(ctx.services.tools, call, tool_ctx)

@@ -40,7 +40,7 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
             messages.append(denial_message(approval or _missing(call)))
             continue
         result = await run_call(ctx, call, ledger, {**data, SEEN_HASHES_KEY: seen},
-                                approval.get("post_images"), risk=approval.get("risk"))
+                                approval.get("post_images"), approved_risk=approval.get("risk"))
         errors += result.is_error
         messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name,
                                 is_error=result.is_error))
@@ -118,7 +118,7 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
     else:
         ledger = Ledger(ctx.services.store, ctx.run.run_id, ctx.step, ctx.services.clock)
         result = await run_call(ctx, call, ledger, approved=approval.post_images,
-                                risk=approval.risk)
+                                approved_risk=approval.risk)
     results = dict(ctx.run.data.get("results") or {})
     results[ctx.state.name] = {"ok": not result.is_error, "output": result.content,
                                **({"data": dict(result.data)} if result.data else {})}

@@ -35,6 +35,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from engine.mcp.config import ServerConfig
 from engine.mcp.results import to_tool_result
+from engine.sandbox import server_argv
 from engine.tooling.spec import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -189,7 +190,8 @@ class McpConnection:
             transport = streamable_http_client(cfg.url, http_client=http)
         else:
             assert cfg.command is not None
-            params = StdioServerParameters(command=cfg.command, args=list(cfg.args),
+            argv = server_argv(cfg.sandbox, [cfg.command, *cfg.args], cfg.cwd)
+            params = StdioServerParameters(command=argv[0], args=argv[1:],
                                            env=dict(cfg.env) or None, cwd=cfg.cwd)
             transport = stdio_client(params, errlog=self._errlog or sys.stderr)
         return Client(transport, mode="legacy" if cfg.protocol == "legacy" else "auto",

@@ -21,6 +21,8 @@ from engine.config import read_limited_text
 from engine.errors import UsageError
 from engine.mcp.dialects import UrlTransport, canonical_entry, server_table, url_transport
 from engine.mcp.expand import expand_entry
+from engine.sandbox.config import sandbox_from_data
+from engine.spec.model import SandboxSpec
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +33,8 @@ Protocol = Literal["auto", "legacy"]
 ``legacy`` always uses the ``initialize`` handshake."""
 
 _FIELDS = ("command", "args", "env", "cwd", "url", "headers", "trust", "timeout_s",
-           "start_timeout_s", "max_restarts", "protocol", "include_tools", "exclude_tools")
+           "start_timeout_s", "max_restarts", "protocol", "include_tools", "exclude_tools",
+           "sandbox")
 _IGNORED = ("type", "transport", "description", "disabled", "autoApprove", "alwaysAllow")
 """Keys other clients write into the same file; read (``disabled``) or ignored, never an error."""
 
@@ -63,6 +66,8 @@ class ServerConfig:
     max_restarts: int = 2
     """How often a crashed server is restarted before it is given up."""
     protocol: Protocol = "auto"
+    sandbox: SandboxSpec | None = None
+    """Confine a stdio server with bubblewrap (``engine.sandbox``); None (the default): not."""
 
     @property
     def transport(self) -> str:
@@ -78,7 +83,8 @@ class ServerConfig:
         where = {"command": self.command, "args": list(self.args)} if self.command else {
             "url": self.url}
         return {"name": self.name, "transport": self.transport, **where, "trust": self.trust,
-                "env_keys": sorted(self.env), "header_keys": sorted(self.headers)}
+                "env_keys": sorted(self.env), "header_keys": sorted(self.headers),
+                "sandboxed": self.sandbox is not None}
 
 
 def load_mcp_config(path: Path) -> dict[str, ServerConfig]:
@@ -160,6 +166,7 @@ def server_from_mapping(
         start_timeout_s=_positive(entry.get("start_timeout_s", 60.0), f"{where}.start_timeout_s"),
         max_restarts=int(_positive(entry.get("max_restarts", 2), f"{where}.max_restarts", True)),
         protocol=_choice(entry.get("protocol", "auto"), get_args(Protocol), f"{where}.protocol"),
+        sandbox=_sandbox(entry.get("sandbox"), f"{where}.sandbox", url is not None),
     )
 
 
@@ -168,6 +175,15 @@ def _workspace_folder(base: Path | None) -> Path | None:
     if base is None:
         return None
     return base.parent if base.name in (".vscode", ".cursor", ".gemini") else base
+
+
+def _sandbox(value: Any, where: str, http: bool) -> SandboxSpec | None:
+    """``sandbox: true | {...}`` of a stdio server; false or absent: not confined."""
+    if value is None or value is False:
+        return None
+    if http:
+        raise UsageError(f"{where}: only stdio servers (command) can be sandboxed")
+    return sandbox_from_data(value, where)
 
 
 def _opt_str(value: Any, where: str) -> str | None:

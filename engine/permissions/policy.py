@@ -19,19 +19,24 @@ A policy file (YAML) adds rules::
       - {decision: deny, risk: network}
       - {decision: ask, server: github}
       - {decision: allow, tool: "mcp__fs__*"}
+      - {decision: allow, risk: exec, sandboxed: true}   # only when commands run confined
+    sandbox: {mode: auto, network: deny}   # engine.sandbox; overrides the machine's key by key
 
 Matchers: ``tool`` (a glob on the tool name), ``command`` (a prefix of the argument vector of a
 simple shell command after unwrapping ``timeout``/``env``/...; ``python -m pytest`` matches
 ``timeout 60 python -m pytest -x``), ``path`` (a glob on the path argument, relative to the
 workspace: ``*``, ``?``, ``**`` crossing directories, ``[...]`` and ``{a,b}``, see
-``engine.globs``), ``server`` (the MCP server name), ``risk``. Optional:
+``engine.globs``), ``server`` (the MCP server name), ``risk``, ``sandboxed`` (whether the call
+runs confined: a shell command under the run's sandbox, a tool of a sandboxed MCP server).
+Optional:
 ``reason`` (a label shown in audits) and ``idempotent: true`` (an allow rule declaring the
 matching calls safe to repeat when a crash leaves their outcome unknown). Relative ``roots`` are
 taken from the policy file's directory.
 
 Precedence: the strictest matching rule wins (``deny`` > ``ask`` > ``allow``). A ``deny`` is
 final, whether it comes from a rule or from the built-in defaults (destructive commands, writes
-outside the whitelist, piping into a shell). What cannot be parsed confidently or is obfuscated
+outside the whitelist, piping into a shell, writes to the runtime's own files listed by
+``engine.sandbox.protected``). What cannot be parsed confidently or is obfuscated
 stays at least ``ask`` whatever the rules say. For a compound shell command, an ``allow`` rule
 applies only when every simple command is allowed (by a rule or by being read-only).
 """
@@ -59,6 +64,9 @@ from engine.permissions.shell import (
     classify_command,
     strictest,
 )
+from engine.sandbox.config import sandbox_from_data
+from engine.sandbox.protected import is_protected
+from engine.spec.model import SandboxSpec
 from engine.state import ToolCall
 from engine.tooling.spec import (
     RISK_ORDER,
@@ -80,9 +88,9 @@ DECISIONS: tuple[DecisionValue, ...] = ("allow", "ask", "deny")
 SHELL_TOOLS = frozenset({"run_shell"})
 READ_PATH_TOOLS = frozenset({"read_file", "list_files", "search_text"})
 MAX_PREVIEW_LINES = 400
-_MATCHERS = ("tool", "command", "path", "server", "risk")
+_MATCHERS = ("tool", "command", "path", "server", "risk", "sandboxed")
 _RULE_KEYS = ("decision", *_MATCHERS, "idempotent", "reason")
-_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules")
+_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules", "sandbox")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +103,9 @@ class Rule:
     command: tuple[str, ...] | None = None
     server: str | None = None
     risk: Risk | None = None
+    sandboxed: bool | None = None
+    """``true``: matches only calls that run confined (shell under bwrap, a sandboxed MCP
+    server); ``false``: only unconfined ones; unset: either."""
     idempotent: bool = False
     """On an allow rule: matching calls are safe to repeat after a crash."""
     label: str = ""
@@ -106,9 +117,12 @@ class Rule:
         return f"{self.label} ({self.decision} {' '.join(parts)})".strip()
 
     def matches(self, *, tool: str, risk: str, server: str | None = None,
-                argv: Sequence[str] | None = None, path: str | None = None) -> bool:
+                argv: Sequence[str] | None = None, path: str | None = None,
+                sandboxed: bool = False) -> bool:
         """Whether every matcher of the rule matches; a missing matcher matches anything."""
         if self.tool is not None and not glob_match(self.tool, tool):
+            return False
+        if self.sandboxed is not None and self.sandboxed != sandboxed:
             return False
         if self.risk is not None and self.risk != risk:
             return False
@@ -129,6 +143,8 @@ class Policy:
     on_unknown_effect: Literal["skip", "repeat", "fail"] = "skip"
     roots: tuple[Root, ...] = ()
     source: str = "built-in defaults"
+    sandbox: SandboxSpec | None = None
+    """The file's ``sandbox:`` section; overrides the machine's key by key."""
 
     @classmethod
     def default(cls) -> Policy:
@@ -159,7 +175,9 @@ class Policy:
                       for i, r in enumerate(_list(data, "roots", source)))
         rules = tuple(_rule(r, f"{source}: rules[{i}]")
                       for i, r in enumerate(_list(data, "rules", source)))
-        return cls(rules, default, resume, roots, source)
+        sandbox = (sandbox_from_data(data["sandbox"], f"{source}: sandbox")
+                   if data.get("sandbox") is not None else None)
+        return cls(rules, default, resume, roots, source, sandbox)
 
     def to_data(self) -> dict[str, Any]:
         """The policy as it would be written in a file (for ``engine policy show``)."""
@@ -211,6 +229,18 @@ class PolicyContext:
     run_data: Mapping[str, Any] = field(default_factory=dict)
     """What the run's tools will see (file hashes the agent has read), so a write tool's dry
     run, which makes the preview, plans the same change the call will make."""
+    sandboxed: bool = False
+    """Shell commands run confined (rules with ``sandboxed: true`` apply to them)."""
+    sandboxed_servers: frozenset[str] = frozenset()
+    """MCP servers that run confined."""
+    protected: tuple[str, ...] = ()
+    """Resolved paths no write tool may change (``engine.sandbox.protected``)."""
+
+    def confined(self, spec: ToolSpec) -> bool:
+        """Whether ``spec``'s calls run inside the sandbox."""
+        if spec.server is not None:
+            return spec.server in self.sandboxed_servers
+        return self.sandboxed and spec.name in SHELL_TOOLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +290,8 @@ def decide_static(spec: ToolSpec, ctx: PolicyContext) -> Decision:
     base = DEFAULT_DECISION[spec.risk]
     matched = [r for r in ctx.policy.rules
                if r.command is None and r.path is None
-               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server)]
+               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server,
+                             sandboxed=ctx.confined(spec))]
     return _finish(spec, spec.risk, base, f"{spec.risk} tool", matched,
                    "deny" if base == "deny" else "allow", "", f"tool:{spec.name}", ctx)
 
@@ -269,7 +300,8 @@ def _decide_generic(spec: ToolSpec, args: Mapping[str, Any], ctx: PolicyContext)
     base = DEFAULT_DECISION[spec.risk]
     matched = [r for r in ctx.policy.rules
                if r.command is None and r.path is None
-               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server)]
+               and r.matches(tool=spec.name, risk=spec.risk, server=spec.server,
+                             sandboxed=ctx.confined(spec))]
     where = f" from MCP server {spec.server}" if spec.server else ""
     return _finish(spec, spec.risk, base, f"{spec.risk} tool{where}", matched,
                    "deny" if base == "deny" else "allow", _json_preview(args),
@@ -282,6 +314,9 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
     risk: Risk = max_risk(spec.risk, "write") if for_write else spec.risk
     v = judge_path(path, ctx.workspace, roots=ctx.policy.roots, env=ctx.env,
                    for_write=for_write)
+    if for_write and v.resolved and is_protected(v.resolved, ctx.protected):
+        v = replace(v, decision="deny", reason=f"{v.resolved} is one of the runtime's own files "
+                    "or runs code later (engine database, machine, policy, git hooks, ...)")
     base = strictest(DEFAULT_DECISION[risk], v.decision)
     floor: DecisionValue = "allow"
     if v.decision == "deny" or DEFAULT_DECISION[risk] == "deny":
@@ -291,7 +326,8 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
     rel = _relative(v, ctx.workspace)
     matched = [r for r in ctx.policy.rules
                if r.command is None
-               and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel)]
+               and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel,
+                             sandboxed=ctx.confined(spec))]
     preview, changes = _write_preview(spec, args, ctx) if for_write else (
         _json_preview(args), ())
     reason = v.reason if v.decision != "allow" or not for_write else f"{spec.name}: {v.reason}"
@@ -323,7 +359,8 @@ def _decide_entry(spec: ToolSpec, entry: Mapping[str, Any],
                   ctx: PolicyContext) -> tuple[DecisionValue, str | None]:
     matched = [r for r in ctx.policy.rules
                if r.path is None and r.matches(tool=spec.name, risk=entry["risk"],
-                                               server=spec.server, argv=entry["argv"])]
+                                               server=spec.server, argv=entry["argv"],
+                                               sandboxed=ctx.confined(spec))]
     floor = entry.get("floor", "allow")
     if matched:
         top = max(matched, key=lambda r: DECISIONS.index(r.decision))
@@ -505,11 +542,15 @@ def _rule(item: Any, where: str) -> Rule:
             raise UsageError(f"{where}: command: {exc}") from exc
         if not argv:
             raise UsageError(f"{where}: command: empty")
+    sandboxed = item.get("sandboxed")
+    if sandboxed is not None and not isinstance(sandboxed, bool):
+        raise UsageError(f"{where}: sandboxed: expected true or false, got {sandboxed!r}")
     label = f"{where}: {item['reason']}" if item.get("reason") else where
     for key in ("tool", "path"):
         _check_glob(item, key, where)
     return Rule(decision, _opt_str(item, "tool"), _opt_str(item, "path"), argv,
-                _opt_str(item, "server"), risk, bool(item.get("idempotent", False)), label)
+                _opt_str(item, "server"), risk, sandboxed, bool(item.get("idempotent", False)),
+                label)
 
 
 def _check_glob(item: Mapping[str, Any], key: str, where: str) -> None:

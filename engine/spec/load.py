@@ -24,7 +24,14 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
 from engine.errors import SpecError, SpecProblem
-from engine.spec.model import ContextSpec, Limits, MachineSpec, McpServerSpec, ModelOptions
+from engine.spec.model import (
+    ContextSpec,
+    Limits,
+    MachineSpec,
+    McpServerSpec,
+    ModelOptions,
+    SandboxSpec,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +65,8 @@ _DERIVED = {"path", "source_hash", "key_lines"}
 _MACHINE_FIELDS = tuple(f for f in MachineSpec.model_fields if f not in _DERIVED)
 _STATE_FIELDS = ("action", "with", "on", "final", "description")
 _SECTION_MODELS: dict[str, type[BaseModel]] = {"limits": Limits, "context": ContextSpec,
-                                               "model_options": ModelOptions}
+                                               "model_options": ModelOptions,
+                                               "sandbox": SandboxSpec}
 
 
 @dataclass(frozen=True)
@@ -417,14 +425,24 @@ class _Builder:
             data["mcp_servers"] = self.servers(data["mcp_servers"])
         if isinstance(data.get("tools"), list):
             data["tools"] = tuple(data["tools"])
+        if isinstance(data.get("sandbox"), dict):
+            data["sandbox"] = _tuples(data["sandbox"])
         if "states" in data:
             data["states"] = self.states(data["states"])
         return data
 
     def servers(self, servers: dict[str, Any]) -> dict[str, Any]:
         fields = McpServerSpec.model_fields
-        return {name: self.known(s, fields, ("mcp_servers", name), f"mcp_servers.{name}: ")
-                if isinstance(s, dict) else s for name, s in servers.items()}
+        out = {name: self.known(s, fields, ("mcp_servers", name), f"mcp_servers.{name}: ")
+               if isinstance(s, dict) else s for name, s in servers.items()}
+        for name, s in out.items():
+            if isinstance(s, dict) and isinstance(s.get("sandbox"), dict):
+                where = f"mcp_servers.{name}.sandbox: "
+                s["sandbox"] = _tuples(self.known(s["sandbox"], SandboxSpec.model_fields,
+                                                  ("mcp_servers", name, "sandbox"), where))
+            elif isinstance(s, dict) and s.get("sandbox") is True:
+                s["sandbox"] = {}
+        return out
 
     def states(self, states: Any) -> Any:
         if not isinstance(states, dict) or not states:
@@ -479,6 +497,15 @@ def _build(raw: Any, lines: dict[Path_, int], file: str, digest: str) -> Machine
     if builder.problems or spec is None:
         raise SpecError(sorted(builder.problems, key=lambda p: p.line or 0))
     return spec
+
+
+def _tuples(section: dict[str, Any]) -> dict[str, Any]:
+    """Lists in a section become tuples (the frozen spec's type; strict validation), and
+    YAML 1.1's ``mode: off`` (read as false) becomes ``"off"``."""
+    out = {k: tuple(v) if isinstance(v, list) else v for k, v in section.items()}
+    if out.get("mode") is False:
+        out["mode"] = "off"
+    return out
 
 
 def _short_tag(tag: str) -> str:

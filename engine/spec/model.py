@@ -84,6 +84,29 @@ class ModelOptions(_Frozen):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
+SandboxMode = Literal["auto", "required", "off"]
+NetworkAccess = Literal["deny", "ask", "allow"]
+
+
+class SandboxSpec(_Frozen):
+    """How shell commands (and sandboxed MCP servers) are confined; see ``engine.sandbox``."""
+
+    mode: SandboxMode = "auto"
+    """``auto``: confine when bubblewrap works, else say so and run unconfined; ``required``:
+    refuse to start without confinement; ``off``: never confine."""
+    network: NetworkAccess = "deny"
+    """``deny``: no network inside; ``ask``: network only for a call approved as a network
+    call; ``allow``: the host's network."""
+    writable: tuple[str, ...] = ()
+    """Directories writable besides the workspace and the private ``/tmp``."""
+    readable: tuple[str, ...] = ()
+    """Directories made visible read-only (useful for folders under ``/tmp``)."""
+    env: tuple[str, ...] = ()
+    """Secret-looking environment variables passed through anyway."""
+    hide: tuple[str, ...] = ()
+    """More secret folders or files to mask (``~`` is the home folder)."""
+
+
 class McpServerSpec(_Frozen):
     """One MCP server a machine uses: a local command (stdio) or a URL (streamable HTTP)."""
 
@@ -105,6 +128,8 @@ class McpServerSpec(_Frozen):
     """Untrusted servers' annotations never lower a tool's risk."""
     timeout_s: float = 60.0
     """Seconds one call to this server may take."""
+    sandbox: SandboxSpec | None = None
+    """Confine a stdio server like a shell command; off unless set."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerSpec:
@@ -162,6 +187,8 @@ class MachineSpec(_Frozen):
     mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
     policy: str | None = None
     """Path to a policy YAML, relative to the machine file."""
+    sandbox: SandboxSpec | None = None
+    """Confinement of shell commands; a policy file's ``sandbox:`` overrides it key by key."""
     system_prompt: str | None = None
     states: dict[str, StateSpec]
     """State name -> state, in file order."""

@@ -6,13 +6,15 @@ they arrive, and keeps only the head and tail of each stream (the rest is counte
 On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a grace period; a
 cancellation is re-raised after the cleanup, which runs shielded. Background processes still in
 the group when the command's shell exits are terminated the same way: nothing is left behind.
+Processes that leave the group (``setsid``, double forks) are the sandbox's job: ``run_shell``
+spawns its command through ``engine.sandbox.Confinement.command`` (bubblewrap's pid namespace,
+killed with the engine), and this module supervises whatever argument vector it is given.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import signal
 import subprocess
 import time
@@ -23,7 +25,12 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from engine.sandbox.env import is_secret_name, scrub_env
+
 logger = logging.getLogger(__name__)
+
+__all__ = ["LineSink", "OutputBuffer", "ProcessResult", "end_leftover_group", "group_alive",
+           "is_secret_name", "run_process", "scrub_env", "start_ticks", "terminate_group"]
 
 GRACE_S = 2.0
 """Time between SIGTERM and SIGKILL."""
@@ -39,24 +46,8 @@ STREAM_MAX_BYTES = 1_000_000
 MAX_LINE_BYTES = 16_384
 """A line longer than this is streamed in pieces (keeps the pending buffer bounded)."""
 
-_SECRET_NAME = re.compile(
-    r"(^|_)API_?KEY$|_TOKEN$|^TOKEN$|SECRET|PASSWORD|PASSWD|^AWS_|^OPENAI_|^ANTHROPIC_"
-)
-
 LineSink = Callable[[str, str], None]
 """Called with (stream name, line without its newline) for every streamed line."""
-
-
-def is_secret_name(name: str) -> bool:
-    """True for environment variable names that look like credentials."""
-    return bool(_SECRET_NAME.search(name.upper()))
-
-
-def scrub_env(base: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``base`` without secret-looking variables, then ``extra`` (passed on purpose) on top."""
-    env = {k: v for k, v in base.items() if not is_secret_name(k)}
-    env.update(extra or {})
-    return env
 
 
 class OutputBuffer:
@@ -308,3 +299,29 @@ def _group_states(pgid: int) -> list[str]:
         if len(fields) > 2 and int(fields[2]) == pgid:
             states.append(fields[0].decode())
     return states
+
+
+def start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (``/proc``); None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return int(fields[19]) if len(fields) > 19 else None
+
+
+async def end_leftover_group(pgid: int, ticks: int | None, grace_s: float = GRACE_S) -> bool:
+    """Terminate what is left of a command's process group after its engine died.
+
+    The group is the command's own when its leader still runs with the recorded start time, or
+    when the leader is gone but members remain (the kernel does not reuse a pid while a group
+    of that id exists). True when something was terminated."""
+    if not group_alive(pgid):
+        return False
+    now = start_ticks(pgid)
+    if now is not None and ticks is not None and now != ticks:
+        return False  # the pid was reused by an unrelated process
+    await terminate_group(pgid, grace_s)
+    return True

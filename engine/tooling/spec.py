@@ -13,9 +13,12 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from engine.sandbox import Confinement
 
 Risk = Literal["read", "exec", "write", "network", "install", "destructive"]
 RISK_ORDER: tuple[Risk, ...] = ("read", "exec", "write", "network", "install", "destructive")
@@ -87,6 +90,11 @@ class ToolContext:
     run_data: Mapping[str, Any] = field(default_factory=dict)
     """Read-only view of the run's data (e.g. file hashes the agent has seen)."""
     call_id: str = ""
+    confinement: Confinement | None = None
+    """How subprocesses are confined (``engine.sandbox``); None: unconfined, as decided by
+    whoever builds the context (tests, dry runs)."""
+    approved_risk: str | None = None
+    """The risk the call was approved under (``network`` opens the network in ``ask`` mode)."""
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[ToolResult]]

@@ -1,0 +1,115 @@
+"""Sandbox benchmark: what bubblewrap adds to one shell call, and bwrap's own start-up cost.
+
+    .venv/bin/python bench/sandbox.py [--calls 200] [--json FILE]
+
+1. run_shell (the real tool, ``echo hi``) N times sandboxed (the run's ``Confinement`` with bwrap)
+   and N times unconfined (``mode: off``: ``setpriv --pdeathsig`` only), interleaved so load
+   drift hits both alike. Overhead = median sandboxed - median unconfined (target < 15 ms).
+2. bwrap's start-up: ``subprocess.run`` of ``bwrap <the flags every command gets> true`` vs of
+   plain ``true``, N times each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
+
+from bench.common import machine_info, machine_line, summary, table, write_json  # noqa: E402
+from engine.sandbox import confinement, probe  # noqa: E402
+from engine.sandbox.bwrap import MountPlan, bwrap_argv  # noqa: E402
+from engine.spec.model import SandboxSpec  # noqa: E402
+from engine.tooling.spec import ToolContext  # noqa: E402
+from tools.shell import RunShellArgs, run_shell  # noqa: E402
+
+TARGET_MS = 15.0
+
+
+async def shell_calls(workspace: Path, calls: int) -> dict[str, list[float]]:
+    """Seconds per run_shell call, sandboxed and unconfined, interleaved."""
+    boxed = ToolContext(workspace=workspace, confinement=confinement(SandboxSpec(), workspace))
+    loose = ToolContext(workspace=workspace,
+                        confinement=confinement(SandboxSpec(mode="off"), workspace))
+    assert boxed.confinement is not None and boxed.confinement.active
+    times: dict[str, list[float]] = {"sandboxed": [], "unconfined": []}
+    args = RunShellArgs(command="echo hi")
+    for _ in range(calls):
+        for name, ctx in (("sandboxed", boxed), ("unconfined", loose)):
+            started = time.perf_counter()
+            result = await run_shell(args, ctx)
+            times[name].append(time.perf_counter() - started)
+            assert not result.is_error, result.content
+    return times
+
+
+def startup(workspace: Path, calls: int) -> dict[str, list[float]]:
+    """Seconds per ``subprocess.run``: bwrap with the standard flags vs the bare command."""
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    true = shutil.which("true") or "/bin/true"
+    argv = bwrap_argv(bwrap, [true], MountPlan(str(workspace)), str(workspace))
+    times: dict[str, list[float]] = {"bwrap true": [], "true": []}
+    for _ in range(calls):
+        for name, cmd in (("bwrap true", argv), ("true", [true])):
+            started = time.perf_counter()
+            subprocess.run(cmd, check=True, env={"PATH": os.environ.get("PATH", "")})
+            times[name].append(time.perf_counter() - started)
+    return times
+
+
+def measure(calls: int) -> dict[str, Any]:
+    found = probe()
+    if not found.ok:
+        return {"available": False, "reason": found.reason}
+    with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:
+        workspace = Path(tmp)
+        shell = anyio.run(shell_calls, workspace, calls)
+        boot = startup(workspace, calls)
+    stats = {k: summary(v) for k, v in {**shell, **boot}.items()}
+    overhead = stats["sandboxed"]["median"] - stats["unconfined"]["median"]
+    bwrap_cost = stats["bwrap true"]["median"] - stats["true"]["median"]
+    return {"available": True, "bwrap": found.bwrap, "version": found.version, "calls": calls,
+            "stats": stats, "overhead_s": overhead, "bwrap_startup_s": bwrap_cost,
+            "target_s": TARGET_MS / 1000, "pass": overhead * 1000 < TARGET_MS}
+
+
+def render(r: dict[str, Any]) -> str:
+    if not r.get("available"):
+        return f"sandbox: not measured: {r.get('reason')}"
+    rows = [[name, f"{s['median'] * 1000:.2f}", f"{s['min'] * 1000:.2f}",
+             f"{s['max'] * 1000:.2f}"] for name, s in r["stats"].items()]
+    lines = [table([f"{r['calls']} calls each", "median ms", "min ms", "max ms"], rows),
+             f"run_shell overhead sandboxed vs unconfined: {r['overhead_s'] * 1000:.2f} ms "
+             f"median (target < {TARGET_MS:g} ms): {'PASS' if r['pass'] else 'FAIL'}",
+             f"bwrap start-up (bwrap true - true): {r['bwrap_startup_s'] * 1000:.2f} ms "
+             f"({r['bwrap']} {r['version']})"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--json", help="write the figures to this file")
+    args = parser.parse_args(argv)
+    info = machine_info()
+    result = measure(args.calls)
+    print(machine_line(info))
+    print(render(result))
+    write_json(args.json, {"machine": info, **result})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

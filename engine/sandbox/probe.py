@@ -1,0 +1,95 @@
+"""Can commands be confined here? Find ``bwrap`` and run a probe command under it.
+
+The answer is cached per ``bwrap`` path for the life of the process: a run asks once at its
+start, and ``engine sandbox check`` asks with ``fresh=True``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+from engine.sandbox.bwrap import MountPlan, bwrap_argv
+
+logger = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 10.0
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """Whether confinement works, and if not, why and what to do."""
+
+    ok: bool
+    reason: str
+    bwrap: str | None = None
+    version: str = ""
+    seconds: float = 0.0
+    """How long the probe command took under bwrap (its start-up cost)."""
+
+    def to_json(self) -> dict[str, object]:
+        return {"ok": self.ok, "reason": self.reason, "bwrap": self.bwrap,
+                "version": self.version, "probe_s": round(self.seconds, 4)}
+
+
+def probe(fresh: bool = False) -> Probe:
+    """Find ``bwrap`` on ``PATH`` and confine a probe command with the flags every command gets."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return Probe(False, f"bwrap not found on PATH; {INSTALL_HINT}")
+    if fresh:
+        _probe_path.cache_clear()
+    return _probe_path(path)
+
+
+@lru_cache(maxsize=4)
+def _probe_path(bwrap: str) -> Probe:
+    version = _version(bwrap)
+    with tempfile.TemporaryDirectory(prefix="turnstile-probe-") as ws:
+        script = (f"echo ok > {ws}/probe && ! touch /etc/.turnstile-probe 2>/dev/null "
+                  "&& ! mount -o remount,rw / 2>/dev/null")
+        argv = bwrap_argv(bwrap, ["/bin/sh", "-c", script], MountPlan(ws), ws)
+        started = time.monotonic()
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+                                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return Probe(False, f"{bwrap} could not be run: {exc}", bwrap, version)
+        seconds = time.monotonic() - started
+        if done.returncode != 0:
+            return Probe(False, _explain(done.stderr, done.returncode), bwrap, version, seconds)
+        if not os.path.exists(os.path.join(ws, "probe")):
+            return Probe(False, "the probe command could not write its workspace", bwrap,
+                         version, seconds)
+    return Probe(True, f"commands are confined with {bwrap} {version}".strip(), bwrap, version,
+                 seconds)
+
+
+def _version(bwrap: str) -> str:
+    try:
+        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=5,
+                             check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.strip().removeprefix("bubblewrap ").strip()
+
+
+def _explain(stderr: str, code: int) -> str:
+    """Why bwrap failed, in one line, with the usual cause named."""
+    first = (stderr.strip().splitlines() or [f"exit code {code}"])[0]
+    lowered = stderr.lower()
+    if "namespace" in lowered or "operation not permitted" in lowered:
+        return (f"bwrap cannot create namespaces ({first}); user namespaces are disabled or "
+                "forbidden here (sysctl kernel.unprivileged_userns_clone=1, "
+                "user.max_user_namespaces > 0, or a container that allows them)")
+    if code != 0 and not stderr.strip():
+        return "the probe ran but a confinement check failed (/ writable or remountable)"
+    return f"bwrap failed: {first}"
