@@ -21,7 +21,6 @@ import json
 import os
 import pty
 import re
-import resource
 import select
 import shutil
 import signal
@@ -33,7 +32,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -42,8 +41,8 @@ MACHINE = str(ROOT / "machines" / "coding_agent.yaml")
 DEMO_TASK = ROOT / "golden_tasks" / "demo_fix_test"
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-CELL_CHARS = 240
-"""Longest stderr cell: enough for one full error line with its temporary path shortened."""
+CELL_CHARS = 600
+"""Longest cell: room for a full error line (temporary paths are shortened)."""
 
 LOCKER = """
 import sqlite3, sys
@@ -98,7 +97,6 @@ class Outcome:
     stderr: str
     seconds: float = 0.0
     max_rss_mb: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def traceback(self) -> bool:
@@ -211,13 +209,21 @@ class Engine:
         new = [r for r in self.run_ids() if r not in before]
         return self.status(new[-1]) if new else "no new run"
 
-    def status(self, run_id: str) -> str:
-        conn = sqlite3.connect(self.db)
+    def statuses(self) -> dict[str, str]:
+        """Each run's status as ``runs --json`` shows it (a ``running`` row whose process is
+        gone is shown as the user will meet it); the raw column where ``runs`` fails."""
         try:
-            row = conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        finally:
-            conn.close()
-        return str(row[0]) if row else "not listed"
+            return {r["run_id"]: str(r["status"]) for r in self.json("runs")}
+        except (RuntimeError, ValueError):
+            conn = sqlite3.connect(self.db)
+            try:
+                return {r: f"{st} (raw row; `runs` failed)"
+                        for r, st in conn.execute("SELECT run_id, status FROM runs")}
+            finally:
+                conn.close()
+
+    def status(self, run_id: str) -> str:
+        return self.statuses().get(run_id, "not listed")
 
     def orphans(self) -> list[str]:
         """Workspace folders with no run: what a failed start must not leave behind."""
@@ -338,8 +344,14 @@ class Terminal:
         return bool(chunk)
 
 
-def last_lines(screen: str, n: int = 2) -> str:
-    return "\n".join([line for line in screen.splitlines() if line.strip()][-n:])
+def after_prompt(screen: str, prompt: str = "Allow run_shell?") -> str:
+    """What the terminal showed after the prompt line (the Ctrl-C's outcome)."""
+    shown = screen[screen.rfind(prompt):].partition("\n")[2] if prompt in screen else screen
+    return next((line for line in shown.splitlines() if line.strip()), "")
+
+
+def line_with(text: str, word: str) -> str:
+    return next((line.strip() for line in text.splitlines() if word in line), "")
 
 
 def interrupt_at_prompt(engine: Engine) -> tuple[int | str, str, float]:
@@ -569,7 +581,7 @@ def ctrl_c_twice(lab: Path) -> list[Result]:
     return [result("ctrl_c_twice", "two Ctrl-C during a shell command (50 ms apart)", out,
                    status=engine.status_of_new(before), intact=engine.intact(before),
                    measured=f"ended {time.monotonic() - started:.1f} s after the 2nd; "
-                            f"stdout: {last_lines(stdout, 1)[:70]!r}")]
+                            f"stdout: {line_with(stdout, 'interrupted run')[:80]!r}")]
 
 
 def ctrl_c_prompt(lab: Path) -> list[Result]:
@@ -577,8 +589,9 @@ def ctrl_c_prompt(lab: Path) -> list[Result]:
     engine.good_run()
     before = engine.snapshot()
     code, screen, seconds = interrupt_at_prompt(engine)
+    shown = "(terminal, 1st line after the prompt) " + after_prompt(screen)
     return [Result("ctrl_c_prompt", "Ctrl-C while an approval prompt waits (pty)", code,
-                   engine.status_of_new(before), "(terminal) " + last_lines(screen, 1),
+                   engine.status_of_new(before), shown,
                    has_traceback(screen), engine.intact(before),
                    f"returned {seconds:.1f} s after Ctrl-C")]
 
@@ -596,7 +609,7 @@ def twenty_runs(lab: Path) -> list[Result]:
     errors = [p.communicate(timeout=600)[1] for p in procs]
     seconds = time.monotonic() - started
     codes = Counter(p.returncode for p in procs)
-    statuses = Counter(engine.status(r) for r in engine.run_ids())
+    statuses = Counter(engine.statuses().values()) if engine.db.exists() else Counter()
     lines = sorted({line for e in errors for line in e.splitlines() if line.strip()})
     return [Result("twenty_runs", "20 runs started at once on a new database",
                    ", ".join(f"{c} x{n}" for c, n in sorted(codes.items())),
@@ -624,7 +637,12 @@ def big_line(lab: Path) -> list[Result]:
     engine = Engine(lab / "db" / "engine.db")
     engine.good_run()
     before = engine.snapshot()
-    task = demo_task(lab, b"- text: '" + b"x" * 50_000_000 + b"'\n")
+    task = demo_task(lab, "")
+    with (task / "turns.yaml").open("wb") as f:  # in pieces: a 50 MB bytes object here would
+        f.write(b"- text: '")  # count in the child's peak RSS (a fork starts as our copy)
+        for _ in range(50):
+            f.write(b"x" * 1_000_000)
+        f.write(b"'\n")
     out = engine("run", MACHINE, "--golden", str(task), timeout=600)
     return [result("big_line", "a 50 MB line in turns.yaml", out,
                    status=engine.status_of_new(before), intact=engine.intact(before),
@@ -715,11 +733,10 @@ def markdown(results: Sequence[Result], tmp: Path) -> str:
             "traceback?", "earlier runs intact", "measured"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
-        cells = [r.fault, str(r.exit), r.status, f"`{cell(r.stderr, tmp)}`"
-                 if r.stderr.strip() else "(nothing)", yes_no(r.traceback), yes_no(r.intact),
-                 r.measured]
-        lines.append("| " + " | ".join(cell(c, tmp) if i != 3 else c
-                                       for i, c in enumerate(cells)) + " |")
+        printed = f"`{cell(r.stderr, tmp)}`" if r.stderr.strip() else "(nothing)"
+        cells = [cell(r.fault, tmp), str(r.exit), r.status, printed, yes_no(r.traceback),
+                 yes_no(r.intact), cell(r.measured, tmp) if r.measured else ""]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -750,10 +767,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         table = markdown(results, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     title = (f"Issue 14's faults re-run at commit {commit()} on "
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ($TMP = a temporary folder; "
-             f"largest child process: {peak:.0f} MB)")
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ($TMP = a temporary folder "
+             f"per row)")
     data = {"commit": commit(), "rows": [asdict(r) for r in results], "markdown": table}
     if args.json == "-":
         print(json.dumps(data, indent=2, default=str))
