@@ -8,8 +8,8 @@ fault needs one), and reports: the exit code, the status of the run concerned af
 stderr line(s), whether a traceback showed anywhere, and whether the runs made before the fault
 still read back exactly as before (``show --json`` of each, compared). A measurement, not a test:
 nothing is asserted; a row whose set-up fails prints its error in the table and the others go on.
-The disk-full row mounts a 4 MB tmpfs and the read-only rows drop the capabilities that let root
-ignore file permissions, so both need root (they say so otherwise).
+The disk-full row mounts a 4 MB tmpfs, so it needs root (it says so otherwise); as root, the
+read-only rows drop the capabilities that let root ignore file permissions.
 """
 
 from __future__ import annotations
@@ -357,7 +357,12 @@ def line_with(text: str, word: str) -> str:
 def interrupt_at_prompt(engine: Engine) -> tuple[int | str, str, float]:
     """The demo at a terminal, Ctrl-C at its first approval prompt: exit, screen, seconds."""
     term = Terminal(["run", MACHINE, "--db", str(engine.db)])
-    term.expect("Allow run_shell?")
+    try:
+        term.expect("Allow run_shell?")
+    except RuntimeError:
+        term.proc.kill()
+        term.wait(timeout=15)
+        raise
     started = time.monotonic()
     term.ctrl_c()
     code = term.wait(timeout=15)
@@ -373,7 +378,6 @@ def read_only_file(lab: Path) -> list[Result]:
     before = engine.snapshot()
     engine.db.chmod(0o444)
     try:
-        need_root("to drop the capability that ignores file permissions")
         run = engine("run", MACHINE, "--approval", "auto", unprivileged=True)
         resume = engine("resume", done, unprivileged=True)
         orphans = engine.orphans()
@@ -393,7 +397,6 @@ def read_only_dir(lab: Path) -> list[Result]:
     engine.db.chmod(0o444)
     engine.db.parent.chmod(0o555)
     try:
-        need_root("to drop the capability that ignores file permissions")
         runs = engine("runs", unprivileged=True)
         show = engine("show", done, unprivileged=True)
     finally:
@@ -529,11 +532,15 @@ def piped_head(lab: Path) -> list[Result]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None and proc.stderr is not None
-    first = proc.stdout.readline()
-    proc.stdout.close()
-    err = proc.stderr.read()
-    code = proc.wait(timeout=300)
-    out = Outcome(code, first, err)
+    try:
+        first = proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read()
+        out = Outcome(proc.wait(timeout=300), first, err)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     return [result("piped_head", "output piped into `head -1` (broken pipe)", out,
                    status=engine.status_of_new(before), intact=engine.intact(before),
                    measured=f"head read: {first.strip()[:60]!r}")]
@@ -551,13 +558,29 @@ def alias_bomb(lab: Path) -> list[Result]:
 
 
 def ctrl_c_twice(lab: Path) -> list[Result]:
-    """Two Ctrl-C (SIGINT to the process group) while a shell command sleeps."""
+    """Two Ctrl-C (SIGINT to the process group) while a shell command sleeps, at three gaps:
+    the second one lands at different points of the shutdown."""
     engine = Engine(lab / "db" / "engine.db")
     engine.good_run()
-    before = engine.snapshot()
-    workspace = lab / "ws"
-    workspace.mkdir()
-    turns = lab / "turns.yaml"
+    rows = []
+    for gap_s in GAPS_S:
+        before = engine.snapshot()  # the runs of the earlier gaps included
+        out, after_s = _interrupted_twice(engine, lab / f"gap{gap_s:g}", gap_s)
+        rows.append(result("ctrl_c_twice", f"two Ctrl-C during a shell command "
+                           f"({gap_s * 1000:.0f} ms apart)", out,
+                           status=engine.status_of_new(before), intact=engine.intact(before),
+                           measured=f"ended {after_s:.1f} s after the 2nd; stdout: "
+                                    f"{line_with(out.stdout, 'interrupted run')[:80]!r}"))
+    return rows
+
+
+GAPS_S = (0.0, 0.05, 0.3)
+
+
+def _interrupted_twice(engine: Engine, folder: Path, gap_s: float) -> tuple[Outcome, float]:
+    workspace = folder / "ws"
+    workspace.mkdir(parents=True)
+    turns = folder / "turns.yaml"
     turns.write_text("- tool_calls: [{name: run_shell, args: {command: "
                      "'touch started; sleep 30; echo slept'}}]\n- text: done\n")
     proc = subprocess.Popen(
@@ -568,7 +591,7 @@ def ctrl_c_twice(lab: Path) -> list[Result]:
     try:
         wait_for((workspace / "started").exists, "the shell command to start")
         os.killpg(proc.pid, signal.SIGINT)
-        time.sleep(0.05)
+        time.sleep(gap_s)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGINT)
         started = time.monotonic()
@@ -577,11 +600,7 @@ def ctrl_c_twice(lab: Path) -> list[Result]:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    out = Outcome(proc.returncode, stdout, stderr)
-    return [result("ctrl_c_twice", "two Ctrl-C during a shell command (50 ms apart)", out,
-                   status=engine.status_of_new(before), intact=engine.intact(before),
-                   measured=f"ended {time.monotonic() - started:.1f} s after the 2nd; "
-                            f"stdout: {line_with(stdout, 'interrupted run')[:80]!r}")]
+    return Outcome(proc.returncode, stdout, stderr), time.monotonic() - started
 
 
 def ctrl_c_prompt(lab: Path) -> list[Result]:
@@ -603,11 +622,17 @@ def twenty_runs(lab: Path) -> list[Result]:
         [sys.executable, "-c", STARTER, str(go), "run", MACHINE, "--approval", "auto", "--db",
          str(engine.db)], cwd=ROOT, env=engine_env(), stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True) for _ in range(20)]
-    time.sleep(3)  # every process is waiting at the line
-    started = time.monotonic()
-    go.touch()
-    errors = [p.communicate(timeout=600)[1] for p in procs]
-    seconds = time.monotonic() - started
+    try:
+        time.sleep(3)  # every process is waiting at the line
+        started = time.monotonic()
+        go.touch()
+        errors = [p.communicate(timeout=600)[1] for p in procs]
+        seconds = time.monotonic() - started
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
     codes = Counter(p.returncode for p in procs)
     statuses = Counter(engine.statuses().values()) if engine.db.exists() else Counter()
     lines = sorted({line for e in errors for line in e.splitlines() if line.strip()})
@@ -644,9 +669,32 @@ def big_line(lab: Path) -> list[Result]:
             f.write(b"x" * 1_000_000)
         f.write(b"'\n")
     out = engine("run", MACHINE, "--golden", str(task), timeout=600)
-    return [result("big_line", "a 50 MB line in turns.yaml", out,
+    rows = [result("big_line", "a 50 MB line in turns.yaml", out,
                    status=engine.status_of_new(before), intact=engine.intact(before),
                    measured=f"{out.seconds:.1f} s, peak RSS {out.max_rss_mb:.0f} MB")]
+    return [*rows, _over_max_tokens(engine, lab / "tokens", before)]
+
+
+def _over_max_tokens(engine: Engine, folder: Path, before: dict[str, Any]) -> Result:
+    """A 2 MB turn (about 500,000 tokens, under the file limit) against ``max_tokens: 20000``:
+    the run stops before the turn commits (it used to keep it, 30 times over the limit)."""
+    folder.mkdir()
+    task = demo_task(folder, f"- text: '{'x' * 2_000_000}'\n"
+                             "  tool_calls: [{name: run_shell, args: {command: 'touch marker'}}]\n"
+                             "- text: done\n")
+    (task / "task.yaml").write_text((task / "task.yaml").read_text()
+                                    + "limits: {max_tokens: 20000}\n")
+    (task / "policy.yaml").write_text("default: allow\n")
+    out = engine("run", MACHINE, "--golden", str(task), timeout=600)
+    new = [r for r in engine.run_ids() if r not in before]
+    run = engine.json("show", new[-1]) if new else {}
+    kept = run.get("input_tokens", 0) + run.get("output_tokens", 0)
+    marker = Path(run["workspace"], "marker").exists() if run.get("workspace") else False
+    return result("big_line", "a 2 MB line in turns.yaml with `max_tokens: 20000`", out,
+                  status=engine.status_of_new(before), intact=engine.intact(before),
+                  measured=f"{out.seconds:.1f} s, peak RSS {out.max_rss_mb:.0f} MB; run error: "
+                           f"{str(run.get('error'))[:90]!r}; tokens kept {kept}; its tool "
+                           f"call ran: {'yes' if marker else 'no'}")
 
 
 def resume_no_tty(lab: Path) -> list[Result]:
