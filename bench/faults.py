@@ -543,7 +543,7 @@ def piped_head(lab: Path) -> list[Result]:
             proc.wait()
     return [result("piped_head", "output piped into `head -1` (broken pipe)", out,
                    status=engine.status_of_new(before), intact=engine.intact(before),
-                   measured=f"head read: {first.strip()[:60]!r}")]
+                   measured=f"head read: {first.strip().replace(f'{ROOT}/', '')[:80]!r}")]
 
 
 def alias_bomb(lab: Path) -> list[Result]:
@@ -570,7 +570,7 @@ def ctrl_c_twice(lab: Path) -> list[Result]:
                            f"({gap_s * 1000:.0f} ms apart)", out,
                            status=engine.status_of_new(before), intact=engine.intact(before),
                            measured=f"ended {after_s:.1f} s after the 2nd; stdout: "
-                                    f"{line_with(out.stdout, 'interrupted run')[:80]!r}"))
+                                    f"{line_with(out.stdout, 'interrupted run')[:110]!r}"))
     return rows
 
 
@@ -693,7 +693,7 @@ def _over_max_tokens(engine: Engine, folder: Path, before: dict[str, Any]) -> Re
     return result("big_line", "a 2 MB line in turns.yaml with `max_tokens: 20000`", out,
                   status=engine.status_of_new(before), intact=engine.intact(before),
                   measured=f"{out.seconds:.1f} s, peak RSS {out.max_rss_mb:.0f} MB; run error: "
-                           f"{str(run.get('error'))[:90]!r}; tokens kept {kept}; its tool "
+                           f"{str(run.get('error'))[:130]!r}; tokens kept {kept}; its tool "
                            f"call ran: {'yes' if marker else 'no'}")
 
 
