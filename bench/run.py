@@ -13,8 +13,8 @@ the permission layer on the independent shell corpus (``bench/permissions.py``: 
 category on its dev and held-back parts, over-blocking, unsafe allows, decision latency), and
 the sandbox's overhead per shell call (bubblewrap vs unconfined, and bwrap's start-up).
 ``--quick`` measures N = 25 and 100 only, fewer repeats, 200 concurrent runs.
-``--with NAME`` also runs other benchmarks in ``bench/`` (tools, streaming, trace)
-and appends their output.
+``--with NAME`` also runs other benchmarks in ``bench/`` (tools, streaming, trace, and faults:
+issue 14's fault table re-run through the CLI) and appends their output.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ SPEEDUP_TARGET = 10.0
 GROWTH_LIMIT = 1.2
 FLOOR_LIMIT = 2.0
 RSS_LIMIT = 2**30
-EXTRAS = ("tools", "streaming", "trace")
+EXTRAS = ("tools", "streaming", "trace", "faults")
 NS_FULL = (25, 100, 400, 1600)
 NS_QUICK = (25, 100)
 NS_TINY = (3, 5)

@@ -140,3 +140,19 @@ def test_run_prints_one_table_with_every_target(tmp_path: Path) -> None:
     assert all(v in ("PASS", "FAIL", "-") for v in targets.values())
     assert "PASS" in proc.stdout or "FAIL" in proc.stdout
     assert "LG/TS" in proc.stdout and "SQLite floor" in proc.stdout
+
+
+def test_faults_reruns_the_chosen_rows_of_the_fault_table() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "faults.py"), "--json",
+                           "--rows", "piped_head,alias_bomb"], cwd=ROOT, env=engine_env(),
+                          capture_output=True, text=True, timeout=110)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {r["row"]: r for r in json.loads(proc.stdout)["rows"]}
+    assert set(rows) == {"piped_head", "alias_bomb"}
+    assert rows["piped_head"]["exit"] == 0 and rows["piped_head"]["stderr"] == ""
+    assert rows["piped_head"]["status"] == "completed"
+    assert rows["alias_bomb"]["exit"] == 2 and rows["alias_bomb"]["status"] == "no new run"
+    assert "YAML alias '*a0' is not allowed" in rows["alias_bomb"]["stderr"]
+    assert all(r["traceback"] is False and r["intact"] is True for r in rows.values())
+    markdown = json.loads(proc.stdout)["markdown"].splitlines()
+    assert markdown[0].startswith("| fault | exit code |") and len(markdown) == 4
