@@ -39,6 +39,12 @@ class Effect:
     stdin_code: str = ""
     """``shell`` or ``interpreter`` when it runs its standard input as code."""
     wrappers: list[str] = field(default_factory=list)
+    trees: list[Word] = field(default_factory=list)
+    """Targets of a recursive permission or owner change (destructive over the workspace)."""
+    defines: list[tuple[str, Word]] = field(default_factory=list)
+    """Aliases it defines for later lines: (name, code)."""
+    stdin_reader: Callable[[Effect, Word], None] | None = None
+    """Judges a here-doc or here-string it reads as commands (SQL, a makefile, ed)."""
 
     def add(self, risk: Risk, reason: str) -> None:
         self.risk = max_risk(self.risk, risk)

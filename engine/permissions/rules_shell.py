@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+
 from engine.permissions import programs as p
 from engine.permissions.effect import (
     Effect,
+    Opts,
     Rule,
     is_dangerous_variable,
     parse_opts,
@@ -13,7 +17,7 @@ from engine.permissions.effect import (
     program_name,
 )
 from engine.permissions.rules_network import pip_rule
-from engine.permissions.words import Word
+from engine.permissions.words import INPUT_CODE, Word, code_of, with_input
 
 # ---------------------------------------------------------------- shell built-ins and code runners
 
@@ -85,8 +89,16 @@ def _su(e: Effect, args: list[Word]) -> None:
 
 
 def _alias(e: Effect, args: list[Word]) -> None:
-    if any(a.value is None or "=" in a.value for a in args):
-        e.add("exec", "alias defines a command")
+    """``alias ls='rm -rf .'``: the value is shell code the name runs on later lines."""
+    for a in args:
+        if a.value is None:
+            e.add("exec", "alias defines a command")
+            e.scripts.append(("alias", a))
+        elif "=" in a.value and not a.value.startswith("-"):
+            name, _, code = a.value.partition("=")
+            e.add("exec", "alias defines a command")
+            e.defines.append((name, Word.of(code)))
+            e.scripts.append((f"alias {name}", Word.of(code)))
 
 
 def _date(e: Effect, args: list[Word]) -> None:
@@ -163,7 +175,21 @@ def _xargs(e: Effect, args: list[Word]) -> None:
         "--max-chars", "--process-slot-var"}), stop_at_positional=True)
     e.reads.extend(o.all("-a", "--arg-file"))
     inner = o.positionals or [Word.of("echo")]
-    e.nested.append(("xargs", [*inner, Word(None, "<arguments from input>", "other")]))
+    marker = _replace_string(o)
+    if marker:
+        e.nested.append(("xargs", [with_input(w, marker) for w in inner]))
+    else:
+        e.nested.append(("xargs", [*inner, Word(None, "<arguments from input>", "other")]))
+
+
+def _replace_string(o: Opts) -> str:
+    """``xargs -I R``, ``-iR``/``-i`` and ``--replace[=R]`` (``{}`` by default)."""
+    for name, value in reversed(o.items):
+        if name == "-I" and value is not None:
+            return value.value or "{}"
+        if name in ("-i", "--replace"):
+            return (value.value if value is not None else None) or "{}"
+    return ""
 
 
 FIND_VALUE_TESTS = frozenset({
@@ -240,12 +266,18 @@ def _find(e: Effect, args: list[Word]) -> None:
 
 
 def _found(w: Word, start: Word) -> Word:
-    """``{}`` in ``find -exec`` stands for a file under the starting point."""
+    """``{}`` in ``find -exec`` stands for a file under the starting point.
+
+    Alone it is the starting point (a path judged like it); inside a longer word (shell code
+    for ``sh -c``) it is a quoted path under it, never nothing.
+    """
     if w.value is None or "{}" not in w.value:
         return w
     if start.value is None:
-        return Word(None, w.text, start.dynamic or "other", start.unset)
-    return Word(w.value.replace("{}", start.value), w.text)
+        return with_input(w, "{}")
+    if w.value == "{}":
+        return Word(start.value, w.text)
+    return Word(w.value.replace("{}", shlex.quote(start.value.rstrip("/") + "/found")), w.text)
 
 
 def _fd(e: Effect, args: list[Word]) -> None:
@@ -261,7 +293,28 @@ def _fd(e: Effect, args: list[Word]) -> None:
     if cut < len(args):
         rest = args[cut + 1:]
         end = next((k for k, a in enumerate(rest) if a.value == ";"), len(rest))
-        e.nested.append((f"fd {args[cut].value}", rest[:end]))
+        e.nested.append((f"fd {args[cut].value}", _with_placeholders(rest[:end], _FD_SLOTS)))
+
+
+_FD_SLOTS = re.compile(r"\{(?:/|//|\.|/\.)?\}")
+_PARALLEL_SLOTS = re.compile(r"\{(?:\d+|/|//|\.|/\.|#|%|\d*[/.]+)?\}")
+
+
+def _with_placeholders(words: list[Word], slots: re.Pattern[str]) -> list[Word]:
+    """Replace strings (``{}``, ``{.}``...) become data known at run time; with none, the
+    program appends the input as a last argument."""
+    out: list[Word] = []
+    found = False
+    for w in words:
+        if w.value is not None and slots.search(w.value):
+            found = True
+            marked = slots.sub("\x00", w.value)
+            out.append(with_input(Word(marked, w.text), "\x00"))
+        else:
+            out.append(w)
+    if not found:
+        out.append(Word(None, "<argument from input>", "other"))
+    return out
 
 
 def _crontab(e: Effect, args: list[Word]) -> None:
@@ -272,6 +325,116 @@ def _crontab(e: Effect, args: list[Word]) -> None:
         return
     else:
         e.add("exec", "crontab schedules commands")
+        e.at_least("deny", "crontab installs commands that run later, unseen")
+
+
+def _at(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "qfmMtc", frozenset())
+    if o.has("-l", "-c") or (prog(e) == "at" and o.has("-d", "-r")):
+        e.add("exec" if o.has("-d", "-r") else "read", "")
+        return
+    e.add("exec", f"{prog(e)} schedules commands")
+    e.at_least("deny", f"{prog(e)} installs commands that run later, unseen")
+
+
+_ALL_PIDS = frozenset({"-1", "1"})
+
+
+def _kill(e: Effect, args: list[Word]) -> None:
+    """``kill -9 -1`` signals every process the user owns; pid 1 is init."""
+    e.add("exec", "kill stops processes")
+    vals = [a.value for a in args]
+    if any(v in ("-l", "-L", "--list", "--table") for v in vals):
+        return
+    pids: list[str | None] = []
+    signal = False
+    i = 0
+    while i < len(vals):
+        v = vals[i]
+        if v == "--":
+            pids.extend(vals[i + 1:])
+            break
+        if v in ("-s", "-n"):
+            signal, i = True, i + 2
+            continue
+        if v is not None and v.startswith("-") and not signal and not pids:
+            signal = True
+        else:
+            pids.append(v)
+        i += 1
+    if not pids and vals == ["-1"]:
+        pids = ["-1"]
+    if any(p in _ALL_PIDS for p in pids):
+        e.add("destructive", "kill signals every process (pid -1) or init (pid 1)")
+    elif any(p is None for p in pids):
+        e.at_least("ask", "kill of a process only known at run time")
+
+
+_PROCESS_NAMES = ("bash", "sshd", "python3", "systemd", "init", "a", "node")
+
+
+def _pkill(e: Effect, args: list[Word]) -> None:
+    """``pkill``/``killall`` with a pattern every process matches, or only user selectors."""
+    name = prog(e)
+    e.add("exec", f"{name} stops processes")
+    values = "dgGPstuUFn" if name == "pkill" else "usSo"
+    o = parse_opts(args, values, frozenset({"--signal", "--user", "--group", "--parent",
+                                            "--session", "--terminal", "--euid", "--uid",
+                                            "--pidfile", "--older-than", "--younger-than"}))
+    patterns = [w.value for w in o.positionals]
+    if any(p is None for p in patterns):
+        e.at_least("ask", f"{name} pattern only known at run time")
+        return
+    regex = name == "pkill" or o.has("-r", "--regexp")
+    if not patterns or any(_matches_everything(p or "", regex) for p in patterns):
+        e.add("destructive", f"{name} signals every process it can see")
+
+
+def _matches_everything(pattern: str, regex: bool) -> bool:
+    if not regex:
+        return pattern in ("", "*")
+    try:
+        rx = re.compile(pattern)
+    except re.error:
+        return True
+    return all(rx.search(n) for n in _PROCESS_NAMES)
+
+
+def _parallel(e: Effect, args: list[Word]) -> None:
+    """GNU parallel runs its command words (or each input, with none) as shell code."""
+    o = parse_opts(args, "jSadINnLPEkCeXm", frozenset({
+        "--jobs", "--sshlogin", "--arg-file", "--delimiter", "--max-args", "--max-lines",
+        "--joblog", "--results", "--tmpdir", "--colsep", "--timeout", "--delay", "--env",
+        "--workdir", "--basefile", "--return", "--transfer", "--halt", "--memfree",
+        "--load", "--retries", "--sshloginfile", "--tag-string", "--replace"}),
+        stop_at_positional=True)
+    if o.has("-S", "--sshlogin", "--sshloginfile"):
+        e.add("network", "parallel runs jobs on other machines")
+    e.add("exec", "parallel runs commands")
+    words = o.positionals
+    cut = next((i for i, w in enumerate(words) if (w.value or "").startswith(":::")
+                or (w.value or "").startswith("::::")), len(words))
+    command, sources = words[:cut], words[cut:]
+    if command:
+        marked = _with_placeholders(command, _PARALLEL_SLOTS)
+        if marked[-1].text == "<argument from input>":
+            marked = [*marked[:-1], Word(None, INPUT_CODE, "input")]
+        e.scripts.append(("parallel", _joined_code(marked)))
+        return
+    listed = [w for w in sources if not (w.value or "").startswith(":::")]
+    if sources and sources[0].value in (":::", ":::+"):
+        for w in listed:
+            e.scripts.append(("parallel :::", w))
+    else:
+        e.add("exec", "parallel runs the commands it reads")
+        e.stdin_code = "shell"
+
+
+def _joined_code(words: list[Word]) -> Word:
+    parts = [code_of(w) for w in words]
+    if any(p is None for p in parts):
+        return _first_dynamic(words)
+    return Word.of(" ".join(p for p in parts if p is not None))
 
 
 def _init(e: Effect, args: list[Word]) -> None:
@@ -294,7 +457,7 @@ RULES: dict[str, Rule] = {
     "crontab": _crontab, "man": _man, "printf": _sets_variables, "read": _sets_variables,
     "mapfile": _sets_variables, "readarray": _sets_variables, "hash": _hash, "init": _init,
     "make": _make, "gmake": _make,
-    "kill": plain("exec", "kill stops processes"),
-    "killall": plain("exec", "killall stops processes"),
-    "pkill": plain("exec", "pkill stops processes"),
+    "kill": _kill, "killall": _pkill, "pkill": _pkill,
+    "killall5": plain("destructive", "killall5 signals every process"),
+    "parallel": _parallel, "at": _at, "batch": _at,
 }

@@ -30,9 +30,10 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
+from engine.permissions.expansion import echo_output, printf_output
 from engine.permissions.paths import Root, judge_literal
-from engine.permissions.rules import analyze, capability
-from engine.permissions.words import Word, expand_braces
+from engine.permissions.rules import RULES, analyze, capability
+from engine.permissions.words import INPUT_VAR, Word, code_of, expand_braces
 from engine.tooling.spec import Risk, max_risk
 
 logger = logging.getLogger(__name__)
@@ -93,6 +94,9 @@ class ShellVerdict:
     """False when the parser reported an error or the walker met an unknown construct."""
     floor: Decision = "allow"
     """The least strict decision any policy rule may give the whole command."""
+    unnamed: bool = False
+    """Some program the command runs cannot be named before it runs (``$(cat x) -rf dir``):
+    never allowed by a policy, a mode or an "always" answer; ``deny`` under ``auto``."""
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``engine policy check-shell --json``."""
@@ -132,6 +136,8 @@ class _Ctx:
     """Standard input comes from the previous command of a pipeline."""
     stdin: Word | None = None
     """Standard input is this here-doc or here-string."""
+    truncate: bool = False
+    """The redirections belong to a command that writes nothing: ``>`` empties the file."""
 
 
 @dataclass(slots=True)
@@ -145,8 +151,19 @@ class _Walker:
     """Decisions the whole command cannot go below, with why (obfuscation)."""
     cwds: list[Path | None] = field(default_factory=list)
     functions: set[str] = field(default_factory=set)
+    """Names that look like functions anywhere in the command (defined before or after)."""
+    defined: set[str] = field(default_factory=set)
+    """Functions and aliases defined by the lines walked so far."""
+    fork_bombs: set[str] = field(default_factory=set)
+    """Functions whose body starts copies of themselves in a pipeline or the background."""
     tainted: set[str] = field(default_factory=set)
     taint_all: bool = False
+    known: dict[str, list[str]] = field(default_factory=dict)
+    """Values assigned to variables by the lines walked so far, when they decode statically."""
+    unknown: set[str] = field(default_factory=set)
+    """Variables assigned a value that does not decode statically."""
+    unnamed: list[str] = field(default_factory=list)
+    """Why some program cannot be named before the command runs."""
 
     # ------------------------------------------------------------ entry points
 
@@ -169,7 +186,8 @@ class _Walker:
         entries = self.entries
         risk: Risk = max_risk(*(e["risk"] for e in entries))
         decision = strictest(*(e["decision"] for e in entries))
-        floor = strictest(*(d for d, _ in self.floors), "ask" if self.problems else "allow")
+        floor = strictest(*(d for d, _ in self.floors),
+                          "ask" if self.problems or self.unnamed else "allow")
         reason = self._reason(decision)
         if self.problems:
             risk = max_risk(risk, "exec")
@@ -179,7 +197,8 @@ class _Walker:
         if STRICTNESS[floor] > STRICTNESS[decision]:
             decision = floor
             reason = next((r for d, r in self.floors if d == floor), reason)
-        return ShellVerdict(risk, decision, reason, entries, not self.problems, floor)
+        return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
+                            bool(self.unnamed))
 
     def _reason(self, decision: Decision) -> str:
         if not self.entries:
@@ -220,6 +239,7 @@ class _Walker:
             return
         if t == "ERROR":
             self.problems.append("the command does not parse as shell syntax")
+            self._unparsed(node, ctx)
         elif t not in _KNOWN:
             self.problems.append(f"shell construct {t!r} is not understood")
         elif t in _LEAF_TEXT and _UNPARSED_SUBST.search(_text(node, ctx)):
@@ -232,6 +252,27 @@ class _Walker:
             self.floors.append(("ask", "${...@...} expansion can run code stored in a variable"))
         for child in node.named_children:
             self._visit(child, ctx)
+
+    def _unparsed(self, node: Node, ctx: _Ctx) -> None:
+        """Judge what the shell would still run from text the parser refused: ``{rm,-rf,x}``
+        is brace-expanded into ``rm -rf x`` by bash, but is a syntax error to the grammar."""
+        try:
+            words = shlex.split(_text(node, ctx), comments=True)
+        except ValueError:
+            return
+        if not words or "{" not in words[0]:
+            return
+        argv = [Word.of(x) for w in words for x in expand_braces(w)]
+        self._simple(argv, ctx, floor_reasons=["a command the parser cannot read"])
+
+    def _group(self, node: Node, ctx: _Ctx) -> None:
+        """``{ cmd; }`` is a group; ``{}`` or ``{x}`` is a word bash runs as a program, which
+        the grammar reads as an (empty) group."""
+        text = _text(node, ctx)
+        if text.startswith("{") and text[1:2] not in (" ", "\t", "\n"):
+            self.problems.append("a word starting with '{' read as a group")
+            self._simple([Word.of(text.split()[0] if text.split() else text)], ctx)
+        self._children(node, ctx)
 
     def _children(self, node: Node, ctx: _Ctx) -> None:
         for child in node.named_children:
@@ -250,9 +291,13 @@ class _Walker:
 
     def _function(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
-        if name is not None:
-            self.functions.add(_text(name, ctx))
         body = node.child_by_field_name("body")
+        if name is not None:
+            fname = _text(name, ctx)
+            self.functions.add(fname)
+            self.defined.add(fname)
+            if body is not None and _starts_copies(body, fname, ctx):
+                self.fork_bombs.add(fname)
         if body is not None:
             self._visit(body, replace(ctx, piped=False, stdin=None))
 
@@ -261,11 +306,25 @@ class _Walker:
         for child in node.children_by_field_name("redirect"):
             stdin = self._stdin_of(child, ctx) or stdin
         body = node.child_by_field_name("body")
+        silent = body is None or self._writes_nothing(body, ctx)
         for child in node.named_children:
             if body is not None and child.id == body.id:
                 self._visit(child, replace(ctx, stdin=stdin))
             else:
-                self._visit(child, ctx)
+                self._visit(child, replace(ctx, truncate=silent))
+
+    def _writes_nothing(self, body: Node, ctx: _Ctx) -> bool:
+        """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file."""
+        if body.type != "command":
+            return False
+        name = body.child_by_field_name("name")
+        args = [self._word(a, ctx).value for a in body.children_by_field_name("argument")]
+        prog = self._word(name, ctx).value if name is not None else None
+        if prog in (":", "true", "false"):
+            return True
+        if prog == "cat":
+            return bool(args) and all(a == "/dev/null" for a in args)
+        return (prog == "echo" and args == ["-n"]) or (prog == "printf" and args == [""])
 
     def _stdin_of(self, node: Node, ctx: _Ctx) -> Word | None:
         if node.type == "heredoc_redirect":
@@ -275,6 +334,8 @@ class _Walker:
             quoted = start is not None and _text(start, ctx)[:1] in ("'", '"', "\\")
             if not quoted and body is not None and body.named_children:
                 self.floors.append(("ask", "a here-doc fed to a program has expansions"))
+                subst = _has_type(body, ("command_substitution", "process_substitution"))
+                return Word(None, text, "subst" if subst else "var")
             return Word.of(text)
         if node.type == "herestring_redirect":
             word = next(iter(node.named_children), None)
@@ -292,8 +353,19 @@ class _Walker:
         if is_dangerous_variable(var):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
+        self._remember(var, node, ctx)
         self._stored_code(node, ctx)
         self._children(node, replace(ctx, piped=False, stdin=None))
+
+    def _remember(self, var: str, node: Node, ctx: _Ctx) -> None:
+        """``a=rm; $a -rf x``: keep what the variable holds for a later command position."""
+        value = node.child_by_field_name("value")
+        append = any(c.type == "+=" for c in node.children)
+        cands = self._static(value, ctx) if value is not None else [""]
+        if cands is None or append or "[" in _text(node, ctx).split("=", 1)[0]:
+            self.unknown.add(var)
+            return
+        self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *cands]))[:16]
 
     def _stored_code(self, node: Node, ctx: _Ctx) -> None:
         """``x='$(cmd)'`` stores code that ``${x@P}``, ``$((x))`` or ``eval`` can run later."""
@@ -316,6 +388,10 @@ class _Walker:
             return
         if op in _WRITE_OPS:
             self._redirect_entry(op, word, True, ctx)
+            if ctx.truncate and op in (">", ">|", "&>") and word.value not in NULL_DEVICES:
+                self._entry([Word.of(op), word], "destructive", "deny",
+                            [f"empties {word.shown}: the command before > writes nothing"],
+                            "deny", ctx)
         elif op in _READ_OPS:
             self._redirect_entry(op, word, False, ctx)
 
@@ -351,27 +427,132 @@ class _Walker:
         if name_node is None:
             return
         argv = [self._word(name_node, ctx)] + [self._word(a, ctx) for a in arg_nodes]
-        name_text = _text(name_node, ctx)
-        floor_reasons = []
-        if "$'" in name_text and "\\" in name_text:
-            floor_reasons.append("command name hidden in a $'...' escape")
-        self._simple(argv, replace(ctx, stdin=stdin), assigned, floor_reasons)
+        names = self._names(name_node, argv[0], ctx)
+        if names is None:
+            self.unnamed.append(f"the program {argv[0].text} is only known at run time")
+            names = ([[argv[0]]], [])
+        alternatives, floor_reasons = names
+        for words in alternatives:
+            self._simple([*words, *argv[1:]], replace(ctx, stdin=stdin), assigned,
+                         floor_reasons)
+
+    # ------------------------------------------------------------ command position
+
+    def _names(self, node: Node, word: Word, ctx: _Ctx
+               ) -> tuple[list[list[Word]], list[str]] | None:
+        """What the command word can stand for: alternatives, each one or more words.
+
+        Decodes what is static (quotes, ``$'..'``, braces, ``${IFS}``, globs, variables
+        assigned earlier in the command, ``$(echo ..)``); None when the program cannot be named.
+        """
+        text = _text(node, ctx)
+        reasons = []
+        if "$'" in text and "\\" in text:
+            reasons.append("command name hidden in a $'...' escape")
+        if word.value is not None and not word.expandable and not _IFS.search(text):
+            return [[word]], reasons
+        if word.value is not None and word.expandable:
+            return self._expanded_name(word), ["the command name is expanded by the shell"]
+        cands = self._static(node, ctx)
+        if cands is None:
+            return None
+        if _has_type(node, ("command_substitution",)) or _IFS.search(text):
+            reasons.append("the command name is computed by the shell")
+        alternatives = [[Word(w, text) for w in c.split()] for c in cands]
+        return [a for a in alternatives if a] or [[Word("", text)]], reasons
+
+    def _expanded_name(self, word: Word) -> list[list[Word]]:
+        value = word.value or ""
+        items = expand_braces(value)
+        if len(items) > 1:
+            return [[Word(i, word.text) for i in items]]
+        if not _GLOB.search(value):
+            return [[word]]
+        base = str(self.cwds[-1] or self.ws)
+        matches = sorted(glob.glob(value, root_dir=None if value.startswith("/") else base))
+        return [[Word(m, word.text)] for m in matches[:32]] or [[word]]
+
+    def _static(self, node: Node, ctx: _Ctx) -> list[str] | None:
+        """Every string ``node`` can expand to when that is known without running anything."""
+        t = node.type
+        if t == "command_name":
+            child = next(iter(node.named_children), None)
+            return self._static(child, ctx) if child is not None else [""]
+        if t in ("word", "raw_string", "ansi_c_string", "string_content", "number"):
+            w = self._word(node, ctx)
+            return None if w.value is None else [w.value]
+        if t in ("string", "concatenation", "translated_string"):
+            return self._static_parts(node, ctx)
+        if t == "simple_expansion" or (t == "expansion" and _simple_braced(node)):
+            var = next((c for c in node.named_children
+                        if c.type in ("variable_name", "special_variable_name")), None)
+            return None if var is None else self._static_variable(_text(var, ctx))
+        if t == "command_substitution":
+            return self._static_output(node, ctx)
+        return None
+
+    def _static_parts(self, node: Node, ctx: _Ctx) -> list[str] | None:
+        out = [""]
+        pos = node.start_byte
+        quoted = node.type != "concatenation"
+        for child in node.children:
+            gap = ctx.src[pos:child.start_byte].decode("utf-8", "surrogateescape")
+            pos = child.end_byte
+            if not child.is_named:
+                parts = [gap] if quoted else [gap + _text(child, ctx)]
+            else:
+                found = self._static(child, ctx)
+                if found is None:
+                    return None
+                parts = [gap + f for f in found]
+            out = [a + b for a in out for b in parts][:16]
+        tail = ctx.src[pos:node.end_byte].decode("utf-8", "surrogateescape")
+        return [o + tail for o in out]
+
+    def _static_variable(self, name: str) -> list[str] | None:
+        if name == "IFS" and name not in self.known and name not in self.unknown:
+            return [" "]
+        if self.taint_all or name in self.unknown or name == INPUT_VAR:
+            return None
+        if name in self.known:
+            return self.known[name]
+        if name in self.tainted:
+            return None
+        value = self.env.get(name)
+        return None if value is None else [value]
+
+    def _static_output(self, node: Node, ctx: _Ctx) -> list[str] | None:
+        """``$(echo rm)``, ``$(printf '\\x72m')``: the output of a static echo or printf."""
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) != 1 or inner[0].type != "command":
+            return None
+        cmd = inner[0]
+        name = cmd.child_by_field_name("name")
+        if name is None or any(c.type.endswith("redirect") or c.type == "variable_assignment"
+                               for c in cmd.named_children):
+            return None
+        words = [self._static(n, ctx) for n in [name, *cmd.children_by_field_name("argument")]]
+        if any(w is None or len(w) != 1 for w in words):
+            return None
+        argv = [w[0] for w in words if w is not None]
+        out = echo_output(argv[1:]) if argv[0] == "echo" else (
+            printf_output(argv[1:]) if argv[0] == "printf" else None)
+        return None if out is None else [out.rstrip("\n")]
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = ()) -> None:
         e = analyze(argv)
+        if e.argv and not program_name(e.argv[0]) and e.argv[0].value is None:
+            self.unnamed.append(f"the program {e.argv[0].text} is only known at run time")
         for var in assigned:
             if is_dangerous_variable(var):
                 e.add("exec", f"setting {var} changes what programs run")
         for reason in floor_reasons:
             e.at_least("ask", reason)
-        if e.argv and program_name(e.argv[0]) in self.functions:
-            e.add("exec", f"{e.argv[0].shown} is a function defined in this command")
-        fed = ctx.piped or (ctx.stdin is not None and ctx.stdin.dynamic == "subst")
-        if e.stdin_code and fed:
-            e.at_least("deny", "pipes data into a shell or interpreter that runs it as code")
-        elif e.stdin_code == "shell" and ctx.stdin is not None:
-            e.scripts.append((f"{e.argv[0].shown} <<", ctx.stdin))
+        self._defined_names(e)
+        self._stdin(e, ctx)
+        if self._covers_workspace(e.trees):
+            e.add("destructive", f"{e.argv[0].shown} changes the whole workspace recursively")
         decision, path_reasons = self._judge_effect(e)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]
@@ -382,13 +563,58 @@ class _Walker:
         for how, nested in e.nested:
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None))
 
+    def _defined_names(self, e: Effect) -> None:
+        """Calls of functions and aliases this command defines, and aliases it defines."""
+        name = program_name(e.argv[0]) if e.argv else ""
+        if name in self.fork_bombs:
+            e.add("destructive", f"{name} is a fork bomb: it starts copies of itself forever")
+        if name in self.defined:
+            e.add("exec", "")
+            e.at_least("deny", f"{name} was defined earlier in this command: the call runs "
+                               "code planted under another name")
+        elif name in self.functions:
+            e.add("exec", f"{e.argv[0].shown} is a function defined in this command")
+        for alias, _ in e.defines:
+            self.defined.add(alias)
+            if alias in RULES or alias in self.functions:
+                e.at_least("deny", f"alias {alias} replaces a command for later lines")
+
+    def _stdin(self, e: Effect, ctx: _Ctx) -> None:
+        """Code a shell or interpreter reads on standard input: shown, or refused."""
+        unknown = ctx.stdin is not None and ctx.stdin.value is None
+        if e.stdin_code and (ctx.piped or unknown):
+            e.at_least("deny", "feeds a shell or interpreter code the preview cannot show "
+                               "(a pipe, a download, a decoder or an expansion)")
+        elif e.stdin_code == "shell" and ctx.stdin is not None:
+            e.scripts.append((f"{e.argv[0].shown} <<", ctx.stdin))
+        elif e.stdin_reader is not None and ctx.stdin is not None:
+            e.stdin_reader(e, ctx.stdin)
+        elif e.stdin_reader is not None and ctx.piped:
+            e.at_least("ask", f"{e.argv[0].shown} runs what it reads from a pipe")
+
+    def _covers_workspace(self, words: list[Word]) -> bool:
+        """Whether a recursive change given these targets reaches the whole workspace."""
+        ws = Path(os.path.realpath(self.ws))
+        for w in words:
+            if w.value is None:
+                return True
+            if w.value in ("*", "./*", ".*", "**", "./**"):
+                return True
+            base = self.cwds[-1] or self.ws
+            target = Path(os.path.realpath(os.path.join(base, w.value)))
+            if ws.is_relative_to(target):
+                return True
+        return False
+
     def _script(self, how: str, code: Word, ctx: _Ctx) -> None:
-        if code.value is not None:
-            self.run(code.value, how, ctx.depth + 1)
+        text = code_of(code)
+        if text is not None:
+            self.run(text, how, ctx.depth + 1)
         elif code.dynamic == "subst":
             self._entry([Word.of(how), code], "exec", "deny",
                         [f"{how} runs the output of a command as shell code"], "deny", ctx)
         else:
+            self.unnamed.append(f"{how} runs shell code only known at run time")
             self._entry([Word.of(how), code], "exec", "ask",
                         [f"{how} runs shell code only known at run time"], "ask", ctx)
 
@@ -511,9 +737,19 @@ class _Walker:
             if home.value is None:
                 return replace(home, text=text)
             value = home.value + value[1:]
+        elif at_start and text.startswith(("~+", "~-")) and (len(text) == 2 or text[2] == "/"):
+            return self._tilde_dir(text, value)
         elif at_start and text.startswith("~"):
             return Word(None, text, "other")
         return Word(value, text, "", False, expandable)
+
+    def _tilde_dir(self, text: str, value: str) -> Word:
+        """``~+`` is the current directory (``$PWD``), ``~-`` the previous one (``$OLDPWD``)."""
+        dirs = self.cwds
+        known = dirs[-1] if text[1] == "+" else (dirs[-2] if len(dirs) > 1 else None)
+        if known is None:
+            return Word(None, text, "var")
+        return Word(str(known) + value[2:], text)
 
     def _splice(self, node: Node, ctx: _Ctx) -> Word:
         src = ctx.src
@@ -546,7 +782,7 @@ class _Walker:
         return Word(value, text, "", False, expandable)
 
     def _variable(self, name: str, text: str, special: bool) -> Word:
-        if special or name.isdigit():
+        if special or name.isdigit() or name == INPUT_VAR:
             return Word(None, text, "var")
         if self.taint_all or name in self.tainted:
             return Word(None, text, "var")
@@ -574,7 +810,34 @@ _HANDLERS = {
     "command_substitution": _Walker._substitution,
     "process_substitution": _Walker._substitution,
     "comment": _Walker._comment,
+    "compound_statement": _Walker._group,
 }
+
+
+def _has_type(node: Node, types: tuple[str, ...]) -> bool:
+    if node.type in types:
+        return True
+    return any(_has_type(c, types) for c in node.named_children)
+
+
+def _starts_copies(body: Node, name: str, ctx: _Ctx) -> bool:
+    """A function body that runs itself in a pipeline or in the background (``:|:&``)."""
+    def calls(node: Node) -> bool:
+        if node.type == "command":
+            n = node.child_by_field_name("name")
+            if n is not None and _text(n, ctx) == name:
+                return True
+        return any(calls(c) for c in node.named_children)
+
+    def spawns(node: Node) -> bool:
+        if node.type == "pipeline" and calls(node):
+            return True
+        if node.type in ("list", "compound_statement") and any(
+                c.type == "&" for c in node.children) and calls(node):
+            return True
+        return any(spawns(c) for c in node.named_children)
+
+    return spawns(body)
 
 
 def _text(node: Node, ctx: _Ctx) -> str:

@@ -1,0 +1,73 @@
+"""Static expansion: what ``echo`` and ``printf`` print, for ``$(echo rm) -rf dir``.
+
+Only what can be known without running anything; None when a format is not understood.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+_SPEC = re.compile(r"%(?:%|[-+ #0]*\d*(?:\.\d+)?([sbdiuxXoc]))")
+_OCTAL = re.compile(r"\\0?([0-7]{1,3})")
+
+
+def unescape(text: str) -> str | None:
+    """Backslash escapes as ``echo -e`` and ``printf`` read them (``\\x72``, ``\\0162``)."""
+    text = _OCTAL.sub(lambda m: "\\x%02x" % (int(m.group(1), 8) & 0xFF), text)
+    try:
+        return codecs.decode(text.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def echo_output(args: list[str]) -> str | None:
+    """The line ``echo ARGS`` prints (``-n``, ``-e``, ``-E`` understood)."""
+    escapes = False
+    while args and re.fullmatch(r"-[neE]+", args[0]):
+        escapes = "e" in args[0] or (escapes and "E" not in args[0])
+        args = args[1:]
+    text = " ".join(args)
+    return unescape(text) if escapes else text
+
+
+def printf_output(args: list[str]) -> str | None:
+    """What ``printf FORMAT ARGS`` prints, the format reused while arguments remain."""
+    if not args or args[0].startswith("-"):
+        return None
+    fmt, rest = args[0], list(args[1:])
+    out: list[str] = []
+    for _ in range(64):
+        piece = _format_once(fmt, rest)
+        if piece is None:
+            return None
+        out.append(piece)
+        if not rest or not _SPEC.search(fmt.replace("%%", "")):
+            break
+    return "".join(out)
+
+
+def _format_once(fmt: str, rest: list[str]) -> str | None:
+    failed = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal failed
+        if m.group(0) == "%%":
+            return "%"
+        value = rest.pop(0) if rest else ""
+        conv = m.group(1)
+        if conv == "b":
+            decoded = unescape(value)
+            failed = failed or decoded is None
+            return decoded or ""
+        if conv in "diuxXoc" and conv != "c":
+            try:
+                return m.group(0) % int(value or "0", 0)
+            except ValueError:
+                failed = True
+                return ""
+        return value[:1] if conv == "c" else value
+
+    text = _SPEC.sub(one, fmt)
+    decoded = unescape(text)
+    return None if failed or decoded is None else decoded
