@@ -10,6 +10,7 @@ into a writer or an executor count (``sed -i``, ``git -c core.pager=...``, ``sor
 from __future__ import annotations
 
 from engine.permissions import programs as p
+from engine.permissions import rules_code as c
 from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
 from engine.permissions import rules_network as n
@@ -186,7 +187,7 @@ def _register_rules() -> dict[str, Rule]:
         rules[name] = plain("network", f"{name} uses the network")
     for name, values in SIMPLE_READERS.items():
         rules[name] = reader(values)
-    for module in (sh, g, f, n):
+    for module in (sh, g, f, n, c):
         rules.update(module.RULES)
     return rules
 

@@ -211,6 +211,46 @@ def _awk(e: Effect, args: list[Word]) -> None:
         e.reads.extend(files)
 
 
+_AWK_STRING = r'"((?:\\.|[^"\\])*)"'
+_AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^)]*)\))")
+_AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r"|([^;}\n]*))")
+_AWK_PIPE_FROM = re.compile(_AWK_STRING + r"\s*\|&?\s*getline")
+_AWK_PRINTED = re.compile(r"\bprintf?\b\s*\(?\s*" + _AWK_STRING + r"\s*\)?\s*\|(?!\|)")
+_CODE_READERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "python", "python3",
+                           "perl", "ruby", "node", "php", "lua", "busybox"})
+
+
+def _awk_commands(e: Effect, text: str) -> None:
+    """``system("cmd")``, ``print | "cmd"``, ``"cmd" | getline``: the commands awk runs."""
+    for m in _AWK_SYSTEM.finditer(text):
+        if m.group(1) is not None:
+            e.scripts.append(("awk system()", Word.of(_awk_unescape(m.group(1)))))
+        else:
+            e.at_least("ask", "awk system() runs a command built at run time")
+    for m in _AWK_PIPE_FROM.finditer(text):
+        e.scripts.append(("awk getline", Word.of(_awk_unescape(m.group(1)))))
+    for m in _AWK_PIPE_TO.finditer(text):
+        if m.group(1) is None:
+            if "getline" not in (m.group(2) or ""):
+                e.at_least("ask", "awk pipes to a command built at run time")
+            continue
+        target = _awk_unescape(m.group(1))
+        first = (target.split() or [""])[0].rsplit("/", 1)[-1]
+        if first in _CODE_READERS and len(target.split()) == 1:
+            printed = _AWK_PRINTED.search(text)
+            if printed is None:
+                e.at_least("deny", f"awk pipes data into {first}, which runs it as code")
+            else:
+                e.scripts.append((f"awk | {first}", Word.of(_awk_unescape(printed.group(1)))))
+        else:
+            e.scripts.append(("awk | command", Word.of(target)))
+
+
+def _awk_unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)),
+                  text)
+
+
 def _awk_program(e: Effect, program: Word) -> None:
     text = program.value
     if text is None:
@@ -219,6 +259,7 @@ def _awk_program(e: Effect, program: Word) -> None:
         return
     if _AWK_EXEC.search(text):
         e.add("exec", "awk program runs commands (system() or a pipe)")
+        _awk_commands(e, text)
     if _AWK_WRITE.search(text):
         e.add("write", "awk program writes to a file")
     if _AWK_READ.search(text):
@@ -363,6 +404,14 @@ def _tar(e: Effect, args: list[Word]) -> None:
             "--new-volume-script", "--rsh-command", "--rmt-command")
     if o.has(*runs) or any("exec" in (w.value or "") for w in o.all("--checkpoint-action")):
         e.add("exec", "tar option runs a program")
+    for name in runs:
+        for code in o.all(name):
+            e.scripts.append((f"tar {name}", code))
+    for action in o.all("--checkpoint-action"):
+        if action.value is None:
+            e.at_least("ask", "tar --checkpoint-action only known at run time")
+        elif action.value.startswith("exec="):
+            e.scripts.append(("tar --checkpoint-action=exec", Word.of(action.value[5:])))
     archive = o.get("-f", "--file")
     if archive is not None and ":" in (archive.value or "") and not o.has("--force-local"):
         e.add("network", "tar archive on a remote host")
@@ -415,8 +464,10 @@ def _rm(e: Effect, args: list[Word]) -> None:
     e.writes.extend(o.positionals)
     if o.has("-r", "-R", "--recursive", "--no-preserve-root"):
         e.add("destructive", "rm -r deletes directory trees")
+    elif o.positionals:
+        e.add("destructive", f"{prog(e)} deletes files (no undo)")
     else:
-        e.add("write", "rm deletes files")
+        e.add("write", "rm without operands")
     if any(w.value is None for w in o.positionals):
         e.at_least("ask", "rm of a path only known at run time")
 
@@ -432,6 +483,8 @@ def _chmod(e: Effect, args: list[Word]) -> None:
     e.add("write", f"{prog(e)} changes permissions or owners")
     if o.has("-R", "--recursive") and any(_SYSTEM_TOP.match(w.text) for w in targets):
         e.add("destructive", f"{prog(e)} -R on a system directory")
+    if o.has("-R", "--recursive"):
+        e.trees.extend(targets)
 
 
 def _copy(e: Effect, args: list[Word]) -> None:
@@ -439,6 +492,35 @@ def _copy(e: Effect, args: list[Word]) -> None:
                       "--backup"), last_only=prog(e) != "mv")(e, args)
     if prog(e) == "mv":
         e.add("write", "mv moves files")
+    if prog(e) in ("cp", "install") and any(w.value == "/dev/null" for w in e.reads):
+        e.add("destructive", f"{prog(e)} /dev/null empties the target file")
+
+
+_ZERO = re.compile(r"^[<]?0+(?:[KMGTPEZY]i?B?|[kKMGTPEZY]B)?$")
+
+
+def _truncate(e: Effect, args: list[Word]) -> None:
+    writer("sr", ("--size", "--reference"))(e, args)
+    o = parse_opts(args, "sr", frozenset({"--size", "--reference"}))
+    size = o.get("-s", "--size")
+    if size is not None and (size.value is None or _ZERO.match(size.value)
+                             or size.value.startswith(("-", "/"))):
+        e.add("destructive", "truncate empties or shrinks files")
+    elif o.has("-r", "--reference"):
+        e.at_least("ask", "truncate to the size of another file")
+
+
+def _zip(e: Effect, args: list[Word]) -> None:
+    """``zip -TT CMD`` / ``--unzip-command CMD`` runs CMD to test the archive."""
+    writer("xi")(e, args)
+    for i, a in enumerate(args):
+        v = a.value or ""
+        if v in ("-TT", "--unzip-command") and i + 1 < len(args):
+            e.add("exec", "zip -TT runs a command")
+            e.scripts.append((f"zip {v}", args[i + 1]))
+        elif v.startswith(("--unzip-command=", "-TT=")):
+            e.add("exec", "zip -TT runs a command")
+            e.scripts.append(("zip -TT", Word.of(v.split("=", 1)[1])))
 
 
 
@@ -466,11 +548,11 @@ RULES: dict[str, Rule] = {
     **dict.fromkeys(("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
                      "lz4"), _compressor),
     "touch": writer("rtd", ("--reference", "--date")), "mkdir": writer("m", ("--mode",)),
-    "rmdir": writer(verb="removes"), "truncate": writer("sr", ("--size", "--reference")),
+    "rmdir": writer(verb="removes"), "truncate": _truncate,
     "shred": plain("destructive", "shred destroys file contents"),
     "patch": writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb="patches"),
-    "unzip": _unzip, "zip": writer("xi"), "split": writer("lbCnad", skip_first=1),
+    "unzip": _unzip, "zip": _zip, "split": writer("lbCnad", skip_first=1),
     "csplit": writer("fbn"), "sponge": writer(), "dos2unix": writer(), "unix2dos": writer(),
     "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),
-    "mknod": writer("m"), "link": writer(), "unlink": writer(verb="removes"),
+    "mknod": writer("m"), "link": writer(), "unlink": _rm,
 }

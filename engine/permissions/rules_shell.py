@@ -442,12 +442,6 @@ def _init(e: Effect, args: list[Word]) -> None:
           "init changes the run level")
 
 
-def _make(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "Cfj", frozenset({"--directory", "--file", "--jobs", "--makefile"}))
-    e.chdir.extend(o.all("-C", "--directory"))
-    e.add("exec", "make runs the commands of a Makefile")
-
-
 RULES: dict[str, Rule] = {
     **dict.fromkeys(p.SHELLS, _shell),
     **dict.fromkeys(p.INTERPRETERS, _interpreter),
@@ -456,7 +450,6 @@ RULES: dict[str, Rule] = {
     "watch": _watch, "su": _su, "alias": _alias, "date": _date, "hostname": _hostname,
     "crontab": _crontab, "man": _man, "printf": _sets_variables, "read": _sets_variables,
     "mapfile": _sets_variables, "readarray": _sets_variables, "hash": _hash, "init": _init,
-    "make": _make, "gmake": _make,
     "kill": _kill, "killall": _pkill, "pkill": _pkill,
     "killall5": plain("destructive", "killall5 signals every process"),
     "parallel": _parallel, "at": _at, "batch": _at,
