@@ -13,6 +13,7 @@ from engine.permissions import programs as p
 from engine.permissions import rules_code as c
 from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
+from engine.permissions import rules_infra as infra
 from engine.permissions import rules_network as n
 from engine.permissions import rules_shell as sh
 from engine.permissions.effect import (
@@ -187,7 +188,7 @@ def _register_rules() -> dict[str, Rule]:
         rules[name] = plain("network", f"{name} uses the network")
     for name, values in SIMPLE_READERS.items():
         rules[name] = reader(values)
-    for module in (sh, g, f, n, c):
+    for module in (sh, g, f, n, c, infra):
         rules.update(module.RULES)
     return rules
 
