@@ -216,15 +216,21 @@ class Decision:
     capability: str = ""
     """The scoped key an "always" answer grants (``run_shell:python -m pytest``,
     ``write:src/``, ``tool:<name>``)."""
+    unnamed: bool = False
+    """The preview cannot name a program the call runs: only a person may allow it (``deny``
+    in every other mode, whatever the policy or an "always" answer says)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"decision": self.decision, "risk": self.risk, "reason": self.reason,
-                "rule": self.rule, "preview": self.preview, "capability": self.capability}
+        d = {"decision": self.decision, "risk": self.risk, "reason": self.reason,
+             "rule": self.rule, "preview": self.preview, "capability": self.capability}
+        if self.unnamed:
+            d["unnamed"] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Decision:
         return cls(d["decision"], d["risk"], d.get("reason", ""), d.get("rule"),
-                   d.get("preview", ""), d.get("capability", ""))
+                   d.get("preview", ""), d.get("capability", ""), bool(d.get("unnamed")))
 
 
 # ---------------------------------------------------------------- deciding
@@ -296,12 +302,16 @@ def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
             deciding.append(rule)
     decision = strictest(*finals, verdict.floor,
                          "ask" if not verdict.parsed else "allow") if finals else verdict.decision
+    if verdict.unnamed:
+        decision = strictest(decision, "ask")
     risk = verdict.risk
     reason, rule = _shell_reason(verdict, finals, deciding, decision)
+    if verdict.unnamed and decision == "ask":
+        reason, rule = f"{reason} (the preview cannot name the program it runs)", None
     asked = [e["capability"] for e, f in zip(verdict.commands, finals, strict=True) if f == "ask"]
     caps = list(dict.fromkeys(asked)) or [e["capability"] for e in verdict.commands[:1]]
     return Decision(decision, risk, reason, rule, _shell_preview(command, verdict, finals),
-                    " + ".join(caps) or "run_shell:")
+                    " + ".join(caps) or "run_shell:", verdict.unnamed)
 
 
 def _decide_entry(spec: ToolSpec, entry: Mapping[str, Any],

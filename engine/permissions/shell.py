@@ -33,7 +33,7 @@ from engine.permissions.effect import Effect, is_dangerous_variable, program_nam
 from engine.permissions.expansion import echo_output, printf_output
 from engine.permissions.paths import Root, judge_literal
 from engine.permissions.rules import RULES, analyze, capability
-from engine.permissions.words import INPUT_VAR, Word, code_of, expand_braces
+from engine.permissions.words import INPUT_VAR, Word, code_of, expand_braces, printable
 from engine.tooling.spec import Risk, max_risk
 
 logger = logging.getLogger(__name__)
@@ -108,14 +108,19 @@ def classify_command(command: str, workspace: Path, env: Mapping[str, str] | Non
                      roots: Sequence[Root] = ()) -> ShellVerdict:
     """Parse ``command`` and judge every simple command in it (never runs anything)."""
     walker = _Walker(Path(workspace), roots, os.environ if env is None else env)
-    walker.run(command, "", 0)
+    try:
+        walker.run(command, "", 0)
+    except (RecursionError, ValueError, OSError) as exc:  # fail closed, never crash
+        logger.warning("shell command could not be judged: %s", exc)
+        walker.problems.append(f"the command could not be judged ({type(exc).__name__})")
     return walker.verdict()
 
 
 def check_shell_json(command: str, workspace: Path,
                      env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The JSON object printed by ``engine policy check-shell``."""
-    return classify_command(command, workspace, env).to_json()
+    """The JSON object printed by ``engine policy check-shell`` (any string, never raises on
+    its content: strings are made printable)."""
+    return printable(classify_command(command, workspace, env).to_json())
 
 
 def strictest(*decisions: str) -> Decision:
@@ -469,7 +474,7 @@ class _Walker:
         if not _GLOB.search(value):
             return [[word]]
         base = str(self.cwds[-1] or self.ws)
-        matches = sorted(glob.glob(value, root_dir=None if value.startswith("/") else base))
+        matches = sorted(_glob(value, None if value.startswith("/") else base))
         return [[Word(m, word.text)] for m in matches[:32]] or [[word]]
 
     def _static(self, node: Node, ctx: _Ctx) -> list[str] | None:
@@ -663,7 +668,7 @@ class _Walker:
                 return ("deny" if for_write else "ask",
                         f"{w.text} is unset: the path fails closed")
             return "ask", f"path {w.text} is only known at run time"
-        if w.value == "-" or w.value in NULL_DEVICES or w.value.startswith("/dev/fd/"):
+        if w.value == "-" or w.value in NULL_DEVICES:
             return "allow", ""
         decision: Decision = "allow"
         reason = ""
@@ -683,7 +688,7 @@ class _Walker:
             if _GLOB.search(item):
                 for base in self.cwds:
                     root = str(base or self.ws)
-                    out.extend(glob.glob(item, root_dir=root)[:200])
+                    out.extend(_glob(item, root)[:200])
         return out
 
     def _judge_one(self, path: str, for_write: bool) -> tuple[Decision, str]:
@@ -812,6 +817,16 @@ _HANDLERS = {
     "comment": _Walker._comment,
     "compound_statement": _Walker._group,
 }
+
+
+def _glob(pattern: str, root: str | None) -> list[str]:
+    """Matches of ``pattern`` now (none when the pattern cannot name a file)."""
+    if "\x00" in pattern:
+        return []
+    try:
+        return glob.glob(pattern, root_dir=root)
+    except (OSError, ValueError):
+        return []
 
 
 def _has_type(node: Node, types: tuple[str, ...]) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Dynamic = Literal["", "var", "subst", "other", "input"]
 
@@ -61,6 +61,21 @@ def code_of(word: Word) -> str | None:
     if word.value is not None:
         return word.value
     return word.text if word.dynamic == "input" else None
+
+
+def printable(value: Any) -> Any:
+    """``value`` with every string made encodable: bytes that are not UTF-8 (kept as lone
+    surrogates when read from argv or raw stdin) become ``\\xNN`` escapes."""
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    return value
 
 
 def values(words: list[Word]) -> list[str | None]:
