@@ -74,3 +74,18 @@ def parse_yaml(text: str, name: str = "<string>") -> Any:
 def dump_yaml(data: Any) -> str:
     """YAML text for ``data`` (block style, keys in insertion order)."""
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def item_lines(path: Path, key: str) -> list[int]:
+    """1-based line of each item of the top-level sequence ``key`` in a YAML file ([] when the
+    file has no such sequence), so a checker can name ``file:line`` for item N."""
+    try:
+        node = yaml.compose(Path(path).read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    for key_node, value in node.value:
+        if getattr(key_node, "value", None) == key and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.config import load_yaml
+from engine.config import item_lines, load_yaml
 from engine.errors import UsageError
 from engine.permissions.paths import PathVerdict, Root, check_path_json, judge_path
 from engine.permissions.shell import (
@@ -132,11 +132,17 @@ class Policy:
         """Read and check a policy file; every problem is a ``UsageError`` naming the file."""
         path = Path(path)
         data = load_yaml(path)
-        return cls.from_data(data if data is not None else {}, str(path), path.parent)
+        return cls.from_data(data if data is not None else {}, str(path), path.parent,
+                             lines=item_lines(path, "rules"), tools=builtin_tool_names())
 
     @classmethod
-    def from_data(cls, data: Any, source: str = "<policy>", base: Path | None = None) -> Policy:
-        """A policy from parsed YAML; relative roots are taken from ``base`` when given."""
+    def from_data(cls, data: Any, source: str = "<policy>", base: Path | None = None, *,
+                  lines: Sequence[int] = (), tools: frozenset[str] | None = None) -> Policy:
+        """A policy from parsed YAML; relative roots are taken from ``base`` when given.
+
+        ``lines`` (the line of each rule) put ``file:line`` in errors; with ``tools`` (the
+        known tool names), a rule naming a tool that does not exist is an error.
+        """
         if not isinstance(data, Mapping):
             raise UsageError(f"{source}: a policy file is a mapping with keys {_TOP_KEYS}")
         _check_keys(data, _TOP_KEYS, source)
@@ -149,8 +155,10 @@ class Policy:
                              f"got {resume!r}")
         roots = tuple(_root(r, f"{source}: roots[{i}]", base)
                       for i, r in enumerate(_list(data, "roots", source)))
-        rules = tuple(_rule(r, f"{source}: rules[{i}]")
-                      for i, r in enumerate(_list(data, "rules", source)))
+        rules = tuple(
+            _rule(r, f"{source}:{lines[i]}: rules[{i}]" if i < len(lines)
+                  else f"{source}: rules[{i}]", tools)
+            for i, r in enumerate(_list(data, "rules", source)))
         return cls(rules, default, resume, roots, source)
 
     def to_data(self) -> dict[str, Any]:
@@ -533,7 +541,51 @@ def _root(item: Any, where: str, base: Path | None) -> Root:
     return Root(path, bool(item.get("writable", False)))
 
 
-def _rule(item: Any, where: str) -> Rule:
+def builtin_tool_names() -> frozenset[str]:
+    """Names of the built-in tools (imported late: the tools package depends on this one)."""
+    from tools import builtin_specs
+
+    return frozenset(s.name for s in builtin_specs())
+
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def _check_tool(pattern: str, tools: frozenset[str], where: str) -> None:
+    """A ``tool`` matcher must be able to match: a known tool, an MCP tool, or a glob of them."""
+    if pattern.startswith("mcp__") or pattern in tools:
+        return
+    if _GLOB_CHARS.search(pattern):
+        if any(fnmatch.fnmatchcase(t, pattern) for t in tools) or fnmatch.fnmatchcase(
+                "mcp__server__tool", pattern):
+            return
+        raise UsageError(f"{where}: tool: {pattern!r} matches no tool")
+    close = difflib.get_close_matches(pattern, sorted(tools), 1)
+    hint = (f"; did you mean {close[0]!r}?" if close
+            else f"; known tools: {', '.join(sorted(tools))}")
+    raise UsageError(f"{where}: tool: unknown tool {pattern!r} (MCP tools are mcp__SERVER__TOOL)"
+                     f"{hint}")
+
+
+def _check_path_glob(pattern: str, where: str) -> None:
+    """A ``path`` glob must be one this matcher can match (``*``, ``?``, ``**`` components)."""
+    why = ""
+    parts = pattern.split("/")
+    if not pattern.strip():
+        why = "it is empty"
+    elif any(c in pattern for c in "[]{}"):
+        why = "[...] and {a,b} are not supported (they would be matched literally)"
+    elif any("**" in part and part != "**" for part in parts):
+        why = "** must be a whole path component (src/**/x.py)"
+    elif ".." in parts or "." in parts[:-1] or (pattern.startswith("./")):
+        why = "paths are matched relative to the workspace, without . or .. components"
+    elif "\\" in pattern or "\x00" in pattern:
+        why = "backslashes and NUL never appear in a matched path"
+    if why:
+        raise UsageError(f"{where}: path: {pattern!r} is not a valid glob: {why}")
+
+
+def _rule(item: Any, where: str, tools: frozenset[str] | None = None) -> Rule:
     if not isinstance(item, Mapping):
         raise UsageError(f"{where}: expected a mapping with decision and matchers")
     _check_keys(item, _RULE_KEYS, where)
@@ -556,6 +608,12 @@ def _rule(item: Any, where: str) -> Rule:
             raise UsageError(f"{where}: command: {exc}") from exc
         if not argv:
             raise UsageError(f"{where}: command: empty")
+    tool = _opt_str(item, "tool")
+    if tool is not None and tools is not None:
+        _check_tool(tool, tools, where)
+    path = _opt_str(item, "path")
+    if path is not None:
+        _check_path_glob(path, where)
     label = f"{where}: {item['reason']}" if item.get("reason") else where
     return Rule(decision, _opt_str(item, "tool"), _opt_str(item, "path"), argv,
                 _opt_str(item, "server"), risk, bool(item.get("idempotent", False)), label)
