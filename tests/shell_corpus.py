@@ -160,7 +160,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("echo a | xargs", "allow", "read", R),
     # read-only in intent, but asked by design (counted in the over-blocking rate)
     ("find . -name '*.py' | xargs grep -n foo", "ask", "read", R),
-    ("for f in src/*.py; do wc -l \"$f\"; done", "ask", "read", R),
+    ("for f in src/*.py; do wc -l \"$f\"; done", "allow", "read", R),
     ("# only a comment", "allow", "read", "comment"),
     # --- wrappers around destructive commands
     ("timeout 5 rm -rf /", "deny", "destructive", D),
@@ -324,7 +324,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("perl -pi -e 's/a/b/' README.md", "ask", "exec", "interpreter"),
     ("python script.py", "ask", "exec", "interpreter"),
     ("python -m pytest", "ask", "exec", "interpreter"),
-    ("python - <<EOF\nprint(1)\nEOF", "ask", "exec", "interpreter"),
+    ("python - <<EOF\nprint(1)\nEOF", "deny", "exec", "interpreter"),
     ("uv run pytest", "ask", "exec", "exec"),
     ("npm test", "ask", "exec", "exec"),
     ("npm run build", "ask", "exec", "exec"),

@@ -157,7 +157,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     if code:
         e.add("exec", f"{name} {code[0]} runs inline code")
         return
-    if o.positionals and o.positionals[0].value != "-":
+    if o.positionals and o.positionals[0].value not in ("-", "/dev/stdin"):
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
         if o.positionals[0].dynamic == "subst":
             e.at_least("deny", f"{name} runs a script produced at run time")

@@ -116,11 +116,17 @@ def classify_command(command: str, workspace: Path, env: Mapping[str, str] | Non
     return walker.verdict()
 
 
-def check_shell_json(command: str, workspace: Path,
-                     env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | None = None,
+                     approval: str = "policy") -> dict[str, Any]:
     """The JSON object printed by ``engine policy check-shell`` (any string, never raises on
-    its content: strings are made printable)."""
-    return printable(classify_command(command, workspace, env).to_json())
+    its content: strings are made printable). Under ``approval="auto"`` a command whose
+    program cannot be named is ``deny`` (``ask`` would run it unseen)."""
+    verdict = classify_command(command, workspace, env)
+    out = verdict.to_json()
+    if approval == "auto" and verdict.unnamed and out["decision"] == "ask":
+        out["decision"] = "deny"
+        out["reason"] = f"{out['reason']} (the program cannot be named before it runs)"
+    return printable(out)
 
 
 def strictest(*decisions: str) -> Decision:
@@ -163,6 +169,8 @@ class _Walker:
     """Functions whose body starts copies of themselves in a pipeline or the background."""
     tainted: set[str] = field(default_factory=set)
     taint_all: bool = False
+    loops: dict[str, list[str]] = field(default_factory=dict)
+    """Loop variables over a static list (``for f in src/*.py``): the words they take."""
     known: dict[str, list[str]] = field(default_factory=dict)
     """Values assigned to variables by the lines walked so far, when they decode statically."""
     unknown: set[str] = field(default_factory=set)
@@ -270,6 +278,26 @@ class _Walker:
         argv = [Word.of(x) for w in words for x in expand_braces(w)]
         self._simple(argv, ctx, floor_reasons=["a command the parser cannot read"])
 
+    def _for(self, node: Node, ctx: _Ctx) -> None:
+        """``for f in a b src/*.py``: ``$f`` is one of the listed words, each judged."""
+        var = node.child_by_field_name("variable")
+        values = node.children_by_field_name("value")
+        if var is not None and values:
+            words: list[str] | None = []
+            for v in values:
+                found = self._static(v, ctx)
+                if found is None or words is None:
+                    words = None
+                    break
+                words.extend(found)
+            name = _text(var, ctx)
+            if words is not None and words and all(
+                    not any(c in w for c in "{},") for w in words):
+                self.loops[name] = words[:64]
+            else:
+                self.unknown.add(name)
+        self._children(node, ctx)
+
     def _group(self, node: Node, ctx: _Ctx) -> None:
         """``{ cmd; }`` is a group; ``{}`` or ``{x}`` is a word bash runs as a program, which
         the grammar reads as an (empty) group."""
@@ -350,6 +378,8 @@ class _Walker:
             op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
             if op == "<" and dest is not None and dest.type == "process_substitution":
                 return Word(None, _text(dest, ctx), "subst")
+            if op == "<" and dest is not None:
+                return Word(None, _text(dest, ctx), "other")  # a file: not shown
         return None
 
     def _assignment(self, node: Node, ctx: _Ctx) -> None:
@@ -494,7 +524,24 @@ class _Walker:
             return None if var is None else self._static_variable(_text(var, ctx))
         if t == "command_substitution":
             return self._static_output(node, ctx)
+        if t == "expansion":
+            return self._static_default(_text(node, ctx))
         return None
+
+    def _static_default(self, text: str) -> list[str] | None:
+        """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``: the value or the alternative word."""
+        m = re.fullmatch(r"\$\{([A-Za-z_]\w*)(:?[-=+])([^$`'\"\\{}]*)\}", text)
+        if m is None:
+            return None
+        value = self._static_variable(m.group(1))
+        alt = m.group(3)
+        if m.group(2).endswith("+"):
+            return None if value is None else [alt if any(value) else ""]
+        if value is None:
+            unset = m.group(1) not in self.env and m.group(1) not in self.tainted and \
+                m.group(1) not in self.known and not self.taint_all
+            return [alt] if unset else None
+        return [v if v or m.group(2)[0] != ":" else alt for v in value]
 
     def _static_parts(self, node: Node, ctx: _Ctx) -> list[str] | None:
         out = [""]
@@ -521,6 +568,8 @@ class _Walker:
             return None
         if name in self.known:
             return self.known[name]
+        if name in self.loops:
+            return self.loops[name]
         if name in self.tainted:
             return None
         value = self.env.get(name)
@@ -587,7 +636,8 @@ class _Walker:
     def _stdin(self, e: Effect, ctx: _Ctx) -> None:
         """Code a shell or interpreter reads on standard input: shown, or refused."""
         unknown = ctx.stdin is not None and ctx.stdin.value is None
-        if e.stdin_code and (ctx.piped or unknown):
+        fed_code = e.stdin_code == "interpreter" and ctx.stdin is not None
+        if e.stdin_code and (ctx.piped or unknown or fed_code):
             e.at_least("deny", "feeds a shell or interpreter code the preview cannot show "
                                "(a pipe, a download, a decoder or an expansion)")
         elif e.stdin_code == "shell" and ctx.stdin is not None:
@@ -663,6 +713,8 @@ class _Walker:
         return decision, reasons
 
     def _judge_word(self, w: Word, for_write: bool) -> tuple[Decision, str]:
+        if w.value is None and w.dynamic == "subst" and w.text.startswith(("<(", ">(")):
+            return "allow", ""  # a pipe to or from a command judged on its own
         if w.value is None:
             if w.unset:
                 return ("deny" if for_write else "ask",
@@ -776,7 +828,8 @@ class _Walker:
                 unset = unset or w.unset
             else:
                 out.append(w.value)
-            expandable = expandable or (w.expandable and not quoted)
+            expandable = expandable or (w.expandable and (
+                not quoted or child.type in ("simple_expansion", "expansion")))
         out.append(src[pos:node.end_byte].decode("utf-8", "surrogateescape"))
         text = _text(node, ctx)
         value = "".join(out)
@@ -789,6 +842,11 @@ class _Walker:
     def _variable(self, name: str, text: str, special: bool) -> Word:
         if special or name.isdigit() or name == INPUT_VAR:
             return Word(None, text, "var")
+        if name in self.loops and name not in self.unknown and name not in self.known \
+                and not self.taint_all:
+            values = self.loops[name]
+            joined = values[0] if len(values) == 1 else "{" + ",".join(values) + "}"
+            return Word(joined, text, "", False, True)
         if self.taint_all or name in self.tainted:
             return Word(None, text, "var")
         value = self.env.get(name)
@@ -816,6 +874,7 @@ _HANDLERS = {
     "process_substitution": _Walker._substitution,
     "comment": _Walker._comment,
     "compound_statement": _Walker._group,
+    "for_statement": _Walker._for,
 }
 
 
