@@ -159,7 +159,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("for f in a b c; do echo $f; done", "allow", "read", R),
     ("echo a | xargs", "allow", "read", R),
     # read-only in intent, but asked by design (counted in the over-blocking rate)
-    ("find . -name '*.py' | xargs grep -n foo", "ask", "read", R),
+    ("find . -name '*.py' | xargs grep -n foo", "allow", "read", R),
     ("for f in src/*.py; do wc -l \"$f\"; done", "allow", "read", R),
     ("# only a comment", "allow", "read", "comment"),
     # --- wrappers around destructive commands
@@ -239,7 +239,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("find . -ok rm {} \\;", "deny", "destructive", "find -exec"),
     ("find . -name x -fprint list.txt", "ask", "write", "find -fprint"),
     ("find . -name x -fprint /tmp/list.txt", "deny", "write", "find -fprint"),
-    ("ls | xargs cat", "ask", "read", "xargs"),
+    ("ls | xargs cat", "allow", "read", "xargs"),
     ("fd -e py -x rm {}", "deny", "destructive", "fd -x"),
     # --- git
     ("git reset --hard", "deny", "destructive", D),

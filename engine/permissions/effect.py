@@ -153,6 +153,8 @@ def reader(short_values: str = "", long_values: tuple[str, ...] = (), *,
         o = parse_opts(args, short_values, longs)
         skip = 0 if pattern_opts and o.has(*pattern_opts) else skip_first
         e.reads.extend(o.positionals[skip:])
+        e.reads.extend(Word.of(w.value[1:]) for w in o.positionals[skip:]
+                       if w.value and w.value.startswith("@") and len(w.value) > 1)
         for name in read_opts:
             w = o.get(name)
             if w is not None:
@@ -168,6 +170,22 @@ def _long_paths(e: Effect, o: Opts) -> None:
         if name.startswith("--") and w is not None and w.value and (
                 "/" in w.value or w.value.startswith("~")):
             e.reads.append(w)
+
+
+def path_args(risk: Risk = "read", reason: str = "") -> Rule:
+    """A program whose options may name files to read (``neofetch --ascii FILE``): every
+    argument that looks like a path (has a ``/`` or starts with ``~``) is judged as a read."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        e.add(risk, reason)
+        for w in args:
+            v = w.value
+            if v is None or "/" in v.partition("=")[2] or (not v.startswith("-") and (
+                    "/" in v or v.startswith("~"))):
+                e.reads.append(Word.of(v.partition("=")[2]) if v and v.startswith("-")
+                               else w)
+
+    return rule
 
 
 def plain(risk: Risk = "read", reason: str = "") -> Rule:

@@ -148,7 +148,7 @@ PLAIN_READ = frozenset({
     "readarray", "export", "env", "nice", "nohup", "builtin", "exec", "time", "setsid",
     "timeout", "stdbuf", "ionice", "taskset", "chrt", "unbuffer", "caffeinate", "man", "info",
     "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
-    "pidof", "lsof", "ss", "netstat", "numfmt", "cowsay", "fortune", "neofetch", "disown", "fg",
+    "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg",
     "bg", "compgen", "complete",
 })
 """Programs that neither read named files nor change anything."""

@@ -20,6 +20,7 @@ from engine.permissions.effect import (
     Effect,
     Rule,
     is_dangerous_variable,
+    path_args,
     plain,
     program_name,
     reader,
@@ -188,6 +189,9 @@ def _register_rules() -> dict[str, Rule]:
         rules[name] = plain("network", f"{name} uses the network")
     for name, values in SIMPLE_READERS.items():
         rules[name] = reader(values)
+    for name in ("cowsay", "cowthink", "fortune", "neofetch", "fastfetch", "figlet", "toilet",
+                 "lolcat", "info", "tldr"):
+        rules[name] = path_args()
     for module in (sh, g, f, n, c, infra):
         rules.update(module.RULES)
     return rules

@@ -171,9 +171,6 @@ def _make(e: Effect, args: list[Word]) -> None:
         makefile_code(e, "make --eval", code)
     if any(w.value in ("-", "/dev/stdin") for w in o.all("-f", "--file", "--makefile")):
         e.stdin_reader = lambda eff, text: makefile_code(eff, "make -f -", text)
-    if o.has("-n", "--dry-run", "--just-print", "--recon", "-p", "--print-data-base",
-             "-q", "--question") and not o.has("--eval", "-E"):
-        e.risk = "read" if not o.has("-p", "--print-data-base") else e.risk
 
 
 def _cmake(e: Effect, args: list[Word]) -> None:

@@ -127,6 +127,9 @@ def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
         e.writes.append(o.positionals[-1])
     if sub == "diff" and o.has("--no-index"):
         e.reads.extend(o.positionals)
+    elif sub == "diff":  # a path outside the repository makes it a --no-index diff
+        e.reads.extend(w for w in o.positionals
+                       if w.value is None or w.value.startswith(("/", "~", "../")))
 
 
 def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
@@ -302,6 +305,12 @@ def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
     return rule
 
 
+def _git_reflog(e: Effect, args: list[Word]) -> None:
+    first = args[0].value if args else ""
+    if first in ("expire", "delete", None):
+        e.add("destructive", "git reflog expire/delete drops the history of refs")
+
+
 GIT_SUBCOMMANDS: dict[str, Rule] = {
     "branch": _git_listing(("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy",
                             "-u", "--set-upstream-to", "--unset-upstream", "-f", "--force"),
@@ -317,8 +326,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "clean": _git_clean,
     "push": _git_push,
     "rebase": _git_rebase,
-    "reflog": _git_sub(("", "show", "exists"), "destructive",
-                       "git reflog expire/delete drops the history of refs"),
+    "reflog": _git_reflog,
     "checkout": _git_checkout, "restore": _git_restore, "switch": _git_switch, "gc": _git_gc,
     "prune": lambda e, args: e.add(
         "read" if any(a.value in ("-n", "--dry-run") for a in args) else "destructive",

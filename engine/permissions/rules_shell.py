@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 
 from engine.permissions import programs as p
 from engine.permissions.effect import (
@@ -16,6 +15,7 @@ from engine.permissions.effect import (
     prog,
     program_name,
 )
+from engine.permissions.rules_files import listed_dirs
 from engine.permissions.rules_network import pip_rule
 from engine.permissions.words import INPUT_CODE, Word, code_of, with_input
 
@@ -224,6 +224,8 @@ def _man(e: Effect, args: list[Word]) -> None:
         e.add("exec", "man option runs a program")
     if o.has("-l", "--local-file"):
         e.reads.extend(o.positionals)
+    else:  # a page name with a slash is a file man reads
+        e.reads.extend(w for w in o.positionals if w.value is None or "/" in w.value)
 
 
 def _find(e: Effect, args: list[Word]) -> None:
@@ -269,15 +271,13 @@ def _found(w: Word, start: Word) -> Word:
     """``{}`` in ``find -exec`` stands for a file under the starting point.
 
     Alone it is the starting point (a path judged like it); inside a longer word (shell code
-    for ``sh -c``) it is a quoted path under it, never nothing.
+    for ``sh -c``) it is text known only at run time (a file name can be code), never nothing.
     """
     if w.value is None or "{}" not in w.value:
         return w
-    if start.value is None:
+    if start.value is None or w.value != "{}":
         return with_input(w, "{}")
-    if w.value == "{}":
-        return Word(start.value, w.text)
-    return Word(w.value.replace("{}", shlex.quote(start.value.rstrip("/") + "/found")), w.text)
+    return Word(start.value, w.text)
 
 
 def _fd(e: Effect, args: list[Word]) -> None:
@@ -293,27 +293,35 @@ def _fd(e: Effect, args: list[Word]) -> None:
     if cut < len(args):
         rest = args[cut + 1:]
         end = next((k for k, a in enumerate(rest) if a.value == ";"), len(rest))
-        e.nested.append((f"fd {args[cut].value}", _with_placeholders(rest[:end], _FD_SLOTS)))
+        dirs = listed_dirs([e.argv[0], *args[:cut]]) or []
+        e.nested.append((f"fd {args[cut].value}",
+                         _with_placeholders(rest[:end], _FD_SLOTS, dirs)))
 
 
 _FD_SLOTS = re.compile(r"\{(?:/|//|\.|/\.)?\}")
 _PARALLEL_SLOTS = re.compile(r"\{(?:\d+|/|//|\.|/\.|#|%|\d*[/.]+)?\}")
 
 
-def _with_placeholders(words: list[Word], slots: re.Pattern[str]) -> list[Word]:
-    """Replace strings (``{}``, ``{.}``...) become data known at run time; with none, the
-    program appends the input as a last argument."""
+def _with_placeholders(words: list[Word], slots: re.Pattern[str],
+                       dirs: list[str] | None = None) -> list[Word]:
+    """Replace strings (``{}``, ``{.}``...) become data known at run time (or a path under
+    ``dirs`` when the input lists paths there); with none, the input is appended."""
+    found_path = f"{dirs[0].rstrip('/') or '.'}/found" if dirs and len(dirs) == 1 else None
     out: list[Word] = []
     found = False
     for w in words:
         if w.value is not None and slots.search(w.value):
             found = True
+            if found_path is not None and slots.fullmatch(w.value):
+                out.append(Word(found_path, w.text))
+                continue
             marked = slots.sub("\x00", w.value)
             out.append(with_input(Word(marked, w.text), "\x00"))
         else:
             out.append(w)
     if not found:
-        out.append(Word(None, "<argument from input>", "other"))
+        out.append(Word.of(found_path) if found_path is not None
+                   else Word(None, "<argument from input>", "other"))
     return out
 
 

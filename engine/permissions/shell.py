@@ -33,7 +33,15 @@ from engine.permissions.effect import Effect, is_dangerous_variable, program_nam
 from engine.permissions.expansion import echo_output, printf_output
 from engine.permissions.paths import Root, judge_literal
 from engine.permissions.rules import RULES, analyze, capability
-from engine.permissions.words import INPUT_VAR, Word, code_of, expand_braces, printable
+from engine.permissions.rules_files import listed_dirs
+from engine.permissions.words import (
+    INPUT_CODE,
+    INPUT_VAR,
+    Word,
+    code_of,
+    expand_braces,
+    printable,
+)
 from engine.tooling.spec import Risk, max_risk
 
 logger = logging.getLogger(__name__)
@@ -149,6 +157,8 @@ class _Ctx:
     """Standard input is this here-doc or here-string."""
     truncate: bool = False
     """The redirections belong to a command that writes nothing: ``>`` empties the file."""
+    listed: tuple[str, ...] = ()
+    """Standard input is a listing of paths under these directories (``find . | xargs``)."""
 
 
 @dataclass(slots=True)
@@ -320,7 +330,21 @@ class _Walker:
     def _pipeline(self, node: Node, ctx: _Ctx) -> None:
         stages = [c for c in node.named_children if c.type != "comment"]
         for i, child in enumerate(stages):
-            self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, stdin=None))
+            listed = self._listing(stages[i - 1], ctx) if i > 0 else ()
+            self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, stdin=None,
+                                       listed=listed))
+
+    def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
+        """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
+        if node.type != "command" or any(c.type.endswith("redirect")
+                                         for c in node.named_children):
+            return ()
+        name = node.child_by_field_name("name")
+        if name is None:
+            return ()
+        argv = [self._word(name, ctx)] + [self._word(a, ctx)
+                                          for a in node.children_by_field_name("argument")]
+        return tuple(listed_dirs(argv) or ())
 
     def _function(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
@@ -484,9 +508,11 @@ class _Walker:
         reasons = []
         if "$'" in text and "\\" in text:
             reasons.append("command name hidden in a $'...' escape")
-        if word.value is not None and not word.expandable and not _IFS.search(text):
+        subst = _has_type(node, ("command_substitution",))
+        if word.value is not None and not word.expandable and not _IFS.search(text) \
+                and not subst:
             return [[word]], reasons
-        if word.value is not None and word.expandable:
+        if word.value is not None and word.expandable and not subst:
             return self._expanded_name(word), ["the command name is expanded by the shell"]
         cands = self._static(node, ctx)
         if cands is None:
@@ -615,7 +641,9 @@ class _Walker:
         for how, code in e.scripts:
             self._script(how, code, ctx)
         for how, nested in e.nested:
-            self._simple(nested, replace(ctx, via=how, piped=False, stdin=None))
+            if how == "xargs" and ctx.listed:
+                nested = [_fed(w, ctx.listed) for w in nested]
+            self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
 
     def _defined_names(self, e: Effect) -> None:
         """Calls of functions and aliases this command defines, and aliases it defines."""
@@ -782,7 +810,11 @@ class _Walker:
                         if c.type in ("variable_name", "special_variable_name")), None)
             return self._variable(_text(var, ctx) if var is not None else "", text,
                                   var is not None and var.type == "special_variable_name")
-        if t in ("command_substitution", "process_substitution"):
+        if t == "command_substitution":
+            inner = [c for c in node.named_children if c.type != "comment"]
+            dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
+            return _paths_under(dirs, text) if dirs else Word(None, text, "subst")
+        if t == "process_substitution":
             return Word(None, text, "subst")
         return Word(None, text, "other")
 
@@ -876,6 +908,21 @@ _HANDLERS = {
     "compound_statement": _Walker._group,
     "for_statement": _Walker._for,
 }
+
+
+def _paths_under(dirs: Sequence[str], text: str) -> Word:
+    """Any path a listing of ``dirs`` prints: each ``DIR/found`` is judged."""
+    paths = [f"{d.rstrip('/') or '.'}/found" for d in dirs]
+    value = paths[0] if len(paths) == 1 else "{" + ",".join(paths) + "}"
+    return Word(value, text, "", False, len(paths) > 1)
+
+
+def _fed(w: Word, dirs: Sequence[str]) -> Word:
+    """An ``xargs`` argument that is one path read from a listing of ``dirs``. Input pasted
+    into a longer word (shell code for ``sh -c``) stays unknown: a file name can be code."""
+    if w.value is None and w.text in ("<arguments from input>", INPUT_CODE):
+        return _paths_under(dirs, w.text)
+    return w
 
 
 def _glob(pattern: str, root: str | None) -> list[str]:
