@@ -229,7 +229,7 @@ class Decision:
     in every other mode, whatever the policy or an "always" answer says)."""
 
     def to_dict(self) -> dict[str, Any]:
-        d = {"decision": self.decision, "risk": self.risk, "reason": self.reason,
+        d: dict[str, Any] = {"decision": self.decision, "risk": self.risk, "reason": self.reason,
              "rule": self.rule, "preview": self.preview, "capability": self.capability}
         if self.unnamed:
             d["unnamed"] = True

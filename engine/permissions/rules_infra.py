@@ -37,22 +37,38 @@ def _sql_stdin(how: str) -> Callable[[Effect, Word], None]:
     return lambda e, text: apply_sql(e, how, text)
 
 
+_SQLITE_VALUES = frozenset({"-cmd", "-separator", "-nullvalue", "-newline", "-init", "-vfs",
+                            "-lookaside", "-pagecache", "-mmap", "-maxsize", "-heap"})
+
+
 def _sqlite3(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "", frozenset({"-cmd", "-separator", "-nullvalue", "-newline",
-                                        "-init", "-vfs", "-lookaside", "-pagecache",
-                                        "-mmap", "-maxsize", "-heap"}))
-    pos = o.positionals
-    for code in o.all("-cmd"):
+    """``sqlite3 [-opt ...] DB [SQL ...]``; options are single-dash words (``-cmd SQL``)."""
+    pos: list[Word] = []
+    cmds: list[Word] = []
+    i = 0
+    while i < len(args):
+        v = (args[i].value or "").lstrip("-")
+        if args[i].value is not None and args[i].value.startswith("-") and \
+                f"-{v}" in _SQLITE_VALUES and i + 1 < len(args):
+            if v == "cmd":
+                cmds.append(args[i + 1])
+            elif v == "init":
+                e.add("exec", "sqlite3 -init runs commands from a file")
+                e.reads.append(args[i + 1])
+            i += 2
+            continue
+        if args[i].value is None or not args[i].value.startswith("-"):
+            pos.append(args[i])
+        i += 1
+    for code in cmds:
         apply_sql(e, "sqlite3 -cmd", code)
-    e.reads.extend(o.all("-init"))
-    if o.has("-init"):
-        e.add("exec", "sqlite3 -init runs commands from a file")
+    has_cmd = bool(cmds)
     if pos:
         db = pos[0]
         sql = pos[1:]
         for code in sql:
             apply_sql(e, "sqlite3", code)
-        if not sql and not o.has("-cmd"):
+        if not sql and not has_cmd:
             e.add("exec", "sqlite3 runs the statements it reads")
             e.stdin_reader = _sql_stdin("sqlite3 <<")
         (e.writes if e.risk not in ("read",) else e.reads).append(db)
@@ -184,7 +200,7 @@ def _verbs(name: str, destroy: frozenset[str], read: frozenset[str],
         o = parse_opts(args, "", stop_at_positional=False)
         words = [w.value or "" for w in o.positionals]
         pair = " ".join(words[:2])
-        flags = {k for k in o.flags}
+        flags = {(w.value or "").split("=")[0] for w in args}
         if (words and words[0] in destroy) or pair in destroy or flags & destroy_flags:
             e.add("destructive", f"{name} {pair or words[0]} tears down infrastructure")
         elif (words and words[0] in read) or pair in read or not words:

@@ -508,7 +508,7 @@ class _Walker:
         reasons = []
         if "$'" in text and "\\" in text:
             reasons.append("command name hidden in a $'...' escape")
-        subst = _has_type(node, ("command_substitution",))
+        subst = _has_type(node, ("command_substitution", "simple_expansion", "expansion"))
         if word.value is not None and not word.expandable and not _IFS.search(text) \
                 and not subst:
             return [[word]], reasons
@@ -670,6 +670,8 @@ class _Walker:
                                "(a pipe, a download, a decoder or an expansion)")
         elif e.stdin_code == "shell" and ctx.stdin is not None:
             e.scripts.append((f"{e.argv[0].shown} <<", ctx.stdin))
+            if e.wrappers == [] and e.risk == "exec" and len(e.reasons) == 1:
+                e.risk, e.reasons = "read", []  # judged by the code it shows, like bash -c
         elif e.stdin_reader is not None and ctx.stdin is not None:
             e.stdin_reader(e, ctx.stdin)
         elif e.stdin_reader is not None and ctx.piped:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from engine.tooling.spec import Risk, max_risk
 
-_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
+_COMMENT = re.compile(r"('(?:''|[^'])*')|--[^\n]*|/\*.*?\*/", re.S)
 _TRUE_WHERE = re.compile(r"^\s*\(?\s*(?:1\s*=\s*1|true|1|'(\w*)'\s*=\s*'\1'|not\s+false|"
                          r"\w+\s+is\s+not\s+null\s*or\s+\w+\s+is\s+null)\s*\)?\s*;?\s*$", re.I)
 _READ_FIRST = frozenset({"select", "with", "explain", "show", "describe", "desc", "values",
@@ -66,12 +66,15 @@ def _client_lines(text: str) -> list[str]:
             parts.append(stripped)
             continue
         buf.append(line)
-    parts.extend(_split_statements(_COMMENT.sub(" ", "\n".join(buf))))
+    sql = _COMMENT.sub(lambda m: m.group(1) or " ", "\n".join(buf))
+    parts.extend(_split_statements(sql))
     return [p for p in parts if p.strip()]
 
 
 def _split_statements(sql: str) -> list[str]:
-    out, cur, quote = [], [], ""
+    out: list[str] = []
+    cur: list[str] = []
+    quote = ""
     for ch in sql:
         if quote:
             quote = "" if ch == quote else quote
