@@ -622,7 +622,8 @@ class _Walker:
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = ()) -> None:
         e = analyze(argv)
-        if e.argv and not program_name(e.argv[0]) and e.argv[0].value is None:
+        if e.argv and (e.argv[0].text == LISTED or (
+                not program_name(e.argv[0]) and e.argv[0].value is None)):
             self.unnamed.append(f"the program {e.argv[0].text} is only known at run time")
         for var in assigned:
             if is_dangerous_variable(var):
@@ -692,7 +693,7 @@ class _Walker:
         return False
 
     def _script(self, how: str, code: Word, ctx: _Ctx) -> None:
-        text = code_of(code)
+        text = code_of(code) if code.text != LISTED else None
         if text is not None:
             self.run(text, how, ctx.depth + 1)
         elif code.dynamic == "subst":
@@ -815,7 +816,7 @@ class _Walker:
         if t == "command_substitution":
             inner = [c for c in node.named_children if c.type != "comment"]
             dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
-            return _paths_under(dirs, text) if dirs else Word(None, text, "subst")
+            return _paths_under(dirs) if dirs else Word(None, text, "subst")
         if t == "process_substitution":
             return Word(None, text, "subst")
         return Word(None, text, "other")
@@ -912,18 +913,23 @@ _HANDLERS = {
 }
 
 
-def _paths_under(dirs: Sequence[str], text: str) -> Word:
+LISTED = "<a path from a listing>"
+"""The text of a word read from a listing: a path as an argument, unknown as code or program
+(a file name can be any text)."""
+
+
+def _paths_under(dirs: Sequence[str]) -> Word:
     """Any path a listing of ``dirs`` prints: each ``DIR/found`` is judged."""
     paths = [f"{d.rstrip('/') or '.'}/found" for d in dirs]
     value = paths[0] if len(paths) == 1 else "{" + ",".join(paths) + "}"
-    return Word(value, text, "", False, len(paths) > 1)
+    return Word(value, LISTED, "", False, len(paths) > 1)
 
 
 def _fed(w: Word, dirs: Sequence[str]) -> Word:
     """An ``xargs`` argument that is one path read from a listing of ``dirs``. Input pasted
     into a longer word (shell code for ``sh -c``) stays unknown: a file name can be code."""
     if w.value is None and w.text in ("<arguments from input>", INPUT_CODE):
-        return _paths_under(dirs, w.text)
+        return _paths_under(dirs)
     return w
 
 
