@@ -848,7 +848,7 @@ class _Walker:
         out: list[str] = []
         pos = node.start_byte
         dynamic = ""
-        unset = expandable = False
+        unset = expandable = listed = False
         quoted = node.type != "concatenation"
         for i, child in enumerate(node.children):
             out.append(src[pos:child.start_byte].decode("utf-8", "surrogateescape"))
@@ -858,6 +858,7 @@ class _Walker:
                     out.append(_text(child, ctx))
                 continue
             w = self._word(child, ctx, at_start=i == 0 and not quoted)
+            listed = listed or w.text == LISTED
             if w.value is None:
                 dynamic = dynamic or w.dynamic or "other"
                 unset = unset or w.unset
@@ -872,7 +873,7 @@ class _Walker:
             return Word(None, text, dynamic, unset)  # type: ignore[arg-type]
         if not quoted and "{" in value and ("," in value or ".." in value):
             expandable = True
-        return Word(value, text, "", False, expandable)
+        return Word(value, LISTED if listed else text, "", False, expandable)
 
     def _variable(self, name: str, text: str, special: bool) -> Word:
         if special or name.isdigit() or name == INPUT_VAR:
