@@ -80,7 +80,7 @@ WRAPPERS: dict[str, Wrapper] = {
                       write_options=_fs("-o")),
     "valgrind": Wrapper(risk="exec", why="under a debugger"),
     "sshpass": Wrapper("pfdP", risk="network", why="with a stored password"),
-    "setarch": Wrapper(positionals=1),
+    "setarch": Wrapper(positionals=1, alone="shell"),
     "linux32": Wrapper(), "linux64": Wrapper(),
     "unshare": Wrapper("", _fs("--mount-proc", "--map-user", "--map-group", "--setgroups",
                                 "--propagation", "--root", "--wd"), risk="exec",
@@ -152,6 +152,14 @@ PLAIN_READ = frozenset({
     "bg", "compgen", "complete",
 })
 """Programs that neither read named files nor change anything."""
+READS_PATH_ARGUMENTS = frozenset({
+    "ps", "free", "uptime", "lscpu", "lsblk", "lsusb", "lspci", "who", "w", "groups",
+    "logname", "dirs", "sync", "vmstat", "iostat", "mpstat", "sar", "lsof", "ss", "netstat",
+    "cowsay", "cowthink", "fortune", "neofetch", "fastfetch", "figlet", "toilet", "lolcat",
+    "info", "tldr",
+})
+"""Programs whose options can name a file they read (``ss -F FILE``, ``who FILE``): any
+argument that looks like a path is judged as a read."""
 
 SUBCOMMAND_PROGRAMS = frozenset({
     "git", "npm", "yarn", "pnpm", "bun", "pip", "pipx", "uv", "cargo", "go", "docker", "podman",

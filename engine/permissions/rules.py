@@ -20,6 +20,7 @@ from engine.permissions.effect import (
     Effect,
     Rule,
     is_dangerous_variable,
+    parse_opts,
     path_args,
     plain,
     program_name,
@@ -149,6 +150,19 @@ def _unknown(e: Effect, name: str) -> None:
                 return
 
 
+def _history(e: Effect, args: list[Word]) -> None:
+    """``history -r FILE`` reads a file into the history, ``-w``/``-a`` write one."""
+    o = parse_opts(args, "d")
+    files = [w for w in o.positionals if not (w.value or "").isdigit()]
+    if o.has("-w", "-a"):
+        e.writes.extend(files or [Word(None, "$HISTFILE", "var")])
+        e.add("write", "history -w/-a writes the history file")
+    elif o.has("-r", "-n"):
+        e.reads.extend(files or [Word(None, "$HISTFILE", "var")])
+    elif o.has("-s", "-c", "-d"):
+        e.add("exec", "history -s/-c/-d changes the shell history")
+
+
 def capability(argv: list[Word]) -> str:
     """The scoped key an "always allow" answer grants: program and subcommand, not the string."""
     if not argv:
@@ -189,9 +203,12 @@ def _register_rules() -> dict[str, Rule]:
         rules[name] = plain("network", f"{name} uses the network")
     for name, values in SIMPLE_READERS.items():
         rules[name] = reader(values)
-    for name in ("cowsay", "cowthink", "fortune", "neofetch", "fastfetch", "figlet", "toilet",
-                 "lolcat", "info", "tldr"):
+    for name in p.READS_PATH_ARGUMENTS:
         rules[name] = path_args()
+    rules["history"] = _history
+    rules["file"] = reader("mfFeP", ("--magic-file", "--files-from", "--separator",
+                                      "--exclude", "--parameter"),
+                           read_opts=("-m", "-f", "--magic-file", "--files-from"))
     for module in (sh, g, f, n, c, infra):
         rules.update(module.RULES)
     return rules
