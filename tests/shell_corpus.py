@@ -275,7 +275,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("git add .", "ask", "write", "git"),
     ("git checkout main", "ask", "write", "git"),
     ("git stash", "ask", "write", "git"),
-    ("git branch -D old", "ask", "write", "git"),
+    ("git branch -D old", "deny", "destructive", "git"),
     ("git pull", "ask", "network", "git"),
     ("git fetch origin", "ask", "network", "git"),
     ("git clone https://example.com/r.git", "ask", "network", "git"),
@@ -441,7 +441,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("exec 3> out.txt", "ask", "write", "redirect"),
     ("cat <<EOF > notes.txt\nhello\nEOF", "ask", "write", "redirect"),
     ("cat <<EOF > /etc/cron.d/x\nhello\nEOF", "deny", "write", "redirect"),
-    ("echo x > .git/hooks/pre-commit", "ask", "write", "sensitive"),
+    ("echo x > .git/hooks/pre-commit", "deny", "write", "sensitive"),
     # --- plain writes
     ("touch x.txt", "ask", "write", "write"),
     ("touch .env", "ask", "write", "write"),

@@ -97,8 +97,7 @@ def test_symlink_into_a_sensitive_file_is_sensitive(tree: dict[str, Path]) -> No
     assert (v.inside, v.decision, v.sensitive) == (True, "ask", True)
 
 
-@pytest.mark.parametrize("name", [".env", ".env.local", ".git/config", ".git/hooks/pre-commit",
-                                  "id_rsa", "keys/id_ed25519.pub", "server.pem", "tls.key",
+@pytest.mark.parametrize("name", [".env", ".env.local", ".git/config", "id_rsa", "keys/id_ed25519.pub", "server.pem", "tls.key",
                                   ".ssh/authorized_keys", "sub/.netrc"])
 def test_sensitive_files_ask_to_write_and_may_be_read(tree: dict[str, Path], name: str) -> None:
     ws = tree["ws"]
@@ -248,8 +247,9 @@ def test_tilde_plus_is_the_working_directory_and_tilde_minus_needs_oldpwd(
 
 
 @pytest.mark.parametrize("name", [".bashrc", ".profile", ".zshrc", ".bash_profile", ".envrc",
-                                  ".config/fish/config.fish"])
-def test_shell_startup_files_are_never_written(tree: dict[str, Path], name: str) -> None:
+                                  ".bash_aliases", ".config/fish/config.fish",
+                                  ".git/hooks/pre-commit", ".ssh/rc"])
+def test_shell_startup_files_and_hooks_are_never_written(tree: dict[str, Path], name: str) -> None:
     ws = tree["ws"]
     assert judge_path(name, ws, for_write=True).decision == "deny"
     assert judge_path(name, ws).decision == "allow"

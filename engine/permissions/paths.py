@@ -47,9 +47,11 @@ STARTUP_FILES = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
     ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login",
     ".logout", ".inputrc", ".envrc", "config.fish", "bash.bashrc", "zshrc", "zshenv", "profile",
-    "environment", ".pam_environment", ".xprofile", ".xinitrc", ".xsession",
+    "environment", ".pam_environment", ".xprofile", ".xinitrc", ".xsession", ".bash_aliases",
+    ".bash_functions", ".zsh_aliases", ".aliases",
 })
-"""Files a shell (or login) reads and runs at start: a line written there fires later."""
+"""Files a shell (or login) reads and runs at start: a line written there fires later (git
+hooks, ``~/.ssh/rc`` and fish's function directories are judged the same way)."""
 _STARTUP_SYSTEM = re.compile(r"^/etc/(?:profile\.d/|bash_completion\.d/|zsh/|fish/)")
 _ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/task/\d+)?/(?:root|cwd|fd|"
                     r"map_files|exe)|dev/fd)(?:/|$)")
@@ -149,7 +151,7 @@ def judge_literal(path: str, workspace: Path, *, roots: Sequence[Root] = (),
     target = Path(resolved)
     if for_write and is_startup_file(resolved):
         return PathVerdict(target.is_relative_to(ws), resolved, "deny",
-                           f"write to shell startup file {resolved}: it runs in later shells")
+                           f"write to {resolved}: a shell startup file or hook runs later")
     if for_write:
         links = _outside_links(resolved, ws)
         if links:
@@ -205,8 +207,12 @@ def is_startup_file(resolved: str) -> bool:
         return True
     if name in ("profile", "environment", "zshrc", "zshenv", "bash.bashrc"):
         return resolved.startswith("/etc/")
-    if name == "config.fish":
+    if name == "config.fish" or "/fish/functions/" in resolved or "/fish/conf.d/" in resolved:
         return "/fish/" in resolved
+    if name == "rc" and resolved.endswith("/.ssh/rc"):
+        return True
+    if "/.git/hooks/" in resolved and not name.endswith(".sample"):
+        return True
     return name in STARTUP_FILES
 
 

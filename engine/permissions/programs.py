@@ -25,6 +25,8 @@ class Wrapper:
     """Options after which it runs no command (``command -v``, ``sudo -l``)."""
     script_options: frozenset[str] = frozenset()
     """Options whose value is shell code (``env -S``, ``flock -c``)."""
+    later_options: frozenset[str] = frozenset()
+    """Options that schedule the command to run later (``systemd-run --on-calendar``)."""
     write_options: frozenset[str] = frozenset()
     chdir_options: frozenset[str] = frozenset()
     alone: str | None = None
@@ -92,7 +94,12 @@ WRAPPERS: dict[str, Wrapper] = {
                                        "--uid", "--gid", "--working-directory", "--slice",
                                        "--description", "--on-calendar", "--on-active",
                                        "--on-boot", "--on-unit-active"),
-                           risk="exec", why="as a system service"),
+                           risk="exec", why="as a system service",
+                           later_options=_fs("--on-calendar", "--on-active", "--on-boot",
+                                             "--on-startup", "--on-unit-active",
+                                             "--on-unit-inactive", "--on-clock-change",
+                                             "--on-timezone-change", "--path-property",
+                                             "--timer-property")),
     "chronic": Wrapper(), "catchsegv": Wrapper(), "dbus-run-session": Wrapper(),
     "prlimit": Wrapper("p", _fs("--pid")), "entr": Wrapper(risk="exec", why="on file changes"),
     "sg": Wrapper(positionals=1, risk="exec", why=_PRIV, script_options=_fs("-c")),

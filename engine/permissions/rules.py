@@ -107,6 +107,8 @@ def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Wo
     key = v.split("=", 1)[0] if v.startswith("--") else v[:2]
     if key in spec.no_command:
         return False
+    if key in spec.later_options:
+        e.at_least("deny", f"{name} {key} schedules a command to run later, unseen")
     if key in spec.script_options:
         code = args[i + 1] if "=" not in v and len(v) == 2 and i + 1 < len(args) else None
         if code is None:

@@ -28,10 +28,13 @@ def _sed(e: Effect, args: list[Word]) -> None:
         e.reads.extend(o.all("-f", "--file"))
     elif not scripts and files:
         scripts, files = files[:1], files[1:]
-    in_place = o.has("-i", "-I", "--in-place")
+    in_place = o.has("-i", "-I", "--in-place") or any(
+        (n.startswith("-i") or n.startswith("--in-place")) for n in o.flags)
     (e.writes if in_place else e.reads).extend(files)
     if in_place:
         e.add("write", "sed -i edits files in place")
+        if any(w.value is not None and _DELETE_ALL.match(w.value) for w in scripts):
+            e.add("destructive", "sed -i deletes every line of the files")
     for script in scripts:
         _sed_script(e, script)
 
@@ -185,6 +188,7 @@ class SedScan:
             self.i += 1
 
 
+_DELETE_ALL = re.compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*;?\s*$")
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\|&|@load|\bextension\s*\(")
 _AWK_WRITE = re.compile(r"\bprintf?\b[^;}\n]*>")
 _AWK_READ = re.compile(r"\bgetline\b[^;}\n]*<")

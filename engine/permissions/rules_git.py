@@ -141,6 +141,9 @@ def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
                                             "--format", "--merged", "--no-merged"}))
         if o.has(*exec_opts):
             e.add("exec", "opens an editor")
+        elif "-D" in o.flags or ("-d" in o.flags and o.has("-f", "--force")) or (
+                o.has("--delete") and o.has("-f", "--force")):
+            e.add("destructive", "git branch -D deletes a branch with unmerged work")
         elif o.has(*write_opts) or (o.positionals and not o.has(*list_opts)):
             e.add("write", "creates, moves or deletes refs")
 
@@ -333,7 +336,11 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
         "git prune deletes unreachable objects"),
     "rm": _git_rm,
     "grep": lambda e, args: _git_grep(e, args),
-    "worktree": _git_sub(("list",), "write", "git worktree changes working trees"),
+    "worktree": lambda e, args: (
+        e.add("destructive", "git worktree remove --force discards its changes")
+        if args and args[0].value == "remove" and any(
+            a.value in ("-f", "--force") for a in args) else
+        _git_sub(("list",), "write", "git worktree changes working trees")(e, args)),
     "notes": _git_sub(("", "list", "show"), "write", "git notes changes notes"),
     "submodule": _git_sub(("", "status", "summary"), "network", "git submodule fetches",
                           ("foreach",)),

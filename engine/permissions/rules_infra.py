@@ -133,7 +133,7 @@ def _mongo(e: Effect, args: list[Word]) -> None:
 _DOCKER_READ = frozenset({"ps", "images", "inspect", "logs", "version", "info", "stats", "top",
                           "diff", "history", "events", "port", "search", "ls", "list",
                           "config", "--version", "help", "df", "context"})
-_DOCKER_GONE = frozenset({"rm", "rmi", "prune", "kill", "remove", "delete"})
+_DOCKER_GONE = frozenset({"rm", "rmi", "prune", "kill", "remove", "delete", "reset"})
 _DOCKER_GROUPS = frozenset({"container", "image", "volume", "network", "system", "builder",
                             "buildx", "plugin", "secret", "service", "stack", "node", "swarm",
                             "context", "manifest", "trust", "machine", "pod", "compose"})

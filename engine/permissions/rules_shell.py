@@ -50,11 +50,16 @@ def _first_dynamic(args: list[Word]) -> Word:
     return next((a for a in args if a.value is None), args[0])
 
 
+_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
 def _source(e: Effect, args: list[Word]) -> None:
     e.add("exec", f"{prog(e)} runs a shell script in this shell")
     if args:
         if args[0].dynamic == "subst":
             e.scripts.append((prog(e), args[0]))
+        elif args[0].value in _STDIN_FILES:
+            e.stdin_code = "shell"
         else:
             e.reads.append(args[0])
 
@@ -129,7 +134,7 @@ def _shell(e: Effect, args: list[Word]) -> None:
             return
         e.scripts.append((f"{name} -c", o.positionals[0]))
         return
-    if o.positionals and not o.has("-s"):
+    if o.positionals and not o.has("-s") and o.positionals[0].value not in _STDIN_FILES:
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
         e.reads.append(o.positionals[0])
         if o.positionals[0].dynamic == "subst":
@@ -156,6 +161,9 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     code = [k for k in o.flags if k in p.CODE_OPTIONS]
     if code:
         e.add("exec", f"{name} {code[0]} runs inline code")
+        if any(w.dynamic == "subst" for w in o.all(*code)):
+            e.at_least("deny", f"{name} {code[0]} runs code produced at run time (a download "
+                               "or a decoder)")
         return
     if o.positionals and o.positionals[0].value not in ("-", "/dev/stdin"):
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")

@@ -331,8 +331,9 @@ class _Walker:
         stages = [c for c in node.named_children if c.type != "comment"]
         for i, child in enumerate(stages):
             listed = self._listing(stages[i - 1], ctx) if i > 0 else ()
-            self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, stdin=None,
-                                       listed=listed))
+            printed = self._printed(stages[i - 1], ctx) if i > 0 else None
+            self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, listed=listed,
+                                       stdin=None if printed is None else Word.of(printed)))
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
         """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
@@ -604,9 +605,15 @@ class _Walker:
     def _static_output(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """``$(echo rm)``, ``$(printf '\\x72m')``: the output of a static echo or printf."""
         inner = [c for c in node.named_children if c.type != "comment"]
-        if len(inner) != 1 or inner[0].type != "command":
+        if len(inner) != 1:
             return None
-        cmd = inner[0]
+        out = self._printed(inner[0], ctx)
+        return None if out is None else [out.rstrip("\n")]
+
+    def _printed(self, cmd: Node, ctx: _Ctx) -> str | None:
+        """What a static ``echo``/``printf`` command prints, or None."""
+        if cmd.type != "command":
+            return None
         name = cmd.child_by_field_name("name")
         if name is None or any(c.type.endswith("redirect") or c.type == "variable_assignment"
                                for c in cmd.named_children):
@@ -615,9 +622,10 @@ class _Walker:
         if any(w is None or len(w) != 1 for w in words):
             return None
         argv = [w[0] for w in words if w is not None]
-        out = echo_output(argv[1:]) if argv[0] == "echo" else (
-            printf_output(argv[1:]) if argv[0] == "printf" else None)
-        return None if out is None else [out.rstrip("\n")]
+        if argv[0] == "echo":
+            out = echo_output(argv[1:])
+            return None if out is None else out + "\n"
+        return printf_output(argv[1:]) if argv[0] == "printf" else None
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = ()) -> None:
