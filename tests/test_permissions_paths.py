@@ -97,7 +97,8 @@ def test_symlink_into_a_sensitive_file_is_sensitive(tree: dict[str, Path]) -> No
     assert (v.inside, v.decision, v.sensitive) == (True, "ask", True)
 
 
-@pytest.mark.parametrize("name", [".env", ".env.local", ".git/config", "id_rsa", "keys/id_ed25519.pub", "server.pem", "tls.key",
+@pytest.mark.parametrize("name", [".env", ".env.local", ".git/config", "id_rsa",
+                                  "keys/id_ed25519.pub", "server.pem", "tls.key",
                                   ".ssh/authorized_keys", "sub/.netrc"])
 def test_sensitive_files_ask_to_write_and_may_be_read(tree: dict[str, Path], name: str) -> None:
     ws = tree["ws"]
