@@ -282,6 +282,20 @@ CODE_SLOTS = {
     "su-c": "su -c {q}",
     "trap": "trap {q} EXIT",
     "alias": "alias x={q}",
+    "tmux-new-session": "tmux new-session -d {q}",
+    "screen": "screen -dm sh -c {q}",
+    "socat-system": "socat - SYSTEM:{q}",
+    "command-variable-prefix": "GIT_SSH_COMMAND={q} git fetch",
+    "command-variable-env": "env GIT_EXTERNAL_DIFF={q} git diff",
+    "command-variable-export": "export PAGER={q}; git log",
+    "python-os-system": "python3 -c 'import os; os.system(\"{c}\")'",
+    "python-subprocess-shell": "python3 -c 'import subprocess as s; s.run(\"{c}\", shell=True)'",
+    "node-execsync": "node -e 'require(\"child_process\").execSync(\"{c}\")'",
+    "perl-system": "perl -e 'system(\"{c}\")'",
+    "ruby-backticks": "ruby -e '`{c}`'",
+    "php-shell-exec": "php -r 'shell_exec(\"{c}\");'",
+    "expect-spawn": "expect -c 'spawn {c}'",
+    "awk-variable-system": "awk 'BEGIN {{ c = \"{c}\"; system(c) }}'",
 }
 
 
@@ -367,6 +381,8 @@ def test_sql_with_a_where_or_reading_is_not_denied(workspace: Path, command: str
     ": > README.md", "> README.md", "true > README.md", "cat /dev/null > README.md",
     "cp /dev/null README.md", "mv README.md /dev/null", "chmod -R 000 .", "chown -R x:x ./",
     "chmod -R a-w *", "find . -delete", "sed -i d README.md",
+    "find . -type f -exec chmod 000 {} +", "python3 -c 'import shutil; shutil.rmtree(\"src\")'",
+    "node -e 'fs.rmSync(\"src\")'", "ruby -e 'FileUtils.rm_rf(\"src\")'",
 ])
 def test_deleting_truncating_and_recursive_changes_over_the_workspace_are_destructive(
         workspace: Path, command: str) -> None:
@@ -405,7 +421,9 @@ def test_package_manager_configuration_changes_are_writes(workspace: Path, comma
     assert v.decision == ("allow" if expected == "read" else "ask")
 
 
-@pytest.mark.parametrize("command", ["kill -9 -1", "kill -1", "kill -- -1", "kill -KILL 1",
+@pytest.mark.parametrize("command", ["perl -e 'fork while fork'",
+                                     "python3 -c 'import os\nwhile True: os.fork()'",
+                                     "kill -9 -1", "kill -1", "kill -- -1", "kill -KILL 1",
                                      "pkill -f .", "pkill -9 -u agent", "killall5 -9",
                                      "killall -r '.*'", ":(){ :|:& };:",
                                      "bomb() { bomb | bomb & }; bomb"])

@@ -185,6 +185,13 @@ DANGEROUS_VARS = frozenset({
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "MANOPT", "GREP_OPTIONS", "TERMINAL",
     "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "NPM_CONFIG_REGISTRY", "GEM_HOME",
 })
+COMMAND_VARS = frozenset({
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "GIT_PROXY_COMMAND", "SSH_ASKPASS", "SUDO_ASKPASS",
+    "EDITOR", "VISUAL", "PAGER", "MANPAGER", "BROWSER", "PROMPT_COMMAND", "RSYNC_RSH",
+    "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "TAR_RSH", "CVS_RSH", "DIFFTOOL", "TERMINAL",
+})
+"""Variables whose value programs run as a command: the value is judged as shell code."""
 DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_")
 
 GIT_SAFE_CONFIG_PREFIXES = ("color.", "log.", "advice.", "i18n.", "status.", "blame.",

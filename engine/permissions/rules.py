@@ -76,7 +76,7 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> l
             i += 1
             break
         if name == "env" and "=" in v and not v.startswith("-"):
-            _assignment(e, v.partition("=")[0])
+            _assignment(e, v.partition("=")[0], v.partition("=")[2])
         elif not v.startswith("-") or v == "-":
             if not positionals:
                 break
@@ -131,9 +131,11 @@ def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
     return None
 
 
-def _assignment(e: Effect, name: str) -> None:
+def _assignment(e: Effect, name: str, value: str) -> None:
     if is_dangerous_variable(name):
         e.add("exec", f"setting {name} changes what programs run")
+    if name in p.COMMAND_VARS:
+        e.scripts.append((f"{name}=", Word.of(value.lstrip("|"))))
 
 
 # ---------------------------------------------------------------- generic rules

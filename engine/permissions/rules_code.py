@@ -57,7 +57,7 @@ def _ex_split(line: str) -> list[str]:
 
 def _vim(e: Effect, args: list[Word]) -> None:
     e.add("exec", f"{prog(e)} can write files and run commands")
-    o = parse_opts(args, "cSTuUiwWsrtqoOp", frozenset({"--cmd"}))
+    o = parse_opts(args, "cSTuUiwWrtqoOp", frozenset({"--cmd"}))
     for name, value in o.items:
         if name in ("-c", "--cmd") and value is not None:
             ex_commands(e, f"{prog(e)} {name}", value)
@@ -202,3 +202,68 @@ RULES: dict[str, Rule] = {
     "emacs": _emacs, "emacsclient": _emacs, "gdb": _gdb, "script": _script,
     "make": _make, "gmake": _make, "cmake": _cmake,
 }
+
+
+# ---------------------------------------------------------------- terminal multiplexers, socat
+
+_TMUX_RUNS = frozenset({"new-session", "new", "new-window", "neww", "split-window", "splitw",
+                        "respawn-pane", "respawnp", "respawn-window", "respawnw", "run-shell",
+                        "run", "if-shell", "if", "pipe-pane", "pipep", "display-popup",
+                        "popup"})
+
+
+def _tmux(e: Effect, args: list[Word]) -> None:
+    """``tmux new-session -d 'CMD'``, ``tmux run-shell CMD``: the command is shell code."""
+    e.add("exec", "tmux runs commands in a terminal")
+    o = parse_opts(args, "LSfTc", stop_at_positional=True)
+    if not o.positionals:
+        return
+    sub = o.positionals[0].value or ""
+    rest = args[args.index(o.positionals[0]) + 1:]
+    if sub in ("send-keys", "send"):
+        e.at_least("ask", "tmux send-keys types into another shell")
+        return
+    if sub not in _TMUX_RUNS:
+        return
+    inner = parse_opts(rest, "ceFnstxylf", stop_at_positional=True)
+    if inner.positionals:
+        words = inner.positionals
+        code = words[0] if len(words) == 1 else Word.of(
+            " ".join(w.value or "" for w in words))
+        e.scripts.append((f"tmux {sub}", code))
+
+
+def _screen(e: Effect, args: list[Word]) -> None:
+    """``screen -dm CMD ARGS``: after its options, screen runs a command."""
+    e.add("exec", "screen runs commands in a terminal")
+    i = 0
+    while i < len(args):
+        v = args[i].value or ""
+        if v in ("-S", "-c", "-e", "-h", "-p", "-t", "-T", "-s", "-X", "-Logfile"):
+            if v == "-X" and i + 1 < len(args):
+                e.at_least("ask", "screen -X sends a command to a session")
+            i += 2
+            continue
+        if v.startswith("-"):
+            i += 1
+            continue
+        break
+    if i < len(args):
+        e.nested.append(("screen", args[i:]))
+
+
+def _socat(e: Effect, args: list[Word]) -> None:
+    """``socat ADDR ADDR``: ``EXEC:cmd`` and ``SYSTEM:cmd`` addresses run commands."""
+    e.add("network", "socat connects streams, often over the network")
+    for w in args:
+        v = w.value
+        if v is None:
+            e.at_least("ask", "socat address only known at run time")
+            continue
+        kind, _, rest = v.partition(":")
+        if kind.lower() in ("exec", "system") and rest:
+            code = rest.split(",", 1)[0] if kind.lower() == "exec" else rest.rsplit(",", 1)[0]
+            e.scripts.append((f"socat {kind.upper()}:", Word.of(code)))
+
+
+RULES.update({"tmux": _tmux, "screen": _screen, "socat": _socat})

@@ -220,6 +220,7 @@ _AWK_STRING = r'"((?:\\.|[^"\\])*)"'
 _AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^)]*)\))")
 _AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r"|([^;}\n]*))")
 _AWK_PIPE_FROM = re.compile(_AWK_STRING + r"\s*\|&?\s*getline")
+_AWK_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*" + _AWK_STRING + r"\s*(?=[;}\n])")
 _AWK_PRINTED = re.compile(r"\bprintf?\b\s*\(?\s*" + _AWK_STRING + r"\s*\)?\s*\|(?!\|)")
 _CODE_READERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "python", "python3",
                            "perl", "ruby", "node", "php", "lua", "busybox"})
@@ -227,9 +228,13 @@ _CODE_READERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "python", 
 
 def _awk_commands(e: Effect, text: str) -> None:
     """``system("cmd")``, ``print | "cmd"``, ``"cmd" | getline``: the commands awk runs."""
+    literals = {m.group(1): m.group(2) for m in _AWK_ASSIGN.finditer(text)}
     for m in _AWK_SYSTEM.finditer(text):
+        var = (m.group(2) or "").strip()
         if m.group(1) is not None:
             e.scripts.append(("awk system()", Word.of(_awk_unescape(m.group(1)))))
+        elif var in literals:
+            e.scripts.append(("awk system()", Word.of(_awk_unescape(literals[var]))))
         else:
             e.at_least("ask", "awk system() runs a command built at run time")
     for m in _AWK_PIPE_FROM.finditer(text):

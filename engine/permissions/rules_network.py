@@ -192,7 +192,7 @@ _yarn = subcommands(_F({"list", "info", "why", "help", "config", "bin", "version
                     _F({"run", "test", "start", "build", "exec", "node"}),
                     _F({"publish", "npm", "audit", "outdated"}), bare="install",
                     remove=_F({"remove"}), config=_F({"config"}))
-_bun = subcommands(_F({"pm", "help"}), _F({"add", "install", "i", "remove", "rm", "update",
+_bun = subcommands(_F({"help"}), _F({"add", "install", "i", "remove", "rm", "update",
                                            "link", "unlink", "x", "create"}),
                    _F({"run", "test", "build", "exec"}), _F({"publish"}),
                    remove=_F({"remove", "rm"}))

@@ -15,6 +15,7 @@ from engine.permissions.effect import (
     prog,
     program_name,
 )
+from engine.permissions.inline import inline_code
 from engine.permissions.rules_files import listed_dirs
 from engine.permissions.rules_network import pip_rule
 from engine.permissions.words import INPUT_CODE, Word, code_of, with_input
@@ -161,6 +162,8 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     code = [k for k in o.flags if k in p.CODE_OPTIONS]
     if code:
         e.add("exec", f"{name} {code[0]} runs inline code")
+        for w in o.all(*code):
+            inline_code(e, f"{name} {code[0]}", name, w)
         if any(w.dynamic == "subst" for w in o.all(*code)):
             e.at_least("deny", f"{name} {code[0]} runs code produced at run time (a download "
                                "or a decoder)")
@@ -258,8 +261,7 @@ def _find(e: Effect, args: list[Word]) -> None:
             j = i
             while j < n and args[j].value not in (";", "+"):
                 j += 1
-            for start in (starts or [Word.of(".")])[:4]:
-                e.nested.append((f"find {v}", [_found(w, start) for w in args[i:j]]))
+            _find_exec(e, v, args[i:j], starts)
             i = j + 1
         elif v in FIND_WRITE:
             if i < n:
@@ -273,6 +275,15 @@ def _find(e: Effect, args: list[Word]) -> None:
         elif v == "-files0-from" and i < n:
             e.reads.append(args[i])
             i += 1
+
+
+def _find_exec(e: Effect, how: str, words: list[Word], starts: list[Word]) -> None:
+    """``find START -exec CMD {} ;``: CMD runs on every file under each start."""
+    for start in (starts or [Word.of(".")])[:4]:
+        cmd = [_found(w, start) for w in words]
+        if cmd and program_name(cmd[0]) in ("chmod", "chown", "chgrp"):
+            cmd.insert(1, Word.of("-R"))  # applied to every file under the start
+        e.nested.append((f"find {how}", cmd))
 
 
 def _found(w: Word, start: Word) -> Word:

@@ -32,6 +32,7 @@ from tree_sitter import Language, Node, Parser
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
 from engine.permissions.expansion import echo_output, printf_output
 from engine.permissions.paths import Root, judge_literal
+from engine.permissions.programs import COMMAND_VARS
 from engine.permissions.rules import RULES, analyze, capability
 from engine.permissions.rules_files import listed_dirs
 from engine.permissions.words import (
@@ -415,7 +416,16 @@ class _Walker:
                         [f"setting {var} changes what programs run"], "", ctx)
         self._remember(var, node, ctx)
         self._stored_code(node, ctx)
+        self._command_variable(node, ctx)
         self._children(node, replace(ctx, piped=False, stdin=None))
+
+    def _command_variable(self, node: Node, ctx: _Ctx) -> None:
+        """``GIT_SSH_COMMAND='...'``, ``EDITOR=...``: a value some program runs as a command."""
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        var = _text(name, ctx) if name is not None else ""
+        if var in COMMAND_VARS and value is not None:
+            self._script(f"{var}=", self._word(value, ctx), ctx)
 
     def _remember(self, var: str, node: Node, ctx: _Ctx) -> None:
         """``a=rm; $a -rf x``: keep what the variable holds for a later command position."""
@@ -478,6 +488,7 @@ class _Walker:
                 var = child.child_by_field_name("name")
                 assigned.append(_text(var, ctx) if var is not None else "")
                 self._stored_code(child, ctx)
+                self._command_variable(child, ctx)
                 self._children(child, replace(ctx, piped=False, stdin=None))
             elif child.type in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
                 stdin = self._stdin_of(child, ctx) or stdin
