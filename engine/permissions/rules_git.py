@@ -100,7 +100,8 @@ _COMMAND_KEYS = frozenset({
     ("core", "pager"), ("core", "editor"), ("core", "sshcommand"), ("core", "fsmonitor"),
     ("core", "hookspath"), ("core", "askpass"), ("diff", "external"), ("sendemail", "tocmd"),
     ("sendemail", "cccmd"), ("sendemail", "smtpserver"), ("instaweb", "httpd"),
-    ("gpg", "ssh"), ("ssh", "variant"), ("hook", "command"),
+    ("gpg", "ssh"), ("ssh", "variant"), ("hook", "command"), ("init", "templatedir"),
+    ("clone", "templatedir"),
 })
 """(first, last) parts of settings whose value is a program or config git loads."""
 
@@ -351,7 +352,9 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
                       "git apply changes files"),
     "sparse-checkout": _git_sub(("list",), "write", "git sparse-checkout changes the tree"),
     "symbolic-ref": lambda e, args: _git_two_writes(e, args, "symbolic-ref"),
-    "update-ref": lambda e, args: e.add("write", "git update-ref changes refs"),
+    "update-ref": lambda e, args: e.add(
+        "destructive" if any(a.value in ("-d", "--stdin") for a in args) else "write",
+        "git update-ref changes or deletes refs"),
 }
 
 

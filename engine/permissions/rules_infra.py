@@ -88,9 +88,12 @@ def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[st
         codes = o.all(*code_opts)
         for code in codes:
             apply_sql(e, f"{name} {code_opts[0]}", code)
-        if o.has(*file_opts):
+        files = o.all(*file_opts)
+        if any(w.value in ("-", "/dev/stdin") for w in files):
+            e.stdin_reader = _sql_stdin(f"{name} -f -")
+        elif o.has(*file_opts):
             e.add("exec", f"{name} runs SQL from a file")
-            e.reads.extend(o.all(*file_opts))
+            e.reads.extend(files)
         elif not codes:
             e.stdin_reader = _sql_stdin(f"{name} <<")
 
@@ -107,13 +110,25 @@ _mysql = _server_client("eDhuPpSBT", frozenset({
     ("--init-file",))
 
 
+_REDIS_GONE = frozenset({"flushall", "flushdb", "shutdown", "del", "unlink"})
+
+
 def _redis(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "hpansu", stop_at_positional=True)
     e.add("network", "redis-cli talks to a server")
     cmd = (o.positionals[0].value or "").lower() if o.positionals else ""
-    if cmd in ("flushall", "flushdb", "shutdown", "del", "unlink") or (
-            cmd == "config" and len(o.positionals) > 1):
+    if cmd in _REDIS_GONE:
         e.add("destructive", f"redis-cli {cmd} deletes data")
+    elif not cmd:
+        e.stdin_reader = _redis_stdin
+
+
+def _redis_stdin(e: Effect, text: Word) -> None:
+    if text.value is None:
+        e.at_least("ask", "redis-cli commands only known at run time")
+    elif any((line.split() or [""])[0].lower() in _REDIS_GONE
+             for line in text.value.splitlines()):
+        e.add("destructive", "redis-cli commands delete data")
 
 
 def _mongo(e: Effect, args: list[Word]) -> None:

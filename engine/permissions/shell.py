@@ -644,6 +644,9 @@ class _Walker:
         if e.argv and (e.argv[0].text == LISTED or (
                 not program_name(e.argv[0]) and e.argv[0].value is None)):
             self.unnamed.append(f"the program {e.argv[0].text} is only known at run time")
+            if ctx.piped:
+                e.at_least("deny", "pipes data into a program the preview cannot name (it "
+                                   "may be a shell)")
         for var in assigned:
             if is_dangerous_variable(var):
                 e.add("exec", f"setting {var} changes what programs run")
