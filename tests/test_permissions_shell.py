@@ -437,7 +437,8 @@ def test_signalling_one_process_is_asked(workspace: Path, command: str) -> None:
     assert decision(workspace, command) == "ask", command
 
 
-GIT_COMMAND_KEYS = ["init.templateDir", "core.pager", "core.editor", "core.sshCommand", "core.fsmonitor",
+GIT_COMMAND_KEYS = ["init.templateDir", "core.pager", "core.editor", "core.sshCommand",
+                    "core.fsmonitor",
                     "core.hooksPath", "diff.x.textconv", "filter.lfs.clean",
                     "filter.x.smudge", "credential.helper", "merge.x.driver", "pager.log",
                     "sequence.editor", "gpg.program", "include.path", "remote.origin.uploadpack"]
