@@ -309,9 +309,9 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("rg --pre=./pre.sh foo", "ask", "exec", "rg --pre"),
     ("uniq README.md out.txt", "ask", "write", "uniq"),
     # --- editors, pagers, interpreters
-    ("less README.md", "ask", "exec", "editor"),
-    ("git log | less", "ask", "exec", "editor"),
-    ("more README.md", "ask", "exec", "editor"),
+    ("less README.md", "allow", "read", "editor"),
+    ("git log | less", "allow", "read", "editor"),
+    ("more README.md", "allow", "read", "editor"),
     ("vim src/app.py", "ask", "exec", "editor"),
     ("vi -c ':!rm -rf /' x", "deny", "destructive", "editor"),
     ("nano README.md", "ask", "exec", "editor"),

@@ -296,6 +296,8 @@ CODE_SLOTS = {
     "php-shell-exec": "php -r 'shell_exec(\"{c}\");'",
     "expect-spawn": "expect -c 'spawn {c}'",
     "awk-variable-system": "awk 'BEGIN {{ c = \"{c}\"; system(c) }}'",
+    "less-initial-command": "less +!{q} README.md",
+    "bat-pager": "bat --pager {q} README.md",
 }
 
 
@@ -521,7 +523,8 @@ def test_commands_that_do_not_parse_are_never_allowed(workspace: Path, command: 
 
 
 @pytest.mark.parametrize("command", ["ls -la", "git status", "grep -rn foo .",
-                                     "cat README.md | head", "git log --oneline -5"])
+                                     "cat README.md | head", "git log --oneline -5",
+                                     "less README.md", "git log | less", "bat -n README.md"])
 def test_plainly_read_only_commands_stay_allowed(workspace: Path, command: str) -> None:
     assert decision(workspace, command) == "allow"
 

@@ -227,7 +227,8 @@ SIMPLE_READERS: dict[str, str] = {
     "sha256sum": "", "sha384sum": "", "sha512sum": "", "b2sum": "l", "cksum": "a", "sum": "",
     "base32": "w", "column": "cstoNRHWlJ", "expand": "t", "unexpand": "t", "pr": "",
     "look": "t", "zcat": "", "bzcat": "", "xzcat": "", "zstdcat": "", "lzcat": "",
-    "rev": "", "readelf": "", "objdump": "", "nm": "", "size": "", "wc": "",
+    "rev": "", "readelf": "", "objdump": "", "nm": "", "size": "", "wc": "", "eza": "IwTL",
+    "exa": "IwTL", "lsd": "IwT",
     "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "identify": "", "exiftool": "",
     "pdftotext": "", "zipinfo": "",
 }

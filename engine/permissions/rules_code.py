@@ -266,4 +266,48 @@ def _socat(e: Effect, args: list[Word]) -> None:
             e.scripts.append((f"socat {kind.upper()}:", Word.of(code)))
 
 
-RULES.update({"tmux": _tmux, "screen": _screen, "socat": _socat})
+# ---------------------------------------------------------------- pagers and viewers
+
+
+def _pager(e: Effect, args: list[Word]) -> None:
+    """``less FILE`` reads FILE (with no terminal it only prints); ``+!cmd`` runs cmd,
+    ``-o FILE`` writes a log, ``--pager``/``LESSOPEN`` are judged elsewhere."""
+    o = parse_opts(args, "ohjxyzbPpTtk", frozenset({"--log-file", "--LOG-FILE", "--tag",
+                                                     "--pattern", "--prompt", "--lesskey-file",
+                                                     "--tag-file", "--pager", "--paging",
+                                                     "--style", "--theme", "--language",
+                                                     "--line-range", "--map-syntax"}))
+    for w in o.positionals:
+        v = w.value
+        if v is not None and v.startswith("+"):
+            bang = v.lstrip("+").lstrip(":")
+            if bang.startswith(("!", "|")):
+                e.add("exec", f"{prog(e)} +! runs a command")
+                e.scripts.append((f"{prog(e)} +!", Word.of(bang[1:].lstrip("!"))))
+            continue
+        e.reads.append(w)
+    for w in o.all("-o", "-O", "--log-file", "--LOG-FILE"):
+        e.writes.append(w)
+        e.add("write", f"{prog(e)} -o writes a log file")
+    e.reads.extend(o.all("-k", "--lesskey-file", "-T", "--tag-file"))
+    if o.has("--pager", "-p") and prog(e) == "bat":
+        e.add("exec", "bat --pager runs another program")
+    for w in o.all("--pager"):
+        e.scripts.append((f"{prog(e)} --pager", w))
+
+
+def _yq(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "", frozenset({"--arg", "--indent", "--output-format",
+                                        "--input-format", "--from-file"}))
+    files = o.positionals[1:] if o.positionals and not o.has("--from-file") else o.positionals
+    if o.has("-i", "--inplace", "--in-place"):
+        e.writes.extend(files)
+        e.add("write", "yq -i edits files in place")
+    else:
+        e.reads.extend(files)
+    e.reads.extend(o.all("--from-file"))
+
+
+RULES.update({"tmux": _tmux, "screen": _screen, "socat": _socat, "yq": _yq,
+              **dict.fromkeys(("less", "more", "most", "pg", "zless", "zmore", "bat",
+                               "batcat"), _pager)})
