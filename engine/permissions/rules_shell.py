@@ -16,7 +16,7 @@ from engine.permissions.effect import (
     program_name,
 )
 from engine.permissions.inline import inline_code
-from engine.permissions.rules_files import listed_dirs
+from engine.permissions.listings import listed_dirs
 from engine.permissions.rules_network import pip_rule
 from engine.permissions.words import INPUT_CODE, Word, code_of, with_input
 

@@ -31,10 +31,10 @@ from tree_sitter import Language, Node, Parser
 
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
 from engine.permissions.expansion import echo_output, printf_output
+from engine.permissions.listings import listed_dirs
 from engine.permissions.paths import Root, judge_literal
 from engine.permissions.programs import COMMAND_VARS
 from engine.permissions.rules import RULES, analyze, capability
-from engine.permissions.rules_files import listed_dirs
 from engine.permissions.words import (
     INPUT_CODE,
     INPUT_VAR,
