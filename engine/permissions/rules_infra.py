@@ -47,9 +47,10 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
     cmds: list[Word] = []
     i = 0
     while i < len(args):
-        v = (args[i].value or "").lstrip("-")
-        if args[i].value is not None and args[i].value.startswith("-") and \
-                f"-{v}" in _SQLITE_VALUES and i + 1 < len(args):
+        raw = args[i].value
+        v = (raw or "").lstrip("-")
+        if raw is not None and raw.startswith("-") and f"-{v}" in _SQLITE_VALUES \
+                and i + 1 < len(args):
             if v == "cmd":
                 cmds.append(args[i + 1])
             elif v == "init":
@@ -57,7 +58,7 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
                 e.reads.append(args[i + 1])
             i += 2
             continue
-        if args[i].value is None or not args[i].value.startswith("-"):
+        if raw is None or not raw.startswith("-"):
             pos.append(args[i])
         i += 1
     for code in cmds:

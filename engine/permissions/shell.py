@@ -16,7 +16,6 @@ This module is the only one that imports ``tree_sitter``.
 from __future__ import annotations
 
 import codecs
-import glob
 import logging
 import os
 import re
@@ -24,7 +23,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -32,9 +31,18 @@ from tree_sitter import Language, Node, Parser
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
 from engine.permissions.expansion import echo_output, printf_output
 from engine.permissions.listings import listed_dirs
-from engine.permissions.paths import Root, judge_literal
+from engine.permissions.paths import Root
 from engine.permissions.programs import COMMAND_VARS
 from engine.permissions.rules import RULES, analyze, capability
+from engine.permissions.shell_paths import (
+    GLOB,
+    NULL_DEVICES,
+    STRICTNESS,
+    Decision,
+    PathJudge,
+    glob_matches,
+    strictest,
+)
 from engine.permissions.words import (
     INPUT_CODE,
     INPUT_VAR,
@@ -47,13 +55,11 @@ from engine.tooling.spec import Risk, max_risk
 
 logger = logging.getLogger(__name__)
 
-Decision = Literal["allow", "ask", "deny"]
 DEFAULT_DECISION: dict[str, Decision] = {
     "read": "allow", "exec": "ask", "write": "ask", "network": "ask", "install": "ask",
     "destructive": "deny",
 }
 """What each risk class gets when nothing else is known."""
-STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
 MAX_DEPTH = 4
 """Nesting of ``bash -c``/``eval`` beyond this is not followed (and not allowed)."""
 
@@ -61,7 +67,6 @@ _LANGUAGE = Language(tree_sitter_bash.language())
 _PARSER = Parser(_LANGUAGE)
 
 _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
-_GLOB = re.compile(r"(?<!\\)[*?\[]")
 _IFS = re.compile(r"\$\{?IFS\b")
 _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))|(?:([^\s(){};|&]+)\s*\(\s*\))")
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
@@ -72,8 +77,6 @@ _TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval|printf
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _READ_OPS = frozenset({"<"})
-NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
-                          "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
 _KNOWN = frozenset({
     "program", "list", "compound_statement", "subshell", "do_group", "if_statement",
     "elif_clause", "else_clause", "while_statement", "for_statement", "c_style_for_statement",
@@ -138,15 +141,6 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
     return printable(out)
 
 
-def strictest(*decisions: str) -> Decision:
-    """``deny`` over ``ask`` over ``allow``."""
-    best: Decision = "allow"
-    for d in decisions:
-        if STRICTNESS[d] > STRICTNESS[best]:
-            best = d  # type: ignore[assignment]
-    return best
-
-
 @dataclass(frozen=True, slots=True)
 class _Ctx:
     src: bytes
@@ -163,7 +157,7 @@ class _Ctx:
 
 
 @dataclass(slots=True)
-class _Walker:
+class _Walker(PathJudge):
     ws: Path
     roots: Sequence[Root]
     env: Mapping[str, str]
@@ -539,10 +533,10 @@ class _Walker:
         items = expand_braces(value)
         if len(items) > 1:
             return [[Word(i, word.text) for i in items]]
-        if not _GLOB.search(value):
+        if not GLOB.search(value):
             return [[word]]
         base = str(self.cwds[-1] or self.ws)
-        matches = sorted(_glob(value, None if value.startswith("/") else base))
+        matches = sorted(glob_matches(value, None if value.startswith("/") else base))
         return [[Word(m, word.text)] for m in matches[:32]] or [[word]]
 
     def _static(self, node: Node, ctx: _Ctx) -> list[str] | None:
@@ -700,20 +694,6 @@ class _Walker:
         elif e.stdin_reader is not None and ctx.piped:
             e.at_least("ask", f"{e.argv[0].shown} runs what it reads from a pipe")
 
-    def _covers_workspace(self, words: list[Word]) -> bool:
-        """Whether a recursive change given these targets reaches the whole workspace."""
-        ws = Path(os.path.realpath(self.ws))
-        for w in words:
-            if w.value is None:
-                return True
-            if w.value in ("*", "./*", ".*", "**", "./**"):
-                return True
-            base = self.cwds[-1] or self.ws
-            target = Path(os.path.realpath(os.path.join(base, w.value)))
-            if ws.is_relative_to(target):
-                return True
-        return False
-
     def _script(self, how: str, code: Word, ctx: _Ctx) -> None:
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
@@ -738,77 +718,6 @@ class _Walker:
         if wrappers:
             entry["wrappers"] = list(wrappers)
         self.entries.append(entry)
-
-    # ------------------------------------------------------------ paths
-
-    def _judge_effect(self, e: Effect) -> tuple[Decision, list[str]]:
-        d1, r1 = self._judge_paths(e.reads, False)
-        d2, r2 = self._judge_paths(e.writes, True)
-        d3, r3 = self._judge_paths(e.chdir, False)
-        for w in e.chdir:
-            self.cwds.append(self._resolved_dir(w))
-        return strictest(d1, d2, d3), [*r1, *r2, *r3]
-
-    def _resolved_dir(self, w: Word) -> Path | None:
-        if w.value is None or w.expandable:
-            return None
-        base = self.cwds[-1] if self.cwds[-1] is not None else self.ws
-        return Path(os.path.realpath(os.path.join(base, w.value)))
-
-    def _judge_paths(self, words: list[Word], for_write: bool) -> tuple[Decision, list[str]]:
-        decision: Decision = "allow"
-        reasons: list[str] = []
-        for w in words:
-            d, reason = self._judge_word(w, for_write)
-            if STRICTNESS[d] > STRICTNESS["allow"] and reason not in reasons:
-                reasons.append(reason)
-            decision = strictest(decision, d)
-        return decision, reasons
-
-    def _judge_word(self, w: Word, for_write: bool) -> tuple[Decision, str]:
-        if w.value is None and w.dynamic == "subst" and w.text.startswith(("<(", ">(")):
-            return "allow", ""  # a pipe to or from a command judged on its own
-        if w.value is None:
-            if w.unset:
-                return ("deny" if for_write else "ask",
-                        f"{w.text} is unset: the path fails closed")
-            return "ask", f"path {w.text} is only known at run time"
-        if w.value == "-" or w.value in NULL_DEVICES:
-            return "allow", ""
-        decision: Decision = "allow"
-        reason = ""
-        for candidate in self._candidates(w):
-            d, r = self._judge_one(candidate, for_write)
-            if STRICTNESS[d] > STRICTNESS[decision]:
-                decision, reason = d, r
-        return decision, reason
-
-    def _candidates(self, w: Word) -> list[str]:
-        value = w.value or ""
-        if not w.expandable:
-            return [value]
-        out: list[str] = []
-        for item in expand_braces(value):
-            out.append(item)
-            if _GLOB.search(item):
-                for base in self.cwds:
-                    root = str(base or self.ws)
-                    out.extend(_glob(item, root)[:200])
-        return out
-
-    def _judge_one(self, path: str, for_write: bool) -> tuple[Decision, str]:
-        decision: Decision = "allow"
-        reason = ""
-        bases = [None] if os.path.isabs(path) else self.cwds
-        for base in bases:
-            if base is None and not os.path.isabs(path):
-                return "ask", f"{path} is relative to a directory only known at run time"
-            v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
-            if v.resolved in NULL_DEVICES:
-                continue
-            if STRICTNESS[v.decision] > STRICTNESS[decision]:
-                decision, reason = v.decision, v.reason
-        return decision, reason
 
     # ------------------------------------------------------------ words
 
@@ -844,7 +753,7 @@ class _Walker:
         return Word(None, text, "other")
 
     def _plain_word(self, text: str, at_start: bool) -> Word:
-        expandable = bool(_GLOB.search(text)) or ("{" in text and ("," in text or ".." in text))
+        expandable = bool(GLOB.search(text)) or ("{" in text and ("," in text or ".." in text))
         value = re.sub(r"\\(.)", r"\1", text, flags=re.S)
         if at_start and text.startswith("~") and (len(text) == 1 or text[1] == "/"):
             home = self._variable("HOME", text, False)
@@ -954,16 +863,6 @@ def _fed(w: Word, dirs: Sequence[str]) -> Word:
     if w.value is None and w.text in ("<arguments from input>", INPUT_CODE):
         return _paths_under(dirs)
     return w
-
-
-def _glob(pattern: str, root: str | None) -> list[str]:
-    """Matches of ``pattern`` now (none when the pattern cannot name a file)."""
-    if "\x00" in pattern:
-        return []
-    try:
-        return glob.glob(pattern, root_dir=root)
-    except (OSError, ValueError):
-        return []
 
 
 def _has_type(node: Node, types: tuple[str, ...]) -> bool:
