@@ -298,6 +298,8 @@ CODE_SLOTS = {
     "awk-variable-system": "awk 'BEGIN {{ c = \"{c}\"; system(c) }}'",
     "less-initial-command": "less +!{q} README.md",
     "bat-pager": "bat --pager {q} README.md",
+    "npx-call": "npx -c {q}",
+    "npm-exec-call": "npm exec --call={q}",
 }
 
 

@@ -238,6 +238,22 @@ _systemctl = subcommands(_F({"status", "show", "list-units", "list-unit-files", 
                          bare="read")
 
 
+def _npx(e: Effect, args: list[Word]) -> None:
+    """``npx -c CMD`` / ``--call CMD`` runs CMD as shell code (with packages on PATH)."""
+    e.add("install", "npx downloads and runs a package")
+    o = parse_opts(args, "cp", frozenset({"--call", "--package"}), stop_at_positional=True)
+    for code in o.all("-c", "--call"):
+        e.scripts.append(("npx -c", code))
+
+
+def _npm_rule(e: Effect, args: list[Word]) -> None:
+    """``npm exec -c CMD`` runs CMD as shell code; the rest by subcommand."""
+    if args and args[0].value in ("exec", "x"):
+        _npx(e, args[1:])
+    else:
+        _npm(e, args)
+
+
 def _uv_rule(e: Effect, args: list[Word]) -> None:
     """``uv pip uninstall`` and ``uv tool uninstall`` remove software like ``pip uninstall``."""
     if len(args) >= 2 and args[0].value in ("pip", "tool") and args[1].value == "uninstall":
@@ -279,13 +295,14 @@ def _systemctl_rule(e: Effect, args: list[Word]) -> None:
 RULES: dict[str, Rule] = {
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
     "ssh": _ssh, "sftp": _remote_copy,
-    "pip": pip_rule, "pip3": pip_rule, "npm": _npm, "pnpm": _npm, "yarn": _yarn, "bun": _bun,
+    "pip": pip_rule, "pip3": pip_rule, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn,
+    "bun": _bun,
     "uv": _uv_rule, "cargo": _cargo, "go": _go, "gem": _gem, "poetry": _poetry, "pdm": _poetry,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
                      "snap", "flatpak", "conda", "mamba", "micromamba", "pipx"), _system_pkg),
     "apt-cache": plain(), "dpkg-query": plain(),
     "dpkg": _dpkg, "pacman": _pacman,
-    "npx": plain("install", "npx downloads and runs a package"),
+    "npx": _npx,
     "pnpx": plain("install", "pnpx downloads and runs a package"),
     "bunx": plain("install", "bunx downloads and runs a package"),
     "uvx": plain("install", "uvx downloads and runs a tool"),
