@@ -106,7 +106,7 @@ class Approver:
         if d.decision == "deny":
             return _approval(call, d, "deny", "policy")
         if d.unnamed:
-            return None if self.mode == "interactive" else _approval(call, d, "deny", "unnamed")
+            return None if self.mode == "interactive" else _approval(call, d, "deny", "policy")
         if d.capability in granted:
             return _approval(call, d, "allow", "always")
         if self.mode == "auto":
