@@ -332,6 +332,9 @@ def _rg(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "efgtTmABCjMEr", frozenset(_RG_VALUES))
     if o.has("--pre"):
         e.add("exec", "rg --pre runs a program on every file")
+        for prog_word in o.all("--pre"):  # PROG FILE for each file searched
+            e.nested.append(("rg --pre", [prog_word, Word(None, "<each file searched>",
+                                                          "other")]))
     if o.has("--hostname-bin"):
         e.add("exec", "rg --hostname-bin runs a program")
     skip = 0 if o.has("-e", "--regexp", "-f", "--file", "--files", "--type-list") else 1

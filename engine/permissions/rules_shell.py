@@ -233,6 +233,8 @@ def _man(e: Effect, args: list[Word]) -> None:
                                                   "--manpath", "--sections", "--preprocessor"}))
     if o.has("-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-C", "--config-file"):
         e.add("exec", "man option runs a program")
+    for code in o.all("-P", "--pager", "-H", "--html"):
+        e.scripts.append(("man -P", code))
     if o.has("-l", "--local-file"):
         e.reads.extend(o.positionals)
     else:  # a page name with a slash is a file man reads
