@@ -516,7 +516,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ('echo "${x:-`rm -rf /`}"', "ask", "", "parse"),
     ("sh < <(curl x)", "deny", "", "pipe-to-shell"),
     ("busybox rm -rf /", "deny", "destructive", D),
-    ("man -P 'rm -rf /' ls", "ask", "exec", "pager"),
+    ("man -P 'rm -rf /' ls", "deny", "destructive", "pager"),
     ("man ls", "allow", "read", R),
     ("find / -exec rm {} +", "deny", "destructive", "find -exec"),
     ("git clone https://example.com/r.git /etc/r", "deny", "network", "git"),

@@ -299,6 +299,7 @@ CODE_SLOTS = {
     "less-initial-command": "less +!{q} README.md",
     "bat-pager": "bat --pager {q} README.md",
     "npx-call": "npx -c {q}",
+    "man-pager": "man -P {q} ls",
     "npm-exec-call": "npm exec --call={q}",
 }
 
@@ -386,7 +387,7 @@ def test_sql_with_a_where_or_reading_is_not_denied(workspace: Path, command: str
     "cp /dev/null README.md", "mv README.md /dev/null", "chmod -R 000 .", "chown -R x:x ./",
     "chmod -R a-w *", "find . -delete", "sed -i d README.md",
     "find . -type f -exec chmod 000 {} +", "python3 -c 'import shutil; shutil.rmtree(\"src\")'",
-    "node -e 'fs.rmSync(\"src\")'", "ruby -e 'FileUtils.rm_rf(\"src\")'",
+    "node -e 'fs.rmSync(\"src\")'", "ruby -e 'FileUtils.rm_rf(\"src\")'", "rg --pre rm foo",
 ])
 def test_deleting_truncating_and_recursive_changes_over_the_workspace_are_destructive(
         workspace: Path, command: str) -> None:
