@@ -198,7 +198,9 @@ def decision(workspace: Path, command: str, approval: str = "policy") -> str:
 
 @pytest.mark.parametrize("command", [
     "$(echo rm) -rf src", "`echo rm` -rf src", "$(printf 'r%s' m) -rf src",
-    "$(printf '\\162m') -rf src", "\"$(echo -n rm)\" -rf src",
+    "$(printf '\\162m') -rf src", "\"$(echo -n rm)\" -rf src", "$(rev <<< mr) -rf src",
+    "$(echo cm0= | base64 -d) -rf src", "$(tr a-z n-za-m <<< ez) -rf src",
+    "$(echo 726d | xxd -r -p) -rf src",
 ])
 def test_static_substitution_in_command_position_is_judged_decoded(
         workspace: Path, command: str) -> None:
@@ -366,7 +368,8 @@ def test_listing_or_reversible_container_commands_are_not_denied(workspace: Path
     "psql -c 'DELETE FROM users WHERE 1=1'", "sqlite3 db.sqlite <<'EOF'\nDROP TABLE t;\nEOF",
     "mysql <<< 'drop database prod'", "psql -c 'ALTER TABLE t DROP COLUMN c'",
     "sqlite3 -cmd 'DELETE FROM t' db.sqlite", "echo 'DROP TABLE x;' | psql",
-    "printf 'delete from t\n' | sqlite3 app.db",
+    "printf 'delete from t\n' | sqlite3 app.db", "mysql -e \"DROP TABLE $T\"",
+    "echo RFJPUCBUQUJMRSB4Ow== | base64 -d | psql",
 ])
 def test_sql_that_destroys_or_changes_every_row_is_destructive(workspace: Path,
                                                                 command: str) -> None:
@@ -459,6 +462,8 @@ def test_git_config_of_a_key_that_runs_commands_is_planted_and_denied(workspace:
 
 def test_git_config_aliases_deny_only_shell_aliases(workspace: Path) -> None:
     assert decision(workspace, "git config alias.x '!rm -rf src'") == "deny"
+    assert decision(workspace, "git config -f .gitmodules submodule.x.update '!sh x'") == "deny"
+    assert decision(workspace, "git config submodule.x.update rebase") == "ask"
     assert decision(workspace, "git config alias.st status") == "ask"
     assert decision(workspace, "git config user.name me") == "ask"
     assert decision(workspace, "git config --unset core.pager") == "ask"
@@ -489,6 +494,14 @@ def test_payloads_planted_to_fire_later_are_denied(workspace: Path, command: str
 def test_code_fed_to_a_shell_or_interpreter_on_stdin_is_denied(workspace: Path,
                                                                 command: str) -> None:
     assert decision(workspace, command) == "deny", command
+
+
+@pytest.mark.parametrize("command", ["ln /etc/passwd x", "cp -l /etc/hosts h",
+                                     "link /etc/passwd x"])
+def test_a_hard_link_to_a_file_outside_is_a_write_outside(workspace: Path,
+                                                          command: str) -> None:
+    assert decision(workspace, command) == "deny", command
+    assert decision(workspace, "ln -s /etc/passwd x") == "ask"
 
 
 def test_a_literal_here_doc_fed_to_a_shell_is_judged_like_the_code_it_shows(

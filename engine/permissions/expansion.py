@@ -1,10 +1,13 @@
-"""Static expansion: what ``echo`` and ``printf`` print, for ``$(echo rm) -rf dir``.
+"""Static expansion: what ``echo`` and ``printf`` print, for ``$(echo rm) -rf dir``, and what
+decoders and filters (``base64 -d``, ``rev``, ``tr``, ``xxd -r -p``) make of known input.
 
 Only what can be known without running anything; None when a format is not understood.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import codecs
 import re
 
@@ -71,3 +74,46 @@ def _format_once(fmt: str, rest: list[str]) -> str | None:
     text = _SPEC.sub(one, fmt)
     decoded = unescape(text)
     return None if failed or decoded is None else decoded
+
+
+def filter_output(argv: list[str], text: str) -> str | None:
+    """What a decoder or filter prints for ``text`` on its input, or None."""
+    name, args = argv[0].rsplit("/", 1)[-1], argv[1:]
+    try:
+        if name == "base64" and set(args) & {"-d", "--decode", "-D"}:
+            return base64.b64decode("".join(text.split()), validate=False).decode(
+                "utf-8", "surrogateescape")
+        if name == "xxd" and "-r" in args and "-p" in args:
+            return bytes.fromhex("".join(text.split())).decode("utf-8", "surrogateescape")
+    except (binascii.Error, ValueError):
+        return None
+    if name == "rev" and not args:
+        return "\n".join(line[::-1] for line in text.rstrip("\n").split("\n")) + "\n"
+    if name == "cat" and not args:
+        return text
+    if name == "tr" and len(args) == 2 and not args[0].startswith("-"):
+        src, dst = _tr_set(args[0]), _tr_set(args[1])
+        if src is None or dst is None or not dst:
+            return None
+        dst = dst + dst[-1] * max(0, len(src) - len(dst))
+        return text.translate(str.maketrans(src, dst[:len(src)]))
+    return None
+
+
+def _tr_set(spec: str) -> str | None:
+    """A ``tr`` set with ranges (``a-z``); None for classes and escapes."""
+    if "[" in spec or "\\" in spec:
+        return None
+    out: list[str] = []
+    i = 0
+    while i < len(spec):
+        if i + 2 < len(spec) and spec[i + 1] == "-":
+            a, b = ord(spec[i]), ord(spec[i + 2])
+            if b < a:
+                return None
+            out.extend(chr(c) for c in range(a, b + 1))
+            i += 3
+        else:
+            out.append(spec[i])
+            i += 1
+    return "".join(out)

@@ -504,6 +504,13 @@ def _copy(e: Effect, args: list[Word]) -> None:
                       "--backup"), last_only=prog(e) != "mv")(e, args)
     if prog(e) == "mv":
         e.add("write", "mv moves files")
+    flags = [w.value or "" for w in args if (w.value or "").startswith("-")]
+    symbolic = "--symbolic" in flags or any(
+        not f.startswith("--") and "s" in f[1:] for f in flags)
+    hard = (prog(e) == "ln" and not symbolic) or (prog(e) == "cp" and bool(
+        {"-l", "--link"} & set(flags)))
+    if hard:  # a write through the new name is a write to the source
+        e.writes.extend(w for w in e.reads if w not in e.writes)
     if prog(e) in ("cp", "install") and any(w.value == "/dev/null" for w in e.reads):
         e.add("destructive", f"{prog(e)} /dev/null empties the target file")
     if prog(e) == "mv" and any(w.value in _SINKS for w in e.writes):
@@ -569,5 +576,6 @@ RULES: dict[str, Rule] = {
     "unzip": _unzip, "zip": _zip, "split": writer("lbCnad", skip_first=1),
     "csplit": writer("fbn"), "sponge": writer(), "dos2unix": writer(), "unix2dos": writer(),
     "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),
-    "mknod": writer("m"), "link": writer(), "unlink": _rm,
+    "mknod": writer("m"), "link": writer(verb="links; a write through the link changes"),
+    "unlink": _rm,
 }

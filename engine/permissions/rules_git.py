@@ -85,6 +85,8 @@ def runs_command(name: str, value: str) -> bool:
         return value.startswith("!")
     if first == "pager":
         return value.lower() not in _BOOLEAN
+    if first == "submodule" and last == "update":
+        return value.startswith("!")
     if len(parts) >= 3 and (first, last) in _COMMAND_KEYS:
         return True
     return (first, last) in _COMMAND_KEYS and len(parts) == 2

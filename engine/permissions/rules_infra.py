@@ -8,6 +8,7 @@ to a client (argument, option or here-doc), ``docker ... prune``/``rm``, ``compo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from engine.permissions.effect import Effect, Rule, parse_opts, prog
@@ -21,6 +22,9 @@ def apply_sql(e: Effect, how: str, text: Word) -> None:
     """Judge SQL (and client commands) a database client is given."""
     if text.value is None:
         e.at_least("ask", f"{how}: SQL only known at run time")
+        loose = judge_sql(re.sub(r"^[\"']|[\"']$", "", text.text))
+        if loose.risk == "destructive":  # DROP TABLE "$T": the statement is known
+            e.add("destructive", "; ".join(loose.reasons))
         return
     sql = judge_sql(text.value)
     for reason in sql.reasons:

@@ -29,7 +29,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
-from engine.permissions.expansion import echo_output, printf_output
+from engine.permissions.expansion import echo_output, filter_output, printf_output
 from engine.permissions.listings import listed_dirs
 from engine.permissions.paths import Root
 from engine.permissions.programs import COMMAND_VARS
@@ -324,9 +324,10 @@ class _Walker(PathJudge):
 
     def _pipeline(self, node: Node, ctx: _Ctx) -> None:
         stages = [c for c in node.named_children if c.type != "comment"]
+        printed: str | None = None
         for i, child in enumerate(stages):
             listed = self._listing(stages[i - 1], ctx) if i > 0 else ()
-            printed = self._printed(stages[i - 1], ctx) if i > 0 else None
+            printed = self._printed(stages[i - 1], ctx, printed) if i > 0 else None
             self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, listed=listed,
                                        stdin=None if printed is None else Word.of(printed)))
 
@@ -615,13 +616,27 @@ class _Walker(PathJudge):
         out = self._printed(inner[0], ctx)
         return None if out is None else [out.rstrip("\n")]
 
-    def _printed(self, cmd: Node, ctx: _Ctx) -> str | None:
-        """What a static ``echo``/``printf`` command prints, or None."""
+    def _printed(self, cmd: Node, ctx: _Ctx, stdin: str | None = None) -> str | None:
+        """What a static command prints: ``echo``/``printf``, or a decoder or filter
+        (``base64 -d``, ``rev``, ``tr``, ``xxd -r -p``) over known input; None otherwise."""
+        if cmd.type == "pipeline":
+            for stage in (c for c in cmd.named_children if c.type != "comment"):
+                stdin = self._printed(stage, ctx, stdin)
+                if stdin is None:
+                    return None
+            return stdin
         if cmd.type != "command":
             return None
         name = cmd.child_by_field_name("name")
-        if name is None or any(c.type.endswith("redirect") or c.type == "variable_assignment"
-                               for c in cmd.named_children):
+        for c in cmd.named_children:
+            if c.type == "herestring_redirect" and c.named_children:
+                found = self._static(c.named_children[0], ctx)
+                if found is None or len(found) != 1:
+                    return None
+                stdin = found[0] + "\n"
+            elif c.type.endswith("redirect") or c.type == "variable_assignment":
+                return None
+        if name is None:
             return None
         words = [self._static(n, ctx) for n in [name, *cmd.children_by_field_name("argument")]]
         if any(w is None or len(w) != 1 for w in words):
@@ -630,7 +645,9 @@ class _Walker(PathJudge):
         if argv[0] == "echo":
             out = echo_output(argv[1:])
             return None if out is None else out + "\n"
-        return printf_output(argv[1:]) if argv[0] == "printf" else None
+        if argv[0] == "printf":
+            return printf_output(argv[1:])
+        return None if stdin is None else filter_output(argv, stdin)
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = ()) -> None:
