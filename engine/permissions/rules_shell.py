@@ -141,8 +141,7 @@ def _shell(e: Effect, args: list[Word]) -> None:
         if o.positionals[0].dynamic == "subst":
             e.scripts.append((name, o.positionals[0]))
         return
-    e.add("exec", f"{name} runs the commands it reads from its input")
-    e.stdin_code = "shell"
+    e.stdin_code = "shell"  # judged by the walker from what its input is
 
 
 def _interpreter(e: Effect, args: list[Word]) -> None:

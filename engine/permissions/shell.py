@@ -700,12 +700,13 @@ class _Walker(PathJudge):
         unknown = ctx.stdin is not None and ctx.stdin.value is None
         fed_code = e.stdin_code == "interpreter" and ctx.stdin is not None
         if e.stdin_code and (ctx.piped or unknown or fed_code):
+            e.add("exec", f"{e.argv[0].shown} runs the code it reads on its input")
             e.at_least("deny", "feeds a shell or interpreter code the preview cannot show "
                                "(a pipe, a download, a decoder or an expansion)")
         elif e.stdin_code == "shell" and ctx.stdin is not None:
-            e.scripts.append((f"{e.argv[0].shown} <<", ctx.stdin))
-            if e.wrappers == [] and e.risk == "exec" and len(e.reasons) == 1:
-                e.risk, e.reasons = "read", []  # judged by the code it shows, like bash -c
+            e.scripts.append((f"{e.argv[0].shown} <<", ctx.stdin))  # judged like bash -c
+        elif e.stdin_code:
+            e.add("exec", f"{e.argv[0].shown} runs the commands it reads from its input")
         elif e.stdin_reader is not None and ctx.stdin is not None:
             e.stdin_reader(e, ctx.stdin)
         elif e.stdin_reader is not None and ctx.piped:
