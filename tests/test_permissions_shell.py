@@ -570,3 +570,11 @@ def test_check_shell_cli_prints_one_json_object_for_random_bytes(workspace: Path
                               capture_output=True, cwd=ROOT, timeout=60)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["decision"] in ("allow", "ask", "deny")
+
+
+@pytest.mark.parametrize("command", ["x" * 200_000, "$(" * 600 + "ls" + ")" * 600,
+                                     "a" * 100_000 + "()", "(" * 50_000, "${" * 30_000])
+@pytest.mark.timeout(30)
+def test_huge_or_deeply_nested_input_never_hangs_and_is_never_allowed(
+        workspace: Path, command: str) -> None:
+    assert check_shell_json(command, workspace, ENV)["decision"] != "allow"

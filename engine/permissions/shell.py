@@ -68,7 +68,9 @@ _PARSER = Parser(_LANGUAGE)
 
 _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _IFS = re.compile(r"\$\{?IFS\b")
-_FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))|(?:([^\s(){};|&]+)\s*\(\s*\))")
+_FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
+                       r"|(?:(?<![^\s(){};|&])([^\s(){};|&]+)\s*\(\s*\))")
+"""A name followed by ``()`` (anchored at a word start: linear time on long words)."""
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
