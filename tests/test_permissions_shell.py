@@ -573,7 +573,10 @@ def test_check_shell_cli_prints_one_json_object_for_random_bytes(workspace: Path
 
 
 @pytest.mark.parametrize("command", ["x" * 200_000, "$(" * 600 + "ls" + ")" * 600,
-                                     "a" * 100_000 + "()", "(" * 50_000, "${" * 30_000])
+                                     "a" * 100_000 + "()", "(" * 50_000, "${" * 30_000,
+                                     "make --eval='" + "a:" * 20_000 + "'",
+                                     "awk '" + "system(" * 20_000 + "'",
+                                     "python3 -c '" + "subprocess.run([" * 20_000 + "'"])
 @pytest.mark.timeout(30)
 def test_huge_or_deeply_nested_input_never_hangs_and_is_never_allowed(
         workspace: Path, command: str) -> None:

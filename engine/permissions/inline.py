@@ -22,7 +22,8 @@ _SHELL_CALL = re.compile(
 _SHELL_TRUE = re.compile(r"\bsubprocess\.\w+\s*\(\s*" + _STR + r"[^)]*shell\s*=\s*True")
 _ARGV_CALL = re.compile(r"\b(?:subprocess\.(?:run|call|check_call|check_output|Popen)|"
                         r"pty\.spawn|os\.exec\w*|os\.spawn\w*|spawnSync|spawn|execFileSync|"
-                        r"execFile)\s*\(\s*(\[[^\]]*\]|" + _STR + r"\s*,\s*\[[^\]]*\])")
+                        r"execFile)\s*\(\s*(\[[^\]]{0,2000}\]|" + _STR
+                        + r"\s*,\s*\[[^\]]{0,2000}\])")
 _BACKTICK = re.compile(r"`([^`]+)`|%x[({\[]([^)}\]]+)[)}\]]|\bqx\s*[({\[/]([^)}\]/]+)")
 _TCL = re.compile(r"(?:^|[;\[\n{]\s*)(?:spawn|exec|system)\s+([^;\n\]}]+)")
 _DELETES = re.compile(

@@ -144,8 +144,6 @@ def _script(e: Effect, args: list[Word]) -> None:
 
 # ---------------------------------------------------------------- make
 
-_RECIPE = re.compile(r"^\t[@+-]*(.*)$", re.M)
-_RULE_INLINE = re.compile(r"^[^\t#=\n][^=\n]*?::?(?!=)[^;\n]*;[@+-]*(.*)$", re.M)
 _MAKE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
 
 
@@ -155,10 +153,16 @@ def makefile_code(e: Effect, how: str, text: Word) -> None:
         e.at_least("ask", f"{how} makefile text only known at run time")
         return
     body = text.value.replace("\\\n", " ")
-    for rx in (_RECIPE, _RULE_INLINE, _MAKE_SHELL):
-        for m in rx.finditer(body):
-            code = re.sub(r"\$\(([A-Za-z_@<^*?][A-Za-z0-9_]*)\)|\$([@<^*?])", "x", m.group(1))
-            e.scripts.append((how, Word.of(code.replace("$$", "$"))))
+    recipes = [m.group(1) for m in _MAKE_SHELL.finditer(body)]
+    for line in body.splitlines():
+        if line.startswith("\t"):
+            recipes.append(line[1:].lstrip("@+-"))
+        elif ";" in line and ":" in line.split(";", 1)[0] and not line.startswith("#") \
+                and "=" not in line.split(":", 1)[0]:
+            recipes.append(line.split(";", 1)[1].lstrip("@+-"))
+    for code in recipes:
+        code = re.sub(r"\$\(([A-Za-z_@<^*?][A-Za-z0-9_]*)\)|\$([@<^*?])", "x", code)
+        e.scripts.append((how, Word.of(code.replace("$$", "$"))))
 
 
 def _make(e: Effect, args: list[Word]) -> None:

@@ -189,8 +189,14 @@ class SedScan:
 
 _DELETE_ALL = re.compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*;?\s*$")
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\|&|@load|\bextension\s*\(")
-_AWK_WRITE = re.compile(r"\bprintf?\b[^;}\n]*>")
-_AWK_READ = re.compile(r"\bgetline\b[^;}\n]*<")
+_AWK_PRINT = re.compile(r"\bprintf?\b")
+_AWK_GETLINE = re.compile(r"\bgetline\b")
+
+
+def _after(statement: str, word: re.Pattern[str], char: str) -> bool:
+    """``char`` appears after the first ``word`` in the statement (linear time)."""
+    m = word.search(statement)
+    return m is not None and char in statement[m.end():]
 
 
 def _awk(e: Effect, args: list[Word]) -> None:
@@ -216,8 +222,8 @@ def _awk(e: Effect, args: list[Word]) -> None:
 
 
 _AWK_STRING = r'"((?:\\.|[^"\\])*)"'
-_AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^)]*)\))")
-_AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r"|([^;}\n]*))")
+_AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^()]{0,200})\))")
+_AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r"|([^;}\n|]*))")
 _AWK_PIPE_FROM = re.compile(_AWK_STRING + r"\s*\|&?\s*getline")
 _AWK_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*" + _AWK_STRING + r"\s*(?=[;}\n])")
 _AWK_PRINTED = re.compile(r"\bprintf?\b\s*\(?\s*" + _AWK_STRING + r"\s*\)?\s*\|(?!\|)")
@@ -269,9 +275,10 @@ def _awk_program(e: Effect, program: Word) -> None:
     if _AWK_EXEC.search(text):
         e.add("exec", "awk program runs commands (system() or a pipe)")
         _awk_commands(e, text)
-    if _AWK_WRITE.search(text):
+    statements = re.split(r"[;{}\n]", text)
+    if any(_after(s, _AWK_PRINT, ">") for s in statements):
         e.add("write", "awk program writes to a file")
-    if _AWK_READ.search(text):
+    if any(_after(s, _AWK_GETLINE, "<") for s in statements):
         e.at_least("ask", "awk program reads a file named in the program")
 
 
