@@ -371,7 +371,11 @@ def cmd_policy(args: argparse.Namespace) -> int:
         out = check_shell_json(args.command, workspace)
         text = f"{out['decision']} (risk {out['risk']}): {out['reason']}"
     else:
-        out = check_path_json(args.path, workspace)
+        if args.stdin == (args.path is not None):
+            raise UsageError("policy check-path: give PATH or --stdin (one of them)")
+        path = sys.stdin.buffer.read().decode("utf-8", "surrogateescape") if args.stdin \
+            else args.path
+        out = check_path_json(path, workspace)
         text = f"{out['decision']} ({'inside' if out['inside'] else 'outside'} {workspace}): " \
                f"{out['resolved']}: {out['reason']}"
     if args.json:
@@ -539,7 +543,9 @@ def _add_tools(sub: Any) -> None:
     q.add_argument("--workspace")
     q.add_argument("--json", action="store_true")
     q = psub.add_parser("check-path", help="is PATH inside the workspace whitelist?")
-    q.add_argument("path")
+    q.add_argument("path", nargs="?")
+    q.add_argument("--stdin", action="store_true",
+                   help="read the path from standard input, as raw bytes (a NUL included)")
     q.add_argument("--workspace", required=True)
     q.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_policy)

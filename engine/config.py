@@ -20,7 +20,7 @@ from engine.spec.load import (
     read_limited,
 )
 
-__all__ = ["MAX_FILE_BYTES", "Document", "dump_yaml", "load_document", "load_yaml",
+__all__ = ["MAX_FILE_BYTES", "Document", "dump_yaml", "item_lines", "load_document", "load_yaml",
            "parse_yaml", "read_limited_text"]
 
 
@@ -61,3 +61,12 @@ def _checked(parse: Any) -> Document:
     if doc.problems:
         raise UsageError(str(doc.problems[0]))
     return doc
+
+
+def item_lines(doc: Document, key: str) -> list[int]:
+    """1-based line of each item of the top-level sequence ``key`` ([] when there is none), so
+    a checker can name ``file:line`` for item N."""
+    value = doc.value.get(key) if isinstance(doc.value, dict) else None
+    if not isinstance(value, list):
+        return []
+    return [doc.items.get((key, i)) or 0 for i in range(len(value))]

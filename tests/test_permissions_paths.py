@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,8 +97,8 @@ def test_symlink_into_a_sensitive_file_is_sensitive(tree: dict[str, Path]) -> No
     assert (v.inside, v.decision, v.sensitive) == (True, "ask", True)
 
 
-@pytest.mark.parametrize("name", [".env", ".env.local", ".git/config", ".git/hooks/pre-commit",
-                                  "id_rsa", "keys/id_ed25519.pub", "server.pem", "tls.key",
+@pytest.mark.parametrize("name", [".env", ".env.local", ".git/config", "id_rsa",
+                                  "keys/id_ed25519.pub", "server.pem", "tls.key",
                                   ".ssh/authorized_keys", "sub/.netrc"])
 def test_sensitive_files_ask_to_write_and_may_be_read(tree: dict[str, Path], name: str) -> None:
     ws = tree["ws"]
@@ -183,3 +187,102 @@ def test_check_path_json_has_exactly_the_documented_keys(tree: dict[str, Path]) 
     assert out == {"inside": True, "resolved": str(tree["ws"] / "src" / "app.py"),
                    "decision": "allow", "reason": "read inside the workspace"}
     assert check_path_json("../outside/secret", tree["ws"], for_write=True)["decision"] == "deny"
+
+
+# ------------------------------------------------------------ aliases, links, tildes (round 2)
+
+
+@pytest.mark.parametrize("alias", ["/proc/self/root", "/proc/self/cwd", "/proc/thread-self/root",
+                                   "/proc/1/cwd", "/proc/self/fd/3", "/dev/fd/0",
+                                   "/proc/self/task/1/root"])
+def test_per_process_aliases_are_refused_before_resolving(tree: dict[str, Path],
+                                                          alias: str) -> None:
+    ws = tree["ws"]
+    for path in (alias, f"{alias}/x", f"{alias}{ws}/src/app.py"):
+        v = judge_path(path, ws)
+        assert (v.decision, v.inside) == ("deny", False), path
+        assert "different file in each process" in v.reason
+
+
+def test_a_symlink_to_a_per_process_alias_is_refused(tree: dict[str, Path]) -> None:
+    ws = tree["ws"]
+    os.symlink("/proc/self/cwd", ws / "here")
+    assert judge_path("here/src/app.py", ws).decision == "deny"
+    assert judge_path("here/new.txt", ws, for_write=True).decision == "deny"
+
+
+def test_a_hard_link_to_a_file_outside_is_not_writable(tree: dict[str, Path]) -> None:
+    ws = tree["ws"]
+    os.link(tree["outside"] / "secret", ws / "innocent.txt")
+    v = judge_path("innocent.txt", ws, for_write=True)
+    assert (v.decision, v.inside) == ("deny", False)
+    assert "hard links" in v.reason
+    assert judge_path("innocent.txt", ws).decision == "allow"  # reading it is harmless
+
+
+def test_hard_links_all_inside_the_workspace_stay_writable(tree: dict[str, Path]) -> None:
+    ws = tree["ws"]
+    os.link(ws / "src" / "app.py", ws / "copy.py")
+    assert judge_path("copy.py", ws, for_write=True).decision == "allow"
+
+
+def test_hard_links_that_cannot_be_counted_are_refused(tree: dict[str, Path],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.permissions.paths as paths
+
+    ws = tree["ws"]
+    os.link(ws / "src" / "app.py", ws / "copy.py")
+    monkeypatch.setattr(paths, "MAX_LINK_SCAN", 0)
+    v = judge_path("copy.py", ws, for_write=True)
+    assert v.decision == "deny" and "could not all be found" in v.reason
+
+
+def test_tilde_plus_is_the_working_directory_and_tilde_minus_needs_oldpwd(
+        tree: dict[str, Path]) -> None:
+    ws = tree["ws"]
+    v = judge_path("~+/src/app.py", ws, env={"HOME": "/home/a"})
+    assert (v.decision, v.resolved) == ("allow", str(ws / "src" / "app.py"))
+    assert judge_path("~-/x", ws, env={"HOME": "/home/a"}).decision == "deny"
+    v = judge_path("~-/secret", ws, env={"OLDPWD": str(tree["outside"])})
+    assert (v.inside, v.decision) == (False, "ask")
+
+
+@pytest.mark.parametrize("name", [".bashrc", ".profile", ".zshrc", ".bash_profile", ".envrc",
+                                  ".bash_aliases", ".config/fish/config.fish",
+                                  ".git/hooks/pre-commit", ".ssh/rc"])
+def test_shell_startup_files_and_hooks_are_never_written(tree: dict[str, Path], name: str) -> None:
+    ws = tree["ws"]
+    assert judge_path(name, ws, for_write=True).decision == "deny"
+    assert judge_path(name, ws).decision == "allow"
+
+
+def test_check_path_reads_raw_bytes_from_stdin(tree: dict[str, Path]) -> None:
+    ws = tree["ws"]
+    root = Path(__file__).resolve().parent.parent
+    for raw, decision in ((b"src/a\x00b", "deny"), (b"src/app.py", "allow"),
+                          (b"src/\xff\xfe.py", "allow"), (b"/proc/self/root/etc", "deny")):
+        proc = subprocess.run([sys.executable, "-m", "engine", "policy", "check-path",
+                               "--stdin", "--workspace", str(ws), "--json"], input=raw,
+                              capture_output=True, cwd=root, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["decision"] == decision, raw
+
+
+def test_check_path_needs_exactly_one_of_path_and_stdin(tree: dict[str, Path]) -> None:
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "engine", "policy", "check-path",
+                           "--workspace", str(tree["ws"])], capture_output=True, text=True,
+                          cwd=root, timeout=60)
+    assert proc.returncode == 2 and "PATH or --stdin" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_check_path_never_raises_on_random_strings(tree: dict[str, Path]) -> None:
+    rng = random.Random(11)
+    for _ in range(800):
+        raw = bytes(rng.randrange(256) for _ in range(rng.randint(0, 30)))
+        prefix = rng.choice([b"", b"~", b"~+/", b"~-", b"$HOME/", b"/proc/self/", b"${X}/"])
+        out = check_path_json((prefix + raw).decode("utf-8", "surrogateescape"), tree["ws"],
+                              env={"HOME": "/home/a"})
+        assert out["decision"] in ("allow", "ask", "deny")
+        json.dumps(out, ensure_ascii=False).encode("utf-8")

@@ -6,9 +6,11 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from engine.errors import UsageError
+from engine.permissions.approvals import Answer, ApprovalMode, Approver
 from engine.permissions.policy import (
     Decision,
     Policy,
@@ -18,6 +20,7 @@ from engine.permissions.policy import (
     glob_match,
 )
 from engine.state import ToolCall
+from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import Risk, ToolContext, ToolResult, ToolSpec
 from tools import SEEN_HASHES_KEY, builtin_specs
 
@@ -334,3 +337,80 @@ def test_decision_round_trips_through_a_dict(ws: Path) -> None:
 ])
 def test_path_globs_respect_components(pattern: str, path: str, expected: bool) -> None:
     assert glob_match(pattern, path) is expected
+
+
+# ------------------------------------------------------------ round 2: unnamed programs, bad rules
+
+
+UNNAMED = ["$(cat prog) -rf src", "$X README.md", "eval \"$CODE\"", "ls | xargs -I{} sh -c '{}'",
+           "ls | xargs -I{} {}", "git ls-files | xargs sh -c", "bash -c \"$(git ls-files)\""]
+
+
+@pytest.mark.parametrize("command", UNNAMED)
+def test_no_policy_allows_a_program_the_preview_cannot_name(ws: Path, command: str) -> None:
+    ctx = PolicyContext(ws, Policy.from_data({"default": "allow", "rules": [
+        {"decision": "allow", "tool": "run_shell"}, {"decision": "allow", "risk": "exec"}]}),
+        ENV, granted=frozenset({"run_shell:", "run_shell:sh"}))
+    d = shell(command, ctx)
+    assert (d.decision, d.unnamed) == ("ask", True), d.reason
+    assert Decision.from_dict(d.to_dict()) == d
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("auto", "deny"), ("policy", "deny"),
+                                                 ("deny", "deny")])
+def test_every_mode_but_a_person_refuses_an_unnamed_program(ws: Path, mode: ApprovalMode,
+                                                            expected: str) -> None:
+    ctx = PolicyContext(ws, Policy.from_data({"default": "allow"}), ENV)
+    approver = Approver(mode, ctx)
+    calls = [ToolCall("c1", "run_shell", {"command": "$(cat prog) -rf src"}),
+             ToolCall("c2", "run_shell", {"command": "pytest -q"})]
+    got = anyio.run(approver.decide_batch, calls, ToolRegistry([SHELL]), {"run_shell:"})
+    assert got[0].decision == expected and got[0].decided_by == "policy"
+    assert "cannot name the program" in got[0].reason
+    assert got[1].decision == ("deny" if mode == "deny" else "allow")
+
+
+def test_a_person_is_still_asked_about_an_unnamed_program(ws: Path) -> None:
+    asked: list[str] = []
+
+    async def prompter(questions: Any) -> list[Answer]:
+        asked.extend(q.call.args["command"] for q in questions)
+        return ["yes"] * len(questions)
+
+    approver = Approver("interactive", PolicyContext(ws, Policy.default(), ENV), prompter)
+    calls = [ToolCall("c1", "run_shell", {"command": "$(cat prog) README.md"})]
+    got = anyio.run(approver.decide_batch, calls, ToolRegistry([SHELL]), set())
+    assert asked == ["$(cat prog) README.md"] and got[0].decision == "allow"
+
+
+def test_a_command_that_does_not_parse_is_never_allowed_by_a_rule(ws: Path) -> None:
+    ctx = ctx_with(ws, [{"decision": "allow", "tool": "run_shell"}])
+    for command in ("ls (", "cat README.md |", "echo 'x"):
+        assert shell(command, ctx).decision == "ask", command
+
+
+@pytest.mark.parametrize(("rule", "message"), [
+    ("{decision: allow, tool: run_shel}", "did you mean 'run_shell'"),
+    ("{decision: allow, tool: 'rn_*'}", "matches no tool"),
+    ("{decision: allow, tool: edit_file, path: 'src/{a,b}/*.py'}", "not a valid glob"),
+    ("{decision: allow, tool: edit_file, path: 'src**/x'}", "whole path component"),
+    ("{decision: allow, tool: edit_file, path: '../x/*.py'}", "relative to the workspace"),
+    ("{decision: allow, tool: edit_file, path: ''}", "empty"),
+])
+def test_a_rule_that_can_never_match_is_an_error_with_file_and_line(
+        tmp_path: Path, rule: str, message: str) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("default: deny\nrules:\n  - {decision: allow, tool: read_file}\n"
+                    f"  - {rule}\n")
+    with pytest.raises(UsageError) as err:
+        Policy.load(path)
+    assert str(err.value).startswith(f"{path}:4: rules[1]"), str(err.value)
+    assert message in str(err.value)
+
+
+def test_rules_naming_mcp_tools_and_globs_of_known_tools_load(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("rules:\n  - {decision: allow, tool: 'mcp__gh__*'}\n"
+                    "  - {decision: ask, tool: 'write_*', path: 'src/**/*.py'}\n"
+                    "  - {decision: deny, tool: run_shell, command: 'rm'}\n")
+    assert len(Policy.load(path).rules) == 3

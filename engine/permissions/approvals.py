@@ -3,7 +3,9 @@
 Modes: ``interactive`` (a person answers on the terminal: yes / no / always for this capability
 in this run / details), ``policy`` (``ask`` becomes the policy file's ``default``, deny unless
 configured), ``auto`` (``ask`` becomes allow; deny stays deny), ``deny`` (``ask`` becomes deny).
-The policy's own ``deny`` is final in every mode.
+The policy's own ``deny`` is final in every mode. A command whose program the preview cannot
+name (``$(cat x) -rf dir``) is only ever allowed by a person: ``deny`` in the other modes,
+whatever the policy's ``default`` or an "always" answer says (a floor applied after the policy).
 """
 
 from __future__ import annotations
@@ -118,6 +120,8 @@ class Approver:
             return _approval(call, d, "allow", "policy")
         if d.decision == "deny":
             return _approval(call, d, "deny", "policy")
+        if d.unnamed:
+            return None if self.mode == "interactive" else _approval(call, d, "deny", "policy")
         if d.capability in granted:
             return _approval(call, d, "allow", "always")
         if self.mode == "auto":

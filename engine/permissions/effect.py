@@ -39,6 +39,12 @@ class Effect:
     stdin_code: str = ""
     """``shell`` or ``interpreter`` when it runs its standard input as code."""
     wrappers: list[str] = field(default_factory=list)
+    trees: list[Word] = field(default_factory=list)
+    """Targets of a recursive permission or owner change (destructive over the workspace)."""
+    defines: list[tuple[str, Word]] = field(default_factory=list)
+    """Aliases it defines for later lines: (name, code)."""
+    stdin_reader: Callable[[Effect, Word], None] | None = None
+    """Judges a here-doc or here-string it reads as commands (SQL, a makefile, ed)."""
 
     def add(self, risk: Risk, reason: str) -> None:
         self.risk = max_risk(self.risk, risk)
@@ -147,6 +153,8 @@ def reader(short_values: str = "", long_values: tuple[str, ...] = (), *,
         o = parse_opts(args, short_values, longs)
         skip = 0 if pattern_opts and o.has(*pattern_opts) else skip_first
         e.reads.extend(o.positionals[skip:])
+        e.reads.extend(Word.of(w.value[1:]) for w in o.positionals[skip:]
+                       if w.value and w.value.startswith("@") and len(w.value) > 1)
         for name in read_opts:
             w = o.get(name)
             if w is not None:
@@ -162,6 +170,22 @@ def _long_paths(e: Effect, o: Opts) -> None:
         if name.startswith("--") and w is not None and w.value and (
                 "/" in w.value or w.value.startswith("~")):
             e.reads.append(w)
+
+
+def path_args(risk: Risk = "read", reason: str = "") -> Rule:
+    """A program whose options may name files to read (``neofetch --ascii FILE``): every
+    argument that looks like a path (has a ``/`` or starts with ``~``) is judged as a read."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        e.add(risk, reason)
+        for w in args:
+            v = w.value
+            if v is None or "/" in v.partition("=")[2] or (not v.startswith("-") and (
+                    "/" in v or v.startswith("~"))):
+                e.reads.append(Word.of(v.partition("=")[2]) if v and v.startswith("-")
+                               else w)
+
+    return rule
 
 
 def plain(risk: Risk = "read", reason: str = "") -> Rule:

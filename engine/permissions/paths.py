@@ -8,6 +8,12 @@ roots by path components, never by string prefix. Control characters are refused
 Decisions: inside the workspace (or a writable root) reads and writes are ``allow``, except
 writes to sensitive files (``.git/``, ``.env*``, keys) which are ``ask``; inside a read-only
 root writes are ``deny``; outside, reads are ``ask`` and writes ``deny``.
+
+Refused whatever the whitelist says: per-process aliases (``/proc/*/root``, ``/proc/*/cwd``,
+``/proc/*/fd/*``, ``/dev/fd/*``) met anywhere on the way, since they resolve differently in the
+process that later opens them; writes to shell startup files (a line there runs in every later
+shell); writes to a file with hard links outside the workspace (or links that cannot be
+counted). ``~+`` is the working directory and ``~-`` the previous one.
 """
 
 from __future__ import annotations
@@ -15,11 +21,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+
+from engine.permissions.words import printable
 
 PathDecision = Literal["allow", "ask", "deny"]
 
@@ -34,6 +43,20 @@ SENSITIVE_NAMES = (
     ".netrc", ".npmrc", ".pypirc", "*.p12", "*.pfx", ".git-credentials",
 )
 """File-name globs of secrets; writing them is always asked."""
+STARTUP_FILES = frozenset({
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+    ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login",
+    ".logout", ".inputrc", ".envrc", "config.fish", "bash.bashrc", "zshrc", "zshenv", "profile",
+    "environment", ".pam_environment", ".xprofile", ".xinitrc", ".xsession", ".bash_aliases",
+    ".bash_functions", ".zsh_aliases", ".aliases",
+})
+"""Files a shell (or login) reads and runs at start: a line written there fires later (git
+hooks, ``~/.ssh/rc`` and fish's function directories are judged the same way)."""
+_STARTUP_SYSTEM = re.compile(r"^/etc/(?:profile\.d/|bash_completion\.d/|zsh/|fish/)")
+_ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/task/\d+)?/(?:root|cwd|fd|"
+                    r"map_files|exe)|dev/fd)(?:/|$)")
+MAX_LINK_SCAN = 20_000
+"""Directory entries visited to count a file's hard links inside the workspace."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +92,21 @@ def judge_path(path: str, workspace: Path, *, roots: Sequence[Root] = (),
     if _CONTROL.search(path):
         return _refused(f"path {path!r} contains a control character")
     try:
-        expanded = expand_path(path, os.environ if env is None else env)
+        expanded = expand_path(path, os.environ if env is None else env, str(workspace))
     except _Unexpandable as exc:
         return _refused(f"path {path!r} cannot be expanded safely: {exc}")
     return judge_literal(expanded, workspace, roots=roots, for_write=for_write)
 
 
-def expand_path(path: str, env: Mapping[str, str]) -> str:
-    """``~`` and ``$VAR``/``${VAR}`` expanded from ``env``; ``$(...)`` and backticks literal."""
+def expand_path(path: str, env: Mapping[str, str], cwd: str | None = None) -> str:
+    """``~``, ``~+``, ``~-`` and ``$VAR``/``${VAR}`` expanded from ``env``; ``$(...)`` and
+    backticks stay literal. ``~+`` is ``cwd`` (the workspace for a tool), ``~-`` needs
+    ``OLDPWD``."""
+    if path[:2] in ("~+", "~-") and (len(path) == 2 or path[2] == "/"):
+        base = cwd if path[1] == "+" else env.get("OLDPWD")
+        if not base:
+            raise _Unexpandable(f"{path[:2]} has no known value here")
+        return base + path[2:]
     if path == "~" or path.startswith("~/"):
         home = env.get("HOME")
         if not home:
@@ -109,11 +139,23 @@ def judge_literal(path: str, workspace: Path, *, roots: Sequence[Root] = (),
         return _refused(f"path {path!r} contains a control character")
     ws = _resolved_dir(str(workspace))
     base = ws if cwd is None else _resolved_dir(str(cwd))
+    joined = os.path.join(base, path)
+    alias = process_alias(joined)
+    if alias:
+        return _refused(f"path {path!r} goes through {alias}, which names a different file "
+                        "in each process")
     try:
-        resolved = resolve(os.path.join(base, path))
+        resolved = resolve(joined)
     except OSError as exc:
         return _refused(f"path {path!r} cannot be resolved: {exc.strerror or exc}")
     target = Path(resolved)
+    if for_write and is_startup_file(resolved):
+        return PathVerdict(target.is_relative_to(ws), resolved, "deny",
+                           f"write to {resolved}: a shell startup file or hook runs later")
+    if for_write:
+        links = _outside_links(resolved, ws)
+        if links:
+            return PathVerdict(False, resolved, "deny", f"write to {resolved}: {links}")
     if target.is_relative_to(ws):
         return _inside(path, resolved, target.relative_to(ws), True, for_write, "the workspace")
     for root in roots:
@@ -126,6 +168,88 @@ def judge_literal(path: str, workspace: Path, *, roots: Sequence[Root] = (),
         return PathVerdict(False, resolved, "deny",
                            f"write to {resolved} outside the workspace")
     return PathVerdict(False, resolved, "ask", f"read of {resolved} outside the workspace")
+
+
+def process_alias(path: str) -> str:
+    """The ``/proc/PID/{root,cwd,fd}`` or ``/dev/fd`` alias met while resolving ``path``
+    (lexically or through a symbolic link), or "" when there is none."""
+    todo = [p for p in path.split("/") if p]
+    cur = "/"
+    hops = 0
+    while todo:
+        part = todo.pop(0)
+        if part == ".":
+            continue
+        if part == "..":
+            cur = os.path.dirname(cur) or "/"
+            continue
+        nxt = os.path.join(cur, part)
+        m = _ALIAS.match(nxt)
+        if m:
+            return m.group(0).rstrip("/")
+        try:
+            target = os.readlink(nxt)
+        except OSError:
+            cur = nxt
+            continue
+        hops += 1
+        if hops > 40:
+            return ""
+        todo = [p for p in target.split("/") if p] + todo
+        cur = "/" if target.startswith("/") else cur
+    return ""
+
+
+def is_startup_file(resolved: str) -> bool:
+    """A file a shell runs at start (``~/.bashrc``, ``/etc/profile.d/*``, ``.envrc``)."""
+    name = os.path.basename(resolved)
+    if _STARTUP_SYSTEM.match(resolved):
+        return True
+    if name in ("profile", "environment", "zshrc", "zshenv", "bash.bashrc"):
+        return resolved.startswith("/etc/")
+    if name == "config.fish" or "/fish/functions/" in resolved or "/fish/conf.d/" in resolved:
+        return "/fish/" in resolved
+    if name == "rc" and resolved.endswith("/.ssh/rc"):
+        return True
+    if "/.git/hooks/" in resolved and not name.endswith(".sample"):
+        return True
+    return name in STARTUP_FILES
+
+
+def _outside_links(resolved: str, ws: Path) -> str:
+    """Why a write through a hard-linked file may change a file outside (or "" when not)."""
+    try:
+        st = os.stat(resolved)
+    except OSError:
+        return ""
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1:
+        return ""
+    inside = _links_inside(ws, st.st_dev, st.st_ino, st.st_nlink)
+    if inside is None:
+        return f"it has {st.st_nlink} hard links that could not all be found"
+    if inside < st.st_nlink:
+        return f"{st.st_nlink - inside} of its {st.st_nlink} hard links are outside the workspace"
+    return ""
+
+
+def _links_inside(ws: Path, dev: int, ino: int, nlink: int) -> int | None:
+    """How many names of inode (dev, ino) the workspace holds; None when too big to count."""
+    found = seen = 0
+    for root, dirs, files in os.walk(ws):
+        for name in files:
+            seen += 1
+            if seen > MAX_LINK_SCAN:
+                return None
+            try:
+                st = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            if st.st_ino == ino and st.st_dev == dev:
+                found += 1
+                if found >= nlink:
+                    return found
+        seen += len(dirs)
+    return found
 
 
 def resolve(path: str) -> str:
@@ -171,5 +295,5 @@ def check_path_json(path: str, workspace: Path, *, roots: Sequence[Root] = (),
                     ) -> dict[str, Any]:
     """The JSON object printed by ``engine policy check-path``."""
     v = judge_path(path, workspace, roots=roots, env=env, for_write=for_write)
-    return {"inside": v.inside, "resolved": v.resolved, "decision": v.decision,
-            "reason": v.reason}
+    return printable({"inside": v.inside, "resolved": v.resolved, "decision": v.decision,
+                      "reason": v.reason})

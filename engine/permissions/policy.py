@@ -53,7 +53,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.config import load_yaml
+from engine.config import item_lines, load_document
 from engine.errors import UsageError
 from engine.globs import GlobError, compile_glob, glob_match
 from engine.permissions.paths import PathVerdict, Root, check_path_json, judge_path
@@ -155,12 +155,19 @@ class Policy:
     def load(cls, path: Path) -> Policy:
         """Read and check a policy file; every problem is a ``UsageError`` naming the file."""
         path = Path(path)
-        data = load_yaml(path)
-        return cls.from_data(data if data is not None else {}, str(path), path.parent)
+        doc = load_document(path)
+        data = doc.value
+        return cls.from_data(data if data is not None else {}, str(path), path.parent,
+                             lines=item_lines(doc, "rules"), tools=builtin_tool_names())
 
     @classmethod
-    def from_data(cls, data: Any, source: str = "<policy>", base: Path | None = None) -> Policy:
-        """A policy from parsed YAML; relative roots are taken from ``base`` when given."""
+    def from_data(cls, data: Any, source: str = "<policy>", base: Path | None = None, *,
+                  lines: Sequence[int] = (), tools: frozenset[str] | None = None) -> Policy:
+        """A policy from parsed YAML; relative roots are taken from ``base`` when given.
+
+        ``lines`` (the line of each rule) put ``file:line`` in errors; with ``tools`` (the
+        known tool names), a rule naming a tool that does not exist is an error.
+        """
         if not isinstance(data, Mapping):
             raise UsageError(f"{source}: a policy file is a mapping with keys {_TOP_KEYS}")
         _check_keys(data, _TOP_KEYS, source)
@@ -173,8 +180,10 @@ class Policy:
                              f"got {resume!r}")
         roots = tuple(_root(r, f"{source}: roots[{i}]", base)
                       for i, r in enumerate(_list(data, "roots", source)))
-        rules = tuple(_rule(r, f"{source}: rules[{i}]")
-                      for i, r in enumerate(_list(data, "rules", source)))
+        rules = tuple(
+            _rule(r, f"{source}:{lines[i]}: rules[{i}]" if i < len(lines) and lines[i]
+                  else f"{source}: rules[{i}]", tools)
+            for i, r in enumerate(_list(data, "rules", source)))
         sandbox = (sandbox_from_data(data["sandbox"], f"{source}: sandbox")
                    if data.get("sandbox") is not None else None)
         return cls(rules, default, resume, roots, source, sandbox)
@@ -259,15 +268,21 @@ class Decision:
     ``write:src/``, ``tool:<name>``)."""
     changes: tuple[FileChange, ...] = ()
     """What the tool's dry run says the call will write (the preview shows their patches)."""
+    unnamed: bool = False
+    """The preview cannot name a program the call runs: only a person may allow it (``deny``
+    in every other mode, whatever the policy or an "always" answer says)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"decision": self.decision, "risk": self.risk, "reason": self.reason,
-                "rule": self.rule, "preview": self.preview, "capability": self.capability}
+        d: dict[str, Any] = {"decision": self.decision, "risk": self.risk, "reason": self.reason,
+             "rule": self.rule, "preview": self.preview, "capability": self.capability}
+        if self.unnamed:
+            d["unnamed"] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Decision:
         return cls(d["decision"], d["risk"], d.get("reason", ""), d.get("rule"),
-                   d.get("preview", ""), d.get("capability", ""))
+                   d.get("preview", ""), d.get("capability", ""), bool(d.get("unnamed")))
 
 
 # ---------------------------------------------------------------- deciding
@@ -347,12 +362,16 @@ def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
             deciding.append(rule)
     decision = strictest(*finals, verdict.floor,
                          "ask" if not verdict.parsed else "allow") if finals else verdict.decision
+    if verdict.unnamed:
+        decision = strictest(decision, "ask")
     risk = verdict.risk
     reason, rule = _shell_reason(verdict, finals, deciding, decision)
+    if verdict.unnamed and decision == "ask":
+        reason, rule = f"{reason} (the preview cannot name the program it runs)", None
     asked = [e["capability"] for e, f in zip(verdict.commands, finals, strict=True) if f == "ask"]
     caps = list(dict.fromkeys(asked)) or [e["capability"] for e in verdict.commands[:1]]
     return Decision(decision, risk, reason, rule, _shell_preview(command, verdict, finals),
-                    " + ".join(caps) or "run_shell:")
+                    " + ".join(caps) or "run_shell:", verdict.unnamed)
 
 
 def _decide_entry(spec: ToolSpec, entry: Mapping[str, Any],
@@ -519,7 +538,48 @@ def _root(item: Any, where: str, base: Path | None) -> Root:
     return Root(path, bool(item.get("writable", False)))
 
 
-def _rule(item: Any, where: str) -> Rule:
+def builtin_tool_names() -> frozenset[str]:
+    """Names of the built-in tools (imported late: the tools package depends on this one)."""
+    from tools import builtin_specs
+
+    return frozenset(s.name for s in builtin_specs())
+
+
+_GLOB_CHARS = ("*", "?", "[", "{")
+
+
+def _check_tool(pattern: str, tools: frozenset[str], where: str) -> None:
+    """A ``tool`` matcher must be able to match: a known tool, an MCP tool, or a glob of them."""
+    if pattern.startswith("mcp__") or pattern in tools:
+        return
+    if any(c in pattern for c in _GLOB_CHARS):
+        if any(glob_match(pattern, t) for t in [*tools, "mcp__server__tool"]):
+            return
+        raise UsageError(f"{where}: tool: {pattern!r} matches no tool")
+    close = difflib.get_close_matches(pattern, sorted(tools), 1)
+    hint = (f"; did you mean {close[0]!r}?" if close
+            else f"; known tools: {', '.join(sorted(tools))}")
+    raise UsageError(f"{where}: tool: unknown tool {pattern!r} (MCP tools are mcp__SERVER__TOOL)"
+                     f"{hint}")
+
+
+def _check_path_glob(pattern: str, where: str) -> None:
+    """A ``path`` glob must be one that can match a workspace path (``engine.globs``)."""
+    why = ""
+    parts = pattern.split("/")
+    if not pattern.strip():
+        why = "it is empty"
+    elif any("**" in part and part != "**" for part in parts):
+        why = "** must be a whole path component (src/**/x.py)"
+    elif ".." in parts or "." in parts[:-1] or (pattern.startswith("./")):
+        why = "paths are matched relative to the workspace, without . or .. components"
+    elif "\\" in pattern or "\x00" in pattern:
+        why = "backslashes and NUL never appear in a matched path"
+    if why:
+        raise UsageError(f"{where}: path: {pattern!r} is not a valid glob: {why}")
+
+
+def _rule(item: Any, where: str, tools: frozenset[str] | None = None) -> Rule:
     if not isinstance(item, Mapping):
         raise UsageError(f"{where}: expected a mapping with decision and matchers")
     _check_keys(item, _RULE_KEYS, where)
@@ -545,6 +605,12 @@ def _rule(item: Any, where: str) -> Rule:
     sandboxed = item.get("sandboxed")
     if sandboxed is not None and not isinstance(sandboxed, bool):
         raise UsageError(f"{where}: sandboxed: expected true or false, got {sandboxed!r}")
+    tool = _opt_str(item, "tool")
+    if tool is not None and tools is not None:
+        _check_tool(tool, tools, where)
+    path = _opt_str(item, "path")
+    if path is not None:
+        _check_path_glob(path, where)
     label = f"{where}: {item['reason']}" if item.get("reason") else where
     for key in ("tool", "path"):
         _check_glob(item, key, where)

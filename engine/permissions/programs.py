@@ -25,6 +25,8 @@ class Wrapper:
     """Options after which it runs no command (``command -v``, ``sudo -l``)."""
     script_options: frozenset[str] = frozenset()
     """Options whose value is shell code (``env -S``, ``flock -c``)."""
+    later_options: frozenset[str] = frozenset()
+    """Options that schedule the command to run later (``systemd-run --on-calendar``)."""
     write_options: frozenset[str] = frozenset()
     chdir_options: frozenset[str] = frozenset()
     alone: str | None = None
@@ -79,6 +81,29 @@ WRAPPERS: dict[str, Wrapper] = {
     "ltrace": Wrapper("eoOpnsuaAlDFLS", risk="exec", why="under a tracer",
                       write_options=_fs("-o")),
     "valgrind": Wrapper(risk="exec", why="under a debugger"),
+    "sshpass": Wrapper("pfdP", risk="network", why="with a stored password"),
+    "setarch": Wrapper(positionals=1, alone="shell"),
+    "linux32": Wrapper(), "linux64": Wrapper(),
+    "unshare": Wrapper("", _fs("--mount-proc", "--map-user", "--map-group", "--setgroups",
+                                "--propagation", "--root", "--wd"), risk="exec",
+                       why="in new namespaces", alone="shell"),
+    "nsenter": Wrapper("tSGrw", _fs("--target", "--setuid", "--setgid", "--root", "--wd"),
+                       risk="exec", why="in another process's namespaces", alone="shell"),
+    "firejail": Wrapper(risk="exec", why="in a sandbox", alone="shell"),
+    "systemd-run": Wrapper("pEMu", _fs("--unit", "--property", "--setenv", "--machine",
+                                       "--uid", "--gid", "--working-directory", "--slice",
+                                       "--description", "--on-calendar", "--on-active",
+                                       "--on-boot", "--on-unit-active"),
+                           risk="exec", why="as a system service",
+                           later_options=_fs("--on-calendar", "--on-active", "--on-boot",
+                                             "--on-startup", "--on-unit-active",
+                                             "--on-unit-inactive", "--on-clock-change",
+                                             "--on-timezone-change", "--path-property",
+                                             "--timer-property")),
+    "chronic": Wrapper(), "catchsegv": Wrapper(), "dbus-run-session": Wrapper(),
+    "prlimit": Wrapper("p", _fs("--pid")), "entr": Wrapper(risk="exec", why="on file changes"),
+    "sg": Wrapper(positionals=1, risk="exec", why=_PRIV, script_options=_fs("-c")),
+    "fakeroot": Wrapper(), "proot": Wrapper("rbw", risk="exec", why="in another root"),
 }
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
@@ -130,10 +155,18 @@ PLAIN_READ = frozenset({
     "readarray", "export", "env", "nice", "nohup", "builtin", "exec", "time", "setsid",
     "timeout", "stdbuf", "ionice", "taskset", "chrt", "unbuffer", "caffeinate", "man", "info",
     "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
-    "pidof", "lsof", "ss", "netstat", "numfmt", "cowsay", "fortune", "neofetch", "disown", "fg",
+    "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg",
     "bg", "compgen", "complete",
 })
 """Programs that neither read named files nor change anything."""
+READS_PATH_ARGUMENTS = frozenset({
+    "ps", "free", "uptime", "lscpu", "lsblk", "lsusb", "lspci", "who", "w", "groups",
+    "logname", "dirs", "sync", "vmstat", "iostat", "mpstat", "sar", "lsof", "ss", "netstat",
+    "cowsay", "cowthink", "fortune", "neofetch", "fastfetch", "figlet", "toilet", "lolcat",
+    "info", "tldr",
+})
+"""Programs whose options can name a file they read (``ss -F FILE``, ``who FILE``): any
+argument that looks like a path is judged as a read."""
 
 SUBCOMMAND_PROGRAMS = frozenset({
     "git", "npm", "yarn", "pnpm", "bun", "pip", "pipx", "uv", "cargo", "go", "docker", "podman",
@@ -152,6 +185,13 @@ DANGEROUS_VARS = frozenset({
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "MANOPT", "GREP_OPTIONS", "TERMINAL",
     "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "NPM_CONFIG_REGISTRY", "GEM_HOME",
 })
+COMMAND_VARS = frozenset({
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "GIT_PROXY_COMMAND", "SSH_ASKPASS", "SUDO_ASKPASS",
+    "EDITOR", "VISUAL", "PAGER", "MANPAGER", "BROWSER", "PROMPT_COMMAND", "RSYNC_RSH",
+    "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "TAR_RSH", "CVS_RSH", "DIFFTOOL", "TERMINAL",
+})
+"""Variables whose value programs run as a command: the value is judged as shell code."""
 DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_")
 
 GIT_SAFE_CONFIG_PREFIXES = ("color.", "log.", "advice.", "i18n.", "status.", "blame.",

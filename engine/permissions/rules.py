@@ -10,14 +10,18 @@ into a writer or an executor count (``sed -i``, ``git -c core.pager=...``, ``sor
 from __future__ import annotations
 
 from engine.permissions import programs as p
+from engine.permissions import rules_code as c
 from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
+from engine.permissions import rules_infra as infra
 from engine.permissions import rules_network as n
 from engine.permissions import rules_shell as sh
 from engine.permissions.effect import (
     Effect,
     Rule,
     is_dangerous_variable,
+    parse_opts,
+    path_args,
     plain,
     program_name,
     reader,
@@ -72,7 +76,7 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> l
             i += 1
             break
         if name == "env" and "=" in v and not v.startswith("-"):
-            _assignment(e, v.partition("=")[0])
+            _assignment(e, v.partition("=")[0], v.partition("=")[2])
         elif not v.startswith("-") or v == "-":
             if not positionals:
                 break
@@ -103,6 +107,8 @@ def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Wo
     key = v.split("=", 1)[0] if v.startswith("--") else v[:2]
     if key in spec.no_command:
         return False
+    if key in spec.later_options:
+        e.at_least("deny", f"{name} {key} schedules a command to run later, unseen")
     if key in spec.script_options:
         code = args[i + 1] if "=" not in v and len(v) == 2 and i + 1 < len(args) else None
         if code is None:
@@ -125,9 +131,11 @@ def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
     return None
 
 
-def _assignment(e: Effect, name: str) -> None:
+def _assignment(e: Effect, name: str, value: str) -> None:
     if is_dangerous_variable(name):
         e.add("exec", f"setting {name} changes what programs run")
+    if name in p.COMMAND_VARS:
+        e.scripts.append((f"{name}=", Word.of(value.lstrip("|"))))
 
 
 # ---------------------------------------------------------------- generic rules
@@ -144,6 +152,19 @@ def _unknown(e: Effect, name: str) -> None:
             if sub.risk == "destructive":
                 e.nested.append((f"argument of {name}", args[i:]))
                 return
+
+
+def _history(e: Effect, args: list[Word]) -> None:
+    """``history -r FILE`` reads a file into the history, ``-w``/``-a`` write one."""
+    o = parse_opts(args, "d")
+    files = [w for w in o.positionals if not (w.value or "").isdigit()]
+    if o.has("-w", "-a"):
+        e.writes.extend(files or [Word(None, "$HISTFILE", "var")])
+        e.add("write", "history -w/-a writes the history file")
+    elif o.has("-r", "-n"):
+        e.reads.extend(files or [Word(None, "$HISTFILE", "var")])
+    elif o.has("-s", "-c", "-d"):
+        e.add("exec", "history -s/-c/-d changes the shell history")
 
 
 def capability(argv: list[Word]) -> str:
@@ -186,7 +207,13 @@ def _register_rules() -> dict[str, Rule]:
         rules[name] = plain("network", f"{name} uses the network")
     for name, values in SIMPLE_READERS.items():
         rules[name] = reader(values)
-    for module in (sh, g, f, n):
+    for name in p.READS_PATH_ARGUMENTS:
+        rules[name] = path_args()
+    rules["history"] = _history
+    rules["file"] = reader("mfFeP", ("--magic-file", "--files-from", "--separator",
+                                      "--exclude", "--parameter"),
+                           read_opts=("-m", "-f", "--magic-file", "--files-from"))
+    for module in (sh, g, f, n, c, infra):
         rules.update(module.RULES)
     return rules
 
@@ -200,7 +227,8 @@ SIMPLE_READERS: dict[str, str] = {
     "sha256sum": "", "sha384sum": "", "sha512sum": "", "b2sum": "l", "cksum": "a", "sum": "",
     "base32": "w", "column": "cstoNRHWlJ", "expand": "t", "unexpand": "t", "pr": "",
     "look": "t", "zcat": "", "bzcat": "", "xzcat": "", "zstdcat": "", "lzcat": "",
-    "rev": "", "readelf": "", "objdump": "", "nm": "", "size": "", "wc": "",
+    "rev": "", "readelf": "", "objdump": "", "nm": "", "size": "", "wc": "", "eza": "IwTL",
+    "exa": "IwTL", "lsd": "IwT",
     "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "identify": "", "exiftool": "",
     "pdftotext": "", "zipinfo": "",
 }

@@ -27,10 +27,13 @@ def _sed(e: Effect, args: list[Word]) -> None:
         e.reads.extend(o.all("-f", "--file"))
     elif not scripts and files:
         scripts, files = files[:1], files[1:]
-    in_place = o.has("-i", "-I", "--in-place")
+    in_place = o.has("-i", "-I", "--in-place") or any(
+        (n.startswith("-i") or n.startswith("--in-place")) for n in o.flags)
     (e.writes if in_place else e.reads).extend(files)
     if in_place:
         e.add("write", "sed -i edits files in place")
+        if any(w.value is not None and _DELETE_ALL.match(w.value) for w in scripts):
+            e.add("destructive", "sed -i deletes every line of the files")
     for script in scripts:
         _sed_script(e, script)
 
@@ -184,9 +187,16 @@ class SedScan:
             self.i += 1
 
 
+_DELETE_ALL = re.compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*;?\s*$")
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\|&|@load|\bextension\s*\(")
-_AWK_WRITE = re.compile(r"\bprintf?\b[^;}\n]*>")
-_AWK_READ = re.compile(r"\bgetline\b[^;}\n]*<")
+_AWK_PRINT = re.compile(r"\bprintf?\b")
+_AWK_GETLINE = re.compile(r"\bgetline\b")
+
+
+def _after(statement: str, word: re.Pattern[str], char: str) -> bool:
+    """``char`` appears after the first ``word`` in the statement (linear time)."""
+    m = word.search(statement)
+    return m is not None and char in statement[m.end():]
 
 
 def _awk(e: Effect, args: list[Word]) -> None:
@@ -211,6 +221,51 @@ def _awk(e: Effect, args: list[Word]) -> None:
         e.reads.extend(files)
 
 
+_AWK_STRING = r'"((?:\\.|[^"\\])*)"'
+_AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^()]{0,200})\))")
+_AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r"|([^;}\n|]*))")
+_AWK_PIPE_FROM = re.compile(_AWK_STRING + r"\s*\|&?\s*getline")
+_AWK_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*" + _AWK_STRING + r"\s*(?=[;}\n])")
+_AWK_PRINTED = re.compile(r"\bprintf?\b\s*\(?\s*" + _AWK_STRING + r"\s*\)?\s*\|(?!\|)")
+_CODE_READERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "python", "python3",
+                           "perl", "ruby", "node", "php", "lua", "busybox"})
+
+
+def _awk_commands(e: Effect, text: str) -> None:
+    """``system("cmd")``, ``print | "cmd"``, ``"cmd" | getline``: the commands awk runs."""
+    literals = {m.group(1): m.group(2) for m in _AWK_ASSIGN.finditer(text)}
+    for m in _AWK_SYSTEM.finditer(text):
+        var = (m.group(2) or "").strip()
+        if m.group(1) is not None:
+            e.scripts.append(("awk system()", Word.of(_awk_unescape(m.group(1)))))
+        elif var in literals:
+            e.scripts.append(("awk system()", Word.of(_awk_unescape(literals[var]))))
+        else:
+            e.at_least("ask", "awk system() runs a command built at run time")
+    for m in _AWK_PIPE_FROM.finditer(text):
+        e.scripts.append(("awk getline", Word.of(_awk_unescape(m.group(1)))))
+    for m in _AWK_PIPE_TO.finditer(text):
+        if m.group(1) is None:
+            if "getline" not in (m.group(2) or ""):
+                e.at_least("ask", "awk pipes to a command built at run time")
+            continue
+        target = _awk_unescape(m.group(1))
+        first = (target.split() or [""])[0].rsplit("/", 1)[-1]
+        if first in _CODE_READERS and len(target.split()) == 1:
+            printed = _AWK_PRINTED.search(text)
+            if printed is None:
+                e.at_least("deny", f"awk pipes data into {first}, which runs it as code")
+            else:
+                e.scripts.append((f"awk | {first}", Word.of(_awk_unescape(printed.group(1)))))
+        else:
+            e.scripts.append(("awk | command", Word.of(target)))
+
+
+def _awk_unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)),
+                  text)
+
+
 def _awk_program(e: Effect, program: Word) -> None:
     text = program.value
     if text is None:
@@ -219,9 +274,11 @@ def _awk_program(e: Effect, program: Word) -> None:
         return
     if _AWK_EXEC.search(text):
         e.add("exec", "awk program runs commands (system() or a pipe)")
-    if _AWK_WRITE.search(text):
+        _awk_commands(e, text)
+    statements = re.split(r"[;{}\n]", text)
+    if any(_after(s, _AWK_PRINT, ">") for s in statements):
         e.add("write", "awk program writes to a file")
-    if _AWK_READ.search(text):
+    if any(_after(s, _AWK_GETLINE, "<") for s in statements):
         e.at_least("ask", "awk program reads a file named in the program")
 
 
@@ -282,6 +339,9 @@ def _rg(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "efgtTmABCjMEr", frozenset(_RG_VALUES))
     if o.has("--pre"):
         e.add("exec", "rg --pre runs a program on every file")
+        for prog_word in o.all("--pre"):  # PROG FILE for each file searched
+            e.nested.append(("rg --pre", [prog_word, Word(None, "<each file searched>",
+                                                          "other")]))
     if o.has("--hostname-bin"):
         e.add("exec", "rg --hostname-bin runs a program")
     skip = 0 if o.has("-e", "--regexp", "-f", "--file", "--files", "--type-list") else 1
@@ -363,6 +423,14 @@ def _tar(e: Effect, args: list[Word]) -> None:
             "--new-volume-script", "--rsh-command", "--rmt-command")
     if o.has(*runs) or any("exec" in (w.value or "") for w in o.all("--checkpoint-action")):
         e.add("exec", "tar option runs a program")
+    for name in runs:
+        for code in o.all(name):
+            e.scripts.append((f"tar {name}", code))
+    for action in o.all("--checkpoint-action"):
+        if action.value is None:
+            e.at_least("ask", "tar --checkpoint-action only known at run time")
+        elif action.value.startswith("exec="):
+            e.scripts.append(("tar --checkpoint-action=exec", Word.of(action.value[5:])))
     archive = o.get("-f", "--file")
     if archive is not None and ":" in (archive.value or "") and not o.has("--force-local"):
         e.add("network", "tar archive on a remote host")
@@ -415,8 +483,10 @@ def _rm(e: Effect, args: list[Word]) -> None:
     e.writes.extend(o.positionals)
     if o.has("-r", "-R", "--recursive", "--no-preserve-root"):
         e.add("destructive", "rm -r deletes directory trees")
+    elif o.positionals:
+        e.add("destructive", f"{prog(e)} deletes files (no undo)")
     else:
-        e.add("write", "rm deletes files")
+        e.add("write", "rm without operands")
     if any(w.value is None for w in o.positionals):
         e.at_least("ask", "rm of a path only known at run time")
 
@@ -432,6 +502,8 @@ def _chmod(e: Effect, args: list[Word]) -> None:
     e.add("write", f"{prog(e)} changes permissions or owners")
     if o.has("-R", "--recursive") and any(_SYSTEM_TOP.match(w.text) for w in targets):
         e.add("destructive", f"{prog(e)} -R on a system directory")
+    if o.has("-R", "--recursive"):
+        e.trees.extend(targets)
 
 
 def _copy(e: Effect, args: list[Word]) -> None:
@@ -439,6 +511,45 @@ def _copy(e: Effect, args: list[Word]) -> None:
                       "--backup"), last_only=prog(e) != "mv")(e, args)
     if prog(e) == "mv":
         e.add("write", "mv moves files")
+    flags = [w.value or "" for w in args if (w.value or "").startswith("-")]
+    symbolic = "--symbolic" in flags or any(
+        not f.startswith("--") and "s" in f[1:] for f in flags)
+    hard = (prog(e) == "ln" and not symbolic) or (prog(e) == "cp" and bool(
+        {"-l", "--link"} & set(flags)))
+    if hard:  # a write through the new name is a write to the source
+        e.writes.extend(w for w in e.reads if w not in e.writes)
+    if prog(e) in ("cp", "install") and any(w.value == "/dev/null" for w in e.reads):
+        e.add("destructive", f"{prog(e)} /dev/null empties the target file")
+    if prog(e) == "mv" and any(w.value in _SINKS for w in e.writes):
+        e.add("destructive", "mv onto a device discards the files moved")
+
+
+_SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/full"})
+_ZERO = re.compile(r"^[<]?0+(?:[KMGTPEZY]i?B?|[kKMGTPEZY]B)?$")
+
+
+def _truncate(e: Effect, args: list[Word]) -> None:
+    writer("sr", ("--size", "--reference"))(e, args)
+    o = parse_opts(args, "sr", frozenset({"--size", "--reference"}))
+    size = o.get("-s", "--size")
+    if size is not None and (size.value is None or _ZERO.match(size.value)
+                             or size.value.startswith(("-", "/"))):
+        e.add("destructive", "truncate empties or shrinks files")
+    elif o.has("-r", "--reference"):
+        e.at_least("ask", "truncate to the size of another file")
+
+
+def _zip(e: Effect, args: list[Word]) -> None:
+    """``zip -TT CMD`` / ``--unzip-command CMD`` runs CMD to test the archive."""
+    writer("xi")(e, args)
+    for i, a in enumerate(args):
+        v = a.value or ""
+        if v in ("-TT", "--unzip-command") and i + 1 < len(args):
+            e.add("exec", "zip -TT runs a command")
+            e.scripts.append((f"zip {v}", args[i + 1]))
+        elif v.startswith(("--unzip-command=", "-TT=")):
+            e.add("exec", "zip -TT runs a command")
+            e.scripts.append(("zip -TT", Word.of(v.split("=", 1)[1])))
 
 
 
@@ -466,11 +577,12 @@ RULES: dict[str, Rule] = {
     **dict.fromkeys(("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
                      "lz4"), _compressor),
     "touch": writer("rtd", ("--reference", "--date")), "mkdir": writer("m", ("--mode",)),
-    "rmdir": writer(verb="removes"), "truncate": writer("sr", ("--size", "--reference")),
+    "rmdir": writer(verb="removes"), "truncate": _truncate,
     "shred": plain("destructive", "shred destroys file contents"),
     "patch": writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb="patches"),
-    "unzip": _unzip, "zip": writer("xi"), "split": writer("lbCnad", skip_first=1),
+    "unzip": _unzip, "zip": _zip, "split": writer("lbCnad", skip_first=1),
     "csplit": writer("fbn"), "sponge": writer(), "dos2unix": writer(), "unix2dos": writer(),
     "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),
-    "mknod": writer("m"), "link": writer(), "unlink": writer(verb="removes"),
+    "mknod": writer("m"), "link": writer(verb="links; a write through the link changes"),
+    "unlink": _rm,
 }

@@ -66,11 +66,46 @@ def _git_global(e: Effect, key: str, value: Word) -> None:
         if value.value is None or not safe:
             e.add("exec", f"git -c {name or value.shown} can make git run programs")
         raw = (value.value or "").partition("=")[2]
-        if name in p.GIT_SHELL_CONFIG or name.startswith("pager.") or (
-                name.startswith("alias.") and raw.startswith("!")):
+        if runs_command(name, raw):
             e.scripts.append((f"git -c {name}", Word.of(raw.removeprefix("!"))))
     elif key in ("--config-env", "--exec-path", "-p", "--paginate"):
         e.add("exec", f"git {key} can make git run programs")
+
+
+_BOOLEAN = frozenset({"false", "true", "0", "1", "no", "yes", "on", "off", ""})
+
+
+def runs_command(name: str, value: str) -> bool:
+    """Whether git runs the value of setting ``name`` as a command (now or on a later call)."""
+    parts = name.lower().split(".")
+    first, last = parts[0], parts[-1]
+    if name.lower() in p.GIT_SHELL_CONFIG:
+        return True
+    if first == "alias":
+        return value.startswith("!")
+    if first == "pager":
+        return value.lower() not in _BOOLEAN
+    if first == "submodule" and last == "update":
+        return value.startswith("!")
+    if len(parts) >= 3 and (first, last) in _COMMAND_KEYS:
+        return True
+    return (first, last) in _COMMAND_KEYS and len(parts) == 2
+
+
+_COMMAND_KEYS = frozenset({
+    ("diff", "textconv"), ("diff", "command"), ("filter", "clean"), ("filter", "smudge"),
+    ("filter", "process"), ("merge", "driver"), ("difftool", "cmd"), ("mergetool", "cmd"),
+    ("man", "cmd"), ("browser", "cmd"), ("gpg", "program"), ("credential", "helper"),
+    ("remote", "uploadpack"), ("remote", "receivepack"), ("remote", "proxy"),
+    ("core", "gitproxy"), ("core", "alternaterefscommand"), ("uploadpack", "packobjectshook"),
+    ("include", "path"), ("includeif", "path"), ("web", "browser"), ("sequence", "editor"),
+    ("core", "pager"), ("core", "editor"), ("core", "sshcommand"), ("core", "fsmonitor"),
+    ("core", "hookspath"), ("core", "askpass"), ("diff", "external"), ("sendemail", "tocmd"),
+    ("sendemail", "cccmd"), ("sendemail", "smtpserver"), ("instaweb", "httpd"),
+    ("gpg", "ssh"), ("ssh", "variant"), ("hook", "command"), ("init", "templatedir"),
+    ("clone", "templatedir"),
+})
+"""(first, last) parts of settings whose value is a program or config git loads."""
 
 
 def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
@@ -83,12 +118,21 @@ def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
     if o.has("--ext-diff", "--exec", "--receive-pack", "--upload-pack", "-O",
              "--open-files-in-pager", "--textconv"):
         e.add("exec", f"git {sub} option runs another program")
+    for name in ("--exec", "--receive-pack", "--upload-pack"):
+        for w in o.all(name):
+            e.scripts.append((f"git {sub} {name}", w))
+    if sub in ("clone", "fetch", "ls-remote", "pull", "archive"):
+        for w in parse_opts(rest, "u").all("-u"):
+            e.scripts.append((f"git {sub} -u", w))
     if sub == "archive" and o.has("--remote"):
         e.add("network", "git archive --remote uses the network")
     if sub == "clone" and len(o.positionals) >= 2:
         e.writes.append(o.positionals[-1])
     if sub == "diff" and o.has("--no-index"):
         e.reads.extend(o.positionals)
+    elif sub == "diff":  # a path outside the repository makes it a --no-index diff
+        e.reads.extend(w for w in o.positionals
+                       if w.value is None or w.value.startswith(("/", "~", "../")))
 
 
 def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
@@ -100,6 +144,9 @@ def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
                                             "--format", "--merged", "--no-merged"}))
         if o.has(*exec_opts):
             e.add("exec", "opens an editor")
+        elif "-D" in o.flags or ("-d" in o.flags and o.has("-f", "--force")) or (
+                o.has("--delete") and o.has("-f", "--force")):
+            e.add("destructive", "git branch -D deletes a branch with unmerged work")
         elif o.has(*write_opts) or (o.positionals and not o.has(*list_opts)):
             e.add("write", "creates, moves or deletes refs")
 
@@ -119,7 +166,66 @@ def _git_remote(e: Effect, args: list[Word]) -> None:
 def _git_stash(e: Effect, args: list[Word]) -> None:
     if args and args[0].value in ("list", "show"):
         return
+    if args and args[0].value in ("clear", "drop"):
+        e.add("destructive", f"git stash {args[0].value} deletes stashed work")
+        return
     e.add("write", "git stash changes the working tree")
+
+
+def _git_checkout(e: Effect, args: list[Word]) -> None:
+    """``git checkout [TREE] -- PATHS``, ``git checkout .``, ``-f``: overwrite local changes."""
+    o = parse_opts(args, "bBc", frozenset({"--orphan", "--conflict", "--pathspec-from-file"}))
+    dashdash = any(a.value == "--" for a in args)
+    paths = o.positionals
+    if o.has("-p", "--patch"):
+        e.add("exec", "git checkout -p is interactive")
+    elif o.has("-f", "--force", "--pathspec-from-file") or (dashdash and paths) or (
+            not o.has("-b", "-B", "--orphan", "-c") and
+            (len(paths) >= 2 or any(_pathlike(w) for w in paths))):
+        e.add("destructive", "git checkout of paths (or -f) discards uncommitted changes")
+    else:
+        e.add("write", "git checkout switches branches")
+
+
+def _pathlike(w: Word) -> bool:
+    v = w.value
+    return v is None or v in (".", "..", "*") or v.startswith(("./", ":/", ":(")) or any(
+        c in v for c in "*?[") or v.endswith("/")
+
+
+def _git_restore(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "s", frozenset({"--source", "--pathspec-from-file"}))
+    if o.has("-p", "--patch"):
+        e.add("exec", "git restore -p is interactive")
+    elif o.has("-S", "--staged") and not o.has("-W", "--worktree"):
+        e.add("write", "git restore --staged unstages changes")
+    else:
+        e.add("destructive", "git restore overwrites uncommitted changes in the working tree")
+
+
+def _git_switch(e: Effect, args: list[Word]) -> None:
+    if any(a.value in ("-f", "--force", "--discard-changes") for a in args):
+        e.add("destructive", "git switch -f discards uncommitted changes")
+    else:
+        e.add("write", "git switch changes the branch")
+
+
+def _git_gc(e: Effect, args: list[Word]) -> None:
+    if any(a.value is None or (a.value.startswith("--prune") and a.value != "--prune=never")
+           for a in args):
+        e.add("destructive", "git gc --prune deletes unreachable commits")
+    else:
+        e.add("write", "git gc repacks the repository")
+
+
+def _git_rm(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args)
+    if o.has("--cached"):
+        e.add("write", "git rm --cached unstages files")
+    elif o.has("-f", "--force"):
+        e.add("destructive", "git rm -f deletes files with uncommitted changes")
+    else:
+        e.add("write", "git rm deletes tracked files")
 
 
 def _git_config(e: Effect, args: list[Word]) -> None:
@@ -129,13 +235,21 @@ def _git_config(e: Effect, args: list[Word]) -> None:
     changing = ("--unset", "--unset-all", "--add", "--replace-all", "--remove-section",
                 "--rename-section")
     first = o.positionals[0].value if o.positionals else None
-    if o.has("-e", "--edit"):
+    if o.has("-e", "--edit") or first == "edit":
         e.add("exec", "git config --edit opens an editor")
-    elif o.has(*reading) or first in ("get", "list") or (
+    elif o.has(*reading) or first in ("get", "list", "get-regexp", "get-all") or (
             len(o.positionals) == 1 and not o.has(*changing)):
         return
     else:
         e.add("write", "git config changes configuration (which can make git run programs)")
+        keys = o.positionals[1:] if first in ("set", "unset") else o.positionals
+        unsetting = first == "unset" or o.has("--unset", "--unset-all", "--remove-section")
+        if keys and not unsetting:
+            key = keys[0].value
+            value = keys[1].value if len(keys) > 1 else ""
+            if key is None or value is None or runs_command(key, value):
+                e.at_least("deny", f"git config {keys[0].shown} plants a command git runs "
+                                   "later")
 
 
 def _git_reset(e: Effect, args: list[Word]) -> None:
@@ -168,6 +282,10 @@ def _git_push(e: Effect, args: list[Word]) -> None:
 
 
 def _git_rebase(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "xsX", frozenset({"--exec", "--strategy", "--strategy-option",
+                                           "--onto"}))
+    for code in o.all("-x", "--exec"):
+        e.scripts.append(("git rebase --exec", code))
     if any((a.value or "").startswith(("-x", "--exec", "-i", "--interactive")) for a in args):
         e.add("exec", "git rebase --exec/--interactive runs commands or an editor")
     else:
@@ -182,10 +300,21 @@ def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
         first = args[0].value if args else None
         if first in exec_first:
             e.add("exec", f"{why} ({first} runs commands)")
+            code = [a for a in args[1:] if not (a.value or "").startswith("-")]
+            if code and first == "foreach":
+                e.scripts.append(("git submodule foreach", code[0]))
+            elif code:
+                e.nested.append((f"git bisect {first}", code))
         elif (first is not None and first not in read) or (first is None and "" not in read):
             e.add(risk, why)
 
     return rule
+
+
+def _git_reflog(e: Effect, args: list[Word]) -> None:
+    first = args[0].value if args else ""
+    if first in ("expire", "delete", None):
+        e.add("destructive", "git reflog expire/delete drops the history of refs")
 
 
 GIT_SUBCOMMANDS: dict[str, Rule] = {
@@ -203,8 +332,18 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "clean": _git_clean,
     "push": _git_push,
     "rebase": _git_rebase,
-    "reflog": _git_sub(("", "show", "exists"), "write", "git reflog expire/delete drops history"),
-    "worktree": _git_sub(("list",), "write", "git worktree changes working trees"),
+    "reflog": _git_reflog,
+    "checkout": _git_checkout, "restore": _git_restore, "switch": _git_switch, "gc": _git_gc,
+    "prune": lambda e, args: e.add(
+        "read" if any(a.value in ("-n", "--dry-run") for a in args) else "destructive",
+        "git prune deletes unreachable objects"),
+    "rm": _git_rm,
+    "grep": lambda e, args: _git_grep(e, args),
+    "worktree": lambda e, args: (
+        e.add("destructive", "git worktree remove --force discards its changes")
+        if args and args[0].value == "remove" and any(
+            a.value in ("-f", "--force") for a in args) else
+        _git_sub(("list",), "write", "git worktree changes working trees")(e, args)),
     "notes": _git_sub(("", "list", "show"), "write", "git notes changes notes"),
     "submodule": _git_sub(("", "status", "summary"), "network", "git submodule fetches",
                           ("foreach",)),
@@ -215,8 +354,22 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
                       "git apply changes files"),
     "sparse-checkout": _git_sub(("list",), "write", "git sparse-checkout changes the tree"),
     "symbolic-ref": lambda e, args: _git_two_writes(e, args, "symbolic-ref"),
-    "update-ref": lambda e, args: e.add("write", "git update-ref changes refs"),
+    "update-ref": lambda e, args: e.add(
+        "destructive" if any(a.value in ("-d", "--stdin") for a in args) else "write",
+        "git update-ref changes or deletes refs"),
 }
+
+
+def _git_grep(e: Effect, args: list[Word]) -> None:
+    """``git grep -O CMD`` / ``--open-files-in-pager[=CMD]`` runs CMD on the matching files."""
+    for i, a in enumerate(args):
+        v = a.value or ""
+        if v.startswith("--open-files-in-pager="):
+            e.scripts.append(("git grep -O", Word.of(v.split("=", 1)[1])))
+        elif v.startswith("-O") and len(v) > 2 and not v.startswith("--"):
+            e.scripts.append(("git grep -O", Word.of(v[2:])))
+        elif a.value is None and i > 0 and (args[i - 1].value or "").startswith("-O"):
+            e.scripts.append(("git grep -O", a))
 
 
 def _git_two_writes(e: Effect, args: list[Word], sub: str) -> None:

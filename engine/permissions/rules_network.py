@@ -42,12 +42,51 @@ def _wget(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.all("-i", "--input-file"))
 
 
+_SSH_VALUES = "BbcDEeFIiJLlmOoPpQRSWw"
+_SSH_CODE_OPTIONS = frozenset({"proxycommand", "localcommand", "remotecommand",
+                               "knownhostscommand", "permitlocalcommand"})
+
+
+def ssh_options(e: Effect, values: list[Word]) -> None:
+    """``-o ProxyCommand=CMD`` (and LocalCommand, ...) run CMD on this machine."""
+    for w in values:
+        if w.value is None:
+            e.at_least("ask", f"{prog(e)} -o option only known at run time")
+            continue
+        key, _, val = w.value.replace("=", " ", 1).partition(" ")
+        if key.lower() in _SSH_CODE_OPTIONS and key.lower() != "permitlocalcommand":
+            e.add("exec", f"{prog(e)} -o {key} runs a command here")
+            e.scripts.append((f"{prog(e)} -o {key}", Word.of(val.strip())))
+
+
+def _ssh(e: Effect, args: list[Word]) -> None:
+    """``ssh [OPTS] HOST [CMD...]``: CMD is shell code run on the other machine."""
+    o = parse_opts(args, _SSH_VALUES, stop_at_positional=True)
+    e.add("network", "ssh runs commands on another machine")
+    ssh_options(e, o.all("-o"))
+    if o.has("-F"):
+        e.at_least("ask", "ssh -F reads a configuration that can run commands")
+    remote = o.positionals[1:]
+    if remote:
+        joined = [w.value for w in remote]
+        if all(v is not None for v in joined):
+            e.scripts.append(("ssh HOST", Word.of(" ".join(v for v in joined if v))))
+        else:
+            e.scripts.append(("ssh HOST", next(w for w in remote if w.value is None)))
+
+
 def _remote_copy(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "iFPloScJeB", frozenset({"--rsh", "--exclude", "--include",
-                                                   "--filter", "--files-from"}))
+                                                   "--filter", "--files-from",
+                                                   "--rsync-path"}))
     e.add("network", f"{prog(e)} copies over the network")
+    ssh_options(e, o.all("-o"))
     if o.has("-e", "--rsh"):
         e.add("exec", f"{prog(e)} -e runs a remote shell program")
+        for code in o.all("-e", "--rsh"):
+            e.scripts.append((f"{prog(e)} -e", code))
+    for code in o.all("--rsync-path"):
+        e.scripts.append((f"{prog(e)} --rsync-path", code))
     if o.has("--delete", "--delete-before", "--delete-after", "--delete-during",
              "--remove-source-files"):
         e.add("destructive", f"{prog(e)} --delete removes files")
@@ -71,8 +110,13 @@ def _remote_spec(v: str) -> bool:
 
 def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[str] = frozenset(),
                 network: frozenset[str] = frozenset(), *, bare: Risk = "exec",
-                values: str = "") -> Rule:
-    """Programs whose first positional says what they do (``npm install``, ``pip list``)."""
+                values: str = "", remove: frozenset[str] = frozenset(),
+                config: frozenset[str] = frozenset()) -> Rule:
+    """Programs whose first positional says what they do (``npm install``, ``pip list``).
+
+    ``remove`` subcommands uninstall software (destructive); ``config`` ones read settings
+    unless they set, delete or edit them (a write: a registry URL decides what installs run).
+    """
 
     def rule(e: Effect, args: list[Word]) -> None:
         o = parse_opts(args, values, stop_at_positional=True)
@@ -82,6 +126,12 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
             e.add(bare, f"{prog(e)} without a subcommand")
             return
         sub = o.positionals[0].value or ""
+        if sub in remove:
+            e.add("destructive", f"{prog(e)} {sub} removes installed software")
+            return
+        if sub in config:
+            _config_change(e, sub, args[args.index(o.positionals[0]) + 1:])
+            return
         if sub in read:
             return
         if sub in install:
@@ -96,11 +146,34 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
     return rule
 
 
+_CONFIG_READ = frozenset({"get", "list", "ls", "show", "debug", "current", "--list", "-l",
+                          "--show", "--get", "--show-sources", "--describe", "--json"})
+_CONFIG_WRITE = frozenset({"set", "delete", "del", "unset", "rm", "remove", "edit", "fix",
+                           "add", "--add", "--set", "--unset", "--remove", "--append",
+                           "--prepend", "--remove-key", "-a", "-r", "--edit", "-e", "-w", "-u"})
+
+
+def _config_change(e: Effect, sub: str, rest: list[Word]) -> None:
+    """``npm config set registry URL``, ``poetry config KEY VALUE``, ``conda config --add``:
+    a write (the registry or index decides what later installs run); listing is a read."""
+    words = [w.value for w in rest]
+    flags = [v.split("=", 1)[0] for v in words if v is not None and v.startswith("-")]
+    pos = [v for v in words if v is None or not v.startswith("-")]
+    changes = (sub in _CONFIG_WRITE or None in words or any(f in _CONFIG_WRITE for f in flags)
+               or (bool(pos) and pos[0] in _CONFIG_WRITE))
+    if not changes and (any(f in _CONFIG_READ for f in flags) or (pos and pos[0] in _CONFIG_READ)
+                        or len(pos) < 2 or sub in ("sources", "env")):
+        return
+    e.add("write", f"{prog(e)} {sub} changes package manager settings (registries, indexes)")
+
+
 _F = frozenset
+_UNINSTALL = _F({"uninstall", "remove", "rm", "un", "uninstall-all", "erase", "del", "purge",
+                 "autoremove", "autopurge"})
 pip_rule = subcommands(_F({"list", "show", "freeze", "check", "help", "config", "cache", "debug",
                       "inspect", "hash", "completion", "search"}),
-                   _F({"install", "uninstall", "wheel"}), network=_F({"download", "index"}),
-                   values="")
+                   _F({"install", "wheel"}), network=_F({"download", "index"}),
+                   values="", remove=_F({"uninstall"}), config=_F({"config"}))
 
 
 _npm = subcommands(_F({"ls", "list", "ll", "la", "help", "config", "prefix", "root", "bin",
@@ -110,27 +183,33 @@ _npm = subcommands(_F({"ls", "list", "ll", "la", "help", "config", "prefix", "ro
                        "it", "install-ci-test", "rebuild", "exec", "x"}),
                    _F({"run", "run-script", "test", "t", "start", "stop", "restart"}),
                    _F({"view", "info", "show", "outdated", "audit", "search", "publish",
-                       "login", "logout", "whoami", "ping", "owner", "dist-tag", "deprecate"}))
+                       "login", "logout", "whoami", "ping", "owner", "dist-tag", "deprecate"}),
+                   remove=_F({"uninstall", "remove", "rm", "r", "un", "unlink"}),
+                   config=_F({"config", "c", "set", "unset", "delete"}))
 _yarn = subcommands(_F({"list", "info", "why", "help", "config", "bin", "versions"}),
                     _F({"add", "install", "remove", "upgrade", "up", "dlx", "global", "link",
                         "unlink", "import"}),
                     _F({"run", "test", "start", "build", "exec", "node"}),
-                    _F({"publish", "npm", "audit", "outdated"}), bare="install")
-_bun = subcommands(_F({"pm", "help"}), _F({"add", "install", "i", "remove", "rm", "update",
+                    _F({"publish", "npm", "audit", "outdated"}), bare="install",
+                    remove=_F({"remove"}), config=_F({"config"}))
+_bun = subcommands(_F({"help"}), _F({"add", "install", "i", "remove", "rm", "update",
                                            "link", "unlink", "x", "create"}),
-                   _F({"run", "test", "build", "exec"}), _F({"publish"}))
+                   _F({"run", "test", "build", "exec"}), _F({"publish"}),
+                   remove=_F({"remove", "rm"}))
 _uv = subcommands(_F({"help", "version", "tree", "--version"}),
                   _F({"pip", "add", "remove", "sync", "lock", "tool", "python", "venv",
-                      "init", "self", "cache", "build", "publish"}), _F({"run"}))
+                      "init", "self", "cache", "build", "publish"}), _F({"run"}),
+                  remove=_F({"remove"}))
 _cargo = subcommands(_F({"tree", "metadata", "version", "help", "search", "locate-project",
                         "read-manifest", "pkgid", "verify-project"}),
                      _F({"install", "uninstall", "add", "remove", "update", "fetch"}),
                      _F({"build", "b", "run", "r", "test", "t", "check", "c", "clippy", "bench",
                          "doc", "fmt", "fix", "clean", "new", "init", "package", "vendor"}),
-                     _F({"publish", "login", "owner", "yank"}))
+                     _F({"publish", "login", "owner", "yank"}),
+                     remove=_F({"uninstall", "remove", "rm"}))
 _go = subcommands(_F({"version", "env", "list", "doc", "help"}), _F({"install", "get"}),
                   _F({"build", "run", "test", "generate", "vet", "fmt", "mod", "clean", "tool",
-                      "work", "fix"}))
+                      "work", "fix"}), config=_F({"env"}))
 _system_pkg = subcommands(_F({"list", "search", "show", "info", "policy", "depends",
                              "rdepends", "changelog", "showpkg", "madison", "help", "provides",
                              "repolist", "whatprovides", "deplist", "check-update", "stats",
@@ -140,20 +219,69 @@ _system_pkg = subcommands(_F({"list", "search", "show", "info", "policy", "depen
                               "reinstall", "erase", "downgrade", "add", "del", "in", "rm", "up",
                               "fix", "autoclean", "clean", "tap", "untap", "uninstall", "link",
                               "unlink", "refresh", "create", "inject", "mark", "satisfy"}),
-                          bare="install", values="oct")
+                          bare="install", values="oct", remove=_UNINSTALL,
+                          config=_F({"config"}))
 _gem = subcommands(_F({"list", "search", "info", "help", "contents", "environment", "which",
                       "query", "specification", "dependency", "outdated"}),
                    _F({"install", "uninstall", "update", "cleanup", "pristine"}),
-                   network=_F({"push", "yank", "owner", "signin", "fetch"}))
+                   network=_F({"push", "yank", "owner", "signin", "fetch"}),
+                   remove=_F({"uninstall", "cleanup"}), config=_F({"sources"}))
 _poetry = subcommands(_F({"show", "check", "help", "about", "version", "config", "env",
                          "search"}),
                       _F({"add", "install", "remove", "update", "lock", "sync", "self", "new",
-                          "init", "build"}), _F({"run", "shell"}), _F({"publish"}))
+                          "init", "build"}), _F({"run", "shell"}), _F({"publish"}),
+                      remove=_F({"remove"}), config=_F({"config"}))
 _systemctl = subcommands(_F({"status", "show", "list-units", "list-unit-files", "list-timers",
                             "list-sockets", "list-jobs", "list-dependencies", "is-active",
                             "is-enabled", "is-failed", "cat", "help", "get-default"}),
                          _F({"enable", "disable", "mask", "unmask", "daemon-reload"}),
                          bare="read")
+
+
+def _npx(e: Effect, args: list[Word]) -> None:
+    """``npx -c CMD`` / ``--call CMD`` runs CMD as shell code (with packages on PATH)."""
+    e.add("install", "npx downloads and runs a package")
+    o = parse_opts(args, "cp", frozenset({"--call", "--package"}), stop_at_positional=True)
+    for code in o.all("-c", "--call"):
+        e.scripts.append(("npx -c", code))
+
+
+def _npm_rule(e: Effect, args: list[Word]) -> None:
+    """``npm exec -c CMD`` runs CMD as shell code; the rest by subcommand."""
+    if args and args[0].value in ("exec", "x"):
+        _npx(e, args[1:])
+    else:
+        _npm(e, args)
+
+
+def _uv_rule(e: Effect, args: list[Word]) -> None:
+    """``uv pip uninstall`` and ``uv tool uninstall`` remove software like ``pip uninstall``."""
+    if len(args) >= 2 and args[0].value in ("pip", "tool") and args[1].value == "uninstall":
+        e.add("destructive", f"uv {args[0].value} uninstall removes installed software")
+    elif args and args[0].value == "pip":
+        pip_rule(e, args[1:])
+    else:
+        _uv(e, args)
+
+
+def _dpkg(e: Effect, args: list[Word]) -> None:
+    if any(a.value in ("-r", "-P", "--remove", "--purge") for a in args):
+        e.add("destructive", "dpkg --remove/--purge removes installed software")
+    elif any(a.value in ("-l", "-L", "-s", "-S", "--list", "--listfiles", "--status",
+                         "--search", "--print-architecture") for a in args):
+        return
+    else:
+        e.add("install", "dpkg installs packages")
+
+
+def _pacman(e: Effect, args: list[Word]) -> None:
+    first = (args[0].value or "") if args else ""
+    if first.startswith("-R") or first == "--remove":
+        e.add("destructive", "pacman -R removes installed software")
+    elif first.startswith("-Q") or first == "--query":
+        return
+    else:
+        e.add("install", "pacman installs packages")
 
 
 def _systemctl_rule(e: Effect, args: list[Word]) -> None:
@@ -166,15 +294,15 @@ def _systemctl_rule(e: Effect, args: list[Word]) -> None:
 
 RULES: dict[str, Rule] = {
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
-    "ssh": plain("network", "ssh runs commands on another machine"),
-    "pip": pip_rule, "pip3": pip_rule, "npm": _npm, "pnpm": _npm, "yarn": _yarn, "bun": _bun,
-    "uv": _uv, "cargo": _cargo, "go": _go, "gem": _gem, "poetry": _poetry, "pdm": _poetry,
+    "ssh": _ssh, "sftp": _remote_copy,
+    "pip": pip_rule, "pip3": pip_rule, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn,
+    "bun": _bun,
+    "uv": _uv_rule, "cargo": _cargo, "go": _go, "gem": _gem, "poetry": _poetry, "pdm": _poetry,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
                      "snap", "flatpak", "conda", "mamba", "micromamba", "pipx"), _system_pkg),
     "apt-cache": plain(), "dpkg-query": plain(),
-    "dpkg": plain("install", "dpkg installs packages"),
-    "pacman": plain("install", "pacman installs packages"),
-    "npx": plain("install", "npx downloads and runs a package"),
+    "dpkg": _dpkg, "pacman": _pacman,
+    "npx": _npx,
     "pnpx": plain("install", "pnpx downloads and runs a package"),
     "bunx": plain("install", "bunx downloads and runs a package"),
     "uvx": plain("install", "uvx downloads and runs a tool"),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from engine.permissions import programs as p
 from engine.permissions.effect import (
     Effect,
+    Opts,
     Rule,
     is_dangerous_variable,
     parse_opts,
@@ -12,8 +15,10 @@ from engine.permissions.effect import (
     prog,
     program_name,
 )
+from engine.permissions.inline import inline_code
+from engine.permissions.listings import listed_dirs
 from engine.permissions.rules_network import pip_rule
-from engine.permissions.words import Word
+from engine.permissions.words import INPUT_CODE, Word, code_of, with_input
 
 # ---------------------------------------------------------------- shell built-ins and code runners
 
@@ -46,11 +51,16 @@ def _first_dynamic(args: list[Word]) -> Word:
     return next((a for a in args if a.value is None), args[0])
 
 
+_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
 def _source(e: Effect, args: list[Word]) -> None:
     e.add("exec", f"{prog(e)} runs a shell script in this shell")
     if args:
         if args[0].dynamic == "subst":
             e.scripts.append((prog(e), args[0]))
+        elif args[0].value in _STDIN_FILES:
+            e.stdin_code = "shell"
         else:
             e.reads.append(args[0])
 
@@ -85,8 +95,16 @@ def _su(e: Effect, args: list[Word]) -> None:
 
 
 def _alias(e: Effect, args: list[Word]) -> None:
-    if any(a.value is None or "=" in a.value for a in args):
-        e.add("exec", "alias defines a command")
+    """``alias ls='rm -rf .'``: the value is shell code the name runs on later lines."""
+    for a in args:
+        if a.value is None:
+            e.add("exec", "alias defines a command")
+            e.scripts.append(("alias", a))
+        elif "=" in a.value and not a.value.startswith("-"):
+            name, _, code = a.value.partition("=")
+            e.add("exec", "alias defines a command")
+            e.defines.append((name, Word.of(code)))
+            e.scripts.append((f"alias {name}", Word.of(code)))
 
 
 def _date(e: Effect, args: list[Word]) -> None:
@@ -117,14 +135,13 @@ def _shell(e: Effect, args: list[Word]) -> None:
             return
         e.scripts.append((f"{name} -c", o.positionals[0]))
         return
-    if o.positionals and not o.has("-s"):
+    if o.positionals and not o.has("-s") and o.positionals[0].value not in _STDIN_FILES:
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
         e.reads.append(o.positionals[0])
         if o.positionals[0].dynamic == "subst":
             e.scripts.append((name, o.positionals[0]))
         return
-    e.add("exec", f"{name} runs the commands it reads from its input")
-    e.stdin_code = "shell"
+    e.stdin_code = "shell"  # judged by the walker from what its input is
 
 
 def _interpreter(e: Effect, args: list[Word]) -> None:
@@ -144,8 +161,13 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     code = [k for k in o.flags if k in p.CODE_OPTIONS]
     if code:
         e.add("exec", f"{name} {code[0]} runs inline code")
+        for w in o.all(*code):
+            inline_code(e, f"{name} {code[0]}", name, w)
+        if any(w.dynamic == "subst" for w in o.all(*code)):
+            e.at_least("deny", f"{name} {code[0]} runs code produced at run time (a download "
+                               "or a decoder)")
         return
-    if o.positionals and o.positionals[0].value != "-":
+    if o.positionals and o.positionals[0].value not in ("-", "/dev/stdin"):
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
         if o.positionals[0].dynamic == "subst":
             e.at_least("deny", f"{name} runs a script produced at run time")
@@ -163,7 +185,21 @@ def _xargs(e: Effect, args: list[Word]) -> None:
         "--max-chars", "--process-slot-var"}), stop_at_positional=True)
     e.reads.extend(o.all("-a", "--arg-file"))
     inner = o.positionals or [Word.of("echo")]
-    e.nested.append(("xargs", [*inner, Word(None, "<arguments from input>", "other")]))
+    marker = _replace_string(o)
+    if marker:
+        e.nested.append(("xargs", [with_input(w, marker) for w in inner]))
+    else:
+        e.nested.append(("xargs", [*inner, Word(None, "<arguments from input>", "other")]))
+
+
+def _replace_string(o: Opts) -> str:
+    """``xargs -I R``, ``-iR``/``-i`` and ``--replace[=R]`` (``{}`` by default)."""
+    for name, value in reversed(o.items):
+        if name == "-I" and value is not None:
+            return value.value or "{}"
+        if name in ("-i", "--replace"):
+            return (value.value if value is not None else None) or "{}"
+    return ""
 
 
 FIND_VALUE_TESTS = frozenset({
@@ -196,8 +232,12 @@ def _man(e: Effect, args: list[Word]) -> None:
                                                   "--manpath", "--sections", "--preprocessor"}))
     if o.has("-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-C", "--config-file"):
         e.add("exec", "man option runs a program")
+    for code in o.all("-P", "--pager", "-H", "--html"):
+        e.scripts.append(("man -P", code))
     if o.has("-l", "--local-file"):
         e.reads.extend(o.positionals)
+    else:  # a page name with a slash is a file man reads
+        e.reads.extend(w for w in o.positionals if w.value is None or "/" in w.value)
 
 
 def _find(e: Effect, args: list[Word]) -> None:
@@ -222,8 +262,7 @@ def _find(e: Effect, args: list[Word]) -> None:
             j = i
             while j < n and args[j].value not in (";", "+"):
                 j += 1
-            for start in (starts or [Word.of(".")])[:4]:
-                e.nested.append((f"find {v}", [_found(w, start) for w in args[i:j]]))
+            _find_exec(e, v, args[i:j], starts)
             i = j + 1
         elif v in FIND_WRITE:
             if i < n:
@@ -239,13 +278,26 @@ def _find(e: Effect, args: list[Word]) -> None:
             i += 1
 
 
+def _find_exec(e: Effect, how: str, words: list[Word], starts: list[Word]) -> None:
+    """``find START -exec CMD {} ;``: CMD runs on every file under each start."""
+    for start in (starts or [Word.of(".")])[:4]:
+        cmd = [_found(w, start) for w in words]
+        if cmd and program_name(cmd[0]) in ("chmod", "chown", "chgrp"):
+            cmd.insert(1, Word.of("-R"))  # applied to every file under the start
+        e.nested.append((f"find {how}", cmd))
+
+
 def _found(w: Word, start: Word) -> Word:
-    """``{}`` in ``find -exec`` stands for a file under the starting point."""
+    """``{}`` in ``find -exec`` stands for a file under the starting point.
+
+    Alone it is the starting point (a path judged like it); inside a longer word (shell code
+    for ``sh -c``) it is text known only at run time (a file name can be code), never nothing.
+    """
     if w.value is None or "{}" not in w.value:
         return w
-    if start.value is None:
-        return Word(None, w.text, start.dynamic or "other", start.unset)
-    return Word(w.value.replace("{}", start.value), w.text)
+    if start.value is None or w.value != "{}":
+        return with_input(w, "{}")
+    return Word(start.value, w.text)
 
 
 def _fd(e: Effect, args: list[Word]) -> None:
@@ -261,7 +313,36 @@ def _fd(e: Effect, args: list[Word]) -> None:
     if cut < len(args):
         rest = args[cut + 1:]
         end = next((k for k, a in enumerate(rest) if a.value == ";"), len(rest))
-        e.nested.append((f"fd {args[cut].value}", rest[:end]))
+        dirs = listed_dirs([e.argv[0], *args[:cut]]) or []
+        e.nested.append((f"fd {args[cut].value}",
+                         _with_placeholders(rest[:end], _FD_SLOTS, dirs)))
+
+
+_FD_SLOTS = re.compile(r"\{(?:/|//|\.|/\.)?\}")
+_PARALLEL_SLOTS = re.compile(r"\{(?:\d+|/|//|\.|/\.|#|%|\d*[/.]+)?\}")
+
+
+def _with_placeholders(words: list[Word], slots: re.Pattern[str],
+                       dirs: list[str] | None = None) -> list[Word]:
+    """Replace strings (``{}``, ``{.}``...) become data known at run time (or a path under
+    ``dirs`` when the input lists paths there); with none, the input is appended."""
+    found_path = f"{dirs[0].rstrip('/') or '.'}/found" if dirs and len(dirs) == 1 else None
+    out: list[Word] = []
+    found = False
+    for w in words:
+        if w.value is not None and slots.search(w.value):
+            found = True
+            if found_path is not None and slots.fullmatch(w.value):
+                out.append(Word(found_path, w.text))
+                continue
+            marked = slots.sub("\x00", w.value)
+            out.append(with_input(Word(marked, w.text), "\x00"))
+        else:
+            out.append(w)
+    if not found:
+        out.append(Word.of(found_path) if found_path is not None
+                   else Word(None, "<argument from input>", "other"))
+    return out
 
 
 def _crontab(e: Effect, args: list[Word]) -> None:
@@ -272,17 +353,121 @@ def _crontab(e: Effect, args: list[Word]) -> None:
         return
     else:
         e.add("exec", "crontab schedules commands")
+        e.at_least("deny", "crontab installs commands that run later, unseen")
+
+
+def _at(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "qfmMtc", frozenset())
+    if o.has("-l", "-c") or (prog(e) == "at" and o.has("-d", "-r")):
+        e.add("exec" if o.has("-d", "-r") else "read", "")
+        return
+    e.add("exec", f"{prog(e)} schedules commands")
+    e.at_least("deny", f"{prog(e)} installs commands that run later, unseen")
+
+
+_ALL_PIDS = frozenset({"-1", "1"})
+
+
+def _kill(e: Effect, args: list[Word]) -> None:
+    """``kill -9 -1`` signals every process the user owns; pid 1 is init."""
+    e.add("exec", "kill stops processes")
+    vals = [a.value for a in args]
+    if any(v in ("-l", "-L", "--list", "--table") for v in vals):
+        return
+    pids: list[str | None] = []
+    signal = False
+    i = 0
+    while i < len(vals):
+        v = vals[i]
+        if v == "--":
+            pids.extend(vals[i + 1:])
+            break
+        if v in ("-s", "-n"):
+            signal, i = True, i + 2
+            continue
+        if v is not None and v.startswith("-") and not signal and not pids:
+            signal = True
+        else:
+            pids.append(v)
+        i += 1
+    if not pids and vals == ["-1"]:
+        pids = ["-1"]
+    if any(p in _ALL_PIDS for p in pids):
+        e.add("destructive", "kill signals every process (pid -1) or init (pid 1)")
+    elif any(p is None for p in pids):
+        e.at_least("ask", "kill of a process only known at run time")
+
+
+_PROCESS_NAMES = ("bash", "sshd", "python3", "systemd", "init", "a", "node")
+
+
+def _pkill(e: Effect, args: list[Word]) -> None:
+    """``pkill``/``killall`` with a pattern every process matches, or only user selectors."""
+    name = prog(e)
+    e.add("exec", f"{name} stops processes")
+    values = "dgGPstuUFn" if name == "pkill" else "usSo"
+    o = parse_opts(args, values, frozenset({"--signal", "--user", "--group", "--parent",
+                                            "--session", "--terminal", "--euid", "--uid",
+                                            "--pidfile", "--older-than", "--younger-than"}))
+    patterns = [w.value for w in o.positionals]
+    if any(p is None for p in patterns):
+        e.at_least("ask", f"{name} pattern only known at run time")
+        return
+    regex = name == "pkill" or o.has("-r", "--regexp")
+    if not patterns or any(_matches_everything(p or "", regex) for p in patterns):
+        e.add("destructive", f"{name} signals every process it can see")
+
+
+def _matches_everything(pattern: str, regex: bool) -> bool:
+    if not regex:
+        return pattern in ("", "*")
+    try:
+        rx = re.compile(pattern)
+    except re.error:
+        return True
+    return all(rx.search(n) for n in _PROCESS_NAMES)
+
+
+def _parallel(e: Effect, args: list[Word]) -> None:
+    """GNU parallel runs its command words (or each input, with none) as shell code."""
+    o = parse_opts(args, "jSadINnLPEkCeXm", frozenset({
+        "--jobs", "--sshlogin", "--arg-file", "--delimiter", "--max-args", "--max-lines",
+        "--joblog", "--results", "--tmpdir", "--colsep", "--timeout", "--delay", "--env",
+        "--workdir", "--basefile", "--return", "--transfer", "--halt", "--memfree",
+        "--load", "--retries", "--sshloginfile", "--tag-string", "--replace"}),
+        stop_at_positional=True)
+    if o.has("-S", "--sshlogin", "--sshloginfile"):
+        e.add("network", "parallel runs jobs on other machines")
+    e.add("exec", "parallel runs commands")
+    words = o.positionals
+    cut = next((i for i, w in enumerate(words) if (w.value or "").startswith(":::")
+                or (w.value or "").startswith("::::")), len(words))
+    command, sources = words[:cut], words[cut:]
+    if command:
+        marked = _with_placeholders(command, _PARALLEL_SLOTS)
+        if marked[-1].text == "<argument from input>":
+            marked = [*marked[:-1], Word(None, INPUT_CODE, "input")]
+        e.scripts.append(("parallel", _joined_code(marked)))
+        return
+    listed = [w for w in sources if not (w.value or "").startswith(":::")]
+    if sources and sources[0].value in (":::", ":::+"):
+        for w in listed:
+            e.scripts.append(("parallel :::", w))
+    else:
+        e.add("exec", "parallel runs the commands it reads")
+        e.stdin_code = "shell"
+
+
+def _joined_code(words: list[Word]) -> Word:
+    parts = [code_of(w) for w in words]
+    if any(p is None for p in parts):
+        return _first_dynamic(words)
+    return Word.of(" ".join(p for p in parts if p is not None))
 
 
 def _init(e: Effect, args: list[Word]) -> None:
     e.add("destructive" if any(a.value in ("0", "6") for a in args) else "exec",
           "init changes the run level")
-
-
-def _make(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "Cfj", frozenset({"--directory", "--file", "--jobs", "--makefile"}))
-    e.chdir.extend(o.all("-C", "--directory"))
-    e.add("exec", "make runs the commands of a Makefile")
 
 
 RULES: dict[str, Rule] = {
@@ -293,8 +478,7 @@ RULES: dict[str, Rule] = {
     "watch": _watch, "su": _su, "alias": _alias, "date": _date, "hostname": _hostname,
     "crontab": _crontab, "man": _man, "printf": _sets_variables, "read": _sets_variables,
     "mapfile": _sets_variables, "readarray": _sets_variables, "hash": _hash, "init": _init,
-    "make": _make, "gmake": _make,
-    "kill": plain("exec", "kill stops processes"),
-    "killall": plain("exec", "killall stops processes"),
-    "pkill": plain("exec", "pkill stops processes"),
+    "kill": _kill, "killall": _pkill, "pkill": _pkill,
+    "killall5": plain("destructive", "killall5 signals every process"),
+    "parallel": _parallel, "at": _at, "batch": _at,
 }

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-Dynamic = Literal["", "var", "subst", "other"]
+Dynamic = Literal["", "var", "subst", "other", "input"]
 
 _BRACE = re.compile(r"\{([^{}]*)\}")
 _SEQ = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?\Z")
 MAX_EXPANSIONS = 64
+INPUT_VAR = "__INPUT__"
+"""The variable a replace string (``xargs -I{}``, ``find -exec {}``) becomes in shell code: a
+word only known at run time, never an empty string that would make ``sh -c '{}'`` parse as
+nothing."""
+INPUT_CODE = '"${__INPUT__}"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +43,39 @@ class Word:
     @classmethod
     def of(cls, value: str) -> Word:
         return cls(value, value)
+
+
+def with_input(word: Word, marker: str) -> Word:
+    """``word`` with the replace string ``marker`` standing for data read at run time.
+
+    The value becomes unknown (a path or program only known then); ``text`` keeps the word as
+    shell code with the marker replaced by ``INPUT_CODE``, so ``sh -c 'rm {}'`` is still judged.
+    """
+    if not marker or word.value is None or marker not in word.value:
+        return word
+    return Word(None, word.value.replace(marker, INPUT_CODE), "input")
+
+
+def code_of(word: Word) -> str | None:
+    """The shell code a word carries: its value, or its text when it holds a replace string."""
+    if word.value is not None:
+        return word.value
+    return word.text if word.dynamic == "input" else None
+
+
+def printable(value: Any) -> Any:
+    """``value`` with every string made encodable: bytes that are not UTF-8 (kept as lone
+    surrogates when read from argv or raw stdin) become ``\\xNN`` escapes."""
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    return value
 
 
 def values(words: list[Word]) -> list[str | None]:

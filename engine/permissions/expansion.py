@@ -1,0 +1,119 @@
+"""Static expansion: what ``echo`` and ``printf`` print, for ``$(echo rm) -rf dir``, and what
+decoders and filters (``base64 -d``, ``rev``, ``tr``, ``xxd -r -p``) make of known input.
+
+Only what can be known without running anything; None when a format is not understood.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+
+_SPEC = re.compile(r"%(?:%|[-+ #0]*\d*(?:\.\d+)?([sbdiuxXoc]))")
+_OCTAL = re.compile(r"\\0?([0-7]{1,3})")
+
+
+def unescape(text: str) -> str | None:
+    """Backslash escapes as ``echo -e`` and ``printf`` read them (``\\x72``, ``\\0162``)."""
+    text = _OCTAL.sub(lambda m: "\\x%02x" % (int(m.group(1), 8) & 0xFF), text)
+    try:
+        return codecs.decode(text.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def echo_output(args: list[str]) -> str | None:
+    """The line ``echo ARGS`` prints (``-n``, ``-e``, ``-E`` understood)."""
+    escapes = False
+    while args and re.fullmatch(r"-[neE]+", args[0]):
+        escapes = "e" in args[0] or (escapes and "E" not in args[0])
+        args = args[1:]
+    text = " ".join(args)
+    return unescape(text) if escapes else text
+
+
+def printf_output(args: list[str]) -> str | None:
+    """What ``printf FORMAT ARGS`` prints, the format reused while arguments remain."""
+    if not args or args[0].startswith("-"):
+        return None
+    fmt, rest = args[0], list(args[1:])
+    out: list[str] = []
+    for _ in range(64):
+        piece = _format_once(fmt, rest)
+        if piece is None:
+            return None
+        out.append(piece)
+        if not rest or not _SPEC.search(fmt.replace("%%", "")):
+            break
+    return "".join(out)
+
+
+def _format_once(fmt: str, rest: list[str]) -> str | None:
+    failed = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal failed
+        if m.group(0) == "%%":
+            return "%"
+        value = rest.pop(0) if rest else ""
+        conv = m.group(1)
+        if conv == "b":
+            decoded = unescape(value)
+            failed = failed or decoded is None
+            return decoded or ""
+        if conv in "diuxXoc" and conv != "c":
+            try:
+                return m.group(0) % int(value or "0", 0)
+            except ValueError:
+                failed = True
+                return ""
+        return value[:1] if conv == "c" else value
+
+    text = _SPEC.sub(one, fmt)
+    decoded = unescape(text)
+    return None if failed or decoded is None else decoded
+
+
+def filter_output(argv: list[str], text: str) -> str | None:
+    """What a decoder or filter prints for ``text`` on its input, or None."""
+    name, args = argv[0].rsplit("/", 1)[-1], argv[1:]
+    try:
+        if name == "base64" and set(args) & {"-d", "--decode", "-D"}:
+            return base64.b64decode("".join(text.split()), validate=False).decode(
+                "utf-8", "surrogateescape")
+        if name == "xxd" and "-r" in args and "-p" in args:
+            return bytes.fromhex("".join(text.split())).decode("utf-8", "surrogateescape")
+    except (binascii.Error, ValueError):
+        return None
+    if name == "rev" and not args:
+        return "\n".join(line[::-1] for line in text.rstrip("\n").split("\n")) + "\n"
+    if name == "cat" and not args:
+        return text
+    if name == "tr" and len(args) == 2 and not args[0].startswith("-"):
+        src, dst = _tr_set(args[0]), _tr_set(args[1])
+        if src is None or dst is None or not dst:
+            return None
+        dst = dst + dst[-1] * max(0, len(src) - len(dst))
+        return text.translate(str.maketrans(src, dst[:len(src)]))
+    return None
+
+
+def _tr_set(spec: str) -> str | None:
+    """A ``tr`` set with ranges (``a-z``); None for classes and escapes."""
+    if "[" in spec or "\\" in spec:
+        return None
+    out: list[str] = []
+    i = 0
+    while i < len(spec):
+        if i + 2 < len(spec) and spec[i + 1] == "-":
+            a, b = ord(spec[i]), ord(spec[i + 2])
+            if b < a:
+                return None
+            out.extend(chr(c) for c in range(a, b + 1))
+            i += 3
+        else:
+            out.append(spec[i])
+            i += 1
+    return "".join(out)

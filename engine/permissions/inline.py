@@ -1,0 +1,65 @@
+"""Inline interpreter code (``python -c``, ``perl -e``, ``node -e``...): what it runs and deletes.
+
+Interpreter code stays ``exec`` (asked); what can be read off it statically makes it stricter:
+a shell-out call with literal arguments (``os.system("...")``, ``execSync("...")``, backticks,
+``%x()``, ``qx{}``, Tcl ``exec``/``spawn``) is judged like ``bash -c``; a call that deletes
+files (``shutil.rmtree``, ``fs.rmSync``, ``FileUtils.rm_rf``, ``unlink``) or forks forever is
+destructive.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.permissions.effect import Effect
+from engine.permissions.words import Word
+
+_STR = r"""(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')"""
+_SHELL_CALL = re.compile(
+    r"\b(?:os\.system|os\.popen|subprocess\.(?:getoutput|getstatusoutput)|system|shell_exec|"
+    r"passthru|popen|proc_open|execSync|exec|os\.execute|io\.popen|IO\.popen|"
+    r"Open3\.\w+|spawn|%x|run)\s*\(?\s*" + _STR)
+_SHELL_TRUE = re.compile(r"\bsubprocess\.\w+\s*\(\s*" + _STR + r"[^)]*shell\s*=\s*True")
+_ARGV_CALL = re.compile(r"\b(?:subprocess\.(?:run|call|check_call|check_output|Popen)|"
+                        r"pty\.spawn|os\.exec\w*|os\.spawn\w*|spawnSync|spawn|execFileSync|"
+                        r"execFile)\s*\(\s*(\[[^\]]{0,2000}\]|" + _STR
+                        + r"\s*,\s*\[[^\]]{0,2000}\])")
+_BACKTICK = re.compile(r"`([^`]+)`|%x[({\[]([^)}\]]+)[)}\]]|\bqx\s*[({\[/]([^)}\]/]+)")
+_TCL = re.compile(r"(?:^|[;\[\n{]\s*)(?:spawn|exec|system)\s+([^;\n\]}]+)")
+_DELETES = re.compile(
+    r"\b(?:shutil\.rmtree|os\.(?:remove|unlink|rmdir|removedirs)|\.unlink\s*\(|\.rmdir\s*\(|"
+    r"fs\.(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync)|rimraf|FileUtils\.(?:rm\w*|remove\w*)|"
+    r"File\.(?:delete|unlink)|Dir\.(?:delete|rmdir)|remove_tree|rmtree|unlink\s*[\s(]|"
+    r"Deno\.remove|file\.remove|os\.remove)")
+_FORKS = re.compile(r"fork\s+while\s+fork|while\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]?\s*"
+                    r"(?:os\.|process\.|Process\.)?fork|(?:os\.)?fork\(\)\s+while")
+_STRING = re.compile(_STR)
+_TCL_LANGS = frozenset({"expect", "tclsh", "wish"})
+
+
+def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
+    """Judge the shell commands, deletions and fork loops in one piece of inline code."""
+    text = code.value
+    if text is None:
+        return
+    for m in _SHELL_CALL.finditer(text):
+        e.scripts.append((how, Word.of(_unescape(m.group(1) or m.group(2) or ""))))
+    for m in _SHELL_TRUE.finditer(text):
+        e.scripts.append((how, Word.of(_unescape(m.group(1) or m.group(2) or ""))))
+    for m in _ARGV_CALL.finditer(text):
+        words = [_unescape(a or b) for a, b in _STRING.findall(m.group(1))]
+        if words:
+            e.nested.append((how, [Word.of(w) for w in words]))
+    for m in _BACKTICK.finditer(text):
+        e.scripts.append((how, Word.of(next(g for g in m.groups() if g))))
+    if language in _TCL_LANGS:
+        for m in _TCL.finditer(text):
+            e.scripts.append((how, Word.of(m.group(1).strip().strip('"'))))
+    if _DELETES.search(text):
+        e.add("destructive", f"{how} deletes files")
+    if _FORKS.search(text):
+        e.add("destructive", f"{how} forks forever (a fork bomb)")
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)

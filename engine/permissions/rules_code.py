@@ -1,0 +1,317 @@
+"""Rules for programs that take code in an option: editors, debuggers, build tools, ``script``.
+
+Each entry names the option that carries code and how to find the shell commands in it (an Ex
+``:!cmd``, an Emacs ``(shell-command "cmd")``, a make recipe). Shell commands found are judged
+like ``bash -c``; code that is not a plain literal stays ``ask`` (the programs are ``exec``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.permissions.effect import Effect, Rule, parse_opts, prog
+from engine.permissions.words import Word
+
+# ---------------------------------------------------------------- vi family
+
+_EX_SHELL = re.compile(r"^[\s:]*(?:[.,$%'\w+-]*\s*)?(?:r(?:ead)?\s*|w(?:rite)?\s*|"
+                       r"(?:silent!?\s*))?!(.*)$", re.S)
+_EX_CALLS = re.compile(r"\b(?:system|systemlist|job_start|jobstart|term_start|termopen|"
+                       r"os\.execute|io\.popen|os\.system|subprocess\.\w+)\s*\(\s*"
+                       r"(?:\[\s*)?(['\"])((?:\\.|(?!\1).)*)\1")
+_EX_TERMINAL = re.compile(r"^[\s:]*(?:ter(?:minal)?|terminal!?)\s+(?:\+\+\w+\s+)*(.+)$", re.S)
+_EX_CODE = re.compile(r"^[\s:]*(?:py(?:thon)?3?|pyx|lua|perl|ruby|rub|tcl|mz|luado|pydo|"
+                      r"py3do|perldo|rubydo|so(?:urce)?|exe(?:cute)?|norm(?:al)?)\b")
+
+
+def ex_commands(e: Effect, how: str, text: Word) -> None:
+    """Judge the shell commands in one Ex command line (``vim -c``, ``vim +cmd``)."""
+    if text.value is None:
+        e.at_least("ask", f"{how} runs editor commands only known at run time")
+        return
+    for part in _ex_split(text.value):
+        m = _EX_SHELL.match(part) or _EX_TERMINAL.match(part)
+        if m:
+            e.scripts.append((how, Word.of(m.group(1))))
+            continue
+        for call in _EX_CALLS.finditer(part):
+            e.scripts.append((how, Word.of(call.group(2))))
+        if _EX_CODE.match(part) and not _EX_CALLS.search(part):
+            e.at_least("ask", f"{how} runs editor or interpreter code")
+
+
+def _ex_split(line: str) -> list[str]:
+    """Ex commands separated by ``|`` (a ``!`` command takes the rest of the line)."""
+    out: list[str] = []
+    current = ""
+    for piece in line.split("|"):
+        current = f"{current}|{piece}" if current else piece
+        if "!" in current and _EX_SHELL.match(current):
+            continue
+        out.append(current)
+        current = ""
+    if current:
+        out.append(current)
+    return out
+
+
+def _vim(e: Effect, args: list[Word]) -> None:
+    e.add("exec", f"{prog(e)} can write files and run commands")
+    o = parse_opts(args, "cSTuUiwWrtqoOp", frozenset({"--cmd"}))
+    for name, value in o.items:
+        if name in ("-c", "--cmd") and value is not None:
+            ex_commands(e, f"{prog(e)} {name}", value)
+        elif name in ("-S", "-s", "-u") and value is not None:
+            e.reads.append(value)
+    for w in o.positionals:
+        if w.value is not None and w.value.startswith("+") and len(w.value) > 1:
+            ex_commands(e, f"{prog(e)} +cmd", Word.of(w.value[1:]))
+
+
+# ---------------------------------------------------------------- emacs
+
+_ELISP_SHELL = re.compile(r"\((?:async-)?shell-command(?:-to-string|-on-region)?\s+"
+                          r"\"((?:\\.|[^\"\\])*)\"|\(call-process-shell-command\s+"
+                          r"\"((?:\\.|[^\"\\])*)\"")
+_ELISP_PROCESS = re.compile(r"\((?:call-process|start-process|process-lines|make-process)\b"
+                            r"([^()]*)\)")
+_ELISP_DELETE = re.compile(r"\((?:delete-directory|delete-file)\b")
+_ELISP_STRING = re.compile(r"\"((?:\\.|[^\"\\])*)\"")
+
+
+def elisp(e: Effect, how: str, code: Word) -> None:
+    """Shell commands and process calls in Emacs Lisp (``emacs --eval``)."""
+    if code.value is None:
+        e.at_least("ask", f"{how} code only known at run time")
+        return
+    for m in _ELISP_SHELL.finditer(code.value):
+        e.scripts.append((how, Word.of(_unquote(m.group(1) or m.group(2) or ""))))
+    for m in _ELISP_PROCESS.finditer(code.value):
+        words = [_unquote(s) for s in _ELISP_STRING.findall(m.group(1))]
+        if words:
+            e.nested.append((how, [Word.of(w) for w in words[1:] or words]))
+    if _ELISP_DELETE.search(code.value):
+        e.add("destructive", f"{how} deletes files")
+
+
+def _unquote(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def _emacs(e: Effect, args: list[Word]) -> None:
+    e.add("exec", f"{prog(e)} can write files and run commands")
+    o = parse_opts(args, "lfL", frozenset({"--eval", "-eval", "--execute", "--load",
+                                           "--funcall", "-l", "-f", "--directory"}))
+    for name, value in o.items:
+        if name in ("--eval", "-eval", "--execute") and value is not None:
+            elisp(e, f"emacs {name}", value)
+    for i, a in enumerate(args[:-1]):
+        if a.value in ("-eval", "-execute"):
+            elisp(e, f"emacs {a.value}", args[i + 1])
+
+
+# ---------------------------------------------------------------- debuggers, script
+
+
+def _gdb(e: Effect, args: list[Word]) -> None:
+    e.add("exec", "gdb runs programs and commands")
+    o = parse_opts(args, "xp", frozenset({"-ex", "--ex", "-iex", "--eval-command",
+                                          "--init-eval-command", "-x", "--command"}))
+    codes = [v for n, v in o.items if n in ("-ex", "--ex", "-iex", "--eval-command",
+                                            "--init-eval-command") and v is not None]
+    for i, a in enumerate(args[:-1]):
+        if a.value in ("-ex", "-iex", "-eval-command"):
+            codes.append(args[i + 1])
+    for code in codes:
+        m = re.match(r"\s*(?:shell|!|pipe\s+[^|]*\|)\s*(.*)", code.value or "", re.S)
+        if code.value is None:
+            e.at_least("ask", "gdb command only known at run time")
+        elif m:
+            e.scripts.append(("gdb -ex", Word.of(m.group(1))))
+        elif re.match(r"\s*(?:python|py|pi|guile|source|call|print|p)\b", code.value):
+            e.at_least("ask", "gdb -ex runs code in the debugger")
+
+
+def _script(e: Effect, args: list[Word]) -> None:
+    """``script -c CMD`` runs CMD in a shell and records it to a file."""
+    o = parse_opts(args, "cEIOBTm", frozenset({"--command", "--log-in", "--log-out",
+                                               "--log-io", "--log-timing", "--echo"}))
+    e.add("exec", "script runs a shell")
+    for code in o.all("-c", "--command"):
+        e.scripts.append(("script -c", code))
+    e.writes.extend(o.positionals[:1] or [Word.of("typescript")])
+
+
+# ---------------------------------------------------------------- make
+
+_MAKE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
+
+
+def makefile_code(e: Effect, how: str, text: Word) -> None:
+    """Recipes and ``$(shell ...)`` in makefile text (``make --eval``, a here-doc)."""
+    if text.value is None:
+        e.at_least("ask", f"{how} makefile text only known at run time")
+        return
+    body = text.value.replace("\\\n", " ")
+    recipes = [m.group(1) for m in _MAKE_SHELL.finditer(body)]
+    for line in body.splitlines():
+        if line.startswith("\t"):
+            recipes.append(line[1:].lstrip("@+-"))
+        elif ";" in line and ":" in line.split(";", 1)[0] and not line.startswith("#") \
+                and "=" not in line.split(":", 1)[0]:
+            recipes.append(line.split(";", 1)[1].lstrip("@+-"))
+    for code in recipes:
+        code = re.sub(r"\$\(([A-Za-z_@<^*?][A-Za-z0-9_]*)\)|\$([@<^*?])", "x", code)
+        e.scripts.append((how, Word.of(code.replace("$$", "$"))))
+
+
+def _make(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "CfjEIlWo", frozenset({"--directory", "--file", "--jobs",
+                                                "--makefile", "--eval", "--include-dir",
+                                                "--what-if", "--old-file"}))
+    e.chdir.extend(o.all("-C", "--directory"))
+    e.add("exec", "make runs the commands of a Makefile")
+    for code in o.all("--eval", "-E"):
+        makefile_code(e, "make --eval", code)
+    if any(w.value in ("-", "/dev/stdin") for w in o.all("-f", "--file", "--makefile")):
+        e.stdin_reader = lambda eff, text: makefile_code(eff, "make -f -", text)
+
+
+def _cmake(e: Effect, args: list[Word]) -> None:
+    """``cmake -E CMD`` is a portable command line (``rm -r``, ``remove_directory``)."""
+    if args and args[0].value == "-E" and len(args) > 1:
+        sub = args[1].value or ""
+        rest = args[2:]
+        if sub in ("rm", "remove", "remove_directory"):
+            e.add("destructive", f"cmake -E {sub} deletes files")
+            e.writes.extend(w for w in rest if not (w.value or "").startswith("-"))
+        elif sub in ("echo", "echo_append", "capabilities", "environment", "compare_files",
+                     "sha256sum", "md5sum", "sha1sum", "cat"):
+            e.reads.extend(w for w in rest if sub in ("compare_files", "cat") or
+                           sub.endswith("sum"))
+        elif sub in ("env", "time", "chdir"):
+            inner = rest[1:] if sub == "chdir" else [w for w in rest
+                                                     if "=" not in (w.value or "")]
+            e.nested.append((f"cmake -E {sub}", inner))
+        else:
+            e.add("write", f"cmake -E {sub} changes files")
+        return
+    o = parse_opts(args, "PDGSBCUT")
+    e.add("exec", "cmake runs project code")
+    e.reads.extend(o.all("-P"))
+
+
+RULES: dict[str, Rule] = {
+    **dict.fromkeys(("vi", "vim", "nvim", "view", "vimdiff", "gvim", "ex", "rvim"), _vim),
+    "emacs": _emacs, "emacsclient": _emacs, "gdb": _gdb, "script": _script,
+    "make": _make, "gmake": _make, "cmake": _cmake,
+}
+
+
+# ---------------------------------------------------------------- terminal multiplexers, socat
+
+_TMUX_RUNS = frozenset({"new-session", "new", "new-window", "neww", "split-window", "splitw",
+                        "respawn-pane", "respawnp", "respawn-window", "respawnw", "run-shell",
+                        "run", "if-shell", "if", "pipe-pane", "pipep", "display-popup",
+                        "popup"})
+
+
+def _tmux(e: Effect, args: list[Word]) -> None:
+    """``tmux new-session -d 'CMD'``, ``tmux run-shell CMD``: the command is shell code."""
+    e.add("exec", "tmux runs commands in a terminal")
+    o = parse_opts(args, "LSfTc", stop_at_positional=True)
+    if not o.positionals:
+        return
+    sub = o.positionals[0].value or ""
+    rest = args[args.index(o.positionals[0]) + 1:]
+    if sub in ("send-keys", "send"):
+        e.at_least("ask", "tmux send-keys types into another shell")
+        return
+    if sub not in _TMUX_RUNS:
+        return
+    inner = parse_opts(rest, "ceFnstxylf", stop_at_positional=True)
+    if inner.positionals:
+        words = inner.positionals
+        code = words[0] if len(words) == 1 else Word.of(
+            " ".join(w.value or "" for w in words))
+        e.scripts.append((f"tmux {sub}", code))
+
+
+def _screen(e: Effect, args: list[Word]) -> None:
+    """``screen -dm CMD ARGS``: after its options, screen runs a command."""
+    e.add("exec", "screen runs commands in a terminal")
+    i = 0
+    while i < len(args):
+        v = args[i].value or ""
+        if v in ("-S", "-c", "-e", "-h", "-p", "-t", "-T", "-s", "-X", "-Logfile"):
+            if v == "-X" and i + 1 < len(args):
+                e.at_least("ask", "screen -X sends a command to a session")
+            i += 2
+            continue
+        if v.startswith("-"):
+            i += 1
+            continue
+        break
+    if i < len(args):
+        e.nested.append(("screen", args[i:]))
+
+
+def _socat(e: Effect, args: list[Word]) -> None:
+    """``socat ADDR ADDR``: ``EXEC:cmd`` and ``SYSTEM:cmd`` addresses run commands."""
+    e.add("network", "socat connects streams, often over the network")
+    for w in args:
+        v = w.value
+        if v is None:
+            e.at_least("ask", "socat address only known at run time")
+            continue
+        kind, _, rest = v.partition(":")
+        if kind.lower() in ("exec", "system") and rest:
+            code = rest.split(",", 1)[0] if kind.lower() == "exec" else rest.rsplit(",", 1)[0]
+            e.scripts.append((f"socat {kind.upper()}:", Word.of(code)))
+
+
+# ---------------------------------------------------------------- pagers and viewers
+
+
+def _pager(e: Effect, args: list[Word]) -> None:
+    """``less FILE`` reads FILE (with no terminal it only prints); ``+!cmd`` runs cmd,
+    ``-o FILE`` writes a log, ``--pager``/``LESSOPEN`` are judged elsewhere."""
+    o = parse_opts(args, "ohjxyzbPpTtk", frozenset({"--log-file", "--LOG-FILE", "--tag",
+                                                     "--pattern", "--prompt", "--lesskey-file",
+                                                     "--tag-file", "--pager", "--paging",
+                                                     "--style", "--theme", "--language",
+                                                     "--line-range", "--map-syntax"}))
+    for w in o.positionals:
+        v = w.value
+        if v is not None and v.startswith("+"):
+            bang = v.lstrip("+").lstrip(":")
+            if bang.startswith(("!", "|")):
+                e.add("exec", f"{prog(e)} +! runs a command")
+                e.scripts.append((f"{prog(e)} +!", Word.of(bang[1:].lstrip("!"))))
+            continue
+        e.reads.append(w)
+    for w in o.all("-o", "-O", "--log-file", "--LOG-FILE"):
+        e.writes.append(w)
+        e.add("write", f"{prog(e)} -o writes a log file")
+    e.reads.extend(o.all("-k", "--lesskey-file", "-T", "--tag-file"))
+    if o.has("--pager", "-p") and prog(e) == "bat":
+        e.add("exec", "bat --pager runs another program")
+    for w in o.all("--pager"):
+        e.scripts.append((f"{prog(e)} --pager", w))
+
+
+def _yq(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "", frozenset({"--arg", "--indent", "--output-format",
+                                        "--input-format", "--from-file"}))
+    files = o.positionals[1:] if o.positionals and not o.has("--from-file") else o.positionals
+    if o.has("-i", "--inplace", "--in-place"):
+        e.writes.extend(files)
+        e.add("write", "yq -i edits files in place")
+    else:
+        e.reads.extend(files)
+    e.reads.extend(o.all("--from-file"))
+
+
+RULES.update({"tmux": _tmux, "screen": _screen, "socat": _socat, "yq": _yq,
+              **dict.fromkeys(("less", "more", "most", "pg", "zless", "zmore", "bat",
+                               "batcat"), _pager)})

@@ -1,0 +1,266 @@
+"""Rules for database clients, containers, orchestration and infrastructure tools.
+
+Destructive by subcommand and argument: SQL that drops, truncates or changes every row handed
+to a client (argument, option or here-doc), ``docker ... prune``/``rm``, ``compose down -v``,
+``kubectl delete``, ``helm uninstall``, ``terraform destroy``, ``pulumi destroy``, cloud
+``delete``/``rm`` calls. What only lists or shows is a read; the rest asks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from engine.permissions.effect import Effect, Rule, parse_opts, prog
+from engine.permissions.sql import judge_sql
+from engine.permissions.words import Word
+
+# ---------------------------------------------------------------- database clients
+
+
+def apply_sql(e: Effect, how: str, text: Word) -> None:
+    """Judge SQL (and client commands) a database client is given."""
+    if text.value is None:
+        e.at_least("ask", f"{how}: SQL only known at run time")
+        loose = judge_sql(re.sub(r"^[\"']|[\"']$", "", text.text))
+        if loose.risk == "destructive":  # DROP TABLE "$T": the statement is known
+            e.add("destructive", "; ".join(loose.reasons))
+        return
+    sql = judge_sql(text.value)
+    for reason in sql.reasons:
+        e.add(sql.risk if "destroy" in reason or "every row" in reason else
+              ("write" if sql.risk != "exec" else "exec"), reason)
+    e.add(sql.risk, "")
+    for code in sql.scripts:
+        e.scripts.append((how, Word.of(code)))
+    e.writes.extend(Word.of(f) for f in sql.files)
+    e.reads.extend(Word.of(f) for f in sql.reads)
+
+
+def _sql_stdin(how: str) -> Callable[[Effect, Word], None]:
+    return lambda e, text: apply_sql(e, how, text)
+
+
+_SQLITE_VALUES = frozenset({"-cmd", "-separator", "-nullvalue", "-newline", "-init", "-vfs",
+                            "-lookaside", "-pagecache", "-mmap", "-maxsize", "-heap"})
+
+
+def _sqlite3(e: Effect, args: list[Word]) -> None:
+    """``sqlite3 [-opt ...] DB [SQL ...]``; options are single-dash words (``-cmd SQL``)."""
+    pos: list[Word] = []
+    cmds: list[Word] = []
+    i = 0
+    while i < len(args):
+        raw = args[i].value
+        v = (raw or "").lstrip("-")
+        if raw is not None and raw.startswith("-") and f"-{v}" in _SQLITE_VALUES \
+                and i + 1 < len(args):
+            if v == "cmd":
+                cmds.append(args[i + 1])
+            elif v == "init":
+                e.add("exec", "sqlite3 -init runs commands from a file")
+                e.reads.append(args[i + 1])
+            i += 2
+            continue
+        if raw is None or not raw.startswith("-"):
+            pos.append(args[i])
+        i += 1
+    for code in cmds:
+        apply_sql(e, "sqlite3 -cmd", code)
+    has_cmd = bool(cmds)
+    if pos:
+        db = pos[0]
+        sql = pos[1:]
+        for code in sql:
+            apply_sql(e, "sqlite3", code)
+        if not sql and not has_cmd:
+            e.add("exec", "sqlite3 runs the statements it reads")
+            e.stdin_reader = _sql_stdin("sqlite3 <<")
+        (e.writes if e.risk not in ("read",) else e.reads).append(db)
+    else:
+        e.add("exec", "sqlite3 runs the statements it reads")
+        e.stdin_reader = _sql_stdin("sqlite3 <<")
+
+
+def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[str, ...],
+                   file_opts: tuple[str, ...]) -> Rule:
+    """``psql -c SQL``, ``mysql -e SQL``: a client of a database server."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        o = parse_opts(args, short_values, longs)
+        name = prog(e)
+        e.add("network", f"{name} talks to a database server")
+        codes = o.all(*code_opts)
+        for code in codes:
+            apply_sql(e, f"{name} {code_opts[0]}", code)
+        files = o.all(*file_opts)
+        if any(w.value in ("-", "/dev/stdin") for w in files):
+            e.stdin_reader = _sql_stdin(f"{name} -f -")
+        elif o.has(*file_opts):
+            e.add("exec", f"{name} runs SQL from a file")
+            e.reads.extend(files)
+        elif not codes:
+            e.stdin_reader = _sql_stdin(f"{name} <<")
+
+    return rule
+
+
+_psql = _server_client("cdfhpUvWFRPToLS", frozenset({
+    "--command", "--dbname", "--file", "--host", "--port", "--username", "--set",
+    "--variable", "--output", "--log-file", "--field-separator", "--record-separator",
+    "--pset", "--table-attr"}), ("-c", "--command"), ("-f", "--file"))
+_mysql = _server_client("eDhuPpSBT", frozenset({
+    "--execute", "--database", "--host", "--user", "--port", "--password", "--socket",
+    "--init-command", "--default-character-set"}), ("-e", "--execute", "--init-command"),
+    ("--init-file",))
+
+
+_REDIS_GONE = frozenset({"flushall", "flushdb", "shutdown", "del", "unlink"})
+
+
+def _redis(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "hpansu", stop_at_positional=True)
+    e.add("network", "redis-cli talks to a server")
+    cmd = (o.positionals[0].value or "").lower() if o.positionals else ""
+    if cmd in _REDIS_GONE:
+        e.add("destructive", f"redis-cli {cmd} deletes data")
+    elif not cmd:
+        e.stdin_reader = _redis_stdin
+
+
+def _redis_stdin(e: Effect, text: Word) -> None:
+    if text.value is None:
+        e.at_least("ask", "redis-cli commands only known at run time")
+    elif any((line.split() or [""])[0].lower() in _REDIS_GONE
+             for line in text.value.splitlines()):
+        e.add("destructive", "redis-cli commands delete data")
+
+
+def _mongo(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "uph", frozenset({"--eval", "--host", "--port", "--username",
+                                           "--password", "--file"}))
+    e.add("network", f"{prog(e)} talks to a database server")
+    for code in o.all("--eval"):
+        text = code.value or ""
+        if code.value is None or any(k in text for k in (
+                "dropDatabase", ".drop(", "deleteMany({})", "remove({})", "deleteMany( {} )",
+                "dropAllUsers")):
+            e.add("destructive", f"{prog(e)} --eval drops or deletes every document")
+
+
+# ---------------------------------------------------------------- containers and clusters
+
+_DOCKER_READ = frozenset({"ps", "images", "inspect", "logs", "version", "info", "stats", "top",
+                          "diff", "history", "events", "port", "search", "ls", "list",
+                          "config", "--version", "help", "df", "context"})
+_DOCKER_GONE = frozenset({"rm", "rmi", "prune", "kill", "remove", "delete", "reset"})
+_DOCKER_GROUPS = frozenset({"container", "image", "volume", "network", "system", "builder",
+                            "buildx", "plugin", "secret", "service", "stack", "node", "swarm",
+                            "context", "manifest", "trust", "machine", "pod", "compose"})
+
+
+def _docker(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "Hc", frozenset({"--host", "--context", "--config", "--log-level",
+                                          "--file", "-f", "--project-name", "-p", "--env-file",
+                                          "--profile"}), stop_at_positional=True)
+    words = [w.value or "" for w in o.positionals]
+    sub = words[:2] if words and words[0] in _DOCKER_GROUPS else words[:1]
+    verb = sub[-1] if sub else ""
+    rest = args[len(args) - len(o.positionals) + len(sub):] if o.positionals else []
+    flags = {w.value for w in rest}
+    if verb in _DOCKER_GONE or (verb == "down" and flags & {"-v", "--volumes", "--rmi"}) or (
+            verb == "leave" and flags & {"-f", "--force"}):
+        e.add("destructive", f"{prog(e)} {' '.join(sub)} deletes containers, images or data")
+    elif verb in _DOCKER_READ or verb in ("",):
+        e.add("read" if verb else "exec", "")
+    elif verb == "exec":
+        e.add("exec", f"{prog(e)} exec runs a command in a container")
+        inner = parse_opts(rest, "euwd", frozenset({"--env", "--user", "--workdir",
+                                                    "--env-file"}), stop_at_positional=True)
+        if len(inner.positionals) > 1:
+            e.nested.append((f"{prog(e)} exec", inner.positionals[1:]))
+    else:
+        e.add("exec", f"{prog(e)} {' '.join(sub)} changes containers")
+
+
+_KUBE_READ = frozenset({"get", "describe", "logs", "explain", "version", "api-resources",
+                        "api-versions", "cluster-info", "top", "diff", "auth", "wait",
+                        "events", "completion", "help"})
+
+
+def _kubectl(e: Effect, args: list[Word]) -> None:
+    o = parse_opts(args, "nlocfsA", frozenset({"--namespace", "--context", "--cluster",
+                                               "--kubeconfig", "--selector", "--output",
+                                               "--container", "--filename", "--server"}),
+                   stop_at_positional=True)
+    words = [w.value or "" for w in o.positionals]
+    verb = words[0] if words else ""
+    flags = {(a.value or "").split("=")[0] for a in args}
+    if verb in ("delete", "drain") or "--prune" in flags or (
+            verb == "replace" and "--force" in flags) or (verb == "config" and len(words) > 1
+                                                          and words[1].startswith("delete")):
+        e.add("destructive", f"{prog(e)} {verb} deletes cluster resources")
+    elif verb in _KUBE_READ or (verb == "config" and len(words) > 1 and words[1] in (
+            "view", "get-contexts", "current-context", "get-clusters")):
+        e.add("network", f"{prog(e)} {verb} reads from the cluster")
+    elif verb == "exec":
+        e.add("exec", f"{prog(e)} exec runs a command in a pod")
+        cut = next((i for i, a in enumerate(args) if a.value == "--"), None)
+        if cut is not None and cut + 1 < len(args):
+            e.nested.append((f"{prog(e)} exec", args[cut + 1:]))
+    else:
+        e.add("network", f"{prog(e)} {verb} changes the cluster")
+
+
+def _verbs(name: str, destroy: frozenset[str], read: frozenset[str],
+           destroy_flags: frozenset[str] = frozenset()) -> Rule:
+    """Tools whose first positional is a verb: teardown verbs destroy, listing verbs read."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        o = parse_opts(args, "", stop_at_positional=False)
+        words = [w.value or "" for w in o.positionals]
+        pair = " ".join(words[:2])
+        flags = {(w.value or "").split("=")[0] for w in args}
+        if (words and words[0] in destroy) or pair in destroy or flags & destroy_flags:
+            e.add("destructive", f"{name} {pair or words[0]} tears down infrastructure")
+        elif (words and words[0] in read) or pair in read or not words:
+            e.add("network" if words else "read", "")
+        else:
+            e.add("exec", f"{name} {words[0]} changes infrastructure")
+
+    return rule
+
+
+_F = frozenset
+_helm = _verbs("helm", _F({"uninstall", "delete", "del", "un", "repo remove", "plugin uninstall"}),
+               _F({"list", "ls", "status", "get", "history", "show", "search", "template", "lint",
+                   "version", "env", "repo list", "help"}))
+_terraform = _verbs("terraform", _F({"destroy", "state rm", "workspace delete",
+                                     "force-unlock"}),
+                    _F({"version", "validate", "show", "output", "state list", "state show",
+                        "providers", "graph", "workspace list", "workspace show", "help",
+                        "fmt", "console"}), _F({"-destroy"}))
+_pulumi = _verbs("pulumi", _F({"destroy", "down", "stack rm", "state delete", "cancel"}),
+                 _F({"preview", "stack ls", "whoami", "version", "about", "config get",
+                     "stack output", "logs", "help"}))
+
+
+def _cloud(e: Effect, args: list[Word]) -> None:
+    """``aws s3 rm``, ``aws ec2 terminate-instances``, ``gcloud ... delete``: teardown."""
+    e.add("network", f"{prog(e)} uses the network")
+    for w in args:
+        v = (w.value or "").lower()
+        if v in ("rm", "rb", "delete", "destroy", "purge", "remove") or v.startswith(
+                ("delete-", "terminate-", "remove-", "deregister-", "purge-")):
+            e.add("destructive", f"{prog(e)} {v} deletes cloud resources")
+            return
+
+
+RULES: dict[str, Rule] = {
+    "sqlite3": _sqlite3, "sqlite": _sqlite3, "psql": _psql, "mysql": _mysql,
+    "mariadb": _mysql, "redis-cli": _redis, "mongosh": _mongo, "mongo": _mongo,
+    "docker": _docker, "podman": _docker, "nerdctl": _docker, "docker-compose": _docker,
+    "kubectl": _kubectl, "oc": _kubectl, "helm": _helm, "terraform": _terraform,
+    "tofu": _terraform, "pulumi": _pulumi, "aws": _cloud, "gcloud": _cloud, "az": _cloud,
+    "gsutil": _cloud, "s3cmd": _cloud,
+}

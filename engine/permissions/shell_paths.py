@@ -1,0 +1,138 @@
+"""Judging the paths a shell command reads and writes, from every directory it may run in.
+
+A word is expanded as the shell would (braces, globs matched now), each candidate resolved from
+each working directory the command may be in (``cd`` changes it), and judged by
+``paths.judge_literal``. A recursive permission change that reaches the whole workspace is
+destructive.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from engine.permissions.effect import Effect
+from engine.permissions.paths import Root, judge_literal
+from engine.permissions.words import Word, expand_braces
+
+Decision = Literal["allow", "ask", "deny"]
+STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
+GLOB = re.compile(r"(?<!\\)[*?\[]")
+NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
+                          "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
+
+
+def strictest(*decisions: str) -> Decision:
+    """``deny`` over ``ask`` over ``allow``."""
+    best: Decision = "allow"
+    for d in decisions:
+        if STRICTNESS[d] > STRICTNESS[best]:
+            best = d  # type: ignore[assignment]
+    return best
+
+
+def glob_matches(pattern: str, root: str | None) -> list[str]:
+    """Matches of ``pattern`` now (none when the pattern cannot name a file)."""
+    if "\x00" in pattern:
+        return []
+    try:
+        return glob.glob(pattern, root_dir=root)
+    except (OSError, ValueError):
+        return []
+
+
+
+class PathJudge:
+    """The path half of the shell walker: needs the workspace, roots and working directories."""
+
+    ws: Path
+    roots: Sequence[Root]
+    cwds: list[Path | None]
+
+    def _judge_effect(self, e: Effect) -> tuple[Decision, list[str]]:
+        d1, r1 = self._judge_paths(e.reads, False)
+        d2, r2 = self._judge_paths(e.writes, True)
+        d3, r3 = self._judge_paths(e.chdir, False)
+        for w in e.chdir:
+            self.cwds.append(self._resolved_dir(w))
+        return strictest(d1, d2, d3), [*r1, *r2, *r3]
+
+    def _resolved_dir(self, w: Word) -> Path | None:
+        if w.value is None or w.expandable:
+            return None
+        base = self.cwds[-1] if self.cwds[-1] is not None else self.ws
+        return Path(os.path.realpath(os.path.join(base, w.value)))
+
+    def _judge_paths(self, words: list[Word], for_write: bool) -> tuple[Decision, list[str]]:
+        decision: Decision = "allow"
+        reasons: list[str] = []
+        for w in words:
+            d, reason = self._judge_word(w, for_write)
+            if STRICTNESS[d] > STRICTNESS["allow"] and reason not in reasons:
+                reasons.append(reason)
+            decision = strictest(decision, d)
+        return decision, reasons
+
+    def _judge_word(self, w: Word, for_write: bool) -> tuple[Decision, str]:
+        if w.value is None and w.dynamic == "subst" and w.text.startswith(("<(", ">(")):
+            return "allow", ""  # a pipe to or from a command judged on its own
+        if w.value is None:
+            if w.unset:
+                return ("deny" if for_write else "ask",
+                        f"{w.text} is unset: the path fails closed")
+            return "ask", f"path {w.text} is only known at run time"
+        if w.value == "-" or w.value in NULL_DEVICES:
+            return "allow", ""
+        decision: Decision = "allow"
+        reason = ""
+        for candidate in self._candidates(w):
+            d, r = self._judge_one(candidate, for_write)
+            if STRICTNESS[d] > STRICTNESS[decision]:
+                decision, reason = d, r
+        return decision, reason
+
+    def _candidates(self, w: Word) -> list[str]:
+        value = w.value or ""
+        if not w.expandable:
+            return [value]
+        out: list[str] = []
+        for item in expand_braces(value):
+            out.append(item)
+            if GLOB.search(item):
+                for base in self.cwds:
+                    root = str(base or self.ws)
+                    out.extend(glob_matches(item, root)[:200])
+        return out
+
+    def _judge_one(self, path: str, for_write: bool) -> tuple[Decision, str]:
+        decision: Decision = "allow"
+        reason = ""
+        bases = [None] if os.path.isabs(path) else self.cwds
+        for base in bases:
+            if base is None and not os.path.isabs(path):
+                return "ask", f"{path} is relative to a directory only known at run time"
+            v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
+            if v.resolved in NULL_DEVICES:
+                continue
+            if STRICTNESS[v.decision] > STRICTNESS[decision]:
+                decision, reason = v.decision, v.reason
+        return decision, reason
+
+    def _covers_workspace(self, words: list[Word]) -> bool:
+        """Whether a recursive change given these targets reaches the whole workspace."""
+        ws = Path(os.path.realpath(self.ws))
+        for w in words:
+            if w.value is None:
+                return True
+            if w.value in ("*", "./*", ".*", "**", "./**"):
+                return True
+            base = self.cwds[-1] or self.ws
+            target = Path(os.path.realpath(os.path.join(base, w.value)))
+            if ws.is_relative_to(target):
+                return True
+        return False
+

@@ -1,0 +1,151 @@
+"""SQL handed to a database client: which statements read, write, or destroy data.
+
+A statement that drops or truncates, or deletes or updates rows without a ``WHERE`` (or with one
+that is always true), is destructive. Client escape commands that run a shell (``.shell``,
+``\\!``, ``system``) and ``COPY ... PROGRAM`` are returned as shell code to judge.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from engine.tooling.spec import Risk, max_risk
+
+_COMMENT = re.compile(r"('(?:''|[^'])*')|--[^\n]*|/\*.*?\*/", re.S)
+_TRUE_WHERE = re.compile(r"^\s*\(?\s*(?:1\s*=\s*1|true|1|'(\w*)'\s*=\s*'\1'|not\s+false|"
+                         r"\w+\s+is\s+not\s+null\s*or\s+\w+\s+is\s+null)\s*\)?\s*;?\s*$", re.I)
+_READ_FIRST = frozenset({"select", "with", "explain", "show", "describe", "desc", "values",
+                         "table", "begin", "commit", "rollback", "set", "use", "\\d", "\\dt",
+                         "\\l", "\\dn", "\\du", "\\df", "\\di", "\\dv", "\\conninfo", "\\q",
+                         ".tables", ".schema", ".headers", ".mode", ".indexes", ".dump",
+                         ".databases", ".quit", ".exit", ".help", ".timer", ".width",
+                         ".nullvalue", ".separator", "help", "status", "\\s"})
+_SHELL_ESCAPES = re.compile(r"^\s*(?:\.shell|\.system|\\!|system|!)\s*(.*)$", re.S | re.I)
+_COPY_PROGRAM = re.compile(r"\bprogram\s+'((?:''|[^'])*)'", re.I)
+_OUTPUT = re.compile(r"^\s*(?:\.output|\.once|\.save|\.backup|\\o|\\out|tee|\\T|"
+                     r"\.excel)\b\s*(\S*)", re.I)
+_READS_FILE = re.compile(r"^\s*(?:\.read|\.import|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
+                         r"(\S+)", re.I)
+
+
+@dataclass(slots=True)
+class SqlEffect:
+    """What a batch of SQL and client commands does."""
+
+    risk: Risk = "read"
+    reasons: list[str] = field(default_factory=list)
+    scripts: list[str] = field(default_factory=list)
+    """Shell commands the client runs (escapes, ``COPY ... PROGRAM``, ``.read |cmd``)."""
+    files: list[str] = field(default_factory=list)
+    """Files it writes (``.output``, ``\\o``)."""
+    reads: list[str] = field(default_factory=list)
+
+    def add(self, risk: Risk, reason: str) -> None:
+        self.risk = max_risk(self.risk, risk)
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+
+def judge_sql(text: str) -> SqlEffect:
+    """Judge every statement and client command in ``text``."""
+    out = SqlEffect()
+    for line in _client_lines(text):
+        _statement(out, line)
+    return out
+
+
+def _client_lines(text: str) -> list[str]:
+    """Client commands (one per line, starting with ``.``/``\\``) and ``;``-ended statements."""
+    parts: list[str] = []
+    buf: list[str] = []
+    for line in text.splitlines() or [text]:
+        stripped = line.strip()
+        if stripped.startswith((".", "\\", "!")) or re.match(r"(?i)(system|source|tee)\b",
+                                                              stripped):
+            parts.append(stripped)
+            continue
+        buf.append(line)
+    sql = _COMMENT.sub(lambda m: m.group(1) or " ", "\n".join(buf))
+    parts.extend(_split_statements(sql))
+    return [p for p in parts if p.strip()]
+
+
+def _split_statements(sql: str) -> list[str]:
+    out: list[str] = []
+    cur: list[str] = []
+    quote = ""
+    for ch in sql:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == ";":
+            out.append("".join(cur))
+            cur = []
+            continue
+        cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+
+def _statement(out: SqlEffect, stmt: str) -> None:
+    shell = _SHELL_ESCAPES.match(stmt)
+    if shell:
+        out.add("exec", "the database client runs a shell command")
+        out.scripts.append(shell.group(1).strip())
+        return
+    m = _OUTPUT.match(stmt)
+    if m:
+        out.add("write", "the database client writes its output to a file")
+        target = m.group(1)
+        if target.startswith("|"):
+            out.scripts.append(target[1:])
+        elif target:
+            out.files.append(target.strip("'\""))
+        return
+    m = _READS_FILE.match(stmt)
+    if m:
+        target = m.group(1).strip("'\"")
+        if target.startswith("|"):
+            out.add("exec", "the database client runs a command for input")
+            out.scripts.append(target[1:])
+        else:
+            out.reads.append(target)
+            out.add("exec", "the database client runs commands from a file")
+        return
+    for code in _COPY_PROGRAM.findall(stmt):
+        out.add("exec", "COPY ... PROGRAM runs a shell command on the server")
+        out.scripts.append(code.replace("''", "'"))
+    _sql_risk(out, stmt)
+
+
+def _sql_risk(out: SqlEffect, stmt: str) -> None:
+    stmt = re.sub(r"'(?:''|[^'])*'|\"(?:\"\"|[^\"])*\"", "''", stmt)
+    words = re.findall(r"[\w.\\]+", stmt.lower())
+    if not words:
+        return
+    first = words[0]
+    if first in _READ_FIRST and not re.search(r"\b(?:delete|update|insert|drop|truncate)\b",
+                                              stmt, re.I):
+        return
+    if first in ("drop", "truncate") or (first == "alter" and "drop" in words):
+        out.add("destructive", f"SQL {first.upper()} destroys data")
+    elif re.search(r"\b(?:delete|update)\b", stmt, re.I) and _unbounded(stmt):
+        out.add("destructive", "SQL DELETE/UPDATE without a WHERE changes every row")
+    elif re.search(r"\b(?:drop|truncate)\s+(?:table|database|schema|index|view)\b", stmt,
+                   re.I):
+        out.add("destructive", "SQL DROP/TRUNCATE destroys data")
+    elif first == "pragma" and "=" not in stmt:
+        return
+    else:
+        out.add("write", "SQL changes the database")
+
+
+def _unbounded(stmt: str) -> bool:
+    for m in re.finditer(r"\b(delete|update)\b", stmt, re.I):
+        rest = stmt[m.end():]
+        where = re.search(r"\bwhere\b(.*)", rest, re.I | re.S)
+        if where is None or _TRUE_WHERE.match(where.group(1)):
+            return True
+    return False
