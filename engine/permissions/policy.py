@@ -49,7 +49,7 @@ import logging
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -266,6 +266,7 @@ class Decision:
     capability: str = ""
     """The scoped key an "always" answer grants (``run_shell:python -m pytest``,
     ``write:src/``, ``tool:<name>``)."""
+    _: KW_ONLY
     changes: tuple[FileChange, ...] = ()
     """What the tool's dry run says the call will write (the preview shows their patches)."""
     unnamed: bool = False
@@ -282,7 +283,7 @@ class Decision:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Decision:
         return cls(d["decision"], d["risk"], d.get("reason", ""), d.get("rule"),
-                   d.get("preview", ""), d.get("capability", ""), bool(d.get("unnamed")))
+                   d.get("preview", ""), d.get("capability", ""), unnamed=bool(d.get("unnamed")))
 
 
 # ---------------------------------------------------------------- deciding
@@ -371,7 +372,7 @@ def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
     asked = [e["capability"] for e, f in zip(verdict.commands, finals, strict=True) if f == "ask"]
     caps = list(dict.fromkeys(asked)) or [e["capability"] for e in verdict.commands[:1]]
     return Decision(decision, risk, reason, rule, _shell_preview(command, verdict, finals),
-                    " + ".join(caps) or "run_shell:", verdict.unnamed)
+                    " + ".join(caps) or "run_shell:", unnamed=verdict.unnamed)
 
 
 def _decide_entry(spec: ToolSpec, entry: Mapping[str, Any],
