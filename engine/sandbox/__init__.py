@@ -132,6 +132,8 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     readable = [os.path.realpath(p) for p in _expand(spec.readable, home)]
     if home:
         readable.append(os.path.realpath(home))
+    # Programs on PATH stay runnable: a PATH folder the private /tmp would hide is bound in.
+    readable += [os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep) if p]
     return Confinement(
         spec, found.bwrap, found.reason, os.path.realpath(workspace), tuple(protected),
         home_secrets(home, spec.hide), tuple(readable),
