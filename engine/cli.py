@@ -1,7 +1,8 @@
 """The command line: a thin layer over the library, and the only place errors become exit codes.
 
 Exit codes: 0 completed, 1 the run ended ``failed``, 2 bad input (YAML, arguments, unknown run,
-unusable database), 3 interrupted and resumable, 4 refused by policy in non-interactive mode.
+unusable database), 3 interrupted and resumable, 4 refused by policy in non-interactive mode,
+5 parked: waiting for a person's decision (``approve``/``deny``).
 Imports stay inside the commands so ``python -m engine --help`` starts fast.
 """
 
@@ -16,7 +17,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, TurnstileError, UsageError
+from engine.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_PARKED,
+    TurnstileError,
+    UsageError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +120,11 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
     except InterruptedRun:
         _summary(args, store, run_id, observer)
         return EXIT_INTERRUPTED
+    if result.status == "waiting_approval":
+        if args.json:
+            _summary(args, store, run_id, observer)
+        print(result.error, file=sys.stderr if args.json else sys.stdout)
+        return EXIT_PARKED
     _summary(args, store, run_id, observer, result.error)
     return 0 if result.status == "completed" else EXIT_FAILED
 
@@ -219,6 +232,44 @@ def cmd_trace(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(trace_text(build_trace(store, info.run_id)))
     return 0
+
+
+# -- parked approvals ---------------------------------------------------------------------
+
+
+def cmd_approvals(args: argparse.Namespace) -> int:
+    from engine.permissions.parking import pending
+
+    rows = pending(_open_store(args)) if db_path(args).exists() else []
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print("no pending approvals")
+    for r in rows:
+        what = r["command"] or json.dumps(r["arguments"], ensure_ascii=False)[:80]
+        print(f"{r['run_id']}  {r['call_id']}  {r['tool']:<12} risk={r['risk']:<11} "
+              f"age={r['age_s']:.0f}s rule={r['rule'] or '-'}  {what}")
+    return 0
+
+
+def cmd_decide(args: argparse.Namespace) -> int:
+    from engine.permissions.parking import record_decision
+
+    store = _open_store(args, must_exist=True)
+    req = record_decision(store, args.run_id, args.call_id,
+                          "allow" if args.command == "approve" else "deny", channel="cli",
+                          note=getattr(args, "reason", None) or "",
+                          always=getattr(args, "always", None))
+    verb = "approved" if req.status == "allow" else "denied"
+    print(f"{verb} call {req.call_id} ({req.tool}) of run {req.run_id} by {req.decided_by}"
+          + ("" if args.resume else f"; continue with: python -m engine resume {req.run_id}"))
+    if not args.resume:
+        return 0
+    resume_args = argparse.Namespace(
+        run_id=req.run_id, model=None, approval=None, policy=None, model_option=None,
+        allow_changed_machine=False, json=args.json, durability=None, db=args.db)
+    return cmd_resume(resume_args)
 
 
 # -- machines -----------------------------------------------------------------------------
@@ -329,6 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Turnstile: agents and workflows as persisted finite-state machines.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run(sub)
+    _add_approvals(sub)
     _add_inspection(sub)
     _add_machines(sub)
     _add_tools(sub)
@@ -372,9 +424,32 @@ def _model_option_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _approval_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--approval", choices=["interactive", "policy", "auto", "deny"],
-                   help="who decides `ask` (default: interactive on a terminal, else policy)")
+    p.add_argument("--approval", choices=["interactive", "policy", "auto", "deny", "park"],
+                   help="who decides `ask` (default: interactive on a terminal, else policy; "
+                        "park: wait for `approve`/`deny`, exit 5)")
     p.add_argument("--policy", help="policy YAML (rules, default, on_unknown_effect)")
+
+
+def _add_approvals(sub: Any) -> None:
+    p = sub.add_parser("approvals", help="pending approval requests of parked runs")
+    p.add_argument("--json", action="store_true")
+    _common_db(p)
+    p.set_defaults(func=cmd_approvals)
+    for name, text in (("approve", "allow a parked call (recorded in the audit log)"),
+                       ("deny", "deny a parked call; the model is told why")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("run_id")
+        p.add_argument("call_id")
+        if name == "approve":
+            p.add_argument("--always", metavar="SCOPE",
+                           help="also allow this capability for the rest of the run "
+                                "(SCOPE: run, or the capability `approvals` shows)")
+        else:
+            p.add_argument("--reason", help="why (the model sees it)")
+        p.add_argument("--resume", action="store_true", help="continue the run now")
+        p.add_argument("--json", action="store_true", help="with --resume: the run as JSON")
+        _common_db(p)
+        p.set_defaults(func=cmd_decide)
 
 
 def _add_inspection(sub: Any) -> None:

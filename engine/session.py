@@ -132,6 +132,8 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
     # A task's policy is what decides when nobody is there; at a terminal, a person does.
     task_policy = golden.policy_path if golden and approval != "interactive" else None
     policy_path = req.policy or task_policy or _machine_policy(machine)
+    if req.approval is None and approval == "policy" and _policy_parks(policy_path):
+        approval = "park"
     config = {
         "machine_path": str(req.machine), "task": task_text, "model": model_spec,
         "turns": str(golden.turns_path.resolve()) if golden else None,
@@ -226,6 +228,11 @@ def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, A
 
         machine = machine.model_copy(update={"context": ContextSpec(**{**base, **context})})
     return machine
+
+
+def _policy_parks(path: Path | None) -> bool:
+    """The policy file says ``approval: park`` (a run nobody watches waits for a person)."""
+    return path is not None and Policy.load(path).approval == "park"
 
 
 def _machine_policy(machine: MachineSpec) -> Path | None:

@@ -2,7 +2,8 @@
 
 Modes: ``interactive`` (a person answers on the terminal: yes / no / always for this capability
 in this run / details), ``policy`` (``ask`` becomes the policy file's ``default``, deny unless
-configured), ``auto`` (``ask`` becomes allow; deny stays deny), ``deny`` (``ask`` becomes deny).
+configured), ``auto`` (``ask`` becomes allow; deny stays deny), ``deny`` (``ask`` becomes deny),
+``park`` (``ask`` parks the run until a person decides: ``engine.permissions.parking``).
 The policy's own ``deny`` is final in every mode.
 """
 
@@ -21,8 +22,8 @@ from engine.tooling.registry import ToolRegistry
 
 logger = logging.getLogger(__name__)
 
-ApprovalMode = Literal["interactive", "policy", "auto", "deny"]
-APPROVAL_MODES: tuple[ApprovalMode, ...] = ("interactive", "policy", "auto", "deny")
+ApprovalMode = Literal["interactive", "policy", "auto", "deny", "park"]
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("interactive", "policy", "auto", "deny", "park")
 Answer = Literal["yes", "no", "always"]
 
 
@@ -57,6 +58,9 @@ class PendingQuestion:
 Prompter = Callable[[Sequence[PendingQuestion]], Awaitable[Sequence[Answer]]]
 """Asks a person about a batch of calls at once; returns one answer per question."""
 
+Deferred = Callable[[Sequence[PendingQuestion]], Awaitable[Mapping[str, Approval]]]
+"""Park mode's answers: recorded decisions by call id, or it parks the run (``RunParked``)."""
+
 
 def digest(value: Any) -> str:
     """A short stable digest of a JSON-able value (arguments, previews) for the audit table."""
@@ -76,7 +80,8 @@ class Approver:
         self.prompter = prompter
 
     async def decide_batch(self, calls: Sequence[ToolCall], tools: ToolRegistry,
-                           granted: Iterable[str]) -> list[Approval]:
+                           granted: Iterable[str], deferred: Deferred | None = None,
+                           ) -> list[Approval]:
         """One ``Approval`` per call, in order; people are asked about all open calls at once."""
         granted = set(granted)
         decided: dict[str, Approval] = {}
@@ -94,7 +99,10 @@ class Approver:
                 questions.append(PendingQuestion(call, d))
             else:
                 decided[call.id] = resolved
-        if questions:
+        if questions and self.mode == "park":
+            decided.update(await deferred(questions) if deferred else {
+                q.call.id: _approval(q.call, q.decision, "deny", "engine") for q in questions})
+        elif questions:
             decided.update(await self._ask(questions))
         return [decided[c.id] for c in calls]
 
@@ -143,4 +151,5 @@ def _approval(call: ToolCall, d: Decision, decision: Literal["allow", "deny"],
 
 def granted_capabilities(approvals: Iterable[Mapping[str, Any]]) -> set[str]:
     """Capabilities a person allowed "always" in this run."""
-    return {a["capability"] for a in approvals if a.get("decided_by") == "user-always"}
+    return {a["capability"] for a in approvals
+            if str(a.get("decided_by") or "").endswith("-always")}

@@ -74,7 +74,7 @@ MAX_PREVIEW_LINES = 400
 MAX_PREVIEW_FILE = 2_000_000
 _MATCHERS = ("tool", "command", "path", "server", "risk")
 _RULE_KEYS = ("decision", *_MATCHERS, "idempotent", "reason")
-_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules")
+_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules", "approval")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +121,8 @@ class Policy:
     on_unknown_effect: Literal["skip", "repeat", "fail"] = "skip"
     roots: tuple[Root, ...] = ()
     source: str = "built-in defaults"
+    approval: Literal["park"] | None = None
+    """``approval: park``: with nobody at a terminal, ``ask`` parks the run for a person."""
 
     @classmethod
     def default(cls) -> Policy:
@@ -151,7 +153,10 @@ class Policy:
                       for i, r in enumerate(_list(data, "roots", source)))
         rules = tuple(_rule(r, f"{source}: rules[{i}]")
                       for i, r in enumerate(_list(data, "rules", source)))
-        return cls(rules, default, resume, roots, source)
+        approval = data.get("approval")
+        if approval not in (None, "park"):
+            raise UsageError(f"{source}: approval: expected park, got {approval!r}")
+        return cls(rules, default, resume, roots, source, approval)
 
     def to_data(self) -> dict[str, Any]:
         """The policy as it would be written in a file (for ``engine policy show``)."""
