@@ -269,6 +269,7 @@ async def execute(prepared: Prepared) -> RunResult:
     if prepared.create is not None:
         prepared.runner.create(prepared.state.run_id, **prepared.create)
     async with AsyncExitStack() as stack:
+        _store_streams(prepared, stack)
         _stream_spans(prepared, stack)
         if prepared.mcp:
             from engine.mcp import McpHub
@@ -282,6 +283,17 @@ async def execute(prepared: Prepared) -> RunResult:
             client = services.started_model()
             if client is not None:
                 await client.aclose()
+
+
+def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:
+    """Streamed text and tool output become stored ``stream`` events (the web console's feed)."""
+    from engine.streams import StreamRecorder
+
+    services = prepared.runner.services
+    recorder = StreamRecorder(services.store, prepared.state.run_id, services.observer,
+                              clock=services.clock)
+    services.observer = cast(Observer, recorder)
+    stack.callback(recorder.flush)
 
 
 def _stream_spans(prepared: Prepared, stack: AsyncExitStack) -> None:
