@@ -272,6 +272,17 @@ def cmd_decide(args: argparse.Namespace) -> int:
     return cmd_resume(resume_args)
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from engine.web.app import serve
+    from engine.web.security import check_bind
+
+    check_bind(args.host, args.token)
+    store = _open_store(args)  # creates or migrates the database before the first request
+    store.close()
+    serve(db_path(args).resolve(), args.host, args.port, args.token)
+    return 0
+
+
 # -- machines -----------------------------------------------------------------------------
 
 
@@ -381,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run(sub)
     _add_approvals(sub)
+    _add_serve(sub)
     _add_inspection(sub)
     _add_machines(sub)
     _add_tools(sub)
@@ -450,6 +462,16 @@ def _add_approvals(sub: Any) -> None:
         p.add_argument("--json", action="store_true", help="with --resume: the run as JSON")
         _common_db(p)
         p.set_defaults(func=cmd_decide)
+
+
+def _add_serve(sub: Any) -> None:
+    p = sub.add_parser("serve", help="the web console: runs, live runs, approvals")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1; any other needs --token)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--token", help="required on every request (needed off loopback)")
+    _common_db(p)
+    p.set_defaults(func=cmd_serve)
 
 
 def _add_inspection(sub: Any) -> None:

@@ -67,6 +67,11 @@ def dot_source(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
     return source
 
 
+def svg(spec: MachineSpec, **kw: Any) -> str:
+    """The diagram as SVG text (the web console shows it inline)."""
+    return _pipe(machine_graph(spec, **kw), "svg").decode("utf-8")
+
+
 def render(spec: MachineSpec, out: Path, **kw: Any) -> Path:
     """Write the diagram to ``out`` in the format its suffix names (.dot, .svg, .png, .pdf)."""
     out = Path(out)
