@@ -28,7 +28,9 @@ function runPage(table){
   });
   es.addEventListener("stream",ev=>{
     const e=JSON.parse(ev.data), span=document.createElement("span");
-    span.className=e.channel; span.textContent=e.text; out.appendChild(span); out.scrollTop=out.scrollHeight;
+    const last=out.lastElementChild;
+    span.className=e.channel;
+    span.textContent=(last&&last.className!==e.channel&&!/\n$/.test(last.textContent)?"\n":"")+e.text; out.appendChild(span); out.scrollTop=out.scrollHeight;
   });
   es.addEventListener("run",ev=>{
     const r=JSON.parse(ev.data), st=document.getElementById("run-status");
