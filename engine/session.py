@@ -256,8 +256,11 @@ def _mcp_servers(machine: MachineSpec, config: Mapping[str, Any]) -> dict[str, A
     return servers
 
 
-async def execute(prepared: Prepared) -> RunResult:
-    """Drive a prepared run: MCP servers up for its duration, model closed at the end."""
+async def execute(prepared: Prepared, *, signals: bool = True) -> RunResult:
+    """Drive a prepared run: MCP servers up for its duration, model closed at the end.
+
+    ``signals=False`` for a run driven off the main thread (the web console resumes approved
+    runs in its own process): Ctrl-C belongs to the host then, not to the run."""
     services = prepared.runner.services
     client = services.started_model()
     if client is not None:  # unreachable server, rejected key, unknown model: exit 2
@@ -277,6 +280,8 @@ async def execute(prepared: Prepared) -> RunResult:
             emit = _run_emitter(prepared)
             await stack.enter_async_context(McpHub(prepared.mcp, services.tools, emit))
         try:
+            if not signals:
+                return await prepared.runner.drive(prepared.state, resumed=prepared.resumed)
             return await drive_until_interrupted(prepared.runner, prepared.state,
                                                  resumed=prepared.resumed)
         finally:

@@ -175,3 +175,50 @@ def test_bad_approval_value_in_policy_is_exit_2(cli: EngineCLI, tmp_path: Path,
     (task / "policy.yaml").write_text(POLICY + f"approval: {value}\n")
     proc = cli("run", "machines/coding_agent.yaml", "--golden", str(task))
     assert proc.returncode == 2 and "approval" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("tamper", [
+    "args_hash = '0000000000000000', status = 'allow', channel = 'cli', decided_by = 'x'",
+    "policy_version = 'other', status = 'allow', channel = 'cli', decided_by = 'x'",
+    "status = 'maybe'",
+    "status = 'allow', channel = 'carrier-pigeon'",
+])
+def test_a_decision_not_bound_to_this_call_is_a_deny(cli: EngineCLI, tmp_path: Path,
+                                                     tamper: str) -> None:
+    """Written behind the commands' back: a stale hash, another policy, an unreadable
+    decision. The resumed run never runs the call; the model is told it was denied."""
+    info = park(cli, make_task(tmp_path, after_edit="Permission denied"))
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore(cli.db)
+    with store._tx() as c:
+        c.execute(f"UPDATE approval_requests SET {tamper} WHERE run_id = ?", (info["run_id"],))
+    store.close()
+    proc = cli("resume", info["run_id"])
+    assert proc.returncode == 0, proc.stderr
+    assert "price * item.quantity" not in inventory(info)
+    audit = cli.json("audit", info["run_id"])
+    assert [(a["decision"], a["decided_by"]) for a in audit if a["tool"] == "edit_file"] == [
+        ("deny", "engine")]
+
+
+def test_always_grants_the_capability_for_the_rest_of_the_run(cli: EngineCLI,
+                                                              tmp_path: Path) -> None:
+    task = make_task(tmp_path)
+    second = {**EDIT, "old": "return round(total, 2)", "new": "return round(total, 3)"}
+    (task / "turns.yaml").write_text(json.dumps([
+        {"text": "One.", "tool_calls": [{"name": "edit_file", "args": EDIT}]},
+        {"text": "Two.", "tool_calls": [{"name": "edit_file", "args": second}]},
+        {"expect": {"tool_result_contains": "inventory.py"}, "text": "Done."}]))
+    info = park(cli, task)
+    (row,) = pending(cli)
+    bad = cli("approve", info["run_id"], row["call_id"], "--always", "everything",
+              "--db", str(cli.db))
+    assert bad.returncode == 2 and "--always" in bad.stderr
+    assert [r["call_id"] for r in pending(cli)] == [row["call_id"]]
+    proc = cli("approve", info["run_id"], row["call_id"], "--always", "run", "--resume",
+               "--db", str(cli.db))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "round(total, 3)" in inventory(info)  # the second edit did not park
+    by = [a["decided_by"] for a in cli.json("audit", info["run_id"]) if a["tool"] == "edit_file"]
+    assert by == ["cli", "always"]

@@ -10,8 +10,7 @@ from __future__ import annotations
 import getpass
 import json
 import logging
-import subprocess
-import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -50,7 +49,7 @@ class Console:
     def __init__(self, db: Path, token: str | None) -> None:
         self.db = db
         self.token = token
-        self.children: list[subprocess.Popen[bytes]] = []
+        self.resumed: list[threading.Thread] = []
         self.env = Environment(loader=FileSystemLoader(HERE / "templates"),
                                autoescape=select_autoescape(["html"]))
         self.app = Starlette(routes=[
@@ -171,14 +170,11 @@ class Console:
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     def _resume(self, run_id: str) -> None:
-        """Continue a decided run now, as a child of this server (its own process, so a run
-        that crashes leaves the console up); the run's lease keeps it single."""
-        self.children = [c for c in self.children if c.poll() is None]
-        log = self.db.parent / "console-resume.log"
-        with open(log, "ab") as out:
-            self.children.append(subprocess.Popen(
-                [sys.executable, "-m", "engine", "resume", run_id, "--db", str(self.db)],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True))
+        """The run continues as soon as its last parked call is decided, in this process."""
+        from engine.web.resume import resume_in_background
+
+        self.resumed.append(resume_in_background(self.db, run_id))
+        self.resumed = [t for t in self.resumed if t.is_alive()]
 
     # -- live updates -----------------------------------------------------------------------
 
