@@ -2,9 +2,11 @@
 console) can follow a run live.
 
 The runner's observer sees every text delta and output line; ``StreamRecorder`` coalesces them
-into ``stream`` events (one per burst, ``window_s`` apart at most), masks secrets with
+into ``stream`` events (at most one write per ``window_s``: the first chunk of a burst at once,
+the chunks after it together), masks secrets with
 ``engine.redact`` before anything is written, caps what one step stores (``max_chars``, then a
-single ``truncated`` marker), and commits them at once so a reader sees them within the window.
+single ``truncated`` marker). A burst that outlives the window is committed as it goes, so a
+reader sees it live; a short one rides with the step's own transaction (no extra commit).
 A trailing word is held back until the next burst, so a secret split across two deltas is still
 seen whole by the redactor.
 """
@@ -62,30 +64,34 @@ class StreamRecorder:
             self.step = int(payload.get("step") or 0)
             self._used, self._truncated = 0, False
             self._red = Redactor(self._secrets)  # its cache lives as long as one step
-        elif kind in ("step_commit", "run_end", "tool_result", "tool_call", "model_call"):
+        elif kind in ("step_commit", "run_end"):
             self.flush()
+        elif kind in ("tool_result", "tool_call", "model_call"):
+            self._write(final=True, commit=False)  # the step's commit is moments away
+            self._key = None
 
     def _add(self, channel: str, call_id: str | None, text: str) -> None:
         key = (channel, call_id)
-        if key != self._key:
+        if key != self._key:  # a new burst: its first chunk is written at once
             self.flush()
-            self._key, self._since = key, time.monotonic()
+            self._key, self._since = key, 0.0
         self._buf += text
-        if time.monotonic() - self._since >= self.window_s:
-            self._write(final=False)
+        if time.monotonic() - self._since >= self.window_s:  # at most one write per window
+            self._write(final=False, commit=True)
 
     def flush(self) -> None:
-        """Store what is buffered, trailing word included (the burst is over)."""
-        self._write(final=True)
+        """Store and commit what is buffered, trailing word included (the burst is over)."""
+        self._write(final=True, commit=True)
         self._key = None
 
-    def _write(self, *, final: bool) -> None:
+    def _write(self, *, final: bool, commit: bool) -> None:
         text, self._buf = self._buf, ""
         if not final:  # hold back a partial word: it may be the start of a secret
             cut = max(text.rfind(" "), text.rfind("\n")) + 1
             text, self._buf = text[:cut], text[cut:]
-        self._since = time.monotonic()
         if not text or self._key is None or self._truncated:
+            if commit:
+                self.store.flush()
             return
         room = self.max_chars - self._used
         payload: dict[str, Any] = {"channel": self._key[0], "text": self._red.text(text[:room])}
@@ -95,5 +101,7 @@ class StreamRecorder:
             self._truncated = True
             payload["truncated"] = True
         self._used += min(len(text), room)
+        self._since = time.monotonic()
         self.store.append_event(self.run_id, self.step, STREAM_EVENT, payload, self.clock())
-        self.store.flush()  # committed now: another process follows the run live
+        if commit:
+            self.store.flush()  # committed now: another process follows the run live

@@ -131,6 +131,7 @@ SLOW_POLICY = """\
 default: deny
 rules:
   - {decision: allow, tool: run_shell, command: "sleep"}
+  - {decision: allow, tool: run_shell, command: "echo"}
 """
 
 
@@ -141,7 +142,8 @@ def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Serv
         "approval: park", "approval: policy"))
     (task / "policy.yaml").write_text(SLOW_POLICY)
     turns = [{"text": f"Waiting {i}.", "tool_calls": [
-        {"name": "run_shell", "args": {"command": "sleep 0.6"}}]} for i in range(4)]
+        {"name": "run_shell", "args": {"command": f"echo tick {i}; sleep 1; echo tock {i}"}}]}
+        for i in range(4)]
     (task / "turns.yaml").write_text(json.dumps([*turns, {"text": "Done."}]))
     proc = subprocess.Popen([sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml",
                              "--golden", str(task), "--db", str(cli.db), "--json"], cwd=ROOT,
@@ -153,6 +155,10 @@ def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Serv
         before = _rows(browser, "#steps tbody tr")
         wait_for(lambda: _rows(browser, "#steps tbody tr") >= before + 3, timeout=30)
         assert browser.execute_script("return window.__marker") == 42  # no reload happened
+        # tool output streams in while the run is still going
+        wait_for(lambda: "tick 2" in browser.find_element("id", "stream").text, timeout=30)
+        assert "tock 2" not in browser.find_element("id", "stream").text  # mid-command
+        assert proc.poll() is None
         browser.save_screenshot(str(ARTIFACTS / "running.png"))
         assert proc.wait(timeout=60) == 0
         wait_for(lambda: "completed" in browser.find_element("id", "run-status").text)
