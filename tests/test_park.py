@@ -222,3 +222,20 @@ def test_always_grants_the_capability_for_the_rest_of_the_run(cli: EngineCLI,
     assert "round(total, 3)" in inventory(info)  # the second edit did not park
     by = [a["decided_by"] for a in cli.json("audit", info["run_id"]) if a["tool"] == "edit_file"]
     assert by == ["cli", "always"]
+
+
+def test_a_parked_shell_call_lists_its_parsed_commands(cli: EngineCLI, tmp_path: Path) -> None:
+    task = make_task(tmp_path)
+    (task / "policy.yaml").write_text("default: deny\nrules:\n"
+                                      "  - {decision: ask, tool: run_shell}\n")
+    (task / "turns.yaml").write_text(json.dumps([
+        {"text": "Testing.", "tool_calls": [{"name": "run_shell", "args": {
+            "command": "python -m unittest -q 2>&1 | tee out.txt"}}]},
+        {"text": "Done."}]))
+    park(cli, task)
+    (row,) = pending(cli)
+    assert row["command"] == "python -m unittest -q 2>&1 | tee out.txt"
+    assert [(c["argv"][0], c["risk"]) for c in row["parsed"]] == [("python", "exec"),
+                                                                 ("tee", "write")]
+    text = cli("approvals", "--db", str(cli.db)).stdout
+    assert row["call_id"] in text and "tee out.txt" in text

@@ -13,6 +13,7 @@ from __future__ import annotations
 import getpass
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from engine.errors import DecisionRefusedError, RunParked
@@ -136,15 +137,34 @@ def record_decision(store: Store, run_id: str, call_id: str,
 def pending(store: Store, now: float | None = None) -> list[dict[str, Any]]:
     """Every pending request across runs, with what a person needs to decide."""
     now = time.time() if now is None else now
-    return [pending_json(r, now) for r in store.approval_requests()]
+    workspaces: dict[str, str] = {}
+    rows = []
+    for r in store.approval_requests():
+        if r.run_id not in workspaces:
+            workspaces[r.run_id] = store.get_run(r.run_id).workspace
+        rows.append(pending_json(r, now, Path(workspaces[r.run_id])))
+    return rows
 
 
-def pending_json(r: ApprovalRequest, now: float) -> dict[str, Any]:
+def parsed_command(args: Mapping[str, Any], workspace: Path | None) -> list[dict[str, Any]]:
+    """For a shell call: each simple command with its argv, risk and the layer's decision."""
+    command = args.get("command")
+    if not isinstance(command, str) or workspace is None:
+        return []
+    from engine.permissions.shell import check_shell_json
+
+    return [{k: c.get(k) for k in ("argv", "risk", "decision", "reason")}
+            for c in check_shell_json(command, workspace).get("commands") or ()]
+
+
+def pending_json(r: ApprovalRequest, now: float,
+                 workspace: Path | None = None) -> dict[str, Any]:
     args: Mapping[str, Any] = r.args
     return {"run_id": r.run_id, "call_id": r.call_id, "step": r.step, "tool": r.tool,
             "arguments": dict(args), "args_hash": r.args_hash, "risk": r.risk,
             "preview": r.preview,
             "command": args.get("command") if isinstance(args.get("command"), str) else None,
+            "parsed": parsed_command(args, workspace),
             "rule": r.rule, "reason": r.reason, "capability": r.capability,
             "policy_version": r.policy_version, "requested_at": r.requested_at,
             "age_s": round(max(0.0, now - r.requested_at), 1)}

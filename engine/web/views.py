@@ -59,7 +59,8 @@ def run_page(store: Store, run_id: str) -> dict[str, Any]:
             "steps": [step_row(s) for s in store.steps(run_id)],
             "stream": stream, "stream_seq": max((s["seq"] for s in stream), default=-1),
             "files": files, "audit": audit, "timeline": timeline(store, run_id),
-            "approvals": [pending_json(r, now) for r in store.approval_requests(run_id)],
+            "approvals": [pending_json(r, now, Path(info.workspace))
+                          for r in store.approval_requests(run_id)],
             "machine_path": info.machine_path}
 
 
