@@ -334,3 +334,32 @@ def test_cross_site_post_and_traversal_are_refused(cli: EngineCLI, server: Serve
     assert _request(url, data=stale)[0] == 409
     assert json.loads(cli("approvals", "--db", str(cli.db), "--json").stdout) != []
     assert os.path.exists(cli.db)
+
+
+def test_kill_9_of_the_console_while_a_run_waits_changes_nothing(cli: EngineCLI,
+                                                                 tmp_path: Path) -> None:
+    info = park(cli, make_task(tmp_path))
+    s = Server(cli.db)
+    status, page = _request(s.url + "/approvals")
+    assert status == 200 and info["run_id"] in page
+    before = cli("approvals", "--db", str(cli.db), "--json").stdout
+    s.proc.kill()  # SIGKILL
+    s.proc.wait(timeout=10)
+    after = json.loads(cli("approvals", "--db", str(cli.db), "--json").stdout)
+    assert [{k: v for k, v in r.items() if k != "age_s"} for r in after] == [
+        {k: v for k, v in r.items() if k != "age_s"} for r in json.loads(before)]
+    assert cli.json("show", info["run_id"])["status"] == "waiting_approval"
+    (row,) = json.loads(before)
+    proc = cli("approve", info["run_id"], row["call_id"], "--resume", "--db", str(cli.db))
+    assert proc.returncode == 0, proc.stderr
+    assert cli.json("show", info["run_id"])["status"] == "completed"
+
+
+def test_runs_filter_by_status(cli: EngineCLI, server: Server, tmp_path: Path) -> None:
+    done = cli.json("run", "machines/coding_agent.yaml")
+    parked = park(cli, make_task(tmp_path))
+    page = _request(server.url + "/?status=waiting_approval")[1]
+    assert parked["run_id"] in page and done["run_id"] not in page
+    page = _request(server.url + "/?status=completed")[1]
+    assert done["run_id"] in page and parked["run_id"] not in page
+    assert _request(server.url + "/?status=bogus")[0] == 400
