@@ -329,6 +329,10 @@ def test_cross_site_post_and_traversal_are_refused(cli: EngineCLI, server: Serve
         assert status in (400, 404), (bad, status)
         assert "root:" not in body and "argparse" not in body
     assert _request(server.url + "/runs/a;b")[0] == 400
+    # a page elsewhere reaching the console through DNS rebinding names another host
+    assert _request(server.url + "/api/runs", headers={"Host": "evil.example"})[0] == 400
+    local = {"Host": f"localhost:{server.port}"}
+    assert _request(server.url + "/api/runs", headers=local)[0] == 200
     # a decision on a stale view (another arguments hash) is refused, nothing recorded
     stale = f"decision=allow&args_hash=0000000000000000&csrf={csrf}".encode()
     assert _request(url, data=stale)[0] == 409

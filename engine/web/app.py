@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from engine.errors import TurnstileError
+from engine.redact import redactor
 from engine.web import views
 from engine.web.security import Guard, safe_id, same_origin
 
@@ -46,7 +47,7 @@ STATUSES = ("running", "waiting_approval", "interrupted", "crashed", "completed"
 class Console:
     """The app's state: where the store is, the token guard, and the runs it resumed."""
 
-    def __init__(self, db: Path, token: str | None) -> None:
+    def __init__(self, db: Path, token: str | None, *, loopback: bool = True) -> None:
         self.db = db
         self.token = token
         self.resumed: list[threading.Thread] = []
@@ -63,7 +64,7 @@ class Console:
             Route("/approvals/{run_id}/{call_id}", self.decide, methods=["POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ])
-        self.guard = Guard(self._no_traversal, token)
+        self.guard = Guard(self._no_traversal, token, loopback=loopback)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.guard(scope, receive, send)
@@ -211,7 +212,7 @@ class Console:
                 for s in store.steps(info.run_id):
                     if s.seq >= state["step_from"] and state["steps"].get(s.seq) != s.status:
                         state["steps"][s.seq] = s.status
-                        out.append(_sse("step", views.step_row(s)))
+                        out.append(_sse("step", views.step_row(s, state["red"])))
                 out.append(_sse("run", row))
             for e in views.stream_rows(store, info.run_id, state["stream"]):
                 state["stream"] = e["seq"]
@@ -220,7 +221,7 @@ class Console:
 
         async def stream() -> AsyncIterator[str]:
             state: dict[str, Any] = {"step_from": max(0, step_from - 1), "steps": {},
-                                     "stream": stream_after}
+                                     "stream": stream_after, "red": redactor()}
             yield ": connected\n\n"
             while not await request.is_disconnected():
                 for chunk in await self._read(poll, state):
@@ -250,9 +251,9 @@ def serve(db: Path, host: str, port: int, token: str | None) -> None:
     """Run the console until interrupted."""
     import uvicorn
 
-    from engine.web.security import check_bind
+    from engine.web.security import check_bind, is_loopback
 
     check_bind(host, token)
-    console = Console(db, token)
+    console = Console(db, token, loopback=is_loopback(host))
     print(f"Turnstile console on http://{host}:{port}/ (database {db})", flush=True)
     uvicorn.run(console, host=host, port=port, log_level="warning", access_log=False)

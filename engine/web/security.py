@@ -52,11 +52,13 @@ def safe_id(value: str) -> bool:
 
 
 class Guard:
-    """The token check, as ASGI middleware in front of the whole app."""
+    """The token check, as ASGI middleware in front of the whole app; on a loopback bind also
+    the ``Host`` check, so a web page cannot read the console through DNS rebinding."""
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, *, loopback: bool = True) -> None:
         self.app = app
         self.token = token
+        self.loopback = loopback
         self.csrf_key = secrets.token_bytes(32)
 
     def csrf_token(self) -> str:
@@ -66,7 +68,13 @@ class Guard:
         return hmac.compare_digest(value.encode(), self.csrf_token().encode())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.token is None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.loopback and not _loopback_host(scope):
+            await _plain(send, 400, b"400: this console answers to 127.0.0.1 or localhost only\n")
+            return
+        if self.token is None:
             await self.app(scope, receive, send)
             return
         given, from_query = self._given(scope)
@@ -104,6 +112,13 @@ class Guard:
         if query.get("token"):
             return query["token"][0], True
         return None, False
+
+
+def _loopback_host(scope: Scope) -> bool:
+    host = next((v.decode("latin-1") for k, v in scope.get("headers", [])
+                 if k.lower() == b"host"), "")
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    return is_loopback(name)
 
 
 def same_origin(headers: MutableMapping[str, str] | Any) -> bool:

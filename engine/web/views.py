@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.permissions.parking import pending_json
-from engine.redact import redactor
+from engine.redact import Redactor, redactor
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Store
 from engine.streams import STREAM_EVENT
@@ -28,9 +28,10 @@ def runs(store: Store, status: str | None = None) -> list[dict[str, Any]]:
     return [r for r in rows if not status or r["status"] == status]
 
 
-def step_row(s: StepRecord) -> dict[str, Any]:
+def step_row(s: StepRecord, red: Redactor) -> dict[str, Any]:
     return {"seq": s.seq, "state": s.state, "action": s.action, "status": s.status,
-            "trigger": s.trigger or "", "dest": s.dest or "", "note": (s.note or "")[:300],
+            "trigger": s.trigger or "", "dest": s.dest or "",
+            "note": red.text((s.note or "")[:300]),
             "duration": "" if s.ended_at is None else f"{max(0.0, s.ended_at - s.started_at):.2f}s"}
 
 
@@ -55,8 +56,9 @@ def run_page(store: Store, run_id: str) -> dict[str, Any]:
               "at": time.strftime("%H:%M:%S", time.localtime(a.at))}
              for a in store.audit(run_id)]
     stream = stream_rows(store, run_id)
-    return {"run": run_row(info, now), "workspace": info.workspace, "error": info.error,
-            "steps": [step_row(s) for s in store.steps(run_id)],
+    return {"run": run_row(info, now), "workspace": info.workspace,
+            "error": red.text(info.error) if info.error else None,
+            "steps": [step_row(s, red) for s in store.steps(run_id)],
             "stream": stream, "stream_seq": max((s["seq"] for s in stream), default=-1),
             "files": files, "audit": audit, "timeline": timeline(store, run_id),
             "approvals": [pending_json(r, now, Path(info.workspace))
