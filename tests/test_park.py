@@ -239,3 +239,14 @@ def test_a_parked_shell_call_lists_its_parsed_commands(cli: EngineCLI, tmp_path:
                                                                  ("tee", "write")]
     text = cli("approvals", "--db", str(cli.db)).stdout
     assert row["call_id"] in text and "tee out.txt" in text
+
+
+def test_a_run_that_moved_on_is_not_listed_nor_decidable(cli: EngineCLI, tmp_path: Path) -> None:
+    info = park(cli, make_task(tmp_path, after_edit="Permission denied"))
+    (row,) = pending(cli)
+    # resumed in another mode: the call is denied without a person, the run ends
+    proc = cli("resume", info["run_id"], "--approval", "deny")
+    assert proc.returncode == 0, proc.stderr
+    assert pending(cli) == []
+    late = cli("approve", info["run_id"], row["call_id"], "--db", str(cli.db))
+    assert late.returncode == 2 and "not waiting" in late.stderr

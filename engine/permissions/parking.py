@@ -116,6 +116,9 @@ def record_decision(store: Store, run_id: str, call_id: str,
     if req is None:
         raise DecisionRefusedError(f"run {info.run_id} has no approval request for call "
                                    f"{call_id!r} (list them: python -m engine approvals)")
+    if req.status == "pending" and not still_waiting(info, req):
+        raise DecisionRefusedError(f"run {info.run_id} is not waiting for call {call_id} any "
+                                   f"more (it is {info.status} at step {info.steps})")
     if always is not None and always not in (ALWAYS_RUN, req.capability):
         raise DecisionRefusedError(f"--always {always!r}: the scope is `run` or the call's "
                                    f"capability {req.capability!r}")
@@ -137,13 +140,20 @@ def record_decision(store: Store, run_id: str, call_id: str,
 def pending(store: Store, now: float | None = None) -> list[dict[str, Any]]:
     """Every pending request across runs, with what a person needs to decide."""
     now = time.time() if now is None else now
-    workspaces: dict[str, str] = {}
+    runs: dict[str, Any] = {}
     rows = []
     for r in store.approval_requests():
-        if r.run_id not in workspaces:
-            workspaces[r.run_id] = store.get_run(r.run_id).workspace
-        rows.append(pending_json(r, now, Path(workspaces[r.run_id])))
+        if r.run_id not in runs:
+            runs[r.run_id] = store.get_run(r.run_id)
+        if still_waiting(runs[r.run_id], r):
+            rows.append(pending_json(r, now, Path(runs[r.run_id].workspace)))
     return rows
+
+
+def still_waiting(info: Any, req: ApprovalRequest) -> bool:
+    """The run is still at the request's step and not ended (a run resumed in another approval
+    mode may have moved past a request nobody answered)."""
+    return info.steps == req.step and info.status not in ("completed", "failed")
 
 
 def parsed_command(args: Mapping[str, Any], workspace: Path | None) -> list[dict[str, Any]]:

@@ -160,7 +160,10 @@ class Console:
                             channel="web", who=who, note=str(form.get("reason", ""))[:500],
                             always="run" if choice == "always" else None,
                             args_hash=str(form.get("args_hash", "")) or None)
-            return len(store.approval_requests(run_id))
+            from engine.permissions.parking import still_waiting
+
+            info = store.get_run(run_id)
+            return sum(still_waiting(info, r) for r in store.approval_requests(run_id))
 
         try:
             still_pending = await self._read(record)

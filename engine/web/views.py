@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.permissions.parking import pending_json
+from engine.permissions.parking import pending_json, still_waiting
 from engine.redact import Redactor, redactor
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Store
@@ -62,7 +62,7 @@ def run_page(store: Store, run_id: str) -> dict[str, Any]:
             "stream": stream, "stream_seq": max((s["seq"] for s in stream), default=-1),
             "files": files, "audit": audit, "timeline": timeline(store, run_id),
             "approvals": [pending_json(r, now, Path(info.workspace))
-                          for r in store.approval_requests(run_id)],
+                          for r in store.approval_requests(run_id) if still_waiting(info, r)],
             "machine_path": info.machine_path}
 
 
