@@ -124,6 +124,11 @@ def test_run_list_and_diagram_highlight(cli: EngineCLI, server: Server, browser)
             return g.querySelector('polygon,ellipse,path').getAttribute('fill'); }""")
     assert other != "#fff3b0"
     assert "Let me run the tests first" in browser.find_element("css selector", "#stream").text
+    diff = browser.execute_script(
+        "return [...document.querySelectorAll('pre.diff')].map(p => p.textContent).join('')")
+    assert "+        total += item.price * item.quantity" in diff
+    assert _rows(browser, "#audit tbody tr") == len(cli.json("audit", info["run_id"])) > 0
+    assert _rows(browser, "#timeline .bar") == info["steps"]
     browser.save_screenshot(str(ARTIFACTS / "run.png"))
 
 
