@@ -287,6 +287,14 @@ def test_non_loopback_bind_without_token_refuses_to_start(cli: EngineCLI) -> Non
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
+def test_a_busy_port_is_one_line_exit_2(cli: EngineCLI, server: Server) -> None:
+    proc = subprocess.run([sys.executable, "-m", "engine", "serve", "--port", str(server.port),
+                           "--db", str(cli.db)], cwd=ROOT, env=engine_env(),
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "in use" in proc.stderr
+
+
 def _request(url: str, *, data: bytes | None = None,
              headers: dict[str, str] | None = None) -> tuple[int, str]:
     req = urllib.request.Request(url, data=data, headers=headers or {})

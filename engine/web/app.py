@@ -250,6 +250,21 @@ def _user() -> str:
         return "unknown"
 
 
+def _check_port(host: str, port: int) -> None:
+    """A busy port or an address this machine does not have: one line, exit 2."""
+    import socket
+
+    from engine.errors import UsageError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host.strip("[]"), port))
+        except OSError as exc:
+            raise UsageError(f"serve --host {host} --port {port}: {exc.strerror}") from exc
+
+
 def serve(db: Path, host: str, port: int, token: str | None) -> None:
     """Run the console until interrupted."""
     import uvicorn
@@ -257,6 +272,7 @@ def serve(db: Path, host: str, port: int, token: str | None) -> None:
     from engine.web.security import check_bind, is_loopback
 
     check_bind(host, token)
+    _check_port(host, port)
     console = Console(db, token, loopback=is_loopback(host))
     print(f"Turnstile console on http://{host}:{port}/ (database {db})", flush=True)
     uvicorn.run(console, host=host, port=port, log_level="warning", access_log=False)
