@@ -279,7 +279,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     check_bind(args.host, args.token)
     store = _open_store(args)  # creates or migrates the database before the first request
     store.close()
-    serve(db_path(args).resolve(), args.host, args.port, args.token)
+    tasks = Path(args.tasks).resolve() if args.allow_start else None
+    if tasks is not None and not tasks.is_dir():
+        raise UsageError(f"--tasks {args.tasks}: no such directory")
+    serve(db_path(args).resolve(), args.host, args.port, args.token, tasks)
     return 0
 
 
@@ -470,6 +473,10 @@ def _add_serve(sub: Any) -> None:
                    help="address to bind (default 127.0.0.1; any other needs --token)")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", help="required on every request (needed off loopback)")
+    p.add_argument("--allow-start", action="store_true",
+                   help="let the runs page start a run of a golden task (approvals park)")
+    p.add_argument("--tasks", default="golden_tasks",
+                   help="with --allow-start: the golden tasks folder (default golden_tasks)")
     _common_db(p)
     p.set_defaults(func=cmd_serve)
 

@@ -380,3 +380,36 @@ def test_runs_filter_by_status(cli: EngineCLI, server: Server, tmp_path: Path) -
     page = _request(server.url + "/?status=completed")[1]
     assert done["run_id"] in page and parked["run_id"] not in page
     assert _request(server.url + "/?status=bogus")[0] == 400
+
+
+def test_start_a_golden_task_from_the_page(cli: EngineCLI, browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tasks = tmp_path / "tasks"
+    shutil.copytree(ROOT / "golden_tasks" / "demo_fix_test", tasks / "demo_fix_test")
+    s = Server(cli.db, "--allow-start", "--tasks", str(tasks))
+    try:
+        browser.get(s.url + "/")
+        browser.find_element("id", "start").click()
+        wait_for(lambda: "/runs/" in browser.current_url)
+        wait_for(lambda: browser.find_element("id", "run-status").text == "completed",
+                 timeout=60)
+        (run,) = cli.json("runs")
+        assert run["status"] == "completed"
+        from engine.store.sqlite import SqliteStore
+
+        assert SqliteStore(cli.db).get_run(run["run_id"]).config["approval"] == "park"
+        page = _request(s.url + "/")[1]
+        csrf = page.split('name="csrf" value="')[1].split('"')[0]
+        bad = f"task=..%2F..%2Fetc&csrf={csrf}".encode()
+        assert _request(s.url + "/start", data=bad)[0] == 400
+        assert _request(s.url + "/start", data=b"task=demo_fix_test")[0] == 403
+    finally:
+        s.stop()
+
+
+def test_starting_runs_is_off_by_default(cli: EngineCLI, server: Server) -> None:
+    page = _request(server.url + "/")[1]
+    assert 'action="/start"' not in page
+    csrf = page.split('name="csrf" value="')[1].split('"')[0] if 'name="csrf"' in page else ""
+    assert _request(server.url + "/start", data=f"task=demo_fix_test&csrf={csrf}".encode())[0] \
+        == 404
+    assert cli.json("runs") == []

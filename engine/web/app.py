@@ -47,9 +47,12 @@ STATUSES = ("running", "waiting_approval", "interrupted", "crashed", "completed"
 class Console:
     """The app's state: where the store is, the token guard, and the runs it resumed."""
 
-    def __init__(self, db: Path, token: str | None, *, loopback: bool = True) -> None:
+    def __init__(self, db: Path, token: str | None, *, loopback: bool = True,
+                 tasks: Path | None = None) -> None:
         self.db = db
         self.token = token
+        self.tasks = tasks
+        """``--allow-start``: the golden tasks folder the runs page may start runs from."""
         self.resumed: list[threading.Thread] = []
         self.env = Environment(loader=FileSystemLoader(HERE / "templates"),
                                autoescape=select_autoescape(["html"]))
@@ -62,6 +65,7 @@ class Console:
             Route("/runs/{run_id}/events", self.run_events),
             Route("/approvals", self.approvals),
             Route("/approvals/{run_id}/{call_id}", self.decide, methods=["POST"]),
+            Route("/start", self.start, methods=["POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ])
         self.guard = Guard(self._no_traversal, token, loopback=loopback)
@@ -109,7 +113,34 @@ class Console:
         if status is not None and status not in STATUSES:
             return PlainTextResponse("400: unknown status\n", status_code=400)
         rows = await self._read(views.runs, status)
-        return self._page("runs.html", request, runs=rows, status=status)
+        return self._page("runs.html", request, runs=rows, status=status,
+                          tasks=self._task_names())
+
+    def _task_names(self) -> list[str]:
+        if self.tasks is None or not self.tasks.is_dir():
+            return []
+        return sorted(p.name for p in self.tasks.iterdir() if (p / "task.yaml").is_file())
+
+    async def start(self, request: Request) -> Response:
+        """Start a golden task's run (only with ``--allow-start``; names from the listing)."""
+        if self.tasks is None:
+            return PlainTextResponse("404: starting runs is off (serve --allow-start)\n",
+                                     status_code=404)
+        form = await request.form()
+        if not same_origin(request.headers) or not self.guard.csrf_ok(str(form.get("csrf", ""))):
+            return PlainTextResponse("403: cross-site request refused\n", status_code=403)
+        name = str(form.get("task", ""))
+        if name not in self._task_names():
+            return PlainTextResponse("400: unknown task\n", status_code=400)
+        from engine.web.resume import start_in_background
+
+        assert self.tasks is not None
+        try:
+            run_id = await anyio.to_thread.run_sync(start_in_background, self.db,
+                                                    self.tasks / name)
+        except TurnstileError as exc:
+            return PlainTextResponse(f"400: {exc}\n", status_code=400)
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     async def api_runs(self, request: Request) -> Response:
         return JSONResponse(await self._read(views.runs, None))
@@ -265,14 +296,15 @@ def _check_port(host: str, port: int) -> None:
             raise UsageError(f"serve --host {host} --port {port}: {exc.strerror}") from exc
 
 
-def serve(db: Path, host: str, port: int, token: str | None) -> None:
-    """Run the console until interrupted."""
+def serve(db: Path, host: str, port: int, token: str | None,
+          tasks: Path | None = None) -> None:
+    """Run the console until interrupted; ``tasks``: allow starting those golden tasks."""
     import uvicorn
 
     from engine.web.security import check_bind, is_loopback
 
     check_bind(host, token)
     _check_port(host, port)
-    console = Console(db, token, loopback=is_loopback(host))
+    console = Console(db, token, loopback=is_loopback(host), tasks=tasks)
     print(f"Turnstile console on http://{host}:{port}/ (database {db})", flush=True)
     uvicorn.run(console, host=host, port=port, log_level="warning", access_log=False)

@@ -1,4 +1,5 @@
-"""Continue a run once its last parked call is decided, inside the console's process.
+"""Drive runs inside the console's process: continue a run once its last parked call is
+decided, and (with ``serve --allow-start``) start a golden task's run from the page.
 
 Each resumed run gets its own thread, event loop and store connection, so a long run never
 blocks a page; the run's lease keeps it single even if a CLI ``resume`` races it, and a
@@ -55,3 +56,31 @@ def _resume(db: Path, run_id: str) -> None:
         logger.warning("run %s resumed by the console: %s", run_id, exc)
     finally:
         store.close()
+
+
+def start_in_background(db: Path, task_dir: Path) -> str:
+    """Create a run of the golden task in ``task_dir`` (parked approvals: nobody is at a
+    terminal) and drive it in a thread; returns its id at once."""
+    from engine.golden import load_task
+    from engine.session import RunRequest, execute, prepare_new
+    from engine.store.sqlite import SqliteStore
+
+    task = load_task(task_dir)
+    store = SqliteStore(db)
+    req = RunRequest(machine=task.machine_path().resolve(), golden=task_dir.resolve(),
+                     approval="park")
+    prepared = prepare_new(req, store, db_path=db, observer=_silent, prompter=None)
+
+    def work() -> None:
+        try:
+            async def drive() -> Any:
+                return await execute(prepared, signals=False)
+
+            anyio.run(drive)
+        except (TurnstileError, OSError) as exc:
+            logger.warning("run %s started by the console: %s", prepared.state.run_id, exc)
+        finally:
+            store.close()
+
+    threading.Thread(target=work, name=f"run-{prepared.state.run_id}", daemon=True).start()
+    return prepared.state.run_id
