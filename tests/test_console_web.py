@@ -96,6 +96,13 @@ def wait_for(fn, timeout: float = 20.0, every: float = 0.05):  # type: ignore[no
     raise AssertionError("timed out waiting")
 
 
+def _text(driver, element_id: str) -> str:  # type: ignore[no-untyped-def]
+    """The element's text, or "" while the page that has it is still loading."""
+    return str(driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return e ? e.textContent : ''",
+        element_id))
+
+
 def _rows(driver, css: str) -> int:  # type: ignore[no-untyped-def]
     return int(driver.execute_script(f"return document.querySelectorAll('{css}').length"))
 
@@ -161,12 +168,12 @@ def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Serv
         wait_for(lambda: _rows(browser, "#steps tbody tr") >= before + 3, timeout=30)
         assert browser.execute_script("return window.__marker") == 42  # no reload happened
         # tool output streams in while the run is still going
-        wait_for(lambda: "tick 2" in browser.find_element("id", "stream").text, timeout=30)
-        assert "tock 2" not in browser.find_element("id", "stream").text  # mid-command
+        wait_for(lambda: "tick 2" in _text(browser, "stream"), timeout=30)
+        assert "tock 2" not in _text(browser, "stream")  # mid-command
         assert proc.poll() is None
         browser.save_screenshot(str(ARTIFACTS / "running.png"))
         assert proc.wait(timeout=60) == 0
-        wait_for(lambda: "completed" in browser.find_element("id", "run-status").text)
+        wait_for(lambda: "completed" in _text(browser, "run-status"))
         assert browser.execute_script("return window.__marker") == 42
     finally:
         if proc.poll() is None:
@@ -187,12 +194,12 @@ def test_approve_with_a_click_completes_the_run(cli: EngineCLI, server: Server, 
     browser.save_screenshot(str(ARTIFACTS / "approvals.png"))
     browser.get(f"{server.url}/runs/{info['run_id']}")
     wait_for(lambda: browser.execute_script("return !!document.querySelector('#diagram svg')"))
-    assert browser.find_element("id", "run-status").text == "waiting_approval"
+    assert _text(browser, "run-status") == "waiting_approval"
     browser.save_screenshot(str(ARTIFACTS / "parked.png"))
     card = browser.find_element("css selector", ".approval")
     card.find_element("css selector", "button.allow").click()
     wait_for(lambda: f"/runs/{info['run_id']}" in browser.current_url)
-    wait_for(lambda: browser.find_element("id", "run-status").text == "completed", timeout=60)
+    wait_for(lambda: _text(browser, "run-status") == "completed", timeout=60)
     browser.save_screenshot(str(ARTIFACTS / "approved.png"))
     audit = cli.json("audit", info["run_id"])
     assert [(a["decision"], a["decided_by"]) for a in audit if a["tool"] == "edit_file"] == [
@@ -390,7 +397,7 @@ def test_start_a_golden_task_from_the_page(cli: EngineCLI, browser, tmp_path: Pa
         browser.get(s.url + "/")
         browser.find_element("id", "start").click()
         wait_for(lambda: "/runs/" in browser.current_url)
-        wait_for(lambda: browser.find_element("id", "run-status").text == "completed",
+        wait_for(lambda: _text(browser, "run-status") == "completed",
                  timeout=60)
         (run,) = cli.json("runs")
         assert run["status"] == "completed"

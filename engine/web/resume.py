@@ -82,5 +82,31 @@ def start_in_background(db: Path, task_dir: Path) -> str:
         finally:
             store.close()
 
-    threading.Thread(target=work, name=f"run-{prepared.state.run_id}", daemon=True).start()
+    thread = threading.Thread(target=work, name=f"run-{prepared.state.run_id}", daemon=True)
+    thread.start()
+    _wait_created(db, prepared.state.run_id, thread)
     return prepared.state.run_id
+
+
+def _wait_created(db: Path, run_id: str, thread: threading.Thread, timeout_s: float = 30.0,
+                  ) -> None:
+    """The run's row exists once its model passed the preflight: the page can show it then."""
+    import time
+
+    from engine.errors import UnknownRunError, UsageError
+    from engine.store.sqlite import SqliteStore
+
+    reader = SqliteStore(db)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                reader.get_run(run_id)
+                return
+            except UnknownRunError:
+                if not thread.is_alive():
+                    break
+                time.sleep(0.02)
+    finally:
+        reader.close()
+    raise UsageError(f"run {run_id} could not start (see the console's log)")
