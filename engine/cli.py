@@ -4,7 +4,8 @@ Exit codes: 0 completed, 1 the run ended ``failed`` (for ``tools``: a configured
 failed to start), 2 bad input (YAML, arguments, unknown run, unusable database: read-only,
 locked beyond the wait, disk full, corrupted, newer schema; a run it stops mid-way stays
 resumable; ``sandbox: {mode: required}`` or ``sandbox check`` without confinement),
-3 interrupted and resumable, 4 refused by policy in non-interactive mode.
+3 interrupted and resumable, 4 refused by policy in non-interactive mode, 5 parked: waiting
+for a person's decision (``approve``/``deny``).
 Imports stay inside the commands so ``python -m engine --help`` starts fast.
 """
 
@@ -19,7 +20,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, TurnstileError, UsageError
+from engine.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_PARKED,
+    TurnstileError,
+    UsageError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -150,6 +158,11 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
     except InterruptedRun:
         _summary(args, store, run_id, observer)
         return EXIT_INTERRUPTED
+    if result.status == "waiting_approval":
+        if args.json:
+            _summary(args, store, run_id, observer)
+        print(result.error, file=sys.stderr if args.json else sys.stdout)
+        return EXIT_PARKED
     _summary(args, store, run_id, observer, result.error)
     return 0 if result.status == "completed" else EXIT_FAILED
 
@@ -273,6 +286,58 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"error: {path}: the database is corrupted: {len(problems)} problem(s) found by "
           f"PRAGMA quick_check, first: {problems[0]}{more}", file=sys.stderr)
     return EXIT_BAD_INPUT
+
+
+# -- parked approvals ---------------------------------------------------------------------
+
+
+def cmd_approvals(args: argparse.Namespace) -> int:
+    from engine.permissions.parking import pending
+
+    rows = pending(_open_store(args)) if db_path(args).exists() else []
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print("no pending approvals")
+    for r in rows:
+        what = r["command"] or json.dumps(r["arguments"], ensure_ascii=False)[:80]
+        print(f"{r['run_id']}  {r['call_id']}  {r['tool']:<12} risk={r['risk']:<11} "
+              f"age={r['age_s']:.0f}s rule={r['rule'] or '-'}  {what}")
+    return 0
+
+
+def cmd_decide(args: argparse.Namespace) -> int:
+    from engine.permissions.parking import record_decision
+
+    store = _open_store(args, must_exist=True)
+    req = record_decision(store, args.run_id, args.call_id,
+                          "allow" if args.command == "approve" else "deny", channel="cli",
+                          note=getattr(args, "reason", None) or "",
+                          always=getattr(args, "always", None))
+    verb = "approved" if req.status == "allow" else "denied"
+    print(f"{verb} call {req.call_id} ({req.tool}) of run {req.run_id} by {req.decided_by}"
+          + ("" if args.resume else f"; continue with: python -m engine resume {req.run_id}"))
+    if not args.resume:
+        return 0
+    resume_args = argparse.Namespace(
+        run_id=req.run_id, model=None, approval=None, policy=None, model_option=None,
+        allow_changed_machine=False, json=args.json, durability=None, db=args.db)
+    return cmd_resume(resume_args)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from engine.web.app import serve
+    from engine.web.security import check_bind
+
+    check_bind(args.host, args.token)
+    store = _open_store(args)  # creates or migrates the database before the first request
+    store.close()
+    tasks = Path(args.tasks).resolve() if args.allow_start else None
+    if tasks is not None and not tasks.is_dir():
+        raise UsageError(f"--tasks {args.tasks}: no such directory")
+    serve(db_path(args).resolve(), args.host, args.port, args.token, tasks)
+    return 0
 
 
 # -- machines -----------------------------------------------------------------------------
@@ -434,6 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Turnstile: agents and workflows as persisted finite-state machines.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run(sub)
+    _add_approvals(sub)
+    _add_serve(sub)
     _add_inspection(sub)
     _add_machines(sub)
     _add_tools(sub)
@@ -477,9 +544,46 @@ def _model_option_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _approval_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--approval", choices=["interactive", "policy", "auto", "deny"],
-                   help="who decides `ask` (default: interactive on a terminal, else policy)")
+    p.add_argument("--approval", choices=["interactive", "policy", "auto", "deny", "park"],
+                   help="who decides `ask` (default: interactive on a terminal, else policy; "
+                        "park: wait for `approve`/`deny`, exit 5)")
     p.add_argument("--policy", help="policy YAML (rules, default, on_unknown_effect)")
+
+
+def _add_approvals(sub: Any) -> None:
+    p = sub.add_parser("approvals", help="pending approval requests of parked runs")
+    p.add_argument("--json", action="store_true")
+    _common_db(p)
+    p.set_defaults(func=cmd_approvals)
+    for name, text in (("approve", "allow a parked call (recorded in the audit log)"),
+                       ("deny", "deny a parked call; the model is told why")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("run_id")
+        p.add_argument("call_id")
+        if name == "approve":
+            p.add_argument("--always", metavar="SCOPE",
+                           help="also allow this capability for the rest of the run "
+                                "(SCOPE: run, or the capability `approvals` shows)")
+        else:
+            p.add_argument("--reason", help="why (the model sees it)")
+        p.add_argument("--resume", action="store_true", help="continue the run now")
+        p.add_argument("--json", action="store_true", help="with --resume: the run as JSON")
+        _common_db(p)
+        p.set_defaults(func=cmd_decide)
+
+
+def _add_serve(sub: Any) -> None:
+    p = sub.add_parser("serve", help="the web console: runs, live runs, approvals")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1; any other needs --token)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--token", help="required on every request (needed off loopback)")
+    p.add_argument("--allow-start", action="store_true",
+                   help="let the runs page start a run of a golden task (approvals park)")
+    p.add_argument("--tasks", default="golden_tasks",
+                   help="with --allow-start: the golden tasks folder (default golden_tasks)")
+    _common_db(p)
+    p.set_defaults(func=cmd_serve)
 
 
 def _add_inspection(sub: Any) -> None:

@@ -76,6 +76,11 @@ def dot_source(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
     return source
 
 
+def svg(spec: MachineSpec, **kw: Any) -> str:
+    """The diagram as SVG text (the web console shows it inline)."""
+    return _pipe(machine_graph(spec, **kw), "svg").decode("utf-8")
+
+
 def diagram_format(requested: str | None, out: Path | None) -> str:
     """``dot`` or ``mermaid`` for text; for a file, what its suffix names (``-f`` must agree)."""
     if out is None:

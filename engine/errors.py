@@ -14,7 +14,8 @@
     │   ├── LeaseHeldError              another live process drives the run
     │   ├── MachineChangedError         the machine YAML changed since the run started
     │   ├── ModelConfigError            no model, missing API key, unknown provider
-    │   └── SandboxUnavailableError     sandbox mode required but commands cannot be confined
+    │   ├── SandboxUnavailableError     sandbox mode required but commands cannot be confined
+    │   └── DecisionRefusedError        approve/deny of a run not waiting or a call not pending
     ├── ModelError                      a provider failed after retries (the run fails)
     ├── ScriptDivergedError             a scripted model's expectations were not met
     ├── TransitionError                 an action emitted a trigger the machine does not declare
@@ -22,7 +23,8 @@
     ├── ContextOverflowError            even the minimal context does not fit the window
     ├── LimitExceededError              a step would pass the run's max_tokens or max_cost_usd
     ├── InterruptedRun                  exit 3  (Ctrl-C or a signal; resumable)
-    └── PolicyRefusedError              exit 4  (refused by policy in non-interactive mode)
+    ├── PolicyRefusedError              exit 4  (refused by policy in non-interactive mode)
+    └── RunParked                       exit 5  (waiting for a person's decision; nothing held)
 
 Adapters translate foreign exceptions into this tree (``raise ... from exc``); only ``cli.py``
 turns them into one line on stderr and an exit code.
@@ -35,6 +37,7 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 3
 EXIT_REFUSED = 4
+EXIT_PARKED = 5
 
 
 class TurnstileError(Exception):
@@ -124,6 +127,11 @@ class ModelConfigError(BadInputError):
     """The model cannot be configured: unknown provider, missing key, unreachable server."""
 
 
+class DecisionRefusedError(BadInputError):
+    """An approval decision that cannot be recorded: the run is not waiting, the call is not
+    pending (already decided), or it changed since it was shown."""
+
+
 class ModelError(TurnstileError):
     """A model provider failed after retries, or answered with a non-retryable error."""
 
@@ -162,3 +170,13 @@ class PolicyRefusedError(TurnstileError):
 
 class SandboxUnavailableError(BadInputError):
     """``sandbox: {mode: required}`` and bubblewrap is missing or cannot confine here."""
+
+
+class RunParked(TurnstileError):
+    """A call needs a person and the run is parked (``--approval park``): nothing is held."""
+
+    exit_code = EXIT_PARKED
+
+    def __init__(self, message: str, requests: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.requests = requests

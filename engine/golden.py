@@ -46,7 +46,7 @@ class GoldenTask(BaseModel):
     fixture: str = "fixture"
     model: str | None = None
     """``None``: the scripted model replaying the folder's ``turns.yaml``."""
-    approval: Literal["interactive", "policy", "auto", "deny"] = "policy"
+    approval: Literal["interactive", "policy", "auto", "deny", "park"] = "policy"
     policy: str | None = "policy.yaml"
     """Relative to the task folder; missing file -> the default policy."""
     limits: dict[str, Any] = Field(default_factory=dict)

@@ -26,6 +26,7 @@ from engine.actions.registry import ACTIONS
 from engine.errors import (
     InterruptedRun,
     LimitExceededError,
+    RunParked,
     StoreError,
     StoreLockedError,
     TurnstileError,
@@ -131,6 +132,8 @@ class Runner:
                     result = await self._loop(state, resumed)
             except TimeoutError:
                 result = self._fail(state, f"timeout: the run exceeded timeout_s={timeout:g}")
+            except RunParked as exc:
+                result = self._park(self._latest or state, exc)
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
                     self._interrupt(state)
@@ -236,6 +239,17 @@ class Runner:
         self.services.observer("run_end", {"status": "failed", "state": state.state,
                                            "error": error})
         return RunResult(state.evolve(status="failed"), "failed", error)
+
+    def _park(self, state: RunState, parked: RunParked) -> RunResult:
+        """End the step ``approval_requested`` and the run ``waiting_approval`` (the lease is
+        released on the way out): a person decides later, from any process."""
+        now = self.services.clock()
+        self.store.park_run(state.run_id, state.step, parked.requests,  # type: ignore[arg-type]
+                            str(parked), now)
+        self.services.observer("run_end", {"status": "waiting_approval", "state": state.state,
+                                           "error": str(parked)})
+        return RunResult(state.evolve(status="waiting_approval"), "waiting_approval",
+                         str(parked))
 
     def _interrupt(self, state: RunState) -> None:
         latest = self._latest or state

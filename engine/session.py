@@ -137,6 +137,8 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
     approval = approval or default_approval(json_output)
     task_policy = golden.policy_path if golden else None
     policy_path = choose_policy(approval, req.policy, task_policy, machine)
+    if req.approval is None and approval == "policy" and _policy_parks(policy_path):
+        approval = "park"
     config = {
         "machine_path": str(req.machine), "task": task_text, "model": model_spec,
         "turns": str(golden.turns_path.resolve()) if golden else None,
@@ -342,6 +344,11 @@ def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, A
     return machine
 
 
+def _policy_parks(path: Path | None) -> bool:
+    """The policy file says ``approval: park`` (a run nobody watches waits for a person)."""
+    return path is not None and Policy.load(path).approval == "park"
+
+
 def _machine_policy(machine: MachineSpec) -> Path | None:
     if not machine.policy:
         return None
@@ -363,8 +370,11 @@ def _mcp_servers(machine: MachineSpec, config: Mapping[str, Any]) -> dict[str, A
     return servers
 
 
-async def execute(prepared: Prepared) -> RunResult:
-    """Drive a prepared run: MCP servers up for its duration, model closed at the end."""
+async def execute(prepared: Prepared, *, signals: bool = True) -> RunResult:
+    """Drive a prepared run: MCP servers up for its duration, model closed at the end.
+
+    ``signals=False`` for a run driven off the main thread (the web console resumes approved
+    runs in its own process): Ctrl-C belongs to the host then, not to the run."""
     services = prepared.runner.services
     client = services.started_model()
     if client is not None:  # unreachable server, rejected key, unknown model: exit 2
@@ -376,6 +386,7 @@ async def execute(prepared: Prepared) -> RunResult:
     if prepared.create is not None:
         _create_run(prepared, prepared.create)
     async with AsyncExitStack() as stack:
+        _store_streams(prepared, stack)
         _stream_spans(prepared, stack)
         if prepared.mcp:
             from engine.mcp import McpHub
@@ -383,12 +394,25 @@ async def execute(prepared: Prepared) -> RunResult:
             emit = _run_emitter(prepared)
             await stack.enter_async_context(McpHub(prepared.mcp, services.tools, emit))
         try:
+            if not signals:
+                return await prepared.runner.drive(prepared.state, resumed=prepared.resumed)
             return await drive_until_interrupted(prepared.runner, prepared.state,
                                                  resumed=prepared.resumed)
         finally:
             client = services.started_model()
             if client is not None:
                 await client.aclose()
+
+
+def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:
+    """Streamed text and tool output become stored ``stream`` events (the web console's feed)."""
+    from engine.stream_events import StreamRecorder
+
+    services = prepared.runner.services
+    recorder = StreamRecorder(services.store, prepared.state.run_id, services.observer,
+                              clock=services.clock)
+    services.observer = cast(Observer, recorder)
+    stack.callback(recorder.flush)
 
 
 def _stream_spans(prepared: Prepared, stack: AsyncExitStack) -> None:

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
-RunStatus = Literal["running", "interrupted", "crashed", "completed", "failed"]
-RUN_STATUSES: tuple[RunStatus, ...] = ("running", "interrupted", "crashed", "completed", "failed")
+RunStatus = Literal["running", "interrupted", "crashed", "completed", "failed",
+                    "waiting_approval"]
+RUN_STATUSES: tuple[RunStatus, ...] = ("running", "interrupted", "crashed", "completed", "failed",
+                                       "waiting_approval")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Any
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.permissions.approvals import Approval, digest, granted_capabilities
+from engine.permissions.parking import CHANNELS, ParkedDecisions
 from engine.permissions.policy import SHELL_TOOLS
 from engine.state import Message, Outcome, ToolCall
 from engine.store.base import AuditRecord
@@ -43,19 +44,27 @@ async def await_approval(ctx: ActionContext, params: NoParams) -> Outcome:
 async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approval]:
     """Decide ``calls``, reusing decisions this step already recorded; audit the new ones."""
     store = ctx.services.store
+    parked = ctx.services.approver.mode == "park"
     prior: dict[str, Approval] = {}
     if ctx.resumed:
         for row in store.audit(ctx.run.run_id):
-            if row.step == ctx.step:
+            # A parked decision is checked against the call again (ParkedDecisions), never
+            # taken from the audit table on trust.
+            if row.step == ctx.step and not (parked and row.decided_by in CHANNELS):
                 prior[row.call_id] = Approval(row.call_id, row.tool, row.decision,  # type: ignore[arg-type]
                                               row.risk, row.reason, row.rule, row.decided_by,
                                               "", "")
     open_calls = [c for c in calls if c.id not in prior]
     granted = set(ctx.run.data.get("granted") or ())
-    fresh = await ctx.services.approver.decide_batch(open_calls, ctx.services.tools, granted,
-                                                     ctx.run.data)
+    fresh = await ctx.services.approver.decide_batch(
+        open_calls, ctx.services.tools, granted, ctx.run.data,
+        ParkedDecisions(ctx) if parked else None)
     for call, approval in zip(open_calls, fresh, strict=True):
-        _audit(ctx, call, approval)
+        if approval.decided_by.removesuffix("-always") in CHANNELS:
+            # approve/deny wrote its audit row when the person decided: show it, once.
+            ctx.emit("approval", {**approval.to_dict(), "args": dict(call.args)})
+        else:
+            _audit(ctx, call, approval)
     by_id = {**prior, **{a.call_id: a for a in fresh}}
     return [by_id[c.id] for c in calls]
 

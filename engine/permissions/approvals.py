@@ -2,7 +2,8 @@
 
 Modes: ``interactive`` (a person answers on the terminal: yes / no / always for this capability
 in this run / details), ``policy`` (``ask`` becomes the policy file's ``default``, deny unless
-configured), ``auto`` (``ask`` becomes allow; deny stays deny), ``deny`` (``ask`` becomes deny).
+configured), ``auto`` (``ask`` becomes allow; deny stays deny), ``deny`` (``ask`` becomes deny),
+``park`` (``ask`` parks the run until a person decides: ``engine.permissions.parking``).
 The policy's own ``deny`` is final in every mode. A command whose program the preview cannot
 name (``$(cat x) -rf dir``) is only ever allowed by a person: ``deny`` in the other modes,
 whatever the policy's ``default`` or an "always" answer says (a floor applied after the policy).
@@ -24,8 +25,8 @@ from engine.tooling.spec import PLANNED_FILES_KEY, SEEN_HASHES_KEY, FileChange
 
 logger = logging.getLogger(__name__)
 
-ApprovalMode = Literal["interactive", "policy", "auto", "deny"]
-APPROVAL_MODES: tuple[ApprovalMode, ...] = ("interactive", "policy", "auto", "deny")
+ApprovalMode = Literal["interactive", "policy", "auto", "deny", "park"]
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("interactive", "policy", "auto", "deny", "park")
 Answer = Literal["yes", "no", "always"]
 
 
@@ -66,6 +67,9 @@ class PendingQuestion:
 Prompter = Callable[[Sequence[PendingQuestion]], Awaitable[Sequence[Answer]]]
 """Asks a person about a batch of calls at once; returns one answer per question."""
 
+Deferred = Callable[[Sequence[PendingQuestion]], Awaitable[Mapping[str, Approval]]]
+"""Park mode's answers: recorded decisions by call id, or it parks the run (``RunParked``)."""
+
 
 def digest(value: Any) -> str:
     """A short stable digest of a JSON-able value (arguments, previews) for the audit table."""
@@ -86,11 +90,13 @@ class Approver:
 
     async def decide_batch(self, calls: Sequence[ToolCall], tools: ToolRegistry,
                            granted: Iterable[str],
-                           run_data: Mapping[str, Any] | None = None) -> list[Approval]:
+                           run_data: Mapping[str, Any] | None = None,
+                           deferred: Deferred | None = None) -> list[Approval]:
         """One ``Approval`` per call, in order; people are asked about all open calls at once.
 
         ``run_data`` is what the tools will see when they run (the file hashes the agent has
-        read), so a write tool's dry run previews the change the call will really make.
+        read), so a write tool's dry run previews the change the call will really make;
+        ``deferred`` holds decisions recorded for a parked run.
         """
         granted = set(granted)
         data: Mapping[str, Any] = self.policy.run_data if run_data is None else run_data
@@ -111,7 +117,10 @@ class Approver:
                 questions.append(PendingQuestion(call, d))
             else:
                 decided[call.id] = resolved
-        if questions:
+        if questions and self.mode == "park":
+            decided.update(await deferred(questions) if deferred else {
+                q.call.id: _approval(q.call, q.decision, "deny", "engine") for q in questions})
+        elif questions:
             decided.update(await self._ask(questions))
         return [decided[c.id] for c in calls]
 
@@ -174,4 +183,5 @@ def _approval(call: ToolCall, d: Decision, decision: Literal["allow", "deny"],
 
 def granted_capabilities(approvals: Iterable[Mapping[str, Any]]) -> set[str]:
     """Capabilities a person allowed "always" in this run."""
-    return {a["capability"] for a in approvals if a.get("decided_by") == "user-always"}
+    return {a["capability"] for a in approvals
+            if str(a.get("decided_by") or "").endswith("-always")}

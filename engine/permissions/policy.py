@@ -90,7 +90,7 @@ READ_PATH_TOOLS = frozenset({"read_file", "list_files", "search_text"})
 MAX_PREVIEW_LINES = 400
 _MATCHERS = ("tool", "command", "path", "server", "risk", "sandboxed")
 _RULE_KEYS = ("decision", *_MATCHERS, "idempotent", "reason")
-_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules", "sandbox")
+_TOP_KEYS = ("default", "on_unknown_effect", "roots", "rules", "sandbox", "approval")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +145,8 @@ class Policy:
     source: str = "built-in defaults"
     sandbox: SandboxSpec | None = None
     """The file's ``sandbox:`` section; overrides the machine's key by key."""
+    approval: Literal["park"] | None = None
+    """``approval: park``: with nobody at a terminal, ``ask`` parks the run for a person."""
 
     @classmethod
     def default(cls) -> Policy:
@@ -186,7 +188,10 @@ class Policy:
             for i, r in enumerate(_list(data, "rules", source)))
         sandbox = (sandbox_from_data(data["sandbox"], f"{source}: sandbox")
                    if data.get("sandbox") is not None else None)
-        return cls(rules, default, resume, roots, source, sandbox)
+        approval = data.get("approval")
+        if approval not in (None, "park"):
+            raise UsageError(f"{source}: approval: expected park, got {approval!r}")
+        return cls(rules, default, resume, roots, source, sandbox, approval)
 
     def to_data(self) -> dict[str, Any]:
         """The policy as it would be written in a file (for ``engine policy show``)."""

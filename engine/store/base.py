@@ -130,6 +130,55 @@ class EffectRecord:
     """For file writes: path, base_hash, post_hash, patch."""
 
 
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A call parked for a person, and (once decided) the decision, bound to what was shown:
+    the arguments' hash, the policy version and the preview a decision was made on."""
+
+    run_id: str
+    call_id: str
+    step: int
+    tool: str
+    args: Mapping[str, Any]
+    args_hash: str
+    policy_version: str
+    preview: str
+    risk: str
+    rule: str | None
+    reason: str
+    capability: str
+    requested_at: float
+    status: str = "pending"
+    """``pending``, ``allow`` or ``deny``."""
+    channel: str | None = None
+    """How the decision came: ``cli`` or ``web``."""
+    decided_by: str | None = None
+    """Who decided (the user name, and for the web the client address)."""
+    decided_at: float | None = None
+    note: str = ""
+    """The decider's reason (``deny --reason``)."""
+    always: str | None = None
+    """The scope granted with ``--always`` (a capability for the rest of the run)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (dict(v) if isinstance(v, Mapping) else v)
+                for k in self.__slots__ for v in (getattr(self, k),)}  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    """One person's answer to a parked call, as the approve/deny commands record it."""
+
+    decision: Literal["allow", "deny"]
+    args_hash: str
+    """The hash of the arguments the person saw: refused if it no longer matches."""
+    channel: str
+    who: str
+    at: float
+    note: str = ""
+    always: str | None = None
+
+
 class Store(Protocol):
     """What the runner persists and reads back. ``SqliteStore`` is the implementation."""
 
@@ -160,5 +209,12 @@ class Store(Protocol):
     # The OTLP exporter's memory: ids of the spans a collector accepted (marking is idempotent).
     def spans_sent(self, run_id: str) -> set[str]: ...
     def mark_spans_sent(self, run_id: str, span_ids: Sequence[str], at: float) -> None: ...
+    # Parked approvals (``--approval park``): the run's step ends waiting, nothing is held.
+    def park_run(self, run_id: str, seq: int, requests: Sequence[ApprovalRequest], note: str,
+                 at: float) -> None: ...
+    def approval_requests(self, run_id: str | None = None, *,
+                          pending_only: bool = True) -> list[ApprovalRequest]: ...
+    def decide_approval(self, run_id: str, call_id: str, decision: ApprovalDecision,
+                        audit: AuditRecord) -> ApprovalRequest: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...

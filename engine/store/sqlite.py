@@ -28,6 +28,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import sqlite_utils
 
 from engine.errors import (
+    DecisionRefusedError,
     LeaseHeldError,
     StoreCorruptError,
     StoreError,
@@ -39,6 +40,8 @@ from engine.errors import (
 )
 from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
 from engine.store.base import (
+    ApprovalDecision,
+    ApprovalRequest,
     AuditRecord,
     Checkpoint,
     Durability,
@@ -59,12 +62,13 @@ from engine.store.sqlite_errors import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 RUNS, STEPS, MESSAGES, TRANSITIONS, EVENTS = "runs", "steps", "messages", "transitions", "events"
 CHECKPOINTS, AUDIT, EFFECTS, META = "checkpoints", "audit", "effects", "meta"
 SPANS_SENT = "spans_sent"
+APPROVALS = "approval_requests"
 
 
 def _dumps(value: Any) -> str:
@@ -124,7 +128,18 @@ def _schema_v3(db: sqlite_utils.Database) -> None:
     }, pk=("run_id", "span_id"))
 
 
-MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3}
+def _schema_v4(db: sqlite_utils.Database) -> None:
+    """Parked approvals: one row per call waiting for a person, then its decision."""
+    db[APPROVALS].create({  # type: ignore[union-attr]
+        "run_id": str, "call_id": str, "step": int, "tool": str, "args": str,
+        "args_hash": str, "policy_version": str, "preview": str, "risk": str, "rule": str,
+        "reason": str, "capability": str, "requested_at": float, "status": str,
+        "channel": str, "decided_by": str, "decided_at": float, "note": str, "always": str,
+    }, pk=("run_id", "call_id"), not_null={"status"})
+    db[APPROVALS].create_index(["status"])  # type: ignore[union-attr]
+
+
+MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3, 4: _schema_v4}
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -733,6 +748,93 @@ class SqliteStore:
             c.executemany("INSERT OR IGNORE INTO spans_sent (run_id, span_id, at) VALUES (?,?,?)",
                           [(run_id, span_id, at) for span_id in span_ids])
 
+    # -- parked approvals ---------------------------------------------------------------
+
+    @_guarded
+    def park_run(self, run_id: str, seq: int, requests: Sequence[ApprovalRequest], note: str,
+                 at: float) -> None:
+        """One transaction: the requests, the step ended ``approval_requested``, the run
+        ``waiting_approval``. A request already there (a re-park) keeps its decision."""
+        self.append_event(run_id, seq, "approval_requested",
+                          {"calls": [r.call_id for r in requests], "note": note}, at)
+        with self._tx() as c:
+            c.executemany(
+                f"INSERT OR IGNORE INTO {APPROVALS} (run_id, call_id, step, tool, args,"
+                " args_hash, policy_version, preview, risk, rule, reason, capability,"
+                " requested_at, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'pending')",
+                [(r.run_id, r.call_id, r.step, r.tool, _dumps(dict(r.args)), r.args_hash,
+                  r.policy_version, r.preview, r.risk, r.rule, r.reason, r.capability,
+                  r.requested_at) for r in requests])
+            c.execute("UPDATE steps SET status = 'approval_requested', note = ?, ended_at = ?"
+                      " WHERE run_id = ? AND seq = ? AND status = 'running'",
+                      (note, at, run_id, seq))
+            c.execute("UPDATE runs SET status = 'waiting_approval', updated_at = ?"
+                      " WHERE run_id = ?", (at, run_id))
+
+    @_guarded
+    def approval_requests(self, run_id: str | None = None, *,
+                          pending_only: bool = True) -> list[ApprovalRequest]:
+        sql = f"SELECT * FROM {APPROVALS} WHERE 1 = 1"
+        params: list[Any] = []
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            params.append(run_id)
+        if pending_only:
+            sql += " AND status = 'pending'"
+        cur = self._conn.execute(sql + " ORDER BY requested_at, rowid", params)
+        cols = [d[0] for d in cur.description]
+        return [_approval_row(dict(zip(cols, row, strict=True))) for row in cur.fetchall()]
+
+    @_guarded
+    def decide_approval(self, run_id: str, call_id: str, decision: ApprovalDecision,
+                        audit: AuditRecord) -> ApprovalRequest:
+        """Record a decision and its audit row at once; exactly one of two racing deciders
+        wins (``BEGIN IMMEDIATE`` serialises them), the other gets ``DecisionRefusedError``."""
+        with self._tx() as c:
+            run = c.execute("SELECT status, lease_host, lease_pid, lease_nonce, lease_expires"
+                            " FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if run is None:
+                raise UnknownRunError(f"no run {run_id!r} in {self.path}")
+            lease = dict(zip(("lease_host", "lease_pid", "lease_nonce", "lease_expires"),
+                             run[1:], strict=True))
+            if run[0] not in ("waiting_approval", "interrupted", "running") or (
+                    run[0] == "running" and self._lease_alive(lease)):
+                raise DecisionRefusedError(
+                    f"run {run_id} is not waiting for approval (it is {run[0]})")
+            cur = c.execute(f"SELECT * FROM {APPROVALS} WHERE run_id = ? AND call_id = ?",
+                            (run_id, call_id))
+            row = cur.fetchone()
+            if row is None:
+                raise DecisionRefusedError(f"run {run_id} has no approval request for call "
+                                           f"{call_id!r} (list them: python -m engine approvals)")
+            req = _approval_row(dict(zip([d[0] for d in cur.description], row, strict=True)))
+            if req.status != "pending":
+                raise DecisionRefusedError(
+                    f"call {call_id} of run {run_id} is not pending: already decided "
+                    f"({req.status}) by {req.decided_by} via {req.channel}")
+            if req.args_hash != decision.args_hash:
+                raise DecisionRefusedError(
+                    f"call {call_id} of run {run_id} changed since it was shown (arguments "
+                    "hash mismatch); look at it again")
+            c.execute(
+                f"UPDATE {APPROVALS} SET status = ?, channel = ?, decided_by = ?,"
+                " decided_at = ?, note = ?, always = ? WHERE run_id = ? AND call_id = ?"
+                " AND status = 'pending'",
+                (decision.decision, decision.channel, decision.who, decision.at, decision.note,
+                 decision.always, run_id, call_id))
+            seq = c.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM audit WHERE run_id = ?",
+                            (run_id,)).fetchone()[0]
+            a = audit
+            c.execute(
+                "INSERT INTO audit (run_id, seq, step, call_id, tool, decision, risk, rule,"
+                " reason, decided_by, args_digest, preview_digest, server, trust, at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (a.run_id, seq, a.step, a.call_id, a.tool, a.decision, a.risk, a.rule, a.reason,
+                 a.decided_by, a.args_digest, a.preview_digest, a.server, a.trust, a.at))
+        self._audit_seq.pop(run_id, None)
+        return next(r for r in self.approval_requests(run_id, pending_only=False)
+                    if r.call_id == call_id)
+
     @_guarded
     def row_counts(self, run_id: str) -> dict[str, int]:
         """Rows per table for one run (used by benchmarks and the closing numbers)."""
@@ -740,6 +842,22 @@ class SqliteStore:
         return {t: self._conn.execute(f"SELECT COUNT(*) FROM {t} WHERE run_id = ?",
                                       (run_id,)).fetchone()[0]
                 for t in (STEPS, MESSAGES, TRANSITIONS, EVENTS, CHECKPOINTS, AUDIT, EFFECTS)}
+
+
+def _approval_row(r: dict[str, Any]) -> ApprovalRequest:
+    """A row of ``approval_requests``; unreadable arguments read as a marker (never as {})."""
+    try:
+        args = json.loads(r["args"] or "{}")
+    except ValueError:
+        args = {"<unreadable>": True}
+    return ApprovalRequest(
+        run_id=r["run_id"], call_id=r["call_id"], step=r["step"], tool=r["tool"], args=args,
+        args_hash=r["args_hash"] or "", policy_version=r["policy_version"] or "",
+        preview=r["preview"] or "", risk=r["risk"] or "", rule=r["rule"],
+        reason=r["reason"] or "", capability=r["capability"] or "",
+        requested_at=r["requested_at"] or 0.0, status=r["status"], channel=r["channel"],
+        decided_by=r["decided_by"], decided_at=r["decided_at"], note=r["note"] or "",
+        always=r["always"])
 
 
 def _pid_alive(pid: int | None) -> bool:

@@ -1,0 +1,107 @@
+"""Stored stream events: streamed model text and tool output, kept so another process (the web
+console) can follow a run live.
+
+The runner's observer sees every text delta and output line; ``StreamRecorder`` coalesces them
+into ``stream`` events (at most one write per ``window_s``: the first chunk of a burst at once,
+the chunks after it together), masks secrets with
+``engine.redact`` before anything is written, caps what one step stores (``max_chars``, then a
+single ``truncated`` marker). A burst that outlives the window is committed as it goes, so a
+reader sees it live; a short one rides with the step's own transaction (no extra commit).
+A trailing word is held back until the next burst, so a secret split across two deltas is still
+seen whole by the redactor.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from engine.redact import Redactor, secret_env_values
+from engine.store.base import Store
+
+STREAM_EVENT = "stream"
+WINDOW_S = 0.1
+"""Deltas closer together than this are stored as one event."""
+MAX_CHARS_PER_STEP = 64_000
+"""What one step may store of streamed text and output; the rest is dropped with a marker."""
+
+Observer = Callable[[str, Mapping[str, Any]], None]
+
+
+class StreamRecorder:
+    """An observer wrapper that persists streamed text and tool output as ``stream`` events."""
+
+    def __init__(self, store: Store, run_id: str, inner: Observer, *,
+                 clock: Callable[[], float] = time.time, window_s: float = WINDOW_S,
+                 max_chars: int = MAX_CHARS_PER_STEP,
+                 environ: Mapping[str, str] | None = None) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.inner = inner
+        self.clock = clock
+        self.window_s = window_s
+        self.max_chars = max_chars
+        self._secrets = secret_env_values(dict(os.environ) if environ is None else environ)
+        self._red = Redactor(self._secrets)
+        self.step = 0
+        self._used = 0
+        self._truncated = False
+        self._key: tuple[str, str | None] | None = None
+        self._buf = ""
+        self._since = 0.0
+
+    def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
+        self.inner(kind, payload)
+        if kind == "text_delta":
+            self._add("text", None, str(payload.get("text") or ""))
+        elif kind == "tool_output":
+            line = str(payload.get("line") or "")
+            self._add("tool_output", str(payload.get("call_id") or ""), line + "\n")
+        elif kind == "step_begin":
+            self.flush()
+            self.step = int(payload.get("step") or 0)
+            self._used, self._truncated = 0, False
+            self._red = Redactor(self._secrets)  # its cache lives as long as one step
+        elif kind in ("step_commit", "run_end"):
+            self.flush()
+        elif kind in ("tool_result", "tool_call", "model_call"):
+            self._write(final=True, commit=False)  # the step's commit is moments away
+            self._key = None
+
+    def _add(self, channel: str, call_id: str | None, text: str) -> None:
+        key = (channel, call_id)
+        if key != self._key:  # a new burst: its first chunk is written at once
+            self.flush()
+            self._key, self._since = key, 0.0
+        self._buf += text
+        if time.monotonic() - self._since >= self.window_s:  # at most one write per window
+            self._write(final=False, commit=True)
+
+    def flush(self) -> None:
+        """Store and commit what is buffered, trailing word included (the burst is over)."""
+        self._write(final=True, commit=True)
+        self._key = None
+
+    def _write(self, *, final: bool, commit: bool) -> None:
+        text, self._buf = self._buf, ""
+        if not final:  # hold back a partial word: it may be the start of a secret
+            cut = max(text.rfind(" "), text.rfind("\n")) + 1
+            text, self._buf = text[:cut], text[cut:]
+        if not text or self._key is None or self._truncated:
+            if commit:
+                self.store.flush()
+            return
+        room = self.max_chars - self._used
+        payload: dict[str, Any] = {"channel": self._key[0], "text": self._red.text(text[:room])}
+        if self._key[1]:
+            payload["call_id"] = self._key[1]
+        if len(text) > room:
+            self._truncated = True
+            payload["truncated"] = True
+        self._used += min(len(text), room)
+        self._since = time.monotonic()
+        self.store.append_event(self.run_id, self.step, STREAM_EVENT, payload, self.clock())
+        if commit:
+            self.store.flush()  # committed now: another process follows the run live
