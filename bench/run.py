@@ -10,7 +10,9 @@ durability settings (each system's default, both ``synchronous=NORMAL``, both ``
 SQLite floor, database bytes per turn, loading the latest state in a fresh process, resume
 latency and checkpoint bytes per step, 1,000 concurrent runs, ``engine --help`` start-up, and
 the permission layer on the independent shell corpus (``bench/permissions.py``: pass rate per
-category on its dev and held-back parts, over-blocking, unsafe allows, decision latency).
+category on its dev and held-back parts, over-blocking, unsafe allows, decision latency), and
+the same loop through the CLI beside LangGraph and Burr (``bench/cli.py``: ms per turn,
+growth, bytes per turn, peak RSS, at N = 25, 100, 400, 1600).
 ``--quick`` measures N = 25 and 100 only, fewer repeats, 200 concurrent runs.
 ``--with NAME`` also runs other benchmarks in ``bench/`` (tools, streaming, trace)
 and appends their output.
@@ -79,6 +81,8 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
             "concurrent": ["--runs", "5", "--turns", "3", "--delay", "0.001"],
             "startup": ["--repeats", "1"],
             "permissions": ["--rounds", "1"],
+            "cli": ["--n", "3", "5", "--repeats", "1", "--systems", "turnstile", "--modes",
+                    "pipe"],
         }
     if quick:
         return {
@@ -89,6 +93,7 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
             "concurrent": ["--runs", "200"],
             "startup": ["--repeats", "5"],
             "permissions": ["--rounds", "3"],
+            "cli": ["--n", "25", "100", "400", "--repeats", "2", "2", "1"],
         }
     return {
         "turnstile": ["--n", *map(str, NS_FULL), "--repeats", "3"],
@@ -98,12 +103,13 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
         "concurrent": ["--runs", "1000"],
         "startup": ["--repeats", "10"],
         "permissions": ["--rounds", "10"],
+        "cli": ["--n", "25", "100", "400", "1600", "--repeats", "3", "3", "2", "1"],
     }
 
 
 SCRIPTS = {"turnstile": "turnstile_loop.py", "langgraph": "langgraph_loop.py",
            "floor": "sqlite_floor.py", "resume": "resume.py", "concurrent": "concurrent.py",
-           "startup": "startup.py", "permissions": "permissions.py"}
+           "startup": "startup.py", "permissions": "permissions.py", "cli": "cli.py"}
 
 
 def run_bench(name: str, args: Sequence[str], folder: Path) -> dict[str, Any] | None:
@@ -196,6 +202,22 @@ def other_table(conc: Any, start: Any) -> str:
     return table(["measurement", "result"], rows)
 
 
+def cli_table(cli: Mapping[str, Any]) -> str:
+    """Through the CLI (``bench/cli.py``): marginal ms per turn, growth, bytes, RSS."""
+    ns = cli["ns"]
+    rows = []
+    for name, e in cli["summary"].items():
+        top = cli["results"][name].get(str(e["max_n"]), {})
+        rows.append([name, "-" if e["ms_per_turn"] is None else f"{e['ms_per_turn']:.2f}",
+                     fmt_ratio(e["growth"]), f"{top.get('bytes_per_turn', 0):.0f}",
+                     f"{top.get('peak_rss_bytes', 0) / 2**20:.0f}",
+                     f"{top.get('load', -1):.1f}"])
+    ref = 400 if 400 in ns else max(ns)
+    return table([f"through the CLI (N={min(ns)}..{max(ns)})", f"ms/turn {min(ns)}->{ref}",
+                  "growth 100->400 vs 25->100", "bytes/turn at largest N",
+                  "peak RSS MB", "load avg"], rows)
+
+
 # -- targets ------------------------------------------------------------------------------
 
 
@@ -229,6 +251,8 @@ def targets(r: Mapping[str, Any], ns: Sequence[int]) -> list[list[str]]:
     rows.extend(_other_targets(r.get("concurrent"), r.get("startup")))
     if r.get("permissions"):
         rows.extend(permission_targets(r["permissions"]))
+    if r.get("cli"):
+        rows.extend(r["cli"]["targets"])
     return rows
 
 
@@ -276,6 +300,7 @@ def render(results: Mapping[str, Any], ns: Sequence[int], info: Mapping[str, Any
              storage_table(ts, lg, ns), resume_table(results.get("resume")),
              other_table(results.get("concurrent"), results.get("startup")),
              *([category_table(results["permissions"])] if results.get("permissions") else []),
+             *([cli_table(results["cli"])] if results.get("cli") else []),
              table(["target", "measured", "limit", "result"], targets(results, ns))]
     return "\n\n".join(parts)
 
