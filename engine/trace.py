@@ -119,6 +119,7 @@ def build_trace(store: Store, run_id: str) -> dict[str, Any]:
     each span has ids, times (epoch seconds), status, ``gen_ai.*``/``turnstile.*`` attributes,
     events, and for calls a ``call`` record with ``REQUIRED_CALL_FIELDS``.
     """
+    store.flush()  # steps whose commit rides in the next transaction are written first
     info = store.get_run(run_id)
     builder = _Builder(info, store.steps(info.run_id), redactor())
     builder.project(store.events(info.run_id))

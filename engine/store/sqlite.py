@@ -34,6 +34,7 @@ from engine.store.base import (
     StepBegin,
     StepCommit,
 )
+from engine.store.deferred import Recorder
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +177,13 @@ class SqliteStore:
         finally:
             if durable and self.durability != "full":
                 conn.execute("PRAGMA synchronous=NORMAL")
+
+    @contextmanager
+    def _deferred(self) -> Iterator[Any]:
+        """A connection stand-in whose statements join the buffered rows, in order."""
+        if not self._pending:
+            self._pending_since = time.monotonic()
+        yield Recorder(self._pending)
 
     def flush(self) -> None:
         """Write buffered event and audit rows now."""
@@ -322,9 +330,11 @@ class SqliteStore:
             (run_id, b.seq, b.state, b.action, b.started_at,
              _dumps(dict(b.plan)) if b.plan is not None else None))
 
-    def commit_step(self, run_id: str, commit: StepCommit) -> None:
+    def commit_step(self, run_id: str, commit: StepCommit, *, defer: bool = False) -> None:
+        """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
+        only for steps that are safe to run again after a crash)."""
         u = commit.usage
-        with self._tx() as c:
+        with self._deferred() if defer else self._tx() as c:
             c.execute(
                 "UPDATE steps SET status = 'succeeded', trigger = ?, dest = ?, ended_at = ?,"
                 " note = ?, updates = ? WHERE run_id = ? AND seq = ?",
