@@ -142,11 +142,11 @@ def timed_process(cmd: Sequence[str], *, mode: str, env: Mapping[str, str],
             "load": load, "stderr": err.decode(errors="replace")[-2000:]}
 
 
-def child_env() -> dict[str, str]:
+def child_env(root: Path = ROOT) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB", "ENGINE_STORE_URL",
                         "OTEL_EXPORTER_OTLP_ENDPOINT", "FORCE_COLOR")}
-    return {**env, "PYTHONPATH": str(ROOT)}
+    return {**env, "PYTHONPATH": str(root)}
 
 
 def quiet_supported() -> bool:
@@ -155,12 +155,15 @@ def quiet_supported() -> bool:
     return "--quiet" in proc.stdout
 
 
-def run_turnstile(folder: Path, task: Path, turns: int, mode: str) -> dict[str, Any]:
+def run_turnstile(folder: Path, task: Path, turns: int, mode: str,
+                  root: Path = ROOT) -> dict[str, Any]:
+    """``python -m engine run`` of the checkout at ``root`` (another one: ``--baseline``)."""
     db = folder / f"ts-{mode}-{turns}-{time.monotonic_ns()}" / "engine.db"
-    cmd = [PYTHON, "-m", "engine", "run", str(MACHINE), "--golden", str(task),
-           "--approval", "auto", "--db", str(db), *(["--quiet"] if mode == "quiet" else [])]
-    got = timed_process(cmd, mode="pipe" if mode == "quiet" else mode, env=child_env(),
-                        cwd=ROOT)
+    cmd = [PYTHON, "-m", "engine", "run", str(root / "machines" / "coding_agent.yaml"),
+           "--golden", str(task), "--approval", "auto", "--db", str(db),
+           *(["--quiet"] if mode == "quiet" else [])]
+    got = timed_process(cmd, mode="pipe" if mode == "quiet" else mode, env=child_env(root),
+                        cwd=root)
     got["db_bytes"] = db_bytes(db)
     traces = list((db.parent / "traces").glob("*.json"))
     got["trace_bytes"] = sum(p.stat().st_size for p in traces)
@@ -332,10 +335,14 @@ def best(runs: Sequence[Mapping[str, Any]], turns: int, empty: int) -> dict[str,
 
 
 def measure(ns: Sequence[int], repeats: Sequence[int], systems: Sequence[str],
-            modes: Sequence[str], folder: Path, others_max: int = OTHERS_MAX) -> dict[str, Any]:
-    """Every system (and Turnstile output mode) at every N; the repeats are interleaved."""
+            modes: Sequence[str], folder: Path, others_max: int = OTHERS_MAX,
+            baseline: Path | None = None) -> dict[str, Any]:
+    """Every system (and Turnstile output mode) at every N; the repeats are interleaved.
+    ``baseline``: also the CLI of that checkout, piped (``baseline:pipe``)."""
     empty = empty_bytes(folder)
+    empty["baseline"] = empty["turnstile"]
     names = [f"turnstile:{m}" for m in modes if "turnstile" in systems]
+    names += ["baseline:pipe"] if baseline else []
     names += [s for s in systems if s != "turnstile"]
     results: dict[str, dict[str, Any]] = {name: {} for name in names}
     for n, reps in zip(ns, repeats, strict=True):
@@ -343,10 +350,12 @@ def measure(ns: Sequence[int], repeats: Sequence[int], systems: Sequence[str],
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
         for _ in range(reps):
             for name in names:
-                if not name.startswith("turnstile:") and n > others_max:
+                if name in CHILDREN and n > others_max:
                     continue
                 print(f"   {name} N={n} (load {loadavg():.2f})", file=sys.stderr, flush=True)
-                if name.startswith("turnstile:"):
+                if name == "baseline:pipe" and baseline:
+                    runs[name].append(run_turnstile(folder, task, n, "pipe", baseline))
+                elif name.startswith("turnstile:"):
                     runs[name].append(run_turnstile(folder, task, n, name.split(":")[1]))
                 else:
                     runs[name].append(run_other(name, folder, task, n))
@@ -413,7 +422,7 @@ def targets(data: Mapping[str, Any], ns: Sequence[int]) -> list[list[str]]:
     rows.append([f"CLI bytes/turn at N={max(ns)} vs N={min(ns)}", fmt_ratio(bg), "<= 1.2x",
                  verdict(None if bg is None else bg <= GROWTH_LIMIT)])
     quiet = s.get("turnstile:quiet")
-    if quiet and quiet["ms_per_turn"] and ts["ms_per_turn"]:
+    if quiet and (quiet["ms_per_turn"] or 0) > 0 and (ts["ms_per_turn"] or 0) > 0:
         hi, lo = sorted([quiet["ms_per_turn"], ts["ms_per_turn"]])[::-1]
         rows.append(["CLI --quiet vs piped, ms per turn", fmt_ratio(hi / lo), "<= 1.10x",
                      verdict(hi / lo <= QUIET_LIMIT)])
@@ -456,6 +465,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--others-max", type=int, default=OTHERS_MAX,
                         help="largest N for LangGraph and Burr (default %(default)s)")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="also time the CLI of another checkout (e.g. `git archive` of an "
+                        "older commit), piped, in the same invocation")
     parser.add_argument("--json")
     parser.add_argument("--child", nargs=4, metavar=("SYSTEM", "N", "FIXTURE", "DB"),
                         help=argparse.SUPPRESS)
@@ -470,7 +482,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     modes = [m for m in args.modes if m != "quiet" or quiet_supported()]
     info = {**machine_info(), "burr": _burr_version(), "loadavg_start": loadavg()}
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
-        data = measure(ns, repeats, systems, modes, Path(tmp), args.others_max)
+        data = measure(ns, repeats, systems, modes, Path(tmp), args.others_max,
+                       args.baseline.resolve() if args.baseline else None)
     data = {**data, "ns": ns, "summary": summarize(data, ns), "targets": targets(data, ns)}
     print(machine_line(info) + f", Burr {info['burr']}")
     print(f"load average (1 min) at start: {info['loadavg_start']:.2f}; at end: {loadavg():.2f}"
