@@ -26,7 +26,7 @@ from engine.errors import TurnstileError
 from engine.redact import Redactor, redactor
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
-from engine.trace_json import trace_json
+from engine.trace_json import trace_chunks
 from engine.trace_text import trace_text
 
 logger = logging.getLogger(__name__)
@@ -536,7 +536,7 @@ def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(trace_json(trace))
+            f.writelines(trace_chunks(trace))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -8,7 +8,7 @@ one span per line keeps the file readable and diffable.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 
@@ -18,8 +18,20 @@ def _dumps(value: Any) -> str:
 
 def trace_json(trace: Mapping[str, Any]) -> str:
     """``trace`` as JSON text: its fields on the first lines, then each span on its own line."""
-    head = {k: v for k, v in trace.items() if k != "spans"}
-    lines = [f"{_dumps(k)}: {_dumps(v)}" for k, v in head.items()]
-    spans = ",\n  ".join(_dumps(s) for s in trace.get("spans", ()))
-    lines.append(f'"spans": [\n  {spans}\n ]' if spans else '"spans": []')
-    return "{\n " + ",\n ".join(lines) + "\n}\n"
+    return "".join(trace_chunks(trace))
+
+
+def trace_chunks(trace: Mapping[str, Any]) -> Iterator[str]:
+    """``trace_json`` piece by piece (a span at a time), to write a long run's file without
+    holding all of its text in memory."""
+    yield "{"
+    sep = "\n "
+    for k, v in trace.items():
+        if k != "spans":
+            yield f"{sep}{_dumps(k)}: {_dumps(v)}"
+            sep = ",\n "
+    spans = trace.get("spans") or ()
+    yield f'{sep}"spans": [' if spans else f'{sep}"spans": []'
+    for i, span in enumerate(spans):
+        yield ("\n  " if i == 0 else ",\n  ") + _dumps(span)
+    yield "\n ]\n}\n" if spans else "\n}\n"
