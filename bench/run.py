@@ -209,12 +209,15 @@ def cli_table(cli: Mapping[str, Any]) -> str:
     for name, e in cli["summary"].items():
         top = cli["results"][name].get(str(e["max_n"]), {})
         rows.append([name, "-" if e["ms_per_turn"] is None else f"{e['ms_per_turn']:.2f}",
-                     fmt_ratio(e["growth"]), f"{top.get('bytes_per_turn', 0):.0f}",
+                     fmt_ratio(e["growth"]),
+                     "-" if e.get("cpu_ms_per_turn") is None else f"{e['cpu_ms_per_turn']:.2f}",
+                     fmt_ratio(e.get("cpu_growth")), f"{top.get('bytes_per_turn', 0):.0f}",
                      f"{top.get('peak_rss_bytes', 0) / 2**20:.0f}",
                      f"{top.get('load', -1):.1f}"])
     ref = 400 if 400 in ns else max(ns)
     return table([f"through the CLI (N={min(ns)}..{max(ns)})", f"ms/turn {min(ns)}->{ref}",
-                  "growth 100->400 vs 25->100", "bytes/turn at largest N",
+                  "growth 100->400 vs 25->100", "cpu ms/turn", "cpu growth",
+                  "bytes/turn at largest N",
                   "peak RSS MB", "load avg"], rows)
 
 
