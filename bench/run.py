@@ -10,8 +10,10 @@ durability settings (each system's default, both ``synchronous=NORMAL``, both ``
 SQLite floor, database bytes per turn, loading the latest state in a fresh process, resume
 latency and checkpoint bytes per step, 1,000 concurrent runs, ``engine --help`` start-up, and
 the permission layer on the independent shell corpus (``bench/permissions.py``: pass rate per
-category on its dev and held-back parts, over-blocking, unsafe allows, decision latency), and
-the sandbox's overhead per shell call (bubblewrap vs unconfined, and bwrap's start-up).
+category on its dev and held-back parts, over-blocking, unsafe allows, decision latency),
+the sandbox's overhead per shell call (bubblewrap vs unconfined, and bwrap's start-up), and
+the same loop through the CLI beside LangGraph and Burr (``bench/cli.py``: ms per turn,
+growth, bytes per turn, peak RSS, at N = 25, 100, 400, 1600).
 ``--quick`` measures N = 25 and 100 only, fewer repeats, 200 concurrent runs.
 ``--with NAME`` also runs other benchmarks in ``bench/`` (tools, streaming, trace, and faults:
 issue 14's fault table re-run through the CLI) and appends their output.
@@ -81,6 +83,8 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
             "startup": ["--repeats", "1"],
             "permissions": ["--rounds", "1"],
             "sandbox": ["--calls", "3"],
+            "cli": ["--n", "3", "5", "--repeats", "1", "--systems", "turnstile", "--modes",
+                    "pipe"],
         }
     if quick:
         return {
@@ -92,6 +96,7 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
             "startup": ["--repeats", "5"],
             "permissions": ["--rounds", "3"],
             "sandbox": ["--calls", "50"],
+            "cli": ["--n", "25", "100", "400", "--repeats", "2", "2", "1"],
         }
     return {
         "turnstile": ["--n", *map(str, NS_FULL), "--repeats", "3"],
@@ -102,12 +107,14 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
         "startup": ["--repeats", "10"],
         "permissions": ["--rounds", "10"],
         "sandbox": ["--calls", "200"],
+        "cli": ["--n", "25", "100", "400", "1600", "--repeats", "3", "3", "2", "1"],
     }
 
 
 SCRIPTS = {"turnstile": "turnstile_loop.py", "langgraph": "langgraph_loop.py",
            "floor": "sqlite_floor.py", "resume": "resume.py", "concurrent": "concurrent.py",
-           "startup": "startup.py", "permissions": "permissions.py", "sandbox": "sandbox.py"}
+           "startup": "startup.py", "permissions": "permissions.py", "sandbox": "sandbox.py",
+           "cli": "cli.py"}
 
 
 def run_bench(name: str, args: Sequence[str], folder: Path) -> dict[str, Any] | None:
@@ -215,6 +222,25 @@ def other_table(conc: Any, start: Any, box: Any = None) -> str:
     return table(["measurement", "result"], rows)
 
 
+def cli_table(cli: Mapping[str, Any]) -> str:
+    """Through the CLI (``bench/cli.py``): marginal ms per turn, growth, bytes, RSS."""
+    ns = cli["ns"]
+    rows = []
+    for name, e in cli["summary"].items():
+        top = cli["results"][name].get(str(e["max_n"]), {})
+        rows.append([name, "-" if e["ms_per_turn"] is None else f"{e['ms_per_turn']:.2f}",
+                     fmt_ratio(e["growth"]),
+                     "-" if e.get("cpu_ms_per_turn") is None else f"{e['cpu_ms_per_turn']:.2f}",
+                     fmt_ratio(e.get("cpu_growth")), f"{top.get('bytes_per_turn', 0):.0f}",
+                     f"{top.get('peak_rss_bytes', 0) / 2**20:.0f}",
+                     f"{top.get('load', -1):.1f}"])
+    ref = 400 if 400 in ns else max(ns)
+    return table([f"through the CLI (N={min(ns)}..{max(ns)})", f"ms/turn {min(ns)}->{ref}",
+                  "growth 100->400 vs 25->100", "cpu ms/turn", "cpu growth",
+                  "bytes/turn at largest N",
+                  "peak RSS MB", "load avg"], rows)
+
+
 # -- targets ------------------------------------------------------------------------------
 
 
@@ -252,6 +278,8 @@ def targets(r: Mapping[str, Any], ns: Sequence[int]) -> list[list[str]]:
     if box and box.get("available"):
         rows.append(["sandboxed run_shell overhead per call (median)",
                      f"{box['overhead_s'] * 1000:.1f} ms", "< 15 ms", verdict(box["pass"])])
+    if r.get("cli"):
+        rows.extend(r["cli"]["targets"])
     return rows
 
 
@@ -300,6 +328,7 @@ def render(results: Mapping[str, Any], ns: Sequence[int], info: Mapping[str, Any
              other_table(results.get("concurrent"), results.get("startup"),
                          results.get("sandbox")),
              *([category_table(results["permissions"])] if results.get("permissions") else []),
+             *([cli_table(results["cli"])] if results.get("cli") else []),
              table(["target", "measured", "limit", "result"], targets(results, ns))]
     return "\n\n".join(parts)
 

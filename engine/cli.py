@@ -78,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     observer, prompter = _ui(args)
     prepared = prepare_new(req, store, db_path=db_path(args), observer=observer,
                            prompter=prompter, json_output=args.json)
-    for note in prepared.notes:
+    for note in () if args.quiet else prepared.notes:
         observer.line(f"[dim]{note}[/]")
     return _drive(args, store, prepared, observer)
 
@@ -125,10 +125,11 @@ def cmd_resume(args: argparse.Namespace) -> int:
     prepared = prepare_resume(args.run_id, store, observer=observer, prompter=prompter,
                               overrides=overrides,
                               allow_changed_machine=args.allow_changed_machine)
-    for note in prepared.notes:
-        observer.line(f"[dim]{note}[/]")
-    observer.line(f"resuming run {prepared.state.run_id} at step {prepared.state.step} "
-                  f"in state {prepared.state.state}")
+    if not args.quiet:
+        for note in prepared.notes:
+            observer.line(f"[dim]{note}[/]")
+        observer.line(f"resuming run {prepared.state.run_id} at step {prepared.state.step} "
+                      f"in state {prepared.state.state}")
     return _drive(args, store, prepared, observer)
 
 
@@ -139,11 +140,10 @@ def _model_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _ui(args: argparse.Namespace) -> tuple[Any, Any]:
-    from engine.console import ConsoleObserver, make_console, make_prompter
+    from engine.plain_output import make_ui
 
     # --json: stdout carries the final JSON alone; the live output goes to stderr.
-    console = make_console(sys.stderr if args.json else sys.stdout)
-    return ConsoleObserver(console), make_prompter(console)
+    return make_ui(sys.stderr if args.json else sys.stdout, quiet=args.quiet)
 
 
 def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -> int:
@@ -521,6 +521,7 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--durability", choices=["normal", "full"],
                    help="full: fsync every step commit (default normal)")
     p.add_argument("--json", action="store_true", help="print the final run as JSON")
+    _quiet_arg(p)
     _common_db(p)
     p.set_defaults(func=cmd_run)
 
@@ -533,8 +534,14 @@ def _add_run(sub: Any) -> None:
                    help="resume although the machine YAML changed")
     p.add_argument("--durability", choices=["normal", "full"])
     p.add_argument("--json", action="store_true")
+    _quiet_arg(p)
     _common_db(p)
     p.set_defaults(func=cmd_resume)
+
+
+def _quiet_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true",
+                   help="no live output: print only the summary at the end")
 
 
 def _model_option_arg(p: argparse.ArgumentParser) -> None:

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from engine.permissions.approvals import Answer, PendingQuestion
+from engine.plain_output import Coalescer
 
 
 def make_console(stream: TextIO | None = None) -> Console:
@@ -49,25 +50,36 @@ def _model_name(p: Mapping[str, Any]) -> str:
 
 
 class ConsoleObserver:
-    """Prints a run as it happens; silent when ``quiet`` (``--json``)."""
+    """Prints a run as it happens; silent when ``quiet``; only ``line()`` without ``events``
+    (``run --quiet``). Streamed text is coalesced (``engine.plain_output.Coalescer``)."""
 
-    def __init__(self, console: Console, *, quiet: bool = False) -> None:
+    def __init__(self, console: Console, *, quiet: bool = False, events: bool = True) -> None:
         self.console = console
         self.quiet = quiet
+        self.events = events
         self._in_text = False
+        self._text = Coalescer(self._print_text)
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
-        if self.quiet:
+        if self.quiet or not self.events:
             return
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             return
         if kind != "text_delta" and self._in_text:
+            self._text.flush()
             self.console.print()
             self._in_text = False
         handler(payload)
 
+    def _print_text(self, text: str) -> None:
+        self.console.print(escape(text), end="", markup=True)
+
     def line(self, text: str, style: str = "") -> None:
+        if self._in_text:
+            self._text.flush()
+            self.console.print()
+            self._in_text = False
         if not self.quiet:
             self.console.print(text, style=style or None)
 
@@ -80,7 +92,7 @@ class ConsoleObserver:
         if not self._in_text:
             self.console.print("  [magenta]model:[/] ", end="")
             self._in_text = True
-        self.console.print(escape(p["text"]), end="", markup=True)
+        self._text.add(p["text"])
 
     def _on_model_call(self, p: Mapping[str, Any]) -> None:
         cost = p.get("cost_usd")

@@ -217,7 +217,10 @@ class Runner:
             next_step=None if final else self._begin(new, now),
             snapshot=Checkpoint(new.run_id, old.step, new.state, now, new.data,
                                 len(new.messages), new.usage) if info.snapshot else None)
-        self.store.commit_step(new.run_id, commit)
+        if info.rides_along and not final:  # safe to run again: no commit of its own
+            self.store.commit_step(new.run_id, commit, defer=True)
+        else:
+            self.store.commit_step(new.run_id, commit)
 
     def _begin(self, state: RunState, now: float) -> StepBegin:
         spec = self.machine.states[state.state]

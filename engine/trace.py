@@ -26,6 +26,7 @@ from engine.errors import TurnstileError
 from engine.redact import Redactor, redactor
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
+from engine.trace_json import trace_chunks
 from engine.trace_text import trace_text
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,7 @@ def build_trace(store: Store, run_id: str) -> dict[str, Any]:
     each span has ids, times (epoch seconds), status, ``gen_ai.*``/``turnstile.*`` attributes,
     events, and for calls a ``call`` record with ``REQUIRED_CALL_FIELDS``.
     """
+    store.flush()  # steps whose commit rides in the next transaction are written first
     info = store.get_run(run_id)
     red = redactor()
     builder = _Builder(info, store.steps(info.run_id), red)
@@ -544,8 +546,7 @@ def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(trace, f, indent=1, ensure_ascii=False, default=str)
-            f.write("\n")
+            f.writelines(trace_chunks(trace))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -126,6 +126,22 @@ def test_permissions_scores_both_corpus_parts_and_never_prints_held_back_items(
     assert "dev pass" in out and "held-back pass" in out
 
 
+def test_cli_bench_runs_the_cli_langgraph_and_burr_on_the_same_task(tmp_path: Path) -> None:
+    out, data = run_bench("cli.py", "--n", "2", "3", "--repeats", "1", "--modes", "pipe",
+                          "devnull", tmp_path=tmp_path)
+    results = data["results"]
+    ts = results["turnstile:pipe"]["3"]
+    assert ts["steps"] == 5 * 3 - 2  # the task of 3 turns ran to its final answer
+    assert ts["stdout_bytes"] > 0 and results["turnstile:devnull"]["3"]["stdout_bytes"] == 0
+    assert ts["bytes_per_turn"] > 0 and ts["peak_rss_bytes"] > 0 and ts["trace_bytes"] > 0
+    for other in ("langgraph", "burr"):
+        assert results[other]["3"]["bytes_per_turn"] > 0, other
+    assert all(isinstance(e["load"], float) for r in results.values() for e in r.values())
+    rows = {row[0]: row[3] for row in data["targets"]}
+    assert any("than burr" in k for k in rows) and any("than langgraph" in k for k in rows)
+    assert "ms/turn 2->3" in out and "peak RSS MB" in out
+
+
 def test_run_prints_one_table_with_every_target(tmp_path: Path) -> None:
     out = tmp_path / "all.json"
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--tiny", "--json",

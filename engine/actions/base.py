@@ -42,6 +42,10 @@ class ActionInfo:
     """True for actions that run tools; their step row carries the planned calls."""
     snapshot: bool = False
     """True for actions after which the runner writes a compact checkpoint snapshot."""
+    rides_along: bool = False
+    """True for actions with no side effects that read nothing outside the run: their step's
+    commit rides in the next step's transaction (a crash before it runs them again, to the same
+    result; ``engine.store.deferred``)."""
     templated: tuple[str, ...] = ()
     """``with:`` keys rendered as templates (strings nested in them too); ``validate`` parses
     them."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import operator
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -128,11 +129,12 @@ class ScriptedModel:
         self.model = model
         self.chunk_chars = chunk_chars
         self.delay_s = delay_s
+        self._tally = _Tally()
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema], params: ModelParams
     ) -> AsyncIterator[StreamEvent]:
-        index = turn_index(messages)
+        prompt_chars, index = self._tally.update(messages)
         if index >= len(self.turns):
             raise ScriptDivergedError(
                 f"script exhausted: the model was called a {ordinal(index + 1)} time but the "
@@ -158,7 +160,6 @@ class ScriptedModel:
             yield ToolCallDelta(i, id=f"call_{index}_{i}", name=str(call["name"]))
             for start in range(0, len(args), self.chunk_chars * 4):
                 yield ToolCallDelta(i, arguments=args[start:start + self.chunk_chars * 4])
-        prompt_chars = sum(map(_message_chars, messages))
         completion_chars = len(text) + sum(len(json.dumps(c)) for c in calls)
         yield Usage(max(1, prompt_chars // CHARS_PER_TOKEN),
                     max(1, completion_chars // CHARS_PER_TOKEN))
@@ -200,11 +201,37 @@ def _message_chars(m: Message) -> int:
     return n
 
 
+def _calls_behind(m: Message) -> int:
+    return (int(m.meta["calls"]) if "calls" in m.meta
+            else int(m.role == "assistant" and not m.meta.get("summary")))
+
+
+class _Tally:
+    """Characters and model calls behind a conversation, extended by the messages added since
+    the previous call (a long scripted run must not rescan its whole history every turn)."""
+
+    def __init__(self) -> None:
+        self.seen: list[Message] = []
+        self.chars = 0
+        self.calls = 0
+
+    def update(self, messages: Sequence[Message]) -> tuple[int, int]:
+        """(characters, model calls) of ``messages``; a changed prefix (compression, another
+        conversation) is counted from scratch."""
+        k = len(self.seen)
+        if len(messages) < k or not all(map(operator.is_, self.seen, messages)):
+            self.seen, self.chars, self.calls, k = [], 0, 0, 0
+        for m in messages[k:]:
+            self.seen.append(m)
+            self.chars += _message_chars(m)
+            self.calls += _calls_behind(m)
+        return self.chars, self.calls
+
+
 def turn_index(messages: Sequence[Message]) -> int:
     """Model calls behind ``messages``: one per assistant turn; a summary counts the calls it
     stands for and a summary request the calls before it (their ``meta["calls"]``)."""
-    return sum(int(m.meta["calls"]) if "calls" in m.meta
-               else int(m.role == "assistant" and not m.meta.get("summary")) for m in messages)
+    return sum(map(_calls_behind, messages))
 
 
 def _results_since_last_turn(messages: Sequence[Message]) -> list[Message]:

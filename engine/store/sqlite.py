@@ -59,6 +59,7 @@ from engine.store.sqlite_errors import (
     translate,
     translate_os,
 )
+from engine.store.deferred import Recorder
 
 logger = logging.getLogger(__name__)
 
@@ -387,6 +388,13 @@ class SqliteStore:
             if durable and self.durability != "full":
                 conn.execute("PRAGMA synchronous=NORMAL")
 
+    @contextmanager
+    def _deferred(self) -> Iterator[Any]:
+        """A connection stand-in whose statements join the buffered rows, in order."""
+        if not self._pending:
+            self._pending_since = time.monotonic()
+        yield Recorder(self._pending)
+
     @_guarded
     def flush(self) -> None:
         """Write buffered event and audit rows now."""
@@ -544,9 +552,11 @@ class SqliteStore:
              _dumps(dict(b.plan)) if b.plan is not None else None))
 
     @_guarded
-    def commit_step(self, run_id: str, commit: StepCommit) -> None:
+    def commit_step(self, run_id: str, commit: StepCommit, *, defer: bool = False) -> None:
+        """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
+        only for steps that are safe to run again after a crash)."""
         u = commit.usage
-        with self._tx() as c:
+        with self._deferred() if defer else self._tx() as c:
             c.execute(
                 "UPDATE steps SET status = 'succeeded', trigger = ?, dest = ?, ended_at = ?,"
                 " note = ?, updates = ? WHERE run_id = ? AND seq = ?",

@@ -1,0 +1,27 @@
+"""Statements that ride in the next transaction instead of committing on their own.
+
+A step whose action has no side effects and reads nothing outside the run (``checkpoint``,
+``evaluate_stop``) need not be durable by itself: if the process dies before the next commit,
+resume finds the step before it committed and runs it again, with the same inputs and so the
+same result. Its statements are recorded here, in order, and executed at the start of the next
+transaction, before that step's own rows; the transitions table still gets every transition, in
+order, and there is one commit less per such step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+class Recorder:
+    """Quacks like the ``sqlite3.Connection`` a commit writes through; keeps the statements."""
+
+    def __init__(self, into: list[tuple[str, tuple[Any, ...]]]) -> None:
+        self._into = into
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._into.append((sql, tuple(params)))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self._into.extend((sql, tuple(r)) for r in rows)

@@ -1,0 +1,136 @@
+"""Live output when nobody is looking: plain lines to a pipe, coalesced text, ``run --quiet``.
+
+The writer and coalescer are checked on real streams (StringIO, a closed file, a pipe whose
+reader is gone); the CLI through a real subprocess whose stdout is a pipe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.plain_output import Coalescer, PlainObserver, strip_markup
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Clock:
+    """A hand-moved clock: the coalescer's delay is checked without sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_coalescer_writes_on_newline_size_and_age() -> None:
+    out: list[str] = []
+    clock = Clock()
+    c = Coalescer(out.append, max_chars=10, max_delay_s=0.05, clock=clock)
+    c.add("ab")
+    c.add("cd")
+    assert out == [] and c.pending == "abcd"
+    c.add("e\nf")
+    assert out == ["abcde\nf"]
+    c.add("0123456789")
+    assert out[-1] == "0123456789"
+    c.add("x")
+    clock.now += 0.06
+    c.add("y")
+    assert out[-1] == "xy" and c.pending == ""
+    c.add("tail")
+    c.flush()
+    assert out[-1] == "tail" and len(out) == 4
+
+
+def test_plain_observer_prints_the_events_in_plain_words() -> None:
+    stream = io.StringIO()
+    obs = PlainObserver(stream)
+    obs("step_begin", {"step": 1, "state": "call_model", "action": "call_model"})
+    for piece in ("Hello ", "there, ", "[bold]world[/]"):
+        obs("text_delta", {"text": piece})
+    obs("model_call", {"provider": "scripted", "model": "scripted", "input_tokens": 3,
+                       "output_tokens": 4, "cost_usd": 0.0,
+                       "tool_calls": [{"name": "read_file", "args": {"path": "a.txt"}}]})
+    obs("step_commit", {"step": 1, "state": "call_model", "trigger": "tool_calls",
+                        "dest": "await_approval", "note": ""})
+    obs.line("[bold green]completed[/] run x: 3 steps \\[ok]")
+    assert stream.getvalue().splitlines() == [
+        "step 1 call_model (call_model)",
+        "  model: Hello there, [bold]world[/]",
+        "  scripted: 3 in / 4 out tokens, $0.0000",
+        '  tool call: read_file {"path": "a.txt"}',
+        "  ⇒ tool_calls → await_approval",
+        "completed run x: 3 steps [ok]",
+    ]
+
+
+def test_quiet_observer_keeps_only_lines() -> None:
+    stream = io.StringIO()
+    obs = PlainObserver(stream, events=False)
+    obs("step_begin", {"step": 0, "state": "plan", "action": "plan"})
+    obs("text_delta", {"text": "hidden"})
+    obs.line("summary")
+    assert stream.getvalue() == "summary\n"
+
+
+def test_a_closed_or_broken_stream_never_raises(tmp_path: Path) -> None:
+    f = (tmp_path / "out.txt").open("w")
+    f.close()
+    obs = PlainObserver(f)
+    obs("step_begin", {"step": 0, "state": "plan", "action": "plan"})
+    obs("text_delta", {"text": "x\n"})
+    obs.line("done")
+    r, w = os.pipe()
+    os.close(r)
+    pipe = os.fdopen(w, "w")
+    broken = PlainObserver(pipe)
+    for i in range(2000):  # more than a pipe buffer: the writes fail with EPIPE
+        broken("step_commit", {"step": i, "state": "s", "trigger": "t", "dest": "d"})
+    assert broken._broken
+    broken.line("after the reader is gone")
+    with contextlib.suppress(BrokenPipeError):  # the stream itself raises on closing
+        pipe.close()
+
+
+def test_strip_markup_keeps_plain_brackets() -> None:
+    assert strip_markup("[dim]note[/] [1, 2] \\[y]es") == "note [1, 2] [y]es"
+
+
+def _run(*extra: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB", "FORCE_COLOR",
+                        "ENGINE_STORE_URL")}
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml", "--golden",
+         "golden_tasks/read_answer_question", "--approval", "auto", "--db",
+         str(tmp_path / "engine.db"), *extra],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=100,
+        stdin=subprocess.DEVNULL)
+
+
+def test_piped_run_prints_plain_lines_with_whole_model_text(tmp_path: Path) -> None:
+    proc = _run(tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "\x1b[" not in out
+    lines = out.splitlines()
+    assert lines[0].startswith("model: scripted (replaying")
+    assert "step 0 plan (plan)" in lines
+    assert "  model: Let me look at the project layout first." in lines
+    assert any(line.startswith("completed run ") for line in lines)
+    assert "  inspect:   python -m engine show " in out
+
+
+def test_run_quiet_prints_only_the_summary(tmp_path: Path) -> None:
+    proc = _run("--quiet", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line]
+    assert lines[0].startswith("completed run ")
+    assert not any(line.startswith(("step ", "  model:")) for line in lines)
+    assert any(line.startswith("  workspace:") for line in lines)

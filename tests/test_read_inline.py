@@ -1,0 +1,62 @@
+"""read_file reads small regular files on the event loop and others in a worker thread, with
+the same result either way."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from engine.state import ToolCall
+from engine.tooling import ToolContext, ToolRegistry
+from engine.tooling.invoke import invoke
+from tools import builtin_specs, files
+from tools.files import INLINE_READ_BYTES, _small_regular_file
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_only_small_regular_files_are_read_inline(tmp_path: Path) -> None:
+    small, big = tmp_path / "small.txt", tmp_path / "big.txt"
+    small.write_text("x\n" * 10)
+    big.write_text("y" * (INLINE_READ_BYTES + 1))
+    os.mkfifo(tmp_path / "fifo")
+    assert _small_regular_file(small)
+    assert not _small_regular_file(big)
+    assert not _small_regular_file(tmp_path / "fifo")  # would block the event loop
+    assert not _small_regular_file(tmp_path / "missing")
+    assert not _small_regular_file(tmp_path)
+
+
+async def test_same_result_inline_and_in_a_thread(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = "".join(f"line {i} " + "z" * 60 + "\n" for i in range(1200))  # about 80 KB
+    (tmp_path / "a.txt").write_text(lines)
+    threads: list[str] = []
+    real = files._read_file
+
+    def spy(*args: object) -> object:
+        threads.append(threading.current_thread().name)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files, "_read_file", spy)
+
+    async def read() -> object:
+        ctx = ToolContext(workspace=tmp_path, emit=lambda k, p: None, run_data={},
+                          call_id="c1")
+        return await invoke(ToolRegistry(builtin_specs()), ToolCall(
+            "c1", "read_file", {"path": "a.txt", "limit": 5}), ctx)
+
+    threaded = await read()
+    monkeypatch.setattr(files, "INLINE_READ_BYTES", 10**6)
+    inline = await read()
+    assert threaded.content == inline.content and threaded.data == inline.data
+    assert threads[0] != threading.main_thread().name
+    assert threads[1] == threading.main_thread().name
