@@ -51,6 +51,7 @@ from engine.store.base import (
     StepBegin,
     StepCommit,
 )
+from engine.store.deferred import Recorder
 from engine.store.sqlite_errors import (
     SQLITE_BUSY,
     is_corrupt,
@@ -59,7 +60,6 @@ from engine.store.sqlite_errors import (
     translate,
     translate_os,
 )
-from engine.store.deferred import Recorder
 
 logger = logging.getLogger(__name__)
 
