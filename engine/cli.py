@@ -322,7 +322,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
         return 0
     resume_args = argparse.Namespace(
         run_id=req.run_id, model=None, approval=None, policy=None, model_option=None,
-        allow_changed_machine=False, json=args.json, durability=None, db=args.db)
+        allow_changed_machine=False, json=args.json, durability=None, db=args.db, quiet=False)
     return cmd_resume(resume_args)
 
 

@@ -13,13 +13,17 @@ seen whole by the redactor.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine.errors import StoreError
 from engine.redact import Redactor, secret_env_values
 from engine.store.base import Store
+
+logger = logging.getLogger(__name__)
 
 STREAM_EVENT = "stream"
 WINDOW_S = 0.1
@@ -91,7 +95,7 @@ class StreamRecorder:
             text, self._buf = text[:cut], text[cut:]
         if not text or self._key is None or self._truncated:
             if commit:
-                self.store.flush()
+                self._flush()
             return
         room = self.max_chars - self._used
         payload: dict[str, Any] = {"channel": self._key[0], "text": self._red.text(text[:room])}
@@ -102,6 +106,18 @@ class StreamRecorder:
             payload["truncated"] = True
         self._used += min(len(text), room)
         self._since = time.monotonic()
-        self.store.append_event(self.run_id, self.step, STREAM_EVENT, payload, self.clock())
+        try:
+            self.store.append_event(self.run_id, self.step, STREAM_EVENT, payload, self.clock())
+        except StoreError as exc:  # a buffer flush that failed: the step commit reports it
+            logger.debug("stream event not stored: %s", exc)
+            return
         if commit:
-            self.store.flush()  # committed now: another process follows the run live
+            self._flush()
+
+    def _flush(self) -> None:
+        """Commit now, so another process follows the run live. Best effort: a storage fault
+        here is the step commit's to report (one line, run left resumable), not the tool's."""
+        try:
+            self.store.flush()
+        except StoreError as exc:
+            logger.debug("stream events not committed yet: %s", exc)

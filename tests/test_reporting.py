@@ -78,7 +78,7 @@ TWO_SHELL_CALLS = """\
     - text: "Two commands."
       tool_calls:
         - {name: run_shell, args: {command: "echo one > b.txt"}}
-        - {name: run_shell, args: {command: "rm a.txt"}}
+        - {name: run_shell, args: {command: "echo two > c.txt"}}
     - text: "Done."
     """
 
@@ -109,18 +109,20 @@ SHELL_WRITES = """\
         - {name: run_shell, args: {command: "cat keep.txt"}}
         - name: run_shell
           args: {command: "echo one > new.txt && printf 'hello\\\\nworld\\\\n' > a.txt"}
-        - {name: run_shell, args: {command: "rm old.txt"}}
+        - {name: run_shell, args: {command: "sh drop_old.sh"}}
         - {name: run_shell, args: {command: "echo tmp > scratch.txt"}}
     - text: "And undoing the scratch file."
       tool_calls:
-        - {name: run_shell, args: {command: "rm scratch.txt"}}
+        - {name: run_shell, args: {command: "sh drop_scratch.sh"}}
     - text: "Done."
     """
 
 
 def test_files_changed_by_shell_commands_are_reported(tmp_path: Path) -> None:
+    # `rm` is destructive, so always denied: the deletions run from scripts (exec, approved).
     folder = task(tmp_path, SHELL_WRITES, {"a.txt": "hello\n", "old.txt": "bye\n",
-                                          "keep.txt": "kept\n"})
+                                          "keep.txt": "kept\n", "drop_old.sh": "rm old.txt\n",
+                                          "drop_scratch.sh": "rm scratch.txt\n"})
     db, run_id = run(tmp_path, folder)
     shown = show(db, run_id)
     assert shown["files_changed"] == {

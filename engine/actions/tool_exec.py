@@ -29,8 +29,9 @@ logger = logging.getLogger(__name__)
 
 MAX_OUTPUT_EVENTS = 2000
 """Streamed output lines persisted per call; later lines are shown but not stored."""
-WATCHED_FROM_RISK = "write"
-"""Shell calls judged this risky or more get the workspace compared before and after them."""
+WATCHED_FROM_RISK = "exec"
+"""Shell calls judged this risky or more get the workspace compared before and after them: all
+but plain reads, since a program or script the classifier cannot see into may write anything."""
 
 
 class UnknownEffectFailure(TurnstileError):
