@@ -204,7 +204,15 @@ class PlainObserver:
                   f"{p['reason']})")
 
     def _on_tool_started(self, p: Mapping[str, Any]) -> None:
-        self._say(f"  → {p['tool']} {short(p.get('args', {}))}")
+        box = p.get("sandbox")
+        where = ""
+        if isinstance(box, Mapping):
+            where = (f" (sandboxed, network {box.get('network')})" if box.get("sandboxed")
+                     else " (unconfined)")
+        self._say(f"  → {p['tool']} {short(p.get('args', {}))}{where}")
+
+    def _on_sandbox(self, p: Mapping[str, Any]) -> None:
+        self._say(str(p.get("note", "")))
 
     def _on_tool_output(self, p: Mapping[str, Any]) -> None:
         self._say(f"    │ {p.get('line', '').rstrip()}")

@@ -2,11 +2,11 @@
 console) can follow a run live.
 
 The runner's observer sees every text delta and output line; ``StreamRecorder`` coalesces them
-into ``stream`` events (at most one write per ``window_s``: the first chunk of a burst at once,
-the chunks after it together), masks secrets with
+into ``stream`` events (at most one write per ``window_s``), masks secrets with
 ``engine.redact`` before anything is written, caps what one step stores (``max_chars``, then a
-single ``truncated`` marker). A burst that outlives the window is committed as it goes, so a
-reader sees it live; a short one rides with the step's own transaction (no extra commit).
+single ``truncated`` marker). A command's first output line is committed at once and model
+text once its burst outlives the window, so a reader sees both live; a short burst of text
+rides with the step's own transaction (no extra commit).
 A trailing word is held back until the next burst, so a secret split across two deltas is still
 seen whole by the redactor.
 """
@@ -64,11 +64,12 @@ class StreamRecorder:
             line = str(payload.get("line") or "")
             self._add("tool_output", str(payload.get("call_id") or ""), line + "\n")
         elif kind == "step_begin":
-            self.flush()
+            self._write(final=True, commit=False)  # rides with this step's commit
+            self._key = None
             self.step = int(payload.get("step") or 0)
             self._used, self._truncated = 0, False
             self._red = Redactor(self._secrets)  # its cache lives as long as one step
-        elif kind in ("step_commit", "run_end"):
+        elif kind == "run_end":
             self.flush()
         elif kind in ("tool_result", "tool_call", "model_call"):
             self._write(final=True, commit=False)  # the step's commit is moments away
@@ -76,9 +77,13 @@ class StreamRecorder:
 
     def _add(self, channel: str, call_id: str | None, text: str) -> None:
         key = (channel, call_id)
-        if key != self._key:  # a new burst: its first chunk is written at once
-            self.flush()
-            self._key, self._since = key, 0.0
+        if key != self._key:  # a new burst
+            self._write(final=True, commit=False)
+            # A command's first line is committed at once (it may then be quiet for minutes);
+            # model text when the burst outlives the window, else it rides with the step's
+            # own commit, which also carries the steps deferred before it.
+            first_at_once = channel == "tool_output"
+            self._key, self._since = key, 0.0 if first_at_once else time.monotonic()
         self._buf += text
         if time.monotonic() - self._since >= self.window_s:  # at most one write per window
             self._write(final=False, commit=True)
@@ -94,8 +99,6 @@ class StreamRecorder:
             cut = max(text.rfind(" "), text.rfind("\n")) + 1
             text, self._buf = text[:cut], text[cut:]
         if not text or self._key is None or self._truncated:
-            if commit:
-                self._flush()
             return
         room = self.max_chars - self._used
         payload: dict[str, Any] = {"channel": self._key[0], "text": self._red.text(text[:room])}
