@@ -27,6 +27,9 @@ MAX_KEPT_BYTES = 8_000_000
 """Content kept per snapshot in all; beyond it a change gets hashes but no base or patch."""
 SKIPPED_DIRS = frozenset({".engine"})
 """The engine's database, traces and workspaces when a run works in the current directory."""
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+"""Folders of derived files a tool writes as a side effect (bytecode, test and lint caches),
+at any depth: they are nobody's change to the workspace."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +49,7 @@ def snapshot(root: Path, *, keep: bool = True) -> Snapshot:
     kept: dict[str, bytes] = {}
     budget = MAX_KEPT_BYTES
     for entry in walk(root, root):
-        if entry.is_dir or entry.is_symlink or entry.rel.split("/", 1)[0] in SKIPPED_DIRS:
+        if entry.is_dir or entry.is_symlink or _skipped(entry.rel):
             continue
         if len(stats) >= MAX_FILES:
             return Snapshot({}, {}, complete=False)
@@ -130,3 +133,8 @@ def _read(path: str) -> bytes | None:
             return f.read()
     except OSError:
         return None
+
+
+def _skipped(rel: str) -> bool:
+    parts = rel.split("/")
+    return parts[0] in SKIPPED_DIRS or any(part in CACHE_DIRS for part in parts[:-1])

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,12 +133,22 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     readable = [os.path.realpath(p) for p in _expand(spec.readable, home)]
     if home:
         readable.append(os.path.realpath(home))
-    # Programs on PATH stay runnable: a PATH folder the private /tmp would hide is bound in.
+    # Programs on PATH and the engine's own installation stay runnable: folders the private
+    # /tmp would hide are bound in read-only.
     readable += [os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep) if p]
+    readable += own_installation()
     return Confinement(
         spec, found.bwrap, found.reason, os.path.realpath(workspace), tuple(protected),
         home_secrets(home, spec.hide), tuple(readable),
         tuple(os.path.realpath(p) for p in _expand(spec.writable, home)))
+
+
+def own_installation() -> list[str]:
+    """The interpreter the engine runs under, its packages and the engine's own source: a
+    command that runs ``sys.executable`` (a test command, an MCP server) must find them even
+    when they live under ``/tmp``, which the sandbox replaces with a private one."""
+    source = Path(__file__).resolve().parents[2]  # the folder that holds ``engine/``
+    return [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, source)]
 
 
 def _expand(paths: Sequence[str], home: str | None) -> list[str]:
