@@ -18,7 +18,9 @@ from typing import Any, TextIO
 import anyio
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
+from engine.event_lines import event_lines
 from engine.permissions.approvals import Answer, PendingQuestion
 from engine.plain_output import Coalescer
 
@@ -38,20 +40,10 @@ def _force_terminal(stream: TextIO) -> bool | None:
     return None if stream.isatty() else False
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _model_name(p: Mapping[str, Any]) -> str:
-    provider, model = p.get("provider", ""), p.get("model", "")
-    return provider if model in ("", provider) else f"{provider}:{model}"
-
-
 class ConsoleObserver:
     """Prints a run as it happens; silent when ``quiet``; only ``line()`` without ``events``
-    (``run --quiet``). Streamed text is coalesced (``engine.plain_output.Coalescer``)."""
+    (``run --quiet``). The words come from ``engine.event_lines``; streamed text is coalesced
+    (``engine.plain_output.Coalescer``)."""
 
     def __init__(self, console: Console, *, quiet: bool = False, events: bool = True) -> None:
         self.console = console
@@ -63,14 +55,18 @@ class ConsoleObserver:
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         if self.quiet or not self.events:
             return
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is None:
+        if kind == "text_delta":
+            self._on_text_delta(payload)
             return
-        if kind != "text_delta" and self._in_text:
+        lines = event_lines(kind, payload)
+        if lines is None:
+            return
+        if self._in_text:
             self._text.flush()
             self.console.print()
             self._in_text = False
-        handler(payload)
+        for line in lines:
+            self.console.print(Text.assemble(*line))
 
     def _print_text(self, text: str) -> None:
         self.console.print(escape(text), end="", markup=True)
@@ -83,73 +79,11 @@ class ConsoleObserver:
         if not self.quiet:
             self.console.print(text, style=style or None)
 
-    def _on_step_begin(self, p: Mapping[str, Any]) -> None:
-        again = " [yellow](resumed: this step was in flight)[/]" if p.get("resumed") else ""
-        self.console.print(f"[bold cyan]step {p['step']}[/] [bold]{p['state']}[/] "
-                           f"[dim]({p['action']})[/]{again}")
-
     def _on_text_delta(self, p: Mapping[str, Any]) -> None:
         if not self._in_text:
             self.console.print("  [magenta]model:[/] ", end="")
             self._in_text = True
         self._text.add(p["text"])
-
-    def _on_model_call(self, p: Mapping[str, Any]) -> None:
-        cost = p.get("cost_usd")
-        cost_text = "cost unknown" if cost is None else f"${cost:.4f}"
-        retries = f", {p['retries']} retries" if p.get("retries") else ""
-        self.console.print(f"  [dim]{_model_name(p)}: {p['input_tokens']} in / "
-                           f"{p['output_tokens']} out tokens, {cost_text}{retries}[/]")
-        for call in p.get("tool_calls") or ():
-            self.console.print(f"  [magenta]tool call:[/] {call['name']} "
-                               f"{escape(_short(call.get('args', {})))}")
-
-    def _on_model_retry(self, p: Mapping[str, Any]) -> None:
-        self.console.print(f"  [yellow]retry {p['attempt']}[/] in {p['wait_s']:.1f}s: "
-                           f"{escape(str(p['reason']))}")
-
-    def _on_approval(self, p: Mapping[str, Any]) -> None:
-        color = "green" if p["decision"] == "allow" else "red"
-        self.console.print(f"  [{color}]{p['decision']}[/] {p['tool']} [dim](risk "
-                           f"{p['risk']}, {p['decided_by']}: {escape(p['reason'])})[/]")
-
-    def _on_tool_started(self, p: Mapping[str, Any]) -> None:
-        box = p.get("sandbox")
-        where = ""
-        if isinstance(box, Mapping):
-            where = (f" [dim](sandboxed, network {box.get('network')})[/]" if box.get("sandboxed")
-                     else " [yellow](unconfined)[/]")
-        self.console.print(f"  [blue]→ {p['tool']}[/] {escape(_short(p.get('args', {})))}{where}")
-
-    def _on_sandbox(self, p: Mapping[str, Any]) -> None:
-        style = "dim" if p.get("sandboxed") or p.get("mode") == "off" else "yellow"
-        self.console.print(f"[{style}]{escape(str(p.get('note', '')))}[/]")
-
-    def _on_tool_output(self, p: Mapping[str, Any]) -> None:
-        self.console.print(f"    [dim]│[/] {escape(p.get('line', '').rstrip())}")
-
-    def _on_tool_call(self, p: Mapping[str, Any]) -> None:
-        mark = "[red]✗ error[/]" if p["is_error"] else "[green]✓ ok[/]"
-        first = (p.get("content") or "").strip().splitlines()[:1]
-        self.console.print(f"  {mark} {p['tool']} [dim]({p['duration_s']:.2f}s)[/] "
-                           f"{escape(_short(first[0] if first else '', 120))}")
-
-    def _on_effect_resolved(self, p: Mapping[str, Any]) -> None:
-        self.console.print(f"  [yellow]↻ {escape(p['message'])}[/]")
-
-    def _on_step_commit(self, p: Mapping[str, Any]) -> None:
-        note = f" [dim]{escape(p['note'])}[/]" if p.get("note") else ""
-        self.console.print(f"  [dim]⇒[/] {p['trigger']} → [bold]{p['dest']}[/]{note}")
-
-    def _on_mcp_tools_changed(self, p: Mapping[str, Any]) -> None:
-        self.console.print(f"  [yellow]MCP tools changed[/] {escape(_short(dict(p)))}")
-
-    def _on_mcp_server_failed(self, p: Mapping[str, Any]) -> None:
-        self.console.print(f"  [red]MCP server failed[/] {escape(_short(dict(p)))}")
-
-    def _on_context_compressed(self, p: Mapping[str, Any]) -> None:
-        self.console.print(f"  [yellow]context compressed[/] {p.get('tokens_before')} → "
-                           f"{p.get('tokens_after')} tokens")
 
 
 def make_prompter(console: Console, fd: int = 0) -> Any:

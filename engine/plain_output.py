@@ -1,7 +1,8 @@
 """Live output that costs next to nothing: plain lines to a pipe, streamed text coalesced.
 
 When stdout is not a terminal nobody reads colours, so a run's events become plain lines
-written straight to the stream (no rich rendering), in the same words as the rich console.
+written straight to the stream (no rich rendering), in the same words as the rich console
+(both take them from ``engine.event_lines``).
 Streamed text deltas arrive a few characters at a time; ``Coalescer`` gathers them and writes
 on a newline, at a size threshold, or once the oldest buffered piece is ``max_delay_s`` old, so
 a 500-byte answer is one or a few writes instead of forty. Output is best effort: a closed or
@@ -10,12 +11,13 @@ broken stream stops the output, never the run.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
+
+from engine.event_lines import event_lines, plain_text
 
 FLUSH_CHARS = 1024
 """Buffered text beyond this many characters is written at once."""
@@ -102,15 +104,6 @@ def _lazy_prompter(stream: TextIO) -> Any:
     return prompter
 
 
-def short(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def model_name(p: Mapping[str, Any]) -> str:
-    provider, model = p.get("provider", ""), p.get("model", "")
-    return provider if model in ("", provider) else f"{provider}:{model}"
 
 
 class PlainObserver:
@@ -136,11 +129,12 @@ class PlainObserver:
                 self._in_text = True
             self._text.add(payload["text"])
             return
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is None:
+        lines = event_lines(kind, payload)
+        if lines is None and kind != "run_end":
             return
         self._end_text()
-        handler(payload)
+        for line in lines or ():
+            self._put(plain_text(line) + "\n")
         if kind in ("step_commit", "run_end"):
             self._flush_stream()
 
@@ -178,67 +172,3 @@ class PlainObserver:
         except (OSError, ValueError):
             self._broken = True
 
-    def _say(self, text: str) -> None:
-        self._put(text + "\n")
-
-    # -- events (the same words as engine.console.ConsoleObserver) ---------------------------
-
-    def _on_step_begin(self, p: Mapping[str, Any]) -> None:
-        again = " (resumed: this step was in flight)" if p.get("resumed") else ""
-        self._say(f"step {p['step']} {p['state']} ({p['action']}){again}")
-
-    def _on_model_call(self, p: Mapping[str, Any]) -> None:
-        cost = p.get("cost_usd")
-        cost_text = "cost unknown" if cost is None else f"${cost:.4f}"
-        retries = f", {p['retries']} retries" if p.get("retries") else ""
-        self._say(f"  {model_name(p)}: {p['input_tokens']} in / {p['output_tokens']} out "
-                  f"tokens, {cost_text}{retries}")
-        for call in p.get("tool_calls") or ():
-            self._say(f"  tool call: {call['name']} {short(call.get('args', {}))}")
-
-    def _on_model_retry(self, p: Mapping[str, Any]) -> None:
-        self._say(f"  retry {p['attempt']} in {p['wait_s']:.1f}s: {p['reason']}")
-
-    def _on_approval(self, p: Mapping[str, Any]) -> None:
-        self._say(f"  {p['decision']} {p['tool']} (risk {p['risk']}, {p['decided_by']}: "
-                  f"{p['reason']})")
-
-    def _on_tool_started(self, p: Mapping[str, Any]) -> None:
-        box = p.get("sandbox")
-        where = ""
-        if isinstance(box, Mapping):
-            where = (f" (sandboxed, network {box.get('network')})" if box.get("sandboxed")
-                     else " (unconfined)")
-        self._say(f"  → {p['tool']} {short(p.get('args', {}))}{where}")
-
-    def _on_sandbox(self, p: Mapping[str, Any]) -> None:
-        self._say(str(p.get("note", "")))
-
-    def _on_tool_output(self, p: Mapping[str, Any]) -> None:
-        self._say(f"    │ {p.get('line', '').rstrip()}")
-
-    def _on_tool_call(self, p: Mapping[str, Any]) -> None:
-        mark = "✗ error" if p["is_error"] else "✓ ok"
-        first = (p.get("content") or "").strip().splitlines()[:1]
-        self._say(f"  {mark} {p['tool']} ({p['duration_s']:.2f}s) "
-                  f"{short(first[0] if first else '', 120)}")
-
-    def _on_effect_resolved(self, p: Mapping[str, Any]) -> None:
-        self._say(f"  ↻ {p['message']}")
-
-    def _on_step_commit(self, p: Mapping[str, Any]) -> None:
-        note = f" {p['note']}" if p.get("note") else ""
-        self._say(f"  ⇒ {p['trigger']} → {p['dest']}{note}")
-
-    def _on_mcp_tools_changed(self, p: Mapping[str, Any]) -> None:
-        self._say(f"  MCP tools changed {short(dict(p))}")
-
-    def _on_mcp_server_failed(self, p: Mapping[str, Any]) -> None:
-        self._say(f"  MCP server failed {short(dict(p))}")
-
-    def _on_context_compressed(self, p: Mapping[str, Any]) -> None:
-        self._say(f"  context compressed {p.get('tokens_before')} → "
-                  f"{p.get('tokens_after')} tokens")
-
-    def _on_run_end(self, p: Mapping[str, Any]) -> None:
-        return None

@@ -134,3 +134,42 @@ def test_run_quiet_prints_only_the_summary(tmp_path: Path) -> None:
     assert lines[0].startswith("completed run ")
     assert not any(line.startswith(("step ", "  model:")) for line in lines)
     assert any(line.startswith("  workspace:") for line in lines)
+
+
+def test_the_rich_console_and_the_plain_writer_say_the_same_words(tmp_path: Path) -> None:
+    """Every event of a real sandboxed run, fed to both outputs: the rich console (colour off)
+    prints exactly the plain writer's text, so neither can gain or lose a word alone."""
+    import anyio
+    from rich.console import Console
+
+    from engine.console import ConsoleObserver
+    from engine.session import RunRequest, execute, prepare_new
+    from engine.store.sqlite import SqliteStore
+
+    events: list[tuple[str, dict[str, object]]] = []
+    store = SqliteStore(tmp_path / "engine.db")
+    prepared = prepare_new(
+        RunRequest(machine=ROOT / "machines" / "coding_agent.yaml",
+                   golden=ROOT / "golden_tasks" / "demo_fix_test", approval="auto"),
+        store, db_path=tmp_path / "engine.db",
+        observer=lambda kind, payload: events.append((kind, dict(payload))), prompter=None)
+    assert anyio.run(execute, prepared).status == "completed"
+    store.close()
+    kinds = {kind for kind, _ in events}
+    assert {"step_begin", "text_delta", "tool_started", "tool_output", "tool_call",
+            "approval", "step_commit", "model_call"} <= kinds
+
+    plain_out = io.StringIO()
+    plain = PlainObserver(plain_out)
+    rich_out = io.StringIO()
+    rich = ConsoleObserver(Console(file=rich_out, color_system=None, width=10_000,
+                                   soft_wrap=True, highlight=False))
+    for kind, payload in events:
+        plain(kind, payload)
+        rich(kind, payload)
+    plain.close()
+    rich.line("")
+    plain.line("")
+    expanded = "\n".join(line.expandtabs(8) for line in plain_out.getvalue().split("\n"))
+    assert rich_out.getvalue() == expanded  # rich expands tabs; the words are the same
+    assert "→ run_shell" in expanded and "✓ ok" in expanded

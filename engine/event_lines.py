@@ -1,0 +1,135 @@
+"""What a run's live output says about each event, once for both outputs.
+
+``event_lines(kind, payload)`` gives the lines an event prints, each a sequence of
+``(text, style)`` segments. The rich console (``engine.console``) styles the segments; the plain
+writer for pipes (``engine.plain_output``) joins their text. One table of words, so the two
+outputs cannot drift apart; no markup, so no value ever needs escaping. Streamed text deltas
+are not here: both outputs coalesce them themselves.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+Segment = tuple[str, str]
+"""Text and its rich style (``""``: none)."""
+Line = tuple[Segment, ...]
+Payload = Mapping[str, Any]
+
+
+def short(value: Any, limit: int = 160) -> str:
+    """One line of at most ``limit`` characters: JSON for values, newlines shown as ``\\n``."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def model_name(p: Payload) -> str:
+    provider, model = p.get("provider", ""), p.get("model", "")
+    return provider if model in ("", provider) else f"{provider}:{model}"
+
+
+def event_lines(kind: str, p: Payload) -> tuple[Line, ...] | None:
+    """The lines ``kind`` prints, or None for an event the live output does not show."""
+    render = _RENDER.get(kind)
+    return None if render is None else render(p)
+
+
+def plain_text(line: Line) -> str:
+    return "".join(text for text, _ in line)
+
+
+def _step_begin(p: Payload) -> tuple[Line, ...]:
+    again = (((" (resumed: this step was in flight)", "yellow"),) if p.get("resumed") else ())
+    return ((f"step {p['step']}", "bold cyan"), (" ", ""), (str(p["state"]), "bold"),
+            (f" ({p['action']})", "dim"), *again),
+
+
+def _model_call(p: Payload) -> tuple[Line, ...]:
+    cost = p.get("cost_usd")
+    cost_text = "cost unknown" if cost is None else f"${cost:.4f}"
+    retries = f", {p['retries']} retries" if p.get("retries") else ""
+    usage: Line = (("  ", ""), (f"{model_name(p)}: {p['input_tokens']} in / "
+                                f"{p['output_tokens']} out tokens, {cost_text}{retries}", "dim"))
+    calls = tuple((("  ", ""), ("tool call:", "magenta"),
+                   (f" {call['name']} {short(call.get('args', {}))}", ""))
+                  for call in p.get("tool_calls") or ())
+    return (usage, *calls)
+
+
+def _model_retry(p: Payload) -> tuple[Line, ...]:
+    return (("  ", ""), (f"retry {p['attempt']}", "yellow"),
+            (f" in {p['wait_s']:.1f}s: {p['reason']}", "")),
+
+
+def _approval(p: Payload) -> tuple[Line, ...]:
+    color = "green" if p["decision"] == "allow" else "red"
+    return (("  ", ""), (str(p["decision"]), color), (f" {p['tool']} ", ""),
+            (f"(risk {p['risk']}, {p['decided_by']}: {p['reason']})", "dim")),
+
+
+def _tool_started(p: Payload) -> tuple[Line, ...]:
+    box = p.get("sandbox")
+    where: tuple[Segment, ...] = ()
+    if isinstance(box, Mapping):
+        where = (((f" (sandboxed, network {box.get('network')})", "dim"),) if box.get("sandboxed")
+                 else ((" (unconfined)", "yellow"),))
+    return (("  ", ""), (f"→ {p['tool']}", "blue"), (f" {short(p.get('args', {}))}", ""),
+            *where),
+
+
+def _sandbox(p: Payload) -> tuple[Line, ...]:
+    style = "dim" if p.get("sandboxed") or p.get("mode") == "off" else "yellow"
+    return ((str(p.get("note", "")), style),),
+
+
+def _tool_output(p: Payload) -> tuple[Line, ...]:
+    return (("    ", ""), ("│", "dim"), (f" {str(p.get('line', '')).rstrip()}", "")),
+
+
+def _tool_call(p: Payload) -> tuple[Line, ...]:
+    mark = ("✗ error", "red") if p["is_error"] else ("✓ ok", "green")
+    first = (p.get("content") or "").strip().splitlines()[:1]
+    return (("  ", ""), mark, (f" {p['tool']} ", ""), (f"({p['duration_s']:.2f}s)", "dim"),
+            (f" {short(first[0] if first else '', 120)}", "")),
+
+
+def _effect_resolved(p: Payload) -> tuple[Line, ...]:
+    return (("  ", ""), (f"↻ {p['message']}", "yellow")),
+
+
+def _step_commit(p: Payload) -> tuple[Line, ...]:
+    note = ((f" {p['note']}", "dim"),) if p.get("note") else ()
+    return (("  ", ""), ("⇒", "dim"), (f" {p['trigger']} → ", ""), (str(p["dest"]), "bold"),
+            *note),
+
+
+def _labelled(label: str, style: str) -> Callable[[Payload], tuple[Line, ...]]:
+    def render(p: Payload) -> tuple[Line, ...]:
+        return (("  ", ""), (label, style), (f" {short(dict(p))}", "")),
+
+    return render
+
+
+def _context_compressed(p: Payload) -> tuple[Line, ...]:
+    return (("  ", ""), ("context compressed", "yellow"),
+            (f" {p.get('tokens_before')} → {p.get('tokens_after')} tokens", "")),
+
+
+_RENDER: dict[str, Callable[[Payload], tuple[Line, ...]]] = {
+    "step_begin": _step_begin,
+    "model_call": _model_call,
+    "model_retry": _model_retry,
+    "approval": _approval,
+    "tool_started": _tool_started,
+    "sandbox": _sandbox,
+    "tool_output": _tool_output,
+    "tool_call": _tool_call,
+    "effect_resolved": _effect_resolved,
+    "step_commit": _step_commit,
+    "mcp_tools_changed": _labelled("MCP tools changed", "yellow"),
+    "mcp_server_failed": _labelled("MCP server failed", "red"),
+    "context_compressed": _context_compressed,
+}
