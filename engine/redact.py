@@ -19,7 +19,10 @@ MASK = "[REDACTED]"
 SECRET_ENV_NAME = re.compile(
     r"(?i)(_API_KEY|_APIKEY|_ACCESS_KEY|_SECRET_KEY|_PRIVATE_KEY|_TOKEN|_SECRET|PASSWORD|PASSWD"
     r"|^API_KEY$|^TOKEN$|^SECRET$)")
-"""Environment variable names whose values are secrets wherever they appear."""
+"""Environment variable names whose values are secrets wherever they appear. Narrower on purpose
+than ``engine.sandbox.env.is_secret_name`` (what a sandboxed command does not inherit, e.g. every
+``OPENAI_*``): a value masked here is masked in every string of a trace, so ``OPENAI_MODEL=gpt-4.1``
+must not turn the model's name into ``[REDACTED]``."""
 
 MIN_ENV_SECRET_LEN = 6
 """Shorter values (``1``, ``true``) would redact ordinary text; they are not treated as secrets."""
