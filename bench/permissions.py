@@ -74,7 +74,7 @@ def measure(rounds: int) -> dict[str, Any]:
     from tests.corpus_scoring import ENV, load, make_workspace, score
     from tests.corpus_scoring import decide as check
     from tests.shell_corpus import CORPUS
-    from tools import builtin_specs
+    from turnstile_tools import builtin_specs
 
     with tempfile.TemporaryDirectory() as tmp:
         ws = make_workspace(Path(tmp))

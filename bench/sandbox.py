@@ -32,7 +32,7 @@ from engine.sandbox import confinement, probe  # noqa: E402
 from engine.sandbox.bwrap import MountPlan, bwrap_argv  # noqa: E402
 from engine.spec.model import SandboxSpec  # noqa: E402
 from engine.tooling.spec import ToolContext  # noqa: E402
-from tools.shell import RunShellArgs, run_shell  # noqa: E402
+from turnstile_tools.shell import RunShellArgs, run_shell  # noqa: E402
 
 TARGET_MS = 15.0
 

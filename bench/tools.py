@@ -35,7 +35,7 @@ from engine.state import ToolCall  # noqa: E402
 from engine.tooling import ToolContext, ToolRegistry  # noqa: E402
 from engine.tooling.invoke import invoke  # noqa: E402
 from engine.tooling.process import group_alive  # noqa: E402
-from tools import builtin_specs  # noqa: E402
+from turnstile_tools import builtin_specs  # noqa: E402
 
 WORDS = ("alpha", "beta", "gamma", "delta", "value", "result", "config", "handler", "request",
          "response", "buffer", "index", "parse", "render", "update", "client", "server",

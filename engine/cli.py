@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from engine import __version__
+from engine.bundled import machine_path
 from engine.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -68,7 +70,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--workspace is for --task runs: a golden task (and the demo) runs in "
                          "a fresh copy of its fixture under .engine/workspaces/RUN_ID")
     req = RunRequest(
-        machine=Path(args.machine), task=task, golden=Path(args.golden) if args.golden else None,
+        machine=machine_path(args.machine), task=task,
+        golden=Path(args.golden) if args.golden else None,
         workspace=Path(args.workspace) if args.workspace else None, model=args.model,
         approval=args.approval, policy=Path(args.policy) if args.policy else None,
         mcp_config=Path(args.mcp_config) if args.mcp_config else None,
@@ -352,7 +355,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     results: list[dict[str, Any]] = []
     for path in args.machines:
         try:
-            spec = load_machine(Path(path), ACTIONS)
+            spec = load_machine(machine_path(path), ACTIONS)
         except SpecError as exc:
             results.append({"path": path, "ok": False, "problems": [
                 {"file": p.file, "line": p.line, "message": p.message} for p in exc.problems]})
@@ -377,7 +380,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
     from engine.diagram import diagram_format, diagram_text, render
     from engine.spec import load_machine
 
-    spec = load_machine(Path(args.machine), ACTIONS)
+    spec = load_machine(machine_path(args.machine), ACTIONS)
     kw: dict[str, Any] = {}
     if args.run:
         store = _open_store(args, must_exist=True)
@@ -408,7 +411,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 def cmd_tools(args: argparse.Namespace) -> int:
     from engine.toolview import list_tools
 
-    rows = list_tools(Path(args.machine) if args.machine else None,
+    rows = list_tools(machine_path(args.machine) if args.machine else None,
                       Path(args.mcp_config) if args.mcp_config else None, Path.cwd())
     failed = [r for r in rows if r.get("status") == "failed"]
     if args.json:
@@ -451,7 +454,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from tools.project_server import serve
+    from turnstile_tools.project_server import serve
 
     serve(Path(args.root).resolve(), args.http)
     return 0
@@ -495,8 +498,9 @@ def _common_db(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m engine",
+        prog=_prog(),
         description="Turnstile: agents and workflows as persisted finite-state machines.")
+    parser.add_argument("--version", action="version", version=f"turnstile {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_run(sub)
     _add_approvals(sub)
@@ -507,9 +511,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _prog() -> str:
+    """The name usage lines show: the console script's, or ``python -m engine``."""
+    return "turnstile" if Path(sys.argv[0]).name == "turnstile" else "python -m engine"
+
+
 def _add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="run a machine (no task: the bundled demo, offline)")
-    p.add_argument("machine", help="machine YAML, e.g. machines/coding_agent.yaml")
+    p.add_argument("machine", help="machine YAML (e.g. machines/coding_agent.yaml) or the "
+                   "name of a bundled machine (e.g. coding_agent)")
     p.add_argument("--task", help="the task text")
     p.add_argument("--task-file", help="read the task text from a file")
     p.add_argument("--golden", help="run one golden task folder (fixture, turns, policy)")

@@ -34,7 +34,7 @@ from engine.trace import build_trace
 
 logger = logging.getLogger(__name__)
 
-INSTALL_HINT = "OTLP export needs the otel extra: pip install 'turnstile[otel]'"
+INSTALL_HINT = "OTLP export needs the otel extra: pip install 'turnstile-fsm[otel]'"
 SERVICE_NAME = "turnstile"
 MAX_ATTRIBUTE_CHARS = 4096
 """Structured values (arguments, outputs) become JSON strings cut to this length."""

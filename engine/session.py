@@ -36,7 +36,7 @@ from engine.spec import MachineSpec, load_machine
 from engine.state import RunState
 from engine.store.base import Store
 from engine.tooling.registry import ToolRegistry
-from tools import builtin_specs
+from turnstile_tools import builtin_specs
 
 logger = logging.getLogger(__name__)
 

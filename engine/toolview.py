@@ -23,7 +23,7 @@ from engine.permissions.policy import Policy, PolicyContext, decide_static
 from engine.sandbox import confinement, merge
 from engine.spec import load_machine
 from engine.tooling.spec import ToolSpec
-from tools import builtin_specs
+from turnstile_tools import builtin_specs
 
 
 def list_tools(machine_path: Path | None, mcp_config: Path | None,

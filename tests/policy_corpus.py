@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.permissions.policy import Policy, PolicyContext, decide  # noqa: E402
 from engine.state import ToolCall  # noqa: E402
-from tools import builtin_specs  # noqa: E402
+from turnstile_tools import builtin_specs  # noqa: E402
 
 SYNTHETIC = (
     "a.py", "pkg/a.py", "pkg/sub/a.py", "ledger/x.py", "ledger/sub/x.py", "ledger.py",

@@ -8,7 +8,7 @@ from typing import Any
 from engine.actions.registry import ACTIONS
 from engine.cli import build_parser
 from tests.conftest import ROOT
-from tools import BUILTIN_NAMES
+from turnstile_tools import BUILTIN_NAMES
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -41,7 +41,8 @@ def test_the_docs_check_can_fail() -> None:
 
 def _flags() -> list[tuple[str, tuple[str, ...]]]:
     """``(command, option strings)`` for every option of every command (subcommands included,
-    as in ``policy check-path``); ``--db``, which every command takes, is documented once."""
+    as in ``policy check-path``); ``--db``, which every command takes, is documented once, and
+    ``--version`` (no command) in its own line."""
     out: list[tuple[str, tuple[str, ...]]] = []
 
     def walk(parser: Any, name: str) -> None:
@@ -49,7 +50,7 @@ def _flags() -> list[tuple[str, tuple[str, ...]]]:
             if action.__class__.__name__ == "_SubParsersAction":
                 for sub, p in action.choices.items():
                     walk(p, f"{name} {sub}".strip())
-            elif action.option_strings and action.dest not in ("help", "db"):
+            elif action.option_strings and action.dest not in ("help", "db", "version"):
                 out.append((name, tuple(action.option_strings)))
 
     walk(build_parser(), "")

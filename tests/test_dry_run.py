@@ -22,8 +22,8 @@ from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
 from tests.conftest import ROOT, engine_env
-from tools import SEEN_HASHES_KEY, builtin_specs
-from tools.patch import apply_diff
+from turnstile_tools import SEEN_HASHES_KEY, builtin_specs
+from turnstile_tools.patch import apply_diff
 
 SPECS = {s.name: s for s in builtin_specs()}
 ORIGINAL = "alpha = 1\nbeta = 1\nalpha = 1\n\ndef f():\n    return alpha\n" + "pad\n" * 12 + \

@@ -16,9 +16,9 @@ from engine.permissions.policy import Policy, PolicyContext, decide
 from engine.state import ToolCall
 from engine.tooling.spec import ToolContext
 from tests.conftest import ROOT
-from tools import builtin_specs
-from tools.gitignore import parse_rules, walk
-from tools.search import SearchTextArgs, search_text
+from turnstile_tools import builtin_specs
+from turnstile_tools.gitignore import parse_rules, walk
+from turnstile_tools.search import SearchTextArgs, search_text
 
 SPECS = {s.name: s for s in builtin_specs()}
 

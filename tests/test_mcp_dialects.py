@@ -74,8 +74,8 @@ def http_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """Turnstile's project server on streamable HTTP."""
     project = tmp_path_factory.mktemp("project")
     (project / "notes.md").write_text("hello\n")
-    yield from _serve([sys.executable, "-m", "tools.project_server", "--root", str(project),
-                       "--http"])
+    yield from _serve([sys.executable, "-m", "turnstile_tools.project_server", "--root",
+                       str(project), "--http"])
 
 
 def write(path: Path, data: Any) -> Path:
@@ -165,7 +165,8 @@ async def test_vscode_servers_with_types_and_inputs(tmp_path: Path, http_port: i
                     "password": True}],
         "servers": {
             "files": {"type": "stdio", "command": sys.executable,
-                      "args": ["-m", "tools.project_server", "--root", "${workspaceFolder}/docs"],
+                      "args": ["-m", "turnstile_tools.project_server", "--root",
+                               "${workspaceFolder}/docs"],
                       "cwd": str(ROOT)},
             "web": {"type": "http", "url": "http://127.0.0.1:${env:PROJECT_PORT}/mcp"},
         }})
@@ -203,7 +204,7 @@ async def test_gemini_settings_httpurl_url_cwd_timeout_trust(
                         "headers": {"X-Test": "1"}, "timeout": 5000},
             "old": {"url": f"http://127.0.0.1:{sse_port}/sse", "trust": True,
                     "includeTools": ["add", "header"], "excludeTools": ["header"]},
-            "tool": {"command": sys.executable, "args": ["-m", "tools.project_server",
+            "tool": {"command": sys.executable, "args": ["-m", "turnstile_tools.project_server",
                                                          "--root", "."],
                      "cwd": "tools-dir", "timeout": 30000, "trust": False,
                      "description": "the project itself"},

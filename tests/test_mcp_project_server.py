@@ -13,7 +13,7 @@ from mcp_servers.support import ROOT, Events, call, free_port, wait_port
 
 from engine.mcp import McpHub, ServerConfig
 from engine.tooling.registry import ToolRegistry
-from tools.project_server import glob_regex, inside, read_file, search_text
+from turnstile_tools.project_server import glob_regex, inside, read_file, search_text
 
 pytestmark = pytest.mark.anyio
 
@@ -97,7 +97,7 @@ async def exercise(registry: ToolRegistry, server: str) -> None:
 async def test_over_stdio(project: Path) -> None:
     registry, events = ToolRegistry(), Events()
     cfg = ServerConfig("project", command=sys.executable, trust="internal", cwd=str(ROOT),
-                       args=("-m", "tools.project_server", "--root", str(project)))
+                       args=("-m", "turnstile_tools.project_server", "--root", str(project)))
     async with McpHub({"project": cfg}, registry, events) as hub:
         assert hub.status()["project"]["server_name"] == "turnstile-project"
         await exercise(registry, "project")
@@ -108,7 +108,7 @@ async def test_over_stdio(project: Path) -> None:
 def http_server(project: Path) -> Iterator[int]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tools.project_server", "--root", str(project), "--http",
+        [sys.executable, "-m", "turnstile_tools.project_server", "--root", str(project), "--http",
          str(port)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         yield port
@@ -137,7 +137,7 @@ async def test_over_streamable_http(http_server: int) -> None:
 
 
 def test_main_refuses_a_missing_root(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "tools.project_server", "--root",
+    proc = subprocess.run([sys.executable, "-m", "turnstile_tools.project_server", "--root",
                            str(tmp_path / "nope")], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and "is not a directory" in proc.stderr
@@ -146,7 +146,7 @@ def test_main_refuses_a_missing_root(tmp_path: Path) -> None:
 async def test_untrusted_project_server_is_asked_about(project: Path) -> None:
     registry = ToolRegistry()
     cfg = ServerConfig("p", command=sys.executable, cwd=str(ROOT),
-                       args=("-m", "tools.project_server", "--root", str(project)))
+                       args=("-m", "turnstile_tools.project_server", "--root", str(project)))
     async with McpHub({"p": cfg}, registry):
         spec = registry.get("mcp__p__read_project_file")
         assert spec is not None and spec.risk == "write"  # its own read-only claim is not enough

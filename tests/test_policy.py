@@ -22,7 +22,7 @@ from engine.permissions.policy import (
 from engine.state import ToolCall
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import Risk, ToolContext, ToolResult, ToolSpec
-from tools import SEEN_HASHES_KEY, builtin_specs
+from turnstile_tools import SEEN_HASHES_KEY, builtin_specs
 
 ENV = {"HOME": "/home/agent", "PATH": "/usr/bin"}
 

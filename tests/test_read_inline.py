@@ -12,8 +12,8 @@ import pytest
 from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry
 from engine.tooling.invoke import invoke
-from tools import builtin_specs, files
-from tools.files import INLINE_READ_BYTES, _small_regular_file
+from turnstile_tools import builtin_specs, files
+from turnstile_tools.files import INLINE_READ_BYTES, _small_regular_file
 
 pytestmark = pytest.mark.anyio
 

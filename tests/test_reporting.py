@@ -26,7 +26,7 @@ from engine.permissions.approvals import Answer, PendingQuestion
 from engine.replay import format_report, replay_run, tool_outcomes
 from engine.session import RunRequest, execute, prepare_new
 from engine.store.sqlite import SqliteStore
-from tools.changes import MAX_TEXT_BYTES, changes, snapshot
+from turnstile_tools.changes import MAX_TEXT_BYTES, changes, snapshot
 
 AGENT = ROOT / "machines" / "coding_agent.yaml"
 

@@ -35,8 +35,8 @@ from engine.spec.model import SandboxSpec
 from engine.state import ToolCall
 from engine.tooling.spec import ToolContext
 from tests.conftest import ROOT, engine_env
-from tools import builtin_specs
-from tools.shell import RunShellArgs, run_shell
+from turnstile_tools import builtin_specs
+from turnstile_tools.shell import RunShellArgs, run_shell
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ from engine.tooling.invoke import (
     effective_timeout,
     invoke,
 )
-from tools import BUILTIN_NAMES, builtin_specs
+from turnstile_tools import BUILTIN_NAMES, builtin_specs
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from tools import builtin_specs
+from turnstile_tools import builtin_specs
 
 SNAPSHOT = Path(__file__).with_name("tool_schemas.json")
 UPDATE_ENV = "TURNSTILE_UPDATE_TOOL_SCHEMAS"

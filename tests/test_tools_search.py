@@ -12,9 +12,9 @@ import pytest
 from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
-from tools import builtin_specs
-from tools.gitignore import glob_regex, parse_rules
-from tools.search import expand_braces, glob_filter
+from turnstile_tools import builtin_specs
+from turnstile_tools.gitignore import glob_regex, parse_rules
+from turnstile_tools.search import expand_braces, glob_filter
 
 pytestmark = pytest.mark.anyio
 

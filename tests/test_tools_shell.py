@@ -15,7 +15,7 @@ from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry
 from engine.tooling.invoke import invoke
 from engine.tooling.process import OutputBuffer, group_alive, is_secret_name, scrub_env
-from tools import builtin_specs
+from turnstile_tools import builtin_specs
 
 pytestmark = pytest.mark.anyio
 

@@ -348,7 +348,7 @@ def test_otlp_without_the_extra_names_it(demo: tuple[Path, str], tmp_path: Path)
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert proc.returncode == UsageError.exit_code, proc.stderr
-    assert "OTLP export needs the otel extra: pip install 'turnstile[otel]'" in proc.stderr
+    assert "OTLP export needs the otel extra: pip install 'turnstile-fsm[otel]'" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

@@ -9,9 +9,9 @@ fails when a schema changes without a version bump; after bumping, refresh the s
 from __future__ import annotations
 
 from engine.tooling.spec import ToolSpec
-from tools import files, plan, search, shell
-from tools.files import SEEN_HASHES_KEY, record_seen
-from tools.plan import PLAN_KEY
+from turnstile_tools import files, plan, search, shell
+from turnstile_tools.files import SEEN_HASHES_KEY, record_seen
+from turnstile_tools.plan import PLAN_KEY
 
 BUILTIN_NAMES: tuple[str, ...] = (
     "read_file", "list_files", "search_text", "write_file", "edit_file", "run_shell",

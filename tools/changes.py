@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.gitignore import walk
-from tools.patch import make_patch
-from tools.workspace import is_binary, sha256
+from turnstile_tools.gitignore import walk
+from turnstile_tools.patch import make_patch
+from turnstile_tools.workspace import is_binary, sha256
 
 MAX_FILES = 20_000
 """Files walked per snapshot; above this the workspace is not tracked (``complete`` False)."""

@@ -27,9 +27,9 @@ from engine.tooling.spec import (
     ToolResult,
     ToolSpec,
 )
-from tools import gitignore
-from tools.patch import apply_diff, diff_target, make_patch
-from tools.workspace import atomic_write, is_binary, rel, resolve_in, sha256
+from turnstile_tools import gitignore
+from turnstile_tools.patch import apply_diff, diff_target, make_patch
+from turnstile_tools.workspace import atomic_write, is_binary, rel, resolve_in, sha256
 
 logger = logging.getLogger(__name__)
 

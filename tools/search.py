@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.globs import GlobError, expand_braces, translate
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
-from tools import gitignore
-from tools.workspace import is_binary, rel, resolve_in
+from turnstile_tools import gitignore
+from turnstile_tools.workspace import is_binary, rel, resolve_in
 
 logger = logging.getLogger(__name__)
 

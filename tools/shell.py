@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.sandbox import Confinement
 from engine.tooling.process import ProcessResult, run_process, start_ticks
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
-from tools.workspace import rel, resolve_in
+from turnstile_tools.workspace import rel, resolve_in
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.process import end_leftover_group
 from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult
-from tools.changes import Snapshot, changes, snapshot
+from turnstile_tools.changes import Snapshot, changes, snapshot
 
 logger = logging.getLogger(__name__)
 

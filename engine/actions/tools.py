@@ -18,7 +18,7 @@ from engine.errors import PolicyRefusedError, ToolError
 from engine.state import Message, Outcome, ToolCall
 from engine.templates import render_value
 from engine.tooling.spec import ToolResult
-from tools import SEEN_HASHES_KEY, record_seen
+from turnstile_tools import SEEN_HASHES_KEY, record_seen
 
 logger = logging.getLogger(__name__)
 

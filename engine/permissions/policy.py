@@ -546,7 +546,7 @@ def _root(item: Any, where: str, base: Path | None) -> Root:
 
 def builtin_tool_names() -> frozenset[str]:
     """Names of the built-in tools (imported late: the tools package depends on this one)."""
-    from tools import builtin_specs
+    from turnstile_tools import builtin_specs
 
     return frozenset(s.name for s in builtin_specs())
 
