@@ -265,6 +265,10 @@ def test_the_wheel_runs_the_demo_outside_the_repository(tmp_path: Path) -> None:
             f"turnstile_fsm-{engine.__version__}.dist-info/licenses/LICENSE"} <= set(names)
     assert not [n for n in names if n.startswith(("tools/", "machines/", "golden_tasks/"))
                 or "__pycache__" in n]
+    meta = zipfile.ZipFile(wheel).read(
+        f"turnstile_fsm-{engine.__version__}.dist-info/METADATA").decode().splitlines()
+    assert {"Name: turnstile-fsm", f"Version: {engine.__version__}",
+            "License-Expression: Apache-2.0", "Requires-Dist: jsonschema>=4.20"} <= set(meta)
     venv = _fresh_venv(tmp_path, wheel)
     project = _project_with_own_packages(tmp_path / "project", "tools", "engine")
     where = _run([str(venv / "bin" / "python"), "-I", "-c",
