@@ -101,7 +101,8 @@ def test_pyproject_lists_every_package_and_maps_the_bundle() -> None:
     folders = [ROOT / "engine", *(ROOT / "engine").rglob("*")]
     on_disk = {".".join(p.relative_to(ROOT).parts) for p in folders
                if p.is_dir() and any(p.glob("*.py")) and "__pycache__" not in p.parts}
-    assert on_disk - listed == set(), "add to [tool.setuptools] packages in pyproject.toml"
+    unlisted = sorted(on_disk - listed)
+    assert not unlisted, f"add to [tool.setuptools] packages in pyproject.toml: {unlisted}"
     assert listed - on_disk == set(mapped), "listed packages that do not exist"
     assert all((ROOT / folder).is_dir() for folder in mapped.values())
     assert mapped["turnstile_tools"] == "tools"
