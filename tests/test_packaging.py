@@ -187,6 +187,8 @@ def test_the_console_script_runs_the_demo_beside_its_own_tools_and_engine(tmp_pa
     project = _project_with_own_packages(tmp_path / "project", "tools", "engine")
     version = _run([str(CONSOLE), "--version"], project)
     assert version.stdout == f"turnstile {engine.__version__}\n", version.stderr
+    usage = _run([str(CONSOLE)], project)
+    assert usage.returncode == 2 and usage.stderr.startswith("usage: turnstile [-h] [--version]")
     proc = _run([str(CONSOLE), "run", "coding_agent", "--db", str(tmp_path / "engine.db"),
                  "--json"], project)
     _assert_demo_completed(proc, project)
