@@ -109,8 +109,12 @@ def store_target(store: str | None = None, db: str | None = None) -> StoreTarget
     return StoreTarget("sqlite", str(DEFAULT_DB), DEFAULT_DB)
 
 
+def as_target(value: str | os.PathLike[str] | StoreTarget) -> StoreTarget:
+    """``value`` (a URL, a path or a target) as a target."""
+    return value if isinstance(value, StoreTarget) else parse_store_url(value)
+
+
 def open_store(value: str | os.PathLike[str] | StoreTarget, *,
                durability: Durability | None = None, reading: bool = False) -> Store:
     """The store at ``value`` (a URL, a path or a target)."""
-    target = value if isinstance(value, StoreTarget) else parse_store_url(value)
-    return target.open(durability=durability, reading=reading)
+    return as_target(value).open(durability=durability, reading=reading)
