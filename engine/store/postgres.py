@@ -59,7 +59,7 @@ SCHEMA_VERSION = 1
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 MIGRATION_LOCK = 0x7475726E  # an advisory lock key of its own ("turn")
-"""Held (transaction-scoped) while the schema is created or upgraded."""
+"""Held while the schema is created or upgraded."""
 
 CONNECT_TIMEOUT_S = 10
 
@@ -235,8 +235,17 @@ class PostgresStore:
             if "runs" not in self._tables():
                 raise StoreError(f"{self.where}: not a Turnstile database (no runs table)")
             return
-        with self._conn.transaction():  # one creator at a time; the next finds the work done
-            self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        # One creator at a time, and the next finds the work done. The lock is taken before
+        # the transaction begins: a transaction that started before another one's commit may
+        # still see the catalog as it was (no tables) after waiting for the lock.
+        self._conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+        try:
+            self._migrate_locked()
+        finally:
+            self._conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+
+    def _migrate_locked(self) -> None:
+        with self._conn.transaction():
             version = self._version()
             self._refuse_newer(version)
             tables = self._tables()
