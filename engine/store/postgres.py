@@ -288,8 +288,8 @@ class PostgresStore:
         """One write transaction, carrying the buffered rows; on any failure nothing of it
         is kept and the buffered rows wait for the next one."""
         pending, self._pending = self._pending, []
-        try:
-            with self._conn.transaction(), self._conn.cursor() as cur:
+        try:  # pipelined: statements go out without waiting for each one's answer
+            with self._conn.pipeline(), self._conn.transaction(), self._conn.cursor() as cur:
                 if durable and self.durability != "full":
                     cur.execute("SET LOCAL synchronous_commit = on")
                 for sql, params in pending:
