@@ -7,8 +7,12 @@ store faults as one line with exit code 2.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, engine_env
+from tests.pg_cluster import free_port
 from tests.test_park import make_task
 from tests.test_recovery import _setup
 
@@ -174,3 +179,43 @@ def test_login_refused_and_missing_database_are_one_line(pg: PgCLI, pg_cluster: 
     missing = engine(pg.cwd, "runs", "--store", pg_cluster.url("no_such_db"))
     assert missing.returncode == 2 and "no such database" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_the_web_console_reads_a_postgres_store(pg: PgCLI, tmp_path: Path) -> None:
+    done = json.loads(pg("run", MACHINE, "--json", "--quiet").stdout)
+    parked = json.loads(pg("run", MACHINE, "--golden", str(make_task(tmp_path)), "--json").stdout)
+    port = free_port()
+    with_password = pg.url.replace("postgres@", "postgres:pw-not-shown@")  # trust: accepted
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port),
+                             "--store", with_password], cwd=pg.cwd, env=engine_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.communicate()[0]
+                time.sleep(0.1)
+        status, body = _get(base + "/api/runs")
+        assert status == 200, body
+        listed = {r["run_id"]: r["status"] for r in json.loads(body)}
+        assert listed == {done["run_id"]: "completed", parked["run_id"]: "waiting_approval"}
+        status, page = _get(f"{base}/runs/{parked['run_id']}")
+        assert status == 200 and parked["run_id"] in page
+        status, page = _get(base + "/approvals")
+        assert status == 200 and parked["run_id"] in page
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=20)[0]
+    assert "database postgresql://postgres@127.0.0.1" in out and "pw-not-shown" not in out
