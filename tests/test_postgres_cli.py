@@ -127,6 +127,22 @@ def test_parked_approval_then_approve_resume_on_postgres(pg: PgCLI, tmp_path: Pa
     assert again.returncode == 2 and "Traceback" not in again.stderr
 
 
+def test_three_deciders_racing_exactly_one_wins_on_postgres(pg: PgCLI, tmp_path: Path) -> None:
+    info = json.loads(pg("run", MACHINE, "--golden", str(make_task(tmp_path)), "--json").stdout)
+    (row,) = pg.json("approvals")
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "engine", verb, info["run_id"], row["call_id"], "--store",
+         pg.url], cwd=pg.cwd, env=engine_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True) for verb in ("approve", "deny", "approve")]
+    results = [(p.wait(timeout=60), p.stderr.read() if p.stderr else "") for p in procs]
+    assert sorted(code for code, _ in results) == [0, 2, 2], results
+    for code, err in results:
+        if code == 2:
+            assert err.count("\n") == 1 and "not pending" in err, err
+    audit = [a for a in pg.json("audit", info["run_id"]) if a["call_id"] == row["call_id"]]
+    assert len(audit) == 1
+
+
 def test_kill_9_after_a_shell_effect_then_resume_on_postgres(pg: PgCLI, tmp_path: Path) -> None:
     ws, _log, args = _setup(tmp_path, "shell_write")
     killed = pg(*args, env={"ENGINE_FAULTS": "crash_after_effect:exec_tool:1"})
