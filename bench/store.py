@@ -5,11 +5,12 @@
 A step is what the runner writes for one agent turn: a buffered event and the step commit (its
 ~1.5 KB message, the transition, the run's totals and the next step's pre-checkpoint) in one
 transaction. A tool call adds the ledger's intent row (committed on its own and flushed to disk:
-``durable=True``) and its outcome. Each store runs at ``durability="normal"`` (SQLite
-``synchronous=NORMAL``; PostgreSQL ``synchronous_commit=off``) and ``"full"`` (an fsync per
-commit on either). PostgreSQL is a throw-away local cluster (``tests/pg_cluster.py``, fsync on),
-reached over TCP on 127.0.0.1, unless ``--store-url`` names a database to use (its tables must
-not exist yet, or be Turnstile's).
+``durable=True``) and its outcome. With no fsync per commit: SQLite ``durability="normal"``
+(``synchronous=NORMAL``) beside PostgreSQL with ``synchronous_commit=off`` set in its URL; with
+one: SQLite ``"full"`` beside PostgreSQL as it comes (``synchronous_commit=on``, the store's
+default). PostgreSQL is a throw-away local cluster (``tests/pg_cluster.py``, fsync on), reached
+over TCP on 127.0.0.1, unless ``--store-url`` names a database to use (its tables must not
+exist yet, or be Turnstile's).
 """
 
 from __future__ import annotations
@@ -43,7 +44,12 @@ from bench.common import (  # noqa: E402
 from engine.state import Message, RunInfo, RunState, Usage  # noqa: E402
 from engine.store.base import EffectRecord, StepBegin, StepCommit, Store  # noqa: E402
 
-DURABILITIES = ("normal", "full")
+SETTINGS = {
+    # label: (SQLite durability, PostgreSQL URL suffix, what PostgreSQL does)
+    "no fsync per commit": ("normal", "?options=-csynchronous_commit%3Doff",
+                            "synchronous_commit=off (in the URL)"),
+    "fsync per commit": ("full", "", "synchronous_commit=on (default)"),
+}
 
 
 def _new_run(store: Store) -> str:
@@ -126,23 +132,21 @@ def run(steps: int, repeats: int, store_url: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {"steps": steps, "row_bytes": ROW_BYTES, "results": {}}
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp, \
             postgres_url(store_url) as url:
-        for durability in DURABILITIES:
+        for label, (durability, suffix, how) in SETTINGS.items():
             def sqlite(d: Any = durability) -> Store:
                 return SqliteStore(Path(tmp) / f"{d}.db", durability=d)
 
-            def postgres(d: Any = durability) -> Store:
-                return PostgresStore(url, durability=d)
+            def postgres(u: str = url + suffix) -> Store:
+                return PostgresStore(u)
 
-            out["results"][f"sqlite-{durability}"] = {
-                "store": "SQLite file", "durability": durability,
-                **measure(sqlite, steps, repeats)}
-            out["results"][f"postgres-{durability}"] = {
-                "store": "PostgreSQL, 127.0.0.1", "durability": durability,
-                **measure(postgres, steps, repeats)}
-    for durability in DURABILITIES:
-        lite = out["results"][f"sqlite-{durability}"]["per_step_s"]["median"]
-        pg = out["results"][f"postgres-{durability}"]["per_step_s"]["median"]
-        out["results"][f"postgres-{durability}"]["vs_sqlite"] = pg / lite if lite else None
+            lite = {"store": "SQLite file", "commits": label,
+                    "setting": f"durability={durability}", **measure(sqlite, steps, repeats)}
+            pg = {"store": "PostgreSQL, 127.0.0.1", "commits": label, "setting": how,
+                  **measure(postgres, steps, repeats)}
+            base = lite["per_step_s"]["median"]
+            pg["vs_sqlite"] = pg["per_step_s"]["median"] / base if base else None
+            out["results"][f"sqlite-{durability}"] = lite
+            out["results"][f"postgres-{durability}"] = pg
     return out
 
 
@@ -150,10 +154,10 @@ def report(data: dict[str, Any]) -> str:
     rows = []
     for e in data["results"].values():
         vs = e.get("vs_sqlite")
-        rows.append([e["store"], e["durability"], fmt_stat(e["per_step_s"]),
+        rows.append([e["store"], e["setting"], fmt_stat(e["per_step_s"]),
                      f"{vs:.1f}x" if vs else "-", fmt_stat(e["per_tool_call_ledger_s"]),
                      fmt_stat(e["load_state_s"])])
-    return table(["store", "durability", "ms per step", "vs SQLite",
+    return table(["store", "setting", "ms per step", "vs SQLite",
                   "ms per tool call (ledger)", f"ms load_state ({data['steps']} steps)"], rows)
 
 

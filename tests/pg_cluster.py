@@ -83,11 +83,21 @@ class PgCluster:
                 shutil.chown(path, "postgres", "postgres")
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres",
                   "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+        self.start_server()
+        return self
+
+    def stop_server(self) -> None:
+        """Stop the server at once (as a crash would), keeping its data."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w",
+                  "stop")
+        self.started = False
+
+    def start_server(self) -> None:
+        """Start the server again on the same port."""
         options = " ".join(f"-c {k}={v}" for k, v in self.settings.items())
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w",
                   "-t", "60", "-o", f"-p {self.port} -k {self.sock} {options}", "start")
         self.started = True
-        return self
 
     def url(self, dbname: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
@@ -104,8 +114,7 @@ class PgCluster:
     def stop(self) -> None:
         try:
             if self.started:
-                self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
-                          "-w", "stop")
+                self.stop_server()
         finally:
             self.started = False
             shutil.rmtree(self.root, ignore_errors=True)

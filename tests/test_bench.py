@@ -182,6 +182,7 @@ def test_store_bench_runs_the_same_steps_on_sqlite_and_postgres(tmp_path: Path,
                           tmp_path=tmp_path)
     assert set(data["results"]) == {"sqlite-normal", "postgres-normal", "sqlite-full",
                                     "postgres-full"}
+    assert data["results"]["postgres-normal"]["setting"].startswith("synchronous_commit=off")
     assert "PostgreSQL" in out and "ms per step" in out
     store = PostgresStore(pg_url)
     runs = store.list_runs()

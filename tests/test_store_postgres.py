@@ -109,14 +109,18 @@ def test_a_read_only_database_still_reads(pg_url: str, tmp_path: Path) -> None:
     assert proc.returncode == 0 and "run-1" in proc.stdout, proc.stderr
 
 
-def test_a_server_that_goes_away_is_one_clear_error() -> None:
+def test_a_server_that_goes_away_is_one_clear_error_and_comes_back() -> None:
     with PgCluster() as cluster:
         url = cluster.create_database()
         store = PostgresStore(url)
         _new_run(store)
-        cluster.stop()
+        cluster.stop_server()
         with pytest.raises(StoreUnreachableError, match="cannot reach the database server"):
             store.get_run("run-1")
+        with pytest.raises(StoreUnreachableError):  # still down: the reconnect fails too
+            store.list_runs()
+        cluster.start_server()
+        assert store.get_run("run-1").run_id == "run-1"  # the same store, a new connection
         store.close()
 
 

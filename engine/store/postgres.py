@@ -7,10 +7,11 @@ that reads runs (``runs``, ``show``, ``trace``, ``audit``, ``approvals``, the co
 the same on both. Migrations are versioned in a ``schema_version`` table and run in one
 transaction under an advisory lock: processes opening a new database at once cannot collide.
 A lease is the row of the run, read with ``SELECT ... FOR UPDATE``: the same owner, pid and
-expiry rules as SQLite. ``durability="normal"`` commits with ``synchronous_commit=off`` (a
-killed client loses nothing; the server may lose its last fraction of a second on a power
-loss, like SQLite's ``synchronous=NORMAL``); intent rows of effects that are not idempotent and
-``durability="full"`` wait for the server's flush.
+expiry rules as SQLite. Commits keep the server's ``synchronous_commit`` (on by default: a
+commit is on disk when it returns), which a URL may lower for speed
+(``?options=-csynchronous_commit%3Doff``: a server crash may then lose its last fraction of a
+second); intent rows of effects that are not idempotent, and ``durability="full"``, always
+wait for the server's flush.
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ def _guarded(method: Callable[Concatenate[PostgresStore, _P], _R]
     def guarded(self: PostgresStore, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
             try:
+                self._reconnect_if_lost()
                 return method(self, *args, **kwargs)
             except psycopg.Error as exc:
                 raise self._fault(exc) from exc
@@ -175,15 +177,8 @@ class PostgresStore:
         self._pending_since = 0.0
         self._event_seq: dict[str, int] = {}
         self._audit_seq: dict[str, int] = {}
+        self._conn = self._connect()
         try:
-            self._conn = psycopg.connect(
-                url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name="turnstile", keepalives=1, keepalives_idle=10,
-                keepalives_interval=5, keepalives_count=3)
-        except psycopg.Error as exc:
-            raise self._fault(exc) from exc
-        try:
-            self._setup()
             self._migrate()
         except psycopg.Error as exc:
             self._conn.close()
@@ -201,10 +196,32 @@ class PostgresStore:
         except StoreReadOnlyError:
             return cls(url, readonly=True, **kwargs)
 
-    def _setup(self) -> None:
-        c = self._conn
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="turnstile", keepalives=1, keepalives_idle=10,
+                keepalives_interval=5, keepalives_count=3)
+        except psycopg.Error as exc:
+            raise self._fault(exc) from exc
+        try:
+            self._setup(conn)
+        except psycopg.Error as exc:
+            conn.close()
+            raise self._fault(exc) from exc
+        return conn
+
+    def _reconnect_if_lost(self) -> None:
+        """A connection the server dropped (a restart, a failover) failed the call that met
+        it; the next call opens a new one, so a long-lived process need not be restarted."""
+        if self._conn.broken:
+            self._conn.close()
+            self._conn = self._connect()
+
+    def _setup(self, c: psycopg.Connection[Any]) -> None:
         c.execute(f"SET lock_timeout = {int(self.busy_timeout_s * 1000)}")
-        c.execute("SET synchronous_commit = " + ("on" if self.durability == "full" else "off"))
+        if self.durability == "full":
+            c.execute("SET synchronous_commit = on")
         if self.readonly:
             c.execute("SET default_transaction_read_only = on")
 
@@ -290,7 +307,7 @@ class PostgresStore:
         pending, self._pending = self._pending, []
         try:  # pipelined: statements go out without waiting for each one's answer
             with self._conn.pipeline(), self._conn.transaction(), self._conn.cursor() as cur:
-                if durable and self.durability != "full":
+                if durable:
                     cur.execute("SET LOCAL synchronous_commit = on")
                 for sql, params in pending:
                     cur.execute(sql, params)  # type: ignore[arg-type]
@@ -323,7 +340,7 @@ class PostgresStore:
 
     def close(self) -> None:
         try:
-            if not self._conn.closed:
+            if self._pending and not self._conn.closed:
                 self.flush()
         finally:
             self._conn.close()
