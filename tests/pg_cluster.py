@@ -28,10 +28,10 @@ MISSING = ("PostgreSQL server binaries (initdb, pg_ctl) not found: install the D
            "`postgresql` (scripts/test does), or set PG_BIN to the folder holding initdb")
 
 
-def find_bin_dir() -> Path:
+def find_bin_dir(pattern: str = "/usr/lib/postgresql/*/bin") -> Path:
     """``$PG_BIN``, else the newest ``/usr/lib/postgresql/*/bin``, else ``initdb`` on PATH."""
     candidates = [os.environ.get("PG_BIN", "")]
-    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"),
+    candidates += sorted(glob.glob(pattern),
                          key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit()
                          else 0, reverse=True)
     on_path = shutil.which("initdb")

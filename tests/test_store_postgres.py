@@ -26,7 +26,7 @@ from engine.store.base import StepBegin
 from engine.store.postgres import SCHEMA_VERSION, PostgresStore
 from engine.store.url import display_url, parse_store_url, store_target
 from tests.conftest import ROOT, engine_env
-from tests.pg_cluster import PgCluster
+from tests.pg_cluster import MISSING, PgCluster, find_bin_dir
 
 
 def _new_run(store: PostgresStore, run_id: str = "run-1") -> None:
@@ -150,6 +150,19 @@ def test_threads_sharing_one_store(pg_url: str) -> None:
     events = store.events("run-1")
     assert [e.seq for e in events] == list(range(200))
     store.close()
+
+
+def test_missing_server_binaries_name_the_fix(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PG_BIN", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RuntimeError) as caught:
+        find_bin_dir(str(tmp_path / "postgresql" / "*" / "bin"))
+    assert str(caught.value) == MISSING and "`postgresql`" in MISSING
+    (tmp_path / "15" / "bin").mkdir(parents=True)
+    for name in ("initdb", "pg_ctl"):
+        (tmp_path / "15" / "bin" / name).touch()
+    assert find_bin_dir(str(tmp_path / "*" / "bin")) == tmp_path / "15" / "bin"
 
 
 # -- store URLs ---------------------------------------------------------------------------
