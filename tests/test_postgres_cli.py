@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import ROOT, engine_env
 from tests.pg_cluster import free_port
 from tests.test_park import make_task
-from tests.test_recovery import _setup
+from tests.test_recovery import POINTS, _effects_done, _setup
 
 STORE_COMMANDS = {"run", "resume", "runs", "show", "audit", "trace", "approvals", "approve",
                   "deny", "check"}
@@ -143,18 +143,32 @@ def test_three_deciders_racing_exactly_one_wins_on_postgres(pg: PgCLI, tmp_path:
     assert len(audit) == 1
 
 
-def test_kill_9_after_a_shell_effect_then_resume_on_postgres(pg: PgCLI, tmp_path: Path) -> None:
-    ws, _log, args = _setup(tmp_path, "shell_write")
-    killed = pg(*args, env={"ENGINE_FAULTS": "crash_after_effect:exec_tool:1"})
+@pytest.mark.parametrize("point", POINTS)
+@pytest.mark.parametrize("kind", ["shell_write", "file_write"])
+def test_kill_9_around_an_effect_then_resume_on_postgres(pg: PgCLI, tmp_path: Path, kind: str,
+                                                         point: str) -> None:
+    """The ledger on PostgreSQL: killed before, during, after the effect or after it was
+    recorded, then resumed; the effect happened once, or was reported unknown and not run."""
+    ws, log, args = _setup(tmp_path, kind)
+    killed = pg(*args, env={"ENGINE_FAULTS": f"{point}:exec_tool:1"})
     assert killed.returncode == -9, killed.stderr[-2000:]
     (run,) = pg.json("runs")
     assert run["status"] == "crashed"  # running, and its lease holder is gone
     resumed = pg("resume", run["run_id"], "--json")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads(resumed.stdout)["status"] == "completed"
-    assert (ws / "effects.log").read_text().count("effect") == 1  # not repeated
-    show = pg.json("show", run["run_id"])
-    assert any("may or may not have run" in m for m in show["effects_resolved"])
+    resolved = pg.json("show", run["run_id"])["effects_resolved"]
+    happened = _effects_done(ws, log, kind)
+    if kind == "shell_write" and point == "crash_after_effect":
+        assert happened == 1 and any("may or may not have run" in m for m in resolved)
+    elif kind == "shell_write" and point == "crash_during":
+        assert happened == 0 and any("not repeated" in m for m in resolved)
+    else:
+        assert happened == 1, (kind, point)
+    if kind == "file_write":
+        assert (ws / "out.txt").read_text() == "written once\n"
+        if point == "crash_after_effect":
+            assert any("already applied (hash matches)" in m for m in resolved)
 
 
 def test_two_processes_resuming_at_once_exactly_one_proceeds(pg: PgCLI,
