@@ -36,23 +36,22 @@ logger = logging.getLogger(__name__)
 DEFAULT_DB = Path(".engine") / "engine.db"
 
 
-def db_path(args: argparse.Namespace) -> Path:
-    """``--db``, else ``ENGINE_DB``, else ``.engine/engine.db`` in the current directory."""
-    return Path(getattr(args, "db", None) or os.environ.get("ENGINE_DB") or DEFAULT_DB)
+def store_target(args: argparse.Namespace) -> Any:
+    """The store, first match wins: ``--store``, ``--db``, ``ENGINE_STORE_URL``, ``ENGINE_DB``,
+    ``.engine/engine.db`` in the current directory (``engine.store.url``)."""
+    from engine.store.url import store_target as target
+
+    return target(getattr(args, "store", None), getattr(args, "db", None))
 
 
 def _open_store(args: argparse.Namespace, *, must_exist: bool = False,
                 reading: bool = False) -> Any:
     """The run database; ``reading`` commands also work where it cannot be written."""
-    from engine.store.sqlite import SqliteStore
-
-    path = db_path(args)
-    if must_exist and not path.exists():
-        raise UsageError(f"{path}: no database yet (start a run with: python -m engine run "
-                         "machines/coding_agent.yaml)")
-    if reading:
-        return SqliteStore.for_reading(path)
-    return SqliteStore(path, durability=getattr(args, "durability", None) or "normal")
+    target = store_target(args)
+    if must_exist and not target.exists():
+        raise UsageError(f"{target.display}: no database yet (start a run with: python -m "
+                         "engine run machines/coding_agent.yaml)")
+    return target.open(durability=getattr(args, "durability", None), reading=reading)
 
 
 def _print_json(value: Any) -> None:
@@ -79,8 +78,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_machine(req.machine)  # a machine that cannot load creates no database
     store = _open_store(args)
     observer, prompter = _ui(args)
-    prepared = prepare_new(req, store, db_path=db_path(args), observer=observer,
-                           prompter=prompter, json_output=args.json)
+    prepared = prepare_new(req, store, data_dir=store_target(args).data_dir,
+                           observer=observer, prompter=prompter, json_output=args.json)
     for note in () if args.quiet else prepared.notes:
         observer.line(f"[dim]{note}[/]")
     return _drive(args, store, prepared, observer)
@@ -173,7 +172,8 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
 def _summary(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
              error: str | None = None) -> None:
     info = store.get_run(run_id)
-    _write_trace(store, run_id)
+    target = store_target(args)
+    _write_trace(store, run_id, target.data_dir / "traces")
     if args.json:
         _print_json(info.to_json())
         return
@@ -186,13 +186,13 @@ def _summary(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
     if error:
         observer.line(f"[red]error:[/] {error}")
     observer.line(f"  workspace: {info.workspace}")
-    observer.line(f"  database:  {db_path(args)}")
+    observer.line(f"  database:  {target.display}")
     observer.line(f"  inspect:   python -m engine show {info.run_id}")
     if info.status in ("interrupted", "failed", "crashed"):
         observer.line(f"  resume:    python -m engine resume {info.run_id}")
 
 
-def _write_trace(store: Any, run_id: str) -> None:
+def _write_trace(store: Any, run_id: str, traces: Path) -> None:
     """Write ``.engine/traces/RUN_ID.json`` beside the database, and, when
     ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, send the complete spans the run's live export has
     not delivered (none, normally). Neither may fail the run: problems are warnings."""
@@ -200,7 +200,7 @@ def _write_trace(store: Any, run_id: str) -> None:
     from engine.trace import write_trace_file
 
     try:
-        write_trace_file(store, run_id, store.path.parent / "traces")
+        write_trace_file(store, run_id, traces)
     except OSError as exc:
         print(f"warning: could not write the trace of {run_id}: {exc}", file=sys.stderr)
     if otlp_configured():
@@ -214,7 +214,7 @@ def _write_trace(store: Any, run_id: str) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    runs = _open_store(args, reading=True).list_runs() if db_path(args).exists() else []
+    runs = _open_store(args, reading=True).list_runs() if store_target(args).exists() else []
     if args.json:
         _print_json([r.to_json() for r in runs])
         return 0
@@ -276,18 +276,21 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """``PRAGMA quick_check`` over the whole database: 0 when sound, 2 and one line if not."""
-    path = db_path(args)
+    """``PRAGMA quick_check`` over a SQLite file (every row read back on a server): 0 when
+    sound, 2 and one line if not."""
+    target = store_target(args)
+    path = target.display
+    how = "PRAGMA quick_check" if target.kind == "sqlite" else "reading every row"
     problems = _open_store(args, must_exist=True, reading=True).check()
     if args.json:
         _print_json({"database": str(path), "ok": not problems, "problems": problems})
     elif not problems:
-        print(f"{path}: ok (PRAGMA quick_check found no problem)")
+        print(f"{path}: ok ({how} found no problem)")
     if not problems:
         return 0
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     print(f"error: {path}: the database is corrupted: {len(problems)} problem(s) found by "
-          f"PRAGMA quick_check, first: {problems[0]}{more}", file=sys.stderr)
+          f"{how}, first: {problems[0]}{more}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 
@@ -297,7 +300,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_approvals(args: argparse.Namespace) -> int:
     from engine.permissions.parking import pending
 
-    rows = pending(_open_store(args)) if db_path(args).exists() else []
+    rows = pending(_open_store(args)) if store_target(args).exists() else []
     if args.json:
         _print_json(rows)
         return 0
@@ -325,7 +328,8 @@ def cmd_decide(args: argparse.Namespace) -> int:
         return 0
     resume_args = argparse.Namespace(
         run_id=req.run_id, model=None, approval=None, policy=None, model_option=None,
-        allow_changed_machine=False, json=args.json, durability=None, db=args.db, quiet=False)
+        allow_changed_machine=False, json=args.json, durability=None, db=args.db,
+        store=args.store, quiet=False)
     return cmd_resume(resume_args)
 
 
@@ -339,7 +343,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     tasks = Path(args.tasks).resolve() if args.allow_start else None
     if tasks is not None and not tasks.is_dir():
         raise UsageError(f"--tasks {args.tasks}: no such directory")
-    serve(db_path(args).resolve(), args.host, args.port, args.token, tasks)
+    target = store_target(args)
+    serve(target if target.path is None else target.path.resolve(), args.host, args.port,
+          args.token, tasks)
     return 0
 
 
@@ -496,6 +502,13 @@ def _common_db(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help="database file (default .engine/engine.db, or $ENGINE_DB)")
 
 
+def _common_store(p: argparse.ArgumentParser) -> None:
+    _common_db(p)
+    p.add_argument("--store", metavar="URL",
+                   help="the store: a path or sqlite:///PATH (SQLite), or postgresql://... "
+                        "(default $ENGINE_STORE_URL; over --db and $ENGINE_DB)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=_prog(),
@@ -532,7 +545,7 @@ def _add_run(sub: Any) -> None:
                    help="full: fsync every step commit (default normal)")
     p.add_argument("--json", action="store_true", help="print the final run as JSON")
     _quiet_arg(p)
-    _common_db(p)
+    _common_store(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("resume", help="continue an interrupted or crashed run")
@@ -545,7 +558,7 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--durability", choices=["normal", "full"])
     p.add_argument("--json", action="store_true")
     _quiet_arg(p)
-    _common_db(p)
+    _common_store(p)
     p.set_defaults(func=cmd_resume)
 
 
@@ -570,7 +583,7 @@ def _approval_args(p: argparse.ArgumentParser) -> None:
 def _add_approvals(sub: Any) -> None:
     p = sub.add_parser("approvals", help="pending approval requests of parked runs")
     p.add_argument("--json", action="store_true")
-    _common_db(p)
+    _common_store(p)
     p.set_defaults(func=cmd_approvals)
     for name, text in (("approve", "allow a parked call (recorded in the audit log)"),
                        ("deny", "deny a parked call; the model is told why")):
@@ -585,7 +598,7 @@ def _add_approvals(sub: Any) -> None:
             p.add_argument("--reason", help="why (the model sees it)")
         p.add_argument("--resume", action="store_true", help="continue the run now")
         p.add_argument("--json", action="store_true", help="with --resume: the run as JSON")
-        _common_db(p)
+        _common_store(p)
         p.set_defaults(func=cmd_decide)
 
 
@@ -599,7 +612,7 @@ def _add_serve(sub: Any) -> None:
                    help="let the runs page start a run of a golden task (approvals park)")
     p.add_argument("--tasks", default="golden_tasks",
                    help="with --allow-start: the golden tasks folder (default golden_tasks)")
-    _common_db(p)
+    _common_store(p)
     p.set_defaults(func=cmd_serve)
 
 
@@ -607,18 +620,18 @@ def _add_inspection(sub: Any) -> None:
     for name, func, text in (("runs", cmd_runs, "list runs, oldest first"),):
         p = sub.add_parser(name, help=text)
         p.add_argument("--json", action="store_true")
-        _common_db(p)
+        _common_store(p)
         p.set_defaults(func=func)
     for name, func, text in (("show", cmd_show, "a run: states, transitions, checkpoints"),
                              ("audit", cmd_audit, "a run's permission decisions")):
         p = sub.add_parser(name, help=text)
         p.add_argument("run_id")
         p.add_argument("--json", action="store_true")
-        _common_db(p)
+        _common_store(p)
         p.set_defaults(func=func)
     p = sub.add_parser("check", help="full integrity check of the database (exit 2 if damaged)")
     p.add_argument("--json", action="store_true")
-    _common_db(p)
+    _common_store(p)
     p.set_defaults(func=cmd_check)
     p = sub.add_parser("trace", help="a run's trace: timeline, JSON, or OTLP export")
     p.add_argument("run_id")
@@ -626,7 +639,7 @@ def _add_inspection(sub: Any) -> None:
     group.add_argument("--json", action="store_true")
     group.add_argument("--otlp", action="store_true",
                        help="export to $OTEL_EXPORTER_OTLP_ENDPOINT")
-    _common_db(p)
+    _common_store(p)
     p.set_defaults(func=cmd_trace)
 
 
@@ -645,7 +658,7 @@ def _add_machines(sub: Any) -> None:
     p.add_argument("--run", help="highlight this run's path and current state")
     p.add_argument("--json", action="store_true",
                    help="say where the file went (or give the text) as JSON")
-    _common_db(p)
+    _common_store(p)
     p.set_defaults(func=cmd_diagram)
 
 

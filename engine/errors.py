@@ -115,6 +115,14 @@ class StoreSchemaError(StoreError):
     """The database was written by a newer Turnstile (a higher schema version)."""
 
 
+class StoreUnreachableError(StoreError):
+    """The database server cannot be reached (down, wrong host or port, connection lost)."""
+
+
+class StoreAuthError(StoreError):
+    """The database server refused the credentials (or the role may not connect)."""
+
+
 class LeaseHeldError(BadInputError):
     """Another live process holds the run's lease."""
 

@@ -100,9 +100,12 @@ def find_demo(machine_path: Path) -> Path | None:
     return None
 
 
-def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Observer,
-                prompter: Prompter | None, json_output: bool = False) -> Prepared:
-    """Load everything a new run needs, create it in the store, and return it ready to drive."""
+def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
+                observer: Observer, prompter: Prompter | None, json_output: bool = False,
+                data_dir: Path | None = None) -> Prepared:
+    """Load everything a new run needs, create it in the store, and return it ready to drive.
+    A golden task's workspace goes under ``data_dir`` (default: the database file's folder;
+    a database on a server has no folder, so its caller names one)."""
     notes: list[str] = []
     golden = load_task(req.golden) if req.golden else None
     model_spec = resolve_model_spec(req.model, None)
@@ -124,7 +127,8 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
             "(OPENAI_API_KEY / ANTHROPIC_API_KEY; a local Ollama needs no key)")
     run_id = new_run_id()
     if golden is not None:  # the fixture is copied by ``execute``, with the run row
-        workspace = (db_path.parent / "workspaces" / run_id).resolve()
+        base = data_dir or (db_path.parent if db_path else Path(".engine"))
+        workspace = (base / "workspaces" / run_id).resolve()
         task_text = golden.prompt
         if model_spec is None:
             notes.append(f"model: scripted (replaying {golden.turns_path})")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pg_cluster import pg_cluster, pg_url  # noqa: F401  (fixtures: a throw-away PostgreSQL)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def engine_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a CLI subprocess: no model configured, no colour, no faults."""
     env = {k: v for k, v in os.environ.items()
-           if k not in ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB")
+           if k not in ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB", "ENGINE_STORE_URL")
            and not k.startswith("OTEL_")}
     env.update({"NO_COLOR": "1", "PYTHONUNBUFFERED": "1"})
     env.update(extra or {})

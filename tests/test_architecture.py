@@ -15,6 +15,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "transitions": ("engine/fsm.py",),
     "sqlite3": ("engine/store/sqlite.py", "engine/store/sqlite_errors.py"),
     "sqlite_utils": ("engine/store/sqlite.py",),
+    "psycopg": ("engine/store/postgres.py", "engine/store/postgres_errors.py"),
     "httpx": ("engine/models/http.py",),
     "httpx_sse": ("engine/models/http.py",),
     "mcp": ("engine/mcp/", "tools/project_server.py"),

@@ -172,3 +172,19 @@ def test_faults_reruns_the_chosen_rows_of_the_fault_table() -> None:
     assert all(r["traceback"] is False and r["intact"] is True for r in rows.values())
     markdown = json.loads(proc.stdout)["markdown"].splitlines()
     assert markdown[0].startswith("| fault | exit code |") and len(markdown) == 4
+
+
+def test_store_bench_runs_the_same_steps_on_sqlite_and_postgres(tmp_path: Path,
+                                                                 pg_url: str) -> None:
+    from engine.store.postgres import PostgresStore
+
+    out, data = run_bench("store.py", "--steps", "6", "--repeats", "1", "--store-url", pg_url,
+                          tmp_path=tmp_path)
+    assert set(data["results"]) == {"sqlite-normal", "postgres-normal", "sqlite-full",
+                                    "postgres-full"}
+    assert data["results"]["postgres-normal"]["setting"].startswith("synchronous_commit=off")
+    assert "PostgreSQL" in out and "ms per step" in out
+    store = PostgresStore(pg_url)
+    runs = store.list_runs()
+    store.close()
+    assert sorted(r.steps for r in runs) == [0, 0, 6, 6]  # a step run and a ledger run each

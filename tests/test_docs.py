@@ -41,8 +41,8 @@ def test_the_docs_check_can_fail() -> None:
 
 def _flags() -> list[tuple[str, tuple[str, ...]]]:
     """``(command, option strings)`` for every option of every command (subcommands included,
-    as in ``policy check-path``); ``--db``, which every command takes, is documented once, and
-    ``--version`` (no command) in its own line."""
+    as in ``policy check-path``); ``--db`` and ``--store``, which every command reading or
+    writing runs takes, are documented once, and ``--version`` (no command) in its own line."""
     out: list[tuple[str, tuple[str, ...]]] = []
 
     def walk(parser: Any, name: str) -> None:
@@ -50,7 +50,7 @@ def _flags() -> list[tuple[str, tuple[str, ...]]]:
             if action.__class__.__name__ == "_SubParsersAction":
                 for sub, p in action.choices.items():
                     walk(p, f"{name} {sub}".strip())
-            elif action.option_strings and action.dest not in ("help", "db", "version"):
+            elif action.option_strings and action.dest not in ("help", "db", "store", "version"):
                 out.append((name, tuple(action.option_strings)))
 
     walk(build_parser(), "")
@@ -70,5 +70,5 @@ def test_every_flag_is_in_its_commands_row() -> None:
         if not any(re.search(rf"{re.escape(f)}\b", row) for f in flags):
             missing.append(f"{command} {flags[-1]}")
     assert not missing, f"README's command table lacks: {missing}"
-    assert "All commands take `--db PATH`" in README
+    assert "runs take `--store URL`" in README and "or `--db PATH`" in README
     assert ("validate", ("--json",)) in _flags() and ("diagram", ("-f", "--format")) in _flags()

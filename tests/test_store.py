@@ -1,4 +1,5 @@
-"""Contract suite for every ``Store`` (today: ``SqliteStore`` on a real file)."""
+"""Contract suite for every ``Store``: ``SqliteStore`` on a real file and ``PostgresStore`` in a
+fresh database of a throw-away PostgreSQL cluster run the same tests."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,9 +26,14 @@ from engine.store.base import (
 from engine.store.sqlite import SCHEMA_VERSION, SqliteStore
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=["sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path):
-    s = SqliteStore(tmp_path / "engine.db")
+    if request.param == "sqlite":
+        s: Any = SqliteStore(tmp_path / "engine.db")
+    else:
+        from engine.store.postgres import PostgresStore
+
+        s = PostgresStore(request.getfixturevalue("pg_url"))
     yield s
     s.close()
 

@@ -1,4 +1,5 @@
-"""Persistence: the ``Store`` contract and its SQLite implementation."""
+"""Persistence: the ``Store`` contract, its SQLite and PostgreSQL implementations, and the store
+URLs that choose one (``engine.store.url``)."""
 
 from engine.store.base import (
     AuditRecord,

@@ -180,7 +180,8 @@ class ApprovalDecision:
 
 
 class Store(Protocol):
-    """What the runner persists and reads back. ``SqliteStore`` is the implementation."""
+    """What the runner persists and reads back: ``SqliteStore`` (the default) and
+    ``PostgresStore`` implement it, and pass the same contract suite (tests/test_store.py)."""
 
     def create_run(self, info: RunInfo, state: RunState, first: StepBegin) -> None: ...
     def get_run(self, run_id: str) -> RunInfo: ...

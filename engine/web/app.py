@@ -33,6 +33,7 @@ from starlette.staticfiles import StaticFiles
 
 from engine.errors import TurnstileError
 from engine.redact import redactor
+from engine.store.url import StoreTarget
 from engine.web import views
 from engine.web.security import Guard, safe_id, same_origin
 
@@ -47,7 +48,7 @@ STATUSES = ("running", "waiting_approval", "interrupted", "crashed", "completed"
 class Console:
     """The app's state: where the store is, the token guard, and the runs it resumed."""
 
-    def __init__(self, db: Path, token: str | None, *, loopback: bool = True,
+    def __init__(self, db: Path | StoreTarget, token: str | None, *, loopback: bool = True,
                  tasks: Path | None = None) -> None:
         self.db = db
         self.token = token
@@ -86,9 +87,9 @@ class Console:
 
     async def _read(self, fn: Callable[..., Any], *args: Any) -> Any:
         def work() -> Any:
-            from engine.store.sqlite import SqliteStore
+            from engine.store.url import open_store
 
-            store = SqliteStore(self.db)
+            store = open_store(self.db)
             try:
                 return fn(store, *args)
             finally:
@@ -296,15 +297,17 @@ def _check_port(host: str, port: int) -> None:
             raise UsageError(f"serve --host {host} --port {port}: {exc.strerror}") from exc
 
 
-def serve(db: Path, host: str, port: int, token: str | None,
+def serve(db: Path | StoreTarget, host: str, port: int, token: str | None,
           tasks: Path | None = None) -> None:
     """Run the console until interrupted; ``tasks``: allow starting those golden tasks."""
     import uvicorn
 
+    from engine.store.url import as_target
     from engine.web.security import check_bind, is_loopback
 
     check_bind(host, token)
     _check_port(host, port)
     console = Console(db, token, loopback=is_loopback(host), tasks=tasks)
-    print(f"Turnstile console on http://{host}:{port}/ (database {db})", flush=True)
+    print(f"Turnstile console on http://{host}:{port}/ (database {as_target(db).display})",
+          flush=True)
     uvicorn.run(console, host=host, port=port, log_level="warning", access_log=False)

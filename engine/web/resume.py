@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from engine.errors import TurnstileError
+from engine.store.url import StoreTarget
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def _silent(kind: str, payload: Mapping[str, Any]) -> None:
     return None
 
 
-def resume_in_background(db: Path, run_id: str) -> threading.Thread:
+def resume_in_background(db: Path | StoreTarget, run_id: str) -> threading.Thread:
     """Start driving ``run_id`` now; problems are logged (the page shows the run's status)."""
     thread = threading.Thread(target=_resume, args=(db, run_id), name=f"resume-{run_id}",
                               daemon=True)
@@ -33,13 +34,13 @@ def resume_in_background(db: Path, run_id: str) -> threading.Thread:
     return thread
 
 
-def _resume(db: Path, run_id: str) -> None:
+def _resume(db: Path | StoreTarget, run_id: str) -> None:
     from engine.session import execute, prepare_resume
-    from engine.store.sqlite import SqliteStore
+    from engine.store.url import as_target, open_store
     from engine.trace import write_trace_file
 
     try:
-        store = SqliteStore(db)
+        store = open_store(db)
     except TurnstileError as exc:
         logger.warning("cannot resume %s: %s", run_id, exc)
         return
@@ -51,25 +52,26 @@ def _resume(db: Path, run_id: str) -> None:
 
         result = anyio.run(drive)
         logger.info("run %s resumed by the console ended %s", run_id, result.status)
-        write_trace_file(store, prepared.state.run_id, db.parent / "traces")
+        write_trace_file(store, prepared.state.run_id, as_target(db).data_dir / "traces")
     except (TurnstileError, OSError) as exc:
         logger.warning("run %s resumed by the console: %s", run_id, exc)
     finally:
         store.close()
 
 
-def start_in_background(db: Path, task_dir: Path) -> str:
+def start_in_background(db: Path | StoreTarget, task_dir: Path) -> str:
     """Create a run of the golden task in ``task_dir`` (parked approvals: nobody is at a
     terminal) and drive it in a thread; returns its id at once."""
     from engine.golden import load_task
     from engine.session import RunRequest, execute, prepare_new
-    from engine.store.sqlite import SqliteStore
+    from engine.store.url import as_target, open_store
 
     task = load_task(task_dir)
-    store = SqliteStore(db)
+    store = open_store(db)
     req = RunRequest(machine=task.machine_path().resolve(), golden=task_dir.resolve(),
                      approval="park")
-    prepared = prepare_new(req, store, db_path=db, observer=_silent, prompter=None)
+    prepared = prepare_new(req, store, data_dir=as_target(db).data_dir, observer=_silent,
+                           prompter=None)
 
     def work() -> None:
         try:
@@ -88,15 +90,15 @@ def start_in_background(db: Path, task_dir: Path) -> str:
     return prepared.state.run_id
 
 
-def _wait_created(db: Path, run_id: str, thread: threading.Thread, timeout_s: float = 30.0,
-                  ) -> None:
+def _wait_created(db: Path | StoreTarget, run_id: str, thread: threading.Thread,
+                  timeout_s: float = 30.0) -> None:
     """The run's row exists once its model passed the preflight: the page can show it then."""
     import time
 
     from engine.errors import UnknownRunError, UsageError
-    from engine.store.sqlite import SqliteStore
+    from engine.store.url import open_store
 
-    reader = SqliteStore(db)
+    reader = open_store(db)
     try:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
