@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import anyio.abc
+import anyio.lowlevel
 
 from engine.actions.base import ActionInfo
 from engine.actions.context import ActionContext, RunParts
@@ -159,6 +159,9 @@ class Runner:
             limit = self.machine.limits.max_steps
             if limit and state.step >= limit:
                 return self._fail(state, f"max_steps reached ({limit}) in state {state.state}")
+            # A cancellation of the caller (Ctrl-C, an embedding program cancelling its task)
+            # takes effect here at the latest, even when no step awaits anything.
+            await anyio.lowlevel.checkpoint()
             state = await self._run_step(state, resumed)
             self._latest = state
             resumed = False
