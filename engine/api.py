@@ -364,6 +364,7 @@ class RunStream:
         self._start = start
         self._wiring = wiring
         self.result: RunResult | None = None
+        self._error: Exception | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._send: MemoryObjectSendStream[RunEvent] | None = None
         self._receive: MemoryObjectReceiveStream[RunEvent] | None = None
@@ -383,9 +384,12 @@ class RunStream:
         assert self._tg is not None and self._receive is not None
         self._tg.cancel_scope.cancel()
         try:
-            return await self._tg.__aexit__(kind, exc, tb)
+            swallowed = await self._tg.__aexit__(kind, exc, tb)
         finally:
             self._receive.close()
+        if self._error is not None and exc is None:
+            raise self._error  # the run's own error, not wrapped in an exception group
+        return swallowed
 
     def _forward(self, kind: str, payload: Mapping[str, Any]) -> None:
         assert self._send is not None
@@ -394,7 +398,10 @@ class RunStream:
     async def _drive(self) -> None:
         assert self._send is not None
         async with self._send:
-            self.result = await self._start(self._wiring)
+            try:
+                self.result = await self._start(self._wiring)
+            except Exception as exc:  # raised from __aexit__, once the events are read
+                self._error = exc
 
     def __aiter__(self) -> AsyncIterator[RunEvent]:
         assert self._receive is not None, "use: async with stream(...) as events"

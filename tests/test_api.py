@@ -216,6 +216,19 @@ def test_events_stream_as_an_async_iterator(tmp_path: Path) -> None:
     assert {"text_delta", "tool_call", "step_commit"} <= set(kinds)
 
 
+def test_a_stream_that_cannot_start_raises_the_engine_error(tmp_path: Path) -> None:
+    async def main() -> list[RunEvent]:
+        seen: list[RunEvent] = []
+        async with stream(machine(word_count), task="count", model=CallThenAnswer("x", {}),
+                          db=tmp_path / "e.db", workspace=tmp_path / "missing") as events:
+            async for event in events:
+                seen.append(event)
+        return seen
+
+    with pytest.raises(engine.TurnstileError, match="no such directory"):
+        anyio.run(main)
+
+
 # -- embedding: threads, event loops, signals, cancellation -----------------------------
 
 
@@ -360,6 +373,21 @@ def test_run_with_python_tools_resumes_in_a_new_process(tmp_path: Path) -> None:
     resumed = _python(project, RESUME, run_id, db)
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.split() == ["completed", "It", "says", "HELLO."]
+
+
+def test_cli_resume_imports_the_python_tools_again(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    db = str(project / "runs.db")
+    started = _python(project, START, db, str(project / "ws"), slow=True)
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.split()[-1]
+    cli = subprocess.run([sys.executable, "-m", "engine", "resume", run_id, "--db", db,
+                          "--json"], cwd=project, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         text=True, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["status"] == "completed"
+    with open_store(db) as runs:
+        assert runs.messages(run_id)[-1].content == "It says HELLO."
 
 
 def test_a_tool_that_can_no_longer_be_imported_is_one_clear_error(tmp_path: Path) -> None:
