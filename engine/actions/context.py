@@ -4,7 +4,7 @@ Actions read ``run`` and return an ``Outcome``; they never write run state. What
 is spelled out on ``ActionContext``: the store, the tool registry, the approval gate, the
 model, the clock, the fault hook and the run's fixed configuration (``RunConfig``). Events
 (model calls, tool calls, approvals) go through ``emit``, which persists them and shows them.
-``RunParts`` bundles those parts for the runner; ``engine.session`` builds it, once per run.
+``RunParts`` bundles those parts for the runner; ``engine.wiring`` builds it, once per run.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class RunConfig:
 
 @dataclass
 class RunParts:
-    """The parts one run is wired from, built once by ``engine.session.build_parts``."""
+    """The parts one run is wired from, built once by ``engine.wiring.build_parts``."""
 
     store: Store
     tools: ToolRegistry
