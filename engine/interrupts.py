@@ -1,8 +1,10 @@
 """Ctrl-C and SIGTERM for the command line: the only place the engine touches signals.
 
-A program that embeds the engine owns its process's signals; the library never installs a
-handler. ``python -m engine`` drives its runs through ``drive_until_interrupted`` instead, so
-a signal cancels the drive and the run ends ``interrupted`` (exit 3), resumable.
+A program that embeds the engine owns its process's signals; the library (``engine.api``,
+``engine.session.execute``) never installs a handler. The commands of ``python -m engine``
+(``run``, ``resume``, and the runs ``eval`` and ``replay`` drive) pass
+``drive_until_interrupted`` instead, so a signal cancels the drive and the run ends
+``interrupted`` (exit 3), resumable.
 """
 
 from __future__ import annotations
