@@ -174,12 +174,8 @@ def build_runner(machine: Any, store: Any, workspace: Path, turns: int | list[di
     ``machine`` is a loaded ``MachineSpec`` or the path of a machine file; ``turns`` a turn
     count or a ready script (shared by many runs).
     """
-    from engine.actions.context import Services
     from engine.models.scripted import ScriptedModel
-    from engine.permissions.approvals import Approver
-    from engine.permissions.policy import Policy, PolicyContext
-    from engine.runner import Runner
-    from engine.tooling.registry import ToolRegistry
+    from engine.wiring import build_runner as wire
 
     if isinstance(machine, Path):
         machine = load_bench_machine(machine)
@@ -189,13 +185,9 @@ def build_runner(machine: Any, store: Any, workspace: Path, turns: int | list[di
         model = ScriptedModel(turns_list, delay_s=delay_s, chunk_chars=4096)
         return TimedModel(model, meter) if meter is not None else model
 
-    policy = Policy.default()
-    services = Services(
-        store=store, tools=ToolRegistry([lookup_spec(meter)]),
-        approver=Approver("auto", PolicyContext(workspace=workspace, policy=policy)),
-        model_factory=model_factory, workspace=workspace, policy=policy,
-        **({"observer": observer} if observer is not None else {}))
-    return Runner(machine, services)
+    return wire(machine, store=store, workspace=workspace, tools=[lookup_spec(meter)],
+                model=model_factory, approval="auto",
+                **({"observer": observer} if observer is not None else {}))
 
 
 def empty_db_bytes(folder: Path) -> int:

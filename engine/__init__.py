@@ -1,20 +1,174 @@
 """Turnstile: an agent runtime in which every agent and workflow is a persisted state machine.
 
-``__all__`` is the public vocabulary; a test keeps it sorted and importable.
+``__all__`` is the public vocabulary: ``engine.api`` documents the functions, and a test fails
+when a name disappears. Names are imported on first use, so ``import engine`` (which every
+``python -m engine`` command does first) stays cheap.
 """
 
-from engine.errors import TurnstileError
-from engine.state import Message, Outcome, RunInfo, RunState, StepRecord, ToolCall, Usage
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.api import (
+        Answer,
+        ApprovalRequest,
+        Approver,
+        AsyncApprover,
+        EventHandler,
+        Machine,
+        RunEvent,
+        RunStore,
+        RunStream,
+        build_machine,
+        load_machine,
+        open_store,
+        render,
+        resume,
+        run,
+        run_sync,
+        stream,
+        stream_resume,
+        tool,
+    )
+    from engine.errors import (
+        ModelConfigError,
+        SpecError,
+        ToolImportError,
+        TurnstileError,
+    )
+    from engine.models.base import (
+        Done,
+        ModelClient,
+        ModelParams,
+        StreamEvent,
+        TextDelta,
+        ToolCallDelta,
+        ToolSchema,
+    )
+    from engine.models.base import Usage as ModelUsage
+    from engine.runner import (
+        RunResult,
+    )
+    from engine.state import (
+        Message,
+        Outcome,
+        RunInfo,
+        RunState,
+        StepRecord,
+        ToolCall,
+        Usage,
+    )
+    from engine.tooling.spec import (
+        ToolContext,
+        ToolResult,
+        ToolSpec,
+    )
+
+_HOME: dict[str, tuple[str, str]] = {
+    "Answer": ("engine.api", "Answer"),
+    "ApprovalRequest": ("engine.api", "ApprovalRequest"),
+    "Approver": ("engine.api", "Approver"),
+    "AsyncApprover": ("engine.api", "AsyncApprover"),
+    "EventHandler": ("engine.api", "EventHandler"),
+    "Machine": ("engine.api", "Machine"),
+    "RunEvent": ("engine.api", "RunEvent"),
+    "RunStore": ("engine.api", "RunStore"),
+    "RunStream": ("engine.api", "RunStream"),
+    "build_machine": ("engine.api", "build_machine"),
+    "load_machine": ("engine.api", "load_machine"),
+    "open_store": ("engine.api", "open_store"),
+    "render": ("engine.api", "render"),
+    "resume": ("engine.api", "resume"),
+    "run": ("engine.api", "run"),
+    "run_sync": ("engine.api", "run_sync"),
+    "stream": ("engine.api", "stream"),
+    "stream_resume": ("engine.api", "stream_resume"),
+    "tool": ("engine.api", "tool"),
+    "ToolContext": ("engine.tooling.spec", "ToolContext"),
+    "ToolResult": ("engine.tooling.spec", "ToolResult"),
+    "ToolSpec": ("engine.tooling.spec", "ToolSpec"),
+    "ModelConfigError": ("engine.errors", "ModelConfigError"),
+    "SpecError": ("engine.errors", "SpecError"),
+    "ToolImportError": ("engine.errors", "ToolImportError"),
+    "TurnstileError": ("engine.errors", "TurnstileError"),
+    "Done": ("engine.models.base", "Done"),
+    "ModelClient": ("engine.models.base", "ModelClient"),
+    "ModelParams": ("engine.models.base", "ModelParams"),
+    "StreamEvent": ("engine.models.base", "StreamEvent"),
+    "TextDelta": ("engine.models.base", "TextDelta"),
+    "ToolCallDelta": ("engine.models.base", "ToolCallDelta"),
+    "ToolSchema": ("engine.models.base", "ToolSchema"),
+    "RunResult": ("engine.runner", "RunResult"),
+    "Message": ("engine.state", "Message"),
+    "Outcome": ("engine.state", "Outcome"),
+    "RunInfo": ("engine.state", "RunInfo"),
+    "RunState": ("engine.state", "RunState"),
+    "StepRecord": ("engine.state", "StepRecord"),
+    "ToolCall": ("engine.state", "ToolCall"),
+    "Usage": ("engine.state", "Usage"),
+    "ModelUsage": ("engine.models.base", "Usage"),
+}
+"""Public name -> (module, name there)."""
 
 __all__ = [
+    "Answer",
+    "ApprovalRequest",
+    "Approver",
+    "AsyncApprover",
+    "Done",
+    "EventHandler",
+    "Machine",
     "Message",
+    "ModelClient",
+    "ModelConfigError",
+    "ModelParams",
+    "ModelUsage",
     "Outcome",
+    "RunEvent",
     "RunInfo",
+    "RunResult",
     "RunState",
+    "RunStore",
+    "RunStream",
+    "SpecError",
     "StepRecord",
+    "StreamEvent",
+    "TextDelta",
     "ToolCall",
+    "ToolCallDelta",
+    "ToolContext",
+    "ToolImportError",
+    "ToolResult",
+    "ToolSchema",
+    "ToolSpec",
     "TurnstileError",
     "Usage",
+    "build_machine",
+    "load_machine",
+    "open_store",
+    "render",
+    "resume",
+    "run",
+    "run_sync",
+    "stream",
+    "stream_resume",
+    "tool",
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use (PEP 562)."""
+    if name not in _HOME:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    module, attr = _HOME[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

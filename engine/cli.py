@@ -149,14 +149,17 @@ def _ui(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -> int:
+    from functools import partial
+
     import anyio
 
     from engine.errors import InterruptedRun
+    from engine.interrupts import drive_until_interrupted
     from engine.session import execute
 
     run_id = prepared.state.run_id
     try:
-        result = anyio.run(execute, prepared)
+        result = anyio.run(partial(execute, prepared, drive=drive_until_interrupted))
     except InterruptedRun:
         _summary(args, store, run_id, observer)
         return EXIT_INTERRUPTED

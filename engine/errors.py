@@ -13,6 +13,7 @@
     │   │   └── StoreSchemaError        written by a newer Turnstile
     │   ├── LeaseHeldError              another live process drives the run
     │   ├── MachineChangedError         the machine YAML changed since the run started
+    │   ├── ToolImportError             a tool named ``module:function`` cannot be imported
     │   ├── ModelConfigError            no model, missing API key, unknown provider
     │   ├── SandboxUnavailableError     sandbox mode required but commands cannot be confined
     │   └── DecisionRefusedError        approve/deny of a run not waiting or a call not pending
@@ -129,6 +130,10 @@ class LeaseHeldError(BadInputError):
 
 class MachineChangedError(BadInputError):
     """The machine definition changed since the run started."""
+
+
+class ToolImportError(BadInputError):
+    """A tool named by import path (``module:function``) cannot be imported or is no tool."""
 
 
 class ModelConfigError(BadInputError):

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +200,7 @@ def _error_reason(error: str) -> str:
 def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str | None,
            attempts: list[Attempt], options: dict[str, Any]) -> tuple[str, str | None]:
     """Start (or, after a first attempt, resume) the run in this process and drive it."""
+    from engine.interrupts import drive_until_interrupted
     from engine.session import RunRequest, execute, prepare_new, prepare_resume
 
     if run_id is not None and store.get_run(run_id).status in ("completed", "failed"):
@@ -212,7 +214,7 @@ def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str
         else:
             prepared = prepare_resume(run_id, store, observer=silent_observer, prompter=None,
                                       overrides={})
-    run = anyio.run(execute, prepared)
+    run = anyio.run(partial(execute, prepared, drive=drive_until_interrupted))
     info = store.get_run(prepared.state.run_id)
     attempts.append(Attempt("in-process", info.status, info.steps))
     return info.run_id, run.error

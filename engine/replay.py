@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -321,6 +322,7 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
                versions: Mapping[str, str] | None = None) -> ReplayReport:
     """Replay ``run_id`` from ``store`` in a fresh database under ``work_dir`` and compare."""
     from engine.evals import silent_observer, without_faults
+    from engine.interrupts import drive_until_interrupted
     from engine.session import RunRequest, execute, prepare_new
     from engine.store.sqlite import SqliteStore
 
@@ -358,7 +360,7 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
             prepared = prepare_new(req, replay_store, db_path=db_path,
                                    observer=silent_observer,
                                    prompter=answers if answers.answers else None)
-        result = anyio.run(execute, prepared)
+        result = anyio.run(partial(execute, prepared, drive=drive_until_interrupted))
         new_info = replay_store.get_run(prepared.state.run_id)
         report.replay_run_id, report.replay_status = new_info.run_id, new_info.status
         report.replay_error = result.error

@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import anyio.abc
+import anyio.lowlevel
 
 from engine.actions.base import ActionInfo
-from engine.actions.context import ActionContext, Services
+from engine.actions.context import ActionContext, RunParts
 from engine.actions.registry import ACTIONS
 from engine.errors import (
-    InterruptedRun,
     LimitExceededError,
     RunParked,
     StoreError,
@@ -62,16 +61,20 @@ class RunResult:
     status: RunStatus
     error: str | None = None
 
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
 
 class Runner:
     """Drives one run of one machine; holds the run's lease while it does."""
 
-    def __init__(self, machine: MachineSpec, services: Services, *,
+    def __init__(self, machine: MachineSpec, parts: RunParts, *,
                  actions: Mapping[str, ActionInfo] = ACTIONS,
                  owner: LeaseOwner | None = None, lease_ttl_s: float = LEASE_TTL_S) -> None:
         self.machine = machine
-        self.services = services
-        self.store = services.store
+        self.parts = parts
+        self.store = parts.store
         self.actions = actions
         self.table = TransitionTable(machine)
         self.owner = owner or new_owner()
@@ -86,7 +89,7 @@ class Runner:
     def create(self, run_id: str, *, workspace: str, config: Mapping[str, Any],
                data: Mapping[str, Any]) -> RunState:
         """Persist a new run, its initial data and its first step's pre-checkpoint."""
-        now = self.services.clock()
+        now = self.parts.clock()
         spec = self.machine
         state = RunState(run_id, spec.name, spec.initial, 0, (), dict(data))
         info = RunInfo(run_id, spec.name, spec.path, spec.source_hash, "running", spec.initial,
@@ -117,11 +120,11 @@ class Runner:
 
     async def _drive_leased(self, state: RunState, resumed: bool) -> RunResult:
         self._latest = state
-        self.store.begin_step(state.run_id, self._begin(state, self.services.clock()))
-        for kind, payload in self.services.start_events:  # said once the lease is held
+        self.store.begin_step(state.run_id, self._begin(state, self.parts.clock()))
+        for kind, payload in self.parts.config.start_events:  # said once the lease is held
             self.store.append_event(state.run_id, state.step, kind, payload,
-                                    self.services.clock())
-            self.services.observer(kind, payload)
+                                    self.parts.clock())
+            self.parts.observer(kind, payload)
         timeout = self.machine.limits.timeout_s
         result: RunResult | None = None
         fault: StoreError | None = None
@@ -156,29 +159,32 @@ class Runner:
             limit = self.machine.limits.max_steps
             if limit and state.step >= limit:
                 return self._fail(state, f"max_steps reached ({limit}) in state {state.state}")
+            # A cancellation of the caller (Ctrl-C, an embedding program cancelling its task)
+            # takes effect here at the latest, even when no step awaits anything.
+            await anyio.lowlevel.checkpoint()
             state = await self._run_step(state, resumed)
             self._latest = state
             resumed = False
         status = final_status(state.state)
-        self.services.observer("run_end", {"status": status, "state": state.state})
+        self.parts.observer("run_end", {"status": status, "state": state.state})
         return RunResult(state.evolve(status=status), status)
 
     async def _run_step(self, state: RunState, resumed: bool) -> RunState:
         spec = self.machine.states[state.state]
         info = self.actions[spec.action or ""]
-        ctx = ActionContext(state, self.machine, spec, self.services, resumed=resumed)
-        self.services.observer("step_begin", {"step": state.step, "state": state.state,
+        ctx = ActionContext(state, self.machine, spec, self.parts, resumed=resumed)
+        self.parts.observer("step_begin", {"step": state.step, "state": state.state,
                                               "action": info.name, "resumed": resumed})
-        self.services.fault("before", state.state)
+        self.parts.fault("before", state.state)
         outcome = await self._execute_action(ctx, info, spec.params)
         dest = self._fire(state.state, outcome.trigger)
         new_state = state.apply(outcome, dest)
         self._check_limits(state, new_state)
         self._commit_step(state, new_state, outcome, info)
-        self.services.observer("step_commit", {
+        self.parts.observer("step_commit", {
             "step": state.step, "state": state.state, "trigger": outcome.trigger,
             "dest": dest, "note": outcome.note})
-        self.services.fault("after", state.state)
+        self.parts.fault("after", state.state)
         return new_state
 
     async def _execute_action(self, ctx: ActionContext, info: ActionInfo,
@@ -207,7 +213,7 @@ class Runner:
                                      f"${usage.cost_usd:.4f}; the step was not committed")
 
     def _commit_step(self, old: RunState, new: RunState, outcome: Any, info: ActionInfo) -> None:
-        now = self.services.clock()
+        now = self.parts.clock()
         final = self.table.is_final(new.state)
         commit = StepCommit(
             seq=old.step, state=old.state, trigger=outcome.trigger, dest=new.state,
@@ -236,30 +242,30 @@ class Runner:
     # -- endings ------------------------------------------------------------------------
 
     def _fail(self, state: RunState, error: str) -> RunResult:
-        now = self.services.clock()
+        now = self.parts.clock()
         self.store.end_step(state.run_id, state.step, "failed", error, now)
         self.store.set_status(state.run_id, "failed", error)
-        self.services.observer("run_end", {"status": "failed", "state": state.state,
+        self.parts.observer("run_end", {"status": "failed", "state": state.state,
                                            "error": error})
         return RunResult(state.evolve(status="failed"), "failed", error)
 
     def _park(self, state: RunState, parked: RunParked) -> RunResult:
         """End the step ``approval_requested`` and the run ``waiting_approval`` (the lease is
         released on the way out): a person decides later, from any process."""
-        now = self.services.clock()
+        now = self.parts.clock()
         self.store.park_run(state.run_id, state.step, parked.requests,  # type: ignore[arg-type]
                             str(parked), now)
-        self.services.observer("run_end", {"status": "waiting_approval", "state": state.state,
+        self.parts.observer("run_end", {"status": "waiting_approval", "state": state.state,
                                            "error": str(parked)})
         return RunResult(state.evolve(status="waiting_approval"), "waiting_approval",
                          str(parked))
 
     def _interrupt(self, state: RunState) -> None:
         latest = self._latest or state
-        now = self.services.clock()
+        now = self.parts.clock()
         self.store.end_step(latest.run_id, latest.step, "interrupted", "interrupted", now)
         self.store.set_status(latest.run_id, "interrupted", None)
-        self.services.observer("run_end", {"status": "interrupted", "state": latest.state})
+        self.parts.observer("run_end", {"status": "interrupted", "state": latest.state})
 
     def _store_fault(self, state: RunState, exc: StoreError) -> None:
         """The database failed mid-run: record ``interrupted`` where it can still be written.
@@ -271,7 +277,7 @@ class Runner:
                 self.store.set_status(state.run_id, "interrupted", str(exc))
             except StoreError:
                 logger.info("run %s: could not record 'interrupted'", state.run_id)
-        self.services.observer("run_end", {"status": "interrupted", "state": state.state,
+        self.parts.observer("run_end", {"status": "interrupted", "state": state.state,
                                            "error": str(exc)})
 
     async def _renew_lease(self, run_id: str) -> None:
@@ -281,60 +287,3 @@ class Runner:
                 self.store.renew_lease(run_id, self.owner, self.lease_ttl_s)
             except StoreError as exc:  # the next commit meets the same fault and ends the run
                 logger.info("run %s: lease not renewed: %s", run_id, exc)
-
-
-async def drive_until_interrupted(runner: Runner, state: RunState, *,
-                                  resumed: bool = False) -> RunResult:
-    """Drive ``state`` and turn SIGINT/SIGTERM into a clean ``interrupted`` run (exit 3).
-
-    The first signal cancels the drive; more signals while it shuts down (a command's process
-    group being stopped, the step being recorded) are ignored, and SIGINT stays ignored after
-    an interruption, so an impatient second Ctrl-C cannot cut the shutdown short.
-    """
-    result: RunResult | None = None
-    drive_scope = anyio.CancelScope()
-    try:
-        async with anyio.create_task_group() as tg:
-            await tg.start(_watch_signals, drive_scope)
-            with drive_scope:
-                result = await runner.drive(state, resumed=resumed)
-            tg.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        raise _sole_error(group) from group
-    if result is None:
-        raise InterruptedRun(f"run {state.run_id} interrupted")
-    return result
-
-
-async def _watch_signals(drive_scope: anyio.CancelScope, *,
-                         task_status: anyio.abc.TaskStatus[None]) -> None:
-    """Cancel ``drive_scope`` on the first SIGINT or SIGTERM; swallow the ones after it."""
-    import signal
-
-    interrupted = False
-    try:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            task_status.started()
-            async for _ in signals:
-                if not interrupted:
-                    interrupted = True
-                    drive_scope.cancel()
-    finally:
-        if interrupted:  # the receiver put the default handler back; keep Ctrl-C quiet
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _sole_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The one engine error inside a task group's exception group (anyio always wraps)."""
-    leaves: list[BaseException] = []
-
-    def walk(g: BaseExceptionGroup[BaseException]) -> None:
-        for exc in g.exceptions:
-            if isinstance(exc, BaseExceptionGroup):
-                walk(exc)
-            else:
-                leaves.append(exc)
-
-    walk(group)
-    ours = [e for e in leaves if isinstance(e, TurnstileError)]
-    return ours[0] if len(ours) == 1 else group

@@ -8,34 +8,42 @@ the same services unless the command line overrides them.
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 import shutil
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from engine.actions.context import Observer, Services
+from engine.actions.context import Observer, RunParts
 from engine.actions.registry import ACTIONS
-from engine.errors import MachineChangedError, ModelConfigError, TurnstileError, UsageError
+from engine.errors import (
+    MachineChangedError,
+    ModelConfigError,
+    ToolImportError,
+    TurnstileError,
+    UsageError,
+)
 from engine.faults import Faults
 from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
 from engine.models.factory import make_model, preflight, resolve_model_spec
 from engine.models.options import check_options, merge_options
 from engine.models.scripted import ScriptedModel, load_turns
-from engine.permissions.approvals import ApprovalMode, Approver, Prompter
-from engine.permissions.policy import Policy, PolicyContext
-from engine.runner import Runner, RunResult, drive_until_interrupted
+from engine.permissions.approvals import ApprovalMode, Prompter
+from engine.permissions.policy import Policy
+from engine.runner import Runner, RunResult
 from engine.sandbox import Confinement, confinement, merge, protected_paths
-from engine.spec import MachineSpec, load_machine
+from engine.spec import MachineSpec, load_machine, machine_from_definition
 from engine.state import RunState
 from engine.store.base import Store
+from engine.tooling.functions import is_reference, resolve
 from engine.tooling.registry import ToolRegistry
+from engine.tooling.spec import ToolSpec
+from engine.wiring import build_parts
 from turnstile_tools import builtin_specs
 
 logger = logging.getLogger(__name__)
@@ -61,6 +69,13 @@ class RunRequest:
     """``--model-option`` settings (validated): stored with the run, kept by resume."""
     durability: str | None = None
     """``full`` to fsync every commit; recorded so ``resume`` keeps it."""
+    definition: Mapping[str, Any] | None = None
+    """The machine given as Python values (``machine`` then only names it); stored with the
+    run so ``resume`` rebuilds it."""
+    tools: tuple[ToolSpec, ...] = ()
+    """Tools given in code, beside the machine's; functions are stored by import path."""
+    model_client: ModelClient | None = None
+    """A model object given in code instead of a model spec (``resume`` needs it again)."""
 
 
 @dataclass
@@ -118,9 +133,9 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
             raise UsageError(f"no task given and the demo task {DEMO_TASK} was not found")
         golden = load_task(demo)
         notes.append(f"no task given: running the bundled demo task {demo} offline")
-    machine = _load_machine(req.machine, req.limits, req.context, golden)
-    model_spec = resolve_model_spec(req.model, machine.model)
-    if golden is None and model_spec is None:
+    machine = _load_machine(req.machine, req.limits, req.context, golden, req.definition)
+    model_spec = None if req.model_client else resolve_model_spec(req.model, machine.model)
+    if golden is None and model_spec is None and req.model_client is None:
         raise ModelConfigError(
             "a free task needs a model: pass --model openai:<model> | anthropic:<model> | "
             "ollama:<model> | scripted:PATH, set ENGINE_MODEL, or add `model:` to the machine "
@@ -154,9 +169,11 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
         "context": dict(req.context) or (golden.context if golden else {}),
         "model_options": dict(req.model_options),
         "durability": req.durability,
+        **_code_config(req),
     }
-    services = build_services(config, machine, store, workspace, observer, prompter)
-    runner = Runner(machine, services)
+    runner = Runner(machine, build_services(config, machine, store, workspace, observer,
+                                            prompter, tools=req.tools,
+                                            model_client=req.model_client))
     state = RunState(run_id, machine.name, machine.initial, 0, (), {"task": task_text})
     create = {"workspace": str(workspace), "config": config, "data": dict(state.data)}
     return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes, create,
@@ -165,8 +182,10 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
 
 def prepare_resume(run_id: str, store: Store, *, observer: Observer,
                    prompter: Prompter | None, overrides: Mapping[str, Any],
-                   allow_changed_machine: bool = False) -> Prepared:
-    """Rebuild a run's services from its stored config (plus overrides) and its state."""
+                   allow_changed_machine: bool = False, tools: Sequence[ToolSpec] = (),
+                   model_client: ModelClient | None = None) -> Prepared:
+    """Rebuild a run's parts from its stored config (plus overrides) and its state; tools and
+    a model object given in code are given again (tools named by import path are imported)."""
     info = store.get_run(run_id)
     if info.status == "completed":
         raise UsageError(f"run {info.run_id} already completed; nothing to resume")
@@ -177,7 +196,7 @@ def prepare_resume(run_id: str, store: Store, *, observer: Observer,
     config["approval"] = _resume_approval(info.config, overrides.get("approval"), notes)
     machine_path = Path(config["machine_path"])
     machine = _load_machine(machine_path, config.get("limits") or {},
-                            config.get("context") or {}, None)
+                            config.get("context") or {}, None, config.get("machine_definition"))
     config["policy"] = _resume_policy(info.config, overrides.get("policy"), config["approval"],
                                       machine)
     if machine.source_hash != info.machine_hash:
@@ -189,8 +208,9 @@ def prepare_resume(run_id: str, store: Store, *, observer: Observer,
             raise MachineChangedError(
                 f"{machine_path}: state {info.state!r} of run {info.run_id} no longer exists")
     state = store.load_state(info.run_id)
-    services = build_services(config, machine, store, Path(info.workspace), observer, prompter)
-    runner = Runner(machine, services)
+    runner = Runner(machine, build_services(config, machine, store, Path(info.workspace),
+                                            observer, prompter, tools=tools,
+                                            model_client=model_client))
     return Prepared(runner, state, machine, True, _mcp_servers(machine, config), notes)
 
 
@@ -247,19 +267,17 @@ def _legacy_task_policy(recorded: Mapping[str, Any], mode: str) -> str | None:
 
 
 def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store,
-                   workspace: Path, observer: Observer, prompter: Prompter | None) -> Services:
-    """The run's collaborators from its stored config."""
+                   workspace: Path, observer: Observer, prompter: Prompter | None, *,
+                   tools: Sequence[ToolSpec] = (),
+                   model_client: ModelClient | None = None) -> RunParts:
+    """The run's parts from its stored config, with the tools and model given in code."""
     policy = Policy.load(Path(config["policy"])) if config.get("policy") else Policy.default()
     jail = run_confinement(config, machine, policy, store, workspace)
-    policy_ctx = PolicyContext(workspace=workspace, policy=policy, env=dict(os.environ),
-                               sandboxed=jail.active, protected=jail.protected,
-                               sandboxed_servers=_sandboxed_servers(machine, config))
-    mode: ApprovalMode = config.get("approval") or "policy"
-    approver = Approver(mode, policy_ctx, prompter if mode == "interactive" else None)
-    registry = ToolRegistry(s for s in builtin_specs() if s.name in machine.tools)
-    unknown = sorted(set(machine.tools) - {s.name for s in builtin_specs()})
-    if unknown:
-        raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
+    registry = run_tools(config, machine, tools)
+    if model_client is None and config.get("model_client") and not config.get("model"):
+        raise ModelConfigError(
+            f"the run was started with a model object ({config['model_client']}): give it "
+            "again to resume (engine.resume(..., model=...)) or choose one with --model")
     turns = Path(config["turns"]) if config.get("turns") else None
     model_spec = config.get("model")
     # A task's script is read now: a bad turns file is bad input (exit 2), not a run that
@@ -277,12 +295,51 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
     cli_options = dict(config.get("model_options") or {})
     if client is not None:
         check_options(client.provider, _option_layers(machine, cli_options))
-    return Services(store=store, tools=registry, approver=approver, model_factory=model_factory,
-                    workspace=workspace, observer=observer, policy=policy,
-                    on_unknown_effect=getattr(policy, "on_unknown_effect", "skip"),
-                    interactive=approver.mode == "interactive", fault=Faults.from_env(),
-                    model_options=cli_options, confinement=jail,
-                    start_events=_sandbox_events(machine, jail), _model=client)
+    mode: ApprovalMode = config.get("approval") or "policy"
+    return build_parts(store=store, workspace=workspace, tools=registry,
+                       model=model_client or client or model_factory, approval=mode, policy=policy,
+                       prompter=prompter, observer=observer, fault=Faults.from_env(),
+                       model_options=cli_options, confinement=jail,
+                       start_events=_sandbox_events(machine, jail),
+                       sandboxed_servers=_sandboxed_servers(machine, config))
+
+
+def run_tools(config: Mapping[str, Any], machine: MachineSpec,
+              given: Sequence[ToolSpec]) -> ToolRegistry:
+    """The machine's built-in tools, its tools named by import path, and the tools given in
+    code (which win over an import of the same tool)."""
+    named = [t for t in machine.tools if not is_reference(t)]
+    refs = [t for t in machine.tools if is_reference(t)]
+    builtins = {s.name: s for s in builtin_specs()}
+    unknown = sorted(set(named) - set(builtins) - {s.name for s in given})
+    if unknown:
+        raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
+    missing = sorted(set(config.get("code_tools") or ()) - {s.name for s in given})
+    if missing:
+        raise ToolImportError(
+            f"the run was started with tool(s) given in code: {', '.join(missing)}; give them "
+            "again to resume (engine.resume(..., tools=[...]))")
+    found = resolve([*refs, *(config.get("python_tools") or ())], given)
+    return ToolRegistry([*(builtins[n] for n in named if n in builtins
+                           and n not in {s.name for s in found}), *found])
+
+
+def _code_config(req: RunRequest) -> dict[str, Any]:
+    """What a run started from code records so that ``resume`` can rebuild it (nothing for a
+    run started from the command line, whose config stays as it was)."""
+    out: dict[str, Any] = {}
+    if req.definition is not None:
+        out["machine_definition"] = dict(req.definition)
+    refs = [s.source.removeprefix("python:") for s in req.tools if s.source.startswith("python:")]
+    if refs:
+        out["python_tools"] = refs
+    bare = [s.name for s in req.tools if not s.source.startswith("python:")]
+    if bare:
+        out["code_tools"] = bare
+    if req.model_client is not None:
+        kind = type(req.model_client)
+        out["model_client"] = f"{kind.__module__}:{kind.__qualname__}"
+    return out
 
 
 def _option_layers(machine: MachineSpec, cli: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -334,8 +391,10 @@ def _sandboxed_servers(machine: MachineSpec, config: Mapping[str, Any]) -> froze
 
 
 def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, Any],
-                  golden: GoldenTask | None) -> MachineSpec:
-    machine = load_machine(path, ACTIONS)
+                  golden: GoldenTask | None,
+                  definition: Mapping[str, Any] | None = None) -> MachineSpec:
+    machine = (load_machine(path, ACTIONS) if definition is None
+               else machine_from_definition(definition, ACTIONS, str(path)))
     limits = {**(golden.limits if golden else {}), **limits}
     context = {**(golden.context if golden else {}), **context}
     if limits:
@@ -374,13 +433,22 @@ def _mcp_servers(machine: MachineSpec, config: Mapping[str, Any]) -> dict[str, A
     return servers
 
 
-async def execute(prepared: Prepared, *, signals: bool = True) -> RunResult:
+Driver = Callable[[Runner, RunState, bool], Awaitable[RunResult]]
+"""How a prepared run is driven: ``plain_drive``, or the CLI's, which owns the signals."""
+
+
+async def plain_drive(runner: Runner, state: RunState, resumed: bool) -> RunResult:
+    """Drive without touching signals: cancelling the caller's task interrupts the run."""
+    return await runner.drive(state, resumed=resumed)
+
+
+async def execute(prepared: Prepared, *, drive: Driver = plain_drive) -> RunResult:
     """Drive a prepared run: MCP servers up for its duration, model closed at the end.
 
-    ``signals=False`` for a run driven off the main thread (the web console resumes approved
-    runs in its own process): Ctrl-C belongs to the host then, not to the run."""
-    services = prepared.runner.services
-    client = services.started_model()
+    No signal handler is installed here: the host program owns its signals (the CLI passes
+    ``engine.interrupts.drive_until_interrupted``)."""
+    parts = prepared.runner.parts
+    client = parts.models.started()
     if client is not None:  # unreachable server, rejected key, unknown model: exit 2
         try:
             await preflight(client)
@@ -396,14 +464,11 @@ async def execute(prepared: Prepared, *, signals: bool = True) -> RunResult:
             from engine.mcp import McpHub
 
             emit = _run_emitter(prepared)
-            await stack.enter_async_context(McpHub(prepared.mcp, services.tools, emit))
+            await stack.enter_async_context(McpHub(prepared.mcp, parts.tools, emit))
         try:
-            if not signals:
-                return await prepared.runner.drive(prepared.state, resumed=prepared.resumed)
-            return await drive_until_interrupted(prepared.runner, prepared.state,
-                                                 resumed=prepared.resumed)
+            return await drive(prepared.runner, prepared.state, prepared.resumed)
         finally:
-            client = services.started_model()
+            client = parts.models.started()
             if client is not None:
                 await client.aclose()
 
@@ -412,10 +477,10 @@ def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:
     """Streamed text and tool output become stored ``stream`` events (the web console's feed)."""
     from engine.stream_events import StreamRecorder
 
-    services = prepared.runner.services
-    recorder = StreamRecorder(services.store, prepared.state.run_id, services.observer,
-                              clock=services.clock)
-    services.observer = cast(Observer, recorder)
+    parts = prepared.runner.parts
+    recorder = StreamRecorder(parts.store, prepared.state.run_id, parts.observer,
+                              clock=parts.clock)
+    parts.observer = cast(Observer, recorder)
     stack.callback(recorder.flush)
 
 
@@ -425,13 +490,13 @@ def _stream_spans(prepared: Prepared, stack: AsyncExitStack) -> None:
 
     if not otlp_configured():
         return
-    services = prepared.runner.services
+    parts = prepared.runner.parts
     try:
-        stream = OtlpStream(services.store, prepared.state.run_id)
+        stream = OtlpStream(parts.store, prepared.state.run_id)
     except TurnstileError as exc:
         logger.warning("no live OTLP export: %s", exc)
         return
-    services.observer = cast(Observer, stream.wrap(services.observer))
+    parts.observer = cast(Observer, stream.wrap(parts.observer))
     stack.callback(stream.close)
 
 
@@ -456,15 +521,16 @@ def _create_run(prepared: Prepared, create: Mapping[str, Any]) -> None:
 
 
 def _run_emitter(prepared: Prepared) -> Any:
-    services = prepared.runner.services
+    parts = prepared.runner.parts
     run_id = prepared.state.run_id
 
     def emit(kind: str, payload: Mapping[str, Any]) -> None:
         step = prepared.runner.current_step(prepared.state)  # in memory: no read per event
-        services.store.append_event(run_id, step, kind, payload, services.clock())
-        services.observer(kind, payload)
+        parts.store.append_event(run_id, step, kind, payload, parts.clock())
+        parts.observer(kind, payload)
 
     return emit
 
 
-__all__ = ["Prepared", "RunRequest", "execute", "prepare_new", "prepare_resume"]
+__all__ = ["Driver", "Prepared", "RunRequest", "execute", "plain_drive", "prepare_new",
+           "prepare_resume"]

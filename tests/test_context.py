@@ -401,6 +401,7 @@ from pathlib import Path
 
 import anyio
 
+from engine.actions.context import ModelSource
 from engine.golden import load_task
 from engine.models.scripted import ScriptedModel, load_turns
 from engine.session import RunRequest, execute, prepare_new, prepare_resume
@@ -435,7 +436,7 @@ else:
     prepared = prepare_resume(sys.argv[6], store, observer=quiet, prompter=None, overrides={})
 print(prepared.state.run_id, flush=True)
 turns = load_turns(Path(task_dir) / "turns.yaml")
-prepared.runner.services.model_factory = lambda: Recording(turns, log)
+prepared.runner.parts.models = ModelSource(lambda: Recording(turns, log))
 result = anyio.run(execute, prepared)
 print(result.status, result.error, flush=True)
 '''

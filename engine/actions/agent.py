@@ -56,7 +56,7 @@ async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
     task = str(ctx.run.data.get("task") or "")
     system = ctx.machine.system_prompt or DEFAULT_SYSTEM_PROMPT
     system = render(system, template_context(ctx), where=f"{ctx.machine.path}: system_prompt")
-    names = ", ".join(ctx.services.tools.names()) or "none"
+    names = ", ".join(ctx.tools.names()) or "none"
     summary = _workspace_summary(ctx)
     messages = (
         Message("system", f"{system}\n\nTools available: {names}.\nWorkspace files:\n{summary}"),
@@ -116,7 +116,7 @@ def call_options(ctx: ActionContext, params: CallModelParams | None = None) -> d
         if "max_tokens" in params.model_fields_set:
             state["max_tokens"] = params.max_tokens
         state = merge_options(state, params.model_options)
-    return merge_options(ctx.machine.model_options, state, ctx.services.model_options)
+    return merge_options(ctx.machine.model_options, state, ctx.config.model_options)
 
 
 def call_model_emits(params: CallModelParams) -> frozenset[str]:
@@ -147,11 +147,11 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         spent.append(done.usage_run)
         return done.message.content
 
-    model = ctx.services.model()
+    model = ctx.model()
     view = await prepare_view(
         (*ctx.run.messages, *new), ctx.run.data,
         budget_for(ctx.machine.context, model.provider, model.model),
-        tools_tokens=estimate_tools(ctx.services.tools) if params.tools else 0,
+        tools_tokens=estimate_tools(ctx.tools) if params.tools else 0,
         summarize=summarize)
     if view.event is not None:
         ctx.emit("context_compressed", view.event)
@@ -186,9 +186,9 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
 async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: bool,
                 options: dict[str, Any], purpose: str = "turn",
                 context_tokens: int | None = None) -> _Answer:
-    model = ctx.services.model()
+    model = ctx.model()
     schemas = [ToolSchema(s.name, s.description, s.input_schema)
-               for s in ctx.services.tools] if tools else []
+               for s in ctx.tools] if tools else []
     started = time.monotonic()
     shown_calls: set[int] = set()
 

@@ -43,8 +43,8 @@ async def await_approval(ctx: ActionContext, params: NoParams) -> Outcome:
 
 async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approval]:
     """Decide ``calls``, reusing decisions this step already recorded; audit the new ones."""
-    store = ctx.services.store
-    parked = ctx.services.approver.mode == "park"
+    store = ctx.store
+    parked = ctx.approver.mode == "park"
     prior: dict[str, Approval] = {}
     if ctx.resumed:
         for row in store.audit(ctx.run.run_id):
@@ -56,8 +56,8 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
                                               "", "")
     open_calls = [c for c in calls if c.id not in prior]
     granted = set(ctx.run.data.get("granted") or ())
-    fresh = await ctx.services.approver.decide_batch(
-        open_calls, ctx.services.tools, granted, ctx.run.data,
+    fresh = await ctx.approver.decide_batch(
+        open_calls, ctx.tools, granted, ctx.run.data,
         ParkedDecisions(ctx) if parked else None)
     for call, approval in zip(open_calls, fresh, strict=True):
         if approval.decided_by.removesuffix("-always") in CHANNELS:
@@ -70,9 +70,9 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
 
 
 def _audit(ctx: ActionContext, call: ToolCall, a: Approval) -> None:
-    spec = ctx.services.tools.get(call.name)
-    at = ctx.services.clock()
-    ctx.services.store.record_audit(AuditRecord(
+    spec = ctx.tools.get(call.name)
+    at = ctx.now()
+    ctx.store.record_audit(AuditRecord(
         run_id=ctx.run.run_id, step=ctx.step, call_id=call.id, tool=call.name,
         decision=a.decision, risk=a.risk, rule=a.rule, reason=_with_sandbox(ctx, call, a),
         decided_by=a.decided_by, args_digest=digest(dict(call.args)),
@@ -84,7 +84,7 @@ def _audit(ctx: ActionContext, call: ToolCall, a: Approval) -> None:
 
 def _with_sandbox(ctx: ActionContext, call: ToolCall, a: Approval) -> str:
     """The audit reason, plus how the command will run when it is a shell command."""
-    jail = ctx.services.confinement
+    jail = ctx.config.confinement
     if jail is None or call.name not in SHELL_TOOLS or a.decision != "allow":
         return a.reason
     return f"{a.reason} [{jail.summary(jail.network_for(a.risk))}]"

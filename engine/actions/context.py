@@ -1,23 +1,27 @@
-"""What an action may use while it runs: the run as of the last commit and the run's services.
+"""What an action may use while it runs: the run as of the last commit, and a few narrow parts.
 
-Actions read ``run`` and return an ``Outcome``; they never write run state. Events (model
-calls, tool calls, approvals) go through ``emit``, which persists them and shows them.
+Actions read ``run`` and return an ``Outcome``; they never write run state. What they may call
+is spelled out on ``ActionContext``: the store, the tool registry, the approval gate, the
+model, the clock, the fault hook and the run's fixed configuration (``RunConfig``). Events
+(model calls, tool calls, approvals) go through ``emit``, which persists them and shows them.
+``RunParts`` bundles those parts for the runner; ``engine.wiring`` builds it, once per run.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from engine.state import RunState
+from engine.state import RunState, ToolCall
 from engine.tooling.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from engine.models.base import ModelClient
-    from engine.permissions.approvals import Approver
+    from engine.permissions.approvals import Approval, ApprovalMode, Deferred
+    from engine.permissions.policy import Policy
     from engine.sandbox import Confinement
     from engine.spec.model import MachineSpec, StateSpec
     from engine.store.base import Store
@@ -33,55 +37,97 @@ class Observer(Protocol):
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None: ...
 
 
+Clock = Callable[[], float]
+"""Seconds since the epoch; a test may pass a fixed one."""
+
+FaultPoint = Literal["before", "during", "after_effect", "after"]
+FaultHook = Callable[[FaultPoint, str], None]
+"""``(point, state)``: fault injection (``engine.faults.Faults``); a no-op unless armed."""
+
+UnknownEffect = Literal["skip", "repeat", "fail"]
+
+
+class ApprovalGate(Protocol):
+    """Decides tool calls before they run (``engine.permissions.approvals.Approver``)."""
+
+    @property
+    def mode(self) -> ApprovalMode: ...
+
+    async def decide_batch(self, calls: Sequence[ToolCall], tools: ToolRegistry,
+                           granted: Iterable[str],
+                           run_data: Mapping[str, Any] | None = None,
+                           deferred: Deferred | None = None) -> list[Approval]: ...
+
+    async def confirm_unknown(self, call: ToolCall, message: str) -> bool: ...
+
+
 def _silent(kind: str, payload: Mapping[str, Any]) -> None:
     return None
 
 
-@dataclass
-class Services:
-    """The per-run collaborators, built once by the composition root (``engine.session``)."""
+def _no_fault(point: FaultPoint, state: str) -> None:
+    return None
 
-    store: Store
-    tools: ToolRegistry
-    approver: Approver
-    model_factory: Callable[[], ModelClient]
+
+class ModelSource:
+    """The run's model client, created on first use (a workflow may never need one)."""
+
+    def __init__(self, factory: Callable[[], ModelClient],
+                 client: ModelClient | None = None) -> None:
+        self._factory = factory
+        self._client = client
+
+    def get(self) -> ModelClient:
+        if self._client is None:
+            self._client = self._factory()
+        return self._client
+
+    def started(self) -> ModelClient | None:
+        """The client if one was created (to preflight or close it), else None."""
+        return self._client
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run was configured with; fixed for the whole drive."""
+
     workspace: Path
-    observer: Observer = _silent
-    clock: Callable[[], float] = time.time
-    policy: Any = None
-    """The run's ``engine.permissions.policy.Policy``."""
-    on_unknown_effect: str = "skip"
+    policy: Policy | None = None
+    """None only where no policy applies (the permission layer then uses its defaults)."""
     interactive: bool = False
+    """A person (or the embedding program's approver) answers ``ask`` decisions."""
+    on_unknown_effect: UnknownEffect = "skip"
+    model_options: Mapping[str, Any] = field(default_factory=dict)
+    """The run's ``--model-option`` settings: they override the machine's and the state's."""
     confinement: Confinement | None = None
     """How the run's shell commands are confined (``engine.sandbox``), decided at its start."""
     start_events: tuple[tuple[str, Mapping[str, Any]], ...] = ()
-    """Events the runner records and shows when it starts driving (once it holds the lease):
-    how commands are confined."""
-    fault: Callable[[str, str], None] = field(default=lambda point, state: None)
-    """Fault injection hook (``engine.faults.Faults``); a no-op unless ENGINE_FAULTS is set."""
-    model_options: Mapping[str, Any] = field(default_factory=dict)
-    """The run's ``--model-option`` settings: they override the machine's and the state's."""
-    _model: ModelClient | None = field(default=None, repr=False)
+    """Events the runner records and shows once it holds the lease (how commands are
+    confined)."""
 
-    def started_model(self) -> ModelClient | None:
-        """The run's model client if one was created (to preflight or close it), else None."""
-        return self._model
 
-    def model(self) -> ModelClient:
-        """The run's model client, created on first use (a workflow may never need one)."""
-        if self._model is None:
-            self._model = self.model_factory()
-        return self._model
+@dataclass
+class RunParts:
+    """The parts one run is wired from, built once by ``engine.wiring.build_parts``."""
+
+    store: Store
+    tools: ToolRegistry
+    approver: ApprovalGate
+    models: ModelSource
+    config: RunConfig
+    observer: Observer = _silent
+    clock: Clock = time.time
+    fault: FaultHook = _no_fault
 
 
 @dataclass
 class ActionContext:
-    """One step's view of the run."""
+    """One step's view of the run, and everything an action may call."""
 
     run: RunState
     machine: MachineSpec
     state: StateSpec
-    services: Services
+    parts: RunParts
     resumed: bool = False
     """True when this step was left running by an earlier process and is being run again."""
 
@@ -90,15 +136,40 @@ class ActionContext:
         return self.run.step
 
     @property
+    def config(self) -> RunConfig:
+        return self.parts.config
+
+    @property
     def workspace(self) -> Path:
-        return self.services.workspace
+        return self.parts.config.workspace
+
+    @property
+    def store(self) -> Store:
+        return self.parts.store
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.parts.tools
+
+    @property
+    def approver(self) -> ApprovalGate:
+        return self.parts.approver
+
+    def model(self) -> ModelClient:
+        return self.parts.models.get()
+
+    def now(self) -> float:
+        return self.parts.clock()
+
+    def fault(self, point: FaultPoint) -> None:
+        """Give fault injection its chance at ``point`` of this state."""
+        self.parts.fault(point, self.state.name)
 
     def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
         """Persist an event of this step and show it."""
-        s = self.services
-        s.store.append_event(self.run.run_id, self.run.step, kind, payload, s.clock())
-        s.observer(kind, payload)
+        self.parts.store.append_event(self.run.run_id, self.run.step, kind, payload, self.now())
+        self.parts.observer(kind, payload)
 
     def show(self, kind: str, payload: Mapping[str, Any]) -> None:
         """Show a transient event (streamed text, a shell output line) without persisting."""
-        self.services.observer(kind, payload)
+        self.parts.observer(kind, payload)

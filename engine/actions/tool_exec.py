@@ -79,23 +79,23 @@ def _not_as_approved(ctx: ActionContext, call: ToolCall, plan: Any) -> ToolResul
                "approved (an earlier call of the same turn was refused, or the file changed "
                "since); read the file again and redo the change")
     result = ToolResult.error(message, path=path, not_as_approved=True)
-    ctx.emit("tool_call", {**describe_call(ctx.services.tools.get(call.name), call, result, 0.0),
+    ctx.emit("tool_call", {**describe_call(ctx.tools.get(call.name), call, result, 0.0),
                            "content": message})
     return result
 
 
 def _file_plan(ctx: ActionContext, call: ToolCall, data: Mapping[str, Any]) -> Any:
     """Base and post-image hashes of a file write, from the tool's own dry run."""
-    return plan_file_change(ctx.services.tools.get(call.name), call, ctx.workspace, data)
+    return plan_file_change(ctx.tools.get(call.name), call, ctx.workspace, data)
 
 
 async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                   record: Any) -> ToolResult | None:
     """A result for a call left ``started``, or None when it is safe to run it again."""
     await _end_leftovers(ctx, call)
-    spec = ctx.services.tools.get(call.name)
+    spec = ctx.tools.get(call.name)
     resolution, message = resolve_in_flight(record, spec, ctx.workspace)
-    policy = ctx.services.policy
+    policy = ctx.config.policy
     if resolution == "unknown" and spec is not None and policy is not None and (
             policy.declares_idempotent(call, spec, ctx.workspace)):
         resolution, message = "rerun", f"re-ran {call.name} (declared idempotent by the policy)"
@@ -122,7 +122,7 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
 async def _end_leftovers(ctx: ActionContext, call: ToolCall) -> None:
     """Stop what a crashed engine's command left running (unconfined commands only: in the
     sandbox the pid namespace died with the engine), so a resumed run never overlaps it."""
-    for event in ctx.services.store.events(ctx.run.run_id, ["tool_process"]):
+    for event in ctx.store.events(ctx.run.run_id, ["tool_process"]):
         p = event.payload
         if p.get("call_id") != call.id or not isinstance(p.get("pgid"), int):
             continue
@@ -133,9 +133,9 @@ async def _end_leftovers(ctx: ActionContext, call: ToolCall) -> None:
 
 
 async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> tuple[Any, str]:
-    policy = ctx.services.on_unknown_effect
-    if ctx.services.interactive:
-        answer = await ctx.services.approver.confirm_unknown(call, message)
+    policy = ctx.config.on_unknown_effect
+    if ctx.config.interactive:
+        answer = await ctx.approver.confirm_unknown(call, message)
         return ("rerun", f"{message}: repeated (user)") if answer else (
             "unknown", f"{message}: not repeated (user)")
     if policy == "repeat":
@@ -148,29 +148,29 @@ async def _decide_unknown(ctx: ActionContext, call: ToolCall, message: str) -> t
 async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                    file_plan: Any, run_data: Mapping[str, Any],
                    approved_risk: str | None) -> ToolResult:
-    spec = ctx.services.tools.get(call.name)
+    spec = ctx.tools.get(call.name)
     lines = 0
 
     def tool_emit(kind: str, payload: Mapping[str, Any]) -> None:
         nonlocal lines
         if kind == "tool_process":  # pid and group, written now: resume ends a leftover
             ctx.show(kind, {**payload, "call_id": call.id})
-            ctx.services.store.append_event(ctx.run.run_id, ctx.step, kind,
+            ctx.store.append_event(ctx.run.run_id, ctx.step, kind,
                                             {**payload, "call_id": call.id},
-                                            ctx.services.clock())
-            ctx.services.store.flush()
+                                            ctx.now())
+            ctx.store.flush()
             return
         if kind == "tool_output":
             lines += 1
             ctx.show(kind, {**payload, "call_id": call.id})
             if lines <= MAX_OUTPUT_EVENTS:
-                ctx.services.store.append_event(ctx.run.run_id, ctx.step, kind,
+                ctx.store.append_event(ctx.run.run_id, ctx.step, kind,
                                                 {**payload, "call_id": call.id},
-                                                ctx.services.clock())
+                                                ctx.now())
         else:
             ctx.emit(kind, {**payload, "call_id": call.id})
 
-    jail = ctx.services.confinement
+    jail = ctx.config.confinement
     tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=run_data,
                            call_id=call.id, confinement=jail, approved_risk=approved_risk)
     started_event: dict[str, Any] = {"call_id": call.id, "tool": call.name,
@@ -180,15 +180,15 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
         started_event["sandbox"] = jail.describe(jail.network_for(approved_risk))
     ctx.emit("tool_started", started_event)
     ledger.mark(call, spec, "started", file=file_plan)
-    ctx.services.fault("during", ctx.state.name)
+    ctx.fault("during")
     watched = _watched(call, approved_risk)
     before = await anyio.to_thread.run_sync(snapshot, ctx.workspace) if watched else None
     started = time.monotonic()
-    result = await invoke(ctx.services.tools, call, tool_ctx)
+    result = await invoke(ctx.tools, call, tool_ctx)
     duration = time.monotonic() - started
     if before is not None:
         result = await _with_changes(ctx, call, result, before)
-    ctx.services.fault("after_effect", ctx.state.name)
+    ctx.fault("after_effect")
     file_data = (dict(result.data or {}) | {"post_hash": (result.data or {}).get("result_hash")}
                  if file_plan is not None and not result.is_error else None)
     ledger.mark(call, spec, "failed" if result.is_error else "done", result=result,

@@ -27,7 +27,7 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
     """Run every approved pending call in order; denied calls get a denial result."""
     data = ctx.run.data
     approvals = data.get("approvals") or {}
-    ledger = Ledger(ctx.services.store, ctx.run.run_id, ctx.step, ctx.services.clock)
+    ledger = Ledger(ctx.store, ctx.run.run_id, ctx.step, ctx.parts.clock)
     messages: list[Message] = []
     updates: dict[str, Any] = {"pending_calls": []}
     files = dict(data.get("files_changed") or {})
@@ -111,12 +111,12 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
     call = ToolCall(f"{ctx.state.name}_{ctx.step}", params.tool, args)
     (approval,) = await decide_calls(ctx, [call])
     if approval.decision != "allow":
-        if not ctx.services.interactive:
+        if not ctx.config.interactive:
             raise PolicyRefusedError(
                 f"state {ctx.state.name}: {params.tool} was refused: {approval.reason}")
         result = ToolResult.error(f"refused: {approval.reason}")
     else:
-        ledger = Ledger(ctx.services.store, ctx.run.run_id, ctx.step, ctx.services.clock)
+        ledger = Ledger(ctx.store, ctx.run.run_id, ctx.step, ctx.parts.clock)
         result = await run_call(ctx, call, ledger, approved=approval.post_images,
                                 approved_risk=approval.risk)
     results = dict(ctx.run.data.get("results") or {})

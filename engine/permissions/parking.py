@@ -44,9 +44,9 @@ class ParkedDecisions:
     async def __call__(self, questions: Sequence[PendingQuestion]) -> dict[str, Approval]:
         ctx = self.ctx
         run_id = ctx.run.run_id
-        known = {r.call_id: r for r in ctx.services.store.approval_requests(
+        known = {r.call_id: r for r in ctx.store.approval_requests(
             run_id, pending_only=False)}
-        version = policy_version(ctx.services.policy)
+        version = policy_version(ctx.config.policy)
         out: dict[str, Approval] = {}
         waiting: list[ApprovalRequest] = []
         for q in questions:
@@ -66,7 +66,7 @@ def _request(ctx: ActionContext, q: PendingQuestion, version: str) -> ApprovalRe
         run_id=ctx.run.run_id, call_id=q.call.id, step=ctx.step, tool=q.call.name,
         args=dict(q.call.args), args_hash=digest(dict(q.call.args)), policy_version=version,
         preview=d.preview, risk=d.risk, rule=d.rule, reason=d.reason, capability=d.capability,
-        requested_at=ctx.services.clock())
+        requested_at=ctx.now())
 
 
 def bound_approval(q: PendingQuestion, req: ApprovalRequest, version: str) -> Approval:

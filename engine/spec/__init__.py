@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import SpecError
 from engine.spec.check import check_machine
-from engine.spec.load import parse_machine
+from engine.spec.load import build_machine, parse_machine
 from engine.spec.model import (
     ContextSpec,
     Limits,
@@ -31,8 +31,10 @@ __all__ = [
     "MachineSpec",
     "McpServerSpec",
     "StateSpec",
+    "build_machine",
     "check_machine",
     "load_machine",
+    "machine_from_definition",
     "machine_hash",
     "parse_machine",
 ]
@@ -41,6 +43,17 @@ __all__ = [
 def load_machine(path: Path | str, actions: Mapping[str, ActionInfo]) -> MachineSpec:
     """Parse and check the machine at ``path``; raise ``SpecError`` with every problem by line."""
     spec = parse_machine(path)
+    problems = check_machine(spec, actions)
+    if problems:
+        raise SpecError(problems)
+    return spec
+
+
+def machine_from_definition(definition: Mapping[str, Any], actions: Mapping[str, ActionInfo],
+                            shown: str = "") -> MachineSpec:
+    """``load_machine`` for a definition given as Python values (what a YAML file would hold)."""
+    shown = shown or f"<machine {definition.get('name', '?')}>"
+    spec = build_machine(definition, shown)
     problems = check_machine(spec, actions)
     if problems:
         raise SpecError(problems)

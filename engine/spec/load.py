@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,14 @@ def parse_machine(path: Path | str) -> MachineSpec:
     spec = _build(doc.value, doc.lines, shown, hashlib.sha256(data).hexdigest())
     logger.debug("parsed %s: %d states", shown, len(spec.states))
     return spec
+
+
+def build_machine(definition: Mapping[str, Any], shown: str) -> MachineSpec:
+    """A spec from a definition given as Python values, checked exactly as a file's body is
+    (the same fields, messages and types; lists may be lists). ``shown`` names it in errors."""
+    raw = json.loads(json.dumps(definition))  # a private, plain copy: dicts, lists, scalars
+    digest = hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()
+    return _build(raw, {}, shown, digest)
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
@@ -465,7 +474,7 @@ class _Builder:
         out["line"] = self.lines.get(path, 0)
         out["key_lines"] = self.state_lines.get(name, {})
         if isinstance(out["on"], dict):
-            out["on_lines"] = {t: self.lines[(*path, "on", t)] for t in out["on"]}
+            out["on_lines"] = {t: self.lines.get((*path, "on", t), 0) for t in out["on"]}
         return out
 
     def validate(self, data: dict[str, Any]) -> MachineSpec | None:

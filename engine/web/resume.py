@@ -48,7 +48,7 @@ def _resume(db: Path | StoreTarget, run_id: str) -> None:
         prepared = prepare_resume(run_id, store, observer=_silent, prompter=None, overrides={})
 
         async def drive() -> Any:
-            return await execute(prepared, signals=False)
+            return await execute(prepared)
 
         result = anyio.run(drive)
         logger.info("run %s resumed by the console ended %s", run_id, result.status)
@@ -76,7 +76,7 @@ def start_in_background(db: Path | StoreTarget, task_dir: Path) -> str:
     def work() -> None:
         try:
             async def drive() -> Any:
-                return await execute(prepared, signals=False)
+                return await execute(prepared)
 
             anyio.run(drive)
         except (TurnstileError, OSError) as exc:
