@@ -244,9 +244,9 @@ def version_changes(outcomes: Sequence[ToolOutcome],
 
 def current_versions() -> dict[str, str]:
     """The built-in tools' versions in this checkout."""
-    from tools import builtin_specs
+    from engine.session import builtin_tools
 
-    return {s.name: s.version for s in builtin_specs()}
+    return {s.name: s.version for s in builtin_tools()}
 
 
 # -- comparing ------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from engine.errors import (
     TurnstileError,
 )
 from engine.fsm import TransitionTable
+from engine.run_data import APPROVALS, PENDING_CALLS, check_updates
 from engine.spec.model import MachineSpec
 from engine.state import RunInfo, RunState, RunStatus
 from engine.store.base import Checkpoint, LeaseOwner, StepBegin, StepCommit
@@ -171,6 +172,7 @@ class Runner:
                                               "action": info.name, "resumed": resumed})
         self.services.fault("before", state.state)
         outcome = await self._execute_action(ctx, info, spec.params)
+        check_updates(outcome.updates, info.writes, f"action {info.name} (state {state.state})")
         dest = self._fire(state.state, outcome.trigger)
         new_state = state.apply(outcome, dest)
         self._check_limits(state, new_state)
@@ -229,8 +231,8 @@ class Runner:
         info = self.actions[spec.action or ""]
         plan = None
         if info.side_effects:
-            plan = {"calls": list(state.data.get("pending_calls") or ()),
-                    "approvals": dict(state.data.get("approvals") or {})}
+            plan = {"calls": list(PENDING_CALLS.get(state.data)),
+                    "approvals": dict(APPROVALS.get(state.data))}
         return StepBegin(state.step, state.state, info.name, now, plan)
 
     # -- endings ------------------------------------------------------------------------

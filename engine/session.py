@@ -36,6 +36,7 @@ from engine.spec import MachineSpec, load_machine
 from engine.state import RunState
 from engine.store.base import Store
 from engine.tooling.registry import ToolRegistry
+from engine.tooling.spec import ToolSpec
 from tools import builtin_specs
 
 logger = logging.getLogger(__name__)
@@ -245,15 +246,15 @@ def _legacy_task_policy(recorded: Mapping[str, Any], mode: str) -> str | None:
 def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store,
                    workspace: Path, observer: Observer, prompter: Prompter | None) -> Services:
     """The run's collaborators from its stored config."""
-    policy = Policy.load(Path(config["policy"])) if config.get("policy") else Policy.default()
+    policy = load_policy(Path(config["policy"])) if config.get("policy") else Policy.default()
     jail = run_confinement(config, machine, policy, store, workspace)
     policy_ctx = PolicyContext(workspace=workspace, policy=policy, env=dict(os.environ),
                                sandboxed=jail.active, protected=jail.protected,
                                sandboxed_servers=_sandboxed_servers(machine, config))
     mode: ApprovalMode = config.get("approval") or "policy"
     approver = Approver(mode, policy_ctx, prompter if mode == "interactive" else None)
-    registry = ToolRegistry(s for s in builtin_specs() if s.name in machine.tools)
-    unknown = sorted(set(machine.tools) - {s.name for s in builtin_specs()})
+    registry = ToolRegistry(s for s in builtin_tools() if s.name in machine.tools)
+    unknown = sorted(set(machine.tools) - {s.name for s in builtin_tools()})
     if unknown:
         raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
     turns = Path(config["turns"]) if config.get("turns") else None
@@ -303,11 +304,27 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
     return confinement(spec, workspace, protected)
 
 
+def builtin_tools() -> list[ToolSpec]:
+    """The built-in tools (``tools.builtin_specs``): the engine knows them only from here."""
+    return builtin_specs()
+
+
+def load_policy(path: Path) -> Policy:
+    """A policy file, checked against the names of the tools a run can call."""
+    return Policy.load(path, tools=frozenset(s.name for s in builtin_tools()))
+
+
+def shell_tool_name() -> str:
+    """The name of the built-in tool that runs shell commands ("" when there is none)."""
+    return next((s.name for s in builtin_tools() if s.command_arg is not None), "")
+
+
 def _sandbox_events(machine: MachineSpec,
                     jail: Confinement) -> tuple[tuple[str, Mapping[str, Any]], ...]:
     """The run-start ``sandbox`` event, for machines that run shell commands."""
-    runs_shell = "run_shell" in machine.tools or any(
-        s.params.get("tool") == "run_shell" for s in machine.states.values())
+    shells = {s.name for s in builtin_tools() if s.command_arg is not None}
+    runs_shell = bool(shells & set(machine.tools)) or any(
+        s.params.get("tool") in shells for s in machine.states.values())
     if not runs_shell:
         return ()
     return (("sandbox", {**jail.describe(), "note": sandbox_note(jail)}),)
@@ -346,7 +363,7 @@ def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, A
 
 def _policy_parks(path: Path | None) -> bool:
     """The policy file says ``approval: park`` (a run nobody watches waits for a person)."""
-    return path is not None and Policy.load(path).approval == "park"
+    return path is not None and load_policy(path).approval == "park"
 
 
 def _machine_policy(machine: MachineSpec) -> Path | None:

@@ -23,14 +23,15 @@ from engine.permissions.policy import Policy, PolicyContext, decide_static
 from engine.sandbox import confinement, merge
 from engine.spec import load_machine
 from engine.tooling.spec import ToolSpec
-from tools import builtin_specs
 
 
 def list_tools(machine_path: Path | None, mcp_config: Path | None,
                workspace: Path) -> list[dict[str, Any]]:
     """One row per tool: ``ToolSpec.describe()`` plus the static ``decision``; then one row
     per MCP server that failed to start."""
-    specs = builtin_specs()
+    from engine.session import builtin_tools, load_policy
+
+    specs = builtin_tools()
     policy = Policy.default()
     servers: dict[str, Any] = {}
     machine_sandbox = None
@@ -39,7 +40,7 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
         specs = [s for s in specs if s.name in machine.tools]
         machine_sandbox = machine.sandbox
         if machine.policy:
-            policy = Policy.load(Path(machine.path).parent / machine.policy)
+            policy = load_policy(Path(machine.path).parent / machine.policy)
         if machine.mcp_servers:
             from engine.mcp import from_machine
 
@@ -57,7 +58,7 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
             if kind in ("mcp_server_failed", "mcp_server_unavailable"):
                 failed[payload["server"]] = payload.get("error") or "failed to start"
 
-        specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_specs()), note)]
+        specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_tools()), note)]
     try:
         sandboxed = confinement(merge(machine_sandbox, policy.sandbox), workspace).active
     except SandboxUnavailableError:  # mode required: a run would refuse; the list still shows

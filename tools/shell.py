@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.sandbox import Confinement
 from engine.tooling.process import ProcessResult, run_process, start_ticks
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from tools.changes import WATCHER
 from tools.workspace import rel, resolve_in
 
 logger = logging.getLogger(__name__)
@@ -126,7 +127,8 @@ SPEC = ToolSpec(
     "kept when long). Background processes are stopped when the command exits. Default "
     f"timeout {DEFAULT_TIMEOUT_S:g} s.",
     input_model=RunShellArgs, handler=run_shell, risk="exec", idempotent=False,
-    side_effects=True, timeout_s=DEFAULT_TIMEOUT_S,
+    side_effects=True, timeout_s=DEFAULT_TIMEOUT_S, command_arg="command",
+    reported=("exit_code", "timed_out", "omitted_bytes", "output_bytes"), watcher=WATCHER,
     changelog=("1.0.0: bash -c in a process group; streamed lines, head+tail caps, timeout, "
                "scrubbed environment",
                "1.1.0: runs under the run's sandbox (bubblewrap) when there is one; the result "

@@ -18,20 +18,19 @@ import anyio
 from engine.actions.context import ActionContext
 from engine.effects import Ledger, plan_file_change, resolve_in_flight
 from engine.errors import TurnstileError
-from engine.permissions.policy import SHELL_TOOLS
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.process import end_leftover_group
-from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult
-from tools.changes import Snapshot, changes, snapshot
+from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult, ToolSpec, Watcher
 
 logger = logging.getLogger(__name__)
 
 MAX_OUTPUT_EVENTS = 2000
 """Streamed output lines persisted per call; later lines are shown but not stored."""
 WATCHED_FROM_RISK = "exec"
-"""Shell calls judged this risky or more get the workspace compared before and after them: all
-but plain reads, since a program or script the classifier cannot see into may write anything."""
+"""Calls of a tool with a ``watcher`` (shell commands) judged this risky or more get the
+workspace compared before and after them: all but plain reads, since a program or script the
+classifier cannot see into may write anything."""
 
 
 class UnknownEffectFailure(TurnstileError):
@@ -49,8 +48,8 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     in one turn builds on the first. ``approved`` is the approval's post-images (path ->
     sha256): a write that would now leave anything else is not run. ``approved_risk`` is the
     approval's
-    judgement of the call: a shell call of ``WATCHED_FROM_RISK`` or more (or of unknown risk)
-    reports the files it changed.
+    judgement of the call: a watched call (its tool has a ``watcher``) of ``WATCHED_FROM_RISK``
+    or more (or of unknown risk) reports the files it changed.
     """
     record = ledger.get(call.id)
     if record is not None and record.status in ("done", "failed", "unknown") and record.result:
@@ -176,18 +175,19 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     started_event: dict[str, Any] = {"call_id": call.id, "tool": call.name,
                                      "version": spec.version if spec else None,
                                      "args": dict(call.args)}
-    if call.name in SHELL_TOOLS and jail is not None:
+    if spec is not None and spec.command_arg is not None and jail is not None:
         started_event["sandbox"] = jail.describe(jail.network_for(approved_risk))
     ctx.emit("tool_started", started_event)
     ledger.mark(call, spec, "started", file=file_plan)
     ctx.services.fault("during", ctx.state.name)
-    watched = _watched(call, approved_risk)
-    before = await anyio.to_thread.run_sync(snapshot, ctx.workspace) if watched else None
+    watcher = spec.watcher if spec is not None and _watched(spec, approved_risk) else None
+    before = (await anyio.to_thread.run_sync(watcher.snapshot, ctx.workspace)
+              if watcher is not None else None)
     started = time.monotonic()
     result = await invoke(ctx.services.tools, call, tool_ctx)
     duration = time.monotonic() - started
-    if before is not None:
-        result = await _with_changes(ctx, call, result, before)
+    if watcher is not None:
+        result = await _with_changes(ctx, call, result, watcher, before)
     ctx.services.fault("after_effect", ctx.state.name)
     file_data = (dict(result.data or {}) | {"post_hash": (result.data or {}).get("result_hash")}
                  if file_plan is not None and not result.is_error else None)
@@ -198,9 +198,10 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     return result
 
 
-def _watched(call: ToolCall, risk: str | None) -> bool:
-    """Whether ``call`` is a shell call that may write (an unknown risk counts: fail closed)."""
-    if call.name not in SHELL_TOOLS:
+def _watched(spec: ToolSpec, risk: str | None) -> bool:
+    """Whether a call of ``spec`` is watched: its tool has a watcher and the call may write
+    (an unknown risk counts: fail closed)."""
+    if spec.watcher is None:
         return False
     if risk not in RISK_ORDER:
         return True
@@ -208,10 +209,10 @@ def _watched(call: ToolCall, risk: str | None) -> bool:
 
 
 async def _with_changes(ctx: ActionContext, call: ToolCall, result: ToolResult,
-                        before: Snapshot) -> ToolResult:
+                        watcher: Watcher, before: Any) -> ToolResult:
     """``result`` with the files the call changed in its data (``files_changed``); each change
     is also a ``file_changed`` event with its patch, as the edit tools report theirs."""
-    found = await anyio.to_thread.run_sync(changes, ctx.workspace, before)
+    found = await anyio.to_thread.run_sync(watcher.changes, ctx.workspace, before)
     for change in found:
         ctx.emit("file_changed", {"call_id": call.id, "tool": call.name, **change})
     if not found:
