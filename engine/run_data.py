@@ -50,7 +50,7 @@ _NONE = type(None)
 
 TASK: DataKey[str] = _key("task", (str,), str, "The task text the run was started with.")
 PLAN: DataKey[list[Any]] = _key(
-    "plan", (list,), list, "The agent's plan: ``[{step, status}]``, replaced by ``update_plan``.",
+    "plan", (list,), list, "The agent's plan: ``[{step, status}]``, replaced by the planning tool.",
     by_tools=True)
 PLAN_TEXT: DataKey[str] = _key("plan_text", (str,), str,
                                "The model's initial plan when ``plan`` asks for one.")

@@ -31,6 +31,7 @@ from engine.errors import (
     StoreLockedError,
     TurnstileError,
 )
+from engine.events import EventKind
 from engine.fsm import TransitionTable
 from engine.run_data import APPROVALS, PENDING_CALLS, check_updates
 from engine.spec.model import MachineSpec
@@ -161,14 +162,14 @@ class Runner:
             self._latest = state
             resumed = False
         status = final_status(state.state)
-        self.services.observer("run_end", {"status": status, "state": state.state})
+        self.services.observer(EventKind.RUN_END, {"status": status, "state": state.state})
         return RunResult(state.evolve(status=status), status)
 
     async def _run_step(self, state: RunState, resumed: bool) -> RunState:
         spec = self.machine.states[state.state]
         info = self.actions[spec.action or ""]
         ctx = ActionContext(state, self.machine, spec, self.services, resumed=resumed)
-        self.services.observer("step_begin", {"step": state.step, "state": state.state,
+        self.services.observer(EventKind.STEP_BEGIN, {"step": state.step, "state": state.state,
                                               "action": info.name, "resumed": resumed})
         self.services.fault("before", state.state)
         outcome = await self._execute_action(ctx, info, spec.params)
@@ -177,7 +178,7 @@ class Runner:
         new_state = state.apply(outcome, dest)
         self._check_limits(state, new_state)
         self._commit_step(state, new_state, outcome, info)
-        self.services.observer("step_commit", {
+        self.services.observer(EventKind.STEP_COMMIT, {
             "step": state.step, "state": state.state, "trigger": outcome.trigger,
             "dest": dest, "note": outcome.note})
         self.services.fault("after", state.state)
@@ -241,7 +242,7 @@ class Runner:
         now = self.services.clock()
         self.store.end_step(state.run_id, state.step, "failed", error, now)
         self.store.set_status(state.run_id, "failed", error)
-        self.services.observer("run_end", {"status": "failed", "state": state.state,
+        self.services.observer(EventKind.RUN_END, {"status": "failed", "state": state.state,
                                            "error": error})
         return RunResult(state.evolve(status="failed"), "failed", error)
 
@@ -251,8 +252,8 @@ class Runner:
         now = self.services.clock()
         self.store.park_run(state.run_id, state.step, parked.requests,  # type: ignore[arg-type]
                             str(parked), now)
-        self.services.observer("run_end", {"status": "waiting_approval", "state": state.state,
-                                           "error": str(parked)})
+        self.services.observer(EventKind.RUN_END, {"status": "waiting_approval",
+                                                   "state": state.state, "error": str(parked)})
         return RunResult(state.evolve(status="waiting_approval"), "waiting_approval",
                          str(parked))
 
@@ -261,7 +262,7 @@ class Runner:
         now = self.services.clock()
         self.store.end_step(latest.run_id, latest.step, "interrupted", "interrupted", now)
         self.store.set_status(latest.run_id, "interrupted", None)
-        self.services.observer("run_end", {"status": "interrupted", "state": latest.state})
+        self.services.observer(EventKind.RUN_END, {"status": "interrupted", "state": latest.state})
 
     def _store_fault(self, state: RunState, exc: StoreError) -> None:
         """The database failed mid-run: record ``interrupted`` where it can still be written.
@@ -273,7 +274,7 @@ class Runner:
                 self.store.set_status(state.run_id, "interrupted", str(exc))
             except StoreError:
                 logger.info("run %s: could not record 'interrupted'", state.run_id)
-        self.services.observer("run_end", {"status": "interrupted", "state": state.state,
+        self.services.observer(EventKind.RUN_END, {"status": "interrupted", "state": state.state,
                                            "error": str(exc)})
 
     async def _renew_lease(self, run_id: str) -> None:

@@ -22,6 +22,7 @@ from typing import Any, cast
 from engine.actions.context import Observer, Services
 from engine.actions.registry import ACTIONS
 from engine.errors import MachineChangedError, ModelConfigError, TurnstileError, UsageError
+from engine.events import EventKind
 from engine.faults import Faults
 from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
@@ -327,7 +328,7 @@ def _sandbox_events(machine: MachineSpec,
         s.params.get("tool") in shells for s in machine.states.values())
     if not runs_shell:
         return ()
-    return (("sandbox", {**jail.describe(), "note": sandbox_note(jail)}),)
+    return ((EventKind.SANDBOX, {**jail.describe(), "note": sandbox_note(jail)}),)
 
 
 def sandbox_note(jail: Confinement) -> str:

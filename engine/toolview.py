@@ -19,6 +19,7 @@ import anyio
 
 from engine.actions.registry import ACTIONS
 from engine.errors import SandboxUnavailableError
+from engine.events import EventKind
 from engine.permissions.policy import Policy, PolicyContext, decide_static
 from engine.sandbox import confinement, merge
 from engine.spec import load_machine
@@ -55,7 +56,7 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
         from engine.tooling.registry import ToolRegistry
 
         def note(kind: str, payload: dict[str, Any]) -> None:
-            if kind in ("mcp_server_failed", "mcp_server_unavailable"):
+            if kind in (EventKind.MCP_SERVER_FAILED, EventKind.MCP_SERVER_UNAVAILABLE):
                 failed[payload["server"]] = payload.get("error") or "failed to start"
 
         specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_tools()), note)]

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from engine.tooling.spec import (
     PLANNED_FILES_KEY,
     SEEN_HASHES_KEY,
+    EventKind,
     FileChange,
     ToolContext,
     ToolResult,
@@ -467,7 +468,7 @@ def _commit(ctx: ToolContext, change: Change, tool: str) -> ToolResult:
     """Write atomically, then report hashes and patch in the result and a ``file_changed``."""
     atomic_write(change.target, change.new)
     data = _change_data(change)
-    ctx.emit("file_changed", {"call_id": ctx.call_id, "tool": tool, **data})
+    ctx.emit(EventKind.FILE_CHANGED, {"call_id": ctx.call_id, "tool": tool, **data})
     added, removed = _diffstat(data["patch"])
     stat = f"+{added} -{removed} lines, sha256 {data['result_hash']}"
     if tool == "edit_file":

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.sandbox import Confinement
 from engine.tooling.process import ProcessResult, run_process, start_ticks
-from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.tooling.spec import EventKind, ToolContext, ToolResult, ToolSpec
 from tools.changes import WATCHER
 from tools.workspace import rel, resolve_in
 
@@ -51,7 +51,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
     timeout = args.timeout_s or ctx.timeout_s or DEFAULT_TIMEOUT_S
 
     def on_line(stream: str, line: str) -> None:
-        ctx.emit("tool_output", {"call_id": ctx.call_id, "stream": stream, "line": line,
+        ctx.emit(EventKind.TOOL_OUTPUT, {"call_id": ctx.call_id, "stream": stream, "line": line,
                                  "t": time.time()})
 
     jail = ctx.confinement or UNCONFINED
@@ -59,7 +59,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
     sandbox = jail.describe(network)
 
     def on_start(pid: int) -> None:
-        ctx.emit("tool_process", {"call_id": ctx.call_id, "pid": pid, "pgid": pid,
+        ctx.emit(EventKind.TOOL_PROCESS, {"call_id": ctx.call_id, "pid": pid, "pgid": pid,
                                   "start_ticks": start_ticks(pid), "command": args.command,
                                   "cwd": rel(ctx.workspace, cwd), "sandbox": sandbox})
 

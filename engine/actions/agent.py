@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.context import budget_for, estimate_tools, prepare_view
+from engine.events import EventKind
 from engine.models.base import (
     Refusal,
     Retry,
@@ -167,7 +168,7 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         tools_tokens=estimate_tools(ctx.services.tools) if params.tools else 0,
         summarize=summarize)
     if view.event is not None:
-        ctx.emit("context_compressed", view.event)
+        ctx.emit(EventKind.CONTEXT_COMPRESSED, view.event)
     answer = await _call(ctx, view.view, tools=params.tools, options=options,
                          context_tokens=view.tokens)
     usage = sum(spent, answer.usage_run)
@@ -207,11 +208,11 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
 
     def on_event(event: StreamEvent) -> None:
         if isinstance(event, TextDelta | Refusal):
-            ctx.show("text_delta", {"text": event.text})
+            ctx.show(EventKind.TEXT_DELTA, {"text": event.text})
         elif isinstance(event, ToolCallDelta) and event.name and event.index not in shown_calls:
             shown_calls.add(event.index)
         elif isinstance(event, Retry):
-            ctx.emit("model_retry", {"attempt": event.attempt, "reason": event.reason,
+            ctx.emit(EventKind.MODEL_RETRY, {"attempt": event.attempt, "reason": event.reason,
                                      "wait_s": event.wait_s})
 
     params = to_params(options)
@@ -219,7 +220,7 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
     cost = call_cost(model, turn.usage)
     usage = to_run_usage(turn.usage, cost)
     server = getattr(model, "server", None)
-    ctx.emit("model_call", {
+    ctx.emit(EventKind.MODEL_CALL, {
         "provider": model.provider, "model": model.model,
         "response_model": turn.response_model, "response_id": turn.response_id,
         "server_address": server[0] if server else None,

@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
+from engine.events import EventKind
 from engine.permissions.approvals import Approval, digest, granted_capabilities
 from engine.permissions.parking import CHANNELS, ParkedDecisions
 from engine.run_data import APPROVALS, GRANTED, PENDING_CALLS
@@ -62,7 +63,7 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
     for call, approval in zip(open_calls, fresh, strict=True):
         if approval.decided_by.removesuffix("-always") in CHANNELS:
             # approve/deny wrote its audit row when the person decided: show it, once.
-            ctx.emit("approval", {**approval.to_dict(), "args": dict(call.args)})
+            ctx.emit(EventKind.APPROVAL, {**approval.to_dict(), "args": dict(call.args)})
         else:
             _audit(ctx, call, approval)
     by_id = {**prior, **{a.call_id: a for a in fresh}}
@@ -79,7 +80,7 @@ def _audit(ctx: ActionContext, call: ToolCall, a: Approval) -> None:
         preview_digest=digest(a.preview), at=at,
         server=spec.server if spec else None, trust=spec.trust if spec else None))
     payload: dict[str, Any] = {**a.to_dict(), "args": dict(call.args)}
-    ctx.emit("approval", payload)
+    ctx.emit(EventKind.APPROVAL, payload)
 
 
 def _with_sandbox(ctx: ActionContext, call: ToolCall, a: Approval) -> str:

@@ -18,6 +18,7 @@ import anyio
 from engine.actions.context import ActionContext
 from engine.effects import Ledger, plan_file_change, resolve_in_flight
 from engine.errors import TurnstileError
+from engine.events import EventKind
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.process import end_leftover_group
@@ -53,7 +54,7 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     """
     record = ledger.get(call.id)
     if record is not None and record.status in ("done", "failed", "unknown") and record.result:
-        ctx.emit("effect_resolved", {"call_id": call.id, "tool": call.name,
+        ctx.emit(EventKind.EFFECT_RESOLVED, {"call_id": call.id, "tool": call.name,
                                      "resolution": "recorded",
                                      "message": f"{call.name}: result recorded before the "
                                                 "interruption, not run again"})
@@ -78,8 +79,8 @@ def _not_as_approved(ctx: ActionContext, call: ToolCall, plan: Any) -> ToolResul
                "approved (an earlier call of the same turn was refused, or the file changed "
                "since); read the file again and redo the change")
     result = ToolResult.error(message, path=path, not_as_approved=True)
-    ctx.emit("tool_call", {**describe_call(ctx.services.tools.get(call.name), call, result, 0.0),
-                           "content": message})
+    spec = ctx.services.tools.get(call.name)
+    ctx.emit(EventKind.TOOL_CALL, {**describe_call(spec, call, result, 0.0), "content": message})
     return result
 
 
@@ -100,7 +101,7 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
         resolution, message = "rerun", f"re-ran {call.name} (declared idempotent by the policy)"
     if resolution == "unknown":
         resolution, message = await _decide_unknown(ctx, call, message)
-    ctx.emit("effect_resolved", {"call_id": call.id, "tool": call.name,
+    ctx.emit(EventKind.EFFECT_RESOLVED, {"call_id": call.id, "tool": call.name,
                                  "resolution": resolution, "message": message})
     if resolution == "rerun":
         return None
@@ -121,12 +122,12 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
 async def _end_leftovers(ctx: ActionContext, call: ToolCall) -> None:
     """Stop what a crashed engine's command left running (unconfined commands only: in the
     sandbox the pid namespace died with the engine), so a resumed run never overlaps it."""
-    for event in ctx.services.store.events(ctx.run.run_id, ["tool_process"]):
+    for event in ctx.services.store.events(ctx.run.run_id, [EventKind.TOOL_PROCESS]):
         p = event.payload
         if p.get("call_id") != call.id or not isinstance(p.get("pgid"), int):
             continue
         if await end_leftover_group(p["pgid"], p.get("start_ticks")):
-            ctx.emit("leftover_stopped", {"call_id": call.id, "pgid": p["pgid"],
+            ctx.emit(EventKind.LEFTOVER_STOPPED, {"call_id": call.id, "pgid": p["pgid"],
                                           "message": f"stopped processes of {call.name} left "
                                                      "running by the interrupted engine"})
 
@@ -152,14 +153,14 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
 
     def tool_emit(kind: str, payload: Mapping[str, Any]) -> None:
         nonlocal lines
-        if kind == "tool_process":  # pid and group, written now: resume ends a leftover
+        if kind == EventKind.TOOL_PROCESS:  # pid and group, written now: resume ends a leftover
             ctx.show(kind, {**payload, "call_id": call.id})
             ctx.services.store.append_event(ctx.run.run_id, ctx.step, kind,
                                             {**payload, "call_id": call.id},
                                             ctx.services.clock())
             ctx.services.store.flush()
             return
-        if kind == "tool_output":
+        if kind == EventKind.TOOL_OUTPUT:
             lines += 1
             ctx.show(kind, {**payload, "call_id": call.id})
             if lines <= MAX_OUTPUT_EVENTS:
@@ -177,7 +178,7 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                                      "args": dict(call.args)}
     if spec is not None and spec.command_arg is not None and jail is not None:
         started_event["sandbox"] = jail.describe(jail.network_for(approved_risk))
-    ctx.emit("tool_started", started_event)
+    ctx.emit(EventKind.TOOL_STARTED, started_event)
     ledger.mark(call, spec, "started", file=file_plan)
     ctx.services.fault("during", ctx.state.name)
     watcher = spec.watcher if spec is not None and _watched(spec, approved_risk) else None
@@ -193,7 +194,7 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                  if file_plan is not None and not result.is_error else None)
     ledger.mark(call, spec, "failed" if result.is_error else "done", result=result,
                 file_data=file_data)
-    ctx.emit("tool_call", {**describe_call(spec, call, result, duration),
+    ctx.emit(EventKind.TOOL_CALL, {**describe_call(spec, call, result, duration),
                            "content": result.content[:4000]})
     return result
 
@@ -214,7 +215,7 @@ async def _with_changes(ctx: ActionContext, call: ToolCall, result: ToolResult,
     is also a ``file_changed`` event with its patch, as the edit tools report theirs."""
     found = await anyio.to_thread.run_sync(watcher.changes, ctx.workspace, before)
     for change in found:
-        ctx.emit("file_changed", {"call_id": call.id, "tool": call.name, **change})
+        ctx.emit(EventKind.FILE_CHANGED, {"call_id": call.id, "tool": call.name, **change})
     if not found:
         return result
     brief = [{k: v for k, v in c.items() if k != "patch"} for c in found]

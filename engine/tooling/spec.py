@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from engine.events import EventKind as EventKind
 from engine.run_data import FILE_HASHES, PLANNED_FILES, TOOL_KEYS, check_updates
 
 if TYPE_CHECKING:
