@@ -19,7 +19,7 @@ import pytest
 from engine.actions.base import ActionInfo
 from engine.actions.registry import ACTIONS
 from engine.effects import plan_file_change
-from engine.errors import UndeclaredDataError
+from engine.errors import ToolError, UndeclaredDataError
 from engine.events import PAYLOADS, EventKind, kind_of
 from engine.permissions.approvals import Approver
 from engine.permissions.policy import PolicyContext, decide
@@ -118,7 +118,7 @@ def test_a_tool_records_only_the_keys_it_declares(tmp_path: Path) -> None:
     silent = dataclasses.replace(update_plan, records_keys=frozenset())
     with pytest.raises(UndeclaredDataError, match="tool update_plan"):
         silent.record({}, result)
-    with pytest.raises(ValueError, match="records_keys"):
+    with pytest.raises(ToolError, match="records_keys"):
         dataclasses.replace(update_plan, records_keys=frozenset({"task"}))
     assert {k for s in BUILTIN.values() for k in s.records_keys} <= TOOL_KEYS
 

@@ -3,8 +3,10 @@
 Built-in defaults: ``read`` inside the workspace is ``allow``; ``exec``, ``write``, ``network``
 and ``install`` are ``ask``; ``destructive`` is ``deny``; paths outside the whitelist are
 ``deny`` for writes and ``ask`` for reads; writing a sensitive file (``.git/``, ``.env``, keys)
-is ``ask``; shell commands are judged by ``shell.classify_command``. A tool that declares a dry
-run (``ToolSpec.dry_run``) is a write tool: its preview is the dry run's patches, never an edit
+is ``ask``. What a call is judged by comes from its tool's spec, never its name: the command of
+a tool with ``command_arg`` is judged by ``shell.classify_command``; the path argument of one with
+``read_paths``/``write_paths`` by ``paths.judge_path``. A tool that declares a dry run
+(``ToolSpec.dry_run``) is a write tool: its preview is the dry run's patches, never an edit
 worked out here.
 
 A policy file (YAML) adds rules::
@@ -350,8 +352,8 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str, writes
                if r.command is None
                and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel,
                              sandboxed=ctx.confined(spec))]
-    preview, changes = _write_preview(spec, args, ctx) if for_write else (
-        _json_preview(args), ())
+    preview, changes = (_write_preview(spec, args, ctx) if spec.dry_run is not None
+                        else (_json_preview(args), ()))
     reason = v.reason if v.decision != "allow" or not for_write else f"{spec.name}: {v.reason}"
     decision = _finish(spec, risk, base, reason, matched, floor, preview,
                        _path_capability(v, rel, for_write), ctx)

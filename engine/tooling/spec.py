@@ -1,8 +1,11 @@
 """The tool contract: what a tool declares (``ToolSpec``), receives (``ToolContext``), returns.
 
 Tool failures are results (``ToolResult(is_error=True)``), never exceptions: the model sees
-them and can recover. Risk, idempotency and side effects are declared here and read by the
-permission layer and the side-effect ledger.
+them and can recover. Everything the engine knows about a tool is declared on its spec: risk,
+idempotency and side effects (the permission layer, the side-effect ledger), the command and
+path arguments the policy judges, the dry run that previews and plans its file changes, the
+run data it records, the result data its events report, and how its file changes are found.
+The engine never tells tools apart by name.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from engine.errors import ToolError
 from engine.events import EventKind as EventKind
 from engine.run_data import FILE_HASHES, PLANNED_FILES, TOOL_KEYS, check_updates
 
@@ -188,7 +192,7 @@ class ToolSpec:
     read_paths: tuple[str, ...] = ()
     """Arguments naming a file or directory the call reads (judged as reads of that path)."""
     write_paths: tuple[str, ...] = ()
-    """Arguments naming a file the call writes (judged as writes; needs ``dry_run``)."""
+    """Arguments naming a file the call writes (judged as writes, previewed by ``dry_run``)."""
     records: Recorder | None = None
     """How a result updates the run's data (e.g. the file hashes the agent has seen)."""
     records_keys: frozenset[str] = frozenset()
@@ -202,7 +206,7 @@ class ToolSpec:
     def __post_init__(self) -> None:
         undeclared = sorted(self.records_keys - TOOL_KEYS)
         if undeclared:
-            raise ValueError(f"tool {self.name}: records_keys {undeclared} are not run-data "
+            raise ToolError(f"tool {self.name}: records_keys {undeclared} are not run-data "
                              "keys tools may write (engine.run_data)")
 
     def record(self, run_data: Mapping[str, Any], result: ToolResult) -> dict[str, Any]:
