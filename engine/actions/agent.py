@@ -51,8 +51,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_SYSTEM_PROMPT = """\
 You are a careful coding agent working in the workspace {{ workspace }}.
 Use the tools to inspect files before changing them, keep changes minimal, run the tests to
-check your work, and keep your plan current with the planning tool when one is offered. When
-the task is done, answer with a short summary and no tool calls."""
+check your work, and {planning}. When the task is done, answer
+with a short summary and no tool calls."""
+"""``{planning}`` names the run's planning tool: the one that records ``plan``."""
 
 
 class PlanParams(BaseModel):
@@ -68,7 +69,7 @@ async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
     if ctx.run.messages:  # resumed after plan committed its messages: nothing to redo
         return Outcome("ready", note="conversation already prepared")
     task = TASK.get(ctx.run.data)
-    system = ctx.machine.system_prompt or DEFAULT_SYSTEM_PROMPT
+    system = ctx.machine.system_prompt or _default_prompt(ctx)
     system = render(system, template_context(ctx), where=f"{ctx.machine.path}: system_prompt")
     names = ", ".join(ctx.services.tools.names()) or "none"
     summary = _workspace_summary(ctx)
@@ -85,6 +86,13 @@ async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
                        note="planned")
     return Outcome("ready", updates=updates, messages=messages,
                    note=f"task: {task[:80]}" if task else "no task text")
+
+
+def _default_prompt(ctx: ActionContext) -> str:
+    """The default system prompt, naming the run's planning tool (whichever records ``plan``)."""
+    planner = next((s.name for s in ctx.services.tools if PLAN.name in s.records_keys), None)
+    planning = f"keep your plan current with {planner}" if planner else "keep a short plan"
+    return DEFAULT_SYSTEM_PROMPT.replace("{planning}", planning)
 
 
 def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
