@@ -23,6 +23,7 @@ from typing import Any
 
 from engine.errors import UsageError
 from engine.events import EventKind
+from engine.run_data import FINAL_ANSWER
 from engine.store.base import Store
 
 logger = logging.getLogger(__name__)
@@ -422,9 +423,9 @@ def final_answer_contains(ctx: CheckContext, text: str) -> CheckResult:
 
 def final_answer(store: Store, run_id: str) -> str | None:
     """The model's final answer: the run's ``final_answer``, else its last assistant text."""
-    data = store.load_state(run_id).data
-    if isinstance(data.get("final_answer"), str):
-        return str(data["final_answer"])
+    answer = FINAL_ANSWER.get(store.load_state(run_id).data)
+    if isinstance(answer, str):
+        return answer
     texts = [m.content for m in store.messages(run_id)
              if m.role == "assistant" and not m.meta.get("summary") and m.content]
     return texts[-1] if texts else None

@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.events import EventKind
 from engine.redact import redactor
+from engine.run_data import FILES_CHANGED, FINAL_ANSWER, PLAN, REFUSAL
 from engine.state import StepRecord
 from engine.store.base import Store
 
@@ -63,10 +64,10 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
         "checkpoints": sorted(checkpoints + snapshots,
                               key=lambda c: (c["step"], _KIND_ORDER[c["kind"]])),
         "duration_s": round(info.updated_at - info.created_at, 3),
-        "files_changed": state.data.get("files_changed") or {},
-        "plan": state.data.get("plan") or [],
-        "final_answer": state.data.get("final_answer"),
-        "refusal": bool(state.data.get("refusal")),
+        "files_changed": FILES_CHANGED.get(state.data),
+        "plan": PLAN.get(state.data),
+        "final_answer": FINAL_ANSWER.get(state.data),
+        "refusal": bool(REFUSAL.get(state.data)),
         "messages": len(state.messages),
         "model_calls": counts.get(EventKind.MODEL_CALL, 0),
         "tool_calls": len({e.payload.get("call_id") for e in events if e.kind in TOOL_CALL_EVENTS}),

@@ -31,6 +31,7 @@ from engine.models.options import check_options, merge_options
 from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
+from engine.run_data import TASK
 from engine.runner import Runner, RunResult, drive_until_interrupted
 from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine
@@ -155,7 +156,7 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path, observer: Obser
     }
     services = build_services(config, machine, store, workspace, observer, prompter)
     runner = Runner(machine, services)
-    state = RunState(run_id, machine.name, machine.initial, 0, (), {"task": task_text})
+    state = RunState(run_id, machine.name, machine.initial, 0, (), {TASK.name: task_text})
     create = {"workspace": str(workspace), "config": config, "data": dict(state.data)}
     return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes, create,
                     golden)
