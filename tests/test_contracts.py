@@ -101,6 +101,14 @@ def test_the_runner_refuses_a_value_of_the_wrong_type(store: SqliteStore,
     assert "model_turns" not in store.load_state(run_id).data
 
 
+def test_the_stored_names_of_the_keys_never_change() -> None:
+    """Persisted runs hold these names as JSON keys: renaming one orphans their data."""
+    assert set(KEYS) == {
+        "task", "plan", "plan_text", "pending_calls", "approvals", "granted", "results",
+        "files_changed", "file_hashes", "planned_files", "context", "model_turns",
+        "final_answer", "refusal", "stop_reason", "counters"}
+
+
 def test_every_action_declares_only_registered_keys() -> None:
     for info in ACTIONS.values():
         assert info.reads <= KEYS.keys(), info.name

@@ -19,6 +19,7 @@ from engine.actions.context import ActionContext
 from engine.effects import Ledger, plan_file_change, resolve_in_flight
 from engine.errors import TurnstileError
 from engine.events import EventKind
+from engine.run_data import APPROVALS
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.process import end_leftover_group
@@ -68,7 +69,7 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     if approved and (file_plan is None or approved.get(file_plan.path) != file_plan.post_hash):
         return _not_as_approved(ctx, call, file_plan)
     if approved_risk is None:
-        approved_risk = ((ctx.run.data.get("approvals") or {}).get(call.id) or {}).get("risk")
+        approved_risk = (APPROVALS.get(ctx.run.data).get(call.id) or {}).get("risk")
     return await _execute(ctx, call, ledger, file_plan, data, approved_risk)
 
 
