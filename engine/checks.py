@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import UsageError
+from engine.events import EventKind
+from engine.run_data import FINAL_ANSWER
 from engine.store.base import Store
 
 logger = logging.getLogger(__name__)
@@ -368,7 +370,7 @@ def _audit_summary(rows: Sequence[Any]) -> str:
 @check("tool_failed", "TOOL", _text)
 def tool_failed(ctx: CheckContext, tool: str) -> CheckResult:
     name = f"tool_failed {tool}"
-    events = ctx.store.events(ctx.run_id, ("tool_call",))
+    events = ctx.store.events(ctx.run_id, (EventKind.TOOL_CALL,))
     failed = [e for e in events if e.payload.get("tool") == tool and e.payload.get("is_error")]
     if failed:
         return _ok(name, f"{tool} returned an error at step {failed[0].step}: "
@@ -380,18 +382,18 @@ def tool_failed(ctx: CheckContext, tool: str) -> CheckResult:
 
 @check("compressed", "true", _flag, takes_argument=False)
 def compressed(ctx: CheckContext, _: bool) -> CheckResult:
-    events = ctx.store.events(ctx.run_id, ("context_compressed",))
+    events = ctx.store.events(ctx.run_id, (EventKind.CONTEXT_COMPRESSED,))
     if events:
         return _ok("compressed", f"{len(events)} context_compressed event(s), first at step "
                                  f"{events[0].step}")
-    calls = len(ctx.store.events(ctx.run_id, ("model_call",)))
+    calls = len(ctx.store.events(ctx.run_id, (EventKind.MODEL_CALL,)))
     return _fail("compressed", "a context_compressed event",
                  f"none in {calls} model call(s)")
 
 
 @check("resumed", "true", _flag, takes_argument=False)
 def resumed(ctx: CheckContext, _: bool) -> CheckResult:
-    settled = ctx.store.events(ctx.run_id, ("effect_resolved",))
+    settled = ctx.store.events(ctx.run_id, (EventKind.EFFECT_RESOLVED,))
     if settled:
         return _ok("resumed", f"{len(settled)} in-flight call(s) settled on resume: "
                               f"{settled[0].payload.get('message', '')}")
@@ -421,9 +423,9 @@ def final_answer_contains(ctx: CheckContext, text: str) -> CheckResult:
 
 def final_answer(store: Store, run_id: str) -> str | None:
     """The model's final answer: the run's ``final_answer``, else its last assistant text."""
-    data = store.load_state(run_id).data
-    if isinstance(data.get("final_answer"), str):
-        return str(data["final_answer"])
+    answer = FINAL_ANSWER.get(store.load_state(run_id).data)
+    if isinstance(answer, str):
+        return answer
     texts = [m.content for m in store.messages(run_id)
              if m.role == "assistant" and not m.meta.get("summary") and m.content]
     return texts[-1] if texts else None

@@ -445,7 +445,9 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
     workspace = Path(args.workspace or ".").resolve()
     if args.policy_command == "check-shell":
-        out = check_shell_json(args.command, workspace)
+        from engine.session import shell_tool_name
+
+        out = check_shell_json(args.command, workspace, tool=shell_tool_name())
         text = f"{out['decision']} (risk {out['risk']}): {out['reason']}"
     else:
         if args.stdin == (args.path is not None):

@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from engine.event_lines import event_lines
+from engine.events import EventKind
 from engine.permissions.approvals import Answer, PendingQuestion
 from engine.plain_output import Coalescer
 
@@ -55,7 +56,7 @@ class ConsoleObserver:
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         if self.quiet or not self.events:
             return
-        if kind == "text_delta":
+        if kind == EventKind.TEXT_DELTA:
             self._on_text_delta(payload)
             return
         lines = event_lines(kind, payload)

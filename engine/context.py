@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.errors import ContextOverflowError, StoreError
+from engine.run_data import CONTEXT, FILES_CHANGED, PLAN, TASK
 from engine.spec.model import ContextSpec
 from engine.state import Message, ToolCall
 
@@ -138,7 +139,7 @@ class ContextState:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> ContextState:
-        raw = data.get("context") or {}
+        raw = CONTEXT.get(data)
         s = raw.get("summary")
         summary = SummaryRef(int(s["from"]), int(s["upto"]), int(s["message_index"])) if s else None
         return cls(int(raw.get("stubbed_before") or 0), summary, float(raw.get("ratio") or 1.0),
@@ -438,7 +439,7 @@ def _overflow(history: Sequence[Message], state: ContextState, budget: Budget,
 def _facts(data: Mapping[str, Any]) -> str:
     """The plan and the files changed, from the run's data: kept verbatim in every summary."""
     lines = []
-    plan = data.get("plan") or []
+    plan = PLAN.get(data)
     if plan:
         lines.append("Plan:")
         for step in plan:
@@ -446,7 +447,7 @@ def _facts(data: Mapping[str, Any]) -> str:
                 lines.append(f"  - [{step.get('status', '?')}] {step.get('step', '')}")
             else:
                 lines.append(f"  - {step}")
-    files = data.get("files_changed") or {}
+    files = FILES_CHANGED.get(data)
     if files:
         lines.append("Files changed: " + ", ".join(sorted(files)))
     return _clip_bytes("\n".join(lines), 1500)
@@ -479,7 +480,7 @@ def _summary_request(history: Sequence[Message], state: ContextState, budget: Bu
     replaced = [(i, history[i]) for i in range(ref.start, ref.upto)
                 if not history[i].meta.get("summary") and not (old and old.start <= i < old.upto)]
     system = Message("system", SUMMARY_PROMPT.format(words=budget.summary_tokens * 3 // 4))
-    task = _clip_bytes(str(data.get("task") or history[ref.start - 1].content),
+    task = _clip_bytes(str(TASK.get(data) or history[ref.start - 1].content),
                        TRANSCRIPT_MESSAGE_BYTES)
     head = f"Task:\n{task}\n\n{facts}\n\nMessages #{ref.start}-#{ref.upto - 1} to summarise:\n"
     if old is not None:

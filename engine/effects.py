@@ -62,8 +62,8 @@ def plan_file_change(spec: ToolSpec | None, call: ToolCall, workspace: Path,
         return None
     planned = spec.dry_run(dict(call.args), ToolContext(workspace=workspace, run_data=run_data))
     if isinstance(planned, ToolResult):
-        path = call.args.get("path")
-        if not isinstance(path, str):
+        path, _ = spec.path_args(call.args)
+        if path is None:
             return None
         return FilePlan(path, sha256_file((workspace / path).resolve()), None)
     if len(planned) != 1:
@@ -121,6 +121,7 @@ def resolve_in_flight(record: EffectRecord, spec: ToolSpec | None,
             return "rerun", f"{name} to {path} had not been applied (base hash matches): applied"
         return "conflict", (f"{name} to {path}: the file matches neither the base nor the "
                             "result of the interrupted write (conflict)")
-    preview = record.args.get("command") if isinstance(record.args, Mapping) else None
+    arg = spec.command_arg if spec is not None else None
+    preview = record.args.get(arg) if arg and isinstance(record.args, Mapping) else None
     what = f"shell command `{preview}`" if preview else f"{name} call"
     return "unknown", f"{what} may or may not have run"

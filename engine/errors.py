@@ -20,6 +20,7 @@
     ├── ModelError                      a provider failed after retries (the run fails)
     ├── ScriptDivergedError             a scripted model's expectations were not met
     ├── TransitionError                 an action emitted a trigger the machine does not declare
+    ├── UndeclaredDataError             an action or tool wrote a run-data key it did not declare
     ├── ToolError                       a tool could not be set up (not a tool *result*)
     ├── ContextOverflowError            even the minimal context does not fit the window
     ├── LimitExceededError              a step would pass the run's max_tokens or max_cost_usd
@@ -155,6 +156,10 @@ class ScriptDivergedError(TurnstileError):
 
 class TransitionError(TurnstileError):
     """An action emitted a trigger that the current state does not declare."""
+
+
+class UndeclaredDataError(TurnstileError):
+    """An action or a tool wrote a run-data key it did not declare (``engine.run_data``)."""
 
 
 class ToolError(TurnstileError):

@@ -13,6 +13,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine.events import EventKind
+
 Segment = tuple[str, str]
 """Text and its rich style (``""``: none)."""
 Line = tuple[Segment, ...]
@@ -119,17 +121,17 @@ def _context_compressed(p: Payload) -> tuple[Line, ...]:
 
 
 _RENDER: dict[str, Callable[[Payload], tuple[Line, ...]]] = {
-    "step_begin": _step_begin,
-    "model_call": _model_call,
-    "model_retry": _model_retry,
-    "approval": _approval,
-    "tool_started": _tool_started,
-    "sandbox": _sandbox,
-    "tool_output": _tool_output,
-    "tool_call": _tool_call,
-    "effect_resolved": _effect_resolved,
-    "step_commit": _step_commit,
-    "mcp_tools_changed": _labelled("MCP tools changed", "yellow"),
-    "mcp_server_failed": _labelled("MCP server failed", "red"),
-    "context_compressed": _context_compressed,
+    EventKind.STEP_BEGIN: _step_begin,
+    EventKind.MODEL_CALL: _model_call,
+    EventKind.MODEL_RETRY: _model_retry,
+    EventKind.APPROVAL: _approval,
+    EventKind.TOOL_STARTED: _tool_started,
+    EventKind.SANDBOX: _sandbox,
+    EventKind.TOOL_OUTPUT: _tool_output,
+    EventKind.TOOL_CALL: _tool_call,
+    EventKind.EFFECT_RESOLVED: _effect_resolved,
+    EventKind.STEP_COMMIT: _step_commit,
+    EventKind.MCP_TOOLS_CHANGED: _labelled("MCP tools changed", "yellow"),
+    EventKind.MCP_SERVER_FAILED: _labelled("MCP server failed", "red"),
+    EventKind.CONTEXT_COMPRESSED: _context_compressed,
 }

@@ -9,7 +9,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from engine.events import EventKind
 from engine.redact import redactor
+from engine.run_data import FILES_CHANGED, FINAL_ANSWER, PLAN, REFUSAL
 from engine.state import StepRecord
 from engine.store.base import Store
 
@@ -34,8 +36,9 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
     run_id = info.run_id
     steps = store.steps(run_id)
     state = store.load_state(run_id)
-    events = store.events(run_id, ("model_call", "tool_started", "tool_call", "approval",
-                                   "model_retry", "effect_resolved", "context_compressed"))
+    events = store.events(run_id, (
+        EventKind.MODEL_CALL, EventKind.TOOL_STARTED, EventKind.TOOL_CALL, EventKind.APPROVAL,
+        EventKind.MODEL_RETRY, EventKind.EFFECT_RESOLVED, EventKind.CONTEXT_COMPRESSED))
     counts: dict[str, int] = {}
     for e in events:
         counts[e.kind] = counts.get(e.kind, 0) + 1
@@ -61,24 +64,25 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
         "checkpoints": sorted(checkpoints + snapshots,
                               key=lambda c: (c["step"], _KIND_ORDER[c["kind"]])),
         "duration_s": round(info.updated_at - info.created_at, 3),
-        "files_changed": state.data.get("files_changed") or {},
-        "plan": state.data.get("plan") or [],
-        "final_answer": state.data.get("final_answer"),
-        "refusal": bool(state.data.get("refusal")),
+        "files_changed": FILES_CHANGED.get(state.data),
+        "plan": PLAN.get(state.data),
+        "final_answer": FINAL_ANSWER.get(state.data),
+        "refusal": bool(REFUSAL.get(state.data)),
         "messages": len(state.messages),
-        "model_calls": counts.get("model_call", 0),
+        "model_calls": counts.get(EventKind.MODEL_CALL, 0),
         "tool_calls": len({e.payload.get("call_id") for e in events if e.kind in TOOL_CALL_EVENTS}),
-        "retries": sum(e.payload.get("retries", 0) for e in events if e.kind == "model_call"),
+        "retries": sum(e.payload.get("retries", 0) for e in events
+                       if e.kind == EventKind.MODEL_CALL),
         "denials": sum(1 for e in events
-                       if e.kind == "approval" and e.payload.get("decision") == "deny"),
-        "compressions": counts.get("context_compressed", 0),
+                       if e.kind == EventKind.APPROVAL and e.payload.get("decision") == "deny"),
+        "compressions": counts.get(EventKind.CONTEXT_COMPRESSED, 0),
         "effects_resolved": [e.payload.get("message") for e in events
-                             if e.kind == "effect_resolved"],
+                             if e.kind == EventKind.EFFECT_RESOLVED],
         "config": dict(info.config),
     }
 
 
-TOOL_CALL_EVENTS = ("tool_started", "tool_call", "effect_resolved")
+TOOL_CALL_EVENTS = (EventKind.TOOL_STARTED, EventKind.TOOL_CALL, EventKind.EFFECT_RESOLVED)
 """A call that has any of these ran (or was settled on resume); counted once by its id, so a
 call whose result row died with a killed process still counts."""
 

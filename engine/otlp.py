@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine.errors import TurnstileError, UsageError
+from engine.events import EventKind
 from engine.store.base import Store
 from engine.trace import build_trace
 
@@ -196,8 +197,8 @@ class OtlpStream:
         """``observer`` that also streams spans on ``step_commit`` and ``run_end``."""
         def observe(kind: str, payload: Mapping[str, Any]) -> None:
             observer(kind, payload)
-            if kind in ("step_commit", "run_end"):
-                self.pump(force=kind == "run_end")
+            if kind in (EventKind.STEP_COMMIT, EventKind.RUN_END):
+                self.pump(force=kind == EventKind.RUN_END)
 
         return observe
 

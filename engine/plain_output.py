@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from engine.event_lines import event_lines, plain_text
+from engine.events import EventKind
 
 FLUSH_CHARS = 1024
 """Buffered text beyond this many characters is written at once."""
@@ -123,19 +124,19 @@ class PlainObserver:
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         if not self.events or self._broken:
             return
-        if kind == "text_delta":
+        if kind == EventKind.TEXT_DELTA:
             if not self._in_text:
                 self._put("  model: ")
                 self._in_text = True
             self._text.add(payload["text"])
             return
         lines = event_lines(kind, payload)
-        if lines is None and kind != "run_end":
+        if lines is None and kind != EventKind.RUN_END:
             return
         self._end_text()
         for line in lines or ():
             self._put(plain_text(line) + "\n")
-        if kind in ("step_commit", "run_end"):
+        if kind in (EventKind.STEP_COMMIT, EventKind.RUN_END):
             self._flush_stream()
 
     def line(self, text: str, style: str = "") -> None:

@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 
 from engine.errors import UsageError
+from engine.events import EventKind
 from engine.golden import TASK_FILE
 from engine.permissions.approvals import Answer, ApprovalMode, PendingQuestion
 from engine.state import Message
@@ -148,7 +149,8 @@ def recorded_turns(store: Store, run_id: str) -> list[dict[str, Any]]:
     ``summary`` when those match one for one, else from the stored summary message).
     """
     messages = store.messages(run_id)
-    summaries = [str(e.payload.get("text") or "") for e in store.events(run_id, ("model_call",))
+    summaries = [str(e.payload.get("text") or "")
+                 for e in store.events(run_id, (EventKind.MODEL_CALL,))
                  if e.payload.get("purpose") == "summary"]
     summary_messages = [m for m in messages if m.meta.get("summary")]
     exact = len(summaries) == len(summary_messages)
@@ -176,14 +178,15 @@ def tool_outcomes(store: Store, run_id: str) -> list[ToolOutcome]:
     """
     effects = {e.call_id: e for e in store.effects(run_id)}
     out: list[ToolOutcome] = []
-    for e in store.events(run_id, ("approval", "tool_call", "effect_resolved")):
+    kinds = (EventKind.APPROVAL, EventKind.TOOL_CALL, EventKind.EFFECT_RESOLVED)
+    for e in store.events(run_id, kinds):
         p = e.payload
         tool, args = str(p.get("tool") or ""), p.get("args") or {}
-        if e.kind == "approval":
+        if e.kind == EventKind.APPROVAL:
             if p.get("decision") == "deny":
                 out.append(ToolOutcome(len(out), e.step, tool, args, "denied",
                                        str(p.get("reason") or "")))
-        elif e.kind == "tool_call":
+        elif e.kind == EventKind.TOOL_CALL:
             out.append(ToolOutcome(len(out), e.step, tool, args, str(p.get("outcome")),
                                    str(p.get("content") or "")[:CONTENT_CHARS],
                                    p.get("version")))
@@ -209,7 +212,7 @@ class RecordedAnswers:
     @classmethod
     def of_run(cls, store: Store, run_id: str) -> RecordedAnswers:
         answers: list[tuple[str, dict[str, Any], Answer]] = []
-        for e in store.events(run_id, ("approval",)):
+        for e in store.events(run_id, (EventKind.APPROVAL,)):
             p = e.payload
             by = p.get("decided_by")
             if by not in ("user", "user-always"):
@@ -245,9 +248,9 @@ def version_changes(outcomes: Sequence[ToolOutcome],
 
 def current_versions() -> dict[str, str]:
     """The built-in tools' versions in this checkout."""
-    from turnstile_tools import builtin_specs
+    from engine.session import builtin_tools
 
-    return {s.name: s.version for s in builtin_specs()}
+    return {s.name: s.version for s in builtin_tools()}
 
 
 # -- comparing ------------------------------------------------------------------------------

@@ -30,7 +30,9 @@ from engine.errors import (
     StoreLockedError,
     TurnstileError,
 )
+from engine.events import EventKind
 from engine.fsm import TransitionTable
+from engine.run_data import APPROVALS, PENDING_CALLS, check_updates
 from engine.spec.model import MachineSpec
 from engine.state import RunInfo, RunState, RunStatus
 from engine.store.base import Checkpoint, LeaseOwner, StepBegin, StepCommit
@@ -166,22 +168,23 @@ class Runner:
             self._latest = state
             resumed = False
         status = final_status(state.state)
-        self.parts.observer("run_end", {"status": status, "state": state.state})
+        self.parts.observer(EventKind.RUN_END, {"status": status, "state": state.state})
         return RunResult(state.evolve(status=status), status)
 
     async def _run_step(self, state: RunState, resumed: bool) -> RunState:
         spec = self.machine.states[state.state]
         info = self.actions[spec.action or ""]
         ctx = ActionContext(state, self.machine, spec, self.parts, resumed=resumed)
-        self.parts.observer("step_begin", {"step": state.step, "state": state.state,
+        self.parts.observer(EventKind.STEP_BEGIN, {"step": state.step, "state": state.state,
                                               "action": info.name, "resumed": resumed})
         self.parts.fault("before", state.state)
         outcome = await self._execute_action(ctx, info, spec.params)
+        check_updates(outcome.updates, info.writes, f"action {info.name} (state {state.state})")
         dest = self._fire(state.state, outcome.trigger)
         new_state = state.apply(outcome, dest)
         self._check_limits(state, new_state)
         self._commit_step(state, new_state, outcome, info)
-        self.parts.observer("step_commit", {
+        self.parts.observer(EventKind.STEP_COMMIT, {
             "step": state.step, "state": state.state, "trigger": outcome.trigger,
             "dest": dest, "note": outcome.note})
         self.parts.fault("after", state.state)
@@ -235,8 +238,8 @@ class Runner:
         info = self.actions[spec.action or ""]
         plan = None
         if info.side_effects:
-            plan = {"calls": list(state.data.get("pending_calls") or ()),
-                    "approvals": dict(state.data.get("approvals") or {})}
+            plan = {"calls": list(PENDING_CALLS.get(state.data)),
+                    "approvals": dict(APPROVALS.get(state.data))}
         return StepBegin(state.step, state.state, info.name, now, plan)
 
     # -- endings ------------------------------------------------------------------------
@@ -245,7 +248,7 @@ class Runner:
         now = self.parts.clock()
         self.store.end_step(state.run_id, state.step, "failed", error, now)
         self.store.set_status(state.run_id, "failed", error)
-        self.parts.observer("run_end", {"status": "failed", "state": state.state,
+        self.parts.observer(EventKind.RUN_END, {"status": "failed", "state": state.state,
                                            "error": error})
         return RunResult(state.evolve(status="failed"), "failed", error)
 
@@ -255,8 +258,8 @@ class Runner:
         now = self.parts.clock()
         self.store.park_run(state.run_id, state.step, parked.requests,  # type: ignore[arg-type]
                             str(parked), now)
-        self.parts.observer("run_end", {"status": "waiting_approval", "state": state.state,
-                                           "error": str(parked)})
+        self.parts.observer(EventKind.RUN_END, {"status": "waiting_approval",
+                                                   "state": state.state, "error": str(parked)})
         return RunResult(state.evolve(status="waiting_approval"), "waiting_approval",
                          str(parked))
 
@@ -265,7 +268,7 @@ class Runner:
         now = self.parts.clock()
         self.store.end_step(latest.run_id, latest.step, "interrupted", "interrupted", now)
         self.store.set_status(latest.run_id, "interrupted", None)
-        self.parts.observer("run_end", {"status": "interrupted", "state": latest.state})
+        self.parts.observer(EventKind.RUN_END, {"status": "interrupted", "state": latest.state})
 
     def _store_fault(self, state: RunState, exc: StoreError) -> None:
         """The database failed mid-run: record ``interrupted`` where it can still be written.
@@ -277,7 +280,7 @@ class Runner:
                 self.store.set_status(state.run_id, "interrupted", str(exc))
             except StoreError:
                 logger.info("run %s: could not record 'interrupted'", state.run_id)
-        self.parts.observer("run_end", {"status": "interrupted", "state": state.state,
+        self.parts.observer(EventKind.RUN_END, {"status": "interrupted", "state": state.state,
                                            "error": str(exc)})
 
     async def _renew_lease(self, run_id: str) -> None:

@@ -27,6 +27,7 @@ from engine.errors import (
     TurnstileError,
     UsageError,
 )
+from engine.events import EventKind
 from engine.faults import Faults
 from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
@@ -35,6 +36,7 @@ from engine.models.options import check_options, merge_options
 from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.permissions.policy import Policy
+from engine.run_data import TASK
 from engine.runner import Runner, RunResult
 from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine, machine_from_definition
@@ -174,7 +176,7 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
     runner = Runner(machine, build_services(config, machine, store, workspace, observer,
                                             prompter, tools=req.tools,
                                             model_client=req.model_client))
-    state = RunState(run_id, machine.name, machine.initial, 0, (), {"task": task_text})
+    state = RunState(run_id, machine.name, machine.initial, 0, (), {TASK.name: task_text})
     create = {"workspace": str(workspace), "config": config, "data": dict(state.data)}
     return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes, create,
                     golden)
@@ -271,7 +273,7 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
                    tools: Sequence[ToolSpec] = (),
                    model_client: ModelClient | None = None) -> RunParts:
     """The run's parts from its stored config, with the tools and model given in code."""
-    policy = Policy.load(Path(config["policy"])) if config.get("policy") else Policy.default()
+    policy = load_policy(Path(config["policy"])) if config.get("policy") else Policy.default()
     jail = run_confinement(config, machine, policy, store, workspace)
     registry = run_tools(config, machine, tools)
     if model_client is None and config.get("model_client") and not config.get("model"):
@@ -310,7 +312,7 @@ def run_tools(config: Mapping[str, Any], machine: MachineSpec,
     code (which win over an import of the same tool)."""
     named = [t for t in machine.tools if not is_reference(t)]
     refs = [t for t in machine.tools if is_reference(t)]
-    builtins = {s.name: s for s in builtin_specs()}
+    builtins = {s.name: s for s in builtin_tools()}
     unknown = sorted(set(named) - set(builtins) - {s.name for s in given})
     if unknown:
         raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
@@ -364,14 +366,30 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
     return confinement(spec, workspace, protected)
 
 
+def builtin_tools() -> list[ToolSpec]:
+    """The built-in tools (``tools.builtin_specs``): the engine knows them only from here."""
+    return builtin_specs()
+
+
+def load_policy(path: Path) -> Policy:
+    """A policy file, checked against the names of the tools a run can call."""
+    return Policy.load(path, tools=frozenset(s.name for s in builtin_tools()))
+
+
+def shell_tool_name() -> str:
+    """The name of the built-in tool that runs shell commands ("" when there is none)."""
+    return next((s.name for s in builtin_tools() if s.command_arg is not None), "")
+
+
 def _sandbox_events(machine: MachineSpec,
                     jail: Confinement) -> tuple[tuple[str, Mapping[str, Any]], ...]:
     """The run-start ``sandbox`` event, for machines that run shell commands."""
-    runs_shell = "run_shell" in machine.tools or any(
-        s.params.get("tool") == "run_shell" for s in machine.states.values())
+    shells = {s.name for s in builtin_tools() if s.command_arg is not None}
+    runs_shell = bool(shells & set(machine.tools)) or any(
+        s.params.get("tool") in shells for s in machine.states.values())
     if not runs_shell:
         return ()
-    return (("sandbox", {**jail.describe(), "note": sandbox_note(jail)}),)
+    return ((EventKind.SANDBOX, {**jail.describe(), "note": sandbox_note(jail)}),)
 
 
 def sandbox_note(jail: Confinement) -> str:
@@ -409,7 +427,7 @@ def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, A
 
 def _policy_parks(path: Path | None) -> bool:
     """The policy file says ``approval: park`` (a run nobody watches waits for a person)."""
-    return path is not None and Policy.load(path).approval == "park"
+    return path is not None and load_policy(path).approval == "park"
 
 
 def _machine_policy(machine: MachineSpec) -> Path | None:

@@ -20,12 +20,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.errors import StoreError
+from engine.events import EventKind
 from engine.redact import Redactor, secret_env_values
 from engine.store.base import Store
 
 logger = logging.getLogger(__name__)
 
-STREAM_EVENT = "stream"
+STREAM_EVENT = EventKind.STREAM
 WINDOW_S = 0.1
 """Deltas closer together than this are stored as one event."""
 MAX_CHARS_PER_STEP = 64_000
@@ -58,20 +59,20 @@ class StreamRecorder:
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         self.inner(kind, payload)
-        if kind == "text_delta":
+        if kind == EventKind.TEXT_DELTA:
             self._add("text", None, str(payload.get("text") or ""))
-        elif kind == "tool_output":
+        elif kind == EventKind.TOOL_OUTPUT:
             line = str(payload.get("line") or "")
             self._add("tool_output", str(payload.get("call_id") or ""), line + "\n")
-        elif kind == "step_begin":
+        elif kind == EventKind.STEP_BEGIN:
             self._write(final=True, commit=False)  # rides with this step's commit
             self._key = None
             self.step = int(payload.get("step") or 0)
             self._used, self._truncated = 0, False
             self._red = Redactor(self._secrets)  # its cache lives as long as one step
-        elif kind == "run_end":
+        elif kind == EventKind.RUN_END:
             self.flush()
-        elif kind in ("tool_result", "tool_call", "model_call"):
+        elif kind in ("tool_result", EventKind.TOOL_CALL, EventKind.MODEL_CALL):
             self._write(final=True, commit=False)  # the step's commit is moments away
             self._key = None
 

@@ -19,18 +19,20 @@ import anyio
 
 from engine.actions.registry import ACTIONS
 from engine.errors import SandboxUnavailableError
+from engine.events import EventKind
 from engine.permissions.policy import Policy, PolicyContext, decide_static
 from engine.sandbox import confinement, merge
 from engine.spec import load_machine
 from engine.tooling.spec import ToolSpec
-from turnstile_tools import builtin_specs
 
 
 def list_tools(machine_path: Path | None, mcp_config: Path | None,
                workspace: Path) -> list[dict[str, Any]]:
     """One row per tool: ``ToolSpec.describe()`` plus the static ``decision``; then one row
     per MCP server that failed to start."""
-    specs = builtin_specs()
+    from engine.session import builtin_tools, load_policy
+
+    specs = builtin_tools()
     policy = Policy.default()
     servers: dict[str, Any] = {}
     machine_sandbox = None
@@ -39,7 +41,7 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
         specs = [s for s in specs if s.name in machine.tools]
         machine_sandbox = machine.sandbox
         if machine.policy:
-            policy = Policy.load(Path(machine.path).parent / machine.policy)
+            policy = load_policy(Path(machine.path).parent / machine.policy)
         if machine.mcp_servers:
             from engine.mcp import from_machine
 
@@ -54,10 +56,10 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
         from engine.tooling.registry import ToolRegistry
 
         def note(kind: str, payload: dict[str, Any]) -> None:
-            if kind in ("mcp_server_failed", "mcp_server_unavailable"):
+            if kind in (EventKind.MCP_SERVER_FAILED, EventKind.MCP_SERVER_UNAVAILABLE):
                 failed[payload["server"]] = payload.get("error") or "failed to start"
 
-        specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_specs()), note)]
+        specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_tools()), note)]
     try:
         sandboxed = confinement(merge(machine_sandbox, policy.sandbox), workspace).active
     except SandboxUnavailableError:  # mode required: a run would refuse; the list still shows

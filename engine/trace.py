@@ -17,12 +17,13 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.errors import TurnstileError
+from engine.events import EventKind
 from engine.redact import Redactor, redactor
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
@@ -197,10 +198,10 @@ class _Builder:
     # -- events -----------------------------------------------------------------------
 
     def project(self, events: Iterable[Event]) -> None:
-        handlers = {
-            "model_call": self._model_call, "model_retry": self._model_retry,
-            "approval": self._approval, "tool_started": self._tool_started,
-            "tool_output": self._tool_output, "tool_call": self._tool_call,
+        handlers: dict[str, Callable[[Event, Span], None]] = {
+            EventKind.MODEL_CALL: self._model_call, EventKind.MODEL_RETRY: self._model_retry,
+            EventKind.APPROVAL: self._approval, EventKind.TOOL_STARTED: self._tool_started,
+            EventKind.TOOL_OUTPUT: self._tool_output, EventKind.TOOL_CALL: self._tool_call,
         }
         for e in events:
             step = self._step(e.step, e.at)
@@ -395,7 +396,7 @@ class _Builder:
         payload = self.red.value(dict(e.payload))
         call_id = e.payload.get("call_id")
         target = self.last_tool.get(str(call_id)) if call_id else None
-        if target is not None and e.kind == "effect_resolved" and target.call is not None:
+        if target is not None and e.kind == EventKind.EFFECT_RESOLVED and target.call is not None:
             resolution = str(e.payload.get("resolution") or "")
             target.attributes["turnstile.effect.resolution"] = resolution
             if target.call.get("outcome") == "interrupted" and resolution != "rerun":

@@ -91,7 +91,7 @@ def test_every_simple_command_is_listed_with_its_risk(workspace: Path) -> None:
         (["cat"], "read", "allow"),
     ]
     assert v.commands[1]["wrappers"] == ["timeout"]
-    assert v.commands[1]["capability"] == "run_shell:rm"
+    assert v.commands[1]["capability"] == "rm"  # the policy prefixes the shell tool's name
     assert all(c["reason"] for c in v.commands)
 
 

@@ -19,6 +19,7 @@ from engine.permissions.policy import (
     decide_static,
     glob_match,
 )
+from engine.session import load_policy
 from engine.state import ToolCall
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import Risk, ToolContext, ToolResult, ToolSpec
@@ -36,9 +37,9 @@ def spec(name: str, risk: Risk = "read", server: str | None = None) -> ToolSpec:
     return ToolSpec(name, "1", name, None, _handler, risk=risk, source=source, server=server)
 
 
-SHELL = spec("run_shell", "exec")
-READ = spec("read_file")
 BUILTIN = {s.name: s for s in builtin_specs()}
+SHELL = BUILTIN["run_shell"]
+READ = BUILTIN["read_file"]
 WRITE = BUILTIN["write_file"]
 EDIT = BUILTIN["edit_file"]
 
@@ -403,7 +404,7 @@ def test_a_rule_that_can_never_match_is_an_error_with_file_and_line(
     path.write_text("default: deny\nrules:\n  - {decision: allow, tool: read_file}\n"
                     f"  - {rule}\n")
     with pytest.raises(UsageError) as err:
-        Policy.load(path)
+        load_policy(path)
     assert str(err.value).startswith(f"{path}:4: rules[1]"), str(err.value)
     assert message in str(err.value)
 
@@ -413,4 +414,4 @@ def test_rules_naming_mcp_tools_and_globs_of_known_tools_load(tmp_path: Path) ->
     path.write_text("rules:\n  - {decision: allow, tool: 'mcp__gh__*'}\n"
                     "  - {decision: ask, tool: 'write_*', path: 'src/**/*.py'}\n"
                     "  - {decision: deny, tool: run_shell, command: 'rm'}\n")
-    assert len(Policy.load(path).rules) == 3
+    assert len(load_policy(path).rules) == 3

@@ -138,3 +138,16 @@ def _read(path: str) -> bytes | None:
 def _skipped(rel: str) -> bool:
     parts = rel.split("/")
     return parts[0] in SKIPPED_DIRS or any(part in CACHE_DIRS for part in parts[:-1])
+
+
+class WorkspaceWatcher:
+    """``ToolSpec.watcher`` of tools whose results cannot name the files they change."""
+
+    def snapshot(self, workspace: Path) -> Snapshot:
+        return snapshot(workspace)
+
+    def changes(self, workspace: Path, before: Any) -> list[dict[str, Any]]:
+        return changes(workspace, before)
+
+
+WATCHER = WorkspaceWatcher()

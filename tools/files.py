@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from engine.tooling.spec import (
     PLANNED_FILES_KEY,
     SEEN_HASHES_KEY,
+    EventKind,
     FileChange,
     ToolContext,
     ToolResult,
@@ -48,6 +49,21 @@ def record_seen(seen: Mapping[str, str], result: ToolResult) -> dict[str, str]:
     if isinstance(path, str) and isinstance(digest, str) and not result.is_error:
         updated[path] = digest
     return updated
+
+
+def record_hashes(run_data: Mapping[str, Any], result: ToolResult) -> dict[str, Any]:
+    """``ToolSpec.records`` of the file tools: the hash the agent now knows for the file."""
+    seen = run_data.get(SEEN_HASHES_KEY) or {}
+    updated = record_seen(seen, result)
+    return {SEEN_HASHES_KEY: updated} if updated != seen else {}
+
+
+FILE_DATA_KEYS = ("path", "base_hash", "result_hash", "sha256", "created", "patch",
+                  "patch_truncated", "conflict")
+"""What a file tool's result data reports in the ``tool_call`` event."""
+_FILE_CONTRACT: dict[str, Any] = {
+    "records": record_hashes, "records_keys": frozenset({SEEN_HASHES_KEY}),
+    "reported": FILE_DATA_KEYS}
 
 
 def _strict() -> ConfigDict:
@@ -452,7 +468,7 @@ def _commit(ctx: ToolContext, change: Change, tool: str) -> ToolResult:
     """Write atomically, then report hashes and patch in the result and a ``file_changed``."""
     atomic_write(change.target, change.new)
     data = _change_data(change)
-    ctx.emit("file_changed", {"call_id": ctx.call_id, "tool": tool, **data})
+    ctx.emit(EventKind.FILE_CHANGED, {"call_id": ctx.call_id, "tool": tool, **data})
     added, removed = _diffstat(data["patch"])
     stat = f"+{added} -{removed} lines, sha256 {data['result_hash']}"
     if tool == "edit_file":
@@ -475,14 +491,14 @@ SPECS = (
         "file's sha256, which write_file/edit_file use as base_hash. Binary files and files "
         "over 10 MB are refused.",
         input_model=ReadFileArgs, handler=read_file, risk="read", idempotent=True,
-        side_effects=False, timeout_s=30.0,
+        side_effects=False, timeout_s=30.0, read_paths=("path",), **_FILE_CONTRACT,
         changelog=("1.0.0: numbered lines, offset/limit, binary and size detection, sha256",)),
     ToolSpec(
         name="list_files", version="1.0.0",
         description="List files and directories (directories end with '/', symlinks with '@') "
         "under a directory, respecting .gitignore, depth- and count-limited.",
         input_model=ListFilesArgs, handler=list_files, risk="read", idempotent=True,
-        side_effects=False, timeout_s=60.0,
+        side_effects=False, timeout_s=60.0, read_paths=("path",), reported=("path",),
         changelog=("1.0.0: .gitignore-aware listing with depth and count limits",)),
     ToolSpec(
         name="write_file", version="1.0.0",
@@ -490,7 +506,8 @@ SPECS = (
         "sha256 as base_hash). Refused if the file changed since you read it. Prefer edit_file "
         "for changes to existing files.",
         input_model=WriteFileArgs, handler=write_file, risk="write", idempotent=False,
-        side_effects=True, timeout_s=60.0, dry_run=dry_run_write,
+        side_effects=True, timeout_s=60.0, dry_run=dry_run_write, write_paths=("path",),
+        **_FILE_CONTRACT,
         changelog=("1.0.0: atomic create/overwrite guarded by base hash; reports the patch",)),
     ToolSpec(
         name="edit_file", version="1.0.0",
@@ -498,6 +515,7 @@ SPECS = (
         "unless replace_all) or by a unified diff whose hunks match the file exactly. Refused "
         "if the file changed since you read it. Returns the diff applied.",
         input_model=EditFileArgs, handler=edit_file, risk="write", idempotent=False,
-        side_effects=True, timeout_s=60.0, dry_run=dry_run_edit,
+        side_effects=True, timeout_s=60.0, dry_run=dry_run_edit, write_paths=("path",),
+        **_FILE_CONTRACT,
         changelog=("1.0.0: exact replacement or strict unified diff, base hash, returns diff",)),
 )

@@ -1,18 +1,20 @@
 """The update_plan tool: the agent's current plan, a short list of steps with a status each.
 
-The tool only validates and renders the plan; the runner stores ``result.data["plan"]`` in the
-run state under the key ``plan`` (so it is checkpointed and survives resume).
+The tool only validates and renders the plan; its ``records`` puts ``result.data["plan"]`` in the
+run's data under the key ``plan`` (so it is checkpointed and survives resume).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from engine.run_data import PLAN
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
 
-PLAN_KEY = "plan"
+PLAN_KEY = PLAN.name
 """Run-state key under which the runner keeps the plan (``result.data["plan"]``)."""
 Status = Literal["pending", "in_progress", "done"]
 _MARK = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]"}
@@ -57,11 +59,18 @@ async def update_plan(args: UpdatePlanArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult("\n".join(lines), data=data)
 
 
+def record_plan(run_data: Mapping[str, Any], result: ToolResult) -> dict[str, Any]:
+    """``ToolSpec.records``: the run keeps the new plan (checkpointed, survives resume)."""
+    plan = (result.data or {}).get(PLAN_KEY)
+    return {PLAN_KEY: plan} if plan is not None and not result.is_error else {}
+
+
 SPEC = ToolSpec(
     name="update_plan", version="1.0.0",
     description="Replace your plan: a list of steps, each pending, in_progress (at most one) or "
     "done. Keep it current as you work.",
     input_model=UpdatePlanArgs, handler=update_plan, risk="read", idempotent=True,
-    side_effects=False, timeout_s=10.0,
+    side_effects=False, timeout_s=10.0, records=record_plan,
+    records_keys=frozenset({PLAN_KEY}),
     changelog=("1.0.0: plan steps with pending/in_progress/done, kept in run state",),
 )

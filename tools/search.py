@@ -259,6 +259,6 @@ SPEC = ToolSpec(
     "respecting .gitignore and skipping binary files. Output: path:line:text; context lines "
     "as path-line-text. Optional glob filter, context lines, result cap.",
     input_model=SearchTextArgs, handler=search_text, risk="read", idempotent=True,
-    side_effects=False, timeout_s=120.0,
+    side_effects=False, timeout_s=120.0, read_paths=("path",), reported=("path",),
     changelog=("1.0.0: regex search with glob, context lines and result cap",),
 )

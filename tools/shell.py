@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.sandbox import Confinement
 from engine.tooling.process import ProcessResult, run_process, start_ticks
-from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.tooling.spec import EventKind, ToolContext, ToolResult, ToolSpec
+from turnstile_tools.changes import WATCHER
 from turnstile_tools.workspace import rel, resolve_in
 
 logger = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
     timeout = args.timeout_s or ctx.timeout_s or DEFAULT_TIMEOUT_S
 
     def on_line(stream: str, line: str) -> None:
-        ctx.emit("tool_output", {"call_id": ctx.call_id, "stream": stream, "line": line,
+        ctx.emit(EventKind.TOOL_OUTPUT, {"call_id": ctx.call_id, "stream": stream, "line": line,
                                  "t": time.time()})
 
     jail = ctx.confinement or UNCONFINED
@@ -58,7 +59,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
     sandbox = jail.describe(network)
 
     def on_start(pid: int) -> None:
-        ctx.emit("tool_process", {"call_id": ctx.call_id, "pid": pid, "pgid": pid,
+        ctx.emit(EventKind.TOOL_PROCESS, {"call_id": ctx.call_id, "pid": pid, "pgid": pid,
                                   "start_ticks": start_ticks(pid), "command": args.command,
                                   "cwd": rel(ctx.workspace, cwd), "sandbox": sandbox})
 
@@ -126,7 +127,8 @@ SPEC = ToolSpec(
     "kept when long). Background processes are stopped when the command exits. Default "
     f"timeout {DEFAULT_TIMEOUT_S:g} s.",
     input_model=RunShellArgs, handler=run_shell, risk="exec", idempotent=False,
-    side_effects=True, timeout_s=DEFAULT_TIMEOUT_S,
+    side_effects=True, timeout_s=DEFAULT_TIMEOUT_S, command_arg="command",
+    reported=("exit_code", "timed_out", "omitted_bytes", "output_bytes"), watcher=WATCHER,
     changelog=("1.0.0: bash -c in a process group; streamed lines, head+tail caps, timeout, "
                "scrubbed environment",
                "1.1.0: runs under the run's sandbox (bubblewrap) when there is one; the result "

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.context import budget_for, estimate_tools, prepare_view
+from engine.events import EventKind
 from engine.models.base import (
     Refusal,
     Retry,
@@ -23,11 +24,24 @@ from engine.models.base import (
     TextDelta,
     ToolCallDelta,
     ToolSchema,
+    call_cost,
     collect_turn,
     to_run_usage,
 )
 from engine.models.options import merge_options, request_attributes, to_params
-from engine.models.prices import estimate_cost
+from engine.run_data import (
+    CONTEXT,
+    FILES_CHANGED,
+    FINAL_ANSWER,
+    MODEL_TURNS,
+    PENDING_CALLS,
+    PLAN,
+    PLAN_TEXT,
+    REFUSAL,
+    RESULTS,
+    STOP_REASON,
+    TASK,
+)
 from engine.spec.model import ModelOptions
 from engine.state import Message, Outcome
 from engine.templates import render
@@ -37,8 +51,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_SYSTEM_PROMPT = """\
 You are a careful coding agent working in the workspace {{ workspace }}.
 Use the tools to inspect files before changing them, keep changes minimal, run the tests to
-check your work, and keep your plan current with update_plan. When the task is done, answer
+check your work, and {planning}. When the task is done, answer
 with a short summary and no tool calls."""
+"""``{planning}`` names the run's planning tool: the one that records ``plan``."""
 
 
 class PlanParams(BaseModel):
@@ -53,8 +68,8 @@ async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
     """Prepare the conversation: system prompt, workspace summary, the task."""
     if ctx.run.messages:  # resumed after plan committed its messages: nothing to redo
         return Outcome("ready", note="conversation already prepared")
-    task = str(ctx.run.data.get("task") or "")
-    system = ctx.machine.system_prompt or DEFAULT_SYSTEM_PROMPT
+    task = TASK.get(ctx.run.data)
+    system = ctx.machine.system_prompt or _default_prompt(ctx)
     system = render(system, template_context(ctx), where=f"{ctx.machine.path}: system_prompt")
     names = ", ".join(ctx.tools.names()) or "none"
     summary = _workspace_summary(ctx)
@@ -62,15 +77,22 @@ async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
         Message("system", f"{system}\n\nTools available: {names}.\nWorkspace files:\n{summary}"),
         Message("user", task),
     )
-    updates: dict[str, Any] = {"plan": []}
+    updates: dict[str, Any] = {PLAN.name: []}
     if params.ask_model:
         turn_msg = Message("user", "Before starting, write a short numbered plan.")
         answer = await _call(ctx, (*messages, turn_msg), tools=False, options=call_options(ctx))
-        return Outcome("ready", updates={**updates, "plan_text": answer.message.content},
+        return Outcome("ready", updates={**updates, PLAN_TEXT.name: answer.message.content},
                        messages=(*messages, turn_msg, answer.message), usage=answer.usage_run,
                        note="planned")
     return Outcome("ready", updates=updates, messages=messages,
                    note=f"task: {task[:80]}" if task else "no task text")
+
+
+def _default_prompt(ctx: ActionContext) -> str:
+    """The default system prompt, naming the run's planning tool (whichever records ``plan``)."""
+    planner = next((s.name for s in ctx.tools if PLAN.name in s.records_keys), None)
+    planning = f"keep your plan current with {planner}" if planner else "keep a short plan"
+    return DEFAULT_SYSTEM_PROMPT.replace("{planning}", planning)
 
 
 def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
@@ -91,7 +113,7 @@ def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
 def template_context(ctx: ActionContext) -> dict[str, Any]:
     """The names a prompt or argument template can use (documented in engine.templates)."""
     data = ctx.run.data
-    return {"task": data.get("task", ""), "results": data.get("results", {}), "data": data,
+    return {"task": TASK.get(data), "results": RESULTS.get(data), "data": data,
             "workspace": str(ctx.workspace)}
 
 
@@ -154,7 +176,7 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         tools_tokens=estimate_tools(ctx.tools) if params.tools else 0,
         summarize=summarize)
     if view.event is not None:
-        ctx.emit("context_compressed", view.event)
+        ctx.emit(EventKind.CONTEXT_COMPRESSED, view.event)
     answer = await _call(ctx, view.view, tools=params.tools, options=options,
                          context_tokens=view.tokens)
     usage = sum(spent, answer.usage_run)
@@ -164,21 +186,21 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         logger.warning("state %s: the model named %d tool(s) although none were offered; "
                        "ignored", ctx.state.name, len(msg.tool_calls))
         msg = replace(msg, tool_calls=())
-    turns = int(ctx.run.data.get("model_turns") or 0) + 1
-    updates: dict[str, Any] = {"context": context, "model_turns": turns}
+    turns = MODEL_TURNS.get(ctx.run.data) + 1
+    updates: dict[str, Any] = {CONTEXT.name: context, MODEL_TURNS.name: turns}
     if params.prompt or ctx.machine.kind == "workflow":  # templates of later states read it
-        results = dict(ctx.run.data.get("results") or {})
+        results = dict(RESULTS.get(ctx.run.data))
         results[ctx.state.name] = {"text": msg.content, "tool_calls": len(msg.tool_calls)}
-        updates["results"] = results
+        updates[RESULTS.name] = results
     messages = (*new, *view.appended, msg)
     if msg.tool_calls:
         calls = [c.to_dict() for c in msg.tool_calls]
         names = ", ".join(c.name for c in msg.tool_calls)
-        return Outcome("tool_calls", updates={**updates, "pending_calls": calls},
+        return Outcome("tool_calls", updates={**updates, PENDING_CALLS.name: calls},
                        messages=messages, usage=usage, note=f"calls {names}")
     refused = bool(msg.meta.get("refusal"))
-    return Outcome("final", updates={**updates, "final_answer": msg.content,
-                                     "refusal": refused, "pending_calls": []},
+    return Outcome("final", updates={**updates, FINAL_ANSWER.name: msg.content,
+                                     REFUSAL.name: refused, PENDING_CALLS.name: []},
                    messages=messages, usage=usage,
                    note="refused: " + msg.content[:60] if refused else "final answer")
 
@@ -194,19 +216,19 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
 
     def on_event(event: StreamEvent) -> None:
         if isinstance(event, TextDelta | Refusal):
-            ctx.show("text_delta", {"text": event.text})
+            ctx.show(EventKind.TEXT_DELTA, {"text": event.text})
         elif isinstance(event, ToolCallDelta) and event.name and event.index not in shown_calls:
             shown_calls.add(event.index)
         elif isinstance(event, Retry):
-            ctx.emit("model_retry", {"attempt": event.attempt, "reason": event.reason,
+            ctx.emit(EventKind.MODEL_RETRY, {"attempt": event.attempt, "reason": event.reason,
                                      "wait_s": event.wait_s})
 
     params = to_params(options)
     turn = await collect_turn(model.stream(messages, schemas, params), on_event)
-    cost = estimate_cost(model.provider, model.model, turn.usage)
+    cost = call_cost(model, turn.usage)
     usage = to_run_usage(turn.usage, cost)
     server = getattr(model, "server", None)
-    ctx.emit("model_call", {
+    ctx.emit(EventKind.MODEL_CALL, {
         "provider": model.provider, "model": model.model,
         "response_model": turn.response_model, "response_id": turn.response_id,
         "server_address": server[0] if server else None,
@@ -229,7 +251,7 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
 
 async def checkpoint(ctx: ActionContext, params: NoParams) -> Outcome:
     """Mark a snapshot point; the runner writes the compact snapshot when it commits."""
-    changed = ctx.run.data.get("files_changed") or {}
+    changed = FILES_CHANGED.get(ctx.run.data)
     return Outcome("saved", note=f"snapshot at step {ctx.step} ({len(changed)} files changed)")
 
 
@@ -244,11 +266,11 @@ class EvaluateStopParams(BaseModel):
 async def evaluate_stop(ctx: ActionContext, params: EvaluateStopParams) -> Outcome:
     """Decide whether the loop goes on: ``stop`` on a final answer, ``exhausted`` on limits."""
     data = ctx.run.data
-    if data.get("final_answer") is not None and not data.get("pending_calls"):
+    if FINAL_ANSWER.get(data) is not None and not PENDING_CALLS.get(data):
         return Outcome("stop", note="the model gave its final answer")
     limits = ctx.machine.limits
     usage = ctx.run.usage
-    turns = int(data.get("model_turns") or 0)
+    turns = MODEL_TURNS.get(data)
     reasons = []
     if params.max_turns and turns >= params.max_turns:
         reasons.append(f"{turns} model turns (max_turns {params.max_turns})")
@@ -260,6 +282,6 @@ async def evaluate_stop(ctx: ActionContext, params: EvaluateStopParams) -> Outco
     if limits.max_cost_usd and usage.cost_usd and usage.cost_usd >= limits.max_cost_usd:
         reasons.append(f"${usage.cost_usd:.4f} (max_cost_usd {limits.max_cost_usd})")
     if reasons:
-        return Outcome("exhausted", updates={"stop_reason": "; ".join(reasons)},
+        return Outcome("exhausted", updates={STOP_REASON.name: "; ".join(reasons)},
                        note="budget exhausted: " + "; ".join(reasons))
     return Outcome("continue", note=f"turn {turns} done")

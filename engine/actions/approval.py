@@ -11,9 +11,10 @@ from typing import Any
 
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
+from engine.events import EventKind
 from engine.permissions.approvals import Approval, digest, granted_capabilities
 from engine.permissions.parking import CHANNELS, ParkedDecisions
-from engine.permissions.policy import SHELL_TOOLS
+from engine.run_data import APPROVALS, GRANTED, PENDING_CALLS
 from engine.state import Message, Outcome, ToolCall
 from engine.store.base import AuditRecord
 
@@ -22,22 +23,22 @@ logger = logging.getLogger(__name__)
 
 async def await_approval(ctx: ActionContext, params: NoParams) -> Outcome:
     """Emits ``decided`` when at least one call may run, ``all_denied`` otherwise."""
-    calls = [ToolCall.from_dict(c) for c in ctx.run.data.get("pending_calls") or ()]
+    calls = [ToolCall.from_dict(c) for c in PENDING_CALLS.get(ctx.run.data)]
     approvals = await decide_calls(ctx, calls)
     # Only this turn's decisions live in the run's data (the audit table keeps them all), so
     # a step's cost and its checkpoint do not grow with the number of turns behind it.
     record = {a.call_id: a.to_dict() for a in approvals}
-    updates: dict[str, Any] = {"approvals": record}
-    granted = sorted(set(ctx.run.data.get("granted") or ()) | granted_capabilities(
+    updates: dict[str, Any] = {APPROVALS.name: record}
+    granted = sorted(set(GRANTED.get(ctx.run.data)) | granted_capabilities(
         record.values()))
-    if granted != list(ctx.run.data.get("granted") or ()):
-        updates["granted"] = granted
+    if granted != list(GRANTED.get(ctx.run.data)):
+        updates[GRANTED.name] = granted
     allowed = [a for a in approvals if a.decision == "allow"]
     note = ", ".join(f"{a.tool}: {a.decision} ({a.decided_by})" for a in approvals)
     if allowed:
         return Outcome("decided", updates=updates, note=note)
     denials = tuple(denial_message(a) for a in approvals)
-    return Outcome("all_denied", updates={**updates, "pending_calls": []},
+    return Outcome("all_denied", updates={**updates, PENDING_CALLS.name: []},
                    messages=denials, note=note)
 
 
@@ -55,14 +56,14 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
                                               row.risk, row.reason, row.rule, row.decided_by,
                                               "", "")
     open_calls = [c for c in calls if c.id not in prior]
-    granted = set(ctx.run.data.get("granted") or ())
+    granted = set(GRANTED.get(ctx.run.data))
     fresh = await ctx.approver.decide_batch(
         open_calls, ctx.tools, granted, ctx.run.data,
         ParkedDecisions(ctx) if parked else None)
     for call, approval in zip(open_calls, fresh, strict=True):
         if approval.decided_by.removesuffix("-always") in CHANNELS:
             # approve/deny wrote its audit row when the person decided: show it, once.
-            ctx.emit("approval", {**approval.to_dict(), "args": dict(call.args)})
+            ctx.emit(EventKind.APPROVAL, {**approval.to_dict(), "args": dict(call.args)})
         else:
             _audit(ctx, call, approval)
     by_id = {**prior, **{a.call_id: a for a in fresh}}
@@ -79,13 +80,14 @@ def _audit(ctx: ActionContext, call: ToolCall, a: Approval) -> None:
         preview_digest=digest(a.preview), at=at,
         server=spec.server if spec else None, trust=spec.trust if spec else None))
     payload: dict[str, Any] = {**a.to_dict(), "args": dict(call.args)}
-    ctx.emit("approval", payload)
+    ctx.emit(EventKind.APPROVAL, payload)
 
 
 def _with_sandbox(ctx: ActionContext, call: ToolCall, a: Approval) -> str:
     """The audit reason, plus how the command will run when it is a shell command."""
     jail = ctx.config.confinement
-    if jail is None or call.name not in SHELL_TOOLS or a.decision != "allow":
+    spec = ctx.tools.get(call.name)
+    if jail is None or spec is None or spec.command_arg is None or a.decision != "allow":
         return a.reason
     return f"{a.reason} [{jail.summary(jail.network_for(a.risk))}]"
 

@@ -1,7 +1,9 @@
 """The action contract: what a state runs, the triggers it may emit, and the typed params it takes.
 
 An action computes; the runner commits. An action never writes run state itself: it returns an
-``Outcome`` whose trigger must be one of ``emits`` (checked statically by ``validate``).
+``Outcome`` whose trigger must be one of ``emits`` (checked statically by ``validate``) and whose
+updates touch only the run-data keys it declares in ``writes`` (checked by the runner against
+``engine.run_data``).
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ class ActionInfo:
     emits_for: Callable[[Any], frozenset[str]] | None = None
     """The triggers a state can actually emit given its validated params (a subset of
     ``emits``), so ``validate`` demands no transition the state can never take."""
+    reads: frozenset[str] = frozenset()
+    """The run-data keys (``engine.run_data``) the action reads."""
+    writes: frozenset[str] = frozenset()
+    """The run-data keys its outcome may update; the runner refuses any other."""
 
     def emitted(self, params: BaseModel) -> frozenset[str]:
         """``emits`` narrowed by the state's params."""

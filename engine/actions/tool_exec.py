@@ -18,20 +18,21 @@ import anyio
 from engine.actions.context import ActionContext
 from engine.effects import Ledger, plan_file_change, resolve_in_flight
 from engine.errors import TurnstileError
-from engine.permissions.policy import SHELL_TOOLS
+from engine.events import EventKind
+from engine.run_data import APPROVALS
 from engine.state import ToolCall
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.process import end_leftover_group
-from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult
-from turnstile_tools.changes import Snapshot, changes, snapshot
+from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult, ToolSpec, Watcher
 
 logger = logging.getLogger(__name__)
 
 MAX_OUTPUT_EVENTS = 2000
 """Streamed output lines persisted per call; later lines are shown but not stored."""
 WATCHED_FROM_RISK = "exec"
-"""Shell calls judged this risky or more get the workspace compared before and after them: all
-but plain reads, since a program or script the classifier cannot see into may write anything."""
+"""Calls of a tool with a ``watcher`` (shell commands) judged this risky or more get the
+workspace compared before and after them: all but plain reads, since a program or script the
+classifier cannot see into may write anything."""
 
 
 class UnknownEffectFailure(TurnstileError):
@@ -49,12 +50,12 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     in one turn builds on the first. ``approved`` is the approval's post-images (path ->
     sha256): a write that would now leave anything else is not run. ``approved_risk`` is the
     approval's
-    judgement of the call: a shell call of ``WATCHED_FROM_RISK`` or more (or of unknown risk)
-    reports the files it changed.
+    judgement of the call: a watched call (its tool has a ``watcher``) of ``WATCHED_FROM_RISK``
+    or more (or of unknown risk) reports the files it changed.
     """
     record = ledger.get(call.id)
     if record is not None and record.status in ("done", "failed", "unknown") and record.result:
-        ctx.emit("effect_resolved", {"call_id": call.id, "tool": call.name,
+        ctx.emit(EventKind.EFFECT_RESOLVED, {"call_id": call.id, "tool": call.name,
                                      "resolution": "recorded",
                                      "message": f"{call.name}: result recorded before the "
                                                 "interruption, not run again"})
@@ -68,7 +69,7 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     if approved and (file_plan is None or approved.get(file_plan.path) != file_plan.post_hash):
         return _not_as_approved(ctx, call, file_plan)
     if approved_risk is None:
-        approved_risk = ((ctx.run.data.get("approvals") or {}).get(call.id) or {}).get("risk")
+        approved_risk = (APPROVALS.get(ctx.run.data).get(call.id) or {}).get("risk")
     return await _execute(ctx, call, ledger, file_plan, data, approved_risk)
 
 
@@ -79,8 +80,8 @@ def _not_as_approved(ctx: ActionContext, call: ToolCall, plan: Any) -> ToolResul
                "approved (an earlier call of the same turn was refused, or the file changed "
                "since); read the file again and redo the change")
     result = ToolResult.error(message, path=path, not_as_approved=True)
-    ctx.emit("tool_call", {**describe_call(ctx.tools.get(call.name), call, result, 0.0),
-                           "content": message})
+    spec = ctx.tools.get(call.name)
+    ctx.emit(EventKind.TOOL_CALL, {**describe_call(spec, call, result, 0.0), "content": message})
     return result
 
 
@@ -101,7 +102,7 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
         resolution, message = "rerun", f"re-ran {call.name} (declared idempotent by the policy)"
     if resolution == "unknown":
         resolution, message = await _decide_unknown(ctx, call, message)
-    ctx.emit("effect_resolved", {"call_id": call.id, "tool": call.name,
+    ctx.emit(EventKind.EFFECT_RESOLVED, {"call_id": call.id, "tool": call.name,
                                  "resolution": resolution, "message": message})
     if resolution == "rerun":
         return None
@@ -122,12 +123,12 @@ async def _settle(ctx: ActionContext, call: ToolCall, ledger: Ledger,
 async def _end_leftovers(ctx: ActionContext, call: ToolCall) -> None:
     """Stop what a crashed engine's command left running (unconfined commands only: in the
     sandbox the pid namespace died with the engine), so a resumed run never overlaps it."""
-    for event in ctx.store.events(ctx.run.run_id, ["tool_process"]):
+    for event in ctx.store.events(ctx.run.run_id, [EventKind.TOOL_PROCESS]):
         p = event.payload
         if p.get("call_id") != call.id or not isinstance(p.get("pgid"), int):
             continue
         if await end_leftover_group(p["pgid"], p.get("start_ticks")):
-            ctx.emit("leftover_stopped", {"call_id": call.id, "pgid": p["pgid"],
+            ctx.emit(EventKind.LEFTOVER_STOPPED, {"call_id": call.id, "pgid": p["pgid"],
                                           "message": f"stopped processes of {call.name} left "
                                                      "running by the interrupted engine"})
 
@@ -153,14 +154,14 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
 
     def tool_emit(kind: str, payload: Mapping[str, Any]) -> None:
         nonlocal lines
-        if kind == "tool_process":  # pid and group, written now: resume ends a leftover
+        if kind == EventKind.TOOL_PROCESS:  # pid and group, written now: resume ends a leftover
             ctx.show(kind, {**payload, "call_id": call.id})
             ctx.store.append_event(ctx.run.run_id, ctx.step, kind,
                                             {**payload, "call_id": call.id},
                                             ctx.now())
             ctx.store.flush()
             return
-        if kind == "tool_output":
+        if kind == EventKind.TOOL_OUTPUT:
             lines += 1
             ctx.show(kind, {**payload, "call_id": call.id})
             if lines <= MAX_OUTPUT_EVENTS:
@@ -176,31 +177,33 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     started_event: dict[str, Any] = {"call_id": call.id, "tool": call.name,
                                      "version": spec.version if spec else None,
                                      "args": dict(call.args)}
-    if call.name in SHELL_TOOLS and jail is not None:
+    if spec is not None and spec.command_arg is not None and jail is not None:
         started_event["sandbox"] = jail.describe(jail.network_for(approved_risk))
-    ctx.emit("tool_started", started_event)
+    ctx.emit(EventKind.TOOL_STARTED, started_event)
     ledger.mark(call, spec, "started", file=file_plan)
     ctx.fault("during")
-    watched = _watched(call, approved_risk)
-    before = await anyio.to_thread.run_sync(snapshot, ctx.workspace) if watched else None
+    watcher = spec.watcher if spec is not None and _watched(spec, approved_risk) else None
+    before = (await anyio.to_thread.run_sync(watcher.snapshot, ctx.workspace)
+              if watcher is not None else None)
     started = time.monotonic()
     result = await invoke(ctx.tools, call, tool_ctx)
     duration = time.monotonic() - started
-    if before is not None:
-        result = await _with_changes(ctx, call, result, before)
+    if watcher is not None:
+        result = await _with_changes(ctx, call, result, watcher, before)
     ctx.fault("after_effect")
     file_data = (dict(result.data or {}) | {"post_hash": (result.data or {}).get("result_hash")}
                  if file_plan is not None and not result.is_error else None)
     ledger.mark(call, spec, "failed" if result.is_error else "done", result=result,
                 file_data=file_data)
-    ctx.emit("tool_call", {**describe_call(spec, call, result, duration),
+    ctx.emit(EventKind.TOOL_CALL, {**describe_call(spec, call, result, duration),
                            "content": result.content[:4000]})
     return result
 
 
-def _watched(call: ToolCall, risk: str | None) -> bool:
-    """Whether ``call`` is a shell call that may write (an unknown risk counts: fail closed)."""
-    if call.name not in SHELL_TOOLS:
+def _watched(spec: ToolSpec, risk: str | None) -> bool:
+    """Whether a call of ``spec`` is watched: its tool has a watcher and the call may write
+    (an unknown risk counts: fail closed)."""
+    if spec.watcher is None:
         return False
     if risk not in RISK_ORDER:
         return True
@@ -208,12 +211,12 @@ def _watched(call: ToolCall, risk: str | None) -> bool:
 
 
 async def _with_changes(ctx: ActionContext, call: ToolCall, result: ToolResult,
-                        before: Snapshot) -> ToolResult:
+                        watcher: Watcher, before: Any) -> ToolResult:
     """``result`` with the files the call changed in its data (``files_changed``); each change
     is also a ``file_changed`` event with its patch, as the edit tools report theirs."""
-    found = await anyio.to_thread.run_sync(changes, ctx.workspace, before)
+    found = await anyio.to_thread.run_sync(watcher.changes, ctx.workspace, before)
     for change in found:
-        ctx.emit("file_changed", {"call_id": call.id, "tool": call.name, **change})
+        ctx.emit(EventKind.FILE_CHANGED, {"call_id": call.id, "tool": call.name, **change})
     if not found:
         return result
     brief = [{k: v for k, v in c.items() if k != "patch"} for c in found]

@@ -15,10 +15,10 @@ from engine.actions.context import ActionContext
 from engine.actions.tool_exec import run_call
 from engine.effects import Ledger
 from engine.errors import PolicyRefusedError, ToolError
+from engine.run_data import APPROVALS, COUNTERS, FILES_CHANGED, PENDING_CALLS, RESULTS
 from engine.state import Message, Outcome, ToolCall
 from engine.templates import render_value
 from engine.tooling.spec import ToolResult
-from turnstile_tools import SEEN_HASHES_KEY, record_seen
 
 logger = logging.getLogger(__name__)
 
@@ -26,30 +26,30 @@ logger = logging.getLogger(__name__)
 async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
     """Run every approved pending call in order; denied calls get a denial result."""
     data = ctx.run.data
-    approvals = data.get("approvals") or {}
+    approvals = APPROVALS.get(data)
     ledger = Ledger(ctx.store, ctx.run.run_id, ctx.step, ctx.parts.clock)
     messages: list[Message] = []
-    updates: dict[str, Any] = {"pending_calls": []}
-    files = dict(data.get("files_changed") or {})
-    seen: dict[str, str] = dict(data.get(SEEN_HASHES_KEY) or {})
+    updates: dict[str, Any] = {PENDING_CALLS.name: []}
+    files = dict(FILES_CHANGED.get(data))
+    recorded: dict[str, Any] = {}  # what tools recorded this turn: a second edit builds on it
     errors = 0
-    for raw in data.get("pending_calls") or ():
+    for raw in PENDING_CALLS.get(data):
         call = ToolCall.from_dict(raw)
         approval = approvals.get(call.id)
         if approval is None or approval["decision"] != "allow":
             messages.append(denial_message(approval or _missing(call)))
             continue
-        result = await run_call(ctx, call, ledger, {**data, SEEN_HASHES_KEY: seen},
+        seen_by_call = {**data, **recorded}
+        result = await run_call(ctx, call, ledger, seen_by_call,
                                 approval.get("post_images"), approved_risk=approval.get("risk"))
         errors += result.is_error
         messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name,
                                 is_error=result.is_error))
-        _collect(call, result, updates, files)
-        seen = record_seen(seen, result)
-    if seen != (data.get(SEEN_HASHES_KEY) or {}):
-        updates[SEEN_HASHES_KEY] = seen
+        _collect(result, files)
+        recorded.update(_record(ctx, call, seen_by_call, result))
+    updates.update({k: v for k, v in recorded.items() if v != data.get(k)})
     if files:
-        updates["files_changed"] = files
+        updates[FILES_CHANGED.name] = files
     note = f"{len(messages)} result(s), {errors} error(s)"
     return Outcome("done", updates=updates, messages=tuple(messages), note=note)
 
@@ -59,12 +59,16 @@ def _missing(call: ToolCall) -> dict[str, Any]:
             "reason": "no approval was recorded for this call"}
 
 
-def _collect(call: ToolCall, result: ToolResult, updates: dict[str, Any],
-             files: dict[str, Any]) -> None:
-    """Fold what a result means for the run's data: the plan, the files changed."""
+def _record(ctx: ActionContext, call: ToolCall, run_data: Mapping[str, Any],
+            result: ToolResult) -> dict[str, Any]:
+    """What the call's tool records in the run's data (``ToolSpec.records``)."""
+    spec = ctx.tools.get(call.name)
+    return spec.record(run_data, result) if spec is not None else {}
+
+
+def _collect(result: ToolResult, files: dict[str, Any]) -> None:
+    """Fold the files a result says it changed into the run's ``files_changed``."""
     data = result.data or {}
-    if call.name == "update_plan" and "plan" in data and not result.is_error:
-        updates["plan"] = data["plan"]
     if "result_hash" in data and "path" in data and not result.is_error:
         prev = files.get(data["path"], {})
         files[data["path"]] = {"base_hash": prev.get("base_hash", data.get("base_hash")),
@@ -119,19 +123,19 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
         ledger = Ledger(ctx.store, ctx.run.run_id, ctx.step, ctx.parts.clock)
         result = await run_call(ctx, call, ledger, approved=approval.post_images,
                                 approved_risk=approval.risk)
-    results = dict(ctx.run.data.get("results") or {})
+    results = dict(RESULTS.get(ctx.run.data))
     results[ctx.state.name] = {"ok": not result.is_error, "output": result.content,
                                **({"data": dict(result.data)} if result.data else {})}
     if result.is_error and params.on_error == "fail_run":
         raise ToolError(f"state {ctx.state.name}: {params.tool} failed: "
                         f"{_first_line(result.content)}")
     trigger = "failed" if result.is_error else "ok"
-    seen = record_seen(ctx.run.data.get(SEEN_HASHES_KEY) or {}, result)
-    updates: dict[str, Any] = {"results": results, SEEN_HASHES_KEY: seen}
-    files = dict(ctx.run.data.get("files_changed") or {})
-    _collect(call, result, updates, files)
-    if files != (ctx.run.data.get("files_changed") or {}):
-        updates["files_changed"] = files
+    updates: dict[str, Any] = {RESULTS.name: results,
+                               **_record(ctx, call, ctx.run.data, result)}
+    files = dict(FILES_CHANGED.get(ctx.run.data))
+    _collect(result, files)
+    if files != FILES_CHANGED.get(ctx.run.data):
+        updates[FILES_CHANGED.name] = files
     return Outcome(trigger, updates=updates,
                    note=f"{params.tool}: {'error' if result.is_error else 'ok'}")
 
@@ -151,9 +155,9 @@ class CountRoundsParams(BaseModel):
 
 async def count_rounds(ctx: ActionContext, params: CountRoundsParams) -> Outcome:
     """Count one more round; emits ``again`` below the limit and ``exhausted`` at it."""
-    counters = dict(ctx.run.data.get("counters") or {})
+    counters = dict(COUNTERS.get(ctx.run.data))
     n = int(counters.get(params.counter, 0)) + 1
     counters[params.counter] = n
     trigger = "again" if n <= params.max else "exhausted"
-    return Outcome(trigger, updates={"counters": counters},
+    return Outcome(trigger, updates={COUNTERS.name: counters},
                    note=f"{params.counter} {n} of {params.max}")

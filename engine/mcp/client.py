@@ -33,6 +33,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CONNECTION_CLOSED
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from engine.events import EventKind
 from engine.mcp.config import ServerConfig
 from engine.mcp.results import to_tool_result
 from engine.sandbox import server_argv
@@ -236,7 +237,7 @@ class McpConnection:
                                f"HTTP+SSE: {self.last_error}")
         phase = "start" if self._generation == 0 else "restart"
         logger.warning("MCP server %s failed to %s: %s", self.name, phase, self.last_error)
-        self._emit("mcp_server_failed", {"server": self.name, "phase": phase,
+        self._emit(EventKind.MCP_SERVER_FAILED, {"server": self.name, "phase": phase,
                                          "error": self.last_error, "stderr": self.stderr_tail()})
         if task_status is not None:
             self.state = "failed"
@@ -246,8 +247,8 @@ class McpConnection:
     def _give_up(self) -> None:
         self.state = "unavailable"
         self._set_tools([])
-        self._emit("mcp_server_unavailable", {"server": self.name, "restarts": self.restarts,
-                                              "error": self.last_error})
+        self._emit(EventKind.MCP_SERVER_UNAVAILABLE, {
+            "server": self.name, "restarts": self.restarts, "error": self.last_error})
 
     def _request_restart(self, generation: int, reason: str, tool: str | None = None) -> None:
         """The first caller to see a dead connection ends it; ``run`` decides about a restart."""
@@ -256,7 +257,8 @@ class McpConnection:
         self.state = "restarting"
         self.last_error = reason
         self._ready = anyio.Event()
-        self._emit("mcp_server_crashed", {"server": self.name, "tool": tool, "error": reason,
+        self._emit(EventKind.MCP_SERVER_CRASHED, {"server": self.name, "tool": tool,
+                                                  "error": reason,
                                           "restarts": self.restarts,
                                           "max_restarts": self.config.max_restarts,
                                           "stderr": self.stderr_tail()})
@@ -283,7 +285,8 @@ class McpConnection:
             self.mark_dirty()
         elif isinstance(message, Exception):
             logger.warning("MCP server %s sent something unreadable: %s", self.name, message)
-            self._emit("mcp_server_error", {"server": self.name, "error": _describe(message)})
+            self._emit(EventKind.MCP_SERVER_ERROR,
+                       {"server": self.name, "error": _describe(message)})
 
     def mark_dirty(self) -> None:
         """Schedule a re-list; calls finishing meanwhile wait for it (see ``call``)."""
@@ -301,7 +304,8 @@ class McpConnection:
                     tools = await _list_all(client)
             except Exception as exc:  # a failed re-list keeps the old listing
                 logger.warning("MCP server %s: re-listing tools failed: %s", self.name, exc)
-                self._emit("mcp_server_error", {"server": self.name, "error": _describe(exc)})
+                self._emit(EventKind.MCP_SERVER_ERROR,
+                           {"server": self.name, "error": _describe(exc)})
             else:
                 self.refreshes += 1
                 self._set_tools(tools)
@@ -347,7 +351,8 @@ class McpConnection:
             with anyio.fail_after(timeout):
                 result = await _call(client, tool, dict(args))
         except TimeoutError:
-            self._emit("mcp_call_failed", {"server": self.name, "tool": tool, "reason": "timeout"})
+            self._emit(EventKind.MCP_CALL_FAILED,
+                       {"server": self.name, "tool": tool, "reason": "timeout"})
             return ToolResult.error(
                 f'{tool} on MCP server "{self.name}" did not answer within {timeout:g}s '
                 "(call cancelled)", server=self.name, tool=tool, reason="timeout")
@@ -362,7 +367,8 @@ class McpConnection:
 
     def _crashed(self, generation: int, tool: str, exc: BaseException) -> ToolResult:
         reason = f"connection lost: {_describe(exc)}"
-        self._emit("mcp_call_failed", {"server": self.name, "tool": tool, "reason": "crash"})
+        self._emit(EventKind.MCP_CALL_FAILED,
+                   {"server": self.name, "tool": tool, "reason": "crash"})
         self._request_restart(generation, reason, tool)
         n, most = self.restarts + 1, self.config.max_restarts
         what = (f"Restarting it (restart {n} of {most})." if n <= most else
@@ -372,7 +378,7 @@ class McpConnection:
             f"unknown. {what}", server=self.name, tool=tool, reason="crash")
 
     def _fail(self, tool: str, reason: str, detail: str) -> ToolResult:
-        self._emit("mcp_call_failed", {"server": self.name, "tool": tool, "reason": reason,
+        self._emit(EventKind.MCP_CALL_FAILED, {"server": self.name, "tool": tool, "reason": reason,
                                        "error": detail})
         return ToolResult.error(f'{tool} on MCP server "{self.name}" failed: {detail}',
                                 server=self.name, tool=tool, reason=reason)

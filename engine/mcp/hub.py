@@ -22,6 +22,7 @@ import anyio.abc
 import mcp.types as types
 
 from engine.errors import ToolError
+from engine.events import EventKind
 from engine.mcp.classify import Classification, classify_tool, with_policy
 from engine.mcp.client import McpConnection
 from engine.mcp.config import ServerConfig
@@ -152,7 +153,7 @@ class McpHub:
         for n in new:
             self._removed.pop(n, None)
         if conn.name in self._loaded:
-            self._emit("mcp_tools_changed", {"server": conn.name, "added": added,
+            self._emit(EventKind.MCP_TOOLS_CHANGED, {"server": conn.name, "added": added,
                                              "removed": removed, "changed": changed,
                                              "registry_version": self.registry.version})
         if new:

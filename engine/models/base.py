@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from engine.models.prices import estimate_cost
 from engine.state import Message, ToolCall
 from engine.state import Usage as RunUsage
 
@@ -251,6 +252,12 @@ def server_of(base_url: str) -> tuple[str, int] | None:
     except ValueError:
         return None
     return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
+def call_cost(model: ModelClient, usage: Usage) -> float | None:
+    """The estimated dollars of one call of ``model`` (``engine.models.prices``), or None when
+    its price is unknown: callers reach prices through the model layer, never directly."""
+    return estimate_cost(model.provider, model.model, usage)
 
 
 def to_run_usage(usage: Usage, cost_usd: float | None) -> RunUsage:

@@ -14,11 +14,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from engine.config import load_yaml
 from engine.errors import UsageError
-from engine.models.base import Usage
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +39,19 @@ class Price:
     """Input tokens written to the prompt cache; None: the ``input`` price."""
 
 
+class TokenCounts(Protocol):
+    """The token counts a price applies to (``engine.models.base.Usage``)."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cached_tokens(self) -> int: ...
+    @property
+    def cache_write_tokens(self) -> int: ...
+
+
 PriceTable = Mapping[str, Mapping[str, Price]]
 """provider -> model (or ``*``) -> price."""
 
@@ -47,7 +59,7 @@ PriceTable = Mapping[str, Mapping[str, Price]]
 def estimate_cost(
     provider: str,
     model: str,
-    usage: Usage,
+    usage: TokenCounts,
     *,
     prices_path: Path | None = None,
     env: Mapping[str, str] = os.environ,

@@ -3,8 +3,10 @@
 Built-in defaults: ``read`` inside the workspace is ``allow``; ``exec``, ``write``, ``network``
 and ``install`` are ``ask``; ``destructive`` is ``deny``; paths outside the whitelist are
 ``deny`` for writes and ``ask`` for reads; writing a sensitive file (``.git/``, ``.env``, keys)
-is ``ask``; shell commands are judged by ``shell.classify_command``. A tool that declares a dry
-run (``ToolSpec.dry_run``) is a write tool: its preview is the dry run's patches, never an edit
+is ``ask``. What a call is judged by comes from its tool's spec, never its name: the command of
+a tool with ``command_arg`` is judged by ``shell.classify_command``; the path argument of one with
+``read_paths``/``write_paths`` by ``paths.judge_path``. A tool that declares a dry run
+(``ToolSpec.dry_run``) is a write tool: its preview is the dry run's patches, never an edit
 worked out here.
 
 A policy file (YAML) adds rules::
@@ -85,8 +87,6 @@ __all__ = ["Decision", "Policy", "PolicyContext", "Rule", "check_path_json", "ch
 
 DecisionValue = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[DecisionValue, ...] = ("allow", "ask", "deny")
-SHELL_TOOLS = frozenset({"run_shell"})
-READ_PATH_TOOLS = frozenset({"read_file", "list_files", "search_text"})
 MAX_PREVIEW_LINES = 400
 _MATCHERS = ("tool", "command", "path", "server", "risk", "sandboxed")
 _RULE_KEYS = ("decision", *_MATCHERS, "idempotent", "reason")
@@ -154,13 +154,14 @@ class Policy:
         return cls()
 
     @classmethod
-    def load(cls, path: Path) -> Policy:
-        """Read and check a policy file; every problem is a ``UsageError`` naming the file."""
+    def load(cls, path: Path, *, tools: frozenset[str] | None = None) -> Policy:
+        """Read and check a policy file; every problem is a ``UsageError`` naming the file.
+        With ``tools`` (the names a run can call), a rule naming no such tool is an error."""
         path = Path(path)
         doc = load_document(path)
         data = doc.value
         return cls.from_data(data if data is not None else {}, str(path), path.parent,
-                             lines=item_lines(doc, "rules"), tools=builtin_tool_names())
+                             lines=item_lines(doc, "rules"), tools=tools)
 
     @classmethod
     def from_data(cls, data: Any, source: str = "<policy>", base: Path | None = None, *,
@@ -216,15 +217,17 @@ class Policy:
         if not rules:
             return False
         args = dict(call.args or {})
-        if spec.name in SHELL_TOOLS and isinstance(args.get("command"), str):
-            v = classify_command(args["command"], workspace, roots=self.roots)
+        command = args.get(spec.command_arg) if spec.command_arg else None
+        if isinstance(command, str):
+            v = classify_command(command, workspace, roots=self.roots)
             return bool(v.commands) and v.parsed and all(
                 any(r.path is None and r.matches(tool=spec.name, risk=e["risk"],
                                                  server=spec.server, argv=e["argv"])
                     for r in rules) for e in v.commands)
         rel = None
-        if isinstance(args.get("path"), str):
-            rel = _relative(judge_path(args["path"], workspace, roots=self.roots), workspace)
+        path, _ = spec.path_args(args)
+        if path is not None:
+            rel = _relative(judge_path(path, workspace, roots=self.roots), workspace)
         return any(r.command is None and r.matches(tool=spec.name, risk=spec.risk,
                                                    server=spec.server, path=rel)
                    for r in rules)
@@ -254,7 +257,7 @@ class PolicyContext:
         """Whether ``spec``'s calls run inside the sandbox."""
         if spec.server is not None:
             return spec.server in self.sandboxed_servers
-        return self.sandboxed and spec.name in SHELL_TOOLS
+        return self.sandboxed and spec.command_arg is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +272,7 @@ class Decision:
     preview: str = ""
     """What a person sees: the parsed command, a unified diff, or the arguments."""
     capability: str = ""
-    """The scoped key an "always" answer grants (``run_shell:python -m pytest``,
+    """The scoped key an "always" answer grants (``<shell tool>:python -m pytest``,
     ``write:src/``, ``tool:<name>``)."""
     _: KW_ONLY
     changes: tuple[FileChange, ...] = ()
@@ -297,12 +300,12 @@ class Decision:
 def decide(call: ToolCall, spec: ToolSpec, ctx: PolicyContext) -> Decision:
     """The decision for ``call`` (pure: reads files for previews, never writes or runs)."""
     args = dict(call.args or {})
-    if spec.name in SHELL_TOOLS and isinstance(args.get("command"), str):
-        return _decide_shell(spec, args["command"], ctx)
-    path = args.get("path")
-    if spec.source == "builtin" and isinstance(path, str) and (
-            spec.name in READ_PATH_TOOLS or spec.dry_run is not None):
-        return _decide_path_tool(spec, args, path, ctx)
+    command = args.get(spec.command_arg) if spec.command_arg else None
+    if isinstance(command, str):
+        return _decide_shell(spec, command, ctx)
+    path, writes = spec.path_args(args)
+    if path is not None:
+        return _decide_path_tool(spec, args, path, writes, ctx)
     return _decide_generic(spec, args, ctx)
 
 
@@ -329,9 +332,9 @@ def _decide_generic(spec: ToolSpec, args: Mapping[str, Any], ctx: PolicyContext)
                    f"tool:{spec.name}", ctx)
 
 
-def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
+def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str, writes: bool,
                       ctx: PolicyContext) -> Decision:
-    for_write = spec.dry_run is not None
+    for_write = writes or spec.dry_run is not None
     risk: Risk = max_risk(spec.risk, "write") if for_write else spec.risk
     v = judge_path(path, ctx.workspace, roots=ctx.policy.roots, env=ctx.env,
                    for_write=for_write)
@@ -349,8 +352,8 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str,
                if r.command is None
                and r.matches(tool=spec.name, risk=risk, server=spec.server, path=rel,
                              sandboxed=ctx.confined(spec))]
-    preview, changes = _write_preview(spec, args, ctx) if for_write else (
-        _json_preview(args), ())
+    preview, changes = (_write_preview(spec, args, ctx) if spec.dry_run is not None
+                        else (_json_preview(args), ()))
     reason = v.reason if v.decision != "allow" or not for_write else f"{spec.name}: {v.reason}"
     decision = _finish(spec, risk, base, reason, matched, floor, preview,
                        _path_capability(v, rel, for_write), ctx)
@@ -374,10 +377,17 @@ def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
     reason, rule = _shell_reason(verdict, finals, deciding, decision)
     if verdict.unnamed and decision == "ask":
         reason, rule = f"{reason} (the preview cannot name the program it runs)", None
-    asked = [e["capability"] for e, f in zip(verdict.commands, finals, strict=True) if f == "ask"]
-    caps = list(dict.fromkeys(asked)) or [e["capability"] for e in verdict.commands[:1]]
+    asked = [_command_capability(spec, e) for e, f in zip(verdict.commands, finals, strict=True)
+             if f == "ask"]
+    caps = (list(dict.fromkeys(asked))
+            or [_command_capability(spec, e) for e in verdict.commands[:1]])
     return Decision(decision, risk, reason, rule, _shell_preview(command, verdict, finals),
-                    " + ".join(caps) or "run_shell:", unnamed=verdict.unnamed)
+                    " + ".join(caps) or f"{spec.name}:", unnamed=verdict.unnamed)
+
+
+def _command_capability(spec: ToolSpec, entry: Mapping[str, Any]) -> str:
+    """``<tool>:<program and subcommand>``: what "always" grants for one simple command."""
+    return f"{spec.name}:{entry['capability']}"
 
 
 def _decide_entry(spec: ToolSpec, entry: Mapping[str, Any],
@@ -391,9 +401,10 @@ def _decide_entry(spec: ToolSpec, entry: Mapping[str, Any],
         top = max(matched, key=lambda r: DECISIONS.index(r.decision))
         final = strictest(top.decision, floor)
         return final, top.describe() if final == top.decision else None
-    if entry["decision"] == "ask" and entry.get("capability") in ctx.granted:
+    granted = _command_capability(spec, entry)
+    if entry["decision"] == "ask" and granted in ctx.granted:
         final = strictest("allow", floor)
-        return final, f"granted: {entry['capability']}" if final == "allow" else None
+        return final, f"granted: {granted}" if final == "allow" else None
     return entry["decision"], None
 
 
@@ -542,13 +553,6 @@ def _root(item: Any, where: str, base: Path | None) -> Root:
     if base is not None and not path.is_absolute():
         path = Path(os.path.realpath(base / path))
     return Root(path, bool(item.get("writable", False)))
-
-
-def builtin_tool_names() -> frozenset[str]:
-    """Names of the built-in tools (imported late: the tools package depends on this one)."""
-    from turnstile_tools import builtin_specs
-
-    return frozenset(s.name for s in builtin_specs())
 
 
 _GLOB_CHARS = ("*", "?", "[", "{")

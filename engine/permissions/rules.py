@@ -168,13 +168,14 @@ def _history(e: Effect, args: list[Word]) -> None:
 
 
 def capability(argv: list[Word]) -> str:
-    """The scoped key an "always allow" answer grants: program and subcommand, not the string."""
+    """The scope an "always allow" answer grants: program and subcommand, not the string (the
+    policy prefixes the shell tool's name: ``<tool>:python -m pytest``)."""
     if not argv:
-        return "run_shell:"
+        return ""
     name = program_name(argv[0]) or argv[0].text
     words = [a.value or "" for a in argv[1:]]
     if name in ("python", "pypy") and len(words) >= 2 and words[0] == "-m":
-        return f"run_shell:{name} -m {words[1]}"
+        return f"{name} -m {words[1]}"
     if name in p.SUBCOMMAND_PROGRAMS:
         skip = False
         for w in words:
@@ -183,8 +184,8 @@ def capability(argv: list[Word]) -> str:
             elif w in ("-C", "-c"):
                 skip = True
             elif not w.startswith("-"):
-                return f"run_shell:{name} {w}"
-    return f"run_shell:{name}"
+                return f"{name} {w}"
+    return name
 
 
 

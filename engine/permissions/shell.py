@@ -131,12 +131,16 @@ def classify_command(command: str, workspace: Path, env: Mapping[str, str] | Non
 
 
 def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | None = None,
-                     approval: str = "policy") -> dict[str, Any]:
+                     approval: str = "policy", tool: str = "") -> dict[str, Any]:
     """The JSON object printed by ``engine policy check-shell`` (any string, never raises on
     its content: strings are made printable). Under ``approval="auto"`` a command whose
-    program cannot be named is ``deny`` (``ask`` would run it unseen)."""
+    program cannot be named is ``deny`` (``ask`` would run it unseen). With ``tool`` (the
+    shell tool's name), capabilities are given as the policy grants them: ``<tool>:<scope>``."""
     verdict = classify_command(command, workspace, env)
     out = verdict.to_json()
+    if tool:
+        for entry in out.get("commands") or ():
+            entry["capability"] = f"{tool}:{entry.get('capability', '')}"
     if approval == "auto" and verdict.unnamed and out["decision"] == "ask":
         out["decision"] = "deny"
         out["reason"] = f"{out['reason']} (the program cannot be named before it runs)"

@@ -38,6 +38,7 @@ from engine.errors import (
     UnknownRunError,
     UsageError,
 )
+from engine.events import EventKind, kind_of
 from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
 from engine.store.base import (
     ApprovalDecision,
@@ -623,7 +624,7 @@ class SqliteStore:
         seq = self._next_seq(self._event_seq, EVENTS, run_id)
         self._buffer(
             "INSERT INTO events (run_id, seq, step, kind, at, payload) VALUES (?,?,?,?,?,?)",
-            (run_id, seq, step, kind, at, _dumps(dict(payload))))
+            (run_id, seq, step, str(kind), at, _dumps(dict(payload))))
         return seq
 
     def _next_seq(self, cache: dict[str, int], table: str, run_id: str) -> int:
@@ -645,7 +646,7 @@ class SqliteStore:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params.extend(kinds)
         rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
-        return [Event(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
+        return [Event(r[0], r[1], r[2], kind_of(r[3]), r[4], json.loads(r[5])) for r in rows]
 
     # -- checkpoints and resume ---------------------------------------------------------
 
@@ -765,7 +766,7 @@ class SqliteStore:
                  at: float) -> None:
         """One transaction: the requests, the step ended ``approval_requested``, the run
         ``waiting_approval``. A request already there (a re-park) keeps its decision."""
-        self.append_event(run_id, seq, "approval_requested",
+        self.append_event(run_id, seq, EventKind.APPROVAL_REQUESTED,
                           {"calls": [r.call_id for r in requests], "note": note}, at)
         with self._tx() as c:
             c.executemany(

@@ -5,10 +5,12 @@ from engine.tooling.spec import (
     RISK_ORDER,
     DryRun,
     FileChange,
+    Recorder,
     Risk,
     ToolContext,
     ToolResult,
     ToolSpec,
+    Watcher,
     max_risk,
 )
 
@@ -16,10 +18,12 @@ __all__ = [
     "RISK_ORDER",
     "DryRun",
     "FileChange",
+    "Recorder",
     "Risk",
     "ToolContext",
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
+    "Watcher",
     "max_risk",
 ]

@@ -6,7 +6,7 @@ Cancellation (Ctrl-C) is not caught: it propagates (after the handler's own shie
 
 Timeouts: the effective timeout is the call's own ``timeout_s`` argument when the tool's input
 model has one and it is set, else ``ctx.timeout_s``, else the spec's ``timeout_s``. The handler
-receives it as ``ctx.timeout_s``; a tool that enforces it itself (``run_shell`` keeps the output
+receives it as ``ctx.timeout_s``; a tool that enforces it itself (a shell tool keeps the output
 of a command that timed out) gets ``HANDLER_GRACE_S`` more before ``invoke`` cancels it.
 
 ``invoke`` emits no events itself: the caller records the call, using ``describe_call`` for the
@@ -33,9 +33,6 @@ MAX_RESULT_CHARS = 60_000
 """Content beyond this is cut to head + tail with the omitted size stated."""
 HANDLER_GRACE_S = 5.0
 """Extra time past the effective timeout before a handler is cancelled from outside."""
-FILE_DATA_KEYS = ("path", "base_hash", "result_hash", "sha256", "created", "patch",
-                  "patch_truncated", "conflict")
-PROCESS_DATA_KEYS = ("exit_code", "timed_out", "omitted_bytes", "output_bytes")
 
 
 async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext, *,
@@ -104,9 +101,9 @@ def describe_call(spec: ToolSpec | None, call: ToolCall, result: ToolResult | No
                   duration_s: float) -> dict[str, Any]:
     """The ``tool_call`` event payload: what ran, how long, how it ended, what it changed.
 
-    ``result`` None means the call was cancelled. File tools add ``path``, ``base_hash``,
-    ``result_hash`` and ``patch``; ``run_shell`` adds ``exit_code``, ``timed_out`` and
-    ``omitted_bytes``.
+    ``result`` None means the call was cancelled. The keys of the result's data the tool
+    declares in ``ToolSpec.reported`` are added (file tools: ``path``, ``base_hash``,
+    ``result_hash``, ``patch``; a shell tool: ``exit_code``, ``timed_out``, ...).
     """
     d: dict[str, Any] = {
         "call_id": call.id, "tool": call.name, "version": spec.version if spec else None,
@@ -119,7 +116,8 @@ def describe_call(spec: ToolSpec | None, call: ToolCall, result: ToolResult | No
                  source=spec.source)
     if result is not None:
         data = result.data or {}
-        d.update({k: data[k] for k in (*FILE_DATA_KEYS, *PROCESS_DATA_KEYS) if k in data})
+        reported = spec.reported if spec is not None else ()
+        d.update({k: data[k] for k in reported if k in data})
         d["truncated"] = result.truncated
         d["content_chars"] = len(result.content)
     return d

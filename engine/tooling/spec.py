@@ -1,8 +1,11 @@
 """The tool contract: what a tool declares (``ToolSpec``), receives (``ToolContext``), returns.
 
 Tool failures are results (``ToolResult(is_error=True)``), never exceptions: the model sees
-them and can recover. Risk, idempotency and side effects are declared here and read by the
-permission layer and the side-effect ledger.
+them and can recover. Everything the engine knows about a tool is declared on its spec: risk,
+idempotency and side effects (the permission layer, the side-effect ledger), the command and
+path arguments the policy judges, the dry run that previews and plans its file changes, the
+run data it records, the result data its events report, and how its file changes are found.
+The engine never tells tools apart by name.
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from engine.errors import ToolError
+from engine.events import EventKind as EventKind
+from engine.run_data import FILE_HASHES, PLANNED_FILES, TOOL_KEYS, check_updates
+
 if TYPE_CHECKING:
     from engine.sandbox import Confinement
 
@@ -25,9 +32,9 @@ RISK_ORDER: tuple[Risk, ...] = ("read", "exec", "write", "network", "install", "
 """Risk classes from least to most dangerous; a compound takes the highest."""
 
 
-SEEN_HASHES_KEY = "file_hashes"
+SEEN_HASHES_KEY = FILE_HASHES.name
 """``run_data`` key: workspace-relative path -> sha256 of the content the agent last saw."""
-PLANNED_FILES_KEY = "planned_files"
+PLANNED_FILES_KEY = PLANNED_FILES.name
 """``run_data`` key, for dry runs only: workspace-relative path -> the post-image an earlier
 call of the same batch will leave, so a later call's preview is planned on top of it."""
 
@@ -131,6 +138,22 @@ DryRun = Callable[[Mapping[str, Any], ToolContext], "tuple[FileChange, ...] | To
 error result saying why the call would fail. Pure apart from reading files."""
 
 
+Recorder = Callable[[Mapping[str, Any], "ToolResult"], Mapping[str, Any]]
+"""What a finished call means for the run's data: given the data as the call saw it and the
+result, the updates to make (only keys the tool declares in ``ToolSpec.records_keys``)."""
+
+
+class Watcher(Protocol):
+    """Finds the files a call changed when the tool cannot say itself (a shell command)."""
+
+    def snapshot(self, workspace: Path) -> Any:
+        """The workspace before the call (cheap: sizes and times, small files' bytes)."""
+
+    def changes(self, workspace: Path, before: Any) -> list[dict[str, Any]]:
+        """Each file changed since ``before``: ``path``, hashes, ``created``/``deleted``,
+        ``patch``."""
+
+
 @functools.lru_cache(maxsize=512)
 def _model_schema(model: type[BaseModel]) -> Mapping[str, Any]:
     """A pydantic model's JSON schema, built once (it is asked for on every model call)."""
@@ -163,6 +186,47 @@ class ToolSpec:
     dry_run: DryRun | None = None
     """Declared by tools that write files: the approval preview and the ledger's planned
     post-image are both taken from it, never worked out a second time elsewhere."""
+    command_arg: str | None = None
+    """The argument holding a shell command the call runs (None: the tool runs no command).
+    Such a call is judged command by command, confined by the run's sandbox, and watched."""
+    read_paths: tuple[str, ...] = ()
+    """Arguments naming a file or directory the call reads (judged as reads of that path)."""
+    write_paths: tuple[str, ...] = ()
+    """Arguments naming a file the call writes (judged as writes, previewed by ``dry_run``)."""
+    records: Recorder | None = None
+    """How a result updates the run's data (e.g. the file hashes the agent has seen)."""
+    records_keys: frozenset[str] = frozenset()
+    """The run-data keys ``records`` may update; each must be a ``by_tools`` key of
+    ``engine.run_data``."""
+    reported: tuple[str, ...] = ()
+    """Keys of ``ToolResult.data`` copied into the ``tool_call`` event (hashes, exit code)."""
+    watcher: Watcher | None = None
+    """Finds the files a call changed when its result cannot say (shell commands)."""
+
+    def __post_init__(self) -> None:
+        undeclared = sorted(self.records_keys - TOOL_KEYS)
+        if undeclared:
+            raise ToolError(f"tool {self.name}: records_keys {undeclared} are not run-data "
+                             "keys tools may write (engine.run_data)")
+
+    def record(self, run_data: Mapping[str, Any], result: ToolResult) -> dict[str, Any]:
+        """The run-data updates a result makes (checked against ``records_keys``)."""
+        if self.records is None:
+            return {}
+        updates = dict(self.records(run_data, result))
+        check_updates(updates, self.records_keys, f"tool {self.name}")
+        return updates
+
+    def path_args(self, args: Mapping[str, Any]) -> tuple[str | None, bool]:
+        """The path a call names (the first declared path argument given as a string) and
+        whether the call writes it."""
+        for name in self.write_paths:
+            if isinstance(args.get(name), str):
+                return args[name], True
+        for name in self.read_paths:
+            if isinstance(args.get(name), str):
+                return args[name], False
+        return None, False
 
     @property
     def input_schema(self) -> dict[str, Any]:
