@@ -57,7 +57,7 @@ def _drive(store: SqliteStore, tmp_path: Path,
                            db_path=tmp_path / "engine.db", observer=_quiet, prompter=None)
     if actions is not None:
         prepared.runner.actions = actions
-    result = anyio.run(lambda: execute(prepared, signals=False))
+    result = anyio.run(lambda: execute(prepared))
     return prepared.state.run_id, result
 
 
