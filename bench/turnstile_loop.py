@@ -175,10 +175,10 @@ def build_runner(machine: Any, store: Any, workspace: Path, turns: int | list[di
     count or a ready script (shared by many runs).
     """
     from engine.actions.context import Services
+    from engine.core.runner import Runner
     from engine.models.scripted import ScriptedModel
     from engine.permissions.approvals import Approver
     from engine.permissions.policy import Policy, PolicyContext
-    from engine.runner import Runner
     from engine.tooling.registry import ToolRegistry
 
     if isinstance(machine, Path):

@@ -21,16 +21,16 @@ from typing import Any, cast
 
 from engine.actions.context import Observer, Services
 from engine.actions.registry import ACTIONS
+from engine.core.runner import Runner, RunResult, drive_until_interrupted
 from engine.errors import MachineChangedError, ModelConfigError, TurnstileError, UsageError
-from engine.faults import Faults
-from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
+from engine.harness.faults import Faults
+from engine.harness.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
 from engine.models.factory import make_model, preflight, resolve_model_spec
 from engine.models.options import check_options, merge_options
 from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
-from engine.runner import Runner, RunResult, drive_until_interrupted
 from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine
 from engine.state import RunState
@@ -406,7 +406,7 @@ async def execute(prepared: Prepared, *, signals: bool = True) -> RunResult:
 
 def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:
     """Streamed text and tool output become stored ``stream`` events (the web console's feed)."""
-    from engine.stream_events import StreamRecorder
+    from engine.tracing.stream_events import StreamRecorder
 
     services = prepared.runner.services
     recorder = StreamRecorder(services.store, prepared.state.run_id, services.observer,
@@ -417,7 +417,7 @@ def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:
 
 def _stream_spans(prepared: Prepared, stack: AsyncExitStack) -> None:
     """With an OTLP collector configured, send the run's spans as its steps commit."""
-    from engine.otlp import OtlpStream, otlp_configured
+    from engine.tracing.otlp import OtlpStream, otlp_configured
 
     if not otlp_configured():
         return

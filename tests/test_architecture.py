@@ -12,22 +12,22 @@ SOURCES = sorted(p for d in ("engine", "tools") for p in (ROOT / d).rglob("*.py"
 
 # library -> the only modules (relative paths, or folders ending in /) that may import it
 ADAPTERS: dict[str, tuple[str, ...]] = {
-    "transitions": ("engine/fsm.py",),
+    "transitions": ("engine/core/fsm.py",),
     "sqlite3": ("engine/store/sqlite.py", "engine/store/sqlite_errors.py"),
     "sqlite_utils": ("engine/store/sqlite.py",),
     "httpx": ("engine/models/http.py",),
     "httpx_sse": ("engine/models/http.py",),
     "mcp": ("engine/mcp/", "tools/project_server.py"),
     "yaml": ("engine/spec/load.py",),
-    "graphviz": ("engine/diagram.py",),
-    "jinja2": ("engine/templates.py", "engine/web/"),
+    "graphviz": ("engine/ui/diagram.py",),
+    "jinja2": ("engine/spec/templates.py", "engine/web/"),
     "starlette": ("engine/web/",),
     "uvicorn": ("engine/web/",),
-    "rich": ("engine/console.py",),
+    "rich": ("engine/ui/console.py",),
     "tree_sitter": ("engine/permissions/shell.py",),
     "tree_sitter_bash": ("engine/permissions/shell.py",),
     "bashlex": ("engine/permissions/shell.py",),
-    "opentelemetry": ("engine/otlp.py",),
+    "opentelemetry": ("engine/tracing/otlp.py",),
     "asyncio": (),
 }
 
@@ -35,15 +35,15 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
 FORBIDDEN_UPWARD: dict[str, tuple[str, ...]] = {
     "engine/state.py": ("engine.",),
     "engine/errors.py": ("engine.",),
-    "engine/spec/": ("engine.runner", "engine.cli", "engine.session", "engine.actions.registry"),
-    "engine/store/": ("engine.runner", "engine.cli", "engine.session", "engine.actions"),
-    "engine/models/": ("engine.runner", "engine.cli", "engine.session", "engine.actions"),
-    "engine/tooling/": ("engine.runner", "engine.cli", "engine.session", "engine.actions"),
-    "engine/permissions/": ("engine.runner", "engine.cli", "engine.session"),
-    "engine/mcp/": ("engine.runner", "engine.cli", "engine.session", "engine.actions"),
-    "engine/actions/": ("engine.runner", "engine.cli", "engine.session"),
-    "engine/runner.py": ("engine.cli", "engine.session", "engine.evals"),
-    "tools/": ("engine.runner", "engine.cli", "engine.session", "engine.actions"),
+    "engine/spec/": ("engine.core.runner", "engine.ui.cli", "engine.session", "engine.actions.registry"),
+    "engine/store/": ("engine.core.runner", "engine.ui.cli", "engine.session", "engine.actions"),
+    "engine/models/": ("engine.core.runner", "engine.ui.cli", "engine.session", "engine.actions"),
+    "engine/tooling/": ("engine.core.runner", "engine.ui.cli", "engine.session", "engine.actions"),
+    "engine/permissions/": ("engine.core.runner", "engine.ui.cli", "engine.session"),
+    "engine/mcp/": ("engine.core.runner", "engine.ui.cli", "engine.session", "engine.actions"),
+    "engine/actions/": ("engine.core.runner", "engine.ui.cli", "engine.session"),
+    "engine/core/runner.py": ("engine.ui.cli", "engine.session", "engine.harness.evals"),
+    "tools/": ("engine.core.runner", "engine.ui.cli", "engine.session", "engine.actions"),
 }
 
 
@@ -85,7 +85,7 @@ def test_the_rules_can_fail(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import sqlite3\nfrom transitions import Machine\n")
     assert _imports(bad) == ["sqlite3", "transitions"]
-    assert not _allowed("engine/runner.py", ADAPTERS["sqlite3"])
+    assert not _allowed("engine/core/runner.py", ADAPTERS["sqlite3"])
 
 
 def test_public_vocabulary_is_sorted_and_importable() -> None:

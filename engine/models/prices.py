@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.config import load_yaml
 from engine.errors import UsageError
 from engine.models.base import Usage
+from engine.spec.documents import load_yaml
 
 logger = logging.getLogger(__name__)
 

@@ -9,14 +9,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.actions.agent import template_context
-from engine.actions.approval import decide_calls, denial_message
+from engine.actions.await_approval import decide_calls, denial_message
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
-from engine.actions.tool_exec import run_call
-from engine.effects import Ledger
+from engine.actions.side_effects import run_call
+from engine.core.ledger import Ledger
 from engine.errors import PolicyRefusedError, ToolError
+from engine.spec.templates import render_value
 from engine.state import Message, Outcome, ToolCall
-from engine.templates import render_value
 from engine.tooling.spec import ToolResult
 from tools import SEEN_HASHES_KEY, record_seen
 

@@ -2,7 +2,7 @@
 
 When stdout is not a terminal nobody reads colours, so a run's events become plain lines
 written straight to the stream (no rich rendering), in the same words as the rich console
-(both take them from ``engine.event_lines``).
+(both take them from ``engine.ui.event_lines``).
 Streamed text deltas arrive a few characters at a time; ``Coalescer`` gathers them and writes
 on a newline, at a size threshold, or once the oldest buffered piece is ``max_delay_s`` old, so
 a 500-byte answer is one or a few writes instead of forty. Output is best effort: a closed or
@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from engine.event_lines import event_lines, plain_text
+from engine.ui.event_lines import event_lines, plain_text
 
 FLUSH_CHARS = 1024
 """Buffered text beyond this many characters is written at once."""
@@ -89,7 +89,7 @@ def make_ui(stream: TextIO, *, quiet: bool = False) -> tuple[Any, Any]:
     """
     if wants_plain(stream):
         return PlainObserver(stream, events=not quiet), _lazy_prompter(stream)
-    from engine.console import ConsoleObserver, make_console, make_prompter
+    from engine.ui.console import ConsoleObserver, make_console, make_prompter
 
     console = make_console(stream)
     return ConsoleObserver(console, events=not quiet), make_prompter(console)
@@ -97,7 +97,7 @@ def make_ui(stream: TextIO, *, quiet: bool = False) -> tuple[Any, Any]:
 
 def _lazy_prompter(stream: TextIO) -> Any:
     async def prompter(questions: Sequence[Any]) -> Any:
-        from engine.console import make_console, make_prompter
+        from engine.ui.console import make_console, make_prompter
 
         return await make_prompter(make_console(stream))(questions)
 

@@ -23,6 +23,7 @@ import anyio.abc
 from engine.actions.base import ActionInfo
 from engine.actions.context import ActionContext, Services
 from engine.actions.registry import ACTIONS
+from engine.core.fsm import TransitionTable
 from engine.errors import (
     InterruptedRun,
     LimitExceededError,
@@ -31,7 +32,6 @@ from engine.errors import (
     StoreLockedError,
     TurnstileError,
 )
-from engine.fsm import TransitionTable
 from engine.spec.model import MachineSpec
 from engine.state import RunInfo, RunState, RunStatus
 from engine.store.base import Checkpoint, LeaseOwner, StepBegin, StepCommit

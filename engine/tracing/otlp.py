@@ -30,7 +30,7 @@ from typing import Any
 
 from engine.errors import TurnstileError, UsageError
 from engine.store.base import Store
-from engine.trace import build_trace
+from engine.tracing.trace import build_trace
 
 logger = logging.getLogger(__name__)
 
