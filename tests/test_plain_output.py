@@ -13,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.ui.plain_output import Coalescer, PlainObserver, strip_markup
+from engine.ui.coalesce import Coalescer
+from engine.ui.plain_output import PlainObserver, strip_markup
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -58,7 +58,8 @@ class Services:
     """Events the runner records and shows when it starts driving (once it holds the lease):
     how commands are confined."""
     fault: Callable[[str, str], None] = field(default=lambda point, state: None)
-    """Fault injection hook (``engine.harness.faults.Faults``); a no-op unless ENGINE_FAULTS is set."""
+    """Fault injection hook (``engine.harness.faults.Faults``); a no-op unless ENGINE_FAULTS is
+    set."""
     model_options: Mapping[str, Any] = field(default_factory=dict)
     """The run's ``--model-option`` settings: they override the machine's and the state's."""
     _model: ModelClient | None = field(default=None, repr=False)

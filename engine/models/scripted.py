@@ -117,7 +117,8 @@ class ScriptedModel:
 
     The turn index is the number of model calls behind ``messages`` (``turn_index``), so a
     resumed run continues the script where it stopped, with no hidden state. A call whose last
-    message is a summary request (``engine.core.context_window``) must land on a ``{summary: TEXT}`` turn.
+    message is a summary request (``engine.core.context_window``) must land on a
+    ``{summary: TEXT}`` turn.
     """
 
     provider = "scripted"

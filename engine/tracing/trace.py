@@ -554,12 +554,5 @@ def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
     return target
 
 
-def export_otlp(store: Store, run_id: str, endpoint: str | None = None) -> int:
-    """Export the run's spans over OTLP/HTTP (``engine.tracing.otlp``); returns the span count."""
-    from engine.tracing.otlp import export_otlp as _export
-
-    return _export(store, run_id, endpoint)
-
-
-__all__ = ["REQUIRED_CALL_FIELDS", "TRACE_FORMAT", "build_trace", "call_spans", "export_otlp",
+__all__ = ["REQUIRED_CALL_FIELDS", "TRACE_FORMAT", "build_trace", "call_spans",
            "machine_kind", "span_id_of", "trace_id_of", "trace_text", "write_trace_file"]

@@ -21,8 +21,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from engine.permissions.approvals import Answer, PendingQuestion
+from engine.ui.coalesce import Coalescer
 from engine.ui.event_lines import event_lines
-from engine.ui.plain_output import Coalescer
 
 
 def make_console(stream: TextIO | None = None) -> Console:
@@ -43,7 +43,7 @@ def _force_terminal(stream: TextIO) -> bool | None:
 class ConsoleObserver:
     """Prints a run as it happens; silent when ``quiet``; only ``line()`` without ``events``
     (``run --quiet``). The words come from ``engine.ui.event_lines``; streamed text is coalesced
-    (``engine.ui.plain_output.Coalescer``)."""
+    (``engine.ui.coalesce.Coalescer``)."""
 
     def __init__(self, console: Console, *, quiet: bool = False, events: bool = True) -> None:
         self.console = console
