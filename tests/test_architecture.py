@@ -10,6 +10,7 @@ and shows the checker reports it.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -307,6 +308,18 @@ def test_the_required_rules_are_stated() -> None:
     assert [layer for layer, allowed in MAY_IMPORT.items() if "cli" in allowed] == []
     assert MAY_IMPORT["builtin_tools"] == {"vocabulary", "tool_contract"}
     assert "sqlite" not in MAY_IMPORT["session"]
+
+
+def test_architecture_md_matches_the_code() -> None:
+    """ARCHITECTURE.md has a row per layer and names only files that exist."""
+    doc = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    missing_rows = [layer for layer in LAYERS if f"| {layer.replace('_', ' ')} |" not in doc]
+    assert missing_rows == []
+    named = set(re.findall(r"`([\w/]+\.py)`", doc))
+    gone = sorted(n for n in named if not any((ROOT / base / n).is_file()
+                                              for base in ("", "engine", "tools")))
+    assert len(named) > 30
+    assert gone == []
 
 
 def test_public_vocabulary_is_sorted_and_importable() -> None:
