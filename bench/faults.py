@@ -57,7 +57,7 @@ conn.execute("ROLLBACK")
 STARTER = """
 import os, sys, time
 import engine.session, engine.store.sqlite
-from engine.cli import main
+from engine.ui.cli import main
 while not os.path.exists(sys.argv[1]):
     time.sleep(0.001)
 sys.exit(main(sys.argv[2:]))

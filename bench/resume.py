@@ -95,7 +95,7 @@ def fresh_resume(db: str, run_id: str, machine: str) -> dict[str, Any]:
     """In this (fresh) process: open the store, load the state, build the runner; timed."""
     t0 = time.perf_counter()
     import engine.actions.registry
-    import engine.runner
+    import engine.core.runner
     import engine.store.sqlite
 
     t1 = time.perf_counter()

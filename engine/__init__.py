@@ -32,6 +32,9 @@ if TYPE_CHECKING:
         stream_resume,
         tool,
     )
+    from engine.core.runner import (
+        RunResult,
+    )
     from engine.errors import (
         ModelConfigError,
         SpecError,
@@ -48,9 +51,6 @@ if TYPE_CHECKING:
         ToolSchema,
     )
     from engine.models.base import Usage as ModelUsage
-    from engine.runner import (
-        RunResult,
-    )
     from engine.state import (
         Message,
         Outcome,
@@ -100,7 +100,7 @@ _HOME: dict[str, tuple[str, str]] = {
     "TextDelta": ("engine.models.base", "TextDelta"),
     "ToolCallDelta": ("engine.models.base", "ToolCallDelta"),
     "ToolSchema": ("engine.models.base", "ToolSchema"),
-    "RunResult": ("engine.runner", "RunResult"),
+    "RunResult": ("engine.core.runner", "RunResult"),
     "Message": ("engine.state", "Message"),
     "Outcome": ("engine.state", "Outcome"),
     "RunInfo": ("engine.state", "RunInfo"),
@@ -157,7 +157,7 @@ __all__ = [
     "tool",
 ]
 
-__version__ = "0.1.0"
+from engine.version import __version__ as __version__  # noqa: E402  (re-exported)
 
 
 def __getattr__(name: str) -> Any:

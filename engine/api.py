@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     import anyio.abc
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+    from engine.core.runner import RunResult
     from engine.models.base import ModelClient
     from engine.permissions.approvals import Answer as _Answer
     from engine.permissions.approvals import PendingQuestion, Prompter
-    from engine.runner import RunResult
     from engine.spec.model import MachineSpec, StateSpec
     from engine.state import Message, RunInfo, StepRecord
     from engine.store.base import Event
@@ -109,7 +109,7 @@ def build_machine(*, name: str, initial: str, states: Mapping[str, Mapping[str, 
 
 def render(machine: Machine | str | Path, fmt: Literal["mermaid", "dot"] = "mermaid") -> str:
     """The machine's state diagram as Mermaid (default) or Graphviz DOT source."""
-    from engine.diagram import diagram_text
+    from engine.ui.diagram import diagram_text
 
     return diagram_text(_machine(machine).spec, fmt)
 
@@ -464,7 +464,7 @@ class RunStore:
 
     def trace(self, run_id: str) -> dict[str, Any]:
         """The run's trace (spans of steps, model calls and tool calls), as JSON values."""
-        from engine.trace import build_trace
+        from engine.tracing.trace import build_trace
 
         return build_trace(self._store, run_id)
 

@@ -24,7 +24,7 @@ class EventKind(StrEnum):
     RUN_END = "run_end"
     TEXT_DELTA = "text_delta"
     STREAM = "stream"
-    """Streamed model text and command output, coalesced (``engine.stream_events``)."""
+    """Streamed model text and command output, coalesced (``engine.tracing.stream_events``)."""
     MODEL_CALL = "model_call"
     MODEL_RETRY = "model_retry"
     CONTEXT_COMPRESSED = "context_compressed"

@@ -76,7 +76,7 @@ PLANNED_FILES: DataKey[dict[str, bytes]] = _key(
     persisted=False)
 CONTEXT: DataKey[dict[str, Any]] = _key(
     "context", (dict,), dict, "The context view's shape and token correction "
-    "(``engine.context.ContextState``).")
+    "(``engine.core.context_window.ContextState``).")
 MODEL_TURNS: DataKey[int] = _key("model_turns", (int,), int, "Model turns taken so far.")
 FINAL_ANSWER: DataKey[str | None] = _key(
     "final_answer", (str, _NONE), lambda: None, "The model's last answer without tool calls.")

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from engine.actions.context import Observer, RunParts
 from engine.actions.registry import ACTIONS
+from engine.core.runner import Runner, RunResult
 from engine.errors import (
     MachineChangedError,
     ModelConfigError,
@@ -28,8 +29,8 @@ from engine.errors import (
     UsageError,
 )
 from engine.events import EventKind
-from engine.faults import Faults
-from engine.golden import GoldenTask, copy_fixture, load_task, run_setup
+from engine.harness.faults import Faults
+from engine.harness.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
 from engine.models.factory import make_model, preflight, resolve_model_spec
 from engine.models.options import check_options, merge_options
@@ -37,7 +38,6 @@ from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.permissions.policy import Policy
 from engine.run_data import TASK
-from engine.runner import Runner, RunResult
 from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine, machine_from_definition
 from engine.state import RunState
@@ -464,7 +464,7 @@ async def execute(prepared: Prepared, *, drive: Driver = plain_drive) -> RunResu
     """Drive a prepared run: MCP servers up for its duration, model closed at the end.
 
     No signal handler is installed here: the host program owns its signals (the CLI passes
-    ``engine.interrupts.drive_until_interrupted``)."""
+    ``engine.core.interrupts.drive_until_interrupted``)."""
     parts = prepared.runner.parts
     client = parts.models.started()
     if client is not None:  # unreachable server, rejected key, unknown model: exit 2
@@ -493,7 +493,7 @@ async def execute(prepared: Prepared, *, drive: Driver = plain_drive) -> RunResu
 
 def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:
     """Streamed text and tool output become stored ``stream`` events (the web console's feed)."""
-    from engine.stream_events import StreamRecorder
+    from engine.tracing.stream_events import StreamRecorder
 
     parts = prepared.runner.parts
     recorder = StreamRecorder(parts.store, prepared.state.run_id, parts.observer,
@@ -504,7 +504,7 @@ def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:
 
 def _stream_spans(prepared: Prepared, stack: AsyncExitStack) -> None:
     """With an OTLP collector configured, send the run's spans as its steps commit."""
-    from engine.otlp import OtlpStream, otlp_configured
+    from engine.tracing.otlp import OtlpStream, otlp_configured
 
     if not otlp_configured():
         return

@@ -23,10 +23,10 @@ from engine.actions.context import (
     _no_fault,
     _silent,
 )
+from engine.core.runner import Runner
 from engine.models.base import ModelClient
 from engine.permissions.approvals import ApprovalMode, Approver, Prompter
 from engine.permissions.policy import Policy, PolicyContext
-from engine.runner import Runner
 from engine.sandbox import Confinement
 from engine.spec.model import MachineSpec
 from engine.store.base import Store

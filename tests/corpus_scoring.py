@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.config import dump_yaml, load_yaml
 from engine.permissions.shell import check_shell_json
+from engine.spec.documents import dump_yaml, load_yaml
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 PARTS = {"dev": CORPUS / "shell_dev.yaml", "heldback": CORPUS / "shell_heldback.yaml"}

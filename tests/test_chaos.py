@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import load_yaml
+from engine.spec.documents import load_yaml
 from tests.conftest import ROOT, EngineCLI, read_tree
 
 SEED = 20261129

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import MAX_FILE_BYTES, dump_yaml, load_document, load_yaml, parse_yaml
 from engine.errors import UsageError
+from engine.spec.documents import MAX_FILE_BYTES, dump_yaml, load_document, load_yaml, parse_yaml
 from engine.spec.load import C_PARSER
 
 

@@ -16,8 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.config import load_yaml
-from engine.context import (
+from engine.core.context_window import (
     BYTES_PER_TOKEN,
     UNKNOWN_WINDOW,
     Budget,
@@ -34,6 +33,7 @@ from engine.context import (
 from engine.errors import ContextOverflowError, ScriptDivergedError
 from engine.models.base import ModelParams, collect_turn
 from engine.models.scripted import ScriptedModel, turn_index
+from engine.spec.documents import load_yaml
 from engine.spec.model import ContextSpec
 from engine.state import Message, ToolCall
 from engine.store.sqlite import SqliteStore
@@ -402,7 +402,7 @@ from pathlib import Path
 import anyio
 
 from engine.actions.context import ModelSource
-from engine.golden import load_task
+from engine.harness.golden import load_task
 from engine.models.scripted import ScriptedModel, load_turns
 from engine.session import RunRequest, execute, prepare_new, prepare_resume
 from engine.store.sqlite import SqliteStore

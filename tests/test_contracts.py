@@ -18,13 +18,13 @@ import pytest
 
 from engine.actions.base import ActionInfo
 from engine.actions.registry import ACTIONS
-from engine.effects import plan_file_change
+from engine.core.ledger import plan_file_change
+from engine.core.runner import RunResult
 from engine.errors import ToolError, UndeclaredDataError
 from engine.events import PAYLOADS, EventKind, kind_of
 from engine.permissions.approvals import Approver
 from engine.permissions.policy import PolicyContext, decide
 from engine.run_data import KEYS, TOOL_KEYS, check_updates
-from engine.runner import RunResult
 from engine.session import RunRequest, execute, prepare_new
 from engine.state import Outcome, ToolCall
 from engine.store.sqlite import SqliteStore
@@ -205,7 +205,7 @@ def test_no_engine_module_works_out_a_diff_of_its_own() -> None:
 
 COMPOSITION_IMPORTS = {
     "engine/session.py": {("turnstile_tools", "builtin_specs")},
-    "engine/cli.py": {("turnstile_tools.project_server", "serve")},  # the bundled MCP server command
+    "engine/ui/cli.py": {("turnstile_tools.project_server", "serve")},
 }
 """The only imports of the ``tools`` package the engine has: the composition root registers
 the built-in specs as a whole; the CLI starts the bundled MCP server."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import load_yaml
+from engine.spec.documents import load_yaml
 from tests.corpus_scoring import (
     CATEGORIES,
     ENV,

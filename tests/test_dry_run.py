@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.effects import plan_file_change
+from engine.core.ledger import plan_file_change
 from engine.permissions.approvals import Approver
 from engine.permissions.policy import Policy, PolicyContext, decide
 from engine.state import ToolCall

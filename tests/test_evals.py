@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.checks import (
+from engine.errors import UsageError
+from engine.harness.checks import (
     Attempt,
     CheckContext,
     check_names,
     parse_check,
     run_checks,
 )
-from engine.errors import UsageError
-from engine.evals import find_tasks, format_table, run_suite, run_task
+from engine.harness.evals import find_tasks, format_table, run_suite, run_task
 from engine.state import Message, RunInfo, RunState, Usage
 from engine.store.base import StepBegin, StepCommit
 from engine.store.sqlite import SqliteStore
@@ -51,7 +51,7 @@ def test_golden_task_passes(folder: Path, tmp_path: Path) -> None:
 
 
 def test_there_is_a_task_per_category() -> None:
-    from engine.golden import load_task
+    from engine.harness.golden import load_task
 
     categories = {load_task(f).category for f in find_tasks(GOLDEN)}
     assert {"file_reading", "code_search", "single_file_edit", "multi_file_edit", "test_fix",
@@ -60,7 +60,7 @@ def test_there_is_a_task_per_category() -> None:
 
 
 def test_every_bundled_workflow_machine_has_a_task() -> None:
-    from engine.golden import load_task
+    from engine.harness.golden import load_task
 
     used = {load_task(f).machine_path().resolve().name for f in find_tasks(GOLDEN)}
     assert {p.name for p in (ROOT / "machines").glob("*.yaml")} <= used

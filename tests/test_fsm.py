@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.core.fsm import TransitionTable
 from engine.errors import SpecError, TransitionError
-from engine.fsm import TransitionTable
 from engine.spec import MachineSpec, StateSpec, parse_machine
 
 VALID = Path(__file__).parent / "machines_valid"

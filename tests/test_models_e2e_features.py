@@ -12,7 +12,7 @@ from conftest import EngineCLI
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
 from engine.store.sqlite import SqliteStore
-from engine.trace import build_trace
+from engine.tracing.trace import build_trace
 
 MACHINE = """\
 name: settings

@@ -16,9 +16,9 @@ from otlp_receiver import OtlpReceiver
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
 from engine.models.scripted import load_turns
-from engine.otlp import complete_spans, export_otlp, schedule_delay_s
 from engine.store.sqlite import SqliteStore
-from engine.trace import build_trace
+from engine.tracing.otlp import complete_spans, export_otlp, schedule_delay_s
+from engine.tracing.trace import build_trace
 
 DEMO = ROOT / "golden_tasks" / "demo_fix_test"
 

@@ -116,8 +116,8 @@ def test_the_distribution_name_license_and_version_have_one_source() -> None:
     assert (ROOT / "LICENSE").read_text().split()[:4] == ["Apache", "License", "Version", "2.0,"]
     assert "version" in project["dynamic"] and "version" not in project
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
-        "attr": "engine.__version__"}
-    assert project["scripts"] == {"turnstile": "engine.cli:main"}
+        "attr": "engine.version.__version__"}
+    assert project["scripts"] == {"turnstile": "engine.ui.cli:main"}
 
 
 def test_every_install_hint_names_the_distribution() -> None:
@@ -128,7 +128,8 @@ def test_every_install_hint_names_the_distribution() -> None:
     found = [f"{f.relative_to(ROOT)}:{n}: {line.strip()}" for f in files
              for n, line in enumerate(f.read_text().splitlines(), 1) if wrong.search(line)]
     assert not found, f"the distribution is {DIST}:\n" + "\n".join(found)
-    assert "pip install 'turnstile-fsm[otel]'" in (ROOT / "engine" / "otlp.py").read_text()
+    otlp = ROOT / "engine" / "tracing" / "otlp.py"
+    assert "pip install 'turnstile-fsm[otel]'" in otlp.read_text()
 
 
 def test_the_readme_shows_the_command_and_the_version_it_prints() -> None:

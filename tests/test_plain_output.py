@@ -13,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.plain_output import Coalescer, PlainObserver, strip_markup
+from engine.ui.coalesce import Coalescer
+from engine.ui.plain_output import PlainObserver, strip_markup
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -142,9 +143,9 @@ def test_the_rich_console_and_the_plain_writer_say_the_same_words(tmp_path: Path
     import anyio
     from rich.console import Console
 
-    from engine.console import ConsoleObserver
     from engine.session import RunRequest, execute, prepare_new
     from engine.store.sqlite import SqliteStore
+    from engine.ui.console import ConsoleObserver
 
     events: list[tuple[str, dict[str, object]]] = []
     store = SqliteStore(tmp_path / "engine.db")

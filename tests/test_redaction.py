@@ -20,10 +20,10 @@ import pytest
 from conftest import ROOT, engine_env
 from otlp_receiver import OtlpReceiver
 
-from engine.otlp import export_otlp
-from engine.redact import MASK, looks_random, redact
 from engine.store.sqlite import SqliteStore
-from engine.trace import build_trace, trace_text
+from engine.tracing.otlp import export_otlp
+from engine.tracing.redact import MASK, looks_random, redact
+from engine.tracing.trace import build_trace, trace_text
 
 AGENT = ROOT / "machines" / "coding_agent.yaml"
 OPENAI_KEY = "sk-proj-Zq8vN3xLr2TbW9yKc4HdFj7PmQs1VuXa"
@@ -151,7 +151,7 @@ def test_secret_env_values_are_redacted_in_show(leaky: tuple[Path, str]) -> None
     try:
         store = SqliteStore(db)
         try:
-            from engine.inspect import show_json
+            from engine.ui.show import show_json
             shown = show_json(store, run_id)
         finally:
             store.close()

@@ -15,8 +15,8 @@ import anyio
 import pytest
 
 from engine.errors import UsageError
-from engine.evals import run_task, silent_observer
-from engine.replay import (
+from engine.harness.evals import run_task, silent_observer
+from engine.harness.replay import (
     ReplayReport,
     ToolOutcome,
     VersionChange,

@@ -21,9 +21,9 @@ import anyio
 import pytest
 from conftest import ROOT, engine_env
 
+from engine.harness.replay import format_report, replay_run, tool_outcomes
 from engine.models.scripted import ordinal
 from engine.permissions.approvals import Answer, PendingQuestion
-from engine.replay import format_report, replay_run, tool_outcomes
 from engine.session import RunRequest, execute, prepare_new
 from engine.store.sqlite import SqliteStore
 from turnstile_tools.changes import MAX_TEXT_BYTES, changes, snapshot

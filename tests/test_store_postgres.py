@@ -22,9 +22,9 @@ from engine.errors import (
     UsageError,
 )
 from engine.state import Message, RunInfo, RunState
-from engine.store.base import StepBegin
+from engine.store.base import StepBegin, display_url
 from engine.store.postgres import SCHEMA_VERSION, PostgresStore
-from engine.store.url import display_url, parse_store_url, store_target
+from engine.store.url import parse_store_url, store_target
 from tests.conftest import ROOT, engine_env
 from tests.pg_cluster import MISSING, PgCluster, find_bin_dir
 

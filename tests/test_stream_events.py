@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from engine.store.sqlite import SqliteStore
-from engine.stream_events import STREAM_EVENT, StreamRecorder
+from engine.tracing.stream_events import STREAM_EVENT, StreamRecorder
 from tests.conftest import ROOT, EngineCLI
 
 

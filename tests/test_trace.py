@@ -21,12 +21,12 @@ from conftest import engine_env
 from otlp_receiver import OtlpReceiver
 
 from engine.errors import UsageError
-from engine.otlp import OtlpExportError, export_otlp, otlp_configured, traces_url
-from engine.redact import MASK, redact
 from engine.state import RunInfo, RunState
 from engine.store.base import StepBegin, StepCommit
 from engine.store.sqlite import SqliteStore
-from engine.trace import (
+from engine.tracing.otlp import OtlpExportError, export_otlp, otlp_configured, traces_url
+from engine.tracing.redact import MASK, redact
+from engine.tracing.trace import (
     REQUIRED_CALL_FIELDS,
     build_trace,
     call_spans,
@@ -342,7 +342,7 @@ def test_otlp_without_the_extra_names_it(demo: tuple[Path, str], tmp_path: Path)
                 if name.startswith("opentelemetry"):
                     raise ImportError("No module named " + repr(name))
         sys.meta_path.insert(0, Block())
-        from engine.cli import main
+        from engine.ui.cli import main
         sys.exit(main(["trace", {run_id!r}, "--db", {str(db)!r}, "--otlp"]))
     """)
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.trace_json import trace_json
+from engine.tracing.to_json import trace_json
 
 
 def test_trace_json_is_the_document_with_one_span_a_line() -> None:

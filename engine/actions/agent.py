@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
-from engine.context import budget_for, estimate_tools, prepare_view
+from engine.core.context_window import budget_for, estimate_tools, prepare_view
 from engine.events import EventKind
 from engine.models.base import (
     Refusal,
@@ -43,8 +43,8 @@ from engine.run_data import (
     TASK,
 )
 from engine.spec.model import ModelOptions
+from engine.spec.templates import render
 from engine.state import Message, Outcome
-from engine.templates import render
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
 
 
 def template_context(ctx: ActionContext) -> dict[str, Any]:
-    """The names a prompt or argument template can use (documented in engine.templates)."""
+    """The names a prompt or argument template can use (documented in engine.spec.templates)."""
     data = ctx.run.data
     return {"task": TASK.get(data), "results": RESULTS.get(data), "data": data,
             "workspace": str(ctx.workspace)}

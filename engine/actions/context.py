@@ -42,7 +42,7 @@ Clock = Callable[[], float]
 
 FaultPoint = Literal["before", "during", "after_effect", "after"]
 FaultHook = Callable[[FaultPoint, str], None]
-"""``(point, state)``: fault injection (``engine.faults.Faults``); a no-op unless armed."""
+"""``(point, state)``: fault injection (``engine.harness.faults.Faults``); a no-op unless armed."""
 
 UnknownEffect = Literal["skip", "repeat", "fail"]
 

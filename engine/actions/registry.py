@@ -15,9 +15,9 @@ from engine.actions.agent import (
     evaluate_stop,
     plan,
 )
-from engine.actions.approval import await_approval
+from engine.actions.await_approval import await_approval
 from engine.actions.base import ActionInfo, NoParams
-from engine.actions.tools import (
+from engine.actions.exec_tool import (
     CountRoundsParams,
     RunToolParams,
     count_rounds,

@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 
-from engine.config import Document, load_document, read_limited_text
 from engine.errors import ScriptDivergedError, UsageError
 from engine.models.base import (
     Done,
@@ -26,6 +25,7 @@ from engine.models.base import (
     ToolSchema,
     Usage,
 )
+from engine.spec.documents import Document, load_document, read_limited_text
 from engine.spec.load import did_you_mean
 from engine.state import Message
 
@@ -117,7 +117,8 @@ class ScriptedModel:
 
     The turn index is the number of model calls behind ``messages`` (``turn_index``), so a
     resumed run continues the script where it stopped, with no hidden state. A call whose last
-    message is a summary request (``engine.context``) must land on a ``{summary: TEXT}`` turn.
+    message is a summary request (``engine.core.context_window``) must land on a
+    ``{summary: TEXT}`` turn.
     """
 
     provider = "scripted"

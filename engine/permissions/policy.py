@@ -55,7 +55,6 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.config import item_lines, load_document
 from engine.errors import UsageError
 from engine.globs import GlobError, compile_glob, glob_match
 from engine.permissions.paths import PathVerdict, Root, check_path_json, judge_path
@@ -68,6 +67,7 @@ from engine.permissions.shell import (
 )
 from engine.sandbox.config import sandbox_from_data
 from engine.sandbox.protected import is_protected
+from engine.spec.documents import item_lines, load_document
 from engine.spec.model import SandboxSpec
 from engine.state import ToolCall
 from engine.tooling.spec import (

@@ -38,7 +38,7 @@ from engine.permissions.shell_paths import (
     GLOB,
     NULL_DEVICES,
     STRICTNESS,
-    Decision,
+    DecisionValue,
     PathJudge,
     glob_matches,
     strictest,
@@ -55,7 +55,7 @@ from engine.tooling.spec import Risk, max_risk
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_DECISION: dict[str, Decision] = {
+DEFAULT_DECISION: dict[str, DecisionValue] = {
     "read": "allow", "exec": "ask", "write": "ask", "network": "ask", "install": "ask",
     "destructive": "deny",
 }
@@ -99,14 +99,14 @@ class ShellVerdict:
     """The judgement of one command string."""
 
     risk: Risk
-    decision: Decision
+    decision: DecisionValue
     reason: str
     commands: list[dict[str, Any]]
     """One entry per simple command (nested ones included): argv, risk, decision, reason,
     capability, floor (the least strict decision any rule may give it), via, wrappers."""
     parsed: bool
     """False when the parser reported an error or the walker met an unknown construct."""
-    floor: Decision = "allow"
+    floor: DecisionValue = "allow"
     """The least strict decision any policy rule may give the whole command."""
     unnamed: bool = False
     """Some program the command runs cannot be named before it runs (``$(cat x) -rf dir``):
@@ -169,7 +169,7 @@ class _Walker(PathJudge):
     env: Mapping[str, str]
     entries: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    floors: list[tuple[Decision, str]] = field(default_factory=list)
+    floors: list[tuple[DecisionValue, str]] = field(default_factory=list)
     """Decisions the whole command cannot go below, with why (obfuscation)."""
     cwds: list[Path | None] = field(default_factory=list)
     functions: set[str] = field(default_factory=set)
@@ -224,7 +224,7 @@ class _Walker(PathJudge):
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
                             bool(self.unnamed))
 
-    def _reason(self, decision: Decision) -> str:
+    def _reason(self, decision: DecisionValue) -> str:
         if not self.entries:
             return "nothing to run"
         ranked = sorted(self.entries, key=lambda e: (
@@ -730,7 +730,7 @@ class _Walker(PathJudge):
             self._entry([Word.of(how), code], "exec", "ask",
                         [f"{how} runs shell code only known at run time"], "ask", ctx)
 
-    def _entry(self, argv: list[Word], risk: Risk, decision: Decision, reasons: list[str],
+    def _entry(self, argv: list[Word], risk: Risk, decision: DecisionValue, reasons: list[str],
                floor: str, ctx: _Ctx, wrappers: Sequence[str] = ()) -> None:
         entry: dict[str, Any] = {
             "argv": [w.shown for w in argv], "risk": risk, "decision": decision,

@@ -19,16 +19,16 @@ from engine.permissions.effect import Effect
 from engine.permissions.paths import Root, judge_literal
 from engine.permissions.words import Word, expand_braces
 
-Decision = Literal["allow", "ask", "deny"]
+DecisionValue = Literal["allow", "ask", "deny"]
 STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
 GLOB = re.compile(r"(?<!\\)[*?\[]")
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
 
 
-def strictest(*decisions: str) -> Decision:
+def strictest(*decisions: str) -> DecisionValue:
     """``deny`` over ``ask`` over ``allow``."""
-    best: Decision = "allow"
+    best: DecisionValue = "allow"
     for d in decisions:
         if STRICTNESS[d] > STRICTNESS[best]:
             best = d  # type: ignore[assignment]
@@ -53,7 +53,7 @@ class PathJudge:
     roots: Sequence[Root]
     cwds: list[Path | None]
 
-    def _judge_effect(self, e: Effect) -> tuple[Decision, list[str]]:
+    def _judge_effect(self, e: Effect) -> tuple[DecisionValue, list[str]]:
         d1, r1 = self._judge_paths(e.reads, False)
         d2, r2 = self._judge_paths(e.writes, True)
         d3, r3 = self._judge_paths(e.chdir, False)
@@ -67,8 +67,8 @@ class PathJudge:
         base = self.cwds[-1] if self.cwds[-1] is not None else self.ws
         return Path(os.path.realpath(os.path.join(base, w.value)))
 
-    def _judge_paths(self, words: list[Word], for_write: bool) -> tuple[Decision, list[str]]:
-        decision: Decision = "allow"
+    def _judge_paths(self, words: list[Word], for_write: bool) -> tuple[DecisionValue, list[str]]:
+        decision: DecisionValue = "allow"
         reasons: list[str] = []
         for w in words:
             d, reason = self._judge_word(w, for_write)
@@ -77,7 +77,7 @@ class PathJudge:
             decision = strictest(decision, d)
         return decision, reasons
 
-    def _judge_word(self, w: Word, for_write: bool) -> tuple[Decision, str]:
+    def _judge_word(self, w: Word, for_write: bool) -> tuple[DecisionValue, str]:
         if w.value is None and w.dynamic == "subst" and w.text.startswith(("<(", ">(")):
             return "allow", ""  # a pipe to or from a command judged on its own
         if w.value is None:
@@ -87,7 +87,7 @@ class PathJudge:
             return "ask", f"path {w.text} is only known at run time"
         if w.value == "-" or w.value in NULL_DEVICES:
             return "allow", ""
-        decision: Decision = "allow"
+        decision: DecisionValue = "allow"
         reason = ""
         for candidate in self._candidates(w):
             d, r = self._judge_one(candidate, for_write)
@@ -108,8 +108,8 @@ class PathJudge:
                     out.extend(glob_matches(item, root)[:200])
         return out
 
-    def _judge_one(self, path: str, for_write: bool) -> tuple[Decision, str]:
-        decision: Decision = "allow"
+    def _judge_one(self, path: str, for_write: bool) -> tuple[DecisionValue, str]:
+        decision: DecisionValue = "allow"
         reason = ""
         bases = [None] if os.path.isabs(path) else self.cwds
         for base in bases:

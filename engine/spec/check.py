@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from engine.errors import SpecProblem
 from engine.spec.load import did_you_mean, pydantic_message
 from engine.spec.model import MachineSpec, StateSpec
-from engine.templates import check as check_template
+from engine.spec.templates import check as check_template
 
 if TYPE_CHECKING:  # the action contract is only a type here: no import of the actions layer
     from engine.actions.base import ActionInfo

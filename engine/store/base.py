@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+from urllib.parse import unquote, urlsplit
 
 from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
 
@@ -219,3 +220,14 @@ class Store(Protocol):
                         audit: AuditRecord) -> ApprovalRequest: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
+
+def display_url(url: str) -> str:
+    """A ``postgresql://`` URL without its password (or query), for messages."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or "localhost"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "postgresql://(unparsable URL)"
+    user = f"{unquote(parts.username)}@" if parts.username else ""
+    return f"{parts.scheme}://{user}{host}{port}{parts.path}"

@@ -48,11 +48,11 @@ from engine.store.base import (
     LeaseOwner,
     StepBegin,
     StepCommit,
+    display_url,
 )
 from engine.store.deferred import Recorder
 from engine.store.postgres_errors import translate
 from engine.store.sqlite import _approval_row, _pid_alive, busy_timeout
-from engine.store.url import display_url
 
 logger = logging.getLogger(__name__)
 

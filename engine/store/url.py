@@ -15,10 +15,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import unquote, urlsplit
 
 from engine.errors import UsageError
-from engine.store.base import Durability, Store
+from engine.store.base import Durability, Store, display_url
 
 DEFAULT_DB = Path(".engine") / "engine.db"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -67,17 +66,6 @@ class StoreTarget:
                 "'turnstile[postgres]'") from exc
         return PostgresStore.for_reading(self.url) if reading else PostgresStore(self.url, **kw)
 
-
-def display_url(url: str) -> str:
-    """A ``postgresql://`` URL without its password (or query), for messages."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or "localhost"
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "postgresql://(unparsable URL)"
-    user = f"{unquote(parts.username)}@" if parts.username else ""
-    return f"{parts.scheme}://{user}{host}{port}{parts.path}"
 
 
 def parse_store_url(value: str | os.PathLike[str]) -> StoreTarget:

@@ -32,8 +32,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from engine.errors import TurnstileError
-from engine.redact import redactor
 from engine.store.url import StoreTarget
+from engine.tracing.redact import redactor
 from engine.web import views
 from engine.web.security import Guard, safe_id, same_origin
 

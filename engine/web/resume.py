@@ -37,7 +37,7 @@ def resume_in_background(db: Path | StoreTarget, run_id: str) -> threading.Threa
 def _resume(db: Path | StoreTarget, run_id: str) -> None:
     from engine.session import execute, prepare_resume
     from engine.store.url import as_target, open_store
-    from engine.trace import write_trace_file
+    from engine.tracing.trace import write_trace_file
 
     try:
         store = open_store(db)
@@ -62,7 +62,7 @@ def _resume(db: Path | StoreTarget, run_id: str) -> None:
 def start_in_background(db: Path | StoreTarget, task_dir: Path) -> str:
     """Create a run of the golden task in ``task_dir`` (parked approvals: nobody is at a
     terminal) and drive it in a thread; returns its id at once."""
-    from engine.golden import load_task
+    from engine.harness.golden import load_task
     from engine.session import RunRequest, execute, prepare_new
     from engine.store.url import as_target, open_store
 

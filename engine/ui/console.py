@@ -20,10 +20,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from engine.event_lines import event_lines
 from engine.events import EventKind
 from engine.permissions.approvals import Answer, PendingQuestion
-from engine.plain_output import Coalescer
+from engine.ui.coalesce import Coalescer
+from engine.ui.event_lines import event_lines
 
 
 def make_console(stream: TextIO | None = None) -> Console:
@@ -43,8 +43,8 @@ def _force_terminal(stream: TextIO) -> bool | None:
 
 class ConsoleObserver:
     """Prints a run as it happens; silent when ``quiet``; only ``line()`` without ``events``
-    (``run --quiet``). The words come from ``engine.event_lines``; streamed text is coalesced
-    (``engine.plain_output.Coalescer``)."""
+    (``run --quiet``). The words come from ``engine.ui.event_lines``; streamed text is coalesced
+    (``engine.ui.coalesce.Coalescer``)."""
 
     def __init__(self, console: Console, *, quiet: bool = False, events: bool = True) -> None:
         self.console = console

@@ -1,6 +1,6 @@
 """Machine diagrams as Mermaid ``stateDiagram-v2`` text (GitHub renders it inside Markdown).
 
-Pure text, deterministic (file order, no timestamps), like the DOT in ``engine.diagram``: one
+Pure text, deterministic (file order, no timestamps), like the DOT in ``engine.ui.diagram``: one
 line per state (``id: action``), one per transition (``src --> dest: trigger``), ``[*] -->``
 the initial state and every final state ``--> [*]``. A state name Mermaid would misread (a
 keyword such as ``end``, or not a plain identifier) gets a safe id and keeps its name as label.

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine import __version__
 from engine.bundled import machine_path
 from engine.errors import (
     EXIT_BAD_INPUT,
@@ -30,6 +29,7 @@ from engine.errors import (
     TurnstileError,
     UsageError,
 )
+from engine.version import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def _model_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _ui(args: argparse.Namespace) -> tuple[Any, Any]:
-    from engine.plain_output import make_ui
+    from engine.ui.plain_output import make_ui
 
     # --json: stdout carries the final JSON alone; the live output goes to stderr.
     return make_ui(sys.stderr if args.json else sys.stdout, quiet=args.quiet)
@@ -153,8 +153,8 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
 
     import anyio
 
+    from engine.core.interrupts import drive_until_interrupted
     from engine.errors import InterruptedRun
-    from engine.interrupts import drive_until_interrupted
     from engine.session import execute
 
     run_id = prepared.state.run_id
@@ -199,8 +199,8 @@ def _write_trace(store: Any, run_id: str, traces: Path) -> None:
     """Write ``.engine/traces/RUN_ID.json`` beside the database, and, when
     ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set, send the complete spans the run's live export has
     not delivered (none, normally). Neither may fail the run: problems are warnings."""
-    from engine.otlp import export_otlp, otlp_configured
-    from engine.trace import write_trace_file
+    from engine.tracing.otlp import export_otlp, otlp_configured
+    from engine.tracing.trace import write_trace_file
 
     try:
         write_trace_file(store, run_id, traces)
@@ -234,7 +234,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from engine.inspect import show_json, show_text
+    from engine.ui.show import show_json, show_text
 
     store = _open_store(args, must_exist=True, reading=True)
     if args.json:
@@ -261,9 +261,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from engine.otlp import export_otlp
-    from engine.trace import build_trace
-    from engine.trace_text import trace_text
+    from engine.tracing.otlp import export_otlp
+    from engine.tracing.to_text import trace_text
+    from engine.tracing.trace import build_trace
 
     store = _open_store(args, must_exist=True, reading=True)
     info = store.get_run(args.run_id)
@@ -386,8 +386,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_diagram(args: argparse.Namespace) -> int:
     """DOT or Mermaid text on stdout, or a file whose suffix picks the format."""
     from engine.actions.registry import ACTIONS
-    from engine.diagram import diagram_format, diagram_text, render
     from engine.spec import load_machine
+    from engine.ui.diagram import diagram_format, diagram_text, render
 
     spec = load_machine(machine_path(args.machine), ACTIONS)
     kw: dict[str, Any] = {}
@@ -418,7 +418,7 @@ def cmd_diagram(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from engine.toolview import list_tools
+    from engine.ui.toolview import list_tools
 
     rows = list_tools(machine_path(args.machine) if args.machine else None,
                       Path(args.mcp_config) if args.mcp_config else None, Path.cwd())
@@ -489,13 +489,13 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from engine.replay import replay_main
+    from engine.harness.replay import replay_main
 
     return replay_main(args)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from engine.evals import main as eval_main
+    from engine.harness.evals import main as eval_main
 
     return eval_main(args)
 
@@ -727,9 +727,9 @@ def _add_tools(sub: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse, dispatch, and map every ``TurnstileError`` to one line and its exit code.
 
-    Output is best effort (``engine.streams``): a closed pipe or terminal never ends a run.
+    Output is best effort (``engine.ui.streams``): a closed pipe or terminal never ends a run.
     """
-    from engine import streams
+    from engine.ui import streams
 
     saved = streams.guard()
     try:

@@ -7,7 +7,7 @@ it, never silently given another format.
 
 Transitions between the same two states share one edge whose label lists their triggers
 (``final, tool_calls``), so two labels never sit side by side and run into each other
-(``finaltool_calls``). Mermaid text is made by ``engine.mermaid``.
+(``finaltool_calls``). Mermaid text is made by ``engine.ui.mermaid``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 import graphviz
 
 from engine.errors import UsageError
-from engine.mermaid import markdown, mermaid_source
 from engine.spec.model import MachineSpec, StateSpec
+from engine.ui.mermaid import markdown, mermaid_source
 
 logger = logging.getLogger(__name__)
 

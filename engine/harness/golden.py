@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engine.config import load_yaml
 from engine.errors import UsageError
+from engine.spec.documents import load_yaml
 
 TASK_FILE = "task.yaml"
 TURNS_FILE = "turns.yaml"
@@ -54,8 +54,8 @@ class GoldenTask(BaseModel):
     """``ENGINE_FAULTS`` items injected on the first attempt (the harness resumes)."""
     context: dict[str, Any] = Field(default_factory=dict)
     checks: list[dict[str, Any] | str] = Field(default_factory=list)
-    """``{name: argument}`` items (``engine.checks``); a check without argument may be a bare
-    name (``- resumed``)."""
+    """``{name: argument}`` items (``engine.harness.checks``); a check without argument may be a
+    bare name (``- resumed``)."""
     setup: list[str] = Field(default_factory=list)
     """Shell commands run in the fresh workspace after the fixture is copied, in order (e.g.
     ``git init`` and a commit: a fixture cannot hold a nested ``.git``)."""

@@ -1,6 +1,6 @@
 """The trace as text: a tree and timeline of a trace document, one line per step and per call.
 
-Reads only the document built by ``engine.trace.build_trace`` (already redacted): run header
+Reads only the document built by ``engine.tracing.trace.build_trace`` (already redacted): run header
 with totals, then each step (state, trigger -> destination, duration) and under it its model
 calls (model, tokens in/out, time to first token, duration, retries, cost), approvals (decision
 and who decided) and tool calls (tool@version, arguments, duration, ok or error, approval).

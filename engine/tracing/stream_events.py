@@ -3,10 +3,10 @@ console) can follow a run live.
 
 The runner's observer sees every text delta and output line; ``StreamRecorder`` coalesces them
 into ``stream`` events (at most one write per ``window_s``), masks secrets with
-``engine.redact`` before anything is written, caps what one step stores (``max_chars``, then a
-single ``truncated`` marker). A command's first output line is committed at once and model
-text once its burst outlives the window, so a reader sees both live; a short burst of text
-rides with the step's own transaction (no extra commit).
+``engine.tracing.redact`` before anything is written, caps what one step stores
+(``max_chars``, then a single ``truncated`` marker). A command's first output line is
+committed at once and model text once its burst outlives the window, so a reader sees both
+live; a short burst of text rides with the step's own transaction (no extra commit).
 A trailing word is held back until the next burst, so a secret split across two deltas is still
 seen whole by the redactor.
 """
@@ -21,8 +21,8 @@ from typing import Any
 
 from engine.errors import StoreError
 from engine.events import EventKind
-from engine.redact import Redactor, secret_env_values
 from engine.store.base import Store
+from engine.tracing.redact import Redactor, secret_env_values
 
 logger = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import anyio
 import anyio.abc
 
+from engine.core.runner import Runner, RunResult
 from engine.errors import InterruptedRun, TurnstileError
-from engine.runner import Runner, RunResult
 from engine.state import RunState
 
 

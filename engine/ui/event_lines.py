@@ -1,8 +1,8 @@
 """What a run's live output says about each event, once for both outputs.
 
 ``event_lines(kind, payload)`` gives the lines an event prints, each a sequence of
-``(text, style)`` segments. The rich console (``engine.console``) styles the segments; the plain
-writer for pipes (``engine.plain_output``) joins their text. One table of words, so the two
+``(text, style)`` segments. The rich console (``engine.ui.console``) styles the segments; the plain
+writer for pipes (``engine.ui.plain_output``) joins their text. One table of words, so the two
 outputs cannot drift apart; no markup, so no value ever needs escaping. Streamed text deltas
 are not here: both outputs coalesce them themselves.
 """

@@ -31,7 +31,7 @@ from typing import Any
 from engine.errors import TurnstileError, UsageError
 from engine.events import EventKind
 from engine.store.base import Store
-from engine.trace import build_trace
+from engine.tracing.trace import build_trace
 
 logger = logging.getLogger(__name__)
 
@@ -297,7 +297,7 @@ def _ns(seconds: float) -> int:
 
 
 def _version() -> str:
-    from engine import __version__
+    from engine.version import __version__
 
     return __version__
 

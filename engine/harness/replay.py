@@ -30,7 +30,7 @@ import anyio
 
 from engine.errors import UsageError
 from engine.events import EventKind
-from engine.golden import TASK_FILE
+from engine.harness.golden import TASK_FILE
 from engine.permissions.approvals import Answer, ApprovalMode, PendingQuestion
 from engine.state import Message
 from engine.store.base import Store
@@ -324,8 +324,8 @@ def _diverge(i: int, rec: ToolOutcome | None, new: ToolOutcome | None,
 def replay_run(store: Store, run_id: str, *, work_dir: Path,
                versions: Mapping[str, str] | None = None) -> ReplayReport:
     """Replay ``run_id`` from ``store`` in a fresh database under ``work_dir`` and compare."""
-    from engine.evals import silent_observer, without_faults
-    from engine.interrupts import drive_until_interrupted
+    from engine.core.interrupts import drive_until_interrupted
+    from engine.harness.evals import silent_observer, without_faults
     from engine.session import RunRequest, execute, prepare_new
     from engine.store.sqlite import SqliteStore
 

@@ -2,28 +2,21 @@
 
 When stdout is not a terminal nobody reads colours, so a run's events become plain lines
 written straight to the stream (no rich rendering), in the same words as the rich console
-(both take them from ``engine.event_lines``).
-Streamed text deltas arrive a few characters at a time; ``Coalescer`` gathers them and writes
-on a newline, at a size threshold, or once the oldest buffered piece is ``max_delay_s`` old, so
-a 500-byte answer is one or a few writes instead of forty. Output is best effort: a closed or
-broken stream stops the output, never the run.
+(both take them from ``engine.ui.event_lines``).
+Streamed text deltas are gathered by ``engine.ui.coalesce.Coalescer``, as in the console.
+Output is best effort: a closed or broken stream stops the output, never the run.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from engine.event_lines import event_lines, plain_text
 from engine.events import EventKind
-
-FLUSH_CHARS = 1024
-"""Buffered text beyond this many characters is written at once."""
-FLUSH_DELAY_S = 0.05
-"""Buffered text this old is written when the next piece arrives."""
+from engine.ui.coalesce import Coalescer
+from engine.ui.event_lines import event_lines, plain_text
 
 _MARKUP = re.compile(r"(?<!\\)\[/?[a-z #0-9_.]*\]")
 """The console markup the CLI puts in ``line()`` texts: ``[bold red]``, ``[dim]``, ``[/]``."""
@@ -32,43 +25,6 @@ _MARKUP = re.compile(r"(?<!\\)\[/?[a-z #0-9_.]*\]")
 def strip_markup(text: str) -> str:
     """``text`` without console markup tags; ``\\[`` escapes become ``[``."""
     return _MARKUP.sub("", text).replace("\\[", "[")
-
-
-class Coalescer:
-    """Buffers streamed text; ``write`` receives it in few, larger pieces."""
-
-    def __init__(self, write: Callable[[str], None], *, max_chars: int = FLUSH_CHARS,
-                 max_delay_s: float = FLUSH_DELAY_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self._write = write
-        self._max_chars = max_chars
-        self._max_delay_s = max_delay_s
-        self._clock = clock
-        self._parts: list[str] = []
-        self._size = 0
-        self._since = 0.0
-
-    def add(self, text: str) -> None:
-        if not text:
-            return
-        if not self._parts:
-            self._since = self._clock()
-        self._parts.append(text)
-        self._size += len(text)
-        if ("\n" in text or self._size >= self._max_chars
-                or self._clock() - self._since >= self._max_delay_s):
-            self.flush()
-
-    def flush(self) -> None:
-        if self._parts:
-            text = "".join(self._parts)
-            self._parts.clear()
-            self._size = 0
-            self._write(text)
-
-    @property
-    def pending(self) -> str:
-        return "".join(self._parts)
 
 
 def wants_plain(stream: TextIO) -> bool:
@@ -90,7 +46,7 @@ def make_ui(stream: TextIO, *, quiet: bool = False) -> tuple[Any, Any]:
     """
     if wants_plain(stream):
         return PlainObserver(stream, events=not quiet), _lazy_prompter(stream)
-    from engine.console import ConsoleObserver, make_console, make_prompter
+    from engine.ui.console import ConsoleObserver, make_console, make_prompter
 
     console = make_console(stream)
     return ConsoleObserver(console, events=not quiet), make_prompter(console)
@@ -98,7 +54,7 @@ def make_ui(stream: TextIO, *, quiet: bool = False) -> tuple[Any, Any]:
 
 def _lazy_prompter(stream: TextIO) -> Any:
     async def prompter(questions: Sequence[Any]) -> Any:
-        from engine.console import make_console, make_prompter
+        from engine.ui.console import make_console, make_prompter
 
         return await make_prompter(make_console(stream))(questions)
 

@@ -5,7 +5,7 @@ so the trace can be rebuilt at any time (after a crash-resume too) and comes out
 ids are derived from the run id, the span's kind and the row's sequence number; the trace id from
 the run id. Attributes follow the OpenTelemetry GenAI semantic conventions (``gen_ai.*``) plus
 Turnstile's own (``turnstile.*``). Every string of the document passes through
-``engine.redact`` (arguments, tool results of every tool, model text, notes, errors).
+``engine.tracing.redact`` (arguments, tool results of every tool, model text, notes, errors).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Any
 
 from engine.errors import TurnstileError
 from engine.events import EventKind
-from engine.redact import Redactor, redactor
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
-from engine.trace_json import trace_chunks
-from engine.trace_text import trace_text
+from engine.tracing.redact import Redactor, redactor
+from engine.tracing.to_json import trace_chunks
+from engine.tracing.to_text import trace_text
 
 logger = logging.getLogger(__name__)
 
@@ -555,12 +555,5 @@ def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
     return target
 
 
-def export_otlp(store: Store, run_id: str, endpoint: str | None = None) -> int:
-    """Export the run's spans over OTLP/HTTP (``engine.otlp``); returns the span count."""
-    from engine.otlp import export_otlp as _export
-
-    return _export(store, run_id, endpoint)
-
-
-__all__ = ["REQUIRED_CALL_FIELDS", "TRACE_FORMAT", "build_trace", "call_spans", "export_otlp",
+__all__ = ["REQUIRED_CALL_FIELDS", "TRACE_FORMAT", "build_trace", "call_spans",
            "machine_kind", "span_id_of", "trace_id_of", "trace_text", "write_trace_file"]

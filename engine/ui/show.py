@@ -1,7 +1,7 @@
 """Views of a stored run for ``show``: states visited, transitions, checkpoints, file changes.
 
 Pure projections of the store's rows; nothing here writes. Like the trace, every string passes
-through ``engine.redact`` (file contents in patches, the final answer, notes, errors).
+through ``engine.tracing.redact`` (file contents in patches, the final answer, notes, errors).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import datetime as dt
 from typing import Any
 
 from engine.events import EventKind
-from engine.redact import redactor
 from engine.run_data import FILES_CHANGED, FINAL_ANSWER, PLAN, REFUSAL
 from engine.state import StepRecord
 from engine.store.base import Store
+from engine.tracing.redact import redactor
 
 
 def _iso(ts: float | None) -> str | None:

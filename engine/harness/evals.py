@@ -29,14 +29,14 @@ from typing import Any
 
 import anyio
 
-from engine.checks import Attempt, CheckContext, CheckResult, run_checks, validate_checks
 from engine.errors import TurnstileError, UsageError
-from engine.golden import TASK_FILE, GoldenTask, load_task
+from engine.harness.checks import Attempt, CheckContext, CheckResult, run_checks, validate_checks
+from engine.harness.golden import TASK_FILE, GoldenTask, load_task
 from engine.store.base import Store
 
 logger = logging.getLogger(__name__)
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """Where ``python -m engine`` works for the first attempt of a task with faults."""
 FIRST_ATTEMPT_TIMEOUT_S = 300.0
 DB_NAME = "engine.db"
@@ -200,7 +200,7 @@ def _error_reason(error: str) -> str:
 def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str | None,
            attempts: list[Attempt], options: dict[str, Any]) -> tuple[str, str | None]:
     """Start (or, after a first attempt, resume) the run in this process and drive it."""
-    from engine.interrupts import drive_until_interrupted
+    from engine.core.interrupts import drive_until_interrupted
     from engine.session import RunRequest, execute, prepare_new, prepare_resume
 
     if run_id is not None and store.get_run(run_id).status in ("completed", "failed"):
@@ -285,7 +285,7 @@ def keep_artifacts(result: TaskResult, db_path: Path) -> None:
     if result.run_id is None:
         return
     from engine.store.sqlite import SqliteStore
-    from engine.trace import write_trace_file
+    from engine.tracing.trace import write_trace_file
 
     store = SqliteStore(db_path)
     try:

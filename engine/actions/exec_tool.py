@@ -9,15 +9,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.actions.agent import template_context
-from engine.actions.approval import decide_calls, denial_message
+from engine.actions.await_approval import decide_calls, denial_message
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
-from engine.actions.tool_exec import run_call
-from engine.effects import Ledger
+from engine.actions.side_effects import run_call
+from engine.core.ledger import Ledger
 from engine.errors import PolicyRefusedError, ToolError
 from engine.run_data import APPROVALS, COUNTERS, FILES_CHANGED, PENDING_CALLS, RESULTS
+from engine.spec.templates import render_value
 from engine.state import Message, Outcome, ToolCall
-from engine.templates import render_value
 from engine.tooling.spec import ToolResult
 
 logger = logging.getLogger(__name__)

@@ -23,6 +23,7 @@ import anyio.lowlevel
 from engine.actions.base import ActionInfo
 from engine.actions.context import ActionContext, RunParts
 from engine.actions.registry import ACTIONS
+from engine.core.fsm import TransitionTable
 from engine.errors import (
     LimitExceededError,
     RunParked,
@@ -31,7 +32,6 @@ from engine.errors import (
     TurnstileError,
 )
 from engine.events import EventKind
-from engine.fsm import TransitionTable
 from engine.run_data import APPROVALS, PENDING_CALLS, check_updates
 from engine.spec.model import MachineSpec
 from engine.state import RunInfo, RunState, RunStatus

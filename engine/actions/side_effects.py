@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from engine.actions.context import ActionContext
-from engine.effects import Ledger, plan_file_change, resolve_in_flight
+from engine.core.ledger import Ledger, plan_file_change, resolve_in_flight
 from engine.errors import TurnstileError
 from engine.events import EventKind
 from engine.run_data import APPROVALS

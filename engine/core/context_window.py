@@ -318,7 +318,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Prepared:
+class PreparedView:
     """A view ready to send, and what to persist with the step that sends it."""
 
     view: tuple[Message, ...]
@@ -343,18 +343,18 @@ class _Choice:
 
 
 async def prepare_view(history: Sequence[Message], data: Mapping[str, Any], budget: Budget, *,
-                       tools_tokens: int, summarize: Summarizer) -> Prepared:
+                       tools_tokens: int, summarize: Summarizer) -> PreparedView:
     """The view for the next model call, compressed (stubs, then a summary) when over budget."""
     state = ContextState.from_data(data)
     view, raw = view_and_tokens(history, state)
     raw += tools_tokens
     before = math.ceil(raw * state.ratio)
     if before <= budget.limit:
-        return Prepared(view, state, (), raw, before)
+        return PreparedView(view, state, (), raw, before)
     facts = _facts(data)
     choice = _choose(history, state, budget, tools_tokens, facts)
     if choice.state == state:  # nothing to compress, but the view fits the window
-        return Prepared(view, state, (), raw, before)
+        return PreparedView(view, state, (), raw, before)
     appended: tuple[Message, ...] = ()
     new_state = choice.state
     summary_text = None
@@ -380,7 +380,7 @@ async def prepare_view(history: Sequence[Message], data: Mapping[str, Any], budg
         "summary_message_index": s.message_index if s and summary_text is not None else None,
     }
     logger.info("context compressed: %d -> %d tokens (%s)", before, after, event["strategy"])
-    return Prepared(view, new_state, appended, raw, after, event)
+    return PreparedView(view, new_state, appended, raw, after, event)
 
 
 def _choose(history: Sequence[Message], state: ContextState, budget: Budget,
@@ -532,7 +532,7 @@ __all__ = [
     "BYTES_PER_TOKEN",
     "Budget",
     "ContextState",
-    "Prepared",
+    "PreparedView",
     "Summarizer",
     "SummaryRef",
     "budget_for",

@@ -1,0 +1,1 @@
+"""The actions a state runs, each module named after the actions it holds."""

@@ -1,0 +1,1 @@
+"""The run's core: transitions, the runner's step protocol, the ledger, the context window."""

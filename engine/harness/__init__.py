@@ -1,0 +1,1 @@
+"""Whole-run testing: golden tasks, their checks, evals, replay, fault injection."""

@@ -1,0 +1,1 @@
+"""What a run leaves to look at: the trace, redaction, OTLP export, stream events."""
