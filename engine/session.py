@@ -376,15 +376,7 @@ async def execute(prepared: Prepared, *, signals: bool = True) -> RunResult:
     ``signals=False`` for a run driven off the main thread (the web console resumes approved
     runs in its own process): Ctrl-C belongs to the host then, not to the run."""
     services = prepared.runner.services
-    client = services.started_model()
-    if client is not None:  # unreachable server, rejected key, unknown model: exit 2
-        try:
-            await preflight(client)
-        except BaseException:
-            await client.aclose()
-            raise
-    if prepared.create is not None:
-        _create_run(prepared, prepared.create)
+    await preflight_and_create(prepared)
     async with AsyncExitStack() as stack:
         _store_streams(prepared, stack)
         _stream_spans(prepared, stack)
@@ -402,6 +394,20 @@ async def execute(prepared: Prepared, *, signals: bool = True) -> RunResult:
             client = services.started_model()
             if client is not None:
                 await client.aclose()
+
+
+async def preflight_and_create(prepared: Prepared) -> None:
+    """Check the model answers, then write a new run's row (and copy its fixture): what
+    ``execute`` does before driving, and a backend that drives elsewhere does before starting."""
+    client = prepared.runner.services.started_model()
+    if client is not None:  # unreachable server, rejected key, unknown model: exit 2
+        try:
+            await preflight(client)
+        except BaseException:
+            await client.aclose()
+            raise
+    if prepared.create is not None:
+        _create_run(prepared, prepared.create)
 
 
 def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:

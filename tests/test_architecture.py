@@ -28,6 +28,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "tree_sitter_bash": ("engine/permissions/shell.py",),
     "bashlex": ("engine/permissions/shell.py",),
     "opentelemetry": ("engine/otlp.py",),
+    "temporalio": ("engine/temporal/",),
     "asyncio": (),
 }
 

@@ -1,0 +1,74 @@
+"""The activities: one step of a run (heartbeating when it has effects) and the run's failure.
+
+Temporal retries an activity whose worker died; the retry is a resume of the step (the ledger
+decides what may run again), never a blind repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TypeVar
+
+import anyio
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from engine.errors import LeaseHeldError, StoreError, TurnstileError
+from engine.temporal.refs import (
+    FAIL_ACTIVITY,
+    HEARTBEAT_S,
+    STEP_ACTIVITY,
+    FailRef,
+    StepRef,
+    StepReply,
+)
+from engine.temporal.step import drive_step, fail_run
+
+T = TypeVar("T")
+
+RETRIED = (StoreError, LeaseHeldError)
+"""Errors a later attempt can get past (a locked store, a lease about to lapse)."""
+
+
+@activity.defn(name=STEP_ACTIVITY)
+async def step(ref: StepRef) -> StepReply:
+    """Take one step; a retried attempt resumes the step the earlier attempt left running."""
+    info = activity.info()
+    resumed = ref.resumed or info.attempt > 1
+    try:
+        if info.is_local:
+            return await drive_step(ref, resumed=resumed)
+        return await _heartbeating(drive_step(ref, resumed=resumed))
+    except RETRIED:
+        raise
+    except TurnstileError as exc:  # bad config, changed machine: no retry can help
+        raise ApplicationError(str(exc), type=type(exc).__name__, non_retryable=True) from exc
+
+
+@activity.defn(name=FAIL_ACTIVITY)
+async def fail(ref: FailRef) -> None:
+    """Record that the run failed for a reason outside its steps."""
+    fail_run(ref)
+
+
+async def _heartbeating(work: Awaitable[T]) -> T:
+    """Await ``work`` while heartbeating every ``HEARTBEAT_S``: a killed worker is noticed in
+    seconds and the step is retried elsewhere."""
+    result: list[T] = []
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await anyio.sleep(HEARTBEAT_S)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(beat)
+            result.append(await work)
+            tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        leaves = group.exceptions
+        if len(leaves) == 1:
+            raise leaves[0] from None
+        raise
+    return result[0]

@@ -1,0 +1,119 @@
+"""One step of a run as a worker takes it: the runner's own loop, limited to one step.
+
+Each call rebuilds the run's services from its stored config (``prepare_resume``), reads the
+run from the store, and lets ``session.execute`` drive exactly one step: prepare, effect through
+the ledger, commit. A retried attempt finds the step in the store as a resume would: committed
+(the reply was lost: report it), or left running (``resumed``: the ledger settles its calls).
+Nothing here imports ``temporalio``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from engine.actions.registry import ACTIONS
+from engine.errors import UsageError
+from engine.spec.model import MachineSpec
+from engine.store.base import LeaseOwner, Store
+from engine.temporal.refs import FailRef, StepRef, StepReply
+
+logger = logging.getLogger(__name__)
+
+EFFECT_ACTIONS = frozenset({"call_model"})
+"""Actions without ``side_effects`` that still reach outside the run (a model call costs money
+and time): run as heartbeating activities like the tool-running ones."""
+LEASE_TTL_S = 15.0
+"""The run's lease while a step runs and between steps: held by "the workflow's workers", so a
+single-process ``resume`` cannot drive the run while its workflow lives; it lapses this long
+after the last step if every worker is gone (the run then shows as ``crashed``)."""
+ENDED = ("completed", "failed")
+
+
+def open_store(location: str, durability: str | None = None) -> Store:
+    """The run's store from its location in the workflow's reference (a SQLite path)."""
+    from engine.store.sqlite import SqliteStore
+
+    if "://" in location and not location.startswith("sqlite:///"):
+        raise UsageError(f"store {location!r}: this worker opens SQLite stores (a path or "
+                         "sqlite:///PATH)")
+    path = Path(location.removeprefix("sqlite://"))
+    return SqliteStore(path, durability="full" if durability == "full" else "normal")
+
+
+def workflow_owner(run_id: str) -> LeaseOwner:
+    """The lease identity shared by every worker driving ``run_id``'s workflow.
+
+    Its host is not a real host name, so the lease holds by its expiry (renewed while a step
+    runs), not by one worker process being alive: the next step may run on any worker."""
+    return LeaseOwner(f"temporal:{socket.gethostname()}", os.getpid(), f"temporal-{run_id}")
+
+
+def has_effects(machine: MachineSpec, state: str) -> bool:
+    """Whether ``state``'s action reaches outside the run (model, tool or MCP call)."""
+    spec = machine.states[state]
+    if spec.final:
+        return False
+    info = ACTIONS[spec.action or ""]
+    return info.side_effects or info.name in EFFECT_ACTIONS
+
+
+def _silent(kind: str, payload: Mapping[str, Any]) -> None:
+    if kind == "run_end":
+        logger.info("run ended: %s", dict(payload))
+
+
+async def drive_step(ref: StepRef, *, resumed: bool) -> StepReply:
+    """Take step ``ref.step`` of the run (or report it, when an earlier attempt took it)."""
+    store = open_store(ref.store)
+    try:
+        durability = store.get_run(ref.run_id).config.get("durability")
+        if durability == "full":
+            store.close()
+            store = open_store(ref.store, durability)
+        return await _drive(store, ref, resumed)
+    finally:
+        store.close()
+
+
+async def _drive(store: Store, ref: StepRef, resumed: bool) -> StepReply:
+    from engine.session import execute, prepare_resume
+
+    info = store.get_run(ref.run_id)
+    if info.status in ENDED:
+        return StepReply(info.status, info.steps, info.state, False, info.error)
+    prepared = prepare_resume(ref.run_id, store, observer=_silent, prompter=None, overrides={})
+    state, machine = prepared.state, prepared.machine
+    if state.step > ref.step:  # committed by an attempt whose reply was lost
+        return StepReply("running", state.step, state.state, has_effects(machine, state.state))
+    if state.step < ref.step:
+        raise UsageError(f"run {ref.run_id}: the store is at step {state.step}, behind the "
+                         f"workflow's step {ref.step} (was the store replaced?)")
+    runner = prepared.runner
+    runner.owner, runner.lease_ttl_s, runner.step_limit = workflow_owner(ref.run_id), \
+        LEASE_TTL_S, 1
+    if ref.step > 0 or resumed:  # the run-start events were recorded by its first step
+        runner.services.start_events = ()
+    prepared.resumed = resumed
+    result = await execute(prepared, signals=False)
+    new = result.state
+    if result.status == "running":  # keep the run shown as running until the next step
+        store.acquire_lease(ref.run_id, runner.owner, LEASE_TTL_S)
+    effects = result.status == "running" and has_effects(machine, new.state)
+    return StepReply(result.status, new.step, new.state, effects, result.error)
+
+
+def fail_run(ref: FailRef) -> None:
+    """End a run whose step could not be taken at all: the store says why."""
+    import time
+
+    store = open_store(ref.store)
+    try:
+        store.end_step(ref.run_id, ref.step, "failed", ref.error, time.time())
+        store.set_status(ref.run_id, "failed", ref.error)
+    finally:
+        store.close()
