@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gc
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -52,6 +55,7 @@ class Target:
 
 async def connect(address: str, namespace: str) -> Client:
     """A client, or one line saying the server cannot be reached."""
+    _release_at_exit()
     try:
         return await Client.connect(address, namespace=namespace)
     except (RuntimeError, RPCError, OSError) as exc:
@@ -110,6 +114,13 @@ async def _check_alive(handle: WorkflowHandle[Any, Any], run_id: str) -> None:
         name = desc.status.name.lower() if desc.status else "unknown"
         raise TurnstileError(f"the workflow of run {run_id} ended {name} while the run was "
                              "still running")
+
+
+@functools.cache
+def _release_at_exit() -> None:
+    """Collect the clients' connections at exit, while the interpreter is whole: left to its
+    finalization, the SDK's runtime threads can abort the process (exit code -6)."""
+    atexit.register(gc.collect)
 
 
 def _short(exc: BaseException) -> str:

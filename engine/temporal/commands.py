@@ -26,6 +26,7 @@ from engine.temporal.refs import (
 )
 
 BACKEND_KEY = "backend"
+CONTINUE_ENV = "ENGINE_CONTINUE_AS_NEW_STEPS"
 TEMPORAL_KEY = "temporal"
 
 
@@ -90,12 +91,23 @@ def mark_temporal(prepared: Any, where: Any) -> list[str]:
     return notes
 
 
+def steps_per_execution() -> int:
+    """Steps a workflow execution takes before it continues as new: ``$CONTINUE_ENV`` or
+    ``CONTINUE_AS_NEW_AFTER``."""
+    raw = os.environ.get(CONTINUE_ENV, "")
+    if not raw:
+        return CONTINUE_AS_NEW_AFTER
+    if not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"{CONTINUE_ENV}={raw!r}: expected a number of steps >= 1")
+    return int(raw)
+
+
 def is_temporal(config: Mapping[str, Any]) -> bool:
     return config.get(BACKEND_KEY) == TEMPORAL_KEY
 
 
 async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool = False,
-                continue_after: int = CONTINUE_AS_NEW_AFTER) -> Any:
+                continue_after: int | None = None) -> Any:
     """Create the run if new, start its workflow from its current step, and follow it until
     it ends or parks (``detach``: return at once). A ``RunResult`` like a local drive's."""
     from engine.runner import RunResult
@@ -113,7 +125,7 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
     state = prepared.state
     ref = RunRef(state.run_id, str(Path(store.path).resolve()), state.step,
                  has_effects(prepared.machine, state.state), prepared.resumed,
-                 continue_after=continue_after)
+                 continue_after=continue_after or steps_per_execution())
     handle = await start(client, ref, where)
     if detach:
         return RunResult(state, "running")
@@ -184,3 +196,4 @@ def executor_for(args: argparse.Namespace) -> Callable[[Any], Any]:
         return await drive(prepared, where)
 
     return run_on_temporal
+
