@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
-if str(_HERE.parent) not in sys.path:
+if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
+    sys.path[0] = str(_HERE.parent)  # run as a script: bench/concurrent.py must not shadow
+elif str(_HERE.parent) not in sys.path:  # the stdlib's concurrent package
     sys.path.insert(0, str(_HERE.parent))
 
 from bench.common import (  # noqa: E402

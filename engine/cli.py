@@ -555,7 +555,8 @@ def _add_run(sub: Any) -> None:
 
     p = sub.add_parser("worker", help="serve runs started with --backend temporal (several "
                        "workers, on several machines, may serve one task queue)")
-    _common_db(p)
+    p.add_argument("--db", help="serve only the runs of this database (default: the one "
+                   "each run names)")
     _backend_args(p)
     p.set_defaults(func=cmd_worker)
 

@@ -411,6 +411,11 @@ def main(args: argparse.Namespace) -> int:
     from engine.models.options import parse_cli_options
 
     options = parse_cli_options(getattr(args, "model_option", None))
+    executor = None
+    if getattr(args, "backend", "local") == "temporal":
+        from engine.temporal.commands import executor_for
+
+        executor = executor_for(args)
     workdir = Path(tempfile.mkdtemp(prefix="turnstile-eval-"))
 
     def progress(line: str) -> None:
@@ -419,11 +424,6 @@ def main(args: argparse.Namespace) -> int:
     progress(f"eval: {len(folders)} task(s) from {root}"
              f"{f' x {repeat}' if repeat > 1 else ''}, model {args.model or 'scripted'}")
     started = time.monotonic()
-    executor = None
-    if getattr(args, "backend", "local") == "temporal":
-        from engine.temporal.commands import executor_for
-
-        executor = executor_for(args)
     with driven_by(executor):
         summaries = run_suite(folders, model=args.model, repeat=repeat, workdir=workdir,
                               shared_db=shared, progress=progress, options=options)

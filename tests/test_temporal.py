@@ -317,3 +317,33 @@ def _history_sizes(address: str, run_id: str) -> list[int]:
     from bench.temporal import history_sizes
 
     return history_sizes(address, run_id)
+
+
+# -- without the extra ------------------------------------------------------------------------
+
+WITHOUT_TEMPORALIO = ("import sys; sys.modules['temporalio'] = None; "
+                      "from engine.cli import main; sys.exit(main(sys.argv[1:]))")
+"""The CLI in a process where ``import temporalio`` fails, as without the extra."""
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "machines/coding_agent.yaml", "--backend", "temporal"],
+    ["worker", "--backend", "temporal"],
+    ["eval", "golden_tasks", "-k", "demo", "--backend", "temporal"],
+])
+def test_without_the_extra_one_line_naming_it(tmp_path: Path, command: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_TEMPORALIO, *command,
+                           "--db", str(tmp_path / "e.db")], cwd=ROOT, env=engine_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == ("error: --backend temporal needs the temporal extra: "
+                           "pip install 'turnstile[temporal]'\n")
+
+
+def test_the_local_backend_never_imports_temporalio(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_TEMPORALIO, "run",
+                           "machines/coding_agent.yaml", "--db", str(tmp_path / "e.db"),
+                           "--quiet"], cwd=ROOT, env=engine_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "completed" in proc.stdout

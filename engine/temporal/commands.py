@@ -69,7 +69,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     from engine.temporal.worker import serve
 
-    anyio.run(serve, where.address, where.namespace, where.task_queue)
+    only = getattr(args, "db", None)
+    anyio.run(partial(serve, where.address, where.namespace, where.task_queue, only_store=only))
     return 0
 
 

@@ -14,7 +14,7 @@ import anyio
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from engine.temporal.activities import fail, step
+from engine.temporal.activities import StepActivities
 from engine.temporal.client import connect
 from engine.temporal.workflow import RunWorkflow
 
@@ -24,24 +24,24 @@ GRACE = timedelta(seconds=5)
 """On SIGTERM, steps in flight get this long to commit; the rest are retried elsewhere."""
 
 
-def make_worker(client: Client, task_queue: str, *, max_steps: int = 100) -> Worker:
+def make_worker(client: Client, task_queue: str, *, only_store: str | None = None,
+                max_steps: int = 100) -> Worker:
     """A worker for the run workflow and its activities on ``task_queue``."""
+    acts = StepActivities(only_store)
     return Worker(client, task_queue=task_queue, workflows=[RunWorkflow],
-                  activities=[step, fail], max_concurrent_activities=max_steps,
+                  activities=[acts.step, acts.fail], max_concurrent_activities=max_steps,
                   max_concurrent_local_activities=max_steps, graceful_shutdown_timeout=GRACE)
 
 
 async def serve(address: str, namespace: str, task_queue: str, *,
-                ready: anyio.Event | None = None) -> None:
+                only_store: str | None = None) -> None:
     """Run a worker until a signal; say on stdout when it polls (scripts wait for the line)."""
     client = await connect(address, namespace)
-    worker = make_worker(client, task_queue)
+    worker = make_worker(client, task_queue, only_store=only_store)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, worker)
         print(f"worker polling task queue {task_queue!r} on {address} (namespace "
               f"{namespace}); stop with Ctrl-C", flush=True)
-        if ready is not None:
-            ready.set()
         await worker.run()
         tg.cancel_scope.cancel()
 
