@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -41,8 +42,7 @@ def open_store(location: str, durability: str | None = None) -> Store:
     if "://" in location and not location.startswith("sqlite:///"):
         raise UsageError(f"store {location!r}: this worker opens SQLite stores (a path or "
                          "sqlite:///PATH)")
-    path = Path(location.removeprefix("sqlite://"))
-    return SqliteStore(path, durability="full" if durability == "full" else "normal")
+    return SqliteStore(_path(location), durability="full" if durability == "full" else "normal")
 
 
 def workflow_owner(run_id: str) -> LeaseOwner:
@@ -67,21 +67,75 @@ def _silent(kind: str, payload: Mapping[str, Any]) -> None:
         logger.info("run ended: %s", dict(payload))
 
 
-async def drive_step(ref: StepRef, *, resumed: bool) -> StepReply:
-    """Take step ``ref.step`` of the run (or report it, when an earlier attempt took it)."""
-    store = open_store(ref.store)
-    try:
-        durability = store.get_run(ref.run_id).config.get("durability")
-        if durability == "full":
+class RunCache:
+    """This worker's prepared runs (services, store connection, state after its last step),
+    so consecutive steps of a run skip rebuilding them and reading its history back.
+
+    An entry is used only when the store shows the run exactly where this worker left it (no
+    other worker took a step since) and the step is not a resumed one; otherwise the run is
+    prepared afresh from the store, as ``resume`` would."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._runs: OrderedDict[str, Any] = OrderedDict()
+
+    def take(self, ref: StepRef, resumed: bool) -> Any | None:
+        prepared = self._runs.pop(ref.run_id, None)
+        if prepared is None:
+            return None
+        store = prepared.runner.store
+        if resumed or prepared.state.step != ref.step or store.path != _path(ref.store):
             store.close()
-            store = open_store(ref.store, durability)
-        return await _drive(store, ref, resumed)
-    finally:
-        store.close()
+            return None
+        info = store.get_run(ref.run_id)
+        if info.steps != ref.step or info.state != prepared.state.state:
+            store.close()
+            return None
+        prepared.runner.services._model = None  # the last step's execute closed it
+        return prepared
+
+    def keep(self, prepared: Any) -> None:
+        self._runs[prepared.state.run_id] = prepared
+        while len(self._runs) > self.size:
+            _, old = self._runs.popitem(last=False)
+            old.runner.store.close()
 
 
-async def _drive(store: Store, ref: StepRef, resumed: bool) -> StepReply:
-    from engine.session import execute, prepare_resume
+CACHE = RunCache()
+
+
+async def drive_step(ref: StepRef, *, resumed: bool, cache: RunCache = CACHE) -> StepReply:
+    """Take step ``ref.step`` of the run (or report it, when an earlier attempt took it)."""
+    prepared = cache.take(ref, resumed)
+    if prepared is None:
+        store = open_store(ref.store)
+        try:
+            durability = store.get_run(ref.run_id).config.get("durability")
+            if durability == "full":
+                store.close()
+                store = open_store(ref.store, durability)
+            prepared = _prepare(store, ref)
+        except BaseException:
+            store.close()
+            raise
+        if isinstance(prepared, StepReply):
+            store.close()
+            return prepared
+    try:
+        reply, keep = await _step(prepared, ref, resumed)
+    except BaseException:
+        prepared.runner.store.close()
+        raise
+    if keep:
+        cache.keep(prepared)
+    else:
+        prepared.runner.store.close()
+    return reply
+
+
+def _prepare(store: Store, ref: StepRef) -> Any:
+    """The run ready to drive, or the reply for a run that is past this step or ended."""
+    from engine.session import prepare_resume
 
     info = store.get_run(ref.run_id)
     if info.status in ENDED:
@@ -96,15 +150,31 @@ async def _drive(store: Store, ref: StepRef, resumed: bool) -> StepReply:
     runner = prepared.runner
     runner.owner, runner.lease_ttl_s, runner.step_limit = workflow_owner(ref.run_id), \
         LEASE_TTL_S, 1
+    return prepared
+
+
+async def _step(prepared: Any, ref: StepRef, resumed: bool) -> tuple[StepReply, bool]:
+    """Drive one step with the session's own ``execute``; the reply, and whether the
+    prepared run may serve its next step."""
+    from engine.session import execute
+
+    runner, services = prepared.runner, prepared.runner.services
     if ref.step > 0 or resumed:  # the run-start events were recorded by its first step
-        runner.services.start_events = ()
+        services.start_events = ()
+    services.observer = _silent  # execute wraps it again (stored stream events, OTLP)
     prepared.resumed = resumed
     result = await execute(prepared, signals=False)
     new = result.state
-    if result.status == "running":  # keep the run shown as running until the next step
-        store.acquire_lease(ref.run_id, runner.owner, LEASE_TTL_S)
-    effects = result.status == "running" and has_effects(machine, new.state)
-    return StepReply(result.status, new.step, new.state, effects, result.error)
+    prepared.state = new
+    running = result.status == "running"
+    if running:  # keep the run shown as running until the next step
+        runner.store.acquire_lease(ref.run_id, runner.owner, LEASE_TTL_S)
+    effects = running and has_effects(prepared.machine, new.state)
+    return StepReply(result.status, new.step, new.state, effects, result.error), running
+
+
+def _path(location: str) -> Path:
+    return Path(location.removeprefix("sqlite://"))
 
 
 def fail_run(ref: FailRef) -> None:
