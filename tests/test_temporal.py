@@ -347,3 +347,63 @@ def test_the_local_backend_never_imports_temporalio(tmp_path: Path) -> None:
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "completed" in proc.stdout
+
+
+def test_workers_killed_at_several_points_the_run_still_completes(cli: EngineCLI,
+                                                                   workers: Workers,
+                                                                   tmp_path: Path) -> None:
+    """A worker is SIGKILLed every second wherever the run happens to be (model call, approval,
+    tool call, checkpoint, workflow task) and replaced; the run completes with every step
+    taken once and every tool call answered once."""
+    from bench.temporal import long_task
+
+    task = long_task(tmp_path / "long", 120)
+    proc = cli("run", "machines/coding_agent.yaml", "--golden", str(task), "--detach",
+               *workers.flags(), env={"ENGINE_CONTINUE_AS_NEW_STEPS": "50"})
+    assert proc.returncode == 0, proc.stderr
+    run_id = proc.stdout.strip().splitlines()[-1]
+    kills = 0
+    deadline = time.monotonic() + 200
+    while _status(cli, run_id)["status"] not in ("completed", "failed"):
+        assert time.monotonic() < deadline, "the run did not complete"
+        if kills < 5:
+            time.sleep(1.0)
+            victim = workers.procs[kills % len(workers.procs)]
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            workers.procs.remove(victim)
+            workers.start(1)
+            kills += 1
+        else:
+            time.sleep(0.3)
+    info = _status(cli, run_id)
+    assert kills == 5 and info["status"] == "completed", info
+    assert info["steps"] == 1 + 5 * 119 + 2
+    results = [m for m in _messages(cli.db, run_id) if m.role == "tool"]
+    assert len(results) == 119 and len({m.tool_call_id for m in results}) == 119
+
+
+def _messages(db: Path, run_id: str) -> list:
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore.for_reading(db)
+    try:
+        return store.messages(run_id)
+    finally:
+        store.close()
+
+
+def test_bench_measures_overhead_recovery_and_history(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, "bench/temporal.py", "--turns", "3", "--long", "12",
+                           "--every", "20", "--kills", "1", "--json", str(out)], cwd=ROOT,
+                          env=engine_env(), capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    assert figures["local"]["per_turn_ms"] > 0
+    assert figures["temporal"]["per_turn_ms"] > figures["local"]["per_turn_ms"]
+    assert figures["temporal"]["history_bytes"] > 0
+    assert 0 < figures["recovery_s"][0] < 30
+    long = figures["long"]
+    assert long["steps"] == 1 + 5 * 11 + 2 and long["executions"] == 3  # 58 steps, 20 each
+    assert "recovery after SIGKILL" in proc.stdout

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from engine.errors import EXIT_FAILED, EXIT_PARKED, UsageError
+from engine.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARKED, UsageError
 from engine.temporal import require
 from engine.temporal.refs import (
     CONTINUE_AS_NEW_AFTER,
@@ -172,7 +172,12 @@ def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer:
             observer.line(f"[dim]{note}[/]")
     run_id = prepared.state.run_id
     detach = bool(getattr(args, "detach", False))
-    result = anyio.run(partial(drive, prepared, where, observer=observer, detach=detach))
+    try:
+        result = anyio.run(partial(drive, prepared, where, observer=observer, detach=detach))
+    except KeyboardInterrupt:  # only the following stops: the workers go on with the run
+        print(f"stopped following run {run_id}; the workers go on with it (python -m engine "
+              f"show {run_id})", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if detach:
         if args.json:
             sys.stdout.write(json.dumps({"run_id": run_id, "status": "running"}) + "\n")
