@@ -127,6 +127,25 @@ def test_demo_runs_on_three_workers(cli: EngineCLI, workers: Workers) -> None:
     assert (Path(info["workspace"]) / "inventory.py").read_text().count("* item.quantity") == 1
     history = _history_sizes(workers.address, info["run_id"])
     assert history and sum(history) > 0  # it really ran as a workflow
+    _replay(workers.address, info["run_id"])
+
+
+def _replay(address: str, run_id: str) -> None:
+    """Replay the run's recorded history through the workflow code: a nondeterministic
+    workflow fails here."""
+    import anyio
+    from temporalio.worker import Replayer
+
+    from engine.temporal.client import connect
+    from engine.temporal.refs import workflow_id
+    from engine.temporal.workflow import RunWorkflow
+
+    async def replay() -> None:
+        client = await connect(address, "default")
+        history = await client.get_workflow_handle(workflow_id(run_id)).fetch_history()
+        await Replayer(workflows=[RunWorkflow]).replay_workflow(history)
+
+    anyio.run(replay)
 
 
 def test_every_golden_task_passes_on_temporal(cli: EngineCLI, workers: Workers,
