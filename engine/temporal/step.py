@@ -121,6 +121,9 @@ async def drive_step(ref: StepRef, *, resumed: bool, cache: RunCache = CACHE) ->
         if isinstance(prepared, StepReply):
             store.close()
             return prepared
+        # Another worker (or a local activity lost with its worker) may have begun this step:
+        # settle it as a resume does. For a step nobody began, that finds nothing to settle.
+        resumed = resumed or ref.step > 0
     try:
         reply, keep = await _step(prepared, ref, resumed)
     except BaseException:
