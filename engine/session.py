@@ -466,15 +466,7 @@ async def execute(prepared: Prepared, *, drive: Driver = plain_drive) -> RunResu
     No signal handler is installed here: the host program owns its signals (the CLI passes
     ``engine.core.interrupts.drive_until_interrupted``)."""
     parts = prepared.runner.parts
-    client = parts.models.started()
-    if client is not None:  # unreachable server, rejected key, unknown model: exit 2
-        try:
-            await preflight(client)
-        except BaseException:
-            await client.aclose()
-            raise
-    if prepared.create is not None:
-        _create_run(prepared, prepared.create)
+    await preflight_and_create(prepared)
     async with AsyncExitStack() as stack:
         _store_streams(prepared, stack)
         _stream_spans(prepared, stack)
@@ -489,6 +481,20 @@ async def execute(prepared: Prepared, *, drive: Driver = plain_drive) -> RunResu
             client = parts.models.started()
             if client is not None:
                 await client.aclose()
+
+
+async def preflight_and_create(prepared: Prepared) -> None:
+    """Check the model answers, then write a new run's row (and copy its fixture): what
+    ``execute`` does before driving, and a backend that drives elsewhere does before starting."""
+    client = prepared.runner.parts.models.started()
+    if client is not None:  # unreachable server, rejected key, unknown model: exit 2
+        try:
+            await preflight(client)
+        except BaseException:
+            await client.aclose()
+            raise
+    if prepared.create is not None:
+        _create_run(prepared, prepared.create)
 
 
 def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:

@@ -55,6 +55,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "tasks": ("engine.harness.golden", "engine.harness.checks", "engine.harness.faults"),
     # the composition root: wires machine, model, tools, policy and store for one run
     "session": ("engine.session", "engine.wiring"),
+    # another way to drive the same runs: Temporal workflows, each step one activity
+    "backends": ("engine.temporal.*",),
     "harness": ("engine.harness", "engine.harness.evals", "engine.harness.replay"),
     "face": ("engine.ui", "engine.ui.*", "engine.web.*"),
     # the public Python API: what a program imports (``engine.__init__`` re-exports it)
@@ -93,11 +95,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "tasks": frozenset({"vocabulary", "spec", "store_protocol"}),
     # the composition root picks every part but the storage: the caller opens the store
     "session": _BELOW_SESSION,
-    "harness": _BELOW_SESSION | {"session", "store_adapters"},
+    "backends": _BELOW_SESSION | {"session", "store_adapters"},
+    "harness": _BELOW_SESSION | {"session", "store_adapters", "backends"},
     # nothing below the CLI imports the CLI
-    "face": _BELOW_SESSION | {"session", "store_adapters", "harness"},
+    "face": _BELOW_SESSION | {"session", "store_adapters", "backends", "harness"},
     "api": _BELOW_SESSION | {"session", "store_adapters", "face"},
-    "cli": _BELOW_SESSION | {"session", "store_adapters", "harness", "face", "api"},
+    "cli": _BELOW_SESSION | {"session", "store_adapters", "backends", "harness", "face", "api"},
 }
 
 # Imports that break the rules above today, as (importer, imported). The set may only shrink:
@@ -131,6 +134,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "tree_sitter_bash": ("engine.permissions.shell",),
     "bashlex": ("engine.permissions.shell",),
     "opentelemetry": ("engine.tracing.otlp",),
+    "temporalio": ("engine.temporal.*",),
     "asyncio": (),
 }
 

@@ -86,6 +86,11 @@ class ModelSource:
         """The client if one was created (to preflight or close it), else None."""
         return self._client
 
+    def forget(self) -> None:
+        """Drop a client that was closed, so the next ``get`` builds a fresh one (a worker
+        keeps a run's parts between steps, and each step's ``execute`` closes the client)."""
+        self._client = None
+
 
 @dataclass(frozen=True)
 class RunConfig:

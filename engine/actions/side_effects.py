@@ -35,6 +35,15 @@ workspace compared before and after them: all but plain reads, since a program o
 classifier cannot see into may write anything."""
 
 
+IDEMPOTENCY_ENV = "ENGINE_IDEMPOTENCY_KEY"
+"""The variable a shell command finds its call's idempotency key in."""
+
+
+def idempotency_key(run_id: str, call_id: str) -> str:
+    """One key per tool call of a run, the same on every attempt at it."""
+    return f"{run_id}:{call_id}"
+
+
 class UnknownEffectFailure(TurnstileError):
     """Policy ``on_unknown_effect: fail``: a call may or may not have run, and that is fatal."""
 
@@ -172,8 +181,10 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
             ctx.emit(kind, {**payload, "call_id": call.id})
 
     jail = ctx.config.confinement
+    key = idempotency_key(ctx.run.run_id, call.id)
     tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=run_data,
-                           call_id=call.id, confinement=jail, approved_risk=approved_risk)
+                           call_id=call.id, confinement=jail, approved_risk=approved_risk,
+                           env={IDEMPOTENCY_ENV: key}, idempotency_key=key)
     started_event: dict[str, Any] = {"call_id": call.id, "tool": call.name,
                                      "version": spec.version if spec else None,
                                      "args": dict(call.args)}

@@ -85,6 +85,9 @@ class Runner:
         self._params: dict[str, Any] = {}
         """Each state's validated ``with:`` params (validated once, not on every step)."""
         """The run as of its last commit in this drive (what an error or Ctrl-C ends)."""
+        self.step_limit: int | None = None
+        """Steps one ``drive`` may take before it returns ``running`` (None: no limit). A
+        distributed backend drives one step per task with the same loop (``engine.temporal``)."""
 
     # -- creation -----------------------------------------------------------------------
 
@@ -157,7 +160,11 @@ class Runner:
         return result
 
     async def _loop(self, state: RunState, resumed: bool) -> RunResult:
+        taken = 0
         while not self.table.is_final(state.state):
+            if self.step_limit is not None and taken >= self.step_limit:
+                return RunResult(state, "running")
+            taken += 1
             limit = self.machine.limits.max_steps
             if limit and state.step >= limit:
                 return self._fail(state, f"max_steps reached ({limit}) in state {state.state}")

@@ -214,7 +214,8 @@ def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str
         else:
             prepared = prepare_resume(run_id, store, observer=silent_observer, prompter=None,
                                       overrides={})
-    run = anyio.run(partial(execute, prepared, drive=drive_until_interrupted))
+    run = (anyio.run(_executor, prepared) if _executor is not None
+           else anyio.run(partial(execute, prepared, drive=drive_until_interrupted)))
     info = store.get_run(prepared.state.run_id)
     attempts.append(Attempt("in-process", info.status, info.steps))
     return info.run_id, run.error
@@ -270,6 +271,21 @@ def without_faults() -> Iterator[None]:
     finally:
         if saved is not None:
             os.environ["ENGINE_FAULTS"] = saved
+
+
+_executor: Callable[[Any], Any] | None = None
+"""How runs are driven (``eval --backend temporal``); None: ``session.execute``, here."""
+
+
+@contextmanager
+def driven_by(executor: Callable[[Any], Any] | None) -> Iterator[None]:
+    """Drive the tasks' runs with ``executor`` (an async function of a ``Prepared``)."""
+    global _executor
+    saved, _executor = _executor, executor
+    try:
+        yield
+    finally:
+        _executor = saved
 
 
 def silent_observer(kind: str, payload: Mapping[str, Any]) -> None:
@@ -398,6 +414,11 @@ def main(args: argparse.Namespace) -> int:
     from engine.models.options import parse_cli_options
 
     options = parse_cli_options(getattr(args, "model_option", None))
+    executor = None
+    if getattr(args, "backend", "local") == "temporal":
+        from engine.temporal.commands import executor_for
+
+        executor = executor_for(args)
     workdir = Path(tempfile.mkdtemp(prefix="turnstile-eval-"))
 
     def progress(line: str) -> None:
@@ -406,8 +427,9 @@ def main(args: argparse.Namespace) -> int:
     progress(f"eval: {len(folders)} task(s) from {root}"
              f"{f' x {repeat}' if repeat > 1 else ''}, model {args.model or 'scripted'}")
     started = time.monotonic()
-    summaries = run_suite(folders, model=args.model, repeat=repeat, workdir=workdir,
-                          shared_db=shared, progress=progress, options=options)
+    with driven_by(executor):
+        summaries = run_suite(folders, model=args.model, repeat=repeat, workdir=workdir,
+                              shared_db=shared, progress=progress, options=options)
     duration = time.monotonic() - started
     _remove_if_empty(workdir)
     to_stdout = args.json == "-"  # `--json -`: stdout is the JSON alone, the table goes to stderr

@@ -47,6 +47,8 @@ OnTools = Callable[["McpConnection", list[types.Tool]], None]
 
 CLIENT_INFO = types.Implementation(name="turnstile", version="0.1.0")
 MAX_LIST_PAGES = 100
+IDEMPOTENCY_META = "io.turnstile/idempotency-key"
+"""The ``_meta`` key of a ``tools/call`` request carrying the call's idempotency key."""
 STDERR_TAIL = 2_000
 _CRASH_ERRORS = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream,
                  ConnectionError, EOFError)
@@ -340,8 +342,10 @@ class McpConnection:
 
     # -- calls -----------------------------------------------------------------------------
 
-    async def call(self, tool: str, args: Mapping[str, Any], timeout: float) -> ToolResult:
-        """Call ``tool``; every failure is an ``is_error`` result naming the server."""
+    async def call(self, tool: str, args: Mapping[str, Any], timeout: float, *,
+                   idempotency_key: str = "") -> ToolResult:
+        """Call ``tool``; every failure is an ``is_error`` result naming the server. The
+        call's idempotency key rides in the request's ``_meta`` (``IDEMPOTENCY_META``)."""
         with anyio.move_on_after(timeout):
             await self._ready.wait()
         client, generation = self._client, self._generation
@@ -349,7 +353,7 @@ class McpConnection:
             return ToolResult.error(self.unavailable_message(), server=self.name, tool=tool)
         try:
             with anyio.fail_after(timeout):
-                result = await _call(client, tool, dict(args))
+                result = await _call(client, tool, dict(args), idempotency_key)
         except TimeoutError:
             self._emit(EventKind.MCP_CALL_FAILED,
                        {"server": self.name, "tool": tool, "reason": "timeout"})
@@ -398,10 +402,12 @@ def _announces_changes(client: Client) -> bool:
     return client.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(caps and caps.list_changed)
 
 
-async def _call(client: Client, tool: str, args: dict[str, Any]) -> types.CallToolResult:
+async def _call(client: Client, tool: str, args: dict[str, Any],
+                idempotency_key: str = "") -> types.CallToolResult:
     """``call_tool`` with connection loss told apart from other errors."""
+    meta: Any = {IDEMPOTENCY_META: idempotency_key} if idempotency_key else None
     try:
-        return await client.call_tool(tool, args)
+        return await client.call_tool(tool, args, meta=meta)
     except MCPError as exc:
         if exc.code == CONNECTION_CLOSED:
             raise _Crashed(exc.message) from exc

@@ -188,7 +188,8 @@ class McpHub:
                 return ToolResult.error(
                     f'invalid arguments for {name} (current schema of MCP server "{conn.name}"): '
                     + "; ".join(errors), server=conn.name)
-            return await conn.call(server_tool, args or {}, ctx.timeout_s or conn.config.timeout_s)
+            return await conn.call(server_tool, args or {}, ctx.timeout_s or conn.config.timeout_s,
+                                   idempotency_key=ctx.idempotency_key)
 
         return handler
 

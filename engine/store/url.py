@@ -63,7 +63,7 @@ class StoreTarget:
         except ImportError as exc:  # psycopg is an optional extra
             raise UsageError(
                 f"{self.display}: a PostgreSQL store needs psycopg: pip install "
-                "'turnstile[postgres]'") from exc
+                "'turnstile-fsm[postgres]'") from exc
         return PostgresStore.for_reading(self.url) if reading else PostgresStore(self.url, **kw)
 
 

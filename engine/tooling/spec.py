@@ -102,6 +102,10 @@ class ToolContext:
     whoever builds the context (tests, dry runs)."""
     approved_risk: str | None = None
     """The risk the call was approved under (``network`` opens the network in ``ask`` mode)."""
+    idempotency_key: str = ""
+    """``RUN_ID:CALL_ID``: the same for every attempt at this call (a resumed or retried step
+    too), so a system outside the ledger's reach can drop a repeat: shell commands get it as
+    ``ENGINE_IDEMPOTENCY_KEY``, MCP calls in their request ``_meta``."""
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[ToolResult]]

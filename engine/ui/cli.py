@@ -82,6 +82,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                            observer=observer, prompter=prompter, json_output=args.json)
     for note in () if args.quiet else prepared.notes:
         observer.line(f"[dim]{note}[/]")
+    if args.backend == "temporal":
+        from engine.temporal.commands import drive_command
+
+        return drive_command(args, store, prepared, observer, _summary)
     return _drive(args, store, prepared, observer)
 
 
@@ -132,6 +136,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
             observer.line(f"[dim]{note}[/]")
         observer.line(f"resuming run {prepared.state.run_id} at step {prepared.state.step} "
                       f"in state {prepared.state.state}")
+    if args.backend == "temporal":
+        from engine.temporal.commands import drive_command
+
+        return drive_command(args, store, prepared, observer, _summary)
     return _drive(args, store, prepared, observer)
 
 
@@ -325,14 +333,19 @@ def cmd_decide(args: argparse.Namespace) -> int:
                           note=getattr(args, "reason", None) or "",
                           always=getattr(args, "always", None))
     verb = "approved" if req.status == "allow" else "denied"
+    from engine.temporal.commands import notify_decision
+
+    told = notify_decision(store, req.run_id)  # a run on Temporal continues on a worker
     print(f"{verb} call {req.call_id} ({req.tool}) of run {req.run_id} by {req.decided_by}"
-          + ("" if args.resume else f"; continue with: python -m engine resume {req.run_id}"))
-    if not args.resume:
+          + (f"; {told}" if told else "" if args.resume
+             else f"; continue with: python -m engine resume {req.run_id}"))
+    if not args.resume or told:
         return 0
     resume_args = argparse.Namespace(
         run_id=req.run_id, model=None, approval=None, policy=None, model_option=None,
         allow_changed_machine=False, json=args.json, durability=None, db=args.db,
-        store=args.store, quiet=False)
+        store=args.store, quiet=False,
+        backend="local")
     return cmd_resume(resume_args)
 
 
@@ -551,6 +564,7 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the final run as JSON")
     _quiet_arg(p)
     _common_store(p)
+    _backend_args(p, detach=True)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("resume", help="continue an interrupted or crashed run")
@@ -564,7 +578,27 @@ def _add_run(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     _quiet_arg(p)
     _common_store(p)
+    _backend_args(p, detach=True)
     p.set_defaults(func=cmd_resume)
+
+    p = sub.add_parser("worker", help="serve runs started with --backend temporal (several "
+                       "workers, on several machines, may serve one task queue)")
+    p.add_argument("--db", help="serve only the runs of this database (default: the one "
+                   "each run names)")
+    _backend_args(p)
+    p.set_defaults(func=cmd_worker)
+
+
+def _backend_args(p: argparse.ArgumentParser, *, detach: bool = False) -> None:
+    from engine.temporal.commands import add_backend_args
+
+    add_backend_args(p, detach=detach)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from engine.temporal.commands import cmd_worker as worker
+
+    return worker(args)
 
 
 def _quiet_arg(p: argparse.ArgumentParser) -> None:
@@ -712,6 +746,7 @@ def _add_tools(sub: Any) -> None:
     p.add_argument("--repeat", type=int, default=1, help="run each task N times")
     p.add_argument("--db", help="record every task's run in this database (nothing deleted) "
                    "instead of a fresh temporary one per task (default $ENGINE_DB if set)")
+    _backend_args(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("replay", help="re-run a recorded golden run with its recorded model "

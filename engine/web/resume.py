@@ -45,6 +45,10 @@ def _resume(db: Path | StoreTarget, run_id: str) -> None:
         logger.warning("cannot resume %s: %s", run_id, exc)
         return
     try:
+        from engine.temporal.commands import notify_decision
+
+        if notify_decision(store, run_id):  # on Temporal: its workflow continues the run
+            return
         prepared = prepare_resume(run_id, store, observer=_silent, prompter=None, overrides={})
 
         async def drive() -> Any:

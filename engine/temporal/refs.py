@@ -1,0 +1,77 @@
+"""The values that cross Temporal: references to a run in its store and small results.
+
+Never a message or a tool result: those stay in the store, so a payload's size does not grow
+with the run and the workflow's history stays bounded by continue-as-new.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+WORKFLOW = "TurnstileRun"
+STEP_ACTIVITY = "turnstile.step"
+FAIL_ACTIVITY = "turnstile.fail"
+DECIDED_SIGNAL = "decided"
+DEFAULT_ADDRESS = "127.0.0.1:7233"
+DEFAULT_NAMESPACE = "default"
+DEFAULT_TASK_QUEUE = "turnstile"
+CONTINUE_AS_NEW_AFTER = 500
+"""Steps one workflow execution takes before it continues as new (carrying only ``RunRef``)."""
+HEARTBEAT_S = 1.0
+"""How often a step with effects heartbeats; a worker gone silent for ``heartbeat_timeout_s``
+has its step retried on another worker."""
+
+
+def workflow_id(run_id: str) -> str:
+    """One workflow id per run: ``approve``/``deny`` find the run's workflow by it."""
+    return f"turnstile-{run_id}"
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """What a workflow execution starts from (and continues as new with)."""
+
+    run_id: str
+    store: str
+    """Where the run's store is, as the workers open it (a SQLite path on shared storage)."""
+    step: int = 0
+    effects: bool = False
+    """The step's action has effects (model, tool or MCP call): a heartbeating activity.
+    Otherwise a local activity in the workflow's own worker."""
+    resumed: bool = False
+    """The first step was left running by an earlier process: settle it through the ledger."""
+    continue_after: int = CONTINUE_AS_NEW_AFTER
+    heartbeat_timeout_s: float = 3.0
+    step_timeout_s: float = 3600.0
+
+
+@dataclass(frozen=True)
+class StepRef:
+    """One step to take: the run, where its store is, which step the workflow expects."""
+
+    run_id: str
+    store: str
+    step: int
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class StepReply:
+    """Where the run stands after a step: its status, next step and state, and whether that
+    step has effects. ``status`` is ``running`` while there are steps to take."""
+
+    status: str
+    step: int
+    state: str
+    effects: bool = False
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class FailRef:
+    """A run whose step could not be taken at all (e.g. its machine file changed)."""
+
+    run_id: str
+    store: str
+    step: int
+    error: str

@@ -1,0 +1,193 @@
+"""One step of a run as a worker takes it: the runner's own loop, limited to one step.
+
+Each call rebuilds the run's parts from its stored config (``prepare_resume``), reads the
+run from the store, and lets ``session.execute`` drive exactly one step: prepare, effect through
+the ledger, commit. A retried attempt finds the step in the store as a resume would: committed
+(the reply was lost: report it), or left running (``resumed``: the ledger settles its calls).
+Nothing here imports ``temporalio``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from engine.actions.registry import ACTIONS
+from engine.errors import UsageError
+from engine.spec.model import MachineSpec
+from engine.store.base import LeaseOwner, Store
+from engine.temporal.refs import FailRef, StepRef, StepReply
+
+logger = logging.getLogger(__name__)
+
+EFFECT_ACTIONS = frozenset({"call_model"})
+"""Actions without ``side_effects`` that still reach outside the run (a model call costs money
+and time): run as heartbeating activities like the tool-running ones."""
+LEASE_TTL_S = 15.0
+"""The run's lease while a step runs and between steps: held by "the workflow's workers", so a
+single-process ``resume`` cannot drive the run while its workflow lives; it lapses this long
+after the last step if every worker is gone (the run then shows as ``crashed``)."""
+ENDED = ("completed", "failed")
+
+
+def open_store(location: str, durability: str | None = None) -> Store:
+    """The run's store from its location in the workflow's reference (a SQLite path)."""
+    from engine.store.sqlite import SqliteStore
+
+    if "://" in location and not location.startswith("sqlite:///"):
+        raise UsageError(f"store {location!r}: this worker opens SQLite stores (a path or "
+                         "sqlite:///PATH)")
+    return SqliteStore(_path(location), durability="full" if durability == "full" else "normal")
+
+
+def workflow_owner(run_id: str) -> LeaseOwner:
+    """The lease identity shared by every worker driving ``run_id``'s workflow.
+
+    Its host is not a real host name, so the lease holds by its expiry (renewed while a step
+    runs), not by one worker process being alive: the next step may run on any worker."""
+    return LeaseOwner(f"temporal:{socket.gethostname()}", os.getpid(), f"temporal-{run_id}")
+
+
+def has_effects(machine: MachineSpec, state: str) -> bool:
+    """Whether ``state``'s action reaches outside the run (model, tool or MCP call)."""
+    spec = machine.states[state]
+    if spec.final:
+        return False
+    info = ACTIONS[spec.action or ""]
+    return info.side_effects or info.name in EFFECT_ACTIONS
+
+
+def _silent(kind: str, payload: Mapping[str, Any]) -> None:
+    if kind == "run_end":
+        logger.info("run ended: %s", dict(payload))
+
+
+class RunCache:
+    """This worker's prepared runs (parts, store connection, state after its last step),
+    so consecutive steps of a run skip rebuilding them and reading its history back.
+
+    An entry is used only when the store shows the run exactly where this worker left it (no
+    other worker took a step since) and the step is not a resumed one; otherwise the run is
+    prepared afresh from the store, as ``resume`` would."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._runs: OrderedDict[str, Any] = OrderedDict()
+
+    def take(self, ref: StepRef, resumed: bool) -> Any | None:
+        prepared = self._runs.pop(ref.run_id, None)
+        if prepared is None:
+            return None
+        store = prepared.runner.store
+        if resumed or prepared.state.step != ref.step or store.path != _path(ref.store):
+            store.close()
+            return None
+        info = store.get_run(ref.run_id)
+        if info.steps != ref.step or info.state != prepared.state.state:
+            store.close()
+            return None
+        prepared.runner.parts.models.forget()  # the last step's execute closed it
+        return prepared
+
+    def keep(self, prepared: Any) -> None:
+        self._runs[prepared.state.run_id] = prepared
+        while len(self._runs) > self.size:
+            _, old = self._runs.popitem(last=False)
+            old.runner.store.close()
+
+
+CACHE = RunCache()
+
+
+async def drive_step(ref: StepRef, *, resumed: bool, cache: RunCache = CACHE) -> StepReply:
+    """Take step ``ref.step`` of the run (or report it, when an earlier attempt took it)."""
+    prepared = cache.take(ref, resumed)
+    if prepared is None:
+        store = open_store(ref.store)
+        try:
+            durability = store.get_run(ref.run_id).config.get("durability")
+            if durability == "full":
+                store.close()
+                store = open_store(ref.store, durability)
+            prepared = _prepare(store, ref)
+        except BaseException:
+            store.close()
+            raise
+        if isinstance(prepared, StepReply):
+            store.close()
+            return prepared
+        # Another worker (or a local activity lost with its worker) may have begun this step:
+        # settle it as a resume does. For a step nobody began, that finds nothing to settle.
+        resumed = resumed or ref.step > 0
+    try:
+        reply, keep = await _step(prepared, ref, resumed)
+    except BaseException:
+        prepared.runner.store.close()
+        raise
+    if keep:
+        cache.keep(prepared)
+    else:
+        prepared.runner.store.close()
+    return reply
+
+
+def _prepare(store: Store, ref: StepRef) -> Any:
+    """The run ready to drive, or the reply for a run that is past this step or ended."""
+    from engine.session import prepare_resume
+
+    info = store.get_run(ref.run_id)
+    if info.status in ENDED:
+        return StepReply(info.status, info.steps, info.state, False, info.error)
+    prepared = prepare_resume(ref.run_id, store, observer=_silent, prompter=None, overrides={})
+    state, machine = prepared.state, prepared.machine
+    if state.step > ref.step:  # committed by an attempt whose reply was lost
+        return StepReply("running", state.step, state.state, has_effects(machine, state.state))
+    if state.step < ref.step:
+        raise UsageError(f"run {ref.run_id}: the store is at step {state.step}, behind the "
+                         f"workflow's step {ref.step} (was the store replaced?)")
+    runner = prepared.runner
+    runner.owner, runner.lease_ttl_s, runner.step_limit = workflow_owner(ref.run_id), \
+        LEASE_TTL_S, 1
+    return prepared
+
+
+async def _step(prepared: Any, ref: StepRef, resumed: bool) -> tuple[StepReply, bool]:
+    """Drive one step with the session's own ``execute``; the reply, and whether the
+    prepared run may serve its next step."""
+    from engine.session import execute
+
+    runner, parts = prepared.runner, prepared.runner.parts
+    if ref.step > 0 or resumed:  # the run-start events were recorded by its first step
+        parts.config = replace(parts.config, start_events=())
+    parts.observer = _silent  # execute wraps it again (stored stream events, OTLP)
+    prepared.resumed = resumed
+    result = await execute(prepared)
+    new = result.state
+    prepared.state = new
+    running = result.status == "running"
+    if running:  # keep the run shown as running until the next step
+        runner.store.acquire_lease(ref.run_id, runner.owner, LEASE_TTL_S)
+    effects = running and has_effects(prepared.machine, new.state)
+    return StepReply(result.status, new.step, new.state, effects, result.error), running
+
+
+def _path(location: str) -> Path:
+    return Path(location.removeprefix("sqlite://"))
+
+
+def fail_run(ref: FailRef) -> None:
+    """End a run whose step could not be taken at all: the store says why."""
+    import time
+
+    store = open_store(ref.store)
+    try:
+        store.end_step(ref.run_id, ref.step, "failed", ref.error, time.time())
+        store.set_status(ref.run_id, "failed", ref.error)
+    finally:
+        store.close()

@@ -1,0 +1,430 @@
+"""The Temporal backend end to end: a real dev server on 127.0.0.1, real worker processes, real
+SQLite files on the shared filesystem, the real CLI.
+
+Three workers serve each test's task queue. The demo and every golden task pass on them; a
+worker SIGKILLed in the middle of a shell command that appends to a file outside the run's
+workspace and store: the run completes on another worker within seconds and the file shows
+what the ledger promises; a parked approval survives every worker being stopped and started
+again; a 300-turn run continues as new and its Temporal history stays small.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.temporal import devserver
+from tests.conftest import ROOT, EngineCLI, engine_env
+from tests.test_park import make_task
+
+pytestmark = [pytest.mark.temporal, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="session")
+def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    log = tmp_path_factory.mktemp("temporal") / "server.log"
+    server = devserver.start(log=log)
+    try:
+        yield server.address
+    finally:
+        server.stop()
+
+
+class Workers:
+    """Worker processes serving one task queue of the test's own."""
+
+    def __init__(self, address: str, queue: str, log_dir: Path) -> None:
+        self.address, self.queue, self.log_dir = address, queue, log_dir
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, n: int = 3) -> None:
+        started = [self._spawn(i) for i in range(n)]
+        for proc in started:
+            line = proc.stdout.readline() if proc.stdout else ""
+            assert "worker polling" in line, f"worker did not start: {line!r}"
+        self.procs += started
+
+    def _spawn(self, i: int) -> subprocess.Popen[str]:
+        cmd = [sys.executable, "-m", "engine", "worker", "--backend", "temporal",
+               "--temporal-address", self.address, "--task-queue", self.queue]
+        err = (self.log_dir / f"worker-{len(self.procs) + i}.log").open("w")
+        return subprocess.Popen(cmd, cwd=ROOT, env=engine_env(), stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+
+    def by_pid(self, pid: int) -> subprocess.Popen[str]:
+        return next(p for p in self.procs if p.pid == pid)
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.procs = []
+
+    def flags(self) -> list[str]:
+        return ["--backend", "temporal", "--temporal-address", self.address,
+                "--task-queue", self.queue]
+
+
+@pytest.fixture
+def workers(temporal_address: str, tmp_path: Path) -> Iterator[Workers]:
+    w = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path)
+    w.start(3)
+    try:
+        yield w
+    finally:
+        w.stop_all()
+
+
+def _status(cli: EngineCLI, run_id: str) -> dict:
+    return cli.json("show", run_id)
+
+
+def _wait_status(cli: EngineCLI, run_id: str, wanted: set[str], timeout: float) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = _status(cli, run_id)
+        if info["status"] in wanted:
+            return info
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not reach {wanted}: {info['status']}")
+
+
+def _events(db: Path, run_id: str, kind: str) -> list[dict]:
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore.for_reading(db)
+    try:
+        return [dict(e.payload) for e in store.events(run_id, [kind])]
+    finally:
+        store.close()
+
+
+# -- the demo, the golden tasks -------------------------------------------------------------
+
+
+def test_demo_runs_on_three_workers(cli: EngineCLI, workers: Workers) -> None:
+    proc = cli("run", "machines/coding_agent.yaml", "--json", *workers.flags())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    info = json.loads(proc.stdout)
+    assert info["status"] == "completed" and info["state"] == "done"
+    shown = _status(cli, info["run_id"])
+    assert shown["status"] == "completed"
+    assert "completed" in proc.stderr or "run_shell" in proc.stderr  # followed live
+    assert (Path(info["workspace"]) / "inventory.py").read_text().count("* item.quantity") == 1
+    history = _history_sizes(workers.address, info["run_id"])
+    assert history and sum(history) > 0  # it really ran as a workflow
+    _replay(workers.address, info["run_id"])
+
+
+def _replay(address: str, run_id: str) -> None:
+    """Replay the run's recorded history through the workflow code: a nondeterministic
+    workflow fails here."""
+    import anyio
+    from temporalio.worker import Replayer
+
+    from engine.temporal.client import connect
+    from engine.temporal.refs import workflow_id
+    from engine.temporal.workflow import RunWorkflow
+
+    async def replay() -> None:
+        client = await connect(address, "default")
+        history = await client.get_workflow_handle(workflow_id(run_id)).fetch_history()
+        await Replayer(workflows=[RunWorkflow]).replay_workflow(history)
+
+    anyio.run(replay)
+
+
+def test_every_golden_task_passes_on_temporal(cli: EngineCLI, workers: Workers,
+                                              tmp_path: Path) -> None:
+    out = tmp_path / "eval.json"
+    proc = cli("eval", "golden_tasks", "--json", str(out), *workers.flags(), timeout=280)
+    results = json.loads(out.read_text())
+    failed = [t for t in results["results"] if not t["passed"]]
+    assert proc.returncode == 0 and results["passed"] and not failed, (proc.stdout[-3000:],
+                                                                       failed)
+    assert results["tasks"] == results["tasks_passed"] >= 10
+    assert _workflows_on(workers) >= results["tasks"]  # each task's run was a workflow
+
+
+def _workflows_on(workers: Workers) -> int:
+    import anyio
+
+    from engine.temporal.client import connect
+
+    async def count() -> int:
+        client = await connect(workers.address, "default")
+        return len([w async for w in client.list_workflows(f"TaskQueue = '{workers.queue}'")])
+
+    return anyio.run(count)
+
+
+def test_detach_prints_the_run_id_and_the_workers_finish_it(cli: EngineCLI,
+                                                            workers: Workers) -> None:
+    proc = cli("run", "machines/coding_agent.yaml", "--detach", *workers.flags())
+    assert proc.returncode == 0, proc.stderr
+    run_id = proc.stdout.strip().splitlines()[-1]
+    info = _wait_status(cli, run_id, {"completed", "failed"}, 60)
+    assert info["status"] == "completed"
+
+
+def test_without_a_server_one_line_and_exit_2(cli: EngineCLI) -> None:
+    port = devserver.free_port()
+    proc = cli("run", "machines/coding_agent.yaml", "--backend", "temporal",
+               "--temporal-address", f"127.0.0.1:{port}")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: cannot reach Temporal at 127.0.0.1:")
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+# -- a worker killed in the middle of a shell command -----------------------------------------
+
+APPEND_MACHINE = """\
+name: append_once
+kind: workflow
+initial: append
+sandbox: {mode: "off"}
+tools: [run_shell]
+states:
+  append:
+    action: run_tool
+    with: {tool: run_shell, args: {command: "sh append.sh"}}
+    on: {ok: done, failed: done}
+  done: {final: true}
+"""
+
+APPEND_SCRIPT = """\
+echo "begin $ENGINE_IDEMPOTENCY_KEY" >> "{out}"
+if [ ! -e "{out}.slow" ]; then touch "{out}.slow"; sleep 30; fi
+echo "end $ENGINE_IDEMPOTENCY_KEY" >> "{out}"
+"""
+"""Appends outside the run's reach; the first time, it is slow enough to be killed midway."""
+
+APPEND_POLICY = """\
+default: deny
+on_unknown_effect: {mode}
+rules:
+  - {{decision: allow, tool: run_shell, command: "sh append.sh"}}
+"""
+
+
+@pytest.mark.parametrize("mode", ["skip", "repeat"])
+def test_worker_killed_mid_command_no_effect_twice(cli: EngineCLI, workers: Workers,
+                                                   tmp_path: Path, mode: str) -> None:
+    outside = tmp_path / "outside" / "effects.log"  # neither in the workspace nor the store
+    outside.parent.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "append.sh").write_text(APPEND_SCRIPT.format(out=outside))
+    machine = tmp_path / "append.yaml"
+    machine.write_text(APPEND_MACHINE)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(APPEND_POLICY.format(mode=mode))
+    turns = tmp_path / "turns.json"
+    turns.write_text(json.dumps([{"text": "unused"}]))
+    proc = cli("run", str(machine), "--task", "append once", "--workspace", str(workspace),
+               "--model", f"scripted:{turns}", "--policy", str(policy), "--approval", "policy",
+               "--detach", *workers.flags())
+    assert proc.returncode == 0, proc.stderr
+    run_id = proc.stdout.strip().splitlines()[-1]
+    deadline = time.monotonic() + 60
+    while not (outside.exists() and "begin" in outside.read_text()):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.05)
+    pid = _activity_worker_pid(workers.address, run_id)
+    workers.by_pid(pid).send_signal(signal.SIGKILL)
+    killed_at = time.monotonic()
+    info = _wait_status(cli, run_id, {"completed", "failed"}, 40)
+    recovery = time.monotonic() - killed_at
+    assert info["status"] == "completed"
+    assert recovery < 15, f"took {recovery:.1f} s after the kill"
+    time.sleep(0.5)  # a leftover of the killed worker would write now
+    lines = [line for line in outside.read_text().splitlines()]
+    call_id = _events(cli.db, run_id, "tool_started")[0]["call_id"]
+    key = f"{run_id}:{call_id}"
+    resolved = _events(cli.db, run_id, "effect_resolved")
+    assert [r["resolution"] for r in resolved] == ["unknown" if mode == "skip" else "rerun"]
+    assert _events(cli.db, run_id, "leftover_stopped")  # the killed worker's command ended
+    if mode == "skip":  # not repeated: the command's effect happened once, and no more
+        assert lines == [f"begin {key}"]
+        assert "may or may not have run" in resolved[0]["message"]
+    else:  # repeated, as the policy says, with the same key for the receiver to de-duplicate
+        assert lines == [f"begin {key}", f"begin {key}", f"end {key}"]
+
+
+def _activity_worker_pid(address: str, run_id: str) -> int:
+    """The pid of the worker running the run's pending activity (its Temporal identity)."""
+    import anyio
+
+    from engine.temporal.client import connect
+    from engine.temporal.refs import workflow_id
+
+    async def find() -> int:
+        client = await connect(address, "default")
+        handle = client.get_workflow_handle(workflow_id(run_id))
+        for _ in range(100):
+            desc = await handle.describe()
+            pending = desc.raw_description.pending_activities
+            if pending and pending[0].last_worker_identity:
+                return int(pending[0].last_worker_identity.split("@")[0])
+            await anyio.sleep(0.05)
+        raise AssertionError("no pending activity")
+
+    return anyio.run(find)
+
+
+# -- a parked approval outlives every worker -------------------------------------------------
+
+
+def test_parked_approval_survives_all_workers_restarting(cli: EngineCLI, workers: Workers,
+                                                         tmp_path: Path) -> None:
+    task = make_task(tmp_path)
+    proc = cli("run", "machines/coding_agent.yaml", "--golden", str(task), "--json",
+               *workers.flags())
+    assert proc.returncode == 5, proc.stderr[-2000:]
+    run_id = json.loads(proc.stdout)["run_id"]
+    assert "python -m engine approve" in proc.stderr
+    workers.stop_all()
+    time.sleep(1)
+    assert _status(cli, run_id)["status"] == "waiting_approval"
+    workers.start(3)
+    pending = cli.json("approvals", "--db", str(cli.db))
+    assert [p["run_id"] for p in pending] == [run_id]
+    decided = cli("approve", run_id, pending[0]["call_id"], "--db", str(cli.db))
+    assert decided.returncode == 0, decided.stderr
+    assert "workflow was told" in decided.stdout
+    info = _wait_status(cli, run_id, {"completed", "failed"}, 60)
+    assert info["status"] == "completed"
+    workspace = Path(info["workspace"])
+    assert "* item.quantity" in (workspace / "inventory.py").read_text()
+
+
+# -- a long run continues as new --------------------------------------------------------------
+
+
+def test_300_turns_continue_as_new_with_bounded_history(cli: EngineCLI, workers: Workers,
+                                                        tmp_path: Path) -> None:
+    from bench.temporal import long_task
+
+    task = long_task(tmp_path / "long", 300)
+    proc = cli("run", "machines/coding_agent.yaml", "--golden", str(task), "--json",
+               *workers.flags(), env={"ENGINE_CONTINUE_AS_NEW_STEPS": "100"}, timeout=280)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    info = json.loads(proc.stdout)
+    assert info["status"] == "completed"
+    assert info["steps"] == 1 + 5 * 299 + 2  # plan, 299 tool turns, the answer
+    sizes = _history_sizes(workers.address, info["run_id"])
+    assert len(sizes) == 15, sizes  # 1498 steps, 100 per execution
+    assert max(sizes) < 300_000, sizes  # each execution's history stays small
+    assert sum(sizes) / info["steps"] < 2_000  # bytes of history per step, not per message
+
+
+def _history_sizes(address: str, run_id: str) -> list[int]:
+    from bench.temporal import history_sizes
+
+    return history_sizes(address, run_id)
+
+
+# -- without the extra ------------------------------------------------------------------------
+
+WITHOUT_TEMPORALIO = ("import sys; sys.modules['temporalio'] = None; "
+                      "from engine.ui.cli import main; sys.exit(main(sys.argv[1:]))")
+"""The CLI in a process where ``import temporalio`` fails, as without the extra."""
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "machines/coding_agent.yaml", "--backend", "temporal"],
+    ["worker", "--backend", "temporal"],
+    ["eval", "golden_tasks", "-k", "demo", "--backend", "temporal"],
+])
+def test_without_the_extra_one_line_naming_it(tmp_path: Path, command: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_TEMPORALIO, *command,
+                           "--db", str(tmp_path / "e.db")], cwd=ROOT, env=engine_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == ("error: --backend temporal needs the temporal extra: "
+                           "pip install 'turnstile-fsm[temporal]'\n")
+
+
+def test_the_local_backend_never_imports_temporalio(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_TEMPORALIO, "run",
+                           "machines/coding_agent.yaml", "--db", str(tmp_path / "e.db"),
+                           "--quiet"], cwd=ROOT, env=engine_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "completed" in proc.stdout
+
+
+def test_workers_killed_at_several_points_the_run_still_completes(cli: EngineCLI,
+                                                                   workers: Workers,
+                                                                   tmp_path: Path) -> None:
+    """A worker is SIGKILLed every second wherever the run happens to be (model call, approval,
+    tool call, checkpoint, workflow task) and replaced; the run completes with every step
+    taken once and every tool call answered once."""
+    from bench.temporal import long_task
+
+    task = long_task(tmp_path / "long", 120)
+    proc = cli("run", "machines/coding_agent.yaml", "--golden", str(task), "--detach",
+               *workers.flags(), env={"ENGINE_CONTINUE_AS_NEW_STEPS": "50"})
+    assert proc.returncode == 0, proc.stderr
+    run_id = proc.stdout.strip().splitlines()[-1]
+    kills, seen = 0, set()
+    deadline = time.monotonic() + 200
+    while (status := _status(cli, run_id)["status"]) not in ("completed", "failed"):
+        seen.add(status)
+        assert time.monotonic() < deadline, "the run did not complete"
+        if kills < 5:
+            time.sleep(1.0)
+            victim = workers.procs[kills % len(workers.procs)]
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            workers.procs.remove(victim)
+            workers.start(1)
+            kills += 1
+        else:
+            time.sleep(0.3)
+    info = _status(cli, run_id)
+    assert kills == 5 and info["status"] == "completed", info
+    assert seen == {"running"}  # between steps and workers too: never shown as crashed
+    assert info["steps"] == 1 + 5 * 119 + 2
+    results = [m for m in _messages(cli.db, run_id) if m.role == "tool"]
+    assert len(results) == 119 and len({m.tool_call_id for m in results}) == 119
+
+
+def _messages(db: Path, run_id: str) -> list:
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore.for_reading(db)
+    try:
+        return store.messages(run_id)
+    finally:
+        store.close()
+
+
+def test_bench_measures_overhead_recovery_and_history(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, "bench/temporal.py", "--turns", "3", "--long", "12",
+                           "--every", "20", "--kills", "1", "--json", str(out)], cwd=ROOT,
+                          env=engine_env(), capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    assert figures["local"]["per_turn_ms"] > 0
+    assert figures["temporal"]["per_turn_ms"] > figures["local"]["per_turn_ms"]
+    assert figures["temporal"]["history_bytes"] > 0
+    assert 0 < figures["recovery_s"][0] < 30
+    long = figures["long"]
+    assert long["steps"] == 1 + 5 * 11 + 2 and long["executions"] == 3  # 58 steps, 20 each
+    assert "recovery after SIGKILL" in proc.stdout
