@@ -41,8 +41,10 @@ def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 class Workers:
     """Worker processes serving one task queue of the test's own."""
 
-    def __init__(self, address: str, queue: str, log_dir: Path) -> None:
+    def __init__(self, address: str, queue: str, log_dir: Path,
+                 store: str | None = None) -> None:
         self.address, self.queue, self.log_dir = address, queue, log_dir
+        self.store = store
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, n: int = 3) -> None:
@@ -54,7 +56,8 @@ class Workers:
 
     def _spawn(self, i: int) -> subprocess.Popen[str]:
         cmd = [sys.executable, "-m", "engine", "worker", "--backend", "temporal",
-               "--temporal-address", self.address, "--task-queue", self.queue]
+               "--temporal-address", self.address, "--task-queue", self.queue,
+               *(["--store", self.store] if self.store else [])]
         err = (self.log_dir / f"worker-{len(self.procs) + i}.log").open("w")
         return subprocess.Popen(cmd, cwd=ROOT, env=engine_env(), stdout=subprocess.PIPE,
                                 stderr=err, text=True)
@@ -128,6 +131,42 @@ def test_demo_runs_on_three_workers(cli: EngineCLI, workers: Workers) -> None:
     history = _history_sizes(workers.address, info["run_id"])
     assert history and sum(history) > 0  # it really ran as a workflow
     _replay(workers.address, info["run_id"])
+
+
+def test_demo_on_a_postgres_store_keeps_the_password_out_of_history(
+        cli: EngineCLI, temporal_address: str, pg_url: str, tmp_path: Path) -> None:
+    """Workers on a Postgres store given with --store; the workflow's reference names the
+    store without its password (trust auth on 127.0.0.1 ignores it, so it can be planted)."""
+    url = pg_url.replace("postgresql://postgres@", "postgresql://postgres:planted-s3cret@")
+    assert "planted-s3cret" in url, pg_url
+    workers = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path, store=url)
+    workers.start(2)
+    try:
+        proc = cli("run", "machines/coding_agent.yaml", "--json", "--store", url,
+                   *workers.flags())
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        info = json.loads(proc.stdout)
+        assert info["status"] == "completed"
+        shown = cli.json("show", info["run_id"], "--store", url)
+        assert shown["status"] == "completed" and shown["steps"] >= 5
+        assert "planted-s3cret" not in _history_text(workers.address, info["run_id"])
+        assert _history_sizes(workers.address, info["run_id"])
+    finally:
+        workers.stop_all()
+
+
+def _history_text(address: str, run_id: str) -> str:
+    import anyio
+
+    from engine.temporal.client import connect
+    from engine.temporal.refs import workflow_id
+
+    async def fetch() -> str:
+        client = await connect(address, "default")
+        history = await client.get_workflow_handle(workflow_id(run_id)).fetch_history()
+        return history.to_json()
+
+    return anyio.run(fetch)
 
 
 def _replay(address: str, run_id: str) -> None:

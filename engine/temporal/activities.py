@@ -7,7 +7,6 @@ decides what may run again), never a blind repeat.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from pathlib import Path
 from typing import TypeVar
 
 import anyio
@@ -15,6 +14,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from engine.errors import LeaseHeldError, StoreError, TurnstileError, UsageError
+from engine.store.url import parse_store_url
 from engine.temporal.refs import (
     FAIL_ACTIVITY,
     HEARTBEAT_S,
@@ -23,7 +23,7 @@ from engine.temporal.refs import (
     StepRef,
     StepReply,
 )
-from engine.temporal.step import drive_step, fail_run
+from engine.temporal.step import drive_step, fail_run, same_location
 
 T = TypeVar("T")
 
@@ -33,10 +33,10 @@ RETRIED = (StoreError, LeaseHeldError)
 
 class StepActivities:
     """The worker's activities; ``only_store``: the one store this worker serves (its
-    ``--db``), or None to serve the store each run's reference names."""
+    ``--store`` or ``--db``), or None to serve the store each run's reference names."""
 
     def __init__(self, only_store: str | None = None) -> None:
-        self.only_store = str(Path(only_store).resolve()) if only_store else None
+        self.served = parse_store_url(only_store) if only_store else None
 
     @activity.defn(name=STEP_ACTIVITY)
     async def step(self, ref: StepRef) -> StepReply:
@@ -47,8 +47,8 @@ class StepActivities:
         try:
             self._check_store(ref.store)
             if info.is_local:
-                return await drive_step(ref, resumed=resumed)
-            return await _heartbeating(drive_step(ref, resumed=resumed))
+                return await drive_step(ref, resumed=resumed, served=self.served)
+            return await _heartbeating(drive_step(ref, resumed=resumed, served=self.served))
         except RETRIED:
             raise
         except TurnstileError as exc:  # bad config, changed machine: no retry can help
@@ -59,11 +59,11 @@ class StepActivities:
     async def fail(self, ref: FailRef) -> None:
         """Record that the run failed for a reason outside its steps."""
         self._check_store(ref.store)
-        fail_run(ref)
+        fail_run(ref, self.served)
 
     def _check_store(self, store: str) -> None:
-        if self.only_store and str(Path(store).resolve()) != self.only_store:
-            raise UsageError(f"this worker serves the store {self.only_store} only, not "
+        if self.served is not None and not same_location(self.served.url, store):
+            raise UsageError(f"this worker serves the store {self.served.display} only, not "
                              f"{store} (give each store its own task queue)")
 
 

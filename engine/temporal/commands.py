@@ -13,7 +13,6 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from engine.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARKED, UsageError
@@ -69,7 +68,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     from engine.temporal.worker import serve
 
-    only = getattr(args, "db", None)
+    only = (getattr(args, "store", None) or getattr(args, "db", None)
+            or os.environ.get("ENGINE_STORE_URL"))
     anyio.run(partial(serve, where.address, where.namespace, where.task_queue, only_store=only))
     return 0
 
@@ -115,7 +115,7 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
     from engine.session import preflight_and_create
     from engine.temporal.client import connect, follow, start
     from engine.temporal.refs import RunRef
-    from engine.temporal.step import has_effects
+    from engine.temporal.step import has_effects, location_of
 
     client = await connect(where.address, where.namespace)
     store = prepared.runner.store
@@ -124,7 +124,7 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
     if model is not None:  # the workers build their own
         await model.aclose()
     state = prepared.state
-    ref = RunRef(state.run_id, str(Path(store.path).resolve()), state.step,
+    ref = RunRef(state.run_id, location_of(store), state.step,
                  has_effects(prepared.machine, state.state), prepared.resumed,
                  continue_after=continue_after or steps_per_execution())
     handle = await start(client, ref, where)

@@ -22,6 +22,7 @@ from engine.actions.registry import ACTIONS
 from engine.errors import UsageError
 from engine.spec.model import MachineSpec
 from engine.store.base import LeaseOwner, Store
+from engine.store.url import StoreTarget, parse_store_url
 from engine.temporal.refs import FailRef, StepRef, StepReply
 
 logger = logging.getLogger(__name__)
@@ -36,14 +37,32 @@ after the last step if every worker is gone (the run then shows as ``crashed``).
 ENDED = ("completed", "failed")
 
 
-def open_store(location: str, durability: str | None = None) -> Store:
-    """The run's store from its location in the workflow's reference (a SQLite path)."""
-    from engine.store.sqlite import SqliteStore
+def location_of(store: Store) -> str:
+    """How a run's workflow names its store: the SQLite file's absolute path, or the server's
+    URL without its password (workflow history is no place for a secret; workers that need
+    one are given the full URL with ``--store``)."""
+    path = getattr(store, "path", None)
+    if path is not None:
+        return str(Path(path).resolve())
+    return str(store.where)  # type: ignore[attr-defined]
 
-    if "://" in location and not location.startswith("sqlite:///"):
-        raise UsageError(f"store {location!r}: this worker opens SQLite stores (a path or "
-                         "sqlite:///PATH)")
-    return SqliteStore(_path(location), durability="full" if durability == "full" else "normal")
+
+def same_location(a: str, b: str) -> bool:
+    return _normal(a) == _normal(b)
+
+
+def _normal(location: str) -> str:
+    target = parse_store_url(location)
+    return str(target.path.resolve()) if target.path is not None else target.display
+
+
+def open_store(location: str, durability: str | None = None,
+               served: StoreTarget | None = None) -> Store:
+    """The run's store from its location in the workflow's reference; ``served``: the store
+    this worker was given (``--store``), opened with its own URL when it is that one."""
+    target = (served if served is not None and same_location(served.url, location)
+              else parse_store_url(location))
+    return target.open(durability="full" if durability == "full" else "normal")
 
 
 def workflow_owner(run_id: str) -> LeaseOwner:
@@ -85,7 +104,8 @@ class RunCache:
         if prepared is None:
             return None
         store = prepared.runner.store
-        if resumed or prepared.state.step != ref.step or store.path != _path(ref.store):
+        if (resumed or prepared.state.step != ref.step
+                or not same_location(location_of(store), ref.store)):
             store.close()
             return None
         info = store.get_run(ref.run_id)
@@ -105,16 +125,17 @@ class RunCache:
 CACHE = RunCache()
 
 
-async def drive_step(ref: StepRef, *, resumed: bool, cache: RunCache = CACHE) -> StepReply:
+async def drive_step(ref: StepRef, *, resumed: bool, cache: RunCache = CACHE,
+                     served: StoreTarget | None = None) -> StepReply:
     """Take step ``ref.step`` of the run (or report it, when an earlier attempt took it)."""
     prepared = cache.take(ref, resumed)
     if prepared is None:
-        store = open_store(ref.store)
+        store = open_store(ref.store, served=served)
         try:
             durability = store.get_run(ref.run_id).config.get("durability")
             if durability == "full":
                 store.close()
-                store = open_store(ref.store, durability)
+                store = open_store(ref.store, durability, served)
             prepared = _prepare(store, ref)
         except BaseException:
             store.close()
@@ -177,15 +198,11 @@ async def _step(prepared: Any, ref: StepRef, resumed: bool) -> tuple[StepReply, 
     return StepReply(result.status, new.step, new.state, effects, result.error), running
 
 
-def _path(location: str) -> Path:
-    return Path(location.removeprefix("sqlite://"))
-
-
-def fail_run(ref: FailRef) -> None:
+def fail_run(ref: FailRef, served: StoreTarget | None = None) -> None:
     """End a run whose step could not be taken at all: the store says why."""
     import time
 
-    store = open_store(ref.store)
+    store = open_store(ref.store, served=served)
     try:
         store.end_step(ref.run_id, ref.step, "failed", ref.error, time.time())
         store.set_status(ref.run_id, "failed", ref.error)

@@ -583,8 +583,12 @@ def _add_run(sub: Any) -> None:
 
     p = sub.add_parser("worker", help="serve runs started with --backend temporal (several "
                        "workers, on several machines, may serve one task queue)")
-    p.add_argument("--db", help="serve only the runs of this database (default: the one "
-                   "each run names)")
+    p.add_argument("--db", help="serve only the runs of this SQLite database (default: the "
+                   "store each run names)")
+    p.add_argument("--store", metavar="URL",
+                   help="serve only the runs of this store, opened with this URL (a path, "
+                        "sqlite:///PATH or postgresql://...; default $ENGINE_STORE_URL, else "
+                        "the store each run names)")
     _backend_args(p)
     p.set_defaults(func=cmd_worker)
 
