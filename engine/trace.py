@@ -126,8 +126,21 @@ def build_trace(store: Store, run_id: str) -> dict[str, Any]:
     builder.project(store.events(info.run_id))
     # Fields are redacted where they enter (arguments before they become JSON text); this pass
     # covers every other string (notes, errors, the run's own fields) by the same rules.
-    document: dict[str, Any] = red.value(builder.document())
-    return document
+    document = builder.document()
+    spans = document.pop("spans")
+    out: dict[str, Any] = red.value(document)
+    out["spans"] = [_redacted_span(red, span) for span in spans]
+    return out
+
+
+SPAN_MADE_FIELDS = frozenset({"span_id", "parent_id", "start_iso", "links"})
+"""A span's own fields that the trace makes from hashes of the run id and from clocks (ids,
+ISO times, links to other spans' ids): nothing of the run's inputs is in them, so the final
+redaction pass does not read them (they are most of the document's distinct strings)."""
+
+
+def _redacted_span(red: Redactor, span: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v if k in SPAN_MADE_FIELDS else red.value(v, k) for k, v in span.items()}
 
 
 def call_spans(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
