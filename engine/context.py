@@ -213,8 +213,12 @@ def _frozen(obj: Any) -> bool:
     return bool(params is not None and params.frozen)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""One encoder for every estimate (``json.dumps`` with options builds a new one per call)."""
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return _ENCODER.encode(value)
 
 
 # -- the view -------------------------------------------------------------------------------
