@@ -62,12 +62,13 @@ class Coalescer:
     def add(self, text: str) -> None:
         if not text:
             return
+        now = self._clock()
         if not self._parts:
-            self._since = self._clock()
+            self._since = now
         self._parts.append(text)
         self._size += len(text)
         if ("\n" in text or self._size >= self._max_chars
-                or self._clock() - self._since >= self._max_delay_s):
+                or now - self._since >= self._max_delay_s):
             self.flush()
 
     def flush(self) -> None:
