@@ -174,3 +174,38 @@ def test_the_rich_console_and_the_plain_writer_say_the_same_words(tmp_path: Path
     expanded = "\n".join(line.expandtabs(8) for line in plain_out.getvalue().split("\n"))
     assert rich_out.getvalue() == expanded  # rich expands tabs; the words are the same
     assert "→ run_shell" in expanded and "✓ ok" in expanded
+
+
+class CountingStream(io.StringIO):
+    """A stream that counts its writes (an unbuffered pipe pays one system call for each)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def test_lines_are_gathered_and_written_before_the_run_may_wait() -> None:
+    stream = CountingStream()
+    obs = PlainObserver(stream)
+    obs("step_begin", {"step": 1, "state": "call_model", "action": "call_model"})
+    assert stream.getvalue() == "step 1 call_model (call_model)\n"  # shown before the model
+    for piece in ("Hello ", "there"):
+        obs("text_delta", {"text": piece})
+    obs("model_call", {"provider": "scripted", "model": "scripted", "input_tokens": 3,
+                       "output_tokens": 4, "cost_usd": 0.0, "tool_calls": []})
+    obs("step_commit", {"step": 1, "state": "call_model", "trigger": "tool_calls",
+                        "dest": "exec_tool", "note": ""})
+    assert stream.writes == 1  # the text, totals and commit wait for what comes next
+    obs("step_begin", {"step": 2, "state": "exec_tool", "action": "exec_tool"})
+    assert stream.writes == 2
+    assert stream.getvalue().splitlines()[1:] == [
+        "  model: Hello there", "  scripted: 3 in / 4 out tokens, $0.0000",
+        "  ⇒ tool_calls → exec_tool", "step 2 exec_tool (exec_tool)"]
+    obs("tool_started", {"call_id": "c1", "tool": "run_shell", "args": {"command": "sleep 60"}})
+    assert "sleep 60" in stream.getvalue()  # a command that may run for minutes is shown now
+    obs("run_end", {"status": "completed", "state": "done"})
+    assert stream.writes == 3

@@ -7,6 +7,7 @@ refused with an error result, whatever the policy said.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -17,9 +18,16 @@ from engine.tooling.spec import ToolResult
 BINARY_SNIFF_BYTES = 8192
 
 
+@functools.lru_cache(maxsize=64)
+def _root(workspace: Path) -> Path:
+    """The workspace's own resolved path, once per run (as the policy's ``judge_literal`` does):
+    every target below is still resolved afresh, so a symlink in it is always followed now."""
+    return workspace.resolve()
+
+
 def resolve_in(workspace: Path, path: str) -> Path | ToolResult:
     """The resolved absolute path of ``path`` (relative to the workspace), or an error result."""
-    root = workspace.resolve()
+    root = _root(workspace)
     if "\x00" in path:
         return ToolResult.error(f"invalid path {path!r}: contains a NUL byte")
     target = (root / path).resolve()
@@ -33,7 +41,7 @@ def resolve_in(workspace: Path, path: str) -> Path | ToolResult:
 
 def rel(workspace: Path, target: Path) -> str:
     """``target`` relative to the workspace, in POSIX form (``.`` for the root itself)."""
-    return target.relative_to(workspace.resolve()).as_posix() or "."
+    return target.relative_to(_root(workspace)).as_posix() or "."
 
 
 def sha256(data: bytes) -> str:

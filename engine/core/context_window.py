@@ -187,12 +187,39 @@ def estimate_messages(messages: Iterable[Message]) -> int:
 
 def estimate_tools(tools: Iterable[Any]) -> int:
     """Tokens for tool definitions (objects with ``name``, ``description``, ``input_schema``)."""
-    return sum(MESSAGE_OVERHEAD_TOKENS + estimate_text(
-        t.name + t.description + _json(t.input_schema)) for t in tools)
+    return sum(_tool_tokens(t) for t in tools)
+
+
+_TOOL_TOKENS: dict[int, tuple[Any, int]] = {}
+"""Estimates of frozen tool definitions by identity (the object is kept, so its id stays its
+own): a model call estimates the same tools every turn."""
+_TOOL_TOKENS_MAX = 4096
+
+
+def _tool_tokens(tool: Any) -> int:
+    known = _TOOL_TOKENS.get(id(tool))
+    if known is not None and known[0] is tool:
+        return known[1]
+    n = MESSAGE_OVERHEAD_TOKENS + estimate_text(
+        tool.name + tool.description + _json(tool.input_schema))
+    if _frozen(tool):
+        if len(_TOOL_TOKENS) >= _TOOL_TOKENS_MAX:
+            _TOOL_TOKENS.clear()
+        _TOOL_TOKENS[id(tool)] = (tool, n)
+    return n
+
+
+def _frozen(obj: Any) -> bool:
+    params = getattr(type(obj), "__dataclass_params__", None)
+    return bool(params is not None and params.frozen)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+"""One encoder for every estimate (``json.dumps`` with options builds a new one per call)."""
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return _ENCODER.encode(value)
 
 
 # -- the view -------------------------------------------------------------------------------

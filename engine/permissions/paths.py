@@ -265,6 +265,12 @@ def _resolved_dir(path: str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def resolved_workspace(workspace: Path) -> Path:
+    """The workspace as ``judge_literal`` sees it (resolved once, memoised): rules match paths
+    relative to this same root."""
+    return _resolved_dir(str(workspace))
+
+
 def _inside(path: str, resolved: str, rel: Path, writable: bool, for_write: bool,
             where: str) -> PathVerdict:
     sensitive = is_sensitive(rel)

@@ -57,7 +57,13 @@ from typing import Any, Literal
 
 from engine.errors import UsageError
 from engine.globs import GlobError, compile_glob, glob_match
-from engine.permissions.paths import PathVerdict, Root, check_path_json, judge_path
+from engine.permissions.paths import (
+    PathVerdict,
+    Root,
+    check_path_json,
+    judge_path,
+    resolved_workspace,
+)
 from engine.permissions.shell import (
     DEFAULT_DECISION,
     ShellVerdict,
@@ -488,7 +494,7 @@ def _relative(v: PathVerdict, workspace: Path) -> str | None:
     if not v.resolved:
         return None
     target = Path(v.resolved)
-    ws = Path(os.path.realpath(workspace))
+    ws = resolved_workspace(workspace)
     return target.relative_to(ws).as_posix() if target.is_relative_to(ws) else v.resolved
 
 

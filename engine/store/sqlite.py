@@ -73,8 +73,12 @@ SPANS_SENT = "spans_sent"
 APPROVALS = "approval_requests"
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+"""One encoder for every row (``json.dumps`` with options builds a new one per call)."""
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _ENCODER.encode(value)
 
 
 def _schema_v1(db: sqlite_utils.Database) -> None:

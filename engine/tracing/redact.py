@@ -47,12 +47,17 @@ _SHAPES = re.compile("|".join([
 ]))
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=\-]{12,})")
 _KEY_VALUE = re.compile(
-    r"""(?ix)
-    (?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)      # a key
+    r"""(?x)
+    (?<![A-Za-z0-9_.\-])[0-9.\-]*+          # from the start of a run of key characters
+    (?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)     # a key: its first letter to the end of the run
     (?P<sep>\s*[=:]\s*|["']\s*:\s*)        # = or : (also "key": in JSON, 'key': in Python)
     (?P<quote>["']?)
-    (?P<value>(?!\[REDACTED\])[^\s"'&,;}\]]+)
+    (?P<value>(?!(?i:\[REDACTED\]))[^\s"'&,;}\]]+)
     """)
+"""A ``key=value`` pair; the match begins at the first letter of a run of key characters.
+Tried only where such a run starts and never backtracking into the key (every start inside one
+run reaches the same separator, so the first letter is the only start that can match): the
+same pairs as a plain search, found without the quadratic retries over long text."""
 _TRAILING = ".:!?)"
 """Punctuation that ends a sentence after a value, not part of it."""
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
@@ -66,6 +71,10 @@ MIN_CASE_SWITCHES = 4
 MAX_VOWEL_SHARE = 0.25
 """A long value without such digits is a token when its case changes as often and this few of
 its letters are vowels: names have about 40% (``getHTTPResponseCode``), random letters 20%."""
+
+
+_ATOMS = frozenset({int, float, bool, type(None)})
+"""Exact types that carry no text: returned as they are."""
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -83,18 +92,51 @@ class Redactor:
         self.env_secrets = env_secrets
         self._seen: dict[str, str] = {}
         """Texts already redacted: a trace repeats arguments in several events."""
+        self._secret_keys: dict[str, bool] = {}
+        """Key names already judged: a trace repeats the same few keys in every span."""
 
     def value(self, value: Any, key: str | None = None) -> Any:
-        """``value`` with secrets masked; mappings and lists are rebuilt, never mutated."""
-        if isinstance(value, str):
-            if key is not None and SECRET_KEY_NAME.search(key) and value:
+        """``value`` with secrets masked; mappings and lists are rebuilt, never mutated.
+
+        Exact built-in types are dispatched on ``type()`` first (a trace is thousands of
+        small dicts); anything else goes through the ``Mapping``/sequence checks."""
+        kind = type(value)
+        if kind is str:
+            if key is not None and value and self.secret_key(key):
                 return MASK
             return self.text(value)
+        if kind is dict:
+            return self._mapping(value)
+        if kind is list or kind is tuple:
+            return [self.value(v) for v in value]
+        if kind in _ATOMS:
+            return value
+        if isinstance(value, str):
+            return self.value(str(value), key)
         if isinstance(value, Mapping):
-            return {k: self.value(v, str(k)) for k, v in value.items()}
+            return self._mapping(value)
         if isinstance(value, list | tuple):
             return [self.value(v) for v in value]
         return value
+
+    def _mapping(self, mapping: Mapping[Any, Any]) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for k, v in mapping.items():
+            kind = type(v)
+            if kind in _ATOMS:
+                out[k] = v
+            elif kind is str:
+                out[k] = MASK if v and self.secret_key(str(k)) else self.text(v)
+            else:
+                out[k] = self.value(v, str(k))
+        return out
+
+    def secret_key(self, key: str) -> bool:
+        """Whether values under ``key`` are secrets whole (``SECRET_KEY_NAME``), memoised."""
+        named = self._secret_keys.get(key)
+        if named is None:
+            named = self._secret_keys[key] = SECRET_KEY_NAME.search(key) is not None
+        return named
 
     def text(self, text: str) -> str:
         """``text`` with every known secret shape and environment secret masked."""
@@ -124,7 +166,7 @@ def _mask_pairs(text: str) -> str:
         if masked is None:
             pos = m.start("value")
             continue
-        out += (text[last:m.start()], masked)
+        out += (text[last:m.start("key")], masked)
         pos = last = m.end()
     out.append(text[last:])
     return "".join(out)

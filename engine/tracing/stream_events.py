@@ -54,7 +54,8 @@ class StreamRecorder:
         self._used = 0
         self._truncated = False
         self._key: tuple[str, str | None] | None = None
-        self._buf = ""
+        self._parts: list[str] = []
+        """The burst's pieces not stored yet (joined when written: no string grows per delta)."""
         self._since = 0.0
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
@@ -77,15 +78,16 @@ class StreamRecorder:
             self._key = None
 
     def _add(self, channel: str, call_id: str | None, text: str) -> None:
-        key = (channel, call_id)
-        if key != self._key:  # a new burst
+        key = self._key
+        if key is None or key[0] != channel or key[1] != call_id:  # a new burst
             self._write(final=True, commit=False)
             # A command's first line is committed at once (it may then be quiet for minutes);
             # model text when the burst outlives the window, else it rides with the step's
             # own commit, which also carries the steps deferred before it.
             first_at_once = channel == "tool_output"
-            self._key, self._since = key, 0.0 if first_at_once else time.monotonic()
-        self._buf += text
+            self._key = (channel, call_id)
+            self._since = 0.0 if first_at_once else time.monotonic()
+        self._parts.append(text)
         if time.monotonic() - self._since >= self.window_s:  # at most one write per window
             self._write(final=False, commit=True)
 
@@ -95,10 +97,13 @@ class StreamRecorder:
         self._key = None
 
     def _write(self, *, final: bool, commit: bool) -> None:
-        text, self._buf = self._buf, ""
+        text = "".join(self._parts)
+        self._parts.clear()
         if not final:  # hold back a partial word: it may be the start of a secret
             cut = max(text.rfind(" "), text.rfind("\n")) + 1
-            text, self._buf = text[:cut], text[cut:]
+            if cut < len(text):
+                self._parts.append(text[cut:])
+            text = text[:cut]
         if not text or self._key is None or self._truncated:
             return
         room = self.max_chars - self._used

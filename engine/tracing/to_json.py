@@ -11,9 +11,12 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""One encoder for the whole file (``json.dumps`` with options builds a new one per call)."""
+
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _ENCODER.encode(value)
 
 
 def trace_json(trace: Mapping[str, Any]) -> str:

@@ -12,6 +12,7 @@ Imports stay inside the commands so ``python -m engine --help`` starts fast.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -166,7 +167,8 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
     from engine.session import execute
 
     run_id = prepared.state.run_id
-    try:
+    gc.freeze()  # the start-up heap (modules, schemas, the machine) is never garbage: keep it
+    try:         # out of the collections the step loop triggers
         result = anyio.run(partial(execute, prepared, drive=drive_until_interrupted))
     except InterruptedRun:
         _summary(args, store, run_id, observer)

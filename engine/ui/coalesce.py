@@ -33,12 +33,13 @@ class Coalescer:
     def add(self, text: str) -> None:
         if not text:
             return
+        now = self._clock()
         if not self._parts:
-            self._since = self._clock()
+            self._since = now
         self._parts.append(text)
         self._size += len(text)
         if ("\n" in text or self._size >= self._max_chars
-                or self._clock() - self._since >= self._max_delay_s):
+                or now - self._since >= self._max_delay_s):
             self.flush()
 
     def flush(self) -> None:
@@ -51,6 +52,13 @@ class Coalescer:
     @property
     def pending(self) -> str:
         return "".join(self._parts)
+
+    def take(self) -> str:
+        """The buffered text, which is no longer buffered (the caller writes it)."""
+        text = self.pending
+        self._parts.clear()
+        self._size = 0
+        return text
 
 
 __all__ = ["FLUSH_CHARS", "FLUSH_DELAY_S", "Coalescer"]

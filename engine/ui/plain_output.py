@@ -3,7 +3,13 @@
 When stdout is not a terminal nobody reads colours, so a run's events become plain lines
 written straight to the stream (no rich rendering), in the same words as the rich console
 (both take them from ``engine.ui.event_lines``).
-Streamed text deltas are gathered by ``engine.ui.coalesce.Coalescer``, as in the console.
+Streamed text deltas arrive a few characters at a time; ``engine.ui.coalesce.Coalescer``
+gathers them and writes on a newline, at a size threshold, or once the oldest buffered piece is
+``max_delay_s`` old, so a 500-byte answer is one or a few writes instead of forty. Lines are
+gathered too and written in one write when something may wait next (a step begins, a tool
+starts, a retry sleeps, the run ends), so the stream sees a few writes per step even when it is
+unbuffered
+(``PYTHONUNBUFFERED``, ``python -u``) and nothing is held back while the run waits.
 Output is best effort: a closed or broken stream stops the output, never the run.
 """
 
@@ -11,12 +17,23 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from engine.events import EventKind
 from engine.ui.coalesce import Coalescer
 from engine.ui.event_lines import event_lines, plain_text
+
+MAX_PENDING_CHARS = 16_384
+"""Gathered lines beyond this many characters are written at once."""
+WAITS_AFTER: frozenset[str] = frozenset({
+    EventKind.STEP_BEGIN, EventKind.TOOL_STARTED, EventKind.TOOL_OUTPUT, EventKind.MODEL_RETRY,
+    EventKind.SANDBOX, EventKind.MCP_TOOLS_CHANGED, EventKind.MCP_SERVER_FAILED,
+    EventKind.CONTEXT_COMPRESSED, EventKind.RUN_END})
+"""Events after which the run may wait (a model, a command, a retry's sleep) or end: the
+gathered lines are written then. Others (a model call's totals, a tool's result, an approval,
+a step's commit) are followed at once by more output or by one of these (a commit by the next
+step's begin or the run's end)."""
 
 _MARKUP = re.compile(r"(?<!\\)\[/?[a-z #0-9_.]*\]")
 """The console markup the CLI puts in ``line()`` texts: ``[bold red]``, ``[dim]``, ``[/]``."""
@@ -45,17 +62,19 @@ def make_ui(stream: TextIO, *, quiet: bool = False) -> tuple[Any, Any]:
     a terminal: rich's ``ConsoleObserver``. ``quiet``: the summary lines only.
     """
     if wants_plain(stream):
-        return PlainObserver(stream, events=not quiet), _lazy_prompter(stream)
+        observer = PlainObserver(stream, events=not quiet)
+        return observer, _lazy_prompter(stream, observer.close)
     from engine.ui.console import ConsoleObserver, make_console, make_prompter
 
     console = make_console(stream)
     return ConsoleObserver(console, events=not quiet), make_prompter(console)
 
 
-def _lazy_prompter(stream: TextIO) -> Any:
+def _lazy_prompter(stream: TextIO, before: Callable[[], None]) -> Any:
     async def prompter(questions: Sequence[Any]) -> Any:
         from engine.ui.console import make_console, make_prompter
 
+        before()  # the gathered lines come before the question
         return await make_prompter(make_console(stream))(questions)
 
     return prompter
@@ -75,7 +94,9 @@ class PlainObserver:
         self.quiet = False
         self._broken = False
         self._in_text = False
-        self._text = Coalescer(self._put)
+        self._out: list[str] = []
+        self._out_chars = 0
+        self._text = Coalescer(self._put_now)
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         if not self.events or self._broken:
@@ -92,7 +113,7 @@ class PlainObserver:
         self._end_text()
         for line in lines or ():
             self._put(plain_text(line) + "\n")
-        if kind in (EventKind.STEP_COMMIT, EventKind.RUN_END):
+        if kind in WAITS_AFTER:
             self._flush_stream()
 
     def line(self, text: str, style: str = "") -> None:
@@ -109,23 +130,34 @@ class PlainObserver:
 
     def _end_text(self) -> None:
         if self._in_text:
-            self._text.flush()
-            self._put("\n")
+            self._put(self._text.take() + "\n")
             self._in_text = False
 
     def _put(self, text: str) -> None:
+        """Gather ``text``; it is written with the next ``_flush_stream``."""
         if self._broken:
             return
-        try:
-            self.stream.write(text)
-        except (OSError, ValueError):  # closed or broken stream: the run goes on silently
-            self._broken = True
+        self._out.append(text)
+        self._out_chars += len(text)
+        if self._out_chars >= MAX_PENDING_CHARS:
+            self._flush_stream()
+
+    def _put_now(self, text: str) -> None:
+        """Streamed text the coalescer let go: written now, after the gathered lines."""
+        self._put(text)
+        self._flush_stream()
 
     def _flush_stream(self) -> None:
+        """Write the gathered lines in one write, then flush the stream."""
         if self._broken:
             return
+        text = "".join(self._out)
+        self._out.clear()
+        self._out_chars = 0
         try:
+            if text:
+                self.stream.write(text)
             self.stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # closed or broken stream: the run goes on silently
             self._broken = True
 
