@@ -19,6 +19,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,14 @@ def _crash() -> None:
     raise Crash
 
 
+@dataclass(frozen=True)
+class Started:
+    """A run as the composition root prepared it; tests hold its id, the helper the rest."""
+
+    run_id: str
+    prepared: Prepared
+
+
 class InProcess:
     """One database and the runs started on it; ``events`` is everything the runs showed."""
 
@@ -98,7 +107,7 @@ class InProcess:
               task: str | None = "do the task", workspace: Path | None = None,
               machine: Path = AGENT, policy: str | None = None, approval: str = "policy",
               golden: Path | None = None, limits: Mapping[str, Any] | None = None
-              ) -> Prepared:
+              ) -> Started:
         """A new run as ``run MACHINE --task ... --model scripted:TURNS`` prepares it (not yet
         written to the store: ``create`` or ``drive`` does that)."""
         model = None
@@ -111,11 +120,13 @@ class InProcess:
             approval=approval,
             policy=self._file("policy.yaml", policy) if policy is not None else None,
             limits=dict(limits or {}))
-        return prepare_new(req, self.store, db_path=self.db, observer=self._observe,
-                           prompter=None)
+        prepared = prepare_new(req, self.store, db_path=self.db, observer=self._observe,
+                               prompter=None)
+        return Started(prepared.state.run_id, prepared)
 
-    def create(self, prepared: Prepared) -> RunState:
+    def create(self, run: Started) -> RunState:
         """Write a prepared free-task run to the store without driving it."""
+        prepared = run.prepared
         assert prepared.create is not None
         return prepared.runner.create(prepared.state.run_id, **prepared.create)
 
@@ -127,10 +138,11 @@ class InProcess:
 
     # -- driving ------------------------------------------------------------------------
 
-    def drive(self, prepared: Prepared, *, crash_at: str | None = None,
+    def drive(self, run: Started, *, crash_at: str | None = None,
               interrupt_at: str | None = None) -> RunResult | None:
-        """Drive ``prepared`` as the CLI does; None when ``crash_at`` or ``interrupt_at``
+        """Drive ``run`` as the CLI does; None when ``crash_at`` or ``interrupt_at``
         (``POINT:STATE:N``, as in ``ENGINE_FAULTS``) stopped it."""
+        prepared = run.prepared
         services = prepared.runner.services
         if crash_at:
             services.fault = _At(crash_at, _crash)
@@ -157,19 +169,20 @@ class InProcess:
         with self._prompter(answers) as prompter:
             prepared = prepare_resume(run_id, self.store, observer=self._observe,
                                       prompter=prompter, overrides={"approval": approval})
-            return self.drive(prepared, crash_at=crash_at)
+            return self.drive(Started(run_id, prepared), crash_at=crash_at)
 
     # -- one action ---------------------------------------------------------------------
 
-    def context(self, prepared: Prepared, state: str, *, data: Mapping[str, Any] | None = None,
+    def context(self, run: Started, state: str, *, data: Mapping[str, Any] | None = None,
                 messages: Sequence[Message] = (), step: int = 1, usage: Usage | None = None,
                 resumed: bool = False) -> ActionContext:
         """The context the runner gives ``state``'s action, for a run created in the store."""
+        prepared = run.prepared
         base = prepared.state
-        run = RunState(base.run_id, base.machine, state, step, tuple(messages),
+        now = RunState(base.run_id, base.machine, state, step, tuple(messages),
                        {**base.data, **(data or {})}, usage or Usage())
         spec = prepared.machine.states[state]
-        return ActionContext(run, prepared.machine, spec, prepared.runner.services,
+        return ActionContext(now, prepared.machine, spec, prepared.runner.services,
                              resumed=resumed)
 
     def act(self, ctx: ActionContext) -> Outcome:

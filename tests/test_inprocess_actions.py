@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from engine.errors import RunParked
-from engine.session import Prepared
 from engine.state import Message, Usage
-from tests.inprocess import AGENT, ROOT, InProcess
+from tests.inprocess import AGENT, ROOT, InProcess, Started
 
 ALLOW = "default: allow\n"
 
@@ -29,11 +28,11 @@ def engine(tmp_path: Path) -> Iterator[InProcess]:
 
 
 def created(engine: InProcess, turns: Sequence[Mapping[str, Any]] = ({"text": "ok"},),
-            **kw: Any) -> Prepared:
+            **kw: Any) -> Started:
     """A run of the coding agent written to the store, not yet driven."""
-    prepared = engine.start(turns, **kw)
-    engine.create(prepared)
-    return prepared
+    run = engine.start(turns, **kw)
+    engine.create(run)
+    return run
 
 
 def call(name: str, args: Mapping[str, Any], call_id: str = "c1") -> dict[str, Any]:
@@ -52,8 +51,8 @@ def allowed(*calls: dict[str, Any]) -> dict[str, Any]:
 
 def test_plan_writes_the_system_prompt_tools_workspace_and_task(engine: InProcess) -> None:
     ws = engine.workspace({"notes.txt": "x\n", "src/app.py": "pass\n"})
-    prepared = created(engine, workspace=ws, task="fix the app")
-    out = engine.act(engine.context(prepared, "plan", step=0))
+    run = created(engine, workspace=ws, task="fix the app")
+    out = engine.act(engine.context(run, "plan", step=0))
     assert out.trigger == "ready" and out.updates == {"plan": []}
     system, user = out.messages
     assert system.role == "system" and str(ws) in system.content
@@ -64,8 +63,8 @@ def test_plan_writes_the_system_prompt_tools_workspace_and_task(engine: InProces
 
 
 def test_plan_on_a_resumed_run_keeps_the_conversation(engine: InProcess) -> None:
-    prepared = created(engine)
-    out = engine.act(engine.context(prepared, "plan", step=0,
+    run = created(engine)
+    out = engine.act(engine.context(run, "plan", step=0,
                                     messages=(Message("user", "already here"),)))
     assert (out.trigger, out.messages, out.note) == ("ready", (),
                                                      "conversation already prepared")
@@ -77,8 +76,8 @@ def test_plan_on_a_resumed_run_keeps_the_conversation(engine: InProcess) -> None
 def test_call_model_with_tool_calls_leaves_them_pending(engine: InProcess) -> None:
     turn = {"text": "reading", "tool_calls": [{"name": "read_file",
                                                "args": {"path": "notes.txt"}}]}
-    prepared = created(engine, [turn])
-    out = engine.act(engine.context(prepared, "call_model",
+    run = created(engine, [turn])
+    out = engine.act(engine.context(run, "call_model",
                                     messages=(Message("user", "go"),)))
     assert out.trigger == "tool_calls"
     assert out.updates["pending_calls"] == [call("read_file", {"path": "notes.txt"},
@@ -87,13 +86,13 @@ def test_call_model_with_tool_calls_leaves_them_pending(engine: InProcess) -> No
     (answer,) = out.messages
     assert answer.role == "assistant" and answer.content == "reading"
     assert out.usage is not None and out.usage.output_tokens > 0
-    (event,) = engine.store.events(prepared.state.run_id, ["model_call"])
+    (event,) = engine.store.events(run.run_id, ["model_call"])
     assert event.payload["provider"] == "scripted" and event.payload["text"] == "reading"
 
 
 def test_call_model_with_a_final_answer_ends_the_turn(engine: InProcess) -> None:
-    prepared = created(engine, [{"text": "all done"}])
-    out = engine.act(engine.context(prepared, "call_model", data={"model_turns": 2},
+    run = created(engine, [{"text": "all done"}])
+    out = engine.act(engine.context(run, "call_model", data={"model_turns": 2},
                                     messages=(Message("user", "go"),)))
     assert out.trigger == "final"
     assert {k: out.updates[k] for k in ("final_answer", "refusal", "pending_calls",
@@ -106,37 +105,37 @@ def test_call_model_with_a_final_answer_ends_the_turn(engine: InProcess) -> None
 
 
 def test_await_approval_allows_by_policy_and_audits(engine: InProcess) -> None:
-    prepared = created(engine, policy=ALLOW)
+    run = created(engine, policy=ALLOW)
     c = call("read_file", {"path": "notes.txt"})
-    out = engine.act(engine.context(prepared, "await_approval", data={"pending_calls": [c]}))
+    out = engine.act(engine.context(run, "await_approval", data={"pending_calls": [c]}))
     assert out.trigger == "decided"
     assert out.updates["approvals"]["c1"]["decision"] == "allow"
     assert out.updates["approvals"]["c1"]["decided_by"] == "policy"
-    (row,) = engine.store.audit(prepared.state.run_id)
+    (row,) = engine.store.audit(run.run_id)
     assert (row.call_id, row.decision, row.step) == ("c1", "allow", 1)
 
 
 def test_await_approval_denies_every_call_and_tells_the_model(engine: InProcess) -> None:
-    prepared = created(engine, policy="default: deny\n")
+    run = created(engine, policy="default: deny\n")
     c = call("run_shell", {"command": "rm -rf build"})
-    out = engine.act(engine.context(prepared, "await_approval", data={"pending_calls": [c]}))
+    out = engine.act(engine.context(run, "await_approval", data={"pending_calls": [c]}))
     assert out.trigger == "all_denied" and out.updates["pending_calls"] == []
     (denial,) = out.messages
     assert denial.role == "tool" and denial.is_error and denial.tool_call_id == "c1"
     assert denial.content.startswith("Permission denied for run_shell")
-    assert [r.decision for r in engine.store.audit(prepared.state.run_id)] == ["deny"]
+    assert [r.decision for r in engine.store.audit(run.run_id)] == ["deny"]
 
 
 def test_await_approval_parks_a_call_that_needs_a_person(engine: InProcess) -> None:
-    prepared = created(engine, approval="park",
+    run = created(engine, approval="park",
                        policy="default: deny\nrules:\n  - {decision: ask, tool: write_file}\n")
     c = call("write_file", {"path": "out.txt", "content": "x\n"})
-    ctx = engine.context(prepared, "await_approval", data={"pending_calls": [c]})
+    ctx = engine.context(run, "await_approval", data={"pending_calls": [c]})
     with pytest.raises(RunParked) as parked:
         engine.act(ctx)
     (request,) = parked.value.requests
     assert (request.call_id, request.tool, request.step) == ("c1", "write_file", 1)
-    assert engine.store.audit(prepared.state.run_id) == []  # nobody decided yet
+    assert engine.store.audit(run.run_id) == []  # nobody decided yet
 
 
 # -- exec_tool ------------------------------------------------------------------------------
@@ -144,76 +143,76 @@ def test_await_approval_parks_a_call_that_needs_a_person(engine: InProcess) -> N
 
 def test_exec_tool_runs_an_approved_write_through_the_ledger(engine: InProcess) -> None:
     ws = engine.workspace()
-    prepared = created(engine, workspace=ws)
+    run = created(engine, workspace=ws)
     c = call("write_file", {"path": "out.txt", "content": "hello\n"})
-    out = engine.act(engine.context(prepared, "exec_tool", data=allowed(c), step=3))
+    out = engine.act(engine.context(run, "exec_tool", data=allowed(c), step=3))
     assert (out.trigger, out.note) == ("done", "1 result(s), 0 error(s)")
     (result,) = out.messages
     assert result.tool_call_id == "c1" and not result.is_error
     assert (ws / "out.txt").read_text() == "hello\n"
     assert set(out.updates["files_changed"]) == {"out.txt"}
     assert out.updates["pending_calls"] == []
-    (effect,) = engine.store.effects(prepared.state.run_id)
+    (effect,) = engine.store.effects(run.run_id)
     assert (effect.call_id, effect.status, effect.step) == ("c1", "done", 3)
     assert effect.file is not None and effect.file["path"] == "out.txt"
 
 
 def test_exec_tool_records_a_failing_call_as_failed(engine: InProcess) -> None:
-    prepared = created(engine)
+    run = created(engine)
     c = call("read_file", {"path": "missing.txt"})
-    out = engine.act(engine.context(prepared, "exec_tool", data=allowed(c)))
+    out = engine.act(engine.context(run, "exec_tool", data=allowed(c)))
     assert (out.trigger, out.note) == ("done", "1 result(s), 1 error(s)")
     (result,) = out.messages
     assert result.is_error and "missing.txt" in result.content
-    assert [e.status for e in engine.store.effects(prepared.state.run_id)] == ["failed"]
+    assert [e.status for e in engine.store.effects(run.run_id)] == ["failed"]
 
 
 def test_exec_tool_stops_a_command_at_its_timeout(engine: InProcess) -> None:
     ws = engine.workspace()
-    prepared = created(engine, workspace=ws)
+    run = created(engine, workspace=ws)
     c = call("run_shell", {"command": "sleep 30; touch late", "timeout_s": 0.5})
-    out = engine.act(engine.context(prepared, "exec_tool", data=allowed(c)))
+    out = engine.act(engine.context(run, "exec_tool", data=allowed(c)))
     (result,) = out.messages
     assert result.is_error and "timed out after 0.5 s" in result.content
     assert not (ws / "late").exists()
-    assert [e.status for e in engine.store.effects(prepared.state.run_id)] == ["failed"]
+    assert [e.status for e in engine.store.effects(run.run_id)] == ["failed"]
 
 
 def test_exec_tool_gives_a_denied_call_its_denial_and_runs_nothing(engine: InProcess) -> None:
     ws = engine.workspace()
-    prepared = created(engine, workspace=ws)
+    run = created(engine, workspace=ws)
     c = call("write_file", {"path": "out.txt", "content": "x\n"})
     data = allowed(c)
     data["approvals"]["c1"].update(decision="deny", reason="not today")
-    out = engine.act(engine.context(prepared, "exec_tool", data=data))
+    out = engine.act(engine.context(run, "exec_tool", data=data))
     (result,) = out.messages
     assert result.is_error and "not today" in result.content
     assert not (ws / "out.txt").exists()
-    assert engine.store.effects(prepared.state.run_id) == []
+    assert engine.store.effects(run.run_id) == []
 
 
 # -- checkpoint and evaluate_stop -----------------------------------------------------------
 
 
 def test_checkpoint_marks_the_snapshot_point(engine: InProcess) -> None:
-    prepared = created(engine)
+    run = created(engine)
     changed = {"a.py": {"base_hash": None, "result_hash": "x"}}
-    out = engine.act(engine.context(prepared, "checkpoint", step=4,
+    out = engine.act(engine.context(run, "checkpoint", step=4,
                                     data={"files_changed": changed}))
     assert (out.trigger, out.updates, out.note) == ("saved", {},
                                                     "snapshot at step 4 (1 files changed)")
 
 
 def test_evaluate_stop_stops_on_a_final_answer(engine: InProcess) -> None:
-    prepared = created(engine)
-    out = engine.act(engine.context(prepared, "evaluate_stop",
+    run = created(engine)
+    out = engine.act(engine.context(run, "evaluate_stop",
                                     data={"final_answer": "done", "pending_calls": []}))
     assert out.trigger == "stop"
 
 
 def test_evaluate_stop_continues_within_the_budget(engine: InProcess) -> None:
-    prepared = created(engine)
-    out = engine.act(engine.context(prepared, "evaluate_stop", step=5,
+    run = created(engine)
+    out = engine.act(engine.context(run, "evaluate_stop", step=5,
                                     data={"model_turns": 2}))
     assert (out.trigger, out.note) == ("continue", "turn 2 done")
 
@@ -226,8 +225,8 @@ def test_evaluate_stop_continues_within_the_budget(engine: InProcess) -> None:
 def test_evaluate_stop_reports_an_exhausted_budget(engine: InProcess, limits: dict[str, Any],
                                                    step: int, usage: Usage,
                                                    reason: str) -> None:
-    prepared = created(engine, limits=limits)
-    out = engine.act(engine.context(prepared, "evaluate_stop", step=step, usage=usage))
+    run = created(engine, limits=limits)
+    out = engine.act(engine.context(run, "evaluate_stop", step=step, usage=usage))
     assert out.trigger == "exhausted"
     assert out.updates == {"stop_reason": reason}
 
@@ -237,9 +236,9 @@ def test_evaluate_stop_counts_model_turns_against_max_turns(engine: InProcess) -
     machine.write_text(AGENT.read_text().replace(
         "evaluate_stop:  {action: evaluate_stop,",
         "evaluate_stop:  {action: evaluate_stop, with: {max_turns: 2},"))
-    prepared = created(engine, machine=machine)
-    below = engine.act(engine.context(prepared, "evaluate_stop", data={"model_turns": 1}))
-    at = engine.act(engine.context(prepared, "evaluate_stop", data={"model_turns": 2}))
+    run = created(engine, machine=machine)
+    below = engine.act(engine.context(run, "evaluate_stop", data={"model_turns": 1}))
+    at = engine.act(engine.context(run, "evaluate_stop", data={"model_turns": 2}))
     assert below.trigger == "continue"
     assert (at.trigger, at.updates) == ("exhausted",
                                         {"stop_reason": "2 model turns (max_turns 2)"})
@@ -254,21 +253,21 @@ def test_run_tool_runs_the_fixed_call_and_records_its_result(engine: InProcess, 
                                                              trigger: str) -> None:
     ws = engine.workspace({"test_it.py": "import unittest\n\nclass T(unittest.TestCase):\n"
                                          f"    {test}\n"})
-    prepared = created(engine, workspace=ws, machine=ROOT / "machines" / "test_fix_loop.yaml",
+    run = created(engine, workspace=ws, machine=ROOT / "machines" / "test_fix_loop.yaml",
                        policy=ALLOW)
-    out = engine.act(engine.context(prepared, "run_tests"))
+    out = engine.act(engine.context(run, "run_tests"))
     assert out.trigger == trigger
     result = out.updates["results"]["run_tests"]
     assert result["ok"] is (trigger == "ok")
-    assert [e.status for e in engine.store.effects(prepared.state.run_id)] == [
+    assert [e.status for e in engine.store.effects(run.run_id)] == [
         "done" if trigger == "ok" else "failed"]
 
 
 def test_count_rounds_is_exhausted_past_its_maximum(engine: InProcess) -> None:
-    prepared = created(engine, machine=ROOT / "machines" / "test_fix_loop.yaml")
-    third = engine.act(engine.context(prepared, "count_round",
+    run = created(engine, machine=ROOT / "machines" / "test_fix_loop.yaml")
+    third = engine.act(engine.context(run, "count_round",
                                       data={"counters": {"fix_rounds": 2}}))
-    fourth = engine.act(engine.context(prepared, "count_round",
+    fourth = engine.act(engine.context(run, "count_round",
                                        data={"counters": {"fix_rounds": 3}}))
     assert (third.trigger, third.updates) == ("again", {"counters": {"fix_rounds": 3}})
     assert fourth.trigger == "exhausted" and fourth.note == "fix_rounds 4 of 3"

@@ -34,10 +34,10 @@ def crashed(engine: InProcess, calls: list[Mapping[str, Any]], point: str, *,
     """A run of one model turn making ``calls``, crashed at ``point``: its id and workspace."""
     ws = engine.workspace({"notes.txt": "remember the milk\n"})
     turns = [{"text": "doing it", "tool_calls": calls}, {"text": "all done"}]
-    prepared = engine.start(turns, workspace=ws,
+    run = engine.start(turns, workspace=ws,
                             policy=f"{policy}on_unknown_effect: {on_unknown}\n")
-    assert engine.drive(prepared, crash_at=point) is None
-    return prepared.state.run_id, ws
+    assert engine.drive(run, crash_at=point) is None
+    return run.run_id, ws
 
 
 def resumed(engine: InProcess, run_id: str, **kw: Any) -> list[dict[str, Any]]:

@@ -134,9 +134,9 @@ def test_a_parked_call_denied_gives_the_model_the_denial(engine: InProcess) -> N
     "after:checkpoint:4", "before:evaluate_stop:5"])
 def test_crash_anywhere_then_resume_completes_identically(point: str, engine: InProcess,
                                                           demo_tree: dict[str, bytes]) -> None:
-    prepared = engine.start(golden=DEMO)
-    assert engine.drive(prepared, crash_at=point) is None
-    run_id = prepared.state.run_id
+    run = engine.start(golden=DEMO)
+    assert engine.drive(run, crash_at=point) is None
+    run_id = run.run_id
     assert engine.store.get_run(run_id).status == "crashed"  # left mid-step, no lease
     result = engine.resume(run_id)
     assert result is not None and result.status == "completed", result
@@ -152,9 +152,9 @@ def test_an_interrupted_command_is_recorded_and_not_repeated_on_resume(
     ws = engine.workspace()
     turns = [{"tool_calls": [{"name": "run_shell", "args": {
         "command": "sleep 5 && echo effect >> effects.log"}}]}, {"text": "all done"}]
-    prepared = engine.start(turns, workspace=ws, policy="default: allow\n")
-    assert engine.drive(prepared, interrupt_at="during:exec_tool:1") is None
-    run_id = prepared.state.run_id
+    run = engine.start(turns, workspace=ws, policy="default: allow\n")
+    assert engine.drive(run, interrupt_at="during:exec_tool:1") is None
+    run_id = run.run_id
     info = engine.store.get_run(run_id)
     assert (info.status, info.state) == ("interrupted", "exec_tool")
     assert engine.kinds("run_end")[-1] == {"status": "interrupted", "state": "exec_tool"}
