@@ -22,6 +22,11 @@ import pytest
 from tests.conftest import ROOT, EngineCLI, engine_env
 
 POINTS = ["crash_before", "crash_during", "crash_after_effect", "crash_after"]
+QUICK = {("file_write", "crash_after_effect"), ("shell_write", "crash_during"),
+         ("shell_write", "crash_after_effect"), ("mcp_network", "crash_after_effect")}
+"""Run by plain ``scripts/test``: a write and an unprovable effect killed as they happen. The
+rest of the matrix is slow (each case starts three processes, an MCP server for the network
+kind); the ledger's decisions themselves are covered in-process by ``test_inprocess_ledger``."""
 
 CALLS = {
     "read": {"name": "read_file", "args": {"path": "notes.txt"}},
@@ -68,8 +73,9 @@ def _effects_done(ws: Path, log: Path, kind: str) -> int:
     return len(log.read_text().splitlines())
 
 
-@pytest.mark.parametrize("point", POINTS)
-@pytest.mark.parametrize("kind", list(CALLS))
+@pytest.mark.parametrize(("kind", "point"), [
+    (k, p) if (k, p) in QUICK else pytest.param(k, p, marks=pytest.mark.slow)
+    for k in CALLS for p in POINTS])
 def test_crash_around_a_side_effect_then_resume(kind: str, point: str, tmp_path: Path) -> None:
     cli = EngineCLI(ROOT, tmp_path / "engine.db")
     ws, log, args = _setup(tmp_path, kind)

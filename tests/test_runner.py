@@ -30,6 +30,11 @@ KILL_POINTS = [
     "crash_before:evaluate_stop:1", "crash_after:evaluate_stop:3",
     "crash_before:evaluate_stop:5",
 ]
+QUICK_KILLS = {"crash_before:call_model:1", "crash_during:exec_tool:1", "crash_after:exec_tool:1",
+               "crash_after:checkpoint:2"}
+"""Run by plain ``scripts/test``: a kill before, during and after a step, and between merged
+steps. The rest of the matrix is slow (a killed and a resumed process each); the same points
+are covered in-process by ``test_inprocess_runner``."""
 
 
 def _run_demo(cli: EngineCLI, env: dict[str, str] | None = None):
@@ -56,7 +61,8 @@ def test_show_lists_checkpoints_and_file_changes(baseline: dict) -> None:
     assert show["tool_calls"] == 5 and show["model_calls"] == 5
 
 
-@pytest.mark.parametrize("fault", KILL_POINTS)
+@pytest.mark.parametrize("fault", [
+    p if p in QUICK_KILLS else pytest.param(p, marks=pytest.mark.slow) for p in KILL_POINTS])
 def test_kill_anywhere_then_resume_completes_identically(fault: str, cli: EngineCLI,
                                                          baseline: dict) -> None:
     killed = _run_demo(cli, env={"ENGINE_FAULTS": fault})
