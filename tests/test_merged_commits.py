@@ -89,7 +89,7 @@ def _history(db: Path, workspace: str) -> dict[str, Any]:
         checkpoints = conn.execute("SELECT seq, state FROM checkpoints ORDER BY seq").fetchall()
     finally:
         conn.close()
-    messages = [(m["role"], re.sub(r"\d+\.\d+ s\b", "N s",  # tool durations vary
+    messages = [(m["role"], re.sub(r"\d+\.\d+ ?s\b", "N s",  # durations vary (unittest: 0.001s)
                                    str(m.get("content", "")).replace(workspace, "WS")))
                 for m in bodies]
     return {"transitions": transitions, "messages": messages, "steps": steps,

@@ -3,16 +3,18 @@ action keeps that promise at run time. Templates are checked by ``validate``, wi
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from engine.actions.registry import ACTIONS
+from engine.core.runner import RunResult
 from engine.errors import SpecError
 from engine.spec import load_machine
 from tests.conftest import ROOT, EngineCLI
+from tests.inprocess import InProcess
 
 STRICT = """\
 name: strict_review
@@ -79,34 +81,29 @@ def test_a_transition_the_params_rule_out_is_not_an_error(tmp_path: Path) -> Non
     assert spec.states["collect"].on["failed"] == "done"
 
 
-def test_tools_false_drops_tool_calls_and_ends_final(tmp_path: Path, cli: EngineCLI) -> None:
-    machine = write(tmp_path, STRICT.replace("COMMAND", "echo hello-from-tool"))
-    turns = write(tmp_path, TURNS, "turns.yaml")
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    proc = cli("run", str(machine), "--task", "review", "--model", f"scripted:{turns}",
-               "--approval", "auto", "--workspace", str(workspace), "--json")
-    assert proc.returncode == 0, proc.stderr
-    run = json.loads(proc.stdout)
-    assert (run["status"], run["state"], run["steps"]) == ("completed", "done", 2)
+def _run_strict(tmp_path: Path, command: str) -> tuple[InProcess, RunResult, Path]:
+    machine = write(tmp_path, STRICT.replace("COMMAND", command))
+    engine = InProcess(tmp_path)
+    workspace = engine.workspace()
+    result = engine.run(yaml.safe_load(TURNS), machine=machine, task="review",
+                        approval="auto", workspace=workspace)
+    return engine, result, workspace
+
+
+def test_tools_false_drops_tool_calls_and_ends_final(tmp_path: Path) -> None:
+    engine, result, workspace = _run_strict(tmp_path, "echo hello-from-tool")
+    assert (result.status, result.state.state, result.state.step) == ("completed", "done", 2)
     assert not (workspace / "sneaky.txt").exists()
-    show = cli.json("show", run["run_id"])
-    assert [t["trigger"] for t in show["transitions"]] == ["ok", "final"]
+    assert [t[2] for t in engine.store.transitions(result.state.run_id)] == ["ok", "final"]
+    engine.close()
 
 
-def test_fail_run_ends_the_run_failed_with_the_tools_error(tmp_path: Path,
-                                                          cli: EngineCLI) -> None:
-    machine = write(tmp_path, STRICT.replace("COMMAND", "echo broken-build >&2; exit 3"))
-    turns = write(tmp_path, TURNS, "turns.yaml")
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    proc = cli("run", str(machine), "--task", "review", "--model", f"scripted:{turns}",
-               "--approval", "auto", "--workspace", str(workspace), "--json")
-    assert proc.returncode == 1, proc.stderr
-    run = json.loads(proc.stdout)
-    assert (run["status"], run["state"], run["steps"]) == ("failed", "collect", 0)
-    show = cli.json("show", run["run_id"])
-    assert "collect: run_shell failed" in json.dumps(show)
+def test_fail_run_ends_the_run_failed_with_the_tools_error(tmp_path: Path) -> None:
+    engine, result, _ = _run_strict(tmp_path, "echo broken-build >&2; exit 3")
+    assert (result.status, result.state.state, result.state.step) == ("failed", "collect", 0)
+    assert "collect: run_shell failed" in (result.error or "")
+    assert engine.store.get_run(result.state.run_id).error == result.error
+    engine.close()
 
 
 # -- templates ------------------------------------------------------------------------------

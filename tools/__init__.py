@@ -8,9 +8,9 @@ fails when a schema changes without a version bump; after bumping, refresh the s
 
 from __future__ import annotations
 
-from engine.tooling.spec import ToolSpec
+from engine.tooling.spec import SEEN_HASHES_KEY, ToolSpec
 from turnstile_tools import files, plan, search, shell
-from turnstile_tools.files import SEEN_HASHES_KEY, record_seen
+from turnstile_tools.files import record_seen
 from turnstile_tools.plan import PLAN_KEY
 
 BUILTIN_NAMES: tuple[str, ...] = (

@@ -46,8 +46,9 @@ class Faults:
     def from_env(cls) -> Faults:
         return cls.parse(os.environ.get("ENGINE_FAULTS"))
 
-    def __call__(self, point: Point, state: str) -> None:
-        """Reach ``point`` in ``state``; dies here if a fault is armed for this occurrence."""
+    def __call__(self, point: str, state: str) -> None:
+        """Reach ``point`` (one of ``Point``; a plain ``str`` as the runner's hook passes it)
+        in ``state``; dies here if a fault is armed for this occurrence."""
         if not self.armed:
             return
         key = (point, state)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -126,7 +126,7 @@ class AnthropicClient:
 
     async def _attempt(
         self, payload: Mapping[str, Any], ids: CallIds
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         parser = EventParser(ids)
         async with aclosing(self.http.events(MESSAGES_PATH, payload)) as events:
             async for event, data in events:

@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +69,8 @@ class HttpStream:
             verify=_ssl_context(),
         )
 
-    async def events(self, path: str, payload: Mapping[str, Any]) -> AsyncIterator[SseEvent]:
+    async def events(self, path: str,
+                     payload: Mapping[str, Any]) -> AsyncGenerator[SseEvent, None]:
         """POST ``payload`` to ``path`` and yield its server-sent events (one attempt)."""
         url = self.base_url + path
         headers = {"accept": "text/event-stream", "cache-control": "no-store"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -99,7 +99,7 @@ class OpenAICompatClient:
 
     async def _attempt(
         self, payload: Mapping[str, Any], ids: CallIds
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         parser = ChunkParser(self.provider, ids)
         saw_done = False
         async with aclosing(self.http.events(CHAT_PATH, payload)) as events:

@@ -12,7 +12,7 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 
@@ -53,7 +53,7 @@ class RetryPolicy:
 
     def backoff(self, attempt: int) -> float:
         """Full jitter: a uniform wait between 0 and the exponential ceiling for ``attempt``."""
-        ceiling = min(self.cap_s, self.base_s * 2 ** (attempt - 1))
+        ceiling = min(self.cap_s, self.base_s * 2.0 ** (attempt - 1))
         return self.random() * ceiling
 
 
@@ -77,7 +77,7 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
 
 async def retrying(
     provider: str,
-    attempt: Callable[[], AsyncIterator[StreamEvent]],
+    attempt: Callable[[], AsyncGenerator[StreamEvent, None]],
     policy: RetryPolicy,
 ) -> AsyncIterator[StreamEvent]:
     """Run ``attempt()`` until it completes, yielding a ``Retry`` event before each new try."""

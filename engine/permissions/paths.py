@@ -301,5 +301,6 @@ def check_path_json(path: str, workspace: Path, *, roots: Sequence[Root] = (),
                     ) -> dict[str, Any]:
     """The JSON object printed by ``engine policy check-path``."""
     v = judge_path(path, workspace, roots=roots, env=env, for_write=for_write)
-    return printable({"inside": v.inside, "resolved": v.resolved, "decision": v.decision,
-                      "reason": v.reason})
+    out: dict[str, Any] = printable({"inside": v.inside, "resolved": v.resolved,
+                                     "decision": v.decision, "reason": v.reason})
+    return out

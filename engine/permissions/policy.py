@@ -69,8 +69,8 @@ from engine.permissions.shell import (
     ShellVerdict,
     check_shell_json,
     classify_command,
-    strictest,
 )
+from engine.permissions.shell_paths import strictest
 from engine.sandbox.config import sandbox_from_data
 from engine.sandbox.protected import is_protected
 from engine.spec.documents import item_lines, load_document

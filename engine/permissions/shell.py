@@ -144,7 +144,8 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
     if approval == "auto" and verdict.unnamed and out["decision"] == "ask":
         out["decision"] = "deny"
         out["reason"] = f"{out['reason']} (the program cannot be named before it runs)"
-    return printable(out)
+    shown: dict[str, Any] = printable(out)
+    return shown
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,7 +152,8 @@ def parse_document(text: str, shown: str, *, kind: str = "",
 
 def dump_yaml(data: Any) -> str:
     """YAML text for ``data`` (block style, keys in insertion order)."""
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    text: str = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    return text
 
 
 def parse_machine(path: Path | str) -> MachineSpec:

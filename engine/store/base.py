@@ -109,7 +109,7 @@ class AuditRecord:
     seq: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: getattr(self, k) for k in self.__slots__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +163,7 @@ class ApprovalRequest:
 
     def to_json(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v)
-                for k in self.__slots__ for v in (getattr(self, k),)}  # type: ignore[attr-defined]
+                for k in self.__slots__ for v in (getattr(self, k),)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -249,8 +249,7 @@ def _guarded(method: Callable[Concatenate[SqliteStore, _P], _R]
              ) -> Callable[Concatenate[SqliteStore, _P], _R]:
     """Every public method: an ``sqlite3`` error leaves as the matching ``StoreError``."""
 
-    @functools.wraps(method)
-    def guarded(self: SqliteStore, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    def guarded(self: SqliteStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
@@ -258,6 +257,7 @@ def _guarded(method: Callable[Concatenate[SqliteStore, _P], _R]
             run_id = first if isinstance(first, str) else getattr(first, "run_id", None)
             raise self._fault(exc, run_id) from exc
 
+    functools.update_wrapper(guarded, method)
     return guarded
 
 
@@ -601,7 +601,7 @@ class SqliteStore:
 
     @_guarded
     def transitions(self, run_id: str) -> list[tuple[int, str, str, str]]:
-        return [tuple(r) for r in self._conn.execute(  # type: ignore[misc]
+        return [tuple(r) for r in self._conn.execute(
             "SELECT seq, src, trigger, dest FROM transitions WHERE run_id = ? ORDER BY seq",
             (run_id,))]
 
