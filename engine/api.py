@@ -183,7 +183,7 @@ def _prompter(approver: Approver, run_id: Callable[[], str],
                                       q.decision.risk, q.decision.reason, q.decision.preview)
             observer("approval_needed", {"call_id": request.call_id, "tool": request.tool,
                                          "risk": request.risk, "reason": request.reason})
-            answer = decide(request)  # type: ignore[operator]
+            answer = decide(request)
             if inspect.isawaitable(answer):
                 answer = await answer
             answers.append(_answer(answer))

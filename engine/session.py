@@ -368,7 +368,8 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
 
 def builtin_tools() -> list[ToolSpec]:
     """The built-in tools (``tools.builtin_specs``): the engine knows them only from here."""
-    return builtin_specs()
+    specs: list[ToolSpec] = builtin_specs()
+    return specs
 
 
 def load_policy(path: Path) -> Policy:

@@ -73,4 +73,4 @@ def _model_source(model: ModelArg) -> ModelSource:
     if hasattr(model, "stream") and hasattr(model, "aclose"):  # a client, not a factory
         client: ModelClient = model  # type: ignore[assignment]
         return ModelSource(lambda: client, client)
-    return ModelSource(model)  # type: ignore[arg-type]
+    return ModelSource(model)

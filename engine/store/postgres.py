@@ -140,8 +140,7 @@ def _guarded(method: Callable[Concatenate[PostgresStore, _P], _R]
     """Every public method: one at a time per store (the runner's threads share it), and a
     ``psycopg`` error leaves as the matching ``StoreError``."""
 
-    @functools.wraps(method)
-    def guarded(self: PostgresStore, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    def guarded(self: PostgresStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
             try:
                 self._reconnect_if_lost()
@@ -149,6 +148,7 @@ def _guarded(method: Callable[Concatenate[PostgresStore, _P], _R]
             except psycopg.Error as exc:
                 raise self._fault(exc) from exc
 
+    functools.update_wrapper(guarded, method)
     return guarded
 
 
@@ -273,7 +273,7 @@ class PostgresStore:
                                "version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION)")
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[target]:
-                    self._conn.execute(statement)  # type: ignore[call-overload]
+                    self._conn.execute(statement)
                 self._conn.execute("INSERT INTO schema_version (version, applied_at)"
                                    " VALUES (%s, %s)", (target, time.time()))
 
@@ -310,7 +310,7 @@ class PostgresStore:
                 if durable:
                     cur.execute("SET LOCAL synchronous_commit = on")
                 for sql, params in pending:
-                    cur.execute(sql, params)  # type: ignore[arg-type]
+                    cur.execute(sql, params)
                 yield cur
         except BaseException:
             self._pending = pending + self._pending
@@ -509,7 +509,7 @@ class PostgresStore:
 
     @_guarded
     def transitions(self, run_id: str) -> list[tuple[int, str, str, str]]:
-        return [tuple(r) for r in self._conn.execute(  # type: ignore[misc]
+        return [tuple(r) for r in self._conn.execute(
             "SELECT seq, src, trigger, dest FROM transitions WHERE run_id = %s ORDER BY seq",
             (run_id,))]
 

@@ -67,14 +67,16 @@ class RunWorkflow:
 
     async def _step(self, ref: RunRef, args: StepRef, effects: bool) -> StepReply:
         if effects:
-            return await workflow.execute_activity(
+            reply: StepReply = await workflow.execute_activity(
                 STEP_ACTIVITY, args, result_type=StepReply,
                 start_to_close_timeout=timedelta(seconds=ref.step_timeout_s),
                 heartbeat_timeout=timedelta(seconds=ref.heartbeat_timeout_s),
                 retry_policy=RETRY)
-        return await workflow.execute_local_activity(
+            return reply
+        local: StepReply = await workflow.execute_local_activity(
             STEP_ACTIVITY, args, result_type=StepReply, start_to_close_timeout=LOCAL_TIMEOUT,
             retry_policy=RETRY)
+        return local
 
     async def _fail(self, ref: RunRef, step: int, exc: ActivityError) -> StepReply:
         cause = exc.cause or exc

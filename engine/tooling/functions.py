@@ -158,7 +158,7 @@ def _input_model(func: Callable[..., Any],
                             f"*{param.name}")
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (hint, Field(default, description=arg_docs.get(param.name)))
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{func.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields)
     return model, context_param
 
