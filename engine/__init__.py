@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         ToolSchema,
     )
     from engine.models.base import Usage as ModelUsage
+    from engine.models.function import FunctionModel, function_model, tool_call
     from engine.state import (
         Message,
         Outcome,
@@ -100,6 +101,9 @@ _HOME: dict[str, tuple[str, str]] = {
     "TextDelta": ("engine.models.base", "TextDelta"),
     "ToolCallDelta": ("engine.models.base", "ToolCallDelta"),
     "ToolSchema": ("engine.models.base", "ToolSchema"),
+    "FunctionModel": ("engine.models.function", "FunctionModel"),
+    "function_model": ("engine.models.function", "function_model"),
+    "tool_call": ("engine.models.function", "tool_call"),
     "RunResult": ("engine.core.runner", "RunResult"),
     "Message": ("engine.state", "Message"),
     "Outcome": ("engine.state", "Outcome"),
@@ -119,6 +123,7 @@ __all__ = [
     "AsyncApprover",
     "Done",
     "EventHandler",
+    "FunctionModel",
     "Machine",
     "Message",
     "ModelClient",
@@ -146,6 +151,7 @@ __all__ = [
     "TurnstileError",
     "Usage",
     "build_machine",
+    "function_model",
     "load_machine",
     "open_store",
     "render",
@@ -155,6 +161,7 @@ __all__ = [
     "stream",
     "stream_resume",
     "tool",
+    "tool_call",
 ]
 
 from engine.version import __version__ as __version__  # noqa: E402  (re-exported)

@@ -48,7 +48,7 @@ PUBLIC = (
     "StepRecord", "StreamEvent", "TextDelta", "ToolCall", "ToolCallDelta", "ToolContext",
     "ToolImportError", "ToolResult", "ToolSchema", "ToolSpec", "TurnstileError", "Usage",
     "build_machine", "load_machine", "open_store", "render", "resume", "run", "run_sync",
-    "stream", "stream_resume", "tool",
+    "stream", "stream_resume", "tool", "FunctionModel", "function_model", "tool_call",
 )
 
 STATES = {
@@ -173,6 +173,41 @@ def test_custom_tool_and_model_run_in_process(tmp_path: Path) -> None:
         assert contents[-2:] == ["4", "result: 4"]
         assert [s.state for s in runs.steps(result.run_id)][:3] == ["start", "think", "approve"]
         assert runs.trace(result.run_id)["spans"]
+
+
+def test_a_function_model_calls_tools_in_parallel_and_answers(tmp_path: Path) -> None:
+    """An async reply function: two calls in one turn, then text from their results."""
+    from engine import function_model, tool_call
+
+    @function_model(name="twice")
+    async def twice(messages: Sequence[Message]) -> Any:
+        results = [m.content for m in messages if m.role == "tool"]
+        if results:
+            return "counts: " + ", ".join(results)
+        return [tool_call("word_count", text="a b c"), tool_call("word_count", text="d e")]
+
+    db = tmp_path / "runs.db"
+    result = anyio.run(lambda: run(machine(word_count), task="count", model=twice, db=db,
+                                   workspace=tmp_path))
+    assert (result.status, result.error) == ("completed", None)
+    assert result.state.messages[-1].content == "counts: 3, 2"
+    with open_store(db) as runs:
+        calls = [m for m in runs.messages(result.run_id) if m.role == "tool"]
+        assert len(calls) == 2 and len({m.tool_call_id for m in calls}) == 2
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    (lambda: engine.tool_call("rm_rf", path="/"), "asked for tool 'rm_rf', which the state "
+                                                  "does not offer"),
+    (lambda: 42, "a reply is text, tool_call(...) or a list of them, not int"),
+])
+def test_a_function_model_that_answers_wrongly_fails_the_run_with_its_reason(
+        tmp_path: Path, reply: Any, message: str) -> None:
+    model = engine.function_model(lambda messages: reply(), name="wrong")
+    result = anyio.run(lambda: run(machine(word_count), task="count", model=model,
+                                   db=tmp_path / "runs.db", workspace=tmp_path))
+    assert result.status == "failed"
+    assert result.error is not None and message in result.error, result.error
 
 
 def test_approval_callback_and_async_approver_object(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
                        "engine.store.postgres_errors", "engine.store.url"),
     "providers": ("engine.models.anthropic", "engine.models.openai_compat", "engine.models.http",
                   "engine.models.retry", "engine.models.factory", "engine.models.scripted",
-                  "engine.models.options"),
+                  "engine.models.options", "engine.models.function"),
     "builtin_tools": ("turnstile_tools.*",),
     "mcp": ("engine.mcp.*",),
     "permissions": ("engine.permissions.*",),

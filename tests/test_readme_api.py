@@ -21,7 +21,8 @@ def python_api_blocks() -> list[str]:
 
 def test_the_python_api_section_has_the_promised_examples() -> None:
     code = "\n".join(python_api_blocks())
-    for needle in ("@tool(", "class Counter", "resume(", "stream(", "approver=", "open_store("):
+    for needle in ("@tool(", "@function_model", "class Counter", "resume(", "stream(",
+                   "approver=", "open_store("):
         assert needle in code, needle
 
 
@@ -36,7 +37,7 @@ def test_the_python_api_examples_run(tmp_path: Path) -> None:
                           capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "interrupted -> completed" in out
+    assert "interrupted -> completed 2 words" in out
     assert "think --> approve: tool_calls" in out  # the rendered diagram
     assert "model says: 4 words" in out
     assert "asked about save_note (write)" in out
