@@ -51,7 +51,7 @@ class FunctionModel:
 
     def __init__(self, fn: ReplyFunction, name: str | None = None) -> None:
         self._fn = fn
-        self.model = name or getattr(fn, "__name__", "function")
+        self.model: str = name or str(getattr(fn, "__name__", "function"))
 
     async def stream(self, messages: Sequence[Message], tools: Sequence[ToolSchema],
                      params: ModelParams) -> AsyncIterator[StreamEvent]:
