@@ -32,8 +32,8 @@ from engine.events import EventKind
 from engine.harness.faults import Faults
 from engine.harness.golden import GoldenTask, copy_fixture, load_task, run_setup
 from engine.models.base import ModelClient
-from engine.models.factory import make_model, preflight, resolve_model_spec
-from engine.models.options import check_options, merge_options
+from engine.models.factory import check_options, make_model, preflight, resolve_model_spec
+from engine.models.options import merge_options
 from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.permissions.policy import Policy

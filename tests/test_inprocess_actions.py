@@ -52,7 +52,7 @@ def allowed(*calls: dict[str, Any]) -> dict[str, Any]:
 def test_plan_writes_the_system_prompt_tools_workspace_and_task(engine: InProcess) -> None:
     ws = engine.workspace({"notes.txt": "x\n", "src/app.py": "pass\n"})
     run = created(engine, workspace=ws, task="fix the app")
-    out = engine.act(engine.core.context_window(run, "plan", step=0))
+    out = engine.act(engine.context(run, "plan", step=0))
     assert out.trigger == "ready" and out.updates == {"plan": []}
     system, user = out.messages
     assert system.role == "system" and str(ws) in system.content
@@ -64,7 +64,7 @@ def test_plan_writes_the_system_prompt_tools_workspace_and_task(engine: InProces
 
 def test_plan_on_a_resumed_run_keeps_the_conversation(engine: InProcess) -> None:
     run = created(engine)
-    out = engine.act(engine.core.context_window(run, "plan", step=0,
+    out = engine.act(engine.context(run, "plan", step=0,
                                     messages=(Message("user", "already here"),)))
     assert (out.trigger, out.messages, out.note) == ("ready", (),
                                                      "conversation already prepared")
@@ -77,7 +77,7 @@ def test_call_model_with_tool_calls_leaves_them_pending(engine: InProcess) -> No
     turn = {"text": "reading", "tool_calls": [{"name": "read_file",
                                                "args": {"path": "notes.txt"}}]}
     run = created(engine, [turn])
-    out = engine.act(engine.core.context_window(run, "call_model",
+    out = engine.act(engine.context(run, "call_model",
                                     messages=(Message("user", "go"),)))
     assert out.trigger == "tool_calls"
     assert out.updates["pending_calls"] == [call("read_file", {"path": "notes.txt"},
@@ -92,7 +92,7 @@ def test_call_model_with_tool_calls_leaves_them_pending(engine: InProcess) -> No
 
 def test_call_model_with_a_final_answer_ends_the_turn(engine: InProcess) -> None:
     run = created(engine, [{"text": "all done"}])
-    out = engine.act(engine.core.context_window(run, "call_model", data={"model_turns": 2},
+    out = engine.act(engine.context(run, "call_model", data={"model_turns": 2},
                                     messages=(Message("user", "go"),)))
     assert out.trigger == "final"
     assert {k: out.updates[k] for k in ("final_answer", "refusal", "pending_calls",
@@ -107,7 +107,7 @@ def test_call_model_with_a_final_answer_ends_the_turn(engine: InProcess) -> None
 def test_await_approval_allows_by_policy_and_audits(engine: InProcess) -> None:
     run = created(engine, policy=ALLOW)
     c = call("read_file", {"path": "notes.txt"})
-    out = engine.act(engine.core.context_window(run, "await_approval", data={"pending_calls": [c]}))
+    out = engine.act(engine.context(run, "await_approval", data={"pending_calls": [c]}))
     assert out.trigger == "decided"
     assert out.updates["approvals"]["c1"]["decision"] == "allow"
     assert out.updates["approvals"]["c1"]["decided_by"] == "policy"
@@ -118,7 +118,7 @@ def test_await_approval_allows_by_policy_and_audits(engine: InProcess) -> None:
 def test_await_approval_denies_every_call_and_tells_the_model(engine: InProcess) -> None:
     run = created(engine, policy="default: deny\n")
     c = call("run_shell", {"command": "rm -rf build"})
-    out = engine.act(engine.core.context_window(run, "await_approval", data={"pending_calls": [c]}))
+    out = engine.act(engine.context(run, "await_approval", data={"pending_calls": [c]}))
     assert out.trigger == "all_denied" and out.updates["pending_calls"] == []
     (denial,) = out.messages
     assert denial.role == "tool" and denial.is_error and denial.tool_call_id == "c1"
@@ -130,7 +130,7 @@ def test_await_approval_parks_a_call_that_needs_a_person(engine: InProcess) -> N
     run = created(engine, approval="park",
                        policy="default: deny\nrules:\n  - {decision: ask, tool: write_file}\n")
     c = call("write_file", {"path": "out.txt", "content": "x\n"})
-    ctx = engine.core.context_window(run, "await_approval", data={"pending_calls": [c]})
+    ctx = engine.context(run, "await_approval", data={"pending_calls": [c]})
     with pytest.raises(RunParked) as parked:
         engine.act(ctx)
     (request,) = parked.value.requests
@@ -145,7 +145,7 @@ def test_exec_tool_runs_an_approved_write_through_the_ledger(engine: InProcess) 
     ws = engine.workspace()
     run = created(engine, workspace=ws)
     c = call("write_file", {"path": "out.txt", "content": "hello\n"})
-    out = engine.act(engine.core.context_window(run, "exec_tool", data=allowed(c), step=3))
+    out = engine.act(engine.context(run, "exec_tool", data=allowed(c), step=3))
     assert (out.trigger, out.note) == ("done", "1 result(s), 0 error(s)")
     (result,) = out.messages
     assert result.tool_call_id == "c1" and not result.is_error
@@ -160,7 +160,7 @@ def test_exec_tool_runs_an_approved_write_through_the_ledger(engine: InProcess) 
 def test_exec_tool_records_a_failing_call_as_failed(engine: InProcess) -> None:
     run = created(engine)
     c = call("read_file", {"path": "missing.txt"})
-    out = engine.act(engine.core.context_window(run, "exec_tool", data=allowed(c)))
+    out = engine.act(engine.context(run, "exec_tool", data=allowed(c)))
     assert (out.trigger, out.note) == ("done", "1 result(s), 1 error(s)")
     (result,) = out.messages
     assert result.is_error and "missing.txt" in result.content
@@ -171,7 +171,7 @@ def test_exec_tool_stops_a_command_at_its_timeout(engine: InProcess) -> None:
     ws = engine.workspace()
     run = created(engine, workspace=ws)
     c = call("run_shell", {"command": "sleep 30; touch late", "timeout_s": 0.5})
-    out = engine.act(engine.core.context_window(run, "exec_tool", data=allowed(c)))
+    out = engine.act(engine.context(run, "exec_tool", data=allowed(c)))
     (result,) = out.messages
     assert result.is_error and "timed out after 0.5 s" in result.content
     assert not (ws / "late").exists()
@@ -184,7 +184,7 @@ def test_exec_tool_gives_a_denied_call_its_denial_and_runs_nothing(engine: InPro
     c = call("write_file", {"path": "out.txt", "content": "x\n"})
     data = allowed(c)
     data["approvals"]["c1"].update(decision="deny", reason="not today")
-    out = engine.act(engine.core.context_window(run, "exec_tool", data=data))
+    out = engine.act(engine.context(run, "exec_tool", data=data))
     (result,) = out.messages
     assert result.is_error and "not today" in result.content
     assert not (ws / "out.txt").exists()
@@ -197,7 +197,7 @@ def test_exec_tool_gives_a_denied_call_its_denial_and_runs_nothing(engine: InPro
 def test_checkpoint_marks_the_snapshot_point(engine: InProcess) -> None:
     run = created(engine)
     changed = {"a.py": {"base_hash": None, "result_hash": "x"}}
-    out = engine.act(engine.core.context_window(run, "checkpoint", step=4,
+    out = engine.act(engine.context(run, "checkpoint", step=4,
                                     data={"files_changed": changed}))
     assert (out.trigger, out.updates, out.note) == ("saved", {},
                                                     "snapshot at step 4 (1 files changed)")
@@ -205,14 +205,14 @@ def test_checkpoint_marks_the_snapshot_point(engine: InProcess) -> None:
 
 def test_evaluate_stop_stops_on_a_final_answer(engine: InProcess) -> None:
     run = created(engine)
-    out = engine.act(engine.core.context_window(run, "evaluate_stop",
+    out = engine.act(engine.context(run, "evaluate_stop",
                                     data={"final_answer": "done", "pending_calls": []}))
     assert out.trigger == "stop"
 
 
 def test_evaluate_stop_continues_within_the_budget(engine: InProcess) -> None:
     run = created(engine)
-    out = engine.act(engine.core.context_window(run, "evaluate_stop", step=5,
+    out = engine.act(engine.context(run, "evaluate_stop", step=5,
                                     data={"model_turns": 2}))
     assert (out.trigger, out.note) == ("continue", "turn 2 done")
 
@@ -226,7 +226,7 @@ def test_evaluate_stop_reports_an_exhausted_budget(engine: InProcess, limits: di
                                                    step: int, usage: Usage,
                                                    reason: str) -> None:
     run = created(engine, limits=limits)
-    out = engine.act(engine.core.context_window(run, "evaluate_stop", step=step, usage=usage))
+    out = engine.act(engine.context(run, "evaluate_stop", step=step, usage=usage))
     assert out.trigger == "exhausted"
     assert out.updates == {"stop_reason": reason}
 
@@ -237,8 +237,8 @@ def test_evaluate_stop_counts_model_turns_against_max_turns(engine: InProcess) -
         "evaluate_stop:  {action: evaluate_stop,",
         "evaluate_stop:  {action: evaluate_stop, with: {max_turns: 2},"))
     run = created(engine, machine=machine)
-    below = engine.act(engine.core.context_window(run, "evaluate_stop", data={"model_turns": 1}))
-    at = engine.act(engine.core.context_window(run, "evaluate_stop", data={"model_turns": 2}))
+    below = engine.act(engine.context(run, "evaluate_stop", data={"model_turns": 1}))
+    at = engine.act(engine.context(run, "evaluate_stop", data={"model_turns": 2}))
     assert below.trigger == "continue"
     assert (at.trigger, at.updates) == ("exhausted",
                                         {"stop_reason": "2 model turns (max_turns 2)"})
@@ -255,7 +255,7 @@ def test_run_tool_runs_the_fixed_call_and_records_its_result(engine: InProcess, 
                                          f"    {test}\n"})
     run = created(engine, workspace=ws, machine=ROOT / "machines" / "test_fix_loop.yaml",
                        policy=ALLOW)
-    out = engine.act(engine.core.context_window(run, "run_tests"))
+    out = engine.act(engine.context(run, "run_tests"))
     assert out.trigger == trigger
     result = out.updates["results"]["run_tests"]
     assert result["ok"] is (trigger == "ok")
@@ -265,9 +265,9 @@ def test_run_tool_runs_the_fixed_call_and_records_its_result(engine: InProcess, 
 
 def test_count_rounds_is_exhausted_past_its_maximum(engine: InProcess) -> None:
     run = created(engine, machine=ROOT / "machines" / "test_fix_loop.yaml")
-    third = engine.act(engine.core.context_window(run, "count_round",
+    third = engine.act(engine.context(run, "count_round",
                                       data={"counters": {"fix_rounds": 2}}))
-    fourth = engine.act(engine.core.context_window(run, "count_round",
+    fourth = engine.act(engine.context(run, "count_round",
                                        data={"counters": {"fix_rounds": 3}}))
     assert (third.trigger, third.updates) == ("again", {"counters": {"fix_rounds": 3}})
     assert fourth.trigger == "exhausted" and fourth.note == "fix_rounds 4 of 3"

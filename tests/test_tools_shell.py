@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from engine.state import ToolCall
-from engine.tooling import ToolContext, ToolRegistry
+from engine.tooling import UNCONFINED, CommandConfinement, ToolContext, ToolRegistry
 from engine.tooling.invoke import invoke
 from engine.tooling.process import OutputBuffer, group_alive, is_secret_name, scrub_env
 from turnstile_tools import builtin_specs
@@ -268,3 +268,60 @@ async def test_environment_is_scrubbed_unless_passed(tmp_path: Path,
 async def test_no_stdin(tmp_path: Path) -> None:
     r = await shell(tmp_path, command="cat; echo done", timeout_s=10)
     assert not r.is_error and "done" in r.content
+
+
+class MarkingConfinement:
+    """A confinement of the tool contract's own protocol, not the sandbox's: it runs each
+    command under ``env CONFINED_BY=...``, sets the environment itself, and removes a file the
+    command leaves behind."""
+
+    def __init__(self, leftover: Path) -> None:
+        self.leftover = leftover
+        self.asked_risk: list[str | None] = []
+
+    def network_for(self, approved_risk: str | None) -> bool:
+        self.asked_risk.append(approved_risk)
+        return False
+
+    def command(self, argv: Sequence[str], cwd: Path | str, network: bool) -> list[str]:
+        return ["env", f"CONFINED_BY=marker-network-{network}", *argv]
+
+    def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
+            ) -> dict[str, str]:
+        return {"PATH": base.get("PATH", "/usr/bin:/bin"), **(extra or {})}
+
+    def before(self) -> tuple[str, ...]:
+        return (str(self.leftover),)
+
+    def after(self, was_absent: Sequence[str]) -> list[str]:
+        gone = [p for p in was_absent if Path(p).exists()]
+        for p in gone:
+            Path(p).unlink()
+        return gone
+
+    def describe(self, network: bool | None = None) -> dict[str, Any]:
+        return {"sandboxed": "marker", "network": network}
+
+
+async def test_the_command_runs_under_the_confinement_the_contract_hands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARMLESS_VALUE", "visible")
+    jail = MarkingConfinement(tmp_path / ".envrc")
+    confinement: CommandConfinement = jail
+    rec = Recorder()
+    r = await shell(tmp_path, rec, ctx_kw={"confinement": confinement,
+                                           "approved_risk": "network"},
+                    command="env; touch .envrc")
+    assert "CONFINED_BY=marker-network-False" in r.content
+    assert "HARMLESS_VALUE" not in r.content  # the environment is the confinement's
+    assert jail.asked_risk == ["network"]
+    assert r.is_error and "removed .envrc" in r.content and not (tmp_path / ".envrc").exists()
+    assert r.data is not None and r.data["sandbox"] == {"sandboxed": "marker", "network": False}
+    assert rec.of("tool_process")[0]["sandbox"] == {"sandboxed": "marker", "network": False}
+
+
+async def test_a_context_without_confinement_runs_unconfined(tmp_path: Path) -> None:
+    assert ToolContext(workspace=tmp_path).confinement is UNCONFINED
+    r = await shell(tmp_path, command="true")
+    assert r.data is not None and r.data["sandbox"] == {
+        "sandboxed": False, "mode": "auto", "reason": "no sandbox given to the tool"}

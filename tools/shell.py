@@ -3,8 +3,8 @@
 Output lines stream as ``tool_output`` events while the command runs; the result gives the exit
 code, the duration and the head and tail of stdout and stderr. The working directory is confined
 to the workspace; the environment is the runtime's minus anything that looks like a secret, plus
-what the tool configuration passes in ``ctx.env``. Under the run's sandbox (``ctx.confinement``)
-the command runs inside bubblewrap: see ``engine.sandbox``.
+what the tool configuration passes in ``ctx.env``. The command is confined as the engine says
+(``ctx.confinement``: under the run's sandbox, inside bubblewrap).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.sandbox import Confinement
 from engine.tooling.process import ProcessResult, run_process, start_ticks
 from engine.tooling.spec import EventKind, ToolContext, ToolResult, ToolSpec
 from turnstile_tools.changes import WATCHER
@@ -25,7 +24,6 @@ from turnstile_tools.workspace import rel, resolve_in
 
 logger = logging.getLogger(__name__)
 
-UNCONFINED = Confinement(reason="no sandbox given to the tool")
 DEFAULT_TIMEOUT_S = 120.0
 MAX_TIMEOUT_S = 3600.0
 
@@ -54,7 +52,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
         ctx.emit(EventKind.TOOL_OUTPUT, {"call_id": ctx.call_id, "stream": stream, "line": line,
                                  "t": time.time()})
 
-    jail = ctx.confinement or UNCONFINED
+    jail = ctx.confinement
     network = jail.network_for(ctx.approved_risk)
     sandbox = jail.describe(network)
 

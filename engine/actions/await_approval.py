@@ -59,7 +59,7 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
     granted = set(GRANTED.get(ctx.run.data))
     fresh = await ctx.approver.decide_batch(
         open_calls, ctx.tools, granted, ctx.run.data,
-        ParkedDecisions(ctx) if parked else None)
+        ParkedDecisions(ctx, ctx.config.policy) if parked else None)
     for call, approval in zip(open_calls, fresh, strict=True):
         if approval.decided_by.removesuffix("-always") in CHANNELS:
             # approve/deny wrote its audit row when the person decided: show it, once.

@@ -137,6 +137,10 @@ class ActionContext:
     """True when this step was left running by an earlier process and is being run again."""
 
     @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
     def step(self) -> int:
         return self.run.step
 

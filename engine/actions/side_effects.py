@@ -21,6 +21,7 @@ from engine.errors import TurnstileError
 from engine.events import EventKind
 from engine.run_data import APPROVALS
 from engine.state import ToolCall
+from engine.tooling.confine import UNCONFINED
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.process import end_leftover_group
 from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult, ToolSpec, Watcher
@@ -183,7 +184,8 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     jail = ctx.config.confinement
     key = idempotency_key(ctx.run.run_id, call.id)
     tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=run_data,
-                           call_id=call.id, confinement=jail, approved_risk=approved_risk,
+                           call_id=call.id, confinement=jail or UNCONFINED,
+                           approved_risk=approved_risk,
                            env={IDEMPOTENCY_ENV: key}, idempotency_key=key)
     started_event: dict[str, Any] = {"call_id": call.id, "tool": call.name,
                                      "version": spec.version if spec else None,

@@ -3,7 +3,8 @@
 Every configuration mistake (unknown provider, missing key, empty model name, unreachable
 server, unknown model) is one ``ModelConfigError`` line, raised before a run starts.
 ``resolve_model_spec`` decides which spec wins: the ``--model`` flag, then ``ENGINE_MODEL``,
-then the machine YAML's ``model:``.
+then the machine YAML's ``model:``. ``check_options`` refuses model settings a provider cannot
+honour, before a run starts.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ import ipaddress
 import logging
 import os
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.errors import ModelConfigError
-from engine.models.anthropic import AnthropicClient, anthropic_headers
+from engine.models.anthropic import AnthropicClient, anthropic_headers, check_anthropic_options
 from engine.models.base import ModelClient
 from engine.models.http import HttpStream, Timeouts
 from engine.models.openai_compat import OpenAICompatClient
+from engine.models.options import to_params
 from engine.models.retry import RetryPolicy
 from engine.models.scripted import ScriptedModel, load_turns
 
@@ -114,6 +116,14 @@ def make_model(
                       timeouts=timeouts)
     return OpenAICompatClient(parsed.model, http, retry=retry)
 
+
+
+def check_options(provider: str, layers: Iterable[Mapping[str, Any]]) -> None:
+    """Refuse, before a run, settings ``provider`` cannot honour (``ModelConfigError``)."""
+    if provider != "anthropic":
+        return
+    for options in layers:
+        check_anthropic_options(to_params(options))
 
 def openai_headers(key: str | None, env: Mapping[str, str]) -> dict[str, str]:
     """Bearer key (none for a keyless local server), plus ``OPENAI_ORG_ID`` and

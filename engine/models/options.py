@@ -1,20 +1,21 @@
-"""Model settings: the layers (machine, ``call_model`` state, command line) merged into the
-``ModelParams`` of one call, the ``--model-option KEY=VALUE`` parser, and each provider's limits.
+"""Model settings, in the model protocol's words: the layers (machine, ``call_model`` state,
+command line) merged into the ``ModelParams`` of one call, and the ``--model-option KEY=VALUE``
+parser.
 
-A later layer overrides only the settings it gives. What a provider cannot honour is refused
-before the run starts (``check_options``), never dropped silently.
+A later layer overrides only the settings it gives. Nothing here knows a provider: what one
+cannot honour is refused before the run starts by ``engine.models.factory.check_options``,
+never dropped silently.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
 from engine.errors import UsageError
-from engine.models.anthropic import check_anthropic_options
 from engine.models.base import ModelParams
 from engine.spec.model import ModelOptions
 
@@ -93,10 +94,3 @@ def _typed(pair: str, key: str, value: str) -> Any:
         raise UsageError(f"--model-option {pair!r}: expected {kind}") from None
     return value
 
-
-def check_options(provider: str, layers: Iterable[Mapping[str, Any]]) -> None:
-    """Refuse, before a run, settings ``provider`` cannot honour (``ModelConfigError``)."""
-    if provider != "anthropic":
-        return
-    for options in layers:
-        check_anthropic_options(to_params(options))

@@ -14,14 +14,12 @@ import getpass
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from engine.errors import DecisionRefusedError, RunParked
 from engine.permissions.approvals import Approval, PendingQuestion, digest
+from engine.permissions.policy import Policy
 from engine.store.base import ApprovalDecision, ApprovalRequest, AuditRecord, Store
-
-if TYPE_CHECKING:
-    from engine.actions.context import ActionContext
 
 CHANNELS = ("cli", "web")
 """How a parked decision can come; also its ``decided_by`` in the audit table."""
@@ -30,43 +28,58 @@ ALWAYS_RUN = "run"
 """``--always run``: grant the call's capability for the rest of this run."""
 
 
-def policy_version(policy: Any) -> str:
+def policy_version(policy: Policy | None) -> str:
     """A digest of the policy as loaded: a decision made under another policy is not reused."""
     return digest(policy.to_data()) if policy is not None else digest("built-in defaults")
+
+
+class ParkingStep(Protocol):
+    """What parking needs of the step that asks: where requests are kept, which run and step,
+    and the time (an action's ``ActionContext`` is one)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def step(self) -> int: ...
+
+    def now(self) -> float: ...
 
 
 class ParkedDecisions:
     """The ``ask`` of park mode: answers from recorded decisions, or parks the run."""
 
-    def __init__(self, ctx: ActionContext) -> None:
-        self.ctx = ctx
+    def __init__(self, at: ParkingStep, policy: Policy | None) -> None:
+        self.at = at
+        self.version = policy_version(policy)
 
     async def __call__(self, questions: Sequence[PendingQuestion]) -> dict[str, Approval]:
-        ctx = self.ctx
-        run_id = ctx.run.run_id
-        known = {r.call_id: r for r in ctx.store.approval_requests(
-            run_id, pending_only=False)}
-        version = policy_version(ctx.config.policy)
+        at, version = self.at, self.version
+        known = {r.call_id: r for r in at.store.approval_requests(
+            at.run_id, pending_only=False)}
         out: dict[str, Approval] = {}
         waiting: list[ApprovalRequest] = []
         for q in questions:
             req = known.get(q.call.id)
             if req is None or req.status == "pending":
-                waiting.append(req or _request(ctx, q, version))
+                waiting.append(req or _request(at, q, version))
             else:
                 out[q.call.id] = bound_approval(q, req, version)
         if waiting:
-            raise RunParked(parked_line(run_id, waiting), tuple(waiting))
+            raise RunParked(parked_line(at.run_id, waiting), tuple(waiting))
         return out
 
 
-def _request(ctx: ActionContext, q: PendingQuestion, version: str) -> ApprovalRequest:
+def _request(at: ParkingStep, q: PendingQuestion, version: str) -> ApprovalRequest:
     d = q.decision
     return ApprovalRequest(
-        run_id=ctx.run.run_id, call_id=q.call.id, step=ctx.step, tool=q.call.name,
+        run_id=at.run_id, call_id=q.call.id, step=at.step, tool=q.call.name,
         args=dict(q.call.args), args_hash=digest(dict(q.call.args)), policy_version=version,
         preview=d.preview, risk=d.risk, rule=d.rule, reason=d.reason, capability=d.capability,
-        requested_at=ctx.now())
+        requested_at=at.now())
 
 
 def bound_approval(q: PendingQuestion, req: ApprovalRequest, version: str) -> Approval:

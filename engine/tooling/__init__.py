@@ -1,5 +1,6 @@
-"""Tools: the contract (spec), the registry, and invocation."""
+"""Tools: the contract (spec, confine), the registry, and invocation."""
 
+from engine.tooling.confine import UNCONFINED, CommandConfinement
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import (
     RISK_ORDER,
@@ -16,6 +17,8 @@ from engine.tooling.spec import (
 
 __all__ = [
     "RISK_ORDER",
+    "UNCONFINED",
+    "CommandConfinement",
     "DryRun",
     "FileChange",
     "Recorder",

@@ -16,16 +16,14 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from engine.errors import ToolError
 from engine.events import EventKind as EventKind
 from engine.run_data import FILE_HASHES, PLANNED_FILES, TOOL_KEYS, check_updates
-
-if TYPE_CHECKING:
-    from engine.sandbox import Confinement
+from engine.tooling.confine import UNCONFINED, CommandConfinement
 
 Risk = Literal["read", "exec", "write", "network", "install", "destructive"]
 RISK_ORDER: tuple[Risk, ...] = ("read", "exec", "write", "network", "install", "destructive")
@@ -97,9 +95,9 @@ class ToolContext:
     run_data: Mapping[str, Any] = field(default_factory=dict)
     """Read-only view of the run's data (e.g. file hashes the agent has seen)."""
     call_id: str = ""
-    confinement: Confinement | None = None
-    """How subprocesses are confined (``engine.sandbox``); None: unconfined, as decided by
-    whoever builds the context (tests, dry runs)."""
+    confinement: CommandConfinement = UNCONFINED
+    """How subprocesses are confined: the run's sandbox, handed in by the engine; unconfined
+    when whoever builds the context gives none (tests, dry runs)."""
     approved_risk: str | None = None
     """The risk the call was approved under (``network`` opens the network in ``ask`` mode)."""
     idempotency_key: str = ""

@@ -1,0 +1,48 @@
+"""What a tool that spawns commands is handed to confine them (``ToolContext.confinement``).
+
+A tool knows only this protocol; the engine decides the run's confinement once, from the
+``sandbox:`` settings (``engine.sandbox.Confinement`` implements the protocol), and hands it to
+every call. Where nothing was decided (a test, a dry run) commands run ``UNCONFINED``: without
+bubblewrap, but still with the secrets scrubbed from their environment and a parent-death signal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.sandbox import Confinement
+
+
+class CommandConfinement(Protocol):
+    """How one run's commands are confined: the same for every call of the run."""
+
+    def network_for(self, approved_risk: str | None) -> bool:
+        """Whether a call approved under ``approved_risk`` gets the network."""
+        ...
+
+    def command(self, argv: Sequence[str], cwd: Path | str, network: bool) -> list[str]:
+        """``argv`` as it is to be spawned, confined."""
+        ...
+
+    def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
+            ) -> dict[str, str]:
+        """The command's environment: ``base`` without its secrets, plus ``extra``."""
+        ...
+
+    def before(self) -> tuple[str, ...]:
+        """What to remember before a command, for ``after``."""
+        ...
+
+    def after(self, was_absent: Sequence[str]) -> list[str]:
+        """Undo what a command may not leave behind; the paths removed."""
+        ...
+
+    def describe(self, network: bool | None = None) -> dict[str, Any]:
+        """How a command is confined, as events and the trace record it."""
+        ...
+
+
+UNCONFINED: CommandConfinement = Confinement(reason="no sandbox given to the tool")
+"""No bubblewrap: the confinement of a context built without one (tests, dry runs)."""
