@@ -87,7 +87,9 @@ class Runner:
         """The run as of its last commit in this drive (what an error or Ctrl-C ends)."""
         self.step_limit: int | None = None
         """Steps one ``drive`` may take before it returns ``running`` (None: no limit). A
-        distributed backend drives one step per task with the same loop (``engine.temporal``)."""
+        distributed backend drives one step per task with the same loop (``engine.temporal``);
+        the lease stays held then (its owner takes the next step), so the run never shows as
+        ``crashed`` between steps."""
 
     # -- creation -----------------------------------------------------------------------
 
@@ -119,8 +121,9 @@ class Runner:
             with anyio.CancelScope(shield=True):
                 self.store.release_lease(state.run_id, self.owner)
             raise
-        with anyio.CancelScope(shield=True):
-            self.store.release_lease(state.run_id, self.owner)
+        if result.status != "running":  # a step-limited drive keeps it for the next step
+            with anyio.CancelScope(shield=True):
+                self.store.release_lease(state.run_id, self.owner)
         return result
 
     async def _drive_leased(self, state: RunState, resumed: bool) -> RunResult:

@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 EFFECT_ACTIONS = frozenset({"call_model"})
 """Actions without ``side_effects`` that still reach outside the run (a model call costs money
 and time): run as heartbeating activities like the tool-running ones."""
-LEASE_TTL_S = 15.0
+LEASE_TTL_S = 60.0
 """The run's lease while a step runs and between steps: held by "the workflow's workers", so a
 single-process ``resume`` cannot drive the run while its workflow lives; it lapses this long
 after the last step if every worker is gone (the run then shows as ``crashed``)."""
@@ -192,7 +192,7 @@ async def _step(prepared: Any, ref: StepRef, resumed: bool) -> tuple[StepReply, 
     new = result.state
     prepared.state = new
     running = result.status == "running"
-    if running:  # keep the run shown as running until the next step
+    if running:  # the drive kept the lease; give it a full TTL for the next step
         runner.store.acquire_lease(ref.run_id, runner.owner, LEASE_TTL_S)
     effects = running and has_effects(prepared.machine, new.state)
     return StepReply(result.status, new.step, new.state, effects, result.error), running
