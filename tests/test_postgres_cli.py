@@ -249,3 +249,22 @@ def test_the_web_console_reads_a_postgres_store(pg: PgCLI, tmp_path: Path) -> No
         proc.terminate()
         out = proc.communicate(timeout=20)[0]
     assert "database postgresql://postgres@127.0.0.1" in out and "pw-not-shown" not in out
+
+
+def test_eval_records_every_task_in_the_postgres_store(pg: PgCLI) -> None:
+    """``eval --store URL``: the demo and a task whose first attempt is killed (a subprocess
+    with ENGINE_FAULTS, then resumed in-process) both pass with every run kept in Postgres."""
+    out = pg.cwd / "eval.json"
+    proc = engine(pg.cwd, "eval", str(ROOT / "golden_tasks"), "-k", "demo_fix",
+                  "--store", pg.url, "--json", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = engine(pg.cwd, "eval", str(ROOT / "golden_tasks"), "-k", "resume_after_crash",
+                  "--json", "-", env={"ENGINE_STORE_URL": pg.url})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (crash,) = json.loads(proc.stdout)["results"][0]["attempts"]
+    assert crash["passed"] and crash["task"] == "resume_after_crash"
+    runs = {r["run_id"]: r for r in pg.json("runs")}
+    (demo,) = json.loads(out.read_text())["results"][0]["attempts"]
+    assert {demo["run_id"], crash["run_id"]} <= set(runs)
+    assert runs[crash["run_id"]]["status"] == "completed"
+    assert (pg.cwd / ".engine" / "workspaces").is_dir()  # beside the data: under .engine/

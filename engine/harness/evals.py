@@ -33,6 +33,7 @@ from engine.errors import TurnstileError, UsageError
 from engine.harness.checks import Attempt, CheckContext, CheckResult, run_checks, validate_checks
 from engine.harness.golden import TASK_FILE, GoldenTask, load_task
 from engine.store.base import Store
+from engine.store.url import StoreTarget, as_target, parse_store_url
 
 logger = logging.getLogger(__name__)
 
@@ -137,9 +138,10 @@ def find_tasks(root: Path, pattern: str | None = None) -> list[Path]:
 # -- one task -------------------------------------------------------------------------------
 
 
-def run_task(folder: Path, db_path: Path, *, model: str | None = None,
+def run_task(folder: Path, db: Path | StoreTarget, *, model: str | None = None,
              options: Mapping[str, Any] | None = None) -> TaskResult:
-    """Run one task in the database ``db_path`` (its workspace goes beside it) and check it.
+    """Run one task in the store ``db`` (a SQLite path: its workspace goes beside it; or a
+    target such as a Postgres database: under its ``data_dir``) and check it.
 
     Never raises for a problem of the task itself: a broken ``task.yaml``, a setup that fails,
     a script that diverges or a crash inside the engine come back as a failed ``TaskResult``.
@@ -152,7 +154,7 @@ def run_task(folder: Path, db_path: Path, *, model: str | None = None,
         if not task.checks:
             raise UsageError(f"{folder / TASK_FILE}: checks: a task needs at least one check")
         validate_checks(task.checks, f"{folder / TASK_FILE}: checks")
-        _run_and_check(task, db_path, model, result, dict(options or {}))
+        _run_and_check(task, as_target(db), model, result, dict(options or {}))
     except TurnstileError as exc:
         result.failed_check = result.failed_check or "task"
         result.reason = str(exc)
@@ -164,16 +166,16 @@ def run_task(folder: Path, db_path: Path, *, model: str | None = None,
     return result
 
 
-def _run_and_check(task: GoldenTask, db_path: Path, model: str | None,
+def _run_and_check(task: GoldenTask, target: StoreTarget, model: str | None,
                    result: TaskResult, options: dict[str, Any]) -> None:
-    from engine.store.sqlite import SqliteStore
-
     spec = model or task.model or "scripted"
     attempts: list[Attempt] = []
-    run_id = _first_attempt(task, db_path, spec, attempts, options) if task.faults else None
-    store = SqliteStore(db_path)
+    run_id = _first_attempt(task, target, spec, attempts, options) if task.faults else None
+    if target.path is not None:
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+    store = target.open()
     try:
-        run_id, error = _drive(task, store, db_path, spec, run_id, attempts, options)
+        run_id, error = _drive(task, store, target, spec, run_id, attempts, options)
         result.run_id = run_id
         info = store.get_run(run_id)
         result.status, result.steps = info.status, info.steps
@@ -197,7 +199,7 @@ def _error_reason(error: str) -> str:
     return error
 
 
-def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str | None,
+def _drive(task: GoldenTask, store: Store, target: StoreTarget, spec: str, run_id: str | None,
            attempts: list[Attempt], options: dict[str, Any]) -> tuple[str, str | None]:
     """Start (or, after a first attempt, resume) the run in this process and drive it."""
     from engine.core.interrupts import drive_until_interrupted
@@ -209,8 +211,8 @@ def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str
         if run_id is None:
             req = RunRequest(machine=task.machine_path().resolve(), golden=task.folder.resolve(),
                              model=spec, approval=task.approval, model_options=options)
-            prepared = prepare_new(req, store, db_path=db_path, observer=silent_observer,
-                                   prompter=None)
+            prepared = prepare_new(req, store, db_path=target.path, data_dir=target.data_dir,
+                                   observer=silent_observer, prompter=None)
         else:
             prepared = prepare_resume(run_id, store, observer=silent_observer, prompter=None,
                                       overrides={})
@@ -221,18 +223,18 @@ def _drive(task: GoldenTask, store: Store, db_path: Path, spec: str, run_id: str
     return info.run_id, run.error
 
 
-def _first_attempt(task: GoldenTask, db_path: Path, spec: str,
+def _first_attempt(task: GoldenTask, target: StoreTarget, spec: str,
                    attempts: list[Attempt], options: dict[str, Any]) -> str:
     """Run the task in a subprocess with ``ENGINE_FAULTS`` armed; return its run id."""
-    from engine.store.sqlite import SqliteStore
-
     faults = ",".join(task.faults)
     cmd = [sys.executable, "-m", "engine", "run", str(task.machine_path().resolve()),
-           "--golden", str(task.folder.resolve()), "--db", str(db_path), "--json",
+           "--golden", str(task.folder.resolve()), "--store", _url(target), "--json",
            "--approval", task.approval, "--model", spec, *_option_flags(options)]
-    env = {k: v for k, v in os.environ.items() if k not in ("ENGINE_DB", "ENGINE_MODEL")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ENGINE_DB", "ENGINE_STORE_URL", "ENGINE_MODEL")}
     env["ENGINE_FAULTS"] = faults
-    db_path.parent.mkdir(parents=True, exist_ok=True)
+    if target.path is not None:
+        target.path.parent.mkdir(parents=True, exist_ok=True)
     try:
         proc = subprocess.run(cmd, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
                               timeout=FIRST_ATTEMPT_TIMEOUT_S, stdin=subprocess.DEVNULL)
@@ -240,8 +242,8 @@ def _first_attempt(task: GoldenTask, db_path: Path, spec: str,
         raise UsageError(f"the first attempt (ENGINE_FAULTS={faults}) did not end within "
                          f"{FIRST_ATTEMPT_TIMEOUT_S:g} s") from exc
     runs = []
-    if db_path.exists():
-        store = SqliteStore(db_path)
+    if target.exists():
+        store = target.open(reading=True)
         runs = store.list_runs()
         store.close()
     if not runs:
@@ -293,21 +295,23 @@ def silent_observer(kind: str, payload: Mapping[str, Any]) -> None:
     return None
 
 
-def keep_artifacts(result: TaskResult, db_path: Path) -> None:
-    """Write the failed run's trace and audit log beside its database and remember where."""
-    if not db_path.exists():
+def keep_artifacts(result: TaskResult, db: Path | StoreTarget) -> None:
+    """Write the failed run's trace and audit log beside its database (a server's: under the
+    store's ``data_dir``) and remember where."""
+    target = as_target(db)
+    if not target.exists():
         return
-    result.kept, result.db = str(db_path.parent), str(db_path)
+    result.kept, result.db = str(target.data_dir), target.display
     if result.run_id is None:
         return
-    from engine.store.sqlite import SqliteStore
     from engine.tracing.trace import write_trace_file
 
-    store = SqliteStore(db_path)
+    store = target.open(reading=True)
     try:
-        write_trace_file(store, result.run_id, db_path.parent / "traces")
+        write_trace_file(store, result.run_id, target.data_dir / "traces")
         audit = [r.to_json() for r in store.audit(result.run_id)]
-        (db_path.parent / f"audit-{result.run_id}.json").write_text(
+        target.data_dir.mkdir(parents=True, exist_ok=True)
+        (target.data_dir / f"audit-{result.run_id}.json").write_text(
             json.dumps(audit, indent=1, default=str) + "\n", encoding="utf-8")
     except (OSError, TurnstileError) as exc:
         logger.warning("could not write the trace/audit of %s: %s", result.run_id, exc)
@@ -319,7 +323,7 @@ def keep_artifacts(result: TaskResult, db_path: Path) -> None:
 
 
 def run_suite(folders: Sequence[Path], *, model: str | None = None, repeat: int = 1,
-              workdir: Path, shared_db: Path | None = None,
+              workdir: Path, shared_db: Path | StoreTarget | None = None,
               progress: Progress | None = None,
               options: Mapping[str, Any] | None = None) -> list[TaskSummary]:
     """Run every task ``repeat`` times; each attempt gets its own folder under ``workdir``
@@ -333,12 +337,12 @@ def run_suite(folders: Sequence[Path], *, model: str | None = None, repeat: int 
         results = []
         for i in range(repeat):
             name = folder.name if repeat == 1 else f"{folder.name}-{i + 1}"
-            db_path = shared_db or workdir / name / DB_NAME
-            result = run_task(folder, db_path, model=model, options=options)
+            own = workdir / name / DB_NAME
+            result = run_task(folder, shared_db or own, model=model, options=options)
             if not result.passed:
-                keep_artifacts(result, db_path)
+                keep_artifacts(result, shared_db or own)
             elif shared_db is None:
-                shutil.rmtree(db_path.parent, ignore_errors=True)
+                shutil.rmtree(own.parent, ignore_errors=True)
             results.append(result)
             done += 1
             if progress:
@@ -387,7 +391,8 @@ def _failure_lines(s: TaskSummary) -> list[str]:
         if r.kept:
             lines.append(f"  kept: {r.kept} (database, workspace, traces/, audit)")
         if r.run_id and r.db:
-            lines.append(f"  inspect: python -m engine show {r.run_id} --db {r.db}")
+            flag = "--store" if "://" in r.db else "--db"
+            lines.append(f"  inspect: python -m engine show {r.run_id} {flag} {r.db}")
     return lines
 
 
@@ -409,8 +414,9 @@ def main(args: argparse.Namespace) -> int:
     if not folders:
         what = f" matching {args.pattern!r}" if args.pattern else ""
         raise UsageError(f"{root}: no golden task folders (with {TASK_FILE}){what}")
-    db = getattr(args, "db", None) or os.environ.get("ENGINE_DB")
-    shared = Path(db).resolve() if db else None
+    db = (getattr(args, "store", None) or getattr(args, "db", None)
+          or os.environ.get("ENGINE_STORE_URL") or os.environ.get("ENGINE_DB"))
+    shared = _resolved(parse_store_url(db)) if db else None
     from engine.models.options import parse_cli_options
 
     options = parse_cli_options(getattr(args, "model_option", None))
@@ -453,3 +459,13 @@ def _remove_if_empty(path: Path) -> None:
 
 __all__ = ["TaskResult", "TaskSummary", "find_tasks", "format_table", "keep_artifacts",
            "main", "run_suite", "run_task", "silent_observer", "suite_json", "without_faults"]
+
+
+def _url(target: StoreTarget) -> str:
+    """The target as ``--store`` takes it (a SQLite file by its absolute path)."""
+    return str(target.path.resolve()) if target.path is not None else target.url
+
+
+def _resolved(target: StoreTarget) -> StoreTarget:
+    """A SQLite target by its absolute path (tasks run in other folders)."""
+    return (parse_store_url(target.path.resolve()) if target.path is not None else target)

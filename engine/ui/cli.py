@@ -752,6 +752,8 @@ def _add_tools(sub: Any) -> None:
     p.add_argument("--repeat", type=int, default=1, help="run each task N times")
     p.add_argument("--db", help="record every task's run in this database (nothing deleted) "
                    "instead of a fresh temporary one per task (default $ENGINE_DB if set)")
+    p.add_argument("--store", metavar="URL", help="record every task's run in this store (a "
+                   "path, sqlite:///PATH or postgresql://...; default $ENGINE_STORE_URL)")
     _backend_args(p)
     p.set_defaults(func=cmd_eval)
 
