@@ -351,6 +351,39 @@ def test_parked_approval_survives_all_workers_restarting(cli: EngineCLI, workers
     assert "* item.quantity" in (workspace / "inventory.py").read_text()
 
 
+def test_local_parked_run_resumed_on_temporal_is_signalled_by_approve(
+        cli: EngineCLI, workers: Workers, tmp_path: Path) -> None:
+    """A run parked by the single-process runner, resumed with --backend temporal: its config
+    now names Temporal, so ``approve`` signals its workflow, which a worker continues."""
+    from tests.test_park import park
+
+    run_id = park(cli, make_task(tmp_path))["run_id"]
+    assert "backend" not in _recorded_config(cli.db, run_id)
+    proc = cli("resume", run_id, "--json", *workers.flags())
+    assert proc.returncode == 5, proc.stderr[-2000:]  # parked again, now on its workflow
+    assert _recorded_config(cli.db, run_id)["backend"] == "temporal"
+    assert _recorded_config(cli.db, run_id)["temporal"]["task_queue"] == workers.queue
+    pending = cli.json("approvals", "--db", str(cli.db))
+    assert [p["run_id"] for p in pending] == [run_id]
+    decided = cli("approve", run_id, pending[0]["call_id"], "--db", str(cli.db))
+    assert decided.returncode == 0, decided.stderr
+    assert "workflow was told" in decided.stdout
+    info = _wait_status(cli, run_id, {"completed", "failed"}, 60)
+    assert info["status"] == "completed"
+    assert "* item.quantity" in (Path(info["workspace"]) / "inventory.py").read_text()
+    assert _history_sizes(workers.address, run_id)  # the workflow drove the rest
+
+
+def _recorded_config(db: Path, run_id: str) -> dict:
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore.for_reading(db)
+    try:
+        return dict(store.get_run(run_id).config)
+    finally:
+        store.close()
+
+
 # -- a long run continues as new --------------------------------------------------------------
 
 
