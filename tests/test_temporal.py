@@ -42,9 +42,9 @@ class Workers:
     """Worker processes serving one task queue of the test's own."""
 
     def __init__(self, address: str, queue: str, log_dir: Path,
-                 store: str | None = None) -> None:
+                 store: str | None = None, env: dict[str, str] | None = None) -> None:
         self.address, self.queue, self.log_dir = address, queue, log_dir
-        self.store = store
+        self.store, self.env = store, env
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, n: int = 3) -> None:
@@ -59,7 +59,7 @@ class Workers:
                "--temporal-address", self.address, "--task-queue", self.queue,
                *(["--store", self.store] if self.store else [])]
         err = (self.log_dir / f"worker-{len(self.procs) + i}.log").open("w")
-        return subprocess.Popen(cmd, cwd=ROOT, env=engine_env(), stdout=subprocess.PIPE,
+        return subprocess.Popen(cmd, cwd=ROOT, env=engine_env(self.env), stdout=subprocess.PIPE,
                                 stderr=err, text=True)
 
     def by_pid(self, pid: int) -> subprocess.Popen[str]:
@@ -323,6 +323,79 @@ def _activity_worker_pid(address: str, run_id: str) -> int:
         raise AssertionError("no pending activity")
 
     return anyio.run(find)
+
+
+# -- a worker killed in the middle of a model call --------------------------------------------
+
+SHELL_POLICY = """\
+default: deny
+rules:
+  - {decision: allow, tool: run_shell, command: "sh effect.sh"}
+"""
+
+
+def test_worker_killed_mid_model_call_repeats_the_call_not_the_tool(
+        cli: EngineCLI, temporal_address: str, tmp_path: Path) -> None:
+    """The model is an OpenAI-compatible server on 127.0.0.1 whose second answer hangs; the
+    worker waiting for it is SIGKILLed. Another worker repeats that model call (same request),
+    the run completes, and the shell command of the first turn ran once."""
+    from tests.sse_server import PATHS, Reply, SSEServer, provider_env
+
+    chat = PATHS["openai"]
+    server = SSEServer().start()
+    server.enqueue(chat, Reply.turn("openai", {"text": "appending", "tool_calls": [
+        {"name": "run_shell", "args": {"command": "sh effect.sh"}}]}),
+        Reply.turn("openai", {"text": "never read"}, hang_s=30),
+        Reply.turn("openai", {"text": "done: appended once"}))
+    env = provider_env(server)
+    workers = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path, env=env)
+    workers.start(3)
+    try:
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        (workspace / "effect.sh").write_text("echo effect >> effects.log\n")
+        policy = tmp_path / "policy.yaml"
+        policy.write_text(SHELL_POLICY)
+        proc = cli("run", "machines/coding_agent.yaml", "--task", "append once",
+                   "--workspace", str(workspace), "--model", "openai:slow-model", "--policy",
+                   str(policy), "--approval", "policy", "--detach", *workers.flags(), env=env)
+        assert proc.returncode == 0, proc.stderr
+        run_id = proc.stdout.strip().splitlines()[-1]
+        deadline = time.monotonic() + 60
+        while len([r for r in server.requests if r.path == chat]) < 2:  # the hanging call
+            assert time.monotonic() < deadline, "the second model call never came"
+            time.sleep(0.05)
+        assert (workspace / "effects.log").exists(), _all_events(cli.db, run_id)
+        assert (workspace / "effects.log").read_text() == "effect\n"
+        victim = workers.by_pid(_activity_worker_pid(workers.address, run_id))
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        killed_at = time.monotonic()
+        info = _wait_status(cli, run_id, {"completed", "failed"}, 60)
+        recovery = time.monotonic() - killed_at
+    finally:
+        workers.stop_all()
+        server.close()
+    assert info["status"] == "completed", info
+    assert recovery < 20, f"took {recovery:.1f} s after the kill"
+    calls = [r for r in server.requests if r.path == chat]
+    assert len(calls) == 3 and server.pending(chat) == 0
+    assert calls[2].json["messages"] == calls[1].json["messages"]  # the same call, repeated
+    assert (workspace / "effects.log").read_text() == "effect\n"  # the tool ran once
+    started = _events(cli.db, run_id, "tool_started")
+    assert [e["tool"] for e in started] == ["run_shell"]
+    answers = [m for m in _messages(cli.db, run_id) if m.role == "assistant"]
+    assert [m.content for m in answers] == ["appending", "done: appended once"]
+
+
+def _all_events(db: Path, run_id: str) -> list[tuple[str, dict]]:
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore.for_reading(db)
+    try:
+        return [(e.kind, dict(e.payload)) for e in store.events(run_id)]
+    finally:
+        store.close()
 
 
 # -- a parked approval outlives every worker -------------------------------------------------
