@@ -559,10 +559,12 @@ def _messages(db: Path, run_id: str) -> list:
         store.close()
 
 
-def test_bench_measures_overhead_recovery_and_history(tmp_path: Path) -> None:
+def test_bench_measures_overhead_recovery_history_naive_loop_and_postgres(
+        tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, "bench/temporal.py", "--turns", "3", "--long", "12",
-                           "--every", "20", "--kills", "1", "--json", str(out)], cwd=ROOT,
+                           "--every", "20", "--kills", "1", "--naive-turns", "12",
+                           "--json", str(out)], cwd=ROOT,
                           env=engine_env(), capture_output=True, text=True, timeout=280)
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(out.read_text())
@@ -573,3 +575,31 @@ def test_bench_measures_overhead_recovery_and_history(tmp_path: Path) -> None:
     long = figures["long"]
     assert long["steps"] == 1 + 5 * 11 + 2 and long["executions"] == 3  # 58 steps, 20 each
     assert "recovery after SIGKILL" in proc.stdout
+    naive, ours = figures["naive"]["naive"], figures["naive"]["turnstile"]
+    assert naive["ended"] == "completed" and naive["turns_done"] == 12
+    # every model activity carries the history: each turn records about one more 1,500-byte
+    # file read than the turn before (the first also records the workflow's start)
+    assert naive["last_turn_bytes"] > naive["first_turn_bytes"] + 8 * 1500
+    assert naive["history_bytes"] > 3 * ours["history_bytes"] > 0
+    assert 100 < naive["limit_turn"] < 2000 and not naive["limit_observed"]
+    assert "naive loop (history into the model)" in proc.stdout
+    pg = figures["postgres"]
+    assert pg["local"]["per_turn_ms"] > 0 and pg["temporal"]["per_turn_ms"] > 0
+    assert "temporal, poll cap lifted, Postgres" in proc.stdout
+    assert figures["targets"][0][-1] == "-"  # 12 turns: the 200-turn target is not judged
+    from bench.run import render, targets
+
+    shown = render({"temporal": figures}, [3], figures["machine"])  # bench/run.py's tables
+    assert "Temporal (poll cap lifted), Postgres" in shown and "naive loop, same" in shown
+    assert [row[0] for row in targets({"temporal": figures}, [3])
+            if "Temporal history" in row[0]] == [figures["targets"][0][0]]
+
+
+def test_naive_history_limit_is_observed_or_extrapolated() -> None:
+    from bench.temporal import limit_turn
+
+    assert limit_turn([10, 20, 30], limit=50) == 3  # 10 + 20 + 30 passes 50 at turn 3
+    growing = [1000 + 100 * k for k in range(10)]  # 10 turns, 14,500 bytes
+    # turn k adds 1000 + 100 (k - 1): 1000 n + 50 n (n - 1) is 99,000 at 36, 103,600 at 37
+    assert limit_turn(growing, limit=100_000) == 37
+    assert limit_turn([500] * 10, limit=10**9) is None  # no growth: no limit in sight
