@@ -434,8 +434,9 @@ def test_local_parked_run_resumed_on_temporal_is_signalled_by_approve(
     assert "backend" not in _recorded_config(cli.db, run_id)
     proc = cli("resume", run_id, "--json", *workers.flags())
     assert proc.returncode == 5, proc.stderr[-2000:]  # parked again, now on its workflow
-    assert _recorded_config(cli.db, run_id)["backend"] == "temporal"
-    assert _recorded_config(cli.db, run_id)["temporal"]["task_queue"] == workers.queue
+    config = _recorded_config(cli.db, run_id)
+    assert config["backend"] == "temporal" and config["temporal"]["task_queue"] == workers.queue
+    assert config["approval"] == "park" and config["machine_path"]  # the rest kept
     pending = cli.json("approvals", "--db", str(cli.db))
     assert [p["run_id"] for p in pending] == [run_id]
     decided = cli("approve", run_id, pending[0]["call_id"], "--db", str(cli.db))
