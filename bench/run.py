@@ -16,7 +16,10 @@ the same loop through the CLI beside LangGraph and Burr (``bench/cli.py``: ms pe
 growth, bytes per turn, peak RSS, at N = 25, 100, 400, 1600).
 ``--quick`` measures N = 25 and 100 only, fewer repeats, 200 concurrent runs.
 ``--with NAME`` also runs other benchmarks in ``bench/`` (tools, streaming, trace, and faults:
-issue 14's fault table re-run through the CLI) and appends their output.
+issue 14's fault table re-run through the CLI) and appends their output; ``--with temporal``
+runs ``bench/temporal.py`` (``--quick`` with ``--quick``: needs the temporal extra and the
+PostgreSQL server binaries) and puts its rows and its target (a 200-turn run under 2 MB of
+Temporal history) in the tables.
 """
 
 from __future__ import annotations
@@ -65,7 +68,9 @@ SPEEDUP_TARGET = 10.0
 GROWTH_LIMIT = 1.2
 FLOOR_LIMIT = 2.0
 RSS_LIMIT = 2**30
-EXTRAS = ("tools", "streaming", "trace", "faults")
+EXTRAS = ("tools", "streaming", "trace", "faults", "temporal")
+COLLECTED = {"temporal": "temporal.py"}
+"""Extras whose JSON joins the tables (the others' output is appended as printed)."""
 NS_FULL = (25, 100, 400, 1600)
 NS_QUICK = (25, 100)
 NS_TINY = (3, 5)
@@ -114,7 +119,7 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
 SCRIPTS = {"turnstile": "turnstile_loop.py", "langgraph": "langgraph_loop.py",
            "floor": "sqlite_floor.py", "resume": "resume.py", "concurrent": "concurrent.py",
            "startup": "startup.py", "permissions": "permissions.py", "sandbox": "sandbox.py",
-           "cli": "cli.py"}
+           "cli": "cli.py", **COLLECTED}
 
 
 def run_bench(name: str, args: Sequence[str], folder: Path) -> dict[str, Any] | None:
@@ -222,6 +227,29 @@ def other_table(conc: Any, start: Any, box: Any = None) -> str:
     return table(["measurement", "result"], rows)
 
 
+def temporal_table(tp: Mapping[str, Any]) -> str:
+    """``bench/temporal.py``: ms per turn by backend and store, history bytes per turn."""
+    rows = [["local, SQLite", f"{tp['local']['per_turn_ms']:.1f}", "-"]]
+    for key, label in (("temporal", "Temporal (poll cap lifted), SQLite"),
+                       ("temporal_poll_capped", "Temporal (dev server default), SQLite")):
+        rows.append([label, f"{tp[key]['per_turn_ms']:.1f}",
+                     f"{tp[key]['history_bytes_per_turn']:.0f}"])
+    if tp.get("postgres"):
+        rows += [["local, Postgres", f"{tp['postgres']['local']['per_turn_ms']:.1f}", "-"],
+                 ["Temporal (poll cap lifted), Postgres",
+                  f"{tp['postgres']['temporal']['per_turn_ms']:.1f}", "-"]]
+    cmp = tp.get("naive")
+    if cmp:
+        naive, limit = cmp["naive"], cmp["naive"]["limit_turn"]
+        rows += [[f"Temporal, Turnstile, {cmp['turns']} turns of {cmp['note_bytes']} B reads",
+                  f"{cmp['turnstile']['per_turn_ms']:.1f}",
+                  f"{cmp['turnstile']['history_bytes_per_turn']:.0f}"],
+                 [f"Temporal, naive loop, same turns (50 MiB at turn {limit or '-'})",
+                  f"{naive['per_turn_ms']:.1f}", f"{naive['history_bytes_per_turn']:.0f}"]]
+    return table([f"agent turns on Temporal ({tp['turns']} turns unless said)", "ms/turn",
+                  "history B/turn"], rows)
+
+
 def cli_table(cli: Mapping[str, Any]) -> str:
     """Through the CLI (``bench/cli.py``): marginal ms per turn, growth, bytes, RSS."""
     ns = cli["ns"]
@@ -280,6 +308,8 @@ def targets(r: Mapping[str, Any], ns: Sequence[int]) -> list[list[str]]:
                      f"{box['overhead_s'] * 1000:.1f} ms", "< 15 ms", verdict(box["pass"])])
     if r.get("cli"):
         rows.extend(r["cli"]["targets"])
+    if r.get("temporal"):
+        rows.extend(r["temporal"]["targets"])
     return rows
 
 
@@ -329,6 +359,7 @@ def render(results: Mapping[str, Any], ns: Sequence[int], info: Mapping[str, Any
                          results.get("sandbox")),
              *([category_table(results["permissions"])] if results.get("permissions") else []),
              *([cli_table(results["cli"])] if results.get("cli") else []),
+             *([temporal_table(results["temporal"])] if results.get("temporal") else []),
              table(["target", "measured", "limit", "result"], targets(results, ns))]
     return "\n\n".join(parts)
 
@@ -363,6 +394,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     info = {**machine_info(), "loadavg": _loadavg()}
     commands = plan(args.quick, args.tiny)
+    for name in COLLECTED:
+        if name in args.extras:
+            commands[name] = ["--quick"] if args.quick or args.tiny else []
+    args.extras = [e for e in args.extras if e not in COLLECTED]
     if importlib.util.find_spec("langgraph") is None:
         commands.pop("langgraph")
     if args.only:

@@ -96,6 +96,8 @@ class Prepared:
     fixture: GoldenTask | None = None
     """For a new golden run: the task whose fixture becomes ``create['workspace']``, copied
     just before the run row is written and removed if that fails (no workspace without a run)."""
+    config: Mapping[str, Any] | None = None
+    """For a resumed run: the config it was rebuilt from (the recorded one plus overrides)."""
 
 
 def new_run_id(clock: float | None = None) -> str:
@@ -213,7 +215,8 @@ def prepare_resume(run_id: str, store: Store, *, observer: Observer,
     runner = Runner(machine, build_services(config, machine, store, Path(info.workspace),
                                             observer, prompter, tools=tools,
                                             model_client=model_client))
-    return Prepared(runner, state, machine, True, _mcp_servers(machine, config), notes)
+    return Prepared(runner, state, machine, True, _mcp_servers(machine, config), notes,
+                    config=config)
 
 
 def choose_policy(mode: str, explicit: Path | None, task_policy: Path | None,

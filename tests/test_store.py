@@ -117,6 +117,32 @@ def test_unknown_run_and_prefix(store) -> None:
         store.get_run("nope")
 
 
+def test_update_config_merges_top_level_keys_and_removes_none(store) -> None:
+    _new_run(store)
+    _new_run(store, "run-2")
+    store.append_event("run-1", 0, "model_call", {"tokens": 3}, 1.0)
+    store.flush()
+    new = store.update_config("run-1", {"backend": "temporal",
+                                        "temporal": {"task_queue": "q"}})
+    assert new == {"model": "scripted", "backend": "temporal", "temporal": {"task_queue": "q"}}
+    assert store.get_run("run-1").config == new
+    again = store.update_config("run-1", {"temporal": {"address": "h:1"}, "model": None})
+    assert again == {"backend": "temporal", "temporal": {"address": "h:1"}}  # replaced, gone
+    assert store.get_run("run-1").config == again
+    assert store.get_run("run-2").config == {"model": "scripted"}  # other runs untouched
+    state = store.load_state("run-1")  # nothing else of the run changed
+    assert (state.state, state.step, state.data) == ("a", 0, {"task": "t"})
+    assert [e.kind for e in store.events("run-1")] == ["model_call"]
+
+
+def test_update_config_of_an_unknown_run_writes_nothing(store) -> None:
+    _new_run(store, "20260101-000000-abcdef")
+    with pytest.raises(UnknownRunError, match="no run '20260101-000000'"):
+        store.update_config("20260101-000000", {"backend": "temporal"})  # no prefix match
+    assert store.get_run("20260101-000000-abcdef").config == {"model": "scripted"}
+    assert [r.run_id for r in store.list_runs()] == ["20260101-000000-abcdef"]
+
+
 def test_events_audit_effects_round_trip(store) -> None:
     _new_run(store)
     assert store.append_event("run-1", 0, "model_call", {"tokens": 3}, 1.0) == 0

@@ -42,9 +42,9 @@ class Workers:
     """Worker processes serving one task queue of the test's own."""
 
     def __init__(self, address: str, queue: str, log_dir: Path,
-                 store: str | None = None) -> None:
+                 store: str | None = None, env: dict[str, str] | None = None) -> None:
         self.address, self.queue, self.log_dir = address, queue, log_dir
-        self.store = store
+        self.store, self.env = store, env
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, n: int = 3) -> None:
@@ -59,7 +59,7 @@ class Workers:
                "--temporal-address", self.address, "--task-queue", self.queue,
                *(["--store", self.store] if self.store else [])]
         err = (self.log_dir / f"worker-{len(self.procs) + i}.log").open("w")
-        return subprocess.Popen(cmd, cwd=ROOT, env=engine_env(), stdout=subprocess.PIPE,
+        return subprocess.Popen(cmd, cwd=ROOT, env=engine_env(self.env), stdout=subprocess.PIPE,
                                 stderr=err, text=True)
 
     def by_pid(self, pid: int) -> subprocess.Popen[str]:
@@ -325,6 +325,79 @@ def _activity_worker_pid(address: str, run_id: str) -> int:
     return anyio.run(find)
 
 
+# -- a worker killed in the middle of a model call --------------------------------------------
+
+SHELL_POLICY = """\
+default: deny
+rules:
+  - {decision: allow, tool: run_shell, command: "sh effect.sh"}
+"""
+
+
+def test_worker_killed_mid_model_call_repeats_the_call_not_the_tool(
+        cli: EngineCLI, temporal_address: str, tmp_path: Path) -> None:
+    """The model is an OpenAI-compatible server on 127.0.0.1 whose second answer hangs; the
+    worker waiting for it is SIGKILLed. Another worker repeats that model call (same request),
+    the run completes, and the shell command of the first turn ran once."""
+    from tests.sse_server import PATHS, Reply, SSEServer, provider_env
+
+    chat = PATHS["openai"]
+    server = SSEServer().start()
+    server.enqueue(chat, Reply.turn("openai", {"text": "appending", "tool_calls": [
+        {"name": "run_shell", "args": {"command": "sh effect.sh"}}]}),
+        Reply.turn("openai", {"text": "never read"}, hang_s=30),
+        Reply.turn("openai", {"text": "done: appended once"}))
+    env = provider_env(server)
+    workers = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path, env=env)
+    workers.start(3)
+    try:
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        (workspace / "effect.sh").write_text("echo effect >> effects.log\n")
+        policy = tmp_path / "policy.yaml"
+        policy.write_text(SHELL_POLICY)
+        proc = cli("run", "machines/coding_agent.yaml", "--task", "append once",
+                   "--workspace", str(workspace), "--model", "openai:slow-model", "--policy",
+                   str(policy), "--approval", "policy", "--detach", *workers.flags(), env=env)
+        assert proc.returncode == 0, proc.stderr
+        run_id = proc.stdout.strip().splitlines()[-1]
+        deadline = time.monotonic() + 60
+        while len([r for r in server.requests if r.path == chat]) < 2:  # the hanging call
+            assert time.monotonic() < deadline, "the second model call never came"
+            time.sleep(0.05)
+        assert (workspace / "effects.log").exists(), _all_events(cli.db, run_id)
+        assert (workspace / "effects.log").read_text() == "effect\n"
+        victim = workers.by_pid(_activity_worker_pid(workers.address, run_id))
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        killed_at = time.monotonic()
+        info = _wait_status(cli, run_id, {"completed", "failed"}, 60)
+        recovery = time.monotonic() - killed_at
+    finally:
+        workers.stop_all()
+        server.close()
+    assert info["status"] == "completed", info
+    assert recovery < 20, f"took {recovery:.1f} s after the kill"
+    calls = [r for r in server.requests if r.path == chat]
+    assert len(calls) == 3 and server.pending(chat) == 0
+    assert calls[2].json["messages"] == calls[1].json["messages"]  # the same call, repeated
+    assert (workspace / "effects.log").read_text() == "effect\n"  # the tool ran once
+    started = _events(cli.db, run_id, "tool_started")
+    assert [e["tool"] for e in started] == ["run_shell"]
+    answers = [m for m in _messages(cli.db, run_id) if m.role == "assistant"]
+    assert [m.content for m in answers] == ["appending", "done: appended once"]
+
+
+def _all_events(db: Path, run_id: str) -> list[tuple[str, dict]]:
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore.for_reading(db)
+    try:
+        return [(e.kind, dict(e.payload)) for e in store.events(run_id)]
+    finally:
+        store.close()
+
+
 # -- a parked approval outlives every worker -------------------------------------------------
 
 
@@ -349,6 +422,40 @@ def test_parked_approval_survives_all_workers_restarting(cli: EngineCLI, workers
     assert info["status"] == "completed"
     workspace = Path(info["workspace"])
     assert "* item.quantity" in (workspace / "inventory.py").read_text()
+
+
+def test_local_parked_run_resumed_on_temporal_is_signalled_by_approve(
+        cli: EngineCLI, workers: Workers, tmp_path: Path) -> None:
+    """A run parked by the single-process runner, resumed with --backend temporal: its config
+    now names Temporal, so ``approve`` signals its workflow, which a worker continues."""
+    from tests.test_park import park
+
+    run_id = park(cli, make_task(tmp_path))["run_id"]
+    assert "backend" not in _recorded_config(cli.db, run_id)
+    proc = cli("resume", run_id, "--json", *workers.flags())
+    assert proc.returncode == 5, proc.stderr[-2000:]  # parked again, now on its workflow
+    config = _recorded_config(cli.db, run_id)
+    assert config["backend"] == "temporal" and config["temporal"]["task_queue"] == workers.queue
+    assert config["approval"] == "park" and config["machine_path"]  # the rest kept
+    pending = cli.json("approvals", "--db", str(cli.db))
+    assert [p["run_id"] for p in pending] == [run_id]
+    decided = cli("approve", run_id, pending[0]["call_id"], "--db", str(cli.db))
+    assert decided.returncode == 0, decided.stderr
+    assert "workflow was told" in decided.stdout
+    info = _wait_status(cli, run_id, {"completed", "failed"}, 60)
+    assert info["status"] == "completed"
+    assert "* item.quantity" in (Path(info["workspace"]) / "inventory.py").read_text()
+    assert _history_sizes(workers.address, run_id)  # the workflow drove the rest
+
+
+def _recorded_config(db: Path, run_id: str) -> dict:
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore.for_reading(db)
+    try:
+        return dict(store.get_run(run_id).config)
+    finally:
+        store.close()
 
 
 # -- a long run continues as new --------------------------------------------------------------
@@ -453,10 +560,12 @@ def _messages(db: Path, run_id: str) -> list:
         store.close()
 
 
-def test_bench_measures_overhead_recovery_and_history(tmp_path: Path) -> None:
+def test_bench_measures_overhead_recovery_history_naive_loop_and_postgres(
+        tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, "bench/temporal.py", "--turns", "3", "--long", "12",
-                           "--every", "20", "--kills", "1", "--json", str(out)], cwd=ROOT,
+                           "--every", "20", "--kills", "1", "--naive-turns", "12",
+                           "--json", str(out)], cwd=ROOT,
                           env=engine_env(), capture_output=True, text=True, timeout=280)
     assert proc.returncode == 0, proc.stderr[-3000:]
     figures = json.loads(out.read_text())
@@ -467,3 +576,31 @@ def test_bench_measures_overhead_recovery_and_history(tmp_path: Path) -> None:
     long = figures["long"]
     assert long["steps"] == 1 + 5 * 11 + 2 and long["executions"] == 3  # 58 steps, 20 each
     assert "recovery after SIGKILL" in proc.stdout
+    naive, ours = figures["naive"]["naive"], figures["naive"]["turnstile"]
+    assert naive["ended"] == "completed" and naive["turns_done"] == 12
+    # every model activity carries the history: each turn records about one more 1,500-byte
+    # file read than the turn before (the first also records the workflow's start)
+    assert naive["last_turn_bytes"] > naive["first_turn_bytes"] + 8 * 1500
+    assert naive["history_bytes"] > 3 * ours["history_bytes"] > 0
+    assert 100 < naive["limit_turn"] < 2000 and not naive["limit_observed"]
+    assert "naive loop (history into the model)" in proc.stdout
+    pg = figures["postgres"]
+    assert pg["local"]["per_turn_ms"] > 0 and pg["temporal"]["per_turn_ms"] > 0
+    assert "temporal, poll cap lifted, Postgres" in proc.stdout
+    assert figures["targets"][0][-1] == "-"  # 12 turns: the 200-turn target is not judged
+    from bench.run import render, targets
+
+    shown = render({"temporal": figures}, [3], figures["machine"])  # bench/run.py's tables
+    assert "Temporal (poll cap lifted), Postgres" in shown and "naive loop, same" in shown
+    assert [row[0] for row in targets({"temporal": figures}, [3])
+            if "Temporal history" in row[0]] == [figures["targets"][0][0]]
+
+
+def test_naive_history_limit_is_observed_or_extrapolated() -> None:
+    from bench.temporal import limit_turn
+
+    assert limit_turn([10, 20, 30], limit=50) == 3  # 10 + 20 + 30 passes 50 at turn 3
+    growing = [1000 + 100 * k for k in range(10)]  # 10 turns, 14,500 bytes
+    # turn k adds 1000 + 100 (k - 1): 1000 n + 50 n (n - 1) is 99,000 at 36, 103,600 at 37
+    assert limit_turn(growing, limit=100_000) == 37
+    assert limit_turn([500] * 10, limit=10**9) is None  # no growth: no limit in sight

@@ -49,6 +49,7 @@ from engine.store.base import (
     StepBegin,
     StepCommit,
     display_url,
+    merged_config,
 )
 from engine.store.deferred import Recorder
 from engine.store.postgres_errors import translate
@@ -409,6 +410,18 @@ class PostgresStore:
         with self._tx() as c:
             c.execute("UPDATE runs SET status = %s, error = %s, updated_at = %s"
                       " WHERE run_id = %s", (status, error, time.time(), run_id))
+
+    @_guarded
+    def update_config(self, run_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+        with self._tx() as c:
+            row = c.execute("SELECT config FROM runs WHERE run_id = %s FOR UPDATE",
+                            (run_id,)).fetchone()
+            if row is None:
+                raise UnknownRunError(f"no run {run_id!r} in {self.where}")
+            config = merged_config(json.loads(row[0] or "{}"), changes)
+            c.execute("UPDATE runs SET config = %s, updated_at = %s WHERE run_id = %s",
+                      (_dumps(config), time.time(), run_id))
+        return config
 
     # -- leases -------------------------------------------------------------------------
 

@@ -51,6 +51,7 @@ from engine.store.base import (
     LeaseOwner,
     StepBegin,
     StepCommit,
+    merged_config,
 )
 from engine.store.deferred import Recorder
 from engine.store.sqlite_errors import (
@@ -493,6 +494,17 @@ class SqliteStore:
         with self._tx() as c:
             c.execute("UPDATE runs SET status = ?, error = ?, updated_at = ? WHERE run_id = ?",
                       (status, error, time.time(), run_id))
+
+    @_guarded
+    def update_config(self, run_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+        with self._tx() as c:
+            row = c.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise UnknownRunError(f"no run {run_id!r} in {self.path}")
+            config = merged_config(json.loads(row[0] or "{}"), changes)
+            c.execute("UPDATE runs SET config = ?, updated_at = ? WHERE run_id = ?",
+                      (_dumps(config), time.time(), run_id))
+        return config
 
     # -- leases -------------------------------------------------------------------------
 

@@ -74,22 +74,37 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+PARK_NOTE = ("approvals: on Temporal a call that needs a person parks the run (decide with "
+             "approve/deny)")
+
+
 def mark_temporal(prepared: Any, where: Any) -> list[str]:
-    """Record in a new run's config that Temporal drives it (``approve`` signals it); a run
-    that would prompt at a terminal parks instead (nobody is at a worker's terminal)."""
-    notes: list[str] = []
+    """Say in a new run's config that Temporal drives it (``approve`` signals it); a run
+    that would prompt at a terminal parks instead (nobody is at a worker's terminal). A
+    resumed run's config is changed in the store by ``drive``, once its workflow starts."""
     create = prepared.create
     if create is None:
-        return notes
-    config = dict(create["config"])
-    config[BACKEND_KEY] = TEMPORAL_KEY
-    config[TEMPORAL_KEY] = where.to_config()
-    if config.get("approval") == "interactive":
-        config["approval"] = "park"
-        notes.append("approvals: on Temporal a call that needs a person parks the run "
-                     "(decide with approve/deny)")
+        changes = resumed_changes(prepared, where)
+        return [PARK_NOTE] if changes.get("approval") == "park" else []
+    config = {**create["config"], **_temporal_keys(create["config"], where)}
     prepared.create = {**create, "config": config}
-    return notes
+    return [PARK_NOTE] if create["config"].get("approval") == "interactive" else []
+
+
+def _temporal_keys(config: Mapping[str, Any], where: Any) -> dict[str, Any]:
+    keys: dict[str, Any] = {BACKEND_KEY: TEMPORAL_KEY, TEMPORAL_KEY: where.to_config()}
+    if config.get("approval") == "interactive":
+        keys["approval"] = "park"
+    return keys
+
+
+def resumed_changes(prepared: Any, where: Any) -> dict[str, Any]:
+    """What a resumed run's recorded config must become for its workers, who rebuild the run
+    from it: this resume's overrides (model, approval, policy, options) and the backend."""
+    recorded = prepared.runner.store.get_run(prepared.state.run_id).config
+    chosen = dict(prepared.config or recorded)
+    chosen.update(_temporal_keys(chosen, where))
+    return {k: v for k, v in chosen.items() if recorded.get(k) != v}
 
 
 def steps_per_execution() -> int:
@@ -127,6 +142,10 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
     ref = RunRef(state.run_id, location_of(store), state.step,
                  has_effects(prepared.machine, state.state), prepared.resumed,
                  continue_after=continue_after or steps_per_execution())
+    if prepared.resumed:  # from now on its workflow drives it (approve signals it)
+        changes = resumed_changes(prepared, where)
+        if changes:
+            store.update_config(state.run_id, changes)
     handle = await start(client, ref, where)
     if detach:
         return RunResult(state, "running")
