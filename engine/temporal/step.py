@@ -87,6 +87,44 @@ def _silent(kind: str, payload: Mapping[str, Any]) -> None:
         logger.info("run ended: %s", dict(payload))
 
 
+class StorePool:
+    """Open stores kept between steps, by location and durability: a worker takes the steps of
+    many runs, and opening a server's store (a connection, the schema check) costs more than
+    the step itself. A store serves one step at a time; idle ones beyond ``size`` close."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._idle: dict[tuple[str, str], list[Store]] = {}
+        self._keys: dict[int, tuple[str, str]] = {}
+
+    def acquire(self, location: str, durability: str | None = None,
+                served: StoreTarget | None = None) -> Store:
+        key = (_normal(location), "full" if durability == "full" else "normal")
+        idle = self._idle.get(key)
+        if idle:
+            return idle.pop()
+        store = open_store(location, durability, served)
+        self._keys[id(store)] = key
+        return store
+
+    def release(self, store: Store) -> None:
+        key = self._keys.get(id(store))
+        idle = self._idle.setdefault(key, []) if key is not None else None
+        if idle is None or len(idle) >= self.size:
+            self._keys.pop(id(store), None)
+            store.close()
+            return
+        idle.append(store)
+
+    def discard(self, store: Store) -> None:
+        """Close a store that failed (it is never handed out again)."""
+        self._keys.pop(id(store), None)
+        store.close()
+
+
+POOL = StorePool()
+
+
 class RunCache:
     """This worker's prepared runs (parts, store connection, state after its last step),
     so consecutive steps of a run skip rebuilding them and reading its history back.
@@ -106,11 +144,11 @@ class RunCache:
         store = prepared.runner.store
         if (resumed or prepared.state.step != ref.step
                 or not same_location(location_of(store), ref.store)):
-            store.close()
+            POOL.release(store)
             return None
         info = store.get_run(ref.run_id)
         if info.steps != ref.step or info.state != prepared.state.state:
-            store.close()
+            POOL.release(store)
             return None
         prepared.runner.parts.models.forget()  # the last step's execute closed it
         return prepared
@@ -119,7 +157,7 @@ class RunCache:
         self._runs[prepared.state.run_id] = prepared
         while len(self._runs) > self.size:
             _, old = self._runs.popitem(last=False)
-            old.runner.store.close()
+            POOL.release(old.runner.store)
 
 
 CACHE = RunCache()
@@ -130,18 +168,18 @@ async def drive_step(ref: StepRef, *, resumed: bool, cache: RunCache = CACHE,
     """Take step ``ref.step`` of the run (or report it, when an earlier attempt took it)."""
     prepared = cache.take(ref, resumed)
     if prepared is None:
-        store = open_store(ref.store, served=served)
+        store = POOL.acquire(ref.store, served=served)
         try:
             durability = store.get_run(ref.run_id).config.get("durability")
             if durability == "full":
-                store.close()
-                store = open_store(ref.store, durability, served)
+                POOL.release(store)
+                store = POOL.acquire(ref.store, durability, served)
             prepared = _prepare(store, ref)
         except BaseException:
-            store.close()
+            POOL.discard(store)  # it may be what failed
             raise
         if isinstance(prepared, StepReply):
-            store.close()
+            POOL.release(store)
             return prepared
         # Another worker (or a local activity lost with its worker) may have begun this step:
         # settle it as a resume does. For a step nobody began, that finds nothing to settle.
@@ -149,12 +187,12 @@ async def drive_step(ref: StepRef, *, resumed: bool, cache: RunCache = CACHE,
     try:
         reply, keep = await _step(prepared, ref, resumed)
     except BaseException:
-        prepared.runner.store.close()
+        POOL.discard(prepared.runner.store)
         raise
     if keep:
         cache.keep(prepared)
     else:
-        prepared.runner.store.close()
+        POOL.release(prepared.runner.store)
     return reply
 
 
