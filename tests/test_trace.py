@@ -439,6 +439,43 @@ def test_a_run_whose_tool_output_holds_keys_shows_them_redacted(tmp_path: Path):
     assert search["call"]["arguments"] == {"pattern": MASK}
 
 
+def test_every_field_of_the_run_is_redacted_once_spans_are_made(tmp_path: Path):
+    """Notes, errors, names and payload fields the builder does not redact where they enter
+    are redacted when the span is written; what it redacted on entry is not changed again."""
+    store = SqliteStore(tmp_path / "x.db")
+    info = RunInfo("r-leak", "review_changes", str(ROOT / "machines" / "review_changes.yaml"),
+                   "", "running", "start", str(tmp_path), 100.0, 100.0, 0, 0, 0, 0.0, {})
+    store.create_run(info, RunState("r-leak", "review_changes", "start"),
+                     StepBegin(0, "start", "run_tool", 100.0))
+    store.commit_step("r-leak", StepCommit(0, "start", "ok", "next", 101.5, {}, (), 0,
+                                           RunState("r-leak", "x", "y").usage,
+                                           note=f"token={FAKE_GITHUB}",
+                                           next_step=StepBegin(1, "next", "run_tool", 101.5)))
+    store.append_event("r-leak", 1, "model_call", {
+        "model": "m", "text": f"key {FAKE_OPENAI}", "response_id": FAKE_OPENAI,
+        "tool_calls": [{"id": "c1", "name": "t", "args": {"password": "hunter2hunter2"}}]},
+        101.6)
+    store.append_event("r-leak", 1, "tool_call", {
+        "call_id": "c1", "tool": "t", "args": {"q": FAKE_GITHUB}, "content": FAKE_OPENAI,
+        "is_error": True, "path": f"secret={FAKE_OPENAI}"}, 101.7)
+    store.end_step("r-leak", 1, "failed", f"crashed with {FAKE_OPENAI}", 101.8)
+    store.set_status("r-leak", "failed", f"error: {FAKE_GITHUB}")
+    trace = build_trace(store, "r-leak")
+    store.close()
+    rendered = json.dumps(trace)
+    for secret in (FAKE_OPENAI, FAKE_GITHUB, "hunter2hunter2"):
+        assert secret not in rendered
+    step = next(s for s in trace["spans"] if s["name"] == "step next")
+    assert step["error"] == f"crashed with {MASK}"
+    assert trace["spans"][1]["attributes"]["turnstile.note"] == f"token={MASK}"
+    chat = next(s for s in trace["spans"] if s["kind"] == "chat")
+    assert chat["attributes"]["gen_ai.response.id"] == MASK
+    assert chat["call"]["text"] == f"key {MASK}"
+    tool = next(s for s in trace["spans"] if s["kind"] == "tool")
+    assert tool["call"]["output"] == MASK and tool["call"]["path"] == f"secret={MASK}"
+    assert tool["error"] == MASK and trace["run"]["error"] == f"error: {MASK}"
+
+
 # -- rows that are not a finished run ----------------------------------------------------
 
 

@@ -214,9 +214,11 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
     started = time.monotonic()
     shown_calls: set[int] = set()
 
+    show = ctx.show
+
     def on_event(event: StreamEvent) -> None:
-        if isinstance(event, TextDelta | Refusal):
-            ctx.show(EventKind.TEXT_DELTA, {"text": event.text})
+        if type(event) is TextDelta or isinstance(event, Refusal):
+            show(EventKind.TEXT_DELTA, {"text": event.text})
         elif isinstance(event, ToolCallDelta) and event.name and event.index not in shown_calls:
             shown_calls.add(event.index)
         elif isinstance(event, Retry):

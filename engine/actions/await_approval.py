@@ -42,6 +42,24 @@ async def await_approval(ctx: ActionContext, params: NoParams) -> Outcome:
                    messages=denials, note=note)
 
 
+REPEATABLE_DECIDERS = frozenset({"policy", "auto", "always", "deny-mode"})
+"""Who decided a call such that a rerun of the step decides it again the same way: the policy,
+the approval mode, or a capability granted earlier in the run (in its data). A person's answer
+("user", "user-always", a parked decision's channel) and the engine's own refusals are not in
+it: such a step commits on its own."""
+
+
+def decided_without_a_person(outcome: Outcome) -> bool:
+    """True when every decision of the step came from ``REPEATABLE_DECIDERS``: the step may
+    ride in the next step's transaction (``ActionInfo.rides_along_if``). A kill before that
+    commit runs the step again with the same inputs; no tool has run in between, because a
+    call with side effects starts in a transaction of its own (``engine.core.ledger``)."""
+    record = outcome.updates.get(APPROVALS.name)
+    if not record:
+        return False
+    return all(a.get("decided_by") in REPEATABLE_DECIDERS for a in record.values())
+
+
 async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approval]:
     """Decide ``calls``, reusing decisions this step already recorded; audit the new ones."""
     store = ctx.store

@@ -48,6 +48,10 @@ class ActionInfo:
     """True for actions with no side effects that read nothing outside the run: their step's
     commit rides in the next step's transaction (a crash before it runs them again, to the same
     result; ``engine.store.deferred``)."""
+    rides_along_if: Callable[[Outcome], bool] | None = None
+    """For an action whose step may ride along depending on how it went: true of an outcome
+    that the same inputs give again on a rerun (``await_approval`` decided by the policy
+    alone, no person and no parked decision)."""
     templated: tuple[str, ...] = ()
     """``with:`` keys rendered as templates (strings nested in them too); ``validate`` parses
     them."""

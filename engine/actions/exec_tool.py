@@ -27,7 +27,8 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
     """Run every approved pending call in order; denied calls get a denial result."""
     data = ctx.run.data
     approvals = APPROVALS.get(data)
-    ledger = Ledger(ctx.store, ctx.run.run_id, ctx.step, ctx.parts.clock)
+    ledger = Ledger(ctx.store, ctx.run.run_id, ctx.step, ctx.parts.clock,
+                    resumed=ctx.resumed)
     messages: list[Message] = []
     updates: dict[str, Any] = {PENDING_CALLS.name: []}
     files = dict(FILES_CHANGED.get(data))
@@ -120,7 +121,8 @@ async def run_tool(ctx: ActionContext, params: RunToolParams) -> Outcome:
                 f"state {ctx.state.name}: {params.tool} was refused: {approval.reason}")
         result = ToolResult.error(f"refused: {approval.reason}")
     else:
-        ledger = Ledger(ctx.store, ctx.run.run_id, ctx.step, ctx.parts.clock)
+        ledger = Ledger(ctx.store, ctx.run.run_id, ctx.step, ctx.parts.clock,
+                        resumed=ctx.resumed)
         result = await run_call(ctx, call, ledger, approved=approval.post_images,
                                 approved_risk=approval.risk)
     results = dict(RESULTS.get(ctx.run.data))

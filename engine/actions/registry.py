@@ -15,7 +15,7 @@ from engine.actions.agent import (
     evaluate_stop,
     plan,
 )
-from engine.actions.await_approval import await_approval
+from engine.actions.await_approval import await_approval, decided_without_a_person
 from engine.actions.base import ActionInfo, NoParams
 from engine.actions.exec_tool import (
     CountRoundsParams,
@@ -62,6 +62,7 @@ ACTIONS: dict[str, ActionInfo] = {
                                  REFUSAL))),
         ActionInfo("await_approval", frozenset({"decided", "all_denied"}), NoParams,
                    await_approval, "Decide every pending tool call (policy, mode, or a person).",
+                   rides_along_if=decided_without_a_person,
                    reads=names((PENDING_CALLS, GRANTED, FILE_HASHES)),
                    writes=names((APPROVALS, GRANTED, PENDING_CALLS))),
         ActionInfo("exec_tool", frozenset({"done"}), NoParams, exec_tool,

@@ -75,12 +75,17 @@ def plan_file_change(spec: ToolSpec | None, call: ToolCall, workspace: Path,
 class Ledger:
     """Writes one step's effect records and answers what is known about a call."""
 
-    def __init__(self, store: Store, run_id: str, step: int, clock: Any) -> None:
+    def __init__(self, store: Store, run_id: str, step: int, clock: Any, *,
+                 resumed: bool = True) -> None:
+        """``resumed=False``: the step runs for the first time, so the ledger holds nothing
+        of it yet and is not read (reading would commit the rows waiting for the step's
+        transaction, a commit per step)."""
         self.store = store
         self.run_id = run_id
         self.step = step
         self.clock = clock
-        self._known = {e.call_id: e for e in store.effects(run_id, step=step)}
+        self._known = ({e.call_id: e for e in store.effects(run_id, step=step)} if resumed
+                       else {})
 
     def get(self, call_id: str) -> EffectRecord | None:
         return self._known.get(call_id)
@@ -98,7 +103,10 @@ class Ledger:
             result.to_dict() if result is not None else None, file_dict)
         provable = idempotent or not side_effects  # resume runs it again: no sync needed
         durable = status == "started" and not provable
-        self.store.record_effect(record, durable=durable, buffered=provable)
+        # A call that may change the world starts in a transaction of its own, so the steps
+        # riding along before it (an approval) are on disk before anything they decided runs.
+        buffered = provable and not (side_effects and status == "started")
+        self.store.record_effect(record, durable=durable, buffered=buffered)
         prev = self._known.get(call.id)
         if prev is not None and record.file is None and prev.file is not None:
             record = dataclasses.replace(record, file=prev.file)  # the SQL keeps it the same way

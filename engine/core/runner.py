@@ -236,7 +236,9 @@ class Runner:
             next_step=None if final else self._begin(new, now),
             snapshot=Checkpoint(new.run_id, old.step, new.state, now, new.data,
                                 len(new.messages), new.usage) if info.snapshot else None)
-        if info.rides_along and not final:  # safe to run again: no commit of its own
+        rides = info.rides_along or (info.rides_along_if is not None
+                                     and info.rides_along_if(outcome))
+        if rides and not final:  # safe to run again: no commit of its own
             self.store.commit_step(new.run_id, commit, defer=True)
         else:
             self.store.commit_step(new.run_id, commit)

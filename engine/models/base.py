@@ -204,6 +204,11 @@ async def collect_turn(
     async for event in stream:
         if on_event is not None:
             on_event(event)
+        if type(event) is TextDelta:  # most of a stream: one test, not the chain below
+            if ttft is None:
+                ttft = now() - start
+            parts.text.append(event.text)
+            continue
         if isinstance(event, TextDelta | ToolCallDelta | Refusal):
             ttft = now() - start if ttft is None else ttft
         if isinstance(event, TextDelta):

@@ -93,26 +93,45 @@ class Span:
     call: dict[str, Any] | None = None
 
     def add_event(self, name: str, at: float, attributes: Mapping[str, Any]) -> None:
+        """``attributes`` come redacted (``Redactor.value``): events are not read again."""
         if len(self.events) >= MAX_SPAN_EVENTS:
             self.dropped_events += 1
             return
         self.events.append({"name": name, "at": at, "attributes": _clean(attributes)})
         self.end = max(self.end, at)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, red: Redactor) -> dict[str, Any]:
+        """The span in the document, redacted once: the fields redacted where they entered
+        (events, ``ENTERED_REDACTED``) as they are, everything else of the run's through
+        ``red``; ids, links and times are the trace's own."""
         d: dict[str, Any] = {
-            "span_id": self.span_id, "parent_id": self.parent_id, "name": self.name,
+            "span_id": self.span_id, "parent_id": self.parent_id,
+            "name": red.value(self.name, "name"),
             "kind": self.kind, "step": self.step, "start": self.start, "end": self.end,
             "start_iso": _iso(self.start), "duration_s": round(max(self.end - self.start, 0), 6),
             "status": "unset" if self.ok is None else "ok" if self.ok else "error",
-            "error": self.error, "attributes": _clean(self.attributes), "events": self.events,
+            "error": red.value(self.error, "error"),
+            "attributes": _redacted(red, _clean(self.attributes)), "events": self.events,
             "links": self.links,
         }
         if self.dropped_events:
             d["dropped_events"] = self.dropped_events
         if self.call is not None:
-            d["call"] = self.call
+            d["call"] = _redacted(red, self.call)
         return d
+
+
+ENTERED_REDACTED = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                              "arguments", "text", "output", "tool_calls"})
+"""Attribute and call-record keys whose values the builder redacts where they enter (tool
+arguments, model text, tool output): not read a second time."""
+
+
+def _redacted(red: Redactor, fields: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in fields.items():
+        out[k] = v if k in ENTERED_REDACTED else red.value(v, k)
+    return out
 
 
 def build_trace(store: Store, run_id: str) -> dict[str, Any]:
@@ -128,12 +147,13 @@ def build_trace(store: Store, run_id: str) -> dict[str, Any]:
     with _collector_paused():
         builder = _Builder(info, store.steps(info.run_id), red)
         builder.project(store.events(info.run_id))
-        # Fields are redacted where they enter (arguments before they become JSON text); this
-        # pass covers every other string (notes, errors, the run's own fields) by the same rules.
+        # Fields are redacted where they enter (arguments before they become JSON text), every
+        # other string of a span as the span is written (``Span.to_json``), once; this pass
+        # covers the run's own fields by the same rules.
         document = builder.document()
         spans = document.pop("spans")
         out: dict[str, Any] = red.value(document)
-        out["spans"] = [_redacted_span(red, span) for span in spans]
+        out["spans"] = spans
     return out
 
 
@@ -149,16 +169,6 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-SPAN_MADE_FIELDS = frozenset({"span_id", "parent_id", "start_iso", "links"})
-"""A span's own fields that the trace makes from hashes of the run id and from clocks (ids,
-ISO times, links to other spans' ids): nothing of the run's inputs is in them, so the final
-redaction pass does not read them (they are most of the document's distinct strings)."""
-
-
-def _redacted_span(red: Redactor, span: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v if k in SPAN_MADE_FIELDS else red.value(v, k) for k, v in span.items()}
 
 
 def call_spans(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -471,7 +481,7 @@ class _Builder:
         return {
             "format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
             "run": self._run_json(root, totals),
-            "spans": [root.to_json(), *(s.to_json() for s in spans)],
+            "spans": [root.to_json(self.red), *(s.to_json(self.red) for s in spans)],
         }
 
     def _totals(self, spans: list[Span], root: Span) -> dict[str, Any]:
