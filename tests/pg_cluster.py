@@ -24,6 +24,10 @@ from pathlib import Path
 
 import pytest
 
+RUNUSER = (shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/sbin")
+           or "runuser")
+"""``runuser`` lives in /usr/sbin, which a plain user PATH (and CI's) does not include."""
+
 MISSING = ("PostgreSQL server binaries (initdb, pg_ctl) not found: install the Debian package "
            "`postgresql` (scripts/test does), or set PG_BIN to the folder holding initdb")
 
@@ -65,7 +69,7 @@ class PgCluster:
         self.started = False
 
     def _cmd(self, *args: str) -> list[str]:
-        return ["runuser", "-u", "postgres", "--", *args] if self.as_root else list(args)
+        return [RUNUSER, "-u", "postgres", "--", *args] if self.as_root else list(args)
 
     def _run(self, *args: str) -> None:
         proc = subprocess.run(self._cmd(*args), capture_output=True, text=True, timeout=120)
