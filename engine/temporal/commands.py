@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from engine.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARKED, UsageError
+from engine.errors import EXIT_INTERRUPTED, UsageError
 from engine.temporal import require
 from engine.temporal.refs import (
     CONTINUE_AS_NEW_AFTER,
@@ -180,7 +180,7 @@ def notify_decision(store: Any, run_id: str) -> str | None:
 
 
 def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer: Any,
-                  summary: Callable[..., None]) -> int:
+                  report: Callable[..., int]) -> int:
     """``run``/``resume --backend temporal``: the exit codes of a local drive (0, 1, 5), or
     0 and the run id with ``--detach``."""
     import anyio
@@ -203,13 +203,7 @@ def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer:
         else:
             print(run_id)
         return 0
-    if result.status == "waiting_approval":
-        if args.json:
-            summary(args, store, run_id, observer)
-        print(result.error, file=sys.stderr if args.json else sys.stdout)
-        return EXIT_PARKED
-    summary(args, store, run_id, observer, result.error)
-    return 0 if result.status == "completed" else EXIT_FAILED
+    return report(args, store, run_id, observer, result)
 
 
 def executor_for(args: argparse.Namespace) -> Callable[[Any], Any]:

@@ -86,7 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "temporal":
         from engine.temporal.commands import drive_command
 
-        return drive_command(args, store, prepared, observer, _summary)
+        return drive_command(args, store, prepared, observer, _report)
     return _drive(args, store, prepared, observer)
 
 
@@ -140,7 +140,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if args.backend == "temporal":
         from engine.temporal.commands import drive_command
 
-        return drive_command(args, store, prepared, observer, _summary)
+        return drive_command(args, store, prepared, observer, _report)
     return _drive(args, store, prepared, observer)
 
 
@@ -173,6 +173,12 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
     except InterruptedRun:
         _summary(args, store, run_id, observer)
         return EXIT_INTERRUPTED
+    return _report(args, store, run_id, observer, result)
+
+
+def _report(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
+            result: Any) -> int:
+    """The summary and exit code of a drive that ended (0, 1, or 5 for a parked run)."""
     if result.status == "waiting_approval":
         if args.json:
             _summary(args, store, run_id, observer)
