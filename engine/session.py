@@ -306,6 +306,7 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
                        prompter=prompter, observer=observer, fault=Faults.from_env(),
                        model_options=cli_options, confinement=jail,
                        start_events=_sandbox_events(machine, jail),
+                       fresh_model=model_factory if model_client is None else None,
                        sandboxed_servers=_sandboxed_servers(machine, config))
 
 

@@ -44,8 +44,10 @@ def build_parts(*, store: Store, workspace: Path, tools: Iterable[ToolSpec] | To
                 fault: FaultHook = _no_fault, model_options: Mapping[str, Any] | None = None,
                 confinement: Confinement | None = None,
                 start_events: tuple[tuple[str, Mapping[str, Any]], ...] = (),
-                sandboxed_servers: frozenset[str] = frozenset()) -> RunParts:
-    """A run's parts; ``approval="interactive"`` without ``prompter`` falls back to policy."""
+                sandboxed_servers: frozenset[str] = frozenset(),
+                fresh_model: Callable[[], ModelClient] | None = None) -> RunParts:
+    """A run's parts; ``approval="interactive"`` without ``prompter`` falls back to policy.
+    ``fresh_model`` builds a new client once ``model`` (a client) was closed and forgotten."""
     policy = policy or Policy.default()
     jail_active = confinement is not None and confinement.active
     policy_ctx = PolicyContext(
@@ -54,7 +56,7 @@ def build_parts(*, store: Store, workspace: Path, tools: Iterable[ToolSpec] | To
         sandboxed_servers=sandboxed_servers)
     approver = Approver(approval, policy_ctx, prompter if approval == "interactive" else None)
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
-    models = _model_source(model)
+    models = _model_source(model, fresh_model)
     config = RunConfig(workspace=workspace, policy=policy,
                        interactive=approver.mode == "interactive",
                        on_unknown_effect=policy.on_unknown_effect,
@@ -69,8 +71,9 @@ def build_runner(machine: MachineSpec, **parts: Any) -> Runner:
     return Runner(machine, build_parts(**parts))
 
 
-def _model_source(model: ModelArg) -> ModelSource:
+def _model_source(model: ModelArg,
+                  fresh: Callable[[], ModelClient] | None = None) -> ModelSource:
     if hasattr(model, "stream") and hasattr(model, "aclose"):  # a client, not a factory
         client: ModelClient = model  # type: ignore[assignment]
-        return ModelSource(lambda: client, client)
+        return ModelSource(fresh or (lambda: client), client)
     return ModelSource(model)

@@ -209,3 +209,34 @@ async def test_preflight_tolerates_servers_without_a_model_list(sse_server: SSES
 
 async def test_preflight_of_the_scripted_model_does_nothing(turns: Path) -> None:
     await preflight(make_model(None, turns_path=turns, env={}))
+
+
+@pytest.mark.anyio
+async def test_a_closed_provider_client_is_rebuilt_for_the_next_step(
+        sse_server: SSEServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker keeps a run's parts between steps and each step closes the model client: the
+    next step must get a new client that answers, not the closed one."""
+    from engine.actions.registry import ACTIONS
+    from engine.session import build_services
+    from engine.spec import load_machine
+    from engine.store.sqlite import SqliteStore
+
+    for key, value in provider_env(sse_server).items():
+        monkeypatch.setenv(key, value)
+    machine = load_machine(Path(__file__).resolve().parent.parent / "machines" /
+                           "coding_agent.yaml", ACTIONS)
+    store = SqliteStore(tmp_path / "e.db")
+    try:
+        parts = build_services({"model": "openai:gpt-test"}, machine, store, tmp_path,
+                               lambda kind, payload: None, None)
+        first = parts.models.get()
+        await first.aclose()
+        parts.models.forget()
+        second = parts.models.get()
+        assert second is not first and second.model == "gpt-test"
+        sse_server.enqueue(PATHS["openai"], Reply.stream("openai_text"))
+        turn = await collect_turn(second.stream([Message("user", "hi")], [], ModelParams()))
+        assert turn.message.content
+        await second.aclose()
+    finally:
+        store.close()

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.actions.registry import ACTIONS
-from engine.errors import UsageError
+from engine.errors import StoreError, UsageError
 from engine.spec.model import MachineSpec
 from engine.store.base import LeaseOwner, Store
 from engine.store.url import StoreTarget, parse_store_url
@@ -117,9 +117,14 @@ class StorePool:
         idle.append(store)
 
     def discard(self, store: Store) -> None:
-        """Close a store that failed (it is never handed out again)."""
+        """Close the store of a step that failed (it is never handed out again). What it still
+        buffered belongs to the abandoned attempt: a failure to write it is logged, so the
+        step's own error is the one Temporal sees and retries on."""
         self._keys.pop(id(store), None)
-        store.close()
+        try:
+            store.close()
+        except StoreError as exc:
+            logger.info("closing the store of a failed step: %s", exc)
 
 
 POOL = StorePool()
