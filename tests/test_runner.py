@@ -116,7 +116,9 @@ def test_ctrl_c_interrupts_cleanly_and_resumes(cli: EngineCLI, tmp_path: Path) -
     deadline = time.time() + 2  # the bound for a cancelled tree to be gone
     while _children_in(task) and time.time() < deadline:
         time.sleep(0.05)
-    assert not _children_in(task), "a process of the interrupted command is still running"
+    left = _children_in(task)
+    assert not left, ("a process of the interrupted command is still running: "
+                      + "; ".join(_cmdline(pid) for pid in left))
 
 
 def _event_kinds(db: Path) -> set[str]:
@@ -125,6 +127,16 @@ def _event_kinds(db: Path) -> set[str]:
         return {k for (k,) in conn.execute("SELECT DISTINCT kind FROM events")}
     except sqlite3.Error:
         return set()
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return f"{pid} (gone)"
+    command = raw.replace(b"\0", b" ").decode()[:120]
+    return f"{pid} ppid {stat[1]} pgid {stat[2]} sid {stat[3]}: {command}"
 
 
 def _children_in(workspace: Path) -> list[str]:
