@@ -125,6 +125,30 @@ async def test_timeout_kills_group_and_keeps_output(tmp_path: Path) -> None:
     assert group_members(pgid) == []
 
 
+async def test_a_stopped_command_takes_what_it_started_in_new_sessions_along(
+        tmp_path: Path) -> None:
+    """A process the command started in a session of its own (as the sandbox's
+    ``--new-session`` child is) is stopped with the command, not left re-parented."""
+    marker = f"sleep 37.{os.getpid()}"
+    rec = Recorder()
+    r = await shell(tmp_path, rec, command=f"setsid sh -c 'exec {marker}' & wait", timeout_s=0.5)
+    assert r.is_error and r.data is not None and r.data["timed_out"] is True
+
+    def alive() -> list[str]:
+        found = []
+        for name in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                command = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
+                state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker.encode() in command and state != b"Z":
+                found.append(name)
+        return found
+
+    assert alive() == [], "the command's own-session child outlived it"
+
+
 async def test_context_timeout_applies_when_call_has_none(tmp_path: Path) -> None:
     r = await shell(tmp_path, ctx_kw={"timeout_s": 0.3}, command="sleep 20")
     assert r.is_error and r.data is not None and r.data["timed_out"] is True

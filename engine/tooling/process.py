@@ -245,14 +245,66 @@ async def _stop(process: Process, grace_s: float) -> None:
 
 
 async def terminate_group(pgid: int, grace_s: float = GRACE_S) -> None:
-    """SIGTERM to the group, SIGKILL after ``grace_s`` if any member is still alive."""
-    if not _signal_group(pgid, signal.SIGTERM):
+    """SIGTERM to the group and to the groups its members' descendants started (a sandboxed
+    command runs in a session of its own), SIGKILL after ``grace_s`` to what is still alive."""
+    groups = _groups_below(pgid)
+    if not [g for g in groups if _signal_group(g, signal.SIGTERM)]:
         return
-    if await _wait_group_gone(pgid, grace_s):
+    if await _wait_groups_gone(groups, grace_s):
         return
     logger.warning("process group %d ignored SIGTERM for %.1fs; sending SIGKILL", pgid, grace_s)
-    _signal_group(pgid, signal.SIGKILL)
-    await _wait_group_gone(pgid, 1.0)
+    for group in groups:
+        _signal_group(group, signal.SIGKILL)
+    await _wait_groups_gone(groups, 1.0)
+
+
+def _groups_below(pgid: int) -> set[int]:
+    """``pgid`` and the process groups of every descendant of its members, read from ``/proc``
+    before anything is signalled: once a parent dies its children are re-parented and can no
+    longer be told apart (bubblewrap's ``--new-session`` child, a ``setsid`` daemon)."""
+    children: dict[int, list[int]] = {}
+    group_of: dict[int, int] = {}
+    members: list[int] = []
+    for pid, ppid, group in _proc_table():
+        children.setdefault(ppid, []).append(pid)
+        group_of[pid] = group
+        if group == pgid:
+            members.append(pid)
+    groups, seen, frontier = {pgid}, set(members), list(members)
+    while frontier:
+        for child in children.get(frontier.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                groups.add(group_of[child])
+                frontier.append(child)
+    return groups
+
+
+def _proc_table() -> list[tuple[int, int, int]]:
+    """``(pid, ppid, pgid)`` of every process (Linux ``/proc``; empty elsewhere)."""
+    table: list[tuple[int, int, int]] = []
+    if not os.path.isdir("/proc"):
+        return table
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 2:
+            table.append((int(name), int(fields[1]), int(fields[2])))
+    return table
+
+
+async def _wait_groups_gone(groups: set[int], within_s: float) -> bool:
+    with anyio.move_on_after(within_s):
+        while any(group_alive(g) for g in groups):
+            await anyio.sleep(POLL_S)
+        return True
+    return False
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> bool:
@@ -262,13 +314,6 @@ def _signal_group(pgid: int, sig: signal.Signals) -> bool:
         return False
     return True
 
-
-async def _wait_group_gone(pgid: int, within_s: float) -> bool:
-    with anyio.move_on_after(within_s):
-        while group_alive(pgid):
-            await anyio.sleep(POLL_S)
-        return True
-    return False
 
 
 def group_alive(pgid: int) -> bool:
