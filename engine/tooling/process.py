@@ -265,7 +265,7 @@ def _groups_below(pgid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     group_of: dict[int, int] = {}
     members: list[int] = []
-    for pid, ppid, group in _proc_table():
+    for pid, ppid, group, _state in _proc_table():
         children.setdefault(ppid, []).append(pid)
         group_of[pid] = group
         if group == pgid:
@@ -280,9 +280,10 @@ def _groups_below(pgid: int) -> set[int]:
     return groups
 
 
-def _proc_table() -> list[tuple[int, int, int]]:
-    """``(pid, ppid, pgid)`` of every process (Linux ``/proc``; empty elsewhere)."""
-    table: list[tuple[int, int, int]] = []
+def _proc_table() -> list[tuple[int, int, int, str]]:
+    """``(pid, ppid, pgid, state letter)`` of every process (Linux ``/proc``; empty
+    elsewhere)."""
+    table: list[tuple[int, int, int, str]] = []
     if not os.path.isdir("/proc"):
         return table
     for name in os.listdir("/proc"):
@@ -295,7 +296,7 @@ def _proc_table() -> list[tuple[int, int, int]]:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()
         if len(fields) > 2:
-            table.append((int(name), int(fields[1]), int(fields[2])))
+            table.append((int(name), int(fields[1]), int(fields[2]), fields[0].decode()))
     return table
 
 
@@ -315,7 +316,6 @@ def _signal_group(pgid: int, sig: signal.Signals) -> bool:
     return True
 
 
-
 def group_alive(pgid: int) -> bool:
     """True while a process of group ``pgid`` runs (zombies, already dead, do not count)."""
     try:
@@ -331,19 +331,7 @@ def group_alive(pgid: int) -> bool:
 
 def _group_states(pgid: int) -> list[str]:
     """The ``/proc`` state letter of every process in group ``pgid`` (Linux)."""
-    states = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 2 and int(fields[2]) == pgid:
-            states.append(fields[0].decode())
-    return states
+    return [state for _pid, _ppid, group, state in _proc_table() if group == pgid]
 
 
 def start_ticks(pid: int) -> int | None:
