@@ -203,6 +203,65 @@ def test_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
+OLD_STEPS = [  # (seq, state, status, trigger, dest, ended_at) as a schema-4 engine left them
+    (0, "plan", "succeeded", "ready", "call_model", 2.0),
+    (1, "call_model", "succeeded", "tool_calls", "await_approval", 3.0),
+    (2, "await_approval", "succeeded", "decided", "exec_tool", 4.0),
+    (3, "exec_tool", "running", None, None, None)]
+
+
+def test_a_schema_4_database_keeps_every_transition(tmp_path: Path) -> None:
+    """Schema 5 reads the transitions from the committed steps: a database written before,
+    with its own transitions table, reads back the same transitions, and a new commit adds
+    one; the (run, kind) index of events is gone."""
+    import sqlite_utils
+
+    from engine.store.sqlite import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    for version in (1, 2, 3, 4):
+        MIGRATIONS[version](db)
+    db.execute("INSERT INTO runs (run_id, machine, status, state, steps) VALUES"
+               " ('r', 'm', 'running', 'exec_tool', 3)")
+    for seq, state, status, trigger, dest, at in OLD_STEPS:
+        db.execute("INSERT INTO steps (run_id, seq, state, action, status, trigger, dest,"
+                   " ended_at) VALUES ('r', ?, ?, ?, ?, ?, ?, ?)",
+                   [seq, state, state, status, trigger, dest, at])
+        if status == "succeeded":
+            db.execute("INSERT INTO transitions VALUES ('r', ?, ?, ?, ?, ?)",
+                       [seq, state, trigger, dest, at])
+    db.execute("PRAGMA user_version=4")
+    db.conn.commit()
+    db.close()
+    expected = [(seq, state, trigger, dest) for seq, state, status, trigger, dest, _ in OLD_STEPS
+                if status == "succeeded"]
+
+    store = SqliteStore(path)
+    try:
+        assert store.transitions("r") == expected
+        _commit(store, "r", 3, "exec_tool", "checkpoint")
+        assert store.transitions("r") == [*expected, (3, "exec_tool", "go", "checkpoint")]
+        conn = sqlite3.connect(path)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("SELECT at FROM transitions WHERE seq = 3").fetchone() == (5.0,)
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        conn.close()
+        assert "idx_events_run_id_kind" not in names
+    finally:
+        store.close()
+
+
+def test_transitions_are_the_committed_steps_only(store) -> None:
+    """A step that began, or ended failed or interrupted, made no transition."""
+    _new_run(store)
+    _commit(store, "run-1", 0, "a", "b")
+    _commit(store, "run-1", 1, "b", "c")
+    store.end_step("run-1", 2, "failed", "boom", 9.0)
+    assert store.transitions("run-1") == [(0, "a", "go", "b"), (1, "b", "go", "c")]
+    assert store.row_counts("run-1")["transitions"] == 2
+
+
 def test_corrupted_file_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "bad.db"
     path.write_bytes(b"this is not sqlite at all" * 100)

@@ -48,11 +48,34 @@ def _sql(url: str, *statements: str) -> list[tuple]:
 def test_schema_version_is_recorded_once_and_a_newer_one_is_refused(pg_url: str) -> None:
     PostgresStore(pg_url).close()
     PostgresStore(pg_url).close()  # a second open migrates nothing
-    assert _sql(pg_url, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+    assert _sql(pg_url, "SELECT version FROM schema_version ORDER BY version") == [
+        (v,) for v in range(1, SCHEMA_VERSION + 1)]  # each migration once
     _sql(pg_url, f"INSERT INTO schema_version VALUES ({SCHEMA_VERSION + 1}, 0)")
     with pytest.raises(StoreSchemaError, match="newer than this Turnstile"):
         PostgresStore(pg_url)
-    assert len(_sql(pg_url, "SELECT version FROM schema_version")) == 2
+    assert len(_sql(pg_url, "SELECT version FROM schema_version")) == SCHEMA_VERSION + 1
+
+
+def test_a_schema_1_database_keeps_every_transition(pg_url: str) -> None:
+    """Version 2 reads the transitions from the committed steps (as SQLite's schema 5): a
+    database written before, with its own transitions table, reads back the same ones."""
+    from engine.store.postgres import MIGRATIONS
+
+    _sql(pg_url, "CREATE TABLE schema_version (version INTEGER PRIMARY KEY,"
+                 " applied_at DOUBLE PRECISION)", *MIGRATIONS[1],
+         "INSERT INTO schema_version VALUES (1, 0)",
+         "INSERT INTO runs (run_id, machine, status, state) VALUES ('r', 'm', 'running', 'c')",
+         "INSERT INTO steps (run_id, seq, state, status, trigger, dest, ended_at) VALUES"
+         " ('r', 0, 'a', 'succeeded', 'go', 'b', 2), ('r', 1, 'b', 'succeeded', 'on', 'c', 3),"
+         " ('r', 2, 'c', 'running', NULL, NULL, NULL)",
+         "INSERT INTO transitions VALUES ('r', 0, 'a', 'go', 'b', 2), ('r', 1, 'b', 'on', 'c', 3)")
+    store = PostgresStore(pg_url)
+    try:
+        assert store.transitions("r") == [(0, "a", "go", "b"), (1, "b", "on", "c")]
+    finally:
+        store.close()
+    assert _sql(pg_url, "SELECT to_regclass('events_run_kind') IS NULL,"
+                        " MAX(version) FROM schema_version") == [(True, SCHEMA_VERSION)]
 
 
 def test_a_database_with_other_tables_is_refused_and_left_untouched(pg_url: str) -> None:
@@ -87,7 +110,8 @@ def test_processes_creating_one_schema_at_once_do_not_collide(pg_cluster: PgClus
     errors = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 12, [e for e in errors if e][:1]
     for url in urls:
-        assert _sql(url, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+        assert _sql(url, "SELECT version FROM schema_version ORDER BY version") == [
+            (v,) for v in range(1, SCHEMA_VERSION + 1)]
 
 
 def test_a_read_only_database_still_reads(pg_url: str, tmp_path: Path) -> None:

@@ -5,9 +5,10 @@ A step whose action has no side effects and reads nothing outside the run (``che
 itself: if the process dies before the next commit, resume finds the step before it committed
 and runs it again, with the same inputs and so the same result. Its statements are recorded
 here, in order, and executed at the start of the next transaction, before that step's own rows;
-the transitions table still gets every transition, in order, and there is one commit less per
-such step. Any transaction of the store carries the waiting statements first, so a tool call
-with side effects, which starts in a transaction of its own, finds them on disk before it runs.
+the committed steps' rows (which are the transitions) still record every transition, in
+order, and there is one commit less per such step. Any transaction of the store carries the
+waiting statements first, so a tool call with side effects, which starts in a transaction of
+its own, finds them on disk before it runs.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ from engine.store.sqlite import _approval_row, _pid_alive, busy_timeout
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 MIGRATION_LOCK = 0x7475726E  # an advisory lock key of its own ("turn")
@@ -120,7 +120,16 @@ _SCHEMA_V1 = (
     "CREATE INDEX approvals_status ON approval_requests (status)",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _SCHEMA_V1}
+_SCHEMA_V2 = (
+    # as in SQLite (``engine.store.sqlite._schema_v5``): a step's row records its transition
+    # when it commits, and a run's events are read through their primary key
+    "DROP INDEX IF EXISTS events_run_kind",
+    "DROP TABLE IF EXISTS transitions",
+    "CREATE VIEW transitions AS SELECT run_id, seq, state AS src, trigger, dest, ended_at AS at"
+    " FROM steps WHERE status = 'succeeded'",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -488,10 +497,6 @@ class PostgresStore:
                 " note = %s, updates = %s WHERE run_id = %s AND seq = %s",
                 (commit.trigger, commit.dest, commit.ended_at, commit.note,
                  _dumps(dict(commit.updates)) if commit.updates else None, run_id, commit.seq))
-            c.execute(
-                "INSERT INTO transitions (run_id, seq, src, trigger, dest, at)"
-                " VALUES (%s,%s,%s,%s,%s,%s) ON CONFLICT DO NOTHING",
-                (run_id, commit.seq, commit.state, commit.trigger, commit.dest, commit.ended_at))
             self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
                                   commit.messages)
             c.execute(

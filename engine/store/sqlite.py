@@ -65,7 +65,7 @@ from engine.store.sqlite_errors import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 RUNS, STEPS, MESSAGES, TRANSITIONS, EVENTS = "runs", "steps", "messages", "transitions", "events"
@@ -146,7 +146,23 @@ def _schema_v4(db: sqlite_utils.Database) -> None:
     db[APPROVALS].create_index(["status"])  # type: ignore[union-attr]
 
 
-MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3, 4: _schema_v4}
+TRANSITIONS_VIEW = (
+    "CREATE VIEW transitions AS SELECT run_id, seq, state AS src, trigger, dest, ended_at AS at"
+    " FROM steps WHERE status = 'succeeded'")
+"""A step's row records its transition when it commits: the transitions are those rows."""
+
+
+def _schema_v5(db: sqlite_utils.Database) -> None:
+    """Two fewer b-trees written by every commit (of ~20 pages, ~6 were theirs): the
+    transitions become a view of the committed steps (the same columns, the same rows), and the
+    events of a run are found through their primary key, not a (run, kind) index whose every
+    insert landed in the middle of the tree."""
+    db.execute("DROP INDEX IF EXISTS idx_events_run_id_kind")
+    db.execute("DROP TABLE IF EXISTS transitions")
+    db.execute(TRANSITIONS_VIEW)
+
+
+MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3, 4: _schema_v4, 5: _schema_v5}
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -579,10 +595,6 @@ class SqliteStore:
                 " note = ?, updates = ? WHERE run_id = ? AND seq = ?",
                 (commit.trigger, commit.dest, commit.ended_at, commit.note,
                  _dumps(dict(commit.updates)) if commit.updates else None, run_id, commit.seq))
-            c.execute(
-                "INSERT OR IGNORE INTO transitions (run_id, seq, src, trigger, dest, at)"
-                " VALUES (?,?,?,?,?,?)",
-                (run_id, commit.seq, commit.state, commit.trigger, commit.dest, commit.ended_at))
             self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
                                   commit.messages)
             c.execute(
