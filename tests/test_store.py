@@ -47,12 +47,13 @@ def _new_run(store, run_id: str = "run-1") -> RunState:
 
 
 def _commit(store, run_id: str, seq: int, state: str, dest: str, messages=(), updates=None,
-            first: int = 1, usage: Usage | None = None, nxt: bool = True) -> None:
+            first: int = 1, usage: Usage | None = None, nxt: bool = True,
+            defer: bool = False) -> None:
     usage = usage or Usage()
     store.commit_step(run_id, StepCommit(
         seq=seq, state=state, trigger="go", dest=dest, ended_at=2.0 + seq,
         updates=updates or {}, messages=messages, first_message_seq=first, usage=usage,
-        next_step=StepBegin(seq + 1, dest, "act", 2.0 + seq) if nxt else None))
+        next_step=StepBegin(seq + 1, dest, "act", 2.0 + seq) if nxt else None), defer=defer)
 
 
 def test_create_and_read_back(store) -> None:
@@ -248,6 +249,40 @@ def test_a_schema_4_database_keeps_every_transition(tmp_path: Path) -> None:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         conn.close()
         assert "idx_events_run_id_kind" not in names
+    finally:
+        store.close()
+
+
+def test_steps_riding_along_leave_the_run_row_as_the_last_step_wrote_it(store) -> None:
+    """Steps that ride in the next transaction write the run's row once there: a flush
+    writes the latest one, and a step's own commit supersedes those riding before it."""
+    _new_run(store)
+    _commit(store, "run-1", 0, "a", "b", defer=True, usage=Usage(1, 1))
+    _commit(store, "run-1", 1, "b", "c", defer=True, usage=Usage(2, 2))
+    assert store.get_run("run-1").steps == 0  # nothing written yet
+    store.flush()
+    info = store.get_run("run-1")
+    assert (info.state, info.steps, info.input_tokens) == ("c", 2, 2)
+    _commit(store, "run-1", 2, "c", "d", defer=True, usage=Usage(3, 3))
+    _commit(store, "run-1", 3, "d", "e", usage=Usage(4, 4))
+    info = store.get_run("run-1")
+    assert (info.state, info.steps, info.input_tokens) == ("e", 4, 4)
+    assert store.transitions("run-1")[-2:] == [(2, "c", "go", "d"), (3, "d", "go", "e")]
+
+
+def test_a_turn_writes_the_run_row_once_per_commit(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "engine.db")
+    try:
+        _new_run(store)
+        seen: list[str] = []
+        store._conn.set_trace_callback(seen.append)
+        _commit(store, "run-1", 0, "a", "b", defer=True)
+        _commit(store, "run-1", 1, "b", "c", defer=True)
+        _commit(store, "run-1", 2, "c", "d")
+        store._conn.set_trace_callback(None)
+        assert sum(s.startswith("UPDATE runs") for s in seen) == 1
+        assert sum(s.startswith("UPDATE steps") for s in seen) == 3
+        assert store.get_run("run-1").steps == 3
     finally:
         store.close()
 

@@ -16,6 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+Statement = tuple[str, tuple[Any, ...]]
+
+
+def without_superseded(pending: list[Statement], sql: str, run_id: str) -> list[Statement]:
+    """``pending`` less its ``sql`` statements for ``run_id`` (the run's row, written whole by
+    every step): a step's own write of that row supersedes those of the steps riding before it,
+    so a turn writes it once per commit, not once per step."""
+    return [p for p in pending if p[0] is not sql or p[1][-1] != run_id]
+
 
 class Recorder:
     """Quacks like the ``sqlite3.Connection`` a commit writes through; keeps the statements."""

@@ -51,7 +51,7 @@ from engine.store.base import (
     display_url,
     merged_config,
 )
-from engine.store.deferred import Recorder
+from engine.store.deferred import Recorder, without_superseded
 from engine.store.postgres_errors import translate
 from engine.store.sqlite import _approval_row, _pid_alive, busy_timeout
 
@@ -135,6 +135,13 @@ EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
 """Buffered event and audit rows are written with the next transaction, or when this many are
 waiting, or when the oldest has waited this long (as in SQLite)."""
+
+RUN_ROW = ("UPDATE runs SET state = %s, steps = %s, status = %s, updated_at = %s,"
+           " input_tokens = %s, output_tokens = %s, cached_tokens = %s, cost_usd = %s,"
+           " cost_known = %s WHERE run_id = %s")
+"""A committed step's write of its run's row; the last one in a transaction is the one that
+counts (``engine.store.deferred.without_superseded``)."""
+
 
 
 def _dumps(value: Any) -> str:
@@ -311,15 +318,19 @@ class PostgresStore:
     # -- transactions -------------------------------------------------------------------
 
     @contextmanager
-    def _tx(self, *, durable: bool = False) -> Iterator[psycopg.Cursor[Any]]:
+    def _tx(self, *, durable: bool = False,
+            supersede: str | None = None) -> Iterator[psycopg.Cursor[Any]]:
         """One write transaction, carrying the buffered rows; on any failure nothing of it
-        is kept and the buffered rows wait for the next one."""
+        is kept and the buffered rows wait for the next one. ``supersede``: the run whose row
+        this transaction writes whole (the buffered writes of that row are left out)."""
         pending, self._pending = self._pending, []
+        carried = pending if supersede is None else without_superseded(pending, RUN_ROW,
+                                                                          supersede)
         try:  # pipelined: statements go out without waiting for each one's answer
             with self._conn.pipeline(), self._conn.transaction(), self._conn.cursor() as cur:
                 if durable:
                     cur.execute("SET LOCAL synchronous_commit = on")
-                for sql, params in pending:
+                for sql, params in carried:
                     cur.execute(sql, params)
                 yield cur
         except BaseException:
@@ -327,10 +338,11 @@ class PostgresStore:
             raise
 
     @contextmanager
-    def _deferred(self) -> Iterator[Any]:
+    def _deferred(self, run_id: str) -> Iterator[Any]:
         """A cursor stand-in whose statements join the buffered rows, in order."""
         if not self._pending:
             self._pending_since = time.monotonic()
+        self._pending[:] = without_superseded(self._pending, RUN_ROW, run_id)
         yield Recorder(self._pending)
 
     @_guarded
@@ -491,7 +503,7 @@ class PostgresStore:
         """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
         only for steps that are safe to run again after a crash)."""
         u = commit.usage
-        with self._deferred() if defer else self._tx() as c:
+        with self._deferred(run_id) if defer else self._tx(supersede=run_id) as c:
             c.execute(
                 "UPDATE steps SET status = 'succeeded', trigger = %s, dest = %s, ended_at = %s,"
                 " note = %s, updates = %s WHERE run_id = %s AND seq = %s",
@@ -500,9 +512,7 @@ class PostgresStore:
             self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
                                   commit.messages)
             c.execute(
-                "UPDATE runs SET state = %s, steps = %s, status = %s, updated_at = %s,"
-                " input_tokens = %s, output_tokens = %s, cached_tokens = %s, cost_usd = %s,"
-                " cost_known = %s WHERE run_id = %s",
+                RUN_ROW,
                 (commit.dest, commit.seq + 1, commit.status, commit.ended_at, u.input_tokens,
                  u.output_tokens, u.cached_tokens, u.cost_usd or 0.0,
                  0 if u.cost_usd is None else 1, run_id))

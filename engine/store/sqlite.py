@@ -53,7 +53,7 @@ from engine.store.base import (
     StepCommit,
     merged_config,
 )
-from engine.store.deferred import Recorder
+from engine.store.deferred import Recorder, without_superseded
 from engine.store.sqlite_errors import (
     SQLITE_BUSY,
     is_corrupt,
@@ -168,6 +168,13 @@ EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
 """Buffered event and audit rows are written with the next transaction, or when this many are
 waiting, or when the oldest has waited this long."""
+
+RUN_ROW = ("UPDATE runs SET state = ?, steps = ?, status = ?, updated_at = ?,"
+           " input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost_usd = ?,"
+           " cost_known = ? WHERE run_id = ?")
+"""A committed step's write of its run's row; the last one in a transaction is the one that
+counts (``engine.store.deferred.without_superseded``)."""
+
 
 
 BUSY_TIMEOUT_S = 10.0
@@ -387,16 +394,20 @@ class SqliteStore:
             )
 
     @contextmanager
-    def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+    def _tx(self, *, durable: bool = False,
+            supersede: str | None = None) -> Iterator[sqlite3.Connection]:
         """One write transaction, carrying the buffered rows; on any failure nothing of it
-        is kept and the buffered rows wait for the next one."""
+        is kept and the buffered rows wait for the next one. ``supersede``: the run whose row
+        this transaction writes whole (the buffered writes of that row are left out)."""
         conn = self._conn
         if durable and self.durability != "full":
             conn.execute("PRAGMA synchronous=FULL")
         pending, self._pending = self._pending, []
+        carried = pending if supersede is None else without_superseded(pending, RUN_ROW,
+                                                                          supersede)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for sql, params in pending:
+            for sql, params in carried:
                 conn.execute(sql, params)
             yield conn
             conn.execute("COMMIT")
@@ -411,10 +422,11 @@ class SqliteStore:
                 conn.execute("PRAGMA synchronous=NORMAL")
 
     @contextmanager
-    def _deferred(self) -> Iterator[Any]:
+    def _deferred(self, run_id: str) -> Iterator[Any]:
         """A connection stand-in whose statements join the buffered rows, in order."""
         if not self._pending:
             self._pending_since = time.monotonic()
+        self._pending[:] = without_superseded(self._pending, RUN_ROW, run_id)
         yield Recorder(self._pending)
 
     @_guarded
@@ -589,7 +601,7 @@ class SqliteStore:
         """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
         only for steps that are safe to run again after a crash)."""
         u = commit.usage
-        with self._deferred() if defer else self._tx() as c:
+        with self._deferred(run_id) if defer else self._tx(supersede=run_id) as c:
             c.execute(
                 "UPDATE steps SET status = 'succeeded', trigger = ?, dest = ?, ended_at = ?,"
                 " note = ?, updates = ? WHERE run_id = ? AND seq = ?",
@@ -598,9 +610,7 @@ class SqliteStore:
             self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
                                   commit.messages)
             c.execute(
-                "UPDATE runs SET state = ?, steps = ?, status = ?, updated_at = ?,"
-                " input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost_usd = ?,"
-                " cost_known = ? WHERE run_id = ?",
+                RUN_ROW,
                 (commit.dest, commit.seq + 1, commit.status, commit.ended_at, u.input_tokens,
                  u.output_tokens, u.cached_tokens, u.cost_usd or 0.0,
                  0 if u.cost_usd is None else 1, run_id))
