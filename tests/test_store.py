@@ -287,6 +287,94 @@ def test_a_turn_writes_the_run_row_once_per_commit(tmp_path: Path) -> None:
         store.close()
 
 
+def _schema_4_database(path: Path) -> None:
+    """A database as a schema-4 engine left it: two runs with rows in every keyed table."""
+    import sqlite_utils
+
+    from engine.store.sqlite import MIGRATIONS
+
+    db = sqlite_utils.Database(path)
+    for version in (1, 2, 3, 4):
+        MIGRATIONS[version](db)
+    for run in ("r", "q"):
+        db.execute("INSERT INTO runs (run_id, machine, status, state, steps, input_tokens,"
+                   " output_tokens, cost_known) VALUES (?, 'm', 'running', 'exec_tool', 3,"
+                   " 0, 0, 1)", [run])
+        for seq, state, status, trigger, dest, at in OLD_STEPS:
+            db.execute("INSERT INTO steps (run_id, seq, state, action, status, trigger, dest,"
+                       " ended_at, updates) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       [run, seq, state, state, status, trigger, dest, at,
+                        f'{{"{run}": {seq}}}' if status == "succeeded" else None])
+            if status == "succeeded":
+                db.execute("INSERT INTO transitions VALUES (?, ?, ?, ?, ?, ?)",
+                           [run, seq, state, trigger, dest, at])
+        for seq in (0, 1):
+            db.execute("INSERT INTO messages VALUES (?, ?, 0, ?)",
+                       [run, seq, f'{{"role": "user", "content": "{run}{seq}"}}'])
+            db.execute("INSERT INTO events VALUES (?, ?, 1, 'note', 1.0, ?)",
+                       [run, seq, f'{{"n": "{run}{seq}"}}'])
+            db.execute("INSERT INTO audit (run_id, seq, step, call_id, tool, decision)"
+                       " VALUES (?, ?, 2, ?, 'read_file', 'allow')", [run, seq, f"c{seq}"])
+        db.execute("INSERT INTO checkpoints VALUES (?, -1, 'plan', 1.0, ?, 2, '[0,0,0,0]')",
+                   [run, f'{{"task": "{run}"}}'])
+    db.execute("PRAGMA user_version=4")
+    db.conn.commit()
+    db.close()
+
+
+def _read_all(store: SqliteStore, run: str) -> tuple[Any, ...]:
+    state = store.load_state(run)
+    return (store.transitions(run), [(s.seq, s.status) for s in store.steps(run)],
+            [m.content for m in store.messages(run)],
+            [(e.seq, e.payload) for e in store.events(run)],
+            [(a.call_id, a.decision) for a in store.audit(run)],
+            [(c.seq, c.data) for c in store.checkpoints(run)], state.data)
+
+
+def _expected(run: str) -> tuple[Any, ...]:
+    done = [row for row in OLD_STEPS if row[2] == "succeeded"]
+    return ([(seq, state, trigger, dest) for seq, state, _, trigger, dest, _ in done],
+            [(row[0], row[2]) for row in OLD_STEPS], [f"{run}0", f"{run}1"],
+            [(0, {"n": f"{run}0"}), (1, {"n": f"{run}1"})],
+            [("c0", "allow"), ("c1", "allow")], [(-1, {"task": run})],
+            {"task": run, run: 2})
+
+
+def test_an_older_database_reads_back_every_row_after_the_upgrade(tmp_path: Path) -> None:
+    """Schema 6 keys a run's rows by one integer: every row of every run is where it was."""
+    path = tmp_path / "old.db"
+    _schema_4_database(path)
+    store = SqliteStore(path)
+    try:
+        for run in ("r", "q"):
+            assert _read_all(store, run) == _expected(run)
+        _commit(store, "q", 3, "exec_tool", "checkpoint")
+        store.append_event("q", 3, "note", {"n": "new"}, 9.0)
+        assert store.transitions("q")[-1] == (3, "exec_tool", "go", "checkpoint")
+        assert [e.seq for e in store.events("q")] == [0, 1, 2]
+        assert _read_all(store, "r") == _expected("r")  # the other run is untouched
+    finally:
+        store.close()
+    conn = sqlite3.connect(path)
+    indexed = conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name"
+                           " IN ('steps', 'messages', 'events', 'checkpoints', 'audit')"
+                           ).fetchall()
+    conn.close()
+    assert indexed == []  # one b-tree per keyed table
+
+
+def test_a_read_only_older_database_is_read_through_an_upgraded_copy(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    _schema_4_database(path)
+    before = path.read_bytes()
+    store = SqliteStore(path, readonly=True)
+    try:
+        assert _read_all(store, "r") == _expected("r")
+    finally:
+        store.close()
+    assert path.read_bytes() == before
+
+
 def test_transitions_are_the_committed_steps_only(store) -> None:
     """A step that began, or ended failed or interrupted, made no transition."""
     _new_run(store)

@@ -65,7 +65,7 @@ from engine.store.sqlite_errors import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 RUNS, STEPS, MESSAGES, TRANSITIONS, EVENTS = "runs", "steps", "messages", "transitions", "events"
@@ -162,7 +162,43 @@ def _schema_v5(db: sqlite_utils.Database) -> None:
     db.execute(TRANSITIONS_VIEW)
 
 
-MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3, 4: _schema_v4, 5: _schema_v5}
+KEYED = (STEPS, MESSAGES, EVENTS, CHECKPOINTS, AUDIT)
+"""The tables whose rows a run numbers (``seq``): each is one b-tree on an integer ``key``."""
+RUN_SPAN = 1 << 32
+"""Keys of run number ``rid``: ``rid * RUN_SPAN + seq + 1`` (``seq`` from -1, a run's initial
+checkpoint)."""
+
+
+def row_key(rid: int, seq: int) -> int:
+    """The ``key`` of row ``seq`` of the run numbered ``rid``."""
+    return rid * RUN_SPAN + seq + 1
+
+
+def _schema_v6(db: sqlite_utils.Database) -> None:
+    """A run's rows are keyed by one integer (its run number and the row's ``seq``): each such
+    table is one b-tree, appended at its right edge, where a (run_id, seq) primary key kept a
+    second one beside it; a commit wrote both (5 of its ~14 WAL pages were those indexes).
+    Runs are numbered in ``rid``, kept in the run's row (a rowid can change on VACUUM)."""
+    db.execute("ALTER TABLE runs ADD COLUMN rid INTEGER")
+    db.execute("UPDATE runs SET rid = rowid")
+    db.execute("CREATE UNIQUE INDEX runs_rid ON runs (rid)")
+    db.execute("DROP VIEW IF EXISTS transitions")
+    for table in KEYED:
+        columns = [(c[1], c[2]) for c in db.execute(f'PRAGMA table_info("{table}")')]
+        names = ", ".join(f'"{name}"' for name, _ in columns)
+        declared = ", ".join(f'"{name}" {kind}' for name, kind in columns)
+        selected = ", ".join(f't."{name}"' for name, _ in columns)
+        db.execute(f'CREATE TABLE "{table}_keyed" (key INTEGER PRIMARY KEY, {declared})')
+        db.execute(f'INSERT INTO "{table}_keyed" (key, {names})'
+                   f' SELECT r.rid * {RUN_SPAN} + t.seq + 1, {selected}'
+                   f' FROM "{table}" t JOIN runs r ON r.run_id = t.run_id')
+        db.execute(f'DROP TABLE "{table}"')
+        db.execute(f'ALTER TABLE "{table}_keyed" RENAME TO "{table}"')
+    db.execute(TRANSITIONS_VIEW)
+
+
+MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3, 4: _schema_v4, 5: _schema_v5,
+              6: _schema_v6}
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -310,6 +346,8 @@ class SqliteStore:
             raise translate_os(exc, self.path) from exc
         self._event_seq: dict[str, int] = {}
         self._audit_seq: dict[str, int] = {}
+        self._rids: dict[str, int] = {}
+        """Run numbers by run id (``rid``: the high part of its rows' keys)."""
 
     @classmethod
     def for_reading(cls, path: Path | str, **kwargs: Any) -> SqliteStore:
@@ -341,8 +379,14 @@ class SqliteStore:
         damaged: list[str] = []
         for table in (RUNS, STEPS, TRANSITIONS, MESSAGES, EVENTS, CHECKPOINTS, AUDIT, EFFECTS):
             try:
-                for _ in self._conn.execute(f"SELECT * FROM {table} WHERE run_id = ?",
-                                            (run_id,)):
+                if table in KEYED or table == TRANSITIONS:  # this run's rows only
+                    source = STEPS if table == TRANSITIONS else table
+                    rows = self._conn.execute(f"SELECT * FROM {source} WHERE key >= ?"
+                                              " AND key < ?", self._span(run_id))
+                else:
+                    rows = self._conn.execute(f"SELECT * FROM {table} WHERE run_id = ?",
+                                              (run_id,))
+                for _ in rows:
                     pass
             except sqlite3.Error:
                 damaged.append(table)
@@ -375,7 +419,8 @@ class SqliteStore:
         if self.readonly:
             if RUNS not in self._db.table_names():
                 raise StoreError(f"{self.path}: not a Turnstile database (no runs table)")
-            return  # migrations only add indexes and tables: an older schema reads as is
+            self._read_through_memory()
+            version = self._user_version()
         with self._tx():  # one creator at a time; a second process finds the work done
             version = self._user_version()
             self._refuse_newer(version)
@@ -385,6 +430,15 @@ class SqliteStore:
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 MIGRATIONS[target](self._db)
             self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _read_through_memory(self) -> None:
+        """An older schema that cannot be upgraded in place (the file is read-only) is read
+        through an upgraded copy in memory: the same queries serve every version."""
+        copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._conn.backup(copy)
+        self._conn.close()
+        self._conn = copy
+        self._db = sqlite_utils.Database(copy)
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
@@ -456,15 +510,17 @@ class SqliteStore:
     @_guarded
     def create_run(self, info: RunInfo, state: RunState, first: StepBegin) -> None:
         with self._tx() as c:
+            rid = c.execute("SELECT COALESCE(MAX(rid), 0) + 1 FROM runs").fetchone()[0]
             c.execute(
                 "INSERT INTO runs (run_id, machine, machine_path, machine_hash, status, state,"
                 " workspace, created_at, updated_at, steps, input_tokens, output_tokens,"
-                " cached_tokens, cost_usd, cost_known, config, error)"
-                " VALUES (?,?,?,?,?,?,?,?,?,0,0,0,0,0,1,?,NULL)",
+                " cached_tokens, cost_usd, cost_known, config, error, rid)"
+                " VALUES (?,?,?,?,?,?,?,?,?,0,0,0,0,0,1,?,NULL,?)",
                 (info.run_id, info.machine, info.machine_path, info.machine_hash, info.status,
                  info.state, info.workspace, info.created_at, info.updated_at,
-                 _dumps(dict(info.config))),
+                 _dumps(dict(info.config)), rid),
             )
+            self._rids[info.run_id] = rid
             self._insert_checkpoint(c, Checkpoint(info.run_id, -1, state.state, info.created_at,
                                                   state.data, len(state.messages), state.usage))
             self._insert_messages(c, info.run_id, -1, 0, state.messages)
@@ -580,6 +636,31 @@ class SqliteStore:
             return _pid_alive(r.get("lease_pid"))
         return (r.get("lease_expires") or 0.0) > time.time()
 
+    # -- row keys -----------------------------------------------------------------------
+
+    def _rid(self, run_id: str) -> int | None:
+        """The run's number (None: no such run); read once per run."""
+        rid = self._rids.get(run_id)
+        if rid is None:
+            row = self._conn.execute("SELECT rid FROM runs WHERE run_id = ?",
+                                     (run_id,)).fetchone()
+            if row is None or row[0] is None:
+                return None
+            rid = self._rids[run_id] = int(row[0])
+        return rid
+
+    def _key(self, run_id: str, seq: int) -> int:
+        """The key of row ``seq`` of a run (whose rows can only be written once it exists)."""
+        rid = self._rid(run_id)
+        if rid is None:
+            raise UnknownRunError(f"no run {run_id!r} in {self.path}")
+        return row_key(rid, seq)
+
+    def _span(self, run_id: str) -> tuple[int, int]:
+        """The keys of a run's rows, ``lo <= key < hi`` (none for an unknown run)."""
+        rid = self._rid(run_id)
+        return (0, 0) if rid is None else (rid * RUN_SPAN, (rid + 1) * RUN_SPAN)
+
     # -- steps --------------------------------------------------------------------------
 
     @_guarded
@@ -589,11 +670,11 @@ class SqliteStore:
 
     def _insert_begin(self, c: sqlite3.Connection, run_id: str, b: StepBegin) -> None:
         c.execute(
-            "INSERT INTO steps (run_id, seq, state, action, status, started_at, plan)"
-            " VALUES (?,?,?,?,'running',?,?) ON CONFLICT(run_id, seq) DO UPDATE SET"
+            "INSERT INTO steps (key, run_id, seq, state, action, status, started_at, plan)"
+            " VALUES (?,?,?,?,?,'running',?,?) ON CONFLICT(key) DO UPDATE SET"
             " status = 'running', started_at = excluded.started_at, plan = excluded.plan"
             " WHERE status != 'succeeded'",
-            (run_id, b.seq, b.state, b.action, b.started_at,
+            (self._key(run_id, b.seq), run_id, b.seq, b.state, b.action, b.started_at,
              _dumps(dict(b.plan)) if b.plan is not None else None))
 
     @_guarded
@@ -604,9 +685,10 @@ class SqliteStore:
         with self._deferred(run_id) if defer else self._tx(supersede=run_id) as c:
             c.execute(
                 "UPDATE steps SET status = 'succeeded', trigger = ?, dest = ?, ended_at = ?,"
-                " note = ?, updates = ? WHERE run_id = ? AND seq = ?",
+                " note = ?, updates = ? WHERE key = ?",
                 (commit.trigger, commit.dest, commit.ended_at, commit.note,
-                 _dumps(dict(commit.updates)) if commit.updates else None, run_id, commit.seq))
+                 _dumps(dict(commit.updates)) if commit.updates else None,
+                 self._key(run_id, commit.seq)))
             self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
                                   commit.messages)
             c.execute(
@@ -622,37 +704,41 @@ class SqliteStore:
     @_guarded
     def end_step(self, run_id: str, seq: int, status: str, note: str, at: float) -> None:
         with self._tx() as c:
-            c.execute("UPDATE steps SET status = ?, note = ?, ended_at = ? WHERE run_id = ?"
-                      " AND seq = ? AND status = 'running'", (status, note, at, run_id, seq))
+            c.execute("UPDATE steps SET status = ?, note = ?, ended_at = ? WHERE key = ?"
+                      " AND status = 'running'", (status, note, at, self._key(run_id, seq)))
 
     @_guarded
     def steps(self, run_id: str) -> list[StepRecord]:
         rows = self._conn.execute(
             "SELECT run_id, seq, state, action, status, trigger, dest, started_at, ended_at,"
-            " note, plan FROM steps WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+            " note, plan FROM steps WHERE key >= ? AND key < ? ORDER BY key",
+            self._span(run_id)).fetchall()
         return [StepRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9] or "",
                            json.loads(r[10]) if r[10] else None) for r in rows]
 
     @_guarded
     def transitions(self, run_id: str) -> list[tuple[int, str, str, str]]:
         return [tuple(r) for r in self._conn.execute(
-            "SELECT seq, src, trigger, dest FROM transitions WHERE run_id = ? ORDER BY seq",
-            (run_id,))]
+            "SELECT seq, state, trigger, dest FROM steps WHERE key >= ? AND key < ?"
+            " AND status = 'succeeded' ORDER BY key", self._span(run_id))]
 
     # -- messages -----------------------------------------------------------------------
 
-    @staticmethod
-    def _insert_messages(c: sqlite3.Connection, run_id: str, step: int, first: int,
+    def _insert_messages(self, c: sqlite3.Connection, run_id: str, step: int, first: int,
                          messages: Sequence[Message]) -> None:
         if messages:
+            key = self._key(run_id, first)
             c.executemany(
-                "INSERT OR IGNORE INTO messages (run_id, seq, step, body) VALUES (?,?,?,?)",
-                [(run_id, first + i, step, _dumps(m.to_dict())) for i, m in enumerate(messages)])
+                "INSERT OR IGNORE INTO messages (key, run_id, seq, step, body)"
+                " VALUES (?,?,?,?,?)",
+                [(key + i, run_id, first + i, step, _dumps(m.to_dict()))
+                 for i, m in enumerate(messages)])
 
     @_guarded
     def messages(self, run_id: str) -> list[Message]:
         return [Message.from_dict(json.loads(b)) for (b,) in self._conn.execute(
-            "SELECT body FROM messages WHERE run_id = ? ORDER BY seq", (run_id,))]
+            "SELECT body FROM messages WHERE key >= ? AND key < ? ORDER BY key",
+            self._span(run_id))]
 
     # -- events -------------------------------------------------------------------------
 
@@ -661,16 +747,17 @@ class SqliteStore:
                      at: float) -> int:
         seq = self._next_seq(self._event_seq, EVENTS, run_id)
         self._buffer(
-            "INSERT INTO events (run_id, seq, step, kind, at, payload) VALUES (?,?,?,?,?,?)",
-            (run_id, seq, step, str(kind), at, _dumps(dict(payload))))
+            "INSERT INTO events (key, run_id, seq, step, kind, at, payload)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (self._key(run_id, seq), run_id, seq, step, str(kind), at, _dumps(dict(payload))))
         return seq
 
     def _next_seq(self, cache: dict[str, int], table: str, run_id: str) -> int:
         seq = cache.get(run_id)
         if seq is None:
             row = self._conn.execute(
-                f"SELECT COALESCE(MAX(seq), -1) FROM {table} WHERE run_id = ?", (run_id,)
-            ).fetchone()
+                f"SELECT COALESCE(MAX(seq), -1) FROM {table} WHERE key >= ? AND key < ?",
+                self._span(run_id)).fetchone()
             seq = row[0]
         cache[run_id] = seq + 1
         return seq + 1
@@ -678,12 +765,13 @@ class SqliteStore:
     @_guarded
     def events(self, run_id: str, kinds: Sequence[str] = ()) -> list[Event]:
         self.flush()
-        sql = "SELECT run_id, seq, step, kind, at, payload FROM events WHERE run_id = ?"
-        params: list[Any] = [run_id]
+        sql = ("SELECT run_id, seq, step, kind, at, payload FROM events"
+               " WHERE key >= ? AND key < ?")
+        params: list[Any] = list(self._span(run_id))
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params.extend(kinds)
-        rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
+        rows = self._conn.execute(sql + " ORDER BY key", params).fetchall()
         return [Event(r[0], r[1], r[2], kind_of(r[3]), r[4], json.loads(r[5])) for r in rows]
 
     # -- checkpoints and resume ---------------------------------------------------------
@@ -693,20 +781,20 @@ class SqliteStore:
         with self._tx() as c:
             self._insert_checkpoint(c, checkpoint)
 
-    @staticmethod
-    def _insert_checkpoint(c: sqlite3.Connection, cp: Checkpoint) -> None:
+    def _insert_checkpoint(self, c: sqlite3.Connection, cp: Checkpoint) -> None:
         u = cp.usage
         c.execute(
-            "INSERT OR REPLACE INTO checkpoints (run_id, seq, state, at, data, message_count,"
-            " usage) VALUES (?,?,?,?,?,?,?)",
-            (cp.run_id, cp.seq, cp.state, cp.at, _dumps(dict(cp.data)), cp.message_count,
+            "INSERT OR REPLACE INTO checkpoints (key, run_id, seq, state, at, data,"
+            " message_count, usage) VALUES (?,?,?,?,?,?,?,?)",
+            (self._key(cp.run_id, cp.seq), cp.run_id, cp.seq, cp.state, cp.at,
+             _dumps(dict(cp.data)), cp.message_count,
              _dumps([u.input_tokens, u.output_tokens, u.cached_tokens, u.cost_usd])))
 
     @_guarded
     def checkpoints(self, run_id: str) -> list[Checkpoint]:
         rows = self._conn.execute(
             "SELECT run_id, seq, state, at, data, message_count, usage FROM checkpoints"
-            " WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+            " WHERE key >= ? AND key < ? ORDER BY key", self._span(run_id)).fetchall()
         return [Checkpoint(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5],
                            Usage(*json.loads(r[6]))) for r in rows]
 
@@ -715,13 +803,14 @@ class SqliteStore:
         """The run as of its last committed step: last snapshot + later step deltas."""
         info = self.get_run(run_id)
         run_id = info.run_id
+        lo, hi = self._span(run_id)
         row = self._conn.execute(
-            "SELECT seq, data FROM checkpoints WHERE run_id = ? ORDER BY seq DESC LIMIT 1",
-            (run_id,)).fetchone()
+            "SELECT seq, data FROM checkpoints WHERE key >= ? AND key < ?"
+            " ORDER BY key DESC LIMIT 1", (lo, hi)).fetchone()
         snap_seq, data = (row[0], json.loads(row[1])) if row else (-1, {})
         for (updates,) in self._conn.execute(
-            "SELECT updates FROM steps WHERE run_id = ? AND seq > ? AND status = 'succeeded'"
-            " AND updates IS NOT NULL ORDER BY seq", (run_id, snap_seq)):
+            "SELECT updates FROM steps WHERE key > ? AND key < ? AND status = 'succeeded'"
+            " AND updates IS NOT NULL ORDER BY key", (self._key(run_id, snap_seq), hi)):
             data.update(json.loads(updates))
         usage = Usage(info.input_tokens, info.output_tokens, 0, info.cost_usd)
         return RunState(run_id, info.machine, info.state, info.steps,
@@ -733,20 +822,21 @@ class SqliteStore:
     def record_audit(self, record: AuditRecord) -> None:
         seq = self._next_seq(self._audit_seq, AUDIT, record.run_id)
         self._buffer(
-            "INSERT INTO audit (run_id, seq, step, call_id, tool, decision, risk, rule, reason,"
-            " decided_by, args_digest, preview_digest, server, trust, at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (record.run_id, seq, record.step, record.call_id, record.tool, record.decision,
-             record.risk, record.rule, record.reason, record.decided_by, record.args_digest,
-             record.preview_digest, record.server, record.trust, record.at))
+            "INSERT INTO audit (key, run_id, seq, step, call_id, tool, decision, risk, rule,"
+            " reason, decided_by, args_digest, preview_digest, server, trust, at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (self._key(record.run_id, seq), record.run_id, seq, record.step, record.call_id,
+             record.tool, record.decision, record.risk, record.rule, record.reason,
+             record.decided_by, record.args_digest, record.preview_digest, record.server,
+             record.trust, record.at))
 
     @_guarded
     def audit(self, run_id: str) -> list[AuditRecord]:
         self.flush()
         rows = self._conn.execute(
             "SELECT run_id, step, call_id, tool, decision, risk, rule, reason, decided_by,"
-            " args_digest, preview_digest, at, server, trust, seq FROM audit WHERE run_id = ?"
-            " ORDER BY seq", (run_id,)).fetchall()
+            " args_digest, preview_digest, at, server, trust, seq FROM audit"
+            " WHERE key >= ? AND key < ? ORDER BY key", self._span(run_id)).fetchall()
         return [AuditRecord(*r) for r in rows]
 
     @_guarded
@@ -815,8 +905,8 @@ class SqliteStore:
                   r.policy_version, r.preview, r.risk, r.rule, r.reason, r.capability,
                   r.requested_at) for r in requests])
             c.execute("UPDATE steps SET status = 'approval_requested', note = ?, ended_at = ?"
-                      " WHERE run_id = ? AND seq = ? AND status = 'running'",
-                      (note, at, run_id, seq))
+                      " WHERE key = ? AND status = 'running'",
+                      (note, at, self._key(run_id, seq)))
             c.execute("UPDATE runs SET status = 'waiting_approval', updated_at = ?"
                       " WHERE run_id = ?", (at, run_id))
 
@@ -871,15 +961,16 @@ class SqliteStore:
                 " AND status = 'pending'",
                 (decision.decision, decision.channel, decision.who, decision.at, decision.note,
                  decision.always, run_id, call_id))
-            seq = c.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM audit WHERE run_id = ?",
-                            (run_id,)).fetchone()[0]
+            seq = c.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM audit"
+                            " WHERE key >= ? AND key < ?", self._span(run_id)).fetchone()[0]
             a = audit
             c.execute(
-                "INSERT INTO audit (run_id, seq, step, call_id, tool, decision, risk, rule,"
-                " reason, decided_by, args_digest, preview_digest, server, trust, at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (a.run_id, seq, a.step, a.call_id, a.tool, a.decision, a.risk, a.rule, a.reason,
-                 a.decided_by, a.args_digest, a.preview_digest, a.server, a.trust, a.at))
+                "INSERT INTO audit (key, run_id, seq, step, call_id, tool, decision, risk,"
+                " rule, reason, decided_by, args_digest, preview_digest, server, trust, at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (self._key(a.run_id, seq), a.run_id, seq, a.step, a.call_id, a.tool, a.decision,
+                 a.risk, a.rule, a.reason, a.decided_by, a.args_digest, a.preview_digest,
+                 a.server, a.trust, a.at))
         self._audit_seq.pop(run_id, None)
         return next(r for r in self.approval_requests(run_id, pending_only=False)
                     if r.call_id == call_id)
@@ -888,9 +979,13 @@ class SqliteStore:
     def row_counts(self, run_id: str) -> dict[str, int]:
         """Rows per table for one run (used by benchmarks and the closing numbers)."""
         self.flush()
-        return {t: self._conn.execute(f"SELECT COUNT(*) FROM {t} WHERE run_id = ?",
-                                      (run_id,)).fetchone()[0]
-                for t in (STEPS, MESSAGES, TRANSITIONS, EVENTS, CHECKPOINTS, AUDIT, EFFECTS)}
+        span = self._span(run_id)
+        counts = {t: self._conn.execute(f"SELECT COUNT(*) FROM {t} WHERE key >= ? AND key < ?",
+                                        span).fetchone()[0] for t in KEYED}
+        counts[TRANSITIONS] = len(self.transitions(run_id))
+        counts[EFFECTS] = self._conn.execute("SELECT COUNT(*) FROM effects WHERE run_id = ?",
+                                             (run_id,)).fetchone()[0]
+        return counts
 
 
 def _approval_row(r: dict[str, Any]) -> ApprovalRequest:

@@ -146,14 +146,41 @@ class Redactor:
         return done
 
     def _redact(self, text: str) -> str:
+        """Each pattern runs only where the text holds what a match of it must contain (a
+        run of token characters long enough, a word): the same result, without scanning most
+        text (a model's prose, a file) with every pattern."""
         for secret in self.env_secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
-        text = _SHAPES.sub(MASK, text)
-        text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
+        runs = _token_runs(text)
+        if _SHAPE_RUN in runs:
+            text = _SHAPES.sub(MASK, text)
+        lowered = text.lower()
+        if "bearer" in lowered or "basic" in lowered:
+            text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
         if "=" not in text and ":" not in text:
             return text
+        if _RANDOM_RUN not in runs and not any(w in lowered for w in _SECRET_KEY_WORDS):
+            return text  # no key names a secret and no value can look random
         return _mask_pairs(text)
+
+
+_TOKEN_BYTES = bytes(ord("a") if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/_-")
+                     else ord(" ") for b in range(256))
+
+
+def _token_runs(text: str) -> bytes:
+    """``text`` with each token character (``_LONG_TOKEN``'s class) as ``a``, others blank."""
+    return text.encode("utf-8", "surrogatepass").translate(_TOKEN_BYTES)
+
+
+_SHAPE_RUN = b"a" * 13
+"""Every credential shape in ``_SHAPES`` is at least 13 token characters in a row (a JWT's
+first part: ``eyJ`` and 10 more)."""
+_RANDOM_RUN = b"a" * 32
+"""A value that ``looks_random`` is at least 32 token characters in a row."""
+_SECRET_KEY_WORDS = ("key", "secret", "token", "pass", "pwd", "credential", "auth", "cookie")
+"""What a key that ``SECRET_KEY_NAME`` matches contains (lower case)."""
 
 
 def _mask_pairs(text: str) -> str:
