@@ -26,9 +26,13 @@ FIRST_LINE_SCAN = 200
 and a long result is not split into lines to print one."""
 
 
+_to_json = json.JSONEncoder(ensure_ascii=False).encode
+"""One encoder for every line (``json.dumps`` with options makes a new one per call)."""
+
+
 def short(value: Any, limit: int = 160) -> str:
     """One line of at most ``limit`` characters: JSON for values, newlines shown as ``\\n``."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else _to_json(value)
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -66,9 +70,8 @@ def _model_call(p: Payload) -> tuple[Line, ...]:
     retries = f", {p['retries']} retries" if p.get("retries") else ""
     usage: Line = ("  ", "", f"{model_name(p)}: {p['input_tokens']} in / "
                              f"{p['output_tokens']} out tokens, {cost_text}{retries}", "dim")
-    calls = tuple(("  ", "", "tool call:", "magenta",
-                   f" {call['name']} {short(call.get('args', {}))}", "")
-                  for call in p.get("tool_calls") or ())
+    calls = [("  ", "", "tool call:", "magenta", f" {call['name']} {short(call.get('args', {}))}",
+              "") for call in p.get("tool_calls") or ()]
     return (usage, *calls)
 
 
