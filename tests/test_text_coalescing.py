@@ -120,6 +120,7 @@ async def test_a_retry_shows_the_held_text_before_it_and_the_new_answer_after() 
 
 async def test_held_text_is_shown_when_the_stream_fails() -> None:
     async def failing() -> AsyncIterator[StreamEvent]:
+        yield TextDelta("a first line\n")
         yield TextDelta("what was said ")
         yield TextDelta("before the error")
         raise ModelError("connection reset")
@@ -127,7 +128,7 @@ async def test_held_text_is_shown_when_the_stream_fails() -> None:
     seen: list[StreamEvent] = []
     with pytest.raises(ModelError, match="connection reset"):
         await collect_turn(failing(), seen.append, coalesce=COALESCE_TEXT)
-    assert texts(seen) == ["what was said before the error"]
+    assert texts(seen) == ["a first line\n", "what was said before the error"]
 
 
 async def test_held_text_is_shown_when_the_read_is_cancelled() -> None:
@@ -280,3 +281,19 @@ def test_the_cli_shows_a_slow_answer_as_it_is_produced(sse_server: SSEServer, tm
     assert proc.returncode == 0, text
     assert f"model: {ANSWER.strip()}" in text
     assert seen_while_streaming, "the answer appeared only once the model had finished"
+
+
+async def test_an_observer_failing_in_the_timer_is_raised_as_itself() -> None:
+    async def slow() -> AsyncIterator[StreamEvent]:
+        await anyio.sleep(0.05)
+        yield TextDelta("held, then let go by the timer")
+        await anyio.sleep(5)
+        yield Done()
+
+    def on_event(event: StreamEvent) -> None:
+        raise RuntimeError("observer broke")
+
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="observer broke"):
+        await collect_turn(slow(), on_event, coalesce=COALESCE_TEXT)
+    assert time.monotonic() - start < 4, "the stream's read went on after the failure"

@@ -296,35 +296,44 @@ class _Reader:
                     self.ttft = t - self.start
             chars += len(piece)
             if chars >= max_chars or t - since >= max_delay or "\n" in piece:
-                self.on_event(TextDelta("".join(text[shown:])))
-                shown, chars = len(text), 0
+                held = "".join(text[shown:])
+                self.shown = shown = len(text)  # kept current: a failure shows only the rest
+                chars = 0
+                self.on_event(TextDelta(held))
         self.shown, self.since, self.chars = shown, since, chars
         return False
 
     async def read_timed(self, events: AsyncIterator[StreamEvent]) -> None:
         """Read the rest of a stream that waits on the model, while a timer lets held text
-        go once it is ``max_delay_s`` old (a model that pauses mid-sentence still shows it)."""
-        failure: Exception | None = None
+        go once it is ``max_delay_s`` old (a model that pauses mid-sentence still shows it).
+        A failure of either (the stream's, or the observer's in the timer) is raised as
+        itself, not inside the task group's ``ExceptionGroup``."""
+        failed: list[Exception] = []
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._tick)
+            tg.start_soon(self._tick, failed, tg.cancel_scope)
             try:
                 async for event in events:
                     self.take(event, self.now())
-            except Exception as exc:  # raised as itself, not inside the group's ExceptionGroup
-                failure = exc
+            except Exception as exc:
+                failed.append(exc)
             tg.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
+        if failed:
+            raise failed[0]
 
-    async def _tick(self) -> None:
+    async def _tick(self, failed: list[Exception], scope: anyio.CancelScope) -> None:
         delay = self.max_delay
         while True:
             held = self.shown < len(self.parts.text)
             wait = self.since + delay - self.now() if held else delay
             if wait > 0:
                 await anyio.sleep(wait)
-            else:
+                continue
+            try:
                 self.release()
+            except Exception as exc:
+                failed.append(exc)
+                scope.cancel()
+                return
 
     def take(self, event: StreamEvent, t: float) -> None:
         """One event: text is held (and let go by the coalescing rules), anything else lets
