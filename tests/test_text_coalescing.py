@@ -297,3 +297,52 @@ async def test_an_observer_failing_in_the_timer_is_raised_as_itself() -> None:
     with pytest.raises(RuntimeError, match="observer broke"):
         await collect_turn(slow(), on_event, coalesce=COALESCE_TEXT)
     assert time.monotonic() - start < 4, "the stream's read went on after the failure"
+
+
+def test_ctrl_c_while_the_model_streams_ends_the_run_interrupted(sse_server: SSEServer,
+                                                                 tmp_path: Path) -> None:
+    """Ctrl-C in the middle of a slow answer: the run ends ``interrupted`` (exit 3) at once,
+    and the words already received are on the screen and in the store."""
+    import signal
+
+    from engine.store.sqlite import SqliteStore
+    from engine.tracing.stream_events import STREAM_EVENT
+
+    long_answer = ANSWER * 3
+    sse_server.enqueue(PATHS["openai"],
+                       Reply.sse(render_turn("openai", {"text": long_answer}), pause_s=0.05))
+    db = tmp_path / "engine.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml", "--task",
+         "What do the notes say?", "--model", "openai:e2e-model", "--approval", "auto",
+         "--workspace", str(tmp_path), "--db", str(db)],
+        cwd=ROOT, env=engine_env(provider_env(sse_server)), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert proc.stdout is not None
+    out = b""
+    try:
+        deadline = time.monotonic() + 60
+        while ANSWER[:30].encode() not in out and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.05)
+            if ready:
+                out += os.read(proc.stdout.fileno(), 65536)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        rest, err = proc.communicate(timeout=30)
+        stopped_in = time.monotonic() - sent
+    finally:
+        proc.kill()
+    text = (out + rest).decode()
+    assert proc.returncode == 3, err
+    assert stopped_in < 5 and not sse_server.completed, "the run waited for the whole answer"
+    assert b"Traceback" not in err and "interrupted run" in text
+    shown = text.split("model: ", 1)[1].split("\n", 1)[0]
+    assert len(shown) >= 30 and long_answer.startswith(shown)
+    store = SqliteStore(db)
+    try:
+        run = store.list_runs()[0]
+        stored = "".join(e.payload["text"] for e in store.events(run.run_id, [STREAM_EVENT]))
+    finally:
+        store.close()
+    assert run.status == "interrupted"
+    assert len(stored) >= 30 and long_answer.startswith(stored)
