@@ -146,6 +146,9 @@ def call_model_emits(params: CallModelParams) -> frozenset[str]:
     return frozenset({"tool_calls", "final"} if params.tools else {"final"})
 
 
+_SHOWN_AS_TEXT = (TextDelta, Refusal)
+
+
 class _Answer:
     __slots__ = ("message", "usage_run")
 
@@ -215,7 +218,7 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
     show, emit = ctx.show, ctx.emit
 
     def on_event(event: StreamEvent) -> None:
-        if isinstance(event, TextDelta | Refusal):
+        if isinstance(event, _SHOWN_AS_TEXT):
             show(EventKind.TEXT_DELTA, {"text": event.text})
         elif isinstance(event, Retry):
             emit(EventKind.MODEL_RETRY, {"attempt": event.attempt, "reason": event.reason,

@@ -353,28 +353,33 @@ class _Reader:
         self.assemble(event, t)
 
     def assemble(self, event: StreamEvent, t: float) -> None:
-        """Add one event to the answer (the observer has been told already)."""
-        if isinstance(event, TextDelta | ToolCallDelta | Refusal):
+        """Add one event to the answer (the observer has been told already); the commonest
+        kinds of a stream are tested first."""
+        if isinstance(event, _ANSWER_STARTS):
             self.ttft = t - self.start if self.ttft is None else self.ttft
-        if isinstance(event, TextDelta):
+        if isinstance(event, ToolCallDelta):
+            self.parts.add_call(event)
+        elif isinstance(event, Usage):
+            self.usage = event
+        elif isinstance(event, Done):
+            self.finish = event.finish_reason
+        elif isinstance(event, TextDelta):
             self.parts.text.append(event.text)
             self.shown = len(self.parts.text)
-        elif isinstance(event, ToolCallDelta):
-            self.parts.add_call(event)
+        elif isinstance(event, ResponseInfo):
+            self.info = ResponseInfo(event.id or self.info.id, event.model or self.info.model)
         elif isinstance(event, Refusal):
             self.parts.refusal = [*(self.parts.refusal or ()), event.text]
         elif isinstance(event, Reasoning):
             self.parts.reasoning.append(event.block)
-        elif isinstance(event, ResponseInfo):
-            self.info = ResponseInfo(event.id or self.info.id, event.model or self.info.model)
-        elif isinstance(event, Usage):
-            self.usage = event
         elif isinstance(event, Retry):
             self.retries += 1
             self.parts.clear()
             self.shown = 0
-        elif isinstance(event, Done):
-            self.finish = event.finish_reason
+
+
+_ANSWER_STARTS = (TextDelta, ToolCallDelta, Refusal)
+"""The first of these starts the answer (time to first token)."""
 
 
 async def collect_turn(
