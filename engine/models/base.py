@@ -2,7 +2,10 @@
 
 Providers convert the engine's ``Message`` list and tool schemas to their wire format and their
 stream back into ``TextDelta``, ``ToolCallDelta``, ``Usage`` and ``Done``. ``collect_turn``
-assembles a stream into one assistant ``Message``; the runner never sees a wire format.
+assembles a stream into one assistant ``Message``; the runner never sees a wire format. It is
+also where streamed text is coalesced, once for every observer (``TextCoalescing``): a
+provider's forty pieces of an answer reach the console, the stored stream events and the API's
+event stream as one or a few deltas.
 """
 
 from __future__ import annotations
