@@ -66,3 +66,30 @@ async def test_an_older_result_does_not_satisfy_a_newer_expectation() -> None:
                Message("tool", "FAILED", tool_call_id="c1")]
     with pytest.raises(ScriptDivergedError, match=r"^script diverged at turn 3: "):
         await collect_turn(ScriptedModel(turns).stream(history, [], ModelParams()))
+
+
+async def test_usage_counted_incrementally_equals_a_fresh_count() -> None:
+    """One model object across conversations that grow, shrink (compression), change a past
+    message, or come as a list: its synthetic usage equals that of a fresh model every time."""
+    turns = [{"text": f"turn {i}"} for i in range(8)]
+
+    def tool_turn(i: int) -> tuple[Message, Message]:
+        return (Message("assistant", f"turn {i}", (ToolCall(f"c{i}", "read_file",
+                                                            {"path": f"{i}.py"}),)),
+                Message("tool", "x" * (10 * i + 3), tool_call_id=f"c{i}", name="read_file"))
+
+    base = (Message("system", "s" * 120), Message("user", "u" * 44))
+    grown = (*base, *tool_turn(0), *tool_turn(1))
+    compressed = (base[0], Message("user", "summary " * 9, meta={"summary": True, "calls": 2}),
+                  *tool_turn(2))
+    edited = (base[0], Message("user", "v" * 400), *grown[2:])
+    same_again = tuple(Message(m.role, m.content, m.tool_calls, m.tool_call_id, m.name)
+                       for m in grown)  # equal messages, not the same objects
+    kept = ScriptedModel(turns)
+    for messages in (base, grown, edited, (*grown, *tool_turn(2)), compressed, same_again,
+                     list(grown), base):
+        fresh = await collect_turn(ScriptedModel(turns).stream(messages, [], ModelParams()))
+        again = await collect_turn(kept.stream(messages, [], ModelParams()))
+        assert again.usage == fresh.usage and again.message == fresh.message
+    assert (await collect_turn(kept.stream(edited, [], ModelParams()))).usage.input_tokens > (
+        await collect_turn(kept.stream(grown, [], ModelParams()))).usage.input_tokens

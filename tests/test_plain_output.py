@@ -1,6 +1,6 @@
-"""Live output when nobody is looking: plain lines to a pipe, coalesced text, ``run --quiet``.
+"""Live output when nobody is looking: plain lines to a pipe, ``run --quiet``.
 
-The writer and coalescer are checked on real streams (StringIO, a closed file, a pipe whose
+The writer is checked on real streams (StringIO, a closed file, a pipe whose
 reader is gone); the CLI through a real subprocess whose stdout is a pipe.
 """
 
@@ -13,40 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.ui.coalesce import Coalescer
 from engine.ui.plain_output import PlainObserver, strip_markup
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class Clock:
-    """A hand-moved clock: the coalescer's delay is checked without sleeping."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def test_coalescer_writes_on_newline_size_and_age() -> None:
-    out: list[str] = []
-    clock = Clock()
-    c = Coalescer(out.append, max_chars=10, max_delay_s=0.05, clock=clock)
-    c.add("ab")
-    c.add("cd")
-    assert out == [] and c.pending == "abcd"
-    c.add("e\nf")
-    assert out == ["abcde\nf"]
-    c.add("0123456789")
-    assert out[-1] == "0123456789"
-    c.add("x")
-    clock.now += 0.06
-    c.add("y")
-    assert out[-1] == "xy" and c.pending == ""
-    c.add("tail")
-    c.flush()
-    assert out[-1] == "tail" and len(out) == 4
 
 
 def test_plain_observer_prints_the_events_in_plain_words() -> None:
@@ -193,19 +162,25 @@ def test_lines_are_gathered_and_written_before_the_run_may_wait() -> None:
     obs = PlainObserver(stream)
     obs("step_begin", {"step": 1, "state": "call_model", "action": "call_model"})
     assert stream.getvalue() == "step 1 call_model (call_model)\n"  # shown before the model
-    for piece in ("Hello ", "there"):
+    assert stream.writes == 1
+    for piece in ("Hello ", "there"):  # coalesced at the source: each is written as it comes
         obs("text_delta", {"text": piece})
+    assert stream.writes == 3 and stream.getvalue().endswith("  model: Hello there")
     obs("model_call", {"provider": "scripted", "model": "scripted", "input_tokens": 3,
                        "output_tokens": 4, "cost_usd": 0.0, "tool_calls": []})
     obs("step_commit", {"step": 1, "state": "call_model", "trigger": "tool_calls",
                         "dest": "exec_tool", "note": ""})
-    assert stream.writes == 1  # the text, totals and commit wait for what comes next
+    assert stream.writes == 3  # the totals and the commit wait for what comes next
     obs("step_begin", {"step": 2, "state": "exec_tool", "action": "exec_tool"})
-    assert stream.writes == 2
+    assert stream.writes == 4
     assert stream.getvalue().splitlines()[1:] == [
         "  model: Hello there", "  scripted: 3 in / 4 out tokens, $0.0000",
         "  ⇒ tool_calls → exec_tool", "step 2 exec_tool (exec_tool)"]
     obs("tool_started", {"call_id": "c1", "tool": "run_shell", "args": {"command": "sleep 60"}})
     assert "sleep 60" in stream.getvalue()  # a command that may run for minutes is shown now
+    assert stream.writes == 5
+    obs("approval", {"decision": "allow", "tool": "run_shell", "risk": "exec",
+                     "decided_by": "policy", "reason": "ok"})
+    assert stream.writes == 5
     obs("run_end", {"status": "completed", "state": "done"})
-    assert stream.writes == 3
+    assert stream.writes == 6 and stream.getvalue().endswith("(risk exec, policy: ok)\n")

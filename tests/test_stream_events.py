@@ -5,11 +5,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from sse_server import (  # noqa: F401
+    PATHS,
+    Reply,
+    SSEServer,
+    provider_env,
+    render_turn,
+    sse_server_fixture,
+)
 
 from engine.store.sqlite import SqliteStore
 from engine.tracing.stream_events import STREAM_EVENT, StreamRecorder
-from tests.conftest import ROOT, EngineCLI
+from tests.conftest import ROOT, EngineCLI, engine_env
 
 
 def _noop(kind: str, payload: object) -> None:
@@ -63,3 +73,73 @@ def test_a_step_stores_at_most_its_bound(tmp_path: Path) -> None:
     assert sum(len(e.payload["text"]) for e in first) == 100
     assert first[-1].payload.get("truncated") is True
     assert [e.payload["text"] for e in events if e.step == 1] == ["next step\n"]
+
+
+SECRET = "hunter2-abcdef-123456"
+SLOW_ANSWER = ("Reading the notes, one at a time, as they come in over the wire. The password is "
+               f"{SECRET} and must never be stored. " + "More words follow, slowly. " * 9)
+
+
+def test_a_reader_of_the_store_follows_a_slow_model_live(sse_server: SSEServer,
+                                                         tmp_path: Path) -> None:
+    """A real provider stream (OpenAI wire format over SSE, 5 characters an event, 25 ms
+    apart): another process's view of the store shows the answer growing while the model is
+    still streaming, in far fewer events than pieces, with a secret split across pieces
+    masked whole."""
+    body = render_turn("openai", {"text": SLOW_ANSWER})
+    pieces = len(SLOW_ANSWER) // 5
+    sse_server.enqueue(PATHS["openai"], Reply.sse(body, pause_s=0.025))
+    db = tmp_path / "engine.db"
+    env = engine_env({**provider_env(sse_server), "DB_PASSWORD": SECRET})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml", "--task",
+         "Say what the notes say.", "--model", "openai:e2e-model", "--approval", "auto",
+         "--workspace", str(tmp_path), "--db", str(db), "--json"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL)
+    partial: list[str] = []
+    try:
+        partial = _watch_stream_text(db, proc, sse_server)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert json.loads(out)["status"] == "completed", err
+    assert len(set(partial)) >= 2, f"the stored text did not grow while streaming: {partial}"
+    assert all(SLOW_ANSWER.replace(SECRET, "[REDACTED]").startswith(p) for p in partial)
+    store = SqliteStore(db)
+    try:
+        run_id = store.list_runs()[0].run_id
+        events = [e.payload for e in store.events(run_id, [STREAM_EVENT])
+                  if e.payload["channel"] == "text"]
+    finally:
+        store.close()
+    stored = "".join(p["text"] for p in events)
+    assert stored == SLOW_ANSWER.replace(SECRET, "[REDACTED]")
+    assert SECRET[:7] not in stored
+    assert 2 <= len(events) < pieces, len(events)  # at most one event a window
+
+
+def _watch_stream_text(db: Path, proc: subprocess.Popen[str], server: SSEServer) -> list[str]:
+    """The stored model text, read every 20 ms while the model's reply is still being sent."""
+    seen: list[str] = []
+    deadline = time.monotonic() + 60
+    store: SqliteStore | None = None
+    try:
+        while proc.poll() is None and time.monotonic() < deadline and not server.completed:
+            time.sleep(0.02)
+            if store is None:
+                if not db.exists():
+                    continue
+                store = SqliteStore(db)
+            runs = store.list_runs()
+            if not runs:
+                continue
+            text = "".join(e.payload["text"] for e in store.events(runs[0].run_id,
+                                                                   [STREAM_EVENT])
+                           if e.payload["channel"] == "text")
+            if text and not server.completed:
+                seen.append(text)
+    finally:
+        if store is not None:
+            store.close()
+    return seen

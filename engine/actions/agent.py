@@ -18,11 +18,11 @@ from engine.actions.context import ActionContext
 from engine.core.context_window import budget_for, estimate_tools, prepare_view
 from engine.events import EventKind
 from engine.models.base import (
+    COALESCE_TEXT,
     Refusal,
     Retry,
     StreamEvent,
     TextDelta,
-    ToolCallDelta,
     ToolSchema,
     call_cost,
     collect_turn,
@@ -146,6 +146,9 @@ def call_model_emits(params: CallModelParams) -> frozenset[str]:
     return frozenset({"tool_calls", "final"} if params.tools else {"final"})
 
 
+_SHOWN_AS_TEXT = (TextDelta, Refusal)
+
+
 class _Answer:
     __slots__ = ("message", "usage_run")
 
@@ -212,21 +215,20 @@ async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: boo
     schemas = [ToolSchema(s.name, s.description, s.input_schema)
                for s in ctx.tools] if tools else []
     started = time.monotonic()
-    shown_calls: set[int] = set()
-
-    show = ctx.show
+    show, emit = ctx.show, ctx.emit
 
     def on_event(event: StreamEvent) -> None:
-        if type(event) is TextDelta or isinstance(event, Refusal):
+        if isinstance(event, _SHOWN_AS_TEXT):
             show(EventKind.TEXT_DELTA, {"text": event.text})
-        elif isinstance(event, ToolCallDelta) and event.name and event.index not in shown_calls:
-            shown_calls.add(event.index)
         elif isinstance(event, Retry):
-            ctx.emit(EventKind.MODEL_RETRY, {"attempt": event.attempt, "reason": event.reason,
-                                     "wait_s": event.wait_s})
+            emit(EventKind.MODEL_RETRY, {"attempt": event.attempt, "reason": event.reason,
+                                         "wait_s": event.wait_s})
 
     params = to_params(options)
-    turn = await collect_turn(model.stream(messages, schemas, params), on_event)
+    # Text reaches the observers coalesced, once, here: every consumer downstream (stored
+    # stream events, the console, the API's event stream) sees few, larger deltas.
+    turn = await collect_turn(model.stream(messages, schemas, params), on_event,
+                              coalesce=COALESCE_TEXT)
     cost = call_cost(model, turn.usage)
     usage = to_run_usage(turn.usage, cost)
     server = getattr(model, "server", None)

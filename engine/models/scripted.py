@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import operator
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -212,20 +211,25 @@ class _Tally:
     the previous call (a long scripted run must not rescan its whole history every turn)."""
 
     def __init__(self) -> None:
-        self.seen: list[Message] = []
+        self.seen: tuple[Message, ...] = ()
         self.chars = 0
         self.calls = 0
 
     def update(self, messages: Sequence[Message]) -> tuple[int, int]:
         """(characters, model calls) of ``messages``; a changed prefix (compression, another
-        conversation) is counted from scratch."""
+        conversation) is counted from scratch.
+
+        The prefix is compared as a tuple: one C loop that short-cuts on identical messages
+        (a few nanoseconds each); a message equal but not identical counts the same."""
         k = len(self.seen)
-        if len(messages) < k or not all(map(operator.is_, self.seen, messages)):
-            self.seen, self.chars, self.calls, k = [], 0, 0, 0
-        for m in messages[k:]:
-            self.seen.append(m)
+        prefix = messages[:k]
+        if len(prefix) < k or (prefix if type(prefix) is tuple else tuple(prefix)) != self.seen:
+            self.seen, self.chars, self.calls, k = (), 0, 0, 0
+        added = tuple(messages[k:])
+        for m in added:
             self.chars += _message_chars(m)
             self.calls += _calls_behind(m)
+        self.seen += added
         return self.chars, self.calls
 
 

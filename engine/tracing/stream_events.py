@@ -1,14 +1,15 @@
 """Stored stream events: streamed model text and tool output, kept so another process (the web
 console) can follow a run live.
 
-The runner's observer sees every text delta and output line; ``StreamRecorder`` coalesces them
-into ``stream`` events (at most one write per ``window_s``), masks secrets with
-``engine.tracing.redact`` before anything is written, caps what one step stores
-(``max_chars``, then a single ``truncated`` marker). A command's first output line is
-committed at once and model text once its burst outlives the window, so a reader sees both
-live; a short burst of text rides with the step's own transaction (no extra commit).
-A trailing word is held back until the next burst, so a secret split across two deltas is still
-seen whole by the redactor.
+The runner's observer sees every text delta and output line; ``StreamRecorder`` stores them as
+``stream`` events, masks secrets with ``engine.tracing.redact`` before anything is written,
+caps what one step stores (``max_chars``, then a single ``truncated`` marker). Model text comes
+coalesced at its source (``engine.models.base.collect_turn``: a few deltas a turn); what the
+recorder adds is the pace of the store: at most one event and one commit per ``window_s`` of a
+burst. A command's first output line is committed at once and model text once its burst
+outlives the window, so a reader sees both live; a short burst rides with the step's own
+transaction (no extra commit). A trailing word is held back until the burst goes on or ends,
+so a secret split across two deltas is still seen whole by the redactor.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class StreamRecorder:
         self.window_s = window_s
         self.max_chars = max_chars
         self._secrets = secret_env_values(dict(os.environ) if environ is None else environ)
-        self._red = Redactor(self._secrets)
+        self._red: Redactor | None = None
+        """Made when the step first stores something; its cache lives as long as one step."""
         self.step = 0
         self._used = 0
         self._truncated = False
@@ -57,25 +59,39 @@ class StreamRecorder:
         self._parts: list[str] = []
         """The burst's pieces not stored yet (joined when written: no string grows per delta)."""
         self._since = 0.0
+        self._handlers: dict[str, Callable[[Mapping[str, Any]], None]] = {
+            EventKind.TEXT_DELTA: self._on_text,
+            EventKind.TOOL_OUTPUT: self._on_output,
+            EventKind.STEP_BEGIN: self._on_step,
+            EventKind.RUN_END: lambda payload: self.flush(),
+            EventKind.TOOL_CALL: self._end_burst,
+            EventKind.MODEL_CALL: self._end_burst,
+        }
+        """What each kind does here; every other kind only passes through."""
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         self.inner(kind, payload)
-        if kind == EventKind.TEXT_DELTA:
-            self._add("text", None, str(payload.get("text") or ""))
-        elif kind == EventKind.TOOL_OUTPUT:
-            line = str(payload.get("line") or "")
-            self._add("tool_output", str(payload.get("call_id") or ""), line + "\n")
-        elif kind == EventKind.STEP_BEGIN:
-            self._write(final=True, commit=False)  # rides with this step's commit
-            self._key = None
-            self.step = int(payload.get("step") or 0)
-            self._used, self._truncated = 0, False
-            self._red = Redactor(self._secrets)  # its cache lives as long as one step
-        elif kind == EventKind.RUN_END:
-            self.flush()
-        elif kind in ("tool_result", EventKind.TOOL_CALL, EventKind.MODEL_CALL):
-            self._write(final=True, commit=False)  # the step's commit is moments away
-            self._key = None
+        handle = self._handlers.get(kind)
+        if handle is not None:
+            handle(payload)
+
+    def _on_text(self, payload: Mapping[str, Any]) -> None:
+        self._add("text", None, str(payload.get("text") or ""))
+
+    def _on_output(self, payload: Mapping[str, Any]) -> None:
+        line = str(payload.get("line") or "")
+        self._add("tool_output", str(payload.get("call_id") or ""), line + "\n")
+
+    def _on_step(self, payload: Mapping[str, Any]) -> None:
+        self._end_burst(payload)  # rides with this step's commit
+        self.step = int(payload.get("step") or 0)
+        self._used, self._truncated, self._red = 0, False, None
+
+    def _end_burst(self, payload: Mapping[str, Any]) -> None:
+        """The burst is over (the step's commit is moments away): store all of it."""
+        if self._parts:
+            self._write(final=True, commit=False)
+        self._key = None
 
     def _add(self, channel: str, call_id: str | None, text: str) -> None:
         key = self._key
@@ -84,9 +100,8 @@ class StreamRecorder:
             # A command's first line is committed at once (it may then be quiet for minutes);
             # model text when the burst outlives the window, else it rides with the step's
             # own commit, which also carries the steps deferred before it.
-            first_at_once = channel == "tool_output"
             self._key = (channel, call_id)
-            self._since = 0.0 if first_at_once else time.monotonic()
+            self._since = 0.0 if channel == "tool_output" else time.monotonic()
         self._parts.append(text)
         if time.monotonic() - self._since >= self.window_s:  # at most one write per window
             self._write(final=False, commit=True)
@@ -106,6 +121,8 @@ class StreamRecorder:
             text = text[:cut]
         if not text or self._key is None or self._truncated:
             return
+        if self._red is None:
+            self._red = Redactor(self._secrets)
         room = self.max_chars - self._used
         payload: dict[str, Any] = {"channel": self._key[0], "text": self._red.text(text[:room])}
         if self._key[1]:

@@ -22,8 +22,7 @@ from rich.text import Text
 
 from engine.events import EventKind
 from engine.permissions.approvals import Answer, PendingQuestion
-from engine.ui.coalesce import Coalescer
-from engine.ui.event_lines import event_lines
+from engine.ui.event_lines import event_lines, segments
 
 
 def make_console(stream: TextIO | None = None) -> Console:
@@ -43,15 +42,15 @@ def _force_terminal(stream: TextIO) -> bool | None:
 
 class ConsoleObserver:
     """Prints a run as it happens; silent when ``quiet``; only ``line()`` without ``events``
-    (``run --quiet``). The words come from ``engine.ui.event_lines``; streamed text is coalesced
-    (``engine.ui.coalesce.Coalescer``)."""
+    (``run --quiet``). The words come from ``engine.ui.event_lines``; streamed text comes
+    coalesced at its source (``engine.models.base.collect_turn``) and is printed as it comes,
+    so a slow model's answer appears as it is produced."""
 
     def __init__(self, console: Console, *, quiet: bool = False, events: bool = True) -> None:
         self.console = console
         self.quiet = quiet
         self.events = events
         self._in_text = False
-        self._text = Coalescer(self._print_text)
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         if self.quiet or not self.events:
@@ -62,29 +61,25 @@ class ConsoleObserver:
         lines = event_lines(kind, payload)
         if lines is None:
             return
-        if self._in_text:
-            self._text.flush()
-            self.console.print()
-            self._in_text = False
+        self._end_text()
         for line in lines:
-            self.console.print(Text.assemble(*line))
-
-    def _print_text(self, text: str) -> None:
-        self.console.print(escape(text), end="", markup=True)
+            self.console.print(Text.assemble(*segments(line)))
 
     def line(self, text: str, style: str = "") -> None:
-        if self._in_text:
-            self._text.flush()
-            self.console.print()
-            self._in_text = False
+        self._end_text()
         if not self.quiet:
             self.console.print(text, style=style or None)
+
+    def _end_text(self) -> None:
+        if self._in_text:
+            self.console.print()
+            self._in_text = False
 
     def _on_text_delta(self, p: Mapping[str, Any]) -> None:
         if not self._in_text:
             self.console.print("  [magenta]model:[/] ", end="")
             self._in_text = True
-        self._text.add(p["text"])
+        self.console.print(escape(p["text"]), end="", markup=True)
 
 
 def make_prompter(console: Console, fd: int = 0) -> Any:

@@ -1,14 +1,13 @@
-"""Live output that costs next to nothing: plain lines to a pipe, streamed text coalesced.
+"""Live output that costs next to nothing: plain lines to a pipe.
 
 When stdout is not a terminal nobody reads colours, so a run's events become plain lines
 written straight to the stream (no rich rendering), in the same words as the rich console
 (both take them from ``engine.ui.event_lines``).
-Streamed text deltas arrive a few characters at a time; ``engine.ui.coalesce.Coalescer``
-gathers them and writes on a newline, at a size threshold, or once the oldest buffered piece is
-``max_delay_s`` old, so a 500-byte answer is one or a few writes instead of forty. Lines are
-gathered too and written in one write when something may wait next (a step begins, a tool
-starts, a retry sleeps, the run ends), so the stream sees a few writes per step even when it is
-unbuffered
+Streamed text arrives already coalesced (``engine.models.base.collect_turn`` gathers a model's
+pieces into few, larger deltas before any observer sees them), so each delta is written as it
+comes: a slow model's answer appears as it is produced. Lines are gathered and written in one
+write when something may wait next (a step begins, a tool starts, a retry sleeps, the run
+ends), so the stream sees a few writes per step even when it is unbuffered
 (``PYTHONUNBUFFERED``, ``python -u``) and nothing is held back while the run waits.
 Output is best effort: a closed or broken stream stops the output, never the run.
 """
@@ -21,8 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
 from engine.events import EventKind
-from engine.ui.coalesce import Coalescer
-from engine.ui.event_lines import event_lines, plain_text
+from engine.ui.event_lines import RENDER
 
 MAX_PENDING_CHARS = 16_384
 """Gathered lines beyond this many characters are written at once."""
@@ -34,6 +32,8 @@ WAITS_AFTER: frozenset[str] = frozenset({
 gathered lines are written then. Others (a model call's totals, a tool's result, an approval,
 a step's commit) are followed at once by more output or by one of these (a commit by the next
 step's begin or the run's end)."""
+
+TEXT_DELTA, RUN_END = str(EventKind.TEXT_DELTA), str(EventKind.RUN_END)
 
 _MARKUP = re.compile(r"(?<!\\)\[/?[a-z #0-9_.]*\]")
 """The console markup the CLI puts in ``line()`` texts: ``[bold red]``, ``[dim]``, ``[/]``."""
@@ -80,8 +80,6 @@ def _lazy_prompter(stream: TextIO, before: Callable[[], None]) -> Any:
     return prompter
 
 
-
-
 class PlainObserver:
     """Prints a run's events as plain lines on ``stream`` (an ``Observer``).
 
@@ -96,24 +94,23 @@ class PlainObserver:
         self._in_text = False
         self._out: list[str] = []
         self._out_chars = 0
-        self._text = Coalescer(self._put_now)
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         if not self.events or self._broken:
             return
-        if kind == EventKind.TEXT_DELTA:
-            if not self._in_text:
-                self._put("  model: ")
-                self._in_text = True
-            self._text.add(payload["text"])
+        render = RENDER.get(kind)
+        if render is None:
+            if kind == TEXT_DELTA:
+                self._text(payload["text"])
+            elif kind == RUN_END:
+                self.close()
             return
-        lines = event_lines(kind, payload)
-        if lines is None and kind != EventKind.RUN_END:
-            return
-        self._end_text()
-        for line in lines or ():
-            self._put(plain_text(line) + "\n")
-        if kind in WAITS_AFTER:
+        if self._in_text:
+            self._end_text()
+        text = "".join(["".join(line[::2]) + "\n" for line in render(payload)])
+        self._out.append(text)
+        self._out_chars += len(text)
+        if kind in WAITS_AFTER or self._out_chars >= MAX_PENDING_CHARS:
             self._flush_stream()
 
     def line(self, text: str, style: str = "") -> None:
@@ -128,36 +125,35 @@ class PlainObserver:
 
     # -- writing ---------------------------------------------------------------------------
 
+    def _text(self, text: str) -> None:
+        """A piece of the model's answer, coalesced at its source: written now, so a slow
+        model's answer appears as it is produced."""
+        if not self._in_text:
+            self._put("  model: ")
+            self._in_text = True
+        self._put(text)
+        self._flush_stream()
+
     def _end_text(self) -> None:
         if self._in_text:
-            self._put(self._text.take() + "\n")
+            self._put("\n")
             self._in_text = False
 
     def _put(self, text: str) -> None:
         """Gather ``text``; it is written with the next ``_flush_stream``."""
-        if self._broken:
-            return
         self._out.append(text)
         self._out_chars += len(text)
-        if self._out_chars >= MAX_PENDING_CHARS:
-            self._flush_stream()
-
-    def _put_now(self, text: str) -> None:
-        """Streamed text the coalescer let go: written now, after the gathered lines."""
-        self._put(text)
-        self._flush_stream()
 
     def _flush_stream(self) -> None:
         """Write the gathered lines in one write, then flush the stream."""
-        if self._broken:
-            return
         text = "".join(self._out)
         self._out.clear()
         self._out_chars = 0
+        if self._broken:
+            return
         try:
             if text:
                 self.stream.write(text)
             self.stream.flush()
         except (OSError, ValueError):  # closed or broken stream: the run goes on silently
             self._broken = True
-
