@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import difflib
 import logging
-import stat
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -30,7 +30,14 @@ from engine.tooling.spec import (
 )
 from turnstile_tools import gitignore
 from turnstile_tools.patch import apply_diff, diff_target, make_patch
-from turnstile_tools.workspace import atomic_write, is_binary, rel, resolve_in, sha256
+from turnstile_tools.workspace import (
+    atomic_write,
+    is_binary,
+    open_in,
+    rel,
+    resolve_in,
+    sha256,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -83,12 +90,25 @@ class ReadFileArgs(BaseModel):
 
 async def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
     """Numbered lines of a text file, with the file's sha256 (the base hash for writes)."""
-    target = resolve_in(ctx.workspace, args.path)
-    if isinstance(target, ToolResult):
-        return target
-    if _small_regular_file(target):
-        return _read_file(ctx.workspace, target, args)
-    return await anyio.to_thread.run_sync(_read_file, ctx.workspace, target, args)
+    found = open_in(ctx.workspace, args.path)
+    if found is None:  # not a plain path to a regular file: resolved and explained first
+        target = resolve_in(ctx.workspace, args.path)
+        if isinstance(target, ToolResult):
+            return target
+        problem = _not_a_readable_file(ctx.workspace, target, args.path)
+        if problem is not None:
+            return problem
+        found = open_in(ctx.workspace, str(target))
+        if found is None:
+            return ToolResult.error(f"{args.path} changed while it was being opened (a "
+                                    "symbolic link or a directory on its way was replaced); "
+                                    "try again")
+    fd, name = found
+    with open(fd, "rb") as f:  # reads go through this checked descriptor, never the path
+        size = os.fstat(fd).st_size
+        if size <= INLINE_READ_BYTES:
+            return _read_file(f, size, name, args)
+        return await anyio.to_thread.run_sync(_read_file, f, size, name, args)
 
 
 INLINE_READ_BYTES = 64 * 1024
@@ -96,26 +116,14 @@ INLINE_READ_BYTES = 64 * 1024
 more than such a read (up to a millisecond per call on a busy machine)."""
 
 
-def _small_regular_file(target: Path) -> bool:
-    try:
-        st = target.stat()
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_size <= INLINE_READ_BYTES
-
-
-def _read_file(workspace: Path, target: Path, args: ReadFileArgs) -> ToolResult:
-    problem = _not_a_readable_file(workspace, target, args.path)
-    if problem is not None:
-        return problem
-    name = rel(workspace, target)
-    size = target.stat().st_size
+def _read_file(f: BinaryIO, size: int, name: str, args: ReadFileArgs) -> ToolResult:
+    """The result for the open file ``f`` of ``size`` bytes, named ``name``."""
     if size > MAX_READ_BYTES:
         return ToolResult.error(
             f"{name} is {size / 1e6:.1f} MB, over read_file's {MAX_READ_BYTES // 1_000_000} MB "
             "limit; use search_text to find what you need, or run_shell with sed -n 'A,Bp'",
             path=name, size=size)
-    data = target.read_bytes()
+    data = f.read()
     digest = sha256(data)
     if is_binary(data):
         return ToolResult.error(f"{name} is a binary file ({len(data)} bytes, sha256 {digest}); "
