@@ -320,3 +320,33 @@ async def test_read_file_never_reads_outside_while_a_link_is_swapped_in_and_out(
         assert SECRET not in r.content, r.content
         read_inside += not r.is_error
     assert read_inside > 0  # the race was run, not refused wholesale
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("depth", [0, 1, 2])
+async def test_read_file_refuses_when_the_workspace_or_an_ancestor_becomes_a_link(
+        tree: dict[str, Path], depth: int) -> None:
+    ws, tmp = tree["ws"], tree["tmp"]
+    assert not (await read(ws, "notes/item.txt")).is_error  # the workspace is remembered
+    ancestor = ws if depth == 0 else ws.parents[depth - 1]
+    ancestor.rename(tmp / "moved")
+    decoy = tmp / "decoy" / ws.relative_to(ancestor)
+    (decoy / "notes").mkdir(parents=True)
+    (decoy / "notes" / "item.txt").write_text(SECRET)
+    ancestor.symlink_to(tmp / "decoy")
+    r = await read(ws, "notes/item.txt")
+    assert r.is_error and SECRET not in r.content, r.content
+
+
+@pytest.mark.anyio
+async def test_a_workspace_recreated_at_its_name_is_read_as_realpath_would(
+        tree: dict[str, Path]) -> None:
+    """Another directory now at the resolved name is what ``realpath`` names: it is walked
+    from ``/`` instead of trusting the directory remembered."""
+    ws, tmp = tree["ws"], tree["tmp"]
+    assert "inside" in (await read(ws, "notes/item.txt")).content
+    ws.rename(tmp / "old")
+    (ws / "notes").mkdir(parents=True)
+    (ws / "notes" / "item.txt").write_text("recreated\n")
+    r = await read(ws, "notes/item.txt")
+    assert not r.is_error and "recreated" in r.content

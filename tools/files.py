@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -103,12 +103,13 @@ async def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
             return ToolResult.error(f"{args.path} changed while it was being opened (a "
                                     "symbolic link or a directory on its way was replaced); "
                                     "try again")
-    fd, name = found
-    with open(fd, "rb") as f:  # reads go through this checked descriptor, never the path
-        size = os.fstat(fd).st_size
-        if size <= INLINE_READ_BYTES:
-            return _read_file(f, size, name, args)
-        return await anyio.to_thread.run_sync(_read_file, f, size, name, args)
+    fd, name, st = found
+    try:  # read through this checked descriptor, never the path again
+        if st.st_size <= INLINE_READ_BYTES:
+            return _read_file(fd, st.st_size, name, args)
+        return await anyio.to_thread.run_sync(_read_file, fd, st.st_size, name, args)
+    finally:
+        os.close(fd)
 
 
 INLINE_READ_BYTES = 64 * 1024
@@ -116,14 +117,14 @@ INLINE_READ_BYTES = 64 * 1024
 more than such a read (up to a millisecond per call on a busy machine)."""
 
 
-def _read_file(f: BinaryIO, size: int, name: str, args: ReadFileArgs) -> ToolResult:
-    """The result for the open file ``f`` of ``size`` bytes, named ``name``."""
+def _read_file(fd: int, size: int, name: str, args: ReadFileArgs) -> ToolResult:
+    """The result for the open file ``fd`` of ``size`` bytes, named ``name``."""
     if size > MAX_READ_BYTES:
         return ToolResult.error(
             f"{name} is {size / 1e6:.1f} MB, over read_file's {MAX_READ_BYTES // 1_000_000} MB "
             "limit; use search_text to find what you need, or run_shell with sed -n 'A,Bp'",
             path=name, size=size)
-    data = f.read()
+    data = _read_all(fd, size)
     digest = sha256(data)
     if is_binary(data):
         return ToolResult.error(f"{name} is a binary file ({len(data)} bytes, sha256 {digest}); "
@@ -143,6 +144,14 @@ def _read_file(f: BinaryIO, size: int, name: str, args: ReadFileArgs) -> ToolRes
     footer = f"({name}: lines {first}-{last} of {total}; sha256 {digest}{more})"
     return ToolResult(f"{body}\n{footer}", data={
         "path": name, "sha256": digest, "lines": [first, last], "total_lines": total})
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """Everything left in ``fd``: ``size`` bytes expected, more taken if the file grew."""
+    chunks = [os.read(fd, size + 1)]
+    while chunks[-1]:
+        chunks.append(os.read(fd, max(size, 1 << 16)))
+    return b"".join(chunks)
 
 
 def _not_a_readable_file(workspace: Path, target: Path, asked: str) -> ToolResult | None:
