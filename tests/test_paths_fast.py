@@ -350,3 +350,15 @@ async def test_a_workspace_recreated_at_its_name_is_read_as_realpath_would(
     (ws / "notes" / "item.txt").write_text("recreated\n")
     r = await read(ws, "notes/item.txt")
     assert not r.is_error and "recreated" in r.content
+
+
+@pytest.mark.anyio
+async def test_a_nul_byte_is_refused_with_the_usual_message(tree: dict[str, Path]) -> None:
+    r = await read(tree["ws"], "notes/item.txt\x00x")
+    assert r.is_error and "contains a NUL byte" in r.content
+
+
+@pytest.mark.anyio
+async def test_a_missing_workspace_is_an_error_result(tmp_path: Path) -> None:
+    r = await read(tmp_path / "gone", "x.txt")
+    assert r.is_error and "no such file" in r.content

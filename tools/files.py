@@ -49,20 +49,31 @@ MAX_PATCH_CHARS = 200_000
 
 def record_seen(seen: Mapping[str, str], result: ToolResult) -> dict[str, str]:
     """``seen`` updated with the file hash a tool result reports (call after every tool call)."""
-    data = result.data or {}
     updated = dict(seen)
-    path = data.get("path")
-    digest = data.get("result_hash") or data.get("sha256")
-    if isinstance(path, str) and isinstance(digest, str) and not result.is_error:
-        updated[path] = digest
+    reported = _reported_hash(result)
+    if reported is not None:
+        updated[reported[0]] = reported[1]
     return updated
 
 
+def _reported_hash(result: ToolResult) -> tuple[str, str] | None:
+    """The (path, sha256) a successful file tool result reports, if any."""
+    data = result.data or {}
+    path = data.get("path")
+    digest = data.get("result_hash") or data.get("sha256")
+    if isinstance(path, str) and isinstance(digest, str) and not result.is_error:
+        return path, digest
+    return None
+
+
 def record_hashes(run_data: Mapping[str, Any], result: ToolResult) -> dict[str, Any]:
-    """``ToolSpec.records`` of the file tools: the hash the agent now knows for the file."""
+    """``ToolSpec.records`` of the file tools: the hash the agent now knows for the file (no
+    update, and no copy of the hashes known, when it knew that one already)."""
     seen = run_data.get(SEEN_HASHES_KEY) or {}
-    updated = record_seen(seen, result)
-    return {SEEN_HASHES_KEY: updated} if updated != seen else {}
+    reported = _reported_hash(result)
+    if reported is None or seen.get(reported[0]) == reported[1]:
+        return {}
+    return {SEEN_HASHES_KEY: record_seen(seen, result)}
 
 
 FILE_DATA_KEYS = ("path", "base_hash", "result_hash", "sha256", "created", "patch",

@@ -2,7 +2,9 @@
 
 The permission layer judges paths fully (``~``, variables, symlinks, whitelists) before a call
 runs; this module is the tools' own last line: a path that resolves outside the workspace is
-refused with an error result, whatever the policy said.
+refused with an error result, whatever the policy said. ``open_in`` opens a file for reading
+without following any link from the workspace down, so what a tool reads is the file it
+checked, even if a link is swapped in after the check.
 """
 
 from __future__ import annotations
@@ -59,14 +61,17 @@ def open_in(workspace: Path, path: str) -> tuple[int, str, os.stat_result] | Non
     not, the walk starts at ``/`` through the resolved name's components, again following no
     link, so the answer is never wider than ``realpath``'s.
     """
-    anchor = _anchor(workspace)
+    try:
+        anchor = _anchor(workspace)
+    except OSError:
+        return None
     root = anchor[0].rstrip("/")
     if path.startswith("/"):
         if not path.startswith(root + "/"):
             return None
         path = path[len(root) + 1:]
     parts = path.split("/")
-    if not _NOT_PLAIN.isdisjoint(parts):
+    if not _NOT_PLAIN.isdisjoint(parts) or "\x00" in path:
         return None
     try:
         fd, st = _open_file(_open_dirs(_open_root(*anchor), parts[:-1]), parts[-1])
