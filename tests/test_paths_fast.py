@@ -362,3 +362,20 @@ async def test_a_nul_byte_is_refused_with_the_usual_message(tree: dict[str, Path
 async def test_a_missing_workspace_is_an_error_result(tmp_path: Path) -> None:
     r = await read(tmp_path / "gone", "x.txt")
     assert r.is_error and "no such file" in r.content
+
+
+def test_write_checks_are_the_same_on_the_fast_path(tree: dict[str, Path]) -> None:
+    """Startup files, hooks, hard links out and sensitive files: judged alike both ways."""
+    ws, outside = tree["ws"], tree["outside"]
+    (ws / ".bashrc").write_text("")
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / ".git" / "hooks" / "pre-commit").write_text("")
+    (ws / "keys").mkdir()
+    (ws / "keys" / "id_rsa").write_text("")
+    os.link(outside / "item.txt", ws / "linked.txt")
+    expected = {".bashrc": "deny", ".git/hooks/pre-commit": "deny", "keys/id_rsa": "ask",
+                "linked.txt": "deny", ".env": "ask", "notes/item.txt": "allow"}
+    for path, decision in expected.items():
+        assert components_below(path, ws) is not None, path
+        assert judge_literal(path, ws, for_write=True).decision == decision, path
+        same_as_full_resolution(path, ws)
