@@ -186,3 +186,24 @@ async def test_update_plan_rejects_bad_plans() -> None:
     assert bad.is_error and "steps.0.status" in bad.content
     empty = await run(registry, "update_plan", {"steps": []})
     assert empty.is_error
+
+
+class ExtraArgs(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PropertyArgs(BaseModel):
+    @property
+    def timeout_s(self) -> float:
+        return 7.0
+
+
+def test_effective_timeout_finds_the_argument_wherever_a_model_keeps_it() -> None:
+    ctx = ToolContext(workspace=Path("."))
+    s = spec("t", None, timeout_s=5.0)
+    assert effective_timeout(s, NoArgs(), ctx) == 5.0
+    assert effective_timeout(s, TimedArgs(timeout_s=2), ctx) == 2.0
+    assert effective_timeout(s, ExtraArgs(timeout_s=3), ctx) == 3.0
+    assert effective_timeout(s, ExtraArgs(other=3), ctx) == 5.0
+    assert effective_timeout(s, PropertyArgs(), ctx) == 7.0
+    assert effective_timeout(s, {"timeout_s": 9}, ctx) == 5.0  # a dict has no attribute

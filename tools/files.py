@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import logging
-import stat
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,14 @@ from engine.tooling.spec import (
 )
 from turnstile_tools import gitignore
 from turnstile_tools.patch import apply_diff, diff_target, make_patch
-from turnstile_tools.workspace import atomic_write, is_binary, rel, resolve_in, sha256
+from turnstile_tools.workspace import (
+    atomic_write,
+    is_binary,
+    open_in,
+    rel,
+    resolve_in,
+    sha256,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,20 +49,31 @@ MAX_PATCH_CHARS = 200_000
 
 def record_seen(seen: Mapping[str, str], result: ToolResult) -> dict[str, str]:
     """``seen`` updated with the file hash a tool result reports (call after every tool call)."""
-    data = result.data or {}
     updated = dict(seen)
-    path = data.get("path")
-    digest = data.get("result_hash") or data.get("sha256")
-    if isinstance(path, str) and isinstance(digest, str) and not result.is_error:
-        updated[path] = digest
+    reported = _reported_hash(result)
+    if reported is not None:
+        updated[reported[0]] = reported[1]
     return updated
 
 
+def _reported_hash(result: ToolResult) -> tuple[str, str] | None:
+    """The (path, sha256) a successful file tool result reports, if any."""
+    data = result.data or {}
+    path = data.get("path")
+    digest = data.get("result_hash") or data.get("sha256")
+    if isinstance(path, str) and isinstance(digest, str) and not result.is_error:
+        return path, digest
+    return None
+
+
 def record_hashes(run_data: Mapping[str, Any], result: ToolResult) -> dict[str, Any]:
-    """``ToolSpec.records`` of the file tools: the hash the agent now knows for the file."""
+    """``ToolSpec.records`` of the file tools: the hash the agent now knows for the file (no
+    update, and no copy of the hashes known, when it knew that one already)."""
     seen = run_data.get(SEEN_HASHES_KEY) or {}
-    updated = record_seen(seen, result)
-    return {SEEN_HASHES_KEY: updated} if updated != seen else {}
+    reported = _reported_hash(result)
+    if reported is None or seen.get(reported[0]) == reported[1]:
+        return {}
+    return {SEEN_HASHES_KEY: record_seen(seen, result)}
 
 
 FILE_DATA_KEYS = ("path", "base_hash", "result_hash", "sha256", "created", "patch",
@@ -83,12 +101,26 @@ class ReadFileArgs(BaseModel):
 
 async def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
     """Numbered lines of a text file, with the file's sha256 (the base hash for writes)."""
-    target = resolve_in(ctx.workspace, args.path)
-    if isinstance(target, ToolResult):
-        return target
-    if _small_regular_file(target):
-        return _read_file(ctx.workspace, target, args)
-    return await anyio.to_thread.run_sync(_read_file, ctx.workspace, target, args)
+    found = open_in(ctx.workspace, args.path)
+    if found is None:  # not a plain path to a regular file: resolved and explained first
+        target = resolve_in(ctx.workspace, args.path)
+        if isinstance(target, ToolResult):
+            return target
+        problem = _not_a_readable_file(ctx.workspace, target, args.path)
+        if problem is not None:
+            return problem
+        found = open_in(ctx.workspace, str(target))
+        if found is None:
+            return ToolResult.error(f"{args.path} changed while it was being opened (a "
+                                    "symbolic link or a directory on its way was replaced); "
+                                    "try again")
+    fd, name, st = found
+    try:  # read through this checked descriptor, never the path again
+        if st.st_size <= INLINE_READ_BYTES:
+            return _read_file(fd, st.st_size, name, args)
+        return await anyio.to_thread.run_sync(_read_file, fd, st.st_size, name, args)
+    finally:
+        os.close(fd)
 
 
 INLINE_READ_BYTES = 64 * 1024
@@ -96,26 +128,14 @@ INLINE_READ_BYTES = 64 * 1024
 more than such a read (up to a millisecond per call on a busy machine)."""
 
 
-def _small_regular_file(target: Path) -> bool:
-    try:
-        st = target.stat()
-    except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_size <= INLINE_READ_BYTES
-
-
-def _read_file(workspace: Path, target: Path, args: ReadFileArgs) -> ToolResult:
-    problem = _not_a_readable_file(workspace, target, args.path)
-    if problem is not None:
-        return problem
-    name = rel(workspace, target)
-    size = target.stat().st_size
+def _read_file(fd: int, size: int, name: str, args: ReadFileArgs) -> ToolResult:
+    """The result for the open file ``fd`` of ``size`` bytes, named ``name``."""
     if size > MAX_READ_BYTES:
         return ToolResult.error(
             f"{name} is {size / 1e6:.1f} MB, over read_file's {MAX_READ_BYTES // 1_000_000} MB "
             "limit; use search_text to find what you need, or run_shell with sed -n 'A,Bp'",
             path=name, size=size)
-    data = target.read_bytes()
+    data = _read_all(fd, size)
     digest = sha256(data)
     if is_binary(data):
         return ToolResult.error(f"{name} is a binary file ({len(data)} bytes, sha256 {digest}); "
@@ -135,6 +155,14 @@ def _read_file(workspace: Path, target: Path, args: ReadFileArgs) -> ToolResult:
     footer = f"({name}: lines {first}-{last} of {total}; sha256 {digest}{more})"
     return ToolResult(f"{body}\n{footer}", data={
         "path": name, "sha256": digest, "lines": [first, last], "total_lines": total})
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """Everything left in ``fd``: ``size`` bytes expected, more taken if the file grew."""
+    chunks = [os.read(fd, size + 1)]
+    while chunks[-1]:
+        chunks.append(os.read(fd, max(size, 1 << 16)))
+    return b"".join(chunks)
 
 
 def _not_a_readable_file(workspace: Path, target: Path, asked: str) -> ToolResult | None:

@@ -109,7 +109,9 @@ class Approver:
                                             "not runnable: the tool call returns an error",
                                             None, "engine", "", f"tool:{call.name}")
                 continue
-            d = decide(call, spec, replace(self.policy, run_data=data))
+            # Only a tool's dry run reads ``run_data``: the context is copied for those alone.
+            d = decide(call, spec, self.policy if spec.dry_run is None or
+                       data is self.policy.run_data else replace(self.policy, run_data=data))
             if d.changes and d.decision != "deny":
                 data = _after(data, d.changes)
             resolved = self._resolve(call, d, granted)

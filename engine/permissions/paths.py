@@ -14,6 +14,11 @@ Refused whatever the whitelist says: per-process aliases (``/proc/*/root``, ``/p
 process that later opens them; writes to shell startup files (a line there runs in every later
 shell); writes to a file with hard links outside the workspace (or links that cannot be
 counted). ``~+`` is the working directory and ``~-`` the previous one.
+
+The common case costs one ``lstat`` per component and no ``readlink``: a path with plain
+components that ``components_below`` proves to resolve to itself inside the workspace (no link
+from ``/`` down, nothing missing, no alias) gets the very verdict full resolution would give;
+anything else goes through full resolution.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ hooks, ``~/.ssh/rc`` and fish's function directories are judged the same way).""
 _STARTUP_SYSTEM = re.compile(r"^/etc/(?:profile\.d/|bash_completion\.d/|zsh/|fish/)")
 _ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/task/\d+)?/(?:root|cwd|fd|"
                     r"map_files|exe)|dev/fd)(?:/|$)")
+_SENSITIVE_NAME = re.compile("|".join(fnmatch.translate(p) for p in SENSITIVE_NAMES))
+"""``SENSITIVE_NAMES`` as one pattern: ``fnmatchcase`` of any of them, compiled once."""
 MAX_LINK_SCAN = 20_000
 """Directory entries visited to count a file's hard links inside the workspace."""
 
@@ -138,6 +145,10 @@ def judge_literal(path: str, workspace: Path, *, roots: Sequence[Root] = (),
     if _CONTROL.search(path):
         return _refused(f"path {path!r} contains a control character")
     ws = _resolved_dir(str(workspace))
+    if cwd is None:
+        below = components_below(path, workspace)
+        if below is not None:
+            return _judge_below(path, ws, below, for_write)
     base = ws if cwd is None else _resolved_dir(str(cwd))
     joined = os.path.join(base, path)
     alias = process_alias(joined)
@@ -157,17 +168,77 @@ def judge_literal(path: str, workspace: Path, *, roots: Sequence[Root] = (),
         if links:
             return PathVerdict(False, resolved, "deny", f"write to {resolved}: {links}")
     if target.is_relative_to(ws):
-        return _inside(path, resolved, target.relative_to(ws), True, for_write, "the workspace")
+        return _inside(path, resolved, target.relative_to(ws).parts, True, for_write,
+                       "the workspace")
     for root in roots:
         root_dir = Path(_resolved_dir(str(ws / root.path)))
         if target.is_relative_to(root_dir):
             where = f"root {root.path}"
-            return _inside(path, resolved, target.relative_to(root_dir), root.writable,
+            return _inside(path, resolved, target.relative_to(root_dir).parts, root.writable,
                            for_write, where)
     if for_write:
         return PathVerdict(False, resolved, "deny",
                            f"write to {resolved} outside the workspace")
     return PathVerdict(False, resolved, "ask", f"read of {resolved} outside the workspace")
+
+
+def _judge_below(path: str, ws: Path, parts: tuple[str, ...], for_write: bool) -> PathVerdict:
+    """``judge_literal`` for a path ``components_below`` proved to resolve to itself inside
+    the workspace: the same checks in the same order, minus the resolution."""
+    resolved = "/".join((str(ws).rstrip("/"), *parts))
+    if for_write and is_startup_file(resolved):
+        return PathVerdict(True, resolved, "deny",
+                           f"write to {resolved}: a shell startup file or hook runs later")
+    if for_write:
+        links = _outside_links(resolved, ws)
+        if links:
+            return PathVerdict(False, resolved, "deny", f"write to {resolved}: {links}")
+    return _inside(path, resolved, parts, True, for_write, "the workspace")
+
+
+def components_below(path: str, workspace: Path) -> tuple[str, ...] | None:
+    """The components of ``path`` below the resolved workspace when ``path`` provably resolves
+    to itself there, else None (then ``resolve`` decides, the slow way).
+
+    Proof, as ``os.path.realpath`` would walk it: ``path`` is relative (or absolute under the
+    resolved workspace) with plain components only (no empty, ``.`` or ``..``), no prefix of
+    it is a per-process alias, and every component from ``/`` down, the workspace's own
+    included, exists and is not a symbolic link right now (one ``lstat`` each, the calls
+    ``realpath`` makes). Anything else (a link anywhere, a missing tail, an error) is left to
+    the full resolution, whose answer then stands.
+    """
+    root = str(_resolved_dir(str(workspace)))
+    if root == "/":
+        return None
+    if path.startswith("/"):
+        if not path.startswith(root + "/"):
+            return None
+        path = path[len(root) + 1:]
+    parts = tuple(path.split("/"))
+    if not _NOT_PLAIN.isdisjoint(parts) or _ALIAS.match(f"{root}/{path}"):
+        return None
+    try:
+        for prefix in _prefixes(root):
+            if stat.S_ISLNK(os.lstat(prefix).st_mode):
+                return None
+        cur = root
+        for part in parts:
+            cur = f"{cur}/{part}"
+            if stat.S_ISLNK(os.lstat(cur).st_mode):
+                return None
+    except (OSError, ValueError):
+        return None
+    return parts
+
+
+_NOT_PLAIN = frozenset({"", ".", ".."})
+
+
+@lru_cache(maxsize=64)
+def _prefixes(root: str) -> tuple[str, ...]:
+    """``/a``, ``/a/b``, ``/a/b/c`` for ``/a/b/c``: the names ``realpath`` checks on its way."""
+    names = root.strip("/").split("/")
+    return tuple("/" + "/".join(names[:i]) for i in range(1, len(names) + 1))
 
 
 def process_alias(path: str) -> str:
@@ -271,13 +342,14 @@ def resolved_workspace(workspace: Path) -> Path:
     return _resolved_dir(str(workspace))
 
 
-def _inside(path: str, resolved: str, rel: Path, writable: bool, for_write: bool,
+def _inside(path: str, resolved: str, parts: tuple[str, ...], writable: bool, for_write: bool,
             where: str) -> PathVerdict:
-    sensitive = is_sensitive(rel)
+    sensitive = _sensitive_parts(parts)
     if for_write and not writable:
         return PathVerdict(True, resolved, "deny", f"{where} is read-only: {resolved}", sensitive)
     if for_write and sensitive:
-        return PathVerdict(True, resolved, "ask", f"write to sensitive file {rel.as_posix()}",
+        return PathVerdict(True, resolved, "ask",
+                           f"write to sensitive file {'/'.join(parts) or '.'}",
                            sensitive)
     verb = "write" if for_write else "read"
     return PathVerdict(True, resolved, "allow", f"{verb} inside {where}", sensitive)
@@ -285,11 +357,13 @@ def _inside(path: str, resolved: str, rel: Path, writable: bool, for_write: bool
 
 def is_sensitive(rel: Path) -> bool:
     """Whether a path relative to a root is a secret or configuration that tools execute."""
-    parts = rel.parts
-    if any(part in SENSITIVE_DIRS for part in parts):
+    return _sensitive_parts(rel.parts)
+
+
+def _sensitive_parts(parts: tuple[str, ...]) -> bool:
+    if not SENSITIVE_DIRS.isdisjoint(parts):
         return True
-    name = parts[-1] if parts else ""
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in SENSITIVE_NAMES)
+    return _SENSITIVE_NAME.match(parts[-1] if parts else "") is not None
 
 
 def _refused(reason: str) -> PathVerdict:

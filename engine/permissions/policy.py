@@ -363,7 +363,7 @@ def _decide_path_tool(spec: ToolSpec, args: Mapping[str, Any], path: str, writes
     reason = v.reason if v.decision != "allow" or not for_write else f"{spec.name}: {v.reason}"
     decision = _finish(spec, risk, base, reason, matched, floor, preview,
                        _path_capability(v, rel, for_write), ctx)
-    return replace(decision, changes=changes)
+    return replace(decision, changes=changes) if changes else decision
 
 
 def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
@@ -486,16 +486,42 @@ def _cap_lines(text: str) -> str:
 
 
 def _json_preview(args: Mapping[str, Any]) -> str:
-    text = json.dumps(dict(args), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    text = _flat_json(args)
+    if text is None:
+        text = json.dumps(dict(args), indent=2, sort_keys=True, ensure_ascii=False, default=str)
     return text if len(text) <= 4000 else text[:4000] + "\n... (truncated)"
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat_json(args: Mapping[str, Any]) -> str | None:
+    """``json.dumps(args, indent=2, sort_keys=True, ensure_ascii=False)`` for the common flat
+    object of scalars, each part written by the C encoder (with ``indent`` the whole would go
+    through the pure-Python one); None for anything else."""
+    if not args:
+        return "{}"
+    if not all(type(k) is str and type(v) in _SCALARS for k, v in args.items()):
+        return None
+    return "{\n  " + ",\n  ".join(
+        f"{_dumps(k)}: {_dumps(args[k])}" for k in sorted(args)) + "\n}"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _relative(v: PathVerdict, workspace: Path) -> str | None:
+    """The resolved path relative to the resolved workspace (``.`` for the workspace itself),
+    or the resolved path when outside; both are normalised absolute paths, so a component-wise
+    comparison is a comparison of the string with ``workspace + "/"``."""
     if not v.resolved:
         return None
-    target = Path(v.resolved)
-    ws = resolved_workspace(workspace)
-    return target.relative_to(ws).as_posix() if target.is_relative_to(ws) else v.resolved
+    ws = str(resolved_workspace(workspace))
+    if v.resolved == ws:
+        return "."
+    prefix = ws if ws.endswith("/") else ws + "/"
+    return v.resolved[len(prefix):] if v.resolved.startswith(prefix) else v.resolved
 
 
 def _path_capability(v: PathVerdict, rel: str | None, for_write: bool) -> str:

@@ -20,7 +20,7 @@ import logging
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from engine.errors import StoreError
 from engine.state import ToolCall
@@ -67,10 +67,20 @@ async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext, *,
 
 def effective_timeout(spec: ToolSpec, parsed: Any, ctx: ToolContext) -> float:
     """The call's ``timeout_s`` argument if it has one, else the context's, else the spec's."""
-    requested = getattr(parsed, "timeout_s", None)
+    requested = getattr(parsed, "timeout_s", None) if _may_have_timeout(parsed) else None
     if isinstance(requested, int | float) and not isinstance(requested, bool) and requested > 0:
         return float(requested)
     return ctx.timeout_s or spec.timeout_s
+
+
+def _may_have_timeout(parsed: Any) -> bool:
+    """False when ``parsed`` is a pydantic model without a ``timeout_s`` field, extra value or
+    class attribute: asking it through ``getattr`` costs pydantic's failing ``__getattr__``."""
+    if not isinstance(parsed, BaseModel):
+        return True
+    cls = type(parsed)
+    return ("timeout_s" in cls.model_fields or hasattr(cls, "timeout_s")
+            or "timeout_s" in (parsed.__pydantic_extra__ or {}))
 
 
 def validate_args(spec: ToolSpec, args: Any) -> Any:
