@@ -27,7 +27,7 @@ from engine.permissions.policy import PolicyContext, decide
 from engine.run_data import KEYS, TOOL_KEYS, check_updates
 from engine.session import RunRequest, execute, prepare_new
 from engine.state import Outcome, ToolCall
-from engine.store.sqlite import SqliteStore
+from engine.store.sqlite import SqliteStore, row_key
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import FileChange, ToolContext, ToolResult
 from turnstile_tools import builtin_specs
@@ -141,8 +141,10 @@ def test_event_kinds_round_trip_through_the_store_as_plain_strings(
     store.append_event(run_id, 99, EventKind.TOOL_CALL, {"call_id": "x"}, 1.0)
     store.flush()
     with sqlite3.connect(tmp_path / "engine.db") as raw:
-        raw.execute("INSERT INTO events (run_id, seq, step, kind, at, payload) "
-                    "VALUES (?, 100000, 99, 'kind_of_a_newer_engine', 2.0, '{}')", (run_id,))
+        (rid,) = raw.execute("SELECT rid FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        raw.execute("INSERT INTO events (key, run_id, seq, step, kind, at, payload) "
+                    "VALUES (?, ?, 100000, 99, 'kind_of_a_newer_engine', 2.0, '{}')",
+                    (row_key(rid, 100000), run_id))
         stored = raw.execute("SELECT kind, typeof(kind) FROM events WHERE run_id = ? AND "
                              "step = 99 ORDER BY seq", (run_id,)).fetchall()
     assert stored == [("tool_call", "text"), ("kind_of_a_newer_engine", "text")]

@@ -17,6 +17,8 @@ from sse_server import (  # noqa: F401
     sse_server_fixture,
 )
 
+from engine.state import RunInfo, RunState
+from engine.store.base import StepBegin
 from engine.store.sqlite import SqliteStore
 from engine.tracing.stream_events import STREAM_EVENT, StreamRecorder
 from tests.conftest import ROOT, EngineCLI, engine_env
@@ -24,6 +26,15 @@ from tests.conftest import ROOT, EngineCLI, engine_env
 
 def _noop(kind: str, payload: object) -> None:
     return None
+
+
+def _store_with_run(path: Path, run_id: str = "r1") -> SqliteStore:
+    """A store holding an empty run ``run_id`` (a run's rows are written once it exists)."""
+    store = SqliteStore(path)
+    info = RunInfo(run_id, "m", "m.yaml", "hash", "running", "a", "/ws", 1.0, 1.0, 0, 0, 0,
+                   0.0, {})
+    store.create_run(info, RunState(run_id, "m", "a", 0, (), {}), StepBegin(0, "a", "act", 1.0))
+    return store
 
 
 def test_a_run_stores_coalesced_text_and_output(cli: EngineCLI) -> None:
@@ -46,7 +57,7 @@ def test_a_run_stores_coalesced_text_and_output(cli: EngineCLI) -> None:
 
 
 def test_secrets_are_redacted_even_split_across_deltas(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.db")
+    store = _store_with_run(tmp_path / "s.db")
     secret = "hunter2-abcdef-123456"
     rec = StreamRecorder(store, "r1", _noop, window_s=0.0, environ={"DB_PASSWORD": secret})
     rec("step_begin", {"step": 3})
@@ -60,7 +71,7 @@ def test_secrets_are_redacted_even_split_across_deltas(tmp_path: Path) -> None:
 
 
 def test_a_step_stores_at_most_its_bound(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.db")
+    store = _store_with_run(tmp_path / "s.db")
     rec = StreamRecorder(store, "r1", _noop, window_s=0.0, max_chars=100, environ={})
     rec("step_begin", {"step": 0})
     for i in range(200):
