@@ -7,13 +7,13 @@ import os
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry
 from engine.tooling.invoke import invoke
 from turnstile_tools import builtin_specs, files
-from turnstile_tools.files import INLINE_READ_BYTES, _small_regular_file
 
 pytestmark = pytest.mark.anyio
 
@@ -23,16 +23,17 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def test_only_small_regular_files_are_read_inline(tmp_path: Path) -> None:
-    small, big = tmp_path / "small.txt", tmp_path / "big.txt"
-    small.write_text("x\n" * 10)
-    big.write_text("y" * (INLINE_READ_BYTES + 1))
+async def test_only_regular_files_are_opened(tmp_path: Path) -> None:
+    """A fifo is never opened (that would block the event loop until a writer came); a
+    directory and a missing file are errors too."""
     os.mkfifo(tmp_path / "fifo")
-    assert _small_regular_file(small)
-    assert not _small_regular_file(big)
-    assert not _small_regular_file(tmp_path / "fifo")  # would block the event loop
-    assert not _small_regular_file(tmp_path / "missing")
-    assert not _small_regular_file(tmp_path)
+    (tmp_path / "dir").mkdir()
+    registry = ToolRegistry(builtin_specs())
+    ctx = ToolContext(workspace=tmp_path, emit=lambda k, p: None, run_data={}, call_id="c1")
+    for name in ("fifo", "dir", "missing"):
+        with anyio.fail_after(5):
+            result = await invoke(registry, ToolCall("c1", "read_file", {"path": name}), ctx)
+        assert result.is_error, (name, result.content)
 
 
 async def test_same_result_inline_and_in_a_thread(tmp_path: Path,
