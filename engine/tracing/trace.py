@@ -16,6 +16,7 @@ import gc
 import hashlib
 import json
 import logging
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -28,7 +29,7 @@ from engine.errors import TurnstileError
 from engine.events import EventKind
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
-from engine.tracing.redact import Redactor, redactor
+from engine.tracing.redact import MASK, Redactor, redactor
 from engine.tracing.to_json import trace_chunks
 from engine.tracing.to_text import trace_text
 
@@ -61,12 +62,28 @@ def trace_id_of(run_id: str) -> str:
 
 def span_id_of(run_id: str, kind: str, seq: int) -> str:
     """A span id: 16 hex digits from (run, kind, row sequence), the same on every rebuild."""
-    return _hex(f"turnstile-span:{run_id}:{kind}:{seq}", 16)
+    return _span_ids(run_id)(kind, seq)
+
+
+def _span_ids(run_id: str) -> Callable[[str, int], str]:
+    """``span_id_of`` for one run: the hash of the run's prefix is computed once and copied
+    for each span (a long run has tens of thousands of spans)."""
+    prefix = hashlib.sha256(f"turnstile-span:{run_id}:".encode())
+
+    def span_id(kind: str, seq: int) -> str:
+        h = prefix.copy()
+        h.update(f"{kind}:{seq}".encode())
+        return _nonzero(h.hexdigest()[:16])
+    return span_id
 
 
 def _hex(text: str, digits: int) -> str:
-    h = hashlib.sha256(text.encode()).hexdigest()[:digits]
-    return h if int(h, 16) else "1".rjust(digits, "0")  # all-zero ids are invalid in OTLP
+    return _nonzero(hashlib.sha256(text.encode()).hexdigest()[:digits])
+
+
+def _nonzero(h: str) -> str:
+    """``h``, or ``0...01`` if it is all zeros (all-zero ids are invalid in OTLP)."""
+    return h if h.strip("0") else "1".rjust(len(h), "0")
 
 
 # -- the document -----------------------------------------------------------------------
@@ -104,21 +121,7 @@ class Span:
         """The span in the document, redacted once: the fields redacted where they entered
         (events, ``ENTERED_REDACTED``) as they are, everything else of the run's through
         ``red``; ids, links and times are the trace's own."""
-        d: dict[str, Any] = {
-            "span_id": self.span_id, "parent_id": self.parent_id,
-            "name": red.value(self.name, "name"),
-            "kind": self.kind, "step": self.step, "start": self.start, "end": self.end,
-            "start_iso": _iso(self.start), "duration_s": round(max(self.end - self.start, 0), 6),
-            "status": "unset" if self.ok is None else "ok" if self.ok else "error",
-            "error": red.value(self.error, "error"),
-            "attributes": _redacted(red, _clean(self.attributes)), "events": self.events,
-            "links": self.links,
-        }
-        if self.dropped_events:
-            d["dropped_events"] = self.dropped_events
-        if self.call is not None:
-            d["call"] = _redacted(red, self.call)
-        return d
+        return _SpanWriter(red).json(self)
 
 
 ENTERED_REDACTED = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
@@ -127,11 +130,83 @@ ENTERED_REDACTED = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.re
 arguments, model text, tool output): not read a second time."""
 
 
-def _redacted(red: Redactor, fields: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in fields.items():
-        out[k] = v if k in ENTERED_REDACTED else red.value(v, k)
-    return out
+_ATOMS = frozenset({int, float, bool})
+"""Exact types that carry no text (``None`` is tested on its own)."""
+
+
+class _SpanWriter:
+    """Writes spans as the document's dicts, one dict per span and each distinct string of
+    the run redacted once: a long run repeats the same names, states and ids in thousands of
+    spans, and the attribute keys are the trace's own vocabulary (only their values are the
+    run's)."""
+
+    def __init__(self, red: Redactor) -> None:
+        self.red = red
+        self.texts: dict[str, str] = {}
+        """Strings already redacted (``Redactor.text``), looked up without a call."""
+        self.secret_keys: dict[str, bool] = {}
+        """Keys already judged by ``Redactor.secret_key``."""
+
+    def json(self, span: Span) -> dict[str, Any]:
+        start, end, ok = span.start, span.end, span.ok
+        d: dict[str, Any] = {
+            "span_id": span.span_id, "parent_id": span.parent_id,
+            "name": self.value(span.name, "name"),
+            "kind": span.kind, "step": span.step, "start": start, "end": end,
+            "start_iso": _iso(start), "duration_s": round(max(end - start, 0), 6),
+            "status": "unset" if ok is None else "ok" if ok else "error",
+            "error": self.value(span.error, "error"),
+            "attributes": self.fields(span.attributes, drop_none=True), "events": span.events,
+            "links": span.links,
+        }
+        if span.dropped_events:
+            d["dropped_events"] = span.dropped_events
+        if span.call is not None:
+            d["call"] = self.fields(span.call, drop_none=False)
+        return d
+
+    def fields(self, fields: Mapping[str, Any], *, drop_none: bool) -> dict[str, Any]:
+        """``fields`` redacted as ``Redactor.value`` would, key by key, except the
+        ``ENTERED_REDACTED`` ones (kept as they are); without the Nones if ``drop_none``."""
+        out: dict[str, Any] = {}
+        texts = self.texts
+        for k, v in fields.items():
+            kind = type(v)
+            if kind is str:
+                if k in ENTERED_REDACTED:
+                    out[k] = v
+                elif v and self._secret_key(k):
+                    out[k] = MASK
+                else:
+                    done = texts.get(v)
+                    out[k] = done if done is not None else self._text(v)
+            elif v is None:
+                if not drop_none:
+                    out[k] = None
+            elif kind in _ATOMS or k in ENTERED_REDACTED:
+                out[k] = v
+            else:
+                out[k] = self.red.value(v, k)
+        return out
+
+    def value(self, value: Any, key: str) -> Any:
+        """A field of the span (``name``, ``error``) as ``Redactor.value`` has it."""
+        if type(value) is not str:
+            return self.red.value(value, key)
+        if value and self._secret_key(key):
+            return MASK
+        done = self.texts.get(value)
+        return done if done is not None else self._text(value)
+
+    def _text(self, text: str) -> str:
+        done = self.texts[text] = self.red.text(text)
+        return done
+
+    def _secret_key(self, key: str) -> bool:
+        named = self.secret_keys.get(key)
+        if named is None:
+            named = self.secret_keys[key] = self.red.secret_key(key)
+        return named
 
 
 def build_trace(store: Store, run_id: str) -> dict[str, Any]:
@@ -182,9 +257,10 @@ class _Builder:
     def __init__(self, info: RunInfo, steps: list[StepRecord], red: Redactor) -> None:
         self.info = info
         self.run_id = info.run_id
+        self.span_id = _span_ids(info.run_id)
         self.red = red
         self.kind = machine_kind(info)
-        self.root = Span(span_id_of(self.run_id, "run", 0), None,
+        self.root = Span(self.span_id("run", 0), None,
                          f"invoke_{self.kind} {info.machine}", "run", info.created_at,
                          info.updated_at)
         self.steps: dict[int, Span] = {}
@@ -205,7 +281,7 @@ class _Builder:
     # -- steps ------------------------------------------------------------------------
 
     def _step_span(self, s: StepRecord) -> Span:
-        span = Span(span_id_of(self.run_id, "step", s.seq), self.root.span_id,
+        span = Span(self.span_id("step", s.seq), self.root.span_id,
                     f"step {s.state}", "step", s.started_at, s.ended_at or s.started_at,
                     step=s.seq)
         span.ok = {"succeeded": True, "failed": False}.get(s.status)
@@ -274,7 +350,7 @@ class _Builder:
         duration = float(p.get("duration_s") or 0.0)
         model = str(p.get("model") or "unknown")
         n = self.model_calls_in_step[e.step] = self.model_calls_in_step.get(e.step, 0) + 1
-        span = Span(span_id_of(self.run_id, "chat", e.seq), step.span_id, f"chat {model}",
+        span = Span(self.span_id("chat", e.seq), step.span_id, f"chat {model}",
                     "chat", e.at - duration, e.at, step=e.step)
         finish = p.get("finish_reason")
         span.attributes = {
@@ -321,7 +397,7 @@ class _Builder:
         call_id, tool = str(p.get("call_id")), str(p.get("tool") or "?")
         previous = [s.end for s in self.children.get(e.step, []) if s.kind == "approval"]
         start = max([step.start, *previous]) if e.at >= step.start else e.at
-        span = Span(span_id_of(self.run_id, "approval", e.seq), step.span_id,
+        span = Span(self.span_id("approval", e.seq), step.span_id,
                     f"approval {tool}", "approval", min(start, e.at), e.at, step=e.step)
         approval = {k: p.get(k) for k in ("decision", "decided_by", "rule", "risk", "reason",
                                           "capability")}
@@ -346,7 +422,7 @@ class _Builder:
         p = e.payload
         call_id, tool = str(p.get("call_id")), str(p.get("tool") or "?")
         attempt = self.tool_attempts[call_id] = self.tool_attempts.get(call_id, 0) + 1
-        span = Span(span_id_of(self.run_id, "tool", e.seq), step.span_id,
+        span = Span(self.span_id("tool", e.seq), step.span_id,
                     f"execute_tool {tool}", "tool", start, max(start, e.at), step=e.step)
         approval = self.approvals.get(call_id)
         if call_id in self.approval_spans:
@@ -464,6 +540,7 @@ class _Builder:
         root.end = max([root.end, *(s.end for s in spans)])
         root.start = min([root.start, *(s.start for s in spans)])
         totals = self._totals(spans, root)
+        writer = _SpanWriter(self.red)
         status = self.info.status
         root.ok = {"completed": True, "failed": False}.get(status)
         root.error = self.info.error if status == "failed" else None
@@ -481,7 +558,7 @@ class _Builder:
         return {
             "format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
             "run": self._run_json(root, totals),
-            "spans": [root.to_json(self.red), *(s.to_json(self.red) for s in spans)],
+            "spans": [writer.json(s) for s in (root, *spans)],
         }
 
     def _totals(self, spans: list[Span], root: Span) -> dict[str, Any]:
@@ -573,6 +650,27 @@ def _first_line(text: str) -> str:
 
 
 def _iso(ts: float) -> str:
+    """``ts`` as ISO 8601 UTC to the millisecond, as ``datetime.isoformat`` writes it; the
+    text up to the second is cached (spans of a run share few seconds)."""
+    if not 0 <= ts < _MAX_ISO_TS:
+        return _iso_datetime(ts)
+    frac, whole = math.modf(ts)
+    micros = round(frac * 1e6)  # as datetime.fromtimestamp rounds: half to even
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    return f"{_iso_second(int(whole))}.{micros // 1000:03d}+00:00"
+
+
+_MAX_ISO_TS = 253_402_300_799.0
+"""The end of year 9999 (``datetime``'s range): later times take the ``datetime`` path."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _iso_second(second: int) -> str:
+    return dt.datetime.fromtimestamp(second, dt.UTC).isoformat(timespec="seconds")[:-6]
+
+
+def _iso_datetime(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
 
 
