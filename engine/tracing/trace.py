@@ -130,6 +130,9 @@ ENTERED_REDACTED = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.re
 arguments, model text, tool output): not read a second time."""
 
 
+_KEEP, _MASK, _TEXT = "keep", "mask", "text"
+"""``_SpanWriter._rule``'s answers."""
+
 _ATOMS = frozenset({int, float, bool})
 """Exact types that carry no text (``None`` is tested on its own)."""
 
@@ -146,6 +149,8 @@ class _SpanWriter:
         """Strings already redacted (``Redactor.text``), looked up without a call."""
         self.secret_keys: dict[str, bool] = {}
         """Keys already judged by ``Redactor.secret_key``."""
+        self.rules: dict[str, str] = {}
+        """Keys already judged by ``_rule``."""
 
     def json(self, span: Span) -> dict[str, Any]:
         start, end, ok = span.start, span.end, span.ok
@@ -169,17 +174,20 @@ class _SpanWriter:
         """``fields`` redacted as ``Redactor.value`` would, key by key, except the
         ``ENTERED_REDACTED`` ones (kept as they are); without the Nones if ``drop_none``."""
         out: dict[str, Any] = {}
-        texts = self.texts
+        texts, rules = self.texts, self.rules
         for k, v in fields.items():
             kind = type(v)
             if kind is str:
-                if k in ENTERED_REDACTED:
-                    out[k] = v
-                elif v and self._secret_key(k):
-                    out[k] = MASK
-                else:
+                rule = rules.get(k)
+                if rule is None:
+                    rule = self._rule(k)
+                if rule is _TEXT:
                     done = texts.get(v)
                     out[k] = done if done is not None else self._text(v)
+                elif rule is _KEEP:
+                    out[k] = v
+                else:
+                    out[k] = MASK if v else texts.get(v) or self._text(v)
             elif v is None:
                 if not drop_none:
                     out[k] = None
@@ -188,6 +196,14 @@ class _SpanWriter:
             else:
                 out[k] = self.red.value(v, k)
         return out
+
+    def _rule(self, key: str) -> str:
+        """What ``fields`` does with a string under ``key``: keep it (redacted where it
+        entered), mask it (the key names a secret), or redact it as text."""
+        rule = (_KEEP if key in ENTERED_REDACTED else _MASK if self.red.secret_key(key)
+                else _TEXT)
+        self.rules[key] = rule
+        return rule
 
     def value(self, value: Any, key: str) -> Any:
         """A field of the span (``name``, ``error``) as ``Redactor.value`` has it."""
@@ -678,18 +694,24 @@ def _iso_datetime(ts: float) -> str:
 
 
 def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
-    """Write ``<directory>/<run_id>.json`` atomically (temp file + rename) and return its path."""
-    trace = build_trace(store, run_id)
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"{trace['run']['run_id']}.json"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(trace_chunks(trace))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``<directory>/<run_id>.json`` atomically (temp file + rename) and return its path.
+
+    The collector stays paused until the document is written and freed: enabled while it is
+    still alive, the next collection would walk all of it once more."""
+    with _collector_paused():
+        trace = build_trace(store, run_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / f"{trace['run']['run_id']}.json"
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.writelines(trace_chunks(trace))
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        finally:
+            del trace
     return target
 
 
