@@ -36,6 +36,11 @@ def _c_encoder() -> Callable[[Any], str]:
 _dumps = _c_encoder()
 
 
+def json_text(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, default=str)``, without making an encoder."""
+    return _dumps(value)
+
+
 def trace_json(trace: Mapping[str, Any]) -> str:
     """``trace`` as JSON text: its fields on the first lines, then each span on its own line."""
     return "".join(trace_chunks(trace))

@@ -14,9 +14,9 @@ import datetime as dt
 import functools
 import gc
 import hashlib
-import json
 import logging
 import math
+import operator
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -30,7 +30,7 @@ from engine.events import EventKind
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
 from engine.tracing.redact import MASK, Redactor, redactor
-from engine.tracing.to_json import trace_chunks
+from engine.tracing.to_json import json_text, trace_chunks
 from engine.tracing.to_text import trace_text
 
 logger = logging.getLogger(__name__)
@@ -267,6 +267,13 @@ def call_spans(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [s for s in trace["spans"] if "call" in s]
 
 
+_STEP_OK = {"succeeded": True, "failed": False}
+"""A step row's status -> its span's ``ok`` (None: neither, e.g. still running)."""
+
+_TREE_ORDER = operator.attrgetter("start", "span_id")
+"""The order of a step's child spans: by start time, ties by id."""
+
+
 class _Builder:
     """Folds event rows, in sequence order, into spans under their step spans."""
 
@@ -300,7 +307,7 @@ class _Builder:
         span = Span(self.span_id("step", s.seq), self.root.span_id,
                     f"step {s.state}", "step", s.started_at, s.ended_at or s.started_at,
                     step=s.seq)
-        span.ok = {"succeeded": True, "failed": False}.get(s.status)
+        span.ok = _STEP_OK.get(s.status)
         if s.status == "failed":
             span.error = s.note or "step failed"
         span.attributes = {
@@ -546,8 +553,8 @@ class _Builder:
         seen: set[str] = set()
         for seq in sorted(self.steps):
             step = self.steps[seq]
-            kids = sorted(self.children.get(seq, []), key=lambda s: (s.start, s.span_id))
-            for span in (step, *kids):
+            kids = self.children.get(seq)
+            for span in (step, *sorted(kids, key=_TREE_ORDER)) if kids else (step,):
                 if span.span_id in seen:  # a re-read row: one span per stable id
                     continue
                 seen.add(span.span_id)
@@ -578,8 +585,20 @@ class _Builder:
         }
 
     def _totals(self, spans: list[Span], root: Span) -> dict[str, Any]:
-        chats = [s.call for s in spans if s.kind == "chat" and s.call]
-        tools = [s for s in spans if s.kind == "tool" and s.call]
+        chats: list[dict[str, Any]] = []
+        tools: list[Span] = []
+        steps = denials = 0
+        for s in spans:  # one pass: a long run has tens of thousands of spans
+            if s.kind == "step":
+                steps += 1
+            elif not s.call:
+                continue
+            elif s.kind == "chat":
+                chats.append(s.call)
+            elif s.kind == "tool":
+                tools.append(s)
+            elif s.kind == "approval" and (s.call["approval"] or {}).get("decision") == "deny":
+                denials += 1
         costs: list[float | None] = [c.get("cost_usd") for c in chats]
         known = [c for c in costs if c is not None]
         return {
@@ -588,13 +607,12 @@ class _Builder:
             "cached_tokens": sum(c.get("cached_tokens") or 0 for c in chats),
             "cost_usd": round(sum(known), 6) if len(known) == len(costs) else None,
             "duration_s": round(root.end - root.start, 6),
-            "steps": sum(1 for s in spans if s.kind == "step"),
+            "steps": steps,
             "model_calls": len(chats),
             "tool_calls": len({s.call["call_id"] for s in tools if s.call}),
             "tool_errors": sum(1 for s in tools if s.ok is False),
             "tool_reruns": sum(1 for s in tools if s.call and s.call["attempt"] > 1),
-            "denials": sum(1 for s in spans if s.kind == "approval" and s.call
-                           and (s.call["approval"] or {}).get("decision") == "deny"),
+            "denials": denials,
             "retries": sum(c.get("retries") or 0 for c in chats),
         }
 
@@ -654,7 +672,7 @@ def _clean(d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return json_text(value)
 
 
 def _cut(text: str, limit: int = MAX_TEXT_CHARS) -> str:
