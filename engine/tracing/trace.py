@@ -177,13 +177,16 @@ class _SpanWriter:
         texts, rules = self.texts, self.rules
         for k, v in fields.items():
             kind = type(v)
-            if kind is str:
-                rule = rules.get(k)
-                if rule is None:
+            if kind is str:  # subscripts, not .get: this loop runs for every span field
+                try:
+                    rule = rules[k]
+                except KeyError:
                     rule = self._rule(k)
                 if rule is _TEXT:
-                    done = texts.get(v)
-                    out[k] = done if done is not None else self._text(v)
+                    try:
+                        out[k] = texts[v]
+                    except KeyError:
+                        out[k] = self._text(v)
                 elif rule is _KEEP:
                     out[k] = v
                 else:
