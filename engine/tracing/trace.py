@@ -14,8 +14,9 @@ import datetime as dt
 import functools
 import gc
 import hashlib
-import json
 import logging
+import math
+import operator
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -28,8 +29,8 @@ from engine.errors import TurnstileError
 from engine.events import EventKind
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
-from engine.tracing.redact import Redactor, redactor
-from engine.tracing.to_json import trace_chunks
+from engine.tracing.redact import MASK, Redactor, redactor
+from engine.tracing.to_json import json_text, trace_chunks
 from engine.tracing.to_text import trace_text
 
 logger = logging.getLogger(__name__)
@@ -61,12 +62,28 @@ def trace_id_of(run_id: str) -> str:
 
 def span_id_of(run_id: str, kind: str, seq: int) -> str:
     """A span id: 16 hex digits from (run, kind, row sequence), the same on every rebuild."""
-    return _hex(f"turnstile-span:{run_id}:{kind}:{seq}", 16)
+    return _span_ids(run_id)(kind, seq)
+
+
+def _span_ids(run_id: str) -> Callable[[str, int], str]:
+    """``span_id_of`` for one run: the hash of the run's prefix is computed once and copied
+    for each span (a long run has tens of thousands of spans)."""
+    prefix = hashlib.sha256(f"turnstile-span:{run_id}:".encode())
+
+    def span_id(kind: str, seq: int) -> str:
+        h = prefix.copy()
+        h.update(f"{kind}:{seq}".encode())
+        return _nonzero(h.hexdigest()[:16])
+    return span_id
 
 
 def _hex(text: str, digits: int) -> str:
-    h = hashlib.sha256(text.encode()).hexdigest()[:digits]
-    return h if int(h, 16) else "1".rjust(digits, "0")  # all-zero ids are invalid in OTLP
+    return _nonzero(hashlib.sha256(text.encode()).hexdigest()[:digits])
+
+
+def _nonzero(h: str) -> str:
+    """``h``, or ``0...01`` if it is all zeros (all-zero ids are invalid in OTLP)."""
+    return h if h.strip("0") else "1".rjust(len(h), "0")
 
 
 # -- the document -----------------------------------------------------------------------
@@ -104,21 +121,7 @@ class Span:
         """The span in the document, redacted once: the fields redacted where they entered
         (events, ``ENTERED_REDACTED``) as they are, everything else of the run's through
         ``red``; ids, links and times are the trace's own."""
-        d: dict[str, Any] = {
-            "span_id": self.span_id, "parent_id": self.parent_id,
-            "name": red.value(self.name, "name"),
-            "kind": self.kind, "step": self.step, "start": self.start, "end": self.end,
-            "start_iso": _iso(self.start), "duration_s": round(max(self.end - self.start, 0), 6),
-            "status": "unset" if self.ok is None else "ok" if self.ok else "error",
-            "error": red.value(self.error, "error"),
-            "attributes": _redacted(red, _clean(self.attributes)), "events": self.events,
-            "links": self.links,
-        }
-        if self.dropped_events:
-            d["dropped_events"] = self.dropped_events
-        if self.call is not None:
-            d["call"] = _redacted(red, self.call)
-        return d
+        return _SpanWriter(red).json(self)
 
 
 ENTERED_REDACTED = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
@@ -127,11 +130,102 @@ ENTERED_REDACTED = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.re
 arguments, model text, tool output): not read a second time."""
 
 
-def _redacted(red: Redactor, fields: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in fields.items():
-        out[k] = v if k in ENTERED_REDACTED else red.value(v, k)
-    return out
+_KEEP, _MASK, _TEXT = "keep", "mask", "text"
+"""``_SpanWriter._rule``'s answers."""
+
+_ATOMS = frozenset({int, float, bool})
+"""Exact types that carry no text (``None`` is tested on its own)."""
+
+
+class _SpanWriter:
+    """Writes spans as the document's dicts, one dict per span and each distinct string of
+    the run redacted once: a long run repeats the same names, states and ids in thousands of
+    spans, and the attribute keys are the trace's own vocabulary (only their values are the
+    run's)."""
+
+    def __init__(self, red: Redactor) -> None:
+        self.red = red
+        self.texts: dict[str, str] = {}
+        """Strings already redacted (``Redactor.text``), looked up without a call."""
+        self.secret_keys: dict[str, bool] = {}
+        """Keys already judged by ``Redactor.secret_key``."""
+        self.rules: dict[str, str] = {}
+        """Keys already judged by ``_rule``."""
+
+    def json(self, span: Span) -> dict[str, Any]:
+        start, end, ok = span.start, span.end, span.ok
+        d: dict[str, Any] = {
+            "span_id": span.span_id, "parent_id": span.parent_id,
+            "name": self.value(span.name, "name"),
+            "kind": span.kind, "step": span.step, "start": start, "end": end,
+            "start_iso": _iso(start), "duration_s": round(max(end - start, 0), 6),
+            "status": "unset" if ok is None else "ok" if ok else "error",
+            "error": self.value(span.error, "error"),
+            "attributes": self.fields(span.attributes, drop_none=True), "events": span.events,
+            "links": span.links,
+        }
+        if span.dropped_events:
+            d["dropped_events"] = span.dropped_events
+        if span.call is not None:
+            d["call"] = self.fields(span.call, drop_none=False)
+        return d
+
+    def fields(self, fields: Mapping[str, Any], *, drop_none: bool) -> dict[str, Any]:
+        """``fields`` redacted as ``Redactor.value`` would, key by key, except the
+        ``ENTERED_REDACTED`` ones (kept as they are); without the Nones if ``drop_none``."""
+        out: dict[str, Any] = {}
+        texts, rules = self.texts, self.rules
+        for k, v in fields.items():
+            kind = type(v)
+            if kind is str:  # subscripts, not .get: this loop runs for every span field
+                try:
+                    rule = rules[k]
+                except KeyError:
+                    rule = self._rule(k)
+                if rule is _TEXT:
+                    try:
+                        out[k] = texts[v]
+                    except KeyError:
+                        out[k] = self._text(v)
+                elif rule is _KEEP:
+                    out[k] = v
+                else:
+                    out[k] = MASK if v else texts.get(v) or self._text(v)
+            elif v is None:
+                if not drop_none:
+                    out[k] = None
+            elif kind in _ATOMS or k in ENTERED_REDACTED:
+                out[k] = v
+            else:
+                out[k] = self.red.value(v, k)
+        return out
+
+    def _rule(self, key: str) -> str:
+        """What ``fields`` does with a string under ``key``: keep it (redacted where it
+        entered), mask it (the key names a secret), or redact it as text."""
+        rule = (_KEEP if key in ENTERED_REDACTED else _MASK if self.red.secret_key(key)
+                else _TEXT)
+        self.rules[key] = rule
+        return rule
+
+    def value(self, value: Any, key: str) -> Any:
+        """A field of the span (``name``, ``error``) as ``Redactor.value`` has it."""
+        if type(value) is not str:
+            return self.red.value(value, key)
+        if value and self._secret_key(key):
+            return MASK
+        done = self.texts.get(value)
+        return done if done is not None else self._text(value)
+
+    def _text(self, text: str) -> str:
+        done = self.texts[text] = self.red.text(text)
+        return done
+
+    def _secret_key(self, key: str) -> bool:
+        named = self.secret_keys.get(key)
+        if named is None:
+            named = self.secret_keys[key] = self.red.secret_key(key)
+        return named
 
 
 def build_trace(store: Store, run_id: str) -> dict[str, Any]:
@@ -176,15 +270,23 @@ def call_spans(trace: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [s for s in trace["spans"] if "call" in s]
 
 
+_STEP_OK = {"succeeded": True, "failed": False}
+"""A step row's status -> its span's ``ok`` (None: neither, e.g. still running)."""
+
+_TREE_ORDER = operator.attrgetter("start", "span_id")
+"""The order of a step's child spans: by start time, ties by id."""
+
+
 class _Builder:
     """Folds event rows, in sequence order, into spans under their step spans."""
 
     def __init__(self, info: RunInfo, steps: list[StepRecord], red: Redactor) -> None:
         self.info = info
         self.run_id = info.run_id
+        self.span_id = _span_ids(info.run_id)
         self.red = red
         self.kind = machine_kind(info)
-        self.root = Span(span_id_of(self.run_id, "run", 0), None,
+        self.root = Span(self.span_id("run", 0), None,
                          f"invoke_{self.kind} {info.machine}", "run", info.created_at,
                          info.updated_at)
         self.steps: dict[int, Span] = {}
@@ -205,10 +307,10 @@ class _Builder:
     # -- steps ------------------------------------------------------------------------
 
     def _step_span(self, s: StepRecord) -> Span:
-        span = Span(span_id_of(self.run_id, "step", s.seq), self.root.span_id,
+        span = Span(self.span_id("step", s.seq), self.root.span_id,
                     f"step {s.state}", "step", s.started_at, s.ended_at or s.started_at,
                     step=s.seq)
-        span.ok = {"succeeded": True, "failed": False}.get(s.status)
+        span.ok = _STEP_OK.get(s.status)
         if s.status == "failed":
             span.error = s.note or "step failed"
         span.attributes = {
@@ -274,7 +376,7 @@ class _Builder:
         duration = float(p.get("duration_s") or 0.0)
         model = str(p.get("model") or "unknown")
         n = self.model_calls_in_step[e.step] = self.model_calls_in_step.get(e.step, 0) + 1
-        span = Span(span_id_of(self.run_id, "chat", e.seq), step.span_id, f"chat {model}",
+        span = Span(self.span_id("chat", e.seq), step.span_id, f"chat {model}",
                     "chat", e.at - duration, e.at, step=e.step)
         finish = p.get("finish_reason")
         span.attributes = {
@@ -321,7 +423,7 @@ class _Builder:
         call_id, tool = str(p.get("call_id")), str(p.get("tool") or "?")
         previous = [s.end for s in self.children.get(e.step, []) if s.kind == "approval"]
         start = max([step.start, *previous]) if e.at >= step.start else e.at
-        span = Span(span_id_of(self.run_id, "approval", e.seq), step.span_id,
+        span = Span(self.span_id("approval", e.seq), step.span_id,
                     f"approval {tool}", "approval", min(start, e.at), e.at, step=e.step)
         approval = {k: p.get(k) for k in ("decision", "decided_by", "rule", "risk", "reason",
                                           "capability")}
@@ -346,7 +448,7 @@ class _Builder:
         p = e.payload
         call_id, tool = str(p.get("call_id")), str(p.get("tool") or "?")
         attempt = self.tool_attempts[call_id] = self.tool_attempts.get(call_id, 0) + 1
-        span = Span(span_id_of(self.run_id, "tool", e.seq), step.span_id,
+        span = Span(self.span_id("tool", e.seq), step.span_id,
                     f"execute_tool {tool}", "tool", start, max(start, e.at), step=e.step)
         approval = self.approvals.get(call_id)
         if call_id in self.approval_spans:
@@ -454,8 +556,8 @@ class _Builder:
         seen: set[str] = set()
         for seq in sorted(self.steps):
             step = self.steps[seq]
-            kids = sorted(self.children.get(seq, []), key=lambda s: (s.start, s.span_id))
-            for span in (step, *kids):
+            kids = self.children.get(seq)
+            for span in (step, *sorted(kids, key=_TREE_ORDER)) if kids else (step,):
                 if span.span_id in seen:  # a re-read row: one span per stable id
                     continue
                 seen.add(span.span_id)
@@ -464,6 +566,7 @@ class _Builder:
         root.end = max([root.end, *(s.end for s in spans)])
         root.start = min([root.start, *(s.start for s in spans)])
         totals = self._totals(spans, root)
+        writer = _SpanWriter(self.red)
         status = self.info.status
         root.ok = {"completed": True, "failed": False}.get(status)
         root.error = self.info.error if status == "failed" else None
@@ -481,12 +584,24 @@ class _Builder:
         return {
             "format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
             "run": self._run_json(root, totals),
-            "spans": [root.to_json(self.red), *(s.to_json(self.red) for s in spans)],
+            "spans": [writer.json(s) for s in (root, *spans)],
         }
 
     def _totals(self, spans: list[Span], root: Span) -> dict[str, Any]:
-        chats = [s.call for s in spans if s.kind == "chat" and s.call]
-        tools = [s for s in spans if s.kind == "tool" and s.call]
+        chats: list[dict[str, Any]] = []
+        tools: list[Span] = []
+        steps = denials = 0
+        for s in spans:  # one pass: a long run has tens of thousands of spans
+            if s.kind == "step":
+                steps += 1
+            elif not s.call:
+                continue
+            elif s.kind == "chat":
+                chats.append(s.call)
+            elif s.kind == "tool":
+                tools.append(s)
+            elif s.kind == "approval" and (s.call["approval"] or {}).get("decision") == "deny":
+                denials += 1
         costs: list[float | None] = [c.get("cost_usd") for c in chats]
         known = [c for c in costs if c is not None]
         return {
@@ -495,13 +610,12 @@ class _Builder:
             "cached_tokens": sum(c.get("cached_tokens") or 0 for c in chats),
             "cost_usd": round(sum(known), 6) if len(known) == len(costs) else None,
             "duration_s": round(root.end - root.start, 6),
-            "steps": sum(1 for s in spans if s.kind == "step"),
+            "steps": steps,
             "model_calls": len(chats),
             "tool_calls": len({s.call["call_id"] for s in tools if s.call}),
             "tool_errors": sum(1 for s in tools if s.ok is False),
             "tool_reruns": sum(1 for s in tools if s.call and s.call["attempt"] > 1),
-            "denials": sum(1 for s in spans if s.kind == "approval" and s.call
-                           and (s.call["approval"] or {}).get("decision") == "deny"),
+            "denials": denials,
             "retries": sum(c.get("retries") or 0 for c in chats),
         }
 
@@ -561,7 +675,7 @@ def _clean(d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return json_text(value)
 
 
 def _cut(text: str, limit: int = MAX_TEXT_CHARS) -> str:
@@ -573,6 +687,27 @@ def _first_line(text: str) -> str:
 
 
 def _iso(ts: float) -> str:
+    """``ts`` as ISO 8601 UTC to the millisecond, as ``datetime.isoformat`` writes it; the
+    text up to the second is cached (spans of a run share few seconds)."""
+    if not 0 <= ts < _MAX_ISO_TS:
+        return _iso_datetime(ts)
+    frac, whole = math.modf(ts)
+    micros = round(frac * 1e6)  # as datetime.fromtimestamp rounds: half to even
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    return f"{_iso_second(int(whole))}.{micros // 1000:03d}+00:00"
+
+
+_MAX_ISO_TS = 253_402_300_799.0
+"""The end of year 9999 (``datetime``'s range): later times take the ``datetime`` path."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _iso_second(second: int) -> str:
+    return dt.datetime.fromtimestamp(second, dt.UTC).isoformat(timespec="seconds")[:-6]
+
+
+def _iso_datetime(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds")
 
 
@@ -580,18 +715,24 @@ def _iso(ts: float) -> str:
 
 
 def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
-    """Write ``<directory>/<run_id>.json`` atomically (temp file + rename) and return its path."""
-    trace = build_trace(store, run_id)
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"{trace['run']['run_id']}.json"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(trace_chunks(trace))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``<directory>/<run_id>.json`` atomically (temp file + rename) and return its path.
+
+    The collector stays paused until the document is written and freed: enabled while it is
+    still alive, the next collection would walk all of it once more."""
+    with _collector_paused():
+        trace = build_trace(store, run_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / f"{trace['run']['run_id']}.json"
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.writelines(trace_chunks(trace))
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        finally:
+            del trace
     return target
 
 
