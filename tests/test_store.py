@@ -375,6 +375,17 @@ def test_a_read_only_older_database_is_read_through_an_upgraded_copy(tmp_path: P
     assert path.read_bytes() == before
 
 
+def test_a_new_database_has_no_free_pages(tmp_path: Path) -> None:
+    """The migrations that make a new database drop what earlier ones made; the file is
+    rewritten without those pages, so a run's first rows grow it as every later row does."""
+    SqliteStore(tmp_path / "new.db").close()
+    conn = sqlite3.connect(tmp_path / "new.db")
+    try:
+        assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
+    finally:
+        conn.close()
+
+
 def test_transitions_are_the_committed_steps_only(store) -> None:
     """A step that began, or ended failed or interrupted, made no transition."""
     _new_run(store)
