@@ -75,6 +75,8 @@ class StepBeginPayload(TypedDict):
     state: str
     action: str
     resumed: bool
+    waits: bool
+    """The step may wait before it shows anything (``ActionInfo.waits``)."""
 
 
 class StepCommitPayload(TypedDict):

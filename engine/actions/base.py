@@ -62,6 +62,11 @@ class ActionInfo:
     """The run-data keys (``engine.run_data``) the action reads."""
     writes: frozenset[str] = frozenset()
     """The run-data keys its outcome may update; the runner refuses any other."""
+    waits: bool = True
+    """The step may wait on something outside the process (a model) before it shows anything:
+    output gathered so far is written when it begins. False for actions that return at once
+    and for those that show what they wait for first (a tool call's ``tool_started``, the
+    question put to a person): their step's first line waits for the next write."""
 
     def emitted(self, params: BaseModel) -> frozenset[str]:
         """``emits`` narrowed by the state's params."""

@@ -186,7 +186,8 @@ class Runner:
         info = self.actions[spec.action or ""]
         ctx = ActionContext(state, self.machine, spec, self.parts, resumed=resumed)
         self.parts.observer(EventKind.STEP_BEGIN, {"step": state.step, "state": state.state,
-                                              "action": info.name, "resumed": resumed})
+                                              "action": info.name, "resumed": resumed,
+                                              "waits": info.waits})
         self.parts.fault("before", state.state)
         outcome = await self._execute_action(ctx, info, spec.params)
         check_updates(outcome.updates, info.writes, f"action {info.name} (state {state.state})")
