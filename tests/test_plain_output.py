@@ -192,39 +192,3 @@ def test_lines_are_gathered_and_written_before_the_run_may_wait() -> None:
     obs("run_end", {"status": "completed", "state": "done"})
     assert stream.writes == 5  # nothing was left to write
 
-
-def test_in_an_event_loop_a_fast_turn_is_one_write_and_a_slow_model_is_shown_in_time() -> None:
-    """While the event loop waits (a model), gathered lines wait at most WRITE_WITHIN_S for a
-    write; a tool, which may block the loop, is shown at once."""
-    import asyncio
-
-    from engine.ui.plain_output import WRITE_WITHIN_S
-
-    async def fast_turn(stream: CountingStream) -> None:
-        obs = PlainObserver(stream)
-        obs("step_begin", {"step": 1, "state": "call_model", "action": "call_model",
-                           "waits": True})
-        obs("text_delta", {"text": "Reading it."})
-        obs("model_call", {"provider": "scripted", "model": "scripted", "input_tokens": 3,
-                           "output_tokens": 4, "cost_usd": 0.0, "tool_calls": []})
-        obs("step_begin", {"step": 2, "state": "exec_tool", "action": "exec_tool",
-                           "waits": False})
-        assert stream.writes == 0
-        obs("tool_started", {"call_id": "c1", "tool": "read_file", "args": {"path": "a"}})
-        assert stream.writes == 1 and "model: Reading it." in stream.getvalue()
-
-    async def slow_model(stream: CountingStream) -> None:
-        obs = PlainObserver(stream)
-        obs("step_begin", {"step": 1, "state": "call_model", "action": "call_model",
-                           "waits": True})
-        assert stream.writes == 0
-        await asyncio.sleep(WRITE_WITHIN_S * 3)  # the model thinks
-        assert stream.getvalue() == "step 1 call_model (call_model)\n"
-        obs("text_delta", {"text": "Slowly"})
-        await asyncio.sleep(WRITE_WITHIN_S * 3)
-        assert stream.getvalue().endswith("  model: Slowly") and stream.writes == 2
-        obs("run_end", {"status": "completed", "state": "done"})
-        assert stream.getvalue().endswith("  model: Slowly\n")
-
-    asyncio.run(fast_turn(CountingStream()))
-    asyncio.run(slow_model(CountingStream()))

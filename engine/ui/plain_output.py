@@ -14,7 +14,6 @@ Output is best effort: a closed or broken stream stops the output, never the run
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -29,12 +28,7 @@ WAITS_AFTER: frozenset[str] = frozenset({
     EventKind.STEP_BEGIN, EventKind.TOOL_STARTED, EventKind.TOOL_OUTPUT, EventKind.MODEL_RETRY,
     EventKind.SANDBOX, EventKind.MCP_TOOLS_CHANGED, EventKind.MCP_SERVER_FAILED,
     EventKind.CONTEXT_COMPRESSED, EventKind.RUN_END})
-AWAITS_AFTER: frozenset[str] = frozenset({EventKind.STEP_BEGIN})
-"""Of those, the ones after which the wait is the event loop's (a model's answer): the lines
-are written once ``WRITE_WITHIN_S`` old unless something writes them first (a fast model's
-whole turn is one write). After the others the run may block the loop (a tool): written now."""
-WRITE_WITHIN_S = 0.05
-"""Gathered lines and streamed text wait at most this long for the event loop's next write."""
+
 """Events after which the run may wait (a model, a command, a retry's sleep) or end: the
 gathered lines are written then (a step's beginning only when its action ``waits``). Others
 (a model call's totals, a tool's result, an approval, a step's commit) are followed at once by
@@ -102,8 +96,6 @@ class PlainObserver:
         self._in_text = False
         self._out: list[str] = []
         self._out_chars = 0
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_loop: asyncio.AbstractEventLoop | None = None
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         if not self.events or self._broken:
@@ -120,12 +112,8 @@ class PlainObserver:
         text = "".join(["".join(line[::2]) + "\n" for line in render(payload)])
         self._out.append(text)
         self._out_chars += len(text)
-        if self._out_chars >= MAX_PENDING_CHARS:
-            self._flush_stream()
-        elif kind in AWAITS_AFTER:
-            if kind != STEP_BEGIN or payload.get("waits", True):
-                self._flush_soon()
-        elif kind in WAITS_AFTER:
+        waits = kind in WAITS_AFTER and (kind != STEP_BEGIN or payload.get("waits", True))
+        if waits or self._out_chars >= MAX_PENDING_CHARS:
             self._flush_stream()
 
     def line(self, text: str, style: str = "") -> None:
@@ -141,25 +129,13 @@ class PlainObserver:
     # -- writing ---------------------------------------------------------------------------
 
     def _text(self, text: str) -> None:
-        """A piece of the model's answer (coalesced at its source): written within
-        ``WRITE_WITHIN_S``, so a slow model's answer appears as it is produced."""
+        """A piece of the model's answer, coalesced at its source: written now, so a slow
+        model's answer appears as it is produced."""
         if not self._in_text:
             self._put("  model: ")
             self._in_text = True
         self._put(text)
-        self._flush_soon()
-
-    def _flush_soon(self) -> None:
-        """Write the gathered text within ``WRITE_WITHIN_S`` (now, outside an event loop)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._flush_stream()
-            return
-        if self._timer is not None and self._timer_loop is loop:
-            return  # a write is already due
-        self._timer_loop = loop
-        self._timer = loop.call_later(WRITE_WITHIN_S, self._flush_stream)
+        self._flush_stream()
 
     def _end_text(self) -> None:
         if self._in_text:
@@ -173,9 +149,6 @@ class PlainObserver:
 
     def _flush_stream(self) -> None:
         """Write the gathered lines in one write, then flush the stream."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
         text = "".join(self._out)
         self._out.clear()
         self._out_chars = 0
