@@ -90,18 +90,26 @@ def test_a_sibling_sharing_the_workspace_prefix_is_not_below_it(tree: dict[str, 
     assert (v.inside, v.decision) == (False, "ask")
 
 
-@pytest.mark.parametrize("link", ["notes", "notes/deep", "notes/deep/x.txt"])
-def test_a_symlink_at_each_component_of_the_path_leaves_the_fast_path(
-        tree: dict[str, Path], link: str) -> None:
-    ws, outside = tree["ws"], tree["outside"]
-    victim = ws / link
-    target = outside / "t"
+def _link_out(ws: Path, outside: Path, link: str) -> None:
+    """Replace ``ws/link`` (a component of ``notes/deep/x.txt``) by a symbolic link to a copy
+    outside the workspace, where ``notes/deep/x.txt`` then leads to a file holding SECRET."""
+    victim, target = ws / link, outside / "t"
     if victim.is_dir():
         victim.rename(target)
+        secret = target / Path("notes/deep/x.txt").relative_to(link)
+        secret.parent.mkdir(parents=True, exist_ok=True)
+        secret.write_text(SECRET)
     else:
         target.write_text(SECRET)
         victim.unlink()
     victim.symlink_to(target)
+
+
+@pytest.mark.parametrize("link", ["notes", "notes/deep", "notes/deep/x.txt"])
+def test_a_symlink_at_each_component_of_the_path_leaves_the_fast_path(
+        tree: dict[str, Path], link: str) -> None:
+    ws = tree["ws"]
+    _link_out(ws, tree["outside"], link)
     path = "notes/deep/x.txt"
     assert components_below(path, ws) is None
     v = judge_path(path, ws)
@@ -210,17 +218,8 @@ def anyio_backend() -> str:
 @pytest.mark.parametrize("link", ["notes", "notes/deep", "notes/deep/x.txt"])
 async def test_read_file_refuses_a_symlink_out_at_each_component(
         tree: dict[str, Path], link: str) -> None:
-    ws, outside = tree["ws"], tree["outside"]
-    victim = ws / link
-    target = outside / "t"
-    if victim.is_dir():
-        victim.rename(target)
-        (target / ("deep" if link == "notes" else "")).mkdir(exist_ok=True)
-        (target / ("deep/x.txt" if link == "notes" else "x.txt")).write_text(SECRET)
-    else:
-        target.write_text(SECRET)
-        victim.unlink()
-    victim.symlink_to(target)
+    ws = tree["ws"]
+    _link_out(ws, tree["outside"], link)
     assert open_in(ws, "notes/deep/x.txt") is None
     r = await read(ws, "notes/deep/x.txt")
     assert r.is_error and "outside the workspace" in r.content and SECRET not in r.content
