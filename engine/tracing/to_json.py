@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
@@ -41,6 +41,34 @@ def json_text(value: Any) -> str:
     return _dumps(value)
 
 
+_encode_str = json.encoder.encode_basestring
+"""The string encoder the C encoder itself uses for ``ensure_ascii=False``."""
+
+
+def value_text(value: Any) -> str:
+    """``json_text(value)``: exact strings, numbers, booleans and None without entering the
+    encoder (a trace writes hundreds of thousands of them), anything else through it."""
+    kind = type(value)
+    if kind is str:
+        return _encode_str(value)
+    if value is None:
+        return "null"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and value - value == 0.0:  # finite: NaN and the infinities are the encoder's
+        return float.__repr__(value)
+    return _dumps(value)
+
+
+def key_text(key: Any) -> str:
+    """A mapping key as the encoder writes it, with the separator after it: ``"key": ``."""
+    if type(key) is str:
+        return _encode_str(key) + ": "
+    return _dumps({key: None})[1:-5]
+
+
 def trace_json(trace: Mapping[str, Any]) -> str:
     """``trace`` as JSON text: its fields on the first lines, then each span on its own line."""
     return "".join(trace_chunks(trace))
@@ -49,14 +77,20 @@ def trace_json(trace: Mapping[str, Any]) -> str:
 def trace_chunks(trace: Mapping[str, Any]) -> Iterator[str]:
     """``trace_json`` piece by piece (a span at a time), to write a long run's file without
     holding all of its text in memory."""
+    head = {k: v for k, v in trace.items() if k != "spans"}
+    return document_chunks(head, map(_dumps, trace.get("spans") or ()))
+
+
+def document_chunks(head: Mapping[str, Any], spans: Iterable[str]) -> Iterator[str]:
+    """The trace document's text from its fields (``head``, in order) and the JSON text of
+    each span: the fields on the first lines, then a span a line."""
     yield "{"
     sep = "\n "
-    for k, v in trace.items():
-        if k != "spans":
-            yield f"{sep}{_dumps(k)}: {_dumps(v)}"
-            sep = ",\n "
-    spans = trace.get("spans") or ()
-    yield f'{sep}"spans": [' if spans else f'{sep}"spans": []'
-    for i, span in enumerate(spans):
-        yield ("\n  " if i == 0 else ",\n  ") + _dumps(span)
-    yield "\n ]\n}\n" if spans else "\n}\n"
+    for k, v in head.items():
+        yield f"{sep}{_dumps(k)}: {_dumps(v)}"
+        sep = ",\n "
+    first = True
+    for span in spans:
+        yield (f'{sep}"spans": [\n  ' if first else ",\n  ") + span
+        first = False
+    yield f'{sep}"spans": []\n}}\n' if first else "\n ]\n}\n"

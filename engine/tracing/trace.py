@@ -14,6 +14,7 @@ import datetime as dt
 import functools
 import gc
 import hashlib
+import json
 import logging
 import math
 import operator
@@ -30,7 +31,7 @@ from engine.events import EventKind
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
 from engine.tracing.redact import MASK, Redactor, redactor
-from engine.tracing.to_json import json_text, trace_chunks
+from engine.tracing.to_json import document_chunks, json_text, key_text, value_text
 from engine.tracing.to_text import trace_text
 
 logger = logging.getLogger(__name__)
@@ -121,7 +122,8 @@ class Span:
         """The span in the document, redacted once: the fields redacted where they entered
         (events, ``ENTERED_REDACTED``) as they are, everything else of the run's through
         ``red``; ids, links and times are the trace's own."""
-        return _SpanWriter(red).json(self)
+        parsed: dict[str, Any] = json.loads(_SpanWriter(red).text(self))
+        return parsed
 
 
 ENTERED_REDACTED = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
@@ -138,43 +140,53 @@ _ATOMS = frozenset({int, float, bool})
 
 
 class _SpanWriter:
-    """Writes spans as the document's dicts, one dict per span and each distinct string of
-    the run redacted once: a long run repeats the same names, states and ids in thousands of
-    spans, and the attribute keys are the trace's own vocabulary (only their values are the
-    run's)."""
+    """Writes spans as the document's JSON text, each distinct string of the run redacted and
+    encoded once: a long run repeats the same names, states and ids in thousands of spans, and
+    the keys are the trace's own vocabulary. The text is what ``json_text`` would write of the
+    span as a dict; no dict is built for it."""
 
     def __init__(self, red: Redactor) -> None:
         self.red = red
         self.texts: dict[str, str] = {}
-        """Strings already redacted (``Redactor.text``), looked up without a call."""
+        """Strings of the run -> their redacted JSON text."""
         self.secret_keys: dict[str, bool] = {}
         """Keys already judged by ``Redactor.secret_key``."""
         self.rules: dict[str, str] = {}
         """Keys already judged by ``_rule``."""
+        self.keys: dict[Any, str] = {}
+        """Keys -> their JSON text with the separator after it."""
 
-    def json(self, span: Span) -> dict[str, Any]:
-        start, end, ok = span.start, span.end, span.ok
-        d: dict[str, Any] = {
-            "span_id": span.span_id, "parent_id": span.parent_id,
-            "name": self.value(span.name, "name"),
-            "kind": span.kind, "step": span.step, "start": start, "end": end,
-            "start_iso": _iso(start), "duration_s": round(max(end - start, 0), 6),
-            "status": "unset" if ok is None else "ok" if ok else "error",
-            "error": self.value(span.error, "error"),
-            "attributes": self.fields(span.attributes, drop_none=True), "events": span.events,
-            "links": span.links,
-        }
+    def text(self, span: Span) -> str:
+        """The span's JSON text. Ids, the kind and the ISO time are the trace's own ASCII
+        words (hex digits, a name, digits): quoted without escaping."""
+        start, end, ok, parent = span.start, span.end, span.ok, span.parent_id
+        parts = [
+            f'{{"span_id": "{span.span_id}", "parent_id": ',
+            "null" if parent is None else f'"{parent}"',
+            ', "name": ', self.value(span.name, "name"),
+            f', "kind": "{span.kind}", "step": ', value_text(span.step),
+            ', "start": ', value_text(start), ', "end": ', value_text(end),
+            f', "start_iso": "{_iso(start)}", "duration_s": ',
+            value_text(round(max(end - start, 0), 6)),
+            ', "status": "unset", "error": ' if ok is None else
+            ', "status": "ok", "error": ' if ok else ', "status": "error", "error": ',
+            self.value(span.error, "error"),
+            ', "attributes": ', self.fields(span.attributes, drop_none=True),
+            ', "events": ', json_text(span.events) if span.events else "[]",
+            ', "links": ', json_text(span.links) if span.links else "[]",
+        ]
         if span.dropped_events:
-            d["dropped_events"] = span.dropped_events
+            parts += (', "dropped_events": ', value_text(span.dropped_events))
         if span.call is not None:
-            d["call"] = self.fields(span.call, drop_none=False)
-        return d
+            parts += (', "call": ', self.fields(span.call, drop_none=False))
+        parts.append("}")
+        return "".join(parts)
 
-    def fields(self, fields: Mapping[str, Any], *, drop_none: bool) -> dict[str, Any]:
-        """``fields`` redacted as ``Redactor.value`` would, key by key, except the
-        ``ENTERED_REDACTED`` ones (kept as they are); without the Nones if ``drop_none``."""
-        out: dict[str, Any] = {}
-        texts, rules = self.texts, self.rules
+    def fields(self, fields: Mapping[str, Any], *, drop_none: bool) -> str:
+        """``fields`` as JSON text, redacted as ``Redactor.value`` would, key by key, except
+        the ``ENTERED_REDACTED`` ones (kept as they are); without the Nones if ``drop_none``."""
+        out: list[str] = []
+        texts, rules, keys = self.texts, self.rules, self.keys
         for k, v in fields.items():
             kind = type(v)
             if kind is str:  # subscripts, not .get: this loop runs for every span field
@@ -184,21 +196,30 @@ class _SpanWriter:
                     rule = self._rule(k)
                 if rule is _TEXT:
                     try:
-                        out[k] = texts[v]
+                        text = texts[v]
                     except KeyError:
-                        out[k] = self._text(v)
+                        text = self._text(v)
                 elif rule is _KEEP:
-                    out[k] = v
+                    text = value_text(v)
                 else:
-                    out[k] = MASK if v else texts.get(v) or self._text(v)
+                    text = _MASK_TEXT if v else self._text(v)
             elif v is None:
-                if not drop_none:
-                    out[k] = None
+                if drop_none:
+                    continue
+                text = "null"
+            elif kind is int:
+                text = int.__repr__(v)
+            elif kind is bool:
+                text = "true" if v else "false"
             elif kind in _ATOMS or k in ENTERED_REDACTED:
-                out[k] = v
+                text = value_text(v)
             else:
-                out[k] = self.red.value(v, k)
-        return out
+                text = value_text(self.red.value(v, k))
+            try:
+                out.append(keys[k] + text)
+            except KeyError:
+                out.append(self._key(k) + text)
+        return "{" + ", ".join(out) + "}"
 
     def _rule(self, key: str) -> str:
         """What ``fields`` does with a string under ``key``: keep it (redacted where it
@@ -208,17 +229,22 @@ class _SpanWriter:
         self.rules[key] = rule
         return rule
 
-    def value(self, value: Any, key: str) -> Any:
-        """A field of the span (``name``, ``error``) as ``Redactor.value`` has it."""
+    def _key(self, key: Any) -> str:
+        done = self.keys[key] = key_text(key)
+        return done
+
+    def value(self, value: Any, key: str) -> str:
+        """A field of the span (``name``, ``error``) as JSON text, as ``Redactor.value``
+        has it."""
         if type(value) is not str:
-            return self.red.value(value, key)
+            return value_text(self.red.value(value, key))
         if value and self._secret_key(key):
-            return MASK
+            return _MASK_TEXT
         done = self.texts.get(value)
         return done if done is not None else self._text(value)
 
     def _text(self, text: str) -> str:
-        done = self.texts[text] = self.red.text(text)
+        done = self.texts[text] = value_text(self.red.text(text))
         return done
 
     def _secret_key(self, key: str) -> bool:
@@ -228,27 +254,40 @@ class _SpanWriter:
         return named
 
 
+_MASK_TEXT = value_text(MASK)
+
+
 def build_trace(store: Store, run_id: str) -> dict[str, Any]:
     """The trace document of ``run_id``: ``{format, trace_id, run, spans}``, spans in tree order.
 
     ``run`` holds the totals (tokens, cost, duration, model and tool calls, denials, retries);
     each span has ids, times (epoch seconds), status, ``gen_ai.*``/``turnstile.*`` attributes,
-    events, and for calls a ``call`` record with ``REQUIRED_CALL_FIELDS``.
+    events, and for calls a ``call`` record with ``REQUIRED_CALL_FIELDS``. It is the parsed
+    text of ``trace_document``: the file and this dict cannot disagree.
+    """
+    with _collector_paused():
+        head, spans = trace_document(store, run_id)
+        document: dict[str, Any] = json.loads("".join(document_chunks(head, spans)))
+    return document
+
+
+def trace_document(store: Store, run_id: str) -> tuple[dict[str, Any], Iterator[str]]:
+    """The trace document of ``run_id`` as its fields (``format``, ``trace_id``, ``run``) and
+    the JSON text of each span, written as they are read (``to_json.document_chunks`` joins
+    them); call it with the collector paused (``_collector_paused``).
+
+    Fields are redacted where they enter (arguments before they become JSON text), every
+    other string of a span as the span is written (``_SpanWriter``), once; the fields of the
+    document are redacted here by the same rules.
     """
     store.flush()  # steps whose commit rides in the next transaction are written first
     info = store.get_run(run_id)
     red = redactor()
-    with _collector_paused():
-        builder = _Builder(info, store.steps(info.run_id), red)
-        builder.project(store.events(info.run_id))
-        # Fields are redacted where they enter (arguments before they become JSON text), every
-        # other string of a span as the span is written (``Span.to_json``), once; this pass
-        # covers the run's own fields by the same rules.
-        document = builder.document()
-        spans = document.pop("spans")
-        out: dict[str, Any] = red.value(document)
-        out["spans"] = spans
-    return out
+    builder = _Builder(info, store.steps(info.run_id), red)
+    builder.project(store.events(info.run_id))
+    head, spans = builder.document()
+    redacted: dict[str, Any] = red.value(head)
+    return redacted, spans
 
 
 @contextmanager
@@ -551,7 +590,8 @@ class _Builder:
 
     # -- assembly -----------------------------------------------------------------------
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> tuple[dict[str, Any], Iterator[str]]:
+        """The document's fields and its spans' JSON text, in tree order (written lazily)."""
         spans: list[Span] = []
         seen: set[str] = set()
         for seq in sorted(self.steps):
@@ -581,11 +621,9 @@ class _Builder:
             totals["tool_calls"], "turnstile.denials": totals["denials"],
             "error.type": "run_failed" if status == "failed" else None,
         }
-        return {
-            "format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
-            "run": self._run_json(root, totals),
-            "spans": [writer.json(s) for s in (root, *spans)],
-        }
+        head = {"format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
+                "run": self._run_json(root, totals)}
+        return head, map(writer.text, (root, *spans))
 
     def _totals(self, spans: list[Span], root: Span) -> dict[str, Any]:
         chats: list[dict[str, Any]] = []
@@ -717,24 +755,25 @@ def _iso_datetime(ts: float) -> str:
 def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
     """Write ``<directory>/<run_id>.json`` atomically (temp file + rename) and return its path.
 
-    The collector stays paused until the document is written and freed: enabled while it is
-    still alive, the next collection would walk all of it once more."""
+    Each span's text is written as it is made; the collector stays paused until the file is
+    written (the spans being built are hundreds of thousands of objects, none garbage yet)."""
     with _collector_paused():
-        trace = build_trace(store, run_id)
+        head, spans = trace_document(store, run_id)
         directory.mkdir(parents=True, exist_ok=True)
-        target = directory / f"{trace['run']['run_id']}.json"
+        target = directory / f"{head['run']['run_id']}.json"
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.writelines(trace_chunks(trace))
+                f.writelines(document_chunks(head, spans))
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
         finally:
-            del trace
+            del spans
     return target
 
 
 __all__ = ["REQUIRED_CALL_FIELDS", "TRACE_FORMAT", "build_trace", "call_spans",
-           "machine_kind", "span_id_of", "trace_id_of", "trace_text", "write_trace_file"]
+           "machine_kind", "span_id_of", "trace_document", "trace_id_of", "trace_text",
+           "write_trace_file"]
