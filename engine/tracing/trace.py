@@ -135,10 +135,6 @@ arguments, model text, tool output): not read a second time."""
 _KEEP, _MASK, _TEXT = "keep", "mask", "text"
 """``_SpanWriter._rule``'s answers."""
 
-_ATOMS = frozenset({int, float, bool})
-"""Exact types that carry no text (``None`` is tested on its own)."""
-
-
 class _SpanWriter:
     """Writes spans as the document's JSON text, each distinct string of the run redacted and
     encoded once: a long run repeats the same names, states and ids in thousands of spans, and
