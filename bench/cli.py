@@ -1,6 +1,6 @@
 """Throughput through the CLI, as a user or an eval suite runs it, beside LangGraph and Burr.
 
-    .venv/bin/python bench/cli.py [--n 25 100 400 1600] [--repeats 3 3 2 1] [--json FILE]
+    .venv/bin/python bench/cli.py [--n 25 100 400 1600] [--repeats 7 5 3 2] [--json FILE]
 
 Turnstile: ``python -m engine run machines/coding_agent.yaml --golden TASK --approval auto`` in a
 fresh process, on a generated scripted golden task of N turns (each turn ~500 bytes of text and
@@ -485,7 +485,9 @@ def _ms(value: float | None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[25, 100, 400, 1600])
-    parser.add_argument("--repeats", type=int, nargs="+", default=[3, 3, 2, 1])
+    parser.add_argument("--repeats", type=int, nargs="+", default=[7, 5, 3, 2],
+                        help="repeats per N (default: %(default)s): the small sizes are cheap, "
+                        "and their start-up noise weighs most on a marginal cost")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--others-max", type=int, default=OTHERS_MAX,
