@@ -53,7 +53,7 @@ from engine.store.base import (
     StepCommit,
     merged_config,
 )
-from engine.store.deferred import Recorder, without_superseded
+from engine.store.deferred import Folds, Statement, fold, grouped
 from engine.store.sqlite_errors import (
     SQLITE_BUSY,
     is_corrupt,
@@ -78,8 +78,29 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=s
 """One encoder for every row (``json.dumps`` with options builds a new one per call)."""
 
 
+def _row_encoder() -> Callable[[Any, int], Any]:
+    """``_ENCODER``'s C encoder, made once: ``JSONEncoder.encode`` makes a new one on every
+    call, which costs as much as encoding a step's small rows. The same text; no check for
+    circular values (a row holds the engine's own JSON-like values: a cycle still fails)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: the encoder's own path
+        return lambda value, _: [_ENCODER.encode(value)]
+    encoder: Callable[[Any, int], Any] = make(None, str, json.encoder.encode_basestring, None,
+                                              ":", ",", False, False, True)
+    return encoder
+
+
+_ENCODE = _row_encoder()
+_join = "".join
+
+
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
+    return _join(_ENCODE(value, 0))
+
+
+def _dumps_map(value: Mapping[str, Any]) -> str:
+    """A mapping as JSON (a plain dict is encoded as it is, any other mapping as a dict)."""
+    return _join(_ENCODE(value if type(value) is dict else dict(value), 0))
 
 
 def _schema_v1(db: sqlite_utils.Database) -> None:
@@ -209,8 +230,38 @@ RUN_ROW = ("UPDATE runs SET state = ?, steps = ?, status = ?, updated_at = ?,"
            " input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost_usd = ?,"
            " cost_known = ? WHERE run_id = ?")
 """A committed step's write of its run's row; the last one in a transaction is the one that
-counts (``engine.store.deferred.without_superseded``)."""
-
+counts (``engine.store.deferred.fold``)."""
+STEP_BEGIN = (
+    "INSERT INTO steps (key, run_id, seq, state, action, status, started_at, plan)"
+    " VALUES (?,?,?,?,?,'running',?,?) ON CONFLICT(key) DO UPDATE SET"
+    " status = 'running', started_at = excluded.started_at, plan = excluded.plan"
+    " WHERE status != 'succeeded'")
+"""A step's pre-checkpoint (a step begun again after a crash takes a new start and plan)."""
+STEP_END = ("UPDATE steps SET status = 'succeeded', trigger = ?, dest = ?, ended_at = ?,"
+            " note = ?, updates = ? WHERE key = ?")
+"""A step's commit: it ``succeeded``, and the transition it took."""
+STEP_WHOLE = (
+    "INSERT INTO steps (key, run_id, seq, state, action, status, started_at, plan, trigger,"
+    " dest, ended_at, note, updates) VALUES (?,?,?,?,?,'succeeded',?,?,?,?,?,?,?)"
+    " ON CONFLICT(key) DO UPDATE SET status = 'succeeded',"
+    " started_at = CASE WHEN status = 'succeeded' THEN started_at ELSE excluded.started_at END,"
+    " plan = CASE WHEN status = 'succeeded' THEN plan ELSE excluded.plan END,"
+    " trigger = excluded.trigger, dest = excluded.dest, ended_at = excluded.ended_at,"
+    " note = excluded.note, updates = excluded.updates")
+"""``STEP_BEGIN`` then ``STEP_END`` of one step as one statement (both in one transaction)."""
+EFFECT_ROW = (
+    "INSERT INTO effects (run_id, call_id, step, tool, version, status, idempotent,"
+    " side_effects, args, result, file, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT(run_id, call_id) DO UPDATE SET status = excluded.status,"
+    " result = COALESCE(excluded.result, result), file = COALESCE(excluded.file,"
+    " file), at = excluded.at")
+"""A ledger row: a call's intent, then its outcome (a later result or file replaces one)."""
+FOLDS = Folds(STEP_BEGIN, STEP_END, STEP_WHOLE, EFFECT_ROW, RUN_ROW)
+MESSAGE_ROW = "INSERT OR IGNORE INTO messages (key, run_id, seq, step, body) VALUES (?,?,?,?,?)"
+CHECKPOINT_ROW = ("INSERT OR REPLACE INTO checkpoints (key, run_id, seq, state, at, data,"
+                  " message_count, usage) VALUES (?,?,?,?,?,?,?,?)")
+EVENT_ROW = ("INSERT INTO events (key, run_id, seq, step, kind, at, payload)"
+             " VALUES (?,?,?,?,?,?,?)")
 
 
 BUSY_TIMEOUT_S = 10.0
@@ -458,47 +509,57 @@ class SqliteStore:
             )
 
     @contextmanager
-    def _tx(self, *, durable: bool = False,
-            supersede: str | None = None) -> Iterator[sqlite3.Connection]:
+    def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
         """One write transaction, carrying the buffered rows; on any failure nothing of it
-        is kept and the buffered rows wait for the next one. ``supersede``: the run whose row
-        this transaction writes whole (the buffered writes of that row are left out)."""
+        is kept and the buffered rows wait for the next one."""
         conn = self._conn
         if durable and self.durability != "full":
             conn.execute("PRAGMA synchronous=FULL")
         pending, self._pending = self._pending, []
-        carried = pending if supersede is None else without_superseded(pending, RUN_ROW,
-                                                                          supersede)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for sql, params in carried:
-                conn.execute(sql, params)
+            _execute(conn, pending)
             yield conn
             conn.execute("COMMIT")
         except BaseException:
-            if conn.in_transaction:
-                with suppress(sqlite3.Error):  # the first error is the one to report
-                    conn.execute("ROLLBACK")
-            self._pending = pending + self._pending
+            self._abandon(pending)
             raise
         finally:
             if durable and self.durability != "full":
                 conn.execute("PRAGMA synchronous=NORMAL")
 
-    @contextmanager
-    def _deferred(self, run_id: str) -> Iterator[Any]:
-        """A connection stand-in whose statements join the buffered rows, in order."""
-        if not self._pending:
-            self._pending_since = time.monotonic()
-        self._pending[:] = without_superseded(self._pending, RUN_ROW, run_id)
-        yield Recorder(self._pending)
+    def _write(self, statements: list[Statement], *, durable: bool = False) -> None:
+        """``_tx`` for a transaction that only writes ``statements``, after the buffered rows
+        (the per-step path: a plain call, no context manager)."""
+        conn = self._conn
+        sync = durable and self.durability != "full"
+        if sync:
+            conn.execute("PRAGMA synchronous=FULL")
+        pending = self._pending
+        self._pending = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            _execute(conn, pending + statements if pending else statements)
+            conn.execute("COMMIT")
+        except BaseException:
+            self._abandon(pending)
+            raise
+        finally:
+            if sync:
+                conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _abandon(self, pending: list[Statement]) -> None:
+        """Roll a failed transaction back; its buffered rows wait for the next one."""
+        if self._conn.in_transaction:
+            with suppress(sqlite3.Error):  # the first error is the one to report
+                self._conn.execute("ROLLBACK")
+        self._pending = pending + self._pending
 
     @_guarded
     def flush(self) -> None:
         """Write buffered event and audit rows now."""
         if self._pending:
-            with self._tx():
-                pass
+            self._write([])
 
     def _buffer(self, sql: str, params: tuple[Any, ...]) -> None:
         """Queue a row for the next transaction: events ride with the step they belong to."""
@@ -531,10 +592,12 @@ class SqliteStore:
                  _dumps(dict(info.config)), rid),
             )
             self._rids[info.run_id] = rid
-            self._insert_checkpoint(c, Checkpoint(info.run_id, -1, state.state, info.created_at,
-                                                  state.data, len(state.messages), state.usage))
-            self._insert_messages(c, info.run_id, -1, 0, state.messages)
-            self._insert_begin(c, info.run_id, first)
+            rows = [self._checkpoint_row(Checkpoint(info.run_id, -1, state.state,
+                                                    info.created_at, state.data,
+                                                    len(state.messages), state.usage))]
+            self._message_rows(rows, info.run_id, -1, 0, state.messages)
+            rows.append(self._begin_row(info.run_id, first))
+            _execute(c, rows)
 
     @_guarded
     def get_run(self, run_id: str) -> RunInfo:
@@ -675,41 +738,38 @@ class SqliteStore:
 
     @_guarded
     def begin_step(self, run_id: str, begin: StepBegin) -> None:
-        with self._tx() as c:
-            self._insert_begin(c, run_id, begin)
+        self._write([self._begin_row(run_id, begin)])
 
-    def _insert_begin(self, c: sqlite3.Connection, run_id: str, b: StepBegin) -> None:
-        c.execute(
-            "INSERT INTO steps (key, run_id, seq, state, action, status, started_at, plan)"
-            " VALUES (?,?,?,?,?,'running',?,?) ON CONFLICT(key) DO UPDATE SET"
-            " status = 'running', started_at = excluded.started_at, plan = excluded.plan"
-            " WHERE status != 'succeeded'",
-            (self._key(run_id, b.seq), run_id, b.seq, b.state, b.action, b.started_at,
-             _dumps(dict(b.plan)) if b.plan is not None else None))
+    def _begin_row(self, run_id: str, b: StepBegin) -> Statement:
+        return (STEP_BEGIN, (self._key(run_id, b.seq), run_id, b.seq, b.state, b.action,
+                             b.started_at, None if b.plan is None else _dumps_map(b.plan)))
 
     @_guarded
     def commit_step(self, run_id: str, commit: StepCommit, *, defer: bool = False) -> None:
         """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
         only for steps that are safe to run again after a crash)."""
         u = commit.usage
-        with self._deferred(run_id) if defer else self._tx(supersede=run_id) as c:
-            c.execute(
-                "UPDATE steps SET status = 'succeeded', trigger = ?, dest = ?, ended_at = ?,"
-                " note = ?, updates = ? WHERE key = ?",
-                (commit.trigger, commit.dest, commit.ended_at, commit.note,
-                 _dumps(dict(commit.updates)) if commit.updates else None,
-                 self._key(run_id, commit.seq)))
-            self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
-                                  commit.messages)
-            c.execute(
-                RUN_ROW,
-                (commit.dest, commit.seq + 1, commit.status, commit.ended_at, u.input_tokens,
-                 u.output_tokens, u.cached_tokens, u.cost_usd or 0.0,
-                 0 if u.cost_usd is None else 1, run_id))
-            if commit.next_step is not None:
-                self._insert_begin(c, run_id, commit.next_step)
-            if commit.snapshot is not None:
-                self._insert_checkpoint(c, commit.snapshot)
+        if defer:
+            rows = self._pending
+            if not rows:
+                self._pending_since = time.monotonic()
+        else:
+            rows = []
+        rows.append((STEP_END, (commit.trigger, commit.dest, commit.ended_at, commit.note,
+                                _dumps_map(commit.updates) if commit.updates else None,
+                                self._key(run_id, commit.seq))))
+        if commit.messages:
+            self._message_rows(rows, run_id, commit.seq, commit.first_message_seq,
+                               commit.messages)
+        rows.append((RUN_ROW, (commit.dest, commit.seq + 1, commit.status, commit.ended_at,
+                               u.input_tokens, u.output_tokens, u.cached_tokens,
+                               u.cost_usd or 0.0, 0 if u.cost_usd is None else 1, run_id)))
+        if commit.next_step is not None:
+            rows.append(self._begin_row(run_id, commit.next_step))
+        if commit.snapshot is not None:
+            rows.append(self._checkpoint_row(commit.snapshot))
+        if not defer:
+            self._write(rows)
 
     @_guarded
     def end_step(self, run_id: str, seq: int, status: str, note: str, at: float) -> None:
@@ -734,15 +794,13 @@ class SqliteStore:
 
     # -- messages -----------------------------------------------------------------------
 
-    def _insert_messages(self, c: sqlite3.Connection, run_id: str, step: int, first: int,
-                         messages: Sequence[Message]) -> None:
+    def _message_rows(self, into: list[Statement], run_id: str, step: int, first: int,
+                      messages: Sequence[Message]) -> None:
+        """The rows of a step's new messages, numbered from ``first``, added to ``into``."""
         if messages:
             key = self._key(run_id, first)
-            c.executemany(
-                "INSERT OR IGNORE INTO messages (key, run_id, seq, step, body)"
-                " VALUES (?,?,?,?,?)",
-                [(key + i, run_id, first + i, step, _dumps(m.to_dict()))
-                 for i, m in enumerate(messages)])
+            into.extend((MESSAGE_ROW, (key + i, run_id, first + i, step, _dumps(m.to_dict())))
+                        for i, m in enumerate(messages))
 
     @_guarded
     def messages(self, run_id: str) -> list[Message]:
@@ -756,10 +814,8 @@ class SqliteStore:
     def append_event(self, run_id: str, step: int, kind: str, payload: Mapping[str, Any],
                      at: float) -> int:
         seq = self._next_seq(self._event_seq, EVENTS, run_id)
-        self._buffer(
-            "INSERT INTO events (key, run_id, seq, step, kind, at, payload)"
-            " VALUES (?,?,?,?,?,?,?)",
-            (self._key(run_id, seq), run_id, seq, step, str(kind), at, _dumps(dict(payload))))
+        self._buffer(EVENT_ROW, (self._key(run_id, seq), run_id, seq, step, str(kind), at,
+                                 _dumps_map(payload)))
         return seq
 
     def _next_seq(self, cache: dict[str, int], table: str, run_id: str) -> int:
@@ -788,17 +844,14 @@ class SqliteStore:
 
     @_guarded
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
-        with self._tx() as c:
-            self._insert_checkpoint(c, checkpoint)
+        self._write([self._checkpoint_row(checkpoint)])
 
-    def _insert_checkpoint(self, c: sqlite3.Connection, cp: Checkpoint) -> None:
+    def _checkpoint_row(self, cp: Checkpoint) -> Statement:
         u = cp.usage
-        c.execute(
-            "INSERT OR REPLACE INTO checkpoints (key, run_id, seq, state, at, data,"
-            " message_count, usage) VALUES (?,?,?,?,?,?,?,?)",
-            (self._key(cp.run_id, cp.seq), cp.run_id, cp.seq, cp.state, cp.at,
-             _dumps(dict(cp.data)), cp.message_count,
-             _dumps([u.input_tokens, u.output_tokens, u.cached_tokens, u.cost_usd])))
+        return (CHECKPOINT_ROW, (
+            self._key(cp.run_id, cp.seq), cp.run_id, cp.seq, cp.state, cp.at,
+            _dumps_map(cp.data), cp.message_count,
+            _dumps([u.input_tokens, u.output_tokens, u.cached_tokens, u.cost_usd])))
 
     @_guarded
     def checkpoints(self, run_id: str) -> list[Checkpoint]:
@@ -854,22 +907,15 @@ class SqliteStore:
                       buffered: bool = False) -> None:
         """Upsert a ledger row: in its own transaction (synced when ``durable``), or, when
         ``buffered``, with the next transaction (for calls that resume simply runs again)."""
-        sql = (
-            "INSERT INTO effects (run_id, call_id, step, tool, version, status, idempotent,"
-                " side_effects, args, result, file, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-                " ON CONFLICT(run_id, call_id) DO UPDATE SET status = excluded.status,"
-                " result = COALESCE(excluded.result, result), file = COALESCE(excluded.file,"
-                " file), at = excluded.at")
         params = (effect.run_id, effect.call_id, effect.step, effect.tool, effect.version,
                   effect.status, int(effect.idempotent), int(effect.side_effects),
-                  _dumps(dict(effect.args)),
-                  _dumps(dict(effect.result)) if effect.result is not None else None,
-                  _dumps(dict(effect.file)) if effect.file is not None else None, effect.at)
+                  _dumps_map(effect.args),
+                  _dumps_map(effect.result) if effect.result is not None else None,
+                  _dumps_map(effect.file) if effect.file is not None else None, effect.at)
         if buffered and not durable:
-            self._buffer(sql, params)
+            self._buffer(EFFECT_ROW, params)
             return
-        with self._tx(durable=durable) as c:
-            c.execute(sql, params)
+        self._write([(EFFECT_ROW, params)], durable=durable)
 
     @_guarded
     def effects(self, run_id: str, step: int | None = None) -> list[EffectRecord]:
@@ -996,6 +1042,16 @@ class SqliteStore:
         counts[EFFECTS] = self._conn.execute("SELECT COUNT(*) FROM effects WHERE run_id = ?",
                                              (run_id,)).fetchone()[0]
         return counts
+
+
+def _execute(conn: sqlite3.Connection, statements: list[Statement]) -> None:
+    """Run one transaction's statements, folded (``engine.store.deferred``): each row once,
+    and a run of one statement as one ``executemany``."""
+    for sql, rows in grouped(fold(statements, FOLDS)):
+        if len(rows) == 1:
+            conn.execute(sql, rows[0])
+        else:
+            conn.executemany(sql, rows)
 
 
 def _approval_row(r: dict[str, Any]) -> ApprovalRequest:
