@@ -1,7 +1,8 @@
 """The SQLite store: every run, step, message, event, checkpoint, audit row and effect, in one file.
 
 The only module that imports ``sqlite3``/``sqlite_utils`` (with ``sqlite_errors``, which turns
-``sqlite3`` errors into ``StoreError``s: every public method passes through ``_guarded``).
+``sqlite3`` errors into ``StoreError``s: every public method passes through ``_guarded``, or
+on the per-step path guards itself the same way).
 ``sqlite-utils`` owns the schema and migrations, which run in one write transaction that
 re-reads ``user_version``, so processes creating one database at once cannot collide. The
 per-step path uses constant SQL through one connection, one transaction per step, because
@@ -101,6 +102,24 @@ def _dumps(value: Any) -> str:
 def _dumps_map(value: Mapping[str, Any]) -> str:
     """A mapping as JSON (a plain dict is encoded as it is, any other mapping as a dict)."""
     return _join(_ENCODE(value if type(value) is dict else dict(value), 0))
+
+
+_SCAN: Callable[[str, int], tuple[Any, int]] = (
+    json.JSONDecoder().scan_once)  # type: ignore[attr-defined]
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` of a stored value: the text a row holds is compact JSON (``_dumps``'),
+    read by the decoder's scanner at once; anything else through ``json.loads``."""
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
+
+
+_KINDS: dict[str, EventKind] = {k.value: k for k in EventKind}
+"""``kind_of`` for the kinds this version knows, without an enum call per row."""
 
 
 def _schema_v1(db: sqlite_utils.Database) -> None:
@@ -262,6 +281,9 @@ CHECKPOINT_ROW = ("INSERT OR REPLACE INTO checkpoints (key, run_id, seq, state, 
                   " message_count, usage) VALUES (?,?,?,?,?,?,?,?)")
 EVENT_ROW = ("INSERT INTO events (key, run_id, seq, step, kind, at, payload)"
              " VALUES (?,?,?,?,?,?,?)")
+AUDIT_ROW = ("INSERT INTO audit (key, run_id, seq, step, call_id, tool, decision, risk, rule,"
+             " reason, decided_by, args_digest, preview_digest, server, trust, at)"
+             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 BUSY_TIMEOUT_S = 10.0
@@ -399,6 +421,8 @@ class SqliteStore:
         self._audit_seq: dict[str, int] = {}
         self._rids: dict[str, int] = {}
         """Run numbers by run id (``rid``: the high part of its rows' keys)."""
+        self._bases: dict[str, int] = {}
+        """``row_key(rid, 0)`` by run id: the key of a run's row ``seq`` is this plus ``seq``."""
 
     @classmethod
     def for_reading(cls, path: Path | str, **kwargs: Any) -> SqliteStore:
@@ -729,6 +753,13 @@ class SqliteStore:
             raise UnknownRunError(f"no run {run_id!r} in {self.path}")
         return row_key(rid, seq)
 
+    def _base(self, run_id: str) -> int:
+        """The key of a run's row 0 (the per-step path adds a row's ``seq`` to it)."""
+        base = self._bases.get(run_id)
+        if base is None:
+            base = self._bases[run_id] = self._key(run_id, 0)
+        return base
+
     def _span(self, run_id: str) -> tuple[int, int]:
         """The keys of a run's rows, ``lo <= key < hi`` (none for an unknown run)."""
         rid = self._rid(run_id)
@@ -744,32 +775,39 @@ class SqliteStore:
         return (STEP_BEGIN, (self._key(run_id, b.seq), run_id, b.seq, b.state, b.action,
                              b.started_at, None if b.plan is None else _dumps_map(b.plan)))
 
-    @_guarded
     def commit_step(self, run_id: str, commit: StepCommit, *, defer: bool = False) -> None:
         """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
-        only for steps that are safe to run again after a crash)."""
-        u = commit.usage
-        if defer:
-            rows = self._pending
-            if not rows:
-                self._pending_since = time.monotonic()
-        else:
-            rows = []
-        rows.append((STEP_END, (commit.trigger, commit.dest, commit.ended_at, commit.note,
-                                _dumps_map(commit.updates) if commit.updates else None,
-                                self._key(run_id, commit.seq))))
-        if commit.messages:
-            self._message_rows(rows, run_id, commit.seq, commit.first_message_seq,
-                               commit.messages)
-        rows.append((RUN_ROW, (commit.dest, commit.seq + 1, commit.status, commit.ended_at,
-                               u.input_tokens, u.output_tokens, u.cached_tokens,
-                               u.cost_usd or 0.0, 0 if u.cost_usd is None else 1, run_id)))
-        if commit.next_step is not None:
-            rows.append(self._begin_row(run_id, commit.next_step))
-        if commit.snapshot is not None:
-            rows.append(self._checkpoint_row(commit.snapshot))
-        if not defer:
-            self._write(rows)
+        only for steps that are safe to run again after a crash). Guarded inline (as the
+        other per-step methods): ``_guarded``'s wrapper costs more than the method."""
+        try:
+            base = self._bases.get(run_id) or self._base(run_id)
+            u = commit.usage
+            if defer:
+                rows = self._pending
+                if not rows:
+                    self._pending_since = time.monotonic()
+            else:
+                rows = []
+            rows.append((STEP_END, (commit.trigger, commit.dest, commit.ended_at, commit.note,
+                                    _dumps_map(commit.updates) if commit.updates else None,
+                                    base + commit.seq)))
+            if commit.messages:
+                self._message_rows(rows, run_id, commit.seq, commit.first_message_seq,
+                                   commit.messages)
+            rows.append((RUN_ROW, (commit.dest, commit.seq + 1, commit.status, commit.ended_at,
+                                   u.input_tokens, u.output_tokens, u.cached_tokens,
+                                   u.cost_usd or 0.0, 0 if u.cost_usd is None else 1, run_id)))
+            b = commit.next_step
+            if b is not None:
+                rows.append((STEP_BEGIN, (base + b.seq, run_id, b.seq, b.state, b.action,
+                                          b.started_at,
+                                          None if b.plan is None else _dumps_map(b.plan))))
+            if commit.snapshot is not None:
+                rows.append(self._checkpoint_row(commit.snapshot))
+            if not defer:
+                self._write(rows)
+        except sqlite3.Error as exc:
+            raise self._fault(exc, run_id) from exc
 
     @_guarded
     def end_step(self, run_id: str, seq: int, status: str, note: str, at: float) -> None:
@@ -780,11 +818,11 @@ class SqliteStore:
     @_guarded
     def steps(self, run_id: str) -> list[StepRecord]:
         rows = self._conn.execute(
-            "SELECT run_id, seq, state, action, status, trigger, dest, started_at, ended_at,"
+            "SELECT seq, state, action, status, trigger, dest, started_at, ended_at,"
             " note, plan FROM steps WHERE key >= ? AND key < ? ORDER BY key",
-            self._span(run_id)).fetchall()
-        return [StepRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9] or "",
-                           json.loads(r[10]) if r[10] else None) for r in rows]
+            self._span(run_id)).fetchall()  # the span is the exact run's: its id is run_id
+        return [StepRecord(run_id, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8] or "",
+                           _loads(r[9]) if r[9] else None) for r in rows]
 
     @_guarded
     def transitions(self, run_id: str) -> list[tuple[int, str, str, str]]:
@@ -804,18 +842,22 @@ class SqliteStore:
 
     @_guarded
     def messages(self, run_id: str) -> list[Message]:
-        return [Message.from_dict(json.loads(b)) for (b,) in self._conn.execute(
+        return [Message.from_dict(_loads(b)) for (b,) in self._conn.execute(
             "SELECT body FROM messages WHERE key >= ? AND key < ? ORDER BY key",
             self._span(run_id))]
 
     # -- events -------------------------------------------------------------------------
 
-    @_guarded
     def append_event(self, run_id: str, step: int, kind: str, payload: Mapping[str, Any],
                      at: float) -> int:
-        seq = self._next_seq(self._event_seq, EVENTS, run_id)
-        self._buffer(EVENT_ROW, (self._key(run_id, seq), run_id, seq, step, str(kind), at,
-                                 _dumps_map(payload)))
+        try:  # guarded inline, as commit_step
+            seq = self._event_seq.get(run_id)
+            seq = self._next_seq(self._event_seq, EVENTS, run_id) if seq is None else seq + 1
+            self._event_seq[run_id] = seq
+            self._buffer(EVENT_ROW, ((self._bases.get(run_id) or self._base(run_id)) + seq,
+                                     run_id, seq, step, str(kind), at, _dumps_map(payload)))
+        except sqlite3.Error as exc:
+            raise self._fault(exc, run_id) from exc
         return seq
 
     def _next_seq(self, cache: dict[str, int], table: str, run_id: str) -> int:
@@ -831,14 +873,15 @@ class SqliteStore:
     @_guarded
     def events(self, run_id: str, kinds: Sequence[str] = ()) -> list[Event]:
         self.flush()
-        sql = ("SELECT run_id, seq, step, kind, at, payload FROM events"
-               " WHERE key >= ? AND key < ?")
-        params: list[Any] = list(self._span(run_id))
+        sql = "SELECT seq, step, kind, at, payload FROM events WHERE key >= ? AND key < ?"
+        params: list[Any] = list(self._span(run_id))  # the exact run's: its id is run_id
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params.extend(kinds)
         rows = self._conn.execute(sql + " ORDER BY key", params).fetchall()
-        return [Event(r[0], r[1], r[2], kind_of(r[3]), r[4], json.loads(r[5])) for r in rows]
+        known = _KINDS
+        return [Event(run_id, r[0], r[1], known.get(r[2]) or kind_of(r[2]), r[3], _loads(r[4]))
+                for r in rows]
 
     # -- checkpoints and resume ---------------------------------------------------------
 
@@ -881,17 +924,16 @@ class SqliteStore:
 
     # -- audit and effects --------------------------------------------------------------
 
-    @_guarded
     def record_audit(self, record: AuditRecord) -> None:
-        seq = self._next_seq(self._audit_seq, AUDIT, record.run_id)
-        self._buffer(
-            "INSERT INTO audit (key, run_id, seq, step, call_id, tool, decision, risk, rule,"
-            " reason, decided_by, args_digest, preview_digest, server, trust, at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (self._key(record.run_id, seq), record.run_id, seq, record.step, record.call_id,
-             record.tool, record.decision, record.risk, record.rule, record.reason,
-             record.decided_by, record.args_digest, record.preview_digest, record.server,
-             record.trust, record.at))
+        try:  # guarded inline, as commit_step
+            seq = self._next_seq(self._audit_seq, AUDIT, record.run_id)
+            self._buffer(AUDIT_ROW, (
+                self._key(record.run_id, seq), record.run_id, seq, record.step, record.call_id,
+                record.tool, record.decision, record.risk, record.rule, record.reason,
+                record.decided_by, record.args_digest, record.preview_digest, record.server,
+                record.trust, record.at))
+        except sqlite3.Error as exc:
+            raise self._fault(exc, record.run_id) from exc
 
     @_guarded
     def audit(self, run_id: str) -> list[AuditRecord]:
@@ -902,7 +944,6 @@ class SqliteStore:
             " WHERE key >= ? AND key < ? ORDER BY key", self._span(run_id)).fetchall()
         return [AuditRecord(*r) for r in rows]
 
-    @_guarded
     def record_effect(self, effect: EffectRecord, *, durable: bool = False,
                       buffered: bool = False) -> None:
         """Upsert a ledger row: in its own transaction (synced when ``durable``), or, when
@@ -912,10 +953,13 @@ class SqliteStore:
                   _dumps_map(effect.args),
                   _dumps_map(effect.result) if effect.result is not None else None,
                   _dumps_map(effect.file) if effect.file is not None else None, effect.at)
-        if buffered and not durable:
-            self._buffer(EFFECT_ROW, params)
-            return
-        self._write([(EFFECT_ROW, params)], durable=durable)
+        try:  # guarded inline, as commit_step
+            if buffered and not durable:
+                self._buffer(EFFECT_ROW, params)
+            else:
+                self._write([(EFFECT_ROW, params)], durable=durable)
+        except sqlite3.Error as exc:
+            raise self._fault(exc, effect.run_id) from exc
 
     @_guarded
     def effects(self, run_id: str, step: int | None = None) -> list[EffectRecord]:
