@@ -53,7 +53,7 @@ from engine.store.base import (
 )
 from engine.store.deferred import Folds, Recorder, Statement, fold
 from engine.store.postgres_errors import translate
-from engine.store.sqlite import _approval_row, _pid_alive, busy_timeout
+from engine.store.sqlite import _approval_row, _dumps, _pid_alive, busy_timeout
 
 logger = logging.getLogger(__name__)
 
@@ -166,10 +166,6 @@ EFFECT_ROW = (
     " file = COALESCE(excluded.file, effects.file), at = excluded.at")
 FOLDS = Folds(STEP_BEGIN, STEP_END, STEP_WHOLE, EFFECT_ROW, RUN_ROW, key_width=2)
 
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 _P = ParamSpec("_P")
