@@ -276,3 +276,35 @@ def test_a_kill_between_folded_rows_resumes_to_the_same_rows(fault: str, tmp_pat
     assert [s[1:6] for s in killed["steps"]] == [s[1:6] for s in whole["steps"]]
     assert killed["effects"] == whole["effects"]
     assert [m[:2] for m in killed["messages"]] == [m[:2] for m in whole["messages"]]
+
+
+# -- the row encoder and decoder -------------------------------------------------------------------
+
+VALUES = [{"a": 1.5, "b": [1, None, True, 'x"\n\té\u2028'], "c": {"d": float("inf")}}, "text",
+          3, [], {}, {"k": Path("/p")}, {1: 2, 2.5: "x", None: 1, False: 2}, 1e-05, -0.0]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_rows_are_encoded_as_json_dumps_encodes_them(value: Any) -> None:
+    from engine.store.postgres import _dumps as postgres_dumps
+    from engine.store.sqlite import _dumps, _dumps_map
+
+    expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    assert _dumps(value) == postgres_dumps(value) == expected
+    if isinstance(value, dict):
+        assert _dumps_map(value) == expected
+
+
+@pytest.mark.parametrize("text", ['{"a":[1,2.5,null]}', ' {"a":1}', '{"a":1}\n', '"x"', "NaN"])
+def test_stored_json_reads_as_json_loads_reads_it(text: str) -> None:
+    from engine.store.sqlite import _loads
+
+    assert repr(_loads(text)) == repr(json.loads(text))
+
+
+@pytest.mark.parametrize("text", ['{"a":1}x', "", "{"])
+def test_unreadable_stored_json_fails_as_json_loads_fails(text: str) -> None:
+    from engine.store.sqlite import _loads
+
+    with pytest.raises(json.JSONDecodeError):
+        _loads(text)
