@@ -281,8 +281,13 @@ def test_a_turn_writes_the_run_row_once_per_commit(tmp_path: Path) -> None:
         _commit(store, "run-1", 2, "c", "d")
         store._conn.set_trace_callback(None)
         assert sum(s.startswith("UPDATE runs") for s in seen) == 1
-        assert sum(s.startswith("UPDATE steps") for s in seen) == 3
+        # step 0 began in an earlier transaction: its end is an update; steps 1 and 2 begin
+        # and end in this one: each is one insert of the finished row; step 3 begins
+        assert sum(s.startswith("UPDATE steps") for s in seen) == 1
+        assert sum(s.startswith("INSERT INTO steps") for s in seen) == 3
         assert store.get_run("run-1").steps == 3
+        assert [(s.seq, s.status) for s in store.steps("run-1")] == [
+            (0, "succeeded"), (1, "succeeded"), (2, "succeeded"), (3, "running")]
     finally:
         store.close()
 

@@ -51,9 +51,9 @@ from engine.store.base import (
     display_url,
     merged_config,
 )
-from engine.store.deferred import Recorder, without_superseded
+from engine.store.deferred import Folds, Recorder, Statement, fold
 from engine.store.postgres_errors import translate
-from engine.store.sqlite import _approval_row, _pid_alive, busy_timeout
+from engine.store.sqlite import _approval_row, _dumps, _pid_alive, busy_timeout
 
 logger = logging.getLogger(__name__)
 
@@ -140,12 +140,32 @@ RUN_ROW = ("UPDATE runs SET state = %s, steps = %s, status = %s, updated_at = %s
            " input_tokens = %s, output_tokens = %s, cached_tokens = %s, cost_usd = %s,"
            " cost_known = %s WHERE run_id = %s")
 """A committed step's write of its run's row; the last one in a transaction is the one that
-counts (``engine.store.deferred.without_superseded``)."""
+counts (``engine.store.deferred.fold``)."""
+STEP_BEGIN = (
+    "INSERT INTO steps (run_id, seq, state, action, status, started_at, plan)"
+    " VALUES (%s,%s,%s,%s,'running',%s,%s) ON CONFLICT (run_id, seq) DO UPDATE SET"
+    " status = 'running', started_at = excluded.started_at, plan = excluded.plan"
+    " WHERE steps.status != 'succeeded'")
+STEP_END = ("UPDATE steps SET status = 'succeeded', trigger = %s, dest = %s, ended_at = %s,"
+            " note = %s, updates = %s WHERE run_id = %s AND seq = %s")
+STEP_WHOLE = (
+    "INSERT INTO steps (run_id, seq, state, action, status, started_at, plan, trigger, dest,"
+    " ended_at, note, updates) VALUES (%s,%s,%s,%s,'succeeded',%s,%s,%s,%s,%s,%s,%s)"
+    " ON CONFLICT (run_id, seq) DO UPDATE SET status = 'succeeded',"
+    " started_at = CASE WHEN steps.status = 'succeeded' THEN steps.started_at"
+    " ELSE excluded.started_at END,"
+    " plan = CASE WHEN steps.status = 'succeeded' THEN steps.plan ELSE excluded.plan END,"
+    " trigger = excluded.trigger, dest = excluded.dest, ended_at = excluded.ended_at,"
+    " note = excluded.note, updates = excluded.updates")
+"""A step begun and ended in one transaction, as one statement (``engine.store.deferred``)."""
+EFFECT_ROW = (
+    "INSERT INTO effects (run_id, call_id, step, tool, version, status, idempotent,"
+    " side_effects, args, result, file, at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+    " ON CONFLICT (run_id, call_id) DO UPDATE SET status = excluded.status,"
+    " result = COALESCE(excluded.result, effects.result),"
+    " file = COALESCE(excluded.file, effects.file), at = excluded.at")
+FOLDS = Folds(STEP_BEGIN, STEP_END, STEP_WHOLE, EFFECT_ROW, RUN_ROW, key_width=2)
 
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 _P = ParamSpec("_P")
@@ -319,31 +339,21 @@ class PostgresStore:
 
     @contextmanager
     def _tx(self, *, durable: bool = False,
-            supersede: str | None = None) -> Iterator[psycopg.Cursor[Any]]:
-        """One write transaction, carrying the buffered rows; on any failure nothing of it
-        is kept and the buffered rows wait for the next one. ``supersede``: the run whose row
-        this transaction writes whole (the buffered writes of that row are left out)."""
+            then: Sequence[Statement] = ()) -> Iterator[psycopg.Cursor[Any]]:
+        """One write transaction, carrying the buffered rows and then ``then``, folded
+        (``engine.store.deferred``); on any failure nothing of it is kept and the buffered
+        rows wait for the next one."""
         pending, self._pending = self._pending, []
-        carried = pending if supersede is None else without_superseded(pending, RUN_ROW,
-                                                                          supersede)
         try:  # pipelined: statements go out without waiting for each one's answer
             with self._conn.pipeline(), self._conn.transaction(), self._conn.cursor() as cur:
                 if durable:
                     cur.execute("SET LOCAL synchronous_commit = on")
-                for sql, params in carried:
+                for sql, params in fold([*pending, *then], FOLDS):
                     cur.execute(sql, params)
                 yield cur
         except BaseException:
             self._pending = pending + self._pending
             raise
-
-    @contextmanager
-    def _deferred(self, run_id: str) -> Iterator[Any]:
-        """A cursor stand-in whose statements join the buffered rows, in order."""
-        if not self._pending:
-            self._pending_since = time.monotonic()
-        self._pending[:] = without_superseded(self._pending, RUN_ROW, run_id)
-        yield Recorder(self._pending)
 
     @_guarded
     def flush(self) -> None:
@@ -490,36 +500,35 @@ class PostgresStore:
 
     @staticmethod
     def _insert_begin(c: Any, run_id: str, b: StepBegin) -> None:
-        c.execute(
-            "INSERT INTO steps (run_id, seq, state, action, status, started_at, plan)"
-            " VALUES (%s,%s,%s,%s,'running',%s,%s) ON CONFLICT (run_id, seq) DO UPDATE SET"
-            " status = 'running', started_at = excluded.started_at, plan = excluded.plan"
-            " WHERE steps.status != 'succeeded'",
-            (run_id, b.seq, b.state, b.action, b.started_at,
-             _dumps(dict(b.plan)) if b.plan is not None else None))
+        c.execute(STEP_BEGIN, (run_id, b.seq, b.state, b.action, b.started_at,
+                               _dumps(dict(b.plan)) if b.plan is not None else None))
 
     @_guarded
     def commit_step(self, run_id: str, commit: StepCommit, *, defer: bool = False) -> None:
         """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
         only for steps that are safe to run again after a crash)."""
         u = commit.usage
-        with self._deferred(run_id) if defer else self._tx(supersede=run_id) as c:
-            c.execute(
-                "UPDATE steps SET status = 'succeeded', trigger = %s, dest = %s, ended_at = %s,"
-                " note = %s, updates = %s WHERE run_id = %s AND seq = %s",
-                (commit.trigger, commit.dest, commit.ended_at, commit.note,
-                 _dumps(dict(commit.updates)) if commit.updates else None, run_id, commit.seq))
-            self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
-                                  commit.messages)
-            c.execute(
-                RUN_ROW,
-                (commit.dest, commit.seq + 1, commit.status, commit.ended_at, u.input_tokens,
-                 u.output_tokens, u.cached_tokens, u.cost_usd or 0.0,
-                 0 if u.cost_usd is None else 1, run_id))
-            if commit.next_step is not None:
-                self._insert_begin(c, run_id, commit.next_step)
-            if commit.snapshot is not None:
-                self._insert_checkpoint(c, commit.snapshot)
+        if defer and not self._pending:
+            self._pending_since = time.monotonic()
+        rows: list[Statement] = self._pending if defer else []
+        c = Recorder(rows)
+        c.execute(STEP_END, (commit.trigger, commit.dest, commit.ended_at, commit.note,
+                             _dumps(dict(commit.updates)) if commit.updates else None, run_id,
+                             commit.seq))
+        self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
+                              commit.messages)
+        c.execute(
+            RUN_ROW,
+            (commit.dest, commit.seq + 1, commit.status, commit.ended_at, u.input_tokens,
+             u.output_tokens, u.cached_tokens, u.cost_usd or 0.0,
+             0 if u.cost_usd is None else 1, run_id))
+        if commit.next_step is not None:
+            self._insert_begin(c, run_id, commit.next_step)
+        if commit.snapshot is not None:
+            self._insert_checkpoint(c, commit.snapshot)
+        if not defer:
+            with self._tx(then=rows):
+                pass
 
     @_guarded
     def end_step(self, run_id: str, seq: int, status: str, note: str, at: float) -> None:
@@ -660,12 +669,7 @@ class PostgresStore:
                       buffered: bool = False) -> None:
         """Upsert a ledger row: in its own transaction (flushed by the server before the
         commit returns when ``durable``), or, when ``buffered``, with the next transaction."""
-        sql = (
-            "INSERT INTO effects (run_id, call_id, step, tool, version, status, idempotent,"
-            " side_effects, args, result, file, at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
-            " ON CONFLICT (run_id, call_id) DO UPDATE SET status = excluded.status,"
-            " result = COALESCE(excluded.result, effects.result),"
-            " file = COALESCE(excluded.file, effects.file), at = excluded.at")
+        sql = EFFECT_ROW
         params = (effect.run_id, effect.call_id, effect.step, effect.tool, effect.version,
                   effect.status, int(effect.idempotent), int(effect.side_effects),
                   _dumps(dict(effect.args)),
@@ -674,8 +678,8 @@ class PostgresStore:
         if buffered and not durable:
             self._buffer(sql, params)
             return
-        with self._tx(durable=durable) as c:
-            c.execute(sql, params)
+        with self._tx(durable=durable, then=[(sql, params)]):
+            pass
 
     @_guarded
     def effects(self, run_id: str, step: int | None = None) -> list[EffectRecord]:

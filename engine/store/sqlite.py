@@ -1,7 +1,8 @@
 """The SQLite store: every run, step, message, event, checkpoint, audit row and effect, in one file.
 
 The only module that imports ``sqlite3``/``sqlite_utils`` (with ``sqlite_errors``, which turns
-``sqlite3`` errors into ``StoreError``s: every public method passes through ``_guarded``).
+``sqlite3`` errors into ``StoreError``s: every public method passes through ``_guarded``, or
+on the per-step path guards itself the same way).
 ``sqlite-utils`` owns the schema and migrations, which run in one write transaction that
 re-reads ``user_version``, so processes creating one database at once cannot collide. The
 per-step path uses constant SQL through one connection, one transaction per step, because
@@ -53,7 +54,7 @@ from engine.store.base import (
     StepCommit,
     merged_config,
 )
-from engine.store.deferred import Recorder, without_superseded
+from engine.store.deferred import Folds, Statement, fold, grouped
 from engine.store.sqlite_errors import (
     SQLITE_BUSY,
     is_corrupt,
@@ -78,8 +79,47 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=s
 """One encoder for every row (``json.dumps`` with options builds a new one per call)."""
 
 
+def _row_encoder() -> Callable[[Any, int], Any]:
+    """``_ENCODER``'s C encoder, made once: ``JSONEncoder.encode`` makes a new one on every
+    call, which costs as much as encoding a step's small rows. The same text; no check for
+    circular values (a row holds the engine's own JSON-like values: a cycle still fails)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: the encoder's own path
+        return lambda value, _: [_ENCODER.encode(value)]
+    encoder: Callable[[Any, int], Any] = make(None, str, json.encoder.encode_basestring, None,
+                                              ":", ",", False, False, True)
+    return encoder
+
+
+_ENCODE = _row_encoder()
+_join = "".join
+
+
 def _dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
+    return _join(_ENCODE(value, 0))
+
+
+def _dumps_map(value: Mapping[str, Any]) -> str:
+    """A mapping as JSON (a plain dict is encoded as it is, any other mapping as a dict)."""
+    return _join(_ENCODE(value if type(value) is dict else dict(value), 0))
+
+
+_SCAN: Callable[[str, int], tuple[Any, int]] = (
+    json.JSONDecoder().scan_once)  # type: ignore[attr-defined]
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` of a stored value: the text a row holds is compact JSON (``_dumps``'),
+    read by the decoder's scanner at once; anything else through ``json.loads``."""
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
+
+
+_KINDS: dict[str, EventKind] = {k.value: k for k in EventKind}
+"""``kind_of`` for the kinds this version knows, without an enum call per row."""
 
 
 def _schema_v1(db: sqlite_utils.Database) -> None:
@@ -209,8 +249,41 @@ RUN_ROW = ("UPDATE runs SET state = ?, steps = ?, status = ?, updated_at = ?,"
            " input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost_usd = ?,"
            " cost_known = ? WHERE run_id = ?")
 """A committed step's write of its run's row; the last one in a transaction is the one that
-counts (``engine.store.deferred.without_superseded``)."""
-
+counts (``engine.store.deferred.fold``)."""
+STEP_BEGIN = (
+    "INSERT INTO steps (key, run_id, seq, state, action, status, started_at, plan)"
+    " VALUES (?,?,?,?,?,'running',?,?) ON CONFLICT(key) DO UPDATE SET"
+    " status = 'running', started_at = excluded.started_at, plan = excluded.plan"
+    " WHERE status != 'succeeded'")
+"""A step's pre-checkpoint (a step begun again after a crash takes a new start and plan)."""
+STEP_END = ("UPDATE steps SET status = 'succeeded', trigger = ?, dest = ?, ended_at = ?,"
+            " note = ?, updates = ? WHERE key = ?")
+"""A step's commit: it ``succeeded``, and the transition it took."""
+STEP_WHOLE = (
+    "INSERT INTO steps (key, run_id, seq, state, action, status, started_at, plan, trigger,"
+    " dest, ended_at, note, updates) VALUES (?,?,?,?,?,'succeeded',?,?,?,?,?,?,?)"
+    " ON CONFLICT(key) DO UPDATE SET status = 'succeeded',"
+    " started_at = CASE WHEN status = 'succeeded' THEN started_at ELSE excluded.started_at END,"
+    " plan = CASE WHEN status = 'succeeded' THEN plan ELSE excluded.plan END,"
+    " trigger = excluded.trigger, dest = excluded.dest, ended_at = excluded.ended_at,"
+    " note = excluded.note, updates = excluded.updates")
+"""``STEP_BEGIN`` then ``STEP_END`` of one step as one statement (both in one transaction)."""
+EFFECT_ROW = (
+    "INSERT INTO effects (run_id, call_id, step, tool, version, status, idempotent,"
+    " side_effects, args, result, file, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT(run_id, call_id) DO UPDATE SET status = excluded.status,"
+    " result = COALESCE(excluded.result, result), file = COALESCE(excluded.file,"
+    " file), at = excluded.at")
+"""A ledger row: a call's intent, then its outcome (a later result or file replaces one)."""
+FOLDS = Folds(STEP_BEGIN, STEP_END, STEP_WHOLE, EFFECT_ROW, RUN_ROW)
+MESSAGE_ROW = "INSERT OR IGNORE INTO messages (key, run_id, seq, step, body) VALUES (?,?,?,?,?)"
+CHECKPOINT_ROW = ("INSERT OR REPLACE INTO checkpoints (key, run_id, seq, state, at, data,"
+                  " message_count, usage) VALUES (?,?,?,?,?,?,?,?)")
+EVENT_ROW = ("INSERT INTO events (key, run_id, seq, step, kind, at, payload)"
+             " VALUES (?,?,?,?,?,?,?)")
+AUDIT_ROW = ("INSERT INTO audit (key, run_id, seq, step, call_id, tool, decision, risk, rule,"
+             " reason, decided_by, args_digest, preview_digest, server, trust, at)"
+             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 BUSY_TIMEOUT_S = 10.0
@@ -348,6 +421,8 @@ class SqliteStore:
         self._audit_seq: dict[str, int] = {}
         self._rids: dict[str, int] = {}
         """Run numbers by run id (``rid``: the high part of its rows' keys)."""
+        self._bases: dict[str, int] = {}
+        """``row_key(rid, 0)`` by run id: the key of a run's row ``seq`` is this plus ``seq``."""
 
     @classmethod
     def for_reading(cls, path: Path | str, **kwargs: Any) -> SqliteStore:
@@ -458,47 +533,57 @@ class SqliteStore:
             )
 
     @contextmanager
-    def _tx(self, *, durable: bool = False,
-            supersede: str | None = None) -> Iterator[sqlite3.Connection]:
+    def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
         """One write transaction, carrying the buffered rows; on any failure nothing of it
-        is kept and the buffered rows wait for the next one. ``supersede``: the run whose row
-        this transaction writes whole (the buffered writes of that row are left out)."""
+        is kept and the buffered rows wait for the next one."""
         conn = self._conn
         if durable and self.durability != "full":
             conn.execute("PRAGMA synchronous=FULL")
         pending, self._pending = self._pending, []
-        carried = pending if supersede is None else without_superseded(pending, RUN_ROW,
-                                                                          supersede)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for sql, params in carried:
-                conn.execute(sql, params)
+            _execute(conn, pending)
             yield conn
             conn.execute("COMMIT")
         except BaseException:
-            if conn.in_transaction:
-                with suppress(sqlite3.Error):  # the first error is the one to report
-                    conn.execute("ROLLBACK")
-            self._pending = pending + self._pending
+            self._abandon(pending)
             raise
         finally:
             if durable and self.durability != "full":
                 conn.execute("PRAGMA synchronous=NORMAL")
 
-    @contextmanager
-    def _deferred(self, run_id: str) -> Iterator[Any]:
-        """A connection stand-in whose statements join the buffered rows, in order."""
-        if not self._pending:
-            self._pending_since = time.monotonic()
-        self._pending[:] = without_superseded(self._pending, RUN_ROW, run_id)
-        yield Recorder(self._pending)
+    def _write(self, statements: list[Statement], *, durable: bool = False) -> None:
+        """``_tx`` for a transaction that only writes ``statements``, after the buffered rows
+        (the per-step path: a plain call, no context manager)."""
+        conn = self._conn
+        sync = durable and self.durability != "full"
+        if sync:
+            conn.execute("PRAGMA synchronous=FULL")
+        pending = self._pending
+        self._pending = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            _execute(conn, pending + statements if pending else statements)
+            conn.execute("COMMIT")
+        except BaseException:
+            self._abandon(pending)
+            raise
+        finally:
+            if sync:
+                conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _abandon(self, pending: list[Statement]) -> None:
+        """Roll a failed transaction back; its buffered rows wait for the next one."""
+        if self._conn.in_transaction:
+            with suppress(sqlite3.Error):  # the first error is the one to report
+                self._conn.execute("ROLLBACK")
+        self._pending = pending + self._pending
 
     @_guarded
     def flush(self) -> None:
         """Write buffered event and audit rows now."""
         if self._pending:
-            with self._tx():
-                pass
+            self._write([])
 
     def _buffer(self, sql: str, params: tuple[Any, ...]) -> None:
         """Queue a row for the next transaction: events ride with the step they belong to."""
@@ -531,10 +616,12 @@ class SqliteStore:
                  _dumps(dict(info.config)), rid),
             )
             self._rids[info.run_id] = rid
-            self._insert_checkpoint(c, Checkpoint(info.run_id, -1, state.state, info.created_at,
-                                                  state.data, len(state.messages), state.usage))
-            self._insert_messages(c, info.run_id, -1, 0, state.messages)
-            self._insert_begin(c, info.run_id, first)
+            rows = [self._checkpoint_row(Checkpoint(info.run_id, -1, state.state,
+                                                    info.created_at, state.data,
+                                                    len(state.messages), state.usage))]
+            self._message_rows(rows, info.run_id, -1, 0, state.messages)
+            rows.append(self._begin_row(info.run_id, first))
+            _execute(c, rows)
 
     @_guarded
     def get_run(self, run_id: str) -> RunInfo:
@@ -666,6 +753,13 @@ class SqliteStore:
             raise UnknownRunError(f"no run {run_id!r} in {self.path}")
         return row_key(rid, seq)
 
+    def _base(self, run_id: str) -> int:
+        """The key of a run's row 0 (the per-step path adds a row's ``seq`` to it)."""
+        base = self._bases.get(run_id)
+        if base is None:
+            base = self._bases[run_id] = self._key(run_id, 0)
+        return base
+
     def _span(self, run_id: str) -> tuple[int, int]:
         """The keys of a run's rows, ``lo <= key < hi`` (none for an unknown run)."""
         rid = self._rid(run_id)
@@ -675,41 +769,45 @@ class SqliteStore:
 
     @_guarded
     def begin_step(self, run_id: str, begin: StepBegin) -> None:
-        with self._tx() as c:
-            self._insert_begin(c, run_id, begin)
+        self._write([self._begin_row(run_id, begin)])
 
-    def _insert_begin(self, c: sqlite3.Connection, run_id: str, b: StepBegin) -> None:
-        c.execute(
-            "INSERT INTO steps (key, run_id, seq, state, action, status, started_at, plan)"
-            " VALUES (?,?,?,?,?,'running',?,?) ON CONFLICT(key) DO UPDATE SET"
-            " status = 'running', started_at = excluded.started_at, plan = excluded.plan"
-            " WHERE status != 'succeeded'",
-            (self._key(run_id, b.seq), run_id, b.seq, b.state, b.action, b.started_at,
-             _dumps(dict(b.plan)) if b.plan is not None else None))
+    def _begin_row(self, run_id: str, b: StepBegin) -> Statement:
+        return (STEP_BEGIN, (self._key(run_id, b.seq), run_id, b.seq, b.state, b.action,
+                             b.started_at, None if b.plan is None else _dumps_map(b.plan)))
 
-    @_guarded
     def commit_step(self, run_id: str, commit: StepCommit, *, defer: bool = False) -> None:
         """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
-        only for steps that are safe to run again after a crash)."""
-        u = commit.usage
-        with self._deferred(run_id) if defer else self._tx(supersede=run_id) as c:
-            c.execute(
-                "UPDATE steps SET status = 'succeeded', trigger = ?, dest = ?, ended_at = ?,"
-                " note = ?, updates = ? WHERE key = ?",
-                (commit.trigger, commit.dest, commit.ended_at, commit.note,
-                 _dumps(dict(commit.updates)) if commit.updates else None,
-                 self._key(run_id, commit.seq)))
-            self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
-                                  commit.messages)
-            c.execute(
-                RUN_ROW,
-                (commit.dest, commit.seq + 1, commit.status, commit.ended_at, u.input_tokens,
-                 u.output_tokens, u.cached_tokens, u.cost_usd or 0.0,
-                 0 if u.cost_usd is None else 1, run_id))
-            if commit.next_step is not None:
-                self._insert_begin(c, run_id, commit.next_step)
+        only for steps that are safe to run again after a crash). Guarded inline (as the
+        other per-step methods): ``_guarded``'s wrapper costs more than the method."""
+        try:
+            base = self._bases.get(run_id) or self._base(run_id)
+            u = commit.usage
+            if defer:
+                rows = self._pending
+                if not rows:
+                    self._pending_since = time.monotonic()
+            else:
+                rows = []
+            rows.append((STEP_END, (commit.trigger, commit.dest, commit.ended_at, commit.note,
+                                    _dumps_map(commit.updates) if commit.updates else None,
+                                    base + commit.seq)))
+            if commit.messages:
+                self._message_rows(rows, run_id, commit.seq, commit.first_message_seq,
+                                   commit.messages)
+            rows.append((RUN_ROW, (commit.dest, commit.seq + 1, commit.status, commit.ended_at,
+                                   u.input_tokens, u.output_tokens, u.cached_tokens,
+                                   u.cost_usd or 0.0, 0 if u.cost_usd is None else 1, run_id)))
+            b = commit.next_step
+            if b is not None:
+                rows.append((STEP_BEGIN, (base + b.seq, run_id, b.seq, b.state, b.action,
+                                          b.started_at,
+                                          None if b.plan is None else _dumps_map(b.plan))))
             if commit.snapshot is not None:
-                self._insert_checkpoint(c, commit.snapshot)
+                rows.append(self._checkpoint_row(commit.snapshot))
+            if not defer:
+                self._write(rows)
+        except sqlite3.Error as exc:
+            raise self._fault(exc, run_id) from exc
 
     @_guarded
     def end_step(self, run_id: str, seq: int, status: str, note: str, at: float) -> None:
@@ -720,11 +818,11 @@ class SqliteStore:
     @_guarded
     def steps(self, run_id: str) -> list[StepRecord]:
         rows = self._conn.execute(
-            "SELECT run_id, seq, state, action, status, trigger, dest, started_at, ended_at,"
+            "SELECT seq, state, action, status, trigger, dest, started_at, ended_at,"
             " note, plan FROM steps WHERE key >= ? AND key < ? ORDER BY key",
-            self._span(run_id)).fetchall()
-        return [StepRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9] or "",
-                           json.loads(r[10]) if r[10] else None) for r in rows]
+            self._span(run_id)).fetchall()  # the span is the exact run's: its id is run_id
+        return [StepRecord(run_id, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8] or "",
+                           _loads(r[9]) if r[9] else None) for r in rows]
 
     @_guarded
     def transitions(self, run_id: str) -> list[tuple[int, str, str, str]]:
@@ -734,32 +832,32 @@ class SqliteStore:
 
     # -- messages -----------------------------------------------------------------------
 
-    def _insert_messages(self, c: sqlite3.Connection, run_id: str, step: int, first: int,
-                         messages: Sequence[Message]) -> None:
+    def _message_rows(self, into: list[Statement], run_id: str, step: int, first: int,
+                      messages: Sequence[Message]) -> None:
+        """The rows of a step's new messages, numbered from ``first``, added to ``into``."""
         if messages:
             key = self._key(run_id, first)
-            c.executemany(
-                "INSERT OR IGNORE INTO messages (key, run_id, seq, step, body)"
-                " VALUES (?,?,?,?,?)",
-                [(key + i, run_id, first + i, step, _dumps(m.to_dict()))
-                 for i, m in enumerate(messages)])
+            into.extend((MESSAGE_ROW, (key + i, run_id, first + i, step, _dumps(m.to_dict())))
+                        for i, m in enumerate(messages))
 
     @_guarded
     def messages(self, run_id: str) -> list[Message]:
-        return [Message.from_dict(json.loads(b)) for (b,) in self._conn.execute(
+        return [Message.from_dict(_loads(b)) for (b,) in self._conn.execute(
             "SELECT body FROM messages WHERE key >= ? AND key < ? ORDER BY key",
             self._span(run_id))]
 
     # -- events -------------------------------------------------------------------------
 
-    @_guarded
     def append_event(self, run_id: str, step: int, kind: str, payload: Mapping[str, Any],
                      at: float) -> int:
-        seq = self._next_seq(self._event_seq, EVENTS, run_id)
-        self._buffer(
-            "INSERT INTO events (key, run_id, seq, step, kind, at, payload)"
-            " VALUES (?,?,?,?,?,?,?)",
-            (self._key(run_id, seq), run_id, seq, step, str(kind), at, _dumps(dict(payload))))
+        try:  # guarded inline, as commit_step
+            seq = self._event_seq.get(run_id)
+            seq = self._next_seq(self._event_seq, EVENTS, run_id) if seq is None else seq + 1
+            self._event_seq[run_id] = seq
+            self._buffer(EVENT_ROW, ((self._bases.get(run_id) or self._base(run_id)) + seq,
+                                     run_id, seq, step, str(kind), at, _dumps_map(payload)))
+        except sqlite3.Error as exc:
+            raise self._fault(exc, run_id) from exc
         return seq
 
     def _next_seq(self, cache: dict[str, int], table: str, run_id: str) -> int:
@@ -775,30 +873,28 @@ class SqliteStore:
     @_guarded
     def events(self, run_id: str, kinds: Sequence[str] = ()) -> list[Event]:
         self.flush()
-        sql = ("SELECT run_id, seq, step, kind, at, payload FROM events"
-               " WHERE key >= ? AND key < ?")
-        params: list[Any] = list(self._span(run_id))
+        sql = "SELECT seq, step, kind, at, payload FROM events WHERE key >= ? AND key < ?"
+        params: list[Any] = list(self._span(run_id))  # the exact run's: its id is run_id
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params.extend(kinds)
         rows = self._conn.execute(sql + " ORDER BY key", params).fetchall()
-        return [Event(r[0], r[1], r[2], kind_of(r[3]), r[4], json.loads(r[5])) for r in rows]
+        known = _KINDS
+        return [Event(run_id, r[0], r[1], known.get(r[2]) or kind_of(r[2]), r[3], _loads(r[4]))
+                for r in rows]
 
     # -- checkpoints and resume ---------------------------------------------------------
 
     @_guarded
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
-        with self._tx() as c:
-            self._insert_checkpoint(c, checkpoint)
+        self._write([self._checkpoint_row(checkpoint)])
 
-    def _insert_checkpoint(self, c: sqlite3.Connection, cp: Checkpoint) -> None:
+    def _checkpoint_row(self, cp: Checkpoint) -> Statement:
         u = cp.usage
-        c.execute(
-            "INSERT OR REPLACE INTO checkpoints (key, run_id, seq, state, at, data,"
-            " message_count, usage) VALUES (?,?,?,?,?,?,?,?)",
-            (self._key(cp.run_id, cp.seq), cp.run_id, cp.seq, cp.state, cp.at,
-             _dumps(dict(cp.data)), cp.message_count,
-             _dumps([u.input_tokens, u.output_tokens, u.cached_tokens, u.cost_usd])))
+        return (CHECKPOINT_ROW, (
+            self._key(cp.run_id, cp.seq), cp.run_id, cp.seq, cp.state, cp.at,
+            _dumps_map(cp.data), cp.message_count,
+            _dumps([u.input_tokens, u.output_tokens, u.cached_tokens, u.cost_usd])))
 
     @_guarded
     def checkpoints(self, run_id: str) -> list[Checkpoint]:
@@ -828,17 +924,16 @@ class SqliteStore:
 
     # -- audit and effects --------------------------------------------------------------
 
-    @_guarded
     def record_audit(self, record: AuditRecord) -> None:
-        seq = self._next_seq(self._audit_seq, AUDIT, record.run_id)
-        self._buffer(
-            "INSERT INTO audit (key, run_id, seq, step, call_id, tool, decision, risk, rule,"
-            " reason, decided_by, args_digest, preview_digest, server, trust, at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (self._key(record.run_id, seq), record.run_id, seq, record.step, record.call_id,
-             record.tool, record.decision, record.risk, record.rule, record.reason,
-             record.decided_by, record.args_digest, record.preview_digest, record.server,
-             record.trust, record.at))
+        try:  # guarded inline, as commit_step
+            seq = self._next_seq(self._audit_seq, AUDIT, record.run_id)
+            self._buffer(AUDIT_ROW, (
+                self._key(record.run_id, seq), record.run_id, seq, record.step, record.call_id,
+                record.tool, record.decision, record.risk, record.rule, record.reason,
+                record.decided_by, record.args_digest, record.preview_digest, record.server,
+                record.trust, record.at))
+        except sqlite3.Error as exc:
+            raise self._fault(exc, record.run_id) from exc
 
     @_guarded
     def audit(self, run_id: str) -> list[AuditRecord]:
@@ -849,27 +944,22 @@ class SqliteStore:
             " WHERE key >= ? AND key < ? ORDER BY key", self._span(run_id)).fetchall()
         return [AuditRecord(*r) for r in rows]
 
-    @_guarded
     def record_effect(self, effect: EffectRecord, *, durable: bool = False,
                       buffered: bool = False) -> None:
         """Upsert a ledger row: in its own transaction (synced when ``durable``), or, when
         ``buffered``, with the next transaction (for calls that resume simply runs again)."""
-        sql = (
-            "INSERT INTO effects (run_id, call_id, step, tool, version, status, idempotent,"
-                " side_effects, args, result, file, at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-                " ON CONFLICT(run_id, call_id) DO UPDATE SET status = excluded.status,"
-                " result = COALESCE(excluded.result, result), file = COALESCE(excluded.file,"
-                " file), at = excluded.at")
         params = (effect.run_id, effect.call_id, effect.step, effect.tool, effect.version,
                   effect.status, int(effect.idempotent), int(effect.side_effects),
-                  _dumps(dict(effect.args)),
-                  _dumps(dict(effect.result)) if effect.result is not None else None,
-                  _dumps(dict(effect.file)) if effect.file is not None else None, effect.at)
-        if buffered and not durable:
-            self._buffer(sql, params)
-            return
-        with self._tx(durable=durable) as c:
-            c.execute(sql, params)
+                  _dumps_map(effect.args),
+                  _dumps_map(effect.result) if effect.result is not None else None,
+                  _dumps_map(effect.file) if effect.file is not None else None, effect.at)
+        try:  # guarded inline, as commit_step
+            if buffered and not durable:
+                self._buffer(EFFECT_ROW, params)
+            else:
+                self._write([(EFFECT_ROW, params)], durable=durable)
+        except sqlite3.Error as exc:
+            raise self._fault(exc, effect.run_id) from exc
 
     @_guarded
     def effects(self, run_id: str, step: int | None = None) -> list[EffectRecord]:
@@ -996,6 +1086,16 @@ class SqliteStore:
         counts[EFFECTS] = self._conn.execute("SELECT COUNT(*) FROM effects WHERE run_id = ?",
                                              (run_id,)).fetchone()[0]
         return counts
+
+
+def _execute(conn: sqlite3.Connection, statements: list[Statement]) -> None:
+    """Run one transaction's statements, folded (``engine.store.deferred``): each row once,
+    and a run of one statement as one ``executemany``."""
+    for sql, rows in grouped(fold(statements, FOLDS)):
+        if len(rows) == 1:
+            conn.execute(sql, rows[0])
+        else:
+            conn.executemany(sql, rows)
 
 
 def _approval_row(r: dict[str, Any]) -> ApprovalRequest:
