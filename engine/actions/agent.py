@@ -173,8 +173,9 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         return done.message.content
 
     model = ctx.model()
+    history = (*ctx.run.messages, *new) if new else ctx.run.messages  # no copy per turn
     view = await prepare_view(
-        (*ctx.run.messages, *new), ctx.run.data,
+        history, ctx.run.data,
         budget_for(ctx.machine.context, model.provider, model.model),
         tools_tokens=estimate_tools(ctx.tools) if params.tools else 0,
         summarize=summarize)
