@@ -29,6 +29,7 @@ from engine.core.context_window import (
     model_calls,
     prepare_view,
     stub_message,
+    view_and_tokens,
 )
 from engine.errors import ContextOverflowError, ScriptDivergedError
 from engine.models.base import ModelParams, collect_turn
@@ -135,6 +136,26 @@ def test_view_without_compression_is_the_history_itself() -> None:
     view = build_view(history, ContextState())
     assert view == history
     assert all(a is b for a, b in zip(view, history, strict=True))  # shared, not copied
+
+
+def test_the_view_sent_each_turn_is_the_history_tuple_until_something_is_left_out() -> None:
+    """Turn after turn the view is the run's own history tuple (no copy of the conversation
+    per call); once outputs are stubbed it is a new tuple, equal to a full rebuild."""
+    history = _history(1, 2000)
+    for n in range(2, 6):
+        history = (*history, *_turn(n, 2000))
+        view, tokens = view_and_tokens(history, ContextState())
+        assert view is history
+        assert tokens == estimate_messages(history)
+    stubbed = ContextState(stubbed_before=len(history) - 2)
+    view, tokens = view_and_tokens(history, stubbed)
+    assert view is not history and view == build_view(history, stubbed)
+    assert tokens == estimate_messages(view) < estimate_messages(history)
+    more = (*history, *_turn(7, 2000))
+    view, tokens = view_and_tokens(more, stubbed)  # extended under the same stubs
+    assert view == build_view(more, stubbed) and tokens == estimate_messages(view)
+    listed = list(more)  # a list is never handed back as the view
+    assert view_and_tokens(listed, ContextState())[0] == tuple(listed)
 
 
 def test_stub_keeps_tool_args_outcome_size_and_pointer() -> None:

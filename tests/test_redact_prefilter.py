@@ -34,6 +34,7 @@ PIECES = [
     "secret_key = 'topsecretvalue'", "private-key:abcd", "credentials=abcd", "tokenizer",
     "keyboard", "passage", "author", "a" * 31, "b" * 32, "c" * 13, "d" * 12,
     "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6", "ENV_SECRET_VALUE", "+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/",
+    "İİ", "ẞ", "the password", "a token", "KEY",
 ]
 
 
@@ -54,3 +55,14 @@ def test_prose_and_plain_files_are_left_as_they_are() -> None:
     prose = "Turn 3: the runner checks each state before moving on. " * 20
     assert redactor._redact(prose) == prose
     assert redactor._redact("token: " + "aB3dE6gH9jK2" * 3) == "token: " + r.MASK
+
+
+def test_a_key_word_is_looked_for_only_where_a_key_can_be() -> None:
+    """Secret words after the last separator name no key; before it they still do, also when
+    lower-casing changes the length of the text before them."""
+    redactor = r.Redactor([])
+    after = "Turn 3: the runner then reads the password file and the api token"
+    assert redactor._redact(after) == after == every_pattern(after, [])
+    before = "İİ note: the api_key=hunter22 then stop"
+    assert redactor._redact(before) == every_pattern(before, []) != before
+    assert r.MASK in redactor._redact(before)

@@ -45,6 +45,7 @@ from engine.run_data import (
 from engine.spec.model import ModelOptions
 from engine.spec.templates import render
 from engine.state import Message, Outcome
+from engine.tooling.spec import ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -173,8 +174,9 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
         return done.message.content
 
     model = ctx.model()
+    history = (*ctx.run.messages, *new) if new else ctx.run.messages  # no copy per turn
     view = await prepare_view(
-        (*ctx.run.messages, *new), ctx.run.data,
+        history, ctx.run.data,
         budget_for(ctx.machine.context, model.provider, model.model),
         tools_tokens=estimate_tools(ctx.tools) if params.tools else 0,
         summarize=summarize)
@@ -208,12 +210,28 @@ async def call_model(ctx: ActionContext, params: CallModelParams) -> Outcome:
                    note="refused: " + msg.content[:60] if refused else "final answer")
 
 
+_SCHEMAS: dict[int, tuple[ToolSpec, ToolSchema]] = {}
+"""Each tool as offered to a model, by the identity of its frozen spec (the spec is kept, so
+its id stays its own): every model call offers the same tools, built once, not per call."""
+_SCHEMAS_MAX = 4096
+
+
+def _schema(spec: ToolSpec) -> ToolSchema:
+    hit = _SCHEMAS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    schema = ToolSchema(spec.name, spec.description, spec.input_schema)
+    if len(_SCHEMAS) >= _SCHEMAS_MAX:
+        _SCHEMAS.clear()
+    _SCHEMAS[id(spec)] = (spec, schema)
+    return schema
+
+
 async def _call(ctx: ActionContext, messages: tuple[Message, ...], *, tools: bool,
                 options: dict[str, Any], purpose: str = "turn",
                 context_tokens: int | None = None) -> _Answer:
     model = ctx.model()
-    schemas = [ToolSchema(s.name, s.description, s.input_schema)
-               for s in ctx.tools] if tools else []
+    schemas = [_schema(s) for s in ctx.tools] if tools else []
     started = time.monotonic()
     show, emit = ctx.show, ctx.emit
 

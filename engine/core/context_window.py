@@ -288,22 +288,34 @@ def view_and_tokens(history: Sequence[Message],
                     state: ContextState) -> tuple[tuple[Message, ...], int]:
     """``build_view`` and its token estimate, extending the last result when only new messages
     were appended under the same compression state: a step costs the same at turn 1,600 as at
-    turn 25. Equal to ``(build_view(h, s), estimate_messages(build_view(h, s)))``."""
+    turn 25. Equal to ``(build_view(h, s), estimate_messages(build_view(h, s)))``; a view that
+    leaves nothing out is the ``history`` tuple itself (no copy of the conversation per call)."""
     if not history:
         return (), 0
     key = id(history[0])
     hit = _VIEWS.get(key)
     state_key = (state.stubbed_before, state.summary)
+    whole = history if type(history) is tuple and _whole(state) else None
     if hit is not None and _extends(hit, history, state):
         tail = tuple(m for m in history[len(hit.history):] if not m.meta.get("summary"))
-        view, tokens = hit.view + tail, hit.tokens + estimate_messages(tail)
+        tokens = hit.tokens + estimate_messages(tail)
+        view = (whole if whole is not None and len(hit.view) + len(tail) == len(whole)
+                else hit.view + tail)
     else:
         view = build_view(history, state)
         tokens = estimate_messages(view)
+        if whole is not None and len(view) == len(whole):
+            view = whole
     if len(_VIEWS) >= MAX_CACHED_VIEWS and key not in _VIEWS:
         _VIEWS.clear()
     _VIEWS[key] = _CachedView(history, state_key, view, tokens)
     return view, tokens
+
+
+def _whole(state: ContextState) -> bool:
+    """True when nothing is stubbed or summarised: a view as long as its history is then
+    the history, message for message (only summary messages are ever left out)."""
+    return state.stubbed_before == 0 and state.summary is None
 
 
 def _extends(hit: _CachedView, history: Sequence[Message], state: ContextState) -> bool:

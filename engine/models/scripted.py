@@ -212,6 +212,7 @@ class _Tally:
 
     def __init__(self) -> None:
         self.seen: tuple[Message, ...] = ()
+        """The conversation of the previous call: the caller's own tuple, kept, not copied."""
         self.chars = 0
         self.calls = 0
 
@@ -220,16 +221,19 @@ class _Tally:
         conversation) is counted from scratch.
 
         The prefix is compared as a tuple: one C loop that short-cuts on identical messages
-        (a few nanoseconds each); a message equal but not identical counts the same."""
-        k = len(self.seen)
-        prefix = messages[:k]
-        if len(prefix) < k or (prefix if type(prefix) is tuple else tuple(prefix)) != self.seen:
-            self.seen, self.chars, self.calls, k = (), 0, 0, 0
-        added = tuple(messages[k:])
-        for m in added:
+        (a few nanoseconds each); a message equal but not identical counts the same. Only the
+        messages added since are counted, and the caller's tuple is kept as it is (no copy of
+        the conversation grows by concatenation every call)."""
+        seen = self.seen
+        k = len(seen)
+        if type(messages) is not tuple:
+            messages = tuple(messages)
+        if k and (len(messages) < k or messages[:k] != seen):
+            self.chars, self.calls, k = 0, 0, 0
+        for m in messages[k:]:
             self.chars += _message_chars(m)
             self.calls += _calls_behind(m)
-        self.seen += added
+        self.seen = messages
         return self.chars, self.calls
 
 

@@ -71,9 +71,13 @@ Deferred = Callable[[Sequence[PendingQuestion]], Awaitable[Mapping[str, Approval
 """Park mode's answers: recorded decisions by call id, or it parks the run (``RunParked``)."""
 
 
+_DIGEST_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
+"""``json.dumps(value, sort_keys=True, default=str)`` without a new encoder per call."""
+
+
 def digest(value: Any) -> str:
     """A short stable digest of a JSON-able value (arguments, previews) for the audit table."""
-    blob = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    blob = value if isinstance(value, str) else _DIGEST_JSON(value)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -507,8 +507,8 @@ def _flat_json(args: Mapping[str, Any]) -> str | None:
         f"{_dumps(k)}: {_dumps(args[k])}" for k in sorted(args)) + "\n}"
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(value, ensure_ascii=False)`` without a new encoder per call."""
 
 
 def _relative(v: PathVerdict, workspace: Path) -> str | None:

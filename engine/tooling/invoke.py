@@ -48,21 +48,29 @@ async def invoke(registry: ToolRegistry, call: ToolCall, ctx: ToolContext, *,
     if isinstance(parsed, ToolResult):
         return parsed
     timeout = effective_timeout(spec, parsed, ctx)
+    result = None
     try:
-        with anyio.fail_after(timeout + grace_s):
+        # ``fail_after`` without its generator wrapper: only the deadline cancels this scope
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout + grace_s) as scope:
             result = await spec.handler(parsed, dataclasses.replace(ctx, timeout_s=timeout))
     except TimeoutError:
-        return ToolResult.error(f"{call.name} timed out after {timeout:g}s",
-                                timed_out=True, timeout_s=timeout)
+        return _timed_out(call, timeout)
     except (anyio.get_cancelled_exc_class(), StoreError):
         raise  # a database fault met while recording output ends the run, resumable
     except Exception as exc:  # a broken tool must not kill the run
         logger.exception("tool %s raised", call.name)
         return ToolResult.error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+    if scope.cancelled_caught:
+        return _timed_out(call, timeout)
     if not isinstance(result, ToolResult):
         return ToolResult.error(f"{call.name} returned {type(result).__name__}, not a ToolResult "
                                 "(a bug in the tool)")
     return cap_result(result)
+
+
+def _timed_out(call: ToolCall, timeout: float) -> ToolResult:
+    return ToolResult.error(f"{call.name} timed out after {timeout:g}s",
+                            timed_out=True, timeout_s=timeout)
 
 
 def effective_timeout(spec: ToolSpec, parsed: Any, ctx: ToolContext) -> float:

@@ -22,6 +22,10 @@ class ToolRegistry:
         self._tools: dict[str, ToolSpec] = {}
         self.version = 0
         """Incremented on every add or remove."""
+        self._listed: tuple[ToolSpec, ...] = ()
+        self._listed_at = -1
+        """The tools sorted by name, as of ``version`` ``_listed_at`` (every model call lists
+        them: sorted once per change, not per call)."""
         for spec in specs:
             self.add(spec)
 
@@ -54,7 +58,14 @@ class ToolRegistry:
         return name in self._tools
 
     def __iter__(self) -> Iterator[ToolSpec]:
-        return iter(sorted(self._tools.values(), key=lambda s: s.name))
+        if self._listed_at != self.version:
+            self._listed = tuple(sorted(self._tools.values(), key=_name))
+            self._listed_at = self.version
+        return iter(self._listed)
 
     def __len__(self) -> int:
         return len(self._tools)
+
+
+def _name(spec: ToolSpec) -> str:
+    return spec.name

@@ -153,14 +153,19 @@ class Redactor:
             if secret in text:
                 text = text.replace(secret, MASK)
         runs = _token_runs(text)
-        if _SHAPE_RUN in runs:
+        shaped = _SHAPE_RUN in runs
+        if shaped:
             text = _SHAPES.sub(MASK, text)
         lowered = text.lower()
         if "bearer" in lowered or "basic" in lowered:
             text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
         if "=" not in text and ":" not in text:
             return text
-        if _RANDOM_RUN not in runs and not any(w in lowered for w in _SECRET_KEY_WORDS):
+        # A random value is a longer run than any shape; a key comes before its separator,
+        # so a key word is looked for only up to the last one (in prose, often a few words).
+        keys = lowered[:max(lowered.rfind("="), lowered.rfind(":"))]
+        if not (shaped and _RANDOM_RUN in runs) and not any(
+                w in keys for w in _SECRET_KEY_WORDS):
             return text  # no key names a secret and no value can look random
         return _mask_pairs(text)
 

@@ -96,7 +96,8 @@ class StreamRecorder:
     def _add(self, channel: str, call_id: str | None, text: str) -> None:
         key = self._key
         if key is None or key[0] != channel or key[1] != call_id:  # a new burst
-            self._write(final=True, commit=False)
+            if self._parts:
+                self._write(final=True, commit=False)
             # A command's first line is committed at once (it may then be quiet for minutes);
             # model text when the burst outlives the window, else it rides with the step's
             # own commit, which also carries the steps deferred before it.

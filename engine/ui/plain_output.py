@@ -109,7 +109,11 @@ class PlainObserver:
             return
         if self._in_text:
             self._end_text()
-        text = "".join(["".join(line[::2]) + "\n" for line in render(payload)])
+        lines = render(payload)
+        if len(lines) == 1:  # most events: one line, joined without building a list
+            text = "".join(lines[0][::2]) + "\n"
+        else:
+            text = "".join(["".join(line[::2]) + "\n" for line in lines])
         self._out.append(text)
         self._out_chars += len(text)
         waits = kind in WAITS_AFTER and (kind != STEP_BEGIN or payload.get("waits", True))
