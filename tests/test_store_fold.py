@@ -18,9 +18,10 @@ import pytest
 from bench.cli import write_task
 from engine.state import Message, RunInfo, RunState, ToolCall, Usage
 from engine.store.base import EffectRecord, StepBegin, StepCommit
-from engine.store.deferred import Folds, fold, grouped
+from engine.store.deferred import Folds, fold
 from engine.store.sqlite import (
     EFFECT_ROW,
+    EVENT_ROW,
     FOLDS,
     RUN_ROW,
     STEP_BEGIN,
@@ -81,11 +82,6 @@ def test_a_two_column_step_key_folds_the_same_way() -> None:
         ("end", ("t", "d", 2.0, "", None, "r", 5))]
 
 
-def test_runs_of_one_statement_are_grouped_in_order() -> None:
-    assert grouped([("a", (1,)), ("a", (2,)), ("b", (3,)), ("a", (4,))]) == [
-        ("a", [(1,), (2,)]), ("b", [(3,)]), ("a", [(4,)])]
-
-
 # -- folded statements leave the same rows as the statements one by one -------------------------
 
 def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -131,6 +127,10 @@ CASES = {
                              _effect("c1", "done", '{"content":"ok"}', None, 3.1)],
     "a recorded call again": lambda k: [_effect("c0", "started", None, None, 3.0),
                                         _effect("c0", "done", None, '{"f":1}', 3.1)],
+    "events between a step's begin and end": lambda k: [
+        (STEP_BEGIN, (k(8), "r", 8, "s8", "act", 3.0, None)),
+        *[(EVENT_ROW, (k(i), "r", i, 8, "stream", 3.0 + i, '{"text":"x"}')) for i in range(3)],
+        (STEP_END, ("go", "s9", 3.6, "", None, k(8)))],
     "run rows": lambda k: [(RUN_ROW, ("s8", 8, "running", 3.0, 1, 2, 0, 0.5, 1, "r")),
                            (RUN_ROW, ("s9", 9, "running", 3.1, 3, 4, 0, 0.0, 0, "r"))],
 }

@@ -15,8 +15,8 @@ or another, can see a row between two statements of one transaction, so a row wr
 it is written once with its final values. A step that begins and ends in one transaction is
 one insert of the finished row (not an insert then an update), a ledger row that starts and
 ends in it is one row with its outcome, and the run's row (written whole by every step) is
-written by the last step only. Then runs of one statement go to the database as one
-``executemany`` (``grouped``).
+written by the last step only. The store then sends a run of one statement as one
+``executemany``.
 """
 
 from __future__ import annotations
@@ -99,19 +99,6 @@ def _later_effect(first: tuple[Any, ...], then: tuple[Any, ...]) -> tuple[Any, .
     return (*first[:EFFECT_STATUS], then[EFFECT_STATUS], *first[EFFECT_STATUS + 1:EFFECT_RESULT],
             first[EFFECT_RESULT] if result is None else result,
             first[EFFECT_FILE] if file is None else file, then[EFFECT_AT])
-
-
-def grouped(statements: Sequence[Statement]) -> list[tuple[str, list[tuple[Any, ...]]]]:
-    """Consecutive statements of the same SQL as one (sql, rows) pair, in order."""
-    out: list[tuple[str, list[tuple[Any, ...]]]] = []
-    last: str | None = None
-    for sql, params in statements:
-        if sql is last:
-            out[-1][1].append(params)
-        else:
-            out.append((sql, [params]))
-            last = sql
-    return out
 
 
 class Recorder:

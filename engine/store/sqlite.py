@@ -54,7 +54,7 @@ from engine.store.base import (
     StepCommit,
     merged_config,
 )
-from engine.store.deferred import Folds, Statement, fold, grouped
+from engine.store.deferred import Folds, Statement, fold
 from engine.store.sqlite_errors import (
     SQLITE_BUSY,
     is_corrupt,
@@ -835,10 +835,9 @@ class SqliteStore:
     def _message_rows(self, into: list[Statement], run_id: str, step: int, first: int,
                       messages: Sequence[Message]) -> None:
         """The rows of a step's new messages, numbered from ``first``, added to ``into``."""
-        if messages:
-            key = self._key(run_id, first)
-            into.extend((MESSAGE_ROW, (key + i, run_id, first + i, step, _dumps(m.to_dict())))
-                        for i, m in enumerate(messages))
+        key = (self._bases.get(run_id) or self._base(run_id)) + first
+        for i, m in enumerate(messages):
+            into.append((MESSAGE_ROW, (key + i, run_id, first + i, step, _dumps(m.to_dict()))))
 
     @_guarded
     def messages(self, run_id: str) -> list[Message]:
@@ -1090,12 +1089,21 @@ class SqliteStore:
 
 def _execute(conn: sqlite3.Connection, statements: list[Statement]) -> None:
     """Run one transaction's statements, folded (``engine.store.deferred``): each row once,
-    and a run of one statement as one ``executemany``."""
-    for sql, rows in grouped(fold(statements, FOLDS)):
+    and a run of one statement as one ``executemany`` (``grouped``, done as it goes)."""
+    last, rows = "", []
+    for sql, params in fold(statements, FOLDS):
+        if sql is last:
+            rows.append(params)
+            continue
         if len(rows) == 1:
-            conn.execute(sql, rows[0])
-        else:
-            conn.executemany(sql, rows)
+            conn.execute(last, rows[0])
+        elif rows:
+            conn.executemany(last, rows)
+        last, rows = sql, [params]
+    if len(rows) == 1:
+        conn.execute(last, rows[0])
+    elif rows:
+        conn.executemany(last, rows)
 
 
 def _approval_row(r: dict[str, Any]) -> ApprovalRequest:
