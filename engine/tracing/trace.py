@@ -256,7 +256,9 @@ class _SpanWriter:
 
     def value(self, value: Any, key: str) -> str:
         """A field of the span (``name``, ``error``) as JSON text, as ``Redactor.value``
-        has it."""
+        has it (most spans have no error: None is written without asking the redactor)."""
+        if value is None:
+            return "null"
         if type(value) is not str:
             return value_text(self.red.value(value, key))
         if value and self._secret_key(key):
