@@ -228,19 +228,11 @@ class _SpanWriter:
         is not remembered (``-0.0 == 0.0``, but they are written differently)."""
         if type(value) is not float or not value:
             return value_text(value)
-        done = self.floats.get(value)
-        if done is None:
-            done = self.floats[value] = value_text(value)
-        return done
+        return _remembered(self.floats, value, value_text)
 
     def iso(self, ts: float) -> str:
         """``_iso(ts)``, remembered like ``number``."""
-        if not ts:
-            return _iso(ts)
-        done = self.isos.get(ts)
-        if done is None:
-            done = self.isos[ts] = _iso(ts)
-        return done
+        return _iso(ts) if not ts else _remembered(self.isos, ts, _iso)
 
     def _rule(self, key: str) -> str:
         """What ``fields`` does with a string under ``key``: keep it (redacted where it
@@ -278,6 +270,14 @@ class _SpanWriter:
 
 
 _MASK_TEXT = value_text(MASK)
+
+
+def _remembered(texts: dict[float, str], value: float, write: Callable[[float], str]) -> str:
+    """``write(value)``, made once per value (``texts`` remembers it)."""
+    done = texts.get(value)
+    if done is None:
+        done = texts[value] = write(value)
+    return done
 
 
 def build_trace(store: Store, run_id: str) -> dict[str, Any]:
