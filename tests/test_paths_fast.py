@@ -126,19 +126,26 @@ def test_a_symlink_that_stays_inside_is_followed_like_realpath(tree: dict[str, P
     assert (v.inside, v.decision, v.resolved) == (True, "allow", str(ws / "notes" / "item.txt"))
 
 
-@pytest.mark.parametrize("depth", [0, 1, 2])
-def test_an_ancestor_of_the_workspace_turned_into_a_symlink_is_caught(
-        tree: dict[str, Path], depth: int) -> None:
-    """The workspace's own resolution is remembered; its components are still checked on
-    every call, so a directory above it replaced by a link is seen at once."""
+def _swap_ancestor_for_a_decoy(tree: dict[str, Path], depth: int) -> None:
+    """Move the workspace (depth 0) or its ``depth``-th parent away and put a link in its
+    place to a copy whose ``notes/item.txt`` holds ``SECRET``."""
     ws, tmp = tree["ws"], tree["tmp"]
-    assert judge_path("notes/item.txt", ws).decision == "allow"  # remembered from here on
     ancestor = ws if depth == 0 else ws.parents[depth - 1]
     ancestor.rename(tmp / "moved")
     decoy = tmp / "decoy" / ws.relative_to(ancestor)
     (decoy / "notes").mkdir(parents=True)
     (decoy / "notes" / "item.txt").write_text(SECRET)
     ancestor.symlink_to(tmp / "decoy")
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2])
+def test_an_ancestor_of_the_workspace_turned_into_a_symlink_is_caught(
+        tree: dict[str, Path], depth: int) -> None:
+    """The workspace's own resolution is remembered; its components are still checked on
+    every call, so a directory above it replaced by a link is seen at once."""
+    ws = tree["ws"]
+    assert judge_path("notes/item.txt", ws).decision == "allow"  # remembered from here on
+    _swap_ancestor_for_a_decoy(tree, depth)
     assert components_below("notes/item.txt", ws) is None
     v = judge_path("notes/item.txt", ws)
     assert (v.inside, v.decision) == (False, "ask"), v
@@ -325,14 +332,9 @@ async def test_read_file_never_reads_outside_while_a_link_is_swapped_in_and_out(
 @pytest.mark.parametrize("depth", [0, 1, 2])
 async def test_read_file_refuses_when_the_workspace_or_an_ancestor_becomes_a_link(
         tree: dict[str, Path], depth: int) -> None:
-    ws, tmp = tree["ws"], tree["tmp"]
+    ws = tree["ws"]
     assert not (await read(ws, "notes/item.txt")).is_error  # the workspace is remembered
-    ancestor = ws if depth == 0 else ws.parents[depth - 1]
-    ancestor.rename(tmp / "moved")
-    decoy = tmp / "decoy" / ws.relative_to(ancestor)
-    (decoy / "notes").mkdir(parents=True)
-    (decoy / "notes" / "item.txt").write_text(SECRET)
-    ancestor.symlink_to(tmp / "decoy")
+    _swap_ancestor_for_a_decoy(tree, depth)
     r = await read(ws, "notes/item.txt")
     assert r.is_error and SECRET not in r.content, r.content
 
