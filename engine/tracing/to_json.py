@@ -41,7 +41,8 @@ def json_text(value: Any) -> str:
     return _dumps(value)
 
 
-_encode_str = json.encoder.encode_basestring
+encode_str: Callable[[str], str] = json.encoder.encode_basestring
+_encode_str = encode_str
 """The string encoder the C encoder itself uses for ``ensure_ascii=False``."""
 
 

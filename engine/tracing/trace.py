@@ -31,7 +31,7 @@ from engine.events import EventKind
 from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
 from engine.tracing.redact import MASK, Redactor, redactor
-from engine.tracing.to_json import document_chunks, json_text, key_text, value_text
+from engine.tracing.to_json import document_chunks, encode_str, json_text, key_text, value_text
 from engine.tracing.to_text import trace_text
 
 logger = logging.getLogger(__name__)
@@ -127,13 +127,13 @@ class Span:
 
 
 ENTERED_REDACTED = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
-                              "arguments", "text", "output", "tool_calls"})
+                              "arguments", "text", "output", "tool_calls", "approval"})
 """Attribute and call-record keys whose values the builder redacts where they enter (tool
-arguments, model text, tool output): not read a second time."""
+arguments, model text, tool output, approvals): not read a second time."""
 
 
 _KEEP, _MASK, _TEXT = "keep", "mask", "text"
-"""``_SpanWriter._rule``'s answers."""
+"""``_SpanWriter._key``'s rules."""
 
 class _SpanWriter:
     """Writes spans as the document's JSON text, each distinct string of the run redacted and
@@ -147,10 +147,8 @@ class _SpanWriter:
         """Strings of the run -> their redacted JSON text."""
         self.secret_keys: dict[str, bool] = {}
         """Keys already judged by ``Redactor.secret_key``."""
-        self.rules: dict[str, str] = {}
-        """Keys already judged by ``_rule``."""
-        self.keys: dict[Any, str] = {}
-        """Keys -> their JSON text with the separator after it."""
+        self.keys: dict[Any, tuple[str, str]] = {}
+        """Keys -> their JSON text with the separator after it, and their rule (``_key``)."""
         self.floats: dict[float, str] = {}
         self.isos: dict[float, str] = {}
 
@@ -183,29 +181,32 @@ class _SpanWriter:
 
     def fields(self, fields: Mapping[str, Any], *, drop_none: bool) -> str:
         """``fields`` as JSON text, redacted as ``Redactor.value`` would, key by key, except
-        the ``ENTERED_REDACTED`` ones (kept as they are); without the Nones if ``drop_none``."""
+        the ``ENTERED_REDACTED`` ones (kept as they are); without the Nones if ``drop_none``.
+        A key's text and rule are looked up together (this loop runs for every span field)."""
         out: list[str] = []
-        texts, rules, keys = self.texts, self.rules, self.keys
+        texts, keys = self.texts, self.keys
         for k, v in fields.items():
             kind = type(v)
-            if kind is str:  # subscripts, not .get: this loop runs for every span field
+            if v is None:
+                if drop_none:
+                    continue
+                text = "null"
+            elif kind is str:
                 try:
-                    rule = rules[k]
+                    key, rule = keys[k]
                 except KeyError:
-                    rule = self._rule(k)
+                    key, rule = self._key(k)
                 if rule is _TEXT:
                     try:
                         text = texts[v]
                     except KeyError:
                         text = self._text(v)
                 elif rule is _KEEP:
-                    text = value_text(v)
+                    text = _encode_str(v)
                 else:
                     text = _MASK_TEXT if v else self._text(v)
-            elif v is None:
-                if drop_none:
-                    continue
-                text = "null"
+                out.append(key + text)
+                continue
             elif kind is int:
                 text = int.__repr__(v)
             elif kind is bool:
@@ -217,9 +218,9 @@ class _SpanWriter:
             else:
                 text = value_text(self.red.value(v, k))
             try:
-                out.append(keys[k] + text)
+                out.append(keys[k][0] + text)
             except KeyError:
-                out.append(self._key(k) + text)
+                out.append(self._key(k)[0] + text)
         return "{" + ", ".join(out) + "}"
 
     def number(self, value: Any) -> str:
@@ -234,16 +235,13 @@ class _SpanWriter:
         """``_iso(ts)``, remembered like ``number``."""
         return _iso(ts) if not ts else _remembered(self.isos, ts, _iso)
 
-    def _rule(self, key: str) -> str:
-        """What ``fields`` does with a string under ``key``: keep it (redacted where it
-        entered), mask it (the key names a secret), or redact it as text."""
-        rule = (_KEEP if key in ENTERED_REDACTED else _MASK if self.red.secret_key(key)
-                else _TEXT)
-        self.rules[key] = rule
-        return rule
-
-    def _key(self, key: Any) -> str:
-        done = self.keys[key] = key_text(key)
+    def _key(self, key: Any) -> tuple[str, str]:
+        """``key``'s JSON text with the separator after it, and what ``fields`` does with a
+        string under it: keep it (redacted where it entered), mask it (the key names a
+        secret), or redact it as text."""
+        rule = (_KEEP if key in ENTERED_REDACTED else
+                _MASK if type(key) is str and self.red.secret_key(key) else _TEXT)
+        done = self.keys[key] = (key_text(key), rule)
         return done
 
     def value(self, value: Any, key: str) -> str:
@@ -270,6 +268,7 @@ class _SpanWriter:
 
 
 _MASK_TEXT = value_text(MASK)
+_encode_str = encode_str
 
 
 def _remembered(texts: dict[float, str], value: float, write: Callable[[float], str]) -> str:
@@ -362,6 +361,9 @@ class _Builder:
         self.tool_attempts: dict[str, int] = {}
         self.approvals: dict[str, dict[str, Any]] = {}
         self.approval_spans: dict[str, str] = {}
+        self.approval_records: dict[str, dict[str, Any]] = {}
+        """Approvals as the call records hold them: redacted once, for the approval span and
+        the tool span (``ENTERED_REDACTED``)."""
         self.requested_by: dict[str, str] = {}
         self.pending_retries: dict[int, list[Event]] = {}
         self.model_calls_in_step: dict[int, int] = {}
@@ -491,6 +493,7 @@ class _Builder:
                                           "capability")}
         approval["reason"] = self.red.text(str(approval["reason"] or ""))
         self.approvals[call_id] = approval
+        self.approval_records[call_id] = record = self.red.value(approval)
         self.approval_spans[call_id] = span.span_id
         span.attributes = {
             "turnstile.operation": "approval", "gen_ai.tool.name": tool,
@@ -503,7 +506,7 @@ class _Builder:
                                  arguments=self.red.value(dict(p.get("args") or {})),
                                  duration_s=round(span.end - span.start, 6),
                                  ok=p.get("decision") == "allow", retries=0,
-                                 approval=approval)
+                                 approval=record)
         self._add(step, span)
 
     def _tool_span(self, e: Event, step: Span, start: float) -> Span:
@@ -536,7 +539,8 @@ class _Builder:
             model=requester.call.get("model") if requester and requester.call else None,
             tool=tool, version=p.get("version"), call_id=call_id,
             arguments=self.red.value(dict(p.get("args") or {})), duration_s=None, ok=None,
-            outcome="running", retries=attempt - 1, cost_usd=0.0, approval=approval,
+            outcome="running", retries=attempt - 1, cost_usd=0.0,
+            approval=self.approval_records.get(call_id),
             attempt=attempt, requested_by=requester.span_id if requester else None)
         self.last_tool[call_id] = span
         return self._add(step, span)
@@ -661,7 +665,8 @@ class _Builder:
                 chats.append(s.call)
             elif s.kind == "tool":
                 tools.append(s)
-            elif s.kind == "approval" and (s.call["approval"] or {}).get("decision") == "deny":
+            elif (s.kind == "approval"
+                  and s.attributes.get("turnstile.approval.decision") == "deny"):
                 denials += 1
         costs: list[float | None] = [c.get("cost_usd") for c in chats]
         known = [c for c in costs if c is not None]
