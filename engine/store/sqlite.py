@@ -878,9 +878,22 @@ class SqliteStore:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params.extend(kinds)
         rows = self._conn.execute(sql + " ORDER BY key", params).fetchall()
-        known = _KINDS
-        return [Event(run_id, r[0], r[1], known.get(r[2]) or kind_of(r[2]), r[3], _loads(r[4]))
-                for r in rows]
+        known, new = _KINDS, object.__new__
+        # each slot set through its descriptor: the frozen ``__init__`` costs twice as much,
+        # and a long run has tens of thousands of events
+        s_run, s_seq, s_step, s_kind, s_at, s_payload = (
+            getattr(Event, f).__set__ for f in ("run_id", "seq", "step", "kind", "at", "payload"))
+        out: list[Event] = []
+        for seq, step, kind, at, payload in rows:
+            e = new(Event)
+            s_run(e, run_id)
+            s_seq(e, seq)
+            s_step(e, step)
+            s_kind(e, known.get(kind) or kind_of(kind))
+            s_at(e, at)
+            s_payload(e, _loads(payload))
+            out.append(e)
+        return out
 
     # -- checkpoints and resume ---------------------------------------------------------
 
