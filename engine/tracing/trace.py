@@ -90,7 +90,7 @@ def _nonzero(h: str) -> str:
 # -- the document -----------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One span while the tree is being built; ``to_json`` is its form in the document."""
 
@@ -526,12 +526,13 @@ class _Builder:
         span = Span(self.span_id("tool", e.seq), step.span_id,
                     f"execute_tool {tool}", "tool", start, max(start, e.at), step=e.step)
         approval = self.approvals.get(call_id)
+        arguments = self.red.value(dict(p.get("args") or {}))  # once: attribute and call
         if call_id in self.approval_spans:
             span.links.append(self.approval_spans[call_id])
         span.attributes = {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
             "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function",
-            "gen_ai.tool.call.arguments": _json(self.red.value(dict(p.get("args") or {}))),
+            "gen_ai.tool.call.arguments": _json(arguments),
             "gen_ai.conversation.id": self.run_id, "turnstile.step": e.step,
             "turnstile.tool.version": p.get("version"), "turnstile.attempt": attempt,
             "turnstile.retries": attempt - 1,
@@ -548,7 +549,7 @@ class _Builder:
         span.call = _call_record(
             model=requester.call.get("model") if requester and requester.call else None,
             tool=tool, version=p.get("version"), call_id=call_id,
-            arguments=self.red.value(dict(p.get("args") or {})), duration_s=None, ok=None,
+            arguments=arguments, duration_s=None, ok=None,
             outcome="running", retries=attempt - 1, cost_usd=0.0,
             approval=self.approval_records.get(call_id),
             attempt=attempt, requested_by=requester.span_id if requester else None)
