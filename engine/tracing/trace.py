@@ -221,10 +221,10 @@ class _SpanWriter:
                 text = int.__repr__(v)
             elif kind is bool:
                 text = "true" if v else "false"
-            elif kind is float:
-                text = self.number(v)
+            elif kind is float:  # not remembered: a field's float rarely recurs (durations)
+                text = float.__repr__(v) if v - v == 0.0 else value_text(v)
             elif k in ENTERED_REDACTED:
-                text = value_text(v)
+                text = json_text(v)
             else:
                 text = value_text(self.red.value(v, k))
             try:
