@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from engine.errors import LeaseHeldError, StoreError, UnknownRunError
-from engine.state import Message, RunInfo, RunState, ToolCall, Usage
+from engine.state import Message, RunInfo, RunState, StepRecord, ToolCall, Usage
 from engine.store.base import (
     AuditRecord,
     Checkpoint,
     EffectRecord,
+    Event,
     LeaseOwner,
     StepBegin,
     StepCommit,
@@ -159,6 +160,26 @@ def test_events_audit_effects_round_trip(store) -> None:
                                         "status": "done", "result": {"content": "ok"}}))
     (got,) = store.effects("run-1")
     assert (got.status, got.result) == ("done", {"content": "ok"})
+
+
+def test_steps_and_events_read_back_equal_to_records_made_by_their_constructors(store) -> None:
+    """Every field of a read-back record is set (equality reads them all): a field added to
+    ``StepRecord`` or ``Event`` that the store does not fill fails here."""
+    _new_run(store)
+    store.commit_step("run-1", StepCommit(
+        seq=0, state="a", trigger="go", dest="b", ended_at=2.0, updates={}, messages=(),
+        first_message_seq=1, usage=Usage(),
+        next_step=StepBegin(1, "b", "act", 2.0, {"calls": [{"tool": "x"}]})))
+    store.end_step("run-1", 1, "failed", "boom", 3.0)
+    store.append_event("run-1", 1, "model_call", {"tokens": 3, "text": "hi"}, 2.5)
+    store.append_event("run-1", 1, "some_new_kind", {}, 2.6)
+    assert store.steps("run-1") == [
+        StepRecord("run-1", 0, "a", "act", "succeeded", "go", "b", 1.0, 2.0, "", None),
+        StepRecord("run-1", 1, "b", "act", "failed", None, None, 2.0, 3.0, "boom",
+                   {"calls": [{"tool": "x"}]})]
+    model_call, new_kind = store.events("run-1")
+    assert model_call == Event("run-1", 0, 1, "model_call", 2.5, {"tokens": 3, "text": "hi"})
+    assert new_kind == Event("run-1", 1, 1, "some_new_kind", 2.6, {})
 
 
 def test_lease_excludes_a_live_holder_and_takes_over_a_dead_one(store, tmp_path) -> None:
