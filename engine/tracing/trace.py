@@ -480,7 +480,7 @@ class _Builder:
         for r in self.pending_retries.pop(e.step, []):
             span.add_event("model_retry", r.at, self.red.value(dict(r.payload)))
         span.start = min([span.start, *(ev["at"] for ev in span.events)])
-        calls = [self.red.value(dict(c)) for c in p.get("tool_calls") or ()]
+        calls = [self.red.value(_as_dict(c)) for c in p.get("tool_calls") or ()]
         for c in calls:
             self.requested_by[str(c.get("id"))] = span.span_id
         span.call = _call_record(
@@ -526,7 +526,7 @@ class _Builder:
         span = Span(self.span_id("tool", e.seq), step.span_id,
                     f"execute_tool {tool}", "tool", start, max(start, e.at), step=e.step)
         approval = self.approvals.get(call_id)
-        arguments = self.red.value(dict(p.get("args") or {}))  # once: attribute and call
+        arguments = self.red.value(_as_dict(p.get("args") or {}))  # once: attribute, call
         if call_id in self.approval_spans:
             span.links.append(self.approval_spans[call_id])
         span.attributes = {
@@ -612,7 +612,7 @@ class _Builder:
                          outcome=outcome)
 
     def _other(self, e: Event, step: Span) -> None:
-        payload = self.red.value(dict(e.payload))
+        payload = self.red.value(_as_dict(e.payload))
         call_id = e.payload.get("call_id")
         target = self.last_tool.get(str(call_id)) if call_id else None
         if target is not None and e.kind == EventKind.EFFECT_RESOLVED and target.call is not None:
@@ -745,6 +745,12 @@ def _kind_of(path: str, machine_hash: str) -> str | None:
         return str(parse_machine(Path(path)).kind)
     except (TurnstileError, OSError, ValueError):
         return None
+
+
+def _as_dict(m: Mapping[str, Any]) -> dict[str, Any]:
+    """``m`` as a dict to hand to ``Redactor.value``, which builds a new one anyway: copied
+    only if it is some other mapping (a payload read from the store is a dict already)."""
+    return m if type(m) is dict else dict(m)
 
 
 def _clean(d: Mapping[str, Any]) -> dict[str, Any]:
