@@ -419,11 +419,14 @@ class _Builder:
             EventKind.APPROVAL: self._approval, EventKind.TOOL_STARTED: self._tool_started,
             EventKind.TOOL_OUTPUT: self._tool_output, EventKind.TOOL_CALL: self._tool_call,
         }
-        for e in events:
-            step = self._step(e.step, e.at)
-            if self._interrupted_attempt(e):
+        steps, rows = self.steps, self.step_rows
+        for e in events:  # ``_step`` and ``_interrupted_attempt`` inline: once per event
+            seq, at = e.step, e.at
+            step = steps.get(seq) or self._step(seq, at)
+            row = rows.get(seq)
+            if row is not None and at < row.started_at:
                 step.attributes["turnstile.step.resumed"] = True
-                step.start = min(step.start, e.at)
+                step.start = min(step.start, at)
             handler = handlers.get(e.kind)
             if handler is not None:
                 handler(e, step)
