@@ -42,7 +42,6 @@ def json_text(value: Any) -> str:
 
 
 encode_str: Callable[[str], str] = json.encoder.encode_basestring
-_encode_str = encode_str
 """The string encoder the C encoder itself uses for ``ensure_ascii=False``."""
 
 
@@ -51,7 +50,7 @@ def value_text(value: Any) -> str:
     encoder (a trace writes hundreds of thousands of them), anything else through it."""
     kind = type(value)
     if kind is str:
-        return _encode_str(value)
+        return encode_str(value)
     if value is None:
         return "null"
     if kind is int:
@@ -66,7 +65,7 @@ def value_text(value: Any) -> str:
 def key_text(key: Any) -> str:
     """A mapping key as the encoder writes it, with the separator after it: ``"key": ``."""
     if type(key) is str:
-        return _encode_str(key) + ": "
+        return encode_str(key) + ": "
     return _dumps({key: None})[1:-5]
 
 

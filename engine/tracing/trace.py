@@ -151,33 +151,22 @@ class _SpanWriter:
         """Keys -> their JSON text with the separator after it, and their rule (``_key``)."""
         self.floats: dict[float, str] = {}
         self.isos: dict[float, str] = {}
-        self.name_masked = red.secret_key("name")
-        """Whether a span's name is masked whole (a secret key name): never, as it stands."""
 
     def text(self, span: Span) -> str:
         """The span's JSON text. Ids, the kind and the ISO time are the trace's own ASCII
-        words (hex digits, a name, digits): quoted without escaping. The remembered floats,
-        times and names are looked up here, not through ``number``/``iso``/``value`` (a
-        call each costs as much as the lookup; a long run has tens of thousands of spans)."""
-        start, end, ok, parent, name, step = (span.start, span.end, span.ok, span.parent_id,
-                                              span.name, span.step)
-        floats, isos, times = self.floats, self.isos, type(start) is float
-        start_text = (floats.get(start) if times else None) or self.number(start)
-        iso = (isos.get(start) if times else None) or self.iso(start)
-        end_text = (floats.get(end) if type(end) is float else None) or self.number(end)
+        words (hex digits, a name, digits): quoted without escaping."""
+        start, end, ok, parent = span.start, span.end, span.ok, span.parent_id
         parts = [
             f'{{"span_id": "{span.span_id}", "parent_id": ',
             "null" if parent is None else f'"{parent}"',
-            ', "name": ',
-            self.value(name, "name") if self.name_masked or type(name) is not str else
-            self.texts.get(name) or self._text(name),
-            f', "kind": "{span.kind}", "step": ',
-            int.__repr__(step) if type(step) is int else value_text(step),
-            ', "start": ', start_text, ', "end": ', end_text,
-            f', "start_iso": "{iso}", "duration_s": ', value_text(round(max(end - start, 0), 6)),
+            ', "name": ', self.value(span.name, "name"),
+            f', "kind": "{span.kind}", "step": ', value_text(span.step),
+            ', "start": ', self.number(start), ', "end": ', self.number(end),
+            f', "start_iso": "{self.iso(start)}", "duration_s": ',
+            value_text(round(max(end - start, 0), 6)),
             ', "status": "unset", "error": ' if ok is None else
             ', "status": "ok", "error": ' if ok else ', "status": "error", "error": ',
-            "null" if span.error is None else self.value(span.error, "error"),
+            self.value(span.error, "error"),
             ', "attributes": ', self.fields(span.attributes, drop_none=True),
             ', "events": ', json_text(span.events) if span.events else "[]",
             ', "links": ', json_text(span.links) if span.links else "[]",
@@ -212,7 +201,7 @@ class _SpanWriter:
                     except KeyError:
                         text = self._text(v)
                 elif rule is _KEEP:
-                    text = _encode_str(v)
+                    text = encode_str(v)
                 else:
                     text = _MASK_TEXT if v else self._text(v)
                 out.append(key + text)
@@ -278,7 +267,6 @@ class _SpanWriter:
 
 
 _MASK_TEXT = value_text(MASK)
-_encode_str = encode_str
 
 
 def _remembered(texts: dict[float, str], value: float, write: Callable[[float], str]) -> str:
