@@ -151,6 +151,37 @@ def test_an_ancestor_of_the_workspace_turned_into_a_symlink_is_caught(
     assert (v.inside, v.decision) == (False, "ask"), v
 
 
+def test_a_known_workspace_costs_one_stat_then_an_lstat_per_component_below(
+        tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once its ancestors were seen to be no links, the workspace is checked by one ``stat``
+    that must reach the same directory; only the components below it are ``lstat``ed."""
+    ws = tree["ws"]
+    assert components_below("notes/deep/x.txt", ws) == ("notes", "deep", "x.txt")
+    root = os.path.realpath(ws)
+    calls: list[str] = []
+    real_stat, real_lstat = os.stat, os.lstat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: calls.append(f"stat {p}") or
+                        real_stat(p, *a, **k))
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: calls.append(f"lstat {p}") or
+                        real_lstat(p, *a, **k))
+    assert components_below("notes/deep/x.txt", ws) == ("notes", "deep", "x.txt")
+    assert calls == [f"stat {root}", f"lstat {root}/notes", f"lstat {root}/notes/deep",
+                     f"lstat {root}/notes/deep/x.txt"]
+
+
+def test_a_workspace_replaced_by_another_directory_is_checked_in_full_again(
+        tree: dict[str, Path]) -> None:
+    """The same name, a different directory (moved away and made anew, no link anywhere): the
+    new one is proven like the first and its own files are judged inside."""
+    ws = tree["ws"]
+    assert components_below("notes/item.txt", ws) == ("notes", "item.txt")
+    ws.rename(tree["tmp"] / "old-ws")
+    (ws / "notes").mkdir(parents=True)
+    (ws / "notes" / "item.txt").write_text("new\n")
+    assert components_below("notes/item.txt", ws) == ("notes", "item.txt")
+    same_as_full_resolution("notes/item.txt", ws)
+
+
 @pytest.mark.parametrize("path", ["/proc/self/cwd/notes/item.txt", "/proc/self/root/etc/passwd",
                                   "/dev/fd/0", "/proc/thread-self/fd/1"])
 def test_per_process_aliases_are_refused_on_both_paths(tree: dict[str, Path], path: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -333,3 +334,20 @@ def test_patch_ambiguous_hunk_is_refused() -> None:
         apply_diff(text, "just text")
     with pytest.raises(ValueError, match="not part of a hunk"):
         apply_diff(text, "@@ -1,2 +1,2 @@\n x\n-y\n+z\n?garbage\n")
+
+
+@pytest.mark.parametrize("expected_size", [0, 4, 9, 10, 11, 64])
+def test_read_all_returns_the_whole_file_whatever_size_was_expected(
+        tmp_path: Path, expected_size: int) -> None:
+    """A file that grew or shrank since it was looked at is read in full, up to its end;
+    the expected size only decides how much the first read asks for."""
+    from turnstile_tools.files import _read_all
+
+    body = b"0123456789" * (1 + expected_size % 3)
+    path = tmp_path / "f.txt"
+    path.write_bytes(body)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert _read_all(fd, expected_size) == body
+    finally:
+        os.close(fd)

@@ -158,8 +158,13 @@ def _read_file(fd: int, size: int, name: str, args: ReadFileArgs) -> ToolResult:
 
 
 def _read_all(fd: int, size: int) -> bytes:
-    """Everything left in ``fd``: ``size`` bytes expected, more taken if the file grew."""
-    chunks = [os.read(fd, size + 1)]
+    """Everything left in ``fd``: ``size`` bytes expected, more taken if the file grew. A read
+    of a regular file returns less than asked only at its end, so a first read that does not
+    fill ``size + 1`` bytes is the whole file (no second read to see the end)."""
+    first = os.read(fd, size + 1)
+    if len(first) <= size:
+        return first
+    chunks = [first]
     while chunks[-1]:
         chunks.append(os.read(fd, max(size, 1 << 16)))
     return b"".join(chunks)

@@ -15,9 +15,10 @@ process that later opens them; writes to shell startup files (a line there runs 
 shell); writes to a file with hard links outside the workspace (or links that cannot be
 counted). ``~+`` is the working directory and ``~-`` the previous one.
 
-The common case costs one ``lstat`` per component and no ``readlink``: a path with plain
-components that ``components_below`` proves to resolve to itself inside the workspace (no link
-from ``/`` down, nothing missing, no alias) gets the very verdict full resolution would give;
+The common case costs one ``stat`` of the workspace and one ``lstat`` per component below it,
+and no ``readlink``: a path with plain components that ``components_below`` proves to resolve
+to itself inside the workspace (the workspace still the directory found with no link above it,
+no link below, nothing missing, no alias) gets the verdict full resolution would give;
 anything else goes through full resolution.
 """
 
@@ -202,10 +203,11 @@ def components_below(path: str, workspace: Path) -> tuple[str, ...] | None:
 
     Proof, as ``os.path.realpath`` would walk it: ``path`` is relative (or absolute under the
     resolved workspace) with plain components only (no empty, ``.`` or ``..``), no prefix of
-    it is a per-process alias, and every component from ``/`` down, the workspace's own
-    included, exists and is not a symbolic link right now (one ``lstat`` each, the calls
-    ``realpath`` makes). Anything else (a link anywhere, a missing tail, an error) is left to
-    the full resolution, whose answer then stands.
+    it is a per-process alias, the workspace's name still leads to the directory it named when
+    no component from ``/`` down was a link (``_root_unchanged``), and every component below
+    it exists and is not a symbolic link right now (one ``lstat`` each, the calls ``realpath``
+    makes). Anything else (a link anywhere, a missing tail, an error) is left to the full
+    resolution, whose answer then stands.
     """
     root = str(_resolved_dir(str(workspace)))
     if root == "/":
@@ -218,9 +220,8 @@ def components_below(path: str, workspace: Path) -> tuple[str, ...] | None:
     if not _NOT_PLAIN.isdisjoint(parts) or _ALIAS.match(f"{root}/{path}"):
         return None
     try:
-        for prefix in _prefixes(root):
-            if stat.S_ISLNK(os.lstat(prefix).st_mode):
-                return None
+        if not _root_unchanged(root):
+            return None
         cur = root
         for part in parts:
             cur = f"{cur}/{part}"
@@ -232,6 +233,33 @@ def components_below(path: str, workspace: Path) -> tuple[str, ...] | None:
 
 
 _NOT_PLAIN = frozenset({"", ".", ".."})
+
+_PROVEN_ROOTS: dict[str, tuple[int, int]] = {}
+"""Resolved workspaces -> the device and inode of the directory each named when every component
+of its name, from ``/`` down, was last found not to be a link."""
+
+
+def _root_unchanged(root: str) -> bool:
+    """Whether the resolved directory name ``root`` still leads to the directory it named when
+    no component of it was a link. One ``stat``, which follows links, answers when it reaches
+    that same directory (a link swapped in above it leads elsewhere, and a name that reaches the
+    same directory is as good as the one resolved); otherwise every component is looked at with
+    ``lstat``, the calls ``realpath`` makes, and the directory is remembered if none is a link.
+    Raises ``OSError`` when a component is missing."""
+    st = os.stat(root)
+    if _PROVEN_ROOTS.get(root) == (st.st_dev, st.st_ino):
+        return True
+    for prefix in _prefixes(root):
+        st = os.lstat(prefix)
+        if stat.S_ISLNK(st.st_mode):
+            return False
+    if len(_PROVEN_ROOTS) >= MAX_PROVEN_ROOTS:  # a long-lived server: forget, check again
+        _PROVEN_ROOTS.clear()
+    _PROVEN_ROOTS[root] = (st.st_dev, st.st_ino)  # the root's own, taken with no link followed
+    return True
+
+
+MAX_PROVEN_ROOTS = 4096
 
 
 @lru_cache(maxsize=64)
