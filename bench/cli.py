@@ -10,8 +10,11 @@ process), sent to ``/dev/null``, and with ``--quiet`` (when the CLI has it). Lan
 (an agent node returning the same scripted turns, a tool node reading the same files) in a fresh
 process of their own, started by this script in the same invocation.
 
-Every figure is the minimum over repeats (the machine may be shared), each with the 1-minute
-load average when it was taken. A whole process is timed, so start-up is in every figure;
+Before the timed repeats every system runs once, untimed, on a 3-turn task (``warm_up``):
+each child then starts as a user's process does after the first run, with its modules' compiled
+bytecode cached (children do not inherit ``PYTHONDONTWRITEBYTECODE``) and its files in the page
+cache. Every figure is the minimum over repeats (the machine may be shared), each with the
+1-minute load average when it was taken. A whole process is timed, so start-up is in every figure;
 "ms per turn" is therefore the marginal cost between two sizes, e.g. (T(400) - T(25)) / 375, and
 growth is the marginal cost per turn from 100 to 400 over the one from 25 to 100 (1.0 = flat).
 Bytes per turn: the database (WAL folded in) beyond an empty one, per turn. Peak RSS: the
@@ -116,9 +119,21 @@ def loadavg() -> float:
         return -1.0
 
 
+SETTLE_S = 0.3
+
+
+def settle() -> None:
+    """Let the previous child's writes reach the disk before the next child is timed: LangGraph
+    leaves tens of MB for the kernel to write back, which otherwise slows the start of the
+    process timed after it (by about a fifth of a short Turnstile run)."""
+    os.sync()
+    time.sleep(SETTLE_S)
+
+
 def timed_process(cmd: Sequence[str], *, mode: str, env: Mapping[str, str],
                   cwd: Path) -> dict[str, Any]:
     """Run ``cmd``; wall time, peak RSS, bytes written to stdout, exit code, load average."""
+    settle()
     load = loadavg()
     out = subprocess.DEVNULL if mode == "devnull" else subprocess.PIPE
     started = time.perf_counter()
@@ -143,10 +158,17 @@ def timed_process(cmd: Sequence[str], *, mode: str, env: Mapping[str, str],
             "load": load, "stderr": err.decode(errors="replace")[-2000:]}
 
 
+NOT_INHERITED = ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB", "ENGINE_STORE_URL",
+                 "OTEL_EXPORTER_OTLP_ENDPOINT", "FORCE_COLOR", "PYTHONDONTWRITEBYTECODE")
+"""Variables a child does not inherit. ``PYTHONDONTWRITEBYTECODE`` (set in some containers)
+would make every Turnstile process compile its modules from source, about a quarter of a
+second of start-up that varies by tens of milliseconds from run to run, while LangGraph and
+Burr, installed by pip, start from compiled files: a user's checkout (and CI) caches bytecode
+after its first run, so the children do too (``warm_up`` makes it)."""
+
+
 def child_env(root: Path = ROOT) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB", "ENGINE_STORE_URL",
-                        "OTEL_EXPORTER_OTLP_ENDPOINT", "FORCE_COLOR")}
+    env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
     return {**env, "PYTHONPATH": str(root)}
 
 
@@ -339,32 +361,52 @@ def best(runs: Sequence[Mapping[str, Any]], turns: int, empty: int) -> dict[str,
 def measure(ns: Sequence[int], repeats: Sequence[int], systems: Sequence[str],
             modes: Sequence[str], folder: Path, others_max: int = OTHERS_MAX,
             baseline: Path | None = None) -> dict[str, Any]:
-    """Every system (and Turnstile output mode) at every N; the repeats are interleaved.
-    ``baseline``: also the CLI of that checkout, piped (``baseline:pipe``)."""
+    """Every system (and Turnstile output mode) at every N. The repeats are interleaved across
+    systems and sizes (round 1 runs every system at every size, then round 2, ...), so a machine
+    whose speed drifts over minutes shifts every figure alike, not the small sizes measured
+    first. ``baseline``: also the CLI of that checkout, piped (``baseline:pipe``)."""
     empty = empty_bytes(folder)
     empty["baseline"] = empty["turnstile"]
     names = [f"turnstile:{m}" for m in modes if "turnstile" in systems]
     names += ["baseline:pipe"] if baseline else []
     names += [s for s in systems if s != "turnstile"]
     results: dict[str, dict[str, Any]] = {name: {} for name in names}
-    for n, reps in zip(ns, repeats, strict=True):
-        task = write_task(folder, n)
-        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-        for _ in range(reps):
+    warm_up(names, folder, baseline)
+    tasks = {n: write_task(folder, n) for n in ns}
+    runs: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for round_ in range(max(repeats, default=0)):
+        for n, reps in zip(ns, repeats, strict=True):
+            if round_ >= reps:
+                continue
             for name in names:
                 if name in CHILDREN and n > others_max:
                     continue
                 print(f"   {name} N={n} (load {loadavg():.2f})", file=sys.stderr, flush=True)
-                if name == "baseline:pipe" and baseline:
-                    runs[name].append(run_turnstile(folder, task, n, "pipe", baseline))
-                elif name.startswith("turnstile:"):
-                    runs[name].append(run_turnstile(folder, task, n, name.split(":")[1]))
-                else:
-                    runs[name].append(run_other(name, folder, task, n))
-        for name in [k for k, v in runs.items() if v]:
-            results[name][str(n)] = best(runs[name], n, empty[name.split(":")[0]])
+                runs.setdefault((name, n), []).append(_run(name, folder, tasks[n], n, baseline))
+    for (name, n), got in runs.items():
+        results[name][str(n)] = best(got, n, empty[name.split(":")[0]])
+    for task in tasks.values():
         shutil.rmtree(task, ignore_errors=True)
     return {"results": results, "empty_db_bytes": empty}
+
+
+def _run(name: str, folder: Path, task: Path, n: int, baseline: Path | None) -> dict[str, Any]:
+    """One timed run of ``name`` (a system, or Turnstile in an output mode) on ``task``."""
+    if name == "baseline:pipe" and baseline:
+        return run_turnstile(folder, task, n, "pipe", baseline)
+    if name.startswith("turnstile:"):
+        return run_turnstile(folder, task, n, name.split(":")[1])
+    return run_other(name, folder, task, n)
+
+
+def warm_up(names: Sequence[str], folder: Path, baseline: Path | None) -> None:
+    """One untimed run of each system and mode on a small task, so that every timed run starts
+    as a user's does after the first: modules compiled and cached, files in the page cache."""
+    task = write_task(folder / "warm-up", 3)
+    for name in names:
+        print(f"   {name} warm-up", file=sys.stderr, flush=True)
+        _run(name, folder, task, 3, baseline)
+    shutil.rmtree(folder / "warm-up", ignore_errors=True)
 
 
 def marginal(entry: Mapping[str, Any], a: int, b: int, key: str = "wall_s") -> float | None:

@@ -188,3 +188,31 @@ def test_store_bench_runs_the_same_steps_on_sqlite_and_postgres(tmp_path: Path,
     runs = store.list_runs()
     store.close()
     assert sorted(r.steps for r in runs) == [0, 0, 6, 6]  # a step run and a ledger run each
+
+
+def test_cli_bench_warms_up_every_system_then_interleaves_sizes_round_by_round(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """The order of the timed runs: each system once untimed on a small task, then round 1 of
+    every size and system, round 2 of the sizes that have one, ... (a machine that drifts over
+    minutes shifts every figure alike); the children do not inherit PYTHONDONTWRITEBYTECODE."""
+    sys.path.insert(0, str(ROOT))
+    from bench import cli
+
+    order: list[tuple[str, int]] = []
+
+    def fake_run(name: str, folder: Path, task: Path, n: int, baseline: Any) -> dict[str, Any]:
+        order.append((name, n))
+        return {"wall_s": 1.0, "cpu_s": 1.0, "load": 0.0, "peak_rss_bytes": 1,
+                "stdout_bytes": 0, "db_bytes": 2}
+
+    monkeypatch.setattr(cli, "_run", fake_run)
+    monkeypatch.setattr(cli, "empty_bytes", lambda folder: {"turnstile": 1, "langgraph": 1,
+                                                            "burr": 1})
+    data = cli.measure([25, 100], [2, 1], ["turnstile", "langgraph"], ["pipe"], tmp_path)
+    assert order == [("turnstile:pipe", 3), ("langgraph", 3),
+                     ("turnstile:pipe", 25), ("langgraph", 25),
+                     ("turnstile:pipe", 100), ("langgraph", 100),
+                     ("turnstile:pipe", 25), ("langgraph", 25)]
+    assert set(data["results"]["langgraph"]) == {"25", "100"}
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert "PYTHONDONTWRITEBYTECODE" not in cli.child_env()
