@@ -237,6 +237,8 @@ _NOT_PLAIN = frozenset({"", ".", ".."})
 _PROVEN_ROOTS: dict[str, tuple[int, int]] = {}
 """Resolved workspaces -> the device and inode of the directory each named when every component
 of its name, from ``/`` down, was last found not to be a link."""
+MAX_PROVEN_ROOTS = 4096
+"""A long-lived server forgets them all past this many (each is then proven again)."""
 
 
 def _root_unchanged(root: str) -> bool:
@@ -253,13 +255,10 @@ def _root_unchanged(root: str) -> bool:
         st = os.lstat(prefix)
         if stat.S_ISLNK(st.st_mode):
             return False
-    if len(_PROVEN_ROOTS) >= MAX_PROVEN_ROOTS:  # a long-lived server: forget, check again
+    if len(_PROVEN_ROOTS) >= MAX_PROVEN_ROOTS:
         _PROVEN_ROOTS.clear()
     _PROVEN_ROOTS[root] = (st.st_dev, st.st_ino)  # the root's own, taken with no link followed
     return True
-
-
-MAX_PROVEN_ROOTS = 4096
 
 
 @lru_cache(maxsize=64)
