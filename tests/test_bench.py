@@ -195,7 +195,6 @@ def test_cli_bench_warms_up_every_system_then_interleaves_sizes_round_by_round(
     """The order of the timed runs: each system once untimed on a small task, then round 1 of
     every size and system, round 2 of the sizes that have one, ... (a machine that drifts over
     minutes shifts every figure alike); the children do not inherit PYTHONDONTWRITEBYTECODE."""
-    sys.path.insert(0, str(ROOT))
     from bench import cli
 
     order: list[tuple[str, int]] = []

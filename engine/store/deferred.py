@@ -23,9 +23,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.store.base import StepCommit
 
 Statement = tuple[str, tuple[Any, ...]]
+
+
+def run_row_sql(placeholder: str) -> str:
+    """The write of a run's row that every committed step makes, with the database's parameter
+    ``placeholder`` (``?`` or ``%s``); the last one in a transaction is the one that counts
+    (``fold``). Its parameters are ``run_row_params``'."""
+    return ("UPDATE runs SET state = ?, steps = ?, status = ?, updated_at = ?,"
+            " input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost_usd = ?,"
+            " cost_known = ? WHERE run_id = ?").replace("?", placeholder)
+
+
+def run_row_params(run_id: str, commit: StepCommit) -> tuple[Any, ...]:
+    """``run_row_sql``'s parameters for ``commit``: where the run now is, and its usage."""
+    u = commit.usage
+    return (commit.dest, commit.seq + 1, commit.status, commit.ended_at, u.input_tokens,
+            u.output_tokens, u.cached_tokens, u.cost_usd or 0.0, 0 if u.cost_usd is None else 1,
+            run_id)
 
 
 @dataclass(frozen=True, slots=True)

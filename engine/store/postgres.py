@@ -51,7 +51,14 @@ from engine.store.base import (
     display_url,
     merged_config,
 )
-from engine.store.deferred import Folds, Recorder, Statement, fold
+from engine.store.deferred import (
+    Folds,
+    Recorder,
+    Statement,
+    fold,
+    run_row_params,
+    run_row_sql,
+)
 from engine.store.postgres_errors import translate
 from engine.store.sqlite import _approval_row, _dumps, _pid_alive, busy_timeout
 
@@ -136,11 +143,7 @@ EVENT_FLUSH_S = 1.0
 """Buffered event and audit rows are written with the next transaction, or when this many are
 waiting, or when the oldest has waited this long (as in SQLite)."""
 
-RUN_ROW = ("UPDATE runs SET state = %s, steps = %s, status = %s, updated_at = %s,"
-           " input_tokens = %s, output_tokens = %s, cached_tokens = %s, cost_usd = %s,"
-           " cost_known = %s WHERE run_id = %s")
-"""A committed step's write of its run's row; the last one in a transaction is the one that
-counts (``engine.store.deferred.fold``)."""
+RUN_ROW = run_row_sql("%s")
 STEP_BEGIN = (
     "INSERT INTO steps (run_id, seq, state, action, status, started_at, plan)"
     " VALUES (%s,%s,%s,%s,'running',%s,%s) ON CONFLICT (run_id, seq) DO UPDATE SET"
@@ -507,7 +510,6 @@ class PostgresStore:
     def commit_step(self, run_id: str, commit: StepCommit, *, defer: bool = False) -> None:
         """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
         only for steps that are safe to run again after a crash)."""
-        u = commit.usage
         if defer and not self._pending:
             self._pending_since = time.monotonic()
         rows: list[Statement] = self._pending if defer else []
@@ -517,11 +519,7 @@ class PostgresStore:
                              commit.seq))
         self._insert_messages(c, run_id, commit.seq, commit.first_message_seq,
                               commit.messages)
-        c.execute(
-            RUN_ROW,
-            (commit.dest, commit.seq + 1, commit.status, commit.ended_at, u.input_tokens,
-             u.output_tokens, u.cached_tokens, u.cost_usd or 0.0,
-             0 if u.cost_usd is None else 1, run_id))
+        c.execute(RUN_ROW, run_row_params(run_id, commit))
         if commit.next_step is not None:
             self._insert_begin(c, run_id, commit.next_step)
         if commit.snapshot is not None:

@@ -54,7 +54,7 @@ from engine.store.base import (
     StepCommit,
     merged_config,
 )
-from engine.store.deferred import Folds, Statement, fold
+from engine.store.deferred import Folds, Statement, fold, run_row_params, run_row_sql
 from engine.store.sqlite_errors import (
     SQLITE_BUSY,
     is_corrupt,
@@ -245,11 +245,7 @@ EVENT_FLUSH_S = 1.0
 """Buffered event and audit rows are written with the next transaction, or when this many are
 waiting, or when the oldest has waited this long."""
 
-RUN_ROW = ("UPDATE runs SET state = ?, steps = ?, status = ?, updated_at = ?,"
-           " input_tokens = ?, output_tokens = ?, cached_tokens = ?, cost_usd = ?,"
-           " cost_known = ? WHERE run_id = ?")
-"""A committed step's write of its run's row; the last one in a transaction is the one that
-counts (``engine.store.deferred.fold``)."""
+RUN_ROW = run_row_sql("?")
 STEP_BEGIN = (
     "INSERT INTO steps (key, run_id, seq, state, action, status, started_at, plan)"
     " VALUES (?,?,?,?,?,'running',?,?) ON CONFLICT(key) DO UPDATE SET"
@@ -620,7 +616,7 @@ class SqliteStore:
                                                     info.created_at, state.data,
                                                     len(state.messages), state.usage))]
             self._message_rows(rows, info.run_id, -1, 0, state.messages)
-            rows.append(self._begin_row(info.run_id, first))
+            rows.append(self._begin_row(self._base(info.run_id), info.run_id, first))
             _execute(c, rows)
 
     @_guarded
@@ -769,11 +765,13 @@ class SqliteStore:
 
     @_guarded
     def begin_step(self, run_id: str, begin: StepBegin) -> None:
-        self._write([self._begin_row(run_id, begin)])
+        self._write([self._begin_row(self._base(run_id), run_id, begin)])
 
-    def _begin_row(self, run_id: str, b: StepBegin) -> Statement:
-        return (STEP_BEGIN, (self._key(run_id, b.seq), run_id, b.seq, b.state, b.action,
-                             b.started_at, None if b.plan is None else _dumps_map(b.plan)))
+    @staticmethod
+    def _begin_row(base: int, run_id: str, b: StepBegin) -> Statement:
+        """``b``'s row; ``base`` is the key of the run's row 0 (``_base``)."""
+        return (STEP_BEGIN, (base + b.seq, run_id, b.seq, b.state, b.action, b.started_at,
+                             None if b.plan is None else _dumps_map(b.plan)))
 
     def commit_step(self, run_id: str, commit: StepCommit, *, defer: bool = False) -> None:
         """One transaction; ``defer``: ride in the next one instead (``engine.store.deferred``:
@@ -781,7 +779,6 @@ class SqliteStore:
         other per-step methods): ``_guarded``'s wrapper costs more than the method."""
         try:
             base = self._bases.get(run_id) or self._base(run_id)
-            u = commit.usage
             if defer:
                 rows = self._pending
                 if not rows:
@@ -794,14 +791,9 @@ class SqliteStore:
             if commit.messages:
                 self._message_rows(rows, run_id, commit.seq, commit.first_message_seq,
                                    commit.messages)
-            rows.append((RUN_ROW, (commit.dest, commit.seq + 1, commit.status, commit.ended_at,
-                                   u.input_tokens, u.output_tokens, u.cached_tokens,
-                                   u.cost_usd or 0.0, 0 if u.cost_usd is None else 1, run_id)))
-            b = commit.next_step
-            if b is not None:
-                rows.append((STEP_BEGIN, (base + b.seq, run_id, b.seq, b.state, b.action,
-                                          b.started_at,
-                                          None if b.plan is None else _dumps_map(b.plan))))
+            rows.append((RUN_ROW, run_row_params(run_id, commit)))
+            if commit.next_step is not None:
+                rows.append(self._begin_row(base, run_id, commit.next_step))
             if commit.snapshot is not None:
                 rows.append(self._checkpoint_row(commit.snapshot))
             if not defer:
