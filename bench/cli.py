@@ -1,6 +1,6 @@
 """Throughput through the CLI, as a user or an eval suite runs it, beside LangGraph and Burr.
 
-    .venv/bin/python bench/cli.py [--n 25 100 400 1600] [--repeats 7 5 3 2] [--json FILE]
+    .venv/bin/python bench/cli.py [--n 25 100 400 1600] [--repeats 7 5 6 3] [--json FILE]
 
 Turnstile: ``python -m engine run machines/coding_agent.yaml --golden TASK --approval auto`` in a
 fresh process, on a generated scripted golden task of N turns (each turn ~500 bytes of text and
@@ -121,6 +121,12 @@ def loadavg() -> float:
 
 SETTLE_S = 0.3
 
+REPEATS = (7, 5, 6, 3)
+"""Repeats of 25, 100, 400 and 1,600 turns. N = 400 carries every target (the ratios to
+LangGraph and Burr, ``--quiet`` vs piped, both growths): on a shared machine the fastest of 3
+runs of it still moved by a tenth from one invocation to the next (``--quiet``, which does
+strictly less, once came out 19% dearer than piped; 8 runs of each gave 5%), so it has 6."""
+
 
 def settle() -> None:
     """Let the previous child's writes reach the disk before the next child is timed: LangGraph
@@ -154,6 +160,7 @@ def timed_process(cmd: Sequence[str], *, mode: str, env: Mapping[str, str],
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
                            f"{err.decode(errors='replace')[-3000:]}")
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "user_s": usage.ru_utime, "sys_s": usage.ru_stime,
             "peak_rss_bytes": usage.ru_maxrss * 1024, "stdout_bytes": got,
             "load": load, "stderr": err.decode(errors="replace")[-2000:]}
 
@@ -348,9 +355,11 @@ def _has(module: str) -> bool:
 def best(runs: Sequence[Mapping[str, Any]], turns: int, empty: int) -> dict[str, Any]:
     """The fastest of the repeats, with the spread and the load average of each repeat."""
     top = min(runs, key=lambda r: r["wall_s"])
+    cpu = min(runs, key=lambda r: r["cpu_s"])
     return {"turns": turns, "wall_s": top["wall_s"], "load": top["load"],
-            "cpu_s": min(r["cpu_s"] for r in runs),
-            "walls_s": [r["wall_s"] for r in runs], "loads": [r["load"] for r in runs],
+            "cpu_s": cpu["cpu_s"], "user_s": cpu.get("user_s"), "sys_s": cpu.get("sys_s"),
+            "walls_s": [r["wall_s"] for r in runs], "cpus_s": [r["cpu_s"] for r in runs],
+            "loads": [r["load"] for r in runs],
             "ms_per_turn_whole": top["wall_s"] / turns * 1000,
             "peak_rss_bytes": max(r["peak_rss_bytes"] for r in runs),
             "bytes_per_turn": (top["db_bytes"] - empty) / turns,
@@ -527,7 +536,7 @@ def _ms(value: float | None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[25, 100, 400, 1600])
-    parser.add_argument("--repeats", type=int, nargs="+", default=[7, 5, 3, 2],
+    parser.add_argument("--repeats", type=int, nargs="+", default=list(REPEATS),
                         help="repeats per N (default: %(default)s): the small sizes are cheap, "
                         "and their start-up noise weighs most on a marginal cost")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
@@ -549,12 +558,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     repeats = args.repeats if len(args.repeats) == len(ns) else [args.repeats[0]] * len(ns)
     systems = [s for s in args.systems if s == "turnstile" or _has(s)]
     modes = [m for m in args.modes if m != "quiet" or quiet_supported()]
-    info = {**machine_info(), "burr": _burr_version(), "loadavg_start": loadavg()}
+    info = {**machine_info(), "burr": _burr_version(), "loadavg_start": loadavg(),
+            "interpreter": PYTHON}
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
         data = measure(ns, repeats, systems, modes, Path(tmp), args.others_max,
                        args.baseline.resolve() if args.baseline else None)
     data = {**data, "ns": ns, "summary": summarize(data, ns), "targets": targets(data, ns)}
-    print(machine_line(info) + f", Burr {info['burr']}")
+    print(machine_line(info) + f", Burr {info['burr']}; every system runs on {PYTHON}")
     print(f"load average (1 min) at start: {info['loadavg_start']:.2f}; at end: {loadavg():.2f}"
           "; figures: minimum over repeats, whole process (start-up included)")
     print(report(data, ns))

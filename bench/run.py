@@ -112,7 +112,7 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
         "startup": ["--repeats", "10"],
         "permissions": ["--rounds", "10"],
         "sandbox": ["--calls", "200"],
-        "cli": ["--n", "25", "100", "400", "1600", "--repeats", "7", "5", "3", "2"],
+        "cli": ["--n", "25", "100", "400", "1600", "--repeats", "7", "5", "6", "3"],
     }
 
 

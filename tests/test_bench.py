@@ -134,6 +134,9 @@ def test_cli_bench_runs_the_cli_langgraph_and_burr_on_the_same_task(tmp_path: Pa
     assert ts["steps"] == 5 * 3 - 2  # the task of 3 turns ran to its final answer
     assert ts["stdout_bytes"] > 0 and results["turnstile:devnull"]["3"]["stdout_bytes"] == 0
     assert ts["bytes_per_turn"] > 0 and ts["peak_rss_bytes"] > 0 and ts["trace_bytes"] > 0
+    assert ts["user_s"] > 0 and ts["sys_s"] >= 0  # the CPU figure, split into its two parts
+    assert abs(ts["user_s"] + ts["sys_s"] - ts["cpu_s"]) < 1e-6 and ts["cpu_s"] in ts["cpus_s"]
+    assert f"every system runs on {sys.executable}" in out
     for other in ("langgraph", "burr"):
         assert results[other]["3"]["bytes_per_turn"] > 0, other
     assert all(isinstance(e["load"], float) for r in results.values() for e in r.values())
