@@ -261,3 +261,35 @@ def test_eval_json_dash_and_engine_db(tmp_path: Path) -> None:
                           cwd=ROOT, env=engine_env(), capture_output=True, text=True, timeout=300)
     assert kept.returncode == 0, kept.stderr
     assert "1/1 tasks passed" in kept.stdout and json.loads(out.read_text())["passed"] is True
+
+
+def _imported(stderr: str) -> set[str]:
+    """The modules ``python -X importtime`` reports, from its lines on stderr."""
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines()
+            if line.startswith("import time:") and line.count("|") == 2}
+
+
+def test_an_offline_run_loads_neither_http_clients_nor_the_schema_library(tmp_path: Path) -> None:
+    """Start-up is most of a short run through the CLI: the scripted model needs no HTTP client
+    (httpx brings rich, click and pygments with its own command-line tool), and a database at
+    the current schema needs no migration library. Measured from outside, by the interpreter's
+    own import report; the second run finds the database the first one made."""
+    db = tmp_path / "e.db"
+
+    def run() -> set[str]:
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "engine", "run",
+                               str(ROOT / "machines/coding_agent.yaml"), "--db", str(db),
+                               "--json"], cwd=tmp_path, env=engine_env(), capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert json.loads(proc.stdout)["status"] == "completed"
+        return _imported(proc.stderr)
+
+    first, second = run(), run()
+    assert "engine.store.sqlite" in first and "engine.models.scripted" in first
+    assert "sqlite_utils" in first  # a new database is made by the migrations
+    for module in ("httpx", "httpx_sse", "engine.models.http", "pygments"):
+        assert module not in first and module not in second, module
+    assert "engine.store.sqlite" in second
+    for module in ("sqlite_utils", "click"):  # click: sqlite-utils' plugin hooks import it
+        assert module not in second, module

@@ -5,6 +5,10 @@ server, unknown model) is one ``ModelConfigError`` line, raised before a run sta
 ``resolve_model_spec`` decides which spec wins: the ``--model`` flag, then ``ENGINE_MODEL``,
 then the machine YAML's ``model:``. ``check_options`` refuses model settings a provider cannot
 honour, before a run starts.
+
+The HTTP providers' modules are imported when a run uses one: with them comes ``httpx``, which
+imports its command-line tool's rich, click and pygments, a tenth of a second of every start-up
+that an offline run (the scripted model) never needs.
 """
 
 from __future__ import annotations
@@ -17,16 +21,16 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import ModelConfigError
-from engine.models.anthropic import AnthropicClient, anthropic_headers, check_anthropic_options
 from engine.models.base import ModelClient
-from engine.models.http import HttpStream, Timeouts
-from engine.models.openai_compat import OpenAICompatClient
 from engine.models.options import to_params
 from engine.models.retry import RetryPolicy
 from engine.models.scripted import ScriptedModel, load_turns
+
+if TYPE_CHECKING:
+    from engine.models.http import Timeouts
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +101,16 @@ def make_model(
     parsed = parse_model_spec(spec) if spec else ModelSpec("scripted", "")
     if parsed.provider == "scripted":
         return _scripted(parsed, turns_path)
+    return _over_http(parsed, env, timeouts, retry)
+
+
+def _over_http(parsed: ModelSpec, env: Mapping[str, str], timeouts: Timeouts | None,
+               retry: RetryPolicy | None) -> ModelClient:
+    """The client of a provider served over HTTP (its modules imported here, on first use)."""
+    from engine.models.anthropic import AnthropicClient, anthropic_headers
+    from engine.models.http import HttpStream
+    from engine.models.openai_compat import OpenAICompatClient
+
     if parsed.provider == "anthropic":
         token = _env(env, "ANTHROPIC_AUTH_TOKEN")
         key = _env(env, "ANTHROPIC_API_KEY") or (None if token else _key(env, ANTHROPIC_KEY,
@@ -122,6 +136,8 @@ def check_options(provider: str, layers: Iterable[Mapping[str, Any]]) -> None:
     """Refuse, before a run, settings ``provider`` cannot honour (``ModelConfigError``)."""
     if provider != "anthropic":
         return
+    from engine.models.anthropic import check_anthropic_options
+
     for options in layers:
         check_anthropic_options(to_params(options))
 
@@ -150,6 +166,11 @@ def is_local(url: str) -> bool:
 
 async def preflight(client: ModelClient) -> None:
     """Check, before a run, that the server answers and (if it lists models) knows the model."""
+    if client.provider == "scripted":
+        return  # nothing to ask (and the HTTP clients' modules stay unimported)
+    from engine.models.anthropic import AnthropicClient
+    from engine.models.openai_compat import OpenAICompatClient
+
     if not isinstance(client, OpenAICompatClient | AnthropicClient):
         return
     status, body = await client.http.probe(client.models_path)

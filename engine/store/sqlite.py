@@ -4,7 +4,8 @@ The only module that imports ``sqlite3``/``sqlite_utils`` (with ``sqlite_errors`
 ``sqlite3`` errors into ``StoreError``s: every public method passes through ``_guarded``, or
 on the per-step path guards itself the same way).
 ``sqlite-utils`` owns the schema and migrations, which run in one write transaction that
-re-reads ``user_version``, so processes creating one database at once cannot collide. The
+re-reads ``user_version``, so processes creating one database at once cannot collide; it is
+imported only to migrate (with its plugin hooks it weighs a tenth of a start-up). The
 per-step path uses constant SQL through one connection, one transaction per step, because
 ``Table.insert`` introspects the table on every call (5x slower, DESIGN 4). WAL with
 ``synchronous=NORMAL`` survives a killed process; intent rows of effects that are not
@@ -24,9 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from engine.errors import (
     DecisionRefusedError,
@@ -63,6 +62,9 @@ from engine.store.sqlite_errors import (
     translate,
     translate_os,
 )
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 logger = logging.getLogger(__name__)
 
@@ -405,7 +407,6 @@ class SqliteStore:
         try:
             self._conn = (connect_readonly(self.path) if readonly
                           else connect(self.path, busy_timeout_s=self.busy_timeout_s))
-            self._db = sqlite_utils.Database(self._conn)
             self._migrate()
             if durability == "full":
                 self._conn.execute("PRAGMA synchronous=FULL")
@@ -488,21 +489,28 @@ class SqliteStore:
             return
         self._refuse_newer(version)
         if self.readonly:
-            if RUNS not in self._db.table_names():
+            if RUNS not in self._schema().table_names():
                 raise StoreError(f"{self.path}: not a Turnstile database (no runs table)")
             self._read_through_memory()
             version = self._user_version()
         with self._tx():  # one creator at a time; a second process finds the work done
             version = self._user_version()
             self._refuse_newer(version)
-            tables = self._db.table_names()
+            db = self._schema()
+            tables = db.table_names()
             if version == 0 and tables and RUNS not in tables:
                 raise StoreError(f"{self.path}: not a Turnstile database (unknown tables)")
             for target in range(version + 1, SCHEMA_VERSION + 1):
-                MIGRATIONS[target](self._db)
+                MIGRATIONS[target](db)
             self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         if version == 0:
             self._compact_new()
+
+    def _schema(self) -> sqlite_utils.Database:
+        """The connection as ``sqlite-utils`` sees it, to read or change the schema."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self._conn)
 
     def _compact_new(self) -> None:
         """A new database is made by the whole chain of migrations, whose later steps drop
@@ -519,7 +527,6 @@ class SqliteStore:
         self._conn.backup(copy)
         self._conn.close()
         self._conn = copy
-        self._db = sqlite_utils.Database(copy)
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
