@@ -232,6 +232,56 @@ OLD_STEPS = [  # (seq, state, status, trigger, dest, ended_at) as a schema-4 eng
     (3, "exec_tool", "running", None, None, None)]
 
 
+def _schema_of(path: Path) -> dict[str, Any]:
+    """Everything a database's schema decides: each table's columns (order, type, NOT NULL,
+    default, key), its indexes and their columns, the views' SQL, and the schema version."""
+    conn = sqlite3.connect(path)
+    try:
+        out: dict[str, Any] = {"version": conn.execute("PRAGMA user_version").fetchone()[0]}
+        for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master"
+                                            " ORDER BY type, name"):
+            if kind == "table":
+                out[name] = {
+                    "columns": conn.execute(f'PRAGMA table_xinfo("{name}")').fetchall(),
+                    "indexes": sorted(
+                        (unique, origin, partial, conn.execute(
+                            f'PRAGMA index_xinfo("{index}")').fetchall(),
+                         None if index.startswith("sqlite_autoindex") else index)
+                        for _, index, unique, origin, partial in conn.execute(
+                            f'PRAGMA index_list("{name}")'))}
+            elif kind == "view":
+                out[name] = " ".join(sql.split())
+        return out
+    finally:
+        conn.close()
+
+
+def test_a_new_database_has_the_schema_the_migrations_make(tmp_path: Path) -> None:
+    """A new database is made in one go (``NEW_DATABASE``); an old one is upgraded by the
+    migrations. Both must end with the same tables, columns, keys, indexes and views, and a
+    new database made so has no free pages to compact."""
+    import sqlite_utils
+
+    from engine.store.sqlite import MIGRATIONS
+
+    migrated = tmp_path / "migrated.db"
+    db = sqlite_utils.Database(migrated)
+    for version in range(1, SCHEMA_VERSION + 1):
+        MIGRATIONS[version](db)
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+    db.conn.commit()
+    db.close()
+    made = tmp_path / "new.db"
+    SqliteStore(made).close()
+    assert _schema_of(made) == _schema_of(migrated)
+    assert set(_schema_of(made)) >= {"runs", "steps", "events", "effects", "transitions"}
+    conn = sqlite3.connect(made)
+    try:
+        assert conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
 def test_a_schema_4_database_keeps_every_transition(tmp_path: Path) -> None:
     """Schema 5 reads the transitions from the committed steps: a database written before,
     with its own transitions table, reads back the same transitions, and a new commit adds

@@ -3,9 +3,10 @@
 The only module that imports ``sqlite3``/``sqlite_utils`` (with ``sqlite_errors``, which turns
 ``sqlite3`` errors into ``StoreError``s: every public method passes through ``_guarded``, or
 on the per-step path guards itself the same way).
-``sqlite-utils`` owns the schema and migrations, which run in one write transaction that
-re-reads ``user_version``, so processes creating one database at once cannot collide; it is
-imported only to migrate (with its plugin hooks it weighs a tenth of a start-up). The
+A new database is made in one go (``NEW_DATABASE``); ``sqlite-utils`` owns the migrations
+that upgrade older ones. Either runs in one write transaction that re-reads ``user_version``,
+so processes creating one database at once cannot collide; ``sqlite-utils`` is imported only
+to migrate (with its plugin hooks it weighs a tenth of a start-up). The
 per-step path uses constant SQL through one connection, one transaction per step, because
 ``Table.insert`` introspects the table on every call (5x slower, DESIGN 4). WAL with
 ``synchronous=NORMAL`` survives a killed process; intent rows of effects that are not
@@ -241,6 +242,49 @@ def _schema_v6(db: sqlite_utils.Database) -> None:
 
 MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3, 4: _schema_v4, 5: _schema_v5,
               6: _schema_v6}
+
+NEW_DATABASE = (
+    """CREATE TABLE "runs" ("run_id" TEXT PRIMARY KEY, "machine" TEXT NOT NULL,
+        "machine_path" TEXT, "machine_hash" TEXT, "status" TEXT NOT NULL,
+        "state" TEXT NOT NULL, "workspace" TEXT, "created_at" REAL, "updated_at" REAL,
+        "steps" INTEGER, "input_tokens" INTEGER, "output_tokens" INTEGER,
+        "cached_tokens" INTEGER, "cost_usd" REAL, "cost_known" INTEGER, "config" TEXT,
+        "error" TEXT, "lease_host" TEXT, "lease_pid" INTEGER, "lease_nonce" TEXT,
+        "lease_expires" REAL, "rid" INTEGER)""",
+    """CREATE TABLE "effects" ("run_id" TEXT, "call_id" TEXT, "step" INTEGER, "tool" TEXT,
+        "version" TEXT, "status" TEXT, "idempotent" INTEGER, "side_effects" INTEGER,
+        "args" TEXT, "result" TEXT, "file" TEXT, "at" REAL,
+        PRIMARY KEY ("run_id", "call_id"))""",
+    """CREATE TABLE "spans_sent" ("run_id" TEXT, "span_id" TEXT, "at" REAL,
+        PRIMARY KEY ("run_id", "span_id"))""",
+    """CREATE TABLE "approval_requests" ("run_id" TEXT, "call_id" TEXT, "step" INTEGER,
+        "tool" TEXT, "args" TEXT, "args_hash" TEXT, "policy_version" TEXT, "preview" TEXT,
+        "risk" TEXT, "rule" TEXT, "reason" TEXT, "capability" TEXT, "requested_at" REAL,
+        "status" TEXT NOT NULL, "channel" TEXT, "decided_by" TEXT, "decided_at" REAL,
+        "note" TEXT, "always" TEXT, PRIMARY KEY ("run_id", "call_id"))""",
+    """CREATE TABLE "steps" (key INTEGER PRIMARY KEY, "run_id" TEXT, "seq" INTEGER,
+        "state" TEXT, "action" TEXT, "status" TEXT, "trigger" TEXT, "dest" TEXT,
+        "started_at" REAL, "ended_at" REAL, "note" TEXT, "plan" TEXT, "updates" TEXT)""",
+    """CREATE TABLE "messages" (key INTEGER PRIMARY KEY, "run_id" TEXT, "seq" INTEGER,
+        "step" INTEGER, "body" TEXT)""",
+    """CREATE TABLE "events" (key INTEGER PRIMARY KEY, "run_id" TEXT, "seq" INTEGER,
+        "step" INTEGER, "kind" TEXT, "at" REAL, "payload" TEXT)""",
+    """CREATE TABLE "checkpoints" (key INTEGER PRIMARY KEY, "run_id" TEXT, "seq" INTEGER,
+        "state" TEXT, "at" REAL, "data" TEXT, "message_count" INTEGER, "usage" TEXT)""",
+    """CREATE TABLE "audit" (key INTEGER PRIMARY KEY, "run_id" TEXT, "seq" INTEGER,
+        "step" INTEGER, "call_id" TEXT, "tool" TEXT, "decision" TEXT, "risk" TEXT,
+        "rule" TEXT, "reason" TEXT, "decided_by" TEXT, "args_digest" TEXT,
+        "preview_digest" TEXT, "server" TEXT, "trust" TEXT, "at" REAL)""",
+    'CREATE INDEX "idx_runs_created_at" ON "runs" ("created_at")',
+    'CREATE INDEX "idx_effects_run_id_step" ON "effects" ("run_id", "step")',
+    'CREATE INDEX "idx_approval_requests_status" ON "approval_requests" ("status")',
+    "CREATE UNIQUE INDEX runs_rid ON runs (rid)",
+    TRANSITIONS_VIEW,
+    f"PRAGMA user_version={SCHEMA_VERSION}",
+)
+"""A new database, made at once: the schema ``MIGRATIONS`` leave (tests compare the two),
+without their table rebuilds and the compaction after them, and without importing
+``sqlite-utils``. The migrations still upgrade every older database."""
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -496,10 +540,15 @@ class SqliteStore:
         with self._tx():  # one creator at a time; a second process finds the work done
             version = self._user_version()
             self._refuse_newer(version)
-            db = self._schema()
-            tables = db.table_names()
+            tables = [name for (name,) in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")]
             if version == 0 and tables and RUNS not in tables:
                 raise StoreError(f"{self.path}: not a Turnstile database (unknown tables)")
+            if version == 0 and not tables:
+                for statement in NEW_DATABASE:
+                    self._conn.execute(statement)
+                return
+            db = self._schema()
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 MIGRATIONS[target](db)
             self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
