@@ -3,8 +3,10 @@
     .venv/bin/python bench/startup.py [--repeats 10] [--json FILE]
 
 Median of ``--repeats`` fresh processes (after one warm-up, so the page cache is warm), next to
-a bare ``python -c pass`` for the interpreter's own share. ``-X importtime`` names the slowest
-imports, the place to look when the target (300 ms) is missed.
+a bare ``python -c pass`` for the interpreter's own share, and an offline run of a one-turn
+golden task (``run --golden``, the scripted model) on a new database and on an existing one:
+for a short run through the CLI, start-up is nearly all of it. ``-X importtime`` names the
+slowest imports, the place to look when the target (300 ms, ``--help``) is missed.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +43,31 @@ def time_command(args: Sequence[str], repeats: int) -> dict[str, float]:
     return summary(times)
 
 
+def time_run(repeats: int, *, new_database: bool) -> dict[str, float]:
+    """Wall time of an offline run of a one-turn golden task, on a new database each time or
+    on one database that every run finds already made."""
+    from bench.cli import write_task
+
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
+        task = write_task(Path(tmp), 1)
+        dbs = (Path(tmp) / f"db{i}" / "engine.db" for i in range(repeats + 1))
+        shared = Path(tmp) / "shared" / "engine.db"
+
+        def args() -> list[str]:
+            db = next(dbs) if new_database else shared
+            return [PYTHON, "-m", "engine", "run", str(ROOT / "machines" / "coding_agent.yaml"),
+                    "--golden", str(task), "--approval", "auto", "--db", str(db), "--quiet"]
+
+        subprocess.run(args(), cwd=ROOT, capture_output=True, check=True)
+        times = []
+        for _ in range(repeats):
+            argv = args()
+            t = time.perf_counter()
+            subprocess.run(argv, cwd=ROOT, capture_output=True, check=True)
+            times.append(time.perf_counter() - t)
+    return summary(times)
+
+
 def slowest_imports(limit: int = 8) -> list[tuple[str, float]]:
     """Imports of ``engine --help`` (two levels deep) by cumulative time (``-X importtime``)."""
     proc = subprocess.run([PYTHON, "-X", "importtime", "-m", "engine", "--help"], cwd=ROOT,
@@ -58,13 +86,19 @@ def slowest_imports(limit: int = 8) -> list[tuple[str, float]]:
 def run(repeats: int) -> dict[str, Any]:
     help_time = time_command([PYTHON, "-m", "engine", "--help"], repeats)
     bare = time_command([PYTHON, "-c", "pass"], repeats)
-    return {"help_s": help_time, "python_bare_s": bare, "target_s": TARGET_S,
+    return {"help_s": help_time, "python_bare_s": bare,
+            "run_new_db_s": time_run(repeats, new_database=True),
+            "run_existing_db_s": time_run(repeats, new_database=False), "target_s": TARGET_S,
             "pass": help_time["median"] < TARGET_S, "slowest_imports": slowest_imports()}
 
 
 def report(data: dict[str, Any]) -> str:
     rows = [["python -m engine --help", fmt_stat(data["help_s"], digits=1)],
-            ["python -c pass", fmt_stat(data["python_bare_s"], digits=1)]]
+            ["python -c pass", fmt_stat(data["python_bare_s"], digits=1)],
+            ["run --golden (1 turn, offline), new database",
+             fmt_stat(data["run_new_db_s"], digits=1)],
+            ["run --golden (1 turn, offline), existing database",
+             fmt_stat(data["run_existing_db_s"], digits=1)]]
     out = table(["command", "ms (median [min-max])"], rows)
     imports = ", ".join(f"{n} {s * 1000:.0f} ms" for n, s in data["slowest_imports"])
     return f"{out}\nslowest imports: {imports}"

@@ -90,10 +90,13 @@ def test_concurrent_runs_with_a_store_per_run(tmp_path: Path) -> None:
     assert data["store"] == "per-run"
 
 
-def test_startup_times_engine_help(tmp_path: Path) -> None:
+def test_startup_times_engine_help_and_a_short_offline_run(tmp_path: Path) -> None:
     out, data = run_bench("startup.py", "--repeats", "1", tmp_path=tmp_path)
     assert data["help_s"]["n"] == 1 and data["slowest_imports"]
     assert "python -m engine --help" in out
+    for key in ("run_new_db_s", "run_existing_db_s"):  # an offline run, timed whole
+        assert data[key]["n"] == 1 and data[key]["median"] > data["python_bare_s"]["median"]
+    assert "new database" in out and "existing database" in out
 
 
 def test_resume_rebuilds_a_crashed_run_at_the_requested_step(tmp_path: Path) -> None:
