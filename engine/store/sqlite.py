@@ -533,27 +533,30 @@ class SqliteStore:
             return
         self._refuse_newer(version)
         if self.readonly:
-            if RUNS not in self._schema().table_names():
+            if RUNS not in self._tables():
                 raise StoreError(f"{self.path}: not a Turnstile database (no runs table)")
             self._read_through_memory()
             version = self._user_version()
         with self._tx():  # one creator at a time; a second process finds the work done
             version = self._user_version()
             self._refuse_newer(version)
-            tables = [name for (name,) in self._conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")]
+            tables = self._tables()
             if version == 0 and tables and RUNS not in tables:
                 raise StoreError(f"{self.path}: not a Turnstile database (unknown tables)")
             if version == 0 and not tables:
                 for statement in NEW_DATABASE:
                     self._conn.execute(statement)
-                return
+                return  # committed as the transaction's block ends; nothing to compact
             db = self._schema()
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 MIGRATIONS[target](db)
             self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         if version == 0:
             self._compact_new()
+
+    def _tables(self) -> list[str]:
+        return [name for (name,) in self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")]
 
     def _schema(self) -> sqlite_utils.Database:
         """The connection as ``sqlite-utils`` sees it, to read or change the schema."""
