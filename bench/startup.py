@@ -26,6 +26,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == _HERE:
 elif str(_HERE.parent) not in sys.path:  # the stdlib's concurrent package
     sys.path.insert(0, str(_HERE.parent))
 
+from bench.cli import write_task  # noqa: E402
 from bench.common import PYTHON, ROOT, fmt_stat, machine_info, machine_line, summary, table  # noqa: E402
 from bench.common import write_json as _write_json  # noqa: E402
 
@@ -46,8 +47,6 @@ def time_command(args: Sequence[str], repeats: int) -> dict[str, float]:
 def time_run(repeats: int, *, new_database: bool) -> dict[str, float]:
     """Wall time of an offline run of a one-turn golden task, on a new database each time or
     on one database that every run finds already made."""
-    from bench.cli import write_task
-
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         task = write_task(Path(tmp), 1)
         dbs = (Path(tmp) / f"db{i}" / "engine.db" for i in range(repeats + 1))

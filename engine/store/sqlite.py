@@ -546,13 +546,11 @@ class SqliteStore:
             if version == 0 and not tables:
                 for statement in NEW_DATABASE:
                     self._conn.execute(statement)
-                return  # committed as the transaction's block ends; nothing to compact
+                return  # committed as the transaction's block ends
             db = self._schema()
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 MIGRATIONS[target](db)
             self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        if version == 0:
-            self._compact_new()
 
     def _tables(self) -> list[str]:
         return [name for (name,) in self._conn.execute(
@@ -563,14 +561,6 @@ class SqliteStore:
         import sqlite_utils
 
         return sqlite_utils.Database(self._conn)
-
-    def _compact_new(self) -> None:
-        """A new database is made by the whole chain of migrations, whose later steps drop
-        what earlier ones made: rewrite it without those free pages (a few KB, once)."""
-        try:
-            self._conn.execute("VACUUM")
-        except sqlite3.OperationalError as exc:  # another process already uses it: keep them
-            logger.debug("%s: new database not compacted: %s", self.path, exc)
 
     def _read_through_memory(self) -> None:
         """An older schema that cannot be upgraded in place (the file is read-only) is read
