@@ -1,6 +1,7 @@
 """Throughput through the CLI, as a user or an eval suite runs it, beside LangGraph and Burr.
 
-    .venv/bin/python bench/cli.py [--n 25 100 400 1600] [--repeats 7 5 6 3] [--json FILE]
+    .venv/bin/python bench/cli.py [--n 25 100 400 1600] [--repeats 7 5 6 3]
+                                  [--turnstile-repeats 15 11 11 5] [--instructions] [--json FILE]
 
 Turnstile: ``python -m engine run machines/coding_agent.yaml --golden TASK --approval auto`` in a
 fresh process, on a generated scripted golden task of N turns (each turn ~500 bytes of text and
@@ -19,6 +20,10 @@ cache. Every figure is the minimum over repeats (the machine may be shared), eac
 growth is the marginal cost per turn from 100 to 400 over the one from 25 to 100 (1.0 = flat).
 Bytes per turn: the database (WAL folded in) beyond an empty one, per turn. Peak RSS: the
 child's ``ru_maxrss``.
+
+``--instructions`` also counts, under valgrind's callgrind, the user-space instructions of one
+run of each system at each size (Turnstile piped and ``--quiet``): the same figures, ratios and
+growths in a unit the machine's load does not move (``count_instructions``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -122,10 +128,18 @@ def loadavg() -> float:
 SETTLE_S = 0.3
 
 REPEATS = (7, 5, 6, 3)
-"""Repeats of 25, 100, 400 and 1,600 turns. N = 400 carries every target (the ratios to
-LangGraph and Burr, ``--quiet`` vs piped, both growths): on a shared machine the fastest of 3
-runs of it still moved by a tenth from one invocation to the next (``--quiet``, which does
-strictly less, once came out 19% dearer than piped; 8 runs of each gave 5%), so it has 6."""
+"""Repeats of 25, 100, 400 and 1,600 turns for LangGraph, Burr and ``--baseline``. N = 400
+carries every target (the ratios to LangGraph and Burr, ``--quiet`` vs piped, both growths):
+on a shared machine the fastest of 3 runs of it still moved by a tenth from one invocation to
+the next, so it has 6."""
+
+TURNSTILE_REPEATS = (15, 11, 11, 5)
+"""Repeats of Turnstile's own runs (each output mode). They are cheap (a second or two), and
+the growth and ``--quiet`` targets are differences of a few tens of milliseconds between
+whole processes: on a machine whose speed varies by half from one run to the next (seen here:
+the same 400-turn run took 0.73-1.16 s of CPU within one invocation), the fastest of 5-7 runs
+of each size still left those targets to chance (1.34x growth measured where the instruction
+counts, ``--instructions``, grow 1.00x)."""
 
 
 def settle() -> None:
@@ -185,13 +199,18 @@ def quiet_supported() -> bool:
     return "--quiet" in proc.stdout
 
 
+def turnstile_command(task: Path, db: Path, mode: str, root: Path = ROOT) -> list[str]:
+    """``python -m engine run`` of the checkout at ``root`` on ``task``, in output ``mode``."""
+    return [PYTHON, "-m", "engine", "run", str(root / "machines" / "coding_agent.yaml"),
+            "--golden", str(task), "--approval", "auto", "--db", str(db),
+            *(["--quiet"] if mode == "quiet" else [])]
+
+
 def run_turnstile(folder: Path, task: Path, turns: int, mode: str,
                   root: Path = ROOT) -> dict[str, Any]:
     """``python -m engine run`` of the checkout at ``root`` (another one: ``--baseline``)."""
     db = folder / f"ts-{mode}-{turns}-{time.monotonic_ns()}" / "engine.db"
-    cmd = [PYTHON, "-m", "engine", "run", str(root / "machines" / "coding_agent.yaml"),
-           "--golden", str(task), "--approval", "auto", "--db", str(db),
-           *(["--quiet"] if mode == "quiet" else [])]
+    cmd = turnstile_command(task, db, mode, root)
     got = timed_process(cmd, mode="pipe" if mode == "quiet" else mode, env=child_env(root),
                         cwd=root)
     got["db_bytes"] = db_bytes(db)
@@ -209,10 +228,15 @@ def run_turnstile(folder: Path, task: Path, turns: int, mode: str,
     return got
 
 
+def other_command(system: str, task: Path, turns: int, db: Path) -> list[str]:
+    """LangGraph's or Burr's loop on ``task``, in a child process of this script."""
+    return [PYTHON, str(Path(__file__).resolve()), "--child", system, str(turns),
+            str(task / "fixture"), str(db)]
+
+
 def run_other(system: str, folder: Path, task: Path, turns: int) -> dict[str, Any]:
     db = folder / f"{system}-{turns}-{time.monotonic_ns()}.db"
-    cmd = [PYTHON, str(Path(__file__).resolve()), "--child", system, str(turns),
-           str(task / "fixture"), str(db)]
+    cmd = other_command(system, task, turns, db)
     got = timed_process(cmd, mode="pipe", env=child_env(), cwd=ROOT)
     got["db_bytes"] = db_bytes(db)
     db.unlink(missing_ok=True)
@@ -369,11 +393,14 @@ def best(runs: Sequence[Mapping[str, Any]], turns: int, empty: int) -> dict[str,
 
 def measure(ns: Sequence[int], repeats: Sequence[int], systems: Sequence[str],
             modes: Sequence[str], folder: Path, others_max: int = OTHERS_MAX,
-            baseline: Path | None = None) -> dict[str, Any]:
+            baseline: Path | None = None,
+            turnstile_repeats: Sequence[int] | None = None) -> dict[str, Any]:
     """Every system (and Turnstile output mode) at every N. The repeats are interleaved across
     systems and sizes (round 1 runs every system at every size, then round 2, ...), so a machine
     whose speed drifts over minutes shifts every figure alike, not the small sizes measured
-    first. ``baseline``: also the CLI of that checkout, piped (``baseline:pipe``)."""
+    first. ``baseline``: also the CLI of that checkout, piped (``baseline:pipe``).
+    ``turnstile_repeats``: the repeats of Turnstile's own modes (default: ``repeats``)."""
+    own = list(turnstile_repeats or repeats)
     empty = empty_bytes(folder)
     empty["baseline"] = empty["turnstile"]
     names = [f"turnstile:{m}" for m in modes if "turnstile" in systems]
@@ -383,12 +410,12 @@ def measure(ns: Sequence[int], repeats: Sequence[int], systems: Sequence[str],
     warm_up(names, folder, baseline)
     tasks = {n: write_task(folder, n) for n in ns}
     runs: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for round_ in range(max(repeats, default=0)):
-        for n, reps in zip(ns, repeats, strict=True):
-            if round_ >= reps:
-                continue
+    for round_ in range(max([*repeats, *own], default=0)):
+        for n, reps, own_reps in zip(ns, repeats, own, strict=True):
             for name in names:
                 if name in CHILDREN and n > others_max:
+                    continue
+                if round_ >= (own_reps if name.startswith("turnstile:") else reps):
                     continue
                 print(f"   {name} N={n} (load {loadavg():.2f})", file=sys.stderr, flush=True)
                 runs.setdefault((name, n), []).append(_run(name, folder, tasks[n], n, baseline))
@@ -418,13 +445,94 @@ def warm_up(names: Sequence[str], folder: Path, baseline: Path | None) -> None:
     shutil.rmtree(folder / "warm-up", ignore_errors=True)
 
 
-def marginal(entry: Mapping[str, Any], a: int, b: int, key: str = "wall_s") -> float | None:
+# -- instruction counts (--instructions) ---------------------------------------------------
+
+
+COUNTED_MODES = ("pipe", "quiet")
+"""Turnstile's output modes whose instructions are counted (``/dev/null`` differs from the
+pipe only in the kernel, which callgrind does not count)."""
+
+
+def count_instructions(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) -> int:
+    """The user-space instructions one run of ``cmd`` executes (valgrind's callgrind; child
+    processes are not followed). The count does not depend on the machine's load, so it
+    settles what times on a shared machine cannot: whether the cost per turn grows, and by how
+    much ``--quiet`` saves. Under callgrind a run is ~50x slower, so paths that depend on time
+    run more often than natively (the runner yields to the event loop every 5 ms: at every
+    step here): the count is an upper bound of a native run's, by a few percent."""
+    with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as tmp:
+        proc = subprocess.run(["valgrind", "--tool=callgrind",
+                               f"--callgrind-out-file={tmp}/callgrind.out", *cmd],
+                              stdin=subprocess.DEVNULL, capture_output=True, cwd=cwd,
+                              env=dict(env), check=False)
+    err = proc.stderr.decode(errors="replace")
+    found = re.search(r"Collected : (\d+)", err)
+    if proc.returncode != 0 or found is None:
+        raise RuntimeError(f"valgrind {' '.join(cmd)} exited {proc.returncode}:\n{err[-3000:]}")
+    return int(found[1])
+
+
+def _counted(name: str, folder: Path, task: Path, n: int) -> int:
+    db_dir = folder / f"cg-{name.replace(':', '-')}-{n}-{time.monotonic_ns()}"
+    db_dir.mkdir()
+    try:
+        if name.startswith("turnstile:"):
+            cmd = turnstile_command(task, db_dir / "engine.db", name.split(":")[1])
+            return count_instructions(cmd, child_env(), ROOT)
+        return count_instructions(other_command(name, task, n, db_dir / "other.db"),
+                                  child_env(), ROOT)
+    finally:
+        shutil.rmtree(db_dir, ignore_errors=True)
+
+
+def instructions(ns: Sequence[int], systems: Sequence[str], modes: Sequence[str],
+                 folder: Path, others_max: int = OTHERS_MAX) -> dict[str, dict[str, Any]]:
+    """Instructions of one run of each system (Turnstile piped and ``--quiet``) at each N, as
+    ``{name: {N: {"instructions": count}}}``. The counts do not depend on the load, so the
+    runs go side by side, one per core."""
+    from concurrent.futures import ThreadPoolExecutor  # after the path is set (top of file)
+    names = [f"turnstile:{m}" for m in modes if m in COUNTED_MODES and "turnstile" in systems]
+    names += [s for s in systems if s != "turnstile"]
+    tasks = {n: write_task(folder / "counted", n) for n in ns}
+    jobs = [(name, n) for n in ns for name in names if name not in CHILDREN or n <= others_max]
+    out: dict[str, dict[str, Any]] = {name: {} for name in names}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        counted = {job: pool.submit(_counted, job[0], folder, tasks[job[1]], job[1])
+                   for job in jobs}
+        for (name, n), future in counted.items():
+            out[name][str(n)] = {"instructions": future.result()}
+            print(f"   {name} N={n}: {out[name][str(n)]['instructions'] / 1e6:.0f} M "
+                  "instructions", file=sys.stderr, flush=True)
+    shutil.rmtree(folder / "counted", ignore_errors=True)
+    return out
+
+
+def instruction_table(data: Mapping[str, Any], ns: Sequence[int]) -> str:
+    """Millions of instructions per run and per turn (``--instructions``)."""
+    counts = data.get("instructions") or {}
+    s = summarize(data, ns)
+    ref = 400 if 400 in ns else max(ns)
+    rows = []
+    for name, entry in counts.items():
+        e = s.get(name, {})
+        rows.append([name, *(f"{entry[str(n)]['instructions'] / 1e6:.0f}" if str(n) in entry
+                             else "-" for n in ns),
+                     _ms(e.get("instr_per_turn")), _ms(e.get("instr_per_turn_to_max")),
+                     fmt_ratio(e.get("instr_growth"))])
+    return table(["system (instructions, millions)", *(f"N={n}" for n in ns),
+                  f"per turn {min(ns)}->{ref}", f"per turn {ref}->{max(ns)}",
+                  "growth (100->400 vs 25->100)"], rows)
+
+
+def marginal(entry: Mapping[str, Any], a: int, b: int, key: str = "wall_s",
+             scale: float = 1000) -> float | None:
     """Milliseconds per turn between ``a`` and ``b`` turns (start-up cancels out); ``key``
-    ``cpu_s``: the child's CPU time (user + system), which a busy machine disturbs far less."""
+    ``cpu_s``: the child's CPU time (user + system), which a busy machine disturbs far less;
+    ``instructions`` (with ``scale`` 1e-6): millions of instructions per turn."""
     ea, eb = entry.get(str(a)), entry.get(str(b))
     if not ea or not eb or b <= a:
         return None
-    return (eb[key] - ea[key]) / (b - a) * 1000
+    return (eb[key] - ea[key]) / (b - a) * scale
 
 
 def growth(entry: Mapping[str, Any], ns: Sequence[int], key: str = "wall_s") -> float | None:
@@ -434,6 +542,22 @@ def growth(entry: Mapping[str, Any], ns: Sequence[int], key: str = "wall_s") -> 
     lo, mid, hi = ns[0], ns[1], ns[2]
     early, late = marginal(entry, lo, mid, key), marginal(entry, mid, hi, key)
     return _ratio(late, early)
+
+
+def _instruction_summary(entry: Mapping[str, Any], have: Sequence[int],
+                         ref: int) -> dict[str, Any]:
+    """Millions of instructions per turn (smallest size to ``ref``, ``ref`` to the largest)
+    and their growth, from the counts of ``--instructions``."""
+    if not entry:
+        return {}
+    sizes = [n for n in have if str(n) in entry]
+    if len(sizes) < 2:
+        return {}
+    low, top = min(sizes), max(sizes)
+    return {"instr_per_turn": marginal(entry, low, ref, "instructions", 1e-6),
+            "instr_per_turn_to_max": (marginal(entry, ref, top, "instructions", 1e-6)
+                                      if top > ref else None),
+            "instr_growth": growth(entry, sizes, "instructions")}
 
 
 def summarize(data: Mapping[str, Any], ns: Sequence[int]) -> dict[str, Any]:
@@ -454,6 +578,7 @@ def summarize(data: Mapping[str, Any], ns: Sequence[int]) -> dict[str, Any]:
             "cpu_growth": growth(entry, have, "cpu_s"),
             "bytes_growth": (entry[str(top)]["bytes_per_turn"] / entry[str(low)]["bytes_per_turn"]
                              if entry[str(low)]["bytes_per_turn"] and top > low else None),
+            **_instruction_summary(data.get("instructions", {}).get(name, {}), have, ref),
         }
     return out
 
@@ -466,12 +591,15 @@ def targets(data: Mapping[str, Any], ns: Sequence[int]) -> list[list[str]]:
     rows: list[list[str]] = []
     if ts is None:
         return rows
-    for clock, per_turn, grow, to_max in (("wall", "ms_per_turn", "growth", "ms_per_turn_to_max"),
-                                          ("cpu", "cpu_ms_per_turn", "cpu_growth",
-                                           "cpu_ms_per_turn_to_max")):
+    clocks = [("wall", "ms_per_turn", "growth", "ms_per_turn_to_max"),
+              ("cpu", "cpu_ms_per_turn", "cpu_growth", "cpu_ms_per_turn_to_max")]
+    if "instr_per_turn" in ts:
+        clocks.append(("instructions", "instr_per_turn", "instr_growth",
+                       "instr_per_turn_to_max"))
+    for clock, per_turn, grow, to_max in clocks:
         for other in ("langgraph", "burr"):
             o = s.get(other)
-            speed = _ratio(o and o[per_turn], ts[per_turn])
+            speed = _ratio(o and o.get(per_turn), ts[per_turn])
             rows.append([f"CLI (piped) >= 10x cheaper per turn than {other} at N={ts['ref']}"
                          f" ({clock})", fmt_ratio(speed), ">= 10x",
                          verdict(None if speed is None else speed >= SPEEDUP_TARGET)])
@@ -484,10 +612,10 @@ def targets(data: Mapping[str, Any], ns: Sequence[int]) -> list[list[str]]:
                      fmt_ratio(flat), "<= 1.2x",
                      verdict(None if flat is None else flat <= GROWTH_LIMIT)])
         quiet = s.get("turnstile:quiet")
-        q = _ratio(max(quiet[per_turn] or 0, ts[per_turn] or 0),
-                   min(quiet[per_turn] or 0, ts[per_turn] or 0)) if quiet else None
+        q = _ratio(max(quiet.get(per_turn) or 0, ts[per_turn] or 0),
+                   min(quiet.get(per_turn) or 0, ts[per_turn] or 0)) if quiet else None
         if quiet:
-            rows.append([f"CLI --quiet vs piped, ms per turn ({clock})", fmt_ratio(q),
+            rows.append([f"CLI --quiet vs piped, cost per turn ({clock})", fmt_ratio(q),
                          "<= 1.10x", verdict(None if q is None else q <= QUIET_LIMIT)])
     bg = ts["bytes_growth"]
     rows.append([f"CLI bytes/turn at N={max(ns)} vs N={min(ns)}", fmt_ratio(bg), "<= 1.2x",
@@ -525,8 +653,9 @@ def report(data: Mapping[str, Any], ns: Sequence[int]) -> str:
                   "growth (100->400 vs 25->100)", f"cpu ms/turn {min(ns)}->{ref}",
                   f"cpu {ref}->{max(ns)}", "cpu growth", f"bytes/turn {max(ns)} vs {min(ns)}"],
                  summary_rows)
-    return "\n\n".join([per_run, head, table(["target", "measured", "limit", "result"],
-                                             targets(data, ns))])
+    counted = [instruction_table(data, ns)] if data.get("instructions") else []
+    return "\n\n".join([per_run, head, *counted,
+                        table(["target", "measured", "limit", "result"], targets(data, ns))])
 
 
 def _ms(value: float | None) -> str:
@@ -536,9 +665,16 @@ def _ms(value: float | None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[25, 100, 400, 1600])
-    parser.add_argument("--repeats", type=int, nargs="+", default=list(REPEATS),
-                        help="repeats per N (default: %(default)s): the small sizes are cheap, "
-                        "and their start-up noise weighs most on a marginal cost")
+    parser.add_argument("--repeats", type=int, nargs="+",
+                        help=f"repeats per N of every system (default: {list(REPEATS)}, and "
+                        f"{list(TURNSTILE_REPEATS)} for Turnstile's own runs): the small sizes "
+                        "are cheap, and their start-up noise weighs most on a marginal cost")
+    parser.add_argument("--turnstile-repeats", type=int, nargs="+",
+                        help="repeats per N of Turnstile's own runs (default: --repeats if "
+                        f"given, else {list(TURNSTILE_REPEATS)})")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each run's instructions under valgrind (one run per "
+                        "system and N, side by side: a figure the load does not move)")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument("--others-max", type=int, default=OTHERS_MAX,
@@ -555,14 +691,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         child_main(system, int(n), Path(fixture), Path(db))
         return 0
     ns = sorted(args.n)
-    repeats = args.repeats if len(args.repeats) == len(ns) else [args.repeats[0]] * len(ns)
+    repeats = _per_size(args.repeats or REPEATS, ns)
+    own = _per_size(args.turnstile_repeats or args.repeats or TURNSTILE_REPEATS, ns)
+    if args.instructions and shutil.which("valgrind") is None:
+        print("bench/cli.py: --instructions needs valgrind (apt-get install valgrind)",
+              file=sys.stderr)
+        return 2
     systems = [s for s in args.systems if s == "turnstile" or _has(s)]
     modes = [m for m in args.modes if m != "quiet" or quiet_supported()]
     info = {**machine_info(), "burr": _burr_version(), "loadavg_start": loadavg(),
             "interpreter": PYTHON}
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
         data = measure(ns, repeats, systems, modes, Path(tmp), args.others_max,
-                       args.baseline.resolve() if args.baseline else None)
+                       args.baseline.resolve() if args.baseline else None, own)
+        if args.instructions:
+            data["instructions"] = instructions(ns, systems, modes, Path(tmp), args.others_max)
     data = {**data, "ns": ns, "summary": summarize(data, ns), "targets": targets(data, ns)}
     print(machine_line(info) + f", Burr {info['burr']}; every system runs on {PYTHON}")
     print(f"load average (1 min) at start: {info['loadavg_start']:.2f}; at end: {loadavg():.2f}"
@@ -570,6 +713,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(report(data, ns))
     write_json(args.json, {"machine": info, **data})
     return 0
+
+
+def _per_size(repeats: Sequence[int], ns: Sequence[int]) -> list[int]:
+    """Repeats given per N, or one figure for every N."""
+    return list(repeats) if len(repeats) == len(ns) else [repeats[0]] * len(ns)
 
 
 def _burr_version() -> str | None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -112,7 +113,9 @@ def plan(quick: bool, tiny: bool = False) -> dict[str, list[str]]:
         "startup": ["--repeats", "10"],
         "permissions": ["--rounds", "10"],
         "sandbox": ["--calls", "200"],
-        "cli": ["--n", "25", "100", "400", "1600", "--repeats", "7", "5", "6", "3"],
+        "cli": ["--n", "25", "100", "400", "1600", "--repeats", "7", "5", "6", "3",
+                "--turnstile-repeats", "15", "11", "11", "5",
+                *(["--instructions"] if shutil.which("valgrind") else [])],
     }
 
 

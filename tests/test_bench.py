@@ -221,3 +221,71 @@ def test_cli_bench_warms_up_every_system_then_interleaves_sizes_round_by_round(
     assert set(data["results"]["langgraph"]) == {"25", "100"}
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     assert "PYTHONDONTWRITEBYTECODE" not in cli.child_env()
+
+
+def test_cli_bench_gives_turnstile_its_own_repeats(tmp_path: Path, monkeypatch: Any) -> None:
+    """Turnstile's runs are cheap: they get more rounds than LangGraph's, in the same order."""
+    from bench import cli
+
+    order: list[tuple[str, int]] = []
+
+    def fake_run(name: str, folder: Path, task: Path, n: int, baseline: Any) -> dict[str, Any]:
+        order.append((name, n))
+        return {"wall_s": 1.0, "cpu_s": 1.0, "load": 0.0, "peak_rss_bytes": 1,
+                "stdout_bytes": 0, "db_bytes": 2}
+
+    monkeypatch.setattr(cli, "_run", fake_run)
+    monkeypatch.setattr(cli, "empty_bytes", lambda folder: {"turnstile": 1, "langgraph": 1,
+                                                            "burr": 1})
+    cli.measure([25, 100], [1, 1], ["turnstile", "langgraph"], ["pipe"], tmp_path,
+                turnstile_repeats=[3, 2])
+    timed = order[2:]  # after the warm-up of each
+    assert timed == [("turnstile:pipe", 25), ("langgraph", 25),
+                     ("turnstile:pipe", 100), ("langgraph", 100),
+                     ("turnstile:pipe", 25), ("turnstile:pipe", 100),
+                     ("turnstile:pipe", 25)]
+
+
+def test_instruction_counts_grow_with_the_work_and_not_with_the_load() -> None:
+    """``count_instructions`` reads callgrind's total: a loop of 10^6 iterations counts
+    millions more than an empty program, and the same program counts the same twice (within
+    a tenth of a percent: the interpreter's start-up hashes differ from run to run)."""
+    from bench import cli
+
+    env = {"PATH": os.environ.get("PATH", "")}
+    empty = [sys.executable, "-S", "-c", "pass"]
+    loop = [sys.executable, "-S", "-c", "for i in range(10**6): pass"]
+    a, b = cli.count_instructions(empty, env, ROOT), cli.count_instructions(empty, env, ROOT)
+    looped = cli.count_instructions(loop, env, ROOT)
+    assert abs(a - b) <= 0.001 * a
+    assert looped - a > 10**7
+
+
+def test_instruction_summary_is_the_marginal_count_per_turn() -> None:
+    """Per turn, growth and the target rows computed from counts, as from times."""
+    from bench import cli
+
+    def timed(n: int, ms: float) -> dict[str, Any]:
+        return {"wall_s": n * ms / 1000, "cpu_s": n * ms / 1000, "bytes_per_turn": 100.0}
+
+    ns = [25, 100, 400]
+    data = {"results": {name: {str(n): timed(n, 1.0) for n in ns}
+                        for name in ("turnstile:pipe", "turnstile:quiet", "langgraph")},
+            "instructions": {
+                "turnstile:pipe": {"25": {"instructions": 100_000_000 + 25 * 5_000_000},
+                                   "100": {"instructions": 100_000_000 + 100 * 5_000_000},
+                                   "400": {"instructions": 100_000_000 + 400 * 6_000_000}},
+                "turnstile:quiet": {str(n): {"instructions": 90_000_000 + n * 5_000_000}
+                                    for n in ns},
+                "langgraph": {str(n): {"instructions": 300_000_000 + n * 40_000_000}
+                              for n in ns}}}
+    s = cli.summarize(data, ns)
+    assert s["turnstile:quiet"]["instr_per_turn"] == 5.0
+    assert round(s["turnstile:pipe"]["instr_per_turn"], 6) == round((400 * 6 - 25 * 5) / 375, 6)
+    assert round(s["turnstile:pipe"]["instr_growth"], 6) == round(
+        (400 * 6 - 100 * 5) / 300 / 5, 6)  # 100->400 over 25->100
+    rows = {row[0]: row[1:] for row in cli.targets(data, ns)}
+    assert rows["CLI (piped) >= 10x cheaper per turn than langgraph at N=400 (instructions)"][0] \
+        == cli.fmt_ratio(40 / ((400 * 6 - 25 * 5) / 375))
+    assert rows["CLI (piped) cost per turn 100->400 vs 25->100 (instructions)"][2] == "FAIL"
+    assert "turnstile:pipe" in cli.instruction_table(data, ns)
