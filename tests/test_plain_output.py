@@ -192,3 +192,43 @@ def test_lines_are_gathered_and_written_before_the_run_may_wait() -> None:
     obs("run_end", {"status": "completed", "state": "done"})
     assert stream.writes == 5  # nothing was left to write
 
+
+
+def test_inside_the_event_loop_lines_wait_a_moment_for_more() -> None:
+    """In the run's event loop a run that does not wait (fifty quick steps) writes nothing
+    until ``FLUSH_AFTER_S`` has passed, then everything in one write; a run that waits (on a
+    command of minutes) is shown within that time; what is left when the loop ends is
+    written by ``flush_output``."""
+    import anyio
+
+    from engine.ui.plain_output import FLUSH_AFTER_S, flush_output
+
+    stream = CountingStream()
+    obs = PlainObserver(stream)
+
+    def quick_step(step: int) -> None:
+        obs("step_begin", {"step": step, "state": "call_model", "action": "call_model",
+                           "waits": True})
+        obs("text_delta", {"text": f"turn {step}"})
+        obs("step_commit", {"step": step, "state": "call_model", "trigger": "tool_calls",
+                            "dest": "exec_tool", "note": ""})
+
+    async def run() -> None:
+        for step in range(50):
+            quick_step(step)
+        assert stream.writes == 0
+        obs("tool_started", {"call_id": "c1", "tool": "run_shell",
+                             "args": {"command": "sleep 60"}})
+        await anyio.sleep(FLUSH_AFTER_S * 4)  # the run waits on the command
+        assert stream.writes == 1
+        assert "sleep 60" in stream.getvalue() and "  model: turn 49" in stream.getvalue()
+        quick_step(50)  # its write is still pending when the loop ends
+
+    anyio.run(run)
+    assert stream.writes == 1 and "turn 50" not in stream.getvalue()
+    flush_output(obs)
+    assert stream.writes == 2
+    lines = stream.getvalue().splitlines()
+    assert lines[:3] == ["step 0 call_model (call_model)", "  model: turn 0",
+                         "  ⇒ tool_calls → exec_tool"]
+    assert lines[-2:] == ["  model: turn 50", "  ⇒ tool_calls → exec_tool"]

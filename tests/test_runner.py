@@ -109,10 +109,11 @@ def test_ctrl_c_interrupts_cleanly_and_resumes(cli: EngineCLI, tmp_path: Path) -
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
-    assert proc.returncode == 3, err
-    assert "resume" in out
+    seen = f"\nstdout: {out[-2000:]}\nstderr: {err[-2000:]}"
+    assert proc.returncode == 3, f"exit code {proc.returncode}{seen}"
+    assert "resume" in out, seen
     (run,) = cli.json("runs")
-    assert run["status"] == "interrupted"
+    assert run["status"] == "interrupted", f"{run}{seen}"
     deadline = time.time() + 2  # the bound for a cancelled tree to be gone
     while _children_in(task) and time.time() < deadline:
         time.sleep(0.05)

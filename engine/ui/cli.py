@@ -165,6 +165,7 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
     from engine.core.interrupts import drive_until_interrupted
     from engine.errors import InterruptedRun
     from engine.session import execute
+    from engine.ui.plain_output import flush_output
 
     run_id = prepared.state.run_id
     gc.freeze()  # the start-up heap (modules, schemas, the machine) is never garbage: keep it
@@ -173,6 +174,8 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
     except InterruptedRun:
         _summary(args, store, run_id, observer)
         return EXIT_INTERRUPTED
+    finally:
+        flush_output(observer)
     return _report(args, store, run_id, observer, result)
 
 

@@ -7,13 +7,16 @@ Streamed text arrives already coalesced (``engine.models.base.collect_turn`` gat
 pieces into few, larger deltas before any observer sees them), so each delta is written as it
 comes: a slow model's answer appears as it is produced. Lines are gathered and written in one
 write when something may wait next (a step begins, a tool starts, a retry sleeps, the run
-ends), so the stream sees a few writes per step even when it is unbuffered
-(``PYTHONUNBUFFERED``, ``python -u``) and nothing is held back while the run waits.
+ends), so nothing is held back while the run waits. Inside the run's event loop that write
+waits ``FLUSH_AFTER_S`` for what follows: a run that does not wait (a scripted model, a file
+read) writes its lines a few times a second, not several times per step (each write to a pipe
+is a system call and wakes the reader), and a run that waits is shown within that time.
 Output is best effort: a closed or broken stream stops the output, never the run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +27,8 @@ from engine.ui.event_lines import RENDER
 
 MAX_PENDING_CHARS = 16_384
 """Gathered lines beyond this many characters are written at once."""
+FLUSH_AFTER_S = 0.05
+"""Inside an event loop, how long gathered lines wait for more before they are written."""
 WAITS_AFTER: frozenset[str] = frozenset({
     EventKind.STEP_BEGIN, EventKind.TOOL_STARTED, EventKind.TOOL_OUTPUT, EventKind.MODEL_RETRY,
     EventKind.SANDBOX, EventKind.MCP_TOOLS_CHANGED, EventKind.MCP_SERVER_FAILED,
@@ -72,6 +77,14 @@ def make_ui(stream: TextIO, *, quiet: bool = False) -> tuple[Any, Any]:
     return ConsoleObserver(console, events=not quiet), make_prompter(console)
 
 
+def flush_output(observer: Any) -> None:
+    """Write what ``observer`` has gathered: call it once the run's event loop has ended
+    (however it ended), since no timer of that loop will write it any more."""
+    close = getattr(observer, "close", None)
+    if callable(close):
+        close()
+
+
 def _lazy_prompter(stream: TextIO, before: Callable[[], None]) -> Any:
     async def prompter(questions: Sequence[Any]) -> Any:
         from engine.ui.console import make_console, make_prompter
@@ -96,6 +109,7 @@ class PlainObserver:
         self._in_text = False
         self._out: list[str] = []
         self._out_chars = 0
+        self._timer: asyncio.TimerHandle | None = None
 
     def __call__(self, kind: str, payload: Mapping[str, Any]) -> None:
         if not self.events or self._broken:
@@ -116,9 +130,10 @@ class PlainObserver:
             text = "".join(["".join(line[::2]) + "\n" for line in lines])
         self._out.append(text)
         self._out_chars += len(text)
-        waits = kind in WAITS_AFTER and (kind != STEP_BEGIN or payload.get("waits", True))
-        if waits or self._out_chars >= MAX_PENDING_CHARS:
+        if self._out_chars >= MAX_PENDING_CHARS:
             self._flush_stream()
+        elif kind in WAITS_AFTER and (kind != STEP_BEGIN or payload.get("waits", True)):
+            self._flush_soon()
 
     def line(self, text: str, style: str = "") -> None:
         """One line of the CLI's own (summary, notes); markup is dropped."""
@@ -139,7 +154,7 @@ class PlainObserver:
             self._put("  model: ")
             self._in_text = True
         self._put(text)
-        self._flush_stream()
+        self._flush_soon()
 
     def _end_text(self) -> None:
         if self._in_text:
@@ -151,8 +166,22 @@ class PlainObserver:
         self._out.append(text)
         self._out_chars += len(text)
 
+    def _flush_soon(self) -> None:
+        """Write the gathered lines within ``FLUSH_AFTER_S`` (inside an event loop), or now."""
+        if self._timer is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop: nothing could write them later
+            self._flush_stream()
+            return
+        self._timer = loop.call_later(FLUSH_AFTER_S, self._flush_stream)
+
     def _flush_stream(self) -> None:
         """Write the gathered lines in one write, then flush the stream."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         text = "".join(self._out)
         self._out.clear()
         self._out_chars = 0
