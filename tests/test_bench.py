@@ -203,16 +203,7 @@ def test_cli_bench_warms_up_every_system_then_interleaves_sizes_round_by_round(
     minutes shifts every figure alike); the children do not inherit PYTHONDONTWRITEBYTECODE."""
     from bench import cli
 
-    order: list[tuple[str, int]] = []
-
-    def fake_run(name: str, folder: Path, task: Path, n: int, baseline: Any) -> dict[str, Any]:
-        order.append((name, n))
-        return {"wall_s": 1.0, "cpu_s": 1.0, "load": 0.0, "peak_rss_bytes": 1,
-                "stdout_bytes": 0, "db_bytes": 2}
-
-    monkeypatch.setattr(cli, "_run", fake_run)
-    monkeypatch.setattr(cli, "empty_bytes", lambda folder: {"turnstile": 1, "langgraph": 1,
-                                                            "burr": 1})
+    order = _recorded_runs(monkeypatch)
     data = cli.measure([25, 100], [2, 1], ["turnstile", "langgraph"], ["pipe"], tmp_path)
     assert order == [("turnstile:pipe", 3), ("langgraph", 3),
                      ("turnstile:pipe", 25), ("langgraph", 25),
@@ -227,16 +218,7 @@ def test_cli_bench_gives_turnstile_its_own_repeats(tmp_path: Path, monkeypatch: 
     """Turnstile's runs are cheap: they get more rounds than LangGraph's, in the same order."""
     from bench import cli
 
-    order: list[tuple[str, int]] = []
-
-    def fake_run(name: str, folder: Path, task: Path, n: int, baseline: Any) -> dict[str, Any]:
-        order.append((name, n))
-        return {"wall_s": 1.0, "cpu_s": 1.0, "load": 0.0, "peak_rss_bytes": 1,
-                "stdout_bytes": 0, "db_bytes": 2}
-
-    monkeypatch.setattr(cli, "_run", fake_run)
-    monkeypatch.setattr(cli, "empty_bytes", lambda folder: {"turnstile": 1, "langgraph": 1,
-                                                            "burr": 1})
+    order = _recorded_runs(monkeypatch)
     cli.measure([25, 100], [1, 1], ["turnstile", "langgraph"], ["pipe"], tmp_path,
                 turnstile_repeats=[3, 2])
     timed = order[2:]  # after the warm-up of each
@@ -289,3 +271,20 @@ def test_instruction_summary_is_the_marginal_count_per_turn() -> None:
     assert ratio == [cli.fmt_ratio(40 / ((400 * 6 - 25 * 5) / 375)), "-", "-"]
     assert rows["CLI (piped) cost per turn 100->400 vs 25->100 (instructions)"][2] == "FAIL"
     assert "turnstile:pipe" in cli.instruction_table(data, ns)
+
+
+def _recorded_runs(monkeypatch: Any) -> list[tuple[str, int]]:
+    """``bench.cli``'s runs replaced by a recorder: the (name, N) of each, in order."""
+    from bench import cli
+
+    order: list[tuple[str, int]] = []
+
+    def fake_run(name: str, folder: Path, task: Path, n: int, baseline: Any) -> dict[str, Any]:
+        order.append((name, n))
+        return {"wall_s": 1.0, "cpu_s": 1.0, "load": 0.0, "peak_rss_bytes": 1,
+                "stdout_bytes": 0, "db_bytes": 2}
+
+    monkeypatch.setattr(cli, "_run", fake_run)
+    monkeypatch.setattr(cli, "empty_bytes", lambda folder: {"turnstile": 1, "langgraph": 1,
+                                                            "burr": 1})
+    return order
