@@ -131,7 +131,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "bashlex": ("engine.permissions.shell",),
     "opentelemetry": ("engine.tracing.otlp",),
     "temporalio": ("engine.temporal.*",),
-    "asyncio": (),
+    "asyncio": ("engine.ui.plain_output",),
 }
 
 

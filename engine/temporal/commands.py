@@ -185,8 +185,6 @@ def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer:
     0 and the run id with ``--detach``."""
     import anyio
 
-    from engine.ui.plain_output import flush_output
-
     where = target(args)
     for note in mark_temporal(prepared, where):
         if not args.quiet:
@@ -199,8 +197,6 @@ def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer:
         print(f"stopped following run {run_id}; the workers go on with it (python -m engine "
               f"show {run_id})", file=sys.stderr)
         return EXIT_INTERRUPTED
-    finally:
-        flush_output(observer)
     if detach:
         if args.json:
             sys.stdout.write(json.dumps({"run_id": run_id, "status": "running"}) + "\n")

@@ -83,11 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                            observer=observer, prompter=prompter, json_output=args.json)
     for note in () if args.quiet else prepared.notes:
         observer.line(f"[dim]{note}[/]")
-    if args.backend == "temporal":
-        from engine.temporal.commands import drive_command
-
-        return drive_command(args, store, prepared, observer, _report)
-    return _drive(args, store, prepared, observer)
+    return _drive_on_backend(args, store, prepared, observer)
 
 
 def _task_text(args: argparse.Namespace) -> str | None:
@@ -137,11 +133,21 @@ def cmd_resume(args: argparse.Namespace) -> int:
             observer.line(f"[dim]{note}[/]")
         observer.line(f"resuming run {prepared.state.run_id} at step {prepared.state.step} "
                       f"in state {prepared.state.state}")
-    if args.backend == "temporal":
-        from engine.temporal.commands import drive_command
+    return _drive_on_backend(args, store, prepared, observer)
 
+
+def _drive_on_backend(args: argparse.Namespace, store: Any, prepared: Any,
+                      observer: Any) -> int:
+    """Drive a prepared run here or, with ``--backend temporal``, through the workers."""
+    if args.backend != "temporal":
+        return _drive(args, store, prepared, observer)
+    from engine.temporal.commands import drive_command
+    from engine.ui.plain_output import flush_output
+
+    try:
         return drive_command(args, store, prepared, observer, _report)
-    return _drive(args, store, prepared, observer)
+    finally:
+        flush_output(observer)  # the lines the run's loop held when it ended
 
 
 def _model_options(args: argparse.Namespace) -> dict[str, Any]:
