@@ -230,17 +230,17 @@ def test_cli_bench_gives_turnstile_its_own_repeats(tmp_path: Path, monkeypatch: 
 
 def test_instruction_counts_grow_with_the_work_and_not_with_the_load() -> None:
     """``count_instructions`` reads callgrind's total: a loop of 10^6 iterations counts
-    millions more than an empty program, and the same program counts the same twice (within
-    a tenth of a percent: the interpreter's start-up hashes differ from run to run)."""
+    millions more than an empty program (half as much again), and the same program counts
+    the same twice within 1% (seen: 0.07-0.22% apart, the start-up's memory layout varies)."""
     from bench import cli
 
-    env = {"PATH": os.environ.get("PATH", "")}
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": "0"}
     empty = [sys.executable, "-S", "-c", "pass"]
     loop = [sys.executable, "-S", "-c", "for i in range(10**6): pass"]
     a, b = cli.count_instructions(empty, env, ROOT), cli.count_instructions(empty, env, ROOT)
     looped = cli.count_instructions(loop, env, ROOT)
-    assert abs(a - b) <= 0.001 * a
-    assert looped - a > 10**7
+    assert abs(a - b) <= 0.01 * a, (a, b)
+    assert looped - a > 10**7 and looped > 1.5 * a, (a, looped)
 
 
 def test_instruction_summary_is_the_marginal_count_per_turn() -> None:
