@@ -139,7 +139,7 @@ the growth and ``--quiet`` targets are differences of a few tens of milliseconds
 whole processes: on a machine whose speed varies by half from one run to the next (seen here:
 the same 400-turn run took 0.73-1.16 s of CPU within one invocation), the fastest of 5-7 runs
 of each size still left those targets to chance (1.34x growth measured where the instruction
-counts, ``--instructions``, grow 1.00x)."""
+counts, ``--instructions``, grow 1.01x)."""
 
 
 def settle() -> None:
@@ -473,6 +473,7 @@ def count_instructions(cmd: Sequence[str], env: Mapping[str, str], cwd: Path) ->
 
 
 def _counted(name: str, folder: Path, task: Path, n: int) -> int:
+    """``count_instructions`` of one run of ``name`` on ``task``, in a database of its own."""
     db_dir = folder / f"cg-{name.replace(':', '-')}-{n}-{time.monotonic_ns()}"
     db_dir.mkdir()
     try:
