@@ -198,10 +198,10 @@ def test_inside_the_event_loop_lines_wait_a_moment_for_more() -> None:
     """In the run's event loop a run that does not wait (fifty quick steps) writes nothing
     until ``FLUSH_AFTER_S`` has passed, then everything in one write; a run that waits (on a
     command of minutes) is shown within that time; what is left when the loop ends is
-    written by ``flush_output``."""
+    written by ``close`` (the CLI's call once the loop has ended)."""
     import anyio
 
-    from engine.ui.plain_output import FLUSH_AFTER_S, flush_output
+    from engine.ui.plain_output import FLUSH_AFTER_S
 
     stream = CountingStream()
     obs = PlainObserver(stream)
@@ -226,7 +226,7 @@ def test_inside_the_event_loop_lines_wait_a_moment_for_more() -> None:
 
     anyio.run(run)
     assert stream.writes == 1 and "turn 50" not in stream.getvalue()
-    flush_output(obs)
+    obs.close()
     assert stream.writes == 2
     lines = stream.getvalue().splitlines()
     assert lines[:3] == ["step 0 call_model (call_model)", "  model: turn 0",

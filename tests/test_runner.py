@@ -120,8 +120,7 @@ def test_ctrl_c_interrupts_cleanly_and_resumes(cli: EngineCLI, tmp_path: Path) -
     left = _children_in(task)
     assert not left, ("a process of the interrupted command is still running: "
                       + "; ".join(_cmdline(pid) for pid in left)
-                      + f"\nevents: {sorted(_event_kinds(cli.db))}\nstdout: {out[-2000:]}"
-                      + f"\nstderr: {err[-2000:]}")
+                      + f"\nevents: {sorted(_event_kinds(cli.db))}{seen}")
 
 
 def _event_kinds(db: Path) -> set[str]:

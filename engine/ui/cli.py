@@ -142,12 +142,11 @@ def _drive_on_backend(args: argparse.Namespace, store: Any, prepared: Any,
     if args.backend != "temporal":
         return _drive(args, store, prepared, observer)
     from engine.temporal.commands import drive_command
-    from engine.ui.plain_output import flush_output
 
     try:
         return drive_command(args, store, prepared, observer, _report)
     finally:
-        flush_output(observer)  # the lines the run's loop held when it ended
+        observer.close()  # the lines the run's loop held when it ended
 
 
 def _model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -171,7 +170,6 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
     from engine.core.interrupts import drive_until_interrupted
     from engine.errors import InterruptedRun
     from engine.session import execute
-    from engine.ui.plain_output import flush_output
 
     run_id = prepared.state.run_id
     gc.freeze()  # the start-up heap (modules, schemas, the machine) is never garbage: keep it
@@ -181,7 +179,7 @@ def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -
         _summary(args, store, run_id, observer)
         return EXIT_INTERRUPTED
     finally:
-        flush_output(observer)
+        observer.close()  # the lines the run's loop held when it ended
     return _report(args, store, run_id, observer, result)
 
 

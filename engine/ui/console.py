@@ -70,6 +70,11 @@ class ConsoleObserver:
         if not self.quiet:
             self.console.print(text, style=style or None)
 
+    def close(self) -> None:
+        """End the run's output (``PlainObserver.close``'s twin: rich holds nothing back,
+        so only an open line of model text is ended)."""
+        self._end_text()
+
     def _end_text(self) -> None:
         if self._in_text:
             self.console.print()

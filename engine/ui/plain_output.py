@@ -10,7 +10,8 @@ write when something may wait next (a step begins, a tool starts, a retry sleeps
 ends), so nothing is held back while the run waits. Inside the run's event loop that write
 waits ``FLUSH_AFTER_S`` for what follows: a run that does not wait (a scripted model, a file
 read) writes its lines a few times a second, not several times per step (each write to a pipe
-is a system call and wakes the reader), and a run that waits is shown within that time.
+is a system call and wakes the reader), and a run that waits is shown within that time;
+``close`` writes what is held when the loop has ended.
 Output is best effort: a closed or broken stream stops the output, never the run.
 """
 
@@ -77,14 +78,6 @@ def make_ui(stream: TextIO, *, quiet: bool = False) -> tuple[Any, Any]:
     return ConsoleObserver(console, events=not quiet), make_prompter(console)
 
 
-def flush_output(observer: Any) -> None:
-    """Write what ``observer`` has gathered: call it once the run's event loop has ended
-    (however it ended), since no timer of that loop will write it any more."""
-    close = getattr(observer, "close", None)
-    if callable(close):
-        close()
-
-
 def _lazy_prompter(stream: TextIO, before: Callable[[], None]) -> Any:
     async def prompter(questions: Sequence[Any]) -> Any:
         from engine.ui.console import make_console, make_prompter
@@ -142,6 +135,8 @@ class PlainObserver:
         self._flush_stream()
 
     def close(self) -> None:
+        """Write everything gathered. The CLI calls it once the run's event loop has ended,
+        however it ended: no timer of that loop will write the held lines any more."""
         self._end_text()
         self._flush_stream()
 
