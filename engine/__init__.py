@@ -12,15 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.api import (
-        Answer,
-        ApprovalRequest,
-        Approver,
-        AsyncApprover,
-        EventHandler,
         Machine,
-        RunEvent,
-        RunStore,
-        RunStream,
         build_machine,
         load_machine,
         open_store,
@@ -34,6 +26,12 @@ if TYPE_CHECKING:
     )
     from engine.core.runner import (
         RunResult,
+    )
+    from engine.door import (
+        Runs,
+        approve,
+        deny,
+        pending_approvals,
     )
     from engine.errors import (
         ModelConfigError,
@@ -52,6 +50,19 @@ if TYPE_CHECKING:
     )
     from engine.models.base import Usage as ModelUsage
     from engine.models.function import FunctionModel, function_model, tool_call
+    from engine.runs.approvals import DecidedApproval, PendingApproval
+    from engine.runs.events import (
+        Answer,
+        ApprovalRequest,
+        Approver,
+        AsyncApprover,
+        EventHandler,
+        RunEvent,
+    )
+    from engine.runs.prepared import PreparedRun
+    from engine.runs.reading import RunStore
+    from engine.runs.service import ResumeOptions, StartOptions
+    from engine.runs.stream import RunStream
     from engine.state import (
         Message,
         Outcome,
@@ -68,15 +79,24 @@ if TYPE_CHECKING:
     )
 
 _HOME: dict[str, tuple[str, str]] = {
-    "Answer": ("engine.api", "Answer"),
-    "ApprovalRequest": ("engine.api", "ApprovalRequest"),
-    "Approver": ("engine.api", "Approver"),
-    "AsyncApprover": ("engine.api", "AsyncApprover"),
-    "EventHandler": ("engine.api", "EventHandler"),
+    "Answer": ("engine.runs.events", "Answer"),
+    "ApprovalRequest": ("engine.runs.events", "ApprovalRequest"),
+    "Approver": ("engine.runs.events", "Approver"),
+    "AsyncApprover": ("engine.runs.events", "AsyncApprover"),
+    "EventHandler": ("engine.runs.events", "EventHandler"),
+    "RunEvent": ("engine.runs.events", "RunEvent"),
+    "RunStore": ("engine.runs.reading", "RunStore"),
+    "RunStream": ("engine.runs.stream", "RunStream"),
+    "Runs": ("engine.door", "Runs"),
+    "approve": ("engine.door", "approve"),
+    "deny": ("engine.door", "deny"),
+    "pending_approvals": ("engine.door", "pending_approvals"),
+    "DecidedApproval": ("engine.runs.approvals", "DecidedApproval"),
+    "PendingApproval": ("engine.runs.approvals", "PendingApproval"),
+    "PreparedRun": ("engine.runs.prepared", "PreparedRun"),
+    "StartOptions": ("engine.runs.service", "StartOptions"),
+    "ResumeOptions": ("engine.runs.service", "ResumeOptions"),
     "Machine": ("engine.api", "Machine"),
-    "RunEvent": ("engine.api", "RunEvent"),
-    "RunStore": ("engine.api", "RunStore"),
-    "RunStream": ("engine.api", "RunStream"),
     "build_machine": ("engine.api", "build_machine"),
     "load_machine": ("engine.api", "load_machine"),
     "open_store": ("engine.api", "open_store"),
@@ -121,6 +141,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "AsyncApprover",
+    "DecidedApproval",
     "Done",
     "EventHandler",
     "FunctionModel",
@@ -131,13 +152,18 @@ __all__ = [
     "ModelParams",
     "ModelUsage",
     "Outcome",
+    "PendingApproval",
+    "PreparedRun",
+    "ResumeOptions",
     "RunEvent",
     "RunInfo",
     "RunResult",
     "RunState",
     "RunStore",
     "RunStream",
+    "Runs",
     "SpecError",
+    "StartOptions",
     "StepRecord",
     "StreamEvent",
     "TextDelta",
@@ -150,10 +176,13 @@ __all__ = [
     "ToolSpec",
     "TurnstileError",
     "Usage",
+    "approve",
     "build_machine",
+    "deny",
     "function_model",
     "load_machine",
     "open_store",
+    "pending_approvals",
     "render",
     "resume",
     "run",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from engine.actions.context import Observer, RunParts
-from engine.actions.registry import ACTIONS
+from engine.actions.registry import ACTIONS, machine_calls_model
 from engine.core.runner import Runner, RunResult
 from engine.errors import (
     MachineChangedError,
@@ -98,6 +98,9 @@ class Prepared:
     just before the run row is written and removed if that fails (no workspace without a run)."""
     config: Mapping[str, Any] | None = None
     """For a resumed run: the config it was rebuilt from (the recorded one plus overrides)."""
+    created: bool = False
+    """The model passed its preflight and a new run's row is written (``preflight_and_create``
+    ran): driving it again does neither twice."""
 
 
 def new_run_id(clock: float | None = None) -> str:
@@ -128,7 +131,9 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
     notes: list[str] = []
     golden = load_task(req.golden) if req.golden else None
     model_spec = resolve_model_spec(req.model, None)
-    if golden is None and req.task is None:
+    loaded = _read_machine(req.machine, req.definition)
+    needs_model = machine_calls_model(loaded)
+    if golden is None and req.task is None and needs_model:
         if model_spec is not None:
             raise UsageError("no task given: pass --task TEXT or --task-file FILE (or --golden "
                              "DIR); without a model configured, run runs the offline demo")
@@ -137,9 +142,12 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
             raise UsageError(f"no task given and the demo task {DEMO_TASK} was not found")
         golden = load_task(demo)
         notes.append(f"no task given: running the bundled demo task {demo} offline")
-    machine = _load_machine(req.machine, req.limits, req.context, golden, req.definition)
+    if golden is not None and req.workspace is not None:
+        raise UsageError("--workspace is for --task runs: a golden task (and the demo) runs in "
+                         "a fresh copy of its fixture under .engine/workspaces/RUN_ID")
+    machine = _configured(loaded, req.limits, req.context, golden)
     model_spec = None if req.model_client else resolve_model_spec(req.model, machine.model)
-    if golden is None and model_spec is None and req.model_client is None:
+    if golden is None and model_spec is None and req.model_client is None and needs_model:
         raise ModelConfigError(
             "a free task needs a model: pass --model openai:<model> | anthropic:<model> | "
             "ollama:<model> | scripted:PATH, set ENGINE_MODEL, or add `model:` to the machine "
@@ -149,7 +157,7 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
         base = data_dir or (db_path.parent if db_path else Path(".engine"))
         workspace = (base / "workspaces" / run_id).resolve()
         task_text = golden.prompt
-        if model_spec is None:
+        if model_spec is None and needs_model:
             notes.append(f"model: scripted (replaying {golden.turns_path})")
     else:
         workspace = (req.workspace or Path.cwd()).resolve()
@@ -157,7 +165,7 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
             raise UsageError(f"--workspace {workspace}: no such directory")
         task_text = req.task or ""
     approval = req.approval or (golden.approval if golden and not _terminal() else None)
-    approval = approval or default_approval(json_output)
+    approval = approval or default_approval(json_output or prompter is None)
     task_policy = golden.policy_path if golden else None
     policy_path = choose_policy(approval, req.policy, task_policy, machine)
     if req.approval is None and approval == "policy" and _policy_parks(policy_path):
@@ -284,10 +292,14 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
             f"the run was started with a model object ({config['model_client']}): give it "
             "again to resume (engine.resume(..., model=...)) or choose one with --model")
     turns = Path(config["turns"]) if config.get("turns") else None
-    model_spec = config.get("model")
+    # A machine that never calls a model gets none: no script read, no client built, no key
+    # needed (its model is built on first use, which never comes).
+    asks = machine_calls_model(machine)
+    model_spec = config.get("model") if asks else None
     # A task's script is read now: a bad turns file is bad input (exit 2), not a run that
     # fails at its first model call.
-    script = load_turns(turns) if not model_spec and turns and turns.exists() else None
+    script = (load_turns(turns) if asks and not model_spec and turns and turns.exists()
+              else None)
 
     def model_factory() -> ModelClient:
         if script is not None:
@@ -416,8 +428,18 @@ def _sandboxed_servers(machine: MachineSpec, config: Mapping[str, Any]) -> froze
 def _load_machine(path: Path, limits: Mapping[str, Any], context: Mapping[str, Any],
                   golden: GoldenTask | None,
                   definition: Mapping[str, Any] | None = None) -> MachineSpec:
-    machine = (load_machine(path, ACTIONS) if definition is None
-               else machine_from_definition(definition, ACTIONS, str(path)))
+    return _configured(_read_machine(path, definition), limits, context, golden)
+
+
+def _read_machine(path: Path, definition: Mapping[str, Any] | None) -> MachineSpec:
+    """The machine file at ``path``, or the machine ``definition`` gives (named ``path``)."""
+    return (load_machine(path, ACTIONS) if definition is None
+            else machine_from_definition(definition, ACTIONS, str(path)))
+
+
+def _configured(machine: MachineSpec, limits: Mapping[str, Any], context: Mapping[str, Any],
+                golden: GoldenTask | None) -> MachineSpec:
+    """``machine`` with the task's and the caller's limits and context settings."""
     limits = {**(golden.limits if golden else {}), **limits}
     context = {**(golden.context if golden else {}), **context}
     if limits:
@@ -491,6 +513,8 @@ async def execute(prepared: Prepared, *, drive: Driver = plain_drive) -> RunResu
 async def preflight_and_create(prepared: Prepared) -> None:
     """Check the model answers, then write a new run's row (and copy its fixture): what
     ``execute`` does before driving, and a backend that drives elsewhere does before starting."""
+    if prepared.created:
+        return
     client = prepared.runner.parts.models.started()
     if client is not None:  # unreachable server, rejected key, unknown model: exit 2
         try:
@@ -500,6 +524,7 @@ async def preflight_and_create(prepared: Prepared) -> None:
             raise
     if prepared.create is not None:
         _create_run(prepared, prepared.create)
+    prepared.created = True
 
 
 def _store_streams(prepared: Prepared, stack: AsyncExitStack) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -14,6 +15,8 @@ import pytest
 from pg_cluster import pg_cluster, pg_url  # noqa: F401  (fixtures: a throw-away PostgreSQL)
 
 ROOT = Path(__file__).resolve().parent.parent
+PROGRAM = shlex.join([sys.executable, "-m", "engine"])
+"""The program hints name when a test runs ``[sys.executable, "-m", "engine", ...]``."""
 
 
 def engine_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

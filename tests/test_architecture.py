@@ -26,7 +26,7 @@ PACKAGES = {"engine": "engine", "tools": "turnstile_tools"}
 LAYERS: dict[str, tuple[str, ...]] = {
     # the words every layer shares: exceptions, the values of a run, path globs
     "vocabulary": ("engine.version", "engine.errors", "engine.state", "engine.globs",
-                   "engine.events", "engine.run_data"),
+                   "engine.events", "engine.run_data", "engine.hints"),
     # a machine and the other YAML documents as values; workflow templates
     "spec": ("engine.bundled", "engine.spec.model", "engine.spec.load", "engine.spec.documents",
              "engine.spec.templates"),
@@ -57,12 +57,14 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "tasks": ("engine.harness.golden", "engine.harness.checks", "engine.harness.faults"),
     # the composition root: wires machine, model, tools, policy and store for one run
     "session": ("engine.session", "engine.wiring"),
+    # the front door: every caller starts, resumes, streams, reads and decides runs here
+    "runs": ("engine.runs.*",),
     # another way to drive the same runs: Temporal workflows, each step one activity
     "backends": ("engine.temporal.*",),
     "harness": ("engine.harness", "engine.harness.evals", "engine.harness.replay"),
     "face": ("engine.ui", "engine.ui.*", "engine.web.*"),
     # the public Python API: what a program imports (``engine.__init__`` re-exports it)
-    "api": ("engine", "engine.api"),
+    "api": ("engine", "engine.api", "engine.door"),
     "cli": ("engine.ui.cli", "engine.__main__"),
 }
 
@@ -97,12 +99,14 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "tasks": frozenset({"vocabulary", "spec", "store_protocol"}),
     # the composition root picks every part but the storage: the caller opens the store
     "session": _BELOW_SESSION,
-    "backends": _BELOW_SESSION | {"session", "store_adapters"},
-    "harness": _BELOW_SESSION | {"session", "store_adapters", "backends"},
+    "runs": _BELOW_SESSION | {"session", "store_adapters"},
+    "backends": _BELOW_SESSION | {"session", "store_adapters", "runs"},
+    "harness": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends"},
     # nothing below the CLI imports the CLI
-    "face": _BELOW_SESSION | {"session", "store_adapters", "backends", "harness"},
-    "api": _BELOW_SESSION | {"session", "store_adapters", "face"},
-    "cli": _BELOW_SESSION | {"session", "store_adapters", "backends", "harness", "face", "api"},
+    "face": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "harness"},
+    "api": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "face"},
+    "cli": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "harness", "face",
+                             "api"},
 }
 
 # Imports that break the rules above, as (importer, imported): none, and the set may only

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, EngineCLI, engine_env
+from tests.conftest import PROGRAM, ROOT, EngineCLI, engine_env
 
 RUN_KEYS = {"run_id", "machine", "status", "state", "workspace", "created_at", "steps",
             "input_tokens", "output_tokens", "cost_usd"}
@@ -72,7 +72,7 @@ def test_bad_machine_is_exit_2_with_file_and_line(cli: EngineCLI, tmp_path: Path
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1  # the first problem, and where to see them all
     assert proc.stderr.startswith(f"error: {bad}:3: no final state")
-    assert proc.stderr.endswith(f"(and 1 more: python -m engine validate {bad})\n")
+    assert proc.stderr.endswith(f"(and 1 more: {PROGRAM} validate {bad})\n")
     assert "Traceback" not in proc.stderr
     assert not cli.db.exists()
     every = cli("validate", str(bad))

@@ -65,6 +65,11 @@ class PlanParams(BaseModel):
     """Ask the model for an initial plan before the loop starts."""
 
 
+def plan_asks_model(params: PlanParams) -> bool:
+    """``plan`` calls the model only when the state says ``ask_model: true``."""
+    return params.ask_model
+
+
 async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
     """Prepare the conversation: system prompt, workspace summary, the task."""
     if ctx.run.messages:  # resumed after plan committed its messages: nothing to redo

@@ -62,6 +62,11 @@ class ActionInfo:
     """The run-data keys (``engine.run_data``) the action reads."""
     writes: frozenset[str] = frozenset()
     """The run-data keys its outcome may update; the runner refuses any other."""
+    calls_model: bool = False
+    """The action asks the model (``ctx.model()``) whatever its params say."""
+    calls_model_if: Callable[[Any], bool] | None = None
+    """For an action that asks the model only with some params: true of the validated params
+    that make it ask (``plan`` with ``ask_model: true``)."""
     waits: bool = True
     """The step may wait on something outside the process (a model) before it shows anything:
     output gathered so far is written when it begins. False for actions that return at once

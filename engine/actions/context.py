@@ -10,7 +10,7 @@ model, the clock, the fault hook and the run's fixed configuration (``RunConfig`
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -45,6 +45,7 @@ FaultHook = Callable[[FaultPoint, str], None]
 """``(point, state)``: fault injection (``engine.harness.faults.Faults``); a no-op unless armed."""
 
 UnknownEffect = Literal["skip", "repeat", "fail"]
+Pace = Callable[[], Awaitable[None]]
 
 
 class ApprovalGate(Protocol):
@@ -123,6 +124,10 @@ class RunParts:
     observer: Observer = _silent
     clock: Clock = time.time
     fault: FaultHook = _no_fault
+    pace: Pace | None = None
+    """Awaited before each step's action and before its commit, when a host shows the run at
+    its reader's pace (``engine.runs`` streams): the run goes on once the reader has seen
+    what happened so far, so a reader that stops stops the run there."""
 
 
 @dataclass

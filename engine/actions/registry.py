@@ -5,6 +5,8 @@ Machines name entries of this table; nothing is resolved by dotted import or ``g
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from engine.actions.agent import (
     CallModelParams,
     EvaluateStopParams,
@@ -14,6 +16,7 @@ from engine.actions.agent import (
     checkpoint,
     evaluate_stop,
     plan,
+    plan_asks_model,
 )
 from engine.actions.await_approval import await_approval, decided_without_a_person
 from engine.actions.base import ActionInfo, NoParams
@@ -44,6 +47,7 @@ from engine.run_data import (
     TOOL_KEYS,
     names,
 )
+from engine.spec.model import MachineSpec
 
 _TEMPLATE_READS = names((TASK, RESULTS))
 """What a template names directly; ``data`` in a template reaches any key (read-only)."""
@@ -53,10 +57,11 @@ ACTIONS: dict[str, ActionInfo] = {
     for info in (
         ActionInfo("plan", frozenset({"ready"}), PlanParams, plan,
                    "Prepare the conversation: system prompt, workspace summary, task.",
+                   calls_model_if=plan_asks_model,
                    reads=names((TASK,)), writes=names((PLAN, PLAN_TEXT))),
         ActionInfo("call_model", frozenset({"tool_calls", "final"}), CallModelParams, call_model,
                    "Ask the model for the next turn (streams text and tool calls).",
-                   templated=("prompt",), emits_for=call_model_emits,
+                   templated=("prompt",), emits_for=call_model_emits, calls_model=True,
                    reads=_TEMPLATE_READS | names((CONTEXT, MODEL_TURNS, PLAN, FILES_CHANGED)),
                    writes=names((CONTEXT, MODEL_TURNS, RESULTS, PENDING_CALLS, FINAL_ANSWER,
                                  REFUSAL))),
@@ -87,3 +92,18 @@ ACTIONS: dict[str, ActionInfo] = {
                    waits=False, reads=names((COUNTERS,)), writes=names((COUNTERS,))),
     )
 }
+
+
+def machine_calls_model(machine: MachineSpec,
+                        actions: Mapping[str, ActionInfo] = ACTIONS) -> bool:
+    """Whether any state of ``machine`` calls the model (a workflow of fixed tool calls and
+    counters does not, and runs without one). Each state's action says so in the registry,
+    given the state's params."""
+    for state in machine.states.values():
+        if state.final or state.action is None:
+            continue
+        info = actions[state.action]
+        if info.calls_model or (info.calls_model_if is not None and info.calls_model_if(
+                info.params.model_validate(dict(state.params)))):
+            return True
+    return False

@@ -33,6 +33,7 @@ from engine.errors import (
     TurnstileError,
 )
 from engine.events import EventKind
+from engine.hints import command
 from engine.run_data import APPROVALS, PENDING_CALLS, check_updates
 from engine.spec.model import MachineSpec
 from engine.state import RunInfo, RunState, RunStatus
@@ -161,8 +162,8 @@ class Runner:
             finally:
                 tg.cancel_scope.cancel()
         if fault is not None:  # raised out here, not wrapped in the task group's exception group
-            raise type(fault)(f"{fault}; run {state.run_id} can be resumed: "
-                              f"python -m engine resume {state.run_id}") from fault
+            resume = command("resume", state.run_id, store=self.store.location)
+            raise type(fault)(f"{fault}; run {state.run_id} can be resumed: {resume}") from fault
         assert result is not None
         return result
 
@@ -201,7 +202,12 @@ class Runner:
                                               "action": info.name, "resumed": resumed,
                                               "waits": info.waits})
         self.parts.fault("before", state.state)
+        pace = self.parts.pace
+        if pace is not None:
+            await pace()
         outcome = await self._execute_action(ctx, info, spec.params)
+        if pace is not None:
+            await pace()
         check_updates(outcome.updates, info.writes, f"action {info.name} (state {state.state})")
         dest = self._fire(state.state, outcome.trigger)
         new_state = state.apply(outcome, dest)

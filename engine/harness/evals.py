@@ -203,22 +203,20 @@ def _drive(task: GoldenTask, store: Store, target: StoreTarget, spec: str, run_i
            attempts: list[Attempt], options: dict[str, Any]) -> tuple[str, str | None]:
     """Start (or, after a first attempt, resume) the run in this process and drive it."""
     from engine.core.interrupts import drive_until_interrupted
-    from engine.session import RunRequest, execute, prepare_new, prepare_resume
+    from engine.runs.service import Runs
 
     if run_id is not None and store.get_run(run_id).status in ("completed", "failed"):
         return run_id, store.get_run(run_id).error  # the fault never fired: nothing to resume
+    runs = Runs(store)
     with without_faults():
         if run_id is None:
-            req = RunRequest(machine=task.machine_path().resolve(), golden=task.folder.resolve(),
-                             model=spec, approval=task.approval, model_options=options)
-            prepared = prepare_new(req, store, db_path=target.path, data_dir=target.data_dir,
-                                   observer=silent_observer, prompter=None)
+            prepared = runs.prepare(task.machine_path().resolve(), golden=task.folder.resolve(),
+                                    model=spec, approval=task.approval, model_options=options)
         else:
-            prepared = prepare_resume(run_id, store, observer=silent_observer, prompter=None,
-                                      overrides={})
-    run = (anyio.run(_executor, prepared) if _executor is not None
-           else anyio.run(partial(execute, prepared, drive=drive_until_interrupted)))
-    info = store.get_run(prepared.state.run_id)
+            prepared = runs.prepare_resume(run_id)
+    run = (anyio.run(_executor, prepared.session) if _executor is not None
+           else anyio.run(partial(runs.drive, prepared, driver=drive_until_interrupted)))
+    info = store.get_run(prepared.run_id)
     attempts.append(Attempt("in-process", info.status, info.steps))
     return info.run_id, run.error
 

@@ -325,8 +325,8 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
                versions: Mapping[str, str] | None = None) -> ReplayReport:
     """Replay ``run_id`` from ``store`` in a fresh database under ``work_dir`` and compare."""
     from engine.core.interrupts import drive_until_interrupted
-    from engine.harness.evals import silent_observer, without_faults
-    from engine.session import RunRequest, execute, prepare_new
+    from engine.harness.evals import without_faults
+    from engine.runs.service import Runs
     from engine.store.sqlite import SqliteStore
 
     info = store.get_run(run_id)
@@ -354,17 +354,15 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
     db_path = work_dir / "engine.db"
     replay_store = SqliteStore(db_path)
     try:
-        req = RunRequest(
-            machine=Path(config["machine_path"]), golden=Path(golden),
-            model=f"scripted:{turns_path}", approval=approval,
-            policy=Path(config["policy"]) if config.get("policy") else None,
-            limits=config.get("limits") or {}, context=config.get("context") or {})
+        runs = Runs(replay_store)
         with without_faults():
-            prepared = prepare_new(req, replay_store, db_path=db_path,
-                                   observer=silent_observer,
-                                   prompter=answers if answers.answers else None)
-        result = anyio.run(partial(execute, prepared, drive=drive_until_interrupted))
-        new_info = replay_store.get_run(prepared.state.run_id)
+            prepared = runs.prepare(
+                Path(config["machine_path"]), golden=golden, model=f"scripted:{turns_path}",
+                approval=approval, policy=config.get("policy"),
+                limits=config.get("limits") or {}, context=config.get("context") or {},
+                prompter=answers if answers.answers else None)
+        result = anyio.run(partial(runs.drive, prepared, driver=drive_until_interrupted))
+        new_info = replay_store.get_run(prepared.run_id)
         report.replay_run_id, report.replay_status = new_info.run_id, new_info.status
         report.replay_error = result.error
         replayed = tool_outcomes(replay_store, new_info.run_id)

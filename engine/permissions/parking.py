@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from engine.errors import DecisionRefusedError, RunParked
+from engine.hints import command
 from engine.permissions.approvals import Approval, PendingQuestion, digest
 from engine.permissions.policy import Policy
 from engine.store.base import ApprovalDecision, ApprovalRequest, AuditRecord, Store
 
-CHANNELS = ("cli", "web")
-"""How a parked decision can come; also its ``decided_by`` in the audit table."""
+CHANNELS = ("cli", "web", "api")
+"""How a parked decision can come (the command line, the web console, a program through
+``engine.approve``/``deny``); also its ``decided_by`` in the audit table."""
 
 ALWAYS_RUN = "run"
 """``--always run``: grant the call's capability for the rest of this run."""
@@ -69,7 +71,8 @@ class ParkedDecisions:
             else:
                 out[q.call.id] = bound_approval(q, req, version)
         if waiting:
-            raise RunParked(parked_line(at.run_id, waiting), tuple(waiting))
+            raise RunParked(parked_line(at.run_id, waiting, at.store.location),
+                            tuple(waiting))
         return out
 
 
@@ -105,13 +108,15 @@ def bound_approval(q: PendingQuestion, req: ApprovalRequest, version: str) -> Ap
                     f"{by}-always" if req.always else by, d.preview, d.capability)
 
 
-def parked_line(run_id: str, requests: Sequence[ApprovalRequest]) -> str:
-    """The one line a parked run prints: the run, the calls, and how to decide."""
+def parked_line(run_id: str, requests: Sequence[ApprovalRequest],
+                store: str | None = None) -> str:
+    """The one line a parked run prints: the run, the calls, and how to decide (``store``:
+    where the run is, as its store names itself)."""
     calls = ", ".join(f"{r.call_id} ({r.tool})" for r in requests)
     first = requests[0].call_id
     return (f"run {run_id} is waiting for approval of {calls}: decide with "
-            f"`python -m engine approve {run_id} {first}` or `python -m engine deny {run_id} "
-            f"{first}` (add --resume to continue)")
+            f"`{command('approve', run_id, first, store=store)}` or "
+            f"`{command('deny', run_id, first, store=store)}` (add --resume to continue)")
 
 
 def record_decision(store: Store, run_id: str, call_id: str,
@@ -123,12 +128,16 @@ def record_decision(store: Store, run_id: str, call_id: str,
     ``args_hash`` is the hash of what the decider was shown (the web page sends it back);
     the CLI decides on the request as it reads it now.
     """
+    if channel not in CHANNELS:  # a decision from elsewhere would later read as a deny
+        raise DecisionRefusedError(f"channel {channel!r}: decisions come by "
+                                   f"{', '.join(CHANNELS)}")
     info = store.get_run(run_id)
     req = next((r for r in store.approval_requests(info.run_id, pending_only=False)
                 if r.call_id == call_id), None)
     if req is None:
         raise DecisionRefusedError(f"run {info.run_id} has no approval request for call "
-                                   f"{call_id!r} (list them: python -m engine approvals)")
+                                   f"{call_id!r} (list them: "
+                                   f"{command('approvals', store=store.location)})")
     if req.status == "pending" and not still_waiting(info, req):
         raise DecisionRefusedError(f"run {info.run_id} is not waiting for call {call_id} any "
                                    f"more (it is {info.status} at step {info.steps})")

@@ -36,6 +36,7 @@ from engine.errors import (
     StoreSchemaError,
     UnknownRunError,
 )
+from engine.hints import command
 from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
 from engine.store.base import (
     ApprovalDecision,
@@ -227,6 +228,11 @@ class PostgresStore:
             self._conn.close()
             raise
 
+    @property
+    def location(self) -> str:
+        """The database as hints name it (``where``: no password)."""
+        return self.where
+
     @classmethod
     def for_reading(cls, url: str, **kwargs: Any) -> PostgresStore:
         """Open as usual, or read-only where the role or server cannot write (a standby, a
@@ -416,7 +422,8 @@ class PostgresStore:
         if len(rows) > 1:
             raise UnknownRunError(f"run id prefix {prefix!r} is ambiguous; give more characters")
         raise UnknownRunError(
-            f"no run {prefix!r} in {self.where} (list runs with: python -m engine runs)")
+            f"no run {prefix!r} in {self.where} (list runs with: "
+            f"{command('runs', store=self.location)})")
 
     @_guarded
     def list_runs(self) -> list[RunInfo]:
@@ -768,7 +775,8 @@ class PostgresStore:
             row = c.fetchone()
             if row is None:
                 raise DecisionRefusedError(f"run {run_id} has no approval request for call "
-                                           f"{call_id!r} (list them: python -m engine approvals)")
+                                           f"{call_id!r} (list them: "
+                                           f"{command('approvals', store=self.location)})")
             req = _approval_row(dict(zip([d.name for d in c.description or ()], row,
                                          strict=True)))
             if req.status != "pending":

@@ -19,6 +19,7 @@ from engine.errors import (
     StoreReadOnlyError,
     StoreUnreachableError,
 )
+from engine.hints import command
 
 READ_ONLY = {"25006"}  # read_only_sql_transaction (a standby, or default_transaction_read_only)
 NO_PRIVILEGE = {"42501"}
@@ -68,7 +69,7 @@ def translate(exc: psycopg.Error, where: str, *, lock_timeout_s: float) -> Store
     if state in CORRUPT:
         return StoreCorruptError(
             f"{where}: the server reports damaged data ({detail}); a full check: "
-            f"python -m engine check --store {where}")
+            f"{command('check', store=where)}")
     if isinstance(exc, psycopg.OperationalError) and (not state or state.startswith(("08",
                                                                                      "57P"))):
         return StoreUnreachableError(

@@ -40,6 +40,7 @@ from engine.errors import (
     UsageError,
 )
 from engine.events import EventKind, kind_of
+from engine.hints import command
 from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
 from engine.store.base import (
     ApprovalDecision,
@@ -465,6 +466,11 @@ class SqliteStore:
         self._bases: dict[str, int] = {}
         """``row_key(rid, 0)`` by run id: the key of a run's row ``seq`` is this plus ``seq``."""
 
+    @property
+    def location(self) -> str:
+        """The file's path as it was given (hints name the store so)."""
+        return str(self.path)
+
     @classmethod
     def for_reading(cls, path: Path | str, **kwargs: Any) -> SqliteStore:
         """Open ``path`` as usual, or read-only where it cannot be written (file or folder
@@ -487,7 +493,7 @@ class SqliteStore:
             f"{self.path}: the database is corrupted ({exc}) where run {run_id} is stored: "
             f"unreadable: {', '.join(damaged) or 'none'}; still readable: "
             f"{', '.join(readable) or 'nothing'}; a full check: "
-            f"python -m engine check --db {self.path}")
+            f"{command('check', store=self.location)}")
 
     def _readable(self, run_id: str) -> tuple[list[str], list[str]]:
         """Which of a run's tables can still be read in full, and which cannot."""
@@ -685,7 +691,8 @@ class SqliteStore:
         if len(rows) > 1:
             raise UnknownRunError(f"run id prefix {prefix!r} is ambiguous; give more characters")
         raise UnknownRunError(
-            f"no run {prefix!r} in {self.path} (list runs with: python -m engine runs)"
+            f"no run {prefix!r} in {self.path} (list runs with: "
+            f"{command('runs', store=self.location)})"
         )
 
     @_guarded
@@ -1119,7 +1126,8 @@ class SqliteStore:
             row = cur.fetchone()
             if row is None:
                 raise DecisionRefusedError(f"run {run_id} has no approval request for call "
-                                           f"{call_id!r} (list them: python -m engine approvals)")
+                                           f"{call_id!r} (list them: "
+                                           f"{command('approvals', store=self.location)})")
             req = _approval_row(dict(zip([d[0] for d in cur.description], row, strict=True)))
             if req.status != "pending":
                 raise DecisionRefusedError(

@@ -18,6 +18,7 @@ from engine.errors import (
     StoreLockedError,
     StoreReadOnlyError,
 )
+from engine.hints import command
 
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY = 5, 6, 8
 SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 11, 13, 14, 26
@@ -62,7 +63,7 @@ def translate(exc: sqlite3.Error, path: Path, *, busy_timeout_s: float) -> Store
     if code == SQLITE_CORRUPT:
         return StoreCorruptError(
             f"{path}: the database is corrupted ({detail}); a full check: "
-            f"python -m engine check --db {path}")
+            f"{command('check', store=str(path))}")
     if code == SQLITE_CANTOPEN:
         return StoreError(f"{path}: cannot open the database file ({detail}); check that its "
                           "folder exists and is readable")

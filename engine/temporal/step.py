@@ -1,7 +1,7 @@
 """One step of a run as a worker takes it: the runner's own loop, limited to one step.
 
-Each call rebuilds the run's parts from its stored config (``prepare_resume``), reads the
-run from the store, and lets ``session.execute`` drive exactly one step: prepare, effect through
+Each call rebuilds the run's parts from its stored config (``Runs.prepare_resume``), reads the
+run from the store, and lets the runner drive exactly one step: prepare, effect through
 the ledger, commit. A retried attempt finds the step in the store as a resume would: committed
 (the reply was lost: report it), or left running (``resumed``: the ledger settles its calls).
 Nothing here imports ``temporalio``.
@@ -203,12 +203,12 @@ async def drive_step(ref: StepRef, *, resumed: bool, cache: RunCache = CACHE,
 
 def _prepare(store: Store, ref: StepRef) -> Any:
     """The run ready to drive, or the reply for a run that is past this step or ended."""
-    from engine.session import prepare_resume
+    from engine.runs.service import Runs
 
     info = store.get_run(ref.run_id)
     if info.status in ENDED:
         return StepReply(info.status, info.steps, info.state, False, info.error)
-    prepared = prepare_resume(ref.run_id, store, observer=_silent, prompter=None, overrides={})
+    prepared = Runs(store).prepare_resume(ref.run_id, observer=_silent)
     state, machine = prepared.state, prepared.machine
     if state.step > ref.step:  # committed by an attempt whose reply was lost
         return StepReply("running", state.step, state.state, has_effects(machine, state.state))
@@ -222,16 +222,16 @@ def _prepare(store: Store, ref: StepRef) -> Any:
 
 
 async def _step(prepared: Any, ref: StepRef, resumed: bool) -> tuple[StepReply, bool]:
-    """Drive one step with the session's own ``execute``; the reply, and whether the
+    """Drive one step as every run is driven (``Runs.drive``); the reply, and whether the
     prepared run may serve its next step."""
-    from engine.session import execute
+    from engine.runs.service import Runs
 
     runner, parts = prepared.runner, prepared.runner.parts
     if ref.step > 0 or resumed:  # the run-start events were recorded by its first step
         parts.config = replace(parts.config, start_events=())
     parts.observer = _silent  # execute wraps it again (stored stream events, OTLP)
     prepared.resumed = resumed
-    result = await execute(prepared)
+    result = await Runs(runner.store).drive(prepared)
     new = result.state
     prepared.state = new
     running = result.status == "running"

@@ -45,13 +45,21 @@ def store_target(args: argparse.Namespace) -> Any:
     return target(getattr(args, "store", None), getattr(args, "db", None))
 
 
+def _runs(args: argparse.Namespace) -> Any:
+    """The front door on the store the arguments name (nothing is opened yet)."""
+    from engine.door import Runs
+
+    return Runs(store_target(args))
+
+
 def _open_store(args: argparse.Namespace, *, must_exist: bool = False,
                 reading: bool = False) -> Any:
     """The run database; ``reading`` commands also work where it cannot be written."""
+    from engine.runs.reading import require_existing
+
     target = store_target(args)
-    if must_exist and not target.exists():
-        raise UsageError(f"{target.display}: no database yet (start a run with: python -m "
-                         "engine run machines/coding_agent.yaml)")
+    if must_exist:
+        require_existing(target)
     return target.open(durability=getattr(args, "durability", None), reading=reading)
 
 
@@ -63,27 +71,19 @@ def _print_json(value: Any) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from engine.session import RunRequest, prepare_new
-
     task = _task_text(args)
-    if args.workspace and (task is None or args.golden):
-        raise UsageError("--workspace is for --task runs: a golden task (and the demo) runs in "
-                         "a fresh copy of its fixture under .engine/workspaces/RUN_ID")
-    req = RunRequest(
-        machine=machine_path(args.machine), task=task,
-        golden=Path(args.golden) if args.golden else None,
-        workspace=Path(args.workspace) if args.workspace else None, model=args.model,
-        approval=args.approval, policy=Path(args.policy) if args.policy else None,
-        mcp_config=Path(args.mcp_config) if args.mcp_config else None,
-        model_options=_model_options(args), durability=args.durability)
-    _check_machine(req.machine)  # a machine that cannot load creates no database
-    store = _open_store(args)
+    runs = _runs(args)
     observer, prompter = _ui(args)
-    prepared = prepare_new(req, store, data_dir=store_target(args).data_dir,
-                           observer=observer, prompter=prompter, json_output=args.json)
+    # --json alone: nobody is asked (the policy decides) unless --approval interactive says so
+    asks = args.approval == "interactive" or not args.json
+    prepared = runs.prepare(
+        args.machine, task=task, golden=args.golden, workspace=args.workspace,
+        model=args.model, approval=args.approval, policy=args.policy,
+        mcp_config=args.mcp_config, model_options=_model_options(args),
+        durability=args.durability, observer=observer, prompter=prompter if asks else None)
     for note in () if args.quiet else prepared.notes:
         observer.line(f"[dim]{note}[/]")
-    return _drive_on_backend(args, store, prepared, observer)
+    return _drive_on_backend(args, runs, prepared, observer)
 
 
 def _task_text(args: argparse.Namespace) -> str | None:
@@ -105,46 +105,31 @@ def _task_text(args: argparse.Namespace) -> str | None:
     return task
 
 
-def _check_machine(path: Path) -> None:
-    from engine.actions.registry import ACTIONS
-    from engine.spec import load_machine
-
-    load_machine(path, ACTIONS)
-
-
 def cmd_resume(args: argparse.Namespace) -> int:
-    from engine.session import prepare_resume
-
-    store = _open_store(args, must_exist=True)
-    recorded = store.get_run(args.run_id).config.get("durability")
-    if args.durability is None and recorded == "full":  # keep the run's recorded durability
-        store.close()
-        args.durability = recorded
-        store = _open_store(args, must_exist=True)
+    runs = _runs(args)
     observer, prompter = _ui(args)
-    overrides = {"model": args.model, "approval": args.approval,
-                 "policy": str(Path(args.policy).resolve()) if args.policy else None,
-                 "model_options": _model_options(args)}
-    prepared = prepare_resume(args.run_id, store, observer=observer, prompter=prompter,
-                              overrides=overrides,
-                              allow_changed_machine=args.allow_changed_machine)
+    prepared = runs.prepare_resume(
+        args.run_id, model=args.model, approval=args.approval, policy=args.policy,
+        model_options=_model_options(args), allow_changed_machine=args.allow_changed_machine,
+        durability=args.durability, observer=observer, prompter=prompter)
     if not args.quiet:
         for note in prepared.notes:
             observer.line(f"[dim]{note}[/]")
-        observer.line(f"resuming run {prepared.state.run_id} at step {prepared.state.step} "
-                      f"in state {prepared.state.state}")
-    return _drive_on_backend(args, store, prepared, observer)
+        state = prepared.session.state
+        observer.line(f"resuming run {prepared.run_id} at step {state.step} "
+                      f"in state {state.state}")
+    return _drive_on_backend(args, runs, prepared, observer)
 
 
-def _drive_on_backend(args: argparse.Namespace, store: Any, prepared: Any,
+def _drive_on_backend(args: argparse.Namespace, runs: Any, prepared: Any,
                       observer: Any) -> int:
     """Drive a prepared run here or, with ``--backend temporal``, through the workers."""
     if args.backend != "temporal":
-        return _drive(args, store, prepared, observer)
+        return _drive(args, runs, prepared, observer)
     from engine.temporal.commands import drive_command
 
     try:
-        return drive_command(args, store, prepared, observer, _report)
+        return drive_command(args, prepared.store, prepared.session, observer, _report)
     finally:
         observer.close()  # the lines the run's loop held when it ended
 
@@ -162,25 +147,23 @@ def _ui(args: argparse.Namespace) -> tuple[Any, Any]:
     return make_ui(sys.stderr if args.json else sys.stdout, quiet=args.quiet)
 
 
-def _drive(args: argparse.Namespace, store: Any, prepared: Any, observer: Any) -> int:
+def _drive(args: argparse.Namespace, runs: Any, prepared: Any, observer: Any) -> int:
     from functools import partial
 
     import anyio
 
     from engine.core.interrupts import drive_until_interrupted
     from engine.errors import InterruptedRun
-    from engine.session import execute
 
-    run_id = prepared.state.run_id
     gc.freeze()  # the start-up heap (modules, schemas, the machine) is never garbage: keep it
     try:         # out of the collections the step loop triggers
-        result = anyio.run(partial(execute, prepared, drive=drive_until_interrupted))
+        result = anyio.run(partial(runs.drive, prepared, driver=drive_until_interrupted))
     except InterruptedRun:
-        _summary(args, store, run_id, observer)
+        _summary(args, prepared.store, prepared.run_id, observer)
         return EXIT_INTERRUPTED
     finally:
         observer.close()  # the lines the run's loop held when it ended
-    return _report(args, store, run_id, observer, result)
+    return _report(args, prepared.store, prepared.run_id, observer, result)
 
 
 def _report(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
@@ -189,17 +172,28 @@ def _report(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
     if result.status == "waiting_approval":
         if args.json:
             _summary(args, store, run_id, observer)
-        print(result.error, file=sys.stderr if args.json else sys.stdout)
+        print(_parked_line(args, store, run_id, result.error),
+              file=sys.stderr if args.json else sys.stdout)
         return EXIT_PARKED
     _summary(args, store, run_id, observer, result.error)
     return 0 if result.status == "completed" else EXIT_FAILED
 
 
+def _parked_line(args: argparse.Namespace, store: Any, run_id: str, error: str | None) -> str:
+    """The line of a parked run: its calls, and the commands that decide them."""
+    from engine.permissions.parking import parked_line
+
+    requests = store.approval_requests(run_id)
+    if not requests:
+        return error or f"run {run_id} is waiting for approval"
+    return parked_line(run_id, requests, store=_runs(args).location)
+
+
 def _summary(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
              error: str | None = None) -> None:
     info = store.get_run(run_id)
-    target = store_target(args)
-    _write_trace(store, run_id, target.data_dir / "traces")
+    runs = _runs(args)
+    _write_trace(store, run_id, runs.target.data_dir / "traces")
     if args.json:
         _print_json(info.to_json())
         return
@@ -212,10 +206,10 @@ def _summary(args: argparse.Namespace, store: Any, run_id: str, observer: Any,
     if error:
         observer.line(f"[red]error:[/] {error}")
     observer.line(f"  workspace: {info.workspace}")
-    observer.line(f"  database:  {target.display}")
-    observer.line(f"  inspect:   python -m engine show {info.run_id}")
+    observer.line(f"  database:  {runs.location}")
+    observer.line(f"  inspect:   {runs.hint('show', info.run_id)}")
     if info.status in ("interrupted", "failed", "crashed"):
-        observer.line(f"  resume:    python -m engine resume {info.run_id}")
+        observer.line(f"  resume:    {runs.hint('resume', info.run_id)}")
 
 
 def _write_trace(store: Any, run_id: str, traces: Path) -> None:
@@ -240,12 +234,13 @@ def _write_trace(store: Any, run_id: str, traces: Path) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    runs = _open_store(args, reading=True).list_runs() if store_target(args).exists() else []
+    front = _runs(args)
+    runs = front.list_runs()
     if args.json:
         _print_json([r.to_json() for r in runs])
         return 0
     if not runs:
-        print("no runs yet (start one with: python -m engine run machines/coding_agent.yaml)")
+        print(f"no runs yet (start one with: {front.hint('run', 'coding_agent')})")
         return 0
     print(f"{'RUN ID':<24} {'MACHINE':<16} {'STATUS':<12} {'STATE':<16} {'STEPS':>5} "
           f"{'TOKENS':>8}  CREATED")
@@ -324,40 +319,34 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_approvals(args: argparse.Namespace) -> int:
-    from engine.permissions.parking import pending
-
-    rows = pending(_open_store(args)) if store_target(args).exists() else []
+    rows = _runs(args).pending_approvals()
     if args.json:
-        _print_json(rows)
+        _print_json([r.to_json() for r in rows])
         return 0
     if not rows:
         print("no pending approvals")
     for r in rows:
-        what = r["command"] or json.dumps(r["arguments"], ensure_ascii=False)[:80]
-        print(f"{r['run_id']}  {r['call_id']}  {r['tool']:<12} risk={r['risk']:<11} "
-              f"age={r['age_s']:.0f}s rule={r['rule'] or '-'}  {what}")
+        what = r.command or json.dumps(dict(r.arguments), ensure_ascii=False)[:80]
+        print(f"{r.run_id}  {r.call_id}  {r.tool:<12} risk={r.risk:<11} "
+              f"age={r.age_s:.0f}s rule={r.rule or '-'}  {what}")
     return 0
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
-    from engine.permissions.parking import record_decision
-
-    store = _open_store(args, must_exist=True)
-    req = record_decision(store, args.run_id, args.call_id,
-                          "allow" if args.command == "approve" else "deny", channel="cli",
-                          note=getattr(args, "reason", None) or "",
-                          always=getattr(args, "always", None))
-    verb = "approved" if req.status == "allow" else "denied"
-    from engine.temporal.commands import notify_decision
-
-    told = notify_decision(store, req.run_id)  # a run on Temporal continues on a worker
-    print(f"{verb} call {req.call_id} ({req.tool}) of run {req.run_id} by {req.decided_by}"
+    runs = _runs(args)
+    if args.command == "approve":
+        done = runs.approve(args.run_id, args.call_id, always=args.always, channel="cli")
+    else:
+        done = runs.deny(args.run_id, args.call_id, reason=args.reason or "", channel="cli")
+    verb = "approved" if done.decision == "allow" else "denied"
+    told = done.notice  # a run on Temporal continues on a worker
+    print(f"{verb} call {done.call_id} ({done.tool}) of run {done.run_id} by {done.decided_by}"
           + (f"; {told}" if told else "" if args.resume
-             else f"; continue with: python -m engine resume {req.run_id}"))
+             else f"; continue with: {runs.hint('resume', done.run_id)}"))
     if not args.resume or told:
         return 0
     resume_args = argparse.Namespace(
-        run_id=req.run_id, model=None, approval=None, policy=None, model_option=None,
+        run_id=done.run_id, model=None, approval=None, policy=None, model_option=None,
         allow_changed_machine=False, json=args.json, durability=None, db=args.db,
         store=args.store, quiet=False,
         backend="local")
@@ -816,6 +805,7 @@ def _one_line(exc: TurnstileError) -> str:
 
     if isinstance(exc, SpecError) and len(exc.problems) > 1:
         first = exc.problems[0]
-        return (f"{first} (and {len(exc.problems) - 1} more: python -m engine validate "
-                f"{first.file})")
+        from engine.hints import command
+
+        return f"{first} (and {len(exc.problems) - 1} more: {command('validate', first.file)})"
     return "; ".join(line for line in str(exc).splitlines() if line.strip())

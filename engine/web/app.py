@@ -185,20 +185,21 @@ class Console:
         run_id, call_id = ids
         who = f"{_user()}@{request.client.host if request.client else 'web'}"
 
-        def record(store: Any) -> int:
-            from engine.permissions.parking import record_decision
+        def record() -> int:
+            from engine.web.resume import runs_of
 
-            record_decision(store, run_id, call_id, "deny" if choice == "deny" else "allow",
-                            channel="web", who=who, note=str(form.get("reason", ""))[:500],
-                            always="run" if choice == "always" else None,
-                            args_hash=str(form.get("args_hash", "")) or None)
-            from engine.permissions.parking import still_waiting
-
-            info = store.get_run(run_id)
-            return sum(still_waiting(info, r) for r in store.approval_requests(run_id))
+            runs = runs_of(self.db)
+            args_hash = str(form.get("args_hash", "")) or None
+            if choice == "deny":
+                done = runs.deny(run_id, call_id, reason=str(form.get("reason", ""))[:500],
+                                 who=who, channel="web", args_hash=args_hash)
+            else:
+                done = runs.approve(run_id, call_id, always="run" if choice == "always" else None,
+                                    who=who, channel="web", args_hash=args_hash)
+            return done.still_pending
 
         try:
-            still_pending = await self._read(record)
+            still_pending = await anyio.to_thread.run_sync(record)
         except TurnstileError as exc:
             return PlainTextResponse(f"409: {exc}\n", status_code=409)
         if not still_pending:

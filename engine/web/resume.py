@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 from engine.errors import TurnstileError
+from engine.runs.service import Runs
 from engine.store.url import StoreTarget
 
 logger = logging.getLogger(__name__)
-
-
-def _silent(kind: str, payload: Mapping[str, Any]) -> None:
-    return None
 
 
 def resume_in_background(db: Path | StoreTarget, run_id: str) -> threading.Thread:
@@ -34,64 +29,55 @@ def resume_in_background(db: Path | StoreTarget, run_id: str) -> threading.Threa
     return thread
 
 
+def runs_of(db: Path | StoreTarget) -> Runs:
+    """The front door on the console's store; a decision wakes a run that Temporal drives."""
+    from engine.store.url import as_target
+    from engine.temporal.commands import notify_decision
+
+    return Runs(as_target(db), wake=notify_decision)
+
+
 def _resume(db: Path | StoreTarget, run_id: str) -> None:
-    from engine.session import execute, prepare_resume
-    from engine.store.url import as_target, open_store
+    from engine.temporal.commands import is_temporal
     from engine.tracing.trace import write_trace_file
 
+    runs = runs_of(db)
     try:
-        store = open_store(db)
-    except TurnstileError as exc:
-        logger.warning("cannot resume %s: %s", run_id, exc)
-        return
-    try:
-        from engine.temporal.commands import notify_decision
-
-        if notify_decision(store, run_id):  # on Temporal: its workflow continues the run
+        if is_temporal(runs.show(run_id).config):  # its workflow continues it (woken)
             return
-        prepared = prepare_resume(run_id, store, observer=_silent, prompter=None, overrides={})
-
-        async def drive() -> Any:
-            return await execute(prepared)
-
-        result = anyio.run(drive)
-        logger.info("run %s resumed by the console ended %s", run_id, result.status)
-        write_trace_file(store, prepared.state.run_id, as_target(db).data_dir / "traces")
+        prepared = runs.prepare_resume(run_id)
+        try:
+            result = anyio.run(runs.drive, prepared)
+            logger.info("run %s resumed by the console ended %s", run_id, result.status)
+            write_trace_file(prepared.store, prepared.run_id, runs.target.data_dir / "traces")
+        finally:
+            prepared.close()
     except (TurnstileError, OSError) as exc:
         logger.warning("run %s resumed by the console: %s", run_id, exc)
-    finally:
-        store.close()
 
 
 def start_in_background(db: Path | StoreTarget, task_dir: Path) -> str:
     """Create a run of the golden task in ``task_dir`` (parked approvals: nobody is at a
     terminal) and drive it in a thread; returns its id at once."""
     from engine.harness.golden import load_task
-    from engine.session import RunRequest, execute, prepare_new
-    from engine.store.url import as_target, open_store
 
     task = load_task(task_dir)
-    store = open_store(db)
-    req = RunRequest(machine=task.machine_path().resolve(), golden=task_dir.resolve(),
-                     approval="park")
-    prepared = prepare_new(req, store, data_dir=as_target(db).data_dir, observer=_silent,
-                           prompter=None)
+    runs = runs_of(db)
+    prepared = runs.prepare(task.machine_path().resolve(), golden=task_dir.resolve(),
+                            approval="park")
 
     def work() -> None:
         try:
-            async def drive() -> Any:
-                return await execute(prepared)
-
-            anyio.run(drive)
+            anyio.run(runs.drive, prepared)
         except (TurnstileError, OSError) as exc:
-            logger.warning("run %s started by the console: %s", prepared.state.run_id, exc)
+            logger.warning("run %s started by the console: %s", prepared.run_id, exc)
         finally:
-            store.close()
+            prepared.close()
 
-    thread = threading.Thread(target=work, name=f"run-{prepared.state.run_id}", daemon=True)
+    thread = threading.Thread(target=work, name=f"run-{prepared.run_id}", daemon=True)
     thread.start()
-    _wait_created(db, prepared.state.run_id, thread)
-    return prepared.state.run_id
+    _wait_created(db, prepared.run_id, thread)
+    return prepared.run_id
 
 
 def _wait_created(db: Path | StoreTarget, run_id: str, thread: threading.Thread,
