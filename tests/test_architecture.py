@@ -31,6 +31,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "spec": ("engine.bundled", "engine.spec.model", "engine.spec.load", "engine.spec.documents",
              "engine.spec.templates"),
     "sandbox": ("engine.sandbox.*",),
+    # the workspace as git sees it: the one door to git, .gitignore rules, bounded listings
+    "workspace": ("engine.workspace", "engine.workspace.*"),
     # what a tool declares, receives and returns; the registry; invoking one call
     "tool_contract": ("engine.tooling.*",),
     "store_protocol": ("engine.store", "engine.store.base", "engine.store.deferred"),
@@ -69,7 +71,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
 }
 
 _BELOW_SESSION = frozenset({
-    "vocabulary", "spec", "machine_check", "sandbox", "tool_contract", "store_protocol",
+    "vocabulary", "spec", "machine_check", "sandbox", "workspace", "tool_contract",
+    "store_protocol",
     "model_protocol", "providers", "builtin_tools", "mcp", "permissions", "run_services",
     "actions", "runner", "tracing", "tasks"})
 
@@ -78,20 +81,22 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "vocabulary": frozenset(),
     "spec": frozenset({"vocabulary"}),
     "sandbox": frozenset({"vocabulary", "spec"}),
+    "workspace": frozenset({"vocabulary"}),
     "tool_contract": frozenset({"vocabulary", "sandbox"}),
     "store_protocol": frozenset({"vocabulary"}),
     "model_protocol": frozenset({"vocabulary", "spec"}),
     "store_adapters": frozenset({"vocabulary", "store_protocol"}),
     "providers": frozenset({"vocabulary", "spec", "model_protocol"}),
-    # tools know only the tool contract (and the shared vocabulary)
-    "builtin_tools": frozenset({"vocabulary", "tool_contract"}),
+    # tools know only the tool contract, the workspace as git sees it and the vocabulary
+    "builtin_tools": frozenset({"vocabulary", "workspace", "tool_contract"}),
     "mcp": frozenset({"vocabulary", "spec", "sandbox", "tool_contract"}),
-    "permissions": frozenset({"vocabulary", "spec", "sandbox", "tool_contract", "store_protocol"}),
+    "permissions": frozenset({"vocabulary", "spec", "sandbox", "workspace", "tool_contract",
+                              "store_protocol"}),
     "run_services": frozenset({"vocabulary", "spec", "tool_contract", "store_protocol"}),
     # actions know the model protocol, the tool registry and the store protocol: not the
     # providers, not the built-in tools, not SQLite
-    "actions": frozenset({"vocabulary", "spec", "sandbox", "tool_contract", "store_protocol",
-                          "model_protocol", "permissions", "run_services"}),
+    "actions": frozenset({"vocabulary", "spec", "sandbox", "workspace", "tool_contract",
+                          "store_protocol", "model_protocol", "permissions", "run_services"}),
     "machine_check": frozenset({"vocabulary", "spec", "actions"}),
     # the runner knows the store protocol, not SQLite; the actions, not the tools or models
     "runner": frozenset({"vocabulary", "spec", "store_protocol", "actions"}),
@@ -136,6 +141,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "opentelemetry": ("engine.tracing.otlp",),
     "temporalio": ("engine.temporal.*",),
     "asyncio": ("engine.ui.plain_output",),
+    "ctypes": ("turnstile_tools.inotify",),
 }
 
 
@@ -314,7 +320,8 @@ def test_the_required_rules_are_stated() -> None:
                                              "mcp"})
     assert {"model_protocol", "tool_contract", "store_protocol"} <= MAY_IMPORT["actions"]
     assert [layer for layer, allowed in MAY_IMPORT.items() if "cli" in allowed] == []
-    assert MAY_IMPORT["builtin_tools"] == {"vocabulary", "tool_contract"}
+    assert MAY_IMPORT["builtin_tools"] == {"vocabulary", "workspace", "tool_contract"}
+    assert MAY_IMPORT["workspace"] == {"vocabulary"}
     assert "store_adapters" not in MAY_IMPORT["session"]
 
 

@@ -17,7 +17,7 @@ from engine.state import ToolCall
 from engine.tooling.spec import ToolContext
 from tests.conftest import ROOT
 from turnstile_tools import builtin_specs
-from turnstile_tools.gitignore import parse_rules, walk
+from engine.workspace.ignore import parse_rules, walk
 from turnstile_tools.search import SearchTextArgs, search_text
 
 SPECS = {s.name: s for s in builtin_specs()}
@@ -178,7 +178,7 @@ async def test_search_text_glob_braces_and_classes(tmp_path: Path) -> None:
 
 def test_one_matcher_no_private_copies() -> None:
     """The modules that match globs use engine.globs, not fnmatch or a translator of their own."""
-    for rel in ("engine/permissions/policy.py", "tools/gitignore.py", "tools/search.py",
+    for rel in ("engine/permissions/policy.py", "engine/workspace/ignore.py", "tools/search.py",
                 "tools/project_server.py"):
         text = (ROOT / rel).read_text()
         assert "from engine.globs import" in text, rel

@@ -26,7 +26,7 @@ from engine.models.scripted import ordinal
 from engine.permissions.approvals import Answer, PendingQuestion
 from engine.session import RunRequest, execute, prepare_new
 from engine.store.sqlite import SqliteStore
-from turnstile_tools.changes import MAX_TEXT_BYTES, changes, snapshot
+from turnstile_tools.changes import MAX_TEXT_BYTES, WorkspaceWatcher
 
 AGENT = ROOT / "machines" / "coding_agent.yaml"
 
@@ -154,14 +154,15 @@ def test_snapshots_hash_only_what_moved(tmp_path: Path) -> None:
     (tmp_path / ".engine").mkdir()
     (tmp_path / ".engine" / "engine.db").write_bytes(b"db")
     (tmp_path / ".gitignore").write_text("build/\n")
-    before = snapshot(tmp_path)
+    watcher = WorkspaceWatcher()
+    before = watcher.snapshot(tmp_path)
     (tmp_path / "small.txt").write_text("a\n")  # rewritten with the same bytes
     (tmp_path / "big.txt").write_text("y" * (MAX_TEXT_BYTES + 1))
     (tmp_path / "blob.bin").write_bytes(b"\0\1\3")
     (tmp_path / ".engine" / "engine.db").write_bytes(b"db, changed")
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "out.o").write_bytes(b"ignored")
-    found = {c["path"]: c for c in changes(tmp_path, before)}
+    found = {c["path"]: c for c in watcher.changes(tmp_path, before).files}
     assert sorted(found) == ["big.txt", "blob.bin"]
     assert found["big.txt"]["base_hash"] is None, "too large to have been kept"
     assert found["big.txt"]["result_hash"] == sha("y" * (MAX_TEXT_BYTES + 1))

@@ -13,7 +13,7 @@ from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
 from turnstile_tools import builtin_specs
-from turnstile_tools.gitignore import glob_regex, parse_rules
+from engine.workspace.ignore import glob_regex, parse_rules
 from turnstile_tools.search import expand_braces, glob_filter
 
 pytestmark = pytest.mark.anyio

@@ -1,104 +1,451 @@
-"""Files a shell command changed, found by comparing workspace snapshots taken around it.
+"""Files a shell command changed, found from what changed rather than by walking the workspace.
 
-A shell command does not say what it wrote, so the workspace is looked at before and after: the
-size and modification time of every file git would see (``tools.gitignore.walk``; never
-``.git`` nor the engine's own ``.engine`` folder), which is cheap, then a hash of only the
-files whose size or time moved. The content of small text files is kept from before the call,
-so a change to one of them gets its base hash and a unified diff; larger or binary files get
-hashes only. A workspace too large to walk quickly is left out rather than half reported.
+A command does not say what it wrote. ``WATCHER`` (the ``run_shell`` tool's
+``ToolSpec.watcher``) keeps one ``Tracker`` per workspace in the engine's process and works in
+one of two ways:
+
+- **events** (Linux): at a workspace's first command every folder git would see gets an
+  inotify watch (``watched``): ignored trees such as ``node_modules`` get none. After that a
+  command's step reads the kernel's queue, so its cost follows the files the command touched,
+  not the files there are.
+- **scan**, when events cannot be had (no inotify, no watch left under
+  ``max_user_watches``, events lost in an overflow, a tracker closed under a running command):
+  in a git repository ``git status`` before and after the command, which reports every change
+  to a tracked file at git's speed; elsewhere a walk of at most ``MAX_FILES`` files, whose
+  report says what it did not cover.
+
+What a file held before the command (for ``base_hash`` and the patch) is never read by walking:
+in a repository a tracked file unchanged since the baseline is read from the index as it was
+then (a descriptor held on that index file: git replaces the index by renaming, so the old one
+stays readable); the baseline reads only dirty and untracked files, up to a budget; every file
+changed later is kept as it was last seen. Outside a repository the baseline reads small files
+up to the same budget. Ignored files are not reported; tracked ones always are.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
 import os
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from turnstile_tools.gitignore import walk
+from engine.tooling.spec import WatchReport
+from engine.workspace import git
+from engine.workspace.ignore import IgnoreStack, Judge, stack_for
+from turnstile_tools import inotify
 from turnstile_tools.patch import make_patch
-from turnstile_tools.workspace import is_binary, sha256
+from turnstile_tools.watched import WatchedTree, WatchLimit, skipped, walk_files
+from turnstile_tools.workspace import is_binary
 
 MAX_FILES = 20_000
-"""Files walked per snapshot; above this the workspace is not tracked (``complete`` False)."""
+"""Files a walk outside a repository records; beyond them changes are said not covered."""
 MAX_TEXT_BYTES = 64_000
-"""Files up to this size are kept from before the call, so their change gets a patch."""
+"""Files up to this size are kept as last seen, so their next change gets a patch."""
 MAX_KEPT_BYTES = 8_000_000
-"""Content kept per snapshot in all; beyond it a change gets hashes but no base or patch."""
-SKIPPED_DIRS = frozenset({".engine"})
-"""The engine's database, traces and workspaces when a run works in the current directory."""
-CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
-"""Folders of derived files a tool writes as a side effect (bytecode, test and lint caches),
-at any depth: they are nobody's change to the workspace."""
+"""Content kept per workspace in all; beyond it a change gets hashes but no patch."""
+MAX_WORKSPACES = 4
+"""Trackers kept per process (each holds an inotify instance; the least recently used goes)."""
+WATCH_SHARE = 0.5
+"""At most this share of the user's inotify watch limit is taken by one workspace."""
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
-    """The workspace's files at one moment: size and mtime, and the bytes of small ones."""
+class Seen:
+    """A file as last seen: absent, or present with its size and time, and its bytes or hash
+    when they were read."""
 
-    stats: dict[str, tuple[int, int]]
-    kept: dict[str, bytes]
+    exists: bool
+    stat: tuple[int, int] | None = None
+    data: bytes | None = None
+    digest: str | None = None
+
+
+ABSENT = Seen(False)
+UNKNOWN = Seen(True)
+"""Present, content unknown (over the budget, or beyond the walk)."""
+_PARTIAL = (f"the workspace is not a git repository and has more than {MAX_FILES:,} files: "
+            "files beyond them had no recorded earlier content, so a change to one is "
+            "reported without its base")
+
+
+def look(root: str, rel: str, keep: bool = True) -> Seen:
+    """The file now: a regular file's size, time, hash and (small, ``keep``) bytes; a link, a
+    folder or nothing is absent."""
+    path = os.path.join(root, rel)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ABSENT
+    try:
+        st = os.fstat(fd)
+        if not _regular(st.st_mode):
+            return ABSENT
+        digest = hashlib.sha256()
+        kept = bytearray()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+            if keep and len(kept) <= MAX_TEXT_BYTES:
+                kept += chunk
+    except OSError:
+        return ABSENT
+    finally:
+        os.close(fd)
+    data = bytes(kept) if keep and len(kept) <= MAX_TEXT_BYTES else None
+    return Seen(True, (st.st_size, st.st_mtime_ns), data, digest.hexdigest())
+
+
+def _regular(mode: int) -> bool:
+    return mode & 0o170000 == 0o100000
+
+
+def stat_of(root: str, rel: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(os.path.join(root, rel))
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns) if _regular(st.st_mode) else None
+
+
+@dataclass
+class Mark:
+    """The workspace just before a command: what each file held, as far as it is known."""
+
+    tracker: Tracker
+    seq: int
+    seen: dict[str, Seen]
+    index_fd: int | None
     complete: bool
+    """Every file that existed is in ``seen`` or (a repository) in the index."""
+    scanned: bool = False
+    """Taken by a scan: the report lists the workspace again instead of reading events."""
+    by_git: bool = False
+    """A scan's report asks ``git status`` (else it walks)."""
 
 
-def snapshot(root: Path, *, keep: bool = True) -> Snapshot:
-    """Size and mtime of every file under ``root`` git would see, and (``keep``) the bytes
-    of small ones. Symbolic links are not followed nor reported."""
-    root = root.resolve()
-    stats: dict[str, tuple[int, int]] = {}
-    kept: dict[str, bytes] = {}
-    budget = MAX_KEPT_BYTES
-    for entry in walk(root, root):
-        if entry.is_dir or entry.is_symlink or _skipped(entry.rel):
-            continue
-        if len(stats) >= MAX_FILES:
-            return Snapshot({}, {}, complete=False)
-        stat = _stat(entry.path)
-        if stat is None:
-            continue
-        stats[entry.rel] = stat
-        if keep and stat[0] <= min(MAX_TEXT_BYTES, budget):
-            data = _read(entry.path)
-            if data is not None:
-                kept[entry.rel] = data
-                budget -= len(data)
-    return Snapshot(stats, kept, complete=True)
+@dataclass
+class Tracker:
+    """One workspace's baseline and, in events mode, its watches."""
+
+    root: str
+    repo: bool
+    tree: WatchedTree | None = None
+    seen: dict[str, Seen] = field(default_factory=dict)
+    index_fd: int | None = None
+    complete: bool = True
+    tracked_ignored: frozenset[str] = frozenset()
+    touched: dict[str, int] = field(default_factory=dict)
+    """Each path events named, with the drain that last named it."""
+    seq: int = 0
+    kept_bytes: int = 0
+    broken: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _judges: dict[str, IgnoreStack] = field(default_factory=dict)
+
+    # -- the baseline ---------------------------------------------------------------------
+
+    @classmethod
+    def start(cls, root: Path) -> Tracker:
+        """A tracker for ``root``: events mode when inotify has room, else scan mode."""
+        tracker = cls(str(root), git.repository(root))
+        if inotify.available():
+            try:
+                tracker._watch()
+                return tracker
+            except (OSError, git.GitUnavailable):
+                tracker.close()
+                tracker = cls(str(root), git.repository(root))
+        tracker.broken = True  # scan mode: every mark is a fresh baseline
+        return tracker
+
+    def _watch(self) -> None:
+        notify = inotify.Inotify()
+        self.tree = WatchedTree(self.root, notify, self.judge, self._wanted, self._files_under)
+        limit = inotify.max_watches()
+        if self.repo:
+            self.tracked_ignored = frozenset(git.ls_files(
+                Path(self.root), "--cached", "--ignored", "--exclude-standard"))
+            self.tree.watch("", root_judge=_KeepTracked(self.judge(""), self.tracked_ignored))
+            self._git_baseline(self.index_fd_now())
+        else:
+            found: list[str] = []
+            self.tree.watch("", found)
+            self._walked_baseline(found)
+        if limit is not None and len(self.tree.by_wd) > limit * WATCH_SHARE:
+            raise WatchLimit(errno.ENOSPC, f"{len(self.tree.by_wd)} folders: over "
+                             f"{WATCH_SHARE:.0%} of max_user_watches ({limit})")
+
+    def index_fd_now(self) -> int | None:
+        """A descriptor on the index file as it is now (None: a new repository has none)."""
+        path = os.path.join(self.root, ".git", "index")
+        if not os.path.isdir(os.path.join(self.root, ".git")):
+            path = os.path.join(self.root, git.run(
+                Path(self.root), ["rev-parse", "--git-path", "index"]).decode().strip())
+        try:
+            return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise git.GitUnavailable(f"no index to read: {exc}") from exc
+
+    def _git_baseline(self, index_fd: int | None) -> None:
+        """Dirty and untracked files as they are now (small ones read); the index held."""
+        try:
+            state = git.status(Path(self.root))
+        except git.GitUnavailable:
+            if index_fd is not None:
+                os.close(index_fd)
+            raise
+        self._close_index()
+        self.index_fd, self.seen, self.kept_bytes, self.complete = index_fd, {}, 0, True
+        for rel in (*state.dirty, *state.untracked):
+            if not skipped(rel):
+                self._record(rel, self._baseline_look(rel))
+
+    def _walked_baseline(self, files: list[str]) -> None:
+        self.seen, self.kept_bytes = {}, 0
+        self.complete = len(files) <= MAX_FILES
+        for rel in files[:MAX_FILES]:
+            self._record(rel, self._baseline_look(rel))
+
+    def _baseline_look(self, rel: str) -> Seen:
+        """Small files read within the budget; the rest only stat'ed."""
+        st = stat_of(self.root, rel)
+        if st is None:
+            return ABSENT
+        if st[0] <= min(MAX_TEXT_BYTES, MAX_KEPT_BYTES - self.kept_bytes):
+            return look(self.root, rel)
+        return Seen(True, st)
+
+    def _record(self, rel: str, seen: Seen) -> None:
+        old = self.seen.get(rel)
+        self.kept_bytes -= len(old.data) if old is not None and old.data is not None else 0
+        if seen.data is not None and self.kept_bytes + len(seen.data) > MAX_KEPT_BYTES:
+            seen = Seen(seen.exists, seen.stat, None, seen.digest)
+        self.kept_bytes += len(seen.data) if seen.data is not None else 0
+        self.seen[rel] = seen
+
+    # -- ignore rules for paths git has not seen ------------------------------------------
+
+    def judge(self, rel_dir: str) -> IgnoreStack:
+        if self.tree is not None and self.tree.rules_changed:
+            self._judges.clear()
+            self.tree.rules_changed = False
+        found = self._judges.get(rel_dir)
+        if found is None:
+            parent = rel_dir.rpartition("/")[0]
+            found = (stack_for(Path(self.root), "") if not rel_dir
+                     else self.judge(parent).enter(Path(self.root), rel_dir))
+            self._judges[rel_dir] = found
+        return found
+
+    def _wanted(self, rel: str) -> bool:
+        return rel in self.tracked_ignored
+
+    def _files_under(self, rel: str) -> Iterable[str]:
+        prefix = f"{rel}/"
+        found = [p for p, s in self.seen.items() if s.exists and p.startswith(prefix)]
+        if self.repo and self.index_fd is not None:
+            with contextlib.suppress(git.GitUnavailable):
+                found += git.ls_files(Path(self.root), paths=[rel], index_fd=self.index_fd)
+        return found
+
+    # -- marks and reports ----------------------------------------------------------------
+
+    def mark(self) -> Mark:
+        with self.lock:
+            if self.broken:
+                return self._scan_mark()
+            self._drain()
+            if self.broken:
+                return self._scan_mark()
+            fd = os.dup(self.index_fd) if self.index_fd is not None else None
+            return Mark(self, self.seq, dict(self.seen), fd, self.complete, by_git=self.repo)
+
+    def _scan_mark(self) -> Mark:
+        """A baseline of its own (scan mode): git status, or a bounded walk."""
+        root = Path(self.root)
+        if self.repo:
+            try:
+                fd = self.index_fd_now()
+                state = git.status(root)
+            except git.GitUnavailable:
+                return self._walk_mark()
+            seen = {rel: self._baseline_look(rel) for rel in (*state.dirty, *state.untracked)
+                    if not skipped(rel)}
+            return Mark(self, self.seq, seen, fd, True, scanned=True, by_git=True)
+        return self._walk_mark()
+
+    def _walk_mark(self) -> Mark:
+        files = _walk_files(Path(self.root), self.judge(""), MAX_FILES + 1)
+        tracker = Tracker(self.root, False)
+        tracker._walked_baseline(files)
+        return Mark(self, self.seq, tracker.seen, None, tracker.complete, scanned=True)
+
+    def _drain(self) -> set[str]:
+        """Read the kernel's queue; record what changed since the last drain."""
+        assert self.tree is not None
+        try:
+            touched = self.tree.drain()
+        except WatchLimit:
+            self.broken = True
+            return set()
+        if self.tree.overflowed or self.tree.root_gone:
+            self.broken = True
+            return set()
+        self.seq += 1
+        for rel in touched:
+            self.touched[rel] = self.seq
+            self._record(rel, look(self.root, rel))
+        return touched
+
+    def report(self, mark: Mark) -> WatchReport:
+        """What changed since ``mark`` (its index descriptor is closed here)."""
+        try:
+            with self.lock:
+                if mark.scanned or self.broken:
+                    return self._scan_report(mark)
+                self._drain()
+                if self.broken:
+                    return self._scan_report(mark)
+                paths = [rel for rel, at in self.touched.items() if at > mark.seq]
+                files = self._compare(mark, paths, after=self.seen)
+                return WatchReport(files, None if mark.complete else _PARTIAL)
+        finally:
+            if mark.index_fd is not None:
+                os.close(mark.index_fd)
+                mark.index_fd = None
+
+    def _scan_report(self, mark: Mark) -> WatchReport:
+        """Changes since ``mark`` by listing the workspace again (git status, or a walk)."""
+        root = Path(self.root)
+        note = None
+        if mark.by_git:
+            try:
+                state = git.status(root)
+                now = [*state.dirty, *state.untracked]
+            except git.GitUnavailable as exc:
+                now, note = [], f"changed files were not looked for: {exc}"
+        else:
+            found = _walk_files(root, self.judge(""), MAX_FILES + 1)
+            now = found[:MAX_FILES]
+            if len(found) > MAX_FILES or not mark.complete:
+                note = (f"the workspace has more than {MAX_FILES:,} files and is not a git "
+                        f"repository: only the first {MAX_FILES:,} were compared, and changes "
+                        "to others are not reported")
+        restaged = self._restaged(mark)
+        paths = sorted({*now, *mark.seen, *restaged} - {p for p in now if skipped(p)})
+        after = {rel: look(self.root, rel) for rel in paths
+                 if mark.seen.get(rel, UNKNOWN).stat != stat_of(self.root, rel)
+                 or rel not in mark.seen or rel in restaged}
+        return WatchReport(self._compare(mark, list(after), after=after), note)
+
+    def _restaged(self, mark: Mark) -> set[str]:
+        """Paths whose index entry differs from the mark's (a checkout or reset by the
+        command leaves them clean against the new index: status alone would miss them)."""
+        if mark.index_fd is None:
+            return set()
+        try:
+            now_fd = self.index_fd_now()
+        except git.GitUnavailable:
+            return set()
+        try:
+            if now_fd is None:
+                return set()
+            a, b = os.fstat(mark.index_fd), os.fstat(now_fd)
+            if (a.st_ino, a.st_mtime_ns, a.st_size) == (b.st_ino, b.st_mtime_ns, b.st_size):
+                return set()
+            old = git.staged(Path(self.root), mark.index_fd)
+            new = git.staged(Path(self.root), now_fd)
+        except git.GitUnavailable:
+            return set()
+        finally:
+            if now_fd is not None:
+                os.close(now_fd)
+        return {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+
+    def _compare(self, mark: Mark, paths: list[str], after: dict[str, Seen]
+                 ) -> list[dict[str, Any]]:
+        """A change for each path whose content differs between the mark and now."""
+        from_index = [p for p in paths if p not in mark.seen]
+        blobs = self._index_blobs(mark, from_index)
+        out = []
+        for rel in sorted(paths):
+            pre = mark.seen.get(rel)
+            if pre is None:
+                pre = blobs.get(rel, ABSENT if mark.complete else UNKNOWN)
+            post = after.get(rel) or look(self.root, rel)
+            change = describe(rel, pre, post)
+            if change is not None:
+                out.append(change)
+        return out
+
+    def _index_blobs(self, mark: Mark, paths: list[str]) -> dict[str, Seen]:
+        if mark.index_fd is None or not paths:
+            return {}
+        try:
+            found = git.index_blobs(Path(self.root), paths, mark.index_fd)
+        except git.GitUnavailable:
+            return {p: UNKNOWN for p in paths}
+        return {p: Seen(True, None, data if len(data) <= MAX_TEXT_BYTES else None,
+                        hashlib.sha256(data).hexdigest())
+                for p, data in found.items() if data is not None}
+
+    def close(self) -> None:
+        self.broken = True
+        if self.tree is not None:
+            self.tree.notify.close()
+            self.tree = None
+        self._close_index()
+
+    def _close_index(self) -> None:
+        if self.index_fd is not None:
+            os.close(self.index_fd)
+            self.index_fd = None
 
 
-def changes(root: Path, before: Snapshot) -> list[dict[str, Any]]:
-    """Every file created, modified or deleted since ``before``, in path order.
+@dataclass(frozen=True, slots=True)
+class _KeepTracked:
+    """The baseline walk's judge in a repository: the rules, but never a folder holding a
+    tracked file (git reports changes to tracked files in ignored folders)."""
 
-    Each is ``{path, base_hash, result_hash, created, deleted}`` plus ``patch`` for a small
-    text file; ``base_hash`` is None for a created file and for a modified one too large to
-    have been kept.
-    """
-    if not before.complete:
-        return []
-    after = snapshot(root, keep=False)
-    if not after.complete:
-        return []
-    moved = {p for p in before.stats.keys() | after.stats.keys()
-             if before.stats.get(p) != after.stats.get(p)}
-    out = []
-    for rel in sorted(moved):
-        change = _change(root.resolve(), rel, before, after)
-        if change is not None:
-            out.append(change)
-    return out
+    rules: Judge
+    tracked: frozenset[str]
+
+    def ignored(self, rel: str, name: str, is_dir: bool) -> bool:
+        if not self.rules.ignored(rel, name, is_dir):
+            return False
+        prefix = f"{rel}/"
+        return not (is_dir and any(t.startswith(prefix) for t in self.tracked))
+
+    def enter(self, root: Path, rel_dir: str) -> _KeepTracked:
+        return _KeepTracked(self.rules.enter(root, rel_dir), self.tracked)
 
 
-def _change(root: Path, rel: str, before: Snapshot, after: Snapshot) -> dict[str, Any] | None:
-    old = before.kept.get(rel)
-    new = _read(str(root / rel)) if rel in after.stats else None
-    if old is not None and new is not None and old == new:
-        return None  # touched, not changed
-    created, deleted = rel not in before.stats, rel not in after.stats
-    change: dict[str, Any] = {
-        "path": rel, "base_hash": sha256(old) if old is not None else None,
-        "result_hash": sha256(new) if new is not None else None,
-        "created": created, "deleted": deleted}
-    known = (created or old is not None) and (deleted or new is not None)
-    patch = _patch(rel, old, new) if known else None
+def _walk_files(root: Path, judge: Judge, cap: int) -> list[str]:
+    return walk_files(str(root), judge, cap)
+
+
+def describe(rel: str, pre: Seen, post: Seen) -> dict[str, Any] | None:
+    """The change from ``pre`` to ``post``, or None when the content is the same."""
+    if not pre.exists and not post.exists:
+        return None
+    if pre.exists and post.exists:
+        if pre.stat is not None and pre.stat == post.stat:
+            return None
+        if pre.digest is not None and pre.digest == post.digest:
+            return None  # touched, not changed
+    created, deleted = not pre.exists, not post.exists
+    change: dict[str, Any] = {"path": rel, "base_hash": pre.digest if pre.exists else None,
+                              "result_hash": post.digest if post.exists else None,
+                              "created": created, "deleted": deleted}
+    known = (created or pre.data is not None) and (deleted or post.data is not None)
+    patch = _patch(rel, pre.data if pre.exists else None, post.data) if known else None
     if patch is not None:
         change["patch"] = patch
     return change
@@ -119,35 +466,33 @@ def _patch(rel: str, old: bytes | None, new: bytes | None) -> str | None:
     return make_patch(rel, old_text, new_text)
 
 
-def _stat(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def _skipped(rel: str) -> bool:
-    parts = rel.split("/")
-    return parts[0] in SKIPPED_DIRS or any(part in CACHE_DIRS for part in parts[:-1])
-
-
 class WorkspaceWatcher:
     """``ToolSpec.watcher`` of tools whose results cannot name the files they change."""
 
-    def snapshot(self, workspace: Path) -> Snapshot:
-        return snapshot(workspace)
+    def __init__(self) -> None:
+        self._trackers: OrderedDict[str, Tracker] = OrderedDict()
+        self._lock = threading.Lock()
 
-    def changes(self, workspace: Path, before: Any) -> list[dict[str, Any]]:
-        return changes(workspace, before)
+    def snapshot(self, workspace: Path) -> Mark:
+        return self.tracker(workspace).mark()
+
+    def changes(self, workspace: Path, before: Mark) -> WatchReport:
+        return before.tracker.report(before)
+
+    def tracker(self, workspace: Path) -> Tracker:
+        """The workspace's tracker, started on first use; a broken one is started again."""
+        key = os.path.realpath(workspace)
+        with self._lock:
+            found = self._trackers.pop(key, None)
+            if found is not None and found.broken and found.tree is not None:
+                found.close()
+                found = None
+            if found is None:
+                found = Tracker.start(Path(key))
+            self._trackers[key] = found
+            while len(self._trackers) > MAX_WORKSPACES:
+                self._trackers.popitem(last=False)[1].close()
+            return found
 
 
 WATCHER = WorkspaceWatcher()

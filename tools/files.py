@@ -28,7 +28,7 @@ from engine.tooling.spec import (
     ToolResult,
     ToolSpec,
 )
-from turnstile_tools import gitignore
+from engine.workspace import ignore as gitignore
 from turnstile_tools.patch import apply_diff, diff_target, make_patch
 from turnstile_tools.workspace import (
     atomic_write,

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.globs import GlobError, expand_braces, translate
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
-from turnstile_tools import gitignore
+from engine.workspace import ignore as gitignore
 from turnstile_tools.workspace import is_binary, rel, resolve_in
 
 logger = logging.getLogger(__name__)

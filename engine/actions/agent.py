@@ -11,6 +11,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.actions.base import NoParams
@@ -46,6 +47,7 @@ from engine.spec.model import ModelOptions
 from engine.spec.templates import render
 from engine.state import Message, Outcome
 from engine.tooling.spec import ToolSpec
+from engine.workspace.listing import summary
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +80,7 @@ async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
     system = ctx.machine.system_prompt or _default_prompt(ctx)
     system = render(system, template_context(ctx), where=f"{ctx.machine.path}: system_prompt")
     names = ", ".join(ctx.tools.names()) or "none"
-    summary = _workspace_summary(ctx)
+    summary = await _workspace_summary(ctx)
     messages = (
         Message("system", f"{system}\n\nTools available: {names}.\nWorkspace files:\n{summary}"),
         Message("user", task),
@@ -101,19 +103,17 @@ def _default_prompt(ctx: ActionContext) -> str:
     return DEFAULT_SYSTEM_PROMPT.replace("{planning}", planning)
 
 
-def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
-    root = ctx.workspace
+async def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
+    """The first files of the workspace for the prompt (tracked first, ignored trees never
+    walked, in a worker thread) and how many more there are."""
     try:
-        names = sorted(
-            str(p.relative_to(root)) for p in root.rglob("*")
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-            and "__pycache__" not in p.parts
-        )
+        found = await anyio.to_thread.run_sync(summary, ctx.workspace, limit)
     except OSError:
         return "(unreadable)"
-    shown = "\n".join(f"  {n}" for n in names[:limit])
-    more = f"\n  ... and {len(names) - limit} more" if len(names) > limit else ""
-    return (shown + more) or "  (empty)"
+    shown = "\n".join(f"  {n}" for n in found.shown)
+    if found.more:
+        shown += f"\n  ... and {'' if found.exact else 'at least '}{found.more} more"
+    return shown or "  (empty)"
 
 
 def template_context(ctx: ActionContext) -> dict[str, Any]:

@@ -227,10 +227,16 @@ async def _with_changes(ctx: ActionContext, call: ToolCall, result: ToolResult,
                         watcher: Watcher, before: Any) -> ToolResult:
     """``result`` with the files the call changed in its data (``files_changed``); each change
     is also a ``file_changed`` event with its patch, as the edit tools report theirs."""
-    found = await anyio.to_thread.run_sync(watcher.changes, ctx.workspace, before)
-    for change in found:
+    report = await anyio.to_thread.run_sync(watcher.changes, ctx.workspace, before)
+    for change in report.files:
         ctx.emit(EventKind.FILE_CHANGED, {"call_id": call.id, "tool": call.name, **change})
-    if not found:
+    data = dict(result.data or {})
+    if report.files:
+        data["files_changed"] = [{k: v for k, v in c.items() if k != "patch"}
+                                 for c in report.files]
+    if report.not_covered:
+        data["changes_not_covered"] = report.not_covered
+        result = dataclasses.replace(result, content=f"{result.content}\n({report.not_covered})")
+    if not report.files and not report.not_covered:
         return result
-    brief = [{k: v for k, v in c.items() if k != "patch"} for c in found]
-    return dataclasses.replace(result, data={**(result.data or {}), "files_changed": brief})
+    return dataclasses.replace(result, data=data)

@@ -12,6 +12,7 @@ from engine.tooling.spec import (
     ToolResult,
     ToolSpec,
     Watcher,
+    WatchReport,
     max_risk,
 )
 
@@ -27,6 +28,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
+    "WatchReport",
     "Watcher",
     "max_risk",
 ]

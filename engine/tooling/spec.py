@@ -145,15 +145,25 @@ Recorder = Callable[[Mapping[str, Any], "ToolResult"], Mapping[str, Any]]
 result, the updates to make (only keys the tool declares in ``ToolSpec.records_keys``)."""
 
 
+@dataclass(frozen=True, slots=True)
+class WatchReport:
+    """The files a call changed, and what could not be looked at (None: everything was)."""
+
+    files: list[dict[str, Any]]
+    """Each changed file: ``path``, ``base_hash``, ``result_hash``, ``created``, ``deleted``
+    and, for a small text file whose earlier content is known, ``patch``."""
+    not_covered: str | None = None
+    """A sentence for the model and the trace when part of the workspace was not compared."""
+
+
 class Watcher(Protocol):
     """Finds the files a call changed when the tool cannot say itself (a shell command)."""
 
     def snapshot(self, workspace: Path) -> Any:
-        """The workspace before the call (cheap: sizes and times, small files' bytes)."""
+        """The workspace before the call (a mark: its cost must not grow with the workspace)."""
 
-    def changes(self, workspace: Path, before: Any) -> list[dict[str, Any]]:
-        """Each file changed since ``before``: ``path``, hashes, ``created``/``deleted``,
-        ``patch``."""
+    def changes(self, workspace: Path, before: Any) -> WatchReport:
+        """Each file changed since ``before``."""
 
 
 @functools.lru_cache(maxsize=512)

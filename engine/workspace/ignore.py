@@ -1,11 +1,13 @@
-"""Walking the workspace the way git sees it: ``.gitignore`` rules, never ``.git`` itself.
+"""``.gitignore`` rules matched in Python, and a walk of the workspace that never enters ``.git``.
 
-Implements the documented gitignore syntax: comments, ``!`` negation, trailing ``/`` for
-directories only, a ``/`` at the start or in the middle anchors a pattern to its file's
-directory, ``*``, ``?``, ``[...]`` and ``**``. Every ``.gitignore`` from the workspace root down
-applies to its own subtree (deeper files win), plus ``.git/info/exclude``; the last matching
-rule decides. Like git, an ignored directory is not entered, so its files cannot be re-included.
-Symlinks are reported but never followed.
+Used where git cannot answer (a workspace that is not a repository) and for paths git has not
+seen yet (a file a command just created). Implements the documented gitignore syntax:
+comments, ``!`` negation, trailing ``/`` for directories only, a ``/`` at the start or in the
+middle anchors a pattern to its file's directory, ``*``, ``?``, ``[...]`` and ``**``. Every
+``.gitignore`` from the workspace root down applies to its own subtree (deeper files win), plus
+``.git/info/exclude`` and git's default global ignore file (``$XDG_CONFIG_HOME/git/ignore``,
+else ``~/.config/git/ignore``); the last matching rule decides. Like git, an ignored directory
+is not entered, so its files cannot be re-included. Symlinks are reported but never followed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from engine.globs import translate
 
@@ -117,10 +120,22 @@ def _read_rules(path: Path) -> list[Rule]:
         return []
 
 
+def global_ignore_file() -> Path | None:
+    """git's default ``core.excludesFile`` (the engine's own git calls read no global config,
+    so this default is the one they apply too)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    home = os.environ.get("HOME")
+    base = Path(xdg) if xdg else Path(home) / ".config" if home else None
+    return base / "git" / "ignore" if base is not None else None
+
+
 def root_stack(root: Path) -> IgnoreStack:
-    """The stack at the workspace root: ``.git/info/exclude`` then the root ``.gitignore``."""
-    exclude = _read_rules(root / ".git" / "info" / "exclude")
-    stack = IgnoreStack((("", tuple(exclude)),) if exclude else ())
+    """The stack at the workspace root: the global ignore file, ``.git/info/exclude``, then
+    the root ``.gitignore`` (later layers win)."""
+    found = global_ignore_file()
+    outer = (_read_rules(found) if found is not None else []) + _read_rules(
+        root / ".git" / "info" / "exclude")
+    stack = IgnoreStack((("", tuple(outer)),) if outer else ())
     return stack.enter(root, "")
 
 
@@ -135,11 +150,32 @@ def stack_for(root: Path, rel_dir: str) -> IgnoreStack:
     return stack
 
 
-def walk(root: Path, start: Path, max_depth: int | None = None) -> Iterator[Entry]:
-    """Depth-first, name-sorted entries under ``start`` that git would not ignore."""
+class Judge(Protocol):
+    """What a walk asks of each entry: ignored or not, and the judge of a folder it enters."""
+
+    def ignored(self, rel: str, name: str, is_dir: bool) -> bool: ...
+
+    def enter(self, root: Path, rel_dir: str) -> Judge: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NothingIgnored:
+    """The judge of a walk that asked for ignored files too: only ``.git`` stays out."""
+
+    def ignored(self, rel: str, name: str, is_dir: bool) -> bool:
+        return name in ALWAYS_SKIPPED
+
+    def enter(self, root: Path, rel_dir: str) -> NothingIgnored:
+        return self
+
+
+def walk(root: Path, start: Path, max_depth: int | None = None,
+         judge: Judge | None = None) -> Iterator[Entry]:
+    """Depth-first, name-sorted entries under ``start`` that ``judge`` keeps (default: what
+    git would not ignore, by the ``.gitignore`` files from ``root`` down)."""
     rel_start = start.relative_to(root).as_posix()
     rel_start = "" if rel_start == "." else rel_start
-    rules = stack_for(root, rel_start)
+    rules: Judge = judge if judge is not None else stack_for(root, rel_start)
     open_dirs = [(iter(_scan(str(start), rel_start, rules, 1)), rules)]
     while open_dirs:
         entries, rules = open_dirs[-1]
@@ -153,7 +189,7 @@ def walk(root: Path, start: Path, max_depth: int | None = None) -> Iterator[Entr
             open_dirs.append((iter(_scan(entry.path, entry.rel, inner, entry.depth + 1)), inner))
 
 
-def _scan(directory: str, rel_dir: str, stack: IgnoreStack, depth: int) -> list[Entry]:
+def _scan(directory: str, rel_dir: str, stack: Judge, depth: int) -> list[Entry]:
     """The directory's entries that are not ignored, sorted by name."""
     try:
         with os.scandir(directory) as it:

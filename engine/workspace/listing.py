@@ -1,0 +1,161 @@
+"""The files of a workspace as git sees them: tracked first, ignored trees never entered.
+
+In a repository (``git.repository``) git answers: ``ls-files`` lists tracked and untracked
+files in C, and the folders git ignores (``--others --ignored --directory``: each ignored
+folder once) prune a walk without a pattern matched per entry. Elsewhere, or when git cannot
+answer, the ``.gitignore`` rules are matched in Python (``ignore``). Either way an ignored
+folder is never entered unless the caller asks for ignored files, and ``.git`` never is.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.workspace import git
+from engine.workspace.ignore import ALWAYS_SKIPPED, Judge, NothingIgnored, stack_for, walk
+
+
+@dataclass(frozen=True, slots=True)
+class GitIgnored:
+    """A walk's judge from git's own answer: the ignored folders and files it named."""
+
+    dirs: frozenset[str]
+    files: frozenset[str]
+
+    def ignored(self, rel: str, name: str, is_dir: bool) -> bool:
+        return name in ALWAYS_SKIPPED or rel in (self.dirs if is_dir else self.files)
+
+    def enter(self, root: Path, rel_dir: str) -> GitIgnored:
+        return self
+
+
+def judge(root: Path, rel_start: str, include_ignored: bool = False) -> Judge:
+    """What a walk of ``rel_start`` (``""``: the root) keeps out."""
+    if include_ignored:
+        return NothingIgnored()
+    if git.repository(root):
+        try:
+            named = git.ls_files(root, "--others", "--ignored", "--exclude-standard",
+                                 "--directory", paths=[rel_start or "."])
+        except git.GitUnavailable:
+            pass
+        else:
+            return GitIgnored(frozenset(n.rstrip("/") for n in named if n.endswith("/")),
+                              frozenset(n for n in named if not n.endswith("/")))
+    return stack_for(root, rel_start)
+
+
+def files(root: Path, start: Path, include_ignored: bool = False) -> Iterator[tuple[str, str]]:
+    """(path relative to ``root``, absolute path) of every file under ``start`` a search
+    should read: tracked and untracked, not ignored (all but ``.git`` with
+    ``include_ignored``). Tracked files deleted from the working tree are named too (opening
+    them fails)."""
+    rel_start = start.relative_to(root).as_posix()
+    rel_start = "" if rel_start == "." else rel_start
+    if not include_ignored and git.repository(root):
+        try:
+            names = git.ls_files(root, "--cached", "--others", "--exclude-standard",
+                                 "--deduplicate", paths=[rel_start or "."])
+        except git.GitUnavailable:
+            pass
+        else:
+            base = str(root)
+            yield from ((name, f"{base}/{name}") for name in names)
+            return
+    for entry in walk(root, start, judge=judge(root, rel_start, include_ignored)):
+        if not entry.is_dir and not entry.is_symlink:
+            yield entry.rel, entry.path
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The first files of a workspace and how many more there are."""
+
+    shown: list[str]
+    more: int
+    """Files beyond ``shown``, hidden ones included (a lower bound when ``exact`` is
+    False)."""
+    exact: bool
+    tracked: int | None = None
+    """Files git tracks (None outside a repository)."""
+
+
+SUMMARY_WALK_CAP = 5000
+"""Files a summary outside a repository looks at; beyond them it says "at least"."""
+
+
+def summary(root: Path, limit: int = 40) -> Summary:
+    """Up to ``limit`` files for a prompt: tracked files first (index order) then untracked
+    ones; hidden paths (a component starting with ``.``) and ``__pycache__`` left out. In a
+    repository the two ``ls-files`` calls run side by side; the rest only counts NUL bytes."""
+    if git.repository(root):
+        try:
+            return _git_summary(root, limit)
+        except git.GitUnavailable:
+            pass
+    return _walked_summary(root, limit)
+
+
+def _visible(name: str) -> bool:
+    return not name.startswith(".") and "/." not in name and "__pycache__" not in name.split("/")
+
+
+def _git_summary(root: Path, limit: int) -> Summary:
+    tracked, untracked = _side_by_side(root, [["ls-files", "-z"],
+                                              ["ls-files", "-z", "--others",
+                                               "--exclude-standard"]])
+    shown: list[str] = []
+    for out in (tracked, untracked):
+        for name in _names(out):
+            if len(shown) >= limit:
+                break
+            if _visible(name):
+                shown.append(name)
+    total = tracked.count(b"\0") + untracked.count(b"\0")
+    return Summary(shown, max(0, total - len(shown)), exact=True, tracked=tracked.count(b"\0"))
+
+
+def _names(out: bytes) -> Iterator[str]:
+    """The NUL-terminated names of ``out``, one at a time (a summary reads only the first)."""
+    pos = 0
+    while (end := out.find(b"\0", pos)) >= 0:
+        yield os.fsdecode(out[pos:end])
+        pos = end + 1
+
+
+def _side_by_side(root: Path, calls: list[list[str]]) -> list[bytes]:
+    """Several hardened git calls at once (each waits on the disk more than on the CPU)."""
+    if git.git_program() is None:
+        raise git.GitUnavailable("git is not installed")
+    procs = []
+    try:
+        for args in calls:
+            procs.append(subprocess.Popen(
+                git.command(root, args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL, env=git.environment(root)))
+        outs = [p.communicate(timeout=git.GIT_TIMEOUT_S)[0] for p in procs]
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        for p in procs:
+            p.kill()
+        raise git.GitUnavailable(f"git ls-files: {exc}") from exc
+    if any(p.returncode != 0 for p in procs):
+        raise git.GitUnavailable("git ls-files failed")
+    return outs
+
+
+def _walked_summary(root: Path, limit: int) -> Summary:
+    names: list[str] = []
+    complete = True
+    for entry in walk(root, root):
+        if entry.is_dir or not _visible(entry.rel):
+            continue
+        if len(names) >= SUMMARY_WALK_CAP:
+            complete = False
+            break
+        names.append(entry.rel)
+    names.sort()
+    return Summary(names[:limit], max(0, len(names) - limit), exact=complete)
