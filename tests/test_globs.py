@@ -15,9 +15,9 @@ from engine.globs import MAX_ALTERNATIVES, GlobError, compile_glob, expand_brace
 from engine.permissions.policy import Policy, PolicyContext, decide
 from engine.state import ToolCall
 from engine.tooling.spec import ToolContext
+from engine.workspace.ignore import parse_rules, walk
 from tests.conftest import ROOT
 from turnstile_tools import builtin_specs
-from engine.workspace.ignore import parse_rules, walk
 from turnstile_tools.search import SearchTextArgs, search_text
 
 SPECS = {s.name: s for s in builtin_specs()}

@@ -12,8 +12,8 @@ import pytest
 from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
-from turnstile_tools import builtin_specs
 from engine.workspace.ignore import glob_regex, parse_rules
+from turnstile_tools import builtin_specs
 from turnstile_tools.search import expand_braces, glob_filter
 
 pytestmark = pytest.mark.anyio
@@ -98,7 +98,7 @@ async def test_result_cap_counts_omitted_matches(tmp_path: Path) -> None:
     r = await search(tmp_path, pattern="hit", max_results=5)
     assert len(r.content.splitlines()) == 6 and r.truncated
     assert r.data is not None and r.data["matches"] == 20 and r.data["omitted_matches"] == 15
-    assert "15 omitted" in r.content
+    assert "(truncated: 15 of 20 matching lines" in r.content
 
 
 async def test_errors_and_empty_results(tree: Path) -> None:

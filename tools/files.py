@@ -28,7 +28,8 @@ from engine.tooling.spec import (
     ToolResult,
     ToolSpec,
 )
-from engine.workspace import ignore as gitignore
+from engine.workspace import listing
+from engine.workspace.ignore import walk
 from turnstile_tools.patch import apply_diff, diff_target, make_patch
 from turnstile_tools.workspace import (
     atomic_write,
@@ -215,14 +216,18 @@ class ListFilesArgs(BaseModel):
     depth: int = Field(3, ge=1, le=20,
                        description="How many directory levels to descend (1: direct children).")
     limit: int = Field(500, ge=1, le=10_000, description="Maximum number of entries to show.")
+    include_ignored: bool = Field(False, description="Also list what .gitignore excludes "
+                                  "(node_modules, build output, virtualenvs).")
 
 
-COUNT_CAP = 100_000
-"""Entries beyond the shown ones are counted up to this many."""
+COUNT_CAP = 20_000
+"""Entries beyond the shown ones are counted up to this many ("at least" beyond)."""
 
 
 async def list_files(args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
-    """The files git would see under a directory (``.gitignore`` respected), depth-limited."""
+    """The files git would see under a directory (``.gitignore`` respected: in a repository,
+    as git itself answers), depth-limited; an ignored folder is not named at all unless
+    ``include_ignored``."""
     target = resolve_in(ctx.workspace, args.path)
     if isinstance(target, ToolResult):
         return target
@@ -236,7 +241,9 @@ def _list_files(root: Path, target: Path, args: ListFilesArgs) -> ToolResult:
         return ToolResult.error(f"{args.path} is not a directory{hint}")
     shown: list[str] = []
     total = 0
-    for entry in gitignore.walk(root, target, args.depth):
+    start = rel(root, target)
+    judge = listing.judge(root, "" if start == "." else start, args.include_ignored)
+    for entry in walk(root, target, args.depth, judge):
         total += 1
         if len(shown) < args.limit:
             suffix = "/" if entry.is_dir else "@" if entry.is_symlink else ""
@@ -252,8 +259,8 @@ def _list_files(root: Path, target: Path, args: ListFilesArgs) -> ToolResult:
     text = "\n".join(shown)
     if total > len(shown):
         counted = f"at least {total}" if total >= COUNT_CAP else str(total)
-        text += (f"\n(showing {len(shown)} of {counted} entries; narrow `path`, lower `depth` "
-                 "or raise `limit`)")
+        text += (f"\n(truncated: showing {len(shown)} of {counted} entries; narrow `path`, "
+                 "lower `depth` or raise `limit`)")
     return ToolResult(text, data=data, truncated=total > len(shown))
 
 
@@ -527,12 +534,15 @@ SPECS = (
         side_effects=False, timeout_s=30.0, read_paths=("path",), **_FILE_CONTRACT,
         changelog=("1.0.0: numbered lines, offset/limit, binary and size detection, sha256",)),
     ToolSpec(
-        name="list_files", version="1.0.0",
+        name="list_files", version="1.1.0",
         description="List files and directories (directories end with '/', symlinks with '@') "
-        "under a directory, respecting .gitignore, depth- and count-limited.",
+        "under a directory, respecting .gitignore (ignored folders are not named unless "
+        "include_ignored), depth- and count-limited.",
         input_model=ListFilesArgs, handler=list_files, risk="read", idempotent=True,
         side_effects=False, timeout_s=60.0, read_paths=("path",), reported=("path",),
-        changelog=("1.0.0: .gitignore-aware listing with depth and count limits",)),
+        changelog=("1.0.0: .gitignore-aware listing with depth and count limits",
+                   "1.1.0: include_ignored; in a git repository git says what is ignored; "
+                   "counts stop at 20,000 ('at least'); a capped listing says 'truncated'")),
     ToolSpec(
         name="write_file", version="1.0.0",
         description="Create a new file, or overwrite an existing one you have read (pass its "

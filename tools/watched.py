@@ -167,18 +167,19 @@ def read_folder(root: Path, here: str, judge: Judge, collect: list[str] | None,
     prefix = f"{here}/" if here else ""
     inner: list[tuple[str, Judge]] = []
     try:
-        with os.scandir(os.path.join(root, here)) as it:
-            entries = list(it)
+        it = os.scandir(os.path.join(root, here))
     except OSError:
         return inner
-    for e in entries:
-        rel = prefix + e.name
-        if e.is_dir(follow_symlinks=False):
-            if not skip_folder(rel, e.name, judge, e.path):
-                inner.append((rel, judge.enter(root, rel)))
-        elif collect is not None and not e.is_symlink() and (
-                not judge.ignored(rel, e.name, False) or wanted(rel)):
-            collect.append(rel)
+    with it:
+        for e in it:
+            if e.is_dir(follow_symlinks=False):
+                rel = prefix + e.name
+                if not skip_folder(rel, e.name, judge, e.path):
+                    inner.append((rel, judge.enter(root, rel)))
+            elif collect is not None and not e.is_symlink():
+                rel = prefix + e.name
+                if not judge.ignored(rel, e.name, False) or wanted(rel):
+                    collect.append(rel)
     return inner
 
 

@@ -113,6 +113,9 @@ async def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
     shown = "\n".join(f"  {n}" for n in found.shown)
     if found.more:
         shown += f"\n  ... and {'' if found.exact else 'at least '}{found.more} more"
+    if found.tracked is not None:
+        shown += (f"\n  ({found.tracked} files tracked by git; untracked files are not "
+                  "listed here: list_files shows them)")
     return shown or "  (empty)"
 
 

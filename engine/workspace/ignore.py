@@ -106,16 +106,17 @@ class IgnoreStack:
 
     def enter(self, root: Path, rel_dir: str) -> IgnoreStack:
         """The stack for directory ``rel_dir`` (adds its ``.gitignore`` if it has one)."""
-        rules = _read_rules(root / rel_dir / ".gitignore")
+        rules = _read_rules(os.path.join(root, rel_dir, ".gitignore"))
         if not rules:
             return self
         base = f"{rel_dir}/" if rel_dir else ""
         return IgnoreStack((*self.layers, (base, tuple(rules))))
 
 
-def _read_rules(path: Path) -> list[Rule]:
+def _read_rules(path: str | Path) -> list[Rule]:
     try:
-        return parse_rules(path.read_text(encoding="utf-8", errors="replace"))
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return parse_rules(f.read())
     except OSError:
         return []
 

@@ -10,7 +10,6 @@ folder is never entered unless the caller asks for ignored files, and ``.git`` n
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,9 +88,10 @@ SUMMARY_WALK_CAP = 5000
 
 
 def summary(root: Path, limit: int = 40) -> Summary:
-    """Up to ``limit`` files for a prompt: tracked files first (index order) then untracked
-    ones; hidden paths (a component starting with ``.``) and ``__pycache__`` left out. In a
-    repository the two ``ls-files`` calls run side by side; the rest only counts NUL bytes."""
+    """Up to ``limit`` files for a prompt, hidden paths (a component starting with ``.``) and
+    ``__pycache__`` left out. In a repository: tracked files only, in index order, from one
+    ``ls-files`` (reading the index, never the tree); the count beyond them counts NUL bytes.
+    Untracked files are left out there: finding them means reading every folder."""
     if git.repository(root):
         try:
             return _git_summary(root, limit)
@@ -105,18 +105,15 @@ def _visible(name: str) -> bool:
 
 
 def _git_summary(root: Path, limit: int) -> Summary:
-    tracked, untracked = _side_by_side(root, [["ls-files", "-z"],
-                                              ["ls-files", "-z", "--others",
-                                               "--exclude-standard"]])
+    tracked = git.run(root, ["ls-files", "-z"])
     shown: list[str] = []
-    for out in (tracked, untracked):
-        for name in _names(out):
-            if len(shown) >= limit:
-                break
-            if _visible(name):
-                shown.append(name)
-    total = tracked.count(b"\0") + untracked.count(b"\0")
-    return Summary(shown, max(0, total - len(shown)), exact=True, tracked=tracked.count(b"\0"))
+    for name in _names(tracked):
+        if len(shown) >= limit:
+            break
+        if _visible(name):
+            shown.append(name)
+    total = tracked.count(b"\0")
+    return Summary(shown, max(0, total - len(shown)), exact=True, tracked=total)
 
 
 def _names(out: bytes) -> Iterator[str]:
@@ -125,26 +122,6 @@ def _names(out: bytes) -> Iterator[str]:
     while (end := out.find(b"\0", pos)) >= 0:
         yield os.fsdecode(out[pos:end])
         pos = end + 1
-
-
-def _side_by_side(root: Path, calls: list[list[str]]) -> list[bytes]:
-    """Several hardened git calls at once (each waits on the disk more than on the CPU)."""
-    if git.git_program() is None:
-        raise git.GitUnavailable("git is not installed")
-    procs = []
-    try:
-        for args in calls:
-            procs.append(subprocess.Popen(
-                git.command(root, args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                stdin=subprocess.DEVNULL, env=git.environment(root)))
-        outs = [p.communicate(timeout=git.GIT_TIMEOUT_S)[0] for p in procs]
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        for p in procs:
-            p.kill()
-        raise git.GitUnavailable(f"git ls-files: {exc}") from exc
-    if any(p.returncode != 0 for p in procs):
-        raise git.GitUnavailable("git ls-files failed")
-    return outs
 
 
 def _walked_summary(root: Path, limit: int) -> Summary:
