@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -37,11 +38,13 @@ from typing import Any
 
 from engine.tooling.spec import WatchReport
 from engine.workspace import git
-from engine.workspace.ignore import IgnoreStack, Judge, stack_for
+from engine.workspace.ignore import IgnoreStack, stack_for
 from turnstile_tools import inotify
 from turnstile_tools.patch import make_patch
 from turnstile_tools.watched import WatchedTree, WatchLimit, skipped, walk_files
 from turnstile_tools.workspace import is_binary
+
+logger = logging.getLogger(__name__)
 
 MAX_FILES = 20_000
 """Files a walk outside a repository records; beyond them changes are said not covered."""
@@ -69,9 +72,7 @@ class Seen:
 ABSENT = Seen(False)
 UNKNOWN = Seen(True)
 """Present, content unknown (over the budget, or beyond the walk)."""
-_PARTIAL = (f"the workspace is not a git repository and has more than {MAX_FILES:,} files: "
-            "files beyond them had no recorded earlier content, so a change to one is "
-            "reported without its base")
+
 
 
 def look(root: str, rel: str, keep: bool = True) -> Seen:
@@ -144,33 +145,37 @@ class Tracker:
     seq: int = 0
     kept_bytes: int = 0
     broken: bool = False
+    max_files: int = MAX_FILES
     lock: threading.Lock = field(default_factory=threading.Lock)
     _judges: dict[str, IgnoreStack] = field(default_factory=dict)
+    _ignored_dirs: dict[str, bool] = field(default_factory=dict)
 
     # -- the baseline ---------------------------------------------------------------------
 
     @classmethod
-    def start(cls, root: Path) -> Tracker:
-        """A tracker for ``root``: events mode when inotify has room, else scan mode."""
-        tracker = cls(str(root), git.repository(root))
-        if inotify.available():
+    def start(cls, root: Path, events: bool = True, max_files: int = MAX_FILES) -> Tracker:
+        """A tracker for ``root``: events mode when asked and inotify has room, else scan
+        mode."""
+        tracker = cls(str(root), git.repository(root), max_files=max_files)
+        if events and inotify.available():
             try:
                 tracker._watch()
                 return tracker
-            except (OSError, git.GitUnavailable):
+            except (OSError, git.GitUnavailable) as exc:
+                logger.info("changes in %s found by scanning: %s", root, exc)
                 tracker.close()
-                tracker = cls(str(root), git.repository(root))
+                tracker = cls(str(root), git.repository(root), max_files=max_files)
         tracker.broken = True  # scan mode: every mark is a fresh baseline
         return tracker
 
     def _watch(self) -> None:
         notify = inotify.Inotify()
-        self.tree = WatchedTree(self.root, notify, self.judge, self._wanted, self._files_under)
+        self.tree = WatchedTree(self.root, notify, self.ignored, self._files_under)
         limit = inotify.max_watches()
         if self.repo:
             self.tracked_ignored = frozenset(git.ls_files(
                 Path(self.root), "--cached", "--ignored", "--exclude-standard"))
-            self.tree.watch("", root_judge=_KeepTracked(self.judge(""), self.tracked_ignored))
+            self.tree.watch("")
             self._git_baseline(self.index_fd_now())
         else:
             found: list[str] = []
@@ -209,8 +214,8 @@ class Tracker:
 
     def _walked_baseline(self, files: list[str]) -> None:
         self.seen, self.kept_bytes = {}, 0
-        self.complete = len(files) <= MAX_FILES
-        for rel in files[:MAX_FILES]:
+        self.complete = len(files) <= self.max_files
+        for rel in files[:self.max_files]:
             self._record(rel, self._baseline_look(rel))
 
     def _baseline_look(self, rel: str) -> Seen:
@@ -233,8 +238,11 @@ class Tracker:
     # -- ignore rules for paths git has not seen ------------------------------------------
 
     def judge(self, rel_dir: str) -> IgnoreStack:
+        """The rules in force inside ``rel_dir`` (cached; dropped when a ``.gitignore``
+        changes)."""
         if self.tree is not None and self.tree.rules_changed:
             self._judges.clear()
+            self._ignored_dirs.clear()
             self.tree.rules_changed = False
         found = self._judges.get(rel_dir)
         if found is None:
@@ -244,8 +252,27 @@ class Tracker:
             self._judges[rel_dir] = found
         return found
 
-    def _wanted(self, rel: str) -> bool:
-        return rel in self.tracked_ignored
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        """As git decides: a path under an ignored folder is ignored, a tracked file never is
+        (nor a folder holding one)."""
+        if is_dir:
+            return self._rules_ignore_dir(rel) and not any(
+                t.startswith(f"{rel}/") for t in self.tracked_ignored)
+        if rel in self.tracked_ignored:
+            return False
+        parent, _, name = rel.rpartition("/")
+        return self._rules_ignore_dir(parent) or self.judge(parent).ignored(rel, name, False)
+
+    def _rules_ignore_dir(self, rel_dir: str) -> bool:
+        if not rel_dir:
+            return False
+        found = self._ignored_dirs.get(rel_dir)
+        if found is None:
+            parent, _, name = rel_dir.rpartition("/")
+            found = self._rules_ignore_dir(parent) or self.judge(parent).ignored(
+                rel_dir, name, True)
+            self._ignored_dirs[rel_dir] = found
+        return found
 
     def _files_under(self, rel: str) -> Iterable[str]:
         prefix = f"{rel}/"
@@ -282,8 +309,8 @@ class Tracker:
         return self._walk_mark()
 
     def _walk_mark(self) -> Mark:
-        files = _walk_files(Path(self.root), self.judge(""), MAX_FILES + 1)
-        tracker = Tracker(self.root, False)
+        files = walk_files(self.root, self.ignored, self.max_files + 1)
+        tracker = Tracker(self.root, False, max_files=self.max_files)
         tracker._walked_baseline(files)
         return Mark(self, self.seq, tracker.seen, None, tracker.complete, scanned=True)
 
@@ -315,7 +342,7 @@ class Tracker:
                     return self._scan_report(mark)
                 paths = [rel for rel, at in self.touched.items() if at > mark.seq]
                 files = self._compare(mark, paths, after=self.seen)
-                return WatchReport(files, None if mark.complete else _PARTIAL)
+                return WatchReport(files, None if mark.complete else self._partial())
         finally:
             if mark.index_fd is not None:
                 os.close(mark.index_fd)
@@ -332,11 +359,11 @@ class Tracker:
             except git.GitUnavailable as exc:
                 now, note = [], f"changed files were not looked for: {exc}"
         else:
-            found = _walk_files(root, self.judge(""), MAX_FILES + 1)
-            now = found[:MAX_FILES]
-            if len(found) > MAX_FILES or not mark.complete:
-                note = (f"the workspace has more than {MAX_FILES:,} files and is not a git "
-                        f"repository: only the first {MAX_FILES:,} were compared, and changes "
+            found = walk_files(self.root, self.ignored, self.max_files + 1)
+            now = found[:self.max_files]
+            if len(found) > self.max_files or not mark.complete:
+                note = (f"the workspace has more than {self.max_files:,} files and is not a "
+                        f"git repository: only {self.max_files:,} were compared, and changes "
                         "to others are not reported")
         restaged = self._restaged(mark)
         paths = sorted({*now, *mark.seen, *restaged} - {p for p in now if skipped(p)})
@@ -396,6 +423,11 @@ class Tracker:
                         hashlib.sha256(data).hexdigest())
                 for p, data in found.items() if data is not None}
 
+    def _partial(self) -> str:
+        return (f"the workspace is not a git repository and has more than "
+                f"{self.max_files:,} files: files beyond them had no recorded earlier content, "
+                "so a change to one is reported without its base")
+
     def close(self) -> None:
         self.broken = True
         if self.tree is not None:
@@ -407,28 +439,6 @@ class Tracker:
         if self.index_fd is not None:
             os.close(self.index_fd)
             self.index_fd = None
-
-
-@dataclass(frozen=True, slots=True)
-class _KeepTracked:
-    """The baseline walk's judge in a repository: the rules, but never a folder holding a
-    tracked file (git reports changes to tracked files in ignored folders)."""
-
-    rules: Judge
-    tracked: frozenset[str]
-
-    def ignored(self, rel: str, name: str, is_dir: bool) -> bool:
-        if not self.rules.ignored(rel, name, is_dir):
-            return False
-        prefix = f"{rel}/"
-        return not (is_dir and any(t.startswith(prefix) for t in self.tracked))
-
-    def enter(self, root: Path, rel_dir: str) -> _KeepTracked:
-        return _KeepTracked(self.rules.enter(root, rel_dir), self.tracked)
-
-
-def _walk_files(root: Path, judge: Judge, cap: int) -> list[str]:
-    return walk_files(str(root), judge, cap)
 
 
 def describe(rel: str, pre: Seen, post: Seen) -> dict[str, Any] | None:
@@ -467,11 +477,16 @@ def _patch(rel: str, old: bytes | None, new: bytes | None) -> str | None:
 
 
 class WorkspaceWatcher:
-    """``ToolSpec.watcher`` of tools whose results cannot name the files they change."""
+    """``ToolSpec.watcher`` of tools whose results cannot name the files they change.
 
-    def __init__(self) -> None:
+    ``events=False`` always scans (what a system without inotify gets); ``max_files`` bounds
+    a walk outside a repository."""
+
+    def __init__(self, events: bool = True, max_files: int = MAX_FILES) -> None:
         self._trackers: OrderedDict[str, Tracker] = OrderedDict()
         self._lock = threading.Lock()
+        self.events = events
+        self.max_files = max_files
 
     def snapshot(self, workspace: Path) -> Mark:
         return self.tracker(workspace).mark()
@@ -488,7 +503,7 @@ class WorkspaceWatcher:
                 found.close()
                 found = None
             if found is None:
-                found = Tracker.start(Path(key))
+                found = Tracker.start(Path(key), self.events, self.max_files)
             self._trackers[key] = found
             while len(self._trackers) > MAX_WORKSPACES:
                 self._trackers.popitem(last=False)[1].close()

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.workspace.ignore import Judge
 from turnstile_tools.inotify import (
     IN_CREATE,
     IN_DELETE,
@@ -55,10 +54,8 @@ class WatchedTree:
 
     root: str
     notify: Inotify
-    judge: Callable[[str], Judge]
-    """The ignore judge in force inside a folder (``""``: the root)."""
-    wanted: Callable[[str], bool]
-    """For a file the judge ignores: whether it is still to be reported (a tracked file)."""
+    ignored: Callable[[str, bool], bool]
+    """Whether a path (a folder when the flag is set) is left out: ignored and not tracked."""
     files_under: Callable[[str], Iterable[str]]
     by_wd: dict[int, str] = field(default_factory=dict)
     by_rel: dict[str, int] = field(default_factory=dict)
@@ -72,14 +69,13 @@ class WatchedTree:
     def root_path(self) -> Path:
         return Path(self.root)
 
-    def watch(self, rel: str, collect: list[str] | None = None,
-              root_judge: Judge | None = None) -> None:
+    def watch(self, rel: str, collect: list[str] | None = None) -> None:
         """Watch folder ``rel`` and every folder below it that is not ignored; with
         ``collect``, append the files found (each folder is watched before it is read, so a
         file created meanwhile is either read or reported by an event)."""
-        pending = [(rel, root_judge or self.judge(rel))]
+        pending = [rel]
         while pending:
-            here, judge = pending.pop()
+            here = pending.pop()
             try:
                 wd = self.notify.add(os.path.join(self.root, here) if here else self.root)
             except OSError as exc:
@@ -89,7 +85,7 @@ class WatchedTree:
                 continue  # gone already, or not a folder any more
             self.by_wd[wd] = here
             self.by_rel[here] = wd
-            pending += read_folder(self.root_path, here, judge, collect, self.wanted)
+            pending += read_folder(self.root_path, here, self.ignored, collect)
 
     def forget(self, rel: str, stop: bool) -> None:
         """Drop the watches of ``rel`` and below (``stop``: tell the kernel too; a deleted
@@ -142,9 +138,8 @@ class WatchedTree:
             if skipped(rel + "/x") or rel in self.by_rel:
                 continue
             name = rel.rpartition("/")[2]
-            parent = rel.rpartition("/")[0]
             path = os.path.join(self.root, rel)
-            if skip_folder(rel, name, self.judge(parent), path) or not os.path.isdir(path):
+            if skip_folder(rel, name, self.ignored, path) or not os.path.isdir(path):
                 continue
             found: list[str] = []
             self.watch(rel, found)
@@ -152,20 +147,15 @@ class WatchedTree:
 
     def _kept(self, touched: set[str]) -> set[str]:
         """``touched`` without files the ignore rules drop (tracked ones stay)."""
-        kept = set()
-        for rel in touched:
-            parent, _, name = rel.rpartition("/")
-            if not self.judge(parent).ignored(rel, name, False) or self.wanted(rel):
-                kept.add(rel)
-        return kept
+        return {rel for rel in touched if not self.ignored(rel, False)}
 
 
-def read_folder(root: Path, here: str, judge: Judge, collect: list[str] | None,
-                wanted: Callable[[str], bool]) -> list[tuple[str, Judge]]:
-    """The folders inside ``here`` to go on with (each with its judge); with ``collect``, the
-    files kept appended to it (links are never files here)."""
+def read_folder(root: Path, here: str, ignored: Callable[[str, bool], bool],
+                collect: list[str] | None) -> list[str]:
+    """The folders inside ``here`` to go on with; with ``collect``, the files kept appended
+    to it (links are never files here)."""
     prefix = f"{here}/" if here else ""
-    inner: list[tuple[str, Judge]] = []
+    inner: list[str] = []
     try:
         it = os.scandir(os.path.join(root, here))
     except OSError:
@@ -174,35 +164,30 @@ def read_folder(root: Path, here: str, judge: Judge, collect: list[str] | None,
         for e in it:
             if e.is_dir(follow_symlinks=False):
                 rel = prefix + e.name
-                if not skip_folder(rel, e.name, judge, e.path):
-                    inner.append((rel, judge.enter(root, rel)))
+                if not skip_folder(rel, e.name, ignored, e.path):
+                    inner.append(rel)
             elif collect is not None and not e.is_symlink():
                 rel = prefix + e.name
-                if not judge.ignored(rel, e.name, False) or wanted(rel):
+                if not ignored(rel, False):
                     collect.append(rel)
     return inner
 
 
-def skip_folder(rel: str, name: str, judge: Judge, path: str) -> bool:
+def skip_folder(rel: str, name: str, ignored: Callable[[str, bool], bool], path: str) -> bool:
     """Folders never watched nor walked: caches, ``.git``, the engine's own, ignored ones,
     nested repositories."""
     if name in CACHE_DIRS or (name in SKIPPED_AT_ROOT and "/" not in rel):
         return True
-    if judge.ignored(rel, name, True):
+    if ignored(rel, True):
         return True
     return os.path.lexists(os.path.join(path, ".git"))
 
 
-def walk_files(root: str, judge: Judge, cap: int) -> list[str]:
+def walk_files(root: str, ignored: Callable[[str, bool], bool], cap: int) -> list[str]:
     """Up to ``cap`` files a scan compares, found as the watches would be placed."""
     base = Path(root)
     found: list[str] = []
-    pending: list[tuple[str, Judge]] = [("", judge)]
+    pending = [""]
     while pending and len(found) < cap:
-        here, inner = pending.pop()
-        pending += read_folder(base, here, inner, found, _nothing_wanted)
+        pending += read_folder(base, pending.pop(), ignored, found)
     return found[:cap]
-
-
-def _nothing_wanted(rel: str) -> bool:
-    return False

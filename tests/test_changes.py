@@ -1,0 +1,158 @@
+"""Files shell commands change, as the run_shell watcher reports them: every edit, creation and
+deletion of a tracked file, nothing under an ignored tree, the base from git's index, in both
+ways of finding them (inotify events; ``git status``/a walk when events cannot be had).
+
+Real git repositories in tmp_path, real commands through ``bash -c``; each test runs with the
+watcher in events mode and in scan mode (``events=False``: what a system without inotify, or a
+user without watches left, gets).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turnstile_tools import inotify
+from turnstile_tools.changes import WorkspaceWatcher
+
+GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+MODES = [pytest.param(True, id="events"), pytest.param(False, id="scan")]
+
+
+def sh(ws: Path, command: str) -> None:
+    subprocess.run(["bash", "-c", command], cwd=ws, env=GIT_ENV, check=True,
+                   capture_output=True)
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def repo(tmp_path: Path, files: dict[str, str], ignore: str = "node_modules/\n*.log\n"
+         ) -> Path:
+    ws = tmp_path / "ws"
+    for name, text in {**files, ".gitignore": ignore}.items():
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text(text)
+    sh(ws, "git init -q && git add -A && git commit -qm init")
+    return ws
+
+
+def run(watcher: WorkspaceWatcher, ws: Path, command: str) -> dict[str, dict[str, Any]]:
+    before = watcher.snapshot(ws)
+    sh(ws, command)
+    report = watcher.changes(ws, before)
+    assert report.not_covered is None, report.not_covered
+    return {c["path"]: c for c in report.files}
+
+
+def needs_events(events: bool) -> None:
+    if events and not inotify.available():
+        pytest.skip("this system has no inotify")
+
+
+@pytest.mark.parametrize("events", MODES)
+def test_every_tracked_edit_creation_and_deletion_and_nothing_ignored(
+        tmp_path: Path, events: bool) -> None:
+    needs_events(events)
+    ws = repo(tmp_path, {"a/b/c/d/deep.py": "x = 1\n", "gone.txt": "bye\n", "keep.txt": "k\n",
+                         "node_modules/pkg/index.js": "1\n"})
+    watcher = WorkspaceWatcher(events=events)
+    found = run(watcher, ws, "sed -i 's/1/2/' a/b/c/d/deep.py && rm gone.txt && "
+                             "echo new > a/new.txt && echo y > node_modules/pkg/index.js && "
+                             "mkdir -p node_modules/more && echo z > node_modules/more/m.js && "
+                             "echo log > a/run.log && touch keep.txt")
+    assert sorted(found) == ["a/b/c/d/deep.py", "a/new.txt", "gone.txt"]
+    deep = found["a/b/c/d/deep.py"]
+    assert deep["base_hash"] == sha(b"x = 1\n") and deep["result_hash"] == sha(b"x = 2\n")
+    assert deep["patch"].endswith("-x = 1\n+x = 2\n")
+    assert found["gone.txt"] == {"path": "gone.txt", "base_hash": sha(b"bye\n"),
+                                 "result_hash": None, "created": False, "deleted": True,
+                                 "patch": "--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"}
+    assert found["a/new.txt"]["created"] and found["a/new.txt"]["base_hash"] is None
+    again = run(watcher, ws, "echo more >> a/new.txt")
+    assert again["a/new.txt"]["base_hash"] == sha(b"new\n"), "the last seen content is the base"
+
+
+@pytest.mark.parametrize("events", MODES)
+def test_a_file_dirty_before_the_run_has_its_working_copy_as_base(
+        tmp_path: Path, events: bool) -> None:
+    needs_events(events)
+    ws = repo(tmp_path, {"f.txt": "committed\n"})
+    (ws / "f.txt").write_text("edited by hand\n")
+    (ws / "notes.txt").write_text("untracked\n")
+    watcher = WorkspaceWatcher(events=events)
+    found = run(watcher, ws, "echo more >> f.txt && echo more >> notes.txt")
+    assert found["f.txt"]["base_hash"] == sha(b"edited by hand\n")
+    assert found["notes.txt"]["base_hash"] == sha(b"untracked\n")
+    assert not found["notes.txt"]["created"]
+
+
+@pytest.mark.parametrize("events", MODES)
+def test_a_checkout_that_moves_the_index_is_still_reported(tmp_path: Path,
+                                                           events: bool) -> None:
+    needs_events(events)
+    ws = repo(tmp_path, {"f.txt": "one\n"})
+    sh(ws, "echo two > f.txt && git commit -qam two")
+    watcher = WorkspaceWatcher(events=events)
+    found = run(watcher, ws, "git checkout -q HEAD~1 -- f.txt")
+    assert found["f.txt"]["base_hash"] == sha(b"two\n")
+    assert found["f.txt"]["result_hash"] == sha(b"one\n")
+
+
+@pytest.mark.parametrize("events", MODES)
+def test_a_renamed_folder_names_every_file_it_moved(tmp_path: Path, events: bool) -> None:
+    needs_events(events)
+    ws = repo(tmp_path, {"src/x/a.py": "a\n", "src/x/y/b.py": "b\n"})
+    watcher = WorkspaceWatcher(events=events)
+    found = run(watcher, ws, "mv src/x lib")
+    assert {p: (c["created"], c["deleted"]) for p, c in found.items()} == {
+        "src/x/a.py": (False, True), "src/x/y/b.py": (False, True),
+        "lib/a.py": (True, False), "lib/y/b.py": (True, False)}
+    after = run(watcher, ws, "echo c >> lib/y/b.py")
+    assert after["lib/y/b.py"]["base_hash"] == sha(b"b\n"), "the moved folder is watched"
+
+
+@pytest.mark.parametrize("events", MODES)
+def test_a_tracked_file_inside_an_ignored_folder_is_reported(tmp_path: Path,
+                                                             events: bool) -> None:
+    needs_events(events)
+    ws = tmp_path / "ws"
+    (ws / "vendor").mkdir(parents=True)
+    (ws / "vendor" / "kept.js").write_text("1\n")
+    (ws / ".gitignore").write_text("vendor/\n")
+    sh(ws, "git init -q && git add .gitignore && git add -f vendor/kept.js && git commit -qm i")
+    found = run(WorkspaceWatcher(events=events), ws,
+                "echo 2 > vendor/kept.js && echo 3 > vendor/other.js")
+    assert sorted(found) == ["vendor/kept.js"]
+    assert found["vendor/kept.js"]["base_hash"] == sha(b"1\n")
+
+
+def test_lost_events_fall_back_to_git_status(tmp_path: Path) -> None:
+    needs_events(True)
+    ws = repo(tmp_path, {"t.txt": "t\n", "logs/.keep": ""})
+    queued = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    many = queued // 2 + 10  # each file: a creation and a close, so the queue overflows
+    found = run(WorkspaceWatcher(), ws, f"echo u >> t.txt && cd logs && "
+                                        f"for i in $(seq {many}); do : > f$i.log; done")
+    assert sorted(found) == ["t.txt"]
+    assert found["t.txt"]["base_hash"] == sha(b"t\n")
+
+
+def test_a_large_folder_outside_git_says_what_was_not_compared(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(8):
+        (ws / f"f{i}.txt").write_text(f"{i}\n")
+    watcher = WorkspaceWatcher(events=False, max_files=5)
+    before = watcher.snapshot(ws)
+    sh(ws, "echo x >> f1.txt")
+    report = watcher.changes(ws, before)
+    assert report.not_covered is not None and "only 5 were compared" in report.not_covered
