@@ -23,6 +23,9 @@ NEEDLE_EVERY = 500
 STAMP = ".bench-tree.json"
 """Inside ``.git``: what the tree was built as (never seen by the engine's tools)."""
 MIXES = ("tracked", "mixed")
+DROP_SCRIPT = b'rm -- "$1"\n'
+"""``scripts/drop.sh FILE``: a deletion the policy lets a run make (``rm`` itself is always
+refused as destructive; a script it cannot see into is judged as code to run)."""
 _WORDS = ("alpha", "beta", "gamma", "delta", "value", "result", "config", "handler", "request",
           "response", "buffer", "index", "parse", "render", "update", "client", "server")
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@b",
@@ -78,7 +81,7 @@ def build(root: Path, files: int, mix: str) -> Tree:
     tracked, ignored, untracked = split(files, mix)
     tree = Tree(root, files, mix, tracked, ignored, untracked, tracked_path(tracked - 1))
     stamp = root / ".git" / STAMP
-    want = {"files": files, "mix": mix, "version": 2}
+    want = {"files": files, "mix": mix, "version": 3}
     if stamp.is_file() and json.loads(stamp.read_text()) == want:
         return tree
     if root.exists():
@@ -87,6 +90,8 @@ def build(root: Path, files: int, mix: str) -> Tree:
     _write(root, [tracked_path(i) for i in range(tracked)], 0)
     (root / ".gitignore").write_bytes(b"node_modules/\n*.log\n")
     (root / "README.md").write_bytes(b"# bench\n")
+    (root / "scripts").mkdir()
+    (root / "scripts" / "drop.sh").write_bytes(DROP_SCRIPT)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "tree")

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -288,3 +290,24 @@ def _recorded_runs(monkeypatch: Any) -> list[tuple[str, int]]:
     monkeypatch.setattr(cli, "empty_bytes", lambda folder: {"turnstile": 1, "langgraph": 1,
                                                             "burr": 1})
     return order
+
+
+@pytest.mark.slow
+def test_workspace_bench_runs_at_10_and_10000_files_and_files_changed_is_exact(
+        tmp_path: Path) -> None:
+    """The sizes CI runs (the larger rows are produced by hand): every row complete, and the
+    three changes to tracked files named exactly, nothing under node_modules."""
+    out = tmp_path / "workspace.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "workspace.py"), "--sizes",
+                           "10,10000", "--steps", "3", "--repeats", "1", "--dir",
+                           str(tmp_path / "trees"), "--json", str(out)], cwd=ROOT,
+                          env=engine_env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["files"], r["mix"]) for r in rows] == [(10, "tracked"), (10000, "tracked"),
+                                                      (10000, "mixed")]
+    for row in rows:
+        assert row["files_changed"]["exact"], row["files_changed"]
+        assert row["first_ms"] > 0 and row["rest_ms"] > 0 and row["plan_ms"] > 0
+        assert row["tools"]["search_text"] > 0 and row["tools"]["git grep"] > 0
+    assert rows[2]["ignored"] == 6660 and "overhead ms" in proc.stdout

@@ -1,0 +1,231 @@
+"""Workspace-size benchmark: what a step costs in a 10-file folder and in a 300,000-file repository.
+
+    .venv/bin/python bench/workspace.py [--sizes 10,1000,10000,100000,300000]
+        [--mixes tracked,mixed] [--steps 8] [--repeats 3] [--dir DIR] [--json FILE]
+
+Trees come from ``bench/workspace_tree.py`` (reused from ``--dir`` when already built). For each
+size and mix, through the CLI as a user runs it (``python -m engine run ... --workspace TREE``
+with a scripted model):
+
+1. **shell step**: a run of ``--steps`` ``run_shell`` calls (``echo 1 >> bench-out.txt``); the
+   ``exec_tool`` step durations read from ``trace --json``: the first (it sets up the watches)
+   and the median of the others. The same run in a 10-file repository interleaved with it
+   gives the overhead the size adds (target: at most 15 ms at 100,000 files); ``--repeats``
+   runs of each, interleaved, each figure their median.
+2. **plan step**: that run's ``plan`` step (target: at most 150 ms at 100,000 files).
+3. **files_changed**: one run whose command edits a tracked file four folders down, creates a
+   file and deletes a tracked file, plus writes under the ignored ``node_modules``; ``show
+   --json`` must name exactly the three.
+4. **search and listing**, in-process tool calls against the programs on the same tree, best
+   of ``--repeats`` interleaved: ``search_text`` vs ``git grep --untracked`` (target: 2x) and
+   ``rg`` when installed; ``list_files`` (depth 20) vs ``git ls-files -co --exclude-standard``,
+   ``rg --files`` and ``find``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path.insert(0, str(HERE.parent))
+
+from bench.common import PYTHON, ROOT, machine_info, machine_line, table, write_json  # noqa: E402
+from bench.workspace_tree import MIXES, Tree, build, git  # noqa: E402
+from engine.tooling import ToolContext  # noqa: E402
+from turnstile_tools.files import ListFilesArgs, list_files  # noqa: E402
+from turnstile_tools.search import SearchTextArgs, search_text  # noqa: E402
+
+MACHINE = ROOT / "machines" / "coding_agent.yaml"
+SHELL_TARGET_MS = 15.0
+PLAN_TARGET_MS = 150.0
+SEARCH_TARGET = 2.0
+OUT_FILE = "bench-out.txt"
+
+
+def cli_run(tree: Path, commands: list[str], work: Path) -> dict[str, Any]:
+    """One run through the CLI: each command one turn; returns the run and its trace."""
+    turns = [{"tool_calls": [{"name": "run_shell", "args": {"command": c}}]} for c in commands]
+    turns.append({"text": "done"})
+    script = work / "turns.json"
+    script.write_text(json.dumps(turns))
+    db = work / "engine.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([PYTHON, "-m", "engine", "run", str(MACHINE), "--task", "bench",
+                           "--workspace", str(tree), "--model", f"scripted:{script}",
+                           "--approval", "auto", "--db", str(db), "--quiet", "--json"],
+                          capture_output=True, text=True, env=env, cwd=work, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"engine run failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    run_id = json.loads(proc.stdout)["run_id"]
+    trace = _engine_json(["trace", run_id, "--json", "--db", str(db)], work, env)
+    shown = _engine_json(["show", run_id, "--json", "--db", str(db)], work, env)
+    return {"trace": trace, "show": shown}
+
+
+def _engine_json(args: list[str], work: Path, env: dict[str, str]) -> Any:
+    proc = subprocess.run([PYTHON, "-m", "engine", *args], capture_output=True, text=True,
+                          env=env, cwd=work, check=True)
+    return json.loads(proc.stdout)
+
+
+def step_ms(trace: dict[str, Any], action: str) -> list[float]:
+    """Durations of the steps running ``action``, in order, in milliseconds."""
+    return [s["duration_s"] * 1000 for s in trace["spans"]
+            if s["kind"] == "step" and s["attributes"].get("turnstile.action") == action]
+
+
+def shell_steps(tree: Tree, steps: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-ws-") as tmp:
+        out = cli_run(tree.root, [f"echo 1 >> {OUT_FILE}"] * steps, Path(tmp))
+    (tree.root / OUT_FILE).unlink(missing_ok=True)
+    shell = step_ms(out["trace"], "exec_tool")
+    return {"first_ms": shell[0], "rest_ms": statistics.median(shell[1:]) if steps > 1 else None,
+            "plan_ms": step_ms(out["trace"], "plan")[0]}
+
+
+def exactness(tree: Tree) -> dict[str, Any]:
+    """The three changes a command makes to tracked files, and what ``show`` names."""
+    deleted = "README.md"
+    command = (f"sed -i 's/module/MODULE/' {tree.deep_file} && echo new > created.txt && "
+               f"sh scripts/drop.sh {deleted} && mkdir -p node_modules/bench && "
+               "echo x > node_modules/bench/x.js")
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-ws-") as tmp:
+            out = cli_run(tree.root, [command], Path(tmp))
+    finally:
+        git(tree.root, "checkout", "-q", "--", tree.deep_file, deleted)
+        (tree.root / "created.txt").unlink(missing_ok=True)
+        shutil.rmtree(tree.root / "node_modules" / "bench", ignore_errors=True)
+    named = sorted(out["show"]["files_changed"])
+    want = sorted([tree.deep_file, "created.txt", deleted])
+    return {"named": named, "expected": want, "exact": named == want}
+
+
+def best(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def _program(argv: list[str], cwd: Path) -> Callable[[], Any]:
+    return lambda: subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+
+
+def search_and_listing(tree: Tree, repeats: int) -> dict[str, float | None]:
+    ctx = ToolContext(workspace=tree.root)
+    rg = shutil.which("rg")
+    cases: dict[str, Callable[[], Any] | None] = {
+        "search_text": lambda: anyio.run(search_text, SearchTextArgs(pattern="needle"), ctx),
+        "git grep": _program(["git", "grep", "--untracked", "-n", "needle"], tree.root),
+        "rg": _program([rg, "-n", "needle"], tree.root) if rg else None,
+        "list_files": lambda: anyio.run(list_files, ListFilesArgs(depth=20, limit=10_000), ctx),
+        "git ls-files": _program(["git", "ls-files", "-co", "--exclude-standard"], tree.root),
+        "rg --files": _program([rg, "--files"], tree.root) if rg else None,
+        "find": _program(["find", ".", "-path", "./.git", "-prune", "-o", "-type", "f",
+                          "-print"], tree.root),
+    }
+    times: dict[str, list[float]] = {k: [] for k, f in cases.items() if f is not None}
+    for _ in range(repeats):  # interleaved: load drift hits every program alike
+        for name in times:
+            fn = cases[name]
+            assert fn is not None
+            times[name].append(best(fn, 1))
+    return {k: (min(times[k]) if k in times else None) for k in cases}
+
+
+def measure(root: Path, sizes: list[int], mixes: list[str], steps: int,
+            repeats: int) -> dict[str, Any]:
+    small = build(root / "10-tracked", 10, "tracked")
+    rows = []
+    for size in sizes:
+        for mix in mixes if size > 10 else ["tracked"]:
+            tree = build(root / f"{size}-{mix}", size, mix)
+            bigs, bases = [], []
+            for _ in range(repeats):  # interleaved with the 10-file runs: load hits both
+                bigs.append(shell_steps(tree, steps))
+                bases.append(shell_steps(small, steps))
+            big, base = _median_run(bigs), _median_run(bases)
+            row: dict[str, Any] = {"files": size, "mix": mix, "tracked": tree.tracked,
+                                   "ignored": tree.ignored, **big,
+                                   "base_rest_ms": base["rest_ms"],
+                                   "base_plan_ms": base["plan_ms"]}
+            row["overhead_ms"] = (big["rest_ms"] - base["rest_ms"]
+                                  if big["rest_ms"] is not None and base["rest_ms"] is not None
+                                  else None)
+            row["files_changed"] = exactness(tree)
+            row["tools"] = search_and_listing(tree, repeats)
+            rows.append(row)
+    return {"rows": rows, "steps": steps, "repeats": repeats}
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over the repeated runs."""
+    return {k: (statistics.median(r[k] for r in runs) if runs[0][k] is not None else None)
+            for k in runs[0]}
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def _s(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1000:.0f}"
+
+
+def render(result: dict[str, Any]) -> str:
+    steps = table(["files", "mix", "tracked", "ignored", "first shell ms", "shell ms",
+                   "10-file shell ms", "overhead ms", "plan ms", "files_changed"],
+                  [[r["files"], r["mix"], r["tracked"], r["ignored"], _ms(r["first_ms"]),
+                    _ms(r["rest_ms"]), _ms(r["base_rest_ms"]), _ms(r["overhead_ms"]),
+                    _ms(r["plan_ms"]), "exact" if r["files_changed"]["exact"]
+                    else f"WRONG {r['files_changed']['named']}"] for r in result["rows"]])
+    tools = table(["files", "mix", "search_text ms", "git grep ms", "rg ms", "ratio",
+                   "list_files ms", "git ls-files ms", "rg --files ms", "find ms"],
+                  [[r["files"], r["mix"], *(_s(r["tools"][k]) for k in (
+                      "search_text", "git grep", "rg")),
+                    (f"{r['tools']['search_text'] / r['tools']['git grep']:.2f}x"
+                     if r["tools"]["git grep"] else "-"),
+                    *(_s(r["tools"][k]) for k in ("list_files", "git ls-files", "rg --files",
+                                                  "find"))] for r in result["rows"]])
+    return (f"{steps}\n(targets at 100,000 files: overhead <= {SHELL_TARGET_MS:g} ms, plan <= "
+            f"{PLAN_TARGET_MS:g} ms, search_text <= {SEARCH_TARGET:g}x git grep)\n\n{tools}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10,1000,10000,100000,300000")
+    parser.add_argument("--mixes", default=",".join(MIXES))
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(),
+                                                      "turnstile-bench-workspaces"))
+    parser.add_argument("--json", help="write the figures to this file")
+    args = parser.parse_args(argv)
+    info = machine_info()
+    result = measure(Path(args.dir), [int(s) for s in args.sizes.split(",")],
+                     args.mixes.split(","), args.steps, args.repeats)
+    print(machine_line(info))
+    print(render(result))
+    write_json(args.json, {"machine": info, **result})
+    return 0 if all(r["files_changed"]["exact"] for r in result["rows"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
