@@ -429,11 +429,13 @@ class Tracker:
                 "so a change to one is reported without its base")
 
     def close(self) -> None:
-        self.broken = True
-        if self.tree is not None:
-            self.tree.notify.close()
-            self.tree = None
-        self._close_index()
+        """Stop watching; a mark taken before still gets its report (by scanning)."""
+        with self.lock:
+            self.broken = True
+            if self.tree is not None:
+                self.tree.notify.close()
+                self.tree = None
+            self._close_index()
 
     def _close_index(self) -> None:
         if self.index_fd is not None:
@@ -495,19 +497,32 @@ class WorkspaceWatcher:
         return before.tracker.report(before)
 
     def tracker(self, workspace: Path) -> Tracker:
-        """The workspace's tracker, started on first use; a broken one is started again."""
+        """The workspace's tracker, started on first use; a broken one is started again.
+        Starting runs outside the registry's lock (it may take a while in a large
+        workspace), so other workspaces' steps do not wait for it."""
         key = os.path.realpath(workspace)
         with self._lock:
-            found = self._trackers.pop(key, None)
-            if found is not None and found.broken and found.tree is not None:
-                found.close()
-                found = None
-            if found is None:
-                found = Tracker.start(Path(key), self.events, self.max_files)
-            self._trackers[key] = found
+            found = self._trackers.get(key)
+            if found is not None and not (found.broken and found.tree is not None):
+                self._trackers.move_to_end(key)
+                return found
+            stale = self._trackers.pop(key, None)
+        if stale is not None:
+            stale.close()
+        fresh = Tracker.start(Path(key), self.events, self.max_files)
+        evicted = []
+        with self._lock:
+            other = self._trackers.get(key)
+            if other is not None and not other.broken:  # another thread started one first
+                evicted.append(fresh)
+                fresh = other
+            else:
+                self._trackers[key] = fresh
             while len(self._trackers) > MAX_WORKSPACES:
-                self._trackers.popitem(last=False)[1].close()
-            return found
+                evicted.append(self._trackers.popitem(last=False)[1])
+        for tracker in evicted:
+            tracker.close()
+        return fresh
 
 
 WATCHER = WorkspaceWatcher()

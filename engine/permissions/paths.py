@@ -331,9 +331,14 @@ def _outside_links(resolved: str, ws: Path) -> str:
 
 
 def _links_inside(ws: Path, dev: int, ino: int, nlink: int) -> int | None:
-    """How many names of inode (dev, ino) the workspace holds; None when too big to count."""
+    """How many names of inode (dev, ino) the workspace holds; None when too big to count
+    (at most ``MAX_LINK_SCAN`` entries, so a large workspace costs a bounded walk and the
+    write is asked about). ``.git`` is not entered: git's objects are often hard links of
+    each other and would use up the budget; a link found only there counts as outside,
+    which fails closed."""
     found = seen = 0
     for root, dirs, files in os.walk(ws):
+        dirs[:] = [d for d in dirs if d != ".git"]
         for name in files:
             seen += 1
             if seen > MAX_LINK_SCAN:
