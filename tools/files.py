@@ -216,8 +216,6 @@ class ListFilesArgs(BaseModel):
     depth: int = Field(3, ge=1, le=20,
                        description="How many directory levels to descend (1: direct children).")
     limit: int = Field(500, ge=1, le=10_000, description="Maximum number of entries to show.")
-    include_ignored: bool = Field(False, description="Also list what .gitignore excludes "
-                                  "(node_modules, build output, virtualenvs).")
 
 
 COUNT_CAP = 20_000
@@ -226,8 +224,8 @@ COUNT_CAP = 20_000
 
 async def list_files(args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
     """The files git would see under a directory (``.gitignore`` respected: in a repository,
-    as git itself answers), depth-limited; an ignored folder is not named at all unless
-    ``include_ignored``."""
+    as git itself answers), depth-limited; an ignored folder is not named at all, unless the
+    call's ``path`` is itself ignored (then everything under it is listed)."""
     target = resolve_in(ctx.workspace, args.path)
     if isinstance(target, ToolResult):
         return target
@@ -242,7 +240,7 @@ def _list_files(root: Path, target: Path, args: ListFilesArgs) -> ToolResult:
     shown: list[str] = []
     total = 0
     start = rel(root, target)
-    judge = listing.judge(root, "" if start == "." else start, args.include_ignored)
+    judge = listing.judge(root, "" if start == "." else start)
     for entry in walk(root, target, args.depth, judge):
         total += 1
         if len(shown) < args.limit:
@@ -536,12 +534,12 @@ SPECS = (
     ToolSpec(
         name="list_files", version="1.1.0",
         description="List files and directories (directories end with '/', symlinks with '@') "
-        "under a directory, respecting .gitignore (ignored folders are not named unless "
-        "include_ignored), depth- and count-limited.",
+        "under a directory, respecting .gitignore, depth- and count-limited.",
         input_model=ListFilesArgs, handler=list_files, risk="read", idempotent=True,
         side_effects=False, timeout_s=60.0, read_paths=("path",), reported=("path",),
         changelog=("1.0.0: .gitignore-aware listing with depth and count limits",
-                   "1.1.0: include_ignored; in a git repository git says what is ignored; "
+                   "1.1.0: in a git repository git says what is ignored (a tracked file in an "
+                   "ignored folder is listed); a path that is itself ignored is listed whole; "
                    "counts stop at 20,000 ('at least'); a capped listing says 'truncated'")),
     ToolSpec(
         name="write_file", version="1.0.0",

@@ -2,8 +2,9 @@
 
 Python ``re`` syntax, matched line by line. Files are those git would see
 (``engine.workspace.listing.files``: in a repository ``git ls-files`` names tracked and untracked
-files, so an ignored tree such as ``node_modules`` is never opened, nor named); with
-``include_ignored`` every file but ``.git``'s. Binary files (a NUL byte in the first 8 KB),
+files, so an ignored tree such as ``node_modules`` is never opened, nor named); a ``path`` that
+is itself ignored (``node_modules/react``) asks for its files, as ``rg`` searches a path it is
+given. Binary files (a NUL byte in the first 8 KB),
 symlinks and files over 20 MB are skipped. Each file is
 searched whole first (one C-level scan; most files do not match), and only matching files are
 split into lines. Output is ``path:line:text`` for matches and ``path-line-text`` for context,
@@ -55,8 +56,6 @@ class SearchTextArgs(BaseModel):
     context: int = Field(0, ge=0, le=20, description="Lines of context around each match.")
     max_results: int = Field(200, ge=1, le=5000, description="Maximum matching lines to show.")
     case_sensitive: bool = Field(True, description="False for a case-insensitive search.")
-    include_ignored: bool = Field(False, description="Also search files .gitignore excludes "
-                                  "(node_modules, build output, virtualenvs); slower.")
 
 
 @dataclass
@@ -142,7 +141,7 @@ def _search(root: Path, target: Path, matcher: Matcher[Any], args: SearchTextArg
     pending: deque[Future[list[tuple[str, Outcome]]]] = deque()
     with ThreadPoolExecutor(READERS) as pool:
         try:
-            for batch in _batches(_files(root, target, wanted, args.include_ignored)):
+            for batch in _batches(_files(root, target, wanted)):
                 pending.append(pool.submit(_scan_batch, batch, matcher))
                 if len(pending) > READERS:
                     _take(pending.popleft().result(), args, report)
@@ -217,14 +216,14 @@ def _count(name: str, outcome: Outcome, args: SearchTextArgs, report: Report) ->
         _format(name, lines, shown, args.context, report.lines)
 
 
-def _files(root: Path, target: Path, wanted: re.Pattern[str] | None,
-           include_ignored: bool) -> Iterator[tuple[str, str]]:
+def _files(root: Path, target: Path, wanted: re.Pattern[str] | None
+           ) -> Iterator[tuple[str, str]]:
     if target.is_file():
         yield rel(root, target), str(target)
         return
     start = rel(root, target)
     prefix = "" if start == "." else f"{start}/"
-    for name, path in listing.files(root, target, include_ignored):
+    for name, path in listing.files(root, target):
         if wanted is None or wanted.fullmatch(name[len(prefix):]) or wanted.fullmatch(name):
             yield name, path
 
@@ -316,12 +315,12 @@ def _skipped(r: Report) -> str:
 SPEC = ToolSpec(
     name="search_text", version="1.1.0",
     description="Search file contents for a regular expression (Python re syntax, per line), "
-    "respecting .gitignore (ignored files are neither searched nor named unless "
-    "include_ignored) and skipping binary files. Output: path:line:text; context lines "
+    "respecting .gitignore and skipping binary files. Output: path:line:text; context lines "
     "as path-line-text. Optional glob filter, context lines, result cap.",
     input_model=SearchTextArgs, handler=search_text, risk="read", idempotent=True,
     side_effects=False, timeout_s=120.0, read_paths=("path",), reported=("path",),
     changelog=("1.0.0: regex search with glob, context lines and result cap",
-               "1.1.0: include_ignored; in a git repository the files come from git ls-files "
-               "(ignored trees never opened); a capped result says 'truncated'"),
+               "1.1.0: in a git repository the files come from git ls-files (ignored trees "
+               "never opened); a path that is itself ignored is searched whole; a capped "
+               "result says 'truncated'"),
 )

@@ -87,8 +87,10 @@ def command(root: Path, args: Sequence[str], overrides: Iterable[str] = ()) -> l
 
 def run(root: Path, args: Sequence[str], *, stdin: bytes | None = None,
         overrides: Iterable[str] = (), env: dict[str, str] | None = None,
-        pass_fds: Sequence[int] = ()) -> bytes:
-    """git's standard output for ``args`` in ``root``; ``GitUnavailable`` on any failure."""
+        pass_fds: Sequence[int] = (), ok_codes: Sequence[int] = (0,),
+        want_code: bool = False) -> Any:
+    """git's standard output for ``args`` in ``root`` (``want_code``: whether it exited 0);
+    ``GitUnavailable`` on any failure, an exit code outside ``ok_codes`` included."""
     if git_program() is None:
         raise GitUnavailable("git is not installed")
     try:
@@ -98,10 +100,10 @@ def run(root: Path, args: Sequence[str], *, stdin: bytes | None = None,
                               stdin=None if stdin is not None else subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitUnavailable(f"git {args[0]}: {exc}") from exc
-    if proc.returncode != 0:
+    if proc.returncode not in ok_codes:
         tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
         raise GitUnavailable(f"git {args[0]} exited {proc.returncode}: {tail[0]}")
-    return proc.stdout
+    return proc.returncode == 0 if want_code else proc.stdout
 
 
 def driver_overrides(root: Path) -> list[str]:

@@ -32,9 +32,31 @@ class GitIgnored:
         return self
 
 
+def named_ignored(root: Path, rel_start: str) -> bool:
+    """Whether ``rel_start`` is itself ignored or lies in an ignored folder: a caller that
+    names such a folder asks for its files (as ``rg`` searches a path it is given)."""
+    if not rel_start:
+        return False
+    if git.repository(root):
+        try:
+            return bool(git.run(root, ["check-ignore", "--no-index", "-q", "--", rel_start],
+                                ok_codes=(0, 1), want_code=True))
+        except git.GitUnavailable:
+            pass
+    parts = rel_start.split("/")
+    stack = stack_for(root, "")
+    for i, name in enumerate(parts):
+        here = "/".join(parts[:i + 1])
+        if stack.ignored(here, name, (root / here).is_dir()):
+            return True
+        stack = stack.enter(root, here)
+    return False
+
+
 def judge(root: Path, rel_start: str, include_ignored: bool = False) -> Judge:
-    """What a walk of ``rel_start`` (``""``: the root) keeps out."""
-    if include_ignored:
+    """What a walk of ``rel_start`` (``""``: the root) keeps out: nothing but ``.git`` when
+    ignored files are asked for, or when ``rel_start`` is itself ignored."""
+    if include_ignored or named_ignored(root, rel_start):
         return NothingIgnored()
     if git.repository(root):
         try:
@@ -51,10 +73,11 @@ def judge(root: Path, rel_start: str, include_ignored: bool = False) -> Judge:
 def files(root: Path, start: Path, include_ignored: bool = False) -> Iterator[tuple[str, str]]:
     """(path relative to ``root``, absolute path) of every file under ``start`` a search
     should read: tracked and untracked, not ignored (all but ``.git`` with
-    ``include_ignored``). Tracked files deleted from the working tree are named too (opening
-    them fails)."""
+    ``include_ignored`` or when ``start`` is itself ignored). Tracked files deleted from the
+    working tree are named too (opening them fails)."""
     rel_start = start.relative_to(root).as_posix()
     rel_start = "" if rel_start == "." else rel_start
+    include_ignored = include_ignored or named_ignored(root, rel_start)
     if not include_ignored and git.repository(root):
         try:
             names = git.ls_files(root, "--cached", "--others", "--exclude-standard",
