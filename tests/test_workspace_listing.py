@@ -82,3 +82,18 @@ def test_the_plan_summary_lists_tracked_files_and_counts_the_rest(tmp_path: Path
     plain = listing.summary(workspace(tmp_path / "plain", repo=False), limit=10)
     assert plain.tracked is None and "node_modules/lib/index.js" not in plain.shown
     assert plain.shown == ["notes.txt", "src/app.py", "src/util.py"]
+
+
+def test_plain_text_is_looked_for_by_git_first_with_the_same_answer(tmp_path: Path) -> None:
+    ws = workspace(tmp_path, repo=True)
+    (ws / "src" / "loud.py").write_text("NEEDLE = 3\n")
+    ctx = ToolContext(workspace=ws)
+    for sensitive in (True, False):
+        literal = anyio.run(search_text, SearchTextArgs(pattern="needle",
+                                                        case_sensitive=sensitive), ctx)
+        regex = anyio.run(search_text, SearchTextArgs(pattern="need[l]e",
+                                                      case_sensitive=sensitive), ctx)
+        assert literal.data is not None and regex.data is not None
+        assert literal.data["prefilter"] == "git grep" and "prefilter" not in regex.data
+        assert literal.content == regex.content
+        assert ("src/loud.py:1:NEEDLE = 3" in literal.content) is not sensitive

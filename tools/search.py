@@ -4,8 +4,9 @@ Python ``re`` syntax, matched line by line. Files are those git would see
 (``engine.workspace.listing.files``: in a repository ``git ls-files`` names tracked and untracked
 files, so an ignored tree such as ``node_modules`` is never opened, nor named); a ``path`` that
 is itself ignored (``node_modules/react``) asks for its files, as ``rg`` searches a path it is
-given. Binary files (a NUL byte in the first 8 KB),
-symlinks and files over 20 MB are skipped. Each file is
+given. In a repository a pattern that is plain text is first looked for by ``git grep -F``
+(in C, in parallel), and only the files it names are read and matched here. Binary files (a
+NUL byte in the first 8 KB), symlinks and files over 20 MB are skipped. Each file is
 searched whole first (one C-level scan; most files do not match), and only matching files are
 split into lines. Output is ``path:line:text`` for matches and ``path-line-text`` for context,
 groups separated by ``--``; matches beyond ``max_results`` are counted, not shown.
@@ -109,6 +110,8 @@ class Report:
     files_searched: int = 0
     skipped_binary: int = 0
     skipped_large: int = 0
+    prefiltered: bool = False
+    """Only the files ``git grep -F`` said contain the (literal) pattern were read."""
 
 
 async def search_text(args: SearchTextArgs, ctx: ToolContext) -> ToolResult:
@@ -139,9 +142,11 @@ def _search(root: Path, target: Path, matcher: Matcher[Any], args: SearchTextArg
     report = Report()
     wanted = glob_filter(args.glob)
     pending: deque[Future[list[tuple[str, Outcome]]]] = deque()
+    found = _prefilter(root, target, args)
+    report.prefiltered = found is not None
     with ThreadPoolExecutor(READERS) as pool:
         try:
-            for batch in _batches(_files(root, target, wanted)):
+            for batch in _batches(_files(root, target, wanted, found)):
                 pending.append(pool.submit(_scan_batch, batch, matcher))
                 if len(pending) > READERS:
                     _take(pending.popleft().result(), args, report)
@@ -216,14 +221,32 @@ def _count(name: str, outcome: Outcome, args: SearchTextArgs, report: Report) ->
         _format(name, lines, shown, args.context, report.lines)
 
 
-def _files(root: Path, target: Path, wanted: re.Pattern[str] | None
-           ) -> Iterator[tuple[str, str]]:
+_REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+
+
+def _prefilter(root: Path, target: Path, args: SearchTextArgs) -> list[str] | None:
+    """For a pattern that is plain text, the files git says contain it; None otherwise.
+
+    Only where both give the same answer: no regular-expression syntax, and a
+    case-insensitive search only of ASCII text (git folds ASCII case only)."""
+    pattern = args.pattern
+    if target.is_file() or not _REGEX_SYNTAX.isdisjoint(pattern):
+        return None
+    if not args.case_sensitive and not pattern.isascii():
+        return None
+    return listing.files_containing(root, target, pattern, not args.case_sensitive)
+
+
+def _files(root: Path, target: Path, wanted: re.Pattern[str] | None,
+           found: list[str] | None = None) -> Iterator[tuple[str, str]]:
     if target.is_file():
         yield rel(root, target), str(target)
         return
     start = rel(root, target)
     prefix = "" if start == "." else f"{start}/"
-    for name, path in listing.files(root, target):
+    named = ((n, f"{root}/{n}") for n in found) if found is not None else listing.files(
+        root, target)
+    for name, path in named:
         if wanted is None or wanted.fullmatch(name[len(prefix):]) or wanted.fullmatch(name):
             yield name, path
 
@@ -291,9 +314,13 @@ def _result(where: str, args: SearchTextArgs, r: Report) -> ToolResult:
     skipped = _skipped(r)
     data = {"path": where, "matches": r.total, "shown": r.shown, "files_matched": r.files_matched,
             "files_searched": r.files_searched, "omitted_matches": r.total - r.shown}
+    if r.prefiltered:
+        data["prefilter"] = "git grep"
     if r.total == 0:
-        return ToolResult(f"no matches for {args.pattern!r} in {where} ({r.files_searched} files "
-                          f"searched{skipped})", data=data)
+        searched = ("no file git sees contains it" if r.prefiltered
+                    else f"{r.files_searched} files searched")
+        return ToolResult(f"no matches for {args.pattern!r} in {where} ({searched}{skipped})",
+                          data=data)
     summary = f"({r.total} matching lines in {r.files_matched} files{skipped}"
     if r.shown < r.total:
         summary = (f"(truncated: {r.total - r.shown} of {r.total} matching lines in "

@@ -93,6 +93,29 @@ def files(root: Path, start: Path, include_ignored: bool = False) -> Iterator[tu
             yield entry.rel, entry.path
 
 
+def files_containing(root: Path, start: Path, literal: str, ignore_case: bool
+                     ) -> list[str] | None:
+    """The files ``files`` would name under ``start`` that contain ``literal`` (bytes, or
+    ASCII letters in any case), found by ``git grep -F -l`` in C; None where git cannot answer
+    (not a repository, ``start`` ignored): then every file must be read."""
+    rel_start = start.relative_to(root).as_posix()
+    rel_start = "" if rel_start == "." else rel_start
+    if not git.repository(root) or named_ignored(root, rel_start):
+        return None
+    args = ["grep", "-l", "-z", "-F", "-I", "--untracked", "--no-textconv",
+            "--no-recurse-submodules", *(["-i"] if ignore_case else []), "-e", literal,
+            "--", rel_start or "."]
+    try:
+        out = git.run(root, args, ok_codes=(0, 1), overrides=["grep.fallbackToNoIndex=false"])
+        # --untracked skips ignored folders whole, tracked files in them too: those are read
+        hidden = git.ls_files(root, "--cached", "--ignored", "--exclude-standard",
+                              paths=[rel_start or "."])
+    except git.GitUnavailable:
+        return None
+    found = git.split_z(out)
+    return found + sorted(set(hidden) - set(found))
+
+
 @dataclass(frozen=True, slots=True)
 class Summary:
     """The first files of a workspace and how many more there are."""
