@@ -112,8 +112,7 @@ def files_containing(root: Path, start: Path, literal: str, ignore_case: bool
                               paths=[rel_start or "."])
     except git.GitUnavailable:
         return None
-    found = git.split_z(out)
-    return found + sorted(set(hidden) - set(found))
+    return sorted({*git.split_z(out), *hidden})  # in ls-files' order (sorted), as files()
 
 
 @dataclass(frozen=True, slots=True)
