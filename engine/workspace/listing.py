@@ -85,8 +85,8 @@ def files(root: Path, start: Path, include_ignored: bool = False) -> Iterator[tu
         except git.GitUnavailable:
             pass
         else:
-            base = str(root)
-            yield from ((name, f"{base}/{name}") for name in names)
+            base = str(root)  # ls-files names untracked files first: sorted, as a walk gives
+            yield from ((name, f"{base}/{name}") for name in sorted(names))
             return
     for entry in walk(root, start, judge=judge(root, rel_start, include_ignored)):
         if not entry.is_dir and not entry.is_symlink:
@@ -112,7 +112,7 @@ def files_containing(root: Path, start: Path, literal: str, ignore_case: bool
                               paths=[rel_start or "."])
     except git.GitUnavailable:
         return None
-    return sorted({*git.split_z(out), *hidden})  # in ls-files' order (sorted), as files()
+    return sorted({*git.split_z(out), *hidden})  # in the order of files()
 
 
 @dataclass(frozen=True, slots=True)
