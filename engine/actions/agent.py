@@ -115,7 +115,7 @@ async def _workspace_summary(ctx: ActionContext, limit: int = 40) -> str:
         shown += f"\n  ... and {'' if found.exact else 'at least '}{found.more} more"
     if found.tracked is not None:
         shown += (f"\n  ({found.tracked} files tracked by git; untracked files are not "
-                  "listed here: list_files shows them)")
+                  "listed here)")
     return shown or "  (empty)"
 
 
