@@ -16,6 +16,7 @@ import pytest
 
 from engine.tooling import ToolContext
 from engine.workspace import listing
+from engine.workspace.index import first_entries
 from turnstile_tools.files import ListFilesArgs, list_files
 from turnstile_tools.search import SearchTextArgs, search_text
 
@@ -97,3 +98,22 @@ def test_plain_text_is_looked_for_by_git_first_with_the_same_answer(tmp_path: Pa
         assert literal.data["prefilter"] == "git grep" and "prefilter" not in regex.data
         assert literal.content == regex.content
         assert ("src/loud.py:1:NEEDLE = 3" in literal.content) is not sensitive
+
+
+@pytest.mark.parametrize("version", [2, 3, 4])
+def test_the_index_head_reader_agrees_with_git(tmp_path: Path, version: int) -> None:
+    ws = tmp_path / "ws"
+    names = [f"pkg/mod{i:02}/{'x' * (i * 3)}file{i}.py" for i in range(60)] + [".hidden/a.py"]
+    for name in names:
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text("1\n")
+    (ws / "later.py").write_text("2\n")
+    subprocess.run(["bash", "-c", "git init -q && git add pkg .hidden && git add -N later.py && "
+                    f"git update-index --index-version {version}"], cwd=ws, env=GIT_ENV,
+                   check=True, capture_output=True)
+    git_names = subprocess.run(["git", "ls-files", "-z"], cwd=ws, env=GIT_ENV, check=True,
+                               capture_output=True, text=True).stdout.split("\0")[:-1]
+    visible = [n for n in git_names if not n.startswith(".")]
+    found = first_entries(ws, 50, lambda n: not n.startswith("."))
+    assert found == (visible[:50], len(git_names))
+    assert listing.summary(ws, limit=3).more == len(git_names) - 3

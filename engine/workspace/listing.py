@@ -9,6 +9,7 @@ folder is never entered unless the caller asks for ignored files, and ``.git`` n
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from engine.workspace import git
 from engine.workspace.ignore import ALWAYS_SKIPPED, Judge, NothingIgnored, stack_for, walk
+from engine.workspace.index import first_entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +152,16 @@ def _visible(name: str) -> bool:
 
 
 def _git_summary(root: Path, limit: int) -> Summary:
+    """The first tracked files and their count from the head of the index file itself
+    (``index.first_entries``: no program runs, and neither cost grows with the repository);
+    from ``git ls-files`` where that reader declines (a split or SHA-256 index, a worktree's
+    index elsewhere)."""
+    found = first_entries(root, limit, _visible)
+    if found is not None:
+        names, total = found
+        return Summary(names, max(0, total - len(names)), exact=True, tracked=total)
     tracked = git.run(root, ["ls-files", "-z"])
-    shown: list[str] = []
-    for name in _names(tracked):
-        if len(shown) >= limit:
-            break
-        if _visible(name):
-            shown.append(name)
+    shown = [n for n in itertools.islice((n for n in _names(tracked) if _visible(n)), limit)]
     total = tracked.count(b"\0")
     return Summary(shown, max(0, total - len(shown)), exact=True, tracked=total)
 

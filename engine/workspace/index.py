@@ -1,0 +1,97 @@
+"""The head of git's index file, read directly: the first tracked paths and how many there are.
+
+The index (``.git/index``, format "DIRC" versions 2 to 4) lists every tracked path in sorted
+order after a 12-byte header that holds the entry count. A prompt's summary needs the first
+few paths and the count: reading them here costs the same in a 10-file and a 300,000-file
+repository, and runs no program (``git ls-files`` loads the whole index first). Anything this
+reader does not know (a split index, SHA-256 object names, an index elsewhere than
+``.git/index``) makes it decline, and the caller asks git.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+_ENTRY = 62
+"""Bytes before an entry's path with 20-byte object names (SHA-1): stat data, mode, oid,
+flags."""
+_EXTENDED = 0x4000
+_CHUNK = 1 << 16
+_SHA256 = re.compile(rb"objectformat\s*=\s*sha256", re.IGNORECASE)
+
+
+def first_entries(root: Path, limit: int, wanted: Callable[[str], bool]
+                  ) -> tuple[list[str], int] | None:
+    """Up to ``limit`` stage-0 paths ``wanted`` keeps, in index order, and the entry count;
+    None when this reader declines."""
+    gitdir = root / ".git"
+    if not gitdir.is_dir() or any(gitdir.glob("sharedindex.*")) or _sha256(gitdir):
+        return None
+    try:
+        with open(gitdir / "index", "rb") as f:
+            return _read(f, limit, wanted)
+    except FileNotFoundError:
+        return [], 0  # a new repository: nothing tracked yet
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _sha256(gitdir: Path) -> bool:
+    try:
+        return _SHA256.search((gitdir / "config").read_bytes()) is not None
+    except OSError:
+        return False
+
+
+def _read(f: BinaryIO, limit: int, wanted: Callable[[str], bool]
+          ) -> tuple[list[str], int] | None:
+    read = f.read
+    data = read(_CHUNK)
+    if len(data) < 12 or data[:4] != b"DIRC":
+        return None
+    version, count = int.from_bytes(data[4:8], "big"), int.from_bytes(data[8:12], "big")
+    if version not in (2, 3, 4):
+        return None
+    names: list[str] = []
+    pos, previous, seen = 12, b"", 0
+    while seen < count and len(names) < limit:
+        while len(data) - pos < _ENTRY + 4096:  # room for one entry with a long path
+            more = read(_CHUNK)
+            if not more:
+                break
+            data = data[pos:] + more
+            pos = 0
+        name, pos = _entry(data, pos, version, previous)
+        previous, seen = name, seen + 1
+        text = os.fsdecode(name)
+        if (not names or names[-1] != text) and wanted(text) and not text.endswith("/"):
+            names.append(text)
+    return names, count
+
+
+def _entry(data: bytes, pos: int, version: int, previous: bytes) -> tuple[bytes, int]:
+    """One entry's path and where the next entry starts."""
+    flags = int.from_bytes(data[pos + 60:pos + 62], "big")
+    start = pos + _ENTRY + (2 if version >= 3 and flags & _EXTENDED else 0)
+    if version == 4:
+        strip, start = _varint(data, start)
+        end = data.index(b"\0", start)
+        return previous[:len(previous) - strip] + data[start:end], end + 1
+    end = data.index(b"\0", start)
+    return data[start:end], pos + ((end - pos + 8) & ~7)
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """git's offset encoding (varint.c): each continuation adds one before shifting."""
+    byte = data[pos]
+    value = byte & 0x7F
+    pos += 1
+    while byte & 0x80:
+        byte = data[pos]
+        pos += 1
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, pos
