@@ -293,6 +293,7 @@ def _recorded_runs(monkeypatch: Any) -> list[tuple[str, int]]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_workspace_bench_runs_at_10_and_10000_files_and_files_changed_is_exact(
         tmp_path: Path) -> None:
     """The sizes CI runs (the larger rows are produced by hand): every row complete, and the
@@ -310,4 +311,5 @@ def test_workspace_bench_runs_at_10_and_10000_files_and_files_changed_is_exact(
         assert row["files_changed"]["exact"], row["files_changed"]
         assert row["first_ms"] > 0 and row["rest_ms"] > 0 and row["plan_ms"] > 0
         assert row["tools"]["search_text"] > 0 and row["tools"]["git grep"] > 0
+        assert row["cpu"]["watch_cpu_ms"] > 0 and row["cpu"]["summary_cpu_ms"] > 0
     assert rows[2]["ignored"] == 6660 and "overhead ms" in proc.stdout
