@@ -10,13 +10,19 @@
     │   │   ├── StoreLockedError        another process held the write lock beyond the wait
     │   │   ├── StoreFullError          the disk (or a size limit) is full
     │   │   ├── StoreCorruptError       a damaged page or file
-    │   │   └── StoreSchemaError        written by a newer Turnstile
+    │   │   ├── StoreSchemaError        written by a newer Turnstile
+    │   │   ├── StoreUnreachableError   the database server cannot be reached
+    │   │   ├── StoreAuthError          the server refused the login
+    │   │   ├── StoreTooBusyError       the server has no connection left (too many clients)
+    │   │   ├── StoreReplacedError      the file is not the database the run started with
+    │   │   └── DamagedRowError         a stored row cannot be decoded (``check`` lists them)
     │   ├── LeaseHeldError              another live process drives the run
     │   ├── MachineChangedError         the machine YAML changed since the run started
     │   ├── ToolImportError             a tool named ``module:function`` cannot be imported
     │   ├── ModelConfigError            no model, missing API key, unknown provider
     │   ├── SandboxUnavailableError     sandbox mode required but commands cannot be confined
-    │   └── DecisionRefusedError        approve/deny of a run not waiting or a call not pending
+    │   ├── DecisionRefusedError        approve/deny of a run not waiting or a call not pending
+    │   └── DecisionUndeliveredError    a decision recorded for a run with no live workflow
     ├── ModelError                      a provider failed after retries (the run fails)
     ├── ScriptDivergedError             a scripted model's expectations were not met
     ├── TransitionError                 an action emitted a trigger the machine does not declare
@@ -26,7 +32,8 @@
     ├── LimitExceededError              a step would pass the run's max_tokens or max_cost_usd
     ├── InterruptedRun                  exit 3  (Ctrl-C or a signal; resumable)
     ├── PolicyRefusedError              exit 4  (refused by policy in non-interactive mode)
-    └── RunParked                       exit 5  (waiting for a person's decision; nothing held)
+    ├── RunParked                       exit 5  (waiting for a person's decision; nothing held)
+    └── RunContinuesError               exit 6  (this command stopped; the run goes on elsewhere)
 
 Adapters translate foreign exceptions into this tree (``raise ... from exc``); only ``cli.py``
 turns them into one line on stderr and an exit code.
@@ -40,6 +47,7 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 3
 EXIT_REFUSED = 4
 EXIT_PARKED = 5
+EXIT_CONTINUES = 6
 
 
 class TurnstileError(Exception):
@@ -125,6 +133,20 @@ class StoreAuthError(StoreError):
     """The database server refused the credentials (or the role may not connect)."""
 
 
+class StoreTooBusyError(StoreError):
+    """The database server has no connection slot left (``max_connections`` reached)."""
+
+
+class StoreReplacedError(StoreError):
+    """The database file was replaced or deleted while a run used it: the run stops, and
+    resumes once the original file is back."""
+
+
+class DamagedRowError(StoreError):
+    """A stored row cannot be decoded (its JSON is damaged): the run it belongs to cannot be
+    shown or resumed; ``check`` lists every damaged run."""
+
+
 class LeaseHeldError(BadInputError):
     """Another live process holds the run's lease."""
 
@@ -144,6 +166,15 @@ class ModelConfigError(BadInputError):
 class DecisionRefusedError(BadInputError):
     """An approval decision that cannot be recorded: the run is not waiting, the call is not
     pending (already decided), or it changed since it was shown."""
+
+
+class DecisionUndeliveredError(BadInputError):
+    """A decision was recorded for a run on Temporal, but the run has no running workflow to
+    take it up: ``resume RUN --backend temporal`` starts one."""
+
+    def __init__(self, message: str, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
 
 
 class ModelError(TurnstileError):
@@ -188,6 +219,14 @@ class PolicyRefusedError(TurnstileError):
 
 class SandboxUnavailableError(BadInputError):
     """``sandbox: {mode: required}`` and bubblewrap is missing or cannot confine here."""
+
+
+class RunContinuesError(TurnstileError):
+    """The command stopped following a run that goes on elsewhere (its Temporal workers): it
+    lost Temporal or the store, or was asked to stop. The run is neither failed nor
+    interrupted; the message says how to follow it."""
+
+    exit_code = EXIT_CONTINUES
 
 
 class RunParked(TurnstileError):

@@ -15,7 +15,9 @@ from temporalio.exceptions import ApplicationError
 
 from engine.errors import LeaseHeldError, StoreError, TurnstileError, UsageError
 from engine.store.url import parse_store_url
+from engine.temporal.outbox import taken_up
 from engine.temporal.refs import (
+    DECIDED_ACTIVITY,
     FAIL_ACTIVITY,
     HEARTBEAT_S,
     STEP_ACTIVITY,
@@ -23,7 +25,7 @@ from engine.temporal.refs import (
     StepRef,
     StepReply,
 )
-from engine.temporal.step import drive_step, fail_run, same_location
+from engine.temporal.step import POOL, drive_step, fail_run, same_location
 
 T = TypeVar("T")
 
@@ -57,9 +59,19 @@ class StepActivities:
 
     @activity.defn(name=FAIL_ACTIVITY)
     async def fail(self, ref: FailRef) -> None:
-        """Record that the run failed for a reason outside its steps."""
-        self._check_store(ref.store)
+        """Record that the run failed for a reason outside its steps (also on a worker that
+        serves another store: the failure must reach the run's store, or nobody learns it)."""
         fail_run(ref, self.served)
+
+    @activity.defn(name=DECIDED_ACTIVITY)
+    async def decided(self, ref: StepRef) -> bool:
+        """Whether the parked run's decisions are all recorded (the decision outbox)."""
+        self._check_store(ref.store)
+        store = POOL.acquire(ref.store, served=self.served)
+        try:
+            return taken_up(store, ref.run_id)
+        finally:
+            POOL.release(store)
 
     def _check_store(self, store: str) -> None:
         if self.served is not None and not same_location(self.served.url, store):

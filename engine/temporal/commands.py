@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from engine.errors import EXIT_INTERRUPTED, UsageError
+from engine.errors import UsageError
 from engine.temporal import require
 from engine.temporal.refs import (
     CONTINUE_AS_NEW_AFTER,
@@ -26,6 +28,7 @@ from engine.temporal.refs import (
 
 BACKEND_KEY = "backend"
 CONTINUE_ENV = "ENGINE_CONTINUE_AS_NEW_STEPS"
+DECISION_POLL_ENV = "ENGINE_DECISION_POLL_S"
 TEMPORAL_KEY = "temporal"
 
 
@@ -123,33 +126,45 @@ def is_temporal(config: Mapping[str, Any]) -> bool:
 
 
 async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool = False,
-                continue_after: int | None = None) -> Any:
-    """Create the run if new, start its workflow from its current step, and follow it until
-    it ends or parks (``detach``: return at once). A ``RunResult`` like a local drive's."""
+                continue_after: int | None = None, hints: Hints | None = None) -> Any:
+    """Create the run if new, start its workflow from its current step (or attach to the one
+    already running it), and follow it until it ends or parks (``detach``: return at once).
+    A ``RunResult`` like a local drive's."""
     from engine.core.runner import RunResult
     from engine.session import preflight_and_create
-    from engine.temporal.client import connect, follow, start
+    from engine.temporal.client import Follow, connect, running_workflow, start
     from engine.temporal.refs import RunRef
     from engine.temporal.step import has_effects, location_of
 
     client = await connect(where.address, where.namespace)
     store = prepared.runner.store
-    await preflight_and_create(prepared)
-    model = prepared.runner.parts.models.started()
-    if model is not None:  # the workers build their own
-        await model.aclose()
     state = prepared.state
-    ref = RunRef(state.run_id, location_of(store), state.step,
-                 has_effects(prepared.machine, state.state), prepared.resumed,
-                 continue_after=continue_after or steps_per_execution())
-    if prepared.resumed:  # from now on its workflow drives it (approve signals it)
-        changes = resumed_changes(prepared, where)
-        if changes:
-            store.update_config(state.run_id, changes)
-    handle = await start(client, ref, where)
+    handle = await running_workflow(client, state.run_id) if prepared.resumed else None
+    if handle is not None:
+        _check_attachable(prepared, where)
+    else:
+        await preflight_and_create(prepared)
+        model = prepared.runner.parts.models.started()
+        if model is not None:  # the workers build their own
+            await model.aclose()
+        ref = RunRef(state.run_id, location_of(store), state.step,
+                     has_effects(prepared.machine, state.state), prepared.resumed,
+                     continue_after=continue_after or steps_per_execution(),
+                     decision_poll_s=decision_poll_s())
+        if prepared.resumed:  # from now on its workflow drives it (approve signals it)
+            changes = resumed_changes(prepared, where)
+            if changes:
+                store.update_config(state.run_id, changes)
+        handle = await start(client, ref, where)
+        if handle is None:  # started by another command in between: follow that one
+            handle = client.get_workflow_handle(workflow_id_of(state.run_id))
     if detach:
         return RunResult(state, "running")
-    status = await follow(store, state.run_id, handle, observer or _silent)
+    hints = hints or Hints()
+    how = Follow(client, handle, where, observer or _silent, hints.warn,
+                 hints.command("show", state.run_id),
+                 hints.worker(where))
+    status = await follow(store, state.run_id, how)
     info = store.get_run(state.run_id)
     error = info.error
     if status == "waiting_approval":
@@ -159,30 +174,156 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
     return RunResult(store.load_state(state.run_id), status, error)  # type: ignore[arg-type]
 
 
+async def follow(store: Any, run_id: str, how: Any) -> str:
+    """Follow the run; a workflow that ended without the store saying so has its cause
+    recorded in the run (``show`` and ``runs`` show it) and fails the command (exit 1)."""
+    from engine.temporal.client import WorkflowEndedError
+    from engine.temporal.client import follow as follow_events
+
+    try:
+        return await follow_events(store, run_id, how)
+    except WorkflowEndedError as exc:
+        info = store.get_run(run_id)
+        if info.status not in ("completed", "failed"):
+            store.set_status(run_id, "failed", str(exc))
+        return "failed"
+
+
+def _check_attachable(prepared: Any, where: Any) -> None:
+    """Attaching to a running workflow keeps the run as its workflow drives it: a resume that
+    asks for other options (model, approval, policy, task queue) is refused."""
+    changes = {k: v for k, v in resumed_changes(prepared, where).items()
+               if k not in (BACKEND_KEY,)}
+    if changes:
+        run_id = prepared.state.run_id
+        raise UsageError(f"run {run_id} is being driven by its workflow on Temporal; a resume "
+                         f"cannot change {', '.join(sorted(changes))} now (resume without "
+                         "them to follow it)")
+
+
+def decision_poll_s() -> float:
+    """How often a parked workflow reads the store for a decision: ``$DECISION_POLL_ENV`` or
+    ``DECISION_POLL_S`` (seconds)."""
+    from engine.temporal.refs import DECISION_POLL_S
+
+    raw = os.environ.get(DECISION_POLL_ENV, "")
+    if not raw:
+        return DECISION_POLL_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise UsageError(f"{DECISION_POLL_ENV}={raw!r}: expected a number of seconds > 0")
+    return seconds
+
+
+def workflow_id_of(run_id: str) -> str:
+    from engine.temporal.refs import workflow_id
+
+    return workflow_id(run_id)
+
+
 def _silent(kind: str, payload: Mapping[str, Any]) -> None:
     return None
 
 
 def notify_decision(store: Any, run_id: str) -> str | None:
-    """After approve/deny: wake the run's workflow when Temporal drives the run; the line to
-    print, or None for a local run."""
+    """After approve/deny: deliver the decision to the run's workflow when Temporal drives the
+    run (``engine.temporal.outbox``); the line to print, or None for a local run.
+
+    Temporal unreachable: the decision stays in the store, which the parked workflow reads
+    once Temporal is back. No running workflow: ``DecisionUndeliveredError`` (exit 2)."""
     info = store.get_run(run_id)
     if not is_temporal(info.config):
         return None
     require()
     import anyio
 
-    from engine.temporal.client import Target, signal_decided
+    from engine.errors import DecisionUndeliveredError
+    from engine.temporal.client import Target
+    from engine.temporal.outbox import deliver
 
     where = Target.from_config(info.config.get(TEMPORAL_KEY) or {})
-    anyio.run(signal_decided, where, info.run_id)
-    return f"the run's workflow was told; a worker continues run {info.run_id}"
+    delivery = anyio.run(deliver, where, info.run_id)
+    if delivery.how == "told":
+        return f"the run's workflow was told; a worker continues run {info.run_id}"
+    if delivery.how == "later":
+        return (f"Temporal cannot be reached now ({delivery.detail}); the decision is stored "
+                "and the run's workflow takes it up once Temporal is back, with no further "
+                "command")
+    raise DecisionUndeliveredError(
+        f"the decision is recorded, but run {info.run_id} has no running workflow on "
+        f"Temporal at {where.address} (namespace {where.namespace}) to take it up",
+        info.run_id)
+
+
+@dataclass(frozen=True)
+class Hints:
+    """The commands a message tells the user to run, as they can run them: the program they
+    ran and the store they chose (when not the default)."""
+
+    prog: str = "python -m engine"
+    store_flags: tuple[str, ...] = ()
+
+    def command(self, *words: str) -> str:
+        return " ".join([self.prog, *words, *self.store_flags])
+
+    def worker(self, where: Any) -> str:
+        return self.command("worker", *temporal_flags(where))
+
+    def resume(self, run_id: str, where: Any) -> str:
+        return self.command("resume", run_id, *temporal_flags(where))
+
+    @staticmethod
+    def warn(line: str) -> None:
+        print(f"warning: {line}", file=sys.stderr, flush=True)
+
+
+def hints_for(args: argparse.Namespace) -> Hints:
+    """The hints of a command: ``turnstile`` or ``python -m engine``, and ``--store``/``--db``
+    as given (a Postgres URL without its password)."""
+    from pathlib import Path
+
+    from engine.store.base import display_url
+
+    prog = "turnstile" if Path(sys.argv[0]).name == "turnstile" else "python -m engine"
+    store, db = getattr(args, "store", None), getattr(args, "db", None)
+    flags: tuple[str, ...] = ()
+    if store:
+        shown = display_url(store) if store.startswith(("postgresql://", "postgres://")) \
+            else store
+        flags = ("--store", shlex.quote(shown))
+    elif db:
+        flags = ("--db", shlex.quote(db))
+    return Hints(prog, flags)
+
+
+def resume_hint(args: argparse.Namespace, store: Any, run_id: str) -> str:
+    """The command that starts a workflow for a run on Temporal again, runnable as printed."""
+    from engine.temporal.client import Target
+
+    where = Target.from_config(store.get_run(run_id).config.get(TEMPORAL_KEY) or {})
+    return hints_for(args).resume(run_id, where)
+
+
+def temporal_flags(where: Any) -> list[str]:
+    """``--backend temporal`` and where Temporal is, when not the defaults."""
+    flags = ["--backend", "temporal"]
+    if where.address != (os.environ.get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS):
+        flags += ["--temporal-address", where.address]
+    if where.namespace != DEFAULT_NAMESPACE:
+        flags += ["--namespace", shlex.quote(where.namespace)]
+    if where.task_queue != DEFAULT_TASK_QUEUE:
+        flags += ["--task-queue", shlex.quote(where.task_queue)]
+    return flags
 
 
 def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer: Any,
                   report: Callable[..., int]) -> int:
     """``run``/``resume --backend temporal``: the exit codes of a local drive (0, 1, 5), or
-    0 and the run id with ``--detach``."""
+    0 and the run id with ``--detach``; 6 when this command stops following a run that goes
+    on (Ctrl-C, SIGTERM, SIGHUP, Temporal or the store lost)."""
     import anyio
 
     where = target(args)
@@ -191,12 +332,15 @@ def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer:
             observer.line(f"[dim]{note}[/]")
     run_id = prepared.state.run_id
     detach = bool(getattr(args, "detach", False))
+    hints = hints_for(args)
     try:
-        result = anyio.run(partial(drive, prepared, where, observer=observer, detach=detach))
-    except KeyboardInterrupt:  # only the following stops: the workers go on with the run
-        print(f"stopped following run {run_id}; the workers go on with it (python -m engine "
-              f"show {run_id})", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        result = anyio.run(partial(_until_signal, partial(
+            drive, prepared, where, observer=observer, detach=detach, hints=hints)))
+    except (KeyboardInterrupt, _Stopped):  # only the following stops: the workers go on
+        from engine.errors import RunContinuesError
+
+        raise RunContinuesError(f"stopped following run {run_id}; the workers go on with it: "
+                                f"follow it with {hints.command('show', run_id)}") from None
     if detach:
         if args.json:
             sys.stdout.write(json.dumps({"run_id": run_id, "status": "running"}) + "\n")
@@ -204,6 +348,36 @@ def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer:
             print(run_id)
         return 0
     return report(args, store, run_id, observer, result)
+
+
+class _Stopped(Exception):
+    """A signal asked the follower to stop."""
+
+
+async def _until_signal(work: Callable[[], Any]) -> Any:
+    """Await ``work()``; SIGINT, SIGTERM or SIGHUP stop it (``_Stopped``)."""
+    import signal
+
+    import anyio
+
+    result: list[Any] = []
+    stopped = False
+
+    async def watch(scope: Any) -> None:
+        nonlocal stopped
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as sigs:
+            async for _ in sigs:
+                stopped = True
+                scope.cancel()
+                return
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch, tg.cancel_scope)
+        result.append(await work())
+        tg.cancel_scope.cancel()
+    if stopped and not result:
+        raise _Stopped
+    return result[0]
 
 
 def executor_for(args: argparse.Namespace) -> Callable[[Any], Any]:

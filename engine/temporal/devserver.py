@@ -57,15 +57,20 @@ class DevServer:
 
 
 def start(*, lift_poll_cap: bool = True, log: Path | None = None,
-          timeout_s: float = 60.0) -> DevServer:
-    """Start ``temporal server start-dev`` (in memory, headless) and wait until it answers."""
-    port = free_port()
+          timeout_s: float = 60.0, port: int | None = None,
+          db_file: Path | None = None) -> DevServer:
+    """Start ``temporal server start-dev`` (headless; in memory, or kept in ``db_file`` so a
+    server started again on the same ``port`` finds its workflows) and wait until it
+    answers."""
+    port = port or free_port()
     cmd = [str(binary()), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
            "--headless", "--http-port", str(free_port()), "--metrics-port", str(free_port()),
            "--log-level", "error"]
+    if db_file is not None:
+        cmd += ["--db-filename", str(db_file)]
     if lift_poll_cap:
         cmd += ["--dynamic-config-value", POLL_CAP_LIFTED]
-    out = log.open("wb") if log else subprocess.DEVNULL
+    out = log.open("ab") if log else subprocess.DEVNULL
     process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL)
     server = DevServer(process, f"127.0.0.1:{port}")

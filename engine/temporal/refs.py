@@ -11,12 +11,18 @@ from dataclasses import dataclass
 WORKFLOW = "TurnstileRun"
 STEP_ACTIVITY = "turnstile.step"
 FAIL_ACTIVITY = "turnstile.fail"
+DECIDED_ACTIVITY = "turnstile.decided"
 DECIDED_SIGNAL = "decided"
 DEFAULT_ADDRESS = "127.0.0.1:7233"
 DEFAULT_NAMESPACE = "default"
 DEFAULT_TASK_QUEUE = "turnstile"
 CONTINUE_AS_NEW_AFTER = 500
 """Steps one workflow execution takes before it continues as new (carrying only ``RunRef``)."""
+DECISION_POLL_S = 30.0
+"""How often the workflow of a parked run reads the store for a decision its signal did not
+bring (the decision outbox: Temporal was down when the decision was recorded)."""
+POLLS_PER_EXECUTION = 500
+"""Store reads a parked workflow execution makes before it continues as new."""
 HEARTBEAT_S = 1.0
 """How often a step with effects heartbeats; a worker gone silent for ``heartbeat_timeout_s``
 has its step retried on another worker."""
@@ -43,6 +49,10 @@ class RunRef:
     continue_after: int = CONTINUE_AS_NEW_AFTER
     heartbeat_timeout_s: float = 3.0
     step_timeout_s: float = 3600.0
+    parked: bool = False
+    """The run waits for a decision at ``step``: wait before taking it (continued as new
+    while parked)."""
+    decision_poll_s: float = DECISION_POLL_S
 
 
 @dataclass(frozen=True)

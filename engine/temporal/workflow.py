@@ -12,12 +12,14 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from engine.temporal.refs import (
+        DECIDED_ACTIVITY,
         DECIDED_SIGNAL,
         FAIL_ACTIVITY,
+        POLLS_PER_EXECUTION,
         STEP_ACTIVITY,
         WORKFLOW,
         FailRef,
@@ -46,6 +48,8 @@ class RunWorkflow:
     @workflow.run
     async def run(self, ref: RunRef) -> StepReply:
         step, effects, resumed, taken = ref.step, ref.effects, ref.resumed, 0
+        if ref.parked:
+            await self._await_decision(ref, ref.step, ref.effects, 0)
         while True:
             seen = self._decisions  # a decision signalled while this step parks still counts
             try:
@@ -55,7 +59,7 @@ class RunWorkflow:
                 return await self._fail(ref, step, exc)
             resumed = False
             if reply.status == "waiting_approval":
-                await workflow.wait_condition(lambda: self._decisions > seen)  # noqa: B023
+                await self._await_decision(ref, reply.step, reply.effects, seen)
                 step, effects, resumed = reply.step, reply.effects, True
                 continue
             if reply.status != "running":
@@ -63,7 +67,28 @@ class RunWorkflow:
             step, effects, taken = reply.step, reply.effects, taken + 1
             if taken >= ref.continue_after or workflow.info().is_continue_as_new_suggested():
                 workflow.continue_as_new(dataclasses.replace(ref, step=step, effects=effects,
-                                                             resumed=False))
+                                                             resumed=False, parked=False))
+
+    async def _await_decision(self, ref: RunRef, step: int, effects: bool, seen: int) -> None:
+        """Wait for the signal of a decision, reading the store every ``decision_poll_s`` for
+        one the signal did not bring (Temporal was down when it was recorded: the outbox)."""
+        polls = 0
+        while True:
+            try:
+                await workflow.wait_condition(lambda: self._decisions > seen,
+                                              timeout=timedelta(seconds=ref.decision_poll_s))
+                return
+            except TimeoutError:
+                pass
+            decided: bool = await workflow.execute_local_activity(
+                DECIDED_ACTIVITY, StepRef(ref.run_id, ref.store, step), result_type=bool,
+                start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY)
+            if decided:
+                return
+            polls += 1
+            if polls >= POLLS_PER_EXECUTION or workflow.info().is_continue_as_new_suggested():
+                workflow.continue_as_new(dataclasses.replace(
+                    ref, step=step, effects=effects, resumed=True, parked=True))
 
     async def _step(self, ref: RunRef, args: StepRef, effects: bool) -> StepReply:
         if effects:
@@ -81,7 +106,10 @@ class RunWorkflow:
     async def _fail(self, ref: RunRef, step: int, exc: ActivityError) -> StepReply:
         cause = exc.cause or exc
         error = f"step {step} could not be taken: {cause}"
-        await workflow.execute_local_activity(
-            FAIL_ACTIVITY, FailRef(ref.run_id, ref.store, step, error),
-            start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY)
+        try:
+            await workflow.execute_local_activity(
+                FAIL_ACTIVITY, FailRef(ref.run_id, ref.store, step, error),
+                start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY)
+        except ActivityError as lost:  # the store cannot be written: the workflow's failure
+            raise ApplicationError(error, non_retryable=True) from lost  # carries the cause
         return StepReply("failed", step, "", False, error)

@@ -333,12 +333,23 @@ def cmd_approvals(args: argparse.Namespace) -> int:
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
+    from engine.errors import DecisionUndeliveredError
+    from engine.temporal.commands import resume_hint
+
     runs = _runs(args)
-    if args.command == "approve":
-        done = runs.approve(args.run_id, args.call_id, always=args.always, channel="cli")
-    else:
-        done = runs.deny(args.run_id, args.call_id, reason=args.reason or "", channel="cli")
-    verb = "approved" if done.decision == "allow" else "denied"
+    verb = "approved" if args.command == "approve" else "denied"
+    try:
+        if args.command == "approve":
+            done = runs.approve(args.run_id, args.call_id, always=args.always, channel="cli")
+        else:
+            done = runs.deny(args.run_id, args.call_id, reason=args.reason or "",
+                             channel="cli")
+    except DecisionUndeliveredError as exc:  # stored, but no workflow takes it up
+        print(f"{verb} call {args.call_id} of run {exc.run_id}")
+        store = _open_store(args, must_exist=True, reading=True)
+        print(f"error: {exc}; start one with: {resume_hint(args, store, exc.run_id)}",
+              file=sys.stderr)
+        return exc.exit_code
     told = done.notice  # a run on Temporal continues on a worker
     print(f"{verb} call {done.call_id} ({done.tool}) of run {done.run_id} by {done.decided_by}"
           + (f"; {told}" if told else "" if args.resume
