@@ -35,7 +35,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "workspace": ("engine.workspace", "engine.workspace.*"),
     # what a tool declares, receives and returns; the registry; invoking one call
     "tool_contract": ("engine.tooling.*",),
-    "store_protocol": ("engine.store", "engine.store.base", "engine.store.deferred"),
+    "store_protocol": ("engine.store", "engine.store.base", "engine.store.deferred",
+                       "engine.store.readback"),
     # the model contract and its vocabulary: stream events, call settings (options), prices
     "model_protocol": ("engine.models.base", "engine.models.callids", "engine.models.prices",
                        "engine.models.options"),

@@ -61,6 +61,7 @@ from engine.store.deferred import (
     run_row_sql,
 )
 from engine.store.postgres_errors import translate
+from engine.store.readback import DECODE_ERRORS, damaged_row
 from engine.store.sqlite import _approval_row, _dumps, _pid_alive, busy_timeout
 
 logger = logging.getLogger(__name__)
@@ -188,6 +189,10 @@ def _guarded(method: Callable[Concatenate[PostgresStore, _P], _R]
                 return method(self, *args, **kwargs)
             except psycopg.Error as exc:
                 raise self._fault(exc) from exc
+            except DECODE_ERRORS as exc:  # a stored value the decoders cannot read
+                first = args[0] if args else None
+                raise damaged_row(self.where, first if isinstance(first, str) else None,
+                                  exc) from exc
 
     functools.update_wrapper(guarded, method)
     return guarded
@@ -424,6 +429,12 @@ class PostgresStore:
         raise UnknownRunError(
             f"no run {prefix!r} in {self.where} (list runs with: "
             f"{command('runs', store=self.location)})")
+
+    @_guarded
+    def run_ids(self) -> list[str]:
+        """Every run's id, oldest first, without decoding any row."""
+        return [r[0] for r in self._conn.execute(
+            "SELECT run_id FROM runs ORDER BY created_at, ord").fetchall()]
 
     @_guarded
     def list_runs(self) -> list[RunInfo]:

@@ -56,6 +56,7 @@ from engine.store.base import (
     merged_config,
 )
 from engine.store.deferred import Folds, Statement, fold, run_row_params, run_row_sql
+from engine.store.readback import DECODE_ERRORS, damaged_row
 from engine.store.sqlite_errors import (
     SQLITE_BUSY,
     is_corrupt,
@@ -432,6 +433,10 @@ def _guarded(method: Callable[Concatenate[SqliteStore, _P], _R]
             first = args[0] if args else None
             run_id = first if isinstance(first, str) else getattr(first, "run_id", None)
             raise self._fault(exc, run_id) from exc
+        except DECODE_ERRORS as exc:  # a stored value the decoders cannot read
+            first = args[0] if args else None
+            raise damaged_row(self.path, first if isinstance(first, str) else None,
+                              exc) from exc
 
     functools.update_wrapper(guarded, method)
     return guarded
@@ -694,6 +699,12 @@ class SqliteStore:
             f"no run {prefix!r} in {self.path} (list runs with: "
             f"{command('runs', store=self.location)})"
         )
+
+    @_guarded
+    def run_ids(self) -> list[str]:
+        """Every run's id, oldest first, without decoding any row."""
+        return [r for (r,) in self._conn.execute(
+            "SELECT run_id FROM runs ORDER BY created_at, rowid")]
 
     @_guarded
     def list_runs(self) -> list[RunInfo]:

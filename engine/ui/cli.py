@@ -299,16 +299,29 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """``PRAGMA quick_check`` over a SQLite file (every row read back on a server): 0 when
-    sound, 2 and one line if not."""
+    """``PRAGMA quick_check`` over a SQLite file (every row read on a server), then every
+    run's rows read back through the engine's decoders: 0 when sound; 2, each damaged run on
+    stdout and one line on stderr if not."""
+    from engine.store.readback import damaged_runs
+
     target = store_target(args)
     path = target.display
     how = "PRAGMA quick_check" if target.kind == "sqlite" else "reading every row"
-    problems = _open_store(args, must_exist=True, reading=True).check()
+    store = _open_store(args, must_exist=True, reading=True)
+    problems = store.check()
+    damaged = [] if problems else damaged_runs(store)
     if args.json:
-        _print_json({"database": str(path), "ok": not problems, "problems": problems})
-    elif not problems:
-        print(f"{path}: ok ({how} found no problem)")
+        _print_json({"database": str(path), "ok": not problems and not damaged,
+                     "problems": problems, "damaged_runs": [r for r, _ in damaged]})
+    elif not problems and not damaged:
+        print(f"{path}: ok ({how} and every run read back found no problem)")
+    for run_id, reason in [] if args.json else damaged:
+        print(f"damaged run {run_id}: {reason.split('; it cannot')[0]}")
+    if damaged:
+        print(f"error: {path}: {len(damaged)} run(s) with rows the engine cannot read: "
+              f"{', '.join(r for r, _ in damaged)} (show and resume refuse them; the other "
+              "runs are sound)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if not problems:
         return 0
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
