@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM for the command line: the only place the engine touches signals.
+"""Ctrl-C, SIGTERM and SIGHUP for the command line: the only place the engine touches signals.
 
 A program that embeds the engine owns its process's signals; the library (``engine.api``,
 ``engine.session.execute``) never installs a handler. The commands of ``python -m engine``
@@ -19,7 +19,8 @@ from engine.state import RunState
 
 async def drive_until_interrupted(runner: Runner, state: RunState,
                                   resumed: bool = False) -> RunResult:
-    """Drive ``state`` and turn SIGINT/SIGTERM into a clean ``interrupted`` run (exit 3).
+    """Drive ``state`` and turn SIGINT/SIGTERM/SIGHUP (a closed terminal) into a clean
+    ``interrupted`` run (exit 3).
 
     The first signal cancels the drive; more signals while it shuts down (a command's process
     group being stopped, the step being recorded) are ignored, and SIGINT stays ignored after
@@ -42,12 +43,14 @@ async def drive_until_interrupted(runner: Runner, state: RunState,
 
 async def _watch_signals(drive_scope: anyio.CancelScope, *,
                          task_status: anyio.abc.TaskStatus[None]) -> None:
-    """Cancel ``drive_scope`` on the first SIGINT or SIGTERM; swallow the ones after it."""
+    """Cancel ``drive_scope`` on the first SIGINT, SIGTERM or SIGHUP; swallow the ones after
+    it."""
     import signal
 
     interrupted = False
     try:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM,
+                                        signal.SIGHUP) as signals:
             task_status.started()
             async for _ in signals:
                 if not interrupted:

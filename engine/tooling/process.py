@@ -246,9 +246,16 @@ async def _stop(process: Process, grace_s: float) -> None:
 
 async def terminate_group(pgid: int, grace_s: float = GRACE_S) -> None:
     """SIGTERM to the group and to the groups its members' descendants started (a sandboxed
-    command runs in a session of its own), SIGKILL after ``grace_s`` to what is still alive."""
-    groups = _groups_below(pgid)
-    if not [g for g in groups if _signal_group(g, signal.SIGTERM)]:
+    command runs in a session of its own), SIGKILL after ``grace_s`` to what is still alive.
+
+    The tree is frozen first (SIGSTOP, group by group, until no new group appears): a command
+    still starting (bubblewrap forking its sandboxed child) cannot start a group after the
+    list was read, which would outlive the signals."""
+    groups = _frozen_tree(pgid)
+    signalled = [g for g in groups if _signal_group(g, signal.SIGTERM)]
+    for group in groups:
+        _signal_group(group, signal.SIGCONT)
+    if not signalled:
         return
     if await _wait_groups_gone(groups, grace_s):
         return
@@ -256,6 +263,20 @@ async def terminate_group(pgid: int, grace_s: float = GRACE_S) -> None:
     for group in groups:
         _signal_group(group, signal.SIGKILL)
     await _wait_groups_gone(groups, 1.0)
+
+
+def _frozen_tree(pgid: int, rounds: int = 50) -> set[int]:
+    """``_groups_below(pgid)``, every group of it stopped, read again until it is stable."""
+    groups: set[int] = set()
+    found = _groups_below(pgid)
+    for _ in range(rounds):
+        for group in found - groups:
+            _signal_group(group, signal.SIGSTOP)
+        groups |= found
+        found = set().union(*(_groups_below(g) for g in groups))
+        if found <= groups:
+            break
+    return groups
 
 
 def _groups_below(pgid: int) -> set[int]:

@@ -809,9 +809,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         streams.release(saved)
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def _dispatch(argv: Sequence[str] | None) -> int:
-    logging.basicConfig(level=os.environ.get("ENGINE_LOG", "WARNING").upper(),
-                        format="%(levelname)s %(name)s: %(message)s")
+    level = os.environ.get("ENGINE_LOG", "WARNING").upper() or "WARNING"
+    if level not in LOG_LEVELS:
+        print(f"error: ENGINE_LOG={os.environ['ENGINE_LOG']!r}: expected one of "
+              f"{', '.join(LOG_LEVELS).lower()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     parser = build_parser()
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
