@@ -12,7 +12,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_servers.support import WAIT_S, Events, call, git_server, node_server
+from mcp_servers.support import (
+    WAIT_S,
+    Events,
+    call,
+    git_server,
+    node_executable,
+    node_server,
+)
 
 from engine.mcp import McpHub, ServerConfig
 from engine.tooling.registry import ToolRegistry
@@ -58,7 +65,8 @@ async def test_filesystem_server(tmp_path: Path, trust: str, table: dict[str, st
     (allowed / "notes.txt").write_text("hello from the fixture\n")
     (tmp_path / "outside.txt").write_text("secret\n")
     registry, events = ToolRegistry(), Events()
-    cfg = ServerConfig("fs", command="node", args=(str(script), str(allowed)), trust=trust)
+    cfg = ServerConfig("fs", command=node_executable(), args=(str(script), str(allowed)),
+                       trust=trust)
     async with McpHub({"fs": cfg}, registry, events) as hub:
         status = hub.status()["fs"]
         assert (status["state"], status["protocol_version"]) == ("ready", "2025-11-25")
@@ -111,7 +119,8 @@ async def test_everything_server_handshake_era_and_list_changed() -> None:
     """It sends ``notifications/tools/list_changed`` right after ``initialize``."""
     script = node_server("server-everything")
     registry, events = ToolRegistry(), Events()
-    cfg = ServerConfig("every", command="node", args=(str(script), "stdio"), trust="trusted")
+    cfg = ServerConfig("every", command=node_executable(), args=(str(script), "stdio"),
+                       trust="trusted")
     async with McpHub({"every": cfg}, registry, events) as hub:
         assert hub.status()["every"]["protocol_version"] == "2025-11-25"
         echo = await call(registry, "mcp__every__echo", {"message": "ping"})

