@@ -35,6 +35,7 @@ from engine.errors import (
     StoreError,
     StoreLockedError,
     StoreReadOnlyError,
+    StoreReplacedError,
     StoreSchemaError,
     UnknownRunError,
     UsageError,
@@ -454,6 +455,7 @@ class SqliteStore:
         self.busy_timeout_s = busy_timeout(busy_timeout_s)
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
         self._pending_since = 0.0
+        self._identity: tuple[int, int] | None = None
         try:
             self._conn = (connect_readonly(self.path) if readonly
                           else connect(self.path, busy_timeout_s=self.busy_timeout_s))
@@ -464,6 +466,9 @@ class SqliteStore:
             raise self._fault(exc) from exc
         except OSError as exc:
             raise translate_os(exc, self.path) from exc
+        self._identity = None if readonly else file_identity(self.path)
+        """The file's device and inode when opened: a write checks it is still the one at
+        ``path`` (a replaced or deleted file would take the rows with it, unseen)."""
         self._event_seq: dict[str, int] = {}
         self._audit_seq: dict[str, int] = {}
         self._rids: dict[str, int] = {}
@@ -593,6 +598,7 @@ class SqliteStore:
         """One write transaction, carrying the buffered rows; on any failure nothing of it
         is kept and the buffered rows wait for the next one."""
         conn = self._conn
+        self._check_identity()
         if durable and self.durability != "full":
             conn.execute("PRAGMA synchronous=FULL")
         pending, self._pending = self._pending, []
@@ -612,6 +618,7 @@ class SqliteStore:
         """``_tx`` for a transaction that only writes ``statements``, after the buffered rows
         (the per-step path: a plain call, no context manager)."""
         conn = self._conn
+        self._check_identity()
         sync = durable and self.durability != "full"
         if sync:
             conn.execute("PRAGMA synchronous=FULL")
@@ -627,6 +634,15 @@ class SqliteStore:
         finally:
             if sync:
                 conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _check_identity(self) -> None:
+        """Refuse to write when the file at ``path`` is no longer the one opened: one stat
+        (about a microsecond) per transaction."""
+        if self._identity is not None and file_identity(self.path) != self._identity:
+            now = "deleted" if not self.path.exists() else "replaced by another file"
+            raise StoreReplacedError(
+                f"{self.path}: the database file was {now} while in use; nothing more is "
+                "written (put the original file back, then resume)")
 
     def _abandon(self, pending: list[Statement]) -> None:
         """Roll a failed transaction back; its buffered rows wait for the next one."""
@@ -1214,6 +1230,15 @@ def _approval_row(r: dict[str, Any]) -> ApprovalRequest:
         requested_at=r["requested_at"] or 0.0, status=r["status"], channel=r["channel"],
         decided_by=r["decided_by"], decided_at=r["decided_at"], note=r["note"] or "",
         always=r["always"])
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of the file at ``path``; None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _pid_alive(pid: int | None) -> bool:
