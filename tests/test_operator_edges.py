@@ -87,3 +87,65 @@ def test_the_database_replaced_during_a_run_stops_it_and_it_resumes_once_back(
     assert resumed.returncode == 0, resumed.stderr
     assert cli.json("show", run["run_id"])["status"] == "completed"
     assert out.read_text() == "once\n"
+
+
+def test_too_many_connections_is_said_as_such(cli: EngineCLI) -> None:
+    """A server whose every connection slot is taken: one line saying so, not a password
+    problem."""
+    import psycopg
+
+    from tests.pg_cluster import PgCluster
+
+    with PgCluster({"max_connections": "3", "superuser_reserved_connections": "0"}) as cluster:
+        held = []
+        try:
+            while True:  # take every slot
+                held.append(psycopg.connect(cluster.url()))
+        except psycopg.OperationalError:
+            pass
+        try:
+            proc = cli("runs", "--store", cluster.url())
+        finally:
+            for conn in held:
+                conn.close()
+    assert held and proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "no connection left" in proc.stderr, proc.stderr
+    assert "password" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_console_names_the_fault_when_the_store_is_down(tmp_path: Path) -> None:
+    import socket
+    import urllib.error
+    import urllib.request
+
+    from tests.pg_cluster import PgCluster, free_port
+
+    with PgCluster() as cluster:
+        url = cluster.create_database()
+        port = free_port()
+        serve = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port),
+                                  "--store", url], cwd=ROOT, env=engine_env(),
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 110  # a guard against a hang, not a bound
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert serve.poll() is None and time.monotonic() < deadline, \
+                        serve.communicate()
+                    time.sleep(0.05)
+            page = f"http://127.0.0.1:{port}/"
+            with urllib.request.urlopen(page, timeout=60) as ok:
+                assert ok.status == 200
+            cluster.stop_server()
+            with pytest.raises(urllib.error.HTTPError) as down:
+                urllib.request.urlopen(page, timeout=60)
+            body = down.value.read().decode()
+            cluster.start_server()
+        finally:
+            serve.terminate()
+            serve.wait(timeout=30)
+    assert down.value.code == 503
+    assert "The store cannot be used" in body and "cannot reach the database server" in body

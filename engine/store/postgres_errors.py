@@ -17,6 +17,7 @@ from engine.errors import (
     StoreFullError,
     StoreLockedError,
     StoreReadOnlyError,
+    StoreTooBusyError,
     StoreUnreachableError,
 )
 from engine.hints import command
@@ -27,6 +28,8 @@ FULL = {"53100", "53200"}  # disk_full, out_of_memory
 LOCKED = {"55P03", "40P01", "57014"}  # lock_not_available, deadlock, canceled (lock_timeout)
 CORRUPT = {"XX001", "XX002"}  # data_corrupted, index_corrupted
 AUTH = {"28000", "28P01"}
+TOO_MANY = {"53300"}  # too_many_connections
+TOO_MANY_WORDS = ("too many clients", "too many connections", "connection slots are reserved")
 NO_DATABASE = {"3D000"}
 AUTH_WORDS = ("password authentication failed", "no pg_hba.conf entry", "role \"",
               "authentication failed", "no password supplied")
@@ -43,6 +46,10 @@ def translate(exc: psycopg.Error, where: str, *, lock_timeout_s: float) -> Store
     state = getattr(exc, "sqlstate", None) or ""
     detail = _detail(exc)
     lowered = str(exc).lower()
+    if state in TOO_MANY or any(w in lowered for w in TOO_MANY_WORDS):
+        return StoreTooBusyError(
+            f"{where}: the server has no connection left ({detail}); wait for other clients "
+            "to finish, or raise the server's max_connections")
     if state in AUTH or (not state and any(w in lowered for w in AUTH_WORDS)):
         return StoreAuthError(
             f"{where}: the server refused the login ({detail}); check the user and password "

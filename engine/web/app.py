@@ -31,7 +31,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from engine.errors import TurnstileError
+from engine.errors import StoreError, TurnstileError
 from engine.store.url import StoreTarget
 from engine.tracing.redact import redactor
 from engine.web import views
@@ -68,7 +68,7 @@ class Console:
             Route("/approvals/{run_id}/{call_id}", self.decide, methods=["POST"]),
             Route("/start", self.start, methods=["POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
-        ])
+        ], exception_handlers={StoreError: self._store_down})
         self.guard = Guard(self._no_traversal, token, loopback=loopback)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -82,6 +82,17 @@ class Console:
             await PlainTextResponse("400: bad path\n", status_code=400)(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    async def _store_down(self, request: Request, exc: Exception) -> HTMLResponse:
+        """A store that cannot be used (server down, file unreadable): a page naming the
+        fault, 503, instead of a bare 500."""
+        from html import escape
+
+        logger.warning("%s %s: %s", request.method, request.url.path, exc)
+        return HTMLResponse(
+            "<!doctype html><title>Turnstile: store unavailable</title><h1>The store cannot "
+            f"be used</h1><p>{escape(str(exc))}</p><p>The console answers again once it is "
+            "back.</p>\n", status_code=503)
 
     # -- helpers --------------------------------------------------------------------------
 
