@@ -250,7 +250,7 @@ def test_check_passes_on_a_sound_database(engine: Engine) -> None:
     proc = engine("check")
     assert proc.returncode == 0 and "ok" in proc.stdout and not proc.stderr
     assert json.loads(engine("check", "--json").stdout) == {
-        "database": str(engine.db), "ok": True, "problems": []}
+        "database": str(engine.db), "ok": True, "problems": [], "damaged_runs": []}
 
 
 def test_newer_schema_is_refused_in_one_line_and_left_untouched(engine: Engine) -> None:

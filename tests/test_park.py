@@ -179,7 +179,6 @@ def test_bad_approval_value_in_policy_is_exit_2(cli: EngineCLI, tmp_path: Path,
 
 @pytest.mark.parametrize("tamper", [
     "args_hash = '0000000000000000', status = 'allow', channel = 'cli', decided_by = 'x'",
-    "policy_version = 'other', status = 'allow', channel = 'cli', decided_by = 'x'",
     "status = 'maybe'",
     "status = 'allow', channel = 'carrier-pigeon'",
 ])
@@ -200,6 +199,25 @@ def test_a_decision_not_bound_to_this_call_is_a_deny(cli: EngineCLI, tmp_path: P
     audit = cli.json("audit", info["run_id"])
     assert [(a["decision"], a["decided_by"]) for a in audit if a["tool"] == "edit_file"] == [
         ("deny", "engine")]
+
+
+def test_a_decision_under_another_policy_version_is_asked_again(cli: EngineCLI,
+                                                                 tmp_path: Path) -> None:
+    """Written behind the commands' back: an allow bound to another policy version. The
+    resumed run never runs the call; it parks again and asks (exit 5)."""
+    info = park(cli, make_task(tmp_path))
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore(cli.db)
+    with store._tx() as c:
+        c.execute("UPDATE approval_requests SET policy_version = 'other', status = 'allow', "
+                  "channel = 'cli', decided_by = 'x' WHERE run_id = ?", (info["run_id"],))
+    store.close()
+    proc = cli("resume", info["run_id"])
+    assert proc.returncode == 5, proc.stderr
+    assert "price * item.quantity" not in inventory(info)
+    (again,) = pending(cli)
+    assert again["policy_version"] != "other"
 
 
 def test_always_grants_the_capability_for_the_rest_of_the_run(cli: EngineCLI,

@@ -13,7 +13,7 @@ from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.events import EventKind
 from engine.permissions.approvals import Approval, digest, granted_capabilities
-from engine.permissions.parking import CHANNELS, ParkedDecisions
+from engine.permissions.parking import CHANNELS, ParkedDecisions, after_policy_change
 from engine.run_data import APPROVALS, GRANTED, PENDING_CALLS
 from engine.state import Message, Outcome, ToolCall
 from engine.store.base import AuditRecord
@@ -75,9 +75,11 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
                                               "", "")
     open_calls = [c for c in calls if c.id not in prior]
     granted = set(GRANTED.get(ctx.run.data))
-    fresh = await ctx.approver.decide_batch(
-        open_calls, ctx.tools, granted, ctx.run.data,
-        ParkedDecisions(ctx, ctx.config.policy) if parked else None)
+    deferred = ParkedDecisions(ctx, ctx.config.policy) if parked else None
+    fresh = await ctx.approver.decide_batch(open_calls, ctx.tools, granted, ctx.run.data,
+                                            deferred)
+    if deferred is not None and ctx.resumed:  # a person's decision the policy overrode
+        fresh = _name_policy_changes(ctx, fresh, deferred.version)
     for call, approval in zip(open_calls, fresh, strict=True):
         if approval.decided_by.removesuffix("-always") in CHANNELS:
             # approve/deny wrote its audit row when the person decided: show it, once.
@@ -86,6 +88,16 @@ async def decide_calls(ctx: ActionContext, calls: list[ToolCall]) -> list[Approv
             _audit(ctx, call, approval)
     by_id = {**prior, **{a.call_id: a for a in fresh}}
     return [by_id[c.id] for c in calls]
+
+
+def _name_policy_changes(ctx: ActionContext, fresh: list[Approval],
+                         version: str) -> list[Approval]:
+    """Calls the changed policy now decides by itself, although a person decided them while
+    the run was parked: the reason says so."""
+    requests = {r.call_id: r for r in ctx.store.approval_requests(ctx.run.run_id,
+                                                                  pending_only=False)}
+    return [a if a.decided_by.removesuffix("-always") in CHANNELS
+            else after_policy_change(a, requests.get(a.call_id), version) for a in fresh]
 
 
 def _audit(ctx: ActionContext, call: ToolCall, a: Approval) -> None:

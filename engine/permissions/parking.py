@@ -13,6 +13,7 @@ from __future__ import annotations
 import getpass
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -68,6 +69,8 @@ class ParkedDecisions:
             req = known.get(q.call.id)
             if req is None or req.status == "pending":
                 waiting.append(req or _request(at, q, version))
+            elif req.policy_version != version:  # decided under another policy: ask again
+                waiting.append(_request(at, q, version))
             else:
                 out[q.call.id] = bound_approval(q, req, version)
         if waiting:
@@ -106,6 +109,36 @@ def bound_approval(q: PendingQuestion, req: ApprovalRequest, version: str) -> Ap
     return Approval(q.call.id, q.call.name, "allow", d.risk,
                     f"{d.reason} (approved by {req.decided_by} via {by})", d.rule,
                     f"{by}-always" if req.always else by, d.preview, d.capability)
+
+
+def after_policy_change(approval: Approval, req: ApprovalRequest | None,
+                        version: str) -> Approval:
+    """A call the policy now decides by itself although a person decided it under another
+    policy version: the same decision, its reason naming the change (the person's decision no
+    longer applies)."""
+    if req is None or req.status not in ("allow", "deny") or req.policy_version == version:
+        return approval
+    verb = "approved" if req.status == "allow" else "denied"
+    note = (f"the policy changed since {req.decided_by} {verb} this call via {req.channel}; "
+            f"the changed policy decides: {approval.decision}")
+    return replace(approval, reason=f"{approval.reason} ({note})")
+
+
+def call_outcome(store: Store, run_id: str, call_id: str) -> str:
+    """What became of a decided call once its run went on: ran, denied (and why), or asked
+    again; for ``approve --resume`` to report."""
+    effects = [e for e in store.effects(run_id) if e.call_id == call_id]
+    if effects:
+        return f"call {call_id} ({effects[-1].tool}) ran: {effects[-1].status}"
+    req = next((r for r in store.approval_requests(run_id, pending_only=False)
+                if r.call_id == call_id), None)
+    if req is not None and req.status == "pending":
+        return (f"call {call_id} ({req.tool}) was not run: the policy changed since it was "
+                "decided, so it is asked again")
+    rows = [a for a in store.audit(run_id) if a.call_id == call_id]
+    if rows and rows[-1].decision == "deny":
+        return f"call {call_id} ({rows[-1].tool}) was not run: {rows[-1].reason}"
+    return f"call {call_id} has not run yet"
 
 
 def parked_line(run_id: str, requests: Sequence[ApprovalRequest],

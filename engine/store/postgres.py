@@ -62,6 +62,7 @@ from engine.store.deferred import (
 )
 from engine.store.postgres_errors import translate
 from engine.store.readback import DECODE_ERRORS, damaged_row
+from engine.store.sqlite import REOPEN_SET as REOPEN
 from engine.store.sqlite import _approval_row, _dumps, _pid_alive, busy_timeout
 
 logger = logging.getLogger(__name__)
@@ -732,7 +733,8 @@ class PostgresStore:
     def park_run(self, run_id: str, seq: int, requests: Sequence[ApprovalRequest], note: str,
                  at: float) -> None:
         """One transaction: the requests, the step ended ``approval_requested``, the run
-        ``waiting_approval``. A request already there (a re-park) keeps its decision."""
+        ``waiting_approval``. A request already there (a re-park) keeps its decision, unless
+        it was made under another policy version: then it is asked again."""
         self.append_event(run_id, seq, "approval_requested",
                           {"calls": [r.call_id for r in requests], "note": note}, at)
         with self._tx() as c:
@@ -741,7 +743,9 @@ class PostgresStore:
                     "INSERT INTO approval_requests (run_id, call_id, step, tool, args,"
                     " args_hash, policy_version, preview, risk, rule, reason, capability,"
                     " requested_at, status) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,"
-                    "'pending') ON CONFLICT DO NOTHING",
+                    "'pending')" + REOPEN.replace("?", "%s")
+                    + " WHERE approval_requests.policy_version IS DISTINCT FROM"
+                    " excluded.policy_version",
                     [(r.run_id, r.call_id, r.step, r.tool, _dumps(dict(r.args)), r.args_hash,
                       r.policy_version, r.preview, r.risk, r.rule, r.reason, r.capability,
                       r.requested_at) for r in requests])

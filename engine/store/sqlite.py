@@ -331,6 +331,17 @@ AUDIT_ROW = ("INSERT INTO audit (key, run_id, seq, step, call_id, tool, decision
              " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
+REOPEN_SET = (
+    " ON CONFLICT (run_id, call_id) DO UPDATE SET step = excluded.step, args = excluded.args,"
+    " args_hash = excluded.args_hash, policy_version = excluded.policy_version,"
+    " preview = excluded.preview, risk = excluded.risk, rule = excluded.rule,"
+    " reason = excluded.reason, capability = excluded.capability,"
+    " requested_at = excluded.requested_at, status = 'pending', channel = NULL,"
+    " decided_by = NULL, decided_at = NULL, note = '', always = NULL")
+"""A parked request decided under another policy version is asked again (pending); each
+store adds the condition in its own dialect."""
+REOPEN = REOPEN_SET + f" WHERE {APPROVALS}.policy_version IS NOT excluded.policy_version"
+
 BUSY_TIMEOUT_S = 10.0
 """How long a write waits for another process's write lock before ``StoreLockedError``
 (``ENGINE_BUSY_TIMEOUT`` overrides it, in seconds)."""
@@ -1101,14 +1112,15 @@ class SqliteStore:
     def park_run(self, run_id: str, seq: int, requests: Sequence[ApprovalRequest], note: str,
                  at: float) -> None:
         """One transaction: the requests, the step ended ``approval_requested``, the run
-        ``waiting_approval``. A request already there (a re-park) keeps its decision."""
+        ``waiting_approval``. A request already there (a re-park) keeps its decision, unless
+        it was made under another policy version: then it is asked again (``REOPEN``)."""
         self.append_event(run_id, seq, EventKind.APPROVAL_REQUESTED,
                           {"calls": [r.call_id for r in requests], "note": note}, at)
         with self._tx() as c:
             c.executemany(
-                f"INSERT OR IGNORE INTO {APPROVALS} (run_id, call_id, step, tool, args,"
+                f"INSERT INTO {APPROVALS} (run_id, call_id, step, tool, args,"
                 " args_hash, policy_version, preview, risk, rule, reason, capability,"
-                " requested_at, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'pending')",
+                " requested_at, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'pending')" + REOPEN,
                 [(r.run_id, r.call_id, r.step, r.tool, _dumps(dict(r.args)), r.args_hash,
                   r.policy_version, r.preview, r.risk, r.rule, r.reason, r.capability,
                   r.requested_at) for r in requests])

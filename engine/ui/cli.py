@@ -376,7 +376,12 @@ def cmd_decide(args: argparse.Namespace) -> int:
         allow_changed_machine=False, json=args.json, durability=None, db=args.db,
         store=args.store, quiet=False,
         backend="local")
-    return cmd_resume(resume_args)
+    code = cmd_resume(resume_args)
+    from engine.permissions.parking import call_outcome
+
+    print(call_outcome(_open_store(args, reading=True), req.run_id, req.call_id),
+          file=sys.stderr if args.json else sys.stdout)
+    return code
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
