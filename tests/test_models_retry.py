@@ -114,16 +114,27 @@ async def test_gives_up_when_waiting_would_exceed_the_total_budget() -> None:
     assert sleeps.waits == [4.0, 4.0]
 
 
-async def test_failure_after_a_tool_call_fragment_is_final() -> None:
+async def test_a_stream_that_ends_after_a_tool_call_fragment_is_retried() -> None:
+    """Nothing of the answer has run (calls run after the step commits): the stream is tried
+    again, and the turn assembled from it holds only the second attempt's call, once."""
+    from engine.models.base import collect_turn
+
+    tries: list[int] = []
+
     async def attempt() -> AsyncIterator[StreamEvent]:
+        tries.append(1)
         yield TextDelta("thinking")
         yield ToolCallDelta(0, "c1", "run_shell", '{"comm')
-        raise TransientError("connection lost mid-stream")
+        if len(tries) == 1:
+            raise TransientError("connection lost mid-stream")
+        yield ToolCallDelta(0, None, None, 'and": "ls"}')
 
     sleeps = Sleeps()
-    with pytest.raises(ModelError, match="after a tool call had started streaming; not retried"):
-        _ = [e async for e in retrying("openai", attempt, policy(sleeps))]
-    assert sleeps.waits == []
+    turn = await collect_turn(retrying("openai", attempt, policy(sleeps)))
+    assert len(sleeps.waits) == 1 and turn.retries == 1
+    assert turn.message.content == "thinking"
+    assert [(c.id, c.name, dict(c.args)) for c in turn.message.tool_calls] == [
+        ("c1", "run_shell", {"command": "ls"})]
 
 
 # --- faults over real HTTP ------------------------------------------------------------------
@@ -204,19 +215,26 @@ async def test_disconnect_mid_text_is_retried_and_the_turn_restarts_clean(
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_disconnect_after_a_tool_call_started_fails_the_call(
+async def test_disconnect_after_a_tool_call_started_is_retried_with_one_call(
     sse_server: SSEServer, provider: str
 ) -> None:
+    """Over real HTTP: the stream drops inside the tool call's arguments; the retry's answer
+    replaces the partial one (one call, its arguments whole, the text once)."""
     body = (STREAMS / f"{provider}_tool_call.sse").read_bytes()
     cut = body.index(b"run_shell") + 300  # inside the tool call's arguments
     sse_server.enqueue(PATHS[provider], Reply.stream(f"{provider}_tool_call", disconnect_after=cut),
                        Reply.stream(f"{provider}_tool_call"))
     model = client(sse_server, provider, policy(Sleeps()))
-    lost = rf"^{provider}: connection lost mid-stream .* not retried"
-    with pytest.raises(ModelError, match=lost):
-        await collect_turn(model.stream(HELLO, [], ModelParams()))
+    events: list[StreamEvent] = []
+    turn = await collect_turn(model.stream(HELLO, [], ModelParams()), on_event=events.append)
     await model.aclose()
-    assert sse_server.pending(PATHS[provider]) == 1
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("Retry") > kinds.index("ToolCallDelta"), "the call streamed first"
+    assert sse_server.pending(PATHS[provider]) == 0
+    assert turn.retries == 1 and turn.message.content == CASES["tool_call"]["text"]
+    expected = CASES["tool_call"]["tool_calls"]
+    assert [(c.name, dict(c.args)) for c in turn.message.tool_calls] == [
+        (c["name"], c["args"]) for c in expected]
 
 
 async def test_read_timeout_is_retried(sse_server: SSEServer) -> None:

@@ -149,3 +149,38 @@ def test_the_console_names_the_fault_when_the_store_is_down(tmp_path: Path) -> N
             serve.wait(timeout=30)
     assert down.value.code == 503
     assert "The store cannot be used" in body and "cannot reach the database server" in body
+
+
+def test_a_model_stream_cut_inside_a_tool_call_is_retried_and_the_call_runs_once(
+        cli: EngineCLI, tmp_path: Path) -> None:
+    from tests.sse_server import PATHS, Reply, SSEServer, provider_env, render_turn
+
+    chat = PATHS["openai"]
+    first = {"text": "appending", "tool_calls": [
+        {"name": "run_shell", "args": {"command": "sh effect.sh"}}]}
+    body = render_turn("openai", first)
+    name = body.index(b"run_shell")
+    cut = body.index(b"arguments", body.index(b"arguments", name) + 1) + 20  # in its arguments
+    assert cut < len(body) - 200
+    server = SSEServer().start()
+    server.enqueue(chat, Reply.turn("openai", first, disconnect_after=cut),
+                   Reply.turn("openai", first), Reply.turn("openai", {"text": "appended"}))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "effect.sh").write_text("echo effect >> effects.log\n")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("default: deny\nrules:\n"
+                      "  - {decision: allow, tool: run_shell, command: \"sh effect.sh\"}\n")
+    try:
+        proc = cli("run", "machines/coding_agent.yaml", "--task", "append once", "--workspace",
+                   str(workspace), "--model", "openai:m", "--policy", str(policy),
+                   "--approval", "policy", env=provider_env(server))
+    finally:
+        server.close()
+    assert proc.returncode == 0, proc.stderr
+    assert "retry 1" in proc.stdout and "connection lost mid-stream" in proc.stdout
+    assert (workspace / "effects.log").read_text() == "effect\n"
+    run_id = cli.json("runs")[0]["run_id"]
+    calls = [e for e in cli.json("trace", run_id)["spans"] if e.get("name", "").startswith(
+        "execute_tool")]
+    assert len(calls) == 1

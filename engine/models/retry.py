@@ -3,7 +3,9 @@
 The transport raises ``TransientError`` for failures worth another attempt (connect errors, read
 timeouts, 408/409/429/5xx, a connection lost mid-stream); ``retrying`` turns each into a ``Retry``
 event, waits, and starts the stream again, until the attempt or total-wait budget runs out. A
-stream that already emitted a tool call fragment is never restarted: the failure is final.
+stream that ended early is retried the same way even after text or tool call fragments: nothing
+of the answer has taken effect (its calls run only after the step commits), and the consumer
+discards the partial answer when the ``Retry`` event comes (``models.base.collect_turn``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from engine.errors import ModelError
-from engine.models.base import Retry, StreamEvent, ToolCallDelta
+from engine.models.base import Retry, StreamEvent
 
 logger = logging.getLogger(__name__)
 
@@ -83,19 +85,12 @@ async def retrying(
     """Run ``attempt()`` until it completes, yielding a ``Retry`` event before each new try."""
     waited = 0.0
     for number in range(1, policy.max_attempts + 1):
-        saw_tool_call = False
         try:
             async with aclosing(attempt()) as events:
                 async for event in events:
-                    saw_tool_call = saw_tool_call or isinstance(event, ToolCallDelta)
                     yield event
             return
         except TransientError as exc:
-            if saw_tool_call:
-                raise ModelError(
-                    f"{provider}: {exc.reason} after a tool call had started streaming; "
-                    "not retried (the call would be duplicated)"
-                ) from exc
             wait = _next_wait(provider, exc, number, waited, policy)
             reason = exc.reason
         waited += wait
