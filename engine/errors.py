@@ -30,6 +30,7 @@
     ├── ToolError                       a tool could not be set up (not a tool *result*)
     ├── ContextOverflowError            even the minimal context does not fit the window
     ├── LimitExceededError              a step would pass the run's max_tokens or max_cost_usd
+    ├── WorkspaceMissingError           the run's workspace folder is gone (deleted, unmounted)
     ├── InterruptedRun                  exit 3  (Ctrl-C or a signal; resumable)
     ├── PolicyRefusedError              exit 4  (refused by policy in non-interactive mode)
     ├── RunParked                       exit 5  (waiting for a person's decision; nothing held)
@@ -203,6 +204,11 @@ class ContextOverflowError(TurnstileError):
 
 class LimitExceededError(TurnstileError):
     """A step would take the run past a token or cost limit; it is not committed."""
+
+
+class WorkspaceMissingError(TurnstileError):
+    """The run's workspace folder no longer exists: no tool can do what it was asked, so the
+    run fails rather than "complete" with every call failing."""
 
 
 class InterruptedRun(TurnstileError):

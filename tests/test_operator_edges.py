@@ -4,6 +4,7 @@ server out of connection slots, a deleted workspace, the database replaced durin
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -184,3 +185,70 @@ def test_a_model_stream_cut_inside_a_tool_call_is_retried_and_the_call_runs_once
     calls = [e for e in cli.json("trace", run_id)["spans"] if e.get("name", "").startswith(
         "execute_tool")]
     assert len(calls) == 1
+
+
+TWO_STEPS = """\
+name: wait_then_echo
+kind: workflow
+initial: wait
+sandbox: {{mode: "off"}}
+tools: [run_shell]
+states:
+  wait:
+    action: run_tool
+    with: {{tool: run_shell, args: {{command: "sh {script}"}}}}
+    on: {{ok: again, failed: again}}
+  again:
+    action: run_tool
+    with: {{tool: run_shell, args: {{command: "echo again"}}}}
+    on: {{ok: done, failed: done}}
+  done: {{final: true}}
+"""
+
+
+def test_a_deleted_workspace_fails_the_run_clearly(cli: EngineCLI, tmp_path: Path) -> None:
+    flag, script = tmp_path / "go", tmp_path / "wait.sh"
+    script.write_text(f"touch {tmp_path / 'started'}\n"
+                      f"while [ ! -e {flag} ]; do sleep 0.05; done\n")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    machine = tmp_path / "two.yaml"
+    machine.write_text(TWO_STEPS.format(script=script))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("default: allow\n")
+    turns = tmp_path / "turns.json"
+    turns.write_text(json.dumps([{"text": "unused"}]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", str(machine), "--task", "work", "--workspace",
+         str(workspace), "--model", f"scripted:{turns}", "--policy", str(policy), "--approval",
+         "policy", "--quiet", "--db", str(cli.db)],
+        cwd=ROOT, env=engine_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 110  # a guard against a hang, not a bound
+    while not (tmp_path / "started").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    shutil.rmtree(workspace)
+    flag.touch()
+    out, err = proc.communicate(timeout=110)
+    assert proc.returncode == 1, (out, err)
+    assert f"the workspace {workspace} no longer exists" in out and "Traceback" not in err
+    shown = cli.json("show", cli.json("runs")[0]["run_id"])
+    assert shown["status"] == "failed" and "no longer exists" in shown["error"]
+
+
+def test_durations_are_never_negative_after_the_clock_went_back(cli: EngineCLI) -> None:
+    import sqlite3
+
+    run = cli.json("run", "machines/coding_agent.yaml")
+    with sqlite3.connect(cli.db) as conn:  # as if the clock was set back an hour mid-run
+        conn.execute("UPDATE runs SET updated_at = created_at - 3600")
+        conn.execute("UPDATE steps SET ended_at = started_at - 3600")
+        conn.execute("UPDATE events SET at = at - 3600 WHERE rowid % 2 = 0")
+    shown = cli.json("show", run["run_id"])
+    assert shown["duration_s"] >= 0
+    trace = cli.json("trace", run["run_id"])
+    durations = [s["duration_s"] for s in trace["spans"]]
+    assert durations and min(durations) >= 0
+    text = cli("trace", run["run_id"])
+    assert text.returncode == 0
+    assert not re.search(r"(^|\s)-\d[\d.]*m?s\b", text.stdout), text.stdout

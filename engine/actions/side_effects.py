@@ -17,7 +17,7 @@ import anyio
 
 from engine.actions.context import ActionContext
 from engine.core.ledger import Ledger, plan_file_change, resolve_in_flight
-from engine.errors import TurnstileError
+from engine.errors import TurnstileError, WorkspaceMissingError
 from engine.events import EventKind
 from engine.run_data import APPROVALS
 from engine.state import ToolCall
@@ -70,6 +70,9 @@ async def run_call(ctx: ActionContext, call: ToolCall, ledger: Ledger,
                                      "message": f"{call.name}: result recorded before the "
                                                 "interruption, not run again"})
         return ToolResult.from_dict(record.result)
+    if not ctx.workspace.is_dir():  # one stat: a deleted workspace fails the run, clearly
+        raise WorkspaceMissingError(f"the workspace {ctx.workspace} no longer exists; restore "
+                                    f"it, then resume the run ({call.name} was not run)")
     if record is not None and record.status == "started":
         settled = await _settle(ctx, call, ledger, record)
         if settled is not None:

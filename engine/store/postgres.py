@@ -66,6 +66,9 @@ from engine.store.sqlite import REOPEN_SET as REOPEN
 from engine.store.sqlite import _approval_row, _dumps, _pid_alive, busy_timeout
 
 logger = logging.getLogger(__name__)
+logging.getLogger("psycopg").setLevel(logging.ERROR)
+"""psycopg's own warnings (``Pipeline [BAD]`` when the server goes away) repeat the fault this
+adapter translates into one ``StoreError``: they are not printed before it."""
 
 SCHEMA_VERSION = 2
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""

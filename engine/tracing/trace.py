@@ -505,7 +505,7 @@ class _Builder:
         }
         span.call = _call_record(tool=tool, call_id=call_id,
                                  arguments=self.red.value(dict(p.get("args") or {})),
-                                 duration_s=round(span.end - span.start, 6),
+                                 duration_s=round(max(span.end - span.start, 0.0), 6),
                                  ok=p.get("decision") == "allow", retries=0,
                                  approval=record)
         self._add(step, span)
@@ -599,7 +599,7 @@ class _Builder:
             span.error = "the process ended before the call finished"
             span.attributes["error.type"] = "interrupted"
         assert span.call is not None
-        span.call.update(duration_s=round(span.end - span.start, 6), ok=span.ok,
+        span.call.update(duration_s=round(max(span.end - span.start, 0.0), 6), ok=span.ok,
                          outcome=outcome)
 
     def _other(self, e: Event, step: Span) -> None:
@@ -677,7 +677,7 @@ class _Builder:
             "output_tokens": sum(c.get("completion_tokens") or 0 for c in chats),
             "cached_tokens": sum(c.get("cached_tokens") or 0 for c in chats),
             "cost_usd": round(sum(known), 6) if len(known) == len(costs) else None,
-            "duration_s": round(root.end - root.start, 6),
+            "duration_s": round(max(root.end - root.start, 0.0), 6),
             "steps": steps,
             "model_calls": len(chats),
             "tool_calls": len({s.call["call_id"] for s in tools if s.call}),

@@ -63,7 +63,7 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
                           "ended_at": _iso(s.ended_at)} for s in steps],
         "checkpoints": sorted(checkpoints + snapshots,
                               key=lambda c: (c["step"], _KIND_ORDER[c["kind"]])),
-        "duration_s": round(info.updated_at - info.created_at, 3),
+        "duration_s": round(max(info.updated_at - info.created_at, 0.0), 3),  # clock set back
         "files_changed": FILES_CHANGED.get(state.data),
         "plan": PLAN.get(state.data),
         "final_answer": FINAL_ANSWER.get(state.data),
