@@ -295,3 +295,32 @@ def test_temporal_killed_while_following_exit_6_and_the_run_completes(
     assert "goes on once Temporal is back" in err and f"show {run_id} --db {cli.db}" in err
     assert info["status"] == "completed", info
     _every_turn_once(run_id, str(cli.db))
+
+
+@pytest.mark.slow
+def test_a_local_resume_after_every_worker_died_takes_over_at_once(
+        cli: EngineCLI, temporal_address: str, tmp_path: Path) -> None:
+    """The workers' lease names the last worker's pid on this host: once every worker is
+    SIGKILLed, ``resume`` (local) drives the run at once instead of blaming a dead pid until
+    the lease expires, and completes it with every turn once."""
+    from bench.temporal import long_task
+
+    workers = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path)
+    workers.start(2)
+    task = long_task(tmp_path / "long", TURNS)
+    proc = cli("run", "machines/coding_agent.yaml", "--golden", str(task), "--detach",
+               *workers.flags())
+    assert proc.returncode == 0, proc.stderr
+    run_id = proc.stdout.strip().splitlines()[-1]
+    deadline = time.monotonic() + 120
+    while _show(cli, run_id)["steps"] < 3:
+        assert time.monotonic() < deadline, "the run took no step"
+        time.sleep(0.05)
+    for worker in workers.procs:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+    workers.procs = []
+    resumed = cli("resume", run_id, "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "being driven by" not in resumed.stderr
+    _every_turn_once(run_id, str(cli.db))

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -63,7 +62,7 @@ from engine.store.deferred import (
 from engine.store.postgres_errors import translate
 from engine.store.readback import DECODE_ERRORS, damaged_row
 from engine.store.sqlite import REOPEN_SET as REOPEN
-from engine.store.sqlite import _approval_row, _dumps, _pid_alive, busy_timeout
+from engine.store.sqlite import _approval_row, _dumps, busy_timeout, lease_alive
 
 logger = logging.getLogger(__name__)
 logging.getLogger("psycopg").setLevel(logging.ERROR)
@@ -203,12 +202,8 @@ def _guarded(method: Callable[Concatenate[PostgresStore, _P], _R]
 
 
 def _lease_alive(r: Mapping[str, Any]) -> bool:
-    """A lease holds while unexpired; on this host, only while its process exists."""
-    if not r.get("lease_nonce"):
-        return False
-    if r.get("lease_host") == socket.gethostname():
-        return _pid_alive(r.get("lease_pid"))
-    return (r.get("lease_expires") or 0.0) > time.time()
+    """The same rule as SQLite's (``engine.store.sqlite.lease_alive``)."""
+    return lease_alive(r)
 
 
 class PostgresStore:

@@ -816,12 +816,7 @@ class SqliteStore:
 
     @staticmethod
     def _lease_alive(r: Mapping[str, Any]) -> bool:
-        """A lease holds while unexpired; on this host, only while its process exists."""
-        if not r.get("lease_nonce"):
-            return False
-        if r.get("lease_host") == socket.gethostname():
-            return _pid_alive(r.get("lease_pid"))
-        return (r.get("lease_expires") or 0.0) > time.time()
+        return lease_alive(r)
 
     # -- row keys -----------------------------------------------------------------------
 
@@ -1242,6 +1237,25 @@ def _approval_row(r: dict[str, Any]) -> ApprovalRequest:
         requested_at=r["requested_at"] or 0.0, status=r["status"], channel=r["channel"],
         decided_by=r["decided_by"], decided_at=r["decided_at"], note=r["note"] or "",
         always=r["always"])
+
+
+WORKERS_PREFIX = "temporal:"
+"""The lease host of a run held by its Temporal workflow's workers (``temporal.step``)."""
+
+
+def lease_alive(r: Mapping[str, Any]) -> bool:
+    """A lease holds while unexpired; on this host, only while its process exists. A lease of
+    a workflow's workers on this host holds by its expiry while the worker that last took a
+    step lives: once that process is gone, a local ``resume`` takes over at once."""
+    if not r.get("lease_nonce"):
+        return False
+    host = r.get("lease_host")
+    if host == socket.gethostname():
+        return _pid_alive(r.get("lease_pid"))
+    unexpired = (r.get("lease_expires") or 0.0) > time.time()
+    if host == WORKERS_PREFIX + socket.gethostname():
+        return unexpired and _pid_alive(r.get("lease_pid"))
+    return unexpired
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:

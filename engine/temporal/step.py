@@ -22,6 +22,7 @@ from engine.actions.registry import ACTIONS
 from engine.errors import StoreError, UsageError
 from engine.spec.model import MachineSpec
 from engine.store.base import LeaseOwner, Store
+from engine.store.sqlite import WORKERS_PREFIX
 from engine.store.url import StoreTarget, parse_store_url
 from engine.temporal.refs import FailRef, StepRef, StepReply
 
@@ -70,7 +71,7 @@ def workflow_owner(run_id: str) -> LeaseOwner:
 
     Its host is not a real host name, so the lease holds by its expiry (renewed while a step
     runs), not by one worker process being alive: the next step may run on any worker."""
-    return LeaseOwner(f"temporal:{socket.gethostname()}", os.getpid(), f"temporal-{run_id}")
+    return LeaseOwner(WORKERS_PREFIX + socket.gethostname(), os.getpid(), f"temporal-{run_id}")
 
 
 def has_effects(machine: MachineSpec, state: str) -> bool:
@@ -247,6 +248,8 @@ def fail_run(ref: FailRef, served: StoreTarget | None = None) -> None:
 
     store = open_store(ref.store, served=served)
     try:
+        if store.get_run(ref.run_id).status in ENDED:  # ended elsewhere (a local resume)
+            return
         store.end_step(ref.run_id, ref.step, "failed", ref.error, time.time())
         store.set_status(ref.run_id, "failed", ref.error)
     finally:
