@@ -10,26 +10,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from engine.errors import UsageError
 from engine.temporal import require
+from engine.temporal.hints import Hints, hints_for
 from engine.temporal.refs import (
+    BACKEND_KEY,
     CONTINUE_AS_NEW_AFTER,
     DEFAULT_ADDRESS,
     DEFAULT_NAMESPACE,
     DEFAULT_TASK_QUEUE,
+    TEMPORAL_KEY,
 )
 
-BACKEND_KEY = "backend"
 CONTINUE_ENV = "ENGINE_CONTINUE_AS_NEW_STEPS"
 DECISION_POLL_ENV = "ENGINE_DECISION_POLL_S"
-TEMPORAL_KEY = "temporal"
 
 
 def add_backend_args(p: argparse.ArgumentParser, *, detach: bool = False) -> None:
@@ -268,67 +267,6 @@ def notify_decision(store: Any, run_id: str) -> str | None:
         f"the decision is recorded, but run {info.run_id} has no running workflow on "
         f"Temporal at {where.address} (namespace {where.namespace}) to take it up",
         info.run_id)
-
-
-@dataclass(frozen=True)
-class Hints:
-    """The commands a message tells the user to run, as they can run them: the program they
-    ran and the store they chose (when not the default)."""
-
-    prog: str = "python -m engine"
-    store_flags: tuple[str, ...] = ()
-
-    def command(self, *words: str) -> str:
-        return " ".join([self.prog, *words, *self.store_flags])
-
-    def worker(self, where: Any) -> str:
-        return self.command("worker", *temporal_flags(where))
-
-    def resume(self, run_id: str, where: Any) -> str:
-        return self.command("resume", run_id, *temporal_flags(where))
-
-    @staticmethod
-    def warn(line: str) -> None:
-        print(f"warning: {line}", file=sys.stderr, flush=True)
-
-
-def hints_for(args: argparse.Namespace) -> Hints:
-    """The hints of a command: ``turnstile`` or ``python -m engine``, and ``--store``/``--db``
-    as given (a Postgres URL without its password)."""
-    from pathlib import Path
-
-    from engine.store.base import display_url
-
-    prog = "turnstile" if Path(sys.argv[0]).name == "turnstile" else "python -m engine"
-    store, db = getattr(args, "store", None), getattr(args, "db", None)
-    flags: tuple[str, ...] = ()
-    if store:
-        shown = display_url(store) if store.startswith(("postgresql://", "postgres://")) \
-            else store
-        flags = ("--store", shlex.quote(shown))
-    elif db:
-        flags = ("--db", shlex.quote(db))
-    return Hints(prog, flags)
-
-
-def resume_hint(args: argparse.Namespace, store: Any, run_id: str) -> str:
-    """The command that starts a workflow for a run on Temporal again, runnable as printed."""
-    from engine.temporal.client import Target
-
-    where = Target.from_config(store.get_run(run_id).config.get(TEMPORAL_KEY) or {})
-    return hints_for(args).resume(run_id, where)
-
-
-def temporal_flags(where: Any) -> list[str]:
-    """``--backend temporal`` and where Temporal is, when not the defaults."""
-    flags = ["--backend", "temporal"]
-    if where.address != (os.environ.get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS):
-        flags += ["--temporal-address", where.address]
-    if where.namespace != DEFAULT_NAMESPACE:
-        flags += ["--namespace", shlex.quote(where.namespace)]
-    if where.task_queue != DEFAULT_TASK_QUEUE:
-        flags += ["--task-queue", shlex.quote(where.task_queue)]
-    return flags
 
 
 def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer: Any,

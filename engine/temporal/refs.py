@@ -16,6 +16,9 @@ DECIDED_SIGNAL = "decided"
 DEFAULT_ADDRESS = "127.0.0.1:7233"
 DEFAULT_NAMESPACE = "default"
 DEFAULT_TASK_QUEUE = "turnstile"
+BACKEND_KEY = "backend"
+TEMPORAL_KEY = "temporal"
+"""A run's recorded config names its backend (``backend: temporal``) and where Temporal is."""
 CONTINUE_AS_NEW_AFTER = 500
 """Steps one workflow execution takes before it continues as new (carrying only ``RunRef``)."""
 DECISION_POLL_S = 30.0

@@ -349,7 +349,7 @@ def cmd_approvals(args: argparse.Namespace) -> int:
 
 def cmd_decide(args: argparse.Namespace) -> int:
     from engine.errors import DecisionUndeliveredError
-    from engine.temporal.commands import resume_hint
+    from engine.temporal.hints import resume_hint
 
     runs = _runs(args)
     verb = "approved" if args.command == "approve" else "denied"
