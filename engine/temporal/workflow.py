@@ -80,9 +80,12 @@ class RunWorkflow:
                 return
             except TimeoutError:
                 pass
-            decided: bool = await workflow.execute_local_activity(
-                DECIDED_ACTIVITY, StepRef(ref.run_id, ref.store, step), result_type=bool,
-                start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY)
+            try:
+                decided: bool = await workflow.execute_local_activity(
+                    DECIDED_ACTIVITY, StepRef(ref.run_id, ref.store, step), result_type=bool,
+                    start_to_close_timeout=timedelta(minutes=1), retry_policy=RETRY)
+            except ActivityError:  # the store is out of reach: the run stays parked, and the
+                decided = False   # next read (or the signal) finds the decision
             if decided:
                 return
             polls += 1
