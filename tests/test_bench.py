@@ -25,6 +25,11 @@ def engine_env() -> dict[str, str]:
            if k not in ("ENGINE_MODEL", "ENGINE_FAULTS", "ENGINE_DB")}
     return {**env, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
 
+HANG_GUARD_S = 600
+"""A benchmark's subprocess is stopped after this long: a guard against a hang, not a bound on
+its time (a loaded machine runs the small sizes here several times slower)."""
+pytestmark = pytest.mark.timeout(HANG_GUARD_S + 60)
+
 TURNS = 3
 TS_STEPS = 5 * TURNS - 2
 """plan, then 5 steps per tool turn, then call_model + evaluate_stop for the final answer."""
@@ -36,7 +41,7 @@ def run_bench(script: str, *args: str, tmp_path: Path) -> tuple[str, dict[str, A
     out = tmp_path / f"{Path(script).stem}.json"
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args, "--json",
                            str(out)], cwd=ROOT, env=engine_env(), capture_output=True,
-                          text=True, timeout=110)
+                          text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "machine:" in proc.stdout and "SQLite" in proc.stdout
     return proc.stdout, json.loads(out.read_text())
@@ -154,7 +159,7 @@ def test_run_prints_one_table_with_every_target(tmp_path: Path) -> None:
     out = tmp_path / "all.json"
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--tiny", "--json",
                            str(out)], cwd=ROOT, env=engine_env(), capture_output=True,
-                          text=True, timeout=115)
+                          text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads(out.read_text())
     targets = {row[0]: row[3] for row in data["targets"]}
@@ -169,7 +174,7 @@ def test_run_prints_one_table_with_every_target(tmp_path: Path) -> None:
 def test_faults_reruns_the_chosen_rows_of_the_fault_table() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "faults.py"), "--json",
                            "--rows", "piped_head,alias_bomb"], cwd=ROOT, env=engine_env(),
-                          capture_output=True, text=True, timeout=110)
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = {r["row"]: r for r in json.loads(proc.stdout)["rows"]}
     assert set(rows) == {"piped_head", "alias_bomb"}
