@@ -13,6 +13,9 @@ killed with the engine), and this module supervises whatever argument vector it 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import logging
 import os
 import signal
@@ -35,6 +38,9 @@ __all__ = ["LineSink", "OutputBuffer", "ProcessResult", "end_leftover_group", "g
 GRACE_S = 2.0
 """Time between SIGTERM and SIGKILL."""
 POLL_S = 0.02
+PR_SET_CHILD_SUBREAPER = 36
+_SPAWNED: set[int] = set()
+"""The commands this process started and has not reaped yet (never taken for orphans)."""
 DRAIN_S = 2.0
 """After the command's shell exits, how long to keep reading pipes that are still open."""
 HEAD_BYTES = 20_000
@@ -167,6 +173,7 @@ async def run_process(
 ) -> ProcessResult:
     """Run ``argv`` to completion, timeout or cancellation; never leaves its group running."""
     started = time.monotonic()
+    _become_subreaper()
     with anyio.CancelScope(shield=True):
         # Shielded: a cancellation here would kill only the shell (asyncio closes the half-made
         # transport), orphaning whatever it had already started. It arrives at the next await,
@@ -175,6 +182,7 @@ async def run_process(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, cwd=cwd, env=dict(env), start_new_session=True,
         )
+    _SPAWNED.add(process.pid)
     out, err = OutputBuffer(), OutputBuffer()
     ending = _Ending()
     try:
@@ -185,12 +193,14 @@ async def run_process(
     except BaseException:
         with anyio.CancelScope(shield=True):
             await _stop(process, grace_s)
+        _SPAWNED.discard(process.pid)
         raise
     with anyio.CancelScope(shield=True):
         if deadline.cancelled_caught:
             await _stop(process, grace_s)
         else:
             await process.aclose()
+    _SPAWNED.discard(process.pid)
     return ProcessResult(
         exit_code=process.returncode if process.returncode is not None else -signal.SIGKILL,
         duration_s=time.monotonic() - started,
@@ -251,32 +261,89 @@ async def terminate_group(pgid: int, grace_s: float = GRACE_S) -> None:
     The tree is frozen first (SIGSTOP, group by group, until no new group appears): a command
     still starting (bubblewrap forking its sandboxed child) cannot start a group after the
     list was read, which would outlive the signals."""
+    exe, since = _exe(pgid), start_ticks(pgid)
     groups = _frozen_tree(pgid)
     signalled = [g for g in groups if _signal_group(g, signal.SIGTERM)]
     for group in groups:
         _signal_group(group, signal.SIGCONT)
     if not signalled:
         return
-    if await _wait_groups_gone(groups, grace_s):
-        return
-    logger.warning("process group %d ignored SIGTERM for %.1fs; sending SIGKILL", pgid, grace_s)
-    for group in groups:
-        _signal_group(group, signal.SIGKILL)
-    await _wait_groups_gone(groups, 1.0)
+    if not await _wait_groups_gone(groups, grace_s):
+        logger.warning("process group %d ignored SIGTERM for %.1fs; sending SIGKILL", pgid,
+                       grace_s)
+        for group in groups:
+            _signal_group(group, signal.SIGKILL)
+        await _wait_groups_gone(groups, 1.0)
+    for orphan in _orphans_of(exe, since):
+        logger.info("process %d forked by group %d outlived it; terminating it", orphan, pgid)
+        await terminate_group(orphan, grace_s)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(orphan, os.WNOHANG)  # it is this process's child now: reap it
+
+
+def _exe(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
+
+
+@functools.cache
+def _become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux): a process a command
+    forked just as its parent was stopped (bubblewrap creating its sandboxed child) then
+    shows up as this process's child instead of disappearing under init."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _orphans_of(exe: str | None, since: int | None) -> list[int]:
+    """Live children of this process that a stopped command left behind: re-parented here
+    (``_become_subreaper``), running the command's own program, started after it, and not
+    spawned by this process itself."""
+    if exe is None or since is None:
+        return []
+    me = os.getpid()
+    found = []
+    for pid, ppid, _group, state in _proc_table():
+        if ppid != me or state in ("Z", "X") or pid in _SPAWNED:
+            continue
+        ticks = start_ticks(pid)
+        if ticks is not None and ticks >= since and _exe(pid) == exe:
+            found.append(pid)
+    return found
 
 
 def _frozen_tree(pgid: int, rounds: int = 50) -> set[int]:
-    """``_groups_below(pgid)``, every group of it stopped, read again until it is stable."""
+    """``_groups_below(pgid)``, every group of it stopped, read again until it is stable.
+
+    A stop takes effect when its target next runs, so each round waits until the groups'
+    processes show as stopped (a fork in progress has then returned) before reading again."""
     groups: set[int] = set()
     found = _groups_below(pgid)
     for _ in range(rounds):
         for group in found - groups:
             _signal_group(group, signal.SIGSTOP)
         groups |= found
+        _wait_stopped(groups)
         found = set().union(*(_groups_below(g) for g in groups))
         if found <= groups:
             break
     return groups
+
+
+def _wait_stopped(groups: set[int], within_s: float = 1.0) -> None:
+    """Until no process of ``groups`` is still running (stopped, dead or a zombie), or
+    ``within_s`` passed (a process in uninterruptible sleep stops later)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not any(group in groups and state not in ("T", "t", "Z", "X")
+                   for _pid, _ppid, group, state in _proc_table()):
+            return
+        time.sleep(0.002)
 
 
 def _groups_below(pgid: int) -> set[int]:
