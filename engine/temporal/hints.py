@@ -43,22 +43,17 @@ class Hints:
 
 
 def hints_for(args: argparse.Namespace) -> Hints:
-    """The hints of a command: ``turnstile`` or ``python -m engine``, and ``--store``/``--db``
-    as given (a Postgres URL without its password)."""
-    from pathlib import Path
-
+    """The hints of a command: the program as the user ran it and the store they chose
+    (``engine.hints``: ``--db PATH`` or ``--store URL``, nothing for the default store; a
+    Postgres URL without its password)."""
+    from engine.hints import program, store_args
     from engine.store.base import display_url
 
-    prog = "turnstile" if Path(sys.argv[0]).name == "turnstile" else "python -m engine"
     store, db = getattr(args, "store", None), getattr(args, "db", None)
-    flags: tuple[str, ...] = ()
-    if store:
-        shown = display_url(store) if store.startswith(("postgresql://", "postgres://")) \
-            else store
-        flags = ("--store", shlex.quote(shown))
-    elif db:
-        flags = ("--db", shlex.quote(db))
-    return Hints(prog, flags)
+    given = store or db
+    if given and str(given).startswith(("postgresql://", "postgres://")):
+        given = display_url(str(given))
+    return Hints(program(), tuple(shlex.quote(a) for a in store_args(given)))
 
 
 def resume_hint(args: argparse.Namespace, store: Any, run_id: str) -> str:

@@ -379,7 +379,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
     code = cmd_resume(resume_args)
     from engine.permissions.parking import call_outcome
 
-    print(call_outcome(_open_store(args, reading=True), req.run_id, req.call_id),
+    print(call_outcome(_open_store(args, reading=True), done.run_id, done.call_id),
           file=sys.stderr if args.json else sys.stdout)
     return code
 
