@@ -142,7 +142,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "opentelemetry": ("engine.tracing.otlp",),
     "temporalio": ("engine.temporal.*",),
     "asyncio": ("engine.ui.plain_output",),
-    "ctypes": ("turnstile_tools.inotify",),
+    "ctypes": ("turnstile_tools.inotify", "engine.tooling.process"),
 }
 
 
