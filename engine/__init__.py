@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         Runs,
         approve,
         deny,
+        fork,
         pending_approvals,
     )
     from engine.errors import (
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         ToolImportError,
         TurnstileError,
     )
+    from engine.forks.service import ForkResult
     from engine.models.base import (
         Done,
         ModelClient,
@@ -90,6 +92,8 @@ _HOME: dict[str, tuple[str, str]] = {
     "Runs": ("engine.door", "Runs"),
     "approve": ("engine.door", "approve"),
     "deny": ("engine.door", "deny"),
+    "fork": ("engine.door", "fork"),
+    "ForkResult": ("engine.forks.service", "ForkResult"),
     "pending_approvals": ("engine.door", "pending_approvals"),
     "DecidedApproval": ("engine.runs.approvals", "DecidedApproval"),
     "PendingApproval": ("engine.runs.approvals", "PendingApproval"),
@@ -144,6 +148,7 @@ __all__ = [
     "DecidedApproval",
     "Done",
     "EventHandler",
+    "ForkResult",
     "FunctionModel",
     "Machine",
     "Message",
@@ -179,6 +184,7 @@ __all__ = [
     "approve",
     "build_machine",
     "deny",
+    "fork",
     "function_model",
     "load_machine",
     "open_store",

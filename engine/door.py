@@ -9,12 +9,15 @@ decision made from Python reaches such a run as one made on the command line doe
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from engine.runs.approvals import DecidedApproval, PendingApproval, Wake
 from engine.runs.service import Runs as _Runs
 from engine.runs.service import StoreArg
 from engine.store.base import Store
+
+if TYPE_CHECKING:
+    from engine.forks.service import ForkResult
 
 
 class Runs(_Runs):
@@ -57,4 +60,13 @@ def deny(run_id: str, call_id: str, *, reason: str = "", who: str | None = None,
     return Runs(store, db=db).deny(run_id, call_id, reason=reason, who=who)
 
 
-__all__ = ["Runs", "approve", "deny", "pending_approvals", "wake_backend"]
+def fork(run_id: str, step: int, *, workspace: str | os.PathLike[str] | None = None,
+         allow_partial: bool = False, store: StoreArg = None,
+         db: str | os.PathLike[str] | None = None) -> ForkResult:
+    """A new run at step ``step`` of ``run_id``, as ``fork RUN_ID --step N`` makes it
+    (``Runs.fork``); ``resume`` continues it."""
+    return Runs(store, db=db).fork(run_id, step, workspace=workspace,
+                                   allow_partial=allow_partial)
+
+
+__all__ = ["Runs", "approve", "deny", "fork", "pending_approvals", "wake_backend"]

@@ -22,7 +22,8 @@
     │   ├── ModelConfigError            no model, missing API key, unknown provider
     │   ├── SandboxUnavailableError     sandbox mode required but commands cannot be confined
     │   ├── DecisionRefusedError        approve/deny of a run not waiting or a call not pending
-    │   └── DecisionUndeliveredError    a decision recorded for a run with no live workflow
+    │   ├── DecisionUndeliveredError    a decision recorded for a run with no live workflow
+    │   └── ForkNotExactError           a fork's workspace cannot be rebuilt exactly
     ├── ModelError                      a provider failed after retries (the run fails)
     ├── ScriptDivergedError             a scripted model's expectations were not met
     ├── TransitionError                 an action emitted a trigger the machine does not declare
@@ -176,6 +177,11 @@ class DecisionUndeliveredError(BadInputError):
     def __init__(self, message: str, run_id: str) -> None:
         super().__init__(message)
         self.run_id = run_id
+
+
+class ForkNotExactError(BadInputError):
+    """Some file of a fork's workspace cannot be rebuilt as it was at the step (its content
+    was too large to keep, or the workspace changed since the run): ``--allow-partial``."""
 
 
 class ModelError(TurnstileError):

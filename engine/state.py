@@ -171,6 +171,18 @@ class StepRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ForkOrigin:
+    """Where a forked run came from: the run, and the step it was forked at (the fork holds
+    that run's steps before it and begins at it)."""
+
+    run_id: str
+    step: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "step": self.step}
+
+
+@dataclass(frozen=True, slots=True)
 class RunInfo:
     """A run's row: what ``runs`` and ``show`` print."""
 
@@ -190,6 +202,8 @@ class RunInfo:
     config: Mapping[str, Any] = field(default_factory=dict)
     """How the run was started (model, approval mode, policy, task, golden dir): used by resume."""
     error: str | None = None
+    forked_from: ForkOrigin | None = None
+    """Set for a run made by ``fork``: the run and step it continues from."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,6 +220,7 @@ class RunInfo:
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost_usd,
             "error": self.error,
+            "forked_from": self.forked_from.to_json() if self.forked_from else None,
         }
 
 

@@ -39,7 +39,8 @@ class EngineCLI:
     def __call__(self, *args: str, env: Mapping[str, str] | None = None, timeout: float = 120,
                  stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         cmd = [sys.executable, "-m", "engine", *args]
-        if args and args[0] in {"run", "resume", "runs", "show", "audit", "trace", "eval"}:
+        if args and args[0] in {"run", "resume", "runs", "show", "audit", "trace", "eval",
+                                "fork"}:
             cmd += ["--db", str(self.db)]
         return subprocess.run(cmd, cwd=self.cwd, env=engine_env(env), capture_output=True,
                               text=True, timeout=timeout, input=stdin)

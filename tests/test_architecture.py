@@ -58,8 +58,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "tracing": ("engine.tracing.*",),
     # the pieces of the harness that a run itself uses: golden task folders, checks, faults
     "tasks": ("engine.harness.golden", "engine.harness.checks", "engine.harness.faults"),
-    # the composition root: wires machine, model, tools, policy and store for one run
-    "session": ("engine.session", "engine.wiring"),
+    # the composition root: wires machine, model, tools, policy and store for one run; and
+    # forks, which compose a new run from a stored one (its rows, its rebuilt workspace)
+    "session": ("engine.session", "engine.wiring", "engine.forks", "engine.forks.*"),
     # the front door: every caller starts, resumes, streams, reads and decides runs here
     "runs": ("engine.runs.*",),
     # another way to drive the same runs: Temporal workflows, each step one activity

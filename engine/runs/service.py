@@ -37,6 +37,7 @@ from engine.tooling.spec import ToolSpec
 
 if TYPE_CHECKING:
     from engine.actions.context import Observer
+    from engine.forks.service import ForkResult
     from engine.models.base import ModelClient
     from engine.spec.model import MachineSpec
 
@@ -352,6 +353,27 @@ class Runs:
         store, owned = self._open(must_exist=True, reading=True)
         try:
             return store.get_run(run_id)
+        finally:
+            if owned:
+                store.close()
+
+    # -- forks ----------------------------------------------------------------------------
+
+    def fork(self, run_id: str, step: int, *, workspace: PathArg | None = None,
+             allow_partial: bool = False) -> ForkResult:
+        """A new run that begins at step ``step`` of ``run_id`` (as ``show --json`` numbers
+        them): its conversation, data and usage as they stood then, its workspace a new
+        folder (``workspace``, else beside the original's, named after the new run) holding
+        the files as they were. ``interrupted``: ``resume`` continues it. Refused
+        (``ForkNotExactError``, nothing made) where a file cannot be rebuilt exactly, unless
+        ``allow_partial``."""
+        from engine.forks.service import fork
+        from engine.session import new_run_id
+
+        store, owned = self._open(must_exist=True)
+        try:
+            return fork(store, run_id, step, new_id=new_run_id(), workspace=_path(workspace),
+                        allow_partial=allow_partial)
         finally:
             if owned:
                 store.close()

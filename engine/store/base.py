@@ -6,7 +6,7 @@ cannot be recorded twice. Per-step writes append; they never rewrite earlier mes
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import unquote, urlsplit
@@ -230,8 +230,26 @@ class Store(Protocol):
                           pending_only: bool = True) -> list[ApprovalRequest]: ...
     def decide_approval(self, run_id: str, call_id: str, decision: ApprovalDecision,
                         audit: AuditRecord) -> ApprovalRequest: ...
+    # Forks (``engine.forks``): a run as it stood when step ``step`` began (steps before it
+    # committed: their messages, the data of the last snapshot before it plus later updates,
+    # the usage of that snapshot plus later model calls); and a new run (``info``, its
+    # ``forked_from`` set) holding a copy of ``source``'s rows of the steps before ``step``,
+    # written in one transaction, with step ``step`` begun and ``interrupted``.
+    def state_at(self, run_id: str, step: int) -> RunState: ...
+    def fork_run(self, info: RunInfo, source: str, step: int) -> None: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
+
+def with_calls(usage: Usage, payloads: Iterable[Mapping[str, Any]]) -> Usage:
+    """``usage`` plus the tokens and cost of the model calls whose event payloads are given
+    (``state_at``: a run's totals at a step between two snapshots, in every store alike)."""
+    for p in payloads:
+        cost = p.get("cost_usd")
+        usage = usage + Usage(int(p.get("input_tokens") or 0), int(p.get("output_tokens") or 0),
+                              int(p.get("cached_tokens") or 0),
+                              float(cost) if isinstance(cost, (int, float)) else None)
+    return usage
+
 
 def merged_config(config: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
     """What ``Store.update_config`` records: ``changes`` over ``config``'s top-level keys, a

@@ -34,9 +34,18 @@ from engine.errors import (
     StoreReadOnlyError,
     StoreSchemaError,
     UnknownRunError,
+    UsageError,
 )
 from engine.hints import command
-from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
+from engine.state import (
+    ForkOrigin,
+    Message,
+    RunInfo,
+    RunState,
+    RunStatus,
+    StepRecord,
+    Usage,
+)
 from engine.store.base import (
     ApprovalDecision,
     ApprovalRequest,
@@ -50,6 +59,7 @@ from engine.store.base import (
     StepCommit,
     display_url,
     merged_config,
+    with_calls,
 )
 from engine.store.deferred import (
     Folds,
@@ -69,7 +79,7 @@ logging.getLogger("psycopg").setLevel(logging.ERROR)
 """psycopg's own warnings (``Pipeline [BAD]`` when the server goes away) repeat the fault this
 adapter translates into one ``StoreError``: they are not printed before it."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 MIGRATION_LOCK = 0x7475726E  # an advisory lock key of its own ("turn")
@@ -81,7 +91,7 @@ RUN_COLUMNS = (
     "run_id", "machine", "machine_path", "machine_hash", "status", "state", "workspace",
     "created_at", "updated_at", "steps", "input_tokens", "output_tokens", "cached_tokens",
     "cost_usd", "cost_known", "config", "error", "lease_host", "lease_pid", "lease_nonce",
-    "lease_expires")
+    "lease_expires", "forked_from", "fork_step")
 TABLES = ("runs", "steps", "transitions", "messages", "events", "checkpoints", "audit",
           "effects", "spans_sent", "approval_requests")
 
@@ -141,7 +151,30 @@ _SCHEMA_V2 = (
     " FROM steps WHERE status = 'succeeded'",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
+_SCHEMA_V3 = (
+    # as in SQLite (``engine.store.sqlite._schema_v7``): where a fork came from
+    "ALTER TABLE runs ADD COLUMN forked_from TEXT",
+    "ALTER TABLE runs ADD COLUMN fork_step BIGINT",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
+
+FORK_COPIES = (
+    ("steps", "seq, state, action, status, trigger, dest, started_at, ended_at, note, plan,"
+     " updates", "seq"),
+    ("checkpoints", "seq, state, at, data, message_count, usage", "seq"),
+    ("messages", "seq, step, body", "step"),
+    ("events", "seq, step, kind, at, payload", "step"),
+    ("audit", "seq, step, call_id, tool, decision, risk, rule, reason, decided_by, args_digest,"
+     " preview_digest, server, trust, at", "step"),
+    ("effects", "call_id, step, tool, version, status, idempotent, side_effects, args, result,"
+     " file, at", "step"),
+    ("approval_requests", "call_id, step, tool, args, args_hash, policy_version, preview, risk,"
+     " rule, reason, capability, requested_at, status, channel, decided_by, decided_at, note,"
+     " always", "step"),
+)
+"""What a fork copies of a run's rows: (table, columns, the column below the fork's step), as
+``engine.store.sqlite.FORK_COPIES``; of the approval requests, the decided ones only."""
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -454,7 +487,9 @@ class PostgresStore:
             updated_at=r["updated_at"], steps=r["steps"], input_tokens=r["input_tokens"],
             output_tokens=r["output_tokens"],
             cost_usd=r["cost_usd"] if r["cost_known"] else None,
-            config=json.loads(r["config"] or "{}"), error=r["error"])
+            config=json.loads(r["config"] or "{}"), error=r["error"],
+            forked_from=(ForkOrigin(r["forked_from"], r["fork_step"])
+                         if r["forked_from"] else None))
 
     @_guarded
     def set_status(self, run_id: str, status: RunStatus, error: str | None = None) -> None:
@@ -656,6 +691,70 @@ class PostgresStore:
         usage = Usage(info.input_tokens, info.output_tokens, 0, info.cost_usd)
         return RunState(run_id, info.machine, info.state, info.steps,
                         tuple(self.messages(run_id)), data, usage, info.status)
+
+    # -- forks --------------------------------------------------------------------------
+
+    @_guarded
+    def state_at(self, run_id: str, step: int) -> RunState:
+        """The run as it stood when step ``step`` began (``Store.state_at``)."""
+        info = self.get_run(run_id)
+        run_id = info.run_id
+        snapshot = self._conn.execute(
+            "SELECT seq, data, usage FROM checkpoints WHERE run_id = %s AND seq < %s"
+            " ORDER BY seq DESC LIMIT 1", (run_id, step)).fetchone()
+        if snapshot is None:
+            raise UsageError(f"run {run_id} has no step {step}")
+        snap, data, usage = snapshot[0], json.loads(snapshot[1]), snapshot[2]
+        for (updates,) in self._conn.execute(
+                "SELECT updates FROM steps WHERE run_id = %s AND seq > %s AND seq < %s"
+                " AND status = 'succeeded' AND updates IS NOT NULL ORDER BY seq",
+                (run_id, snap, step)).fetchall():
+            data.update(json.loads(updates))
+        calls = self._conn.execute(
+            "SELECT payload FROM events WHERE run_id = %s AND kind = 'model_call' AND step > %s"
+            " AND step < %s ORDER BY seq", (run_id, snap, step)).fetchall()
+        total = with_calls(Usage(*json.loads(usage)), (json.loads(p) for (p,) in calls))
+        messages = tuple(Message.from_dict(json.loads(b)) for (b,) in self._conn.execute(
+            "SELECT body FROM messages WHERE run_id = %s AND step < %s ORDER BY seq",
+            (run_id, step)))
+        row = self._conn.execute(
+            "SELECT state FROM steps WHERE run_id = %s AND seq = %s", (run_id, step)).fetchone()
+        if row is None and step > 0:
+            row = self._conn.execute(
+                "SELECT dest FROM steps WHERE run_id = %s AND seq = %s AND status = 'succeeded'",
+                (run_id, step - 1)).fetchone()
+        if row is None or row[0] is None:
+            raise UsageError(f"run {run_id} has no step {step}")
+        return RunState(run_id, info.machine, row[0], step, messages, data, total,
+                        "interrupted")
+
+    @_guarded
+    def fork_run(self, info: RunInfo, source: str, step: int) -> None:
+        """``Store.fork_run``: ``source``'s rows of the steps before ``step``, copied."""
+        with self._tx() as c:
+            if c.execute("SELECT 1 FROM runs WHERE run_id = %s", (source,)).fetchone() is None:
+                raise UnknownRunError(f"no run {source!r} in {self.where}")
+            cost = info.cost_usd
+            c.execute(
+                "INSERT INTO runs (run_id, machine, machine_path, machine_hash, status, state,"
+                " workspace, created_at, updated_at, steps, input_tokens, output_tokens,"
+                " cached_tokens, cost_usd, cost_known, config, error, forked_from, fork_step)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,%s,%s,%s,NULL,%s,%s)",
+                (info.run_id, info.machine, info.machine_path, info.machine_hash, info.status,
+                 info.state, info.workspace, info.created_at, info.updated_at, info.steps,
+                 info.input_tokens, info.output_tokens, cost or 0.0, int(cost is not None),
+                 _dumps(dict(info.config)), source, step))
+            for table, columns, where in FORK_COPIES:
+                decided = " AND status != 'pending'" if table == "approval_requests" else ""
+                order = " ORDER BY ord" if table in ("effects", "approval_requests") else ""
+                c.execute(f"INSERT INTO {table} (run_id, {columns}) SELECT %s, {columns}"
+                          f" FROM {table} WHERE run_id = %s AND {where} < %s{decided}{order}",
+                          (info.run_id, source, step))
+            c.execute("INSERT INTO steps (run_id, seq, state, action, status, started_at, note,"
+                      " plan) SELECT %s, seq, state, action, 'interrupted', %s, %s, plan"
+                      " FROM steps WHERE run_id = %s AND seq = %s",
+                      (info.run_id, info.created_at, f"forked from run {source} at step {step}",
+                       source, step))
 
     # -- audit and effects --------------------------------------------------------------
 

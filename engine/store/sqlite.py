@@ -42,7 +42,15 @@ from engine.errors import (
 )
 from engine.events import EventKind, kind_of
 from engine.hints import command
-from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
+from engine.state import (
+    ForkOrigin,
+    Message,
+    RunInfo,
+    RunState,
+    RunStatus,
+    StepRecord,
+    Usage,
+)
 from engine.store.base import (
     ApprovalDecision,
     ApprovalRequest,
@@ -55,6 +63,7 @@ from engine.store.base import (
     StepBegin,
     StepCommit,
     merged_config,
+    with_calls,
 )
 from engine.store.deferred import Folds, Statement, fold, run_row_params, run_row_sql
 from engine.store.readback import DECODE_ERRORS, damaged_row
@@ -72,7 +81,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 RUNS, STEPS, MESSAGES, TRANSITIONS, EVENTS = "runs", "steps", "messages", "transitions", "events"
@@ -243,8 +252,14 @@ def _schema_v6(db: sqlite_utils.Database) -> None:
     db.execute(TRANSITIONS_VIEW)
 
 
+def _schema_v7(db: sqlite_utils.Database) -> None:
+    """A fork records where it came from: the run and the step (``fork``)."""
+    db.execute("ALTER TABLE runs ADD COLUMN forked_from TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN fork_step INTEGER")
+
+
 MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3, 4: _schema_v4, 5: _schema_v5,
-              6: _schema_v6}
+              6: _schema_v6, 7: _schema_v7}
 
 NEW_DATABASE = (
     """CREATE TABLE "runs" ("run_id" TEXT PRIMARY KEY, "machine" TEXT NOT NULL,
@@ -253,7 +268,7 @@ NEW_DATABASE = (
         "steps" INTEGER, "input_tokens" INTEGER, "output_tokens" INTEGER,
         "cached_tokens" INTEGER, "cost_usd" REAL, "cost_known" INTEGER, "config" TEXT,
         "error" TEXT, "lease_host" TEXT, "lease_pid" INTEGER, "lease_nonce" TEXT,
-        "lease_expires" REAL, "rid" INTEGER)""",
+        "lease_expires" REAL, "rid" INTEGER, forked_from TEXT, fork_step INTEGER)""",
     """CREATE TABLE "effects" ("run_id" TEXT, "call_id" TEXT, "step" INTEGER, "tool" TEXT,
         "version" TEXT, "status" TEXT, "idempotent" INTEGER, "side_effects" INTEGER,
         "args" TEXT, "result" TEXT, "file" TEXT, "at" REAL,
@@ -288,6 +303,26 @@ NEW_DATABASE = (
 """A new database, made at once: the schema ``MIGRATIONS`` leave (tests compare the two),
 without their table rebuilds and the compaction after them, and without importing
 ``sqlite-utils``. The migrations still upgrade every older database."""
+
+FORK_COPIES = (
+    (STEPS, "seq, state, action, status, trigger, dest, started_at, ended_at, note, plan,"
+     " updates", "seq"),
+    (CHECKPOINTS, "seq, state, at, data, message_count, usage", "seq"),
+    (MESSAGES, "seq, step, body", "step"),
+    (EVENTS, "seq, step, kind, at, payload", "step"),
+    (AUDIT, "seq, step, call_id, tool, decision, risk, rule, reason, decided_by, args_digest,"
+     " preview_digest, server, trust, at", "step"),
+)
+"""What a fork copies of a run's keyed rows: (table, columns, the column below the fork's step:
+``seq``, a step's own number, or ``step``, the step a row belongs to)."""
+FORK_BY_RUN = (
+    (EFFECTS, "call_id, step, tool, version, status, idempotent, side_effects, args, result,"
+     " file, at"),
+    (APPROVALS, "call_id, step, tool, args, args_hash, policy_version, preview, risk, rule,"
+     " reason, capability, requested_at, status, channel, decided_by, decided_at, note,"
+     " always"),
+)
+"""The rows a fork copies from tables keyed by run id (decided approvals only)."""
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -751,6 +786,8 @@ class SqliteStore:
             output_tokens=r["output_tokens"],
             cost_usd=r["cost_usd"] if r["cost_known"] else None,
             config=json.loads(r["config"] or "{}"), error=r["error"],
+            forked_from=(ForkOrigin(r["forked_from"], r["fork_step"])
+                         if r.get("forked_from") else None),
         )
 
     def _run_columns(self) -> list[str]:
@@ -1035,6 +1072,85 @@ class SqliteStore:
         usage = Usage(info.input_tokens, info.output_tokens, 0, info.cost_usd)
         return RunState(run_id, info.machine, info.state, info.steps,
                         tuple(self.messages(run_id)), data, usage, info.status)
+
+    # -- forks --------------------------------------------------------------------------
+
+    @_guarded
+    def state_at(self, run_id: str, step: int) -> RunState:
+        """The run as it stood when step ``step`` began (``Store.state_at``)."""
+        info = self.get_run(run_id)
+        run_id = info.run_id
+        lo, _ = self._span(run_id)
+        at = self._key(run_id, step)
+        row = self._conn.execute(
+            "SELECT seq, data, usage FROM checkpoints WHERE key >= ? AND key < ?"
+            " ORDER BY key DESC LIMIT 1", (lo, at)).fetchone()
+        if row is None:
+            raise UsageError(f"run {run_id} has no step {step}")
+        snap, data, usage = row[0], json.loads(row[1]), Usage(*json.loads(row[2]))
+        for (updates,) in self._conn.execute(
+                "SELECT updates FROM steps WHERE key > ? AND key < ? AND status = 'succeeded'"
+                " AND updates IS NOT NULL ORDER BY key", (self._key(run_id, snap), at)):
+            data.update(json.loads(updates))
+        calls = self._conn.execute(
+            "SELECT payload FROM events WHERE key >= ? AND key < ? AND kind = ? AND step > ?"
+            " AND step < ? ORDER BY key", (lo, lo + RUN_SPAN, EventKind.MODEL_CALL.value, snap,
+                                           step))
+        usage = with_calls(usage, (json.loads(p) for (p,) in calls))
+        messages = tuple(Message.from_dict(_loads(b)) for (b,) in self._conn.execute(
+            "SELECT body FROM messages WHERE key >= ? AND key < ? AND step < ? ORDER BY key",
+            (lo, lo + RUN_SPAN, step)))
+        state = self._state_name(run_id, step)
+        return RunState(run_id, info.machine, state, step, messages, data, usage, "interrupted")
+
+    def _state_name(self, run_id: str, step: int) -> str:
+        """The state step ``step`` runs in: its own row's, else where the step before led."""
+        row = self._conn.execute("SELECT state FROM steps WHERE key = ?",
+                                 (self._key(run_id, step),)).fetchone()
+        if row is None and step > 0:
+            row = self._conn.execute("SELECT dest FROM steps WHERE key = ? AND status ="
+                                     " 'succeeded'", (self._key(run_id, step - 1),)).fetchone()
+        if row is None or row[0] is None:
+            raise UsageError(f"run {run_id} has no step {step}")
+        return str(row[0])
+
+    @_guarded
+    def fork_run(self, info: RunInfo, source: str, step: int) -> None:
+        """``Store.fork_run``: the rows of ``source``'s steps before ``step``, copied under
+        the new run's keys (a key is its run's number times ``RUN_SPAN`` plus the row's)."""
+        with self._tx() as c:
+            old = self._rid(source)
+            if old is None:
+                raise UnknownRunError(f"no run {source!r} in {self.path}")
+            rid = c.execute("SELECT COALESCE(MAX(rid), 0) + 1 FROM runs").fetchone()[0]
+            u = Usage(info.input_tokens, info.output_tokens, 0, info.cost_usd)
+            c.execute(
+                "INSERT INTO runs (run_id, machine, machine_path, machine_hash, status, state,"
+                " workspace, created_at, updated_at, steps, input_tokens, output_tokens,"
+                " cached_tokens, cost_usd, cost_known, config, error, rid, forked_from,"
+                " fork_step) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,NULL,?,?,?)",
+                (info.run_id, info.machine, info.machine_path, info.machine_hash, info.status,
+                 info.state, info.workspace, info.created_at, info.updated_at, info.steps,
+                 u.input_tokens, u.output_tokens, u.cost_usd or 0.0, int(u.cost_usd is not None),
+                 _dumps(dict(info.config)), rid, source, step))
+            self._rids[info.run_id] = rid
+            shift, lo = (rid - old) * RUN_SPAN, old * RUN_SPAN
+            for table, columns, where in FORK_COPIES:
+                bound = lo + step + 1 if where == "seq" else lo + RUN_SPAN
+                extra = "" if where == "seq" else f" AND {where} < {int(step)}"
+                c.execute(f"INSERT INTO {table} (key, run_id, {columns}) SELECT key + ?, ?,"
+                          f" {columns} FROM {table} WHERE key >= ? AND key < ?{extra}",
+                          (shift, info.run_id, lo, bound))
+            for table, columns in FORK_BY_RUN:
+                c.execute(f"INSERT INTO {table} (run_id, {columns}) SELECT ?, {columns}"
+                          f" FROM {table} WHERE run_id = ? AND step < ?"
+                          f"{' AND status != ' + repr('pending') if table == APPROVALS else ''}"
+                          " ORDER BY rowid", (info.run_id, source, step))
+            c.execute("INSERT INTO steps (key, run_id, seq, state, action, status, started_at,"
+                      " note, plan) SELECT ?, ?, seq, state, action, 'interrupted', ?, ?, plan"
+                      " FROM steps WHERE key = ?",
+                      (row_key(rid, step), info.run_id, info.created_at,
+                       f"forked from run {source} at step {step}", row_key(old, step)))
 
     # -- audit and effects --------------------------------------------------------------
 

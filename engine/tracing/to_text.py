@@ -50,6 +50,10 @@ def _run_header(trace: Mapping[str, Any]) -> list[str]:
     ]
     if run.get("error"):
         lines.append(f"  error: {run['error']}")
+    origin = run.get("forked_from")
+    if origin:
+        lines.append(f"  forked from run {origin['run_id']} at step {origin['step']} (steps "
+                     f"before {origin['step']} are that run's, copied)")
     return lines
 
 

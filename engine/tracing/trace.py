@@ -650,6 +650,9 @@ class _Builder:
             totals["tool_calls"], "turnstile.denials": totals["denials"],
             "error.type": "run_failed" if status == "failed" else None,
         }
+        if self.info.forked_from is not None:  # where a fork's first steps were taken
+            root.attributes["turnstile.forked_from.run_id"] = self.info.forked_from.run_id
+            root.attributes["turnstile.forked_from.step"] = self.info.forked_from.step
         head = {"format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
                 "run": self._run_json(root, totals)}
         return head, map(writer.text, (root, *spans))
@@ -698,6 +701,7 @@ class _Builder:
             "totals": totals,
             "committed": {"steps": info.steps, "input_tokens": info.input_tokens,
                           "output_tokens": info.output_tokens, "cost_usd": info.cost_usd},
+            "forked_from": info.forked_from.to_json() if info.forked_from else None,
         }
 
 

@@ -264,6 +264,24 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fork(args: argparse.Namespace) -> int:
+    runs = _runs(args)
+    made = runs.fork(args.run_id, args.step, workspace=args.workspace,
+                     allow_partial=args.allow_partial)
+    if args.json:
+        _print_json(made.to_json())
+        return 0
+    origin = made.forked_from
+    print(f"forked run {origin.run_id} at step {origin.step} ({made.state}): "
+          f"new run {made.run_id}, interrupted")
+    print(f"  workspace: {made.workspace}"
+          f"{'' if made.exact else ' (partial: some files hold their latest content)'}")
+    for missing in made.not_rebuilt:
+        print(f"    not rebuilt: {missing.path}: {missing.reason}")
+    print(f"  continue:  {runs.hint('resume', made.run_id)}")
+    return 0
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     store = _open_store(args, must_exist=True, reading=True)
     info = store.get_run(args.run_id)
@@ -707,6 +725,18 @@ def _add_inspection(sub: Any) -> None:
         p.add_argument("--json", action="store_true")
         _common_store(p)
         p.set_defaults(func=func)
+    p = sub.add_parser("fork", help="a new run at step N of a run, its workspace as it was")
+    p.add_argument("run_id")
+    p.add_argument("--step", type=int, required=True,
+                   help="the step to begin at (show --json: steps_detail[].step)")
+    p.add_argument("--workspace", help="the new run's folder (default: beside the original's, "
+                   "named after the new run)")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="fork although some file cannot be rebuilt as it was (it keeps its "
+                        "latest content)")
+    p.add_argument("--json", action="store_true")
+    _common_store(p)
+    p.set_defaults(func=cmd_fork)
     p = sub.add_parser("check", help="full integrity check of the database (exit 2 if damaged)")
     p.add_argument("--json", action="store_true")
     _common_store(p)

@@ -10,6 +10,7 @@ import datetime as dt
 from typing import Any
 
 from engine.events import EventKind
+from engine.forks.service import forkable_steps
 from engine.run_data import FILES_CHANGED, FINAL_ANSWER, PLAN, REFUSAL
 from engine.state import StepRecord
 from engine.store.base import Store
@@ -79,6 +80,7 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
         "effects_resolved": [e.payload.get("message") for e in events
                              if e.kind == EventKind.EFFECT_RESOLVED],
         "config": dict(info.config),
+        "forkable_steps": forkable_steps(store, run_id),
     }
 
 
@@ -110,6 +112,9 @@ def show_text(store: Store, run_id: str) -> str:
     ]
     if d.get("error"):
         lines.append(f"  error: {d['error']}")
+    if d.get("forked_from"):
+        origin = d["forked_from"]
+        lines.append(f"  forked from run {origin['run_id']} at step {origin['step']}")
     lines.append("transitions:")
     for t in d["transitions"]:
         lines.append(f"  {t['step']:>4}  {t['from']} --{t['trigger']}--> {t['to']}")

@@ -1,0 +1,1 @@
+"""Forks: a new run from any step of a stored one, its workspace rebuilt from the ledger."""

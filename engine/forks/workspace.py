@@ -1,0 +1,138 @@
+"""A workspace as it was when a step began: the run's folder now, with every change the
+ledger recorded from that step on undone, newest first (``patches.undo``).
+
+What the run changed is known from its ``file_changed`` events (the edit tools' and the shell
+watcher's, each with hashes and a diff); a call whose changes were not all seen (the watcher
+said so, or its outcome is unknown) makes the steps before it inexact. The folder is copied
+without the engine's own ``.engine`` folder; the files the run changed are then written as
+they were. A file that cannot be rebuilt keeps its latest content and is named.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.events import EventKind
+from engine.forks.patches import NotUndone, undo
+from engine.store.base import EffectRecord, Event, Store
+
+ENGINE_DIR = ".engine"
+"""Not copied: the database and other runs' workspaces live there when a run works in the
+folder it was started from."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotRebuilt:
+    """A path whose content at the step cannot be rebuilt, and why."""
+
+    path: str
+    reason: str
+    step: int
+    """The latest step whose change cannot be undone: every step up to it is inexact."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason, "step": self.step}
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """What a run changed in its workspace, read once: each step's changes, and the paths
+    that block an exact rebuild of the steps up to some step."""
+
+    root: Path
+    changes: tuple[Event, ...]
+    blocked: tuple[NotRebuilt, ...] = ()
+    contents: Mapping[int, Mapping[str, bytes | None]] = field(default_factory=dict)
+    """For each step with changes: each path's content before that step's first change."""
+
+    def not_rebuilt(self, step: int) -> list[NotRebuilt]:
+        """The paths a fork at ``step`` cannot rebuild (none: the workspace is exact)."""
+        return [b for b in self.blocked if b.step >= step]
+
+    def files_at(self, step: int) -> dict[str, bytes | None]:
+        """The content of every path changed at or after ``step``, as it was when ``step``
+        began, where it can be rebuilt (None: the file did not exist)."""
+        out: dict[str, bytes | None] = {}
+        for at in sorted(self.contents, reverse=True):
+            if at < step:
+                break
+            out.update(self.contents[at])
+        blocked = {b.path for b in self.not_rebuilt(step)}
+        return {p: c for p, c in out.items() if p not in blocked}
+
+
+def read_history(store: Store, run_id: str, root: Path) -> History:
+    """Undo the run's recorded changes, newest first, from the folder's current content."""
+    events = [e for e in store.events(run_id, (EventKind.FILE_CHANGED,))]
+    blocked: dict[str, NotRebuilt] = {}
+    current: dict[str, bytes | None] = {}
+    contents: dict[int, dict[str, bytes | None]] = {}
+    for e in reversed(events):
+        path = str(e.payload.get("path") or "")
+        if path in blocked:
+            continue
+        target = _inside(root, path)
+        try:
+            if target is None:
+                raise NotUndone("it is outside the workspace")
+            after = current[path] if path in current else _read(target)
+            current[path] = undo(after, e.payload)
+        except NotUndone as exc:
+            blocked[path] = NotRebuilt(path, str(exc), e.step)
+            continue
+        contents.setdefault(e.step, {})[path] = current[path]
+    unseen = [NotRebuilt(f"(call {r.call_id}, {r.tool})", reason, r.step)
+              for r, reason in _unseen(store.effects(run_id))]
+    return History(root, tuple(events), (*blocked.values(), *unseen), contents)
+
+
+def _unseen(effects: Iterable[EffectRecord]) -> Iterable[tuple[EffectRecord, str]]:
+    """Calls whose changes to the workspace are not all known."""
+    for r in effects:
+        data = (r.result or {}).get("data") or {}
+        if isinstance(data, Mapping) and data.get("changes_not_covered"):
+            yield r, f"not every change was seen: {data['changes_not_covered']}"
+        elif r.side_effects and r.status in ("started", "unknown"):
+            yield r, f"its outcome is {r.status}: what it changed is not known"
+
+
+def _inside(root: Path, path: str) -> Path | None:
+    target = (root / path) if not os.path.isabs(path) else Path(path)
+    try:
+        target.resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+    return target
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def build(source: Path, dest: Path, files: Mapping[str, bytes | None]) -> None:
+    """Copy ``source`` to the new folder ``dest`` (links kept as links), then write
+    ``files`` as they were (None: removed)."""
+    shutil.copytree(source, dest, symlinks=True,
+                    ignore=lambda folder, names: _ignored(source, folder, names))
+    for rel, content in files.items():
+        target = dest / rel
+        if content is None:
+            if target.is_file() or target.is_symlink():
+                target.unlink()
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()
+        target.write_bytes(content)
+
+
+def _ignored(source: Path, folder: str, names: Sequence[str]) -> list[str]:
+    return [ENGINE_DIR] if Path(folder) == source and ENGINE_DIR in names else []

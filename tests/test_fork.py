@@ -1,0 +1,297 @@
+"""Forking a run from any step (``fork RUN_ID --step N``), through real subprocesses and real
+SQLite and PostgreSQL stores: the fork's conversation, data and usage are the original's as they
+stood when step N began, its workspace a new folder rebuilt from the ledger, and the original
+(rows, folder, audit) is only read.
+
+The scripted model's turn is the number of model calls already in the conversation, so a
+fork's continuation script repeats the turns before the fork point and then differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import ROOT, EngineCLI, engine_env, read_tree
+
+MACHINE = str(ROOT / "machines" / "coding_agent.yaml")
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def write(path: str, content: str, base: str | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"path": path, "content": content}
+    if base is not None:
+        args["base_hash"] = sha(base)
+    return {"tool_calls": [{"name": "write_file", "args": args}]}
+
+
+def shell(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "run_shell", "args": {"command": command}}]}
+
+
+VERSIONS = [f"version {i}\n" for i in range(1, 5)]
+FOUR_WRITES = [write("notes.txt", VERSIONS[0]),
+               *(write("notes.txt", VERSIONS[i], VERSIONS[i - 1]) for i in range(1, 4)),
+               {"text": "wrote version 4"}]
+
+
+def start(cli: EngineCLI, tmp_path: Path, turns: list[dict[str, Any]],
+          name: str = "ws") -> tuple[Path, dict[str, Any]]:
+    """A finished scripted run of the coding agent in a fresh folder ``name``."""
+    ws = tmp_path / name
+    ws.mkdir()
+    (ws / "README.md").write_text("a file the run never touches\n")
+    script = tmp_path / f"{name}-turns.json"
+    script.write_text(json.dumps(turns))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("default: allow\n")
+    proc = cli("run", MACHINE, "--task", "write the notes", "--workspace", str(ws), "--model",
+               f"scripted:{script}", "--approval", "auto", "--policy", str(policy), "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return ws, json.loads(proc.stdout)
+
+
+def exec_steps(shown: dict[str, Any]) -> list[int]:
+    """The steps that ran tool calls, in order."""
+    return [s["step"] for s in shown["steps_detail"] if s["state"] == "exec_tool"]
+
+
+def resume_with(cli: EngineCLI, tmp_path: Path, run_id: str,
+                turns: list[dict[str, Any]]) -> dict[str, Any]:
+    script = tmp_path / f"resume-{run_id}.json"
+    script.write_text(json.dumps(turns))
+    proc = cli("resume", run_id, "--model", f"scripted:{script}", "--approval", "auto",
+               "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def test_a_fork_after_the_second_write_holds_version_2_and_continues_differently(
+        cli: EngineCLI, tmp_path: Path) -> None:
+    ws, run = start(cli, tmp_path, FOUR_WRITES)
+    original = cli.json("show", run["run_id"])
+    audit_before = cli.json("audit", run["run_id"])
+    tree_before = read_tree(ws)
+    assert (ws / "notes.txt").read_text() == VERSIONS[3]
+    step = exec_steps(original)[1] + 1  # the step after the second write began
+
+    made = cli.json("fork", run["run_id"], "--step", str(step))
+
+    assert made["forked_from"] == {"run_id": run["run_id"], "step": step}
+    assert made["exact"] is True and made["status"] == "interrupted"
+    fork_ws = Path(made["workspace"])
+    assert fork_ws.parent == ws.parent and fork_ws.name == made["run_id"]
+    assert (fork_ws / "notes.txt").read_text() == VERSIONS[1]
+    assert (fork_ws / "README.md").read_text() == "a file the run never touches\n"
+    shown = cli.json("show", made["run_id"])
+    assert shown["status"] == "interrupted" and shown["steps"] == step
+    assert shown["forked_from"] == {"run_id": run["run_id"], "step": step}
+    assert shown["state"] == original["steps_detail"][step]["state"]
+    assert shown["model_calls"] == 2  # the two model calls before the fork point
+    assert [s["step"] for s in shown["steps_detail"]] == list(range(step + 1))
+    listed = {r["run_id"]: r for r in cli.json("runs")}
+    assert listed[made["run_id"]]["forked_from"] == made["forked_from"]
+    assert listed[run["run_id"]]["forked_from"] is None
+
+    # the continuation repeats the two turns before the fork point, then differs
+    other = [*FOUR_WRITES[:2], write("notes.txt", "another ending\n", VERSIONS[1]),
+             {"text": "took the other road"}]
+    resumed = resume_with(cli, tmp_path, made["run_id"], other)
+    assert resumed["status"] == "completed"
+    assert (fork_ws / "notes.txt").read_text() == "another ending\n"
+    assert cli.json("show", made["run_id"])["final_answer"] == "took the other road"
+
+    # the original: its folder, rows and audit as they were
+    assert read_tree(ws) == tree_before
+    assert cli.json("audit", run["run_id"]) == audit_before
+    again = cli.json("show", run["run_id"])
+    assert again["final_answer"] == "wrote version 4"
+    assert again["steps_detail"] == original["steps_detail"]
+    copied = cli.json("audit", made["run_id"])[:2]  # the decisions before the fork point
+    assert [{**a, "run_id": run["run_id"]} for a in copied] == audit_before[:2]
+
+
+def test_a_fork_of_a_fork_and_show_lists_forkable_steps(cli: EngineCLI,
+                                                        tmp_path: Path) -> None:
+    ws, run = start(cli, tmp_path, FOUR_WRITES)
+    shown = cli.json("show", run["run_id"])
+    forkable = {s["step"]: s for s in shown["forkable_steps"]}
+    assert set(forkable) == {s["step"] for s in shown["steps_detail"] if s["action"]}
+    assert all(s["workspace"] == "exact" for s in forkable.values())
+    writes = exec_steps(shown)
+    assert forkable[writes[0] + 2]["checkpoint"] == writes[0] + 1  # the snapshot after it
+
+    first = cli.json("fork", run["run_id"], "--step", str(writes[2] + 1))
+    assert (Path(first["workspace"]) / "notes.txt").read_text() == VERSIONS[2]
+    second = cli.json("fork", first["run_id"], "--step", str(writes[0] + 1), "--workspace",
+                      str(tmp_path / "second"))
+    assert second["workspace"] == str((tmp_path / "second").resolve())
+    assert (tmp_path / "second" / "notes.txt").read_text() == VERSIONS[0]
+    assert second["forked_from"] == {"run_id": first["run_id"], "step": writes[0] + 1}
+    zero = cli.json("fork", first["run_id"], "--step", "0", "--workspace",
+                    str(tmp_path / "zero"))
+    assert not (tmp_path / "zero" / "notes.txt").exists()  # created after step 0
+    assert zero["state"] == "plan"
+    resumed = resume_with(cli, tmp_path, zero["run_id"], FOUR_WRITES)
+    assert resumed["status"] == "completed"
+    assert (tmp_path / "zero" / "notes.txt").read_text() == VERSIONS[3]
+    trace = cli("trace", second["run_id"])
+    assert f"forked from run {first['run_id']} at step {writes[0] + 1}" in trace.stdout
+    traced = cli.json("trace", second["run_id"])
+    assert traced["run"]["forked_from"] == second["forked_from"]
+    assert (ws / "notes.txt").read_text() == VERSIONS[3]
+
+
+def test_a_fork_at_a_step_with_a_shell_change_rebuilds_it(cli: EngineCLI,
+                                                          tmp_path: Path) -> None:
+    turns = [shell("printf 'shell one\\n' > made.txt"),
+             shell("printf 'shell two\\n' > made.txt; printf 'more\\n' >> README.md"),
+             {"text": "done"}]
+    ws, run = start(cli, tmp_path, turns)
+    assert (ws / "made.txt").read_text() == "shell two\n"
+    assert (ws / "README.md").read_text().endswith("more\n")
+    shown = cli.json("show", run["run_id"])
+    first, second = exec_steps(shown)
+
+    between = cli.json("fork", run["run_id"], "--step", str(second))
+    assert between["exact"] is True
+    rebuilt = Path(between["workspace"])
+    assert (rebuilt / "made.txt").read_text() == "shell one\n"
+    assert (rebuilt / "README.md").read_text() == "a file the run never touches\n"
+    before = cli.json("fork", run["run_id"], "--step", str(first), "--workspace",
+                      str(tmp_path / "before"))
+    assert before["exact"] is True
+    assert sorted(read_tree(tmp_path / "before")) == ["README.md"]
+
+
+def test_content_too_large_to_keep_is_refused_then_forked_with_allow_partial(
+        cli: EngineCLI, tmp_path: Path) -> None:
+    big1, big2 = "a" * 150_000 + "\n", "b" * 150_000 + "\n"
+    turns = [write("big.txt", big1), write("big.txt", big2, big1),
+             write("small.txt", "small\n"), {"text": "done"}]
+    _, run = start(cli, tmp_path, turns)
+    shown = cli.json("show", run["run_id"])
+    writes = exec_steps(shown)
+    forkable = {s["step"]: s for s in shown["forkable_steps"]}
+    assert forkable[writes[1]]["workspace"] == "partial"
+    assert [m["path"] for m in forkable[writes[1]]["not_rebuilt"]] == ["big.txt"]
+    assert forkable[writes[1] + 1]["workspace"] == "exact"
+    runs_before = [r["run_id"] for r in cli.json("runs")]
+
+    refused = cli("fork", run["run_id"], "--step", str(writes[1]))
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    assert "big.txt cannot be rebuilt as it was" in refused.stderr
+    assert "too large" in refused.stderr and "--allow-partial" in refused.stderr
+    assert [r["run_id"] for r in cli.json("runs")] == runs_before  # nothing made
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["traces", "ws"]
+
+    made = cli.json("fork", run["run_id"], "--step", str(writes[1]), "--allow-partial")
+    assert made["exact"] is False
+    assert [m["path"] for m in made["not_rebuilt"]] == ["big.txt"]
+    fork_ws = Path(made["workspace"])
+    assert (fork_ws / "big.txt").read_text() == big2  # its latest content, as said
+    assert not (fork_ws / "small.txt").exists()  # the rest is as it was
+
+
+def test_bad_steps_are_one_line_with_exit_code_2(cli: EngineCLI, tmp_path: Path) -> None:
+    _, run = start(cli, tmp_path, FOUR_WRITES)
+    shown = cli.json("show", run["run_id"])
+    last = shown["steps_detail"][-1]["step"]
+    for step, words in ((-1, "has steps 0 to"), (last + 5, "has steps 0 to"),
+                        (last + 1, "the run ended there")):
+        proc = cli("fork", run["run_id"], "--step", str(step))
+        assert proc.returncode == 2, proc.stderr
+        assert words in proc.stderr and proc.stderr.count("\n") == 1
+    proc = cli("fork", "no-such-run", "--step", "1")
+    assert proc.returncode == 2 and "no run" in proc.stderr
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    proc = cli("fork", run["run_id"], "--step", "1", "--workspace", str(occupied))
+    assert proc.returncode == 2 and "a new folder" in proc.stderr
+
+
+def test_the_python_api_forks_through_runs(tmp_path: Path) -> None:
+    import engine
+
+    cli = EngineCLI(ROOT, tmp_path / "engine.db")
+    _, run = start(cli, tmp_path, FOUR_WRITES)
+    step = exec_steps(cli.json("show", run["run_id"]))[1] + 1
+    made = engine.Runs(tmp_path / "engine.db").fork(run["run_id"], step,
+                                                    workspace=tmp_path / "api")
+    assert isinstance(made, engine.ForkResult) and made.exact
+    assert (tmp_path / "api" / "notes.txt").read_text() == VERSIONS[1]
+    info = engine.Runs(tmp_path / "engine.db").show(made.run_id)
+    assert info.forked_from is not None and info.forked_from.step == step
+    again = engine.fork(made.run_id, 1, store=tmp_path / "engine.db",
+                        workspace=tmp_path / "api2")
+    assert again.forked_from.run_id == made.run_id
+
+
+def test_a_version_6_database_is_upgraded_with_its_runs(cli: EngineCLI, tmp_path: Path) -> None:
+    """A database written before forks (schema 6) gains the fork columns; its runs read back
+    with ``forked_from`` null and can be forked."""
+    from engine.store.sqlite import SCHEMA_VERSION
+
+    _, run = start(cli, tmp_path, FOUR_WRITES)
+    conn = sqlite3.connect(tmp_path / "engine.db")
+    conn.execute("ALTER TABLE runs DROP COLUMN fork_step")
+    conn.execute("ALTER TABLE runs DROP COLUMN forked_from")
+    conn.execute("PRAGMA user_version=6")
+    conn.commit()
+    conn.close()
+    (listed,) = cli.json("runs")
+    assert listed["forked_from"] is None
+    conn = sqlite3.connect(tmp_path / "engine.db")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    columns = [r[1] for r in conn.execute("PRAGMA table_info(runs)")]
+    conn.close()
+    assert columns[-2:] == ["forked_from", "fork_step"]
+    made = cli.json("fork", run["run_id"], "--step", "3")
+    assert made["forked_from"]["step"] == 3
+
+
+class PgEngineCLI(EngineCLI):
+    """``python -m engine ...`` with ``--store URL`` (a PostgreSQL store) on store commands."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(ROOT, Path("unused.db"))
+        self.url = url
+
+    def __call__(self, *args: str, env: Mapping[str, str] | None = None, timeout: float = 120,
+                 stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "engine", *args]
+        if args and args[0] in ("run", "resume", "runs", "show", "audit", "trace", "fork"):
+            cmd += ["--store", self.url]
+        return subprocess.run(cmd, cwd=self.cwd, env=engine_env(env), capture_output=True,
+                              text=True, timeout=timeout, input=stdin)
+
+
+def test_a_fork_of_a_run_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    cli = PgEngineCLI(pg_url)
+    ws, run = start(cli, tmp_path, FOUR_WRITES)
+    shown = cli.json("show", run["run_id"])
+    step = exec_steps(shown)[1] + 1
+    made = cli.json("fork", run["run_id"], "--step", str(step))
+    assert (Path(made["workspace"]) / "notes.txt").read_text() == VERSIONS[1]
+    forked = cli.json("show", made["run_id"])
+    assert forked["forked_from"] == {"run_id": run["run_id"], "step": step}
+    assert forked["model_calls"] == 2 and forked["status"] == "interrupted"
+    assert forked["input_tokens"] < shown["input_tokens"]
+    other = [*FOUR_WRITES[:2], write("notes.txt", "postgres ending\n", VERSIONS[1]),
+             {"text": "done on postgres"}]
+    resumed = resume_with(cli, tmp_path, made["run_id"], other)
+    assert resumed["status"] == "completed"
+    assert (Path(made["workspace"]) / "notes.txt").read_text() == "postgres ending\n"
+    assert (ws / "notes.txt").read_text() == VERSIONS[3]
+    assert cli.json("show", run["run_id"])["steps_detail"] == shown["steps_detail"]
