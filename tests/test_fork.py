@@ -18,7 +18,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import ROOT, EngineCLI, engine_env, read_tree
+from tests.test_console_web import (  # noqa: F401  (browser, server: fixtures)
+    ARTIFACTS,
+    Server,
+    _text,
+    browser,
+    server,
+    wait_for,
+)
 
 MACHINE = str(ROOT / "machines" / "coding_agent.yaml")
 
@@ -295,3 +305,28 @@ def test_a_fork_of_a_run_on_postgres(pg_url: str, tmp_path: Path) -> None:
     assert (Path(made["workspace"]) / "notes.txt").read_text() == "postgres ending\n"
     assert (ws / "notes.txt").read_text() == VERSIONS[3]
     assert cli.json("show", run["run_id"])["steps_detail"] == shown["steps_detail"]
+
+
+def test_fork_from_here_in_the_browser_opens_the_new_run(
+        cli: EngineCLI, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The console's "fork from here" on a step: a real ``serve`` process, headless chromium
+    (the console tests' fixtures); the click lands on the new run's page, which says where it
+    came from."""
+    console: Server = request.getfixturevalue("server")
+    driver: Any = request.getfixturevalue("browser")
+    ws, run = start(cli, tmp_path, FOUR_WRITES)
+    step = exec_steps(cli.json("show", run["run_id"]))[1] + 1
+    driver.get(f"{console.url}/runs/{run['run_id']}")
+    wait_for(lambda: _text(driver, "run-status") == "completed")
+    driver.find_element("css selector",
+                         f'#steps tr[data-seq="{step}"] form.fork button').click()
+    wait_for(lambda: _text(driver, "forked-from") != "")
+    new_id = driver.current_url.rstrip("/").rsplit("/", 1)[1]
+    assert new_id != run["run_id"]
+    assert f"forked from run {run['run_id']} at step {step}" in _text(driver, "forked-from")
+    assert _text(driver, "run-status") == "interrupted"
+    driver.save_screenshot(str(ARTIFACTS / "forked.png"))
+    shown = cli.json("show", new_id)
+    assert shown["forked_from"] == {"run_id": run["run_id"], "step": step}
+    assert (Path(shown["workspace"]) / "notes.txt").read_text() == VERSIONS[1]
+    assert (ws / "notes.txt").read_text() == VERSIONS[3]

@@ -64,6 +64,7 @@ class Console:
             Route("/runs/{run_id}", self.run),
             Route("/runs/{run_id}/diagram.svg", self.diagram),
             Route("/runs/{run_id}/events", self.run_events),
+            Route("/runs/{run_id}/fork", self.fork, methods=["POST"]),
             Route("/approvals", self.approvals),
             Route("/approvals/{run_id}/{call_id}", self.decide, methods=["POST"]),
             Route("/start", self.start, methods=["POST"]),
@@ -215,6 +216,32 @@ class Console:
             return PlainTextResponse(f"409: {exc}\n", status_code=409)
         if not still_pending:
             self._resume(run_id)
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    async def fork(self, request: Request) -> Response:
+        """"Fork from here": a new run at the step the form names (``Runs.fork``), then its
+        page."""
+        ids = self._ids(request)
+        if ids is None:
+            return PlainTextResponse("400: bad run id\n", status_code=400)
+        form = await request.form()
+        if not same_origin(request.headers) or not self.guard.csrf_ok(str(form.get("csrf", ""))):
+            return PlainTextResponse("403: cross-site request refused\n", status_code=403)
+        try:
+            step = int(str(form.get("step", "")))
+        except ValueError:
+            return PlainTextResponse("400: step is a number\n", status_code=400)
+        allow_partial = form.get("allow_partial") == "1"
+
+        def make() -> str:
+            from engine.web.resume import runs_of
+
+            return runs_of(self.db).fork(ids[0], step, allow_partial=allow_partial).run_id
+
+        try:
+            run_id = await anyio.to_thread.run_sync(make)
+        except TurnstileError as exc:
+            return PlainTextResponse(f"409: {exc}\n", status_code=409)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     def _resume(self, run_id: str) -> None:

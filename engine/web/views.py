@@ -63,7 +63,8 @@ def run_page(store: Store, run_id: str) -> dict[str, Any]:
             "files": files, "audit": audit, "timeline": timeline(store, run_id),
             "approvals": [pending_json(r, now, Path(info.workspace))
                           for r in store.approval_requests(run_id) if still_waiting(info, r)],
-            "machine_path": info.machine_path}
+            "machine_path": info.machine_path,
+            "forked_from": info.forked_from.to_json() if info.forked_from else None}
 
 
 def timeline(store: Store, run_id: str) -> list[dict[str, Any]]:

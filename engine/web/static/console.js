@@ -14,13 +14,16 @@ function loadDiagram(){
   const box=document.getElementById("diagram"); if(!box||diagramBusy)return; diagramBusy=true;
   fetch(box.dataset.src,{cache:"no-store"}).then(r=>r.ok?r.text():"").then(t=>{if(t)box.innerHTML=t;}).finally(()=>{diagramBusy=false;});
 }
+function forkForm(run,seq,csrf){
+  return `<form method="post" action="/runs/${encodeURIComponent(run)}/fork" class="fork"><input type="hidden" name="csrf" value="${esc(csrf)}"><input type="hidden" name="step" value="${seq}"><button type="submit" title="a new run that begins at this step, its workspace as it was">fork from here</button></form>`;
+}
 function runPage(table){
   loadDiagram();
   const run=table.dataset.run, body=table.tBodies[0], out=document.getElementById("stream");
   const es=new EventSource(`/runs/${encodeURIComponent(run)}/events?step=${table.dataset.step}&stream=${table.dataset.stream}`);
   es.addEventListener("step",ev=>{
     const s=JSON.parse(ev.data);
-    const html=`<td>${s.seq}</td><td>${esc(s.state)}</td><td>${esc(s.action)}</td><td class="st ${esc(s.status)}">${esc(s.status)}</td><td>${esc(s.trigger)}${s.dest?" → "+esc(s.dest):""}</td><td>${esc(s.duration)}</td><td>${esc(s.note)}</td>`;
+    const html=`<td>${s.seq}</td><td>${esc(s.state)}</td><td>${esc(s.action)}</td><td class="st ${esc(s.status)}">${esc(s.status)}</td><td>${esc(s.trigger)}${s.dest?" → "+esc(s.dest):""}</td><td>${esc(s.duration)}</td><td>${esc(s.note)}</td><td>${s.action?forkForm(run,s.seq,table.dataset.csrf):""}</td>`;
     let tr=body.querySelector(`tr[data-seq="${s.seq}"]`);
     if(!tr){tr=document.createElement("tr");tr.dataset.seq=s.seq;tr.className="new";body.appendChild(tr);}
     tr.innerHTML=html;
