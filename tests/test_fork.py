@@ -330,3 +330,31 @@ def test_fork_from_here_in_the_browser_opens_the_new_run(
     assert shown["forked_from"] == {"run_id": run["run_id"], "step": step}
     assert (Path(shown["workspace"]) / "notes.txt").read_text() == VERSIONS[1]
     assert (ws / "notes.txt").read_text() == VERSIONS[3]
+
+
+def test_a_resumed_fork_of_a_golden_run_replays_without_divergence(cli: EngineCLI,
+                                                                   tmp_path: Path) -> None:
+    """``replay`` of a fork re-runs the golden task with the fork's own history: the turns
+    before the fork point (copied) and its different continuation."""
+    import yaml
+
+    golden = ROOT / "golden_tasks" / "demo_fix_test"
+    proc = cli("run", MACHINE, "--golden", str(golden), "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = json.loads(proc.stdout)
+    shown = cli.json("show", run["run_id"])
+    calls = [s["step"] for s in shown["steps_detail"] if s["state"] == "call_model"]
+    made = cli.json("fork", run["run_id"], "--step", str(calls[2]))  # before the edit
+    turns = yaml.safe_load((golden / "turns.yaml").read_text())
+    turns[2]["tool_calls"][0]["args"]["new"] = "total += item.quantity * item.price\n"
+    turns[4]["text"] = "Fixed the other way round."
+    resumed = resume_with(cli, tmp_path, made["run_id"], turns)
+    assert resumed["status"] == "completed"
+    fork_ws = Path(made["workspace"])
+    assert "item.quantity * item.price" in (fork_ws / "inventory.py").read_text()
+    assert "item.price * item.quantity" in (Path(run["workspace"]) / "inventory.py").read_text()
+
+    replayed = cli("replay", made["run_id"], "--db", str(cli.db), "--json")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    report = json.loads(replayed.stdout)
+    assert report["diverged"] is False and report["compared"] == 5

@@ -28,11 +28,11 @@ from typing import Any
 
 import anyio
 
-from engine.errors import UsageError
+from engine.errors import UnknownRunError, UsageError
 from engine.events import EventKind
 from engine.harness.golden import TASK_FILE
 from engine.permissions.approvals import Answer, ApprovalMode, PendingQuestion
-from engine.state import Message
+from engine.state import Message, RunInfo
 from engine.store.base import Store
 
 CONTENT_CHARS = 4000
@@ -368,9 +368,22 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
         replayed = tool_outcomes(replay_store, new_info.run_id)
     finally:
         replay_store.close()
-    compare(recorded, replayed, [info.workspace, new_info.workspace], report,
-            report.version_changes)
+    compare(recorded, replayed, [*lineage_workspaces(store, info), new_info.workspace],
+            report, report.version_changes)
     return report
+
+
+def lineage_workspaces(store: Store, info: RunInfo) -> list[str]:
+    """The run's workspace, and for a fork those of the runs it came from: the results of the
+    steps a fork copied name their folders."""
+    folders = [info.workspace]
+    while info.forked_from is not None and len(folders) < 100:
+        try:
+            info = store.get_run(info.forked_from.run_id)
+        except UnknownRunError:  # that run is gone: its folder is not known
+            break
+        folders.append(info.workspace)
+    return folders
 
 
 def format_report(report: ReplayReport) -> str:
