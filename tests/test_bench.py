@@ -117,6 +117,15 @@ def test_resume_rebuilds_a_crashed_run_at_the_requested_step(tmp_path: Path) -> 
     assert "checkpoint bytes/step growth" in out
 
 
+def test_fork_bench_forks_a_run_at_each_point_and_counts_the_bytes(tmp_path: Path) -> None:
+    out, data = run_bench("fork.py", "--steps", "12", "--at", "1", "11", "--files", "3",
+                          "--repeats", "1", tmp_path=tmp_path)
+    assert [r["step"] for r in data["results"]] == [1, 11]
+    late = data["results"][1]
+    assert late["bytes"]["median"] > 0 and late["fork_s"]["median"] > 0
+    assert "B/copied step" in out
+
+
 def test_permissions_scores_both_corpus_parts_and_never_prints_held_back_items(
         tmp_path: Path) -> None:
     from tests.corpus_scoring import load
