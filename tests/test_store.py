@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from engine.errors import LeaseHeldError, StoreError, UnknownRunError
-from engine.state import Message, RunInfo, RunState, StepRecord, ToolCall, Usage
+from engine.state import ForkOrigin, Message, RunInfo, RunState, StepRecord, ToolCall, Usage
 from engine.store.base import (
     AuditRecord,
     Checkpoint,
@@ -517,3 +517,56 @@ def test_processes_creating_one_database_at_once_do_not_collide(tmp_path: Path) 
         conn = sqlite3.connect(db)
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         conn.close()
+
+
+def test_state_at_and_fork_run_copy_the_steps_before_the_fork_point(store) -> None:
+    """``state_at(run, N)``: messages of steps before N, data of the last snapshot before N
+    plus later updates, usage of that snapshot plus later model calls; ``fork_run`` copies the
+    rows of steps 0..N-1 under the new run, begins step N ``interrupted``, and leaves the
+    original's rows as they were."""
+    _new_run(store)
+    for seq, (src, dst) in enumerate((("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"))):
+        store.append_event("run-1", seq, "model_call", {"input_tokens": 10, "output_tokens": 2,
+                                                        "cost_usd": 0.5}, 2.0 + seq)
+        store.record_audit(AuditRecord("run-1", seq, f"c{seq}", "write_file", "allow", "write",
+                                       None, "ok", "auto", "d", "p", 2.0 + seq))
+        store.record_effect(EffectRecord("run-1", f"c{seq}", seq, "write_file", "1", "done",
+                                         False, True, {"path": "x"}, 2.0 + seq))
+        usage = Usage(10 * (seq + 1), 2 * (seq + 1), 0, 0.5 * (seq + 1))
+        _commit(store, "run-1", seq, src, dst, (Message("assistant", f"m{seq}"),),
+                {f"k{seq}": seq}, first=seq + 1, usage=usage)
+        if seq == 1:
+            store.save_checkpoint(Checkpoint("run-1", 1, dst, 3.0, {"task": "t", "k0": 0,
+                                                                    "k1": 1}, 3, usage))
+    original = (store.steps("run-1"), store.messages("run-1"), store.events("run-1"),
+                store.audit("run-1"), store.effects("run-1"), store.checkpoints("run-1"))
+
+    at = store.state_at("run-1", 3)
+    assert (at.state, at.step, at.status) == ("d", 3, "interrupted")
+    assert [m.content for m in at.messages] == ["sys", "m0", "m1", "m2"]
+    assert at.data == {"task": "t", "k0": 0, "k1": 1, "k2": 2}
+    assert at.usage == Usage(30, 6, 0, 1.5)
+    assert store.state_at("run-1", 0).usage == Usage()
+
+    info = RunInfo("fork-1", "m", "m.yaml", "hash", "interrupted", at.state, "/ws2", 9.0, 9.0,
+                   3, 30, 6, 1.5, {"model": "scripted"}, forked_from=ForkOrigin("run-1", 3))
+    store.fork_run(info, "run-1", 3)
+    got = store.get_run("fork-1")
+    assert got.forked_from == ForkOrigin("run-1", 3)
+    assert (got.status, got.state, got.steps, got.cost_usd) == ("interrupted", "d", 3, 1.5)
+    assert [(s.seq, s.status) for s in store.steps("fork-1")] == [
+        (0, "succeeded"), (1, "succeeded"), (2, "succeeded"), (3, "interrupted")]
+    assert store.messages("fork-1") == list(at.messages)
+    assert [e.step for e in store.events("fork-1")] == [0, 1, 2]
+    assert [a.call_id for a in store.audit("fork-1")] == ["c0", "c1", "c2"]
+    assert [e.call_id for e in store.effects("fork-1")] == ["c0", "c1", "c2"]
+    assert [c.seq for c in store.checkpoints("fork-1")] == [-1, 1]
+    loaded = store.load_state("fork-1")
+    assert (loaded.data, loaded.messages, loaded.step) == (at.data, at.messages, 3)
+    assert store.state_at("fork-1", 3).usage == at.usage  # a fork of the fork reads the same
+    assert store.get_run("run-1").forked_from is None
+    assert (store.steps("run-1"), store.messages("run-1"), store.events("run-1"),
+            store.audit("run-1"), store.effects("run-1"), store.checkpoints("run-1")) == original
+    _commit(store, "fork-1", 3, "d", "z", (Message("assistant", "other"),), first=4)
+    assert [m.content for m in store.messages("fork-1")][-1] == "other"
+    assert [m.content for m in store.messages("run-1")][-1] == "m3"
