@@ -215,7 +215,7 @@ def test_content_too_large_to_keep_is_refused_then_forked_with_allow_partial(
 
 
 def test_bad_steps_are_one_line_with_exit_code_2(cli: EngineCLI, tmp_path: Path) -> None:
-    _, run = start(cli, tmp_path, FOUR_WRITES)
+    ws, run = start(cli, tmp_path, FOUR_WRITES)
     shown = cli.json("show", run["run_id"])
     last = shown["steps_detail"][-1]["step"]
     for step, words in ((-1, "has steps 0 to"), (last + 5, "has steps 0 to"),
@@ -229,6 +229,19 @@ def test_bad_steps_are_one_line_with_exit_code_2(cli: EngineCLI, tmp_path: Path)
     occupied.mkdir()
     proc = cli("fork", run["run_id"], "--step", "1", "--workspace", str(occupied))
     assert proc.returncode == 2 and "a new folder" in proc.stderr
+
+    # a file changed outside the run since: the steps before its last change are inexact
+    (ws / "notes.txt").write_text("edited by hand\n")
+    proc = cli("fork", run["run_id"], "--step", "1")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "notes.txt cannot be rebuilt as it was: its content differs" in proc.stderr
+    # the run's folder gone: nothing to fork from, and show says so
+    ws.rename(tmp_path / "elsewhere")
+    forkable = cli.json("show", run["run_id"])["forkable_steps"]
+    assert forkable and {s["workspace"] for s in forkable} == {"missing"}
+    proc = cli("fork", run["run_id"], "--step", "1")
+    assert proc.returncode == 2 and "is gone" in proc.stderr
+    assert [r["run_id"] for r in cli.json("runs")] == [run["run_id"]]
 
 
 def test_the_python_api_forks_through_runs(tmp_path: Path) -> None:

@@ -78,7 +78,8 @@ def fork(store: Store, run_id: str, step: int, *, new_id: str,
 
 def forkable_steps(store: Store, run_id: str) -> list[dict[str, Any]]:
     """Each step a fork can start at: its state, the snapshot its data is read from (-1: the
-    run's start), and whether its workspace can be rebuilt exactly (else which files not)."""
+    run's start), and whether its workspace can be rebuilt: ``exact``, ``partial`` (which
+    files not, and why) or ``missing`` (the run's folder is gone: no fork)."""
     info = store.get_run(run_id)
     steps = store.steps(info.run_id)
     snapshots = [c.seq for c in store.checkpoints(info.run_id)]
@@ -88,9 +89,9 @@ def forkable_steps(store: Store, run_id: str) -> list[dict[str, Any]]:
         if not s.action or not _committed_before(steps, s.seq):
             continue
         missing = history.not_rebuilt(s.seq) if history else []
+        rebuilt = "missing" if history is None else "partial" if missing else "exact"
         out.append({"step": s.seq, "state": s.state,
-                    "checkpoint": _snapshot_before(snapshots, s.seq),
-                    "workspace": "partial" if missing else "exact",
+                    "checkpoint": _snapshot_before(snapshots, s.seq), "workspace": rebuilt,
                     "not_rebuilt": [m.to_json() for m in missing]})
     return out
 
