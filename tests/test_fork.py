@@ -371,3 +371,26 @@ def test_a_resumed_fork_of_a_golden_run_replays_without_divergence(cli: EngineCL
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     report = json.loads(replayed.stdout)
     assert report["diverged"] is False and report["compared"] == 5
+
+
+def test_the_fork_form_refuses_cross_site_posts_and_bad_steps(
+        cli: EngineCLI, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The console's fork endpoint over plain HTTP: no token or another origin is 403 and
+    makes nothing; a bad step is a 409 naming it; the right form is a redirect to the fork."""
+    from tests.test_console_web import _request
+
+    console: Server = request.getfixturevalue("server")
+    _, run = start(cli, tmp_path, FOUR_WRITES)
+    url = f"{console.url}/runs/{run['run_id']}/fork"
+    page = _request(f"{console.url}/runs/{run['run_id']}")[1]
+    csrf = page.split('name="csrf" value="')[1].split('"')[0]
+    assert _request(url, data=b"step=3")[0] == 403
+    evil = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+    assert _request(url, data=f"step=3&csrf={csrf}".encode(), headers=evil)[0] == 403
+    assert _request(url, data=f"step=x&csrf={csrf}".encode())[0] == 400
+    status, body = _request(url, data=f"step=999&csrf={csrf}".encode())
+    assert status == 409 and "--step 999" in body
+    assert [r["run_id"] for r in cli.json("runs")] == [run["run_id"]]
+    status, body = _request(url, data=f"step=3&csrf={csrf}".encode())
+    assert status == 200 and "forked from run" in body  # the redirect, followed
+    assert len(cli.json("runs")) == 2
