@@ -250,12 +250,21 @@ def test_the_python_api_forks_through_runs(tmp_path: Path) -> None:
     cli = EngineCLI(ROOT, tmp_path / "engine.db")
     _, run = start(cli, tmp_path, FOUR_WRITES)
     step = exec_steps(cli.json("show", run["run_id"]))[1] + 1
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore(tmp_path / "engine.db")  # as if workers had driven it (--backend)
+    store.update_config(run["run_id"], {"backend": "temporal", "temporal": {"address": "x"}})
+    store.close()
     made = engine.Runs(tmp_path / "engine.db").fork(run["run_id"], step,
                                                     workspace=tmp_path / "api")
     assert isinstance(made, engine.ForkResult) and made.exact
     assert (tmp_path / "api" / "notes.txt").read_text() == VERSIONS[1]
     info = engine.Runs(tmp_path / "engine.db").show(made.run_id)
     assert info.forked_from is not None and info.forked_from.step == step
+    original = engine.Runs(tmp_path / "engine.db").show(run["run_id"]).config
+    assert info.config == {k: v for k, v in original.items()
+                           if k not in ("backend", "temporal")}  # whoever resumes drives it
+    assert info.config["approval"] == "auto"
     again = engine.fork(made.run_id, 1, store=tmp_path / "engine.db",
                         workspace=tmp_path / "api2")
     assert again.forked_from.run_id == made.run_id

@@ -64,7 +64,7 @@ def fork(store: Store, run_id: str, step: int, *, new_id: str,
     now = clock()
     new = RunInfo(new_id, info.machine, info.machine_path, info.machine_hash, "interrupted",
                   state.state, str(dest), now, now, step, state.usage.input_tokens,
-                  state.usage.output_tokens, state.usage.cost_usd, dict(info.config),
+                  state.usage.output_tokens, state.usage.cost_usd, _settings(info),
                   forked_from=ForkOrigin(info.run_id, step))
     build(source, dest, history.files_at(step))
     try:
@@ -74,6 +74,16 @@ def fork(store: Store, run_id: str, step: int, *, new_id: str,
         raise
     return ForkResult(new_id, ForkOrigin(info.run_id, step), state.state, str(dest),
                       tuple(missing))
+
+
+DRIVER_KEYS = ("backend", "temporal")
+"""Keys of a run's recorded config that say who drives it (``resume --backend temporal``
+records them): a fork is driven by whoever resumes it, so it does not inherit them."""
+
+
+def _settings(info: RunInfo) -> dict[str, Any]:
+    """The original's recorded settings (machine, model, approval, policy, ...) for the fork."""
+    return {k: v for k, v in info.config.items() if k not in DRIVER_KEYS}
 
 
 def forkable_steps(store: Store, run_id: str) -> list[dict[str, Any]]:
