@@ -339,10 +339,10 @@ def test_fork_from_here_in_the_browser_opens_the_new_run(
     ws, run = start(cli, tmp_path, FOUR_WRITES)
     step = exec_steps(cli.json("show", run["run_id"]))[1] + 1
     driver.get(f"{console.url}/runs/{run['run_id']}")
-    wait_for(lambda: _text(driver, "run-status") == "completed")
+    wait_for(lambda: _text(driver, "run-status") == "completed", timeout=60)
     driver.find_element("css selector",
                          f'#steps tr[data-seq="{step}"] form.fork button').click()
-    wait_for(lambda: _text(driver, "forked-from") != "")
+    wait_for(lambda: _text(driver, "forked-from") != "", timeout=60)
     new_id = driver.current_url.rstrip("/").rsplit("/", 1)[1]
     assert new_id != run["run_id"]
     assert f"forked from run {run['run_id']} at step {step}" in _text(driver, "forked-from")
