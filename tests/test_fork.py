@@ -403,3 +403,34 @@ def test_the_fork_form_refuses_cross_site_posts_and_bad_steps(
     status, body = _request(url, data=f"step=3&csrf={csrf}".encode())
     assert status == 200 and "forked from run" in body  # the redirect, followed
     assert len(cli.json("runs")) == 2
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("a\nb\nc\n", "a\nB\nc\n"),
+    ("a\nb", "a\nb\n"),
+    ("a\nb\n", "a\nb"),
+    ("one\n", "two"),
+    ("", "fresh\n"),
+    ("x\r\ny\r\n", "x\r\nz\r\n"),
+    ("\n".join(f"line {i}" for i in range(200)) + "\n",
+     "\n".join(f"line {i}" if i % 50 else f"changed {i}" for i in range(200)) + "\n"),
+])
+def test_a_recorded_change_is_undone_exactly(old: str, new: str) -> None:
+    """``undo`` gives back the content before a change from its diff, proven by its hashes."""
+    from engine.forks.patches import NotUndone, sha256, undo
+    from turnstile_tools.patch import make_patch
+
+    change = {"path": "f", "base_hash": sha256(old.encode()), "result_hash": sha256(new.encode()),
+              "created": False, "patch": make_patch("f", old, new)}
+    assert undo(new.encode(), change) == old.encode()
+    with pytest.raises(NotUndone, match="differs"):
+        undo(new.encode() + b"!", change)
+    with pytest.raises(NotUndone, match="too large"):
+        undo(new.encode(), {**change, "patch_truncated": True})
+    deleted = {"path": "f", "base_hash": sha256(old.encode()), "result_hash": None,
+               "deleted": True, "created": False,
+               "patch": make_patch("f", old, "").replace("+++ b/f", "+++ /dev/null", 1)}
+    assert undo(None, deleted) == old.encode()
+    created = {"path": "f", "base_hash": None, "result_hash": sha256(new.encode()),
+               "created": True}
+    assert undo(new.encode(), created) is None

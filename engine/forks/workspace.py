@@ -68,7 +68,7 @@ class History:
 
 def read_history(store: Store, run_id: str, root: Path) -> History:
     """Undo the run's recorded changes, newest first, from the folder's current content."""
-    events = [e for e in store.events(run_id, (EventKind.FILE_CHANGED,))]
+    events = store.events(run_id, (EventKind.FILE_CHANGED,))
     blocked: dict[str, NotRebuilt] = {}
     current: dict[str, bytes | None] = {}
     contents: dict[int, dict[str, bytes | None]] = {}
