@@ -112,6 +112,8 @@ def test_a_fork_after_the_second_write_holds_version_2_and_continues_differently
     listed = {r["run_id"]: r for r in cli.json("runs")}
     assert listed[made["run_id"]]["forked_from"] == made["forked_from"]
     assert listed[run["run_id"]]["forked_from"] is None
+    table = cli("runs").stdout
+    assert f"forked from {run['run_id']} at step {step}" in table
 
     # the continuation repeats the two turns before the fork point, then differs
     other = [*FOUR_WRITES[:2], write("notes.txt", "another ending\n", VERSIONS[1]),

@@ -248,6 +248,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         created = r.to_json()["created_at"][:19].replace("T", " ")
         print(f"{r.run_id:<24} {r.machine:<16} {r.status:<12} {r.state:<16} {r.steps:>5} "
               f"{r.input_tokens + r.output_tokens:>8}  {created}")
+        if r.forked_from is not None:
+            print(f"{'':<24} forked from {r.forked_from.run_id} at step {r.forked_from.step}")
         if r.status == "failed" and r.error:
             print(f"{'':<24} error: {' '.join(r.error.split())[:200]}")
     return 0
