@@ -24,6 +24,7 @@ from engine.core.runner import Runner, RunResult
 from engine.errors import (
     MachineChangedError,
     ModelConfigError,
+    SpecError,
     ToolImportError,
     TurnstileError,
     UsageError,
@@ -40,6 +41,7 @@ from engine.permissions.policy import Policy
 from engine.run_data import TASK
 from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine, machine_from_definition
+from engine.spec.check import fixed_tool_problems
 from engine.state import RunState
 from engine.store.base import Store
 from engine.tooling.functions import is_reference, resolve
@@ -338,8 +340,12 @@ def run_tools(config: Mapping[str, Any], machine: MachineSpec,
             f"the run was started with tool(s) given in code: {', '.join(missing)}; give them "
             "again to resume (engine.resume(..., tools=[...]))")
     found = resolve([*refs, *(config.get("python_tools") or ())], given)
-    return ToolRegistry([*(builtins[n] for n in named if n in builtins
-                           and n not in {s.name for s in found}), *found])
+    registry = ToolRegistry([*(builtins[n] for n in named if n in builtins
+                               and n not in {s.name for s in found}), *found])
+    problems = fixed_tool_problems(machine, registry.names())
+    if problems:
+        raise SpecError(problems)
+    return registry
 
 
 def _code_config(req: RunRequest) -> dict[str, Any]:
