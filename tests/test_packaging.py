@@ -296,6 +296,10 @@ def test_the_wheel_runs_the_demo_outside_the_repository(tmp_path: Path,
     assert (project / ".engine" / "engine.db").is_file()
     (workspace,) = (project / ".engine" / "workspaces").iterdir()
     assert "item.price * item.quantity" in (workspace / "inventory.py").read_text()
+    # A bundled task copied out: its machines/coding_agent.yaml is the bundled machine.
+    shutil.copytree(ROOT / "golden_tasks" / "search_call_sites", project / "tasks" / "search")
+    evals = _run([turnstile, "eval", "tasks"], project)
+    assert "1/1 tasks passed" in evals.stdout, evals.stdout + evals.stderr
 
 
 def test_the_readme_python_section_runs_with_only_the_wheel(tmp_path: Path,
