@@ -16,6 +16,7 @@ import json
 import os
 import shlex
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -162,3 +163,20 @@ def test_eval_and_server_store_hints_run_as_printed(tmp_path: Path, pg_url: str)
     assert failed.returncode == 1, failed.stdout + failed.stderr
     (inspect,) = [p for p in h.follow(failed, h.project) if " show " in p]
     assert "steps" in h.executed[inspect].stdout
+
+
+def test_the_damaged_row_hint_runs_check_on_the_same_store(tmp_path: Path) -> None:
+    """``show`` of a run with a row the engine cannot read names ``check``; run as printed,
+    ``check`` finds that run (and exits 2, as it does when it finds one)."""
+    h = _python_m(tmp_path)
+    demo = h.cli("run", "coding_agent", "--db", "stores/d.db", "--json")
+    run_id = json.loads(demo.stdout)["run_id"]
+    with sqlite3.connect(h.project / "stores" / "d.db") as conn:
+        conn.execute("UPDATE messages SET body = '{\"role\": broken' WHERE key = ("
+                     "SELECT MIN(key) FROM messages WHERE run_id = ?)", (run_id,))
+    shown = h.cli("show", run_id, "--db", "stores/d.db")
+    assert shown.returncode == 2, shown.stderr
+    (check,) = h.printed(shown)
+    assert shlex.split(check)[len(shlex.split(h.prefix)):] == ["check", "--db", "stores/d.db"]
+    checked = h.run(shlex.split(check), h.project)
+    assert checked.returncode == 2 and checked.stdout.startswith(f"damaged run {run_id}:")
