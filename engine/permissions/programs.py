@@ -156,7 +156,7 @@ PLAIN_READ = frozenset({
     "timeout", "stdbuf", "ionice", "taskset", "chrt", "unbuffer", "caffeinate", "man", "info",
     "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
     "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg",
-    "bg", "compgen", "complete",
+    "bg", "compgen", "complete", "enable", "fc", "bind",
 })
 """Programs that neither read named files nor change anything."""
 READS_PATH_ARGUMENTS = frozenset({
