@@ -339,7 +339,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     (". ./env.sh", "ask", "exec", "exec"),
     ("frobnicate --all", "ask", "exec", "unknown"),
     ("kill -9 1234", "ask", "exec", "exec"),
-    ("docker run --rm -v /:/host alpine", "ask", "exec", "unknown"),
+    ("docker run --rm -v /:/host alpine", "deny", "exec", "unknown"),
     # --- package installs
     ("pip install requests", "ask", "install", "install"),
     ("pip3 install -r requirements.txt", "ask", "install", "install"),
