@@ -84,7 +84,7 @@ _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
 _TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval)\b"
-                        r"|(?:^|[;&|(\s])\.\s")
+                        r"|(?:^|[;&|(\n]|\b(?:then|do|else)\b)\s*\.\s")
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
@@ -201,6 +201,8 @@ class _Walker(PathJudge):
     """``$0``: the shell ``run_shell`` starts (None inside nested code or functions)."""
     positional: list[str] | None = field(default_factory=list)
     """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
+    printed: dict[str, str] = field(default_factory=dict)
+    """What static substitutions (``$(echo ..)``, ``<(printf ..)``) print, by their text."""
     runs_args: set[str] = field(default_factory=set)
     """Functions whose body runs ``"$@"`` as a command: a call runs its arguments."""
 
@@ -328,6 +330,8 @@ class _Walker(PathJudge):
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
                 self.loops[name] = words[:64]
+            elif words:  # a brace or comma: a value in command position only
+                self.known[name] = words[:16]
             else:
                 self.unknown.add(name)
         self._children(node, ctx)
@@ -550,6 +554,12 @@ class _Walker(PathJudge):
         """Words of an expanded command name: at whitespace and at a custom IFS."""
         seps = " \t\n" + (self.ifs or "")
         return [w for w in re.split("[" + re.escape(seps) + "]", value) if w]
+
+    def _heredoc(self, node: Node, ctx: _Ctx) -> None:
+        """``cat <<E | bash``: the pipeline after the here-doc's start reads its output."""
+        for child in node.named_children:
+            self._visit(child, replace(ctx, piped=True, stdin=None)
+                        if child.type == "pipeline" else ctx)
 
     def _comment(self, node: Node, ctx: _Ctx) -> None:
         return None
@@ -1027,6 +1037,8 @@ class _Walker(PathJudge):
         for how, nested in e.nested:
             if how == "xargs" and ctx.listed:
                 nested = [_fed(w, ctx.listed) for w in nested]
+            elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
+                nested = _fed_words(nested, ctx.stdin.value)
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
 
     def _defined_names(self, e: Effect) -> None:
@@ -1064,6 +1076,8 @@ class _Walker(PathJudge):
 
     def _script(self, how: str, code: Word, ctx: _Ctx) -> None:
         text = code_of(code) if code.text != LISTED else None
+        if text is None and code.dynamic == "subst":
+            text = self.printed.get(code.text)
         if text is not None:
             self.run(text, how, ctx.depth + 1)
         elif code.dynamic == "subst":
@@ -1115,10 +1129,19 @@ class _Walker(PathJudge):
         if t == "command_substitution":
             inner = [c for c in node.named_children if c.type != "comment"]
             dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
+            if not dirs:
+                self._remember_output(node, text, ctx)
             return _paths_under(dirs) if dirs else Word(None, text, "subst")
         if t == "process_substitution":
+            self._remember_output(node, text, ctx)
             return Word(None, text, "subst")
         return Word(None, text, "other")
+
+    def _remember_output(self, node: Node, text: str, ctx: _Ctx) -> None:
+        """``. <(echo 'ls')``: what a static substitution prints, for code that runs it."""
+        found = self._static_output(node, ctx)
+        if found is not None:
+            self.printed[text] = found[0]
 
     def _plain_word(self, text: str, at_start: bool) -> Word:
         expandable = bool(GLOB.search(text)) or ("{" in text and ("," in text or ".." in text))
@@ -1212,6 +1235,7 @@ _HANDLERS = {
     "comment": _Walker._comment,
     "compound_statement": _Walker._group,
     "for_statement": _Walker._for,
+    "heredoc_redirect": _Walker._heredoc,
 }
 
 
@@ -1249,6 +1273,19 @@ def _runs_arguments(body: Node, ctx: _Ctx) -> bool:
         if name is not None and _text(name, ctx).strip('"') in ("$@", "$*", "${@}", "${*}"):
             return True
     return False
+
+
+def _fed_words(argv: list[Word], text: str) -> list[Word]:
+    """``echo a b | xargs cmd``: the input's words (known statically) replace the marker."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return argv
+    out: list[Word] = []
+    for w in argv:
+        out.extend([Word.of(x) for x in words[:64]] if w.value is None and
+                   w.text == "<arguments from input>" else [w])
+    return out
 
 
 def _has_type(node: Node, types: tuple[str, ...]) -> bool:
