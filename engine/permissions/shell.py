@@ -201,8 +201,6 @@ class _Walker(PathJudge):
     """``$0``: the shell ``run_shell`` starts (None inside nested code or functions)."""
     positional: list[str] | None = field(default_factory=list)
     """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
-    printed: dict[str, str] = field(default_factory=dict)
-    """What static substitutions (``$(echo ..)``, ``<(printf ..)``) print, by their text."""
     runs_args: set[str] = field(default_factory=set)
     """Functions whose body runs ``"$@"`` as a command: a call runs its arguments."""
 
@@ -1076,8 +1074,6 @@ class _Walker(PathJudge):
 
     def _script(self, how: str, code: Word, ctx: _Ctx) -> None:
         text = code_of(code) if code.text != LISTED else None
-        if text is None and code.dynamic == "subst":
-            text = self.printed.get(code.text)
         if text is not None:
             self.run(text, how, ctx.depth + 1)
         elif code.dynamic == "subst":
@@ -1129,19 +1125,10 @@ class _Walker(PathJudge):
         if t == "command_substitution":
             inner = [c for c in node.named_children if c.type != "comment"]
             dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
-            if not dirs:
-                self._remember_output(node, text, ctx)
             return _paths_under(dirs) if dirs else Word(None, text, "subst")
         if t == "process_substitution":
-            self._remember_output(node, text, ctx)
             return Word(None, text, "subst")
         return Word(None, text, "other")
-
-    def _remember_output(self, node: Node, text: str, ctx: _Ctx) -> None:
-        """``. <(echo 'ls')``: what a static substitution prints, for code that runs it."""
-        found = self._static_output(node, ctx)
-        if found is not None:
-            self.printed[text] = found[0]
 
     def _plain_word(self, text: str, at_start: bool) -> Word:
         expandable = bool(GLOB.search(text)) or ("{" in text and ("," in text or ".." in text))
