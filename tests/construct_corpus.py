@@ -79,6 +79,11 @@ MODELLED = (
     ("command", "command {cmd}"),
     ("time", "time {cmd}"),
     ("nohup", "nohup {cmd} > /dev/null"),
+    ("array of arguments", 'args=({args}); {p} "${{args[@]}}"'),
+    ("variable set late in a loop", "c=echo; for i in 1 2; do $c {args}; c={p}; done"),
+    ("array set late in a loop", 'a=(echo); n=0; while (( n < 2 )); do "${{a[@]}}"; '
+     'a=({cmd}); (( n++ )); done'),
+    ("default shell", "${{SHELL:-bash}} -c {q}"),
     ("exec", "exec {cmd}"),
     ("find -exec", "find . -maxdepth 0 -exec {cmd} \\;"),
     ("xargs", "echo {args} | xargs {p}"),
@@ -93,7 +98,13 @@ MODELLED = (
 """Templates the classifier models: the program is decoded and judged on its own."""
 
 STRANGE = (
+    ("$(which)", '"$(which {p})" {args}'),
+    ("$(command -v)", "$(command -v {p}) {args}"),
     ("coproc", "coproc {cmd}"),
+    ("$SHELL -c", "$SHELL -c {q}"),
+    ("associative array", "declare -A m=([k]={p}); ${{m[k]}} {args}"),
+    ("array slice", 'a=({cmd}); "${{a[@]:0}}"'),
+    ("function calling a local", "f() {{ local c={p}; $c {args}; }}; f"),
     ("source a process substitution", ". <(echo {q})"),
     ("function running its arguments", 'run() {{ "$@"; }}; run {cmd}'),
     ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),

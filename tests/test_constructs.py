@@ -116,6 +116,20 @@ def test_arithmetic_follows_variables_to_code_or_run_time_data() -> None:
     assert found is not None and found[0] == "modelled"
 
 
+@pytest.mark.parametrize(("command", "decision"), [
+    ("c=ls; for i in 1 2; do $c src; c=rm; done", "deny"),
+    ('a=(ls); while true; do "${a[@]}"; a=(rm -rf src); done', "deny"),
+    ('a=(ls); for i in 1 2; do "${a[@]}"; done', "allow"),
+    ("args=(-rf src); rm \"${args[@]}\"", "deny"),
+    ("a=(x /etc/passwd); cat \"${a[@]}\"", "ask"),
+    ("$SHELL -c 'rm -rf src'", "deny"),
+    ("\"$(command -v rm)\" -rf src", "deny"),
+])
+def test_values_are_followed_through_loops_arrays_and_lookups(command: str, decision: str,
+                                                              ws: Path) -> None:
+    assert check_shell_json(command, ws, ENV)["decision"] == decision
+
+
 def test_the_readme_lists_the_table() -> None:
     readme = (ROOT / "README.md").read_text()
     for row in CONSTRUCTS:

@@ -84,7 +84,9 @@ _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
 _TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval)\b"
-                        r"|(?:^|[;&|(\n]|\b(?:then|do|else)\b)\s*\.\s")
+                        r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s")
+_LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
+                           r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
@@ -189,8 +191,9 @@ class _Walker(PathJudge):
     opaque: list[str] = field(default_factory=list)
     """Constructs met that the walker does not model and that can hide which program runs
     (``constructs.py``): the whole command is ``deny``."""
-    arrays: dict[str, list[str]] = field(default_factory=dict)
-    """Indexed arrays assigned static elements by the lines walked so far."""
+    arrays: dict[str, list[list[str]]] = field(default_factory=dict)
+    """Indexed arrays assigned static elements by the lines walked so far: every value each
+    has held (a loop may run an assignment again), the last one last."""
     numeric: set[str] = field(default_factory=set)
     """Variables holding a number (``$(( ))``, ``let``, ``$(wc -l < f)``)."""
     integers: set[str] = field(default_factory=set)
@@ -279,6 +282,9 @@ class _Walker(PathJudge):
         if not node.is_named:
             return
         t = node.type
+        if t != "ERROR" and t not in MODELLED_NODES:
+            self.opaque.append(f"shell construct {t!r} is not modelled")
+            return
         handler = _HANDLERS.get(t)
         if handler is not None:
             handler(self, node, ctx)
@@ -286,16 +292,13 @@ class _Walker(PathJudge):
         if t == "ERROR":
             self.problems.append("the command does not parse as shell syntax")
             self._unparsed(node, ctx)
-        elif t not in MODELLED_NODES:
-            self.opaque.append(f"shell construct {t!r} is not modelled")
         elif t in _LEAF_TEXT and _UNPARSED_SUBST.search(_text(node, ctx)):
             self.problems.append("a command substitution the parser did not recognise")
         elif t == "declaration_command":
             self._declaration(node, ctx)
         elif t == "expansion":
             self._expansion(node, ctx)
-        elif t in ("subscript", "arithmetic_expansion", "c_style_for_statement",
-                   "test_command"):
+        elif t in ("subscript", "arithmetic_expansion", "test_command"):
             self._arithmetic_node(node, ctx)
         for child in node.named_children:
             self._visit(child, ctx)
@@ -332,7 +335,24 @@ class _Walker(PathJudge):
                 self.known[name] = words[:16]
             else:
                 self.unknown.add(name)
+        self._loop_body(node, ctx)
+
+    def _loop(self, node: Node, ctx: _Ctx) -> None:
+        if node.type == "c_style_for_statement":
+            self._arithmetic_node(node, ctx)
+        self._loop_body(node, ctx)
+
+    def _loop_body(self, node: Node, ctx: _Ctx) -> None:
+        """A loop's body is walked again when it assigns: a value set late in one pass is
+        what an earlier line of the next pass sees (``for ..; do $c; c=rm; done``)."""
+        before = len(self.entries)
         self._children(node, ctx)
+        if not _LOOP_ASSIGNS.search(_text(node, ctx)):
+            return
+        seen = {_entry_key(e) for e in self.entries[before:]}
+        mark = len(self.entries)
+        self._children(node, ctx)
+        self.entries[mark:] = [e for e in self.entries[mark:] if _entry_key(e) not in seen]
 
     def _group(self, node: Node, ctx: _Ctx) -> None:
         """``{ cmd; }`` is a group; ``{}`` or ``{x}`` is a word bash runs as a program, which
@@ -446,7 +466,7 @@ class _Walker(PathJudge):
         if name in self.numeric:
             return ["0"]
         if name in self.arrays:
-            return self.arrays[name]
+            return [v for items in self.arrays[name] for v in items]
         found = self._static_variable(name)
         if found is not None:
             return found
@@ -704,7 +724,7 @@ class _Walker(PathJudge):
 
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
-        items: list[str] | None = [] if not append else self.arrays.get(var)
+        items: list[str] | None = [] if not append else self._last_items(var)
         for c in value.named_children:
             found = self._static(c, ctx) if items is not None else None
             if found is None or len(found) != 1 or (found[0].startswith("[") and "]=" in
@@ -718,7 +738,7 @@ class _Walker(PathJudge):
         """``a[3]=rm``: one element of an array with static elements."""
         index = _text(target, ctx).partition("[")[2].rstrip("]")
         found = self._static(value, ctx) if value is not None else [""]
-        items = self.arrays.get(var, [] if var not in self.unknown else None)
+        items = self._last_items(var) if var in self.arrays or var in self.unknown else []
         if items is None or found is None or len(found) != 1 or not index.isdigit() or \
                 int(index) > 64:
             self._set_array(var, None)
@@ -732,9 +752,16 @@ class _Walker(PathJudge):
             self.arrays.pop(var, None)
             self.unknown.add(var)
             return
-        self.arrays[var] = items[:64]
-        self.known[var] = [items[0] if items else ""]
+        alternatives = self.arrays.setdefault(var, [])
+        if items[:64] not in alternatives:
+            alternatives.append(items[:64])
+        del alternatives[:-8]
+        self.known[var] = list(dict.fromkeys(i[0] if i else "" for i in alternatives))
         self.unknown.discard(var)
+
+    def _last_items(self, var: str) -> list[str] | None:
+        found = self.arrays.get(var)
+        return list(found[-1]) if found else None
 
     def _integer_assignment(self, var: str, node: Node, ctx: _Ctx) -> None:
         """``declare -i n; n=EXPR``: EXPR is evaluated as arithmetic."""
@@ -807,7 +834,8 @@ class _Walker(PathJudge):
                 self._visit(child, replace(ctx, piped=False, stdin=None))
         if name_node is None:
             return
-        argv = [self._word(name_node, ctx)] + [self._word(a, ctx) for a in arg_nodes]
+        argv = [self._word(name_node, ctx)] + [w for a in arg_nodes
+                                               for w in self._arg_words(a, ctx)]
         names = self._names(name_node, argv[0], ctx)
         if names is None:
             self.unnamed.append(f"the program {argv[0].text} is only known at run time")
@@ -883,21 +911,35 @@ class _Walker(PathJudge):
             return self._static_default(_text(node, ctx))
         return None
 
+    def _arg_words(self, node: Node, ctx: _Ctx) -> list[Word]:
+        """An argument's words: ``"${a[@]}"`` of an array with static elements is one word
+        per element; anything else one word."""
+        inner = node.named_children[0] if node.type == "string" and len(
+            node.named_children) == 1 else node
+        if inner.type == "expansion" and not self.taint_all and \
+                [c.type for c in inner.children] == ["${", "subscript", "}"]:
+            name, _, index = _text(inner.children[1], ctx).partition("[")
+            found = self.arrays.get(name)
+            if found is not None and len(found) == 1 and index in ("@]", "*]") and \
+                    name not in self.unknown:
+                text = _text(node, ctx)
+                return [Word(v, text) for v in found[0]]
+        return [self._word(node, ctx)]
+
     def _static_element(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """``${a[@]}``, ``${a[*]}``, ``${a[2]}`` of an array with static elements."""
         if [c.type for c in node.children] != ["${", "subscript", "}"]:
             return None
         sub = next(c for c in node.children if c.type == "subscript")
         name, _, index = _text(sub, ctx).partition("[")
-        items = self.arrays.get(name)
+        found = self.arrays.get(name)
         index = index.rstrip("]")
-        if items is None:
+        if found is None or not (index in ("@", "*") or index.isdigit()):
             return None
         if index in ("@", "*"):
-            return [" ".join(items)]
-        if index.isdigit():
-            return [items[int(index)] if int(index) < len(items) else ""]
-        return None
+            return [" ".join(items) for items in found]
+        at = int(index)
+        return list(dict.fromkeys(items[at] if at < len(items) else "" for items in found))
 
     def _static_default(self, text: str) -> list[str] | None:
         """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``: the value or the alternative word."""
@@ -999,6 +1041,8 @@ class _Walker(PathJudge):
             return None if out is None else out + "\n"
         if argv[0] == "printf":
             return printf_output(argv[1:])
+        if argv[:2] in (["command", "-v"], ["type", "-P"]) or argv[0] == "which":
+            return _lookup_output(argv[-1])
         return None if stdin is None else filter_output(argv, stdin)
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
@@ -1010,6 +1054,7 @@ class _Walker(PathJudge):
             if ctx.piped:
                 e.at_least("deny", "pipes data into a program the preview cannot name (it "
                                    "may be a shell)")
+            self._maybe_shell_code(e, ctx)
         self._builtin(e, ctx)
         for var in assigned:
             if var in SHELL_CODE_VARS:
@@ -1038,6 +1083,16 @@ class _Walker(PathJudge):
             elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
                 nested = _fed_words(nested, ctx.stdin.value)
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
+
+    def _maybe_shell_code(self, e: Effect, ctx: _Ctx) -> None:
+        """``$SHELL -c CODE``: a program only known at run time may be a shell, so the code
+        after its ``-c`` is judged as shell code too."""
+        args = e.argv[1:]
+        for i, w in enumerate(args[:-1]):
+            if w.value is not None and re.fullmatch(r"-\w*c", w.value) and \
+                    args[i + 1].value is not None:
+                self._script(f"{e.argv[0].shown} -c", args[i + 1], ctx)
+                return
 
     def _defined_names(self, e: Effect) -> None:
         """Calls of functions and aliases this command defines, and aliases it defines."""
@@ -1223,6 +1278,8 @@ _HANDLERS = {
     "compound_statement": _Walker._group,
     "for_statement": _Walker._for,
     "heredoc_redirect": _Walker._heredoc,
+    "while_statement": _Walker._loop,
+    "c_style_for_statement": _Walker._loop,
 }
 
 
@@ -1260,6 +1317,17 @@ def _runs_arguments(body: Node, ctx: _Ctx) -> bool:
         if name is not None and _text(name, ctx).strip('"') in ("$@", "$*", "${@}", "${*}"):
             return True
     return False
+
+
+def _entry_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    return (*entry["argv"], entry["decision"], entry["reason"], entry.get("via", ""))
+
+
+def _lookup_output(name: str) -> str | None:
+    """What ``which NAME`` / ``command -v NAME`` print for a program name: its path."""
+    if not re.fullmatch(r"[\w.+-]+", name):
+        return None
+    return f"/usr/bin/{name}\n"
 
 
 def _fed_words(argv: list[Word], text: str) -> list[Word]:
