@@ -923,7 +923,7 @@ class _Walker(PathJudge):
             if found is not None and len(found) == 1 and index in ("@]", "*]") and \
                     name not in self.unknown:
                 text = _text(node, ctx)
-                return [Word(v, text) for v in found[0]]
+                return [Word(v, text, "", False, bool(GLOB.search(v))) for v in found[0]]
         return [self._word(node, ctx)]
 
     def _static_element(self, node: Node, ctx: _Ctx) -> list[str] | None:
