@@ -61,12 +61,14 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
                                   "start_ticks": start_ticks(pid), "command": args.command,
                                   "cwd": rel(ctx.workspace, cwd), "sandbox": sandbox})
 
-    was_absent = jail.before()
-    result = await run_process(
-        jail.command(["bash", "-c", args.command], cwd, network), cwd=cwd,
-        env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
-        on_start=on_start)
-    removed = jail.after(was_absent)
+    prepared = jail.before()
+    try:
+        result = await run_process(
+            jail.command(["bash", "-c", args.command], cwd, network, prepared), cwd=cwd,
+            env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
+            on_start=on_start)
+    finally:
+        removed = jail.after(prepared)
     out = _to_result(result, timeout)
     content = out.content
     if removed:
