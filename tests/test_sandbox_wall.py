@@ -103,7 +103,8 @@ def test_git_commondir_does_not_reach_the_host(tmp_path: Path, vcs: str) -> None
     ws = _repo(tmp_path / "ws")
     marker = tmp_path / "fsmonitor-ran"
     db = tmp_path / "e.db"
-    _run(tmp_path, ws, [_commondir_attack(marker)], policy=f"sandbox: {{vcs: {vcs}}}\n", db=db)
+    proc = _run(tmp_path, ws, [_commondir_attack(marker)], policy=f"sandbox: {{vcs: {vcs}}}\n",
+                db=db)
     assert not (ws / ".git" / "commondir").exists()
     assert not (ws / ".git" / "config.worktree").exists()
     subprocess.run(["git", "-C", str(ws), "status", "--short"], capture_output=True, check=True)
@@ -111,6 +112,7 @@ def test_git_commondir_does_not_reach_the_host(tmp_path: Path, vcs: str) -> None
     (result,) = _results(db)
     if vcs == "write":  # the folder is writable: the entries were made, then removed
         assert ".git/commondir" in result["content"], result["content"]
+        assert "[sandbox] removed .git/config.worktree, .git/commondir" in proc.stdout
     else:
         assert "Read-only file system" in result["content"], result["content"]
 
@@ -139,9 +141,15 @@ def test_git_commit_needs_the_opt_in(tmp_path: Path) -> None:
     assert subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True,
                           text=True, check=True).stdout == before
     db = tmp_path / "write.db"
-    _run(tmp_path, ws, [COMMIT + " && echo x >> .git/config"], db=db)  # the machine opts in
+    proc = _run(tmp_path, ws, [COMMIT + " && echo x >> .git/config"], db=db)  # opted in
     (result,) = _results(db)
     assert "committed" in result["content"], result["content"]
+    branch = head.strip().removeprefix("ref: ")
+    with sqlite3.connect(db) as conn:
+        changed = {json.loads(r[0])["path"] for r in conn.execute(
+            "SELECT payload FROM events WHERE kind = 'file_changed'")}
+    assert {f".git/{branch}", ".git/index", ".git/COMMIT_EDITMSG"} <= changed, changed
+    assert f"± repository .git/{branch} changed" in proc.stdout, proc.stdout
     log = subprocess.run(["git", "-C", str(ws), "log", "--format=%s"], capture_output=True,
                          text=True, check=True).stdout
     assert log.split() == ["second", "first"]

@@ -73,6 +73,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
     content = out.content
     if removed:
         names = ", ".join(rel(ctx.workspace, Path(p)) for p in removed)
+        on_line("stderr", f"[sandbox] removed {names}")
         content += (f"\n(removed {names}: commands may not create the runtime's own files or "
                     "files that make later commands run code)")
     return ToolResult(content, out.is_error or bool(removed),
