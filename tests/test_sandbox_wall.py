@@ -318,3 +318,62 @@ def test_limits_are_validated_in_one_line(tmp_path: Path) -> None:
     assert "sandbox.limits.processes" in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr
     assert shutil.which("bwrap")
+
+
+FILE_2M = _py("n = 0\n"
+              "try:\n"
+              "    with open('big.bin', 'wb') as f:\n"
+              "        for _ in range(32):\n"
+              "            f.write(b'x' * 65536)\n"
+              "            f.flush()\n"
+              "            n += 1\n"
+              "except OSError:\n"
+              "    pass\n"
+              "open('chunks.txt', 'w').write(str(n))\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_file_size_limit(tmp_path: Path, sandboxed: bool) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _run(tmp_path, ws, [FILE_2M], policy="sandbox: {limits: {file_size: 1M}}\n" if sandboxed
+         else OFF)
+    assert int((ws / "chunks.txt").read_text()) == (16 if sandboxed else 32)
+    assert (ws / "big.bin").stat().st_size == (1 if sandboxed else 2) * 1024 * 1024
+
+
+MEMORY = _py("held = []\n"
+             "for i in range(16):\n"
+             "    held.append(bytearray(16 << 20))\n"
+             "    open('held.txt', 'w').write(str(i + 1))\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_memory_limit_ends_the_command(tmp_path: Path, sandboxed: bool) -> None:
+    if sandboxed and not enforceable()["memory"]:
+        pytest.skip("no memory cgroup can be created here: the memory limit is not enforced")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [MEMORY], db=db,
+         policy="sandbox: {limits: {memory: 128M}}\n" if sandboxed else OFF)
+    held = int((ws / "held.txt").read_text())
+    assert held < 8 if sandboxed else held == 16
+    assert _results(db)[0]["is_error"] is sandboxed
+
+
+CPU = _py("import time\n"
+          "while time.process_time() < 3:\n"
+          "    pass\n"
+          "open('done.txt', 'w').write('done')\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_cpu_limit_ends_the_command(tmp_path: Path, sandboxed: bool) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [CPU], db=db, policy="sandbox: {limits: {cpu_s: 1}}\n" if sandboxed
+         else OFF)
+    assert (ws / "done.txt").exists() is not sandboxed
+    assert _results(db)[0]["is_error"] is sandboxed

@@ -83,11 +83,22 @@ def create(limits: dict[str, int]) -> Group | None:
                 os.mkdir(folder)
             with open(os.path.join(folder, where.limit_file), "w") as f:
                 f.write(str(value))
+            if controller == "memory":
+                _no_swap_beyond(folder, where.v2, value)
         except OSError as exc:
             logger.warning("cannot limit %s in %s: %s", controller, folder, exc)
             continue
         folders[controller] = folder
     return Group(tuple(dict.fromkeys(folders.values()))) if folders else None
+
+
+def _no_swap_beyond(folder: str, v2: bool, value: int) -> None:
+    """Memory plus swap bounded too, where the kernel accounts swap: a command over its
+    limit is stopped rather than swapped out."""
+    name, limit = ("memory.swap.max", "0") if v2 else ("memory.memsw.limit_in_bytes",
+                                                        str(value))
+    with contextlib.suppress(OSError), open(os.path.join(folder, name), "w") as f:
+        f.write(limit)
 
 
 def enforceable() -> dict[str, bool]:
@@ -185,10 +196,11 @@ def _kill_members(folder: str) -> None:
 
 
 def join_script(procs_files: tuple[str, ...], cpu_s: int, file_size: int) -> list[str]:
-    """The argument vector in front of ``bwrap``: a ``bash`` that moves itself into the
-    command's cgroups, sets the per-process limits and then becomes the rest of the vector."""
+    """The argument vector in front of ``bwrap``: a POSIX ``sh`` (the cheapest shell to
+    start) that moves itself into the command's cgroups, sets the per-process limits
+    (``ulimit -f`` counts 512-byte blocks in POSIX) and then becomes the rest of the vector."""
     script = ('for f; do [ "$f" = -- ] && break; echo $$ 2>/dev/null > "$f" || '
               '{ echo "sandbox: cannot join the cgroup $f" >&2; exit 125; }; shift; done; '
-              f'shift; ulimit -t {cpu_s} -f {max(1, file_size // 1024)} || exit 125; '
+              f'shift; ulimit -t {cpu_s} && ulimit -f {max(1, file_size // 512)} || exit 125; '
               'exec "$@"')
-    return ["bash", "-c", script, "turnstile-limits", *procs_files, "--"]
+    return ["/bin/sh", "-c", script, "turnstile-limits", *procs_files, "--"]
