@@ -19,7 +19,7 @@ from conftest import ROOT, engine_env
 
 pytest.importorskip("acp", reason="the acp extra (agent-client-protocol) is in dev")
 
-from acp import spawn_agent_process, text_block
+from acp import RequestError, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -354,3 +354,24 @@ def test_without_the_sdk_acp_names_the_extra_and_exits_2() -> None:
                          capture_output=True, text=True, timeout=GUARD_S)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and "pip install turnstile-fsm[acp]" in out.stderr
+
+
+def test_config_options_pick_the_model_and_machine_for_the_next_runs(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    turns = _turns(tmp_path, [{"text": "unused"}])
+
+    async def main() -> None:
+        async with agent(Editor(), tmp_path, turns) as (conn, _):
+            s = await conn.new_session(cwd=str(ws), mcp_servers=[])
+            assert s.config_options is not None
+            current = {o.id: o.current_value for o in s.config_options}
+            assert current == {"model": "default", "machine": "coding_agent"}
+            picked = await conn.set_config_option(config_id="model", session_id=s.session_id,
+                                                  value="openai:gpt-4.1")
+            assert {o.id: o.current_value for o in picked.config_options}[
+                "model"] == "openai:gpt-4.1"
+            with pytest.raises(RequestError):
+                await conn.set_config_option(config_id="machine", session_id=s.session_id,
+                                             value="no_such_machine")
+
+    asyncio.run(asyncio.wait_for(main(), GUARD_S))

@@ -1,6 +1,7 @@
 """The protocol's methods, answered: ``initialize``, ``session/new``, ``session/load``,
-``session/set_mode``, ``session/prompt``, ``session/cancel`` (and ``authenticate``: none is
-needed). The SDK validates each request against the ACP v1 schema before it gets here."""
+``session/set_mode``, ``session/set_config_option`` (model, machine), ``session/prompt``,
+``session/cancel`` (and ``authenticate``: none is needed). The SDK validates each request
+against the ACP v1 schema before it gets here."""
 
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ from acp.schema import (
     PromptResponse,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 from anyio.abc import TaskGroup
 
 from engine.bundled import machine_path
 from engine.errors import TurnstileError, UsageError
+from engine.ide.config import config_options, set_option
 from engine.ide.sessions import MODES, Session, conversation, restore
 from engine.ide.turns import Turns
 from engine.ide.updates import Updates
@@ -95,7 +98,8 @@ class TurnstileAgent:
         s = Session(uuid.uuid4().hex, workspace, machine, _opt(meta, "model"),
                     _opt(meta, "policy"))
         self.sessions[s.id] = s
-        return NewSessionResponse(session_id=s.id, modes=_modes(s))
+        return NewSessionResponse(session_id=s.id, modes=_modes(s),
+                                  config_options=list(config_options(s)))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            **kwargs: Any) -> LoadSessionResponse:
@@ -111,7 +115,7 @@ class TurnstileAgent:
             await Updates(self.client, s.id, s.cwd, self.turns._tools_of(run_id)).replay(
                 messages)
         self._background.start_soon(self._resend, s)
-        return LoadSessionResponse(modes=_modes(s))
+        return LoadSessionResponse(modes=_modes(s), config_options=list(config_options(s)))
 
     async def _resend(self, s: Session) -> None:
         try:
@@ -129,6 +133,13 @@ class TurnstileAgent:
         await self.client.session_update(session_id=s.id, update=CurrentModeUpdate(
             session_update="current_mode_update", current_mode_id=s.mode))
         return SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """Pick the model or the machine for the session's next runs."""
+        s = self._session(session_id)
+        set_option(s, config_id, str(value))
+        return SetSessionConfigOptionResponse(config_options=list(config_options(s)))
 
     # -- turns ------------------------------------------------------------------------------
 
