@@ -66,7 +66,8 @@ def _machine(folder: Path, calls: int) -> Path:
     """The coding agent with room for ``calls`` tool calls in one run."""
     text = (ROOT / "machines" / "coding_agent.yaml").read_text()
     path = folder / "agent.yaml"
-    path.write_text(text.replace("max_steps: 60", f"max_steps: {calls * 5 + 20}"))
+    text = text.replace("max_steps: 60", f"max_steps: {calls * 5 + 20}")
+    path.write_text(text.replace("max_tokens: 400000", "max_tokens: 1000000000"))
     return path
 
 

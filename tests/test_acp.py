@@ -375,3 +375,41 @@ def test_config_options_pick_the_model_and_machine_for_the_next_runs(tmp_path: P
                                              value="no_such_machine")
 
     asyncio.run(asyncio.wait_for(main(), GUARD_S))
+
+
+def test_a_run_whose_agent_died_mid_command_resumes_on_load_without_repeating(
+        tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    marker = "61.75"
+    turns = _turns(tmp_path, [
+        {"tool_calls": [{"name": "run_shell", "args": {"command": "echo one >> out.txt"}}]},
+        {"tool_calls": [{"name": "run_shell", "args": {"command": f"sleep {marker}"}}]},
+        {"text": "Back after the crash."}])
+    first = Editor(["allow_once"])
+
+    async def before_kill() -> str:
+        async with agent(first, tmp_path, turns) as (conn, proc):
+            s = await conn.new_session(cwd=str(ws), mcp_servers=[])
+            prompt = asyncio.create_task(
+                conn.prompt(session_id=s.session_id, prompt=[text_block("go")]))
+            while not _sleeping(marker):
+                assert not prompt.done(), prompt.result()
+                await asyncio.sleep(0.05)
+            proc.send_signal(signal.SIGKILL)
+            await proc.wait()
+            prompt.cancel()
+            return s.session_id
+
+    session = asyncio.run(asyncio.wait_for(before_kill(), GUARD_S))
+    second = Editor()
+
+    async def after_restart() -> None:
+        async with agent(second, tmp_path, turns) as (conn, _):
+            await conn.load_session(cwd=str(ws), session_id=session, mcp_servers=[])
+            await second.until(lambda: "Back after the crash." in second.text())
+
+    asyncio.run(asyncio.wait_for(after_restart(), GUARD_S))
+    assert (ws / "out.txt").read_text() == "one\n"
+    assert second.asked == [] and not _sleeping(marker)  # the leftover was stopped
+    (run,) = Runs(tmp_path / "engine.db").list_runs()
+    assert run.status == "completed"

@@ -29,6 +29,10 @@ from engine.tooling.spec import ToolSpec
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
+DIED = ("running", "crashed")
+"""Statuses of a run whose driver went away mid-turn (a ``running`` run another live
+process drives refuses the resume: its lease is held)."""
+
 
 class Turns:
     """Drives the sessions' runs; one ``Runs`` for the whole process."""
@@ -58,11 +62,21 @@ class Turns:
             return await self._drive(s, stream, Updates(self.client, s.id, s.cwd, _no_tools))
 
     async def pending(self, s: Session) -> None:
-        """After a load: ask again about what the session's last run waits for, and go on."""
+        """After a load: ask again about what the session's last run waits for, and go on;
+        a run whose agent died mid-turn is resumed from its last committed step (what that
+        step started is settled, never run twice) to the end of its turn. Then the session
+        waits for the user. A run the user cancelled stays as it is."""
         async with s.lock:
             s.cancelled = anyio.Event()
-            if s.run_id is not None and self._parked(s):
+            if s.run_id is None:
+                return
+            status = self.runs.show(s.run_id).status
+            if status == "waiting_approval":
                 await self._continue(s)
+            elif status in DIED:
+                await self._drive(s, self.runs.stream_resume(
+                    s.run_id, approval=MODES[s.mode].approval),
+                    Updates(self.client, s.id, s.cwd, _no_tools))
 
     def cancel(self, s: Session) -> None:
         """``session/cancel``: end the turn now (the run stops before its next commit)."""
