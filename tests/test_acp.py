@@ -413,3 +413,44 @@ def test_a_run_whose_agent_died_mid_command_resumes_on_load_without_repeating(
     assert second.asked == [] and not _sleeping(marker)  # the leftover was stopped
     (run,) = Runs(tmp_path / "engine.db").list_runs()
     assert run.status == "completed"
+
+
+def test_load_in_a_new_process_replays_a_finished_conversation_with_the_same_ids(
+        tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    turns = _turns(tmp_path, [
+        {"text": "Writing.", "tool_calls": [
+            {"name": "write_file", "args": {"path": "a.txt", "content": "a\n"}}]},
+        {"text": "Written."},
+        {"text": "Next answer."}])
+    live = Editor(["allow_once"])
+
+    async def first() -> str:
+        async with agent(live, tmp_path, turns) as (conn, _):
+            s = await conn.new_session(cwd=str(ws), mcp_servers=[])
+            await conn.prompt(session_id=s.session_id, prompt=[text_block("write a")])
+            return s.session_id
+
+    session = asyncio.run(asyncio.wait_for(first(), GUARD_S))
+    replay = Editor()
+
+    async def second() -> str:
+        async with agent(replay, tmp_path, turns) as (conn, _):
+            loaded = await conn.load_session(cwd=str(ws), session_id=session, mcp_servers=[])
+            assert loaded.modes is not None and loaded.modes.current_mode_id == "ask"
+            shown = len(replay.updates)
+            stop = await conn.prompt(session_id=session, prompt=[text_block("and then?")])
+            assert replay.text(session).endswith("Next answer.")
+            del replay.updates[shown:]
+            return stop.stop_reason
+
+    assert asyncio.run(asyncio.wait_for(second(), GUARD_S)) == "end_turn"
+    kinds = [u["sessionUpdate"] for _, u in replay.updates]
+    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call",
+                     "tool_call_update", "agent_message_chunk"], kinds
+    (call,) = replay.of("tool_call")
+    assert call["toolCallId"] == live.asked[0]["call"]["toolCallId"] and call["kind"] == "edit"
+    assert replay.of("tool_call_update")[0]["status"] == "completed"
+    assert replay.asked == [] and (ws / "a.txt").read_text() == "a\n"
+    (first_run, second_run) = Runs(tmp_path / "engine.db").list_runs()
+    assert first_run.config["labels"] == second_run.config["labels"]
