@@ -93,10 +93,11 @@ class TurnstileAgent:
         meta = kwargs.get("turnstile") or {}
         if not isinstance(meta, dict):
             raise RequestError.invalid_params({"_meta.turnstile": "expected an object"})
-        machine = str(meta.get("machine") or self.machine)
+        machine = _in(workspace, str(meta.get("machine") or self.machine))
         _check_machine(machine)
+        policy = _opt(meta, "policy")
         s = Session(uuid.uuid4().hex, workspace, machine, _opt(meta, "model"),
-                    _opt(meta, "policy"))
+                    _in(workspace, policy) if policy else None)
         self.sessions[s.id] = s
         return NewSessionResponse(session_id=s.id, modes=_modes(s),
                                   config_options=list(config_options(s)))
@@ -173,6 +174,14 @@ def _workspace(cwd: str) -> Path:
     if not path.is_absolute() or not path.is_dir():
         raise RequestError.invalid_params({"cwd": f"{cwd}: not an absolute path to a folder"})
     return path.resolve()
+
+
+def _in(workspace: Path, name: str) -> str:
+    """A relative path that names a file in the session's folder, as an absolute path (a
+    bundled machine's bare name stays as it is)."""
+    path = Path(name)
+    return str(workspace / path) if not path.is_absolute() and (workspace / path).is_file() \
+        else name
 
 
 def _check_machine(machine: str) -> None:
