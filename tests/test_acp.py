@@ -454,3 +454,29 @@ def test_load_in_a_new_process_replays_a_finished_conversation_with_the_same_ids
     assert replay.asked == [] and (ws / "a.txt").read_text() == "a\n"
     (first_run, second_run) = Runs(tmp_path / "engine.db").list_runs()
     assert first_run.config["labels"] == second_run.config["labels"]
+
+
+def test_a_cancelled_answer_leaves_the_call_pending_and_the_next_prompt_asks_again(
+        tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    turns = _turns(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "args": {"path": "b.txt", "content": "b\n"}}]},
+        {"text": "Wrote b."},
+        {"text": "And answered the second prompt."}])
+    editor = Editor(["cancelled", "allow_once"])
+    runs = Runs(tmp_path / "engine.db")
+
+    async def main() -> tuple[str, int, str]:
+        async with agent(editor, tmp_path, turns) as (conn, _):
+            s = await conn.new_session(cwd=str(ws), mcp_servers=[])
+            first = await conn.prompt(session_id=s.session_id, prompt=[text_block("write b")])
+            waiting = len(runs.pending_approvals())
+            second = await conn.prompt(session_id=s.session_id, prompt=[text_block("go on")])
+            return first.stop_reason, waiting, second.stop_reason
+
+    first, waiting, second = asyncio.run(asyncio.wait_for(main(), GUARD_S))
+    assert (first, waiting, second) == ("cancelled", 1, "end_turn")
+    assert [a["call"]["toolCallId"] for a in editor.asked] == [
+        editor.asked[0]["call"]["toolCallId"]] * 2
+    assert (ws / "b.txt").read_text() == "b\n" and runs.pending_approvals() == []
+    assert editor.text().endswith("And answered the second prompt.")
