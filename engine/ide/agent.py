@@ -113,7 +113,7 @@ class TurnstileAgent:
         run_id, messages = conversation(self.runs, s.id)
         if run_id is not None:
             assert self.client is not None
-            await Updates(self.client, s.id, s.cwd, self.turns.tools_of(run_id)).replay(
+            await Updates(self.client, s.id, s.cwd, self.turns.tools_of(s, run_id)).replay(
                 messages)
         self._background.start_soon(self._resend, s)
         return LoadSessionResponse(modes=_modes(s), config_options=list(config_options(s)))

@@ -25,7 +25,6 @@ from engine.run_data import REFUSAL, STOP_REASON
 from engine.runs.service import Runs
 from engine.runs.stream import RunStream
 from engine.tooling.spec import ToolSpec
-from turnstile_tools import builtin_specs
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -95,7 +94,7 @@ class Turns:
     async def _continue(self, s: Session) -> PromptResponse:
         """Decide a parked run's calls with the editor, then resume it."""
         assert s.run_id is not None
-        updates = Updates(self.client, s.id, s.cwd, self.tools_of(s.run_id))
+        updates = Updates(self.client, s.id, s.cwd, self.tools_of(s, s.run_id))
         if not await self._decide(s, updates):
             return PromptResponse(stop_reason="cancelled")
         return await self._drive(s, self.runs.stream_resume(
@@ -171,13 +170,19 @@ class Turns:
                 f"\n\nThe run {result.state.run_id} ended {result.status}{why}."))
         return PromptResponse(stop_reason=reason, usage=used)
 
-    def tools_of(self, run_id: str) -> ToolLookup:
+    def tools_of(self, s: Session, run_id: str) -> ToolLookup:
         """The tools a stopped run was composed with (its calls are shown by their specs); for
-        a run that cannot be resumed (completed), the built-in tools' specs."""
+        a completed run, those of the session's machine as a new run would have them (composed,
+        never stored); none when neither can be composed."""
         try:
-            prepared = self.runs.prepare_resume(run_id)
-        except TurnstileError:
-            return {spec.name: spec for spec in builtin_specs()}.get
+            if self.runs.show(run_id).status == "completed":
+                prepared = self.runs.prepare(s.machine, task="", workspace=s.cwd,
+                                             model=s.model, policy=s.policy)
+            else:
+                prepared = self.runs.prepare_resume(run_id)
+        except TurnstileError as exc:
+            logger.info("run %s: its tools are shown without their specs: %s", run_id, exc)
+            return _no_tools
         try:
             return prepared.runner.parts.tools.get
         finally:
