@@ -25,7 +25,9 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    FileSystemCapabilities,
     RequestPermissionResponse,
+    WriteTextFileResponse,
 )
 
 from engine.runs.service import Runs
@@ -43,6 +45,7 @@ class Editor:
     def __init__(self, answers: list[str] | None = None) -> None:
         self.updates: list[tuple[str, dict[str, Any]]] = []
         self.asked: list[dict[str, Any]] = []
+        self.written: list[tuple[str, str]] = []
         self.answers = list(answers or [])
         self._changed = asyncio.Event()
 
@@ -66,6 +69,11 @@ class Editor:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected",
                                                                 option_id=answer))
+
+    async def write_text_file(self, session_id: str, path: str, content: str,
+                              **kwargs: Any) -> WriteTextFileResponse:
+        self.written.append((path, content))
+        return WriteTextFileResponse()
 
     def on_connect(self, conn: Any) -> None:
         pass
@@ -91,14 +99,15 @@ def _turns(tmp_path: Path, turns: list[dict[str, Any]]) -> Path:
 
 
 @asynccontextmanager
-async def agent(editor: Editor, tmp_path: Path, turns: Path
+async def agent(editor: Editor, tmp_path: Path, turns: Path,
+                capabilities: ClientCapabilities | None = None
                 ) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
     """``python -m engine acp`` on a store in ``tmp_path``, initialized."""
     env = engine_env({"ENGINE_MODEL": f"scripted:{turns}"})
     async with spawn_agent_process(editor, sys.executable, "-m", "engine", "acp", "--store",
                                    str(tmp_path / "engine.db"), env=env, cwd=ROOT) as (conn, proc):
         init = await conn.initialize(protocol_version=1,
-                                     client_capabilities=ClientCapabilities())
+                                     client_capabilities=capabilities or ClientCapabilities())
         assert init.protocol_version == 1 and init.agent_capabilities is not None
         assert init.agent_capabilities.load_session is True
         yield conn, proc
@@ -480,3 +489,24 @@ def test_a_cancelled_answer_leaves_the_call_pending_and_the_next_prompt_asks_aga
         editor.asked[0]["call"]["toolCallId"]] * 2
     assert (ws / "b.txt").read_text() == "b\n" and runs.pending_approvals() == []
     assert editor.text().endswith("And answered the second prompt.")
+
+
+def test_an_editor_that_writes_files_gets_each_changed_file(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    turns = _turns(tmp_path, [
+        {"tool_calls": [{"name": "write_file", "args": {"path": "c.txt", "content": "c\n"}},
+                        {"name": "run_shell", "args": {"command": "echo d > d.txt"}}]},
+        {"text": "Wrote c and d."}])
+    editor = Editor(["allow_once", "allow_once"])
+    fs = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True,
+                                                      write_text_file=True))
+
+    async def main() -> str:
+        async with agent(editor, tmp_path, turns, fs) as (conn, _):
+            s = await conn.new_session(cwd=str(ws), mcp_servers=[])
+            return (await conn.prompt(session_id=s.session_id,
+                                      prompt=[text_block("write")])).stop_reason
+
+    assert asyncio.run(asyncio.wait_for(main(), GUARD_S)) == "end_turn"
+    assert sorted(editor.written) == [(str(ws / "c.txt"), "c\n"), (str(ws / "d.txt"), "d\n")]
+    assert (ws / "c.txt").read_text() == "c\n"

@@ -71,6 +71,8 @@ class TurnstileAgent:
                          client_info: Implementation | None = None,
                          **kwargs: Any) -> InitializeResponse:
         self.capabilities = client_capabilities or ClientCapabilities()
+        fs = self.capabilities.fs
+        self.turns.editor_writes = bool(fs is not None and fs.write_text_file)
         if client_info is not None:
             self.turns.who = f"{client_info.name} (acp)"
         return InitializeResponse(

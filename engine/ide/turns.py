@@ -19,6 +19,7 @@ from acp.schema import PromptResponse, StopReason, Usage
 from engine.core.runner import RunResult
 from engine.errors import TurnstileError
 from engine.ide import permissions
+from engine.ide.files import EditorFiles
 from engine.ide.sessions import MODES, Session, conversation, settled
 from engine.ide.updates import ToolLookup, Updates
 from engine.run_data import REFUSAL, STOP_REASON
@@ -44,6 +45,8 @@ class Turns:
         """Who decides in the audit log (the editor's name, once it says it)."""
         self.live: dict[str, str] = {}
         """Session id -> the run being driven for it."""
+        self.editor_writes = False
+        """The editor writes files (``fs.writeTextFile``): changed files go to it too."""
 
     # -- the entry points --------------------------------------------------------------------
 
@@ -59,7 +62,7 @@ class Turns:
             stream = self.runs.stream(
                 s.machine, task=text, workspace=s.cwd, model=s.model, policy=s.policy,
                 approval=MODES[s.mode].approval, labels=s.labels(), history=earlier)
-            return await self._drive(s, stream, Updates(self.client, s.id, s.cwd, _no_tools))
+            return await self._drive(s, stream, self._updates(s, _no_tools))
 
     async def pending(self, s: Session) -> None:
         """After a load: ask again about what the session's last run waits for, and go on;
@@ -75,8 +78,7 @@ class Turns:
                 await self._continue(s)
             elif status in DIED:
                 await self._drive(s, self.runs.stream_resume(
-                    s.run_id, approval=MODES[s.mode].approval),
-                    Updates(self.client, s.id, s.cwd, _no_tools))
+                    s.run_id, approval=MODES[s.mode].approval), self._updates(s, _no_tools))
 
     def cancel(self, s: Session) -> None:
         """``session/cancel``: end the turn now (the run stops before its next commit)."""
@@ -94,7 +96,7 @@ class Turns:
     async def _continue(self, s: Session) -> PromptResponse:
         """Decide a parked run's calls with the editor, then resume it."""
         assert s.run_id is not None
-        updates = Updates(self.client, s.id, s.cwd, self.tools_of(s, s.run_id))
+        updates = self._updates(s, self.tools_of(s, s.run_id))
         if not await self._decide(s, updates):
             return PromptResponse(stop_reason="cancelled")
         return await self._drive(s, self.runs.stream_resume(
@@ -169,6 +171,10 @@ class Turns:
             await Updates(self.client, s.id, s.cwd, _no_tools).send(update_agent_message_text(
                 f"\n\nThe run {result.state.run_id} ended {result.status}{why}."))
         return PromptResponse(stop_reason=reason, usage=used)
+
+    def _updates(self, s: Session, tools: ToolLookup) -> Updates:
+        files = EditorFiles(self.client, s.id, s.cwd) if self.editor_writes else None
+        return Updates(self.client, s.id, s.cwd, tools, files)
 
     def tools_of(self, s: Session, run_id: str) -> ToolLookup:
         """The tools a stopped run was composed with (its calls are shown by their specs); for

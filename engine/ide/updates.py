@@ -24,6 +24,7 @@ from acp.schema import (
 )
 
 from engine.events import EventKind
+from engine.ide.files import EditorFiles
 from engine.ide.tools import CallView, Content, text, view
 from engine.run_data import PLAN
 from engine.runs.events import RunEvent
@@ -42,11 +43,13 @@ class Updates:
     """Sends one session's updates to the editor."""
 
     def __init__(self, client: Client, session_id: str, workspace: Path,
-                 tools: ToolLookup) -> None:
+                 tools: ToolLookup, files: EditorFiles | None = None) -> None:
         self.client = client
         self.session_id = session_id
         self.workspace = workspace
         self.tools = tools
+        self.files = files
+        """Where changed files go besides the disk (an editor that writes files)."""
         self.announced: set[str] = set()
         self._diffs: dict[str, tuple[FileEditToolCallContent, ...]] = {}
 
@@ -64,6 +67,8 @@ class Updates:
             await self.call(p["call_id"], p["tool"], p.get("args") or {}, "in_progress")
         elif event.kind == EventKind.TOOL_CALL:
             await self.result(p)
+        elif event.kind == EventKind.FILE_CHANGED and self.files is not None:
+            await self.files.changed(p)
         elif event.kind == EventKind.APPROVAL and p.get("decision") == "deny":
             await self.call(p["call_id"], p["tool"], p.get("args") or {}, "pending")
             await self.refused(p["call_id"], str(p.get("reason") or "denied"))
