@@ -309,7 +309,11 @@ def test_read_only_mode_denies_without_asking(tmp_path: Path) -> None:
 def test_accept_edits_mode_writes_without_asking(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     turns = _turns(tmp_path, [
-        {"tool_calls": [{"name": "write_file", "args": {"path": "x.txt", "content": "x\n"}}]},
+        {"tool_calls": [
+            {"name": "update_plan", "args": {"steps": [
+                {"step": "write x", "status": "in_progress"},
+                {"step": "check", "status": "pending"}]}},
+            {"name": "write_file", "args": {"path": "x.txt", "content": "x\n"}}]},
         {"text": "Written."}])
     editor = Editor()
 
@@ -322,6 +326,10 @@ def test_accept_edits_mode_writes_without_asking(tmp_path: Path) -> None:
 
     assert asyncio.run(asyncio.wait_for(main(), GUARD_S)) == "end_turn"
     assert editor.asked == [] and (ws / "x.txt").read_text() == "x\n"
+    (plan,) = editor.of("plan")  # the planning tool's plan, as the editor's plan view
+    assert [(e["content"], e["status"]) for e in plan["entries"]] == [
+        ("write x", "in_progress"), ("check", "pending")]
+    assert sorted(u["kind"] for u in editor.of("tool_call")) == ["edit", "think"]
 
 
 def test_malformed_input_gets_error_responses_and_the_agent_goes_on(tmp_path: Path) -> None:
