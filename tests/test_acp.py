@@ -518,3 +518,24 @@ def test_an_editor_that_writes_files_gets_each_changed_file(tmp_path: Path) -> N
     assert asyncio.run(asyncio.wait_for(main(), GUARD_S)) == "end_turn"
     assert sorted(editor.written) == [(str(ws / "c.txt"), "c\n"), (str(ws / "d.txt"), "d\n")]
     assert (ws / "c.txt").read_text() == "c\n"
+
+
+def test_replay_sends_kept_thinking_as_thought_chunks(tmp_path: Path) -> None:
+    from engine.ide.updates import Updates
+    from engine.state import Message, ToolCall
+
+    editor = Editor()
+    messages = [
+        Message("system", "the system prompt is not replayed"),
+        Message("user", "why?"),
+        Message("assistant", "Because.", tool_calls=(ToolCall("c1", "no_such_tool", {}),),
+                reasoning=({"type": "thinking", "thinking": "Let me think.",
+                            "signature": "s"},)),
+    ]
+    updates = Updates(editor, "s1", tmp_path, lambda name: None)  # type: ignore[arg-type]
+    asyncio.run(updates.replay(messages))
+    assert [u["sessionUpdate"] for _, u in editor.updates] == [
+        "user_message_chunk", "agent_thought_chunk", "agent_message_chunk", "tool_call"]
+    assert editor.updates[1][1]["content"]["text"] == "Let me think."
+    call = editor.updates[3][1]
+    assert (call["toolCallId"], call["kind"], call["status"]) == ("c1", "other", "pending")

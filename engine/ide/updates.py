@@ -12,7 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from acp import Client, update_agent_message_text, update_user_message_text
+from acp import (
+    Client,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_user_message_text,
+)
 from acp.schema import (
     AgentPlanUpdate,
     FileEditToolCallContent,
@@ -124,12 +129,16 @@ class Updates:
     # -- a stored conversation --------------------------------------------------------------
 
     async def replay(self, messages: Sequence[Message]) -> None:
-        """The conversation as a live run sent it: the user's prompts, the model's text, and
-        each tool call with its result (a call without one is left pending)."""
+        """The conversation as a live run sent it: the user's prompts, the model's text (and
+        its kept thinking, as thought chunks), and each tool call with its result (a call
+        without one is left pending)."""
         for m in messages:
             if m.role == "user" and m.content:
                 await self.send(update_user_message_text(m.content))
             elif m.role == "assistant":
+                for block in m.reasoning:  # a provider's thinking, kept with the message
+                    if isinstance(block.get("thinking"), str) and block["thinking"]:
+                        await self.send(update_agent_thought_text(block["thinking"]))
                 if m.content:
                     await self.send(update_agent_message_text(m.content))
                 for c in m.tool_calls:
