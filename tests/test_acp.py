@@ -539,3 +539,16 @@ def test_replay_sends_kept_thinking_as_thought_chunks(tmp_path: Path) -> None:
     assert editor.updates[1][1]["content"]["text"] == "Let me think."
     call = editor.updates[3][1]
     assert (call["toolCallId"], call["kind"], call["status"]) == ("c1", "other", "pending")
+
+
+@pytest.mark.parametrize("args, stdin, says", [
+    (["--machine", "no_such_machine"], subprocess.PIPE, "no_such_machine"),
+    ([], subprocess.DEVNULL, "its stdin is not a pipe"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], stdin: int,
+                                          says: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "engine", "acp", "--store",
+                          str(tmp_path / "engine.db"), *args], cwd=ROOT, env=engine_env(),
+                         stdin=stdin, capture_output=True, text=True, timeout=GUARD_S)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and says in out.stderr, out.stderr

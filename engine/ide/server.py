@@ -12,11 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import sys
 from typing import Any, cast
 
 import anyio
 
+from engine.bundled import machine_path
+from engine.errors import UsageError
 from engine.runs.service import Runs
 
 EXTRA_HINT = ("error: turnstile acp needs the Agent Client Protocol SDK: "
@@ -36,10 +39,21 @@ def available() -> bool:
 
 def serve(runs: Runs, machine: str) -> int:
     """Serve ACP on stdin/stdout until the editor closes stdin."""
+    machine_path(machine)  # an unknown machine is bad input before anything is served
+    for fd, name in ((0, "stdin"), (1, "stdout")):
+        if not _streamable(fd):
+            raise UsageError(f"acp speaks JSON-RPC over pipes: its {name} is not a pipe; an "
+                             "editor starts it with pipes (see the README's Editors section)")
     protocol_out = os.dup(1)
     os.dup2(2, 1)
     anyio.run(_serve, runs, machine, protocol_out)
     return 0
+
+
+def _streamable(fd: int) -> bool:
+    """A pipe, a socket or a terminal: what the event loop can wait on."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 async def _serve(runs: Runs, machine: str, protocol_out: int) -> None:
