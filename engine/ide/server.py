@@ -4,7 +4,8 @@ Nothing but protocol messages reaches stdout: the protocol gets its own copy of 
 descriptor and descriptor 1 becomes stderr, so a stray print (or a library's) cannot corrupt
 the stream. Input is checked line by line before the SDK reads it: a line that is not JSON
 gets a parse error response, one that is not a JSON-RPC message an invalid-request response;
-neither ends the agent.
+neither ends the agent. The module uses ``asyncio`` itself (an adapter, as the architecture
+test lists): the SDK's streams are asyncio's.
 """
 
 from __future__ import annotations
@@ -62,27 +63,27 @@ async def _serve(runs: Runs, machine: str, protocol_out: int) -> None:
 
     from engine.ide.agent import TurnstileAgent
 
-    reader, writer = await _streams(protocol_out)
+    raw, checked, writer = await _streams(protocol_out)
     async with anyio.create_task_group() as tg:
+        tg.start_soon(_check_lines, raw, checked, writer)
         agent = TurnstileAgent(runs, machine, tg)
         # The SDK's Agent protocol lists every method; it answers "method not found" for the
-        # ones an agent leaves out (session/list, fork, resume, close, config options).
-        await run_agent(cast(Agent, agent), writer, reader)
+        # ones an agent leaves out (session/list, fork, resume, close).
+        await run_agent(cast(Agent, agent), writer, checked)
         tg.cancel_scope.cancel()
 
 
-async def _streams(protocol_out: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """The SDK's reader (checked lines only) and the protocol's writer."""
+async def _streams(protocol_out: int) -> tuple[asyncio.StreamReader, asyncio.StreamReader,
+                                               asyncio.StreamWriter]:
+    """Stdin as read, the reader the SDK gets (checked lines only), and the protocol's
+    writer."""
     loop = asyncio.get_running_loop()
     raw = asyncio.StreamReader(limit=LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(raw), sys.stdin.buffer)
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(protocol_out, "wb", buffering=0))
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    checked = asyncio.StreamReader(limit=LINE_LIMIT)
-    task = loop.create_task(_check_lines(raw, checked, writer))
-    checked._turnstile_task = task  # type: ignore[attr-defined]  # kept alive with the reader
-    return checked, writer
+    return raw, asyncio.StreamReader(limit=LINE_LIMIT), writer
 
 
 async def _check_lines(raw: asyncio.StreamReader, checked: asyncio.StreamReader,
