@@ -17,8 +17,6 @@ from typing import Any
 import pytest
 from conftest import ROOT, engine_env
 
-pytest.importorskip("acp", reason="the acp extra (agent-client-protocol) is in dev")
-
 from acp import RequestError, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
