@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, engine_env
-
 from acp import RequestError, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
@@ -27,6 +25,7 @@ from acp.schema import (
     RequestPermissionResponse,
     WriteTextFileResponse,
 )
+from conftest import ROOT, engine_env
 
 from engine.runs.service import Runs
 
