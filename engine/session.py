@@ -400,12 +400,13 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
     db = getattr(store, "path", None)
     run_files: list[Path | str | None] = [machine.path, config.get("policy"),
                                           config.get("mcp_config")]
+    secret: list[str] = []
     if isinstance(db, Path):
-        run_files += [db, f"{db}-wal", f"{db}-shm", f"{db}-journal", db.parent / "traces",
-                      db.parent / "workspaces"]
+        secret = [str(db), f"{db}-wal", f"{db}-shm", f"{db}-journal"]
+        run_files += [*secret, db.parent / "traces", db.parent / "workspaces"]
     spec = merge(machine.sandbox, policy.sandbox)
     protected = protected_paths(workspace, run_files)
-    return confinement(spec, workspace, protected)
+    return confinement(spec, workspace, protected, secret=secret)
 
 
 def builtin_tools() -> list[ToolSpec]:

@@ -536,16 +536,21 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    """``sandbox check``: confine a probe command; exit 0 when it worked, 2 (and why) if not."""
-    from engine.sandbox import probe
+    """``sandbox check``: confine a probe command; exit 0 when it worked (even with a limit not
+    enforced here), 2 (and why) if not."""
+    from engine.sandbox import enforced_limits, probe
 
     result = probe(fresh=True)
+    limits = enforced_limits(result)
     if args.json:
-        _print_json(result.to_json())
+        _print_json({**result.to_json(), "limits": limits})
     elif result.ok:
+        loose = [name for name, held in limits.items() if not held]
         print(f"ok: {result.reason}; probe command started and ended in "
               f"{result.seconds * 1000:.1f} ms (workspace writable, / read-only, no network, "
-              "no capabilities)")
+              "no capabilities)"
+              + (f"; not enforced here: {', '.join(loose)} limit" if loose else
+                 "; processes, /tmp, memory, CPU time and file size bounded"))
     else:
         print(f"unavailable: {result.reason}. With sandbox mode auto, shell commands run "
               "unconfined; with mode required, runs refuse to start")
