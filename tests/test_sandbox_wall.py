@@ -429,3 +429,30 @@ def test_an_unenforced_limit_is_said_on_the_run_start_line(tmp_path: Path) -> No
     loose = dataclasses.replace(jail, limits={**jail.limits, "processes": False})
     assert "not enforced here: processes limit" in loose.summary()
     assert loose.describe()["limits"]["processes"] is False
+
+
+@pytest.mark.anyio
+async def test_many_hard_links_make_their_folders_read_only(tmp_path: Path) -> None:
+    """Beyond ``MAX_LINK_BINDS`` hard-linked files (a pnpm or uv store), their folders are
+    bound read-only rather than each file; the rest of the workspace stays writable."""
+    from engine.sandbox import confinement, protected_paths
+    from engine.sandbox.wall import MAX_LINK_BINDS
+    from engine.spec.model import SandboxSpec
+    from engine.tooling.spec import ToolContext
+    from turnstile_tools.shell import RunShellArgs, run_shell
+
+    store, ws = tmp_path / "store", tmp_path / "ws"
+    (ws / "node_modules" / "pkg").mkdir(parents=True)
+    store.mkdir()
+    for i in range(MAX_LINK_BINDS + 10):
+        (store / f"f{i}.js").write_text("original\n")
+        os.link(store / f"f{i}.js", ws / "node_modules" / "pkg" / f"f{i}.js")
+    jail = confinement(SandboxSpec(), ws, protected_paths(ws))
+    write = _py("import sys\nopen(sys.argv[1], 'w').write('changed')\n")
+    ctx = ToolContext(workspace=ws, confinement=jail)
+    linked = await run_shell(RunShellArgs(command=f"{write} node_modules/pkg/f3.js"), ctx)
+    beside = await run_shell(RunShellArgs(command=f"{write} node_modules/pkg/new.js"), ctx)
+    own = await run_shell(RunShellArgs(command=f"{write} own.txt"), ctx)
+    assert linked.is_error and beside.is_error and not own.is_error, own.content
+    assert (store / "f3.js").read_text() == "original\n"
+    assert (ws / "own.txt").read_text() == "changed"
