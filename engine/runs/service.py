@@ -30,7 +30,7 @@ from engine.runs.reading import RunStore, require_existing, target_of
 from engine.runs.stream import Lockstep, RunStream, sink
 from engine.session import Driver, Prepared, RunRequest, execute, plain_drive, prepare_new
 from engine.session import prepare_resume as _prepare_resume
-from engine.state import RunInfo
+from engine.state import Message, RunInfo
 from engine.store.base import Store
 from engine.store.url import StoreTarget, as_target
 from engine.tooling.spec import ToolSpec
@@ -95,6 +95,11 @@ class StartOptions(TypedDict, total=False):
     """The engine's own ``(kind, payload)`` observer, for a host that renders events itself."""
     prompter: Prompter | None
     """A prompter that asks about a batch of calls at once (a terminal's)."""
+    history: Sequence[Message]
+    """An earlier conversation the run continues (the messages of a run before it): the
+    task is then the user's next message."""
+    labels: Mapping[str, str] | None
+    """Stored in the run's config (``labels``), for a host to find its runs by."""
 
 
 class ResumeOptions(TypedDict, total=False):
@@ -280,7 +285,9 @@ class Runs:
             limits=dict(options.get("limits") or {}), context=dict(options.get("context") or {}),
             model_options=dict(options.get("model_options") or {}),
             durability=options.get("durability"), definition=definition,
-            tools=(*tools, *_specs(options.get("tools") or ())), model_client=client)
+            tools=(*tools, *_specs(options.get("tools") or ())), model_client=client,
+            history=tuple(options.get("history") or ()),
+            labels=dict(options.get("labels") or {}))
         if definition is None and not self.target.exists():
             _check(path)  # a machine that cannot load creates no database
         store, owned = self._open(durability=options.get("durability"))
