@@ -43,6 +43,10 @@ class EventKind(StrEnum):
     MCP_SERVER_CRASHED = "mcp_server_crashed"
     MCP_SERVER_ERROR = "mcp_server_error"
     MCP_CALL_FAILED = "mcp_call_failed"
+    CHILD_STARTED = "child_started"
+    """A step started (or resumed) a child run: ``child_run_id``, ``machine``, ``resumed``."""
+    CHILD_ENDED = "child_ended"
+    """That child run ended: ``child_run_id``, ``status``, ``error``."""
 
 
 TRANSIENT = frozenset({EventKind.TEXT_DELTA, EventKind.STEP_BEGIN, EventKind.STEP_COMMIT,

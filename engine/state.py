@@ -190,6 +190,10 @@ class RunInfo:
     config: Mapping[str, Any] = field(default_factory=dict)
     """How the run was started (model, approval mode, policy, task, golden dir): used by resume."""
     error: str | None = None
+    parent_run_id: str | None = None
+    """The run whose ``run_machine`` state (or ``delegate`` call) started this one."""
+    parent_step: int | None = None
+    """The parent's step that started this run (with ``parent_run_id``)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -206,6 +210,8 @@ class RunInfo:
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost_usd,
             "error": self.error,
+            "parent_run_id": self.parent_run_id,
+            "parent_step": self.parent_step,
         }
 
 

@@ -24,11 +24,20 @@ from engine.hints import command
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.runs.approvals import DecidedApproval, PendingApproval, Wake, decide
 from engine.runs.approvals import pending_approvals as _pending
+from engine.runs.children import Children
 from engine.runs.events import Approver, EventHandler, RunEvent, prompter_for
 from engine.runs.prepared import PreparedRun
 from engine.runs.reading import RunStore, require_existing, target_of
 from engine.runs.stream import Lockstep, RunStream, sink
-from engine.session import Driver, Prepared, RunRequest, execute, plain_drive, prepare_new
+from engine.session import (
+    Driver,
+    ParentLink,
+    Prepared,
+    RunRequest,
+    execute,
+    plain_drive,
+    prepare_new,
+)
 from engine.session import prepare_resume as _prepare_resume
 from engine.state import RunInfo
 from engine.store.base import Store
@@ -196,6 +205,21 @@ class Runs:
         """Compose a new run without driving it; ``drive`` (or a backend) drives it."""
         return self._prepare_new(machine, options, None)
 
+    def child(self, machine: str, link: ParentLink, inputs: Mapping[str, Any], task: str,
+              model: str | None, approval: ApprovalMode, prompter: Prompter | None,
+              workspace: Path, policy: str | None, limits: Mapping[str, Any]) -> PreparedRun:
+        """Compose a child run of ``link``'s run and step (``engine.runs.children``):
+        its policy narrowed by the policies above it, its limits capped by the parent's."""
+        options: StartOptions = {"task": task, "model": model, "approval": approval,
+                                 "prompter": prompter, "workspace": workspace,
+                                 "policy": policy, "limits": limits}
+        return self._prepare_new(machine, options, None, link=link, inputs=inputs)
+
+    async def resume_child(self, run_id: str, approval: ApprovalMode,
+                           prompter: Prompter | None) -> RunResult:
+        """Resume a child run in its parent's approval mode (asking the same person)."""
+        return await self.resume(run_id, approval=approval, prompter=prompter)
+
     def prepare_resume(self, run_id: str, **options: Unpack[ResumeOptions]) -> PreparedRun:
         """Rebuild a stopped run's parts from what it recorded, for ``drive``."""
         return self._prepare_resumed(run_id, options, None)
@@ -267,7 +291,8 @@ class Runs:
         return RunResult(state, info.status, info.error)
 
     def _prepare_new(self, machine: MachineArg, options: StartOptions,
-                     lockstep: Lockstep | None) -> PreparedRun:
+                     lockstep: Lockstep | None, *, link: ParentLink | None = None,
+                     inputs: Mapping[str, Any] | None = None) -> PreparedRun:
         path, definition, tools = _machine(machine)
         client, spec = _model(options.get("model"))
         wiring = _Wiring(options, lockstep)
@@ -279,7 +304,8 @@ class Runs:
             limits=dict(options.get("limits") or {}), context=dict(options.get("context") or {}),
             model_options=dict(options.get("model_options") or {}),
             durability=options.get("durability"), definition=definition,
-            tools=(*tools, *_specs(options.get("tools") or ())), model_client=client)
+            tools=(*tools, *_specs(options.get("tools") or ())), model_client=client,
+            parent=link, inputs=dict(inputs or {}))
         if definition is None and not self.target.exists():
             _check(path)  # a machine that cannot load creates no database
         store, owned = self._open(durability=options.get("durability"))
@@ -298,6 +324,8 @@ class Runs:
         wiring.run_id = session.state.run_id
         if wiring.pace is not None:
             session.runner.parts.pace = wiring.pace
+        session.runner.parts.children = Children(
+            lambda store: Runs(store, wake=self.wake), wiring.prompter)
         return PreparedRun(session, store, owned)
 
     def _prepared_store(self, run_id: str,

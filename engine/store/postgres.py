@@ -69,7 +69,7 @@ logging.getLogger("psycopg").setLevel(logging.ERROR)
 """psycopg's own warnings (``Pipeline [BAD]`` when the server goes away) repeat the fault this
 adapter translates into one ``StoreError``: they are not printed before it."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 MIGRATION_LOCK = 0x7475726E  # an advisory lock key of its own ("turn")
@@ -81,7 +81,7 @@ RUN_COLUMNS = (
     "run_id", "machine", "machine_path", "machine_hash", "status", "state", "workspace",
     "created_at", "updated_at", "steps", "input_tokens", "output_tokens", "cached_tokens",
     "cost_usd", "cost_known", "config", "error", "lease_host", "lease_pid", "lease_nonce",
-    "lease_expires")
+    "lease_expires", "parent_run_id", "parent_step")
 TABLES = ("runs", "steps", "transitions", "messages", "events", "checkpoints", "audit",
           "effects", "spans_sent", "approval_requests")
 
@@ -141,7 +141,14 @@ _SCHEMA_V2 = (
     " FROM steps WHERE status = 'succeeded'",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
+_SCHEMA_PARENT_LINK = (
+    # as in SQLite (``engine.store.sqlite._schema_parent_link``): a child run names its parent
+    "ALTER TABLE runs ADD COLUMN parent_run_id TEXT",
+    "ALTER TABLE runs ADD COLUMN parent_step BIGINT",
+    "CREATE INDEX runs_parent ON runs (parent_run_id, parent_step)",
+)
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_PARENT_LINK}
 
 EVENT_FLUSH_ROWS = 256
 EVENT_FLUSH_S = 1.0
@@ -398,11 +405,11 @@ class PostgresStore:
             c.execute(
                 "INSERT INTO runs (run_id, machine, machine_path, machine_hash, status, state,"
                 " workspace, created_at, updated_at, steps, input_tokens, output_tokens,"
-                " cached_tokens, cost_usd, cost_known, config, error)"
-                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,0,0,0,0,0,1,%s,NULL)",
+                " cached_tokens, cost_usd, cost_known, config, error, parent_run_id,"
+                " parent_step) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,0,0,0,0,0,1,%s,NULL,%s,%s)",
                 (info.run_id, info.machine, info.machine_path, info.machine_hash, info.status,
                  info.state, info.workspace, info.created_at, info.updated_at,
-                 _dumps(dict(info.config))))
+                 _dumps(dict(info.config)), info.parent_run_id, info.parent_step))
             self._insert_checkpoint(c, Checkpoint(info.run_id, -1, state.state, info.created_at,
                                                   state.data, len(state.messages), state.usage))
             self._insert_messages(c, info.run_id, -1, 0, state.messages)
@@ -441,6 +448,13 @@ class PostgresStore:
             f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY created_at, ord").fetchall()
         return [self._run_info(r) for r in rows]
 
+    @_guarded
+    def child_runs(self, run_id: str) -> list[RunInfo]:
+        rows = self._conn.execute(
+            f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE parent_run_id = %s"
+            " ORDER BY created_at, ord", (run_id,)).fetchall()
+        return [self._run_info(r) for r in rows]
+
     @staticmethod
     def _run_info(row: Sequence[Any]) -> RunInfo:
         r = dict(zip(RUN_COLUMNS, row, strict=True))
@@ -454,7 +468,8 @@ class PostgresStore:
             updated_at=r["updated_at"], steps=r["steps"], input_tokens=r["input_tokens"],
             output_tokens=r["output_tokens"],
             cost_usd=r["cost_usd"] if r["cost_known"] else None,
-            config=json.loads(r["config"] or "{}"), error=r["error"])
+            config=json.loads(r["config"] or "{}"), error=r["error"],
+            parent_run_id=r["parent_run_id"], parent_step=r["parent_step"])
 
     @_guarded
     def set_status(self, run_id: str, status: RunStatus, error: str | None = None) -> None:
