@@ -85,3 +85,103 @@ def test_a_workflow_delegates_to_the_coding_agent(tmp_path: Path) -> None:
     assert runs[run["run_id"]]["parent_run_id"] is None
     result = shown["data"]["results"]["fix"] if "data" in shown else None
     assert result is None or result["status"] == "completed"
+
+
+SHELL_TURNS = """\
+- text: "Running it."
+  tool_calls:
+    - {name: run_shell, args: {command: "echo ran >> effects.txt"}}
+- text: "Done."
+"""
+
+
+def test_a_child_policy_broader_than_the_parents_is_refused(tmp_path: Path) -> None:
+    parent, workspace = _setup(tmp_path, extra="      policy: child_policy.yaml\n",
+                               turns=SHELL_TURNS)
+    (parent.parent / "child_policy.yaml").write_text(
+        "default: allow\nrules:\n  - {tool: run_shell, decision: allow}\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text("default: deny\nrules:\n  - {tool: run_shell, decision: deny}\n"
+                      "  - {tool: read_file, decision: allow}\n")
+    run = _json(tmp_path, "run", str(parent), "--task", "t", "--workspace", str(workspace),
+                "--approval", "policy", "--policy", str(policy), ok=(1,))
+    assert not (workspace / "effects.txt").exists()
+    (child,) = _json(tmp_path, "show", run["run_id"])["children"]
+    (row,) = [r for r in _json(tmp_path, "audit", child["run_id"]) if r["tool"] == "run_shell"]
+    assert row["decision"] == "deny"
+    assert "parent_policy.yaml" in row["rule"] and "(deny tool=run_shell)" in row["rule"]
+    assert "decided by the parent run's policy" in row["reason"]
+
+
+def test_a_child_budget_larger_than_the_parents_remainder_is_capped(tmp_path: Path) -> None:
+    parent, workspace = _setup(tmp_path, limits=", max_tokens: 120",
+                               extra="      limits: {max_tokens: 100000, max_steps: 500}\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text(ALLOW_WRITES)
+    run = _json(tmp_path, "run", str(parent), "--task", "t", "--workspace", str(workspace),
+                "--approval", "policy", "--policy", str(policy), ok=(1,))
+    assert run["state"] == "failed"
+    (child,) = _json(tmp_path, "show", run["run_id"])["children"]
+    assert child["status"] == "failed" and "max_tokens 120 exceeded" in child["error"]
+    import engine
+
+    limits = engine.Runs(tmp_path / "runs.db").show(child["run_id"]).config["limits"]
+    assert (limits["max_tokens"], limits["max_steps"]) == (120, 20)
+
+
+def test_a_parked_child_parks_its_parent_and_approve_resume_finishes_both(
+        tmp_path: Path) -> None:
+    parent, workspace = _setup(tmp_path, turns=SHELL_TURNS)
+    (workspace / "notes.txt").write_text("kept\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text("default: deny\nrules:\n  - {tool: run_shell, decision: ask}\n"
+                      "  - {tool: read_file, decision: allow}\n")
+    run = _json(tmp_path, "run", str(parent), "--task", "t", "--workspace", str(workspace),
+                "--approval", "park", "--policy", str(policy), ok=(5,))
+    assert run["status"] == "waiting_approval"
+    (child,) = _json(tmp_path, "show", run["run_id"])["children"]
+    assert child["status"] == "waiting_approval"
+    (waiting,) = _json(tmp_path, "approvals")
+    assert (waiting["run_id"], waiting["parent_run_id"]) == (child["run_id"], run["run_id"])
+    _engine(tmp_path, "approve", child["run_id"], waiting["call_id"], "--resume")
+    assert _json(tmp_path, "show", run["run_id"])["status"] == "completed"
+    assert _json(tmp_path, "show", child["run_id"])["status"] == "completed"
+    assert (workspace / "effects.txt").read_text() == "ran\n"
+
+
+MIDDLE = """\
+name: middle
+kind: workflow
+initial: delegate
+limits: {max_steps: 10}
+states:
+  delegate:
+    action: run_machine
+    with: {machine: parent.yaml, task: "{{ task }}", inputs: {level: two}}
+    on: {ok: done, failed: failed}
+  done: {final: true}
+  failed: {final: true}
+"""
+
+
+def test_children_nest_two_levels_deep(tmp_path: Path) -> None:
+    parent, workspace = _setup(tmp_path)
+    (parent.parent / "middle.yaml").write_text(MIDDLE)
+    policy = tmp_path / "top_policy.yaml"
+    policy.write_text(ALLOW_WRITES + "  - {tool: read_file, decision: allow}\n")
+    top = _json(tmp_path, "run", str(parent.parent / "middle.yaml"), "--task", "deep",
+                "--workspace", str(workspace), "--approval", "policy", "--policy", str(policy))
+    assert top["status"] == "completed"
+    (mid,) = _json(tmp_path, "show", top["run_id"])["children"]
+    (leaf,) = _json(tmp_path, "show", mid["run_id"])["children"]
+    leaf_run = _json(tmp_path, "show", leaf["run_id"])
+    assert (mid["machine"], leaf["machine"]) == ("delegating", "coding_agent")
+    assert leaf_run["parent_run_id"] == mid["run_id"] and leaf_run["status"] == "completed"
+    import engine
+
+    runs = engine.Runs(tmp_path / "runs.db")
+    assert runs.show(mid["run_id"]).config["parent"]["policies"] == [str(policy)]
+    assert runs.show(leaf["run_id"]).config["parent"]["policies"] == [str(policy)] * 2
+    assert (workspace / "notes.txt").read_text() == "hello from the child\n"
+    usage = _json(tmp_path, "show", top["run_id"])
+    assert usage["input_tokens"] == leaf_run["input_tokens"] > 0
