@@ -96,6 +96,8 @@ class ParentLink:
     """What the parent has left of its limits: the child's own limits are lowered to these."""
     call_id: str = ""
     """The parent's tool call that started the child (``delegate``), if any."""
+    model: str | None = None
+    """The parent's model spec: the child's when neither it nor its machine names one."""
 
     def to_config(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "step": self.step, "policies": list(self.policies),
@@ -171,7 +173,10 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
     limits = dict(req.limits) or (golden.limits if golden else {})
     if req.parent is not None:
         machine, limits = _capped(machine, req.parent.caps)
-    model_spec = None if req.model_client else resolve_model_spec(req.model, machine.model)
+    model_arg = req.model
+    if model_arg is None and req.parent is not None and not machine.model:
+        model_arg = req.parent.model  # a child without a model of its own uses its parent's
+    model_spec = None if req.model_client else resolve_model_spec(model_arg, machine.model)
     if golden is None and model_spec is None and req.model_client is None and needs_model:
         raise ModelConfigError(
             "a free task needs a model: pass --model openai:<model> | anthropic:<model> | "
@@ -370,6 +375,10 @@ def run_tools(config: Mapping[str, Any], machine: MachineSpec,
             f"the run was started with tool(s) given in code: {', '.join(missing)}; give them "
             "again to resume (engine.resume(..., tools=[...]))")
     found = resolve([*refs, *(config.get("python_tools") or ())], given)
+    if machine.children:
+        from engine.actions.delegate import delegate_spec
+
+        found.append(delegate_spec(machine.children))
     return ToolRegistry([*(builtins[n] for n in named if n in builtins
                            and n not in {s.name for s in found}), *found])
 
@@ -433,7 +442,9 @@ def builtin_tools() -> list[ToolSpec]:
 
 def load_policy(path: Path) -> Policy:
     """A policy file, checked against the names of the tools a run can call."""
-    return Policy.load(path, tools=frozenset(s.name for s in builtin_tools()))
+    from engine.actions.delegate import DELEGATE
+
+    return Policy.load(path, tools=frozenset(s.name for s in builtin_tools()) | {DELEGATE})
 
 
 def shell_tool_name() -> str:

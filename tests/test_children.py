@@ -185,3 +185,109 @@ def test_children_nest_two_levels_deep(tmp_path: Path) -> None:
     assert (workspace / "notes.txt").read_text() == "hello from the child\n"
     usage = _json(tmp_path, "show", top["run_id"])
     assert usage["input_tokens"] == leaf_run["input_tokens"] > 0
+
+
+SLOW_SHELL_TURNS = """\
+- text: "Running it."
+  tool_calls:
+    - name: run_shell
+      args: {command: "echo ran >> effects.txt && touch started.flag && sleep 120"}
+- text: "Done."
+"""
+
+
+def test_a_parent_killed_while_its_child_runs_a_command_resumes_without_repeating_it(
+        tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    parent, workspace = _setup(tmp_path, turns=SLOW_SHELL_TURNS)
+    (workspace / "notes.txt").write_text("kept\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text("default: deny\nrules:\n  - {tool: run_shell, decision: allow}\n"
+                      "  - {tool: read_file, decision: allow}\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", str(parent), "--task", "t", "--workspace",
+         str(workspace), "--approval", "policy", "--policy", str(policy), "--db",
+         str(tmp_path / "runs.db")], cwd=tmp_path, env=engine_env(), start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240  # a hang guard, not a timing assertion
+        while not (workspace / "started.flag").exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    (top,) = [r for r in _json(tmp_path, "runs") if r["parent_run_id"] is None]
+    assert top["status"] == "crashed"
+    done = _json(tmp_path, "resume", top["run_id"])
+    assert (done["status"], done["state"]) == ("completed", "done")
+    (child,) = _json(tmp_path, "show", top["run_id"])["children"]
+    assert child["status"] == "completed"
+    assert (workspace / "effects.txt").read_text() == "ran\n"
+    assert len(_json(tmp_path, "runs")) == 2  # the child was resumed, not started again
+
+
+AGENT = """\
+name: lead
+kind: agent
+initial: plan
+tools: [read_file]
+children: [helper.yaml]
+states:
+  plan:           {action: plan,           on: {ready: call_model}}
+  call_model:     {action: call_model,     on: {tool_calls: await_approval, final: done}}
+  await_approval: {action: await_approval, on: {decided: exec_tool, all_denied: call_model}}
+  exec_tool:      {action: exec_tool,      on: {done: call_model}}
+  done: {final: true}
+"""
+
+HELPER = """\
+name: helper
+kind: agent
+initial: plan
+model: scripted:{turns}
+tools: [write_file]
+states:
+  plan:           {{action: plan,           on: {{ready: call_model}}}}
+  call_model:     {{action: call_model,     on: {{tool_calls: await_approval, final: done}}}}
+  await_approval: {{action: await_approval, on: {{decided: exec_tool, all_denied: call_model}}}}
+  exec_tool:      {{action: exec_tool,      on: {{done: call_model}}}}
+  done: {{final: true}}
+"""
+
+LEAD_TURNS = """\
+- text: "Asking the helper."
+  tool_calls:
+    - {name: delegate, args: {machine: helper.yaml, task: "write notes.txt"}}
+- text: "The helper is done."
+"""
+
+
+def test_an_agent_delegates_with_the_delegate_tool(tmp_path: Path) -> None:
+    machines = tmp_path / "machines"
+    machines.mkdir()
+    (machines / "lead.yaml").write_text(AGENT)
+    (machines / "helper_turns.yaml").write_text(WRITE_TURNS)
+    (machines / "helper.yaml").write_text(HELPER.format(turns=machines / "helper_turns.yaml"))
+    (machines / "lead_turns.yaml").write_text(LEAD_TURNS)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(ALLOW_WRITES + "  - {tool: delegate, decision: allow}\n")
+    run = _json(tmp_path, "run", str(machines / "lead.yaml"), "--task", "t", "--workspace",
+                str(workspace), "--model", f"scripted:{machines / 'lead_turns.yaml'}",
+                "--approval", "policy", "--policy", str(policy))
+    assert run["status"] == "completed"
+    assert (workspace / "notes.txt").read_text() == "hello from the child\n"
+    (child,) = _json(tmp_path, "show", run["run_id"])["children"]
+    assert (child["machine"], child["status"]) == ("helper", "completed")
+    (row,) = [r for r in _json(tmp_path, "audit", run["run_id"]) if r["tool"] == "delegate"]
+    assert row["decision"] == "allow" and "delegate" in (row["rule"] or "")
+    import engine
+
+    data = engine.Runs(tmp_path / "runs.db").reader()
+    messages = [m for m in data.messages(run["run_id"]) if m.role == "tool"]
+    assert messages[-1].content == "Wrote notes.txt."

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.actions.context import ActionContext, ChildRequest, ChildResult
+from engine.bundled import child_machine_path
 from engine.core.runner import RunResult
 from engine.errors import RunParked
 from engine.events import EventKind
@@ -71,9 +72,9 @@ class Children:
             child_id = found.run_id
         else:
             prepared = runs.child(
-                _near(request.machine, ctx.machine.path),
+                str(child_machine_path(request.machine, ctx.machine.path)),
                 self._link(ctx, store, request), request.inputs, request.task,
-                _model(request.model, ctx, store), mode, self.prompter, ctx.workspace,
+                _model(request.model, ctx), mode, self.prompter, ctx.workspace,
                 _policy(request.policy, ctx.machine.path) or _recorded_policy(ctx, store),
                 request.limits)
             child_id = prepared.run_id
@@ -96,7 +97,8 @@ class Children:
         parent = store.get_run(ctx.run_id)
         above = tuple((parent.config.get("parent") or {}).get("policies") or ())
         return ParentLink(ctx.run_id, ctx.step, (*above, parent.config.get("policy")),
-                          caps=budget_left(ctx), call_id=request.call_id)
+                          caps=budget_left(ctx), call_id=request.call_id,
+                          model=parent.config.get("model"))
 
 
 def child_of(store: Store, run_id: str, step: int, call_id: str = "") -> RunInfo | None:
@@ -181,12 +183,11 @@ def _recorded_policy(ctx: ActionContext, store: Store) -> str | None:
     return str(policy) if policy else None
 
 
-def _model(spec: str | None, ctx: ActionContext, store: Store) -> str | None:
-    """The child's model: its own spec (a ``scripted:`` file beside the machine), else the
-    parent's."""
+def _model(spec: str | None, ctx: ActionContext) -> str | None:
+    """The child's model as its parent's state names it (a ``scripted:`` file beside the
+    machine); None: the child machine's ``model:``, else the parent's (``ParentLink.model``)."""
     if spec is None:
-        recorded = store.get_run(ctx.run_id).config.get("model")
-        return str(recorded) if recorded else None
+        return None
     kind, sep, rest = spec.partition(":")
     if kind == "scripted" and sep and rest:
         return f"scripted:{_near(rest, ctx.machine.path)}"

@@ -185,6 +185,9 @@ class MachineSpec(_Frozen):
     tools: tuple[str, ...] = ()
     """Built-in tool names the model may call (existence is checked by the tool registry)."""
     mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
+    children: tuple[str, ...] = ()
+    """Machines the model may hand a task to with the ``delegate`` tool (files beside this
+    one, or bundled names); each runs as a child run whose permissions only narrow."""
     policy: str | None = None
     """Path to a policy YAML, relative to the machine file."""
     sandbox: SandboxSpec | None = None
