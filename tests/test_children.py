@@ -54,11 +54,12 @@ def _setup(tmp_path: Path, *, limits: str = "", extra: str = "",
     return machines / "parent.yaml", workspace
 
 
-def _engine(tmp_path: Path, *args: str,
-            ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "engine", *args, "--db",
-                           str(tmp_path / "runs.db")], cwd=tmp_path, env=engine_env(),
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+def _engine(tmp_path: Path, *args: str, ok: tuple[int, ...] = (0,),
+            db: bool = True) -> subprocess.CompletedProcess[str]:
+    store = ["--db", str(tmp_path / "runs.db")] if db else []
+    proc = subprocess.run([sys.executable, "-m", "engine", *args, *store], cwd=tmp_path,
+                          env=engine_env(), capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
     assert proc.returncode in ok, (proc.returncode, proc.stdout, proc.stderr)
     return proc
 
@@ -291,3 +292,20 @@ def test_an_agent_delegates_with_the_delegate_tool(tmp_path: Path) -> None:
     data = engine.Runs(tmp_path / "runs.db").reader()
     messages = [m for m in data.messages(run["run_id"]) if m.role == "tool"]
     assert messages[-1].content == "Wrote notes.txt."
+
+
+def test_validate_checks_the_child_machine_and_diagram_names_it(tmp_path: Path) -> None:
+    parent, _ = _setup(tmp_path)
+    shown = _engine(tmp_path, "diagram", str(parent), "-f", "mermaid", db=False).stdout
+    assert "fix (run_machine → coding_agent)" in shown
+    _engine(tmp_path, "validate", str(parent), db=False)
+    broken = parent.parent / "broken.yaml"
+    broken.write_text(PARENT.format(limits="", extra="").replace("coding_agent", "no_such")
+                      .replace("failed: failed}\n  report", "}\n  report", 1))
+    proc = _engine(tmp_path, "validate", str(broken), ok=(2,), db=False)
+    assert f"{broken}:10: state 'fix': with.machine: no_such: no such machine file" in proc.stderr
+    assert "state 'fix': action 'run_machine' can emit 'failed'" in proc.stderr
+    lead = parent.parent / "lead.yaml"
+    lead.write_text(AGENT.replace("helper.yaml", "missing.yaml"))
+    proc = _engine(tmp_path, "validate", str(lead), ok=(2,), db=False)
+    assert f"{lead}:5: children: no machine file 'missing.yaml'" in proc.stderr

@@ -158,6 +158,13 @@ class StateSpec(_Frozen):
     key_lines: dict[str, int] = Field(default_factory=dict)
     """Line of every other key inside the state, by dotted path (``action``, ``with.tool``)."""
 
+    def action_label(self) -> str:
+        """The action as diagrams show it: a ``run_machine`` state names its child machine."""
+        action = self.action or "?"
+        if action == "run_machine" and self.params.get("machine"):
+            return f"{action} → {self.params['machine']}"
+        return action
+
     def line_of(self, key: str) -> int:
         """The line of ``key`` (a dotted path inside the state), else of the state itself."""
         while key:
