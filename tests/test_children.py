@@ -186,6 +186,16 @@ def test_children_nest_two_levels_deep(tmp_path: Path) -> None:
     assert (workspace / "notes.txt").read_text() == "hello from the child\n"
     usage = _json(tmp_path, "show", top["run_id"])
     assert usage["input_tokens"] == leaf_run["input_tokens"] > 0
+    spans = {s["span_id"]: s for s in _json(tmp_path, "trace", top["run_id"])["spans"]}
+    roots = [s for s in spans.values() if s["kind"] == "run"]
+    assert len(roots) == 3  # each child run's spans hang below its parent's step
+    (leaf_root,) = [s for s in roots if s["attributes"].get("turnstile.machine") == "coding_agent"]
+    step = spans[leaf_root["parent_id"]]
+    assert step["kind"] == "step" and step["attributes"]["turnstile.state"] == "fix"
+    mid_root = spans[step["parent_id"]]
+    assert mid_root["attributes"]["turnstile.parent_run_id"] == top["run_id"]
+    assert spans[mid_root["parent_id"]]["attributes"]["turnstile.state"] == "delegate"
+    assert any(s["kind"] == "chat" and s["parent_id"] in spans for s in spans.values())
 
 
 SLOW_SHELL_TURNS = """\
