@@ -319,3 +319,28 @@ def test_validate_checks_the_child_machine_and_diagram_names_it(tmp_path: Path) 
     lead.write_text(AGENT.replace("helper.yaml", "missing.yaml"))
     proc = _engine(tmp_path, "validate", str(lead), ok=(2,), db=False)
     assert f"{lead}:5: children: no machine file 'missing.yaml'" in proc.stderr
+
+
+def test_the_web_console_shows_the_tree_of_runs(tmp_path: Path) -> None:
+    from tests.test_console_web import Server, _request
+
+    parent, workspace = _setup(tmp_path)
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text(ALLOW_WRITES + "  - {tool: read_file, decision: allow}\n")
+    run = _json(tmp_path, "run", str(parent), "--task", "web", "--workspace", str(workspace),
+                "--approval", "policy", "--policy", str(policy))
+    (child,) = _json(tmp_path, "show", run["run_id"])["children"]
+    server = Server(tmp_path / "runs.db")
+    try:
+        status, page = _request(server.url + "/")
+        assert status == 200
+        top = page.index(f'data-run="{run["run_id"]}"')
+        below = page.index(f'data-run="{child["run_id"]}" data-parent="{run["run_id"]}"')
+        assert top < below and "↳" in page[top:below + 200]
+        status, page = _request(server.url + f"/runs/{run['run_id']}")
+        assert status == 200 and 'id="child-runs"' in page
+        assert f'href="/runs/{child["run_id"]}"' in page
+        status, page = _request(server.url + f"/runs/{child['run_id']}")
+        assert f'child of run <a href="/runs/{run["run_id"]}"' in page
+    finally:
+        server.stop()
