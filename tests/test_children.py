@@ -6,10 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from conftest import engine_env
+import pytest
+
+from tests.conftest import EngineCLI, engine_env
+from tests.test_temporal import Workers
 
 PARENT = """\
 name: delegating
@@ -344,3 +349,33 @@ def test_the_web_console_shows_the_tree_of_runs(tmp_path: Path) -> None:
         assert f'child of run <a href="/runs/{run["run_id"]}"' in page
     finally:
         server.stop()
+
+
+@pytest.fixture
+def temporal_workers(temporal_address: str, tmp_path: Path) -> Iterator[Workers]:
+    w = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path)
+    w.start(2)
+    try:
+        yield w
+    finally:
+        w.stop_all()
+
+
+@pytest.mark.slow
+@pytest.mark.temporal
+@pytest.mark.timeout(300)
+def test_a_child_runs_on_the_temporal_workers(cli: EngineCLI, temporal_workers: Workers,
+                                              tmp_path: Path) -> None:
+    workers = temporal_workers
+    parent, workspace = _setup(tmp_path)
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text(ALLOW_WRITES + "  - {tool: read_file, decision: allow}\n")
+    proc = cli("run", str(parent), "--task", "temporal", "--workspace", str(workspace),
+               "--approval", "policy", "--policy", str(policy), "--json", *workers.flags())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = json.loads(proc.stdout)
+    assert (run["status"], run["state"]) == ("completed", "done")
+    (child,) = cli.json("show", run["run_id"])["children"]
+    assert child["status"] == "completed" and child["machine"] == "coding_agent"
+    assert (workspace / "notes.txt").read_text() == "hello from the child\n"
+    assert cli.json("show", run["run_id"])["input_tokens"] == child["input_tokens"] > 0
