@@ -379,3 +379,62 @@ def test_a_child_runs_on_the_temporal_workers(cli: EngineCLI, temporal_workers: 
     assert child["status"] == "completed" and child["machine"] == "coding_agent"
     assert (workspace / "notes.txt").read_text() == "hello from the child\n"
     assert cli.json("show", run["run_id"])["input_tokens"] == child["input_tokens"] > 0
+
+
+def test_a_database_from_before_child_runs_is_upgraded_and_keeps_its_runs(
+        tmp_path: Path) -> None:
+    import sqlite_utils
+
+    from engine.store.sqlite import MIGRATIONS, SCHEMA_VERSION, SqliteStore
+
+    path = tmp_path / "runs.db"
+    db = sqlite_utils.Database(path)
+    before = max(v for v in MIGRATIONS if MIGRATIONS[v].__name__ != "_schema_parent_link")
+    for version in range(1, before + 1):
+        MIGRATIONS[version](db)
+    db.execute(f"PRAGMA user_version={before}")
+    db.execute("INSERT INTO runs (run_id, machine, status, state, steps, config, rid) VALUES"
+               " ('old-run', 'm', 'completed', 'done', 3, '{}', 1)")
+    db.conn.commit()
+    db.close()
+    store = SqliteStore(path)
+    try:
+        (old,) = store.list_runs()
+        assert (old.run_id, old.parent_run_id, old.parent_step) == ("old-run", None, None)
+        assert store.child_runs("old-run") == []
+    finally:
+        store.close()
+    conn = __import__("sqlite3").connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    finally:
+        conn.close()
+    parent, workspace = _setup(tmp_path)
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text(ALLOW_WRITES + "  - {tool: read_file, decision: allow}\n")
+    run = _json(tmp_path, "run", str(parent), "--task", "t", "--workspace", str(workspace),
+                "--approval", "policy", "--policy", str(policy))
+    assert len(_json(tmp_path, "show", run["run_id"])["children"]) == 1
+
+
+def test_a_kill_after_the_child_ended_reads_it_instead_of_running_it_again(
+        tmp_path: Path) -> None:
+    parent, workspace = _setup(tmp_path, turns=SHELL_TURNS)
+    (workspace / "notes.txt").write_text("kept\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text("default: deny\nrules:\n  - {tool: run_shell, decision: allow}\n"
+                      "  - {tool: read_file, decision: allow}\n")
+    args = ["run", str(parent), "--task", "t", "--workspace", str(workspace), "--approval",
+            "policy", "--policy", str(policy), "--db", str(tmp_path / "runs.db")]
+    proc = subprocess.run([sys.executable, "-m", "engine", *args], cwd=tmp_path,
+                          env=engine_env({"ENGINE_FAULTS": "crash_after_effect:fix:1"}),
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == -9, proc.stderr  # killed before the parent's step committed
+    (top,) = [r for r in _json(tmp_path, "runs") if r["parent_run_id"] is None]
+    assert (top["status"], top["state"]) == ("crashed", "fix")
+    (child,) = _json(tmp_path, "show", top["run_id"])["children"]
+    assert child["status"] == "completed"
+    done = _json(tmp_path, "resume", top["run_id"])
+    assert (done["status"], done["state"]) == ("completed", "done")
+    assert (workspace / "effects.txt").read_text() == "ran\n"
+    assert len(_json(tmp_path, "runs")) == 2

@@ -50,6 +50,7 @@ async def run_machine(ctx: ActionContext, params: RunMachineParams) -> Outcome:
         model=params.model, policy=params.policy, limits=dict(params.limits),
         inputs=dict(render_value(params.inputs, names, where=f"{where}, with.inputs")))
     result = await start_child(ctx, request)
+    ctx.fault("after_effect")  # the child ended; this step is not committed yet
     results = dict(RESULTS.get(ctx.run.data))
     results[ctx.state.name] = child_summary(result)
     updates: dict[str, Any] = {RESULTS.name: results}
