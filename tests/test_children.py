@@ -186,6 +186,7 @@ def test_children_nest_two_levels_deep(tmp_path: Path) -> None:
     import engine
 
     runs = engine.Runs(tmp_path / "runs.db")
+    assert [c.run_id for c in runs.children(top["run_id"])] == [mid["run_id"]]
     assert runs.show(mid["run_id"]).config["parent"]["policies"] == [str(policy)]
     assert runs.show(leaf["run_id"]).config["parent"]["policies"] == [str(policy)] * 2
     assert (workspace / "notes.txt").read_text() == "hello from the child\n"

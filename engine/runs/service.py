@@ -384,6 +384,16 @@ class Runs:
             if owned:
                 store.close()
 
+    def children(self, run_id: str) -> list[RunInfo]:
+        """The child runs ``run_id`` started (``run_machine`` states, ``delegate`` calls),
+        oldest first; each names its parent in ``parent_run_id`` and ``parent_step``."""
+        store, owned = self._open(must_exist=True, reading=True)
+        try:
+            return store.child_runs(store.get_run(run_id).run_id)
+        finally:
+            if owned:
+                store.close()
+
     # -- approvals ------------------------------------------------------------------------
 
     def pending_approvals(self, run_id: str | None = None) -> list[PendingApproval]:
