@@ -439,3 +439,65 @@ def test_a_kill_after_the_child_ended_reads_it_instead_of_running_it_again(
     assert (done["status"], done["state"]) == ("completed", "done")
     assert (workspace / "effects.txt").read_text() == "ran\n"
     assert len(_json(tmp_path, "runs")) == 2
+
+
+def test_a_child_of_an_interactive_parent_asks_the_same_person(tmp_path: Path) -> None:
+    import anyio
+
+    import engine
+
+    parent, workspace = _setup(tmp_path, turns=SHELL_TURNS)
+    (workspace / "notes.txt").write_text("kept\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text("default: deny\nrules:\n  - {tool: run_shell, decision: ask}\n"
+                      "  - {tool: read_file, decision: allow}\n")
+    asked: list[Any] = []
+
+    def person(request: Any) -> bool:
+        asked.append(request)
+        return True
+
+    runs = engine.Runs(tmp_path / "runs.db")
+    result = anyio.run(lambda: runs.start(parent, task="t", workspace=workspace,
+                                          policy=policy, approver=person))
+    assert result.status == "completed"
+    assert [(r.tool, r.args["command"]) for r in asked] == [("run_shell",
+                                                             "echo ran >> effects.txt")]
+    assert (workspace / "effects.txt").read_text() == "ran\n"
+    (child,) = runs.children(result.run_id)
+    assert child.config["approval"] == "interactive"
+
+
+def test_a_child_cannot_loosen_the_parents_sandbox() -> None:
+    from engine.permissions.narrowing import narrowed
+    from engine.permissions.policy import Policy
+
+    parent = Policy.from_data({"sandbox": {"mode": "required", "network": "deny"}}, "parent")
+    child = Policy.from_data({"default": "allow",
+                              "sandbox": {"mode": "off", "network": "allow",
+                                          "writable": ["/srv"]}}, "child")
+    both = narrowed(child, [parent])
+    assert both.sandbox is not None
+    assert (both.sandbox.mode, both.sandbox.network) == ("required", "deny")
+    assert both.when_asked == "deny" and both.parents == (parent,)
+    assert narrowed(child, []) is child
+
+
+def test_a_child_run_on_a_postgres_store(tmp_path: Path, pg_url: str) -> None:
+    parent, workspace = _setup(tmp_path)
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text(ALLOW_WRITES + "  - {tool: read_file, decision: allow}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "engine", "run", str(parent), "--task", "pg", "--workspace",
+         str(workspace), "--approval", "policy", "--policy", str(policy), "--store", pg_url,
+         "--json"], cwd=tmp_path, env=engine_env(), capture_output=True, text=True,
+        timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(proc.stdout)
+    import engine
+
+    runs = engine.Runs(pg_url)
+    (child,) = runs.children(run["run_id"])
+    assert (child.parent_run_id, child.parent_step, child.status) == (run["run_id"], 0,
+                                                                      "completed")
+    assert (workspace / "notes.txt").read_text() == "hello from the child\n"
