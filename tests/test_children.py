@@ -501,3 +501,24 @@ def test_a_child_run_on_a_postgres_store(tmp_path: Path, pg_url: str) -> None:
     assert (child.parent_run_id, child.parent_step, child.status) == (run["run_id"], 0,
                                                                       "completed")
     assert (workspace / "notes.txt").read_text() == "hello from the child\n"
+
+
+def test_a_child_machine_keeps_its_own_policy_under_the_parents(tmp_path: Path) -> None:
+    parent, workspace = _setup(tmp_path)
+    (workspace / "notes.txt").write_text("kept\n")
+    text = parent.read_text().replace("machine: coding_agent", "machine: helper.yaml")
+    parent.write_text(text)
+    helper = HELPER.format(turns=parent.parent / "turns.yaml").replace(
+        "tools: [write_file]", "tools: [write_file]\npolicy: helper_policy.yaml")
+    (parent.parent / "helper.yaml").write_text(helper)
+    (parent.parent / "helper_policy.yaml").write_text(
+        "default: deny\nrules:\n  - {tool: write_file, decision: deny}\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text(ALLOW_WRITES + "  - {tool: read_file, decision: allow}\n")
+    run = _json(tmp_path, "run", str(parent), "--task", "t", "--workspace", str(workspace),
+                "--approval", "policy", "--policy", str(policy))
+    assert run["status"] == "completed"
+    assert (workspace / "notes.txt").read_text() == "kept\n"  # the child's own rule held
+    (child,) = _json(tmp_path, "show", run["run_id"])["children"]
+    (row,) = _json(tmp_path, "audit", child["run_id"])
+    assert row["decision"] == "deny" and "helper_policy.yaml" in row["rule"]

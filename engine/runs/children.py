@@ -71,12 +71,12 @@ class Children:
             result = await runs.resume_child(found.run_id, mode, self.prompter)
             child_id = found.run_id
         else:
+            path = child_machine_path(request.machine, ctx.machine.path)
             prepared = runs.child(
-                str(child_machine_path(request.machine, ctx.machine.path)),
-                self._link(ctx, store, request), request.inputs, request.task,
+                str(path), self._link(ctx, store, request), request.inputs, request.task,
                 _model(request.model, ctx), mode, self.prompter, ctx.workspace,
-                _policy(request.policy, ctx.machine.path) or _recorded_policy(ctx, store),
-                request.limits)
+                _policy(request.policy, ctx.machine.path) or _declared_policy(path)
+                or _recorded_policy(ctx, store), request.limits)
             child_id = prepared.run_id
             ctx.emit(EventKind.CHILD_STARTED, {"child_run_id": child_id, "resumed": False,
                                                "machine": prepared.machine.name})
@@ -174,6 +174,15 @@ def _near(name: str, machine_path: str) -> str:
 
 def _policy(name: str | None, machine_path: str) -> str | None:
     return _near(name, machine_path) if name else None
+
+
+def _declared_policy(path: Path) -> str | None:
+    """The policy file the child machine declares (``policy:``), if any."""
+    from engine.actions.registry import ACTIONS
+    from engine.spec import load_machine
+
+    machine = load_machine(path, ACTIONS)
+    return str((path.parent / machine.policy).resolve()) if machine.policy else None
 
 
 def _recorded_policy(ctx: ActionContext, store: Store) -> str | None:
