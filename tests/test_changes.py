@@ -12,12 +12,16 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from turnstile_tools import inotify
+import engine
+from engine import build_machine
+from turnstile_tools import changes, inotify
 from turnstile_tools.changes import WorkspaceWatcher
 
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
@@ -156,3 +160,56 @@ def test_a_large_folder_outside_git_says_what_was_not_compared(tmp_path: Path) -
     sh(ws, "echo x >> f1.txt")
     report = watcher.changes(ws, before)
     assert report.not_covered is not None and "only 5 were compared" in report.not_covered
+
+
+# -- the one-time set-up, off the first command's step ----------------------------------------
+
+
+def test_concurrent_first_snapshots_start_one_tracker(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot asked for while the tracker is being started (by ``prepare``) waits for that
+    start instead of walking the workspace a second time."""
+    needs_events(True)
+    ws = repo(tmp_path, {"t.txt": "t\n"})
+    started: list[str] = []
+    gate = threading.Event()
+    real_start = changes.Tracker.start.__func__  # type: ignore[attr-defined]
+
+    def slow_start(cls: type[changes.Tracker], root: Path, *a: Any) -> changes.Tracker:
+        started.append(str(root))
+        gate.wait(60)  # held until the second caller is waiting on this start
+        return real_start(cls, root, *a)
+
+    monkeypatch.setattr(changes.Tracker, "start", classmethod(slow_start))
+    watcher = WorkspaceWatcher()
+    watcher.prepare(ws)
+    while not watcher.preparing(ws):
+        time.sleep(0.01)
+    marks: list[Any] = []
+    second = threading.Thread(target=lambda: marks.append(watcher.snapshot(ws)))
+    second.start()
+    while second.is_alive() and not started:
+        time.sleep(0.01)
+    gate.set()
+    second.join(60)
+    assert started == [os.path.realpath(ws)]  # one walk, though two callers asked
+    sh(ws, "echo u >> t.txt")
+    assert sorted(c["path"] for c in watcher.changes(ws, marks[0]).files) == ["t.txt"]
+
+
+def test_a_run_starts_its_shell_watcher_before_any_command(tmp_path: Path) -> None:
+    """A run whose tools include a watched one (run_shell) starts the workspace's tracker when
+    it starts, so its first command does not pay the set-up; this run runs no command."""
+    ws = repo(tmp_path, {"a.txt": "alpha\n"})
+    assert not changes.WATCHER.preparing(ws)
+    machine = build_machine(name="reader", initial="read", states={
+        "read": {"action": "run_tool", "on": {"ok": "done", "failed": "failed"},
+                 "with": {"tool": "read_file", "args": {"path": "a.txt"}}},
+        "done": {"final": True}, "failed": {"final": True}}, tools=["read_file", "run_shell"])
+    result = engine.run_sync(machine, store=tmp_path / "runs.db", workspace=ws)
+    assert (result.status, result.state.state) == ("completed", "done"), result
+    assert changes.WATCHER.preparing(ws)
+    before = changes.WATCHER.snapshot(ws)
+    sh(ws, "rm a.txt")
+    report = changes.WATCHER.changes(ws, before)
+    assert [(c["path"], c["deleted"]) for c in report.files] == [("a.txt", True)]

@@ -486,12 +486,34 @@ class WorkspaceWatcher:
 
     def __init__(self, events: bool = True, max_files: int = MAX_FILES) -> None:
         self._trackers: OrderedDict[str, Tracker] = OrderedDict()
+        self._starting: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
         self.events = events
         self.max_files = max_files
 
     def snapshot(self, workspace: Path) -> Mark:
         return self.tracker(workspace).mark()
+
+    def prepare(self, workspace: Path) -> None:
+        """Start the workspace's tracker on a daemon thread (watches and baseline: seconds in a
+        repository of 100,000 files), so the run's first command finds it ready; a snapshot
+        asked for meanwhile waits for this start instead of doing the work twice."""
+        if not os.path.isdir(workspace):
+            return
+        threading.Thread(target=self._prepare, args=(workspace,), daemon=True,
+                         name="workspace-tracker").start()
+
+    def preparing(self, workspace: Path) -> bool:
+        """Whether the workspace's tracker is started or being started."""
+        key = os.path.realpath(workspace)
+        with self._lock:
+            return key in self._trackers or key in self._starting
+
+    def _prepare(self, workspace: Path) -> None:
+        try:
+            self.tracker(workspace)
+        except Exception:  # the first snapshot starts it again and raises where it is seen
+            logger.debug("preparing the tracker of %s failed", workspace, exc_info=True)
 
     def changes(self, workspace: Path, before: Mark) -> WatchReport:
         return before.tracker.report(before)
@@ -501,15 +523,29 @@ class WorkspaceWatcher:
         Starting runs outside the registry's lock (it may take a while in a large
         workspace), so other workspaces' steps do not wait for it."""
         key = os.path.realpath(workspace)
-        with self._lock:
-            found = self._trackers.get(key)
-            if found is not None and not (found.broken and found.tree is not None):
-                self._trackers.move_to_end(key)
-                return found
-            stale = self._trackers.pop(key, None)
-        if stale is not None:
-            stale.close()
-        fresh = Tracker.start(Path(key), self.events, self.max_files)
+        while True:
+            with self._lock:
+                found = self._trackers.get(key)
+                if found is not None and not (found.broken and found.tree is not None):
+                    self._trackers.move_to_end(key)
+                    return found
+                starting = self._starting.get(key)
+                if starting is None:
+                    self._starting[key] = threading.Event()
+                    stale = self._trackers.pop(key, None)
+                    break
+            starting.wait()  # another thread is starting this workspace's tracker: use it
+        try:
+            if stale is not None:
+                stale.close()
+            kept = self._keep(key, Tracker.start(Path(key), self.events, self.max_files))
+        finally:
+            with self._lock:
+                self._starting.pop(key).set()
+        return kept
+
+    def _keep(self, key: str, fresh: Tracker) -> Tracker:
+        """Register a started tracker, evicting the least recently used beyond the cap."""
         evicted = []
         with self._lock:
             other = self._trackers.get(key)

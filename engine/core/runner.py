@@ -137,6 +137,7 @@ class Runner:
     async def _drive_leased(self, state: RunState, resumed: bool) -> RunResult:
         self._latest = state
         self.store.begin_step(state.run_id, self._begin(state, self.parts.clock()))
+        self._prepare_watchers()
         for kind, payload in self.parts.config.start_events:  # said once the lease is held
             self.store.append_event(state.run_id, state.step, kind, payload,
                                     self.parts.clock())
@@ -169,6 +170,14 @@ class Runner:
             raise type(fault)(f"{fault}; run {state.run_id} can be resumed: {resume}") from fault
         assert result is not None
         return result
+
+    def _prepare_watchers(self) -> None:
+        """The run's watched tools (shell commands) begin their one-time set-up now, beside
+        the first steps, instead of inside the first command's step."""
+        watchers = {id(spec.watcher): spec.watcher for spec in self.parts.tools
+                    if spec.watcher is not None}
+        for watcher in watchers.values():
+            watcher.prepare(self.parts.config.workspace)
 
     async def _loop(self, state: RunState, resumed: bool) -> RunResult:
         taken = 0

@@ -165,6 +165,11 @@ class Watcher(Protocol):
     def changes(self, workspace: Path, before: Any) -> WatchReport:
         """Each file changed since ``before``."""
 
+    def prepare(self, workspace: Path) -> None:
+        """Begin, off the caller's thread, the one-time work the first ``snapshot`` of
+        ``workspace`` needs (a large repository's watches and baseline), so that a run's first
+        command does not wait for it; the run calls it when it starts."""
+
 
 @functools.lru_cache(maxsize=512)
 def _model_schema(model: type[BaseModel]) -> Mapping[str, Any]:
