@@ -466,6 +466,7 @@ def test_a_child_of_an_interactive_parent_asks_the_same_person(tmp_path: Path) -
     assert (workspace / "effects.txt").read_text() == "ran\n"
     (child,) = runs.children(result.run_id)
     assert child.config["approval"] == "interactive"
+    assert [r.run_id for r in asked] == [child.run_id]  # the question names the child run
 
 
 def test_a_child_cannot_loosen_the_parents_sandbox() -> None:

@@ -25,6 +25,7 @@ from engine.events import EventKind
 from engine.hints import command
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.run_data import FILES_CHANGED, FINAL_ANSWER, RESULTS
+from engine.runs.events import Approver
 from engine.runs.prepared import PreparedRun
 from engine.session import ParentLink
 from engine.state import RunInfo
@@ -40,22 +41,25 @@ class FrontDoor(Protocol):
 
     def child(self, machine: str, link: ParentLink, inputs: Mapping[str, Any], task: str,
               model: str | None, approval: ApprovalMode, prompter: Prompter | None,
-              workspace: Path, policy: str | None,
+              approver: Approver | None, workspace: Path, policy: str | None,
               limits: Mapping[str, Any]) -> PreparedRun: ...
 
     async def drive(self, prepared: PreparedRun) -> RunResult: ...
 
-    async def resume_child(self, run_id: str, approval: ApprovalMode,
-                           prompter: Prompter | None) -> RunResult: ...
+    async def resume_child(self, run_id: str, approval: ApprovalMode, prompter: Prompter | None,
+                           approver: Approver | None) -> RunResult: ...
 
 
 class Children:
     """The child runs of one run (``ChildRuns``), started through the front door."""
 
-    def __init__(self, door: Callable[[Store], FrontDoor], prompter: Prompter | None) -> None:
+    def __init__(self, door: Callable[[Store], FrontDoor], prompter: Prompter | None,
+                 approver: Approver | None = None) -> None:
         self.door = door
         """``Runs`` on a store already open (the parent's)."""
         self.prompter = prompter
+        self.approver = approver
+        """The parent's approver (a program's): it answers the child too."""
 
     async def run_child(self, ctx: ActionContext, request: ChildRequest) -> ChildResult:
         """The child of ``ctx``'s step (and ``request.call_id``): started, resumed or read."""
@@ -68,13 +72,13 @@ class Children:
         if found is not None:
             ctx.emit(EventKind.CHILD_STARTED, {"child_run_id": found.run_id, "resumed": True,
                                                "machine": found.machine})
-            result = await runs.resume_child(found.run_id, mode, self.prompter)
+            result = await runs.resume_child(found.run_id, mode, self.prompter, self.approver)
             child_id = found.run_id
         else:
             path = child_machine_path(request.machine, ctx.machine.path)
             prepared = runs.child(
                 str(path), self._link(ctx, store, request), request.inputs, request.task,
-                _model(request.model, ctx), mode, self.prompter, ctx.workspace,
+                _model(request.model, ctx), mode, self.prompter, self.approver, ctx.workspace,
                 _policy(request.policy, ctx.machine.path) or _declared_policy(path)
                 or _recorded_policy(ctx, store), request.limits)
             child_id = prepared.run_id

@@ -133,6 +133,7 @@ class _Wiring:
         self.raw = options.get("observer")
         self.pace = lockstep.pace if lockstep is not None else None
         approver = options.get("approver")
+        self.approver = approver
         self.prompter = (prompter_for(approver, lambda: self.run_id, self.observe, self.pace)
                          if approver is not None else options.get("prompter"))
 
@@ -207,17 +208,23 @@ class Runs:
 
     def child(self, machine: str, link: ParentLink, inputs: Mapping[str, Any], task: str,
               model: str | None, approval: ApprovalMode, prompter: Prompter | None,
-              workspace: Path, policy: str | None, limits: Mapping[str, Any]) -> PreparedRun:
+              approver: Approver | None, workspace: Path, policy: str | None,
+              limits: Mapping[str, Any]) -> PreparedRun:
         """Compose a child run of ``link``'s run and step (``engine.runs.children``):
         its policy narrowed by the policies above it, its limits capped by the parent's."""
-        options: StartOptions = {"task": task, "model": model, "approval": approval,
-                                 "prompter": prompter, "workspace": workspace,
-                                 "policy": policy, "limits": limits}
+        options = StartOptions(task=task, model=model, approval=approval, workspace=workspace,
+                               policy=policy, limits=limits)
+        if approver is not None:  # its questions name the child's run
+            options["approver"] = approver
+        elif prompter is not None:
+            options["prompter"] = prompter
         return self._prepare_new(machine, options, None, link=link, inputs=inputs)
 
-    async def resume_child(self, run_id: str, approval: ApprovalMode,
-                           prompter: Prompter | None) -> RunResult:
+    async def resume_child(self, run_id: str, approval: ApprovalMode, prompter: Prompter | None,
+                           approver: Approver | None) -> RunResult:
         """Resume a child run in its parent's approval mode (asking the same person)."""
+        if approver is not None:
+            return await self.resume(run_id, approval=approval, approver=approver)
         return await self.resume(run_id, approval=approval, prompter=prompter)
 
     def prepare_resume(self, run_id: str, **options: Unpack[ResumeOptions]) -> PreparedRun:
@@ -325,7 +332,7 @@ class Runs:
         if wiring.pace is not None:
             session.runner.parts.pace = wiring.pace
         session.runner.parts.children = Children(
-            lambda store: Runs(store, wake=self.wake), wiring.prompter)
+            lambda store: Runs(store, wake=self.wake), wiring.prompter, wiring.approver)
         return PreparedRun(session, store, owned)
 
     def _prepared_store(self, run_id: str,
