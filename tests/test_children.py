@@ -523,3 +523,40 @@ def test_a_child_machine_keeps_its_own_policy_under_the_parents(tmp_path: Path) 
     (child,) = _json(tmp_path, "show", run["run_id"])["children"]
     (row,) = _json(tmp_path, "audit", child["run_id"])
     assert row["decision"] == "deny" and "helper_policy.yaml" in row["rule"]
+
+
+def test_approving_a_parked_child_in_the_web_console_finishes_the_parent(
+        tmp_path: Path) -> None:
+    import re
+    import time
+    import urllib.parse
+
+    from tests.test_console_web import Server, _request
+
+    parent, workspace = _setup(tmp_path, turns=SHELL_TURNS)
+    (workspace / "notes.txt").write_text("kept\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text("default: deny\nrules:\n  - {tool: run_shell, decision: ask}\n"
+                      "  - {tool: read_file, decision: allow}\n")
+    run = _json(tmp_path, "run", str(parent), "--task", "t", "--workspace", str(workspace),
+                "--approval", "park", "--policy", str(policy), ok=(5,))
+    (waiting,) = _json(tmp_path, "approvals")
+    server = Server(tmp_path / "runs.db")
+    try:
+        status, page = _request(server.url + f"/runs/{waiting['run_id']}")
+        assert status == 200
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
+        assert csrf is not None
+        form = urllib.parse.urlencode({"csrf": csrf.group(1), "decision": "allow",
+                                       "args_hash": waiting["args_hash"]}).encode()
+        status, _ = _request(server.url + f"/approvals/{waiting['run_id']}/{waiting['call_id']}",
+                             data=form)
+        assert status in (200, 303)
+        deadline = time.monotonic() + 120  # a hang guard: the console resumes in the background
+        while _json(tmp_path, "show", run["run_id"])["status"] != "completed":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    assert _json(tmp_path, "show", waiting["run_id"])["status"] == "completed"
+    assert (workspace / "effects.txt").read_text() == "ran\n"
