@@ -5,7 +5,8 @@
 Judges every item of ``tests/corpus/`` (commands from GTFOBins, other agent runtimes' bypass
 reports and public cheat sheets; see its README) with ``check_shell_json``, the function
 ``engine policy check-shell`` calls, under the built-in default policy, in ``policy`` mode and
-under ``--approval auto``, and prints per part (dev, held-back): the pass rate per category,
+under ``--approval auto``, and prints per part (dev, held-back, the construct part and its
+held-back part): the pass rate per category,
 the over-blocking of plainly read-only commands (target <= 5%), destructive items allowed
 (target 0), items answered ``allow`` that need a prompt (target 0), items labelled ``deny``
 that run unasked under ``--approval auto`` (target 0), and the median and p99 latency of one
@@ -35,7 +36,11 @@ from bench.common import machine_info, machine_line, table, verdict, write_json 
 PASS_TARGET = 0.95
 OVERBLOCK_LIMIT = 0.05
 P99_LIMIT_MS = 2.0
-PARTS = ("dev", "heldback")
+PARTS = ("dev", "heldback", "constructs", "constructs_heldback")
+LABELS = {"dev": "dev", "heldback": "held-back", "constructs": "constructs",
+          "constructs_heldback": "constructs held-back"}
+HELD_BACK = ("heldback", "constructs_heldback")
+"""Parts whose items are counted, never printed."""
 
 
 def _stats(samples: Sequence[float]) -> dict[str, float]:
@@ -71,6 +76,7 @@ def measure(rounds: int) -> dict[str, Any]:
     from engine.permissions.policy import Policy, PolicyContext, decide
     from engine.permissions.shell import classify_command
     from engine.state import ToolCall
+    from tests.construct_corpus import items as construct_items
     from tests.corpus_scoring import ENV, load, make_workspace, score
     from tests.corpus_scoring import decide as check
     from tests.shell_corpus import CORPUS
@@ -84,13 +90,14 @@ def measure(rounds: int) -> dict[str, Any]:
         parts: dict[str, Any] = {}
         commands: list[str] = []
         for part in PARTS:
-            items = load(part)
-            commands += [it.command for it in items]
+            items = construct_items() if part == "constructs" else load(part)
+            if part in ("dev", "heldback"):  # latency on the published-material parts
+                commands += [it.command for it in items]
             policy = {it.id: check(it.command, ws) for it in items}
             auto = {it.id: check(it.command, ws, "auto") for it in items}
             parts[part] = score(items, policy, auto)
             parts[part]["known_gaps"] = sum(it.known_gap for it in items)
-            if part == "dev":
+            if part in ("dev", "constructs"):
                 parts[part]["failures"] = [
                     {"id": it.id, "category": it.category, "expect": it.expect,
                      "got": policy[it.id], "command": it.command} for it in items
@@ -107,8 +114,9 @@ def measure(rounds: int) -> dict[str, Any]:
         decided = _stats(_latencies(
             lambda c: decide(ToolCall("b", "run_shell", {"command": c}), shell, ctx),
             commands, max(1, rounds // 2)))
-    for key in ("destructive_allowed", "prompt_allowed"):  # held-back: counts only
-        parts["heldback"][key] = len(parts["heldback"][key])
+    for part in HELD_BACK:  # held-back: counts only
+        for key in ("destructive_allowed", "prompt_allowed"):
+            parts[part][key] = len(parts[part][key])
     return {"parts": parts, "latency": latency, "decide_latency": decided,
             "first_call_ms": first_ms, "in_repo_corpus": {"items": len(CORPUS),
                                                           "passed": old_passed}}
@@ -128,7 +136,7 @@ def targets(r: Mapping[str, Any]) -> list[list[str]]:
     rows: list[list[str]] = []
     for part in PARTS:
         p = r["parts"][part]
-        label = "dev" if part == "dev" else "held-back"
+        label = LABELS[part]
         over = p["overblocked"] / p["read_only"] if p["read_only"] else 0.0
         rows += [
             [f"corpus pass rate ({label})", _pct(p["passed"], p["items"]), ">= 95%",
@@ -153,14 +161,14 @@ def targets(r: Mapping[str, Any]) -> list[list[str]]:
 
 
 def category_table(r: Mapping[str, Any]) -> str:
-    dev, held = r["parts"]["dev"]["per_category"], r["parts"]["heldback"]["per_category"]
+    per = [r["parts"][p]["per_category"] for p in PARTS]
     rows = []
-    for cat in sorted(set(dev) | set(held)):
+    for cat in sorted(set().union(*per)):
         rows.append([cat, *(_pct(d[cat]["passed"], d[cat]["items"]) if cat in d else "-"
-                            for d in (dev, held))])
+                            for d in per)])
     rows.append(["all", *(_pct(r["parts"][p]["passed"], r["parts"][p]["items"])
                           for p in PARTS)])
-    return table(["category", "dev pass", "held-back pass"], rows)
+    return table(["category", *(f"{LABELS[p]} pass" for p in PARTS)], rows)
 
 
 def render(r: Mapping[str, Any]) -> str:
@@ -176,9 +184,10 @@ def render(r: Mapping[str, Any]) -> str:
         f"{old['passed']}/{old['items']} get their expected decision",
         f"known gaps marked in the dev part: {r['parts']['dev']['known_gaps']}",
     ]
-    for f in r["parts"]["dev"]["failures"]:
-        lines.append(f"  dev {f['id']} [{f['category']}] expect {f['expect']}, got "
-                     f"{f['got']}: {f['command'][:110]!r}")
+    for part in ("dev", "constructs"):
+        for f in r["parts"][part]["failures"]:
+            lines.append(f"  {part} {f['id']} [{f['category']}] expect {f['expect']}, got "
+                         f"{f['got']}: {f['command'][:110]!r}")
     return "\n".join(lines)
 
 

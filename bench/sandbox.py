@@ -7,6 +7,8 @@
    drift hits both alike. Overhead = median sandboxed - median unconfined (target < 15 ms).
 2. bwrap's start-up: ``subprocess.run`` of ``bwrap <the flags every command gets> true`` vs of
    plain ``true``, N times each.
+3. What the limits add to each command: creating and removing its cgroups, and the ``sh`` that
+   joins them and sets the resource limits before ``bwrap`` (``sh ... true`` vs ``true``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
 from bench.common import machine_info, machine_line, summary, table, write_json  # noqa: E402
-from engine.sandbox import confinement, probe  # noqa: E402
+from engine.sandbox import cgroups, confinement, probe  # noqa: E402
 from engine.sandbox.bwrap import MountPlan, bwrap_argv  # noqa: E402
 from engine.spec.model import SandboxSpec  # noqa: E402
 from engine.tooling.spec import ToolContext  # noqa: E402
@@ -69,6 +71,23 @@ def startup(workspace: Path, calls: int) -> dict[str, list[float]]:
     return times
 
 
+def limits_cost(calls: int) -> dict[str, list[float]]:
+    """Seconds per cgroup pair created and removed, and per wrapped vs bare ``true``."""
+    true = shutil.which("true") or "/bin/true"
+    wrapper = cgroups.join_script((), 3600, 4 << 30)
+    times: dict[str, list[float]] = {"cgroups create+remove": [], "limits sh + true": []}
+    for _ in range(calls):
+        started = time.perf_counter()
+        group = cgroups.create({"pids": 1024, "memory": 4 << 30})
+        if group is not None:
+            group.remove()
+            times["cgroups create+remove"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        subprocess.run([*wrapper, true], check=True, env={"PATH": os.environ.get("PATH", "")})
+        times["limits sh + true"].append(time.perf_counter() - started)
+    return {k: v for k, v in times.items() if v}
+
+
 def measure(calls: int) -> dict[str, Any]:
     found = probe()
     if not found.ok:
@@ -77,7 +96,8 @@ def measure(calls: int) -> dict[str, Any]:
         workspace = Path(tmp)
         shell = anyio.run(shell_calls, workspace, calls)
         boot = startup(workspace, calls)
-    stats = {k: summary(v) for k, v in {**shell, **boot}.items()}
+        bounds = limits_cost(calls)
+    stats = {k: summary(v) for k, v in {**shell, **boot, **bounds}.items()}
     overhead = stats["sandboxed"]["median"] - stats["unconfined"]["median"]
     bwrap_cost = stats["bwrap true"]["median"] - stats["true"]["median"]
     return {"available": True, "bwrap": found.bwrap, "version": found.version, "calls": calls,

@@ -71,6 +71,7 @@ class SandboxPayload(TypedDict, total=False):
     network: str
     reason: str
     writable: list[str]
+    limits: dict[str, bool]
     note: str
 
 

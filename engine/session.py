@@ -24,6 +24,7 @@ from engine.core.runner import Runner, RunResult
 from engine.errors import (
     MachineChangedError,
     ModelConfigError,
+    SpecError,
     ToolImportError,
     TurnstileError,
     UsageError,
@@ -40,6 +41,7 @@ from engine.permissions.policy import Policy
 from engine.run_data import INPUTS, TASK
 from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine, machine_from_definition
+from engine.spec.check import fixed_tool_problems
 from engine.state import RunState
 from engine.store.base import Store
 from engine.tooling.functions import is_reference, resolve
@@ -366,21 +368,45 @@ def run_tools(config: Mapping[str, Any], machine: MachineSpec,
     named = [t for t in machine.tools if not is_reference(t)]
     refs = [t for t in machine.tools if is_reference(t)]
     builtins = {s.name: s for s in builtin_tools()}
-    unknown = sorted(set(named) - set(builtins) - {s.name for s in given})
+    given_names = {s.name for s in given}
+    unknown = sorted(set(named) - set(builtins) - given_names)
+    missing = sorted({*(config.get("code_tools") or ()), *_unimportable(config)} - given_names)
+    if missing or (unknown and _from_code(config)):
+        raise ToolImportError(_give_again(sorted({*missing, *unknown})))
     if unknown:
         raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
-    missing = sorted(set(config.get("code_tools") or ()) - {s.name for s in given})
-    if missing:
-        raise ToolImportError(
-            f"the run was started with tool(s) given in code: {', '.join(missing)}; give them "
-            "again to resume (engine.resume(..., tools=[...]))")
     found = resolve([*refs, *(config.get("python_tools") or ())], given)
     if machine.children:
         from engine.actions.delegate import delegate_spec
 
         found.append(delegate_spec(machine.children))
-    return ToolRegistry([*(builtins[n] for n in named if n in builtins
-                           and n not in {s.name for s in found}), *found])
+    registry = ToolRegistry([*(builtins[n] for n in named if n in builtins
+                               and n not in {s.name for s in found}), *found])
+    problems = fixed_tool_problems(machine, registry.names())
+    if problems:
+        raise SpecError(problems)
+    return registry
+
+
+def _unimportable(config: Mapping[str, Any]) -> list[str]:
+    """The names of tools a run was started with that no other process can import: defined
+    in the starting program's ``__main__`` or inside a function."""
+    refs = [r for r in config.get("python_tools") or ()
+            if r.startswith("__main__:") or "<locals>" in r]
+    return [r.rpartition(":")[2].rpartition(".")[2] for r in refs]
+
+
+def _from_code(config: Mapping[str, Any]) -> bool:
+    return any(k in config for k in ("machine_definition", "python_tools", "code_tools"))
+
+
+def _give_again(names: Sequence[str]) -> str:
+    """What to do about tools given in code that a resume does not have."""
+    listed = ", ".join(names)
+    return (f"the run was started with tool(s) given in code: {listed}; give them again to "
+            f"resume: engine.resume(RUN_ID, tools=[{listed}]), or, to resume from the command "
+            "line, define them in an importable module and name them in the machine's tools "
+            "by import path (module:function)")
 
 
 def _code_config(req: RunRequest) -> dict[str, Any]:
@@ -426,12 +452,13 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
     db = getattr(store, "path", None)
     run_files: list[Path | str | None] = [machine.path, config.get("policy"),
                                           config.get("mcp_config")]
+    secret: list[str] = []
     if isinstance(db, Path):
-        run_files += [db, f"{db}-wal", f"{db}-shm", f"{db}-journal", db.parent / "traces",
-                      db.parent / "workspaces"]
+        secret = [str(db), f"{db}-wal", f"{db}-shm", f"{db}-journal"]
+        run_files += [*secret, db.parent / "traces", db.parent / "workspaces"]
     spec = merge(machine.sandbox, policy.sandbox)
     protected = protected_paths(workspace, run_files)
-    return confinement(spec, workspace, protected)
+    return confinement(spec, workspace, protected, secret=secret)
 
 
 def builtin_tools() -> list[ToolSpec]:

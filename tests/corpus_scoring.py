@@ -20,14 +20,17 @@ from engine.permissions.shell import check_shell_json
 from engine.spec.documents import dump_yaml, load_yaml
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
-PARTS = {"dev": CORPUS / "shell_dev.yaml", "heldback": CORPUS / "shell_heldback.yaml"}
+PARTS = {"dev": CORPUS / "shell_dev.yaml", "heldback": CORPUS / "shell_heldback.yaml",
+         "constructs_heldback": CORPUS / "constructs_heldback.yaml"}
+SPLIT = ("dev", "heldback")
+"""The parts split by a hash of the command; the construct part is held back as a whole."""
 DEV_PERCENT = 70
 """An item belongs to the dev part when the first 32 bits of sha256(command) mod 100 < 70."""
 EXPECTS = ("allow", "ask", "deny")
 STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 CATEGORIES = ("read_only", "write_inside", "exec", "install", "network", "read_outside",
               "file_write", "destructive", "sql", "planted_payload", "stdin_code", "expansion",
-              "exec_slot", "pkg_config", "path_alias")
+              "exec_slot", "pkg_config", "path_alias", "hidden_program")
 MODES = ("policy", "auto")
 ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin", "USER": "agent"}
 """The environment the corpus is judged in (the workspace is never under HOME)."""
@@ -70,7 +73,7 @@ def load(part: str) -> list[Item]:
         raise ValueError(f"{PARTS[part]}: expected a list of items")
     items = [_item(raw, f"{PARTS[part].name}[{i}]") for i, raw in enumerate(data)]
     for it in items:
-        if part_of(it.command) != part:
+        if part in SPLIT and part_of(it.command) != part:
             raise ValueError(f"{it.id}: belongs to the {part_of(it.command)} part")
     return items
 

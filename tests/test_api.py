@@ -448,3 +448,37 @@ def test_a_tool_that_can_no_longer_be_imported_is_one_clear_error(tmp_path: Path
     assert "Traceback" not in cli.stderr
     with open_store(db) as runs:
         assert runs.run(run_id).status == "interrupted"  # nothing changed
+
+
+@pytest.mark.parametrize("how", ["in the machine", "beside it"])
+def test_resume_without_the_tools_given_in_code_names_the_fix(tmp_path: Path, how: str) -> None:
+    """A tool defined where no other process can import it (here: inside this function):
+    resuming without it, from Python or the command line, says to give it again
+    (``tools=[...]``) or to name it by import path; given again, the run completes."""
+
+    @tool(risk="write")
+    def stamp(text: str) -> str:
+        """Stamp a text."""
+        return f"[{text}]"
+
+    db = str(tmp_path / "runs.db")
+    built = machine(stamp) if how == "in the machine" else "coding_agent"
+    extra = [] if how == "in the machine" else [stamp]
+    parked = anyio.run(lambda: run(built, task="stamp", tools=extra, db=db, workspace=tmp_path,
+                                   model=CallThenAnswer("stamp", {"text": "a"}),
+                                   approval="park"))
+    assert parked.status == "waiting_approval"
+    engine.approve(parked.run_id, "call-1", db=db)
+    fix = ("give them again to resume: engine.resume(RUN_ID, tools=[stamp]), or, to resume "
+           "from the command line, define them in an importable module and name them in the "
+           "machine's tools by import path (module:function)")
+    with pytest.raises(ToolImportError) as caught:
+        anyio.run(lambda: resume(parked.run_id, db=db, model=CallThenAnswer("stamp", {})))
+    assert str(caught.value) == f"the run was started with tool(s) given in code: stamp; {fix}"
+    cli = subprocess.run([sys.executable, "-m", "engine", "resume", parked.run_id, "--db", db],
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True,
+                         capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert cli.returncode == 2 and cli.stderr.strip().splitlines() == [f"error: {caught.value}"]
+    done = anyio.run(lambda: resume(parked.run_id, db=db, tools=[stamp],
+                                    model=CallThenAnswer("stamp", {})))
+    assert done.status == "completed" and done.state.messages[-1].content == "result: [a]"

@@ -119,6 +119,7 @@ def test_resume_rebuilds_a_crashed_run_at_the_requested_step(tmp_path: Path) -> 
 
 def test_permissions_scores_both_corpus_parts_and_never_prints_held_back_items(
         tmp_path: Path) -> None:
+    from tests.construct_corpus import items
     from tests.corpus_scoring import load
 
     out, data = run_bench("permissions.py", "--rounds", "1", tmp_path=tmp_path)
@@ -130,10 +131,15 @@ def test_permissions_scores_both_corpus_parts_and_never_prints_held_back_items(
     rows = {row[0]: row[3] for row in data["targets"]}
     assert "over-blocking of read-only commands (held-back)" in rows
     assert all(v in ("PASS", "FAIL") for k, v in rows.items() if not k.startswith(" "))
+    constructs, held_constructs = items(), load("constructs_heldback")
+    assert data["parts"]["constructs"]["items"] == len(constructs)
+    assert data["parts"]["constructs_heldback"]["items"] == len(held_constructs)
+    assert isinstance(data["parts"]["constructs_heldback"]["destructive_allowed"], int)
+    assert "corpus pass rate (constructs held-back)" in rows
     blob = out + (tmp_path / "permissions.json").read_text()
-    assert not [it.id for it in held if it.id in blob
+    assert not [it.id for it in [*held, *held_constructs] if it.id in blob
                 or (len(it.command) > 30 and repr(it.command)[1:-1] in blob)]
-    assert "dev pass" in out and "held-back pass" in out
+    assert "dev pass" in out and "held-back pass" in out and "constructs held-back pass" in out
 
 
 def test_cli_bench_runs_the_cli_langgraph_and_burr_on_the_same_task(tmp_path: Path) -> None:

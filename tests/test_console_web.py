@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,6 +208,91 @@ def test_approve_with_a_click_completes_the_run(cli: EngineCLI, server: Server, 
         ("allow", "web")]
     ws = Path(info["workspace"]) / "inventory.py"
     assert "total += item.price * item.quantity" in ws.read_text()
+
+
+def _stream_lines(driver) -> list[str]:  # type: ignore[no-untyped-def]
+    return _text(driver, "stream").splitlines()
+
+
+def test_live_output_tokens_timeline_and_resume_on_the_run_page(  # type: ignore[no-untyped-def]
+        cli: EngineCLI, server: Server, browser, tmp_path: Path) -> None:
+    """One page kept open from a running run, through Ctrl-C, to Resume and completion:
+    each step's output in its own block (live as after a reload), the header's token count
+    as the store has it, a Resume button only while nothing drives the run, labelled
+    timeline bars."""
+    task = make_task(tmp_path)
+    (task / "task.yaml").write_text((task / "task.yaml").read_text().replace(
+        "approval: park", "approval: policy"))
+    (task / "policy.yaml").write_text(SLOW_POLICY)
+    turns = [{"text": f"Waiting {i}.", "tool_calls": [
+        {"name": "run_shell", "args": {"command": f"echo tick {i}; sleep 1; echo tock {i}"}}]}
+        for i in range(3)]
+    (task / "turns.yaml").write_text(json.dumps([*turns, {"text": "Done."}]))
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml",
+                             "--golden", str(task), "--db", str(cli.db)], cwd=ROOT,
+                            env=engine_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        run_id = wait_for(lambda: _first_run(server), timeout=30)
+        browser.get(f"{server.url}/runs/{run_id}")
+        browser.execute_script("window.__marker = 42")
+        assert not browser.find_element("css selector", "form.resume").is_displayed()
+        wait_for(lambda: "tick 1" in _text(browser, "stream"), timeout=60)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert cli.json("show", run_id)["status"] == "interrupted"
+    wait_for(lambda: _text(browser, "run-status") == "interrupted", timeout=30)
+    button = wait_for(lambda: browser.find_element("css selector", "button.resume")
+                      if browser.find_element("css selector", "form.resume").is_displayed()
+                      else None)
+    browser.save_screenshot(str(ARTIFACTS / "interrupted.png"))
+    button.click()
+    wait_for(lambda: _text(browser, "run-status") == "completed", timeout=90)
+    info = cli.json("show", run_id)
+    assert info["status"] == "completed"
+    tokens = str(info["input_tokens"] + info["output_tokens"])
+    wait_for(lambda: _text(browser, "run-tokens") == tokens, timeout=30)
+    wait_for(lambda: "Done." in _text(browser, "stream"), timeout=30)
+    assert not browser.find_element("css selector", "form.resume").is_displayed()
+    live = _stream_lines(browser)
+    browser.get(f"{server.url}/runs/{run_id}")
+    wait_for(lambda: "Done." in _text(browser, "stream"))
+    assert _stream_lines(browser) == live  # the page built live reads as the page loaded
+    assert _text(browser, "run-tokens") == tokens
+    headers = [line for line in live if line.startswith("── step ")]
+    assert len(headers) == len(set(headers)) >= 6  # each model turn and each tool's output
+    for i in range(3):
+        assert f"Waiting {i}." in live, live
+    assert "Done." in live
+    labels = browser.execute_script(
+        "return [...document.querySelectorAll('#timeline .lane .label')].map(l => l.textContent)")
+    steps = info["steps_detail"]
+    assert [label.split()[:2] for label in labels] == [[str(s["step"]), s["state"]]
+                                                       for s in steps]
+    assert _rows(browser, "#timeline .lane .bar") == len(steps)
+    browser.save_screenshot(str(ARTIFACTS / "resumed.png"))
+
+
+def test_resume_from_the_page_is_refused_for_a_run_that_is_not_stopped(
+        cli: EngineCLI, server: Server) -> None:
+    info = cli.json("run", "machines/coding_agent.yaml")
+    page = urllib.request.urlopen(f"{server.url}/runs/{info['run_id']}", timeout=10).read()
+    csrf = page.decode().split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    body = urllib.parse.urlencode({"csrf": csrf}).encode()
+    request = urllib.request.Request(f"{server.url}/runs/{info['run_id']}/resume", data=body,
+                                     headers={"Origin": server.url}, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 409
+    assert b"is completed, not interrupted or crashed" in refused.value.read()
+    cross = urllib.request.Request(f"{server.url}/runs/{info['run_id']}/resume", data=body,
+                                   headers={"Origin": "http://evil.example"}, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as forbidden:
+        urllib.request.urlopen(cross, timeout=10)
+    assert forbidden.value.code == 403
 
 
 # -- measurements -----------------------------------------------------------------------------

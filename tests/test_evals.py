@@ -4,6 +4,7 @@ fail is reported for that task alone, with a reason that says what was expected 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from engine.harness.checks import (
     run_checks,
 )
 from engine.harness.evals import find_tasks, format_table, run_suite, run_task
+from engine.harness.golden import load_task
+from engine.hints import command
 from engine.state import Message, RunInfo, RunState, Usage
 from engine.store.base import StepBegin, StepCommit
 from engine.store.sqlite import SqliteStore
@@ -137,7 +140,8 @@ def test_failed_task_keeps_database_trace_and_audit(tmp_path: Path) -> None:
     assert {row["tool"] for row in audit} == {"search_text"}
     table = format_table([summary])
     assert f"FAIL {FAST_TASK}: expected at most 3 steps; found 13 steps" in table
-    assert f"inspect: python -m engine show {result.run_id} --db {kept / 'engine.db'}" in table
+    show = command("show", result.run_id, "--db", str(kept / "engine.db"))
+    assert f"inspect: {show}" in table
 
 
 def test_passed_tasks_leave_nothing_behind_and_repeat_reports_rates(tmp_path: Path) -> None:
@@ -310,3 +314,37 @@ def test_check_paths_stay_in_the_workspace(finished: CheckContext) -> None:
     (result,) = run_checks([{"file_contains": {"path": "../../etc/passwd", "text": "root"}}],
                            finished)
     assert not result.ok and "leaves the workspace" in result.message
+
+
+@pytest.mark.parametrize("machine", ["coding_agent", "machines/coding_agent.yaml",
+                                     "own/agent.yaml"])
+def test_a_task_finds_its_machine_beside_it_or_by_bundled_name(tmp_path: Path,
+                                                                machine: str) -> None:
+    """Copied out of the repository and run from elsewhere: a machine file beside the task
+    (relative to the task file), a bundled name, or the bundled tasks' own
+    ``machines/NAME.yaml`` where no such file is."""
+    folder = tmp_path / "suite" / FAST_TASK
+    shutil.copytree(GOLDEN / FAST_TASK, folder)
+    if machine.startswith("own/"):
+        (folder / "own").mkdir()
+        shutil.copy(ROOT / "machines" / "coding_agent.yaml", folder / machine)
+    task = folder / "task.yaml"
+    task.write_text(re.sub(r"(?m)^machine: .*$", f"machine: {machine}", task.read_text()))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "engine", "eval", str(tmp_path / "suite")],
+                          cwd=elsewhere, env=engine_env(), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{FAST_TASK} " in proc.stdout and "1/1 tasks passed" in proc.stdout
+
+
+def test_a_machine_found_nowhere_names_where_it_was_looked_for(tmp_path: Path) -> None:
+    folder = tmp_path / FAST_TASK
+    shutil.copytree(GOLDEN / FAST_TASK, folder)
+    task = folder / "task.yaml"
+    task.write_text(re.sub(r"(?m)^machine: .*$", "machine: machines/nope.yaml",
+                           task.read_text()))
+    with pytest.raises(UsageError, match=r"task.yaml: machine 'machines/nope.yaml' not found "
+                                         r"beside the task.*bundled machine \(.*coding_agent"):
+        load_task(folder).machine_path()

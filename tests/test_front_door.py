@@ -324,3 +324,57 @@ def test_a_golden_workflow_with_an_empty_turns_file_passes_eval(tmp_path: Path) 
 def test_a_machine_that_calls_a_model_still_needs_one(tmp_path: Path) -> None:
     with pytest.raises(engine.ModelConfigError, match="a free task needs a model"):
         engine.run_sync(noting(), task="note", store=tmp_path / "runs.db", workspace=tmp_path)
+
+
+# -- a stream stops where its reader stops ----------------------------------------------
+
+
+def _read_until(db: Path, workspace: Path, stop_at: str,
+                asked: list[str]) -> tuple[engine.RunStream, list[RunEvent]]:
+    """Stream a run of ``noting`` whose approver says yes to everything, leaving the block at
+    the first ``stop_at`` event."""
+    seen: list[RunEvent] = []
+
+    def yes(request: engine.ApprovalRequest) -> bool:
+        asked.append(request.call_id)
+        return True
+
+    async def main() -> engine.RunStream:
+        async with engine.stream(noting(), task="note", model=Note(), store=db,
+                                 workspace=workspace, approver=yes) as events:
+            async for event in events:
+                seen.append(event)
+                if event.kind == stop_at:
+                    break
+        return events
+
+    return anyio.run(main), seen
+
+
+@pytest.mark.parametrize("stop_at", ["model_call", "approval_needed"])
+def test_leaving_a_stream_early_interrupts_where_the_reader_stopped(tmp_path: Path,
+                                                                     stop_at: str) -> None:
+    db, asked = tmp_path / "runs.db", []
+    events, seen = _read_until(db, tmp_path, stop_at, asked)
+    assert events.result is not None and events.result.status == "interrupted"
+    assert seen[0].run_id == events.run_id == events.result.run_id
+    assert {e.run_id for e in seen} == {events.run_id}
+    with open_store(db) as runs:
+        (info,) = runs.runs()
+        steps = runs.steps(info.run_id)
+    assert info.status == "interrupted"
+    # The step the reader was in did not commit: the model's turn is not kept when the
+    # reader left during it, and no call was decided when it left at the question.
+    committed = [s.state for s in steps if s.status == "succeeded"]
+    assert committed == (["start"] if stop_at == "model_call" else ["start", "think"])
+    assert steps[-1].status == "interrupted" and len(steps) == len(committed) + 1
+    store = Runs(db)._open()[0]
+    try:
+        assert store.audit(info.run_id) == []
+    finally:
+        store.close()
+    assert asked == [] and not (tmp_path / "notes.txt").exists()
+    done = anyio.run(lambda: engine.resume(info.run_id, tools=[append_note], model=Note(),
+                                           approval="auto", store=db))
+    assert done.status == "completed"
+    assert (tmp_path / "notes.txt").read_text() == "hello\n"

@@ -326,3 +326,47 @@ async def test_machine_yaml_type_sse(tmp_path: Path, sse_port: int) -> None:
         assert hub.status()["old"]["state"] == "ready"
         echoed = await call(registry, "mcp__old__header")
     assert echoed.content.strip() == "from-default"
+
+
+@pytest.mark.anyio
+async def test_vscode_env_file_reaches_the_server(tmp_path: Path) -> None:
+    """VS Code's ``envFile`` (``${workspaceFolder}/.env`` or relative to the project): its
+    variables reach the real server process, under the entry's own ``env``."""
+    project = tmp_path / "proj"
+    log = tmp_path / "effects.log"
+    (project / ".vscode").mkdir(parents=True)
+    (project / ".env").write_text(f"# for the payment server\nexport EFFECT_LOG='{log}'\n"
+                                  "MODE=file\n\nOTHER=\"a b\"  \n", encoding="utf-8")
+    keyed = str(ROOT / "tests" / "mcp_servers" / "keyed_server.py")
+    path = write(project / ".vscode" / "mcp.json", {"servers": {
+        "pay": {"type": "stdio", "command": sys.executable, "args": [keyed],
+                "envFile": "${workspaceFolder}/.env", "env": {"MODE": "entry"}},
+        "rel": {"type": "stdio", "command": sys.executable, "args": [keyed], "envFile": ".env"},
+    }})
+    servers = load_mcp_config(path)
+    assert dict(servers["pay"].env) == {"EFFECT_LOG": str(log), "MODE": "entry",
+                                        "OTHER": "a b"}
+    assert servers["rel"].env["MODE"] == "file"
+    registry, events = ToolRegistry(), Events()
+    async with McpHub({"pay": servers["pay"]}, registry, events) as hub:
+        assert hub.status()["pay"]["state"] == "ready"
+        result = await call(registry, "mcp__pay__send_payment", {"amount": 7})
+    assert not result.is_error, result.content
+    assert log.read_text().startswith("paid 7 ")
+
+
+@pytest.mark.parametrize(("env_file", "message"), [
+    ("missing.env", "servers.s.envFile: cannot read {project}/missing.env: no such file"),
+    ("bad.env", "{project}/bad.env:2: expected NAME=VALUE ({project}/.vscode/mcp.json: "
+                "servers.s.envFile)"),
+])
+def test_a_bad_env_file_is_one_line(tmp_path: Path, env_file: str, message: str) -> None:
+    project = tmp_path / "proj"
+    (project / ".vscode").mkdir(parents=True)
+    (project / "bad.env").write_text("A=1\nnot an assignment\n", encoding="utf-8")
+    path = write(project / ".vscode" / "mcp.json", {"servers": {
+        "s": {"command": "true", "envFile": env_file}}})
+    with pytest.raises(UsageError) as err:
+        load_mcp_config(path)
+    assert str(err.value).endswith(message.format(project=project.resolve())), err.value
+    assert "\n" not in str(err.value)

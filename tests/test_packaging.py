@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, engine_env
+from test_readme_api import assert_examples_ran, without_engine_variables, write_examples
 
 import engine
 
@@ -259,8 +260,17 @@ def _fresh_venv(tmp: Path, wheel: Path) -> Path:
     return venv
 
 
-def test_the_wheel_runs_the_demo_outside_the_repository(tmp_path: Path) -> None:
-    wheel = _build_wheel(tmp_path)
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The wheel, and a fresh venv holding it (built once for this module)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    wheel = _build_wheel(tmp)
+    return wheel, _fresh_venv(tmp, wheel)
+
+
+def test_the_wheel_runs_the_demo_outside_the_repository(tmp_path: Path,
+                                                        installed: tuple[Path, Path]) -> None:
+    wheel, venv = installed
     names = zipfile.ZipFile(wheel).namelist()
     assert wheel.name == f"turnstile_fsm-{engine.__version__}-py3-none-any.whl"
     assert {"engine/_bundled/machines/coding_agent.yaml",
@@ -273,7 +283,6 @@ def test_the_wheel_runs_the_demo_outside_the_repository(tmp_path: Path) -> None:
         f"turnstile_fsm-{engine.__version__}.dist-info/METADATA").decode().splitlines()
     assert {"Name: turnstile-fsm", f"Version: {engine.__version__}",
             "License-Expression: Apache-2.0", "Requires-Dist: jsonschema>=4.20"} <= set(meta)
-    venv = _fresh_venv(tmp_path, wheel)
     project = _project_with_own_packages(tmp_path / "project", "tools", "engine")
     where = _run([str(venv / "bin" / "python"), "-I", "-c",
                   "import engine, turnstile_tools; print(engine.__file__); "
@@ -287,3 +296,24 @@ def test_the_wheel_runs_the_demo_outside_the_repository(tmp_path: Path) -> None:
     assert (project / ".engine" / "engine.db").is_file()
     (workspace,) = (project / ".engine" / "workspaces").iterdir()
     assert "item.price * item.quantity" in (workspace / "inventory.py").read_text()
+    # A bundled task copied out: its machines/coding_agent.yaml is the bundled machine.
+    shutil.copytree(ROOT / "golden_tasks" / "search_call_sites", project / "tasks" / "search")
+    evals = _run([turnstile, "eval", "tasks"], project)
+    assert "1/1 tasks passed" in evals.stdout, evals.stdout + evals.stderr
+
+
+def test_the_readme_python_section_runs_with_only_the_wheel(tmp_path: Path,
+                                                             installed: tuple[Path, Path]) -> None:
+    """The README's Python section as one program, run from an empty folder by the venv that
+    holds only the wheel (isolated mode: no checkout on the path), with no ``ENGINE_*``
+    variable set and no model configured."""
+    _, venv = installed
+    script = write_examples(tmp_path / "examples.py")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = subprocess.run([str(venv / "bin" / "python"), "-I", str(script)], cwd=empty,
+                          env=without_engine_variables(), text=True, capture_output=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert_examples_ran(proc.stdout)
+    assert sorted(p.name for p in empty.iterdir()) == [".engine", "notes.txt"]

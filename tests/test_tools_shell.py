@@ -307,7 +307,9 @@ class MarkingConfinement:
         self.asked_risk.append(approved_risk)
         return False
 
-    def command(self, argv: Sequence[str], cwd: Path | str, network: bool) -> list[str]:
+    def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
+                prepared: Any = None) -> list[str]:
+        assert prepared == (str(self.leftover),)
         return ["env", f"CONFINED_BY=marker-network-{network}", *argv]
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None

@@ -136,3 +136,48 @@ def test_reference_to_a_missing_state_and_unknown_name(tmp_path: Path) -> None:
 def test_bundled_machines_templates_are_valid() -> None:
     for path in sorted((ROOT / "machines").glob("*.yaml")):
         load_machine(path, ACTIONS)
+
+
+UNKNOWN_TOOL = """\
+name: typo
+kind: workflow
+initial: listing
+tools: [list_files]
+states:
+  listing:
+    action: run_tool
+    with: {tool: lst_files, args: {path: .}}
+    on: {ok: reading, failed: done}
+  reading:
+    action: run_tool
+    with:
+      tool: read_file
+      args: {path: a.txt}
+    on: {ok: done, failed: done}
+  done: {final: true}
+"""
+
+
+def test_a_run_tool_state_naming_an_unknown_tool_is_reported_at_its_line(
+        tmp_path: Path, cli: EngineCLI) -> None:
+    """``validate`` and ``run`` both: a typo and a built-in the machine does not list, each
+    with its line and the fix; the run starts nothing."""
+    path = tmp_path / "typo.yaml"
+    path.write_text(UNKNOWN_TOOL)
+    proc = cli("validate", str(path))
+    assert proc.returncode == 2, proc.stdout
+    first, second = proc.stderr.strip().splitlines()
+    assert first.startswith(f"{path}:8: state 'listing': run_tool names the unknown tool "
+                            "'lst_files' (did you mean 'list_files'?)")
+    assert second.startswith(f"{path}:13: state 'reading': run_tool names the unknown tool "
+                             "'read_file'") and "add it to `tools:`" in second
+    run = cli("run", str(path), "--workspace", str(tmp_path))
+    assert run.returncode == 2
+    assert run.stderr.startswith(f"error: {path}:8: state 'listing'"), run.stderr
+    assert "Traceback" not in run.stderr and cli.json("runs") == []
+    path.write_text(UNKNOWN_TOOL.replace("lst_files", "list_files")
+                    .replace("[list_files]", "[list_files, read_file]"))
+    assert cli("validate", str(path)).returncode == 0
+    (tmp_path / "a.txt").write_text("hello\n")
+    done = cli("run", str(path), "--workspace", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr

@@ -39,7 +39,7 @@ from typing import Any
 from engine.tooling.spec import WatchReport
 from engine.workspace import git
 from engine.workspace.ignore import IgnoreStack, stack_for
-from turnstile_tools import inotify
+from turnstile_tools import gitstate, inotify
 from turnstile_tools.patch import make_patch
 from turnstile_tools.watched import WatchedTree, WatchLimit, skipped, walk_files
 from turnstile_tools.workspace import is_binary
@@ -127,6 +127,8 @@ class Mark:
     """Taken by a scan: the report lists the workspace again instead of reading events."""
     by_git: bool = False
     """A scan's report asks ``git status`` (else it walks)."""
+    git: dict[str, gitstate.Entry] = field(default_factory=dict)
+    """The repository's own files (``gitstate``), which the tracker does not watch."""
 
 
 @dataclass
@@ -492,7 +494,9 @@ class WorkspaceWatcher:
         self.max_files = max_files
 
     def snapshot(self, workspace: Path) -> Mark:
-        return self.tracker(workspace).mark()
+        mark = self.tracker(workspace).mark()
+        mark.git = gitstate.listing(mark.tracker.root)
+        return mark
 
     def prepare(self, workspace: Path) -> None:
         """Start the workspace's tracker on a daemon thread (watches and baseline: seconds in a
@@ -516,7 +520,11 @@ class WorkspaceWatcher:
             logger.debug("preparing the tracker of %s failed", workspace, exc_info=True)
 
     def changes(self, workspace: Path, before: Mark) -> WatchReport:
-        return before.tracker.report(before)
+        report = before.tracker.report(before)
+        repository = gitstate.changes(before.git, before.tracker.root) if before.git else []
+        if not repository:
+            return report
+        return WatchReport([*report.files, *repository], report.not_covered)
 
     def tracker(self, workspace: Path) -> Tracker:
         """The workspace's tracker, started on first use; a broken one is started again.

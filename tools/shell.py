@@ -61,16 +61,19 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
                                   "start_ticks": start_ticks(pid), "command": args.command,
                                   "cwd": rel(ctx.workspace, cwd), "sandbox": sandbox})
 
-    was_absent = jail.before()
-    result = await run_process(
-        jail.command(["bash", "-c", args.command], cwd, network), cwd=cwd,
-        env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
-        on_start=on_start)
-    removed = jail.after(was_absent)
+    prepared = jail.before()
+    try:
+        result = await run_process(
+            jail.command(["bash", "-c", args.command], cwd, network, prepared), cwd=cwd,
+            env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
+            on_start=on_start)
+    finally:
+        removed = jail.after(prepared)
     out = _to_result(result, timeout)
     content = out.content
     if removed:
         names = ", ".join(rel(ctx.workspace, Path(p)) for p in removed)
+        on_line("stderr", f"[sandbox] removed {names}")
         content += (f"\n(removed {names}: commands may not create the runtime's own files or "
                     "files that make later commands run code)")
     return ToolResult(content, out.is_error or bool(removed),

@@ -32,6 +32,7 @@ import anyio
 from engine.errors import TurnstileError, UsageError
 from engine.harness.checks import Attempt, CheckContext, CheckResult, run_checks, validate_checks
 from engine.harness.golden import TASK_FILE, GoldenTask, load_task
+from engine.hints import command
 from engine.store.base import Store
 from engine.store.url import StoreTarget, as_target, parse_store_url
 
@@ -389,8 +390,7 @@ def _failure_lines(s: TaskSummary) -> list[str]:
         if r.kept:
             lines.append(f"  kept: {r.kept} (database, workspace, traces/, audit)")
         if r.run_id and r.db:
-            flag = "--store" if "://" in r.db else "--db"
-            lines.append(f"  inspect: python -m engine show {r.run_id} {flag} {r.db}")
+            lines.append(f"  inspect: {command('show', r.run_id, store=r.db)}")
     return lines
 
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engine.bundled import MACHINES_DIR, bundled_machines
 from engine.errors import UsageError
 from engine.spec.documents import load_yaml
 
@@ -76,13 +77,24 @@ class GoldenTask(BaseModel):
         return path if path.exists() else None
 
     def machine_path(self) -> Path:
-        """The machine file: relative to the project root above ``golden_tasks/``."""
+        """The machine file: relative to the task, to the project root above
+        ``golden_tasks/``, or to the current directory; else the bundled machine of that
+        name (``coding_agent``, or ``machines/coding_agent.yaml`` where no such file is), so
+        a task runs outside a checkout as in it."""
         candidates = [self.folder / self.machine, self.folder.parent.parent / self.machine,
                       Path.cwd() / self.machine]
         for c in candidates:
             if c.exists():
                 return c
-        raise UsageError(f"{self.folder / TASK_FILE}: machine {self.machine!r} not found")
+        bundled = bundled_machines()
+        ref = Path(self.machine)
+        name = ref.stem if ref.parent.name == MACHINES_DIR and ref.suffix == ".yaml" \
+            else self.machine
+        if name in bundled:
+            return bundled[name]
+        raise UsageError(f"{self.folder / TASK_FILE}: machine {self.machine!r} not found "
+                         f"beside the task, in the project or the current directory, and not "
+                         f"a bundled machine ({', '.join(bundled) or 'none found'})")
 
 
 def load_task(folder: Path) -> GoldenTask:

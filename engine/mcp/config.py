@@ -19,6 +19,7 @@ from typing import Any, Literal, get_args
 
 from engine.errors import UsageError
 from engine.mcp.dialects import UrlTransport, canonical_entry, server_table, url_transport
+from engine.mcp.envfile import read_env_file
 from engine.mcp.expand import expand_entry
 from engine.sandbox.config import sandbox_from_data
 from engine.spec.documents import read_limited_text
@@ -32,7 +33,7 @@ Protocol = Literal["auto", "legacy"]
 """``auto`` probes ``server/discover`` (2026-07-28) and falls back to ``initialize``;
 ``legacy`` always uses the ``initialize`` handshake."""
 
-_FIELDS = ("command", "args", "env", "cwd", "url", "headers", "trust", "timeout_s",
+_FIELDS = ("command", "args", "env", "envFile", "cwd", "url", "headers", "trust", "timeout_s",
            "start_timeout_s", "max_restarts", "protocol", "include_tools", "exclude_tools",
            "sandbox")
 _IGNORED = ("type", "transport", "description", "disabled", "autoApprove", "alwaysAllow")
@@ -148,13 +149,16 @@ def server_from_mapping(
         raise UsageError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
     cwd = _opt_str(entry.get("cwd"), f"{where}.cwd")
     project = _workspace_folder(base)
+    env = _str_map(entry.get("env"), f"{where}.env")
+    if entry.get("envFile") is not None:
+        env = {**read_env_file(entry["envFile"], f"{where}.envFile", project), **env}
     if cwd is not None and project is not None and not Path(cwd).is_absolute():
         cwd = str(project / cwd)
     return ServerConfig(
         name=name,
         command=command,
         args=tuple(_str_list(entry.get("args"), f"{where}.args")),
-        env=_str_map(entry.get("env"), f"{where}.env"),
+        env=env,
         cwd=cwd,
         url=url,
         headers=_str_map(entry.get("headers"), f"{where}.headers"),

@@ -1,11 +1,12 @@
 """Variables in MCP server entries: Claude Code's ``${VAR}`` / ``${VAR:-default}`` and VS Code's
 ``${env:VAR}``, ``${workspaceFolder}`` and ``${userHome}``.
 
-Expanded in ``command``, ``args``, ``env`` values, ``cwd``, ``url`` and ``headers`` values, from
-the environment Turnstile runs in. An unset variable without a default is an error naming the
-server, the key and the variable (a server started with an empty token fails later and less
-clearly). VS Code's ``${input:ID}`` prompts in the editor; here it is refused with the fix.
-A bare ``$VAR`` is left as it is: commands and arguments may contain ``$`` for other reasons.
+Expanded in ``command``, ``args``, ``env`` values, ``envFile``, ``cwd``, ``url`` and
+``headers`` values, from the environment Turnstile runs in. An unset variable without a default
+is an error naming the server, the key and the variable (a server started with an empty token
+fails later and less clearly). VS Code's ``${input:ID}`` prompts in the editor; here it is
+refused with the fix. A bare ``$VAR`` is left as it is: commands and arguments may contain
+``$`` for other reasons.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from engine.errors import UsageError
 
-EXPANDED = ("command", "args", "env", "cwd", "url", "headers")
+EXPANDED = ("command", "args", "env", "envFile", "cwd", "url", "headers")
 _REF = re.compile(r"\$\{([^}]*)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

@@ -46,6 +46,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "exec": Wrapper("a"),
     "nice": Wrapper("n", _fs("--adjustment")),
     "nohup": Wrapper(),
+    "coproc": Wrapper(risk="exec", why="in the background, wired to this shell"),
     "timeout": Wrapper("sk", _fs("--signal", "--kill-after"), positionals=1),
     "stdbuf": Wrapper("ioe", _fs("--input", "--output", "--error")),
     "time": Wrapper("fo", _fs("--format", "--output"), write_options=_fs("-o", "--output")),
@@ -156,7 +157,7 @@ PLAIN_READ = frozenset({
     "timeout", "stdbuf", "ionice", "taskset", "chrt", "unbuffer", "caffeinate", "man", "info",
     "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
     "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg",
-    "bg", "compgen", "complete",
+    "bg", "compgen", "complete", "enable", "fc", "bind",
 })
 """Programs that neither read named files nor change anything."""
 READS_PATH_ARGUMENTS = frozenset({

@@ -159,6 +159,46 @@ _DOCKER_GROUPS = frozenset({"container", "image", "volume", "network", "system",
                             "context", "manifest", "trust", "machine", "pod", "compose"})
 
 
+_HOST_DIRS = ("/etc", "/root", "/home", "/run", "/var", "/proc", "/sys", "/dev", "/boot",
+              "/usr", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/srv", "/mnt", "/media")
+"""Host folders a container must not see writable: mounting one gives it the host."""
+_HOST_FLAGS = re.compile(r"^--(?:privileged|(?:pid|ipc|userns|uts|cgroupns)=host|"
+                         r"cap-add=(?:all|sys_admin|sys_ptrace|sys_module|dac_read_search)|"
+                         r"device|security-opt=(?:apparmor|seccomp)=unconfined)", re.I)
+
+
+def _host_mounts(e: Effect, args: list[Word]) -> None:
+    """``run -v /:/host``, ``--mount source=/etc``, ``--privileged``: the container gets the
+    host (its files, its processes, the Docker socket), so whatever it runs is unseen."""
+    for i, w in enumerate(args):
+        v = w.value or ""
+        spec = ""
+        if v in ("-v", "--volume", "--mount") and i + 1 < len(args):
+            nxt = args[i + 1]
+            if nxt.value is None:
+                e.at_least("ask", f"{prog(e)}: a mount only known at run time")
+                continue
+            spec = nxt.value
+        elif v.startswith(("--volume=", "--mount=")):
+            spec = v.partition("=")[2]
+        elif v.startswith("-v") and len(v) > 2:
+            spec = v[2:]
+        if _HOST_FLAGS.match(v):
+            e.at_least("deny", f"{prog(e)} {v} gives the container the host")
+        source = _mount_source(spec)
+        if source and (source.rstrip("/") == "" or source.rstrip("/").startswith(_HOST_DIRS)
+                       or source.startswith("~") or "docker.sock" in source):
+            e.add("exec", "")
+            e.at_least("deny", f"{prog(e)} mounts the host's {source} into a container")
+
+
+def _mount_source(spec: str) -> str:
+    if "source=" in spec or "src=" in spec:
+        found = re.search(r"(?:^|,)(?:source|src)=([^,]*)", spec)
+        return found.group(1) if found else ""
+    return spec.split(":")[0] if ":" in spec else ""
+
+
 def _docker(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "Hc", frozenset({"--host", "--context", "--config", "--log-level",
                                           "--file", "-f", "--project-name", "-p", "--env-file",
@@ -175,12 +215,14 @@ def _docker(e: Effect, args: list[Word]) -> None:
         e.add("read" if verb else "exec", "")
     elif verb == "exec":
         e.add("exec", f"{prog(e)} exec runs a command in a container")
+        _host_mounts(e, rest)
         inner = parse_opts(rest, "euwd", frozenset({"--env", "--user", "--workdir",
                                                     "--env-file"}), stop_at_positional=True)
         if len(inner.positionals) > 1:
             e.nested.append((f"{prog(e)} exec", inner.positionals[1:]))
     else:
         e.add("exec", f"{prog(e)} {' '.join(sub)} changes containers")
+        _host_mounts(e, rest)
 
 
 _KUBE_READ = frozenset({"get", "describe", "logs", "explain", "version", "api-resources",

@@ -55,12 +55,13 @@ _STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 def _source(e: Effect, args: list[Word]) -> None:
+    if args and args[0].value in _STDIN_FILES:
+        e.stdin_code = "shell"  # a here-doc or here-string: judged like bash -c
+        return
     e.add("exec", f"{prog(e)} runs a shell script in this shell")
     if args:
         if args[0].dynamic == "subst":
             e.scripts.append((prog(e), args[0]))
-        elif args[0].value in _STDIN_FILES:
-            e.stdin_code = "shell"
         else:
             e.reads.append(args[0])
 

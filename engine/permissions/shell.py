@@ -28,6 +28,15 @@ from typing import Any
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from engine.permissions.constructs import (
+    ARITHMETIC_TEST_OPS,
+    IMPLICIT_FUNCTIONS,
+    MODELLED_NODES,
+    NUMERIC_PROGRAMS,
+    SHELL_CODE_VARS,
+    arithmetic_problem,
+    opaque_builtin,
+)
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
 from engine.permissions.expansion import echo_output, filter_output, printf_output
 from engine.permissions.listings import listed_dirs
@@ -74,24 +83,14 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
-_TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval|printf\s+-v)\b"
-                        r"|(?:^|[;&|(\s])\.\s")
+_TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval)\b"
+                        r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s")
+_LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
+                           r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
+_PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _READ_OPS = frozenset({"<"})
-_KNOWN = frozenset({
-    "program", "list", "compound_statement", "subshell", "do_group", "if_statement",
-    "elif_clause", "else_clause", "while_statement", "for_statement", "c_style_for_statement",
-    "case_statement", "case_item", "negated_command", "test_command", "declaration_command",
-    "unset_command", "variable_assignments", "binary_expression", "unary_expression",
-    "ternary_expression", "parenthesized_expression", "postfix_expression", "word", "number",
-    "string", "string_content", "raw_string", "ansi_c_string", "translated_string",
-    "concatenation", "simple_expansion", "expansion", "arithmetic_expansion", "variable_name",
-    "special_variable_name", "subscript", "array", "brace_expression", "command_name",
-    "heredoc_body", "heredoc_content", "heredoc_start", "heredoc_end", "file_descriptor",
-    "test_operator", "extglob_pattern", "regex", "herestring_redirect", "heredoc_redirect",
-})
-"""Node types walked by visiting their children; any other named type is not understood."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +188,24 @@ class _Walker(PathJudge):
     """Variables assigned a value that does not decode statically."""
     unnamed: list[str] = field(default_factory=list)
     """Why some program cannot be named before the command runs."""
+    opaque: list[str] = field(default_factory=list)
+    """Constructs met that the walker does not model and that can hide which program runs
+    (``constructs.py``): the whole command is ``deny``."""
+    arrays: dict[str, list[list[str]]] = field(default_factory=dict)
+    """Indexed arrays assigned static elements by the lines walked so far: every value each
+    has held (a loop may run an assignment again), the last one last."""
+    numeric: set[str] = field(default_factory=set)
+    """Variables holding a number (``$(( ))``, ``let``, ``$(wc -l < f)``)."""
+    integers: set[str] = field(default_factory=set)
+    """Variables declared ``-i``: every assignment to them is evaluated as arithmetic."""
+    ifs: str | None = " \t\n"
+    """The field separators unquoted expansions are split at (None: only known at run time)."""
+    argv0: str | None = "bash"
+    """``$0``: the shell ``run_shell`` starts (None inside nested code or functions)."""
+    positional: list[str] | None = field(default_factory=list)
+    """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
+    runs_args: set[str] = field(default_factory=set)
+    """Functions whose body runs ``"$@"`` as a command: a call runs its arguments."""
 
     # ------------------------------------------------------------ entry points
 
@@ -205,13 +222,19 @@ class _Walker(PathJudge):
         if root.has_error:
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
+        outer = (self.argv0, self.positional)
+        if depth:  # bash -c CODE ARG0 ARGS: not tracked
+            self.argv0, self.positional = None, None
         self._visit(root, _Ctx(src, via, depth))
+        self.argv0, self.positional = outer
 
     def verdict(self) -> ShellVerdict:
         entries = self.entries
         risk: Risk = max_risk(*(e["risk"] for e in entries))
         decision = strictest(*(e["decision"] for e in entries))
-        floor = strictest(*(d for d, _ in self.floors),
+        floors = [*self.floors, *(("deny", f"{why} (not modelled: refused)")
+                                  for why in self.opaque)]
+        floor = strictest(*(d for d, _ in floors),
                           "ask" if self.problems or self.unnamed else "allow")
         reason = self._reason(decision)
         if self.problems:
@@ -221,7 +244,7 @@ class _Walker(PathJudge):
             decision = strictest(decision, "ask")
         if STRICTNESS[floor] > STRICTNESS[decision]:
             decision = floor
-            reason = next((r for d, r in self.floors if d == floor), reason)
+            reason = next((r for d, r in floors if d == floor), reason)
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
                             bool(self.unnamed))
 
@@ -244,6 +267,7 @@ class _Walker(PathJudge):
             self.tainted.update({"PWD", "OLDPWD"})
         if _TAINT_ALL.search(text):
             self.taint_all = True
+        self.tainted.update(_PRINTF_V.findall(text))
         for m in _FUNCTION.finditer(text):
             self.functions.add(m.group(1) or m.group(2))
         if _IFS.search(text):
@@ -258,6 +282,9 @@ class _Walker(PathJudge):
         if not node.is_named:
             return
         t = node.type
+        if t != "ERROR" and t not in MODELLED_NODES:
+            self.opaque.append(f"shell construct {t!r} is not modelled")
+            return
         handler = _HANDLERS.get(t)
         if handler is not None:
             handler(self, node, ctx)
@@ -265,16 +292,14 @@ class _Walker(PathJudge):
         if t == "ERROR":
             self.problems.append("the command does not parse as shell syntax")
             self._unparsed(node, ctx)
-        elif t not in _KNOWN:
-            self.problems.append(f"shell construct {t!r} is not understood")
         elif t in _LEAF_TEXT and _UNPARSED_SUBST.search(_text(node, ctx)):
             self.problems.append("a command substitution the parser did not recognise")
-        elif t == "declaration_command" and any(
-                c.type == "word" and re.fullmatch(r"-\w*n\w*", _text(c, ctx))
-                for c in node.named_children):
-            self.floors.append(("ask", "a name reference (declare -n) hides which variable is set"))
-        elif t == "expansion" and any(c.type == "@" for c in node.children):
-            self.floors.append(("ask", "${...@...} expansion can run code stored in a variable"))
+        elif t == "declaration_command":
+            self._declaration(node, ctx)
+        elif t == "expansion":
+            self._expansion(node, ctx)
+        elif t in ("subscript", "arithmetic_expansion", "test_command"):
+            self._arithmetic_node(node, ctx)
         for child in node.named_children:
             self._visit(child, ctx)
 
@@ -306,15 +331,36 @@ class _Walker(PathJudge):
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
                 self.loops[name] = words[:64]
+            elif words:  # a brace or comma: a value in command position only
+                self.known[name] = words[:16]
             else:
                 self.unknown.add(name)
+        self._loop_body(node, ctx)
+
+    def _loop(self, node: Node, ctx: _Ctx) -> None:
+        if node.type == "c_style_for_statement":
+            self._arithmetic_node(node, ctx)
+        self._loop_body(node, ctx)
+
+    def _loop_body(self, node: Node, ctx: _Ctx) -> None:
+        """A loop's body is walked again when it assigns: a value set late in one pass is
+        what an earlier line of the next pass sees (``for ..; do $c; c=rm; done``)."""
+        before = len(self.entries)
         self._children(node, ctx)
+        if not _LOOP_ASSIGNS.search(_text(node, ctx)):
+            return
+        seen = {_entry_key(e) for e in self.entries[before:]}
+        mark = len(self.entries)
+        self._children(node, ctx)
+        self.entries[mark:] = [e for e in self.entries[mark:] if _entry_key(e) not in seen]
 
     def _group(self, node: Node, ctx: _Ctx) -> None:
         """``{ cmd; }`` is a group; ``{}`` or ``{x}`` is a word bash runs as a program, which
         the grammar reads as an (empty) group."""
         text = _text(node, ctx)
-        if text.startswith("{") and text[1:2] not in (" ", "\t", "\n"):
+        if text.startswith("(("):
+            self._arithmetic_parts(node.named_children, ctx)
+        elif text.startswith("{") and text[1:2] not in (" ", "\t", "\n"):
             self.problems.append("a word starting with '{' read as a group")
             self._simple([Word.of(text.split()[0] if text.split() else text)], ctx)
         self._children(node, ctx)
@@ -322,6 +368,216 @@ class _Walker(PathJudge):
     def _children(self, node: Node, ctx: _Ctx) -> None:
         for child in node.named_children:
             self._visit(child, ctx)
+
+    # ------------------------------------------------------------ constructs (constructs.py)
+
+    def _declaration(self, node: Node, ctx: _Ctx) -> None:
+        """``declare``/``local``/``typeset``/``export``: ``-n`` is opaque, ``-i`` arithmetic."""
+        keyword = _text(node.children[0], ctx) if node.children else ""
+        flags = [_text(c, ctx) for c in node.named_children if c.type == "word"]
+        why = opaque_builtin(keyword, [f for f in flags if f.startswith("-")])
+        if why:
+            self.opaque.append(why)
+        if any(f.startswith("-") and "i" in f for f in flags):
+            for c in node.named_children:
+                if c.type == "variable_assignment":
+                    name = c.child_by_field_name("name")
+                    self.integers.add(_text(name, ctx) if name is not None else "")
+                elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
+                    self.integers.add(_text(c, ctx))
+
+    def _expansion(self, node: Node, ctx: _Ctx) -> None:
+        """``${x@P}`` runs code stored in ``x``; ``${s:o:l}`` evaluates ``o`` and ``l``."""
+        kinds = [c.type for c in node.children]
+        if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P"):
+            self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
+        elif "@" in kinds:
+            self.floors.append(("ask", "${...@...} expansion transforms a stored value"))
+        if ":" in kinds:
+            after = node.children[kinds.index(":") + 1:]
+            self._arithmetic_parts(after, ctx)
+
+    def _arithmetic_node(self, node: Node, ctx: _Ctx) -> None:
+        """Arithmetic contexts: their variables' values are evaluated as expressions."""
+        t = node.type
+        if t == "subscript":
+            index = node.child_by_field_name("index")
+            parts = [index] if index is not None else node.named_children[1:]
+            if not any(_text(p, ctx) in ("@", "*") for p in parts):
+                self._arithmetic_parts(parts, ctx)
+        elif t in ("arithmetic_expansion", "c_style_for_statement"):
+            for c in node.named_children:
+                if c.type == "variable_assignment":
+                    self._remember(_text(c, ctx).split("=")[0], c, ctx)
+            self._arithmetic_parts([c for c in node.named_children
+                                    if c.type not in ("do_group", "compound_statement")], ctx)
+        else:
+            self._test_arithmetic(node, ctx)
+
+    def _test_arithmetic(self, node: Node, ctx: _Ctx) -> None:
+        """``[[ A -eq B ]]`` evaluates A and B; ``[[ -v a[i] ]]`` evaluates ``i``."""
+        for expr in node.named_children:
+            ops = [_text(c, ctx) for c in expr.named_children if c.type == "test_operator"]
+            if expr.type == "binary_expression" and set(ops) & ARITHMETIC_TEST_OPS:
+                self._arithmetic_parts([c for c in expr.named_children
+                                        if c.type != "test_operator"], ctx)
+            elif expr.type == "unary_expression" and ops == ["-v"]:
+                operand = expr.named_children[-1]
+                self._arithmetic_text(_text(operand, ctx).partition("[")[2], "[[ -v ]]")
+            elif expr.type in ("binary_expression", "parenthesized_expression",
+                               "unary_expression"):
+                self._test_arithmetic(expr, ctx)
+
+    def _arithmetic_parts(self, nodes: Sequence[Node], ctx: _Ctx) -> None:
+        for node in nodes:
+            self._arithmetic_refs(node, ctx)
+
+    def _arithmetic_refs(self, node: Node, ctx: _Ctx) -> None:
+        t = node.type
+        if t == "command_substitution":
+            if not self._numeric_output(node, ctx):
+                self.unnamed.append("an arithmetic context evaluates the output of a command "
+                                    "(a subscript in it would run commands)")
+            return
+        if t in ("variable_name", "word") and re.fullmatch(r"[A-Za-z_]\w*", _text(node, ctx)):
+            self._arithmetic_text(_text(node, ctx), "an arithmetic context")
+            return
+        if t in ("raw_string", "string") and "$(" in _text(node, ctx) + "`":
+            self.opaque.append("an arithmetic context evaluates shell code in a string")
+            return
+        if t in ("simple_expansion", "expansion"):
+            var = next((c for c in node.named_children
+                        if c.type in ("variable_name", "special_variable_name")), None)
+            if var is not None:
+                self._arithmetic_text(_text(var, ctx), "an arithmetic context")
+            return
+        for child in node.named_children:
+            self._arithmetic_refs(child, ctx)
+
+    def _arithmetic_text(self, text: str, how: str) -> None:
+        found = arithmetic_problem(text, self._arithmetic_lookup)
+        if found is None:
+            return
+        kind, why = found
+        (self.opaque if kind == "opaque" else self.unnamed).append(
+            why.replace("an arithmetic context", how, 1))
+
+    def _arithmetic_lookup(self, name: str) -> list[str] | None:
+        if name in self.numeric:
+            return ["0"]
+        if name in self.arrays:
+            return [v for items in self.arrays[name] for v in items]
+        found = self._static_variable(name)
+        if found is not None:
+            return found
+        if self.taint_all or name in self.unknown or name in self.tainted or name.isdigit():
+            return None
+        return []
+
+    def _numeric_output(self, node: Node, ctx: _Ctx) -> bool:
+        """A substitution whose last command prints a number (``$(wc -l < f)``)."""
+        inner = [c for c in node.named_children if c.type != "comment"]
+        last = inner[-1] if len(inner) == 1 else None
+        while last is not None and last.type in ("pipeline", "redirected_statement"):
+            kids = [c for c in last.named_children if c.type == "command"]
+            last = kids[-1] if kids else None
+        if last is None or last.type != "command":
+            return False
+        name = last.child_by_field_name("name")
+        words = [self._word(a, ctx).value or "" for a in last.children_by_field_name("argument")]
+        prog = program_name(self._word(name, ctx)) if name is not None else ""
+        return prog in NUMERIC_PROGRAMS or (prog in ("grep", "rg", "git") and bool(
+            {"-c", "--count"} & set(words)))
+
+    def _builtin(self, e: Effect, ctx: _Ctx) -> None:
+        """Builtins that set variables, evaluate arithmetic or hide a program."""
+        name = program_name(e.argv[0]) if e.argv else ""
+        args = [w.value for w in e.argv[1:]]
+        why = opaque_builtin(name, args)
+        if why:
+            e.add("exec", "")
+            e.at_least("deny", why)
+            self.opaque.append(why)
+        if name == "let":
+            for w in e.argv[1:]:
+                if w.value is None:
+                    self.unnamed.append("let evaluates a value only known at run time")
+                    continue
+                target, eq, expr = w.value.partition("=")
+                plain = bool(eq) and re.fullmatch(r"[A-Za-z_]\w*[-+*/%&|^<>]?", target)
+                if plain:
+                    self.numeric.add(target.rstrip("-+*/%&|^<>"))
+                self._arithmetic_text(expr if plain else w.value, "let")
+        elif name in ("test", "[") and "-v" in args:
+            for a in args[args.index("-v") + 1:args.index("-v") + 2]:
+                self._arithmetic_text((a or "$").partition("[")[2], "test -v")
+        elif name in ("read", "mapfile", "readarray", "printf"):
+            self._sets_names(name, e)
+        elif name == "set":
+            self._set_positional(e.argv[1:])
+
+    def _sets_names(self, name: str, e: Effect) -> None:
+        """``printf -v NAME``: NAME holds what printf prints; ``NAME[i]`` evaluates ``i``."""
+        args = e.argv[1:]
+        targets: list[Word] = []
+        if name == "printf":
+            at = next((i for i, w in enumerate(args) if w.value == "-v"), None)
+            if at is None or at + 1 >= len(args):
+                return
+            targets = [args[at + 1]]
+            rest = [w.value for w in args[at + 2:]]
+            rest = rest[1:] if rest[:1] == ["--"] else rest
+            var = targets[0].value or ""
+            out = printf_output([r for r in rest if r is not None]) if None not in rest else None
+            if re.fullmatch(r"[A-Za-z_]\w*", var):
+                if out is None:
+                    self.unknown.add(var)
+                else:
+                    self.known[var] = [out]
+                    self.unknown.discard(var)
+        else:
+            targets = [w for w in args if not (w.value or "-").startswith("-")]
+        for w in targets:
+            if w.value is None:
+                self.opaque.append(f"{name} sets a variable whose name is only known at run "
+                                   "time")
+            elif "[" in w.value:
+                self._arithmetic_text(w.value.partition("[")[2].rpartition("]")[0],
+                                      f"{name} into an array element")
+
+    def _set_positional(self, args: list[Word]) -> None:
+        """``set -- a b``: ``$1``, ``$@`` hold the words (None when one is dynamic)."""
+        values = [w.value for w in args]
+        if values[:1] == ["--"]:
+            values = values[1:]
+        elif not values or (values[0] or "-").startswith(("-", "+")):
+            return
+        self.positional = None if None in values else [v or "" for v in values]
+
+    def _opaque_name(self, node: Node, ctx: _Ctx) -> str | None:
+        """Why a command name that does not decode is hidden by an unmodelled construct."""
+        for sub in _descendants(node, "expansion"):
+            text = _text(sub, ctx)
+            if _simple_braced(sub) or re.fullmatch(
+                    r"\$\{([A-Za-z_]\w*)(:?[-=+])([^$`'\"\\{}]*)\}", text):
+                continue
+            if any(c.type == "subscript" for c in sub.children):
+                return f"the array element {text} is not known statically"
+            return f"the expansion {text} in command position is not modelled"
+        if self.ifs is None and _has_type(node, ("simple_expansion", "expansion")):
+            return "IFS is set to a value only known at run time"
+        return None
+
+    def _split(self, value: str) -> list[str]:
+        """Words of an expanded command name: at whitespace and at a custom IFS."""
+        seps = " \t\n" + (self.ifs or "")
+        return [w for w in re.split("[" + re.escape(seps) + "]", value) if w]
+
+    def _heredoc(self, node: Node, ctx: _Ctx) -> None:
+        """``cat <<E | bash``: the pipeline after the here-doc's start reads its output."""
+        for child in node.named_children:
+            self._visit(child, replace(ctx, piped=True, stdin=None)
+                        if child.type == "pipeline" else ctx)
 
     def _comment(self, node: Node, ctx: _Ctx) -> None:
         return None
@@ -355,12 +611,19 @@ class _Walker(PathJudge):
         body = node.child_by_field_name("body")
         if name is not None:
             fname = _text(name, ctx)
+            if fname in IMPLICIT_FUNCTIONS:
+                self.opaque.append(f"{fname} is called by the shell for any unknown program")
+            if body is not None and _runs_arguments(body, ctx):
+                self.runs_args.add(fname)
             self.functions.add(fname)
             self.defined.add(fname)
             if body is not None and _starts_copies(body, fname, ctx):
                 self.fork_bombs.add(fname)
         if body is not None:
+            outer = (self.argv0, self.positional)
+            self.argv0, self.positional = "bash", None
             self._visit(body, replace(ctx, piped=False, stdin=None))
+            self.argv0, self.positional = outer
 
     def _redirected(self, node: Node, ctx: _Ctx) -> None:
         stdin = ctx.stdin
@@ -413,10 +676,17 @@ class _Walker(PathJudge):
     def _assignment(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
         var = _text(name, ctx).split("[")[0] if name is not None else ""
-        if is_dangerous_variable(var):
+        if var in SHELL_CODE_VARS:
+            self._entry([Word.of(_text(node, ctx))], "exec", "deny",
+                        [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
+        elif is_dangerous_variable(var):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
         self._remember(var, node, ctx)
+        if var == "IFS":
+            self.ifs = None if "IFS" in self.unknown else "".join(self.known.get("IFS", []))
+        if var in self.integers:
+            self._integer_assignment(var, node, ctx)
         self._stored_code(node, ctx)
         self._command_variable(node, ctx)
         self._children(node, replace(ctx, piped=False, stdin=None))
@@ -433,11 +703,76 @@ class _Walker(PathJudge):
         """``a=rm; $a -rf x``: keep what the variable holds for a later command position."""
         value = node.child_by_field_name("value")
         append = any(c.type == "+=" for c in node.children)
+        target = node.child_by_field_name("name")
+        if value is not None and value.type == "array":
+            self._remember_array(var, value, append, ctx)
+            return
+        if target is not None and target.type == "subscript":
+            self._remember_element(var, target, value, ctx)
+            return
         cands = self._static(value, ctx) if value is not None else [""]
-        if cands is None or append or "[" in _text(node, ctx).split("=", 1)[0]:
+        if cands is not None and append and var in self.known and var not in self.unknown:
+            cands = [a + b for a in self.known.pop(var) for b in cands][:16]
+        elif cands is None or append:
+            self.unknown.add(var)
+            if value is not None and (value.type == "arithmetic_expansion" or (
+                    value.type == "command_substitution" and self._numeric_output(value, ctx))):
+                self.numeric.add(var)
+            return
+        self.arrays.pop(var, None)
+        self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *cands]))[:16]
+
+    def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
+        """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
+        items: list[str] | None = [] if not append else self._last_items(var)
+        for c in value.named_children:
+            found = self._static(c, ctx) if items is not None else None
+            if found is None or len(found) != 1 or (found[0].startswith("[") and "]=" in
+                                                    found[0]):
+                items = None
+                break
+            items = [*(items or []), found[0]]
+        self._set_array(var, items)
+
+    def _remember_element(self, var: str, target: Node, value: Node | None, ctx: _Ctx) -> None:
+        """``a[3]=rm``: one element of an array with static elements."""
+        index = _text(target, ctx).partition("[")[2].rstrip("]")
+        found = self._static(value, ctx) if value is not None else [""]
+        items = self._last_items(var) if var in self.arrays or var in self.unknown else []
+        if items is None or found is None or len(found) != 1 or not index.isdigit() or \
+                int(index) > 64:
+            self._set_array(var, None)
+            return
+        items = [*items, *[""] * (int(index) + 1 - len(items))]
+        items[int(index)] = found[0]
+        self._set_array(var, items)
+
+    def _set_array(self, var: str, items: list[str] | None) -> None:
+        if items is None:
+            self.arrays.pop(var, None)
             self.unknown.add(var)
             return
-        self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *cands]))[:16]
+        alternatives = self.arrays.setdefault(var, [])
+        if items[:64] not in alternatives:
+            alternatives.append(items[:64])
+        del alternatives[:-8]
+        self.known[var] = list(dict.fromkeys(i[0] if i else "" for i in alternatives))
+        self.unknown.discard(var)
+
+    def _last_items(self, var: str) -> list[str] | None:
+        found = self.arrays.get(var)
+        return list(found[-1]) if found else None
+
+    def _integer_assignment(self, var: str, node: Node, ctx: _Ctx) -> None:
+        """``declare -i n; n=EXPR``: EXPR is evaluated as arithmetic."""
+        value = node.child_by_field_name("value")
+        found = self._static(value, ctx) if value is not None else [""]
+        if found is None:
+            self.unnamed.append(f"{var} is declared -i: its value, only known at run time, is "
+                                "evaluated as arithmetic")
+        for v in found or ():
+            self._arithmetic_text(v, f"the integer variable {var}")
+        self.numeric.add(var)
 
     def _stored_code(self, node: Node, ctx: _Ctx) -> None:
         """``x='$(cmd)'`` stores code that ``${x@P}``, ``$((x))`` or ``eval`` can run later."""
@@ -499,7 +834,8 @@ class _Walker(PathJudge):
                 self._visit(child, replace(ctx, piped=False, stdin=None))
         if name_node is None:
             return
-        argv = [self._word(name_node, ctx)] + [self._word(a, ctx) for a in arg_nodes]
+        argv = [self._word(name_node, ctx)] + [w for a in arg_nodes
+                                               for w in self._arg_words(a, ctx)]
         names = self._names(name_node, argv[0], ctx)
         if names is None:
             self.unnamed.append(f"the program {argv[0].text} is only known at run time")
@@ -530,10 +866,15 @@ class _Walker(PathJudge):
             return self._expanded_name(word), ["the command name is expanded by the shell"]
         cands = self._static(node, ctx)
         if cands is None:
+            why = self._opaque_name(node, ctx)
+            if why:
+                self.opaque.append(why)
             return None
         if _has_type(node, ("command_substitution",)) or _IFS.search(text):
             reasons.append("the command name is computed by the shell")
-        alternatives = [[Word(w, text) for w in c.split()] for c in cands]
+        if self.ifs is None and subst:
+            self.opaque.append("IFS is set to a value only known at run time")
+        alternatives = [[Word(w, text) for w in self._split(c)] for c in cands]
         return [a for a in alternatives if a] or [[Word("", text)]], reasons
 
     def _expanded_name(self, word: Word) -> list[list[Word]]:
@@ -564,9 +905,41 @@ class _Walker(PathJudge):
             return None if var is None else self._static_variable(_text(var, ctx))
         if t == "command_substitution":
             return self._static_output(node, ctx)
+        if t == "expansion" and any(c.type == "subscript" for c in node.children):
+            return self._static_element(node, ctx)
         if t == "expansion":
             return self._static_default(_text(node, ctx))
         return None
+
+    def _arg_words(self, node: Node, ctx: _Ctx) -> list[Word]:
+        """An argument's words: ``"${a[@]}"`` of an array with static elements is one word
+        per element; anything else one word."""
+        inner = node.named_children[0] if node.type == "string" and len(
+            node.named_children) == 1 else node
+        if inner.type == "expansion" and not self.taint_all and \
+                [c.type for c in inner.children] == ["${", "subscript", "}"]:
+            name, _, index = _text(inner.children[1], ctx).partition("[")
+            found = self.arrays.get(name)
+            if found is not None and len(found) == 1 and index in ("@]", "*]") and \
+                    name not in self.unknown:
+                text = _text(node, ctx)
+                return [Word(v, text, "", False, bool(GLOB.search(v))) for v in found[0]]
+        return [self._word(node, ctx)]
+
+    def _static_element(self, node: Node, ctx: _Ctx) -> list[str] | None:
+        """``${a[@]}``, ``${a[*]}``, ``${a[2]}`` of an array with static elements."""
+        if [c.type for c in node.children] != ["${", "subscript", "}"]:
+            return None
+        sub = next(c for c in node.children if c.type == "subscript")
+        name, _, index = _text(sub, ctx).partition("[")
+        found = self.arrays.get(name)
+        index = index.rstrip("]")
+        if found is None or not (index in ("@", "*") or index.isdigit()):
+            return None
+        if index in ("@", "*"):
+            return [" ".join(items) for items in found]
+        at = int(index)
+        return list(dict.fromkeys(items[at] if at < len(items) else "" for items in found))
 
     def _static_default(self, text: str) -> list[str] | None:
         """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``: the value or the alternative word."""
@@ -602,6 +975,10 @@ class _Walker(PathJudge):
         return [o + tail for o in out]
 
     def _static_variable(self, name: str) -> list[str] | None:
+        if name == "0":
+            return None if self.argv0 is None else [self.argv0]
+        if name in ("@", "*", "#") or name.isdigit():
+            return self._static_positional(name)
         if name == "IFS" and name not in self.known and name not in self.unknown:
             return [" "]
         if self.taint_all or name in self.unknown or name == INPUT_VAR:
@@ -614,6 +991,16 @@ class _Walker(PathJudge):
             return None
         value = self.env.get(name)
         return None if value is None else [value]
+
+    def _static_positional(self, name: str) -> list[str] | None:
+        args = self.positional
+        if args is None:
+            return None
+        if name == "#":
+            return [str(len(args))]
+        if name in ("@", "*"):
+            return [" ".join(args)]
+        return [args[int(name) - 1] if 0 < int(name) <= len(args) else ""]
 
     def _static_output(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """``$(echo rm)``, ``$(printf '\\x72m')``: the output of a static echo or printf."""
@@ -654,6 +1041,8 @@ class _Walker(PathJudge):
             return None if out is None else out + "\n"
         if argv[0] == "printf":
             return printf_output(argv[1:])
+        if argv[:2] in (["command", "-v"], ["type", "-P"]) or argv[0] == "which":
+            return _lookup_output(argv[-1])
         return None if stdin is None else filter_output(argv, stdin)
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
@@ -665,8 +1054,13 @@ class _Walker(PathJudge):
             if ctx.piped:
                 e.at_least("deny", "pipes data into a program the preview cannot name (it "
                                    "may be a shell)")
+            self._maybe_shell_code(e, ctx)
+        self._builtin(e, ctx)
         for var in assigned:
-            if is_dangerous_variable(var):
+            if var in SHELL_CODE_VARS:
+                e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
+            if is_dangerous_variable(var) and not (var == "IFS" and e.argv and program_name(
+                    e.argv[0]) in ("read", "mapfile", "readarray")):
                 e.add("exec", f"setting {var} changes what programs run")
         for reason in floor_reasons:
             e.at_least("ask", reason)
@@ -681,10 +1075,24 @@ class _Walker(PathJudge):
         self._entry(e.argv or argv, e.risk, decision, reasons, floor, ctx, e.wrappers)
         for how, code in e.scripts:
             self._script(how, code, ctx)
+        if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
+            e.nested.append((f"{e.argv[0].shown} (runs its arguments)", e.argv[1:]))
         for how, nested in e.nested:
             if how == "xargs" and ctx.listed:
                 nested = [_fed(w, ctx.listed) for w in nested]
+            elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
+                nested = _fed_words(nested, ctx.stdin.value)
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
+
+    def _maybe_shell_code(self, e: Effect, ctx: _Ctx) -> None:
+        """``$SHELL -c CODE``: a program only known at run time may be a shell, so the code
+        after its ``-c`` is judged as shell code too."""
+        args = e.argv[1:]
+        for i, w in enumerate(args[:-1]):
+            if w.value is not None and re.fullmatch(r"-\w*c", w.value) and \
+                    args[i + 1].value is not None:
+                self._script(f"{e.argv[0].shown} -c", args[i + 1], ctx)
+                return
 
     def _defined_names(self, e: Effect) -> None:
         """Calls of functions and aliases this command defines, and aliases it defines."""
@@ -832,6 +1240,8 @@ class _Walker(PathJudge):
         return Word(value, LISTED if listed else text, "", False, expandable)
 
     def _variable(self, name: str, text: str, special: bool) -> Word:
+        if name == "0" and self.argv0 is not None:
+            return Word(self.argv0, text)
         if special or name.isdigit() or name == INPUT_VAR:
             return Word(None, text, "var")
         if name in self.loops and name not in self.unknown and name not in self.known \
@@ -867,6 +1277,9 @@ _HANDLERS = {
     "comment": _Walker._comment,
     "compound_statement": _Walker._group,
     "for_statement": _Walker._for,
+    "heredoc_redirect": _Walker._heredoc,
+    "while_statement": _Walker._loop,
+    "c_style_for_statement": _Walker._loop,
 }
 
 
@@ -888,6 +1301,46 @@ def _fed(w: Word, dirs: Sequence[str]) -> Word:
     if w.value is None and w.text in ("<arguments from input>", INPUT_CODE):
         return _paths_under(dirs)
     return w
+
+
+def _descendants(node: Node, kind: str) -> list[Node]:
+    found = [node] if node.type == kind else []
+    for c in node.named_children:
+        found.extend(_descendants(c, kind))
+    return found
+
+
+def _runs_arguments(body: Node, ctx: _Ctx) -> bool:
+    """A function body with ``"$@"`` or ``$*`` as a command name (``retry() { "$@"; }``)."""
+    for cmd in _descendants(body, "command"):
+        name = cmd.child_by_field_name("name")
+        if name is not None and _text(name, ctx).strip('"') in ("$@", "$*", "${@}", "${*}"):
+            return True
+    return False
+
+
+def _entry_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    return (*entry["argv"], entry["decision"], entry["reason"], entry.get("via", ""))
+
+
+def _lookup_output(name: str) -> str | None:
+    """What ``which NAME`` / ``command -v NAME`` print for a program name: its path."""
+    if not re.fullmatch(r"[\w.+-]+", name):
+        return None
+    return f"/usr/bin/{name}\n"
+
+
+def _fed_words(argv: list[Word], text: str) -> list[Word]:
+    """``echo a b | xargs cmd``: the input's words (known statically) replace the marker."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return argv
+    out: list[Word] = []
+    for w in argv:
+        out.extend([Word.of(x) for x in words[:64]] if w.value is None and
+                   w.text == "<arguments from input>" else [w])
+    return out
 
 
 def _has_type(node: Node, types: tuple[str, ...]) -> bool:

@@ -21,10 +21,23 @@ _READ_FIRST = frozenset({"select", "with", "explain", "show", "describe", "desc"
                          ".tables", ".schema", ".headers", ".mode", ".indexes", ".dump",
                          ".databases", ".quit", ".exit", ".help", ".timer", ".width",
                          ".nullvalue", ".separator", "help", "status", "\\s"})
-_SHELL_ESCAPES = re.compile(r"^\s*(?:\.shell|\.system|\\!|system|!)\s*(.*)$", re.S | re.I)
+_SHELL_ESCAPES = re.compile(r"^\s*(?:\.shell|\.system|\\!|system|!|pager|\\P)\s*(.*)$",
+                            re.S | re.I)
 _COPY_PROGRAM = re.compile(r"\bprogram\s+'((?:''|[^'])*)'", re.I)
 _OUTPUT = re.compile(r"^\s*(?:\.output|\.once|\.save|\.backup|\\o|\\out|tee|\\T|"
-                     r"\.excel)\b\s*(\S*)", re.I)
+                     r"\.excel|\\g|\\gx|\\w|\\write)(?![\w])\s*(\S*)", re.I)
+_REFUSED = (
+    (re.compile(r"\b(?:writefile|fts3_tokenizer)\s*\(", re.I),
+     "sqlite3 writefile() writes any file with any content"),
+    (re.compile(r"\bload_extension\s*\(|^\s*\.load\b", re.I),
+     "the database shell loads native code (an extension)"),
+    (re.compile(r"\bedit\s*\(", re.I), "sqlite3 edit() runs an editor program"),
+)
+"""Functions and commands of database shells that write or run what SQL cannot show."""
+_FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_binary_file|"
+                       r"load_file)\s*\(|\binto\s+(?:outfile|dumpfile)\b|"
+                       r"^\s*(?:attach|vacuum\b.*\binto)\b", re.I | re.S)
+"""SQL that reads or writes files, or opens another database: never plain reads."""
 _READS_FILE = re.compile(r"^\s*(?:\.read|\.import|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
                          r"(\S+)", re.I)
 
@@ -61,7 +74,7 @@ def _client_lines(text: str) -> list[str]:
     buf: list[str] = []
     for line in text.splitlines() or [text]:
         stripped = line.strip()
-        if stripped.startswith((".", "\\", "!")) or re.match(r"(?i)(system|source|tee)\b",
+        if stripped.startswith((".", "\\", "!")) or re.match(r"(?i)(system|source|tee|pager)\b",
                                                               stripped):
             parts.append(stripped)
             continue
@@ -90,6 +103,11 @@ def _split_statements(sql: str) -> list[str]:
 
 
 def _statement(out: SqlEffect, stmt: str) -> None:
+    for pattern, why in _REFUSED:
+        if pattern.search(stmt):
+            out.add("destructive", why)
+    if _FILE_SQL.search(stmt):
+        out.add("write", "SQL reads or writes files, or opens another database")
     shell = _SHELL_ESCAPES.match(stmt)
     if shell:
         out.add("exec", "the database client runs a shell command")
@@ -99,8 +117,8 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     if m:
         out.add("write", "the database client writes its output to a file")
         target = m.group(1)
-        if target.startswith("|"):
-            out.scripts.append(target[1:])
+        if target.startswith("|"):  # the query's output is piped into the command
+            out.scripts.append(f": | {stmt.split('|', 1)[1].strip()}")
         elif target:
             out.files.append(target.strip("'\""))
         return

@@ -12,7 +12,7 @@ what stays in its process group is stopped on resume, but processes that left th
 
 Modules: ``env`` (the secret-looking variable names, reused by redaction), ``config`` (the
 ``sandbox:`` section), ``bwrap`` (the command line), ``probe`` (does it work here),
-``protected`` (the runtime's own files).
+``protected`` (the runtime's own files), ``cgroups`` (the bound on processes and memory).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import SandboxUnavailableError
+from engine.sandbox import cgroups, wall
 from engine.sandbox.bwrap import MountPlan, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
 from engine.sandbox.env import is_secret_name, scrub_env
@@ -44,10 +45,31 @@ logger = logging.getLogger(__name__)
 
 NETWORK_RISKS = frozenset({"network", "install"})
 """Approved under ``network: ask``, a call with one of these risks gets the network."""
+LIMIT_NAMES: tuple[str, ...] = ("processes", "tmp", "memory", "cpu", "file_size")
+"""The bounds a confined command gets (``sandbox check --json``'s ``limits`` keys)."""
 
-__all__ = ["WORKSPACE_PROTECTED", "Confinement", "Probe", "SandboxSpec", "confinement",
-           "is_protected", "is_secret_name", "merge", "probe", "protected_paths",
-           "sandbox_from_data", "scrub_env", "server_argv", "unconfined"]
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What ``Confinement.before`` set up for one command, for ``command`` and ``after``."""
+
+    was_absent: tuple[str, ...] = ()
+    group: cgroups.Group | None = None
+    git_entries: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+def enforced_limits(found: Probe) -> dict[str, bool]:
+    """Which of ``LIMIT_NAMES`` a confined command gets here: processes and memory need a
+    cgroup this process can create, ``/tmp`` a bwrap that sizes a tmpfs; CPU time and file
+    size are resource limits, set wherever commands are confined."""
+    groups = cgroups.enforceable() if found.ok else {}
+    return {"processes": groups.get("pids", False), "tmp": found.ok and found.sizes_tmp,
+            "memory": groups.get("memory", False), "cpu": found.ok, "file_size": found.ok}
+
+__all__ = ["LIMIT_NAMES", "WORKSPACE_PROTECTED", "Confinement", "Prepared", "Probe",
+           "SandboxSpec", "confinement", "enforced_limits", "is_protected", "is_secret_name",
+           "merge", "probe", "protected_paths", "sandbox_from_data", "scrub_env", "server_argv",
+           "unconfined"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +86,12 @@ class Confinement:
     hidden: tuple[str, ...] = ()
     readable: tuple[str, ...] = ()
     writable: tuple[str, ...] = ()
+    limits: Mapping[str, bool] = field(default_factory=dict)
+    """Which of ``LIMIT_NAMES`` hold for this run's commands (see ``enforced_limits``)."""
+    gitdirs: tuple[str, ...] = ()
+    """Git folders a command may write (``vcs: write``), swept after each command."""
+    startup_absent: tuple[str, ...] = ()
+    """Interpreter start-up files absent from writable folders on ``sys.path``."""
 
     @property
     def active(self) -> bool:
@@ -76,21 +104,40 @@ class Confinement:
             return True
         return self.spec.network == "ask" and approved_risk in NETWORK_RISKS
 
-    def command(self, argv: Sequence[str], cwd: Path | str, network: bool) -> list[str]:
-        """``argv`` as it is spawned: under bwrap, or with a parent-death signal without it."""
+    def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
+                prepared: Prepared | None = None) -> list[str]:
+        """``argv`` as it is spawned: under bwrap inside its limits, or with a parent-death
+        signal without it."""
         if self.bwrap is None:
             return unconfined(argv)
+        bounds = self.spec.limits
         plan = MountPlan(self.workspace, self.writable, self.readable, self.hidden,
-                         self.protected, network)
-        return bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd))
+                         self.protected, network,
+                         bounds.tmp if self.limits.get("tmp") else None)
+        group = prepared.group if prepared else None
+        return [*cgroups.join_script(group.procs_files if group else (), bounds.cpu_s,
+                                     bounds.file_size),
+                *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd))]
 
-    def before(self) -> tuple[str, ...]:
-        """The workspace's protected paths absent before a command (see ``protected.absent``)."""
-        return absent(self.workspace) if self.active else ()
+    def before(self) -> Prepared:
+        """Before a command: the protected paths absent (see ``protected.absent``) and the
+        command's cgroups."""
+        if not self.active:
+            return Prepared()
+        wanted = {"pids": self.spec.limits.processes, "memory": self.spec.limits.memory}
+        wanted = {k: v for k, v in wanted.items()
+                  if self.limits.get("processes" if k == "pids" else k)}
+        return Prepared((*absent(self.workspace), *self.startup_absent),
+                        cgroups.create(wanted) if wanted else None,
+                        wall.git_entries(self.gitdirs))
 
-    def after(self, was_absent: Sequence[str]) -> list[str]:
-        """Remove protected files a confined command created; what was removed."""
-        return sweep(was_absent) if was_absent else []
+    def after(self, prepared: Prepared) -> list[str]:
+        """End what is left in the command's cgroups and remove them; remove protected files
+        and new top-level git entries it created. Returns what was removed."""
+        if prepared.group is not None:
+            prepared.group.remove()
+        removed = wall.sweep_git(prepared.git_entries)
+        return removed + (sweep(prepared.was_absent) if prepared.was_absent else [])
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
             ) -> dict[str, str]:
@@ -104,7 +151,8 @@ class Confinement:
         net = self.network_for(None) if network is None else network
         return {"sandboxed": True, "mode": self.spec.mode,
                 "network": "allow" if net else "deny",
-                "writable": [self.workspace, *self.writable, "/tmp (private)"]}
+                "writable": [self.workspace, *self.writable, "/tmp (private)"],
+                "limits": dict(self.limits)}
 
     def summary(self, network: bool | None = None) -> str:
         """One line: ``sandboxed (network deny, writes: workspace, /tmp)`` or why not."""
@@ -112,13 +160,19 @@ class Confinement:
         if not d["sandboxed"]:
             return f"unconfined ({self.reason})"
         extra = "".join(f", {w}" for w in self.writable)
-        return f"sandboxed (network {d['network']}, writes: workspace{extra}, private /tmp)"
+        loose = [name for name in LIMIT_NAMES if not self.limits.get(name)]
+        unbounded = f"; not enforced here: {', '.join(loose)} limit" if loose else ""
+        return (f"sandboxed (network {d['network']}, writes: workspace{extra}, private /tmp"
+                f"{unbounded})")
 
 
 def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[str] = (),
-                env: Mapping[str, str] | None = None) -> Confinement:
+                env: Mapping[str, str] | None = None, secret: Sequence[str] = (),
+                walled: bool = True) -> Confinement:
     """Decide this run's confinement; ``mode: required`` without a working bwrap raises
-    ``SandboxUnavailableError`` (exit 2)."""
+    ``SandboxUnavailableError`` (exit 2). ``secret`` files (the run's database) are masked.
+    ``walled=False`` skips looking at the workspace (``wall``): for a server, or to know only
+    whether commands would be confined."""
     spec = spec or SandboxSpec()
     if spec.mode == "off":
         return Confinement(spec, None, "sandbox mode is off")
@@ -130,6 +184,7 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         return Confinement(spec, None, found.reason)
     env = os.environ if env is None else env
     home = env.get("HOME")
+    ws = os.path.realpath(workspace)
     readable = [os.path.realpath(p) for p in _expand(spec.readable, home)]
     if home:
         readable.append(os.path.realpath(home))
@@ -137,10 +192,29 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     # /tmp would hide are bound in read-only.
     readable += [os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep) if p]
     readable += own_installation()
+    writable = tuple(os.path.realpath(p) for p in _expand(spec.writable, home))
+    hidden = [*home_secrets(home, spec.hide), *_masked(ws, secret)]
+    gitdirs = wall.git_dirs(ws) if walled else []
+    vcs_write = spec.vcs == "write"
+    installed, startup_absent = (wall.installation_read_only(wall.installation(), ws, writable)
+                                 if walled else ([], []))
+    read_only = [*(p for g in gitdirs for p in wall.git_read_only(g, vcs_write)), *installed,
+                 *(wall.hard_linked(ws) if walled else [])]
+    kept = [p for p in (*protected, *read_only)
+            if not any(is_protected(p, [h]) for h in hidden)]
     return Confinement(
-        spec, found.bwrap, found.reason, os.path.realpath(workspace), tuple(protected),
-        home_secrets(home, spec.hide), tuple(readable),
-        tuple(os.path.realpath(p) for p in _expand(spec.writable, home)))
+        spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
+        tuple(readable), writable, enforced_limits(found),
+        tuple(gitdirs) if vcs_write else (), tuple(startup_absent))
+
+
+def _masked(workspace: str, secret: Sequence[str]) -> list[str]:
+    """The engine's folder in the workspace and the run's own secret files outside it, where
+    they exist (a mask inside a mask could not be mounted)."""
+    engine_dir = os.path.join(workspace, ".engine")
+    out = [engine_dir] if os.path.isdir(engine_dir) else []
+    return out + [p for p in map(os.path.realpath, secret)
+                  if os.path.lexists(p) and not is_protected(p, out)]
 
 
 def own_installation() -> list[str]:
@@ -169,10 +243,11 @@ def server_argv(spec: SandboxSpec | None, argv: Sequence[str], cwd: str | None) 
     nobody approves a server's connections one by one)."""
     if spec is None or spec.mode == "off":
         return list(argv)
-    jail = confinement(spec, Path(cwd or os.getcwd()))
+    jail = confinement(spec, Path(cwd or os.getcwd()), walled=False)
     if not jail.active:
         logger.warning("MCP server %s runs unconfined: %s", argv[0], jail.reason)
         return unconfined(argv)
     plan = MountPlan("", jail.writable, (*jail.readable, os.path.realpath(cwd or os.getcwd())),
-                     jail.hidden, (), spec.network == "allow")
+                     jail.hidden, (), spec.network == "allow",
+                     spec.limits.tmp if jail.limits.get("tmp") else None)
     return bwrap_argv(jail.bwrap or "bwrap", argv, plan, os.path.realpath(cwd or os.getcwd()))

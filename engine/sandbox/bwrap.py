@@ -27,13 +27,14 @@ HOST_SOCKETS: tuple[str, ...] = (
 daemons, the session bus and the per-user agents (ssh-agent, gpg-agent) are masked."""
 PRIVATE_TMP = "/tmp"
 BASE_FLAGS: tuple[str, ...] = (
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
+    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
     "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
     "--die-with-parent", "--new-session", "--cap-drop", "ALL",
 )
 """Every confined command: read-only host, own ``/dev``, ``/proc`` and pid namespace, no
 capabilities (as root bwrap keeps them all otherwise: ``mount -o remount,rw /`` would work),
-killed with the engine, detached from the terminal (no TIOCSTI)."""
+killed with the engine, detached from the terminal (no TIOCSTI). The private ``/tmp`` follows
+them (``--size`` before ``--tmpfs`` bounds it where this bwrap supports it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +47,16 @@ class MountPlan:
     hidden: tuple[str, ...] = ()
     protected: tuple[str, ...] = ()
     network: bool = False
+    tmp_size: int | None = None
+    """Bytes the private ``/tmp`` may hold; None: as much as the tmpfs default allows."""
 
 
 def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str) -> list[str]:
     """``bwrap ... -- command`` confining ``command`` to ``plan``, starting in ``cwd``."""
     argv = [bwrap, *BASE_FLAGS]
+    if plan.tmp_size is not None:
+        argv += ["--size", str(plan.tmp_size)]
+    argv += ["--tmpfs", PRIVATE_TMP]
     if not plan.network:
         argv.append("--unshare-net")
     for path in plan.readable:

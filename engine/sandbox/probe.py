@@ -20,6 +20,7 @@ from engine.sandbox.bwrap import MountPlan, bwrap_argv
 logger = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 10.0
+PROBE_TMP_BYTES = 16 * 1024 * 1024
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
@@ -33,6 +34,8 @@ class Probe:
     version: str = ""
     seconds: float = 0.0
     """How long the probe command took under bwrap (its start-up cost)."""
+    sizes_tmp: bool = False
+    """This bwrap takes ``--size`` for a tmpfs (the bound on the private ``/tmp``)."""
 
     def to_json(self) -> dict[str, object]:
         return {"ok": self.ok, "reason": self.reason, "bwrap": self.bwrap,
@@ -52,10 +55,12 @@ def probe(fresh: bool = False) -> Probe:
 @lru_cache(maxsize=4)
 def _probe_path(bwrap: str) -> Probe:
     version = _version(bwrap)
+    sizes = _takes_size(bwrap)
     with tempfile.TemporaryDirectory(prefix="turnstile-probe-") as ws:
         script = (f"echo ok > {ws}/probe && ! touch /etc/.turnstile-probe 2>/dev/null "
                   "&& ! mount -o remount,rw / 2>/dev/null")
-        argv = bwrap_argv(bwrap, ["/bin/sh", "-c", script], MountPlan(ws), ws)
+        plan = MountPlan(ws, tmp_size=PROBE_TMP_BYTES if sizes else None)
+        argv = bwrap_argv(bwrap, ["/bin/sh", "-c", script], plan, ws)
         started = time.monotonic()
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
@@ -70,7 +75,7 @@ def _probe_path(bwrap: str) -> Probe:
             return Probe(False, "the probe command could not write its workspace", bwrap,
                          version, seconds)
     return Probe(True, f"commands are confined with {bwrap} {version}".strip(), bwrap, version,
-                 seconds)
+                 seconds, sizes)
 
 
 def _version(bwrap: str) -> str:
@@ -80,6 +85,16 @@ def _version(bwrap: str) -> str:
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return out.strip().removeprefix("bubblewrap ").strip()
+
+
+def _takes_size(bwrap: str) -> bool:
+    """Whether ``bwrap --help`` lists ``--size`` (a bounded ``--tmpfs``)."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=5,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in done.stdout + done.stderr
 
 
 def _explain(stderr: str, code: int) -> str:

@@ -214,3 +214,23 @@ def _strings(value: Any, path: str) -> Iterable[tuple[str, str]]:
 def _names(names: Iterable[str], sep: str = ", ") -> str:
     return sep.join(f"{n}" for n in names)
 
+
+
+def fixed_tool_problems(spec: MachineSpec, offered: Iterable[str], *,
+                        unsure: bool = False) -> list[SpecProblem]:
+    """A ``run_tool`` state naming a tool the run will not offer, with its line: ``offered``
+    are the tools' names (MCP tools, ``mcp__SERVER__TOOL``, are known only once their servers
+    answer). ``unsure``: some offered tools' names are not known yet (imported later), so a
+    name is then left to the run."""
+    known = set(offered)
+    problems: list[SpecProblem] = []
+    for state in spec.states.values():
+        tool = state.params.get("tool") if state.action == "run_tool" else None
+        if not isinstance(tool, str) or tool in known or tool.startswith("mcp__") or unsure:
+            continue
+        problems.append(SpecProblem(
+            spec.path, state.line_of("with.tool") or None,
+            f"state '{state.name}': run_tool names the unknown tool '{tool}'"
+            f"{did_you_mean(tool, known)}; the machine offers: {_names(sorted(known)) or 'none'}"
+            f" (add it to `tools:`, or give it in code: tools=[...])"))
+    return problems

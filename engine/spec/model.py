@@ -6,11 +6,16 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Trust = Literal["trusted", "internal", "untrusted"]
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(?:i?B)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1024, "M": MIB, "G": GIB}
 Kind = Literal["agent", "workflow"]
 
 
@@ -88,6 +93,35 @@ SandboxMode = Literal["auto", "required", "off"]
 NetworkAccess = Literal["deny", "ask", "allow"]
 
 
+class SandboxLimits(_Frozen):
+    """What one confined command may consume (``sandbox: {limits: {...}}``); the defaults are
+    bounds a laptop user would accept: a build or a test suite fits in them. Sizes are bytes,
+    or a number with ``K``, ``M`` or ``G`` (powers of 1024)."""
+
+    processes: int = Field(default=1024, ge=16)
+    """Processes and threads alive at once in one command (a pids cgroup)."""
+    tmp: int = Field(default=GIB, ge=MIB)
+    """Bytes the command's private ``/tmp`` may hold (the size of its tmpfs)."""
+    memory: int = Field(default=4 * GIB, ge=64 * MIB)
+    """Bytes of memory the command's processes use together (a memory cgroup)."""
+    cpu_s: int = Field(default=3600, ge=1)
+    """CPU seconds each process may use (``RLIMIT_CPU``)."""
+    file_size: int = Field(default=4 * GIB, ge=MIB)
+    """Largest file a process may write (``RLIMIT_FSIZE``: the write fails with EFBIG)."""
+
+    @field_validator("tmp", "memory", "file_size", mode="before")
+    @classmethod
+    def _size(cls, value: Any) -> Any:
+        return parse_size(value)
+
+
+def parse_size(value: Any) -> Any:
+    """``"64M"`` as bytes; anything else unchanged (validation then says what is wrong)."""
+    if isinstance(value, str) and (match := _SIZE.match(value)):
+        return int(match.group(1)) * _UNITS[match.group(2).upper()]
+    return value
+
+
 class SandboxSpec(_Frozen):
     """How shell commands (and sandboxed MCP servers) are confined; see ``engine.sandbox``."""
 
@@ -105,6 +139,11 @@ class SandboxSpec(_Frozen):
     """Secret-looking environment variables passed through anyway."""
     hide: tuple[str, ...] = ()
     """More secret folders or files to mask (``~`` is the home folder)."""
+    vcs: Literal["read", "write"] = "read"
+    """``read``: nothing under ``.git/`` changes; ``write``: commits, branches and the index
+    may (``git add``/``commit``), never the repository's configuration or hooks."""
+    limits: SandboxLimits = SandboxLimits()
+    """Bounds on processes, ``/tmp``, memory, CPU time and file size per command."""
 
 
 class McpServerSpec(_Frozen):

@@ -9,6 +9,7 @@ row fails the reads that ``show`` and ``resume`` make, as ``DamagedRowError`` na
 from __future__ import annotations
 
 from engine.errors import DamagedRowError, StoreError
+from engine.hints import command
 from engine.store.base import Store
 
 DECODE_ERRORS = (ValueError,)
@@ -21,14 +22,7 @@ def damaged_row(where: object, run_id: str | None, exc: BaseException) -> Damage
     detail = " ".join(str(exc).split())[:200] or type(exc).__name__
     whose = f"run {run_id} has a damaged row" if run_id else "a stored row is damaged"
     return DamagedRowError(f"{where}: {whose} ({detail}); it cannot be shown or resumed; list "
-                           "every damaged run with: python -m engine check "
-                           f"{_store_flag(where)}")
-
-
-def _store_flag(where: object) -> str:
-    text = str(where)
-    return f"--store {text}" if text.startswith(("postgresql://", "postgres://")) \
-        else f"--db {text}"
+                           f"every damaged run with: {command('check', store=str(where))}")
 
 
 def damaged_runs(store: Store) -> list[tuple[str, str]]:

@@ -22,8 +22,9 @@ class CommandConfinement(Protocol):
         """Whether a call approved under ``approved_risk`` gets the network."""
         ...
 
-    def command(self, argv: Sequence[str], cwd: Path | str, network: bool) -> list[str]:
-        """``argv`` as it is to be spawned, confined."""
+    def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
+                prepared: Any = None) -> list[str]:
+        """``argv`` as it is to be spawned, confined (``prepared``: what ``before`` gave)."""
         ...
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
@@ -31,12 +32,13 @@ class CommandConfinement(Protocol):
         """The command's environment: ``base`` without its secrets, plus ``extra``."""
         ...
 
-    def before(self) -> tuple[str, ...]:
-        """What to remember before a command, for ``after``."""
+    def before(self) -> Any:
+        """Set up one command (its limits) and remember what ``after`` needs."""
         ...
 
-    def after(self, was_absent: Sequence[str]) -> list[str]:
-        """Undo what a command may not leave behind; the paths removed."""
+    def after(self, prepared: Any) -> list[str]:
+        """Release what ``before`` set up and undo what a command may not leave behind; the
+        paths removed."""
         ...
 
     def describe(self, network: bool | None = None) -> dict[str, Any]:

@@ -413,6 +413,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for path in args.machines:
         try:
             spec = load_machine(machine_path(path), ACTIONS)
+            _check_fixed_tools(spec)
         except SpecError as exc:
             results.append({"path": path, "ok": False, "problems": [
                 {"file": p.file, "line": p.line, "message": p.message} for p in exc.problems]})
@@ -429,6 +430,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(results)
     return EXIT_BAD_INPUT if any(not r["ok"] for r in results) else 0
+
+
+def _check_fixed_tools(spec: Any) -> None:
+    """A ``run_tool`` state's tool must be one the machine lists in ``tools:`` (a name not
+    built in is given in code). A tool named by import path may go by another name
+    (``@tool(name=...)``), known once imported: the run checks those."""
+    from engine.errors import SpecError
+    from engine.spec.check import fixed_tool_problems
+    from engine.tooling.functions import is_reference
+
+    refs = [t for t in spec.tools if is_reference(t)]
+    offered = [t for t in spec.tools if not is_reference(t)]
+    problems = fixed_tool_problems(spec, offered, unsure=bool(refs))
+    if problems:
+        raise SpecError(problems)
 
 
 def cmd_diagram(args: argparse.Namespace) -> int:
@@ -520,16 +536,21 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    """``sandbox check``: confine a probe command; exit 0 when it worked, 2 (and why) if not."""
-    from engine.sandbox import probe
+    """``sandbox check``: confine a probe command; exit 0 when it worked (even with a limit not
+    enforced here), 2 (and why) if not."""
+    from engine.sandbox import enforced_limits, probe
 
     result = probe(fresh=True)
+    limits = enforced_limits(result)
     if args.json:
-        _print_json(result.to_json())
+        _print_json({**result.to_json(), "limits": limits})
     elif result.ok:
+        loose = [name for name, held in limits.items() if not held]
         print(f"ok: {result.reason}; probe command started and ended in "
               f"{result.seconds * 1000:.1f} ms (workspace writable, / read-only, no network, "
-              "no capabilities)")
+              "no capabilities)"
+              + (f"; not enforced here: {', '.join(loose)} limit" if loose else
+                 "; processes, /tmp, memory, CPU time and file size bounded"))
     else:
         print(f"unavailable: {result.reason}. With sandbox mode auto, shell commands run "
               "unconfined; with mode required, runs refuse to start")

@@ -59,7 +59,7 @@ class ConsoleObserver:
             self._on_text_delta(payload)
             return
         lines = event_lines(kind, payload)
-        if lines is None:
+        if not lines:
             return
         self._end_text()
         for line in lines:

@@ -127,6 +127,16 @@ def _labelled(label: str, style: str) -> Callable[[Payload], tuple[Line, ...]]:
     return render
 
 
+def _file_changed(p: Payload) -> tuple[Line, ...]:
+    """A change under ``.git/`` (a commit, a branch moved, files staged) is said as it
+    happens; other files are listed in the run's summary."""
+    path = str(p.get("path", ""))
+    if not path.startswith(".git/"):
+        return ()
+    what = "created" if p.get("created") else "deleted" if p.get("deleted") else "changed"
+    return ("    ", "", "± repository", "yellow", f" {path} {what}", ""),
+
+
 def _context_compressed(p: Payload) -> tuple[Line, ...]:
     return ("  ", "", "context compressed", "yellow",
             f" {p.get('tokens_before')} → {p.get('tokens_after')} tokens", ""),
@@ -146,4 +156,5 @@ RENDER: dict[str, Callable[[Payload], tuple[Line, ...]]] = {
     EventKind.MCP_TOOLS_CHANGED: _labelled("MCP tools changed", "yellow"),
     EventKind.MCP_SERVER_FAILED: _labelled("MCP server failed", "red"),
     EventKind.CONTEXT_COMPRESSED: _context_compressed,
+    EventKind.FILE_CHANGED: _file_changed,
 }

@@ -114,9 +114,11 @@ class PlainObserver:
             elif kind == RUN_END:
                 self.close()
             return
+        lines = render(payload)
+        if not lines:
+            return
         if self._in_text:
             self._end_text()
-        lines = render(payload)
         if len(lines) == 1:  # most events: one line, joined without building a list
             text = "".join(lines[0][::2]) + "\n"
         else:

@@ -61,7 +61,8 @@ def list_tools(machine_path: Path | None, mcp_config: Path | None,
 
         specs = [*specs, *anyio.run(discover, servers, ToolRegistry(builtin_tools()), note)]
     try:
-        sandboxed = confinement(merge(machine_sandbox, policy.sandbox), workspace).active
+        sandboxed = confinement(merge(machine_sandbox, policy.sandbox), workspace,
+                                walled=False).active
     except SandboxUnavailableError:  # mode required: a run would refuse; the list still shows
         sandboxed = False
     confined = frozenset(n for n, c in servers.items() if getattr(c, "sandbox", None))

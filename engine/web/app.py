@@ -64,6 +64,7 @@ class Console:
             Route("/runs/{run_id}", self.run),
             Route("/runs/{run_id}/diagram.svg", self.diagram),
             Route("/runs/{run_id}/events", self.run_events),
+            Route("/runs/{run_id}/resume", self.resume, methods=["POST"]),
             Route("/approvals", self.approvals),
             Route("/approvals/{run_id}/{call_id}", self.decide, methods=["POST"]),
             Route("/start", self.start, methods=["POST"]),
@@ -216,6 +217,25 @@ class Console:
         if not still_pending:  # a child's call: its topmost run, which resumes the child
             self._resume(to_resume)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    async def resume(self, request: Request) -> Response:
+        """Resume an interrupted or crashed run from its page, in this process (as a decision
+        on its last parked call does)."""
+        if self._ids(request) is None:
+            return PlainTextResponse("400: bad run id\n", status_code=400)
+        form = await request.form()
+        if not same_origin(request.headers) or not self.guard.csrf_ok(str(form.get("csrf", ""))):
+            return PlainTextResponse("403: cross-site request refused\n", status_code=403)
+        try:
+            info = await self._read(lambda store, rid: store.get_run(rid),
+                                    request.path_params["run_id"])
+        except TurnstileError as exc:
+            return PlainTextResponse(f"404: {exc}\n", status_code=404)
+        if info.status not in views.RESUMABLE:
+            return PlainTextResponse(f"409: run {info.run_id} is {info.status}, not "
+                                     "interrupted or crashed\n", status_code=409)
+        self._resume(info.run_id)
+        return RedirectResponse(f"/runs/{info.run_id}", status_code=303)
 
     def _resume(self, run_id: str) -> None:
         """The run continues as soon as its last parked call is decided, in this process."""

@@ -12,6 +12,9 @@ from engine.store.base import Store
 from engine.tracing.redact import Redactor, redactor
 from engine.tracing.stream_events import STREAM_EVENT
 
+RESUMABLE = ("interrupted", "crashed")
+"""The statuses whose page offers Resume (a run nobody drives any more)."""
+
 
 def run_row(info: RunInfo, now: float, depth: int = 0) -> dict[str, Any]:
     return {"run_id": info.run_id, "machine": info.machine, "status": info.status,
@@ -51,7 +54,12 @@ def step_row(s: StepRecord, red: Redactor) -> dict[str, Any]:
     return {"seq": s.seq, "state": s.state, "action": s.action, "status": s.status,
             "trigger": s.trigger or "", "dest": s.dest or "",
             "note": red.text((s.note or "")[:300]),
-            "duration": "" if s.ended_at is None else f"{max(0.0, s.ended_at - s.started_at):.2f}s"}
+            "duration": duration(s)}
+
+
+def duration(s: StepRecord) -> str:
+    """How long a finished step took (``""`` while it runs)."""
+    return "" if s.ended_at is None else f"{max(0.0, s.ended_at - s.started_at):.2f}s"
 
 
 def stream_rows(store: Store, run_id: str, after: int = -1) -> list[dict[str, Any]]:
@@ -76,6 +84,7 @@ def run_page(store: Store, run_id: str) -> dict[str, Any]:
              for a in store.audit(run_id)]
     stream = stream_rows(store, run_id)
     return {"run": run_row(info, now), "workspace": info.workspace,
+            "resumable": info.status in RESUMABLE,
             "error": red.text(info.error) if info.error else None,
             "steps": [step_row(s, red) for s in store.steps(run_id)],
             "stream": stream, "stream_seq": max((s["seq"] for s in stream), default=-1),
@@ -95,6 +104,7 @@ def timeline(store: Store, run_id: str) -> list[dict[str, Any]]:
     end = max((s.ended_at or s.started_at) for s in steps)
     span = max(end - start, 1e-6)
     return [{"seq": s.seq, "state": s.state, "status": s.status,
+             "duration": duration(s),
              "left": round(100 * (s.started_at - start) / span, 2),
              "width": round(max(0.3, 100 * ((s.ended_at or end) - s.started_at) / span), 2)}
             for s in steps]

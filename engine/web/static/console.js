@@ -26,17 +26,27 @@ function runPage(table){
     tr.innerHTML=html;
     clearTimeout(diagramTimer); diagramTimer=setTimeout(loadDiagram,150);
   });
+  let step=out.dataset.step===""?null:Number(out.dataset.step);
   es.addEventListener("stream",ev=>{
     const e=JSON.parse(ev.data), span=document.createElement("span");
+    if(e.step!==step){  // a new step (a model turn, a tool's output): its own block
+      const turn=document.createElement("span");
+      turn.className="turn"; turn.textContent=(step===null?"":"\n")+`── step ${e.step} ──\n`;
+      out.appendChild(turn); step=e.step;
+    }
     const last=out.lastElementChild;
     span.className=e.channel;
-    span.textContent=(last&&last.className!==e.channel&&!/\n$/.test(last.textContent)?"\n":"")+e.text; out.appendChild(span); out.scrollTop=out.scrollHeight;
+    span.textContent=(last.className!=="turn"&&last.className!==e.channel&&!/\n$/.test(last.textContent)?"\n":"")+e.text; out.appendChild(span); out.scrollTop=out.scrollHeight;
   });
   es.addEventListener("run",ev=>{
     const r=JSON.parse(ev.data), st=document.getElementById("run-status");
     st.textContent=r.status; st.className="status "+r.status;
     document.getElementById("run-state").textContent=r.state;
     document.getElementById("run-steps").textContent=r.steps;
+    document.getElementById("run-tokens").textContent=r.tokens;
+    document.getElementById("run-cost").textContent=r.cost;
+    const resume=document.querySelector("form.resume");  // offered while nothing drives the run
+    if(resume)resume.hidden=!["interrupted","crashed"].includes(r.status);
     if(r.status!=="waiting_approval")document.querySelectorAll(".approval").forEach(n=>n.remove());
   });
 }

@@ -1,0 +1,175 @@
+"""The shell constructs the classifier evaluates, declared once: modelled, or opaque.
+
+The walker (``shell.py``) decodes what it models: a construct listed here as modelled is
+evaluated statically (its value, or the program it runs, is computed) or judged by a rule. A
+construct that is opaque, or any syntax node kind not listed, can hide which program runs, so
+``policy check-shell`` answers ``deny`` for it (``ask`` would let ``--approval auto`` run it).
+A value that is only known at run time (``$(cat f) -rf dir``, a variable read from a file) is
+not a construct: it stays ``ask`` under a policy and ``deny`` under ``--approval auto``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+Treatment = Literal["modelled", "opaque"]
+
+MODELLED_NODES = frozenset({
+    # statements and lists
+    "program", "list", "pipeline", "command", "redirected_statement", "compound_statement",
+    "subshell", "do_group", "if_statement", "elif_clause", "else_clause", "while_statement",
+    "for_statement", "c_style_for_statement", "case_statement", "case_item", "negated_command",
+    "function_definition", "test_command", "declaration_command", "unset_command",
+    "variable_assignment", "variable_assignments", "comment",
+    # expressions ([[ ]], (( )), $(( )))
+    "binary_expression", "unary_expression", "ternary_expression", "parenthesized_expression",
+    "postfix_expression", "test_operator", "extglob_pattern", "regex",
+    # words and expansions
+    "word", "number", "string", "string_content", "raw_string", "ansi_c_string",
+    "translated_string", "concatenation", "simple_expansion", "expansion",
+    "arithmetic_expansion", "command_substitution", "process_substitution", "variable_name",
+    "special_variable_name", "subscript", "array", "brace_expression", "command_name",
+    # redirections and here-documents
+    "file_redirect", "file_descriptor", "heredoc_redirect", "herestring_redirect",
+    "heredoc_body", "heredoc_content", "heredoc_start", "heredoc_end",
+})
+"""Syntax node kinds (tree-sitter-bash) the walker evaluates; any other kind is opaque."""
+
+SHELL_CODE_VARS = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS",
+                             "BASHOPTS"})
+"""Variables that make a shell run code from elsewhere (a start-up file, a prompt, a trace)."""
+
+ARITHMETIC_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+"""``[[ A -eq B ]]`` evaluates both sides as arithmetic (``[ ]`` and ``test`` do not)."""
+
+NUMERIC_PROGRAMS = frozenset({"wc", "nproc", "expr", "date", "stat", "id", "getconf", "du"})
+"""Programs whose output in an arithmetic context is a number, not code."""
+
+IMPLICIT_FUNCTIONS = frozenset({"command_not_found_handle"})
+"""Function names the shell calls on its own (for every unknown program)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    """A builtin that hides which program runs when given one of ``options``."""
+
+    options: frozenset[str]
+    """Option letters that make it opaque; empty: any use but ``listing`` ones."""
+    reason: str
+    listing: frozenset[str] = frozenset()
+    """Options that only print (``enable -a``, ``fc -l``): never opaque."""
+
+
+OPAQUE_BUILTINS: dict[str, Builtin] = {
+    "hash": Builtin(frozenset("p"), "hash -p maps a command name to any file"),
+    "enable": Builtin(frozenset(), "enable loads (-f) or hides (-n) builtins, changing what "
+                      "a command name runs", frozenset("aps")),
+    "fc": Builtin(frozenset(), "fc re-runs commands from the shell history", frozenset("l")),
+    "complete": Builtin(frozenset("CF"), "complete -C/-F names code the shell runs later"),
+    "compgen": Builtin(frozenset("CF"), "compgen -C/-F runs a command or function"),
+    "bind": Builtin(frozenset("x"), "bind -x names code the shell runs later"),
+    "declare": Builtin(frozenset("n"), "a name reference (declare -n) hides which variable "
+                       "a name stands for"),
+    "typeset": Builtin(frozenset("n"), "a name reference (typeset -n) hides which variable "
+                       "a name stands for"),
+    "local": Builtin(frozenset("n"), "a name reference (local -n) hides which variable a "
+                     "name stands for"),
+}
+"""Builtins (and the options) the walker does not model."""
+
+
+@dataclass(frozen=True, slots=True)
+class Construct:
+    """One row of the documented table (README)."""
+
+    name: str
+    treatment: Treatment
+    how: str
+
+
+CONSTRUCTS: tuple[Construct, ...] = (
+    Construct("pipelines, lists, groups, subshells, if/case/loops, functions", "modelled",
+              "every simple command judged"),
+    Construct("quotes, $'..', braces, globs, ~, ${X:-w}", "modelled", "decoded statically"),
+    Construct("variables assigned in the command (=, +=, declare, export, for)", "modelled",
+              "their values stand in for the command name"),
+    Construct("arrays a=(..), a[i]=, a+=(..); ${a[@]} ${a[*]} ${a[N]}", "modelled",
+              "static elements stand in for the command name"),
+    Construct("$0 and set -- / $@ $* $1.. at the top level", "modelled",
+              "$0 is bash; the positional words are tracked"),
+    Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints"),
+    Construct("IFS=VALUE, then unquoted expansions", "modelled", "split at VALUE's characters"),
+    Construct("arithmetic: (( )), $(( )), let, [[ -eq ]], for (( )), subscripts, "
+              "${s:o:l}, declare -i, test -v", "modelled",
+              "variables evaluated are followed; code or run-time data in them is refused"),
+    Construct("$(..), `..`, <(..), here-docs and here-strings", "modelled",
+              "inner commands judged; code fed to a shell judged like bash -c"),
+    Construct("bash -c, eval, source, trap, alias, xargs, find -exec, env, sudo ...",
+              "modelled", "the code or command they run is judged"),
+    Construct("database shells: SQL, dot-commands, \\!, system, COPY ... PROGRAM, "
+              "writefile/load_extension/edit", "modelled", "escapes judged as shell code; "
+              "file writes and extension loads refused"),
+    Construct("docker/podman run with the host's / (or /etc, $HOME, the socket), "
+              "--privileged, --pid=host", "modelled", "refused: the container owns the host"),
+    Construct("namerefs (declare/local/typeset -n)", "opaque", "deny"),
+    Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F", "opaque", "deny"),
+    Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS4, SHELLOPTS, BASHOPTS", "opaque", "deny"),
+    Construct("${!x}, ${x@P} and other expansion operators in command position",
+              "opaque", "deny"),
+    Construct("code stored in a variable that an arithmetic context evaluates", "opaque",
+              "deny"),
+    Construct("command_not_found_handle, any syntax node kind not listed", "opaque", "deny"),
+)
+
+
+def opaque_builtin(name: str, args: Sequence[str | None]) -> str | None:
+    """Why ``name ARGS`` hides which program runs, or None when it is modelled."""
+    spec = OPAQUE_BUILTINS.get(name)
+    if spec is None:
+        return None
+    letters: set[str] = set()
+    others = False
+    for a in args:
+        if a is None:
+            others = True
+        elif a.startswith("-") and not a.startswith("--") and len(a) > 1:
+            letters.update(a[1:])
+        else:
+            others = True
+    if spec.options:
+        return spec.reason if letters & spec.options else None
+    if not others and letters and letters <= spec.listing:
+        return None
+    return spec.reason if (others or letters) else None
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+MAX_ARITH_DEPTH = 6
+
+
+def arithmetic_problem(text: str, lookup: Callable[[str], list[str] | None],
+                       depth: int = 0) -> tuple[Treatment, str] | None:
+    """What an arithmetic context evaluating ``text`` may run that the preview cannot show.
+
+    Bash evaluates a variable's value as an expression, and a subscript in it expands
+    ``$(...)``: ``x='a[$(rm -rf d)]'; (( x ))`` runs ``rm``. ``lookup`` gives a variable's
+    possible values (None: only known at run time). ``("opaque", why)`` for code in a value,
+    ``("modelled", why)`` for run-time data, None when nothing runs.
+    """
+    if "$" in text or "`" in text:
+        return "opaque", "an arithmetic context evaluates shell code stored in a value"
+    if depth > MAX_ARITH_DEPTH:
+        return "opaque", "an arithmetic context follows variables too deep"
+    for name in dict.fromkeys(_IDENT.findall(text)):
+        values = lookup(name)
+        if values is None:
+            return "modelled", (f"an arithmetic context evaluates ${name}, only known at run "
+                                "time (a subscript in it would run commands)")
+        for value in values:
+            found = arithmetic_problem(value, lookup, depth + 1)
+            if found is not None:
+                return found
+    return None

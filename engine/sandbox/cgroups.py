@@ -1,0 +1,206 @@
+"""A cgroup per confined command: the only bound on processes that holds for root.
+
+The kernel exempts the global root user from ``RLIMIT_NPROC`` (whatever uid it has inside a user
+namespace), so processes are counted by a ``pids`` cgroup, memory (``/tmp``'s pages included)
+by a ``memory`` one. Where cgroup v2 offers a controller below this process's own cgroup it is
+used, else the v1 hierarchy of that controller. The command joins its groups before bubblewrap
+starts (``join_script``), so nothing it forks escapes them; ``Group.remove`` kills what is left
+and removes them when it ends, which gives the memory back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+logger = logging.getLogger(__name__)
+
+CONTROLLERS = ("pids", "memory")
+_V2_FILES = {"pids": "pids.max", "memory": "memory.max"}
+_V1_FILES = {"pids": "pids.max", "memory": "memory.limit_in_bytes"}
+_COUNTER = itertools.count()
+REMOVE_TRIES = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Hierarchy:
+    """Where new groups for one controller go: a folder below this process's own cgroup."""
+
+    controller: str
+    parent: str
+    v2: bool
+
+    @property
+    def limit_file(self) -> str:
+        return (_V2_FILES if self.v2 else _V1_FILES)[self.controller]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One command's cgroups (one folder per hierarchy; v2 holds both controllers in one)."""
+
+    folders: tuple[str, ...]
+
+    @property
+    def procs_files(self) -> tuple[str, ...]:
+        return tuple(os.path.join(f, "cgroup.procs") for f in self.folders)
+
+    def remove(self) -> None:
+        """Kill whatever is still in the groups, then remove them (retried while the last
+        processes are being reaped)."""
+        for folder in self.folders:
+            for _ in range(REMOVE_TRIES):
+                _kill_members(folder)
+                try:
+                    os.rmdir(folder)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+            else:
+                logger.warning("cgroup %s could not be removed", folder)
+
+
+def create(limits: dict[str, int]) -> Group | None:
+    """A fresh group per controller in ``limits`` (``{"pids": 1024, "memory": bytes}``) that
+    can be created here; None when none can."""
+    name = f"turnstile-{os.getpid()}-{next(_COUNTER)}"
+    folders: dict[str, str] = {}
+    for controller, value in limits.items():
+        where = hierarchy(controller)
+        if where is None:
+            continue
+        folder = os.path.join(where.parent, name)
+        try:
+            if folder not in folders.values():
+                os.mkdir(folder)
+            with open(os.path.join(folder, where.limit_file), "w") as f:
+                f.write(str(value))
+            if controller == "memory":
+                _no_swap_beyond(folder, where.v2, value)
+        except OSError as exc:
+            logger.warning("cannot limit %s in %s: %s", controller, folder, exc)
+            continue
+        folders[controller] = folder
+    return Group(tuple(dict.fromkeys(folders.values()))) if folders else None
+
+
+def _no_swap_beyond(folder: str, v2: bool, value: int) -> None:
+    """Memory plus swap bounded too, where the kernel accounts swap: a command over its
+    limit is stopped rather than swapped out."""
+    name, limit = ("memory.swap.max", "0") if v2 else ("memory.memsw.limit_in_bytes",
+                                                        str(value))
+    with contextlib.suppress(OSError), open(os.path.join(folder, name), "w") as f:
+        f.write(limit)
+
+
+def enforceable() -> dict[str, bool]:
+    """Which of ``CONTROLLERS`` a group can be created for here (tried, then removed)."""
+    out = {}
+    for controller in CONTROLLERS:
+        group = create({controller: 1 << 30 if controller == "memory" else 4096})
+        out[controller] = group is not None
+        if group is not None:
+            group.remove()
+    return out
+
+
+@lru_cache(maxsize=4)
+def hierarchy(controller: str) -> Hierarchy | None:
+    """Where this process may create groups for ``controller``: v2 first, then v1."""
+    own = _own_cgroups()
+    mounts = _mounts()
+    v2_root = mounts.get("cgroup2")
+    if v2_root is not None and "" in own:
+        parent = os.path.join(v2_root, own[""].lstrip("/"))
+        if _v2_offers(parent, controller):
+            return Hierarchy(controller, parent, True)
+    v1_root = mounts.get(controller)
+    if v1_root is not None and controller in own:
+        parent = os.path.join(v1_root, own[controller].lstrip("/"))
+        if os.access(parent, os.W_OK):
+            return Hierarchy(controller, parent, False)
+    return None
+
+
+def _v2_offers(parent: str, controller: str) -> bool:
+    """The controller is on in ``parent``'s children (``cgroup.subtree_control``), or can be
+    switched on there (it cannot while ``parent`` holds processes, unless it is the root)."""
+    try:
+        with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+            if controller in f.read().split():
+                return os.access(parent, os.W_OK)
+        with open(os.path.join(parent, "cgroup.controllers")) as f:
+            if controller not in f.read().split():
+                return False
+        with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
+            f.write(f"+{controller}")
+        return True
+    except OSError:
+        return False
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup per v1 controller, and under ``""`` its v2 cgroup."""
+    out: dict[str, str] = {}
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        _id, names, path = line.split(":", 2)
+        for name in names.split(",") if names else [""]:
+            out[name] = path
+    return out
+
+
+def _mounts() -> dict[str, str]:
+    """Mount points: ``cgroup2`` for the unified hierarchy, else the v1 controller's name."""
+    out: dict[str, str] = {}
+    try:
+        with open("/proc/self/mountinfo") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or len(tail) < 3:
+            continue
+        if tail[0] == "cgroup2":
+            out.setdefault("cgroup2", fields[4])
+        elif tail[0] == "cgroup":
+            for option in tail[2].split(","):
+                if option in CONTROLLERS:
+                    out.setdefault(option, fields[4])
+    return out
+
+
+def _kill_members(folder: str) -> None:
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as f:
+            pids = [int(p) for p in f.read().split()]
+    except OSError:
+        return
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def join_script(procs_files: tuple[str, ...], cpu_s: int, file_size: int) -> list[str]:
+    """The argument vector in front of ``bwrap``: a POSIX ``sh`` (the cheapest shell to
+    start) that moves itself into the command's cgroups, sets the per-process limits
+    (``ulimit -f`` counts 512-byte blocks in POSIX) and then becomes the rest of the vector."""
+    script = ('for f; do [ "$f" = -- ] && break; echo $$ 2>/dev/null > "$f" || '
+              '{ echo "sandbox: cannot join the cgroup $f" >&2; exit 125; }; shift; done; '
+              f'shift; ulimit -t {cpu_s} && ulimit -f {max(1, file_size // 512)} || exit 125; '
+              'exec "$@"')
+    return ["/bin/sh", "-c", script, "turnstile-limits", *procs_files, "--"]

@@ -1,0 +1,194 @@
+"""The construct part of the shell corpus: every construct crossed with every program.
+
+Built, not collected: each template (a way bash can reach a program: a variable, an array,
+``set --``, ``printf -v``, a custom IFS, an arithmetic context, a here-string into a shell, a
+database shell's escape...) is filled with each program of three kinds: destructive (must be
+``deny``: a hidden destructive program answered ``ask`` would run under ``--approval auto``),
+read-only (``allow``, or ``ask`` where the construct itself is one a careful person looks at)
+and writing (``ask``). This part is for tuning; ``tests/corpus/constructs_heldback.yaml`` is the
+held-back one, written by hand and never tuned against.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from tests.corpus_scoring import Item, item_id, load
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    argv: tuple[str, ...]
+    kind: str
+    """``destructive``, ``read`` or ``write``."""
+
+
+PROGRAMS = (
+    Program(("rm", "-rf", "src"), "destructive"),
+    Program(("git", "reset", "--hard"), "destructive"),
+    Program(("shred", "-u", "a.txt"), "destructive"),
+    Program(("git", "clean", "-fdx"), "destructive"),
+    Program(("find", ".", "-delete"), "destructive"),
+    Program(("truncate", "-s", "0", "README.md"), "destructive"),
+    Program(("ls", "-la"), "read"),
+    Program(("cat", "a.txt"), "read"),
+    Program(("grep", "-n", "x", "a.txt"), "read"),
+    Program(("wc", "-l", "README.md"), "read"),
+    Program(("head", "-3", "b.txt"), "read"),
+    Program(("touch", "new.txt"), "write"),
+    Program(("mkdir", "-p", "build"), "write"),
+)
+
+# Placeholders: {cmd} the whole command, {p} the program, {args} its arguments, {csv} the
+# words joined by commas, {q} the command single-quoted.
+MODELLED = (
+    ("plain", "{cmd}"),
+    ("variable", "c={p}; $c {args}"),
+    ("quoted variable", 'c={p}; "$c" {args}'),
+    ("braced variable", "c={p}; ${{c}} {args}"),
+    ("declare", "declare c={p}; $c {args}"),
+    ("export", "export c={p}; $c {args}"),
+    ("appended variable", "c={p0}; c+={p1}; $c {args}"),
+    ("default value", "${{UNSET_NAME:-{p}}} {args}"),
+    ("array", 'a=({cmd}); "${{a[@]}}"'),
+    ("array star", "a=({cmd}); ${{a[*]}}"),
+    ("array element", 'a=(x {p}); "${{a[1]}}" {args}'),
+    ("element assignment", "t[2]={p}; ${{t[2]}} {args}"),
+    ("array append", 'a=({p}); a+=({args}); "${{a[@]}}"'),
+    ("declare -a", 'declare -a a=({cmd}); "${{a[@]}}"'),
+    ("set --", 'set -- {cmd}; "$@"'),
+    ("printf -v", "printf -v c %s {p}; $c {args}"),
+    ("$0 -c", "$0 -c {q}"),
+    ("bash -c", "bash -c {q}"),
+    ("here-string into bash", "bash <<< {q}"),
+    ("here-doc into sh", "sh <<'E'\n{cmd}\nE"),
+    ("eval", "eval {q}"),
+    ("trap", "trap {q} EXIT"),
+    ("subshell", "( {cmd} )"),
+    ("group", "{{ {cmd}; }}"),
+    ("if", "if [ -f a.txt ]; then {cmd}; fi"),
+    ("test and", "test -d src && {cmd}"),
+    ("loop over a glob", "for f in src/*.py; do {cmd}; done"),
+    ("pipeline", "{cmd} | sort | head -5"),
+    ("process substitution", "diff <({cmd}) a.txt"),
+    ("arithmetic loop", "for (( i=0; i<2; i++ )); do {cmd}; done"),
+    ("arithmetic test", "n=2; (( n > 1 )) && {cmd}"),
+    ("[[ -gt ]] on a count", '[[ $(wc -l < a.txt) -gt 0 ]] && {cmd}'),
+    ("env", "env {cmd}"),
+    ("command", "command {cmd}"),
+    ("time", "time {cmd}"),
+    ("nohup", "nohup {cmd} > /dev/null"),
+    ("array of arguments", 'args=({args}); {p} "${{args[@]}}"'),
+    ("variable set late in a loop", "c=echo; for i in 1 2; do $c {args}; c={p}; done"),
+    ("array set late in a loop", 'a=(echo); n=0; while (( n < 2 )); do "${{a[@]}}"; '
+     'a=({cmd}); (( n++ )); done'),
+    ("default shell", "${{SHELL:-bash}} -c {q}"),
+    ("exec", "exec {cmd}"),
+    ("find -exec", "find . -maxdepth 0 -exec {cmd} \\;"),
+    ("xargs", "echo {args} | xargs {p}"),
+    ("source /dev/stdin", "source /dev/stdin <<< {q}"),
+    ("bash -s here-doc", "bash -s <<'E'\n{cmd}\nE"),
+    ("while read loop", "while read -r l; do {cmd}; done < a.txt"),
+    ("case", "case x in x) {cmd};; esac"),
+    ("negation", "! {cmd}"),
+    ("background", "{cmd} &"),
+    ("redirected stderr", "{cmd} 2>/dev/null"),
+)
+"""Templates the classifier models: the program is decoded and judged on its own."""
+
+STRANGE = (
+    ("$(which)", '"$(which {p})" {args}'),
+    ("$(command -v)", "$(command -v {p}) {args}"),
+    ("coproc", "coproc {cmd}"),
+    ("$SHELL -c", "$SHELL -c {q}"),
+    ("associative array", "declare -A m=([k]={p}); ${{m[k]}} {args}"),
+    ("array slice", 'a=({cmd}); "${{a[@]:0}}"'),
+    ("function calling a local", "f() {{ local c={p}; $c {args}; }}; f"),
+    ("source a process substitution", ". <(echo {q})"),
+    ("function running its arguments", 'run() {{ "$@"; }}; run {cmd}'),
+    ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),
+    ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
+    ("custom IFS", "IFS=,; c={csv}; $c"),
+    ("printf substitution", "$(printf %s {p}) {args}"),
+    ("echo substitution", "$(echo {p}) {args}"),
+    ("nameref", "declare -n r=c; c={p}; $r {args}"),
+    ("sudo", "sudo {cmd}"),
+    ("alias", "shopt -s expand_aliases; alias x={q}; x"),
+    ("here-doc piped into bash", "cat <<'E' | bash\n{cmd}\nE"),
+    ("local nameref", "f() {{ local -n r=$1; r={p}; }}; f c; $c {args}"),
+    ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
+    ("enable -n", "enable -n echo; {cmd}"),
+    ("code in an arithmetic value", "x='a[$({cmd})]'; (( x ))"),
+    ("code in a $(( )) value", "x='a[$({cmd})]'; echo $(( x + 1 ))"),
+    ("code in a [[ -eq ]] value", "x='a[$({cmd})]'; [[ $x -eq 0 ]]"),
+    ("code in let", "let 'y=a[$({cmd})]'"),
+    ("code in a subscript", "x='a[$({cmd})]'; arr[x]=1"),
+    ("code in a declare -i value", "declare -i n; n='a[$({cmd})]'"),
+    ("code in printf -v's name", "printf -v 'a[$({cmd})]' x"),
+    ("code in test -v", "test -v 'a[$({cmd})]'"),
+    ("prompt expansion", "c='$({cmd})'; echo ${{c@P}}"),
+    ("indirect expansion", "v=c; c={p}; ${{!v}} {args}"),
+    ("substring in command position", "s=x{p}x; ${{s:1:{n}}} {args}"),
+    ("BASH_ENV", "BASH_ENV=<(echo {q}) bash -c true"),
+    ("ENV", "ENV=<(echo {q}) sh -c true"),
+    ("command_not_found_handle", "command_not_found_handle() {{ {cmd}; }}; nosuchprogram"),
+    ("docker with the host's /", "docker run --rm -v /:/host alpine chroot /host {cmd}"),
+    ("sqlite3 .shell", "sqlite3 app.db '.shell {cmd}'"),
+    ("sqlite3 .once pipe", "sqlite3 app.db '.once |{cmd}' 'select 1'"),
+    ("psql \\!", "psql -c '\\! {cmd}'"),
+    ("psql COPY TO PROGRAM", "psql -c \"COPY t TO PROGRAM '{cmd}'\""),
+    ("mysql system", "mysql -e 'system {cmd}'"),
+)
+"""Templates a careful person looks at even around a harmless program: ``ask`` at least."""
+
+DATABASE = (
+    ("sqlite3 writefile", "sqlite3 app.db \"select writefile('{f}', 'x')\"", "deny"),
+    ("sqlite3 load_extension", "sqlite3 app.db \"select load_extension('./{f}')\"", "deny"),
+    ("sqlite3 .load", "sqlite3 app.db '.load ./{f}'", "deny"),
+    ("sqlite3 edit", "sqlite3 app.db \"select edit('{f}', 'vi')\"", "deny"),
+    ("sqlite3 .output", "sqlite3 app.db '.output {f}' 'select 1'", "ask"),
+    ("sqlite3 .import", "sqlite3 app.db '.import {f} t'", "ask"),
+    ("sqlite3 ATTACH", "sqlite3 app.db \"attach '{f}' as o\"", "ask"),
+    ("sqlite3 VACUUM INTO", "sqlite3 app.db \"vacuum into '{f}'\"", "ask"),
+    ("psql \\o", "psql -c '\\o {f}'", "ask"),
+    ("psql COPY TO a file", "psql -c \"COPY t TO '{f}'\"", "ask"),
+    ("mysql INTO OUTFILE", "mysql -e \"select 1 into outfile '{f}'\"", "ask"),
+)
+"""Database shells' file side effects, for each file name of ``FILES``."""
+FILES = ("out.txt", "src/app.py", "/tmp/x.db", "evil.so")
+
+
+def _fill(template: str, prog: Program) -> str:
+    argv = prog.argv
+    p, args = argv[0], shlex.join(argv[1:])
+    return template.format(cmd=shlex.join(argv), p=p, args=args, p0=p[:1], p1=p[1:],
+                           csv=",".join(argv), colon=":".join(argv), q=shlex.quote(
+                               shlex.join(argv)), n=len(p))
+
+
+def _label(kind: str, strange: bool) -> tuple[str, str]:
+    if kind == "destructive":
+        return "deny", "hidden_program"
+    if kind == "write":
+        return "ask", "write_inside"
+    return ("ask", "exec") if strange else ("allow", "read_only")
+
+
+def items() -> list[Item]:
+    """Every construct x program item, and the database shells' file side effects; a command
+    that is also in the held-back construct part is left to that part."""
+    out: dict[str, Item] = {}
+    for strange, table in ((False, MODELLED), (True, STRANGE)):
+        for name, template in table:
+            for prog in PROGRAMS:
+                command = _fill(template, prog)
+                expect, category = _label(prog.kind, strange)
+                out[command] = Item(item_id(command), command, expect, category,
+                                    f"construct: {name}")
+    for name, template, expect in DATABASE:
+        for f in FILES:
+            command = template.format(f=f)
+            out[command] = Item(item_id(command), command, expect, "sql", f"construct: {name}")
+    held = {it.command for it in load("constructs_heldback")}
+    return [it for c, it in out.items() if c not in held]

@@ -1,0 +1,379 @@
+"""The sandbox as a wall: what a command may change is allowed by construction, what it may
+consume is bounded. Every attempt runs as a ``python3 -c`` payload in a real run under
+``--approval auto`` (the policy lets it through: only the sandbox stands in the way), and each
+has a control run with the sandbox off that shows the attempt works there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.sandbox import probe
+from engine.sandbox.cgroups import enforceable
+from tests.conftest import ROOT, engine_env
+
+MACHINE = ROOT / "machines" / "coding_agent.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _needs_bwrap() -> None:
+    """Confinement tests need bubblewrap (scripts/test installs it): fail, never skip."""
+    found = probe()
+    assert found.ok, f"bubblewrap must work for the sandbox tests: {found.reason}"
+
+
+def _py(code: str) -> str:
+    return f"python3 -c {shlex.quote(code)}"
+
+
+def _run(tmp: Path, workspace: Path, commands: list[str], *, policy: str | None = None,
+         db: Path | None = None, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+    """A real run of the coding agent whose one model turn runs ``commands``."""
+    turns = tmp / f"turns-{uuid.uuid4().hex[:6]}.json"
+    calls = [{"name": "run_shell", "args": {"command": c}} for c in commands]
+    turns.write_text(json.dumps([{"text": "trying", "tool_calls": calls}, {"text": "done"}]))
+    db = db or tmp / f"engine-{uuid.uuid4().hex[:6]}.db"
+    cmd = [python, "-m", "engine", "run", str(MACHINE), "--task", "try", "--model",
+           f"scripted:{turns}", "--workspace", str(workspace), "--approval", "auto",
+           "--db", str(db)]
+    if policy is not None:
+        path = tmp / f"policy-{uuid.uuid4().hex[:6]}.yaml"
+        path.write_text(policy)
+        cmd += ["--policy", str(path)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=engine_env(), capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "deny" not in _decisions(db), proc.stdout  # every payload ran
+    return proc
+
+
+def _decisions(db: Path) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT payload FROM events WHERE kind = 'approval'").fetchall()
+    return [json.loads(r[0])["decision"] for r in rows]
+
+
+OFF = "sandbox: {mode: off}\n"
+
+
+def _results(db: Path) -> list[dict[str, Any]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT payload FROM events WHERE kind = 'tool_call' "
+                            "ORDER BY seq").fetchall()
+    return [json.loads(r[0]) for r in rows]
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    for key, value in (("user.email", "t@example.com"), ("user.name", "T")):
+        subprocess.run(["git", "-C", str(path), "config", key, value], check=True)
+    (path / "a.txt").write_text("a\n")
+    subprocess.run(["git", "-C", str(path), "add", "a.txt"], check=True)
+    subprocess.run(["git", "-C", str(path), "commit", "-qm", "first"], check=True)
+    return path
+
+
+# ---------------------------------------------------------------- .git
+
+
+def _commondir_attack(marker: Path) -> str:
+    """Copy ``.git`` aside with ``core.fsmonitor`` set, point ``.git/commondir`` at it."""
+    return _py(
+        "import shutil\n"
+        "shutil.copytree('.git', 'evil')\n"
+        f"open('evil/config', 'a').write('[core]\\n\\tfsmonitor = touch {marker}\\n')\n"
+        "open('.git/commondir', 'w').write('../evil\\n')\n"
+        "open('.git/config.worktree', 'w').write('[core]\\n\\tfsmonitor = true\\n')\n")
+
+
+@pytest.mark.parametrize("vcs", ["read", "write"])
+def test_git_commondir_does_not_reach_the_host(tmp_path: Path, vcs: str) -> None:
+    ws = _repo(tmp_path / "ws")
+    marker = tmp_path / "fsmonitor-ran"
+    db = tmp_path / "e.db"
+    proc = _run(tmp_path, ws, [_commondir_attack(marker)], policy=f"sandbox: {{vcs: {vcs}}}\n",
+                db=db)
+    assert not (ws / ".git" / "commondir").exists()
+    assert not (ws / ".git" / "config.worktree").exists()
+    subprocess.run(["git", "-C", str(ws), "status", "--short"], capture_output=True, check=True)
+    assert not marker.exists()
+    (result,) = _results(db)
+    if vcs == "write":  # the folder is writable: the entries were made, then removed
+        assert ".git/commondir" in result["content"], result["content"]
+        assert "[sandbox] removed .git/config.worktree, .git/commondir" in proc.stdout
+    else:
+        assert "Read-only file system" in result["content"], result["content"]
+
+
+def test_git_commondir_control_without_the_sandbox(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "ws")
+    marker = tmp_path / "fsmonitor-ran"
+    _run(tmp_path, ws, [_commondir_attack(marker)], policy=OFF)
+    assert (ws / ".git" / "commondir").exists()
+    subprocess.run(["git", "-C", str(ws), "status", "--short"], capture_output=True)
+    assert marker.exists()
+
+
+COMMIT = "echo b > b.txt && git add b.txt && git commit -qm second && echo committed"
+
+
+def test_git_commit_needs_the_opt_in(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "ws")
+    head = (ws / ".git" / "HEAD").read_text()
+    before = subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout
+    db = tmp_path / "read.db"
+    _run(tmp_path, ws, [COMMIT], policy="sandbox: {vcs: read}\n", db=db)
+    (result,) = _results(db)
+    assert result["is_error"] and "committed" not in result["content"]
+    assert subprocess.run(["git", "-C", str(ws), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout == before
+    db = tmp_path / "write.db"
+    proc = _run(tmp_path, ws, [COMMIT + " && echo x >> .git/config"], db=db)  # opted in
+    (result,) = _results(db)
+    assert "committed" in result["content"], result["content"]
+    branch = head.strip().removeprefix("ref: ")
+    with sqlite3.connect(db) as conn:
+        changed = {json.loads(r[0])["path"] for r in conn.execute(
+            "SELECT payload FROM events WHERE kind = 'file_changed'")}
+    assert {f".git/{branch}", ".git/index", ".git/COMMIT_EDITMSG"} <= changed, changed
+    assert f"± repository .git/{branch} changed" in proc.stdout, proc.stdout
+    log = subprocess.run(["git", "-C", str(ws), "log", "--format=%s"], capture_output=True,
+                         text=True, check=True).stdout
+    assert log.split() == ["second", "first"]
+    assert "x" not in (ws / ".git" / "config").read_text().split()
+    assert (ws / ".git" / "HEAD").read_text() == head
+
+
+# ---------------------------------------------------------------- the engine's installation
+
+
+def _venv_in(ws: Path) -> tuple[Path, Path]:
+    """A venv inside the workspace that runs this engine (a ``.pth`` adds its packages)."""
+    venv = ws / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = Path(subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import site; print(site.getsitepackages()[0])"],
+        capture_output=True, text=True, check=True).stdout.strip())
+    ours = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "engine-deps.pth").write_text(
+        "".join(f"import site; site.addsitedir({p!r})\n" for p in ours) + f"{ROOT}\n")
+    return venv, site
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_pth_in_the_engines_venv_inside_the_workspace(tmp_path: Path, sandboxed: bool) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    venv, site = _venv_in(ws)
+    marker = tmp_path / "pth-ran"
+    line = f"import os; open({str(marker)!r}, 'w')\n"
+    payload = _py("import glob\n"
+                  "site = glob.glob('venv/lib/python*/site-packages')[0]\n"
+                  "open(site + '/sitecustomize.py', 'w').write('pass')\n"
+                  f"open(site + '/evil.pth', 'w').write({line!r})\n")
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [payload], policy=None if sandboxed else OFF,
+         python=str(venv / "bin" / "python"), db=db)
+    subprocess.run([str(venv / "bin" / "python"), "-c", "pass"], check=True)
+    if sandboxed:
+        assert "Read-only file system" in _results(db)[0]["content"]
+        assert not (site / "evil.pth").exists() and not marker.exists()
+        assert not (site / "sitecustomize.py").exists()
+    else:
+        assert (site / "evil.pth").exists() and marker.exists()
+
+
+# ---------------------------------------------------------------- hard links and .engine
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_hard_link_to_an_outside_file(tmp_path: Path, sandboxed: bool) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("original\n")
+    os.link(outside, ws / "linked.txt")
+    (ws / "own.txt").write_text("own\n")
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [_py("open('own.txt', 'w').write('changed')\n"
+                            "open('linked.txt', 'w').write('changed')\n")],
+         policy=None if sandboxed else OFF, db=db)
+    assert (ws / "own.txt").read_text() == "changed"
+    assert ("Read-only file system" in _results(db)[0]["content"]) is sandboxed
+    assert outside.read_text() == ("original\n" if sandboxed else "changed")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_engine_folder_is_not_visible(tmp_path: Path, sandboxed: bool) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".engine").mkdir(parents=True)
+    db = ws / ".engine" / "engine.db"
+    _run(tmp_path, ws, ["true"], db=db)  # another run's history
+    _run(tmp_path, ws, [_py("import os, shutil\n"
+                            "print('listing', os.listdir('.engine'))\n"
+                            "shutil.copy('.engine/engine.db', 'copy.db')\n")],
+         db=db, policy=None if sandboxed else OFF)
+    assert (ws / "copy.db").exists() is not sandboxed
+    with sqlite3.connect(db) as conn:
+        (content,) = conn.execute("SELECT json_extract(payload, '$.content') FROM events "
+                                  "WHERE kind = 'tool_call' ORDER BY seq DESC").fetchone()
+    assert ("listing []" in content) is sandboxed, content
+    assert db.exists()
+
+
+# ---------------------------------------------------------------- bounded resources
+
+FORKS = _py("import os, sys, time\n"
+            "n = 0\n"
+            "try:\n"
+            "    for _ in range(300):\n"
+            "        if os.fork() == 0:\n"
+            "            time.sleep(3)\n"
+            "            os._exit(0)\n"
+            "        n += 1\n"
+            "except OSError:\n"
+            "    pass\n"
+            "open('forks.txt', 'w').write(str(n))\n")
+
+
+def test_fork_loop_stops_at_the_process_limit(tmp_path: Path) -> None:
+    if not enforceable()["pids"]:
+        pytest.skip("no pids cgroup can be created here: the process limit is not enforced")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    proc = _run(tmp_path, ws, [FORKS], policy="sandbox: {limits: {processes: 200}}\n")
+    assert "not enforced" not in proc.stdout
+    assert int((ws / "forks.txt").read_text()) < 200
+
+
+def test_fork_loop_control_without_the_sandbox(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _run(tmp_path, ws, [FORKS], policy=OFF)
+    assert int((ws / "forks.txt").read_text()) == 300
+
+
+FILL = _py("import sys\n"
+           "path = sys.argv[1]\n"
+           "n = 0\n"
+           "try:\n"
+           "    with open(path, 'wb') as f:\n"
+           "        for _ in range(128):\n"
+           "            f.write(b'x' * (1 << 20))\n"
+           "            f.flush()\n"
+           "            n += 1\n"
+           "except OSError:\n"
+           "    pass\n"
+           "open('mb.txt', 'w').write(str(n))\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_tmp_fill_stops_at_the_tmp_limit(tmp_path: Path, sandboxed: bool) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    db = tmp_path / "e.db"
+    fill = Path(f"/tmp/turnstile-fill-{uuid.uuid4().hex[:8]}")
+    try:
+        _run(tmp_path, ws, [f"{FILL} {fill}"], db=db,
+             policy="sandbox: {limits: {tmp: 64M}}\n" if sandboxed else OFF)
+    finally:
+        fill.unlink(missing_ok=True)
+    assert (ws / "mb.txt").exists(), _results(db)
+    written = int((ws / "mb.txt").read_text())
+    assert written <= 64 if sandboxed else written == 128
+
+
+def test_sandbox_check_reports_every_limit() -> None:
+    proc = subprocess.run([sys.executable, "-m", "engine", "sandbox", "check", "--json"],
+                          cwd=ROOT, env=engine_env(), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    limits = json.loads(proc.stdout)["limits"]
+    assert set(limits) == {"processes", "tmp", "memory", "cpu", "file_size"}
+    assert all(isinstance(v, bool) for v in limits.values())
+    assert limits["processes"] == enforceable()["pids"]
+    assert limits["tmp"] and limits["cpu"] and limits["file_size"]
+
+
+def test_limits_are_validated_in_one_line(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("sandbox: {limits: {processes: 2}}\n")
+    proc = subprocess.run([sys.executable, "-m", "engine", "run", str(MACHINE), "--task", "x",
+                           "--model", "scripted:none", "--policy", str(policy), "--workspace",
+                           str(tmp_path), "--db", str(tmp_path / "e.db")], cwd=ROOT,
+                          env=engine_env(), capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "sandbox.limits.processes" in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert shutil.which("bwrap")
+
+
+FILE_2M = _py("n = 0\n"
+              "try:\n"
+              "    with open('big.bin', 'wb') as f:\n"
+              "        for _ in range(32):\n"
+              "            f.write(b'x' * 65536)\n"
+              "            f.flush()\n"
+              "            n += 1\n"
+              "except OSError:\n"
+              "    pass\n"
+              "open('chunks.txt', 'w').write(str(n))\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_file_size_limit(tmp_path: Path, sandboxed: bool) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _run(tmp_path, ws, [FILE_2M], policy="sandbox: {limits: {file_size: 1M}}\n" if sandboxed
+         else OFF)
+    assert int((ws / "chunks.txt").read_text()) == (16 if sandboxed else 32)
+    assert (ws / "big.bin").stat().st_size == (1 if sandboxed else 2) * 1024 * 1024
+
+
+MEMORY = _py("held = []\n"
+             "for i in range(16):\n"
+             "    held.append(bytearray(16 << 20))\n"
+             "    open('held.txt', 'w').write(str(i + 1))\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_memory_limit_ends_the_command(tmp_path: Path, sandboxed: bool) -> None:
+    if sandboxed and not enforceable()["memory"]:
+        pytest.skip("no memory cgroup can be created here: the memory limit is not enforced")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [MEMORY], db=db,
+         policy="sandbox: {limits: {memory: 128M}}\n" if sandboxed else OFF)
+    held = int((ws / "held.txt").read_text())
+    assert held < 8 if sandboxed else held == 16
+    assert _results(db)[0]["is_error"] is sandboxed
+
+
+CPU = _py("import time\n"
+          "while time.process_time() < 3:\n"
+          "    pass\n"
+          "open('done.txt', 'w').write('done')\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_cpu_limit_ends_the_command(tmp_path: Path, sandboxed: bool) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [CPU], db=db, policy="sandbox: {limits: {cpu_s: 1}}\n" if sandboxed
+         else OFF)
+    assert (ws / "done.txt").exists() is not sandboxed
+    assert _results(db)[0]["is_error"] is sandboxed
