@@ -49,6 +49,10 @@ def _key(name: str, types: tuple[type, ...], default: Callable[[], Any], doc: st
 _NONE = type(None)
 
 TASK: DataKey[str] = _key("task", (str,), str, "The task text the run was started with.")
+HISTORY: DataKey[list[Any]] = _key(
+    "history", (list,), list,
+    "An earlier conversation this run continues (``Message.to_dict()``, no system message): "
+    "``plan`` puts it between the system prompt and the task.")
 PLAN: DataKey[list[Any]] = _key(
     "plan", (list,), list, "The agent's plan: ``[{step, status}]``, replaced by the planning tool.",
     by_tools=True)
@@ -92,7 +96,7 @@ INPUTS: DataKey[dict[str, Any]] = _key(
     "(``with.inputs``; templates read ``data.inputs``).")
 
 KEYS: dict[str, DataKey[Any]] = {k.name: k for k in (
-    TASK, PLAN, PLAN_TEXT, PENDING_CALLS, APPROVALS, GRANTED, RESULTS, FILES_CHANGED,
+    TASK, HISTORY, PLAN, PLAN_TEXT, PENDING_CALLS, APPROVALS, GRANTED, RESULTS, FILES_CHANGED,
     FILE_HASHES, PLANNED_FILES, CONTEXT, MODEL_TURNS, FINAL_ANSWER, REFUSAL, STOP_REASON,
     COUNTERS, INPUTS)}
 """Every key a run's data may hold, by stored name."""

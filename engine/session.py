@@ -38,11 +38,11 @@ from engine.models.options import merge_options
 from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.permissions.policy import Policy
-from engine.run_data import INPUTS, TASK
+from engine.run_data import HISTORY, INPUTS, TASK
 from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine, machine_from_definition
 from engine.spec.check import fixed_tool_problems
-from engine.state import RunState
+from engine.state import Message, RunState
 from engine.store.base import Store
 from engine.tooling.functions import is_reference, resolve
 from engine.tooling.registry import ToolRegistry
@@ -80,6 +80,10 @@ class RunRequest:
     """Tools given in code, beside the machine's; functions are stored by import path."""
     model_client: ModelClient | None = None
     """A model object given in code instead of a model spec (``resume`` needs it again)."""
+    history: tuple[Message, ...] = ()
+    """An earlier conversation the run continues (a follow-up prompt in an editor)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Stored with the run's config, for a host to find its runs by (an editor's session)."""
     inputs: Mapping[str, Any] = field(default_factory=dict)
     """Values for the run's data under ``inputs`` (a child run's ``with.inputs``)."""
     parent: ParentLink | None = None
@@ -214,6 +218,7 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
         "model_options": dict(req.model_options),
         "durability": req.durability,
         **_code_config(req),
+        **({"labels": dict(req.labels)} if req.labels else {}),
         **({"parent": req.parent.to_config()} if req.parent else {}),
     }
     runner = Runner(machine, build_services(config, machine, store, workspace, observer,
@@ -222,6 +227,8 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
     data: dict[str, Any] = {TASK.name: task_text}
     if req.inputs:
         data[INPUTS.name] = dict(req.inputs)
+    if req.history:
+        data[HISTORY.name] = [m.to_dict() for m in req.history if m.role != "system"]
     state = RunState(run_id, machine.name, machine.initial, 0, (), data)
     create: dict[str, Any] = {"workspace": str(workspace), "config": config,
                               "data": dict(state.data)}

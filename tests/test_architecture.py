@@ -66,6 +66,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "backends": ("engine.temporal.*",),
     "harness": ("engine.harness", "engine.harness.evals", "engine.harness.replay"),
     "face": ("engine.ui", "engine.ui.*", "engine.web.*"),
+    # the IDE entry point: the Agent Client Protocol agent an editor starts (``acp``)
+    "ide": ("engine.ide", "engine.ide.*"),
     # the public Python API: what a program imports (``engine.__init__`` re-exports it)
     "api": ("engine", "engine.api", "engine.door"),
     "cli": ("engine.ui.cli", "engine.__main__"),
@@ -110,9 +112,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "harness": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends"},
     # nothing below the CLI imports the CLI
     "face": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "harness"},
+    "ide": _BELOW_SESSION | {"session", "store_adapters", "runs"},
     "api": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "face"},
     "cli": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "harness", "face",
-                             "api"},
+                             "api", "ide"},
 }
 
 # Imports that break the rules above, as (importer, imported): none, and the set may only
@@ -141,7 +144,8 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "bashlex": ("engine.permissions.shell",),
     "opentelemetry": ("engine.tracing.otlp",),
     "temporalio": ("engine.temporal.*",),
-    "asyncio": ("engine.ui.plain_output",),
+    "asyncio": ("engine.ui.plain_output", "engine.ide.server"),
+    "acp": ("engine.ide.*",),
     "ctypes": ("turnstile_tools.inotify", "engine.tooling.process"),
 }
 

@@ -114,6 +114,12 @@ def test_arithmetic_follows_variables_to_code_or_run_time_data() -> None:
     assert arithmetic_problem("n > 2 && z < 1", lambda v: values.get(v, [])) is None
     found = arithmetic_problem("r", values.get)
     assert found is not None and found[0] == "modelled"
+    cycle = {"a": ["b"], "b": ["a + 0x1F"]}
+    assert arithmetic_problem("a", lambda v: cycle.get(v, [])) is None
+    calls: list[str] = []
+    wide = {n: ["+".join("abcdefghijklmnop")] for n in "abcdefghijklmnop"}
+    arithmetic_problem("a", lambda v: calls.append(v) or wide.get(v, []))
+    assert sorted(calls) == sorted(set(calls))  # each variable followed once
 
 
 @pytest.mark.parametrize(("command", "decision"), [

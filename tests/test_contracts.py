@@ -104,7 +104,7 @@ def test_the_runner_refuses_a_value_of_the_wrong_type(store: SqliteStore,
 def test_the_stored_names_of_the_keys_never_change() -> None:
     """Persisted runs hold these names as JSON keys: renaming one orphans their data."""
     assert set(KEYS) == {
-        "task", "plan", "plan_text", "pending_calls", "approvals", "granted", "results",
+        "task", "history", "plan", "plan_text", "pending_calls", "approvals", "granted", "results",
         "files_changed", "file_hashes", "planned_files", "context", "model_turns",
         "final_answer", "refusal", "stop_reason", "counters"}
 

@@ -31,6 +31,7 @@ DIST = "turnstile-fsm"
 FIRST_PARTY = {"engine", "turnstile_tools"}
 DISTRIBUTIONS = {
     "yaml": "pyyaml",
+    "acp": "agent-client-protocol",
     "opentelemetry.trace": "opentelemetry-api",
     "opentelemetry.sdk": "opentelemetry-sdk",
     "opentelemetry.exporter.otlp.proto.http": "opentelemetry-exporter-otlp-proto-http",

@@ -70,7 +70,7 @@ SPEC = ToolSpec(
     description="Replace your plan: a list of steps, each pending, in_progress (at most one) or "
     "done. Keep it current as you work.",
     input_model=UpdatePlanArgs, handler=update_plan, risk="read", idempotent=True,
-    side_effects=False, timeout_s=10.0, records=record_plan,
+    side_effects=False, timeout_s=10.0, records=record_plan, reported=(PLAN_KEY,),
     records_keys=frozenset({PLAN_KEY}),
     changelog=("1.0.0: plan steps with pending/in_progress/done, kept in run state",),
 )

@@ -34,6 +34,7 @@ from engine.run_data import (
     CONTEXT,
     FILES_CHANGED,
     FINAL_ANSWER,
+    HISTORY,
     MODEL_TURNS,
     PENDING_CALLS,
     PLAN,
@@ -81,8 +82,10 @@ async def plan(ctx: ActionContext, params: PlanParams) -> Outcome:
     system = render(system, template_context(ctx), where=f"{ctx.machine.path}: system_prompt")
     names = ", ".join(ctx.tools.names()) or "none"
     summary = await _workspace_summary(ctx)
+    earlier = tuple(Message.from_dict(m) for m in HISTORY.get(ctx.run.data))
     messages = (
         Message("system", f"{system}\n\nTools available: {names}.\nWorkspace files:\n{summary}"),
+        *earlier,
         Message("user", task),
     )
     updates: dict[str, Any] = {PLAN.name: []}

@@ -146,30 +146,36 @@ def opaque_builtin(name: str, args: Sequence[str | None]) -> str | None:
     return spec.reason if (others or letters) else None
 
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_IDENT = re.compile(r"(?<!\w)[A-Za-z_]\w*")
 MAX_ARITH_DEPTH = 6
 
 
 def arithmetic_problem(text: str, lookup: Callable[[str], list[str] | None],
-                       depth: int = 0) -> tuple[Treatment, str] | None:
+                       depth: int = 0, seen: set[str] | None = None
+                       ) -> tuple[Treatment, str] | None:
     """What an arithmetic context evaluating ``text`` may run that the preview cannot show.
 
     Bash evaluates a variable's value as an expression, and a subscript in it expands
     ``$(...)``: ``x='a[$(rm -rf d)]'; (( x ))`` runs ``rm``. ``lookup`` gives a variable's
     possible values (None: only known at run time). ``("opaque", why)`` for code in a value,
-    ``("modelled", why)`` for run-time data, None when nothing runs.
+    ``("modelled", why)`` for run-time data, None when nothing runs. Each variable is
+    followed once (``seen``): values naming each other cannot make the walk grow.
     """
+    seen = set() if seen is None else seen
     if "$" in text or "`" in text:
         return "opaque", "an arithmetic context evaluates shell code stored in a value"
     if depth > MAX_ARITH_DEPTH:
         return "opaque", "an arithmetic context follows variables too deep"
     for name in dict.fromkeys(_IDENT.findall(text)):
+        if name in seen:
+            continue
+        seen.add(name)
         values = lookup(name)
         if values is None:
             return "modelled", (f"an arithmetic context evaluates ${name}, only known at run "
                                 "time (a subscript in it would run commands)")
         for value in values:
-            found = arithmetic_problem(value, lookup, depth + 1)
+            found = arithmetic_problem(value, lookup, depth + 1, seen)
             if found is not None:
                 return found
     return None

@@ -39,7 +39,7 @@ from engine.session import (
     prepare_new,
 )
 from engine.session import prepare_resume as _prepare_resume
-from engine.state import RunInfo
+from engine.state import Message, RunInfo
 from engine.store.base import Store
 from engine.store.url import StoreTarget, as_target
 from engine.tooling.spec import ToolSpec
@@ -103,6 +103,11 @@ class StartOptions(TypedDict, total=False):
     """The engine's own ``(kind, payload)`` observer, for a host that renders events itself."""
     prompter: Prompter | None
     """A prompter that asks about a batch of calls at once (a terminal's)."""
+    history: Sequence[Message]
+    """An earlier conversation the run continues (the messages of a run before it): the
+    task is then the user's next message."""
+    labels: Mapping[str, str] | None
+    """Stored in the run's config (``labels``), for a host to find its runs by."""
 
 
 class ResumeOptions(TypedDict, total=False):
@@ -312,7 +317,8 @@ class Runs:
             model_options=dict(options.get("model_options") or {}),
             durability=options.get("durability"), definition=definition,
             tools=(*tools, *_specs(options.get("tools") or ())), model_client=client,
-            parent=link, inputs=dict(inputs or {}))
+            history=tuple(options.get("history") or ()),
+            labels=dict(options.get("labels") or {}), parent=link, inputs=dict(inputs or {}))
         if definition is None and not self.target.exists():
             _check(path)  # a machine that cannot load creates no database
         store, owned = self._open(durability=options.get("durability"))

@@ -400,6 +400,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_acp(args: argparse.Namespace) -> int:
+    """``acp``: serve the Agent Client Protocol on stdio, for an editor (the ``acp`` extra)."""
+    from engine.ide.server import EXTRA_HINT, available, serve
+
+    if not available():
+        print(EXTRA_HINT, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return serve(_runs(args), args.machine)
+
+
 # -- machines -----------------------------------------------------------------------------
 
 
@@ -713,6 +723,12 @@ def _add_serve(sub: Any) -> None:
                    help="with --allow-start: the golden tasks folder (default golden_tasks)")
     _common_store(p)
     p.set_defaults(func=cmd_serve)
+    p = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (an editor starts "
+                       "it: Zed, JetBrains IDEs, ...)")
+    p.add_argument("--machine", default="coding_agent",
+                   help="the machine a session runs (default: the bundled coding_agent)")
+    _common_store(p)
+    p.set_defaults(func=cmd_acp)
 
 
 def _add_inspection(sub: Any) -> None:

@@ -1,0 +1,201 @@
+"""What shell variables hold, for the walker: the value half of ``shell.py``.
+
+Values assigned earlier in the command (scalars, arrays, ``printf -v``, ``set --``), loop words,
+the environment, ``$0`` and the positional parameters, the field separators, and what an
+arithmetic context evaluates (``constructs.arithmetic_problem``). Nothing here knows the parser:
+it works on strings and ``Word`` values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from engine.permissions.constructs import arithmetic_problem, opaque_builtin
+from engine.permissions.effect import Effect, program_name
+from engine.permissions.expansion import printf_output
+from engine.permissions.words import INPUT_VAR, Word
+
+
+class ShellValues:
+    """The value half of the shell walker: needs the state its lines have built so far."""
+
+    env: Mapping[str, str]
+    tainted: set[str]
+    taint_all: bool
+    loops: dict[str, list[str]]
+    known: dict[str, list[str]]
+    unknown: set[str]
+    unnamed: list[str]
+    opaque: list[str]
+    arrays: dict[str, list[list[str]]]
+    numeric: set[str]
+    ifs: str | None
+    argv0: str | None
+    positional: list[str] | None
+
+    def _static_variable(self, name: str) -> list[str] | None:
+        if name == "0":
+            return None if self.argv0 is None else [self.argv0]
+        if name in ("@", "*", "#") or name.isdigit():
+            return self._static_positional(name)
+        if name == "IFS" and name not in self.known and name not in self.unknown:
+            return [" "]
+        if self.taint_all or name in self.unknown or name == INPUT_VAR:
+            return None
+        if name in self.known:
+            return self.known[name]
+        if name in self.loops:
+            return self.loops[name]
+        if name in self.tainted:
+            return None
+        value = self.env.get(name)
+        return None if value is None else [value]
+
+    def _static_positional(self, name: str) -> list[str] | None:
+        args = self.positional
+        if args is None:
+            return None
+        if name == "#":
+            return [str(len(args))]
+        if name in ("@", "*"):
+            return [" ".join(args)]
+        return [args[int(name) - 1] if 0 < int(name) <= len(args) else ""]
+
+    def _static_default(self, text: str) -> list[str] | None:
+        """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``: the value or the alternative word."""
+        m = re.fullmatch(r"\$\{([A-Za-z_]\w*)(:?[-=+])([^$`'\"\\{}]*)\}", text)
+        if m is None:
+            return None
+        value = self._static_variable(m.group(1))
+        alt = m.group(3)
+        if m.group(2).endswith("+"):
+            return None if value is None else [alt if any(value) else ""]
+        if value is None:
+            unset = m.group(1) not in self.env and m.group(1) not in self.tainted and \
+                m.group(1) not in self.known and not self.taint_all
+            return [alt] if unset else None
+        return [v if v or m.group(2)[0] != ":" else alt for v in value]
+
+    def _arithmetic_text(self, text: str, how: str) -> None:
+        found = arithmetic_problem(text, self._arithmetic_lookup)
+        if found is None:
+            return
+        kind, why = found
+        (self.opaque if kind == "opaque" else self.unnamed).append(
+            why.replace("an arithmetic context", how, 1))
+
+    def _arithmetic_lookup(self, name: str) -> list[str] | None:
+        if name in self.numeric:
+            return ["0"]
+        if name in self.arrays:
+            return [v for items in self.arrays[name] for v in items]
+        found = self._static_variable(name)
+        if found is not None:
+            return found
+        if self.taint_all or name in self.unknown or name in self.tainted or name.isdigit():
+            return None
+        return []
+
+    def _builtin(self, e: Effect) -> None:
+        """Builtins that set variables, evaluate arithmetic or hide a program."""
+        name = program_name(e.argv[0]) if e.argv else ""
+        args = [w.value for w in e.argv[1:]]
+        why = opaque_builtin(name, args)
+        if why:
+            e.add("exec", "")
+            e.at_least("deny", why)
+            self.opaque.append(why)
+        if name == "let":
+            for w in e.argv[1:]:
+                if w.value is None:
+                    self.unnamed.append("let evaluates a value only known at run time")
+                    continue
+                target, eq, expr = w.value.partition("=")
+                plain = bool(eq) and re.fullmatch(r"[A-Za-z_]\w*[-+*/%&|^<>]?", target)
+                if plain:
+                    self.numeric.add(target.rstrip("-+*/%&|^<>"))
+                self._arithmetic_text(expr if plain else w.value, "let")
+        elif name in ("test", "[") and "-v" in args:
+            for a in args[args.index("-v") + 1:args.index("-v") + 2]:
+                self._arithmetic_text((a or "$").partition("[")[2], "test -v")
+        elif name in ("read", "mapfile", "readarray", "printf"):
+            self._sets_names(name, e)
+        elif name == "set":
+            self._set_positional(e.argv[1:])
+
+    def _sets_names(self, name: str, e: Effect) -> None:
+        """``printf -v NAME``: NAME holds what printf prints; ``NAME[i]`` evaluates ``i``."""
+        args = e.argv[1:]
+        targets: list[Word] = []
+        if name == "printf":
+            at = next((i for i, w in enumerate(args) if w.value == "-v"), None)
+            if at is None or at + 1 >= len(args):
+                return
+            targets = [args[at + 1]]
+            rest = [w.value for w in args[at + 2:]]
+            rest = rest[1:] if rest[:1] == ["--"] else rest
+            var = targets[0].value or ""
+            out = printf_output([r for r in rest if r is not None]) if None not in rest else None
+            if re.fullmatch(r"[A-Za-z_]\w*", var):
+                if out is None:
+                    self.unknown.add(var)
+                else:
+                    self.known[var] = [out]
+                    self.unknown.discard(var)
+        else:
+            targets = [w for w in args if not (w.value or "-").startswith("-")]
+        for w in targets:
+            if w.value is None:
+                self.opaque.append(f"{name} sets a variable whose name is only known at run "
+                                   "time")
+            elif "[" in w.value:
+                self._arithmetic_text(w.value.partition("[")[2].rpartition("]")[0],
+                                      f"{name} into an array element")
+
+    def _set_positional(self, args: list[Word]) -> None:
+        """``set -- a b``: ``$1``, ``$@`` hold the words (None when one is dynamic)."""
+        values = [w.value for w in args]
+        if values[:1] == ["--"]:
+            values = values[1:]
+        elif not values or (values[0] or "-").startswith(("-", "+")):
+            return
+        self.positional = None if None in values else [v or "" for v in values]
+
+    def _split(self, value: str) -> list[str]:
+        """Words of an expanded command name: at whitespace and at a custom IFS."""
+        seps = " \t\n" + (self.ifs or "")
+        return [w for w in re.split("[" + re.escape(seps) + "]", value) if w]
+
+    def _set_array(self, var: str, items: list[str] | None) -> None:
+        if items is None:
+            self.arrays.pop(var, None)
+            self.unknown.add(var)
+            return
+        alternatives = self.arrays.setdefault(var, [])
+        if items[:64] not in alternatives:
+            alternatives.append(items[:64])
+        del alternatives[:-8]
+        self.known[var] = list(dict.fromkeys(i[0] if i else "" for i in alternatives))
+        self.unknown.discard(var)
+
+    def _last_items(self, var: str) -> list[str] | None:
+        found = self.arrays.get(var)
+        return list(found[-1]) if found else None
+
+    def _variable(self, name: str, text: str, special: bool) -> Word:
+        if name == "0" and self.argv0 is not None:
+            return Word(self.argv0, text)
+        if special or name.isdigit() or name == INPUT_VAR:
+            return Word(None, text, "var")
+        if name in self.loops and name not in self.unknown and name not in self.known \
+                and not self.taint_all:
+            values = self.loops[name]
+            joined = values[0] if len(values) == 1 else "{" + ",".join(values) + "}"
+            return Word(joined, text, "", False, True)
+        if self.taint_all or name in self.tainted:
+            return Word(None, text, "var")
+        value = self.env.get(name)
+        if value is None:
+            return Word(None, text, "var", unset=True)
+        return Word(value, text)
