@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import PROGRAM
+
 from engine.ui.plain_output import PlainObserver, strip_markup
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +96,7 @@ def test_piped_run_prints_plain_lines_with_whole_model_text(tmp_path: Path) -> N
     assert "step 0 plan (plan)" in lines
     assert "  model: Let me look at the project layout first." in lines
     assert any(line.startswith("completed run ") for line in lines)
-    assert "  inspect:   python -m engine show " in out
+    assert f"  inspect:   {PROGRAM} show " in out  # the program as it was run
 
 
 def test_run_quiet_prints_only_the_summary(tmp_path: Path) -> None:

@@ -99,8 +99,9 @@ def _processes_with(marker: str) -> list[str]:
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                "utf-8", "replace")
+            state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0].decode()
         except OSError:
             continue
         if marker in cmdline and state != "Z" and int(pid) != os.getpid():

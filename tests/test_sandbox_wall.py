@@ -377,3 +377,82 @@ def test_cpu_limit_ends_the_command(tmp_path: Path, sandboxed: bool) -> None:
          else OFF)
     assert (ws / "done.txt").exists() is not sandboxed
     assert _results(db)[0]["is_error"] is sandboxed
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_a_commands_cgroups_are_removed_with_what_it_left(tmp_path: Path) -> None:
+    """A background process that outlives the command's shell is ended and the command's
+    cgroups are removed (their memory given back) when the command ends."""
+    from engine.sandbox import confinement, protected_paths
+    from engine.sandbox.cgroups import hierarchy
+    from engine.spec.model import SandboxSpec
+    from engine.tooling.spec import ToolContext
+    from turnstile_tools.shell import RunShellArgs, run_shell
+
+    held = [c for c, ok in enforceable().items() if ok]
+    if not held:
+        pytest.skip("no cgroup can be created here: processes and memory are not bounded")
+    jail = confinement(SandboxSpec(), tmp_path, protected_paths(tmp_path))
+    marker = f"{90 + int(uuid.uuid4().int % 1000) / 1000:.3f}"
+    result = await run_shell(RunShellArgs(command=f"setsid sleep {marker} & echo started"),
+                             ToolContext(workspace=tmp_path, confinement=jail))
+    assert "started" in result.content
+    mine = f"turnstile-{os.getpid()}-"
+    for controller in held:
+        where = hierarchy(controller)
+        assert where is not None
+        assert [d for d in os.listdir(where.parent) if d.startswith(mine)] == []
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p) ==
+                f"sleep {marker}"]
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+            "utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def test_an_unenforced_limit_is_said_on_the_run_start_line(tmp_path: Path) -> None:
+    import dataclasses
+
+    from engine.sandbox import confinement
+
+    jail = confinement(None, tmp_path)
+    assert ("not enforced" in jail.summary()) is not all(jail.limits.values())
+    loose = dataclasses.replace(jail, limits={**jail.limits, "processes": False})
+    assert "not enforced here: processes limit" in loose.summary()
+    assert loose.describe()["limits"]["processes"] is False
+
+
+@pytest.mark.anyio
+async def test_many_hard_links_make_their_folders_read_only(tmp_path: Path) -> None:
+    """Beyond ``MAX_LINK_BINDS`` hard-linked files (a pnpm or uv store), their folders are
+    bound read-only rather than each file; the rest of the workspace stays writable."""
+    from engine.sandbox import confinement, protected_paths
+    from engine.sandbox.wall import MAX_LINK_BINDS
+    from engine.spec.model import SandboxSpec
+    from engine.tooling.spec import ToolContext
+    from turnstile_tools.shell import RunShellArgs, run_shell
+
+    store, ws = tmp_path / "store", tmp_path / "ws"
+    (ws / "node_modules" / "pkg").mkdir(parents=True)
+    store.mkdir()
+    for i in range(MAX_LINK_BINDS + 10):
+        (store / f"f{i}.js").write_text("original\n")
+        os.link(store / f"f{i}.js", ws / "node_modules" / "pkg" / f"f{i}.js")
+    jail = confinement(SandboxSpec(), ws, protected_paths(ws))
+    write = _py("import sys\nopen(sys.argv[1], 'w').write('changed')\n")
+    ctx = ToolContext(workspace=ws, confinement=jail)
+    linked = await run_shell(RunShellArgs(command=f"{write} node_modules/pkg/f3.js"), ctx)
+    beside = await run_shell(RunShellArgs(command=f"{write} node_modules/pkg/new.js"), ctx)
+    own = await run_shell(RunShellArgs(command=f"{write} own.txt"), ctx)
+    assert linked.is_error and beside.is_error and not own.is_error, own.content
+    assert (store / "f3.js").read_text() == "original\n"
+    assert (ws / "own.txt").read_text() == "changed"

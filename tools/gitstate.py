@@ -18,7 +18,7 @@ from typing import Any
 LISTED_DIRS = ("refs", "logs")
 MAX_FILES = 5_000
 """Files of ``refs/`` and ``logs/`` looked at; beyond them a change is not reported."""
-HASHED_BYTES = 65_536
+HASHED_BYTES = 4_096
 """Files up to this size are hashed before the command (their ``base_hash``)."""
 
 

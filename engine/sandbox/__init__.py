@@ -92,6 +92,8 @@ class Confinement:
     """Git folders a command may write (``vcs: write``), swept after each command."""
     startup_absent: tuple[str, ...] = ()
     """Interpreter start-up files absent from writable folders on ``sys.path``."""
+    linked: wall.LinkSearch | None = None
+    """Workspace files with a hard link outside it, read-only (searched from run start)."""
 
     @property
     def active(self) -> bool:
@@ -111,8 +113,9 @@ class Confinement:
         if self.bwrap is None:
             return unconfined(argv)
         bounds = self.spec.limits
+        linked = tuple(self.linked.result()) if self.linked is not None else ()
         plan = MountPlan(self.workspace, self.writable, self.readable, self.hidden,
-                         self.protected, network,
+                         (*self.protected, *linked), network,
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
         return [*cgroups.join_script(group.procs_files if group else (), bounds.cpu_s,
@@ -198,14 +201,14 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     vcs_write = spec.vcs == "write"
     installed, startup_absent = (wall.installation_read_only(wall.installation(), ws, writable)
                                  if walled else ([], []))
-    read_only = [*(p for g in gitdirs for p in wall.git_read_only(g, vcs_write)), *installed,
-                 *(wall.hard_linked(ws) if walled else [])]
+    read_only = [*(p for g in gitdirs for p in wall.git_read_only(g, vcs_write)), *installed]
     kept = [p for p in (*protected, *read_only)
             if not any(is_protected(p, [h]) for h in hidden)]
     return Confinement(
         spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
         tuple(readable), writable, enforced_limits(found),
-        tuple(gitdirs) if vcs_write else (), tuple(startup_absent))
+        tuple(gitdirs) if vcs_write else (), tuple(startup_absent),
+        wall.LinkSearch(ws) if walled else None)
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:

@@ -119,9 +119,14 @@ def hierarchy(controller: str) -> Hierarchy | None:
     mounts = _mounts()
     v2_root = mounts.get("cgroup2")
     if v2_root is not None and "" in own:
-        parent = os.path.join(v2_root, own[""].lstrip("/"))
-        if _v2_offers(parent, controller):
-            return Hierarchy(controller, parent, True)
+        mine = os.path.join(v2_root, own[""].lstrip("/"))
+        if _v2_offers(mine, controller, may_enable=True):
+            return Hierarchy(controller, mine, True)
+        # A cgroup holding processes cannot enable controllers for children (a v2 rule):
+        # beside this process's own group, under its parent, where they are on.
+        above = os.path.dirname(mine.rstrip("/"))
+        if above.startswith(v2_root) and above != mine and _v2_offers(above, controller):
+            return Hierarchy(controller, above, True)
     v1_root = mounts.get(controller)
     if v1_root is not None and controller in own:
         parent = os.path.join(v1_root, own[controller].lstrip("/"))
@@ -130,13 +135,16 @@ def hierarchy(controller: str) -> Hierarchy | None:
     return None
 
 
-def _v2_offers(parent: str, controller: str) -> bool:
-    """The controller is on in ``parent``'s children (``cgroup.subtree_control``), or can be
-    switched on there (it cannot while ``parent`` holds processes, unless it is the root)."""
+def _v2_offers(parent: str, controller: str, may_enable: bool = False) -> bool:
+    """The controller is on in ``parent``'s children (``cgroup.subtree_control``), or
+    (``may_enable``) can be switched on there (it cannot while ``parent`` holds processes,
+    unless it is the root)."""
     try:
         with open(os.path.join(parent, "cgroup.subtree_control")) as f:
             if controller in f.read().split():
                 return os.access(parent, os.W_OK)
+        if not may_enable:
+            return False
         with open(os.path.join(parent, "cgroup.controllers")) as f:
             if controller not in f.read().split():
                 return False

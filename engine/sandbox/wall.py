@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -191,6 +192,29 @@ def hard_linked(workspace: str) -> list[str]:
     if len(found) > MAX_LINK_BINDS:
         return sorted({os.path.dirname(p) for p in found})
     return found
+
+
+class LinkSearch:
+    """``hard_linked(workspace)`` on a thread from run start (hidden behind the first model
+    turn); the first command waits for its answer."""
+
+    def __init__(self, workspace: str) -> None:
+        self._found: list[str] = []
+        self._done = threading.Event()
+        threading.Thread(target=self._search, args=(workspace,), daemon=True,
+                         name="hard-link search").start()
+
+    def _search(self, workspace: str) -> None:
+        try:
+            self._found = hard_linked(workspace)
+        except Exception:  # a search that failed protects nothing more, said once
+            logger.exception("hard-link search in %s failed", workspace)
+        finally:
+            self._done.set()
+
+    def result(self) -> list[str]:
+        self._done.wait()
+        return self._found
 
 
 def _under(path: str, folder: str) -> bool:
