@@ -254,6 +254,18 @@ class McpPayload(TypedDict, total=False):
     registry_version: int
 
 
+class ChildStartedPayload(TypedDict):
+    child_run_id: str
+    machine: str
+    resumed: bool
+
+
+class ChildEndedPayload(TypedDict):
+    child_run_id: str
+    status: str
+    error: str | None
+
+
 PAYLOADS: dict[EventKind, type] = {
     EventKind.SANDBOX: SandboxPayload,
     EventKind.STEP_BEGIN: StepBeginPayload,
@@ -279,5 +291,7 @@ PAYLOADS: dict[EventKind, type] = {
     EventKind.MCP_SERVER_CRASHED: McpPayload,
     EventKind.MCP_SERVER_ERROR: McpPayload,
     EventKind.MCP_CALL_FAILED: McpPayload,
+    EventKind.CHILD_STARTED: ChildStartedPayload,
+    EventKind.CHILD_ENDED: ChildEndedPayload,
 }
 """The payload type of every kind (a test checks that each member has one)."""
