@@ -62,7 +62,13 @@ from engine.store.deferred import (
 from engine.store.postgres_errors import translate
 from engine.store.readback import DECODE_ERRORS, damaged_row
 from engine.store.sqlite import REOPEN_SET as REOPEN
-from engine.store.sqlite import _approval_row, _dumps, busy_timeout, lease_alive
+from engine.store.sqlite import (
+    _approval_row,
+    _dumps,
+    busy_timeout,
+    lease_alive,
+    shown_running,
+)
 
 logger = logging.getLogger(__name__)
 logging.getLogger("psycopg").setLevel(logging.ERROR)
@@ -459,7 +465,7 @@ class PostgresStore:
     def _run_info(row: Sequence[Any]) -> RunInfo:
         r = dict(zip(RUN_COLUMNS, row, strict=True))
         status: RunStatus = r["status"]
-        if status == "running" and not _lease_alive(r):
+        if status == "running" and not shown_running(r):
             status = "crashed"
         return RunInfo(
             run_id=r["run_id"], machine=r["machine"], machine_path=r["machine_path"] or "",

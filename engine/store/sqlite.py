@@ -758,7 +758,7 @@ class SqliteStore:
     def _run_info(self, row: Sequence[Any]) -> RunInfo:
         r = dict(zip(self._run_columns(), row, strict=True))
         status: RunStatus = r["status"]
-        if status == "running" and not self._lease_alive(r):
+        if status == "running" and not shown_running(r):
             status = "crashed"
         return RunInfo(
             run_id=r["run_id"], machine=r["machine"], machine_path=r["machine_path"] or "",
@@ -1274,6 +1274,16 @@ def lease_alive(r: Mapping[str, Any]) -> bool:
     if host == WORKERS_PREFIX + socket.gethostname():
         return unexpired and _pid_alive(r.get("lease_pid"))
     return unexpired
+
+
+def shown_running(r: Mapping[str, Any]) -> bool:
+    """Whether ``runs``/``show`` call a ``running`` row running (else ``crashed``). A lease of
+    a workflow's workers holds here by its expiry alone: when the worker that took the last
+    step dies, another worker takes the next one (a local ``resume`` may still take over at
+    once: ``lease_alive`` decides that)."""
+    if str(r.get("lease_host") or "").startswith(WORKERS_PREFIX):
+        return bool(r.get("lease_nonce")) and (r.get("lease_expires") or 0.0) > time.time()
+    return lease_alive(r)
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:
