@@ -56,3 +56,14 @@ def machine_path(arg: str) -> Path:
     names = ", ".join(machines) or "none found"
     raise UsageError(f"{arg}: no such machine file, and not the name of a bundled machine "
                      f"(bundled: {names})")
+
+
+def child_machine_path(arg: str, parent: str) -> Path:
+    """The machine a parent machine (the file ``parent``) names as a child: a file beside the
+    parent first, then ``machine_path``'s (a path, or a bundled machine's name)."""
+    path = Path(arg)
+    if not path.is_absolute() and parent:
+        beside = Path(parent).parent / path
+        if beside.exists():
+            return beside.resolve()
+    return machine_path(arg)

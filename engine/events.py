@@ -43,6 +43,10 @@ class EventKind(StrEnum):
     MCP_SERVER_CRASHED = "mcp_server_crashed"
     MCP_SERVER_ERROR = "mcp_server_error"
     MCP_CALL_FAILED = "mcp_call_failed"
+    CHILD_STARTED = "child_started"
+    """A step started (or resumed) a child run: ``child_run_id``, ``machine``, ``resumed``."""
+    CHILD_ENDED = "child_ended"
+    """That child run ended: ``child_run_id``, ``status``, ``error``."""
 
 
 TRANSIENT = frozenset({EventKind.TEXT_DELTA, EventKind.STEP_BEGIN, EventKind.STEP_COMMIT,
@@ -250,6 +254,18 @@ class McpPayload(TypedDict, total=False):
     registry_version: int
 
 
+class ChildStartedPayload(TypedDict):
+    child_run_id: str
+    machine: str
+    resumed: bool
+
+
+class ChildEndedPayload(TypedDict):
+    child_run_id: str
+    status: str
+    error: str | None
+
+
 PAYLOADS: dict[EventKind, type] = {
     EventKind.SANDBOX: SandboxPayload,
     EventKind.STEP_BEGIN: StepBeginPayload,
@@ -275,5 +291,7 @@ PAYLOADS: dict[EventKind, type] = {
     EventKind.MCP_SERVER_CRASHED: McpPayload,
     EventKind.MCP_SERVER_ERROR: McpPayload,
     EventKind.MCP_CALL_FAILED: McpPayload,
+    EventKind.CHILD_STARTED: ChildStartedPayload,
+    EventKind.CHILD_ENDED: ChildEndedPayload,
 }
 """The payload type of every kind (a test checks that each member has one)."""

@@ -91,10 +91,14 @@ STOP_REASON: DataKey[str] = _key("stop_reason", (str,), str,
 COUNTERS: DataKey[dict[str, int]] = _key(
     "counters", (dict,), dict, "Workflow loop counters by name (``count_rounds``).")
 
+INPUTS: DataKey[dict[str, Any]] = _key(
+    "inputs", (dict,), dict, "What the parent's ``run_machine`` state gave a child run "
+    "(``with.inputs``; templates read ``data.inputs``).")
+
 KEYS: dict[str, DataKey[Any]] = {k.name: k for k in (
     TASK, HISTORY, PLAN, PLAN_TEXT, PENDING_CALLS, APPROVALS, GRANTED, RESULTS, FILES_CHANGED,
     FILE_HASHES, PLANNED_FILES, CONTEXT, MODEL_TURNS, FINAL_ANSWER, REFUSAL, STOP_REASON,
-    COUNTERS)}
+    COUNTERS, INPUTS)}
 """Every key a run's data may hold, by stored name."""
 TOOL_KEYS: frozenset[str] = frozenset(k.name for k in KEYS.values() if k.by_tools)
 """The keys tools may record (``ToolSpec.records``)."""

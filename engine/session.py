@@ -38,7 +38,7 @@ from engine.models.options import merge_options
 from engine.models.scripted import ScriptedModel, load_turns
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.permissions.policy import Policy
-from engine.run_data import HISTORY, TASK
+from engine.run_data import HISTORY, INPUTS, TASK
 from engine.sandbox import Confinement, confinement, merge, protected_paths
 from engine.spec import MachineSpec, load_machine, machine_from_definition
 from engine.spec.check import fixed_tool_problems
@@ -84,6 +84,30 @@ class RunRequest:
     """An earlier conversation the run continues (a follow-up prompt in an editor)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Stored with the run's config, for a host to find its runs by (an editor's session)."""
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    """Values for the run's data under ``inputs`` (a child run's ``with.inputs``)."""
+    parent: ParentLink | None = None
+    """For a child run: the run and step that start it, and the policies above it."""
+
+
+@dataclass(frozen=True)
+class ParentLink:
+    """Where a child run comes from, recorded with it so ``resume`` narrows it again."""
+
+    run_id: str
+    step: int
+    policies: tuple[str | None, ...] = ()
+    """The policy files of the runs above, outermost first (None: the built-in defaults)."""
+    caps: Mapping[str, Any] = field(default_factory=dict)
+    """What the parent has left of its limits: the child's own limits are lowered to these."""
+    call_id: str = ""
+    """The parent's tool call that started the child (``delegate``), if any."""
+    model: str | None = None
+    """The parent's model spec: the child's when neither it nor its machine names one."""
+
+    def to_config(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "step": self.step, "policies": list(self.policies),
+                "call_id": self.call_id}
 
 
 @dataclass
@@ -152,7 +176,13 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
         raise UsageError("--workspace is for --task runs: a golden task (and the demo) runs in "
                          "a fresh copy of its fixture under .engine/workspaces/RUN_ID")
     machine = _configured(loaded, req.limits, req.context, golden)
-    model_spec = None if req.model_client else resolve_model_spec(req.model, machine.model)
+    limits = dict(req.limits) or (golden.limits if golden else {})
+    if req.parent is not None:
+        machine, limits = _capped(machine, req.parent.caps)
+    model_arg = req.model
+    if model_arg is None and req.parent is not None and not machine.model:
+        model_arg = req.parent.model  # a child without a model of its own uses its parent's
+    model_spec = None if req.model_client else resolve_model_spec(model_arg, machine.model)
     if golden is None and model_spec is None and req.model_client is None and needs_model:
         raise ModelConfigError(
             "a free task needs a model: pass --model openai:<model> | anthropic:<model> | "
@@ -183,21 +213,27 @@ def prepare_new(req: RunRequest, store: Store, *, db_path: Path | None = None,
         "approval": approval, "policy": _resolved(policy_path),
         "policy_arg": _resolved(req.policy), "task_policy": _resolved(task_policy),
         "mcp_config": str(req.mcp_config.resolve()) if req.mcp_config else None,
-        "limits": dict(req.limits) or (golden.limits if golden else {}),
+        "limits": limits,
         "context": dict(req.context) or (golden.context if golden else {}),
         "model_options": dict(req.model_options),
         "durability": req.durability,
         **_code_config(req),
         **({"labels": dict(req.labels)} if req.labels else {}),
+        **({"parent": req.parent.to_config()} if req.parent else {}),
     }
     runner = Runner(machine, build_services(config, machine, store, workspace, observer,
                                             prompter, tools=req.tools,
                                             model_client=req.model_client))
     data: dict[str, Any] = {TASK.name: task_text}
+    if req.inputs:
+        data[INPUTS.name] = dict(req.inputs)
     if req.history:
         data[HISTORY.name] = [m.to_dict() for m in req.history if m.role != "system"]
     state = RunState(run_id, machine.name, machine.initial, 0, (), data)
-    create = {"workspace": str(workspace), "config": config, "data": dict(state.data)}
+    create: dict[str, Any] = {"workspace": str(workspace), "config": config,
+                              "data": dict(state.data)}
+    if req.parent is not None:
+        create |= {"parent_run_id": req.parent.run_id, "parent_step": req.parent.step}
     return Prepared(runner, state, machine, False, _mcp_servers(machine, config), notes, create,
                     golden)
 
@@ -294,7 +330,7 @@ def build_services(config: Mapping[str, Any], machine: MachineSpec, store: Store
                    tools: Sequence[ToolSpec] = (),
                    model_client: ModelClient | None = None) -> RunParts:
     """The run's parts from its stored config, with the tools and model given in code."""
-    policy = load_policy(Path(config["policy"])) if config.get("policy") else Policy.default()
+    policy = run_policy(config)
     jail = run_confinement(config, machine, policy, store, workspace)
     registry = run_tools(config, machine, tools)
     if model_client is None and config.get("model_client") and not config.get("model"):
@@ -347,6 +383,10 @@ def run_tools(config: Mapping[str, Any], machine: MachineSpec,
     if unknown:
         raise UsageError(f"{machine.path}: unknown tool(s) in tools: {', '.join(unknown)}")
     found = resolve([*refs, *(config.get("python_tools") or ())], given)
+    if machine.children:
+        from engine.actions.delegate import delegate_spec
+
+        found.append(delegate_spec(machine.children))
     registry = ToolRegistry([*(builtins[n] for n in named if n in builtins
                                and n not in {s.name for s in found}), *found])
     problems = fixed_tool_problems(machine, registry.names())
@@ -401,6 +441,17 @@ def _option_layers(machine: MachineSpec, cli: Mapping[str, Any]) -> list[dict[st
     return [merge_options(machine.model_options, state, cli) for state in [{}, *states]]
 
 
+def run_policy(config: Mapping[str, Any]) -> Policy:
+    """The run's policy file (or the defaults), narrowed by its parents' for a child run."""
+    policy = load_policy(Path(config["policy"])) if config.get("policy") else Policy.default()
+    parents = (config.get("parent") or {}).get("policies") or ()
+    if not parents:
+        return policy
+    from engine.permissions.narrowing import narrowed
+
+    return narrowed(policy, [load_policy(Path(p)) if p else Policy.default() for p in parents])
+
+
 def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Policy,
                     store: Store, workspace: Path) -> Confinement:
     """The run's sandbox: the machine's ``sandbox:`` under the policy file's, probed once.
@@ -425,7 +476,9 @@ def builtin_tools() -> list[ToolSpec]:
 
 def load_policy(path: Path) -> Policy:
     """A policy file, checked against the names of the tools a run can call."""
-    return Policy.load(path, tools=frozenset(s.name for s in builtin_tools()))
+    from engine.actions.delegate import DELEGATE
+
+    return Policy.load(path, tools=frozenset(s.name for s in builtin_tools()) | {DELEGATE})
 
 
 def shell_tool_name() -> str:
@@ -485,6 +538,16 @@ def _configured(machine: MachineSpec, limits: Mapping[str, Any], context: Mappin
 
         machine = machine.model_copy(update={"context": ContextSpec(**{**base, **context})})
     return machine
+
+
+def _capped(machine: MachineSpec, caps: Mapping[str, Any]) -> tuple[MachineSpec, dict[str, Any]]:
+    """``machine`` with each limit no higher than ``caps`` has it, and its limits as recorded."""
+    own = machine.limits.model_dump()
+    lowered = {k: v if not own.get(k) else min(own[k], v)
+               for k, v in caps.items() if v is not None}
+    limits = {**own, **lowered}
+    return machine.model_copy(update={"limits": machine.limits.model_copy(update=lowered)}), {
+        k: v for k, v in limits.items() if v is not None}
 
 
 def _policy_parks(path: Path | None) -> bool:
@@ -621,5 +684,5 @@ def _run_emitter(prepared: Prepared) -> Any:
     return emit
 
 
-__all__ = ["Driver", "Prepared", "RunRequest", "execute", "plain_drive", "prepare_new",
-           "prepare_resume"]
+__all__ = ["Driver", "ParentLink", "Prepared", "RunRequest", "execute", "plain_drive",
+           "prepare_new", "prepare_resume"]

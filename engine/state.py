@@ -202,6 +202,10 @@ class RunInfo:
     config: Mapping[str, Any] = field(default_factory=dict)
     """How the run was started (model, approval mode, policy, task, golden dir): used by resume."""
     error: str | None = None
+    parent_run_id: str | None = None
+    """The run whose ``run_machine`` state (or ``delegate`` call) started this one."""
+    parent_step: int | None = None
+    """The parent's step that started this run (with ``parent_run_id``)."""
     forked_from: ForkOrigin | None = None
     """Set for a run made by ``fork``: the run and step it continues from."""
 
@@ -220,6 +224,8 @@ class RunInfo:
             "output_tokens": self.output_tokens,
             "cost_usd": self.cost_usd,
             "error": self.error,
+            "parent_run_id": self.parent_run_id,
+            "parent_step": self.parent_step,
             "forked_from": self.forked_from.to_json() if self.forked_from else None,
         }
 

@@ -333,3 +333,11 @@ def test_workspace_bench_runs_at_10_and_10000_files_and_files_changed_is_exact(
         assert row["tools"]["search_text"] > 0 and row["tools"]["git grep"] > 0
         assert row["cpu"]["watch_cpu_ms"] > 0 and row["cpu"]["summary_cpu_ms"] > 0
     assert rows[2]["ignored"] == 6660 and "overhead ms" in proc.stdout
+
+
+def test_children_bench_runs_a_workflow_alone_and_as_a_child(tmp_path: Path) -> None:
+    out, data = run_bench("children.py", "--rounds", "2", "3", "--repeats", "1",
+                          tmp_path=tmp_path)
+    assert [r["steps"] for r in data["rows"]] == [6, 8]  # two steps a round, and the last
+    assert all(r["child_ms_per_step"]["n"] == 1 for r in data["rows"])
+    assert "as a child ms/step" in out

@@ -106,7 +106,7 @@ def test_the_stored_names_of_the_keys_never_change() -> None:
     assert set(KEYS) == {
         "task", "history", "plan", "plan_text", "pending_calls", "approvals", "granted", "results",
         "files_changed", "file_hashes", "planned_files", "context", "model_turns",
-        "final_answer", "refusal", "stop_reason", "counters"}
+        "final_answer", "refusal", "stop_reason", "counters", "inputs"}
 
 
 def test_every_action_declares_only_registered_keys() -> None:

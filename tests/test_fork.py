@@ -273,14 +273,16 @@ def test_the_python_api_forks_through_runs(tmp_path: Path) -> None:
 
 
 def test_a_version_6_database_is_upgraded_with_its_runs(cli: EngineCLI, tmp_path: Path) -> None:
-    """A database written before forks (schema 6) gains the fork columns; its runs read back
-    with ``forked_from`` null and can be forked."""
+    """A database written before child runs and forks (schema 6) is upgraded through both
+    migrations (7: the parent link, 8: the fork columns); its runs read back with
+    ``forked_from`` null and can be forked."""
     from engine.store.sqlite import SCHEMA_VERSION
 
     _, run = start(cli, tmp_path, FOUR_WRITES)
     conn = sqlite3.connect(tmp_path / "engine.db")
-    conn.execute("ALTER TABLE runs DROP COLUMN fork_step")
-    conn.execute("ALTER TABLE runs DROP COLUMN forked_from")
+    conn.execute("DROP INDEX idx_runs_parent")  # back to schema 6: before child runs and forks
+    for column in ("fork_step", "forked_from", "parent_step", "parent_run_id"):
+        conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
     conn.execute("PRAGMA user_version=6")
     conn.commit()
     conn.close()
@@ -290,7 +292,7 @@ def test_a_version_6_database_is_upgraded_with_its_runs(cli: EngineCLI, tmp_path
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     columns = [r[1] for r in conn.execute("PRAGMA table_info(runs)")]
     conn.close()
-    assert columns[-2:] == ["forked_from", "fork_step"]
+    assert columns[-4:] == ["parent_run_id", "parent_step", "forked_from", "fork_step"]
     made = cli.json("fork", run["run_id"], "--step", "3")
     assert made["forked_from"]["step"] == 3
 

@@ -60,6 +60,7 @@ def test_no_golden_task_or_machine_runs_a_bare_python() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # a hang guard: it installs, lints and type-checks before its tests
 def test_scripts_test_runs_the_npm_servers_with_the_pypi_node_whatever_the_system_has(
         tmp_path: Path) -> None:
     """A system node 18 first on PATH (as on Debian 12) that would leave a mark if run: the

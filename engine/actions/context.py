@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from engine.state import RunState, ToolCall
+from engine.state import RunState, ToolCall, Usage
 from engine.tooling.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -60,6 +60,48 @@ class ApprovalGate(Protocol):
                            deferred: Deferred | None = None) -> list[Approval]: ...
 
     async def confirm_unknown(self, call: ToolCall, message: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class ChildRequest:
+    """A child run a state asks for (``run_machine``, the ``delegate`` tool): what it runs."""
+
+    machine: str
+    """A machine file (relative to the parent's machine file) or a bundled machine's name."""
+    task: str
+    model: str | None = None
+    """A model spec; None: the parent's."""
+    policy: str | None = None
+    """The child's own policy file (relative to the parent's machine file); it only narrows."""
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    """The child's limits, capped by what the parent has left."""
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    """Put in the child's run data under ``inputs``."""
+    call_id: str = ""
+    """The parent's tool call that asked (``delegate``); empty for a ``run_machine`` state."""
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """How a child run ended, as its parent sees it."""
+
+    run_id: str
+    status: str
+    """``completed`` or ``failed`` (a parked child parks its parent instead)."""
+    answer: str
+    """The child's final answer (empty for a workflow without one)."""
+    files_changed: Mapping[str, Any]
+    usage: Usage
+    error: str | None = None
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    """The limits the child ran under (after capping)."""
+
+
+class ChildRuns(Protocol):
+    """Starts a child run of a step, or resumes the one that step started before
+    (``engine.runs.children``); the front door hands it to every run it prepares."""
+
+    async def run_child(self, ctx: ActionContext, request: ChildRequest) -> ChildResult: ...
 
 
 def _silent(kind: str, payload: Mapping[str, Any]) -> None:
@@ -124,6 +166,8 @@ class RunParts:
     observer: Observer = _silent
     clock: Clock = time.time
     fault: FaultHook = _no_fault
+    children: ChildRuns | None = None
+    """Starts and resumes child runs (None where no front door prepared the run)."""
     pace: Pace | None = None
     """Awaited before each step's action and before its commit, when a host shows the run at
     its reader's pace (``engine.runs`` streams): the run goes on once the reader has seen

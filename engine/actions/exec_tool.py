@@ -12,12 +12,13 @@ from engine.actions.agent import template_context
 from engine.actions.await_approval import decide_calls, denial_message
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
+from engine.actions.delegate import DELEGATE, delegate
 from engine.actions.side_effects import run_call
 from engine.core.ledger import Ledger
 from engine.errors import PolicyRefusedError, ToolError
 from engine.run_data import APPROVALS, COUNTERS, FILES_CHANGED, PENDING_CALLS, RESULTS
 from engine.spec.templates import render_value
-from engine.state import Message, Outcome, ToolCall
+from engine.state import Message, Outcome, ToolCall, Usage
 from engine.tooling.spec import ToolResult
 
 logger = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
     files = dict(FILES_CHANGED.get(data))
     recorded: dict[str, Any] = {}  # what tools recorded this turn: a second edit builds on it
     errors = 0
+    usage: Usage | None = None  # what child runs (``delegate``) spent
     for raw in PENDING_CALLS.get(data):
         call = ToolCall.from_dict(raw)
         approval = approvals.get(call.id)
@@ -41,8 +43,15 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
             messages.append(denial_message(approval or _missing(call)))
             continue
         seen_by_call = {**data, **recorded}
-        result = await run_call(ctx, call, ledger, seen_by_call,
-                                approval.get("post_images"), approved_risk=approval.get("risk"))
+        if call.name == DELEGATE:
+            result, child = await delegate(ctx, call)
+            if child is not None:
+                usage = child.usage if usage is None else usage + child.usage
+                files.update(child.files_changed)
+        else:
+            result = await run_call(ctx, call, ledger, seen_by_call,
+                                    approval.get("post_images"),
+                                    approved_risk=approval.get("risk"))
         errors += result.is_error
         messages.append(Message("tool", result.content, tool_call_id=call.id, name=call.name,
                                 is_error=result.is_error))
@@ -52,7 +61,7 @@ async def exec_tool(ctx: ActionContext, params: NoParams) -> Outcome:
     if files:
         updates[FILES_CHANGED.name] = files
     note = f"{len(messages)} result(s), {errors} error(s)"
-    return Outcome("done", updates=updates, messages=tuple(messages), note=note)
+    return Outcome("done", updates=updates, messages=tuple(messages), usage=usage, note=note)
 
 
 def _missing(call: ToolCall) -> dict[str, Any]:

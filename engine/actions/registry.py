@@ -28,6 +28,7 @@ from engine.actions.exec_tool import (
     run_tool,
     run_tool_emits,
 )
+from engine.actions.run_machine import RunMachineParams, run_machine
 from engine.run_data import (
     APPROVALS,
     CONTEXT,
@@ -88,6 +89,11 @@ ACTIONS: dict[str, ActionInfo] = {
                    side_effects=True, templated=("args",), emits_for=run_tool_emits, waits=False,
                    reads=_TEMPLATE_READS | names((APPROVALS, FILES_CHANGED, FILE_HASHES)),
                    writes=names((RESULTS, FILES_CHANGED)) | TOOL_KEYS),
+        ActionInfo("run_machine", frozenset({"ok", "failed"}), RunMachineParams, run_machine,
+                   "Run another machine as a child run (its policy and budget only narrow).",
+                   templated=("task", "inputs"),
+                   reads=_TEMPLATE_READS | names((FILES_CHANGED,)),
+                   writes=names((RESULTS, FILES_CHANGED))),
         ActionInfo("count_rounds", frozenset({"again", "exhausted"}), CountRoundsParams,
                    count_rounds, "Count rounds of a workflow loop; exhausted past max.",
                    waits=False, reads=names((COUNTERS,)), writes=names((COUNTERS,))),

@@ -99,13 +99,16 @@ class Runner:
     # -- creation -----------------------------------------------------------------------
 
     def create(self, run_id: str, *, workspace: str, config: Mapping[str, Any],
-               data: Mapping[str, Any]) -> RunState:
-        """Persist a new run, its initial data and its first step's pre-checkpoint."""
+               data: Mapping[str, Any], parent_run_id: str | None = None,
+               parent_step: int | None = None) -> RunState:
+        """Persist a new run, its initial data and its first step's pre-checkpoint (a child
+        run names the parent run and step that started it)."""
         now = self.parts.clock()
         spec = self.machine
         state = RunState(run_id, spec.name, spec.initial, 0, (), dict(data))
         info = RunInfo(run_id, spec.name, spec.path, spec.source_hash, "running", spec.initial,
-                       workspace, now, now, 0, 0, 0, 0.0, dict(config))
+                       workspace, now, now, 0, 0, 0, 0.0, dict(config),
+                       parent_run_id=parent_run_id, parent_step=parent_step)
         self.store.create_run(info, state, self._begin(state, now))
         return state
 

@@ -201,7 +201,9 @@ def pending(store: Store, now: float | None = None) -> list[dict[str, Any]]:
         if r.run_id not in runs:
             runs[r.run_id] = store.get_run(r.run_id)
         if still_waiting(runs[r.run_id], r):
-            rows.append(pending_json(r, now, Path(runs[r.run_id].workspace)))
+            row = pending_json(r, now, Path(runs[r.run_id].workspace))
+            row["parent_run_id"] = runs[r.run_id].parent_run_id
+            rows.append(row)
     return rows
 
 

@@ -153,6 +153,9 @@ class Policy:
     """The file's ``sandbox:`` section; overrides the machine's key by key."""
     approval: Literal["park"] | None = None
     """``approval: park``: with nobody at a terminal, ``ask`` parks the run for a person."""
+    parents: tuple[Policy, ...] = ()
+    """The policies of the runs above a child run (``engine.permissions.narrowing``): each
+    decides too, and the strictest decision stands."""
 
     @classmethod
     def default(cls) -> Policy:
@@ -212,9 +215,13 @@ class Policy:
             if r.idempotent:
                 d["idempotent"] = True
             rules.append(d)
-        return {"default": self.when_asked, "on_unknown_effect": self.on_unknown_effect,
-                "roots": [{"path": str(r.path), "writable": r.writable} for r in self.roots],
-                "rules": rules}
+        data: dict[str, Any] = {
+            "default": self.when_asked, "on_unknown_effect": self.on_unknown_effect,
+            "roots": [{"path": str(r.path), "writable": r.writable} for r in self.roots],
+            "rules": rules}
+        if self.parents:
+            data["parents"] = [p.to_data() for p in self.parents]
+        return data
 
     def declares_idempotent(self, call: ToolCall, spec: ToolSpec, workspace: Path) -> bool:
         """True when an allow rule with ``idempotent: true`` matches ``call`` (for a shell
@@ -304,7 +311,21 @@ class Decision:
 
 
 def decide(call: ToolCall, spec: ToolSpec, ctx: PolicyContext) -> Decision:
-    """The decision for ``call`` (pure: reads files for previews, never writes or runs)."""
+    """The decision for ``call`` (pure: reads files for previews, never writes or runs).
+
+    A child run's policy has ``parents``: each decides the call as well, and a parent's
+    stricter decision stands, saying whose it is."""
+    decision = _decide_one(call, spec, ctx)
+    for parent in ctx.policy.parents:
+        outer = _decide_one(call, spec, replace(ctx, policy=parent))
+        if DECISIONS.index(outer.decision) > DECISIONS.index(decision.decision):
+            whose = f"the parent run's policy {parent.source}"
+            decision = replace(outer, reason=f"{outer.reason} (decided by {whose})",
+                               rule=outer.rule or f"{whose}: built-in default")
+    return decision
+
+
+def _decide_one(call: ToolCall, spec: ToolSpec, ctx: PolicyContext) -> Decision:
     args = dict(call.args or {})
     command = args.get(spec.command_arg) if spec.command_arg else None
     if isinstance(command, str):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engine.permissions.parking import pending, record_decision, still_waiting
+from engine.runs.children import root_run
 from engine.store.base import Store
 
 Wake = Callable[[Store, str], "str | None"]
@@ -45,6 +46,8 @@ class PendingApproval:
     age_s: float
     parsed: tuple[Mapping[str, Any], ...] = field(default=())
     """For a shell call: each simple command with its argv, risk and decision."""
+    parent_run_id: str | None = None
+    """For a child run's call: the run that started it (parked too; resume that one)."""
 
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> PendingApproval:
@@ -57,7 +60,7 @@ class PendingApproval:
                 "command": self.command, "parsed": [dict(p) for p in self.parsed],
                 "rule": self.rule, "reason": self.reason, "capability": self.capability,
                 "policy_version": self.policy_version, "requested_at": self.requested_at,
-                "age_s": self.age_s}
+                "age_s": self.age_s, "parent_run_id": self.parent_run_id}
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,9 @@ class DecidedApproval:
     """What the backend driving the run said when woken (None: the caller resumes it)."""
     still_pending: int = 0
     """Calls of the same run still waiting for a decision."""
+    resume_run: str = ""
+    """The run to resume for the decision to take effect: the topmost run above a child's
+    call (resuming it resumes the child first), else the run itself."""
 
 
 def pending_approvals(store: Store, run_id: str | None = None) -> list[PendingApproval]:
@@ -101,4 +107,5 @@ def decide(store: Store, run_id: str, call_id: str, decision: Literal["allow", "
     notice = wake(store, req.run_id) if wake is not None else None
     return DecidedApproval(req.run_id, req.call_id, req.tool, decision,
                            req.decided_by or "", channel, note,
-                           always if decision == "allow" else None, notice, left)
+                           always if decision == "allow" else None, notice, left,
+                           root_run(store, req.run_id))

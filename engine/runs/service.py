@@ -24,11 +24,20 @@ from engine.hints import command
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.runs.approvals import DecidedApproval, PendingApproval, Wake, decide
 from engine.runs.approvals import pending_approvals as _pending
+from engine.runs.children import Children
 from engine.runs.events import Approver, EventHandler, RunEvent, prompter_for
 from engine.runs.prepared import PreparedRun
 from engine.runs.reading import RunStore, require_existing, target_of
 from engine.runs.stream import Lockstep, RunStream, sink
-from engine.session import Driver, Prepared, RunRequest, execute, plain_drive, prepare_new
+from engine.session import (
+    Driver,
+    ParentLink,
+    Prepared,
+    RunRequest,
+    execute,
+    plain_drive,
+    prepare_new,
+)
 from engine.session import prepare_resume as _prepare_resume
 from engine.state import Message, RunInfo
 from engine.store.base import Store
@@ -130,6 +139,7 @@ class _Wiring:
         self.raw = options.get("observer")
         self.pace = lockstep.pace if lockstep is not None else None
         approver = options.get("approver")
+        self.approver = approver
         self.prompter = (prompter_for(approver, lambda: self.run_id, self.observe, self.pace)
                          if approver is not None else options.get("prompter"))
 
@@ -202,6 +212,27 @@ class Runs:
         """Compose a new run without driving it; ``drive`` (or a backend) drives it."""
         return self._prepare_new(machine, options, None)
 
+    def child(self, machine: str, link: ParentLink, inputs: Mapping[str, Any], task: str,
+              model: str | None, approval: ApprovalMode, prompter: Prompter | None,
+              approver: Approver | None, workspace: Path, policy: str | None,
+              limits: Mapping[str, Any]) -> PreparedRun:
+        """Compose a child run of ``link``'s run and step (``engine.runs.children``):
+        its policy narrowed by the policies above it, its limits capped by the parent's."""
+        options = StartOptions(task=task, model=model, approval=approval, workspace=workspace,
+                               policy=policy, limits=limits)
+        if approver is not None:  # its questions name the child's run
+            options["approver"] = approver
+        elif prompter is not None:
+            options["prompter"] = prompter
+        return self._prepare_new(machine, options, None, link=link, inputs=inputs)
+
+    async def resume_child(self, run_id: str, approval: ApprovalMode, prompter: Prompter | None,
+                           approver: Approver | None) -> RunResult:
+        """Resume a child run in its parent's approval mode (asking the same person)."""
+        if approver is not None:
+            return await self.resume(run_id, approval=approval, approver=approver)
+        return await self.resume(run_id, approval=approval, prompter=prompter)
+
     def prepare_resume(self, run_id: str, **options: Unpack[ResumeOptions]) -> PreparedRun:
         """Rebuild a stopped run's parts from what it recorded, for ``drive``."""
         return self._prepare_resumed(run_id, options, None)
@@ -273,7 +304,8 @@ class Runs:
         return RunResult(state, info.status, info.error)
 
     def _prepare_new(self, machine: MachineArg, options: StartOptions,
-                     lockstep: Lockstep | None) -> PreparedRun:
+                     lockstep: Lockstep | None, *, link: ParentLink | None = None,
+                     inputs: Mapping[str, Any] | None = None) -> PreparedRun:
         path, definition, tools = _machine(machine)
         client, spec = _model(options.get("model"))
         wiring = _Wiring(options, lockstep)
@@ -287,7 +319,7 @@ class Runs:
             durability=options.get("durability"), definition=definition,
             tools=(*tools, *_specs(options.get("tools") or ())), model_client=client,
             history=tuple(options.get("history") or ()),
-            labels=dict(options.get("labels") or {}))
+            labels=dict(options.get("labels") or {}), parent=link, inputs=dict(inputs or {}))
         if definition is None and not self.target.exists():
             _check(path)  # a machine that cannot load creates no database
         store, owned = self._open(durability=options.get("durability"))
@@ -306,6 +338,8 @@ class Runs:
         wiring.run_id = session.state.run_id
         if wiring.pace is not None:
             session.runner.parts.pace = wiring.pace
+        session.runner.parts.children = Children(
+            lambda store: Runs(store, wake=self.wake), wiring.prompter, wiring.approver)
         return PreparedRun(session, store, owned)
 
     def _prepared_store(self, run_id: str,
@@ -360,6 +394,16 @@ class Runs:
         store, owned = self._open(must_exist=True, reading=True)
         try:
             return store.get_run(run_id)
+        finally:
+            if owned:
+                store.close()
+
+    def children(self, run_id: str) -> list[RunInfo]:
+        """The child runs ``run_id`` started (``run_machine`` states, ``delegate`` calls),
+        oldest first; each names its parent in ``parent_run_id`` and ``parent_step``."""
+        store, owned = self._open(must_exist=True, reading=True)
+        try:
+            return store.child_runs(store.get_run(run_id).run_id)
         finally:
             if owned:
                 store.close()

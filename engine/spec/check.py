@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from engine.errors import SpecProblem
+from engine.bundled import child_machine_path
+from engine.errors import SpecProblem, UsageError
 from engine.spec.load import did_you_mean, pydantic_message
 from engine.spec.model import MachineSpec, StateSpec
 from engine.spec.templates import check as check_template
@@ -29,6 +30,7 @@ def check_machine(spec: MachineSpec, actions: Mapping[str, ActionInfo]) -> list[
     checker.initial()
     for state in spec.states.values():
         checker.state(state)
+    checker.children()
     checker.graph()
     return sorted(checker.problems, key=lambda p: p.line or 0)
 
@@ -69,7 +71,27 @@ class _Checker:
             info = self.actions[state.action]
             if self.params(state, info):
                 self.templates(state, info)
+                if state.action == "run_machine":
+                    self.child(str(state.params.get("machine")), state.line_of("with.machine"),
+                               f"state '{state.name}': with.machine")
             self.triggers(state, info)
+
+    def children(self) -> None:
+        """Each machine ``children:`` lists (the ``delegate`` tool's) must exist."""
+        for name in self.spec.children:
+            self.child(name, self.spec.key_lines.get("children"), "children")
+
+    def child(self, name: str, line: int | None, where: str) -> None:
+        """A child machine must be a file (beside this one, or as given) or a bundled name."""
+        try:
+            found = child_machine_path(name, self.spec.path).exists()
+        except UsageError as exc:
+            self.add(line, f"{where}: {exc}")
+            return
+        if not found:
+            self.add(line, f"{where}: no machine file {name!r} (beside "
+                           f"{self.spec.path or 'this machine'}, or as given) and no bundled "
+                           "machine of that name")
 
     def final(self, state: StateSpec) -> None:
         fixes = (("action", state.action is not None, "has no action"),

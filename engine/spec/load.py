@@ -433,8 +433,9 @@ class _Builder:
                                            f"{section}: ")
         if isinstance(data.get("mcp_servers"), dict):
             data["mcp_servers"] = self.servers(data["mcp_servers"])
-        if isinstance(data.get("tools"), list):
-            data["tools"] = tuple(data["tools"])
+        for listed in ("tools", "children"):
+            if isinstance(data.get(listed), list):
+                data[listed] = tuple(data[listed])
         if isinstance(data.get("sandbox"), dict):
             data["sandbox"] = _tuples(data["sandbox"])
         if "states" in data:

@@ -197,6 +197,13 @@ class StateSpec(_Frozen):
     key_lines: dict[str, int] = Field(default_factory=dict)
     """Line of every other key inside the state, by dotted path (``action``, ``with.tool``)."""
 
+    def action_label(self) -> str:
+        """The action as diagrams show it: a ``run_machine`` state names its child machine."""
+        action = self.action or "?"
+        if action == "run_machine" and self.params.get("machine"):
+            return f"{action} → {self.params['machine']}"
+        return action
+
     def line_of(self, key: str) -> int:
         """The line of ``key`` (a dotted path inside the state), else of the state itself."""
         while key:
@@ -224,6 +231,9 @@ class MachineSpec(_Frozen):
     tools: tuple[str, ...] = ()
     """Built-in tool names the model may call (existence is checked by the tool registry)."""
     mcp_servers: dict[str, McpServerSpec] = Field(default_factory=dict)
+    children: tuple[str, ...] = ()
+    """Machines the model may hand a task to with the ``delegate`` tool (files beside this
+    one, or bundled names); each runs as a child run whose permissions only narrow."""
     policy: str | None = None
     """Path to a policy YAML, relative to the machine file."""
     sandbox: SandboxSpec | None = None

@@ -72,14 +72,20 @@ from engine.store.deferred import (
 from engine.store.postgres_errors import translate
 from engine.store.readback import DECODE_ERRORS, damaged_row
 from engine.store.sqlite import REOPEN_SET as REOPEN
-from engine.store.sqlite import _approval_row, _dumps, busy_timeout, lease_alive
+from engine.store.sqlite import (
+    _approval_row,
+    _dumps,
+    busy_timeout,
+    lease_alive,
+    shown_running,
+)
 
 logger = logging.getLogger(__name__)
 logging.getLogger("psycopg").setLevel(logging.ERROR)
 """psycopg's own warnings (``Pipeline [BAD]`` when the server goes away) repeat the fault this
 adapter translates into one ``StoreError``: they are not printed before it."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 MIGRATION_LOCK = 0x7475726E  # an advisory lock key of its own ("turn")
@@ -91,7 +97,7 @@ RUN_COLUMNS = (
     "run_id", "machine", "machine_path", "machine_hash", "status", "state", "workspace",
     "created_at", "updated_at", "steps", "input_tokens", "output_tokens", "cached_tokens",
     "cost_usd", "cost_known", "config", "error", "lease_host", "lease_pid", "lease_nonce",
-    "lease_expires", "forked_from", "fork_step")
+    "lease_expires", "parent_run_id", "parent_step", "forked_from", "fork_step")
 TABLES = ("runs", "steps", "transitions", "messages", "events", "checkpoints", "audit",
           "effects", "spans_sent", "approval_requests")
 
@@ -151,13 +157,21 @@ _SCHEMA_V2 = (
     " FROM steps WHERE status = 'succeeded'",
 )
 
-_SCHEMA_V3 = (
-    # as in SQLite (``engine.store.sqlite._schema_v7``): where a fork came from
+_SCHEMA_PARENT_LINK = (
+    # as in SQLite (``engine.store.sqlite._schema_parent_link``): a child run names its parent
+    "ALTER TABLE runs ADD COLUMN parent_run_id TEXT",
+    "ALTER TABLE runs ADD COLUMN parent_step BIGINT",
+    "CREATE INDEX runs_parent ON runs (parent_run_id, parent_step)",
+)
+
+_SCHEMA_V4 = (
+    # as in SQLite (``engine.store.sqlite._schema_v8``): where a fork came from
     "ALTER TABLE runs ADD COLUMN forked_from TEXT",
     "ALTER TABLE runs ADD COLUMN fork_step BIGINT",
 )
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_PARENT_LINK,
+                                          4: _SCHEMA_V4}
 
 FORK_COPIES = (
     ("steps", "seq, state, action, status, trigger, dest, started_at, ended_at, note, plan,"
@@ -431,11 +445,11 @@ class PostgresStore:
             c.execute(
                 "INSERT INTO runs (run_id, machine, machine_path, machine_hash, status, state,"
                 " workspace, created_at, updated_at, steps, input_tokens, output_tokens,"
-                " cached_tokens, cost_usd, cost_known, config, error)"
-                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,0,0,0,0,0,1,%s,NULL)",
+                " cached_tokens, cost_usd, cost_known, config, error, parent_run_id,"
+                " parent_step) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,0,0,0,0,0,1,%s,NULL,%s,%s)",
                 (info.run_id, info.machine, info.machine_path, info.machine_hash, info.status,
                  info.state, info.workspace, info.created_at, info.updated_at,
-                 _dumps(dict(info.config))))
+                 _dumps(dict(info.config)), info.parent_run_id, info.parent_step))
             self._insert_checkpoint(c, Checkpoint(info.run_id, -1, state.state, info.created_at,
                                                   state.data, len(state.messages), state.usage))
             self._insert_messages(c, info.run_id, -1, 0, state.messages)
@@ -474,11 +488,18 @@ class PostgresStore:
             f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY created_at, ord").fetchall()
         return [self._run_info(r) for r in rows]
 
+    @_guarded
+    def child_runs(self, run_id: str) -> list[RunInfo]:
+        rows = self._conn.execute(
+            f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE parent_run_id = %s"
+            " ORDER BY created_at, ord", (run_id,)).fetchall()
+        return [self._run_info(r) for r in rows]
+
     @staticmethod
     def _run_info(row: Sequence[Any]) -> RunInfo:
         r = dict(zip(RUN_COLUMNS, row, strict=True))
         status: RunStatus = r["status"]
-        if status == "running" and not _lease_alive(r):
+        if status == "running" and not shown_running(r):
             status = "crashed"
         return RunInfo(
             run_id=r["run_id"], machine=r["machine"], machine_path=r["machine_path"] or "",
@@ -488,6 +509,7 @@ class PostgresStore:
             output_tokens=r["output_tokens"],
             cost_usd=r["cost_usd"] if r["cost_known"] else None,
             config=json.loads(r["config"] or "{}"), error=r["error"],
+            parent_run_id=r["parent_run_id"], parent_step=r["parent_step"],
             forked_from=(ForkOrigin(r["forked_from"], r["fork_step"])
                          if r["forked_from"] else None))
 

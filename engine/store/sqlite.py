@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Bump with a new entry in ``MIGRATIONS``; a database with a newer version is refused."""
 
 RUNS, STEPS, MESSAGES, TRANSITIONS, EVENTS = "runs", "steps", "messages", "transitions", "events"
@@ -252,14 +252,25 @@ def _schema_v6(db: sqlite_utils.Database) -> None:
     db.execute(TRANSITIONS_VIEW)
 
 
-def _schema_v7(db: sqlite_utils.Database) -> None:
+def _schema_parent_link(db: sqlite_utils.Database) -> None:
+    """A child run (``run_machine``, ``delegate``) names its parent run and the parent's step;
+    a parent finds its children through the index."""
+    db.execute("ALTER TABLE runs ADD COLUMN parent_run_id TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN parent_step INTEGER")
+    db.execute(PARENT_INDEX)
+
+
+PARENT_INDEX = 'CREATE INDEX "idx_runs_parent" ON "runs" ("parent_run_id", "parent_step")'
+
+
+def _schema_v8(db: sqlite_utils.Database) -> None:
     """A fork records where it came from: the run and the step (``fork``)."""
     db.execute("ALTER TABLE runs ADD COLUMN forked_from TEXT")
     db.execute("ALTER TABLE runs ADD COLUMN fork_step INTEGER")
 
 
 MIGRATIONS = {1: _schema_v1, 2: _schema_v2, 3: _schema_v3, 4: _schema_v4, 5: _schema_v5,
-              6: _schema_v6, 7: _schema_v7}
+              6: _schema_v6, 7: _schema_parent_link, 8: _schema_v8}
 
 NEW_DATABASE = (
     """CREATE TABLE "runs" ("run_id" TEXT PRIMARY KEY, "machine" TEXT NOT NULL,
@@ -268,7 +279,8 @@ NEW_DATABASE = (
         "steps" INTEGER, "input_tokens" INTEGER, "output_tokens" INTEGER,
         "cached_tokens" INTEGER, "cost_usd" REAL, "cost_known" INTEGER, "config" TEXT,
         "error" TEXT, "lease_host" TEXT, "lease_pid" INTEGER, "lease_nonce" TEXT,
-        "lease_expires" REAL, "rid" INTEGER, forked_from TEXT, fork_step INTEGER)""",
+        "lease_expires" REAL, "rid" INTEGER, "parent_run_id" TEXT, "parent_step" INTEGER,
+        forked_from TEXT, fork_step INTEGER)""",
     """CREATE TABLE "effects" ("run_id" TEXT, "call_id" TEXT, "step" INTEGER, "tool" TEXT,
         "version" TEXT, "status" TEXT, "idempotent" INTEGER, "side_effects" INTEGER,
         "args" TEXT, "result" TEXT, "file" TEXT, "at" REAL,
@@ -297,6 +309,7 @@ NEW_DATABASE = (
     'CREATE INDEX "idx_effects_run_id_step" ON "effects" ("run_id", "step")',
     'CREATE INDEX "idx_approval_requests_status" ON "approval_requests" ("status")',
     "CREATE UNIQUE INDEX runs_rid ON runs (rid)",
+    PARENT_INDEX,
     TRANSITIONS_VIEW,
     f"PRAGMA user_version={SCHEMA_VERSION}",
 )
@@ -727,11 +740,11 @@ class SqliteStore:
             c.execute(
                 "INSERT INTO runs (run_id, machine, machine_path, machine_hash, status, state,"
                 " workspace, created_at, updated_at, steps, input_tokens, output_tokens,"
-                " cached_tokens, cost_usd, cost_known, config, error, rid)"
-                " VALUES (?,?,?,?,?,?,?,?,?,0,0,0,0,0,1,?,NULL,?)",
+                " cached_tokens, cost_usd, cost_known, config, error, rid, parent_run_id,"
+                " parent_step) VALUES (?,?,?,?,?,?,?,?,?,0,0,0,0,0,1,?,NULL,?,?,?)",
                 (info.run_id, info.machine, info.machine_path, info.machine_hash, info.status,
                  info.state, info.workspace, info.created_at, info.updated_at,
-                 _dumps(dict(info.config)), rid),
+                 _dumps(dict(info.config)), rid, info.parent_run_id, info.parent_step),
             )
             self._rids[info.run_id] = rid
             rows = [self._checkpoint_row(Checkpoint(info.run_id, -1, state.state,
@@ -773,10 +786,16 @@ class SqliteStore:
         rows = self._conn.execute("SELECT * FROM runs ORDER BY created_at, rowid").fetchall()
         return [self._run_info(r) for r in rows]
 
+    @_guarded
+    def child_runs(self, run_id: str) -> list[RunInfo]:
+        rows = self._conn.execute("SELECT * FROM runs WHERE parent_run_id = ?"
+                                  " ORDER BY created_at, rowid", (run_id,)).fetchall()
+        return [self._run_info(r) for r in rows]
+
     def _run_info(self, row: Sequence[Any]) -> RunInfo:
         r = dict(zip(self._run_columns(), row, strict=True))
         status: RunStatus = r["status"]
-        if status == "running" and not self._lease_alive(r):
+        if status == "running" and not shown_running(r):
             status = "crashed"
         return RunInfo(
             run_id=r["run_id"], machine=r["machine"], machine_path=r["machine_path"] or "",
@@ -786,6 +805,7 @@ class SqliteStore:
             output_tokens=r["output_tokens"],
             cost_usd=r["cost_usd"] if r["cost_known"] else None,
             config=json.loads(r["config"] or "{}"), error=r["error"],
+            parent_run_id=r.get("parent_run_id"), parent_step=r.get("parent_step"),
             forked_from=(ForkOrigin(r["forked_from"], r["fork_step"])
                          if r.get("forked_from") else None),
         )
@@ -1372,6 +1392,16 @@ def lease_alive(r: Mapping[str, Any]) -> bool:
     if host == WORKERS_PREFIX + socket.gethostname():
         return unexpired and _pid_alive(r.get("lease_pid"))
     return unexpired
+
+
+def shown_running(r: Mapping[str, Any]) -> bool:
+    """Whether ``runs``/``show`` call a ``running`` row running (else ``crashed``). A lease of
+    a workflow's workers holds here by its expiry alone: when the worker that took the last
+    step dies, another worker takes the next one (a local ``resume`` may still take over at
+    once: ``lease_alive`` decides that)."""
+    if str(r.get("lease_host") or "").startswith(WORKERS_PREFIX):
+        return bool(r.get("lease_nonce")) and (r.get("lease_expires") or 0.0) > time.time()
+    return lease_alive(r)
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:

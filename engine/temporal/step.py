@@ -28,9 +28,10 @@ from engine.temporal.refs import FailRef, StepRef, StepReply
 
 logger = logging.getLogger(__name__)
 
-EFFECT_ACTIONS = frozenset({"call_model"})
+EFFECT_ACTIONS = frozenset({"call_model", "run_machine"})
 """Actions without ``side_effects`` that still reach outside the run (a model call costs money
-and time): run as heartbeating activities like the tool-running ones."""
+and time; a child run is driven to its end inside the step): run as heartbeating activities
+like the tool-running ones."""
 LEASE_TTL_S = 60.0
 """The run's lease while a step runs and between steps: held by "the workflow's workers", so a
 single-process ``resume`` cannot drive the run while its workflow lives; it lapses this long

@@ -47,6 +47,8 @@ MAX_TEXT_CHARS = 4000
 """Model text and tool output kept per call in the document."""
 
 MAX_SPAN_EVENTS = 200
+MAX_NESTING = 16
+"""Child runs deeper than this below a run are left out of its trace (each has its own)."""
 """Span events (tool output lines, retries) kept per span; the rest are counted."""
 
 MAX_ATTRIBUTE_CHARS = 1000
@@ -305,6 +307,7 @@ def trace_document(store: Store, run_id: str) -> tuple[dict[str, Any], Iterator[
     red = redactor()
     builder = _Builder(info, store.steps(info.run_id), red)
     builder.project(store.events(info.run_id))
+    builder.nest(store)
     head, spans = builder.document()
     redacted: dict[str, Any] = red.value(head)
     return redacted, spans
@@ -365,6 +368,8 @@ class _Builder:
         self.requested_by: dict[str, str] = {}
         self.pending_retries: dict[int, list[Event]] = {}
         self.model_calls_in_step: dict[int, int] = {}
+        self.nested: dict[int, list[Span]] = {}
+        """The spans of child runs, by the step that started them (``nest``)."""
 
     # -- steps ------------------------------------------------------------------------
 
@@ -617,10 +622,28 @@ class _Builder:
             return
         (target or step).add_event(e.kind, e.at, payload)
 
+    # -- child runs ---------------------------------------------------------------------
+
+    def nest(self, store: Store, depth: int = 0) -> None:
+        """Put each child run's spans under the step that started it (its root span's parent
+        is that step's span), children of children too."""
+        if depth >= MAX_NESTING:
+            return
+        for child in store.child_runs(self.run_id):
+            builder = _Builder(child, store.steps(child.run_id), self.red)
+            builder.project(store.events(child.run_id))
+            builder.nest(store, depth + 1)
+            root, spans = builder.tree()
+            builder.finish(root, builder._totals(spans, root))
+            step = self._step(child.parent_step or 0, root.start)
+            root.parent_id = step.span_id
+            self.nested.setdefault(step.step or 0, []).extend((root, *spans))
+
     # -- assembly -----------------------------------------------------------------------
 
-    def document(self) -> tuple[dict[str, Any], Iterator[str]]:
-        """The document's fields and its spans' JSON text, in tree order (written lazily)."""
+    def tree(self) -> tuple[Span, list[Span]]:
+        """The run's root span and every other span, in tree order (child runs' spans right
+        after the step that started them)."""
         spans: list[Span] = []
         seen: set[str] = set()
         for seq in sorted(self.steps):
@@ -631,11 +654,27 @@ class _Builder:
                     continue
                 seen.add(span.span_id)
                 spans.append(span)
+            nested = self.nested.get(seq)
+            if nested:
+                step.end = max(step.end, *(s.end for s in nested))
+                spans.extend(nested)
         root = self.root
         root.end = max([root.end, *(s.end for s in spans)])
         root.start = min([root.start, *(s.start for s in spans)])
+        return root, spans
+
+    def document(self) -> tuple[dict[str, Any], Iterator[str]]:
+        """The document's fields and its spans' JSON text, in tree order (written lazily)."""
+        root, spans = self.tree()
         totals = self._totals(spans, root)
+        self.finish(root, totals)
         writer = _SpanWriter(self.red)
+        head = {"format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
+                "run": self._run_json(root, totals)}
+        return head, map(writer.text, (root, *spans))
+
+    def finish(self, root: Span, totals: dict[str, Any]) -> None:
+        """The root span's status and attributes, once the totals are known."""
         status = self.info.status
         root.ok = {"completed": True, "failed": False}.get(status)
         root.error = self.info.error if status == "failed" else None
@@ -650,12 +689,11 @@ class _Builder:
             totals["tool_calls"], "turnstile.denials": totals["denials"],
             "error.type": "run_failed" if status == "failed" else None,
         }
+        if self.info.parent_run_id:
+            root.attributes["turnstile.parent_run_id"] = self.info.parent_run_id
         if self.info.forked_from is not None:  # where a fork's first steps were taken
             root.attributes["turnstile.forked_from.run_id"] = self.info.forked_from.run_id
             root.attributes["turnstile.forked_from.step"] = self.info.forked_from.step
-        head = {"format": TRACE_FORMAT, "trace_id": trace_id_of(self.run_id),
-                "run": self._run_json(root, totals)}
-        return head, map(writer.text, (root, *spans))
 
     def _totals(self, spans: list[Span], root: Span) -> dict[str, Any]:
         chats: list[dict[str, Any]] = []
@@ -663,7 +701,7 @@ class _Builder:
         steps = denials = 0
         for s in spans:  # one pass: a long run has tens of thousands of spans
             if s.kind == "step":
-                steps += 1
+                steps += s.parent_id == root.span_id  # a child run's steps are its own
             elif not s.call:
                 continue
             elif s.kind == "chat":

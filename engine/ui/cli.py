@@ -388,12 +388,12 @@ def cmd_decide(args: argparse.Namespace) -> int:
     told = done.notice  # a run on Temporal continues on a worker
     print(f"{verb} call {done.call_id} ({done.tool}) of run {done.run_id} by {done.decided_by}"
           + (f"; {told}" if told else "" if args.resume
-             else f"; continue with: {runs.hint('resume', done.run_id)}"))
+             else f"; continue with: {runs.hint('resume', done.resume_run or done.run_id)}"))
     if not args.resume or told:
         return 0
     resume_args = argparse.Namespace(
-        run_id=done.run_id, model=None, approval=None, policy=None, model_option=None,
-        allow_changed_machine=False, json=args.json, durability=None, db=args.db,
+        run_id=done.resume_run or done.run_id, model=None, approval=None, policy=None,
+        model_option=None, allow_changed_machine=False, json=args.json, durability=None, db=args.db,
         store=args.store, quiet=False,
         backend="local")
     code = cmd_resume(resume_args)

@@ -145,7 +145,7 @@ def _node_attrs(state: StateSpec, visited: bool, current: bool) -> dict[str, str
         attrs = {"shape": "doublecircle", "label": _text(state.name)}
     else:
         attrs = {"shape": "box", "style": "rounded",
-                 "label": _text(state.name) + "\\n" + _text(state.action or "?")}
+                 "label": _text(state.name) + "\\n" + _text(state.action_label())}
     if visited:
         attrs.update(color=TAKEN_COLOR, penwidth="2")
     if current:

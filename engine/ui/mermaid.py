@@ -37,7 +37,7 @@ def mermaid_source(spec: MachineSpec, *, path_taken: Sequence[Transition] = (),
         if ids[name] != name:
             lines.append(f'    state "{_label(name)}" as {ids[name]}')
         if not state.final:
-            lines.append(f"    {ids[name]}: {_label(name)} ({_label(state.action or '?')})")
+            lines.append(f"    {ids[name]}: {_label(name)} ({_label(state.action_label())})")
     if spec.initial in ids:
         lines.append(f"    [*] --> {ids[spec.initial]}")
     declared = spec.transitions()

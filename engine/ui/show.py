@@ -12,7 +12,7 @@ from typing import Any
 from engine.events import EventKind
 from engine.forks.service import forkable_steps
 from engine.run_data import FILES_CHANGED, FINAL_ANSWER, PLAN, REFUSAL
-from engine.state import StepRecord
+from engine.state import RunInfo, StepRecord
 from engine.store.base import Store
 from engine.tracing.redact import redactor
 
@@ -55,6 +55,7 @@ def _show(store: Store, run_id: str) -> dict[str, Any]:
                  if c.seq >= 0]
     return {
         **info.to_json(),
+        "children": [_child(c) for c in store.child_runs(run_id)],
         "states_visited": states_visited(steps),
         "transitions": [{"step": seq, "from": src, "trigger": trig, "to": dst}
                         for seq, src, trig, dst in store.transitions(run_id)],
@@ -98,6 +99,14 @@ def states_visited(steps: list[StepRecord]) -> list[str]:
     return visited
 
 
+def _child(info: RunInfo) -> dict[str, Any]:
+    """A child run as its parent's ``show`` lists it."""
+    return {"run_id": info.run_id, "machine": info.machine, "status": info.status,
+            "state": info.state, "parent_step": info.parent_step, "steps": info.steps,
+            "input_tokens": info.input_tokens, "output_tokens": info.output_tokens,
+            "cost_usd": info.cost_usd, "error": info.error}
+
+
 def show_text(store: Store, run_id: str) -> str:
     """A readable summary of one run."""
     d = show_json(store, run_id)
@@ -112,6 +121,11 @@ def show_text(store: Store, run_id: str) -> str:
     ]
     if d.get("error"):
         lines.append(f"  error: {d['error']}")
+    if d.get("parent_run_id"):
+        lines.append(f"  child of run {d['parent_run_id']} (its step {d['parent_step']})")
+    for c in d.get("children") or ():
+        lines.append(f"  child run {c['run_id']} ({c['machine']}, step {c['parent_step']}): "
+                     f"{c['status']}")
     if d.get("forked_from"):
         origin = d["forked_from"]
         lines.append(f"  forked from run {origin['run_id']} at step {origin['step']}")

@@ -198,7 +198,7 @@ class Console:
         run_id, call_id = ids
         who = f"{_user()}@{request.client.host if request.client else 'web'}"
 
-        def record() -> int:
+        def record() -> tuple[int, str]:
             from engine.web.resume import runs_of
 
             runs = runs_of(self.db)
@@ -209,14 +209,14 @@ class Console:
             else:
                 done = runs.approve(run_id, call_id, always="run" if choice == "always" else None,
                                     who=who, channel="web", args_hash=args_hash)
-            return done.still_pending
+            return done.still_pending, done.resume_run or done.run_id
 
         try:
-            still_pending = await anyio.to_thread.run_sync(record)
+            still_pending, to_resume = await anyio.to_thread.run_sync(record)
         except TurnstileError as exc:
             return PlainTextResponse(f"409: {exc}\n", status_code=409)
-        if not still_pending:
-            self._resume(run_id)
+        if not still_pending:  # a child's call: its topmost run, which resumes the child
+            self._resume(to_resume)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     async def fork(self, request: Request) -> Response:

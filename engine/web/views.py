@@ -16,19 +16,38 @@ RESUMABLE = ("interrupted", "crashed")
 """The statuses whose page offers Resume (a run nobody drives any more)."""
 
 
-def run_row(info: RunInfo, now: float) -> dict[str, Any]:
+def run_row(info: RunInfo, now: float, depth: int = 0) -> dict[str, Any]:
     return {"run_id": info.run_id, "machine": info.machine, "status": info.status,
             "state": info.state, "steps": info.steps,
             "tokens": info.input_tokens + info.output_tokens,
             "cost": "?" if info.cost_usd is None else f"${info.cost_usd:.4f}",
-            "age": age(now - info.created_at), "updated_at": info.updated_at}
+            "age": age(now - info.created_at), "updated_at": info.updated_at,
+            "parent_run_id": info.parent_run_id, "depth": depth}
 
 
 def runs(store: Store, status: str | None = None) -> list[dict[str, Any]]:
-    """Newest first, optionally only one status."""
+    """Newest first, each run's children (oldest first) right below it, indented by
+    ``depth``; with ``status``, only the runs of that status, flat."""
     now = time.time()
-    rows = [run_row(r, now) for r in reversed(store.list_runs())]
-    return [r for r in rows if not status or r["status"] == status]
+    listed = store.list_runs()
+    if status:
+        return [run_row(r, now) for r in reversed(listed) if r.status == status]
+    known = {r.run_id for r in listed}
+    below: dict[str, list[RunInfo]] = {}
+    for r in listed:
+        if r.parent_run_id in known:
+            below.setdefault(str(r.parent_run_id), []).append(r)
+    rows: list[dict[str, Any]] = []
+
+    def add(info: RunInfo, depth: int) -> None:
+        rows.append(run_row(info, now, depth))
+        for child in below.get(info.run_id, ()):
+            add(child, depth + 1)
+
+    for r in reversed(listed):
+        if r.parent_run_id not in known:
+            add(r, 0)
+    return rows
 
 
 def step_row(s: StepRecord, red: Redactor) -> dict[str, Any]:
@@ -73,6 +92,7 @@ def run_page(store: Store, run_id: str) -> dict[str, Any]:
             "approvals": [pending_json(r, now, Path(info.workspace))
                           for r in store.approval_requests(run_id) if still_waiting(info, r)],
             "machine_path": info.machine_path,
+            "children": [run_row(c, now) for c in store.child_runs(run_id)],
             "forked_from": info.forked_from.to_json() if info.forked_from else None}
 
 

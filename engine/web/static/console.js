@@ -6,7 +6,7 @@ function runsPage(table){
   const es=new EventSource("/events/runs");
   es.addEventListener("runs",ev=>{
     const rows=JSON.parse(ev.data).filter(r=>!filter||r.status===filter);
-    table.tBodies[0].innerHTML=rows.map(r=>`<tr data-run="${esc(r.run_id)}"><td><a href="/runs/${esc(r.run_id)}">${esc(r.run_id)}</a></td><td><span class="status ${esc(r.status)}">${esc(r.status)}</span></td><td>${esc(r.machine)}</td><td>${esc(r.state)}</td><td>${r.steps}</td><td>${r.tokens}</td><td>${esc(r.cost)}</td><td>${esc(r.age)}</td></tr>`).join("")||'<tr class="empty"><td colspan="8">no runs</td></tr>';
+    table.tBodies[0].innerHTML=rows.map(r=>`<tr data-run="${esc(r.run_id)}"><td style="padding-left:${0.4+1.5*(r.depth||0)}em">${r.depth?"↳ ":""}<a href="/runs/${esc(r.run_id)}">${esc(r.run_id)}</a></td><td><span class="status ${esc(r.status)}">${esc(r.status)}</span></td><td>${esc(r.machine)}</td><td>${esc(r.state)}</td><td>${r.steps}</td><td>${r.tokens}</td><td>${esc(r.cost)}</td><td>${esc(r.age)}</td></tr>`).join("")||'<tr class="empty"><td colspan="8">no runs</td></tr>';
   });
 }
 let diagramTimer=null,diagramBusy=false;
