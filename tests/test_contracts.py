@@ -196,11 +196,18 @@ def test_the_approval_preview_post_image_and_ledger_plan_all_come_from_the_dry_r
     assert plan.patch == "PLANTED PATCH b'planted\\n'"
 
 
+UNDOES_RECORDED_CHANGES = {"engine/forks/patches.py"}
+"""A fork rebuilds a step's workspace by undoing the diffs the run recorded (hash-checked at
+both ends); it applies stored diffs and never makes a preview."""
+
+
 def test_no_engine_module_works_out_a_diff_of_its_own() -> None:
     """Previews and planned post-images come from ``ToolSpec.dry_run`` only."""
     offenders = [str(p.relative_to(ROOT)) for p in ENGINE.rglob("*.py")
                  if re.search(r"unified_diff|make_patch|apply_diff", p.read_text())]
-    assert offenders == []
+    assert sorted(offenders) == sorted(UNDOES_RECORDED_CHANGES)
+    for rel in UNDOES_RECORDED_CHANGES:  # it applies diffs; it makes none
+        assert not re.search(r"unified_diff|make_patch", (ROOT / rel).read_text()), rel
 
 
 # ---------------------------------------------------------------- the engine names no tool
@@ -208,9 +215,11 @@ def test_no_engine_module_works_out_a_diff_of_its_own() -> None:
 COMPOSITION_IMPORTS = {
     "engine/session.py": {("turnstile_tools", "builtin_specs")},
     "engine/ui/cli.py": {("turnstile_tools.project_server", "serve")},
+    "engine/forks/patches.py": {("turnstile_tools.patch", "apply_diff")},
 }
 """The only imports of the ``tools`` package the engine has: the composition root registers
-the built-in specs as a whole; the CLI starts the bundled MCP server."""
+the built-in specs as a whole; the CLI starts the bundled MCP server; a fork applies recorded
+diffs with the edit tools' own applier (the same hunks, the same line-ending rules)."""
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
