@@ -56,6 +56,12 @@ async def _watch_signals(drive_scope: anyio.CancelScope, *,
                 if not interrupted:
                     interrupted = True
                     drive_scope.cancel()
+    except KeyboardInterrupt:
+        # A Ctrl-C that lands while the receiver is putting the default handlers back (after
+        # SIGINT's, before the others') raises here: after an interruption it is one more of
+        # the signals to swallow.
+        if not interrupted:
+            raise
     finally:
         if interrupted:  # the receiver put the default handler back; keep Ctrl-C quiet
             signal.signal(signal.SIGINT, signal.SIG_IGN)
