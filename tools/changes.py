@@ -553,15 +553,11 @@ class WorkspaceWatcher:
         return kept
 
     def _keep(self, key: str, fresh: Tracker) -> Tracker:
-        """Register a started tracker, evicting the least recently used beyond the cap."""
+        """Register a started tracker (one start per workspace at a time: ``_starting``),
+        evicting the least recently used beyond the cap."""
         evicted = []
         with self._lock:
-            other = self._trackers.get(key)
-            if other is not None and not other.broken:  # another thread started one first
-                evicted.append(fresh)
-                fresh = other
-            else:
-                self._trackers[key] = fresh
+            self._trackers[key] = fresh
             while len(self._trackers) > MAX_WORKSPACES:
                 evicted.append(self._trackers.popitem(last=False)[1])
         for tracker in evicted:
