@@ -502,8 +502,8 @@ class WorkspaceWatcher:
         """Start the workspace's tracker on a daemon thread (watches and baseline: seconds in a
         repository of 100,000 files), so the run's first command finds it ready; a snapshot
         asked for meanwhile waits for this start instead of doing the work twice."""
-        if not os.path.isdir(workspace):
-            return
+        if not os.path.isdir(workspace) or self.preparing(workspace):
+            return  # (a step-driven run, as on Temporal, starts a drive per step)
         threading.Thread(target=self._prepare, args=(workspace,), daemon=True,
                          name="workspace-tracker").start()
 
