@@ -26,7 +26,7 @@ PACKAGES = {"engine": "engine", "tools": "turnstile_tools"}
 LAYERS: dict[str, tuple[str, ...]] = {
     # the words every layer shares: exceptions, the values of a run, path globs
     "vocabulary": ("engine.version", "engine.errors", "engine.state", "engine.globs",
-                   "engine.events", "engine.run_data", "engine.hints"),
+                   "engine.events", "engine.run_data", "engine.hints", "engine.held_files"),
     # a machine and the other YAML documents as values; workflow templates
     "spec": ("engine.bundled", "engine.spec.model", "engine.spec.load", "engine.spec.documents",
              "engine.spec.templates"),

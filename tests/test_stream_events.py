@@ -125,7 +125,7 @@ def test_a_reader_of_the_store_follows_a_slow_model_live(sse_server: SSEServer,
     finally:
         store.close()
     stored = "".join(p["text"] for p in events)
-    assert stored == SLOW_ANSWER.replace(SECRET, "[REDACTED]")
+    assert stored == SLOW_ANSWER.replace(SECRET, "[REDACTED]"), err
     assert SECRET[:7] not in stored
     assert 2 <= len(events) < pieces, len(events)  # at most one event a window
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine import held_files
 from engine.tooling.spec import WatchReport
 from engine.workspace import git
 from engine.workspace.ignore import IgnoreStack, stack_for
@@ -83,9 +84,10 @@ def look(root: str, rel: str, keep: bool = True) -> Seen:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return ABSENT
+    st: os.stat_result | None = None
     try:
         st = os.fstat(fd)
-        if not _regular(st.st_mode):
+        if not _regular(st.st_mode) or held_files.held(st):  # the engine's own database
             return ABSENT
         digest = hashlib.sha256()
         kept = bytearray()
@@ -96,7 +98,7 @@ def look(root: str, rel: str, keep: bool = True) -> Seen:
     except OSError:
         return ABSENT
     finally:
-        os.close(fd)
+        held_files.close(fd, st)  # never the store's descriptor: that would drop its locks
     data = bytes(kept) if keep and len(kept) <= MAX_TEXT_BYTES else None
     return Seen(True, (st.st_size, st.st_mtime_ns), data, digest.hexdigest())
 

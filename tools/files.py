@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from engine import held_files
 from engine.tooling.spec import (
     PLANNED_FILES_KEY,
     SEEN_HASHES_KEY,
@@ -178,6 +179,9 @@ def _not_a_readable_file(workspace: Path, target: Path, asked: str) -> ToolResul
         return ToolResult.error(f"no such file: {asked}{_similar_names(workspace, target)}")
     if not target.is_file():
         return ToolResult.error(f"{asked} is not a regular file (device, socket or pipe)")
+    if held_files.held_path(target):
+        return ToolResult.error(f"{asked} is the engine's open run database, which tools do "
+                                "not read (its runs are shown by `python -m engine show`)")
     return None
 
 

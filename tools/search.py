@@ -30,6 +30,7 @@ import anyio
 import anyio.from_thread
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine import held_files
 from engine.globs import GlobError, expand_braces, translate
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
 from engine.workspace import listing
@@ -260,9 +261,10 @@ def _read(path: str) -> bytes | None:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError:
         return b""  # gone, or a symbolic link
+    st: os.stat_result | None = None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or held_files.held(st):  # not the engine's database
             return b""
         size = st.st_size
         if size > MAX_FILE_BYTES:
@@ -276,7 +278,7 @@ def _read(path: str) -> bytes | None:
     except OSError:
         return b""
     finally:
-        os.close(fd)
+        held_files.close(fd, st)
     return None if len(data) > MAX_FILE_BYTES else data
 
 

@@ -16,6 +16,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from engine import held_files
 from engine.tooling.spec import ToolResult
 
 BINARY_SNIFF_BYTES = 8192
@@ -123,13 +124,15 @@ def _open_file(dirfd: int, name: str) -> tuple[int, os.stat_result]:
         st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{name} is not a regular file")
+        if held_files.held(st):  # closing a descriptor of it would drop the store's locks
+            raise OSError(f"{name} is the engine's open database")
         fd = os.open(name, _FILE_FLAGS, dir_fd=dirfd)
     finally:
         os.close(dirfd)
     opened = os.fstat(fd)
     if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(
             opened.st_mode):
-        os.close(fd)
+        held_files.close(fd, opened)
         raise OSError(f"{name} changed while it was being opened")
     return fd, opened
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine import held_files
 from engine.events import EventKind
 from engine.forks.patches import NotUndone, undo
 from engine.store.base import EffectRecord, Event, Store
@@ -111,6 +112,8 @@ def _inside(root: Path, path: str) -> Path | None:
 
 
 def _read(path: Path) -> bytes | None:
+    if held_files.held_path(path):
+        return None
     try:
         return path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
@@ -135,4 +138,7 @@ def build(source: Path, dest: Path, files: Mapping[str, bytes | None]) -> None:
 
 
 def _ignored(source: Path, folder: str, names: Sequence[str]) -> list[str]:
-    return [ENGINE_DIR] if Path(folder) == source and ENGINE_DIR in names else []
+    """``.engine`` at the top, and the files of a database this process has open (copying one
+    would close a descriptor of it: ``engine.held_files``)."""
+    out = [ENGINE_DIR] if Path(folder) == source and ENGINE_DIR in names else []
+    return out + [n for n in names if held_files.held_path(os.path.join(folder, n))]

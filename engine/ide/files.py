@@ -16,6 +16,8 @@ from typing import Any
 
 from acp import Client, RequestError
 
+from engine import held_files
+
 logger = logging.getLogger(__name__)
 
 LARGEST = 1_000_000
@@ -37,6 +39,8 @@ class EditorFiles:
         if not isinstance(name, str) or payload.get("deleted"):
             return
         path = self.workspace / name
+        if held_files.held_path(path):  # reading it would drop the store's locks
+            return
         try:
             data = path.read_bytes()
             if len(data) > LARGEST:

@@ -28,6 +28,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
+from engine import held_files
 from engine.errors import (
     DecisionRefusedError,
     LeaseHeldError,
@@ -515,6 +516,8 @@ class SqliteStore:
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
         self._pending_since = 0.0
         self._identity: tuple[int, int] | None = None
+        self._held = False
+        """Its files are in ``held_files`` (from a successful open until ``close``)."""
         try:
             self._conn = (connect_readonly(self.path) if readonly
                           else connect(self.path, busy_timeout_s=self.busy_timeout_s))
@@ -526,6 +529,8 @@ class SqliteStore:
         except OSError as exc:
             raise translate_os(exc, self.path) from exc
         self._identity = None if readonly else file_identity(self.path)
+        held_files.hold(self.path)  # no reader in this process may now close its descriptors
+        self._held = True
         """The file's device and inode when opened: a write checks it is still the one at
         ``path`` (a replaced or deleted file would take the rows with it, unseen)."""
         self._event_seq: dict[str, int] = {}
@@ -730,6 +735,9 @@ class SqliteStore:
             self.flush()
         finally:
             self._conn.close()
+            if self._held:
+                self._held = False
+                held_files.release(self.path)
 
     # -- runs ---------------------------------------------------------------------------
 
