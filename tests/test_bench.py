@@ -332,6 +332,7 @@ def test_workspace_bench_runs_at_10_and_10000_files_and_files_changed_is_exact(
         assert row["first_ms"] > 0 and row["rest_ms"] > 0 and row["plan_ms"] > 0
         assert row["tools"]["search_text"] > 0 and row["tools"]["git grep"] > 0
         assert row["cpu"]["watch_cpu_ms"] > 0 and row["cpu"]["summary_cpu_ms"] > 0
+        assert row["cpu"]["setup_cpu_ms"] > 0 and row["cpu"]["watches"] > 0
     assert rows[2]["ignored"] == 6660 and "overhead ms" in proc.stdout
 
 

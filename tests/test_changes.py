@@ -139,6 +139,60 @@ def test_a_tracked_file_inside_an_ignored_folder_is_reported(tmp_path: Path,
     assert found["vendor/kept.js"]["base_hash"] == sha(b"1\n")
 
 
+@pytest.mark.parametrize("events", MODES)
+def test_a_tracked_file_in_a_folder_with_a_git_of_its_own_is_reported(
+        tmp_path: Path, events: bool) -> None:
+    """The index, not a walk, says which folders hold tracked files: a ``.git`` appearing in
+    one (``git init`` there) does not hide the outer repository's files in it."""
+    needs_events(events)
+    ws = repo(tmp_path, {"lib/a.txt": "a\n", "r.txt": "r\n"})
+    sh(ws, "git init -q lib")
+    found = run(WorkspaceWatcher(events=events), ws, "echo b >> lib/a.txt")
+    assert sorted(found) == ["lib/a.txt"]
+    assert found["lib/a.txt"]["base_hash"] == sha(b"a\n")
+
+
+@pytest.mark.parametrize("events", MODES)
+def test_a_folder_the_repository_config_excludes_is_never_watched(
+        tmp_path: Path, events: bool) -> None:
+    """Ignored trees are the ones git ignores, ``core.excludesFile`` of the repository's own
+    config included (the rules read in Python do not know it): nothing in them is watched or
+    reported, while an untracked folder git does see is."""
+    needs_events(events)
+    ws = repo(tmp_path, {"src/m.py": "m\n", "build/old.o": "o\n"})
+    sh(ws, "git rm -rq --cached build")
+    excludes = tmp_path / "excludes"
+    excludes.write_text("build/\n")
+    sh(ws, f"git config core.excludesFile {excludes}")
+    watcher = WorkspaceWatcher(events=events)
+    found = run(watcher, ws, "echo p >> build/old.o && mkdir -p build/sub && "
+                             "echo n > build/sub/new.o && mkdir -p drafts && echo d > drafts/d")
+    assert sorted(found) == ["drafts/d"]
+    tree = watcher.tracker(ws).tree
+    if events:
+        assert tree is not None and not any(r.startswith("build") for r in tree.by_rel)
+
+
+@pytest.mark.parametrize("events", MODES)
+def test_untracked_folders_are_watched_and_their_files_have_a_base(
+        tmp_path: Path, events: bool) -> None:
+    """Folders holding no tracked file are found as git lists them (whole, once): one with
+    untracked files, an empty one, and one holding only ignored files are all watched."""
+    needs_events(events)
+    ws = repo(tmp_path, {"src/m.py": "m\n"})
+    (ws / "drafts" / "sub").mkdir(parents=True)
+    (ws / "drafts" / "sub" / "n.txt").write_text("draft\n")
+    (ws / "empty").mkdir()
+    (ws / "src" / "logs").mkdir()
+    (ws / "src" / "logs" / "x.log").write_text("ignored\n")
+    found = run(WorkspaceWatcher(events=events), ws,
+                "echo more >> drafts/sub/n.txt && echo e > empty/e.txt && "
+                "echo l > src/logs/l.txt && echo y >> src/logs/x.log")
+    assert sorted(found) == ["drafts/sub/n.txt", "empty/e.txt", "src/logs/l.txt"]
+    assert found["drafts/sub/n.txt"]["base_hash"] == sha(b"draft\n")
+    assert not found["drafts/sub/n.txt"]["created"] and found["empty/e.txt"]["created"]
+
+
 def test_lost_events_fall_back_to_git_status(tmp_path: Path) -> None:
     needs_events(True)
     ws = repo(tmp_path, {"t.txt": "t\n", "logs/.keep": ""})

@@ -78,6 +78,7 @@ def test_no_reader_of_the_engine_runs_a_planted_program(tmp_path: Path) -> None:
     ws, marker = planted(tmp_path)
     state = git.status(ws)
     assert "a.txt" not in state.dirty, "same bytes, new time: clean, found without a filter"
+    assert "a.txt" not in git.worktree(ws).dirty, "the ls-files listing compares it too"
     assert listing.summary(ws).shown == ["a.txt", "sub/b.txt"], "tracked files, none hidden"
     assert sorted(n for n, _ in listing.files(ws, ws)) == [
         ".gitattributes", "a.txt", "extra.cfg", "sub/b.txt"]

@@ -5,9 +5,11 @@ A command does not say what it wrote. ``WATCHER`` (the ``run_shell`` tool's
 one of two ways:
 
 - **events** (Linux): at a workspace's first command every folder git would see gets an
-  inotify watch (``watched``): ignored trees such as ``node_modules`` get none. After that a
-  command's step reads the kernel's queue, so its cost follows the files the command touched,
-  not the files there are.
+  inotify watch (``watched``): ignored trees such as ``node_modules`` get none. In a
+  repository the folders come from the index (``tracked``) and from git's list of untracked
+  ones, so only wholly untracked folders are walked. After that a command's step reads the
+  kernel's queue, so its cost follows the files the command touched, not the files there
+  are.
 - **scan**, when events cannot be had (no inotify, no watch left under
   ``max_user_watches``, events lost in an overflow, a tracker closed under a running command):
   in a git repository ``git status`` before and after the command, which reports every change
@@ -24,7 +26,6 @@ up to the same budget. Ignored files are not reported; tracked ones always are.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import logging
@@ -42,7 +43,8 @@ from engine.workspace import git
 from engine.workspace.ignore import IgnoreStack, stack_for
 from turnstile_tools import gitstate, inotify
 from turnstile_tools.patch import make_patch
-from turnstile_tools.watched import WatchedTree, WatchLimit, skipped, walk_files
+from turnstile_tools.tracked import TrackedPaths
+from turnstile_tools.watched import WatchedTree, WatchLimit, skip_folder, skipped, walk_files
 from turnstile_tools.workspace import is_binary
 
 logger = logging.getLogger(__name__)
@@ -143,7 +145,9 @@ class Tracker:
     seen: dict[str, Seen] = field(default_factory=dict)
     index_fd: int | None = None
     complete: bool = True
-    tracked_ignored: frozenset[str] = frozenset()
+    tracked: TrackedPaths = field(default_factory=TrackedPaths)
+    """The held index's paths (a repository): its folders are watched, and a tracked file is
+    never ignored."""
     touched: dict[str, int] = field(default_factory=dict)
     """Each path events named, with the drain that last named it."""
     seq: int = 0
@@ -175,19 +179,44 @@ class Tracker:
     def _watch(self) -> None:
         notify = inotify.Inotify()
         self.tree = WatchedTree(self.root, notify, self.ignored, self._files_under)
-        limit = inotify.max_watches()
         if self.repo:
-            self.tracked_ignored = frozenset(git.ls_files(
-                Path(self.root), "--cached", "--ignored", "--exclude-standard"))
-            self.tree.watch("")
-            self._git_baseline(self.index_fd_now())
+            self._watch_repository()
         else:
             found: list[str] = []
             self.tree.watch("", found)
             self._walked_baseline(found)
-        if limit is not None and len(self.tree.by_wd) > limit * WATCH_SHARE:
-            raise WatchLimit(errno.ENOSPC, f"{len(self.tree.by_wd)} folders: over "
-                             f"{WATCH_SHARE:.0%} of max_user_watches ({limit})")
+        _check_watches(len(self.tree.by_wd))
+
+    def _watch_repository(self) -> None:
+        """Watches and baseline from the index, without walking what git already knows: the
+        folders of tracked files are watched first (so a change from here on is an event), then
+        one ``ls-files`` names the dirty and untracked paths, and only wholly untracked
+        folders are walked. Ignored trees are never opened."""
+        assert self.tree is not None
+        root = Path(self.root)
+        index_fd = self.index_fd_now()
+        try:
+            self.tracked = TrackedPaths.parse(git.index_paths(root, index_fd))
+            folders = [f for f in self.tracked.folders if not skipped(f"{f}/x")]
+            _check_watches(len(folders))
+            self.tree.watch_folders(folders)
+            state = git.worktree(root, index_fd)
+        except (OSError, git.GitUnavailable):
+            if index_fd is not None:
+                os.close(index_fd)
+            raise
+        self._close_index()
+        self.index_fd = index_fd
+        found: list[str] = []
+        for rel in state.untracked_dirs:
+            path = os.path.join(self.root, rel)
+            if not skipped(f"{rel}/x") and not skip_folder(rel, rel.rpartition("/")[2],
+                                                           self.ignored, path):
+                self.tree.watch(rel, found)
+        self.seen, self.kept_bytes, self.complete = {}, 0, True
+        for rel in (*state.dirty, *state.untracked, *found):
+            if not skipped(rel):
+                self._record(rel, self._baseline_look(rel))
 
     def index_fd_now(self) -> int | None:
         """A descriptor on the index file as it is now (None: a new repository has none)."""
@@ -201,20 +230,6 @@ class Tracker:
             return None
         except OSError as exc:
             raise git.GitUnavailable(f"no index to read: {exc}") from exc
-
-    def _git_baseline(self, index_fd: int | None) -> None:
-        """Dirty and untracked files as they are now (small ones read); the index held."""
-        try:
-            state = git.status(Path(self.root))
-        except git.GitUnavailable:
-            if index_fd is not None:
-                os.close(index_fd)
-            raise
-        self._close_index()
-        self.index_fd, self.seen, self.kept_bytes, self.complete = index_fd, {}, 0, True
-        for rel in (*state.dirty, *state.untracked):
-            if not skipped(rel):
-                self._record(rel, self._baseline_look(rel))
 
     def _walked_baseline(self, files: list[str]) -> None:
         self.seen, self.kept_bytes = {}, 0
@@ -260,12 +275,11 @@ class Tracker:
         """As git decides: a path under an ignored folder is ignored, a tracked file never is
         (nor a folder holding one)."""
         if is_dir:
-            return self._rules_ignore_dir(rel) and not any(
-                t.startswith(f"{rel}/") for t in self.tracked_ignored)
-        if rel in self.tracked_ignored:
-            return False
+            return rel not in self.tracked.folders and self._rules_ignore_dir(rel)
         parent, _, name = rel.rpartition("/")
-        return self._rules_ignore_dir(parent) or self.judge(parent).ignored(rel, name, False)
+        if not (self._rules_ignore_dir(parent) or self.judge(parent).ignored(rel, name, False)):
+            return False
+        return not self.tracked.holds(rel)
 
     def _rules_ignore_dir(self, rel_dir: str) -> bool:
         if not rel_dir:
@@ -281,10 +295,7 @@ class Tracker:
     def _files_under(self, rel: str) -> Iterable[str]:
         prefix = f"{rel}/"
         found = [p for p, s in self.seen.items() if s.exists and p.startswith(prefix)]
-        if self.repo and self.index_fd is not None:
-            with contextlib.suppress(git.GitUnavailable):
-                found += git.ls_files(Path(self.root), paths=[rel], index_fd=self.index_fd)
-        return found
+        return found + self.tracked.under(rel)  # the held index's paths, listed at set-up
 
     # -- marks and reports ----------------------------------------------------------------
 
@@ -445,6 +456,14 @@ class Tracker:
         if self.index_fd is not None:
             os.close(self.index_fd)
             self.index_fd = None
+
+
+def _check_watches(count: int) -> None:
+    """``WatchLimit`` when ``count`` watches would take over ``WATCH_SHARE`` of the user's."""
+    limit = inotify.max_watches()
+    if limit is not None and count > limit * WATCH_SHARE:
+        raise WatchLimit(errno.ENOSPC, f"{count} folders: over {WATCH_SHARE:.0%} of "
+                         f"max_user_watches ({limit})")
 
 
 def describe(rel: str, pre: Seen, post: Seen) -> dict[str, Any] | None:

@@ -2,11 +2,13 @@
 
 Every folder git would see gets one watch: never ``.git``, the engine's ``.engine``, cache
 folders (``__pycache__``, ...), a nested repository, or a folder the ``Judge`` ignores (an
-ignored tree such as ``node_modules`` costs nothing, however large). ``drain`` reads what the
-kernel queued and returns the paths of files that may have changed since the last drain; it
-keeps the tree current as it goes: a new folder is watched and scanned (its files were
-written before the watch existed), a folder moved or deleted loses its watches and names the
-files that were in it (``files_under``, from the caller's record of what existed).
+ignored tree such as ``node_modules`` costs nothing, however large). In a repository the caller
+names the folders git already knows (``watch_folders``) and only the rest are read here.
+``drain`` reads what the kernel queued and returns the paths of files that may have changed
+since the last drain; it keeps the tree current as it goes: a new folder is watched and
+scanned (its files were written before the watch existed), a folder moved or deleted loses
+its watches and names the files that were in it (``files_under``, from the caller's record of
+what existed).
 """
 
 from __future__ import annotations
@@ -76,16 +78,27 @@ class WatchedTree:
         pending = [rel]
         while pending:
             here = pending.pop()
-            try:
-                wd = self.notify.add(os.path.join(self.root, here) if here else self.root)
-            except OSError as exc:
-                if exc.errno in (errno.ENOSPC, errno.ENOMEM, errno.EMFILE):
-                    raise WatchLimit(exc.errno, f"no inotify watch left for {here or '.'}") \
-                        from exc
-                continue  # gone already, or not a folder any more
-            self.by_wd[wd] = here
-            self.by_rel[here] = wd
-            pending += read_folder(self.root_path, here, self.ignored, collect)
+            if self._add(here):
+                pending += read_folder(self.root_path, here, self.ignored, collect)
+
+    def watch_folders(self, folders: Iterable[str]) -> None:
+        """Watch each of ``folders`` without reading it (a caller that knows the folders
+        already: in a repository, the index's)."""
+        for rel in folders:
+            self._add(rel)
+
+    def _add(self, here: str) -> bool:
+        """One watch on folder ``here``; False when it is gone or not a folder any more."""
+        try:
+            wd = self.notify.add(os.path.join(self.root, here) if here else self.root)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.ENOMEM, errno.EMFILE):
+                raise WatchLimit(exc.errno, f"no inotify watch left for {here or '.'}") \
+                    from exc
+            return False
+        self.by_wd[wd] = here
+        self.by_rel[here] = wd
+        return True
 
     def forget(self, rel: str, stop: bool) -> None:
         """Drop the watches of ``rel`` and below (``stop``: tell the kernel too; a deleted

@@ -16,9 +16,11 @@ file's content is compared, hooks, pagers, ``diff.external``, textconv, credenti
   (``driver_overrides``; an empty command is no command to git);
 - takes no optional locks (the user's index is never rewritten) and no submodule is entered.
 
-Only ``status`` compares file contents and so could reach a filter; ``ls-files``, ``cat-file``
-and ``config`` never run one. Failures (no git, not a repository, a repository owned by
-another user, a timeout) raise ``GitUnavailable``; callers then fall back to walking.
+Only ``status`` and ``ls-files --modified`` (for an entry whose time cannot tell) compare file
+contents and so could reach a filter; both run with the drivers blanked. Other ``ls-files``
+calls, ``cat-file`` and ``config`` never run one. Failures (no git, not a repository, a
+repository owned by another user, a timeout) raise ``GitUnavailable``; callers then fall back
+to walking.
 """
 
 from __future__ import annotations
@@ -137,6 +139,12 @@ def ls_files(root: Path, *options: str, paths: Sequence[str] = (),
     return split_z(run(root, ["ls-files", "-z", *options, "--", *paths], **_index(index_fd)))
 
 
+def index_paths(root: Path, index_fd: int | None = None) -> bytes:
+    """Every path of the index (or of ``index_fd``) as git prints it: each followed by a NUL,
+    in index order, undecoded (a caller that needs a few of 100,000 paths decodes those)."""
+    return bytes(run(root, ["ls-files", "-z"], **_index(index_fd)))
+
+
 def staged(root: Path, index_fd: int | None = None) -> dict[str, str]:
     """Path -> ``mode oid`` of every stage-0 entry of the index (or of ``index_fd``)."""
     out = run(root, ["ls-files", "-z", "--stage"], **_index(index_fd))
@@ -195,6 +203,48 @@ def parse_status(out: bytes) -> Status:
         elif kind == b"!":
             name = os.fsdecode(record[2:])
             (result.ignored_dirs if name.endswith("/") else result.ignored_files).append(name)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    """The working tree against its index, from one ``ls-files`` (no comparison with HEAD)."""
+
+    dirty: list[str] = field(default_factory=list)
+    """Tracked files whose content may differ from the index: modified (the content compared
+    when only a time changed, as ``git status`` does), deleted, unmerged."""
+    untracked: list[str] = field(default_factory=list)
+    """Files neither tracked nor ignored, in folders that hold tracked files."""
+    untracked_dirs: list[str] = field(default_factory=list)
+    """Folders holding no tracked file and not ignored, named once without their contents
+    (empty ones and ones holding only ignored files too)."""
+
+
+def worktree(root: Path, index_fd: int | None = None) -> Worktree:
+    """Modified, deleted and untracked paths against the index (or ``index_fd``), filters
+    blanked: ``ls-files -t --modified --deleted --others --directory --exclude-standard``."""
+    out = run(root, ["ls-files", "-z", "-t", "--modified", "--deleted", "--others",
+                     "--directory", "--exclude-standard"],
+              overrides=driver_overrides(root), **_index(index_fd))
+    return parse_worktree(out)
+
+
+def parse_worktree(out: bytes) -> Worktree:
+    """``-t`` tags each record: ``? `` untracked (a folder ends with ``/``), any other tag a
+    tracked entry (``C`` changed, ``R`` removed; an unmerged one repeats per stage)."""
+    result = Worktree()
+    dirty: dict[str, None] = {}
+    for record in out.split(b"\0"):
+        if len(record) < 3:
+            continue
+        name = os.fsdecode(record[2:])
+        if record[:1] != b"?":
+            dirty[name] = None
+        elif name.endswith("/"):
+            result.untracked_dirs.append(name[:-1])
+        else:
+            result.untracked.append(name)
+    result.dirty.extend(dirty)
     return result
 
 
