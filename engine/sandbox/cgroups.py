@@ -33,7 +33,12 @@ CONTROLLERS = ("pids", "memory")
 _V2_FILES = {"pids": "pids.max", "memory": "memory.max"}
 _V1_FILES = {"pids": "pids.max", "memory": "memory.limit_in_bytes"}
 _COUNTER = itertools.count()
-REMOVE_TRIES = 50
+REMOVE_WITHIN_S = 0.5
+"""How long ``Group.remove`` keeps retrying while the last processes are being reaped."""
+RETRY_PAUSES_S = (0.0005, 0.001, 0.002, 0.005, 0.01)
+"""Pauses between tries, then the last one repeated: a group is usually empty within a
+millisecond of the command's end (bubblewrap's init finishing its exit), so the first pauses
+are short."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +73,25 @@ class Group:
         """Kill whatever is still in the groups, then remove them (retried while the last
         processes are being reaped)."""
         for folder in self.folders:
-            for _ in range(REMOVE_TRIES):
-                _kill_members(folder)
-                try:
-                    os.rmdir(folder)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.01)
-            else:
+            if not _remove(folder):
                 logger.warning("cgroup %s could not be removed", folder)
+
+
+def _remove(folder: str) -> bool:
+    """Kill the group's members and remove it, retrying until ``REMOVE_WITHIN_S``."""
+    deadline = time.monotonic() + REMOVE_WITHIN_S
+    pauses = itertools.chain(RETRY_PAUSES_S, itertools.repeat(RETRY_PAUSES_S[-1]))
+    while True:
+        _kill_members(folder)
+        try:
+            os.rmdir(folder)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(next(pauses))
 
 
 def create(limits: dict[str, int]) -> Group | None:
