@@ -92,8 +92,8 @@ class _Layout:
     guarded: tuple[tuple[str, frozenset[str]], ...]
     """Protected paths inside something writable, each with the writable roots it lies in."""
     between: Mapping[tuple[str, str], tuple[str, ...]]
-    """Per (protected path, its innermost writable root): the folders between them, nearest
-    the root first."""
+    """Per protected path and writable root it lies in: the folders strictly between them,
+    deepest first."""
 
 
 @lru_cache(maxsize=32)
@@ -132,8 +132,9 @@ def _pinned(guarded: Sequence[str], layout: _Layout, rw: frozenset[str]) -> list
 def _folders_between(path: str, root: str) -> tuple[str, ...]:
     """The folders strictly between ``root`` and ``path`` (both resolved), deepest first."""
     out = []
-    folder = os.path.dirname(path)
-    while folder != root and _under(folder, root):
+    top = root.rstrip("/") or "/"
+    folder = os.path.dirname(path.rstrip("/") or "/")
+    while folder != top and _under(folder, root):
         out.append(folder)
         folder = os.path.dirname(folder)
     return tuple(out)
