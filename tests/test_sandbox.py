@@ -665,6 +665,35 @@ async def test_moving_git_aside_or_creating_protected_files_does_not_stick(
     assert result.is_error and "removed .envrc" in result.content, result.content
 
 
+async def test_what_appears_between_two_commands_is_walled_for_the_next(
+        tmp_path: Path) -> None:
+    """The mounts a run's commands share are worked out once, but whether each protected
+    path, secret folder and git folder exists is looked at per command: an ``.envrc``, a
+    ``~/.ssh`` and a repository that appear after the first command are read-only, masked and
+    pinned for the second, as they would be for a fresh run."""
+    assert shutil.which("git"), "git is needed for this test"
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    jail = confinement(SandboxSpec(), ws, protected_paths(ws),
+                       env={"HOME": str(home), "PATH": os.environ["PATH"]})
+    ctx = ToolContext(workspace=ws, confinement=jail)
+    first = await run_shell(RunShellArgs(command="echo one > a.txt"), ctx)
+    assert not first.is_error, first.content
+    (ws / ".envrc").write_text("export SAFE=1\n")
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_test").write_text("PRIVATE KEY\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    second = await run_shell(RunShellArgs(
+        command=f"cat {home}/.ssh/id_test; echo evil >> .envrc; mv .git .git-old; "
+                "echo hook > .git/hooks/pre-commit; echo two > a.txt"), ctx)
+    assert "PRIVATE KEY" not in second.content
+    assert (ws / ".envrc").read_text() == "export SAFE=1\n"
+    assert not (ws / ".git-old").exists() and (ws / ".git" / "config").is_file()
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert (ws / "a.txt").read_text() == "two\n", second.content
+
+
 async def test_git_init_in_a_fresh_workspace_keeps_its_repository(tmp_path: Path) -> None:
     assert shutil.which("git"), "git is needed for this test"
     jail = confinement(SandboxSpec(), tmp_path, protected_paths(tmp_path))

@@ -118,7 +118,7 @@ class Confinement:
                          (*self.protected, *linked), network,
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
-        return [*cgroups.join_script(group.procs_files if group else (), bounds.cpu_s,
+        return [*cgroups.join_script(group.join_files if group else (), bounds.cpu_s,
                                      bounds.file_size),
                 *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd))]
 

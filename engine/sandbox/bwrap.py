@@ -9,9 +9,10 @@ read-only binds over protected files inside anything writable. Nothing here runs
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from functools import lru_cache
 
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".config/gh", ".config/gcloud",
@@ -52,24 +53,25 @@ class MountPlan:
 
 
 def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str) -> list[str]:
-    """``bwrap ... -- command`` confining ``command`` to ``plan``, starting in ``cwd``."""
-    argv = [bwrap, *BASE_FLAGS]
-    if plan.tmp_size is not None:
-        argv += ["--size", str(plan.tmp_size)]
-    argv += ["--tmpfs", PRIVATE_TMP]
-    if not plan.network:
-        argv.append("--unshare-net")
-    for path in plan.readable:
-        if _under(path, PRIVATE_TMP) and os.path.exists(path):
+    """``bwrap ... -- command`` confining ``command`` to ``plan``, starting in ``cwd``.
+
+    What depends only on the plan's paths (which lies under which, the folders to pin) is
+    worked out once per plan (``_layout``); what a command may have changed since the last
+    one (which of those paths exist, and as what) is looked at every time."""
+    layout = _layout(plan)
+    argv = [bwrap, *layout.head]
+    for path in layout.tmp_readable:
+        if os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    rw = [p for p in (*plan.writable, plan.workspace) if os.path.isdir(p)]
+    rw = [p for p in layout.rw if os.path.isdir(p)]
     for path in rw:
         argv += ["--bind", path, path]
     for path in plan.hidden:
         argv += _mask(path)
-    guarded = [p for p in plan.protected
-               if os.path.lexists(p) and any(_under(p, w) for w in (*rw, PRIVATE_TMP))]
-    for folder in _pinned(guarded, rw):
+    open_roots = {*rw, PRIVATE_TMP}
+    guarded = [p for p, roots in layout.guarded if not open_roots.isdisjoint(roots)
+               and os.path.lexists(p)]
+    for folder in _pinned(guarded, layout, frozenset(rw)):
         argv += ["--bind", folder, folder]
     for path in guarded:
         argv += ["--ro-bind", path, path]
@@ -77,34 +79,90 @@ def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str) ->
     return argv
 
 
-def _pinned(guarded: Sequence[str], rw: Sequence[str]) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """A plan's mounts as far as they follow from its paths alone."""
+
+    head: tuple[str, ...]
+    """The flags before the first bind: ``BASE_FLAGS``, the private ``/tmp``, the network."""
+    tmp_readable: tuple[str, ...]
+    """Readable folders the private ``/tmp`` would hide (bound back when they exist)."""
+    rw: tuple[str, ...]
+    """Writable folders, then the workspace (bound when they are folders)."""
+    guarded: tuple[tuple[str, frozenset[str]], ...]
+    """Protected paths inside something writable, each with the writable roots it lies in."""
+    between: Mapping[tuple[str, str], tuple[str, ...]]
+    """Per protected path and writable root it lies in: the folders strictly between them,
+    deepest first."""
+
+
+@lru_cache(maxsize=32)
+def _layout(plan: MountPlan) -> _Layout:
+    head = [*BASE_FLAGS]
+    if plan.tmp_size is not None:
+        head += ["--size", str(plan.tmp_size)]
+    head += ["--tmpfs", PRIVATE_TMP]
+    if not plan.network:
+        head.append("--unshare-net")
+    rw = (*plan.writable, plan.workspace)
+    roots = [r for r in (*rw, PRIVATE_TMP) if r]  # "" (no workspace) is never a folder
+    guarded = tuple((p, frozenset(r for r in roots if _under(p, r))) for p in plan.protected)
+    guarded = tuple((p, under) for p, under in guarded if under)
+    between = {(p, r): _folders_between(p, r) for p, under in guarded for r in under}
+    return _Layout(tuple(head), tuple(p for p in plan.readable if _under(p, PRIVATE_TMP)), rw,
+                   guarded, between)
+
+
+def _pinned(guarded: Sequence[str], layout: _Layout, rw: frozenset[str]) -> list[str]:
     """Folders between a writable root and a protected path (``.git`` for ``.git/hooks``):
     bound onto themselves, they become mount points, which cannot be renamed or removed, so a
     command cannot move ``.git`` aside and put a fresh ``.git/hooks`` in its place."""
     out: list[str] = []
+    roots = dict(layout.guarded)
     for path in guarded:
-        root = max((w for w in rw if _under(path, w)), key=len, default=None)
+        root = max((r for r in roots[path] if r in rw), key=len, default=None)
         if root is None:
             continue
-        folder = Path(path).parent
-        while folder != Path(root) and folder.is_relative_to(root):
-            if folder.is_dir() and not folder.is_symlink() and str(folder) not in out:
-                out.append(str(folder))
-            folder = folder.parent
+        for folder in layout.between[(path, root)]:
+            if folder not in out and _is_real_dir(folder):
+                out.append(folder)
     return sorted(out, key=len)
+
+
+def _folders_between(path: str, root: str) -> tuple[str, ...]:
+    """The folders strictly between ``root`` and ``path`` (both resolved), deepest first."""
+    out = []
+    top = root.rstrip("/") or "/"
+    folder = os.path.dirname(path.rstrip("/") or "/")
+    while folder != top and _under(folder, root):
+        out.append(folder)
+        folder = os.path.dirname(folder)
+    return tuple(out)
+
+
+def _is_real_dir(path: str) -> bool:
+    """A folder, not a symlink to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _mask(path: str) -> list[str]:
     """An empty read-only folder over a folder, ``/dev/null`` over anything else."""
-    if os.path.isdir(path) and not os.path.islink(path):
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return []
+    if stat.S_ISDIR(mode):
         return ["--tmpfs", path, "--remount-ro", path]
-    if os.path.lexists(path):
-        return ["--ro-bind", "/dev/null", path]
-    return []
+    return ["--ro-bind", "/dev/null", path]
 
 
 def _under(path: str, folder: str) -> bool:
-    return Path(path).is_relative_to(folder)
+    """``path`` is ``folder`` or lies below it (resolved absolute paths, compared as text)."""
+    base = folder.rstrip("/")
+    return path in (base, folder) or path.startswith(base + "/")
 
 
 def home_secrets(home: str | None, extra: Iterable[str] = ()) -> tuple[str, ...]:

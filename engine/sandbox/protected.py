@@ -55,15 +55,14 @@ def absent(workspace: str) -> tuple[str, ...]:
     there at any moment, and it must never be deleted."""
     if not workspace:
         return ()
-    ws = Path(workspace)
-    no_git = not os.path.lexists(ws / ".git")
+    no_git = not os.path.lexists(os.path.join(workspace, ".git"))
     out = []
     for rel in WORKSPACE_PROTECTED:
         if rel == ".engine" or (no_git and rel.startswith(".git/")):
             continue
-        path = ws / rel
+        path = os.path.join(workspace, rel)
         if not os.path.lexists(path):
-            out.append(str(path))
+            out.append(path)
     return tuple(out)
 
 
