@@ -6,6 +6,7 @@ has a control run with the sandbox off that shows the attempt works there.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -409,6 +410,51 @@ async def test_a_commands_cgroups_are_removed_with_what_it_left(tmp_path: Path) 
         assert [d for d in os.listdir(where.parent) if d.startswith(mine)] == []
     assert not [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p) ==
                 f"sleep {marker}"]
+
+
+LEAVE_A_GROUP = ("import os, signal; from engine.sandbox.cgroups import create; "
+                 "g = create({'pids': 100}); print(g.folders[0], flush=True); "
+                 "os.kill(os.getpid(), signal.SIGKILL)")
+"""An engine killed between making a command's group and removing it."""
+
+
+def test_groups_left_by_killed_engines_are_swept_and_no_other(tmp_path: Path) -> None:
+    """Only an empty group whose engine is gone and that is old enough goes: a live engine's
+    group, one with a process in it, and a fresh one stay."""
+    from engine.sandbox.cgroups import create, hierarchy, sweep_orphans
+
+    if not enforceable()["pids"]:
+        pytest.skip("no pids cgroup can be created here")
+    where = hierarchy("pids")
+    assert where is not None
+    left = [_leave_a_group() for _ in range(2)]
+    mine = create({"pids": 100})
+    assert mine is not None
+    busy = left[1].rsplit("-", 1)[0] + "-999"  # a killed engine's name, a process inside
+    os.mkdir(busy)
+    sleeper = subprocess.Popen(["sleep", "300"])
+    try:
+        Path(busy, "cgroup.procs").write_text(str(sleeper.pid))
+        assert sweep_orphans(where.parent, min_age_s=3600) == []  # all too fresh
+        removed = sweep_orphans(where.parent, min_age_s=0)
+        assert left[0] in removed and left[1] in removed
+        assert not os.path.exists(left[0]) and os.path.isdir(busy) and os.path.isdir(
+            mine.folders[0])
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        mine.remove()
+        with contextlib.suppress(OSError):
+            os.rmdir(busy)
+
+
+def _leave_a_group() -> str:
+    proc = subprocess.run([sys.executable, "-c", LEAVE_A_GROUP], cwd=ROOT, env=engine_env(),
+                          capture_output=True, text=True)
+    assert proc.returncode == -9, proc.stderr
+    folder = proc.stdout.strip()
+    assert os.path.isdir(folder)
+    return folder
 
 
 def _cmdline(pid: str) -> str:

@@ -33,6 +33,13 @@ CONTROLLERS = ("pids", "memory")
 _V2_FILES = {"pids": "pids.max", "memory": "memory.max"}
 _V1_FILES = {"pids": "pids.max", "memory": "memory.limit_in_bytes"}
 _COUNTER = itertools.count()
+PREFIX = "turnstile-"
+"""A group's name: this prefix, the creating engine's pid, a counter."""
+ORPHAN_AGE_S = 60.0
+"""An empty group this old whose engine is gone is a leftover (its engine was killed before
+it could remove it): a command joins its group within moments of its creation."""
+_swept: set[str] = set()
+"""Parents this process has swept of leftovers (once each)."""
 REMOVE_WITHIN_S = 0.5
 """How long ``Group.remove`` keeps retrying while the last processes are being reaped."""
 RETRY_PAUSES_S = (0.0005, 0.001, 0.002, 0.005, 0.01)
@@ -97,13 +104,16 @@ def _remove(folder: str) -> bool:
 def create(limits: dict[str, int]) -> Group | None:
     """A fresh group per controller in ``limits`` (``{"pids": 1024, "memory": bytes}``) that
     can be created here; None when none can."""
-    name = f"turnstile-{os.getpid()}-{next(_COUNTER)}"
+    name = f"{PREFIX}{os.getpid()}-{next(_COUNTER)}"
     folders: dict[str, str] = {}
     joins: dict[str, str] = {}
     for controller, value in limits.items():
         where = hierarchy(controller)
         if where is None:
             continue
+        if where.parent not in _swept:
+            _swept.add(where.parent)
+            sweep_orphans(where.parent)
         folder = os.path.join(where.parent, name)
         try:
             if folder not in folders.values():
@@ -118,6 +128,60 @@ def create(limits: dict[str, int]) -> Group | None:
         folders[controller] = folder
         joins.setdefault(folder, os.path.join(folder, where.join_file))
     return Group(tuple(joins), tuple(joins.values())) if folders else None
+
+
+def sweep_orphans(parent: str, min_age_s: float = ORPHAN_AGE_S) -> list[str]:
+    """Remove the groups under ``parent`` left by engines that were killed (SIGKILL leaves no
+    time to remove them): only empty ones, whose engine's pid is gone, older than
+    ``min_age_s`` (so never a group another engine, perhaps in another pid namespace, has just
+    made for a command about to join it). Returns the folders removed."""
+    removed: list[str] = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    now = time.time()
+    for name in names:
+        pid = _owner(name)
+        if pid is None or _alive(pid):
+            continue
+        folder = os.path.join(parent, name)
+        try:
+            if now - os.stat(folder).st_mtime < min_age_s or _members(folder):
+                continue
+            os.rmdir(folder)
+        except OSError:
+            continue
+        removed.append(folder)
+    if removed:
+        logger.info("removed %d cgroup(s) left by killed engines under %s", len(removed), parent)
+    return removed
+
+
+def _owner(name: str) -> int | None:
+    """The pid in a group name ``turnstile-PID-N``; None for any other name."""
+    if not name.startswith(PREFIX):
+        return None
+    pid, _, counter = name[len(PREFIX):].partition("-")
+    return int(pid) if pid.isdigit() and counter.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, another user's
+        return True
+    return True
+
+
+def _members(folder: str) -> list[int]:
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
 
 
 def _no_swap_beyond(folder: str, v2: bool, value: int) -> None:
@@ -221,12 +285,7 @@ def _mounts() -> dict[str, str]:
 
 
 def _kill_members(folder: str) -> None:
-    try:
-        with open(os.path.join(folder, "cgroup.procs")) as f:
-            pids = [int(p) for p in f.read().split()]
-    except OSError:
-        return
-    for pid in pids:
+    for pid in _members(folder):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
 
