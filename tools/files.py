@@ -4,6 +4,11 @@ Writes never clobber what the agent has not seen: overwriting or editing checks 
 either passed by the model (``base_hash``) or remembered by the runner from earlier results
 (``ctx.run_data["file_hashes"]``, see ``record_seen``). Every write is atomic and reports the
 base hash, the result hash and the patch in its data and in a ``file_changed`` event.
+
+Reads check the path first, then, where the run's host keeps the file's text
+(``ctx.read_text``: an editor's open buffer), show that text: the disk's result when it is the
+same text, else the host's with its own hash, marked unsaved. Writes always go to the disk, so
+a write based on an unsaved buffer's hash is refused as a conflict instead of replacing it.
 """
 
 from __future__ import annotations
