@@ -34,6 +34,8 @@ GUARD_S = 120
 """A guard against a hang, never a bound on how long anything may take."""
 HOLD = "hold"
 """An answer the editor never gives (the agent is killed while it waits)."""
+REFUSE = "refuse"
+"""A buffer the editor refuses to read (``fs/read_text_file`` answers an error)."""
 
 
 class Editor:
@@ -79,6 +81,8 @@ class Editor:
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any
                              ) -> ReadTextFileResponse:
         self.reads.append(path)
+        if self.buffers.get(path) == REFUSE:
+            raise RequestError.internal_error({"details": "no buffer for it"})
         if path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
         return ReadTextFileResponse(content=Path(path).read_text())
@@ -599,14 +603,18 @@ def test_an_editor_buffer_like_the_disk_keeps_the_disk_hash_and_edits_go_on(
     assert (ws / "notes.txt").read_text() == "ALPHA\nbeta\n"
 
 
-def test_an_editor_that_does_not_read_files_leaves_reads_on_disk(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reads, buffer", [(False, "alpha\nbeta, unsaved\n"), (True, REFUSE)])
+def test_an_editor_that_does_not_read_files_leaves_reads_on_disk(
+        tmp_path: Path, reads: bool, buffer: str) -> None:
     editor = Editor(["allow_once", "allow_once", "allow_once"])
-    editor.buffers[str(tmp_path / "ws" / "notes.txt")] = "alpha\nbeta, unsaved\n"
-    ws, stop = _read_and_edit(tmp_path, editor, None)
+    notes = str(tmp_path / "ws" / "notes.txt")
+    editor.buffers[notes] = buffer
+    fs = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=reads))
+    ws, stop = _read_and_edit(tmp_path, editor, fs)
     assert stop == "end_turn"
     (_, _, read_status, shown), _, _ = _results(editor)
     assert read_status == "completed" and "beta" in shown and "unsaved" not in shown, shown
-    assert editor.reads == []
+    assert editor.reads == ([notes] if reads else [])  # asked, refused: read on disk
     assert (ws / "notes.txt").read_text() == "ALPHA\nbeta\n"
 
 
