@@ -22,6 +22,7 @@ from acp.schema import (
     ClientCapabilities,
     DeniedOutcome,
     FileSystemCapabilities,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     WriteTextFileResponse,
 )
@@ -33,6 +34,8 @@ GUARD_S = 120
 """A guard against a hang, never a bound on how long anything may take."""
 HOLD = "hold"
 """An answer the editor never gives (the agent is killed while it waits)."""
+REFUSE = "refuse"
+"""A buffer the editor refuses to read (``fs/read_text_file`` answers an error)."""
 
 
 class Editor:
@@ -43,6 +46,9 @@ class Editor:
         self.updates: list[tuple[str, dict[str, Any]]] = []
         self.asked: list[dict[str, Any]] = []
         self.written: list[tuple[str, str]] = []
+        self.buffers: dict[str, str] = {}
+        """Path -> the text of its open buffer (``fs/read_text_file`` answers with it)."""
+        self.reads: list[str] = []
         self.answers = list(answers or [])
         self._changed = asyncio.Event()
 
@@ -71,6 +77,15 @@ class Editor:
                               **kwargs: Any) -> WriteTextFileResponse:
         self.written.append((path, content))
         return WriteTextFileResponse()
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any
+                             ) -> ReadTextFileResponse:
+        self.reads.append(path)
+        if self.buffers.get(path) == REFUSE:
+            raise RequestError.internal_error({"details": "no buffer for it"})
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        return ReadTextFileResponse(content=Path(path).read_text())
 
     def on_connect(self, conn: Any) -> None:
         pass
@@ -515,6 +530,92 @@ def test_an_editor_that_writes_files_gets_each_changed_file(tmp_path: Path) -> N
     assert asyncio.run(asyncio.wait_for(main(), GUARD_S)) == "end_turn"
     assert sorted(editor.written) == [(str(ws / "c.txt"), "c\n"), (str(ws / "d.txt"), "d\n")]
     assert (ws / "c.txt").read_text() == "c\n"
+
+
+def _results(editor: Editor) -> list[tuple[str, Any, str, str]]:
+    """Each finished call in order: its tool (by its title), its input, status and text."""
+    started = {u["toolCallId"]: u for u in editor.of("tool_call")}
+    out = []
+    for u in editor.of("tool_call_update"):
+        texts = [c["content"]["text"] for c in u.get("content") or () if c["type"] == "content"]
+        if u.get("status") in ("completed", "failed") and texts:
+            call = started[u["toolCallId"]]
+            out.append((call["title"], call.get("rawInput"), u["status"], texts[-1]))
+    return out
+
+
+READ_AND_EDIT = [
+    {"tool_calls": [{"name": "read_file", "args": {"path": "notes.txt"}},
+                    {"name": "read_file", "args": {"path": "../outside.txt"}}]},
+    {"tool_calls": [{"name": "edit_file", "args": {"path": "notes.txt", "old": "alpha",
+                                                   "new": "ALPHA"}}]},
+    {"text": "Done."}]
+
+
+def _read_and_edit(tmp_path: Path, editor: Editor,
+                   capabilities: ClientCapabilities | None) -> tuple[Path, str]:
+    """The READ_AND_EDIT turns on a workspace whose notes.txt is ``alpha\\nbeta\\n`` on disk;
+    the workspace and the prompt's stop reason."""
+    ws = _workspace(tmp_path)
+    (ws / "notes.txt").write_text("alpha\nbeta\n")
+    (tmp_path / "outside.txt").write_text("outside the workspace\n")
+    turns = _turns(tmp_path, READ_AND_EDIT)
+
+    async def main() -> str:
+        async with agent(editor, tmp_path, turns, capabilities) as (conn, _):
+            s = await conn.new_session(cwd=str(ws), mcp_servers=[])
+            return (await conn.prompt(session_id=s.session_id,
+                                      prompt=[text_block("read, then edit")])).stop_reason
+
+    return ws, asyncio.run(asyncio.wait_for(main(), GUARD_S))
+
+
+def test_an_editor_that_reads_files_shows_its_unsaved_buffer(tmp_path: Path) -> None:
+    editor = Editor(["allow_once", "allow_once", "allow_once"])
+    notes = tmp_path / "ws" / "notes.txt"
+    editor.buffers[str(notes)] = "alpha\nbeta, unsaved\n"
+    reads = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True))
+    _, stop = _read_and_edit(tmp_path, editor, reads)
+    assert stop == "end_turn"
+    (_, _, read_status, shown), (_, outside, out_status, refused), (_, _, _, edit) = \
+        _results(editor)
+    assert read_status == "completed" and "beta, unsaved" in shown, shown
+    assert "unsaved buffer" in shown
+    # the path checks come first: a path outside the workspace never reaches the editor
+    assert outside == {"path": "../outside.txt"} and out_status == "failed", refused
+    assert "outside the workspace" in refused  # allowed by the editor, refused by the tool
+    assert editor.reads == [str(notes)]
+    # the buffer's hash is not the disk's: the edit is refused, the disk and buffer kept
+    assert "changed since you read it" in edit, edit
+    assert notes.read_text() == "alpha\nbeta\n" and editor.written == []
+
+
+def test_an_editor_buffer_like_the_disk_keeps_the_disk_hash_and_edits_go_on(
+        tmp_path: Path) -> None:
+    editor = Editor(["allow_once", "allow_once", "allow_once"])
+    reads = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True))
+    ws, stop = _read_and_edit(tmp_path, editor, reads)
+    assert stop == "end_turn"
+    (_, _, _, shown), _, (_, _, edit_status, edit) = _results(editor)
+    assert "beta" in shown and "unsaved" not in shown
+    assert editor.reads == [str(ws / "notes.txt")]
+    assert edit_status == "completed", edit
+    assert (ws / "notes.txt").read_text() == "ALPHA\nbeta\n"
+
+
+@pytest.mark.parametrize("reads, buffer", [(False, "alpha\nbeta, unsaved\n"), (True, REFUSE)])
+def test_an_editor_that_does_not_read_files_leaves_reads_on_disk(
+        tmp_path: Path, reads: bool, buffer: str) -> None:
+    editor = Editor(["allow_once", "allow_once", "allow_once"])
+    notes = str(tmp_path / "ws" / "notes.txt")
+    editor.buffers[notes] = buffer
+    fs = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=reads))
+    ws, stop = _read_and_edit(tmp_path, editor, fs)
+    assert stop == "end_turn"
+    (_, _, read_status, shown), _, _ = _results(editor)
+    assert read_status == "completed" and "beta" in shown and "unsaved" not in shown, shown
+    assert editor.reads == ([notes] if reads else [])  # asked, refused: read on disk
+    assert (ws / "notes.txt").read_text() == "ALPHA\nbeta\n"
 
 
 def test_replay_sends_kept_thinking_as_thought_chunks(tmp_path: Path) -> None:

@@ -86,6 +86,46 @@ async def test_read_file_refusals(tmp_path: Path) -> None:
         assert r.is_error and message in r.content, (path, r.content)
 
 
+class Host:
+    """A host's copies of files (an editor's buffers): what ``read_text`` answers, and
+    every path it was asked for; a path it has no copy of answers None."""
+
+    def __init__(self, texts: Mapping[Path, str]) -> None:
+        self.texts = dict(texts)
+        self.asked: list[Path] = []
+
+    async def __call__(self, path: Path) -> str | None:
+        self.asked.append(path)
+        return self.texts.get(path)
+
+
+async def read_hosted(ws: Path, host: Host, **args: Any) -> ToolResult:
+    ctx = ToolContext(workspace=ws, call_id="c9", read_text=host)
+    return await invoke(ToolRegistry(builtin_specs()), ToolCall("c9", "read_file", args), ctx)
+
+
+async def test_read_file_shows_the_hosts_text_once_the_path_checks_passed(
+        tmp_path: Path) -> None:
+    f = tmp_path / "a.txt"
+    f.write_bytes(b"one\r\ntwo\r\n")
+    (tmp_path / "b.txt").write_text("on disk\n")
+    (tmp_path / "bin.dat").write_bytes(b"\x89PNG\x00\x01")
+    host = Host({tmp_path / "a.txt": "one\ntwo\n", tmp_path / "b.txt": "in the buffer\n"})
+    same = await read_hosted(tmp_path, host, path="a.txt")
+    assert same.data == {"path": "a.txt", "sha256": digest(f), "lines": [1, 2],
+                         "total_lines": 2}  # the same text (LF for CRLF): the disk's hash
+    unsaved = await read_hosted(tmp_path, host, path="b.txt", offset=1, limit=1)
+    assert unsaved.content.startswith("     1\tin the buffer\n") and "unsaved" in unsaved.content
+    assert unsaved.data is not None and unsaved.data["unsaved"] is True
+    assert unsaved.data["sha256"] == hashlib.sha256(b"in the buffer\n").hexdigest()
+    for refused in ("../outside.txt", "bin.dat", "missing.txt", "."):
+        r = await read_hosted(tmp_path, host, path=refused)
+        assert r.is_error, refused
+    assert host.asked == [tmp_path / "a.txt", tmp_path / "b.txt"]
+    r = await read_hosted(tmp_path, Host({}), path="b.txt")  # no copy: the disk
+    assert r.content.startswith("     1\ton disk\n") and "unsaved" not in r.content
+
+
 async def test_read_file_symlink_escaping_workspace_is_refused(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -4,6 +4,11 @@ Writes never clobber what the agent has not seen: overwriting or editing checks 
 either passed by the model (``base_hash``) or remembered by the runner from earlier results
 (``ctx.run_data["file_hashes"]``, see ``record_seen``). Every write is atomic and reports the
 base hash, the result hash and the patch in its data and in a ``file_changed`` event.
+
+Reads check the path first, then, where the run's host keeps the file's text
+(``ctx.read_text``: an editor's open buffer), show that text: the disk's result when it is the
+same text, else the host's with its own hash, marked unsaved. Writes always go to the disk, so
+a write based on an unsaved buffer's hash is refused as a conflict instead of replacing it.
 """
 
 from __future__ import annotations
@@ -102,7 +107,9 @@ class ReadFileArgs(BaseModel):
 
 
 async def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
-    """Numbered lines of a text file, with the file's sha256 (the base hash for writes)."""
+    """Numbered lines of a text file, with the file's sha256 (the base hash for writes); where
+    the host keeps the file's text (``ctx.read_text``: an editor's buffer), that text, once the
+    path checks passed."""
     found = open_in(ctx.workspace, args.path)
     if found is None:  # not a plain path to a regular file: resolved and explained first
         target = resolve_in(ctx.workspace, args.path)
@@ -118,11 +125,18 @@ async def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
                                     "try again")
     fd, name, st = found
     try:  # read through this checked descriptor, never the path again
-        if st.st_size <= INLINE_READ_BYTES:
+        if ctx.read_text is not None:
+            data = (_read_bytes(fd, st.st_size, name) if st.st_size <= INLINE_READ_BYTES else
+                    await anyio.to_thread.run_sync(_read_bytes, fd, st.st_size, name))
+        elif st.st_size <= INLINE_READ_BYTES:
             return _read_file(fd, st.st_size, name, args)
-        return await anyio.to_thread.run_sync(_read_file, fd, st.st_size, name, args)
+        else:
+            return await anyio.to_thread.run_sync(_read_file, fd, st.st_size, name, args)
     finally:
         os.close(fd)
+    if isinstance(data, ToolResult):
+        return data
+    return await _read_hosted(ctx, name, data, args)
 
 
 INLINE_READ_BYTES = 64 * 1024
@@ -132,31 +146,86 @@ more than such a read (up to a millisecond per call on a busy machine)."""
 
 def _read_file(fd: int, size: int, name: str, args: ReadFileArgs) -> ToolResult:
     """The result for the open file ``fd`` of ``size`` bytes, named ``name``."""
+    data = _read_bytes(fd, size, name)
+    return data if isinstance(data, ToolResult) else _show_bytes(name, data, args)
+
+
+def _read_bytes(fd: int, size: int, name: str) -> bytes | ToolResult:
+    """The content of the open file ``fd``, or the error for a file over the size limit."""
     if size > MAX_READ_BYTES:
-        return ToolResult.error(
-            f"{name} is {size / 1e6:.1f} MB, over read_file's {MAX_READ_BYTES // 1_000_000} MB "
-            "limit; use search_text to find what you need, or run_shell with sed -n 'A,Bp'",
-            path=name, size=size)
-    data = _read_all(fd, size)
+        return _too_large(name, size)
+    return _read_all(fd, size)
+
+
+def _too_large(name: str, size: int) -> ToolResult:
+    return ToolResult.error(
+        f"{name} is {size / 1e6:.1f} MB, over read_file's {MAX_READ_BYTES // 1_000_000} MB "
+        "limit; use search_text to find what you need, or run_shell with sed -n 'A,Bp'",
+        path=name, size=size)
+
+
+async def _read_hosted(ctx: ToolContext, name: str, disk: bytes,
+                       args: ReadFileArgs) -> ToolResult:
+    """The file as its host has it (``ctx.read_text``), read whole: the disk's result when
+    the host has the same text or cannot say (so the hash stays the disk's, the base the
+    writes check), else the host's text, hashed as returned and marked as unsaved.
+
+    A binary file is not asked for. The host is given the absolute path and reads the whole
+    file: the hash and the line count are of the whole text, so ``offset``/``limit`` are
+    applied here as for a file on disk."""
+    assert ctx.read_text is not None
+    if is_binary(disk):
+        return _show_bytes(name, disk, args)
+    text = await ctx.read_text(ctx.workspace.resolve() / name)
+    if text is None or _same_text(text, disk):
+        return _show_bytes(name, disk, args)
+    data = text.encode("utf-8")
+    if len(data) > MAX_READ_BYTES:
+        return _too_large(name, len(data))
+    note = ("; the editor's unsaved buffer, which differs from the file on disk: a write or "
+            "edit of it is refused until the buffer is saved")
+    return _show_text(name, text, sha256(data), args, note, {
+        "source": "editor", "unsaved": True, "disk_sha256": sha256(disk)})
+
+
+def _same_text(text: str, disk: bytes) -> bool:
+    """Whether the host's text is the file on disk (an editor may show CRLF lines as LF)."""
+    on_disk = disk.decode("utf-8", "replace")
+    return text == on_disk or text == on_disk.replace("\r\n", "\n")
+
+
+def _show_bytes(name: str, data: bytes, args: ReadFileArgs) -> ToolResult:
+    """The result for a file's ``data`` read on disk: refused when binary."""
     digest = sha256(data)
     if is_binary(data):
         return ToolResult.error(f"{name} is a binary file ({len(data)} bytes, sha256 {digest}); "
                                 "read_file shows text files only", path=name, sha256=digest,
                                 binary=True)
-    lines = _split_lines(data.decode("utf-8", "replace"))
+    return _show_text(name, data.decode("utf-8", "replace"), digest, args)
+
+
+def _show_text(name: str, text: str, digest: str, args: ReadFileArgs, note: str = "",
+               extra: Mapping[str, Any] | None = None) -> ToolResult:
+    """Numbered lines ``args`` asks for of ``text`` (whose hash is ``digest``); ``note`` ends
+    the footer and ``extra`` goes into the data."""
+    lines = _split_lines(text)
     total = len(lines)
+    more_data = dict(extra or {})
     if total == 0:
-        return ToolResult(f"{name} is empty (sha256 {digest})",
-                          data={"path": name, "sha256": digest, "lines": [0, 0], "total_lines": 0})
+        return ToolResult(f"{name} is empty (sha256 {digest}{note})",
+                          data={"path": name, "sha256": digest, "lines": [0, 0], "total_lines": 0,
+                                **more_data})
     if args.offset > total:
         return ToolResult.error(f"offset {args.offset} is past the end of {name} "
-                                f"({total} lines)", path=name, sha256=digest, total_lines=total)
+                                f"({total} lines{note})", path=name, sha256=digest,
+                                total_lines=total, **more_data)
     first, last = args.offset, min(total, args.offset + args.limit - 1)
     body = "\n".join(f"{n:>6}\t{_clip(lines[n - 1])}" for n in range(first, last + 1))
     more = f"; use offset={last + 1} to read more" if last < total else ""
-    footer = f"({name}: lines {first}-{last} of {total}; sha256 {digest}{more})"
+    footer = f"({name}: lines {first}-{last} of {total}; sha256 {digest}{more}{note})"
     return ToolResult(f"{body}\n{footer}", data={
-        "path": name, "sha256": digest, "lines": [first, last], "total_lines": total})
+        "path": name, "sha256": digest, "lines": [first, last], "total_lines": total,
+        **more_data})
 
 
 def _read_all(fd: int, size: int) -> bytes:

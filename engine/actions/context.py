@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from engine.state import RunState, ToolCall, Usage
 from engine.tooling.registry import ToolRegistry
+from engine.tooling.spec import TextReader
 
 if TYPE_CHECKING:
     from engine.models.base import ModelClient
@@ -172,6 +173,9 @@ class RunParts:
     """Awaited before each step's action and before its commit, when a host shows the run at
     its reader's pace (``engine.runs`` streams): the run goes on once the reader has seen
     what happened so far, so a reader that stops stops the run there."""
+    read_text: TextReader | None = None
+    """Where the run's tools read a file's text besides the disk (``ToolContext.read_text``):
+    a host's, such as an editor's buffers (``engine.ide``); None: the disk only."""
 
 
 @dataclass

@@ -189,7 +189,8 @@ async def _execute(ctx: ActionContext, call: ToolCall, ledger: Ledger,
     tool_ctx = ToolContext(workspace=ctx.workspace, emit=tool_emit, run_data=run_data,
                            call_id=call.id, confinement=jail or UNCONFINED,
                            approved_risk=approved_risk,
-                           env={IDEMPOTENCY_ENV: key}, idempotency_key=key)
+                           env={IDEMPOTENCY_ENV: key}, idempotency_key=key,
+                           read_text=ctx.parts.read_text)
     started_event: dict[str, Any] = {"call_id": call.id, "tool": call.name,
                                      "version": spec.version if spec else None,
                                      "args": dict(call.args)}

@@ -73,6 +73,7 @@ class TurnstileAgent:
         self.capabilities = client_capabilities or ClientCapabilities()
         fs = self.capabilities.fs
         self.turns.editor_writes = bool(fs is not None and fs.write_text_file)
+        self.turns.editor_reads = bool(fs is not None and fs.read_text_file)
         if client_info is not None:
             self.turns.who = f"{client_info.name} (acp)"
         return InitializeResponse(

@@ -19,7 +19,7 @@ from acp.schema import PromptResponse, StopReason, Usage
 from engine.core.runner import RunResult
 from engine.errors import TurnstileError
 from engine.ide import permissions
-from engine.ide.files import EditorFiles
+from engine.ide.files import EditorFiles, EditorReads
 from engine.ide.sessions import MODES, Session, conversation, settled
 from engine.ide.updates import ToolLookup, Updates
 from engine.run_data import REFUSAL, STOP_REASON
@@ -47,6 +47,8 @@ class Turns:
         """Session id -> the run being driven for it."""
         self.editor_writes = False
         """The editor writes files (``fs.writeTextFile``): changed files go to it too."""
+        self.editor_reads = False
+        """The editor reads files (``fs.readTextFile``): ``read_file`` sees its buffers."""
 
     # -- the entry points --------------------------------------------------------------------
 
@@ -61,7 +63,8 @@ class Turns:
             earlier = settled(conversation(self.runs, s.id)[1]) if s.run_id else ()
             stream = self.runs.stream(
                 s.machine, task=text, workspace=s.cwd, model=s.model, policy=s.policy,
-                approval=MODES[s.mode].approval, labels=s.labels(), history=earlier)
+                approval=MODES[s.mode].approval, labels=s.labels(), history=earlier,
+                read_text=self._reads(s))
             return await self._drive(s, stream, self._updates(s, _no_tools))
 
     async def pending(self, s: Session) -> None:
@@ -77,8 +80,7 @@ class Turns:
             if status == "waiting_approval":
                 await self._continue(s)
             elif status in DIED:
-                await self._drive(s, self.runs.stream_resume(
-                    s.run_id, approval=MODES[s.mode].approval), self._updates(s, _no_tools))
+                await self._drive(s, self._resume(s), self._updates(s, _no_tools))
 
     def cancel(self, s: Session) -> None:
         """``session/cancel``: end the turn now (the run stops before its next commit)."""
@@ -99,8 +101,7 @@ class Turns:
         updates = self._updates(s, self.tools_of(s, s.run_id))
         if not await self._decide(s, updates):
             return PromptResponse(stop_reason="cancelled")
-        return await self._drive(s, self.runs.stream_resume(
-            s.run_id, approval=MODES[s.mode].approval), updates)
+        return await self._drive(s, self._resume(s), updates)
 
     async def _drive(self, s: Session, stream: RunStream, updates: Updates) -> PromptResponse:
         """Drive a run (and its resumes after each park) to the end of the turn."""
@@ -125,7 +126,16 @@ class Turns:
                 return await self._stopped(s, result)
             if not await self._decide(s, updates):
                 return PromptResponse(stop_reason="cancelled")
-            stream = self.runs.stream_resume(s.run_id, approval=MODES[s.mode].approval)
+            stream = self._resume(s)
+
+    def _resume(self, s: Session) -> RunStream:
+        """The session's run resumed, in its mode, reading through the editor if it offers."""
+        assert s.run_id is not None
+        return self.runs.stream_resume(s.run_id, approval=MODES[s.mode].approval,
+                                       read_text=self._reads(s))
+
+    def _reads(self, s: Session) -> EditorReads | None:
+        return EditorReads(self.client, s.id) if self.editor_reads else None
 
     async def _decide(self, s: Session, updates: Updates) -> bool:
         """Ask the editor about each parked call (in ``accept_edits``, a call that only

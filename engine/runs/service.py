@@ -42,7 +42,7 @@ from engine.session import prepare_resume as _prepare_resume
 from engine.state import Message, RunInfo
 from engine.store.base import Store
 from engine.store.url import StoreTarget, as_target
-from engine.tooling.spec import ToolSpec
+from engine.tooling.spec import TextReader, ToolSpec
 
 if TYPE_CHECKING:
     from engine.actions.context import Observer
@@ -109,6 +109,10 @@ class StartOptions(TypedDict, total=False):
     task is then the user's next message."""
     labels: Mapping[str, str] | None
     """Stored in the run's config (``labels``), for a host to find its runs by."""
+    read_text: TextReader | None
+    """Where the run's tools read a file's text besides the disk: a host's copy given the
+    file's absolute path (an editor's unsaved buffer), None to read it on disk. Asked after
+    the tool's own path checks; never stored (a resume is given it again)."""
 
 
 class ResumeOptions(TypedDict, total=False):
@@ -126,10 +130,11 @@ class ResumeOptions(TypedDict, total=False):
     on_event: EventHandler | None
     observer: Observer | None
     prompter: Prompter | None
+    read_text: TextReader | None
 
 
 class _Wiring:
-    """A run's observer and prompter, as the caller asked for them."""
+    """A run's observer, prompter and file reader, as the caller asked for them."""
 
     def __init__(self, options: StartOptions | ResumeOptions,
                  lockstep: Lockstep | None) -> None:
@@ -142,6 +147,7 @@ class _Wiring:
         self.approver = approver
         self.prompter = (prompter_for(approver, lambda: self.run_id, self.observe, self.pace)
                          if approver is not None else options.get("prompter"))
+        self.read_text = options.get("read_text")
 
     def observe(self, kind: str, payload: Mapping[str, Any]) -> None:
         if self.raw is not None:
@@ -338,6 +344,7 @@ class Runs:
         wiring.run_id = session.state.run_id
         if wiring.pace is not None:
             session.runner.parts.pace = wiring.pace
+        session.runner.parts.read_text = wiring.read_text
         session.runner.parts.children = Children(
             lambda store: Runs(store, wake=self.wake), wiring.prompter, wiring.approver)
         return PreparedRun(session, store, owned)

@@ -82,6 +82,11 @@ def _ignore(kind: str, payload: Mapping[str, Any]) -> None:
     return None
 
 
+TextReader = Callable[[Path], Awaitable["str | None"]]
+"""Reads a file's text where its host keeps it (an editor's buffer, unsaved edits included),
+given the file's absolute path; None when the host cannot say (the file is then read on disk)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool may use while it runs; nothing else is reachable from a handler."""
@@ -104,6 +109,9 @@ class ToolContext:
     """``RUN_ID:CALL_ID``: the same for every attempt at this call (a resumed or retried step
     too), so a system outside the ledger's reach can drop a repeat: shell commands get it as
     ``ENGINE_IDEMPOTENCY_KEY``, MCP calls in their request ``_meta``."""
+    read_text: TextReader | None = None
+    """Where a file's text is read besides the disk: the host's (an editor's open buffers),
+    asked only after the tool's own path checks passed; None: the disk only."""
 
 
 Handler = Callable[[Any, ToolContext], Awaitable[ToolResult]]
