@@ -135,6 +135,23 @@ def test_a_child_budget_larger_than_the_parents_remainder_is_capped(tmp_path: Pa
     assert (limits["max_tokens"], limits["max_steps"]) == (120, 20)
 
 
+def test_a_childs_time_limit_is_what_the_parent_has_left(tmp_path: Path) -> None:
+    """The parent's clock ran before the child started: the child gets the rest of it, not
+    the parent's whole ``timeout_s`` (nor its own larger one)."""
+    parent, workspace = _setup(tmp_path, limits=", timeout_s: 600",
+                               extra="      limits: {timeout_s: 100000}\n")
+    policy = tmp_path / "parent_policy.yaml"
+    policy.write_text(ALLOW_WRITES)
+    run = _json(tmp_path, "run", str(parent), "--task", "t", "--workspace", str(workspace),
+                "--approval", "policy", "--policy", str(policy))
+    assert run["status"] == "completed"
+    (child,) = _json(tmp_path, "show", run["run_id"])["children"]
+    import engine
+
+    limits = engine.Runs(tmp_path / "runs.db").show(child["run_id"]).config["limits"]
+    assert 0 < limits["timeout_s"] < 600
+
+
 def test_a_parked_child_parks_its_parent_and_approve_resume_finishes_both(
         tmp_path: Path) -> None:
     parent, workspace = _setup(tmp_path, turns=SHELL_TURNS)

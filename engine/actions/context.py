@@ -176,6 +176,9 @@ class RunParts:
     read_text: TextReader | None = None
     """Where the run's tools read a file's text besides the disk (``ToolContext.read_text``):
     a host's, such as an editor's buffers (``engine.ide``); None: the disk only."""
+    deadline: float | None = None
+    """When (``time.monotonic``) this drive of the run reaches its ``timeout_s``; set by the
+    runner. A child's time limit is what is left of it."""
 
 
 @dataclass

@@ -143,6 +143,7 @@ class Runner:
                                     self.parts.clock())
             self.parts.observer(kind, payload)
         timeout = self.machine.limits.timeout_s
+        self.parts.deadline = time.monotonic() + timeout if timeout else None
         result: RunResult | None = None
         fault: StoreError | None = None
         async with anyio.create_task_group() as tg:

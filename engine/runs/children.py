@@ -13,6 +13,8 @@ ended. A child that parks parks its parent; deciding the child's call and resumi
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -116,7 +118,8 @@ def child_of(store: Store, run_id: str, step: int, call_id: str = "") -> RunInfo
 
 def budget_left(ctx: ActionContext) -> dict[str, Any]:
     """What the parent has left of each limit it sets: a child's limits are capped to it.
-    The time limit is the parent's own (its clock keeps running while the child runs)."""
+    The time left is that of the parent's current drive (its ``timeout_s`` counts from when it
+    started or resumed), in whole milliseconds, rounded down."""
     limits, usage = ctx.machine.limits, ctx.run.usage
     left: dict[str, Any] = {}
     if limits.max_steps:
@@ -127,7 +130,9 @@ def budget_left(ctx: ActionContext) -> dict[str, Any]:
     if limits.max_cost_usd:
         left["max_cost_usd"] = max(0.0, limits.max_cost_usd - (usage.cost_usd or 0.0))
     if limits.timeout_s:
-        left["timeout_s"] = limits.timeout_s
+        deadline = ctx.parts.deadline
+        left["timeout_s"] = limits.timeout_s if deadline is None else max(
+            0.001, math.floor((deadline - time.monotonic()) * 1000) / 1000)
     return left
 
 
