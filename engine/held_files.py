@@ -22,7 +22,8 @@ SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 _lock = threading.Lock()
 _stores: dict[str, int] = {}
-"""Open stores by database path."""
+"""Open stores by database path, resolved: one database opened through a link and through its
+own name is one entry, so its kept descriptors stay open until the last of its stores closes."""
 _kept: dict[str, list[int]] = {}
 """Descriptors handed to ``keep``, by the database path they belong to."""
 _ids: dict[tuple[int, int], str] = {}
@@ -33,7 +34,7 @@ on other threads read it without the lock."""
 def hold(path: str | os.PathLike[str]) -> None:
     """A store has opened the database at ``path`` (call once its files exist)."""
     global _ids
-    key = os.path.abspath(path)
+    key = os.path.realpath(path)
     with _lock:
         _stores[key] = _stores.get(key, 0) + 1
         _ids = _identities()
@@ -43,7 +44,7 @@ def release(path: str | os.PathLike[str]) -> None:
     """A store on ``path`` has closed its connection: when it was the last, the descriptors
     kept for that database are closed (no lock of this process is left to lose)."""
     global _ids
-    key = os.path.abspath(path)
+    key = os.path.realpath(path)
     with _lock:
         left = _stores.get(key, 0) - 1
         if left > 0:

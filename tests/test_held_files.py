@@ -123,13 +123,20 @@ def test_the_readers_pass_over_the_database(ws: Path) -> None:
 
 
 def test_descriptors_kept_are_closed_with_the_last_store(ws: Path) -> None:
-    first, second = _store(ws), SqliteStore(ws / "engine.db")
-    fd = os.open(ws / "engine.db", os.O_RDONLY)
-    held_files.close(fd)  # kept, not closed
-    os.fstat(fd)
-    first.close()
-    os.fstat(fd)  # the second store still holds the database
-    second.close()
-    with pytest.raises(OSError):
-        os.fstat(fd)
-    assert not held_files.held_path(ws / "engine.db")
+    """Two stores on one database, one opened through a link: a kept descriptor stays open
+    until the last of them closes, whichever order they close in."""
+    (ws / "link.db").symlink_to(ws / "engine.db")
+    for order in ("link first", "name first"):
+        stores = [_store(ws), SqliteStore(ws / "link.db")]
+        if order == "link first":
+            stores.reverse()
+        fd = os.open(ws / "engine.db", os.O_RDONLY)
+        held_files.close(fd)  # kept, not closed
+        stores[0].close()
+        os.fstat(fd)  # the other store still holds the database
+        stores[1].close()
+        with pytest.raises(OSError):
+            os.fstat(fd)
+        assert not held_files.held_path(ws / "engine.db")
+        for name in ("engine.db", "engine.db-wal", "engine.db-shm"):
+            (ws / name).unlink(missing_ok=True)
