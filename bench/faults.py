@@ -56,8 +56,8 @@ conn.execute("ROLLBACK")
 
 STARTER = """
 import os, sys, time
-import engine.session, engine.store.sqlite
-from engine.ui.cli import main
+import engine.session.compose, engine.store.sqlite
+from engine.cli.main import main
 while not os.path.exists(sys.argv[1]):
     time.sleep(0.001)
 sys.exit(main(sys.argv[2:]))

@@ -75,7 +75,7 @@ def measure(rounds: int) -> dict[str, Any]:
     """Every figure of the benchmark (held-back items reduced to counts)."""
     from engine.permissions.policy import Policy, PolicyContext, decide
     from engine.permissions.shell import classify_command
-    from engine.state import ToolCall
+    from engine.vocabulary.state import ToolCall
     from tests.construct_corpus import items as construct_items
     from tests.corpus_scoring import ENV, load, make_workspace, score
     from tests.corpus_scoring import decide as check

@@ -41,8 +41,8 @@ from bench.common import (  # noqa: E402
     table,
     write_json,
 )
-from engine.state import Message, RunInfo, RunState, Usage  # noqa: E402
 from engine.store.base import EffectRecord, StepBegin, StepCommit, Store  # noqa: E402
+from engine.vocabulary.state import Message, RunInfo, RunState, Usage  # noqa: E402
 
 SETTINGS = {
     # label: (SQLite durability, PostgreSQL URL suffix, what PostgreSQL does)

@@ -28,8 +28,8 @@ import httpx  # noqa: E402
 from sse_server import PATHS, Reply, SSEServer, provider_env  # noqa: E402
 
 from engine.models.base import ModelClient, ModelParams, TextDelta, collect_turn  # noqa: E402
-from engine.models.factory import make_model  # noqa: E402
-from engine.state import Message  # noqa: E402
+from engine.providers.factory import make_model  # noqa: E402
+from engine.vocabulary.state import Message  # noqa: E402
 
 HELLO = [Message("user", "Say something long.")]
 

@@ -31,10 +31,10 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(HERE.parent))
 
 from bench.common import machine_info, machine_line, write_json  # noqa: E402
-from engine.state import ToolCall  # noqa: E402
 from engine.tooling import ToolContext, ToolRegistry  # noqa: E402
 from engine.tooling.invoke import invoke  # noqa: E402
 from engine.tooling.process import group_alive  # noqa: E402
+from engine.vocabulary.state import ToolCall  # noqa: E402
 from turnstile_tools import builtin_specs  # noqa: E402
 
 WORDS = ("alpha", "beta", "gamma", "delta", "value", "result", "config", "handler", "request",

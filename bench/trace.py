@@ -28,11 +28,11 @@ sys.path[:] = [str(ROOT), str(ROOT / "tests"),
 
 from otlp_receiver import OtlpReceiver  # noqa: E402
 
-from engine.state import RunInfo, RunState, Usage  # noqa: E402
 from engine.store.base import StepBegin, StepCommit  # noqa: E402
 from engine.store.sqlite import SqliteStore  # noqa: E402
 from engine.tracing.otlp import export_otlp  # noqa: E402
 from engine.tracing.trace import build_trace, write_trace_file  # noqa: E402
+from engine.vocabulary.state import RunInfo, RunState, Usage  # noqa: E402
 
 OUTPUT_LINES = 8
 """Tool output lines per call (each one an event row and a span event)."""

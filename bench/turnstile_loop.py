@@ -161,7 +161,7 @@ class TimedModel:
 
 def load_bench_machine(path: Path) -> Any:
     from engine.actions.registry import ACTIONS
-    from engine.spec import load_machine
+    from engine.validation import load_machine
 
     return load_machine(path, ACTIONS)
 
@@ -169,13 +169,13 @@ def load_bench_machine(path: Path) -> Any:
 def build_runner(machine: Any, store: Any, workspace: Path, turns: int | list[dict[str, Any]],
                  *, meter: Meter | None = None, delay_s: float = 0.0,
                  observer: Any = None) -> Any:
-    """A real ``Runner`` wired like ``engine.session`` does, with the bench tool and model.
+    """A real ``Runner`` wired like ``engine.session.compose`` does, with the bench tool and model.
 
     ``machine`` is a loaded ``MachineSpec`` or the path of a machine file; ``turns`` a turn
     count or a ready script (shared by many runs).
     """
-    from engine.models.scripted import ScriptedModel
-    from engine.wiring import build_runner as wire
+    from engine.providers.scripted import ScriptedModel
+    from engine.session.wiring import build_runner as wire
 
     if isinstance(machine, Path):
         machine = load_bench_machine(machine)

@@ -34,12 +34,6 @@ if TYPE_CHECKING:
         fork,
         pending_approvals,
     )
-    from engine.errors import (
-        ModelConfigError,
-        SpecError,
-        ToolImportError,
-        TurnstileError,
-    )
     from engine.forks.service import ForkResult
     from engine.models.base import (
         Done,
@@ -51,7 +45,7 @@ if TYPE_CHECKING:
         ToolSchema,
     )
     from engine.models.base import Usage as ModelUsage
-    from engine.models.function import FunctionModel, function_model, tool_call
+    from engine.providers.function import FunctionModel, function_model, tool_call
     from engine.runs.approvals import DecidedApproval, PendingApproval
     from engine.runs.events import (
         Answer,
@@ -65,7 +59,18 @@ if TYPE_CHECKING:
     from engine.runs.reading import RunStore
     from engine.runs.service import ResumeOptions, StartOptions
     from engine.runs.stream import RunStream
-    from engine.state import (
+    from engine.tooling.spec import (
+        ToolContext,
+        ToolResult,
+        ToolSpec,
+    )
+    from engine.vocabulary.errors import (
+        ModelConfigError,
+        SpecError,
+        ToolImportError,
+        TurnstileError,
+    )
+    from engine.vocabulary.state import (
         Message,
         Outcome,
         RunInfo,
@@ -73,11 +78,6 @@ if TYPE_CHECKING:
         StepRecord,
         ToolCall,
         Usage,
-    )
-    from engine.tooling.spec import (
-        ToolContext,
-        ToolResult,
-        ToolSpec,
     )
 
 _HOME: dict[str, tuple[str, str]] = {
@@ -114,10 +114,10 @@ _HOME: dict[str, tuple[str, str]] = {
     "ToolContext": ("engine.tooling.spec", "ToolContext"),
     "ToolResult": ("engine.tooling.spec", "ToolResult"),
     "ToolSpec": ("engine.tooling.spec", "ToolSpec"),
-    "ModelConfigError": ("engine.errors", "ModelConfigError"),
-    "SpecError": ("engine.errors", "SpecError"),
-    "ToolImportError": ("engine.errors", "ToolImportError"),
-    "TurnstileError": ("engine.errors", "TurnstileError"),
+    "ModelConfigError": ("engine.vocabulary.errors", "ModelConfigError"),
+    "SpecError": ("engine.vocabulary.errors", "SpecError"),
+    "ToolImportError": ("engine.vocabulary.errors", "ToolImportError"),
+    "TurnstileError": ("engine.vocabulary.errors", "TurnstileError"),
     "Done": ("engine.models.base", "Done"),
     "ModelClient": ("engine.models.base", "ModelClient"),
     "ModelParams": ("engine.models.base", "ModelParams"),
@@ -125,17 +125,17 @@ _HOME: dict[str, tuple[str, str]] = {
     "TextDelta": ("engine.models.base", "TextDelta"),
     "ToolCallDelta": ("engine.models.base", "ToolCallDelta"),
     "ToolSchema": ("engine.models.base", "ToolSchema"),
-    "FunctionModel": ("engine.models.function", "FunctionModel"),
-    "function_model": ("engine.models.function", "function_model"),
-    "tool_call": ("engine.models.function", "tool_call"),
+    "FunctionModel": ("engine.providers.function", "FunctionModel"),
+    "function_model": ("engine.providers.function", "function_model"),
+    "tool_call": ("engine.providers.function", "tool_call"),
     "RunResult": ("engine.core.runner", "RunResult"),
-    "Message": ("engine.state", "Message"),
-    "Outcome": ("engine.state", "Outcome"),
-    "RunInfo": ("engine.state", "RunInfo"),
-    "RunState": ("engine.state", "RunState"),
-    "StepRecord": ("engine.state", "StepRecord"),
-    "ToolCall": ("engine.state", "ToolCall"),
-    "Usage": ("engine.state", "Usage"),
+    "Message": ("engine.vocabulary.state", "Message"),
+    "Outcome": ("engine.vocabulary.state", "Outcome"),
+    "RunInfo": ("engine.vocabulary.state", "RunInfo"),
+    "RunState": ("engine.vocabulary.state", "RunState"),
+    "StepRecord": ("engine.vocabulary.state", "StepRecord"),
+    "ToolCall": ("engine.vocabulary.state", "ToolCall"),
+    "Usage": ("engine.vocabulary.state", "Usage"),
     "ModelUsage": ("engine.models.base", "Usage"),
 }
 """Public name -> (module, name there)."""
@@ -199,7 +199,7 @@ __all__ = [
     "tool_call",
 ]
 
-from engine.version import __version__ as __version__  # noqa: E402  (re-exported)
+from engine.vocabulary.version import __version__ as __version__  # noqa: E402  (re-exported)
 
 
 def __getattr__(name: str) -> Any:

@@ -75,8 +75,8 @@ def load_machine(path: str | Path) -> Machine:
     """Read and check a machine file (or the bundled machine of that name: ``coding_agent``);
     ``SpecError`` lists every problem with its line."""
     from engine.actions.registry import ACTIONS
-    from engine.bundled import machine_path
-    from engine.spec import load_machine as load_spec
+    from engine.spec.bundled import machine_path
+    from engine.validation import load_machine as load_spec
 
     return Machine(load_spec(machine_path(os.fspath(path)), ACTIONS))
 
@@ -92,8 +92,8 @@ def build_machine(*, name: str, initial: str, states: Mapping[str, Mapping[str, 
     passed by keyword.
     """
     from engine.actions.registry import ACTIONS
-    from engine.spec import machine_from_definition
     from engine.tooling.functions import spec_of
+    from engine.validation import machine_from_definition
 
     names: list[str] = []
     objects: list[ToolSpec] = []
@@ -114,7 +114,7 @@ def build_machine(*, name: str, initial: str, states: Mapping[str, Mapping[str, 
 
 def render(machine: Machine | str | Path, fmt: Literal["mermaid", "dot"] = "mermaid") -> str:
     """The machine's state diagram as Mermaid (default) or Graphviz DOT source."""
-    from engine.ui.diagram import diagram_text
+    from engine.spec.diagram import diagram_text
 
     return diagram_text(_machine(machine).spec, fmt)
 

@@ -1,7 +1,7 @@
 """Runs built as ``python -m engine run`` builds them, driven in this process.
 
 The one place the in-process tests construct a runner: through the composition root
-(``engine.session``) with a real SQLite file, the built-in tools and the scripted model, so
+(``engine.session.compose``) with a real SQLite file, the built-in tools and the scripted model, so
 when the way a runner is built changes, only this module changes. No subprocess is started
 for the engine itself (tools still run their commands).
 
@@ -28,11 +28,11 @@ from rich.console import Console
 
 from engine.actions.context import ActionContext
 from engine.actions.registry import ACTIONS
+from engine.cli.console import make_prompter
 from engine.core.runner import RunResult
-from engine.session import Prepared, RunRequest, execute, prepare_new, prepare_resume
-from engine.state import Message, Outcome, RunState, Usage
+from engine.session.compose import Prepared, RunRequest, execute, prepare_new, prepare_resume
 from engine.store.sqlite import SqliteStore
-from engine.ui.console import make_prompter
+from engine.vocabulary.state import Message, Outcome, RunState, Usage
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "machines" / "coding_agent.yaml"

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine.permissions.policy import Policy, PolicyContext, decide  # noqa: E402
-from engine.state import ToolCall  # noqa: E402
+from engine.vocabulary.state import ToolCall  # noqa: E402
 from turnstile_tools import builtin_specs  # noqa: E402
 
 SYNTHETIC = (

@@ -377,7 +377,7 @@ def test_malformed_input_gets_error_responses_and_the_agent_goes_on(tmp_path: Pa
 
 
 def test_without_the_sdk_acp_names_the_extra_and_exits_2() -> None:
-    hide = ("import sys; sys.modules['acp'] = None; from engine.ui.cli import main; "
+    hide = ("import sys; sys.modules['acp'] = None; from engine.cli.main import main; "
             "sys.exit(main(['acp']))")
     out = subprocess.run([sys.executable, "-c", hide], cwd=ROOT, env=engine_env(),
                          capture_output=True, text=True, timeout=GUARD_S)
@@ -620,7 +620,7 @@ def test_an_editor_that_does_not_read_files_leaves_reads_on_disk(
 
 def test_replay_sends_kept_thinking_as_thought_chunks(tmp_path: Path) -> None:
     from engine.ide.updates import Updates
-    from engine.state import Message, ToolCall
+    from engine.vocabulary.state import Message, ToolCall
 
     editor = Editor()
     messages = [

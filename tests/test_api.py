@@ -37,7 +37,7 @@ from engine import (
     stream,
     tool,
 )
-from engine.errors import SpecError
+from engine.vocabulary.errors import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 

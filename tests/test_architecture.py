@@ -22,62 +22,62 @@ PACKAGES = {"engine": "engine", "tools": "turnstile_tools"}
 
 # -- the layers ---------------------------------------------------------------------------------
 # layer -> its modules: a dotted name, or ``name.*`` for a package and everything under it.
+# A layer is one folder of engine/ (test_each_layer_is_one_folder): the tree shows the layers.
 # A module matched by no pattern fails test_every_module_has_a_layer.
 LAYERS: dict[str, tuple[str, ...]] = {
-    # the words every layer shares: exceptions, the values of a run, path globs
-    "vocabulary": ("engine.version", "engine.errors", "engine.state", "engine.globs",
-                   "engine.events", "engine.run_data", "engine.hints", "engine.held_files"),
-    # a machine and the other YAML documents as values; workflow templates
-    "spec": ("engine.bundled", "engine.spec.model", "engine.spec.load", "engine.spec.documents",
-             "engine.spec.templates"),
+    # the words every layer shares: exceptions, the values of a run, events, path globs, hints
+    "vocabulary": ("engine.vocabulary.*",),
+    # a machine and the other YAML documents as values; workflow templates; the bundled
+    # machines; a machine drawn as a diagram (graphviz source, Mermaid)
+    "spec": ("engine.spec.*",),
     "sandbox": ("engine.sandbox.*",),
     # the workspace as git sees it: the one door to git, .gitignore rules, bounded listings
-    "workspace": ("engine.workspace", "engine.workspace.*"),
+    "workspace": ("engine.workspace.*",),
     # what a tool declares, receives and returns; the registry; invoking one call
     "tool_contract": ("engine.tooling.*",),
     "store_protocol": ("engine.store", "engine.store.base", "engine.store.deferred",
                        "engine.store.readback"),
     # the model contract and its vocabulary: stream events, call settings (options), prices
-    "model_protocol": ("engine.models.base", "engine.models.callids", "engine.models.prices",
-                       "engine.models.options"),
+    "model_protocol": ("engine.models.*",),
     # the Store protocol's implementations: all the SQL is here
     "store_adapters": ("engine.store.sqlite", "engine.store.sqlite_errors", "engine.store.postgres",
                        "engine.store.postgres_errors", "engine.store.url"),
-    "providers": ("engine.models.anthropic", "engine.models.openai_compat", "engine.models.http",
-                  "engine.models.retry", "engine.models.factory", "engine.models.scripted",
-                  "engine.models.function"),
+    "providers": ("engine.providers.*",),
     "builtin_tools": ("turnstile_tools.*",),
     "mcp": ("engine.mcp.*",),
     "permissions": ("engine.permissions.*",),
-    # what actions use besides the contracts: the side-effect ledger, the context window
-    "run_services": ("engine.core.ledger", "engine.core.context_window"),
+    # the actions, with what only they use: the side-effect ledger, the context window
     "actions": ("engine.actions.*",),
     # checking a parsed machine against the actions' contracts (and loading = parse + check)
-    "machine_check": ("engine.spec", "engine.spec.check"),
-    "runner": ("engine.core", "engine.core.runner", "engine.core.fsm", "engine.core.interrupts"),
+    "validation": ("engine.validation.*",),
+    # the runner: transitions, the step protocol, interrupts, fault injection
+    "runner": ("engine.core.*",),
     "tracing": ("engine.tracing.*",),
-    # the pieces of the harness that a run itself uses: golden task folders, checks, faults
-    "tasks": ("engine.harness.golden", "engine.harness.checks", "engine.harness.faults"),
-    # the composition root: wires machine, model, tools, policy and store for one run; and
-    # forks, which compose a new run from a stored one (its rows, its rebuilt workspace)
-    "session": ("engine.session", "engine.wiring", "engine.forks", "engine.forks.*"),
+    # golden task folders (what a run started from one reads) and the checks that judge it
+    "tasks": ("engine.tasks.*",),
+    # the composition root: wires machine, model, tools, policy and store for one run
+    "session": ("engine.session.*",),
+    # a new run composed from a stored one: its rows, its rebuilt workspace
+    "forks": ("engine.forks.*",),
     # the front door: every caller starts, resumes, streams, reads and decides runs here
     "runs": ("engine.runs.*",),
     # another way to drive the same runs: Temporal workflows, each step one activity
     "backends": ("engine.temporal.*",),
-    "harness": ("engine.harness", "engine.harness.evals", "engine.harness.replay"),
-    "face": ("engine.ui", "engine.ui.*", "engine.web.*"),
+    # whole-run testing: evals over golden tasks, replay
+    "harness": ("engine.harness.*",),
+    # the web console
+    "web": ("engine.web.*",),
     # the IDE entry point: the Agent Client Protocol agent an editor starts (``acp``)
-    "ide": ("engine.ide", "engine.ide.*"),
+    "ide": ("engine.ide.*",),
     # the public Python API: what a program imports (``engine.__init__`` re-exports it)
     "api": ("engine", "engine.api", "engine.door"),
-    "cli": ("engine.ui.cli", "engine.__main__"),
+    # the command line; ``python -m engine`` needs its ``__main__`` at the package root
+    "cli": ("engine.cli.*", "engine.__main__"),
 }
 
 _BELOW_SESSION = frozenset({
-    "vocabulary", "spec", "machine_check", "sandbox", "workspace", "tool_contract",
-    "store_protocol",
-    "model_protocol", "providers", "builtin_tools", "mcp", "permissions", "run_services",
+    "vocabulary", "spec", "validation", "sandbox", "workspace", "tool_contract",
+    "store_protocol", "model_protocol", "providers", "builtin_tools", "mcp", "permissions",
     "actions", "runner", "tracing", "tasks"})
 
 # layer -> the other layers its modules may import (a layer may always import itself)
@@ -96,27 +96,27 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "mcp": frozenset({"vocabulary", "spec", "sandbox", "tool_contract"}),
     "permissions": frozenset({"vocabulary", "spec", "sandbox", "workspace", "tool_contract",
                               "store_protocol"}),
-    "run_services": frozenset({"vocabulary", "spec", "tool_contract", "store_protocol"}),
     # actions know the model protocol, the tool registry and the store protocol: not the
     # providers, not the built-in tools, not SQLite
     "actions": frozenset({"vocabulary", "spec", "sandbox", "workspace", "tool_contract",
-                          "store_protocol", "model_protocol", "permissions", "run_services"}),
-    "machine_check": frozenset({"vocabulary", "spec", "actions"}),
+                          "store_protocol", "model_protocol", "permissions"}),
+    "validation": frozenset({"vocabulary", "spec", "actions"}),
     # the runner knows the store protocol, not SQLite; the actions, not the tools or models
     "runner": frozenset({"vocabulary", "spec", "store_protocol", "actions"}),
-    "tracing": frozenset({"vocabulary", "spec", "machine_check", "store_protocol"}),
+    "tracing": frozenset({"vocabulary", "spec", "validation", "store_protocol"}),
     "tasks": frozenset({"vocabulary", "spec", "store_protocol"}),
     # the composition root picks every part but the storage: the caller opens the store
     "session": _BELOW_SESSION,
-    "runs": _BELOW_SESSION | {"session", "store_adapters"},
+    "forks": _BELOW_SESSION,
+    "runs": _BELOW_SESSION | {"session", "forks", "store_adapters"},
     "backends": _BELOW_SESSION | {"session", "store_adapters", "runs"},
     "harness": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends"},
-    # nothing below the CLI imports the CLI
-    "face": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "harness"},
+    "web": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends"},
     "ide": _BELOW_SESSION | {"session", "store_adapters", "runs"},
-    "api": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "face"},
-    "cli": _BELOW_SESSION | {"session", "store_adapters", "runs", "backends", "harness", "face",
-                             "api", "ide"},
+    "api": _BELOW_SESSION | {"session", "forks", "store_adapters", "runs", "backends"},
+    # nothing imports the CLI
+    "cli": _BELOW_SESSION | {"session", "forks", "store_adapters", "runs", "backends",
+                             "harness", "web", "ide", "api"},
 }
 
 # Imports that break the rules above, as (importer, imported): none, and the set may only
@@ -131,21 +131,21 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "sqlite3": ("engine.store.sqlite", "engine.store.sqlite_errors"),
     "sqlite_utils": ("engine.store.sqlite",),
     "psycopg": ("engine.store.postgres", "engine.store.postgres_errors"),
-    "httpx": ("engine.models.http",),
-    "httpx_sse": ("engine.models.http",),
+    "httpx": ("engine.providers.http",),
+    "httpx_sse": ("engine.providers.http",),
     "mcp": ("engine.mcp.*", "turnstile_tools.project_server"),
     "yaml": ("engine.spec.load",),
-    "graphviz": ("engine.ui.diagram",),
+    "graphviz": ("engine.spec.diagram",),
     "jinja2": ("engine.spec.templates", "engine.web.*"),
     "starlette": ("engine.web.*",),
     "uvicorn": ("engine.web.*",),
-    "rich": ("engine.ui.console",),
+    "rich": ("engine.cli.console",),
     "tree_sitter": ("engine.permissions.shell",),
     "tree_sitter_bash": ("engine.permissions.shell",),
     "bashlex": ("engine.permissions.shell",),
     "opentelemetry": ("engine.tracing.otlp",),
     "temporalio": ("engine.temporal.*",),
-    "asyncio": ("engine.ui.plain_output", "engine.ide.server"),
+    "asyncio": ("engine.cli.plain_output", "engine.ide.server"),
     "acp": ("engine.ide.*",),
     "ctypes": ("turnstile_tools.inotify", "engine.tooling.process"),
 }
@@ -298,6 +298,61 @@ def test_every_module_has_a_layer(graph: dict[str, set[str]]) -> None:
     assert unassigned(graph) == [], "add these modules to a layer in LAYERS"
 
 
+def layer_folders(modules: Mapping[str, Path]) -> dict[str, str]:
+    """Layer -> the one package holding all its modules (their common folder)."""
+    folders: dict[str, list[list[str]]] = {}
+    for name, path in modules.items():
+        parts = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        folders.setdefault(layer_of(name) or "?", []).append(parts)
+    found = {}
+    for layer, all_parts in folders.items():
+        common = all_parts[0]
+        for parts in all_parts[1:]:
+            size = 0
+            while size < min(len(common), len(parts)) and common[size] == parts[size]:
+                size += 1
+            common = common[:size]
+        found[layer] = ".".join(common)
+    return found
+
+
+def folder_breaches(modules: Mapping[str, Path]) -> list[str]:
+    """Layers whose folder holds another layer's module (a layer may nest in another's folder
+    as a sub-folder of its own, as the store adapters sit in the store's)."""
+    folders = layer_folders(modules)
+    found = []
+    for name in modules:
+        layer = layer_of(name) or "?"
+        for other, folder in folders.items():
+            inside = name == folder or name.startswith(folder + ".")
+            nested = folders[layer] != folder and folders[layer].startswith(folder + ".")
+            if other != layer and folder not in ROOT_FOLDERS and inside and not nested:
+                found.append(f"{name} ({layer}) sits in {folder}/, the folder of {other}")
+    return sorted(found)
+
+
+NOT_YET_A_FOLDER = ("engine.store",)
+"""Folders still shared by two layers: the store's protocol and its adapters (to be split into
+sub-folders). May only shrink."""
+
+ROOT_FOLDERS = frozenset({"engine", "turnstile_tools"})
+"""Package roots: the api layer's modules sit in ``engine`` itself, every other layer below."""
+
+
+def test_each_layer_is_one_folder() -> None:
+    """The tree shows the layers: each layer's modules sit in one folder that holds no other
+    layer's (the package root ``engine/`` is the public API and holds only its own files)."""
+    modules = find_modules(ROOT)
+    folders = layer_folders(modules)
+    assert [b for b in folder_breaches(modules) if not b.startswith(NOT_YET_A_FOLDER)] == []
+    assert folders["api"] == "engine"
+    assert all(folder != "engine" for layer, folder in folders.items()
+               if layer not in ("api", "cli")), folders
+    stray = sorted(n for n in modules if n.count(".") == 1 and n.startswith("engine.")
+                   and modules[n].name != "__init__.py" and layer_of(n) not in ("api", "cli"))
+    assert stray == []
+
+
 def test_imports_follow_the_layers(graph: dict[str, set[str]]) -> None:
     assert _diff_message(violations(graph), KNOWN_VIOLATIONS) == ""
 
@@ -380,23 +435,24 @@ def test_an_action_importing_tools_or_providers_under_type_checking_is_reported(
     root = _tree(tmp_path, {
         "engine/actions/new.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                   "    from turnstile_tools import files\n"
-                                  "    import engine.models.anthropic\n"
+                                  "    import engine.providers.anthropic\n"
                                   "from engine.models.base import ModelClient\n"),
-        "engine/models/anthropic.py": "",
+        "engine/providers/anthropic.py": "",
         "engine/models/base.py": "",
         "tools/files.py": "",
     })
     assert violations(import_graph(root)) == {("engine.actions.new", "turnstile_tools.files"),
-                                              ("engine.actions.new", "engine.models.anthropic")}
+                                              ("engine.actions.new", "engine.providers.anthropic")}
 
 
 def test_a_module_below_the_cli_importing_it_is_reported(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"engine/ui/console.py": "import engine.ui.cli\n",
-                            "engine/ui/cli.py": "from engine.ui import console\n",
-                            "engine/session.py": "from engine.ui.cli import main\n"})
+    root = _tree(tmp_path, {"engine/web/app.py": "import engine.cli.main\n",
+                            "engine/cli/main.py": "from engine.cli import console\n",
+                            "engine/cli/console.py": "",
+                            "engine/session/compose.py": "from engine.cli.main import main\n"})
     graph = import_graph(root)
-    assert violations(graph) == {("engine.ui.console", "engine.ui.cli"),
-                                 ("engine.session", "engine.ui.cli")}
+    assert violations(graph) == {("engine.web.app", "engine.cli.main"),
+                                 ("engine.session.compose", "engine.cli.main")}
 
 
 def test_a_tool_importing_more_than_the_tool_contract_is_reported(tmp_path: Path) -> None:
@@ -405,6 +461,15 @@ def test_a_tool_importing_more_than_the_tool_contract_is_reported(tmp_path: Path
                             "engine/tooling/spec.py": "",
                             "engine/permissions/policy.py": ""})
     assert violations(import_graph(root)) == {("turnstile_tools.new", "engine.permissions.policy")}
+
+
+def test_a_layer_sharing_a_folder_with_another_is_reported(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"engine/store/base.py": "", "engine/store/sqlite.py": "",
+                            "engine/core/runner.py": ""})
+    breaches = folder_breaches(find_modules(root))
+    assert "engine.store.sqlite (store_adapters) sits in engine.store/, the folder of " \
+           "store_protocol" in breaches
+    assert not any(b.startswith("engine.core") for b in breaches)
 
 
 def test_a_module_outside_every_layer_is_reported(tmp_path: Path) -> None:
@@ -421,12 +486,12 @@ def test_a_cycle_through_a_lazy_import_is_reported(tmp_path: Path) -> None:
 
 
 def test_a_known_violation_that_is_gone_or_a_new_one_is_reported(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {"engine/actions/agent.py": "from engine.models import anthropic\n",
-                            "engine/models/anthropic.py": ""})
+    root = _tree(tmp_path, {"engine/actions/agent.py": "from engine.providers import anthropic\n",
+                            "engine/providers/anthropic.py": ""})
     found = violations(import_graph(root))
     known = frozenset({("engine.actions.agent", "engine.models.prices")})
     assert _diff_message(found, known).splitlines() == [
-        "new: engine.actions.agent -> engine.models.anthropic "
+        "new: engine.actions.agent -> engine.providers.anthropic "
         "(actions may not import providers)",
         "fixed, remove from KNOWN_VIOLATIONS: engine.actions.agent -> engine.models.prices"]
 

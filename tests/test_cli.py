@@ -287,8 +287,8 @@ def test_an_offline_run_loads_no_http_client_and_no_migrations(tmp_path: Path) -
         return _imported(proc.stderr)
 
     first, second = run(), run()
-    assert "engine.store.sqlite" in first and "engine.models.scripted" in first
+    assert "engine.store.sqlite" in first and "engine.providers.scripted" in first
     assert "engine.store.sqlite" in second
-    for module in ("httpx", "httpx_sse", "engine.models.http", "pygments", "sqlite_utils",
+    for module in ("httpx", "httpx_sse", "engine.providers.http", "pygments", "sqlite_utils",
                    "click"):  # click: sqlite-utils' plugin hooks import it
         assert module not in first and module not in second, module

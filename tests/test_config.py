@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import UsageError
 from engine.spec.documents import MAX_FILE_BYTES, dump_yaml, load_document, load_yaml, parse_yaml
 from engine.spec.load import C_PARSER
+from engine.vocabulary.errors import UsageError
 
 
 def test_load_values_and_round_trip(tmp_path: Path) -> None:

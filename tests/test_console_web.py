@@ -301,10 +301,10 @@ def test_resume_from_the_page_is_refused_for_a_run_that_is_not_stopped(
 def _synthetic_run(db: Path, steps: int) -> tuple[object, str]:
     """A run of ``steps`` committed steps of the coding agent, written through the store."""
     from engine.actions.registry import ACTIONS
-    from engine.spec import load_machine
-    from engine.state import RunInfo, RunState, Usage
     from engine.store.base import StepBegin, StepCommit
     from engine.store.sqlite import SqliteStore
+    from engine.validation import load_machine
+    from engine.vocabulary.state import RunInfo, RunState, Usage
 
     spec = load_machine(ROOT / "machines" / "coding_agent.yaml", ACTIONS)
     store = SqliteStore(db)

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.core.context_window import (
+from engine.actions.context_window import (
     BYTES_PER_TOKEN,
     UNKNOWN_WINDOW,
     Budget,
@@ -31,13 +31,13 @@ from engine.core.context_window import (
     stub_message,
     view_and_tokens,
 )
-from engine.errors import ContextOverflowError, ScriptDivergedError
 from engine.models.base import ModelParams, collect_turn
-from engine.models.scripted import ScriptedModel, turn_index
+from engine.providers.scripted import ScriptedModel, turn_index
 from engine.spec.documents import load_yaml
 from engine.spec.model import ContextSpec
-from engine.state import Message, ToolCall
 from engine.store.sqlite import SqliteStore
+from engine.vocabulary.errors import ContextOverflowError, ScriptDivergedError
+from engine.vocabulary.state import Message, ToolCall
 
 SYSTEM = Message("system", "You are a coding agent.")
 TASK = Message("user", "Fix the failing test in calc.py.")
@@ -423,9 +423,9 @@ from pathlib import Path
 import anyio
 
 from engine.actions.context import ModelSource
-from engine.harness.golden import load_task
-from engine.models.scripted import ScriptedModel, load_turns
-from engine.session import RunRequest, execute, prepare_new, prepare_resume
+from engine.tasks.golden import load_task
+from engine.providers.scripted import ScriptedModel, load_turns
+from engine.session.compose import RunRequest, execute, prepare_new, prepare_resume
 from engine.store.sqlite import SqliteStore
 
 

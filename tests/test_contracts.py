@@ -17,19 +17,19 @@ import anyio
 import pytest
 
 from engine.actions.base import ActionInfo
+from engine.actions.ledger import plan_file_change
 from engine.actions.registry import ACTIONS
-from engine.core.ledger import plan_file_change
 from engine.core.runner import RunResult
-from engine.errors import ToolError, UndeclaredDataError
-from engine.events import PAYLOADS, EventKind, kind_of
 from engine.permissions.approvals import Approver
 from engine.permissions.policy import PolicyContext, decide
-from engine.run_data import KEYS, TOOL_KEYS, check_updates
-from engine.session import RunRequest, execute, prepare_new
-from engine.state import Outcome, ToolCall
+from engine.session.compose import RunRequest, execute, prepare_new
 from engine.store.sqlite import SqliteStore, row_key
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import FileChange, ToolContext, ToolResult
+from engine.vocabulary.errors import ToolError, UndeclaredDataError
+from engine.vocabulary.events import PAYLOADS, EventKind, kind_of
+from engine.vocabulary.run_data import KEYS, TOOL_KEYS, check_updates
+from engine.vocabulary.state import Outcome, ToolCall
 from turnstile_tools import builtin_specs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,8 +213,8 @@ def test_no_engine_module_works_out_a_diff_of_its_own() -> None:
 # ---------------------------------------------------------------- the engine names no tool
 
 COMPOSITION_IMPORTS = {
-    "engine/session.py": {("turnstile_tools", "builtin_specs")},
-    "engine/ui/cli.py": {("turnstile_tools.project_server", "serve")},
+    "engine/session/compose.py": {("turnstile_tools", "builtin_specs")},
+    "engine/cli/main.py": {("turnstile_tools.project_server", "serve")},
     "engine/forks/patches.py": {("turnstile_tools.patch", "apply_diff")},
 }
 """The only imports of the ``tools`` package the engine has: the composition root registers

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import UsageError
 from engine.spec import MachineSpec, StateSpec, parse_machine
-from engine.ui.diagram import DOT_MISSING, diagram_format, dot_source, machine_graph, render
-from engine.ui.mermaid import mermaid_source
+from engine.spec.diagram import DOT_MISSING, diagram_format, dot_source, machine_graph, render
+from engine.spec.mermaid import mermaid_source
+from engine.vocabulary.errors import UsageError
 from tests.conftest import ROOT
 
 VALID = Path(__file__).parent / "machines_valid"

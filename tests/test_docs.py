@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from engine.actions.registry import ACTIONS
-from engine.ui.cli import build_parser
+from engine.cli.main import build_parser
 from tests.conftest import ROOT
 from turnstile_tools import BUILTIN_NAMES
 

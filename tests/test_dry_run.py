@@ -15,12 +15,12 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.core.ledger import plan_file_change
+from engine.actions.ledger import plan_file_change
 from engine.permissions.approvals import Approver
 from engine.permissions.policy import Policy, PolicyContext, decide
-from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
+from engine.vocabulary.state import ToolCall
 from tests.conftest import ROOT, engine_env
 from turnstile_tools import SEEN_HASHES_KEY, builtin_specs
 from turnstile_tools.patch import apply_diff

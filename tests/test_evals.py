@@ -12,20 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import UsageError
-from engine.harness.checks import (
+from engine.harness.evals import find_tasks, format_table, run_suite, run_task
+from engine.store.base import StepBegin, StepCommit
+from engine.store.sqlite import SqliteStore
+from engine.tasks.checks import (
     Attempt,
     CheckContext,
     check_names,
     parse_check,
     run_checks,
 )
-from engine.harness.evals import find_tasks, format_table, run_suite, run_task
-from engine.harness.golden import load_task
-from engine.hints import command
-from engine.state import Message, RunInfo, RunState, Usage
-from engine.store.base import StepBegin, StepCommit
-from engine.store.sqlite import SqliteStore
+from engine.tasks.golden import load_task
+from engine.vocabulary.errors import UsageError
+from engine.vocabulary.hints import command
+from engine.vocabulary.state import Message, RunInfo, RunState, Usage
 from tests.conftest import ROOT, engine_env
 
 GOLDEN = ROOT / "golden_tasks"
@@ -54,7 +54,7 @@ def test_golden_task_passes(folder: Path, tmp_path: Path) -> None:
 
 
 def test_there_is_a_task_per_category() -> None:
-    from engine.harness.golden import load_task
+    from engine.tasks.golden import load_task
 
     categories = {load_task(f).category for f in find_tasks(GOLDEN)}
     assert {"file_reading", "code_search", "single_file_edit", "multi_file_edit", "test_fix",
@@ -63,7 +63,7 @@ def test_there_is_a_task_per_category() -> None:
 
 
 def test_every_bundled_workflow_machine_has_a_task() -> None:
-    from engine.harness.golden import load_task
+    from engine.tasks.golden import load_task
 
     used = {load_task(f).machine_path().resolve().name for f in find_tasks(GOLDEN)}
     assert {p.name for p in (ROOT / "machines").glob("*.yaml")} <= used

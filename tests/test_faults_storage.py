@@ -355,8 +355,8 @@ def _wait_for(find: Any, timeout: float = 60.0) -> Path:
 
 STARTER = """
 import os, sys, time
-import engine.session, engine.store.sqlite
-from engine.ui.cli import main
+import engine.session.compose, engine.store.sqlite
+from engine.cli.main import main
 while not os.path.exists(sys.argv[1]):
     time.sleep(0.001)
 sys.exit(main(sys.argv[2:]))

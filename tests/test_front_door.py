@@ -31,7 +31,7 @@ from engine import (
     open_store,
     tool,
 )
-from engine.errors import DecisionRefusedError, UsageError
+from engine.vocabulary.errors import DecisionRefusedError, UsageError
 
 STATES = {
     "start": {"action": "plan", "on": {"ready": "think"}},

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine.core.fsm import TransitionTable
-from engine.errors import SpecError, TransitionError
 from engine.spec import MachineSpec, StateSpec, parse_machine
+from engine.vocabulary.errors import SpecError, TransitionError
 
 VALID = Path(__file__).parent / "machines_valid"
 

@@ -1,4 +1,5 @@
-"""One glob matcher (``engine.globs``) for policy rules, ``.gitignore`` and ``search_text``:
+"""One glob matcher (``engine.vocabulary.globs``) for policy rules, ``.gitignore`` and
+``search_text``:
 ``{a,b}`` and ``[...]`` work everywhere, and every bundled policy decides as it did before."""
 
 from __future__ import annotations
@@ -10,11 +11,17 @@ from pathlib import Path
 import pytest
 from policy_corpus import SYNTHETIC, bundled_policies, corpus, decisions
 
-from engine.errors import UsageError
-from engine.globs import MAX_ALTERNATIVES, GlobError, compile_glob, expand_braces, glob_match
 from engine.permissions.policy import Policy, PolicyContext, decide
-from engine.state import ToolCall
 from engine.tooling.spec import ToolContext
+from engine.vocabulary.errors import UsageError
+from engine.vocabulary.globs import (
+    MAX_ALTERNATIVES,
+    GlobError,
+    compile_glob,
+    expand_braces,
+    glob_match,
+)
+from engine.vocabulary.state import ToolCall
 from engine.workspace.ignore import parse_rules, walk
 from tests.conftest import ROOT
 from turnstile_tools import builtin_specs
@@ -29,7 +36,8 @@ def anyio_backend() -> str:
 
 
 def old_policy_glob(pattern: str, path: str) -> bool:
-    """The policy matcher before ``engine.globs`` (kept here as the reference it must agree
+    """The policy matcher before ``engine.vocabulary.globs`` (kept here as the reference it must
+    agree
     with on every pattern that worked then: no ``[``, ``{`` or ``\\``)."""
     out, i = [], 0
     while i < len(pattern):
@@ -177,9 +185,10 @@ async def test_search_text_glob_braces_and_classes(tmp_path: Path) -> None:
 
 
 def test_one_matcher_no_private_copies() -> None:
-    """The modules that match globs use engine.globs, not fnmatch or a translator of their own."""
+    """The modules that match globs use engine.vocabulary.globs, not fnmatch or a translator of
+    their own."""
     for rel in ("engine/permissions/policy.py", "engine/workspace/ignore.py", "tools/search.py",
                 "tools/project_server.py"):
         text = (ROOT / rel).read_text()
-        assert "from engine.globs import" in text, rel
+        assert "from engine.vocabulary.globs import" in text, rel
         assert "fnmatch" not in text and "def _segment_regex" not in text, rel

@@ -13,11 +13,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from engine import held_files
-from engine.state import RunInfo, RunState
 from engine.store.base import StepBegin
 from engine.store.sqlite import SqliteStore
 from engine.tooling.spec import ToolContext, ToolResult
+from engine.vocabulary import held_files
+from engine.vocabulary.state import RunInfo, RunState
 from tests.conftest import ROOT, engine_env
 from turnstile_tools import changes, search
 from turnstile_tools.files import ReadFileArgs, read_file

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from engine.errors import RunParked
-from engine.state import Message, Usage
+from engine.vocabulary.errors import RunParked
+from engine.vocabulary.state import Message, Usage
 from tests.inprocess import AGENT, ROOT, InProcess, Started
 
 ALLOW = "default: allow\n"

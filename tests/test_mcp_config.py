@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 from pydantic import BaseModel
 
-from engine.errors import UsageError
 from engine.mcp import ServerConfig, from_machine, load_mcp_config
+from engine.vocabulary.errors import UsageError
 
 
 def write(tmp_path: Path, data: object) -> Path:

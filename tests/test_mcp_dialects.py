@@ -21,10 +21,10 @@ import pytest
 from mcp_servers.support import ROOT, Events, call, free_port
 
 from engine.actions.registry import ACTIONS
-from engine.errors import UsageError
 from engine.mcp import McpHub, ServerConfig, from_machine, load_mcp_config
-from engine.spec import load_machine
 from engine.tooling.registry import ToolRegistry
+from engine.validation import load_machine
+from engine.vocabulary.errors import UsageError
 from tests.conftest import EngineCLI
 
 OLD_SSE = ROOT / "tests" / "mcp_servers" / "old_sse.py"

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from mcp_servers.support import MALFORMED, ROOT, Events, call, free_port, liar
 
-from engine.errors import ToolError
 from engine.mcp import McpHub, ServerConfig, discover
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.vocabulary.errors import ToolError
 
 pytestmark = pytest.mark.anyio
 

@@ -21,9 +21,9 @@ import pytest
 
 from bench.cli import write_task
 from engine.actions.registry import ACTIONS
-from engine.session import RunRequest, execute, prepare_new
-from engine.state import Outcome
+from engine.session.compose import RunRequest, execute, prepare_new
 from engine.store.sqlite import SqliteStore
+from engine.vocabulary.state import Outcome
 from tests.conftest import ROOT, EngineCLI, read_tree
 
 DEMO = "golden_tasks/demo_fix_test"

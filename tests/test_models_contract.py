@@ -21,9 +21,9 @@ from engine.models.base import (
     Usage,
     collect_turn,
 )
-from engine.models.factory import make_model
-from engine.models.scripted import ScriptedModel
-from engine.state import Message
+from engine.providers.factory import make_model
+from engine.providers.scripted import ScriptedModel
+from engine.vocabulary.state import Message
 
 pytestmark = pytest.mark.anyio
 CASES = json.loads((STREAMS / "cases.json").read_text(encoding="utf-8"))["cases"]

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT, EngineCLI
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
-from engine.models.scripted import load_turns
+from engine.providers.scripted import load_turns
 
 DEMO = ROOT / "golden_tasks" / "demo_fix_test"
 

@@ -8,19 +8,19 @@ from pathlib import Path
 import pytest
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
-from engine.errors import EXIT_BAD_INPUT, ModelConfigError
-from engine.models.anthropic import AnthropicClient
 from engine.models.base import ModelParams, collect_turn
-from engine.models.factory import (
+from engine.providers.anthropic import AnthropicClient
+from engine.providers.factory import (
     make_model,
     ollama_base_url,
     parse_model_spec,
     preflight,
     resolve_model_spec,
 )
-from engine.models.openai_compat import OpenAICompatClient
-from engine.models.scripted import ScriptedModel
-from engine.state import Message
+from engine.providers.openai_compat import OpenAICompatClient
+from engine.providers.scripted import ScriptedModel
+from engine.vocabulary.errors import EXIT_BAD_INPUT, ModelConfigError
+from engine.vocabulary.state import Message
 
 pytestmark = pytest.mark.anyio
 
@@ -217,9 +217,9 @@ async def test_a_closed_provider_client_is_rebuilt_for_the_next_step(
     """A worker keeps a run's parts between steps and each step closes the model client: the
     next step must get a new client that answers, not the closed one."""
     from engine.actions.registry import ACTIONS
-    from engine.session import build_services
-    from engine.spec import load_machine
+    from engine.session.compose import build_services
     from engine.store.sqlite import SqliteStore
+    from engine.validation import load_machine
 
     for key, value in provider_env(sse_server).items():
         monkeypatch.setenv(key, value)

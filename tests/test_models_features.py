@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
-from engine.errors import ModelConfigError, UsageError
 from engine.models.base import ModelParams, ToolSchema, collect_turn
-from engine.models.factory import make_model
 from engine.models.options import merge_options, parse_cli_options, to_params
 from engine.models.prices import estimate_cost
-from engine.models.retry import RetryPolicy
+from engine.providers.factory import make_model
+from engine.providers.retry import RetryPolicy
 from engine.spec.model import ModelOptions
-from engine.state import Message
+from engine.vocabulary.errors import ModelConfigError, UsageError
+from engine.vocabulary.state import Message
 
 pytestmark = pytest.mark.anyio
 

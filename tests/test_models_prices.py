@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.errors import UsageError
 from engine.models.base import Usage
 from engine.models.prices import DEFAULT_PRICES, Price, estimate_cost, load_prices, price_for
+from engine.vocabulary.errors import UsageError
 
 MILLION = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
 

@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 import pytest
 from sse_server import PATHS, STREAMS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
-from engine.errors import ModelError
 from engine.models.base import (
     ModelClient,
     ModelParams,
@@ -20,10 +19,11 @@ from engine.models.base import (
     ToolCallDelta,
     collect_turn,
 )
-from engine.models.factory import make_model
-from engine.models.http import Timeouts
-from engine.models.retry import RetryPolicy, TransientError, parse_retry_after, retrying
-from engine.state import Message
+from engine.providers.factory import make_model
+from engine.providers.http import Timeouts
+from engine.providers.retry import RetryPolicy, TransientError, parse_retry_after, retrying
+from engine.vocabulary.errors import ModelError
+from engine.vocabulary.state import Message
 
 pytestmark = pytest.mark.anyio
 PROVIDERS = ("openai", "anthropic")

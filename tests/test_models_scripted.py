@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import ScriptDivergedError
 from engine.models.base import ModelParams, collect_turn
-from engine.models.scripted import CHARS_PER_TOKEN, ScriptedModel
-from engine.state import Message, ToolCall
+from engine.providers.scripted import CHARS_PER_TOKEN, ScriptedModel
+from engine.vocabulary.errors import ScriptDivergedError
+from engine.vocabulary.state import Message, ToolCall
 
 pytestmark = pytest.mark.anyio
 TURNS = [

@@ -9,7 +9,6 @@ import anyio
 import pytest
 from sse_server import PATHS, STREAMS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
-from engine.errors import ModelError
 from engine.models.base import (
     Done,
     ModelClient,
@@ -21,9 +20,10 @@ from engine.models.base import (
     Usage,
     collect_turn,
 )
-from engine.models.factory import make_model
-from engine.models.retry import RetryPolicy
-from engine.state import Message
+from engine.providers.factory import make_model
+from engine.providers.retry import RetryPolicy
+from engine.vocabulary.errors import ModelError
+from engine.vocabulary.state import Message
 
 pytestmark = pytest.mark.anyio
 PROVIDERS = ("openai", "anthropic")

@@ -8,9 +8,9 @@ import pytest
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
 from engine.models.base import ModelParams, ToolSchema, collect_turn
-from engine.models.factory import make_model
-from engine.models.retry import RetryPolicy
-from engine.state import Message, ToolCall
+from engine.providers.factory import make_model
+from engine.providers.retry import RetryPolicy
+from engine.vocabulary.state import Message, ToolCall
 
 pytestmark = pytest.mark.anyio
 

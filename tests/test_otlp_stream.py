@@ -15,7 +15,7 @@ from conftest import ROOT, engine_env
 from otlp_receiver import OtlpReceiver
 from sse_server import PATHS, Reply, SSEServer, provider_env, sse_server_fixture  # noqa: F401
 
-from engine.models.scripted import load_turns
+from engine.providers.scripted import load_turns
 from engine.store.sqlite import SqliteStore
 from engine.tracing.otlp import complete_spans, export_otlp, schedule_delay_s
 from engine.tracing.trace import build_trace

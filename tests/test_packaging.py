@@ -118,8 +118,8 @@ def test_the_distribution_name_license_and_version_have_one_source() -> None:
     assert (ROOT / "LICENSE").read_text().split()[:4] == ["Apache", "License", "Version", "2.0,"]
     assert "version" in project["dynamic"] and "version" not in project
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
-        "attr": "engine.version.__version__"}
-    assert project["scripts"] == {"turnstile": "engine.ui.cli:main"}
+        "attr": "engine.vocabulary.version.__version__"}
+    assert project["scripts"] == {"turnstile": "engine.cli.main:main"}
 
 
 def test_every_install_hint_names_the_distribution() -> None:

@@ -27,9 +27,9 @@ from engine.permissions.paths import (
     judge_path,
 )
 from engine.permissions.policy import PolicyContext, _json_preview, decide
-from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
+from engine.vocabulary.state import ToolCall
 from turnstile_tools import builtin_specs
 from turnstile_tools.workspace import open_in, resolve_in
 

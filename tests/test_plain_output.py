@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conftest import PROGRAM
 
-from engine.ui.plain_output import PlainObserver, strip_markup
+from engine.cli.plain_output import PlainObserver, strip_markup
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,9 +114,9 @@ def test_the_rich_console_and_the_plain_writer_say_the_same_words(tmp_path: Path
     import anyio
     from rich.console import Console
 
-    from engine.session import RunRequest, execute, prepare_new
+    from engine.cli.console import ConsoleObserver
+    from engine.session.compose import RunRequest, execute, prepare_new
     from engine.store.sqlite import SqliteStore
-    from engine.ui.console import ConsoleObserver
 
     events: list[tuple[str, dict[str, object]]] = []
     store = SqliteStore(tmp_path / "engine.db")
@@ -203,7 +203,7 @@ def test_inside_the_event_loop_lines_wait_a_moment_for_more() -> None:
     written by ``close`` (the CLI's call once the loop has ended)."""
     import anyio
 
-    from engine.ui.plain_output import FLUSH_AFTER_S
+    from engine.cli.plain_output import FLUSH_AFTER_S
 
     stream = CountingStream()
     obs = PlainObserver(stream)

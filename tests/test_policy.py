@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.errors import UsageError
 from engine.permissions.approvals import Answer, ApprovalMode, Approver
 from engine.permissions.policy import (
     Decision,
@@ -19,10 +18,11 @@ from engine.permissions.policy import (
     decide_static,
     glob_match,
 )
-from engine.session import load_policy
-from engine.state import ToolCall
+from engine.session.compose import load_policy
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import Risk, ToolContext, ToolResult, ToolSpec
+from engine.vocabulary.errors import UsageError
+from engine.vocabulary.state import ToolCall
 from turnstile_tools import SEEN_HASHES_KEY, builtin_specs
 
 ENV = {"HOME": "/home/agent", "PATH": "/usr/bin"}

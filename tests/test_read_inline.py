@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry
 from engine.tooling.invoke import invoke
+from engine.vocabulary.state import ToolCall
 from turnstile_tools import builtin_specs, files
 
 pytestmark = pytest.mark.anyio

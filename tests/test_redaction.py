@@ -151,7 +151,7 @@ def test_secret_env_values_are_redacted_in_show(leaky: tuple[Path, str]) -> None
     try:
         store = SqliteStore(db)
         try:
-            from engine.ui.show import show_json
+            from engine.cli.show import show_json
             shown = show_json(store, run_id)
         finally:
             store.close()

@@ -14,7 +14,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-from engine.errors import UsageError
 from engine.harness.evals import run_task, silent_observer
 from engine.harness.replay import (
     ReplayReport,
@@ -30,6 +29,7 @@ from engine.harness.replay import (
     tool_outcomes,
 )
 from engine.store.sqlite import SqliteStore
+from engine.vocabulary.errors import UsageError
 from tests.conftest import ROOT
 
 GOLDEN = ROOT / "golden_tasks"
@@ -177,7 +177,7 @@ def test_crashed_and_resumed_run_replays_like_a_straight_one(task: str, results:
 
 
 def test_free_task_cannot_be_replayed(tmp_path: Path) -> None:
-    from engine.session import RunRequest, execute, prepare_new
+    from engine.session.compose import RunRequest, execute, prepare_new
 
     turns = tmp_path / "turns.yaml"
     turns.write_text('- text: "Nothing to do."\n')

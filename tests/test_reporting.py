@@ -22,9 +22,9 @@ import pytest
 from conftest import ROOT, engine_env
 
 from engine.harness.replay import format_report, replay_run, tool_outcomes
-from engine.models.scripted import ordinal
 from engine.permissions.approvals import Answer, PendingQuestion
-from engine.session import RunRequest, execute, prepare_new
+from engine.providers.scripted import ordinal
+from engine.session.compose import RunRequest, execute, prepare_new
 from engine.store.sqlite import SqliteStore
 from turnstile_tools.changes import MAX_TEXT_BYTES, WorkspaceWatcher
 

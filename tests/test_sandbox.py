@@ -32,8 +32,8 @@ import pytest
 from engine.permissions.policy import Policy, PolicyContext, decide
 from engine.sandbox import confinement, is_secret_name, probe, protected_paths, scrub_env
 from engine.spec.model import SandboxSpec
-from engine.state import ToolCall
 from engine.tooling.spec import ToolContext
+from engine.vocabulary.state import ToolCall
 from tests.conftest import ROOT, engine_env
 from turnstile_tools import builtin_specs
 from turnstile_tools.shell import RunShellArgs, run_shell

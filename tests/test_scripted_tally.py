@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.models.scripted import _message_chars, _Tally, turn_index
-from engine.state import Message
+from engine.providers.scripted import _message_chars, _Tally, turn_index
+from engine.vocabulary.state import Message
 
 
 def _full(messages: list[Message]) -> tuple[int, int]:

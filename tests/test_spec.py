@@ -12,19 +12,18 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engine.actions.base import ActionInfo, NoParams
-from engine.errors import EXIT_BAD_INPUT, SpecError
 from engine.spec import (
     ContextSpec,
     Limits,
     MachineSpec,
     McpServerSpec,
     StateSpec,
-    check_machine,
-    load_machine,
     machine_hash,
     parse_machine,
 )
 from engine.spec.load import MAX_DEPTH, MAX_NODES
+from engine.validation import check_machine, load_machine
+from engine.vocabulary.errors import EXIT_BAD_INPUT, SpecError
 
 HERE = Path(__file__).parent
 BROKEN = sorted((HERE / "machines_broken").glob("*.yaml"))

@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 
-from engine.errors import LeaseHeldError, StoreError, UnknownRunError
-from engine.state import ForkOrigin, Message, RunInfo, RunState, StepRecord, ToolCall, Usage
 from engine.store.base import (
     AuditRecord,
     Checkpoint,
@@ -25,6 +23,16 @@ from engine.store.base import (
     StepCommit,
 )
 from engine.store.sqlite import SCHEMA_VERSION, SqliteStore
+from engine.vocabulary.errors import LeaseHeldError, StoreError, UnknownRunError
+from engine.vocabulary.state import (
+    ForkOrigin,
+    Message,
+    RunInfo,
+    RunState,
+    StepRecord,
+    ToolCall,
+    Usage,
+)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from bench.cli import write_task
-from engine.state import Message, RunInfo, RunState, ToolCall, Usage
 from engine.store.base import EffectRecord, StepBegin, StepCommit
 from engine.store.deferred import Folds, fold
 from engine.store.sqlite import (
@@ -31,6 +30,7 @@ from engine.store.sqlite import (
     _execute,
     row_key,
 )
+from engine.vocabulary.state import Message, RunInfo, RunState, ToolCall, Usage
 from tests.conftest import ROOT, EngineCLI
 
 TABLES = ("runs", "steps", "messages", "events", "checkpoints", "audit", "effects")

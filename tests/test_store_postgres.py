@@ -13,7 +13,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from engine.errors import (
+from engine.store.base import StepBegin, display_url
+from engine.store.postgres import SCHEMA_VERSION, PostgresStore
+from engine.store.url import parse_store_url, store_target
+from engine.vocabulary.errors import (
     StoreAuthError,
     StoreError,
     StoreReadOnlyError,
@@ -21,10 +24,7 @@ from engine.errors import (
     StoreUnreachableError,
     UsageError,
 )
-from engine.state import Message, RunInfo, RunState
-from engine.store.base import StepBegin, display_url
-from engine.store.postgres import SCHEMA_VERSION, PostgresStore
-from engine.store.url import parse_store_url, store_target
+from engine.vocabulary.state import Message, RunInfo, RunState
 from tests.conftest import ROOT, engine_env
 from tests.pg_cluster import MISSING, PgCluster, find_bin_dir
 

@@ -17,10 +17,10 @@ from sse_server import (  # noqa: F401
     sse_server_fixture,
 )
 
-from engine.state import RunInfo, RunState
 from engine.store.base import StepBegin
 from engine.store.sqlite import SqliteStore
 from engine.tracing.stream_events import STREAM_EVENT, StreamRecorder
+from engine.vocabulary.state import RunInfo, RunState
 from tests.conftest import ROOT, EngineCLI, engine_env
 
 

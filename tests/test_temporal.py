@@ -479,7 +479,7 @@ def _history_sizes(address: str, run_id: str) -> list[int]:
 # -- without the extra ------------------------------------------------------------------------
 
 WITHOUT_TEMPORALIO = ("import sys; sys.modules['temporalio'] = None; "
-                      "from engine.ui.cli import main; sys.exit(main(sys.argv[1:]))")
+                      "from engine.cli.main import main; sys.exit(main(sys.argv[1:]))")
 """The CLI in a process where ``import temporalio`` fails, as without the extra."""
 
 

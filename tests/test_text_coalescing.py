@@ -22,7 +22,6 @@ from conftest import engine_env
 from sse_server import PATHS, Reply, SSEServer, provider_env, render_turn, sse_server_fixture  # noqa: F401
 
 from engine.api import stream
-from engine.errors import ModelError
 from engine.models.base import (
     COALESCE_TEXT,
     Done,
@@ -34,6 +33,7 @@ from engine.models.base import (
     Usage,
     collect_turn,
 )
+from engine.vocabulary.errors import ModelError
 
 pytestmark = pytest.mark.anyio
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
+from engine.vocabulary.state import ToolCall
 from turnstile_tools import SEEN_HASHES_KEY, builtin_specs, record_seen
 from turnstile_tools.files import dry_run_edit, dry_run_write, replace_exact
 from turnstile_tools.patch import apply_diff, make_patch

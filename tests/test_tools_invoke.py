@@ -9,7 +9,6 @@ import anyio
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult, ToolSpec
 from engine.tooling.invoke import (
     HANDLER_GRACE_S,
@@ -19,6 +18,7 @@ from engine.tooling.invoke import (
     effective_timeout,
     invoke,
 )
+from engine.vocabulary.state import ToolCall
 from turnstile_tools import BUILTIN_NAMES, builtin_specs
 
 pytestmark = pytest.mark.anyio

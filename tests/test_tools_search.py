@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.state import ToolCall
 from engine.tooling import ToolContext, ToolRegistry, ToolResult
 from engine.tooling.invoke import invoke
+from engine.vocabulary.state import ToolCall
 from engine.workspace.ignore import glob_regex, parse_rules
 from turnstile_tools import builtin_specs
 from turnstile_tools.search import expand_braces, glob_filter

@@ -11,10 +11,10 @@ from typing import Any
 import anyio
 import pytest
 
-from engine.state import ToolCall
 from engine.tooling import UNCONFINED, CommandConfinement, ToolContext, ToolRegistry
 from engine.tooling.invoke import invoke
 from engine.tooling.process import OutputBuffer, group_alive, is_secret_name, scrub_env
+from engine.vocabulary.state import ToolCall
 from turnstile_tools import builtin_specs
 
 pytestmark = pytest.mark.anyio

@@ -20,8 +20,6 @@ import pytest
 from conftest import engine_env
 from otlp_receiver import OtlpReceiver
 
-from engine.errors import UsageError
-from engine.state import RunInfo, RunState
 from engine.store.base import StepBegin, StepCommit
 from engine.store.sqlite import SqliteStore
 from engine.tracing.otlp import OtlpExportError, export_otlp, otlp_configured, traces_url
@@ -35,6 +33,8 @@ from engine.tracing.trace import (
     trace_text,
     write_trace_file,
 )
+from engine.vocabulary.errors import UsageError
+from engine.vocabulary.state import RunInfo, RunState
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = ROOT / "machines" / "coding_agent.yaml"
@@ -342,7 +342,7 @@ def test_otlp_without_the_extra_names_it(demo: tuple[Path, str], tmp_path: Path)
                 if name.startswith("opentelemetry"):
                     raise ImportError("No module named " + repr(name))
         sys.meta_path.insert(0, Block())
-        from engine.ui.cli import main
+        from engine.cli.main import main
         sys.exit(main(["trace", {run_id!r}, "--db", {str(db)!r}, "--otlp"]))
     """)
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,

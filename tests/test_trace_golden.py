@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.state import RunInfo, RunState
 from engine.store.base import StepBegin, StepCommit
 from engine.store.sqlite import SqliteStore
 from engine.tracing.redact import MASK
 from engine.tracing.to_json import trace_json
 from engine.tracing.trace import build_trace, span_id_of, write_trace_file
+from engine.vocabulary.state import RunInfo, RunState
 
 GOLDEN = Path(__file__).resolve().parent / "trace_golden.json"
 FAKE_OPENAI = "sk-proj-Zq8vN3xLr2TbW9yKc4HdFj7PmQs1VuXa"

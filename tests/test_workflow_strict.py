@@ -11,8 +11,8 @@ import yaml
 
 from engine.actions.registry import ACTIONS
 from engine.core.runner import RunResult
-from engine.errors import SpecError
-from engine.spec import load_machine
+from engine.validation import load_machine
+from engine.vocabulary.errors import SpecError
 from tests.conftest import ROOT, EngineCLI
 from tests.inprocess import InProcess
 

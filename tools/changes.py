@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import held_files
 from engine.tooling.spec import WatchReport
+from engine.vocabulary import held_files
 from engine.workspace import git
 from engine.workspace.ignore import IgnoreStack, stack_for
 from turnstile_tools import gitstate, inotify

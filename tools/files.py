@@ -24,7 +24,6 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine import held_files
 from engine.tooling.spec import (
     PLANNED_FILES_KEY,
     SEEN_HASHES_KEY,
@@ -34,6 +33,7 @@ from engine.tooling.spec import (
     ToolResult,
     ToolSpec,
 )
+from engine.vocabulary import held_files
 from engine.workspace import listing
 from engine.workspace.ignore import walk
 from turnstile_tools.patch import apply_diff, diff_target, make_patch

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from engine.run_data import PLAN
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.vocabulary.run_data import PLAN
 
 PLAN_KEY = PLAN.name
 """Run-state key under which the runner keeps the plan (``result.data["plan"]``)."""

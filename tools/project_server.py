@@ -21,8 +21,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from engine.errors import UsageError
-from engine.globs import GlobError, compile_glob
+from engine.vocabulary.errors import UsageError
+from engine.vocabulary.globs import GlobError, compile_glob
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,8 @@ def read_file(root: Path, path: str, offset: int, limit: int) -> str:
 
 
 def glob_regex(glob: str) -> re.Pattern[str]:
-    """The project's glob syntax (``engine.globs``: ``**`` spans directories, ``*`` and ``?``
+    """The project's glob syntax (``engine.vocabulary.globs``: ``**`` spans directories, ``*`` and
+    ``?``
     stay within one, ``[...]``, ``{a,b}``); a glob without ``/`` matches file names anywhere
     (like ``rg -g``)."""
     if glob.startswith("/") or ".." in Path(glob).parts:

@@ -30,9 +30,9 @@ import anyio
 import anyio.from_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine import held_files
-from engine.globs import GlobError, expand_braces, translate
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.vocabulary import held_files
+from engine.vocabulary.globs import GlobError, expand_braces, translate
 from engine.workspace import listing
 from turnstile_tools.workspace import is_binary, rel, resolve_in
 
@@ -90,7 +90,8 @@ def compile_matcher(pattern: str, case_sensitive: bool) -> Matcher[Any]:
 @lru_cache(maxsize=256)
 def glob_filter(glob: str | None) -> re.Pattern[str] | None:
     """One regex (for ``fullmatch``) for the glob, in the project's glob syntax
-    (``engine.globs``): each alternative without a ``/`` matches the file name at any depth
+    (``engine.vocabulary.globs``): each alternative without a ``/`` matches the file name at any
+    depth
     (like ``rg -g``), one with a ``/`` the path from the workspace root. ``GlobError`` when
     the glob cannot be used."""
     if not glob:

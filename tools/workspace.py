@@ -16,8 +16,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from engine import held_files
 from engine.tooling.spec import ToolResult
+from engine.vocabulary import held_files
 
 BINARY_SNIFF_BYTES = 8192
 

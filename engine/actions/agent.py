@@ -16,8 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
-from engine.core.context_window import budget_for, estimate_tools, prepare_view
-from engine.events import EventKind
+from engine.actions.context_window import budget_for, estimate_tools, prepare_view
 from engine.models.base import (
     COALESCE_TEXT,
     Refusal,
@@ -30,7 +29,11 @@ from engine.models.base import (
     to_run_usage,
 )
 from engine.models.options import merge_options, request_attributes, to_params
-from engine.run_data import (
+from engine.spec.model import ModelOptions
+from engine.spec.templates import render
+from engine.tooling.spec import ToolSpec
+from engine.vocabulary.events import EventKind
+from engine.vocabulary.run_data import (
     CONTEXT,
     FILES_CHANGED,
     FINAL_ANSWER,
@@ -44,10 +47,7 @@ from engine.run_data import (
     STOP_REASON,
     TASK,
 )
-from engine.spec.model import ModelOptions
-from engine.spec.templates import render
-from engine.state import Message, Outcome
-from engine.tooling.spec import ToolSpec
+from engine.vocabulary.state import Message, Outcome
 from engine.workspace.listing import summary
 
 logger = logging.getLogger(__name__)

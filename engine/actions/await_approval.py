@@ -11,12 +11,12 @@ from typing import Any
 
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
-from engine.events import EventKind
 from engine.permissions.approvals import Approval, digest, granted_capabilities
 from engine.permissions.parking import CHANNELS, ParkedDecisions, after_policy_change
-from engine.run_data import APPROVALS, GRANTED, PENDING_CALLS
-from engine.state import Message, Outcome, ToolCall
 from engine.store.base import AuditRecord
+from engine.vocabulary.events import EventKind
+from engine.vocabulary.run_data import APPROVALS, GRANTED, PENDING_CALLS
+from engine.vocabulary.state import Message, Outcome, ToolCall
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def decided_without_a_person(outcome: Outcome) -> bool:
     """True when every decision of the step came from ``REPEATABLE_DECIDERS``: the step may
     ride in the next step's transaction (``ActionInfo.rides_along_if``). A kill before that
     commit runs the step again with the same inputs; no tool has run in between, because a
-    call with side effects starts in a transaction of its own (``engine.core.ledger``)."""
+    call with side effects starts in a transaction of its own (``engine.actions.ledger``)."""
     record = outcome.updates.get(APPROVALS.name)
     if not record:
         return False

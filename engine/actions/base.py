@@ -3,7 +3,7 @@
 An action computes; the runner commits. An action never writes run state itself: it returns an
 ``Outcome`` whose trigger must be one of ``emits`` (checked statically by ``validate``) and whose
 updates touch only the run-data keys it declares in ``writes`` (checked by the runner against
-``engine.run_data``).
+``engine.vocabulary.run_data``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.state import Outcome
+from engine.vocabulary.state import Outcome
 
 if TYPE_CHECKING:
     from engine.actions.context import ActionContext
@@ -59,7 +59,7 @@ class ActionInfo:
     """The triggers a state can actually emit given its validated params (a subset of
     ``emits``), so ``validate`` demands no transition the state can never take."""
     reads: frozenset[str] = frozenset()
-    """The run-data keys (``engine.run_data``) the action reads."""
+    """The run-data keys (``engine.vocabulary.run_data``) the action reads."""
     writes: frozenset[str] = frozenset()
     """The run-data keys its outcome may update; the runner refuses any other."""
     calls_model: bool = False

@@ -4,7 +4,7 @@ Actions read ``run`` and return an ``Outcome``; they never write run state. What
 is spelled out on ``ActionContext``: the store, the tool registry, the approval gate, the
 model, the clock, the fault hook and the run's fixed configuration (``RunConfig``). Events
 (model calls, tool calls, approvals) go through ``emit``, which persists them and shows them.
-``RunParts`` bundles those parts for the runner; ``engine.wiring`` builds it, once per run.
+``RunParts`` bundles those parts for the runner; ``engine.session.wiring`` builds it, once per run.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from engine.state import RunState, ToolCall, Usage
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import TextReader
+from engine.vocabulary.state import RunState, ToolCall, Usage
 
 if TYPE_CHECKING:
     from engine.models.base import ModelClient
@@ -43,7 +43,7 @@ Clock = Callable[[], float]
 
 FaultPoint = Literal["before", "during", "after_effect", "after"]
 FaultHook = Callable[[FaultPoint, str], None]
-"""``(point, state)``: fault injection (``engine.harness.faults.Faults``); a no-op unless armed."""
+"""``(point, state)``: fault injection (``engine.core.faults.Faults``); a no-op unless armed."""
 
 UnknownEffect = Literal["skip", "repeat", "fail"]
 Pace = Callable[[], Awaitable[None]]
@@ -157,7 +157,7 @@ class RunConfig:
 
 @dataclass
 class RunParts:
-    """The parts one run is wired from, built once by ``engine.wiring.build_parts``."""
+    """The parts one run is wired from, built once by ``engine.session.wiring.build_parts``."""
 
     store: Store
     tools: ToolRegistry

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.actions.context import ActionContext, ChildRequest, ChildResult
 from engine.actions.run_machine import start_child
-from engine.state import ToolCall
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.vocabulary.state import ToolCall
 
 DELEGATE = "delegate"
 

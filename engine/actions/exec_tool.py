@@ -13,13 +13,13 @@ from engine.actions.await_approval import decide_calls, denial_message
 from engine.actions.base import NoParams
 from engine.actions.context import ActionContext
 from engine.actions.delegate import DELEGATE, delegate
+from engine.actions.ledger import Ledger
 from engine.actions.side_effects import run_call
-from engine.core.ledger import Ledger
-from engine.errors import PolicyRefusedError, ToolError
-from engine.run_data import APPROVALS, COUNTERS, FILES_CHANGED, PENDING_CALLS, RESULTS
 from engine.spec.templates import render_value
-from engine.state import Message, Outcome, ToolCall, Usage
 from engine.tooling.spec import ToolResult
+from engine.vocabulary.errors import PolicyRefusedError, ToolError
+from engine.vocabulary.run_data import APPROVALS, COUNTERS, FILES_CHANGED, PENDING_CALLS, RESULTS
+from engine.vocabulary.state import Message, Outcome, ToolCall, Usage
 
 logger = logging.getLogger(__name__)
 

@@ -29,7 +29,8 @@ from engine.actions.exec_tool import (
     run_tool_emits,
 )
 from engine.actions.run_machine import RunMachineParams, run_machine
-from engine.run_data import (
+from engine.spec.model import MachineSpec
+from engine.vocabulary.run_data import (
     APPROVALS,
     CONTEXT,
     COUNTERS,
@@ -49,7 +50,6 @@ from engine.run_data import (
     TOOL_KEYS,
     names,
 )
-from engine.spec.model import MachineSpec
 
 _TEMPLATE_READS = names((TASK, RESULTS))
 """What a template names directly; ``data`` in a template reaches any key (read-only)."""

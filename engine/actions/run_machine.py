@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.actions.agent import template_context
 from engine.actions.context import ActionContext, ChildRequest, ChildResult
-from engine.errors import UsageError
-from engine.run_data import FILES_CHANGED, RESULTS
 from engine.spec.templates import render_value
-from engine.state import Outcome
+from engine.vocabulary.errors import UsageError
+from engine.vocabulary.run_data import FILES_CHANGED, RESULTS
+from engine.vocabulary.state import Outcome
 
 
 class RunMachineParams(BaseModel):

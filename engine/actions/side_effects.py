@@ -16,15 +16,15 @@ from typing import Any
 import anyio
 
 from engine.actions.context import ActionContext
-from engine.core.ledger import Ledger, plan_file_change, resolve_in_flight
-from engine.errors import TurnstileError, WorkspaceMissingError
-from engine.events import EventKind
-from engine.run_data import APPROVALS
-from engine.state import ToolCall
+from engine.actions.ledger import Ledger, plan_file_change, resolve_in_flight
 from engine.tooling.confine import UNCONFINED
 from engine.tooling.invoke import describe_call, invoke
 from engine.tooling.process import end_leftover_group
 from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult, ToolSpec, Watcher
+from engine.vocabulary.errors import TurnstileError, WorkspaceMissingError
+from engine.vocabulary.events import EventKind
+from engine.vocabulary.run_data import APPROVALS
+from engine.vocabulary.state import ToolCall
 
 logger = logging.getLogger(__name__)
 

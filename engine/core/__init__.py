@@ -1,1 +1,1 @@
-"""The run's core: transitions, the runner's step protocol, the ledger, the context window."""
+"""The run's core: transitions, the runner's step protocol, interrupts, fault injection."""

@@ -12,8 +12,8 @@ import logging
 
 from transitions import Machine
 
-from engine.errors import SpecError, SpecProblem, TransitionError
 from engine.spec.model import MachineSpec
+from engine.vocabulary.errors import SpecError, SpecProblem, TransitionError
 
 logger = logging.getLogger(__name__)
 

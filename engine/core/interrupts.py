@@ -1,7 +1,7 @@
 """Ctrl-C, SIGTERM and SIGHUP for the command line: the only place the engine touches signals.
 
 A program that embeds the engine owns its process's signals; the library (``engine.api``,
-``engine.session.execute``) never installs a handler. The commands of ``python -m engine``
+``engine.session.compose.execute``) never installs a handler. The commands of ``python -m engine``
 (``run``, ``resume``, and the runs ``eval`` and ``replay`` drive) pass
 ``drive_until_interrupted`` instead, so a signal cancels the drive and the run ends
 ``interrupted`` (exit 3), resumable.
@@ -13,8 +13,8 @@ import anyio
 import anyio.abc
 
 from engine.core.runner import Runner, RunResult
-from engine.errors import InterruptedRun, TurnstileError
-from engine.state import RunState
+from engine.vocabulary.errors import InterruptedRun, TurnstileError
+from engine.vocabulary.state import RunState
 
 
 async def drive_until_interrupted(runner: Runner, state: RunState,

@@ -25,19 +25,19 @@ from engine.actions.base import ActionInfo
 from engine.actions.context import ActionContext, RunParts
 from engine.actions.registry import ACTIONS
 from engine.core.fsm import TransitionTable
-from engine.errors import (
+from engine.spec.model import MachineSpec
+from engine.store.base import Checkpoint, LeaseOwner, StepBegin, StepCommit
+from engine.vocabulary.errors import (
     LimitExceededError,
     RunParked,
     StoreError,
     StoreLockedError,
     TurnstileError,
 )
-from engine.events import EventKind
-from engine.hints import command
-from engine.run_data import APPROVALS, PENDING_CALLS, check_updates
-from engine.spec.model import MachineSpec
-from engine.state import RunInfo, RunState, RunStatus
-from engine.store.base import Checkpoint, LeaseOwner, StepBegin, StepCommit
+from engine.vocabulary.events import EventKind
+from engine.vocabulary.hints import command
+from engine.vocabulary.run_data import APPROVALS, PENDING_CALLS, check_updates
+from engine.vocabulary.state import RunInfo, RunState, RunStatus
 
 logger = logging.getLogger(__name__)
 

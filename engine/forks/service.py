@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.errors import ForkNotExactError, UsageError
 from engine.forks.workspace import History, NotRebuilt, build, read_history
-from engine.state import ForkOrigin, RunInfo, StepRecord
 from engine.store.base import Store
+from engine.vocabulary.errors import ForkNotExactError, UsageError
+from engine.vocabulary.state import ForkOrigin, RunInfo, StepRecord
 
 
 @dataclass(frozen=True, slots=True)

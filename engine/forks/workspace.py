@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import held_files
-from engine.events import EventKind
 from engine.forks.patches import NotUndone, undo
 from engine.store.base import EffectRecord, Event, Store
+from engine.vocabulary import held_files
+from engine.vocabulary.events import EventKind
 
 ENGINE_DIR = ".engine"
 """Not copied: the database and other runs' workspaces live there when a run works in the
@@ -139,6 +139,6 @@ def build(source: Path, dest: Path, files: Mapping[str, bytes | None]) -> None:
 
 def _ignored(source: Path, folder: str, names: Sequence[str]) -> list[str]:
     """``.engine`` at the top, and the files of a database this process has open (copying one
-    would close a descriptor of it: ``engine.held_files``)."""
+    would close a descriptor of it: ``engine.vocabulary.held_files``)."""
     out = [ENGINE_DIR] if Path(folder) == source and ENGINE_DIR in names else []
     return out + [n for n in names if held_files.held_path(os.path.join(folder, n))]

@@ -1,1 +1,1 @@
-"""Whole-run testing: golden tasks, their checks, evals, replay, fault injection."""
+"""Whole-run testing: evals over golden tasks (``evals``) and the replay of a stored run."""

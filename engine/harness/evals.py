@@ -29,12 +29,12 @@ from typing import Any
 
 import anyio
 
-from engine.errors import TurnstileError, UsageError
-from engine.harness.checks import Attempt, CheckContext, CheckResult, run_checks, validate_checks
-from engine.harness.golden import TASK_FILE, GoldenTask, load_task
-from engine.hints import command
 from engine.store.base import Store
 from engine.store.url import StoreTarget, as_target, parse_store_url
+from engine.tasks.checks import Attempt, CheckContext, CheckResult, run_checks, validate_checks
+from engine.tasks.golden import TASK_FILE, GoldenTask, load_task
+from engine.vocabulary.errors import TurnstileError, UsageError
+from engine.vocabulary.hints import command
 
 logger = logging.getLogger(__name__)
 
@@ -327,7 +327,7 @@ def run_suite(folders: Sequence[Path], *, model: str | None = None, repeat: int 
               options: Mapping[str, Any] | None = None) -> list[TaskSummary]:
     """Run every task ``repeat`` times; each attempt gets its own folder under ``workdir``
     (deleted when it passed) unless ``shared_db`` collects every run in one database."""
-    import engine.session  # noqa: F401  (imported once here, not inside the first task's time)
+    import engine.session.compose  # noqa: F401  (imported once here, not inside the first task's time)
 
     summaries: list[TaskSummary] = []
     total = len(folders) * repeat

@@ -28,12 +28,12 @@ from typing import Any
 
 import anyio
 
-from engine.errors import UnknownRunError, UsageError
-from engine.events import EventKind
-from engine.harness.golden import TASK_FILE
 from engine.permissions.approvals import Answer, ApprovalMode, PendingQuestion
-from engine.state import Message, RunInfo
 from engine.store.base import Store
+from engine.tasks.golden import TASK_FILE
+from engine.vocabulary.errors import UnknownRunError, UsageError
+from engine.vocabulary.events import EventKind
+from engine.vocabulary.state import Message, RunInfo
 
 CONTENT_CHARS = 4000
 """Tool output compared per call: what a ``tool_call`` event keeps."""
@@ -248,7 +248,7 @@ def version_changes(outcomes: Sequence[ToolOutcome],
 
 def current_versions() -> dict[str, str]:
     """The built-in tools' versions in this checkout."""
-    from engine.session import builtin_tools
+    from engine.session.compose import builtin_tools
 
     return {s.name: s.version for s in builtin_tools()}
 

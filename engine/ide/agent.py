@@ -29,14 +29,14 @@ from acp.schema import (
 )
 from anyio.abc import TaskGroup
 
-from engine.bundled import machine_path
-from engine.errors import TurnstileError, UsageError
 from engine.ide.config import config_options, set_option
 from engine.ide.sessions import MODES, Session, conversation, restore
 from engine.ide.turns import Turns
 from engine.ide.updates import Updates
 from engine.runs.service import Runs
-from engine.version import __version__
+from engine.spec.bundled import machine_path
+from engine.vocabulary.errors import TurnstileError, UsageError
+from engine.vocabulary.version import __version__
 
 logger = logging.getLogger(__name__)
 

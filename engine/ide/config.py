@@ -10,9 +10,9 @@ from __future__ import annotations
 from acp import RequestError
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
-from engine.bundled import bundled_machines
 from engine.ide.sessions import Session
 from engine.models.prices import load_prices
+from engine.spec.bundled import bundled_machines
 
 DEFAULT = "default"
 

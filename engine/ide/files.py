@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 from acp import Client, RequestError
 
-from engine import held_files
+from engine.vocabulary import held_files
 
 logger = logging.getLogger(__name__)
 

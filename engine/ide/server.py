@@ -19,9 +19,9 @@ from typing import Any, cast
 
 import anyio
 
-from engine.bundled import machine_path
-from engine.errors import UsageError
 from engine.runs.service import Runs
+from engine.spec.bundled import machine_path
+from engine.vocabulary.errors import UsageError
 
 EXTRA_HINT = ("error: turnstile acp needs the Agent Client Protocol SDK: "
               "pip install turnstile-fsm[acp]")

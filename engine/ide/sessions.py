@@ -16,7 +16,7 @@ import anyio
 
 from engine.permissions.approvals import ApprovalMode
 from engine.runs.service import Runs
-from engine.state import Message, RunInfo
+from engine.vocabulary.state import Message, RunInfo
 
 SESSION_LABEL = "acp_session"
 """The run-config label holding the session id."""

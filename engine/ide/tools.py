@@ -21,8 +21,8 @@ from acp.schema import (
     ToolKind,
 )
 
-from engine.run_data import PLAN
 from engine.tooling.spec import FileChange, ToolContext, ToolSpec
+from engine.vocabulary.run_data import PLAN
 
 Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 

@@ -17,15 +17,15 @@ from acp import Client, update_agent_message_text
 from acp.schema import PromptResponse, StopReason, Usage
 
 from engine.core.runner import RunResult
-from engine.errors import TurnstileError
 from engine.ide import permissions
 from engine.ide.files import EditorFiles, EditorReads
 from engine.ide.sessions import MODES, Session, conversation, settled
 from engine.ide.updates import ToolLookup, Updates
-from engine.run_data import REFUSAL, STOP_REASON
 from engine.runs.service import Runs
 from engine.runs.stream import RunStream
 from engine.tooling.spec import ToolSpec
+from engine.vocabulary.errors import TurnstileError
+from engine.vocabulary.run_data import REFUSAL, STOP_REASON
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -28,13 +28,13 @@ from acp.schema import (
     ToolCallStatus,
 )
 
-from engine.events import EventKind
 from engine.ide.files import EditorFiles
 from engine.ide.tools import CallView, Content, text, view
-from engine.run_data import PLAN
 from engine.runs.events import RunEvent
-from engine.state import Message
 from engine.tooling.spec import ToolSpec
+from engine.vocabulary.events import EventKind
+from engine.vocabulary.run_data import PLAN
+from engine.vocabulary.state import Message
 
 ToolLookup = Callable[[str], "ToolSpec | None"]
 """The spec of a tool by name, as the run registered it."""

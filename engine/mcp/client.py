@@ -33,11 +33,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CONNECTION_CLOSED
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from engine.events import EventKind
 from engine.mcp.config import ServerConfig
 from engine.mcp.results import to_tool_result
 from engine.sandbox import server_argv
 from engine.tooling.spec import ToolResult
+from engine.vocabulary.events import EventKind
 
 logger = logging.getLogger(__name__)
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from engine.errors import UsageError
 from engine.mcp.dialects import UrlTransport, canonical_entry, server_table, url_transport
 from engine.mcp.envfile import read_env_file
 from engine.mcp.expand import expand_entry
 from engine.sandbox.config import sandbox_from_data
 from engine.spec.documents import read_limited_text
 from engine.spec.model import SandboxSpec
+from engine.vocabulary.errors import UsageError
 
 logger = logging.getLogger(__name__)
 

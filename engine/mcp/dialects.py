@@ -22,7 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from engine.errors import UsageError
+from engine.vocabulary.errors import UsageError
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.errors import UsageError
+from engine.vocabulary.errors import UsageError
 
 EXPANDED = ("command", "args", "env", "envFile", "cwd", "url", "headers")
 _REF = re.compile(r"\$\{([^}]*)\}")

@@ -21,8 +21,6 @@ import anyio
 import anyio.abc
 import mcp.types as types
 
-from engine.errors import ToolError
-from engine.events import EventKind
 from engine.mcp.classify import Classification, classify_tool, with_policy
 from engine.mcp.client import McpConnection
 from engine.mcp.config import ServerConfig
@@ -30,6 +28,8 @@ from engine.mcp.naming import tool_name
 from engine.mcp.toolspec import Caller, annotations_of, argument_errors, build_spec, schema_of
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import RISK_ORDER, ToolContext, ToolResult, ToolSpec
+from engine.vocabulary.errors import ToolError
+from engine.vocabulary.events import EventKind
 
 logger = logging.getLogger(__name__)
 

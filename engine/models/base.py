@@ -20,8 +20,8 @@ from typing import Any, Literal, Protocol
 import anyio
 
 from engine.models.prices import estimate_cost
-from engine.state import Message, ToolCall
-from engine.state import Usage as RunUsage
+from engine.vocabulary.state import Message, ToolCall
+from engine.vocabulary.state import Usage as RunUsage
 
 FinishReason = Literal["stop", "tool_calls", "length", "error"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.state import Message
+from engine.vocabulary.state import Message
 
 
 class CallIds:

@@ -3,7 +3,7 @@ command line) merged into the ``ModelParams`` of one call, and the ``--model-opt
 parser.
 
 A later layer overrides only the settings it gives. Nothing here knows a provider: what one
-cannot honour is refused before the run starts by ``engine.models.factory.check_options``,
+cannot honour is refused before the run starts by ``engine.providers.factory.check_options``,
 never dropped silently.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engine.errors import UsageError
 from engine.models.base import ModelParams
 from engine.spec.model import ModelOptions
+from engine.vocabulary.errors import UsageError
 
 logger = logging.getLogger(__name__)
 

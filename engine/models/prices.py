@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.errors import UsageError
 from engine.spec.documents import load_yaml
+from engine.vocabulary.errors import UsageError
 
 logger = logging.getLogger(__name__)
 

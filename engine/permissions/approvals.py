@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from engine.permissions.policy import Decision, PolicyContext, decide
-from engine.state import ToolCall
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import PLANNED_FILES_KEY, SEEN_HASHES_KEY, FileChange
+from engine.vocabulary.state import ToolCall
 
 logger = logging.getLogger(__name__)
 

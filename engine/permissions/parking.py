@@ -17,11 +17,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from engine.errors import DecisionRefusedError, RunParked
-from engine.hints import command
 from engine.permissions.approvals import Approval, PendingQuestion, digest
 from engine.permissions.policy import Policy
 from engine.store.base import ApprovalDecision, ApprovalRequest, AuditRecord, Store
+from engine.vocabulary.errors import DecisionRefusedError, RunParked
+from engine.vocabulary.hints import command
 
 CHANNELS = ("cli", "web", "api")
 """How a parked decision can come (the command line, the web console, a program through

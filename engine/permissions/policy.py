@@ -28,7 +28,8 @@ Matchers: ``tool`` (a glob on the tool name), ``command`` (a prefix of the argum
 simple shell command after unwrapping ``timeout``/``env``/...; ``python -m pytest`` matches
 ``timeout 60 python -m pytest -x``), ``path`` (a glob on the path argument, relative to the
 workspace: ``*``, ``?``, ``**`` crossing directories, ``[...]`` and ``{a,b}``, see
-``engine.globs``), ``server`` (the MCP server name), ``risk``, ``sandboxed`` (whether the call
+``engine.vocabulary.globs``), ``server`` (the MCP server name), ``risk``, ``sandboxed`` (whether
+the call
 runs confined: a shell command under the run's sandbox, a tool of a sandboxed MCP server).
 Optional:
 ``reason`` (a label shown in audits) and ``idempotent: true`` (an allow rule declaring the
@@ -55,8 +56,6 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.errors import UsageError
-from engine.globs import GlobError, compile_glob, glob_match
 from engine.permissions.paths import (
     PathVerdict,
     Root,
@@ -75,7 +74,6 @@ from engine.sandbox.config import sandbox_from_data
 from engine.sandbox.protected import is_protected
 from engine.spec.documents import item_lines, load_document
 from engine.spec.model import SandboxSpec
-from engine.state import ToolCall
 from engine.tooling.spec import (
     RISK_ORDER,
     FileChange,
@@ -85,6 +83,9 @@ from engine.tooling.spec import (
     ToolSpec,
     max_risk,
 )
+from engine.vocabulary.errors import UsageError
+from engine.vocabulary.globs import GlobError, compile_glob, glob_match
+from engine.vocabulary.state import ToolCall
 
 logger = logging.getLogger(__name__)
 
@@ -627,7 +628,7 @@ def _check_tool(pattern: str, tools: frozenset[str], where: str) -> None:
 
 
 def _check_path_glob(pattern: str, where: str) -> None:
-    """A ``path`` glob must be one that can match a workspace path (``engine.globs``)."""
+    """A ``path`` glob must be one that can match a workspace path (``engine.vocabulary.globs``)."""
     why = ""
     parts = pattern.split("/")
     if not pattern.strip():

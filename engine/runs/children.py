@@ -20,18 +20,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.actions.context import ActionContext, ChildRequest, ChildResult
-from engine.bundled import child_machine_path
 from engine.core.runner import RunResult
-from engine.errors import RunParked
-from engine.events import EventKind
-from engine.hints import command
 from engine.permissions.approvals import ApprovalMode, Prompter
-from engine.run_data import FILES_CHANGED, FINAL_ANSWER, RESULTS
 from engine.runs.events import Approver
 from engine.runs.prepared import PreparedRun
-from engine.session import ParentLink
-from engine.state import RunInfo
+from engine.session.compose import ParentLink
+from engine.spec.bundled import child_machine_path
 from engine.store.base import Store
+from engine.vocabulary.errors import RunParked
+from engine.vocabulary.events import EventKind
+from engine.vocabulary.hints import command
+from engine.vocabulary.run_data import FILES_CHANGED, FINAL_ANSWER, RESULTS
+from engine.vocabulary.state import RunInfo
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def budget_left(ctx: ActionContext) -> dict[str, Any]:
 
 def result_of(store: Store, info: RunInfo) -> ChildResult:
     """How a child ended, from its stored state."""
-    from engine.state import Usage
+    from engine.vocabulary.state import Usage
 
     data = store.load_state(info.run_id).data
     answer = FINAL_ANSWER.get(data) or _last_output(RESULTS.get(data))
@@ -188,7 +188,7 @@ def _policy(name: str | None, machine_path: str) -> str | None:
 def _declared_policy(path: Path) -> str | None:
     """The policy file the child machine declares (``policy:``), if any."""
     from engine.actions.registry import ACTIONS
-    from engine.spec import load_machine
+    from engine.validation import load_machine
 
     machine = load_machine(path, ACTIONS)
     return str((path.parent / machine.policy).resolve()) if machine.policy else None

@@ -25,8 +25,9 @@ class RunEvent:
     Kinds include ``step_begin`` and ``step_commit`` (every step), ``text_delta`` (the model's
     text as it streams), ``tool_started`` and ``tool_call`` (a call with its id and arguments;
     then its result), ``approval_needed`` (the approver is being asked), ``model_call`` and
-    ``run_end`` (the last one, with ``status``); ``engine.events.EventKind`` lists them all and
-    ``engine.events.PAYLOADS`` the keys of each payload.
+    ``run_end`` (the last one, with ``status``); ``engine.vocabulary.events.EventKind`` lists them
+    all and
+    ``engine.vocabulary.events.PAYLOADS`` the keys of each payload.
     """
 
     kind: str

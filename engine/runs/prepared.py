@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.core.runner import Runner
-from engine.session import Prepared
+from engine.session.compose import Prepared
 from engine.spec.model import MachineSpec
-from engine.state import RunState
 from engine.store.base import Store
+from engine.vocabulary.state import RunState
 
 
 @dataclass
@@ -18,7 +18,7 @@ class PreparedRun:
     own way (one step per task) reads and moves its ``state`` and ``runner``."""
 
     session: Prepared
-    """The engine's composed parts (``engine.session``)."""
+    """The engine's composed parts (``engine.session.compose``)."""
     store: Store
     """The store it is driven against (open until ``close``)."""
     owns_store: bool = True

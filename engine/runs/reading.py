@@ -11,11 +11,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from engine.errors import UsageError
-from engine.hints import command
-from engine.state import Message, RunInfo, StepRecord
 from engine.store.base import Event, Store
 from engine.store.url import StoreTarget, as_target, store_target
+from engine.vocabulary.errors import UsageError
+from engine.vocabulary.hints import command
+from engine.vocabulary.state import Message, RunInfo, StepRecord
 
 
 def target_of(store: str | os.PathLike[str] | StoreTarget | None = None,

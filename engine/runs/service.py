@@ -4,7 +4,7 @@ Every way into the engine goes through ``Runs``: the CLI, the web console, the e
 the Temporal workers and the Python API (``engine.run``, ``engine.approve``, ...). It is the
 one place that turns what a caller names (a store URL, a machine file or bundled name, a model
 spec or object, Python tools, an MCP config, a policy, an approval mode or approver, an event
-handler) into a composed run; ``engine.session`` does the composing below it. A caller that
+handler) into a composed run; ``engine.session.compose`` does the composing below it. A caller that
 drives runs its own way (the CLI owns its signals, a Temporal worker takes one step at a time)
 prepares a run here and drives it with its own driver.
 """
@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, Unpack
 
 import anyio
 
-from engine.bundled import machine_path
 from engine.core.runner import RunResult
-from engine.hints import command
 from engine.permissions.approvals import ApprovalMode, Prompter
 from engine.runs.approvals import DecidedApproval, PendingApproval, Wake, decide
 from engine.runs.approvals import pending_approvals as _pending
@@ -29,7 +27,7 @@ from engine.runs.events import Approver, EventHandler, RunEvent, prompter_for
 from engine.runs.prepared import PreparedRun
 from engine.runs.reading import RunStore, require_existing, target_of
 from engine.runs.stream import Lockstep, RunStream, sink
-from engine.session import (
+from engine.session.compose import (
     Driver,
     ParentLink,
     Prepared,
@@ -38,11 +36,13 @@ from engine.session import (
     plain_drive,
     prepare_new,
 )
-from engine.session import prepare_resume as _prepare_resume
-from engine.state import Message, RunInfo
+from engine.session.compose import prepare_resume as _prepare_resume
+from engine.spec.bundled import machine_path
 from engine.store.base import Store
 from engine.store.url import StoreTarget, as_target
 from engine.tooling.spec import TextReader, ToolSpec
+from engine.vocabulary.hints import command
+from engine.vocabulary.state import Message, RunInfo
 
 if TYPE_CHECKING:
     from engine.actions.context import Observer
@@ -245,7 +245,7 @@ class Runs:
 
     async def ready(self, prepared: PreparedRun) -> None:
         """Check the model answers and store a new run (``drive`` does it first when needed)."""
-        from engine.session import preflight_and_create
+        from engine.session.compose import preflight_and_create
 
         await preflight_and_create(prepared.session)
 
@@ -426,7 +426,7 @@ class Runs:
         (``ForkNotExactError``, nothing made) where a file cannot be rebuilt exactly, unless
         ``allow_partial``."""
         from engine.forks.service import fork
-        from engine.session import new_run_id
+        from engine.session.compose import new_run_id
 
         store, owned = self._open(must_exist=True)
         try:
@@ -497,7 +497,7 @@ def _model(model: str | ModelClient | None) -> tuple[ModelClient | None, str | N
 
 def _check(path: Path) -> None:
     from engine.actions.registry import ACTIONS
-    from engine.spec import load_machine
+    from engine.validation import load_machine
 
     load_machine(path, ACTIONS)
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import SandboxUnavailableError
 from engine.sandbox import cgroups, wall
 from engine.sandbox.bwrap import MountPlan, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
@@ -40,6 +39,7 @@ from engine.sandbox.protected import (
     sweep,
 )
 from engine.spec.model import SandboxSpec
+from engine.vocabulary.errors import SandboxUnavailableError
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engine.errors import UsageError
 from engine.spec.model import SandboxSpec
+from engine.vocabulary.errors import UsageError
 
 FIELDS: tuple[str, ...] = tuple(SandboxSpec.model_fields)
 

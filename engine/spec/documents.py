@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.errors import SpecError, UsageError
 from engine.spec.load import (
     MAX_FILE_BYTES,
     Document,
@@ -19,6 +18,7 @@ from engine.spec.load import (
     parse_document,
     read_limited,
 )
+from engine.vocabulary.errors import SpecError, UsageError
 
 __all__ = ["MAX_FILE_BYTES", "Document", "dump_yaml", "item_lines", "load_document", "load_yaml",
            "parse_yaml", "read_limited_text"]

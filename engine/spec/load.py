@@ -24,7 +24,6 @@ from pydantic import BaseModel, ValidationError
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
-from engine.errors import SpecError, SpecProblem
 from engine.spec.model import (
     ContextSpec,
     Limits,
@@ -33,6 +32,7 @@ from engine.spec.model import (
     ModelOptions,
     SandboxSpec,
 )
+from engine.vocabulary.errors import SpecError, SpecProblem
 
 logger = logging.getLogger(__name__)
 

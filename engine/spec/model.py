@@ -1,7 +1,7 @@
 """The machine spec: frozen values describing a machine as declared in its YAML file.
 
 ``engine.spec.load`` builds them (with the line of every key, for error messages) and
-``engine.spec.check`` proves them sound against the action registry. Nothing here reads files.
+``engine.validation.check`` proves them sound against the action registry. Nothing here reads files.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 from jinja2 import StrictUndefined, TemplateError, TemplateSyntaxError, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
-from engine.errors import UsageError
+from engine.vocabulary.errors import UsageError
 
 _ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
 NAMES = ("task", "results", "data", "workspace")

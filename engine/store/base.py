@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import unquote, urlsplit
 
-from engine.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
+from engine.vocabulary.state import Message, RunInfo, RunState, RunStatus, StepRecord, Usage
 
 Durability = Literal["normal", "full"]
 

@@ -27,25 +27,6 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import psycopg
 
-from engine.errors import (
-    DecisionRefusedError,
-    LeaseHeldError,
-    StoreError,
-    StoreReadOnlyError,
-    StoreSchemaError,
-    UnknownRunError,
-    UsageError,
-)
-from engine.hints import command
-from engine.state import (
-    ForkOrigin,
-    Message,
-    RunInfo,
-    RunState,
-    RunStatus,
-    StepRecord,
-    Usage,
-)
 from engine.store.base import (
     ApprovalDecision,
     ApprovalRequest,
@@ -78,6 +59,25 @@ from engine.store.sqlite import (
     busy_timeout,
     lease_alive,
     shown_running,
+)
+from engine.vocabulary.errors import (
+    DecisionRefusedError,
+    LeaseHeldError,
+    StoreError,
+    StoreReadOnlyError,
+    StoreSchemaError,
+    UnknownRunError,
+    UsageError,
+)
+from engine.vocabulary.hints import command
+from engine.vocabulary.state import (
+    ForkOrigin,
+    Message,
+    RunInfo,
+    RunState,
+    RunStatus,
+    StepRecord,
+    Usage,
 )
 
 logger = logging.getLogger(__name__)

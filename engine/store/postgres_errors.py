@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import psycopg
 
-from engine.errors import (
+from engine.vocabulary.errors import (
     StoreAuthError,
     StoreCorruptError,
     StoreError,
@@ -20,7 +20,7 @@ from engine.errors import (
     StoreTooBusyError,
     StoreUnreachableError,
 )
-from engine.hints import command
+from engine.vocabulary.hints import command
 
 READ_ONLY = {"25006"}  # read_only_sql_transaction (a standby, or default_transaction_read_only)
 NO_PRIVILEGE = {"42501"}

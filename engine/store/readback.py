@@ -8,9 +8,9 @@ row fails the reads that ``show`` and ``resume`` make, as ``DamagedRowError`` na
 
 from __future__ import annotations
 
-from engine.errors import DamagedRowError, StoreError
-from engine.hints import command
 from engine.store.base import Store
+from engine.vocabulary.errors import DamagedRowError, StoreError
+from engine.vocabulary.hints import command
 
 DECODE_ERRORS = (ValueError,)
 """What a damaged stored value raises in the decoders (``json.JSONDecodeError``,

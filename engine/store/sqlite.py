@@ -28,30 +28,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from engine import held_files
-from engine.errors import (
-    DecisionRefusedError,
-    LeaseHeldError,
-    StoreCorruptError,
-    StoreError,
-    StoreLockedError,
-    StoreReadOnlyError,
-    StoreReplacedError,
-    StoreSchemaError,
-    UnknownRunError,
-    UsageError,
-)
-from engine.events import EventKind, kind_of
-from engine.hints import command
-from engine.state import (
-    ForkOrigin,
-    Message,
-    RunInfo,
-    RunState,
-    RunStatus,
-    StepRecord,
-    Usage,
-)
 from engine.store.base import (
     ApprovalDecision,
     ApprovalRequest,
@@ -75,6 +51,30 @@ from engine.store.sqlite_errors import (
     primary_code,
     translate,
     translate_os,
+)
+from engine.vocabulary import held_files
+from engine.vocabulary.errors import (
+    DecisionRefusedError,
+    LeaseHeldError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    StoreReadOnlyError,
+    StoreReplacedError,
+    StoreSchemaError,
+    UnknownRunError,
+    UsageError,
+)
+from engine.vocabulary.events import EventKind, kind_of
+from engine.vocabulary.hints import command
+from engine.vocabulary.state import (
+    ForkOrigin,
+    Message,
+    RunInfo,
+    RunState,
+    RunStatus,
+    StepRecord,
+    Usage,
 )
 
 if TYPE_CHECKING:

@@ -11,14 +11,14 @@ import errno
 import sqlite3
 from pathlib import Path
 
-from engine.errors import (
+from engine.vocabulary.errors import (
     StoreCorruptError,
     StoreError,
     StoreFullError,
     StoreLockedError,
     StoreReadOnlyError,
 )
-from engine.hints import command
+from engine.vocabulary.hints import command
 
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY = 5, 6, 8
 SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 11, 13, 14, 26

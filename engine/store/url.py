@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from engine.errors import UsageError
 from engine.store.base import Durability, Store, display_url
+from engine.vocabulary.errors import UsageError
 
 DEFAULT_DB = Path(".engine") / "engine.db"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")

@@ -11,7 +11,7 @@ absence into one line naming the extra.
 
 from __future__ import annotations
 
-from engine.errors import UsageError
+from engine.vocabulary.errors import UsageError
 
 EXTRA_HINT = "pip install 'turnstile-fsm[temporal]'"
 

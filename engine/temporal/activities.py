@@ -13,7 +13,6 @@ import anyio
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from engine.errors import LeaseHeldError, StoreError, TurnstileError, UsageError
 from engine.store.url import parse_store_url
 from engine.temporal.outbox import taken_up
 from engine.temporal.refs import (
@@ -26,6 +25,7 @@ from engine.temporal.refs import (
     StepReply,
 )
 from engine.temporal.step import POOL, drive_step, fail_run, same_location
+from engine.vocabulary.errors import LeaseHeldError, StoreError, TurnstileError, UsageError
 
 T = TypeVar("T")
 

@@ -18,7 +18,6 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from engine.errors import RunContinuesError, StoreError, TurnstileError, UsageError
 from engine.store.base import Store
 from engine.temporal.refs import (
     DECIDED_SIGNAL,
@@ -29,6 +28,7 @@ from engine.temporal.refs import (
     RunRef,
     workflow_id,
 )
+from engine.vocabulary.errors import RunContinuesError, StoreError, TurnstileError, UsageError
 
 FOLLOW_POLL_S = 0.1
 SETTLED = ("completed", "failed", "waiting_approval")

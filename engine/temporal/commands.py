@@ -1,7 +1,7 @@
 """The command-line side of the Temporal backend: options, ``worker``, and driving a prepared
 run (new or resumed) as a workflow while following its steps from the store.
 
-``engine.ui.cli`` and ``engine.harness.evals`` call in here only when ``--backend temporal`` is
+``engine.cli.main`` and ``engine.harness.evals`` call in here only when ``--backend temporal`` is
 given, so ``temporalio`` is imported only then.
 """
 
@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from engine.errors import UsageError
 from engine.temporal import require
 from engine.temporal.hints import Hints, hints_for
 from engine.temporal.refs import (
@@ -26,6 +25,7 @@ from engine.temporal.refs import (
     DEFAULT_TASK_QUEUE,
     TEMPORAL_KEY,
 )
+from engine.vocabulary.errors import UsageError
 
 CONTINUE_ENV = "ENGINE_CONTINUE_AS_NEW_STEPS"
 DECISION_POLL_ENV = "ENGINE_DECISION_POLL_S"
@@ -142,7 +142,7 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
     already running it), and follow it until it ends or parks (``detach``: return at once).
     A ``RunResult`` like a local drive's."""
     from engine.core.runner import RunResult
-    from engine.session import preflight_and_create
+    from engine.session.compose import preflight_and_create
     from engine.temporal.client import Follow, connect, running_workflow, start
     from engine.temporal.refs import RunRef
     from engine.temporal.step import has_effects, location_of
@@ -251,9 +251,9 @@ def notify_decision(store: Any, run_id: str) -> str | None:
     require()
     import anyio
 
-    from engine.errors import DecisionUndeliveredError
     from engine.temporal.client import Target
     from engine.temporal.outbox import deliver
+    from engine.vocabulary.errors import DecisionUndeliveredError
 
     where = Target.from_config(info.config.get(TEMPORAL_KEY) or {})
     delivery = anyio.run(deliver, where, info.run_id)
@@ -287,7 +287,7 @@ def drive_command(args: argparse.Namespace, store: Any, prepared: Any, observer:
         result = anyio.run(partial(_until_signal, partial(
             drive, prepared, where, observer=observer, detach=detach, hints=hints)))
     except (KeyboardInterrupt, _Stopped):  # only the following stops: the workers go on
-        from engine.errors import RunContinuesError
+        from engine.vocabulary.errors import RunContinuesError
 
         raise RunContinuesError(f"stopped following run {run_id}; the workers go on with it: "
                                 f"follow it with {hints.command('show', run_id)}") from None

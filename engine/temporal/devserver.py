@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import UsageError
 from engine.temporal import EXTRA_HINT
+from engine.vocabulary.errors import UsageError
 
 POLL_CAP_LIFTED = "history.transferProcessorMaxPollRPS=10000"
 """The dev server caps its transfer-queue polling, adding up to 50 ms to each workflow task."""

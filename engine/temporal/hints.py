@@ -44,10 +44,10 @@ class Hints:
 
 def hints_for(args: argparse.Namespace) -> Hints:
     """The hints of a command: the program as the user ran it and the store they chose
-    (``engine.hints``: ``--db PATH`` or ``--store URL``, nothing for the default store; a
+    (``engine.vocabulary.hints``: ``--db PATH`` or ``--store URL``, nothing for the default store; a
     Postgres URL without its password)."""
-    from engine.hints import program, store_args
     from engine.store.base import display_url
+    from engine.vocabulary.hints import program, store_args
 
     store, db = getattr(args, "store", None), getattr(args, "db", None)
     given = store or db

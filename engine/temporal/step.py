@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from engine.actions.registry import ACTIONS
-from engine.errors import StoreError, UsageError
 from engine.spec.model import MachineSpec
 from engine.store.base import LeaseOwner, Store
 from engine.store.sqlite import WORKERS_PREFIX
 from engine.store.url import StoreTarget, parse_store_url
 from engine.temporal.refs import FailRef, StepRef, StepReply
+from engine.vocabulary.errors import StoreError, UsageError
 
 logger = logging.getLogger(__name__)
 

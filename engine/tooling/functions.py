@@ -20,8 +20,8 @@ from typing import Any, TypeVar, get_type_hints
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from engine.errors import ToolImportError
 from engine.tooling.spec import Risk, ToolContext, ToolResult, ToolSpec
+from engine.vocabulary.errors import ToolImportError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -22,10 +22,10 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from engine.errors import StoreError
-from engine.state import ToolCall
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import ToolContext, ToolResult, ToolSpec
+from engine.vocabulary.errors import StoreError
+from engine.vocabulary.state import ToolCall
 
 logger = logging.getLogger(__name__)
 

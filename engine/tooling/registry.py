@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 
-from engine.errors import ToolError
 from engine.tooling.spec import ToolSpec
+from engine.vocabulary.errors import ToolError
 
 logger = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from engine.errors import ToolError
-from engine.events import EventKind as EventKind
-from engine.run_data import FILE_HASHES, PLANNED_FILES, TOOL_KEYS, check_updates
 from engine.tooling.confine import UNCONFINED, CommandConfinement
+from engine.vocabulary.errors import ToolError
+from engine.vocabulary.events import EventKind as EventKind
+from engine.vocabulary.run_data import FILE_HASHES, PLANNED_FILES, TOOL_KEYS, check_updates
 
 Risk = Literal["read", "exec", "write", "network", "install", "destructive"]
 RISK_ORDER: tuple[Risk, ...] = ("read", "exec", "write", "network", "install", "destructive")
@@ -222,7 +222,7 @@ class ToolSpec:
     """How a result updates the run's data (e.g. the file hashes the agent has seen)."""
     records_keys: frozenset[str] = frozenset()
     """The run-data keys ``records`` may update; each must be a ``by_tools`` key of
-    ``engine.run_data``."""
+    ``engine.vocabulary.run_data``."""
     reported: tuple[str, ...] = ()
     """Keys of ``ToolResult.data`` copied into the ``tool_call`` event (hashes, exit code)."""
     watcher: Watcher | None = None
@@ -232,7 +232,7 @@ class ToolSpec:
         undeclared = sorted(self.records_keys - TOOL_KEYS)
         if undeclared:
             raise ToolError(f"tool {self.name}: records_keys {undeclared} are not run-data "
-                             "keys tools may write (engine.run_data)")
+                             "keys tools may write (engine.vocabulary.run_data)")
 
     def record(self, run_data: Mapping[str, Any], result: ToolResult) -> dict[str, Any]:
         """The run-data updates a result makes (checked against ``records_keys``)."""

@@ -28,10 +28,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from engine.errors import TurnstileError, UsageError
-from engine.events import EventKind
 from engine.store.base import Store
 from engine.tracing.trace import build_trace
+from engine.vocabulary.errors import TurnstileError, UsageError
+from engine.vocabulary.events import EventKind
 
 logger = logging.getLogger(__name__)
 
@@ -297,7 +297,7 @@ def _ns(seconds: float) -> int:
 
 
 def _version() -> str:
-    from engine.version import __version__
+    from engine.vocabulary.version import __version__
 
     return __version__
 

@@ -20,10 +20,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.errors import StoreError
-from engine.events import EventKind
 from engine.store.base import Store
 from engine.tracing.redact import Redactor, secret_env_values
+from engine.vocabulary.errors import StoreError
+from engine.vocabulary.events import EventKind
 
 logger = logging.getLogger(__name__)
 

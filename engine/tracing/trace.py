@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import TurnstileError
-from engine.events import EventKind
-from engine.state import RunInfo, StepRecord
 from engine.store.base import Event, Store
 from engine.tracing.redact import MASK, Redactor, redactor
 from engine.tracing.to_json import document_chunks, encode_str, json_text, key_text, value_text
 from engine.tracing.to_text import trace_text
+from engine.vocabulary.errors import TurnstileError
+from engine.vocabulary.events import EventKind
+from engine.vocabulary.state import RunInfo, StepRecord
 
 logger = logging.getLogger(__name__)
 

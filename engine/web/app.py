@@ -31,9 +31,9 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from engine.errors import StoreError, TurnstileError
 from engine.store.url import StoreTarget
 from engine.tracing.redact import redactor
+from engine.vocabulary.errors import StoreError, TurnstileError
 from engine.web import views
 from engine.web.security import Guard, safe_id, same_origin
 
@@ -345,7 +345,7 @@ def _check_port(host: str, port: int) -> None:
     """A busy port or an address this machine does not have: one line, exit 2."""
     import socket
 
-    from engine.errors import UsageError
+    from engine.vocabulary.errors import UsageError
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import anyio
 
-from engine.errors import TurnstileError
 from engine.runs.service import Runs
 from engine.store.url import StoreTarget
+from engine.vocabulary.errors import TurnstileError
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def _resume(db: Path | StoreTarget, run_id: str) -> None:
 def start_in_background(db: Path | StoreTarget, task_dir: Path) -> str:
     """Create a run of the golden task in ``task_dir`` (parked approvals: nobody is at a
     terminal) and drive it in a thread; returns its id at once."""
-    from engine.harness.golden import load_task
+    from engine.tasks.golden import load_task
 
     task = load_task(task_dir)
     runs = runs_of(db)
@@ -85,8 +85,8 @@ def _wait_created(db: Path | StoreTarget, run_id: str, thread: threading.Thread,
     """The run's row exists once its model passed the preflight: the page can show it then."""
     import time
 
-    from engine.errors import UnknownRunError, UsageError
     from engine.store.url import open_store
+    from engine.vocabulary.errors import UnknownRunError, UsageError
 
     reader = open_store(db)
     try:

@@ -17,7 +17,7 @@ import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from engine.errors import UsageError
+from engine.vocabulary.errors import UsageError
 
 COOKIE = "turnstile_token"
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")

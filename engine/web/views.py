@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from engine.permissions.parking import pending_json, still_waiting
-from engine.state import RunInfo, StepRecord
 from engine.store.base import Store
 from engine.tracing.redact import Redactor, redactor
 from engine.tracing.stream_events import STREAM_EVENT
+from engine.vocabulary.state import RunInfo, StepRecord
 
 RESUMABLE = ("interrupted", "crashed")
 """The statuses whose page offers Resume (a run nobody drives any more)."""
@@ -114,8 +114,8 @@ def timeline(store: Store, run_id: str) -> list[dict[str, Any]]:
 def diagram_svg(store: Store, run_id: str) -> str:
     """The machine with the path taken and the current state highlighted."""
     from engine.actions.registry import ACTIONS
-    from engine.spec import load_machine
-    from engine.ui.diagram import svg
+    from engine.spec.diagram import svg
+    from engine.validation import load_machine
 
     info = store.get_run(run_id)
     spec = load_machine(Path(info.machine_path), ACTIONS)

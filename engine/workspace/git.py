@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import TurnstileError
+from engine.vocabulary.errors import TurnstileError
 
 logger = logging.getLogger(__name__)
 

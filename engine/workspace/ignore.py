@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from engine.globs import translate
+from engine.vocabulary.globs import translate
 
 ALWAYS_SKIPPED = frozenset({".git"})
 
@@ -50,7 +50,8 @@ class Entry:
 
 def glob_regex(pattern: str) -> str:
     """A gitignore pattern as a regex over ``/``-separated paths (for ``fullmatch``), through
-    the project's one glob matcher (``engine.globs``). Git's own rules on top: a ``**`` that
+    the project's one glob matcher (``engine.vocabulary.globs``). Git's own rules on top: a ``**``
+    that
     is not a whole component is a plain ``*``; braces stay literal (``translate`` does not
     expand them, and git has none)."""
     parts = [p if p == "**" else re.sub(r"\*{2,}", "*", p) for p in pattern.split("/")]

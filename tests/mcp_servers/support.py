@@ -16,10 +16,10 @@ import anyio
 import pytest
 
 from engine.mcp import ServerConfig
-from engine.state import ToolCall
 from engine.tooling.invoke import invoke
 from engine.tooling.registry import ToolRegistry
 from engine.tooling.spec import ToolContext, ToolResult
+from engine.vocabulary.state import ToolCall
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

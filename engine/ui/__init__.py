@@ -1,1 +1,0 @@
-"""The run's face: the command line, the live console, plain output, printed views."""
