@@ -172,16 +172,14 @@ class Status:
     dirty: list[str] = field(default_factory=list)
     """Tracked files whose content may differ from the index (modified, deleted, unmerged)."""
     untracked: list[str] = field(default_factory=list)
-    """Files git does not track and does not ignore, each named (``-uall``)."""
-    ignored_dirs: list[str] = field(default_factory=list)
-    """Ignored folders holding no tracked file, named once with a trailing ``/``."""
-    ignored_files: list[str] = field(default_factory=list)
+    """Files git does not track and does not ignore, each named (``-uall``); ignored ones are
+    not asked for (git then lists none of them, however many an ignored tree holds)."""
 
 
 def status(root: Path) -> Status:
-    """The working tree's state: dirty, untracked and ignored paths, filters blanked."""
+    """The working tree's state: dirty and untracked paths, filters blanked."""
     out = run(root, ["status", "--porcelain=v2", "-z", "--untracked-files=all",
-                     "--ignored=matching", "--ignore-submodules=all", "--no-renames"],
+                     "--ignore-submodules=all", "--no-renames"],
               overrides=driver_overrides(root))
     return parse_status(out)
 
@@ -200,9 +198,6 @@ def parse_status(out: bytes) -> Status:
                 result.dirty.append(os.fsdecode(fields[-1]))
         elif kind == b"?":
             result.untracked.append(os.fsdecode(record[2:]))
-        elif kind == b"!":
-            name = os.fsdecode(record[2:])
-            (result.ignored_dirs if name.endswith("/") else result.ignored_files).append(name)
     return result
 
 
