@@ -83,13 +83,17 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
 
 
 def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[str, ...],
-                   file_opts: tuple[str, ...]) -> Rule:
-    """``psql -c SQL``, ``mysql -e SQL``: a client of a database server."""
+                   file_opts: tuple[str, ...], pager_opts: tuple[str, ...] = ()) -> Rule:
+    """``psql -c SQL``, ``mysql -e SQL``: a client of a database server; a pager option
+    (``mysql --pager=CMD``) names a shell command it runs its output through."""
 
     def rule(e: Effect, args: list[Word]) -> None:
         o = parse_opts(args, short_values, longs)
         name = prog(e)
         e.add("network", f"{name} talks to a database server")
+        for pager in o.all(*pager_opts):
+            e.add("exec", f"{name} runs its output through a pager command")
+            e.scripts.append((f"{name} --pager", pager))
         codes = o.all(*code_opts)
         for code in codes:
             apply_sql(e, f"{name} {code_opts[0]}", code)
@@ -111,8 +115,8 @@ _psql = _server_client("cdfhpUvWFRPToLS", frozenset({
     "--pset", "--table-attr"}), ("-c", "--command"), ("-f", "--file"))
 _mysql = _server_client("eDhuPpSBT", frozenset({
     "--execute", "--database", "--host", "--user", "--port", "--password", "--socket",
-    "--init-command", "--default-character-set"}), ("-e", "--execute", "--init-command"),
-    ("--init-file",))
+    "--init-command", "--default-character-set", "--pager"}),
+    ("-e", "--execute", "--init-command"), ("--init-file",), ("--pager",))
 
 
 _REDIS_GONE = frozenset({"flushall", "flushdb", "shutdown", "del", "unlink"})

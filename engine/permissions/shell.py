@@ -82,7 +82,7 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
-_TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval)\b"
+_TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source)\b"
                         r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s")
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
                            r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
@@ -107,8 +107,9 @@ class ShellVerdict:
     floor: DecisionValue = "allow"
     """The least strict decision any policy rule may give the whole command."""
     unnamed: bool = False
-    """Some program the command runs cannot be named before it runs (``$(cat x) -rf dir``):
-    never allowed by a policy, a mode or an "always" answer; ``deny`` under ``auto``."""
+    """Some program the command runs cannot be named before it runs (``$(cat x) -rf dir``,
+    or text the parser cannot read): never allowed by a policy, a mode or an "always"
+    answer; ``deny`` under ``auto``."""
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``engine policy check-shell --json``."""
@@ -244,8 +245,9 @@ class _Walker(PathJudge, ShellValues):
         if STRICTNESS[floor] > STRICTNESS[decision]:
             decision = floor
             reason = next((r for d, r in floors if d == floor), reason)
+        # a command the parser cannot read can hide any program, like a run-time value
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
-                            bool(self.unnamed))
+                            bool(self.unnamed or self.problems))
 
     def _reason(self, decision: DecisionValue) -> str:
         if not self.entries:
@@ -470,6 +472,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _opaque_name(self, node: Node, ctx: _Ctx) -> str | None:
         """Why a command name that does not decode is hidden by an unmodelled construct."""
+        if _descendants(node, "process_substitution"):
+            return "a process substitution in command position runs a file made at run time"
         for sub in _descendants(node, "expansion"):
             text = _text(sub, ctx)
             if _simple_braced(sub) or re.fullmatch(
@@ -488,11 +492,31 @@ class _Walker(PathJudge, ShellValues):
             self._visit(child, replace(ctx, piped=True, stdin=None)
                         if child.type == "pipeline" else ctx)
 
+    def _unset(self, node: Node, ctx: _Ctx) -> None:
+        """``unset c``: ``$c`` may now expand to nothing (the next word becomes the program);
+        ``unset 'a[0]'`` leaves an array whose elements are no longer known."""
+        words = [Word.of(_text(c, ctx)) if c.type == "variable_name" else self._word(c, ctx)
+                 for c in node.named_children]
+        if any(w.value is not None and w.value.startswith("-") and "f" in w.value
+               for w in words):
+            return
+        for w in words:
+            name = (w.value or "").partition("[")[0]
+            if w.value is None:
+                self.taint_all = True
+            elif "[" in w.value or name in self.arrays:
+                self._set_array(name, None)
+            elif name in self.known:
+                self.known[name] = list(dict.fromkeys([*self.known[name], ""]))
+
     def _comment(self, node: Node, ctx: _Ctx) -> None:
         return None
 
     def _substitution(self, node: Node, ctx: _Ctx) -> None:
-        self._children(node, replace(ctx, piped=False, stdin=None))
+        """``$(..)``, ``<(..)``: inner commands read the outer input; ``>(..)``: they read what
+        the outer command writes into it, like the next stage of a pipeline."""
+        fed = node.type == "process_substitution" and _text(node, ctx).startswith(">")
+        self._children(node, replace(ctx, piped=fed, stdin=None))
 
     def _pipeline(self, node: Node, ctx: _Ctx) -> None:
         stages = [c for c in node.named_children if c.type != "comment"]
@@ -768,7 +792,8 @@ class _Walker(PathJudge, ShellValues):
         if self.ifs is None and subst:
             self.opaque.append("IFS is set to a value only known at run time")
         alternatives = [[Word(w, text) for w in self._split(c)] for c in cands]
-        return [a for a in alternatives if a] or [[Word("", text)]], reasons
+        # an empty value expands to no word: the next argument is the program
+        return alternatives or [[Word("", text)]], reasons
 
     def _expanded_name(self, word: Word) -> list[list[Word]]:
         value = word.value or ""
@@ -817,7 +842,23 @@ class _Walker(PathJudge, ShellValues):
                     name not in self.unknown:
                 text = _text(node, ctx)
                 return [Word(v, text, "", False, bool(GLOB.search(v))) for v in found[0]]
-        return [self._word(node, ctx)]
+        word = self._word(node, ctx)
+        if word.value is None and word.dynamic == "var":
+            return self._known_words(node, word, ctx)
+        return [word]
+
+    def _known_words(self, node: Node, word: Word, ctx: _Ctx) -> list[Word]:
+        """An argument made of variables whose value is known (``x='rm -rf d'; eval "$x"``):
+        that value, split into words when unquoted; unknown when it may hold several."""
+        text = _text(node, ctx)
+        if _special_variable(text):
+            return [word]  # $1, $@: what a caller passes, left to the caller
+        cands = self._static(node, ctx)
+        if cands is None or len(cands) != 1:
+            return [word]
+        if node.type in ("string", "raw_string"):
+            return [Word(cands[0], text)]
+        return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(cands[0])]
 
     def _static_element(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """``${a[@]}``, ``${a[*]}``, ``${a[2]}`` of an array with static elements."""
@@ -953,6 +994,10 @@ class _Walker(PathJudge, ShellValues):
             e.add("exec", "")
             e.at_least("deny", f"{name} was defined earlier in this command: the call runs "
                                "code planted under another name")
+        elif name in self.functions and name in RULES:
+            e.add("exec", "")
+            e.at_least("deny", f"{name} is also a function defined in this command: the call "
+                               "may run it instead of the command it names")
         elif name in self.functions:
             e.add("exec", f"{e.argv[0].shown} is a function defined in this command")
         for alias, _ in e.defines:
@@ -1110,6 +1155,7 @@ _HANDLERS = {
     "compound_statement": _Walker._group,
     "for_statement": _Walker._for,
     "heredoc_redirect": _Walker._heredoc,
+    "unset_command": _Walker._unset,
     "while_statement": _Walker._loop,
     "c_style_for_statement": _Walker._loop,
 }
@@ -1199,6 +1245,10 @@ def _starts_copies(body: Node, name: str, ctx: _Ctx) -> bool:
         return any(spawns(c) for c in node.named_children)
 
     return spawns(body)
+
+
+def _special_variable(text: str) -> bool:
+    return re.search(r"\$\{?[0-9@*#?$!-]", text) is not None
 
 
 def _text(node: Node, ctx: _Ctx) -> str:

@@ -25,7 +25,7 @@ _SHELL_ESCAPES = re.compile(r"^\s*(?:\.shell|\.system|\\!|system|!|pager|\\P)\s*
                             re.S | re.I)
 _COPY_PROGRAM = re.compile(r"\bprogram\s+'((?:''|[^'])*)'", re.I)
 _OUTPUT = re.compile(r"^\s*(?:\.output|\.once|\.save|\.backup|\\o|\\out|tee|\\T|"
-                     r"\.excel|\\g|\\gx|\\w|\\write)(?![\w])\s*(\S*)", re.I)
+                     r"\.excel|\\g|\\gx|\\w|\\write)(?![\w])\s*(.*)", re.I | re.S)
 _REFUSED = (
     (re.compile(r"\b(?:writefile|fts3_tokenizer)\s*\(", re.I),
      "sqlite3 writefile() writes any file with any content"),
@@ -39,7 +39,7 @@ _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_
                        r"^\s*(?:attach|vacuum\b.*\binto)\b", re.I | re.S)
 """SQL that reads or writes files, or opens another database: never plain reads."""
 _READS_FILE = re.compile(r"^\s*(?:\.read|\.import|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
-                         r"(\S+)", re.I)
+                         r"(.*)", re.I | re.S)
 
 
 @dataclass(slots=True)
@@ -116,15 +116,15 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     m = _OUTPUT.match(stmt)
     if m:
         out.add("write", "the database client writes its output to a file")
-        target = m.group(1)
+        target = _client_arg(m.group(1))
         if target.startswith("|"):  # the query's output is piped into the command
-            out.scripts.append(f": | {stmt.split('|', 1)[1].strip()}")
+            out.scripts.append(f": | {target[1:].strip()}")
         elif target:
-            out.files.append(target.strip("'\""))
+            out.files.append(target)
         return
     m = _READS_FILE.match(stmt)
     if m:
-        target = m.group(1).strip("'\"")
+        target = _client_arg(m.group(1))
         if target.startswith("|"):
             out.add("exec", "the database client runs a command for input")
             out.scripts.append(target[1:])
@@ -136,6 +136,18 @@ def _statement(out: SqlEffect, stmt: str) -> None:
         out.add("exec", "COPY ... PROGRAM runs a shell command on the server")
         out.scripts.append(code.replace("''", "'"))
     _sql_risk(out, stmt)
+
+
+def _client_arg(rest: str) -> str:
+    """The file argument of a client command: options (``-x``, ``--bom``) skipped, quotes
+    removed (``.once '|cmd args'``); an unquoted ``|cmd args`` is the rest of the line."""
+    rest = rest.strip()
+    while rest.startswith("-"):
+        rest = rest.partition(" ")[2].lstrip()
+    if rest[:1] in ("'", '"'):
+        end = rest.find(rest[0], 1)
+        return rest[1:] if end < 0 else rest[1:end]
+    return rest if rest.startswith("|") else (rest.split() or [""])[0]
 
 
 def _sql_risk(out: SqlEffect, stmt: str) -> None:
