@@ -69,10 +69,13 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> l
     """The wrapped command, or None when the wrapper runs nothing (its own rule applies)."""
     i, n = 0, len(args)
     positionals = spec.positionals  # timeout DURATION, chroot NEWROOT, flock FILE
+    by_shell = False
     while i < n:
         v = args[i].value
         if v is None:
             break
+        by_shell = by_shell or (v[:1] == "-" and v[1:2] != "-" and bool(
+            set(v[1:]) & set(spec.shell_options)))
         if v == "--":
             i += 1
             break
@@ -93,7 +96,15 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> l
     inner = args[i:]
     if not inner:
         return None if spec.alone is None else _alone(e, name, spec)
+    if by_shell:  # sudo -s CMD: $SHELL -c 'CMD': the words are also judged as shell code
+        e.scripts.append((f"{name} -{spec.shell_options[0]}", _joined(inner)))
     return inner
+
+
+def _joined(words: list[Word]) -> Word:
+    if all(w.value is not None for w in words):
+        return Word.of(" ".join(w.value or "" for w in words))
+    return next(w for w in words if w.value is None)
 
 
 def _takes_value(spec: p.Wrapper, v: str) -> bool:

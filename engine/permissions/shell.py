@@ -209,7 +209,9 @@ class _Walker(PathJudge, ShellValues):
 
     # ------------------------------------------------------------ entry points
 
-    def run(self, text: str, via: str, depth: int) -> None:
+    def run(self, text: str, via: str, depth: int, args: list[Word] | None = None) -> None:
+        """Judge ``text``; nested code (``depth``) gets ``args`` as ``$0 $1 ..`` when they
+        are known (``bash -c CODE ARG0 ARGS``), else its positional words are unknown."""
         if depth > MAX_DEPTH:
             self.problems.append(f"shell code nested more than {MAX_DEPTH} levels deep")
             return
@@ -223,8 +225,11 @@ class _Walker(PathJudge, ShellValues):
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
         outer = (self.argv0, self.positional)
-        if depth:  # bash -c CODE ARG0 ARGS: not tracked
-            self.argv0, self.positional = None, None
+        if depth:
+            known = [a.value for a in args or ()]
+            whole = bool(known) and None not in known
+            self.argv0 = known[0] if whole else None
+            self.positional = [v or "" for v in known[1:]] if whole else None
         self._visit(root, _Ctx(src, via, depth))
         self.argv0, self.positional = outer
 
@@ -965,7 +970,7 @@ class _Walker(PathJudge, ShellValues):
         floor = "deny" if decision == "deny" else e.floor
         self._entry(e.argv or argv, e.risk, decision, reasons, floor, ctx, e.wrappers)
         for how, code in e.scripts:
-            self._script(how, code, ctx)
+            self._script(how, code, ctx, e.code_args if how.endswith(" -c") else None)
         if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
             e.nested.append((f"{e.argv[0].shown} (runs its arguments)", e.argv[1:]))
         for how, nested in e.nested:
@@ -1022,10 +1027,10 @@ class _Walker(PathJudge, ShellValues):
         elif e.stdin_reader is not None and ctx.piped:
             e.at_least("ask", f"{e.argv[0].shown} runs what it reads from a pipe")
 
-    def _script(self, how: str, code: Word, ctx: _Ctx) -> None:
+    def _script(self, how: str, code: Word, ctx: _Ctx, args: list[Word] | None = None) -> None:
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
-            self.run(text, how, ctx.depth + 1)
+            self.run(text, how, ctx.depth + 1, args)
         elif code.dynamic == "subst":
             self._entry([Word.of(how), code], "exec", "deny",
                         [f"{how} runs the output of a command as shell code"], "deny", ctx)
