@@ -124,7 +124,7 @@ def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Wo
     if key in spec.script_options:
         code = args[i + 1] if "=" not in v and len(v) == 2 and i + 1 < len(args) else None
         if code is None:
-            code = Word.of(v.split("=", 1)[1] if "=" in v else v[2:])
+            code = Word.of(v.split("=", 1)[1] if v.startswith("--") else v[2:])
         e.scripts.append((f"{name} {key}", code))
         e.add("read", "")
     if key in spec.write_options:

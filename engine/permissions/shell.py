@@ -80,6 +80,8 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
                        r"|(?:(?<![^\s(){};|&])([^\s(){};|&]+)\s*\(\s*\))")
 """A name followed by ``()`` (anchored at a word start: linear time on long words)."""
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
+_COPROC = re.compile(r"(?<![\w$-])coproc\s+(?:[A-Za-z_]\w*\s+)?(?=\{\s|\()")
+"""``coproc NAME { ..; }``: a form of coprocess the grammar does not read."""
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
 _TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source)\b"
@@ -218,6 +220,10 @@ class _Walker(PathJudge, ShellValues):
         if not self.cwds:
             self.cwds.append(self.ws)
         text = _LINE_CONTINUATION.sub(r"\1", text)
+        if _COPROC.search(text):  # coproc [NAME] { ..; }: the group runs in the background
+            self.floors.append(("ask", "coproc runs a command in the background, wired to "
+                                       "this shell"))
+            text = _COPROC.sub("", text)
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
         root = _PARSER.parse(src).root_node
@@ -318,7 +324,7 @@ class _Walker(PathJudge, ShellValues):
             return
         if not words or "{" not in words[0]:
             return
-        argv = [Word.of(x) for w in words for x in expand_braces(w)]
+        argv = [Word.of(x) for w in words for x in expand_braces(w) if x]  # "" is dropped
         self._simple(argv, ctx, floor_reasons=["a command the parser cannot read"])
 
     def _for(self, node: Node, ctx: _Ctx) -> None:
@@ -742,10 +748,13 @@ class _Walker(PathJudge, ShellValues):
         arg_nodes = node.children_by_field_name("argument")
         stdin = ctx.stdin
         assigned: list[str] = []
+        exported: dict[str, list[str] | None] = {}
         for child in node.named_children:
             if child.type == "variable_assignment":
                 var = child.child_by_field_name("name")
                 assigned.append(_text(var, ctx) if var is not None else "")
+                value = child.child_by_field_name("value")
+                exported[assigned[-1]] = self._static(value, ctx) if value is not None else [""]
                 self._stored_code(child, ctx)
                 self._command_variable(child, ctx)
                 self._children(child, replace(ctx, piped=False, stdin=None))
@@ -765,7 +774,7 @@ class _Walker(PathJudge, ShellValues):
         alternatives, floor_reasons = names
         for words in alternatives:
             self._simple([*words, *argv[1:]], replace(ctx, stdin=stdin), assigned,
-                         floor_reasons)
+                         floor_reasons, exported)
 
     # ------------------------------------------------------------ command position
 
@@ -802,8 +811,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _expanded_name(self, word: Word) -> list[list[Word]]:
         value = word.value or ""
-        items = expand_braces(value)
-        if len(items) > 1:
+        items = [i for i in expand_braces(value) if i]  # {rm,}: an empty word is dropped
+        if len(items) > 1 or (items and items[0] != value):
             return [[Word(i, word.text) for i in items]]
         if not GLOB.search(value):
             return [[word]]
@@ -847,6 +856,8 @@ class _Walker(PathJudge, ShellValues):
                     name not in self.unknown:
                 text = _text(node, ctx)
                 return [Word(v, text, "", False, bool(GLOB.search(v))) for v in found[0]]
+        if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
+            return [Word(v, _text(node, ctx)) for v in self.positional]
         word = self._word(node, ctx)
         if word.value is None and word.dynamic == "var":
             return self._known_words(node, word, ctx)
@@ -942,7 +953,8 @@ class _Walker(PathJudge, ShellValues):
         return None if stdin is None else filter_output(argv, stdin)
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
-                floor_reasons: Sequence[str] = ()) -> None:
+                floor_reasons: Sequence[str] = (),
+                exported: Mapping[str, list[str] | None] | None = None) -> None:
         e = analyze(argv)
         if e.argv and (e.argv[0].text == LISTED or (
                 not program_name(e.argv[0]) and e.argv[0].value is None)):
@@ -969,6 +981,24 @@ class _Walker(PathJudge, ShellValues):
         reasons = [*e.reasons, *path_reasons]
         floor = "deny" if decision == "deny" else e.floor
         self._entry(e.argv or argv, e.risk, decision, reasons, floor, ctx, e.wrappers)
+        saved = {v: (self.known.get(v), v in self.unknown) for v in exported or {}}
+        for var, found in (exported or {}).items():
+            self._hold(var, found, found is None)
+        self._run_inner(e, ctx)
+        for var, (held, unknown) in saved.items():
+            self._hold(var, held, unknown)
+
+    def _hold(self, var: str, values: list[str] | None, unknown: bool) -> None:
+        """Set what a variable holds for the code a command runs (``c=rm bash -c '$c ..'``),
+        and back afterwards."""
+        if values is None:
+            self.known.pop(var, None)
+        else:
+            self.known[var] = values
+        (self.unknown.add if unknown else self.unknown.discard)(var)
+
+    def _run_inner(self, e: Effect, ctx: _Ctx) -> None:
+        """The shell code and the commands one simple command runs."""
         for how, code in e.scripts:
             self._script(how, code, ctx, e.code_args if how.endswith(" -c") else None)
         if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
@@ -1215,8 +1245,8 @@ def _lookup_output(name: str) -> str | None:
 
 def _fed_words(argv: list[Word], text: str) -> list[Word]:
     """``echo a b | xargs cmd``: the input's words (known statically) replace the marker."""
-    try:
-        words = shlex.split(text)
+    try:  # xargs -0 reads words ended by NUL (printf '%s\0' ... | xargs -0)
+        words = [w for w in text.split("\0") if w] if "\0" in text else shlex.split(text)
     except ValueError:
         return argv
     out: list[Word] = []
