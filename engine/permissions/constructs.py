@@ -42,6 +42,12 @@ SHELL_CODE_VARS = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLO
                              "BASHOPTS"})
 """Variables that make a shell run code from elsewhere (a start-up file, a prompt, a trace)."""
 
+
+def shell_code_var(name: str) -> bool:
+    """A variable that makes a shell run code: ``SHELL_CODE_VARS``, or ``BASH_FUNC_NAME%%``,
+    a function a child bash imports under a command's name."""
+    return name in SHELL_CODE_VARS or name.startswith("BASH_FUNC_")
+
 ARITHMETIC_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 """``[[ A -eq B ]]`` evaluates both sides as arithmetic (``[ ]`` and ``test`` do not)."""
 
@@ -77,6 +83,8 @@ OPAQUE_BUILTINS: dict[str, Builtin] = {
                        "a name stands for"),
     "local": Builtin(frozenset("n"), "a name reference (local -n) hides which variable a "
                      "name stands for"),
+    "readonly": Builtin(frozenset("n"), "a name reference (readonly -n) hides which variable "
+                        "a name stands for"),
 }
 """Builtins (and the options) the walker does not model."""
 

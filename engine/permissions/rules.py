@@ -16,7 +16,7 @@ from engine.permissions import rules_git as g
 from engine.permissions import rules_infra as infra
 from engine.permissions import rules_network as n
 from engine.permissions import rules_shell as sh
-from engine.permissions.constructs import SHELL_CODE_VARS
+from engine.permissions.constructs import shell_code_var
 from engine.permissions.effect import (
     Effect,
     Rule,
@@ -144,7 +144,7 @@ def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
 
 
 def _assignment(e: Effect, name: str, value: str) -> None:
-    if name in SHELL_CODE_VARS:
+    if shell_code_var(name):
         e.at_least("deny", f"setting {name} makes the shell run code from elsewhere")
     if is_dangerous_variable(name):
         e.add("exec", f"setting {name} changes what programs run")

@@ -33,14 +33,14 @@ from engine.permissions.constructs import (
     IMPLICIT_FUNCTIONS,
     MODELLED_NODES,
     NUMERIC_PROGRAMS,
-    SHELL_CODE_VARS,
     opaque_builtin,
+    shell_code_var,
 )
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
 from engine.permissions.expansion import echo_output, filter_output, printf_output
 from engine.permissions.listings import listed_dirs
 from engine.permissions.paths import Root
-from engine.permissions.programs import COMMAND_VARS
+from engine.permissions.programs import COMMAND_VARS, INTERPRETERS, SHELLS
 from engine.permissions.rules import RULES, analyze, capability
 from engine.permissions.shell_paths import (
     GLOB,
@@ -206,6 +206,10 @@ class _Walker(PathJudge, ShellValues):
     """``$0``: the shell ``run_shell`` starts (None inside nested code or functions)."""
     positional: list[str] | None = field(default_factory=list)
     """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
+    written: set[str] = field(default_factory=set)
+    """Files the lines walked so far write (redirections, ``tee``, ``cp``...)."""
+    cased: dict[str, str] = field(default_factory=dict)
+    """Variables declared ``-l`` or ``-u``: their values are stored lower or upper case."""
     runs_args: set[str] = field(default_factory=set)
     """Functions whose body runs ``"$@"`` as a command: a call runs its arguments."""
 
@@ -390,6 +394,14 @@ class _Walker(PathJudge, ShellValues):
         why = opaque_builtin(keyword, [f for f in flags if f.startswith("-")])
         if why:
             self.opaque.append(why)
+        cased = next((c for f in flags if f.startswith("-") for c in "lu" if c in f), "")
+        for c in node.named_children:
+            if c.type == "variable_assignment" or c.type == "variable_name":
+                name = c.child_by_field_name("name") if c.type != "variable_name" else c
+                if cased and name is not None:
+                    self.cased[_text(name, ctx)] = cased
+            elif c.type != "word" or not _text(c, ctx).startswith("-"):
+                self._dynamic_name(keyword, c, ctx)
         if any(f.startswith("-") and "i" in f for f in flags):
             for c in node.named_children:
                 if c.type == "variable_assignment":
@@ -398,9 +410,44 @@ class _Walker(PathJudge, ShellValues):
                 elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
                     self.integers.add(_text(c, ctx))
 
+    def _dynamic_name(self, keyword: str, node: Node, ctx: _Ctx) -> None:
+        """``declare "$x"=1``: a name only known at run time, or whose subscript
+        (``a[$(cmd)]``) is evaluated."""
+        found = self._static(node, ctx)
+        if found is None:
+            self.unnamed.append(f"{keyword} sets a variable whose name is only known at run "
+                                "time (a subscript in it would run commands)")
+        for value in found or ():
+            name = value.partition("=")[0]
+            if "$(" in name or "`" in name:
+                self.opaque.append(f"{keyword} sets a variable whose name holds shell code")
+            elif "[" in name:
+                self._arithmetic_text(name.partition("[")[2].rpartition("]")[0],
+                                      f"{keyword} into an array element")
+
+    def _indirect(self, node: Node, ctx: _Ctx) -> None:
+        """``${!x}`` expands the variable named by x's value: a subscript in that value
+        (``x='a[$(cmd)]'``) is evaluated, running the code."""
+        var = next((c for c in node.named_children if c.type == "variable_name"), None)
+        if var is None:
+            return
+        found = self._static_variable(_text(var, ctx))
+        if found is None:
+            self.unnamed.append(f"{_text(node, ctx)} names a variable only known at run time "
+                                "(a subscript in it would run commands)")
+        for value in found or ():
+            if "$(" in value or "`" in value:
+                self.opaque.append(f"{_text(node, ctx)} names a variable whose subscript "
+                                   "holds shell code")
+            elif "[" in value:
+                self._arithmetic_text(value.partition("[")[2].rpartition("]")[0],
+                                      _text(node, ctx))
+
     def _expansion(self, node: Node, ctx: _Ctx) -> None:
         """``${x@P}`` runs code stored in ``x``; ``${s:o:l}`` evaluates ``o`` and ``l``."""
         kinds = [c.type for c in node.children]
+        if kinds[:2] == ["${", "!"] and kinds[2:] == ["variable_name", "}"]:
+            self._indirect(node, ctx)
         if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P"):
             self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
         elif "@" in kinds:
@@ -620,7 +667,7 @@ class _Walker(PathJudge, ShellValues):
     def _assignment(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
         var = _text(name, ctx).split("[")[0] if name is not None else ""
-        if var in SHELL_CODE_VARS:
+        if shell_code_var(var):
             self._entry([Word.of(_text(node, ctx))], "exec", "deny",
                         [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
         elif is_dangerous_variable(var):
@@ -664,6 +711,9 @@ class _Walker(PathJudge, ShellValues):
                 self.numeric.add(var)
             return
         self.arrays.pop(var, None)
+        case = self.cased.get(var)
+        if case:  # declare -l / -u: the value is stored in lower or upper case
+            cands = [c.lower() if case == "l" else c.upper() for c in cands]
         self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *cands]))[:16]
 
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
@@ -722,6 +772,8 @@ class _Walker(PathJudge, ShellValues):
         if (op == ">&" and (word.value or "").isdigit()) or word.value == "-":
             return
         if op in _WRITE_OPS:
+            if word.value:
+                self.written.add(os.path.normpath(word.value))
             self._redirect_entry(op, word, True, ctx)
             if ctx.truncate and op in (">", ">|", "&>") and word.value not in NULL_DEVICES:
                 self._entry([Word.of(op), word], "destructive", "deny",
@@ -790,6 +842,8 @@ class _Walker(PathJudge, ShellValues):
         if "$'" in text and "\\" in text:
             reasons.append("command name hidden in a $'...' escape")
         subst = _has_type(node, ("command_substitution", "simple_expansion", "expansion"))
+        if word.value in ("/proc/self/exe", "/proc/thread-self/exe"):
+            return [[Word("bash", text)]], [*reasons, f"{text} is the running shell"]
         if word.value is not None and not word.expandable and not _IFS.search(text) \
                 and not subst:
             return [[word]], reasons
@@ -867,8 +921,8 @@ class _Walker(PathJudge, ShellValues):
         """An argument made of variables whose value is known (``x='rm -rf d'; eval "$x"``):
         that value, split into words when unquoted; unknown when it may hold several."""
         text = _text(node, ctx)
-        if _special_variable(text):
-            return [word]  # $1, $@: what a caller passes, left to the caller
+        if _special_variable(text) and not (ctx.depth and self.positional is not None):
+            return [word]  # $1, $@: what a caller passes, unless bash -c CODE ARGS gave them
         cands = self._static(node, ctx)
         if cands is None or len(cands) != 1:
             return [word]
@@ -964,8 +1018,9 @@ class _Walker(PathJudge, ShellValues):
                                    "may be a shell)")
             self._maybe_shell_code(e, ctx)
         self._builtin(e)
+        self._runs_written(e)
         for var in assigned:
-            if var in SHELL_CODE_VARS:
+            if shell_code_var(var):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
             if is_dangerous_variable(var) and not (var == "IFS" and e.argv and program_name(
                     e.argv[0]) in ("read", "mapfile", "readarray")):
@@ -1009,6 +1064,18 @@ class _Walker(PathJudge, ShellValues):
             elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
                 nested = _fed_words(nested, ctx.stdin.value)
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
+
+    def _runs_written(self, e: Effect) -> None:
+        """``echo CODE > x.sh; bash x.sh``: a script written earlier in the command is run;
+        what it holds is not shown, like a program only known at run time."""
+        name = program_name(e.argv[0]) if e.argv else ""
+        runners = SHELLS | INTERPRETERS | {"source", "."}
+        ran = e.argv[:1] + (e.argv[1:] if name in runners else [])
+        if any(w.value and os.path.normpath(w.value) in self.written for w in ran):
+            self.unnamed.append("runs a file written earlier in this command")
+            e.at_least("ask", "runs a file written earlier in this command: what it holds "
+                              "is not shown")
+        self.written.update(os.path.normpath(w.value) for w in e.writes if w.value)
 
     def _maybe_shell_code(self, e: Effect, ctx: _Ctx) -> None:
         """``$SHELL -c CODE``: a program only known at run time may be a shell, so the code
