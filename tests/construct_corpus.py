@@ -158,6 +158,8 @@ MODELLED = (
     ("|| list", "false || {cmd}"),
     ("nested substitution", 'echo "$({cmd})"'),
     ("backticks", "echo `{cmd}`"),
+    ("declare -l", "declare -l c={up}; $c {args}"),
+    ("let on a number", "n=1; let n+=1; {cmd}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -244,6 +246,13 @@ STRANGE = (
     ("bash < <(..)", "bash < <(echo {q})"),
     ("parallel", "parallel {q} ::: x"),
     ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
+    # code stored in values that a name or an arithmetic context evaluates
+    ("code in let +=", "x='a[$({cmd})]'; let x+=1"),
+    ("code behind ${!x}", "x='a[$({cmd})]'; echo ${{!x}}"),
+    ("code in declare's name", "x='a[$({cmd})]'; declare \"$x\"=1"),
+    ("code in read's name", "x='a[$({cmd})]'; read \"$x\" <<< 1"),
+    ("/proc/self/exe -c", "/proc/self/exe -c {q}"),
+    ("exported function", "env 'BASH_FUNC_{p}%%=() {{ :; }}' bash -c {q}"),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 
@@ -265,6 +274,13 @@ DATABASE = (
     ("mysql INTO OUTFILE", "mysql -e \"select 1 into outfile '{f}'\"", "ask"),
 )
 """Database shells' file side effects, for each file name of ``FILES``."""
+WRITTEN = (
+    ("script written then run", "echo {q} > x.sh; bash x.sh"),
+    ("here-string teed then sourced", "tee x.sh <<< {q} > /dev/null; . ./x.sh"),
+    ("script made executable then run", "printf '%s\\n' {q} > x.sh; chmod +x x.sh; ./x.sh"),
+)
+"""A script written by the command, then run: its content is not shown, so it asks, and a
+destructive one is refused under ``--approval auto``."""
 FILES = ("out.txt", "src/app.py", "/tmp/x.db", "evil.so")
 
 
@@ -298,6 +314,13 @@ def items() -> list[Item]:
                 expect, category = _label(prog.kind, strange)
                 out[command] = Item(item_id(command), command, expect, category,
                                     f"construct: {name}")
+    for name, template in WRITTEN:
+        for prog in PROGRAMS:
+            command = _fill(template, prog)
+            destructive = prog.kind == "destructive"
+            out[command] = Item(item_id(command), command, "ask",
+                                "hidden_program" if destructive else "write_inside",
+                                f"construct: {name}", "deny" if destructive else None)
     for name, template, expect in DATABASE:
         for f in FILES:
             command = template.format(f=f)
