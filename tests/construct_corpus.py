@@ -160,6 +160,12 @@ MODELLED = (
     ("backticks", "echo `{cmd}`"),
     ("declare -l", "declare -l c={up}; $c {args}"),
     ("let on a number", "n=1; let n+=1; {cmd}"),
+    ("[ -gt ] on a quoted count", '[ "$(wc -l < a.txt)" -gt 0 ] && {cmd}'),
+    ("[[ -gt ]] on a quoted count", '[[ "$(wc -l < a.txt)" -gt 0 ]] && {cmd}'),
+    ("quoting transformation", 'echo "${{HOME@Q}}"; {cmd}'),
+    ("listing name references", "declare -n > /dev/null; {cmd}"),
+    ("here-doc with a variable", "cat <<E\n$HOME\nE\n{cmd}"),
+    ("indirect expansion as an argument", 'v=HOME; echo "${{!v}}"; {cmd}'),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 

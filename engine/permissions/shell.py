@@ -314,8 +314,9 @@ class _Walker(PathJudge, ShellValues):
             self._declaration(node, ctx)
         elif t == "expansion":
             self._expansion(node, ctx)
-        elif t in ("subscript", "arithmetic_expansion", "test_command"):
-            self._arithmetic_node(node, ctx)
+        elif t in ("subscript", "arithmetic_expansion") or (
+                t == "test_command" and _text(node, ctx).startswith("[[")):
+            self._arithmetic_node(node, ctx)  # [ A -eq B ] and test do not evaluate A, B
         for child in node.named_children:
             self._visit(child, ctx)
 
@@ -391,8 +392,10 @@ class _Walker(PathJudge, ShellValues):
         """``declare``/``local``/``typeset``/``export``: ``-n`` is opaque, ``-i`` arithmetic."""
         keyword = _text(node.children[0], ctx) if node.children else ""
         flags = [_text(c, ctx) for c in node.named_children if c.type == "word"]
+        names = [c for c in node.named_children
+                 if c.type != "word" or not _text(c, ctx).startswith("-")]
         why = opaque_builtin(keyword, [f for f in flags if f.startswith("-")])
-        if why:
+        if why and names:  # declare -n alone lists the name references
             self.opaque.append(why)
         cased = next((c for f in flags if f.startswith("-") for c in "lu" if c in f), "")
         for c in node.named_children:
@@ -450,8 +453,6 @@ class _Walker(PathJudge, ShellValues):
             self._indirect(node, ctx)
         if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P"):
             self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
-        elif "@" in kinds:
-            self.floors.append(("ask", "${...@...} expansion transforms a stored value"))
         if ":" in kinds:
             after = node.children[kinds.index(":") + 1:]
             self._arithmetic_parts(after, ctx)
@@ -501,7 +502,10 @@ class _Walker(PathJudge, ShellValues):
         if t in ("variable_name", "word") and re.fullmatch(r"[A-Za-z_]\w*", _text(node, ctx)):
             self._arithmetic_text(_text(node, ctx), "an arithmetic context")
             return
-        if t in ("raw_string", "string") and "$(" in _text(node, ctx) + "`":
+        if t == "raw_string" and ("$(" in _text(node, ctx) or "`" in _text(node, ctx)):
+            self.opaque.append("an arithmetic context evaluates shell code in a string")
+            return
+        if t == "string_content" and re.search(r"\[[^]]*(?:\$\(|`)", _text(node, ctx)):
             self.opaque.append("an arithmetic context evaluates shell code in a string")
             return
         if t in ("simple_expansion", "expansion"):
@@ -648,8 +652,9 @@ class _Walker(PathJudge, ShellValues):
             text = _text(body, ctx) if body is not None else ""
             quoted = start is not None and _text(start, ctx)[:1] in ("'", '"', "\\")
             if not quoted and body is not None and body.named_children:
-                self.floors.append(("ask", "a here-doc fed to a program has expansions"))
                 subst = _has_type(body, ("command_substitution", "process_substitution"))
+                if subst:  # a variable alone is judged by the program that reads it
+                    self.floors.append(("ask", "a here-doc fed to a program runs commands"))
                 return Word(None, text, "subst" if subst else "var")
             return Word.of(text)
         if node.type == "herestring_redirect":

@@ -35,7 +35,9 @@ _REFUSED = (
 )
 """Functions and commands of database shells that write or run what SQL cannot show."""
 _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_binary_file|"
-                       r"load_file)\s*\(|\binto\s+(?:outfile|dumpfile)\b|"
+                       r"load_file|fsdir|zipfile|sqlar_uncompress|pg_ls_dir|pg_stat_file|"
+                       r"read_csv\w*|read_parquet|read_json\w*|read_text|read_blob)\s*\(|"
+                       r"\binto\s+(?:outfile|dumpfile)\b|"
                        r"^\s*(?:attach|vacuum\b.*\binto)\b", re.I | re.S)
 """SQL that reads or writes files, or opens another database: never plain reads."""
 _READS_FILE = re.compile(r"^\s*(?:\.read|\.import|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
