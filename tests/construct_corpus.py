@@ -259,6 +259,10 @@ STRANGE = (
     ("code in read's name", "x='a[$({cmd})]'; read \"$x\" <<< 1"),
     ("/proc/self/exe -c", "/proc/self/exe -c {q}"),
     ("exported function", "env 'BASH_FUNC_{p}%%=() {{ :; }}' bash -c {q}"),
+    ("prompt holding code", "PS1='$({cmd}) ' bash -i"),
+    ("start-up file from a substitution", "bash --rcfile <(echo {q}) -i"),
+    ("container with the workspace mounted", "docker run --rm -v .:/w -w /w alpine {cmd}"),
+    ("container with $PWD mounted", 'docker run --rm -v "$PWD":/w -w /w alpine {cmd}'),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 

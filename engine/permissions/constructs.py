@@ -38,8 +38,8 @@ MODELLED_NODES = frozenset({
 })
 """Syntax node kinds (tree-sitter-bash) the walker evaluates; any other kind is opaque."""
 
-SHELL_CODE_VARS = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS",
-                             "BASHOPTS"})
+SHELL_CODE_VARS = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4",
+                             "SHELLOPTS", "BASHOPTS"})
 """Variables that make a shell run code from elsewhere (a start-up file, a prompt, a trace)."""
 
 

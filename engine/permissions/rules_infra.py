@@ -196,6 +196,52 @@ def _host_mounts(e: Effect, args: list[Word]) -> None:
             e.at_least("deny", f"{prog(e)} mounts the host's {source} into a container")
 
 
+_RUN_VALUES = frozenset({
+    "-v", "--volume", "--mount", "-e", "--env", "--env-file", "-p", "--publish", "-w",
+    "--workdir", "-u", "--user", "--name", "--network", "--net", "--entrypoint", "-m",
+    "--memory", "-l", "--label", "--label-file", "-h", "--hostname", "--add-host", "--device",
+    "--platform", "--pull", "--restart", "--cap-add", "--cap-drop", "--security-opt", "--tmpfs",
+    "--ulimit", "--log-driver", "--log-opt", "--runtime", "--gpus", "--shm-size", "--ipc",
+    "--pid", "--uts", "--userns", "--cgroupns", "--dns", "--expose", "--link", "--cpus",
+    "--stop-signal", "--stop-timeout", "--cidfile", "--volumes-from", "--ip", "-a",
+    "--attach", "--cpu-shares", "-c", "--cpuset-cpus", "--memory-swap", "--group-add",
+    "--health-cmd", "--network-alias", "--mac-address", "--detach-keys", "--cgroup-parent"})
+"""Options of ``docker run`` that take a value as the next word."""
+
+
+def _binds_host(args: list[Word]) -> bool:
+    """``-v SRC:DST`` / ``--mount source=SRC`` with a host path (or one only known at run
+    time), not a named volume."""
+    for i, w in enumerate(args):
+        v = w.value or ""
+        spec: str | None = ""
+        if w.value is None and w.text.startswith(("--volume", "--mount", "-v")):
+            return True
+        if v in ("-v", "--volume", "--mount") and i + 1 < len(args):
+            spec = args[i + 1].value
+        elif v.startswith(("--volume=", "--mount=")):
+            spec = v.partition("=")[2]
+        elif v.startswith("-v") and len(v) > 2:
+            spec = v[2:]
+        if spec is None:
+            return True
+        source = _mount_source(spec)
+        if source.startswith(("/", ".", "~", "$")):
+            return True
+    return False
+
+
+def _container_command(args: list[Word]) -> list[Word]:
+    """The command ``docker run [OPTIONS] IMAGE COMMAND..`` runs in the container."""
+    i = 0
+    while i < len(args):
+        v = args[i].shown
+        if not v.startswith("-"):
+            return args[i + 1:]
+        i += 2 if v in _RUN_VALUES else 1
+    return []
+
+
 def _mount_source(spec: str) -> str:
     if "source=" in spec or "src=" in spec:
         found = re.search(r"(?:^|,)(?:source|src)=([^,]*)", spec)
@@ -227,6 +273,9 @@ def _docker(e: Effect, args: list[Word]) -> None:
     else:
         e.add("exec", f"{prog(e)} {' '.join(sub)} changes containers")
         _host_mounts(e, rest)
+        command = _container_command(rest) if verb == "run" and _binds_host(rest) else []
+        if command:  # what it runs reaches the mounted host folders
+            e.nested.append((f"{prog(e)} run (with a host folder mounted)", command))
 
 
 _KUBE_READ = frozenset({"get", "describe", "logs", "explain", "version", "api-resources",

@@ -144,6 +144,12 @@ def _shell(e: Effect, args: list[Word]) -> None:
             return
         args = args[1:]
     o = parse_opts(args, "oO", frozenset({"--rcfile", "--init-file"}), stop_at_positional=True)
+    for rc in o.all("--rcfile", "--init-file"):  # run first, like source FILE
+        e.add("exec", f"{name} runs the start-up file {rc.shown}")
+        if rc.dynamic == "subst":
+            e.scripts.append((f"{name} --rcfile", rc))
+        else:
+            e.reads.append(rc)
     if o.has("-c"):
         if not o.positionals:
             e.at_least("ask", f"{name} -c without code")
