@@ -926,7 +926,7 @@ class _Walker(PathJudge, ShellValues):
         """An argument made of variables whose value is known (``x='rm -rf d'; eval "$x"``):
         that value, split into words when unquoted; unknown when it may hold several."""
         text = _text(node, ctx)
-        if _special_variable(text) and not (ctx.depth and self.positional is not None):
+        if _special_variable(node, ctx) and not (ctx.depth and self.positional is not None):
             return [word]  # $1, $@: what a caller passes, unless bash -c CODE ARGS gave them
         cands = self._static(node, ctx)
         if cands is None or len(cands) != 1:
@@ -1354,8 +1354,10 @@ def _starts_copies(body: Node, name: str, ctx: _Ctx) -> bool:
     return spawns(body)
 
 
-def _special_variable(text: str) -> bool:
-    return re.search(r"\$\{?[0-9@*#?$!-]", text) is not None
+def _special_variable(node: Node, ctx: _Ctx) -> bool:
+    """Whether ``node`` expands ``$1``, ``$@``, ``$#``, ``$$``...: what a caller passes."""
+    return bool(_descendants(node, "special_variable_name")) or any(
+        _text(v, ctx).isdigit() for v in _descendants(node, "variable_name"))
 
 
 def _text(node: Node, ctx: _Ctx) -> str:
