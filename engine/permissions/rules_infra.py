@@ -22,7 +22,9 @@ def apply_sql(e: Effect, how: str, text: Word) -> None:
     """Judge SQL (and client commands) a database client is given."""
     if text.value is None:
         e.at_least("ask", f"{how}: SQL only known at run time")
-        loose = judge_sql(re.sub(r"^[\"']|[\"']$", "", text.text))
+        # DROP TABLE "$T", or <(echo 'DROP ..'): the statement is known, if not its quoting
+        shown = re.sub(r"[\"']", "", text.text) if text.dynamic == "subst" else text.text
+        loose = judge_sql(re.sub(r"^[\"']|[\"']$", "", shown))
         if loose.risk == "destructive":  # DROP TABLE "$T": the statement is known
             e.add("destructive", "; ".join(loose.reasons))
         return
@@ -41,7 +43,7 @@ def _sql_stdin(how: str) -> Callable[[Effect, Word], None]:
     return lambda e, text: apply_sql(e, how, text)
 
 
-_SQLITE_VALUES = frozenset({"-cmd", "-separator", "-nullvalue", "-newline", "-init", "-vfs",
+_SQLITE_VALUES = frozenset({"-cmd", "-c", "-separator", "-nullvalue", "-newline", "-init", "-vfs",
                             "-lookaside", "-pagecache", "-mmap", "-maxsize", "-heap"})
 
 
@@ -55,10 +57,12 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
         v = (raw or "").lstrip("-")
         if raw is not None and raw.startswith("-") and f"-{v}" in _SQLITE_VALUES \
                 and i + 1 < len(args):
-            if v == "cmd":
+            if v in ("cmd", "c"):
                 cmds.append(args[i + 1])
+            elif v == "init" and args[i + 1].dynamic == "subst":  # -init <(..): printed SQL
+                apply_sql(e, f"{prog(e)} -init", args[i + 1])
             elif v == "init":
-                e.add("exec", "sqlite3 -init runs commands from a file")
+                e.add("exec", f"{prog(e)} -init runs commands from a file")
                 e.reads.append(args[i + 1])
             i += 2
             continue
@@ -352,7 +356,8 @@ def _cloud(e: Effect, args: list[Word]) -> None:
 
 
 RULES: dict[str, Rule] = {
-    "sqlite3": _sqlite3, "sqlite": _sqlite3, "psql": _psql, "mysql": _mysql,
+    "sqlite3": _sqlite3, "sqlite": _sqlite3, "duckdb": _sqlite3, "psql": _psql,
+    "mysql": _mysql,
     "mariadb": _mysql, "redis-cli": _redis, "mongosh": _mongo, "mongo": _mongo,
     "docker": _docker, "podman": _docker, "nerdctl": _docker, "docker-compose": _docker,
     "kubectl": _kubectl, "oc": _kubectl, "helm": _helm, "terraform": _terraform,

@@ -40,6 +40,10 @@ _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_
                        r"\binto\s+(?:outfile|dumpfile)\b|"
                        r"^\s*(?:attach|vacuum\b.*\binto)\b", re.I | re.S)
 """SQL that reads or writes files, or opens another database: never plain reads."""
+_WRITES_TO = re.compile(r"^\s*vacuum\b.*?\binto\s+'((?:''|[^'])*)'|"
+                        r"\binto\s+(?:outfile|dumpfile)\s+'((?:''|[^'])*)'|"
+                        r"^\s*copy\b.*?\bto\s+'((?:''|[^'])*)'", re.I | re.S)
+"""The file a statement writes (``VACUUM INTO``, ``INTO OUTFILE``, ``COPY .. TO``)."""
 _READS_FILE = re.compile(r"^\s*(?:\.read|\.import|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
                          r"(.*)", re.I | re.S)
 
@@ -137,6 +141,8 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     for code in _COPY_PROGRAM.findall(stmt):
         out.add("exec", "COPY ... PROGRAM runs a shell command on the server")
         out.scripts.append(code.replace("''", "'"))
+    for m in _WRITES_TO.finditer(stmt):
+        out.files.append(next(g for g in m.groups() if g is not None).replace("''", "'"))
     _sql_risk(out, stmt)
 
 
