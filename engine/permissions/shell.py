@@ -918,8 +918,7 @@ class _Walker(PathJudge, ShellValues):
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
         word = self._word(node, ctx)
-        if word.value is None and word.dynamic in ("var", "subst") and \
-                node.type != "process_substitution":
+        if word.value is None and word.dynamic == "var":
             return self._known_words(node, word, ctx)
         return [word]
 
@@ -932,8 +931,6 @@ class _Walker(PathJudge, ShellValues):
         cands = self._static(node, ctx)
         if cands is None or len(cands) != 1:
             return [word]
-        if word.dynamic == "subst":  # $(echo ..) decoded: shown, but computed by the shell
-            self.floors.append(("ask", f"the argument {text} is computed by the shell"))
         if node.type in ("string", "raw_string"):
             return [Word(cands[0], text)]
         return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(cands[0])]
