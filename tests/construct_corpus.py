@@ -11,6 +11,7 @@ held-back one, written by hand and never tuned against.
 
 from __future__ import annotations
 
+import base64
 import shlex
 from dataclasses import dataclass
 
@@ -31,11 +32,16 @@ PROGRAMS = (
     Program(("git", "clean", "-fdx"), "destructive"),
     Program(("find", ".", "-delete"), "destructive"),
     Program(("truncate", "-s", "0", "README.md"), "destructive"),
+    Program(("git", "checkout", "--", "."), "destructive"),
+    Program(("git", "stash", "drop"), "destructive"),
+    Program(("dd", "if=/dev/zero", "of=a.txt"), "destructive"),
+    Program(("git", "push", "--force"), "destructive"),
     Program(("ls", "-la"), "read"),
     Program(("cat", "a.txt"), "read"),
     Program(("grep", "-n", "x", "a.txt"), "read"),
     Program(("wc", "-l", "README.md"), "read"),
     Program(("head", "-3", "b.txt"), "read"),
+    Program(("git", "status"), "read"),
     Program(("touch", "new.txt"), "write"),
     Program(("mkdir", "-p", "build"), "write"),
 )
@@ -94,6 +100,73 @@ MODELLED = (
     ("negation", "! {cmd}"),
     ("background", "{cmd} &"),
     ("redirected stderr", "{cmd} 2>/dev/null"),
+    # prefixes and wrappers, with their options
+    ("command -p", "command -p {cmd}"),
+    ("command --", "command -- {cmd}"),
+    ("builtin command", "builtin command {cmd}"),
+    ("exec -a", "exec -a name {cmd}"),
+    ("exec -c", "exec -c {cmd}"),
+    ("exec -l", "exec -l {cmd}"),
+    ("env -i", "env -i {cmd}"),
+    ("env -u", "env -u HOME {cmd}"),
+    ("env -C", "env -C . {cmd}"),
+    ("env --", "env -- {cmd}"),
+    ("env -S", "env -S {q}"),
+    ("env -S joined", "env -S{q}"),
+    ("nice -n", "nice -n 5 {cmd}"),
+    ("timeout -k", "timeout -k 5 10 {cmd}"),
+    ("timeout --preserve-status", "timeout --preserve-status 10 {cmd}"),
+    ("stdbuf -oL", "stdbuf -oL {cmd}"),
+    ("setsid -f", "setsid -f {cmd}"),
+    ("ionice -c3", "ionice -c3 {cmd}"),
+    ("taskset -c", "taskset -c 0 {cmd}"),
+    ("chrt -o", "chrt -o 0 {cmd}"),
+    ("flock", "flock a.txt {cmd}"),
+    ("flock -c", "flock a.txt -c {q}"),
+    ("nested wrappers", "nohup nice -n 1 timeout 5 stdbuf -oL {cmd}"),
+    ("watch -n", "watch -n 1 {q}"),
+    ("path to the program", "/usr/bin/{cmd}"),
+    # programs that run their arguments or input
+    ("xargs -I", "echo . | xargs -I{{}} {cmd}"),
+    ("xargs -0", "printf '%s\\0' {args} | xargs -0 {p}"),
+    ("xargs -n", "echo {args} | xargs -n 9 {p}"),
+    ("xargs sh -c", "echo x | xargs sh -c {q}"),
+    ("find -execdir", "find . -maxdepth 0 -execdir {cmd} \\;"),
+    ("find -exec +", "find . -maxdepth 0 -exec {cmd} +"),
+    ("find -ok", "find . -maxdepth 0 -ok {cmd} \\;"),
+    ("find -exec sh -c", "find . -maxdepth 0 -exec sh -c {q} \\;"),
+    # code given to eval, source, trap and nested shells
+    ("eval of a concatenation", "eval {p0}''{p1} {args}"),
+    ("eval of joined variables", 'a={p0}; b={p1}; eval "$a$b {args}"'),
+    ("eval of a variable", 'x={q}; eval "$x"'),
+    ("builtin eval", "builtin eval {q}"),
+    (". /dev/stdin here-string", ". /dev/stdin <<< {q}"),
+    ("source /dev/fd/0 here-doc", "source /dev/fd/0 <<'E'\n{cmd}\nE"),
+    ("trap DEBUG", "trap {q} DEBUG"),
+    ("trap ERR", "set -E; trap {q} ERR; false"),
+    ("trap --", "trap -- {q} EXIT INT"),
+    ("bash -c with $0", 'bash -c \'"$0" "$@"\' {cmd}'),
+    ("sh -c with $@", 'sh -c \'"$@"\' _ {cmd}'),
+    ("here-string into bash -s", "bash -s <<< {q}"),
+    ("prefix variable into bash -c", "c={p} bash -c '$c {args}'"),
+    ("exported variable into sh -c", "export c={p}; sh -c '$c {args}'"),
+    # values that empty out, and more control flow
+    ("unset variable", "c=echo; unset c; $c {cmd}"),
+    ("empty variable", "c=; $c {cmd}"),
+    ("until loop", "until true; do {cmd}; break; done"),
+    ("select loop", "select x in a; do {cmd}; break; done < /dev/null"),
+    ("elif", "if false; then :; elif true; then {cmd}; fi"),
+    ("|| list", "false || {cmd}"),
+    ("nested substitution", 'echo "$({cmd})"'),
+    ("backticks", "echo `{cmd}`"),
+    ("declare -l", "declare -l c={up}; $c {args}"),
+    ("let on a number", "n=1; let n+=1; {cmd}"),
+    ("[ -gt ] on a quoted count", '[ "$(wc -l < a.txt)" -gt 0 ] && {cmd}'),
+    ("[[ -gt ]] on a quoted count", '[[ "$(wc -l < a.txt)" -gt 0 ]] && {cmd}'),
+    ("quoting transformation", 'echo "${{HOME@Q}}"; {cmd}'),
+    ("listing name references", "declare -n > /dev/null; {cmd}"),
+    ("here-doc with a variable", "cat <<E\n$HOME\nE\n{cmd}"),
+    ("indirect expansion as an argument", 'v=HOME; echo "${{!v}}"; {cmd}'),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -142,6 +215,55 @@ STRANGE = (
     ("psql \\!", "psql -c '\\! {cmd}'"),
     ("psql COPY TO PROGRAM", "psql -c \"COPY t TO PROGRAM '{cmd}'\""),
     ("mysql system", "mysql -e 'system {cmd}'"),
+    # other users, other shells
+    ("sudo -s", "sudo -s {cmd}"),
+    ("sudo -i", "sudo -i {cmd}"),
+    ("su -c", "su -c {q}"),
+    ("su - user -c", "su - agent -c {q}"),
+    ("runuser -u", "runuser -u agent -- {cmd}"),
+    ("runuser -c", "runuser agent -c {q}"),
+    ("script -c", "script -qc {q} /dev/null"),
+    ("coproc group", "coproc {{ {cmd}; }}"),
+    ("coproc named", "coproc w {{ {cmd}; }}"),
+    # names that stand for something else
+    ("function then call", "f() {{ {cmd}; }}; f"),
+    ("function shadowing cd", "cd() {{ {cmd}; }}; cd ."),
+    ("function keyword shadowing echo", "function echo {{ {cmd}; }}; echo hi"),
+    ("alias on its own lines", "shopt -s expand_aliases\nalias x={q}\nx"),
+    ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
+    ("two-step indirection", "c={p}; v=c; ${{!v}} {args}"),
+    ("${x@E}", "x={p}; ${{x@E}} {args}"),
+    ("${x,,}", "x={up}; ${{x,,}} {args}"),
+    ("${x#prefix}", "x=_{p}; ${{x#_}} {args}"),
+    ("${x/pattern/}", "x={p}_; ${{x/_/}} {args}"),
+    ("ANSI-C hex", "$'{hex}' {args}"),
+    ("ANSI-C octal", "$'{oct}' {args}"),
+    ("brace expansion", "{{{p},}} {args}"),
+    ("glob in command position", "/usr/bin/{glob} {args}"),
+    ("PATH prefix", "PATH=/usr/bin:/bin {cmd}"),
+    # process substitutions, sockets, code from substitutions
+    ("process substitution as a program", "<(echo {p}) {args}"),
+    (">(..) into a shell", "echo {q} > >(bash)"),
+    ("tee into >(sh)", "echo {q} | tee >(sh) > /dev/null"),
+    ("/dev/tcp", "{cmd} > /dev/tcp/127.0.0.1/9"),
+    ("source <(..)", "source <(echo {q})"),
+    (". /dev/stdin from a pipe", "echo {q} | . /dev/stdin"),
+    ("eval of a substitution", 'eval "$(echo {q})"'),
+    ("bash <(..)", "bash <(echo {q})"),
+    ("bash < <(..)", "bash < <(echo {q})"),
+    ("parallel", "parallel {q} ::: x"),
+    ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
+    # code stored in values that a name or an arithmetic context evaluates
+    ("code in let +=", "x='a[$({cmd})]'; let x+=1"),
+    ("code behind ${!x}", "x='a[$({cmd})]'; echo ${{!x}}"),
+    ("code in declare's name", "x='a[$({cmd})]'; declare \"$x\"=1"),
+    ("code in read's name", "x='a[$({cmd})]'; read \"$x\" <<< 1"),
+    ("/proc/self/exe -c", "/proc/self/exe -c {q}"),
+    ("exported function", "env 'BASH_FUNC_{p}%%=() {{ :; }}' bash -c {q}"),
+    ("prompt holding code", "PS1='$({cmd}) ' bash -i"),
+    ("start-up file from a substitution", "bash --rcfile <(echo {q}) -i"),
+    ("container with the workspace mounted", "docker run --rm -v .:/w -w /w alpine {cmd}"),
+    ("container with $PWD mounted", 'docker run --rm -v "$PWD":/w -w /w alpine {cmd}'),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 
@@ -151,6 +273,13 @@ DATABASE = (
     ("sqlite3 .load", "sqlite3 app.db '.load ./{f}'", "deny"),
     ("sqlite3 edit", "sqlite3 app.db \"select edit('{f}', 'vi')\"", "deny"),
     ("sqlite3 .output", "sqlite3 app.db '.output {f}' 'select 1'", "ask"),
+    ("sqlite3 .once quoted pipe", "sqlite3 app.db \".once '|cat {f}'\" 'select 1'", "ask"),
+    ("sqlite3 .output quoted pipe", "sqlite3 app.db '.output \"|rm {f}\"' 'select 1'", "deny"),
+    ("sqlite3 .import quoted pipe", "sqlite3 app.db \".import '|shred -u {f}' t\"", "deny"),
+    ("mysql --pager", "mysql --pager='rm -f {f}' -e 'select 1'", "deny"),
+    ("sqlite3 -init <(..)", "sqlite3 -init <(echo 'drop table t') {f} .quit", "deny"),
+    ("duckdb -c", "duckdb -c \".shell rm -f {f}\"", "deny"),
+    ("VACUUM INTO a file", "sqlite3 app.db \"vacuum into '{f}'\"", "ask"),
     ("sqlite3 .import", "sqlite3 app.db '.import {f} t'", "ask"),
     ("sqlite3 ATTACH", "sqlite3 app.db \"attach '{f}' as o\"", "ask"),
     ("sqlite3 VACUUM INTO", "sqlite3 app.db \"vacuum into '{f}'\"", "ask"),
@@ -159,6 +288,20 @@ DATABASE = (
     ("mysql INTO OUTFILE", "mysql -e \"select 1 into outfile '{f}'\"", "ask"),
 )
 """Database shells' file side effects, for each file name of ``FILES``."""
+DECODED = (
+    ("bash -c of decoded code", 'bash -c "$(echo {b64} | base64 -d)"'),
+    ("eval of decoded code", 'eval "$(echo {b64} | base64 -d)"'),
+    ("sh -c of reversed code", "sh -c \"$(rev <<< {rq})\""),
+)
+"""Code a shell runs that comes out of a decoder: refused whatever it decodes to (README:
+code from a decoder), so a decoded harmless command never teaches that decoding is safe."""
+WRITTEN = (
+    ("script written then run", "echo {q} > x.sh; bash x.sh"),
+    ("here-string teed then sourced", "tee x.sh <<< {q} > /dev/null; . ./x.sh"),
+    ("script made executable then run", "printf '%s\\n' {q} > x.sh; chmod +x x.sh; ./x.sh"),
+)
+"""A script written by the command, then run: its content is not shown, so it asks, and a
+destructive one is refused under ``--approval auto``."""
 FILES = ("out.txt", "src/app.py", "/tmp/x.db", "evil.so")
 
 
@@ -167,7 +310,10 @@ def _fill(template: str, prog: Program) -> str:
     p, args = argv[0], shlex.join(argv[1:])
     return template.format(cmd=shlex.join(argv), p=p, args=args, p0=p[:1], p1=p[1:],
                            csv=",".join(argv), colon=":".join(argv), q=shlex.quote(
-                               shlex.join(argv)), n=len(p))
+                               shlex.join(argv)), n=len(p), up=p.upper(),
+                           hex="".join(f"\\x{ord(ch):02x}" for ch in p),
+                           oct="".join(f"\\{ord(ch):03o}" for ch in p),
+                           glob=p[0] + "?" + p[2:])
 
 
 def _label(kind: str, strange: bool) -> tuple[str, str]:
@@ -189,6 +335,20 @@ def items() -> list[Item]:
                 expect, category = _label(prog.kind, strange)
                 out[command] = Item(item_id(command), command, expect, category,
                                     f"construct: {name}")
+    for name, template in DECODED:
+        for prog in PROGRAMS:
+            cmd = shlex.join(prog.argv)
+            command = template.format(b64=base64.b64encode(cmd.encode()).decode(),
+                                      rq=shlex.quote(cmd[::-1]))
+            out[command] = Item(item_id(command), command, "deny", "expansion",
+                                f"construct: {name}")
+    for name, template in WRITTEN:
+        for prog in PROGRAMS:
+            command = _fill(template, prog)
+            destructive = prog.kind == "destructive"
+            out[command] = Item(item_id(command), command, "ask",
+                                "hidden_program" if destructive else "write_inside",
+                                f"construct: {name}", "deny" if destructive else None)
     for name, template, expect in DATABASE:
         for f in FILES:
             command = template.format(f=f)

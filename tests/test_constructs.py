@@ -62,6 +62,13 @@ def test_no_hidden_destructive_program_is_answered_ask(decisions: dict[str, str]
     assert not asked, "destructive, not denied:\n" + "\n".join(asked)
 
 
+def test_what_must_be_refused_under_approval_auto_is(ws: Path) -> None:
+    must = [it for it in ITEMS if it.expect == "deny" or it.auto == "deny"]
+    assert any(it.auto == "deny" and it.expect == "ask" for it in must)
+    run = [it.command for it in must if decide(it.command, ws, "auto") != "deny"]
+    assert not run, "runs under --approval auto:\n" + "\n".join(run)
+
+
 def test_nothing_that_needs_a_prompt_is_allowed(decisions: dict[str, str]) -> None:
     leaks = [it.command for it in ITEMS if it.expect != "allow" and decisions[it.id] == "allow"]
     assert not leaks, "allowed:\n" + "\n".join(leaks)
@@ -130,6 +137,19 @@ def test_arithmetic_follows_variables_to_code_or_run_time_data() -> None:
     ("a=(x /etc/passwd); cat \"${a[@]}\"", "ask"),
     ("$SHELL -c 'rm -rf src'", "deny"),
     ("\"$(command -v rm)\" -rf src", "deny"),
+    ("c=ls; unset c; $c rm -rf src", "deny"),
+    ("c=; $c rm -rf src", "deny"),
+    ("a=(ls); unset 'a[0]'; ${a[@]} rm -rf src", "deny"),
+    ("bash -c '$0 -rf src' rm", "deny"),
+    ("sh -c '$1 -rf src' _ rm", "deny"),
+    ("sh -c 'cat \"$1\"' _ a.txt", "allow"),
+    ("c=rm bash -c '$c -rf src'", "deny"),
+    ("c=rm true; $c -rf src", "ask"),
+    ("x='rm -rf src'; eval \"$x\"", "deny"),
+    ("x=a.txt; cat \"$x\"", "allow"),
+    ("x='a[$(rm -rf src)]'; let x+=1", "deny"),
+    ("x=1; let x+=1; echo $x", "allow"),
+    ("v=HOME; echo \"${!v}\"", "allow"),
 ])
 def test_values_are_followed_through_loops_arrays_and_lookups(command: str, decision: str,
                                                               ws: Path) -> None:

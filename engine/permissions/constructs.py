@@ -38,9 +38,15 @@ MODELLED_NODES = frozenset({
 })
 """Syntax node kinds (tree-sitter-bash) the walker evaluates; any other kind is opaque."""
 
-SHELL_CODE_VARS = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS",
-                             "BASHOPTS"})
+SHELL_CODE_VARS = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4",
+                             "SHELLOPTS", "BASHOPTS"})
 """Variables that make a shell run code from elsewhere (a start-up file, a prompt, a trace)."""
+
+
+def shell_code_var(name: str) -> bool:
+    """A variable that makes a shell run code: ``SHELL_CODE_VARS``, or ``BASH_FUNC_NAME%%``,
+    a function a child bash imports under a command's name."""
+    return name in SHELL_CODE_VARS or name.startswith("BASH_FUNC_")
 
 ARITHMETIC_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 """``[[ A -eq B ]]`` evaluates both sides as arithmetic (``[ ]`` and ``test`` do not)."""
@@ -77,6 +83,8 @@ OPAQUE_BUILTINS: dict[str, Builtin] = {
                        "a name stands for"),
     "local": Builtin(frozenset("n"), "a name reference (local -n) hides which variable a "
                      "name stands for"),
+    "readonly": Builtin(frozenset("n"), "a name reference (readonly -n) hides which variable "
+                        "a name stands for"),
 }
 """Builtins (and the options) the walker does not model."""
 
@@ -100,6 +108,18 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "static elements stand in for the command name"),
     Construct("$0 and set -- / $@ $* $1.. at the top level", "modelled",
               "$0 is bash; the positional words are tracked"),
+    Construct("bash -c CODE ARG0 ARGS; VAR=v CMD; export VAR", "modelled",
+              "the code sees ARG0 as $0, ARGS as $1.., and the variables set for it"),
+    Construct("unset VAR, VAR= (empty) in command position", "modelled",
+              "an empty value is no word: the next word is the program"),
+    Construct("declare -l/-u, ${!x} and computed names in declare, read, printf -v, let x+=",
+              "modelled", "values are cased; a subscript in a named value is evaluated, so "
+              "code in it is refused"),
+    Construct("coproc [NAME] { ..; }, >(..), /proc/self/exe", "modelled",
+              "the group runs; a shell in >(..) reads the command's output; "
+              "/proc/self/exe is bash"),
+    Construct("a script written earlier in the command, then run", "modelled",
+              "its content is not shown: ask, and deny under --approval auto"),
     Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints"),
     Construct("IFS=VALUE, then unquoted expansions", "modelled", "split at VALUE's characters"),
     Construct("arithmetic: (( )), $(( )), let, [[ -eq ]], for (( )), subscripts, "
@@ -114,9 +134,14 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "file writes and extension loads refused"),
     Construct("docker/podman run with the host's / (or /etc, $HOME, the socket), "
               "--privileged, --pid=host", "modelled", "refused: the container owns the host"),
-    Construct("namerefs (declare/local/typeset -n)", "opaque", "deny"),
+    Construct("docker/podman run with another host folder mounted (., $PWD, a path)",
+              "modelled", "the command the container runs is judged"),
+    Construct("namerefs (declare/local/typeset/readonly -n)", "opaque", "deny"),
     Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F", "opaque", "deny"),
-    Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS4, SHELLOPTS, BASHOPTS", "opaque", "deny"),
+    Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
+              "BASH_FUNC_name%%", "opaque", "deny"),
+    Construct("a process substitution as the program, a function named like a command",
+              "opaque", "deny"),
     Construct("${!x}, ${x@P} and other expansion operators in command position",
               "opaque", "deny"),
     Construct("code stored in a variable that an arithmetic context evaluates", "opaque",

@@ -34,6 +34,8 @@ class Effect:
     """Commands this one runs: (how, argv)."""
     scripts: list[tuple[str, Word]] = field(default_factory=list)
     """Shell code this one runs: (how, code)."""
+    code_args: list[Word] | None = None
+    """The words after ``bash -c CODE``: ``$0``, ``$1``... of that code."""
     floor: Floor = ""
     """The least strict decision allowed whatever the risk (obfuscation, unknown values)."""
     stdin_code: str = ""

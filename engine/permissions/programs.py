@@ -31,6 +31,8 @@ class Wrapper:
     chdir_options: frozenset[str] = frozenset()
     alone: str | None = None
     """``shell`` when, given no command, it starts a shell."""
+    shell_options: str = ""
+    """Short options after which a shell runs the command's words as code (``sudo -s``)."""
 
 
 def _fs(*names: str) -> frozenset[str]:
@@ -53,14 +55,12 @@ WRAPPERS: dict[str, Wrapper] = {
     "sudo": Wrapper("ugCDhprtTU", _fs("--user", "--group", "--close-from", "--chdir", "--host",
                                       "--prompt", "--role", "--type", "--command-timeout",
                                       "--other-user"),
-                    risk="exec", why=_PRIV, alone="shell",
+                    risk="exec", why=_PRIV, alone="shell", shell_options="si",
                     no_command=_fs("-l", "--list", "-v", "--validate", "-k", "-K",
                                    "--reset-timestamp", "--remove-timestamp", "-e", "--edit",
                                    "-V", "--version", "-h", "--help")),
     "doas": Wrapper("uC", risk="exec", why=_PRIV, alone="shell"),
     "pkexec": Wrapper("", _fs("--user"), risk="exec", why=_PRIV, alone="shell"),
-    "runuser": Wrapper("ugGlw", _fs("--user", "--group", "--supp-group", "--whitelist-environment"),
-                       risk="exec", why=_PRIV, alone="shell"),
     "chroot": Wrapper("", _fs("--userspec", "--groups"), positionals=1, risk="exec",
                       why="in another root directory", alone="shell"),
     "ionice": Wrapper("cnP", _fs("--class", "--classdata", "--pgid", "--uid"),
@@ -68,7 +68,8 @@ WRAPPERS: dict[str, Wrapper] = {
     "setsid": Wrapper(),
     "taskset": Wrapper(positionals=1, no_command=_fs("-p", "--pid")),
     "chrt": Wrapper(positionals=1, no_command=_fs("-p", "--pid", "-m", "--max")),
-    "flock": Wrapper("wEn", _fs("--timeout", "--conflict-exit-code"), positionals=1,
+    "flock": Wrapper("wEnc", _fs("--timeout", "--conflict-exit-code", "--command"),
+                     positionals=1,
                      script_options=_fs("-c", "--command")),
     "unbuffer": Wrapper(),
     "xvfb-run": Wrapper("nsfe", _fs("--server-num", "--server-args", "--auth-file",

@@ -16,7 +16,7 @@ from engine.permissions import rules_git as g
 from engine.permissions import rules_infra as infra
 from engine.permissions import rules_network as n
 from engine.permissions import rules_shell as sh
-from engine.permissions.constructs import SHELL_CODE_VARS
+from engine.permissions.constructs import shell_code_var
 from engine.permissions.effect import (
     Effect,
     Rule,
@@ -69,10 +69,13 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> l
     """The wrapped command, or None when the wrapper runs nothing (its own rule applies)."""
     i, n = 0, len(args)
     positionals = spec.positionals  # timeout DURATION, chroot NEWROOT, flock FILE
+    by_shell = False
     while i < n:
         v = args[i].value
         if v is None:
             break
+        by_shell = by_shell or (v[:1] == "-" and v[1:2] != "-" and bool(
+            set(v[1:]) & set(spec.shell_options)))
         if v == "--":
             i += 1
             break
@@ -93,7 +96,15 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> l
     inner = args[i:]
     if not inner:
         return None if spec.alone is None else _alone(e, name, spec)
+    if by_shell:  # sudo -s CMD: $SHELL -c 'CMD': the words are also judged as shell code
+        e.scripts.append((f"{name} -{spec.shell_options[0]}", _joined(inner)))
     return inner
+
+
+def _joined(words: list[Word]) -> Word:
+    if all(w.value is not None for w in words):
+        return Word.of(" ".join(w.value or "" for w in words))
+    return next(w for w in words if w.value is None)
 
 
 def _takes_value(spec: p.Wrapper, v: str) -> bool:
@@ -113,7 +124,7 @@ def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Wo
     if key in spec.script_options:
         code = args[i + 1] if "=" not in v and len(v) == 2 and i + 1 < len(args) else None
         if code is None:
-            code = Word.of(v.split("=", 1)[1] if "=" in v else v[2:])
+            code = Word.of(v.split("=", 1)[1] if v.startswith("--") else v[2:])
         e.scripts.append((f"{name} {key}", code))
         e.add("read", "")
     if key in spec.write_options:
@@ -133,7 +144,7 @@ def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
 
 
 def _assignment(e: Effect, name: str, value: str) -> None:
-    if name in SHELL_CODE_VARS:
+    if shell_code_var(name):
         e.at_least("deny", f"setting {name} makes the shell run code from elsewhere")
     if is_dangerous_variable(name):
         e.add("exec", f"setting {name} changes what programs run")

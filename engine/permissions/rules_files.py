@@ -13,6 +13,7 @@ from engine.permissions.effect import (
     reader,
     writer,
 )
+from engine.permissions.shell_paths import NULL_DEVICES
 from engine.permissions.words import Word
 
 # ---------------------------------------------------------------- sed and awk
@@ -399,9 +400,13 @@ def output_option(short_values: str, option: str, long_option: str) -> Rule:
 
 
 def _tee(e: Effect, args: list[Word]) -> None:
+    """``tee FILE..`` writes each FILE; ``/dev/null`` and ``>(..)`` (a pipe into a command the
+    walker judges) are no files."""
     o = parse_opts(args, "", frozenset({"--output-error"}))
-    e.writes.extend(o.positionals)
-    if o.positionals:
+    files = [w for w in o.positionals if w.value not in NULL_DEVICES and not (
+        w.value is None and w.dynamic == "subst" and w.text.startswith(">("))]
+    e.writes.extend(files)
+    if files:
         e.add("write", "tee writes files")
 
 

@@ -22,7 +22,9 @@ def apply_sql(e: Effect, how: str, text: Word) -> None:
     """Judge SQL (and client commands) a database client is given."""
     if text.value is None:
         e.at_least("ask", f"{how}: SQL only known at run time")
-        loose = judge_sql(re.sub(r"^[\"']|[\"']$", "", text.text))
+        # DROP TABLE "$T", or <(echo 'DROP ..'): the statement is known, if not its quoting
+        shown = re.sub(r"[\"']", "", text.text) if text.dynamic == "subst" else text.text
+        loose = judge_sql(re.sub(r"^[\"']|[\"']$", "", shown))
         if loose.risk == "destructive":  # DROP TABLE "$T": the statement is known
             e.add("destructive", "; ".join(loose.reasons))
         return
@@ -41,7 +43,7 @@ def _sql_stdin(how: str) -> Callable[[Effect, Word], None]:
     return lambda e, text: apply_sql(e, how, text)
 
 
-_SQLITE_VALUES = frozenset({"-cmd", "-separator", "-nullvalue", "-newline", "-init", "-vfs",
+_SQLITE_VALUES = frozenset({"-cmd", "-c", "-separator", "-nullvalue", "-newline", "-init", "-vfs",
                             "-lookaside", "-pagecache", "-mmap", "-maxsize", "-heap"})
 
 
@@ -55,10 +57,12 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
         v = (raw or "").lstrip("-")
         if raw is not None and raw.startswith("-") and f"-{v}" in _SQLITE_VALUES \
                 and i + 1 < len(args):
-            if v == "cmd":
+            if v in ("cmd", "c"):
                 cmds.append(args[i + 1])
+            elif v == "init" and args[i + 1].dynamic == "subst":  # -init <(..): printed SQL
+                apply_sql(e, f"{prog(e)} -init", args[i + 1])
             elif v == "init":
-                e.add("exec", "sqlite3 -init runs commands from a file")
+                e.add("exec", f"{prog(e)} -init runs commands from a file")
                 e.reads.append(args[i + 1])
             i += 2
             continue
@@ -83,13 +87,17 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
 
 
 def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[str, ...],
-                   file_opts: tuple[str, ...]) -> Rule:
-    """``psql -c SQL``, ``mysql -e SQL``: a client of a database server."""
+                   file_opts: tuple[str, ...], pager_opts: tuple[str, ...] = ()) -> Rule:
+    """``psql -c SQL``, ``mysql -e SQL``: a client of a database server; a pager option
+    (``mysql --pager=CMD``) names a shell command it runs its output through."""
 
     def rule(e: Effect, args: list[Word]) -> None:
         o = parse_opts(args, short_values, longs)
         name = prog(e)
         e.add("network", f"{name} talks to a database server")
+        for pager in o.all(*pager_opts):
+            e.add("exec", f"{name} runs its output through a pager command")
+            e.scripts.append((f"{name} --pager", pager))
         codes = o.all(*code_opts)
         for code in codes:
             apply_sql(e, f"{name} {code_opts[0]}", code)
@@ -111,8 +119,8 @@ _psql = _server_client("cdfhpUvWFRPToLS", frozenset({
     "--pset", "--table-attr"}), ("-c", "--command"), ("-f", "--file"))
 _mysql = _server_client("eDhuPpSBT", frozenset({
     "--execute", "--database", "--host", "--user", "--port", "--password", "--socket",
-    "--init-command", "--default-character-set"}), ("-e", "--execute", "--init-command"),
-    ("--init-file",))
+    "--init-command", "--default-character-set", "--pager"}),
+    ("-e", "--execute", "--init-command"), ("--init-file",), ("--pager",))
 
 
 _REDIS_GONE = frozenset({"flushall", "flushdb", "shutdown", "del", "unlink"})
@@ -192,6 +200,52 @@ def _host_mounts(e: Effect, args: list[Word]) -> None:
             e.at_least("deny", f"{prog(e)} mounts the host's {source} into a container")
 
 
+_RUN_VALUES = frozenset({
+    "-v", "--volume", "--mount", "-e", "--env", "--env-file", "-p", "--publish", "-w",
+    "--workdir", "-u", "--user", "--name", "--network", "--net", "--entrypoint", "-m",
+    "--memory", "-l", "--label", "--label-file", "-h", "--hostname", "--add-host", "--device",
+    "--platform", "--pull", "--restart", "--cap-add", "--cap-drop", "--security-opt", "--tmpfs",
+    "--ulimit", "--log-driver", "--log-opt", "--runtime", "--gpus", "--shm-size", "--ipc",
+    "--pid", "--uts", "--userns", "--cgroupns", "--dns", "--expose", "--link", "--cpus",
+    "--stop-signal", "--stop-timeout", "--cidfile", "--volumes-from", "--ip", "-a",
+    "--attach", "--cpu-shares", "-c", "--cpuset-cpus", "--memory-swap", "--group-add",
+    "--health-cmd", "--network-alias", "--mac-address", "--detach-keys", "--cgroup-parent"})
+"""Options of ``docker run`` that take a value as the next word."""
+
+
+def _binds_host(args: list[Word]) -> bool:
+    """``-v SRC:DST`` / ``--mount source=SRC`` with a host path (or one only known at run
+    time), not a named volume."""
+    for i, w in enumerate(args):
+        v = w.value or ""
+        spec: str | None = ""
+        if w.value is None and w.text.startswith(("--volume", "--mount", "-v")):
+            return True
+        if v in ("-v", "--volume", "--mount") and i + 1 < len(args):
+            spec = args[i + 1].value
+        elif v.startswith(("--volume=", "--mount=")):
+            spec = v.partition("=")[2]
+        elif v.startswith("-v") and len(v) > 2:
+            spec = v[2:]
+        if spec is None:
+            return True
+        source = _mount_source(spec)
+        if source.startswith(("/", ".", "~", "$")):
+            return True
+    return False
+
+
+def _container_command(args: list[Word]) -> list[Word]:
+    """The command ``docker run [OPTIONS] IMAGE COMMAND..`` runs in the container."""
+    i = 0
+    while i < len(args):
+        v = args[i].shown
+        if not v.startswith("-"):
+            return args[i + 1:]
+        i += 2 if v in _RUN_VALUES else 1
+    return []
+
+
 def _mount_source(spec: str) -> str:
     if "source=" in spec or "src=" in spec:
         found = re.search(r"(?:^|,)(?:source|src)=([^,]*)", spec)
@@ -223,6 +277,9 @@ def _docker(e: Effect, args: list[Word]) -> None:
     else:
         e.add("exec", f"{prog(e)} {' '.join(sub)} changes containers")
         _host_mounts(e, rest)
+        command = _container_command(rest) if verb == "run" and _binds_host(rest) else []
+        if command:  # what it runs reaches the mounted host folders
+            e.nested.append((f"{prog(e)} run (with a host folder mounted)", command))
 
 
 _KUBE_READ = frozenset({"get", "describe", "logs", "explain", "version", "api-resources",
@@ -299,7 +356,8 @@ def _cloud(e: Effect, args: list[Word]) -> None:
 
 
 RULES: dict[str, Rule] = {
-    "sqlite3": _sqlite3, "sqlite": _sqlite3, "psql": _psql, "mysql": _mysql,
+    "sqlite3": _sqlite3, "sqlite": _sqlite3, "duckdb": _sqlite3, "psql": _psql,
+    "mysql": _mysql,
     "mariadb": _mysql, "redis-cli": _redis, "mongosh": _mongo, "mongo": _mongo,
     "docker": _docker, "podman": _docker, "nerdctl": _docker, "docker-compose": _docker,
     "kubectl": _kubectl, "oc": _kubectl, "helm": _helm, "terraform": _terraform,

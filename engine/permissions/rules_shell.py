@@ -95,6 +95,20 @@ def _su(e: Effect, args: list[Word]) -> None:
         e.scripts.append(("su -c", code))
 
 
+def _runuser(e: Effect, args: list[Word]) -> None:
+    """``runuser -u USER [--] CMD`` runs CMD; ``runuser [-l] USER [-c CODE]`` is ``su``."""
+    longs = frozenset({"--user", "--group", "--supp-group", "--command", "--shell",
+                       "--whitelist-environment"})
+    o = parse_opts(args, "ugGcsw", longs, stop_at_positional=True)
+    e.add("exec", "runuser runs commands as another user")
+    if not o.has("-u", "--user"):
+        _su(e, args)
+    elif o.positionals:
+        e.nested.append(("runuser", o.positionals))
+    else:
+        e.add("exec", "runuser without a command starts a shell")
+
+
 def _alias(e: Effect, args: list[Word]) -> None:
     """``alias ls='rm -rf .'``: the value is shell code the name runs on later lines."""
     for a in args:
@@ -130,11 +144,18 @@ def _shell(e: Effect, args: list[Word]) -> None:
             return
         args = args[1:]
     o = parse_opts(args, "oO", frozenset({"--rcfile", "--init-file"}), stop_at_positional=True)
+    for rc in o.all("--rcfile", "--init-file"):  # run first, like source FILE
+        e.add("exec", f"{name} runs the start-up file {rc.shown}")
+        if rc.dynamic == "subst":
+            e.scripts.append((f"{name} --rcfile", rc))
+        else:
+            e.reads.append(rc)
     if o.has("-c"):
         if not o.positionals:
             e.at_least("ask", f"{name} -c without code")
             return
         e.scripts.append((f"{name} -c", o.positionals[0]))
+        e.code_args = o.positionals[1:]
         return
     if o.positionals and not o.has("-s") and o.positionals[0].value not in _STDIN_FILES:
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
@@ -476,7 +497,8 @@ RULES: dict[str, Rule] = {
     **dict.fromkeys(p.INTERPRETERS, _interpreter),
     "xargs": _xargs, "find": _find, "fd": _fd, "fdfind": _fd, "cd": _cd, "pushd": _cd,
     "popd": _popd, "eval": _eval, "source": _source, ".": _source, "trap": _trap,
-    "watch": _watch, "su": _su, "alias": _alias, "date": _date, "hostname": _hostname,
+    "watch": _watch, "su": _su, "runuser": _runuser, "alias": _alias, "date": _date,
+    "hostname": _hostname,
     "crontab": _crontab, "man": _man, "printf": _sets_variables, "read": _sets_variables,
     "mapfile": _sets_variables, "readarray": _sets_variables, "hash": _hash, "init": _init,
     "kill": _kill, "killall": _pkill, "pkill": _pkill,

@@ -33,14 +33,14 @@ from engine.permissions.constructs import (
     IMPLICIT_FUNCTIONS,
     MODELLED_NODES,
     NUMERIC_PROGRAMS,
-    SHELL_CODE_VARS,
     opaque_builtin,
+    shell_code_var,
 )
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
 from engine.permissions.expansion import echo_output, filter_output, printf_output
 from engine.permissions.listings import listed_dirs
 from engine.permissions.paths import Root
-from engine.permissions.programs import COMMAND_VARS
+from engine.permissions.programs import COMMAND_VARS, INTERPRETERS, SHELLS
 from engine.permissions.rules import RULES, analyze, capability
 from engine.permissions.shell_paths import (
     GLOB,
@@ -80,9 +80,11 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
                        r"|(?:(?<![^\s(){};|&])([^\s(){};|&]+)\s*\(\s*\))")
 """A name followed by ``()`` (anchored at a word start: linear time on long words)."""
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
+_COPROC = re.compile(r"(?<![\w$-])coproc\s+(?:[A-Za-z_]\w*\s+)?(?=\{\s|\()")
+"""``coproc NAME { ..; }``: a form of coprocess the grammar does not read."""
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
-_TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source|eval)\b"
+_TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source)\b"
                         r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s")
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
                            r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
@@ -107,8 +109,9 @@ class ShellVerdict:
     floor: DecisionValue = "allow"
     """The least strict decision any policy rule may give the whole command."""
     unnamed: bool = False
-    """Some program the command runs cannot be named before it runs (``$(cat x) -rf dir``):
-    never allowed by a policy, a mode or an "always" answer; ``deny`` under ``auto``."""
+    """Some program the command runs cannot be named before it runs (``$(cat x) -rf dir``,
+    or text the parser cannot read): never allowed by a policy, a mode or an "always"
+    answer; ``deny`` under ``auto``."""
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``engine policy check-shell --json``."""
@@ -203,18 +206,28 @@ class _Walker(PathJudge, ShellValues):
     """``$0``: the shell ``run_shell`` starts (None inside nested code or functions)."""
     positional: list[str] | None = field(default_factory=list)
     """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
+    written: set[str] = field(default_factory=set)
+    """Files the lines walked so far write (redirections, ``tee``, ``cp``...)."""
+    cased: dict[str, str] = field(default_factory=dict)
+    """Variables declared ``-l`` or ``-u``: their values are stored lower or upper case."""
     runs_args: set[str] = field(default_factory=set)
     """Functions whose body runs ``"$@"`` as a command: a call runs its arguments."""
 
     # ------------------------------------------------------------ entry points
 
-    def run(self, text: str, via: str, depth: int) -> None:
+    def run(self, text: str, via: str, depth: int, args: list[Word] | None = None) -> None:
+        """Judge ``text``; nested code (``depth``) gets ``args`` as ``$0 $1 ..`` when they
+        are known (``bash -c CODE ARG0 ARGS``), else its positional words are unknown."""
         if depth > MAX_DEPTH:
             self.problems.append(f"shell code nested more than {MAX_DEPTH} levels deep")
             return
         if not self.cwds:
             self.cwds.append(self.ws)
         text = _LINE_CONTINUATION.sub(r"\1", text)
+        if _COPROC.search(text):  # coproc [NAME] { ..; }: the group runs in the background
+            self.floors.append(("ask", "coproc runs a command in the background, wired to "
+                                       "this shell"))
+            text = _COPROC.sub("", text)
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
         root = _PARSER.parse(src).root_node
@@ -222,8 +235,11 @@ class _Walker(PathJudge, ShellValues):
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
         outer = (self.argv0, self.positional)
-        if depth:  # bash -c CODE ARG0 ARGS: not tracked
-            self.argv0, self.positional = None, None
+        if depth:
+            known = [a.value for a in args or ()]
+            whole = bool(known) and None not in known
+            self.argv0 = known[0] if whole else None
+            self.positional = [v or "" for v in known[1:]] if whole else None
         self._visit(root, _Ctx(src, via, depth))
         self.argv0, self.positional = outer
 
@@ -244,8 +260,9 @@ class _Walker(PathJudge, ShellValues):
         if STRICTNESS[floor] > STRICTNESS[decision]:
             decision = floor
             reason = next((r for d, r in floors if d == floor), reason)
+        # a command the parser cannot read can hide any program, like a run-time value
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
-                            bool(self.unnamed))
+                            bool(self.unnamed or self.problems))
 
     def _reason(self, decision: DecisionValue) -> str:
         if not self.entries:
@@ -297,8 +314,9 @@ class _Walker(PathJudge, ShellValues):
             self._declaration(node, ctx)
         elif t == "expansion":
             self._expansion(node, ctx)
-        elif t in ("subscript", "arithmetic_expansion", "test_command"):
-            self._arithmetic_node(node, ctx)
+        elif t in ("subscript", "arithmetic_expansion") or (
+                t == "test_command" and _text(node, ctx).startswith("[[")):
+            self._arithmetic_node(node, ctx)  # [ A -eq B ] and test do not evaluate A, B
         for child in node.named_children:
             self._visit(child, ctx)
 
@@ -311,7 +329,7 @@ class _Walker(PathJudge, ShellValues):
             return
         if not words or "{" not in words[0]:
             return
-        argv = [Word.of(x) for w in words for x in expand_braces(w)]
+        argv = [Word.of(x) for w in words for x in expand_braces(w) if x]  # "" is dropped
         self._simple(argv, ctx, floor_reasons=["a command the parser cannot read"])
 
     def _for(self, node: Node, ctx: _Ctx) -> None:
@@ -374,9 +392,19 @@ class _Walker(PathJudge, ShellValues):
         """``declare``/``local``/``typeset``/``export``: ``-n`` is opaque, ``-i`` arithmetic."""
         keyword = _text(node.children[0], ctx) if node.children else ""
         flags = [_text(c, ctx) for c in node.named_children if c.type == "word"]
+        names = [c for c in node.named_children
+                 if c.type != "word" or not _text(c, ctx).startswith("-")]
         why = opaque_builtin(keyword, [f for f in flags if f.startswith("-")])
-        if why:
+        if why and names:  # declare -n alone lists the name references
             self.opaque.append(why)
+        cased = next((c for f in flags if f.startswith("-") for c in "lu" if c in f), "")
+        for c in node.named_children:
+            if c.type == "variable_assignment" or c.type == "variable_name":
+                name = c.child_by_field_name("name") if c.type != "variable_name" else c
+                if cased and name is not None:
+                    self.cased[_text(name, ctx)] = cased
+            elif c.type != "word" or not _text(c, ctx).startswith("-"):
+                self._dynamic_name(keyword, c, ctx)
         if any(f.startswith("-") and "i" in f for f in flags):
             for c in node.named_children:
                 if c.type == "variable_assignment":
@@ -385,13 +413,46 @@ class _Walker(PathJudge, ShellValues):
                 elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
                     self.integers.add(_text(c, ctx))
 
+    def _dynamic_name(self, keyword: str, node: Node, ctx: _Ctx) -> None:
+        """``declare "$x"=1``: a name only known at run time, or whose subscript
+        (``a[$(cmd)]``) is evaluated."""
+        found = self._static(node, ctx)
+        if found is None:
+            self.unnamed.append(f"{keyword} sets a variable whose name is only known at run "
+                                "time (a subscript in it would run commands)")
+        for value in found or ():
+            name = value.partition("=")[0]
+            if "$(" in name or "`" in name:
+                self.opaque.append(f"{keyword} sets a variable whose name holds shell code")
+            elif "[" in name:
+                self._arithmetic_text(name.partition("[")[2].rpartition("]")[0],
+                                      f"{keyword} into an array element")
+
+    def _indirect(self, node: Node, ctx: _Ctx) -> None:
+        """``${!x}`` expands the variable named by x's value: a subscript in that value
+        (``x='a[$(cmd)]'``) is evaluated, running the code."""
+        var = next((c for c in node.named_children if c.type == "variable_name"), None)
+        if var is None:
+            return
+        found = self._static_variable(_text(var, ctx))
+        if found is None:
+            self.unnamed.append(f"{_text(node, ctx)} names a variable only known at run time "
+                                "(a subscript in it would run commands)")
+        for value in found or ():
+            if "$(" in value or "`" in value:
+                self.opaque.append(f"{_text(node, ctx)} names a variable whose subscript "
+                                   "holds shell code")
+            elif "[" in value:
+                self._arithmetic_text(value.partition("[")[2].rpartition("]")[0],
+                                      _text(node, ctx))
+
     def _expansion(self, node: Node, ctx: _Ctx) -> None:
         """``${x@P}`` runs code stored in ``x``; ``${s:o:l}`` evaluates ``o`` and ``l``."""
         kinds = [c.type for c in node.children]
+        if kinds[:2] == ["${", "!"] and kinds[2:] == ["variable_name", "}"]:
+            self._indirect(node, ctx)
         if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P"):
             self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
-        elif "@" in kinds:
-            self.floors.append(("ask", "${...@...} expansion transforms a stored value"))
         if ":" in kinds:
             after = node.children[kinds.index(":") + 1:]
             self._arithmetic_parts(after, ctx)
@@ -441,7 +502,10 @@ class _Walker(PathJudge, ShellValues):
         if t in ("variable_name", "word") and re.fullmatch(r"[A-Za-z_]\w*", _text(node, ctx)):
             self._arithmetic_text(_text(node, ctx), "an arithmetic context")
             return
-        if t in ("raw_string", "string") and "$(" in _text(node, ctx) + "`":
+        if t == "raw_string" and ("$(" in _text(node, ctx) or "`" in _text(node, ctx)):
+            self.opaque.append("an arithmetic context evaluates shell code in a string")
+            return
+        if t == "string_content" and re.search(r"\[[^]]*(?:\$\(|`)", _text(node, ctx)):
             self.opaque.append("an arithmetic context evaluates shell code in a string")
             return
         if t in ("simple_expansion", "expansion"):
@@ -470,6 +534,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _opaque_name(self, node: Node, ctx: _Ctx) -> str | None:
         """Why a command name that does not decode is hidden by an unmodelled construct."""
+        if _descendants(node, "process_substitution"):
+            return "a process substitution in command position runs a file made at run time"
         for sub in _descendants(node, "expansion"):
             text = _text(sub, ctx)
             if _simple_braced(sub) or re.fullmatch(
@@ -488,11 +554,31 @@ class _Walker(PathJudge, ShellValues):
             self._visit(child, replace(ctx, piped=True, stdin=None)
                         if child.type == "pipeline" else ctx)
 
+    def _unset(self, node: Node, ctx: _Ctx) -> None:
+        """``unset c``: ``$c`` may now expand to nothing (the next word becomes the program);
+        ``unset 'a[0]'`` leaves an array whose elements are no longer known."""
+        words = [Word.of(_text(c, ctx)) if c.type == "variable_name" else self._word(c, ctx)
+                 for c in node.named_children]
+        if any(w.value is not None and w.value.startswith("-") and "f" in w.value
+               for w in words):
+            return
+        for w in words:
+            name = (w.value or "").partition("[")[0]
+            if w.value is None:
+                self.taint_all = True
+            elif "[" in w.value or name in self.arrays:
+                self._set_array(name, None)
+            elif name in self.known:
+                self.known[name] = list(dict.fromkeys([*self.known[name], ""]))
+
     def _comment(self, node: Node, ctx: _Ctx) -> None:
         return None
 
     def _substitution(self, node: Node, ctx: _Ctx) -> None:
-        self._children(node, replace(ctx, piped=False, stdin=None))
+        """``$(..)``, ``<(..)``: inner commands read the outer input; ``>(..)``: they read what
+        the outer command writes into it, like the next stage of a pipeline."""
+        fed = node.type == "process_substitution" and _text(node, ctx).startswith(">")
+        self._children(node, replace(ctx, piped=fed, stdin=None))
 
     def _pipeline(self, node: Node, ctx: _Ctx) -> None:
         stages = [c for c in node.named_children if c.type != "comment"]
@@ -566,8 +652,9 @@ class _Walker(PathJudge, ShellValues):
             text = _text(body, ctx) if body is not None else ""
             quoted = start is not None and _text(start, ctx)[:1] in ("'", '"', "\\")
             if not quoted and body is not None and body.named_children:
-                self.floors.append(("ask", "a here-doc fed to a program has expansions"))
                 subst = _has_type(body, ("command_substitution", "process_substitution"))
+                if subst:  # a variable alone is judged by the program that reads it
+                    self.floors.append(("ask", "a here-doc fed to a program runs commands"))
                 return Word(None, text, "subst" if subst else "var")
             return Word.of(text)
         if node.type == "herestring_redirect":
@@ -585,7 +672,7 @@ class _Walker(PathJudge, ShellValues):
     def _assignment(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
         var = _text(name, ctx).split("[")[0] if name is not None else ""
-        if var in SHELL_CODE_VARS:
+        if shell_code_var(var):
             self._entry([Word.of(_text(node, ctx))], "exec", "deny",
                         [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
         elif is_dangerous_variable(var):
@@ -629,6 +716,9 @@ class _Walker(PathJudge, ShellValues):
                 self.numeric.add(var)
             return
         self.arrays.pop(var, None)
+        case = self.cased.get(var)
+        if case:  # declare -l / -u: the value is stored in lower or upper case
+            cands = [c.lower() if case == "l" else c.upper() for c in cands]
         self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *cands]))[:16]
 
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
@@ -687,6 +777,8 @@ class _Walker(PathJudge, ShellValues):
         if (op == ">&" and (word.value or "").isdigit()) or word.value == "-":
             return
         if op in _WRITE_OPS:
+            if word.value:
+                self.written.add(os.path.normpath(word.value))
             self._redirect_entry(op, word, True, ctx)
             if ctx.truncate and op in (">", ">|", "&>") and word.value not in NULL_DEVICES:
                 self._entry([Word.of(op), word], "destructive", "deny",
@@ -713,10 +805,13 @@ class _Walker(PathJudge, ShellValues):
         arg_nodes = node.children_by_field_name("argument")
         stdin = ctx.stdin
         assigned: list[str] = []
+        exported: dict[str, list[str] | None] = {}
         for child in node.named_children:
             if child.type == "variable_assignment":
                 var = child.child_by_field_name("name")
                 assigned.append(_text(var, ctx) if var is not None else "")
+                value = child.child_by_field_name("value")
+                exported[assigned[-1]] = self._static(value, ctx) if value is not None else [""]
                 self._stored_code(child, ctx)
                 self._command_variable(child, ctx)
                 self._children(child, replace(ctx, piped=False, stdin=None))
@@ -736,7 +831,7 @@ class _Walker(PathJudge, ShellValues):
         alternatives, floor_reasons = names
         for words in alternatives:
             self._simple([*words, *argv[1:]], replace(ctx, stdin=stdin), assigned,
-                         floor_reasons)
+                         floor_reasons, exported)
 
     # ------------------------------------------------------------ command position
 
@@ -752,6 +847,8 @@ class _Walker(PathJudge, ShellValues):
         if "$'" in text and "\\" in text:
             reasons.append("command name hidden in a $'...' escape")
         subst = _has_type(node, ("command_substitution", "simple_expansion", "expansion"))
+        if word.value in ("/proc/self/exe", "/proc/thread-self/exe"):
+            return [[Word("bash", text)]], [*reasons, f"{text} is the running shell"]
         if word.value is not None and not word.expandable and not _IFS.search(text) \
                 and not subst:
             return [[word]], reasons
@@ -768,12 +865,13 @@ class _Walker(PathJudge, ShellValues):
         if self.ifs is None and subst:
             self.opaque.append("IFS is set to a value only known at run time")
         alternatives = [[Word(w, text) for w in self._split(c)] for c in cands]
-        return [a for a in alternatives if a] or [[Word("", text)]], reasons
+        # an empty value expands to no word: the next argument is the program
+        return alternatives or [[Word("", text)]], reasons
 
     def _expanded_name(self, word: Word) -> list[list[Word]]:
         value = word.value or ""
-        items = expand_braces(value)
-        if len(items) > 1:
+        items = [i for i in expand_braces(value) if i]  # {rm,}: an empty word is dropped
+        if len(items) > 1 or (items and items[0] != value):
             return [[Word(i, word.text) for i in items]]
         if not GLOB.search(value):
             return [[word]]
@@ -817,7 +915,25 @@ class _Walker(PathJudge, ShellValues):
                     name not in self.unknown:
                 text = _text(node, ctx)
                 return [Word(v, text, "", False, bool(GLOB.search(v))) for v in found[0]]
-        return [self._word(node, ctx)]
+        if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
+            return [Word(v, _text(node, ctx)) for v in self.positional]
+        word = self._word(node, ctx)
+        if word.value is None and word.dynamic == "var":
+            return self._known_words(node, word, ctx)
+        return [word]
+
+    def _known_words(self, node: Node, word: Word, ctx: _Ctx) -> list[Word]:
+        """An argument made of variables whose value is known (``x='rm -rf d'; eval "$x"``):
+        that value, split into words when unquoted; unknown when it may hold several."""
+        text = _text(node, ctx)
+        if _special_variable(node, ctx) and not (ctx.depth and self.positional is not None):
+            return [word]  # $1, $@: what a caller passes, unless bash -c CODE ARGS gave them
+        cands = self._static(node, ctx)
+        if cands is None or len(cands) != 1:
+            return [word]
+        if node.type in ("string", "raw_string"):
+            return [Word(cands[0], text)]
+        return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(cands[0])]
 
     def _static_element(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """``${a[@]}``, ``${a[*]}``, ``${a[2]}`` of an array with static elements."""
@@ -896,7 +1012,8 @@ class _Walker(PathJudge, ShellValues):
         return None if stdin is None else filter_output(argv, stdin)
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
-                floor_reasons: Sequence[str] = ()) -> None:
+                floor_reasons: Sequence[str] = (),
+                exported: Mapping[str, list[str] | None] | None = None) -> None:
         e = analyze(argv)
         if e.argv and (e.argv[0].text == LISTED or (
                 not program_name(e.argv[0]) and e.argv[0].value is None)):
@@ -906,8 +1023,9 @@ class _Walker(PathJudge, ShellValues):
                                    "may be a shell)")
             self._maybe_shell_code(e, ctx)
         self._builtin(e)
+        self._runs_written(e)
         for var in assigned:
-            if var in SHELL_CODE_VARS:
+            if shell_code_var(var):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
             if is_dangerous_variable(var) and not (var == "IFS" and e.argv and program_name(
                     e.argv[0]) in ("read", "mapfile", "readarray")):
@@ -923,8 +1041,26 @@ class _Walker(PathJudge, ShellValues):
         reasons = [*e.reasons, *path_reasons]
         floor = "deny" if decision == "deny" else e.floor
         self._entry(e.argv or argv, e.risk, decision, reasons, floor, ctx, e.wrappers)
+        saved = {v: (self.known.get(v), v in self.unknown) for v in exported or {}}
+        for var, found in (exported or {}).items():
+            self._hold(var, found, found is None)
+        self._run_inner(e, ctx)
+        for var, (held, unknown) in saved.items():
+            self._hold(var, held, unknown)
+
+    def _hold(self, var: str, values: list[str] | None, unknown: bool) -> None:
+        """Set what a variable holds for the code a command runs (``c=rm bash -c '$c ..'``),
+        and back afterwards."""
+        if values is None:
+            self.known.pop(var, None)
+        else:
+            self.known[var] = values
+        (self.unknown.add if unknown else self.unknown.discard)(var)
+
+    def _run_inner(self, e: Effect, ctx: _Ctx) -> None:
+        """The shell code and the commands one simple command runs."""
         for how, code in e.scripts:
-            self._script(how, code, ctx)
+            self._script(how, code, ctx, e.code_args if how.endswith(" -c") else None)
         if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
             e.nested.append((f"{e.argv[0].shown} (runs its arguments)", e.argv[1:]))
         for how, nested in e.nested:
@@ -933,6 +1069,18 @@ class _Walker(PathJudge, ShellValues):
             elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
                 nested = _fed_words(nested, ctx.stdin.value)
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
+
+    def _runs_written(self, e: Effect) -> None:
+        """``echo CODE > x.sh; bash x.sh``: a script written earlier in the command is run;
+        what it holds is not shown, like a program only known at run time."""
+        name = program_name(e.argv[0]) if e.argv else ""
+        runners = SHELLS | INTERPRETERS | {"source", "."}
+        ran = e.argv[:1] + (e.argv[1:] if name in runners else [])
+        if any(w.value and os.path.normpath(w.value) in self.written for w in ran):
+            self.unnamed.append("runs a file written earlier in this command")
+            e.at_least("ask", "runs a file written earlier in this command: what it holds "
+                              "is not shown")
+        self.written.update(os.path.normpath(w.value) for w in e.writes if w.value)
 
     def _maybe_shell_code(self, e: Effect, ctx: _Ctx) -> None:
         """``$SHELL -c CODE``: a program only known at run time may be a shell, so the code
@@ -953,6 +1101,10 @@ class _Walker(PathJudge, ShellValues):
             e.add("exec", "")
             e.at_least("deny", f"{name} was defined earlier in this command: the call runs "
                                "code planted under another name")
+        elif name in self.functions and name in RULES:
+            e.add("exec", "")
+            e.at_least("deny", f"{name} is also a function defined in this command: the call "
+                               "may run it instead of the command it names")
         elif name in self.functions:
             e.add("exec", f"{e.argv[0].shown} is a function defined in this command")
         for alias, _ in e.defines:
@@ -977,10 +1129,10 @@ class _Walker(PathJudge, ShellValues):
         elif e.stdin_reader is not None and ctx.piped:
             e.at_least("ask", f"{e.argv[0].shown} runs what it reads from a pipe")
 
-    def _script(self, how: str, code: Word, ctx: _Ctx) -> None:
+    def _script(self, how: str, code: Word, ctx: _Ctx, args: list[Word] | None = None) -> None:
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
-            self.run(text, how, ctx.depth + 1)
+            self.run(text, how, ctx.depth + 1, args)
         elif code.dynamic == "subst":
             self._entry([Word.of(how), code], "exec", "deny",
                         [f"{how} runs the output of a command as shell code"], "deny", ctx)
@@ -1110,6 +1262,7 @@ _HANDLERS = {
     "compound_statement": _Walker._group,
     "for_statement": _Walker._for,
     "heredoc_redirect": _Walker._heredoc,
+    "unset_command": _Walker._unset,
     "while_statement": _Walker._loop,
     "c_style_for_statement": _Walker._loop,
 }
@@ -1164,8 +1317,8 @@ def _lookup_output(name: str) -> str | None:
 
 def _fed_words(argv: list[Word], text: str) -> list[Word]:
     """``echo a b | xargs cmd``: the input's words (known statically) replace the marker."""
-    try:
-        words = shlex.split(text)
+    try:  # xargs -0 reads words ended by NUL (printf '%s\0' ... | xargs -0)
+        words = [w for w in text.split("\0") if w] if "\0" in text else shlex.split(text)
     except ValueError:
         return argv
     out: list[Word] = []
@@ -1199,6 +1352,12 @@ def _starts_copies(body: Node, name: str, ctx: _Ctx) -> bool:
         return any(spawns(c) for c in node.named_children)
 
     return spawns(body)
+
+
+def _special_variable(node: Node, ctx: _Ctx) -> bool:
+    """Whether ``node`` expands ``$1``, ``$@``, ``$#``, ``$$``...: what a caller passes."""
+    return bool(_descendants(node, "special_variable_name")) or any(
+        _text(v, ctx).isdigit() for v in _descendants(node, "variable_name"))
 
 
 def _text(node: Node, ctx: _Ctx) -> str:

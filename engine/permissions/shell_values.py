@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 
 from engine.permissions.constructs import arithmetic_problem, opaque_builtin
-from engine.permissions.effect import Effect, program_name
+from engine.permissions.effect import Effect, parse_opts, program_name
 from engine.permissions.expansion import printf_output
 from engine.permissions.words import INPUT_VAR, Word
 
@@ -113,9 +113,11 @@ class ShellValues:
                     continue
                 target, eq, expr = w.value.partition("=")
                 plain = bool(eq) and re.fullmatch(r"[A-Za-z_]\w*[-+*/%&|^<>]?", target)
+                if plain and target[-1] in "-+*/%&|^<>":  # x+=1 evaluates x's value too
+                    self._arithmetic_text(target.rstrip("-+*/%&|^<>"), "let")
+                self._arithmetic_text(expr if plain else w.value, "let")
                 if plain:
                     self.numeric.add(target.rstrip("-+*/%&|^<>"))
-                self._arithmetic_text(expr if plain else w.value, "let")
         elif name in ("test", "[") and "-v" in args:
             for a in args[args.index("-v") + 1:args.index("-v") + 2]:
                 self._arithmetic_text((a or "$").partition("[")[2], "test -v")
@@ -143,8 +145,11 @@ class ShellValues:
                 else:
                     self.known[var] = [out]
                     self.unknown.discard(var)
+        elif name == "read":  # options with a value: -a NAME is a target too
+            o = parse_opts(args, "adinNptu")
+            targets = [*o.all("-a"), *o.positionals]
         else:
-            targets = [w for w in args if not (w.value or "-").startswith("-")]
+            targets = parse_opts(args, "dnOsuCc").positionals
         for w in targets:
             if w.value is None:
                 self.opaque.append(f"{name} sets a variable whose name is only known at run "

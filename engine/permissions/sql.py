@@ -25,7 +25,7 @@ _SHELL_ESCAPES = re.compile(r"^\s*(?:\.shell|\.system|\\!|system|!|pager|\\P)\s*
                             re.S | re.I)
 _COPY_PROGRAM = re.compile(r"\bprogram\s+'((?:''|[^'])*)'", re.I)
 _OUTPUT = re.compile(r"^\s*(?:\.output|\.once|\.save|\.backup|\\o|\\out|tee|\\T|"
-                     r"\.excel|\\g|\\gx|\\w|\\write)(?![\w])\s*(\S*)", re.I)
+                     r"\.excel|\\g|\\gx|\\w|\\write)(?![\w])\s*(.*)", re.I | re.S)
 _REFUSED = (
     (re.compile(r"\b(?:writefile|fts3_tokenizer)\s*\(", re.I),
      "sqlite3 writefile() writes any file with any content"),
@@ -35,11 +35,17 @@ _REFUSED = (
 )
 """Functions and commands of database shells that write or run what SQL cannot show."""
 _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_binary_file|"
-                       r"load_file)\s*\(|\binto\s+(?:outfile|dumpfile)\b|"
+                       r"load_file|fsdir|zipfile|sqlar_uncompress|pg_ls_dir|pg_stat_file|"
+                       r"read_csv\w*|read_parquet|read_json\w*|read_text|read_blob)\s*\(|"
+                       r"\binto\s+(?:outfile|dumpfile)\b|"
                        r"^\s*(?:attach|vacuum\b.*\binto)\b", re.I | re.S)
 """SQL that reads or writes files, or opens another database: never plain reads."""
+_WRITES_TO = re.compile(r"^\s*vacuum\b.*?\binto\s+'((?:''|[^'])*)'|"
+                        r"\binto\s+(?:outfile|dumpfile)\s+'((?:''|[^'])*)'|"
+                        r"^\s*copy\b.*?\bto\s+'((?:''|[^'])*)'", re.I | re.S)
+"""The file a statement writes (``VACUUM INTO``, ``INTO OUTFILE``, ``COPY .. TO``)."""
 _READS_FILE = re.compile(r"^\s*(?:\.read|\.import|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
-                         r"(\S+)", re.I)
+                         r"(.*)", re.I | re.S)
 
 
 @dataclass(slots=True)
@@ -116,15 +122,15 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     m = _OUTPUT.match(stmt)
     if m:
         out.add("write", "the database client writes its output to a file")
-        target = m.group(1)
+        target = _client_arg(m.group(1))
         if target.startswith("|"):  # the query's output is piped into the command
-            out.scripts.append(f": | {stmt.split('|', 1)[1].strip()}")
+            out.scripts.append(f": | {target[1:].strip()}")
         elif target:
-            out.files.append(target.strip("'\""))
+            out.files.append(target)
         return
     m = _READS_FILE.match(stmt)
     if m:
-        target = m.group(1).strip("'\"")
+        target = _client_arg(m.group(1))
         if target.startswith("|"):
             out.add("exec", "the database client runs a command for input")
             out.scripts.append(target[1:])
@@ -135,7 +141,21 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     for code in _COPY_PROGRAM.findall(stmt):
         out.add("exec", "COPY ... PROGRAM runs a shell command on the server")
         out.scripts.append(code.replace("''", "'"))
+    for m in _WRITES_TO.finditer(stmt):
+        out.files.append(next(g for g in m.groups() if g is not None).replace("''", "'"))
     _sql_risk(out, stmt)
+
+
+def _client_arg(rest: str) -> str:
+    """The file argument of a client command: options (``-x``, ``--bom``) skipped, quotes
+    removed (``.once '|cmd args'``); an unquoted ``|cmd args`` is the rest of the line."""
+    rest = rest.strip()
+    while rest.startswith("-"):
+        rest = rest.partition(" ")[2].lstrip()
+    if rest[:1] in ("'", '"'):
+        end = rest.find(rest[0], 1)
+        return rest[1:] if end < 0 else rest[1:end]
+    return rest if rest.startswith("|") else (rest.split() or [""])[0]
 
 
 def _sql_risk(out: SqlEffect, stmt: str) -> None:
