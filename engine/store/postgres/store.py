@@ -1,6 +1,6 @@
 """The PostgreSQL store: the same ``Store`` as ``SqliteStore``, on a server many machines share.
 
-The SQL it shares with SQLite is in ``engine.store.sql``; here are what only Postgres does: the
+The SQL it shares with SQLite is in ``engine.store.sql``; here is what only Postgres does: the
 connection (``psycopg``, imported only by this package, with ``errors``, which turns its errors
 into ``StoreError``s), the schema, the pipelined transactions, a run's numbered rows addressed
 by ``(run_id, seq)``, a run's first row and a fork's copy. Imported only when a
@@ -105,7 +105,7 @@ _SCHEMA_V1 = (
 )
 
 _SCHEMA_V2 = (
-    # as in SQLite (``engine.store.sqlite._schema_v5``): a step's row records its transition
+    # as in SQLite (``engine.store.sqlite.schema._schema_v5``): a step's row records its transition
     # when it commits, and a run's events are read through their primary key
     "DROP INDEX IF EXISTS events_run_kind",
     "DROP TABLE IF EXISTS transitions",
@@ -114,14 +114,14 @@ _SCHEMA_V2 = (
 )
 
 _SCHEMA_PARENT_LINK = (
-    # as in SQLite (``engine.store.sqlite._schema_parent_link``): a child run names its parent
+    # as in SQLite (``engine.store.sqlite.schema._schema_parent_link``): a child names its parent
     "ALTER TABLE runs ADD COLUMN parent_run_id TEXT",
     "ALTER TABLE runs ADD COLUMN parent_step BIGINT",
     "CREATE INDEX runs_parent ON runs (parent_run_id, parent_step)",
 )
 
 _SCHEMA_V4 = (
-    # as in SQLite (``engine.store.sqlite._schema_v8``): where a fork came from
+    # as in SQLite (``engine.store.sqlite.schema._schema_v8``): where a fork came from
     "ALTER TABLE runs ADD COLUMN forked_from TEXT",
     "ALTER TABLE runs ADD COLUMN fork_step BIGINT",
 )

@@ -18,7 +18,6 @@ SPANS_SENT = "spans_sent"
 APPROVALS = "approval_requests"
 
 
-
 def _schema_v1(db: sqlite_utils.Database) -> None:
     db[RUNS].create({  # type: ignore[union-attr]
         "run_id": str, "machine": str, "machine_path": str, "machine_hash": str,

@@ -1,6 +1,6 @@
 """The SQLite store: every run, step, message, event, checkpoint, audit row and effect, in one file.
 
-The SQL it shares with Postgres is in ``engine.store.sql``; here are what only SQLite does:
+The SQL it shares with Postgres is in ``engine.store.sql``; here is what only SQLite does:
 the connection (``sqlite3``, with ``errors``, which turns its errors into ``StoreError``s), the
 schema (``schema``), a run's numbered rows addressed by one integer key, the transactions,
 a run's first row and a fork's copy. Only this package imports ``sqlite3``/``sqlite_utils``.
@@ -77,8 +77,8 @@ SQL = Statements(SQLITE)
 """The shared statements in SQLite's dialect."""
 RUN_ROW, STEP_BEGIN, STEP_END, STEP_WHOLE = SQL.run_row, SQL.step_begin, SQL.step_end, \
     SQL.step_whole
-EFFECT_ROW, EVENT_ROW, MESSAGE_ROW = SQL.effect, SQL.event, SQL.message
-CHECKPOINT_ROW, AUDIT_ROW, FOLDS = SQL.checkpoint, SQL.audit_row, SQL.folds
+EFFECT_ROW, EVENT_ROW, FOLDS = SQL.effect, SQL.event, SQL.folds
+"""The statements a step writes (the fold's tests name them)."""
 
 NEW_RUN = (
     "INSERT INTO runs (run_id, machine, machine_path, machine_hash, status, state,"
@@ -168,7 +168,6 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
-
 
 
 class SqliteStore(SqlStore):
