@@ -585,3 +585,27 @@ def test_state_at_and_fork_run_copy_the_steps_before_the_fork_point(store) -> No
     _commit(store, "fork-1", 3, "d", "z", (Message("assistant", "other"),), first=4)
     assert [m.content for m in store.messages("fork-1")][-1] == "other"
     assert [m.content for m in store.messages("run-1")][-1] == "m3"
+
+
+def test_both_stores_send_the_shared_reads_and_writes_written_once() -> None:
+    """Every read and write SQLite and Postgres do alike is ``SqlStore``'s, over statements
+    written once (``engine.store.sql.statements``): neither store redefines one (a copy would
+    drift from its twin), and each adds only what its database does its own way."""
+    from engine.store.postgres import PostgresStore
+    from engine.store.sql.statements import POSTGRES, SQLITE, Statements
+    from engine.store.sql.store import SqlStore
+
+    def public(cls: type) -> set[str]:
+        return {n for n in vars(cls) if not n.startswith("_") and n not in ("FOREIGN", "SQL")}
+
+    shared = public(SqlStore)
+    assert len(shared) >= 30
+    own = {"create_run", "fork_run", "check", "row_counts", "close", "for_reading", "location"}
+    for cls in (SqliteStore, PostgresStore):
+        assert public(cls) == own, cls.__name__
+    sqlite, postgres = Statements(SQLITE), Statements(POSTGRES)
+    assert SqliteStore.SQL.step_begin == sqlite.step_begin
+    assert PostgresStore.SQL.step_begin == postgres.step_begin
+    for name, text in vars(sqlite).items():  # one text, two dialects: no "?" left in Postgres'
+        if isinstance(text, str) and "?" in text:
+            assert "?" not in vars(postgres)[name] and "%s" in vars(postgres)[name], name

@@ -27,9 +27,9 @@ from engine.store.sqlite import (
     STEP_END,
     STEP_WHOLE,
     SqliteStore,
-    _execute,
     row_key,
 )
+from engine.store.sqlite.store import _execute
 from engine.vocabulary.state import Message, RunInfo, RunState, ToolCall, Usage
 from tests.conftest import ROOT, EngineCLI
 
@@ -286,25 +286,24 @@ VALUES = [{"a": 1.5, "b": [1, None, True, 'x"\n\té\u2028'], "c": {"d": float("i
 
 @pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
 def test_rows_are_encoded_as_json_dumps_encodes_them(value: Any) -> None:
-    from engine.store.postgres import _dumps as postgres_dumps
-    from engine.store.sqlite import _dumps, _dumps_map
+    from engine.store.sql.rows import dumps, dumps_map
 
     expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-    assert _dumps(value) == postgres_dumps(value) == expected
+    assert dumps(value) == expected
     if isinstance(value, dict):
-        assert _dumps_map(value) == expected
+        assert dumps_map(value) == expected
 
 
 @pytest.mark.parametrize("text", ['{"a":[1,2.5,null]}', ' {"a":1}', '{"a":1}\n', '"x"', "NaN"])
 def test_stored_json_reads_as_json_loads_reads_it(text: str) -> None:
-    from engine.store.sqlite import _loads
+    from engine.store.sql.rows import loads
 
-    assert repr(_loads(text)) == repr(json.loads(text))
+    assert repr(loads(text)) == repr(json.loads(text))
 
 
 @pytest.mark.parametrize("text", ['{"a":1}x', "", "{"])
 def test_unreadable_stored_json_fails_as_json_loads_fails(text: str) -> None:
-    from engine.store.sqlite import _loads
+    from engine.store.sql.rows import loads
 
     with pytest.raises(json.JSONDecodeError):
-        _loads(text)
+        loads(text)

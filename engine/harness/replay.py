@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 
 from engine.permissions.approvals import Answer, ApprovalMode, PendingQuestion
-from engine.store.base import Store
+from engine.store.base import RunReader, Store
 from engine.tasks.golden import TASK_FILE
 from engine.vocabulary.errors import UnknownRunError, UsageError
 from engine.vocabulary.events import EventKind
@@ -141,7 +141,7 @@ class ReplayReport:
 # -- what was recorded ----------------------------------------------------------------------
 
 
-def recorded_turns(store: Store, run_id: str) -> list[dict[str, Any]]:
+def recorded_turns(store: RunReader, run_id: str) -> list[dict[str, Any]]:
     """The run's committed model calls, in order, as a ``turns.yaml`` script.
 
     Assistant messages become ``{text, tool_calls}`` turns; context-compression summaries
@@ -170,7 +170,7 @@ def _summary_text(m: Message) -> str:
     return m.content.split("\n", 1)[1] if "\n" in m.content else m.content
 
 
-def tool_outcomes(store: Store, run_id: str) -> list[ToolOutcome]:
+def tool_outcomes(store: RunReader, run_id: str) -> list[ToolOutcome]:
     """Every tool result the run produced, in order: runs, denials, and calls settled on resume.
 
     A call whose outcome an earlier process left unknown and that resume settled without
@@ -210,7 +210,7 @@ class RecordedAnswers:
     answers: list[tuple[str, dict[str, Any], Answer]]
 
     @classmethod
-    def of_run(cls, store: Store, run_id: str) -> RecordedAnswers:
+    def of_run(cls, store: RunReader, run_id: str) -> RecordedAnswers:
         answers: list[tuple[str, dict[str, Any], Answer]] = []
         for e in store.events(run_id, (EventKind.APPROVAL,)):
             p = e.payload
@@ -373,7 +373,7 @@ def replay_run(store: Store, run_id: str, *, work_dir: Path,
     return report
 
 
-def lineage_workspaces(store: Store, info: RunInfo) -> list[str]:
+def lineage_workspaces(store: RunReader, info: RunInfo) -> list[str]:
     """The run's workspace, and for a fork those of the runs it came from: the results of the
     steps a fork copied name their folders."""
     folders = [info.workspace]

@@ -19,7 +19,14 @@ from typing import Any, Literal, Protocol
 
 from engine.permissions.approvals import Approval, PendingQuestion, digest
 from engine.permissions.policy import Policy
-from engine.store.base import ApprovalDecision, ApprovalRequest, AuditRecord, Store
+from engine.store.base import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approvals,
+    AuditRecord,
+    RunReader,
+    Store,
+)
 from engine.vocabulary.errors import DecisionRefusedError, RunParked
 from engine.vocabulary.hints import command
 
@@ -41,7 +48,7 @@ class ParkingStep(Protocol):
     and the time (an action's ``ActionContext`` is one)."""
 
     @property
-    def store(self) -> Store: ...
+    def store(self) -> Approvals: ...
 
     @property
     def run_id(self) -> str: ...
@@ -124,7 +131,7 @@ def after_policy_change(approval: Approval, req: ApprovalRequest | None,
     return replace(approval, reason=f"{approval.reason} ({note})")
 
 
-def call_outcome(store: Store, run_id: str, call_id: str) -> str:
+def call_outcome(store: RunReader, run_id: str, call_id: str) -> str:
     """What became of a decided call once its run went on: ran, denied (and why), or asked
     again; for ``approve --resume`` to report."""
     effects = [e for e in store.effects(run_id) if e.call_id == call_id]
@@ -192,7 +199,7 @@ def record_decision(store: Store, run_id: str, call_id: str,
         at=now, note=note, always=always if decision == "allow" else None), audit)
 
 
-def pending(store: Store, now: float | None = None) -> list[dict[str, Any]]:
+def pending(store: RunReader, now: float | None = None) -> list[dict[str, Any]]:
     """Every pending request across runs, with what a person needs to decide."""
     now = time.time() if now is None else now
     runs: dict[str, Any] = {}

@@ -8,7 +8,7 @@ row fails the reads that ``show`` and ``resume`` make, as ``DamagedRowError`` na
 
 from __future__ import annotations
 
-from engine.store.base import Store
+from engine.store.base import RunReader
 from engine.vocabulary.errors import DamagedRowError, StoreError
 from engine.vocabulary.hints import command
 
@@ -25,7 +25,7 @@ def damaged_row(where: object, run_id: str | None, exc: BaseException) -> Damage
                            f"every damaged run with: {command('check', store=str(where))}")
 
 
-def damaged_runs(store: Store) -> list[tuple[str, str]]:
+def damaged_runs(store: RunReader) -> list[tuple[str, str]]:
     """Every run with a row the engine cannot read, and the first such problem."""
     found: list[tuple[str, str]] = []
     for run_id in store.run_ids():
@@ -36,7 +36,7 @@ def damaged_runs(store: Store) -> list[tuple[str, str]]:
     return found
 
 
-def read_run(store: Store, run_id: str) -> None:
+def read_run(store: RunReader, run_id: str) -> None:
     """Make every read of a run that the engine makes (``show``, ``resume``, the trace)."""
     info = store.get_run(run_id)
     store.steps(run_id)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.store.base import Store
+from engine.store.base import RunReader
 from engine.vocabulary.errors import UsageError
 from engine.vocabulary.events import EventKind
 from engine.vocabulary.run_data import FINAL_ANSWER
@@ -48,7 +48,7 @@ class Attempt:
 class CheckContext:
     """What a check may look at: the run's rows, its workspace, the task's folder."""
 
-    store: Store
+    store: RunReader
     run_id: str
     workspace: Path
     task_dir: Path
@@ -421,7 +421,7 @@ def final_answer_contains(ctx: CheckContext, text: str) -> CheckResult:
     return _fail(name, f"a final answer containing {_short(text)}", _short(answer, 300))
 
 
-def final_answer(store: Store, run_id: str) -> str | None:
+def final_answer(store: RunReader, run_id: str) -> str | None:
     """The model's final answer: the run's ``final_answer``, else its last assistant text."""
     answer = FINAL_ANSWER.get(store.load_state(run_id).data)
     if isinstance(answer, str):

@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from engine.store.base import Store
+from engine.store.base import RunReader
 from engine.temporal.refs import (
     DECIDED_SIGNAL,
     DEFAULT_ADDRESS,
@@ -147,7 +147,7 @@ class Follow:
     """The command that starts a worker for this run, runnable as printed."""
 
 
-async def follow(store: Store, run_id: str, how: Follow) -> str:
+async def follow(store: RunReader, run_id: str, how: Follow) -> str:
     """Show the run's events as workers store them, until it ends or parks; its status.
 
     Losing the store or Temporal ends the following, not the run: ``RunContinuesError``

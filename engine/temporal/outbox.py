@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.permissions.parking import still_waiting
-from engine.store.base import Store
+from engine.store.base import RunReader
 
 Delivered = Literal["told", "later", "no_workflow"]
 
@@ -30,7 +30,7 @@ class Delivery:
     """For ``later``: why Temporal could not be told now."""
 
 
-def taken_up(store: Store, run_id: str) -> bool:
+def taken_up(store: RunReader, run_id: str) -> bool:
     """Whether a parked run's workflow may take its step again: the run is no longer parked,
     or no request of its parked step waits for a decision any more."""
     info = store.get_run(run_id)

@@ -21,7 +21,7 @@ from typing import Any
 from engine.actions.registry import ACTIONS
 from engine.spec.model import MachineSpec
 from engine.store.base import LeaseOwner, Store
-from engine.store.sqlite import WORKERS_PREFIX
+from engine.store.sql.rows import WORKERS_PREFIX
 from engine.store.url import StoreTarget, parse_store_url
 from engine.temporal.refs import FailRef, StepRef, StepReply
 from engine.vocabulary.errors import StoreError, UsageError

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.store.base import Store
+from engine.store.base import StepWriter
 from engine.tracing.redact import Redactor, secret_env_values
 from engine.vocabulary.errors import StoreError
 from engine.vocabulary.events import EventKind
@@ -39,7 +39,7 @@ Observer = Callable[[str, Mapping[str, Any]], None]
 class StreamRecorder:
     """An observer wrapper that persists streamed text and tool output as ``stream`` events."""
 
-    def __init__(self, store: Store, run_id: str, inner: Observer, *,
+    def __init__(self, store: StepWriter, run_id: str, inner: Observer, *,
                  clock: Callable[[], float] = time.time, window_s: float = WINDOW_S,
                  max_chars: int = MAX_CHARS_PER_STEP,
                  environ: Mapping[str, str] | None = None) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.store.base import Event, Store
+from engine.store.base import Event, RunReader
 from engine.tracing.redact import MASK, Redactor, redactor
 from engine.tracing.to_json import document_chunks, encode_str, json_text, key_text, value_text
 from engine.tracing.to_text import trace_text
@@ -279,7 +279,7 @@ def _remembered(texts: dict[float, str], value: float, write: Callable[[float], 
     return done
 
 
-def build_trace(store: Store, run_id: str) -> dict[str, Any]:
+def build_trace(store: RunReader, run_id: str) -> dict[str, Any]:
     """The trace document of ``run_id``: ``{format, trace_id, run, spans}``, spans in tree order.
 
     ``run`` holds the totals (tokens, cost, duration, model and tool calls, denials, retries);
@@ -293,7 +293,7 @@ def build_trace(store: Store, run_id: str) -> dict[str, Any]:
     return document
 
 
-def trace_document(store: Store, run_id: str) -> tuple[dict[str, Any], Iterator[str]]:
+def trace_document(store: RunReader, run_id: str) -> tuple[dict[str, Any], Iterator[str]]:
     """The trace document of ``run_id`` as its fields (``format``, ``trace_id``, ``run``) and
     the JSON text of each span, written as they are read (``to_json.document_chunks`` joins
     them); call it with the collector paused (``_collector_paused``).
@@ -624,7 +624,7 @@ class _Builder:
 
     # -- child runs ---------------------------------------------------------------------
 
-    def nest(self, store: Store, depth: int = 0) -> None:
+    def nest(self, store: RunReader, depth: int = 0) -> None:
         """Put each child run's spans under the step that started it (its root span's parent
         is that step's span), children of children too."""
         if depth >= MAX_NESTING:
@@ -830,7 +830,7 @@ def _iso_datetime(ts: float) -> str:
 # -- files --------------------------------------------------------------------------------
 
 
-def write_trace_file(store: Store, run_id: str, directory: Path) -> Path:
+def write_trace_file(store: RunReader, run_id: str, directory: Path) -> Path:
     """Write ``<directory>/<run_id>.json`` atomically (temp file + rename) and return its path.
 
     Each span's text is written as it is made; the collector stays paused until the file is

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.permissions.parking import pending_json, still_waiting
-from engine.store.base import Store
+from engine.store.base import RunReader
 from engine.tracing.redact import Redactor, redactor
 from engine.tracing.stream_events import STREAM_EVENT
 from engine.vocabulary.state import RunInfo, StepRecord
@@ -25,7 +25,7 @@ def run_row(info: RunInfo, now: float, depth: int = 0) -> dict[str, Any]:
             "parent_run_id": info.parent_run_id, "depth": depth}
 
 
-def runs(store: Store, status: str | None = None) -> list[dict[str, Any]]:
+def runs(store: RunReader, status: str | None = None) -> list[dict[str, Any]]:
     """Newest first, each run's children (oldest first) right below it, indented by
     ``depth``; with ``status``, only the runs of that status, flat."""
     now = time.time()
@@ -62,12 +62,12 @@ def duration(s: StepRecord) -> str:
     return "" if s.ended_at is None else f"{max(0.0, s.ended_at - s.started_at):.2f}s"
 
 
-def stream_rows(store: Store, run_id: str, after: int = -1) -> list[dict[str, Any]]:
+def stream_rows(store: RunReader, run_id: str, after: int = -1) -> list[dict[str, Any]]:
     return [{"seq": e.seq, "step": e.step, **dict(e.payload)}
             for e in store.events(run_id, (STREAM_EVENT,)) if e.seq > after]
 
 
-def run_page(store: Store, run_id: str) -> dict[str, Any]:
+def run_page(store: RunReader, run_id: str) -> dict[str, Any]:
     """Everything the run page shows at load; later changes come by the event stream."""
     info = store.get_run(run_id)
     run_id = info.run_id
@@ -96,7 +96,7 @@ def run_page(store: Store, run_id: str) -> dict[str, Any]:
             "forked_from": info.forked_from.to_json() if info.forked_from else None}
 
 
-def timeline(store: Store, run_id: str) -> list[dict[str, Any]]:
+def timeline(store: RunReader, run_id: str) -> list[dict[str, Any]]:
     """The trace's shape: one bar per step, offset and width relative to the run."""
     steps = store.steps(run_id)
     if not steps:
@@ -111,7 +111,7 @@ def timeline(store: Store, run_id: str) -> list[dict[str, Any]]:
             for s in steps]
 
 
-def diagram_svg(store: Store, run_id: str) -> str:
+def diagram_svg(store: RunReader, run_id: str) -> str:
     """The machine with the path taken and the current state highlighted."""
     from engine.actions.registry import ACTIONS
     from engine.spec.diagram import svg

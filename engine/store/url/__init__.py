@@ -67,7 +67,6 @@ class StoreTarget:
         return PostgresStore.for_reading(self.url) if reading else PostgresStore(self.url, **kw)
 
 
-
 def parse_store_url(value: str | os.PathLike[str]) -> StoreTarget:
     """``postgresql://`` (or ``postgres://``) URLs, ``sqlite:///relative/path``,
     ``sqlite:////absolute/path``, or a plain path; any other scheme is refused."""
