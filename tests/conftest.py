@@ -51,6 +51,21 @@ class EngineCLI:
         return json.loads(proc.stdout)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In several processes (``scripts/test`` runs pytest-xdist): the slow tests go first, in
+    their files' order, so no process is left running a long one after the others are done;
+    the Temporal tests run one after another in one process (one dev server, and no two sets
+    of workers heartbeating against each other's load)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        if item.get_closest_marker("temporal"):
+            item.add_marker(pytest.mark.xdist_group("temporal"))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None
+               and item.get_closest_marker("temporal") is None)
+
+
 @pytest.fixture
 def cli(tmp_path: Path) -> EngineCLI:
     return EngineCLI(ROOT, tmp_path / "engine.db")

@@ -72,7 +72,8 @@ def test_scripts_test_runs_the_npm_servers_with_the_pypi_node_whatever_the_syste
     node.write_text(f"#!/bin/sh\necho \"$@\" >> {mark}\n"
                     "case \"$1\" in -p) echo 18;; --version) echo v18.19.0;; esac\nexit 1\n")
     node.chmod(0o755)
-    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+           "PATH": f"{fake}:{os.environ['PATH']}", "ENGINE_TEST_WORKERS": "0"}  # one process
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "test"), "-q", "-p",
                            "no:cacheprovider", "tests/test_mcp_reference_servers.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

@@ -40,7 +40,7 @@ def _serve(cmd: list[str]) -> Iterator[int]:
     proc = subprocess.Popen([*cmd, str(port)], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        _wait_port(port)
+        _wait_port(port, proc)
         yield port
     finally:
         proc.terminate()
@@ -51,9 +51,12 @@ def _serve(cmd: list[str]) -> Iterator[int]:
             proc.wait()
 
 
-def _wait_port(port: int, timeout: float = 20.0) -> None:
+def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    """Until the server answers on ``port``; its exit fails at once, ``timeout`` is a hang
+    guard (a loaded machine takes its time to start a Python server)."""
     deadline = time.monotonic() + timeout
     while True:
+        assert proc.poll() is None, f"the server exited with code {proc.returncode}"
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return

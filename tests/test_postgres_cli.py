@@ -173,15 +173,20 @@ def test_kill_9_around_an_effect_then_resume_on_postgres(pg: PgCLI, tmp_path: Pa
 
 def test_two_processes_resuming_at_once_exactly_one_proceeds(pg: PgCLI,
                                                                tmp_path: Path) -> None:
-    _ws, _log, args = _setup(tmp_path, "shell_write")
-    (tmp_path / "turns.yaml").write_text(json.dumps([
-        {"tool_calls": [{"name": "run_shell", "args": {"command": "sleep 3; echo ok"}}]},
+    ws, _log, args = _setup(tmp_path, "shell_write")
+    (tmp_path / "turns.yaml").write_text(json.dumps([  # the command waits for the test's go
+        {"tool_calls": [{"name": "run_shell", "args": {
+            "command": "while [ ! -e go ]; do sleep 0.1; done; echo ok"}}]},
         {"text": "done"}]))
     assert pg(*args, env={"ENGINE_FAULTS": "crash_after:plan:1"}).returncode == -9
     (run,) = pg.json("runs")
     cmd = [sys.executable, "-m", "engine", "resume", run["run_id"], "--store", pg.url]
     procs = [subprocess.Popen(cmd, cwd=pg.cwd, env=engine_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    deadline = time.monotonic() + 90  # a hang guard
+    while all(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)  # one ends (the loser, exit 2) while the other's command waits
+    (ws / "go").touch()
     outs = [p.communicate(timeout=60) for p in procs]
     assert sorted(p.returncode for p in procs) == [0, 2], outs
     loser = next(err for p, (_, err) in zip(procs, outs, strict=True) if p.returncode == 2)

@@ -165,14 +165,14 @@ async def test_cancellation_kills_pipeline_with_children(tmp_path: Path) -> None
             while not rec.of("tool_process"):
                 await anyio.sleep(0.01)
             pgid = rec.of("tool_process")[0]["pgid"]
-            with anyio.fail_after(10):
+            with anyio.fail_after(60):  # a hang guard
                 while len(group_members(pgid)) < 4:  # bash, sleep, cat, sleep
                     await anyio.sleep(0.01)
             cancelled_at = time.monotonic()
             scope.cancel()
     assert scope.cancelled_caught
     assert pgid is not None
-    deadline = cancelled_at + 2.0
+    deadline = cancelled_at + 60  # a hang guard: a loaded machine is slow to reap them
     while time.monotonic() < deadline:
         if not group_members(pgid):
             gone_after = time.monotonic() - cancelled_at
