@@ -592,9 +592,11 @@ def _print(out: dict[str, Any]) -> None:
     print(f"\n{out['turns']}-turn scripted coding agent (5 steps per turn), 3 workers "
           "(overhead: vs local on SQLite):")
     print(table(["backend", "ms/turn", "overhead ms/turn", "history B/turn"], rows))
+    from engine.temporal.refs import RunRef
+
     rec = out["recovery_s"]
     print(f"\nrecovery after SIGKILL of the worker in a shell command (heartbeat 1 s, "
-          f"timeout 3 s): {', '.join(f'{s:.2f}' for s in rec)} s")
+          f"timeout {RunRef.heartbeat_timeout_s:.0f} s): {', '.join(f'{s:.2f}' for s in rec)} s")
     long = out.get("long")
     if long:
         print(f"long run: {long['turns']} turns, {long['steps']} steps in "

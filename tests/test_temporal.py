@@ -221,6 +221,11 @@ def test_without_a_server_one_line_and_exit_2(cli: EngineCLI) -> None:
 
 # -- a worker killed in the middle of a shell command -----------------------------------------
 
+RECOVERY_GUARD_S = 300
+"""How long a run may take to complete after its worker is killed: a hang guard, not a speed
+claim (a loaded machine stretches the 10 s heartbeat timeout and the retry), and far below the
+step timeout (3,600 s), so a run completed within it was rescued by the heartbeat."""
+
 APPEND_MACHINE = """\
 name: append_once
 kind: workflow
@@ -276,10 +281,10 @@ def test_worker_killed_mid_command_no_effect_twice(cli: EngineCLI, workers: Work
     pid = _activity_worker_pid(workers.address, run_id)
     workers.by_pid(pid).send_signal(signal.SIGKILL)
     killed_at = time.monotonic()
-    info = _wait_status(cli, run_id, {"completed", "failed"}, 40)
+    info = _wait_status(cli, run_id, {"completed", "failed"}, RECOVERY_GUARD_S)
     recovery = time.monotonic() - killed_at
     assert info["status"] == "completed"
-    assert recovery < 15, f"took {recovery:.1f} s after the kill"
+    assert recovery < RECOVERY_GUARD_S, f"took {recovery:.1f} s after the kill"
     time.sleep(0.5)  # a leftover of the killed worker would write now
     lines = [line for line in outside.read_text().splitlines()]
     call_id = _events(cli.db, run_id, "tool_started")[0]["call_id"]
@@ -361,13 +366,13 @@ def test_worker_killed_mid_model_call_repeats_the_call_not_the_tool(
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         killed_at = time.monotonic()
-        info = _wait_status(cli, run_id, {"completed", "failed"}, 60)
+        info = _wait_status(cli, run_id, {"completed", "failed"}, RECOVERY_GUARD_S)
         recovery = time.monotonic() - killed_at
     finally:
         workers.stop_all()
         server.close()
     assert info["status"] == "completed", info
-    assert recovery < 20, f"took {recovery:.1f} s after the kill"
+    assert recovery < RECOVERY_GUARD_S, f"took {recovery:.1f} s after the kill"
     calls = [r for r in server.requests if r.path == chat]
     assert len(calls) == 3 and server.pending(chat) == 0
     assert calls[2].json["messages"] == calls[1].json["messages"]  # the same call, repeated
@@ -564,7 +569,7 @@ def test_bench_measures_overhead_recovery_history_naive_loop_and_postgres(
     assert figures["local"]["per_turn_ms"] > 0
     assert figures["temporal"]["per_turn_ms"] > figures["local"]["per_turn_ms"]
     assert figures["temporal"]["history_bytes"] > 0
-    assert 0 < figures["recovery_s"][0] < 30
+    assert 0 < figures["recovery_s"][0] < RECOVERY_GUARD_S
     long = figures["long"]
     assert long["steps"] == 1 + 5 * 11 + 2 and long["executions"] == 3  # 58 steps, 20 each
     assert "recovery after SIGKILL" in proc.stdout

@@ -50,7 +50,10 @@ class RunRef:
     resumed: bool = False
     """The first step was left running by an earlier process: settle it through the ledger."""
     continue_after: int = CONTINUE_AS_NEW_AFTER
-    heartbeat_timeout_s: float = 3.0
+    heartbeat_timeout_s: float = 10.0
+    """A worker silent this long is taken for dead and its step retried on another. Ten
+    heartbeats: a worker starved of CPU by a busy machine for a few seconds is not (at 3 s one
+    was, and its step ran twice at once)."""
     step_timeout_s: float = 3600.0
     parked: bool = False
     """The run waits for a decision at ``step``: wait before taking it (continued as new
