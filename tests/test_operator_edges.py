@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,13 @@ echo once >> "{out}"
 """
 
 
+def _process_recorded(db: Path) -> bool:
+    """The running command's pid is committed (the engine's last write before its effect)."""
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        return conn.execute("SELECT 1 FROM events WHERE kind = 'tool_process'").fetchone() \
+            is not None
+
+
 @pytest.mark.parametrize("how", ["replaced", "deleted"])
 def test_the_database_replaced_during_a_run_stops_it_and_it_resumes_once_back(
         cli: EngineCLI, tmp_path: Path, how: str) -> None:
@@ -68,7 +77,9 @@ def test_the_database_replaced_during_a_run_stops_it_and_it_resumes_once_back(
          "--approval", "policy", "--quiet", "--db", str(cli.db)],
         cwd=ROOT, env=engine_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 110  # a guard against a hang, not a bound
-    while not (workspace / "started").exists():
+    while not (workspace / "started").exists() or not _process_recorded(cli.db):
+        # the command runs before the engine commits its pid; a file swapped in between makes
+        # that write fail, the command is stopped unfinished and resume rightly skips it
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     kept = tmp_path / "kept.db"
