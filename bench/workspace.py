@@ -1,7 +1,8 @@
 """Workspace-size benchmark: what a step costs in a 10-file folder and in a 300,000-file repository.
 
     .venv/bin/python bench/workspace.py [--sizes 10,1000,10000,100000,300000]
-        [--mixes tracked,mixed] [--steps 8] [--repeats 3] [--dir DIR] [--json FILE]
+        [--mixes tracked,mixed] [--steps 8] [--repeats 3] [--model-latency S] [--dir DIR]
+        [--json FILE]
 
 Trees come from ``bench/workspace_tree.py`` (reused from ``--dir`` when already built). For each
 size and mix, through the CLI as a user runs it (``python -m engine run ... --workspace TREE``
@@ -12,6 +13,9 @@ with a scripted model):
    and the median of the others. The same run in a 10-file repository interleaved with it
    gives the overhead the size adds (target: at most 15 ms at 100,000 files); ``--repeats``
    runs of each, interleaved, each figure their median.
+   With ``--model-latency S``, also the first shell step of runs whose model (an
+   OpenAI-format server on 127.0.0.1) answers each turn after S seconds, as a hosted model
+   does: the watcher's set-up starts at run start and runs beside that first turn.
 2. **plan step**: that run's ``plan`` step (target: at most 150 ms at 100,000 files).
 3. **files_changed**: one run whose command edits a tracked file four folders down, creates a
    file and deletes a tracked file, plus writes under the ignored ``node_modules``; ``show
@@ -25,6 +29,7 @@ with a scripted model):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -34,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +53,7 @@ from bench.common import PYTHON, ROOT, machine_info, machine_line, table, write_
 from bench.workspace_tree import MIXES, Tree, build, git  # noqa: E402
 from engine.tooling import ToolContext  # noqa: E402
 from engine.workspace.listing import summary  # noqa: E402
+from tests.sse_server import PATHS, Reply, SSEServer, provider_env  # noqa: E402
 from turnstile_tools.changes import WorkspaceWatcher  # noqa: E402
 from turnstile_tools.files import ListFilesArgs, list_files  # noqa: E402
 from turnstile_tools.search import SearchTextArgs, search_text  # noqa: E402
@@ -59,24 +65,45 @@ SEARCH_TARGET = 2.0
 OUT_FILE = "bench-out.txt"
 
 
-def cli_run(tree: Path, commands: list[str], work: Path) -> dict[str, Any]:
-    """One run through the CLI: each command one turn; returns the run and its trace."""
-    turns = [{"tool_calls": [{"name": "run_shell", "args": {"command": c}}]} for c in commands]
+def cli_run(tree: Path, commands: list[str], work: Path,
+            latency_s: float = 0.0) -> dict[str, Any]:
+    """One run through the CLI: each command one turn; returns the run and its trace. With
+    ``latency_s`` the turns come from an OpenAI-format server on 127.0.0.1 that waits that long
+    before each answer (a hosted model's time to first token) instead of the scripted model."""
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "run_shell", "args": {"command": c}}]} for c in commands]
     turns.append({"text": "done"})
     script = work / "turns.json"
     script.write_text(json.dumps(turns))
     db = work / "engine.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([PYTHON, "-m", "engine", "run", str(MACHINE), "--task", "bench",
-                           "--workspace", str(tree), "--model", f"scripted:{script}",
-                           "--approval", "auto", "--db", str(db), "--quiet", "--json"],
-                          capture_output=True, text=True, env=env, cwd=work, check=False)
+    model = f"scripted:{script}"
+    with contextlib.ExitStack() as stack:
+        if latency_s:
+            server = stack.enter_context(_model_server(turns, latency_s))
+            env |= provider_env(server)
+            model = "openai:gpt-4.1-mini"
+        proc = subprocess.run([PYTHON, "-m", "engine", "run", str(MACHINE), "--task", "bench",
+                               "--workspace", str(tree), "--model", model,
+                               "--approval", "auto", "--db", str(db), "--quiet", "--json"],
+                              capture_output=True, text=True, env=env, cwd=work, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"engine run failed ({proc.returncode}): {proc.stderr[-2000:]}")
     run_id = json.loads(proc.stdout)["run_id"]
     trace = _engine_json(["trace", run_id, "--json", "--db", str(db)], work, env)
     shown = _engine_json(["show", run_id, "--json", "--db", str(db)], work, env)
     return {"trace": trace, "show": shown}
+
+
+@contextlib.contextmanager
+def _model_server(turns: list[dict[str, Any]], latency_s: float) -> Iterator[SSEServer]:
+    server = SSEServer().start()
+    try:
+        server.enqueue(PATHS["openai"],
+                       *(Reply.turn("openai", t, hang_s=latency_s) for t in turns))
+        yield server
+    finally:
+        server.close()
 
 
 def _engine_json(args: list[str], work: Path, env: dict[str, str]) -> Any:
@@ -91,9 +118,9 @@ def step_ms(trace: dict[str, Any], action: str) -> list[float]:
             if s["kind"] == "step" and s["attributes"].get("turnstile.action") == action]
 
 
-def shell_steps(tree: Tree, steps: int) -> dict[str, Any]:
+def shell_steps(tree: Tree, steps: int, latency_s: float = 0.0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-ws-") as tmp:
-        out = cli_run(tree.root, [f"echo 1 >> {OUT_FILE}"] * steps, Path(tmp))
+        out = cli_run(tree.root, [f"echo 1 >> {OUT_FILE}"] * steps, Path(tmp), latency_s)
     (tree.root / OUT_FILE).unlink(missing_ok=True)
     shell = step_ms(out["trace"], "exec_tool")
     return {"first_ms": shell[0], "rest_ms": statistics.median(shell[1:]) if steps > 1 else None,
@@ -209,7 +236,7 @@ def in_process(tree: Tree, repeats: int) -> dict[str, float]:
 
 
 def measure(root: Path, sizes: list[int], mixes: list[str], steps: int,
-            repeats: int, cli: bool = True) -> dict[str, Any]:
+            repeats: int, cli: bool = True, latency_s: float = 0.0) -> dict[str, Any]:
     small = build(root / "10-tracked", 10, "tracked")
     rows = []
     for size in sizes:
@@ -229,6 +256,9 @@ def measure(root: Path, sizes: list[int], mixes: list[str], steps: int,
                                    "ignored": tree.ignored, **big,
                                    "base_rest_ms": base["rest_ms"],
                                    "base_plan_ms": base["plan_ms"]}
+            if latency_s:  # the set-up runs from run start beside the model's first turn
+                row["first_latent_ms"] = statistics.median(
+                    shell_steps(tree, 2, latency_s)["first_ms"] for _ in range(repeats))
             row["overhead_ms"] = (big["rest_ms"] - base["rest_ms"]
                                   if big["rest_ms"] is not None and base["rest_ms"] is not None
                                   else None)
@@ -236,7 +266,7 @@ def measure(root: Path, sizes: list[int], mixes: list[str], steps: int,
             row["tools"] = search_and_listing(tree, repeats)
             row["cpu"] = in_process(tree, repeats)
             rows.append(row)
-    return {"rows": rows, "steps": steps, "repeats": repeats}
+    return {"rows": rows, "steps": steps, "repeats": repeats, "latency_s": latency_s}
 
 
 def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -253,17 +283,20 @@ def _s(v: float | None) -> str:
     return "-" if v is None else f"{v * 1000:.0f}"
 
 
-def _steps_table(rows: list[dict[str, Any]]) -> str:
-    return table(["files", "mix", "tracked", "ignored", "first shell ms", "shell ms",
+def _steps_table(rows: list[dict[str, Any]], latency_s: float) -> str:
+    latent = [f"first shell ms, {latency_s:g} s model"] if latency_s else []
+    return table(["files", "mix", "tracked", "ignored", "first shell ms", *latent, "shell ms",
                   "10-file shell ms", "overhead ms", "plan ms", "files_changed"],
                  [[r["files"], r["mix"], r["tracked"], r["ignored"], _ms(r["first_ms"]),
+                   *([_ms(r["first_latent_ms"])] if latency_s else []),
                    _ms(r["rest_ms"]), _ms(r["base_rest_ms"]), _ms(r["overhead_ms"]),
                    _ms(r["plan_ms"]), "exact" if r["files_changed"]["exact"]
                    else f"WRONG {r['files_changed']['named']}"] for r in rows])
 
 
 def render(result: dict[str, Any]) -> str:
-    steps = _steps_table(result["rows"]) if "first_ms" in result["rows"][0] else "(no CLI runs)"
+    steps = (_steps_table(result["rows"], result["latency_s"])
+             if "first_ms" in result["rows"][0] else "(no CLI runs)")
     tools = table(["files", "mix", "search_text ms", "git grep ms", "rg ms", "ratio",
                    "list_files ms", "git ls-files ms", "rg --files ms", "find ms"],
                   [[r["files"], r["mix"], *(_s(r["tools"][k]) for k in (
@@ -294,11 +327,15 @@ def main(argv: list[str] | None = None) -> int:
                                                       "turnstile-bench-workspaces"))
     parser.add_argument("--no-cli", action="store_true",
                         help="only the in-process CPU figures and the search and listing")
+    parser.add_argument("--model-latency", type=float, default=0.0, metavar="S",
+                        help="also time the first shell step of a run whose model answers "
+                             "after S seconds (an OpenAI-format server on 127.0.0.1)")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
     info = machine_info()
     result = measure(Path(args.dir), [int(s) for s in args.sizes.split(",")],
-                     args.mixes.split(","), args.steps, args.repeats, cli=not args.no_cli)
+                     args.mixes.split(","), args.steps, args.repeats, cli=not args.no_cli,
+                     latency_s=args.model_latency)
     print(machine_line(info))
     print(render(result))
     write_json(args.json, {"machine": info, **result})
