@@ -38,6 +38,7 @@ from engine.sandbox.protected import (
     protected_paths,
     sweep,
 )
+from engine.sandbox.wall import Swept
 from engine.spec.model import SandboxSpec
 from engine.vocabulary.errors import SandboxUnavailableError
 
@@ -55,7 +56,7 @@ class Prepared:
 
     was_absent: tuple[str, ...] = ()
     group: cgroups.Group | None = None
-    git_entries: dict[str, frozenset[str]] = field(default_factory=dict)
+    git: wall.GitSnapshot = field(default_factory=wall.GitSnapshot)
 
 
 def enforced_limits(found: Probe) -> dict[str, bool]:
@@ -67,9 +68,9 @@ def enforced_limits(found: Probe) -> dict[str, bool]:
             "memory": groups.get("memory", False), "cpu": found.ok, "file_size": found.ok}
 
 __all__ = ["LIMIT_NAMES", "WORKSPACE_PROTECTED", "Confinement", "Prepared", "Probe",
-           "SandboxSpec", "confinement", "enforced_limits", "is_protected", "is_secret_name",
-           "merge", "probe", "protected_paths", "sandbox_from_data", "scrub_env", "server_argv",
-           "unconfined"]
+           "SandboxSpec", "Swept", "confinement", "enforced_limits", "is_protected",
+           "is_secret_name", "merge", "probe", "protected_paths", "sandbox_from_data", "scrub_env",
+           "server_argv", "unconfined"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,15 +133,28 @@ class Confinement:
                   if self.limits.get("processes" if k == "pids" else k)}
         return Prepared((*absent(self.workspace), *self.startup_absent),
                         cgroups.create(wanted) if wanted else None,
-                        wall.git_entries(self.gitdirs))
+                        wall.git_snapshot(self.gitdirs, self.workspace))
 
-    def after(self, prepared: Prepared) -> list[str]:
+    def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
-        and new top-level git entries it created. Returns what was removed."""
+        the command created and undo its git changes that could run a program on the host
+        (``wall.sweep_git``)."""
         if prepared.group is not None:
             prepared.group.remove()
-        removed = wall.sweep_git(prepared.git_entries)
-        return removed + (sweep(prepared.was_absent) if prepared.was_absent else [])
+        swept = wall.sweep_git(prepared.git)
+        if prepared.was_absent:
+            swept.removed.extend(sweep(prepared.was_absent))
+        return swept
+
+    def read_only_note(self) -> str:
+        """Why a confined write failed with ``Read-only file system``."""
+        git = ("" if self.gitdirs else " (`.git/` too: the policy or machine may opt in with "
+               "`sandbox: {vcs: write}`)")
+        extra = "".join(f", {w}" for w in self.writable)
+        return (f"inside the sandbox only the workspace{git}{extra} and a private /tmp are "
+                "writable; everything else is read-only, such as a checkout `git worktree add` "
+                "would make beside the workspace: add it inside the workspace, or list its "
+                "folder in `sandbox.writable`")
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
             ) -> dict[str, str]:
