@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sandbox import wall
+from engine.sandbox import gitconfig, wall
 from tests.test_sandbox_wall import OFF, _py, _repo, _results, _run
 
 ADD = "git -c protocol.file.allow=always submodule add -q ../other sub && echo added"
@@ -216,3 +216,57 @@ def test_the_sweep_costs_little_in_a_repository_without_modules(tmp_path: Path) 
     assert snap.nested == {} and snap.checked == {}
     swept = wall.sweep_git(snap)
     assert swept.removed == swept.restored == swept.registered == []
+
+
+# ---------------------------------------------------------------- the configuration check
+
+CLONED = (b'[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n'
+          b'\tlogallrefupdates = true\n\tworktree = ../../../sub\n[remote "origin"]\n'
+          b'\turl = /srv/other\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+          b'[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n')
+
+
+def _refused(after: bytes, before: bytes | None = None, where: str = "/w/.git/modules/sub"
+             ) -> str | None:
+    return gitconfig.refused(before, after, where, "/w")
+
+
+def test_what_git_clone_writes_is_kept() -> None:
+    assert _refused(CLONED) is None
+    assert _refused(CLONED + b'[submodule "x y"]\n\turl = "git@host:a/b.git" ; c\n'
+                    b'\tactive = true\n') is None
+
+
+@pytest.mark.parametrize("text", [
+    "[core]\n\tfsmonitor = touch x\n", "[core]\n\thooksPath = /tmp/h\n",
+    "[core]\n\tsshCommand = sh -c x\n", '[filter "lfs"]\n\tclean = x\n',
+    '[diff "x"]\n\ttextconv = x\n', "[include]\n\tpath = ../evil\n",
+    '[includeIf "gitdir:/"]\n\tpath = ../evil\n', "[alias]\n\tst = !x\n",
+    '[submodule "s"]\n\tupdate = !x\n', '[remote "o"]\n\turl = ext::sh -c x\n',
+    '[remote "o"]\n\turl = evil::x\n', '[remote "o"]\n\tuploadpack = x\n',
+    "[core]\n\tworktree = ../../../../../elsewhere\n", "[core]\n\tbare = $(x)\n",
+    "[core]\n\teditor = x\n", "[extensions]\n\tobjectformat = sha256\n",
+])
+def test_a_key_that_names_a_program_is_refused(text: str) -> None:
+    assert _refused(CLONED + text.encode()) is not None
+
+
+@pytest.mark.parametrize("text", [
+    "[core]\n\tbare = false \\\n\tfsmonitor = x\n",  # a continuation line
+    "[core.x]\n\tbare = true\n", "[core] fsmonitor = x\n", "\ufeff[core]\n\tbare = true\n",
+    "[core]\r\n\tbare = true\r\n", '[core]\n\tbare = "true\n', "bare = true\n",
+    "[core]\n\tbare = tr\\ue\n",
+])
+def test_what_the_parser_does_not_understand_is_refused(text: str) -> None:
+    assert _refused(text.encode()).startswith("not understood")  # type: ignore[union-attr]
+
+
+def test_only_what_changed_is_judged() -> None:
+    own = CLONED + b"[core]\n\tfsmonitor = mine\n"  # the user's own, there before
+    assert _refused(own + b'[branch "x"]\n\tremote = origin\n', own) is None
+    assert _refused(own.replace(b"mine", b"theirs"), own) == "sets core.fsmonitor"
+
+
+def test_values_are_read_as_git_reads_them() -> None:
+    assert gitconfig.parse('[Remote "O"]\n  URL = " a b " # c\n\tx\n') == [
+        ("remote.O.url", " a b "), ("remote.O.x", None)]

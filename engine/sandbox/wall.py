@@ -4,9 +4,15 @@ The workspace's working files are writable; everything that makes a program run 
 
 - ``.git/`` (and a ``.git`` file's target, its common folder, submodules' git folders) is bound
   read-only, unless ``sandbox: {vcs: write}``: then the folder stays writable (git writes
-  ``*.lock`` files beside what it changes) but its sensitive entries (``config*``, ``hooks/``,
-  ``info/``, ``modules/*/{config,hooks,info}``) are bound read-only, and after each command any
-  new top-level entry outside ``GIT_ALLOWED`` (``commondir``, ``config.worktree``) is removed.
+  ``*.lock`` files beside what it changes) but its sensitive entries that exist (``config*``,
+  ``hooks/``, ``info/``, ``commondir``, also in ``modules/`` and ``worktrees/``) are bound
+  read-only, and after each command (``sweep_git``) any new top-level entry outside
+  ``GIT_ALLOWED`` (``commondir``, ``config.worktree``) is removed. A command may create
+  submodules' git folders (``modules/NAME``, nested ones too) and linked worktrees'
+  (``worktrees/NAME``); in them a new entry outside ``NESTED_ALLOWED`` (``hooks/``, ``info/``)
+  is removed, a configuration that gained a key naming a program (``gitconfig``) is restored
+  or removed, a ``commondir`` must lead back to the same common folder, and a new submodule
+  gets its ``submodule.NAME.url`` and ``.active`` in ``.git/config`` (read-only to git inside).
 - the engine's own installation (``sys.prefix``, every folder on ``sys.path``, its source, its
   console script) and interpreter start-up files on that path, wherever they lie;
 - files with a hard link outside the workspace (writing one would change the outside file).
@@ -234,7 +240,8 @@ def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
                 continue
             if name in CHECKED:
                 _check(full, kind, gitdir, before, swept)
-        if had is None and kind == "modules" and os.path.exists(os.path.join(path, "config")):
+        if had is None and kind == "modules" and parent == gitdir \
+                and os.path.isfile(os.path.join(path, "config")):
             _register(path, parent, before.workspace, swept)
 
 
@@ -269,6 +276,8 @@ def _register(module: str, parent: str, workspace: str, swept: Swept) -> None:
     ``.gitmodules`` names, in the superproject's configuration when it lacks them (``git
     submodule add`` writes them there, which is read-only to the command)."""
     name = os.path.relpath(module, os.path.join(parent, "modules"))
+    if "\n" in name or os.path.islink(os.path.join(parent, "config")):
+        return
     try:
         own = gitconfig.parse(_read(os.path.join(module, "config")).decode())
         listed = gitconfig.parse(_read(os.path.join(workspace, ".gitmodules")).decode())
@@ -290,6 +299,7 @@ def _register(module: str, parent: str, workspace: str, swept: Swept) -> None:
     fresh = os.path.join(parent, f".config-{os.getpid()}.tmp")
     with open(fresh, "w") as f:
         f.write(text)
+    shutil.copymode(os.path.join(parent, "config"), fresh)
     os.replace(fresh, os.path.join(parent, "config"))
     swept.registered.append(os.path.join(parent, "config"))
 
