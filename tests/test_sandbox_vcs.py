@@ -14,7 +14,7 @@ import shutil
 import sqlite3
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -270,3 +270,49 @@ def test_only_what_changed_is_judged() -> None:
 def test_values_are_read_as_git_reads_them() -> None:
     assert gitconfig.parse('[Remote "O"]\n  URL = " a b " # c\n\tx\n') == [
         ("remote.O.url", " a b "), ("remote.O.x", None)]
+
+
+# ---------------------------------------------------------------- the sweep, step by step
+
+
+def _swept(ws: Path, change: Callable[[Path], None]) -> wall.Swept:
+    """``change`` the git folder between the snapshot and the sweep, as a command would."""
+    gitdir = str(ws / ".git")
+    before = wall.git_snapshot([gitdir], str(ws))
+    change(ws / ".git")
+    return wall.sweep_git(before)
+
+
+def test_links_and_strays_under_modules_are_removed(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "ws")
+    elsewhere = tmp_path / "evil"
+    elsewhere.mkdir()
+
+    def change(git: Path) -> None:
+        (git / "modules" / "a").mkdir(parents=True)
+        (git / "modules" / "a" / "b").symlink_to(elsewhere)  # a name with a slash, linked
+        (git / "worktrees").symlink_to(elsewhere)
+
+    swept = _swept(ws, change)
+    assert sorted(swept.removed) == [str(ws / ".git" / "modules" / "a" / "b"),
+                                     str(ws / ".git" / "worktrees")]
+    assert elsewhere.exists() and not (ws / ".git" / "worktrees").exists()
+
+
+def test_a_nested_submodule_is_checked_too(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "ws")
+
+    def change(git: Path) -> None:
+        nested = git / "modules" / "a" / "modules" / "b"
+        for folder in (git / "modules" / "a", nested):
+            (folder / "hooks").mkdir(parents=True)
+            (folder / "HEAD").write_text("ref: refs/heads/main\n")
+            (folder / "config").write_bytes(CLONED)
+        (nested / "config").write_bytes(CLONED + b"[core]\n\tfsmonitor = x\n")
+
+    swept = _swept(ws, change)
+    a = ws / ".git" / "modules" / "a"
+    assert set(swept.removed) == {str(a / "hooks"), str(a / "modules" / "b" / "hooks"),
+                                  str(a / "modules" / "b" / "config")}
+    assert (a / "config").read_bytes() == CLONED  # core.worktree ../../../sub is inside
+    assert swept.registered == []  # .gitmodules does not name it
