@@ -316,3 +316,18 @@ def test_a_nested_submodule_is_checked_too(tmp_path: Path) -> None:
                                   str(a / "modules" / "b" / "config")}
     assert (a / "config").read_bytes() == CLONED  # core.worktree ../../../sub is inside
     assert swept.registered == []  # .gitmodules does not name it
+
+
+def test_a_configuration_too_large_to_read_whole_is_refused(tmp_path: Path) -> None:
+    """A key past what is read would otherwise go unseen."""
+    ws = _repo(tmp_path / "ws")
+    padding = b"# padding\n" * (wall.MAX_CHECKED // 10 + 1)
+
+    def change(git: Path) -> None:
+        module = git / "modules" / "sub"
+        module.mkdir(parents=True)
+        (module / "HEAD").write_text("ref: refs/heads/main\n")
+        (module / "config").write_bytes(CLONED + padding + b"[core]\n\tfsmonitor = x\n")
+
+    swept = _swept(ws, change)
+    assert swept.removed == [str(ws / ".git" / "modules" / "sub" / "config")]

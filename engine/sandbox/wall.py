@@ -106,6 +106,8 @@ NESTED_ALLOWED: Mapping[str, frozenset[str]] = {
 repository, nested submodules in its own ``modules/``) and in a linked worktree's
 (``worktrees/NAME``); ``CHECKED`` files among them are kept only after a look."""
 CHECKED: frozenset[str] = frozenset({"config", "config.worktree", "commondir"})
+MAX_CHECKED = 1 << 20
+"""Bytes of a ``CHECKED`` file read; a larger one is refused."""
 MAX_NESTED = 1_000
 """Git folders under ``modules/`` and ``worktrees/`` looked at per command."""
 
@@ -254,6 +256,8 @@ def _check(path: str, kind: str, common: str, before: GitSnapshot, swept: Swept)
     where = os.path.dirname(path)
     if new is None:
         why: str | None = "not a plain file"
+    elif len(new) > MAX_CHECKED:
+        why = f"larger than {MAX_CHECKED} bytes"
     elif path.endswith("commondir"):
         target = os.path.realpath(os.path.join(where, new.decode(errors="replace").strip()))
         why = None if target == os.path.realpath(common) else "names another common folder"
@@ -314,8 +318,9 @@ def _checkout_exists(worktree: str) -> bool:
 
 
 def _read(path: str) -> bytes:
+    """The file's first ``MAX_CHECKED + 1`` bytes (one more tells a file that is too large)."""
     with open(path, "rb") as f:
-        return f.read(1 << 20)
+        return f.read(MAX_CHECKED + 1)
 
 
 def _remove(path: str) -> str:
