@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sandbox import gitconfig, wall
+from engine.sandbox import gitconfig, gitlinks, wall
 from tests.test_sandbox_wall import OFF, _py, _repo, _results, _run
 
 ADD = "git -c protocol.file.allow=always submodule add -q ../other sub && echo added"
@@ -331,3 +331,74 @@ def test_a_configuration_too_large_to_read_whole_is_refused(tmp_path: Path) -> N
 
     swept = _swept(ws, change)
     assert swept.removed == [str(ws / ".git" / "modules" / "sub" / "config")]
+
+
+# ---------------------------------------------------------------- submodule checkouts
+
+
+@pytest.mark.parametrize("version", ["2", "3", "4"])
+def test_gitlinks_are_read_from_every_index_version(tmp_path: Path, version: str) -> None:
+    ws = _repo(tmp_path / "ws")
+    head = _git("-C", ws, "rev-parse", "HEAD").strip()
+    names = ["a/deep/" + "long-name-" * 20 + "x", "lib/sub", "lib/sub2", "z"]
+    for name in names:
+        if name.startswith("lib/"):
+            _git("-C", ws, "update-index", "--add", "--cacheinfo", f"160000,{head},{name}")
+        else:
+            (ws / name).parent.mkdir(parents=True, exist_ok=True)
+            (ws / name).write_text("x\n")
+            _git("-C", ws, "add", *(["-N"] if version == "3" else []), name)  # -N: extended
+    _git("-C", ws, "update-index", "--index-version", version)
+    assert (ws / ".git" / "index").read_bytes()[4:8] == int(version).to_bytes(4, "big")
+    assert gitlinks.gitlinks(str(ws / ".git" / "index")) == ("lib/sub", "lib/sub2")
+
+
+def _evil_repo(folder: str, marker: Path) -> str:
+    """Python that makes ``folder/.git`` (relative) a repository whose configuration runs
+    ``marker``; an existing ``.git`` file is moved aside."""
+    return ("import os, subprocess\n"
+            f"if os.path.isfile('{folder}/.git'): os.rename('{folder}/.git', 'moved-aside')\n"
+            f"subprocess.run(['git', 'init', '-q', '{folder}'], check=True)\n"
+            f"open('{folder}/.git/config', 'a').write(\n"
+            f"    '[core]\\n\\tfsmonitor = touch {marker}; false\\n')\n")
+
+
+@pytest.mark.parametrize("policy", ["read", "write", "off"])
+def test_a_submodule_checkout_cannot_hold_the_commands_git_folder(
+        tmp_path: Path, policy: str) -> None:
+    """An existing submodule's ``.git`` file replaced by a repository of the command's making:
+    ``git status`` in the superproject on the host would enter it."""
+    ws = _setup(tmp_path)
+    _git("-C", ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "../other",
+         "sub")
+    _git("-C", ws, "commit", "-qm", "sub")
+    marker = tmp_path / "ran"
+    db = tmp_path / "e.db"
+    sandbox = OFF if policy == "off" else f"sandbox: {{vcs: {policy}}}\n"
+    _run(tmp_path, ws, [_py(_evil_repo("sub", marker) + "print('made')\n")],
+         policy=sandbox, db=db)
+    subprocess.run(["git", "-C", str(ws), "status"], capture_output=True)
+    assert marker.exists() is (policy == "off")
+    if policy != "off":
+        assert "made" not in _results(db)[0]["content"]
+        assert (ws / "sub" / ".git").is_file()
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_a_new_gitlink_to_the_commands_repository_is_not_entered(
+        tmp_path: Path, sandboxed: bool) -> None:
+    ws = _setup(tmp_path)
+    marker = tmp_path / "ran"
+    db = tmp_path / "e.db"
+    make = _py(_evil_repo("evil", marker)
+               + "subprocess.run(['git', '-C', 'evil', 'commit', '-q', '--allow-empty',\n"
+               "                '-m', 'e'], check=True)\n")
+    stage = "git update-index --add --cacheinfo 160000,$(git -C evil rev-parse HEAD),evil"
+    _run(tmp_path, ws, [f"{make} && {stage} && echo staged"],
+         policy=WRITE if sandboxed else OFF, db=db)
+    content = _results(db)[0]["content"]
+    assert "staged" in content, content
+    subprocess.run(["git", "-C", str(ws), "status"], capture_output=True)
+    assert marker.exists() is not sandboxed
+    if sandboxed:
+        assert "(removed evil/.git" in content, content

@@ -13,6 +13,8 @@ The workspace's working files are writable; everything that makes a program run 
   is removed, a configuration that gained a key naming a program (``gitconfig``) is restored
   or removed, a ``commondir`` must lead back to the same common folder, and a new submodule
   gets its ``submodule.NAME.url`` and ``.active`` in ``.git/config`` (read-only to git inside).
+  A gitlink's ``.git`` in the workspace, which git on the host enters, is read-only; a new one
+  must lead into ``modules/`` (``gitlinks``).
 - the engine's own installation (``sys.prefix``, every folder on ``sys.path``, its source, its
   console script) and interpreter start-up files on that path, wherever they lie;
 - files with a hard link outside the workspace (writing one would change the outside file).
