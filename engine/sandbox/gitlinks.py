@@ -11,6 +11,7 @@ the index (``gitlinks``), again only when the index changed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -132,7 +133,8 @@ def sweep_checkouts(workspace: str, gitdirs: list[str], had: frozenset[str]) -> 
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
-            os.unlink(path)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         removed.append(path)
     return removed
 
