@@ -135,7 +135,10 @@ def sweep_checkouts(workspace: str, gitdirs: list[str], had: frozenset[str]) -> 
         else:
             with contextlib.suppress(OSError):
                 os.unlink(path)
-        removed.append(path)
+        if os.path.lexists(path):
+            logger.error("%s could not be removed: git on the host may enter it", path)
+        else:
+            removed.append(path)
     return removed
 
 
