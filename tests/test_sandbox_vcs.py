@@ -59,8 +59,9 @@ def test_submodule_add_works_under_vcs_write(tmp_path: Path) -> None:
     db = tmp_path / "e.db"
     proc = _run(tmp_path, ws, [ADD], policy=_write(tmp_path), db=db)
     (result,) = _results(db)
-    assert "added" in result["content"], result["content"]
+    assert "added" in result["content"] and not result["is_error"], result["content"]
     assert "[sandbox] registered the new submodule in .git/config" in proc.stdout
+    assert "removed" not in result["content"]  # git's template hooks/ and info/, quietly
     status = _git("-C", ws, "submodule", "status")
     assert status.startswith(" ") and status.split()[1] == "sub", status  # initialized
     assert _git("-C", ws, "status", "--porcelain").split("\n")[:2] == ["A  .gitmodules",
@@ -306,14 +307,18 @@ def test_a_nested_submodule_is_checked_too(tmp_path: Path) -> None:
         nested = git / "modules" / "a" / "modules" / "b"
         for folder in (git / "modules" / "a", nested):
             (folder / "hooks").mkdir(parents=True)
+            (folder / "hooks" / "pre-commit.sample").write_text("#!/bin/sh\n")
             (folder / "HEAD").write_text("ref: refs/heads/main\n")
             (folder / "config").write_bytes(CLONED)
         (nested / "config").write_bytes(CLONED + b"[core]\n\tfsmonitor = x\n")
+        (nested / "hooks" / "post-checkout").write_text("#!/bin/sh\n")
 
     swept = _swept(ws, change)
     a = ws / ".git" / "modules" / "a"
-    assert set(swept.removed) == {str(a / "hooks"), str(a / "modules" / "b" / "hooks"),
+    assert swept.template == [str(a / "hooks")]  # only what git's template holds
+    assert set(swept.removed) == {str(a / "modules" / "b" / "hooks"),
                                   str(a / "modules" / "b" / "config")}
+    assert not (a / "hooks").exists()
     assert (a / "config").read_bytes() == CLONED  # core.worktree ../../../sub is inside
     assert swept.registered == []  # .gitmodules does not name it
 

@@ -86,7 +86,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
             content += f"\n({verb} {names}: {why})"
     if jail.active and out.is_error and "Read-only file system" in content:
         content += f"\n({jail.read_only_note()})"
-    removed = swept.removed + swept.restored
+    removed = swept.removed + swept.restored + swept.unmade
     return ToolResult(content, out.is_error or bool(removed),
                       {**(out.data or {}), "sandbox": sandbox}, out.truncated,
                       out.omitted_bytes)

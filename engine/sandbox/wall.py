@@ -32,7 +32,7 @@ import shutil
 import stat
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,6 +137,9 @@ class Swept:
     restored: list[str] = field(default_factory=list)
     registered: list[str] = field(default_factory=list)
     """``.git/config`` paths that gained ``submodule.NAME.url`` and ``.active``."""
+    template: list[str] = field(default_factory=list)
+    """New submodules' and worktrees' ``hooks/`` and ``info/`` as git copies them into every
+    new repository (only ``*.sample`` hooks, only ``info/exclude``): removed, not reported."""
     unmade: list[str] = field(default_factory=list)
     """New linked worktrees' git folders, removed: their checkout is missing on the host (it
     was made in the private ``/tmp``, which ends with the command)."""
@@ -240,7 +243,7 @@ def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
             full = os.path.join(path, name)
             if (had is None or name not in had) \
                     and name.removesuffix(".lock") not in NESTED_ALLOWED[kind]:
-                swept.removed.append(_remove(full))
+                (swept.template if _is_template(full) else swept.removed).append(_remove(full))
                 continue
             if name in CHECKED:
                 _check(full, kind, gitdir, before, swept)
@@ -308,6 +311,25 @@ def _register(module: str, parent: str, workspace: str, swept: Swept) -> None:
     shutil.copymode(os.path.join(parent, "config"), fresh)
     os.replace(fresh, os.path.join(parent, "config"))
     swept.registered.append(os.path.join(parent, "config"))
+
+
+TEMPLATE: Mapping[str, Callable[[str], bool]] = {
+    "hooks": lambda name: name.endswith(".sample"), "info": lambda name: name == "exclude",
+}
+"""What git's default template puts in a new repository's ``hooks/`` and ``info/``."""
+
+
+def _is_template(path: str) -> bool:
+    """Whether ``path`` (a new ``hooks/`` or ``info/``) holds only what git's template puts
+    there: plain files, none of which runs or is read as a rule beyond ignoring."""
+    kept = TEMPLATE.get(os.path.basename(path))
+    if kept is None or not _is_dir(path):
+        return False
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    return all(e.is_file(follow_symlinks=False) and kept(e.name) for e in entries)
 
 
 def _checkout_exists(worktree: str) -> bool:
