@@ -107,10 +107,14 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 def checkout_gits(workspace: str, gitdir: str) -> list[str]:
     """The ``.git`` (file or folder) of each gitlink of the workspace's index that has one:
-    absolute paths inside the workspace, not followed through links."""
-    out = []
-    root = os.path.realpath(workspace)
-    for rel in gitlinks(os.path.join(gitdir, "index")):
+    absolute paths inside the workspace (resolved, as ``gitdir``), not followed through
+    links."""
+    out: list[str] = []
+    links = gitlinks(os.path.join(gitdir, "index"))
+    if not links:
+        return out
+    root = workspace.rstrip("/")
+    for rel in links:
         path = os.path.normpath(os.path.join(root, rel, ".git"))
         if path.startswith(root + "/") and os.path.lexists(path) \
                 and os.path.realpath(os.path.dirname(path)) == os.path.dirname(path):
@@ -120,13 +124,14 @@ def checkout_gits(workspace: str, gitdir: str) -> list[str]:
 
 def sweep_checkouts(workspace: str, gitdirs: list[str], had: frozenset[str]) -> list[str]:
     """Remove each gitlink's ``.git`` that was not there before the command (``had``) unless
-    it is a ``.git`` file leading into one of ``gitdirs``' ``modules/``; returns what was
-    removed."""
-    if not gitdirs:
+    it is a ``.git`` file leading into one of ``gitdirs``' ``modules/`` (``workspace`` and
+    ``gitdirs`` resolved); returns what was removed."""
+    found = checkout_gits(workspace, gitdirs[0]) if gitdirs else []
+    if not found:
         return []
     removed = []
-    modules = [os.path.join(os.path.realpath(g), "modules") + "/" for g in gitdirs]
-    for path in checkout_gits(workspace, gitdirs[0]):
+    modules = [os.path.join(g, "modules") + "/" for g in gitdirs]
+    for path in found:
         if path in had or _leads_into(path, modules):
             continue
         logger.warning("%s removed: a gitlink's git folder must lie under .git/modules/", path)
