@@ -341,9 +341,16 @@ def test_a_configuration_too_large_to_read_whole_is_refused(tmp_path: Path) -> N
 # ---------------------------------------------------------------- submodule checkouts
 
 
-@pytest.mark.parametrize("version", ["2", "3", "4"])
+@pytest.mark.parametrize("version", ["2", "3", "4", "sha256"])
 def test_gitlinks_are_read_from_every_index_version(tmp_path: Path, version: str) -> None:
-    ws = _repo(tmp_path / "ws")
+    if version == "sha256":
+        ws = tmp_path / "ws"
+        _git("init", "-q", "--object-format=sha256", ws)
+        _git("-C", ws, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q",
+             "--allow-empty", "-m", "first")
+        version = "2"
+    else:
+        ws = _repo(tmp_path / "ws")
     head = _git("-C", ws, "rev-parse", "HEAD").strip()
     names = ["a/deep/" + "long-name-" * 20 + "x", "lib/sub", "lib/sub2", "z"]
     for name in names:
@@ -355,7 +362,8 @@ def test_gitlinks_are_read_from_every_index_version(tmp_path: Path, version: str
             _git("-C", ws, "add", *(["-N"] if version == "3" else []), name)  # -N: extended
     _git("-C", ws, "update-index", "--index-version", version)
     assert (ws / ".git" / "index").read_bytes()[4:8] == int(version).to_bytes(4, "big")
-    assert gitlinks.gitlinks(str(ws / ".git" / "index")) == ("lib/sub", "lib/sub2")
+    assert gitlinks.gitlinks(str(ws / ".git" / "index"), str(ws / ".git" / "config")) == (
+        "lib/sub", "lib/sub2")
 
 
 def _evil_repo(folder: str, marker: Path) -> str:

@@ -141,8 +141,8 @@ class Confinement:
         wanted = {"pids": self.spec.limits.processes, "memory": self.spec.limits.memory}
         wanted = {k: v for k, v in wanted.items()
                   if self.limits.get("processes" if k == "pids" else k)}
-        checkouts = (gitlinks.checkout_gits(self.workspace, self.repository[0])
-                     if self.repository else [])
+        checkouts = (gitlinks.checkout_gits(self.workspace, self.repository[0],
+                                            self.repository[-1]) if self.repository else [])
         embedded = [p for p in checkouts if os.path.isdir(p) and not os.path.islink(p)]
         vcs_write = self.spec.vcs == "write"
         read_only = [p for p in checkouts if p not in embedded]

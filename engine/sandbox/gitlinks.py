@@ -18,6 +18,8 @@ import shutil
 import struct
 from dataclasses import dataclass
 
+from engine.sandbox import gitconfig
+
 logger = logging.getLogger(__name__)
 
 GITLINK_MODE = 0o160000
@@ -34,10 +36,12 @@ class _Read:
 _cache: dict[str, _Read] = {}
 
 
-def gitlinks(index: str, hash_len: int = 20) -> tuple[str, ...]:
-    """The gitlink paths (relative, ``/``-separated) in the index file ``index``; () without
-    one or when it cannot be read. Read again only when its inode, size, modification or
-    change time differ (a command cannot set the change time back)."""
+def gitlinks(index: str, config: str = "") -> tuple[str, ...]:
+    """The gitlink paths (relative, ``/``-separated) in the index file ``index`` (of a
+    repository whose configuration is ``config``: it names the hash, SHA-1 unless it says
+    ``extensions.objectFormat = sha256``); () without one or when it cannot be read. Read
+    again only when its inode, size, modification or change time differ (a command cannot
+    set the change time back)."""
     try:
         st = os.stat(index)
     except OSError:
@@ -54,11 +58,22 @@ def gitlinks(index: str, hash_len: int = 20) -> tuple[str, ...]:
         try:
             with open(index, "rb") as f:
                 data = f.read()
-            paths = tuple(_parse(data, hash_len))
+            paths = tuple(_parse(data, _hash_len(config)))
         except (OSError, ValueError, struct.error, UnicodeDecodeError) as exc:
             logger.warning("index %s not read (%s): its gitlinks are not protected", index, exc)
     _cache[index] = _Read(key, paths)
     return paths
+
+
+def _hash_len(config: str) -> int:
+    """Bytes of an object name: 32 when ``config`` sets ``extensions.objectFormat = sha256``."""
+    try:
+        with open(config, "rb") as f:
+            entries = gitconfig.parse(f.read(1 << 20).decode())
+    except (OSError, UnicodeDecodeError, gitconfig.ConfigSyntax):
+        return 20
+    formats = [v for k, v in entries if k == "extensions.objectformat"]
+    return 32 if formats and (formats[-1] or "").lower() == "sha256" else 20
 
 
 def _parse(data: bytes, hash_len: int) -> list[str]:
@@ -105,12 +120,12 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
     return value, pos + 1
 
 
-def checkout_gits(workspace: str, gitdir: str) -> list[str]:
+def checkout_gits(workspace: str, gitdir: str, common: str | None = None) -> list[str]:
     """The ``.git`` (file or folder) of each gitlink of the workspace's index that has one:
     absolute paths inside the workspace (resolved, as ``gitdir``), not followed through
     links."""
     out: list[str] = []
-    links = gitlinks(os.path.join(gitdir, "index"))
+    links = gitlinks(os.path.join(gitdir, "index"), os.path.join(common or gitdir, "config"))
     if not links:
         return out
     root = workspace.rstrip("/")
@@ -126,7 +141,7 @@ def sweep_checkouts(workspace: str, gitdirs: list[str], had: frozenset[str]) -> 
     """Remove each gitlink's ``.git`` that was not there before the command (``had``) unless
     it is a ``.git`` file leading into one of ``gitdirs``' ``modules/`` (``workspace`` and
     ``gitdirs`` resolved); returns what was removed."""
-    found = checkout_gits(workspace, gitdirs[0]) if gitdirs else []
+    found = checkout_gits(workspace, gitdirs[0], gitdirs[-1]) if gitdirs else []
     if not found:
         return []
     removed = []
