@@ -78,6 +78,8 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
              "program"),
             ("registered the new submodule in", swept.registered, "the command could not write "
              "it"),
+            ("moved aside (to .git.refused)", swept.moved, "git on the host would enter "
+             "a gitlink's .git that does not lead into .git/modules/"),
             ("removed", swept.unmade, "the worktree's checkout is not on the host: it was made "
              "in the sandbox's private /tmp, which ends with the command")):
         if paths:
@@ -86,7 +88,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
             content += f"\n({verb} {names}: {why})"
     if jail.active and out.is_error and "Read-only file system" in content:
         content += f"\n({jail.read_only_note()})"
-    removed = swept.removed + swept.restored + swept.unmade
+    removed = swept.removed + swept.restored + swept.moved + swept.unmade
     return ToolResult(content, out.is_error or bool(removed),
                       {**(out.data or {}), "sandbox": sandbox}, out.truncated,
                       out.omitted_bytes)

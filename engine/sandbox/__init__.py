@@ -161,7 +161,7 @@ class Confinement:
             prepared.group.remove()
         swept = wall.sweep_git(prepared.git)
         if self.repository:
-            swept.removed.extend(gitlinks.sweep_checkouts(
+            swept.moved.extend(gitlinks.sweep_checkouts(
                 self.workspace, list(self.repository), prepared.checkouts))
         if prepared.was_absent:
             swept.removed.extend(sweep(prepared.was_absent))

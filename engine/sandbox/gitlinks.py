@@ -5,16 +5,14 @@ that git reads the configuration the ``.git`` leads to (``core.fsmonitor`` inclu
 folder is a workspace folder, writable to a command; so before a command the ``.git`` of each
 gitlink that has one is bound read-only (a ``.git`` folder like the workspace's own git
 folder), and after it a new one is kept only when it is a ``.git`` file leading into a git
-folder's ``modules/`` (whose entries ``wall.sweep_git`` checks). The gitlinks are read from
-the index (``gitlinks``), again only when the index changed.
+folder's ``modules/`` (whose entries ``wall.sweep_git`` checks), else moved aside. The
+gitlinks are read from the index (``gitlinks``), again only when the index changed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import shutil
 import struct
 from dataclasses import dataclass
 
@@ -138,28 +136,34 @@ def checkout_gits(workspace: str, gitdir: str, common: str | None = None) -> lis
 
 
 def sweep_checkouts(workspace: str, gitdirs: list[str], had: frozenset[str]) -> list[str]:
-    """Remove each gitlink's ``.git`` that was not there before the command (``had``) unless
-    it is a ``.git`` file leading into one of ``gitdirs``' ``modules/`` (``workspace`` and
-    ``gitdirs`` resolved); returns what was removed."""
+    """Move aside (to ``.git.refused``, numbered when taken) each gitlink's ``.git`` that was
+    not there before the command (``had``) unless it is a ``.git`` file leading into one of
+    ``gitdirs``' ``modules/`` (``workspace`` and ``gitdirs`` resolved). Moved, not removed:
+    it may be a repository the user cloned before the run that the command staged. Returns
+    the paths moved."""
     found = checkout_gits(workspace, gitdirs[0], gitdirs[-1]) if gitdirs else []
     if not found:
         return []
-    removed = []
+    moved = []
     modules = [os.path.join(g, "modules") + "/" for g in gitdirs]
     for path in found:
         if path in had or _leads_into(path, modules):
             continue
-        logger.warning("%s removed: a gitlink's git folder must lie under .git/modules/", path)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-        if os.path.lexists(path):
-            logger.error("%s could not be removed: git on the host may enter it", path)
-        else:
-            removed.append(path)
-    return removed
+        aside = f"{path}.refused"
+        for n in range(2, 100):
+            if not os.path.lexists(aside):
+                break
+            aside = f"{path}.refused-{n}"
+        try:
+            os.rename(path, aside)
+        except OSError as exc:
+            logger.error("%s could not be moved aside (%s): git on the host may enter it",
+                         path, exc)
+            continue
+        logger.warning("%s moved aside: a gitlink's git folder must lie under .git/modules/",
+                       path)
+        moved.append(path)
+    return moved
 
 
 def _leads_into(dot_git: str, modules: list[str]) -> bool:

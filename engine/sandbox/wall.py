@@ -14,7 +14,7 @@ The workspace's working files are writable; everything that makes a program run 
   or removed, a ``commondir`` must lead back to the same common folder, and a new submodule
   gets its ``submodule.NAME.url`` and ``.active`` in ``.git/config`` (read-only to git inside).
   A gitlink's ``.git`` in the workspace, which git on the host enters, is read-only; a new one
-  must lead into ``modules/`` (``gitlinks``).
+  must lead into ``modules/``, or it is moved aside (``gitlinks``).
 - the engine's own installation (``sys.prefix``, every folder on ``sys.path``, its source, its
   console script) and interpreter start-up files on that path, wherever they lie;
 - files with a hard link outside the workspace (writing one would change the outside file).
@@ -140,6 +140,8 @@ class Swept:
     template: list[str] = field(default_factory=list)
     """New submodules' and worktrees' ``hooks/`` and ``info/`` as git copies them into every
     new repository (only ``*.sample`` hooks, only ``info/exclude``): removed, not reported."""
+    moved: list[str] = field(default_factory=list)
+    """Gitlinks' ``.git`` moved aside (see ``gitlinks.sweep_checkouts``)."""
     unmade: list[str] = field(default_factory=list)
     """New linked worktrees' git folders, removed: their checkout is missing on the host (it
     was made in the private ``/tmp``, which ends with the command)."""
