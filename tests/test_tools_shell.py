@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from engine.sandbox import Swept
 from engine.tooling import UNCONFINED, CommandConfinement, ToolContext, ToolRegistry
 from engine.tooling.invoke import invoke
 from engine.tooling.process import OutputBuffer, group_alive, is_secret_name, scrub_env
@@ -319,11 +320,16 @@ class MarkingConfinement:
     def before(self) -> tuple[str, ...]:
         return (str(self.leftover),)
 
-    def after(self, was_absent: Sequence[str]) -> list[str]:
+    def after(self, was_absent: Sequence[str]) -> Swept:
         gone = [p for p in was_absent if Path(p).exists()]
         for p in gone:
             Path(p).unlink()
-        return gone
+        return Swept(removed=gone)
+
+    active = True
+
+    def read_only_note(self) -> str:
+        return "marker note"
 
     def describe(self, network: bool | None = None) -> dict[str, Any]:
         return {"sandboxed": "marker", "network": network}

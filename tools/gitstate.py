@@ -3,9 +3,9 @@
 The workspace tracker never looks inside ``.git`` (git's own churn is not the user's work), but
 a command that commits, moves a branch or stages files changes the repository, and the run
 reports it like any other change. A listing of the repository's top-level files and of
-``refs/`` and ``logs/`` (sizes and times; small files hashed) is taken before a command and
-compared after it. Objects are content-addressed and reached only through refs, so they are
-not listed: a commit shows as its ref, its log and the index.
+``refs/``, ``logs/``, ``modules/`` and ``worktrees/`` (sizes and times; small files hashed) is
+taken before a command and compared after it. Objects are content-addressed and reached only
+through refs, so they are not listed: a commit shows as its ref, its log and the index.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-LISTED_DIRS = ("refs", "logs")
+LISTED_DIRS = ("refs", "logs", "modules", "worktrees")
+"""Walked below the top level: under ``modules/`` (submodules' git folders) and ``worktrees/``
+each nested git folder's ``objects/`` is skipped."""
 MAX_FILES = 5_000
 """Files of ``refs/`` and ``logs/`` looked at; beyond them a change is not reported."""
 HASHED_BYTES = 4_096
@@ -58,7 +60,9 @@ def listing(workspace: str) -> dict[str, Entry]:
     for name in names:
         _add(out, folder, name)
     for sub in LISTED_DIRS:
-        for root, _dirs, files in os.walk(os.path.join(folder, sub)):
+        for root, dirs, files in os.walk(os.path.join(folder, sub)):
+            if "HEAD" in files:  # a nested git folder: its objects are not listed
+                dirs[:] = [d for d in dirs if d != "objects"]
             for name in files:
                 if len(out) >= MAX_FILES:
                     return out

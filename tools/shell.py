@@ -68,14 +68,27 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
             env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
             on_start=on_start)
     finally:
-        removed = jail.after(prepared)
+        swept = jail.after(prepared)
     out = _to_result(result, timeout)
     content = out.content
-    if removed:
-        names = ", ".join(rel(ctx.workspace, Path(p)) for p in removed)
-        on_line("stderr", f"[sandbox] removed {names}")
-        content += (f"\n(removed {names}: commands may not create the runtime's own files or "
-                    "files that make later commands run code)")
+    for verb, paths, why in (
+            ("removed", swept.removed, "commands may not create the runtime's own files or "
+             "files that make later commands run code"),
+            ("restored", swept.restored, "a git configuration may gain only keys that name no "
+             "program"),
+            ("registered the new submodule in", swept.registered, "the command could not write "
+             "it"),
+            ("moved aside (to .git.refused)", swept.moved, "git on the host would enter "
+             "a gitlink's .git that does not lead into .git/modules/"),
+            ("removed", swept.unmade, "the worktree's checkout is not on the host: it was made "
+             "in the sandbox's private /tmp, which ends with the command")):
+        if paths:
+            names = ", ".join(rel(ctx.workspace, Path(p)) for p in paths)
+            on_line("stderr", f"[sandbox] {verb} {names}")
+            content += f"\n({verb} {names}: {why})"
+    if jail.active and out.is_error and "Read-only file system" in content:
+        content += f"\n({jail.read_only_note()})"
+    removed = swept.removed + swept.restored + swept.moved + swept.unmade
     return ToolResult(content, out.is_error or bool(removed),
                       {**(out.data or {}), "sandbox": sandbox}, out.truncated,
                       out.omitted_bytes)

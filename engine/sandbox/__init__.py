@@ -12,7 +12,9 @@ what stays in its process group is stopped on resume, but processes that left th
 
 Modules: ``env`` (the secret-looking variable names, reused by redaction), ``config`` (the
 ``sandbox:`` section), ``bwrap`` (the command line), ``probe`` (does it work here),
-``protected`` (the runtime's own files), ``cgroups`` (the bound on processes and memory).
+``protected`` (the runtime's own files), ``cgroups`` (the bound on processes and memory),
+``wall`` (what a command may change, git folders included), ``gitconfig`` (the keys a git
+configuration may gain), ``gitlinks`` (submodule checkouts git on the host enters).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.sandbox import cgroups, wall
+from engine.sandbox import cgroups, gitlinks, wall
 from engine.sandbox.bwrap import MountPlan, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
 from engine.sandbox.env import is_secret_name, scrub_env
@@ -38,6 +40,7 @@ from engine.sandbox.protected import (
     protected_paths,
     sweep,
 )
+from engine.sandbox.wall import Swept
 from engine.spec.model import SandboxSpec
 from engine.vocabulary.errors import SandboxUnavailableError
 
@@ -55,7 +58,12 @@ class Prepared:
 
     was_absent: tuple[str, ...] = ()
     group: cgroups.Group | None = None
-    git_entries: dict[str, frozenset[str]] = field(default_factory=dict)
+    git: wall.GitSnapshot = field(default_factory=wall.GitSnapshot)
+    checkouts: frozenset[str] = frozenset()
+    """Gitlinks' ``.git`` in the workspace before the command (see ``gitlinks``)."""
+    read_only: tuple[str, ...] = ()
+    """Bound read-only for this command only: those ``.git`` (a folder's sensitive entries
+    under ``vcs: write``)."""
 
 
 def enforced_limits(found: Probe) -> dict[str, bool]:
@@ -67,9 +75,9 @@ def enforced_limits(found: Probe) -> dict[str, bool]:
             "memory": groups.get("memory", False), "cpu": found.ok, "file_size": found.ok}
 
 __all__ = ["LIMIT_NAMES", "WORKSPACE_PROTECTED", "Confinement", "Prepared", "Probe",
-           "SandboxSpec", "confinement", "enforced_limits", "is_protected", "is_secret_name",
-           "merge", "probe", "protected_paths", "sandbox_from_data", "scrub_env", "server_argv",
-           "unconfined"]
+           "SandboxSpec", "Swept", "confinement", "enforced_limits", "is_protected",
+           "is_secret_name", "merge", "probe", "protected_paths", "sandbox_from_data", "scrub_env",
+           "server_argv", "unconfined"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +98,8 @@ class Confinement:
     """Which of ``LIMIT_NAMES`` hold for this run's commands (see ``enforced_limits``)."""
     gitdirs: tuple[str, ...] = ()
     """Git folders a command may write (``vcs: write``), swept after each command."""
+    repository: tuple[str, ...] = ()
+    """The workspace's git folders, whatever ``vcs`` says (the first holds its index)."""
     startup_absent: tuple[str, ...] = ()
     """Interpreter start-up files absent from writable folders on ``sys.path``."""
     linked: wall.LinkSearch | None = None
@@ -114,8 +124,9 @@ class Confinement:
             return unconfined(argv)
         bounds = self.spec.limits
         linked = tuple(self.linked.result()) if self.linked is not None else ()
+        extra = prepared.read_only if prepared else ()
         plan = MountPlan(self.workspace, self.writable, self.readable, self.hidden,
-                         (*self.protected, *linked), network,
+                         (*self.protected, *linked, *extra), network,
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
         return [*cgroups.join_script(group.join_files if group else (), bounds.cpu_s,
@@ -123,24 +134,48 @@ class Confinement:
                 *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd))]
 
     def before(self) -> Prepared:
-        """Before a command: the protected paths absent (see ``protected.absent``) and the
-        command's cgroups."""
+        """Before a command: the protected paths absent (see ``protected.absent``), the
+        command's cgroups, the git folders' state and the gitlinks' ``.git`` to bind."""
         if not self.active:
             return Prepared()
         wanted = {"pids": self.spec.limits.processes, "memory": self.spec.limits.memory}
         wanted = {k: v for k, v in wanted.items()
                   if self.limits.get("processes" if k == "pids" else k)}
+        checkouts = (gitlinks.checkout_gits(self.workspace, self.repository[0],
+                                            self.repository[-1]) if self.repository else [])
+        embedded = [p for p in checkouts if os.path.isdir(p) and not os.path.islink(p)]
+        vcs_write = self.spec.vcs == "write"
+        read_only = [p for p in checkouts if p not in embedded]
+        read_only += [r for p in embedded for r in wall.git_read_only(p, vcs_write)]
         return Prepared((*absent(self.workspace), *self.startup_absent),
                         cgroups.create(wanted) if wanted else None,
-                        wall.git_entries(self.gitdirs))
+                        wall.git_snapshot((*self.gitdirs, *(embedded if vcs_write else ())),
+                                          self.workspace),
+                        frozenset(checkouts), tuple(read_only))
 
-    def after(self, prepared: Prepared) -> list[str]:
+    def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
-        and new top-level git entries it created. Returns what was removed."""
+        the command created and undo its git changes that could run a program on the host
+        (``wall.sweep_git``, ``gitlinks.sweep_checkouts``)."""
         if prepared.group is not None:
             prepared.group.remove()
-        removed = wall.sweep_git(prepared.git_entries)
-        return removed + (sweep(prepared.was_absent) if prepared.was_absent else [])
+        swept = wall.sweep_git(prepared.git)
+        if self.repository:
+            swept.moved.extend(gitlinks.sweep_checkouts(
+                self.workspace, list(self.repository), prepared.checkouts))
+        if prepared.was_absent:
+            swept.removed.extend(sweep(prepared.was_absent))
+        return swept
+
+    def read_only_note(self) -> str:
+        """Why a confined write failed with ``Read-only file system``."""
+        git = ("" if self.gitdirs else " (`.git/` too: the policy or machine may opt in with "
+               "`sandbox: {vcs: write}`)")
+        extra = "".join(f", {w}" for w in self.writable)
+        return (f"inside the sandbox only the workspace{git}{extra} and a private /tmp are "
+                "writable; everything else is read-only, such as a checkout `git worktree add` "
+                "would make beside the workspace: add it inside the workspace, or list its "
+                "folder in `sandbox.writable`")
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
             ) -> dict[str, str]:
@@ -207,7 +242,7 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     return Confinement(
         spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
         tuple(readable), writable, enforced_limits(found),
-        tuple(gitdirs) if vcs_write else (), tuple(startup_absent),
+        tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
         wall.LinkSearch(ws) if walled else None)
 
 

@@ -4,9 +4,17 @@ The workspace's working files are writable; everything that makes a program run 
 
 - ``.git/`` (and a ``.git`` file's target, its common folder, submodules' git folders) is bound
   read-only, unless ``sandbox: {vcs: write}``: then the folder stays writable (git writes
-  ``*.lock`` files beside what it changes) but its sensitive entries (``config*``, ``hooks/``,
-  ``info/``, ``modules/*/{config,hooks,info}``) are bound read-only, and after each command any
-  new top-level entry outside ``GIT_ALLOWED`` (``commondir``, ``config.worktree``) is removed.
+  ``*.lock`` files beside what it changes) but its sensitive entries that exist (``config*``,
+  ``hooks/``, ``info/``, ``commondir``, also in ``modules/`` and ``worktrees/``) are bound
+  read-only, and after each command (``sweep_git``) any new top-level entry outside
+  ``GIT_ALLOWED`` (``commondir``, ``config.worktree``) is removed. A command may create
+  submodules' git folders (``modules/NAME``, nested ones too) and linked worktrees'
+  (``worktrees/NAME``); in them a new entry outside ``NESTED_ALLOWED`` (``hooks/``, ``info/``)
+  is removed, a configuration that gained a key naming a program (``gitconfig``) is restored
+  or removed, a ``commondir`` must lead back to the same common folder, and a new submodule
+  gets its ``submodule.NAME.url`` and ``.active`` in ``.git/config`` (read-only to git inside).
+  A gitlink's ``.git`` in the workspace, which git on the host enters, is read-only; a new one
+  must lead into ``modules/``, or it is moved aside (``gitlinks``).
 - the engine's own installation (``sys.prefix``, every folder on ``sys.path``, its source, its
   console script) and interpreter start-up files on that path, wherever they lie;
 - files with a hard link outside the workspace (writing one would change the outside file).
@@ -21,10 +29,14 @@ import contextlib
 import logging
 import os
 import shutil
+import stat
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from engine.sandbox import gitconfig
 
 logger = logging.getLogger(__name__)
 
@@ -88,35 +100,262 @@ def git_read_only(gitdir: str, vcs_write: bool) -> list[str]:
     return [p for p in out if os.path.lexists(p)]
 
 
-def git_entries(gitdirs: Iterable[str]) -> dict[str, frozenset[str]]:
-    """The top-level entries of each git folder now (before a command)."""
-    out = {}
+NESTED_ALLOWED: Mapping[str, frozenset[str]] = {
+    "modules": GIT_ALLOWED | {"config", "config.worktree", "modules"},
+    "worktrees": GIT_ALLOWED | {"config.worktree", "commondir", "gitdir", "locked"},
+}
+"""Entries a command may create in a submodule's git folder (``modules/NAME``, a whole
+repository, nested submodules in its own ``modules/``) and in a linked worktree's
+(``worktrees/NAME``); ``CHECKED`` files among them are kept only after a look."""
+CHECKED: frozenset[str] = frozenset({"config", "config.worktree", "commondir"})
+MAX_CHECKED = 1 << 20
+"""Bytes of a ``CHECKED`` file read; a larger one is refused."""
+MAX_NESTED = 1_000
+"""Git folders under ``modules/`` and ``worktrees/`` looked at per command."""
+
+
+@dataclass(frozen=True, slots=True)
+class GitSnapshot:
+    """The git folders' state a command is compared with afterwards (see ``sweep_git``)."""
+
+    workspace: str = ""
+    top: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Per git folder: its top-level entries."""
+    nested: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Per git folder under ``modules/`` or ``worktrees/``: its entries."""
+    checked: Mapping[str, bytes] = field(default_factory=dict)
+    """``CHECKED`` files in those folders: their content."""
+    others: frozenset[str] = frozenset()
+    """What is not a folder between them (see ``nested_gitdirs``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Swept:
+    """What ``sweep_git`` undid (absolute paths) and the submodules it registered."""
+
+    removed: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    registered: list[str] = field(default_factory=list)
+    """``.git/config`` paths that gained ``submodule.NAME.url`` and ``.active``."""
+    template: list[str] = field(default_factory=list)
+    """New submodules' and worktrees' ``hooks/`` and ``info/`` as git copies them into every
+    new repository (only ``*.sample`` hooks, only ``info/exclude``): removed, not reported."""
+    moved: list[str] = field(default_factory=list)
+    """Gitlinks' ``.git`` moved aside (see ``gitlinks.sweep_checkouts``)."""
+    unmade: list[str] = field(default_factory=list)
+    """New linked worktrees' git folders, removed: their checkout is missing on the host (it
+    was made in the private ``/tmp``, which ends with the command)."""
+
+
+def nested_gitdirs(gitdir: str) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """The git folders under ``gitdir``'s ``modules/`` (submodules, names with ``/`` and
+    nested submodules included) and ``worktrees/``, as ``(path, kind, parent git folder)``;
+    and what lies between them that is not a folder (a link there would lead git elsewhere)."""
+    out: list[tuple[str, str, str]] = []
+    others: list[str] = []
+    todo = [(os.path.join(gitdir, kind), kind, gitdir) for kind in ("modules", "worktrees")]
+    while todo and len(out) < MAX_NESTED:
+        folder, kind, parent = todo.pop()
+        if not _is_dir(folder):
+            if os.path.lexists(folder):
+                others.append(folder)
+            continue
+        for entry in os.scandir(folder):
+            if not entry.is_dir(follow_symlinks=False):
+                others.append(entry.path)
+            elif kind == "worktrees" or os.path.isfile(os.path.join(entry.path, "HEAD")):
+                out.append((entry.path, kind, parent))
+                if kind == "modules":
+                    todo.append((os.path.join(entry.path, "modules"), kind, entry.path))
+            else:  # a submodule name with a slash: ``modules/a/b``
+                todo.append((entry.path, kind, parent))
+    return out, others
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def git_snapshot(gitdirs: Iterable[str], workspace: str = "") -> GitSnapshot:
+    """The git folders now (before a command): top-level entries, and under ``modules/`` and
+    ``worktrees/`` each git folder's entries and its ``CHECKED`` files' content."""
+    top: dict[str, frozenset[str]] = {}
+    nested: dict[str, frozenset[str]] = {}
+    checked: dict[str, bytes] = {}
+    others: set[str] = set()
     for gitdir in gitdirs:
         with contextlib.suppress(OSError):
-            out[gitdir] = frozenset(os.listdir(gitdir))
-    return out
+            top[gitdir] = frozenset(os.listdir(gitdir))
+        if "modules" not in top.get(gitdir, ()) and "worktrees" not in top.get(gitdir, ()):
+            continue
+        found, stray = nested_gitdirs(gitdir)
+        others.update(stray)
+        for path, _kind, _parent in found:
+            with contextlib.suppress(OSError):
+                names = frozenset(os.listdir(path))
+                nested[path] = names
+                for name in CHECKED & names:
+                    checked[os.path.join(path, name)] = _read(os.path.join(path, name))
+    return GitSnapshot(workspace, top, nested, checked, frozenset(others))
 
 
-def sweep_git(before: dict[str, frozenset[str]]) -> list[str]:
-    """Remove what a command added at the top of a git folder outside ``GIT_ALLOWED`` (a
-    ``commondir`` pointing git at another configuration): before git on the host reads it."""
-    removed = []
-    for gitdir, had in before.items():
+def sweep_git(before: GitSnapshot) -> Swept:
+    """Undo what a command did to the git folders that could make git on the host run a
+    program, before git there reads it: a new top-level entry outside ``GIT_ALLOWED`` (a
+    ``commondir`` pointing git at another configuration) is removed; under ``modules/`` and
+    ``worktrees/`` a new entry outside ``NESTED_ALLOWED`` (``hooks/``, ``info/``) is removed,
+    and a configuration that gained a key outside ``gitconfig.ALLOWED`` or a worktree's
+    ``commondir`` naming another common folder is restored (removed when it is new). A new
+    submodule ``.gitmodules`` names gets its ``submodule.NAME.url`` and ``.active`` in the
+    superproject's configuration, which the command could not write."""
+    swept = Swept()
+    for gitdir, had in before.top.items():
         try:
             now = os.listdir(gitdir)
         except OSError:
             continue
         for name in now:
-            if name in had or name.removesuffix(".lock") in GIT_ALLOWED:
+            if name not in had and name.removesuffix(".lock") not in GIT_ALLOWED \
+                    and name not in NESTED_ALLOWED:
+                swept.removed.append(_remove(os.path.join(gitdir, name)))
+        if "modules" in now or "worktrees" in now:
+            _sweep_nested(gitdir, before, swept)
+    return swept
+
+
+def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
+    try:
+        found, stray = nested_gitdirs(gitdir)
+    except OSError:
+        return
+    swept.removed.extend(_remove(p) for p in stray if p not in before.others)
+    for path, kind, parent in found:
+        had = before.nested.get(path)
+        if had is None and kind == "worktrees" and not _checkout_exists(path):
+            swept.unmade.append(_remove(path))
+            continue
+        try:
+            names = os.listdir(path)
+        except OSError:
+            continue
+        for name in names:
+            full = os.path.join(path, name)
+            if (had is None or name not in had) \
+                    and name.removesuffix(".lock") not in NESTED_ALLOWED[kind]:
+                (swept.template if _is_template(full) else swept.removed).append(_remove(full))
                 continue
-            path = os.path.join(gitdir, name)
-            removed.append(path)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
-    return removed
+            if name in CHECKED:
+                _check(full, kind, gitdir, before, swept)
+        if had is None and kind == "modules" and parent == gitdir \
+                and os.path.isfile(os.path.join(path, "config")):
+            _register(path, parent, before.workspace, swept)
+
+
+def _check(path: str, kind: str, common: str, before: GitSnapshot, swept: Swept) -> None:
+    """Keep ``path`` (a ``CHECKED`` file) only when its change is allowed."""
+    old = before.checked.get(path)
+    new = _read(path) if os.path.isfile(path) and not os.path.islink(path) else None
+    if new is not None and new == old:
+        return
+    where = os.path.dirname(path)
+    if new is None:
+        why: str | None = "not a plain file"
+    elif len(new) > MAX_CHECKED:
+        why = f"larger than {MAX_CHECKED} bytes"
+    elif path.endswith("commondir"):
+        target = os.path.realpath(os.path.join(where, new.decode(errors="replace").strip()))
+        why = None if target == os.path.realpath(common) else "names another common folder"
+    else:
+        why = gitconfig.refused(old, new, where, before.workspace)
+    if why is None:
+        return
+    logger.warning("git file %s refused: %s", path, why)
+    _remove(path)
+    if old is None:
+        swept.removed.append(path)
+        return
+    with open(path, "wb") as f:
+        f.write(old)
+    swept.restored.append(path)
+
+
+def _register(module: str, parent: str, workspace: str, swept: Swept) -> None:
+    """``submodule.NAME.url`` and ``.active`` for a new top-level submodule that
+    ``.gitmodules`` names, in the superproject's configuration when it lacks them (``git
+    submodule add`` writes them there, which is read-only to the command)."""
+    name = os.path.relpath(module, os.path.join(parent, "modules"))
+    if "\n" in name or os.path.islink(os.path.join(parent, "config")):
+        return
+    try:
+        own = gitconfig.parse(_read(os.path.join(module, "config")).decode())
+        listed = gitconfig.parse(_read(os.path.join(workspace, ".gitmodules")).decode())
+        config = _read(os.path.join(parent, "config"))
+        current = gitconfig.parse(config.decode())
+    except (OSError, UnicodeDecodeError, gitconfig.ConfigSyntax):
+        return
+    urls = [v for k, v in own if k.startswith("remote.") and k.endswith(".url") and v]
+    keys = {k for k, _ in current}
+    if f"submodule.{name}.path" not in {k for k, _ in listed} or len(urls) != 1 \
+            or f"submodule.{name}.url" in keys \
+            or not gitconfig.allowed(f"submodule.{name}.url", urls[0], parent, workspace):
+        return
+    section = name.replace("\\", "\\\\").replace('"', '\\"')
+    url = urls[0].replace("\\", "\\\\").replace('"', '\\"')
+    text = config.decode()
+    text += ("" if text.endswith("\n") or not text else "\n") + \
+        f'[submodule "{section}"]\n\turl = "{url}"\n\tactive = true\n'
+    fresh = os.path.join(parent, f".config-{os.getpid()}.tmp")
+    with open(fresh, "w") as f:
+        f.write(text)
+    shutil.copymode(os.path.join(parent, "config"), fresh)
+    os.replace(fresh, os.path.join(parent, "config"))
+    swept.registered.append(os.path.join(parent, "config"))
+
+
+TEMPLATE: Mapping[str, Callable[[str], bool]] = {
+    "hooks": lambda name: name.endswith(".sample"), "info": lambda name: name == "exclude",
+}
+"""What git's default template puts in a new repository's ``hooks/`` and ``info/``."""
+
+
+def _is_template(path: str) -> bool:
+    """Whether ``path`` (a new ``hooks/`` or ``info/``) holds only what git's template puts
+    there: plain files, none of which runs or is read as a rule beyond ignoring."""
+    kept = TEMPLATE.get(os.path.basename(path))
+    if kept is None or not _is_dir(path):
+        return False
+    try:
+        entries = list(os.scandir(path))
+    except OSError:
+        return False
+    return all(e.is_file(follow_symlinks=False) and kept(e.name) for e in entries)
+
+
+def _checkout_exists(worktree: str) -> bool:
+    """Whether the checkout a worktree's ``gitdir`` file names (its ``.git`` file) exists."""
+    try:
+        target = _read(os.path.join(worktree, "gitdir")).decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return True  # not this check's to judge: its other entries are checked
+    return os.path.exists(os.path.join(worktree, target))
+
+
+def _read(path: str) -> bytes:
+    """The file's first ``MAX_CHECKED + 1`` bytes (one more tells a file that is too large)."""
+    with open(path, "rb") as f:
+        return f.read(MAX_CHECKED + 1)
+
+
+def _remove(path: str) -> str:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return path
 
 
 def installation() -> list[str]:

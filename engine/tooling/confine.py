@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.sandbox import Confinement
+from engine.sandbox import Confinement, Swept
 
 
 class CommandConfinement(Protocol):
@@ -36,9 +36,18 @@ class CommandConfinement(Protocol):
         """Set up one command (its limits) and remember what ``after`` needs."""
         ...
 
-    def after(self, prepared: Any) -> list[str]:
+    def after(self, prepared: Any) -> Swept:
         """Release what ``before`` set up and undo what a command may not leave behind; the
-        paths removed."""
+        paths removed, restored and registered."""
+        ...
+
+    @property
+    def active(self) -> bool:
+        """Whether commands run confined."""
+        ...
+
+    def read_only_note(self) -> str:
+        """Why a confined write failed with ``Read-only file system``."""
         ...
 
     def describe(self, network: bool | None = None) -> dict[str, Any]:

@@ -1,0 +1,183 @@
+"""Submodule checkouts git on the host enters: a gitlink's folder and the ``.git`` inside it.
+
+``git status`` in a superproject runs git in every gitlink's folder that holds a ``.git``, and
+that git reads the configuration the ``.git`` leads to (``core.fsmonitor`` included). The
+folder is a workspace folder, writable to a command; so before a command the ``.git`` of each
+gitlink that has one is bound read-only (a ``.git`` folder like the workspace's own git
+folder), and after it a new one is kept only when it is a ``.git`` file leading into a git
+folder's ``modules/`` (whose entries ``wall.sweep_git`` checks), else moved aside. The
+gitlinks are read from the index (``gitlinks``), again only when the index changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+from dataclasses import dataclass
+
+from engine.sandbox import gitconfig
+
+logger = logging.getLogger(__name__)
+
+GITLINK_MODE = 0o160000
+MAX_INDEX = 256 << 20
+"""An index larger than this is not read (its gitlinks are not protected; said once)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    key: tuple[int, int, int, int]
+    paths: tuple[str, ...]
+
+
+_cache: dict[str, _Read] = {}
+
+
+def gitlinks(index: str, config: str = "") -> tuple[str, ...]:
+    """The gitlink paths (relative, ``/``-separated) in the index file ``index`` (of a
+    repository whose configuration is ``config``: it names the hash, SHA-1 unless it says
+    ``extensions.objectFormat = sha256``); () without one or when it cannot be read. Read
+    again only when its inode, size, modification or change time differ (a command cannot
+    set the change time back)."""
+    try:
+        st = os.stat(index)
+    except OSError:
+        return ()
+    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    cached = _cache.get(index)
+    if cached is not None and cached.key == key:
+        return cached.paths
+    paths: tuple[str, ...] = ()
+    if st.st_size > MAX_INDEX:
+        logger.warning("index %s is larger than %d bytes: its gitlinks are not protected",
+                       index, MAX_INDEX)
+    else:
+        try:
+            with open(index, "rb") as f:
+                data = f.read()
+            paths = tuple(_parse(data, _hash_len(config)))
+        except (OSError, ValueError, struct.error, UnicodeDecodeError) as exc:
+            logger.warning("index %s not read (%s): its gitlinks are not protected", index, exc)
+    _cache[index] = _Read(key, paths)
+    return paths
+
+
+def _hash_len(config: str) -> int:
+    """Bytes of an object name: 32 when ``config`` sets ``extensions.objectFormat = sha256``."""
+    try:
+        with open(config, "rb") as f:
+            entries = gitconfig.parse(f.read(1 << 20).decode())
+    except (OSError, UnicodeDecodeError, gitconfig.ConfigSyntax):
+        return 20
+    formats = [v for k, v in entries if k == "extensions.objectformat"]
+    return 32 if formats and (formats[-1] or "").lower() == "sha256" else 20
+
+
+def _parse(data: bytes, hash_len: int) -> list[str]:
+    """Gitlink paths of an index (versions 2, 3, 4; see gitformat-index(5))."""
+    if data[:4] != b"DIRC":
+        raise ValueError("not an index")
+    version, count = struct.unpack_from(">II", data, 4)
+    if version not in (2, 3, 4):
+        raise ValueError(f"index version {version}")
+    # the mode of a gitlink, as stored, is bytes 00 00 e0 00: without them there is none
+    if b"\x00\x00\xe0\x00" not in data:
+        return []
+    out: list[str] = []
+    pos, previous = 12, b""
+    for _ in range(count):
+        (mode,) = struct.unpack_from(">I", data, pos + 24)
+        (flags,) = struct.unpack_from(">H", data, pos + 40 + hash_len)
+        name = pos + 42 + hash_len + (2 if version >= 3 and flags & 0x4000 else 0)
+        if version == 4:
+            strip, name = _varint(data, name)
+            end = data.index(b"\0", name)
+            if strip > len(previous):
+                raise ValueError("bad path compression")
+            path = previous[:len(previous) - strip] + data[name:end]
+            pos = end + 1
+        else:
+            end = data.index(b"\0", name)
+            path = data[name:end]
+            pos += (end - pos + 8) & ~7
+        if mode & 0o170000 == GITLINK_MODE:
+            out.append(path.decode())
+        previous = path
+    return out
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """git's offset encoding (each continuation adds one before shifting)."""
+    c = data[pos]
+    value = c & 0x7F
+    while c & 0x80:
+        pos += 1
+        c = data[pos]
+        value = ((value + 1) << 7) | (c & 0x7F)
+    return value, pos + 1
+
+
+def checkout_gits(workspace: str, gitdir: str, common: str | None = None) -> list[str]:
+    """The ``.git`` (file or folder) of each gitlink of the workspace's index that has one:
+    absolute paths inside the workspace (resolved, as ``gitdir``), not followed through
+    links."""
+    out: list[str] = []
+    links = gitlinks(os.path.join(gitdir, "index"), os.path.join(common or gitdir, "config"))
+    if not links:
+        return out
+    root = workspace.rstrip("/")
+    for rel in links:
+        path = os.path.normpath(os.path.join(root, rel, ".git"))
+        if path.startswith(root + "/") and os.path.lexists(path) \
+                and os.path.realpath(os.path.dirname(path)) == os.path.dirname(path):
+            out.append(path)
+    return out
+
+
+def sweep_checkouts(workspace: str, gitdirs: list[str], had: frozenset[str]) -> list[str]:
+    """Move aside (to ``.git.refused``, numbered when taken) each gitlink's ``.git`` that was
+    not there before the command (``had``) unless it is a ``.git`` file leading into one of
+    ``gitdirs``' ``modules/`` (``workspace`` and ``gitdirs`` resolved). Moved, not removed:
+    it may be a repository the user cloned before the run that the command staged. Returns
+    the paths moved."""
+    found = checkout_gits(workspace, gitdirs[0], gitdirs[-1]) if gitdirs else []
+    if not found:
+        return []
+    moved = []
+    modules = [os.path.join(g, "modules") + "/" for g in gitdirs]
+    for path in found:
+        if path in had or _leads_into(path, modules):
+            continue
+        aside = f"{path}.refused"
+        for n in range(2, 100):
+            if not os.path.lexists(aside):
+                break
+            aside = f"{path}.refused-{n}"
+        try:
+            os.rename(path, aside)
+        except OSError as exc:
+            logger.error("%s could not be moved aside (%s): git on the host may enter it",
+                         path, exc)
+            continue
+        logger.warning("%s moved aside: a gitlink's git folder must lie under .git/modules/",
+                       path)
+        moved.append(path)
+    return moved
+
+
+def _leads_into(dot_git: str, modules: list[str]) -> bool:
+    """Whether ``dot_git`` is a ``.git`` file whose ``gitdir:`` lies under one of
+    ``modules``."""
+    if os.path.islink(dot_git) or not os.path.isfile(dot_git):
+        return False
+    try:
+        with open(dot_git, "rb") as f:
+            line = f.read(4097).decode().strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not line.startswith("gitdir:") or "\n" in line:
+        return False
+    target = os.path.realpath(os.path.join(os.path.dirname(dot_git),
+                                           line.removeprefix("gitdir:").strip()))
+    return any((target + "/").startswith(m) and target + "/" != m for m in modules)
