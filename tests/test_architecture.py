@@ -91,7 +91,8 @@ _BELOW_SESSION = frozenset({
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "vocabulary": frozenset(),
     "spec": frozenset({"vocabulary"}),
-    "sandbox": frozenset({"vocabulary", "spec"}),
+    # the sandbox reads the workspace's git index (its gitlinks)
+    "sandbox": frozenset({"vocabulary", "spec", "workspace"}),
     "workspace": frozenset({"vocabulary"}),
     "tool_contract": frozenset({"vocabulary", "sandbox"}),
     "store_protocol": frozenset({"vocabulary"}),

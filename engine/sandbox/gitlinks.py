@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import logging
 import os
-import struct
 from dataclasses import dataclass
 
 from engine.sandbox import gitconfig
+from engine.workspace.index import entries
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def gitlinks(index: str, config: str = "") -> tuple[str, ...]:
             with open(index, "rb") as f:
                 data = f.read()
             paths = tuple(_parse(data, _hash_len(config)))
-        except (OSError, ValueError, struct.error, UnicodeDecodeError) as exc:
+        except (OSError, ValueError, IndexError, UnicodeDecodeError) as exc:
             logger.warning("index %s not read (%s): its gitlinks are not protected", index, exc)
     _cache[index] = _Read(key, paths)
     return paths
@@ -75,47 +75,12 @@ def _hash_len(config: str) -> int:
 
 
 def _parse(data: bytes, hash_len: int) -> list[str]:
-    """Gitlink paths of an index (versions 2, 3, 4; see gitformat-index(5))."""
-    if data[:4] != b"DIRC":
-        raise ValueError("not an index")
-    version, count = struct.unpack_from(">II", data, 4)
-    if version not in (2, 3, 4):
-        raise ValueError(f"index version {version}")
+    """Gitlink paths of an index (``engine.workspace.index.entries``)."""
     # the mode of a gitlink, as stored, is bytes 00 00 e0 00: without them there is none
-    if b"\x00\x00\xe0\x00" not in data:
+    if data[:4] == b"DIRC" and b"\x00\x00\xe0\x00" not in data:
         return []
-    out: list[str] = []
-    pos, previous = 12, b""
-    for _ in range(count):
-        (mode,) = struct.unpack_from(">I", data, pos + 24)
-        (flags,) = struct.unpack_from(">H", data, pos + 40 + hash_len)
-        name = pos + 42 + hash_len + (2 if version >= 3 and flags & 0x4000 else 0)
-        if version == 4:
-            strip, name = _varint(data, name)
-            end = data.index(b"\0", name)
-            if strip > len(previous):
-                raise ValueError("bad path compression")
-            path = previous[:len(previous) - strip] + data[name:end]
-            pos = end + 1
-        else:
-            end = data.index(b"\0", name)
-            path = data[name:end]
-            pos += (end - pos + 8) & ~7
-        if mode & 0o170000 == GITLINK_MODE:
-            out.append(path.decode())
-        previous = path
-    return out
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """git's offset encoding (each continuation adds one before shifting)."""
-    c = data[pos]
-    value = c & 0x7F
-    while c & 0x80:
-        pos += 1
-        c = data[pos]
-        value = ((value + 1) << 7) | (c & 0x7F)
-    return value, pos + 1
+    return [path.decode() for mode, path in entries(data, hash_len)
+            if mode & 0o170000 == GITLINK_MODE]
 
 
 def checkout_gits(workspace: str, gitdir: str, common: str | None = None) -> list[str]:

@@ -1,4 +1,5 @@
-"""The head of git's index file, read directly: the first tracked paths and how many there are.
+"""git's index file, read directly: the first tracked paths and how many there are (for a
+prompt's summary), or every entry's mode and path (``entries``: the sandbox's gitlinks).
 
 The index (``.git/index``, format "DIRC" versions 2 to 4) lists every tracked path in sorted
 order after a 12-byte header that holds the entry count. A prompt's summary needs the first
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -65,7 +66,7 @@ def _read(f: BinaryIO, limit: int, wanted: Callable[[str], bool]
                 break
             data = data[pos:] + more
             pos = 0
-        name, pos = _entry(data, pos, version, previous)
+        name, pos = entry(data, pos, version, previous)
         previous, seen = name, seen + 1
         text = os.fsdecode(name)
         if (not names or names[-1] != text) and wanted(text) and not text.endswith("/"):
@@ -73,12 +74,31 @@ def _read(f: BinaryIO, limit: int, wanted: Callable[[str], bool]
     return names, count
 
 
-def _entry(data: bytes, pos: int, version: int, previous: bytes) -> tuple[bytes, int]:
-    """One entry's path and where the next entry starts."""
-    flags = int.from_bytes(data[pos + 60:pos + 62], "big")
-    start = pos + _ENTRY + (2 if version >= 3 and flags & _EXTENDED else 0)
+def entries(data: bytes, hash_len: int = 20) -> Iterator[tuple[int, bytes]]:
+    """Each entry's mode and path, in index order, from a whole index file's bytes (versions
+    2 to 4; ``hash_len`` 32 for SHA-256 object names). ValueError when it is no index."""
+    if data[:4] != b"DIRC" or len(data) < 12:
+        raise ValueError("not a git index")
+    version, count = int.from_bytes(data[4:8], "big"), int.from_bytes(data[8:12], "big")
+    if version not in (2, 3, 4):
+        raise ValueError(f"index version {version}")
+    pos, previous = 12, b""
+    for _ in range(count):
+        mode = int.from_bytes(data[pos + 24:pos + 28], "big")
+        previous, pos = entry(data, pos, version, previous, hash_len)
+        yield mode, previous
+
+
+def entry(data: bytes, pos: int, version: int, previous: bytes,
+          hash_len: int = 20) -> tuple[bytes, int]:
+    """One entry's path and where the next entry starts (see gitformat-index(5))."""
+    head = _ENTRY - 20 + hash_len
+    flags = int.from_bytes(data[pos + head - 2:pos + head], "big")
+    start = pos + head + (2 if version >= 3 and flags & _EXTENDED else 0)
     if version == 4:
         strip, start = _varint(data, start)
+        if strip > len(previous):
+            raise ValueError("bad path compression")
         end = data.index(b"\0", start)
         return previous[:len(previous) - strip] + data[start:end], end + 1
     end = data.index(b"\0", start)
