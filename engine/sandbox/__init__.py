@@ -239,6 +239,8 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     read_only = [*(p for g in gitdirs for p in wall.git_read_only(g, vcs_write)), *installed]
     kept = [p for p in (*protected, *read_only)
             if not any(is_protected(p, [h]) for h in hidden)]
+    if gitdirs:
+        gitlinks.warm(ws, gitdirs[0], gitdirs[-1])
     return Confinement(
         spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
         tuple(readable), writable, enforced_limits(found),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from dataclasses import dataclass
 
 from engine.sandbox import gitconfig
@@ -98,6 +99,18 @@ def checkout_gits(workspace: str, gitdir: str, common: str | None = None) -> lis
                 and os.path.realpath(os.path.dirname(path)) == os.path.dirname(path):
             out.append(path)
     return out
+
+
+def warm(workspace: str, gitdir: str, common: str | None = None) -> None:
+    """Read the index's gitlinks on a thread now (at run start, beside the model's first
+    turn), so the first command finds them cached: ~20 ms at 100,000 tracked files."""
+    def read() -> None:
+        try:
+            checkout_gits(workspace, gitdir, common)
+        except Exception:  # the first command reads them again and meets the fault there
+            logger.debug("reading the gitlinks of %s failed", gitdir, exc_info=True)
+
+    threading.Thread(target=read, daemon=True, name="gitlinks").start()
 
 
 def sweep_checkouts(workspace: str, gitdirs: list[str], had: frozenset[str]) -> list[str]:
