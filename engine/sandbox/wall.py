@@ -56,8 +56,6 @@ GIT_SENSITIVE: tuple[str, ...] = ("config", "config.worktree", "hooks", "info", 
 STARTUP_FILES: tuple[str, ...] = ("sitecustomize.py", "usercustomize.py", "sitecustomize",
                                   "usercustomize")
 """Imported by every interpreter start when found on ``sys.path``."""
-MAX_SCAN = 200_000
-"""Entries the run-start search for hard links looks at before it stops (and says so)."""
 MAX_LINK_BINDS = 256
 """Beyond this many hard-linked files, their folders are bound read-only instead."""
 SKIP_DIRS = frozenset({".git", ".engine"})
@@ -402,17 +400,19 @@ def _startup_files(folder: str) -> list[str]:
 
 def hard_linked(workspace: str) -> list[str]:
     """Workspace files with a hard link outside it (more links than the workspace holds),
-    found by one bounded walk; their folders instead beyond ``MAX_LINK_BINDS`` files."""
+    found by one walk of the whole workspace, ignored trees included (a package store's hard
+    links sit in ``node_modules``): ~0.6 s per 100,000 files, on a thread from run start. Not
+    capped: a file left out would be writable through its link. Their folders instead beyond
+    ``MAX_LINK_BINDS`` files."""
     by_inode: dict[tuple[int, int], list[str]] = {}
     links: dict[tuple[int, int], int] = {}
-    folders, seen = [workspace], 0
-    while folders and seen < MAX_SCAN:
+    folders = [workspace]
+    while folders:
         folder = folders.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
-        seen += len(entries)
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 if not (folder == workspace and entry.name in SKIP_DIRS):
@@ -424,8 +424,6 @@ def hard_linked(workspace: str) -> list[str]:
                         key = (st.st_dev, st.st_ino)
                         by_inode.setdefault(key, []).append(entry.path)
                         links[key] = st.st_nlink
-    if folders:
-        logger.warning("hard-link search in %s stopped after %d entries", workspace, seen)
     found = sorted(p for key, paths in by_inode.items() if links[key] > len(paths)
                    for p in paths)
     if len(found) > MAX_LINK_BINDS:
