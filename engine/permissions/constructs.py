@@ -85,6 +85,9 @@ OPAQUE_BUILTINS: dict[str, Builtin] = {
                      "name stands for"),
     "readonly": Builtin(frozenset("n"), "a name reference (readonly -n) hides which variable "
                         "a name stands for"),
+    "mapfile": Builtin(frozenset("C"), "mapfile -C names code the shell runs for every line"),
+    "readarray": Builtin(frozenset("C"), "readarray -C names code the shell runs for every "
+                         "line"),
 }
 """Builtins (and the options) the walker does not model."""
 
@@ -136,8 +139,19 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "--privileged, --pid=host", "modelled", "refused: the container owns the host"),
     Construct("docker/podman run with another host folder mounted (., $PWD, a path)",
               "modelled", "the command the container runs is judged"),
+    Construct("read/mapfile/readarray from a here-string or here-doc, ${X:=w}, shift N",
+              "modelled", "the names hold the input's fields or lines (any line may be the "
+              "one read); X holds w; the positional words move"),
+    Construct("extended globs @(a|b) ?(a) *(a) +(a) !(a)", "modelled",
+              "judged once for each alternative they may match"),
+    Construct("IFS=VALUE eval/source ..; /usr/../bin/rm, //bin/rm; echo rm | xargs -I{} env {}",
+              "modelled", "the code splits at VALUE; the path is normalised; each input "
+              "line stands for the replace string"),
+    Construct("[ -v NAME ], [[ -v NAME ]], [[ -R NAME ]]", "modelled",
+              "a subscript in NAME (or in the value it comes from) is evaluated"),
     Construct("namerefs (declare/local/typeset/readonly -n)", "opaque", "deny"),
-    Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F", "opaque", "deny"),
+    Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F, mapfile/readarray -C",
+              "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
     Construct("a process substitution as the program, a function named like a command",
@@ -191,16 +205,20 @@ def arithmetic_problem(text: str, lookup: Callable[[str], list[str] | None],
         return "opaque", "an arithmetic context evaluates shell code stored in a value"
     if depth > MAX_ARITH_DEPTH:
         return "opaque", "an arithmetic context follows variables too deep"
+    run_time: tuple[Treatment, str] | None = None
     for name in dict.fromkeys(_IDENT.findall(text)):
         if name in seen:
             continue
         seen.add(name)
         values = lookup(name)
-        if values is None:
-            return "modelled", (f"an arithmetic context evaluates ${name}, only known at run "
-                                "time (a subscript in it would run commands)")
+        if values is None:  # keep looking: code in another variable is opaque
+            run_time = run_time or ("modelled", (
+                f"an arithmetic context evaluates ${name}, only known at run time (a "
+                "subscript in it would run commands)"))
+            continue
         for value in values:
             found = arithmetic_problem(value, lookup, depth + 1, seen)
-            if found is not None:
+            if found is not None and found[0] == "opaque":
                 return found
-    return None
+            run_time = run_time or found
+    return run_time

@@ -97,8 +97,11 @@ class ShellValues:
             return None
         return []
 
-    def _builtin(self, e: Effect) -> None:
-        """Builtins that set variables, evaluate arithmetic or hide a program."""
+    def _builtin(self, e: Effect, stdin: Word | None = None, ifs: str | None = " \t\n"
+                 ) -> None:
+        """Builtins that set variables, evaluate arithmetic or hide a program. ``stdin`` is
+        what the command reads (a here-string, a here-doc), ``ifs`` the field separators
+        ``read`` splits at (None: only known at run time)."""
         name = program_name(e.argv[0]) if e.argv else ""
         args = [w.value for w in e.argv[1:]]
         why = opaque_builtin(name, args)
@@ -123,8 +126,52 @@ class ShellValues:
                 self._arithmetic_text((a or "$").partition("[")[2], "test -v")
         elif name in ("read", "mapfile", "readarray", "printf"):
             self._sets_names(name, e)
+            if name != "printf":
+                self._read_values(name, e.argv[1:], stdin, ifs)
         elif name == "set":
             self._set_positional(e.argv[1:])
+        elif name == "shift" and self.positional is not None:
+            count = args[0] if args else "1"
+            self.positional = self.positional[int(count):] if count is not None and \
+                count.isdigit() else None
+
+    def _read_values(self, name: str, args: list[Word], stdin: Word | None,
+                     ifs: str | None) -> None:
+        """``read a b <<< 'x y'``, ``mapfile -t a <<E``: the names hold the input's fields
+        or lines when the input is static. Any of its lines may be the one read (a loop
+        reads them in turn), so each is a possible value."""
+        if name == "read":
+            o = parse_opts(args, "adinNptu")
+            arrays, names = o.all("-a"), o.positionals
+            names = [] if arrays else (names or [Word.of("REPLY")])
+        else:
+            arrays = parse_opts(args, "dnOsuCc").positionals[:1] or [Word.of("MAPFILE")]
+            names = []
+        text = stdin.value if stdin is not None else None
+        lines = (text or "").split("\n")[:16] if text is not None else None
+        if lines is not None and len(lines) > 1 and lines[-1] == "":
+            lines.pop()
+        for w in names:
+            var = w.value or ""
+            if not re.fullmatch(r"[A-Za-z_]\w*", var):
+                continue
+            if lines is None or ifs is None:
+                self.unknown.add(var)
+                continue
+            at = names.index(w)
+            values = [_fields(line, ifs, len(names))[at] for line in lines]
+            self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *values]))[:16]
+            self.unknown.discard(var)
+        for w in arrays:
+            var = w.value or ""
+            if not re.fullmatch(r"[A-Za-z_]\w*", var):
+                continue
+            if lines is None or (name == "read" and (ifs is None or len(lines) != 1)):
+                self._set_array(var, None)
+            elif name == "read":
+                self._set_array(var, [f for f in _fields(lines[0], ifs or "", 0) if f])
+            else:
+                self._set_array(var, lines)
 
     def _sets_names(self, name: str, e: Effect) -> None:
         """``printf -v NAME``: NAME holds what printf prints; ``NAME[i]`` evaluates ``i``."""
@@ -204,3 +251,21 @@ class ShellValues:
         if value is None:
             return Word(None, text, "var", unset=True)
         return Word(value, text)
+
+
+def _fields(line: str, ifs: str, count: int) -> list[str]:
+    """``read``'s split of ``line`` at ``ifs`` into ``count`` fields, the last holding the
+    rest (every field when ``count`` is 0); missing fields are empty."""
+    blank = "".join(c for c in ifs if c in " \t\n")
+    out: list[str] = []
+    rest = line.strip(blank)
+    while rest and (count == 0 or len(out) < count - 1):
+        at = next((i for i, c in enumerate(rest) if c in ifs), None)
+        if at is None:
+            break
+        out.append(rest[:at])
+        rest = rest[at + 1:].lstrip(blank)
+        if rest[:1] and rest[0] in ifs and rest[0] not in blank:
+            rest = rest[1:].lstrip(blank)  # one separator with blanks around it
+    out.append(rest.rstrip(blank) if count else rest)
+    return [*out, *[""] * (count - len(out))] if count else out
