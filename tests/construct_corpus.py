@@ -229,6 +229,11 @@ MODELLED = (
     ("extglob as an argument", "shopt -s extglob\nls src/@(app|old).py; {cmd}"),
     ("default from a substitution as an argument", 'echo "${{UNSET_NAME:-$(pwd)}}"; {cmd}'),
     ("function keyword", "function f {{ {cmd}; }}"),
+    ("compgen -W of words", "compgen -W 'a b' a; {cmd}"),
+    ("kill -l", "kill -l > /dev/null; {cmd}"),
+    ("compgen -W of a substitution", "compgen -W '$({cmd})' x"),
+    ("complete -W of a substitution", "complete -W '$({cmd})' x"),
+    ("substitution in ${{x/../..}}", 'echo "${{x/a/$({cmd})}}"'),
     ("select over a substitution", "select c in $(echo {p}); do $c {args}; break; done"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
@@ -350,6 +355,11 @@ STRANGE = (
     ("BASH_ENV from a written file", "echo {q} > e.sh; BASH_ENV=e.sh bash -c true"),
     ("here-doc into python3", "python3 - <<'E'\nimport subprocess; subprocess.run({pylist})\nE"),
     ("here-string into python3", "python3 <<< {pyq}"),
+    ("set -k", "set -k; bash -c '$c {args}' c={p}"),
+    ("set -o keyword", "set -o keyword; env c={p} bash -c '$c {args}'"),
+    ("code in ${{x#..}}", "echo ${{x#$({cmd})}}"),
+    ("getopts", "getopts b: o -b {p}; $OPTARG {args}"),
+    ("getopts over set --", "set -- -b {p}; getopts b: o; $OPTARG {args}"),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 

@@ -41,12 +41,15 @@ STORY = {
     "t8": ": ${c:=rm}; $c -rf t8",
     "t9": "mapfile -C 'rm -rf t9' -c 1 m <<< x",
     "t10": "while read -r c; do $c -rf t10; done <<< rm",
+    "t11": "compgen -W '$(rm -rf t11)' x",
+    "t12": "set -k; bash -c '$c -rf t12' c=rm",
 }
 """Commands that deleted their target directory under ``--approval auto`` when answered ask:
 a program reached through a nameref, a command substitution inside an arithmetic context, a
 program remapped by ``hash -p``; and constructs found since: a subscript evaluated by
 ``[[ -v ]]``, a program read from a here-string (into a loop too), an ``xargs -I`` input
-line, an extended glob, a value assigned by ``${c:=rm}``, a ``mapfile -C`` callback."""
+line, an extended glob, a value assigned by ``${c:=rm}``, a ``mapfile -C`` callback, a
+``compgen -W`` word list, ``set -k``."""
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +177,13 @@ def test_arithmetic_follows_variables_to_code_or_run_time_data() -> None:
     ("read -r y <<< 1; x='a[$(rm -rf src)]'; (( y + x ))", "deny"),
     ("{ bash; } <<< 'rm -rf src'", "deny"),
     ("mapfile -t m < a.txt", "allow"),
+    ("compgen -W '$(rm -rf src)' x", "deny"),
+    ("compgen -W 'a b' a", "allow"),
+    ("set -k; bash -c '$c -rf src' c=rm", "deny"),
+    ("set -euo pipefail; ls", "allow"),
+    ("getopts b: o -b rm; $OPTARG -rf src", "deny"),
+    ("echo ${x#$(rm -rf src)}", "deny"),
+    ("kill -l", "allow"),
 ])
 def test_values_are_followed_through_loops_arrays_and_lookups(command: str, decision: str,
                                                               ws: Path) -> None:

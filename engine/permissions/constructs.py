@@ -139,9 +139,13 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "--privileged, --pid=host", "modelled", "refused: the container owns the host"),
     Construct("docker/podman run with another host folder mounted (., $PWD, a path)",
               "modelled", "the command the container runs is judged"),
-    Construct("read/mapfile/readarray from a here-string or here-doc, ${X:=w}, shift N",
-              "modelled", "the names hold the input's fields or lines (any line may be the "
-              "one read); X holds w; the positional words move"),
+    Construct("read/mapfile/readarray from a here-string or here-doc, getopts, ${X:=w}, "
+              "shift N", "modelled", "the names hold the input's fields or lines (any line "
+              "may be the one read), OPTARG any word parsed; X holds w; the positional words "
+              "move"),
+    Construct("compgen/complete -W WORDS; a $(..) the parser misses inside ${x#..}",
+              "modelled", "the words are expanded like echo's arguments; the code is judged "
+              "(and the command asks at least)"),
     Construct("extended globs @(a|b) ?(a) *(a) +(a) !(a)", "modelled",
               "judged once for each alternative they may match"),
     Construct("IFS=VALUE eval/source ..; /usr/../bin/rm, //bin/rm; echo rm | xargs -I{} env {}",
@@ -150,6 +154,7 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("[ -v NAME ], [[ -v NAME ]], [[ -R NAME ]]", "modelled",
               "a subscript in NAME (or in the value it comes from) is evaluated"),
     Construct("namerefs (declare/local/typeset/readonly -n)", "opaque", "deny"),
+    Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
     Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F, mapfile/readarray -C",
               "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "

@@ -86,9 +86,9 @@ _ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=")
 """``${X:=w}``, ``${X=w}``: an expansion that assigns X."""
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
-_READS_INTO = re.compile(r"\b(?:read|mapfile|readarray)\b([^;&|\n)]*)")
+_READS_INTO = re.compile(r"\b(?:read|mapfile|readarray|getopts)\b([^;&|\n)]*)")
 """``read``/``mapfile`` and the words after them: every name among them may be set."""
-_TAINT_ALL = re.compile(r"\b(?:getopts|source)\b"
+_TAINT_ALL = re.compile(r"\bsource\b"
                         r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s")
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
                            r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
@@ -310,7 +310,7 @@ class _Walker(PathJudge, ShellValues):
         if _TAINT_ALL.search(text):
             self.taint_all = True
         for m in _READS_INTO.finditer(text):
-            self.tainted.update({"REPLY", "MAPFILE", *re.findall(
+            self.tainted.update({"REPLY", "MAPFILE", "OPTARG", "OPTIND", *re.findall(
                 r"(?<![\w$-])[A-Za-z_]\w*", m.group(1))})
         self.tainted.update(_PRINTF_V.findall(text))
         for m in _FUNCTION.finditer(text):
@@ -339,6 +339,8 @@ class _Walker(PathJudge, ShellValues):
             self._unparsed(node, ctx)
         elif t in _LEAF_TEXT and _UNPARSED_SUBST.search(_text(node, ctx)):
             self.problems.append("a command substitution the parser did not recognise")
+            for code in _substitutions(_text(node, ctx)):  # bash still runs them
+                self.run(code, "$(..)", ctx.depth + 1)
         elif t == "declaration_command":
             self._declaration(node, ctx)
         elif t == "expansion":
@@ -1383,6 +1385,29 @@ def _extglob_variants(text: str) -> list[str]:
         variants = [v + head + c for v in variants for c in choices][:MAX_EXTGLOB_VARIANTS]
         pos = i = m.end()
     return [v + text[pos:] for v in variants] if pos else []
+
+
+def _substitutions(text: str) -> list[str]:
+    """The code of each ``$(..)`` and backtick pair in ``text`` (parentheses balanced)."""
+    found: list[str] = []
+    i = 0
+    while i < len(text) and len(found) < 8:
+        if text[i] == "\\":
+            i += 2
+        elif text.startswith("$(", i) and not text.startswith("$((", i):
+            depth, j = 1, i + 2
+            while j < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                j += 1
+            found.append(text[i + 2:j - 1] if not depth else text[i + 2:])
+            i = j
+        elif text[i] == "`":
+            end = text.find("`", i + 1)
+            found.append(text[i + 1:end if end > 0 else len(text)])
+            i = end + 1 if end > 0 else len(text)
+        else:
+            i += 1
+    return found
 
 
 def _as_glob(word: str) -> str:

@@ -128,12 +128,37 @@ class ShellValues:
             self._sets_names(name, e)
             if name != "printf":
                 self._read_values(name, e.argv[1:], stdin, ifs)
+        elif name == "getopts":
+            self._getopts(args)
         elif name == "set":
             self._set_positional(e.argv[1:])
+            if _keyword_mode(args):
+                why = "set -k makes a NAME=value word anywhere set a variable for the command"
+                e.at_least("deny", why)
+                self.opaque.append(why)
         elif name == "shift" and self.positional is not None:
             count = args[0] if args else "1"
             self.positional = self.positional[int(count):] if count is not None and \
                 count.isdigit() else None
+
+    def _getopts(self, args: list[str | None]) -> None:
+        """``getopts OPTS NAME [ARGS]``: NAME holds an option letter, ``OPTARG`` any of the
+        words parsed (ARGS, else the positional words)."""
+        words = args[2:] if len(args) > 2 else self.positional
+        var = args[1] if len(args) > 1 else None
+        if var is None or not re.fullmatch(r"[A-Za-z_]\w*", var):
+            self.opaque.append("getopts sets a variable whose name is only known at run time")
+            return
+        letters = [c for c in (args[0] or "") if c.isalnum()] if args[0] is not None else None
+        for target, values in ((var, None if letters is None else [*letters, "?", ":"]),
+                               ("OPTARG", None if words is None or None in words else
+                                ["", *words])):
+            if values is None:
+                self.unknown.add(target)
+            else:
+                self.known[target] = list(dict.fromkeys(
+                    [*self.known.get(target, []), *(v or "" for v in values)]))[:16]
+                self.unknown.discard(target)
 
     def _read_values(self, name: str, args: list[Word], stdin: Word | None,
                      ifs: str | None) -> None:
@@ -269,3 +294,15 @@ def _fields(line: str, ifs: str, count: int) -> list[str]:
             rest = rest[1:].lstrip(blank)  # one separator with blanks around it
     out.append(rest.rstrip(blank) if count else rest)
     return [*out, *[""] * (count - len(out))] if count else out
+
+
+def _keyword_mode(args: list[str | None]) -> bool:
+    """``set -k`` / ``set -o keyword`` (before ``--`` or the first positional word)."""
+    for i, a in enumerate(args):
+        if a is None or a == "--" or not a.startswith("-"):
+            return a is None
+        if a == "-o" and i + 1 < len(args) and args[i + 1] in ("keyword", None):
+            return True
+        if not a.startswith("--") and "k" in a[1:] and "o" not in a[1:]:
+            return True
+    return False
