@@ -358,6 +358,11 @@ STRANGE = (
     ("set -k", "set -k; bash -c '$c {args}' c={p}"),
     ("set -o keyword", "set -o keyword; env c={p} bash -c '$c {args}'"),
     ("code in ${{x#..}}", "echo ${{x#$({cmd})}}"),
+    ("container with the host's pids", "docker run --pid host alpine {cmd}"),
+    ("container with every capability", "docker run --cap-add ALL -v .:/w alpine {cmd}"),
+    ("container with -v=/", "docker run -v=/:/h alpine {cmd}"),
+    ("container with /./ mounted", "docker run -v /./:/h alpine {cmd}"),
+    ("container with /tmp/../ mounted", "podman run -v /tmp/../:/h alpine {cmd}"),
     ("getopts", "getopts b: o -b {p}; $OPTARG {args}"),
     ("getopts over set --", "set -- -b {p}; getopts b: o; $OPTARG {args}"),
 )
@@ -382,6 +387,11 @@ DATABASE = (
     ("psql \\o", "psql -c '\\o {f}'", "ask"),
     ("psql COPY TO a file", "psql -c \"COPY t TO '{f}'\"", "ask"),
     ("mysql INTO OUTFILE", "mysql -e \"select 1 into outfile '{f}'\"", "ask"),
+    ("sqlite3 .sh (a prefix of .shell)", "sqlite3 app.db '.sh rm -f {f}'", "deny"),
+    ("sqlite3 .sys (a prefix of .system)", "sqlite3 app.db '.sys shred -u {f}'", "deny"),
+    ("sqlite3 .restore", "sqlite3 app.db '.restore {f}'", "deny"),
+    ("sqlite3 fed by <(echo ..)", "sqlite3 app.db < <(echo '.shell rm -f {f}')", "deny"),
+    ("sqlite3 .out prefix", "sqlite3 app.db '.out {f}' 'select 1'", "ask"),
 )
 """Database shells' file side effects, for each file name of ``FILES``."""
 DECODED = (

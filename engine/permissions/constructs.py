@@ -132,11 +132,15 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "inner commands judged; code fed to a shell judged like bash -c"),
     Construct("bash -c, eval, source, trap, alias, xargs, find -exec, env, sudo ...",
               "modelled", "the code or command they run is judged"),
-    Construct("database shells: SQL, dot-commands, \\!, system, COPY ... PROGRAM, "
-              "writefile/load_extension/edit", "modelled", "escapes judged as shell code; "
-              "file writes and extension loads refused"),
-    Construct("docker/podman run with the host's / (or /etc, $HOME, the socket), "
-              "--privileged, --pid=host", "modelled", "refused: the container owns the host"),
+    Construct("database shells: SQL, dot-commands (and their prefixes, .sh = .shell), \\!, "
+              "system, COPY ... PROGRAM, writefile/load_extension/edit, .restore", "modelled",
+              "escapes judged as shell code; file writes, extension loads and restores "
+              "refused"),
+    Construct("PROGRAM < <(echo ..)", "modelled", "the printed text is its input, like a "
+              "here-string (a shell fed this way is still refused)"),
+    Construct("docker/podman run with the host's / (or /etc, $HOME, the socket, /./, -v=/), "
+              "--privileged, --pid host, --cap-add ALL", "modelled",
+              "refused: the container owns the host"),
     Construct("docker/podman run with another host folder mounted (., $PWD, a path)",
               "modelled", "the command the container runs is judged"),
     Construct("read/mapfile/readarray from a here-string or here-doc, getopts, ${X:=w}, "

@@ -713,7 +713,10 @@ class _Walker(PathJudge, ShellValues):
             dest = node.child_by_field_name("destination")
             op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
             if op == "<" and dest is not None and dest.type == "process_substitution":
-                return Word(None, _text(dest, ctx), "subst")
+                inner = [c for c in dest.named_children if c.type != "comment"]
+                printed = self._printed(inner[0], ctx) if len(inner) == 1 and _text(
+                    dest, ctx).startswith("<") else None  # < <(echo ..) is a here-string
+                return Word(printed, _text(dest, ctx), "subst")
             if op == "<" and dest is not None:
                 return Word(None, _text(dest, ctx), "other")  # a file: not shown
         return None
@@ -1176,7 +1179,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _stdin(self, e: Effect, ctx: _Ctx) -> None:
         """Code a shell or interpreter reads on standard input: shown, or refused."""
-        unknown = ctx.stdin is not None and ctx.stdin.value is None
+        unknown = ctx.stdin is not None and (ctx.stdin.value is None or (
+            ctx.stdin.dynamic == "subst" and e.stdin_code == "shell"))  # bash < <(..)
         fed_code = e.stdin_code == "interpreter" and ctx.stdin is not None
         if e.stdin_code and (ctx.piped or unknown or fed_code):
             e.add("exec", f"{e.argv[0].shown} runs the code it reads on its input")
