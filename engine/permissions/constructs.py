@@ -136,6 +136,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "system, COPY ... PROGRAM, writefile/load_extension/edit, .restore", "modelled",
               "escapes judged as shell code; file writes, extension loads and restores "
               "refused"),
+    Construct("for x in {a,b}; printf -vNAME; $(cat <<'E' .. E)", "modelled",
+              "the braces are expanded; NAME holds the output; the here-doc's static text "
+              "is what cat prints"),
     Construct("PROGRAM < <(echo ..)", "modelled", "the printed text is its input, like a "
               "here-string (a shell fed this way is still refused)"),
     Construct("docker/podman run with the host's / (or /etc, $HOME, the socket, /./, -v=/), "

@@ -375,6 +375,8 @@ class _Walker(PathJudge, ShellValues):
                     break
                 words.extend(found)
             name = _text(var, ctx)
+            if words is not None:  # for c in {rm,}: bash expands the braces first
+                words = [x for w in words for x in expand_braces(w)][:64]
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
                 self.loops[name] = words[:64]
@@ -1037,17 +1039,16 @@ class _Walker(PathJudge, ShellValues):
                 if stdin is None:
                     return None
             return stdin
+        if cmd.type == "redirected_statement":
+            return self._printed_fed(cmd, ctx, stdin)
         if cmd.type != "command":
             return None
         name = cmd.child_by_field_name("name")
         for c in cmd.named_children:
-            if c.type == "herestring_redirect" and c.named_children:
-                found = self._static(c.named_children[0], ctx)
-                if found is None or len(found) != 1:
+            if c.type.endswith("redirect") or c.type == "variable_assignment":
+                stdin = self._fed_text(c, ctx, stdin)
+                if stdin is None:
                     return None
-                stdin = found[0] + "\n"
-            elif c.type.endswith("redirect") or c.type == "variable_assignment":
-                return None
         if name is None:
             return None
         words = [self._static(n, ctx) for n in [name, *cmd.children_by_field_name("argument")]]
@@ -1062,6 +1063,28 @@ class _Walker(PathJudge, ShellValues):
         if argv[:2] in (["command", "-v"], ["type", "-P"]) or argv[0] == "which":
             return _lookup_output(argv[-1])
         return None if stdin is None else filter_output(argv, stdin)
+
+    def _printed_fed(self, cmd: Node, ctx: _Ctx, stdin: str | None) -> str | None:
+        """``cat <<'E' .. E`` (a command the grammar wraps with its here-doc): what it
+        prints of the here-doc's static body."""
+        body = cmd.child_by_field_name("body")
+        feeds = [c for c in cmd.named_children if body is None or c.id != body.id]
+        if body is None or any(c.type != "heredoc_redirect" for c in feeds):
+            return None
+        for c in feeds:
+            stdin = self._fed_text(c, ctx, stdin)
+        return None if stdin is None else self._printed(body, ctx, stdin)
+
+    def _fed_text(self, node: Node, ctx: _Ctx, stdin: str | None) -> str | None:
+        """The static text a here-string or a here-doc feeds a printer; None for any other
+        redirection or assignment (what it prints is then not known)."""
+        if node.type == "herestring_redirect" and node.named_children:
+            found = self._static(node.named_children[0], ctx)
+            return found[0] + "\n" if found is not None and len(found) == 1 else None
+        if node.type == "heredoc_redirect":
+            fed = self._stdin_of(node, ctx)
+            return fed.value if fed is not None else None
+        return None
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),

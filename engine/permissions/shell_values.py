@@ -203,8 +203,14 @@ class ShellValues:
         args = e.argv[1:]
         targets: list[Word] = []
         if name == "printf":
-            at = next((i for i, w in enumerate(args) if w.value == "-v"), None)
-            if at is None or at + 1 >= len(args):
+            at = next((i for i, w in enumerate(args) if (w.value or "").startswith("-v")),
+                      None)
+            if at is None:
+                return
+            if args[at].value != "-v":  # printf -vNAME
+                args = [*args[:at], Word.of("-v"), Word.of((args[at].value or "")[2:]),
+                        *args[at + 1:]]
+            if at + 1 >= len(args):
                 return
             targets = [args[at + 1]]
             rest = [w.value for w in args[at + 2:]]
