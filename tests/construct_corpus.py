@@ -231,6 +231,8 @@ MODELLED = (
     ("function keyword", "function f {{ {cmd}; }}"),
     ("compgen -W of words", "compgen -W 'a b' a; {cmd}"),
     ("kill -l", "kill -l > /dev/null; {cmd}"),
+    ("$_ of the previous command", "echo {p}; $_ {args}"),
+    ("$_ at start-up", "$_ -c {q}"),
     ("loop over a brace list", "for c in {{echo,{p}}}; do $c {args}; done"),
     ("printf -vNAME", "printf -vc %s {p}; $c {args}"),
     ("value from a here-doc through cat", "c=$(cat <<'E'\n{p}\nE\n); $c {args}"),
@@ -367,6 +369,7 @@ STRANGE = (
     ("container with /./ mounted", "docker run -v /./:/h alpine {cmd}"),
     ("container with /tmp/../ mounted", "podman run -v /tmp/../:/h alpine {cmd}"),
     ("getopts", "getopts b: o -b {p}; $OPTARG {args}"),
+    ("gdb --args", "gdb -batch -ex run --args {cmd}"),
     ("getopts over set --", "set -- -b {p}; getopts b: o; $OPTARG {args}"),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""

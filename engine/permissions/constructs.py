@@ -136,9 +136,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "system, COPY ... PROGRAM, writefile/load_extension/edit, .restore", "modelled",
               "escapes judged as shell code; file writes, extension loads and restores "
               "refused"),
-    Construct("for x in {a,b}; printf -vNAME; $(cat <<'E' .. E)", "modelled",
+    Construct("for x in {a,b}; printf -vNAME; $(cat <<'E' .. E); $_; gdb --args", "modelled",
               "the braces are expanded; NAME holds the output; the here-doc's static text "
-              "is what cat prints"),
+              "is what cat prints; $_ is the previous command's last word (bash at first); "
+              "gdb runs its program"),
     Construct("PROGRAM < <(echo ..)", "modelled", "the printed text is its input, like a "
               "here-string (a shell fed this way is still refused)"),
     Construct("docker/podman run with the host's / (or /etc, $HOME, the socket, /./, -v=/), "

@@ -216,6 +216,8 @@ class _Walker(PathJudge, ShellValues):
     """Variables declared ``-l`` or ``-u``: their values are stored lower or upper case."""
     runs_args: set[str] = field(default_factory=set)
     """Functions whose body runs ``"$@"`` as a command: a call runs its arguments."""
+    ran: bool = False
+    """A command has been walked: ``$_`` is no longer the shell's own path."""
 
     # ------------------------------------------------------------ entry points
 
@@ -227,6 +229,7 @@ class _Walker(PathJudge, ShellValues):
             return
         if not self.cwds:
             self.cwds.append(self.ws)
+            self.known["_"] = ["bash"]
         text = _LINE_CONTINUATION.sub(r"\1", text)
         if _COPROC.search(text):  # coproc [NAME] { ..; }: the group runs in the background
             self.floors.append(("ask", "coproc runs a command in the background, wired to "
@@ -886,6 +889,19 @@ class _Walker(PathJudge, ShellValues):
         for words in alternatives:
             self._simple([*words, *argv[1:]], replace(ctx, stdin=stdin), assigned,
                          floor_reasons, exported)
+        self._last_argument([*alternatives[-1], *argv[1:]])
+
+    def _last_argument(self, argv: Sequence[Word]) -> None:
+        """``$_`` is the last word of the previous command: each one it may be is kept
+        (a branch or a loop decides which ran last)."""
+        last = argv[-1].value if argv else None
+        if not self.ran:  # at start-up $_ is the shell run_shell starts
+            self.known.pop("_", None)
+            self.ran = True
+        if last is None or "_" in self.unknown:
+            self.unknown.add("_")
+        else:
+            self.known["_"] = list(dict.fromkeys([*self.known.get("_", []), last]))[-16:]
 
     # ------------------------------------------------------------ command position
 

@@ -269,6 +269,10 @@ class ShellValues:
     def _variable(self, name: str, text: str, special: bool) -> Word:
         if name == "0" and self.argv0 is not None:
             return Word(self.argv0, text)
+        if name == "_":  # the last word of the previous command
+            found = self._static_variable(name)
+            return Word(found[0], text) if found and len(found) == 1 else Word(
+                None, text, "var")
         if special or name.isdigit() or name == INPUT_VAR:
             return Word(None, text, "var")
         if name in self.loops and name not in self.unknown and name not in self.known \
