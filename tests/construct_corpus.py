@@ -370,6 +370,9 @@ STRANGE = (
     ("container with /tmp/../ mounted", "podman run -v /tmp/../:/h alpine {cmd}"),
     ("getopts", "getopts b: o -b {p}; $OPTARG {args}"),
     ("gdb --args", "gdb -batch -ex run --args {cmd}"),
+    ("code in an array's [index]=", "x='a[$({cmd})]'; b=([x]=1)"),
+    ("code in a += [index]=", "x='a[$({cmd})]'; b=(1); b+=([x]=2)"),
+    ("code in unset of an element", "x='a[$({cmd})]'; b=(1); unset 'b[x]'"),
     ("getopts over set --", "set -- -b {p}; getopts b: o; $OPTARG {args}"),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""

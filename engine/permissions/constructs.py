@@ -159,8 +159,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("IFS=VALUE eval/source ..; /usr/../bin/rm, //bin/rm; echo rm | xargs -I{} env {}",
               "modelled", "the code splits at VALUE; the path is normalised; each input "
               "line stands for the replace string"),
-    Construct("[ -v NAME ], [[ -v NAME ]], [[ -R NAME ]]", "modelled",
-              "a subscript in NAME (or in the value it comes from) is evaluated"),
+    Construct("[ -v NAME ], [[ -v NAME ]], [[ -R NAME ]], a=([i]=v), unset 'a[i]'",
+              "modelled", "a subscript (of an indexed array) is evaluated: code stored in "
+              "the variables it names is refused"),
     Construct("namerefs (declare/local/typeset/readonly -n)", "opaque", "deny"),
     Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
     Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F, mapfile/readarray -C",

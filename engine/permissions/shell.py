@@ -216,6 +216,8 @@ class _Walker(PathJudge, ShellValues):
     """Variables declared ``-l`` or ``-u``: their values are stored lower or upper case."""
     runs_args: set[str] = field(default_factory=set)
     """Functions whose body runs ``"$@"`` as a command: a call runs its arguments."""
+    assoc: set[str] = field(default_factory=set)
+    """Arrays declared ``-A``: their subscripts are strings, not arithmetic."""
     ran: bool = False
     """A command has been walked: ``$_`` is no longer the shell's own path."""
 
@@ -433,6 +435,10 @@ class _Walker(PathJudge, ShellValues):
         if why and names:  # declare -n alone lists the name references
             self.opaque.append(why)
         cased = next((c for f in flags if f.startswith("-") for c in "lu" if c in f), "")
+        if any(f.startswith("-") and "A" in f for f in flags):
+            self.assoc.update(_text(c.child_by_field_name("name") or c, ctx)
+                              for c in node.named_children if c.type in (
+                                  "variable_assignment", "variable_name"))
         for c in node.named_children:
             if c.type == "variable_assignment" or c.type == "variable_name":
                 name = c.child_by_field_name("name") if c.type != "variable_name" else c
@@ -619,7 +625,9 @@ class _Walker(PathJudge, ShellValues):
                for w in words):
             return
         for w in words:
-            name = (w.value or "").partition("[")[0]
+            name, _, index = (w.value or "").partition("[")
+            if index and name not in self.assoc:  # unset 'a[i]' evaluates i
+                self._arithmetic_text(index.rpartition("]")[0], "unset of an element")
             if w.value is None:
                 self.taint_all = True
             elif "[" in w.value or name in self.arrays:
@@ -781,7 +789,11 @@ class _Walker(PathJudge, ShellValues):
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
         items: list[str] | None = [] if not append else self._last_items(var)
-        for c in value.named_children:
+        for c in value.named_children:  # a=([i]=v): i is evaluated as arithmetic
+            keyed = self._static(c, ctx)
+            for k in keyed or ():
+                if k.startswith("[") and "]=" in k and var not in self.assoc:
+                    self._arithmetic_text(k[1:].partition("]=")[0], "an array's [index]=")
             found = self._static(c, ctx) if items is not None else None
             if found is None or len(found) != 1 or (found[0].startswith("[") and "]=" in
                                                     found[0]):
