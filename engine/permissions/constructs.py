@@ -123,8 +123,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "/proc/self/exe is bash"),
     Construct("a script written earlier in the command, then run", "modelled",
               "its content is not shown: ask, and deny under --approval auto"),
-    Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints"),
-    Construct("IFS=VALUE, then unquoted expansions", "modelled", "split at VALUE's characters"),
+    Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints "
+              "(widths and precisions applied; %q and other conversions: only known at run "
+              "time)"),
+    Construct("IFS=VALUE (or set by printf -v, read, for), then unquoted expansions",
+              "modelled", "split at VALUE's characters"),
     Construct("arithmetic: (( )), $(( )), let, [[ -eq ]], for (( )), subscripts, "
               "${s:o:l}, declare -i, test -v", "modelled",
               "variables evaluated are followed; code or run-time data in them is refused"),

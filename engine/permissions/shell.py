@@ -380,6 +380,11 @@ class _Walker(PathJudge, ShellValues):
                     break
                 words.extend(found)
             name = _text(var, ctx)
+            if name == "IFS":  # for IFS in ,: the loop splits at each value
+                self.ifs = "".join(words) if words else None
+            if is_dangerous_variable(name):
+                self._entry([Word.of(f"for {name} in")], "exec", "ask",
+                            [f"setting {name} changes what programs run"], "", ctx)
             if words is not None:  # for c in {rm,}: bash expands the braces first
                 words = [x for w in words for x in expand_braces(w)][:64]
             if words is not None and words and all(
@@ -1129,6 +1134,8 @@ class _Walker(PathJudge, ShellValues):
             "IFS" in (exported or {})) else None
         self._builtin(e, None if ctx.piped else ctx.stdin,
                       ifs[0] if ifs is not None and len(ifs) == 1 else None)
+        if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
+            self.ifs = None if "IFS" in self.unknown else "".join(self.known["IFS"])
         self._runs_written(e)
         for var in assigned:
             if shell_code_var(var):
