@@ -373,6 +373,7 @@ STRANGE = (
     ("getopts", "getopts b: o -b {p}; $OPTARG {args}"),
     ("gdb --args", "gdb -batch -ex run --args {cmd}"),
     ("IFS from printf -v", "printf -v IFS ,; c={csv}; $c"),
+    ("sed s///e", "sed 's|x|{cmd}|e' a.txt"),
     ("IFS from read", "read -r IFS <<< ,; c={csv}; $c"),
     ("IFS as a loop variable", "for IFS in ,; do c={csv}; $c; done"),
     ("code in an array's [index]=", "x='a[$({cmd})]'; b=([x]=1)"),
