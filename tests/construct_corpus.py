@@ -232,6 +232,8 @@ MODELLED = (
     ("compgen -W of words", "compgen -W 'a b' a; {cmd}"),
     ("kill -l", "kill -l > /dev/null; {cmd}"),
     ("$_ of the previous command", "echo {p}; $_ {args}"),
+    ("bash -c of a joined array", 'a=({cmd}); bash -c "${{a[*]}}"'),
+    ("eval of a joined array", 'a=({cmd}); eval "${{a[*]}}"'),
     ("printf -v with a precision", "printf -v c '%.{n}s' {p}x; $c {args}"),
     ("printf -v with a width", "printf -v c '%-{n}s' {p}; $c {args}"),
     ("$_ at start-up", "$_ -c {q}"),

@@ -1001,6 +1001,10 @@ class _Walker(PathJudge, ShellValues):
             if found is not None and len(found) == 1 and index in ("@]", "*]") and \
                     name not in self.unknown:
                 text = _text(node, ctx)
+                if index == "*]" and node.type == "string":  # "${a[*]}" is one word
+                    joined = (self.ifs or " ")[:1].join(found[0]) if self.ifs != "" else \
+                        "".join(found[0])
+                    return [Word(joined, text)]
                 return [Word(v, text, "", False, bool(GLOB.search(v))) for v in found[0]]
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
