@@ -189,6 +189,8 @@ MODELLED = (
     ("mapfile from a here-doc", 'mapfile -t m <<E\n{p}\nE\n"${{m[0]}}" {args}'),
     ("readarray from a here-string", "readarray -t m <<< {p}; ${{m[0]}} {args}"),
     ("read in a loop over lines", "while read -r c; do $c {args}; done <<< {p}"),
+    ("read from a pipe", "echo {p} | while read -r c; do $c {args}; done"),
+    ("read in a piped group", "echo {p} | {{ read -r c; $c {args}; }}"),
     ("assigning default", ": ${{c:={p}}}; $c {args}"),
     ("assigning default in command position", "${{c:={p}}} {args}"),
     ("shift", 'set -- x {cmd}; shift; "$@"'),

@@ -1136,7 +1136,7 @@ class _Walker(PathJudge, ShellValues):
             self._maybe_shell_code(e, ctx)
         ifs = (exported or {}).get("IFS", [self.ifs or ""]) if self.ifs is not None or (
             "IFS" in (exported or {})) else None
-        self._builtin(e, None if ctx.piped else ctx.stdin,
+        self._builtin(e, ctx.stdin,  # a pipe's printed text too: read in the same stage
                       ifs[0] if ifs is not None and len(ifs) == 1 else None)
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
             self.ifs = None if "IFS" in self.unknown else "".join(self.known["IFS"])
