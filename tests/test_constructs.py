@@ -34,10 +34,22 @@ STORY = {
     "t1": "declare -n r=p; p=rm; $r -rf t1",
     "t2": "x='a[$(rm -rf t2)]'; (( x ))",
     "t3": "hash -p /bin/rm ls; ls -rf t3",
+    "t4": "x='a[$(rm -rf t4)]'; [[ -v $x ]]",
+    "t5": "read -r c <<< rm; $c -rf t5",
+    "t6": "echo rm | xargs -I{} env {} -rf t6",
+    "t7": "shopt -s extglob\n/usr/bin/@(rm) -rf t7",
+    "t8": ": ${c:=rm}; $c -rf t8",
+    "t9": "mapfile -C 'rm -rf t9' -c 1 m <<< x",
+    "t10": "while read -r c; do $c -rf t10; done <<< rm",
+    "t11": "compgen -W '$(rm -rf t11)' x",
+    "t12": "set -k; bash -c '$c -rf t12' c=rm",
 }
 """Commands that deleted their target directory under ``--approval auto`` when answered ask:
 a program reached through a nameref, a command substitution inside an arithmetic context, a
-program remapped by ``hash -p``."""
+program remapped by ``hash -p``; and constructs found since: a subscript evaluated by
+``[[ -v ]]``, a program read from a here-string (into a loop too), an ``xargs -I`` input
+line, an extended glob, a value assigned by ``${c:=rm}``, a ``mapfile -C`` callback, a
+``compgen -W`` word list, ``set -k``."""
 
 
 @pytest.fixture(scope="module")
@@ -150,6 +162,28 @@ def test_arithmetic_follows_variables_to_code_or_run_time_data() -> None:
     ("x='a[$(rm -rf src)]'; let x+=1", "deny"),
     ("x=1; let x+=1; echo $x", "allow"),
     ("v=HOME; echo \"${!v}\"", "allow"),
+    ("read -r c < a.txt; $c -rf src", "ask"),
+    ("read -r c <<< ls; $c src", "allow"),
+    ("IFS=, read -r c d <<< 'rm,-rf'; $c $d src", "deny"),
+    ("readarray -t m <<< rm; ${m[0]} -rf src", "deny"),
+    ("echo ls | xargs -I{} env {} src", "allow"),
+    ("shopt -s extglob\nls src/@(app|old).py", "allow"),
+    ("shopt -s extglob\n/usr/@(bin|sbin)/rm -rf src", "deny"),
+    ("/usr/local/../bin/rm -rf src", "deny"),
+    ("IFS=_ eval 'c=rm_-rf_src; $c'", "deny"),
+    ("set -- x rm; shift; $1 -rf src", "deny"),
+    ("c=:; $c > a.txt", "deny"),
+    ("x='a[$(rm -rf src)]'; [ -v \"$x\" ]", "deny"),
+    ("read -r y <<< 1; x='a[$(rm -rf src)]'; (( y + x ))", "deny"),
+    ("{ bash; } <<< 'rm -rf src'", "deny"),
+    ("mapfile -t m < a.txt", "allow"),
+    ("compgen -W '$(rm -rf src)' x", "deny"),
+    ("compgen -W 'a b' a", "allow"),
+    ("set -k; bash -c '$c -rf src' c=rm", "deny"),
+    ("set -euo pipefail; ls", "allow"),
+    ("getopts b: o -b rm; $OPTARG -rf src", "deny"),
+    ("echo ${x#$(rm -rf src)}", "deny"),
+    ("kill -l", "allow"),
 ])
 def test_values_are_followed_through_loops_arrays_and_lookups(command: str, decision: str,
                                                               ws: Path) -> None:

@@ -85,6 +85,9 @@ OPAQUE_BUILTINS: dict[str, Builtin] = {
                      "name stands for"),
     "readonly": Builtin(frozenset("n"), "a name reference (readonly -n) hides which variable "
                         "a name stands for"),
+    "mapfile": Builtin(frozenset("C"), "mapfile -C names code the shell runs for every line"),
+    "readarray": Builtin(frozenset("C"), "readarray -C names code the shell runs for every "
+                         "line"),
 }
 """Builtins (and the options) the walker does not model."""
 
@@ -120,8 +123,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "/proc/self/exe is bash"),
     Construct("a script written earlier in the command, then run", "modelled",
               "its content is not shown: ask, and deny under --approval auto"),
-    Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints"),
-    Construct("IFS=VALUE, then unquoted expansions", "modelled", "split at VALUE's characters"),
+    Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints "
+              "(widths and precisions applied; %q and other conversions: only known at run "
+              "time)"),
+    Construct("IFS=VALUE (or set by printf -v, read, for), then unquoted expansions",
+              "modelled", "split at VALUE's characters"),
     Construct("arithmetic: (( )), $(( )), let, [[ -eq ]], for (( )), subscripts, "
               "${s:o:l}, declare -i, test -v", "modelled",
               "variables evaluated are followed; code or run-time data in them is refused"),
@@ -129,15 +135,40 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "inner commands judged; code fed to a shell judged like bash -c"),
     Construct("bash -c, eval, source, trap, alias, xargs, find -exec, env, sudo ...",
               "modelled", "the code or command they run is judged"),
-    Construct("database shells: SQL, dot-commands, \\!, system, COPY ... PROGRAM, "
-              "writefile/load_extension/edit", "modelled", "escapes judged as shell code; "
-              "file writes and extension loads refused"),
-    Construct("docker/podman run with the host's / (or /etc, $HOME, the socket), "
-              "--privileged, --pid=host", "modelled", "refused: the container owns the host"),
+    Construct("database shells: SQL, dot-commands (and their prefixes, .sh = .shell), \\!, "
+              "system, COPY ... PROGRAM, writefile/load_extension/edit, .restore", "modelled",
+              "escapes judged as shell code; file writes, extension loads and restores "
+              "refused"),
+    Construct("for x in {a,b}; printf -vNAME; $(cat <<'E' .. E); $_; gdb --args", "modelled",
+              "the braces are expanded; NAME holds the output; the here-doc's static text "
+              "is what cat prints; $_ is the previous command's last word (bash at first); "
+              "gdb runs its program"),
+    Construct("PROGRAM < <(echo ..)", "modelled", "the printed text is its input, like a "
+              "here-string (a shell fed this way is still refused)"),
+    Construct("docker/podman run with the host's / (or /etc, $HOME, the socket, /./, -v=/), "
+              "--privileged, --pid host, --cap-add ALL", "modelled",
+              "refused: the container owns the host"),
     Construct("docker/podman run with another host folder mounted (., $PWD, a path)",
               "modelled", "the command the container runs is judged"),
+    Construct("read/mapfile/readarray from a here-string or here-doc, getopts, ${X:=w}, "
+              "shift N", "modelled", "the names hold the input's fields or lines (any line "
+              "may be the one read), OPTARG any word parsed; X holds w; the positional words "
+              "move"),
+    Construct("compgen/complete -W WORDS; a $(..) the parser misses inside ${x#..}",
+              "modelled", "the words are expanded like echo's arguments; the code is judged "
+              "(and the command asks at least)"),
+    Construct("extended globs @(a|b) ?(a) *(a) +(a) !(a)", "modelled",
+              "judged once for each alternative they may match"),
+    Construct("IFS=VALUE eval/source ..; /usr/../bin/rm, //bin/rm; echo rm | xargs -I{} env {}",
+              "modelled", "the code splits at VALUE; the path is normalised; each input "
+              "line stands for the replace string"),
+    Construct("[ -v NAME ], [[ -v NAME ]], [[ -R NAME ]], a=([i]=v), unset 'a[i]'",
+              "modelled", "a subscript (of an indexed array) is evaluated: code stored in "
+              "the variables it names is refused"),
     Construct("namerefs (declare/local/typeset/readonly -n)", "opaque", "deny"),
-    Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F", "opaque", "deny"),
+    Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
+    Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F, mapfile/readarray -C",
+              "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
     Construct("a process substitution as the program, a function named like a command",
@@ -191,16 +222,20 @@ def arithmetic_problem(text: str, lookup: Callable[[str], list[str] | None],
         return "opaque", "an arithmetic context evaluates shell code stored in a value"
     if depth > MAX_ARITH_DEPTH:
         return "opaque", "an arithmetic context follows variables too deep"
+    run_time: tuple[Treatment, str] | None = None
     for name in dict.fromkeys(_IDENT.findall(text)):
         if name in seen:
             continue
         seen.add(name)
         values = lookup(name)
-        if values is None:
-            return "modelled", (f"an arithmetic context evaluates ${name}, only known at run "
-                                "time (a subscript in it would run commands)")
+        if values is None:  # keep looking: code in another variable is opaque
+            run_time = run_time or ("modelled", (
+                f"an arithmetic context evaluates ${name}, only known at run time (a "
+                "subscript in it would run commands)"))
+            continue
         for value in values:
             found = arithmetic_problem(value, lookup, depth + 1, seen)
-            if found is not None:
+            if found is not None and found[0] == "opaque":
                 return found
-    return None
+            run_time = run_time or found
+    return run_time

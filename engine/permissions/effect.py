@@ -6,6 +6,7 @@ per-program rules in ``rules.py`` are made of.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -141,8 +142,9 @@ def _short_cluster(v: str, args: list[Word], i: int, short_values: str,
 
 
 def prog(e: Effect) -> str:
-    """The effective program word as written (for reasons)."""
-    return e.argv[0].shown if e.argv else ""
+    """The effective program: its rule name (``/usr/bin/cp`` is ``cp``), else the word as
+    written."""
+    return (program_name(e.argv[0]) or e.argv[0].shown) if e.argv else ""
 
 
 def reader(short_values: str = "", long_values: tuple[str, ...] = (), *,
@@ -231,6 +233,8 @@ def program_name(word: Word) -> str:
     if v is None:
         return ""
     if "/" in v:
+        if v.startswith("/"):  # /usr/bin/../bin/rm, //bin/rm, ~/../../bin/rm: the same file
+            v = "/" + posixpath.normpath(v).lstrip("/")
         head, _, tail = v.rpartition("/")
         if head not in SYSTEM_DIRS:
             return v  # a program by path: unknown unless it is a system program

@@ -51,6 +51,8 @@ def printf_output(args: list[str]) -> str | None:
 
 
 def _format_once(fmt: str, rest: list[str]) -> str | None:
+    if "%" in _SPEC.sub("", fmt):  # %q, %(..)T, %*d, %f...: not computed here
+        return None
     failed = False
 
     def one(m: re.Match[str]) -> str:
@@ -62,18 +64,26 @@ def _format_once(fmt: str, rest: list[str]) -> str | None:
         if conv == "b":
             decoded = unescape(value)
             failed = failed or decoded is None
-            return decoded or ""
+            return _padded(m.group(0), decoded or "")
         if conv in "diuxXoc" and conv != "c":
             try:
                 return m.group(0) % int(value or "0", 0)
             except ValueError:
                 failed = True
                 return ""
-        return value[:1] if conv == "c" else value
+        return _padded(m.group(0), value[:1] if conv == "c" else value)
 
     text = _SPEC.sub(one, fmt)
     decoded = unescape(text)
     return None if failed or decoded is None else decoded
+
+
+def _padded(spec: str, text: str) -> str:
+    """``text`` under a ``%-5.2s``-style spec's width and precision."""
+    try:
+        return (spec[:-1] + "s") % text
+    except (ValueError, TypeError):
+        return text
 
 
 def filter_output(argv: list[str], text: str) -> str | None:

@@ -157,7 +157,7 @@ PLAIN_READ = frozenset({
     "readarray", "export", "env", "nice", "nohup", "builtin", "exec", "time", "setsid",
     "timeout", "stdbuf", "ionice", "taskset", "chrt", "unbuffer", "caffeinate", "man", "info",
     "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
-    "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg",
+    "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg", "caller",
     "bg", "compgen", "complete", "enable", "fc", "bind",
 })
 """Programs that neither read named files nor change anything."""

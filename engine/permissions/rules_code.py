@@ -115,6 +115,9 @@ def _emacs(e: Effect, args: list[Word]) -> None:
 
 def _gdb(e: Effect, args: list[Word]) -> None:
     e.add("exec", "gdb runs programs and commands")
+    at = next((i for i, a in enumerate(args) if a.value == "--args"), None)
+    if at is not None and at + 1 < len(args):  # gdb --args PROG ARGS: `run` runs it
+        e.nested.append(("gdb --args", args[at + 1:]))
     o = parse_opts(args, "xp", frozenset({"-ex", "--ex", "-iex", "--eval-command",
                                           "--init-eval-command", "-x", "--command"}))
     codes = [v for n, v in o.items if n in ("-ex", "--ex", "-iex", "--eval-command",

@@ -68,7 +68,9 @@ class SedScan:
         self.reads: list[str] = []
         self.executes = False
         self.commands: list[str] = []
-        """Commands given to ``e`` (an ``e`` without one runs the pattern space)."""
+        """Commands given to ``e`` (an ``e`` without one runs the pattern space), and the
+        replacement of ``s///e`` when it holds no part of the line."""
+        self.replacement = ""
 
     def run(self) -> bool:
         s = self.s
@@ -122,8 +124,11 @@ class SedScan:
             if self.i >= len(self.s):
                 return False
             delim = self.s[self.i]
+            start = self.i
             if not self._delimited(delim, 2):
                 return False
+            parts = re.split(r"(?<!\\)" + re.escape(delim), self.s[start + 1:self.i])
+            self.replacement = parts[1] if len(parts) > 1 else ""
             return c == "y" or self._s_flags()
         if c in "aic":
             self._text_argument()
@@ -149,8 +154,10 @@ class SedScan:
         while self.i < len(self.s) and self.s[self.i] in "gpiImMe0123456789w":
             c = self.s[self.i]
             self.i += 1
-            if c == "e":
+            if c == "e":  # the line, after the substitution, runs as a command
                 self.executes = True
+                if self.replacement and not re.search(r"&|\\\d", self.replacement):
+                    self.commands.append(self.replacement)
             if c == "w":
                 self.writes.append(self._rest_of_line().strip())
                 return True

@@ -8,6 +8,7 @@ to a client (argument, option or here-doc), ``docker ... prune``/``rm``, ``compo
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 
@@ -175,6 +176,11 @@ _HOST_FLAGS = re.compile(r"^--(?:privileged|(?:pid|ipc|userns|uts|cgroupns)=host
                          r"device|security-opt=(?:apparmor|seccomp)=unconfined)", re.I)
 
 
+_HOST_VALUES = frozenset({"--pid", "--ipc", "--userns", "--uts", "--cgroupns", "--cap-add",
+                          "--security-opt"})
+"""Options whose value, as the next word, can give the container the host."""
+
+
 def _host_mounts(e: Effect, args: list[Word]) -> None:
     """``run -v /:/host``, ``--mount source=/etc``, ``--privileged``: the container gets the
     host (its files, its processes, the Docker socket), so whatever it runs is unseen."""
@@ -190,10 +196,13 @@ def _host_mounts(e: Effect, args: list[Word]) -> None:
         elif v.startswith(("--volume=", "--mount=")):
             spec = v.partition("=")[2]
         elif v.startswith("-v") and len(v) > 2:
-            spec = v[2:]
-        if _HOST_FLAGS.match(v):
-            e.at_least("deny", f"{prog(e)} {v} gives the container the host")
+            spec = v[3:] if v.startswith("-v=") else v[2:]
+        joined = f"{v}={args[i + 1].value}" if v in _HOST_VALUES and i + 1 < len(args) else v
+        if _HOST_FLAGS.match(joined):  # --pid host is --pid=host
+            e.at_least("deny", f"{prog(e)} {joined} gives the container the host")
         source = _mount_source(spec)
+        if source.startswith("/"):  # /./ and /tmp/../ are /
+            source = posixpath.normpath(source)
         if source and (source.rstrip("/") == "" or source.rstrip("/").startswith(_HOST_DIRS)
                        or source.startswith("~") or "docker.sock" in source):
             e.add("exec", "")
@@ -226,7 +235,7 @@ def _binds_host(args: list[Word]) -> bool:
         elif v.startswith(("--volume=", "--mount=")):
             spec = v.partition("=")[2]
         elif v.startswith("-v") and len(v) > 2:
-            spec = v[2:]
+            spec = v[3:] if v.startswith("-v=") else v[2:]
         if spec is None:
             return True
         source = _mount_source(spec)

@@ -392,10 +392,10 @@ _ALL_PIDS = frozenset({"-1", "1"})
 
 def _kill(e: Effect, args: list[Word]) -> None:
     """``kill -9 -1`` signals every process the user owns; pid 1 is init."""
-    e.add("exec", "kill stops processes")
     vals = [a.value for a in args]
     if any(v in ("-l", "-L", "--list", "--table") for v in vals):
-        return
+        return  # lists the signals
+    e.add("exec", "kill stops processes")
     pids: list[str | None] = []
     signal = False
     i = 0
@@ -487,6 +487,16 @@ def _joined_code(words: list[Word]) -> Word:
     return Word.of(" ".join(p for p in parts if p is not None))
 
 
+def _completion(e: Effect, args: list[Word]) -> None:
+    """``compgen -W WORDS``, ``complete -W WORDS``: each word is expanded like an argument
+    (a ``$(..)`` in it runs), now or when the shell completes."""
+    o = parse_opts(args, "oAGWXFCPS")
+    for words in o.all("-W"):
+        code = code_of(words)
+        e.scripts.append((f"{prog(e)} -W", words if code is None else
+                          Word.of(f"echo {code}")))
+
+
 def _init(e: Effect, args: list[Word]) -> None:
     e.add("destructive" if any(a.value in ("0", "6") for a in args) else "exec",
           "init changes the run level")
@@ -503,5 +513,6 @@ RULES: dict[str, Rule] = {
     "mapfile": _sets_variables, "readarray": _sets_variables, "hash": _hash, "init": _init,
     "kill": _kill, "killall": _pkill, "pkill": _pkill,
     "killall5": plain("destructive", "killall5 signals every process"),
-    "parallel": _parallel, "at": _at, "batch": _at,
+    "parallel": _parallel, "at": _at, "batch": _at, "compgen": _completion,
+    "complete": _completion,
 }

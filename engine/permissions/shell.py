@@ -82,9 +82,13 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _COPROC = re.compile(r"(?<![\w$-])coproc\s+(?:[A-Za-z_]\w*\s+)?(?=\{\s|\()")
 """``coproc NAME { ..; }``: a form of coprocess the grammar does not read."""
+_ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=")
+"""``${X:=w}``, ``${X=w}``: an expansion that assigns X."""
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
-_TAINT_ALL = re.compile(r"\b(?:read|mapfile|readarray|getopts|source)\b"
+_READS_INTO = re.compile(r"\b(?:read|mapfile|readarray|getopts)\b([^;&|\n)]*)")
+"""``read``/``mapfile`` and the words after them: every name among them may be set."""
+_TAINT_ALL = re.compile(r"\bsource\b"
                         r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s")
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
                            r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
@@ -212,6 +216,10 @@ class _Walker(PathJudge, ShellValues):
     """Variables declared ``-l`` or ``-u``: their values are stored lower or upper case."""
     runs_args: set[str] = field(default_factory=set)
     """Functions whose body runs ``"$@"`` as a command: a call runs its arguments."""
+    assoc: set[str] = field(default_factory=set)
+    """Arrays declared ``-A``: their subscripts are strings, not arithmetic."""
+    ran: bool = False
+    """A command has been walked: ``$_`` is no longer the shell's own path."""
 
     # ------------------------------------------------------------ entry points
 
@@ -223,6 +231,7 @@ class _Walker(PathJudge, ShellValues):
             return
         if not self.cwds:
             self.cwds.append(self.ws)
+            self.known["_"] = ["bash"]
         text = _LINE_CONTINUATION.sub(r"\1", text)
         if _COPROC.search(text):  # coproc [NAME] { ..; }: the group runs in the background
             self.floors.append(("ask", "coproc runs a command in the background, wired to "
@@ -231,6 +240,8 @@ class _Walker(PathJudge, ShellValues):
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
         root = _PARSER.parse(src).root_node
+        if root.has_error and self._extglob(text, via, depth, args):
+            return
         if root.has_error:
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
@@ -242,6 +253,26 @@ class _Walker(PathJudge, ShellValues):
             self.positional = [v or "" for v in known[1:]] if whole else None
         self._visit(root, _Ctx(src, via, depth))
         self.argv0, self.positional = outer
+
+    def _extglob(self, text: str, via: str, depth: int, args: list[Word] | None) -> bool:
+        """``shopt -s extglob`` patterns (``/usr/bin/@(rm)``, ``ls !(x).py``), which the
+        grammar cannot read: the command is judged once for each way a pattern can match
+        (each alternative, or any name for ``!(..)``). False when that does not parse."""
+        variants = _extglob_variants(text)
+        roots = [(v, _PARSER.parse(v.encode("utf-8", "surrogateescape")).root_node)
+                 for v in variants]
+        if not variants or any(r.has_error for _, r in roots):
+            return False
+        outer = (self.argv0, self.positional)
+        for variant, root in roots:
+            if depth:
+                known = [a.value for a in args or ()]
+                whole = bool(known) and None not in known
+                self.argv0 = known[0] if whole else None
+                self.positional = [v or "" for v in known[1:]] if whole else None
+            self._visit(root, _Ctx(variant.encode("utf-8", "surrogateescape"), via, depth))
+            self.argv0, self.positional = outer
+        return True
 
     def verdict(self) -> ShellVerdict:
         entries = self.entries
@@ -283,6 +314,9 @@ class _Walker(PathJudge, ShellValues):
             self.tainted.update({"PWD", "OLDPWD"})
         if _TAINT_ALL.search(text):
             self.taint_all = True
+        for m in _READS_INTO.finditer(text):
+            self.tainted.update({"REPLY", "MAPFILE", "OPTARG", "OPTIND", *re.findall(
+                r"(?<![\w$-])[A-Za-z_]\w*", m.group(1))})
         self.tainted.update(_PRINTF_V.findall(text))
         for m in _FUNCTION.finditer(text):
             self.functions.add(m.group(1) or m.group(2))
@@ -310,13 +344,14 @@ class _Walker(PathJudge, ShellValues):
             self._unparsed(node, ctx)
         elif t in _LEAF_TEXT and _UNPARSED_SUBST.search(_text(node, ctx)):
             self.problems.append("a command substitution the parser did not recognise")
+            for code in _substitutions(_text(node, ctx)):  # bash still runs them
+                self.run(code, "$(..)", ctx.depth + 1)
         elif t == "declaration_command":
             self._declaration(node, ctx)
         elif t == "expansion":
             self._expansion(node, ctx)
-        elif t in ("subscript", "arithmetic_expansion") or (
-                t == "test_command" and _text(node, ctx).startswith("[[")):
-            self._arithmetic_node(node, ctx)  # [ A -eq B ] and test do not evaluate A, B
+        elif t in ("subscript", "arithmetic_expansion", "test_command"):
+            self._arithmetic_node(node, ctx)
         for child in node.named_children:
             self._visit(child, ctx)
 
@@ -345,6 +380,13 @@ class _Walker(PathJudge, ShellValues):
                     break
                 words.extend(found)
             name = _text(var, ctx)
+            if name == "IFS":  # for IFS in ,: the loop splits at each value
+                self.ifs = "".join(words) if words else None
+            if is_dangerous_variable(name):
+                self._entry([Word.of(f"for {name} in")], "exec", "ask",
+                            [f"setting {name} changes what programs run"], "", ctx)
+            if words is not None:  # for c in {rm,}: bash expands the braces first
+                words = [x for w in words for x in expand_braces(w)][:64]
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
                 self.loops[name] = words[:64]
@@ -398,6 +440,10 @@ class _Walker(PathJudge, ShellValues):
         if why and names:  # declare -n alone lists the name references
             self.opaque.append(why)
         cased = next((c for f in flags if f.startswith("-") for c in "lu" if c in f), "")
+        if any(f.startswith("-") and "A" in f for f in flags):
+            self.assoc.update(_text(c.child_by_field_name("name") or c, ctx)
+                              for c in node.named_children if c.type in (
+                                  "variable_assignment", "variable_name"))
         for c in node.named_children:
             if c.type == "variable_assignment" or c.type == "variable_name":
                 name = c.child_by_field_name("name") if c.type != "variable_name" else c
@@ -451,6 +497,15 @@ class _Walker(PathJudge, ShellValues):
         kinds = [c.type for c in node.children]
         if kinds[:2] == ["${", "!"] and kinds[2:] == ["variable_name", "}"]:
             self._indirect(node, ctx)
+        assigns = _ASSIGNS_DEFAULT.match(_text(node, ctx))
+        if assigns:  # ${X:=w} sets X to w when X is unset (or empty)
+            found = self._static(node, ctx)
+            var = assigns.group(1)
+            if found is None:
+                self.unknown.add(var)
+            else:
+                self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *found]))[:16]
+                self.unknown.discard(var)
         if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P"):
             self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
         if ":" in kinds:
@@ -471,22 +526,34 @@ class _Walker(PathJudge, ShellValues):
                     self._remember(_text(c, ctx).split("=")[0], c, ctx)
             self._arithmetic_parts([c for c in node.named_children
                                     if c.type not in ("do_group", "compound_statement")], ctx)
-        else:
-            self._test_arithmetic(node, ctx)
+        else:  # [ A -eq B ] and test do not evaluate A and B; [[ ]] does
+            self._test_arithmetic(node, ctx, _text(node, ctx).startswith("[["))
 
-    def _test_arithmetic(self, node: Node, ctx: _Ctx) -> None:
-        """``[[ A -eq B ]]`` evaluates A and B; ``[[ -v a[i] ]]`` evaluates ``i``."""
+    def _test_arithmetic(self, node: Node, ctx: _Ctx, double: bool) -> None:
+        """``[[ A -eq B ]]`` evaluates A and B; ``[[ -v a[i] ]]`` and ``[ -v a[i] ]``
+        evaluate ``i`` (``-R`` likewise), whatever variable the name comes from."""
         for expr in node.named_children:
             ops = [_text(c, ctx) for c in expr.named_children if c.type == "test_operator"]
-            if expr.type == "binary_expression" and set(ops) & ARITHMETIC_TEST_OPS:
+            if double and expr.type == "binary_expression" and set(ops) & ARITHMETIC_TEST_OPS:
                 self._arithmetic_parts([c for c in expr.named_children
                                         if c.type != "test_operator"], ctx)
-            elif expr.type == "unary_expression" and ops == ["-v"]:
-                operand = expr.named_children[-1]
-                self._arithmetic_text(_text(operand, ctx).partition("[")[2], "[[ -v ]]")
+            elif expr.type == "unary_expression" and ops in (["-v"], ["-R"]):
+                self._tested_name(expr.named_children[-1], ctx, f"[ {ops[0]} ]")
             elif expr.type in ("binary_expression", "parenthesized_expression",
                                "unary_expression"):
-                self._test_arithmetic(expr, ctx)
+                self._test_arithmetic(expr, ctx, double)
+
+    def _tested_name(self, operand: Node, ctx: _Ctx, how: str) -> None:
+        """The variable name ``-v``/``-R`` tests: a subscript in it is evaluated."""
+        found = self._static(operand, ctx)
+        if found is None:
+            self.unnamed.append(f"{how} tests a name only known at run time (a subscript in "
+                                "it would run commands)")
+        for value in found or ():
+            if "$(" in value or "`" in value:
+                self.opaque.append(f"{how} evaluates shell code in a tested name")
+            else:
+                self._arithmetic_text(value.partition("[")[2], how)
 
     def _arithmetic_parts(self, nodes: Sequence[Node], ctx: _Ctx) -> None:
         for node in nodes:
@@ -563,7 +630,9 @@ class _Walker(PathJudge, ShellValues):
                for w in words):
             return
         for w in words:
-            name = (w.value or "").partition("[")[0]
+            name, _, index = (w.value or "").partition("[")
+            if index and name not in self.assoc:  # unset 'a[i]' evaluates i
+                self._arithmetic_text(index.rpartition("]")[0], "unset of an element")
             if w.value is None:
                 self.taint_all = True
             elif "[" in w.value or name in self.arrays:
@@ -622,9 +691,10 @@ class _Walker(PathJudge, ShellValues):
 
     def _redirected(self, node: Node, ctx: _Ctx) -> None:
         stdin = ctx.stdin
-        for child in node.children_by_field_name("redirect"):
-            stdin = self._stdin_of(child, ctx) or stdin
         body = node.child_by_field_name("body")
+        for child in node.named_children:  # a here-string has no field name in the grammar
+            if child.type.endswith("redirect") and (body is None or child.id != body.id):
+                stdin = self._stdin_of(child, ctx) or stdin
         silent = body is None or self._writes_nothing(body, ctx)
         for child in node.named_children:
             if body is not None and child.id == body.id:
@@ -637,13 +707,10 @@ class _Walker(PathJudge, ShellValues):
         if body.type != "command":
             return False
         name = body.child_by_field_name("name")
-        args = [self._word(a, ctx).value for a in body.children_by_field_name("argument")]
-        prog = self._word(name, ctx).value if name is not None else None
-        if prog in (":", "true", "false"):
-            return True
-        if prog == "cat":
-            return bool(args) and all(a == "/dev/null" for a in args)
-        return (prog == "echo" and args == ["-n"]) or (prog == "printf" and args == [""])
+        found = self._static(name, ctx) if name is not None else None
+        words = [self._word(a, ctx).value for a in body.children_by_field_name("argument")]
+        return bool(found) and all(_prints_nothing([*self._split(f), *words])
+                                   for f in found or ())
 
     def _stdin_of(self, node: Node, ctx: _Ctx) -> Word | None:
         if node.type == "heredoc_redirect":
@@ -664,7 +731,10 @@ class _Walker(PathJudge, ShellValues):
             dest = node.child_by_field_name("destination")
             op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
             if op == "<" and dest is not None and dest.type == "process_substitution":
-                return Word(None, _text(dest, ctx), "subst")
+                inner = [c for c in dest.named_children if c.type != "comment"]
+                printed = self._printed(inner[0], ctx) if len(inner) == 1 and _text(
+                    dest, ctx).startswith("<") else None  # < <(echo ..) is a here-string
+                return Word(printed, _text(dest, ctx), "subst")
             if op == "<" and dest is not None:
                 return Word(None, _text(dest, ctx), "other")  # a file: not shown
         return None
@@ -724,7 +794,11 @@ class _Walker(PathJudge, ShellValues):
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
         items: list[str] | None = [] if not append else self._last_items(var)
-        for c in value.named_children:
+        for c in value.named_children:  # a=([i]=v): i is evaluated as arithmetic
+            keyed = self._static(c, ctx)
+            for k in keyed or ():
+                if k.startswith("[") and "]=" in k and var not in self.assoc:
+                    self._arithmetic_text(k[1:].partition("]=")[0], "an array's [index]=")
             found = self._static(c, ctx) if items is not None else None
             if found is None or len(found) != 1 or (found[0].startswith("[") and "]=" in
                                                     found[0]):
@@ -832,6 +906,19 @@ class _Walker(PathJudge, ShellValues):
         for words in alternatives:
             self._simple([*words, *argv[1:]], replace(ctx, stdin=stdin), assigned,
                          floor_reasons, exported)
+        self._last_argument([*alternatives[-1], *argv[1:]])
+
+    def _last_argument(self, argv: Sequence[Word]) -> None:
+        """``$_`` is the last word of the previous command: each one it may be is kept
+        (a branch or a loop decides which ran last)."""
+        last = argv[-1].value if argv else None
+        if not self.ran:  # at start-up $_ is the shell run_shell starts
+            self.known.pop("_", None)
+            self.ran = True
+        if last is None or "_" in self.unknown:
+            self.unknown.add("_")
+        else:
+            self.known["_"] = list(dict.fromkeys([*self.known.get("_", []), last]))[-16:]
 
     # ------------------------------------------------------------ command position
 
@@ -914,11 +1001,15 @@ class _Walker(PathJudge, ShellValues):
             if found is not None and len(found) == 1 and index in ("@]", "*]") and \
                     name not in self.unknown:
                 text = _text(node, ctx)
+                if index == "*]" and node.type == "string":  # "${a[*]}" is one word
+                    joined = (self.ifs or " ")[:1].join(found[0]) if self.ifs != "" else \
+                        "".join(found[0])
+                    return [Word(joined, text)]
                 return [Word(v, text, "", False, bool(GLOB.search(v))) for v in found[0]]
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
         word = self._word(node, ctx)
-        if word.value is None and word.dynamic == "var":
+        if word.value is None and word.dynamic in ("var", "other"):
             return self._known_words(node, word, ctx)
         return [word]
 
@@ -985,17 +1076,16 @@ class _Walker(PathJudge, ShellValues):
                 if stdin is None:
                     return None
             return stdin
+        if cmd.type == "redirected_statement":
+            return self._printed_fed(cmd, ctx, stdin)
         if cmd.type != "command":
             return None
         name = cmd.child_by_field_name("name")
         for c in cmd.named_children:
-            if c.type == "herestring_redirect" and c.named_children:
-                found = self._static(c.named_children[0], ctx)
-                if found is None or len(found) != 1:
+            if c.type.endswith("redirect") or c.type == "variable_assignment":
+                stdin = self._fed_text(c, ctx, stdin)
+                if stdin is None:
                     return None
-                stdin = found[0] + "\n"
-            elif c.type.endswith("redirect") or c.type == "variable_assignment":
-                return None
         if name is None:
             return None
         words = [self._static(n, ctx) for n in [name, *cmd.children_by_field_name("argument")]]
@@ -1011,6 +1101,28 @@ class _Walker(PathJudge, ShellValues):
             return _lookup_output(argv[-1])
         return None if stdin is None else filter_output(argv, stdin)
 
+    def _printed_fed(self, cmd: Node, ctx: _Ctx, stdin: str | None) -> str | None:
+        """``cat <<'E' .. E`` (a command the grammar wraps with its here-doc): what it
+        prints of the here-doc's static body."""
+        body = cmd.child_by_field_name("body")
+        feeds = [c for c in cmd.named_children if body is None or c.id != body.id]
+        if body is None or any(c.type != "heredoc_redirect" for c in feeds):
+            return None
+        for c in feeds:
+            stdin = self._fed_text(c, ctx, stdin)
+        return None if stdin is None else self._printed(body, ctx, stdin)
+
+    def _fed_text(self, node: Node, ctx: _Ctx, stdin: str | None) -> str | None:
+        """The static text a here-string or a here-doc feeds a printer; None for any other
+        redirection or assignment (what it prints is then not known)."""
+        if node.type == "herestring_redirect" and node.named_children:
+            found = self._static(node.named_children[0], ctx)
+            return found[0] + "\n" if found is not None and len(found) == 1 else None
+        if node.type == "heredoc_redirect":
+            fed = self._stdin_of(node, ctx)
+            return fed.value if fed is not None else None
+        return None
+
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
@@ -1022,13 +1134,18 @@ class _Walker(PathJudge, ShellValues):
                 e.at_least("deny", "pipes data into a program the preview cannot name (it "
                                    "may be a shell)")
             self._maybe_shell_code(e, ctx)
-        self._builtin(e)
+        ifs = (exported or {}).get("IFS", [self.ifs or ""]) if self.ifs is not None or (
+            "IFS" in (exported or {})) else None
+        self._builtin(e, ctx.stdin,  # a pipe's printed text too: read in the same stage
+                      ifs[0] if ifs is not None and len(ifs) == 1 else None)
+        if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
+            self.ifs = None if "IFS" in self.unknown else "".join(self.known["IFS"])
         self._runs_written(e)
         for var in assigned:
             if shell_code_var(var):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
-            if is_dangerous_variable(var) and not (var == "IFS" and e.argv and program_name(
-                    e.argv[0]) in ("read", "mapfile", "readarray")):
+            if is_dangerous_variable(var) and not (var == "IFS" and (exported or {}).get(
+                    "IFS") is not None):  # a static IFS is modelled (bash never imports IFS)
                 e.add("exec", f"setting {var} changes what programs run")
         for reason in floor_reasons:
             e.at_least("ask", reason)
@@ -1042,9 +1159,13 @@ class _Walker(PathJudge, ShellValues):
         floor = "deny" if decision == "deny" else e.floor
         self._entry(e.argv or argv, e.risk, decision, reasons, floor, ctx, e.wrappers)
         saved = {v: (self.known.get(v), v in self.unknown) for v in exported or {}}
+        outer_ifs = self.ifs
         for var, found in (exported or {}).items():
             self._hold(var, found, found is None)
+            if var == "IFS":  # IFS=_ eval '..': the code splits at the prefix's value
+                self.ifs = found[0] if found is not None and len(found) == 1 else None
         self._run_inner(e, ctx)
+        self.ifs = outer_ifs
         for var, (held, unknown) in saved.items():
             self._hold(var, held, unknown)
 
@@ -1067,6 +1188,12 @@ class _Walker(PathJudge, ShellValues):
             if how == "xargs" and ctx.listed:
                 nested = [_fed(w, ctx.listed) for w in nested]
             elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
+                lines = _fed_lines(nested, ctx.stdin.value)
+                for line in lines:  # xargs -I R: one command per input line
+                    self._simple(line, replace(ctx, via=how, piped=False, stdin=None,
+                                               listed=()))
+                if lines:
+                    continue
                 nested = _fed_words(nested, ctx.stdin.value)
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
 
@@ -1114,7 +1241,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _stdin(self, e: Effect, ctx: _Ctx) -> None:
         """Code a shell or interpreter reads on standard input: shown, or refused."""
-        unknown = ctx.stdin is not None and ctx.stdin.value is None
+        unknown = ctx.stdin is not None and (ctx.stdin.value is None or (
+            ctx.stdin.dynamic == "subst" and e.stdin_code == "shell"))  # bash < <(..)
         fed_code = e.stdin_code == "interpreter" and ctx.stdin is not None
         if e.stdin_code and (ctx.piped or unknown or fed_code):
             e.add("exec", f"{e.argv[0].shown} runs the code it reads on its input")
@@ -1288,6 +1416,81 @@ def _fed(w: Word, dirs: Sequence[str]) -> Word:
     return w
 
 
+_EXTGLOB = re.compile(r"([?*+@!])\(([^()'\"\\]*)\)")
+MAX_EXTGLOB_VARIANTS = 16
+
+
+def _extglob_variants(text: str) -> list[str]:
+    """``text`` with each unquoted extended glob replaced by what it may match: ``@(a|b)``
+    by ``[a]`` or ``[b]``, ``?(a)`` and ``*(a)`` also by nothing, ``!(a)`` by ``*``."""
+    variants = [""]
+    pos = 0
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            quote = "" if ch == quote else quote
+            i += 2 if ch == "\\" and quote == '"' else 1
+            continue
+        if ch == "\\":
+            i += 2
+            continue
+        if ch in "'\"":
+            quote = ch
+            i += 1
+            continue
+        m = _EXTGLOB.match(text, i)
+        if m is None:
+            i += 1
+            continue
+        kind, alts = m.group(1), m.group(2).split("|")
+        choices = ["*"] if kind == "!" else [_as_glob(a) for a in alts] + (
+            [""] if kind in "?*" else [])
+        head = text[pos:i]
+        variants = [v + head + c for v in variants for c in choices][:MAX_EXTGLOB_VARIANTS]
+        pos = i = m.end()
+    return [v + text[pos:] for v in variants] if pos else []
+
+
+def _substitutions(text: str) -> list[str]:
+    """The code of each ``$(..)`` and backtick pair in ``text`` (parentheses balanced)."""
+    found: list[str] = []
+    i = 0
+    while i < len(text) and len(found) < 8:
+        if text[i] == "\\":
+            i += 2
+        elif text.startswith("$(", i) and not text.startswith("$((", i):
+            depth, j = 1, i + 2
+            while j < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                j += 1
+            found.append(text[i + 2:j - 1] if not depth else text[i + 2:])
+            i = j
+        elif text[i] == "`":
+            end = text.find("`", i + 1)
+            found.append(text[i + 1:end if end > 0 else len(text)])
+            i = end + 1 if end > 0 else len(text)
+        else:
+            i += 1
+    return found
+
+
+def _as_glob(word: str) -> str:
+    """``rm`` as ``[r]m``: the same name, still matched against the files (a pattern)."""
+    return f"[{word[0]}]{word[1:]}" if word and word[0] not in "[]*?/\\$`{}~" else word
+
+
+def _prints_nothing(argv: Sequence[str | None]) -> bool:
+    """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file."""
+    prog, args = (argv[0], argv[1:]) if argv else (":", [])
+    if prog in (":", "true", "false"):
+        return True
+    if prog == "cat":
+        return bool(args) and all(a == "/dev/null" for a in args)
+    return (prog == "echo" and args == ["-n"]) or (prog == "printf" and args == [""])
+
+
 def _descendants(node: Node, kind: str) -> list[Node]:
     found = [node] if node.type == kind else []
     for c in node.named_children:
@@ -1313,6 +1516,16 @@ def _lookup_output(name: str) -> str | None:
     if not re.fullmatch(r"[\w.+-]+", name):
         return None
     return f"/usr/bin/{name}\n"
+
+
+def _fed_lines(argv: list[Word], text: str) -> list[list[Word]]:
+    """``echo rm | xargs -I{} {} -rf x``: the command once per input line (at most 16), the
+    replace string standing for the line; [] when no word holds it."""
+    if not any(w.dynamic == "input" for w in argv):
+        return []
+    lines = [ln.strip(" \t") for ln in text.split("\n") if ln.strip(" \t")][:16]
+    return [[Word(w.text.replace(INPUT_CODE, ln), w.text) if w.dynamic == "input" else w
+             for w in argv] for ln in lines]
 
 
 def _fed_words(argv: list[Word], text: str) -> list[Word]:

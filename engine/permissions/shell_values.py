@@ -97,8 +97,11 @@ class ShellValues:
             return None
         return []
 
-    def _builtin(self, e: Effect) -> None:
-        """Builtins that set variables, evaluate arithmetic or hide a program."""
+    def _builtin(self, e: Effect, stdin: Word | None = None, ifs: str | None = " \t\n"
+                 ) -> None:
+        """Builtins that set variables, evaluate arithmetic or hide a program. ``stdin`` is
+        what the command reads (a here-string, a here-doc), ``ifs`` the field separators
+        ``read`` splits at (None: only known at run time)."""
         name = program_name(e.argv[0]) if e.argv else ""
         args = [w.value for w in e.argv[1:]]
         why = opaque_builtin(name, args)
@@ -123,16 +126,91 @@ class ShellValues:
                 self._arithmetic_text((a or "$").partition("[")[2], "test -v")
         elif name in ("read", "mapfile", "readarray", "printf"):
             self._sets_names(name, e)
+            if name != "printf":
+                self._read_values(name, e.argv[1:], stdin, ifs)
+        elif name == "getopts":
+            self._getopts(args)
         elif name == "set":
             self._set_positional(e.argv[1:])
+            if _keyword_mode(args):
+                why = "set -k makes a NAME=value word anywhere set a variable for the command"
+                e.at_least("deny", why)
+                self.opaque.append(why)
+        elif name == "shift" and self.positional is not None:
+            count = args[0] if args else "1"
+            self.positional = self.positional[int(count):] if count is not None and \
+                count.isdigit() else None
+
+    def _getopts(self, args: list[str | None]) -> None:
+        """``getopts OPTS NAME [ARGS]``: NAME holds an option letter, ``OPTARG`` any of the
+        words parsed (ARGS, else the positional words)."""
+        words = args[2:] if len(args) > 2 else self.positional
+        var = args[1] if len(args) > 1 else None
+        if var is None or not re.fullmatch(r"[A-Za-z_]\w*", var):
+            self.opaque.append("getopts sets a variable whose name is only known at run time")
+            return
+        letters = [c for c in (args[0] or "") if c.isalnum()] if args[0] is not None else None
+        for target, values in ((var, None if letters is None else [*letters, "?", ":"]),
+                               ("OPTARG", None if words is None or None in words else
+                                ["", *words])):
+            if values is None:
+                self.unknown.add(target)
+            else:
+                self.known[target] = list(dict.fromkeys(
+                    [*self.known.get(target, []), *(v or "" for v in values)]))[:16]
+                self.unknown.discard(target)
+
+    def _read_values(self, name: str, args: list[Word], stdin: Word | None,
+                     ifs: str | None) -> None:
+        """``read a b <<< 'x y'``, ``mapfile -t a <<E``: the names hold the input's fields
+        or lines when the input is static. Any of its lines may be the one read (a loop
+        reads them in turn), so each is a possible value."""
+        if name == "read":
+            o = parse_opts(args, "adinNptu")
+            arrays, names = o.all("-a"), o.positionals
+            names = [] if arrays else (names or [Word.of("REPLY")])
+        else:
+            arrays = parse_opts(args, "dnOsuCc").positionals[:1] or [Word.of("MAPFILE")]
+            names = []
+        text = stdin.value if stdin is not None else None
+        lines = (text or "").split("\n")[:16] if text is not None else None
+        if lines is not None and len(lines) > 1 and lines[-1] == "":
+            lines.pop()
+        for w in names:
+            var = w.value or ""
+            if not re.fullmatch(r"[A-Za-z_]\w*", var):
+                continue
+            if lines is None or ifs is None:
+                self.unknown.add(var)
+                continue
+            at = names.index(w)
+            values = [_fields(line, ifs, len(names))[at] for line in lines]
+            self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *values]))[:16]
+            self.unknown.discard(var)
+        for w in arrays:
+            var = w.value or ""
+            if not re.fullmatch(r"[A-Za-z_]\w*", var):
+                continue
+            if lines is None or (name == "read" and (ifs is None or len(lines) != 1)):
+                self._set_array(var, None)
+            elif name == "read":
+                self._set_array(var, [f for f in _fields(lines[0], ifs or "", 0) if f])
+            else:
+                self._set_array(var, lines)
 
     def _sets_names(self, name: str, e: Effect) -> None:
         """``printf -v NAME``: NAME holds what printf prints; ``NAME[i]`` evaluates ``i``."""
         args = e.argv[1:]
         targets: list[Word] = []
         if name == "printf":
-            at = next((i for i, w in enumerate(args) if w.value == "-v"), None)
-            if at is None or at + 1 >= len(args):
+            at = next((i for i, w in enumerate(args) if (w.value or "").startswith("-v")),
+                      None)
+            if at is None:
+                return
+            if args[at].value != "-v":  # printf -vNAME
+                args = [*args[:at], Word.of("-v"), Word.of((args[at].value or "")[2:]),
+                        *args[at + 1:]]
+            if at + 1 >= len(args):
                 return
             targets = [args[at + 1]]
             rest = [w.value for w in args[at + 2:]]
@@ -191,6 +269,10 @@ class ShellValues:
     def _variable(self, name: str, text: str, special: bool) -> Word:
         if name == "0" and self.argv0 is not None:
             return Word(self.argv0, text)
+        if name == "_":  # the last word of the previous command
+            found = self._static_variable(name)
+            return Word(found[0], text) if found and len(found) == 1 else Word(
+                None, text, "var")
         if special or name.isdigit() or name == INPUT_VAR:
             return Word(None, text, "var")
         if name in self.loops and name not in self.unknown and name not in self.known \
@@ -204,3 +286,33 @@ class ShellValues:
         if value is None:
             return Word(None, text, "var", unset=True)
         return Word(value, text)
+
+
+def _fields(line: str, ifs: str, count: int) -> list[str]:
+    """``read``'s split of ``line`` at ``ifs`` into ``count`` fields, the last holding the
+    rest (every field when ``count`` is 0); missing fields are empty."""
+    blank = "".join(c for c in ifs if c in " \t\n")
+    out: list[str] = []
+    rest = line.strip(blank)
+    while rest and (count == 0 or len(out) < count - 1):
+        at = next((i for i, c in enumerate(rest) if c in ifs), None)
+        if at is None:
+            break
+        out.append(rest[:at])
+        rest = rest[at + 1:].lstrip(blank)
+        if rest[:1] and rest[0] in ifs and rest[0] not in blank:
+            rest = rest[1:].lstrip(blank)  # one separator with blanks around it
+    out.append(rest.rstrip(blank) if count else rest)
+    return [*out, *[""] * (count - len(out))] if count else out
+
+
+def _keyword_mode(args: list[str | None]) -> bool:
+    """``set -k`` / ``set -o keyword`` (before ``--`` or the first positional word)."""
+    for i, a in enumerate(args):
+        if a is None or a == "--" or not a.startswith("-"):
+            return a is None
+        if a == "-o" and i + 1 < len(args) and args[i + 1] in ("keyword", None):
+            return True
+        if not a.startswith("--") and "k" in a[1:] and "o" not in a[1:]:
+            return True
+    return False

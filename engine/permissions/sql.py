@@ -108,7 +108,26 @@ def _split_statements(sql: str) -> list[str]:
     return out
 
 
+_DOT_COMMANDS = ("shell", "system", "load", "output", "once", "import", "read", "restore",
+                 "open", "save", "backup", "excel", "log", "trace", "cd")
+"""sqlite3 dot-commands with a side effect, most dangerous first: sqlite3 accepts any
+unambiguous-enough prefix (``.sh`` is ``.shell``, ``.sys`` is ``.system``)."""
+
+
+def _full_dot_command(stmt: str) -> str:
+    """``.sh cmd`` as ``.shell cmd``: a prefix of a dot-command with a side effect."""
+    m = re.match(r"(\s*)\.(\w+)", stmt)
+    if m is None or len(m.group(2)) < 2:
+        return stmt
+    name = m.group(2).lower()
+    full = next((c for c in _DOT_COMMANDS if c.startswith(name)), None)
+    return stmt if full is None else f"{m.group(1)}.{full}{stmt[m.end():]}"
+
+
 def _statement(out: SqlEffect, stmt: str) -> None:
+    stmt = _full_dot_command(stmt)
+    if re.match(r"\s*\.restore\b", stmt):
+        out.add("destructive", "sqlite3 .restore replaces the database with a file's content")
     for pattern, why in _REFUSED:
         if pattern.search(stmt):
             out.add("destructive", why)
