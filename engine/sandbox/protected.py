@@ -73,10 +73,16 @@ def sweep(was_absent: Iterable[str]) -> list[str]:
     for path in was_absent:
         if not os.path.lexists(path):
             continue
-        removed.append(path)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        removed.append(remove(path))
     return removed
+
+
+def remove(path: str) -> str:
+    """Remove ``path`` (a folder with what it holds, not followed through a link), as far as
+    it goes; returns it."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return path

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.sandbox import gitconfig
+from engine.sandbox.protected import remove
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ def sweep_git(before: GitSnapshot) -> Swept:
         for name in now:
             if name not in had and name.removesuffix(".lock") not in GIT_ALLOWED \
                     and name not in NESTED_ALLOWED:
-                swept.removed.append(_remove(os.path.join(gitdir, name)))
+                swept.removed.append(remove(os.path.join(gitdir, name)))
         if "modules" in now or "worktrees" in now:
             _sweep_nested(gitdir, before, swept)
     return swept
@@ -229,11 +230,11 @@ def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
         found, stray = nested_gitdirs(gitdir)
     except OSError:
         return
-    swept.removed.extend(_remove(p) for p in stray if p not in before.others)
+    swept.removed.extend(remove(p) for p in stray if p not in before.others)
     for path, kind, parent in found:
         had = before.nested.get(path)
         if had is None and kind == "worktrees" and not _checkout_exists(path):
-            swept.unmade.append(_remove(path))
+            swept.unmade.append(remove(path))
             continue
         try:
             names = os.listdir(path)
@@ -243,7 +244,7 @@ def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
             full = os.path.join(path, name)
             if (had is None or name not in had) \
                     and name.removesuffix(".lock") not in NESTED_ALLOWED[kind]:
-                (swept.template if _is_template(full) else swept.removed).append(_remove(full))
+                (swept.template if _is_template(full) else swept.removed).append(remove(full))
                 continue
             if name in CHECKED:
                 _check(full, kind, gitdir, before, swept)
@@ -271,7 +272,7 @@ def _check(path: str, kind: str, common: str, before: GitSnapshot, swept: Swept)
     if why is None:
         return
     logger.warning("git file %s refused: %s", path, why)
-    _remove(path)
+    remove(path)
     if old is None:
         swept.removed.append(path)
         return
@@ -345,15 +346,6 @@ def _read(path: str) -> bytes:
     """The file's first ``MAX_CHECKED + 1`` bytes (one more tells a file that is too large)."""
     with open(path, "rb") as f:
         return f.read(MAX_CHECKED + 1)
-
-
-def _remove(path: str) -> str:
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-    return path
 
 
 def installation() -> list[str]:
