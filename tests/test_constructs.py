@@ -170,6 +170,8 @@ def test_arithmetic_follows_variables_to_code_or_run_time_data() -> None:
     ("shopt -s extglob\nls src/@(app|old).py", "allow"),
     ("shopt -s extglob\n/usr/@(bin|sbin)/rm -rf src", "deny"),
     ("/usr/local/../bin/rm -rf src", "deny"),
+    ("/usr/local/../bin/ls src", "ask"),
+    ("/usr/bin/ls src", "allow"),
     ("IFS=_ eval 'c=rm_-rf_src; $c'", "deny"),
     ("set -- x rm; shift; $1 -rf src", "deny"),
     ("c=:; $c > a.txt", "deny"),

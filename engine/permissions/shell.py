@@ -1149,6 +1149,11 @@ class _Walker(PathJudge, ShellValues):
                 e.add("exec", f"setting {var} changes what programs run")
         for reason in floor_reasons:
             e.at_least("ask", reason)
+        if e.argv and ".." in (e.argv[0].value or "").split("/")[:-1]:
+            # judged as the program it names when that is stricter (/usr/../bin/rm is rm),
+            # never less than ask: a link on the way may lead elsewhere than it reads
+            e.at_least("ask", f"the path {e.argv[0].shown} goes through '..', which a link "
+                              "on the way may send to another program")
         self._defined_names(e)
         self._stdin(e, ctx)
         if self._covers_workspace(e.trees):
