@@ -404,7 +404,8 @@ def test_a_new_gitlink_to_the_commands_repository_is_not_entered(
     marker = tmp_path / "ran"
     db = tmp_path / "e.db"
     make = _py(_evil_repo("evil", marker)
-               + "subprocess.run(['git', '-C', 'evil', 'commit', '-q', '--allow-empty',\n"
+               + "subprocess.run(['git', '-C', 'evil', '-c', 'user.name=T', '-c',\n"
+               "                'user.email=t@example.com', 'commit', '-q', '--allow-empty',\n"
                "                '-m', 'e'], check=True)\n")
     stage = "git update-index --add --cacheinfo 160000,$(git -C evil rev-parse HEAD),evil"
     _run(tmp_path, ws, [f"{make} && {stage} && echo staged"],
