@@ -186,6 +186,14 @@ def test_arithmetic_follows_variables_to_code_or_run_time_data() -> None:
     ("getopts b: o -b rm; $OPTARG -rf src", "deny"),
     ("echo ${x#$(rm -rf src)}", "deny"),
     ("kill -l", "allow"),
+    # more values than are followed: the rest is only known at run time, never dropped
+    ("for c in " + "ls " * 64 + "rm; do $c src; done", "deny"),
+    ("for c in " + " ".join(f"ls{i}" for i in range(64)) + " rm; do $c src; done", "ask"),
+    ("while read -r c; do $c src; done <<E\n" + "ls\n" * 16 + "rm\nE", "deny"),
+    ("while read -r c; do $c src; done <<E\n" + "".join(f"l{i}\n" for i in range(16))
+     + "rm\nE", "ask"),
+    ("printf '" + "".join(f"l{i}\\n" for i in range(64)) + "rm\\n' | xargs -I{} env {} src",
+     "ask"),
 ])
 def test_values_are_followed_through_loops_arrays_and_lookups(command: str, decision: str,
                                                               ws: Path) -> None:

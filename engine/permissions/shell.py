@@ -51,7 +51,7 @@ from engine.permissions.shell_paths import (
     glob_matches,
     strictest,
 )
-from engine.permissions.shell_values import ShellValues
+from engine.permissions.shell_values import MAX_LOOP_WORDS, ShellValues, bounded
 from engine.permissions.words import (
     INPUT_CODE,
     Word,
@@ -386,12 +386,13 @@ class _Walker(PathJudge, ShellValues):
                 self._entry([Word.of(f"for {name} in")], "exec", "ask",
                             [f"setting {name} changes what programs run"], "", ctx)
             if words is not None:  # for c in {rm,}: bash expands the braces first
-                words = [x for w in words for x in expand_braces(w)][:64]
+                words = bounded([x for w in words for x in expand_braces(w)],
+                                MAX_LOOP_WORDS)
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
-                self.loops[name] = words[:64]
+                self.loops[name] = words
             elif words:  # a brace or comma: a value in command position only
-                self.known[name] = words[:16]
+                self._may_hold(name, words, merge=False)
             else:
                 self.unknown.add(name)
         self._loop_body(node, ctx)
@@ -501,11 +502,7 @@ class _Walker(PathJudge, ShellValues):
         if assigns:  # ${X:=w} sets X to w when X is unset (or empty)
             found = self._static(node, ctx)
             var = assigns.group(1)
-            if found is None:
-                self.unknown.add(var)
-            else:
-                self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *found]))[:16]
-                self.unknown.discard(var)
+            self._may_hold(var, found)
         if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P"):
             self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
         if ":" in kinds:
@@ -778,7 +775,10 @@ class _Walker(PathJudge, ShellValues):
             return
         cands = self._static(value, ctx) if value is not None else [""]
         if cands is not None and append and var in self.known and var not in self.unknown:
-            cands = [a + b for a in self.known.pop(var) for b in cands][:16]
+            cands = bounded([a + b for a in self.known.pop(var) for b in cands])
+            if cands is None:  # more values than followed: only known at run time
+                self.unknown.add(var)
+                return
         elif cands is None or append:
             self.unknown.add(var)
             if value is not None and (value.type == "arithmetic_expansion" or (
@@ -789,7 +789,7 @@ class _Walker(PathJudge, ShellValues):
         case = self.cased.get(var)
         if case:  # declare -l / -u: the value is stored in lower or upper case
             cands = [c.lower() if case == "l" else c.upper() for c in cands]
-        self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *cands]))[:16]
+        self._may_hold(var, cands)
 
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
@@ -1055,7 +1055,10 @@ class _Walker(PathJudge, ShellValues):
                 if found is None:
                     return None
                 parts = [gap + f for f in found]
-            out = [a + b for a in out for b in parts][:16]
+            joined = bounded([a + b for a in out for b in parts])
+            if joined is None:
+                return None  # more values than followed: only known at run time
+            out = joined
         tail = ctx.src[pos:node.end_byte].decode("utf-8", "surrogateescape")
         return [o + tail for o in out]
 
@@ -1524,11 +1527,15 @@ def _lookup_output(name: str) -> str | None:
 
 
 def _fed_lines(argv: list[Word], text: str) -> list[list[Word]]:
-    """``echo rm | xargs -I{} {} -rf x``: the command once per input line (at most 16), the
-    replace string standing for the line; [] when no word holds it."""
+    """``echo rm | xargs -I{} {} -rf x``: the command once per input line, the replace
+    string standing for the line (beyond ``MAX_LOOP_WORDS`` lines: for a run-time word);
+    [] when no word holds it."""
     if not any(w.dynamic == "input" for w in argv):
         return []
-    lines = [ln.strip(" \t") for ln in text.split("\n") if ln.strip(" \t")][:16]
+    lines = bounded([ln.strip(" \t") for ln in text.split("\n") if ln.strip(" \t")],
+                    MAX_LOOP_WORDS)
+    if lines is None:  # more lines than followed: the replace string is only known then
+        return [[Word(None, w.text, "var") if w.dynamic == "input" else w for w in argv]]
     return [[Word(w.text.replace(INPUT_CODE, ln), w.text) if w.dynamic == "input" else w
              for w in argv] for ln in lines]
 

@@ -16,6 +16,20 @@ from engine.permissions.effect import Effect, parse_opts, program_name
 from engine.permissions.expansion import printf_output
 from engine.permissions.words import INPUT_VAR, Word
 
+MAX_VALUES = 16
+"""Values followed per variable (and per input line list, per loop: ``MAX_LOOP_WORDS``); a
+variable that may hold more is only known at run time: a value left out could be the one that
+runs."""
+MAX_LOOP_WORDS = 64
+MAX_ARRAYS = 8
+"""Contents an array is followed with (one per way the command may have set it)."""
+
+
+def bounded(values: list[str], cap: int = MAX_VALUES) -> list[str] | None:
+    """``values`` without repeats when at most ``cap`` remain, else None (run time)."""
+    kept = list(dict.fromkeys(values))
+    return kept if len(kept) <= cap else None
+
 
 class ShellValues:
     """The value half of the shell walker: needs the state its lines have built so far."""
@@ -33,6 +47,18 @@ class ShellValues:
     ifs: str | None
     argv0: str | None
     positional: list[str] | None
+
+    def _may_hold(self, var: str, values: list[str] | None, merge: bool = True) -> None:
+        """``var`` may hold ``values`` (besides what it held, when ``merge``); beyond
+        ``MAX_VALUES`` possible values, or None, it is only known at run time."""
+        found = None if values is None else bounded(
+            [*self.known.get(var, []), *values] if merge else values)
+        if found is None:
+            self.known.pop(var, None)
+            self.unknown.add(var)
+        else:
+            self.known[var] = found
+            self.unknown.discard(var)
 
     def _static_variable(self, name: str) -> list[str] | None:
         if name == "0":
@@ -153,12 +179,7 @@ class ShellValues:
         for target, values in ((var, None if letters is None else [*letters, "?", ":"]),
                                ("OPTARG", None if words is None or None in words else
                                 ["", *words])):
-            if values is None:
-                self.unknown.add(target)
-            else:
-                self.known[target] = list(dict.fromkeys(
-                    [*self.known.get(target, []), *(v or "" for v in values)]))[:16]
-                self.unknown.discard(target)
+            self._may_hold(target, None if values is None else [v or "" for v in values])
 
     def _read_values(self, name: str, args: list[Word], stdin: Word | None,
                      ifs: str | None) -> None:
@@ -173,7 +194,7 @@ class ShellValues:
             arrays = parse_opts(args, "dnOsuCc").positionals[:1] or [Word.of("MAPFILE")]
             names = []
         text = stdin.value if stdin is not None else None
-        lines = (text or "").split("\n")[:16] if text is not None else None
+        lines = (text or "").split("\n") if text is not None else None
         if lines is not None and len(lines) > 1 and lines[-1] == "":
             lines.pop()
         for w in names:
@@ -184,9 +205,7 @@ class ShellValues:
                 self.unknown.add(var)
                 continue
             at = names.index(w)
-            values = [_fields(line, ifs, len(names))[at] for line in lines]
-            self.known[var] = list(dict.fromkeys([*self.known.get(var, []), *values]))[:16]
-            self.unknown.discard(var)
+            self._may_hold(var, [_fields(line, ifs, len(names))[at] for line in lines])
         for w in arrays:
             var = w.value or ""
             if not re.fullmatch(r"[A-Za-z_]\w*", var):
@@ -256,9 +275,11 @@ class ShellValues:
             self.unknown.add(var)
             return
         alternatives = self.arrays.setdefault(var, [])
-        if items[:64] not in alternatives:
-            alternatives.append(items[:64])
-        del alternatives[:-8]
+        if items not in alternatives:
+            alternatives.append(items)
+        if len(items) > MAX_LOOP_WORDS or len(alternatives) > MAX_ARRAYS:
+            self._set_array(var, None)  # more than followed: only known at run time
+            return
         self.known[var] = list(dict.fromkeys(i[0] if i else "" for i in alternatives))
         self.unknown.discard(var)
 
