@@ -169,6 +169,7 @@ def test_arithmetic_follows_variables_to_code_or_run_time_data() -> None:
     ("echo ls | xargs -I{} env {} src", "allow"),
     ("shopt -s extglob\nls src/@(app|old).py", "allow"),
     ("shopt -s extglob\n/usr/@(bin|sbin)/rm -rf src", "deny"),
+    ("shopt -s extglob\n/usr/@(bin|sbin)/@(a|b|c|d|e)@(f|g|h|rm) -rf src", "ask"),
     ("/usr/local/../bin/rm -rf src", "deny"),
     ("/usr/local/../bin/ls src", "ask"),
     ("/usr/bin/ls src", "allow"),

@@ -158,7 +158,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "modelled", "the words are expanded like echo's arguments; the code is judged "
               "(and the command asks at least)"),
     Construct("extended globs @(a|b) ?(a) *(a) +(a) !(a)", "modelled",
-              "judged once for each alternative they may match"),
+              "judged once for each alternative they may match (beyond 16 ways: like text "
+              "the parser cannot read, ask, deny under --approval auto)"),
     Construct("IFS=VALUE eval/source ..; /usr/../bin/rm, //bin/rm; echo rm | xargs -I{} env {}",
               "modelled", "the code splits at VALUE; the path is normalised; each input "
               "line stands for the replace string"),

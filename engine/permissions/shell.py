@@ -1430,7 +1430,8 @@ MAX_EXTGLOB_VARIANTS = 16
 
 def _extglob_variants(text: str) -> list[str]:
     """``text`` with each unquoted extended glob replaced by what it may match: ``@(a|b)``
-    by ``[a]`` or ``[b]``, ``?(a)`` and ``*(a)`` also by nothing, ``!(a)`` by ``*``."""
+    by ``[a]`` or ``[b]``, ``?(a)`` and ``*(a)`` also by nothing, ``!(a)`` by ``*``; [] when
+    there is none, or more than ``MAX_EXTGLOB_VARIANTS`` ways (none is dropped unjudged)."""
     variants = [""]
     pos = 0
     quote = ""
@@ -1456,7 +1457,9 @@ def _extglob_variants(text: str) -> list[str]:
         choices = ["*"] if kind == "!" else [_as_glob(a) for a in alts] + (
             [""] if kind in "?*" else [])
         head = text[pos:i]
-        variants = [v + head + c for v in variants for c in choices][:MAX_EXTGLOB_VARIANTS]
+        variants = [v + head + c for v in variants for c in choices]
+        if len(variants) > MAX_EXTGLOB_VARIANTS:
+            return []  # more ways to match than are judged: read as text the parser cannot
         pos = i = m.end()
     return [v + text[pos:] for v in variants] if pos else []
 
