@@ -115,6 +115,19 @@ def test_a_node_kind_outside_the_table_is_denied(ws: Path,
     assert "'c_style_for_statement' is not modelled" in out["reason"]
 
 
+def test_a_fault_of_the_judge_fails_closed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in a handler (here a TypeError raised for every ``for`` loop) never crashes the
+    caller nor lets the command through: ask, and deny under ``--approval auto``."""
+    def broken(self: object, node: object, ctx: object) -> None:
+        raise TypeError("a handler's bug")
+
+    command = "for c in ls; do $c src; done"
+    assert check_shell_json(command, ws, ENV)["decision"] == "allow"
+    monkeypatch.setitem(shell._HANDLERS, "for_statement", broken)
+    assert check_shell_json(command, ws, ENV)["decision"] == "ask"
+    assert check_shell_json(command, ws, ENV, approval="auto")["decision"] == "deny"
+
+
 @pytest.mark.parametrize(("name", "args", "opaque"), [
     ("hash", ["-p", "/bin/rm", "ls"], True), ("hash", ["-r"], False),
     ("enable", ["-f", "x.so", "ls"], True), ("enable", ["-a"], False),

@@ -129,8 +129,9 @@ def classify_command(command: str, workspace: Path, env: Mapping[str, str] | Non
     walker = _Walker(Path(workspace), roots, os.environ if env is None else env)
     try:
         walker.run(command, "", 0)
-    except (RecursionError, ValueError, OSError) as exc:  # fail closed, never crash
-        logger.warning("shell command could not be judged: %s", exc)
+    except Exception as exc:  # fail closed, never crash: a fault of this judge included
+        logger.warning("shell command could not be judged: %r", exc, exc_info=not isinstance(
+            exc, (RecursionError, ValueError, OSError)))
         walker.problems.append(f"the command could not be judged ({type(exc).__name__})")
     return walker.verdict()
 
