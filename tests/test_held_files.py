@@ -5,6 +5,7 @@ another process closing its connection would then delete the log the run still w
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -140,3 +141,22 @@ def test_descriptors_kept_are_closed_with_the_last_store(ws: Path) -> None:
         assert not held_files.held_path(ws / "engine.db")
         for name in ("engine.db", "engine.db-wal", "engine.db-shm"):
             (ws / name).unlink(missing_ok=True)
+
+
+def test_a_file_that_took_over_a_held_files_inode_is_not_held(tmp_path: Path) -> None:
+    """The journal a database had when its store opened is deleted by SQLite, and its inode
+    goes to the next new file: that file is not the database's (here the journal is renamed,
+    which keeps the inode deterministically)."""
+    db = tmp_path / "engine.db"
+    sqlite3.connect(db).close()
+    journal = tmp_path / "engine.db-journal"
+    journal.write_bytes(b"")
+    held_files.hold(db)
+    try:
+        assert held_files.held_path(journal)
+        other = tmp_path / "a.txt"
+        journal.rename(other)
+        assert not held_files.held_path(other)
+        assert held_files.held_path(db)
+    finally:
+        held_files.release(db)

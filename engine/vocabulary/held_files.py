@@ -59,7 +59,22 @@ def release(path: str | os.PathLike[str]) -> None:
 
 def held(st: os.stat_result) -> bool:
     """Whether the file ``st`` describes is one of this process's open databases' files."""
-    return bool(_ids) and (st.st_dev, st.st_ino) in _ids
+    owner = _ids.get((st.st_dev, st.st_ino)) if _ids else None
+    return owner is not None and _names(owner, st)
+
+
+def _names(path: str, st: os.stat_result) -> bool:
+    """Whether one of ``path``'s files is still the file ``st`` describes: SQLite deletes a
+    journal or write-ahead log it had when the store opened, and the system gives its inode to
+    the next new file (a workspace file would pass for the database)."""
+    for suffix in SUFFIXES:
+        try:
+            now = os.stat(path + suffix)
+        except OSError:
+            continue
+        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
 
 
 def held_path(path: str | os.PathLike[str]) -> bool:
