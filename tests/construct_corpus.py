@@ -386,6 +386,20 @@ STRANGE = (
     ("code in a += [index]=", "x='a[$({cmd})]'; b=(1); b+=([x]=2)"),
     ("code in unset of an element", "x='a[$({cmd})]'; b=(1); unset 'b[x]'"),
     ("getopts over set --", "set -- -b {p}; getopts b: o; $OPTARG {args}"),
+    # programs that run a command given in their arguments or their input
+    ("uv run", "uv run {cmd}"),
+    ("npm exec --", "npm exec -- {cmd}"),
+    ("poetry run", "poetry run {cmd}"),
+    ("conda run -n", "conda run -n base {cmd}"),
+    ("perf stat (a reader's name on the way)", "perf stat {cmd}"),
+    ("an unknown program's arguments", "./tools/wrap --verbose {cmd}"),
+    ("an unknown program's command-line argument", "./tools/wrap --run {q}"),
+    ("split --filter", "split -n2 --filter={q} a.txt"),
+    ("git difftool -x", "git difftool -y -x {q}"),
+    ("ed reading !cmd", "ed -s a.txt <<< {bang}"),
+    ("vim -es reading :!cmd", "vim -es <<< {exbang}"),
+    ("dc -e !cmd", "dc -e {bang}"),
+    ("m4 esyscmd", "m4 <<< {m4}"),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 
@@ -439,6 +453,8 @@ RUN_TIME = (
     ("read from a file", "read -r c < a.txt; $c {args}"),
     ("$(<file) in command position", "$(<a.txt) {args}"),
     ("mapfile from a file", 'mapfile -t m < a.txt; "${{m[@]}}" {args}'),
+    # the grammar reads r`:`m as two words where bash reads one: the tree is not trusted
+    ("a backtick inside the program's name", "{p0}`:`{p1} {args}"),
 )
 """A program read from a file: only known at run time, so it asks (a person sees the
 command), and is refused under ``--approval auto``."""
@@ -446,6 +462,10 @@ TRUNCATIONS = (
     ": > a.txt", "true > a.txt", "> a.txt", "eval '> a.txt'", "bash -c ': > a.txt'",
     "f() {{ > a.txt; }}; f", "c=:; $c > a.txt", "x=a.txt; : > \"$x\"", "cat /dev/null > a.txt",
     "sh <<'E'\n: > a.txt\nE", "a=(true); \"${{a[@]}}\" > a.txt",
+    # the shell empties a > target before the command that reads it runs
+    "sort a.txt > a.txt", "grep -v x a.txt > a.txt", "cat a.txt | sort > a.txt",
+    "sort < a.txt > a.txt", "sed s/x/y/ src/app.py > ./src/app.py", "exec 3>a.txt",
+    "ln -sf /dev/null a.txt", "cp /dev/zero a.txt",
 )
 """Redirections that empty a file, behind constructs: destructive."""
 FILES = ("out.txt", "src/app.py", "/tmp/x.db", "evil.so")
@@ -462,7 +482,10 @@ def _fill(template: str, prog: Program) -> str:
                                shlex.join(argv)), n=len(p), up=p.upper(),
                            hex="".join(f"\\x{ord(ch):02x}" for ch in p),
                            oct="".join(f"\\{ord(ch):03o}" for ch in p),
-                           glob=p[0] + "?" + p[2:])
+                           glob=p[0] + "?" + p[2:],
+                           bang=shlex.quote("!" + shlex.join(argv)),
+                           exbang=shlex.quote(":!" + shlex.join(argv)),
+                           m4=shlex.quote(f"esyscmd({shlex.join(argv)})"))
 
 
 def _garbled(template: str, prog: Program) -> bool:

@@ -535,7 +535,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("read PATH < x; ls", "ask", "exec", "env"),
     ("declare -n r=PATH; r=.; ls", "deny", "", "env"),
     ("hash -p /tmp/evil ls; ls", "deny", "exec", "env"),
-    ("dc -e '!rm -rf /'", "ask", "exec", "interpreter"),
+    ("dc -e '!rm -rf /'", "deny", "destructive", "interpreter"),  # ! runs the rest of the line
     ("tree -o /etc/x", "deny", "write", "--output"),
     ("iconv -f utf8 -t ascii -o /etc/x README.md", "deny", "write", "--output"),
     ("read -r line < README.md", "allow", "read", R),

@@ -157,15 +157,7 @@ def _assignment(e: Effect, name: str, value: str) -> None:
 
 def _unknown(e: Effect, name: str) -> None:
     what = "a program given by path" if "/" in name else "an unknown program"
-    e.add("exec", f"{name} is {what}")
-    args = e.argv[1:]
-    for i, a in enumerate(args):
-        inner = program_name(a)
-        if inner in p.DESTRUCTIVE_NAMES or inner in ("rm", "dd", "git", "find"):
-            sub = analyze(args[i:])
-            if sub.risk == "destructive":
-                e.nested.append((f"argument of {name}", args[i:]))
-                return
+    e.add("exec", f"{name} is {what}")  # what its arguments may run: shell._hidden_command
 
 
 def _history(e: Effect, args: list[Word]) -> None:

@@ -55,8 +55,77 @@ def _ex_split(line: str) -> list[str]:
     return out
 
 
+def _editor_input(e: Effect, how: str, text: Word) -> None:
+    """Commands an editor reads on its input (``ed FILE <<< '!cmd'``, ``vim -es < script``):
+    each line is an Ex/ed command line."""
+    if text.value is None:
+        e.at_least("ask", f"{how} editor commands only known at run time")
+        return
+    for line in text.value.splitlines():
+        ex_commands(e, how, Word.of(line))
+
+
+def _ed(e: Effect, args: list[Word]) -> None:
+    """``ed``/``red`` run the commands they read; ``!cmd`` (also ``r !cmd``, ``w !cmd``,
+    ``e !cmd``) is a shell command."""
+    e.add("exec", f"{prog(e)} can write files and run commands")
+    e.reads.extend(parse_opts(args, "p", frozenset({"--prompt"})).positionals)
+    e.stdin_reader = lambda eff, text: _editor_input(eff, f"{prog(eff)} <<", text)
+
+
+_DC_SHELL = re.compile(r"!(?![<>=])([^\n]*)")
+"""dc's ``!`` runs the rest of the line as a shell command (``!<``, ``!>``, ``!=`` compare)."""
+
+
+def _dc_code(e: Effect, how: str, code: Word) -> None:
+    if code.value is None:
+        e.at_least("ask", f"{how} code only known at run time")
+        return
+    for m in _DC_SHELL.finditer(code.value):
+        e.scripts.append((how, Word.of(m.group(1))))
+
+
+def _dc(e: Effect, args: list[Word]) -> None:
+    e.add("exec", "dc ! runs shell commands")
+    o = parse_opts(args, "ef", frozenset({"--expression", "--file"}))
+    for code in o.all("-e", "--expression"):
+        _dc_code(e, "dc -e", code)
+    e.reads.extend([*o.all("-f", "--file"), *o.positionals])
+    e.stdin_reader = lambda eff, text: _dc_code(eff, "dc <<", text)
+
+
+_M4_SHELL = re.compile(r"\be?syscmd\s*\(")
+
+
+def _m4_code(e: Effect, how: str, text: Word) -> None:
+    """``syscmd(cmd)`` and ``esyscmd(cmd)`` run cmd through the shell."""
+    if text.value is None:
+        e.at_least("ask", f"{how} macros only known at run time")
+        return
+    body = text.value
+    for m in _M4_SHELL.finditer(body):
+        depth, end = 1, m.end()
+        while end < len(body) and depth:
+            depth += {"(": 1, ")": -1}.get(body[end], 0)
+            end += 1
+        code = body[m.end():end - 1] if depth == 0 else body[m.end():]
+        e.scripts.append((how, Word.of(code.replace("`", "").replace("'", ""))))
+
+
+def _m4(e: Effect, args: list[Word]) -> None:
+    e.add("exec", "m4 runs macros (syscmd and esyscmd run shell commands)")
+    o = parse_opts(args, "DUIdloFRt", frozenset({
+        "--define", "--undefine", "--include", "--debug", "--debugfile", "--freeze-state",
+        "--reload-state", "--trace", "--nesting-limit", "--word-regexp", "--hashsize"}))
+    for value in o.all("-D", "--define"):
+        _m4_code(e, "m4 -D", value)
+    e.reads.extend(o.positionals)
+    e.stdin_reader = lambda eff, text: _m4_code(eff, "m4 <<", text)
+
+
 def _vim(e: Effect, args: list[Word]) -> None:
     e.add("exec", f"{prog(e)} can write files and run commands")
+    e.stdin_reader = lambda eff, text: _editor_input(eff, f"{prog(eff)} <<", text)
     o = parse_opts(args, "cSTuUiwWrtqoOp", frozenset({"--cmd"}))
     for name, value in o.items:
         if name in ("-c", "--cmd") and value is not None:
@@ -206,6 +275,7 @@ def _cmake(e: Effect, args: list[Word]) -> None:
 
 RULES: dict[str, Rule] = {
     **dict.fromkeys(("vi", "vim", "nvim", "view", "vimdiff", "gvim", "ex", "rvim"), _vim),
+    "ed": _ed, "red": _ed, "dc": _dc, "m4": _m4,
     "emacs": _emacs, "emacsclient": _emacs, "gdb": _gdb, "script": _script,
     "make": _make, "gmake": _make, "cmake": _cmake,
 }

@@ -303,8 +303,9 @@ def _sort(e: Effect, args: list[Word]) -> None:
     for w in o.all("-o", "--output"):
         e.writes.append(w)
         e.add("write", "sort -o writes a file")
-    if o.has("--compress-program"):
+    for program in o.all("--compress-program"):  # run as PROG and PROG -d, found on PATH
         e.add("exec", "sort --compress-program runs a program")
+        e.nested.append(("sort --compress-program", [program]))
 
 
 def _uniq(e: Effect, args: list[Word]) -> None:
@@ -530,13 +531,20 @@ def _copy(e: Effect, args: list[Word]) -> None:
         {"-l", "--link"} & set(flags)))
     if hard:  # a write through the new name is a write to the source
         e.writes.extend(w for w in e.reads if w not in e.writes)
-    if prog(e) in ("cp", "install") and any(w.value == "/dev/null" for w in e.reads):
-        e.add("destructive", f"{prog(e)} /dev/null empties the target file")
+    if prog(e) in ("cp", "install") and any(w.value in _SOURCES for w in e.reads):
+        e.add("destructive", f"{prog(e)} from a device replaces the target file's content")
+    if prog(e) == "ln" and any(w.value in NULL_DEVICES for w in e.reads) and (
+            {"-f", "--force"} & set(flags) or any(
+                not f.startswith("--") and "f" in f[1:] for f in flags)):
+        e.add("destructive", "ln -f to a device replaces the target file by a link to it")
     if prog(e) == "mv" and any(w.value in _SINKS for w in e.writes):
         e.add("destructive", "mv onto a device discards the files moved")
 
 
 _SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/full"})
+_SOURCES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
+"""Devices whose content, copied over a file, is a loss of that file (empty, zeros or
+noise without end)."""
 _ZERO = re.compile(r"^[<]?0+(?:[KMGTPEZY]i?B?|[kKMGTPEZY]B)?$")
 
 
@@ -549,6 +557,19 @@ def _truncate(e: Effect, args: list[Word]) -> None:
         e.add("destructive", "truncate empties or shrinks files")
     elif o.has("-r", "--reference"):
         e.at_least("ask", "truncate to the size of another file")
+
+
+def _split(e: Effect, args: list[Word]) -> None:
+    """``split --filter=CMD`` pipes each piece into CMD, run by ``$SHELL -c``."""
+    writer("lbCnad", ("--lines", "--bytes", "--line-bytes", "--number",
+                      "--suffix-length", "--additional-suffix", "--filter",
+                      "--separator"), skip_first=1)(e, args)
+    o = parse_opts(args, "lbCnadt", frozenset({
+        "--lines", "--bytes", "--line-bytes", "--number", "--suffix-length",
+        "--additional-suffix", "--filter", "--separator"}))
+    for code in o.all("--filter"):
+        e.add("exec", "split --filter runs a shell command")
+        e.scripts.append(("split --filter", code))
 
 
 def _zip(e: Effect, args: list[Word]) -> None:
@@ -581,7 +602,7 @@ RULES: dict[str, Rule] = {
     "jq": _jq, "tree": output_option("LPIo", "-o", "--output"),
     "iconv": output_option("fto", "-o", "--output"),
     "shuf": output_option("nioe", "-o", "--output"),
-    "dc": plain("exec", "dc ! runs shell commands"), "sort": _sort, "uniq": _uniq, "xxd": _xxd,
+"sort": _sort, "uniq": _uniq, "xxd": _xxd,
     "base64": _base64, "tee": _tee,
     "sed": _sed, "gsed": _sed, "awk": _awk, "gawk": _awk, "mawk": _awk, "nawk": _awk,
     "tar": _tar, "gtar": _tar, "dd": _dd, "rm": _rm, "chmod": _chmod, "chown": _chmod,
@@ -592,7 +613,7 @@ RULES: dict[str, Rule] = {
     "rmdir": writer(verb="removes"), "truncate": _truncate,
     "shred": plain("destructive", "shred destroys file contents"),
     "patch": writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb="patches"),
-    "unzip": _unzip, "zip": _zip, "split": writer("lbCnad", skip_first=1),
+    "unzip": _unzip, "zip": _zip, "split": _split,
     "csplit": writer("fbn"), "sponge": writer(), "dos2unix": writer(), "unix2dos": writer(),
     "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),
     "mknod": writer("m"), "link": writer(verb="links; a write through the link changes"),

@@ -311,6 +311,14 @@ def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
     return rule
 
 
+def _git_difftool(e: Effect, args: list[Word]) -> None:
+    """``git difftool -x CMD`` / ``--extcmd=CMD`` runs CMD (through a shell) on each pair."""
+    e.add("exec", "git difftool runs other programs")
+    o = parse_opts(args, "xtO", frozenset({"--extcmd", "--tool", "--rotate-to", "--skip-to"}))
+    for code in o.all("-x", "--extcmd"):
+        e.scripts.append(("git difftool --extcmd", code))
+
+
 def _git_reflog(e: Effect, args: list[Word]) -> None:
     first = args[0].value if args else ""
     if first in ("expire", "delete", None):
@@ -332,6 +340,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "clean": _git_clean,
     "push": _git_push,
     "rebase": _git_rebase,
+    "difftool": _git_difftool,
     "reflog": _git_reflog,
     "checkout": _git_checkout, "restore": _git_restore, "switch": _git_switch, "gc": _git_gc,
     "prune": lambda e, args: e.add(

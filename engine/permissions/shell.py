@@ -16,6 +16,7 @@ This module is the only one that imports ``tree_sitter``.
 from __future__ import annotations
 
 import codecs
+import itertools
 import logging
 import os
 import re
@@ -40,7 +41,12 @@ from engine.permissions.effect import Effect, is_dangerous_variable, program_nam
 from engine.permissions.expansion import echo_output, filter_output, printf_output
 from engine.permissions.listings import listed_dirs
 from engine.permissions.paths import Root
-from engine.permissions.programs import COMMAND_VARS, INTERPRETERS, SHELLS
+from engine.permissions.programs import (
+    COMMAND_VARS,
+    INTERPRETERS,
+    SHELLS,
+    SUBCOMMAND_PROGRAMS,
+)
 from engine.permissions.rules import RULES, analyze, capability
 from engine.permissions.shell_paths import (
     GLOB,
@@ -165,6 +171,8 @@ class _Ctx:
     """Standard input is this here-doc or here-string."""
     truncate: bool = False
     """The redirections belong to a command that writes nothing: ``>`` empties the file."""
+    read_back: frozenset[str] = frozenset()
+    """Files the redirected command reads: ``>`` empties them before it reads them."""
     listed: tuple[str, ...] = ()
     """Standard input is a listing of paths under these directories (``find . | xargs``)."""
 
@@ -246,6 +254,8 @@ class _Walker(PathJudge, ShellValues):
         if root.has_error:
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
+        elif _split_word(root):
+            self.problems.append("the parser reads one word of the command as two")
         outer = (self.argv0, self.positional)
         if depth:
             known = [a.value for a in args or ()]
@@ -693,12 +703,55 @@ class _Walker(PathJudge, ShellValues):
         for child in node.named_children:  # a here-string has no field name in the grammar
             if child.type.endswith("redirect") and (body is None or child.id != body.id):
                 stdin = self._stdin_of(child, ctx) or stdin
-        silent = body is None or self._writes_nothing(body, ctx)
+        silent = body is None or self._writes_nothing(body, ctx) or self._opens_only(node, ctx)
+        read = self._read_back(node, ctx)
         for child in node.named_children:
             if body is not None and child.id == body.id:
                 self._visit(child, replace(ctx, stdin=stdin))
             else:
-                self._visit(child, replace(ctx, truncate=silent))
+                self._visit(child, replace(ctx, truncate=silent, read_back=read))
+
+    def _opens_only(self, node: Node, ctx: _Ctx) -> bool:
+        """``exec 3>a.txt``: exec without a program only opens files, so ``>`` empties one
+        that exists (a new log file it creates is not a loss)."""
+        body = node.child_by_field_name("body")
+        if body is None or body.type != "command":
+            return False
+        name = body.child_by_field_name("name")
+        if name is None or _text(name, ctx) != "exec" or \
+                body.children_by_field_name("argument"):
+            return False
+        base = self.cwds[-1] or self.ws
+        for redirect in node.children_by_field_name("redirect") or node.named_children:
+            dest = redirect.child_by_field_name("destination") \
+                if redirect.type == "file_redirect" else None
+            value = self._word(dest, ctx).value if dest is not None else None
+            if value and (base / value).is_file():
+                return True
+        return False
+
+    def _read_back(self, node: Node, ctx: _Ctx) -> frozenset[str]:
+        """The files a redirected command or pipeline names as arguments or input (``sort
+        a.txt > a.txt``): bash truncates a ``>`` target before any of it runs."""
+        found: set[str] = set()
+        body = node.child_by_field_name("body")
+        if body is None:
+            return frozenset()
+        for cmd in [body] if body.type == "command" else _descendants(body, "command"):
+            name = cmd.child_by_field_name("name")
+            if name is None or _text(name, ctx) in ("echo", "printf"):
+                continue
+            for arg in cmd.children_by_field_name("argument"):
+                value = self._word(arg, ctx).value
+                if value and not value.startswith("-"):
+                    found.add(os.path.normpath(value))
+        for redirect in _descendants(node, "file_redirect"):
+            op = next((_text(c, ctx) for c in redirect.children if not c.is_named), "")
+            dest = redirect.child_by_field_name("destination")
+            value = self._word(dest, ctx).value if dest is not None and op == "<" else None
+            if value:
+                found.add(os.path.normpath(value))
+        return frozenset(found)
 
     def _writes_nothing(self, body: Node, ctx: _Ctx) -> bool:
         """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file."""
@@ -855,10 +908,15 @@ class _Walker(PathJudge, ShellValues):
             if word.value:
                 self.written.add(os.path.normpath(word.value))
             self._redirect_entry(op, word, True, ctx)
-            if ctx.truncate and op in (">", ">|", "&>") and word.value not in NULL_DEVICES:
+            emptied = op in (">", ">|", "&>") and word.value not in NULL_DEVICES
+            if emptied and ctx.truncate:
                 self._entry([Word.of(op), word], "destructive", "deny",
                             [f"empties {word.shown}: the command before > writes nothing"],
                             "deny", ctx)
+            elif emptied and word.value and os.path.normpath(word.value) in ctx.read_back:
+                self._entry([Word.of(op), word], "destructive", "deny",
+                            [f"empties {word.shown}: the shell truncates it before the "
+                             "command reads it"], "deny", ctx)
         elif op in _READ_OPS:
             self._redirect_entry(op, word, False, ctx)
 
@@ -1162,6 +1220,7 @@ class _Walker(PathJudge, ShellValues):
         self._stdin(e, ctx)
         if self._covers_workspace(e.trees):
             e.add("destructive", f"{e.argv[0].shown} changes the whole workspace recursively")
+        self._hidden_command(e, ctx)
         decision, path_reasons = self._judge_effect(e)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]
@@ -1177,6 +1236,45 @@ class _Walker(PathJudge, ShellValues):
         self.ifs = outer_ifs
         for var, (held, unknown) in saved.items():
             self._hold(var, held, unknown)
+
+    def _hidden_command(self, e: Effect, ctx: _Ctx) -> None:
+        """A program that runs code the preview cannot see (an unknown program, ``uv run``,
+        ``npm exec``, a script) may run what its arguments say: the first tail of them that
+        starts with a known program is judged as run, and so is an argument that reads as a
+        refused command line (``tool --cmd 'rm -rf src'``). Only a refusal is taken from
+        them: the program itself is already ``ask``."""
+        if e.risk not in ("exec", "install") or e.nested or e.scripts or ctx.depth > 4:
+            return
+        args = e.argv[1:MAX_HIDDEN_ARGS]
+        own = program_name(e.argv[0]) if e.argv else ""
+        sub = next((i for i, w in enumerate(args) if not (w.value or "-").startswith("-")),
+                   None) if own in SUBCOMMAND_PROGRAMS else None
+        for i, w in enumerate(args):
+            name = program_name(w)
+            if not name or name == own or name not in RULES or i == sub or (
+                    w.value or "").startswith("-"):
+                continue  # npm install x: the subcommand is not the install program
+            tail = analyze(args[i:])
+            if tail.risk != "read" or tail.scripts or tail.nested or tail.floor not in (
+                    "", "allow"):
+                e.nested.append((f"argument of {e.argv[0].shown}", args[i:]))
+        for w in args:
+            if w.value and " " in w.value.strip() and self._refused(w.value):
+                e.at_least("deny", f"an argument of {e.argv[0].shown} is a command line "
+                                   f"that is refused: {w.shown}")
+                return
+
+    def _refused(self, text: str) -> bool:
+        """Whether ``text``, read as a command line on its own, is refused outright."""
+        try:
+            first = shlex.split(text, comments=True)[:1]
+        except ValueError:
+            return False
+        if not first or program_name(Word.of(first[0])) not in RULES:
+            return False
+        walker = _Walker(self.ws, self.roots, self.env)
+        walker.run(text, "", 1)
+        return not walker.problems and walker.verdict().decision == "deny"
 
     def _hold(self, var: str, values: list[str] | None, unknown: bool) -> None:
         """Set what a variable holds for the code a command runs (``c=rm bash -c '$c ..'``),
@@ -1501,6 +1599,33 @@ def _prints_nothing(argv: Sequence[str | None]) -> bool:
     if prog == "cat":
         return bool(args) and all(a == "/dev/null" for a in args)
     return (prog == "echo" and args == ["-n"]) or (prog == "printf" and args == [""])
+
+
+MAX_HIDDEN_ARGS = 65
+"""Arguments of a program that runs unseen code searched for a command line it may run."""
+
+_WORDS = frozenset({"command_name", "word", "concatenation", "string", "raw_string",
+                    "ansi_c_string", "translated_string", "command_substitution",
+                    "simple_expansion", "expansion", "number", "arithmetic_expansion",
+                    "process_substitution"})
+"""Nodes that stand for (part of) one shell word."""
+
+
+def _split_word(root: Node) -> bool:
+    """Whether the tree has two word nodes side by side with nothing between them: bash
+    reads them as one word (``r`:`m`` is ``rm``) where the grammar made two, so what the
+    tree says runs is not what bash runs."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("concatenation", "string", "translated_string"):
+            continue  # parts of one word abut by definition
+        kids = node.named_children
+        for a, b in itertools.pairwise(kids):
+            if a.end_byte == b.start_byte and a.type in _WORDS and b.type in _WORDS:
+                return True
+        stack.extend(kids)
+    return False
 
 
 def _descendants(node: Node, kind: str) -> list[Node]:
