@@ -400,6 +400,7 @@ STRANGE = (
     ("vim -es reading :!cmd", "vim -es <<< {exbang}"),
     ("dc -e !cmd", "dc -e {bang}"),
     ("m4 esyscmd", "m4 <<< {m4}"),
+    ("git's ext:: transport", "git -c protocol.ext.allow=always ls-remote {ext}"),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 
@@ -485,7 +486,9 @@ def _fill(template: str, prog: Program) -> str:
                            glob=p[0] + "?" + p[2:],
                            bang=shlex.quote("!" + shlex.join(argv)),
                            exbang=shlex.quote(":!" + shlex.join(argv)),
-                           m4=shlex.quote(f"esyscmd({shlex.join(argv)})"))
+                           m4=shlex.quote(f"esyscmd({shlex.join(argv)})"),
+                           ext=shlex.quote("ext::" + " ".join(
+                               a.replace("%", "%%").replace(" ", "% ") for a in argv)))
 
 
 def _garbled(template: str, prog: Program) -> bool:

@@ -317,7 +317,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("nano README.md", "ask", "exec", "editor"),
     ("python -c \"import os; os.system('rm -rf /')\"", "deny", "destructive", "interpreter"),
     ("python3 -c 'print(1)'", "ask", "exec", "interpreter"),
-    ("node -e \"require('fs').rmSync('/')\"", "ask", "exec", "interpreter"),
+    ("node -e \"require('fs').rmSync('/')\"", "deny", "destructive", "interpreter"),
     ("perl -e 'unlink glob \"*\"'", "deny", "destructive", "interpreter"),
     ("ruby -e 'puts 1'", "ask", "exec", "interpreter"),
     ("php -r 'echo 1;'", "ask", "exec", "interpreter"),

@@ -30,7 +30,8 @@ _DELETES = re.compile(
     r"\b(?:shutil\.rmtree|os\.(?:remove|unlink|rmdir|removedirs)|\.unlink\s*\(|\.rmdir\s*\(|"
     r"fs\.(?:rm|rmSync|rmdir|rmdirSync|unlink|unlinkSync)|rimraf|FileUtils\.(?:rm\w*|remove\w*)|"
     r"File\.(?:delete|unlink)|Dir\.(?:delete|rmdir)|remove_tree|rmtree|unlink\s*[\s(]|"
-    r"Deno\.remove|file\.remove|os\.remove)")
+    r"Deno\.remove|file\.remove|os\.remove|Remove-Item\b|rm\s*\([^)]*recursive\s*=\s*true)|"
+    r"\.(?:rmSync|rmdirSync|unlinkSync)\s*\(")
 _FORKS = re.compile(r"fork\s+while\s+fork|while\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]?\s*"
                     r"(?:os\.|process\.|Process\.)?fork|(?:os\.)?fork\(\)\s+while")
 _STRING = re.compile(_STR)

@@ -124,6 +124,10 @@ def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
     if sub in ("clone", "fetch", "ls-remote", "pull", "archive"):
         for w in parse_opts(rest, "u").all("-u"):
             e.scripts.append((f"git {sub} -u", w))
+    for w in rest:
+        if (w.value or "").startswith("ext::"):  # the ext transport runs its URL
+            e.add("exec", f"git {sub} ext:: runs the command in the URL")
+            e.nested.append((f"git {sub} ext::", [Word.of(a) for a in ext_command(w.value or "")]))
     if sub == "archive" and o.has("--remote"):
         e.add("network", "git archive --remote uses the network")
     if sub == "clone" and len(o.positionals) >= 2:
@@ -133,6 +137,27 @@ def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
     elif sub == "diff":  # a path outside the repository makes it a --no-index diff
         e.reads.extend(w for w in o.positionals
                        if w.value is None or w.value.startswith(("/", "~", "../")))
+
+
+def ext_command(url: str) -> list[str]:
+    """The argv of an ``ext::`` URL: words split at spaces, ``% `` a space inside a word,
+    ``%%`` a percent sign, ``%s``/``%S``/``%G`` what git fills in."""
+    words, current, i, body = [], "", 0, url[len("ext::"):]
+    while i < len(body):
+        ch = body[i]
+        if ch == "%" and i + 1 < len(body):
+            nxt = body[i + 1]
+            current += {" ": " ", "%": "%"}.get(nxt, "x")
+            i += 2
+            continue
+        if ch == " ":
+            if current:
+                words.append(current)
+            current = ""
+        else:
+            current += ch
+        i += 1
+    return [*words, current] if current else words
 
 
 def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],

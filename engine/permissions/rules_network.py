@@ -9,6 +9,7 @@ from engine.permissions.effect import (
     plain,
     prog,
 )
+from engine.permissions.inline import inline_code
 from engine.permissions.words import Word
 from engine.tooling.spec import Risk
 
@@ -254,6 +255,19 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
         _npm(e, args)
 
 
+def _bun_rule(e: Effect, args: list[Word]) -> None:
+    """``bun -e CODE`` / ``--eval``/``--print`` runs inline JavaScript; the rest by
+    subcommand."""
+    o = parse_opts(args, "ep", frozenset({"--eval", "--print"}), stop_at_positional=True)
+    codes = o.all("-e", "--eval", "-p", "--print")
+    if not codes:
+        _bun(e, args)
+        return
+    e.add("exec", "bun -e runs inline code")
+    for code in codes:
+        inline_code(e, "bun -e", "bun", code)
+
+
 def _uv_rule(e: Effect, args: list[Word]) -> None:
     """``uv pip uninstall`` and ``uv tool uninstall`` remove software like ``pip uninstall``."""
     if len(args) >= 2 and args[0].value in ("pip", "tool") and args[1].value == "uninstall":
@@ -296,7 +310,7 @@ RULES: dict[str, Rule] = {
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
     "ssh": _ssh, "sftp": _remote_copy,
     "pip": pip_rule, "pip3": pip_rule, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn,
-    "bun": _bun,
+    "bun": _bun_rule,
     "uv": _uv_rule, "cargo": _cargo, "go": _go, "gem": _gem, "poetry": _poetry, "pdm": _poetry,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
                      "snap", "flatpak", "conda", "mamba", "micromamba", "pipx"), _system_pkg),

@@ -189,6 +189,10 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
             e.at_least("deny", f"{name} {code[0]} runs code produced at run time (a download "
                                "or a decoder)")
         return
+    if name == "deno" and len(o.positionals) > 1 and o.positionals[0].value == "eval":
+        e.add("exec", "deno eval runs inline code")
+        inline_code(e, "deno eval", name, o.positionals[1])
+        return
     if o.positionals and o.positionals[0].value not in ("-", "/dev/stdin"):
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
         if o.positionals[0].dynamic == "subst":
