@@ -245,6 +245,12 @@ MODELLED = (
     ("complete -W of a substitution", "complete -W '$({cmd})' x"),
     ("substitution in ${{x/../..}}", 'echo "${{x/a/$({cmd})}}"'),
     ("select over a substitution", "select c in $(echo {p}); do $c {args}; break; done"),
+    # a loop variable holds each word in the body and the last one (or any, with break) after
+    ("loop over an earlier value", "c=ls; for c in {p}; do $c {args}; done"),
+    ("loop variable after the loop", "c=ls; for c in {p}; do :; done; $c {args}"),
+    ("loop over a substitution after an earlier value",
+     "c=ls; for c in $(echo {p}); do $c {args}; done"),
+    ("loop over $@", "set -- {p}; c=ls; for c; do $c {args}; done"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -401,6 +407,7 @@ STRANGE = (
     ("dc -e !cmd", "dc -e {bang}"),
     ("m4 esyscmd", "m4 <<< {m4}"),
     ("git's ext:: transport", "git -c protocol.ext.allow=always ls-remote {ext}"),
+    ("${a[*]} joined at an empty IFS", 'a=({p0} {p1}); IFS=; c="${{a[*]}}"; $c {args}'),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 

@@ -382,8 +382,10 @@ class _Walker(PathJudge, ShellValues):
         """``for f in a b src/*.py``: ``$f`` is one of the listed words, each judged."""
         var = node.child_by_field_name("variable")
         values = node.children_by_field_name("value")
-        if var is not None and values:
-            words: list[str] | None = []
+        bare = not any(c.type == "in" for c in node.children)  # for c; do: over "$@"
+        if var is not None and (values or bare):
+            words: list[str] | None = [] if values else (
+                None if self.positional is None else list(self.positional))
             for v in values:
                 found = self._static(v, ctx)
                 if found is None or words is None:
@@ -391,6 +393,8 @@ class _Walker(PathJudge, ShellValues):
                     break
                 words.extend(found)
             name = _text(var, ctx)
+            self.known.pop(name, None)  # what it held before is gone from the first pass
+            self.unknown.discard(name)
             if name == "IFS":  # for IFS in ,: the loop splits at each value
                 self.ifs = "".join(words) if words else None
             if is_dangerous_variable(name):
@@ -1095,7 +1099,9 @@ class _Walker(PathJudge, ShellValues):
         index = index.rstrip("]")
         if found is None or not (index in ("@", "*") or index.isdigit()):
             return None
-        if index in ("@", "*"):
+        if index == "*":  # joined at the first character of IFS
+            return None if self.ifs is None else [self.ifs[:1].join(items) for items in found]
+        if index == "@":
             return [" ".join(items) for items in found]
         at = int(index)
         return list(dict.fromkeys(items[at] if at < len(items) else "" for items in found))
