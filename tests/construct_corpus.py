@@ -461,6 +461,10 @@ RUN_TIME = (
     ("read from a file", "read -r c < a.txt; $c {args}"),
     ("$(<file) in command position", "$(<a.txt) {args}"),
     ("mapfile from a file", 'mapfile -t m < a.txt; "${{m[@]}}" {args}'),
+    # values the decoder does not follow replace what the variable held before
+    ("read -n over an earlier value", "c=ls; read -n {n} c <<< {p}x; $c {args}"),
+    ("printf -v into element 0 over an earlier value", "c=ls; printf -v 'c[0]' {p}; $c {args}"),
+    ("time before an assignment", "c=ls; time c={p}; $c {args}"),
     # the grammar reads r`:`m as two words where bash reads one: the tree is not trusted
     ("a backtick inside the program's name", "{p0}`:`{p1} {args}"),
 )

@@ -961,6 +961,15 @@ class _Walker(PathJudge, ShellValues):
             return
         argv = [self._word(name_node, ctx)] + [w for a in arg_nodes
                                                for w in self._arg_words(a, ctx)]
+        if _text(name_node, ctx) == "time":  # the keyword: time c=rm assigns in this shell
+            for a in arg_nodes:
+                if _text(a, ctx).startswith("-"):
+                    continue
+                target = re.match(r"([A-Za-z_]\w*)(?:\[[^]]*\])?\+?=", _text(a, ctx))
+                if target:
+                    self.known.pop(target.group(1), None)
+                    self.unknown.add(target.group(1))
+                break
         names = self._names(name_node, argv[0], ctx)
         if names is None:
             self.unnamed.append(f"the program {argv[0].text} is only known at run time")

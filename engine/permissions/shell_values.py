@@ -191,9 +191,12 @@ class ShellValues:
             arrays, names = o.all("-a"), o.positionals
             names = [] if arrays else (names or [Word.of("REPLY")])
         else:
-            arrays = parse_opts(args, "dnOsuCc").positionals[:1] or [Word.of("MAPFILE")]
+            o = parse_opts(args, "dnOsuCc")
+            arrays = o.positionals[:1] or [Word.of("MAPFILE")]
             names = []
         text = stdin.value if stdin is not None else None
+        if o.has("-n", "-N", "-d", "-u"):  # a count, a delimiter or another input: not lines
+            text = None
         lines = (text or "").split("\n") if text is not None else None
         if lines is not None and len(lines) > 1 and lines[-1] == "":
             lines.pop()
@@ -254,6 +257,10 @@ class ShellValues:
             elif "[" in w.value:
                 self._arithmetic_text(w.value.partition("[")[2].rpartition("]")[0],
                                       f"{name} into an array element")
+                base = w.value.partition("[")[0]  # c[0] is $c: what it held is gone
+                self.known.pop(base, None)
+                self.arrays.pop(base, None)
+                self.unknown.add(base)
 
     def _set_positional(self, args: list[Word]) -> None:
         """``set -- a b``: ``$1``, ``$@`` hold the words (None when one is dynamic)."""
