@@ -408,6 +408,8 @@ STRANGE = (
     ("m4 esyscmd", "m4 <<< {m4}"),
     ("git's ext:: transport", "git -c protocol.ext.allow=always ls-remote {ext}"),
     ("${a[*]} joined at an empty IFS", 'a=({p0} {p1}); IFS=; c="${{a[*]}}"; $c {args}'),
+    ("the command table BASH_CMDS", "BASH_CMDS[ls]=/usr/bin/{p}; ls {args}"),
+    ("the command table set whole", "declare -A BASH_CMDS=([ls]=/usr/bin/{p}); ls {args}"),
 )
 """Templates a careful person looks at even around a harmless program: ``ask`` at least."""
 

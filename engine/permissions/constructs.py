@@ -166,6 +166,20 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("[ -v NAME ], [[ -v NAME ]], [[ -R NAME ]], a=([i]=v), unset 'a[i]'",
               "modelled", "a subscript (of an indexed array) is evaluated: code stored in "
               "the variables it names is refused"),
+    Construct("a for loop's variable (also for x; over \"$@\"), read -n/-N/-d/-u, a[i] set "
+              "by printf -v or read, time NAME=v", "modelled",
+              "the loop's words replace what the variable held, in the body and after it; "
+              "the others leave the variable only known at run time"),
+    Construct("a program that runs code the preview cannot see (an unknown program, "
+              "uv/poetry/conda run, npm exec, perf) given a command in its arguments",
+              "modelled", "each tail of its arguments that starts with a known program is "
+              "judged as run; an argument that reads as a refused command line refuses the "
+              "call"),
+    Construct("split --filter, sort --compress-program, git difftool -x, git's ext:: URLs, "
+              "ed/vim/dc/m4 fed !cmd or syscmd", "modelled", "the command they run is judged"),
+    Construct("a > target the same command or pipeline reads (sort a.txt > a.txt), "
+              "exec N> FILE", "modelled", "the file is emptied before it is read: "
+              "destructive"),
     Construct("namerefs (declare/local/typeset/readonly -n)", "opaque", "deny"),
     Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
     Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F, mapfile/readarray -C",
@@ -179,6 +193,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("code stored in a variable that an arithmetic context evaluates", "opaque",
               "deny"),
     Construct("command_not_found_handle, any syntax node kind not listed", "opaque", "deny"),
+    Construct("two word nodes side by side in the tree (r`:`m, a<(ls)): a word bash reads "
+              "whole, split by the grammar", "opaque",
+              "like text the parser cannot read: ask, deny under --approval auto"),
+    Construct("BASH_CMDS, BASH_ALIASES (the command table and aliases)", "opaque", "deny"),
 )
 
 

@@ -86,6 +86,7 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
                        r"|(?:(?<![^\s(){};|&])([^\s(){};|&]+)\s*\(\s*\))")
 """A name followed by ``()`` (anchored at a word start: linear time on long words)."""
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
+_COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
 _COPROC = re.compile(r"(?<![\w$-])coproc\s+(?:[A-Za-z_]\w*\s+)?(?=\{\s|\()")
 """``coproc NAME { ..; }``: a form of coprocess the grammar does not read."""
 _ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=")
@@ -333,6 +334,10 @@ class _Walker(PathJudge, ShellValues):
             self.functions.add(m.group(1) or m.group(2))
         if _IFS.search(text):
             self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
+        if _COMMAND_TABLES.search(text):
+            self.floors.append(("deny", "BASH_CMDS and BASH_ALIASES are the shell's command "
+                                        "table and aliases: a member maps a command name to "
+                                        "another program"))
 
     # ------------------------------------------------------------ syntax walk
 
