@@ -549,4 +549,16 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("{rm,-rf,/}", "deny", "destructive", "parse"),
     (")", "ask", "", "parse"),
     ("coproc ls", "ask", "exec", "parse"),
+    # overwrite or discard data behind a plumbing or rarely used option
+    ("git read-tree -u --reset HEAD", "deny", "destructive", "git"),
+    ("git read-tree HEAD", "ask", "write", "git"),
+    ("git checkout-index -f -a", "deny", "destructive", "git"),
+    ("git submodule deinit -f --all", "deny", "destructive", "git"),
+    ("git submodule status", "allow", "read", "git"),
+    ("git fsck --lost-found", "ask", "write", "git"),
+    ("git fsck", "allow", "read", "git"),
+    ("fallocate -p -o 0 -l 10 a.txt", "deny", "destructive", "files"),
+    ("fallocate -l 1M x.img", "ask", "write", "files"),
+    ("file -C -m magic", "ask", "write", "files"),
+    ("file a.txt", "allow", "read", "files"),
 ]

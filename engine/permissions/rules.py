@@ -217,9 +217,17 @@ def _register_rules() -> dict[str, Rule]:
     for name in p.READS_PATH_ARGUMENTS:
         rules[name] = path_args()
     rules["history"] = _history
-    rules["file"] = reader("mfFeP", ("--magic-file", "--files-from", "--separator",
-                                      "--exclude", "--parameter"),
-                           read_opts=("-m", "-f", "--magic-file", "--files-from"))
+    file_reader = reader("mfFeP", ("--magic-file", "--files-from", "--separator",
+                                   "--exclude", "--parameter"),
+                         read_opts=("-m", "-f", "--magic-file", "--files-from"))
+
+    def file_rule(e: Effect, args: list[Word]) -> None:
+        """``file -C`` compiles the magic files into ``NAME.mgc`` files: a write."""
+        file_reader(e, args)
+        if any(a.value in ("-C", "--compile") for a in args):
+            e.add("write", "file -C writes compiled magic files")
+
+    rules["file"] = file_rule
     for module in (sh, g, f, n, c, infra):
         rules.update(module.RULES)
     return rules

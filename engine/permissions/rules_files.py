@@ -572,6 +572,15 @@ def _split(e: Effect, args: list[Word]) -> None:
         e.scripts.append(("split --filter", code))
 
 
+def _fallocate(e: Effect, args: list[Word]) -> None:
+    """``fallocate -p``/``-c``/``-z`` (punch, collapse, zero a range) destroy the data in the
+    range; allocating (``-l``) or digging holes of zeros (``-d``) keeps it."""
+    writer("olx", ("--offset", "--length", "--posix"))(e, args)
+    o = parse_opts(args, "olx", frozenset({"--offset", "--length"}))
+    if o.has("-p", "--punch-hole", "-c", "--collapse-range", "-z", "--zero-range"):
+        e.add("destructive", "fallocate -p/-c/-z discards the data in a range of the file")
+
+
 def _zip(e: Effect, args: list[Word]) -> None:
     """``zip -TT CMD`` / ``--unzip-command CMD`` runs CMD to test the archive."""
     writer("xi")(e, args)
@@ -613,7 +622,7 @@ RULES: dict[str, Rule] = {
     "rmdir": writer(verb="removes"), "truncate": _truncate,
     "shred": plain("destructive", "shred destroys file contents"),
     "patch": writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb="patches"),
-    "unzip": _unzip, "zip": _zip, "split": _split,
+    "unzip": _unzip, "zip": _zip, "split": _split, "fallocate": _fallocate,
     "csplit": writer("fbn"), "sponge": writer(), "dos2unix": writer(), "unix2dos": writer(),
     "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),
     "mknod": writer("m"), "link": writer(verb="links; a write through the link changes"),

@@ -344,6 +344,30 @@ def _git_difftool(e: Effect, args: list[Word]) -> None:
         e.scripts.append(("git difftool --extcmd", code))
 
 
+def _git_plumbing_overwrite(sub: str) -> Rule:
+    """``git read-tree -u --reset``, ``git checkout-index -f``: the working tree's files are
+    overwritten from the index, changes not committed are lost (like ``reset --hard``)."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        flags = {a.value for a in args}
+        forced = bool({"-f", "--force"} & flags) or any(
+            (a.value or "").startswith("-") and not (a.value or "").startswith("--")
+            and "f" in (a.value or "")[1:] for a in args)
+        if sub == "read-tree" and "-u" in flags and ("--reset" in flags or "-m" in flags):
+            e.add("destructive", "git read-tree -u --reset/-m overwrites uncommitted changes")
+        elif sub == "checkout-index" and forced:
+            e.add("destructive", "git checkout-index -f overwrites uncommitted changes")
+        else:
+            e.add("write", f"git {sub} changes the index or files")
+
+    return rule
+
+
+def _git_fsck(e: Effect, args: list[Word]) -> None:
+    if any(a.value == "--lost-found" for a in args):
+        e.add("write", "git fsck --lost-found writes .git/lost-found")
+
+
 def _git_reflog(e: Effect, args: list[Word]) -> None:
     first = args[0].value if args else ""
     if first in ("expire", "delete", None):
@@ -366,6 +390,9 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "push": _git_push,
     "rebase": _git_rebase,
     "difftool": _git_difftool,
+    "read-tree": _git_plumbing_overwrite("read-tree"),
+    "checkout-index": _git_plumbing_overwrite("checkout-index"),
+    "fsck": _git_fsck,
     "reflog": _git_reflog,
     "checkout": _git_checkout, "restore": _git_restore, "switch": _git_switch, "gc": _git_gc,
     "prune": lambda e, args: e.add(
@@ -379,8 +406,12 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
             a.value in ("-f", "--force") for a in args) else
         _git_sub(("list",), "write", "git worktree changes working trees")(e, args)),
     "notes": _git_sub(("", "list", "show"), "write", "git notes changes notes"),
-    "submodule": _git_sub(("", "status", "summary"), "network", "git submodule fetches",
-                          ("foreach",)),
+    "submodule": lambda e, args: (
+        e.add("destructive", "git submodule deinit --force discards the submodules' changes")
+        if args and args[0].value == "deinit" and any(
+            a.value in ("-f", "--force") for a in args) else
+        _git_sub(("", "status", "summary"), "network", "git submodule fetches",
+                 ("foreach",))(e, args)),
     "bisect": _git_sub(("log", "view", "visualize"), "write", "git bisect checks out commits",
                        ("run",)),
     "lfs": _git_sub(("ls-files", "status", "env", "version"), "network", "git lfs transfers"),
