@@ -769,7 +769,7 @@ class _Walker(PathJudge, ShellValues):
         name = body.child_by_field_name("name")
         found = self._static(name, ctx) if name is not None else None
         words = [self._word(a, ctx).value for a in body.children_by_field_name("argument")]
-        return bool(found) and all(_prints_nothing([*self._split(f), *words])
+        return bool(found) and all(_prints_nothing(_unwrapped([*self._split(f), *words]))
                                    for f in found or ())
 
     def _stdin_of(self, node: Node, ctx: _Ctx) -> Word | None:
@@ -964,6 +964,8 @@ class _Walker(PathJudge, ShellValues):
                 self._visit(child, replace(ctx, piped=False, stdin=None))
         if name_node is None:
             return
+        if _text(name_node, ctx) in ("{", "}"):  # ! { ..; }: the grammar has no such group
+            self.problems.append("the parser reads the reserved word { or } as a program")
         argv = [self._word(name_node, ctx)] + [w for a in arg_nodes
                                                for w in self._arg_words(a, ctx)]
         if _text(name_node, ctx) == "time":  # the keyword: time c=rm assigns in this shell
@@ -1128,7 +1130,7 @@ class _Walker(PathJudge, ShellValues):
             gap = ctx.src[pos:child.start_byte].decode("utf-8", "surrogateescape")
             pos = child.end_byte
             if not child.is_named:
-                parts = [gap] if quoted else [gap + _text(child, ctx)]
+                parts = [gap] if quoted or child.type == "``" else [gap + _text(child, ctx)]
             else:
                 found = self._static(child, ctx)
                 if found is None:
@@ -1259,14 +1261,17 @@ class _Walker(PathJudge, ShellValues):
 
     def _hidden_command(self, e: Effect, ctx: _Ctx) -> None:
         """A program that runs code the preview cannot see (an unknown program, ``uv run``,
-        ``npm exec``, a script) may run what its arguments say: the first tail of them that
-        starts with a known program is judged as run, and so is an argument that reads as a
-        refused command line (``tool --cmd 'rm -rf src'``). Only a refusal is taken from
-        them: the program itself is already ``ask``."""
-        if e.risk not in ("exec", "install") or e.nested or e.scripts or ctx.depth > 4:
+        ``npm exec``, a script, inline code) may run what its arguments say: each tail of them
+        that starts with a known program that is not read-only is judged as run (unless the
+        program's own command is known: a wrapper's), and an argument that reads as a refused
+        command line refuses the call (``perl -e 'system(@ARGV)' 'rm -rf src'``). Only a
+        refusal is taken from them: the program itself is already ``ask``."""
+        if e.risk not in ("exec", "install") or ctx.depth > 4:
             return
         args = e.argv[1:MAX_HIDDEN_ARGS]
         own = program_name(e.argv[0]) if e.argv else ""
+        if e.nested or e.scripts:  # a wrapper's command is judged already; data it is given
+            args = []  # (perl -e 'system(@ARGV)' 'rm -rf src') is searched below
         sub = next((i for i, w in enumerate(args) if not (w.value or "-").startswith("-")),
                    None) if own in SUBCOMMAND_PROGRAMS else None
         for i, w in enumerate(args):
@@ -1278,19 +1283,17 @@ class _Walker(PathJudge, ShellValues):
             if tail.risk != "read" or tail.scripts or tail.nested or tail.floor not in (
                     "", "allow"):
                 e.nested.append((f"argument of {e.argv[0].shown}", args[i:]))
-        for w in args:
-            if w.value and " " in w.value.strip() and self._refused(w.value):
+        code = {c.value for _, c in e.scripts}  # judged as code already
+        for w in e.argv[1:MAX_HIDDEN_ARGS]:
+            if w.value and w.value not in code and " " in w.value.strip() and \
+                    self._refused(w.value):
                 e.at_least("deny", f"an argument of {e.argv[0].shown} is a command line "
                                    f"that is refused: {w.shown}")
                 return
 
     def _refused(self, text: str) -> bool:
         """Whether ``text``, read as a command line on its own, is refused outright."""
-        try:
-            first = shlex.split(text, comments=True)[:1]
-        except ValueError:
-            return False
-        if not first or program_name(Word.of(first[0])) not in RULES:
+        if len(text) > MAX_HIDDEN_TEXT:
             return False
         walker = _Walker(self.ws, self.roots, self.env)
         walker.run(text, "", 1)
@@ -1475,7 +1478,7 @@ class _Walker(PathJudge, ShellValues):
             out.append(src[pos:child.start_byte].decode("utf-8", "surrogateescape"))
             pos = child.end_byte
             if not child.is_named:
-                if not quoted:
+                if not quoted and child.type != "``":  # `` is an empty substitution
                     out.append(_text(child, ctx))
                 continue
             w = self._word(child, ctx, at_start=i == 0 and not quoted)
@@ -1611,6 +1614,13 @@ def _as_glob(word: str) -> str:
     return f"[{word[0]}]{word[1:]}" if word and word[0] not in "[]*?/\\$`{}~" else word
 
 
+def _unwrapped(argv: list[str | None]) -> list[str | None]:
+    """``exec : > f``, ``command true > f``: the builtin that runs the rest is left out."""
+    while argv and argv[0] in ("exec", "command", "builtin") and len(argv) > 1:
+        argv = argv[2:] if argv[1] == "--" else argv[1:]
+    return argv
+
+
 def _prints_nothing(argv: Sequence[str | None]) -> bool:
     """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file."""
     prog, args = (argv[0], argv[1:]) if argv else (":", [])
@@ -1621,6 +1631,8 @@ def _prints_nothing(argv: Sequence[str | None]) -> bool:
     return (prog == "echo" and args == ["-n"]) or (prog == "printf" and args == [""])
 
 
+MAX_HIDDEN_TEXT = 8192
+"""Longer arguments are not read as command lines (a file's content, not a command)."""
 MAX_HIDDEN_ARGS = 65
 """Arguments of a program that runs unseen code searched for a command line it may run."""
 
