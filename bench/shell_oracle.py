@@ -13,7 +13,10 @@ and the misses: **effect allowed without a prompt** (a command that changed the 
 answered ``allow``) and **hidden destructive not denied** (a destructive command that runs
 unasked under ``--approval auto``), plus the ``none`` commands denied or asked (over-blocking,
 informative). ``--show`` prints the tuning part's misses (command, transformations, effect,
-decisions); held-back misses are counted, never printed. Exit 0 once measured.
+decisions), grouped by the smallest sub-composition that still misses (found by running and
+judging the command again with fewer of its transformations), and the miss rate of each
+transformation; held-back misses are counted, never printed. Exit 0 once measured; exit 2
+with one line when bubblewrap cannot run.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ ROWS = (("commands", "commands"), ("effect: destroyed", "destroyed"), ("effect: 
         ("none, denied (informative)", "none_denied"), ("none, asked (informative)", "none_asked"))
 
 
-def measure(count: int, seed: int) -> dict[str, Any]:
-    """Every figure of the run; the tuning part's misses in full, held-back ones as counts."""
+def measure(count: int, seed: int, reduce: bool) -> dict[str, Any]:
+    """Every figure of the run; the tuning part's misses in full (with ``reduce``, each with
+    the smallest part of its composition that still misses), held-back ones as counts."""
     from tests.shell_generator import BY_NAME, generate
     from tests.shell_oracle import PARTS, misses, run_all, summary
 
@@ -49,33 +53,76 @@ def measure(count: int, seed: int) -> dict[str, Any]:
     results = run_all(gens)
     elapsed = time.perf_counter() - t0
     parts = {p: summary(r for r in results if r.part == p) for p in PARTS}
+    tuning = misses(r for r in results if r.part == "tuning")
+    smallest = _smallest(tuning) if reduce else {}
     shown = [{"command": r.command, "transforms": list(r.transforms), "payload": r.payload,
               "effect": r.effect, "why": list(r.why), "policy": r.policy, "auto": r.auto,
-              "allowed_effect": r.allowed_effect, "hidden_destructive": r.hidden_destructive}
-             for r in misses(r for r in results if r.part == "tuning")]
+              "allowed_effect": r.allowed_effect, "hidden_destructive": r.hidden_destructive,
+              "smallest": list(smallest.get(r.command, r.transforms))} for r in tuning]
     return {"seed": seed, "count": len(gens), "transformations": len(BY_NAME),
             "seconds": elapsed, "commands_per_second": len(gens) / elapsed if elapsed else 0.0,
-            "parts": parts, "tuning_misses": shown}
+            "parts": parts, "tuning_misses": shown,
+            "tuning_miss_rate_by_transformation": _rates(r for r in results
+                                                         if r.part == "tuning")}
+
+
+def _smallest(found: Sequence[Any]) -> dict[str, tuple[str, ...]]:
+    """For each miss, the shortest sub-composition (same payload, fewer transformations,
+    same order) that, run and judged again, is still the same kind of miss."""
+    from tests.shell_generator import Generated, reductions
+    from tests.shell_oracle import run_all
+
+    tries = {r.command: reductions(Generated(r.command, r.payload, r.transforms))
+             for r in found}
+    unique = list({g.command: g for gs in tries.values() for g in gs}.values())
+    seen = {r.command: r for r in run_all(unique)} if unique else {}
+    out: dict[str, tuple[str, ...]] = {}
+    for r in found:
+        same = [g.transforms for g in tries[r.command]
+                if (seen[g.command].allowed_effect, seen[g.command].hidden_destructive)
+                == (r.allowed_effect, r.hidden_destructive)]
+        out[r.command] = same[0] if same else r.transforms
+    return out
+
+
+def _rates(results: Any) -> dict[str, list[int]]:
+    """Per transformation: [misses, commands] among the commands that use it."""
+    per: dict[str, list[int]] = {}
+    for r in results:
+        for name in set(r.transforms):
+            row = per.setdefault(name, [0, 0])
+            row[0] += r.allowed_effect or r.hidden_destructive
+            row[1] += 1
+    return dict(sorted(per.items(), key=lambda kv: (-kv[1][0], kv[0])))
 
 
 def render(r: Mapping[str, Any], show: bool) -> str:
     parts = r["parts"]
+
+    def cell(part: str, key: str) -> Any:
+        return parts[part][key] if key in parts[part] else parts[part]["effects"][key]
+
     lines = [f"shell classifier against bash: {r['count']} commands (seed {r['seed']}, "
              f"{r['transformations']} transformations), {r['seconds']:.1f} s, "
              f"{r['commands_per_second']:.1f} commands/s",
              table(["figure", "tuning", "held-back"],
-                   [[label, parts["tuning"][key] if key in parts["tuning"] else
-                     parts["tuning"]["effects"][key],
-                     parts["heldback"][key] if key in parts["heldback"] else
-                     parts["heldback"]["effects"][key]] for label, key in ROWS])]
+                   [[label, cell("tuning", key), cell("heldback", key)] for label, key in ROWS])]
     if show:
-        lines.append("")
-        lines.append(f"tuning-part misses ({len(r['tuning_misses'])}):")
+        lines += ["", f"tuning-part misses ({len(r['tuning_misses'])}), grouped by the smallest "
+                      "composition that still misses:"]
+        groups: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
         for m in r["tuning_misses"]:
-            kind = "ALLOWED EFFECT" if m["allowed_effect"] else "hidden destructive"
-            lines.append(f"  [{kind}] {' + '.join(m['transforms']) or '(plain)'} on "
-                         f"{m['payload']!r}: {m['effect']}, policy {m['policy']}, auto "
-                         f"{m['auto']}\n    {m['command']!r}")
+            groups.setdefault(tuple(m["smallest"]), []).append(m)
+        for key, found in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            lines.append(f"- {' + '.join(key) or '(the payload alone)'}: {len(found)}")
+            for m in found:
+                kind = "ALLOWED EFFECT" if m["allowed_effect"] else "hidden destructive"
+                lines.append(f"    [{kind}] {' + '.join(m['transforms'])} on {m['payload']!r}: "
+                             f"{m['effect']}, policy {m['policy']}, auto {m['auto']}\n"
+                             f"      {m['command']!r}")
+        worst = [(k, v) for k, v in r["tuning_miss_rate_by_transformation"].items() if v[0]]
+        lines += ["", "tuning misses per transformation (misses/commands using it): "
+                  + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in worst)]
     return "\n".join(lines)
 
 
@@ -93,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     info = machine_info()
     try:
-        result = measure(args.count, args.seed)
+        result = measure(args.count, args.seed, args.show)
     except OracleUnavailable as exc:
         print(f"shell oracle: {exc} (install bubblewrap and allow user namespaces)",
               file=sys.stderr)

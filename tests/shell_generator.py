@@ -15,9 +15,10 @@ from __future__ import annotations
 import base64
 import codecs
 import hashlib
+import itertools
 import random
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 WORKSPACE_PATHS = ("src", "a.txt", "README.md", ".")
@@ -199,12 +200,12 @@ _program("glob_question", _external(lambda c: ("", f"{BIN}/{c[:-1]}?")))
 _program("extglob", _external(lambda c: ("shopt -s extglob\n", f"{BIN}/@({c}|no_such)")))
 _program("absolute_path", _external(lambda c: ("", f"{BIN}/{c}")))
 _program("dotdot_path", _external(lambda c: ("", f"/usr/lib/../bin/{c}")))
-_program("alias", lambda c: (f"shopt -s expand_aliases\nalias zz={q(c)}\n", "zz"))
-_program("hash_p", _external(lambda c: (f"hash -p {BIN}/{c} zz; ", "zz")))
+_program("alias", lambda c: (f"shopt -s expand_aliases\nalias za={q(c)}\n", "za"))
+_program("hash_p", _external(lambda c: (f"hash -p {BIN}/{c} zh; ", "zh")))
 _program("command_builtin", lambda c: ("", f"command {c}"))
 _program("command_p", lambda c: ("", f"command -p {c}"))
 _program("builtin_keyword", lambda c: ("", f"builtin {c}") if c == ":" else None)
-_program("function_named_other", lambda c: (f'zz() {{ {q(c)} "$@"; }}; ', "zz"))
+_program("function_named_other", lambda c: (f'zn() {{ {q(c)} "$@"; }}; ', "zn"))
 _program("function_shadowing", _external(lambda c: (f'ls() {{ command {q(c)} "$@"; }}; ', "ls")))
 
 # -- Programs that run their argument list -------------------------------------------------
@@ -396,6 +397,11 @@ def _b64(c: str) -> str:
     return base64.b64encode(c.encode()).decode()
 
 
+def _watched(c: str) -> str:
+    """What ``watch -g`` runs: the command, then a changing output so that it stops."""
+    return f"bash -c {q(c)}; date +%N"
+
+
 def _lines(c: str) -> str:
     return f"printf '%s\\n' {q(c)}"
 
@@ -425,11 +431,12 @@ for _name, _fn in (
         ("trap_exit", lambda c: f"trap {q(c)} EXIT"),
         ("trap_debug", lambda c: f"trap {q('trap - DEBUG' + chr(10) + c)} DEBUG\n:"),
         ("trap_err", lambda c: f"trap {q('trap - ERR' + chr(10) + c)} ERR\nfalse"),
-        ("alias_whole_command", lambda c: f"shopt -s expand_aliases\nalias zz={q(c)}\nzz"),
-        ("bash_env", lambda c: f"{_lines(c)} > /tmp/e\nBASH_ENV=/tmp/e bash -c :"),
+        ("alias_whole_command", lambda c: f"shopt -s expand_aliases\nalias zw={q(c)}\nzw"),
+        ("bash_env", lambda c: f"{_lines('unset BASH_ENV' + chr(10) + c)} > /tmp/e\n"
+                               "BASH_ENV=/tmp/e bash -c :"),
         ("env_exported_function",
-         lambda c: f"env {q('BASH_FUNC_zz%%=() { ' + c + chr(10) + '}')} bash -c zz"),
-        ("hash_p_bash", lambda c: f"hash -p /usr/bin/bash zz; zz -c {q(c)}"),
+         lambda c: f"env {q('BASH_FUNC_zf%%=() { ' + c + chr(10) + '}')} bash -c zf"),
+        ("hash_p_bash", lambda c: f"hash -p /usr/bin/bash zb; zb -c {q(c)}"),
         ("bash_c_dollar_zero_eval", lambda c: f"bash -c 'eval \"$0\"' {q(c)}"),
 ):
     _cmd(_name)(_fn)
@@ -447,7 +454,7 @@ for _name, _fn in (
         ("bash_procsub_file", lambda c: f"bash <({_lines(c)})"),
         ("bash_stdin_procsub", lambda c: f"bash < <({_lines(c)})"),
         ("bash_fd_herestring", lambda c: f"exec 3<<< {q(c)}\nbash <&3"),
-        ("tee_procsub", lambda c: f"{_lines(c)} | tee >(bash) > /dev/null; wait $!"),
+        ("procsub_output_to_bash", lambda c: f"{_lines(c)} > >(bash); wait $!"),
         ("base64_pipe", lambda c: f"echo {_b64(c)} | base64 -d | bash"),
         ("base64_eval", lambda c: f"eval \"$(echo {_b64(c)} | base64 -d)\""),
         ("rev_pipe", lambda c: f"{_lines(c[::-1])} | rev | bash" if "\n" not in c else None),
@@ -490,9 +497,10 @@ for _name, _fn in (
          if "\n" not in q(c) else None),
         ("m4_syscmd",
          lambda c: f"printf '%s\\n' {q('syscmd(`bash -c ' + q(c) + chr(39) + ')')} | m4"),
-        ("git_alias", lambda c: f"git -c alias.zz={q('!bash -c ' + q(c))} zz"),
+        ("git_alias", lambda c: f"git -c alias.zg={q('!bash -c ' + q(c))} zg"),
         ("make_recipe", lambda c: f"printf 'all:\\n\\t@bash -c \"$$C\"\\n' | C={q(c)} make -sf -"),
-        ("watch_once", lambda c: f"timeout 2 watch -n 0.1 -g {q('bash -c ' + q(c))}"),
+        ("watch_in_script",
+         lambda c: f"TERM=dumb script -qec {q('watch -n 0.1 -g ' + q(_watched(c)))} /dev/null"),
 ):
     _cmd(_name)(_fn)
 
@@ -517,21 +525,37 @@ def compose(rng: random.Random) -> Generated | None:
     """A payload wrapped in 1-3 transformations (a word one at most, and first)."""
     payload = rng.choice(PAYLOADS)
     depth = rng.choice((1, 1, 2, 2, 2, 3))
-    names: list[str] = []
-    command: str | None = payload.render()
-    if rng.random() < 0.5:
-        word = rng.choice(WORD)
-        command = word.fn(payload)
+    names = [rng.choice(WORD).name] if rng.random() < 0.5 else []
+    names += [rng.choice(CMD).name for _ in range(depth - len(names))]
+    return build(payload.name, names)
+
+
+def build(payload: str, names: Sequence[str]) -> Generated | None:
+    """The command made by applying ``names`` in order to ``payload`` (None when one of
+    them does not apply, or a word transformation is not first)."""
+    found = next(p for p in PAYLOADS if p.name == payload)
+    command: str | None = found.render()
+    for i, name in enumerate(names):
+        t = BY_NAME[name]
+        if t.kind == "word" and i:
+            return None
+        command = t.fn(found) if t.kind == "word" else t.fn(command)
         if command is None:
             return None
-        names.append(word.name)
-    while len(names) < depth:
-        wrap = rng.choice(CMD)
-        command = wrap.fn(command)
-        if command is None:
-            return None
-        names.append(wrap.name)
-    return Generated(command, payload.name, tuple(names))
+    return Generated(command, found.name, tuple(names))
+
+
+def reductions(gen: Generated) -> list[Generated]:
+    """The commands made with fewer of ``gen``'s transformations (same order), shortest
+    first: to find the smallest composition that still shows a behaviour."""
+    n = len(gen.transforms)
+    out = []
+    for size in range(n):
+        for keep in itertools.combinations(gen.transforms, size):
+            got = build(gen.payload, keep)
+            if got is not None:
+                out.append(got)
+    return out
 
 
 def generate(count: int, seed: int) -> Iterator[Generated]:

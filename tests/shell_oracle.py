@@ -15,7 +15,8 @@ the very path that was judged:
           --setenv HOME /tmp/home -- bash -c COMMAND
 
 (stdin /dev/null, output discarded, 5 s timeout, files capped at 16 MB). Only the copy is
-writable; the network is unshared.
+writable; the network is unshared. The copies live on ``/dev/shm`` when it is writable (the
+judged path stays an ordinary temporary directory).
 
 The effect is read from a snapshot of the copy before and after (path -> type, mode, size,
 sha256) and the git refs:
@@ -107,6 +108,9 @@ class Template:
     head: str
     committed: Mapping[str, str]
     """Files with an uncommitted change -> sha256 of their committed content."""
+    source: Path
+    """What each run's copy is copied from: the template itself, or a mirror of it on a
+    memory file system (copies there are several times cheaper than on disk)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +147,9 @@ def _git(ws: Path, *args: str) -> str:
                           text=True).stdout.strip()
 
 
-def make_template(root: Path) -> Template:
-    """Build the pristine workspace under ``root`` (see the module docstring)."""
+def make_template(root: Path, scratch: Path | None = None) -> Template:
+    """Build the pristine workspace under ``root`` (see the module docstring); with
+    ``scratch``, a mirror of it there is what each run copies."""
     ws = root / "ws"
     for name in WORKSPACE_FILES:
         (ws / name).parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +172,11 @@ def make_template(root: Path) -> Template:
     commits = tuple(_git(ws, "rev-list", "--reverse", "main").split())
     snap = snapshot(ws)
     lines = {p: _lines(ws / p) for p, e in snap.items() if e.kind == "f"}
-    return Template(ws, snap, lines, commits, refs(ws), _head(ws, refs(ws)), committed)
+    source = ws
+    if scratch is not None:
+        source = scratch / "template"
+        shutil.copytree(ws, source, symlinks=True)
+    return Template(ws, snap, lines, commits, refs(ws), _head(ws, refs(ws)), committed, source)
 
 
 def _sha(path: Path) -> str:
@@ -330,7 +339,7 @@ def run_in_sandbox(tpl: Template, copy: Path, command: str) -> bool:
 def fresh_copy(tpl: Template, copy: Path) -> None:
     """Replace ``copy`` with a copy of the pristine template."""
     discard(copy)
-    subprocess.run(["cp", "-a", str(tpl.path), str(copy)], check=True)
+    shutil.copytree(tpl.source, copy, symlinks=True)
 
 
 def discard(path: Path) -> None:
@@ -388,9 +397,11 @@ def run_all(gens: Sequence[Generated], workers: int = 2) -> list[Result]:
     """
     check_sandbox()
     workers = max(1, min(workers, 2, len(gens) or 1))
-    with tempfile.TemporaryDirectory(prefix="shell-oracle-") as tmp:
-        tpl = make_template(Path(tmp) / "template")
-        shards = [(tpl, Path(tmp) / f"copy{i}", list(gens[i::workers])) for i in range(workers)]
+    with tempfile.TemporaryDirectory(prefix="shell-oracle-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="shell-oracle-", dir=_memory_fs()) as scratch:
+        tpl = make_template(Path(tmp) / "template", Path(scratch))
+        shards = [(tpl, Path(scratch) / f"copy{i}", list(gens[i::workers]))
+                  for i in range(workers)]
         if workers == 1:
             parts = [_shard(shards[0])]
         else:
@@ -400,6 +411,12 @@ def run_all(gens: Sequence[Generated], workers: int = 2) -> list[Result]:
     for i, part in enumerate(parts):
         out[i::workers] = part
     return [r for r in out if r is not None]
+
+
+def _memory_fs() -> str | None:
+    """``/dev/shm`` when it is a writable directory (else the default temporary directory)."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def summary(results: Iterable[Result]) -> dict[str, Any]:
