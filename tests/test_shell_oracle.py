@@ -8,7 +8,11 @@ are counted and reported, not asserted: ``bench/shell_oracle.py --show`` lists t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,7 @@ import pytest
 from tests.shell_generator import PAYLOADS, Generated, generate, plain
 from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all, summary
 
+ROOT = Path(__file__).resolve().parent.parent
 SEED = 7
 SAMPLE = 150
 HARMLESS = {"ls": "none", "cat a.txt": "none", "git status": "none", "head README.md": "none",
@@ -25,17 +30,19 @@ HARMLESS = {"ls": "none", "cat a.txt": "none", "git status": "none", "head READM
 
 
 @pytest.fixture(scope="module")
-def observed(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Result], list[Result], Path]:
+def observed() -> Iterator[tuple[list[Result], list[Result], Path]]:
     try:
         check_sandbox()
     except OracleUnavailable as exc:
         pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
-    outside = tmp_path_factory.mktemp("outside")
-    probes = [Generated(f"echo x > {outside}/escaped; echo x > ~/escaped", "probe", ()),
-              Generated("git stash -q", "git stash", ())]
-    plain_runs = run_all([plain(p.name) for p in PAYLOADS] + probes)
-    sample = run_all(list(generate(SAMPLE, SEED)))
-    return plain_runs, sample, outside
+    # Outside /tmp (a fresh tmpfs in the sandbox): a folder of the checkout, on the real disk.
+    with tempfile.TemporaryDirectory(prefix=".oracle-outside-", dir=ROOT) as tmp:
+        outside = Path(tmp)
+        probes = [Generated(f"echo x > {outside}/escaped; echo x > ../escaped", "probe", ()),
+                  Generated("git stash -q", "git stash", ())]
+        plain_runs = run_all([plain(p.name) for p in PAYLOADS] + probes)
+        sample = run_all(list(generate(SAMPLE, SEED)))
+        yield plain_runs, sample, outside
 
 
 def test_each_payload_alone_has_its_known_effect(observed: tuple[list[Result], ...]) -> None:
@@ -67,3 +74,35 @@ def test_generated_sample_sees_every_effect_and_no_effect_is_allowed_unasked(
     hidden = figures["hidden_destructive_not_denied"]
     record_property("hidden_destructive_not_denied", hidden)
     print(f"\nshell oracle sample (seed {SEED}): {figures}")
+
+
+def test_the_bench_reports_both_parts_and_never_prints_a_held_back_command(
+        tmp_path: Path) -> None:
+    from tests.shell_oracle import oracle_part
+
+    count, seed = 40, 3
+    out = tmp_path / "oracle.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "shell_oracle.py"), "--count",
+                           str(count), "--seed", str(seed), "--show", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(out.read_text())
+    gens = list(generate(count, seed))
+    held = [g.command for g in gens if oracle_part(g.command) == "heldback"]
+    assert data["parts"]["heldback"]["commands"] == len(held) > 0
+    assert data["parts"]["tuning"]["commands"] == count - len(held)
+    assert sum(data["parts"]["tuning"]["effects"].values()) == count - len(held)
+    assert "hidden destructive not denied" in proc.stdout and "commands/s" in proc.stdout
+    blob = proc.stdout + out.read_text()
+    assert not [c for c in held if repr(c)[1:-1] in blob or json.dumps(c) in blob]
+    tuning, shown = data["parts"]["tuning"], data["tuning_misses"]
+    assert all(m["allowed_effect"] or m["hidden_destructive"] for m in shown)
+    assert sum(m["hidden_destructive"] for m in shown) == tuning["hidden_destructive_not_denied"]
+    assert sum(m["allowed_effect"] for m in shown) == tuning["effect_allowed_without_prompt"]
+
+
+def test_the_bench_refuses_a_count_below_one_in_one_line() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "shell_oracle.py"), "--count",
+                           "0"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--count must be at least 1" in proc.stderr.splitlines()[-1]
