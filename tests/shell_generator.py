@@ -329,6 +329,27 @@ def _redir_first(p: Payload) -> str | None:
     return p.render("", (">/dev/null", *(q(a) for a in p.argv)))
 
 
+# -- Redirections: the same truncation through other operators ---------------------------
+def _redirection(name: str, rewrite: Callable[[Payload, str], str]) -> None:
+    def fn(p: Payload) -> str | None:
+        if not p.redir.startswith(" > "):
+            return None
+        return p.pre + rewrite(p, p.redir[3:])
+    _word(name)(fn)
+
+
+_redirection("redir_clobber", lambda p, t: f"{_argv(p)} >| {t}")
+_redirection("redir_fd1", lambda p, t: f"{_argv(p)} 1> {t}")
+_redirection("redir_amp", lambda p, t: f"{_argv(p)} &> {t}")
+_redirection("redir_first", lambda p, t: f"> {t} {_argv(p)}")
+_redirection("redir_bare", lambda p, t: f"> {t}")
+_redirection("redir_exec_fd", lambda p, t: f"exec 3> {t}; {_argv(p)} >&3")
+_redirection("redir_named_fd", lambda p, t: f"exec {{fd}}> {t}; {_argv(p)} >&$fd")
+_redirection("redir_variable_target", lambda p, t: f"t={t}; {_argv(p)} > \"$t\"")
+_redirection("redir_glob_target", lambda p, t: f"{_argv(p)} > {t[:-1]}?")
+_redirection("redir_dup_then_file", lambda p, t: f"{_argv(p)} 2>&1 > {t}")
+
+
 # -- Arguments: the path a command acts on, hidden ----------------------------------------
 def _argument(name: str, rewrite: Callable[[str], tuple[str, str]]) -> None:
     def fn(p: Payload) -> str | None:
@@ -503,6 +524,74 @@ for _name, _fn in (
          lambda c: f"TERM=dumb script -qec {q('watch -n 0.1 -g ' + q(_watched(c)))} /dev/null"),
 ):
     _cmd(_name)(_fn)
+
+
+# -- Code run by expansions, hooks and variables bash reads --------------------------------
+def _no_git_config(c: str) -> str:
+    """``c`` without the ``-c`` settings git hands down (a git in a hook would run it again)."""
+    return f"unset GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT\n{c}"
+
+
+def _sub(c: str) -> str:
+    """``c`` as a command substitution (the newline keeps a closing here-doc delimiter)."""
+    return f"$({c}\n)"
+
+
+for _name, _fn in (
+        ("arith_subscript_cmdsub", lambda c: f"x={q('a[' + _sub(c) + ']')}; (( x )) || :"),
+        ("printf_v_subscript", lambda c: f"printf -v {q('a[' + _sub(c) + ']')} x"),
+        ("test_v_subscript", lambda c: f"test -v {q('a[' + _sub(c) + ']')}"),
+        ("declare_subscript", lambda c: f"declare {q('a[' + _sub(c) + ']=1')}"),
+        ("pe_transform_P_cmdsub", lambda c: f"v={q(_sub(c))}; : \"${{v@P}}\""),
+        ("ps4_xtrace", lambda c: f"PS4={q(_sub(c))}; set -x; :; set +x"),
+        ("command_not_found_handle",
+         lambda c: f"command_not_found_handle() {{ {c}\n}}\nno_such_program_x"),
+        ("mapfile_callback", lambda c: f"mapfile -C {q(c + chr(10) + ':')} -c 1 m <<< x"),
+        ("compgen_C", lambda c: f"compgen -C {q(c + chr(10) + ':')} x > /dev/null"),
+        ("trap_signal_self", lambda c: f"trap {q(c)} USR1; kill -USR1 $$"),
+        ("sh_interactive_env", lambda c: f"{_lines(c)} > /tmp/env; ENV=/tmp/env sh -i < /dev/null"),
+        ("bash_rcfile", lambda c: f"{_lines(c)} > /tmp/rc; bash --rcfile /tmp/rc -i < /dev/null"),
+        ("cmdsub_in_noop", lambda c: f": \"{_sub(c)}\""),
+        ("cmdsub_in_assignment", lambda c: f"x={_sub(c)}"),
+        ("cmdsub_in_for_list", lambda c: f"for i in {_sub(c)}; do :; done"),
+        ("cmdsub_in_case_word", lambda c: f"case {_sub(c)} in *) ;; esac"),
+        ("cmdsub_in_local", lambda c: f"f() {{ local x={_sub(c)}; }}\nf"),
+        ("cmdsub_in_replacement", lambda c: f"v=a; : \"${{v/a/{_sub(c)}}}\""),
+        ("procsub_input", lambda c: f"cat < <({c}\n) > /dev/null"),
+        ("heredoc_body_cmdsub",
+         lambda c: f"cat > /dev/null <<{_delim(c)}\n{_sub(c)}\n{_delim(c)}\n"),
+        ("bash_s_stdin", lambda c: f"bash -s -- x <<< {q(c)}"),
+        ("sh_dev_stdin", lambda c: f"sh /dev/stdin <<< {q(c)}"),
+        ("sh_heredoc_unquoted", lambda c: f"sh <<{_delim(c)}\n{c}\n{_delim(c)}\n"),
+):
+    _cmd(_name)(_fn)
+
+for _name, _fn in (
+        ("git_fsmonitor",
+         lambda c: f"git -c core.fsmonitor={q('bash -c ' + q(_no_git_config(c)) + '; false')} "
+                   "status"),
+        ("less_lessopen",
+         lambda c: f"LESSOPEN={q('|bash -c ' + q(c) + '; cat %s')} less README.md > /dev/null"),
+        ("tar_compress_program",
+         lambda c: f"tar -cf /tmp/t.tar -I {q('bash -c ' + q(c) + ' #')} README.md"),
+        ("ssh_proxycommand", lambda c: f"ssh -o ProxyCommand={q('bash -c ' + q(c))} x true"),
+        ("vi_bang", lambda c: f"vi -es -c {q('!bash -c ' + q(c))} -c q"
+         if "\n" not in q(c) else None),
+        ("run_parts",
+         lambda c: f"mkdir -p /tmp/rp; printf '#!/bin/bash\\n%s\\n' {q(c)} > /tmp/rp/x; "
+                   "chmod +x /tmp/rp/x; run-parts /tmp/rp"),
+        ("strace_bash", lambda c: f"strace -f -o /dev/null bash -c {q(c)}"),
+        ("zip_test_command",
+         lambda c: f"zip -q /tmp/z.zip README.md -T -TT {q('bash -c ' + q(c) + ' #')}"),
+):
+    _cmd(_name)(_fn)
+
+_program("runner_strace", _external(lambda c: ("", f"strace -f -o /dev/null {c}")))
+
+
+@_word("runner_env_S")
+def _env_s(p: Payload) -> str | None:
+    return p.render("", ("env", "-S", q(_argv(p))))
 
 
 BY_NAME = {t.name: t for t in TRANSFORMS}
