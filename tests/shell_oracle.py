@@ -343,12 +343,21 @@ def fresh_copy(tpl: Template, copy: Path) -> None:
 
 
 def discard(path: Path) -> None:
-    if not path.exists():
+    """Remove a copy, whatever modes the command left on its directories."""
+    if path.is_symlink() or not path.exists():
+        path.unlink(missing_ok=True)
         return
-    for sub in [path, *_walk(path)]:
-        if sub.is_dir() and not sub.is_symlink():
-            sub.chmod(0o700)
+    _searchable(path)
     shutil.rmtree(path)
+
+
+def _searchable(directory: Path) -> None:
+    """Give the owner rwx on ``directory`` and every directory under it, top down (a
+    directory must be searchable before what is inside it can be listed)."""
+    directory.chmod(0o700)
+    for child in os.scandir(directory):
+        if child.is_dir(follow_symlinks=False):
+            _searchable(Path(child.path))
 
 
 def check_sandbox() -> None:
