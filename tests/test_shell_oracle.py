@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.shell_generator import PAYLOADS, Generated, generate, plain
+from tests.shell_constructs import PAYLOADS
+from tests.shell_generator import Generated, generate, plain
 from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all, summary
 
 ROOT = Path(__file__).resolve().parent.parent
