@@ -1,0 +1,109 @@
+"""The shell oracle on a fixed sample: real bash in bubblewrap against ``policy check-shell``.
+
+Each payload alone must be seen with its known effect (so the oracle itself works), nothing
+may escape the throwaway copy, and no generated command that changed the workspace may be
+answered ``allow``. Destructive commands that ``--approval auto`` would run (decision ``ask``)
+are counted and reported, not asserted: ``bench/shell_oracle.py --show`` lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.shell_constructs import PAYLOADS
+from tests.shell_generator import Generated, generate, plain
+from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all, summary
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = 7
+SAMPLE = 150
+HARMLESS = {"ls": "none", "cat a.txt": "none", "git status": "none", "head README.md": "none",
+            "touch new.txt": "wrote", "mkdir build": "wrote", "sed -i a.txt": "wrote",
+            "echo > new.txt": "wrote"}
+"""The effect of each payload that is not destructive; every other payload destroys."""
+
+
+@pytest.fixture(scope="module")
+def observed() -> Iterator[tuple[list[Result], list[Result], Path]]:
+    try:
+        check_sandbox()
+    except OracleUnavailable as exc:
+        pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
+    # Outside /tmp (a fresh tmpfs in the sandbox): a folder of the checkout, on the real disk.
+    with tempfile.TemporaryDirectory(prefix=".oracle-outside-", dir=ROOT) as tmp:
+        outside = Path(tmp)
+        probes = [Generated(f"echo x > {outside}/escaped; echo x > ../escaped", "probe", ()),
+                  Generated("git stash -q", "git stash", ())]
+        plain_runs = run_all([plain(p.name) for p in PAYLOADS] + probes)
+        sample = run_all(list(generate(SAMPLE, SEED)))
+        yield plain_runs, sample, outside
+
+
+def test_each_payload_alone_has_its_known_effect(observed: tuple[list[Result], ...]) -> None:
+    plain_runs = observed[0][:len(PAYLOADS)]
+    got = {r.payload: r.effect for r in plain_runs}
+    assert got == {p.name: HARMLESS.get(p.name, "destroyed") for p in PAYLOADS}
+    rm = next(r for r in plain_runs if r.payload == "rm -rf src")
+    assert rm.effect == "destroyed" and rm.policy == "deny" and "src removed" in rm.why
+    assert not any(r.timed_out for r in plain_runs)
+
+
+def test_a_stash_keeps_the_change_and_nothing_escapes_the_copy(
+        observed: tuple[list[Result], list[Result], Path]) -> None:
+    escaped, stash = observed[0][len(PAYLOADS):]
+    assert escaped.effect == "none"
+    assert not list(observed[2].iterdir())
+    assert stash.effect == "wrote", stash.why
+
+
+def test_generated_sample_sees_every_effect_and_no_effect_is_allowed_unasked(
+        observed: tuple[list[Result], list[Result], Path],
+        record_property: Callable[[str, object], None]) -> None:
+    sample = observed[1]
+    figures = summary(sample)
+    assert len(sample) == SAMPLE
+    assert all(figures["effects"][e] for e in ("destroyed", "wrote", "none")), figures
+    allowed = [(r.transforms, r.command, r.effect) for r in sample if r.allowed_effect]
+    assert allowed == []
+    hidden = figures["hidden_destructive_not_denied"]
+    record_property("hidden_destructive_not_denied", hidden)
+    print(f"\nshell oracle sample (seed {SEED}): {figures}")
+
+
+def test_the_bench_reports_both_parts_and_never_prints_a_held_back_command(
+        tmp_path: Path) -> None:
+    from tests.shell_oracle import oracle_part
+
+    count, seed = 40, 3
+    out = tmp_path / "oracle.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "shell_oracle.py"), "--count",
+                           str(count), "--seed", str(seed), "--show", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(out.read_text())
+    gens = list(generate(count, seed))
+    held = [g.command for g in gens if oracle_part(g.command) == "heldback"]
+    assert data["parts"]["heldback"]["commands"] == len(held) > 0
+    assert data["parts"]["tuning"]["commands"] == count - len(held)
+    assert sum(data["parts"]["tuning"]["effects"].values()) == count - len(held)
+    assert "hidden destructive not denied" in proc.stdout and "commands/s" in proc.stdout
+    blob = proc.stdout + out.read_text()
+    assert not [c for c in held if repr(c)[1:-1] in blob or json.dumps(c) in blob]
+    tuning, shown = data["parts"]["tuning"], data["tuning_misses"]
+    assert all(m["allowed_effect"] or m["hidden_destructive"] for m in shown)
+    assert sum(m["hidden_destructive"] for m in shown) == tuning["hidden_destructive_not_denied"]
+    assert sum(m["allowed_effect"] for m in shown) == tuning["effect_allowed_without_prompt"]
+
+
+def test_the_bench_refuses_a_count_below_one_in_one_line() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "shell_oracle.py"), "--count",
+                           "0"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--count must be at least 1" in proc.stderr.splitlines()[-1]
