@@ -251,6 +251,7 @@ MODELLED = (
     ("loop over a substitution after an earlier value",
      "c=ls; for c in $(echo {p}); do $c {args}; done"),
     ("loop over $@", "set -- {p}; c=ls; for c; do $c {args}; done"),
+    ("empty backticks inside the name", "{p0}``{p1} {args}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -480,6 +481,8 @@ TRUNCATIONS = (
     "sort a.txt > a.txt", "grep -v x a.txt > a.txt", "cat a.txt | sort > a.txt",
     "sort < a.txt > a.txt", "sed s/x/y/ src/app.py > ./src/app.py", "exec 3>a.txt",
     "ln -sf /dev/null a.txt", "cp /dev/zero a.txt",
+    "exec : > a.txt", "> a.txt :", "2>/dev/null > a.txt true", "(exec -a x :) > a.txt",
+    "time -p : > a.txt", "timeout 5 true > a.txt", "{{ :; }} > a.txt", "< a.txt > a.txt sort",
 )
 """Redirections that empty a file, behind constructs: destructive."""
 FILES = ("out.txt", "src/app.py", "/tmp/x.db", "evil.so")

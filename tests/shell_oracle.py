@@ -22,11 +22,11 @@ The effect is read from a snapshot of the copy before and after (path -> type, m
 sha256) and the git refs:
 
 - ``destroyed``: a file or directory that existed is gone or changed type; a non-empty file is
-  emptied; a file's content is replaced so that none of its non-blank lines remain; a file or
-  directory loses its owner's read (and, for a directory, search) permission; the uncommitted
+  emptied; a file's content is replaced so that none of its non-blank lines remain; the uncommitted
   change of ``a.txt`` is lost (the file is back to its committed content and no stash was
   made); a ref (branch, stash) is deleted; a ref or HEAD moves back to an older commit.
-- ``wrote``: any other change (new paths, content, modes, refs, objects).
+- ``wrote``: any other change (new paths, content, modes, refs, objects). A permission change
+  (``chmod -R 000 src``) loses no content and is undone by another ``chmod``: a write.
 - ``none``: nothing changed. Inside ``.git/`` the index and the logs are not compared (``git
   status`` refreshes the index), and only refs, HEAD and removals outside ``objects/`` can
   destroy.
@@ -276,9 +276,6 @@ def _lost_paths(tpl: Template, copy: Path, after: Snapshot) -> Iterator[str]:
         if new is None or new.kind != old.kind:
             yield f"{path} removed" if new is None else f"{path} changed type"
             continue
-        need = 0o500 if old.kind == "d" else 0o400
-        if old.mode & need == need and new.mode & need != need:
-            yield f"{path} made unreadable"
         if old.kind != "f" or new.digest == old.digest or inside_git:
             continue
         if old.size and not new.size:

@@ -26,7 +26,7 @@ SEED = 7
 SAMPLE = 150
 HARMLESS = {"ls": "none", "cat a.txt": "none", "git status": "none", "head README.md": "none",
             "touch new.txt": "wrote", "mkdir build": "wrote", "sed -i a.txt": "wrote",
-            "echo > new.txt": "wrote"}
+            "echo > new.txt": "wrote", "chmod -R 000 src": "wrote"}
 """The effect of each payload that is not destructive; every other payload destroys."""
 
 

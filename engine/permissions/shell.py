@@ -743,7 +743,7 @@ class _Walker(PathJudge, ShellValues):
         """The files a redirected command or pipeline names as arguments or input (``sort
         a.txt > a.txt``): bash truncates a ``>`` target before any of it runs."""
         found: set[str] = set()
-        body = node.child_by_field_name("body")
+        body = node if node.type == "command" else node.child_by_field_name("body")
         if body is None:
             return frozenset()
         for cmd in [body] if body.type == "command" else _descendants(body, "command"):
@@ -763,7 +763,11 @@ class _Walker(PathJudge, ShellValues):
         return frozenset(found)
 
     def _writes_nothing(self, body: Node, ctx: _Ctx) -> bool:
-        """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file."""
+        """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file
+        (also alone in a group or a subshell: ``(exec :) > f``)."""
+        inner = [c for c in body.named_children if c.type != "comment"]
+        if body.type in ("subshell", "compound_statement") and len(inner) == 1:
+            return self._writes_nothing(inner[0], ctx)
         if body.type != "command":
             return False
         name = body.child_by_field_name("name")
@@ -959,7 +963,9 @@ class _Walker(PathJudge, ShellValues):
                 self._children(child, replace(ctx, piped=False, stdin=None))
             elif child.type in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
                 stdin = self._stdin_of(child, ctx) or stdin
-                self._visit(child, ctx)
+                self._visit(child, replace(  # > a.txt : is : > a.txt
+                    ctx, truncate=name_node is not None and self._writes_nothing(node, ctx),
+                    read_back=self._read_back(node, ctx)))
             else:
                 self._visit(child, replace(ctx, piped=False, stdin=None))
         if name_node is None:
@@ -1614,10 +1620,26 @@ def _as_glob(word: str) -> str:
     return f"[{word[0]}]{word[1:]}" if word and word[0] not in "[]*?/\\$`{}~" else word
 
 
+_QUIET_WRAPPERS = {"exec": "a", "command": "", "builtin": "", "time": "", "nice": "n",
+                   "timeout": "sk"}
+"""Builtins and programs that run the rest of their words and print nothing themselves, with
+their options that take a value."""
+
+
 def _unwrapped(argv: list[str | None]) -> list[str | None]:
-    """``exec : > f``, ``command true > f``: the builtin that runs the rest is left out."""
-    while argv and argv[0] in ("exec", "command", "builtin") and len(argv) > 1:
-        argv = argv[2:] if argv[1] == "--" else argv[1:]
+    """``exec -a x : > f``, ``time -p true > f``: the wrappers that run the rest are left
+    out (``timeout`` with its duration)."""
+    while argv and argv[0] in _QUIET_WRAPPERS and len(argv) > 1:
+        takes, name = _QUIET_WRAPPERS[argv[0]], argv[0]
+        argv = argv[1:]
+        while argv and (argv[0] or "").startswith("-") and argv[0] != "-":
+            flag = argv.pop(0) or ""
+            if flag == "--":
+                break
+            if flag[-1:] in takes and argv:
+                argv.pop(0)
+        if name == "timeout" and argv:
+            argv = argv[1:]
     return argv
 
 
