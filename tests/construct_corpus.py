@@ -438,6 +438,17 @@ DATABASE = (
     ("sqlite3 .restore", "sqlite3 app.db '.restore {f}'", "deny"),
     ("sqlite3 fed by <(echo ..)", "sqlite3 app.db < <(echo '.shell rm -f {f}')", "deny"),
     ("sqlite3 .out prefix", "sqlite3 app.db '.out {f}' 'select 1'", "ask"),
+    # SQL run from text: an executable comment, a prepared string, a query's rows
+    ("mysql executable comment", "mysql -e 'select 1 /*!; drop table t */'", "deny"),
+    ("mysql versioned executable comment", "mysql -e 'select /*!50100 1; delete from t*/'",
+     "deny"),
+    ("mysql PREPARE FROM a string", "mysql -e 'prepare s from \"drop table t\"; execute s'",
+     "deny"),
+    ("dblink_exec", "psql -c \"select dblink_exec('c', 'drop table t')\"", "deny"),
+    ("psql \\gexec", "psql -c \"select 'select 1' \\gexec\"", "deny"),
+    ("sqlite3 pragma that writes", "sqlite3 app.db 'pragma optimize'", "ask"),
+    ("sqlite3 wal_checkpoint", "sqlite3 app.db 'pragma wal_checkpoint(TRUNCATE)'", "ask"),
+    ("sqlite3 pragma set by parentheses", "sqlite3 app.db 'pragma user_version(3)'", "ask"),
 )
 """Database shells' file side effects, for each file name of ``FILES``."""
 DECODED = (

@@ -12,7 +12,32 @@ from dataclasses import dataclass, field
 
 from engine.tooling.spec import Risk, max_risk
 
-_COMMENT = re.compile(r"('(?:''|[^'])*')|--[^\n]*|/\*.*?\*/", re.S)
+_COMMENT = re.compile(r"('(?:''|[^'])*')|--[^\n]*|/\*(?!M?!).*?\*/", re.S)
+_RUN_COMMENT = re.compile(r"/\*M?!(?:\d{5,6})?(.*?)\*/", re.S)
+"""MySQL's executable comment ``/*! code */`` (``/*!50100 ..*/``, MariaDB's ``/*M! ..*/``):
+the server runs what it holds, so it is read as SQL."""
+_EXECUTES = re.compile(r"\bprepare\s+\w+\s+from\b|\bexecute\s+immediate\b|\bexecute\s+'|"
+                       r"\bdblink(?:_exec)?\s*\(|\bquery_to_xml\w*\s*\(|\\gexec\b", re.I)
+"""Constructs that run text as SQL: the string literals of such a batch are judged as
+statements too (``PREPARE s FROM 'DROP TABLE t'``, ``dblink_exec(c, '..')``)."""
+_LITERAL = re.compile(r"'((?:''|[^'])*)'|\"((?:\"\"|[^\"])*)\"|\$\$(.*?)\$\$", re.S)
+_READ_PRAGMAS = frozenset({
+    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+    "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check",
+    "database_list", "collation_list", "compile_options", "function_list", "module_list",
+    "pragma_list", "page_count", "page_size", "freelist_count", "journal_mode",
+    "user_version", "application_id", "schema_version", "encoding", "auto_vacuum",
+    "cache_size", "busy_timeout", "data_version", "max_page_count", "mmap_size",
+    "synchronous", "temp_store", "foreign_keys", "recursive_triggers", "wal_autocheckpoint",
+    "locking_mode", "secure_delete", "journal_size_limit", "cache_spill", "cell_size_check",
+    "defer_foreign_keys", "ignore_check_constraints", "query_only", "read_uncommitted",
+    "reverse_unordered_selects", "automatic_index", "analysis_limit", "hard_heap_limit",
+    "soft_heap_limit", "threads", "trusted_schema", "legacy_alter_table", "stats"})
+"""SQLite pragmas that only report when given no value (``PRAGMA journal_mode``); with
+``= v`` or ``(v)`` most of them set (the introspection ones take a table in parentheses)."""
+_TABLE_PRAGMAS = frozenset({"table_info", "table_xinfo", "table_list", "index_list",
+                            "index_info", "index_xinfo", "foreign_key_list",
+                            "foreign_key_check", "integrity_check", "quick_check"})
 _TRUE_WHERE = re.compile(r"^\s*\(?\s*(?:1\s*=\s*1|true|1|'(\w*)'\s*=\s*'\1'|not\s+false|"
                          r"\w+\s+is\s+not\s+null\s*or\s+\w+\s+is\s+null)\s*\)?\s*;?\s*$", re.I)
 _READ_FIRST = frozenset({"select", "with", "explain", "show", "describe", "desc", "values",
@@ -66,11 +91,19 @@ class SqlEffect:
             self.reasons.append(reason)
 
 
-def judge_sql(text: str) -> SqlEffect:
+def judge_sql(text: str, depth: int = 0) -> SqlEffect:
     """Judge every statement and client command in ``text``."""
     out = SqlEffect()
     for line in _client_lines(text):
         _statement(out, line)
+    if depth < 3 and _EXECUTES.search(text):
+        for m in _LITERAL.finditer(text):
+            inner = judge_sql(next(g for g in m.groups() if g is not None), depth + 1)
+            if inner.risk == "destructive":
+                out.add("destructive", "SQL run from a string: " + "; ".join(inner.reasons))
+    if re.search(r"\\gexec\b", text):
+        out.add("destructive", "psql \\gexec runs each value a query returns as a statement "
+                               "the preview cannot show")
     return out
 
 
@@ -85,7 +118,7 @@ def _client_lines(text: str) -> list[str]:
             parts.append(stripped)
             continue
         buf.append(line)
-    sql = _COMMENT.sub(lambda m: m.group(1) or " ", "\n".join(buf))
+    sql = _RUN_COMMENT.sub(r" \1 ", _COMMENT.sub(lambda m: m.group(1) or " ", "\n".join(buf)))
     parts.extend(_split_statements(sql))
     return [p for p in parts if p.strip()]
 
@@ -183,24 +216,38 @@ def _sql_risk(out: SqlEffect, stmt: str) -> None:
     if not words:
         return
     first = words[0]
-    if first in _READ_FIRST and not re.search(r"\b(?:delete|update|insert|drop|truncate)\b",
-                                              stmt, re.I):
+    if first in _READ_FIRST and not re.search(r"\b(?:delete|insert|drop|truncate)\b|"
+                                              + _UPDATE, stmt, re.I):
         return
     if first in ("drop", "truncate") or (first == "alter" and "drop" in words):
         out.add("destructive", f"SQL {first.upper()} destroys data")
-    elif re.search(r"\b(?:delete|update)\b", stmt, re.I) and _unbounded(stmt):
+    elif re.search(r"\bdelete\b|" + _UPDATE, stmt, re.I) and _unbounded(stmt):
         out.add("destructive", "SQL DELETE/UPDATE without a WHERE changes every row")
     elif re.search(r"\b(?:drop|truncate)\s+(?:table|database|schema|index|view)\b", stmt,
                    re.I):
         out.add("destructive", "SQL DROP/TRUNCATE destroys data")
-    elif first == "pragma" and "=" not in stmt:
+    elif first == "pragma" and _reads_pragma(stmt):
         return
     else:
         out.add("write", "SQL changes the database")
 
 
+_UPDATE = r"(?<!for\s)(?<!key\s)\bupdate\b"
+"""UPDATE, not the row lock of ``SELECT .. FOR [NO KEY] UPDATE``."""
+
+
+def _reads_pragma(stmt: str) -> bool:
+    """``PRAGMA table_info(t)``, ``PRAGMA journal_mode``: a report; ``PRAGMA optimize``,
+    ``wal_checkpoint``, ``journal_mode = WAL`` or ``user_version(3)`` change the file."""
+    m = re.match(r"\s*pragma\s+(?:\w+\.)?(\w+)\s*(\(|=)?", stmt, re.I)
+    if m is None or m.group(2) == "=":
+        return False
+    name = m.group(1).lower()
+    return name in (_TABLE_PRAGMAS if m.group(2) == "(" else _READ_PRAGMAS)
+
+
 def _unbounded(stmt: str) -> bool:
-    for m in re.finditer(r"\b(delete|update)\b", stmt, re.I):
+    for m in re.finditer(r"\bdelete\b|" + _UPDATE, stmt, re.I):
         rest = stmt[m.end():]
         where = re.search(r"\bwhere\b(.*)", rest, re.I | re.S)
         if where is None or _TRUE_WHERE.match(where.group(1)):
