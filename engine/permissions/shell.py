@@ -1299,8 +1299,9 @@ class _Walker(PathJudge, ShellValues):
 
     def _refused(self, text: str) -> bool:
         """Whether ``text``, read as a command line on its own, is refused outright."""
-        if len(text) > MAX_HIDDEN_TEXT:
-            return False
+        if len(text) > MAX_HIDDEN_TEXT or _PARSER.parse(
+                text.encode("utf-8", "surrogateescape")).root_node.has_error:
+            return False  # not shell (interpreter code, prose): it would not run as such
         walker = _Walker(self.ws, self.roots, self.env)
         walker.run(text, "", 1)
         return not walker.problems and walker.verdict().decision == "deny"
