@@ -561,4 +561,16 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("fallocate -l 1M x.img", "ask", "write", "files"),
     ("file -C -m magic", "ask", "write", "files"),
     ("file a.txt", "allow", "read", "files"),
+    # a teardown verb where the program's own rule does not say
+    ("gh repo delete o/r --yes", "deny", "destructive", "network"),
+    ("gh repo view", "ask", "network", "network"),
+    ("rclone purge remote:b", "deny", "destructive", "network"),
+    ("rclone copy a remote:b", "ask", "network", "network"),
+    ("python manage.py flush --noinput", "deny", "destructive", "exec"),
+    ("python manage.py migrate", "ask", "exec", "exec"),
+    ("rails db:drop", "deny", "destructive", "exec"),
+    ("prisma migrate reset --force", "deny", "destructive", "exec"),
+    ("kafka-topics --delete --topic t", "deny", "destructive", "exec"),
+    ("npm unpublish pkg --force", "deny", "destructive", "install"),
+    ("dropdb mydb", "deny", "destructive", "destructive"),
 ]

@@ -247,3 +247,34 @@ def is_dangerous_variable(name: str) -> bool:
     """Environment variables that make harmless programs run other code or read other config."""
     return (name in programs.DANGEROUS_VARS or name.startswith(programs.DANGEROUS_VAR_PREFIXES)
             or "PAGER" in name or "EDITOR" in name)
+
+
+TEARDOWN_VERBS = frozenset({"rm", "rb", "delete", "del", "destroy", "drop", "purge", "remove",
+                            "flush", "wipe", "unpublish", "erase", "terminate", "nuke",
+                            "truncate"})
+"""Subcommands that tear down what they name (``gh repo delete``, ``rclone purge``,
+``etcdctl del``, ``manage.py flush``, ``rails db:drop``)."""
+_TEARDOWN_PREFIXES = ("delete-", "terminate-", "remove-", "deregister-", "purge-", "drop-",
+                      "destroy-")
+_TEARDOWN_FLAGS = frozenset({"--delete", "--destroy", "--drop", "--purge", "--wipe"})
+_RESET_OF = frozenset({"db", "database", "migrate", "migration", "migrations", "schema"})
+
+
+def teardown_verb(args: list[Word], positionals: int = 4) -> str | None:
+    """The verb among the first ``positionals`` words (``db:drop`` split at ``:``) or the
+    option that makes a command line tear something down, for programs whose own rule does not
+    say (an unknown program, a cloud or hosting CLI, a project script's task)."""
+    words: list[str] = []
+    for w in args:
+        v = (w.value or "").lower()
+        if v.split("=")[0] in _TEARDOWN_FLAGS:
+            return v.split("=")[0]
+        if v and not v.startswith("-") and len(words) < positionals:
+            words.extend(v.split(":"))
+    for before, verb in zip(["", *words], words, strict=False):
+        if verb in TEARDOWN_VERBS or verb.startswith(_TEARDOWN_PREFIXES):
+            return verb
+        if verb == "reset" and before in _RESET_OF:
+            return f"{before} reset"
+    return None
+

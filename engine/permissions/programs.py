@@ -135,7 +135,8 @@ DESTRUCTIVE_NAMES = frozenset({
     "mkfs.fat", "mkfs.ntfs", "mke2fs", "mkswap", "mkdosfs", "fdisk", "sfdisk", "gdisk", "cfdisk",
     "sgdisk", "parted", "wipefs", "shred", "shutdown", "reboot", "halt", "poweroff", "telinit",
     "blkdiscard", "hdparm", "cryptsetup", "lvremove", "vgremove", "pvremove", "zpool", "userdel",
-    "groupdel", "deluser", "delgroup", "srm", "wipe", "kexec", "swapoff",
+    "groupdel", "deluser", "delgroup", "srm", "wipe", "kexec", "swapoff", "dropdb",
+    "dropuser", "droplang",
 })
 
 NETWORK_NAMES = frozenset({

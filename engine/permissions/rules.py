@@ -26,6 +26,7 @@ from engine.permissions.effect import (
     plain,
     program_name,
     reader,
+    teardown_verb,
 )
 from engine.permissions.words import Word
 
@@ -158,6 +159,22 @@ def _assignment(e: Effect, name: str, value: str) -> None:
 def _unknown(e: Effect, name: str) -> None:
     what = "a program given by path" if "/" in name else "an unknown program"
     e.add("exec", f"{name} is {what}")  # what its arguments may run: shell._hidden_command
+    verb = teardown_verb(e.argv[1:])
+    if verb is not None:
+        e.add("destructive", f"{name} {verb}: an unknown program asked to tear something down")
+
+
+def _network_tool(name: str) -> Rule:
+    """A network client (``gh``, ``rclone``, ``etcdctl``...): a teardown verb among its first
+    words (``gh repo delete``, ``rclone purge``) deletes remote data."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        e.add("network", f"{name} uses the network")
+        verb = teardown_verb(args)
+        if verb is not None:
+            e.add("destructive", f"{name} {verb} deletes remote data")
+
+    return rule
 
 
 def _history(e: Effect, args: list[Word]) -> None:
@@ -211,7 +228,7 @@ def _register_rules() -> dict[str, Rule]:
     for name in p.DESTRUCTIVE_NAMES:
         rules[name] = plain("destructive", f"{name} can destroy data or stop the machine")
     for name in p.NETWORK_NAMES:
-        rules[name] = plain("network", f"{name} uses the network")
+        rules[name] = _network_tool(name)
     for name, values in SIMPLE_READERS.items():
         rules[name] = reader(values)
     for name in p.READS_PATH_ARGUMENTS:

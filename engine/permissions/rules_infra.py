@@ -12,7 +12,7 @@ import posixpath
 import re
 from collections.abc import Callable
 
-from engine.permissions.effect import Effect, Rule, parse_opts, prog
+from engine.permissions.effect import Effect, Rule, parse_opts, prog, teardown_verb
 from engine.permissions.sql import judge_sql
 from engine.permissions.words import Word
 
@@ -356,12 +356,9 @@ _pulumi = _verbs("pulumi", _F({"destroy", "down", "stack rm", "state delete", "c
 def _cloud(e: Effect, args: list[Word]) -> None:
     """``aws s3 rm``, ``aws ec2 terminate-instances``, ``gcloud ... delete``: teardown."""
     e.add("network", f"{prog(e)} uses the network")
-    for w in args:
-        v = (w.value or "").lower()
-        if v in ("rm", "rb", "delete", "destroy", "purge", "remove") or v.startswith(
-                ("delete-", "terminate-", "remove-", "deregister-", "purge-")):
-            e.add("destructive", f"{prog(e)} {v} deletes cloud resources")
-            return
+    verb = teardown_verb(args, positionals=8)
+    if verb is not None:
+        e.add("destructive", f"{prog(e)} {verb} deletes cloud resources")
 
 
 RULES: dict[str, Rule] = {

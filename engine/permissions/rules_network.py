@@ -8,6 +8,7 @@ from engine.permissions.effect import (
     parse_opts,
     plain,
     prog,
+    teardown_verb,
 )
 from engine.permissions.inline import inline_code
 from engine.permissions.words import Word
@@ -141,6 +142,8 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
             e.add("network", f"{prog(e)} {sub} uses the network")
         elif sub in exec_:
             e.add("exec", f"{prog(e)} {sub} runs project code")
+        elif teardown_verb([o.positionals[0]], positionals=1):
+            e.add("destructive", f"{prog(e)} {sub} tears down what it names")
         else:
             e.add("exec", f"{prog(e)} {sub} is not a known subcommand")
 

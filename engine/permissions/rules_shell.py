@@ -14,6 +14,7 @@ from engine.permissions.effect import (
     plain,
     prog,
     program_name,
+    teardown_verb,
 )
 from engine.permissions.inline import inline_code
 from engine.permissions.listings import listed_dirs
@@ -197,6 +198,11 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
         if o.positionals[0].dynamic == "subst":
             e.at_least("deny", f"{name} runs a script produced at run time")
+        task = args[args.index(o.positionals[0]) + 1:]
+        verb = teardown_verb(task, positionals=2)  # manage.py flush, cli.py db drop
+        if verb is not None:
+            e.add("destructive", f"{name} {o.positionals[0].shown} {verb} asks a project "
+                                 "script to tear something down")
         return
     e.add("exec", f"{name} runs the code it reads from its input")
     e.stdin_code = "interpreter"
