@@ -63,10 +63,10 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
 
     prepared = jail.before()
     try:
+        env = jail.env(os.environ, ctx.env)
         result = await run_process(
-            jail.command(["bash", "-c", args.command], cwd, network, prepared), cwd=cwd,
-            env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
-            on_start=on_start)
+            jail.command(["bash", "-c", args.command], cwd, network, prepared, env), cwd=cwd,
+            env=env, timeout_s=timeout, on_line=on_line, on_start=on_start)
     finally:
         swept = jail.after(prepared)
     out = _to_result(result, timeout)
@@ -76,8 +76,6 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
              "files that make later commands run code"),
             ("restored", swept.restored, "a git configuration may gain only keys that name no "
              "program"),
-            ("registered the new submodule in", swept.registered, "the command could not write "
-             "it"),
             ("moved aside (to .git.refused)", swept.moved, "git on the host would enter "
              "a gitlink's .git that does not lead into .git/modules/"),
             ("removed", swept.unmade, "the worktree's checkout is not on the host: it was made "
@@ -86,10 +84,16 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
             names = ", ".join(rel(ctx.workspace, Path(p)) for p in paths)
             on_line("stderr", f"[sandbox] {verb} {names}")
             content += f"\n({verb} {names}: {why})"
+    for path, why in swept.refused.items():
+        name = rel(ctx.workspace, Path(path))
+        on_line("stderr", f"[sandbox] left {name} unchanged: {', '.join(why)}")
+        content += (f"\n(left {name} unchanged, nothing of the command's change to it applied: "
+                    f"{', '.join(why)}; a git configuration may gain only keys that name no "
+                    "program and no other file)")
     if jail.active and out.is_error and "Read-only file system" in content:
         content += f"\n({jail.read_only_note()})"
     removed = swept.removed + swept.restored + swept.moved + swept.unmade
-    return ToolResult(content, out.is_error or bool(removed),
+    return ToolResult(content, out.is_error or bool(removed) or bool(swept.refused),
                       {**(out.data or {}), "sandbox": sandbox}, out.truncated,
                       out.omitted_bytes)
 

@@ -14,7 +14,9 @@ Modules: ``env`` (the secret-looking variable names, reused by redaction), ``con
 ``sandbox:`` section), ``bwrap`` (the command line), ``probe`` (does it work here),
 ``protected`` (the runtime's own files), ``cgroups`` (the bound on processes and memory),
 ``wall`` (what a command may change, git folders included), ``gitconfig`` (the keys a git
-configuration may gain), ``gitlinks`` (submodule checkouts git on the host enters).
+configuration may gain), ``gitcopy`` (a command's private copy of ``.git/config``, applied
+after it when allowed; ``mountlink`` shows it in the sandbox), ``gitlinks`` (submodule
+checkouts git on the host enters).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.sandbox import cgroups, gitlinks, wall
-from engine.sandbox.bwrap import MountPlan, bwrap_argv, home_secrets
+from engine.sandbox import cgroups, gitcopy, gitlinks, wall
+from engine.sandbox.bwrap import MountPlan, Redirect, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
 from engine.sandbox.env import is_secret_name, scrub_env
 from engine.sandbox.probe import Probe, probe
@@ -64,6 +66,8 @@ class Prepared:
     read_only: tuple[str, ...] = ()
     """Bound read-only for this command only: those ``.git`` (a folder's sensitive entries
     under ``vcs: write``)."""
+    config: gitcopy.Copies = field(default_factory=gitcopy.Copies)
+    """Under ``vcs: write``: the command's private copies of ``.git/config`` (``gitcopy``)."""
 
 
 def enforced_limits(found: Probe) -> dict[str, bool]:
@@ -117,9 +121,12 @@ class Confinement:
         return self.spec.network == "ask" and approved_risk in NETWORK_RISKS
 
     def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
-                prepared: Prepared | None = None) -> list[str]:
+                prepared: Prepared | None = None, env: Mapping[str, str] | None = None
+                ) -> list[str]:
         """``argv`` as it is spawned: under bwrap inside its limits, or with a parent-death
-        signal without it."""
+        signal without it. ``env`` (the environment it is spawned with) lets the command
+        write ``prepared``'s private copy of ``.git/config``; without it the file stays
+        read-only."""
         if self.bwrap is None:
             return unconfined(argv)
         bounds = self.spec.limits
@@ -129,13 +136,19 @@ class Confinement:
                          (*self.protected, *linked, *extra), network,
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
+        redirect = None
+        if prepared is not None and prepared.config.files and env is not None:
+            prepared.config.write_env(dict(env))
+            redirect = Redirect(prepared.config.folder, prepared.config.env_file,
+                                tuple((c.link, c.real) for c in prepared.config.files))
         return [*cgroups.join_script(group.join_files if group else (), bounds.cpu_s,
                                      bounds.file_size),
-                *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd))]
+                *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd), redirect)]
 
     def before(self) -> Prepared:
         """Before a command: the protected paths absent (see ``protected.absent``), the
-        command's cgroups, the git folders' state and the gitlinks' ``.git`` to bind."""
+        command's cgroups, the git folders' state, the gitlinks' ``.git`` to bind and, under
+        ``vcs: write``, the private copy of ``.git/config`` (``gitcopy``)."""
         if not self.active:
             return Prepared()
         wanted = {"pids": self.spec.limits.processes, "memory": self.spec.limits.memory}
@@ -151,15 +164,21 @@ class Confinement:
                         cgroups.create(wanted) if wanted else None,
                         wall.git_snapshot((*self.gitdirs, *(embedded if vcs_write else ())),
                                           self.workspace),
-                        frozenset(checkouts), tuple(read_only))
+                        frozenset(checkouts), tuple(read_only),
+                        gitcopy.prepare(self.gitdirs, self.workspace) if vcs_write
+                        else gitcopy.Copies())
 
     def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
         the command created and undo its git changes that could run a program on the host
-        (``wall.sweep_git``, ``gitlinks.sweep_checkouts``)."""
+        (``wall.sweep_git``, ``gitlinks.sweep_checkouts``); apply the command's copy of
+        ``.git/config`` when every change is allowed (``gitcopy.settle``)."""
         if prepared.group is not None:
             prepared.group.remove()
         swept = wall.sweep_git(prepared.git)
+        if prepared.config.folder:
+            settled = gitcopy.settle(prepared.config, self.workspace)
+            swept.refused.update(settled.refused)
         if self.repository:
             swept.moved.extend(gitlinks.sweep_checkouts(
                 self.workspace, list(self.repository), prepared.checkouts))

@@ -23,8 +23,9 @@ class CommandConfinement(Protocol):
         ...
 
     def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
-                prepared: Any = None) -> list[str]:
-        """``argv`` as it is to be spawned, confined (``prepared``: what ``before`` gave)."""
+                prepared: Any = None, env: Mapping[str, str] | None = None) -> list[str]:
+        """``argv`` as it is to be spawned, confined (``prepared``: what ``before`` gave;
+        ``env``: the environment it is spawned with)."""
         ...
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
@@ -38,7 +39,7 @@ class CommandConfinement(Protocol):
 
     def after(self, prepared: Any) -> Swept:
         """Release what ``before`` set up and undo what a command may not leave behind; the
-        paths removed, restored and registered."""
+        paths removed and restored, the configuration changes refused."""
         ...
 
     @property

@@ -1,0 +1,171 @@
+"""The command's private copy of a git folder's configuration, and what of it reaches the host.
+
+Under ``sandbox: {vcs: write}`` the host's ``.git/config`` is never written by a command: it
+gets a copy in a private folder outside the workspace (``prepare``), shown at ``.git/config``
+as a symlink to the copy (``mountlink``), so ``git config``, ``git submodule init`` / ``update
+--init`` / ``add``, ``git remote add`` and ``git branch --set-upstream-to`` work. After the
+command (``settle``) the copy is read by ``gitconfig``'s strict parser: when every key it
+gained, changed or removed is one ``gitconfig.ALLOWED`` accepts (with its value), it replaces
+the host's file, written as git writes it (``config.lock``, then renamed over it; its mode
+kept); otherwise nothing is applied and the refused keys are reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from engine.sandbox import gitconfig
+
+logger = logging.getLogger(__name__)
+
+MAX_SIZE = 1 << 20
+"""Bytes of a configuration copied or read back; a larger one is left read-only / refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """One configuration file and its private copy for one command."""
+
+    real: str
+    """The host's file (``.git/config``), resolved."""
+    copy: str
+    """The command's copy, in the private folder."""
+    link: str
+    """A symlink to ``copy``, mounted over ``real`` inside the sandbox."""
+    before: bytes
+    """``real``'s content when the copy was made."""
+
+
+@dataclass(frozen=True, slots=True)
+class Copies:
+    """The private folder of one command and the copies in it."""
+
+    folder: str = ""
+    files: tuple[Copy, ...] = ()
+    env_file: str = ""
+    """The command's environment (``NAME=value`` entries separated by NUL bytes), for
+    ``mountlink``, which starts with an empty one."""
+
+    def write_env(self, env: dict[str, str]) -> None:
+        with open(self.env_file, "wb") as f:
+            f.write(b"\0".join(os.fsencode(f"{k}={v}") for k, v in env.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What ``settle`` did with the copies."""
+
+    applied: list[str] = field(default_factory=list)
+    """Host files replaced by the command's copy."""
+    refused: dict[str, list[str]] = field(default_factory=dict)
+    """Host files left as they were, with why: the keys refused, or what was not understood."""
+
+
+def prepare(gitdirs: Iterable[str], workspace: str) -> Copies:
+    """Copies of the ``config`` of each git folder that has one (a plain file), in a fresh
+    private folder outside the workspace; no folder when there is none."""
+    found: list[tuple[str, bytes]] = []
+    for gitdir in gitdirs:
+        real = os.path.join(gitdir, "config")
+        try:
+            if not stat.S_ISREG(os.lstat(real).st_mode):
+                continue
+            with open(real, "rb") as f:
+                data = f.read(MAX_SIZE + 1)
+        except OSError:
+            continue
+        if len(data) <= MAX_SIZE:
+            found.append((real, data))
+    if not found:
+        return Copies()
+    base = tempfile.gettempdir()
+    if os.path.realpath(base) == workspace or os.path.realpath(base).startswith(workspace + "/"):
+        base = "/tmp"
+    folder = os.path.realpath(tempfile.mkdtemp(prefix="turnstile-gitconfig-", dir=base))
+    files = []
+    for number, (real, data) in enumerate(found):
+        copy = os.path.join(folder, f"config-{number}")
+        with open(copy, "wb") as f:
+            f.write(data)
+        shutil.copymode(real, copy)
+        link = os.path.join(folder, f"link-{number}")
+        os.symlink(copy, link)
+        files.append(Copy(real, copy, link, data))
+    return Copies(folder, tuple(files), os.path.join(folder, "env"))
+
+
+def settle(copies: Copies, workspace: str) -> Settled:
+    """Apply each copy the command changed to its host file when every change is allowed;
+    then remove the private folder."""
+    out = Settled()
+    try:
+        for one in copies.files:
+            why = _judge(one, workspace)
+            if why is None:
+                continue
+            if why:
+                logger.warning("git configuration %s not changed: %s", one.real, "; ".join(why))
+                out.refused[one.real] = why
+            else:
+                out.applied.append(one.real)
+    finally:
+        if copies.folder:
+            shutil.rmtree(copies.folder, ignore_errors=True)
+    return out
+
+
+def _judge(one: Copy, workspace: str) -> list[str] | None:
+    """None: the copy is unchanged; [] once applied; else why it is not."""
+    try:
+        if not stat.S_ISREG(os.lstat(one.copy).st_mode):
+            return ["the copy is no longer a plain file"]
+        with open(one.copy, "rb") as f:
+            after = f.read(MAX_SIZE + 1)
+    except OSError:
+        return ["the copy was removed"]
+    if after == one.before:
+        return None
+    if len(after) > MAX_SIZE:
+        return [f"larger than {MAX_SIZE} bytes"]
+    try:
+        refused = gitconfig.refused_keys(one.before, after, os.path.dirname(one.real),
+                                         workspace)
+    except (UnicodeDecodeError, gitconfig.ConfigSyntax) as exc:
+        return [f"not understood ({exc})"]
+    if refused:
+        return refused
+    return _apply(one, after)
+
+
+def _apply(one: Copy, after: bytes) -> list[str]:
+    """Replace the host's file as git does: ``FILE.lock`` created exclusively (a git on the
+    host writing meanwhile holds it), the file's mode given to it, renamed over ``FILE`` when
+    the file is still what the copy was made from."""
+    lock = one.real + ".lock"
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return ["locked by another git on the host (config.lock)"]
+    why: list[str] = []
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(after)
+        shutil.copymode(one.real, lock)
+        with open(one.real, "rb") as f:
+            if f.read(MAX_SIZE + 1) != one.before:
+                why = ["changed on the host during the command"]
+        if not why:
+            os.replace(lock, one.real)
+            return why
+    except OSError as exc:
+        why = [f"not written ({exc.strerror})"]
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(lock)
+    return why
