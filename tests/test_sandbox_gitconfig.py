@@ -1,0 +1,221 @@
+"""``sandbox: {vcs: write}`` and ``.git/config``: a command writes a private copy, and the copy
+replaces the host's file after the command only when every key it added, changed or removed
+names no program. ``git submodule init`` / ``update --init``, ``git remote add``, ``git branch
+-u`` and ``git config user.email`` work; keys that would make git on the host run a program are
+refused and reported. Real runs under ``--approval auto``; the controls run with the sandbox off.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.sandbox import gitconfig, gitcopy
+from tests.test_sandbox_vcs import _git, _tree, _write
+from tests.test_sandbox_wall import OFF, _py, _repo, _results, _run
+
+FILE = "-c protocol.file.allow=always"
+
+
+def _two_commits(path: Path) -> Path:
+    """A repository to use as a submodule: two commits, so a checkout can lag behind."""
+    _repo(path)
+    (path / "b.txt").write_text("b\n")
+    _git("-C", path, "add", "b.txt")
+    _git("-C", path, "commit", "-qm", "second")
+    return path
+
+
+def _with_submodule(tmp: Path) -> Path:
+    """A workspace whose ``lib`` submodule (from ``other``) is committed and initialised."""
+    _two_commits(tmp / "other")
+    ws = _repo(tmp / "ws")
+    _git("-C", ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "../other",
+         "lib")
+    _git("-C", ws, "commit", "-qm", "lib")
+    return ws
+
+
+def _status(ws: Path) -> str:
+    return _git("-C", ws, "submodule", "status")
+
+
+def test_submodule_add_init_and_update_work(tmp_path: Path) -> None:
+    _two_commits(tmp_path / "other")
+    ws = _repo(tmp_path / "ws")
+    before = (ws / ".git" / "config").read_bytes()
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [f"git {FILE} submodule add -q ../other lib && git submodule init && "
+                        f"git {FILE} submodule update && echo done"],
+         policy=_write(tmp_path), db=db)
+    (result,) = _results(db)
+    assert "done" in result["content"] and not result["is_error"], result["content"]
+    status = _status(ws)
+    assert status.startswith(" ") and status.split()[1] == "lib", status  # initialised
+    config = (ws / ".git" / "config").read_bytes()
+    assert config.startswith(before) and b'[submodule "lib"]' in config
+    assert _git("-C", ws, "config", "submodule.lib.active").strip() == "true"
+
+
+def test_a_fresh_clone_initialises_its_submodules(tmp_path: Path) -> None:
+    """``.gitmodules`` committed, the submodule not initialised (as after ``git clone``)."""
+    _with_submodule(tmp_path)
+    clone = tmp_path / "clone"
+    _git("clone", "-q", tmp_path / "ws", clone)
+    assert _status(clone).startswith("-")  # not initialised
+    db = tmp_path / "e.db"
+    policy = _write(tmp_path).replace("readable: [", f"readable: [{str(tmp_path / 'ws')!r}, ")
+    _run(tmp_path, clone, [f"git {FILE} submodule update --init && echo done"],
+         policy=policy, db=db)
+    (result,) = _results(db)
+    assert "done" in result["content"] and not result["is_error"], result["content"]
+    assert _status(clone).startswith(" "), _status(clone)
+    assert (clone / "lib" / "b.txt").read_text() == "b\n"
+    assert _git("-C", clone, "config", "submodule.lib.url").strip().endswith("other")
+
+
+def test_remote_add_branch_upstream_and_user_email_work(tmp_path: Path) -> None:
+    _repo(tmp_path / "other")
+    ws = _repo(tmp_path / "ws")
+    branch = _git("-C", ws, "branch", "--show-current").strip()
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, ["git remote add origin ../other && git config user.email a@b && "
+                        f"git fetch -q origin && git branch -q -u origin/{branch} && echo done"],
+         policy=_write(tmp_path), db=db)
+    (result,) = _results(db)
+    assert "done" in result["content"] and not result["is_error"], result["content"]
+    assert _git("-C", ws, "config", "remote.origin.url").strip() == "../other"
+    assert _git("-C", ws, "config", "user.email").strip() == "a@b"
+    assert _git("-C", ws, "config", f"branch.{branch}.merge").strip() == f"refs/heads/{branch}"
+
+
+ATTACKS = {
+    "core.fsmonitor": (["core.fsmonitor", "touch {m}; false"], ["status"]),
+    "alias.x": (["alias.x", "!touch {m}"], ["x"]),
+    "include.path": (["include.path", "../evil"], ["status"]),
+    "submodule.lib.update": (["submodule.lib.update", "!touch {m}"], ["submodule", "update"]),
+}
+"""A ``git config`` from a command, and what git on the host then runs that would run the
+program it names. The permission layer refuses such a ``git config`` written plainly; here git
+is reached through a program whose arguments it cannot read, as a script or a build step
+would."""
+
+
+def _plant(key: str, marker: Path) -> str:
+    (name, value), _host = ATTACKS[key]
+    evil = f"[core]\\n\\tfsmonitor = touch {marker}; false\\n"
+    return _py("import subprocess\n"
+               f"open('evil', 'w').write('{evil}')\n"
+               f"subprocess.run(['git', 'con' + 'fig', {name!r}, {value.format(m=marker)!r}],\n"
+               "               check=True)\n"
+               "print('set')\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+@pytest.mark.parametrize("key", list(ATTACKS))
+def test_a_key_that_runs_a_program_is_refused(tmp_path: Path, key: str, sandboxed: bool) -> None:
+    ws = _with_submodule(tmp_path)
+    _git("-C", ws / "lib", "checkout", "-q", "HEAD~1")  # behind: an update has work to do
+    marker = tmp_path / "PWNED"
+    host = ATTACKS[key][1]
+    before = (ws / ".git" / "config").read_bytes()
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [_plant(key, marker)],
+         policy=_write(tmp_path) if sandboxed else OFF, db=db)
+    (result,) = _results(db)
+    assert "set" in result["content"], result["content"]
+    subprocess.run(["git", "-C", str(ws), *host], capture_output=True)
+    assert marker.exists() is not sandboxed
+    if sandboxed:
+        assert (ws / ".git" / "config").read_bytes() == before
+        assert f"(left .git/config unchanged, nothing of the command's change to it applied: " \
+            f"{key};" in result["content"], result["content"]
+        assert result["is_error"]
+
+
+def test_without_the_opt_in_git_config_changes_nothing(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "ws")
+    before = _tree(ws / ".git")
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, ["git config user.email a@b && echo set"],
+         policy="sandbox: {vcs: read}\n", db=db)
+    (result,) = _results(db)
+    assert "set" not in result["content"] and result["is_error"], result["content"]
+    assert _tree(ws / ".git") == before
+
+
+def test_the_command_runs_without_capabilities_and_its_copy_goes(tmp_path: Path) -> None:
+    """``mountlink`` mounts with ``CAP_SYS_ADMIN`` and drops every capability before the
+    command; the private folder is outside the workspace and removed after the command."""
+    ws = _repo(tmp_path / "ws")
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, ["grep ^Cap /proc/self/status; readlink .git/config; "
+                        "mount -o remount,rw,bind / 2>&1 || echo refused; echo PATH=$PATH"],
+         policy=_write(tmp_path), db=db)
+    content = _results(db)[0]["content"]
+    caps = [line.split() for line in content.splitlines() if line.startswith("Cap")]
+    assert len(caps) == 5 and all(int(v, 16) == 0 for _, v in caps), content
+    assert "refused" in content
+    assert f"PATH={os.environ['PATH']}" in content  # the command's own environment
+    link = next(line for line in content.splitlines() if "turnstile-gitconfig-" in line)
+    assert not link.startswith(str(ws)) and not Path(link).parent.exists()
+
+
+# ---------------------------------------------------------------- the judgement, step by step
+
+BASE = b"[core]\n\tbare = false\n[alias]\n\tx = a\n\tx = b\n"
+
+
+@pytest.mark.parametrize(("after", "refused"), [
+    (BASE + b'[user]\n\temail = a@b\n[remote "o"]\n\turl = ../o\n', []),
+    (BASE + b'[submodule "l"]\n\turl = ../l\n\tactive = true\n\tupdate = rebase\n', []),
+    (BASE + b'[submodule "l"]\n\tupdate = !x\n', ["submodule.l.update"]),
+    (BASE.replace(b"x = a\n\tx = b", b"x = b\n\tx = a"), ["alias.x"]),  # git reads the last
+    (BASE.replace(b"\tx = b\n", b""), ["alias.x"]),  # removed
+    (BASE + b"[include]\n\tpath = ../e\n", ["include.path"]),
+    (BASE.replace(b"bare = false", b"bare = $(x)"), ["core.bare"]),
+])
+def test_what_changed_is_judged_in_order(after: bytes, refused: list[str]) -> None:
+    assert gitconfig.refused_keys(BASE, after, "/w/.git", "/w") == refused
+
+
+def _copies(ws: Path) -> gitcopy.Copies:
+    copies = gitcopy.prepare([str(ws / ".git")], str(ws))
+    (one,) = copies.files
+    with open(one.copy, "ab") as f:
+        f.write(b"[user]\n\temail = a@b\n")
+    return copies
+
+
+def test_a_host_change_during_the_command_wins(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "ws")
+    copies = _copies(ws)
+    _git("-C", ws, "config", "user.name", "Host")
+    settled = gitcopy.settle(copies, str(ws))
+    assert settled.refused == {str(ws / ".git" / "config"): [
+        "changed on the host during the command"]}
+    assert _git("-C", ws, "config", "user.name").strip() == "Host"
+    assert not Path(copies.folder).exists()
+
+
+def test_a_host_git_holding_the_lock_wins(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "ws")
+    copies = _copies(ws)
+    (ws / ".git" / "config.lock").write_text("")
+    settled = gitcopy.settle(copies, str(ws))
+    assert list(settled.refused.values()) == [["locked by another git on the host "
+                                               "(config.lock)"]]
+    assert (ws / ".git" / "config.lock").exists()
+
+
+def test_an_applied_copy_keeps_the_files_mode(tmp_path: Path) -> None:
+    ws = _repo(tmp_path / "ws")
+    (ws / ".git" / "config").chmod(0o640)
+    settled = gitcopy.settle(_copies(ws), str(ws))
+    assert settled.applied == [str(ws / ".git" / "config")]
+    assert (ws / ".git" / "config").stat().st_mode & 0o777 == 0o640
+    assert _git("-C", ws, "config", "user.email").strip() == "a@b"
+    assert not (ws / ".git" / "config.lock").exists()
