@@ -63,10 +63,10 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
 
     prepared = jail.before()
     try:
-        env = jail.env(os.environ, ctx.env)
         result = await run_process(
-            jail.command(["bash", "-c", args.command], cwd, network, prepared, env), cwd=cwd,
-            env=env, timeout_s=timeout, on_line=on_line, on_start=on_start)
+            jail.command(["bash", "-c", args.command], cwd, network, prepared), cwd=cwd,
+            env=jail.env(os.environ, ctx.env), timeout_s=timeout, on_line=on_line,
+            on_start=on_start)
     finally:
         swept = jail.after(prepared)
     out = _to_result(result, timeout)

@@ -121,12 +121,9 @@ class Confinement:
         return self.spec.network == "ask" and approved_risk in NETWORK_RISKS
 
     def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
-                prepared: Prepared | None = None, env: Mapping[str, str] | None = None
-                ) -> list[str]:
+                prepared: Prepared | None = None) -> list[str]:
         """``argv`` as it is spawned: under bwrap inside its limits, or with a parent-death
-        signal without it. ``env`` (the environment it is spawned with) lets the command
-        write ``prepared``'s private copy of ``.git/config``; without it the file stays
-        read-only."""
+        signal without it."""
         if self.bwrap is None:
             return unconfined(argv)
         bounds = self.spec.limits
@@ -137,9 +134,8 @@ class Confinement:
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
         redirect = None
-        if prepared is not None and prepared.config.files and env is not None:
-            prepared.config.write_env(dict(env))
-            redirect = Redirect(prepared.config.folder, prepared.config.env_file,
+        if prepared is not None and prepared.config.files:
+            redirect = Redirect(prepared.config.folder,
                                 tuple((c.link, c.real) for c in prepared.config.files))
         return [*cgroups.join_script(group.join_files if group else (), bounds.cpu_s,
                                      bounds.file_size),

@@ -51,7 +51,6 @@ class Redirect:
     writable and ``mountlink`` mounts each ``(link, over)`` symlink over its file."""
 
     folder: str
-    env_file: str
     links: tuple[tuple[str, str], ...]
 
 
@@ -72,8 +71,7 @@ class MountPlan:
 def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str,
                redirect: Redirect | None = None) -> list[str]:
     """``bwrap ... -- command`` confining ``command`` to ``plan``, starting in ``cwd``; with a
-    ``redirect``, ``mountlink`` runs first (with an empty environment: it reads the command's
-    from ``redirect.env_file``).
+    ``redirect``, ``mountlink`` runs first.
 
     What depends only on the plan's paths (which lies under which, the folders to pin) is
     worked out once per plan (``_layout``); what a command may have changed since the last
@@ -96,8 +94,8 @@ def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str,
     for path in guarded:
         argv += ["--ro-bind", path, path]
     if redirect is not None:
-        argv += ["--bind", redirect.folder, redirect.folder, *REDIRECT_CAPS, "--clearenv"]
-        command = [sys.executable, "-I", "-S", MOUNTLINK, redirect.env_file,
+        argv += ["--bind", redirect.folder, redirect.folder, *REDIRECT_CAPS]
+        command = [sys.executable, "-I", "-S", MOUNTLINK,
                    *(p for pair in redirect.links for p in pair), "--", *command]
     argv += ["--chdir", cwd, "--", *command]
     return argv

@@ -13,6 +13,7 @@ kept); otherwise nothing is applied and the refused keys are reported.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -25,6 +26,8 @@ from engine.sandbox import gitconfig
 
 logger = logging.getLogger(__name__)
 
+BASES: tuple[str, ...] = ("/dev/shm",)
+"""Memory file systems tried first for the private folders (see ``private_base``)."""
 MAX_SIZE = 1 << 20
 """Bytes of a configuration copied or read back; a larger one is left read-only / refused."""
 
@@ -49,13 +52,6 @@ class Copies:
 
     folder: str = ""
     files: tuple[Copy, ...] = ()
-    env_file: str = ""
-    """The command's environment (``NAME=value`` entries separated by NUL bytes), for
-    ``mountlink``, which starts with an empty one."""
-
-    def write_env(self, env: dict[str, str]) -> None:
-        with open(self.env_file, "wb") as f:
-            f.write(b"\0".join(os.fsencode(f"{k}={v}") for k, v in env.items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,35 +66,46 @@ class Settled:
 
 def prepare(gitdirs: Iterable[str], workspace: str) -> Copies:
     """Copies of the ``config`` of each git folder that has one (a plain file), in a fresh
-    private folder outside the workspace; no folder when there is none."""
-    found: list[tuple[str, bytes]] = []
+    private folder (mode 0700) outside the workspace; no folder when there is none."""
+    found: list[tuple[str, bytes, int]] = []
     for gitdir in gitdirs:
         real = os.path.join(gitdir, "config")
         try:
-            if not stat.S_ISREG(os.lstat(real).st_mode):
+            mode = os.lstat(real).st_mode
+            if not stat.S_ISREG(mode):
                 continue
             with open(real, "rb") as f:
                 data = f.read(MAX_SIZE + 1)
         except OSError:
             continue
         if len(data) <= MAX_SIZE:
-            found.append((real, data))
+            found.append((real, data, mode))
     if not found:
         return Copies()
-    base = tempfile.gettempdir()
-    if os.path.realpath(base) == workspace or os.path.realpath(base).startswith(workspace + "/"):
-        base = "/tmp"
-    folder = os.path.realpath(tempfile.mkdtemp(prefix="turnstile-gitconfig-", dir=base))
+    folder = tempfile.mkdtemp(prefix="turnstile-gitconfig-", dir=private_base(workspace))
     files = []
-    for number, (real, data) in enumerate(found):
+    for number, (real, data, mode) in enumerate(found):
         copy = os.path.join(folder, f"config-{number}")
-        with open(copy, "wb") as f:
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode))
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
-        shutil.copymode(real, copy)
         link = os.path.join(folder, f"link-{number}")
         os.symlink(copy, link)
         files.append(Copy(real, copy, link, data))
-    return Copies(folder, tuple(files), os.path.join(folder, "env"))
+    return Copies(folder, tuple(files))
+
+
+@functools.lru_cache(maxsize=8)
+def private_base(workspace: str) -> str:
+    """Where private folders are made: a memory file system when there is one (a folder,
+    two files and a symlink per command cost a fifth there of what they cost on disk), never
+    inside the workspace."""
+    for base in (*BASES, tempfile.gettempdir()):
+        real = os.path.realpath(base)
+        if os.path.isdir(real) and os.access(real, os.W_OK | os.X_OK) \
+                and real != workspace and not real.startswith(workspace.rstrip("/") + "/"):
+            return real
+    return "/tmp"
 
 
 def settle(copies: Copies, workspace: str) -> Settled:
@@ -116,9 +123,21 @@ def settle(copies: Copies, workspace: str) -> Settled:
             else:
                 out.applied.append(one.real)
     finally:
-        if copies.folder:
-            shutil.rmtree(copies.folder, ignore_errors=True)
+        _remove(copies)
     return out
+
+
+def _remove(copies: Copies) -> None:
+    """The private folder: what ``prepare`` put there, then the folder; whatever else the
+    command left in it, with the rest."""
+    for one in copies.files:
+        for path in (one.copy, one.link):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+    try:
+        os.rmdir(copies.folder)
+    except OSError:
+        shutil.rmtree(copies.folder, ignore_errors=True)
 
 
 def _judge(one: Copy, workspace: str) -> list[str] | None:

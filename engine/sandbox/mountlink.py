@@ -1,14 +1,14 @@
 """Inside the sandbox, before the command: files shown as symlinks to the command's private copies.
 
 Bubblewrap runs this file as a confined command's first program (``python -I -S mountlink.py
-ENV LINK OVER [LINK OVER ...] -- ARGV``) with ``CAP_SYS_ADMIN`` and ``CAP_SETPCAP`` in the
-sandbox's own namespaces and an empty environment. It mounts each symlink ``LINK`` over the file
-``OVER`` (``open_tree`` + ``move_mount``, which can mount a symlink itself): git writes a
-configuration as ``FILE.lock`` renamed over ``FILE``, following ``FILE`` when it is a symlink,
-so it writes the copy the symlink names, never the host's file (a rename over a bind-mounted
-copy fails with EBUSY). Then it drops every capability (bounding set, ambient, permitted),
-checks in ``/proc/self/status`` that none is left, and executes ``ARGV`` with the environment
-read from ``ENV`` (``NAME=value`` entries separated by NUL bytes).
+LINK OVER [LINK OVER ...] -- ARGV``) with ``CAP_SYS_ADMIN`` and ``CAP_SETPCAP`` in the
+sandbox's own namespaces (``-I``: no ``PYTHON*`` variable, no folder of the workspace on its
+path). It mounts each symlink ``LINK`` over the file ``OVER`` (``open_tree`` + ``move_mount``,
+which can mount a symlink itself): git writes a configuration as ``FILE.lock`` renamed over
+``FILE``, following ``FILE`` when it is a symlink, so it writes the copy the symlink names,
+never the host's file (a rename over a bind-mounted copy fails with EBUSY). Then it drops every
+capability (bounding set, ambient, permitted), checks in ``/proc/self/status`` that none is
+left, and executes ``ARGV``.
 
 A mount that fails (a kernel before 5.2) leaves ``OVER`` as it was, read-only, and says so in
 one line on stderr. The engine never imports this module; it uses the standard library only.
@@ -76,10 +76,7 @@ def left_over() -> list[str]:
 
 def main(argv: list[str]) -> int:
     split = argv.index("--")
-    env_file, pairs, command = argv[0], argv[1:split], argv[split + 1:]
-    with open(env_file, "rb") as f:
-        entries = [e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e]
-    env = {os.fsdecode(k): os.fsdecode(v) for k, v in entries}
+    pairs, command = argv[:split], argv[split + 1:]
     libc = ctypes.CDLL(None, use_errno=True)
     for link, over in zip(pairs[::2], pairs[1::2], strict=True):
         why = mount_link(libc, link, over)
@@ -96,7 +93,7 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 126
     try:
-        os.execvpe(command[0], command, env)
+        os.execvp(command[0], command)
     except OSError as exc:
         print(f"[sandbox] {command[0]}: {exc.strerror}", file=sys.stderr)
     return 127

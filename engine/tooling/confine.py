@@ -23,9 +23,8 @@ class CommandConfinement(Protocol):
         ...
 
     def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
-                prepared: Any = None, env: Mapping[str, str] | None = None) -> list[str]:
-        """``argv`` as it is to be spawned, confined (``prepared``: what ``before`` gave;
-        ``env``: the environment it is spawned with)."""
+                prepared: Any = None) -> list[str]:
+        """``argv`` as it is to be spawned, confined (``prepared``: what ``before`` gave)."""
         ...
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
