@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.sandbox import gitconfig, gitcopy
+from engine.sandbox import confinement, gitconfig, gitcopy, protected_paths
+from engine.sandbox.bwrap import MOUNTLINK
+from engine.spec.model import SandboxSpec
 from tests.test_sandbox_vcs import _git, _tree, _write
 from tests.test_sandbox_wall import OFF, _py, _repo, _results, _run
 
@@ -219,3 +221,18 @@ def test_an_applied_copy_keeps_the_files_mode(tmp_path: Path) -> None:
     assert (ws / ".git" / "config").stat().st_mode & 0o777 == 0o640
     assert _git("-C", ws, "config", "user.email").strip() == "a@b"
     assert not (ws / ".git" / "config.lock").exists()
+
+
+def test_only_a_command_that_names_git_gets_the_copy(tmp_path: Path) -> None:
+    """The helper that mounts it costs a process start; a command without ``git`` in its
+    words (a script may still run git) finds ``.git/config`` read-only, as without the copy."""
+    ws = _repo(tmp_path / "ws")
+    jail = confinement(SandboxSpec(vcs="write"), ws, protected_paths(ws))
+    prepared = jail.before()
+    try:
+        assert prepared.config.files
+        assert MOUNTLINK in jail.command(["bash", "-c", "git status"], ws, False, prepared)
+        assert MOUNTLINK not in jail.command(["bash", "-c", "make"], ws, False, prepared)
+    finally:
+        jail.after(prepared)
+    assert not Path(prepared.config.folder).exists()

@@ -51,6 +51,10 @@ logger = logging.getLogger(__name__)
 NETWORK_RISKS = frozenset({"network", "install"})
 """Approved under ``network: ask``, a call with one of these risks gets the network."""
 LIMIT_NAMES: tuple[str, ...] = ("processes", "tmp", "memory", "cpu", "file_size")
+GIT = "git"
+"""A command whose words hold this gets the private copy of ``.git/config`` (the helper that
+mounts it costs a process start, 10-40 ms); another one, a script that runs git included, finds
+the file read-only."""
 """The bounds a confined command gets (``sandbox check --json``'s ``limits`` keys)."""
 
 
@@ -123,7 +127,8 @@ class Confinement:
     def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
                 prepared: Prepared | None = None) -> list[str]:
         """``argv`` as it is spawned: under bwrap inside its limits, or with a parent-death
-        signal without it."""
+        signal without it; with ``prepared``'s private copy of ``.git/config`` when ``argv``
+        names git (``GIT``)."""
         if self.bwrap is None:
             return unconfined(argv)
         bounds = self.spec.limits
@@ -134,7 +139,7 @@ class Confinement:
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
         redirect = None
-        if prepared is not None and prepared.config.files:
+        if prepared is not None and prepared.config.files and any(GIT in a for a in argv):
             redirect = Redirect(prepared.config.folder,
                                 tuple((c.link, c.real) for c in prepared.config.files))
         return [*cgroups.join_script(group.join_files if group else (), bounds.cpu_s,
