@@ -236,3 +236,17 @@ def test_only_a_command_that_names_git_gets_the_copy(tmp_path: Path) -> None:
     finally:
         jail.after(prepared)
     assert not Path(prepared.config.folder).exists()
+
+
+def test_a_copy_replaced_by_a_link_is_not_read(tmp_path: Path) -> None:
+    """A link to a file the command could not write (it would be judged, then applied)."""
+    ws = _repo(tmp_path / "ws")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes((ws / ".git" / "config").read_bytes() + b"[user]\n\tname = X\n")
+    copies = gitcopy.prepare([str(ws / ".git")], str(ws))
+    (one,) = copies.files
+    os.unlink(one.copy)
+    os.symlink(elsewhere, one.copy)
+    settled = gitcopy.settle(copies, str(ws))
+    assert settled.refused == {one.real: ["the copy was removed or replaced by a link"]}
+    assert b"name = X" not in (ws / ".git" / "config").read_bytes()

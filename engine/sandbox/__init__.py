@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -112,6 +113,9 @@ class Confinement:
     """Interpreter start-up files absent from writable folders on ``sys.path``."""
     linked: wall.LinkSearch | None = None
     """Workspace files with a hard link outside it, read-only (searched from run start)."""
+    mounts_links: bool = False
+    """Whether this bwrap can give ``mountlink`` the capabilities it needs to mount the
+    private ``.git/config`` (not a setuid bwrap started by another user than root)."""
 
     @property
     def active(self) -> bool:
@@ -139,7 +143,8 @@ class Confinement:
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
         redirect = None
-        if prepared is not None and prepared.config.files and any(GIT in a for a in argv):
+        if prepared is not None and prepared.config.files and self.mounts_links \
+                and any(GIT in a for a in argv):
             redirect = Redirect(prepared.config.folder,
                                 tuple((c.link, c.real) for c in prepared.config.files))
         return [*cgroups.join_script(group.join_files if group else (), bounds.cpu_s,
@@ -166,8 +171,8 @@ class Confinement:
                         wall.git_snapshot((*self.gitdirs, *(embedded if vcs_write else ())),
                                           self.workspace),
                         frozenset(checkouts), tuple(read_only),
-                        gitcopy.prepare(self.gitdirs, self.workspace) if vcs_write
-                        else gitcopy.Copies())
+                        gitcopy.prepare(self.gitdirs, self.workspace)
+                        if vcs_write and self.mounts_links else gitcopy.Copies())
 
     def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
@@ -265,7 +270,16 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
         tuple(readable), writable, enforced_limits(found),
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
-        wall.LinkSearch(ws) if walled else None)
+        wall.LinkSearch(ws) if walled else None, vcs_write and _adds_caps(found.bwrap))
+
+
+def _adds_caps(bwrap: str | None) -> bool:
+    """A setuid bwrap refuses ``--cap-add`` unless started by root."""
+    try:
+        return bwrap is not None and (not os.stat(bwrap).st_mode & stat.S_ISUID
+                                      or os.geteuid() == 0)
+    except OSError:
+        return False
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:

@@ -143,12 +143,13 @@ def _remove(copies: Copies) -> None:
 def _judge(one: Copy, workspace: str) -> list[str] | None:
     """None: the copy is unchanged; [] once applied; else why it is not."""
     try:
-        if not stat.S_ISREG(os.lstat(one.copy).st_mode):
-            return ["the copy is no longer a plain file"]
-        with open(one.copy, "rb") as f:
-            after = f.read(MAX_SIZE + 1)
+        fd = os.open(one.copy, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return ["the copy was removed"]
+        return ["the copy was removed or replaced by a link"]
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return ["the copy is no longer a plain file"]
+        after = f.read(MAX_SIZE + 1)
     if after == one.before:
         return None
     if len(after) > MAX_SIZE:
