@@ -230,12 +230,13 @@ def test_only_a_command_that_names_git_gets_the_copy(tmp_path: Path) -> None:
     jail = confinement(SandboxSpec(vcs="write"), ws, protected_paths(ws))
     prepared = jail.before()
     try:
-        assert prepared.config.files
-        assert MOUNTLINK in jail.command(["bash", "-c", "git status"], ws, False, prepared)
         assert MOUNTLINK not in jail.command(["bash", "-c", "make"], ws, False, prepared)
+        assert prepared.config == []  # not even copied
+        assert MOUNTLINK in jail.command(["bash", "-c", "git status"], ws, False, prepared)
+        (copies,) = prepared.config
     finally:
         jail.after(prepared)
-    assert not Path(prepared.config.folder).exists()
+    assert not Path(copies.folder).exists()
 
 
 def test_a_copy_replaced_by_a_link_is_not_read(tmp_path: Path) -> None:

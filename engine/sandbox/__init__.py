@@ -54,8 +54,8 @@ NETWORK_RISKS = frozenset({"network", "install"})
 LIMIT_NAMES: tuple[str, ...] = ("processes", "tmp", "memory", "cpu", "file_size")
 GIT = "git"
 """A command whose words hold this gets the private copy of ``.git/config`` (the helper that
-mounts it costs a process start, 10-40 ms); another one, a script that runs git included, finds
-the file read-only."""
+mounts it costs a process start, 25-45 ms on a loaded machine); another one, a script that
+runs git included, gets no copy and finds the file read-only."""
 """The bounds a confined command gets (``sandbox check --json``'s ``limits`` keys)."""
 
 
@@ -71,8 +71,9 @@ class Prepared:
     read_only: tuple[str, ...] = ()
     """Bound read-only for this command only: those ``.git`` (a folder's sensitive entries
     under ``vcs: write``)."""
-    config: gitcopy.Copies = field(default_factory=gitcopy.Copies)
-    """Under ``vcs: write``: the command's private copies of ``.git/config`` (``gitcopy``)."""
+    config: list[gitcopy.Copies] = field(default_factory=list)
+    """Under ``vcs: write``: the command's private copies of ``.git/config`` (``gitcopy``),
+    made by ``command`` for a command that names git, settled by ``after``."""
 
 
 def enforced_limits(found: Probe) -> dict[str, bool]:
@@ -131,8 +132,8 @@ class Confinement:
     def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
                 prepared: Prepared | None = None) -> list[str]:
         """``argv`` as it is spawned: under bwrap inside its limits, or with a parent-death
-        signal without it; with ``prepared``'s private copy of ``.git/config`` when ``argv``
-        names git (``GIT``)."""
+        signal without it; under ``vcs: write`` with a private copy of ``.git/config`` when
+        ``argv`` names git (``GIT``), kept in ``prepared`` for ``after``."""
         if self.bwrap is None:
             return unconfined(argv)
         bounds = self.spec.limits
@@ -143,18 +144,19 @@ class Confinement:
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
         redirect = None
-        if prepared is not None and prepared.config.files and self.mounts_links \
+        if prepared is not None and self.gitdirs and self.mounts_links \
                 and any(GIT in a for a in argv):
-            redirect = Redirect(prepared.config.folder,
-                                tuple((c.link, c.real) for c in prepared.config.files))
+            copies = gitcopy.prepare(self.gitdirs, self.workspace)
+            if copies.files:
+                prepared.config.append(copies)
+                redirect = Redirect(copies.folder, tuple((c.link, c.real) for c in copies.files))
         return [*cgroups.join_script(group.join_files if group else (), bounds.cpu_s,
                                      bounds.file_size),
                 *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd), redirect)]
 
     def before(self) -> Prepared:
         """Before a command: the protected paths absent (see ``protected.absent``), the
-        command's cgroups, the git folders' state, the gitlinks' ``.git`` to bind and, under
-        ``vcs: write``, the private copy of ``.git/config`` (``gitcopy``)."""
+        command's cgroups, the git folders' state and the gitlinks' ``.git`` to bind."""
         if not self.active:
             return Prepared()
         wanted = {"pids": self.spec.limits.processes, "memory": self.spec.limits.memory}
@@ -170,9 +172,7 @@ class Confinement:
                         cgroups.create(wanted) if wanted else None,
                         wall.git_snapshot((*self.gitdirs, *(embedded if vcs_write else ())),
                                           self.workspace),
-                        frozenset(checkouts), tuple(read_only),
-                        gitcopy.prepare(self.gitdirs, self.workspace)
-                        if vcs_write and self.mounts_links else gitcopy.Copies())
+                        frozenset(checkouts), tuple(read_only))
 
     def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
@@ -182,9 +182,8 @@ class Confinement:
         if prepared.group is not None:
             prepared.group.remove()
         swept = wall.sweep_git(prepared.git)
-        if prepared.config.folder:
-            settled = gitcopy.settle(prepared.config, self.workspace)
-            swept.refused.update(settled.refused)
+        for copies in prepared.config:
+            swept.refused.update(gitcopy.settle(copies, self.workspace).refused)
         if self.repository:
             swept.moved.extend(gitlinks.sweep_checkouts(
                 self.workspace, list(self.repository), prepared.checkouts))
