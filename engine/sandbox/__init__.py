@@ -52,11 +52,11 @@ logger = logging.getLogger(__name__)
 NETWORK_RISKS = frozenset({"network", "install"})
 """Approved under ``network: ask``, a call with one of these risks gets the network."""
 LIMIT_NAMES: tuple[str, ...] = ("processes", "tmp", "memory", "cpu", "file_size")
+"""The bounds a confined command gets (``sandbox check --json``'s ``limits`` keys)."""
 GIT = "git"
 """A command whose words hold this gets the private copy of ``.git/config`` (the helper that
 mounts it costs a process start, 25-45 ms on a loaded machine); another one, a script that
 runs git included, gets no copy and finds the file read-only."""
-"""The bounds a confined command gets (``sandbox check --json``'s ``limits`` keys)."""
 
 
 @dataclass(frozen=True, slots=True)
