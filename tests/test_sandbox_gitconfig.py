@@ -7,8 +7,12 @@ refused and reported. Real runs under ``--approval auto``; the controls run with
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,8 +20,9 @@ import pytest
 from engine.sandbox import confinement, gitconfig, gitcopy, protected_paths
 from engine.sandbox.bwrap import MOUNTLINK
 from engine.spec.model import SandboxSpec
+from tests.conftest import ROOT, engine_env
 from tests.test_sandbox_vcs import _git, _tree, _write
-from tests.test_sandbox_wall import OFF, _py, _repo, _results, _run
+from tests.test_sandbox_wall import MACHINE, OFF, _py, _repo, _results, _run
 
 FILE = "-c protocol.file.allow=always"
 
@@ -92,6 +97,40 @@ def test_remote_add_branch_upstream_and_user_email_work(tmp_path: Path) -> None:
     assert _git("-C", ws, "config", "remote.origin.url").strip() == "../other"
     assert _git("-C", ws, "config", "user.email").strip() == "a@b"
     assert _git("-C", ws, "config", f"branch.{branch}.merge").strip() == f"refs/heads/{branch}"
+
+
+def test_the_hosts_file_is_not_written_while_the_command_runs(tmp_path: Path) -> None:
+    """The command sets a key, then waits on a fifo: meanwhile the host's ``.git/config`` is
+    as it was (a git on the host reads nothing the command wrote); the key lands after."""
+    ws = _repo(tmp_path / "ws")
+    os.mkfifo(ws / "gate")
+    before = (ws / ".git" / "config").read_bytes()
+    turns = tmp_path / "turns.json"
+    command = "git config user.email during@example.com && touch ready && read -r _ < gate"
+    turns.write_text(json.dumps([{"text": "t", "tool_calls": [
+        {"name": "run_shell", "args": {"command": command}}]}, {"text": "done"}]))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(_write(tmp_path))
+    run = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", str(MACHINE), "--task", "t", "--model",
+         f"scripted:{turns}", "--workspace", str(ws), "--approval", "auto", "--db",
+         str(tmp_path / "e.db"), "--policy", str(policy)],
+        cwd=ROOT, env=engine_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (ws / "ready").exists():  # the command's own signal, not a duration
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()[0]
+            time.sleep(0.05)
+        assert (ws / ".git" / "config").read_bytes() == before
+        assert "during@example.com" not in _git("-C", ws, "config", "--list")
+    finally:
+        with contextlib.suppress(OSError):  # ENXIO: the command is gone, nobody reads
+            gate = os.open(ws / "gate", os.O_WRONLY | os.O_NONBLOCK)
+            os.write(gate, b"go\n")
+            os.close(gate)
+        out = run.communicate(timeout=120)[0]
+    assert run.returncode == 0, out
+    assert _git("-C", ws, "config", "user.email").strip() == "during@example.com"
 
 
 ATTACKS = {
