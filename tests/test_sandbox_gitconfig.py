@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ import pytest
 
 from engine.sandbox import confinement, gitconfig, gitcopy, protected_paths
 from engine.sandbox.bwrap import MOUNTLINK
+from engine.sandbox.probe import mounts_links
 from engine.spec.model import SandboxSpec
 from tests.conftest import ROOT, engine_env
 from tests.test_sandbox_vcs import _git, _tree, _write
@@ -290,3 +292,14 @@ def test_a_copy_replaced_by_a_link_is_not_read(tmp_path: Path) -> None:
     settled = gitcopy.settle(copies, str(ws))
     assert settled.refused == {one.real: ["the copy was removed or replaced by a link"]}
     assert b"name = X" not in (ws / ".git" / "config").read_bytes()
+
+
+def test_where_the_helper_cannot_mount_the_file_stays_read_only(tmp_path: Path) -> None:
+    """A bwrap that refuses ``--cap-add`` (setuid, not started by root): asked once, no copy."""
+    fake = tmp_path / "bwrap"
+    fake.write_text('#!/bin/sh\ncase "$*" in *--cap-add*) echo "bwrap: --cap-add in setuid '
+                    'mode can be used only by root" >&2; exit 1;; esac\n'
+                    f'exec {shutil.which("bwrap")} "$@"\n')
+    fake.chmod(0o755)
+    assert mounts_links(str(fake)) is False
+    assert mounts_links(shutil.which("bwrap") or "bwrap") is True

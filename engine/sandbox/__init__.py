@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from engine.sandbox import cgroups, gitcopy, gitlinks, wall
 from engine.sandbox.bwrap import MountPlan, Redirect, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
 from engine.sandbox.env import is_secret_name, scrub_env
-from engine.sandbox.probe import Probe, probe
+from engine.sandbox.probe import Probe, mounts_links, probe
 from engine.sandbox.protected import (
     WORKSPACE_PROTECTED,
     absent,
@@ -115,8 +114,8 @@ class Confinement:
     linked: wall.LinkSearch | None = None
     """Workspace files with a hard link outside it, read-only (searched from run start)."""
     mounts_links: bool = False
-    """Whether this bwrap can give ``mountlink`` the capabilities it needs to mount the
-    private ``.git/config`` (not a setuid bwrap started by another user than root)."""
+    """Under ``vcs: write``: whether ``mountlink`` works here (``probe.mounts_links``), so
+    commands that name git get a private ``.git/config``."""
 
     @property
     def active(self) -> bool:
@@ -269,16 +268,7 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
         tuple(readable), writable, enforced_limits(found),
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
-        wall.LinkSearch(ws) if walled else None, vcs_write and _adds_caps(found.bwrap))
-
-
-def _adds_caps(bwrap: str | None) -> bool:
-    """A setuid bwrap refuses ``--cap-add`` unless started by root."""
-    try:
-        return bwrap is not None and (not os.stat(bwrap).st_mode & stat.S_ISUID
-                                      or os.geteuid() == 0)
-    except OSError:
-        return False
+        wall.LinkSearch(ws) if walled else None, vcs_write and mounts_links(found.bwrap or "bwrap"))
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:
