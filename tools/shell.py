@@ -86,10 +86,12 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
             content += f"\n({verb} {names}: {why})"
     for path, why in swept.refused.items():
         name = rel(ctx.workspace, Path(path))
+        keys = all(" " not in reason for reason in why)
         on_line("stderr", f"[sandbox] left {name} unchanged: {', '.join(why)}")
         content += (f"\n(left {name} unchanged, nothing of the command's change to it applied: "
-                    f"{', '.join(why)}; a git configuration may gain only keys that name no "
-                    "program and no other file)")
+                    f"{', '.join(why)}"
+                    + ("; a git configuration may gain only keys that name no program and no "
+                       "other file)" if keys else ")"))
     if jail.active and out.is_error and "Read-only file system" in content:
         content += f"\n({jail.read_only_note()})"
     removed = swept.removed + swept.restored + swept.moved + swept.unmade

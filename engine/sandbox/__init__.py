@@ -268,7 +268,8 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
         tuple(readable), writable, enforced_limits(found),
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
-        wall.LinkSearch(ws) if walled else None, vcs_write and mounts_links(found.bwrap or "bwrap"))
+        wall.LinkSearch(ws) if walled else None,
+        walled and vcs_write and mounts_links(found.bwrap or "bwrap"))
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:

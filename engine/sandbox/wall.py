@@ -12,8 +12,8 @@ The workspace's working files are writable; everything that makes a program run 
   (``worktrees/NAME``); in them a new entry outside ``NESTED_ALLOWED`` (``hooks/``, ``info/``)
   is removed, a configuration that gained a key naming a program (``gitconfig``) is restored
   or removed, and a ``commondir`` must lead back to the same common folder. ``.git/config``
-  itself is written through a private copy, applied after the command when allowed
-  (``gitcopy``).
+  itself a command that names git writes through a private copy, applied after the command
+  when allowed (``gitcopy``).
   A gitlink's ``.git`` in the workspace, which git on the host enters, is read-only; a new one
   must lead into ``modules/``, or it is moved aside (``gitlinks``).
 - the engine's own installation (``sys.prefix``, every folder on ``sys.path``, its source, its
