@@ -13,13 +13,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from engine.sandbox import confinement, gitconfig, gitcopy, protected_paths
-from engine.sandbox.bwrap import MOUNTLINK
+from engine.sandbox.bwrap import MOUNTLINK, MountPlan, Redirect, bwrap_argv
 from engine.sandbox.probe import mounts_links
 from engine.spec.model import SandboxSpec
 from tests.conftest import ROOT, engine_env
@@ -303,3 +305,49 @@ def test_where_the_helper_cannot_mount_the_file_stays_read_only(tmp_path: Path) 
     fake.chmod(0o755)
     assert mounts_links(str(fake)) is False
     assert mounts_links(shutil.which("bwrap") or "bwrap") is True
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A folder outside ``/tmp`` that another user can reach (``/var/tmp``)."""
+    folder = Path(tempfile.mkdtemp(prefix="turnstile-gitconfig-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_helper_mounts_as_a_user_other_than_root(shared_dir: Path) -> None:
+    """Started by a user other than root, bubblewrap runs the command in a user namespace
+    nested in the one owning the sandbox's mounts: the helper mounts in a namespace of its own.
+    Run as ``nobody`` when the tests run as root (with the system's Python when this one
+    lies where ``nobody`` cannot reach it)."""
+    folder = shared_dir
+    ws = folder / "ws"
+    _git("init", "-q", ws)
+    private = folder / "private"
+    private.mkdir()
+    copy = private / "config"
+    copy.write_bytes((ws / ".git" / "config").read_bytes())
+    (private / "link").symlink_to(copy)
+    config = str(ws / ".git" / "config")
+    argv = bwrap_argv(shutil.which("bwrap") or "bwrap",
+                      ["sh", "-c", "git config user.email a@b && grep ^CapEff /proc/self/status"],
+                      MountPlan(str(ws), readable=(str(folder),), protected=(config,)),
+                      str(ws), Redirect(str(private), ((str(private / "link"), config),)))
+    if os.geteuid() == 0:
+        for path in (*folder.rglob("*"), folder):
+            os.lchown(path, 65534, 65534)
+        python = sys.executable if _reachable_by_nobody(sys.executable) else "/usr/bin/python3"
+        argv = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                *(python if a == sys.executable else a for a in argv)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                          env={"PATH": os.environ["PATH"], "HOME": str(folder)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["CapEff:", "0000000000000000"]
+    assert b"email = a@b" in copy.read_bytes()
+    assert b"a@b" not in (ws / ".git" / "config").read_bytes()
+
+
+def _reachable_by_nobody(path: str) -> bool:
+    """Every folder above ``path`` lets others through."""
+    return all(os.stat(p).st_mode & 0o001 for p in Path(path).resolve().parents)

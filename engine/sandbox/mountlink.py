@@ -3,12 +3,12 @@
 Bubblewrap runs this file as a confined command's first program (``python -I -S mountlink.py
 LINK OVER [LINK OVER ...] -- ARGV``) with ``CAP_SYS_ADMIN`` and ``CAP_SETPCAP`` in the
 sandbox's own namespaces (``-I``: no ``PYTHON*`` variable, no folder of the workspace on its
-path). It mounts each symlink ``LINK`` over the file ``OVER`` (``open_tree`` + ``move_mount``,
-which can mount a symlink itself): git writes a configuration as ``FILE.lock`` renamed over
-``FILE``, following ``FILE`` when it is a symlink, so it writes the copy the symlink names,
-never the host's file (a rename over a bind-mounted copy fails with EBUSY). Then it drops every
-capability (bounding set, ambient, permitted), checks in ``/proc/self/status`` that none is
-left, and executes ``ARGV``.
+path). In a mount namespace of its own (``own_mounts``) it mounts each symlink ``LINK`` over
+the file ``OVER`` (``open_tree`` + ``move_mount``, which can mount a symlink itself): git
+writes a configuration as ``FILE.lock`` renamed over ``FILE``, following ``FILE`` when it is a
+symlink, so it writes the copy the symlink names, never the host's file (a rename over a
+bind-mounted copy fails with EBUSY). Then it drops every capability (bounding set, ambient,
+permitted), checks in ``/proc/self/status`` that none is left, and executes ``ARGV``.
 
 A mount that fails (a kernel before 5.2) leaves ``OVER`` as it was, read-only, and says so in
 one line on stderr. The engine never imports this module; it uses the standard library only.
@@ -26,6 +26,8 @@ AT_FDCWD = -100
 MOVE_MOUNT_F_EMPTY_PATH = 0x4
 SYS_OPEN_TREE, SYS_MOVE_MOUNT = 428, 429
 """The same numbers on every architecture Linux added them to at once (5.2)."""
+CLONE_NEWNS = 0x00020000
+MS_REC, MS_SLAVE = 0x4000, 0x80000
 PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 CAP_VERSION_3 = 0x20080522
@@ -39,6 +41,17 @@ class _Header(ctypes.Structure):
 class _Data(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
                 ("inheritable", ctypes.c_uint32)]
+
+
+def own_mounts(libc: ctypes.CDLL) -> str | None:
+    """A mount namespace of this process's own: where bubblewrap runs the command in a user
+    namespace nested in the one owning the sandbox's mounts (as for a user other than root),
+    mounting needs one. Its mounts stay slaves: nothing mounted here reaches another."""
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return f"unshare: {os.strerror(ctypes.get_errno())}"
+    if libc.mount(None, b"/", None, MS_REC | MS_SLAVE, None) != 0:
+        return f"mount --make-rslave /: {os.strerror(ctypes.get_errno())}"
+    return None
 
 
 def mount_link(libc: ctypes.CDLL, link: str, over: str) -> str | None:
@@ -78,8 +91,9 @@ def main(argv: list[str]) -> int:
     split = argv.index("--")
     pairs, command = argv[:split], argv[split + 1:]
     libc = ctypes.CDLL(None, use_errno=True)
+    ready = own_mounts(libc) if pairs else None
     for link, over in zip(pairs[::2], pairs[1::2], strict=True):
-        why = mount_link(libc, link, over)
+        why = ready or mount_link(libc, link, over)
         if why is not None:
             print(f"[sandbox] {over} stays read-only: {why}", file=sys.stderr)
     try:
