@@ -82,16 +82,23 @@ def prepare(gitdirs: Iterable[str], workspace: str) -> Copies:
             found.append((real, data, mode))
     if not found:
         return Copies()
-    folder = tempfile.mkdtemp(prefix="turnstile-gitconfig-", dir=private_base(workspace))
-    files = []
-    for number, (real, data, mode) in enumerate(found):
-        copy = os.path.join(folder, f"config-{number}")
-        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode))
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        link = os.path.join(folder, f"link-{number}")
-        os.symlink(copy, link)
-        files.append(Copy(real, copy, link, data))
+    folder = ""
+    try:
+        folder = tempfile.mkdtemp(prefix="turnstile-gitconfig-", dir=private_base(workspace))
+        files = []
+        for number, (real, data, mode) in enumerate(found):
+            copy = os.path.join(folder, f"config-{number}")
+            fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IMODE(mode))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            link = os.path.join(folder, f"link-{number}")
+            os.symlink(copy, link)
+            files.append(Copy(real, copy, link, data))
+    except OSError as exc:  # no copy: the file stays read-only to the command
+        logger.warning("no private copy of %s: %s", found[0][0], exc)
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+        return Copies()
     return Copies(folder, tuple(files))
 
 
