@@ -88,6 +88,17 @@ def test_a_fresh_clone_initialises_its_submodules(tmp_path: Path) -> None:
     assert _git("-C", clone, "config", "submodule.lib.url").strip().endswith("other")
 
 
+def test_a_later_command_updates_a_submodule_that_is_behind(tmp_path: Path) -> None:
+    ws = _with_submodule(tmp_path)
+    recorded = _git("-C", ws, "rev-parse", "HEAD:lib").strip()
+    _git("-C", ws / "lib", "checkout", "-q", "HEAD~1")
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, ["git submodule update && echo done"], policy=_write(tmp_path), db=db)
+    (result,) = _results(db)
+    assert "done" in result["content"] and not result["is_error"], result["content"]
+    assert _git("-C", ws / "lib", "rev-parse", "HEAD").strip() == recorded
+
+
 def test_remote_add_branch_upstream_and_user_email_work(tmp_path: Path) -> None:
     _repo(tmp_path / "other")
     ws = _repo(tmp_path / "ws")

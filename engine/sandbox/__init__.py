@@ -145,7 +145,7 @@ class Confinement:
         redirect = None
         if prepared is not None and self.gitdirs and self.mounts_links \
                 and any(GIT in a for a in argv):
-            copies = gitcopy.prepare(self.gitdirs, self.workspace)
+            copies = gitcopy.prepare(gitcopy.config_dirs(self.gitdirs), self.workspace)
             if copies.files:
                 prepared.config.append(copies)
                 redirect = Redirect(copies.folder, tuple((c.link, c.real) for c in copies.files))

@@ -1,13 +1,14 @@
 """The command's private copy of a git folder's configuration, and what of it reaches the host.
 
-Under ``sandbox: {vcs: write}`` the host's ``.git/config`` is never written by a command: it
-gets a copy in a private folder outside the workspace (``prepare``), shown at ``.git/config``
-as a symlink to the copy (``mountlink``), so ``git config``, ``git submodule init`` / ``update
---init`` / ``add``, ``git remote add`` and ``git branch --set-upstream-to`` work. After the
-command (``settle``) the copy is read by ``gitconfig``'s strict parser: when every key it
-gained, changed or removed is one ``gitconfig.ALLOWED`` accepts (with its value), it replaces
-the host's file, written as git writes it (``config.lock``, then renamed over it; its mode
-kept); otherwise nothing is applied and the refused keys are reported.
+Under ``sandbox: {vcs: write}`` the host's ``.git/config`` (and each existing submodule's
+``.git/modules/NAME/config``, ``config_dirs``) is never written by a command: it gets a copy in
+a private folder outside the workspace (``prepare``), shown in the file's place as a symlink to
+the copy (``mountlink``), so ``git config``, ``git submodule add`` / ``init`` / ``update``,
+``git remote add`` and ``git branch --set-upstream-to`` work. After the command (``settle``)
+the copy is read by ``gitconfig``'s strict parser: when every key it gained, changed or removed
+is one ``gitconfig.ALLOWED`` accepts (with its value), it replaces the host's file, written as
+git writes it (``config.lock``, then renamed over it; its mode kept); otherwise nothing is
+applied and the refused keys are reported.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from engine.sandbox import gitconfig
+from engine.sandbox import gitconfig, wall
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,20 @@ class Settled:
     """Host files replaced by the command's copy."""
     refused: dict[str, list[str]] = field(default_factory=dict)
     """Host files left as they were, with why: the keys refused, or what was not understood."""
+
+
+def config_dirs(gitdirs: Iterable[str]) -> list[str]:
+    """The git folders whose ``config`` a command writes through a copy: the workspace's, and
+    its submodules' under ``modules/`` (``git submodule update`` sets their
+    ``core.worktree``)."""
+    out: list[str] = []
+    for gitdir in gitdirs:
+        out.append(gitdir)
+        if os.path.isdir(os.path.join(gitdir, "modules")):
+            with contextlib.suppress(OSError):
+                found, _others = wall.nested_gitdirs(gitdir)
+                out += [path for path, kind, _parent in found if kind == "modules"]
+    return out
 
 
 def prepare(gitdirs: Iterable[str], workspace: str) -> Copies:
