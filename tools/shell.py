@@ -76,8 +76,6 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
              "files that make later commands run code"),
             ("restored", swept.restored, "a git configuration may gain only keys that name no "
              "program"),
-            ("registered the new submodule in", swept.registered, "the command could not write "
-             "it"),
             ("moved aside (to .git.refused)", swept.moved, "git on the host would enter "
              "a gitlink's .git that does not lead into .git/modules/"),
             ("removed", swept.unmade, "the worktree's checkout is not on the host: it was made "
@@ -86,10 +84,18 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
             names = ", ".join(rel(ctx.workspace, Path(p)) for p in paths)
             on_line("stderr", f"[sandbox] {verb} {names}")
             content += f"\n({verb} {names}: {why})"
+    for path, why in swept.refused.items():
+        name = rel(ctx.workspace, Path(path))
+        keys = all(" " not in reason for reason in why)
+        on_line("stderr", f"[sandbox] left {name} unchanged: {', '.join(why)}")
+        content += (f"\n(left {name} unchanged, nothing of the command's change to it applied: "
+                    f"{', '.join(why)}"
+                    + ("; a git configuration may gain only keys that name no program and no "
+                       "other file)" if keys else ")"))
     if jail.active and out.is_error and "Read-only file system" in content:
         content += f"\n({jail.read_only_note()})"
     removed = swept.removed + swept.restored + swept.moved + swept.unmade
-    return ToolResult(content, out.is_error or bool(removed),
+    return ToolResult(content, out.is_error or bool(removed) or bool(swept.refused),
                       {**(out.data or {}), "sandbox": sandbox}, out.truncated,
                       out.omitted_bytes)
 

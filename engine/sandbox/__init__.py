@@ -14,7 +14,9 @@ Modules: ``env`` (the secret-looking variable names, reused by redaction), ``con
 ``sandbox:`` section), ``bwrap`` (the command line), ``probe`` (does it work here),
 ``protected`` (the runtime's own files), ``cgroups`` (the bound on processes and memory),
 ``wall`` (what a command may change, git folders included), ``gitconfig`` (the keys a git
-configuration may gain), ``gitlinks`` (submodule checkouts git on the host enters).
+configuration may gain), ``gitcopy`` (a command's private copy of ``.git/config``, applied
+after it when allowed; ``mountlink`` shows it in the sandbox), ``gitlinks`` (submodule
+checkouts git on the host enters).
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.sandbox import cgroups, gitlinks, wall
-from engine.sandbox.bwrap import MountPlan, bwrap_argv, home_secrets
+from engine.sandbox import cgroups, gitcopy, gitlinks, wall
+from engine.sandbox.bwrap import MountPlan, Redirect, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
 from engine.sandbox.env import is_secret_name, scrub_env
-from engine.sandbox.probe import Probe, probe
+from engine.sandbox.probe import Probe, mounts_links, probe
 from engine.sandbox.protected import (
     WORKSPACE_PROTECTED,
     absent,
@@ -50,6 +52,10 @@ NETWORK_RISKS = frozenset({"network", "install"})
 """Approved under ``network: ask``, a call with one of these risks gets the network."""
 LIMIT_NAMES: tuple[str, ...] = ("processes", "tmp", "memory", "cpu", "file_size")
 """The bounds a confined command gets (``sandbox check --json``'s ``limits`` keys)."""
+GIT = "git"
+"""A command whose words hold this gets the private copy of ``.git/config`` (the helper that
+mounts it costs a process start, 25-45 ms on a loaded machine); another one, a script that
+runs git included, gets no copy and finds the file read-only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +70,9 @@ class Prepared:
     read_only: tuple[str, ...] = ()
     """Bound read-only for this command only: those ``.git`` (a folder's sensitive entries
     under ``vcs: write``)."""
+    config: list[gitcopy.Copies] = field(default_factory=list)
+    """Under ``vcs: write``: the command's private copies of ``.git/config`` (``gitcopy``),
+    made by ``command`` for a command that names git, settled by ``after``."""
 
 
 def enforced_limits(found: Probe) -> dict[str, bool]:
@@ -104,6 +113,9 @@ class Confinement:
     """Interpreter start-up files absent from writable folders on ``sys.path``."""
     linked: wall.LinkSearch | None = None
     """Workspace files with a hard link outside it, read-only (searched from run start)."""
+    mounts_links: bool = False
+    """Under ``vcs: write``: whether ``mountlink`` works here (``probe.mounts_links``), so
+    commands that name git get a private ``.git/config``."""
 
     @property
     def active(self) -> bool:
@@ -119,7 +131,8 @@ class Confinement:
     def command(self, argv: Sequence[str], cwd: Path | str, network: bool,
                 prepared: Prepared | None = None) -> list[str]:
         """``argv`` as it is spawned: under bwrap inside its limits, or with a parent-death
-        signal without it."""
+        signal without it; under ``vcs: write`` with a private copy of ``.git/config`` when
+        ``argv`` names git (``GIT``), kept in ``prepared`` for ``after``."""
         if self.bwrap is None:
             return unconfined(argv)
         bounds = self.spec.limits
@@ -129,9 +142,16 @@ class Confinement:
                          (*self.protected, *linked, *extra), network,
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
+        redirect = None
+        if prepared is not None and self.gitdirs and self.mounts_links \
+                and any(GIT in a for a in argv):
+            copies = gitcopy.prepare(gitcopy.config_dirs(self.gitdirs), self.workspace)
+            if copies.files:
+                prepared.config.append(copies)
+                redirect = Redirect(copies.folder, tuple((c.link, c.real) for c in copies.files))
         return [*cgroups.join_script(group.join_files if group else (), bounds.cpu_s,
                                      bounds.file_size),
-                *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd))]
+                *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd), redirect)]
 
     def before(self) -> Prepared:
         """Before a command: the protected paths absent (see ``protected.absent``), the
@@ -156,10 +176,13 @@ class Confinement:
     def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
         the command created and undo its git changes that could run a program on the host
-        (``wall.sweep_git``, ``gitlinks.sweep_checkouts``)."""
+        (``wall.sweep_git``, ``gitlinks.sweep_checkouts``); apply the command's copy of
+        ``.git/config`` when every change is allowed (``gitcopy.settle``)."""
         if prepared.group is not None:
             prepared.group.remove()
         swept = wall.sweep_git(prepared.git)
+        for copies in prepared.config:
+            swept.refused.update(gitcopy.settle(copies, self.workspace).refused)
         if self.repository:
             swept.moved.extend(gitlinks.sweep_checkouts(
                 self.workspace, list(self.repository), prepared.checkouts))
@@ -245,7 +268,8 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
         tuple(readable), writable, enforced_limits(found),
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
-        wall.LinkSearch(ws) if walled else None)
+        wall.LinkSearch(ws) if walled else None,
+        walled and vcs_write and mounts_links(found.bwrap or "bwrap"))
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,6 +39,21 @@ killed with the engine, detached from the terminal (no TIOCSTI). The private ``/
 them (``--size`` before ``--tmpfs`` bounds it where this bwrap supports it)."""
 
 
+MOUNTLINK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mountlink.py")
+REDIRECT_CAPS: tuple[str, ...] = ("--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP")
+"""What ``mountlink`` needs to mount the symlinks and then drop every capability, itself
+included, before the command starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """Files a command writes through private copies (``gitcopy``): ``folder`` is bound
+    writable and ``mountlink`` mounts each ``(link, over)`` symlink over its file."""
+
+    folder: str
+    links: tuple[tuple[str, str], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class MountPlan:
     """What one confined command may see and change, as resolved absolute paths."""
@@ -52,8 +68,10 @@ class MountPlan:
     """Bytes the private ``/tmp`` may hold; None: as much as the tmpfs default allows."""
 
 
-def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str) -> list[str]:
-    """``bwrap ... -- command`` confining ``command`` to ``plan``, starting in ``cwd``.
+def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str,
+               redirect: Redirect | None = None) -> list[str]:
+    """``bwrap ... -- command`` confining ``command`` to ``plan``, starting in ``cwd``; with a
+    ``redirect``, ``mountlink`` runs first.
 
     What depends only on the plan's paths (which lies under which, the folders to pin) is
     worked out once per plan (``_layout``); what a command may have changed since the last
@@ -75,6 +93,10 @@ def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str) ->
         argv += ["--bind", folder, folder]
     for path in guarded:
         argv += ["--ro-bind", path, path]
+    if redirect is not None:
+        argv += ["--bind", redirect.folder, redirect.folder, *REDIRECT_CAPS]
+        command = [sys.executable, "-I", "-S", MOUNTLINK,
+                   *(p for pair in redirect.links for p in pair), "--", *command]
     argv += ["--chdir", cwd, "--", *command]
     return argv
 

@@ -131,27 +131,41 @@ EXACT: frozenset[str] = frozenset({
 })
 SUBSECTION: frozenset[str] = frozenset({
     "remote.url", "remote.pushurl", "remote.fetch", "branch.remote", "branch.merge",
-    "submodule.url", "submodule.active",
+    "submodule.url", "submodule.active", "submodule.update",
 })
-"""``section.*.name`` keys, written by ``git clone``, ``git remote add``, ``git submodule add``
-and ``git branch --set-upstream-to``."""
+"""``section.*.name`` keys, written by ``git clone``, ``git remote add``, ``git submodule add``,
+``init`` and ``update --init``, and ``git branch --set-upstream-to``."""
+UPDATE_MODES: frozenset[str] = frozenset({"checkout", "rebase", "merge", "none"})
+"""``submodule.*.update`` values that name no program (``!cmd`` runs one)."""
 ALLOWED = EXACT | SUBSECTION
 """The keys a confined command may write into a git configuration file that git on the host
 reads: none of them names a program or another file git reads."""
 
 
-def allowed(key: str, value: str | None, where: str, workspace: str) -> bool:
-    """Whether one entry may be kept; ``where`` is the git folder holding the file."""
+def _update(value: str | None, _where: str) -> bool:
+    return value in UPDATE_MODES
+
+
+def known(key: str) -> str | None:
+    """The ``ALLOWED`` name ``key`` is an instance of (``submodule.url`` for
+    ``submodule.lib.url``), or None."""
     section, _, rest = key.partition(".")
     sub, _, name = rest.rpartition(".")
-    check: Mapping[str, Callable[[str | None, str], bool]] = {
-        "core.worktree": _inside(os.path.realpath(workspace)), "remote.url": _url,
-        "remote.pushurl": _url, "submodule.url": _url, "user.name": _any, "user.email": _any,
-    }
     if sub:
         generic = f"{section}.{name}"
-        return generic in SUBSECTION and check.get(generic, _plain)(value, where)
-    return key in EXACT and check.get(key, _plain)(value, where)
+        return generic if generic in SUBSECTION else None
+    return key if key in EXACT else None
+
+
+def allowed(key: str, value: str | None, where: str, workspace: str) -> bool:
+    """Whether one entry may be kept; ``where`` is the git folder holding the file."""
+    check: Mapping[str, Callable[[str | None, str], bool]] = {
+        "core.worktree": _inside(os.path.realpath(workspace)), "remote.url": _url,
+        "remote.pushurl": _url, "submodule.url": _url, "submodule.update": _update,
+        "user.name": _any, "user.email": _any,
+    }
+    generic = known(key)
+    return generic is not None and check.get(generic, _plain)(value, where)
 
 
 def refused(before: bytes | None, after: bytes, where: str, workspace: str) -> str | None:
@@ -170,3 +184,25 @@ def refused(before: bytes | None, after: bytes, where: str, workspace: str) -> s
         if not allowed(key, value, where, workspace):
             return f"sets {key}"
     return None
+
+
+def refused_keys(before: bytes, after: bytes, where: str, workspace: str) -> list[str]:
+    """The keys whose change keeps ``after`` from replacing ``before`` (empty: it may): a key
+    outside ``ALLOWED`` that was added, removed, changed or moved (git reads the last of a
+    repeated key), or an ``ALLOWED`` key given a value its check refuses. ``ConfigSyntax`` or
+    ``UnicodeDecodeError`` when either file is not understood."""
+    old, new = parse(before.decode()), parse(after.decode())
+    other_old = [entry for entry in old if known(entry[0]) is None]
+    other_new = [entry for entry in new if known(entry[0]) is None]
+    out: set[str] = set()
+    if other_old != other_new:
+        keys = {key for key, _ in other_old + other_new}
+        out = {k for k in keys if [e for e in other_old if e[0] == k]
+               != [e for e in other_new if e[0] == k]} or keys  # or only their order changed
+    gained = list(new)
+    for entry in old:
+        if entry in gained:
+            gained.remove(entry)
+    out.update(key for key, value in gained
+               if known(key) is not None and not allowed(key, value, where, workspace))
+    return sorted(out)

@@ -10,12 +10,13 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine.sandbox.bwrap import MountPlan, bwrap_argv
+from engine.sandbox.bwrap import MountPlan, Redirect, bwrap_argv
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +77,41 @@ def _probe_path(bwrap: str) -> Probe:
                          version, seconds)
     return Probe(True, f"commands are confined with {bwrap} {version}".strip(), bwrap, version,
                  seconds, sizes)
+
+
+@lru_cache(maxsize=4)
+def mounts_links(bwrap: str) -> bool:
+    """Whether ``mountlink`` works under this ``bwrap`` (asked once per process): bwrap gives
+    it its capabilities (a setuid bwrap does not unless root starts it; a container may hold
+    them back), the kernel mounts a symlink over a file (5.2 and later), and the command after
+    it writes through the symlink. Where not, ``.git/config`` stays read-only to commands."""
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    own = tuple(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, source))
+    with tempfile.TemporaryDirectory(prefix="turnstile-probe-") as ws:
+        target = os.path.join(ws, "config")
+        folder = os.path.join(ws, "private")
+        copy, link = os.path.join(folder, "copy"), os.path.join(folder, "link")
+        os.mkdir(folder)
+        for path in (target, copy):
+            with open(path, "w"):
+                pass
+        os.symlink(copy, link)
+        script = f'[ "$(readlink {target})" = {copy} ] && echo ok > {target}'
+        argv = bwrap_argv(bwrap, ["/bin/sh", "-c", script], MountPlan(ws, readable=own), ws,
+                          Redirect(folder, ((link, target),)))
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
+                                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                                  check=False)
+            with open(copy) as c, open(target) as t:
+                ok = done.returncode == 0 and c.read() == "ok\n" and t.read() == ""
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            logger.info("a symlink cannot be mounted over .git/config here: %s", exc)
+            return False
+    if not ok:
+        logger.info("a symlink cannot be mounted over .git/config here: %s",
+                    done.stderr.strip() or f"exit code {done.returncode}")
+    return ok
 
 
 def _version(bwrap: str) -> str:

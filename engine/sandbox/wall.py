@@ -11,8 +11,9 @@ The workspace's working files are writable; everything that makes a program run 
   submodules' git folders (``modules/NAME``, nested ones too) and linked worktrees'
   (``worktrees/NAME``); in them a new entry outside ``NESTED_ALLOWED`` (``hooks/``, ``info/``)
   is removed, a configuration that gained a key naming a program (``gitconfig``) is restored
-  or removed, a ``commondir`` must lead back to the same common folder, and a new submodule
-  gets its ``submodule.NAME.url`` and ``.active`` in ``.git/config`` (read-only to git inside).
+  or removed, and a ``commondir`` must lead back to the same common folder. ``.git/config``
+  itself a command that names git writes through a private copy, applied after the command
+  when allowed (``gitcopy``).
   A gitlink's ``.git`` in the workspace, which git on the host enters, is read-only; a new one
   must lead into ``modules/``, or it is moved aside (``gitlinks``).
 - the engine's own installation (``sys.prefix``, every folder on ``sys.path``, its source, its
@@ -130,12 +131,13 @@ class GitSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class Swept:
-    """What ``sweep_git`` undid (absolute paths) and the submodules it registered."""
+    """What ``sweep_git`` undid (absolute paths), and the configuration changes refused."""
 
     removed: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
-    registered: list[str] = field(default_factory=list)
-    """``.git/config`` paths that gained ``submodule.NAME.url`` and ``.active``."""
+    refused: dict[str, list[str]] = field(default_factory=dict)
+    """``.git/config`` files the command's copy of was not applied to, with why (the keys
+    refused): see ``gitcopy``."""
     template: list[str] = field(default_factory=list)
     """New submodules' and worktrees' ``hooks/`` and ``info/`` as git copies them into every
     new repository (only ``*.sample`` hooks, only ``info/exclude``): removed, not reported."""
@@ -207,9 +209,7 @@ def sweep_git(before: GitSnapshot) -> Swept:
     ``commondir`` pointing git at another configuration) is removed; under ``modules/`` and
     ``worktrees/`` a new entry outside ``NESTED_ALLOWED`` (``hooks/``, ``info/``) is removed,
     and a configuration that gained a key outside ``gitconfig.ALLOWED`` or a worktree's
-    ``commondir`` naming another common folder is restored (removed when it is new). A new
-    submodule ``.gitmodules`` names gets its ``submodule.NAME.url`` and ``.active`` in the
-    superproject's configuration, which the command could not write."""
+    ``commondir`` naming another common folder is restored (removed when it is new)."""
     swept = Swept()
     for gitdir, had in before.top.items():
         try:
@@ -231,7 +231,7 @@ def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
     except OSError:
         return
     swept.removed.extend(remove(p) for p in stray if p not in before.others)
-    for path, kind, parent in found:
+    for path, kind, _parent in found:
         had = before.nested.get(path)
         if had is None and kind == "worktrees" and not _checkout_exists(path):
             swept.unmade.append(remove(path))
@@ -248,9 +248,6 @@ def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
                 continue
             if name in CHECKED:
                 _check(full, kind, gitdir, before, swept)
-        if had is None and kind == "modules" and parent == gitdir \
-                and os.path.isfile(os.path.join(path, "config")):
-            _register(path, parent, before.workspace, swept)
 
 
 def _check(path: str, kind: str, common: str, before: GitSnapshot, swept: Swept) -> None:
@@ -279,39 +276,6 @@ def _check(path: str, kind: str, common: str, before: GitSnapshot, swept: Swept)
     with open(path, "wb") as f:
         f.write(old)
     swept.restored.append(path)
-
-
-def _register(module: str, parent: str, workspace: str, swept: Swept) -> None:
-    """``submodule.NAME.url`` and ``.active`` for a new top-level submodule that
-    ``.gitmodules`` names, in the superproject's configuration when it lacks them (``git
-    submodule add`` writes them there, which is read-only to the command)."""
-    name = os.path.relpath(module, os.path.join(parent, "modules"))
-    if "\n" in name or os.path.islink(os.path.join(parent, "config")):
-        return
-    try:
-        own = gitconfig.parse(_read(os.path.join(module, "config")).decode())
-        listed = gitconfig.parse(_read(os.path.join(workspace, ".gitmodules")).decode())
-        config = _read(os.path.join(parent, "config"))
-        current = gitconfig.parse(config.decode())
-    except (OSError, UnicodeDecodeError, gitconfig.ConfigSyntax):
-        return
-    urls = [v for k, v in own if k.startswith("remote.") and k.endswith(".url") and v]
-    keys = {k for k, _ in current}
-    if f"submodule.{name}.path" not in {k for k, _ in listed} or len(urls) != 1 \
-            or f"submodule.{name}.url" in keys \
-            or not gitconfig.allowed(f"submodule.{name}.url", urls[0], parent, workspace):
-        return
-    section = name.replace("\\", "\\\\").replace('"', '\\"')
-    url = urls[0].replace("\\", "\\\\").replace('"', '\\"')
-    text = config.decode()
-    text += ("" if text.endswith("\n") or not text else "\n") + \
-        f'[submodule "{section}"]\n\turl = "{url}"\n\tactive = true\n'
-    fresh = os.path.join(parent, f".config-{os.getpid()}.tmp")
-    with open(fresh, "w") as f:
-        f.write(text)
-    shutil.copymode(os.path.join(parent, "config"), fresh)
-    os.replace(fresh, os.path.join(parent, "config"))
-    swept.registered.append(os.path.join(parent, "config"))
 
 
 TEMPLATE: Mapping[str, Callable[[str], bool]] = {

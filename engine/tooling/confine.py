@@ -38,7 +38,7 @@ class CommandConfinement(Protocol):
 
     def after(self, prepared: Any) -> Swept:
         """Release what ``before`` set up and undo what a command may not leave behind; the
-        paths removed, restored and registered."""
+        paths removed and restored, the configuration changes refused."""
         ...
 
     @property
