@@ -163,11 +163,15 @@ would."""
 def _plant(key: str, marker: Path) -> str:
     (name, value), _host = ATTACKS[key]
     evil = f"[core]\\n\\tfsmonitor = touch {marker}; false\\n"
-    return _py("import subprocess\n"
-               f"open('evil', 'w').write('{evil}')\n"
-               f"subprocess.run(['git', 'con' + 'fig', {name!r}, {value.format(m=marker)!r}],\n"
-               "               check=True)\n"
-               "print('set')\n")
+    code = ("import subprocess\n"
+            f"open('evil', 'w').write('{evil}')\n"
+            f"value = bytes.fromhex({value.format(m=marker).encode().hex()!r}).decode()\n"
+            f"subprocess.run(['git', 'con' + 'fig', {name!r}, value], check=True)\n"
+            "print('set')\n")
+    # 'git remote': the command names a subcommand that writes configuration, so it gets the
+    # copy (GIT_CONFIG_WRITERS); the script's own git call is not among the command's words,
+    # and the value is decoded at run time (the classifier refuses a visible payload itself)
+    return "git remote > /dev/null; " + _py(code)
 
 
 @pytest.mark.parametrize("sandboxed", [True, False])
@@ -277,16 +281,20 @@ def test_an_applied_copy_keeps_the_files_mode(tmp_path: Path) -> None:
     assert not (ws / ".git" / "config.lock").exists()
 
 
-def test_only_a_command_that_names_git_gets_the_copy(tmp_path: Path) -> None:
-    """The helper that mounts it costs a process start; a command without ``git`` in its
-    words (a script may still run git) finds ``.git/config`` read-only, as without the copy."""
+def test_only_a_git_command_that_may_write_its_configuration_gets_the_copy(
+        tmp_path: Path) -> None:
+    """The helper that mounts it costs a process start; a command that names no git
+    subcommand writing configuration (``git status``, ``git commit``, a script that may still
+    run git) finds ``.git/config`` read-only, as without the copy."""
     ws = _repo(tmp_path / "ws")
     jail = confinement(SandboxSpec(vcs="write"), ws, protected_paths(ws))
     prepared = jail.before()
     try:
-        assert MOUNTLINK not in jail.command(["bash", "-c", "make"], ws, False, prepared)
+        for command in ("make", "git status", "git diff --stat", "git add -A && git commit -m x"):
+            assert MOUNTLINK not in jail.command(["bash", "-c", command], ws, False, prepared)
         assert prepared.config == []  # not even copied
-        assert MOUNTLINK in jail.command(["bash", "-c", "git status"], ws, False, prepared)
+        assert MOUNTLINK in jail.command(["bash", "-c", "git submodule update --init"], ws,
+                                         False, prepared)
         (copies,) = prepared.config
     finally:
         jail.after(prepared)

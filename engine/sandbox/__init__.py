@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -52,10 +53,14 @@ NETWORK_RISKS = frozenset({"network", "install"})
 """Approved under ``network: ask``, a call with one of these risks gets the network."""
 LIMIT_NAMES: tuple[str, ...] = ("processes", "tmp", "memory", "cpu", "file_size")
 """The bounds a confined command gets (``sandbox check --json``'s ``limits`` keys)."""
-GIT = "git"
-"""A command whose words hold this gets the private copy of ``.git/config`` (the helper that
-mounts it costs a process start, 25-45 ms on a loaded machine); another one, a script that
-runs git included, gets no copy and finds the file read-only."""
+GIT_CONFIG_WRITERS = re.compile(
+    r"\bgit\b.*\b(?:config|submodule|remote|branch|push|pull|fetch|checkout|switch|clone|"
+    r"init|worktree|sparse-checkout|mv|rm|maintenance|lfs)\b", re.S)
+"""A command that may write a git configuration: its text names git and one of the
+subcommands that do (``submodule init``, ``remote add``, ``branch -u``, a checkout that sets
+up tracking...). It gets the private copy of ``.git/config`` and the helper that shows it
+(a process start, 25-45 ms on a loaded machine); any other command (``git status``, ``git
+diff``, ``git commit``, a script that runs git) finds the file read-only and pays nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +137,8 @@ class Confinement:
                 prepared: Prepared | None = None) -> list[str]:
         """``argv`` as it is spawned: under bwrap inside its limits, or with a parent-death
         signal without it; under ``vcs: write`` with a private copy of ``.git/config`` when
-        ``argv`` names git (``GIT``), kept in ``prepared`` for ``after``."""
+        ``argv`` may write git's configuration (``GIT_CONFIG_WRITERS``), kept in
+        ``prepared`` for ``after``."""
         if self.bwrap is None:
             return unconfined(argv)
         bounds = self.spec.limits
@@ -144,7 +150,7 @@ class Confinement:
         group = prepared.group if prepared else None
         redirect = None
         if prepared is not None and self.gitdirs and self.mounts_links \
-                and any(GIT in a for a in argv):
+                and any(GIT_CONFIG_WRITERS.search(a) for a in argv):
             copies = gitcopy.prepare(gitcopy.config_dirs(self.gitdirs), self.workspace)
             if copies.files:
                 prepared.config.append(copies)
