@@ -479,6 +479,9 @@ RUN_TIME = (
     ("read -n over an earlier value", "c=ls; read -n {n} c <<< {p}x; $c {args}"),
     ("printf -v into element 0 over an earlier value", "c=ls; printf -v 'c[0]' {p}; $c {args}"),
     ("time before an assignment", "c=ls; time c={p}; $c {args}"),
+    # more arguments than are searched for a command the program may run: not cut, unknown
+    ("a command after 300 arguments of a program that runs unseen code",
+     "uv run " + " ".join(f"a{i}" for i in range(300)) + " {cmd}"),
     # the grammar reads r`:`m as two words where bash reads one: the tree is not trusted
     ("a backtick inside the program's name", "{p0}`:`{p1} {args}"),
 )

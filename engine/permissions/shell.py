@@ -1274,6 +1274,11 @@ class _Walker(PathJudge, ShellValues):
         refusal is taken from them: the program itself is already ``ask``."""
         if e.risk not in ("exec", "install") or ctx.depth > 4:
             return
+        if len(e.argv) > MAX_HIDDEN_ARGS or any(
+                len(w.value or "") > MAX_HIDDEN_TEXT for w in e.argv[1:]):
+            # not searched: what they may run is only known at run time (deny under auto)
+            self.unnamed.append(f"{e.argv[0].shown} is given more arguments than are searched "
+                                "for a command it may run")
         args = e.argv[1:MAX_HIDDEN_ARGS]
         own = program_name(e.argv[0]) if e.argv else ""
         if e.nested or e.scripts:  # a wrapper's command is judged already; data it is given
@@ -1299,7 +1304,7 @@ class _Walker(PathJudge, ShellValues):
 
     def _refused(self, text: str) -> bool:
         """Whether ``text``, read as a command line on its own, is refused outright."""
-        if len(text) > MAX_HIDDEN_TEXT or _PARSER.parse(
+        if len(text) > MAX_HIDDEN_TEXT or _PARSER.parse(  # too long: unnamed, above
                 text.encode("utf-8", "surrogateescape")).root_node.has_error:
             return False  # not shell (interpreter code, prose): it would not run as such
         walker = _Walker(self.ws, self.roots, self.env)
@@ -1655,9 +1660,11 @@ def _prints_nothing(argv: Sequence[str | None]) -> bool:
 
 
 MAX_HIDDEN_TEXT = 8192
-"""Longer arguments are not read as command lines (a file's content, not a command)."""
-MAX_HIDDEN_ARGS = 65
-"""Arguments of a program that runs unseen code searched for a command line it may run."""
+"""Longer arguments are not read as command lines: the program is then only known at run
+time (ask, deny under ``--approval auto``), never taken as running nothing."""
+MAX_HIDDEN_ARGS = 257
+"""Arguments of a program that runs unseen code searched for a command line it may run;
+beyond them, as for ``MAX_HIDDEN_TEXT``."""
 
 _WORDS = frozenset({"command_name", "word", "concatenation", "string", "raw_string",
                     "ansi_c_string", "translated_string", "command_substitution",
