@@ -118,9 +118,10 @@ class Confinement:
     """Interpreter start-up files absent from writable folders on ``sys.path``."""
     linked: wall.LinkSearch | None = None
     """Workspace files with a hard link outside it, read-only (searched from run start)."""
-    mounts_links: bool = False
-    """Under ``vcs: write``: whether ``mountlink`` works here (``probe.mounts_links``), so
-    commands that name git get a private ``.git/config``."""
+    redirects: bool = False
+    """Under ``vcs: write`` (walled): a command that may write git's configuration gets a
+    private ``.git/config`` where ``mountlink`` works, asked once per process at the first
+    such command (``probe.mounts_links``, ~33 ms), not at run start."""
 
     @property
     def active(self) -> bool:
@@ -149,8 +150,9 @@ class Confinement:
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
         redirect = None
-        if prepared is not None and self.gitdirs and self.mounts_links \
-                and any(GIT_CONFIG_WRITERS.search(a) for a in argv):
+        if prepared is not None and self.gitdirs and self.redirects \
+                and any(GIT_CONFIG_WRITERS.search(a) for a in argv) \
+                and mounts_links(self.bwrap):
             copies = gitcopy.prepare(gitcopy.config_dirs(self.gitdirs), self.workspace)
             if copies.files:
                 prepared.config.append(copies)
@@ -275,7 +277,7 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         tuple(readable), writable, enforced_limits(found),
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
         wall.LinkSearch(ws) if walled else None,
-        walled and vcs_write and mounts_links(found.bwrap or "bwrap"))
+        walled and vcs_write)
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:
