@@ -952,6 +952,7 @@ class _Walker(PathJudge, ShellValues):
         stdin = ctx.stdin
         assigned: list[str] = []
         exported: dict[str, list[str] | None] = {}
+        redirect_ctx: _Ctx | None = None  # > a.txt : is : > a.txt (worked out once)
         for child in node.named_children:
             if child.type == "variable_assignment":
                 var = child.child_by_field_name("name")
@@ -963,9 +964,10 @@ class _Walker(PathJudge, ShellValues):
                 self._children(child, replace(ctx, piped=False, stdin=None))
             elif child.type in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
                 stdin = self._stdin_of(child, ctx) or stdin
-                self._visit(child, replace(  # > a.txt : is : > a.txt
+                redirect_ctx = redirect_ctx or replace(
                     ctx, truncate=name_node is not None and self._writes_nothing(node, ctx),
-                    read_back=self._read_back(node, ctx)))
+                    read_back=self._read_back(node, ctx))
+                self._visit(child, redirect_ctx)
             else:
                 self._visit(child, replace(ctx, piped=False, stdin=None))
         if name_node is None:
