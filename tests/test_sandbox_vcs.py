@@ -322,6 +322,25 @@ def test_a_nested_submodule_is_checked_too(tmp_path: Path) -> None:
     assert (a / "config").read_bytes() == CLONED  # core.worktree ../../../sub is inside
 
 
+def test_every_submodule_folder_is_checked_however_many_there_are(tmp_path: Path) -> None:
+    """No count of folders hides one: 1,500 clean submodule folders, and a submodule nested
+    in one of them that sets ``core.fsmonitor`` (the look once stopped after 1,000 folders,
+    before the nested ones)."""
+    ws = _repo(tmp_path / "ws")
+    evil = ws / ".git" / "modules" / "m0000" / "modules" / "evil"
+
+    def change(git: Path) -> None:
+        for folder in [git / "modules" / f"m{i:04d}" for i in range(1500)] + [evil]:
+            folder.mkdir(parents=True)
+            (folder / "HEAD").write_text("ref: refs/heads/main\n")
+            (folder / "config").write_bytes(CLONED)
+        (evil / "config").write_bytes(CLONED + b"[core]\n\tfsmonitor = x\n")
+
+    swept = _swept(ws, change)
+    assert swept.removed == [str(evil / "config")]
+    assert not (evil / "config").exists()
+
+
 def test_a_configuration_too_large_to_read_whole_is_refused(tmp_path: Path) -> None:
     """A key past what is read would otherwise go unseen."""
     ws = _repo(tmp_path / "ws")

@@ -12,8 +12,8 @@ The workspace's working files are writable; everything that makes a program run 
   (``worktrees/NAME``); in them a new entry outside ``NESTED_ALLOWED`` (``hooks/``, ``info/``)
   is removed, a configuration that gained a key naming a program (``gitconfig``) is restored
   or removed, and a ``commondir`` must lead back to the same common folder. ``.git/config``
-  itself a command that names git writes through a private copy, applied after the command
-  when allowed (``gitcopy``).
+  itself a git command that may write configuration writes through a private copy, applied
+  after the command when allowed (``gitcopy``).
   A gitlink's ``.git`` in the workspace, which git on the host enters, is read-only; a new one
   must lead into ``modules/``, or it is moved aside (``gitlinks``).
 - the engine's own installation (``sys.prefix``, every folder on ``sys.path``, its source, its
@@ -110,8 +110,6 @@ repository, nested submodules in its own ``modules/``) and in a linked worktree'
 CHECKED: frozenset[str] = frozenset({"config", "config.worktree", "commondir"})
 MAX_CHECKED = 1 << 20
 """Bytes of a ``CHECKED`` file read; a larger one is refused."""
-MAX_NESTED = 1_000
-"""Git folders under ``modules/`` and ``worktrees/`` looked at per command."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +153,7 @@ def nested_gitdirs(gitdir: str) -> tuple[list[tuple[str, str, str]], list[str]]:
     out: list[tuple[str, str, str]] = []
     others: list[str] = []
     todo = [(os.path.join(gitdir, kind), kind, gitdir) for kind in ("modules", "worktrees")]
-    while todo and len(out) < MAX_NESTED:
+    while todo:  # every one: a folder left unlooked at would be left unswept
         folder, kind, parent = todo.pop()
         if not _is_dir(folder):
             if os.path.lexists(folder):
