@@ -497,6 +497,10 @@ TRUNCATIONS = (
     "ln -sf /dev/null a.txt", "cp /dev/zero a.txt",
     "exec : > a.txt", "> a.txt :", "2>/dev/null > a.txt true", "(exec -a x :) > a.txt",
     "time -p : > a.txt", "timeout 5 true > a.txt", "{{ :; }} > a.txt", "< a.txt > a.txt sort",
+    # what ran printed nothing: the shell's code, find's -exec, env -S
+    "sh -c '\"$@\"' sh : > a.txt", "bash -c '\"$0\" \"$@\"' : > a.txt",
+    "bash -c 'x=1' > a.txt", "find . -maxdepth 0 -exec : \\; > a.txt", "env -S : > a.txt",
+    "cd src > a.txt", "flock x.lock -c true > a.txt",
 )
 """Redirections that empty a file, behind constructs: destructive."""
 FILES = ("out.txt", "src/app.py", "/tmp/x.db", "evil.so")

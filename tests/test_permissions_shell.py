@@ -200,7 +200,8 @@ def decision(workspace: Path, command: str, approval: str = "policy") -> str:
     "$(echo rm) -rf src", "`echo rm` -rf src", "$(printf 'r%s' m) -rf src",
     "$(printf '\\162m') -rf src", "\"$(echo -n rm)\" -rf src", "$(rev <<< mr) -rf src",
     "$(echo cm0= | base64 -d) -rf src", "$(tr a-z n-za-m <<< ez) -rf src",
-    "$(echo 726d | xxd -r -p) -rf src",
+    "$(echo 726d | xxd -r -p) -rf src", "$(printf '%b' '\\x72\\x6d') -rf src",
+    "printf '%s\\n' '!\\g\\i\\t branch -D main' q | ed -s",
 ])
 def test_static_substitution_in_command_position_is_judged_decoded(
         workspace: Path, command: str) -> None:
@@ -398,7 +399,13 @@ def test_deleting_truncating_and_recursive_changes_over_the_workspace_are_destru
 
 
 @pytest.mark.parametrize("command", ["chmod -R u+w src", "echo hi > out.txt",
-                                     "truncate -s 10M data.csv", ">> log.txt"])
+                                     "truncate -s 10M data.csv", ">> log.txt",
+                                     "sh -c 'echo hi' > README.md",
+                                     "find . -name '*.md' > README.md",
+                                     "find . -exec cat {} \\; > README.md",
+                                     "find . -exec true \\; -print > README.md",
+                                     "bash -c 'x=$(cat a)' > README.md",
+                                     "env -S 'echo x' > README.md", "cd - > README.md"])
 def test_plain_writes_inside_are_asked_not_denied(workspace: Path, command: str) -> None:
     assert decision(workspace, command) == "ask", command
 

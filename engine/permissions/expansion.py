@@ -51,31 +51,35 @@ def printf_output(args: list[str]) -> str | None:
 
 
 def _format_once(fmt: str, rest: list[str]) -> str | None:
+    """One pass of FORMAT: escapes are read in the format's own text and in ``%b``
+    arguments only (``printf %s '\\t'`` prints a backslash and a t, not a tab)."""
     if "%" in _SPEC.sub("", fmt):  # %q, %(..)T, %*d, %f...: not computed here
         return None
-    failed = False
+    out: list[str] = []
+    at = 0
+    for m in _SPEC.finditer(fmt):
+        literal = unescape(fmt[at:m.start()])
+        piece = "%" if m.group(0) == "%%" else _converted(m, rest.pop(0) if rest else "")
+        if literal is None or piece is None:
+            return None
+        out += [literal, piece]
+        at = m.end()
+    tail = unescape(fmt[at:])
+    return None if tail is None else "".join(out) + tail
 
-    def one(m: re.Match[str]) -> str:
-        nonlocal failed
-        if m.group(0) == "%%":
-            return "%"
-        value = rest.pop(0) if rest else ""
-        conv = m.group(1)
-        if conv == "b":
-            decoded = unescape(value)
-            failed = failed or decoded is None
-            return _padded(m.group(0), decoded or "")
-        if conv in "diuxXoc" and conv != "c":
-            try:
-                return m.group(0) % int(value or "0", 0)
-            except ValueError:
-                failed = True
-                return ""
-        return _padded(m.group(0), value[:1] if conv == "c" else value)
 
-    text = _SPEC.sub(one, fmt)
-    decoded = unescape(text)
-    return None if failed or decoded is None else decoded
+def _converted(m: re.Match[str], value: str) -> str | None:
+    """One conversion of one argument; None when it cannot be computed."""
+    conv = m.group(1)
+    if conv == "b":
+        decoded = unescape(value)
+        return None if decoded is None else _padded(m.group(0), decoded)
+    if conv in "diuxXo":
+        try:
+            return m.group(0) % int(value or "0", 0)
+        except ValueError:
+            return None
+    return _padded(m.group(0), value[:1] if conv == "c" else value)
 
 
 def _padded(spec: str, text: str) -> str:

@@ -46,6 +46,7 @@ from engine.permissions.programs import (
     INTERPRETERS,
     SHELLS,
     SUBCOMMAND_PROGRAMS,
+    WRAPPERS,
 )
 from engine.permissions.rules import RULES, analyze, capability
 from engine.permissions.shell_paths import (
@@ -103,6 +104,7 @@ _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _READ_OPS = frozenset({"<"})
+_REDIRECT_OPS = _WRITE_OPS | _READ_OPS | {">&-", "<&", "<&-"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -714,10 +716,12 @@ class _Walker(PathJudge, ShellValues):
                 stdin = self._stdin_of(child, ctx) or stdin
         silent = body is None or self._writes_nothing(body, ctx) or self._opens_only(node, ctx)
         read = self._read_back(node, ctx)
+        if body is not None:  # first: what it ran tells whether it printed anything
+            start = len(self.entries)
+            self._visit(body, replace(ctx, stdin=stdin))
+            silent = silent or _ran_silently(self.entries[start:])
         for child in node.named_children:
-            if body is not None and child.id == body.id:
-                self._visit(child, replace(ctx, stdin=stdin))
-            else:
+            if body is None or child.id != body.id:
                 self._visit(child, replace(ctx, truncate=silent, read_back=read))
 
     def _opens_only(self, node: Node, ctx: _Ctx) -> bool:
@@ -1651,11 +1655,41 @@ def _unwrapped(argv: list[str | None]) -> list[str | None]:
     return argv
 
 
+def _ran_silently(entries: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every command judged in a redirected body prints nothing to its output:
+    ``sh -c '"$@"' sh :`` or ``find . -exec : \\;`` before ``>`` empty the file as ``:``
+    does. A command whose output is not known to be empty makes it a write."""
+    ran = [e["argv"] for e in entries if e["argv"] and e["argv"][0] not in _REDIRECT_OPS]
+    return bool(ran) and all(_prints_nothing(_unwrapped(list(a))) or _only_runs(a)
+                             for a in ran)
+
+
+def _only_runs(argv: Sequence[str]) -> bool:
+    """A program that prints nothing itself and runs commands judged as entries of their
+    own: a shell's ``-c`` code, ``find`` whose actions are all ``-exec``-like."""
+    name = argv[0].rsplit("/", 1)[-1]
+    if name in SHELLS:  # sh -c CODE, sh -ec CODE
+        return any(w[:1] == "-" and w[1:2] != "-" and "c" in w for w in argv[1:3])
+    if name == "find":
+        return bool(_FIND_RUNS & set(argv)) and not _FIND_PRINTS & set(argv)
+    wrapper = WRAPPERS.get(name)  # env -S CODE, flock -c CODE
+    return wrapper is not None and any(w.split("=", 1)[0] in wrapper.script_options
+                                       for w in argv[1:])
+
+
+_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FIND_PRINTS = frozenset({"-print", "-print0", "-printf", "-ls", "-fprint", "-fprint0",
+                          "-fprintf", "-fls"})
+"""``find``'s actions that print (to its output, or a file given after them)."""
+
+
 def _prints_nothing(argv: Sequence[str | None]) -> bool:
     """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file."""
     prog, args = (argv[0], argv[1:]) if argv else (":", [])
-    if prog in (":", "true", "false"):
+    if prog in (":", "true", "false", "test", "[", "sleep", "wait"):
         return True
+    if prog == "cd":  # cd - prints the folder
+        return "-" not in args
     if prog == "cat":
         return bool(args) and all(a == "/dev/null" for a in args)
     return (prog == "echo" and args == ["-n"]) or (prog == "printf" and args == [""])
