@@ -36,10 +36,12 @@ from bench.common import machine_info, machine_line, table, verdict, write_json 
 PASS_TARGET = 0.95
 OVERBLOCK_LIMIT = 0.05
 P99_LIMIT_MS = 2.0
-PARTS = ("dev", "heldback", "constructs", "constructs_heldback")
+PARTS = ("dev", "heldback", "constructs", "constructs_heldback", "handwritten",
+         "handwritten_heldback")
 LABELS = {"dev": "dev", "heldback": "held-back", "constructs": "constructs",
-          "constructs_heldback": "constructs held-back"}
-HELD_BACK = ("heldback", "constructs_heldback")
+          "constructs_heldback": "constructs held-back", "handwritten": "hand-written",
+          "handwritten_heldback": "hand-written held-back"}
+HELD_BACK = ("heldback", "constructs_heldback", "handwritten_heldback")
 """Parts whose items are counted, never printed."""
 
 
@@ -97,7 +99,7 @@ def measure(rounds: int) -> dict[str, Any]:
             auto = {it.id: check(it.command, ws, "auto") for it in items}
             parts[part] = score(items, policy, auto)
             parts[part]["known_gaps"] = sum(it.known_gap for it in items)
-            if part in ("dev", "constructs"):
+            if part in ("dev", "constructs", "handwritten"):
                 parts[part]["failures"] = [
                     {"id": it.id, "category": it.category, "expect": it.expect,
                      "got": policy[it.id], "command": it.command} for it in items

@@ -21,7 +21,9 @@ from engine.spec.documents import dump_yaml, load_yaml
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 PARTS = {"dev": CORPUS / "shell_dev.yaml", "heldback": CORPUS / "shell_heldback.yaml",
-         "constructs_heldback": CORPUS / "constructs_heldback.yaml"}
+         "constructs_heldback": CORPUS / "constructs_heldback.yaml",
+         "handwritten": CORPUS / "handwritten_dev.yaml",
+         "handwritten_heldback": CORPUS / "handwritten_heldback.yaml"}
 SPLIT = ("dev", "heldback")
 """The parts split by a hash of the command; the construct part is held back as a whole."""
 DEV_PERCENT = 70
