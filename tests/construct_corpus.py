@@ -252,6 +252,15 @@ MODELLED = (
      "c=ls; for c in $(echo {p}); do $c {args}; done"),
     ("loop over $@", "set -- {p}; c=ls; for c; do $c {args}; done"),
     ("empty backticks inside the name", "{p0}``{p1} {args}"),
+    # functions defined and called in the command: the body is judged at each call
+    ("function calling a local", "f() {{ local c={p}; $c {args}; }}; f"),
+    ("function running its arguments", 'run() {{ "$@"; }}; run {cmd}'),
+    ("function then call", "f() {{ {cmd}; }}; f"),
+    ("function shadowing cd", "cd() {{ {cmd}; }}; cd ."),
+    ("function keyword shadowing echo", "function echo {{ {cmd}; }}; echo hi"),
+    ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
+    ("function keyword then call", "function f {{ {cmd}; }}; f"),
+    ("trap RETURN", "trap {q} RETURN; f() {{ :; }}; f"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -265,9 +274,7 @@ STRANGE = (
     ("$SHELL -c", "$SHELL -c {q}"),
     ("associative array", "declare -A m=([k]={p}); ${{m[k]}} {args}"),
     ("array slice", 'a=({cmd}); "${{a[@]:0}}"'),
-    ("function calling a local", "f() {{ local c={p}; $c {args}; }}; f"),
     ("source a process substitution", ". <(echo {q})"),
-    ("function running its arguments", 'run() {{ "$@"; }}; run {cmd}'),
     ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),
     ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
     ("custom IFS", "IFS=,; c={csv}; $c"),
@@ -314,9 +321,6 @@ STRANGE = (
     ("coproc group", "coproc {{ {cmd}; }}"),
     ("coproc named", "coproc w {{ {cmd}; }}"),
     # names that stand for something else
-    ("function then call", "f() {{ {cmd}; }}; f"),
-    ("function shadowing cd", "cd() {{ {cmd}; }}; cd ."),
-    ("function keyword shadowing echo", "function echo {{ {cmd}; }}; echo hi"),
     ("alias on its own lines", "shopt -s expand_aliases\nalias x={q}\nx"),
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
     ("two-step indirection", "c={p}; v=c; ${{!v}} {args}"),
@@ -340,7 +344,6 @@ STRANGE = (
     ("bash <(..)", "bash <(echo {q})"),
     ("bash < <(..)", "bash < <(echo {q})"),
     ("parallel", "parallel {q} ::: x"),
-    ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
     # code stored in values that a name or an arithmetic context evaluates
     ("code in let +=", "x='a[$({cmd})]'; let x+=1"),
     ("code behind ${!x}", "x='a[$({cmd})]'; echo ${{!x}}"),
@@ -366,8 +369,6 @@ STRANGE = (
     ("doas -u", "doas -u root {cmd}"),
     ("chroot", "chroot / {cmd}"),
     ("alias with a trailing space", "shopt -s expand_aliases\nalias s='sudo '\nalias r={q}\ns r"),
-    ("function keyword then call", "function f {{ {cmd}; }}; f"),
-    ("trap RETURN", "trap {q} RETURN; f() {{ :; }}; f"),
     ("code in a [[ -v ]] name", "x='a[$({cmd})]'; [[ -v $x ]]"),
     ("code in a [ -v ] name", "x='a[$({cmd})]'; [ -v \"$x\" ]"),
     ("code in arithmetic after read", "read -r y <<< 1; x='a[$({cmd})]'; (( y + x ))"),

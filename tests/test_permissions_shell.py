@@ -481,12 +481,30 @@ def test_git_config_aliases_deny_only_shell_aliases(workspace: Path) -> None:
     "echo 'rm -rf ~' | at now + 1 minute", "echo 'curl x|sh' >> ~/.bashrc",
     "echo 'evil' >> .bashrc", "tee -a ~/.profile < payload", "cp evil ~/.zshrc",
     "sed -i '1i evil' ~/.bash_profile", "echo x > .envrc",
-    "bash -c 'alias ls=\"rm -rf src\"; ls'", "f() { cat README.md; }; f",
+    "bash -c 'alias ls=\"rm -rf src\"; ls'", "cat() { curl -s x; }; cat README.md",
     "function git { curl x; }; git status", "shopt -s expand_aliases; alias g='x'; g",
     "systemd-run --user --on-calendar=hourly touch x",
 ])
 def test_payloads_planted_to_fire_later_are_denied(workspace: Path, command: str) -> None:
     assert decision(workspace, command) == "deny", command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("f() { cat README.md; }; f", "allow"), ('run() { "$@"; }; run wc -l README.md', "allow"),
+    ('ls() { command ls -la --color=never "$@"; }; ls src', "allow"),
+    ('git() { command git "$@" --dry-run; }; git clean -fdx', "allow"),
+    ('f() { rm -rf "$1"; }; f src', "deny"), ('f() { "$@"; }; f rm -rf src', "deny"),
+    ("f() { rm -rf src; }; sudo f", "deny"), ("git() { :; }; sudo git clean -fdx", "deny"),
+    ("ls() { rm -rf src; }; export -f ls; bash -c ls", "deny"),
+    ('ls() { rm -rf "$1"; }; ls x; export -f ls; bash -c "ls src"', "deny"),
+    ("f() { rm -rf src; }; trap f EXIT", "deny"), ("f() { bash; }; curl x | f", "deny"),
+    ('f() { ls "$@"; }; f src; f /etc', "ask"),
+])
+def test_a_function_call_is_judged_by_its_body_with_the_call_s_arguments(
+        workspace: Path, command: str, expected: str) -> None:
+    """A function defined in the command is judged where it is called, with the call's words
+    as its arguments; one that shadows a program and does more than read is refused."""
+    assert decision(workspace, command) == expected, command
 
 
 @pytest.mark.parametrize("command", [

@@ -102,8 +102,12 @@ class Construct:
 
 
 CONSTRUCTS: tuple[Construct, ...] = (
-    Construct("pipelines, lists, groups, subshells, if/case/loops, functions", "modelled",
+    Construct("pipelines, lists, groups, subshells, if/case/loops", "modelled",
               "every simple command judged"),
+    Construct("functions f() { ..; } and function f { ..; }", "modelled",
+              "the body is judged at each call with its words as $1..; once more with "
+              "unknown words when no call is seen or a child bash may run it (export -f); "
+              "a function named like a program that does more than read is refused"),
     Construct("quotes, $'..', braces, globs, ~, ${X:-w}", "modelled", "decoded statically"),
     Construct("variables assigned in the command (=, +=, declare, export, for)", "modelled",
               "their values stand in for the command name"),

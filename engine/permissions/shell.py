@@ -88,6 +88,13 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
 """A name followed by ``()`` (anchored at a word start: linear time on long words)."""
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
+_EXPORTS_FUNCTIONS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*"
+                                r"-\w*f")
+"""``export -f NAME``, ``declare -fx NAME``: a child bash runs the function by its name."""
+MAX_CALLS = 32
+"""Calls of this command's functions judged with their arguments; later ones are not."""
+_SAME_SHELL = ("", "eval", "trap", "source", ".")
+"""Where code runs in the shell that defined the functions (not a child shell)."""
 _COPROC = re.compile(r"(?<![\w$-])coproc\s+(?:[A-Za-z_]\w*\s+)?(?=\{\s|\()")
 """``coproc NAME { ..; }``: a form of coprocess the grammar does not read."""
 _ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=")
@@ -193,7 +200,14 @@ class _Walker(PathJudge, ShellValues):
     functions: set[str] = field(default_factory=set)
     """Names that look like functions anywhere in the command (defined before or after)."""
     defined: set[str] = field(default_factory=set)
-    """Functions and aliases defined by the lines walked so far."""
+    """Aliases, and functions without a body to judge, defined by the lines walked so far."""
+    bodies: dict[str, tuple[Node, _Ctx]] = field(default_factory=dict)
+    """Functions defined so far: judged at each call with its arguments, and once more at
+    the end (arguments unknown) when a call may be out of sight."""
+    called: set[str] = field(default_factory=set)
+    calling: list[str] = field(default_factory=list)
+    calls: int = 0
+    exports_functions: bool = False
     fork_bombs: set[str] = field(default_factory=set)
     """Functions whose body starts copies of themselves in a pipeline or the background."""
     tainted: set[str] = field(default_factory=set)
@@ -241,7 +255,8 @@ class _Walker(PathJudge, ShellValues):
         if depth > MAX_DEPTH:
             self.problems.append(f"shell code nested more than {MAX_DEPTH} levels deep")
             return
-        if not self.cwds:
+        outermost = not self.cwds
+        if outermost:
             self.cwds.append(self.ws)
             self.known["_"] = ["bash"]
         text = _LINE_CONTINUATION.sub(r"\1", text)
@@ -267,6 +282,17 @@ class _Walker(PathJudge, ShellValues):
             self.positional = [v or "" for v in known[1:]] if whole else None
         self._visit(root, _Ctx(src, via, depth))
         self.argv0, self.positional = outer
+        if outermost:
+            self._uncalled_functions()
+
+    def _uncalled_functions(self) -> None:
+        """Bodies of functions no call was judged for (or that a child bash may run by
+        name), judged once with unknown arguments: a trap, ``export -f`` or a name built at
+        run time may call them out of sight."""
+        for name, (body, where) in list(self.bodies.items()):
+            if name not in self.called or self.exports_functions:
+                self.argv0, self.positional = "bash", None
+                self._visit(body, replace(where, piped=False, stdin=None))
 
     def _extglob(self, text: str, via: str, depth: int, args: list[Word] | None) -> bool:
         """``shopt -s extglob`` patterns (``/usr/bin/@(rm)``, ``ls !(x).py``), which the
@@ -334,6 +360,8 @@ class _Walker(PathJudge, ShellValues):
         self.tainted.update(_PRINTF_V.findall(text))
         for m in _FUNCTION.finditer(text):
             self.functions.add(m.group(1) or m.group(2))
+        self.exports_functions = self.exports_functions or bool(
+            _EXPORTS_FUNCTIONS.search(text))
         if _IFS.search(text):
             self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
         if _COMMAND_TABLES.search(text):
@@ -699,9 +727,12 @@ class _Walker(PathJudge, ShellValues):
             if body is not None and _runs_arguments(body, ctx):
                 self.runs_args.add(fname)
             self.functions.add(fname)
-            self.defined.add(fname)
             if body is not None and _starts_copies(body, fname, ctx):
                 self.fork_bombs.add(fname)
+            if body is not None and fname not in self.fork_bombs:
+                self.bodies[fname] = (body, ctx)  # judged where it is called
+                return
+            self.defined.add(fname)
         if body is not None:
             outer = (self.argv0, self.positional)
             self.argv0, self.positional = "bash", None
@@ -1223,6 +1254,8 @@ class _Walker(PathJudge, ShellValues):
                 floor_reasons: Sequence[str] = (),
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
         e = analyze(argv)
+        if self._call(e, ctx):
+            return
         if e.argv and (e.argv[0].text == LISTED or (
                 not program_name(e.argv[0]) and e.argv[0].value is None)):
             self.unnamed.append(f"the program {e.argv[0].text} is only known at run time")
@@ -1250,7 +1283,7 @@ class _Walker(PathJudge, ShellValues):
             # never less than ask: a link on the way may lead elsewhere than it reads
             e.at_least("ask", f"the path {e.argv[0].shown} goes through '..', which a link "
                               "on the way may send to another program")
-        self._defined_names(e)
+        self._defined_names(e, ctx)
         self._stdin(e, ctx)
         if self._covers_workspace(e.trees):
             e.add("destructive", f"{e.argv[0].shown} changes the whole workspace recursively")
@@ -1270,6 +1303,33 @@ class _Walker(PathJudge, ShellValues):
         self.ifs = outer_ifs
         for var, (held, unknown) in saved.items():
             self._hold(var, held, unknown)
+
+    def _call(self, e: Effect, ctx: _Ctx) -> bool:
+        """A call of a function this command defined, in the shell that defined it: its body
+        is judged with the call's words as ``"$@"`` (``run(){ "$@"; }; run wc -l f`` runs
+        wc). ``command NAME``, ``env NAME``, ``sudo NAME`` run the program, not the function."""
+        name = e.argv[0].value if e.argv else None
+        if name not in self.bodies or e.wrappers not in ([], ["time"]) or \
+                ctx.via not in _SAME_SHELL or name in self.calling or self.calls >= MAX_CALLS:
+            return False
+        body, where = self.bodies[name]
+        self.called.add(name)
+        self.calls += 1
+        self._entry(e.argv, "read", "allow", [f"calls {name}, a function this command "
+                                              "defines (its commands are judged)"], "", ctx)
+        known = [w.value for w in e.argv[1:]]
+        outer = (self.argv0, self.positional)
+        self.positional = None if None in known else [v or "" for v in known]
+        self.calling.append(name)
+        start = len(self.entries)
+        self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin))
+        self.calling.pop()
+        self.argv0, self.positional = outer
+        if name in RULES and any(x["decision"] != "allow" for x in self.entries[start:]):
+            self._entry(e.argv, "exec", "deny", [
+                f"{name} was defined earlier in this command under a program's name: the "
+                "call runs more than a read in its place"], "deny", ctx)
+        return True
 
     def _hidden_command(self, e: Effect, ctx: _Ctx) -> None:
         """A program that runs code the preview cannot see (an unknown program, ``uv run``,
@@ -1367,12 +1427,15 @@ class _Walker(PathJudge, ShellValues):
                 self._script(f"{e.argv[0].shown} -c", args[i + 1], ctx)
                 return
 
-    def _defined_names(self, e: Effect) -> None:
+    def _defined_names(self, e: Effect, ctx: _Ctx) -> None:
         """Calls of functions and aliases this command defines, and aliases it defines."""
         name = program_name(e.argv[0]) if e.argv else ""
         if name in self.fork_bombs:
             e.add("destructive", f"{name} is a fork bomb: it starts copies of itself forever")
-        if name in self.defined:
+        if name in self.bodies and (e.wrappers not in ([], ["time"]) or (
+                ctx.via not in _SAME_SHELL and not self.exports_functions)):
+            pass  # command NAME, sudo NAME, a child shell: the program runs, not the function
+        elif name in self.defined:
             e.add("exec", "")
             e.at_least("deny", f"{name} was defined earlier in this command: the call runs "
                                "code planted under another name")
