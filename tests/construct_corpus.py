@@ -261,6 +261,14 @@ MODELLED = (
     ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
     ("function keyword then call", "function f {{ {cmd}; }}; f"),
     ("trap RETURN", "trap {q} RETURN; f() {{ :; }}; f"),
+    # parameter operators and ${!x} over known values, echo/printf output as code
+    ("indirect expansion", "v=c; c={p}; ${{!v}} {args}"),
+    ("two-step indirection", "c={p}; v=c; ${{!v}} {args}"),
+    ("${x@E}", "x={p}; ${{x@E}} {args}"),
+    ("${x,,}", "x={up}; ${{x,,}} {args}"),
+    ("${x#prefix}", "x=_{p}; ${{x#_}} {args}"),
+    ("${x/pattern/}", "x={p}_; ${{x/_/}} {args}"),
+    ("eval of a substitution", 'eval "$(echo {q})"'),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -296,7 +304,6 @@ STRANGE = (
     ("code in printf -v's name", "printf -v 'a[$({cmd})]' x"),
     ("code in test -v", "test -v 'a[$({cmd})]'"),
     ("prompt expansion", "c='$({cmd})'; echo ${{c@P}}"),
-    ("indirect expansion", "v=c; c={p}; ${{!v}} {args}"),
     ("substring in command position", "s=x{p}x; ${{s:1:{n}}} {args}"),
     ("BASH_ENV", "BASH_ENV=<(echo {q}) bash -c true"),
     ("ENV", "ENV=<(echo {q}) sh -c true"),
@@ -323,11 +330,6 @@ STRANGE = (
     # names that stand for something else
     ("alias on its own lines", "shopt -s expand_aliases\nalias x={q}\nx"),
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
-    ("two-step indirection", "c={p}; v=c; ${{!v}} {args}"),
-    ("${x@E}", "x={p}; ${{x@E}} {args}"),
-    ("${x,,}", "x={up}; ${{x,,}} {args}"),
-    ("${x#prefix}", "x=_{p}; ${{x#_}} {args}"),
-    ("${x/pattern/}", "x={p}_; ${{x/_/}} {args}"),
     ("ANSI-C hex", "$'{hex}' {args}"),
     ("ANSI-C octal", "$'{oct}' {args}"),
     ("brace expansion", "{{{p},}} {args}"),
@@ -340,7 +342,6 @@ STRANGE = (
     ("/dev/tcp", "{cmd} > /dev/tcp/127.0.0.1/9"),
     ("source <(..)", "source <(echo {q})"),
     (". /dev/stdin from a pipe", "echo {q} | . /dev/stdin"),
-    ("eval of a substitution", 'eval "$(echo {q})"'),
     ("bash <(..)", "bash <(echo {q})"),
     ("bash < <(..)", "bash < <(echo {q})"),
     ("parallel", "parallel {q} ::: x"),

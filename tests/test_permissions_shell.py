@@ -606,3 +606,23 @@ def test_check_shell_cli_prints_one_json_object_for_random_bytes(workspace: Path
 def test_huge_or_deeply_nested_input_never_hangs_and_is_never_allowed(
         workspace: Path, command: str) -> None:
     assert check_shell_json(command, workspace, ENV)["decision"] != "allow"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ('f=src/app.py; head -n 20 "${f/app/new}"', "allow"), ("b=readme; cat ${b^^}.md", "allow"),
+    ("x=a.b.ls; ${x##*.} -la", "allow"), ("x=RM; ${x,,} -rf src", "deny"),
+    ("x=a.b.rm; ${x##*.} -rf src", "deny"), ("x=rm.sh; ${x%.*} -rf src", "deny"),
+    ("x=git; ${x/#g/g} reset --hard", "deny"),
+    ('v=tool; tool=rm; command "${!v}" -f a.txt', "deny"),
+    ("v=tool; tool=cat; ${!v} README.md", "allow"), ('f=/etc/passwd; cat "${f/x/y}"', "ask"),
+    ("x=abc; echo ${#x}", "allow"), ("x=$(cat f); ${x,,} -rf src", "deny"),
+    ("eval \"$(printf 'ls -%s' la)\"", "allow"), ("git $(echo reset --hard)", "deny"),
+    ('bash -c "$(echo bHMgLWxh | base64 -d)"', "deny"),
+    ('declare "$(echo c=rm)"; $c -f a.txt', "deny"), ('declare "$(echo c=ls)"; $c -la', "allow"),
+    ("for n in {1..3}; do echo $((n * 2)); done", "allow"),
+])
+def test_parameter_operators_and_printed_words_are_computed(workspace: Path, command: str,
+                                                            expected: str) -> None:
+    """``${x/p/r}``, ``${x^^}``, ``${x#p}``, ``${!x}`` over known values, and the output of
+    ``$(echo ..)``/``$(printf ..)``, stand for what bash makes of them."""
+    assert decision(workspace, command) == expected, command

@@ -190,10 +190,17 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
-    Construct("a process substitution as the program, a function named like a command",
-              "opaque", "deny"),
-    Construct("${!x}, ${x@P} and other expansion operators in command position",
-              "opaque", "deny"),
+    Construct("${x^^} ${x,,} ${x^} ${x,} ${x@U} ${x@L} ${x@E}, ${x#p} ${x%p} (and ## %%), "
+              "${x/p/r} (and // /# /%), ${#x}, ${!x}", "modelled",
+              "computed from the known values (a pattern with quotes, escapes or classes: "
+              "only known at run time)"),
+    Construct("$(echo ..) and $(printf ..) as words", "modelled",
+              "their output stands for the words (split when unquoted); a decoder's output "
+              "stays code from a decoder"),
+    Construct("a process substitution as the program, a function named like a command "
+              "that does more than read", "opaque", "deny"),
+    Construct("${x@P}, ${!prefix*}, and operators over values only known at run time, in "
+              "command position", "opaque", "deny"),
     Construct("code stored in a variable that an arithmetic context evaluates", "opaque",
               "deny"),
     Construct("command_not_found_handle, any syntax node kind not listed", "opaque", "deny"),

@@ -131,3 +131,93 @@ def _tr_set(spec: str) -> str | None:
             out.append(spec[i])
             i += 1
     return "".join(out)
+
+
+_OPERATOR = re.compile(r"\$\{([A-Za-z_]\w*)(\^\^|,,|\^|,|##|#|%%|%|//|/#|/%|/|@[UuLE])(.*)\}",
+                       re.S)
+
+
+def parameter_operator(text: str) -> tuple[str, str, str] | None:
+    """``${x^^}``, ``${x#pat}``, ``${x/pat/rep}``, ``${x@U}``: (name, operator, argument),
+    or None for another form."""
+    m = _OPERATOR.fullmatch(text)
+    return None if m is None else (m.group(1), m.group(2), m.group(3))
+
+
+def apply_operator(value: str, op: str, arg: str) -> str | None:
+    """What bash makes of ``value`` under one operator; None when the pattern or the word
+    holds what is not computed here (quotes, escapes, expansions, classes)."""
+    if op in _CASES:
+        return None if arg else _cased(value, op)
+    if op == "@E":
+        return None if arg else unescape(value)
+    if re.search(r"[$`'\"\\]|\[[:!^]", arg):
+        return None
+    if op in ("#", "##", "%", "%%"):
+        return _trimmed(value, op, arg)
+    pat, _, rep = arg.partition("/")
+    return _replaced(value, op, pat, rep)
+
+
+_CASES = ("^^", ",,", "^", ",", "@U", "@u", "@L")
+
+
+def _cased(value: str, op: str) -> str | None:
+    if op in ("^^", "@U"):
+        return value.upper()
+    if op in (",,", "@L"):
+        return value.lower()
+    if op in ("^", "@u"):
+        return value[:1].upper() + value[1:]
+    if op == ",":
+        return value[:1].lower() + value[1:]
+    return None
+
+
+def _matches(text: str, pattern: str) -> bool:
+    return re.fullmatch(_glob_regex(pattern), text, re.S) is not None
+
+
+def _glob_regex(pattern: str) -> str:
+    out = []
+    for ch in pattern:
+        out.append(".*" if ch == "*" else "." if ch == "?" else ch if ch in "[]" else
+                   re.escape(ch))
+    return "".join(out)
+
+
+def _trimmed(value: str, op: str, pat: str) -> str:
+    """``#``/``##`` the shortest/longest matching prefix, ``%``/``%%`` suffix."""
+    sizes = range(len(value) + 1)
+    order = reversed(sizes) if op in ("##", "%%") else sizes
+    for n in order:
+        if op[0] == "#" and _matches(value[:n], pat):
+            return value[n:]
+        if op[0] == "%" and _matches(value[len(value) - n:], pat):
+            return value[:len(value) - n]
+    return value
+
+
+def _replaced(value: str, op: str, pat: str, rep: str) -> str:
+    """``/`` the first longest match, ``//`` every one, ``/#`` at the start, ``/%`` at
+    the end."""
+    if not pat:
+        return value
+    if op == "/#":
+        n = next((n for n in range(len(value), -1, -1) if _matches(value[:n], pat)), None)
+        return value if n is None else rep + value[n:]
+    if op == "/%":
+        n = next((n for n in range(len(value) + 1) if _matches(value[n:], pat)), None)
+        return value if n is None else value[:n] + rep
+    out, i = [], 0
+    while i < len(value):
+        end = next((j for j in range(len(value), i, -1) if _matches(value[i:j], pat)), None)
+        if end is None:
+            out.append(value[i])
+            i += 1
+            continue
+        out.append(rep)
+        i = end
+        if op == "/":
+            return "".join(out) + value[i:]
+    return "".join(out)

@@ -517,6 +517,7 @@ class _Walker(PathJudge, ShellValues):
         if found is None:
             self.unnamed.append(f"{keyword} sets a variable whose name is only known at run "
                                 "time (a subscript in it would run commands)")
+        held: dict[str, list[str]] = {}
         for value in found or ():
             name = value.partition("=")[0]
             if "$(" in name or "`" in name:
@@ -524,6 +525,11 @@ class _Walker(PathJudge, ShellValues):
             elif "[" in name:
                 self._arithmetic_text(name.partition("[")[2].rpartition("]")[0],
                                       f"{keyword} into an array element")
+            elif "=" in value and re.fullmatch(r"[A-Za-z_]\w*", name):
+                held.setdefault(name, []).append(value.partition("=")[2])
+        for name, values in held.items():  # declare "$(echo c=rm)": c holds rm
+            self._may_hold(name, values if len(found or ()) == len(values) else None,
+                           merge=False)
 
     def _indirect(self, node: Node, ctx: _Ctx) -> None:
         """``${!x}`` expands the variable named by x's value: a subscript in that value
@@ -1105,10 +1111,12 @@ class _Walker(PathJudge, ShellValues):
             return None if var is None else self._static_variable(_text(var, ctx))
         if t == "command_substitution":
             return self._static_output(node, ctx)
+        if t == "brace_expression":  # {1..3}: expanded where words are counted (a loop)
+            return [_text(node, ctx)]
         if t == "expansion" and any(c.type == "subscript" for c in node.children):
             return self._static_element(node, ctx)
         if t == "expansion":
-            return self._static_default(_text(node, ctx))
+            return self._static_expansion(_text(node, ctx))
         return None
 
     def _arg_words(self, node: Node, ctx: _Ctx) -> list[Word]:
@@ -1131,8 +1139,9 @@ class _Walker(PathJudge, ShellValues):
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
         word = self._word(node, ctx)
-        if word.value is None and word.dynamic in ("var", "other"):
-            return self._known_words(node, word, ctx)
+        if word.value is None and (word.dynamic in ("var", "other") or _prints_plainly(
+                node, ctx)):
+            return self._known_words(node, word, ctx)  # $(echo reset --hard): two words
         return [word]
 
     def _known_words(self, node: Node, word: Word, ctx: _Ctx) -> list[Word]:
@@ -1521,9 +1530,16 @@ class _Walker(PathJudge, ShellValues):
         if t == "command_substitution":
             inner = [c for c in node.named_children if c.type != "comment"]
             dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
+            printed = self._static_output(node, ctx) if _prints_plainly(node, ctx) else None
+            if printed and not re.search(r"[\s*?\[{]", printed[0]):  # one word, unglobbed
+                return Word(printed[0], text)
             return _paths_under(dirs) if dirs else Word(None, text, "subst")
         if t == "process_substitution":
             return Word(None, text, "subst")
+        if t == "expansion" and not any(c.type == "subscript" for c in node.children):
+            found = self._static_expansion(text)  # ${f/app/new}, ${b^^}, ${!v}
+            if found is not None and len(found) == 1:
+                return Word(found[0], text)
         return Word(None, text, "other")
 
     def _plain_word(self, text: str, at_start: bool) -> Word:
@@ -1563,6 +1579,9 @@ class _Walker(PathJudge, ShellValues):
                     out.append(_text(child, ctx))
                 continue
             w = self._word(child, ctx, at_start=i == 0 and not quoted)
+            if quoted and w.value is None and _prints_plainly(child, ctx):
+                printed = self._static_output(child, ctx)  # "$(printf ..)": one word
+                w = Word(printed[0], w.text) if printed else w
             listed = listed or w.text == LISTED
             if w.value is None:
                 dynamic = dynamic or w.dynamic or "other"
@@ -1716,6 +1735,17 @@ def _unwrapped(argv: list[str | None]) -> list[str | None]:
         if name == "timeout" and argv:
             argv = argv[1:]
     return argv
+
+
+def _prints_plainly(node: Node, ctx: _Ctx) -> bool:
+    """``$(echo ..)`` or ``$(printf ..)`` alone: its output stands for words. Output of a
+    decoder (``base64 -d``, ``rev``) stays a substitution: code from a decoder is refused."""
+    if node.type != "command_substitution":
+        return False
+    inner = [c for c in node.named_children if c.type != "comment"]
+    name = inner[0].child_by_field_name("name") if len(inner) == 1 and \
+        inner[0].type == "command" else None
+    return name is not None and _text(name, ctx) in ("echo", "printf")
 
 
 def _ran_silently(entries: Sequence[Mapping[str, Any]]) -> bool:

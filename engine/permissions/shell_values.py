@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from engine.permissions.constructs import arithmetic_problem, opaque_builtin
 from engine.permissions.effect import Effect, parse_opts, program_name
-from engine.permissions.expansion import printf_output
+from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
 from engine.permissions.words import INPUT_VAR, Word
 
 MAX_VALUES = 16
@@ -87,6 +87,25 @@ class ShellValues:
         if name in ("@", "*"):
             return [" ".join(args)]
         return [args[int(name) - 1] if 0 < int(name) <= len(args) else ""]
+
+    def _static_expansion(self, text: str) -> list[str] | None:
+        """``${x:-w}``, ``${x^^}``, ``${x#pat}``, ``${x/pat/rep}``, ``${#x}``, ``${!x}``:
+        every value when the variable's are known and the operator is computed here."""
+        found = parameter_operator(text)
+        if found is not None:
+            name, op, arg = found
+            values = self._static_variable(name)
+            out = None if values is None else [apply_operator(v, op, arg) for v in values]
+            return None if out is None or None in out else [v or "" for v in out]
+        m = re.fullmatch(r"\$\{(#|!)([A-Za-z_]\w*)\}", text)
+        if m is None:
+            return self._static_default(text)
+        values = self._static_variable(m.group(2))
+        if values is None or m.group(1) == "#":
+            return None if values is None else [str(len(v)) for v in values]
+        targets = [self._static_variable(v) if re.fullmatch(r"[A-Za-z_]\w*", v) else None
+                   for v in values]  # ${!x}: the variable x names
+        return None if None in targets else bounded([v for t in targets for v in t or ()])
 
     def _static_default(self, text: str) -> list[str] | None:
         """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``: the value or the alternative word."""
