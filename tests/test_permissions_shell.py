@@ -626,3 +626,20 @@ def test_parameter_operators_and_printed_words_are_computed(workspace: Path, com
     """``${x/p/r}``, ``${x^^}``, ``${x#p}``, ``${!x}`` over known values, and the output of
     ``$(echo ..)``/``$(printf ..)``, stand for what bash makes of them."""
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("case x in y) rm -rf src ;; *) ls ;; esac", "allow"),
+    ("case x in x) rm -rf src ;; *) ls ;; esac", "deny"),
+    ("case a.py in *.py|*.sh) ls ;; *) rm -rf src;; esac", "allow"),
+    ("case x in *) ls ;& y) rm -rf src ;; esac", "deny"),
+    ("case x in x) ls ;;& y) rm -rf src ;; *) cat a.txt ;; esac", "allow"),
+    ("case x in x) ls ;;& x) rm -rf src ;; esac", "deny"),
+    ('case x in "*") rm -rf src ;; esac', "allow"),
+    ("case x in $(rm -rf src)) ls ;; esac", "deny"),
+    ("case $(cat f) in y) rm -rf src ;; *) ls ;; esac", "deny"),
+    ("c=ls; case q in q) c=rm;; esac; $c -rf src", "deny"),
+])
+def test_a_case_over_a_known_word_walks_the_branches_bash_takes(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

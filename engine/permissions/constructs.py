@@ -104,6 +104,8 @@ class Construct:
 CONSTRUCTS: tuple[Construct, ...] = (
     Construct("pipelines, lists, groups, subshells, if/case/loops", "modelled",
               "every simple command judged"),
+    Construct("case WORD in PATTERN) ..;; with WORD and the patterns known", "modelled",
+              "only the branches bash takes are judged (;& falls through, ;;& tests on)"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",
               "the body is judged at each call with its words as $1..; once more with "
               "unknown words when no call is seen or a child bash may run it (export -f); "

@@ -178,6 +178,12 @@ def _matches(text: str, pattern: str) -> bool:
     return re.fullmatch(_glob_regex(pattern), text, re.S) is not None
 
 
+def glob_match(text: str, pattern: str, literal: bool = False) -> bool:
+    """Whether ``text`` matches a shell pattern (``*``, ``?``, ``[..]``); a quoted pattern
+    matches only itself."""
+    return text == pattern if literal else _matches(text, pattern)
+
+
 def _glob_regex(pattern: str) -> str:
     out = []
     for ch in pattern:

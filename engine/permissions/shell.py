@@ -38,7 +38,7 @@ from engine.permissions.constructs import (
     shell_code_var,
 )
 from engine.permissions.effect import Effect, is_dangerous_variable, program_name
-from engine.permissions.expansion import echo_output, filter_output, printf_output
+from engine.permissions.expansion import echo_output, filter_output, glob_match, printf_output
 from engine.permissions.listings import listed_dirs
 from engine.permissions.paths import Root
 from engine.permissions.programs import (
@@ -446,6 +446,47 @@ class _Walker(PathJudge, ShellValues):
             else:
                 self.unknown.add(name)
         self._loop_body(node, ctx)
+
+    def _case(self, node: Node, ctx: _Ctx) -> None:
+        """``case WORD in ..``: with WORD and the patterns known, only the branches bash
+        takes are walked (``;&`` falls through, ``;;&`` tests on); otherwise every one."""
+        subject = node.child_by_field_name("value")
+        items = [c for c in node.named_children if c.type == "case_item"]
+        if subject is not None:
+            self._visit(subject, ctx)
+        found = self._static(subject, ctx) if subject is not None else None
+        taken = self._taken(items, found[0], ctx) if found and len(found) == 1 else None
+        for item in items:
+            parts = _case_parts(item)
+            for pattern in parts[0]:
+                self._visit(pattern, ctx)
+            if taken is None or item.id in taken:
+                for child in parts[1]:
+                    self._visit(child, ctx)
+
+    def _taken(self, items: list[Node], subject: str, ctx: _Ctx) -> set[int] | None:
+        """The ids of the case items bash runs for ``subject``; None when a pattern before
+        the decision is only known at run time."""
+        taken: set[int] = set()
+        falling = False
+        for item in items:
+            patterns, _ = _case_parts(item)
+            if not falling:
+                words = [Word(_text(p, ctx), _text(p, ctx)) if p.type == "extglob_pattern"
+                         and not re.search(r"[$`\\'\"]", _text(p, ctx)) else
+                         self._word(p, ctx) for p in patterns]
+                if any(w.value is None for w in words):
+                    return None
+                falling = any(glob_match(subject, w.value or "", w.text[:1] in "'\"\\")
+                              for w in words)
+            if not falling:
+                continue
+            taken.add(item.id)
+            end = next((c.type for c in item.children if c.type in (";;", ";&", ";;&")), ";;")
+            if end == ";;":
+                return taken
+            falling = end == ";&"
+        return taken
 
     def _loop(self, node: Node, ctx: _Ctx) -> None:
         if node.type == "c_style_for_statement":
@@ -1623,6 +1664,7 @@ _HANDLERS = {
     "unset_command": _Walker._unset,
     "while_statement": _Walker._loop,
     "c_style_for_statement": _Walker._loop,
+    "case_statement": _Walker._case,
 }
 
 
@@ -1735,6 +1777,13 @@ def _unwrapped(argv: list[str | None]) -> list[str | None]:
         if name == "timeout" and argv:
             argv = argv[1:]
     return argv
+
+
+def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:
+    """A case item's patterns (before ``)``) and its body."""
+    close = next((i for i, c in enumerate(item.children) if c.type == ")"), len(item.children))
+    return ([c for c in item.children[:close] if c.is_named],
+            [c for c in item.children[close + 1:] if c.is_named])
 
 
 def _prints_plainly(node: Node, ctx: _Ctx) -> bool:
