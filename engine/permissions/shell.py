@@ -208,6 +208,12 @@ class _Walker(PathJudge, ShellValues):
     calling: list[str] = field(default_factory=list)
     calls: int = 0
     exports_functions: bool = False
+    downloads: set[str] = field(default_factory=set)
+    """Substitutions (their text) whose commands fetch from the network."""
+    downloaded: set[str] = field(default_factory=set)
+    """Variables assigned downloaded text."""
+    split_names: bool = False
+    """IFS was set: a program named by an expansion is split at a custom separator."""
     fork_bombs: set[str] = field(default_factory=set)
     """Functions whose body starts copies of themselves in a pipeline or the background."""
     tainted: set[str] = field(default_factory=set)
@@ -741,7 +747,10 @@ class _Walker(PathJudge, ShellValues):
         """``$(..)``, ``<(..)``: inner commands read the outer input; ``>(..)``: they read what
         the outer command writes into it, like the next stage of a pipeline."""
         fed = node.type == "process_substitution" and _text(node, ctx).startswith(">")
+        start = len(self.entries)
         self._children(node, replace(ctx, piped=fed, stdin=None))
+        if any(e["risk"] == "network" for e in self.entries[start:]):
+            self.downloads.add(_text(node, ctx))
 
     def _pipeline(self, node: Node, ctx: _Ctx) -> None:
         stages = [c for c in node.named_children if c.type != "comment"]
@@ -891,6 +900,8 @@ class _Walker(PathJudge, ShellValues):
         if shell_code_var(var):
             self._entry([Word.of(_text(node, ctx))], "exec", "deny",
                         [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
+        elif var == "IFS" and self._static_value(node, ctx):
+            self.split_names = True  # modelled: only a program named through it is asked
         elif is_dangerous_variable(var):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
@@ -902,6 +913,22 @@ class _Walker(PathJudge, ShellValues):
         self._stored_code(node, ctx)
         self._command_variable(node, ctx)
         self._children(node, replace(ctx, piped=False, stdin=None))
+        value = _text(node, ctx).partition("=")[2]
+        if any(d in value for d in self.downloads) or self._names_download(value):
+            self.downloaded.add(var)  # c=$(curl ..): c holds downloaded text
+        else:
+            self.downloaded.discard(var)
+
+    def _static_value(self, node: Node, ctx: _Ctx) -> bool:
+        """Whether an assignment's value is one known string (IFS=$'\\n' is modelled)."""
+        value = node.child_by_field_name("value")
+        found = self._static(value, ctx) if value is not None else [""]
+        return found is not None and len(found) == 1
+
+    def _names_download(self, text: str) -> bool:
+        """Whether ``text`` expands a variable holding downloaded text, or a download."""
+        return any(d in text for d in self.downloads) or any(
+            m in self.downloaded for m in re.findall(r"\$\{?([A-Za-z_]\w*)", text))
 
     def _command_variable(self, node: Node, ctx: _Ctx) -> None:
         """``GIT_SSH_COMMAND='...'``, ``EDITOR=...``: a value some program runs as a command."""
@@ -1189,8 +1216,10 @@ class _Walker(PathJudge, ShellValues):
         """An argument made of variables whose value is known (``x='rm -rf d'; eval "$x"``):
         that value, split into words when unquoted; unknown when it may hold several."""
         text = _text(node, ctx)
-        if _special_variable(node, ctx) and not (ctx.depth and self.positional is not None):
-            return [word]  # $1, $@: what a caller passes, unless bash -c CODE ARGS gave them
+        if _special_variable(node, ctx) and not ((ctx.depth or self.calling) and
+                                                 self.positional is not None):
+            return [word]  # $1, $@: what a caller passes, unless bash -c CODE ARGS or a
+            # function call seen in this command gave them
         cands = self._static(node, ctx)
         if cands is None or len(cands) != 1:
             return [word]
@@ -1306,13 +1335,7 @@ class _Walker(PathJudge, ShellValues):
         e = analyze(argv)
         if self._call(e, ctx):
             return
-        if e.argv and (e.argv[0].text == LISTED or (
-                not program_name(e.argv[0]) and e.argv[0].value is None)):
-            self.unnamed.append(f"the program {e.argv[0].text} is only known at run time")
-            if ctx.piped:
-                e.at_least("deny", "pipes data into a program the preview cannot name (it "
-                                   "may be a shell)")
-            self._maybe_shell_code(e, ctx)
+        self._hidden_name(e, ctx)
         ifs = (exported or {}).get("IFS", [self.ifs or ""]) if self.ifs is not None or (
             "IFS" in (exported or {})) else None
         self._builtin(e, ctx.stdin,  # a pipe's printed text too: read in the same stage
@@ -1354,6 +1377,22 @@ class _Walker(PathJudge, ShellValues):
         for var, (held, unknown) in saved.items():
             self._hold(var, held, unknown)
 
+    def _hidden_name(self, e: Effect, ctx: _Ctx) -> None:
+        """A program whose name is only known at run time, named by a download, or split
+        at a custom IFS."""
+        if e.argv and (e.argv[0].text == LISTED or (
+                not program_name(e.argv[0]) and e.argv[0].value is None)):
+            self.unnamed.append(f"the program {e.argv[0].text} is only known at run time")
+            if self._names_download(e.argv[0].text):
+                e.at_least("deny", "runs a program named by downloaded text, like code "
+                                   "piped from a download into a shell")
+            if ctx.piped:
+                e.at_least("deny", "pipes data into a program the preview cannot name (it "
+                                   "may be a shell)")
+            self._maybe_shell_code(e, ctx)
+        if self.split_names and e.argv and "$" in e.argv[0].text and self.ifs != " \t\n":
+            e.at_least("ask", "the program is named by words split at a custom IFS")
+
     def _call(self, e: Effect, ctx: _Ctx) -> bool:
         """A call of a function this command defined, in the shell that defined it: its body
         is judged with the call's words as ``"$@"`` (``run(){ "$@"; }; run wc -l f`` runs
@@ -1371,10 +1410,12 @@ class _Walker(PathJudge, ShellValues):
         outer = (self.argv0, self.positional)
         self.positional = None if None in known else [v or "" for v in known]
         self.calling.append(name)
-        start = len(self.entries)
+        start, ifs = len(self.entries), self.ifs
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin))
         self.calling.pop()
         self.argv0, self.positional = outer
+        if re.search(r"\blocal\b[^;\n]*\bIFS=", _text(body, where)):
+            self.ifs = ifs  # local IFS=,: back to the caller's value on return
         if name in RULES and any(x["decision"] != "allow" for x in self.entries[start:]):
             self._entry(e.argv, "exec", "deny", [
                 f"{name} was defined earlier in this command under a program's name: the "
