@@ -666,3 +666,16 @@ def test_a_program_named_by_downloaded_text_is_refused(workspace: Path, command:
 def test_a_known_ifs_is_modelled_and_a_program_named_through_it_asked(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("grep -c foo <<EOF\n$(cat a.txt)\nfoo\nEOF", "allow"),
+    ("cat <<EOF\n$(rm -rf src)\nEOF", "deny"), ("cat <<EOF\n`rm -rf src`\nEOF", "deny"),
+    ("cat <<EOF\nx `ls` y `rm -rf src`\nEOF", "deny"), ("cat <<EOF\n`ls`\nEOF", "allow"),
+    ("cat <<'EOF'\n`rm -rf src`\nEOF", "allow"), ("cat <<EOF\nx \\`rm -rf src\\` y\nEOF", "allow"),
+    ("bash <<EOF\n`cat a.txt`\nEOF", "deny"), ("cat <<EOF\nx ` y\nEOF", "ask"),
+])
+def test_a_here_doc_s_substitutions_are_judged_backquotes_included(
+        workspace: Path, command: str, expected: str) -> None:
+    """The grammar does not read backquotes in a here-doc's body; bash runs them."""
+    assert decision(workspace, command) == expected, command

@@ -81,6 +81,8 @@ MAX_DEPTH = 4
 _LANGUAGE = Language(tree_sitter_bash.language())
 _PARSER = Parser(_LANGUAGE)
 
+_BACKQUOTED = re.compile(r"(?<!\\)`((?:[^`\\]|\\.)*)`", re.S)
+"""A backquoted command substitution (escapes inside kept for the caller to undo)."""
 _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _IFS = re.compile(r"\$\{?IFS\b")
 _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
@@ -716,10 +718,25 @@ class _Walker(PathJudge, ShellValues):
         return None
 
     def _heredoc(self, node: Node, ctx: _Ctx) -> None:
-        """``cat <<E | bash``: the pipeline after the here-doc's start reads its output."""
+        """``cat <<E | bash``: the pipeline after the here-doc's start reads its output.
+        An unquoted body's backquotes run, and the grammar does not read them: each is
+        judged as the command it holds."""
+        start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
+        quoted = start is not None and _text(start, ctx)[:1] in ("'", '"', "\\")
         for child in node.named_children:
             self._visit(child, replace(ctx, piped=True, stdin=None)
                         if child.type == "pipeline" else ctx)
+            if child.type == "heredoc_body" and not quoted:
+                self._backquoted(_text(child, ctx), ctx)
+
+    def _backquoted(self, text: str, ctx: _Ctx) -> None:
+        """The commands of backquoted substitutions in text bash expands (a here-doc)."""
+        bare = re.sub(r"\\.", "", text, flags=re.S)
+        if bare.count("`") % 2:
+            self.problems.append("a here-doc has an unclosed backquote")
+        for m in _BACKQUOTED.finditer(text):
+            self.run(re.sub(r"\\([`$\\])", r"\1", m.group(1)), "a here-doc's `..`",
+                     ctx.depth + 1)
 
     def _unset(self, node: Node, ctx: _Ctx) -> None:
         """``unset c``: ``$c`` may now expand to nothing (the next word becomes the program);
@@ -873,10 +890,12 @@ class _Walker(PathJudge, ShellValues):
             body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
             text = _text(body, ctx) if body is not None else ""
             quoted = start is not None and _text(start, ctx)[:1] in ("'", '"', "\\")
-            if not quoted and body is not None and body.named_children:
-                subst = _has_type(body, ("command_substitution", "process_substitution"))
-                if subst:  # a variable alone is judged by the program that reads it
-                    self.floors.append(("ask", "a here-doc fed to a program runs commands"))
+            if not quoted and body is not None and (body.named_children or
+                                                     _BACKQUOTED.search(text)):
+                subst = _has_type(body, ("command_substitution", "process_substitution")) or \
+                    _BACKQUOTED.search(text) is not None
+                # the commands in it are judged where the walk meets them; what it holds is
+                # judged by the program that reads it (a shell: code only known at run time)
                 return Word(None, text, "subst" if subst else "var")
             return Word.of(text)
         if node.type == "herestring_redirect":
