@@ -679,3 +679,17 @@ def test_a_here_doc_s_substitutions_are_judged_backquotes_included(
         workspace: Path, command: str, expected: str) -> None:
     """The grammar does not read backquotes in a here-doc's body; bash runs them."""
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("x='$(rm -f a.txt)'; printf '%s\\n' \"$x\"", "allow"),
+    ("x='$(rm -rf src)'; eval \"$x\"", "deny"), ("x='a[$(rm -rf src)]'; (( x ))", "deny"),
+    ("x='$(rm -rf src)'; echo ${x@P}", "deny"), ("x='$(rm -rf src)'; bash -c \"$x\"", "deny"),
+    ("x='$(rm -rf src)'; sh -c \"echo $x\"", "deny"),
+    ("x='$(rm -rf src)'; trap \"$x\" EXIT", "deny"),
+])
+def test_code_stored_in_a_variable_is_judged_where_it_is_evaluated(
+        workspace: Path, command: str, expected: str) -> None:
+    """Text that looks like code is data until something evaluates it: printing it is a
+    read; eval, bash -c, ${x@P}, arithmetic and traps judge the code."""
+    assert decision(workspace, command) == expected, command

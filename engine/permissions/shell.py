@@ -929,7 +929,6 @@ class _Walker(PathJudge, ShellValues):
             self.ifs = None if "IFS" in self.unknown else "".join(self.known.get("IFS", []))
         if var in self.integers:
             self._integer_assignment(var, node, ctx)
-        self._stored_code(node, ctx)
         self._command_variable(node, ctx)
         self._children(node, replace(ctx, piped=False, stdin=None))
         value = _text(node, ctx).partition("=")[2]
@@ -1026,15 +1025,6 @@ class _Walker(PathJudge, ShellValues):
             self._arithmetic_text(v, f"the integer variable {var}")
         self.numeric.add(var)
 
-    def _stored_code(self, node: Node, ctx: _Ctx) -> None:
-        """``x='$(cmd)'`` stores code that ``${x@P}``, ``$((x))`` or ``eval`` can run later."""
-        value = node.child_by_field_name("value")
-        if value is not None and value.type in ("raw_string", "string", "ansi_c_string",
-                                                 "concatenation"):
-            w = self._word(value, ctx)
-            if w.value is not None and ("$(" in w.value or "`" in w.value):
-                self.floors.append(("ask", "stores shell code in a variable"))
-
     def _file_redirect(self, node: Node, ctx: _Ctx) -> None:
         op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
         dest = node.child_by_field_name("destination")
@@ -1087,7 +1077,6 @@ class _Walker(PathJudge, ShellValues):
                 assigned.append(_text(var, ctx) if var is not None else "")
                 value = child.child_by_field_name("value")
                 exported[assigned[-1]] = self._static(value, ctx) if value is not None else [""]
-                self._stored_code(child, ctx)
                 self._command_variable(child, ctx)
                 self._children(child, replace(ctx, piped=False, stdin=None))
             elif child.type in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
