@@ -269,6 +269,10 @@ MODELLED = (
     ("${x#prefix}", "x=_{p}; ${{x#_}} {args}"),
     ("${x/pattern/}", "x={p}_; ${{x/_/}} {args}"),
     ("eval of a substitution", 'eval "$(echo {q})"'),
+    # a coprocess is judged like cmd &
+    ("coproc", "coproc {cmd}"),
+    ("coproc group", "coproc {{ {cmd}; }}"),
+    ("coproc named", "coproc w {{ {cmd}; }}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -278,7 +282,6 @@ STRANGE = (
     ("path through ..", "/usr/local/../bin/{cmd}"),
     ("$(which)", '"$(which {p})" {args}'),
     ("$(command -v)", "$(command -v {p}) {args}"),
-    ("coproc", "coproc {cmd}"),
     ("$SHELL -c", "$SHELL -c {q}"),
     ("associative array", "declare -A m=([k]={p}); ${{m[k]}} {args}"),
     ("array slice", 'a=({cmd}); "${{a[@]:0}}"'),
@@ -325,8 +328,6 @@ STRANGE = (
     ("runuser -u", "runuser -u agent -- {cmd}"),
     ("runuser -c", "runuser agent -c {q}"),
     ("script -c", "script -qc {q} /dev/null"),
-    ("coproc group", "coproc {{ {cmd}; }}"),
-    ("coproc named", "coproc w {{ {cmd}; }}"),
     # names that stand for something else
     ("alias on its own lines", "shopt -s expand_aliases\nalias x={q}\nx"),
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),

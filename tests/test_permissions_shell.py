@@ -693,3 +693,14 @@ def test_code_stored_in_a_variable_is_judged_where_it_is_evaluated(
     """Text that looks like code is data until something evaluates it: printing it is a
     read; eval, bash -c, ${x@P}, arithmetic and traps judge the code."""
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ('coproc C { cat README.md; }; cat <&"${C[0]}"', "allow"), ("coproc (ls)", "allow"),
+    ("coproc { rm -rf src; }", "deny"), ("coproc bash", "deny"),
+    ('coproc C { bash; }; echo "rm -rf src" >&"${C[1]}"', "deny"),
+    ("if true; then coproc python3; fi", "deny"), ("echo coproc x", "allow"),
+])
+def test_a_coprocess_is_judged_like_a_stage_this_shell_feeds(workspace: Path, command: str,
+                                                              expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -125,8 +125,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "modelled", "values are cased; a subscript in a named value is evaluated, so "
               "code in it is refused"),
     Construct("coproc [NAME] { ..; }, >(..), /proc/self/exe", "modelled",
-              "the group runs; a shell in >(..) reads the command's output; "
-              "/proc/self/exe is bash"),
+              "the group runs like a pipeline's stage fed by this shell (a shell in it is "
+              "refused); a shell in >(..) reads the command's output; /proc/self/exe is bash"),
     Construct("a script written earlier in the command, then run", "modelled",
               "its content is not shown: ask, and deny under --approval auto"),
     Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints "

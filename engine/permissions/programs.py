@@ -48,7 +48,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "exec": Wrapper("a"),
     "nice": Wrapper("n", _fs("--adjustment")),
     "nohup": Wrapper(),
-    "coproc": Wrapper(risk="exec", why="in the background, wired to this shell"),
+    "coproc": Wrapper(),
     "timeout": Wrapper("sk", _fs("--signal", "--kill-after"), positionals=1),
     "stdbuf": Wrapper("ioe", _fs("--input", "--output", "--error")),
     "time": Wrapper("fo", _fs("--format", "--output"), write_options=_fs("-o", "--output")),

@@ -97,8 +97,10 @@ MAX_CALLS = 32
 """Calls of this command's functions judged with their arguments; later ones are not."""
 _SAME_SHELL = ("", "eval", "trap", "source", ".")
 """Where code runs in the shell that defined the functions (not a child shell)."""
-_COPROC = re.compile(r"(?<![\w$-])coproc\s+(?:[A-Za-z_]\w*\s+)?(?=\{\s|\()")
-"""``coproc NAME { ..; }``: a form of coprocess the grammar does not read."""
+_COPROC = re.compile(r"(^|[;&|(){}\n]|\b(?:then|do|else)\b)(\s*)coproc\s+"
+                     r"(?:[A-Za-z_]\w*\s+(?=\{\s|\())?")
+"""``coproc [NAME] { ..; }``, ``coproc CMD`` in command position: the grammar does not read
+the named form."""
 _ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=")
 """``${X:=w}``, ``${X=w}``: an expansion that assigns X."""
 _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
@@ -268,10 +270,8 @@ class _Walker(PathJudge, ShellValues):
             self.cwds.append(self.ws)
             self.known["_"] = ["bash"]
         text = _LINE_CONTINUATION.sub(r"\1", text)
-        if _COPROC.search(text):  # coproc [NAME] { ..; }: the group runs in the background
-            self.floors.append(("ask", "coproc runs a command in the background, wired to "
-                                       "this shell"))
-            text = _COPROC.sub("", text)
+        if _COPROC.search(text):  # coproc [NAME] { ..; }, coproc CMD: judged like cmd &
+            text = _COPROC.sub(r"\1\2: | ", text)  # fed by this shell, like a pipe
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
         root = _PARSER.parse(src).root_node
