@@ -704,3 +704,27 @@ def test_code_stored_in_a_variable_is_judged_where_it_is_evaluated(
 def test_a_coprocess_is_judged_like_a_stage_this_shell_feeds(workspace: Path, command: str,
                                                               expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("echo 'rm -rf src' > x.sh; bash x.sh", "deny"), ("echo 'ls -la' > x.sh; bash x.sh", "ask"),
+    ("echo 'rm -rf $1' > x.sh; bash x.sh src", "deny"),
+    ("echo 'ls' > x.sh; echo 'rm -rf src' >> x.sh; bash x.sh", "deny"),
+    ("echo 'rm -rf src' > x; chmod +x x; ./x", "deny"),
+    ("mkdir -p bin; printf '#!/bin/sh\\nrm -rf \"$@\"\\n' > bin/ls; chmod +x bin/ls; "
+     "PATH=bin:$PATH ls src", "deny"),
+    ("echo rm -rf src > ls; export PATH=.:$PATH; ls", "deny"),
+    ("ln -s /bin/rm ./ls; ./ls -rf src", "deny"), ("cp /bin/rm x; ./x -rf src", "deny"),
+    ("ln -s /usr/bin/git g && ./g reset --hard", "deny"), ("ln -s /bin/ls l; ./l", "ask"),
+])
+def test_a_file_this_command_writes_or_links_then_runs_is_judged_as_what_it_holds(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
+def test_a_written_file_whose_content_is_not_shown_is_refused_under_auto(
+        workspace: Path) -> None:
+    for command in ("echo ls > x.sh; sed -i s/ls/rm/ x.sh; bash x.sh",
+                    "echo $(curl -s y) > x.sh; bash x.sh"):
+        assert decision(workspace, command) == "ask", command
+        assert decision(workspace, command, "auto") == "deny", command

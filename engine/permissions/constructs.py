@@ -127,8 +127,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("coproc [NAME] { ..; }, >(..), /proc/self/exe", "modelled",
               "the group runs like a pipeline's stage fed by this shell (a shell in it is "
               "refused); a shell in >(..) reads the command's output; /proc/self/exe is bash"),
-    Construct("a script written earlier in the command, then run", "modelled",
-              "its content is not shown: ask, and deny under --approval auto"),
+    Construct("a script written earlier in the command, then run (by path, by a shell, "
+              "or through a PATH naming its folder); ln -s / cp of a program", "modelled",
+              "shell code written by a static echo/printf is judged with the call's words; "
+              "other content is not shown: ask, and deny under --approval auto; a link or "
+              "copy of a program runs that program"),
     Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints "
               "(widths and precisions applied; %q and other conversions: only known at run "
               "time)"),

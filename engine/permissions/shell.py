@@ -189,6 +189,8 @@ class _Ctx:
     """Files the redirected command reads: ``>`` empties them before it reads them."""
     listed: tuple[str, ...] = ()
     """Standard input is a listing of paths under these directories (``find . | xargs``)."""
+    printed: str | None = None
+    """What the redirected command prints, when a static echo or printf (None: unknown)."""
 
 
 @dataclass(slots=True)
@@ -216,6 +218,10 @@ class _Walker(PathJudge, ShellValues):
     """Substitutions (their text) whose commands fetch from the network."""
     downloaded: set[str] = field(default_factory=set)
     """Variables assigned downloaded text."""
+    contents: dict[str, str] = field(default_factory=dict)
+    """Files this command wrote with a static echo or printf: path -> what they hold."""
+    links: dict[str, str] = field(default_factory=dict)
+    """Files this command made a link to or a copy of a program: path -> the program."""
     split_names: bool = False
     """IFS was set: a program named by an expansion is split at a custom separator."""
     fork_bombs: set[str] = field(default_factory=set)
@@ -824,9 +830,11 @@ class _Walker(PathJudge, ShellValues):
             start = len(self.entries)
             self._visit(body, replace(ctx, stdin=stdin))
             silent = silent or _ran_silently(self.entries[start:])
+        printed = self._printed(body, ctx) if body is not None else None
         for child in node.named_children:
             if body is None or child.id != body.id:
-                self._visit(child, replace(ctx, truncate=silent, read_back=read))
+                self._visit(child, replace(ctx, truncate=silent, read_back=read,
+                                           printed=printed))
 
     def _opens_only(self, node: Node, ctx: _Ctx) -> bool:
         """``exec 3>a.txt``: exec without a program only opens files, so ``>`` empties one
@@ -1038,6 +1046,7 @@ class _Walker(PathJudge, ShellValues):
         if op in _WRITE_OPS:
             if word.value:
                 self.written.add(os.path.normpath(word.value))
+                self._wrote(os.path.normpath(word.value), op, ctx.printed)
             self._redirect_entry(op, word, True, ctx)
             emptied = op in (">", ">|", "&>") and word.value not in NULL_DEVICES
             if emptied and ctx.truncate:
@@ -1050,6 +1059,14 @@ class _Walker(PathJudge, ShellValues):
                              "command reads it"], "deny", ctx)
         elif op in _READ_OPS:
             self._redirect_entry(op, word, False, ctx)
+
+    def _wrote(self, path: str, op: str, printed: str | None) -> None:
+        """What a ``>``/``>>`` target holds after a static echo or printf; else unknown."""
+        before = "" if op in (">", ">|") else self.contents.get(path)
+        if printed is None or before is None or op not in (">", ">|", ">>"):
+            self.contents.pop(path, None)
+        else:
+            self.contents[path] = before + printed
 
     def _redirect_entry(self, op: str, word: Word, for_write: bool, ctx: _Ctx) -> None:
         if word.value in NULL_DEVICES:
@@ -1340,7 +1357,9 @@ class _Walker(PathJudge, ShellValues):
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
-        e = analyze(argv)
+        if argv and argv[0].value and os.path.normpath(argv[0].value) in self.links:
+            argv = [Word(self.links[os.path.normpath(argv[0].value)], argv[0].text), *argv[1:]]
+        e = analyze(argv)  # ./ls after ln -s /bin/rm ls is rm
         if self._call(e, ctx):
             return
         self._hidden_name(e, ctx)
@@ -1350,7 +1369,7 @@ class _Walker(PathJudge, ShellValues):
                       ifs[0] if ifs is not None and len(ifs) == 1 else None)
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
             self.ifs = None if "IFS" in self.unknown else "".join(self.known["IFS"])
-        self._runs_written(e)
+        self._runs_written(e, ctx, exported)
         for var in assigned:
             if shell_code_var(var):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
@@ -1504,17 +1523,65 @@ class _Walker(PathJudge, ShellValues):
                 nested = _fed_words(nested, ctx.stdin.value)
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
 
-    def _runs_written(self, e: Effect) -> None:
-        """``echo CODE > x.sh; bash x.sh``: a script written earlier in the command is run;
-        what it holds is not shown, like a program only known at run time."""
+    def _runs_written(self, e: Effect, ctx: _Ctx,
+                      exported: Mapping[str, list[str] | None] | None) -> None:
+        """``echo CODE > x.sh; bash x.sh``, ``PATH=bin:$PATH ls`` after writing ``bin/ls``:
+        a file written earlier in the command is run. Shell code written by a static
+        ``echo``/``printf`` is judged with the call's words; anything else is not shown, like a
+        program only known at run time."""
         name = program_name(e.argv[0]) if e.argv else ""
         runners = SHELLS | INTERPRETERS | {"source", "."}
-        ran = e.argv[:1] + (e.argv[1:] if name in runners else [])
-        if any(w.value and os.path.normpath(w.value) in self.written for w in ran):
-            self.unnamed.append("runs a file written earlier in this command")
-            e.at_least("ask", "runs a file written earlier in this command: what it holds "
-                              "is not shown")
-        self.written.update(os.path.normpath(w.value) for w in e.writes if w.value)
+        at = next((i for i, w in enumerate(e.argv[1:], 1) if not (w.value or "-").startswith(
+            "-")), None) if name in runners else 0
+        ran = self._ran_file(e.argv[at], exported) if at is not None and e.argv else None
+        if ran is not None and at is not None:
+            code = self.contents.get(ran)
+            if code is not None and (name in SHELLS | {"source", "."} or (
+                    at == 0 and re.match(r"#!\s*(/usr)?/bin/(env\s+)?(ba|da)?sh\b|[^#]", code))):
+                self.run(code, f"{e.argv[at].shown}, written by this command", ctx.depth + 1,
+                         e.argv[at:])
+            else:
+                self.unnamed.append("runs a file written earlier in this command")
+                e.at_least("ask", "runs a file written earlier in this command: what it "
+                                  "holds is not shown")
+        for w in e.writes:
+            if w.value:
+                self.written.add(os.path.normpath(w.value))
+                if name not in _METADATA_WRITERS:
+                    self.contents.pop(os.path.normpath(w.value), None)
+        self._links(e)
+
+    def _ran_file(self, word: Word, exported: Mapping[str, list[str] | None] | None
+                  ) -> str | None:
+        """The written file a program word runs: its path, or NAME found through a PATH
+        that names a folder this command wrote into."""
+        if not word.value:
+            return None
+        if "/" in word.value or os.path.normpath(word.value) in self.written:
+            found = os.path.normpath(word.value)
+            return found if found in self.written else None
+        exported = exported or {}
+        path = exported["PATH"] if "PATH" in exported else self.known.get("PATH")
+        if path is None and ("PATH" in exported or "PATH" in self.tainted):
+            # a PATH only known at run time: a written file of that name may be the one
+            return next((f for f in sorted(self.written) if os.path.basename(f) == word.value),
+                        None)
+        for folder in (path[0].split(":") if path and len(path) == 1 else []):
+            found = os.path.normpath(os.path.join(folder or ".", word.value))
+            if found in self.written:
+                return found
+        return None
+
+    def _links(self, e: Effect) -> None:
+        """``ln -s /bin/rm ls``, ``cp /bin/rm ls``: the new file is that program."""
+        name = program_name(e.argv[0]) if e.argv else ""
+        if name not in ("ln", "cp", "install"):
+            return
+        opts = [w.value or "" for w in e.argv[1:] if (w.value or "").startswith("-")]
+        files = [w.value for w in e.argv[1:] if not (w.value or "").startswith("-")]
+        if len(files) == 2 and None not in files and not any(
+                o.startswith(("-t", "--target")) for o in opts):
+            self.links[os.path.normpath(files[1] or "")] = files[0] or ""
 
     def _maybe_shell_code(self, e: Effect, ctx: _Ctx) -> None:
         """``$SHELL -c CODE``: a program only known at run time may be a shell, so the code
@@ -1833,6 +1900,10 @@ def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:
     close = next((i for i, c in enumerate(item.children) if c.type == ")"), len(item.children))
     return ([c for c in item.children[:close] if c.is_named],
             [c for c in item.children[close + 1:] if c.is_named])
+
+
+_METADATA_WRITERS = frozenset({"chmod", "chown", "chgrp", "touch", "setfacl", "chattr"})
+"""Programs that change a file's metadata, not what it holds."""
 
 
 def _prints_plainly(node: Node, ctx: _Ctx) -> bool:

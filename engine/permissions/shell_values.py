@@ -214,9 +214,11 @@ class ShellValues:
             arrays = o.positionals[:1] or [Word.of("MAPFILE")]
             names = []
         text = stdin.value if stdin is not None else None
-        if o.has("-n", "-N", "-d", "-u"):  # a count, a delimiter or another input: not lines
+        delim = o.get("-d")  # -d '': records end at a NUL byte
+        end = "\n" if delim is None else None if delim.value is None else delim.value[:1] or "\0"
+        if o.has("-n", "-N", "-u") or end is None:  # a count or another input: not records
             text = None
-        lines = (text or "").split("\n") if text is not None else None
+        lines = (text or "").split(end or "\n") if text is not None else None
         if lines is not None and len(lines) > 1 and lines[-1] == "":
             lines.pop()
         for w in names:
