@@ -256,12 +256,17 @@ MODELLED = (
     ("function calling a local", "f() {{ local c={p}; $c {args}; }}; f"),
     ("function running its arguments", 'run() {{ "$@"; }}; run {cmd}'),
     ("function then call", "f() {{ {cmd}; }}; f"),
+    ("function keyword then call", "function f {{ {cmd}; }}; f"),
+    ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
+    ("trap RETURN", "trap {q} RETURN; f() {{ :; }}; f"),
+)
+"""Templates the classifier models: the program is decoded and judged on its own."""
+
+STRANGE = (
+    # decoded, but not ordinary use: a person sees them (ask), and what they hide is
+    # judged (deny when destructive)
     ("function shadowing cd", "cd() {{ {cmd}; }}; cd ."),
     ("function keyword shadowing echo", "function echo {{ {cmd}; }}; echo hi"),
-    ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
-    ("function keyword then call", "function f {{ {cmd}; }}; f"),
-    ("trap RETURN", "trap {q} RETURN; f() {{ :; }}; f"),
-    # parameter operators and ${!x} over known values, echo/printf output as code
     ("indirect expansion", "v=c; c={p}; ${{!v}} {args}"),
     ("two-step indirection", "c={p}; v=c; ${{!v}} {args}"),
     ("${x@E}", "x={p}; ${{x@E}} {args}"),
@@ -269,14 +274,9 @@ MODELLED = (
     ("${x#prefix}", "x=_{p}; ${{x#_}} {args}"),
     ("${x/pattern/}", "x={p}_; ${{x/_/}} {args}"),
     ("eval of a substitution", 'eval "$(echo {q})"'),
-    # a coprocess is judged like cmd &
     ("coproc", "coproc {cmd}"),
     ("coproc group", "coproc {{ {cmd}; }}"),
     ("coproc named", "coproc w {{ {cmd}; }}"),
-)
-"""Templates the classifier models: the program is decoded and judged on its own."""
-
-STRANGE = (
     # a link on the way may lead elsewhere than the path reads: judged as the program it
     # names when that is stricter, never less than ask
     ("path through ..", "/usr/local/../bin/{cmd}"),

@@ -40,7 +40,8 @@ def _eval(e: Effect, args: list[Word]) -> None:
     if not args:
         return
     if all(a.value is not None for a in args):
-        e.scripts.append(("eval", Word.of(" ".join(a.value or "" for a in args))))
+        e.scripts.append(("eval", Word(" ".join(a.value or "" for a in args),
+                                       " ".join(a.text for a in args))))
     else:
         e.scripts.append(("eval", _first_dynamic(args)))
 

@@ -276,7 +276,9 @@ class _Walker(PathJudge, ShellValues):
             self.cwds.append(self.ws)
             self.known["_"] = ["bash"]
         text = _LINE_CONTINUATION.sub(r"\1", text)
-        if _COPROC.search(text):  # coproc [NAME] { ..; }, coproc CMD: judged like cmd &
+        if _COPROC.search(text):  # coproc [NAME] { ..; }, coproc CMD: judged like a stage
+            self.floors.append(("ask", "coproc runs a command in the background, wired to "
+                                       "this shell"))
             text = _COPROC.sub(r"\1\2: | ", text)  # fed by this shell, like a pipe
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
@@ -1419,6 +1421,8 @@ class _Walker(PathJudge, ShellValues):
             self._maybe_shell_code(e, ctx)
         if self.split_names and e.argv and "$" in e.argv[0].text and self.ifs != " \t\n":
             e.at_least("ask", "the program is named by words split at a custom IFS")
+        if e.argv and _COMPUTED_NAME.search(e.argv[0].text):
+            e.at_least("ask", "the program's name is computed by an expansion operator")
 
     def _call(self, e: Effect, ctx: _Ctx) -> bool:
         """A call of a function this command defined, in the shell that defined it: its body
@@ -1443,10 +1447,16 @@ class _Walker(PathJudge, ShellValues):
         self.argv0, self.positional = outer
         if re.search(r"\blocal\b[^;\n]*\bIFS=", _text(body, where)):
             self.ifs = ifs  # local IFS=,: back to the caller's value on return
-        if name in RULES and any(x["decision"] != "allow" for x in self.entries[start:]):
+        ran = self.entries[start:]
+        if name in RULES and any(x["decision"] != "allow" for x in ran):
             self._entry(e.argv, "exec", "deny", [
                 f"{name} was defined earlier in this command under a program's name: the "
                 "call runs more than a read in its place"], "deny", ctx)
+        elif name in RULES and not any(program_name(Word.of(str(x["argv"][0]))) == name
+                                       for x in ran if x["argv"]):
+            self._entry(e.argv, "exec", "ask", [
+                f"{name} was defined earlier in this command under a program's name and runs "
+                "other programs in its place"], "", ctx)
         return True
 
     def _hidden_command(self, e: Effect, ctx: _Ctx) -> None:
@@ -1635,6 +1645,9 @@ class _Walker(PathJudge, ShellValues):
             e.at_least("ask", f"{e.argv[0].shown} runs what it reads from a pipe")
 
     def _script(self, how: str, code: Word, ctx: _Ctx, args: list[Word] | None = None) -> None:
+        if code.value is not None and code.text != code.value and re.search(
+                r"\$\(|`", re.sub(r"'[^']*'", "", code.text)):  # eval "$(echo ..)"
+            self.floors.append(("ask", f"{how} runs code a command prints"))
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
             self.run(text, how, ctx.depth + 1, args)
@@ -1902,6 +1915,8 @@ def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:
             [c for c in item.children[close + 1:] if c.is_named])
 
 
+_COMPUTED_NAME = re.compile(r"\$\{[!#]|\$\{\w+(?:\[[^]]*\])?(?:[\^,#%/@]|:[^-=+?])")
+"""``${!x}``, ``${x,,}``, ``${x#p}``, ``${x/p/r}``, ``${x:1}``: a name no one types plainly."""
 _METADATA_WRITERS = frozenset({"chmod", "chown", "chgrp", "touch", "setfacl", "chattr"})
 """Programs that change a file's metadata, not what it holds."""
 
