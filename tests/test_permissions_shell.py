@@ -729,3 +729,17 @@ def test_a_written_file_whose_content_is_not_shown_is_refused_under_auto(
                     "echo $(curl -s y) > x.sh; bash x.sh"):
         assert decision(workspace, command) == "ask", command
         assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize(("command", "policy", "auto"), [
+    ('while read -r f; do grep -n TODO "$f"; done < <(git ls-files)', "allow", "allow"),
+    ('git ls-files | while read -r f; do grep -n TODO "$f"; done', "allow", "allow"),
+    ('git ls-files | while read -r f; do rm "$f"; done', "deny", "deny"),
+    ("while read -r f; do $f; done < <(git ls-files)", "ask", "deny"),
+    ("git diff --name-only | xargs -I{} sh -c 'wc -l < \"$1\"' _ {}", "allow", "allow"),
+    ("sh -c 'cat < \"$1\"' _ /etc/passwd", "ask", "ask"),
+])
+def test_names_read_from_a_listing_are_paths_under_it_never_programs(
+        workspace: Path, command: str, policy: str, auto: str) -> None:
+    assert (decision(workspace, command), decision(workspace, command, "auto")) == (
+        policy, auto), command

@@ -58,7 +58,7 @@ from engine.permissions.shell_paths import (
     glob_matches,
     strictest,
 )
-from engine.permissions.shell_values import MAX_LOOP_WORDS, ShellValues, bounded
+from engine.permissions.shell_values import LISTED_TEXT, MAX_LOOP_WORDS, ShellValues, bounded
 from engine.permissions.words import (
     INPUT_CODE,
     Word,
@@ -222,6 +222,10 @@ class _Walker(PathJudge, ShellValues):
     """Files this command wrote with a static echo or printf: path -> what they hold."""
     links: dict[str, str] = field(default_factory=dict)
     """Files this command made a link to or a copy of a program: path -> the program."""
+    listed_vars: set[str] = field(default_factory=set)
+    args_given: bool = False
+    """``$1``.. are the words ``bash -c CODE ARG0 ARGS`` or a function call gave (at the
+    top level they are what the caller passes)."""
     split_names: bool = False
     """IFS was set: a program named by an expansion is split at a custom separator."""
     fork_bombs: set[str] = field(default_factory=set)
@@ -290,14 +294,15 @@ class _Walker(PathJudge, ShellValues):
             self.problems.append(f"the command does not parse as shell syntax{where}")
         elif _split_word(root):
             self.problems.append("the parser reads one word of the command as two")
-        outer = (self.argv0, self.positional)
+        outer = (self.argv0, self.positional, self.args_given)
         if depth:
             known = [a.value for a in args or ()]
             whole = bool(known) and None not in known
             self.argv0 = known[0] if whole else None
             self.positional = [v or "" for v in known[1:]] if whole else None
+            self.args_given = whole
         self._visit(root, _Ctx(src, via, depth))
-        self.argv0, self.positional = outer
+        self.argv0, self.positional, self.args_given = outer
         if outermost:
             self._uncalled_functions()
 
@@ -918,6 +923,10 @@ class _Walker(PathJudge, ShellValues):
                 inner = [c for c in dest.named_children if c.type != "comment"]
                 printed = self._printed(inner[0], ctx) if len(inner) == 1 and _text(
                     dest, ctx).startswith("<") else None  # < <(echo ..) is a here-string
+                dirs = self._listing(inner[0], ctx) if len(inner) == 1 and printed is None \
+                    and _text(dest, ctx).startswith("<") else ()
+                if dirs:  # < <(git ls-files): each line a path under these folders
+                    return replace(_paths_under(dirs), dynamic="subst")
                 return Word(printed, _text(dest, ctx), "subst")
             if op == "<" and dest is not None:
                 return Word(None, _text(dest, ctx), "other")  # a file: not shown
@@ -1121,7 +1130,10 @@ class _Walker(PathJudge, ShellValues):
                     self.known.pop(target.group(1), None)
                     self.unknown.add(target.group(1))
                 break
-        names = self._names(name_node, argv[0], ctx)
+        listed = set(re.findall(r"\$\{?(\w+)", _text(name_node, ctx))) & self.listed_vars
+        names = None if listed else self._names(name_node, argv[0], ctx)
+        if listed:  # a file name read from a listing: any program at all
+            argv[0] = Word(None, LISTED, "other")
         if names is None:
             self.unnamed.append(f"the program {argv[0].text} is only known at run time")
             names = ([[argv[0]]], [])
@@ -1250,6 +1262,8 @@ class _Walker(PathJudge, ShellValues):
         cands = self._static(node, ctx)
         if cands is None or len(cands) != 1:
             return [word]
+        if self.listed_vars and set(re.findall(r"\$\{?(\w+)", text)) & self.listed_vars:
+            text = LISTED  # read from a listing: a path here, unknown as a program
         if node.type in ("string", "raw_string"):
             return [Word(cands[0], text)]
         return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(cands[0])]
@@ -1367,7 +1381,7 @@ class _Walker(PathJudge, ShellValues):
         self._hidden_name(e, ctx)
         ifs = (exported or {}).get("IFS", [self.ifs or ""]) if self.ifs is not None or (
             "IFS" in (exported or {})) else None
-        self._builtin(e, ctx.stdin,  # a pipe's printed text too: read in the same stage
+        self._builtin(e, ctx.stdin or (_paths_under(ctx.listed) if ctx.listed else None),
                       ifs[0] if ifs is not None and len(ifs) == 1 else None)
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
             self.ifs = None if "IFS" in self.unknown else "".join(self.known["IFS"])
@@ -1438,13 +1452,14 @@ class _Walker(PathJudge, ShellValues):
         self._entry(e.argv, "read", "allow", [f"calls {name}, a function this command "
                                               "defines (its commands are judged)"], "", ctx)
         known = [w.value for w in e.argv[1:]]
-        outer = (self.argv0, self.positional)
+        outer = (self.argv0, self.positional, self.args_given)
         self.positional = None if None in known else [v or "" for v in known]
+        self.args_given = self.positional is not None
         self.calling.append(name)
         start, ifs = len(self.entries), self.ifs
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin))
         self.calling.pop()
-        self.argv0, self.positional = outer
+        self.argv0, self.positional, self.args_given = outer
         if re.search(r"\blocal\b[^;\n]*\bIFS=", _text(body, where)):
             self.ifs = ifs  # local IFS=,: back to the caller's value on return
         ran = self.entries[start:]
@@ -1797,7 +1812,7 @@ _HANDLERS = {
 }
 
 
-LISTED = "<a path from a listing>"
+LISTED = LISTED_TEXT
 """The text of a word read from a listing: a path as an argument, unknown as code or program
 (a file name can be any text)."""
 

@@ -16,6 +16,8 @@ from engine.permissions.effect import Effect, parse_opts, program_name
 from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
 from engine.permissions.words import INPUT_VAR, Word
 
+LISTED_TEXT = "<a path from a listing>"
+"""The text of a word read from a listing (``shell.LISTED``)."""
 MAX_VALUES = 16
 """Values followed per variable (and per input line list, per loop: ``MAX_LOOP_WORDS``); a
 variable that may hold more is only known at run time: a value left out could be the one that
@@ -47,6 +49,9 @@ class ShellValues:
     ifs: str | None
     argv0: str | None
     positional: list[str] | None
+    args_given: bool
+    listed_vars: set[str]
+    """Variables read from a listing of paths (any file name: a path, never a program)."""
 
     def _may_hold(self, var: str, values: list[str] | None, merge: bool = True) -> None:
         """``var`` may hold ``values`` (besides what it held, when ``merge``); beyond
@@ -214,6 +219,7 @@ class ShellValues:
             arrays = o.positionals[:1] or [Word.of("MAPFILE")]
             names = []
         text = stdin.value if stdin is not None else None
+        listed = stdin is not None and stdin.text == LISTED_TEXT
         delim = o.get("-d")  # -d '': records end at a NUL byte
         end = "\n" if delim is None else None if delim.value is None else delim.value[:1] or "\0"
         if o.has("-n", "-N", "-u") or end is None:  # a count or another input: not records
@@ -230,6 +236,7 @@ class ShellValues:
                 continue
             at = names.index(w)
             self._may_hold(var, [_fields(line, ifs, len(names))[at] for line in lines])
+            (self.listed_vars.add if listed else self.listed_vars.discard)(var)
         for w in arrays:
             var = w.value or ""
             if not re.fullmatch(r"[A-Za-z_]\w*", var):
@@ -322,6 +329,10 @@ class ShellValues:
             found = self._static_variable(name)
             return Word(found[0], text) if found and len(found) == 1 else Word(
                 None, text, "var")
+        if (name.isdigit() or name in ("@", "*", "#")) and self.args_given:
+            found = self._static_positional(name)  # bash -c 'wc -l < "$1"' _ FILE
+            if found is not None and len(found) == 1:
+                return Word(found[0], text)
         if special or name.isdigit() or name == INPUT_VAR:
             return Word(None, text, "var")
         if name in self.loops and name not in self.unknown and name not in self.known \
