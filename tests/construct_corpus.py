@@ -259,6 +259,7 @@ MODELLED = (
     ("function keyword then call", "function f {{ {cmd}; }}; f"),
     ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
     ("trap RETURN", "trap {q} RETURN; f() {{ :; }}; f"),
+    ("associative array", "declare -A m=([k]={p}); ${{m[k]}} {args}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -283,7 +284,6 @@ STRANGE = (
     ("$(which)", '"$(which {p})" {args}'),
     ("$(command -v)", "$(command -v {p}) {args}"),
     ("$SHELL -c", "$SHELL -c {q}"),
-    ("associative array", "declare -A m=([k]={p}); ${{m[k]}} {args}"),
     ("array slice", 'a=({cmd}); "${{a[@]:0}}"'),
     ("source a process substitution", ". <(echo {q})"),
     ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),

@@ -743,3 +743,15 @@ def test_names_read_from_a_listing_are_paths_under_it_never_programs(
         workspace: Path, command: str, policy: str, auto: str) -> None:
     assert (decision(workspace, command), decision(workspace, command, "auto")) == (
         policy, auto), command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ('declare -A ops=([st]="git status --short" [lg]="git log -5"); ${ops[lg]}', "allow"),
+    ("declare -A m=([k]=rm); ${m[k]} -rf src", "deny"),
+    ("declare -A m=([k]=ls); m[k]=rm; ${m[k]} -rf src", "deny"),
+    ("declare -A m=([k]=ls); m[$x]=rm; ${m[k]} -rf src", "deny"),
+    ("declare -A m=([a]=x [k]=rm); for k in a k; do ${m[$k]} -rf src; done", "deny"),
+])
+def test_an_associative_array_with_known_entries_is_followed(workspace: Path, command: str,
+                                                             expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -113,7 +113,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("quotes, $'..', braces, globs, ~, ${X:-w}", "modelled", "decoded statically"),
     Construct("variables assigned in the command (=, +=, declare, export, for)", "modelled",
               "their values stand in for the command name"),
-    Construct("arrays a=(..), a[i]=, a+=(..); ${a[@]} ${a[*]} ${a[N]}", "modelled",
+    Construct("arrays a=(..), a[i]=, a+=(..); ${a[@]} ${a[*]} ${a[N]}; declare -A "
+              "m=([k]=v), m[k]=v, ${m[k]}", "modelled",
               "static elements stand in for the command name"),
     Construct("$0 and set -- / $@ $* $1.. at the top level", "modelled",
               "$0 is bash; the positional words are tracked"),

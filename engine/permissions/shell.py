@@ -223,6 +223,8 @@ class _Walker(PathJudge, ShellValues):
     links: dict[str, str] = field(default_factory=dict)
     """Files this command made a link to or a copy of a program: path -> the program."""
     listed_vars: set[str] = field(default_factory=set)
+    maps: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Associative arrays whose keys and values are all known."""
     args_given: bool = False
     """``$1``.. are the words ``bash -c CODE ARG0 ARGS`` or a function call gave (at the
     top level they are what the caller passes)."""
@@ -1006,6 +1008,9 @@ class _Walker(PathJudge, ShellValues):
 
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
+        if var in self.assoc:
+            self._remember_map(var, value, append, ctx)
+            return
         items: list[str] | None = [] if not append else self._last_items(var)
         for c in value.named_children:  # a=([i]=v): i is evaluated as arithmetic
             keyed = self._static(c, ctx)
@@ -1020,9 +1025,37 @@ class _Walker(PathJudge, ShellValues):
             items = [*(items or []), found[0]]
         self._set_array(var, items)
 
+    def _remember_map(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
+        """``declare -A m=([k]=v ..)``: the entries, when every key and value is known."""
+        entries: dict[str, str] | None = dict(self.maps.get(var, {})) if append else {}
+        for c in value.named_children:
+            found = self._static(c, ctx)
+            m = re.fullmatch(r"\[([^]]*)\]=(.*)", found[0], re.S) if found and len(
+                found) == 1 else None
+            if m is None or entries is None:
+                entries = None
+                break
+            entries[m.group(1)] = m.group(2)
+        self._set_map(var, entries)
+
+    def _set_map(self, var: str, entries: dict[str, str] | None) -> None:
+        if entries is None or len(entries) > MAX_LOOP_WORDS:
+            self.maps.pop(var, None)
+            self.unknown.add(var)
+        else:
+            self.maps[var] = entries
+            self.known[var] = [entries.get("0", "")]
+            self.unknown.discard(var)
+
     def _remember_element(self, var: str, target: Node, value: Node | None, ctx: _Ctx) -> None:
         """``a[3]=rm``: one element of an array with static elements."""
         index = _text(target, ctx).partition("[")[2].rstrip("]")
+        if var in self.assoc:  # m[key]=v
+            found = self._static(value, ctx) if value is not None else [""]
+            known = var in self.maps and found is not None and len(found) == 1 and \
+                not re.search(r"[$`\\'\"]", index)
+            self._set_map(var, {**self.maps[var], index: (found or [""])[0]} if known else None)
+            return
         found = self._static(value, ctx) if value is not None else [""]
         items = self._last_items(var) if var in self.arrays or var in self.unknown else []
         if items is None or found is None or len(found) != 1 or not index.isdigit() or \
@@ -1276,6 +1309,11 @@ class _Walker(PathJudge, ShellValues):
         name, _, index = _text(sub, ctx).partition("[")
         found = self.arrays.get(name)
         index = index.rstrip("]")
+        if name in self.maps and not self.taint_all:  # ${m[key]}, ${m[@]}
+            entries = self.maps[name]
+            if index in ("@", "*"):
+                return [" ".join(entries.values())]
+            return None if re.search(r"[$`\\'\"]", index) else [entries.get(index, "")]
         if found is None or not (index in ("@", "*") or index.isdigit()):
             return None
         if index == "*":  # joined at the first character of IFS
