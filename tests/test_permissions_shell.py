@@ -755,3 +755,16 @@ def test_names_read_from_a_listing_are_paths_under_it_never_programs(
 def test_an_associative_array_with_known_entries_is_followed(workspace: Path, command: str,
                                                              expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ('show(){ local -n c=$1; printf "%s\\n" "${c[@]}"; }; k=(rm -rf src); show k', "allow"),
+    ('show(){ local -n c=$1; "${c[@]}"; }; k=(rm -rf src); show k', "deny"),
+    ("declare -n r=c; c=rm; $r -rf src", "deny"), ("declare -n r=c; c=ls; $r -la", "ask"),
+    ("declare -n r=c; r=rm; $c -rf src", "deny"), ("declare -n r=$x; $r", "deny"),
+    ("declare -n r=c; c=ls; read r <<< rm; $c -rf src", "deny"),
+    ("f() { local -n r=$1; r=rm; }; f c; $c -rf src", "deny"),
+])
+def test_a_name_reference_that_is_only_read_is_followed(workspace: Path, command: str,
+                                                       expected: str) -> None:
+    assert decision(workspace, command) == expected, command

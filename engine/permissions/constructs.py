@@ -190,7 +190,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("a > target the same command or pipeline reads (sort a.txt > a.txt), "
               "exec N> FILE", "modelled", "the file is emptied before it is read: "
               "destructive"),
-    Construct("namerefs (declare/local/typeset/readonly -n)", "opaque", "deny"),
+    Construct("namerefs (declare/local/typeset/readonly -n NAME=TARGET) that are only read, "
+              "with a known TARGET", "modelled", "NAME reads TARGET; a program named through "
+              "one is asked"),
+    Construct("namerefs written through, or with a target only known at run time", "opaque",
+              "deny"),
     Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
     Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F, mapfile/readarray -C",
               "opaque", "deny"),

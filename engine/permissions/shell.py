@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import shlex
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -224,6 +225,10 @@ class _Walker(PathJudge, ShellValues):
     """Files this command made a link to or a copy of a program: path -> the program."""
     listed_vars: set[str] = field(default_factory=set)
     maps: dict[str, dict[str, str]] = field(default_factory=dict)
+    refs: dict[str, str] = field(default_factory=dict)
+    """Name references (declare -n r=k) that are only read: r -> k."""
+    assignments: Counter[str] = field(default_factory=Counter)
+    """How often each name is assigned in the command's text (2 for loops and reads)."""
     """Associative arrays whose keys and values are all known."""
     args_given: bool = False
     """``$1``.. are the words ``bash -c CODE ARG0 ARGS`` or a function call gave (at the
@@ -371,6 +376,10 @@ class _Walker(PathJudge, ShellValues):
     def _prescan(self, text: str) -> None:
         """Names assigned anywhere, and functions defined anywhere, in the command."""
         self.tainted.update(_ASSIGNED.findall(text))
+        self.assignments.update(_ASSIGNED.findall(text))
+        for names in (_LOOP_VAR.findall(text), _PRINTF_V.findall(text), *(re.findall(
+                r"[A-Za-z_]\w*", m.group(1)) for m in _READS_INTO.finditer(text))):
+            self.assignments.update({n: 2 for n in names})  # set by a loop, read, printf -v
         self.tainted.update(_LOOP_VAR.findall(text))
         self.tainted.update(_UNSET.findall(text))
         if re.search(r"\b(?:cd|pushd|popd)\b", text):
@@ -552,8 +561,8 @@ class _Walker(PathJudge, ShellValues):
         names = [c for c in node.named_children
                  if c.type != "word" or not _text(c, ctx).startswith("-")]
         why = opaque_builtin(keyword, [f for f in flags if f.startswith("-")])
-        if why and names:  # declare -n alone lists the name references
-            self.opaque.append(why)
+        if why and names and not self._name_references(node, ctx):
+            self.opaque.append(why)  # declare -n alone lists the name references
         cased = next((c for f in flags if f.startswith("-") for c in "lu" if c in f), "")
         if any(f.startswith("-") and "A" in f for f in flags):
             self.assoc.update(_text(c.child_by_field_name("name") or c, ctx)
@@ -573,6 +582,25 @@ class _Walker(PathJudge, ShellValues):
                     self.integers.add(_text(name, ctx) if name is not None else "")
                 elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
                     self.integers.add(_text(c, ctx))
+
+    def _name_references(self, node: Node, ctx: _Ctx) -> bool:
+        """``declare -n r=k`` (``local -n c=$1`` in a call): r reads k. Modelled only when
+        every name it declares has a known target and is never assigned anywhere else in
+        the command (a write through it would change k unseen); else False (opaque)."""
+        found: dict[str, str] = {}
+        for c in node.named_children:
+            if c.type == "word" and _text(c, ctx).startswith("-"):
+                continue
+            name = c.child_by_field_name("name") if c.type == "variable_assignment" else None
+            value = c.child_by_field_name("value") if name is not None else None
+            target = self._static(value, ctx) if value is not None else None
+            ref = _text(name, ctx) if name is not None else ""
+            if not target or len(target) != 1 or not re.fullmatch(
+                    r"[A-Za-z_]\w*", target[0]) or self.assignments[ref] > 1:
+                return False
+            found[ref] = target[0]
+        self.refs.update(found)
+        return bool(found)
 
     def _dynamic_name(self, keyword: str, node: Node, ctx: _Ctx) -> None:
         """``declare "$x"=1``: a name only known at run time, or whose subscript
@@ -1307,6 +1335,7 @@ class _Walker(PathJudge, ShellValues):
             return None
         sub = next(c for c in node.children if c.type == "subscript")
         name, _, index = _text(sub, ctx).partition("[")
+        name = self._resolved(name)
         found = self.arrays.get(name)
         index = index.rstrip("]")
         if name in self.maps and not self.taint_all:  # ${m[key]}, ${m[@]}
@@ -1475,6 +1504,8 @@ class _Walker(PathJudge, ShellValues):
             e.at_least("ask", "the program is named by words split at a custom IFS")
         if e.argv and _COMPUTED_NAME.search(e.argv[0].text):
             e.at_least("ask", "the program's name is computed by an expansion operator")
+        if e.argv and set(re.findall(r"\$\{?(\w+)", e.argv[0].text)) & set(self.refs):
+            e.at_least("ask", "the program is named through a name reference")
 
     def _call(self, e: Effect, ctx: _Ctx) -> bool:
         """A call of a function this command defined, in the shell that defined it: its body

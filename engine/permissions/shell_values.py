@@ -51,6 +51,7 @@ class ShellValues:
     positional: list[str] | None
     args_given: bool
     listed_vars: set[str]
+    refs: dict[str, str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
     def _may_hold(self, var: str, values: list[str] | None, merge: bool = True) -> None:
@@ -65,7 +66,16 @@ class ShellValues:
             self.known[var] = found
             self.unknown.discard(var)
 
+    def _resolved(self, name: str) -> str:
+        """The variable a name reference stands for (declare -n r=k: k), else the name."""
+        for _ in range(8):
+            if name not in self.refs:
+                return name
+            name = self.refs[name]
+        return name
+
     def _static_variable(self, name: str) -> list[str] | None:
+        name = self._resolved(name)
         if name == "0":
             return None if self.argv0 is None else [self.argv0]
         if name in ("@", "*", "#") or name.isdigit():
@@ -136,6 +146,7 @@ class ShellValues:
             why.replace("an arithmetic context", how, 1))
 
     def _arithmetic_lookup(self, name: str) -> list[str] | None:
+        name = self._resolved(name)
         if name in self.numeric:
             return ["0"]
         if name in self.arrays:
