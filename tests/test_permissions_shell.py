@@ -768,3 +768,66 @@ def test_an_associative_array_with_known_entries_is_followed(workspace: Path, co
 def test_a_name_reference_that_is_only_read_is_followed(workspace: Path, command: str,
                                                        expected: str) -> None:
     assert decision(workspace, command) == expected, command
+# ------------------------------------------------------------ program rules (round 3)
+
+
+@pytest.mark.parametrize("command", [
+    "docker compose -f docker-compose.yml down -v --remove-orphans",
+    "docker compose --project-directory ops -p shop down --volumes",
+    "docker-compose -f a.yml -f b.yml down -v", "podman-compose --file c.yml down -v",
+    "docker compose -f a.yml rm -f", "docker-compose -p x down --rmi all",
+])
+def test_compose_down_with_volumes_after_compose_options_is_destructive(
+        workspace: Path, command: str) -> None:
+    assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "docker compose -f docker-compose.yml ps", "docker-compose -p shop logs web",
+    "podman-compose -f c.yml ps", "docker compose -f a.yml config",
+])
+def test_compose_listing_after_compose_options_reads(workspace: Path, command: str) -> None:
+    assert decision(workspace, command) == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "redis-cli CONFIG SET dir /home/agent/.ssh", "redis-cli -h db config set dbfilename x.rdb",
+    "redis-cli CONFIG SET dir /var/spool/cron dbfilename root",
+    "printf 'CONFIG SET dir /tmp\\n' | redis-cli", "redis-cli <<'E'\nconfig set dbfilename k\nE",
+    "redis-cli -n 2 FLUSHDB", "redis-cli FLUSHALL ASYNC", "redis-cli DEBUG SEGFAULT",
+    "redis-cli MODULE LOAD /tmp/x.so",
+])
+def test_redis_commands_that_plant_files_or_delete_data_are_refused(
+        workspace: Path, command: str) -> None:
+    assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", ["redis-cli GET k", "redis-cli KEYS '*'", "redis-cli INFO",
+                                     "redis-cli SCAN 0", "redis-cli CONFIG GET dir",
+                                     "redis-cli CONFIG SET maxmemory 1gb"])
+def test_redis_reads_and_other_settings_are_not_refused(workspace: Path, command: str) -> None:
+    assert decision(workspace, command) == "ask", command
+
+
+@pytest.mark.parametrize("command", [
+    "clickhouse-client --query 'TRUNCATE TABLE analytics.events'",
+    "clickhouse client -q 'DROP TABLE t'", "clickhouse-client <<'E'\nDROP DATABASE x\nE",
+    "cockroach sql --insecure -e 'DELETE FROM users'", "sqlcmd -S db -Q 'DROP TABLE t'",
+    "snowsql -q 'truncate table t'",
+    "bq query --use_legacy_sql=false 'DELETE FROM d.t WHERE true'",
+    "mycli -e 'drop table t'", "trino --execute 'drop schema s'",
+    "mongosh --eval 'db.users.deleteMany( { } )'",
+    "mongosh --eval 'db.getCollection(\"x\").drop()'",
+])
+def test_sql_given_to_other_database_clients_is_judged(workspace: Path, command: str) -> None:
+    assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "clickhouse-client -q 'SELECT count() FROM t'", "cockroach sql -e 'select 1'",
+    "sqlcmd -S db -Q 'SELECT 1'", "bq query 'select 1'",
+    "mongosh --eval 'db.u.deleteMany({a: 3})'",
+])
+def test_reading_sql_given_to_other_database_clients_is_not_refused(
+        workspace: Path, command: str) -> None:
+    assert decision(workspace, command) == "ask", command

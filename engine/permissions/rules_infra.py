@@ -124,25 +124,102 @@ _mysql = _server_client("eDhuPpSBT", frozenset({
     ("-e", "--execute", "--init-command"), ("--init-file",), ("--pager",))
 
 
-_REDIS_GONE = frozenset({"flushall", "flushdb", "shutdown", "del", "unlink"})
+_clickhouse_client = _server_client("qdhufC", frozenset({
+    "--query", "--database", "--host", "--port", "--user", "--password", "--format",
+    "--queries-file", "--config-file", "--param", "--max_threads"}),
+    ("-q", "--query"), ("--queries-file",))
+_cockroach_sql = _server_client("ed", frozenset({
+    "--execute", "--database", "--url", "--host", "--port", "--user", "--certs-dir",
+    "--format", "--file"}), ("-e", "--execute"), ("-f", "--file"))
+_sqlcmd = _server_client("SdUPQqiovtlHAawsc", frozenset(), ("-Q", "-q"), ("-i",))
+_snowsql = _server_client("qafdsuwrcoD", frozenset({
+    "--query", "--accountname", "--filename", "--dbname", "--schemaname", "--username",
+    "--warehouse", "--rolename", "--connection", "--option", "--variable"}),
+    ("-q", "--query"), ("-f", "--filename"))
+_mycli = _server_client("ehuPpSDR", frozenset({
+    "--execute", "--host", "--user", "--port", "--password", "--socket", "--database",
+    "--prompt"}), ("-e", "--execute"), ())
+_trino = _server_client("f", frozenset({
+    "--execute", "--server", "--catalog", "--schema", "--user", "--file", "--output-format"}),
+    ("--execute",), ("-f", "--file"))
+
+
+def _subcommand_client(client: Rule, subcommands: frozenset[str]) -> Rule:
+    """``clickhouse client -q SQL``, ``cockroach sql -e SQL``: a program whose subcommand is a
+    database client; its other subcommands run the server or tools (``exec``)."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        if args and args[0].value in subcommands:
+            client(e, args[1:])
+        else:
+            e.add("exec", f"{prog(e)} runs a database server or tool")
+
+    return rule
+
+
+def _bq(e: Effect, args: list[Word]) -> None:
+    """``bq query 'SQL'``: the positionals after ``query`` are SQL; ``bq rm`` deletes."""
+    o = parse_opts(args, "", frozenset({"--project_id", "--dataset_id", "--location",
+                                        "--format", "--destination_table"}),
+                   stop_at_positional=True)
+    if o.positionals and o.positionals[0].value == "query":
+        e.add("network", "bq talks to BigQuery")
+        rest = parse_opts(o.positionals[1:], "", frozenset({
+            "--parameter", "--destination_table", "--format", "--max_rows", "--location"}))
+        for code in rest.positionals:
+            apply_sql(e, "bq query", code)
+        if not rest.positionals:
+            e.stdin_reader = _sql_stdin("bq query <<")
+        return
+    _cloud(e, args)
+
+
+_REDIS_GONE = frozenset({"flushall", "flushdb", "shutdown", "del", "unlink", "debug"})
+"""Redis commands that delete data or crash the server (``DEBUG SEGFAULT``, ``DEBUG RELOAD``)."""
+_REDIS_PLANTS = frozenset({"dir", "dbfilename", "logfile", "appenddirname", "appendfilename"})
+"""``CONFIG SET`` parameters that choose which file the server writes: with ``SAVE`` the
+database (attacker-chosen bytes) lands anywhere the server may write (``authorized_keys``,
+a crontab)."""
+
+
+def _redis_command(e: Effect, words: list[str]) -> None:
+    """Judge one Redis command given as its words."""
+    cmd = words[0].lower() if words else ""
+    args = [w.lower() for w in words[1:]]
+    if cmd in _REDIS_GONE:
+        e.add("destructive", f"redis-cli {cmd} deletes data or stops the server")
+    elif cmd == "config" and args[:1] == ["set"] and _REDIS_PLANTS & set(args[1::2]):
+        e.add("destructive", "")
+        e.at_least("deny", "redis CONFIG SET dir/dbfilename makes the server write its "
+                           "database to any file (a planted payload)")
+    elif cmd == "module" and args[:1] in (["load"], ["loadex"]):
+        e.add("exec", "")
+        e.at_least("deny", "redis MODULE LOAD loads native code into the server")
 
 
 def _redis(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "hpansu", stop_at_positional=True)
     e.add("network", "redis-cli talks to a server")
-    cmd = (o.positionals[0].value or "").lower() if o.positionals else ""
-    if cmd in _REDIS_GONE:
-        e.add("destructive", f"redis-cli {cmd} deletes data")
-    elif not cmd:
+    if not o.positionals:
         e.stdin_reader = _redis_stdin
+    elif any(w.value is None for w in o.positionals[:3]):
+        e.at_least("ask", "redis-cli command only known at run time")
+    else:
+        _redis_command(e, [w.value or "" for w in o.positionals])
 
 
 def _redis_stdin(e: Effect, text: Word) -> None:
     if text.value is None:
         e.at_least("ask", "redis-cli commands only known at run time")
-    elif any((line.split() or [""])[0].lower() in _REDIS_GONE
-             for line in text.value.splitlines()):
-        e.add("destructive", "redis-cli commands delete data")
+        return
+    for line in text.value.splitlines():
+        _redis_command(e, line.split())
+
+
+_MONGO_GONE = re.compile(r"\b(?:dropDatabase|dropAllUsers|dropAllRoles|dropIndexes)\b|"
+                         r"\.drop\s*\(|\.(?:deleteMany|remove|updateMany|replaceMany)\s*\("
+                         r"\s*\{\s*\}")
+"""mongosh code that drops, or deletes or changes every document (an empty filter)."""
 
 
 def _mongo(e: Effect, args: list[Word]) -> None:
@@ -150,10 +227,7 @@ def _mongo(e: Effect, args: list[Word]) -> None:
                                            "--password", "--file"}))
     e.add("network", f"{prog(e)} talks to a database server")
     for code in o.all("--eval"):
-        text = code.value or ""
-        if code.value is None or any(k in text for k in (
-                "dropDatabase", ".drop(", "deleteMany({})", "remove({})", "deleteMany( {} )",
-                "dropAllUsers")):
+        if code.value is None or _MONGO_GONE.search(code.value):
             e.add("destructive", f"{prog(e)} --eval drops or deletes every document")
 
 
@@ -262,14 +336,32 @@ def _mount_source(spec: str) -> str:
     return spec.split(":")[0] if ":" in spec else ""
 
 
+_COMPOSE_VALUES = "fp"
+_COMPOSE_LONG_VALUES = frozenset({"--file", "--project-name", "--env-file", "--profile",
+                                  "--project-directory", "--ansi", "--parallel", "--progress",
+                                  "--podman-args", "--podman-run-args", "--podman-path"})
+"""Options of ``docker compose`` / ``docker-compose`` / ``podman-compose`` that take a value
+before the verb (``docker compose -f FILE down``)."""
+
+
+def _compose_verb(args: list[Word]) -> list[Word]:
+    """The words from the verb on, after compose's own options (``-f FILE -p NAME``)."""
+    return parse_opts(args, _COMPOSE_VALUES, _COMPOSE_LONG_VALUES,
+                      stop_at_positional=True).positionals
+
+
 def _docker(e: Effect, args: list[Word]) -> None:
+    if prog(e) in ("docker-compose", "podman-compose"):
+        args = [Word.of("compose"), *_compose_verb(args)]
     o = parse_opts(args, "Hc", frozenset({"--host", "--context", "--config", "--log-level",
                                           "--file", "-f", "--project-name", "-p", "--env-file",
                                           "--profile"}), stop_at_positional=True)
+    if o.positionals and o.positionals[0].value == "compose":
+        o.positionals[1:] = _compose_verb(o.positionals[1:])
     words = [w.value or "" for w in o.positionals]
     sub = words[:2] if words and words[0] in _DOCKER_GROUPS else words[:1]
     verb = sub[-1] if sub else ""
-    rest = args[len(args) - len(o.positionals) + len(sub):] if o.positionals else []
+    rest = o.positionals[len(sub):]
     flags = {w.value for w in rest}
     if verb in _DOCKER_GONE or (verb == "down" and flags & {"-v", "--volumes", "--rmi"}) or (
             verb == "leave" and flags & {"-f", "--force"}):
@@ -366,7 +458,13 @@ RULES: dict[str, Rule] = {
     "mysql": _mysql,
     "mariadb": _mysql, "redis-cli": _redis, "mongosh": _mongo, "mongo": _mongo,
     "docker": _docker, "podman": _docker, "nerdctl": _docker, "docker-compose": _docker,
+    "podman-compose": _docker,
     "kubectl": _kubectl, "oc": _kubectl, "helm": _helm, "terraform": _terraform,
     "tofu": _terraform, "pulumi": _pulumi, "aws": _cloud, "gcloud": _cloud, "az": _cloud,
     "gsutil": _cloud, "s3cmd": _cloud,
+    "clickhouse-client": _clickhouse_client,
+    "clickhouse": _subcommand_client(_clickhouse_client, frozenset({"client"})),
+    "cockroach": _subcommand_client(_cockroach_sql, frozenset({"sql", "demo"})),
+    "sqlcmd": _sqlcmd, "snowsql": _snowsql, "mycli": _mycli,
+    "trino": _trino, "presto": _trino, "bq": _bq,
 }
