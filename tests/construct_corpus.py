@@ -320,6 +320,8 @@ STRANGE = (
     ("psql \\!", "psql -c '\\! {cmd}'"),
     ("psql COPY TO PROGRAM", "psql -c \"COPY t TO PROGRAM '{cmd}'\""),
     ("mysql system", "mysql -e 'system {cmd}'"),
+    ("psql \\g into a pipe", "psql -c 'select 1 \\g |{cmd}'"),
+    ("psql \\o into a pipe after a query", "psql -c 'select 1; select 2 \\o |{cmd}'"),
     # other users, other shells
     ("sudo -s", "sudo -s {cmd}"),
     ("sudo -i", "sudo -i {cmd}"),
@@ -441,6 +443,7 @@ DATABASE = (
     ("sqlite3 .restore", "sqlite3 app.db '.restore {f}'", "deny"),
     ("sqlite3 fed by <(echo ..)", "sqlite3 app.db < <(echo '.shell rm -f {f}')", "deny"),
     ("sqlite3 .out prefix", "sqlite3 app.db '.out {f}' 'select 1'", "ask"),
+    ("tee with an empty input", "tee {f} < /dev/null", "deny"),
     # SQL run from text: an executable comment, a prepared string, a query's rows
     ("mysql executable comment", "mysql -e 'select 1 /*!; drop table t */'", "deny"),
     ("mysql versioned executable comment", "mysql -e 'select /*!50100 1; delete from t*/'",

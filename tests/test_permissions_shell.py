@@ -831,3 +831,34 @@ def test_sql_given_to_other_database_clients_is_judged(workspace: Path, command:
 def test_reading_sql_given_to_other_database_clients_is_not_refused(
         workspace: Path, command: str) -> None:
     assert decision(workspace, command) == "ask", command
+
+
+@pytest.mark.parametrize("command", [
+    "psql -d shop -c \"SELECT 'x' \\g |sh -c 'rm -rf ~/backups'\"",
+    "psql -c 'select 1 \\o |rm -rf src'", "psql -c 'select 1 \\! rm -rf src'",
+    "psql <<'E'\nselect 1 \\g |rm -f a.txt\nE",
+    "psql -c \"\\copy t to program 'rm -rf src'\"",
+])
+def test_psql_meta_commands_in_the_middle_of_a_line_run_their_command(
+        workspace: Path, command: str) -> None:
+    assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "psql -c \"select 1 \\g |cat\"", "psql -c 'select 1 \\gset'", "psql -c 'select 1 \\gx'",
+    "psql -c \"select '\\g |rm -rf src'\"", "mysql -e 'select * from t\\G'",
+    "psql -c \"\\copy t to program 'cat'\"",
+])
+def test_psql_meta_commands_running_a_reader_are_not_refused(workspace: Path,
+                                                             command: str) -> None:
+    assert decision(workspace, command) == "ask", command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("tee src/app.py < /dev/null", "deny"), ("tee README.md data.csv < /dev/null", "deny"),
+    ("tee -a src/app.py < /dev/null", "ask"), ("tee out.txt < README.md", "ask"),
+    ("tee /dev/null < /dev/null", "allow"),
+])
+def test_tee_with_an_empty_input_empties_its_files(workspace: Path, command: str,
+                                                    expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -416,6 +416,19 @@ def _tee(e: Effect, args: list[Word]) -> None:
     e.writes.extend(files)
     if files:
         e.add("write", "tee writes files")
+    if files and not o.has("-a", "--append"):
+        e.stdin_reader = _tee_input
+
+
+def _tee_input(e: Effect, text: Word) -> None:
+    """``tee FILE < /dev/null``: an empty input empties each FILE (a truncation)."""
+    if text.value == "" or (text.value is None and text.dynamic == "other"
+                            and text.text in _EMPTY_INPUTS):
+        e.add("destructive", "tee with an empty input empties its files")
+
+
+_EMPTY_INPUTS = frozenset({"/dev/null", "/dev/zero"})
+"""Inputs that give tee nothing to write (``/dev/zero`` writes zeros without end)."""
 
 
 # ---------------------------------------------------------------- archives, disks, removal

@@ -45,7 +45,10 @@ _READ_FIRST = frozenset({"select", "with", "explain", "show", "describe", "desc"
                          "\\l", "\\dn", "\\du", "\\df", "\\di", "\\dv", "\\conninfo", "\\q",
                          ".tables", ".schema", ".headers", ".mode", ".indexes", ".dump",
                          ".databases", ".quit", ".exit", ".help", ".timer", ".width",
-                         ".nullvalue", ".separator", "help", "status", "\\s"})
+                         ".nullvalue", ".separator", "help", "status", "\\s", "\\gset",
+                         "\\gdesc", "\\x", "\\timing", "\\pset", "\\echo", "\\set",
+                         "\\a", "\\t", "\\g", "\\gx", "\\d+", "\\dt+", "\\sf", "\\sv",
+                         "\\c", "\\connect", "\\encoding", "\\dx", "\\ds", "\\dp"})
 _SHELL_ESCAPES = re.compile(r"^\s*(?:\.shell|\.system|\\!|system|!|pager|\\P)\s*(.*)$",
                             re.S | re.I)
 _COPY_PROGRAM = re.compile(r"\bprogram\s+'((?:''|[^'])*)'", re.I)
@@ -117,10 +120,31 @@ def _client_lines(text: str) -> list[str]:
                                                               stripped):
             parts.append(stripped)
             continue
+        at = _meta_command_at(line)
+        if at >= 0:  # SELECT 1 \g |cmd: the query ends, the meta-command takes the line
+            buf.append(line[:at] + ";")
+            parts.append(line[at:].strip())
+            continue
         buf.append(line)
     sql = _RUN_COMMENT.sub(r" \1 ", _COMMENT.sub(lambda m: m.group(1) or " ", "\n".join(buf)))
     parts.extend(_split_statements(sql))
     return [p for p in parts if p.strip()]
+
+
+def _meta_command_at(line: str) -> int:
+    """Where a backslash meta-command starts in the middle of a line (``SELECT 1 \\g |cmd``,
+    ``... \\o file``), outside quotes and comments; -1 when there is none."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "-" and line[i:i + 2] == "--":
+            return -1
+        elif ch == "\\" and re.match(r"[A-Za-z!?]", line[i + 1:i + 2]):
+            return i
+    return -1
 
 
 def _split_statements(sql: str) -> list[str]:
@@ -173,11 +197,12 @@ def _statement(out: SqlEffect, stmt: str) -> None:
         return
     m = _OUTPUT.match(stmt)
     if m:
-        out.add("write", "the database client writes its output to a file")
         target = _client_arg(m.group(1))
         if target.startswith("|"):  # the query's output is piped into the command
+            out.add("exec", "the database client pipes its output into a shell command")
             out.scripts.append(f": | {target[1:].strip()}")
         elif target:
+            out.add("write", "the database client writes its output to a file")
             out.files.append(target)
         return
     m = _READS_FILE.match(stmt)
