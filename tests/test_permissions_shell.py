@@ -862,3 +862,52 @@ def test_psql_meta_commands_running_a_reader_are_not_refused(workspace: Path,
 def test_tee_with_an_empty_input_empties_its_files(workspace: Path, command: str,
                                                     expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "PAGER='sh -c \"chmod -R 000 src\"' man ls", "env PAGER='rm -rf src' man ls",
+    "MANPAGER='rm -f README.md' man ls", "man -P 'rm -rf src' ls",
+    "git -c core.pager='rm -rf src' log", "git -c pager.log='shred -u README.md' log",
+    "GIT_PAGER='git reset --hard' git log",
+])
+def test_a_pager_or_editor_that_destroys_is_refused(workspace: Path, command: str) -> None:
+    assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "man -P cat git-log | grep -n -- '--follow'", "GIT_PAGER=cat git log --oneline",
+    "GIT_PAGER='less -RFX' git log --stat -3", "git -c core.pager=cat log -p -1 -- README.md",
+    "env GIT_PAGER=cat git log", "MANPAGER='less -R' man ls", "git -c pager.log='less -S' log",
+    "PAGER=more git diff",
+])
+def test_a_read_only_pager_is_allowed(workspace: Path, command: str) -> None:
+    assert decision(workspace, command) == "allow", command
+
+
+@pytest.mark.parametrize("command", ["PAGER=$X man ls", "man -P \"$X\" ls",
+                                     "LESSOPEN='|cat %s' less README.md"])
+def test_a_pager_only_known_at_run_time_or_a_template_asks(workspace: Path,
+                                                            command: str) -> None:
+    assert decision(workspace, command) == "ask", command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("git -c alias.lg='log --oneline --graph' lg -20", "allow"),
+    ("git -c alias.nuke='reset --hard' nuke", "deny"),
+    ("git -c alias.up='push --force' up origin", "deny"),
+    ("git -c alias.stash=log stash drop", "deny"),  # git ignores an alias named like a command
+    ("git -c alias.st='clean -fdx' status", "allow"),
+])
+def test_a_git_alias_given_with_c_is_judged_as_the_words_it_stands_for(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("chmod -R 000 src", "deny"), ("chmod -R a-rwx src", "deny"), ("chmod -R u=x src", "deny"),
+    ("chmod -R u+w src", "ask"), ("chmod -R go-rwx src", "ask"), ("chmod -R 755 src", "ask"),
+    ("chmod 000 src/app.py", "ask"),
+])
+def test_a_recursive_mode_that_locks_the_owner_out_is_destructive(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

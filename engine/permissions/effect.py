@@ -249,6 +249,12 @@ def is_dangerous_variable(name: str) -> bool:
             or "PAGER" in name or "EDITOR" in name)
 
 
+def judged_as_command(name: str, known: bool) -> bool:
+    """A pager or editor variable (``PAGER``, ``GIT_EDITOR``...) set to a known command line:
+    that line is judged as a command the program runs, so the setting itself is no risk."""
+    return known and name in programs.COMMAND_LINE_VARS
+
+
 TEARDOWN_VERBS = frozenset({"rm", "rb", "delete", "del", "destroy", "drop", "purge", "remove",
                             "flush", "wipe", "unpublish", "erase", "terminate", "nuke",
                             "truncate"})

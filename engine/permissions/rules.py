@@ -21,6 +21,7 @@ from engine.permissions.effect import (
     Effect,
     Rule,
     is_dangerous_variable,
+    judged_as_command,
     parse_opts,
     path_args,
     plain,
@@ -147,7 +148,7 @@ def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
 def _assignment(e: Effect, name: str, value: str) -> None:
     if shell_code_var(name):
         e.at_least("deny", f"setting {name} makes the shell run code from elsewhere")
-    if is_dangerous_variable(name):
+    if is_dangerous_variable(name) and not judged_as_command(name, True):
         e.add("exec", f"setting {name} changes what programs run")
     if name in p.COMMAND_VARS:
         e.scripts.append((f"{name}=", Word.of(value.lstrip("|"))))

@@ -530,6 +530,25 @@ def _chmod(e: Effect, args: list[Word]) -> None:
         e.add("destructive", f"{prog(e)} -R on a system directory")
     if o.has("-R", "--recursive"):
         e.trees.extend(targets)
+    mode = o.positionals[0].value if o.positionals and not o.has("--reference") else None
+    if prog(e) == "chmod" and o.has("-R", "--recursive") and mode is not None \
+            and _locks_owner_out(mode):
+        e.add("destructive", f"chmod -R {mode} takes the owner's read access from a tree")
+
+
+def _locks_owner_out(mode: str) -> bool:
+    """``000``, ``a-rwx``, ``u=x``: a mode that leaves the owner unable to read."""
+    if re.fullmatch(r"[0-7]{1,4}", mode):
+        return int(mode[-3] if len(mode) >= 3 else "0") < 4
+    for clause in mode.split(","):
+        m = re.fullmatch(r"([ugoa]*)([-=+])([rwxXst]*)", clause)
+        if m is None:
+            continue
+        who, op, perms = m.groups()
+        owner = who == "" or "u" in who or "a" in who
+        if owner and ((op == "-" and "r" in perms) or (op == "=" and "r" not in perms)):
+            return True
+    return False
 
 
 def _copy(e: Effect, args: list[Word]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from engine.permissions import programs as p
 from engine.permissions.effect import (
     Effect,
@@ -19,6 +21,7 @@ GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namesp
 
 def _git(e: Effect, args: list[Word]) -> None:
     i, n = 0, len(args)
+    aliases: dict[str, list[str]] = {}
     while i < n:
         v = args[i].value
         if v is None:
@@ -32,11 +35,16 @@ def _git(e: Effect, args: list[Word]) -> None:
         if key in GIT_GLOBAL_VALUES and not eq:
             i += 1
         _git_global(e, key, value)
+        if key == "-c":
+            _remember_alias(aliases, value.value or "")
         i += 1
     if i >= n:
         return
     sub = args[i].value or ""
     rest = args[i + 1:]
+    expansion = aliases.get(sub) if sub not in _BUILTIN and sub not in GIT_SUBCOMMANDS else None
+    if expansion:  # git -c alias.lg='log --oneline' lg -5 is git log --oneline -5
+        sub, rest = expansion[0], [Word.of(w) for w in expansion[1:]] + rest
     _git_output(e, sub, rest)
     handler = GIT_SUBCOMMANDS.get(sub)
     if handler is not None:
@@ -63,13 +71,43 @@ def _git_global(e: Effect, key: str, value: Word) -> None:
         setting = (value.value or "").partition("=")[2].lower()
         safe = name.startswith(p.GIT_SAFE_CONFIG_PREFIXES) or (
             name.startswith("pager.") and setting in ("false", "true", "0", "1", "no", "yes"))
-        if value.value is None or not safe:
+        raw_value = (value.value or "").partition("=")[2]
+        if value.value is None or not (safe or _pager_setting(name)
+                                       or _git_alias(name, raw_value)):
             e.add("exec", f"git -c {name or value.shown} can make git run programs")
         raw = (value.value or "").partition("=")[2]
         if runs_command(name, raw):
             e.scripts.append((f"git -c {name}", Word.of(raw.removeprefix("!"))))
     elif key in ("--config-env", "--exec-path", "-p", "--paginate"):
         e.add("exec", f"git {key} can make git run programs")
+
+
+_BUILTIN = p.GIT_READ | p.GIT_WRITE | p.GIT_NETWORK | p.GIT_EXEC | p.GIT_DESTRUCTIVE
+"""Subcommands an alias cannot replace (git ignores an alias named like a command)."""
+
+
+def _remember_alias(aliases: dict[str, list[str]], setting: str) -> None:
+    """``alias.NAME=git words`` (not ``!shell``): NAME stands for those git words."""
+    name, _, value = setting.partition("=")
+    if not name.lower().startswith("alias.") or value.startswith("!"):
+        return
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return
+    if words:
+        aliases[name[len("alias."):]] = words
+
+
+def _git_alias(name: str, value: str) -> bool:
+    """A git alias of git words (not ``!shell``): judged where it is called."""
+    return name.startswith("alias.") and not value.startswith("!") and len(name) > 6
+
+
+def _pager_setting(name: str) -> bool:
+    """``core.pager``, ``pager.log``, ``core.editor``: the value is the command line git runs
+    (judged as a nested command), and ``-c`` sets it for this call only."""
+    return name in ("core.pager", "core.editor", "sequence.editor") or name.startswith("pager.")
 
 
 _BOOLEAN = frozenset({"false", "true", "0", "1", "no", "yes", "on", "off", ""})

@@ -263,9 +263,9 @@ def _hash(e: Effect, args: list[Word]) -> None:
 def _man(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "PHCMmSpel", frozenset({"--pager", "--html", "--config-file",
                                                   "--manpath", "--sections", "--preprocessor"}))
-    if o.has("-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-C", "--config-file"):
+    if o.has("-p", "--preprocessor", "-C", "--config-file"):
         e.add("exec", "man option runs a program")
-    for code in o.all("-P", "--pager", "-H", "--html"):
+    for code in o.all("-P", "--pager", "-H", "--html"):  # a command line: judged as one
         e.scripts.append(("man -P", code))
     if o.has("-l", "--local-file"):
         e.reads.extend(o.positionals)
