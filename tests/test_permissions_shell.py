@@ -911,3 +911,30 @@ def test_a_git_alias_given_with_c_is_judged_as_the_words_it_stands_for(
 def test_a_recursive_mode_that_locks_the_owner_out_is_destructive(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "gdb -p 1 -batch -ex 'call (int)system(\"kill -9 -1\")'",
+    "gdb -batch -ex 'python import os; os.system(\"rm -rf src\")'",
+    "gawk -F, 'NR==1 { system(\"rm -f \" $1) }' data.csv",
+    "awk '{ system(\"rm -rf src/\" $1 \".bak\") }' data.csv",
+    "awk '{ c = \"shred -u \"; system(c $2) }' data.csv",
+    "python3 -c 'import os; os.system(\"rm -rf \" + d)'", "perl -e 'system(\"rm -f \" . $f)'",
+    "awk '{ system($1) }' data.csv",  # a program only known at run time
+])
+def test_a_command_in_a_system_call_is_judged_with_run_time_words(
+        workspace: Path, command: str) -> None:
+    assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("awk 'BEGIN { system(\"git status --short\") }'", "allow"),
+    ("awk 'BEGIN { \"date +%F\" | getline d; print d }'", "allow"),
+    ("awk '{ print | \"sort\" }' data.csv", "allow"),
+    ("awk '{ system(\"wc -l \" $1) }' data.csv", "ask"),
+    ("awk '{ cmd | getline x }'", "ask"), ("awk '@load \"x\"; {print}'", "ask"),
+    ("gdb -batch -ex 'call system(\"ls\")' ./a.out", "ask"),
+])
+def test_a_system_call_that_reads_is_not_refused(workspace: Path, command: str,
+                                                 expected: str) -> None:
+    assert decision(workspace, command) == expected, command

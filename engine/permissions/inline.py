@@ -38,13 +38,23 @@ _STRING = re.compile(_STR)
 _TCL_LANGS = frozenset({"expect", "tclsh", "wish"})
 
 
+RUNTIME_WORD = "$runtime_value"
+"""Stands in a judged command line for a word the code computes at run time (``"rm -f " $1``):
+an unset variable, which the walker treats as a value only known when the command runs."""
+_CONCATENATED = re.compile(r"\s*(?:\+|\.\.?(?!\d)|,\s*[A-Za-z_$@])")
+"""After a literal, an operator that joins a run-time value to it (``+``, ``.``, ``..``) or,
+for a call that takes words (``system("rm", f)``), another argument."""
+
+
 def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
     """Judge the shell commands, deletions and fork loops in one piece of inline code."""
     text = code.value
     if text is None:
         return
     for m in _SHELL_CALL.finditer(text):
-        e.scripts.append((how, Word.of(_unescape(m.group(1) or m.group(2) or ""))))
+        literal = _unescape(m.group(1) or m.group(2) or "")
+        joined = _CONCATENATED.match(text, m.end()) is not None
+        e.scripts.append((how, Word.of(literal + RUNTIME_WORD if joined else literal)))
     for m in _SHELL_TRUE.finditer(text):
         e.scripts.append((how, Word.of(_unescape(m.group(1) or m.group(2) or ""))))
     for m in _ARGV_CALL.finditer(text):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from engine.permissions.effect import Effect, Rule, parse_opts, prog
+from engine.permissions.inline import inline_code
 from engine.permissions.words import Word
 
 # ---------------------------------------------------------------- vi family
@@ -202,6 +203,7 @@ def _gdb(e: Effect, args: list[Word]) -> None:
             e.scripts.append(("gdb -ex", Word.of(m.group(1))))
         elif re.match(r"\s*(?:python|py|pi|guile|source|call|print|p)\b", code.value):
             e.at_least("ask", "gdb -ex runs code in the debugger")
+            inline_code(e, "gdb -ex", "c", code)  # call system("cmd"), python os.system()
 
 
 def _script(e: Effect, args: list[Word]) -> None:

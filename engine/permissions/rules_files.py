@@ -13,6 +13,7 @@ from engine.permissions.effect import (
     reader,
     writer,
 )
+from engine.permissions.inline import RUNTIME_WORD
 from engine.permissions.shell_paths import NULL_DEVICES
 from engine.permissions.words import Word
 
@@ -234,6 +235,9 @@ _AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^()]{0
 _AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r"|([^;}\n|]*))")
 _AWK_PIPE_FROM = re.compile(_AWK_STRING + r"\s*\|&?\s*getline")
 _AWK_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*" + _AWK_STRING + r"\s*(?=[;}\n])")
+_AWK_SYSTEM_CALL = re.compile(r"\bsystem\s*\(")
+_AWK_INTO_GETLINE = re.compile(r"(?<!\|)\|&?\s*getline\b")
+_AWK_LOADS = re.compile(r"@load|\bextension\s*\(")
 _AWK_PRINTED = re.compile(r"\bprintf?\b\s*\(?\s*" + _AWK_STRING + r"\s*\)?\s*\|(?!\|)")
 _CODE_READERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "python", "python3",
                            "perl", "ruby", "node", "php", "lua", "busybox"})
@@ -250,8 +254,15 @@ def _awk_commands(e: Effect, text: str) -> None:
             e.scripts.append(("awk system()", Word.of(_awk_unescape(literals[var]))))
         else:
             e.at_least("ask", "awk system() runs a command built at run time")
+            built = _awk_built(var, literals)
+            if built is not None:  # system("rm -f " $1): rm with a word known at run time
+                e.scripts.append(("awk system()", Word.of(built)))
+    if len(_AWK_SYSTEM_CALL.findall(text)) > len(_AWK_SYSTEM.findall(text)):
+        e.at_least("ask", "awk system() runs a command the preview cannot read")
     for m in _AWK_PIPE_FROM.finditer(text):
         e.scripts.append(("awk getline", Word.of(_awk_unescape(m.group(1)))))
+    if len(_AWK_INTO_GETLINE.findall(text)) > len(_AWK_PIPE_FROM.findall(text)):
+        e.at_least("ask", "awk reads the output of a command built at run time")
     for m in _AWK_PIPE_TO.finditer(text):
         if m.group(1) is None:
             if "getline" not in (m.group(2) or ""):
@@ -262,11 +273,29 @@ def _awk_commands(e: Effect, text: str) -> None:
         if first in _CODE_READERS and len(target.split()) == 1:
             printed = _AWK_PRINTED.search(text)
             if printed is None:
+                e.add("exec", "")
                 e.at_least("deny", f"awk pipes data into {first}, which runs it as code")
             else:
                 e.scripts.append((f"awk | {first}", Word.of(_awk_unescape(printed.group(1)))))
         else:
             e.scripts.append(("awk | command", Word.of(target)))
+
+
+_AWK_TOKEN = re.compile(_AWK_STRING + r"|([A-Za-z_]\w*)|(\$\w+|\S)")
+
+
+def _awk_built(expr: str, literals: dict[str, str]) -> str | None:
+    """A command awk concatenates from literals and run-time values (``"rm -f " $1``): the
+    literals as written, each other value one word only known at run time (``system($1)`` runs
+    a program only known at run time); None for an empty call."""
+    out: list[str] = []
+    for m in _AWK_TOKEN.finditer(expr):
+        text, name = m.group(1), m.group(2)
+        if text is not None or name in literals:
+            out.append(_awk_unescape(text if text is not None else literals[name or ""]))
+        elif not out or out[-1] != RUNTIME_WORD:
+            out.append(RUNTIME_WORD)
+    return "".join(out) or None
 
 
 def _awk_unescape(text: str) -> str:
@@ -280,9 +309,10 @@ def _awk_program(e: Effect, program: Word) -> None:
         e.add("exec", "awk program only known at run time")
         e.at_least("ask", "")
         return
-    if _AWK_EXEC.search(text):
-        e.add("exec", "awk program runs commands (system() or a pipe)")
+    if _AWK_EXEC.search(text):  # the commands are judged; what cannot be shown asks
         _awk_commands(e, text)
+    if _AWK_LOADS.search(text):
+        e.add("exec", "awk program loads an extension")
     statements = re.split(r"[;{}\n]", text)
     if any(_after(s, _AWK_PRINT, ">") for s in statements):
         e.add("write", "awk program writes to a file")
