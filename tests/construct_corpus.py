@@ -78,6 +78,8 @@ MODELLED = (
     ("declare -a", 'declare -a a=({cmd}); "${{a[@]}}"'),
     ("set --", 'set -- {cmd}; "$@"'),
     ("printf -v", "printf -v c %s {p}; $c {args}"),
+    ("PATH prefix of system folders", "PATH=/usr/bin:/bin {cmd}"),
+    ("env -i PATH of system folders", "env -i PATH=/usr/bin:/bin {cmd}"),
     ("PAGER of man", "PAGER={q} man ls"),
     ("man -P", "man -P {q} ls"),
     ("GIT_PAGER of git log", "GIT_PAGER={q} git log -1"),
@@ -342,7 +344,8 @@ STRANGE = (
     ("ANSI-C octal", "$'{oct}' {args}"),
     ("brace expansion", "{{{p},}} {args}"),
     ("glob in command position", "/usr/bin/{glob} {args}"),
-    ("PATH prefix", "PATH=/usr/bin:/bin {cmd}"),
+    ("PATH prefix with a workspace folder", "PATH=bin:$PATH {cmd}"),
+    ("PATH prefix with the current folder", "PATH=.:/usr/bin {cmd}"),
     # process substitutions, sockets, code from substitutions
     ("process substitution as a program", "<(echo {p}) {args}"),
     (">(..) into a shell", "echo {q} > >(bash)"),

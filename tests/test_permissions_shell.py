@@ -938,3 +938,38 @@ def test_a_command_in_a_system_call_is_judged_with_run_time_words(
 def test_a_system_call_that_reads_is_not_refused(workspace: Path, command: str,
                                                  expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "tar -xOf vendor/deps.tar package/package.json | jq -r .version",
+    "tar --extract --to-stdout -f a.tar x", "tar xOf a.tar",
+    "strace -f -e trace=openat -o /dev/stderr cat README.md 2>&1 >/dev/null | grep -v ENOENT",
+    "strace --output=/dev/fd/2 ls", "strace -c ls", "time -o /dev/stdout ls",
+    "python3 -m json.tool < package.json", "python -m json.tool --sort-keys package.json",
+    "sqlite3 :memory: \"SELECT length(readfile('data.csv'));\"",
+    "duckdb -c \"SELECT category, avg(price) FROM read_csv_auto('data.csv') GROUP BY 1\"",
+    "sqlite3 -readonly -box app.db <<'SQL'\nSELECT name FROM sqlite_master;\nSQL",
+    "echo 'select 1' | sqlite3 app.db",
+    "env -i PATH=/usr/bin:/bin git status --porcelain=v1 --branch",
+    "PATH=/usr/bin:/bin git status",
+])
+def test_commands_that_only_read_are_allowed(workspace: Path, command: str) -> None:
+    assert decision(workspace, command) == "allow", command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("tar -xf a.tar", "ask"), ("tar -xOf a.tar --to-command='rm -rf src'", "deny"),
+    ("strace -o src/app.py -f ls", "ask"), ("strace -p 1", "ask"), ("ltrace -p 5", "ask"),
+    ("strace -o '|rm -rf src' ls", "deny"), ("strace rm -rf src", "deny"),
+    ("python3 -m json.tool package.json out.json", "ask"), ("python3 -m http.server", "ask"),
+    ("sqlite3 app.db \"SELECT readfile('/home/agent/.ssh/id_ed25519');\"", "ask"),
+    ("duckdb -c \"SELECT * FROM read_csv('/home/agent/.aws/credentials')\"", "ask"),
+    ("duckdb -c \"COPY (SELECT 42) TO 'out.csv'\"", "ask"),
+    ("sqlite3 app.db \"select readfile(name) from t\"", "ask"),
+    ("sqlite3 app.db < script.sql", "ask"), ("cat x.sql | sqlite3 app.db", "ask"),
+    ("sqlite3 /etc/x.db <<'SQL'\ninsert into t values (1);\nSQL", "deny"),
+    ("PATH=bin:$PATH ls", "ask"), ("env PATH=.:/usr/bin ls", "ask"), ("PATH= ls", "ask"),
+])
+def test_the_writing_or_outside_side_of_those_commands_is_not_allowed(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

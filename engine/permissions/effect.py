@@ -249,10 +249,17 @@ def is_dangerous_variable(name: str) -> bool:
             or "PAGER" in name or "EDITOR" in name)
 
 
-def judged_as_command(name: str, known: bool) -> bool:
-    """A pager or editor variable (``PAGER``, ``GIT_EDITOR``...) set to a known command line:
-    that line is judged as a command the program runs, so the setting itself is no risk."""
-    return known and name in programs.COMMAND_LINE_VARS
+def harmless_setting(name: str, values: list[str] | None) -> bool:
+    """A setting whose effect is judged elsewhere or is nil, given its possible values (None:
+    only known at run time): a pager or editor variable (``PAGER``, ``GIT_EDITOR``...) names
+    a command line that is judged as a command the program runs; ``PATH`` set to system
+    folders only (``/usr/bin:/bin``) makes no program of the workspace run."""
+    if values is None:
+        return False
+    if name in programs.COMMAND_LINE_VARS:
+        return True
+    return name == "PATH" and bool(values) and all(
+        v and all(d.rstrip("/") in SYSTEM_DIRS for d in v.split(":")) for v in values)
 
 
 TEARDOWN_VERBS = frozenset({"rm", "rb", "delete", "del", "destroy", "drop", "purge", "remove",

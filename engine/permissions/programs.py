@@ -78,10 +78,10 @@ WRAPPERS: dict[str, Wrapper] = {
     "proxychains": Wrapper("f", risk="network", why="through a proxy"),
     "proxychains4": Wrapper("f", risk="network", why="through a proxy"),
     "torsocks": Wrapper("uapP", risk="network", why="through Tor"),
-    "strace": Wrapper("eoOpPsSuEbXaI", risk="exec", why="under a tracer",
-                      write_options=_fs("-o")),
-    "ltrace": Wrapper("eoOpnsuaAlDFLS", risk="exec", why="under a tracer",
-                      write_options=_fs("-o")),
+    "strace": Wrapper("eoOpPsSuEbXaI", _fs("--output", "--attach", "--trace", "--signal"),
+                      write_options=_fs("-o", "--output"), no_command=_fs("-p", "--attach")),
+    "ltrace": Wrapper("eoOpnsuaAlDFLS", _fs("--output"), write_options=_fs("-o", "--output"),
+                      no_command=_fs("-p")),
     "valgrind": Wrapper(risk="exec", why="under a debugger"),
     "sshpass": Wrapper("pfdP", risk="network", why="with a stored password"),
     "setarch": Wrapper(positionals=1, alone="shell"),
@@ -107,6 +107,10 @@ WRAPPERS: dict[str, Wrapper] = {
     "sg": Wrapper(positionals=1, risk="exec", why=_PRIV, script_options=_fs("-c")),
     "fakeroot": Wrapper(), "proot": Wrapper("rbw", risk="exec", why="in another root"),
 }
+
+TRACERS = frozenset({"strace", "ltrace"})
+"""Wrappers that only watch the command they run (its inner command is judged); alone, with
+``-p PID``, they attach to a running process."""
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh",
                     "rbash", "yash", "posh", "busybox"})

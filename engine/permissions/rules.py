@@ -9,6 +9,8 @@ into a writer or an executor count (``sed -i``, ``git -c core.pager=...``, ``sor
 
 from __future__ import annotations
 
+import re
+
 from engine.permissions import programs as p
 from engine.permissions import rules_code as c
 from engine.permissions import rules_files as f
@@ -20,8 +22,8 @@ from engine.permissions.constructs import shell_code_var
 from engine.permissions.effect import (
     Effect,
     Rule,
+    harmless_setting,
     is_dangerous_variable,
-    judged_as_command,
     parse_opts,
     path_args,
     plain,
@@ -29,6 +31,7 @@ from engine.permissions.effect import (
     reader,
     teardown_verb,
 )
+from engine.permissions.shell_paths import NULL_DEVICES
 from engine.permissions.words import Word
 
 
@@ -130,12 +133,25 @@ def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Wo
         e.scripts.append((f"{name} {key}", code))
         e.add("read", "")
     if key in spec.write_options:
-        target = args[i + 1] if len(v) == 2 and i + 1 < len(args) else Word.of(v.partition("=")[2])
-        e.writes.append(target)
-        e.add("write", f"{name} {key} writes a file")
+        target = args[i + 1] if "=" not in v and i + 1 < len(args) else Word.of(
+            v.partition("=")[2] if v.startswith("--") else v[2:])
+        _wrapper_output(e, f"{name} {key}", target)
     if key in spec.chdir_options and len(v) == 2 and i + 1 < len(args):
         e.chdir.append(args[i + 1])
     return True
+
+
+def _wrapper_output(e: Effect, how: str, target: Word) -> None:
+    """``time -o FILE``, ``strace -o FILE``: a file written; ``/dev/stderr`` and ``/dev/fd/N``
+    are no file; strace's ``-o '|cmd'`` pipes into a command."""
+    v = target.value or ""
+    if v in NULL_DEVICES or re.fullmatch(r"/dev/fd/\d+", v):
+        return
+    if v[:1] in ("|", "!") and how.startswith(("strace", "ltrace")):
+        e.scripts.append((how, Word.of(v[1:])))
+        return
+    e.writes.append(target)
+    e.add("write", f"{how} writes a file")
 
 
 def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
@@ -148,7 +164,7 @@ def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
 def _assignment(e: Effect, name: str, value: str) -> None:
     if shell_code_var(name):
         e.at_least("deny", f"setting {name} makes the shell run code from elsewhere")
-    if is_dangerous_variable(name) and not judged_as_command(name, True):
+    if is_dangerous_variable(name) and not harmless_setting(name, [value]):
         e.add("exec", f"setting {name} changes what programs run")
     if name in p.COMMAND_VARS:
         e.scripts.append((f"{name}=", Word.of(value.lstrip("|"))))
@@ -224,6 +240,8 @@ def _register_rules() -> dict[str, Rule]:
     for name, wrapper in p.WRAPPERS.items():
         rules[name] = read_plain if wrapper.risk == "read" else plain(
             "exec", f"{name} without a command")
+    for name in p.TRACERS:
+        rules[name] = plain("exec", f"{name} without a command attaches to a running process")
     for name in p.EDITORS:
         rules[name] = plain("exec", f"{name} can write files and run commands")
     for name in p.DESTRUCTIVE_NAMES:

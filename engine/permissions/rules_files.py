@@ -6,6 +6,7 @@ import re
 
 from engine.permissions.effect import (
     Effect,
+    Opts,
     Rule,
     parse_opts,
     plain,
@@ -490,6 +491,13 @@ def _tar(e: Effect, args: list[Word]) -> None:
     archive = o.get("-f", "--file")
     if archive is not None and ":" in (archive.value or "") and not o.has("--force-local"):
         e.add("network", "tar archive on a remote host")
+    _tar_files(e, o, archive)
+    if o.has("--remove-files"):
+        e.add("write", "tar --remove-files deletes files")
+
+
+def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
+    """The archive and files tar reads or writes, by mode."""
     creating = o.has("-c", "--create", "-r", "--append", "-u", "--update", "-A",
                      "--catenate", "--concatenate", "--delete")
     if creating:
@@ -497,15 +505,12 @@ def _tar(e: Effect, args: list[Word]) -> None:
         if archive is not None:
             e.writes.append(archive)
         e.reads.extend(o.positionals)
-    elif o.has("-x", "--extract", "--get"):
-        e.add("write", "tar extracts files")
+        return
+    if o.has("-x", "--extract", "--get") and not o.has("-O", "--to-stdout"):
+        e.add("write", "tar extracts files")  # -O prints the members: no file written
         e.writes.append(o.get("-C", "--directory") or Word.of("."))
-        if archive is not None:
-            e.reads.append(archive)
-    elif archive is not None:
+    if archive is not None:
         e.reads.append(archive)
-    if o.has("--remove-files"):
-        e.add("write", "tar --remove-files deletes files")
 
 
 def _tar_old_style(args: list[Word]) -> list[Word]:

@@ -44,6 +44,18 @@ def _sql_stdin(how: str) -> Callable[[Effect, Word], None]:
     return lambda e, text: apply_sql(e, how, text)
 
 
+def _sqlite_stdin(db: Word) -> Callable[[Effect, Word], None]:
+    """SQL on sqlite3's input: judged, and the database counts as written when it does more
+    than read."""
+
+    def judge(e: Effect, text: Word) -> None:
+        apply_sql(e, "sqlite3 <<", text)
+        if e.risk != "read":
+            e.writes.append(db)
+
+    return judge
+
+
 _SQLITE_VALUES = frozenset({"-cmd", "-c", "-separator", "-nullvalue", "-newline", "-init", "-vfs",
                             "-lookaside", "-pagecache", "-mmap", "-maxsize", "-heap"})
 
@@ -79,11 +91,9 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
         for code in sql:
             apply_sql(e, "sqlite3", code)
         if not sql and not has_cmd:
-            e.add("exec", "sqlite3 runs the statements it reads")
-            e.stdin_reader = _sql_stdin("sqlite3 <<")
+            e.stdin_reader = _sqlite_stdin(db)
         (e.writes if e.risk not in ("read",) else e.reads).append(db)
-    else:
-        e.add("exec", "sqlite3 runs the statements it reads")
+    elif not has_cmd:  # duckdb -c SQL: an in-memory database, the SQL judged above
         e.stdin_reader = _sql_stdin("sqlite3 <<")
 
 

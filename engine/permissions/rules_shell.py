@@ -168,6 +168,13 @@ def _shell(e: Effect, args: list[Word]) -> None:
     e.stdin_code = "shell"  # judged by the walker from what its input is
 
 
+_PRINTING_MODULES = {"json.tool": 1, "tokenize": 1, "base64": 1, "calendar": 0,
+                     "platform": 0, "this": 0, "sysconfig": 0}
+"""Standard modules that only read the files they are given and print (name -> how many of
+their positionals are files read; the next one, json.tool's OUTFILE, is written; 0: their
+positionals are no files)."""
+
+
 def _interpreter(e: Effect, args: list[Word]) -> None:
     name = program_name(e.argv[0])
     o = parse_opts(args, p.INLINE_CODE.get(name, "c"), frozenset({"--eval", "--print"}),
@@ -178,6 +185,14 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     module = o.get("-m") if name in ("python", "pypy") else None
     if module is not None and module.value == "pip":
         pip_rule(e, o.positionals)
+        return
+    if module is not None and module.value in _PRINTING_MODULES:
+        limit = _PRINTING_MODULES[module.value]  # json.tool [INFILE [OUTFILE]], tokenize FILE
+        files = o.positionals if limit else []  # calendar 2026: no file
+        e.reads.extend(files[:limit])
+        e.writes.extend(files[limit:])
+        if files[limit:]:
+            e.add("write", f"{name} -m {module.value} writes its output file")
         return
     if module is not None:
         e.add("exec", f"{name} -m {module.shown} runs a module")

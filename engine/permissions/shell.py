@@ -40,8 +40,8 @@ from engine.permissions.constructs import (
 )
 from engine.permissions.effect import (
     Effect,
+    harmless_setting,
     is_dangerous_variable,
-    judged_as_command,
     program_name,
 )
 from engine.permissions.expansion import echo_output, filter_output, glob_match, printf_output
@@ -1462,8 +1462,8 @@ class _Walker(PathJudge, ShellValues):
             if shell_code_var(var):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
             if is_dangerous_variable(var) and not (var == "IFS" and (exported or {}).get(
-                    "IFS") is not None) and not judged_as_command(  # a static IFS is modelled
-                    var, (exported or {}).get(var) is not None):  # PAGER=cat: cat is judged
+                    "IFS") is not None) and not harmless_setting(  # a static IFS is modelled
+                    var, (exported or {}).get(var)):  # PAGER=cat: cat is judged
                 e.add("exec", f"setting {var} changes what programs run")
         for reason in floor_reasons:
             e.at_least("ask", reason)

@@ -68,6 +68,17 @@ _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_
                        r"\binto\s+(?:outfile|dumpfile)\b|"
                        r"^\s*(?:attach|vacuum\b.*\binto)\b", re.I | re.S)
 """SQL that reads or writes files, or opens another database: never plain reads."""
+_FILE_READS = re.compile(r"\b(?:readfile|fsdir|read_csv\w*|read_parquet|read_json\w*|"
+                         r"read_text|read_blob|read_ndjson\w*)\s*\(\s*'((?:''|[^'])*)'", re.I)
+"""Functions of the local database shells (sqlite3, duckdb) that read the file named by a
+literal: a read of that path, judged like ``cat PATH``."""
+
+
+def _read_file(out: SqlEffect, m: re.Match[str]) -> str:
+    out.reads.append(m.group(1).replace("''", "'"))
+    return "''"
+
+
 _WRITES_TO = re.compile(r"^\s*vacuum\b.*?\binto\s+'((?:''|[^'])*)'|"
                         r"\binto\s+(?:outfile|dumpfile)\s+'((?:''|[^'])*)'|"
                         r"^\s*copy\b.*?\bto\s+'((?:''|[^'])*)'", re.I | re.S)
@@ -188,7 +199,8 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     for pattern, why in _REFUSED:
         if pattern.search(stmt):
             out.add("destructive", why)
-    if _FILE_SQL.search(stmt):
+    rest = _FILE_READS.sub(lambda m: _read_file(out, m), stmt)
+    if _FILE_SQL.search(rest):
         out.add("write", "SQL reads or writes files, or opens another database")
     shell = _SHELL_ESCAPES.match(stmt)
     if shell:
