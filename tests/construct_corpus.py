@@ -79,6 +79,7 @@ MODELLED = (
     ("set --", 'set -- {cmd}; "$@"'),
     ("printf -v", "printf -v c %s {p}; $c {args}"),
     ("PATH prefix of system folders", "PATH=/usr/bin:/bin {cmd}"),
+    ("parallel over a ::: list", "parallel {q} ::: x"),
     ("env -i PATH of system folders", "env -i PATH=/usr/bin:/bin {cmd}"),
     ("PAGER of man", "PAGER={q} man ls"),
     ("man -P", "man -P {q} ls"),
@@ -355,7 +356,7 @@ STRANGE = (
     (". /dev/stdin from a pipe", "echo {q} | . /dev/stdin"),
     ("bash <(..)", "bash <(echo {q})"),
     ("bash < <(..)", "bash < <(echo {q})"),
-    ("parallel", "parallel {q} ::: x"),
+    ("parallel over its input", "printf 'x\\n' | parallel {q}"),
     # code stored in values that a name or an arithmetic context evaluates
     ("code in let +=", "x='a[$({cmd})]'; let x+=1"),
     ("code behind ${!x}", "x='a[$({cmd})]'; echo ${{!x}}"),

@@ -973,3 +973,25 @@ def test_commands_that_only_read_are_allowed(workspace: Path, command: str) -> N
 def test_the_writing_or_outside_side_of_those_commands_is_not_allowed(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("parallel -j4 --tag wc -l ::: src/*.py", "allow"),
+    ("parallel 'head -n 1 {}' ::: README.md data.csv", "allow"),
+    ("parallel rm -f ::: a.txt b.txt", "deny"), ("parallel 'rm -rf {}' ::: src", "deny"),
+    ("parallel gzip ::: src/app.py", "ask"), ("parallel wc -l :::: list.txt", "ask"),
+    ("parallel echo ::: a ::: b", "ask"), ("parallel -a list.txt wc -l", "ask"),
+])
+def test_parallel_over_a_listed_input_runs_the_command_once_per_input(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("sqlite3 app.db '.excel' 'SELECT * FROM users;'", "ask"),
+    ("sqlite3 app.db '.once -x' 'SELECT 1;'", "ask"),
+    ("sqlite3 app.db '.output' 'SELECT 1;'", "allow"),
+])
+def test_sqlite_output_opened_in_another_program_asks(workspace: Path, command: str,
+                                                       expected: str) -> None:
+    assert decision(workspace, command) == expected, command

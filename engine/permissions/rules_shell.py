@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 from engine.permissions import programs as p
 from engine.permissions.effect import (
@@ -486,11 +487,13 @@ def _parallel(e: Effect, args: list[Word]) -> None:
         stop_at_positional=True)
     if o.has("-S", "--sshlogin", "--sshloginfile"):
         e.add("network", "parallel runs jobs on other machines")
-    e.add("exec", "parallel runs commands")
     words = o.positionals
     cut = next((i for i, w in enumerate(words) if (w.value or "").startswith(":::")
                 or (w.value or "").startswith("::::")), len(words))
     command, sources = words[:cut], words[cut:]
+    if _parallel_listed(e, command, sources, o.has("-a", "--arg-file", "-I", "--replace")):
+        return
+    e.add("exec", "parallel runs commands")
     if command:
         marked = _with_placeholders(command, _PARALLEL_SLOTS)
         if marked[-1].text == "<argument from input>":
@@ -504,6 +507,26 @@ def _parallel(e: Effect, args: list[Word]) -> None:
     else:
         e.add("exec", "parallel runs the commands it reads")
         e.stdin_code = "shell"
+
+
+def _parallel_listed(e: Effect, command: list[Word], sources: list[Word],
+                     other_input: bool) -> bool:
+    """``parallel wc -l ::: a b``: a command of known words and one ``:::`` list of known
+    inputs runs that command once per input (appended, or put at ``{}``): each is judged."""
+    inputs = sources[1:]
+    if (other_input or not command or not sources or sources[0].value != ":::"
+            or not inputs or len(inputs) > 64
+            or any(w.value is None or w.value.startswith(":::") for w in inputs)
+            or any(w.value is None for w in command)):
+        return False
+    words = [w.value or "" for w in command]
+    for value in (w.value or "" for w in inputs):
+        quoted = shlex.quote(value)
+        filled = [_PARALLEL_SLOTS.sub(quoted, w) if _PARALLEL_SLOTS.search(w) else w
+                  for w in words]
+        line = " ".join(filled) if filled != words else " ".join([*words, quoted])
+        e.scripts.append(("parallel :::", Word.of(line)))
+    return True
 
 
 def _joined_code(words: list[Word]) -> Word:

@@ -83,6 +83,10 @@ _WRITES_TO = re.compile(r"^\s*vacuum\b.*?\binto\s+'((?:''|[^'])*)'|"
                         r"\binto\s+(?:outfile|dumpfile)\s+'((?:''|[^'])*)'|"
                         r"^\s*copy\b.*?\bto\s+'((?:''|[^'])*)'", re.I | re.S)
 """The file a statement writes (``VACUUM INTO``, ``INTO OUTFILE``, ``COPY .. TO``)."""
+_OPENS_VIEWER = re.compile(r"^\s*(?:\.excel\b|\.(?:once|output)\s+(?:-\w+\s+)*-[xe]\b)",
+                           re.I)
+"""sqlite3's ``.excel`` and ``.once -x``/``-e``: the output is opened in the system's spreadsheet
+program or text editor."""
 _READS_FILE = re.compile(r"^\s*(?:\.read|\.import|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
                          r"(.*)", re.I | re.S)
 
@@ -209,6 +213,8 @@ def _statement(out: SqlEffect, stmt: str) -> None:
         return
     m = _OUTPUT.match(stmt)
     if m:
+        if _OPENS_VIEWER.match(stmt):
+            out.add("exec", "sqlite3 .excel/.once -x/-e opens the output in another program")
         target = _client_arg(m.group(1))
         if target.startswith("|"):  # the query's output is piped into the command
             out.add("exec", "the database client pipes its output into a shell command")
