@@ -995,3 +995,23 @@ def test_parallel_over_a_listed_input_runs_the_command_once_per_input(
 def test_sqlite_output_opened_in_another_program_asks(workspace: Path, command: str,
                                                        expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "redis-cli --user u --pass p CONFIG SET dir /tmp",
+    "redis-cli EVAL \"return redis.call('FLUSHALL')\" 0",
+    "redis-cli EVAL \"return redis.call('config', 'set', 'dir', '/root')\" 0",
+    "influx -execute 'DROP DATABASE metrics'", "cqlsh -e 'DROP KEYSPACE shop'",
+    "influx delete --bucket b --start 1970-01-01T00:00:00Z --stop 2030-01-01T00:00:00Z",
+])
+def test_more_database_clients_that_destroy_are_refused(workspace: Path, command: str) -> None:
+    assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "redis-cli -r 3 -i 1 INFO", "redis-cli EVAL \"return redis.call('get', KEYS[1])\" 1 k",
+    "redis-cli --tls --cacert ca.pem GET k", "influx -database m -execute 'SELECT * FROM cpu'",
+    "cqlsh host -e 'SELECT * FROM ks.t LIMIT 1'", "influx bucket list",
+])
+def test_more_database_clients_that_read_ask(workspace: Path, command: str) -> None:
+    assert decision(workspace, command) == "ask", command

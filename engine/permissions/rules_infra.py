@@ -154,6 +154,30 @@ _trino = _server_client("f", frozenset({
     ("--execute",), ("-f", "--file"))
 
 
+_cqlsh = _server_client("eufk", frozenset({
+    "--execute", "--username", "--password", "--file", "--keyspace", "--cqlshrc",
+    "--connect-timeout", "--request-timeout", "--encoding"}), ("-e", "--execute"),
+    ("-f", "--file"))
+
+
+def _influx(e: Effect, args: list[Word]) -> None:
+    """``influx -execute 'DROP DATABASE x'`` (1.x, single-dash long options): InfluxQL judged
+    as SQL; ``influx delete``/``bucket delete`` (2.x) delete data."""
+    words = [Word.of("--" + (w.value or "").lstrip("-")) if (w.value or "").startswith("-")
+             and (w.value or "").lstrip("-") in ("execute", "import", "path", "host",
+                                                 "database", "username", "password")
+             else w for w in args]
+    _influx_client(e, words)
+    verb = teardown_verb(args)
+    if verb is not None:  # influx delete --bucket b, influx bucket delete (2.x)
+        e.add("destructive", f"influx {verb} deletes data")
+
+
+_influx_client = _server_client("", frozenset({
+    "--execute", "--path", "--host", "--database", "--username", "--password"}),
+    ("--execute",), ("--path",))
+
+
 def _subcommand_client(client: Rule, subcommands: frozenset[str]) -> Rule:
     """``clickhouse client -q SQL``, ``cockroach sql -e SQL``: a program whose subcommand is a
     database client; its other subcommands run the server or tools (``exec``)."""
@@ -205,10 +229,22 @@ def _redis_command(e: Effect, words: list[str]) -> None:
     elif cmd == "module" and args[:1] in (["load"], ["loadex"]):
         e.add("exec", "")
         e.at_least("deny", "redis MODULE LOAD loads native code into the server")
+    elif cmd in ("eval", "eval_ro") and words[1:]:
+        for call in _REDIS_SCRIPT_CALL.finditer(words[1]):
+            _redis_command(e, re.findall(r"['\"]([^'\"]*)['\"]", call.group(1)))
+
+
+_REDIS_LONG_VALUES = frozenset({"--user", "--pass", "--cacert", "--cacertdir", "--cert",
+                                "--key", "--sni", "--tls-ciphers", "--tls-ciphersuites",
+                                "--eval", "--pattern", "--count", "--quoted-pattern",
+                                "--memkeys-samples", "--keystats-samples", "--cluster",
+                                "--rdb", "--functions-rdb", "--replica", "--pipe-timeout"})
+_REDIS_SCRIPT_CALL = re.compile(r"redis\.p?call\s*\(\s*(['\"][^)]*)\)", re.I)
+"""``redis.call('FLUSHALL')`` in a Lua script given to ``EVAL``: a command the server runs."""
 
 
 def _redis(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "hpansu", stop_at_positional=True)
+    o = parse_opts(args, "hpansuriRdD", _REDIS_LONG_VALUES, stop_at_positional=True)
     e.add("network", "redis-cli talks to a server")
     if not o.positionals:
         e.stdin_reader = _redis_stdin
@@ -476,5 +512,5 @@ RULES: dict[str, Rule] = {
     "clickhouse": _subcommand_client(_clickhouse_client, frozenset({"client"})),
     "cockroach": _subcommand_client(_cockroach_sql, frozenset({"sql", "demo"})),
     "sqlcmd": _sqlcmd, "snowsql": _snowsql, "mycli": _mycli,
-    "trino": _trino, "presto": _trino, "bq": _bq,
+    "trino": _trino, "presto": _trino, "bq": _bq, "cqlsh": _cqlsh, "influx": _influx,
 }
