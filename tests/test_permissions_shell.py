@@ -868,7 +868,8 @@ def test_tee_with_an_empty_input_empties_its_files(workspace: Path, command: str
     "PAGER='sh -c \"chmod -R 000 src\"' man ls", "env PAGER='rm -rf src' man ls",
     "MANPAGER='rm -f README.md' man ls", "man -P 'rm -rf src' ls",
     "git -c core.pager='rm -rf src' log", "git -c pager.log='shred -u README.md' log",
-    "GIT_PAGER='git reset --hard' git log",
+    "GIT_PAGER='git reset --hard' git log", "PSQL_PAGER='rm -rf src' psql -c 'select 1'",
+    "env GH_PAGER='shred -u README.md' gh pr view",
 ])
 def test_a_pager_or_editor_that_destroys_is_refused(workspace: Path, command: str) -> None:
     assert decision(workspace, command, "auto") == "deny", command

@@ -249,6 +249,12 @@ def is_dangerous_variable(name: str) -> bool:
             or "PAGER" in name or "EDITOR" in name)
 
 
+def command_variable(name: str) -> bool:
+    """Variables whose value programs run as a command (``GIT_SSH_COMMAND``, ``PAGER``, any
+    ``*_PAGER`` or ``*_EDITOR``): the value is judged as shell code."""
+    return name in programs.COMMAND_VARS or name.endswith(programs.COMMAND_VAR_SUFFIXES)
+
+
 def harmless_setting(name: str, values: list[str] | None) -> bool:
     """A setting whose effect is judged elsewhere or is nil, given its possible values (None:
     only known at run time): a pager or editor variable (``PAGER``, ``GIT_EDITOR``...) names
@@ -256,7 +262,7 @@ def harmless_setting(name: str, values: list[str] | None) -> bool:
     folders only (``/usr/bin:/bin``) makes no program of the workspace run."""
     if values is None:
         return False
-    if name in programs.COMMAND_LINE_VARS:
+    if command_variable(name) and name not in programs.COMMAND_TEMPLATE_VARS:
         return True
     return name == "PATH" and bool(values) and all(
         v and all(d.rstrip("/") in SYSTEM_DIRS for d in v.split(":")) for v in values)

@@ -199,10 +199,13 @@ COMMAND_VARS = frozenset({
     "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "TAR_RSH", "CVS_RSH", "DIFFTOOL", "TERMINAL",
 })
 """Variables whose value programs run as a command: the value is judged as shell code."""
-COMMAND_LINE_VARS = COMMAND_VARS - {"LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND"}
-"""Command variables whose whole value is the command line run (``PAGER='less -R'``,
-``GIT_EDITOR=vim``): once that line is judged, setting them adds nothing (``LESSOPEN`` holds a
-``|cmd %s`` template, ``PROMPT_COMMAND`` runs in this shell)."""
+COMMAND_VAR_SUFFIXES = ("PAGER", "EDITOR")
+"""Any ``*_PAGER``/``*_EDITOR`` (``PSQL_PAGER``, ``GH_PAGER``, ``SVN_EDITOR``) names a command
+line too."""
+COMMAND_TEMPLATE_VARS = frozenset({"LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND"})
+"""Command variables whose value is more than the command line run: ``LESSOPEN`` holds a
+``|cmd %s`` template, ``PROMPT_COMMAND`` runs in this shell. For the others (``PAGER='less
+-R'``, ``GIT_EDITOR=vim``), once that line is judged, setting them adds nothing."""
 DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_")
 
 GIT_SAFE_CONFIG_PREFIXES = ("color.", "log.", "advice.", "i18n.", "status.", "blame.",

@@ -22,6 +22,7 @@ from engine.permissions.constructs import shell_code_var
 from engine.permissions.effect import (
     Effect,
     Rule,
+    command_variable,
     harmless_setting,
     is_dangerous_variable,
     parse_opts,
@@ -166,7 +167,7 @@ def _assignment(e: Effect, name: str, value: str) -> None:
         e.at_least("deny", f"setting {name} makes the shell run code from elsewhere")
     if is_dangerous_variable(name) and not harmless_setting(name, [value]):
         e.add("exec", f"setting {name} changes what programs run")
-    if name in p.COMMAND_VARS:
+    if command_variable(name):
         e.scripts.append((f"{name}=", Word.of(value.lstrip("|"))))
 
 

@@ -40,6 +40,7 @@ from engine.permissions.constructs import (
 )
 from engine.permissions.effect import (
     Effect,
+    command_variable,
     harmless_setting,
     is_dangerous_variable,
     program_name,
@@ -48,7 +49,6 @@ from engine.permissions.expansion import echo_output, filter_output, glob_match,
 from engine.permissions.listings import listed_dirs
 from engine.permissions.paths import Root
 from engine.permissions.programs import (
-    COMMAND_VARS,
     INTERPRETERS,
     SHELLS,
     SUBCOMMAND_PROGRAMS,
@@ -1007,7 +1007,7 @@ class _Walker(PathJudge, ShellValues):
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         var = _text(name, ctx) if name is not None else ""
-        if var in COMMAND_VARS and value is not None:
+        if command_variable(var) and value is not None:
             self._script(f"{var}=", self._word(value, ctx), ctx)
 
     def _remember(self, var: str, node: Node, ctx: _Ctx) -> None:
