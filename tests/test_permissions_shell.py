@@ -1016,3 +1016,16 @@ def test_more_database_clients_that_destroy_are_refused(workspace: Path, command
 ])
 def test_more_database_clients_that_read_ask(workspace: Path, command: str) -> None:
     assert decision(workspace, command) == "ask", command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("kubectl get deploy api -o jsonpath='{.spec.template.spec.containers[*].image}'", "allow"),
+    ("kubectl get pods -A", "allow"), ("kubectl logs api-1", "allow"),
+    ("oc describe pod p", "allow"),
+    ("kubectl get secret db -o yaml", "ask"), ("kubectl get secrets,pods", "ask"),
+    ("kubectl describe secret/x", "ask"), ("kubectl get --raw /api/v1/secrets", "ask"),
+    ("kubectl --kubeconfig ~/.kube/config get pods", "ask"), ("kubectl apply -f k8s/", "ask"),
+])
+def test_kubectl_verbs_that_show_the_cluster_read_unless_they_show_secrets(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -434,6 +434,19 @@ _KUBE_READ = frozenset({"get", "describe", "logs", "explain", "version", "api-re
                         "events", "completion", "help"})
 
 
+_KUBE_SHOWS = frozenset({"get", "describe", "logs", "explain", "version", "api-resources",
+                         "api-versions", "top", "events", "cluster-info"})
+"""kubectl verbs that only show the cluster's state (read like ``docker ps``), unless what they
+show is credentials."""
+
+
+def _shows_secrets(words: list[str], flags: set[str]) -> bool:
+    """``kubectl get secret x -o yaml``, ``get --raw /api/..``: the output holds credentials."""
+    return "--raw" in flags or any(
+        part.split("/")[0].split(".")[0] in ("secret", "secrets")
+        for w in words[1:] for part in w.lower().split(","))
+
+
 def _kubectl(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "nlocfsA", frozenset({"--namespace", "--context", "--cluster",
                                                "--kubeconfig", "--selector", "--output",
@@ -446,6 +459,9 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
             verb == "replace" and "--force" in flags) or (verb == "config" and len(words) > 1
                                                           and words[1].startswith("delete")):
         e.add("destructive", f"{prog(e)} {verb} deletes cluster resources")
+    elif verb in _KUBE_SHOWS and not _shows_secrets(words, flags):
+        e.reads.extend(o.all("--kubeconfig", "-f", "--filename"))
+        e.add("read", "")  # kubectl get pods: shows the cluster's state, changes nothing
     elif verb in _KUBE_READ or (verb == "config" and len(words) > 1 and words[1] in (
             "view", "get-contexts", "current-context", "get-clusters")):
         e.add("network", f"{prog(e)} {verb} reads from the cluster")
