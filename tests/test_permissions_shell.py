@@ -1029,3 +1029,26 @@ def test_more_database_clients_that_read_ask(workspace: Path, command: str) -> N
 def test_kubectl_verbs_that_show_the_cluster_read_unless_they_show_secrets(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("python3 -c 'import os; os.system(f\"rm -rf {d}\")'", "deny"),
+    ("python3 -c 'import os; os.system(f\"ls {d}\")'", "ask"),
+    ("perl -ne 'system(\"rm\", $_)' list.txt", "deny"),
+    ("redis-cli REPLICAOF 10.0.0.9 6379", "deny"), ("redis-cli SCRIPT FLUSH", "deny"),
+    ("redis-cli replicaof no one", "ask"), ("redis-cli FUNCTION LIST", "ask"),
+])
+def test_run_time_fields_and_dataset_replacing_commands(workspace: Path, command: str,
+                                                        expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("bat -p README.md", "allow"), ("bat -l py -p src/app.py", "allow"),
+    ("bat -p ~/.ssh/id_rsa", "ask"), ("bat --pager=less README.md", "allow"),
+    ("bat --pager 'rm -rf src' README.md", "deny"), ("less -p foo README.md", "allow"),
+    ("less -o log.txt README.md", "ask"),
+])
+def test_bat_plain_is_not_a_pager_and_its_files_are_read(workspace: Path, command: str,
+                                                         expected: str) -> None:
+    assert decision(workspace, command) == expected, command

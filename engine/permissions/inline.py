@@ -18,7 +18,7 @@ _STR = r"""(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')"""
 _SHELL_CALL = re.compile(
     r"\b(?:os\.system|os\.popen|subprocess\.(?:getoutput|getstatusoutput)|system|shell_exec|"
     r"passthru|popen|proc_open|execSync|exec|os\.execute|io\.popen|IO\.popen|"
-    r"Open3\.\w+|spawn|%x|run)\s*\(?\s*" + _STR)
+    r"Open3\.\w+|spawn|%x|run)\s*\(?\s*([rRbBuUfF]{0,2})" + _STR)
 _SHELL_TRUE = re.compile(r"\bsubprocess\.\w+\s*\(\s*" + _STR + r"[^)]*shell\s*=\s*True")
 _ARGV_CALL = re.compile(r"\b(?:subprocess\.(?:run|call|check_call|check_output|Popen)|"
                         r"pty\.spawn|os\.exec\w*|os\.spawn\w*|spawnSync|spawn|execFileSync|"
@@ -41,6 +41,8 @@ _TCL_LANGS = frozenset({"expect", "tclsh", "wish"})
 RUNTIME_WORD = "$runtime_value"
 """Stands in a judged command line for a word the code computes at run time (``"rm -f " $1``):
 an unset variable, which the walker treats as a value only known when the command runs."""
+_FIELD = re.compile(r"(?<!\{)\{[^{}]*\}(?!\})")
+"""A replacement field of a Python f-string (``{d}``, ``{d!r}``); ``{{`` is a brace."""
 _CONCATENATED = re.compile(r"\s*(?:\+|\.\.?(?!\d)|,\s*[A-Za-z_$@])")
 """After a literal, an operator that joins a run-time value to it (``+``, ``.``, ``..``) or,
 for a call that takes words (``system("rm", f)``), another argument."""
@@ -52,9 +54,13 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
     if text is None:
         return
     for m in _SHELL_CALL.finditer(text):
-        literal = _unescape(m.group(1) or m.group(2) or "")
-        joined = _CONCATENATED.match(text, m.end()) is not None
-        e.scripts.append((how, Word.of(literal + RUNTIME_WORD if joined else literal)))
+        literal = _unescape(m.group(2) or m.group(3) or "")
+        if "f" in m.group(1).lower():  # f"rm -rf {d}": each field is a run-time value
+            literal = _FIELD.sub(RUNTIME_WORD, literal)
+        joined = _CONCATENATED.match(text, m.end())
+        if joined is not None:  # "rm -f " + d, or system("rm", f): its own word
+            literal += (" " if joined.group().lstrip().startswith(",") else "") + RUNTIME_WORD
+        e.scripts.append((how, Word.of(literal)))
     for m in _SHELL_TRUE.finditer(text):
         e.scripts.append((how, Word.of(_unescape(m.group(1) or m.group(2) or ""))))
     for m in _ARGV_CALL.finditer(text):

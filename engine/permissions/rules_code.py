@@ -351,11 +351,11 @@ def _socat(e: Effect, args: list[Word]) -> None:
 def _pager(e: Effect, args: list[Word]) -> None:
     """``less FILE`` reads FILE (with no terminal it only prints); ``+!cmd`` runs cmd,
     ``-o FILE`` writes a log, ``--pager``/``LESSOPEN`` are judged elsewhere."""
-    o = parse_opts(args, "ohjxyzbPpTtk", frozenset({"--log-file", "--LOG-FILE", "--tag",
-                                                     "--pattern", "--prompt", "--lesskey-file",
-                                                     "--tag-file", "--pager", "--paging",
-                                                     "--style", "--theme", "--language",
-                                                     "--line-range", "--map-syntax"}))
+    bat = prog(e) in ("bat", "batcat")  # bat -p is --plain; -l LANG, -H N, -r RANGE, -m MAP
+    o = parse_opts(args, "lHrm" if bat else "ohjxyzbPpTtk", frozenset({
+        "--log-file", "--LOG-FILE", "--tag", "--pattern", "--prompt", "--lesskey-file",
+        "--tag-file", "--pager", "--paging", "--style", "--theme", "--language",
+        "--line-range", "--map-syntax"}))
     for w in o.positionals:
         v = w.value
         if v is not None and v.startswith("+"):
@@ -365,13 +365,11 @@ def _pager(e: Effect, args: list[Word]) -> None:
                 e.scripts.append((f"{prog(e)} +!", Word.of(bang[1:].lstrip("!"))))
             continue
         e.reads.append(w)
-    for w in o.all("-o", "-O", "--log-file", "--LOG-FILE"):
+    for w in o.all(*(() if bat else ("-o", "-O")), "--log-file", "--LOG-FILE"):
         e.writes.append(w)
         e.add("write", f"{prog(e)} -o writes a log file")
-    e.reads.extend(o.all("-k", "--lesskey-file", "-T", "--tag-file"))
-    if o.has("--pager", "-p") and prog(e) == "bat":
-        e.add("exec", "bat --pager runs another program")
-    for w in o.all("--pager"):
+    e.reads.extend(o.all(*(() if bat else ("-k", "-T")), "--lesskey-file", "--tag-file"))
+    for w in o.all("--pager"):  # bat --pager CMD: a command line, judged as one (-p is --plain)
         e.scripts.append((f"{prog(e)} --pager", w))
 
 

@@ -216,6 +216,11 @@ database (attacker-chosen bytes) lands anywhere the server may write (``authoriz
 a crontab)."""
 
 
+_REDIS_FLUSHES = frozenset({("script", ("flush",)), ("function", ("flush",)),
+                            ("function", ("delete",)), ("cluster", ("reset",)),
+                            ("acl", ("deluser",))})
+
+
 def _redis_command(e: Effect, words: list[str]) -> None:
     """Judge one Redis command given as its words."""
     cmd = words[0].lower() if words else ""
@@ -226,6 +231,11 @@ def _redis_command(e: Effect, words: list[str]) -> None:
         e.add("destructive", "")
         e.at_least("deny", "redis CONFIG SET dir/dbfilename makes the server write its "
                            "database to any file (a planted payload)")
+    elif cmd in ("replicaof", "slaveof") and args[:2] != ["no", "one"]:
+        e.add("destructive", f"redis-cli {cmd} replaces the dataset with another server's")
+    elif (cmd, tuple(args[:1])) in _REDIS_FLUSHES:
+        e.add("destructive", f"redis-cli {cmd} {args[0]} deletes the server's scripts or "
+                             "functions")
     elif cmd == "module" and args[:1] in (["load"], ["loadex"]):
         e.add("exec", "")
         e.at_least("deny", "redis MODULE LOAD loads native code into the server")
