@@ -1052,3 +1052,16 @@ def test_run_time_fields_and_dataset_replacing_commands(workspace: Path, command
 def test_bat_plain_is_not_a_pager_and_its_files_are_read(workspace: Path, command: str,
                                                          expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("export GIT_PAGER=cat; git log -1", "allow"), ("PATH=/usr/bin:/bin; ls", "allow"),
+    ("GIT_PAGER='rm -rf src'; export GIT_PAGER; git log", "deny"),
+    ("PATH=bin:$PATH; ls", "ask"),
+    ("MANPAGER='sh -c \"col -bx | bat -l man -p\"' man ls", "allow"),
+    ("SYSTEMD_PAGER=cat journalctl -u x", "ask"),  # the system's logs: a read outside
+    ("journalctl --vacuum-size=100M", "deny"), ("journalctl --rotate", "ask"),
+])
+def test_a_pager_or_path_set_on_its_own_line_is_judged_like_a_prefix(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

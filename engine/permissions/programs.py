@@ -163,7 +163,7 @@ PLAIN_READ = frozenset({
     "timeout", "stdbuf", "ionice", "taskset", "chrt", "unbuffer", "caffeinate", "man", "info",
     "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
     "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg", "caller",
-    "bg", "compgen", "complete", "enable", "fc", "bind",
+    "bg", "compgen", "complete", "enable", "fc", "bind", "col", "colrm",
 })
 """Programs that neither read named files nor change anything."""
 READS_PATH_ARGUMENTS = frozenset({

@@ -517,6 +517,23 @@ _pulumi = _verbs("pulumi", _F({"destroy", "down", "stack rm", "state delete", "c
                      "stack output", "logs", "help"}))
 
 
+def _journalctl(e: Effect, args: list[Word]) -> None:
+    """``journalctl -u UNIT`` reads the system's logs (a read outside the workspace);
+    ``--vacuum-*`` deletes archived journals, ``--rotate`` and ``--flush`` change them."""
+    o = parse_opts(args, "uDpntSUkbgMiFo", frozenset({
+        "--unit", "--directory", "--file", "--priority", "--lines", "--since", "--until",
+        "--boot", "--grep", "--output", "--identifier", "--root", "--image", "--namespace",
+        "--cursor", "--after-cursor", "--user-unit", "--facility", "--field", "--fields"}))
+    flags = {name.split("=")[0] for name in o.flags}
+    if any(f.startswith("--vacuum") for f in flags):
+        e.add("destructive", "journalctl --vacuum deletes archived logs")
+    elif flags & {"--rotate", "--flush", "--relinquish-var", "--sync", "--setup-keys",
+                  "--update-catalog"}:
+        e.add("write", "journalctl changes the journal files")
+    given = o.all("-D", "--directory", "--file", "--root", "-i")
+    e.reads.extend(given or [Word.of("/var/log/journal")])  # the system's logs: outside
+
+
 def _cloud(e: Effect, args: list[Word]) -> None:
     """``aws s3 rm``, ``aws ec2 terminate-instances``, ``gcloud ... delete``: teardown."""
     e.add("network", f"{prog(e)} uses the network")
@@ -539,4 +556,5 @@ RULES: dict[str, Rule] = {
     "cockroach": _subcommand_client(_cockroach_sql, frozenset({"sql", "demo"})),
     "sqlcmd": _sqlcmd, "snowsql": _snowsql, "mycli": _mycli,
     "trino": _trino, "presto": _trino, "bq": _bq, "cqlsh": _cqlsh, "influx": _influx,
+    "journalctl": _journalctl,
 }

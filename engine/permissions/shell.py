@@ -975,7 +975,8 @@ class _Walker(PathJudge, ShellValues):
                         [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
         elif var == "IFS" and self._static_value(node, ctx):
             self.split_names = True  # modelled: only a program named through it is asked
-        elif is_dangerous_variable(var):
+        elif is_dangerous_variable(var) and not harmless_setting(  # PAGER=cat: cat is judged
+                var, self._assigned(node, ctx)):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
         self._remember(var, node, ctx)
@@ -993,9 +994,13 @@ class _Walker(PathJudge, ShellValues):
 
     def _static_value(self, node: Node, ctx: _Ctx) -> bool:
         """Whether an assignment's value is one known string (IFS=$'\\n' is modelled)."""
-        value = node.child_by_field_name("value")
-        found = self._static(value, ctx) if value is not None else [""]
+        found = self._assigned(node, ctx)
         return found is not None and len(found) == 1
+
+    def _assigned(self, node: Node, ctx: _Ctx) -> list[str] | None:
+        """The values an assignment may give (None: only known at run time)."""
+        value = node.child_by_field_name("value")
+        return self._static(value, ctx) if value is not None else [""]
 
     def _names_download(self, text: str) -> bool:
         """Whether ``text`` expands a variable holding downloaded text, or a download."""
