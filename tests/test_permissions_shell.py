@@ -1065,3 +1065,15 @@ def test_bat_plain_is_not_a_pager_and_its_files_are_read(workspace: Path, comman
 def test_a_pager_or_path_set_on_its_own_line_is_judged_like_a_prefix(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("awk '{ cmd = \"rm -f \" $1; system(cmd) }' data.csv", "deny"),
+    ("awk '{ a = \"rm\"; b = a \" -rf \" $2; system(b) }' data.csv", "deny"),
+    ("awk '{ cmd = \"rm -f \" $1; print | cmd }' data.csv", "deny"),
+    ("awk '{ cmd = \"wc -l \" $1; system(cmd) }' data.csv", "ask"),
+    ("awk '{ c = \"sort -u\"; print | c }' data.csv", "ask"),
+])
+def test_an_awk_command_built_in_a_variable_is_judged(workspace: Path, command: str,
+                                                      expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -255,7 +255,7 @@ def _awk_commands(e: Effect, text: str) -> None:
             e.scripts.append(("awk system()", Word.of(_awk_unescape(literals[var]))))
         else:
             e.at_least("ask", "awk system() runs a command built at run time")
-            built = _awk_built(var, literals)
+            built = _awk_built(var, literals, _awk_assigned(text))
             if built is not None:  # system("rm -f " $1): rm with a word known at run time
                 e.scripts.append(("awk system()", Word.of(built)))
     if len(_AWK_SYSTEM_CALL.findall(text)) > len(_AWK_SYSTEM.findall(text)):
@@ -268,6 +268,9 @@ def _awk_commands(e: Effect, text: str) -> None:
         if m.group(1) is None:
             if "getline" not in (m.group(2) or ""):
                 e.at_least("ask", "awk pipes to a command built at run time")
+                built = _awk_built(m.group(2) or "", literals, _awk_assigned(text))
+                if built is not None:  # print | cmd, cmd = "rm -f " $1
+                    e.scripts.append(("awk | command", Word.of(built)))
             continue
         target = _awk_unescape(m.group(1))
         first = (target.split() or [""])[0].rsplit("/", 1)[-1]
@@ -285,15 +288,30 @@ def _awk_commands(e: Effect, text: str) -> None:
 _AWK_TOKEN = re.compile(_AWK_STRING + r"|([A-Za-z_]\w*)|(\$\w+|\S)")
 
 
-def _awk_built(expr: str, literals: dict[str, str]) -> str | None:
+_AWK_ASSIGN_EXPR = re.compile(r"\b([A-Za-z_]\w*)\s*=(?!=)\s*([^;}\n]{1,200})")
+
+
+def _awk_assigned(text: str) -> dict[str, str]:
+    """``cmd = "rm -f " $1``: the expression each variable is last given in the program."""
+    return {m.group(1): m.group(2) for m in _AWK_ASSIGN_EXPR.finditer(text)}
+
+
+def _awk_built(expr: str, literals: dict[str, str], assigned: dict[str, str] | None = None,
+               depth: int = 0) -> str | None:
     """A command awk concatenates from literals and run-time values (``"rm -f " $1``): the
-    literals as written, each other value one word only known at run time (``system($1)`` runs
-    a program only known at run time); None for an empty call."""
+    literals as written, a variable by what it was given, each other value one word only known
+    at run time (``system($1)`` runs a program only known at run time); None for an empty
+    call."""
     out: list[str] = []
     for m in _AWK_TOKEN.finditer(expr):
         text, name = m.group(1), m.group(2)
         if text is not None or name in literals:
             out.append(_awk_unescape(text if text is not None else literals[name or ""]))
+            continue
+        inner = (assigned or {}).get(name or "")
+        built = _awk_built(inner, literals, assigned, depth + 1) if inner and depth < 4 else None
+        if built is not None and built != RUNTIME_WORD:
+            out.append(built)
         elif not out or out[-1] != RUNTIME_WORD:
             out.append(RUNTIME_WORD)
     return "".join(out) or None
