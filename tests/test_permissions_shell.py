@@ -1077,3 +1077,15 @@ def test_a_pager_or_path_set_on_its_own_line_is_judged_like_a_prefix(
 def test_an_awk_command_built_in_a_variable_is_judged(workspace: Path, command: str,
                                                       expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("duckdb -c \"SELECT * FROM 'data.csv'\"", "allow"),
+    ("duckdb -c \"SELECT * FROM '/home/agent/.ssh/id_rsa'\"", "ask"),
+    ("duckdb -c \"SELECT * FROM 'data.csv' a JOIN '/etc/passwd' b ON true\"", "ask"),
+    ("sqlite3 app.db \"DELETE FROM 'users'\"", "deny"),
+    ("duckdb -c \"COPY t FROM 'data.csv'\"", "ask"),
+])
+def test_a_file_named_in_from_is_a_read_of_that_file(workspace: Path, command: str,
+                                                     expected: str) -> None:
+    assert decision(workspace, command) == expected, command

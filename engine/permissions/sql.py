@@ -68,10 +68,11 @@ _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_
                        r"\binto\s+(?:outfile|dumpfile)\b|"
                        r"^\s*(?:attach|vacuum\b.*\binto)\b", re.I | re.S)
 """SQL that reads or writes files, or opens another database: never plain reads."""
-_FILE_READS = re.compile(r"\b(?:readfile|fsdir|read_csv\w*|read_parquet|read_json\w*|"
-                         r"read_text|read_blob|read_ndjson\w*)\s*\(\s*'((?:''|[^'])*)'", re.I)
+_FILE_READS = re.compile(r"\b(?:(?:readfile|fsdir|read_csv\w*|read_parquet|read_json\w*|"
+                         r"read_text|read_blob|read_ndjson\w*)\s*\(|(?:from|join)\s)"
+                         r"\s*'((?:''|[^'])*)'", re.I)
 """Functions of the local database shells (sqlite3, duckdb) that read the file named by a
-literal: a read of that path, judged like ``cat PATH``."""
+literal, and duckdb's ``FROM 'data.csv'``: a read of that path, judged like ``cat PATH``."""
 
 
 def _read_file(out: SqlEffect, m: re.Match[str]) -> str:
