@@ -1089,3 +1089,13 @@ def test_an_awk_command_built_in_a_variable_is_judged(workspace: Path, command: 
 def test_a_file_named_in_from_is_a_read_of_that_file(workspace: Path, command: str,
                                                      expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("mongosh app <<'JS'\ndb.users.deleteMany({})\nJS", "deny"),
+    ("echo 'db.users.drop()' | mongosh app", "deny"),
+    ("mongosh app <<'JS'\ndb.users.find({})\nJS", "ask"), ("mongosh app < x.js", "ask"),
+])
+def test_a_mongosh_script_on_its_input_is_judged(workspace: Path, command: str,
+                                                 expected: str) -> None:
+    assert decision(workspace, command) == expected, command

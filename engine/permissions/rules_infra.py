@@ -283,8 +283,21 @@ def _mongo(e: Effect, args: list[Word]) -> None:
                                            "--password", "--file"}))
     e.add("network", f"{prog(e)} talks to a database server")
     for code in o.all("--eval"):
-        if code.value is None or _MONGO_GONE.search(code.value):
-            e.add("destructive", f"{prog(e)} --eval drops or deletes every document")
+        _mongo_code(e, f"{prog(e)} --eval", code)
+    if not o.has("--eval", "--file"):  # mongosh DB <<'JS': the script on its input
+        e.stdin_reader = _mongo_stdin
+
+
+def _mongo_stdin(e: Effect, text: Word) -> None:
+    if text.value is None:  # mongosh < script.js: a file not shown
+        e.at_least("ask", f"{prog(e)} runs a script only known at run time")
+    else:
+        _mongo_code(e, f"{prog(e)} <<", text)
+
+
+def _mongo_code(e: Effect, how: str, code: Word) -> None:
+    if code.value is None or _MONGO_GONE.search(code.value):
+        e.add("destructive", f"{how} drops or deletes every document")
 
 
 # ---------------------------------------------------------------- containers and clusters
