@@ -1099,3 +1099,21 @@ def test_a_file_named_in_from_is_a_read_of_that_file(workspace: Path, command: s
 def test_a_mongosh_script_on_its_input_is_judged(workspace: Path, command: str,
                                                  expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("f() { local x=$(f() { find . -name '*.txt' -delete\n}\nf\n); }\nf", "deny"),
+    ("f() { :; }\nf() { f() { local x=$(git branch -D main); }\nf\n}\nf", "deny"),
+    ("bash -c 'ls() { command truncate \"$@\"; }; ls -s 0 README.md'", "deny"),
+    ("find . -maxdepth 0 -exec bash -c ': \"$(f() { g() { git stash drop -q\n}; g; }\nf\n)\"' \\;",
+     "deny"),
+    ("f(){ rm -rf src; }; export -f f; bash -c f", "deny"),
+    ("f(){ ls; }; f; bash -c \"f(){ rm -rf src; }; f\"", "deny"),
+    ("python3 -c 'import subprocess, sys; subprocess.run([\"bash\", \"-c\", sys.argv[1]])' "
+     "'{git,reset,-q,--hard,HEAD~1}'", "deny"),
+])
+def test_functions_are_called_in_the_shell_that_defined_them(workspace: Path, command: str,
+                                                            expected: str) -> None:
+    """A function redefined inside its own body, defined in a child bash or exported, or a
+    brace list run by an interpreter's bash -c: each body is judged where it runs."""
+    assert decision(workspace, command) == expected, command

@@ -36,6 +36,9 @@ class Effect:
     scripts: list[tuple[str, Word]] = field(default_factory=list)
     """Shell code this one runs: (how, code)."""
     code_args: list[Word] | None = None
+    inline: list[Word] = field(default_factory=list)
+    """An interpreter's inline code (``perl -e CODE``): another language, judged by
+    ``inline_code``, never searched as a command line."""
     """The words after ``bash -c CODE``: ``$0``, ``$1``... of that code."""
     floor: Floor = ""
     """The least strict decision allowed whatever the risk (obfuscation, unknown values)."""

@@ -203,6 +203,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         e.add("exec", f"{name} {code[0]} runs inline code")
         for w in o.all(*code):
             inline_code(e, f"{name} {code[0]}", name, w)
+            e.inline.append(w)
         if any(w.dynamic == "subst" for w in o.all(*code)):
             e.at_least("deny", f"{name} {code[0]} runs code produced at run time (a download "
                                "or a decoder)")
@@ -210,6 +211,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     if name == "deno" and len(o.positionals) > 1 and o.positionals[0].value == "eval":
         e.add("exec", "deno eval runs inline code")
         inline_code(e, "deno eval", name, o.positionals[1])
+        e.inline.append(o.positionals[1])
         return
     if o.positionals and o.positionals[0].value not in ("-", "/dev/stdin"):
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")

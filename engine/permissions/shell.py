@@ -197,6 +197,8 @@ class _Ctx:
     """Standard input is a listing of paths under these directories (``find . | xargs``)."""
     printed: str | None = None
     """What the redirected command prints, when a static echo or printf (None: unknown)."""
+    shell: int = 0
+    """Which shell runs this code: a function is called in the shell that defined it."""
 
 
 @dataclass(slots=True)
@@ -216,8 +218,13 @@ class _Walker(PathJudge, ShellValues):
     bodies: dict[str, tuple[Node, _Ctx]] = field(default_factory=dict)
     """Functions defined so far: judged at each call with its arguments, and once more at
     the end (arguments unknown) when a call may be out of sight."""
-    called: set[str] = field(default_factory=set)
-    calling: list[str] = field(default_factory=list)
+    definitions: list[tuple[Node, _Ctx]] = field(default_factory=list)
+    """Every function body defined, in order (a name defined twice has two)."""
+    called: set[int] = field(default_factory=set)
+    """Bodies judged at a call (node ids)."""
+    calling: list[int] = field(default_factory=list)
+    shells: int = 0
+    """Shells started so far (each bash -c, script or stdin code is a new one)."""
     calls: int = 0
     exports_functions: bool = False
     downloads: set[str] = field(default_factory=set)
@@ -281,9 +288,12 @@ class _Walker(PathJudge, ShellValues):
 
     # ------------------------------------------------------------ entry points
 
-    def run(self, text: str, via: str, depth: int, args: list[Word] | None = None) -> None:
+    def run(self, text: str, via: str, depth: int, args: list[Word] | None = None,
+            shell: int | None = None) -> None:
         """Judge ``text``; nested code (``depth``) gets ``args`` as ``$0 $1 ..`` when they
-        are known (``bash -c CODE ARG0 ARGS``), else its positional words are unknown."""
+        are known (``bash -c CODE ARG0 ARGS``), else its positional words are unknown.
+        ``shell``: the shell it runs in when that is the caller's (eval, source, a trap, a
+        substitution), else a new one (its functions are its own)."""
         if depth > MAX_DEPTH:
             self.problems.append(f"shell code nested more than {MAX_DEPTH} levels deep")
             return
@@ -313,7 +323,9 @@ class _Walker(PathJudge, ShellValues):
             self.argv0 = known[0] if whole else None
             self.positional = [v or "" for v in known[1:]] if whole else None
             self.args_given = whole
-        self._visit(root, _Ctx(src, via, depth))
+        if shell is None:
+            self.shells += 1
+        self._visit(root, _Ctx(src, via, depth, shell=self.shells if shell is None else shell))
         self.argv0, self.positional, self.args_given = outer
         if outermost:
             self._uncalled_functions()
@@ -322,8 +334,8 @@ class _Walker(PathJudge, ShellValues):
         """Bodies of functions no call was judged for (or that a child bash may run by
         name), judged once with unknown arguments: a trap, ``export -f`` or a name built at
         run time may call them out of sight."""
-        for name, (body, where) in list(self.bodies.items()):
-            if name not in self.called or self.exports_functions:
+        for body, where in list(self.definitions):
+            if body.id not in self.called or self.exports_functions:
                 self.argv0, self.positional = "bash", None
                 self._visit(body, replace(where, piped=False, stdin=None))
 
@@ -428,7 +440,7 @@ class _Walker(PathJudge, ShellValues):
         elif t in _LEAF_TEXT and _UNPARSED_SUBST.search(_text(node, ctx)):
             self.problems.append("a command substitution the parser did not recognise")
             for code in _substitutions(_text(node, ctx)):  # bash still runs them
-                self.run(code, "$(..)", ctx.depth + 1)
+                self.run(code, "$(..)", ctx.depth + 1, shell=ctx.shell)
         elif t == "declaration_command":
             self._declaration(node, ctx)
         elif t == "expansion":
@@ -784,7 +796,7 @@ class _Walker(PathJudge, ShellValues):
             self.problems.append("a here-doc has an unclosed backquote")
         for m in _BACKQUOTED.finditer(text):
             self.run(re.sub(r"\\([`$\\])", r"\1", m.group(1)), "a here-doc's `..`",
-                     ctx.depth + 1)
+                     ctx.depth + 1, shell=ctx.shell)
 
     def _unset(self, node: Node, ctx: _Ctx) -> None:
         """``unset c``: ``$c`` may now expand to nothing (the next word becomes the program);
@@ -852,6 +864,7 @@ class _Walker(PathJudge, ShellValues):
                 self.fork_bombs.add(fname)
             if body is not None and fname not in self.fork_bombs:
                 self.bodies[fname] = (body, ctx)  # judged where it is called
+                self.definitions.append((body, ctx))
                 return
             self.defined.add(fname)
         if body is not None:
@@ -1523,11 +1536,13 @@ class _Walker(PathJudge, ShellValues):
         is judged with the call's words as ``"$@"`` (``run(){ "$@"; }; run wc -l f`` runs
         wc). ``command NAME``, ``env NAME``, ``sudo NAME`` run the program, not the function."""
         name = e.argv[0].value if e.argv else None
-        if name not in self.bodies or e.wrappers not in ([], ["time"]) or \
-                ctx.via not in _SAME_SHELL or name in self.calling or self.calls >= MAX_CALLS:
+        if name not in self.bodies or e.wrappers not in ([], ["time"]):
             return False
         body, where = self.bodies[name]
-        self.called.add(name)
+        if (where.shell != ctx.shell and not self.exports_functions) or \
+                body.id in self.calling or self.calls >= MAX_CALLS:
+            return False  # another shell's, or being judged already, or beyond the cap
+        self.called.add(body.id)
         self.calls += 1
         self._entry(e.argv, "read", "allow", [f"calls {name}, a function this command "
                                               "defines (its commands are judged)"], "", ctx)
@@ -1535,7 +1550,7 @@ class _Walker(PathJudge, ShellValues):
         outer = (self.argv0, self.positional, self.args_given)
         self.positional = None if None in known else [v or "" for v in known]
         self.args_given = self.positional is not None
-        self.calling.append(name)
+        self.calling.append(body.id)
         start, ifs = len(self.entries), self.ifs
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin))
         self.calling.pop()
@@ -1583,9 +1598,9 @@ class _Walker(PathJudge, ShellValues):
             if tail.risk != "read" or tail.scripts or tail.nested or tail.floor not in (
                     "", "allow"):
                 e.nested.append((f"argument of {e.argv[0].shown}", args[i:]))
-        code = {c.value for _, c in e.scripts}  # judged as code already
+        code = {c.value for _, c in e.scripts} | {w.value for w in e.inline}  # judged already
         for w in e.argv[1:MAX_HIDDEN_ARGS]:
-            if w.value and w.value not in code and " " in w.value.strip() and \
+            if w.value and w.value not in code and _SHELL_LIKE.search(w.value.strip()) and \
                     self._refused(w.value):
                 e.at_least("deny", f"an argument of {e.argv[0].shown} is a command line "
                                    f"that is refused: {w.shown}")
@@ -1593,12 +1608,14 @@ class _Walker(PathJudge, ShellValues):
 
     def _refused(self, text: str) -> bool:
         """Whether ``text``, read as a command line on its own, is refused outright."""
-        if len(text) > MAX_HIDDEN_TEXT or _PARSER.parse(  # too long: unnamed, above
-                text.encode("utf-8", "surrogateescape")).root_node.has_error:
-            return False  # not shell (interpreter code, prose): it would not run as such
+        if len(text) > MAX_HIDDEN_TEXT:  # too long: unnamed, above
+            return False
+        if "\n" in text and _PARSER.parse(text.encode("utf-8", "surrogateescape")
+                                          ).root_node.has_error:
+            return False  # a program's code (perl, lua..), not a command line bash would run
         walker = _Walker(self.ws, self.roots, self.env)
         walker.run(text, "", 1)
-        return not walker.problems and walker.verdict().decision == "deny"
+        return walker.verdict().decision == "deny"
 
     def _hold(self, var: str, values: list[str] | None, unknown: bool) -> None:
         """Set what a variable holds for the code a command runs (``c=rm bash -c '$c ..'``),
@@ -1704,7 +1721,7 @@ class _Walker(PathJudge, ShellValues):
         if name in self.fork_bombs:
             e.add("destructive", f"{name} is a fork bomb: it starts copies of itself forever")
         if name in self.bodies and (e.wrappers not in ([], ["time"]) or (
-                ctx.via not in _SAME_SHELL and not self.exports_functions)):
+                self.bodies[name][1].shell != ctx.shell and not self.exports_functions)):
             pass  # command NAME, sudo NAME, a child shell: the program runs, not the function
         elif name in self.defined:
             e.add("exec", "")
@@ -1745,7 +1762,8 @@ class _Walker(PathJudge, ShellValues):
             self.floors.append(("ask", f"{how} runs code a command prints"))
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
-            self.run(text, how, ctx.depth + 1, args)
+            self.run(text, how, ctx.depth + 1, args,
+                     ctx.shell if how in _SAME_SHELL or how.startswith("alias ") else None)
         elif code.dynamic == "subst":
             self._entry([Word.of(how), code], "exec", "deny",
                         [f"{how} runs the output of a command as shell code"], "deny", ctx)
@@ -2012,6 +2030,8 @@ def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:
 
 _COMPUTED_NAME = re.compile(r"\$\{[!#]|\$\{\w+(?:\[[^]]*\])?(?:[\^,#%/@]|:[^-=+?])")
 """``${!x}``, ``${x,,}``, ``${x#p}``, ``${x/p/r}``, ``${x:1}``: a name no one types plainly."""
+_SHELL_LIKE = re.compile(r"\s|[{;|&$`<>(]")
+"""An argument that may be a command line on its own (words, a brace list, a list)."""
 _METADATA_WRITERS = frozenset({"chmod", "chown", "chgrp", "touch", "setfacl", "chattr"})
 """Programs that change a file's metadata, not what it holds."""
 
