@@ -217,6 +217,22 @@ for _name, _fn in (
         ("bash_s_stdin", lambda c: f"bash -s -- x <<< {q(c)}"),
         ("sh_dev_stdin", lambda c: f"sh /dev/stdin <<< {q(c)}"),
         ("sh_heredoc_unquoted", lambda c: f"sh <<{_delim(c)}\n{c}\n{_delim(c)}\n"),
+        ("heredoc_backquote", lambda c: None if "`" in c or "\\" in c else
+         f"cat > /dev/null <<{_delim(c)}\n`{c}\n`\n{_delim(c)}\n"),
+        ("case_default_branch", lambda c: f"case x in y) :;; *) {c}\n;; esac"),
+        ("case_fallthrough", lambda c: f"case x in x) :;& y) {c}\n;; esac"),
+        ("case_test_on", lambda c: f"case x in x) :;;& *) {c}\n;; esac"),
+        ("function_eval_arg", lambda c: f"f() {{ eval \"$1\"; }}\nf {q(c)}"),
+        ("function_runs_args", lambda c: f"run() {{ \"$@\"; }}\nrun bash -c {q(c)}"),
+        ("function_local_nameref",
+         lambda c: f"f() {{ local -n r=$1; eval \"$r\"; }}\nv={q(c)}; f v"),
+        ("assoc_eval", lambda c: f"declare -A m=([k]={q(c)}); eval \"${{m[k]}}\""),
+        ("printf_eval", lambda c: f"eval \"$(printf '%s' {q(c)})\""),
+        ("prefix_strip_eval", lambda c: f"x={q('_' + c)}; eval \"${{x#_}}\""),
+        ("written_script", lambda c: f"printf '%s\\n' {q(c)} > /tmp/s.sh; bash /tmp/s.sh"),
+        ("written_on_path",
+         lambda c: f"mkdir -p /tmp/b; printf '%s\\n' {q(c)} > /tmp/b/ls; chmod +x /tmp/b/ls; "
+                   "PATH=/tmp/b:$PATH ls"),
 ):
     _cmd(_name)(_fn)
 

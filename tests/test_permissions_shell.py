@@ -1117,3 +1117,18 @@ def test_functions_are_called_in_the_shell_that_defined_them(workspace: Path, co
     """A function redefined inside its own body, defined in a child bash or exported, or a
     brace list run by an interpreter's bash -c: each body is judged where it runs."""
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("run() { \"$@\"; }\nrun bash -c 'git reset -q --hard'", "deny"),
+    ("bash -c '\"$@\"' _ bash -c 'git reset --hard'", "deny"),
+    ("run() { \"$@\"; }; run ls -la", "allow"),
+    ("zn() { :; }; zn > a.txt", "deny"), ("zn() { echo hi; }; zn > a.txt", "ask"),
+    ("f() { local -n r=$1; eval \"$r\"; }\nv='zn() { : \"$@\"; }; zn > a.txt'; f v", "deny"),
+])
+def test_a_call_s_words_stay_words_and_a_quiet_function_empties_its_target(
+        workspace: Path, command: str, expected: str) -> None:
+    """``"$@"`` runs the words it was given, not the words their text splits into (``bash -c
+    'git reset --hard'`` is one script); a function that prints nothing before ``>`` empties
+    the file as ``:`` does."""
+    assert decision(workspace, command) == expected, command

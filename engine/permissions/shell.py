@@ -1250,6 +1250,8 @@ class _Walker(PathJudge, ShellValues):
         """
         text = _text(node, ctx)
         reasons = []
+        if text in ('"$@"', '"${@}"') and self.positional:  # each word as given
+            return [[Word(v, text) for v in self.positional]], reasons
         if "$'" in text and "\\" in text:
             reasons.append("command name hidden in a $'...' escape")
         subst = _has_type(node, ("command_substitution", "simple_expansion", "expansion"))
@@ -1546,6 +1548,7 @@ class _Walker(PathJudge, ShellValues):
         self.calls += 1
         self._entry(e.argv, "read", "allow", [f"calls {name}, a function this command "
                                               "defines (its commands are judged)"], "", ctx)
+        self.entries[-1]["function"] = name  # prints only what its body prints
         known = [w.value for w in e.argv[1:]]
         outer = (self.argv0, self.positional, self.args_given)
         self.positional = None if None in known else [v or "" for v in known]
@@ -2051,7 +2054,8 @@ def _ran_silently(entries: Sequence[Mapping[str, Any]]) -> bool:
     """Whether every command judged in a redirected body prints nothing to its output:
     ``sh -c '"$@"' sh :`` or ``find . -exec : \\;`` before ``>`` empty the file as ``:``
     does. A command whose output is not known to be empty makes it a write."""
-    ran = [e["argv"] for e in entries if e["argv"] and e["argv"][0] not in _REDIRECT_OPS]
+    ran = [e["argv"] for e in entries if e["argv"] and e["argv"][0] not in _REDIRECT_OPS
+           and "function" not in e]
     return bool(ran) and all(_prints_nothing(_unwrapped(list(a))) or _only_runs(a)
                              for a in ran)
 

@@ -340,10 +340,10 @@ class ShellValues:
             found = self._static_variable(name)
             return Word(found[0], text) if found and len(found) == 1 else Word(
                 None, text, "var")
-        if (name.isdigit() or name in ("@", "*", "#")) and self.args_given:
+        if (name.isdigit() or name == "#") and self.args_given:  # "$@" is several words
             found = self._static_positional(name)  # bash -c 'wc -l < "$1"' _ FILE
-            if found is not None and len(found) == 1:
-                return Word(found[0], text)
+            if found is not None and len(found) == 1 and self._split(found[0]) == [found[0]]:
+                return Word(found[0], text)  # one word however it is quoted
         if special or name.isdigit() or name == INPUT_VAR:
             return Word(None, text, "var")
         if name in self.loops and name not in self.unknown and name not in self.known \
