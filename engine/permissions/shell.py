@@ -1249,7 +1249,7 @@ class _Walker(PathJudge, ShellValues):
         assigned earlier in the command, ``$(echo ..)``); None when the program cannot be named.
         """
         text = _text(node, ctx)
-        reasons = []
+        reasons: list[str] = []
         if text in ('"$@"', '"${@}"') and self.positional:  # each word as given
             return [[Word(v, text) for v in self.positional]], reasons
         if "$'" in text and "\\" in text:
