@@ -1132,3 +1132,14 @@ def test_a_call_s_words_stay_words_and_a_quiet_function_empties_its_target(
     'git reset --hard'`` is one script); a function that prints nothing before ``>`` empties
     the file as ``:`` does."""
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("yes | find . -maxdepth 0 -ok : \\; > a.txt", "deny"), ("ls | : > a.txt", "deny"),
+    (": | ls > a.txt", "ask"),
+    ("mapfile L <<< 'shopt -s expand_aliases\nalias za=mv\nza a.txt /tmp/x'\n"
+     "eval \"$(printf %s \"${L[@]}\")\"", "deny"),
+])
+def test_a_pipeline_s_output_is_its_last_stage_s_and_mapfile_keeps_newlines(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -243,6 +243,8 @@ class _Walker(PathJudge, ShellValues):
     """How often each name is assigned in the command's text (2 for loops and reads)."""
     """Associative arrays whose keys and values are all known."""
     args_given: bool = False
+    last_stage: int = 0
+    """Where the entries of the last pipeline stage walked begin."""
     """``$1``.. are the words ``bash -c CODE ARG0 ARGS`` or a function call gave (at the
     top level they are what the caller passes)."""
     split_names: bool = False
@@ -833,6 +835,8 @@ class _Walker(PathJudge, ShellValues):
         stages = [c for c in node.named_children if c.type != "comment"]
         printed: str | None = None
         for i, child in enumerate(stages):
+            if i == len(stages) - 1:
+                self.last_stage = len(self.entries)  # what it prints is the pipeline's output
             listed = self._listing(stages[i - 1], ctx) if i > 0 else ()
             printed = self._printed(stages[i - 1], ctx, printed) if i > 0 else None
             self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, listed=listed,
@@ -884,6 +888,8 @@ class _Walker(PathJudge, ShellValues):
         if body is not None:  # first: what it ran tells whether it printed anything
             start = len(self.entries)
             self._visit(body, replace(ctx, stdin=stdin))
+            if body.type == "pipeline":  # a | b > f: only b writes to f
+                start = max(start, self.last_stage)
             silent = silent or _ran_silently(self.entries[start:])
         printed = self._printed(body, ctx) if body is not None else None
         for child in node.named_children:

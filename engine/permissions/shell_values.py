@@ -256,8 +256,9 @@ class ShellValues:
                 self._set_array(var, None)
             elif name == "read":
                 self._set_array(var, [f for f in _fields(lines[0], ifs or "", 0) if f])
-            else:
-                self._set_array(var, lines)
+            else:  # mapfile keeps each line's delimiter unless -t
+                self._set_array(var, lines if o.has("-t") else [ln + (end or "\n")
+                                                                 for ln in lines])
 
     def _sets_names(self, name: str, e: Effect) -> None:
         """``printf -v NAME``: NAME holds what printf prints; ``NAME[i]`` evaluates ``i``."""
