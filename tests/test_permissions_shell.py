@@ -1143,3 +1143,18 @@ def test_a_call_s_words_stay_words_and_a_quiet_function_empties_its_target(
 def test_a_pipeline_s_output_is_its_last_stage_s_and_mapfile_keeps_newlines(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("case abc in 'a'*) ls;; *) rm -rf src;; esac", "deny"),
+    ("case abc in [!a]*) rm -rf src;; *) ls;; esac", "deny"),
+    ("declare -n r=k; : ${r:=rm}; $k -rf src", "deny"),
+    ("f(){ if [ \"$1\" = x ]; then f 'rm -rf src'; else eval \"$1\"; fi; }; f x", "deny"),
+])
+def test_what_the_model_does_not_follow_is_not_taken_as_followed(
+        workspace: Path, command: str, expected: str) -> None:
+    """Mixed quoting and classes in case patterns, a default assigned through a name
+    reference, a recursive call: each is judged as only known at run time, never as the
+    branch or value it might have been."""
+    assert (decision(workspace, command), decision(workspace, command, "auto")) == (
+        expected, "deny"), command

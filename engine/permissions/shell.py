@@ -396,7 +396,8 @@ class _Walker(PathJudge, ShellValues):
         """Names assigned anywhere, and functions defined anywhere, in the command."""
         self.tainted.update(_ASSIGNED.findall(text))
         self.assignments.update(_ASSIGNED.findall(text))
-        for names in (_LOOP_VAR.findall(text), _PRINTF_V.findall(text), *(re.findall(
+        for names in (_LOOP_VAR.findall(text), _PRINTF_V.findall(text),
+                      _ASSIGNS_DEFAULT.findall(text), *(re.findall(
                 r"[A-Za-z_]\w*", m.group(1)) for m in _READS_INTO.finditer(text))):
             self.assignments.update({n: 2 for n in names})  # set by a loop, read, printf -v
         self.tainted.update(_LOOP_VAR.findall(text))
@@ -523,13 +524,10 @@ class _Walker(PathJudge, ShellValues):
         for item in items:
             patterns, _ = _case_parts(item)
             if not falling:
-                words = [Word(_text(p, ctx), _text(p, ctx)) if p.type == "extglob_pattern"
-                         and not re.search(r"[$`\\'\"]", _text(p, ctx)) else
-                         self._word(p, ctx) for p in patterns]
-                if any(w.value is None for w in words):
+                found = [self._pattern(p, ctx) for p in patterns]
+                if any(f is None for f in found):
                     return None
-                falling = any(glob_match(subject, w.value or "", w.text[:1] in "'\"\\")
-                              for w in words)
+                falling = any(glob_match(subject, *f) for f in found if f is not None)
             if not falling:
                 continue
             taken.add(item.id)
@@ -538,6 +536,17 @@ class _Walker(PathJudge, ShellValues):
                 return taken
             falling = end == ";&"
         return taken
+
+    def _pattern(self, node: Node, ctx: _Ctx) -> tuple[str, bool] | None:
+        """A case pattern: (text, whether it matches only itself), or None when bash's
+        reading of it is not computed here (expansions, mixed quoting, classes, escapes)."""
+        text = _text(node, ctx)
+        if node.type in ("word", "extglob_pattern") and not re.search(r"[$`\\'\"\[(]", text):
+            return text, False
+        if node.type in ("raw_string", "string"):
+            w = self._word(node, ctx)
+            return None if w.value is None else (w.value, True)
+        return None
 
     def _loop(self, node: Node, ctx: _Ctx) -> None:
         if node.type == "c_style_for_statement":
@@ -1547,9 +1556,12 @@ class _Walker(PathJudge, ShellValues):
         if name not in self.bodies or e.wrappers not in ([], ["time"]):
             return False
         body, where = self.bodies[name]
-        if (where.shell != ctx.shell and not self.exports_functions) or \
-                body.id in self.calling or self.calls >= MAX_CALLS:
-            return False  # another shell's, or being judged already, or beyond the cap
+        if where.shell != ctx.shell and not self.exports_functions:
+            return False  # another shell's: the program of that name runs
+        if body.id in self.calling or self.calls >= MAX_CALLS:
+            self.unnamed.append(f"a call of {name} is not followed (recursion, or more calls "
+                                "than are judged): what it runs is only known at run time")
+            return False
         self.called.add(body.id)
         self.calls += 1
         self._entry(e.argv, "read", "allow", [f"calls {name}, a function this command "
