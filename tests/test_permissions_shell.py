@@ -1158,3 +1158,12 @@ def test_what_the_model_does_not_follow_is_not_taken_as_followed(
     branch or value it might have been."""
     assert (decision(workspace, command), decision(workspace, command, "auto")) == (
         expected, "deny"), command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("exec {fd}<README.md; head -3 <&$fd", "allow"), ("exec {fd}>README.md", "deny"),
+    ("exec {fd}<README.md; $fd", "ask"),
+])
+def test_a_descriptor_variable_before_a_redirection_is_not_a_word(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -906,6 +906,18 @@ class _Walker(PathJudge, ShellValues):
                 self._visit(child, replace(ctx, truncate=silent, read_back=read,
                                            printed=printed))
 
+    def _fd_variable(self, arg: Node, ctx: _Ctx) -> bool:
+        """``exec {fd}<FILE``: ``{fd}`` just before a redirection names the variable that
+        gets the new descriptor's number; it is not a word of the command."""
+        m = re.fullmatch(r"\{([A-Za-z_]\w*)\}", _text(arg, ctx))
+        parent = arg.parent.parent if arg.parent is not None else None
+        redirects = [c for c in (parent.named_children if parent is not None else ())
+                     if c.type == "file_redirect"]
+        if m is None or not any(r.start_byte == arg.end_byte for r in redirects):
+            return False
+        self.numeric.add(m.group(1))
+        return True
+
     def _opens_only(self, node: Node, ctx: _Ctx) -> bool:
         """``exec 3>a.txt``: exec without a program only opens files, so ``>`` empties one
         that exists (a new log file it creates is not a loss)."""
@@ -913,8 +925,8 @@ class _Walker(PathJudge, ShellValues):
         if body is None or body.type != "command":
             return False
         name = body.child_by_field_name("name")
-        if name is None or _text(name, ctx) != "exec" or \
-                body.children_by_field_name("argument"):
+        if name is None or _text(name, ctx) != "exec" or any(
+                not self._fd_variable(a, ctx) for a in body.children_by_field_name("argument")):
             return False
         base = self.cwds[-1] or self.ws
         for redirect in node.children_by_field_name("redirect") or node.named_children:
@@ -1193,7 +1205,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _command(self, node: Node, ctx: _Ctx) -> None:
         name_node = node.child_by_field_name("name")
-        arg_nodes = node.children_by_field_name("argument")
+        arg_nodes = [a for a in node.children_by_field_name("argument")
+                     if not self._fd_variable(a, ctx)]
         stdin = ctx.stdin
         assigned: list[str] = []
         exported: dict[str, list[str] | None] = {}
