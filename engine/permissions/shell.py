@@ -906,18 +906,6 @@ class _Walker(PathJudge, ShellValues):
                 self._visit(child, replace(ctx, truncate=silent, read_back=read,
                                            printed=printed))
 
-    def _fd_variable(self, arg: Node, ctx: _Ctx) -> bool:
-        """``exec {fd}<FILE``: ``{fd}`` just before a redirection names the variable that
-        gets the new descriptor's number; it is not a word of the command."""
-        m = re.fullmatch(r"\{([A-Za-z_]\w*)\}", _text(arg, ctx))
-        parent = arg.parent.parent if arg.parent is not None else None
-        redirects = [c for c in (parent.named_children if parent is not None else ())
-                     if c.type == "file_redirect"]
-        if m is None or not any(r.start_byte == arg.end_byte for r in redirects):
-            return False
-        self.numeric.add(m.group(1))
-        return True
-
     def _opens_only(self, node: Node, ctx: _Ctx) -> bool:
         """``exec 3>a.txt``: exec without a program only opens files, so ``>`` empties one
         that exists (a new log file it creates is not a loss)."""
@@ -926,7 +914,7 @@ class _Walker(PathJudge, ShellValues):
             return False
         name = body.child_by_field_name("name")
         if name is None or _text(name, ctx) != "exec" or any(
-                not self._fd_variable(a, ctx) for a in body.children_by_field_name("argument")):
+                not _fd_variable(a, ctx) for a in body.children_by_field_name("argument")):
             return False
         base = self.cwds[-1] or self.ws
         for redirect in node.children_by_field_name("redirect") or node.named_children:
@@ -1045,7 +1033,7 @@ class _Walker(PathJudge, ShellValues):
     def _names_download(self, text: str) -> bool:
         """Whether ``text`` expands a variable holding downloaded text, or a download."""
         return any(d in text for d in self.downloads) or any(
-            m in self.downloaded for m in re.findall(r"\$\{?([A-Za-z_]\w*)", text))
+            m in self.downloaded for m in _expanded_names(text))
 
     def _command_variable(self, node: Node, ctx: _Ctx) -> None:
         """``GIT_SSH_COMMAND='...'``, ``EDITOR=...``: a value some program runs as a command."""
@@ -1205,8 +1193,10 @@ class _Walker(PathJudge, ShellValues):
 
     def _command(self, node: Node, ctx: _Ctx) -> None:
         name_node = node.child_by_field_name("name")
-        arg_nodes = [a for a in node.children_by_field_name("argument")
-                     if not self._fd_variable(a, ctx)]
+        arg_nodes = node.children_by_field_name("argument")
+        fds = [_fd_variable(a, ctx) for a in arg_nodes]
+        self.numeric.update(f for f in fds if f)  # exec {fd}<F: fd holds a number
+        arg_nodes = [a for a, f in zip(arg_nodes, fds, strict=True) if not f]
         stdin = ctx.stdin
         assigned: list[str] = []
         exported: dict[str, list[str] | None] = {}
@@ -1242,7 +1232,7 @@ class _Walker(PathJudge, ShellValues):
                     self.known.pop(target.group(1), None)
                     self.unknown.add(target.group(1))
                 break
-        listed = set(re.findall(r"\$\{?(\w+)", _text(name_node, ctx))) & self.listed_vars
+        listed = _expanded_names(_text(name_node, ctx)) & self.listed_vars
         names = None if listed else self._names(name_node, argv[0], ctx)
         if listed:  # a file name read from a listing: any program at all
             argv[0] = Word(None, LISTED, "other")
@@ -1376,7 +1366,7 @@ class _Walker(PathJudge, ShellValues):
         cands = self._static(node, ctx)
         if cands is None or len(cands) != 1:
             return [word]
-        if self.listed_vars and set(re.findall(r"\$\{?(\w+)", text)) & self.listed_vars:
+        if self.listed_vars and _expanded_names(text) & self.listed_vars:
             text = LISTED  # read from a listing: a path here, unknown as a program
         if node.type in ("string", "raw_string"):
             return [Word(cands[0], text)]
@@ -1558,7 +1548,7 @@ class _Walker(PathJudge, ShellValues):
             e.at_least("ask", "the program is named by words split at a custom IFS")
         if e.argv and _COMPUTED_NAME.search(e.argv[0].text):
             e.at_least("ask", "the program's name is computed by an expansion operator")
-        if e.argv and set(re.findall(r"\$\{?(\w+)", e.argv[0].text)) & set(self.refs):
+        if e.argv and _expanded_names(e.argv[0].text) & set(self.refs):
             e.at_least("ask", "the program is named through a name reference")
 
     def _call(self, e: Effect, ctx: _Ctx) -> bool:
@@ -2053,6 +2043,26 @@ def _unwrapped(argv: list[str | None]) -> list[str | None]:
         if name == "timeout" and argv:
             argv = argv[1:]
     return argv
+
+
+_EXPANDED_NAME = re.compile(r"\$\{?([A-Za-z_]\w*)")
+
+
+def _expanded_names(text: str) -> set[str]:
+    """The variables a word's text expands (``$x``, ``${x..}``)."""
+    return set(_EXPANDED_NAME.findall(text))
+
+
+def _fd_variable(arg: Node, ctx: _Ctx) -> str | None:
+    """``exec {fd}<FILE``: ``{fd}`` just before a redirection names the variable that gets
+    the new descriptor's number (returned); it is not a word of the command."""
+    m = re.fullmatch(r"\{([A-Za-z_]\w*)\}", _text(arg, ctx))
+    parent = arg.parent.parent if arg.parent is not None else None
+    redirects = (c for c in (parent.named_children if parent is not None else ())
+                 if c.type == "file_redirect")
+    if m is None or not any(r.start_byte == arg.end_byte for r in redirects):
+        return None
+    return m.group(1)
 
 
 def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:
