@@ -268,6 +268,8 @@ MODELLED = (
     ("DEBUG trap with functrace", "set -T; trap {q} DEBUG; f() {{ :; }}; f"),
     ("trap RETURN", "trap {q} RETURN; f() {{ :; }}; f"),
     ("associative array", "declare -A m=([k]={p}); ${{m[k]}} {args}"),
+    ("$(which)", '"$(which {p})" {args}'),
+    ("$(command -v)", "$(command -v {p}) {args}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -289,8 +291,6 @@ STRANGE = (
     # a link on the way may lead elsewhere than the path reads: judged as the program it
     # names when that is stricter, never less than ask
     ("path through ..", "/usr/local/../bin/{cmd}"),
-    ("$(which)", '"$(which {p})" {args}'),
-    ("$(command -v)", "$(command -v {p}) {args}"),
     ("$SHELL -c", "$SHELL -c {q}"),
     ("array slice", 'a=({cmd}); "${{a[@]:0}}"'),
     ("source a process substitution", ". <(echo {q})"),

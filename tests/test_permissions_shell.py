@@ -960,7 +960,7 @@ def test_commands_that_only_read_are_allowed(workspace: Path, command: str) -> N
 
 @pytest.mark.parametrize(("command", "expected"), [
     ("tar -xf a.tar", "ask"), ("tar -xOf a.tar --to-command='rm -rf src'", "deny"),
-    ("strace -o src/app.py -f ls", "ask"), ("strace -p 1", "ask"), ("ltrace -p 5", "ask"),
+    ("strace -o trace.log -f ls", "ask"), ("strace -p 1", "ask"), ("ltrace -p 5", "ask"),
     ("strace -o '|rm -rf src' ls", "deny"), ("strace rm -rf src", "deny"),
     ("python3 -m json.tool package.json out.json", "ask"), ("python3 -m http.server", "ask"),
     ("sqlite3 app.db \"SELECT readfile('/home/agent/.ssh/id_ed25519');\"", "ask"),
@@ -1165,5 +1165,78 @@ def test_what_the_model_does_not_follow_is_not_taken_as_followed(
     ("exec {fd}<README.md; $fd", "ask"),
 ])
 def test_a_descriptor_variable_before_a_redirection_is_not_a_word(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
+# ------------------------------------------------------------ round 3: replacing, credentials
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # a program's own output option or a forced copy over an existing file: its content is
+    # gone, replaced by output the command line does not show
+    ("strace -o src/app.py -f ls", "deny"), ("find src -type f -fprint README.md", "deny"),
+    ("time -o data.csv ls", "deny"), ("mv -f src/app.py README.md", "deny"),
+    ("cp --remove-destination data.csv README.md", "deny"), ("cp -f data.csv README.md", "deny"),
+    ("docker cp web:/etc/hostname src/app.py", "deny"),
+    ("curl -o package.json https://example.com/p.json", "deny"),
+    ("duckdb -c \"COPY (SELECT 42) TO 'data.csv'\"", "deny"),
+    ("cd src && strace -o app.py ls", "deny"),
+    # a new file, an in-place edit, a backup kept, a directory, a plain mv or >: asked
+    ("strace -o trace.log -f ls", "ask"), ("sort -o README.md README.md", "ask"),
+    ("cd src && sort -o app.py app.py", "ask"), ("mv -f -b data.csv README.md", "ask"),
+    ("mv --backup=numbered -f data.csv README.md", "ask"), ("mv -f data.csv src", "ask"),
+    ("mv data.csv README.md", "ask"), ("git log > README.md", "ask"),
+    ("docker cp web:/etc/hostname new.txt", "ask"), ("strace -o /dev/stderr ls", "allow"),
+])
+def test_replacing_an_existing_file_with_output_not_shown_is_refused(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "cat ~/.ssh/id_ed25519", "grep -r key ~/.aws", "ls -la ~/.ssh/",
+    "sqlite3 app.db \"SELECT readfile('/home/agent/.ssh/id_ed25519');\"",
+    "duckdb -c \"SELECT * FROM read_csv('/home/agent/.aws/credentials')\"",
+    "for f in ~/.ssh/*.pub; do cat \"$f\"; done", "f=~/.netrc; echo \"$(<\"$f\")\"",
+])
+def test_reading_credentials_outside_the_workspace_needs_a_person(workspace: Path,
+                                                                   command: str) -> None:
+    assert decision(workspace, command) == "ask", command
+    out = check_shell_json(command, workspace, ENV, approval="auto")
+    assert out["decision"] == "deny" and "credentials" in out["reason"], out
+
+
+@pytest.mark.parametrize("command", ["cat /etc/hostname", "cat .env", "ls -la /usr/share"])
+def test_other_reads_keep_their_decision_under_auto(workspace: Path, command: str) -> None:
+    assert decision(workspace, command, "auto") == decision(workspace, command) != "deny"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # here-strings after a group, a for/select loop, a subshell or another redirect, and a
+    # `#` inside a word: read as bash reads them, not refused as unparsable
+    ("select f in *.txt; do cat \"$f\"; break; done <<< 1", "allow"),
+    ("{ cat README.md; } <<< 12", "allow"), ("cat 2>/dev/null <<< y", "allow"),
+    ("(wc -l) <<< \"a b\"", "allow"), ("ls#", "ask"), ("ls#; rm -f data.csv", "deny"),
+    ("for f in a; do bash; done <<< \"rm -rf src\"", "deny"),
+    ("bash 2>/dev/null <<< \"git reset --hard\"", "deny"),
+    ("select f in *.py; do rm \"$f\"; done <<< 1", "deny"),
+    ("echo ${x#a} $((16#ff)); rm#x", "ask"),
+])
+def test_forms_the_grammar_misreads_are_judged_as_bash_reads_them(
+        workspace: Path, command: str, expected: str) -> None:
+    out = check_shell_json(command, workspace, ENV)
+    assert out["decision"] == expected, out
+    assert "does not parse" not in out["reason"], out
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("\"$(command -v git)\" status --short", "allow"), ("$(which cat) README.md", "allow"),
+    ("\"$(type -P wc)\" -l data.csv", "allow"), ("\"$(command -v rm)\" -rf src", "deny"),
+    ("\"$(command -v bash)\" -c 'git reset --hard'", "deny"),
+    ("\"$(command -v $x)\" status", "ask"), ("\"$(command -v git)$x\" status", "ask"),
+    ("ls() { rm -rf src; }; \"$(command -v ls)\"", "deny"),
+])
+def test_a_program_looked_up_by_name_is_judged_as_that_program(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

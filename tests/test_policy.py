@@ -371,6 +371,25 @@ def test_every_mode_but_a_person_refuses_an_unnamed_program(ws: Path, mode: Appr
     assert got[1].decision == ("deny" if mode == "deny" else "allow")
 
 
+@pytest.mark.parametrize(("mode", "expected"), [("auto", "deny"), ("policy", "deny"),
+                                                 ("interactive", "allow")])
+def test_only_a_person_may_let_a_command_read_credentials(ws: Path, mode: ApprovalMode,
+                                                          expected: str) -> None:
+    ctx = PolicyContext(ws, Policy.from_data({"default": "allow"}), ENV)
+
+    async def prompter(questions: Any) -> list[Answer]:
+        return ["yes"] * len(questions)
+
+    approver = Approver(mode, ctx, prompter)
+    calls = [ToolCall("c1", "run_shell", {"command": "cat ~/.ssh/id_ed25519"}),
+             ToolCall("c2", "run_shell", {"command": "cat /etc/hostname"})]
+    got = anyio.run(approver.decide_batch, calls, ToolRegistry([SHELL]), {"run_shell:cat"})
+    assert got[0].decision == expected
+    if mode != "interactive":
+        assert "reads credentials" in got[0].reason and got[0].decided_by == "policy"
+    assert got[1].decision == "allow"
+
+
 def test_a_person_is_still_asked_about_an_unnamed_program(ws: Path) -> None:
     asked: list[str] = []
 

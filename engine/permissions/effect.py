@@ -36,10 +36,14 @@ class Effect:
     scripts: list[tuple[str, Word]] = field(default_factory=list)
     """Shell code this one runs: (how, code)."""
     code_args: list[Word] | None = None
+    """The words after ``bash -c CODE``: ``$0``, ``$1``... of that code."""
     inline: list[Word] = field(default_factory=list)
     """An interpreter's inline code (``perl -e CODE``): another language, judged by
     ``inline_code``, never searched as a command line."""
-    """The words after ``bash -c CODE``: ``$0``, ``$1``... of that code."""
+    replaces: list[Word] = field(default_factory=list)
+    """Files it replaces whole with output the command line does not show (``-o FILE``,
+    ``find -fprint FILE``, ``mv -f SRC FILE``): an existing file it does not also read is
+    destroyed, which a shell ``>`` with shown content is not."""
     floor: Floor = ""
     """The least strict decision allowed whatever the risk (obfuscation, unknown values)."""
     stdin_code: str = ""

@@ -292,8 +292,9 @@ class Decision:
     changes: tuple[FileChange, ...] = ()
     """What the tool's dry run says the call will write (the preview shows their patches)."""
     unnamed: bool = False
-    """The preview cannot name a program the call runs: only a person may allow it (``deny``
-    in every other mode, whatever the policy or an "always" answer says)."""
+    """Only a person may allow the call (``deny`` in every other mode, whatever the policy or
+    an "always" answer says): the preview cannot name a program it runs, or it reads
+    credentials outside the workspace. The key keeps its first name."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"decision": self.decision, "risk": self.risk, "reason": self.reason,
@@ -399,18 +400,21 @@ def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
             deciding.append(rule)
     decision = strictest(*finals, verdict.floor,
                          "ask" if not verdict.parsed else "allow") if finals else verdict.decision
-    if verdict.unnamed:
+    person = verdict.unnamed or bool(verdict.secrets)
+    if person:
         decision = strictest(decision, "ask")
     risk = verdict.risk
     reason, rule = _shell_reason(verdict, finals, deciding, decision)
-    if verdict.unnamed and decision == "ask":
-        reason, rule = f"{reason} (the preview cannot name the program it runs)", None
+    if person and decision == "ask":
+        why = ("the preview cannot name the program it runs" if verdict.unnamed else
+               f"it reads credentials: {', '.join(verdict.secrets[:3])}")
+        reason, rule = f"{reason} ({why})", None
     asked = [_command_capability(spec, e) for e, f in zip(verdict.commands, finals, strict=True)
              if f == "ask"]
     caps = (list(dict.fromkeys(asked))
             or [_command_capability(spec, e) for e in verdict.commands[:1]])
     return Decision(decision, risk, reason, rule, _shell_preview(command, verdict, finals),
-                    " + ".join(caps) or f"{spec.name}:", unnamed=verdict.unnamed)
+                    " + ".join(caps) or f"{spec.name}:", unnamed=person)
 
 
 def _command_capability(spec: ToolSpec, entry: Mapping[str, Any]) -> str:

@@ -152,6 +152,7 @@ def _wrapper_output(e: Effect, how: str, target: Word) -> None:
         e.scripts.append((how, Word.of(v[1:])))
         return
     e.writes.append(target)
+    e.replaces.append(target)
     e.add("write", f"{how} writes a file")
 
 

@@ -351,6 +351,7 @@ def _sort(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.all("--files0-from", "--random-source"))
     for w in o.all("-o", "--output"):
         e.writes.append(w)
+        e.replaces.append(w)
         e.add("write", "sort -o writes a file")
     for program in o.all("--compress-program"):  # run as PROG and PROG -d, found on PATH
         e.add("exec", "sort --compress-program runs a program")
@@ -451,6 +452,7 @@ def output_option(short_values: str, option: str, long_option: str) -> Rule:
         e.reads.extend(o.positionals)
         for w in o.all(option, long_option):
             e.writes.append(w)
+            e.replaces.append(w)
             e.add("write", f"{prog(e)} {option} writes a file")
 
     return rule
@@ -610,6 +612,8 @@ def _copy(e: Effect, args: list[Word]) -> None:
     if prog(e) == "mv":
         e.add("write", "mv moves files")
     flags = [w.value or "" for w in args if (w.value or "").startswith("-")]
+    if prog(e) in ("cp", "mv") and _forced(flags) and e.writes:  # the one target (-t: a dir)
+        e.replaces.append(e.writes[-1])
     symbolic = "--symbolic" in flags or any(
         not f.startswith("--") and "s" in f[1:] for f in flags)
     hard = (prog(e) == "ln" and not symbolic) or (prog(e) == "cp" and bool(
@@ -624,6 +628,14 @@ def _copy(e: Effect, args: list[Word]) -> None:
         e.add("destructive", "ln -f to a device replaces the target file by a link to it")
     if prog(e) == "mv" and any(w.value in _SINKS for w in e.writes):
         e.add("destructive", "mv onto a device discards the files moved")
+
+
+def _forced(flags: list[str]) -> bool:
+    """``-f``, ``--force``, ``--remove-destination``: replace the target without a question,
+    and without ``-b``/``--backup`` keeping the old one."""
+    short = "".join(f[1:] for f in flags if not f.startswith("--"))
+    backup = "b" in short or any(f.startswith("--backup") for f in flags)
+    return not backup and ("f" in short or bool({"--force", "--remove-destination"} & set(flags)))
 
 
 _SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/full"})

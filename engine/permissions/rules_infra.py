@@ -37,6 +37,7 @@ def apply_sql(e: Effect, how: str, text: Word) -> None:
     for code in sql.scripts:
         e.scripts.append((how, Word.of(code)))
     e.writes.extend(Word.of(f) for f in sql.files)
+    e.replaces.extend(Word.of(f) for f in sql.files)
     e.reads.extend(Word.of(f) for f in sql.reads)
 
 
@@ -419,6 +420,17 @@ def _compose_verb(args: list[Word]) -> list[Word]:
                       stop_at_positional=True).positionals
 
 
+def _copies_out(e: Effect, args: list[Word]) -> bool:
+    """``docker cp CONTAINER:SRC DEST``: DEST, a host path, is written (replaced when it is
+    a file); False for a copy into a container."""
+    places = [w for w in args if not (w.value or "-").startswith("-")]
+    if len(places) != 2 or ":" not in (places[0].value or "") or ":" in (places[1].value or ""):
+        return False
+    e.writes.append(places[1])
+    e.replaces.append(places[1])
+    return True
+
+
 def _docker(e: Effect, args: list[Word]) -> None:
     if prog(e) in ("docker-compose", "podman-compose"):
         args = [Word.of("compose"), *_compose_verb(args)]
@@ -444,6 +456,8 @@ def _docker(e: Effect, args: list[Word]) -> None:
                                                     "--env-file"}), stop_at_positional=True)
         if len(inner.positionals) > 1:
             e.nested.append((f"{prog(e)} exec", inner.positionals[1:]))
+    elif verb == "cp" and _copies_out(e, rest):
+        e.add("write", f"{prog(e)} cp copies a container's file into this host's files")
     else:
         e.add("exec", f"{prog(e)} {' '.join(sub)} changes containers")
         _host_mounts(e, rest)

@@ -29,6 +29,7 @@ def _curl(e: Effect, args: list[Word]) -> None:
                    "--trace-ascii", "--stderr", "--output-dir"):
         if w.value != "-":
             e.writes.append(w)
+    e.replaces.extend(w for w in o.all("-o", "--output") if w.value != "-")
     e.reads.extend(o.all("-K", "--config", "-T", "--upload-file"))
 
 
@@ -40,6 +41,7 @@ def _wget(e: Effect, args: list[Word]) -> None:
     for w in o.all("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"):
         if w.value != "-":
             e.writes.append(w)
+    e.replaces.extend(w for w in o.all("-O", "--output-document") if w.value != "-")
     e.writes.extend(o.all("-P", "--directory-prefix"))
     e.reads.extend(o.all("-i", "--input-file"))
 

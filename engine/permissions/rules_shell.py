@@ -318,6 +318,7 @@ def _find(e: Effect, args: list[Word]) -> None:
         elif v in FIND_WRITE:
             if i < n:
                 e.writes.append(args[i])
+                e.replaces.append(args[i])
                 e.add("write", f"find {v} writes a file")
             i += 2 if v == "-fprintf" else 1
         elif v == "-delete":

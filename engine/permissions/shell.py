@@ -142,11 +142,18 @@ class ShellVerdict:
     """Some program the command runs cannot be named before it runs (``$(cat x) -rf dir``,
     or text the parser cannot read): never allowed by a policy, a mode or an "always"
     answer; ``deny`` under ``auto``."""
+    secrets: list[str] = field(default_factory=list)
+    """Credentials outside the workspace it reads (keys, cloud and registry logins): only a
+    person may allow that, like an unnamed program (``deny`` under ``auto``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``engine policy check-shell --json``."""
         return {"decision": self.decision, "risk": self.risk, "reason": self.reason,
                 "commands": self.commands}
+
+
+_PERSON_ONLY = {True: "the program cannot be named before it runs",
+                False: "it reads credentials: only a person may allow that"}
 
 
 def classify_command(command: str, workspace: Path, env: Mapping[str, str] | None = None, *,
@@ -166,16 +173,17 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
                      approval: str = "policy", tool: str = "") -> dict[str, Any]:
     """The JSON object printed by ``engine policy check-shell`` (any string, never raises on
     its content: strings are made printable). Under ``approval="auto"`` a command whose
-    program cannot be named is ``deny`` (``ask`` would run it unseen). With ``tool`` (the
+    program cannot be named, or that reads credentials outside the workspace, is ``deny``
+    (``ask`` would run it with no one to see it). With ``tool`` (the
     shell tool's name), capabilities are given as the policy grants them: ``<tool>:<scope>``."""
     verdict = classify_command(command, workspace, env)
     out = verdict.to_json()
     if tool:
         for entry in out.get("commands") or ():
             entry["capability"] = f"{tool}:{entry.get('capability', '')}"
-    if approval == "auto" and verdict.unnamed and out["decision"] == "ask":
+    if approval == "auto" and (verdict.unnamed or verdict.secrets) and out["decision"] == "ask":
         out["decision"] = "deny"
-        out["reason"] = f"{out['reason']} (the program cannot be named before it runs)"
+        out["reason"] = f"{out['reason']} ({_PERSON_ONLY[bool(verdict.unnamed)]})"
     shown: dict[str, Any] = printable(out)
     return shown
 
@@ -237,16 +245,18 @@ class _Walker(PathJudge, ShellValues):
     """Files this command made a link to or a copy of a program: path -> the program."""
     listed_vars: set[str] = field(default_factory=set)
     maps: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Associative arrays whose keys and values are all known."""
     refs: dict[str, str] = field(default_factory=dict)
     """Name references (declare -n r=k) that are only read: r -> k."""
     assignments: Counter[str] = field(default_factory=Counter)
     """How often each name is assigned in the command's text (2 for loops and reads)."""
-    """Associative arrays whose keys and values are all known."""
     args_given: bool = False
-    last_stage: int = 0
-    """Where the entries of the last pipeline stage walked begin."""
     """``$1``.. are the words ``bash -c CODE ARG0 ARGS`` or a function call gave (at the
     top level they are what the caller passes)."""
+    last_stage: int = 0
+    """Where the entries of the last pipeline stage walked begin."""
+    secrets: list[str] = field(default_factory=list)
+    """Credentials outside the workspace the command reads (``~/.ssh/id_ed25519``)."""
     split_names: bool = False
     """IFS was set: a program named by an expansion is split at a custom separator."""
     fork_bombs: set[str] = field(default_factory=set)
@@ -311,6 +321,8 @@ class _Walker(PathJudge, ShellValues):
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
         root = _PARSER.parse(src).root_node
+        if root.has_error and (fixed := _grammar_repaired(text)) is not None:
+            text, src, root = fixed
         if root.has_error and self._extglob(text, via, depth, args):
             return
         if root.has_error:
@@ -380,7 +392,7 @@ class _Walker(PathJudge, ShellValues):
             reason = next((r for d, r in floors if d == floor), reason)
         # a command the parser cannot read can hide any program, like a run-time value
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
-                            bool(self.unnamed or self.problems))
+                            bool(self.unnamed or self.problems), list(dict.fromkeys(self.secrets)))
 
     def _reason(self, decision: DecisionValue) -> str:
         if not self.entries:
@@ -1151,6 +1163,9 @@ class _Walker(PathJudge, ShellValues):
         if dest is None or dest.type == "process_substitution":
             return
         word = self._word(dest, ctx)
+        if word.value is None and word.dynamic in ("var", "other"):  # f=a.txt; cat < "$f"
+            known = self._known_words(dest, word, ctx)
+            word = known[0] if len(known) == 1 else word
         if (op == ">&" and (word.value or "").isdigit()) or word.value == "-":
             return
         if op in _WRITE_OPS:
@@ -1286,7 +1301,8 @@ class _Walker(PathJudge, ShellValues):
             if why:
                 self.opaque.append(why)
             return None
-        if _has_type(node, ("command_substitution",)) or _IFS.search(text):
+        if (_has_type(node, ("command_substitution",)) and not _looks_up(node, ctx)) \
+                or _IFS.search(text):
             reasons.append("the command name is computed by the shell")
         if self.ifs is None and subst:
             self.opaque.append("IFS is set to a value only known at run time")
@@ -1958,6 +1974,87 @@ _EXTGLOB = re.compile(r"([?*+@!])\(([^()'\"\\]*)\)")
 MAX_EXTGLOB_VARIANTS = 16
 
 
+_HERESTRING_NUMBER = re.compile(r"<<<[ \t]*(\d+)(?=[\s;&|)]|$)")
+_WORD_CHAR = re.compile(r"[\w./:@%+,=-]")
+
+
+def _grammar_repaired(text: str) -> tuple[str, bytes, Any] | None:
+    """``text`` rewritten where the grammar misreads what bash reads plainly, with its parse;
+    None when nothing was rewritten or the rewrite does not parse either. The rewrites leave
+    bash's meaning alone: a here-string of digits (``done <<< 1``) is quoted, and a ``#``
+    inside an unquoted word (``ls#``, a comment only at a word's start) is escaped."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            step = 2 if ch == "\\" and quote == '"' else 1
+            quote = "" if ch == quote else quote
+            out.append(text[i:i + step])
+            i += step
+            continue
+        if ch == "\\" or text.startswith(("${", "$(("), i):
+            end = i + 2 if ch == "\\" else _closing(text, i)
+            out.append(text[i:end])
+            i = end
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif (m := _HERESTRING_NUMBER.match(text, i)) is not None:
+            out.append(f'<<< "{m.group(1)}"')
+            i = m.end()
+            continue
+        elif ch == "#" and i and _WORD_CHAR.match(text[i - 1]):
+            out.append("\\")
+        out.append(ch)
+        i += 1
+    src = "".join(out).encode("utf-8", "surrogateescape")
+    root = _PARSER.parse(src).root_node
+    for _ in range(8):
+        if not root.has_error or (wrapped := _wrap_herestring_body(src, root)) is None:
+            break
+        src = wrapped
+        root = _PARSER.parse(src).root_node
+    fixed = src.decode("utf-8", "surrogateescape")
+    return None if root.has_error or fixed == text else (fixed, src, root)
+
+
+def _wrap_herestring_body(src: bytes, root: Any) -> bytes | None:
+    """``{ ..; } <<< w``, ``for ..; done <<< w``, ``cmd 2>f <<< w``: the grammar takes a
+    here-string only as the first redirect of a simple command, ``while`` or ``if``, so what
+    comes before it is wrapped in ``if :; then ..; fi`` (same shell, same input); None when
+    no statement reads so."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kids = node.children
+        errors = [k for k in kids[1:] if k.type == "ERROR" and src.startswith(b"<<", k.start_byte)]
+        if node.type == "redirected_statement" and errors:
+            start, cut = node.start_byte, errors[0].start_byte
+            inner = src[start:cut].rstrip()
+            return src[:start] + b"if :; then " + inner + b"; fi " + src[cut:]
+        stack.extend(kids)
+    return None
+
+
+def _closing(text: str, i: int) -> int:
+    """The end of the ``${..}`` or ``$((..))`` opening at ``i`` (braces and parentheses
+    balanced; the end of the text when unclosed)."""
+    pairs = {"{": "}", "(": ")"}
+    opener = text[i + 1]
+    depth, j = 0, i + 1
+    while j < len(text):
+        if text[j] == opener:
+            depth += 1
+        elif text[j] == pairs[opener]:
+            depth -= 1
+            if not depth:
+                return j + 1
+        j += 1
+    return len(text)
+
+
 def _extglob_variants(text: str) -> list[str]:
     """``text`` with each unquoted extended glob replaced by what it may match: ``@(a|b)``
     by ``[a]`` or ``[b]``, ``?(a)`` and ``*(a)`` also by nothing, ``!(a)`` by ``*``; [] when
@@ -2215,6 +2312,19 @@ def _fed_words(argv: list[Word], text: str) -> list[Word]:
         out.extend([Word.of(x) for x in words[:64]] if w.value is None and
                    w.text == "<arguments from input>" else [w])
     return out
+
+
+def _looks_up(node: Node, ctx: _Ctx) -> bool:
+    """A name that is ``"$(command -v NAME)"``, ``$(which NAME)`` or ``$(type -P NAME)``
+    alone: the path of a program named plainly (judged as that program), not a computation."""
+    while node.type in ("command_name", "string") and len(node.named_children) == 1:
+        node = node.named_children[0]
+    inner = [c for c in node.named_children if c.type != "comment"]
+    if node.type != "command_substitution" or len(inner) != 1 or inner[0].type != "command":
+        return False
+    words = [_text(c, ctx) for c in inner[0].named_children]
+    return (words[:-1] in (["command", "-v"], ["type", "-P"], ["which"])
+            and re.fullmatch(r"[\w.+-]+", words[-1]) is not None)
 
 
 def _has_type(node: Node, types: tuple[str, ...]) -> bool:

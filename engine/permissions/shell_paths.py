@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from engine.permissions.effect import Effect
-from engine.permissions.paths import Root, judge_literal
+from engine.permissions.paths import Root, is_sensitive, judge_literal
 from engine.permissions.words import Word, expand_braces
 
 DecisionValue = Literal["allow", "ask", "deny"]
@@ -52,14 +52,36 @@ class PathJudge:
     ws: Path
     roots: Sequence[Root]
     cwds: list[Path | None]
+    secrets: list[str]
 
     def _judge_effect(self, e: Effect) -> tuple[DecisionValue, list[str]]:
         d1, r1 = self._judge_paths(e.reads, False)
         d2, r2 = self._judge_paths(e.writes, True)
         d3, r3 = self._judge_paths(e.chdir, False)
+        replaced = self._replaced(e)
         for w in e.chdir:
             self.cwds.append(self._resolved_dir(w))
-        return strictest(d1, d2, d3), [*r1, *r2, *r3]
+        return strictest(d1, d2, d3, "deny" if replaced else "allow"), [*replaced, *r1, *r2, *r3]
+
+    def _replaced(self, e: Effect) -> list[str]:
+        """Reasons for each existing file the command replaces whole that it does not also
+        read (``sort -o f f`` sorts in place; ``strace -o src/app.py`` destroys it)."""
+        if not e.replaces:
+            return []
+        read = {self._resolved_file(w) for w in e.reads}
+        return [f"replaces the existing file {w.shown} with output the command does not show"
+                for w in e.replaces
+                if (path := self._resolved_file(w)) is not None and path not in read
+                and os.path.isfile(path)]
+
+    def _resolved_file(self, w: Word) -> str | None:
+        base = self.cwds[-1]
+        if w.value is None or w.expandable or base is None:
+            return None
+        try:
+            return os.path.realpath(os.path.join(base, w.value))
+        except OSError:  # /proc/1/cwd/..: a link not followed is not a file replaced here
+            return None
 
     def _resolved_dir(self, w: Word) -> Path | None:
         if w.value is None or w.expandable:
@@ -118,6 +140,8 @@ class PathJudge:
             v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
             if v.resolved in NULL_DEVICES:
                 continue
+            if not v.inside and v.resolved and is_sensitive(Path(v.resolved)):
+                self.secrets.append(v.resolved)
             if STRICTNESS[v.decision] > STRICTNESS[decision]:
                 decision, reason = v.decision, v.reason
         return decision, reason
