@@ -1240,3 +1240,24 @@ def test_forms_the_grammar_misreads_are_judged_as_bash_reads_them(
 def test_a_program_looked_up_by_name_is_judged_as_that_program(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("planted", "expected"), [
+    ({"json/__init__.py": "print('PLANTED')"}, "ask"),
+    ({"argparse.py": "print('PLANTED')"}, "ask"),
+    ({"json/tool.py": "print('PLANTED')"}, "allow"),  # a namespace folder: the real json wins
+    ({}, "allow"),
+])
+def test_python_m_is_judged_with_the_modules_its_folder_plants(
+        tmp_path: Path, planted: dict[str, str], expected: str) -> None:
+    for name, text in planted.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text + "\n")
+    (tmp_path / "p.json").write_text("{}\n")
+    command = f"{Path(sys.executable).name} -m json.tool p.json"
+    ran = subprocess.run([sys.executable, "-m", "json.tool", "p.json"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert ("PLANTED" in ran.stdout) == (expected == "ask"), ran  # what the folder makes run
+    assert decision(tmp_path, command) == expected
+    assert decision(tmp_path, f"cd {tmp_path} && {command}") == expected
+    assert decision(tmp_path, command.replace(" -m", " -I -m")) == "allow"

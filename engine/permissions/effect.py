@@ -40,6 +40,9 @@ class Effect:
     inline: list[Word] = field(default_factory=list)
     """An interpreter's inline code (``perl -e CODE``): another language, judged by
     ``inline_code``, never searched as a command line."""
+    imports_here: bool = False
+    """Python with ``-m``: the working directory comes first on its import path, so a module
+    file there named like a standard one runs instead of it."""
     replaces: list[Word] = field(default_factory=list)
     """Files it replaces whole with output the command line does not show (``-o FILE``,
     ``find -fprint FILE``, ``mv -f SRC FILE``): an existing file it does not also read is

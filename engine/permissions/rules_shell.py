@@ -176,6 +176,13 @@ their positionals are files read; the next one, json.tool's OUTFILE, is written;
 positionals are no files)."""
 
 
+def _isolated(flags: dict[str, Word | None]) -> bool:
+    """``-I`` or ``-P`` (also inside ``-IEs``-like groups): the working directory is not put
+    on the import path."""
+    return any(k.startswith("-") and not k.startswith("--") and set(k[1:]) & {"I", "P"}
+               for k in flags)
+
+
 def _interpreter(e: Effect, args: list[Word]) -> None:
     name = program_name(e.argv[0])
     o = parse_opts(args, p.INLINE_CODE.get(name, "c"), frozenset({"--eval", "--print"}),
@@ -192,6 +199,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         files = o.positionals if limit else []  # calendar 2026: no file
         e.reads.extend(files[:limit])
         e.writes.extend(files[limit:])
+        e.imports_here = not _isolated(o.flags)
         if files[limit:]:
             e.add("write", f"{name} -m {module.value} writes its output file")
         return

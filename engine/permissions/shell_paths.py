@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -33,6 +34,16 @@ def strictest(*decisions: str) -> DecisionValue:
         if STRICTNESS[d] > STRICTNESS[best]:
             best = d  # type: ignore[assignment]
     return best
+
+
+def _module_name(base: Path | None, entry: str) -> str:
+    """The module an entry of a folder on the import path provides ("" for none)."""
+    stem, dot, ext = entry.partition(".")
+    if dot and ext.split(".")[-1] in ("py", "pyc", "so", "pyd"):
+        return stem
+    if not dot and base is not None and os.path.isfile(os.path.join(base, entry, "__init__.py")):
+        return entry
+    return ""
 
 
 def glob_matches(pattern: str, root: str | None) -> list[str]:
@@ -59,9 +70,29 @@ class PathJudge:
         d2, r2 = self._judge_paths(e.writes, True)
         d3, r3 = self._judge_paths(e.chdir, False)
         replaced = self._replaced(e)
+        shadowed = self._shadowed(e)
         for w in e.chdir:
             self.cwds.append(self._resolved_dir(w))
-        return strictest(d1, d2, d3, "deny" if replaced else "allow"), [*replaced, *r1, *r2, *r3]
+        return (strictest(d1, d2, d3, "deny" if replaced else "allow",
+                          "ask" if shadowed else "allow"),
+                [*replaced, *shadowed, *r1, *r2, *r3])
+
+    def _shadowed(self, e: Effect) -> list[str]:
+        """``python -m json.tool`` run where a file or package is named like a standard
+        module (``json/``, ``argparse.py``): that file is the code that runs."""
+        if not e.imports_here:
+            return []
+        base = self.cwds[-1]
+        try:
+            names = os.listdir(base) if base is not None else None
+        except OSError:
+            names = None
+        if names is None:
+            return ["python -m runs from a folder only known at run time: a module there "
+                    "may stand in for a standard one"]
+        found = sorted(n for n in names if _module_name(base, n) in sys.stdlib_module_names)
+        return [f"python -m imports from its folder first: {found[0]} there stands in for a "
+                "standard module"] if found else []
 
     def _replaced(self, e: Effect) -> list[str]:
         """Reasons for each existing file the command replaces whole that it does not also
