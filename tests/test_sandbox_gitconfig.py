@@ -374,3 +374,37 @@ def _reachable_by_nobody(path: str) -> bool:
     """Every folder above ``path``, and above the file it links to, lets others through."""
     return all(os.stat(p).st_mode & 0o001
                for p in (*Path(path).absolute().parents, *Path(path).resolve().parents))
+
+
+_PREPARE = ("import os, sys\n"
+            "from engine.sandbox import gitcopy\n"
+            "copies = gitcopy.prepare([sys.argv[1]], sys.argv[2])\n"
+            "print(copies.folder, flush=True)\n"
+            "if sys.argv[3] == 'kill':\n"
+            "    os.kill(os.getpid(), 9)\n"
+            "sys.stdin.read()\n"
+            "gitcopy.settle(copies, sys.argv[2])\n")
+
+
+def test_a_private_copy_left_by_a_killed_engine_is_removed_by_the_next(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    gitdir, argv = str(ws / ".git"), [sys.executable, "-c", _PREPARE]
+    killed = subprocess.run([*argv, gitdir, str(ws), "kill"], cwd=ROOT, env=engine_env(),
+                            capture_output=True, text=True)
+    left = killed.stdout.strip()
+    assert killed.returncode == -9 and os.path.isfile(os.path.join(left, "config-0")), killed
+    running = subprocess.Popen([*argv, gitdir, str(ws), "wait"], cwd=ROOT, env=engine_env(),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert running.stdout is not None and running.stdin is not None
+    live = running.stdout.readline().strip()
+    gitcopy.sweep.cache_clear()
+    mine = gitcopy.prepare([gitdir], str(ws))
+    try:
+        assert not os.path.exists(left)  # its engine is gone: removed
+        assert os.path.isdir(live) and os.path.isdir(mine.folder)  # engines still running
+    finally:
+        gitcopy.settle(mine, str(ws))
+        running.communicate("")
+    assert running.returncode == 0 and not os.path.exists(live)

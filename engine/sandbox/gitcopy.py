@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 BASES: tuple[str, ...] = ("/dev/shm",)
 """Memory file systems tried first for the private folders (see ``private_base``)."""
+PREFIX = "turnstile-gitconfig-"
+"""Private folders are named ``PREFIX<pid>-<random>``: the pid of the engine that made one,
+so a later engine can tell a folder left by a killed one (``sweep``)."""
 MAX_SIZE = 1 << 20
 """Bytes of a configuration copied or read back; a larger one is left read-only / refused."""
 
@@ -99,7 +102,9 @@ def prepare(gitdirs: Iterable[str], workspace: str) -> Copies:
         return Copies()
     folder = ""
     try:
-        folder = tempfile.mkdtemp(prefix="turnstile-gitconfig-", dir=private_base(workspace))
+        base = private_base(workspace)
+        sweep(base)
+        folder = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=base)
         files = []
         for number, (real, data, mode) in enumerate(found):
             copy = os.path.join(folder, f"config-{number}")
@@ -128,6 +133,41 @@ def private_base(workspace: str) -> str:
                 and real != workspace and not real.startswith(workspace.rstrip("/") + "/"):
             return real
     return "/tmp"
+
+
+@functools.lru_cache(maxsize=8)
+def sweep(base: str) -> list[str]:
+    """Remove (once per process and base) the private folders an engine that is gone left
+    behind, killed between ``prepare`` and ``settle``: each holds a copy of a git
+    configuration. A folder whose engine still runs, or that another user owns, stays."""
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return removed
+    for entry in entries:
+        pid = entry.name[len(PREFIX):].split("-", 1)[0]
+        if not entry.name.startswith(PREFIX) or not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False) and \
+                    entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                shutil.rmtree(entry.path)
+                removed.append(entry.path)
+    if removed:
+        logger.info("removed %d private git folder(s) left by engines that stopped",
+                    len(removed))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, under another user
+        return True
+    return True
 
 
 def settle(copies: Copies, workspace: str) -> Settled:
