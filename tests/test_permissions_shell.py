@@ -1261,3 +1261,15 @@ def test_python_m_is_judged_with_the_modules_its_folder_plants(
     assert decision(tmp_path, command) == expected
     assert decision(tmp_path, f"cd {tmp_path} && {command}") == expected
     assert decision(tmp_path, command.replace(" -m", " -I -m")) == "allow"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("git tag -d v1", "deny"), ("git tag --delete v1 v2", "deny"), ("git tag -l", "allow"),
+    ("git tag v2", "ask"), ("git symbolic-ref -d HEAD", "deny"),
+    ("git symbolic-ref --short HEAD", "allow"), ("git symbolic-ref HEAD refs/heads/x", "ask"),
+    ("ss -K dst 10.0.0.1", "ask"), ("ss -D out.txt", "ask"), ("ss --diag=data.csv", "deny"),
+    ("ss -tlnp", "allow"), ("sar -o out.bin 1 1", "ask"), ("sar -o 1 3", "allow"),
+])
+def test_options_that_delete_refs_or_act_on_the_system_are_not_reads(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -209,6 +209,37 @@ def _history(e: Effect, args: list[Word]) -> None:
         e.add("exec", "history -s/-c/-d changes the shell history")
 
 
+def _monitor_output(options: frozenset[str], changes: frozenset[str] = frozenset(),
+                    why: str = "") -> Rule:
+    """A monitor (``ss``, ``sar``) whose ``options`` name a file it writes (``ss -D FILE``,
+    ``sar -o FILE``; a number after ``sar -o`` is its interval) and whose ``changes``
+    options act on the system (``ss -K`` closes sockets); otherwise it reads, as
+    ``path_args`` judges."""
+    reads = path_args()
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        rest: list[Word] = []
+        i = 0
+        while i < len(args):
+            key, eq, value = (args[i].value or "").partition("=")
+            following = args[i + 1:i + 2]
+            target = Word.of(value) if eq else next(
+                (w for w in following if not (w.value or "").isdigit()), None)
+            if key in options and target is not None:
+                e.writes.append(target)
+                e.replaces.append(target)
+                e.add("write", f"{e.argv[0].shown} {key} writes a file")
+                i += 1 if eq else 2
+                continue
+            if key in changes:
+                e.add("exec", why)
+            rest.append(args[i])
+            i += 1
+        reads(e, rest)
+
+    return rule
+
+
 def capability(argv: list[Word]) -> str:
     """The scope an "always allow" answer grants: program and subcommand, not the string (the
     policy prefixes the shell tool's name: ``<tool>:python -m pytest``)."""
@@ -255,6 +286,9 @@ def _register_rules() -> dict[str, Rule]:
     for name in p.READS_PATH_ARGUMENTS:
         rules[name] = path_args()
     rules["history"] = _history
+    rules["ss"] = _monitor_output(frozenset({"-D", "--diag"}), frozenset({"-K", "--kill"}),
+                                  "ss -K closes the sockets it matches")
+    rules["sar"] = _monitor_output(frozenset({"-o"}))
     file_reader = reader("mfFeP", ("--magic-file", "--files-from", "--separator",
                                    "--exclude", "--parameter"),
                          read_opts=("-m", "-f", "--magic-file", "--files-from"))

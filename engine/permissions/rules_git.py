@@ -199,8 +199,9 @@ def ext_command(url: str) -> list[str]:
 
 
 def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
-                 exec_opts: tuple[str, ...] = ()) -> Rule:
-    """``git branch``/``git tag``: listing unless a name or a changing option is given."""
+                 exec_opts: tuple[str, ...] = (), deletes: str = "") -> Rule:
+    """``git branch``/``git tag``: listing unless a name or a changing option is given;
+    ``deletes``: why ``-d`` alone destroys (a tag has no merged check and no reflog)."""
 
     def rule(e: Effect, args: list[Word]) -> None:
         o = parse_opts(args, "", frozenset({"--contains", "--points-at", "--sort",
@@ -210,6 +211,8 @@ def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
         elif "-D" in o.flags or ("-d" in o.flags and o.has("-f", "--force")) or (
                 o.has("--delete") and o.has("-f", "--force")):
             e.add("destructive", "git branch -D deletes a branch with unmerged work")
+        elif deletes and o.has("-d", "--delete"):
+            e.add("destructive", deletes)
         elif o.has(*write_opts) or (o.positionals and not o.has(*list_opts)):
             e.add("write", "creates, moves or deletes refs")
 
@@ -419,7 +422,8 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
                            ("--edit-description",)),
     "tag": _git_listing(("-d", "--delete", "-a", "-s", "-m", "-f", "-u", "--annotate",
                          "--sign", "--force", "-F", "--file"),
-                        ("-l", "--list", "-n", "--contains", "--points-at", "-v", "--verify")),
+                        ("-l", "--list", "-n", "--contains", "--points-at", "-v", "--verify"),
+                        deletes="git tag -d deletes tags, which keep no reflog"),
     "remote": _git_remote,
     "stash": _git_stash,
     "config": _git_config,
@@ -476,7 +480,10 @@ def _git_grep(e: Effect, args: list[Word]) -> None:
 
 
 def _git_two_writes(e: Effect, args: list[Word], sub: str) -> None:
-    if len(parse_opts(args, "m").positionals) >= 2:
+    o = parse_opts(args, "m")
+    if o.has("-d", "--delete"):  # git symbolic-ref -d HEAD: the repository loses its HEAD
+        e.add("destructive", f"git {sub} --delete deletes a ref")
+    elif len(o.positionals) >= 2:
         e.add("write", f"git {sub} changes refs")
 
 
