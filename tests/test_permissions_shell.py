@@ -1269,6 +1269,12 @@ def test_python_m_is_judged_with_the_modules_its_folder_plants(
     ("git symbolic-ref --short HEAD", "allow"), ("git symbolic-ref HEAD refs/heads/x", "ask"),
     ("ss -K dst 10.0.0.1", "ask"), ("ss -D out.txt", "ask"), ("ss --diag=data.csv", "deny"),
     ("ss -tlnp", "allow"), ("sar -o out.bin 1 1", "ask"), ("sar -o 1 3", "allow"),
+    ("info -o out.txt git", "ask"), ("info --output=README.md git", "deny"),
+    ("info git", "allow"), ("man -H git", "ask"), ("man -H'rm -rf src' git", "deny"),
+    ("man --html=firefox git", "ask"), ("man -P cat git", "allow"),
+    ("taskset -p 0x1 1", "ask"), ("taskset -p 1", "allow"), ("ionice -c3 -p 1", "ask"),
+    ("ionice -p 1", "allow"), ("prlimit -p 1 --nofile=10", "ask"), ("chrt -p 1", "allow"),
+    ("taskset -c 0 ls", "allow"), ("ionice -c3 rm -rf src", "deny"),
 ])
 def test_options_that_delete_refs_or_act_on_the_system_are_not_reads(
         workspace: Path, command: str, expected: str) -> None:

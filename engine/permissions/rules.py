@@ -209,10 +209,10 @@ def _history(e: Effect, args: list[Word]) -> None:
         e.add("exec", "history -s/-c/-d changes the shell history")
 
 
-def _monitor_output(options: frozenset[str], changes: frozenset[str] = frozenset(),
+def _output_options(options: frozenset[str], changes: frozenset[str] = frozenset(),
                     why: str = "") -> Rule:
-    """A monitor (``ss``, ``sar``) whose ``options`` name a file it writes (``ss -D FILE``,
-    ``sar -o FILE``; a number after ``sar -o`` is its interval) and whose ``changes``
+    """A reader (``ss``, ``sar``, ``info``) whose ``options`` name a file it writes (``ss -D
+    FILE``, ``sar -o FILE``; a number after ``sar -o`` is its interval) and whose ``changes``
     options act on the system (``ss -K`` closes sockets); otherwise it reads, as
     ``path_args`` judges."""
     reads = path_args()
@@ -238,6 +238,18 @@ def _monitor_output(options: frozenset[str], changes: frozenset[str] = frozenset
         reads(e, rest)
 
     return rule
+
+
+_PID_OPTIONS = frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"})
+
+
+def _process_setting(e: Effect, args: list[Word]) -> None:
+    """``taskset -p MASK PID``, ``chrt -p PRIO PID``, ``ionice -c3 -p PID``, ``prlimit -p PID
+    --nofile=N``: given a process and anything more than its id, these change a running
+    process (with the id alone they show its setting; with a command they wrap it)."""
+    keys = [(w.value or "").partition("=")[0] for w in args]
+    if _PID_OPTIONS & set(keys) and len(args) > 2:
+        e.add("exec", f"{e.argv[0].shown} changes a running process's scheduling or limits")
 
 
 def capability(argv: list[Word]) -> str:
@@ -286,9 +298,12 @@ def _register_rules() -> dict[str, Rule]:
     for name in p.READS_PATH_ARGUMENTS:
         rules[name] = path_args()
     rules["history"] = _history
-    rules["ss"] = _monitor_output(frozenset({"-D", "--diag"}), frozenset({"-K", "--kill"}),
+    rules["ss"] = _output_options(frozenset({"-D", "--diag"}), frozenset({"-K", "--kill"}),
                                   "ss -K closes the sockets it matches")
-    rules["sar"] = _monitor_output(frozenset({"-o"}))
+    rules["sar"] = _output_options(frozenset({"-o"}))
+    rules["info"] = _output_options(frozenset({"-o", "--output"}))
+    for name in ("taskset", "chrt", "ionice", "prlimit"):
+        rules[name] = _process_setting
     file_reader = reader("mfFeP", ("--magic-file", "--files-from", "--separator",
                                    "--exclude", "--parameter"),
                          read_opts=("-m", "-f", "--magic-file", "--files-from"))

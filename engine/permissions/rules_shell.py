@@ -287,11 +287,21 @@ def _hash(e: Effect, args: list[Word]) -> None:
 
 
 def _man(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "PHCMmSpel", frozenset({"--pager", "--html", "--config-file",
-                                                  "--manpath", "--sections", "--preprocessor"}))
+    # -H[BROWSER] / --html[=BROWSER]: the browser only attached; alone, $BROWSER runs
+    browsers = [a for a in args if (a.value or "").startswith(("-H", "--html"))]
+    args = [a for a in args if a not in browsers]
+    for a in browsers:
+        v = a.value or ""
+        browser = v[2:] if v.startswith("-H") else v.partition("=")[2]
+        if browser:
+            e.scripts.append(("man -H", Word.of(browser)))
+        else:
+            e.add("exec", "man -H opens the page in the program $BROWSER names")
+    o = parse_opts(args, "PCMmSpel", frozenset({"--pager", "--config-file", "--manpath",
+                                                 "--sections", "--preprocessor"}))
     if o.has("-p", "--preprocessor", "-C", "--config-file"):
         e.add("exec", "man option runs a program")
-    for code in o.all("-P", "--pager", "-H", "--html"):  # a command line: judged as one
+    for code in o.all("-P", "--pager"):  # a command line: judged as one
         e.scripts.append(("man -P", code))
     if o.has("-l", "--local-file"):
         e.reads.extend(o.positionals)
