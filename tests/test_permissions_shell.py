@@ -400,12 +400,12 @@ def test_deleting_truncating_and_recursive_changes_over_the_workspace_are_destru
 
 @pytest.mark.parametrize("command", ["chmod -R u+w src", "echo hi > out.txt",
                                      "truncate -s 10M data.csv", ">> log.txt",
-                                     "sh -c 'echo hi' > README.md",
-                                     "find . -name '*.md' > README.md",
-                                     "find . -exec cat {} \\; > README.md",
-                                     "find . -exec true \\; -print > README.md",
-                                     "bash -c 'x=$(cat a)' > README.md",
-                                     "env -S 'echo x' > README.md", "cd - > README.md"])
+                                     "sh -c 'echo hi' > out.txt",
+                                     "find . -name '*.md' > out.txt",
+                                     "find . -exec cat {} \\; > out.txt",
+                                     "find . -exec true \\; -print > out.txt",
+                                     "bash -c 'x=$(cat a)' > out.txt",
+                                     "env -S 'echo x' > out.txt", "cd - > out.txt"])
 def test_plain_writes_inside_are_asked_not_denied(workspace: Path, command: str) -> None:
     assert decision(workspace, command) == "ask", command
 
@@ -1186,7 +1186,11 @@ def test_a_descriptor_variable_before_a_redirection_is_not_a_word(
     ("strace -o trace.log -f ls", "ask"), ("sort -o README.md README.md", "ask"),
     ("cd src && sort -o app.py app.py", "ask"), ("mv -f -b data.csv README.md", "ask"),
     ("mv --backup=numbered -f data.csv README.md", "ask"), ("mv -f data.csv src", "ask"),
-    ("mv data.csv README.md", "ask"), ("git log > README.md", "ask"),
+    ("mv data.csv README.md", "ask"), ("git log > new.txt", "ask"),
+    ("git log > README.md", "deny"), ("git log >> README.md", "ask"),
+    ("echo hi > README.md", "ask"), ("cat > README.md <<'E'\nhi\nE", "ask"),
+    ("git log | tee README.md", "deny"), ("echo hi | tee README.md", "ask"),
+    ("tee README.md <<'E'\nhi\nE", "ask"), ("git log | tee -a README.md", "ask"),
     ("docker cp web:/etc/hostname new.txt", "ask"), ("strace -o /dev/stderr ls", "allow"),
 ])
 def test_replacing_an_existing_file_with_output_not_shown_is_refused(
@@ -1279,3 +1283,55 @@ def test_python_m_is_judged_with_the_modules_its_folder_plants(
 def test_options_that_delete_refs_or_act_on_the_system_are_not_reads(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+def test_in_a_repository_replacing_a_tracked_file_is_refused_an_untracked_one_asked(
+        tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    (ws / "src").mkdir(parents=True)
+    for name in ("README.md", "src/app.py", "build.log", "notes.txt"):
+        (ws / name).write_text("x\n")
+    (ws / ".gitignore").write_text("*.log\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    subprocess.run(["git", "-C", str(ws), "add", "README.md", "src/app.py", ".gitignore"],
+                   check=True)
+    cases = {"git log > README.md": "deny", "cd src && pytest > app.py": "deny",
+             "strace -o README.md ls": "deny", "npm run build > build.log 2>&1": "ask",
+             "git log > notes.txt": "ask", "strace -o build.log ls": "ask",
+             "git log > new.txt": "ask", "echo done > README.md": "ask"}
+    got = {c: decision(ws, c) for c in cases}
+    assert got == cases
+    (ws / ".git" / "index").write_bytes(b"not an index")  # git cannot tell: fails closed
+    assert decision(ws, "git log > notes.txt") == "deny"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # a loop word judged alone when the list as one word is not plainly a read
+    ("for s in status log; do git \"$s\"; done", "allow"),
+    ("for s in status clean; do git \"$s\" -fd; done", "deny"),
+    ("select act in status log; do git \"$act\" | head; break; done <<< 1", "allow"),
+    ("for f in src/*.py; do wc -l \"$f\"; done", "allow"),
+    ("for c in ls rm; do $c -rf src; done", "deny"),
+    # an associative array's key is a string; an indexed array's indices are numbers
+    ("declare -A seen; read -r w; seen[$w]=1; echo \"${!seen[@]}\"", "allow"),
+    ("IFS=, read -ra c < <(head -1 data.csv); for i in \"${!c[@]}\"; do echo \"${c[i]}\"; done",
+     "allow"),
+    ("read -r w; a[$w]=1", "ask"),
+    ("declare -A m; read -r k; for i in \"${!m[@]}\"; do echo \"${a[i]}\"; done", "ask"),
+    # unset expands its words, and an associative element's key once more
+    ("unset x$(rm -rf src)", "deny"), ("unset -f \"$(rm -rf src)\"", "deny"),
+    ("declare -A s; unset 's[$(rm -rf src)]'", "deny"),
+    ("read -r w; declare -A s; unset \"s[$w]\"", "ask"),
+    ("declare -A s; s[k]=1; unset \"s[k]\"", "allow"),
+])
+def test_loops_arrays_and_unset_are_judged_as_bash_runs_them(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
+def test_unset_of_an_associative_element_expands_its_key_again_in_bash(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    code = "declare -A s; read -r w <<< 'a[$(rm -rf src)]'; s[$w]=1; unset \"s[$w]\""
+    subprocess.run(["bash", "-c", code], cwd=tmp_path, capture_output=True)
+    assert not (tmp_path / "src").exists()  # what the rule above stands on
+    assert check_shell_json(code, tmp_path, ENV, approval="auto")["decision"] == "deny"

@@ -469,13 +469,17 @@ def _tee(e: Effect, args: list[Word]) -> None:
         e.add("write", "tee writes files")
     if files and not o.has("-a", "--append"):
         e.stdin_reader = _tee_input
+        e.replaces.extend(files)  # with what it reads: unless the command shows it
 
 
 def _tee_input(e: Effect, text: Word) -> None:
-    """``tee FILE < /dev/null``: an empty input empties each FILE (a truncation)."""
+    """``tee FILE < /dev/null``: an empty input empties each FILE (a truncation); a
+    here-doc or a static echo shows what the files will hold."""
     if text.value == "" or (text.value is None and text.dynamic == "other"
                             and text.text in _EMPTY_INPUTS):
         e.add("destructive", "tee with an empty input empties its files")
+    elif text.value is not None:
+        e.replaces.clear()
 
 
 _EMPTY_INPUTS = frozenset({"/dev/null", "/dev/zero"})

@@ -502,6 +502,8 @@ class _Walker(PathJudge, ShellValues):
             if words is not None:  # for c in {rm,}: bash expands the braces first
                 words = bounded([x for w in words for x in expand_braces(w)],
                                 MAX_LOOP_WORDS)
+            if words is None and values and all(self._indices(v, ctx) for v in values):
+                self.numeric.add(name)  # for i in "${!a[@]}": the indices, numbers
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
                 self.loops[name] = words
@@ -510,6 +512,11 @@ class _Walker(PathJudge, ShellValues):
             else:
                 self.unknown.add(name)
         self._loop_body(node, ctx)
+
+    def _indices(self, node: Node, ctx: _Ctx) -> bool:
+        """``"${!a[@]}"`` of an indexed array: its indices, numbers whatever it holds."""
+        m = re.fullmatch(r'"?\$\{!([A-Za-z_]\w*)\[[@*]\]\}"?', _text(node, ctx))
+        return m is not None and m.group(1) not in self.assoc
 
     def _case(self, node: Node, ctx: _Ctx) -> None:
         """``case WORD in ..``: with WORD and the patterns known, only the branches bash
@@ -703,6 +710,9 @@ class _Walker(PathJudge, ShellValues):
         if t == "subscript":
             index = node.child_by_field_name("index")
             parts = [index] if index is not None else node.named_children[1:]
+            array = node.child_by_field_name("name")
+            if array is not None and _text(array, ctx) in self.assoc:
+                return  # m[$k]: an associative array's key is a string, not arithmetic
             if not any(_text(p, ctx) in ("@", "*") for p in parts):
                 self._arithmetic_parts(parts, ctx)
         elif t in ("arithmetic_expansion", "c_style_for_statement"):
@@ -824,6 +834,7 @@ class _Walker(PathJudge, ShellValues):
     def _unset(self, node: Node, ctx: _Ctx) -> None:
         """``unset c``: ``$c`` may now expand to nothing (the next word becomes the program);
         ``unset 'a[0]'`` leaves an array whose elements are no longer known."""
+        self._children(node, ctx)  # unset x$(..): the words are expanded first
         words = [Word.of(_text(c, ctx)) if c.type == "variable_name" else self._word(c, ctx)
                  for c in node.named_children]
         if any(w.value is not None and w.value.startswith("-") and "f" in w.value
@@ -833,6 +844,13 @@ class _Walker(PathJudge, ShellValues):
             name, _, index = (w.value or "").partition("[")
             if index and name not in self.assoc:  # unset 'a[i]' evaluates i
                 self._arithmetic_text(index.rpartition("]")[0], "unset of an element")
+            elif index and re.search(r"[$`]", index):  # unset "m[$k]": the key is expanded
+                self.run(f": {index.rpartition(']')[0]}", "unset of an element's key",
+                         ctx.depth + 1, shell=ctx.shell)  # again, as a word
+            elif w.value is None and re.search(r"\w\[", w.text) and \
+                    w.text.partition("[")[0].strip("'\"") in self.assoc:
+                self.unnamed.append(f"unset {w.text}: the key, only known at run time, is "
+                                    "expanded again (a substitution in it would run)")
             if w.value is None:
                 self.taint_all = True
             elif "[" in w.value or name in self.arrays:
@@ -912,7 +930,8 @@ class _Walker(PathJudge, ShellValues):
             if body.type == "pipeline":  # a | b > f: only b writes to f
                 start = max(start, self.last_stage)
             silent = silent or _ran_silently(self.entries[start:])
-        printed = self._printed(body, ctx) if body is not None else None
+        fed = stdin.value if stdin is not None else None  # cat > f <<'E': the here-doc
+        printed = self._printed(body, ctx, fed) if body is not None else None
         for child in node.named_children:
             if body is None or child.id != body.id:
                 self._visit(child, replace(ctx, truncate=silent, read_back=read,
@@ -1182,8 +1201,17 @@ class _Walker(PathJudge, ShellValues):
                 self._entry([Word.of(op), word], "destructive", "deny",
                             [f"empties {word.shown}: the shell truncates it before the "
                              "command reads it"], "deny", ctx)
+            elif emptied and ctx.printed is None and (why := self._work_at(word)):
+                self._entry([Word.of(op), word], "destructive", "deny",
+                            [f"replaces {word.shown}, {why}, with output the command line "
+                             "does not show"], "deny", ctx)
         elif op in _READ_OPS:
             self._redirect_entry(op, word, False, ctx)
+
+    def _work_at(self, word: Word) -> str:
+        """``holds_work`` of the file a redirection names, from the working directory."""
+        path = self._resolved_file(word)
+        return self.holds_work(path) if path is not None else ""
 
     def _wrote(self, path: str, op: str, printed: str | None) -> None:
         """What a ``>``/``>>`` target holds after a static echo or printf; else unknown."""
@@ -1207,6 +1235,47 @@ class _Walker(PathJudge, ShellValues):
     # ------------------------------------------------------------ simple commands
 
     def _command(self, node: Node, ctx: _Ctx) -> None:
+        """A simple command; one that names a loop variable with several words (``for s in
+        status log; do git "$s"; done``) and is not allowed for the words as one list is
+        judged again once per word, the variable holding that word alone."""
+        mark = self._marks()
+        self._command_once(node, ctx)
+        multi = [n for n in _VARIABLE.findall(_text(node, ctx)) if len(self.loops.get(n, ())) > 1
+                 and n not in self.known and n not in self.unknown]
+        if not multi or not self._short_of_allow(mark) or not self._external(node, ctx):
+            return
+        name, words = multi[0], self.loops[multi[0]]
+        self._rewind(mark)
+        try:
+            for word in words:
+                self.loops[name] = [word]
+                self._command_once(node, ctx)
+        finally:
+            self.loops[name] = words
+
+    def _marks(self) -> tuple[int, ...]:
+        return (len(self.entries), len(self.problems), len(self.unnamed), len(self.floors),
+                len(self.opaque), len(self.secrets))
+
+    def _short_of_allow(self, mark: tuple[int, ...]) -> bool:
+        return any(e["decision"] != "allow" for e in self.entries[mark[0]:]) or any(
+            len(got) > at for got, at in zip((self.problems, self.unnamed, self.floors,
+                                              self.opaque), mark[1:5], strict=True))
+
+    def _rewind(self, mark: tuple[int, ...]) -> None:
+        for got, at in zip((self.entries, self.problems, self.unnamed, self.floors,
+                            self.opaque, self.secrets), mark, strict=True):
+            del got[at:]
+
+    def _external(self, node: Node, ctx: _Ctx) -> bool:
+        """A command that changes nothing of the walker's own (no assignment, no builtin,
+        no function of this command): judging it again once per word is exact."""
+        name = node.child_by_field_name("name")
+        word = _text(name, ctx) if name is not None else ""
+        return (not any(c.type == "variable_assignment" for c in node.named_children)
+                and word not in _STATEFUL and word not in self.bodies)
+
+    def _command_once(self, node: Node, ctx: _Ctx) -> None:
         name_node = node.child_by_field_name("name")
         arg_nodes = node.children_by_field_name("argument")
         fds = [_fd_variable(a, ctx) for a in arg_nodes]
@@ -2169,6 +2238,12 @@ def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:
             [c for c in item.children[close + 1:] if c.is_named])
 
 
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)")
+_STATEFUL = frozenset({"cd", "pushd", "popd", "read", "mapfile", "readarray", "declare",
+                       "typeset", "local", "export", "readonly", "set", "shift", "unset",
+                       "source", ".", "eval", "alias", "printf", "getopts", "let", "exec",
+                       "trap", "hash", "enable", "shopt", "builtin", "command"})
+"""Builtins that change the shell's state: judged once, never again per loop word."""
 _COMPUTED_NAME = re.compile(r"\$\{[!#]|\$\{\w+(?:\[[^]]*\])?(?:[\^,#%/@]|:[^-=+?])")
 """``${!x}``, ``${x,,}``, ``${x#p}``, ``${x/p/r}``, ``${x:1}``: a name no one types plainly."""
 _SHELL_LIKE = re.compile(r"\s|[{;|&$`<>(]")

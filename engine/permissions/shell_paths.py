@@ -19,6 +19,7 @@ from typing import Literal
 from engine.permissions.effect import Effect
 from engine.permissions.paths import Root, is_sensitive, judge_literal
 from engine.permissions.words import Word, expand_braces
+from engine.workspace.index import tracked
 
 DecisionValue = Literal["allow", "ask", "deny"]
 STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
@@ -95,15 +96,26 @@ class PathJudge:
                 "standard module"] if found else []
 
     def _replaced(self, e: Effect) -> list[str]:
-        """Reasons for each existing file the command replaces whole that it does not also
-        read (``sort -o f f`` sorts in place; ``strace -o src/app.py`` destroys it)."""
+        """Reasons for each file holding work that the command replaces whole and does not
+        also read (``sort -o f f`` sorts in place; ``strace -o src/app.py`` destroys it)."""
         if not e.replaces:
             return []
         read = {self._resolved_file(w) for w in e.reads}
-        return [f"replaces the existing file {w.shown} with output the command does not show"
+        return [f"replaces {w.shown}, {why}, with output the command line does not show"
                 for w in e.replaces
                 if (path := self._resolved_file(w)) is not None and path not in read
-                and os.path.isfile(path)]
+                and (why := self.holds_work(path))]
+
+    def holds_work(self, path: str) -> str:
+        """Why the file at ``path`` (resolved) holds work that replacing it would lose, or
+        "": a file git tracks, or any existing file where git cannot tell (no repository,
+        an index not read). An untracked file in a repository (a log, a build output) and a
+        new file hold none; a file outside the workspace is the path rules' to judge."""
+        ws = os.path.realpath(self.ws)
+        if not path.startswith(ws.rstrip("/") + "/") or not os.path.isfile(path):
+            return ""
+        known = tracked(Path(ws), os.path.relpath(path, ws))
+        return "a file git tracks" if known else "" if known is False else "an existing file"
 
     def _resolved_file(self, w: Word) -> str | None:
         base = self.cwds[-1]

@@ -41,6 +41,35 @@ def first_entries(root: Path, limit: int, wanted: Callable[[str], bool]
         return None
 
 
+_tracked: dict[str, tuple[tuple[int, int, int, int], frozenset[bytes]]] = {}
+
+
+def tracked(root: Path, rel: str) -> bool | None:
+    """Whether ``rel`` (relative to ``root``, ``/``-separated) is a path in the git index of
+    the repository at ``root``; None when there is none here or this reader declines. The
+    paths are read once per change of the index (its inode, size and times)."""
+    gitdir = root / ".git"
+    index = gitdir / "index"
+    try:
+        st = os.stat(index)
+    except FileNotFoundError:
+        return False if gitdir.is_dir() else None
+    except OSError:
+        return None
+    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    cached = _tracked.get(str(index))
+    if cached is None or cached[0] != key:
+        if any(gitdir.glob("sharedindex.*")):
+            return None
+        try:
+            paths = frozenset(p for _mode, p in entries(index.read_bytes(),
+                                                        32 if _sha256(gitdir) else 20))
+        except (OSError, ValueError, IndexError):
+            return None
+        cached = _tracked[str(index)] = (key, paths)
+    return os.fsencode(rel) in cached[1]
+
+
 def _sha256(gitdir: Path) -> bool:
     try:
         return _SHA256.search((gitdir / "config").read_bytes()) is not None
