@@ -1253,18 +1253,21 @@ class _Walker(PathJudge, ShellValues):
         finally:
             self.loops[name] = words
 
+    def _lists(self) -> tuple[list[Any], ...]:
+        """What judging a command appends to: entries, then the reasons that ask or refuse."""
+        return (self.entries, self.problems, self.unnamed, self.floors, self.opaque,
+                self.secrets)
+
     def _marks(self) -> tuple[int, ...]:
-        return (len(self.entries), len(self.problems), len(self.unnamed), len(self.floors),
-                len(self.opaque), len(self.secrets))
+        return tuple(len(got) for got in self._lists())
 
     def _short_of_allow(self, mark: tuple[int, ...]) -> bool:
+        lists = self._lists()
         return any(e["decision"] != "allow" for e in self.entries[mark[0]:]) or any(
-            len(got) > at for got, at in zip((self.problems, self.unnamed, self.floors,
-                                              self.opaque), mark[1:5], strict=True))
+            len(got) > at for got, at in zip(lists[1:5], mark[1:5], strict=True))
 
     def _rewind(self, mark: tuple[int, ...]) -> None:
-        for got, at in zip((self.entries, self.problems, self.unnamed, self.floors,
-                            self.opaque, self.secrets), mark, strict=True):
+        for got, at in zip(self._lists(), mark, strict=True):
             del got[at:]
 
     def _external(self, node: Node, ctx: _Ctx) -> bool:
