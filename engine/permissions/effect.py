@@ -40,6 +40,8 @@ class Effect:
     inline: list[Word] = field(default_factory=list)
     """An interpreter's inline code (``perl -e CODE``): another language, judged by
     ``inline_code``, never searched as a command line."""
+    secret: str = ""
+    """What credentials it prints (``gh auth token``): only a person may allow that."""
     imports_here: bool = False
     """Python with ``-m``: the working directory comes first on its import path, so a module
     file there named like a standard one runs instead of it."""

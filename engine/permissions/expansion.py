@@ -34,6 +34,23 @@ def echo_output(args: list[str]) -> str | None:
     return unescape(text) if escapes else text
 
 
+MAX_SEQ = 1000
+"""Numbers ``seq_output`` computes (a longer sequence is only known at run time)."""
+
+
+def seq_output(args: list[str]) -> str | None:
+    """What ``seq [FIRST [STEP]] LAST`` prints for whole numbers; None for options, other
+    numbers or more than ``MAX_SEQ`` of them."""
+    if not 1 <= len(args) <= 3 or not all(re.fullmatch(r"-?\d{1,9}", a) for a in args):
+        return None
+    nums = [int(a) for a in args]
+    first, step, last = (1, 1, nums[0]) if len(nums) == 1 else (
+        (nums[0], 1, nums[1]) if len(nums) == 2 else (nums[0], nums[1], nums[2]))
+    if step == 0 or (last - first) // step + 1 > MAX_SEQ:
+        return None
+    return "".join(f"{n}\n" for n in range(first, last + (1 if step > 0 else -1), step))
+
+
 def printf_output(args: list[str]) -> str | None:
     """What ``printf FORMAT ARGS`` prints, the format reused while arguments remain."""
     if not args or args[0].startswith("-"):

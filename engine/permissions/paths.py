@@ -387,6 +387,20 @@ def _inside(path: str, resolved: str, parts: tuple[str, ...], writable: bool, fo
     return PathVerdict(True, resolved, "allow", f"{verb} inside {where}", sensitive)
 
 
+CREDENTIAL_STORES = re.compile(
+    r"/\.config/(?:gh|hub|gcloud|op|rclone|doctl|git/credentials)(?:/|$)|/\.azure(?:/|$)"
+    r"|/\.vault-token$|/\.terraform\.d/credentials|/\.cargo/credentials|/\.gem/credentials"
+    r"|/\.password-store(?:/|$)|/\.local/share/keyrings(?:/|$)|/\.pgpass$|/\.my\.cnf$"
+    r"|/\.boto$|/\.s3cfg$|/\.dockercfg$|^/etc/(?:shadow|gshadow)$|/\.kube/config$")
+"""Where tools keep logins and tokens, besides ``SENSITIVE_DIRS`` and ``SENSITIVE_NAMES``."""
+
+
+def holds_credentials(path: str) -> bool:
+    """Whether an absolute path is a credential or a folder of them (``~/.ssh``,
+    ``~/.config/gh/hosts.yml``, ``~/.aws/credentials``, a ``*.pem``)."""
+    return is_sensitive(Path(path)) or CREDENTIAL_STORES.search(path) is not None
+
+
 def is_sensitive(rel: Path) -> bool:
     """Whether a path relative to a root is a secret or configuration that tools execute."""
     return _sensitive_parts(rel.parts)

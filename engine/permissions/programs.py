@@ -108,6 +108,26 @@ WRAPPERS: dict[str, Wrapper] = {
     "fakeroot": Wrapper(), "proot": Wrapper("rbw", risk="exec", why="in another root"),
 }
 
+PRINTS_CREDENTIALS: dict[str, frozenset[tuple[str, ...]]] = {
+    "gh": frozenset({("auth", "token"), ("auth", "status", "-t"),
+                     ("auth", "status", "--show-token")}),
+    "gcloud": frozenset({("auth", "print-access-token"), ("auth", "print-identity-token"),
+                         ("auth", "application-default", "print-access-token")}),
+    "az": frozenset({("account", "get-access-token")}),
+    "aws": frozenset({("configure", "get"), ("configure", "export-credentials"),
+                      ("sts", "get-session-token"), ("ecr", "get-login-password"),
+                      ("secretsmanager", "get-secret-value")}),
+    "git": frozenset({("credential", "fill")}),
+    "kubectl": frozenset({("config", "view", "--raw"), ("create", "token")}),
+    "vault": frozenset({("read",), ("kv", "get")}),
+    "op": frozenset({("read",), ("item", "get")}),
+    "pass": frozenset({("show",)}),
+    "security": frozenset({("find-generic-password", "-w"),
+                           ("find-internet-password", "-w")}),
+    "heroku": frozenset({("auth:token",)}),
+}
+"""Commands whose output is a credential (a token, a password, a key): the words that must
+follow the program, in order, among its arguments."""
 TRACERS = frozenset({"strace", "ltrace"})
 """Wrappers that only watch the command they run (its inner command is judged); alone, with
 ``-p PID``, they attach to a running process."""

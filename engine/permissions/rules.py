@@ -52,7 +52,19 @@ def analyze(argv: list[Word]) -> Effect:
         _unknown(e, name)
     else:
         rule(e, e.argv[1:])
+    if _prints_credentials(name, [w.value or "" for w in e.argv[1:]]):
+        e.secret = f"{name} {' '.join(w.shown for w in e.argv[1:3])} prints credentials"
     return e
+
+
+def _prints_credentials(name: str, words: list[str]) -> bool:
+    """Whether the words hold one of ``PRINTS_CREDENTIALS[name]`` in order (``gh auth status
+    -t``; options between them are skipped)."""
+    for wanted in p.PRINTS_CREDENTIALS.get(name, ()):
+        it = iter(words)
+        if all(any(w == want for w in it) for want in wanted):
+            return True
+    return False
 
 
 def _unwrap(e: Effect) -> None:

@@ -388,3 +388,37 @@ def _yq(e: Effect, args: list[Word]) -> None:
 RULES.update({"tmux": _tmux, "screen": _screen, "socat": _socat, "yq": _yq,
               **dict.fromkeys(("less", "more", "most", "pg", "zless", "zmore", "bat",
                                "batcat"), _pager)})
+
+
+# ---------------------------------------------------------------- linters that load no code
+
+_RUFF_SHOWS = frozenset({"rule", "config", "linter", "version", "help", "--version", "-V"})
+_RUFF_CHANGES = frozenset({"--fix", "--unsafe-fixes", "--add-noqa", "--watch", "-w", "--fix-only"})
+
+
+def _ruff(e: Effect, args: list[Word]) -> None:
+    """``ruff check`` and ``ruff format --check``/``--diff`` only report (ruff loads no
+    plugins; its cache is its own): reads. A fix, a format, ``--output-file`` write."""
+    words = [w.value or "" for w in args]
+    verb = next((w for w in words if not w.startswith("-")), "check")
+    flags = {w.partition("=")[0] for w in words if w.startswith("-")}
+    o = parse_opts(args, "o", frozenset({"--output-file", "--config", "--select", "--ignore",
+                                         "--extend-select", "--target-version",
+                                         "--line-length", "--output-format", "--exclude",
+                                         "--cache-dir", "--stdin-filename", "--extend",
+                                         "--per-file-ignores", "--fixable", "--unfixable"}))
+    files = [w for w in o.positionals if w.value != verb]
+    if verb in _RUFF_SHOWS:
+        return
+    e.reads.extend(files or [Word.of(".")])
+    for w in o.all("-o", "--output-file"):
+        e.writes.append(w)
+        e.replaces.append(w)
+        e.add("write", "ruff --output-file writes a file")
+    if flags & _RUFF_CHANGES or (verb == "format" and not flags & {"--check", "--diff"}) or (
+            verb not in ("check", "format")):
+        e.writes.extend(files or [Word.of(".")])
+        e.add("write", f"ruff {verb} changes files")
+
+
+RULES["ruff"] = _ruff

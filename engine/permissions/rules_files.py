@@ -50,8 +50,9 @@ def _sed_script(e: Effect, script: Word) -> None:
     if not scan.run():
         e.add("exec", "sed script not understood")
         e.at_least("ask", "")
-    for w in scan.writes:
+    for w in scan.writes:  # opened (emptied) when sed starts
         e.writes.append(Word.of(w))
+        e.replaces.append(Word.of(w))
         e.add("write", "sed w writes a file")
     e.reads.extend(Word.of(r) for r in scan.reads)
     if scan.executes:
@@ -444,6 +445,21 @@ def _base64(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.positionals)
 
 
+_XMLLINT_FILES = ("--dtdvalid", "--schema", "--relaxng", "--schematron")
+_XMLLINT_VALUES = frozenset({"--output", "--xpath", "--path", "--encode", "--maxmem",
+                             "--pattern", "--dtdvalidfpi", *_XMLLINT_FILES})
+
+
+def _xmllint(e: Effect, args: list[Word]) -> None:
+    """``xmllint`` reads its files and prints; ``--output FILE`` writes one."""
+    o = parse_opts(args, "o", _XMLLINT_VALUES)
+    e.reads.extend([*o.positionals, *o.all(*_XMLLINT_FILES)])
+    for w in o.all("-o", "--output"):
+        e.writes.append(w)
+        e.replaces.append(w)
+        e.add("write", "xmllint --output writes a file")
+
+
 def output_option(short_values: str, option: str, long_option: str) -> Rule:
     """A reader whose ``-o FILE`` writes (``tree -o``, ``iconv -o``, ``shuf -o``)."""
 
@@ -528,6 +544,8 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
         e.add("write", "tar writes an archive")
         if archive is not None:
             e.writes.append(archive)
+            if o.has("-c", "--create"):  # a new archive in its place
+                e.replaces.append(archive)
         e.reads.extend(o.positionals)
         return
     if o.has("-x", "--extract", "--get") and not o.has("-O", "--to-stdout"):
@@ -616,8 +634,10 @@ def _copy(e: Effect, args: list[Word]) -> None:
     if prog(e) == "mv":
         e.add("write", "mv moves files")
     flags = [w.value or "" for w in args if (w.value or "").startswith("-")]
-    if prog(e) in ("cp", "mv") and _forced(flags) and e.writes:  # the one target (-t: a dir)
-        e.replaces.append(e.writes[-1])
+    if e.writes and ((prog(e) in ("cp", "mv", "ln") and _forced(flags)) or (
+            prog(e) == "install" and not _backup(flags)
+            and not {"-d", "--directory"} & set(flags))):  # install always replaces
+        e.replaces.append(e.writes[-1])  # the one target (-t: a directory)
     symbolic = "--symbolic" in flags or any(
         not f.startswith("--") and "s" in f[1:] for f in flags)
     hard = (prog(e) == "ln" and not symbolic) or (prog(e) == "cp" and bool(
@@ -638,8 +658,13 @@ def _forced(flags: list[str]) -> bool:
     """``-f``, ``--force``, ``--remove-destination``: replace the target without a question,
     and without ``-b``/``--backup`` keeping the old one."""
     short = "".join(f[1:] for f in flags if not f.startswith("--"))
-    backup = "b" in short or any(f.startswith("--backup") for f in flags)
-    return not backup and ("f" in short or bool({"--force", "--remove-destination"} & set(flags)))
+    return not _backup(flags) and ("f" in short or bool(
+        {"--force", "--remove-destination"} & set(flags)))
+
+
+def _backup(flags: list[str]) -> bool:
+    return any("b" in f[1:] for f in flags if not f.startswith("--")) or any(
+        f.startswith("--backup") for f in flags)
 
 
 _SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/full"})
@@ -709,7 +734,7 @@ def _unzip(e: Effect, args: list[Word]) -> None:
 RULES: dict[str, Rule] = {
     "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,
     "rg": _rg, "ag": reader("ABCGgm", skip_first=1), "ack": reader("ABCgm", skip_first=1),
-    "jq": _jq, "tree": output_option("LPIo", "-o", "--output"),
+    "jq": _jq, "tree": output_option("LPIo", "-o", "--output"), "xmllint": _xmllint,
     "iconv": output_option("fto", "-o", "--output"),
     "shuf": output_option("nioe", "-o", "--output"),
 "sort": _sort, "uniq": _uniq, "xxd": _xxd,

@@ -153,6 +153,7 @@ def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
     for w in o.all("--output", "--output-directory", "-o"):
         e.writes.append(w)
         e.add("write", f"git {sub} --output writes a file")
+    e.replaces.extend([*o.all("--output"), *(o.all("-o") if sub == "archive" else ())])
     if o.has("--ext-diff", "--exec", "--receive-pack", "--upload-pack", "-O",
              "--open-files-in-pager", "--textconv"):
         e.add("exec", f"git {sub} option runs another program")
@@ -468,15 +469,20 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
 
 
 def _git_grep(e: Effect, args: list[Word]) -> None:
-    """``git grep -O CMD`` / ``--open-files-in-pager[=CMD]`` runs CMD on the matching files."""
+    """``git grep -O CMD`` / ``--open-files-in-pager[=CMD]`` runs CMD on the matching files
+    (judged as ``CMD "$@"``: the files are only known then)."""
     for i, a in enumerate(args):
         v = a.value or ""
         if v.startswith("--open-files-in-pager="):
-            e.scripts.append(("git grep -O", Word.of(v.split("=", 1)[1])))
+            e.scripts.append(("git grep -O", _on_matches(v.split("=", 1)[1])))
         elif v.startswith("-O") and len(v) > 2 and not v.startswith("--"):
-            e.scripts.append(("git grep -O", Word.of(v[2:])))
+            e.scripts.append(("git grep -O", _on_matches(v[2:])))
         elif a.value is None and i > 0 and (args[i - 1].value or "").startswith("-O"):
             e.scripts.append(("git grep -O", a))
+
+
+def _on_matches(command: str) -> Word:
+    return Word.of(f'{command} "$@"')
 
 
 def _git_two_writes(e: Effect, args: list[Word], sub: str) -> None:

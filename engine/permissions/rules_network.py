@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from engine.permissions.effect import (
     Effect,
     Rule,
@@ -31,6 +33,20 @@ def _curl(e: Effect, args: list[Word]) -> None:
             e.writes.append(w)
     e.replaces.extend(w for w in o.all("-o", "--output") if w.value != "-")
     e.reads.extend(o.all("-K", "--config", "-T", "--upload-file"))
+    for w in o.all("-F", "--form", "-d", "--data", "--data-binary", "--data-urlencode",
+                   "--json", "--data-raw"):  # name=@FILE, @FILE, name@FILE: a file sent
+        sent = _sent_file(w)
+        if sent is not None:
+            e.reads.append(sent)
+
+
+def _sent_file(w: Word) -> Word | None:
+    """The file a curl data or form value sends (``@path``, ``name=@path;type=..``,
+    ``name=<path``); None for inline data or standard input (``@-``)."""
+    if w.value is None:
+        return None
+    m = re.match(r"^(?:[^=@<]*=)?[@<]([^;]+)", w.value)
+    return None if m is None or m.group(1) == "-" else Word.of(m.group(1))
 
 
 def _wget(e: Effect, args: list[Word]) -> None:
@@ -256,8 +272,32 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
     """``npm exec -c CMD`` runs CMD as shell code; the rest by subcommand."""
     if args and args[0].value in ("exec", "x"):
         _npx(e, args[1:])
+    elif args and args[0].value == "pkg":
+        _npm_pkg(e, args[1:])
     else:
         _npm(e, args)
+
+
+NPM_LIFECYCLE = frozenset({"preinstall", "install", "postinstall", "prepare", "preprepare",
+                           "postprepare", "prepublish", "prepack", "postpack", "dependencies",
+                           "prepublishonly", "preuninstall", "uninstall", "postuninstall"})
+"""Scripts npm runs by itself (on install, pack, publish): one set there runs later."""
+
+
+def _npm_pkg(e: Effect, args: list[Word]) -> None:
+    """``npm pkg get`` reads package.json; ``set``/``delete``/``fix`` write it, and a
+    lifecycle script set there runs on the next install (a planted command)."""
+    verb = args[0].value if args else None
+    if verb == "get":
+        return
+    e.writes.append(Word.of("package.json"))
+    e.add("write", "npm pkg changes package.json")
+    for w in args[1:]:
+        key = (w.value or "").partition("=")[0].lower()
+        if verb == "set" and (w.value is None or (key.startswith("scripts.") and
+                              key.removeprefix("scripts.") in NPM_LIFECYCLE)):
+            e.at_least("deny", f"npm pkg set {key or w.text} plants a command npm runs on "
+                               "install")
 
 
 def _bun_rule(e: Effect, args: list[Word]) -> None:

@@ -419,8 +419,8 @@ def _crontab(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "u", frozenset())
     if o.has("-r"):
         e.add("destructive", "crontab -r deletes every scheduled job")
-    elif o.has("-l"):
-        return
+    elif o.has("-l"):  # the user's table, kept outside the workspace
+        e.reads.append(Word.of("/var/spool/cron/crontabs"))
     else:
         e.add("exec", "crontab schedules commands")
         e.at_least("deny", "crontab installs commands that run later, unseen")

@@ -45,7 +45,13 @@ from engine.permissions.effect import (
     is_dangerous_variable,
     program_name,
 )
-from engine.permissions.expansion import echo_output, filter_output, glob_match, printf_output
+from engine.permissions.expansion import (
+    echo_output,
+    filter_output,
+    glob_match,
+    printf_output,
+    seq_output,
+)
 from engine.permissions.listings import listed_dirs
 from engine.permissions.paths import Root
 from engine.permissions.programs import (
@@ -239,6 +245,11 @@ class _Walker(PathJudge, ShellValues):
     """Substitutions (their text) whose commands fetch from the network."""
     downloaded: set[str] = field(default_factory=set)
     """Variables assigned downloaded text."""
+    decoded: set[str] = field(default_factory=set)
+    """Substitutions (their text) whose output a decoder made (base64 -d, rev, tr, xxd -r)."""
+    decoders: set[str] = field(default_factory=set)
+    """Variables assigned decoded text."""
+    decoding: bool = False
     contents: dict[str, str] = field(default_factory=dict)
     """Files this command wrote with a static echo or printf: path -> what they hold."""
     links: dict[str, str] = field(default_factory=dict)
@@ -256,7 +267,10 @@ class _Walker(PathJudge, ShellValues):
     last_stage: int = 0
     """Where the entries of the last pipeline stage walked begin."""
     secrets: list[str] = field(default_factory=list)
-    """Credentials outside the workspace the command reads (``~/.ssh/id_ed25519``)."""
+    """Credentials the command reads outside the workspace (``~/.ssh/id_ed25519``) or prints
+    (``gh auth token``)."""
+    printers: set[int] = field(default_factory=set)
+    """Entries (their index) of commands that print credentials."""
     split_names: bool = False
     """IFS was set: a program named by an expansion is split at a custom separator."""
     fork_bombs: set[str] = field(default_factory=set)
@@ -379,6 +393,9 @@ class _Walker(PathJudge, ShellValues):
         decision = strictest(*(e["decision"] for e in entries))
         floors = [*self.floors, *(("deny", f"{why} (not modelled: refused)")
                                   for why in self.opaque)]
+        if self.secrets and any(e["risk"] in ("network", "install") for i, e in
+                                enumerate(entries) if i not in self.printers):
+            floors.append(("deny", f"sends credentials over the network ({self.secrets[0]})"))
         floor = strictest(*(d for d, _ in floors),
                           "ask" if self.problems or self.unnamed else "allow")
         reason = self._reason(decision)
@@ -1005,7 +1022,8 @@ class _Walker(PathJudge, ShellValues):
                     _BACKQUOTED.search(text) is not None
                 # the commands in it are judged where the walk meets them; what it holds is
                 # judged by the program that reads it (a shell: code only known at run time)
-                return Word(None, text, "subst" if subst else "var")
+                value = None if subst else self._expanded_body(body, ctx)  # a shell
+                return Word(value, text, "subst" if subst else "var")  # reading it refuses
             return Word.of(text)
         if node.type == "herestring_redirect":
             word = next(iter(node.named_children), None)
@@ -1025,6 +1043,23 @@ class _Walker(PathJudge, ShellValues):
             if op == "<" and dest is not None:
                 return Word(None, _text(dest, ctx), "other")  # a file: not shown
         return None
+
+    def _expanded_body(self, body: Node, ctx: _Ctx) -> str | None:
+        """An unquoted here-doc whose expansions are all variables with one known value
+        (``SELECT .. FROM $tbl``): its text as the shell expands it; None otherwise."""
+        out, at = [], body.start_byte
+        for child in body.named_children:
+            if child.type not in ("simple_expansion", "expansion"):
+                if child.type == "heredoc_content":
+                    continue
+                return None
+            found = self._static(child, ctx)
+            if found is None or len(found) != 1:
+                return None
+            out += [ctx.src[at:child.start_byte].decode("utf-8", "surrogateescape"), found[0]]
+            at = child.end_byte
+        rest = ctx.src[at:body.end_byte].decode("utf-8", "surrogateescape")
+        return re.sub(r"\\([$`\\])", r"\1", "".join(out) + rest)
 
     def _assignment(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
@@ -1050,6 +1085,10 @@ class _Walker(PathJudge, ShellValues):
             self.downloaded.add(var)  # c=$(curl ..): c holds downloaded text
         else:
             self.downloaded.discard(var)
+        if any(d in value for d in self.decoded) or _expanded_names(value) & self.decoders:
+            self.decoders.add(var)  # c=$(tr a-z n-za-m <<< ..): c holds decoded text
+        else:
+            self.decoders.discard(var)
 
     def _static_value(self, node: Node, ctx: _Ctx) -> bool:
         """Whether an assignment's value is one known string (IFS=$'\\n' is modelled)."""
@@ -1509,7 +1548,10 @@ class _Walker(PathJudge, ShellValues):
         inner = [c for c in node.named_children if c.type != "comment"]
         if len(inner) != 1:
             return None
+        self.decoding = False
         out = self._printed(inner[0], ctx)
+        if out is not None and self.decoding:
+            self.decoded.add(_text(node, ctx))
         return None if out is None else [out.rstrip("\n")]
 
     def _printed(self, cmd: Node, ctx: _Ctx, stdin: str | None = None) -> str | None:
@@ -1536,15 +1578,24 @@ class _Walker(PathJudge, ShellValues):
         words = [self._static(n, ctx) for n in [name, *cmd.children_by_field_name("argument")]]
         if any(w is None or len(w) != 1 for w in words):
             return None
-        argv = [w[0] for w in words if w is not None]
+        return self._prints([w[0] for w in words if w is not None], stdin)
+
+    def _prints(self, argv: list[str], stdin: str | None) -> str | None:
+        """What a printer with static words prints (echo, printf, seq, a lookup), or a
+        filter over known input (``decoding`` notes a decoder)."""
         if argv[0] == "echo":
             out = echo_output(argv[1:])
             return None if out is None else out + "\n"
         if argv[0] == "printf":
             return printf_output(argv[1:])
+        if argv[0] == "seq":
+            return seq_output(argv[1:])
         if argv[:2] in (["command", "-v"], ["type", "-P"]) or argv[0] == "which":
             return _lookup_output(argv[-1])
-        return None if stdin is None else filter_output(argv, stdin)
+        out = None if stdin is None else filter_output(argv, stdin)
+        if out is not None and argv[0].rsplit("/", 1)[-1] in _DECODERS:
+            self.decoding = True
+        return out
 
     def _printed_fed(self, cmd: Node, ctx: _Ctx, stdin: str | None) -> str | None:
         """``cat <<'E' .. E`` (a command the grammar wraps with its here-doc): what it
@@ -1603,6 +1654,9 @@ class _Walker(PathJudge, ShellValues):
         if self._covers_workspace(e.trees):
             e.add("destructive", f"{e.argv[0].shown} changes the whole workspace recursively")
         self._hidden_command(e, ctx)
+        if e.secret:
+            self.secrets.append(e.secret)
+            self.printers.add(len(self.entries))  # the entry it is about to get
         decision, path_reasons = self._judge_effect(e)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]
@@ -1634,6 +1688,10 @@ class _Walker(PathJudge, ShellValues):
             self._maybe_shell_code(e, ctx)
         if self.split_names and e.argv and "$" in e.argv[0].text and self.ifs != " \t\n":
             e.at_least("ask", "the program is named by words split at a custom IFS")
+        if e.argv and (any(d in e.argv[0].text for d in self.decoded)
+                       or _expanded_names(e.argv[0].text) & self.decoders):
+            e.at_least("ask", "the program is named by a decoder's output (base64, rev, tr): "
+                              "a person should see what it decodes to")
         if e.argv and _COMPUTED_NAME.search(e.argv[0].text):
             e.at_least("ask", "the program's name is computed by an expansion operator")
         if e.argv and _expanded_names(e.argv[0].text) & set(self.refs):
@@ -1853,7 +1911,7 @@ class _Walker(PathJudge, ShellValues):
     def _stdin(self, e: Effect, ctx: _Ctx) -> None:
         """Code a shell or interpreter reads on standard input: shown, or refused."""
         unknown = ctx.stdin is not None and (ctx.stdin.value is None or (
-            ctx.stdin.dynamic == "subst" and e.stdin_code == "shell"))  # bash < <(..)
+            ctx.stdin.dynamic in ("subst", "var") and e.stdin_code == "shell"))  # bash < <(..)
         fed_code = e.stdin_code == "interpreter" and ctx.stdin is not None
         if e.stdin_code and (ctx.piped or unknown or fed_code):
             e.add("exec", f"{e.argv[0].shown} runs the code it reads on its input")
@@ -2241,6 +2299,8 @@ def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:
             [c for c in item.children[close + 1:] if c.is_named])
 
 
+_DECODERS = frozenset({"base64", "xxd", "rev", "tr"})
+"""Filters whose output, used as a program's name, is a disguise (``cat`` passes text on)."""
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)")
 _STATEFUL = frozenset({"cd", "pushd", "popd", "read", "mapfile", "readarray", "declare",
                        "typeset", "local", "export", "readonly", "set", "shift", "unset",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from engine.permissions.effect import Effect
-from engine.permissions.paths import Root, is_sensitive, judge_literal
+from engine.permissions.paths import Root, holds_credentials, judge_literal
 from engine.permissions.words import Word, expand_braces
 from engine.workspace.index import tracked
 
@@ -183,7 +183,7 @@ class PathJudge:
             v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
             if v.resolved in NULL_DEVICES:
                 continue
-            if not v.inside and v.resolved and is_sensitive(Path(v.resolved)):
+            if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
             if STRICTNESS[v.decision] > STRICTNESS[decision]:
                 decision, reason = v.decision, v.reason

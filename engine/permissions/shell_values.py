@@ -22,6 +22,10 @@ MAX_VALUES = 16
 """Values followed per variable (and per input line list, per loop: ``MAX_LOOP_WORDS``); a
 variable that may hold more is only known at run time: a value left out could be the one that
 runs."""
+SHELL_NUMBERS = frozenset({"OPTIND", "OPTERR", "LINENO", "RANDOM", "SRANDOM", "SECONDS",
+                           "BASHPID", "PPID", "UID", "EUID", "SHLVL", "EPOCHSECONDS",
+                           "COLUMNS", "LINES", "HISTCMD"})
+"""Variables the shell keeps as numbers (until the command assigns them)."""
 MAX_LOOP_WORDS = 64
 MAX_ARRAYS = 8
 """Contents an array is followed with (one per way the command may have set it)."""
@@ -147,7 +151,8 @@ class ShellValues:
 
     def _arithmetic_lookup(self, name: str) -> list[str] | None:
         name = self._resolved(name)
-        if name in self.numeric:
+        if name in self.numeric or (name in SHELL_NUMBERS and name not in self.known
+                                    and name not in self.unknown):
             return ["0"]
         if name in self.arrays:
             return [v for items in self.arrays[name] for v in items]
@@ -191,6 +196,7 @@ class ShellValues:
                 self._read_values(name, e.argv[1:], stdin, ifs)
         elif name == "getopts":
             self._getopts(args)
+            self.numeric.add("OPTIND")  # the index of the next argument, set by getopts
         elif name == "set":
             self._set_positional(e.argv[1:])
             if _keyword_mode(args):
