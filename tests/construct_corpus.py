@@ -270,6 +270,7 @@ MODELLED = (
     ("associative array", "declare -A m=([k]={p}); ${{m[k]}} {args}"),
     ("$(which)", '"$(which {p})" {args}'),
     ("$(command -v)", "$(command -v {p}) {args}"),
+    ("alias on its own lines", "shopt -s expand_aliases\nalias x={q}\nx"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -339,7 +340,6 @@ STRANGE = (
     ("runuser -c", "runuser agent -c {q}"),
     ("script -c", "script -qc {q} /dev/null"),
     # names that stand for something else
-    ("alias on its own lines", "shopt -s expand_aliases\nalias x={q}\nx"),
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
     ("ANSI-C hex", "$'{hex}' {args}"),
     ("ANSI-C octal", "$'{oct}' {args}"),

@@ -1377,3 +1377,23 @@ def test_credentials_printed_or_sent(workspace: Path, command: str, policy: str,
                                      auto: str) -> None:
     assert (decision(workspace, command), decision(workspace, command, "auto")) == (
         policy, auto), command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # an alias defined with a shown value and called on a later line with expand_aliases
+    ("shopt -s expand_aliases\nalias gs='git status --short'\ngs", "allow"),
+    ("shopt -s expand_aliases\nalias gs='rm -rf'\ngs src", "deny"),
+    ("shopt -s expand_aliases; alias gs='git status'; gs", "deny"),  # same line: not expanded
+    ("alias gs='git status'\ngs", "deny"),  # no expand_aliases: the program gs runs
+    ("alias ll='ls -la'", "allow"), ("alias ls='rm -rf src'", "deny"),
+    # options that take a value, signal 0, parsing without running, numbers the shell keeps
+    ("jq -r . package.json | column -t -s $'\\t'", "allow"),
+    ("kill -0 \"$(cat server.pid)\" 2>/dev/null && echo running", "allow"),
+    ("kill -9 4242", "ask"), ("kill $!", "ask"), ("ps -o pid,cmd -p $$", "allow"),
+    ("sh -n install.sh && shellcheck -S warning install.sh", "allow"),
+    ("bash -n -c 'rm -rf src'", "allow"), ("bash -ni install.sh", "ask"),
+    ("env -i PATH=/usr/bin:/bin HOME=/nonexistent git log -3", "allow"),
+    ("HOME=/tmp/evil git status", "ask"),
+])
+def test_more_everyday_forms(workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

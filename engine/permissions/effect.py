@@ -267,6 +267,11 @@ def command_variable(name: str) -> bool:
     return name in programs.COMMAND_VARS or name.endswith(programs.COMMAND_VAR_SUFFIXES)
 
 
+_NO_HOME = frozenset({"/dev/null", "/nonexistent"})
+"""Homes that hold no configuration and that no command can create (the system's own
+"no home" values); any other folder may hold a planted ``.gitconfig``."""
+
+
 def harmless_setting(name: str, values: list[str] | None) -> bool:
     """A setting whose effect is judged elsewhere or is nil, given its possible values (None:
     only known at run time): a pager or editor variable (``PAGER``, ``GIT_EDITOR``...) names
@@ -276,6 +281,8 @@ def harmless_setting(name: str, values: list[str] | None) -> bool:
         return False
     if command_variable(name) and name not in programs.COMMAND_TEMPLATE_VARS:
         return True
+    if name in ("HOME", "XDG_CONFIG_HOME"):  # HOME=/nonexistent: no configuration to load
+        return bool(values) and all(v in _NO_HOME for v in values)
     return name == "PATH" and bool(values) and all(
         v and all(d.rstrip("/") in SYSTEM_DIRS for d in v.split(":")) for v in values)
 

@@ -113,15 +113,15 @@ def _runuser(e: Effect, args: list[Word]) -> None:
 
 
 def _alias(e: Effect, args: list[Word]) -> None:
-    """``alias ls='rm -rf .'``: the value is shell code the name runs on later lines."""
+    """``alias ls='rm -rf .'``: the value is shell code the name runs on later lines (of
+    this command only: ``run_shell``'s bash ends with it)."""
     for a in args:
         if a.value is None:
             e.add("exec", "alias defines a command")
             e.scripts.append(("alias", a))
         elif "=" in a.value and not a.value.startswith("-"):
-            name, _, code = a.value.partition("=")
-            e.add("exec", "alias defines a command")
-            e.defines.append((name, Word.of(code)))
+            name, _, code = a.value.partition("=")  # shown: judged here and at each call;
+            e.defines.append((name, Word.of(code)))  # it lasts as long as this command
             e.scripts.append((f"alias {name}", Word.of(code)))
 
 
@@ -147,6 +147,10 @@ def _shell(e: Effect, args: list[Word]) -> None:
             return
         args = args[1:]
     o = parse_opts(args, "oO", frozenset({"--rcfile", "--init-file"}), stop_at_positional=True)
+    groups = [k[1:] for k in o.flags if k.startswith("-") and not k.startswith("--")]
+    if any("n" in g for g in groups) and not any("i" in g for g in groups):
+        e.reads.extend(o.positionals[:0 if o.has("-c") else 1])  # sh -n FILE: parsed, never
+        return  # run (interactive shells ignore -n)
     for rc in o.all("--rcfile", "--init-file"):  # run first, like source FILE
         e.add("exec", f"{name} runs the start-up file {rc.shown}")
         if rc.dynamic == "subst":
@@ -441,8 +445,9 @@ _ALL_PIDS = frozenset({"-1", "1"})
 def _kill(e: Effect, args: list[Word]) -> None:
     """``kill -9 -1`` signals every process the user owns; pid 1 is init."""
     vals = [a.value for a in args]
-    if any(v in ("-l", "-L", "--list", "--table") for v in vals):
-        return  # lists the signals
+    if any(v in ("-l", "-L", "--list", "--table") for v in vals) or vals[:1] == ["-0"] or (
+            vals[:2] in (["-s", "0"], ["-n", "0"])):
+        return  # lists the signals; -0 (signal 0) only tests that the processes exist
     e.add("exec", "kill stops processes")
     pids: list[str | None] = []
     signal = False

@@ -102,6 +102,7 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
 """A name followed by ``()`` (anchored at a word start: linear time on long words)."""
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
+_EXPANDS_ALIASES = re.compile(r"\bshopt\s+-s\s+(?:\w+\s+)*expand_aliases\b")
 _EXPORTS_FUNCTIONS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*"
                                 r"-\w*f")
 """``export -f NAME``, ``declare -fx NAME``: a child bash runs the function by its name."""
@@ -266,6 +267,12 @@ class _Walker(PathJudge, ShellValues):
     top level they are what the caller passes)."""
     last_stage: int = 0
     """Where the entries of the last pipeline stage walked begin."""
+    alias_values: dict[str, tuple[str, int, bytes, int]] = field(default_factory=dict)
+    """Aliases defined with a shown value: name -> (value, shell, code, line)."""
+    expands_aliases: bool = False
+    """``shopt -s expand_aliases``: a non-interactive bash expands aliases after it."""
+    row: int = 0
+    """The line of the simple command being judged (in the code it is part of)."""
     secrets: list[str] = field(default_factory=list)
     """Credentials the command reads outside the workspace (``~/.ssh/id_ed25519``) or prints
     (``gh auth token``)."""
@@ -443,6 +450,7 @@ class _Walker(PathJudge, ShellValues):
             self.functions.add(m.group(1) or m.group(2))
         self.exports_functions = self.exports_functions or bool(
             _EXPORTS_FUNCTIONS.search(text))
+        self.expands_aliases = self.expands_aliases or bool(_EXPANDS_ALIASES.search(text))
         if _IFS.search(text):
             self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
         if _COMMAND_TABLES.search(text):
@@ -1318,6 +1326,7 @@ class _Walker(PathJudge, ShellValues):
                 and word not in _STATEFUL and word not in self.bodies)
 
     def _command_once(self, node: Node, ctx: _Ctx) -> None:
+        self.row = node.start_point[0]
         name_node = node.child_by_field_name("name")
         arg_nodes = node.children_by_field_name("argument")
         fds = [_fd_variable(a, ctx) for a in arg_nodes]
@@ -1625,7 +1634,7 @@ class _Walker(PathJudge, ShellValues):
         if argv and argv[0].value and os.path.normpath(argv[0].value) in self.links:
             argv = [Word(self.links[os.path.normpath(argv[0].value)], argv[0].text), *argv[1:]]
         e = analyze(argv)  # ./ls after ln -s /bin/rm ls is rm
-        if self._call(e, ctx):
+        if self._call(e, ctx) or self._alias_call(e, ctx):
             return
         self._hidden_name(e, ctx)
         ifs = (exported or {}).get("IFS", [self.ifs or ""]) if self.ifs is not None or (
@@ -1696,6 +1705,24 @@ class _Walker(PathJudge, ShellValues):
             e.at_least("ask", "the program's name is computed by an expansion operator")
         if e.argv and _expanded_names(e.argv[0].text) & set(self.refs):
             e.at_least("ask", "the program is named through a name reference")
+
+    def _alias_call(self, e: Effect, ctx: _Ctx) -> bool:
+        """A call of an alias this command defined with a shown value, on a later line of
+        the same code, with ``shopt -s expand_aliases`` (a non-interactive bash expands
+        nothing else): judged as its expansion followed by the call's words."""
+        name = e.argv[0].value if e.argv else None
+        found = self.alias_values.get(name or "")
+        if found is None or not self.expands_aliases or e.wrappers:
+            return False
+        value, shell, src, row = found
+        if shell != ctx.shell or src is not ctx.src or row >= self.row:
+            return False
+        self._entry(e.argv, "read", "allow", [f"calls the alias {name}, defined earlier in "
+                                              "this command (its expansion is judged)"], "", ctx)
+        words = " ".join(shlex.quote(w.value) if w.value is not None else w.text
+                         for w in e.argv[1:])
+        self.run(f"{value} {words}", f"alias {name}", ctx.depth + 1, shell=ctx.shell)
+        return True
 
     def _call(self, e: Effect, ctx: _Ctx) -> bool:
         """A call of a function this command defined, in the shell that defined it: its body
@@ -1903,8 +1930,10 @@ class _Walker(PathJudge, ShellValues):
                                "may run it instead of the command it names")
         elif name in self.functions:
             e.add("exec", f"{e.argv[0].shown} is a function defined in this command")
-        for alias, _ in e.defines:
+        for alias, code in e.defines:
             self.defined.add(alias)
+            if code.value is not None:
+                self.alias_values[alias] = (code.value, ctx.shell, ctx.src, self.row)
             if alias in RULES or alias in self.functions:
                 e.at_least("deny", f"alias {alias} replaces a command for later lines")
 

@@ -26,6 +26,8 @@ SHELL_NUMBERS = frozenset({"OPTIND", "OPTERR", "LINENO", "RANDOM", "SRANDOM", "S
                            "BASHPID", "PPID", "UID", "EUID", "SHLVL", "EPOCHSECONDS",
                            "COLUMNS", "LINES", "HISTCMD"})
 """Variables the shell keeps as numbers (until the command assigns them)."""
+_PROCESS_IDS = frozenset({"$", "!", "PPID", "BASHPID"})
+"""Parameters that hold a process id (a number standing for it: never 1, never -1)."""
 MAX_LOOP_WORDS = 64
 MAX_ARRAYS = 8
 """Contents an array is followed with (one per way the command may have set it)."""
@@ -351,7 +353,10 @@ class ShellValues:
             found = self._static_positional(name)  # bash -c 'wc -l < "$1"' _ FILE
             if found is not None and len(found) == 1 and self._split(found[0]) == [found[0]]:
                 return Word(found[0], text)  # one word however it is quoted
-        if special or name.isdigit() or name == INPUT_VAR:
+        if name in _PROCESS_IDS or (name in SHELL_NUMBERS and name not in self.known
+                                    and name not in self.unknown):
+            return Word("4242" if name in _PROCESS_IDS else "0", text)  # a number, never
+        if special or name.isdigit() or name == INPUT_VAR:  # a path or a program
             return Word(None, text, "var")
         if name in self.loops and name not in self.unknown and name not in self.known \
                 and not self.taint_all:
