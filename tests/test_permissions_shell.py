@@ -1394,6 +1394,8 @@ def test_credentials_printed_or_sent(workspace: Path, command: str, policy: str,
     ("bash -n -c 'rm -rf src'", "allow"), ("bash -ni install.sh", "ask"),
     ("env -i PATH=/usr/bin:/bin HOME=/nonexistent git log -3", "allow"),
     ("HOME=/tmp/evil git status", "ask"),
+    ("awk '{ print > FILENAME }' data.csv", "deny"),
+    ("awk '{ print $1 > (FILENAME \".bak\") }' data.csv", "ask"),
 ])
 def test_more_everyday_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

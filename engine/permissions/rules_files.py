@@ -240,6 +240,8 @@ _AWK_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*" + _AWK_STRING + r"\s*(?=[;}\
 _AWK_SYSTEM_CALL = re.compile(r"\bsystem\s*\(")
 _AWK_INTO_GETLINE = re.compile(r"(?<!\|)\|&?\s*getline\b")
 _AWK_LOADS = re.compile(r"@load|\bextension\s*\(")
+_AWK_INTO_INPUT = re.compile(r"\bprintf?\b[^;{}\n|]*?>\s*\(?\s*FILENAME\s*\)?\s*(?:[;}\n]|$)")
+"""``print > FILENAME``: awk opens (empties) the file it is reading."""
 _AWK_PRINTED = re.compile(r"\bprintf?\b\s*\(?\s*" + _AWK_STRING + r"\s*\)?\s*\|(?!\|)")
 _CODE_READERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "python", "python3",
                            "perl", "ruby", "node", "php", "lua", "busybox"})
@@ -336,6 +338,9 @@ def _awk_program(e: Effect, program: Word) -> None:
     statements = re.split(r"[;{}\n]", text)
     if any(_after(s, _AWK_PRINT, ">") for s in statements):
         e.add("write", "awk program writes to a file")
+    if _AWK_INTO_INPUT.search(text):
+        e.add("destructive", "awk print > FILENAME empties the file it is reading (past "
+                             "the first block read, its lines are lost)")
     if any(_after(s, _AWK_GETLINE, "<") for s in statements):
         e.at_least("ask", "awk program reads a file named in the program")
 
