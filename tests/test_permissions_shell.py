@@ -1399,3 +1399,16 @@ def test_credentials_printed_or_sent(workspace: Path, command: str, policy: str,
 ])
 def test_more_everyday_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # a package runner's command is judged as run; teardowns named by their verbs
+    ("npx prisma migrate reset --force", "deny"), ("npx -y prisma@5.1 migrate reset", "deny"),
+    ("uvx alembic downgrade base", "deny"), ("alembic downgrade -1", "ask"),
+    ("npx tsc --noEmit", "ask"), ("bunx @scope/tool rm -rf src", "deny"),
+    ("redis-cli --scan --pattern '*' | xargs redis-cli del", "deny"),
+    ("redis-cli get \"$k\"", "ask"), ("conda env remove -n x", "deny"),
+    ("conda env list", "allow"), ("pip cache purge", "ask"), ("pip cache list", "allow"),
+])
+def test_package_runners_and_data_stores(workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -314,5 +314,7 @@ def teardown_verb(args: list[Word], positionals: int = 4) -> str | None:
             return verb
         if verb == "reset" and before in _RESET_OF:
             return f"{before} reset"
+        if verb == "base" and before == "downgrade":  # alembic downgrade base: every table
+            return "downgrade base"  # the migrations made is dropped
     return None
 

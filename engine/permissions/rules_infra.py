@@ -259,9 +259,10 @@ def _redis(e: Effect, args: list[Word]) -> None:
     e.add("network", "redis-cli talks to a server")
     if not o.positionals:
         e.stdin_reader = _redis_stdin
-    elif any(w.value is None for w in o.positionals[:3]):
+        return
+    if any(w.value is None for w in o.positionals[:3]):
         e.at_least("ask", "redis-cli command only known at run time")
-    else:
+    if o.positionals[0].value is not None:  # xargs redis-cli del: the command is known
         _redis_command(e, [w.value or "" for w in o.positionals])
 
 

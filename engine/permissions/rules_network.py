@@ -260,12 +260,57 @@ _systemctl = subcommands(_F({"status", "show", "list-units", "list-unit-files", 
                          bare="read")
 
 
+def _pip(e: Effect, args: list[Word]) -> None:
+    """``pip cache purge``/``remove`` deletes pip's downloads (a write); the rest by
+    subcommand."""
+    if [w.value for w in args[:1]] == ["cache"] and len(args) > 1 and \
+            args[1].value not in ("list", "dir", "info"):
+        e.add("write", "pip cache purge/remove deletes pip's download cache")
+        return
+    pip_rule(e, args)
+
+
+def _conda(e: Effect, args: list[Word]) -> None:
+    """``conda env remove -n X`` deletes an environment and its packages; ``env list`` and
+    ``export`` read; ``env create``/``update`` install; the rest by subcommand."""
+    words = [w.value for w in args if not (w.value or "").startswith("-")][:2]
+    if words[:1] != ["env"]:
+        _system_pkg(e, args)
+    elif words[1:] in (["remove"], ["rm"]):
+        e.add("destructive", f"{prog(e)} env remove deletes an environment")
+    elif words[1:] not in (["list"], ["export"], []):
+        e.add("install", f"{prog(e)} env installs packages")
+
+
 def _npx(e: Effect, args: list[Word]) -> None:
     """``npx -c CMD`` / ``--call CMD`` runs CMD as shell code (with packages on PATH)."""
     e.add("install", "npx downloads and runs a package")
     o = parse_opts(args, "cp", frozenset({"--call", "--package"}), stop_at_positional=True)
     for code in o.all("-c", "--call"):
         e.scripts.append(("npx -c", code))
+    _package_command(e, o.positionals)
+
+
+def _package_runner(short_values: str, long_values: frozenset[str], why: str) -> Rule:
+    """``bunx PKG ARGS``, ``uvx PKG ARGS``: a package fetched and run (``install``), and its
+    command judged as run (``uvx alembic downgrade base``)."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        e.add("install", why)
+        _package_command(e, parse_opts(args, short_values, long_values,
+                                       stop_at_positional=True).positionals)
+
+    return rule
+
+
+def _package_command(e: Effect, words: list[Word]) -> None:
+    """The command a package runner runs: the package's name (scope and version dropped)
+    and the words after it."""
+    if not words or words[0].value is None:
+        return
+    name = re.sub(r"(?<=.)@[^/]*$", "", words[0].value).rsplit("/", 1)[-1]
+    if name:
+        e.nested.append((f"{prog(e)} {name}", [Word(name, words[0].text), *words[1:]]))
 
 
 def _npm_rule(e: Effect, args: list[Word]) -> None:
@@ -354,16 +399,19 @@ def _systemctl_rule(e: Effect, args: list[Word]) -> None:
 RULES: dict[str, Rule] = {
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
     "ssh": _ssh, "sftp": _remote_copy,
-    "pip": pip_rule, "pip3": pip_rule, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn,
+    "pip": _pip, "pip3": _pip, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn,
     "bun": _bun_rule,
     "uv": _uv_rule, "cargo": _cargo, "go": _go, "gem": _gem, "poetry": _poetry, "pdm": _poetry,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
-                     "snap", "flatpak", "conda", "mamba", "micromamba", "pipx"), _system_pkg),
+                     "snap", "flatpak", "pipx"), _system_pkg),
+    **dict.fromkeys(("conda", "mamba", "micromamba"), _conda),
     "apt-cache": plain(), "dpkg-query": plain(),
     "dpkg": _dpkg, "pacman": _pacman,
     "npx": _npx,
-    "pnpx": plain("install", "pnpx downloads and runs a package"),
-    "bunx": plain("install", "bunx downloads and runs a package"),
-    "uvx": plain("install", "uvx downloads and runs a tool"),
+    "pnpx": _package_runner("", frozenset(), "pnpx downloads and runs a package"),
+    "bunx": _package_runner("p", frozenset({"--package"}), "bunx downloads and runs a package"),
+    "uvx": _package_runner("pw", frozenset({"--from", "--with", "--python", "--index-url",
+                                            "--with-requirements", "--index"}),
+                           "uvx downloads and runs a tool"),
     "systemctl": _systemctl_rule,
 }
