@@ -271,6 +271,7 @@ MODELLED = (
     ("$(which)", '"$(which {p})" {args}'),
     ("$(command -v)", "$(command -v {p}) {args}"),
     ("alias on its own lines", "shopt -s expand_aliases\nalias x={q}\nx"),
+    ("local nameref", "f() {{ local -n r=$1; r={p}; }}; f c; $c {args}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -304,7 +305,6 @@ STRANGE = (
     ("sudo", "sudo {cmd}"),
     ("alias", "shopt -s expand_aliases; alias x={q}; x"),
     ("here-doc piped into bash", "cat <<'E' | bash\n{cmd}\nE"),
-    ("local nameref", "f() {{ local -n r=$1; r={p}; }}; f c; $c {args}"),
     ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
     ("enable -n", "enable -n echo; {cmd}"),
     ("code in an arithmetic value", "x='a[$({cmd})]'; (( x ))"),

@@ -1395,6 +1395,13 @@ def test_credentials_printed_or_sent(workspace: Path, command: str, policy: str,
     ("env -i PATH=/usr/bin:/bin HOME=/nonexistent git log -3", "allow"),
     ("HOME=/tmp/evil git status", "ask"),
     ("awk '{ print > FILENAME }' data.csv", "deny"),
+    # a name reference set by r=v sets its target (a function returning a value)
+    ("f() { local -n out=$1; out=$(git rev-parse --short HEAD); }; f sha; echo \"$sha\"",
+     "allow"),
+    ("x=ls; f() { local -n r=$1; r=rm; }; f x; $x -rf src", "deny"),
+    ("x=ls; f() { local -n r=$1; read r; }; f x; $x -rf src", "deny"),
+    ("declare -n r=x; declare r=rm; $x -rf src", "deny"),
+    ("declare -n r=PATH; r=.; ls", "deny"),
     ("awk '{ print $1 > (FILENAME \".bak\") }' data.csv", "ask"),
 ])
 def test_more_everyday_forms(workspace: Path, command: str, expected: str) -> None:

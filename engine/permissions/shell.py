@@ -259,7 +259,9 @@ class _Walker(PathJudge, ShellValues):
     maps: dict[str, dict[str, str]] = field(default_factory=dict)
     """Associative arrays whose keys and values are all known."""
     refs: dict[str, str] = field(default_factory=dict)
-    """Name references (declare -n r=k) that are only read: r -> k."""
+    """Name references (declare -n r=k) set only by r=v: r -> k."""
+    other_writes: set[str] = field(default_factory=set)
+    """Names set by a read, a loop, printf -v, ${X:=w} or unset somewhere in the command."""
     assignments: Counter[str] = field(default_factory=Counter)
     """How often each name is assigned in the command's text (2 for loops and reads)."""
     args_given: bool = False
@@ -436,6 +438,8 @@ class _Walker(PathJudge, ShellValues):
                       _ASSIGNS_DEFAULT.findall(text), *(re.findall(
                 r"[A-Za-z_]\w*", m.group(1)) for m in _READS_INTO.finditer(text))):
             self.assignments.update({n: 2 for n in names})  # set by a loop, read, printf -v
+            self.other_writes.update(names)
+        self.other_writes.update(_UNSET.findall(text))
         self.tainted.update(_LOOP_VAR.findall(text))
         self.tainted.update(_UNSET.findall(text))
         if re.search(r"\b(?:cd|pushd|popd)\b", text):
@@ -656,9 +660,10 @@ class _Walker(PathJudge, ShellValues):
                     self.integers.add(_text(c, ctx))
 
     def _name_references(self, node: Node, ctx: _Ctx) -> bool:
-        """``declare -n r=k`` (``local -n c=$1`` in a call): r reads k. Modelled only when
-        every name it declares has a known target and is never assigned anywhere else in
-        the command (a write through it would change k unseen); else False (opaque)."""
+        """``declare -n r=k`` (``local -n c=$1`` in a call): r reads and ``r=v`` writes k.
+        Modelled only when every name it declares has a plain name as its known target and
+        is set nowhere but by ``r=v`` (a read, a loop or ``printf -v`` through it would change
+        k out of sight); else False (opaque)."""
         found: dict[str, str] = {}
         for c in node.named_children:
             if c.type == "word" and _text(c, ctx).startswith("-"):
@@ -668,8 +673,9 @@ class _Walker(PathJudge, ShellValues):
             target = self._static(value, ctx) if value is not None else None
             ref = _text(name, ctx) if name is not None else ""
             if not target or len(target) != 1 or not re.fullmatch(
-                    r"[A-Za-z_]\w*", target[0]) or self.assignments[ref] > 1:
-                return False
+                    r"[A-Za-z_]\w*", target[0]) or ref in self.other_writes or (
+                    is_dangerous_variable(target[0]) or shell_code_var(target[0])):
+                return False  # r=PATH, r=BASH_ENV: a write through it stays refused
             found[ref] = target[0]
         self.refs.update(found)
         return bool(found)
@@ -1072,6 +1078,11 @@ class _Walker(PathJudge, ShellValues):
     def _assignment(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
         var = _text(name, ctx).split("[")[0] if name is not None else ""
+        parent = node.parent
+        if parent is None or parent.type != "declaration_command" or not any(
+                c.type == "word" and re.fullmatch(r"-\w*n\w*", _text(c, ctx))
+                for c in parent.named_children):  # declare -n r=k itself names the target
+            var = self.refs.get(var, var)  # r=v through a name reference sets its target
         if shell_code_var(var):
             self._entry([Word.of(_text(node, ctx))], "exec", "deny",
                         [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
