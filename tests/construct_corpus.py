@@ -272,14 +272,6 @@ MODELLED = (
     ("$(command -v)", "$(command -v {p}) {args}"),
     ("alias on its own lines", "shopt -s expand_aliases\nalias x={q}\nx"),
     ("local nameref", "f() {{ local -n r=$1; r={p}; }}; f c; $c {args}"),
-)
-"""Templates the classifier models: the program is decoded and judged on its own."""
-
-STRANGE = (
-    # decoded, but not ordinary use: a person sees them (ask), and what they hide is
-    # judged (deny when destructive)
-    ("function shadowing cd", "cd() {{ {cmd}; }}; cd ."),
-    ("function keyword shadowing echo", "function echo {{ {cmd}; }}; echo hi"),
     ("indirect expansion", "v=c; c={p}; ${{!v}} {args}"),
     ("two-step indirection", "c={p}; v=c; ${{!v}} {args}"),
     ("${x@E}", "x={p}; ${{x@E}} {args}"),
@@ -290,6 +282,17 @@ STRANGE = (
     ("coproc", "coproc {cmd}"),
     ("coproc group", "coproc {{ {cmd}; }}"),
     ("coproc named", "coproc w {{ {cmd}; }}"),
+    ("printf substitution", "$(printf %s {p}) {args}"),
+    ("echo substitution", "$(echo {p}) {args}"),
+    ("nameref", "declare -n r=c; c={p}; $r {args}"),
+)
+"""Templates the classifier models: the program is decoded and judged on its own."""
+
+STRANGE = (
+    # decoded, but not ordinary use: a person sees them (ask), and what they hide is
+    # judged (deny when destructive)
+    ("function shadowing cd", "cd() {{ {cmd}; }}; cd ."),
+    ("function keyword shadowing echo", "function echo {{ {cmd}; }}; echo hi"),
     # a link on the way may lead elsewhere than the path reads: judged as the program it
     # names when that is stricter, never less than ask
     ("path through ..", "/usr/local/../bin/{cmd}"),
@@ -299,9 +302,6 @@ STRANGE = (
     ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),
     ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
     ("custom IFS", "IFS=,; c={csv}; $c"),
-    ("printf substitution", "$(printf %s {p}) {args}"),
-    ("echo substitution", "$(echo {p}) {args}"),
-    ("nameref", "declare -n r=c; c={p}; $r {args}"),
     ("sudo", "sudo {cmd}"),
     ("alias", "shopt -s expand_aliases; alias x={q}; x"),
     ("here-doc piped into bash", "cat <<'E' | bash\n{cmd}\nE"),

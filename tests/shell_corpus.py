@@ -548,7 +548,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("ls; ;", "ask", "", "parse"),
     ("{rm,-rf,/}", "deny", "destructive", "parse"),
     (")", "ask", "", "parse"),
-    ("coproc ls", "ask", "read", "parse"), ("coproc bash", "deny", "exec", "parse"),
+    ("coproc ls", "allow", "read", "parse"), ("coproc bash", "deny", "exec", "parse"),
     # overwrite or discard data behind a plumbing or rarely used option
     ("git read-tree -u --reset HEAD", "deny", "destructive", "git"),
     ("git read-tree HEAD", "ask", "write", "git"),

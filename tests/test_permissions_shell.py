@@ -610,13 +610,13 @@ def test_huge_or_deeply_nested_input_never_hangs_and_is_never_allowed(
 
 @pytest.mark.parametrize(("command", "expected"), [
     ('f=src/app.py; head -n 20 "${f/app/new}"', "allow"), ("b=readme; cat ${b^^}.md", "allow"),
-    ("x=a.b.ls; ${x##*.} -la", "ask"), ("x=RM; ${x,,} -rf src", "deny"),
+    ("x=a.b.ls; ${x##*.} -la", "allow"), ("x=RM; ${x,,} -rf src", "deny"),
     ("x=a.b.rm; ${x##*.} -rf src", "deny"), ("x=rm.sh; ${x%.*} -rf src", "deny"),
     ("x=git; ${x/#g/g} reset --hard", "deny"),
     ('v=tool; tool=rm; command "${!v}" -f a.txt', "deny"),
-    ("v=tool; tool=cat; ${!v} README.md", "ask"), ('f=/etc/passwd; cat "${f/x/y}"', "ask"),
+    ("v=tool; tool=cat; ${!v} README.md", "allow"), ('f=/etc/passwd; cat "${f/x/y}"', "ask"),
     ("x=abc; echo ${#x}", "allow"), ("x=$(cat f); ${x,,} -rf src", "deny"),
-    ("eval \"$(printf 'ls -%s' la)\"", "ask"), ("git $(echo reset --hard)", "deny"),
+    ("eval \"$(printf 'ls -%s' la)\"", "allow"), ("git $(echo reset --hard)", "deny"),
     ('bash -c "$(echo bHMgLWxh | base64 -d)"', "deny"),
     ('declare "$(echo c=rm)"; $c -f a.txt', "deny"), ('declare "$(echo c=ls)"; $c -la', "allow"),
     ("for n in {1..3}; do echo $((n * 2)); done", "allow"),
@@ -696,13 +696,13 @@ def test_code_stored_in_a_variable_is_judged_where_it_is_evaluated(
 
 
 @pytest.mark.parametrize(("command", "expected"), [
-    ('coproc C { cat README.md; }; cat <&"${C[0]}"', "ask"), ("coproc (ls)", "ask"),
+    ('coproc C { cat README.md; }; cat <&"${C[0]}"', "allow"), ("coproc (ls)", "allow"),
     ("coproc { rm -rf src; }", "deny"), ("coproc bash", "deny"),
     ('coproc C { bash; }; echo "rm -rf src" >&"${C[1]}"', "deny"),
     ("if true; then coproc python3; fi", "deny"), ("echo coproc x", "allow"),
     ("echo() { cat a.txt; }; echo hi", "ask"), ("set -T; trap 'ls' DEBUG; f() { :; }; f", "allow"),
 ])
-def test_a_coprocess_and_a_disguised_name_are_asked_and_judged(workspace: Path, command: str,
+def test_a_coprocess_and_a_disguised_name_are_judged_by_what_runs(workspace: Path, command: str,
                                                               expected: str) -> None:
     assert decision(workspace, command) == expected, command
 
@@ -760,7 +760,7 @@ def test_an_associative_array_with_known_entries_is_followed(workspace: Path, co
 @pytest.mark.parametrize(("command", "expected"), [
     ('show(){ local -n c=$1; printf "%s\\n" "${c[@]}"; }; k=(rm -rf src); show k', "allow"),
     ('show(){ local -n c=$1; "${c[@]}"; }; k=(rm -rf src); show k', "deny"),
-    ("declare -n r=c; c=rm; $r -rf src", "deny"), ("declare -n r=c; c=ls; $r -la", "ask"),
+    ("declare -n r=c; c=rm; $r -rf src", "deny"), ("declare -n r=c; c=ls; $r -la", "allow"),
     ("declare -n r=c; r=rm; $c -rf src", "deny"), ("declare -n r=$x; $r", "deny"),
     ("declare -n r=c; c=ls; read r <<< rm; $c -rf src", "deny"),
     ("f() { local -n r=$1; r=rm; }; f c; $c -rf src", "deny"),

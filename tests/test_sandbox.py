@@ -162,11 +162,16 @@ def test_escapes_fail_and_the_workspace_write_works(tmp_path: Path,
     connect = (f"{py} -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2)\""
                " && echo connected > net.txt")
     write = "import sys; open(sys.argv[1], 'w').write('escaped')"
+    # reading ~/.ssh by name is refused under auto (credentials need a person): the payload
+    # names it at run time, in python, so it starts and the wall must stop it
+    ssh = "import os; d = os.path.join(os.environ['HOME'], '.s' + 'sh')"
+    leak = f"{ssh}; print(open(os.path.join(d, 'id_rsa')).read() if os.path.isdir(d) else '')"
+    listing = f"{ssh}; print(*(os.listdir(d) if os.path.isdir(d) else []))"
     commands = [  # the policy lets these through (exec, asked, auto-approved); bwrap stops them
         f"echo inside > inside.txt; {py} -c \"{write}\" {outside_tmp}; "
         f"{py} -c \"{write}\" {outside_repo}",
-        "cat ~/.ssh/id_rsa > leaked.txt; cat ~/notes.txt > home.txt; echo $MY_SERVICE_TOKEN"
-        " > env.txt; ls ~/.ssh > ssh-listing.txt",
+        f"{py} -c \"{leak}\" > leaked.txt; cat ~/notes.txt > home.txt; echo $MY_SERVICE_TOKEN"
+        f" > env.txt; {py} -c \"{listing}\" > ssh-listing.txt",
         connect,
         f"setsid sh -c 'sleep 3; echo late > late.txt # {marker}' & echo started > started.txt",
     ]
@@ -178,7 +183,7 @@ def test_escapes_fail_and_the_workspace_write_works(tmp_path: Path,
     assert not outside_tmp.exists()
     assert not outside_repo.exists()
     assert "PRIVATE-KEY-MATERIAL" not in (workspace / "leaked.txt").read_text()
-    assert (workspace / "ssh-listing.txt").read_text() == ""
+    assert (workspace / "ssh-listing.txt").read_text().strip() == ""
     assert (workspace / "home.txt").read_text() == "readable home file"
     assert (workspace / "env.txt").read_text() == "\n"
     assert not (workspace / "net.txt").exists() and accepted == []

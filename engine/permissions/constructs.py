@@ -126,8 +126,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "modelled", "values are cased; a subscript in a named value is evaluated, so "
               "code in it is refused"),
     Construct("coproc [NAME] { ..; }, >(..), /proc/self/exe", "modelled",
-              "the group runs like a pipeline's stage fed by this shell (a shell in it is "
-              "refused); a shell in >(..) reads the command's output; /proc/self/exe is bash"),
+              "the group runs like a pipeline's stage fed by this shell and is judged by what "
+              "it runs (a shell in it is refused); a shell in >(..) reads the command's "
+              "output; /proc/self/exe is bash"),
     Construct("a script written earlier in the command, then run (by path, by a shell, "
               "or through a PATH naming its folder); ln -s / cp of a program", "modelled",
               "shell code written by a static echo/printf is judged with the call's words; "
@@ -190,11 +191,13 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("a > target the same command or pipeline reads (sort a.txt > a.txt), "
               "exec N> FILE", "modelled", "the file is emptied before it is read: "
               "destructive"),
-    Construct("namerefs (declare/local/typeset/readonly -n NAME=TARGET) that are only read, "
-              "with a known TARGET", "modelled", "NAME reads TARGET; a program named through "
-              "one is asked"),
-    Construct("namerefs written through, or with a target only known at run time", "opaque",
-              "deny"),
+    Construct("namerefs (declare/local/typeset/readonly -n NAME=TARGET) with a known plain "
+              "TARGET, set only by NAME=v", "modelled", "NAME reads TARGET and NAME=v sets it "
+              "(a function returning through local -n r=$1); a program named through one is "
+              "the program TARGET holds"),
+    Construct("namerefs set by read, a loop, printf -v or ${NAME:=w}, naming PATH, IFS, "
+              "BASH_ENV or another variable that changes what runs, or with a target only "
+              "known at run time", "opaque", "deny"),
     Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
     Construct("hash -p, enable, fc, bind -x, complete/compgen -C/-F, mapfile/readarray -C",
               "opaque", "deny"),
@@ -204,9 +207,41 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "${x/p/r} (and // /# /%), ${#x}, ${!x}", "modelled",
               "computed from the known values (a pattern with quotes, escapes or classes: "
               "only known at run time)"),
-    Construct("$(echo ..) and $(printf ..) as words", "modelled",
-              "their output stands for the words (split when unquoted); a decoder's output "
-              "stays code from a decoder"),
+    Construct("$(echo ..) and $(printf ..) as words and as the program; eval or bash -c of "
+              "what they print", "modelled", "their output stands for the words (split when "
+              "unquoted) and is judged as the command it makes; a decoder's output stays "
+              "code from a decoder"),
+    Construct("\"$(command -v NAME)\", $(which NAME), $(type -P NAME) in command position",
+              "modelled", "the program NAME (a function or alias of that name is what runs, "
+              "and is judged)"),
+    Construct("select NAME in WORDS; do ..; done, and a here-string after a group, a loop, a "
+              "subshell or another redirect; a # inside a word (ls#)", "modelled",
+              "the grammar misreads them; the command is read as bash reads it (the loop runs "
+              "like for; the here-string feeds the same commands; the # is part of the "
+              "word)"),
+    Construct("python -m MODULE for a standard module that only prints (json.tool, tokenize, "
+              "base64, ...)", "modelled", "allowed unless the folder it runs in holds a file "
+              "or package named like a standard module (json/, argparse.py): -m imports from "
+              "there first, so that code would run (ask); -I or -P do not look there"),
+    Construct("a loop variable over several words used in a command's arguments (for s in "
+              "status log; do git \"$s\"; done)", "modelled", "when the words as one list "
+              "do not make the command a plain read, it is judged once per word"),
+    Construct("alias NAME=VALUE with VALUE shown, called on a later line of the same code "
+              "after shopt -s expand_aliases", "modelled", "the call is judged as VALUE "
+              "followed by its words (on the same line, or without expand_aliases, bash runs "
+              "the program NAME: an alias called so is refused)"),
+    Construct("unset WORDS, unset \"m[KEY]\" of an associative array", "modelled",
+              "the words are expanded (a substitution in them runs) and an associative key "
+              "once more: code in it is judged, a key only known at run time is asked"),
+    Construct("m[$k]=v of an associative array, for i in \"${!a[@]}\" of an indexed one, "
+              "$$, $!, PPID, OPTIND after getopts", "modelled", "the key is a string (no "
+              "arithmetic); the indices, process ids and counters are numbers"),
+    Construct("a here-doc with variables whose values are known, read by a program "
+              "(sqlite3 <<EOF .. $tbl ..)", "modelled", "its text is computed; a shell "
+              "reading an expanded here-doc is still refused"),
+    Construct("seq FIRST [STEP] LAST; a program named by a decoder's output "
+              "($(tr a-z n-za-m <<< ..))", "modelled", "seq's numbers are its output (up to "
+              "1,000); a decoded program name is asked even when it decodes to a read"),
     Construct("a process substitution as the program, a function named like a command "
               "that does more than read", "opaque", "deny"),
     Construct("${x@P}, ${!prefix*}, and operators over values only known at run time, in "

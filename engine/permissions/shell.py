@@ -338,8 +338,6 @@ class _Walker(PathJudge, ShellValues):
             self.known["_"] = ["bash"]
         text = _LINE_CONTINUATION.sub(r"\1", text)
         if _COPROC.search(text):  # coproc [NAME] { ..; }, coproc CMD: judged like a stage
-            self.floors.append(("ask", "coproc runs a command in the background, wired to "
-                                       "this shell"))
             text = _COPROC.sub(r"\1\2: | ", text)  # fed by this shell, like a pipe
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
@@ -962,7 +960,10 @@ class _Walker(PathJudge, ShellValues):
                 start = max(start, self.last_stage)
             silent = silent or _ran_silently(self.entries[start:])
         fed = stdin.value if stdin is not None else None  # cat > f <<'E': the here-doc
-        printed = self._printed(body, ctx, fed) if body is not None else None
+        writer = body  # a && b > f: the grammar hangs the redirection on the list; bash on b
+        while writer is not None and writer.type == "list" and writer.named_children:
+            writer = writer.named_children[-1]
+        printed = self._printed(writer, ctx, fed) if writer is not None else None
         for child in node.named_children:
             if body is None or child.id != body.id:
                 self._visit(child, replace(ctx, truncate=silent, read_back=read,
@@ -1432,8 +1433,7 @@ class _Walker(PathJudge, ShellValues):
             if why:
                 self.opaque.append(why)
             return None
-        if (_has_type(node, ("command_substitution",)) and not _looks_up(node, ctx)) \
-                or _IFS.search(text):
+        if _IFS.search(text):
             reasons.append("the command name is computed by the shell")
         if self.ifs is None and subst:
             self.opaque.append("IFS is set to a value only known at run time")
@@ -1712,10 +1712,6 @@ class _Walker(PathJudge, ShellValues):
                        or _expanded_names(e.argv[0].text) & self.decoders):
             e.at_least("ask", "the program is named by a decoder's output (base64, rev, tr): "
                               "a person should see what it decodes to")
-        if e.argv and _COMPUTED_NAME.search(e.argv[0].text):
-            e.at_least("ask", "the program's name is computed by an expansion operator")
-        if e.argv and _expanded_names(e.argv[0].text) & set(self.refs):
-            e.at_least("ask", "the program is named through a name reference")
 
     def _alias_call(self, e: Effect, ctx: _Ctx) -> bool:
         """A call of an alias this command defined with a shown value, on a later line of
@@ -1967,9 +1963,6 @@ class _Walker(PathJudge, ShellValues):
             e.at_least("ask", f"{e.argv[0].shown} runs what it reads from a pipe")
 
     def _script(self, how: str, code: Word, ctx: _Ctx, args: list[Word] | None = None) -> None:
-        if code.value is not None and code.text != code.value and re.search(
-                r"\$\(|`", re.sub(r"'[^']*'", "", code.text)):  # eval "$(echo ..)"
-            self.floors.append(("ask", f"{how} runs code a command prints"))
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
             self.run(text, how, ctx.depth + 1, args,
@@ -2347,8 +2340,6 @@ _STATEFUL = frozenset({"cd", "pushd", "popd", "read", "mapfile", "readarray", "d
                        "source", ".", "eval", "alias", "printf", "getopts", "let", "exec",
                        "trap", "hash", "enable", "shopt", "builtin", "command"})
 """Builtins that change the shell's state: judged once, never again per loop word."""
-_COMPUTED_NAME = re.compile(r"\$\{[!#]|\$\{\w+(?:\[[^]]*\])?(?:[\^,#%/@]|:[^-=+?])")
-"""``${!x}``, ``${x,,}``, ``${x#p}``, ``${x/p/r}``, ``${x:1}``: a name no one types plainly."""
 _SHELL_LIKE = re.compile(r"\s|[{;|&$`<>(]")
 """An argument that may be a command line on its own (words, a brace list, a list)."""
 _METADATA_WRITERS = frozenset({"chmod", "chown", "chgrp", "touch", "setfacl", "chattr"})
