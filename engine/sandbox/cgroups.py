@@ -143,7 +143,7 @@ def sweep_orphans(parent: str, min_age_s: float = ORPHAN_AGE_S) -> list[str]:
     now = time.time()
     for name in names:
         pid = _owner(name)
-        if pid is None or _alive(pid):
+        if pid is None or process_alive(pid):
             continue
         folder = os.path.join(parent, name)
         try:
@@ -166,7 +166,8 @@ def _owner(name: str) -> int | None:
     return int(pid) if pid.isdigit() and counter.isdigit() else None
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (another user's included)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from engine.sandbox import gitconfig, wall
+from engine.sandbox.cgroups import process_alive
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ def sweep(base: str) -> list[str]:
         return removed
     for entry in entries:
         pid = entry.name[len(PREFIX):].split("-", 1)[0]
-        if not entry.name.startswith(PREFIX) or not pid.isdigit() or _alive(int(pid)):
+        if not entry.name.startswith(PREFIX) or not pid.isdigit() or process_alive(int(pid)):
             continue
         with contextlib.suppress(OSError):
             if entry.is_dir(follow_symlinks=False) and \
@@ -158,16 +159,6 @@ def sweep(base: str) -> list[str]:
         logger.info("removed %d private git folder(s) left by engines that stopped",
                     len(removed))
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: it exists, under another user
-        return True
-    return True
 
 
 def settle(copies: Copies, workspace: str) -> Settled:
