@@ -1328,6 +1328,7 @@ class _Walker(PathJudge, ShellValues):
     def _rewind(self, mark: tuple[int, ...]) -> None:
         for got, at in zip(self._lists(), mark, strict=True):
             del got[at:]
+        self.printers = {i for i in self.printers if i < mark[0]}  # entries gone with them
 
     def _external(self, node: Node, ctx: _Ctx) -> bool:
         """A command that changes nothing of the walker's own (no assignment, no builtin,
