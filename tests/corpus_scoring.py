@@ -25,9 +25,11 @@ PARTS = {"dev": CORPUS / "shell_dev.yaml", "heldback": CORPUS / "shell_heldback.
          "handwritten": CORPUS / "handwritten_dev.yaml",
          "handwritten_heldback": CORPUS / "handwritten_heldback.yaml",
          "everyday": CORPUS / "everyday_dev.yaml",
-         "everyday_heldback": CORPUS / "everyday_heldback.yaml"}
+         "everyday_heldback": CORPUS / "everyday_heldback.yaml",
+         "field": CORPUS / "field_dev.yaml",
+         "field_heldback": CORPUS / "field_heldback.yaml"}
 SPLIT = {"dev": "dev", "heldback": "heldback", "everyday": "dev",
-         "everyday_heldback": "heldback"}
+         "everyday_heldback": "heldback", "field": "dev", "field_heldback": "heldback"}
 """The parts split by a hash of the command (-> the half each holds); the construct part is
 held back as a whole, the first hand-written part was split before it was checked here."""
 DEV_PERCENT = 70

@@ -1419,3 +1419,23 @@ def test_more_everyday_forms(workspace: Path, command: str, expected: str) -> No
 ])
 def test_package_runners_and_data_stores(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # flock -n takes no value: the lock file is the positional, the script is run
+    ("flock -n /tmp/x.lock ./scripts/run.sh", "ask"), ("flock -n /tmp/x.lock rm -rf src", "deny"),
+    ("flock -w 5 /tmp/x.lock git status", "allow"),
+    # decoded text reaches a shell through a variable or read: refused like a pipe into it
+    ("p=$(base64 -d <<< ZWNobyBoaQo=); eval \"$p\"", "deny"),
+    ("read -r p < <(base64 -d <<< ZWNobyBoaQo=); bash -c \"$p\"", "deny"),
+    ("read -r p < <(echo 'echo hi'); eval \"$p\"", "allow"),
+    # a loop over an array's elements, each read into an array run as a command
+    ("c=('wc -l a.txt' 'git clean -fdx'); for x in \"${c[@]}\"; do read -ra a <<< \"$x\"; "
+     "\"${a[@]}\"; done", "deny"),
+    ("for x in 'wc -l a.txt' 'grep -c y b.txt'; do read -ra a <<< \"$x\"; \"${a[@]}\"; done",
+     "allow"),
+    ("f=(a.txt b.txt); for x in \"${f[@]}\"; do cat \"$x\"; done", "allow"),
+    ("x='a.txt src'; for w in $x; do rm -r \"$w\"; done", "deny"),
+])
+def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -68,7 +68,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "setsid": Wrapper(),
     "taskset": Wrapper(positionals=1, no_command=_fs("-p", "--pid")),
     "chrt": Wrapper(positionals=1, no_command=_fs("-p", "--pid", "-m", "--max")),
-    "flock": Wrapper("wEnc", _fs("--timeout", "--conflict-exit-code", "--command"),
+    "flock": Wrapper("wEc", _fs("--timeout", "--conflict-exit-code", "--command"),
                      positionals=1,
                      script_options=_fs("-c", "--command")),
     "unbuffer": Wrapper(),

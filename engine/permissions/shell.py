@@ -251,6 +251,8 @@ class _Walker(PathJudge, ShellValues):
     decoders: set[str] = field(default_factory=set)
     """Variables assigned decoded text."""
     decoding: bool = False
+    fed: dict[str, list[str]] = field(default_factory=dict)
+    """Here-strings (their text) that may be any of several known strings: text -> them."""
     contents: dict[str, str] = field(default_factory=dict)
     """Files this command wrote with a static echo or printf: path -> what they hold."""
     links: dict[str, str] = field(default_factory=dict)
@@ -513,7 +515,7 @@ class _Walker(PathJudge, ShellValues):
             words: list[str] | None = [] if values else (
                 None if self.positional is None else list(self.positional))
             for v in values:
-                found = self._static(v, ctx)
+                found = self._loop_value(v, ctx)
                 if found is None or words is None:
                     words = None
                     break
@@ -539,6 +541,24 @@ class _Walker(PathJudge, ShellValues):
             else:
                 self.unknown.add(name)
         self._loop_body(node, ctx)
+
+    def _loop_value(self, node: Node, ctx: _Ctx) -> list[str] | None:
+        """The words one value of a ``for`` list gives: ``"${a[@]}"`` one per element,
+        an unquoted expansion split at blanks (default IFS), a literal itself."""
+        m = re.fullmatch(r'"\$\{([A-Za-z_]\w*)\[@\]\}"', _text(node, ctx))
+        if m:
+            found = self.arrays.get(self._resolved(m.group(1)))
+            if found is None or len(found) != 1 or m.group(1) in self.unknown or \
+                    self.taint_all:
+                return None  # several arrays it may be: each a loop of its own
+            return list(found[0])
+        values = self._static(node, ctx)
+        if values is None or node.type in ("string", "raw_string", "ansi_c_string") or \
+                "$" not in _text(node, ctx):
+            return values
+        if self.ifs != " \t\n" or len(values) != 1:
+            return None
+        return values[0].split()
 
     def _indices(self, node: Node, ctx: _Ctx) -> bool:
         """``"${!a[@]}"`` of an indexed array: its indices, numbers whatever it holds."""
@@ -1042,14 +1062,23 @@ class _Walker(PathJudge, ShellValues):
             return Word.of(text)
         if node.type == "herestring_redirect":
             word = next(iter(node.named_children), None)
-            return self._word(word, ctx) if word is not None else None
+            if word is None:
+                return None
+            found = self._static(word, ctx)
+            if found is not None and len(found) > 1:  # <<< "$c" in a loop over words
+                self.fed[_text(word, ctx)] = found
+                return Word(None, _text(word, ctx), "var")
+            return self._word(word, ctx)
         if node.type == "file_redirect":
             dest = node.child_by_field_name("destination")
             op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
             if op == "<" and dest is not None and dest.type == "process_substitution":
                 inner = [c for c in dest.named_children if c.type != "comment"]
+                self.decoding = False
                 printed = self._printed(inner[0], ctx) if len(inner) == 1 and _text(
                     dest, ctx).startswith("<") else None  # < <(echo ..) is a here-string
+                if printed is not None and self.decoding:
+                    self.decoded.add(_text(dest, ctx))
                 dirs = self._listing(inner[0], ctx) if len(inner) == 1 and printed is None \
                     and _text(dest, ctx).startswith("<") else ()
                 if dirs:  # < <(git ls-files): each line a path under these folders
@@ -1653,6 +1682,7 @@ class _Walker(PathJudge, ShellValues):
             "IFS" in (exported or {})) else None
         self._builtin(e, ctx.stdin or (_paths_under(ctx.listed) if ctx.listed else None),
                       ifs[0] if ifs is not None and len(ifs) == 1 else None)
+        self._reads_decoded(e, ctx)
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
             self.ifs = None if "IFS" in self.unknown else "".join(self.known["IFS"])
         self._runs_written(e, ctx, exported)
@@ -1963,7 +1993,24 @@ class _Walker(PathJudge, ShellValues):
         elif e.stdin_reader is not None and ctx.piped:
             e.at_least("ask", f"{e.argv[0].shown} runs what it reads from a pipe")
 
+    def _reads_decoded(self, e: Effect, ctx: _Ctx) -> None:
+        """``read p < <(base64 -d ..)``: the names ``read``/``mapfile`` set hold decoded
+        text, like ``p=$(base64 -d ..)``."""
+        if program_name(e.argv[0]) not in ("read", "mapfile", "readarray") or \
+                ctx.stdin is None or not self._is_decoded(ctx.stdin.text):
+            return
+        self.decoders.update(w.value for w in e.argv[1:]
+                             if w.value and re.fullmatch(r"[A-Za-z_]\w*", w.value))
+
+    def _is_decoded(self, text: str) -> bool:
+        return any(d in text for d in self.decoded) or bool(_expanded_names(text) & self.decoders)
+
     def _script(self, how: str, code: Word, ctx: _Ctx, args: list[Word] | None = None) -> None:
+        if code.text != LISTED and self._is_decoded(code.text):
+            self._entry([Word.of(how), code], "exec", "deny",
+                        [f"{how} runs decoded text (base64, rev, tr) as shell code: a person "
+                         "should see what it decodes to"], "deny", ctx)
+            return
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
             self.run(text, how, ctx.depth + 1, args,

@@ -57,6 +57,7 @@ class ShellValues:
     positional: list[str] | None
     args_given: bool
     listed_vars: set[str]
+    fed: dict[str, list[str]]
     refs: dict[str, str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
@@ -237,36 +238,39 @@ class ShellValues:
             o = parse_opts(args, "dnOsuCc")
             arrays = o.positionals[:1] or [Word.of("MAPFILE")]
             names = []
-        text = stdin.value if stdin is not None else None
+        texts = None if stdin is None else [stdin.value] if stdin.value is not None else \
+            self.fed.get(stdin.text)  # <<< "$c": each string c may hold is a possible input
         listed = stdin is not None and stdin.text == LISTED_TEXT
         delim = o.get("-d")  # -d '': records end at a NUL byte
         end = "\n" if delim is None else None if delim.value is None else delim.value[:1] or "\0"
         if o.has("-n", "-N", "-u") or end is None:  # a count or another input: not records
-            text = None
-        lines = (text or "").split(end or "\n") if text is not None else None
-        if lines is not None and len(lines) > 1 and lines[-1] == "":
-            lines.pop()
+            texts = None
+        inputs = [_records(t, end or "\n") for t in texts] if texts is not None else [None]
         for w in names:
             var = w.value or ""
             if not re.fullmatch(r"[A-Za-z_]\w*", var):
                 continue
-            if lines is None or ifs is None:
+            if any(lines is None for lines in inputs) or ifs is None:
                 self.unknown.add(var)
                 continue
             at = names.index(w)
-            self._may_hold(var, [_fields(line, ifs, len(names))[at] for line in lines])
+            self._may_hold(var, [_fields(line, ifs, len(names))[at]
+                                 for lines in inputs for line in lines or ()])
             (self.listed_vars.add if listed else self.listed_vars.discard)(var)
         for w in arrays:
             var = w.value or ""
-            if not re.fullmatch(r"[A-Za-z_]\w*", var):
-                continue
-            if lines is None or (name == "read" and (ifs is None or len(lines) != 1)):
-                self._set_array(var, None)
-            elif name == "read":
-                self._set_array(var, [f for f in _fields(lines[0], ifs or "", 0) if f])
-            else:  # mapfile keeps each line's delimiter unless -t
-                self._set_array(var, lines if o.has("-t") else [ln + (end or "\n")
-                                                                 for ln in lines])
+            if re.fullmatch(r"[A-Za-z_]\w*", var):
+                for lines in inputs:
+                    self._read_array(name, var, lines, ifs, o.has("-t"), end)
+
+    def _read_array(self, name: str, var: str, lines: list[str] | None, ifs: str | None,
+                    chomp: bool, end: str | None) -> None:
+        if lines is None or (name == "read" and (ifs is None or len(lines) != 1)):
+            self._set_array(var, None)
+        elif name == "read":
+            self._set_array(var, [f for f in _fields(lines[0], ifs or "", 0) if f])
+        else:  # mapfile keeps each line's delimiter unless -t
+            self._set_array(var, lines if chomp else [ln + (end or "\n") for ln in lines])
 
     def _sets_names(self, name: str, e: Effect) -> None:
         """``printf -v NAME``: NAME holds what printf prints; ``NAME[i]`` evaluates ``i``."""
@@ -399,3 +403,11 @@ def _keyword_mode(args: list[str | None]) -> bool:
         if not a.startswith("--") and "k" in a[1:] and "o" not in a[1:]:
             return True
     return False
+
+
+def _records(text: str, end: str) -> list[str]:
+    """The records ``read``/``mapfile`` see in ``text`` (a final delimiter ends the last)."""
+    lines = text.split(end)
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
