@@ -285,6 +285,10 @@ MODELLED = (
     ("printf substitution", "$(printf %s {p}) {args}"),
     ("echo substitution", "$(echo {p}) {args}"),
     ("nameref", "declare -n r=c; c={p}; $r {args}"),
+    ("ANSI-C hex", "$'{hex}' {args}"),
+    ("ANSI-C octal", "$'{oct}' {args}"),
+    ("hash -p to a system program", "hash -p /usr/bin/{p} x; x {args}"),
+    ("enable -n (the program of that name runs)", "enable -n echo; {cmd}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -305,8 +309,6 @@ STRANGE = (
     ("sudo", "sudo {cmd}"),
     ("alias", "shopt -s expand_aliases; alias x={q}; x"),
     ("here-doc piped into bash", "cat <<'E' | bash\n{cmd}\nE"),
-    ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
-    ("enable -n", "enable -n echo; {cmd}"),
     ("code in an arithmetic value", "x='a[$({cmd})]'; (( x ))"),
     ("code in a $(( )) value", "x='a[$({cmd})]'; echo $(( x + 1 ))"),
     ("code in a [[ -eq ]] value", "x='a[$({cmd})]'; [[ $x -eq 0 ]]"),
@@ -341,8 +343,6 @@ STRANGE = (
     ("script -c", "script -qc {q} /dev/null"),
     # names that stand for something else
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
-    ("ANSI-C hex", "$'{hex}' {args}"),
-    ("ANSI-C octal", "$'{oct}' {args}"),
     ("brace expansion", "{{{p},}} {args}"),
     ("glob in command position", "/usr/bin/{glob} {args}"),
     ("PATH prefix with a workspace folder", "PATH=bin:$PATH {cmd}"),

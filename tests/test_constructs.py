@@ -129,13 +129,14 @@ def test_a_fault_of_the_judge_fails_closed(ws: Path, monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.parametrize(("name", "args", "opaque"), [
-    ("hash", ["-p", "/bin/rm", "ls"], True), ("hash", ["-r"], False),
+    ("hash", ["-p", "/bin/rm", "ls"], True), ("hash", ["-r"], False), ("hash", [None], True),
     ("enable", ["-f", "x.so", "ls"], True), ("enable", ["-a"], False),
-    ("enable", ["ls"], True), ("fc", ["-l"], False), ("fc", ["-s"], True),
+    ("enable", ["ls"], False), ("enable", ["-n", "echo"], False), ("enable", [None], True),
+    ("fc", ["-l"], False), ("fc", ["-s"], True),
     ("declare", ["-n"], True), ("declare", ["-gn"], True), ("declare", ["-a"], False),
     ("complete", ["-C", "cmd", "x"], True), ("bind", ["-x", "k"], True), ("ls", ["-p"], False),
 ])
-def test_opaque_builtins(name: str, args: list[str], opaque: bool) -> None:
+def test_opaque_builtins(name: str, args: list[str | None], opaque: bool) -> None:
     assert (opaque_builtin(name, args) is not None) is opaque
 
 

@@ -1182,11 +1182,17 @@ def test_a_descriptor_variable_before_a_redirection_is_not_a_word(
     ("curl -o package.json https://example.com/p.json", "deny"),
     ("duckdb -c \"COPY (SELECT 42) TO 'data.csv'\"", "deny"),
     ("cd src && strace -o app.py ls", "deny"),
-    # a new file, an in-place edit, a backup kept, a directory, a plain mv or >: asked
+    # a new file, an in-place edit, a backup kept, a directory, -n/-i, or >: asked; a plain
+    # cp or mv replaces the target as -f does, unless it moves an edit made just before
     ("strace -o trace.log -f ls", "ask"), ("sort -o README.md README.md", "ask"),
     ("cd src && sort -o app.py app.py", "ask"), ("mv -f -b data.csv README.md", "ask"),
     ("mv --backup=numbered -f data.csv README.md", "ask"), ("mv -f data.csv src", "ask"),
-    ("mv data.csv README.md", "ask"), ("git log > new.txt", "ask"),
+    ("mv data.csv README.md", "deny"), ("cp data.csv README.md", "deny"),
+    ("cp -n data.csv README.md", "ask"), ("cp -i data.csv README.md", "ask"),
+    ("jq . package.json > p.tmp && mv p.tmp package.json", "ask"),
+    ("t=$(mktemp) && jq . package.json > \"$t\" && mv \"$t\" package.json", "ask"),
+    ("cp {data.csv,README.md}", "deny"), ("cp src/app.py{,.bak}", "ask"),
+    ("git log > new.txt", "ask"),
     ("git log > README.md", "deny"), ("git log >> README.md", "ask"),
     ("echo hi > README.md", "ask"), ("cat > README.md <<'E'\nhi\nE", "ask"),
     ("git log | tee README.md", "deny"), ("echo hi | tee README.md", "ask"),
@@ -1436,6 +1442,30 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
      "allow"),
     ("f=(a.txt b.txt); for x in \"${f[@]}\"; do cat \"$x\"; done", "allow"),
     ("x='a.txt src'; for w in $x; do rm -r \"$w\"; done", "deny"),
+    # hash -p to a system program and enable -n are followed; anything else stays refused
+    ("hash -p /usr/bin/grep rg; rg -n TODO src", "allow"),
+    ("hash -p /bin/rm ls; ls -rf src", "deny"), ("hash -p ./x ls; ls", "deny"),
+    ("enable -n echo; echo -e 'a\\tb'", "allow"), ("enable -f ./x.so ls; ls", "deny"),
+    ("BASH_ENV=/dev/null bash -c 'ls src'", "allow"), ("BASH_ENV=./x bash -c ls", "deny"),
+    ("p='\\u@\\h:\\w\\$ '; echo \"${p@P}\"", "allow"),
+    ("p='$(rm -rf src)'; echo \"${p@P}\"", "deny"),
+    ("$'\\x77\\x63' -l data.csv", "allow"), ("$'\\x72\\x6d' -rf src", "deny"),
+    ("mongosh app --eval 'require(\"child_process\").execSync(\"rm -rf src\")'", "deny"),
+    ("echo 'import os' > .venv/lib/python3.12/site-packages/x.pth", "deny"),
+    ("cp README.md sitecustomize.py", "deny"),
+    ("git remote show origin", "ask"), ("git remote show -n origin", "allow"),
+    ("kubectl scale deploy/web --replicas=0", "deny"), ("kubectl kustomize k8s/", "allow"),
+    ("kubectl config get-contexts", "allow"), ("helm status api", "allow"),
+    ("helm get values api", "ask"), ("terraform fmt -check -recursive", "allow"),
+    ("terraform fmt", "ask"), ("terraform apply -auto-approve", "ask"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+def test_an_apply_that_shows_no_plan_is_refused_under_auto(workspace: Path) -> None:
+    for command in ("terraform -chdir=infra apply -auto-approve", "pulumi up --yes"):
+        assert check_shell_json(command, workspace, ENV)["decision"] == "ask"
+        assert check_shell_json(command, workspace, ENV, approval="auto")["decision"] == "deny"
+    assert check_shell_json("terraform plan", workspace, ENV, approval="auto")[
+        "decision"] != "deny"

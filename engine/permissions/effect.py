@@ -40,6 +40,9 @@ class Effect:
     inline: list[Word] = field(default_factory=list)
     """An interpreter's inline code (``perl -e CODE``): another language, judged by
     ``inline_code``, never searched as a command line."""
+    unseen: str = ""
+    """What it changes that the command line cannot show and nobody is asked to review
+    (``terraform apply -auto-approve``): ``deny`` under ``--approval auto``."""
     secret: str = ""
     """What credentials it prints (``gh auth token``): only a person may allow that."""
     imports_here: bool = False
@@ -281,6 +284,8 @@ def harmless_setting(name: str, values: list[str] | None) -> bool:
         return False
     if command_variable(name) and name not in programs.COMMAND_TEMPLATE_VARS:
         return True
+    if name in ("BASH_ENV", "ENV"):  # BASH_ENV=/dev/null: a shell starts with no file run
+        return bool(values) and all(v in ("", "/dev/null") for v in values)
     if name in ("HOME", "XDG_CONFIG_HOME"):  # HOME=/nonexistent: no configuration to load
         return bool(values) and all(v in _NO_HOME for v in values)
     return name == "PATH" and bool(values) and all(

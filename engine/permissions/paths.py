@@ -58,6 +58,9 @@ STARTUP_FILES = frozenset({
 })
 """Files a shell (or login) reads and runs at start: a line written there fires later (git
 hooks, ``~/.ssh/rc`` and fish's function directories are judged the same way)."""
+_STARTUP_WHY = "a startup file (a shell's, python's) or a hook runs later"
+PYTHON_STARTUP = frozenset({"sitecustomize.py", "usercustomize.py"})
+"""Modules python imports at start when they are on its path (with ``*.pth`` files)."""
 _STARTUP_SYSTEM = re.compile(r"^/etc/(?:profile\.d/|bash_completion\.d/|zsh/|fish/)")
 _ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/task/\d+)?/(?:root|cwd|fd|"
                     r"map_files|exe)|dev/fd)(?:/|$)")
@@ -163,7 +166,7 @@ def judge_literal(path: str, workspace: Path, *, roots: Sequence[Root] = (),
     target = Path(resolved)
     if for_write and is_startup_file(resolved):
         return PathVerdict(target.is_relative_to(ws), resolved, "deny",
-                           f"write to {resolved}: a shell startup file or hook runs later")
+                           f"write to {resolved}: {_STARTUP_WHY}")
     if for_write:
         links = _outside_links(resolved, ws)
         if links:
@@ -189,7 +192,7 @@ def _judge_below(path: str, ws: Path, parts: tuple[str, ...], for_write: bool) -
     resolved = "/".join((str(ws).rstrip("/"), *parts))
     if for_write and is_startup_file(resolved):
         return PathVerdict(True, resolved, "deny",
-                           f"write to {resolved}: a shell startup file or hook runs later")
+                           f"write to {resolved}: {_STARTUP_WHY}")
     if for_write:
         links = _outside_links(resolved, ws)
         if links:
@@ -311,6 +314,8 @@ def is_startup_file(resolved: str) -> bool:
         return True
     if "/.git/hooks/" in resolved and not name.endswith(".sample"):
         return True
+    if name.endswith(".pth") or name in PYTHON_STARTUP:
+        return True  # python runs a .pth's import lines, and these modules, at every start
     return name in STARTUP_FILES
 
 

@@ -639,7 +639,8 @@ def _copy(e: Effect, args: list[Word]) -> None:
     if prog(e) == "mv":
         e.add("write", "mv moves files")
     flags = [w.value or "" for w in args if (w.value or "").startswith("-")]
-    if e.writes and ((prog(e) in ("cp", "mv", "ln") and _forced(flags)) or (
+    if e.writes and ((prog(e) in ("cp", "mv") and not _kept(flags)) or (
+            prog(e) == "ln" and _forced(flags)) or (
             prog(e) == "install" and not _backup(flags)
             and not {"-d", "--directory"} & set(flags))):  # install always replaces
         e.replaces.append(e.writes[-1])  # the one target (-t: a directory)
@@ -665,6 +666,14 @@ def _forced(flags: list[str]) -> bool:
     short = "".join(f[1:] for f in flags if not f.startswith("--"))
     return not _backup(flags) and ("f" in short or bool(
         {"--force", "--remove-destination"} & set(flags)))
+
+
+def _kept(flags: list[str]) -> bool:
+    """``-b``, ``-n``, ``-i`` (and their long forms): the old target is kept or asked about;
+    without them cp and mv replace an existing target as ``-f`` does."""
+    short = "".join(f[1:] for f in flags if not f.startswith("--"))
+    return _backup(flags) or bool(set(short) & set("ni")) or bool(
+        {"--no-clobber", "--interactive", "--update=none"} & set(flags))
 
 
 def _backup(flags: list[str]) -> bool:

@@ -222,6 +222,9 @@ def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
 
 def _git_remote(e: Effect, args: list[Word]) -> None:
     sub = args[0].value if args else None
+    if sub == "show" and len(args) > 1 and "-n" not in [w.value for w in args[1:]]:
+        e.add("network", "git remote show NAME asks the remote for its branches (-n: not)")
+        return
     if sub in (None, "-v", "--verbose", "show", "get-url"):
         return
     if sub in ("update", "prune"):

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from engine.permissions.effect import Effect, Rule, parse_opts, prog, teardown_verb
+from engine.permissions.inline import inline_code
 from engine.permissions.sql import judge_sql
 from engine.permissions.words import Word
 
@@ -298,8 +299,10 @@ def _mongo_stdin(e: Effect, text: Word) -> None:
 
 
 def _mongo_code(e: Effect, how: str, code: Word) -> None:
+    """mongosh code is JavaScript with node's modules: its shell-outs are judged too."""
     if code.value is None or _MONGO_GONE.search(code.value):
         e.add("destructive", f"{how} drops or deletes every document")
+    inline_code(e, how, "javascript", code)
 
 
 # ---------------------------------------------------------------- containers and clusters
@@ -497,11 +500,16 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
             verb == "replace" and "--force" in flags) or (verb == "config" and len(words) > 1
                                                           and words[1].startswith("delete")):
         e.add("destructive", f"{prog(e)} {verb} deletes cluster resources")
-    elif verb in _KUBE_SHOWS and not _shows_secrets(words, flags):
+    elif verb == "scale" and any(re.fullmatch(r"--replicas=0+", a.value or "") for a in args):
+        e.add("destructive", f"{prog(e)} scale --replicas=0 stops every replica")
+    elif (verb in _KUBE_SHOWS and not _shows_secrets(words, flags)) or words[:2] in (
+            ["config", "get-contexts"], ["config", "current-context"],
+            ["config", "get-clusters"]):
         e.reads.extend(o.all("--kubeconfig", "-f", "--filename"))
         e.add("read", "")  # kubectl get pods: shows the cluster's state, changes nothing
-    elif verb in _KUBE_READ or (verb == "config" and len(words) > 1 and words[1] in (
-            "view", "get-contexts", "current-context", "get-clusters")):
+    elif verb == "kustomize" and not any("://" in w or "github.com" in w for w in words):
+        e.reads.extend(o.positionals[1:] or [Word.of(".")])  # renders a folder, locally
+    elif verb in _KUBE_READ or (verb == "config" and len(words) > 1 and words[1] == "view"):
         e.add("network", f"{prog(e)} {verb} reads from the cluster")
     elif verb == "exec":
         e.add("exec", f"{prog(e)} exec runs a command in a pod")
@@ -513,8 +521,10 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
 
 
 def _verbs(name: str, destroy: frozenset[str], read: frozenset[str],
-           destroy_flags: frozenset[str] = frozenset()) -> Rule:
-    """Tools whose first positional is a verb: teardown verbs destroy, listing verbs read."""
+           destroy_flags: frozenset[str] = frozenset(),
+           shows: frozenset[str] = frozenset()) -> Rule:
+    """Tools whose first positional is a verb: teardown verbs destroy, listing verbs read
+    (from the network; ``shows``: only show state, like ``kubectl get``)."""
 
     def rule(e: Effect, args: list[Word]) -> None:
         o = parse_opts(args, "", stop_at_positional=False)
@@ -523,6 +533,12 @@ def _verbs(name: str, destroy: frozenset[str], read: frozenset[str],
         flags = {(w.value or "").split("=")[0] for w in args}
         if (words and words[0] in destroy) or pair in destroy or flags & destroy_flags:
             e.add("destructive", f"{name} {pair or words[0]} tears down infrastructure")
+        elif (words and words[0] in shows) or pair in shows:
+            e.add("read", "")
+        elif words[:1] in (["apply"], ["up"]) and flags & {"-auto-approve", "--auto-approve",
+                                                          "--yes", "-y"}:
+            e.add("exec", f"{name} apply changes infrastructure")
+            e.unseen = f"{name} apply -auto-approve changes what no plan shown here lists"
         elif (words and words[0] in read) or pair in read or not words:
             e.add("network" if words else "read", "")
         else:
@@ -533,13 +549,28 @@ def _verbs(name: str, destroy: frozenset[str], read: frozenset[str],
 
 _F = frozenset
 _helm = _verbs("helm", _F({"uninstall", "delete", "del", "un", "repo remove", "plugin uninstall"}),
-               _F({"list", "ls", "status", "get", "history", "show", "search", "template", "lint",
-                   "version", "env", "repo list", "help"}))
-_terraform = _verbs("terraform", _F({"destroy", "state rm", "workspace delete",
-                                     "force-unlock"}),
-                    _F({"version", "validate", "show", "output", "state list", "state show",
-                        "providers", "graph", "workspace list", "workspace show", "help",
-                        "fmt", "console"}), _F({"-destroy"}))
+               _F({"get", "show", "search"}),
+               shows=_F({"list", "ls", "status", "history", "template", "lint", "version", "env",
+                         "repo list", "help"}))
+"""helm's listing verbs and local renders show state like ``kubectl get``; ``get values`` and
+``show`` may print credentials or fetch a chart."""
+_terraform_verbs = _verbs("terraform", _F({"destroy", "state rm", "workspace delete",
+                                           "force-unlock"}),
+                          _F({"version", "validate", "show", "output", "state list",
+                              "state show", "providers", "graph", "workspace list",
+                              "workspace show", "help", "console"}), _F({"-destroy"}))
+
+
+def _terraform(e: Effect, args: list[Word]) -> None:
+    """``terraform fmt`` rewrites files unless ``-check`` (which only reports); the rest by
+    verb."""
+    words = [w.value for w in args if not (w.value or "-").startswith("-")]
+    if words[:1] != ["fmt"]:
+        _terraform_verbs(e, args)
+    elif any((w.value or "").lstrip("-") in ("check", "check=true") for w in args):
+        e.reads.extend(w for w in args[1:] if not (w.value or "-").startswith("-"))
+    else:
+        e.add("write", f"{prog(e)} fmt rewrites files")
 _pulumi = _verbs("pulumi", _F({"destroy", "down", "stack rm", "state delete", "cancel"}),
                  _F({"preview", "stack ls", "whoami", "version", "about", "config get",
                      "stack output", "logs", "help"}))

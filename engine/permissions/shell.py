@@ -747,11 +747,20 @@ class _Walker(PathJudge, ShellValues):
             found = self._static(node, ctx)
             var = assigns.group(1)
             self._may_hold(var, found)
-        if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P"):
+        if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P") and \
+                not self._plain_prompt(node, ctx):
             self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
         if ":" in kinds:
             after = node.children[kinds.index(":") + 1:]
             self._arithmetic_parts(after, ctx)
+
+    def _plain_prompt(self, node: Node, ctx: _Ctx) -> bool:
+        """``${p@P}`` where every value ``p`` may hold has no ``$`` or backquote (a final
+        ``\\$`` aside): its escapes print names and paths, nothing runs."""
+        var = next((c for c in node.named_children if c.type == "variable_name"), None)
+        values = self._static_variable(_text(var, ctx)) if var is not None else None
+        return values is not None and not any(
+            re.search(r"[$`]", re.sub(r"\\\$\s*$", "", v)) for v in values)
 
     def _arithmetic_node(self, node: Node, ctx: _Ctx) -> None:
         """Arithmetic contexts: their variables' values are evaluated as expressions."""
@@ -1447,8 +1456,6 @@ class _Walker(PathJudge, ShellValues):
         reasons: list[str] = []
         if text in ('"$@"', '"${@}"') and self.positional:  # each word as given
             return [[Word(v, text) for v in self.positional]], reasons
-        if "$'" in text and "\\" in text:
-            reasons.append("command name hidden in a $'...' escape")
         subst = _has_type(node, ("command_substitution", "simple_expansion", "expansion"))
         if word.value in ("/proc/self/exe", "/proc/thread-self/exe"):
             return [[Word("bash", text)]], [*reasons, f"{text} is the running shell"]
@@ -1527,6 +1534,11 @@ class _Walker(PathJudge, ShellValues):
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
         word = self._word(node, ctx)
+        braces = expand_braces(word.value) if word.value is not None and _BRACED.fullmatch(
+            _text(node, ctx)) else []
+        if len(braces) > 1:  # cp src/{new,old}.py: two words
+            return [Word(v, _text(node, ctx), "", False, bool(GLOB.search(v)))
+                    for v in braces if v]
         if word.value is None and (word.dynamic in ("var", "other") or _prints_plainly(
                 node, ctx)):
             return self._known_words(node, word, ctx)  # $(echo reset --hard): two words
@@ -1687,7 +1699,7 @@ class _Walker(PathJudge, ShellValues):
             self.ifs = None if "IFS" in self.unknown else "".join(self.known["IFS"])
         self._runs_written(e, ctx, exported)
         for var in assigned:
-            if shell_code_var(var):
+            if shell_code_var(var) and not harmless_setting(var, (exported or {}).get(var)):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
             if is_dangerous_variable(var) and not (var == "IFS" and (exported or {}).get(
                     "IFS") is not None) and not harmless_setting(  # a static IFS is modelled
@@ -1705,10 +1717,13 @@ class _Walker(PathJudge, ShellValues):
         if self._covers_workspace(e.trees):
             e.add("destructive", f"{e.argv[0].shown} changes the whole workspace recursively")
         self._hidden_command(e, ctx)
+        if e.unseen:
+            self.unnamed.append(e.unseen)
         if e.secret:
             self.secrets.append(e.secret)
             self.printers.add(len(self.entries))  # the entry it is about to get
         decision, path_reasons = self._judge_effect(e)
+        self._note_writes(e)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]
         floor = "deny" if decision == "deny" else e.floor
@@ -1901,12 +1916,17 @@ class _Walker(PathJudge, ShellValues):
                 self.unnamed.append("runs a file written earlier in this command")
                 e.at_least("ask", "runs a file written earlier in this command: what it "
                                   "holds is not shown")
+        self._links(e)
+
+    def _note_writes(self, e: Effect) -> None:
+        """What later commands see as written by this one (after it is judged: ``mv a b``
+        does not edit a file written before it)."""
+        name = program_name(e.argv[0]) if e.argv else ""
         for w in e.writes:
             if w.value:
                 self.written.add(os.path.normpath(w.value))
                 if name not in _METADATA_WRITERS:
                     self.contents.pop(os.path.normpath(w.value), None)
-        self._links(e)
 
     def _ran_file(self, word: Word, exported: Mapping[str, list[str] | None] | None
                   ) -> str | None:
@@ -1996,7 +2016,7 @@ class _Walker(PathJudge, ShellValues):
     def _reads_decoded(self, e: Effect, ctx: _Ctx) -> None:
         """``read p < <(base64 -d ..)``: the names ``read``/``mapfile`` set hold decoded
         text, like ``p=$(base64 -d ..)``."""
-        if program_name(e.argv[0]) not in ("read", "mapfile", "readarray") or \
+        if not e.argv or program_name(e.argv[0]) not in ("read", "mapfile", "readarray") or \
                 ctx.stdin is None or not self._is_decoded(ctx.stdin.text):
             return
         self.decoders.update(w.value for w in e.argv[1:]
@@ -2353,6 +2373,8 @@ def _unwrapped(argv: list[str | None]) -> list[str | None]:
     return argv
 
 
+_BRACED = re.compile(r"[^'\"\\$`\s{}]*(?:\{[^'\"\\$`\s{}]*\}[^'\"\\$`\s{}]*)+")
+"""An unquoted word with brace expressions and no expansion: bash expands the braces."""
 _EXPANDED_NAME = re.compile(r"\$\{?([A-Za-z_]\w*)")
 
 

@@ -65,6 +65,8 @@ class PathJudge:
     roots: Sequence[Root]
     cwds: list[Path | None]
     secrets: list[str]
+    written: set[str]
+    """Files this command wrote before (normalised relative or absolute paths)."""
 
     def _judge_effect(self, e: Effect) -> tuple[DecisionValue, list[str]]:
         d1, r1 = self._judge_paths(e.reads, False)
@@ -98,7 +100,9 @@ class PathJudge:
     def _replaced(self, e: Effect) -> list[str]:
         """Reasons for each file holding work that the command replaces whole and does not
         also read (``sort -o f f`` sorts in place; ``strace -o src/app.py`` destroys it)."""
-        if not e.replaces:
+        sources = [w for w in (*e.reads, *e.writes) if w not in e.replaces]
+        if not e.replaces or any(w.value is None or os.path.normpath(w.value) in self.written
+                                 for w in sources):  # mv "$tmp" f: an edit made just before
             return []
         read = {self._resolved_file(w) for w in e.reads}
         return [f"replaces {w.shown}, {why}, with output the command line does not show"

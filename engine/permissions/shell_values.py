@@ -8,11 +8,12 @@ it works on strings and ``Word`` values.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 
 from engine.permissions.constructs import arithmetic_problem, opaque_builtin
-from engine.permissions.effect import Effect, parse_opts, program_name
+from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_name
 from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
 from engine.permissions.words import INPUT_VAR, Word
 
@@ -58,6 +59,7 @@ class ShellValues:
     args_given: bool
     listed_vars: set[str]
     fed: dict[str, list[str]]
+    links: dict[str, str]
     refs: dict[str, str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
@@ -173,7 +175,7 @@ class ShellValues:
         ``read`` splits at (None: only known at run time)."""
         name = program_name(e.argv[0]) if e.argv else ""
         args = [w.value for w in e.argv[1:]]
-        why = opaque_builtin(name, args)
+        why = None if self._hashed(name, args) else opaque_builtin(name, args)
         if why:
             e.add("exec", "")
             e.at_least("deny", why)
@@ -210,6 +212,19 @@ class ShellValues:
             count = args[0] if args else "1"
             self.positional = self.positional[int(count):] if count is not None and \
                 count.isdigit() else None
+
+    def _hashed(self, name: str, args: list[str | None]) -> bool:
+        """``hash -p FILE NAME..``, every word shown: NAME runs FILE from here on (judged as
+        that file, like a link this command made)."""
+        if name != "hash" or args[:1] != ["-p"] or len(args) < 3 or None in args:
+            return False
+        path, names = str(args[1]), [str(a) for a in args[2:]]
+        if any(n.startswith("-") or "/" in n for n in names) or \
+                os.path.dirname(path) not in SYSTEM_DIRS:
+            return False  # a file of no system folder: which program it is, is not known
+        for n in names:
+            self.links[n] = path
+        return True
 
     def _getopts(self, args: list[str | None]) -> None:
         """``getopts OPTS NAME [ARGS]``: NAME holds an option letter, ``OPTARG`` any of the
