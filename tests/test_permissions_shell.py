@@ -1458,6 +1458,21 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("kubectl config get-contexts", "allow"), ("helm status api", "allow"),
     ("helm get values api", "ask"), ("terraform fmt -check -recursive", "allow"),
     ("terraform fmt", "ask"), ("terraform apply -auto-approve", "ask"),
+    # getopts over known words is parsed exactly; $((..)) of known numbers is computed
+    ("set -- -o README.md src/app.py\nwhile getopts 'o:' opt; do\n  case $opt in o) "
+     "out=$OPTARG ;; esac\ndone\nshift $((OPTIND - 1))\nwc -l \"$@\" > \"$out\"", "deny"),
+    ("set -- -n 3 -f data.csv\nwhile getopts 'n:f:' o; do\n  case $o in n) n=$OPTARG ;; "
+     "f) f=$OPTARG ;; esac\ndone\nhead -n \"$n\" -- \"$f\"", "allow"),
+    ("set -- a.txt b.txt src; shift $((1 + 1)); rm -r \"$@\"", "deny"),
+    ("set -- /etc/shadow a.txt; shift $((0 + 1)); cat \"$@\"", "allow"),
+    ("set -- /etc/shadow a.txt; shift $((1 - 1)); cat \"$@\"", "ask"),
+    # a variable that may hold several known values is judged with each
+    ("f=a.txt; [ -n \"$x\" ] && f=b.txt; cat \"$f\"", "allow"),
+    ("f=a.txt; [ -n \"$x\" ] && f=src; rm -r \"$f\"", "deny"),
+    ("f=new.txt; [ -n \"$x\" ] && f=README.md; git log > \"$f\"", "deny"),
+    ("for f in new.txt README.md; do git log > \"$f\"; done", "deny"),
+    ("for s in status 'clean -fdx'; do git $s; done", "deny"),
+    ("for s in status 'log -3'; do git $s; done", "allow"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

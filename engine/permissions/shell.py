@@ -754,6 +754,21 @@ class _Walker(PathJudge, ShellValues):
             after = node.children[kinds.index(":") + 1:]
             self._arithmetic_parts(after, ctx)
 
+    def _static_arithmetic(self, text: str) -> str | None:
+        """``$((OPTIND - 1))``: the value of sums and products of numbers and variables
+        with one known integer value; None for anything else."""
+        def number(m: re.Match[str]) -> str:
+            found = self._static_variable(m.group(1) or m.group(2))
+            return found[0] if found and len(found) == 1 and re.fullmatch(
+                r"-?\d{1,9}", found[0]) else "x"
+        plain = re.sub(r"\$?\{?([A-Za-z_]\w*)\}?|\$(\d)", number, text)
+        if not re.fullmatch(r"[\d\s+*()-]{1,80}", plain) or "**" in plain:
+            return None
+        try:
+            return str(int(eval(plain, {"__builtins__": {}}, {})))  # digits, + - * ( ) only
+        except (SyntaxError, ValueError, TypeError, ArithmeticError):
+            return None
+
     def _plain_prompt(self, node: Node, ctx: _Ctx) -> bool:
         """``${p@P}`` where every value ``p`` may hold has no ``$`` or backquote (a final
         ``\\$`` aside): its escapes print names and paths, nothing runs."""
@@ -1260,6 +1275,17 @@ class _Walker(PathJudge, ShellValues):
         items[int(index)] = found[0]
         self._set_array(var, items)
 
+    def _may_replace(self, op: str, word: Word, values: list[str], ctx: _Ctx) -> None:
+        """``> "$out"`` where out may hold several known paths: refused when one of them
+        holds work (each value is one bash may see)."""
+        for v in values:
+            alt = Word(v, word.text)
+            if v and v not in NULL_DEVICES and (why := self._work_at(alt)):
+                self._entry([Word.of(op), alt], "destructive", "deny",
+                            [f"replaces {v} ({word.shown} may hold it), {why}, with output "
+                             "the command line does not show"], "deny", ctx)
+                return
+
     def _integer_assignment(self, var: str, node: Node, ctx: _Ctx) -> None:
         """``declare -i n; n=EXPR``: EXPR is evaluated as arithmetic."""
         value = node.child_by_field_name("value")
@@ -1284,6 +1310,10 @@ class _Walker(PathJudge, ShellValues):
             word = known[0] if len(known) == 1 else word
         if (op == ">&" and (word.value or "").isdigit()) or word.value == "-":
             return
+        values = self._static(dest, ctx) if op in (">", ">|", "&>") and ctx.printed is None \
+            else None
+        if values is not None and len(values) > 1:
+            self._may_replace(op, word, values, ctx)
         if op in _WRITE_OPS:
             if word.value:
                 self.written.add(os.path.normpath(word.value))
@@ -1337,18 +1367,33 @@ class _Walker(PathJudge, ShellValues):
         judged again once per word, the variable holding that word alone."""
         mark = self._marks()
         self._command_once(node, ctx)
-        multi = [n for n in _VARIABLE.findall(_text(node, ctx)) if len(self.loops.get(n, ())) > 1
-                 and n not in self.known and n not in self.unknown]
-        if not multi or not self._short_of_allow(mark) or not self._external(node, ctx):
+        multi = {n: found for n in dict.fromkeys(_VARIABLE.findall(_text(node, ctx)))
+                 if (found := self._alternatives(n))}
+        combos = list(itertools.islice(itertools.product(*multi.values()), MAX_LOOP_WORDS + 1))
+        if not multi or len(combos) > MAX_LOOP_WORDS or not self._short_of_allow(mark) or \
+                not self._external(node, ctx):
             return
-        name, words = multi[0], self.loops[multi[0]]
         self._rewind(mark)
+        saved = {n: (self.loops.get(n), self.known.get(n)) for n in multi}
         try:
-            for word in words:
-                self.loops[name] = [word]
+            for combo in combos:
+                for n, value in zip(multi, combo, strict=True):
+                    (self.known if n in self.known else self.loops)[n] = [value]
                 self._command_once(node, ctx)
         finally:
-            self.loops[name] = words
+            for n, (loop, known) in saved.items():
+                if n in self.known:
+                    self.known[n] = known or []
+                else:
+                    self.loops[n] = loop or []
+
+    def _alternatives(self, name: str) -> list[str] | None:
+        """The values a variable may hold when it may hold several known ones (a loop's
+        words, or values set in branches), else None."""
+        if name in self.unknown or self.taint_all:
+            return None
+        found = self.known.get(name) if name in self.known else self.loops.get(name)
+        return found if found is not None and len(found) > 1 else None
 
     def _lists(self) -> tuple[list[Any], ...]:
         """What judging a command appends to: entries, then the reasons that ask or refuse."""
@@ -1506,6 +1551,9 @@ class _Walker(PathJudge, ShellValues):
             return None if var is None else self._static_variable(_text(var, ctx))
         if t == "command_substitution":
             return self._static_output(node, ctx)
+        if t == "arithmetic_expansion":
+            found = self._static_arithmetic(_text(node, ctx)[3:-2])
+            return None if found is None else [found]
         if t == "brace_expression":  # {1..3}: expanded where words are counted (a loop)
             return [_text(node, ctx)]
         if t == "expansion" and any(c.type == "subscript" for c in node.children):
@@ -1534,6 +1582,9 @@ class _Walker(PathJudge, ShellValues):
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
         word = self._word(node, ctx)
+        if node.type in ("simple_expansion", "expansion") and word.value is not None and \
+                self.ifs == " \t\n" and len(word.value.split()) != 1:
+            return [replace(word, value=v) for v in word.value.split()]  # for s in "a b": $s
         braces = expand_braces(word.value) if word.value is not None and _BRACED.fullmatch(
             _text(node, ctx)) else []
         if len(braces) > 1:  # cp src/{new,old}.py: two words

@@ -228,14 +228,24 @@ class ShellValues:
 
     def _getopts(self, args: list[str | None]) -> None:
         """``getopts OPTS NAME [ARGS]``: NAME holds an option letter, ``OPTARG`` any of the
-        words parsed (ARGS, else the positional words)."""
+        words parsed (ARGS, else the positional words). With OPTS and the words known, the
+        parse is exact: the letters given, their arguments, and ``OPTIND`` after the loop."""
         words = args[2:] if len(args) > 2 else self.positional
         var = args[1] if len(args) > 1 else None
         if var is None or not re.fullmatch(r"[A-Za-z_]\w*", var):
             self.opaque.append("getopts sets a variable whose name is only known at run time")
             return
-        letters = [c for c in (args[0] or "") if c.isalnum()] if args[0] is not None else None
-        for target, values in ((var, None if letters is None else [*letters, "?", ":"]),
+        parsed = None if args[0] is None or words is None or None in words else \
+            getopts_parse(args[0], [str(w) for w in words])
+        if parsed is not None:
+            letters, optargs, optind = parsed
+            self._may_hold(var, [*letters, "?"])  # "?" when the options end
+            self._may_hold("OPTARG", ["", *optargs])
+            self.known["OPTIND"] = [str(optind)]
+            self.unknown.discard("OPTIND")
+            return
+        given = [c for c in (args[0] or "") if c.isalnum()] if args[0] is not None else None
+        for target, values in ((var, None if given is None else [*given, "?", ":"]),
                                ("OPTARG", None if words is None or None in words else
                                 ["", *words])):
             self._may_hold(target, None if values is None else [v or "" for v in values])
@@ -426,3 +436,36 @@ def _records(text: str, end: str) -> list[str]:
     if len(lines) > 1 and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def getopts_parse(optstring: str, words: list[str]) -> tuple[list[str], list[str], int] | None:
+    """What a ``while getopts OPTSTRING`` loop over ``words`` sets: the option letters seen
+    (``?`` for an unknown one), the option arguments, and ``OPTIND`` when it ends."""
+    takes = {c: optstring[i + 1:i + 2] == ":" for i, c in enumerate(optstring) if c != ":"}
+    letters: list[str] = []
+    optargs: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-") or word == "-":
+            break
+        for at, c in enumerate(word[1:], 1):
+            if c not in takes:
+                letters.append("?")
+                optargs.append(c)
+                continue
+            letters.append(c)
+            if takes[c]:
+                rest = word[at + 1:]
+                if not rest:
+                    if i + 1 >= len(words):
+                        return None  # a missing argument: what bash sets is not followed
+                    i += 1
+                    rest = words[i]
+                optargs.append(rest)
+                break
+        i += 1
+    return list(dict.fromkeys(letters)), list(dict.fromkeys(optargs)), i + 1
