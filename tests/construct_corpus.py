@@ -289,6 +289,11 @@ MODELLED = (
     ("ANSI-C octal", "$'{oct}' {args}"),
     ("hash -p to a system program", "hash -p /usr/bin/{p} x; x {args}"),
     ("enable -n (the program of that name runs)", "enable -n echo; {cmd}"),
+    ("source a process substitution a printer fills", ". <(echo {q})"),
+    ("a printer's output piped into a shell", "printf '%s\\n' {q} | bash"),
+    ("source <(..) a printer fills", "source <(echo {q})"),
+    ("bash <(..) a printer fills", "bash <(echo {q})"),
+    (". /dev/stdin from a printer's pipe", "echo {q} | . /dev/stdin"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -302,7 +307,6 @@ STRANGE = (
     ("path through ..", "/usr/local/../bin/{cmd}"),
     ("$SHELL -c", "$SHELL -c {q}"),
     ("array slice", 'a=({cmd}); "${{a[@]:0}}"'),
-    ("source a process substitution", ". <(echo {q})"),
     ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),
     ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
     ("custom IFS", "IFS=,; c={csv}; $c"),
@@ -352,9 +356,6 @@ STRANGE = (
     (">(..) into a shell", "echo {q} > >(bash)"),
     ("tee into >(sh)", "echo {q} | tee >(sh) > /dev/null"),
     ("/dev/tcp", "{cmd} > /dev/tcp/127.0.0.1/9"),
-    ("source <(..)", "source <(echo {q})"),
-    (". /dev/stdin from a pipe", "echo {q} | . /dev/stdin"),
-    ("bash <(..)", "bash <(echo {q})"),
     ("bash < <(..)", "bash < <(echo {q})"),
     ("parallel over its input", "printf 'x\\n' | parallel {q}"),
     # code stored in values that a name or an arithmetic context evaluates

@@ -1473,6 +1473,16 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("for f in new.txt README.md; do git log > \"$f\"; done", "deny"),
     ("for s in status 'clean -fdx'; do git $s; done", "deny"),
     ("for s in status 'log -3'; do git $s; done", "allow"),
+    # counts in let; code a printer shows, fed to a shell (a decoder's stays refused)
+    ("t=0; for f in src/*.py; do let t+=$(wc -l < \"$f\"); done; echo $t", "allow"),
+    ("let x+=$(cat a.txt)", "ask"),
+    ("printf 'ls -la %s\\n' src scripts | bash", "allow"), ("echo 'rm -rf src' | sh", "deny"),
+    ("echo bHMK | base64 -d | bash", "deny"),
+    ("eval \"$(printf 'grep -c %q data.csv' ',')\"", "allow"),
+    ("eval \"$(printf 'rm -rf %q' src)\"", "deny"),
+    ("source <(echo 'g() { printf \"%s\\n\" \"$1\"; }'); g src", "allow"),
+    ("source <(echo 'rm -rf src')", "deny"), ("bash <(echo 'ls')", "allow"),
+    ("source <(echo cm0gLXJmIHNyYwo= | base64 -d)", "deny"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

@@ -144,6 +144,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "variables evaluated are followed; code or run-time data in them is refused"),
     Construct("$(..), `..`, <(..), here-docs and here-strings", "modelled",
               "inner commands judged; code fed to a shell judged like bash -c"),
+    Construct("echo/printf .. | bash, source <(echo ..), bash <(printf ..), eval "
+              "\"$(printf %q ..)\"", "modelled", "the printed code is judged like bash -c "
+              "(from a decoder or a download it is refused)"),
+    Construct("a variable that may hold several known values (set in branches, a loop's "
+              "words)", "modelled", "the command is judged once with each value"),
     Construct("bash -c, eval, source, trap, alias, xargs, find -exec, env, sudo ...",
               "modelled", "the code or command they run is judged"),
     Construct("database shells: SQL, dot-commands (and their prefixes, .sh = .shell), \\!, "
@@ -162,9 +167,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("docker/podman run with another host folder mounted (., $PWD, a path)",
               "modelled", "the command the container runs is judged"),
     Construct("read/mapfile/readarray from a here-string or here-doc, getopts, ${X:=w}, "
-              "shift N", "modelled", "the names hold the input's fields or lines (any line "
-              "may be the one read), OPTARG any word parsed; X holds w; the positional words "
-              "move"),
+              "shift N, $((..)) of known numbers", "modelled", "the names hold the input's "
+              "fields or lines (any line may be the one read); over known words getopts is "
+              "parsed exactly (letters, OPTARG, OPTIND); X holds w; the positional words "
+              "move; sums and products are computed"),
     Construct("compgen/complete -W WORDS; a $(..) the parser misses inside ${x#..}",
               "modelled", "the words are expanded like echo's arguments; the code is judged "
               "(and the command asks at least)"),

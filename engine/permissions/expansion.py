@@ -11,7 +11,7 @@ import binascii
 import codecs
 import re
 
-_SPEC = re.compile(r"%(?:%|[-+ #0]*\d*(?:\.\d+)?([sbdiuxXoc]))")
+_SPEC = re.compile(r"%(?:%|[-+ #0]*\d*(?:\.\d+)?([sbdiuxXocq]))")
 _OCTAL = re.compile(r"\\0?([0-7]{1,3})")
 
 
@@ -85,12 +85,25 @@ def _format_once(fmt: str, rest: list[str]) -> str | None:
     return None if tail is None else "".join(out) + tail
 
 
+def shell_quoted(value: str) -> str | None:
+    """What bash's ``printf %q`` prints for printable text: each special character
+    escaped with a backslash (``''`` for nothing); None for control characters."""
+    if value == "":
+        return "''"
+    if not (value.isprintable() and value.isascii()):
+        return None  # $'..' forms and the locale's letters: not computed here
+    return re.sub(r"([^A-Za-z0-9_./:=+@%-])", r"\\\1", value)
+
+
 def _converted(m: re.Match[str], value: str) -> str | None:
     """One conversion of one argument; None when it cannot be computed."""
     conv = m.group(1)
     if conv == "b":
         decoded = unescape(value)
         return None if decoded is None else _padded(m.group(0), decoded)
+    if conv == "q":
+        quoted = shell_quoted(value)
+        return None if quoted is None else _padded(m.group(0).replace("q", "s"), quoted)
     if conv in "diuxXo":
         try:
             return m.group(0) % int(value or "0", 0)

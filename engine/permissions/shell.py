@@ -251,6 +251,10 @@ class _Walker(PathJudge, ShellValues):
     decoders: set[str] = field(default_factory=set)
     """Variables assigned decoded text."""
     decoding: bool = False
+    shown_files: dict[str, str] = field(default_factory=dict)
+    """Process substitutions (their text) a static printer fills: text -> what it prints."""
+    counts: set[str] = field(default_factory=set)
+    """Substitutions (their text) whose output is a number (``$(wc -l < f)``)."""
     fed: dict[str, list[str]] = field(default_factory=dict)
     """Here-strings (their text) that may be any of several known strings: text -> them."""
     contents: dict[str, str] = field(default_factory=dict)
@@ -940,19 +944,26 @@ class _Walker(PathJudge, ShellValues):
         fed = node.type == "process_substitution" and _text(node, ctx).startswith(">")
         start = len(self.entries)
         self._children(node, replace(ctx, piped=fed, stdin=None))
+        if node.type == "command_substitution" and self._numeric_output(node, ctx):
+            self.counts.add(_text(node, ctx))  # let n+=$(wc -l < f): a number
         if any(e["risk"] == "network" for e in self.entries[start:]):
             self.downloads.add(_text(node, ctx))
 
     def _pipeline(self, node: Node, ctx: _Ctx) -> None:
         stages = [c for c in node.named_children if c.type != "comment"]
         printed: str | None = None
+        decoded = False
         for i, child in enumerate(stages):
             if i == len(stages) - 1:
                 self.last_stage = len(self.entries)  # what it prints is the pipeline's output
             listed = self._listing(stages[i - 1], ctx) if i > 0 else ()
+            self.decoding = False
             printed = self._printed(stages[i - 1], ctx, printed) if i > 0 else None
+            decoded = decoded or self.decoding  # base64 -d | bash: never shown as code
+            stdin = None if printed is None else Word(printed, "|", "subst") if decoded else \
+                Word.of(printed)
             self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, listed=listed,
-                                       stdin=None if printed is None else Word.of(printed)))
+                                       stdin=stdin))
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
         """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
@@ -1737,6 +1748,7 @@ class _Walker(PathJudge, ShellValues):
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
         if argv and argv[0].value and os.path.normpath(argv[0].value) in self.links:
             argv = [Word(self.links[os.path.normpath(argv[0].value)], argv[0].text), *argv[1:]]
+        argv = self._shown_script(argv)
         e = analyze(argv)  # ./ls after ln -s /bin/rm ls is rm
         if self._call(e, ctx) or self._alias_call(e, ctx):
             return
@@ -2051,7 +2063,8 @@ class _Walker(PathJudge, ShellValues):
         unknown = ctx.stdin is not None and (ctx.stdin.value is None or (
             ctx.stdin.dynamic in ("subst", "var") and e.stdin_code == "shell"))  # bash < <(..)
         fed_code = e.stdin_code == "interpreter" and ctx.stdin is not None
-        if e.stdin_code and (ctx.piped or unknown or fed_code):
+        shown = e.stdin_code == "shell" and ctx.stdin is not None and not unknown  # printf | sh
+        if e.stdin_code and ((ctx.piped and not shown) or unknown or fed_code):
             e.add("exec", f"{e.argv[0].shown} runs the code it reads on its input")
             e.at_least("deny", "feeds a shell or interpreter code the preview cannot show "
                                "(a pipe, a download, a decoder or an expansion)")
@@ -2076,7 +2089,33 @@ class _Walker(PathJudge, ShellValues):
     def _is_decoded(self, text: str) -> bool:
         return any(d in text for d in self.decoded) or bool(_expanded_names(text) & self.decoders)
 
+    def _shown_script(self, argv: list[Word]) -> list[Word]:
+        """``source <(echo CODE)`` is ``eval CODE``; ``bash <(echo CODE) ARGS`` is
+        ``bash -c CODE <(..) ARGS``: the code is shown."""
+        name = program_name(argv[0]) if argv else ""
+        if len(argv) < 2 or argv[1].value is not None or argv[1].text not in self.shown_files:
+            return argv
+        code = Word(self.shown_files[argv[1].text], argv[1].text)
+        if name in ("source", ".") and len(argv) == 2:
+            return [Word("eval", argv[0].text), code]
+        if name in SHELLS:
+            return [argv[0], Word.of("-c"), code, *argv[1:]]
+        return argv
+
+    def _shown_file(self, node: Node, ctx: _Ctx) -> None:
+        """``<(echo 'f() { ..; }')``: the file a static printer fills (not a decoder), for
+        ``source``/``bash`` of it to run as shown code."""
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) != 1 or not _text(node, ctx).startswith("<"):
+            return
+        self.decoding = False
+        printed = self._printed(inner[0], ctx)
+        if printed is not None and not self.decoding:
+            self.shown_files[_text(node, ctx)] = printed
+
     def _script(self, how: str, code: Word, ctx: _Ctx, args: list[Word] | None = None) -> None:
+        if code.value is None and code.text in self.shown_files:  # source <(echo ..)
+            code = Word(self.shown_files[code.text], code.text)
         if code.text != LISTED and self._is_decoded(code.text):
             self._entry([Word.of(how), code], "exec", "deny",
                         [f"{how} runs decoded text (base64, rev, tr) as shell code: a person "
@@ -2140,6 +2179,7 @@ class _Walker(PathJudge, ShellValues):
                 return Word(printed[0], text)
             return _paths_under(dirs) if dirs else Word(None, text, "subst")
         if t == "process_substitution":
+            self._shown_file(node, ctx)
             return Word(None, text, "subst")
         if t == "expansion" and not any(c.type == "subscript" for c in node.children):
             found = self._static_expansion(text)  # ${f/app/new}, ${b^^}, ${!v}

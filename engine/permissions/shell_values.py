@@ -59,6 +59,7 @@ class ShellValues:
     args_given: bool
     listed_vars: set[str]
     fed: dict[str, list[str]]
+    counts: set[str]
     links: dict[str, str]
     refs: dict[str, str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
@@ -182,14 +183,15 @@ class ShellValues:
             self.opaque.append(why)
         if name == "let":
             for w in e.argv[1:]:
-                if w.value is None:
+                value = w.value if w.value is not None else self._counted(w.text)
+                if value is None:
                     self.unnamed.append("let evaluates a value only known at run time")
                     continue
-                target, eq, expr = w.value.partition("=")
+                target, eq, expr = value.partition("=")
                 plain = bool(eq) and re.fullmatch(r"[A-Za-z_]\w*[-+*/%&|^<>]?", target)
                 if plain and target[-1] in "-+*/%&|^<>":  # x+=1 evaluates x's value too
                     self._arithmetic_text(target.rstrip("-+*/%&|^<>"), "let")
-                self._arithmetic_text(expr if plain else w.value, "let")
+                self._arithmetic_text(expr if plain else value, "let")
                 if plain:
                     self.numeric.add(target.rstrip("-+*/%&|^<>"))
         elif name in ("test", "[") and "-v" in args:
@@ -212,6 +214,14 @@ class ShellValues:
             count = args[0] if args else "1"
             self.positional = self.positional[int(count):] if count is not None and \
                 count.isdigit() else None
+
+    def _counted(self, text: str) -> str | None:
+        """``total+=$(wc -l < "$f")``: the word with each counting substitution read as a
+        number; None when anything else in it is only known at run time."""
+        for sub in self.counts:
+            text = text.replace(sub, "0")
+        text = text.strip("'\"")
+        return text if re.fullmatch(r"[\w+\-*/%=<>&|^!~ ()\[\]]*", text) else None
 
     def _hashed(self, name: str, args: list[str | None]) -> bool:
         """``hash -p FILE NAME..``, every word shown: NAME runs FILE from here on (judged as
