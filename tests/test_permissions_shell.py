@@ -1483,6 +1483,12 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("source <(echo 'g() { printf \"%s\\n\" \"$1\"; }'); g src", "allow"),
     ("source <(echo 'rm -rf src')", "deny"), ("bash <(echo 'ls')", "allow"),
     ("source <(echo cm0gLXJmIHNyYwo= | base64 -d)", "deny"),
+    # unset: the name is empty now (PATH unset makes bash search the current folder)
+    ("unset DIR; : \"${DIR:=src}\"; ls -- \"$DIR\"", "allow"), ("unset PATH; ls", "ask"),
+    ("unset x; $x rm -rf src", "deny"), ("IFS=,; unset IFS; x='a.txt b.txt'; cat $x", "allow"),
+    # an array that may hold either of two lists is judged with each
+    ("a=(-u); [[ -t 1 ]] && a+=(--color=always); diff \"${a[@]}\" a.txt b.txt", "allow"),
+    ("a=(ls); [ \"$x\" ] && a=(rm -rf src); \"${a[@]}\"", "deny"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

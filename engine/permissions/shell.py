@@ -747,10 +747,10 @@ class _Walker(PathJudge, ShellValues):
         if kinds[:2] == ["${", "!"] and kinds[2:] == ["variable_name", "}"]:
             self._indirect(node, ctx)
         assigns = _ASSIGNS_DEFAULT.match(_text(node, ctx))
-        if assigns:  # ${X:=w} sets X to w when X is unset (or empty)
+        if assigns:  # ${X:=w} sets X to w when X is unset (or empty): X is what it gives
             found = self._static(node, ctx)
             var = assigns.group(1)
-            self._may_hold(var, found)
+            self._may_hold(var, found, merge=False)
         if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P") and \
                 not self._plain_prompt(node, ctx):
             self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
@@ -919,6 +919,13 @@ class _Walker(PathJudge, ShellValues):
             return
         for w in words:
             name, _, index = (w.value or "").partition("[")
+            if name == "IFS" and not index:
+                self.ifs = " \t\n"  # unset IFS: the default splitting again
+                self.known.pop("IFS", None)
+                self.unknown.discard("IFS")
+            elif not index and is_dangerous_variable(name):  # unset PATH: ./ls runs for ls
+                self._entry([Word.of(f"unset {name}")], "exec", "ask",
+                            [f"unsetting {name} changes what programs run"], "", ctx)
             if index and name not in self.assoc:  # unset 'a[i]' evaluates i
                 self._arithmetic_text(index.rpartition("]")[0], "unset of an element")
             elif index and re.search(r"[$`]", index):  # unset "m[$k]": the key is expanded
@@ -934,6 +941,10 @@ class _Walker(PathJudge, ShellValues):
                 self._set_array(name, None)
             elif name in self.known:
                 self.known[name] = list(dict.fromkeys([*self.known[name], ""]))
+            elif name not in self.unknown and name not in self.loops and re.fullmatch(
+                    r"[A-Za-z_]\w*", name) and not self.taint_all:
+                before = self.env.get(name)  # unset DIR: empty now, or as it was
+                self.known[name] = [""] if before is None else [before, ""]
 
     def _comment(self, node: Node, ctx: _Ctx) -> None:
         return None
@@ -1385,24 +1396,37 @@ class _Walker(PathJudge, ShellValues):
                 not self._external(node, ctx):
             return
         self._rewind(mark)
-        saved = {n: (self.loops.get(n), self.known.get(n)) for n in multi}
+        saved = {n: (self.loops.get(n), self.known.get(n), self.arrays.get(n)) for n in multi}
         try:
             for combo in combos:
                 for n, value in zip(multi, combo, strict=True):
-                    (self.known if n in self.known else self.loops)[n] = [value]
+                    self._hold_one(n, value)
                 self._command_once(node, ctx)
         finally:
-            for n, (loop, known) in saved.items():
-                if n in self.known:
-                    self.known[n] = known or []
-                else:
-                    self.loops[n] = loop or []
+            for n, (loop, known, items) in saved.items():
+                if loop is not None:
+                    self.loops[n] = loop
+                if known is not None:
+                    self.known[n] = known
+                if items is not None:
+                    self.arrays[n] = items
 
-    def _alternatives(self, name: str) -> list[str] | None:
+    def _hold_one(self, name: str, value: str | Sequence[str]) -> None:
+        if not isinstance(value, str):  # one of an array's alternatives
+            self.arrays[name] = [list(value)]
+            self.known[name] = [value[0] if value else ""]
+        elif name in self.known:
+            self.known[name] = [value]
+        else:
+            self.loops[name] = [value]
+
+    def _alternatives(self, name: str) -> list[str] | list[list[str]] | None:
         """The values a variable may hold when it may hold several known ones (a loop's
-        words, or values set in branches), else None."""
+        words, values set in branches, an array's alternatives), else None."""
         if name in self.unknown or self.taint_all:
             return None
+        if len(self.arrays.get(name, ())) > 1:
+            return self.arrays[name]
         found = self.known.get(name) if name in self.known else self.loops.get(name)
         return found if found is not None and len(found) > 1 else None
 
