@@ -1084,7 +1084,11 @@ def test_an_awk_command_built_in_a_variable_is_judged(workspace: Path, command: 
     ("duckdb -c \"SELECT * FROM '/home/agent/.ssh/id_rsa'\"", "ask"),
     ("duckdb -c \"SELECT * FROM 'data.csv' a JOIN '/etc/passwd' b ON true\"", "ask"),
     ("sqlite3 app.db \"DELETE FROM 'users'\"", "deny"),
-    ("duckdb -c \"COPY t FROM 'data.csv'\"", "ask"),
+    ("duckdb -c \"COPY t FROM 'data.csv'\"", "allow"),  # into an in-memory table
+    ("duckdb app.db -c \"COPY t FROM 'data.csv'\"", "ask"),
+    ("sqlite3 :memory: '.import data.csv t' 'SELECT count(*) FROM t'", "allow"),
+    ("sqlite3 app.db '.import data.csv t'", "ask"), ("sqlite3 app.db .dbinfo", "allow"),
+    ("sqlite3 :memory: \".import '|rm -rf src' t\"", "deny"),
 ])
 def test_a_file_named_in_from_is_a_read_of_that_file(workspace: Path, command: str,
                                                      expected: str) -> None:

@@ -14,14 +14,15 @@ from collections.abc import Callable
 
 from engine.permissions.effect import Effect, Rule, parse_opts, prog, teardown_verb
 from engine.permissions.inline import inline_code
-from engine.permissions.sql import judge_sql
+from engine.permissions.sql import DB_CHANGE, judge_sql
 from engine.permissions.words import Word
 
 # ---------------------------------------------------------------- database clients
 
 
-def apply_sql(e: Effect, how: str, text: Word) -> None:
-    """Judge SQL (and client commands) a database client is given."""
+def apply_sql(e: Effect, how: str, text: Word, scratch: bool = False) -> None:
+    """Judge SQL (and client commands) a database client is given; on a ``scratch``
+    (in-memory) database, changing its tables changes nothing that lasts."""
     if text.value is None:
         e.at_least("ask", f"{how}: SQL only known at run time")
         # DROP TABLE "$T", or <(echo 'DROP ..'): the statement is known, if not its quoting
@@ -31,10 +32,12 @@ def apply_sql(e: Effect, how: str, text: Word) -> None:
             e.add("destructive", "; ".join(loose.reasons))
         return
     sql = judge_sql(text.value)
-    for reason in sql.reasons:
+    kept = [r for r in sql.reasons if not (scratch and r == DB_CHANGE)]
+    for reason in kept:
         e.add(sql.risk if "destroy" in reason or "every row" in reason else
               ("write" if sql.risk != "exec" else "exec"), reason)
-    e.add(sql.risk, "")
+    if kept or not scratch or sql.files:
+        e.add(sql.risk, "")
     for code in sql.scripts:
         e.scripts.append((how, Word.of(code)))
     e.writes.extend(Word.of(f) for f in sql.files)
@@ -84,14 +87,15 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
         if raw is None or not raw.startswith("-"):
             pos.append(args[i])
         i += 1
+    scratch = not pos or pos[0].value in (":memory:", "")
     for code in cmds:
-        apply_sql(e, "sqlite3 -cmd", code)
+        apply_sql(e, "sqlite3 -cmd", code, scratch)
     has_cmd = bool(cmds)
     if pos:
         db = pos[0]
         sql = pos[1:]
         for code in sql:
-            apply_sql(e, "sqlite3", code)
+            apply_sql(e, "sqlite3", code, scratch)
         if not sql and not has_cmd:
             e.stdin_reader = _sqlite_stdin(db)
         (e.writes if e.risk not in ("read",) else e.reads).append(db)

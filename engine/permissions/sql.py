@@ -40,10 +40,14 @@ _TABLE_PRAGMAS = frozenset({"table_info", "table_xinfo", "table_list", "index_li
                             "foreign_key_check", "integrity_check", "quick_check"})
 _TRUE_WHERE = re.compile(r"^\s*\(?\s*(?:1\s*=\s*1|true|1|'(\w*)'\s*=\s*'\1'|not\s+false|"
                          r"\w+\s+is\s+not\s+null\s*or\s+\w+\s+is\s+null)\s*\)?\s*;?\s*$", re.I)
+DB_CHANGE = "SQL changes the database"
+"""The reason for a change of the database's own content (nothing for an in-memory one)."""
 _READ_FIRST = frozenset({"select", "with", "explain", "show", "describe", "desc", "values",
                          "table", "begin", "commit", "rollback", "set", "use", "\\d", "\\dt",
                          "\\l", "\\dn", "\\du", "\\df", "\\di", "\\dv", "\\conninfo", "\\q",
                          ".tables", ".schema", ".headers", ".mode", ".indexes", ".dump",
+                         ".dbinfo", ".show", ".print", ".echo", ".fullschema", ".indices",
+                         ".version", ".stats", ".changes", ".eqp", ".lint", ".bail",
                          ".databases", ".quit", ".exit", ".help", ".timer", ".width",
                          ".nullvalue", ".separator", "help", "status", "\\s", "\\gset",
                          "\\gdesc", "\\x", "\\timing", "\\pset", "\\echo", "\\set",
@@ -88,7 +92,9 @@ _OPENS_VIEWER = re.compile(r"^\s*(?:\.excel\b|\.(?:once|output)\s+(?:-\w+\s+)*-[
                            re.I)
 """sqlite3's ``.excel`` and ``.once -x``/``-e``: the output is opened in the system's spreadsheet
 program or text editor."""
-_READS_FILE = re.compile(r"^\s*(?:\.read|\.import|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
+_IMPORTS = re.compile(r"^\s*\.import\s+(.*)", re.I | re.S)
+"""``.import FILE TABLE``: rows read from a file into a table (data, not commands)."""
+_READS_FILE = re.compile(r"^\s*(?:\.read|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
                          r"(.*)", re.I | re.S)
 
 
@@ -224,7 +230,12 @@ def _statement(out: SqlEffect, stmt: str) -> None:
             out.add("write", "the database client writes its output to a file")
             out.files.append(target)
         return
-    m = _READS_FILE.match(stmt)
+    m = _IMPORTS.match(stmt)
+    if m and not _client_arg(m.group(1)).startswith("|"):  # .import '|cmd': below
+        out.reads.append(_client_arg(m.group(1)))
+        out.add("write", DB_CHANGE)
+        return
+    m = m or _READS_FILE.match(stmt)
     if m:
         target = _client_arg(m.group(1))
         if target.startswith("|"):
@@ -273,7 +284,7 @@ def _sql_risk(out: SqlEffect, stmt: str) -> None:
     elif first == "pragma" and _reads_pragma(stmt):
         return
     else:
-        out.add("write", "SQL changes the database")
+        out.add("write", DB_CHANGE)
 
 
 _UPDATE = r"(?<!for\s)(?<!key\s)\bupdate\b"
