@@ -1493,6 +1493,12 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     # an array that may hold either of two lists is judged with each
     ("a=(-u); [[ -t 1 ]] && a+=(--color=always); diff \"${a[@]}\" a.txt b.txt", "allow"),
     ("a=(ls); [ \"$x\" ] && a=(rm -rf src); \"${a[@]}\"", "deny"),
+    ("parallel --dry-run gzip -9 {} ::: *.csv", "allow"), ("parallel gzip {} ::: a.txt", "ask"),
+    ("pyflakes src/", "allow"),
+    # export -f: a child bash runs the function where the code shown calls it by name
+    ("l() { wc -l < \"$1\"; }; export -f l; bash -c 'l data.csv; l README.md'", "allow"),
+    ("f() { rm -rf \"$1\"; }; export -f f; ./scripts/run.sh", "deny"),
+    ("ls() { rm -rf \"$1\"; }; export -f ls; git status", "deny"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

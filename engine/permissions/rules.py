@@ -345,7 +345,7 @@ SIMPLE_READERS: dict[str, str] = {
     "rev": "", "readelf": "", "objdump": "", "nm": "", "size": "", "wc": "", "eza": "IwTL",
     "exa": "IwTL", "lsd": "IwT",
     "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "identify": "", "exiftool": "",
-    "pdftotext": "", "zipinfo": "",
+    "pdftotext": "", "zipinfo": "", "pyflakes": "", "pycodestyle": "", "yamllint": "cdf",
 }
 """Programs that only read the files named by their positionals: name -> short value options."""
 

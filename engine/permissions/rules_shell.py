@@ -519,6 +519,8 @@ def _parallel(e: Effect, args: list[Word]) -> None:
         "--workdir", "--basefile", "--return", "--transfer", "--halt", "--memfree",
         "--load", "--retries", "--sshloginfile", "--tag-string", "--replace"}),
         stop_at_positional=True)
+    if o.has("--dry-run", "--dryrun"):
+        return  # prints the commands it would run, runs none
     if o.has("-S", "--sshlogin", "--sshloginfile"):
         e.add("network", "parallel runs jobs on other machines")
     words = o.positionals

@@ -375,8 +375,12 @@ class _Walker(PathJudge, ShellValues):
         """Bodies of functions no call was judged for (or that a child bash may run by
         name), judged once with unknown arguments: a trap, ``export -f`` or a name built at
         run time may call them out of sight."""
+        named = {body.id: name for name, (body, _) in self.bodies.items()}
         for body, where in list(self.definitions):
-            if body.id not in self.called or self.exports_functions:
+            # export -f: a child bash imports it, but runs it only where called by name,
+            # which out of sight means under a program's name (a script is asked anyway)
+            if body.id not in self.called or (self.exports_functions and named.get(
+                    body.id, "ls") in RULES):
                 self.argv0, self.positional = "bash", None
                 self._visit(body, replace(where, piped=False, stdin=None))
 
