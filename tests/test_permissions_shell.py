@@ -1499,6 +1499,11 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("l() { wc -l < \"$1\"; }; export -f l; bash -c 'l data.csv; l README.md'", "allow"),
     ("f() { rm -rf \"$1\"; }; export -f f; ./scripts/run.sh", "deny"),
     ("ls() { rm -rf \"$1\"; }; export -f ls; git status", "deny"),
+    # a coprocess's descriptors; >& onto a file replaces it like &>
+    ("coproc BC { bc -l; }; echo 22/7 >&\"${BC[1]}\"; read -r x <&\"${BC[0]}\"", "allow"),
+    ("coproc BC { bc; }; BC=(x README.md); git log >&\"${BC[1]}\"", "deny"),
+    ("git log >& README.md", "deny"), ("git log >&2", "allow"),
+    ("duckdb -c 'INSTALL httpfs; LOAD httpfs;'", "ask"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

@@ -251,6 +251,8 @@ class _Walker(PathJudge, ShellValues):
     decoders: set[str] = field(default_factory=set)
     """Variables assigned decoded text."""
     decoding: bool = False
+    coprocs: set[str] = field(default_factory=set)
+    """Names of coprocesses (their arrays hold two file descriptors)."""
     shown_files: dict[str, str] = field(default_factory=dict)
     """Process substitutions (their text) a static printer fills: text -> what it prints."""
     counts: set[str] = field(default_factory=set)
@@ -344,6 +346,8 @@ class _Walker(PathJudge, ShellValues):
             self.known["_"] = ["bash"]
         text = _LINE_CONTINUATION.sub(r"\1", text)
         if _COPROC.search(text):  # coproc [NAME] { ..; }, coproc CMD: judged like a stage
+            self.coprocs.update(["COPROC", *re.findall(r"coproc\s+([A-Za-z_]\w*)\s+(?=\{|\()",
+                                                       text)])
             text = _COPROC.sub(r"\1\2: | ", text)  # fed by this shell, like a pipe
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
@@ -1336,6 +1340,12 @@ class _Walker(PathJudge, ShellValues):
             word = known[0] if len(known) == 1 else word
         if (op == ">&" and (word.value or "").isdigit()) or word.value == "-":
             return
+        fd = re.fullmatch(r'"?\$\{([A-Za-z_]\w*)\[[01]\]\}"?', _text(dest, ctx))
+        if op in (">&", "<&") and fd and fd.group(1) in self.coprocs and \
+                fd.group(1) not in self.other_writes and fd.group(1) not in self.arrays and \
+                fd.group(1) not in self.known and fd.group(1) not in self.unknown:
+            return  # >&"${BC[1]}": a coprocess's descriptor, a number
+
         values = self._static(dest, ctx) if op in (">", ">|", "&>") and ctx.printed is None \
             else None
         if values is not None and len(values) > 1:
@@ -1345,7 +1355,7 @@ class _Walker(PathJudge, ShellValues):
                 self.written.add(os.path.normpath(word.value))
                 self._wrote(os.path.normpath(word.value), op, ctx.printed)
             self._redirect_entry(op, word, True, ctx)
-            emptied = op in (">", ">|", "&>") and word.value not in NULL_DEVICES
+            emptied = op in (">", ">|", "&>", ">&") and word.value not in NULL_DEVICES
             if emptied and ctx.truncate:
                 self._entry([Word.of(op), word], "destructive", "deny",
                             [f"empties {word.shown}: the command before > writes nothing"],

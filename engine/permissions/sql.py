@@ -283,6 +283,8 @@ def _sql_risk(out: SqlEffect, stmt: str) -> None:
         out.add("destructive", "SQL DROP/TRUNCATE destroys data")
     elif first == "pragma" and _reads_pragma(stmt):
         return
+    elif first in ("install", "load", "force"):
+        out.add("install", "SQL INSTALL/LOAD fetches or loads an extension: code")
     else:
         out.add("write", DB_CHANGE)
 
