@@ -1504,6 +1504,11 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("coproc BC { bc; }; BC=(x README.md); git log >&\"${BC[1]}\"", "deny"),
     ("git log >& README.md", "deny"), ("git log >&2", "allow"),
     ("duckdb -c 'INSTALL httpfs; LOAD httpfs;'", "ask"),
+    # bash calls command_not_found_handle for a missing program: judged with unknown words
+    ("command_not_found_handle() { printf 'no %s\\n' \"$1\" >&2; }; rg x src || grep x src",
+     "allow"),
+    ("command_not_found_handle() { rm -rf src; }; ls", "deny"),
+    ("command_not_found_handle() { \"$@\"; }; ls", "ask"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

@@ -259,7 +259,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "at run time, in command position", "opaque", "deny"),
     Construct("code stored in a variable that an arithmetic context evaluates", "opaque",
               "deny"),
-    Construct("command_not_found_handle, any syntax node kind not listed", "opaque", "deny"),
+    Construct("command_not_found_handle() { ..; }", "modelled", "bash calls it for any "
+              "missing program: the body is judged with words only known at run time"),
+    Construct("any syntax node kind not listed", "opaque", "deny"),
     Construct("two word nodes side by side in the tree (r`:`m, a<(ls)): a word bash reads "
               "whole, split by the grammar", "opaque",
               "like text the parser cannot read: ask, deny under --approval auto"),

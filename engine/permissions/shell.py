@@ -377,14 +377,15 @@ class _Walker(PathJudge, ShellValues):
 
     def _uncalled_functions(self) -> None:
         """Bodies of functions no call was judged for (or that a child bash may run by
-        name), judged once with unknown arguments: a trap, ``export -f`` or a name built at
-        run time may call them out of sight."""
+        name, or bash itself: ``command_not_found_handle``), judged once with unknown
+        arguments: a trap, ``export -f`` or a name built at run time may call them out of
+        sight."""
         named = {body.id: name for name, (body, _) in self.bodies.items()}
         for body, where in list(self.definitions):
             # export -f: a child bash imports it, but runs it only where called by name,
             # which out of sight means under a program's name (a script is asked anyway)
-            if body.id not in self.called or (self.exports_functions and named.get(
-                    body.id, "ls") in RULES):
+            if body.id not in self.called or named.get(body.id) in IMPLICIT_FUNCTIONS or (
+                    self.exports_functions and named.get(body.id, "ls") in RULES):
                 self.argv0, self.positional = "bash", None
                 self._visit(body, replace(where, piped=False, stdin=None))
 
@@ -1001,8 +1002,6 @@ class _Walker(PathJudge, ShellValues):
         body = node.child_by_field_name("body")
         if name is not None:
             fname = _text(name, ctx)
-            if fname in IMPLICIT_FUNCTIONS:
-                self.opaque.append(f"{fname} is called by the shell for any unknown program")
             if body is not None and _runs_arguments(body, ctx):
                 self.runs_args.add(fname)
             self.functions.add(fname)
