@@ -1509,6 +1509,9 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
      "allow"),
     ("command_not_found_handle() { rm -rf src; }; ls", "deny"),
     ("command_not_found_handle() { \"$@\"; }; ls", "ask"),
+    # bash -s ARGS: the code on its input sees ARGS as $1..
+    ("bash -s -- src scripts <<'EOF'\nfor d in \"$@\"; do ls -la \"$d\"; done\nEOF", "allow"),
+    ("bash -s -- src <<'EOF'\nrm -rf \"$1\"\nEOF", "deny"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

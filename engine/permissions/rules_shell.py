@@ -173,6 +173,8 @@ def _shell(e: Effect, args: list[Word]) -> None:
             e.scripts.append((name, o.positionals[0]))
         return
     e.stdin_code = "shell"  # judged by the walker from what its input is
+    if o.has("-s"):  # bash -s -- ARGS <<'EOF': the code sees ARGS as $1..
+        e.code_args = [Word.of(name), *o.positionals]
 
 
 _PRINTING_MODULES = {"json.tool": 1, "tokenize": 1, "base64": 1, "calendar": 0,

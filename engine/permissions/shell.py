@@ -1979,7 +1979,7 @@ class _Walker(PathJudge, ShellValues):
     def _run_inner(self, e: Effect, ctx: _Ctx) -> None:
         """The shell code and the commands one simple command runs."""
         for how, code in e.scripts:
-            self._script(how, code, ctx, e.code_args if how.endswith(" -c") else None)
+            self._script(how, code, ctx, e.code_args if how.endswith((" -c", " <<")) else None)
         if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
             e.nested.append((f"{e.argv[0].shown} (runs its arguments)", e.argv[1:]))
         for how, nested in e.nested:
