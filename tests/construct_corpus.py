@@ -287,8 +287,6 @@ MODELLED = (
     ("nameref", "declare -n r=c; c={p}; $r {args}"),
     ("ANSI-C hex", "$'{hex}' {args}"),
     ("ANSI-C octal", "$'{oct}' {args}"),
-    ("hash -p to a system program", "hash -p /usr/bin/{p} x; x {args}"),
-    ("enable -n (the program of that name runs)", "enable -n echo; {cmd}"),
     ("source a process substitution a printer fills", ". <(echo {q})"),
     ("a printer's output piped into a shell", "printf '%s\\n' {q} | bash"),
     ("source <(..) a printer fills", "source <(echo {q})"),
@@ -347,6 +345,8 @@ STRANGE = (
     ("script -c", "script -qc {q} /dev/null"),
     # names that stand for something else
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
+    ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
+    ("enable -n", "enable -n echo; {cmd}"),
     ("brace expansion", "{{{p},}} {args}"),
     ("glob in command position", "/usr/bin/{glob} {args}"),
     ("PATH prefix with a workspace folder", "PATH=bin:$PATH {cmd}"),

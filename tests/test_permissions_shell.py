@@ -1446,10 +1446,13 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
      "allow"),
     ("f=(a.txt b.txt); for x in \"${f[@]}\"; do cat \"$x\"; done", "allow"),
     ("x='a.txt src'; for w in $x; do rm -r \"$w\"; done", "deny"),
-    # hash -p to a system program and enable -n are followed; anything else stays refused
-    ("hash -p /usr/bin/grep rg; rg -n TODO src", "allow"),
+    # hash -p to a system program is asked and followed (what the name runs is judged);
+    # enable (loading, or hiding a builtin) stays refused
+    ("hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
     ("hash -p /bin/rm ls; ls -rf src", "deny"), ("hash -p ./x ls; ls", "deny"),
-    ("enable -n echo; echo -e 'a\\tb'", "allow"), ("enable -f ./x.so ls; ls", "deny"),
+    ("hash -p /bin/rm ls; command ls -rf src", "deny"),
+    ("enable -n echo; echo -e 'a\\tb'", "deny"), ("enable -f ./x.so ls; ls", "deny"),
+    ("enable rm; rm -h", "deny"), ("enable -a", "allow"),
     ("BASH_ENV=/dev/null bash -c 'ls src'", "allow"), ("BASH_ENV=./x bash -c ls", "deny"),
     ("p='\\u@\\h:\\w\\$ '; echo \"${p@P}\"", "allow"),
     ("p='$(rm -rf src)'; echo \"${p@P}\"", "deny"),

@@ -71,8 +71,9 @@ class Builtin:
 
 OPAQUE_BUILTINS: dict[str, Builtin] = {
     "hash": Builtin(frozenset("p"), "hash -p maps a command name to any file"),
-    "enable": Builtin(frozenset("f"), "enable -f loads a builtin from a shared object: code "
-                      "the preview cannot show runs under a command name"),
+    "enable": Builtin(frozenset(), "enable loads (-f, or a NAME on BASH_LOADABLES_PATH) or "
+                      "hides (-n) builtins, changing what a command name runs",
+                      frozenset("aps")),
     "fc": Builtin(frozenset(), "fc re-runs commands from the shell history", frozenset("l")),
     "complete": Builtin(frozenset("CF"), "complete -C/-F names code the shell runs later"),
     "compgen": Builtin(frozenset("CF"), "compgen -C/-F runs a command or function"),
@@ -205,11 +206,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "BASH_ENV or another variable that changes what runs, or with a target only "
               "known at run time", "opaque", "deny"),
     Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
-    Construct("hash -p /usr/bin/PROG NAME, enable -n NAME, BASH_ENV=/dev/null", "modelled",
-              "NAME runs PROG (judged as PROG); NAME runs the program of that name; no file "
-              "is run at start"),
-    Construct("hash -p to any other file, enable -f, fc, bind -x, complete/compgen -C/-F, "
-              "mapfile/readarray -C", "opaque", "deny"),
+    Construct("hash -p /usr/bin/PROG NAME, BASH_ENV=/dev/null", "modelled",
+              "asked, and a later NAME is judged as PROG; no file is run at start"),
+    Construct("hash -p to any other file, enable (-f, -n, NAME), fc, bind -x, "
+              "complete/compgen -C/-F, mapfile/readarray -C", "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
     Construct("${x^^} ${x,,} ${x^} ${x,} ${x@U} ${x@L} ${x@E}, ${x#p} ${x%p} (and ## %%), "
@@ -283,8 +283,8 @@ def opaque_builtin(name: str, args: Sequence[str | None]) -> str | None:
             letters.update(a[1:])
         else:
             others = True
-    if spec.options and name in ("enable", "hash") and None in args:
-        return spec.reason  # enable $x may be enable -f
+    if name == "hash" and None in args:
+        return spec.reason  # hash $x may be hash -p
     if spec.options:
         return spec.reason if letters & spec.options else None
     if not others and letters and letters <= spec.listing:

@@ -787,8 +787,8 @@ class _Walker(PathJudge, ShellValues):
         ``\\$`` aside): its escapes print names and paths, nothing runs."""
         var = next((c for c in node.named_children if c.type == "variable_name"), None)
         values = self._static_variable(_text(var, ctx)) if var is not None else None
-        return values is not None and not any(
-            re.search(r"[$`]", re.sub(r"\\\$\s*$", "", v)) for v in values)
+        return values is not None and not any(  # \044 decodes to $ before expanding
+            re.search(r"[$`]|\\[0-7x]", re.sub(r"\\\$\s*$", "", v)) for v in values)
 
     def _arithmetic_node(self, node: Node, ctx: _Ctx) -> None:
         """Arithmetic contexts: their variables' values are evaluated as expressions."""
@@ -1783,10 +1783,7 @@ class _Walker(PathJudge, ShellValues):
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
-        if argv and argv[0].value and os.path.normpath(argv[0].value) in self.links:
-            argv = [Word(self.links[os.path.normpath(argv[0].value)], argv[0].text), *argv[1:]]
-        argv = self._shown_script(argv)
-        e = analyze(argv)  # ./ls after ln -s /bin/rm ls is rm
+        e = self._analyzed(argv)
         if self._call(e, ctx) or self._alias_call(e, ctx):
             return
         self._hidden_name(e, ctx)
@@ -2125,6 +2122,19 @@ class _Walker(PathJudge, ShellValues):
 
     def _is_decoded(self, text: str) -> bool:
         return any(d in text for d in self.decoded) or bool(_expanded_names(text) & self.decoders)
+
+    def _analyzed(self, argv: list[Word]) -> Effect:
+        """The command's effect, with names this command linked to programs followed
+        (``./ls`` after ``ln -s /bin/rm ls``, ``ls`` or ``command ls`` after ``hash -p``)."""
+        if argv and argv[0].value and os.path.normpath(argv[0].value) in self.links:
+            argv = [Word(self.links[os.path.normpath(argv[0].value)], argv[0].text), *argv[1:]]
+        argv = self._shown_script(argv)
+        e = analyze(argv)
+        if e.wrappers and e.argv and e.argv[0].value and \
+                os.path.normpath(e.argv[0].value) in self.links:
+            inner = Word(self.links[os.path.normpath(e.argv[0].value)], e.argv[0].text)
+            e = analyze([*argv[:len(argv) - len(e.argv)], inner, *e.argv[1:]])
+        return e
 
     def _shown_script(self, argv: list[Word]) -> list[Word]:
         """``source <(echo CODE)`` is ``eval CODE``; ``bash <(echo CODE) ARGS`` is

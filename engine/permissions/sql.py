@@ -56,8 +56,9 @@ _READ_FIRST = frozenset({"select", "with", "explain", "show", "describe", "desc"
 _SHELL_ESCAPES = re.compile(r"^\s*(?:\.shell|\.system|\\!|system|!|pager|\\P)\s*(.*)$",
                             re.S | re.I)
 _COPY_PROGRAM = re.compile(r"\bprogram\s+'((?:''|[^'])*)'", re.I)
-_OUTPUT = re.compile(r"^\s*(?:\.output|\.once|\.save|\.backup|\\o|\\out|tee|\\T|"
-                     r"\.excel|\\g|\\gx|\\w|\\write)(?![\w])\s*(.*)", re.I | re.S)
+_OUTPUT = re.compile(r"^\s*(?:\.output|\.once|\.save|\.backup|\.log|\.trace|\.clone|"
+                     r"\\o|\\out|tee|\\T|\.excel|\\g|\\gx|\\w|\\write)(?![\w])\s*(.*)",
+                     re.I | re.S)
 _REFUSED = (
     (re.compile(r"\b(?:writefile|fts3_tokenizer)\s*\(", re.I),
      "sqlite3 writefile() writes any file with any content"),
@@ -285,6 +286,8 @@ def _sql_risk(out: SqlEffect, stmt: str) -> None:
         return
     elif first in ("install", "load", "force"):
         out.add("install", "SQL INSTALL/LOAD fetches or loads an extension: code")
+    elif first.startswith((".", "\\")):  # not the database's content: files, settings
+        out.add("write", f"the client command {first} is not modelled (it may write files)")
     else:
         out.add("write", DB_CHANGE)
 
