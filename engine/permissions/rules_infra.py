@@ -524,6 +524,9 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
         e.add("network", f"{prog(e)} {verb} changes the cluster")
 
 
+_RUNS_PROGRAM = frozenset({"--post-renderer", "--plugins-dir"})
+
+
 def _verbs(name: str, destroy: frozenset[str], read: frozenset[str],
            destroy_flags: frozenset[str] = frozenset(),
            shows: frozenset[str] = frozenset()) -> Rule:
@@ -537,6 +540,8 @@ def _verbs(name: str, destroy: frozenset[str], read: frozenset[str],
         flags = {(w.value or "").split("=")[0] for w in args}
         if (words and words[0] in destroy) or pair in destroy or flags & destroy_flags:
             e.add("destructive", f"{name} {pair or words[0]} tears down infrastructure")
+        elif flags & _RUNS_PROGRAM:  # helm template --post-renderer ./x: x runs
+            e.add("exec", f"{name} runs a program an option names")
         elif (words and words[0] in shows) or pair in shows:
             e.add("read", "")
         elif words[:1] in (["apply"], ["up"]) and flags & {"-auto-approve", "--auto-approve",
