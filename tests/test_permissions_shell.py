@@ -1463,7 +1463,8 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("git remote show origin", "ask"), ("git remote show -n origin", "allow"),
     ("kubectl scale deploy/web --replicas=0", "deny"), ("kubectl kustomize k8s/", "allow"),
     ("kubectl config get-contexts", "allow"), ("helm status api", "allow"),
-    ("helm get values api", "ask"), ("helm template x ./chart --post-renderer ./r.sh", "ask"), ("terraform fmt -check -recursive", "allow"),
+    ("helm get values api", "ask"), ("helm template x ./chart --post-renderer ./r.sh", "ask"),
+    ("terraform fmt -check -recursive", "allow"),
     ("terraform fmt", "ask"), ("terraform apply -auto-approve", "ask"),
     # getopts over known words is parsed exactly; $((..)) of known numbers is computed
     ("set -- -o README.md src/app.py\nwhile getopts 'o:' opt; do\n  case $opt in o) "
