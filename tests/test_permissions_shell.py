@@ -1516,6 +1516,9 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     # bash -s ARGS: the code on its input sees ARGS as $1..
     ("bash -s -- src scripts <<'EOF'\nfor d in \"$@\"; do ls -la \"$d\"; done\nEOF", "allow"),
     ("bash -s -- src <<'EOF'\nrm -rf \"$1\"\nEOF", "deny"),
+    # xargs -a <(listing): the words are paths of the listing, as through a pipe
+    ("xargs -r -a <(git diff --name-only) grep -n 'print('", "allow"),
+    ("xargs -r -a <(git diff --name-only) rm", "deny"), ("xargs -a list.txt grep x", "ask"),
 ])
 def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

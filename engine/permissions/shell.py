@@ -251,6 +251,8 @@ class _Walker(PathJudge, ShellValues):
     decoders: set[str] = field(default_factory=set)
     """Variables assigned decoded text."""
     decoding: bool = False
+    listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Process substitutions (their text) that list paths: text -> the folders listed."""
     coprocs: set[str] = field(default_factory=set)
     """Names of coprocesses (their arrays hold two file descriptors)."""
     shown_files: dict[str, str] = field(default_factory=dict)
@@ -1783,6 +1785,7 @@ class _Walker(PathJudge, ShellValues):
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
+        argv, ctx = self._arg_file(argv, ctx)
         e = self._analyzed(argv)
         if self._call(e, ctx) or self._alias_call(e, ctx):
             return
@@ -2136,6 +2139,17 @@ class _Walker(PathJudge, ShellValues):
             e = analyze([*argv[:len(argv) - len(e.argv)], inner, *e.argv[1:]])
         return e
 
+    def _arg_file(self, argv: list[Word], ctx: _Ctx) -> tuple[list[Word], _Ctx]:
+        """``xargs -a <(git diff --name-only) CMD``: like ``git diff --name-only | xargs
+        CMD``, the words are paths of a listing."""
+        if not argv or program_name(argv[0]) != "xargs":
+            return argv, ctx
+        for i, w in enumerate(argv[1:-1], 1):
+            if w.value in ("-a", "--arg-file") and argv[i + 1].text in self.listings:
+                dirs = self.listings[argv[i + 1].text]
+                return [*argv[:i], *argv[i + 2:]], replace(ctx, piped=True, listed=dirs)
+        return argv, ctx
+
     def _shown_script(self, argv: list[Word]) -> list[Word]:
         """``source <(echo CODE)`` is ``eval CODE``; ``bash <(echo CODE) ARGS`` is
         ``bash -c CODE <(..) ARGS``: the code is shown."""
@@ -2159,6 +2173,9 @@ class _Walker(PathJudge, ShellValues):
         printed = self._printed(inner[0], ctx)
         if printed is not None and not self.decoding:
             self.shown_files[_text(node, ctx)] = printed
+        dirs = self._listing(inner[0], ctx) if printed is None else ()
+        if dirs:  # xargs -a <(git ls-files): a listing of paths under these folders
+            self.listings[_text(node, ctx)] = dirs
 
     def _script(self, how: str, code: Word, ctx: _Ctx, args: list[Word] | None = None) -> None:
         if code.value is None and code.text in self.shown_files:  # source <(echo ..)
