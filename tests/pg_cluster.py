@@ -28,6 +28,9 @@ RUNUSER = (shutil.which("runuser") or shutil.which("runuser", path="/usr/sbin:/s
            or "runuser")
 """``runuser`` lives in /usr/sbin, which a plain user PATH (and CI's) does not include."""
 
+PORT_ATTEMPTS = 5
+"""Ports tried: between finding a free port and the server binding it, another process on a
+busy machine may take it."""
 MISSING = ("PostgreSQL server binaries (initdb, pg_ctl) not found: install the Debian package "
            "`postgresql` (scripts/test does), or set PG_BIN to the folder holding initdb")
 
@@ -87,7 +90,14 @@ class PgCluster:
                 shutil.chown(path, "postgres", "postgres")
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres",
                   "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
-        self.start_server()
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                self.start_server()
+                return self
+            except RuntimeError as exc:  # the free port was taken before the server bound it
+                if "Address already in use" not in str(exc) or attempt == PORT_ATTEMPTS - 1:
+                    raise
+                self.port = free_port()
         return self
 
     def stop_server(self) -> None:

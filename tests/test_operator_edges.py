@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -263,3 +264,22 @@ def test_durations_are_never_negative_after_the_clock_went_back(cli: EngineCLI) 
     text = cli("trace", run["run_id"])
     assert text.returncode == 0
     assert not re.search(r"(^|\s)-\d[\d.]*m?s\b", text.stdout), text.stdout
+
+
+def test_a_cluster_starts_on_another_port_when_its_free_port_is_taken(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a busy machine another process may bind the port found free before the server
+    does: the cluster tries another one instead of failing every test that needs it."""
+    import psycopg
+
+    from tests import pg_cluster
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = int(taken.getsockname()[1])
+        ports = iter([busy, pg_cluster.free_port()])
+        monkeypatch.setattr(pg_cluster, "free_port", lambda: next(ports))
+        with pg_cluster.PgCluster() as cluster:
+            assert cluster.port != busy
+            psycopg.connect(cluster.url()).close()
