@@ -1474,6 +1474,8 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("set -- a.txt b.txt src; shift $((1 + 1)); rm -r \"$@\"", "deny"),
     ("set -- /etc/shadow a.txt; shift $((0 + 1)); cat \"$@\"", "allow"),
     ("set -- /etc/shadow a.txt; shift $((1 - 1)); cat \"$@\"", "ask"),
+    # n++ changes n as bash evaluates: 2 - 0 - 1 shifts one word, not two
+    ("n=0; set -- x /etc/shadow a.txt; shift $((2 - n++ - n)); cat \"$@\"", "ask"),
     # a variable that may hold several known values is judged with each
     ("f=a.txt; [ -n \"$x\" ] && f=b.txt; cat \"$f\"", "allow"),
     ("f=a.txt; [ -n \"$x\" ] && f=src; rm -r \"$f\"", "deny"),

@@ -777,8 +777,8 @@ class _Walker(PathJudge, ShellValues):
             return found[0] if found and len(found) == 1 and re.fullmatch(
                 r"-?\d{1,9}", found[0]) else "x"
         plain = re.sub(r"\$?\{?([A-Za-z_]\w*)\}?|\$(\d)", number, text)
-        if not re.fullmatch(r"[\d\s+*()-]{1,80}", plain) or "**" in plain:
-            return None
+        if not re.fullmatch(r"[\d\s+*()-]{1,80}", plain) or re.search(r"\*\*|--|\+\+", plain):
+            return None  # n++ / n-- change n while bash evaluates (n--1 is even an error)
         try:
             return str(int(eval(plain, {"__builtins__": {}}, {})))  # digits, + - * ( ) only
         except (SyntaxError, ValueError, TypeError, ArithmeticError):
