@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,19 +37,25 @@ class Workers:
         self.address, self.queue, self.log_dir = address, queue, log_dir
         self.store, self.env = store, env
         self.procs: list[subprocess.Popen[str]] = []
+        self.spawned = 0
 
     def start(self, n: int = 3) -> None:
-        started = [self._spawn(i) for i in range(n)]
+        started = [self._spawn() for _ in range(n)]
         for proc in started:
             line = proc.stdout.readline() if proc.stdout else ""
             assert "worker polling" in line, f"worker did not start: {line!r}"
         self.procs += started
 
-    def _spawn(self, i: int) -> subprocess.Popen[str]:
+    def spawn(self) -> None:
+        """One more worker, not waited for: it may be killed while it is still starting."""
+        self.procs.append(self._spawn())
+
+    def _spawn(self) -> subprocess.Popen[str]:
         cmd = [sys.executable, "-m", "engine", "worker", "--backend", "temporal",
                "--temporal-address", self.address, "--task-queue", self.queue,
                *(["--store", self.store] if self.store else [])]
-        err = (self.log_dir / f"worker-{len(self.procs) + i}.log").open("w")
+        self.spawned += 1
+        err = (self.log_dir / f"worker-{self.spawned}.log").open("w")
         return subprocess.Popen(cmd, cwd=ROOT, env=engine_env(self.env), stdout=subprocess.PIPE,
                                 stderr=err, text=True)
 
@@ -514,9 +521,12 @@ def test_the_local_backend_never_imports_temporalio(tmp_path: Path) -> None:
 def test_workers_killed_at_several_points_the_run_still_completes(cli: EngineCLI,
                                                                    workers: Workers,
                                                                    tmp_path: Path) -> None:
-    """A worker is SIGKILLed every second wherever the run happens to be (model call, approval,
-    tool call, checkpoint, workflow task) and replaced; the run completes with every step
-    taken once and every tool call answered once."""
+    """A worker is SIGKILLed every 20 steps wherever the run happens to be (model call,
+    approval, tool call, checkpoint, workflow task, a replacement still starting) and a new one
+    is spawned; the run completes with every step taken once and every tool call answered once.
+
+    Progress, not the clock, spaces the kills: the run cannot advance without a live worker, so
+    the five kills land within its first ~100 of 598 steps however busy the machine is."""
     from bench.temporal import long_task
 
     task = long_task(tmp_path / "long", 120)
@@ -524,27 +534,41 @@ def test_workers_killed_at_several_points_the_run_still_completes(cli: EngineCLI
                *workers.flags(), env={"ENGINE_CONTINUE_AS_NEW_STEPS": "50"})
     assert proc.returncode == 0, proc.stderr
     run_id = proc.stdout.strip().splitlines()[-1]
-    kills, seen = 0, set()
-    deadline = time.monotonic() + 200
+    kills, last, seen = 0, 0, set()
+    deadline = time.monotonic() + 300
+    while kills < 5:
+        assert time.monotonic() < deadline, f"the run stopped advancing after {kills} kills"
+        info = _stored(cli.db, run_id)
+        assert info.status == "running", info
+        if info.steps >= last + 20:
+            victim = workers.procs.pop(0)
+            victim.send_signal(signal.SIGKILL)
+            victim.wait()
+            workers.spawn()
+            kills, last = kills + 1, info.steps
+        else:
+            time.sleep(0.02)
     while (status := _status(cli, run_id)["status"]) not in ("completed", "failed"):
         seen.add(status)
         assert time.monotonic() < deadline, "the run did not complete"
-        if kills < 5:
-            time.sleep(1.0)
-            victim = workers.procs[kills % len(workers.procs)]
-            victim.send_signal(signal.SIGKILL)
-            victim.wait()
-            workers.procs.remove(victim)
-            workers.start(1)
-            kills += 1
-        else:
-            time.sleep(0.3)
+        time.sleep(0.3)
     info = _status(cli, run_id)
-    assert kills == 5 and info["status"] == "completed", info
-    assert seen == {"running"}  # between steps and workers too: never shown as crashed
+    assert info["status"] == "completed", info
+    assert seen <= {"running"}  # between steps and workers too: never shown as crashed
     assert info["steps"] == 1 + 5 * 119 + 2
     results = [m for m in _messages(cli.db, run_id) if m.role == "tool"]
     assert len(results) == 119 and len({m.tool_call_id for m in results}) == 119
+
+
+def _stored(db: Path, run_id: str) -> Any:
+    """The run's row as the workers last wrote it: read in milliseconds, unlike ``show``."""
+    from engine.store.sqlite import SqliteStore
+
+    store = SqliteStore.for_reading(db)
+    try:
+        return store.get_run(run_id)
+    finally:
+        store.close()
 
 
 def _messages(db: Path, run_id: str) -> list:
