@@ -1526,6 +1526,24 @@ def test_fourth_corpus_forms(workspace: Path, command: str, expected: str) -> No
     assert decision(workspace, command) == expected, command
 
 
+@pytest.mark.parametrize("command,expected", [
+    # the machine's state is shown like ps; what changes it asks
+    ("ip -br -c addr", "allow"), ("ip -j route get 1.1.1.1", "allow"), ("ip -n ns1 link", "allow"),
+    ("ip link set eth0 down", "ask"), ("ip addr flush dev eth0", "ask"),
+    ("ip -batch cmds.txt", "ask"), ("ip netns exec ns1 rm -rf src", "deny"),
+    ("findmnt -T .", "allow"), ("findmnt -F /etc/fstab", "ask"),
+    ("getent hosts localhost", "allow"), ("getent shadow root", "ask"),
+    ("top -b -n 1 | head -20", "allow"), ("pstree -p | grep python", "allow"),
+    ("dmesg | tail", "ask"), ("dmesg -C", "ask"),
+    # readers of compressed and binary files, checksums
+    ("shasum -a 256 README.md", "allow"), ("shasum -a 256 /home/agent/.ssh/id_rsa", "ask"),
+    ("zdiff a.txt.gz b.txt.gz", "allow"), ("xzgrep -n TODO logs.xz", "allow"),
+    ("c++filt _ZN3foo3barEv", "allow"), ("addr2line -e a.out 0x401000", "allow"),
+])
+def test_system_inspection_forms(workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
 def test_an_apply_that_shows_no_plan_is_refused_under_auto(workspace: Path) -> None:
     for command in ("terraform -chdir=infra apply -auto-approve", "pulumi up --yes"):
         assert check_shell_json(command, workspace, ENV)["decision"] == "ask"

@@ -18,6 +18,7 @@ from engine.permissions import rules_git as g
 from engine.permissions import rules_infra as infra
 from engine.permissions import rules_network as n
 from engine.permissions import rules_shell as sh
+from engine.permissions import rules_system as system
 from engine.permissions.constructs import shell_code_var
 from engine.permissions.effect import (
     Effect,
@@ -327,7 +328,7 @@ def _register_rules() -> dict[str, Rule]:
             e.add("write", "file -C writes compiled magic files")
 
     rules["file"] = file_rule
-    for module in (sh, g, f, n, c, infra):
+    for module in (sh, g, f, n, c, infra, system):
         rules.update(module.RULES)
     return rules
 
@@ -346,6 +347,9 @@ SIMPLE_READERS: dict[str, str] = {
     "exa": "IwTL", "lsd": "IwT",
     "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "identify": "", "exiftool": "",
     "pdftotext": "", "zipinfo": "", "pyflakes": "", "pycodestyle": "", "yamllint": "cdf",
+    "shasum": "a", "c++filt": "s", "addr2line": "ej", "lz4cat": "",
+    **dict.fromkeys(("zdiff", "zcmp", "xzdiff", "xzcmp", "bzdiff", "bzcmp", "lzdiff", "lzcmp"),
+                    "CUxXIFLSDin"),
 }
 """Programs that only read the files named by their positionals: name -> short value options."""
 

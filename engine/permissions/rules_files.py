@@ -747,6 +747,8 @@ def _unzip(e: Effect, args: list[Word]) -> None:
 
 RULES: dict[str, Rule] = {
     "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,
+    **dict.fromkeys(("zegrep", "zfgrep", "xzgrep", "xzegrep", "xzfgrep", "bzgrep", "bzegrep",
+                     "bzfgrep", "lzgrep", "lzegrep", "lzfgrep", "zstdgrep"), _grep),
     "rg": _rg, "ag": reader("ABCGgm", skip_first=1), "ack": reader("ABCgm", skip_first=1),
     "jq": _jq, "tree": output_option("LPIo", "-o", "--output"), "xmllint": _xmllint,
     "iconv": output_option("fto", "-o", "--output"),

@@ -1,0 +1,100 @@
+"""Rules for programs that inspect or change the machine itself: network configuration,
+mounts, processes, the kernel's log and the system's account databases.
+
+Showing the machine's state is a read like ``ps``; what changes it (an address, a route, the
+console's log level) asks; a database that holds password hashes is a read outside the
+workspace.
+"""
+
+from __future__ import annotations
+
+from engine.permissions.effect import Effect, Rule, parse_opts, plain
+from engine.permissions.words import Word
+
+_F = frozenset
+
+# ---------------------------------------------------------------- ip (iproute2)
+
+_IP_VALUE_OPTIONS = _F({"n", "netns", "f", "family", "l", "loops", "rc", "rcvbuf"})
+"""``ip`` options that take the next word (``ip -n NS link``, ``ip -f inet addr``)."""
+_IP_BATCH = _F({"b", "batch"})
+"""``ip -b FILE`` runs the commands a file holds: not shown here."""
+_IP_SHOW = _F({"show", "list", "lst", "ls", "sh", "get", "help", "identify", "pids"})
+"""Commands that print; an object with no command shows too (``ip addr``, ``ip -br link``).
+Shorter prefixes (``s``) are left out: ip resolves them per object, ``s`` can mean ``set``."""
+_IP_WATCH = _F({"monitor", "mon", "help"})
+"""Objects that only print, whatever follows (``ip monitor all``)."""
+
+
+def _ip(e: Effect, args: list[Word]) -> None:
+    """``ip addr``, ``ip -j route get 1.1.1.1`` show; ``ip link set``, ``ip route add``,
+    ``ip addr flush`` change the machine's network; ``ip netns exec NS CMD`` runs a program."""
+    words: list[Word] = []
+    i = 0
+    while i < len(args):
+        v = args[i].value
+        if v is None:
+            e.add("exec", "ip with an argument only known at run time")
+            return
+        name = v.lstrip("-")
+        if v.startswith("-") and name in _IP_BATCH:
+            e.add("exec", "ip -batch runs the commands a file holds")
+            return
+        if v.startswith("-"):
+            i += 2 if name in _IP_VALUE_OPTIONS else 1
+            continue
+        words.append(args[i])
+        i += 1
+    values = [w.value or "" for w in words]
+    if not values or values[0] in _IP_WATCH:
+        return
+    if values[0].startswith("net") and values[1:2] == ["exec"]:
+        e.add("exec", "ip netns exec runs a program in a network namespace")
+    elif len(values) > 1 and values[1] not in _IP_SHOW:
+        e.add("exec", f"ip {values[0]} {values[1]} changes the machine's network")
+
+
+# ---------------------------------------------------------------- kernel log, mounts, accounts
+
+_DMESG_CHANGES = _F({"-C", "--clear", "-c", "--read-clear", "-D", "--console-off", "-E",
+                     "--console-on", "-n", "--console-level"})
+
+
+def _dmesg(e: Effect, args: list[Word]) -> None:
+    """``dmesg`` reads the kernel's log (the system's, outside the workspace, as
+    ``journalctl``); ``-c``/``-C`` clear it and ``-n``/``-D``/``-E`` change the console."""
+    o = parse_opts(args, "fFlns", _F({"--facility", "--file", "--level", "--console-level",
+                                       "--buffer-size", "--color", "--time-format", "--since",
+                                       "--until"}))
+    if any(a.value is not None and a.value.split("=")[0] in _DMESG_CHANGES for a in args) or \
+            o.has(*_DMESG_CHANGES):
+        e.add("write", "dmesg clears the kernel log or changes the console")
+    e.reads.extend(o.all("-F", "--file") or [Word.of("/dev/kmsg")])
+
+
+def _findmnt(e: Effect, args: list[Word]) -> None:
+    """``findmnt`` lists mounts like ``df``; ``-F``/``--tab-file`` names a file it reads.
+    Positionals are mount points and devices, not files it opens."""
+    o = parse_opts(args, "FtOoSTNwd", _F({"--tab-file", "--types", "--options",
+                                              "--output", "--source", "--target", "--task",
+                                              "--poll", "--timeout", "--direction"}))
+    e.reads.extend(o.all("-F", "--tab-file"))
+
+
+_SECRET_DATABASES = _F({"shadow", "gshadow"})
+
+
+def _getent(e: Effect, args: list[Word]) -> None:
+    """``getent hosts NAME``, ``getent passwd USER`` print one entry of a system database;
+    ``shadow`` and ``gshadow`` hold password hashes (a read outside the workspace)."""
+    o = parse_opts(args, "s", _F({"--service"}))
+    database = o.positionals[0].value if o.positionals else ""
+    if database is None or database in _SECRET_DATABASES:
+        e.reads.append(Word.of(f"/etc/{database or 'shadow'}"))
+
+
+RULES: dict[str, Rule] = {
+    "ip": _ip, "dmesg": _dmesg, "findmnt": _findmnt, "getent": _getent,
+    **dict.fromkeys(("top", "pstree", "lsns", "lslocks", "lsipc", "lsmem", "users", "hostid",
+                     "pwdx", "pmap", "systemd-detect-virt"), plain()),
+}
