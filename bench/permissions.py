@@ -37,14 +37,16 @@ PASS_TARGET = 0.95
 OVERBLOCK_LIMIT = 0.05
 P99_LIMIT_MS = 2.0
 PARTS = ("dev", "heldback", "constructs", "constructs_heldback", "handwritten",
-         "handwritten_heldback", "everyday", "everyday_heldback", "field", "field_heldback")
+         "handwritten_heldback", "everyday", "everyday_heldback", "field", "field_heldback",
+         "workday", "workday_heldback")
 LABELS = {"dev": "dev", "heldback": "held-back", "constructs": "constructs",
           "constructs_heldback": "constructs held-back", "handwritten": "hand-written",
           "handwritten_heldback": "hand-written held-back", "everyday": "everyday",
           "everyday_heldback": "everyday held-back", "field": "field",
-          "field_heldback": "field held-back"}
+          "field_heldback": "field held-back", "workday": "workday",
+          "workday_heldback": "workday held-back"}
 HELD_BACK = ("heldback", "constructs_heldback", "handwritten_heldback", "everyday_heldback",
-             "field_heldback")
+             "field_heldback", "workday_heldback")
 """Parts whose items are counted, never printed."""
 
 
@@ -102,7 +104,7 @@ def measure(rounds: int) -> dict[str, Any]:
             auto = {it.id: check(it.command, ws, "auto") for it in items}
             parts[part] = score(items, policy, auto)
             parts[part]["known_gaps"] = sum(it.known_gap for it in items)
-            if part in ("dev", "constructs", "handwritten", "everyday", "field"):
+            if part in ("dev", "constructs", "handwritten", "everyday", "field", "workday"):
                 parts[part]["failures"] = [
                     {"id": it.id, "category": it.category, "expect": it.expect,
                      "got": policy[it.id], "command": it.command} for it in items

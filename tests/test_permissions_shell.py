@@ -1544,6 +1544,29 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     assert decision(workspace, command) == expected, command
 
 
+@pytest.mark.parametrize("command,expected", [
+    # "${!m[@]}": a map's keys, an array's indices; ${m[$k]}, ${a[$i]}, ${a[i]} per value
+    ('declare -A o=([src]=b [scripts]=c); for d in "${!o[@]}"; do ls "$d"; done', "allow"),
+    ('declare -A o=([src]=b [/]=c); for d in "${!o[@]}"; do rm -rf "$d"; done', "deny"),
+    ('declare -A o=([x]=src [y]=scripts); for d in "${o[@]}"; do ls "$d"; done', "allow"),
+    ('declare -A o=([a]=src [b]=scripts); for k in "${!o[@]}"; do ls "${o[$k]}"; done',
+     "allow"),
+    ('a=(src scripts); for i in "${!a[@]}"; do ls "${a[$i]}"; done', "allow"),
+    ('a=(ls rm); for i in "${!a[@]}"; do "${a[$i]}" src; done', "deny"),
+    ('a=(ls rm); i=1; "${a[i]}" -rf src', "deny"),
+    # ${1:?usage} in a function called with words; ${1:-d} only where the words are known
+    ('f() { local d=${1:?dir required}; ls "$d"; }; f src', "allow"),
+    ('f() { rm -rf "${1-build}"; }; f ""', "deny"), ('f() { ls "${1:-src}"; }; f', "allow"),
+    ('d=${1:-src}; ls "$d"', "ask"),  # the top level: $1 is what the caller passes
+    # source <(printf ...) is shown code: what it assigns is known after it
+    ("source <(printf '%s\\n' 'target=src'); ls \"$target\"", "allow"),
+    ("source <(echo 'target=/'); rm -rf \"$target\"", "deny"),
+    ('x=ls; . <(cat env.sh); "$x" src', "deny"),
+])
+def test_fifth_corpus_forms(workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
 def test_an_apply_that_shows_no_plan_is_refused_under_auto(workspace: Path) -> None:
     for command in ("terraform -chdir=infra apply -auto-approve", "pulumi up --yes"):
         assert check_shell_json(command, workspace, ENV)["decision"] == "ask"

@@ -120,8 +120,10 @@ _LOOP_VAR = re.compile(r"\b(?:for|select)\s+([A-Za-z_]\w*)")
 _UNSET = re.compile(r"\bunset\s+(?:-[fv]\s+)?([A-Za-z_]\w*)")
 _READS_INTO = re.compile(r"\b(?:read|mapfile|readarray|getopts)\b([^;&|\n)]*)")
 """``read``/``mapfile`` and the words after them: every name among them may be set."""
-_TAINT_ALL = re.compile(r"\bsource\b"
-                        r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s")
+_TAINT_ALL = re.compile(r"\bsource\b(?!\s+<\()"
+                        r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s(?!\s*<\()")
+"""A sourced file may set any variable; ``source <(CODE)`` taints only where the code is not
+shown (``_shown_script``)."""
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
                            r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
@@ -560,7 +562,14 @@ class _Walker(PathJudge, ShellValues):
     def _loop_value(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """The words one value of a ``for`` list gives: ``"${a[@]}"`` one per element,
         an unquoted expansion split at blanks (default IFS), a literal itself."""
+        keys = re.fullmatch(r'"\$\{!([A-Za-z_]\w*)\[@\]\}"', _text(node, ctx))
+        if keys:  # "${!m[@]}": the keys of a map, the indices of an array
+            return self._keys(self._resolved(keys.group(1)))
         m = re.fullmatch(r'"\$\{([A-Za-z_]\w*)\[@\]\}"', _text(node, ctx))
+        if m and self._resolved(m.group(1)) in self.maps:
+            name = self._resolved(m.group(1))
+            return None if self.taint_all or name in self.unknown else list(
+                self.maps[name].values())
         if m:
             found = self.arrays.get(self._resolved(m.group(1)))
             if found is None or len(found) != 1 or m.group(1) in self.unknown or \
@@ -574,6 +583,15 @@ class _Walker(PathJudge, ShellValues):
         if self.ifs != " \t\n" or len(values) != 1:
             return None
         return values[0].split()
+
+    def _keys(self, name: str) -> list[str] | None:
+        if self.taint_all or name in self.unknown:
+            return None
+        if name in self.maps:
+            return list(self.maps[name])
+        found = self.arrays.get(name)
+        return None if found is None or len(found) != 1 else [
+            str(i) for i in range(len(found[0]))]
 
     def _indices(self, node: Node, ctx: _Ctx) -> bool:
         """``"${!a[@]}"`` of an indexed array: its indices, numbers whatever it holds."""
@@ -1671,11 +1689,19 @@ class _Walker(PathJudge, ShellValues):
         name = self._resolved(name)
         found = self.arrays.get(name)
         index = index.rstrip("]")
-        if name in self.maps and not self.taint_all:  # ${m[key]}, ${m[@]}
+        if name in self.maps and not self.taint_all:  # ${m[key]}, ${m[@]}, ${m[$k]}
             entries = self.maps[name]
             if index in ("@", "*"):
                 return [" ".join(entries.values())]
-            return None if re.search(r"[$`\\'\"]", index) else [entries.get(index, "")]
+            keys = self._subscript_values(index, arithmetic=False)
+            return None if keys is None else list(dict.fromkeys(entries.get(k, "")
+                                                                for k in keys))
+        if found is not None and index not in ("@", "*") and not index.isdigit():
+            indices = self._subscript_values(index, arithmetic=True)  # ${a[$i]}, ${a[i]}
+            if indices is None or not all(i.isdigit() for i in indices):
+                return None
+            return list(dict.fromkeys(items[int(i)] if int(i) < len(items) else ""
+                                      for i in indices for items in found))
         if found is None or not (index in ("@", "*") or index.isdigit()):
             return None
         if index == "*":  # joined at the first character of IFS
@@ -1684,6 +1710,18 @@ class _Walker(PathJudge, ShellValues):
             return [" ".join(items) for items in found]
         at = int(index)
         return list(dict.fromkeys(items[at] if at < len(items) else "" for items in found))
+
+    def _subscript_values(self, index: str, arithmetic: bool) -> list[str] | None:
+        """The values of a subscript that is a literal key or one variable (``$k``,
+        ``${k}``; a bare name in an indexed array's arithmetic subscript)."""
+        m = re.fullmatch(r"\$([A-Za-z_]\w*)|\$\{([A-Za-z_]\w*)\}" +
+                         (r"|([A-Za-z_]\w*)" if arithmetic else ""), index)
+        if m is None:
+            return None if re.search(r"[$`\\'\"]", index) or arithmetic else [index]
+        name = next(g for g in m.groups() if g)
+        if self.taint_all or name in self.unknown:
+            return None
+        return self.known.get(name) or self.loops.get(name)
 
     def _static_parts(self, node: Node, ctx: _Ctx) -> list[str] | None:
         out = [""]
@@ -2155,6 +2193,8 @@ class _Walker(PathJudge, ShellValues):
         ``bash -c CODE <(..) ARGS``: the code is shown."""
         name = program_name(argv[0]) if argv else ""
         if len(argv) < 2 or argv[1].value is not None or argv[1].text not in self.shown_files:
+            if name in ("source", ".") and argv[1:2] and argv[1].text.startswith("<("):
+                self.taint_all = True  # source <(a command): any variable may change
             return argv
         code = Word(self.shown_files[argv[1].text], argv[1].text)
         if name in ("source", ".") and len(argv) == 2:

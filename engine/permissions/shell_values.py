@@ -133,19 +133,37 @@ class ShellValues:
         return None if None in targets else bounded([v for t in targets for v in t or ()])
 
     def _static_default(self, text: str) -> list[str] | None:
-        """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``: the value or the alternative word."""
-        m = re.fullmatch(r"\$\{([A-Za-z_]\w*)(:?[-=+])([^$`'\"\\{}]*)\}", text)
+        """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``, ``${1:-src}``, ``${1:?usage}``: the value
+        or the alternative word (``?``: the value, or the shell stops)."""
+        m = re.fullmatch(r"\$\{([A-Za-z_]\w*|[1-9]\d*)(:?[-=+?])([^$`'\"\\{}]*)\}", text)
         if m is None:
             return None
-        value = self._static_variable(m.group(1))
-        alt = m.group(3)
-        if m.group(2).endswith("+"):
+        name, op, alt = m.groups()
+        if name.isdigit():
+            return self._positional_default(int(name), op, alt)
+        value = self._static_variable(name)
+        if op.endswith("+"):
             return None if value is None else [alt if any(value) else ""]
+        if op.endswith("?"):
+            return value if value is not None and all(value) else None
         if value is None:
-            unset = m.group(1) not in self.env and m.group(1) not in self.tainted and \
-                m.group(1) not in self.known and not self.taint_all
+            unset = name not in self.env and name not in self.tainted and \
+                name not in self.known and not self.taint_all
             return [alt] if unset else None
-        return [v if v or m.group(2)[0] != ":" else alt for v in value]
+        return [v if v or op[0] != ":" else alt for v in value]
+
+    def _positional_default(self, index: int, op: str, alt: str) -> list[str] | None:
+        """``${1:-src}``: ``$1`` is unset past the words given (run_shell gives none)."""
+        args = self.positional if self.args_given else None  # the top: the caller's
+        if args is None or op.endswith("="):  # ${1:=x} is an error in bash
+            return None
+        value = args[index - 1] if index <= len(args) else None
+        chosen = value if op[0] != ":" or value is None else (value or None)
+        if op.endswith("+"):
+            return [alt if chosen is not None else ""]
+        if op.endswith("?"):
+            return None if chosen is None else [chosen]
+        return [alt if chosen is None else chosen]
 
     def _arithmetic_text(self, text: str, how: str) -> None:
         found = arithmetic_problem(text, self._arithmetic_lookup)
