@@ -54,13 +54,20 @@ def analyze(argv: list[Word]) -> Effect:
     else:
         rule(e, e.argv[1:])
     if _prints_credentials(name, [w.value or "" for w in e.argv[1:]]):
-        e.secret = f"{name} {' '.join(w.shown for w in e.argv[1:3])} prints credentials"
+        e.secret = f"{' '.join([name, *(w.shown for w in e.argv[1:3])])} prints credentials"
     return e
+
+
+_SECRET_NAME = re.compile(r"(?i)token|secret|passw|api_?key|credential|auth")
 
 
 def _prints_credentials(name: str, words: list[str]) -> bool:
     """Whether the words hold one of ``PRINTS_CREDENTIALS[name]`` in order (``gh auth status
-    -t``; options between them are skipped)."""
+    -t``; options between them are skipped). ``env`` and ``printenv`` print the environment,
+    where tokens and keys live; ``printenv NAME`` only NAME."""
+    if name in ("env", "printenv"):
+        names = [w for w in words if not w.startswith("-")]
+        return not names or (name == "printenv" and any(map(_SECRET_NAME.search, names)))
     for wanted in p.PRINTS_CREDENTIALS.get(name, ()):
         it = iter(words)
         if all(any(w == want for w in it) for want in wanted):
@@ -347,7 +354,8 @@ SIMPLE_READERS: dict[str, str] = {
     "exa": "IwTL", "lsd": "IwT",
     "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "identify": "", "exiftool": "",
     "pdftotext": "", "zipinfo": "", "pyflakes": "", "pycodestyle": "", "yamllint": "cdf",
-    "shasum": "a", "c++filt": "s", "addr2line": "ej", "lz4cat": "",
+    "shasum": "a", "c++filt": "s", "addr2line": "ej", "lz4cat": "", "namei": "",
+    "lsdiff": "ixpI", "filterdiff": "ixpI#",
     **dict.fromkeys(("zdiff", "zcmp", "xzdiff", "xzcmp", "bzdiff", "bzcmp", "lzdiff", "lzcmp"),
                     "CUxXIFLSDin"),
 }

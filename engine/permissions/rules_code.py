@@ -13,6 +13,8 @@ from engine.permissions.effect import Effect, Rule, parse_opts, prog
 from engine.permissions.inline import inline_code
 from engine.permissions.words import Word
 
+_F = frozenset
+
 # ---------------------------------------------------------------- vi family
 
 _EX_SHELL = re.compile(r"^[\s:]*(?:[.,$%'\w+-]*\s*)?(?:r(?:ead)?\s*|w(?:rite)?\s*|"
@@ -239,10 +241,18 @@ def makefile_code(e: Effect, how: str, text: Word) -> None:
         e.scripts.append((how, Word.of(code.replace("$$", "$"))))
 
 
+_MAKE_PRINTS = frozenset({"-p", "--print-data-base", "-r", "--no-builtin-rules", "-R",
+                          "--no-builtin-variables", "-s", "--silent", "-q", "--question"})
+
+
 def _make(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "CfjEIlWo", frozenset({"--directory", "--file", "--jobs",
                                                 "--makefile", "--eval", "--include-dir",
                                                 "--what-if", "--old-file"}))
+    makefiles = o.all("-f", "--file", "--makefile")
+    if makefiles and all(w.value == "/dev/null" for w in makefiles) and not o.positionals \
+            and set(o.flags) <= _MAKE_PRINTS | {"-f", "--file", "--makefile"}:
+        return  # make -p -f /dev/null: the built-in rules, printed; nothing to build
     e.chdir.extend(o.all("-C", "--directory"))
     e.add("exec", "make runs the commands of a Makefile")
     for code in o.all("--eval", "-E"):
@@ -270,9 +280,26 @@ def _cmake(e: Effect, args: list[Word]) -> None:
         else:
             e.add("write", f"cmake -E {sub} changes files")
         return
+    if (args and (args[0].value or "").startswith("--help")) or [a.value for a in args] in (
+            ["--version"], ["-version"]):
+        _cmake_help(e, args)
+        return
     o = parse_opts(args, "PDGSBCUT")
     e.add("exec", "cmake runs project code")
     e.reads.extend(o.all("-P"))
+
+
+_CMAKE_HELP_NAMED = frozenset({"--help-command", "--help-module", "--help-policy",
+                               "--help-property", "--help-variable", "--help-manual"})
+
+
+def _cmake_help(e: Effect, args: list[Word]) -> None:
+    """``cmake --help-module NAME [FILE]``, ``cmake --help-commands [FILE]``: the
+    documentation, printed, or written to FILE when one is given."""
+    kept = 2 if args[0].value in _CMAKE_HELP_NAMED else 1
+    if len(args) > kept:
+        e.writes.extend(args[kept:])
+        e.add("write", f"cmake {args[0].shown} writes its output file")
 
 
 RULES: dict[str, Rule] = {
@@ -422,3 +449,67 @@ def _ruff(e: Effect, args: list[Word]) -> None:
 
 
 RULES["ruff"] = _ruff
+
+
+# ---------------------------------------------------------------- formatters that load no code
+
+
+def _formatter(checks: frozenset[str], writes: frozenset[str], values: str = "",
+               long_values: frozenset[str] = frozenset(), *, rewrites: bool = True) -> Rule:
+    """A formatter that loads no plugins: with a ``checks`` option (or, for those that only
+    print unless told, without a ``writes`` one) it reads the files it is given and prints;
+    otherwise it rewrites them."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        o = parse_opts(args, values, long_values)
+        flags = {name.split("=")[0] for name in o.flags}
+        files = o.positionals or [Word.of(".")]
+        if flags & writes or (rewrites and not flags & checks):
+            e.writes.extend(files)
+            e.add("write", f"{prog(e)} rewrites the files it formats")
+        else:
+            e.reads.extend(files)
+        e.reads.extend(o.all("--config", "--settings-path", "--settings-file", "--sp",
+                             "--config-path", "--style-file"))
+
+    return rule
+
+
+RULES.update({
+    "black": _formatter(_F({"--check", "--diff", "-c", "--code"}), _F(), "ltcW", _F({
+        "--line-length", "--target-version", "--include", "--exclude", "--extend-exclude",
+        "--force-exclude", "--config", "--stdin-filename", "--required-version", "--workers",
+        "--python-cell-magics"})),
+    "isort": _formatter(_F({"--check-only", "--check", "-c", "--diff", "--show-files",
+                            "--show-config"}), _F(), "lpm", _F({
+                                "--line-length", "--profile", "--settings-path", "--sp",
+                                "--settings-file", "--skip", "--skip-glob", "--filter-files",
+                                "--multi-line", "--src", "--known-local-folder"})),
+    "rustfmt": _formatter(_F({"--check"}), _F(), "", _F({"--edition", "--config-path",
+                                                        "--config", "--emit", "--color"})),
+    "gofmt": _formatter(_F(), _F({"-w"}), "r", rewrites=False),
+    "shfmt": _formatter(_F(), _F({"-w", "--write"}), "i", _F({"--indent", "--language-dialect",
+                                                               "--filename"}), rewrites=False),
+    "clang-format": _formatter(_F(), _F({"-i"}), "", _F({"--style", "--assume-filename",
+                                                         "--lines", "--offset", "--length",
+                                                         "--fallback-style"}), rewrites=False),
+})
+
+
+_TSC_WRITES = frozenset({"--build", "-b", "--init", "--generateTrace", "--generateCpuProfile",
+                         "--tsBuildInfoFile", "--incremental", "-i", "--composite"})
+
+
+def _tsc(e: Effect, args: list[Word]) -> None:
+    """``tsc --noEmit`` type-checks and prints (the compiler loads no plugins); otherwise it
+    writes its output files."""
+    o = parse_opts(args, "p", frozenset({"--project", "--target", "--module", "--lib",
+                                         "--jsx", "--moduleResolution"}))
+    flags = {name.split("=")[0] for name in o.flags}
+    e.reads.extend([*o.all("-p", "--project"), *o.positionals])
+    if not flags & {"--noEmit", "--version", "-v", "--help", "-h", "--showConfig",
+                    "--listFilesOnly"} or flags & _TSC_WRITES:
+        e.add("write", "tsc writes its output files")
+
+
+RULES["tsc"] = _tsc

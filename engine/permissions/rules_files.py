@@ -479,6 +479,16 @@ def output_option(short_values: str, option: str, long_option: str) -> Rule:
     return rule
 
 
+def _diffstat(e: Effect, args: list[Word]) -> None:
+    """``diffstat fix.patch`` reads; ``-o FILE`` writes its output, ``-e FILE`` its errors."""
+    o = parse_opts(args, "DeopSwN")
+    e.reads.extend(o.positionals)
+    for w in o.all("-o", "-e"):
+        e.writes.append(w)
+        e.replaces.append(w)
+        e.add("write", "diffstat -o/-e writes a file")
+
+
 def _tee(e: Effect, args: list[Word]) -> None:
     """``tee FILE..`` writes each FILE; ``/dev/null`` and ``>(..)`` (a pipe into a command the
     walker judges) are no files."""
@@ -749,6 +759,8 @@ RULES: dict[str, Rule] = {
     "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,
     **dict.fromkeys(("zegrep", "zfgrep", "xzgrep", "xzegrep", "xzfgrep", "bzgrep", "bzegrep",
                      "bzfgrep", "lzgrep", "lzegrep", "lzfgrep", "zstdgrep"), _grep),
+    "diffstat": _diffstat, "grepdiff": reader("ixpIf", skip_first=1, pattern_opts=("-f",),
+                                              read_opts=("-f",)),
     "rg": _rg, "ag": reader("ABCGgm", skip_first=1), "ack": reader("ABCgm", skip_first=1),
     "jq": _jq, "tree": output_option("LPIo", "-o", "--output"), "xmllint": _xmllint,
     "iconv": output_option("fto", "-o", "--output"),

@@ -419,7 +419,17 @@ def _git_reflog(e: Effect, args: list[Word]) -> None:
         e.add("destructive", "git reflog expire/delete drops the history of refs")
 
 
+def _git_hash_object(e: Effect, args: list[Word]) -> None:
+    """``git hash-object FILE`` prints the id FILE would have; ``-w`` stores the object."""
+    o = parse_opts(args, "t", frozenset({"--path"}))
+    if o.has("-w") or any(name.startswith("-") and not name.startswith("--") and "w" in name
+                          for name in o.flags):
+        e.add("write", "git hash-object -w writes an object into the repository")
+    e.reads.extend(o.positionals)
+
+
 GIT_SUBCOMMANDS: dict[str, Rule] = {
+    "hash-object": _git_hash_object,
     "branch": _git_listing(("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy",
                             "-u", "--set-upstream-to", "--unset-upstream", "-f", "--force"),
                            ("-l", "--list", "--contains", "--merged", "--no-merged"),

@@ -396,12 +396,110 @@ def _systemctl_rule(e: Effect, args: list[Word]) -> None:
         _systemctl(e, args)
 
 
+_OPENSSL_LOCAL = frozenset({
+    "x509", "req", "rsa", "ec", "pkey", "pkcs7", "pkcs12", "crl", "crl2pkcs7", "asn1parse",
+    "dgst", "verify", "version", "ciphers", "list", "errstr", "base64", "enc", "rand",
+    "genrsa", "genpkey", "ecparam", "dhparam", "pkeyutl", "sha1", "sha256", "sha384",
+    "sha512", "md5", "prime", "storeutl", "cms", "smime", "nseq", "sess_id", "help"})
+"""openssl commands that work on files and print (``s_client``, ``ocsp -url`` use the
+network; any other command is not modelled)."""
+_OPENSSL_NETWORK = frozenset({"s_client", "s_server", "s_time", "ocsp"})
+_OPENSSL_WRITES = frozenset({"-out", "-keyout", "-writerand", "-CAserial", "-sigout"})
+_OPENSSL_CREATES = frozenset({"-CAcreateserial", "-genkey"})
+_OPENSSL_CODE = frozenset({"-engine", "-provider", "-provider-path", "-config",
+                           "-keygen_engine", "-keyform_engine"})
+"""Options that load a module or a configuration (which can load one): code not shown."""
+_OPENSSL_FLAGS = frozenset({
+    "-noout", "-text", "-pubout", "-pubin", "-modulus", "-subject", "-issuer", "-dates",
+    "-enddate", "-startdate", "-serial", "-fingerprint", "-hash", "-subject_hash",
+    "-issuer_hash", "-email", "-ocsp_uri", "-purpose", "-check", "-noenc", "-nodes",
+    "-batch", "-x509", "-new", "-utf8", "-i", "-dump", "-C", "-help", "-a", "-A", "-d", "-e",
+    "-base64", "-r", "-hex", "-binary", "-c", "-v", "-verify", "-info", "-nokeys",
+    "-nocerts", "-print_certs", "-noverify", "-req", "-pubkey"})
+"""Options that take no word after them (``-verify``: ``req -verify`` checks a signature;
+``dgst -verify KEY`` names a file, which the path rule below judges)."""
+_OPENSSL_WORDS = frozenset({"-subj", "-addext", "-newkey", "-days", "-checkend", "-set_serial",
+                            "-name", "-purpose"})
+"""Options whose word is not a path even when it holds a ``/`` (``-subj /CN=x``)."""
+
+
+def _openssl(e: Effect, args: list[Word]) -> None:
+    """``openssl x509 -noout -text -in cert.pem`` reads and prints; ``-out``/``-keyout``
+    write, ``req -new`` without ``-key`` writes ``privkey.pem``, ``-engine``/``-config``
+    load code, ``s_client`` uses the network. A word after an option that looks like a
+    path (``-in``, ``-CAfile``, ``-passin file:P``) is judged as a read."""
+    sub = args[0].value if args else "help"
+    if sub in _OPENSSL_NETWORK:
+        e.add("network", f"openssl {sub} uses the network")
+        return
+    if sub not in _OPENSSL_LOCAL:
+        e.add("exec", f"openssl {args[0].shown} is not modelled")
+        return
+    words = [a.value for a in args[1:]]
+    i = 1
+    while i < len(args):
+        v = args[i].value
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if v is None or not v.startswith("-"):
+            e.reads.append(args[i])  # dgst FILE, verify CERT
+        elif v in _OPENSSL_CODE:
+            e.add("exec", f"openssl {v} loads a module or a configuration")
+        elif v in _OPENSSL_CREATES:
+            e.add("write", f"openssl {v} writes a file")
+        elif v in _OPENSSL_WRITES and nxt is not None:
+            if nxt.value != "-":
+                e.writes.append(nxt)
+                e.add("write", f"openssl {v} writes a file")
+            i += 1
+        elif v not in _OPENSSL_FLAGS and nxt is not None and not (nxt.value or "x").startswith(
+                "-"):
+            value = nxt.value
+            if value is None or (v not in _OPENSSL_WORDS and re.search(r"[/~]|^file:|^\.",
+                                                                       value)):
+                e.reads.append(Word.of(value[5:]) if value and value.startswith("file:")
+                               else nxt)
+            i += 1
+        i += 1
+    if sub == "req" and ("-newkey" in words or (("-new" in words or "-x509" in words)
+                         and "-key" not in words)) and "-keyout" not in words:
+        e.add("write", "openssl req -new writes the new key to privkey.pem")
+
+
+def _gh(e: Effect, args: list[Word]) -> None:
+    """``gh repo delete``, ``gh release delete`` delete remote data; ``gh pr close
+    --delete-branch`` deletes the branch of a pull request nobody merged."""
+    e.add("network", "gh uses the network")
+    verb = teardown_verb(args)
+    words = [w.value for w in args]
+    if verb is not None:
+        e.add("destructive", f"gh {verb} deletes remote data")
+    elif words[:2] == ["pr", "close"] and ("--delete-branch" in words or "-d" in words):
+        e.add("destructive", "gh pr close --delete-branch deletes an unmerged branch")
+
+
+def _cargo_fmt_or(rest: Rule) -> Rule:
+    """``cargo fmt --check`` (also after ``--``) only reports; the rest of cargo by verb."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        words = [w.value for w in args]
+        if words[:1] != ["fmt"]:
+            rest(e, args)
+        elif "--check" in words:
+            e.reads.append(Word.of("."))
+        else:
+            e.writes.append(Word.of("."))
+            e.add("write", "cargo fmt rewrites the crate's files")
+
+    return rule
+
+
 RULES: dict[str, Rule] = {
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
     "ssh": _ssh, "sftp": _remote_copy,
     "pip": _pip, "pip3": _pip, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn,
     "bun": _bun_rule,
-    "uv": _uv_rule, "cargo": _cargo, "go": _go, "gem": _gem, "poetry": _poetry, "pdm": _poetry,
+    "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go, "gem": _gem, "poetry": _poetry,
+    "pdm": _poetry,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
                      "snap", "flatpak", "pipx"), _system_pkg),
     **dict.fromkeys(("conda", "mamba", "micromamba"), _conda),
@@ -413,5 +511,5 @@ RULES: dict[str, Rule] = {
     "uvx": _package_runner("pw", frozenset({"--from", "--with", "--python", "--index-url",
                                             "--with-requirements", "--index"}),
                            "uvx downloads and runs a tool"),
-    "systemctl": _systemctl_rule,
+    "systemctl": _systemctl_rule, "gh": _gh, "openssl": _openssl,
 }

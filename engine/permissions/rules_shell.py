@@ -176,10 +176,16 @@ def _shell(e: Effect, args: list[Word]) -> None:
 
 
 _PRINTING_MODULES = {"json.tool": 1, "tokenize": 1, "base64": 1, "calendar": 0,
-                     "platform": 0, "this": 0, "sysconfig": 0}
+                     "platform": 0, "this": 0, "sysconfig": 0, "dis": 1, "ast": 1}
 """Standard modules that only read the files they are given and print (name -> how many of
 their positionals are files read; the next one, json.tool's OUTFILE, is written; 0: their
 positionals are no files)."""
+
+
+_ARCHIVE_MODULES = {"zipfile": frozenset({"-l", "--list", "-t", "--test"}),
+                    "tarfile": frozenset({"-l", "--list", "-t", "--test"})}
+"""Standard archive modules and their options that only list or test (``-e`` extracts and
+``-c`` creates: the module runs as unknown, asked)."""
 
 
 def _isolated(flags: dict[str, Word | None]) -> bool:
@@ -200,6 +206,12 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     if module is not None and module.value == "pip":
         pip_rule(e, o.positionals)
         return
+    after = args[args.index(module) + 1:] if module in args else []  # the module's words
+    if module is not None and module.value in _ARCHIVE_MODULES and after and \
+            after[0].value in _ARCHIVE_MODULES[module.value]:
+        e.reads.extend(after[1:])  # python -m zipfile -l app.whl: a listing
+        e.imports_here = not _isolated(o.flags)
+        return
     if module is not None and module.value in _PRINTING_MODULES:
         limit = _PRINTING_MODULES[module.value]  # json.tool [INFILE [OUTFILE]], tokenize FILE
         files = o.positionals if limit else []  # calendar 2026: no file
@@ -211,6 +223,10 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         return
     if module is not None:
         e.add("exec", f"{name} -m {module.shown} runs a module")
+        return
+    if name in ("node", "nodejs") and set(o.flags) <= {"--check", "-c"} and o.flags and \
+            len(o.positionals) == 1:
+        e.reads.extend(o.positionals)  # node --check FILE: parsed, never run
         return
     code = [k for k in o.flags if k in p.CODE_OPTIONS]
     if code:
