@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from engine.sandbox import confinement, gitconfig, gitcopy, protected_paths
-from engine.sandbox.bwrap import MOUNTLINK, MountPlan, Redirect, bwrap_argv
+from engine.sandbox.bwrap import MOUNTLINK, PRIVATE_TMP, MountPlan, Redirect, bwrap_argv
 from engine.sandbox.probe import mounts_links
 from engine.spec.model import SandboxSpec
 from tests.conftest import ROOT, engine_env
@@ -358,7 +358,9 @@ def test_the_helper_mounts_as_a_user_other_than_root(shared_dir: Path) -> None:
         shutil.copy(MOUNTLINK, helper)
         for path in (*folder.rglob("*"), folder):
             os.lchown(path, 65534, 65534)
-        python = sys.executable if _reachable_by_nobody(sys.executable) else "/usr/bin/python3"
+        real = os.path.realpath(sys.executable)  # the sandbox's /tmp is a tmpfs of its own
+        python = real if _reachable_by_nobody(real) and not real.startswith(
+            f"{PRIVATE_TMP}/") else "/usr/bin/python3"
         swap = {sys.executable: python, MOUNTLINK: str(helper)}
         argv = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
                 *(swap.get(a, a) for a in argv)]
