@@ -126,6 +126,9 @@ _TAINT_ALL = re.compile(r"\bsource\b(?!\s+<\()"
 shown (``_shown_script``)."""
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
                            r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
+_LIFECYCLE_KEY = re.compile(
+    r"(?:scripts\s*\.\s*|scripts\s*\[\s*[\"']|[\"'])(?:pre|post)?(?:install|prepare|publish|"
+    r"publishonly|pack|uninstall|dependencies)[\"']?\s*(?:\]\s*)?[:=]", re.I)
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
@@ -294,6 +297,9 @@ class _Walker(PathJudge, ShellValues):
     """Entries (their index) of commands that print credentials."""
     split_names: bool = False
     """IFS was set: a program named by an expansion is split at a custom separator."""
+    names_lifecycle: bool = False
+    """The command's text names an npm lifecycle script as a key (``.scripts.postinstall =``,
+    ``"prepare":``): written into a package.json, it runs on the next install."""
     fork_bombs: set[str] = field(default_factory=set)
     """Functions whose body starts copies of themselves in a pipeline or the background."""
     tainted: set[str] = field(default_factory=set)
@@ -419,6 +425,10 @@ class _Walker(PathJudge, ShellValues):
         decision = strictest(*(e["decision"] for e in entries))
         floors = [*self.floors, *(("deny", f"{why} (not modelled: refused)")
                                   for why in self.opaque)]
+        if self.names_lifecycle and any(os.path.basename(w) == "package.json"
+                                        for w in self.written):
+            floors.append(("deny", "writes package.json with a script npm runs on install (a "
+                                   "planted command)"))
         if self.secrets and any(e["risk"] in ("network", "install") for i, e in
                                 enumerate(entries) if i not in self.printers):
             floors.append(("deny", f"sends credentials over the network ({self.secrets[0]})"))
@@ -449,6 +459,7 @@ class _Walker(PathJudge, ShellValues):
 
     def _prescan(self, text: str) -> None:
         """Names assigned anywhere, and functions defined anywhere, in the command."""
+        self.names_lifecycle = self.names_lifecycle or bool(_LIFECYCLE_KEY.search(text))
         self.tainted.update(_ASSIGNED.findall(text))
         self.assignments.update(_ASSIGNED.findall(text))
         for names in (_LOOP_VAR.findall(text), _PRINTF_V.findall(text),
