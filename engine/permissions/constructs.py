@@ -245,6 +245,12 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("m[$k]=v of an associative array, for i in \"${!a[@]}\" of an indexed one, "
               "$$, $!, PPID, OPTIND after getopts", "modelled", "the key is a string (no "
               "arithmetic); the indices, process ids and counters are numbers"),
+    Construct("for k in \"${!m[@]}\" / \"${m[@]}\" of a known map; ${m[$k]}, ${a[$i]}, "
+              "${a[i]} with a key or index whose values are known", "modelled",
+              "the keys, values or elements, each judged"),
+    Construct("${1:-d} ${1-d} ${1:+w} ${1:?msg} where a function call or bash -c ARGS gave "
+              "the words", "modelled", "computed from the words; at the top level $1 is "
+              "what the caller passes (unknown)"),
     Construct("a here-doc with variables whose values are known, read by a program "
               "(sqlite3 <<EOF .. $tbl ..)", "modelled", "its text is computed; a shell "
               "reading an expanded here-doc is still refused"),
