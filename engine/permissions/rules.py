@@ -195,7 +195,13 @@ def _assignment(e: Effect, name: str, value: str) -> None:
 # ---------------------------------------------------------------- generic rules
 
 
+_ASKS_ITSELF = (["--version"], ["--help"], ["-version"], ["-help"])
+"""The whole argument list of a program on the PATH that only asks it about itself."""
+
+
 def _unknown(e: Effect, name: str) -> None:
+    if "/" not in name and [w.value for w in e.argv[1:]] in _ASKS_ITSELF:
+        return  # java -version, rustc --version: prints and exits (a script by path: no)
     what = "a program given by path" if "/" in name else "an unknown program"
     e.add("exec", f"{name} is {what}")  # what its arguments may run: shell._hidden_command
     verb = teardown_verb(e.argv[1:])

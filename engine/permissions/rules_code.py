@@ -513,3 +513,17 @@ def _tsc(e: Effect, args: list[Word]) -> None:
 
 
 RULES["tsc"] = _tsc
+
+
+_RUSTC_ASKS = frozenset({"--version", "-V", "-vV", "--print", "--explain", "--help", "-h"})
+
+
+def _rustc(e: Effect, args: list[Word]) -> None:
+    """``rustc --print sysroot``, ``--explain E0308``, ``-vV`` print; compiling runs the
+    crate's procedural macros and writes its outputs."""
+    o = parse_opts(args, "", frozenset({"--print", "--explain"}))
+    if not o.flags or set(o.flags) - _RUSTC_ASKS or o.positionals:
+        e.add("exec", "rustc compiles (procedural macros run) and writes its outputs")
+
+
+RULES["rustc"] = _rustc

@@ -465,6 +465,37 @@ def _openssl(e: Effect, args: list[Word]) -> None:
         e.add("write", "openssl req -new writes the new key to privkey.pem")
 
 
+_RPM_CODE = frozenset({"--eval", "-E", "--define", "-D", "--macros", "--rcfile", "--pipe",
+                       "--load", "--root", "--dbpath"})
+"""rpm options whose macros can run shell code (``%(cmd)``) or that pipe output to a
+command."""
+
+
+def _rpm(e: Effect, args: list[Word]) -> None:
+    """``rpm -qa``, ``rpm -qi PKG``, ``rpm -V PKG`` query; ``-e`` erases packages,
+    ``-i``/``-U``/``-F`` install them."""
+    words = [w.value or "" for w in args]
+    first = next((w for w in words if w.startswith("-")), "")
+    if any(w.split("=")[0] in _RPM_CODE for w in words):
+        e.add("exec", "rpm evaluates macros, which can run commands")
+    elif first.startswith(("-e", "--erase")):
+        e.add("destructive", "rpm -e removes installed software")
+    elif first.startswith(("-i", "-U", "-F", "--install", "--upgrade", "--freshen",
+                           "--reinstall")):
+        e.add("install", "rpm installs software")
+    elif not first.startswith(("-q", "--query", "-V", "--verify", "--version", "--help")):
+        e.add("exec", f"rpm {first or 'without a mode'} is not modelled")
+    # a query reads the package database, not the files it names (rpm -qf /usr/bin/ls)
+
+
+_bundle = subcommands(_F({"list", "info", "show", "check", "platform", "version", "help",
+                          "licenses"}),
+                      _F({"install", "update", "add", "remove", "lock", "cache", "package",
+                          "clean", "binstubs", "init", "gem"}),
+                      _F({"exec", "console", "open"}), _F({"outdated"}),
+                      config=_F({"config"}))
+
+
 def _gh(e: Effect, args: list[Word]) -> None:
     """``gh repo delete``, ``gh release delete`` delete remote data; ``gh pr close
     --delete-branch`` deletes the branch of a pull request nobody merged."""
@@ -511,5 +542,6 @@ RULES: dict[str, Rule] = {
     "uvx": _package_runner("pw", frozenset({"--from", "--with", "--python", "--index-url",
                                             "--with-requirements", "--index"}),
                            "uvx downloads and runs a tool"),
-    "systemctl": _systemctl_rule, "gh": _gh, "openssl": _openssl,
+    "systemctl": _systemctl_rule, "gh": _gh, "openssl": _openssl, "rpm": _rpm,
+    "bundle": _bundle,
 }

@@ -96,5 +96,5 @@ def _getent(e: Effect, args: list[Word]) -> None:
 RULES: dict[str, Rule] = {
     "ip": _ip, "dmesg": _dmesg, "findmnt": _findmnt, "getent": _getent,
     **dict.fromkeys(("top", "pstree", "lsns", "lslocks", "lsipc", "lsmem", "users", "hostid",
-                     "pwdx", "pmap", "systemd-detect-virt"), plain()),
+                     "pwdx", "pmap", "systemd-detect-virt", "lsb_release"), plain()),
 }
