@@ -64,10 +64,12 @@ _SECRET_NAME = re.compile(r"(?i)token|secret|passw|api_?key|credential|auth")
 def _prints_credentials(name: str, words: list[str]) -> bool:
     """Whether the words hold one of ``PRINTS_CREDENTIALS[name]`` in order (``gh auth status
     -t``; options between them are skipped). ``env`` and ``printenv`` print the environment,
-    where tokens and keys live; ``printenv NAME`` only NAME."""
-    if name in ("env", "printenv"):
+    where tokens and keys live (``env -u X`` too); ``printenv NAME`` only NAME."""
+    if name == "env":  # still env once a program it runs is unwrapped: it prints
+        return True
+    if name == "printenv":
         names = [w for w in words if not w.startswith("-")]
-        return not names or (name == "printenv" and any(map(_SECRET_NAME.search, names)))
+        return not names or any(map(_SECRET_NAME.search, names))
     for wanted in p.PRINTS_CREDENTIALS.get(name, ()):
         it = iter(words)
         if all(any(w == want for w in it) for want in wanted):

@@ -420,14 +420,15 @@ _OPENSSL_FLAGS = frozenset({
 ``dgst -verify KEY`` names a file, which the path rule below judges)."""
 _OPENSSL_WORDS = frozenset({"-subj", "-addext", "-newkey", "-days", "-checkend", "-set_serial",
                             "-name", "-purpose"})
-"""Options whose word is not a path even when it holds a ``/`` (``-subj /CN=x``)."""
+"""Options whose word is no path even when it holds a ``/`` (``-subj /CN=x``)."""
 
 
 def _openssl(e: Effect, args: list[Word]) -> None:
     """``openssl x509 -noout -text -in cert.pem`` reads and prints; ``-out``/``-keyout``
     write, ``req -new`` without ``-key`` writes ``privkey.pem``, ``-engine``/``-config``
-    load code, ``s_client`` uses the network. A word after an option that looks like a
-    path (``-in``, ``-CAfile``, ``-passin file:P``) is judged as a read."""
+    load code, ``s_client`` uses the network. The word after any other option (``-in``,
+    ``-CAfile``, ``-passin file:P``, but also ``-inform DER``) is judged as a read: a
+    relative one names a file in the working directory, wherever ``cd`` went."""
     sub = args[0].value if args else "help"
     if sub in _OPENSSL_NETWORK:
         e.add("network", f"openssl {sub} uses the network")
@@ -453,11 +454,10 @@ def _openssl(e: Effect, args: list[Word]) -> None:
             i += 1
         elif v not in _OPENSSL_FLAGS and nxt is not None and not (nxt.value or "x").startswith(
                 "-"):
-            value = nxt.value
-            if value is None or (v not in _OPENSSL_WORDS and re.search(r"[/~]|^file:|^\.",
-                                                                       value)):
-                e.reads.append(Word.of(value[5:]) if value and value.startswith("file:")
-                               else nxt)
+            value = nxt.value or ""
+            if nxt.value is None or (v not in _OPENSSL_WORDS and not value.startswith(
+                    ("pass:", "env:", "fd:", "stdin"))):  # rsa:2048, DER: a name in the cwd
+                e.reads.append(Word.of(value[5:]) if value.startswith("file:") else nxt)
             i += 1
         i += 1
     if sub == "req" and ("-newkey" in words or (("-new" in words or "-x509" in words)
