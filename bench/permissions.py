@@ -38,15 +38,16 @@ OVERBLOCK_LIMIT = 0.05
 P99_LIMIT_MS = 2.0
 PARTS = ("dev", "heldback", "constructs", "constructs_heldback", "handwritten",
          "handwritten_heldback", "everyday", "everyday_heldback", "field", "field_heldback",
-         "workday", "workday_heldback")
+         "workday", "workday_heldback", "stack", "stack_heldback")
 LABELS = {"dev": "dev", "heldback": "held-back", "constructs": "constructs",
           "constructs_heldback": "constructs held-back", "handwritten": "hand-written",
           "handwritten_heldback": "hand-written held-back", "everyday": "everyday",
           "everyday_heldback": "everyday held-back", "field": "field",
           "field_heldback": "field held-back", "workday": "workday",
-          "workday_heldback": "workday held-back"}
+          "workday_heldback": "workday held-back", "stack": "stack",
+          "stack_heldback": "stack held-back"}
 HELD_BACK = ("heldback", "constructs_heldback", "handwritten_heldback", "everyday_heldback",
-             "field_heldback", "workday_heldback")
+             "field_heldback", "workday_heldback", "stack_heldback")
 """Parts whose items are counted, never printed."""
 
 
@@ -104,7 +105,8 @@ def measure(rounds: int) -> dict[str, Any]:
             auto = {it.id: check(it.command, ws, "auto") for it in items}
             parts[part] = score(items, policy, auto)
             parts[part]["known_gaps"] = sum(it.known_gap for it in items)
-            if part in ("dev", "constructs", "handwritten", "everyday", "field", "workday"):
+            if part in ("dev", "constructs", "handwritten", "everyday", "field", "workday",
+                        "stack"):
                 parts[part]["failures"] = [
                     {"id": it.id, "category": it.category, "expect": it.expect,
                      "got": policy[it.id], "command": it.command} for it in items

@@ -29,10 +29,13 @@ PARTS = {"dev": CORPUS / "shell_dev.yaml", "heldback": CORPUS / "shell_heldback.
          "field": CORPUS / "field_dev.yaml",
          "field_heldback": CORPUS / "field_heldback.yaml",
          "workday": CORPUS / "workday_dev.yaml",
-         "workday_heldback": CORPUS / "workday_heldback.yaml"}
+         "workday_heldback": CORPUS / "workday_heldback.yaml",
+         "stack": CORPUS / "stack_dev.yaml",
+         "stack_heldback": CORPUS / "stack_heldback.yaml"}
 SPLIT = {"dev": "dev", "heldback": "heldback", "everyday": "dev",
          "everyday_heldback": "heldback", "field": "dev", "field_heldback": "heldback",
-         "workday": "dev", "workday_heldback": "heldback"}
+         "workday": "dev", "workday_heldback": "heldback", "stack": "dev",
+         "stack_heldback": "heldback"}
 """The parts split by a hash of the command (-> the half each holds); the construct part is
 held back as a whole, the first hand-written part was split before it was checked here."""
 DEV_PERCENT = 70
