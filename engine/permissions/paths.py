@@ -396,8 +396,12 @@ CREDENTIAL_STORES = re.compile(
     r"/\.config/(?:gh|hub|gcloud|op|rclone|doctl|git/credentials)(?:/|$)|/\.azure(?:/|$)"
     r"|/\.vault-token$|/\.terraform\.d/credentials|/\.cargo/credentials|/\.gem/credentials"
     r"|/\.password-store(?:/|$)|/\.local/share/keyrings(?:/|$)|/\.pgpass$|/\.my\.cnf$"
-    r"|/\.boto$|/\.s3cfg$|/\.dockercfg$|^/etc/(?:shadow|gshadow)$|/\.kube/config$")
-"""Where tools keep logins and tokens, besides ``SENSITIVE_DIRS`` and ``SENSITIVE_NAMES``."""
+    r"|/\.boto$|/\.s3cfg$|/\.dockercfg$|^/etc/(?:shadow|gshadow)$|/\.kube/config$"
+    r"|/\.m2/settings(?:-security)?\.xml$|/\.gradle/gradle\.properties$"
+    r"|/\.(?:bash|zsh|sh|python|psql|mysql|sqlite|node_repl|rediscli|irb|pry)_?history$"
+    r"|/\.histfile$|/\.local/share/fish/fish_history$")
+"""Where tools keep logins and tokens, besides ``SENSITIVE_DIRS`` and ``SENSITIVE_NAMES`` (a
+shell's or client's history holds the tokens typed on command lines)."""
 
 
 def holds_credentials(path: str) -> bool:

@@ -59,6 +59,10 @@ def analyze(argv: list[Word]) -> Effect:
 
 
 _SECRET_NAME = re.compile(r"(?i)token|secret|passw|api_?key|credential|auth")
+_SECRET_PATTERN = re.compile(r"(?i)token|secret|passw|api_?key|credential|private.?key|AKIA|"
+                             r"BEGIN [A-Z ]*PRIVATE|aws_access|bearer|ghp_|xox[bp]")
+"""A search for these prints credentials it finds (sent over the network: refused)."""
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "git-grep"})
 
 
 def _prints_credentials(name: str, words: list[str]) -> bool:
@@ -67,6 +71,10 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
     where tokens and keys live (``env -u X`` too); ``printenv NAME`` only NAME."""
     if name == "env":  # still env once a program it runs is unwrapped: it prints
         return True
+    if name in _SEARCHERS or (name == "git" and words[:1] == ["grep"]) or (
+            name == "git" and words[:1] == ["log"] and any(w.startswith(("-S", "-G"))
+                                                           for w in words)):
+        return any(_SECRET_PATTERN.search(w) for w in words)  # grep -r 'AKIA[0-9A-Z]{16}' .
     if name == "printenv":
         names = [w for w in words if not w.startswith("-")]
         return not names or any(map(_SECRET_NAME.search, names))

@@ -57,8 +57,14 @@ def _sed_script(e: Effect, script: Word) -> None:
     e.reads.extend(Word.of(r) for r in scan.reads)
     if scan.executes:
         e.add("exec", "sed e runs a command")
+    if scan.runs_input:
+        e.unseen = "sed e runs lines of its input as shell commands"
     for code in scan.commands:
         e.scripts.append(("sed e", Word.of(code)))
+
+
+_WHOLE_LINE = frozenset({".*", "^.*", ".*$", "^.*$", "^\\(.*\\)$"})
+"""Patterns that match the whole line: ``s/.*/CMD/e`` runs CMD itself."""
 
 
 class SedScan:
@@ -74,6 +80,9 @@ class SedScan:
         """Commands given to ``e`` (an ``e`` without one runs the pattern space), and the
         replacement of ``s///e`` when it holds no part of the line."""
         self.replacement = ""
+        self.pattern = ""
+        self.runs_input = False
+        """``e`` runs (part of) a line of the input: a command the command line cannot show."""
 
     def run(self) -> bool:
         s = self.s
@@ -132,6 +141,7 @@ class SedScan:
                 return False
             parts = re.split(r"(?<!\\)" + re.escape(delim), self.s[start + 1:self.i])
             self.replacement = parts[1] if len(parts) > 1 else ""
+            self.pattern = parts[0]
             return c == "y" or self._s_flags()
         if c in "aic":
             self._text_argument()
@@ -146,6 +156,8 @@ class SedScan:
                 self.executes = True
                 if arg:
                     self.commands.append(arg)
+                else:
+                    self.runs_input = True
             return True
         if c in ":btTv":
             while self.i < len(self.s) and self.s[self.i] not in ";\n":
@@ -159,12 +171,22 @@ class SedScan:
             self.i += 1
             if c == "e":  # the line, after the substitution, runs as a command
                 self.executes = True
-                if self.replacement and not re.search(r"&|\\\d", self.replacement):
-                    self.commands.append(self.replacement)
+                if self.pattern in _WHOLE_LINE and not re.search(r"&|\\\d", self.replacement):
+                    self.commands.append(self.replacement)  # s/.*/date/e: exactly that
+                else:
+                    self._runs_line()
             if c == "w":
                 self.writes.append(self._rest_of_line().strip())
                 return True
         return True
+
+    def _runs_line(self) -> None:
+        """``s/^/rm -f /e``: a line of the input runs, after the replacement's words when the
+        pattern holds the line's start (judged with the rest of the line unknown)."""
+        self.runs_input = True
+        prefix = re.split(r"&|\\\d", self.replacement)[0]
+        if prefix.strip() and (self.pattern.startswith("^") or self.pattern in _WHOLE_LINE):
+            self.commands.append(f'{prefix} "$(cat)"')  # the rest: only known at run time
 
     def _flags(self, chars: str) -> bool:
         self._skip(chars)
@@ -622,10 +644,34 @@ def _chmod(e: Effect, args: list[Word]) -> None:
         e.add("destructive", f"{prog(e)} -R on a system directory")
     if o.has("-R", "--recursive"):
         e.trees.extend(targets)
+        e.add("destructive", f"{prog(e)} -R changes the permissions or owners of whole trees "
+                             "(no undo: the old ones are not kept)")
     mode = o.positionals[0].value if o.positionals and not o.has("--reference") else None
+    if prog(e) == "chmod" and mode is not None and _sets_id_bit(mode):
+        e.add("destructive", f"chmod {mode} sets the setuid or setgid bit (a program that "
+                             "runs with its owner's rights)")
     if prog(e) == "chmod" and o.has("-R", "--recursive") and mode is not None \
             and _locks_owner_out(mode):
         e.add("destructive", f"chmod -R {mode} takes the owner's read access from a tree")
+
+
+def _sets_id_bit(mode: str) -> bool:
+    """``u+s``, ``g=s``, ``4755``, ``2755``: the setuid or setgid bit is set."""
+    if re.fullmatch(r"[0-7]{4}", mode):
+        return int(mode[0]) & 6 != 0
+    return any(re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXst]*", clause)
+               for clause in mode.split(","))
+
+
+def _setfacl(e: Effect, args: list[Word]) -> None:
+    """``setfacl -m u:x:rwx FILE`` changes who may read or run FILE; ``-R`` whole trees."""
+    o = parse_opts(args, "mMxX", frozenset({"--modify", "--modify-file", "--remove",
+                                            "--remove-file", "--set", "--set-file"}))
+    e.writes.extend(o.positionals)
+    e.add("write", "setfacl changes permissions")
+    if o.has("-R", "--recursive"):
+        e.trees.extend(o.positionals)
+        e.add("destructive", "setfacl -R changes the permissions of whole trees")
 
 
 def _locks_owner_out(mode: str) -> bool:
@@ -769,6 +815,7 @@ RULES: dict[str, Rule] = {
     "base64": _base64, "tee": _tee,
     "sed": _sed, "gsed": _sed, "awk": _awk, "gawk": _awk, "mawk": _awk, "nawk": _awk,
     "tar": _tar, "gtar": _tar, "dd": _dd, "rm": _rm, "chmod": _chmod, "chown": _chmod,
+    "setfacl": _setfacl,
     "chgrp": _chmod, "cp": _copy, "mv": _copy, "ln": _copy, "install": _copy,
     **dict.fromkeys(("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
                      "lz4"), _compressor),

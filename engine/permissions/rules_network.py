@@ -33,11 +33,24 @@ def _curl(e: Effect, args: list[Word]) -> None:
             e.writes.append(w)
     e.replaces.extend(w for w in o.all("-o", "--output") if w.value != "-")
     e.reads.extend(o.all("-K", "--config", "-T", "--upload-file"))
+    sent_files = list(o.all("-T", "--upload-file"))
     for w in o.all("-F", "--form", "-d", "--data", "--data-binary", "--data-urlencode",
                    "--json", "--data-raw"):  # name=@FILE, @FILE, name@FILE: a file sent
         sent = _sent_file(w)
         if sent is not None:
             e.reads.append(sent)
+            sent_files.append(sent)
+    _uploads(e, sent_files, o.positionals)
+
+
+_LOCAL_URL = re.compile(r"^(?:\w+://)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(?:[:/]|$)")
+
+
+def _uploads(e: Effect, files: list[Word], urls: list[Word]) -> None:
+    """A file sent to another machine leaves it for good: under ``--approval auto`` only a
+    person may send one (to this machine's own addresses it stays)."""
+    if files and not (urls and all(_LOCAL_URL.match(u.value or "") for u in urls)):
+        e.unseen = f"{prog(e)} sends {files[0].shown} to another machine"
 
 
 def _sent_file(w: Word) -> Word | None:
@@ -52,14 +65,17 @@ def _sent_file(w: Word) -> Word | None:
 def _wget(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "OoaPie", frozenset({
         "--output-document", "--output-file", "--append-output", "--directory-prefix",
-        "--input-file", "--execute"}))
+        "--input-file", "--execute", "--post-file", "--body-file", "--load-cookies",
+        "--certificate", "--private-key", "--ca-certificate"}))
     e.add("network", "wget uses the network")
     for w in o.all("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"):
         if w.value != "-":
             e.writes.append(w)
     e.replaces.extend(w for w in o.all("-O", "--output-document") if w.value != "-")
     e.writes.extend(o.all("-P", "--directory-prefix"))
-    e.reads.extend(o.all("-i", "--input-file"))
+    e.reads.extend(o.all("-i", "--input-file", "--post-file", "--body-file", "--load-cookies",
+                         "--certificate", "--private-key", "--ca-certificate"))
+    _uploads(e, o.all("--post-file", "--body-file"), o.positionals)
 
 
 _SSH_VALUES = "BbcDEeFIiJLlmOoPpQRSWw"
@@ -158,6 +174,8 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
             e.add("install", f"{prog(e)} {sub} installs or removes software")
         elif sub in network:
             e.add("network", f"{prog(e)} {sub} uses the network")
+            if sub in PUBLISHES:
+                e.unseen = f"{prog(e)} {sub} publishes to a registry for everyone (no undo)"
         elif sub in exec_:
             e.add("exec", f"{prog(e)} {sub} runs project code")
         elif teardown_verb([o.positionals[0]], positionals=1):
@@ -166,6 +184,11 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
             e.add("exec", f"{prog(e)} {sub} is not a known subcommand")
 
     return rule
+
+
+PUBLISHES = frozenset({"publish", "push", "deprecate", "yank", "owner", "dist-tag", "access",
+                       "upload", "release"})
+"""Verbs that publish to a package registry: under ``--approval auto`` only a person may."""
 
 
 _CONFIG_READ = frozenset({"get", "list", "ls", "show", "debug", "current", "--list", "-l",
@@ -187,6 +210,16 @@ def _config_change(e: Effect, sub: str, rest: list[Word]) -> None:
                         or len(pos) < 2 or sub in ("sources", "env")):
         return
     e.add("write", f"{prog(e)} {sub} changes package manager settings (registries, indexes)")
+    named = [v for v in pos if v is not None and v.split("=")[0].lower() in _PROGRAM_KEYS]
+    if named:
+        e.at_least("deny", f"{prog(e)} {sub} {named[0]} names a program the tool runs later "
+                           "(a planted command)")
+
+
+_PROGRAM_KEYS = frozenset({"script-shell", "shell", "editor", "browser", "git", "viewer",
+                           "node-options", "init-module", "onload-script", "yarnpath",
+                           "yarn-path", "sign-git-commit", "git-tag-version"})
+"""Settings of npm, pnpm and yarn whose value is a program (or code) they run later."""
 
 
 _F = frozenset
@@ -488,12 +521,20 @@ def _rpm(e: Effect, args: list[Word]) -> None:
     # a query reads the package database, not the files it names (rpm -qf /usr/bin/ls)
 
 
-_bundle = subcommands(_F({"list", "info", "show", "check", "platform", "version", "help",
-                          "licenses"}),
-                      _F({"install", "update", "add", "remove", "lock", "cache", "package",
-                          "clean", "binstubs", "init", "gem"}),
-                      _F({"exec", "console", "open"}), _F({"outdated"}),
-                      config=_F({"config"}))
+_bundle_verbs = subcommands(_F({"list", "info", "show", "check", "platform", "version",
+                                "help", "licenses"}),
+                            _F({"install", "update", "add", "remove", "lock", "cache",
+                                "package", "clean", "binstubs", "init", "gem"}),
+                            _F({"exec", "console", "open"}), _F({"outdated"}),
+                            config=_F({"config"}))
+
+
+def _bundle(e: Effect, args: list[Word]) -> None:
+    """``bundle exec CMD`` runs CMD with the bundle's gems (judged as run); the rest by
+    verb."""
+    _bundle_verbs(e, args)
+    if [w.value for w in args[:1]] == ["exec"] and len(args) > 1:
+        e.nested.append(("bundle exec", args[1:]))
 
 
 def _gh(e: Effect, args: list[Word]) -> None:

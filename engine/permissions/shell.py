@@ -126,9 +126,21 @@ _TAINT_ALL = re.compile(r"\bsource\b(?!\s+<\()"
 shown (``_shown_script``)."""
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
                            r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
-_LIFECYCLE_KEY = re.compile(
-    r"(?:scripts\s*\.\s*|scripts\s*\[\s*[\"']|[\"'])(?:pre|post)?(?:install|prepare|publish|"
-    r"publishonly|pack|uninstall|dependencies)[\"']?\s*(?:\]\s*)?[:=]", re.I)
+_PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
+    (re.compile(r"(?:^|/)package\.json$"), re.compile(
+        r"(?:scripts\s*\.\s*|scripts\s*\[\s*[\"']|[\"'])(?:pre|post)?(?:install|prepare|"
+        r"publish|publishonly|pack|uninstall|dependencies)[\"']?\s*(?:\]\s*)?[:=]", re.I),
+     "a script npm runs on install"),
+    (re.compile(r"(?:^|/)\.cargo/config(?:\.toml)?$"), re.compile(
+        r"(?:rustc-wrapper|rustc_wrapper|rustc-workspace-wrapper|runner|linker|rustc|rustdoc)"
+        r"\s*=|\[alias\]", re.I), "a program cargo runs"),
+    (re.compile(r"(?:^|/)\.(?:npmrc|yarnrc(?:\.yml)?)$"), re.compile(
+        r"(?:script-shell|shell|node-options|init-module|onload-script|yarnPath|git|editor|"
+        r"browser)\s*[=:]", re.I), "a program npm or yarn runs"),
+)
+"""Configuration files that name programs a tool runs later, and the keys that do: a command
+that writes the file and names the key in its text plants a command (``jq '.scripts.postinstall
+= ..' package.json > t && mv t package.json``)."""
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
@@ -297,9 +309,8 @@ class _Walker(PathJudge, ShellValues):
     """Entries (their index) of commands that print credentials."""
     split_names: bool = False
     """IFS was set: a program named by an expansion is split at a custom separator."""
-    names_lifecycle: bool = False
-    """The command's text names an npm lifecycle script as a key (``.scripts.postinstall =``,
-    ``"prepare":``): written into a package.json, it runs on the next install."""
+    texts: list[str] = field(default_factory=list)
+    """The command's text and the code nested in it (planted configuration is looked for)."""
     fork_bombs: set[str] = field(default_factory=set)
     """Functions whose body starts copies of themselves in a pipeline or the background."""
     tainted: set[str] = field(default_factory=set)
@@ -425,10 +436,7 @@ class _Walker(PathJudge, ShellValues):
         decision = strictest(*(e["decision"] for e in entries))
         floors = [*self.floors, *(("deny", f"{why} (not modelled: refused)")
                                   for why in self.opaque)]
-        if self.names_lifecycle and any(os.path.basename(w) == "package.json"
-                                        for w in self.written):
-            floors.append(("deny", "writes package.json with a script npm runs on install (a "
-                                   "planted command)"))
+        floors.extend(self._planted())
         if self.secrets and any(e["risk"] in ("network", "install") for i, e in
                                 enumerate(entries) if i not in self.printers):
             floors.append(("deny", f"sends credentials over the network ({self.secrets[0]})"))
@@ -447,6 +455,16 @@ class _Walker(PathJudge, ShellValues):
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
                             bool(self.unnamed or self.problems), list(dict.fromkeys(self.secrets)))
 
+    def _planted(self) -> list[tuple[DecisionValue, str]]:
+        """A configuration file written by a command whose text names one of the file's keys
+        that run a program."""
+        found: list[tuple[DecisionValue, str]] = []
+        for path_re, key_re, what in _PLANTED_KEYS:
+            hit = next((w for w in sorted(self.written) if path_re.search(w)), None)
+            if hit is not None and any(key_re.search(t) for t in self.texts):
+                found.append(("deny", f"writes {hit} with {what} (a planted command)"))
+        return found
+
     def _reason(self, decision: DecisionValue) -> str:
         if not self.entries:
             return "nothing to run"
@@ -459,7 +477,7 @@ class _Walker(PathJudge, ShellValues):
 
     def _prescan(self, text: str) -> None:
         """Names assigned anywhere, and functions defined anywhere, in the command."""
-        self.names_lifecycle = self.names_lifecycle or bool(_LIFECYCLE_KEY.search(text))
+        self.texts.append(text)
         self.tainted.update(_ASSIGNED.findall(text))
         self.assignments.update(_ASSIGNED.findall(text))
         for names in (_LOOP_VAR.findall(text), _PRINTF_V.findall(text),

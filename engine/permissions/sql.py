@@ -231,20 +231,7 @@ def _statement(out: SqlEffect, stmt: str) -> None:
             out.add("write", "the database client writes its output to a file")
             out.files.append(target)
         return
-    m = _IMPORTS.match(stmt)
-    if m and not _client_arg(m.group(1)).startswith("|"):  # .import '|cmd': below
-        out.reads.append(_client_arg(m.group(1)))
-        out.add("write", DB_CHANGE)
-        return
-    m = m or _READS_FILE.match(stmt)
-    if m:
-        target = _client_arg(m.group(1))
-        if target.startswith("|"):
-            out.add("exec", "the database client runs a command for input")
-            out.scripts.append(target[1:])
-        else:
-            out.reads.append(target)
-            out.add("exec", "the database client runs commands from a file")
+    if _input(out, stmt):
         return
     for code in _COPY_PROGRAM.findall(stmt):
         out.add("exec", "COPY ... PROGRAM runs a shell command on the server")
@@ -252,6 +239,30 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     for m in _WRITES_TO.finditer(stmt):
         out.files.append(next(g for g in m.groups() if g is not None).replace("''", "'"))
     _sql_risk(out, stmt)
+
+
+def _input(out: SqlEffect, stmt: str) -> bool:
+    """``.import FILE T`` reads rows (data); ``.read FILE``, ``\\i FILE`` run the commands
+    a file holds; ``.read '|cmd'`` runs what cmd prints as SQL and client commands."""
+    m = _IMPORTS.match(stmt)
+    if m and not _client_arg(m.group(1)).startswith("|"):  # .import '|cmd': below
+        out.reads.append(_client_arg(m.group(1)))
+        out.add("write", DB_CHANGE)
+        return True
+    m = m or _READS_FILE.match(stmt)
+    if m is None:
+        return False
+    target = _client_arg(m.group(1))
+    if target.startswith("|"):
+        out.add("exec", "the database client runs a command for input")
+        out.scripts.append(target[1:])
+        if not _IMPORTS.match(stmt):
+            out.add("destructive", "the database client runs what a command prints as SQL "
+                                   "and client commands (nobody sees them first)")
+    else:
+        out.reads.append(target)
+        out.add("exec", "the database client runs commands from a file")
+    return True
 
 
 def _client_arg(rest: str) -> str:
