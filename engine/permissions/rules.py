@@ -209,11 +209,30 @@ _ASKS_ITSELF = (["--version"], ["--help"], ["-version"], ["-help"])
 """The whole argument list of a program on the PATH that only asks it about itself."""
 
 
+_OUTPUT_OPTIONS = frozenset({"-o", "--output", "--output-file", "--outfile", "--out-file",
+                            "--out"})
+
+
+def _output_files(args: list[Word]) -> list[Word]:
+    """The words after the options most programs use to name the file they write."""
+    found: list[Word] = []
+    for i, w in enumerate(args):
+        key, eq, value = (w.value or "").partition("=")
+        if key in _OUTPUT_OPTIONS and eq and value:
+            found.append(Word.of(value))
+        elif key in _OUTPUT_OPTIONS and not eq and i + 1 < len(args):
+            found.append(args[i + 1])
+    return found
+
+
 def _unknown(e: Effect, name: str) -> None:
     if "/" not in name and [w.value for w in e.argv[1:]] in _ASKS_ITSELF:
         return  # java -version, rustc --version: prints and exits (a script by path: no)
     what = "a program given by path" if "/" in name else "an unknown program"
     e.add("exec", f"{name} is {what}")  # what its arguments may run: shell._hidden_command
+    for target in _output_files(e.argv[1:]):  # eslint -o README.md: most likely its output
+        e.writes.append(target)
+        e.replaces.append(target)
     verb = teardown_verb(e.argv[1:])
     if verb is not None:
         e.add("destructive", f"{name} {verb}: an unknown program asked to tear something down")

@@ -14,15 +14,17 @@ from collections.abc import Callable
 
 from engine.permissions.effect import Effect, Rule, parse_opts, prog, teardown_verb
 from engine.permissions.inline import inline_code
-from engine.permissions.sql import DB_CHANGE, judge_sql
+from engine.permissions.sql import ATTACHES, DB_CHANGE, judge_sql
 from engine.permissions.words import Word
 
 # ---------------------------------------------------------------- database clients
 
 
-def apply_sql(e: Effect, how: str, text: Word, scratch: bool = False) -> None:
+def apply_sql(e: Effect, how: str, text: Word, scratch: bool = False,
+              readonly: bool = False) -> None:
     """Judge SQL (and client commands) a database client is given; on a ``scratch``
-    (in-memory) database, changing its tables changes nothing that lasts."""
+    (in-memory) database, changing its tables changes nothing that lasts; on a ``readonly``
+    connection (``sqlite3 -readonly``) nothing changes and ``ATTACH`` only reads."""
     if text.value is None:
         e.at_least("ask", f"{how}: SQL only known at run time")
         # DROP TABLE "$T", or <(echo 'DROP ..'): the statement is known, if not its quoting
@@ -32,11 +34,15 @@ def apply_sql(e: Effect, how: str, text: Word, scratch: bool = False) -> None:
             e.add("destructive", "; ".join(loose.reasons))
         return
     sql = judge_sql(text.value)
-    kept = [r for r in sql.reasons if not (scratch and r == DB_CHANGE)]
+    ignored = {DB_CHANGE} if scratch or readonly else set()
+    if readonly and None not in sql.attached:
+        ignored.add(ATTACHES)
+        e.reads.extend(Word.of(f) for f in sql.attached if f)
+    kept = [r for r in sql.reasons if r not in ignored]
     for reason in kept:
         e.add(sql.risk if "destroy" in reason or "every row" in reason else
               ("write" if sql.risk != "exec" else "exec"), reason)
-    if kept or not scratch or sql.files:
+    if kept or not (scratch or readonly) or sql.files:
         e.add(sql.risk, "")
     for code in sql.scripts:
         e.scripts.append((how, Word.of(code)))
@@ -88,14 +94,15 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
             pos.append(args[i])
         i += 1
     scratch = not pos or pos[0].value in (":memory:", "")
+    readonly = any(a.value in ("-readonly", "--readonly") for a in args)
     for code in cmds:
-        apply_sql(e, "sqlite3 -cmd", code, scratch)
+        apply_sql(e, "sqlite3 -cmd", code, scratch, readonly)
     has_cmd = bool(cmds)
     if pos:
         db = pos[0]
         sql = pos[1:]
         for code in sql:
-            apply_sql(e, "sqlite3", code, scratch)
+            apply_sql(e, "sqlite3", code, scratch, readonly)
         if not sql and not has_cmd:
             e.stdin_reader = _sqlite_stdin(db)
         (e.writes if e.risk not in ("read",) else e.reads).append(db)

@@ -71,13 +71,18 @@ _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_
                        r"load_file|fsdir|zipfile|sqlar_uncompress|pg_ls_dir|pg_stat_file|"
                        r"read_csv\w*|read_parquet|read_json\w*|read_text|read_blob)\s*\(|"
                        r"\binto\s+(?:outfile|dumpfile)\b|"
-                       r"^\s*(?:attach|vacuum\b.*\binto)\b", re.I | re.S)
+                       r"^\s*vacuum\b.*\binto\b", re.I | re.S)
 """SQL that reads or writes files, or opens another database: never plain reads."""
 _FILE_READS = re.compile(r"\b(?:(?:readfile|fsdir|read_csv\w*|read_parquet|read_json\w*|"
                          r"read_text|read_blob|read_ndjson\w*)\s*\(|(?:from|join)\s)"
                          r"\s*'((?:''|[^'])*)'", re.I)
 """Functions of the local database shells (sqlite3, duckdb) that read the file named by a
 literal, and duckdb's ``FROM 'data.csv'``: a read of that path, judged like ``cat PATH``."""
+
+
+_ATTACH = re.compile(r"^\s*attach\b(?:\s+database\b)?\s*(?:'((?:''|[^'])*)')?", re.I)
+ATTACHES = "SQL opens another database file (ATTACH), which it may create and change"
+"""The reason an ``ATTACH`` gives; on a connection opened read-only the file is only read."""
 
 
 def _read_file(out: SqlEffect, m: re.Match[str]) -> str:
@@ -110,6 +115,8 @@ class SqlEffect:
     files: list[str] = field(default_factory=list)
     """Files it writes (``.output``, ``\\o``)."""
     reads: list[str] = field(default_factory=list)
+    attached: list[str | None] = field(default_factory=list)
+    """Files ``ATTACH`` opens (None: a name that is not a plain literal)."""
 
     def add(self, risk: Risk, reason: str) -> None:
         self.risk = max_risk(self.risk, risk)
@@ -214,6 +221,11 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     rest = _FILE_READS.sub(lambda m: _read_file(out, m), stmt)
     if _FILE_SQL.search(rest):
         out.add("write", "SQL reads or writes files, or opens another database")
+    attach = _ATTACH.match(stmt)
+    if attach:
+        out.add("write", ATTACHES)
+        out.attached.append((attach.group(1) or "").replace("''", "'") if attach.group(1)
+                            is not None else None)
     shell = _SHELL_ESCAPES.match(stmt)
     if shell:
         out.add("exec", "the database client runs a shell command")
