@@ -13,6 +13,7 @@ import re
 
 from engine.permissions import programs as p
 from engine.permissions import rules_code as c
+from engine.permissions import rules_data as data
 from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
 from engine.permissions import rules_infra as infra
@@ -69,8 +70,8 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
     """Whether the words hold one of ``PRINTS_CREDENTIALS[name]`` in order (``gh auth status
     -t``; options between them are skipped). ``env`` and ``printenv`` print the environment,
     where tokens and keys live (``env -u X`` too); ``printenv NAME`` only NAME."""
-    if name == "env":  # still env once a program it runs is unwrapped: it prints
-        return True
+    if name == "env" or name == "trufflehog" or (name == "gitleaks" and "--redact" not in words):
+        return True  # env prints the environment; secret scanners print what they find
     if name in _SEARCHERS or (name == "git" and words[:1] == ["grep"]) or (
             name == "git" and words[:1] == ["log"] and any(w.startswith(("-S", "-G"))
                                                            for w in words)):
@@ -370,7 +371,7 @@ def _register_rules() -> dict[str, Rule]:
             e.add("write", "file -C writes compiled magic files")
 
     rules["file"] = file_rule
-    for module in (sh, g, f, n, c, infra, system):
+    for module in (sh, g, f, n, c, infra, system, data):
         rules.update(module.RULES)
     return rules
 

@@ -511,6 +511,45 @@ def _diffstat(e: Effect, args: list[Word]) -> None:
         e.add("write", "diffstat -o/-e writes a file")
 
 
+def _gitleaks(e: Effect, args: list[Word]) -> None:
+    """``gitleaks detect --source . --no-git``, ``gitleaks git``/``dir``: a scan that reads
+    a tree (and its history) and prints; ``-r``/``--report-path`` writes the report."""
+    o = parse_opts(args, "sfcr", frozenset({"--source", "--report-path", "--config",
+                                            "--baseline-path", "--report-format",
+                                            "--log-opts", "--gitleaks-ignore-path"}))
+    e.reads.extend([*o.all("-s", "--source", "-c", "--config", "--baseline-path"),
+                    *o.positionals[1:]])
+    for w in o.all("-r", "--report-path"):
+        e.writes.append(w)
+        e.add("write", "gitleaks --report-path writes a report")
+
+
+def _detect_secrets(e: Effect, args: list[Word]) -> None:
+    """``detect-secrets scan PATHS`` prints what it finds; ``--update``, ``audit`` and
+    ``--baseline`` runs write the baseline file."""
+    o = parse_opts(args, "", frozenset({"--update", "--baseline", "--exclude-files",
+                                        "--exclude-lines", "-c", "--cores"}))
+    verb = o.positionals[0].value if o.positionals else None
+    e.reads.extend(o.positionals[1:])
+    if verb != "scan" or o.has("--update"):
+        e.writes.extend(o.all("--update", "--baseline"))
+        e.add("write", f"detect-secrets {verb or ''} writes a baseline".replace("  ", " "))
+
+
+def _trufflehog(e: Effect, args: list[Word]) -> None:
+    """``trufflehog filesystem DIR`` and ``git file://.`` with ``--no-verification
+    --no-update`` scan here; otherwise found secrets are tried against their services and
+    the tool may update itself (network)."""
+    words = [w.value or "" for w in args]
+    local = "--no-verification" in words and "--no-update" in words
+    target = next((w for w in words[1:] if not w.startswith("-")), "")
+    if not local or words[:1] not in (["filesystem"], ["git"]) or (
+            words[:1] == ["git"] and not target.startswith("file://")):
+        e.add("network", "trufflehog verifies secrets with their services or updates itself")
+    e.reads.extend(Word.of(w.removeprefix("file://")) for w in words[1:]
+                   if w and not w.startswith("-"))
+
+
 def _tee(e: Effect, args: list[Word]) -> None:
     """``tee FILE..`` writes each FILE; ``/dev/null`` and ``>(..)`` (a pipe into a command the
     walker judges) are no files."""
@@ -805,10 +844,12 @@ RULES: dict[str, Rule] = {
     "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,
     **dict.fromkeys(("zegrep", "zfgrep", "xzgrep", "xzegrep", "xzfgrep", "bzgrep", "bzegrep",
                      "bzfgrep", "lzgrep", "lzegrep", "lzfgrep", "zstdgrep"), _grep),
+    "gitleaks": _gitleaks, "detect-secrets": _detect_secrets, "trufflehog": _trufflehog,
     "diffstat": _diffstat, "grepdiff": reader("ixpIf", skip_first=1, pattern_opts=("-f",),
                                               read_opts=("-f",)),
     "rg": _rg, "ag": reader("ABCGgm", skip_first=1), "ack": reader("ABCgm", skip_first=1),
-    "jq": _jq, "tree": output_option("LPIo", "-o", "--output"), "xmllint": _xmllint,
+    "jq": _jq, "gojq": _jq, "jaq": _jq, "xmllint": _xmllint,
+    "tree": output_option("LPIo", "-o", "--output"),
     "iconv": output_option("fto", "-o", "--output"),
     "shuf": output_option("nioe", "-o", "--output"),
 "sort": _sort, "uniq": _uniq, "xxd": _xxd,

@@ -276,8 +276,8 @@ _system_pkg = subcommands(_F({"list", "search", "show", "info", "policy", "depen
                               "unlink", "refresh", "create", "inject", "mark", "satisfy"}),
                           bare="install", values="oct", remove=_UNINSTALL,
                           config=_F({"config"}))
-_gem = subcommands(_F({"list", "search", "info", "help", "contents", "environment", "which",
-                      "query", "specification", "dependency", "outdated"}),
+_gem = subcommands(_F({"list", "search", "info", "help", "contents", "environment", "env",
+                      "which", "query", "specification", "dependency", "outdated"}),
                    _F({"install", "uninstall", "update", "cleanup", "pristine"}),
                    network=_F({"push", "yank", "owner", "signin", "fetch"}),
                    remove=_F({"uninstall", "cleanup"}), config=_F({"sources"}))
@@ -537,6 +537,48 @@ def _bundle(e: Effect, args: list[Word]) -> None:
         e.nested.append(("bundle exec", args[1:]))
 
 
+def _go_or_query(e: Effect, args: list[Word]) -> None:
+    """``go mod edit -json``/``-print`` prints go.mod; ``go mod graph``/``why`` and the rest
+    of ``go`` by verb."""
+    words = [w.value for w in args]
+    if words[:2] == ["mod", "edit"] and words[2:] and set(words[2:]) <= {"-json", "-print"}:
+        e.reads.append(Word.of("go.mod"))
+        return
+    _go(e, args)
+
+
+_SSH_KEYGEN_READS = frozenset({"-l", "-y", "-e", "-B", "-E", "-v", "-f", "-D"})
+"""ssh-keygen options that only read a key (fingerprint, public half, export) and their
+companions (``-E sha256``, ``-f FILE``)."""
+
+
+def _ssh_keygen(e: Effect, args: list[Word]) -> None:
+    """``ssh-keygen -l -f KEY`` prints a fingerprint and ``-y -f KEY`` the public half (a read
+    of KEY); ``-F HOST`` reads known_hosts; generating (``-t``), ``-p``, ``-R`` and the rest
+    write keys or known_hosts."""
+    o = parse_opts(args, "fEbCNtFRrOnIVzZaMsuwY")
+    files = o.all("-f")
+    flags = {k for k in o.flags}
+    if flags & {"-l", "-y", "-e"} and flags <= _SSH_KEYGEN_READS:
+        e.reads.extend(files)
+    elif flags <= {"-F", "-f", "-H"} and "-F" in flags:
+        e.reads.extend(files or [Word.of("~/.ssh/known_hosts")])
+    else:
+        e.writes.extend(files)
+        e.add("write", "ssh-keygen writes keys or known_hosts")
+
+
+def _dpkg_deb(e: Effect, args: list[Word]) -> None:
+    """``dpkg-deb -c/-I/-f/-W PKG`` show a package; ``-x``/``-R`` extract, ``-b`` builds."""
+    first = (args[0].value or "") if args else ""
+    files = [w for w in args[1:] if not (w.value or "-").startswith("-")]
+    if first in ("-c", "--contents", "-I", "--info", "-f", "--field", "-W", "--show"):
+        e.reads.extend(files[:1])
+    else:
+        e.writes.extend(files[1:])
+        e.add("write", f"dpkg-deb {first or 'without a mode'} writes files")
+
+
 def _gh(e: Effect, args: list[Word]) -> None:
     """``gh repo delete``, ``gh release delete`` delete remote data; ``gh pr close
     --delete-branch`` deletes the branch of a pull request nobody merged."""
@@ -570,7 +612,8 @@ RULES: dict[str, Rule] = {
     "ssh": _ssh, "sftp": _remote_copy,
     "pip": _pip, "pip3": _pip, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn,
     "bun": _bun_rule,
-    "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go, "gem": _gem, "poetry": _poetry,
+    "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go_or_query, "gem": _gem,
+    "poetry": _poetry, "ssh-keygen": _ssh_keygen, "dpkg-deb": _dpkg_deb,
     "pdm": _poetry,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
                      "snap", "flatpak", "pipx"), _system_pkg),

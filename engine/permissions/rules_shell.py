@@ -188,6 +188,21 @@ _ARCHIVE_MODULES = {"zipfile": frozenset({"-l", "--list", "-t", "--test"}),
 ``-c`` creates: the module runs as unknown, asked)."""
 
 
+_SYNTAX_CHECKS = {"node": {"--check", "-c"}, "nodejs": {"--check", "-c"},
+                  "ruby": {"-c", "-wc", "-cw", "-w", "-W"}}
+"""Interpreters' options that parse a script without running it (ruby's ``BEGIN`` blocks
+and node's code run only when the script runs)."""
+
+
+def _syntax_check(name: str, args: list[Word]) -> bool:
+    """``node --check FILE``, ``ruby -wc FILE``: one script, checked, nothing else given."""
+    flags = [w.value for w in args if (w.value or "-").startswith("-")]
+    files = [w for w in args if not (w.value or "-").startswith("-")]
+    allowed = _SYNTAX_CHECKS.get(name, set())
+    return bool(flags) and set(flags) <= allowed and any("c" in (f or "") for f in flags) \
+        and len(files) == 1 and files[0].value is not None
+
+
 def _isolated(flags: dict[str, Word | None]) -> bool:
     """``-I`` or ``-P`` (also inside ``-IEs``-like groups): the working directory is not put
     on the import path."""
@@ -199,7 +214,8 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     name = program_name(e.argv[0])
     o = parse_opts(args, p.INLINE_CODE.get(name, "c"), frozenset({"--eval", "--print"}),
                    stop_at_positional=True)
-    version = ("--version", "-V", "--help", "-h") + (() if name in ("python", "pypy") else ("-v",))
+    version = ("--version", "-V", "--help", "-h", "--v8-options") + (
+        () if name in ("python", "pypy") else ("-v",))
     if len(args) == 1 and args[0].value in version:
         return
     module = o.get("-m") if name in ("python", "pypy") else None
@@ -224,9 +240,8 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     if module is not None:
         e.add("exec", f"{name} -m {module.shown} runs a module")
         return
-    if name in ("node", "nodejs") and set(o.flags) <= {"--check", "-c"} and o.flags and \
-            len(o.positionals) == 1:
-        e.reads.extend(o.positionals)  # node --check FILE: parsed, never run
+    if _syntax_check(name, args):
+        e.reads.extend(o.positionals)  # node --check FILE, ruby -wc FILE: parsed, never run
         return
     code = [k for k in o.flags if k in p.CODE_OPTIONS]
     if code:

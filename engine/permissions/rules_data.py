@@ -1,0 +1,129 @@
+"""Rules for tools that read tabular and structured data files: csvkit, Miller, xsv and qsv,
+parquet-tools.
+
+They print what they compute from the files they are given; what writes is named here: an
+in-place edit (``mlr -I``), an output file (``-o``), a database a table is inserted into
+(``csvsql --db``), a verb that writes files (``xsv split``, ``mlr tee``), and code they run
+(Miller's ``system``/``exec``, qsv's Lua and Python).
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.permissions.effect import Effect, Rule, prog, reader
+from engine.permissions.rules_infra import apply_sql
+from engine.permissions.words import Word
+
+_F = frozenset
+
+# ---------------------------------------------------------------- csvkit
+
+_CSVKIT_READERS = ("csvlook", "csvstat", "csvcut", "csvgrep", "csvjoin", "csvsort",
+                   "csvformat", "csvjson", "in2csv", "csvstack")
+"""csvkit tools that print to standard output only (every word may be a file they read)."""
+
+
+def _csvsql(e: Effect, args: list[Word]) -> None:
+    """``csvsql data.csv`` prints a CREATE TABLE and ``--query`` runs SQL on an in-memory
+    copy; with ``--db URL`` it works on that database: ``--insert`` adds rows, the SQL given
+    is judged, ``--overwrite`` drops the table first."""
+    words = [w.value for w in args]
+    db = _value_of(args, "--db")
+    sqls = [w for w in (_value_of(args, k) for k in ("--query", "--before-insert",
+                                                     "--after-insert")) if w is not None]
+    e.reads.extend(w for w in args if not (w.value or "-").startswith("-") and w not in sqls
+                   and w is not db)
+    if db is None:
+        return
+    e.add("network" if not (db.value or "").startswith("sqlite") else "write",
+          "csvsql --db works on a database")
+    for sql in sqls:
+        apply_sql(e, "csvsql", sql)
+    if "--insert" in words:
+        e.add("write", "csvsql --insert adds rows to the database")
+    if "--overwrite" in words:
+        e.add("destructive", "csvsql --overwrite drops the table before it inserts")
+
+
+def _value_of(args: list[Word], name: str) -> Word | None:
+    for i, w in enumerate(args):
+        key, eq, value = (w.value or "").partition("=")
+        if key == name:
+            return Word.of(value) if eq else (args[i + 1] if i + 1 < len(args) else None)
+    return None
+
+
+# ---------------------------------------------------------------- Miller
+
+_MLR_WRITES = _F({"tee", "split"})
+_MLR_DSL = _F({"put", "filter"})
+_MLR_RUNS = re.compile(r"\b(?:system|exec)\s*\(|\b(?:tee|emit\w*|print\w*|dump)\s*[>|]")
+"""DSL that runs a command or redirects output into a file or a pipe."""
+_MLR_COMMAND = re.compile(r'\b(?:system|exec)\s*\(\s*"((?:\\.|[^"\\])*)"')
+
+
+def _mlr(e: Effect, args: list[Word]) -> None:
+    """``mlr --icsv --opprint stats1 -a mean -f x data.csv`` reads; ``-I`` edits the files
+    in place, ``tee``/``split`` write files, ``put``/``filter`` code that calls ``system``
+    or redirects runs or writes, and ``-f``/``-s`` load code from a file."""
+    words = [w.value for w in args]
+    e.reads.extend(w for w in args if not (w.value or "-").startswith("-"))
+    if "-I" in words:
+        e.writes.extend(w for w in args if not (w.value or "-").startswith("-"))
+        e.add("write", "mlr -I edits the files in place")
+    if any(v in _MLR_WRITES for v in words):
+        e.add("write", "mlr tee/split writes files")
+    for i, v in enumerate(words):
+        if v not in _MLR_DSL:
+            continue
+        rest = [w for w in words[i + 1:]]
+        if any(r in ("-f", "-s", "--load", "--mload") for r in rest[:4]):
+            e.add("exec", f"mlr {v} runs code from a file")
+        code = next((r for r in rest if r is None or not r.startswith("-")), "")
+        if code is None or _MLR_RUNS.search(code):
+            e.add("exec", f"mlr {v} code runs a command or writes a file")
+        for m in _MLR_COMMAND.finditer(code or ""):  # system("rm -rf x"): judged as run
+            e.scripts.append((f"mlr {v} system", Word.of(m.group(1))))
+
+
+# ---------------------------------------------------------------- xsv, qsv, parquet-tools
+
+_XSV_READ = _F({"count", "fixlengths", "flatten", "fmt", "frequency", "headers", "input",
+                "join", "sample", "search", "select", "slice", "sort", "stats", "table", "cat",
+                "reverse", "sniff", "dedup", "exclude", "rename", "replace", "transpose",
+                "sortcheck", "searchset", "enum", "explode", "fill", "behead", "safenames",
+                "tojsonl", "jsonl", "excel", "diff", "datefmt", "pseudo", "extsort"})
+"""Commands of xsv and qsv that print what they compute (``split``, ``index``, ``to``,
+``schema`` write files; ``luau``, ``py``, ``fetch`` run code or use the network)."""
+
+
+def _xsv(e: Effect, args: list[Word]) -> None:
+    verb = args[0].value if args else None
+    e.reads.extend(w for w in args[1:] if not (w.value or "-").startswith("-"))
+    out = _value_of(args, "-o") or _value_of(args, "--output")
+    if out is not None:
+        e.writes.append(out)
+        e.replaces.append(out)
+        e.add("write", f"{prog(e)} -o writes a file")
+    if verb not in _XSV_READ:
+        e.add("exec", f"{prog(e)} {verb or ''} is not a command that only prints".replace(
+            "  ", " "))
+
+
+_PARQUET_READ = _F({"show", "csv", "inspect", "schema", "cat", "head", "meta", "rowcount",
+                    "dump", "size", "column-index", "footer"})
+
+
+def _parquet_tools(e: Effect, args: list[Word]) -> None:
+    """``parquet-tools show/csv/inspect/schema FILE`` print; ``merge``/``split`` write."""
+    verb = args[0].value if args else None
+    e.reads.extend(w for w in args[1:] if not (w.value or "-").startswith("-"))
+    if verb not in _PARQUET_READ:
+        e.add("exec", f"parquet-tools {verb or ''} is not a command that only prints")
+
+
+RULES: dict[str, Rule] = {
+    **dict.fromkeys(_CSVKIT_READERS, reader()),
+    "csvsql": _csvsql, "mlr": _mlr, "xsv": _xsv, "qsv": _xsv, "parquet-tools": _parquet_tools,
+}
