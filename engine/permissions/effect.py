@@ -45,6 +45,9 @@ class Effect:
     (``terraform apply -auto-approve``): ``deny`` under ``--approval auto``."""
     secret: str = ""
     """What credentials it prints (``gh auth token``): only a person may allow that."""
+    loads_here: tuple[str, ...] = ()
+    """Files that, in the working directory, hold code the program loads when it starts
+    (``jupyter_nbconvert_config.py``): their presence makes it run workspace code."""
     imports_here: bool = False
     """Python with ``-m``: the working directory comes first on its import path, so a module
     file there named like a standard one runs instead of it."""

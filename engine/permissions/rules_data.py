@@ -66,9 +66,15 @@ _MLR_COMMAND = re.compile(r'\b(?:system|exec)\s*\(\s*"((?:\\.|[^"\\])*)"')
 def _mlr(e: Effect, args: list[Word]) -> None:
     """``mlr --icsv --opprint stats1 -a mean -f x data.csv`` reads; ``-I`` edits the files
     in place, ``tee``/``split`` write files, ``put``/``filter`` code that calls ``system``
-    or redirects runs or writes, and ``-f``/``-s`` load code from a file."""
+    or redirects runs or writes, ``-f``/``-s`` load code from a file and ``--prepipe`` is a
+    shell command."""
     words = [w.value for w in args]
-    e.reads.extend(w for w in args if not (w.value or "-").startswith("-"))
+    prepipes = [args[i + 1] for i, v in enumerate(words[:-1])
+                if v in ("--prepipe", "--prepipex")]
+    for pipe in prepipes:  # --prepipe 'gunzip <': a shell command each file goes through
+        e.scripts.append(("mlr --prepipe", pipe))
+        e.add("exec", "mlr --prepipe runs a shell command")
+    e.reads.extend(w for w in args if not (w.value or "-").startswith("-") and w not in prepipes)
     if "-I" in words:
         e.writes.extend(w for w in args if not (w.value or "-").startswith("-"))
         e.add("write", "mlr -I edits the files in place")
@@ -118,7 +124,10 @@ _PARQUET_READ = _F({"show", "csv", "inspect", "schema", "cat", "head", "meta", "
 def _parquet_tools(e: Effect, args: list[Word]) -> None:
     """``parquet-tools show/csv/inspect/schema FILE`` print; ``merge``/``split`` write."""
     verb = args[0].value if args else None
-    e.reads.extend(w for w in args[1:] if not (w.value or "-").startswith("-"))
+    files = [w for w in args[1:] if not (w.value or "-").startswith("-")]
+    if any("://" in (w.value or "://") for w in files):
+        e.add("network", "parquet-tools reads a remote file (s3://, gs://, https://)")
+    e.reads.extend(w for w in files if "://" not in (w.value or "://"))
     if verb not in _PARQUET_READ:
         e.add("exec", f"parquet-tools {verb or ''} is not a command that only prints")
 

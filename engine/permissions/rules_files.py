@@ -531,6 +531,8 @@ def _detect_secrets(e: Effect, args: list[Word]) -> None:
                                         "--exclude-lines", "-c", "--cores"}))
     verb = o.positionals[0].value if o.positionals else None
     e.reads.extend(o.positionals[1:])
+    if any((w.value or "").startswith(("--custom-plugins", "--baseline")) for w in args):
+        e.add("exec", "detect-secrets loads the plugins a baseline or option names (code)")
     if verb != "scan" or o.has("--update"):
         e.writes.extend(o.all("--update", "--baseline"))
         e.add("write", f"detect-secrets {verb or ''} writes a baseline".replace("  ", " "))

@@ -383,6 +383,8 @@ def _bun_rule(e: Effect, args: list[Word]) -> None:
     subcommand."""
     o = parse_opts(args, "ep", frozenset({"--eval", "--print"}), stop_at_positional=True)
     codes = o.all("-e", "--eval", "-p", "--print")
+    if [w.value for w in args[:2]] in (["pm", "ls"], ["pm", "hash"], ["pm", "bin"]):
+        return  # bun pm ls: the installed packages, listed
     if not codes:
         _bun(e, args)
         return

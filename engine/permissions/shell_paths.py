@@ -82,7 +82,10 @@ class PathJudge:
 
     def _shadowed(self, e: Effect) -> list[str]:
         """``python -m json.tool`` run where a file or package is named like a standard
-        module (``json/``, ``argparse.py``): that file is the code that runs."""
+        module (``json/``, ``argparse.py``): that file is the code that runs. Likewise a
+        program's start-up code file (``e.loads_here``) in the working directory."""
+        if e.loads_here:
+            return self._loaded_here(e)
         if not e.imports_here:
             return []
         base = self.cwds[-1]
@@ -96,6 +99,15 @@ class PathJudge:
         found = sorted(n for n in names if _module_name(base, n) in sys.stdlib_module_names)
         return [f"python -m imports from its folder first: {found[0]} there stands in for a "
                 "standard module"] if found else []
+
+    def _loaded_here(self, e: Effect) -> list[str]:
+        base = self.cwds[-1]
+        if base is None:
+            return [f"{e.argv[0].shown} runs in a folder only known at run time: code there "
+                    "may load when it starts"]
+        found = [n for n in e.loads_here if os.path.lexists(os.path.join(base, n))]
+        return [f"{e.argv[0].shown} loads {found[0]} from its folder: code that runs"] \
+            if found else []
 
     def _replaced(self, e: Effect) -> list[str]:
         """Reasons for each file holding work that the command replaces whole and does not
