@@ -1619,7 +1619,9 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     ("foo --version x", "ask"), ("rustc --print sysroot", "allow"), ("rustc main.rs", "ask"),
     ("rpm -qa | grep ssl", "allow"), ("rpm -qf /usr/bin/ls", "allow"), ("rpm -e openssl", "deny"),
     ("rpm -ivh x.rpm", "ask"), ("rpm -q --eval '%(rm -rf src)' x", "deny"),
-    ("bundle list", "allow"), ("bundle exec rake", "ask"), ("lsb_release -a", "allow"),
+    ("bundle list", "ask"), ("bundle version", "allow"), ("bundle exec rake", "ask"),
+    ("lsb_release -a", "allow"), ("qsv dedup --dupes-output dupes.csv d.csv", "ask"),
+    ("OPENSSL_CONF=./x.cnf openssl x509 -in c.crt -noout", "ask"),
     # planted configuration: tools' settings that name a program they run later
     ("npm config set script-shell ./scripts/run.sh", "deny"),
     ("yarn config set yarnPath ./scripts/yarn-wrapper.js", "deny"),

@@ -99,7 +99,7 @@ _XSV_READ = _F({"count", "fixlengths", "flatten", "fmt", "frequency", "headers",
                 "join", "sample", "search", "select", "slice", "sort", "stats", "table", "cat",
                 "reverse", "sniff", "dedup", "exclude", "rename", "replace", "transpose",
                 "sortcheck", "searchset", "enum", "explode", "fill", "behead", "safenames",
-                "tojsonl", "jsonl", "excel", "diff", "datefmt", "pseudo", "extsort"})
+                "tojsonl", "jsonl", "excel", "diff", "datefmt", "pseudo"})
 """Commands of xsv and qsv that print what they compute (``split``, ``index``, ``to``,
 ``schema`` write files; ``luau``, ``py``, ``fetch`` run code or use the network)."""
 
@@ -107,11 +107,12 @@ _XSV_READ = _F({"count", "fixlengths", "flatten", "fmt", "frequency", "headers",
 def _xsv(e: Effect, args: list[Word]) -> None:
     verb = args[0].value if args else None
     e.reads.extend(w for w in args[1:] if not (w.value or "-").startswith("-"))
-    out = _value_of(args, "-o") or _value_of(args, "--output")
-    if out is not None:
+    outputs = [_value_of(args, name) for name in {"-o", *(
+        (w.value or "").split("=")[0] for w in args if "output" in (w.value or ""))}]
+    for out in (o for o in outputs if o is not None):  # -o, --dupes-output FILE
         e.writes.append(out)
         e.replaces.append(out)
-        e.add("write", f"{prog(e)} -o writes a file")
+        e.add("write", f"{prog(e)} writes {out.shown}")
     if verb not in _XSV_READ:
         e.add("exec", f"{prog(e)} {verb or ''} is not a command that only prints".replace(
             "  ", " "))

@@ -523,17 +523,19 @@ def _rpm(e: Effect, args: list[Word]) -> None:
     # a query reads the package database, not the files it names (rpm -qf /usr/bin/ls)
 
 
-_bundle_verbs = subcommands(_F({"list", "info", "show", "check", "platform", "version",
-                                "help", "licenses"}),
+_bundle_verbs = subcommands(_F({"version", "help"}),
                             _F({"install", "update", "add", "remove", "lock", "cache",
                                 "package", "clean", "binstubs", "init", "gem"}),
-                            _F({"exec", "console", "open"}), _F({"outdated"}),
+                            _F({"exec", "console", "open", "list", "info", "show", "check",
+                                "platform", "licenses"}), _F({"outdated"}),
                             config=_F({"config"}))
+"""``bundle list``/``info``/``check`` evaluate the Gemfile, which is Ruby code: they run
+project code like ``bundle exec``."""
 
 
 def _bundle(e: Effect, args: list[Word]) -> None:
-    """``bundle exec CMD`` runs CMD with the bundle's gems (judged as run); the rest by
-    verb."""
+    """``bundle exec CMD`` runs CMD with the bundle's gems (judged as run); the rest by verb
+    (every verb that reads the bundle evaluates the Gemfile)."""
     _bundle_verbs(e, args)
     if [w.value for w in args[:1]] == ["exec"] and len(args) > 1:
         e.nested.append(("bundle exec", args[1:]))
