@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -562,23 +562,21 @@ def test_workers_killed_at_several_points_the_run_still_completes(cli: EngineCLI
 
 def _stored(db: Path, run_id: str) -> Any:
     """The run's row as the workers last wrote it: read in milliseconds, unlike ``show``."""
+    return _reading(db, lambda store: store.get_run(run_id))
+
+
+def _reading(db: Path, read: Callable[[Any], Any]) -> Any:
     from engine.store.sqlite import SqliteStore
 
     store = SqliteStore.for_reading(db)
     try:
-        return store.get_run(run_id)
+        return read(store)
     finally:
         store.close()
 
 
 def _messages(db: Path, run_id: str) -> list:
-    from engine.store.sqlite import SqliteStore
-
-    store = SqliteStore.for_reading(db)
-    try:
-        return store.messages(run_id)
-    finally:
-        store.close()
+    return list(_reading(db, lambda store: store.messages(run_id)))
 
 
 def test_bench_measures_overhead_recovery_history_naive_loop_and_postgres(

@@ -20,6 +20,7 @@ from engine.permissions import rules_infra as infra
 from engine.permissions import rules_network as n
 from engine.permissions import rules_shell as sh
 from engine.permissions import rules_system as system
+from engine.permissions import rules_toolchain as toolchain
 from engine.permissions.constructs import shell_code_var
 from engine.permissions.effect import (
     Effect,
@@ -371,7 +372,7 @@ def _register_rules() -> dict[str, Rule]:
             e.add("write", "file -C writes compiled magic files")
 
     rules["file"] = file_rule
-    for module in (sh, g, f, n, c, infra, system, data):
+    for module in (sh, g, f, n, c, infra, system, data, toolchain):
         rules.update(module.RULES)
     return rules
 

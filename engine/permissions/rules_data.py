@@ -1,5 +1,5 @@
 """Rules for tools that read tabular and structured data files: csvkit, Miller, xsv and qsv,
-parquet-tools.
+parquet-tools, notebooks (jupyter nbconvert, nbstripout).
 
 They print what they compute from the files they are given; what writes is named here: an
 in-place edit (``mlr -I``), an output file (``-o``), a database a table is inserted into
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from engine.permissions.effect import Effect, Rule, prog, reader
+from engine.permissions.effect import Effect, Rule, parse_opts, prog, reader
 from engine.permissions.rules_infra import apply_sql
 from engine.permissions.words import Word
 
@@ -133,7 +133,43 @@ def _parquet_tools(e: Effect, args: list[Word]) -> None:
         e.add("exec", f"parquet-tools {verb or ''} is not a command that only prints")
 
 
+# ---------------------------------------------------------------- notebooks
+
+
+def _jupyter(e: Effect, args: list[Word]) -> None:
+    """``jupyter nbconvert --to script --stdout NB`` prints a notebook converted; without
+    ``--stdout`` it writes a file, ``--inplace`` rewrites the notebook and ``--execute`` runs
+    its cells. Other jupyter commands start servers or kernels."""
+    words = [w.value or "" for w in args]
+    if words[:1] != ["nbconvert"]:
+        e.add("exec", f"jupyter {words[0] if words else ''} runs kernels or servers".strip())
+        return
+    notebooks = [w for w in args[1:] if (w.value or "").endswith(".ipynb")]
+    flags = {w.split("=")[0] for w in words[1:] if w.startswith("-")}
+    if "--execute" in flags:
+        e.add("exec", "jupyter nbconvert --execute runs the notebook's cells")
+    e.loads_here = ("jupyter_nbconvert_config.py", "jupyter_config.py")
+    if "--stdout" in flags and "--inplace" not in flags:
+        e.reads.extend(notebooks)
+    else:
+        e.writes.extend(notebooks)
+        e.add("write", "jupyter nbconvert writes the converted notebook")
+
+
+def _nbstripout(e: Effect, args: list[Word]) -> None:
+    """``nbstripout -t NB`` (``--textconv``) and ``--dry-run`` print; ``--install`` makes
+    git run nbstripout as a filter; otherwise it strips the notebooks in place."""
+    o = parse_opts(args, "")
+    if o.has("--install", "--uninstall"):
+        e.add("write", "nbstripout --install sets a filter git runs")
+    elif o.has("-t", "--textconv", "--dry-run", "--verify"):
+        e.reads.extend(o.positionals)
+    else:
+        e.writes.extend(o.positionals)
+        e.add("write", "nbstripout strips the notebooks in place")
+
+
 RULES: dict[str, Rule] = {
-    **dict.fromkeys(_CSVKIT_READERS, reader()),
+    **dict.fromkeys(_CSVKIT_READERS, reader()), "jupyter": _jupyter, "nbstripout": _nbstripout,
     "csvsql": _csvsql, "mlr": _mlr, "xsv": _xsv, "qsv": _xsv, "parquet-tools": _parquet_tools,
 }

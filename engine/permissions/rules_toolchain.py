@@ -1,0 +1,204 @@
+"""Rules for compilers, linters and formatters in the modes that only report.
+
+``ruff check``, ``black --check``, ``gofmt -l``, ``tsc --noEmit``, ``rustc --print``,
+``javap``, ``gcc -MM`` read the files they are given and print; the same programs asked to fix,
+format, emit or compile write. Tools that load plugins or configuration code from the workspace
+(eslint, prettier, mypy, rubocop) are not here: they run workspace code and ask.
+"""
+
+from __future__ import annotations
+
+from engine.permissions.effect import Effect, Rule, parse_opts, prog
+from engine.permissions.words import Word
+
+_F = frozenset
+RULES: dict[str, Rule] = {}
+
+
+# ---------------------------------------------------------------- linters that load no code
+
+_RUFF_SHOWS = frozenset({"rule", "config", "linter", "version", "help", "--version", "-V"})
+_RUFF_CHANGES = frozenset({"--fix", "--unsafe-fixes", "--add-noqa", "--watch", "-w", "--fix-only"})
+
+
+def _ruff(e: Effect, args: list[Word]) -> None:
+    """``ruff check`` and ``ruff format --check``/``--diff`` only report (ruff loads no
+    plugins; its cache is its own): reads. A fix, a format, ``--output-file`` write."""
+    words = [w.value or "" for w in args]
+    verb = next((w for w in words if not w.startswith("-")), "check")
+    flags = {w.partition("=")[0] for w in words if w.startswith("-")}
+    o = parse_opts(args, "o", frozenset({"--output-file", "--config", "--select", "--ignore",
+                                         "--extend-select", "--target-version",
+                                         "--line-length", "--output-format", "--exclude",
+                                         "--cache-dir", "--stdin-filename", "--extend",
+                                         "--per-file-ignores", "--fixable", "--unfixable"}))
+    files = [w for w in o.positionals if w.value != verb]
+    if verb in _RUFF_SHOWS:
+        return
+    e.reads.extend(files or [Word.of(".")])
+    for w in o.all("-o", "--output-file"):
+        e.writes.append(w)
+        e.replaces.append(w)
+        e.add("write", "ruff --output-file writes a file")
+    if flags & _RUFF_CHANGES or (verb == "format" and not flags & {"--check", "--diff"}) or (
+            verb not in ("check", "format")):
+        e.writes.extend(files or [Word.of(".")])
+        e.add("write", f"ruff {verb} changes files")
+
+
+RULES["ruff"] = _ruff
+
+
+# ---------------------------------------------------------------- formatters that load no code
+
+
+def _formatter(checks: frozenset[str], writes: frozenset[str], values: str = "",
+               long_values: frozenset[str] = frozenset(), *, rewrites: bool = True) -> Rule:
+    """A formatter that loads no plugins: with a ``checks`` option (or, for those that only
+    print unless told, without a ``writes`` one) it reads the files it is given and prints;
+    otherwise it rewrites them."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        o = parse_opts(args, values, long_values)
+        flags = {name.split("=")[0] for name in o.flags}
+        files = o.positionals or [Word.of(".")]
+        if flags & writes or (rewrites and not flags & checks):
+            e.writes.extend(files)
+            e.add("write", f"{prog(e)} rewrites the files it formats")
+        else:
+            e.reads.extend(files)
+        e.reads.extend(o.all("--config", "--settings-path", "--settings-file", "--sp",
+                             "--config-path", "--style-file"))
+
+    return rule
+
+
+RULES.update({
+    "black": _formatter(_F({"--check", "--diff", "-c", "--code"}), _F(), "ltcW", _F({
+        "--line-length", "--target-version", "--include", "--exclude", "--extend-exclude",
+        "--force-exclude", "--config", "--stdin-filename", "--required-version", "--workers",
+        "--python-cell-magics"})),
+    "isort": _formatter(_F({"--check-only", "--check", "-c", "--diff", "--show-files",
+                            "--show-config"}), _F(), "lpm", _F({
+                                "--line-length", "--profile", "--settings-path", "--sp",
+                                "--settings-file", "--skip", "--skip-glob", "--filter-files",
+                                "--multi-line", "--src", "--known-local-folder"})),
+    "rustfmt": _formatter(_F({"--check"}), _F(), "", _F({"--edition", "--config-path",
+                                                        "--config", "--emit", "--color"})),
+    "gofmt": _formatter(_F(), _F({"-w"}), "r", rewrites=False),
+    "shfmt": _formatter(_F(), _F({"-w", "--write"}), "i", _F({"--indent", "--language-dialect",
+                                                               "--filename"}), rewrites=False),
+    "clang-format": _formatter(_F(), _F({"-i"}), "", _F({"--style", "--assume-filename",
+                                                         "--lines", "--offset", "--length",
+                                                         "--fallback-style"}), rewrites=False),
+})
+
+
+_TSC_WRITES = frozenset({"--build", "-b", "--init", "--generateTrace", "--generateCpuProfile",
+                         "--tsBuildInfoFile", "--incremental", "-i", "--composite"})
+
+
+def _tsc(e: Effect, args: list[Word]) -> None:
+    """``tsc --noEmit`` type-checks and prints (the compiler loads no plugins); otherwise it
+    writes its output files."""
+    o = parse_opts(args, "p", frozenset({"--project", "--target", "--module", "--lib",
+                                         "--jsx", "--moduleResolution"}))
+    flags = {name.split("=")[0] for name in o.flags}
+    e.reads.extend([*o.all("-p", "--project"), *o.positionals])
+    if not flags & {"--noEmit", "--version", "-v", "--help", "-h", "--showConfig",
+                    "--listFilesOnly"} or flags & _TSC_WRITES:
+        e.add("write", "tsc writes its output files")
+
+
+RULES["tsc"] = _tsc
+
+
+_RUSTC_ASKS = frozenset({"--version", "-V", "-vV", "--print", "--explain", "--help", "-h"})
+
+
+def _rustc(e: Effect, args: list[Word]) -> None:
+    """``rustc --print sysroot``, ``--explain E0308``, ``-vV`` print; compiling runs the
+    crate's procedural macros and writes its outputs."""
+    o = parse_opts(args, "", frozenset({"--print", "--explain"}))
+    if not o.flags or set(o.flags) - _RUSTC_ASKS or o.positionals:
+        e.add("exec", "rustc compiles (procedural macros run) and writes its outputs")
+
+
+RULES["rustc"] = _rustc
+
+
+# ---------------------------------------------------------------- JVM and C toolchains' queries
+
+
+def _jvm_reader(writes: frozenset[str] = frozenset()) -> Rule:
+    """``javap -c -p Foo.class``, ``jdeps --summary app.jar``: they read class files and
+    archives; ``-J`` passes options to their own JVM (``-J-javaagent:x.jar`` loads code) and
+    ``writes`` name output directories."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        values = [w.value or "" for w in args]
+        if any(v.startswith("-J") for v in values):
+            e.add("exec", f"{prog(e)} -J gives its JVM options (an agent runs code)")
+        for i, v in enumerate(values):
+            if v.split("=")[0] in writes:
+                e.add("write", f"{prog(e)} {v.split('=')[0]} writes files")
+            elif v in ("-cp", "-classpath", "--class-path", "--module-path") and \
+                    i + 1 < len(args):
+                e.reads.extend(Word.of(part) for part in values[i + 1].split(":") if part)
+            elif not v.startswith("-") and ("/" in v or v.endswith((".class", ".jar"))):
+                e.reads.append(args[i])
+
+    return rule
+
+
+def _jar(e: Effect, args: list[Word]) -> None:
+    """``jar tf app.jar`` lists; ``x`` extracts, ``c``/``u`` create or update an archive."""
+    mode = (args[0].value or "").lstrip("-") if args else ""
+    files = [w for w in args[1:] if not (w.value or "-").startswith("-")]
+    if mode.startswith("t") or (args and args[0].value in ("--list", "-t")):
+        e.reads.extend(files)
+    elif mode[:1] in ("x", "c", "u") or args[0].value in ("--extract", "--create", "--update"):
+        e.writes.extend(files)
+        e.add("write", "jar extracts, creates or updates files")
+    else:
+        e.add("exec", f"jar {mode or 'without a mode'} is not modelled")
+
+
+_CC_QUERIES = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachine",
+                         "--version", "-v", "--help", "-print-search-dirs",
+                         "-print-libgcc-file-name", "-print-multiarch",
+                         "-print-sysroot", "-print-targets", "-dM", "-E", "-M", "-MM", "-P",
+                         "-std", "-march", "-O0", "-O1", "-O2", "-O3", "-Os", "-c", "-w",
+                         "-Wall", "-Wextra", "-m64", "-m32", "-g", "-I", "-D"})
+"""Driver options that, on their own, make the compiler print and write nothing: ``-###``
+shows the commands it would run; ``-M``/``-MM`` print dependencies (names only); ``-dM -E``
+of no source (``- < /dev/null``) prints the predefined macros."""
+
+
+def _compiler(e: Effect, args: list[Word]) -> None:
+    """A C compiler driver asked about itself or its dependencies prints; compiling writes,
+    and ``-E``/``-fsyntax-only`` of a source read every file it includes (which the command
+    line does not show), so they ask like a build."""
+    values = [w.value for w in args]
+    sources = [v for v in values if v is None or not v.startswith("-")]
+    flags = {_cc_flag(v) for v in values if v is not None and v.startswith("-") and v != "-"}
+    if flags <= _CC_QUERIES and not any(v is None or v.startswith("@") for v in sources) and (
+            "-###" in flags  # the commands it would run, shown
+            or flags & {"-M", "-MM"}  # the headers' names
+            or ("-E" in flags and not sources)  # -dM -E - < /dev/null: predefined macros
+            or not ({"-E", "-c"} & flags or sources)):  # --version, -print-sysroot
+        e.reads.extend(Word.of(v) for v in sources if v)
+        return
+    e.add("exec", f"{prog(e)} compiles (or reads whatever the sources include)")
+
+
+def _cc_flag(value: str) -> str:
+    """``-Inative/include`` and ``-DX=1`` as ``-I`` and ``-D``; ``-std=c11`` as ``-std``."""
+    return value[:2] if value.startswith(("-I", "-D")) else value.split("=")[0]
+
+
+RULES.update({"javap": _jvm_reader(), "jar": _jar,
+              "jdeps": _jvm_reader(_F({"-dotoutput", "--dot-output", "--generate-module-info",
+                                       "--generate-open-module"})),
+              **dict.fromkeys(("gcc", "cc", "clang", "g++", "c++", "clang++", "cpp"),
+                              _compiler)})
