@@ -38,16 +38,17 @@ OVERBLOCK_LIMIT = 0.05
 P99_LIMIT_MS = 2.0
 PARTS = ("dev", "heldback", "constructs", "constructs_heldback", "handwritten",
          "handwritten_heldback", "everyday", "everyday_heldback", "field", "field_heldback",
-         "workday", "workday_heldback", "stack", "stack_heldback")
+         "workday", "workday_heldback", "stack", "stack_heldback", "tools", "tools_heldback")
 LABELS = {"dev": "dev", "heldback": "held-back", "constructs": "constructs",
           "constructs_heldback": "constructs held-back", "handwritten": "hand-written",
           "handwritten_heldback": "hand-written held-back", "everyday": "everyday",
           "everyday_heldback": "everyday held-back", "field": "field",
           "field_heldback": "field held-back", "workday": "workday",
           "workday_heldback": "workday held-back", "stack": "stack",
-          "stack_heldback": "stack held-back"}
+          "stack_heldback": "stack held-back", "tools": "tools",
+          "tools_heldback": "tools held-back"}
 HELD_BACK = ("heldback", "constructs_heldback", "handwritten_heldback", "everyday_heldback",
-             "field_heldback", "workday_heldback", "stack_heldback")
+             "field_heldback", "workday_heldback", "stack_heldback", "tools_heldback")
 """Parts whose items are counted, never printed."""
 
 
@@ -85,7 +86,7 @@ def measure(rounds: int) -> dict[str, Any]:
     from engine.permissions.shell import classify_command
     from engine.vocabulary.state import ToolCall
     from tests.construct_corpus import items as construct_items
-    from tests.corpus_scoring import ENV, load, make_workspace, score
+    from tests.corpus_scoring import ENV, PART_FILES, load, make_workspace, score
     from tests.corpus_scoring import decide as check
     from tests.shell_corpus import CORPUS
     from turnstile_tools import builtin_specs
@@ -101,12 +102,13 @@ def measure(rounds: int) -> dict[str, Any]:
             items = construct_items() if part == "constructs" else load(part)
             if part in ("dev", "heldback"):  # latency on the published-material parts
                 commands += [it.command for it in items]
-            policy = {it.id: check(it.command, ws) for it in items}
-            auto = {it.id: check(it.command, ws, "auto") for it in items}
+            pws = make_workspace(Path(tmp) / part, part) if part in PART_FILES else ws
+            policy = {it.id: check(it.command, pws) for it in items}
+            auto = {it.id: check(it.command, pws, "auto") for it in items}
             parts[part] = score(items, policy, auto)
             parts[part]["known_gaps"] = sum(it.known_gap for it in items)
             if part in ("dev", "constructs", "handwritten", "everyday", "field", "workday",
-                        "stack"):
+                        "stack", "tools"):
                 parts[part]["failures"] = [
                     {"id": it.id, "category": it.category, "expect": it.expect,
                      "got": policy[it.id], "command": it.command} for it in items

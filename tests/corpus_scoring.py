@@ -31,11 +31,13 @@ PARTS = {"dev": CORPUS / "shell_dev.yaml", "heldback": CORPUS / "shell_heldback.
          "workday": CORPUS / "workday_dev.yaml",
          "workday_heldback": CORPUS / "workday_heldback.yaml",
          "stack": CORPUS / "stack_dev.yaml",
-         "stack_heldback": CORPUS / "stack_heldback.yaml"}
+         "stack_heldback": CORPUS / "stack_heldback.yaml",
+         "tools": CORPUS / "tools_dev.yaml",
+         "tools_heldback": CORPUS / "tools_heldback.yaml"}
 SPLIT = {"dev": "dev", "heldback": "heldback", "everyday": "dev",
          "everyday_heldback": "heldback", "field": "dev", "field_heldback": "heldback",
          "workday": "dev", "workday_heldback": "heldback", "stack": "dev",
-         "stack_heldback": "heldback"}
+         "stack_heldback": "heldback", "tools": "dev", "tools_heldback": "heldback"}
 """The parts split by a hash of the command (-> the half each holds); the construct part is
 held back as a whole, the first hand-written part was split before it was checked here."""
 DEV_PERCENT = 70
@@ -50,6 +52,11 @@ ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin", "USER": "agent"}
 """The environment the corpus is judged in (the workspace is never under HOME)."""
 WORKSPACE_FILES = ("README.md", "src/app.py", "src/old.py", "src/new.py", "data.csv", "a.txt",
                    "b.txt", "package.json", "scripts/run.sh", "install.sh")
+_TOOLS_FILES = ("Dockerfile", "docker-compose.yml", ".dockerignore", "pyproject.toml",
+                "requirements.txt", "setup.cfg", "tests/test_app.py", ".pre-commit-config.yaml")
+PART_FILES: dict[str, tuple[str, ...]] = {"tools": _TOOLS_FILES, "tools_heldback": _TOOLS_FILES}
+"""Files a part's authors were told exist besides ``WORKSPACE_FILES`` (its labels assume
+them: overwriting one destroys work)."""
 _KEYS = {"id", "command", "expect", "category", "source", "auto", "known_gap", "gap"}
 
 
@@ -103,10 +110,11 @@ def _item(raw: Any, where: str) -> Item:
     return item
 
 
-def make_workspace(root: Path) -> Path:
-    """A small project the relative paths of the corpus point into."""
+def make_workspace(root: Path, part: str = "") -> Path:
+    """A small project the relative paths of the corpus point into (with the files the
+    part's authors were told exist besides ``WORKSPACE_FILES``)."""
     ws = root / "ws"
-    for name in WORKSPACE_FILES:
+    for name in (*WORKSPACE_FILES, *PART_FILES.get(part, ())):
         (ws / name).parent.mkdir(parents=True, exist_ok=True)
         (ws / name).write_text("x\n")
     return ws
