@@ -73,6 +73,9 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
     where tokens and keys live (``env -u X`` too); ``printenv NAME`` only NAME."""
     if name == "env" or name == "trufflehog" or (name == "gitleaks" and "--redact" not in words):
         return True  # env prints the environment; secret scanners print what they find
+    if name in ("docker", "podman") and "inspect" in words[:2]:  # a container's environment
+        fmt = next((w for w in words if w.startswith(("--format", "-f"))), None)
+        return fmt is None or "env" in " ".join(words).lower()
     if name in _SEARCHERS or (name == "git" and words[:1] == ["grep"]) or (
             name == "git" and words[:1] == ["log"] and any(w.startswith(("-S", "-G"))
                                                            for w in words)):
@@ -212,17 +215,18 @@ _ASKS_ITSELF = (["--version"], ["--help"], ["-version"], ["-help"])
 
 
 _OUTPUT_OPTIONS = frozenset({"-o", "--output", "--output-file", "--outfile", "--out-file",
-                            "--out"})
+                            "--out", "--junit-xml", "--junitxml", "--report-log",
+                            "--json-report-file", "--result-log"})
 
 
-def _output_files(args: list[Word]) -> list[Word]:
+def _output_files(args: list[Word], options: frozenset[str] = _OUTPUT_OPTIONS) -> list[Word]:
     """The words after the options most programs use to name the file they write."""
     found: list[Word] = []
     for i, w in enumerate(args):
         key, eq, value = (w.value or "").partition("=")
-        if key in _OUTPUT_OPTIONS and eq and value:
+        if key in options and eq and value:
             found.append(Word.of(value))
-        elif key in _OUTPUT_OPTIONS and not eq and i + 1 < len(args):
+        elif key in options and not eq and i + 1 < len(args):
             found.append(args[i + 1])
     return found
 
@@ -235,6 +239,9 @@ def _unknown(e: Effect, name: str) -> None:
     for target in _output_files(e.argv[1:]):  # eslint -o README.md: most likely its output
         e.writes.append(target)
         e.replaces.append(target)
+    for target in _output_files(e.argv[1:], frozenset({"--basetemp"})):
+        e.trees.append(target)
+        e.add("destructive", f"{name} --basetemp empties the folder it names first")
     verb = teardown_verb(e.argv[1:])
     if verb is not None:
         e.add("destructive", f"{name} {verb}: an unknown program asked to tear something down")

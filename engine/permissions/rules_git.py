@@ -212,6 +212,9 @@ def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
         elif "-D" in o.flags or ("-d" in o.flags and o.has("-f", "--force")) or (
                 o.has("--delete") and o.has("-f", "--force")):
             e.add("destructive", "git branch -D deletes a branch with unmerged work")
+        elif o.has("-d", "--delete") and not deletes:
+            e.add("destructive", "git branch -d deletes a branch and its reflog (a merged "
+                                 "branch's work stays in the one it was merged into)")
         elif deletes and o.has("-d", "--delete"):
             e.add("destructive", deletes)
         elif o.has(*write_opts) or (o.positionals and not o.has(*list_opts)):
@@ -362,12 +365,23 @@ def _git_rebase(e: Effect, args: list[Word]) -> None:
         e.add("write", "git rebase rewrites the branch")
 
 
+def _without_ref(args: list[Word]) -> list[Word]:
+    """``git notes --ref=review show``: the words after the notes ref is chosen."""
+    i = 0
+    while i < len(args) and (args[i].value or "").startswith("--ref"):
+        i += 1 if "=" in (args[i].value or "") else 2
+    return args[i:]
+
+
 def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
              exec_first: tuple[str, ...] = ()) -> Rule:
     """Subcommand families (``git worktree list`` reads, ``git worktree add`` writes)."""
 
     def rule(e: Effect, args: list[Word]) -> None:
-        first = args[0].value if args else None
+        words = [a.value for a in args]
+        first = words[0] if words else None
+        if first == "prune" and ("-n" in words or "--dry-run" in words):
+            return  # git worktree prune -n: what it would prune, listed
         if first in exec_first:
             e.add("exec", f"{why} ({first} runs commands)")
             code = [a for a in args[1:] if not (a.value or "").startswith("-")]
@@ -428,6 +442,25 @@ def _git_hash_object(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.positionals)
 
 
+_PRE_COMMIT_READS = frozenset({"validate-config", "validate-manifest", "sample-config",
+                               "help", "--version", "-V"})
+
+
+def pre_commit(e: Effect, args: list[Word]) -> None:
+    """``pre-commit validate-config`` reads; ``run`` runs the configured hooks (programs the
+    config names); ``install`` writes a git hook that runs them at every commit, which under
+    ``--approval auto`` only a person may; ``autoupdate`` fetches and rewrites the config."""
+    verb = next((w.value for w in args if not (w.value or "-").startswith("-")), None)
+    if verb in _PRE_COMMIT_READS or (verb is None and args and args[0].value in (
+            "--version", "-V", "--help", "-h")):
+        e.reads.extend(args[1:])
+    elif verb in ("install", "install-hooks", "init-templatedir"):
+        e.add("write", "pre-commit install writes a git hook")
+        e.unseen = "pre-commit install makes every later commit run the configured hooks"
+    else:
+        e.add("exec", f"pre-commit {verb or 'run'} runs the hooks its config names")
+
+
 GIT_SUBCOMMANDS: dict[str, Rule] = {
     "hash-object": _git_hash_object,
     "branch": _git_listing(("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy",
@@ -461,7 +494,13 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
         if args and args[0].value == "remove" and any(
             a.value in ("-f", "--force") for a in args) else
         _git_sub(("list",), "write", "git worktree changes working trees")(e, args)),
-    "notes": _git_sub(("", "list", "show"), "write", "git notes changes notes"),
+    "notes": lambda e, args: _git_sub(("", "list", "show"), "write", "git notes changes notes")(
+        e, _without_ref(args)),
+    "format-patch": lambda e, args: None if any(a.value == "--stdout" for a in args) else (
+        e.add("write", "git format-patch writes patch files")),
+    "replace": lambda e, args: None if not args or args[0].value in ("-l", "--list") or (
+        (args[0].value or "").startswith("--format")) else e.add(
+        "write", "git replace changes which object git reads"),
     "submodule": lambda e, args: (
         e.add("destructive", "git submodule deinit --force discards the submodules' changes")
         if args and args[0].value == "deinit" and any(
@@ -506,4 +545,4 @@ def _git_two_writes(e: Effect, args: list[Word], sub: str) -> None:
         e.add("write", f"git {sub} changes refs")
 
 
-RULES: dict[str, Rule] = {"git": _git}
+RULES: dict[str, Rule] = {"git": _git, "pre-commit": pre_commit}

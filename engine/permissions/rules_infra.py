@@ -617,7 +617,58 @@ def _cloud(e: Effect, args: list[Word]) -> None:
         e.add("destructive", f"{prog(e)} {verb} deletes cloud resources")
 
 
+_TRIVY_LOCAL = frozenset({"fs", "filesystem", "rootfs", "config", "conf"})
+
+
+def _trivy(e: Effect, args: list[Word]) -> None:
+    """``trivy fs --skip-db-update --offline-scan .`` and ``trivy config
+    --skip-check-update Dockerfile`` scan here with what is cached; otherwise trivy downloads
+    its databases (and ``image`` may pull). ``-o`` writes the report."""
+    words = [w.value or "" for w in args]
+    verb = words[0] if words else ""
+    skips = {"--skip-db-update", "--skip-check-update", "--skip-policy-update"} & set(words)
+    local = verb in _TRIVY_LOCAL and skips and (verb in ("config", "conf")
+                                               or "--offline-scan" in words)
+    if not local:
+        e.add("network", "trivy downloads its vulnerability databases or checks")
+    reports = [args[i + 1] for i, v in enumerate(words[:-1]) if v in ("-o", "--output")]
+    e.reads.extend(w for w in args[1:] if not (w.value or "-").startswith("-") and not any(
+        w is r for r in reports))
+    for report in reports:
+        e.writes.append(report)
+        e.replaces.append(report)
+        e.add("write", "trivy -o writes the report")
+
+
+_SKOPEO_LOCAL = ("containers-storage:", "docker-daemon:", "oci:", "oci-archive:", "dir:",
+                 "docker-archive:")
+
+
+def _skopeo(e: Effect, args: list[Word]) -> None:
+    """``skopeo inspect docker-daemon:IMG`` reads a local image; a ``docker://`` one is on the
+    network; ``copy``/``sync`` write and ``delete`` deletes an image."""
+    words = [w.value or "" for w in args]
+    verb = next((w for w in words if not w.startswith("-")), "")
+    refs = [w for w in words if ":" in w and not w.startswith("-")]
+    if verb == "delete":
+        e.add("destructive", "skopeo delete deletes an image")
+    elif verb in ("copy", "sync"):
+        e.add("write", f"skopeo {verb} writes images")
+    elif verb not in ("inspect", "list-tags", "--version", "help"):
+        e.add("exec", f"skopeo {verb} is not modelled")
+    if any(not r.startswith(_SKOPEO_LOCAL) for r in refs):
+        e.add("network", "skopeo reaches a registry")
+
+
+def _dive(e: Effect, args: list[Word]) -> None:
+    """``dive --ci IMAGE`` analyses an image and prints; ``dive build`` builds one."""
+    words = [w.value for w in args if not (w.value or "-").startswith("-")]
+    if words[:1] == ["build"]:
+        e.add("exec", "dive build builds an image (its Dockerfile runs)")
+
+
 RULES: dict[str, Rule] = {
+    "trivy": _trivy, "skopeo": _skopeo, "dive": _dive,
     "sqlite3": _sqlite3, "sqlite": _sqlite3, "duckdb": _sqlite3, "psql": _psql,
     "mysql": _mysql,
     "mariadb": _mysql, "redis-cli": _redis, "mongosh": _mongo, "mongo": _mongo,

@@ -399,6 +399,10 @@ def _uv_rule(e: Effect, args: list[Word]) -> None:
         e.add("destructive", f"uv {args[0].value} uninstall removes installed software")
     elif args and args[0].value == "pip":
         pip_rule(e, args[1:])
+    elif args and args[0].value == "tree" and not {"--frozen", "--locked", "--offline"} & {
+            w.value for w in args}:
+        e.writes.append(Word.of("uv.lock"))
+        e.add("write", "uv tree locks the project first (uv.lock may change)")
     else:
         _uv(e, args)
 
@@ -583,6 +587,16 @@ def _dpkg_deb(e: Effect, args: list[Word]) -> None:
         e.add("write", f"dpkg-deb {first or 'without a mode'} writes files")
 
 
+def _twine(e: Effect, args: list[Word]) -> None:
+    """``twine check dist/*`` reads the archives; ``upload`` publishes them."""
+    verb = args[0].value if args else None
+    files = [w for w in args[1:] if not (w.value or "-").startswith("-")]
+    e.reads.extend(files)
+    if verb != "check":
+        e.add("network", f"twine {verb or ''} uses the network".replace("  ", " "))
+        e.unseen = "twine upload publishes to a package index for everyone (no undo)"
+
+
 def _gh(e: Effect, args: list[Word]) -> None:
     """``gh repo delete``, ``gh release delete`` delete remote data; ``gh pr close
     --delete-branch`` deletes the branch of a pull request nobody merged."""
@@ -631,5 +645,5 @@ RULES: dict[str, Rule] = {
                                             "--with-requirements", "--index"}),
                            "uvx downloads and runs a tool"),
     "systemctl": _systemctl_rule, "gh": _gh, "openssl": _openssl, "rpm": _rpm,
-    "bundle": _bundle,
+    "bundle": _bundle, "twine": _twine,
 }

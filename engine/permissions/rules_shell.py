@@ -176,7 +176,8 @@ def _shell(e: Effect, args: list[Word]) -> None:
 
 
 _PRINTING_MODULES = {"json.tool": 1, "tokenize": 1, "base64": 1, "calendar": 0,
-                     "platform": 0, "this": 0, "sysconfig": 0, "dis": 1, "ast": 1}
+                     "platform": 0, "this": 0, "sysconfig": 0, "dis": 1, "ast": 1,
+                     "tabnanny": 10_000, "mimetypes": 0, "site": 0}
 """Standard modules that only read the files they are given and print (name -> how many of
 their positionals are files read; the next one, json.tool's OUTFILE, is written; 0: their
 positionals are no files)."""
@@ -186,6 +187,40 @@ _ARCHIVE_MODULES = {"zipfile": frozenset({"-l", "--list", "-t", "--test"}),
                     "tarfile": frozenset({"-l", "--list", "-t", "--test"})}
 """Standard archive modules and their options that only list or test (``-e`` extracts and
 ``-c`` creates: the module runs as unknown, asked)."""
+
+
+def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> None:
+    """``python -m MODULE``: pip and venv by their own rules, standard modules that only
+    list or print read (from the working directory first: ``imports_here``), the rest runs."""
+    after = args[args.index(module) + 1:] if module in args else []  # the module's words
+    if module.value == "pip":
+        pip_rule(e, o.positionals)
+    elif module.value == "venv":
+        _venv(e, after)
+    elif module.value in _ARCHIVE_MODULES and after and \
+            after[0].value in _ARCHIVE_MODULES[module.value]:
+        e.reads.extend(after[1:])  # python -m zipfile -l app.whl: a listing
+        e.imports_here = not _isolated(o.flags)
+    elif module.value in _PRINTING_MODULES:
+        limit = _PRINTING_MODULES[module.value]  # json.tool [INFILE [OUTFILE]], tokenize FILE
+        files = o.positionals if limit else []  # calendar 2026: no file
+        e.reads.extend(files[:limit])
+        e.writes.extend(files[limit:])
+        e.imports_here = not _isolated(o.flags)
+        if files[limit:]:
+            e.add("write", f"{name} -m {module.value} writes its output file")
+    else:
+        e.add("exec", f"{name} -m {module.shown} runs a module")
+
+
+def _venv(e: Effect, args: list[Word]) -> None:
+    """``python -m venv DIR`` creates DIR; ``--clear`` first deletes what DIR holds."""
+    dirs = [w for w in args if not (w.value or "-").startswith("-")]
+    e.writes.extend(dirs)
+    e.add("write", "python -m venv creates a virtual environment")
+    if any(w.value == "--clear" for w in args):
+        e.trees.extend(dirs)
+        e.add("destructive", "python -m venv --clear deletes everything in the folder first")
 
 
 _SYNTAX_CHECKS = {"node": {"--check", "-c"}, "nodejs": {"--check", "-c"},
@@ -219,26 +254,8 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     if len(args) == 1 and args[0].value in version:
         return
     module = o.get("-m") if name in ("python", "pypy") else None
-    if module is not None and module.value == "pip":
-        pip_rule(e, o.positionals)
-        return
-    after = args[args.index(module) + 1:] if module in args else []  # the module's words
-    if module is not None and module.value in _ARCHIVE_MODULES and after and \
-            after[0].value in _ARCHIVE_MODULES[module.value]:
-        e.reads.extend(after[1:])  # python -m zipfile -l app.whl: a listing
-        e.imports_here = not _isolated(o.flags)
-        return
-    if module is not None and module.value in _PRINTING_MODULES:
-        limit = _PRINTING_MODULES[module.value]  # json.tool [INFILE [OUTFILE]], tokenize FILE
-        files = o.positionals if limit else []  # calendar 2026: no file
-        e.reads.extend(files[:limit])
-        e.writes.extend(files[limit:])
-        e.imports_here = not _isolated(o.flags)
-        if files[limit:]:
-            e.add("write", f"{name} -m {module.value} writes its output file")
-        return
     if module is not None:
-        e.add("exec", f"{name} -m {module.shown} runs a module")
+        _module(e, name, module, args, o)
         return
     if _syntax_check(name, args):
         e.reads.extend(o.positionals)  # node --check FILE, ruby -wc FILE: parsed, never run

@@ -61,7 +61,11 @@ def _formatter(checks: frozenset[str], writes: frozenset[str], values: str = "",
     def rule(e: Effect, args: list[Word]) -> None:
         o = parse_opts(args, values, long_values)
         flags = {name.split("=")[0] for name in o.flags}
-        files = o.positionals or [Word.of(".")]
+        files = [w for w in o.positionals if w.value != "-"]  # -: standard input to output
+        if not o.positionals:
+            files = [Word.of(".")]
+        elif not files:
+            return
         if flags & writes or (rewrites and not flags & checks):
             e.writes.extend(files)
             e.add("write", f"{prog(e)} rewrites the files it formats")
@@ -79,7 +83,7 @@ RULES.update({
         "--force-exclude", "--config", "--stdin-filename", "--required-version", "--workers",
         "--python-cell-magics"})),
     "isort": _formatter(_F({"--check-only", "--check", "-c", "--diff", "--show-files",
-                            "--show-config"}), _F(), "lpm", _F({
+                            "--show-config", "--stdout", "-d"}), _F(), "lpm", _F({
                                 "--line-length", "--profile", "--settings-path", "--sp",
                                 "--settings-file", "--skip", "--skip-glob", "--filter-files",
                                 "--multi-line", "--src", "--known-local-folder"})),
@@ -202,3 +206,43 @@ RULES.update({"javap": _jvm_reader(), "jar": _jar,
                                        "--generate-open-module"})),
               **dict.fromkeys(("gcc", "cc", "clang", "g++", "c++", "clang++", "cpp"),
                               _compiler)})
+
+
+# ---------------------------------------------------------------- static analysers
+
+def _analyser(output_options: frozenset[str] = frozenset(),
+              writes: frozenset[str] = frozenset(), runs: frozenset[str] = frozenset()) -> Rule:
+    """A static analyser that imports nothing from the workspace (vulture, radon, bandit,
+    pyright, hadolint, pipdeptree): it reads what it is given and prints; ``output_options``
+    name a file it writes, ``writes`` options make it write, ``runs`` options run a program."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        values = [w.value or "" for w in args]
+        targets: list[Word] = []
+        for i, v in enumerate(values):
+            key, eq, value = v.partition("=")
+            if key in output_options:
+                target = Word.of(value) if eq else (args[i + 1] if i + 1 < len(args) else None)
+                if target is not None:
+                    targets.append(target)
+                    e.add("write", f"{prog(e)} {key} writes a file")
+            elif key in writes:
+                e.add("write", f"{prog(e)} {key} writes files")
+            elif key in runs:
+                e.add("exec", f"{prog(e)} {key} runs another program")
+        e.writes.extend(targets)
+        e.replaces.extend(targets)
+        e.reads.extend(w for w in args if not (w.value or "-").startswith("-") and not any(
+            w is t for t in targets))
+
+    return rule
+
+
+RULES.update({
+    "vulture": _analyser(frozenset({"--make-whitelist-file"})),
+    "radon": _analyser(frozenset({"-O", "--output-file"})),
+    "bandit": _analyser(frozenset({"-o", "--output"})),
+    "pyright": _analyser(frozenset(), frozenset({"--writebaseline", "--createstub"})),
+    "hadolint": _analyser(),
+    "pipdeptree": _analyser(runs=frozenset({"--python"})),
+})

@@ -134,6 +134,11 @@ _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
     (re.compile(r"(?:^|/)\.cargo/config(?:\.toml)?$"), re.compile(
         r"(?:rustc-wrapper|rustc_wrapper|rustc-workspace-wrapper|runner|linker|rustc|rustdoc)"
         r"\s*=|\[alias\]", re.I), "a program cargo runs"),
+    (re.compile(r"(?:^|/)(?:Dockerfile|Containerfile|G?N?U?[Mm]akefile|Jenkinsfile|justfile|"
+                r"Taskfile\.ya?ml|\.gitlab-ci\.yml|\.pre-commit-config\.yaml)$|"
+                r"(?:^|/)\.github/workflows/[^/]+$|\.sh$"), re.compile(
+        r"(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),
+     "a download piped into a shell, which runs later"),
     (re.compile(r"(?:^|/)\.(?:npmrc|yarnrc(?:\.yml)?)$"), re.compile(
         r"(?:script-shell|shell|node-options|init-module|onload-script|yarnPath|git|editor|"
         r"browser)\s*[=:]", re.I), "a program npm or yarn runs"),

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from engine.permissions.effect import Effect
-from engine.permissions.paths import Root, holds_credentials, judge_literal
+from engine.permissions.paths import Root, holds_credentials, is_startup_file, judge_literal
 from engine.permissions.words import Word, expand_braces
 from engine.workspace.index import tracked
 
@@ -165,6 +165,10 @@ class PathJudge:
             if w.unset:
                 return ("deny" if for_write else "ask",
                         f"{w.text} is unset: the path fails closed")
+            tail = re.sub(r"[\"']", "", w.text).rsplit("/", 1)[-1]
+            if for_write and "/" in w.text and is_startup_file(f"/unknown/{tail}"):
+                return "deny", f"writes {tail} in a folder only known at run time: a startup " \
+                               "file (python's, a shell's) runs later"
             return "ask", f"path {w.text} is only known at run time"
         if w.value == "-" or w.value in NULL_DEVICES:
             return "allow", ""
