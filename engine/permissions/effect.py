@@ -45,9 +45,6 @@ class Effect:
     (``terraform apply -auto-approve``): ``deny`` under ``--approval auto``."""
     secret: str = ""
     """What credentials it prints (``gh auth token``): only a person may allow that."""
-    same_as: list[Word] | None = None
-    """The command this one is (``python -m black ARGS`` is ``black ARGS``): when that only
-    reads, so does this; otherwise this runs a module (and keeps its capability name)."""
     loads_here: tuple[str, ...] = ()
     """Files that, in the working directory, hold code the program loads when it starts
     (``jupyter_nbconvert_config.py``): their presence makes it run workspace code."""

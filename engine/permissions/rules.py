@@ -55,8 +55,6 @@ def analyze(argv: list[Word]) -> Effect:
         _unknown(e, name)
     else:
         rule(e, e.argv[1:])
-    if e.same_as is not None:
-        _same_as(e, e.same_as)
     if _prints_credentials(name, [w.value or "" for w in e.argv[1:]]):
         e.secret = f"{' '.join([name, *(w.shown for w in e.argv[1:3])])} prints credentials"
     return e
@@ -67,17 +65,6 @@ _SECRET_PATTERN = re.compile(r"(?i)token|secret|passw|api_?key|credential|privat
                              r"BEGIN [A-Z ]*PRIVATE|aws_access|bearer|ghp_|xox[bp]")
 """A search for these prints credentials it finds (sent over the network: refused)."""
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "git-grep"})
-
-
-def _same_as(e: Effect, argv: list[Word]) -> None:
-    """``python -m black --check src`` reads what ``black --check src`` reads; when that does
-    more than read, ``python -m black`` runs a module."""
-    inner = analyze(argv)
-    if inner.risk == "read" and not (inner.scripts or inner.nested or inner.unseen or
-                                     inner.secret or inner.writes or inner.stdin_reader):
-        e.reads.extend(inner.reads)
-    else:
-        e.add("exec", f"{e.argv[0].shown} -m {argv[0].shown} runs a module")
 
 
 def _prints_credentials(name: str, words: list[str]) -> bool:

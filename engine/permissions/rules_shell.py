@@ -209,22 +209,8 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
         e.imports_here = not _isolated(o.flags)
         if files[limit:]:
             e.add("write", f"{name} -m {module.value} writes its output file")
-    elif module.value in _MODULE_PROGRAMS:  # judged in rules.analyze, which has every rule
-        e.same_as = [Word.of(_MODULE_PROGRAMS[module.value] or module.value), *after]
-        if not _isolated(o.flags):  # imported from the working directory first
-            e.loads_here = (f"{module.value}.py", module.value)
     else:
         e.add("exec", f"{name} -m {module.shown} runs a module")
-
-
-_MODULE_PROGRAMS: dict[str, str] = {
-    **dict.fromkeys(("black", "isort", "mypy", "pytest", "pylint", "flake8", "twine", "vulture",
-                     "bandit", "radon", "pipdeptree", "coverage", "ruff", "pyflakes",
-                     "pycodestyle", "yamllint", "nbstripout", "jupyter"), ""),
-    "pre_commit": "pre-commit"}
-"""Modules that are the same program as the command of that name (``python -m black --check``
-is ``black --check``): when that program's rule finds only reads, so does this command; a
-module of that name in the working directory would run instead (``loads_here``)."""
 
 
 def _venv(e: Effect, args: list[Word]) -> None:
