@@ -1729,7 +1729,8 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("git apply --check --stat fix.patch", "allow"),
     # Python tooling: what loads workspace code asks, what only reads prints
     ("pylint --init-hook=\"import shutil; shutil.rmtree('tests')\" src", "deny"),
-    ("pylint src", "ask"), ("vulture src --min-confidence 80", "allow"),
+    ("pylint src --disable=C,R", "allow"), ("pylint --load-plugins=evil src", "ask"),
+    ("pylint --output=README.md src", "deny"), ("vulture src --min-confidence 80", "allow"),
     ("radon cc -s src", "allow"), ("radon cc -O=README.md src", "deny"),
     ("bandit -r src -f json", "allow"), ("bandit -r src -o README.md", "deny"),
     ("pyright --outputjson src", "allow"), ("pyright --writebaseline", "ask"),
@@ -1757,6 +1758,48 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
 ])
 def test_seventh_corpus_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("mypy --strict src", "allow"), ("mypy --cache-dir=/dev/null src", "allow"),
+    ("mypy --python-executable ./evil src", "ask"), ("mypy --install-types src", "ask"),
+    ("mypy --html-report out src", "ask"), ("mypy --cache-dir ~/.cache/x src", "deny"),
+    ("flake8 --count --select E9 src", "allow"), ("flake8 --output-file README.md src", "deny"),
+    ("coverage report -m", "allow"), ("coverage json -o - | head", "allow"),
+    ("coverage xml -o README.md", "deny"), ("coverage html", "ask"),
+    ("coverage run -m pytest", "ask"), ("coverage erase", "ask"),
+])
+def test_linters_that_run_no_workspace_code_read(workspace: Path, command: str,
+                                                 expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command,config,text", [
+    ("pylint src", "setup.cfg", "[pylint.main]\nload-plugins = team_checks\n"),
+    ("pylint src", ".pylintrc", "[MAIN]\ninit-hook = import os\n"),
+    ("cd src && pylint app.py", "pyproject.toml", "[tool.pylint.main]\nload-plugins = ['x']\n"),
+    ("pylint --rcfile=conf/lint.cfg src", "conf/lint.cfg", "[MAIN]\nload-plugins=x\n"),
+    ("flake8 src", "setup.cfg", "[flake8:local-plugins]\nextension =\n  X = m:C\npaths = .\n"),
+    ("mypy src", "mypy.ini", "[mypy]\nplugins = evil_plugin\n"),
+    ("mypy src", "pyproject.toml", "[tool.mypy]\npython_executable = './evil'\n"),
+    ("coverage report -m", ".coveragerc", "[run]\nplugins = cov_evil\n"),
+])
+def test_a_config_file_that_lists_plugins_makes_a_linter_run_code(
+        tmp_path: Path, command: str, config: str, text: str) -> None:
+    ws = make_workspace(tmp_path)
+    (ws / "conf").mkdir()
+    (ws / config).write_text("[tool.black]\nline-length = 100\n")
+    assert decision(ws, command) == "allow", command
+    (ws / config).write_text(text)
+    assert decision(ws, command) == "ask", command
+
+
+def test_a_config_file_that_cannot_be_read_as_settings_asks(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    os.mkfifo(ws / "setup.cfg")  # opened without blocking, and not a file of settings
+    assert decision(ws, "flake8 src") == "ask"
+    (ws / "mypy.ini").symlink_to(ws / "missing")
+    assert decision(ws, "mypy src") == "ask"
 
 
 def test_publishing_and_hooks_are_a_person_s_call_under_auto(workspace: Path) -> None:

@@ -19,6 +19,19 @@ Floor = str  # "" | "ask" | "deny"
 _ORDER = {"": 0, "allow": 0, "ask": 1, "deny": 2}
 
 
+@dataclass(frozen=True, slots=True)
+class Loads:
+    """Start-up files of a program, looked for where it runs: what they hold runs with it."""
+
+    names: tuple[str, ...]
+    """File names in the working directory, or paths the command line gave."""
+    keys: tuple[str, ...] = ()
+    """Settings that name code to load (a config file's ``plugins``): a file found runs code
+    only when it mentions one (any case). Without keys the file is code."""
+    upward: bool = False
+    """Also looked for in each parent folder up to the workspace's top (mypy, pylint)."""
+
+
 @dataclass(slots=True)
 class Effect:
     """What one simple command does, as far as its arguments tell."""
@@ -45,9 +58,9 @@ class Effect:
     (``terraform apply -auto-approve``): ``deny`` under ``--approval auto``."""
     secret: str = ""
     """What credentials it prints (``gh auth token``): only a person may allow that."""
-    loads_here: tuple[str, ...] = ()
-    """Files that, in the working directory, hold code the program loads when it starts
-    (``jupyter_nbconvert_config.py``): their presence makes it run workspace code."""
+    loads_here: Loads | None = None
+    """Files in the working directory that hold or name code the program loads when it
+    starts (``jupyter_nbconvert_config.py``, a ``setup.cfg`` naming pylint plugins)."""
     imports_here: bool = False
     """Python with ``-m``: the working directory comes first on its import path, so a module
     file there named like a standard one runs instead of it."""

@@ -228,18 +228,6 @@ def _gdb_or_query(e: Effect, args: list[Word]) -> None:
     _gdb(e, args)
 
 
-def _pylint(e: Effect, args: list[Word]) -> None:
-    """pylint imports the plugins its options and rc file name, and runs ``--init-hook``
-    (Python code, judged like ``python -c``)."""
-    e.add("exec", "pylint loads the plugins and init-hook its options or rc file name")
-    for i, w in enumerate(args):
-        key, eq, value = (w.value or "").partition("=")
-        if key == "--init-hook":
-            code = Word.of(value) if eq else (args[i + 1] if i + 1 < len(args) else None)
-            if code is not None:
-                inline_code(e, "pylint --init-hook", "python", code)
-
-
 def _script(e: Effect, args: list[Word]) -> None:
     """``script -c CMD`` runs CMD in a shell and records it to a file."""
     o = parse_opts(args, "cEIOBTm", frozenset({"--command", "--log-in", "--log-out",
@@ -342,7 +330,6 @@ RULES: dict[str, Rule] = {
     **dict.fromkeys(("vi", "vim", "nvim", "view", "vimdiff", "gvim", "ex", "rvim"), _vim),
     "ed": _ed, "red": _ed, "dc": _dc, "m4": _m4,
     "emacs": _emacs, "emacsclient": _emacs, "gdb": _gdb_or_query, "script": _script,
-    "pylint": _pylint,
     "make": _make, "gmake": _make, "cmake": _cmake,
 }
 

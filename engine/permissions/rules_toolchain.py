@@ -1,14 +1,17 @@
 """Rules for compilers, linters and formatters in the modes that only report.
 
 ``ruff check``, ``black --check``, ``gofmt -l``, ``tsc --noEmit``, ``rustc --print``,
-``javap``, ``gcc -MM`` read the files they are given and print; the same programs asked to fix,
-format, emit or compile write. Tools that load plugins or configuration code from the workspace
-(eslint, prettier, mypy, rubocop) are not here: they run workspace code and ask.
+``javap``, ``gcc -MM``, ``mypy``, ``coverage report`` read the files they are given and print;
+the same programs asked to fix, format, emit or compile write. Linters that load the plugins
+their config files list (flake8, mypy, pylint, coverage) read when the files found where they
+run list none. Tools whose configuration is code (eslint, prettier, rubocop) are not here: they
+run workspace code and ask.
 """
 
 from __future__ import annotations
 
-from engine.permissions.effect import Effect, Rule, parse_opts, prog
+from engine.permissions.effect import Effect, Loads, Rule, parse_opts, prog
+from engine.permissions.inline import inline_code
 from engine.permissions.words import Word
 
 _F = frozenset
@@ -211,31 +214,130 @@ RULES.update({"javap": _jvm_reader(), "jar": _jar,
 # ---------------------------------------------------------------- static analysers
 
 def _analyser(output_options: frozenset[str] = frozenset(),
-              writes: frozenset[str] = frozenset(), runs: frozenset[str] = frozenset()) -> Rule:
-    """A static analyser that imports nothing from the workspace (vulture, radon, bandit,
-    pyright, hadolint, pipdeptree): it reads what it is given and prints; ``output_options``
-    name a file it writes, ``writes`` options make it write, ``runs`` options run a program."""
+              writes: frozenset[str] = frozenset(), runs: frozenset[str] = frozenset(), *,
+              caches: frozenset[str] = frozenset(), config: Loads | None = None,
+              config_options: frozenset[str] = frozenset()) -> Rule:
+    """A static analyser: it reads what it is given and prints, running none of it (vulture,
+    radon, bandit, pyright, hadolint, pipdeptree; flake8, mypy, pylint with no plugins).
+    ``output_options`` name a file it writes, ``writes`` options make it write, ``runs``
+    options load or run code, ``caches`` name the folder of its own cache. With ``config``,
+    the config files found where it runs (and those ``config_options`` name) load the plugins
+    they list: one that lists any makes it run that code."""
 
     def rule(e: Effect, args: list[Word]) -> None:
-        values = [w.value or "" for w in args]
         targets: list[Word] = []
-        for i, v in enumerate(values):
-            key, eq, value = v.partition("=")
-            if key in output_options:
-                target = Word.of(value) if eq else (args[i + 1] if i + 1 < len(args) else None)
-                if target is not None:
-                    targets.append(target)
-                    e.add("write", f"{prog(e)} {key} writes a file")
+        named: list[Word] = []
+        for key, value in _option_values(args):
+            if key in output_options and value is not None:
+                targets.append(value)
+                e.add("write", f"{prog(e)} {key} writes a file")
+            elif key in caches and value is not None:
+                e.writes.append(value)  # its own cache, judged by where it is
+            elif key in config_options and value is not None:
+                named.append(value)
             elif key in writes:
                 e.add("write", f"{prog(e)} {key} writes files")
             elif key in runs:
-                e.add("exec", f"{prog(e)} {key} runs another program")
+                e.add("exec", f"{prog(e)} {key} loads or runs code")
         e.writes.extend(targets)
         e.replaces.extend(targets)
         e.reads.extend(w for w in args if not (w.value or "-").startswith("-") and not any(
-            w is t for t in targets))
+            w is t for t in (*targets, *named)))
+        if config is not None:
+            _configured(e, config, named)
 
     return rule
+
+
+def _option_values(args: list[Word]) -> list[tuple[str, Word | None]]:
+    """Each option with the value written after ``=`` or, failing that, the next word."""
+    found: list[tuple[str, Word | None]] = []
+    for i, w in enumerate(args):
+        key, eq, value = (w.value or "").partition("=")
+        if key.startswith("-"):
+            found.append((key, Word.of(value) if eq else (
+                args[i + 1] if i + 1 < len(args) else None)))
+    return found
+
+
+def _configured(e: Effect, config: Loads, named: list[Word]) -> None:
+    """Config files where it runs and those its options name: read, and searched for the
+    settings that load plugins; one named only at run time may list any."""
+    e.reads.extend(named)
+    known = tuple(w.value for w in named if w.value is not None)
+    if len(known) < len(named):
+        e.add("exec", f"{prog(e)} reads a config file only known at run time: it may list "
+                      "plugins")
+    e.loads_here = Loads((*config.names, *known), config.keys, config.upward)
+
+
+_MYPY_REPORTS = frozenset(f"--{kind}-report" for kind in (
+    "any-exprs", "cobertura-xml", "html", "linecount", "linecoverage", "lineprecision", "txt",
+    "xml", "xslt-html", "xslt-txt"))
+_PYLINT_CONFIG = Loads(("pylintrc", ".pylintrc", "pylintrc.toml", ".pylintrc.toml",
+                        "pyproject.toml", "setup.cfg", "tox.ini"),
+                       ("load-plugins", "load_plugins", "init-hook", "init_hook", "extension-pkg",
+                        "extension_pkg", "unsafe-load-any-extension"), upward=True)
+_PYLINT_LOADS = frozenset({"--load-plugins", "--extension-pkg-allow-list",
+                           "--extension-pkg-whitelist", "--unsafe-load-any-extension"})
+_pylint_options = _analyser(frozenset({"--output"}), runs=_PYLINT_LOADS, config=_PYLINT_CONFIG,
+                            config_options=frozenset({"--rcfile"}))
+
+
+def _pylint(e: Effect, args: list[Word]) -> None:
+    """pylint infers without importing, except the plugins, C extensions and ``init-hook``
+    its options or config files name; ``--init-hook`` is Python, judged like ``python -c``.
+    (Its statistics go to its own cache in the home folder.)"""
+    _pylint_options(e, args)
+    for key, value in _option_values(args):
+        if key == "--init-hook" and value is not None:
+            inline_code(e, "pylint --init-hook", "python", value)
+
+
+RULES.update({
+    "flake8": _analyser(frozenset({"--output-file"}), config=Loads(
+        ("setup.cfg", "tox.ini", ".flake8"), ("local-plugins", "local_plugins")),
+        config_options=frozenset({"--config", "--append-config"})),
+    "mypy": _analyser(frozenset({"--junit-xml"}), _MYPY_REPORTS,
+                      frozenset({"--python-executable", "--install-types"}),
+                      caches=frozenset({"--cache-dir"}), config=Loads(
+                          ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg"),
+                          ("plugins", "python_executable"), upward=True),
+                      config_options=frozenset({"--config-file"})),
+    "pylint": _pylint,
+})
+
+
+# ---------------------------------------------------------------- coverage
+
+_COVERAGE_FILES = {"json": "coverage.json", "xml": "coverage.xml", "lcov": "coverage.lcov"}
+_COVERAGE_CONFIG = Loads((".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml"),
+                         ("plugins",))
+
+
+def _coverage(e: Effect, args: list[Word]) -> None:
+    """``coverage report``/``debug`` print; ``json``, ``xml``, ``lcov`` write their report
+    (``-o -``: the output), ``html`` and ``annotate`` a folder of them; ``run`` runs a
+    program; ``erase``/``combine`` change the data. Each loads the plugins its config lists."""
+    words = [w.value or "" for w in args]
+    verb = words[0] if words else ""
+    opts = dict(_option_values(args[1:]))
+    _configured(e, _COVERAGE_CONFIG, [w for k, w in opts.items() if k == "--rcfile" and w])
+    e.reads.extend(w for k, w in opts.items() if k == "--data-file" and w)
+    if verb in _COVERAGE_FILES:
+        out = opts.get("-o") or Word.of(_COVERAGE_FILES[verb])
+        if out.value != "-":
+            e.writes.append(out)
+            e.replaces.append(out)
+            e.add("write", f"coverage {verb} writes its report")
+    elif verb in ("html", "annotate"):
+        e.writes.append(opts.get("-d") or opts.get("--directory") or Word.of("htmlcov"))
+        e.add("write", f"coverage {verb} writes report files")
+    elif verb not in ("report", "debug", "help", "--version", "--help", "-h"):
+        e.add("exec", f"coverage {verb or 'with no command'} runs a program or changes data")
+
+
+RULES["coverage"] = _coverage
 
 
 RULES.update({

@@ -11,6 +11,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +46,37 @@ def _module_name(base: Path | None, entry: str) -> str:
     if not dot and base is not None and os.path.isfile(os.path.join(base, entry, "__init__.py")):
         return entry
     return ""
+
+
+def _upward(base: str, top: str, upward: bool) -> list[str]:
+    """``base``, then (when ``upward``) each parent folder up to ``top`` when inside it."""
+    folders = [base]
+    real = os.path.realpath(base)
+    while upward and real != top and real.startswith(top + os.sep):
+        real = os.path.dirname(real)
+        folders.append(real)
+    return folders
+
+
+_CONFIG_LIMIT = 1 << 20
+
+
+def _names_code(path: str, keys: tuple[str, ...]) -> bool:
+    """Whether the start-up file at ``path`` runs code: without ``keys`` it is code; with
+    them, when it mentions one. What cannot be read as a small regular file may (a fifo, a
+    dangling link, a megabyte of settings)."""
+    if not keys:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a fifo does not block
+    except OSError:
+        return True
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _CONFIG_LIMIT:
+            return True
+        text = f.read(_CONFIG_LIMIT).decode("utf-8", "replace").lower()
+    return any(k in text for k in keys)
 
 
 def glob_matches(pattern: str, root: str | None) -> list[str]:
@@ -101,13 +133,18 @@ class PathJudge:
                 "standard module"] if found else []
 
     def _loaded_here(self, e: Effect) -> list[str]:
-        base = self.cwds[-1]
+        base, loads = self.cwds[-1], e.loads_here
+        assert loads is not None
         if base is None:
             return [f"{e.argv[0].shown} runs in a folder only known at run time: code there "
                     "may load when it starts"]
-        found = [n for n in e.loads_here if os.path.lexists(os.path.join(base, n))]
-        return [f"{e.argv[0].shown} loads {found[0]} from its folder: code that runs"] \
-            if found else []
+        for folder in _upward(str(base), os.path.realpath(self.ws), loads.upward):
+            for name in loads.names:
+                path = os.path.join(folder, name)
+                if os.path.lexists(path) and _names_code(path, loads.keys):
+                    what = "code that runs" if not loads.keys else "it names code to load"
+                    return [f"{e.argv[0].shown} loads {os.path.relpath(path, base)}: {what}"]
+        return []
 
     def _replaced(self, e: Effect) -> list[str]:
         """Reasons for each file holding work that the command replaces whole and does not
