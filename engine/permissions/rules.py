@@ -64,7 +64,10 @@ _SECRET_NAME = re.compile(r"(?i)token|secret|passw|api_?key|credential|auth")
 _SECRET_PATTERN = re.compile(r"(?i)token|secret|passw|api_?key|credential|private.?key|AKIA|"
                              r"BEGIN [A-Z ]*PRIVATE|aws_access|bearer|ghp_|xox[bp]")
 """A search for these prints credentials it finds (sent over the network: refused)."""
-_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "git-grep"})
+SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "git-grep"})
+ENVIRONMENT_PRINTERS = frozenset({"env", "printenv"})
+"""Print the environment, where live tokens and keys are: searched for credentials, a person
+sees them first (``printenv | grep -i token``); printed whole, it is a read."""
 
 
 def _prints_credentials(name: str, words: list[str]) -> bool:
@@ -76,7 +79,7 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
     if name in ("docker", "podman") and "inspect" in words[:2]:  # a container's environment
         fmt = next((w for w in words if w.startswith(("--format", "-f"))), None)
         return fmt is None or "env" in " ".join(words).lower()
-    if name in _SEARCHERS or (name == "git" and words[:1] == ["grep"]) or (
+    if name in SEARCHERS or (name == "git" and words[:1] == ["grep"]) or (
             name == "git" and words[:1] == ["log"] and any(w.startswith(("-S", "-G"))
                                                            for w in words)):
         return any(_SECRET_PATTERN.search(w) for w in words)  # grep -r 'AKIA[0-9A-Z]{16}' .

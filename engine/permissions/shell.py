@@ -60,7 +60,13 @@ from engine.permissions.programs import (
     SUBCOMMAND_PROGRAMS,
     WRAPPERS,
 )
-from engine.permissions.rules import RULES, analyze, capability
+from engine.permissions.rules import (
+    ENVIRONMENT_PRINTERS,
+    RULES,
+    SEARCHERS,
+    analyze,
+    capability,
+)
 from engine.permissions.shell_paths import (
     GLOB,
     NULL_DEVICES,
@@ -445,6 +451,11 @@ class _Walker(PathJudge, ShellValues):
         if self.secrets and any(e["risk"] in ("network", "install") for i, e in
                                 enumerate(entries) if i not in self.printers):
             floors.append(("deny", f"sends credentials over the network ({self.secrets[0]})"))
+        printers = {os.path.basename(entries[i]["argv"][0]) for i in self.printers
+                    if i < len(entries) and entries[i]["argv"]}
+        if printers & ENVIRONMENT_PRINTERS and printers & SEARCHERS:
+            floors.append(("ask", "searches the environment for credentials: a person sees "
+                                  "them first"))
         floor = strictest(*(d for d, _ in floors),
                           "ask" if self.problems or self.unnamed else "allow")
         reason = self._reason(decision)
