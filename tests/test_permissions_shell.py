@@ -1814,6 +1814,40 @@ def test_a_search_of_the_environment_for_credentials_is_a_person_s_call(
         assert decision(workspace, command, approval="auto") == "deny", command
 
 
+@pytest.mark.parametrize("command,emptied", [
+    ("tee /dev/stdin < README.md", True), (": < README.md > /dev/stdin", True),
+    ("echo x | tee /dev/stdout >> README.md", False),
+    ("{ echo x > /dev/stdout; } >> README.md", False),
+    ("echo x | tee /dev/stderr >> README.md 2>&1", False),
+    ("echo x | tee /dev/stderr 2>>README.md", False),
+])
+def test_a_standard_stream_written_where_a_redirection_put_a_file_empties_it(
+        tmp_path: Path, command: str, emptied: bool) -> None:
+    """/dev/stdin, /dev/stdout, /dev/stderr open again the file their descriptor holds, with
+    truncation: run for real, the file's content is gone (all of it, or all but what the
+    command wrote); judged, the command is refused."""
+    ws = make_workspace(tmp_path)
+    (ws / "README.md").write_text("precious\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    after = (ws / "README.md").read_text()
+    assert "precious" not in after and (after == "") == emptied, after
+    (ws / "README.md").write_text("precious\n")
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("echo hi | tee /dev/stderr", "allow"), ("grep x README.md > /dev/stderr", "allow"),
+    ("while read -r l; do echo \"$l\" > /dev/stderr; done < README.md", "allow"),
+    ("cat README.md | tee /dev/stderr | wc -l", "allow"),
+    ("echo hi >> /dev/stdout < README.md", "allow"),
+    ("echo x | tee /dev/stdout >> new.log", "ask"), ("sort -o /dev/stdin < README.md", "deny"),
+])
+def test_a_standard_stream_on_the_engine_s_pipes_is_no_file(workspace: Path, command: str,
+                                                           expected: str) -> None:
+    assert decision(workspace, command) == expected, command
+
+
 def test_publishing_and_hooks_are_a_person_s_call_under_auto(workspace: Path) -> None:
     for command in ("pre-commit install", "twine upload dist/*"):
         assert check_shell_json(command, workspace, ENV, approval="auto")["decision"] == "deny"

@@ -70,6 +70,7 @@ from engine.permissions.rules import (
 from engine.permissions.shell_paths import (
     GLOB,
     NULL_DEVICES,
+    STANDARD_STREAMS,
     STRICTNESS,
     DecisionValue,
     PathJudge,
@@ -352,6 +353,11 @@ class _Walker(PathJudge, ShellValues):
     """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
     written: set[str] = field(default_factory=set)
     """Files the lines walked so far write (redirections, ``tee``, ``cp``...)."""
+    stream_writes: list[str] = field(default_factory=list)
+    redirected: list[tuple[set[int], Word | None]] = field(default_factory=list)
+    """Files redirections put on descriptors (``< f``: {0}, ``&> f``: {1, 2}), and
+    descriptors made one (``2>&1``: {1, 2}, no file): a standard stream opened for writing
+    stands for the files on its descriptor."""
     cased: dict[str, str] = field(default_factory=dict)
     """Variables declared ``-l`` or ``-u``: their values are stored lower or upper case."""
     runs_args: set[str] = field(default_factory=set)
@@ -451,6 +457,7 @@ class _Walker(PathJudge, ShellValues):
         if self.secrets and any(e["risk"] in ("network", "install") for i, e in
                                 enumerate(entries) if i not in self.printers):
             floors.append(("deny", f"sends credentials over the network ({self.secrets[0]})"))
+        floors.extend(self._streams_reopened())
         printers = {os.path.basename(entries[i]["argv"][0]) for i in self.printers
                     if i < len(entries) and entries[i]["argv"]}
         if printers & ENVIRONMENT_PRINTERS and printers & SEARCHERS:
@@ -1402,7 +1409,7 @@ class _Walker(PathJudge, ShellValues):
         if word.value is None and word.dynamic in ("var", "other"):  # f=a.txt; cat < "$f"
             known = self._known_words(dest, word, ctx)
             word = known[0] if len(known) == 1 else word
-        if (op == ">&" and (word.value or "").isdigit()) or word.value == "-":
+        if self._note_streams(op, _descriptors(node, op, ctx), word) or word.value == "-":
             return
         fd = re.fullmatch(r'"?\$\{([A-Za-z_]\w*)\[[01]\]\}"?', _text(dest, ctx))
         if op in (">&", "<&") and fd and fd.group(1) in self.coprocs and \
@@ -1434,6 +1441,36 @@ class _Walker(PathJudge, ShellValues):
                              "does not show"], "deny", ctx)
         elif op in _READ_OPS:
             self._redirect_entry(op, word, False, ctx)
+
+    def _note_streams(self, op: str, fds: set[int], word: Word) -> bool:
+        """What a redirection puts on the descriptors ``fds``, for ``_streams_reopened``;
+        True for a duplication (``2>&1``), which names no file."""
+        if op in (">&", "<&") and (word.value or "").isdigit():
+            self.redirected.append((fds | {int(word.value or 0)}, None))
+            return True
+        if word.value in STANDARD_STREAMS and op in (">", ">|", "&>", ">&"):
+            self.stream_writes.append(word.value)  # the shell opens it again, truncating
+        elif op in _WRITE_OPS | _READ_OPS and word.value not in NULL_DEVICES:
+            self.redirected.append((fds, word))
+        return False
+
+    def _streams_reopened(self) -> list[tuple[DecisionValue, str]]:
+        """A standard stream opened for writing where a redirection may have put a file on
+        it: that file is opened again and emptied (``tee /dev/stdin < README.md``)."""
+        fds = {STANDARD_STREAMS.index(s) for s in self.stream_writes}
+        dups = [joined for joined, w in self.redirected if w is None]
+        while any(joined & fds and joined - fds for joined in dups):  # 2>&1, in any order
+            fds = fds.union(*(joined for joined in dups if joined & fds))
+        out: list[tuple[DecisionValue, str]] = []
+        for joined, w in self.redirected:
+            if w is None or not joined & fds:
+                continue
+            why = self._work_at(w) if w.value is not None else "only known at run time"
+            if why:
+                out.append(("deny" if w.value is not None else "ask",
+                            f"writing {self.stream_writes[0]} opens {w.shown} again, which a "
+                            f"redirection put on it, and empties it ({why})"))
+        return out
 
     def _work_at(self, word: Word) -> str:
         """``holds_work`` of the file a redirection names, from the working directory."""
@@ -2836,6 +2873,17 @@ def _special_variable(node: Node, ctx: _Ctx) -> bool:
     """Whether ``node`` expands ``$1``, ``$@``, ``$#``, ``$$``...: what a caller passes."""
     return bool(_descendants(node, "special_variable_name")) or any(
         _text(v, ctx).isdigit() for v in _descendants(node, "variable_name"))
+
+
+def _descriptors(node: Node, op: str, ctx: _Ctx) -> set[int]:
+    """The descriptors a file redirection sets: its number, else 0 for ``<``/``<>``, 1 for
+    ``>``, both 1 and 2 for ``&>`` and ``>& FILE``."""
+    desc = node.child_by_field_name("descriptor")
+    if desc is not None and _text(desc, ctx).isdigit():
+        return {int(_text(desc, ctx))}
+    if op in ("<", "<>", "<&"):
+        return {0}
+    return {1, 2} if op in ("&>", "&>>", ">&") else {1}
 
 
 def _text(node: Node, ctx: _Ctx) -> str:

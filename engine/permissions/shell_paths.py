@@ -27,6 +27,10 @@ STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
 GLOB = re.compile(r"(?<!\\)[*?\[]")
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
+STANDARD_STREAMS = ("/dev/stdin", "/dev/stdout", "/dev/stderr")
+"""Not devices: each opens again whatever its descriptor holds. Where the command leaves the
+engine's pipes there, writing one is harmless; where a redirection put a file there
+(``tee /dev/stdin < f``), the open empties that file."""
 
 
 def strictest(*decisions: str) -> DecisionValue:
@@ -99,6 +103,9 @@ class PathJudge:
     secrets: list[str]
     written: set[str]
     """Files this command wrote before (normalised relative or absolute paths)."""
+    stream_writes: list[str]
+    """Standard streams opened for writing (``STANDARD_STREAMS``): a file a redirection put
+    on one is emptied (judged with the redirections, at the end)."""
 
     def _judge_effect(self, e: Effect) -> tuple[DecisionValue, list[str]]:
         d1, r1 = self._judge_paths(e.reads, False)
@@ -208,6 +215,8 @@ class PathJudge:
                                "file (python's, a shell's) runs later"
             return "ask", f"path {w.text} is only known at run time"
         if w.value == "-" or w.value in NULL_DEVICES:
+            if for_write and w.value in STANDARD_STREAMS:
+                self.stream_writes.append(w.value)
             return "allow", ""
         decision: DecisionValue = "allow"
         reason = ""
@@ -239,6 +248,8 @@ class PathJudge:
                 return "ask", f"{path} is relative to a directory only known at run time"
             v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
             if v.resolved in NULL_DEVICES:
+                if for_write and v.resolved in STANDARD_STREAMS:
+                    self.stream_writes.append(v.resolved)
                 continue
             if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
