@@ -1820,6 +1820,7 @@ def test_a_search_of_the_environment_for_credentials_is_a_person_s_call(
     ("{ echo x > /dev/stdout; } >> README.md", False),
     ("echo x | tee /dev/stderr >> README.md 2>&1", False),
     ("echo x | tee /dev/stderr 2>>README.md", False),
+    ("exec 4<README.md; echo zz > /dev/fd/4", False), ("{ ls 2>/dev/stdout; } >> README.md", False),
 ])
 def test_a_standard_stream_written_where_a_redirection_put_a_file_empties_it(
         tmp_path: Path, command: str, emptied: bool) -> None:
@@ -1842,6 +1843,12 @@ def test_a_standard_stream_written_where_a_redirection_put_a_file_empties_it(
     ("cat README.md | tee /dev/stderr | wc -l", "allow"),
     ("echo hi >> /dev/stdout < README.md", "allow"),
     ("echo x | tee /dev/stdout >> new.log", "ask"), ("sort -o /dev/stdin < README.md", "deny"),
+    # /dev/fd/N and /proc/self/fd/N: the descriptor the command put there, else unknown
+    ("exec 4>&1; out=$(wc -l src/*.py | tee /dev/fd/4); echo \"${#out}\"", "allow"),
+    ("echo hi | tee /dev/fd/2", "allow"), ("cat /dev/fd/0", "allow"),
+    ("echo hi | tee /dev/fd/4", "deny"), ("exec 4<README.md; echo zz > /dev/fd/4", "deny"),
+    ("tee /proc/self/fd/0 < README.md", "deny"), ("{ ls 2>/dev/stdout; } >> README.md", "deny"),
+    ("echo x | tee /dev/fd/3 3>README.md", "deny"), ("echo x | tee /dev/fd/3 3>o.txt", "ask"),
 ])
 def test_a_standard_stream_on_the_engine_s_pipes_is_no_file(workspace: Path, command: str,
                                                            expected: str) -> None:

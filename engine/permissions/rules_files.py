@@ -15,7 +15,7 @@ from engine.permissions.effect import (
     writer,
 )
 from engine.permissions.inline import RUNTIME_WORD
-from engine.permissions.shell_paths import NULL_DEVICES, STANDARD_STREAMS
+from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
 from engine.permissions.words import Word
 
 # ---------------------------------------------------------------- sed and awk
@@ -556,10 +556,11 @@ def _tee(e: Effect, args: list[Word]) -> None:
     """``tee FILE..`` writes each FILE; ``/dev/null`` and ``>(..)`` (a pipe into a command the
     walker judges) are no files."""
     o = parse_opts(args, "", frozenset({"--output-error"}))
-    files = [w for w in o.positionals if w.value not in NULL_DEVICES and not (
-        w.value is None and w.dynamic == "subst" and w.text.startswith(">("))]
+    streams = [w for w in o.positionals if stream_descriptor(w.value) is not None]
+    files = [w for w in o.positionals if w.value not in NULL_DEVICES and w not in streams and
+             not (w.value is None and w.dynamic == "subst" and w.text.startswith(">("))]
     e.writes.extend(files)
-    e.writes.extend(w for w in o.positionals if w.value in STANDARD_STREAMS)  # judged at the end
+    e.writes.extend(streams)  # what their descriptors hold: judged at the end
     if files:
         e.add("write", "tee writes files")
     if files and not o.has("-a", "--append"):

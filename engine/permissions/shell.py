@@ -70,11 +70,11 @@ from engine.permissions.rules import (
 from engine.permissions.shell_paths import (
     GLOB,
     NULL_DEVICES,
-    STANDARD_STREAMS,
     STRICTNESS,
     DecisionValue,
     PathJudge,
     glob_matches,
+    stream_descriptor,
     strictest,
 )
 from engine.permissions.shell_values import LISTED_TEXT, MAX_LOOP_WORDS, ShellValues, bounded
@@ -353,7 +353,7 @@ class _Walker(PathJudge, ShellValues):
     """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
     written: set[str] = field(default_factory=set)
     """Files the lines walked so far write (redirections, ``tee``, ``cp``...)."""
-    stream_writes: list[str] = field(default_factory=list)
+    stream_writes: list[tuple[int, str]] = field(default_factory=list)
     redirected: list[tuple[set[int], Word | None]] = field(default_factory=list)
     """Files redirections put on descriptors (``< f``: {0}, ``&> f``: {1, 2}), and
     descriptors made one (``2>&1``: {1, 2}, no file): a standard stream opened for writing
@@ -1448,28 +1448,38 @@ class _Walker(PathJudge, ShellValues):
         if op in (">&", "<&") and (word.value or "").isdigit():
             self.redirected.append((fds | {int(word.value or 0)}, None))
             return True
-        if word.value in STANDARD_STREAMS and op in (">", ">|", "&>", ">&"):
-            self.stream_writes.append(word.value)  # the shell opens it again, truncating
-        elif op in _WRITE_OPS | _READ_OPS and word.value not in NULL_DEVICES:
+        fd = stream_descriptor(word.value)
+        if fd is not None and op in _WRITE_OPS:
+            if op != ">>" and op != "&>>":  # the shell opens it again, truncating
+                self.stream_writes.append((fd, str(word.value)))
+            self.redirected.append((fds | {fd}, None))  # and puts what it holds on fds
+            return True
+        if op in _WRITE_OPS | _READ_OPS and word.value not in NULL_DEVICES:
             self.redirected.append((fds, word))
         return False
 
     def _streams_reopened(self) -> list[tuple[DecisionValue, str]]:
         """A standard stream opened for writing where a redirection may have put a file on
         it: that file is opened again and emptied (``tee /dev/stdin < README.md``)."""
-        fds = {STANDARD_STREAMS.index(s) for s in self.stream_writes}
-        dups = [joined for joined, w in self.redirected if w is None]
-        while any(joined & fds and joined - fds for joined in dups):  # 2>&1, in any order
-            fds = fds.union(*(joined for joined in dups if joined & fds))
         out: list[tuple[DecisionValue, str]] = []
-        for joined, w in self.redirected:
-            if w is None or not joined & fds:
+        dups = [joined for joined, w in self.redirected if w is None]
+        named = set().union(*(joined for joined, _ in self.redirected))
+        for fd, name in dict.fromkeys(self.stream_writes):
+            if fd > 2 and fd not in named:
+                out.append(("deny", f"writes {name}, a descriptor this command does not open: "
+                                    "what it holds is not known"))
                 continue
-            why = self._work_at(w) if w.value is not None else "only known at run time"
-            if why:
-                out.append(("deny" if w.value is not None else "ask",
-                            f"writing {self.stream_writes[0]} opens {w.shown} again, which a "
-                            f"redirection put on it, and empties it ({why})"))
+            fds = {fd}
+            while any(joined & fds and joined - fds for joined in dups):  # 2>&1, any order
+                fds = fds.union(*(joined for joined in dups if joined & fds))
+            for joined, w in self.redirected:
+                if w is None or not joined & fds:
+                    continue
+                why = self._work_at(w) if w.value is not None else "only known at run time"
+                if why:
+                    out.append(("deny" if w.value is not None else "ask",
+                                f"writing {name} opens {w.shown} again, which a redirection "
+                                f"put on it, and empties it ({why})"))
         return out
 
     def _work_at(self, word: Word) -> str:

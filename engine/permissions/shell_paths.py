@@ -27,10 +27,18 @@ STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
 GLOB = re.compile(r"(?<!\\)[*?\[]")
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
-STANDARD_STREAMS = ("/dev/stdin", "/dev/stdout", "/dev/stderr")
-"""Not devices: each opens again whatever its descriptor holds. Where the command leaves the
-engine's pipes there, writing one is harmless; where a redirection put a file there
-(``tee /dev/stdin < f``), the open empties that file."""
+_STREAM = re.compile(r"/dev/(?:std(in|out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
+
+
+def stream_descriptor(path: str | None) -> int | None:
+    """The descriptor ``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` or
+    ``/proc/self/fd/N`` names, else None. Not devices: each opens again whatever its
+    descriptor holds. Where that is the engine's pipes, writing one is harmless; where a
+    redirection put a file there (``tee /dev/stdin < f``), the open empties that file."""
+    m = _STREAM.fullmatch(path or "")
+    if m is None:
+        return None
+    return ("in", "out", "err").index(m.group(1)) if m.group(1) else int(m.group(2) or m.group(3))
 
 
 def strictest(*decisions: str) -> DecisionValue:
@@ -103,9 +111,9 @@ class PathJudge:
     secrets: list[str]
     written: set[str]
     """Files this command wrote before (normalised relative or absolute paths)."""
-    stream_writes: list[str]
-    """Standard streams opened for writing (``STANDARD_STREAMS``): a file a redirection put
-    on one is emptied (judged with the redirections, at the end)."""
+    stream_writes: list[tuple[int, str]]
+    """Descriptors opened for writing by name (``stream_descriptor``), with the name: a file
+    a redirection put on one is emptied (judged with the redirections, at the end)."""
 
     def _judge_effect(self, e: Effect) -> tuple[DecisionValue, list[str]]:
         d1, r1 = self._judge_paths(e.reads, False)
@@ -214,9 +222,11 @@ class PathJudge:
                 return "deny", f"writes {tail} in a folder only known at run time: a startup " \
                                "file (python's, a shell's) runs later"
             return "ask", f"path {w.text} is only known at run time"
+        if (fd := stream_descriptor(w.value)) is not None and (for_write or fd <= 2):
+            if for_write:
+                self.stream_writes.append((fd, str(w.value)))
+            return "allow", ""  # read: the standard input, output or error (cat /dev/fd/0)
         if w.value == "-" or w.value in NULL_DEVICES:
-            if for_write and w.value in STANDARD_STREAMS:
-                self.stream_writes.append(w.value)
             return "allow", ""
         decision: DecisionValue = "allow"
         reason = ""
@@ -248,8 +258,8 @@ class PathJudge:
                 return "ask", f"{path} is relative to a directory only known at run time"
             v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
             if v.resolved in NULL_DEVICES:
-                if for_write and v.resolved in STANDARD_STREAMS:
-                    self.stream_writes.append(v.resolved)
+                if for_write and (fd := stream_descriptor(v.resolved)) is not None:
+                    self.stream_writes.append((fd, path))
                 continue
             if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
