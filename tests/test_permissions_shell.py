@@ -1283,6 +1283,18 @@ def test_python_m_is_judged_with_the_modules_its_folder_plants(
     assert decision(tmp_path, command.replace(" -m", " -I -m")) == "allow"
 
 
+@pytest.mark.parametrize("planted", [True, False])
+def test_python_m_inspect_reads_a_standard_module_unless_its_folder_plants_one(
+        tmp_path: Path, planted: bool) -> None:
+    if planted:
+        (tmp_path / "csv.py").write_text("print('PLANTED')\nclass DictReader: pass\n")
+    ran = subprocess.run([sys.executable, "-m", "inspect", "csv:DictReader"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert ("PLANTED" in ran.stdout) == planted, ran
+    command = f"{Path(sys.executable).name} -m inspect csv:DictReader"
+    assert decision(tmp_path, command) == ("ask" if planted else "allow")
+
+
 @pytest.mark.parametrize(("command", "expected"), [
     ("git tag -d v1", "deny"), ("git tag --delete v1 v2", "deny"), ("git tag -l", "allow"),
     ("git tag v2", "ask"), ("git symbolic-ref -d HEAD", "deny"),
@@ -1739,6 +1751,9 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("pre-commit run --all-files", "ask"), ("python3 -m venv .venv", "ask"),
     ("python3 -m venv --clear src", "deny"), ("python3 -m tabnanny -v src/", "allow"),
     ("python3 -m site --user-site", "allow"), ("mypy src --junit-xml README.md", "deny"),
+    ("python3 -m inspect -d json:dumps", "allow"), ("python3 -m inspect csv:DictReader", "allow"),
+    ("python3 -m inspect venv.__main__", "ask"), ("python3 -m inspect app", "ask"),
+    ("python3 -m inspect antigravity", "ask"), ("python3 -m inspect test.autotest", "ask"),
     ("pytest --basetemp=src -q tests/", "deny"), ("twine check dist/*", "allow"),
     ("uv tree", "ask"), ("uv tree --frozen", "allow"),
     ("black -q - < src/new.py | diff src/new.py -", "allow"),

@@ -229,9 +229,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "like for; the here-string feeds the same commands; the # is part of the "
               "word)"),
     Construct("python -m MODULE for a standard module that only prints (json.tool, tokenize, "
-              "base64, ...)", "modelled", "allowed unless the folder it runs in holds a file "
-              "or package named like a standard module (json/, argparse.py): -m imports from "
-              "there first, so that code would run (ask); -I or -P do not look there"),
+              "base64, ..., inspect of a standard module whose import does nothing)",
+              "modelled", "allowed unless the folder it runs in holds a file or package named "
+              "like a standard module (json/, argparse.py): -m imports from there first, so "
+              "that code would run (ask); -I or -P do not look there"),
     Construct("a loop variable over several words used in a command's arguments (for s in "
               "status log; do git \"$s\"; done)", "modelled", "when the words as one list "
               "do not make the command a plain read, it is judged once per word"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 
 from engine.permissions import programs as p
 from engine.permissions.effect import (
@@ -189,6 +190,25 @@ _ARCHIVE_MODULES = {"zipfile": frozenset({"-l", "--list", "-t", "--test"}),
 ``-c`` creates: the module runs as unknown, asked)."""
 
 
+_IMPORT_RUNS = frozenset({"antigravity", "this", "__hello__", "__phello__", "idlelib", "test",
+                          "turtledemo"})
+"""Standard packages whose import does something (opens a browser, runs a suite, starts an
+editor); any ``__main__`` module runs its program when imported too."""
+
+
+def _inspected(after: list[Word]) -> bool:
+    """``python -m inspect [-d] MODULE[:NAME]``: it imports MODULE and prints its source or
+    details, which only reads when MODULE is a standard one whose import does nothing."""
+    words = [w.value for w in after]
+    if words[:1] == ["-d"] or words[:1] == ["--details"]:
+        words = words[1:]
+    if len(words) != 1 or words[0] is None:
+        return False
+    parts = words[0].partition(":")[0].split(".")
+    return parts[0] in sys.stdlib_module_names and parts[0] not in _IMPORT_RUNS and \
+        not any(p.startswith("__") or not p.isidentifier() for p in parts)
+
+
 def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> None:
     """``python -m MODULE``: pip and venv by their own rules, standard modules that only
     list or print read (from the working directory first: ``imports_here``), the rest runs."""
@@ -201,6 +221,8 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
             after[0].value in _ARCHIVE_MODULES[module.value]:
         e.reads.extend(after[1:])  # python -m zipfile -l app.whl: a listing
         e.imports_here = not _isolated(o.flags)
+    elif module.value == "inspect" and _inspected(after):
+        e.imports_here = not _isolated(o.flags)  # python -m inspect -d json:dumps
     elif module.value in _PRINTING_MODULES:
         limit = _PRINTING_MODULES[module.value]  # json.tool [INFILE [OUTFILE]], tokenize FILE
         files = o.positionals if limit else []  # calendar 2026: no file
