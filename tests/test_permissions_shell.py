@@ -1739,6 +1739,12 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("git worktree prune -n -v", "allow"), ("git worktree prune", "ask"),
     ("git replace -l --format=long", "allow"), ("git replace HEAD x", "ask"),
     ("git apply --check --stat fix.patch", "allow"),
+    # git submodule foreach runs its command in each submodule: judged as that command
+    ("git submodule foreach --quiet 'echo \"$name $(git rev-parse --short HEAD)\"'", "allow"),
+    ("git submodule foreach --recursive git status -s", "allow"),
+    ("git submodule foreach git pull origin main", "ask"),
+    ("git submodule foreach 'git reset --hard'", "deny"),
+    ("git submodule foreach 'cd $toplevel && rm -rf x'", "deny"),
     # Python tooling: what loads workspace code asks, what only reads prints
     ("pylint --init-hook=\"import shutil; shutil.rmtree('tests')\" src", "deny"),
     ("pylint src --disable=C,R", "allow"), ("pylint --load-plugins=evil src", "ask"),

@@ -373,6 +373,31 @@ def _without_ref(args: list[Word]) -> list[Word]:
     return args[i:]
 
 
+def _foreach(e: Effect, args: list[Word]) -> None:
+    """``git submodule foreach [--quiet] [--recursive] CMD``: one word is shell code, more
+    are a command, run in each submodule (a folder inside the workspace, so judging its
+    paths from here is no less strict); git's own variables there ($name, $toplevel) are
+    only known at run time."""
+    while args and args[0].value in ("--quiet", "-q", "--recursive"):
+        args = args[1:]
+    if len(args) == 1:
+        e.scripts.append(("git submodule foreach", args[0]))
+    elif args:
+        e.nested.append(("git submodule foreach", args))
+
+
+def _submodule(e: Effect, args: list[Word]) -> None:
+    """``deinit --force`` discards the submodules' changes; ``foreach`` runs its command;
+    ``status`` and ``summary`` read; the rest fetch."""
+    words = [a.value for a in args]
+    if words[:1] == ["deinit"] and ("-f" in words or "--force" in words):
+        e.add("destructive", "git submodule deinit --force discards the submodules' changes")
+    elif words[:1] == ["foreach"]:
+        _foreach(e, args[1:])
+    else:
+        _git_sub(("", "status", "summary"), "network", "git submodule fetches")(e, args)
+
+
 def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
              exec_first: tuple[str, ...] = ()) -> Rule:
     """Subcommand families (``git worktree list`` reads, ``git worktree add`` writes)."""
@@ -385,9 +410,7 @@ def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
         if first in exec_first:
             e.add("exec", f"{why} ({first} runs commands)")
             code = [a for a in args[1:] if not (a.value or "").startswith("-")]
-            if code and first == "foreach":
-                e.scripts.append(("git submodule foreach", code[0]))
-            elif code:
+            if code:
                 e.nested.append((f"git bisect {first}", code))
         elif (first is not None and first not in read) or (first is None and "" not in read):
             e.add(risk, why)
@@ -501,12 +524,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "replace": lambda e, args: None if not args or args[0].value in ("-l", "--list") or (
         (args[0].value or "").startswith("--format")) else e.add(
         "write", "git replace changes which object git reads"),
-    "submodule": lambda e, args: (
-        e.add("destructive", "git submodule deinit --force discards the submodules' changes")
-        if args and args[0].value == "deinit" and any(
-            a.value in ("-f", "--force") for a in args) else
-        _git_sub(("", "status", "summary"), "network", "git submodule fetches",
-                 ("foreach",))(e, args)),
+    "submodule": _submodule,
     "bisect": _git_sub(("log", "view", "visualize"), "write", "git bisect checks out commits",
                        ("run",)),
     "lfs": _git_sub(("ls-files", "status", "env", "version"), "network", "git lfs transfers"),
