@@ -267,7 +267,8 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("git rebase -x 'make test' main", "ask", "exec", "git"),
     ("git rebase -i HEAD~3", "ask", "exec", "git"),
     ("git bisect run make", "ask", "exec", "git"),
-    ("git submodule foreach 'echo x'", "ask", "exec", "git"),
+    ("git submodule foreach 'echo x'", "allow", "read", "git"),  # judged as its command
+    ("git submodule foreach 'rm -rf build'", "deny", "destructive", "git"),
     ("git config core.pager less", "deny", "write", "git"),
     ("git config --global alias.x '!sh'", "deny", "write", "git"),
     ("git st", "ask", "exec", "git"),
