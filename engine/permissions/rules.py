@@ -76,6 +76,8 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
     where tokens and keys live (``env -u X`` too); ``printenv NAME`` only NAME."""
     if name == "env" or name == "trufflehog" or (name == "gitleaks" and "--redact" not in words):
         return True  # env prints the environment; secret scanners print what they find
+    if name == "podman" and words[:2] == ["kube", "generate"]:
+        return True  # the pods' YAML holds their containers' environment
     if name in ("docker", "podman") and "inspect" in words[:2]:  # a container's environment
         fmt = next((w for w in words if w.startswith(("--format", "-f"))), None)
         return fmt is None or "env" in " ".join(words).lower()

@@ -320,11 +320,12 @@ def _mongo_code(e: Effect, how: str, code: Word) -> None:
 
 _DOCKER_READ = frozenset({"ps", "images", "inspect", "logs", "version", "info", "stats", "top",
                           "diff", "history", "events", "port", "search", "ls", "list",
-                          "config", "--version", "help", "df", "context"})
+                          "config", "--version", "help", "df", "context", "du"})
 _DOCKER_GONE = frozenset({"rm", "rmi", "prune", "kill", "remove", "delete", "reset"})
 _DOCKER_GROUPS = frozenset({"container", "image", "volume", "network", "system", "builder",
                             "buildx", "plugin", "secret", "service", "stack", "node", "swarm",
-                            "context", "manifest", "trust", "machine", "pod", "compose"})
+                            "context", "manifest", "trust", "machine", "pod", "compose",
+                            "kube"})
 
 
 _HOST_DIRS = ("/etc", "/root", "/home", "/run", "/var", "/proc", "/sys", "/dev", "/boot",
@@ -462,6 +463,14 @@ def _docker(e: Effect, args: list[Word]) -> None:
     if verb in _DOCKER_GONE or (verb == "down" and flags & {"-v", "--volumes", "--rmi"}) or (
             verb == "leave" and flags & {"-f", "--force"}):
         e.add("destructive", f"{prog(e)} {' '.join(sub)} deletes containers, images or data")
+    elif sub == ["kube", "generate"]:  # podman kube generate POD: its YAML, printed
+        targets = parse_opts(rest, "f", frozenset({"--filename"})).all("-f", "--filename")
+        e.writes.extend(targets)
+        e.replaces.extend(targets)
+        if targets:
+            e.add("write", f"{prog(e)} kube generate -f writes the YAML to a file")
+    elif verb in _DOCKER_READ and "--bootstrap" in flags:
+        e.add("exec", f"{prog(e)} {' '.join(sub)} --bootstrap starts a builder")
     elif verb in _DOCKER_READ or verb in ("",):
         e.add("read" if verb else "exec", "")
     elif verb == "exec":
