@@ -325,7 +325,10 @@ _DOCKER_GONE = frozenset({"rm", "rmi", "prune", "kill", "remove", "delete", "res
 _DOCKER_GROUPS = frozenset({"container", "image", "volume", "network", "system", "builder",
                             "buildx", "plugin", "secret", "service", "stack", "node", "swarm",
                             "context", "manifest", "trust", "machine", "pod", "compose",
-                            "kube"})
+                            "kube", "config", "checkpoint", "generate", "play", "healthcheck",
+                            "farm", "artifact", "quadlet", "scout", "sbom"})
+"""docker's and podman's management commands: the verb is the word after (``docker config
+rm`` deletes, though ``config`` alone only shows)."""
 
 
 _HOST_DIRS = ("/etc", "/root", "/home", "/run", "/var", "/proc", "/sys", "/dev", "/boot",
