@@ -452,8 +452,8 @@ def _git_fsck(e: Effect, args: list[Word]) -> None:
 
 def _git_reflog(e: Effect, args: list[Word]) -> None:
     first = args[0].value if args else ""
-    if first in ("expire", "delete", None):
-        e.add("destructive", "git reflog expire/delete drops the history of refs")
+    if first in ("expire", "delete", "drop", None):
+        e.add("destructive", "git reflog expire/delete/drop drops the history of refs")
 
 
 def _git_hash_object(e: Effect, args: list[Word]) -> None:

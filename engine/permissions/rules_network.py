@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from engine.permissions.effect import (
     Effect,
@@ -147,11 +148,16 @@ def _remote_spec(v: str) -> bool:
 def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[str] = frozenset(),
                 network: frozenset[str] = frozenset(), *, bare: Risk = "exec",
                 values: str = "", remove: frozenset[str] = frozenset(),
-                config: frozenset[str] = frozenset()) -> Rule:
+                config: frozenset[str] = frozenset(),
+                groups: Mapping[str, tuple[frozenset[str], frozenset[str]]] | None = None
+                ) -> Rule:
     """Programs whose first positional says what they do (``npm install``, ``pip list``).
 
     ``remove`` subcommands uninstall software (destructive); ``config`` ones read settings
     unless they set, delete or edit them (a write: a registry URL decides what installs run).
+    ``groups`` are read subcommands whose next positional, when there is one, is an action:
+    (the actions that read, those that delete); any other action writes (``poetry env
+    list`` reads, ``poetry env use`` writes, ``poetry env remove`` deletes).
     """
 
     def rule(e: Effect, args: list[Word]) -> None:
@@ -167,6 +173,10 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
             return
         if sub in config:
             _config_change(e, sub, args[args.index(o.positionals[0]) + 1:])
+            return
+        if sub in (groups or {}):
+            _group_action(e, sub, (groups or {})[sub], [
+                w for w in o.positionals[1:] if not (w.value or "").startswith("-")][:1])
             return
         if sub in read:
             return
@@ -184,6 +194,18 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
             e.add("exec", f"{prog(e)} {sub} is not a known subcommand")
 
     return rule
+
+
+def _group_action(e: Effect, sub: str, kinds: tuple[frozenset[str], frozenset[str]],
+                  action: list[Word]) -> None:
+    reads, deletes = kinds
+    name = action[0].value if action else None
+    if action and name not in reads:
+        if name in deletes:
+            e.add("destructive", f"{prog(e)} {sub} {name} deletes what it names")
+        else:
+            e.add("write", f"{prog(e)} {sub} {action[0].shown} changes the project or its "
+                           "environment")
 
 
 PUBLISHES = frozenset({"publish", "push", "deprecate", "yank", "owner", "dist-tag", "access",
@@ -281,11 +303,14 @@ _gem = subcommands(_F({"list", "search", "info", "help", "contents", "environmen
                    _F({"install", "uninstall", "update", "cleanup", "pristine"}),
                    network=_F({"push", "yank", "owner", "signin", "fetch"}),
                    remove=_F({"uninstall", "cleanup"}), config=_F({"sources"}))
-_poetry = subcommands(_F({"show", "check", "help", "about", "version", "config", "env",
-                         "search"}),
+_poetry = subcommands(_F({"show", "check", "help", "about", "search"}),
                       _F({"add", "install", "remove", "update", "lock", "sync", "self", "new",
                           "init", "build"}), _F({"run", "shell"}), _F({"publish"}),
-                      remove=_F({"remove"}), config=_F({"config"}))
+                      remove=_F({"remove"}), config=_F({"config"}),
+                      groups={"env": (_F({"info", "list"}), _F({"remove"})),
+                              "version": (_F(), _F())})
+"""``poetry version patch`` bumps the version in pyproject.toml; ``poetry env use`` makes
+an environment and ``env remove`` deletes one."""
 _systemctl = subcommands(_F({"status", "show", "list-units", "list-unit-files", "list-timers",
                             "list-sockets", "list-jobs", "list-dependencies", "is-active",
                             "is-enabled", "is-failed", "cat", "help", "get-default"}),
@@ -399,6 +424,11 @@ def _uv_rule(e: Effect, args: list[Word]) -> None:
         e.add("destructive", f"uv {args[0].value} uninstall removes installed software")
     elif args and args[0].value == "pip":
         pip_rule(e, args[1:])
+    elif args and args[0].value == "version" and not any(w.value == "--dry-run" for w in args) \
+            and (parse_opts(args[1:], "", _F({"--bump", "--package"})).positionals or any(
+                (w.value or "").startswith("--bump") for w in args)):
+        e.writes.append(Word.of("pyproject.toml"))
+        e.add("write", "uv version VALUE or --bump sets the project's version (and locks)")
     elif args and args[0].value == "tree" and not {"--frozen", "--locked", "--offline"} & {
             w.value for w in args}:
         e.writes.append(Word.of("uv.lock"))
