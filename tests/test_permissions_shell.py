@@ -1766,6 +1766,10 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("uv version --bump=patch --dry-run", "allow"), ("poetry version --short", "allow"),
     ("poetry version patch", "ask"), ("poetry env list", "allow"), ("poetry env use 3.12", "ask"),
     ("poetry env remove python3.11", "deny"), ("git reflog drop", "deny"),
+    # a second file named as the output is replaced whole with what the command does not show
+    ("uniq a.txt README.md", "deny"), ("uniq a.txt new.txt", "ask"), ("uniq a.txt", "allow"),
+    ("xxd a.txt README.md", "deny"), ("xxd -r a.txt README.md", "ask"),
+    ("unix2dos -n a.txt README.md", "deny"), ("dos2unix README.md", "ask"),
     ("black -q - < src/new.py | diff src/new.py -", "allow"),
     ("isort --stdout src/app.py | diff src/app.py -", "allow"),
     ("echo 'import os' > \"$(python3 -m site --user-site)/zz.pth\"", "deny"),

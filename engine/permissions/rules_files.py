@@ -390,9 +390,23 @@ def _uniq(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "fsw", frozenset({"--skip-fields", "--skip-chars", "--check-chars",
                                            "--group", "--all-repeated"}))
     e.reads.extend(o.positionals[:1])
-    if len(o.positionals) > 1:
+    if len(o.positionals) > 1:  # replaced whole with what it does not show
         e.writes.append(o.positionals[1])
+        e.replaces.append(o.positionals[1])
         e.add("write", "uniq writes its second file")
+
+
+def _dos2unix(e: Effect, args: list[Word]) -> None:
+    """Converts files in place; ``-n IN OUT`` (new-file mode, pairs) replaces each OUT."""
+    o = parse_opts(args, "cf")
+    e.add("write", f"{prog(e)} writes files")
+    if not o.has("-n", "--newfile"):
+        e.writes.extend(o.positionals)
+        return
+    for i, w in enumerate(o.positionals):
+        (e.reads if i % 2 == 0 else e.writes).append(w)
+        if i % 2:
+            e.replaces.append(w)
 
 
 def _xxd(e: Effect, args: list[Word]) -> None:
@@ -400,6 +414,8 @@ def _xxd(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.positionals[:1])
     if len(o.positionals) > 1:
         e.writes.append(o.positionals[1])
+        if not o.has("-r", "-revert"):  # -r patches the file in place, not truncating it
+            e.replaces.append(o.positionals[1])
         e.add("write", "xxd writes its second file")
 
 
@@ -869,7 +885,7 @@ RULES: dict[str, Rule] = {
     "shred": plain("destructive", "shred destroys file contents"),
     "patch": writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb="patches"),
     "unzip": _unzip, "zip": _zip, "split": _split, "fallocate": _fallocate,
-    "csplit": writer("fbn"), "sponge": writer(), "dos2unix": writer(), "unix2dos": writer(),
+    "csplit": writer("fbn"), "sponge": writer(), "dos2unix": _dos2unix, "unix2dos": _dos2unix,
     "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),
     "mknod": writer("m"), "link": writer(verb="links; a write through the link changes"),
     "unlink": _rm,
