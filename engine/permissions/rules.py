@@ -271,6 +271,8 @@ def _history(e: Effect, args: list[Word]) -> None:
     files = [w for w in o.positionals if not (w.value or "").isdigit()]
     if o.has("-w", "-a"):
         e.writes.extend(files or [Word(None, "$HISTFILE", "var")])
+        if o.has("-w"):  # -w writes the history over the file; -a appends to it
+            e.replaces.extend(files)
         e.add("write", "history -w/-a writes the history file")
     elif o.has("-r", "-n"):
         e.reads.extend(files or [Word(None, "$HISTFILE", "var")])

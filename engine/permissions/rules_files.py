@@ -409,6 +409,18 @@ def _dos2unix(e: Effect, args: list[Word]) -> None:
             e.replaces.append(w)
 
 
+_patch_files = writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb="patches")
+
+
+def _patch(e: Effect, args: list[Word]) -> None:
+    """``patch FILE PATCH`` edits FILE; ``-o OUT`` writes the patched text over OUT."""
+    _patch_files(e, args)
+    out = parse_opts(args, "pidoFrBVYz", frozenset({"--input", "--directory", "--output"})
+                     ).all("-o", "--output")
+    e.writes.extend(out)
+    e.replaces.extend(w for w in out if w.value != "-")
+
+
 def _xxd(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "cglosn")
     e.reads.extend(o.positionals[:1])
@@ -883,7 +895,7 @@ RULES: dict[str, Rule] = {
     "touch": writer("rtd", ("--reference", "--date")), "mkdir": writer("m", ("--mode",)),
     "rmdir": writer(verb="removes"), "truncate": _truncate,
     "shred": plain("destructive", "shred destroys file contents"),
-    "patch": writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb="patches"),
+    "patch": _patch,
     "unzip": _unzip, "zip": _zip, "split": _split, "fallocate": _fallocate,
     "csplit": writer("fbn"), "sponge": writer(), "dos2unix": _dos2unix, "unix2dos": _dos2unix,
     "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),

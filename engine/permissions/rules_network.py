@@ -130,6 +130,7 @@ def _remote_copy(e: Effect, args: list[Word]) -> None:
     local = [w for w in o.positionals if w.value is None or not _remote_spec(w.value)]
     if local and o.positionals and local[-1] is o.positionals[-1]:
         e.writes.append(local[-1])
+        e.replaces.append(local[-1])  # a file there is copied over
         local = local[:-1]
     e.reads.extend(local)
 
@@ -519,6 +520,7 @@ def _openssl(e: Effect, args: list[Word]) -> None:
         elif v in _OPENSSL_WRITES and nxt is not None:
             if nxt.value != "-":
                 e.writes.append(nxt)
+                e.replaces.append(nxt)  # a key, a certificate: made here, not shown
                 e.add("write", f"openssl {v} writes a file")
             i += 1
         elif v not in _OPENSSL_FLAGS and nxt is not None and not (nxt.value or "x").startswith(

@@ -109,9 +109,12 @@ def _tsc(e: Effect, args: list[Word]) -> None:
     """``tsc --noEmit`` type-checks and prints (the compiler loads no plugins); otherwise it
     writes its output files."""
     o = parse_opts(args, "p", frozenset({"--project", "--target", "--module", "--lib",
-                                         "--jsx", "--moduleResolution"}))
+                                         "--jsx", "--moduleResolution", "--outFile",
+                                         "--outDir", "--rootDir", "--declarationDir"}))
     flags = {name.split("=")[0] for name in o.flags}
     e.reads.extend([*o.all("-p", "--project"), *o.positionals])
+    e.writes.extend(o.all("--outFile", "--outDir", "--declarationDir"))
+    e.replaces.extend(o.all("--outFile"))  # one file, replaced whole by the compiled code
     if not flags & {"--noEmit", "--version", "-v", "--help", "-h", "--showConfig",
                     "--listFilesOnly"} or flags & _TSC_WRITES:
         e.add("write", "tsc writes its output files")
@@ -126,9 +129,11 @@ _RUSTC_ASKS = frozenset({"--version", "-V", "-vV", "--print", "--explain", "--he
 def _rustc(e: Effect, args: list[Word]) -> None:
     """``rustc --print sysroot``, ``--explain E0308``, ``-vV`` print; compiling runs the
     crate's procedural macros and writes its outputs."""
-    o = parse_opts(args, "", frozenset({"--print", "--explain"}))
+    o = parse_opts(args, "o", frozenset({"--print", "--explain", "--out-dir"}))
     if not o.flags or set(o.flags) - _RUSTC_ASKS or o.positionals:
         e.add("exec", "rustc compiles (procedural macros run) and writes its outputs")
+    e.writes.extend(o.all("-o"))
+    e.replaces.extend(o.all("-o"))
 
 
 RULES["rustc"] = _rustc
@@ -164,7 +169,8 @@ def _jar(e: Effect, args: list[Word]) -> None:
     files = [w for w in args[1:] if not (w.value or "-").startswith("-")]
     if mode.startswith("t") or (args and args[0].value in ("--list", "-t")):
         e.reads.extend(files)
-    elif mode[:1] in ("x", "c", "u") or args[0].value in ("--extract", "--create", "--update"):
+    elif mode[:1] in ("x", "c", "u") or (args and args[0].value in ("--extract", "--create",
+                                                                     "--update")):
         e.writes.extend(files)
         e.add("write", "jar extracts, creates or updates files")
     else:
