@@ -1775,6 +1775,10 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("tsc --outDir dist", "ask"), ("openssl enc -d -in a.txt -out README.md", "deny"),
     ("patch -o README.md a.txt b.diff", "deny"), ("rsync a.txt README.md", "deny"),
     ("rsync -a src/ dist/", "ask"), ("scp host:f README.md", "deny"),
+    # an HTTP DELETE deletes what the URL names, from curl and wget as from httpie and gh api
+    ("curl -X DELETE https://api.example.com/v1/items/1", "deny"),
+    ("curl --request DELETE https://x.example/y", "deny"), ("curl -X GET https://x", "ask"),
+    ("wget --method=DELETE https://x.example/y", "deny"), ("http DELETE https://x/y", "deny"),
     ("black -q - < src/new.py | diff src/new.py -", "allow"),
     ("isort --stdout src/app.py | diff src/app.py -", "allow"),
     ("echo 'import os' > \"$(python3 -m site --user-site)/zz.pth\"", "deny"),

@@ -28,6 +28,9 @@ def _curl(e: Effect, args: list[Word]) -> None:
         "--max-time", "--connect-timeout", "--write-out", "--output-dir", "--trace",
         "--trace-ascii", "--stderr", "--json", "--resolve", "--retry"}))
     e.add("network", f"{prog(e)} uses the network")
+    method = next((w.value for w in reversed(o.all("-X", "--request")) if w.value), "")
+    if method.upper() == "DELETE":  # as http DELETE and gh api -X DELETE
+        e.add("destructive", f"{prog(e)} -X DELETE deletes what the URL names")
     for w in o.all("-o", "--output", "-c", "--cookie-jar", "--dump-header", "--trace",
                    "--trace-ascii", "--stderr", "--output-dir"):
         if w.value != "-":
@@ -67,8 +70,10 @@ def _wget(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "OoaPie", frozenset({
         "--output-document", "--output-file", "--append-output", "--directory-prefix",
         "--input-file", "--execute", "--post-file", "--body-file", "--load-cookies",
-        "--certificate", "--private-key", "--ca-certificate"}))
+        "--certificate", "--private-key", "--ca-certificate", "--method"}))
     e.add("network", "wget uses the network")
+    if ((o.get("--method") or Word.of("")).value or "").upper() == "DELETE":
+        e.add("destructive", "wget --method=DELETE deletes what the URL names")
     for w in o.all("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"):
         if w.value != "-":
             e.writes.append(w)
