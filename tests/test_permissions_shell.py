@@ -1837,6 +1837,23 @@ def test_a_config_file_that_lists_plugins_makes_a_linter_run_code(
     assert decision(ws, command) == "ask", command
 
 
+@pytest.mark.parametrize("command,config,text", [
+    ("yarn --version", ".yarnrc.yml", "yarnPath: .yarn/releases/yarn-evil.cjs\n"),
+    ("yarn list", ".yarnrc", "yarn-path \"./evil.js\"\n"),
+    ("mvn -v", ".mvn/jvm.config", "-javaagent:agent.jar\n"),
+    ("cd src && mvn --version", ".mvn/extensions.xml", "<extensions/>\n"),
+])
+def test_a_version_query_runs_what_the_project_makes_the_program_load(
+        tmp_path: Path, command: str, config: str, text: str) -> None:
+    """yarn hands every command, --version included, to the file yarnPath names; mvn starts
+    its JVM with .mvn/jvm.config (found upward from where it runs)."""
+    ws = make_workspace(tmp_path)
+    assert decision(ws, command) == "allow", command
+    (ws / config).parent.mkdir(parents=True, exist_ok=True)
+    (ws / config).write_text(text)
+    assert decision(ws, command) == "ask", command
+
+
 def test_a_config_file_that_cannot_be_read_as_settings_asks(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     os.mkfifo(ws / "setup.cfg")  # opened without blocking, and not a file of settings

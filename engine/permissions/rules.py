@@ -24,6 +24,7 @@ from engine.permissions import rules_toolchain as toolchain
 from engine.permissions.constructs import shell_code_var
 from engine.permissions.effect import (
     Effect,
+    Loads,
     Rule,
     command_variable,
     harmless_setting,
@@ -252,6 +253,19 @@ def _unknown(e: Effect, name: str) -> None:
         e.add("destructive", f"{name} {verb}: an unknown program asked to tear something down")
 
 
+_MAVEN_START = Loads((".mvn/jvm.config", ".mvn/extensions.xml"), upward=True)
+"""What ``mvn`` loads from the project before anything, ``-v`` included: its JVM's options
+(``-javaagent:`` runs code) and core extensions."""
+
+
+def _mvn(e: Effect, args: list[Word]) -> None:
+    """``mvn -v`` prints the versions; any other use runs the build's plugins (judged as an
+    unknown program: a teardown verb, an output file)."""
+    e.loads_here = _MAVEN_START
+    if [w.value for w in args] not in (["-v"], ["--version"], ["-version"]):
+        _unknown(e, "mvn")
+
+
 def _network_tool(name: str) -> Rule:
     """A network client (``gh``, ``rclone``, ``etcdctl``...): a teardown verb among its first
     words (``gh repo delete``, ``rclone purge``) deletes remote data."""
@@ -386,6 +400,7 @@ def _register_rules() -> dict[str, Rule]:
             e.add("write", "file -C writes compiled magic files")
 
     rules["file"] = file_rule
+    rules["mvn"] = _mvn
     for module in (sh, g, f, n, c, infra, system, data, toolchain):
         rules.update(module.RULES)
     return rules

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from engine.permissions.effect import (
     Effect,
+    Loads,
     Rule,
     parse_opts,
     plain,
@@ -200,6 +201,16 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
             e.add("exec", f"{prog(e)} {sub} is not a known subcommand")
 
     return rule
+
+
+_YARN_PATH = Loads((".yarnrc.yml", ".yarnrc"), ("yarnpath", "yarn-path"), upward=True)
+"""Any yarn command, ``--version`` included, hands over to the file a ``yarnPath``
+(``yarn-path`` in yarn 1) setting names: code from the workspace."""
+
+
+def _yarn_rule(e: Effect, args: list[Word]) -> None:
+    _yarn(e, args)
+    e.loads_here = _YARN_PATH
 
 
 def _group_action(e: Effect, sub: str, kinds: tuple[frozenset[str], frozenset[str]],
@@ -665,7 +676,7 @@ def _cargo_fmt_or(rest: Rule) -> Rule:
 RULES: dict[str, Rule] = {
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
     "ssh": _ssh, "sftp": _remote_copy,
-    "pip": _pip, "pip3": _pip, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn,
+    "pip": _pip, "pip3": _pip, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn_rule,
     "bun": _bun_rule,
     "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go_or_query, "gem": _gem,
     "poetry": _poetry, "ssh-keygen": _ssh_keygen, "dpkg-deb": _dpkg_deb,
