@@ -1842,6 +1842,8 @@ def test_a_config_file_that_lists_plugins_makes_a_linter_run_code(
     ("yarn list", ".yarnrc", "yarn-path \"./evil.js\"\n"),
     ("mvn -v", ".mvn/jvm.config", "-javaagent:agent.jar\n"),
     ("cd src && mvn --version", ".mvn/extensions.xml", "<extensions/>\n"),
+    ("cargo fmt --check", "rust-toolchain.toml", "[toolchain]\npath = \"./tc\"\n"),
+    ("cd src && rustc --version", "rust-toolchain.toml", "[toolchain]\npath = \"/x\"\n"),
 ])
 def test_a_version_query_runs_what_the_project_makes_the_program_load(
         tmp_path: Path, command: str, config: str, text: str) -> None:

@@ -15,6 +15,7 @@ from engine.permissions.effect import (
     teardown_verb,
 )
 from engine.permissions.inline import inline_code
+from engine.permissions.rules_toolchain import rustup_proxy
 from engine.permissions.words import Word
 from engine.tooling.spec import Risk
 
@@ -660,6 +661,7 @@ def _gh(e: Effect, args: list[Word]) -> None:
 def _cargo_fmt_or(rest: Rule) -> Rule:
     """``cargo fmt --check`` (also after ``--``) only reports; the rest of cargo by verb."""
 
+    @rustup_proxy
     def rule(e: Effect, args: list[Word]) -> None:
         words = [w.value for w in args]
         if words[:1] != ["fmt"]:

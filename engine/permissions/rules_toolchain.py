@@ -17,6 +17,20 @@ from engine.permissions.words import Word
 _F = frozenset
 RULES: dict[str, Rule] = {}
 
+RUST_TOOLCHAIN = Loads(("rust-toolchain.toml", "rust-toolchain"), ("path",), upward=True)
+"""A toolchain file whose ``path`` names a folder makes rustup's proxies (``cargo``,
+``rustc``, ``rustfmt``) run the programs in it: code from wherever it points."""
+
+
+def rustup_proxy(rule: Rule) -> Rule:
+    """``rule``, for a program rustup may stand in front of (``RUST_TOOLCHAIN``)."""
+
+    def proxied(e: Effect, args: list[Word]) -> None:
+        rule(e, args)
+        e.loads_here = RUST_TOOLCHAIN
+
+    return proxied
+
 
 # ---------------------------------------------------------------- linters that load no code
 
@@ -90,8 +104,8 @@ RULES.update({
                                 "--line-length", "--profile", "--settings-path", "--sp",
                                 "--settings-file", "--skip", "--skip-glob", "--filter-files",
                                 "--multi-line", "--src", "--known-local-folder"})),
-    "rustfmt": _formatter(_F({"--check"}), _F(), "", _F({"--edition", "--config-path",
-                                                        "--config", "--emit", "--color"})),
+    "rustfmt": rustup_proxy(_formatter(_F({"--check"}), _F(), "", _F({
+        "--edition", "--config-path", "--config", "--emit", "--color"}))),
     "gofmt": _formatter(_F(), _F({"-w"}), "r", rewrites=False),
     "shfmt": _formatter(_F(), _F({"-w", "--write"}), "i", _F({"--indent", "--language-dialect",
                                                                "--filename"}), rewrites=False),
@@ -136,7 +150,7 @@ def _rustc(e: Effect, args: list[Word]) -> None:
     e.replaces.extend(o.all("-o"))
 
 
-RULES["rustc"] = _rustc
+RULES["rustc"] = rustup_proxy(_rustc)
 
 
 # ---------------------------------------------------------------- JVM and C toolchains' queries
