@@ -1779,6 +1779,14 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("curl -X DELETE https://api.example.com/v1/items/1", "deny"),
     ("curl --request DELETE https://x.example/y", "deny"), ("curl -X GET https://x", "ask"),
     ("wget --method=DELETE https://x.example/y", "deny"), ("http DELETE https://x/y", "deny"),
+    # reports, logs and converted text written over a file by readers' own options
+    ("less -O README.md a.txt", "deny"), ("less -o new.log a.txt", "ask"),
+    ("gawk -F, --profile=README.md '{print}' a.txt", "deny"), ("gawk -p 'BEGIN{}'", "ask"),
+    ("gawk -oREADME.md 'BEGIN{}'", "deny"), ("awk -v OFS=, '{print}' data.csv", "allow"),
+    ("dive --ci --json README.md app:dev", "deny"), ("exiftool -s -G a.jpg", "allow"),
+    ("exiftool -all= -overwrite_original a.jpg", "ask"), ("exiftool -delete_original! .", "deny"),
+    ("pdftotext a.pdf README.md", "deny"), ("pdftotext -layout doc.pdf - | head", "allow"),
+    ("pdftotext data.pdf", "ask"),  # writes data.txt
     ("black -q - < src/new.py | diff src/new.py -", "allow"),
     ("isort --stdout src/app.py | diff src/app.py -", "allow"),
     ("echo 'import os' > \"$(python3 -m site --user-site)/zz.pth\"", "deny"),

@@ -403,7 +403,7 @@ def _pager(e: Effect, args: list[Word]) -> None:
     """``less FILE`` reads FILE (with no terminal it only prints); ``+!cmd`` runs cmd,
     ``-o FILE`` writes a log, ``--pager``/``LESSOPEN`` are judged elsewhere."""
     bat = prog(e) in ("bat", "batcat")  # bat -p is --plain; -l LANG, -H N, -r RANGE, -m MAP
-    o = parse_opts(args, "lHrm" if bat else "ohjxyzbPpTtk", frozenset({
+    o = parse_opts(args, "lHrm" if bat else "oOhjxyzbPpTtk", frozenset({
         "--log-file", "--LOG-FILE", "--tag", "--pattern", "--prompt", "--lesskey-file",
         "--tag-file", "--pager", "--paging", "--style", "--theme", "--language",
         "--line-range", "--map-syntax"}))
@@ -419,6 +419,7 @@ def _pager(e: Effect, args: list[Word]) -> None:
     for w in o.all(*(() if bat else ("-o", "-O")), "--log-file", "--LOG-FILE"):
         e.writes.append(w)
         e.add("write", f"{prog(e)} -o writes a log file")
+    e.replaces.extend(o.all(*(() if bat else ("-O",)), "--LOG-FILE"))  # overwritten unasked
     e.reads.extend(o.all(*(() if bat else ("-k", "-T")), "--lesskey-file", "--tag-file"))
     for w in o.all("--pager"):  # bat --pager CMD: a command line, judged as one (-p is --plain)
         e.scripts.append((f"{prog(e)} --pager", w))

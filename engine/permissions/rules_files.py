@@ -232,7 +232,40 @@ def _after(statement: str, word: re.Pattern[str], char: str) -> bool:
     return m is not None and char in statement[m.end():]
 
 
+_AWK_REPORTS = re.compile(r"-([opd])(.*)|--(pretty-print|profile|dump-variables)(?:=(.*))?")
+"""gawk's ``-o[FILE]``, ``-p[FILE]``, ``-d[FILE]`` and their long forms write the program
+pretty-printed, a profile or the variables to FILE (awkprof.out or awkvars.out when none)."""
+
+
+_AWK_VALUES = frozenset({"-f", "-v", "-F", "-i", "-E", "-l", "-W", "--file", "--assign",
+                         "--field-separator", "--include", "--load", "--exec", "--source"})
+
+
+def _awk_reports(e: Effect, args: list[Word]) -> list[Word]:
+    """``args`` without the options (before the program) that write a report file, which
+    are judged here."""
+    rest: list[Word] = []
+    value_next = False
+    for i, w in enumerate(args):
+        v = w.value or ""
+        m = None if value_next else _AWK_REPORTS.fullmatch(v)
+        if m is not None:
+            target = m.group(2) or m.group(4)
+            kind = m.group(1) or m.group(3)
+            e.writes.append(Word.of(target or ("awkvars.out" if kind[0] == "d" else
+                                               "awkprof.out")))
+            e.replaces.extend([Word.of(target)] if target else [])
+            e.add("write", f"awk {w.shown} writes a report file")
+            continue
+        rest.append(w)
+        if not value_next and (v == "--" or not v.startswith("-")):
+            return rest + list(args[i + 1:])  # the program (or --): the options end
+        value_next = not value_next and v in _AWK_VALUES
+    return rest
+
+
 def _awk(e: Effect, args: list[Word]) -> None:
+    args = _awk_reports(e, args)
     o = parse_opts(args, "fvFiElW", frozenset({"--file", "--assign", "--field-separator",
                                               "--include", "--load", "--exec", "--source"}))
     files = o.positionals
@@ -872,7 +905,48 @@ def _unzip(e: Effect, args: list[Word]) -> None:
     e.add("write", "unzip extracts files")
 
 
+_EXIF_SETS = re.compile(r"-(?:[\w:-]+[+<-]?=.*|all=|overwrite_original\w*|tagsfromfile|"
+                        r"geotag.*|restore_original|delete_original!?|w!?|W!?|o|out|csv=.*|"
+                        r"j=.*|json=.*|@)", re.I)
+"""exiftool options that write: a tag assignment (``-Comment=x``, ``-all=``), copying tags,
+an output file or folder (``-o``, ``-w``), importing (``-csv=``, ``-j=``), the backups
+(``-overwrite_original``, ``-delete_original`` deletes them), and ``-@ FILE``, whose
+arguments are not shown."""
+
+
+def _exiftool(e: Effect, args: list[Word]) -> None:
+    """exiftool prints metadata; any option that sets tags or names an output writes."""
+    files = [w for w in args if not (w.value or "-").startswith("-")]
+    sets = [w for w in args if w.value is None or _EXIF_SETS.fullmatch(w.value)]
+    if sets:
+        e.writes.extend(files)
+        e.add("destructive" if any((w.value or "").lower().startswith("-delete_original")
+                                   for w in sets) else "write",
+              f"exiftool {sets[0].shown} writes files")
+    else:
+        e.reads.extend(files)
+
+
+def _pdftotext(e: Effect, args: list[Word]) -> None:
+    """``pdftotext IN [OUT]`` writes OUT, else IN with ``.txt`` for ``.pdf``: replaced whole
+    (``-`` is the output)."""
+    o = parse_opts(args, "flrWHxyo", frozenset({"-opw", "-upw", "-enc", "-eol"}))
+    if not o.positionals:
+        return
+    source = o.positionals[0]
+    e.reads.append(source)
+    out = o.positionals[1] if len(o.positionals) > 1 else Word.of(
+        re.sub(r"(\.pdf)?$", ".txt", source.value or "", count=1, flags=re.I)) \
+        if source.value is not None else None
+    if out is None or out.value != "-":
+        target = out if out is not None else Word(None, source.text, "other")
+        e.writes.append(target)
+        e.replaces.append(target)
+        e.add("write", "pdftotext writes the text to a file")
+
+
 RULES: dict[str, Rule] = {
+    "exiftool": _exiftool, "pdftotext": _pdftotext,
     "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,
     **dict.fromkeys(("zegrep", "zfgrep", "xzgrep", "xzegrep", "xzfgrep", "bzgrep", "bzegrep",
                      "bzfgrep", "lzgrep", "lzegrep", "lzfgrep", "zstdgrep"), _grep),

@@ -677,6 +677,12 @@ def _dive(e: Effect, args: list[Word]) -> None:
     words = [w.value for w in args if not (w.value or "-").startswith("-")]
     if words[:1] == ["build"]:
         e.add("exec", "dive build builds an image (its Dockerfile runs)")
+    reports = parse_opts(args, "", frozenset({"--json", "--ci-config", "--source"})).all(
+        "--json")
+    e.writes.extend(reports)
+    e.replaces.extend(reports)  # its analysis, written over the file
+    if reports:
+        e.add("write", "dive --json writes its analysis to a file")
 
 
 RULES: dict[str, Rule] = {
