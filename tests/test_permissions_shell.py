@@ -1787,6 +1787,8 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("exiftool -all= -overwrite_original a.jpg", "ask"), ("exiftool -delete_original! .", "deny"),
     ("pdftotext a.pdf README.md", "deny"), ("pdftotext -layout doc.pdf - | head", "allow"),
     ("pdftotext data.pdf", "ask"),  # writes data.txt
+    ("git bundle create README.md HEAD", "deny"), ("git bundle create r.bundle --all", "ask"),
+    ("git bundle verify r.bundle", "allow"), ("git bundle create - HEAD | wc -c", "allow"),
     ("black -q - < src/new.py | diff src/new.py -", "allow"),
     ("isort --stdout src/app.py | diff src/app.py -", "allow"),
     ("echo 'import os' > \"$(python3 -m site --user-site)/zz.pth\"", "deny"),

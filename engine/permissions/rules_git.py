@@ -450,6 +450,22 @@ def _git_fsck(e: Effect, args: list[Word]) -> None:
         e.add("write", "git fsck --lost-found writes .git/lost-found")
 
 
+def _git_bundle(e: Effect, args: list[Word]) -> None:
+    """``git bundle create FILE REFS`` writes FILE whole (``-``: the output); ``verify`` and
+    ``list-heads`` read a bundle; ``unbundle`` stores its objects."""
+    words = [w for w in args if w.value == "-" or not (w.value or "").startswith("-")]
+    verb = words[0].value if words else None
+    if verb in ("verify", "list-heads"):
+        e.reads.extend(words[1:2])
+        return
+    if verb == "create" and len(words) > 1 and words[1].value == "-":
+        return  # the bundle, printed
+    e.add("write", "git bundle writes a bundle or stores its objects")
+    if verb == "create" and len(words) > 1 and words[1].value != "-":
+        e.writes.append(words[1])
+        e.replaces.append(words[1])
+
+
 def _git_reflog(e: Effect, args: list[Word]) -> None:
     first = args[0].value if args else ""
     if first in ("expire", "delete", "drop", None):
@@ -505,7 +521,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "read-tree": _git_plumbing_overwrite("read-tree"),
     "checkout-index": _git_plumbing_overwrite("checkout-index"),
     "fsck": _git_fsck,
-    "reflog": _git_reflog,
+    "reflog": _git_reflog, "bundle": _git_bundle,
     "checkout": _git_checkout, "restore": _git_restore, "switch": _git_switch, "gc": _git_gc,
     "prune": lambda e, args: e.add(
         "read" if any(a.value in ("-n", "--dry-run") for a in args) else "destructive",
