@@ -1789,6 +1789,11 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("pdftotext data.pdf", "ask"),  # writes data.txt
     ("git bundle create README.md HEAD", "deny"), ("git bundle create r.bundle --all", "ask"),
     ("git bundle verify r.bundle", "allow"), ("git bundle create - HEAD | wc -c", "allow"),
+    ("diff3 --diff-program=/usr/bin/rm a.txt b.txt README.md", "deny"),
+    ("diff3 --diff-program=./x a b c", "ask"), ("diff3 -m a.txt b.txt README.md", "allow"),
+    ("sdiff -o README.md a.txt b.txt", "deny"), ("tar -czf - src | wc -c", "allow"),
+    ("curl --libcurl README.md https://x.example", "deny"),
+    ("wget -e output_document=README.md https://x.example", "deny"),
     ("black -q - < src/new.py | diff src/new.py -", "allow"),
     ("isort --stdout src/app.py | diff src/app.py -", "allow"),
     ("echo 'import os' > \"$(python3 -m site --user-site)/zz.pth\"", "deny"),

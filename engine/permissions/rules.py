@@ -409,7 +409,7 @@ def _register_rules() -> dict[str, Rule]:
 SIMPLE_READERS: dict[str, str] = {
     "cat": "", "tac": "", "nl": "bdfhilnsvw", "head": "nc", "tail": "ncs", "ls": "IwT",
     "dir": "IwT", "vdir": "IwT", "stat": "c", "file": "mfFeP", "du": "dtBX",
-    "diff": "CUxXIFLSD", "diff3": "L", "cmp": "in", "comm": "", "join": "12jotae",
+    "diff": "CUxXIFLSD", "cmp": "in", "comm": "", "join": "12jotae",
     "paste": "d", "cut": "bcdf", "fold": "w", "fmt": "wpg", "od": "AjNtwS", "hexdump": "enfs",
     "hd": "enfs", "strings": "ntTeo", "md5sum": "", "sha1sum": "", "sha224sum": "",
     "sha256sum": "", "sha384sum": "", "sha512sum": "", "b2sum": "l", "cksum": "a", "sum": "",

@@ -681,6 +681,9 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
     """The archive and files tar reads or writes, by mode."""
     creating = o.has("-c", "--create", "-r", "--append", "-u", "--update", "-A",
                      "--catenate", "--concatenate", "--delete")
+    if o.has("-c", "--create") and archive is not None and archive.value == "-":
+        e.reads.extend(o.positionals)  # tar -czf - src: the archive, printed
+        return
     if creating:
         e.add("write", "tar writes an archive")
         if archive is not None:
@@ -945,8 +948,26 @@ def _pdftotext(e: Effect, args: list[Word]) -> None:
         e.add("write", "pdftotext writes the text to a file")
 
 
+def _diff_runner(e: Effect, args: list[Word]) -> None:
+    """``diff3``/``sdiff`` compare the files they are given; ``--diff-program=PROG`` runs
+    PROG to do it, and sdiff's ``-o FILE`` writes the merge over FILE."""
+    o = parse_opts(args, "LoWwI", frozenset({"--label", "--output", "--diff-program",
+                                             "--width", "--ignore-matching-lines"}))
+    e.reads.extend(o.positionals)
+    for program in o.all("--diff-program"):
+        e.add("exec", f"{prog(e)} --diff-program runs a program")
+        e.nested.append((f"{prog(e)} --diff-program", [program, *o.positionals]))  # given the files
+    if prog(e) == "sdiff":
+        out = o.all("-o", "--output")
+        e.writes.extend(out)
+        e.replaces.extend(out)
+        if out:
+            e.add("write", "sdiff -o writes the merged file")
+
+
 RULES: dict[str, Rule] = {
-    "exiftool": _exiftool, "pdftotext": _pdftotext,
+    "exiftool": _exiftool, "pdftotext": _pdftotext, "diff3": _diff_runner,
+    "sdiff": _diff_runner,
     "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,
     **dict.fromkeys(("zegrep", "zfgrep", "xzgrep", "xzegrep", "xzfgrep", "bzgrep", "bzegrep",
                      "bzfgrep", "lzgrep", "lzegrep", "lzfgrep", "zstdgrep"), _grep),

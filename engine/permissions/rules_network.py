@@ -25,6 +25,7 @@ from engine.tooling.spec import Risk
 def _curl(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "odHuXTKAeEFbcCmrwxyYzQ", frozenset({
         "--output", "--data", "--header", "--user", "--request", "--upload-file", "--config",
+        "--libcurl",
         "--user-agent", "--referer", "--cert", "--form", "--cookie", "--cookie-jar",
         "--data-binary", "--data-raw", "--data-urlencode", "--dump-header", "--proxy",
         "--max-time", "--connect-timeout", "--write-out", "--output-dir", "--trace",
@@ -34,10 +35,10 @@ def _curl(e: Effect, args: list[Word]) -> None:
     if method.upper() == "DELETE":  # as http DELETE and gh api -X DELETE
         e.add("destructive", f"{prog(e)} -X DELETE deletes what the URL names")
     for w in o.all("-o", "--output", "-c", "--cookie-jar", "--dump-header", "--trace",
-                   "--trace-ascii", "--stderr", "--output-dir"):
+                   "--trace-ascii", "--stderr", "--output-dir", "--libcurl"):
         if w.value != "-":
             e.writes.append(w)
-    e.replaces.extend(w for w in o.all("-o", "--output") if w.value != "-")
+    e.replaces.extend(w for w in o.all("-o", "--output", "--libcurl") if w.value != "-")
     e.reads.extend(o.all("-K", "--config", "-T", "--upload-file"))
     sent_files = list(o.all("-T", "--upload-file"))
     for w in o.all("-F", "--form", "-d", "--data", "--data-binary", "--data-urlencode",
@@ -80,6 +81,15 @@ def _wget(e: Effect, args: list[Word]) -> None:
         if w.value != "-":
             e.writes.append(w)
     e.replaces.extend(w for w in o.all("-O", "--output-document") if w.value != "-")
+    for command in o.all("-e", "--execute"):  # a .wgetrc line: output_document = FILE
+        key, eq, value = (command.value or "").partition("=")
+        name = key.strip().replace("_", "").replace("-", "").lower()
+        if command.value is None or (eq and name in ("outputdocument", "logfile", "dirprefix",
+                                                     "appendoutput")):
+            target = Word.of(value.strip()) if command.value is not None else command
+            e.writes.append(target)
+            if name in ("outputdocument", "logfile"):
+                e.replaces.append(target)
     e.writes.extend(o.all("-P", "--directory-prefix"))
     e.reads.extend(o.all("-i", "--input-file", "--post-file", "--body-file", "--load-cookies",
                          "--certificate", "--private-key", "--ca-certificate"))
