@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from engine.permissions.effect import Effect
+from engine.permissions.effect import Effect, Loads
 from engine.permissions.paths import Root, holds_credentials, is_startup_file, judge_literal
 from engine.permissions.words import Word, expand_braces
 from engine.workspace.index import tracked
@@ -131,8 +131,8 @@ class PathJudge:
         """``python -m json.tool`` run where a file or package is named like a standard
         module (``json/``, ``argparse.py``): that file is the code that runs. Likewise a
         program's start-up code file (``e.loads_here``) in the working directory."""
-        if e.loads_here:
-            return self._loaded_here(e)
+        if e.loads_here is not None:
+            return self._loaded_here(e, e.loads_here)
         if not e.imports_here:
             return []
         base = self.cwds[-1]
@@ -147,9 +147,8 @@ class PathJudge:
         return [f"python -m imports from its folder first: {found[0]} there stands in for a "
                 "standard module"] if found else []
 
-    def _loaded_here(self, e: Effect) -> list[str]:
-        base, loads = self.cwds[-1], e.loads_here
-        assert loads is not None
+    def _loaded_here(self, e: Effect, loads: Loads) -> list[str]:
+        base = self.cwds[-1]
         if base is None:
             return [f"{e.argv[0].shown} runs in a folder only known at run time: code there "
                     "may load when it starts"]
