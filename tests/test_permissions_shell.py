@@ -1832,41 +1832,45 @@ def test_linters_that_run_no_workspace_code_read(workspace: Path, command: str,
     assert decision(workspace, command) == expected, command
 
 
-@pytest.mark.parametrize("command,config,text", [
-    ("pylint src", "setup.cfg", "[pylint.main]\nload-plugins = team_checks\n"),
-    ("pylint src", ".pylintrc", "[MAIN]\ninit-hook = import os\n"),
-    ("cd src && pylint app.py", "pyproject.toml", "[tool.pylint.main]\nload-plugins = ['x']\n"),
-    ("pylint --rcfile=conf/lint.cfg src", "conf/lint.cfg", "[MAIN]\nload-plugins=x\n"),
-    ("flake8 src", "setup.cfg", "[flake8:local-plugins]\nextension =\n  X = m:C\npaths = .\n"),
-    ("mypy src", "mypy.ini", "[mypy]\nplugins = evil_plugin\n"),
-    ("mypy src", "pyproject.toml", "[tool.mypy]\npython_executable = './evil'\n"),
-    ("coverage report -m", ".coveragerc", "[run]\nplugins = cov_evil\n"),
-])
-def test_a_config_file_that_lists_plugins_makes_a_linter_run_code(
-        tmp_path: Path, command: str, config: str, text: str) -> None:
-    ws = make_workspace(tmp_path)
-    (ws / "conf").mkdir()
-    (ws / config).write_text("[tool.black]\nline-length = 100\n")
-    assert decision(ws, command) == "allow", command
-    (ws / config).write_text(text)
-    assert decision(ws, command) == "ask", command
+_SETTINGS = "[tool.black]\nline-length = 100\n"
+"""A config file that names no code to load."""
 
 
-@pytest.mark.parametrize("command,config,text", [
-    ("yarn --version", ".yarnrc.yml", "yarnPath: .yarn/releases/yarn-evil.cjs\n"),
-    ("yarn list", ".yarnrc", "yarn-path \"./evil.js\"\n"),
-    ("mvn -v", ".mvn/jvm.config", "-javaagent:agent.jar\n"),
-    ("cd src && mvn --version", ".mvn/extensions.xml", "<extensions/>\n"),
-    ("cargo fmt --check", "rust-toolchain.toml", "[toolchain]\npath = \"./tc\"\n"),
-    ("cd src && rustc --version", "rust-toolchain.toml", "[toolchain]\npath = \"/x\"\n"),
+@pytest.mark.parametrize("command,config,neutral,text", [
+    # linters: a config file loads code only when it lists plugins
+    ("pylint src", "setup.cfg", _SETTINGS, "[pylint.main]\nload-plugins = team_checks\n"),
+    ("pylint src", ".pylintrc", _SETTINGS, "[MAIN]\ninit-hook = import os\n"),
+    ("cd src && pylint app.py", "pyproject.toml", _SETTINGS,
+     "[tool.pylint.main]\nload-plugins = ['x']\n"),
+    ("pylint --rcfile=conf/lint.cfg src", "conf/lint.cfg", _SETTINGS,
+     "[MAIN]\nload-plugins=x\n"),
+    ("flake8 src", "setup.cfg", _SETTINGS,
+     "[flake8:local-plugins]\nextension =\n  X = m:C\npaths = .\n"),
+    ("mypy src", "mypy.ini", _SETTINGS, "[mypy]\nplugins = evil_plugin\n"),
+    ("mypy src", "pyproject.toml", _SETTINGS, "[tool.mypy]\npython_executable = './evil'\n"),
+    ("coverage report -m", ".coveragerc", _SETTINGS, "[run]\nplugins = cov_evil\n"),
+    # a version query: yarn hands every command to the file yarnPath names; mvn starts its
+    # JVM with .mvn/jvm.config; rustup's proxies run a toolchain path (found upward)
+    ("yarn --version", ".yarnrc.yml", "nodeLinker: node-modules\n",
+     "yarnPath: .yarn/releases/yarn-evil.cjs\n"),
+    ("yarn list", ".yarnrc", "registry \"https://r.example\"\n", "yarn-path \"./evil.js\"\n"),
+    ("mvn -v", ".mvn/jvm.config", None, "-javaagent:agent.jar\n"),
+    ("cd src && mvn --version", ".mvn/extensions.xml", None, "<extensions/>\n"),
+    ("cargo fmt --check", "rust-toolchain.toml", "[toolchain]\nchannel = \"stable\"\n",
+     "[toolchain]\npath = \"./tc\"\n"),
+    ("cd src && rustc --version", "rust-toolchain.toml", None,
+     "[toolchain]\npath = \"/x\"\n"),
 ])
-def test_a_version_query_runs_what_the_project_makes_the_program_load(
-        tmp_path: Path, command: str, config: str, text: str) -> None:
-    """yarn hands every command, --version included, to the file yarnPath names; mvn starts
-    its JVM with .mvn/jvm.config (found upward from where it runs)."""
+def test_a_start_up_file_where_a_program_runs_makes_it_run_code(
+        tmp_path: Path, command: str, config: str, neutral: str | None, text: str) -> None:
+    """Allowed with no such file, and with one that names no code (``neutral``); asked once
+    the file names code to load (or, without ``neutral``, once it exists)."""
     ws = make_workspace(tmp_path)
-    assert decision(ws, command) == "allow", command
     (ws / config).parent.mkdir(parents=True, exist_ok=True)
+    assert decision(ws, command) == "allow", command
+    if neutral is not None:
+        (ws / config).write_text(neutral)
+        assert decision(ws, command) == "allow", command
     (ws / config).write_text(text)
     assert decision(ws, command) == "ask", command
 

@@ -58,9 +58,10 @@ class Effect:
     (``terraform apply -auto-approve``): ``deny`` under ``--approval auto``."""
     secret: str = ""
     """What credentials it prints (``gh auth token``): only a person may allow that."""
-    loads_here: Loads | None = None
+    loads_here: list[Loads] = field(default_factory=list)
     """Files in the working directory that hold or name code the program loads when it
-    starts (``jupyter_nbconvert_config.py``, a ``setup.cfg`` naming pylint plugins)."""
+    starts (``jupyter_nbconvert_config.py``, a ``setup.cfg`` naming pylint plugins; a
+    toolchain file rustup follows, whatever the rule of the program behind it adds)."""
     imports_here: bool = False
     """Python with ``-m``: the working directory comes first on its import path, so a module
     file there named like a standard one runs instead of it."""

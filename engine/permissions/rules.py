@@ -261,7 +261,7 @@ _MAVEN_START = Loads((".mvn/jvm.config", ".mvn/extensions.xml"), upward=True)
 def _mvn(e: Effect, args: list[Word]) -> None:
     """``mvn -v`` prints the versions; any other use runs the build's plugins (judged as an
     unknown program: a teardown verb, an output file)."""
-    e.loads_here = _MAVEN_START
+    e.loads_here.append(_MAVEN_START)
     if [w.value for w in args] not in (["-v"], ["--version"], ["-version"]):
         _unknown(e, "mvn")
 

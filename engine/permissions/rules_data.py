@@ -148,7 +148,7 @@ def _jupyter(e: Effect, args: list[Word]) -> None:
     flags = {w.split("=")[0] for w in words[1:] if w.startswith("-")}
     if "--execute" in flags:
         e.add("exec", "jupyter nbconvert --execute runs the notebook's cells")
-    e.loads_here = Loads(("jupyter_nbconvert_config.py", "jupyter_config.py"))
+    e.loads_here.append(Loads(("jupyter_nbconvert_config.py", "jupyter_config.py")))
     if "--stdout" in flags and "--inplace" not in flags:
         e.reads.extend(notebooks)
     else:

@@ -221,11 +221,13 @@ _YARN_PATH = Loads((".yarnrc.yml", ".yarnrc"), ("yarnpath", "yarn-path"), upward
 
 def _yarn_rule(e: Effect, args: list[Word]) -> None:
     _yarn(e, args)
-    e.loads_here = _YARN_PATH
+    e.loads_here.append(_YARN_PATH)
 
 
 def _group_action(e: Effect, sub: str, kinds: tuple[frozenset[str], frozenset[str]],
                   action: list[Word]) -> None:
+    """The action after a group subcommand (``poetry env use``): none or one that reads
+    leaves it a read; ``deletes`` destroy; any other writes."""
     reads, deletes = kinds
     name = action[0].value if action else None
     if action and name not in reads:
@@ -446,15 +448,23 @@ def _bun_rule(e: Effect, args: list[Word]) -> None:
         inline_code(e, "bun -e", "bun", code)
 
 
+def _sets_version(args: list[Word]) -> bool:
+    """``uv version 2.0.0`` and ``uv version --bump minor`` set it (unless ``--dry-run``);
+    ``uv version [--short]`` shows it."""
+    words = [w.value or "" for w in args]
+    if "--dry-run" in words:
+        return False
+    return bool(parse_opts(args, "", _F({"--bump", "--package"})).positionals) or any(
+        w.startswith("--bump") for w in words)
+
+
 def _uv_rule(e: Effect, args: list[Word]) -> None:
     """``uv pip uninstall`` and ``uv tool uninstall`` remove software like ``pip uninstall``."""
     if len(args) >= 2 and args[0].value in ("pip", "tool") and args[1].value == "uninstall":
         e.add("destructive", f"uv {args[0].value} uninstall removes installed software")
     elif args and args[0].value == "pip":
         pip_rule(e, args[1:])
-    elif args and args[0].value == "version" and not any(w.value == "--dry-run" for w in args) \
-            and (parse_opts(args[1:], "", _F({"--bump", "--package"})).positionals or any(
-                (w.value or "").startswith("--bump") for w in args)):
+    elif args and args[0].value == "version" and _sets_version(args[1:]):
         e.writes.append(Word.of("pyproject.toml"))
         e.add("write", "uv version VALUE or --bump sets the project's version (and locks)")
     elif args and args[0].value == "tree" and not {"--frozen", "--locked", "--offline"} & {

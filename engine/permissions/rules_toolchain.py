@@ -27,7 +27,7 @@ def rustup_proxy(rule: Rule) -> Rule:
 
     def proxied(e: Effect, args: list[Word]) -> None:
         rule(e, args)
-        e.loads_here = RUST_TOOLCHAIN
+        e.loads_here.append(RUST_TOOLCHAIN)
 
     return proxied
 
@@ -288,7 +288,7 @@ def _configured(e: Effect, config: Loads, named: list[Word]) -> None:
     if len(known) < len(named):
         e.add("exec", f"{prog(e)} reads a config file only known at run time: it may list "
                       "plugins")
-    e.loads_here = Loads((*config.names, *known), config.keys, config.upward)
+    e.loads_here.append(Loads((*config.names, *known), config.keys, config.upward))
 
 
 _MYPY_REPORTS = frozenset(f"--{kind}-report" for kind in (

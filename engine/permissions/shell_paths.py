@@ -131,9 +131,9 @@ class PathJudge:
         """``python -m json.tool`` run where a file or package is named like a standard
         module (``json/``, ``argparse.py``): that file is the code that runs. Likewise a
         program's start-up code file (``e.loads_here``) in the working directory."""
-        if e.loads_here is not None:
-            return self._loaded_here(e, e.loads_here)
-        if not e.imports_here:
+        loaded = [why for loads in e.loads_here for why in self._loaded_here(e, loads)]
+        if loaded or not e.imports_here:
+            return loaded[:1]
             return []
         base = self.cwds[-1]
         try:
