@@ -1587,7 +1587,9 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     # ${1:?usage} in a function called with words; ${1:-d} only where the words are known
     ('f() { local d=${1:?dir required}; ls "$d"; }; f src', "allow"),
     ('f() { rm -rf "${1-build}"; }; f ""', "deny"), ('f() { ls "${1:-src}"; }; f', "allow"),
-    ('d=${1:-src}; ls "$d"', "ask"),  # the top level: $1 is what the caller passes
+    # the top level: run_shell runs bash -c COMMAND, which gives no words
+    ('d=${1:-src}; ls "$d"', "allow"), ('d=${1:-/etc}; cat "$d/shadow"', "ask"),
+    ('rm -rf "${1:-src}"', "deny"), ('echo "$#"; "$@"', "allow"), ('set -- rm a.txt; "$@"', "deny"),
     # source <(printf ...) is shown code: what it assigns is known after it
     ("source <(printf '%s\\n' 'target=src'); ls \"$target\"", "allow"),
     ("source <(echo 'target=/'); rm -rf \"$target\"", "deny"),

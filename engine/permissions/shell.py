@@ -303,9 +303,9 @@ class _Walker(PathJudge, ShellValues):
     """Names set by a read, a loop, printf -v, ${X:=w} or unset somewhere in the command."""
     assignments: Counter[str] = field(default_factory=Counter)
     """How often each name is assigned in the command's text (2 for loops and reads)."""
-    args_given: bool = False
-    """``$1``.. are the words ``bash -c CODE ARG0 ARGS`` or a function call gave (at the
-    top level they are what the caller passes)."""
+    args_given: bool = True
+    """``$1``.. are known: the words ``bash -c CODE ARG0 ARGS`` or a function call gave, or
+    none at the top level (``run_shell`` runs ``bash -c COMMAND``)."""
     last_stage: int = 0
     """Where the entries of the last pipeline stage walked begin."""
     alias_values: dict[str, tuple[str, int, bytes, int]] = field(default_factory=dict)
