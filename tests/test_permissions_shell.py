@@ -1957,3 +1957,42 @@ def test_an_apply_that_shows_no_plan_is_refused_under_auto(workspace: Path) -> N
         assert check_shell_json(command, workspace, ENV, approval="auto")["decision"] == "deny"
     assert check_shell_json("terraform plan", workspace, ENV, approval="auto")[
         "decision"] != "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "(cd src); mv b.txt a.txt", "(cd src && ls); uniq b.txt a.txt",
+    "x=$(cd src; pwd); mv b.txt a.txt", "cd src | cat; mv b.txt a.txt",
+    "cd nosuch; mv b.txt a.txt", "for d in nomatch*/; do cd \"$d\"; mv b.txt a.txt; done",
+    "for d in src/*/ src; do (cd \"$d\" && cp ../b.txt ../a.txt); done",
+])
+def test_a_cd_that_does_not_last_leaves_the_files_after_it_where_they_were(
+        tmp_path: Path, command: str) -> None:
+    """A cd in a subshell, a substitution or a pipeline's stage ends with it, and a cd to a
+    folder that is not there fails: the command after it runs in the folder before. Run
+    for real, a.txt's work is gone; judged, the command is refused."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    (ws / "b.txt").write_text("other\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    assert "precious" not in (ws / "a.txt").read_text(), command
+    (ws / "a.txt").write_text("precious\n")
+    (ws / "b.txt").write_text("other\n")
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    # a loop whose body changes folder: each value is judged in its own folder, globs
+    # matched now (a pattern that matches nothing is the word bash gives)
+    ("for d in src; do cd \"$d\"; cat app.py; done", "allow"),
+    ("for d in */; do (cd \"$d\" && wc -l *.py); done", "allow"),
+    ("for d in packages/*/; do (cd \"$d\" && jq -r .name package.json); done", "allow"),
+    ("for d in src/ /etc; do (cd \"$d\" && cat shadow); done", "ask"),
+    ("for d in */; do (cd \"$d\" && rm -rf build); done", "deny"),
+    ("for d in */; do (cd \"$d\" && sort -o app.py ../a.txt); done", "deny"),
+    ("ln -s / up; for d in */; do (cd \"$d\" && cat etc/hostname); done", "ask"),
+    ("for d in $(ls); do (cd \"$d\" && cat app.py); done", "ask"),
+])
+def test_a_loop_that_changes_folder_is_judged_in_each(workspace: Path, command: str,
+                                                      expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -131,6 +131,9 @@ _TAINT_ALL = re.compile(r"\bsource\b(?!\s+<\()"
                         r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s(?!\s*<\()")
 """A sourced file may set any variable; ``source <(CODE)`` taints only where the code is not
 shown (``_shown_script``)."""
+_CHANGES_FOLDER = re.compile(r"(?<![\w$-])(?:cd|pushd|popd)\b")
+MAX_FOLDERS_IN_TURN = 16
+"""A loop over more values than this is judged once with them all (its folder unknown)."""
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
                            r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
 _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
@@ -329,6 +332,9 @@ class _Walker(PathJudge, ShellValues):
     taint_all: bool = False
     loops: dict[str, list[str]] = field(default_factory=dict)
     """Loop variables over a static list (``for f in src/*.py``): the words they take."""
+    in_turn: set[str] = field(default_factory=set)
+    """Loop variables judged one value at a time: each value is a word bash gave (a glob
+    already matched, or a pattern that matched nothing)."""
     known: dict[str, list[str]] = field(default_factory=dict)
     """Values assigned to variables by the lines walked so far, when they decode statically."""
     unknown: set[str] = field(default_factory=set)
@@ -605,11 +611,41 @@ class _Walker(PathJudge, ShellValues):
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
                 self.loops[name] = words
+                one_by_one = self._folders_in_turn(words, node, ctx)
+                if one_by_one is not None:  # cd "$d": each folder is the next pass's base
+                    self.in_turn.add(name)
+                    for value in one_by_one:
+                        self.loops[name] = [value]
+                        self._loop_body(node, ctx)
+                    self.in_turn.discard(name)
+                    self.loops[name] = words
+                    return
             elif words:  # a brace or comma: a value in command position only
                 self._may_hold(name, words, merge=False)
             else:
                 self.unknown.add(name)
         self._loop_body(node, ctx)
+
+    def _folders_in_turn(self, words: list[str], node: Node, ctx: _Ctx) -> list[str] | None:
+        """The values of a loop whose body changes folder (``for d in packages/*/; do (cd
+        "$d" && ..)``), globs matched now as bash will (sorted; a pattern that matches
+        nothing stays itself), so that each pass is judged in its own folder. None when
+        the folder is unknown, the command changed files before (a match may be new), a
+        value holds a blank or a pattern, or there are more than ``MAX_FOLDERS_IN_TURN``."""
+        body = node.child_by_field_name("body")
+        base = self.cwds[-1]
+        if body is None or base is None or not _CHANGES_FOLDER.search(_text(body, ctx)) or \
+                any(e["risk"] != "read" for e in self.entries) or self.written or self.links:
+            return None
+        out: list[str] = []
+        for w in words:
+            found = sorted(glob_matches(w, str(base))) if GLOB.search(w) else []
+            if any(GLOB.search(m) for m in found):
+                return None  # a match that is itself a pattern
+            out.extend(found or [w])
+        if len(out) > MAX_FOLDERS_IN_TURN or any(c.isspace() for v in out for c in v):
+            return None
+        return out
 
     def _loop_value(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """The words one value of a ``for`` list gives: ``"${a[@]}"`` one per element,
@@ -1035,7 +1071,7 @@ class _Walker(PathJudge, ShellValues):
         the outer command writes into it, like the next stage of a pipeline."""
         fed = node.type == "process_substitution" and _text(node, ctx).startswith(">")
         start = len(self.entries)
-        self._children(node, replace(ctx, piped=fed, stdin=None))
+        self._in_subshell(node, replace(ctx, piped=fed, stdin=None))
         if node.type == "command_substitution" and self._numeric_output(node, ctx):
             self.counts.add(_text(node, ctx))  # let n+=$(wc -l < f): a number
         if any(e["risk"] == "network" for e in self.entries[start:]):
@@ -1054,8 +1090,23 @@ class _Walker(PathJudge, ShellValues):
             decoded = decoded or self.decoding  # base64 -d | bash: never shown as code
             stdin = None if printed is None else Word(printed, "|", "subst") if decoded else \
                 Word.of(printed)
-            self._visit(child, replace(ctx, piped=i > 0 or ctx.piped, listed=listed,
-                                       stdin=stdin))
+            staged = replace(ctx, piped=i > 0 or ctx.piped, listed=listed, stdin=stdin)
+            if len(stages) > 1 and (i < len(stages) - 1 or "lastpipe" not in ctx.src.decode(
+                    "utf-8", "surrogateescape")):
+                self._in_subshell(child, staged, visit=True)  # a stage runs in a subshell
+            else:
+                self._visit(child, staged)
+
+    def _in_subshell(self, node: Node, ctx: _Ctx, visit: bool = False) -> None:
+        """``( .. )``, ``$( .. )``, a pipeline's stage: a ``cd`` inside does not move the
+        commands after it (the folder it left stays a base paths are judged against)."""
+        outer = self.cwds[-1]
+        if visit:
+            self._visit(node, ctx)
+        else:
+            self._children(node, ctx)
+        if self.cwds[-1] != outer:
+            self.cwds.append(outer)
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
         """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
@@ -1484,8 +1535,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _work_at(self, word: Word) -> str:
         """``holds_work`` of the file a redirection names, from the working directory."""
-        path = self._resolved_file(word)
-        return self.holds_work(path) if path is not None else ""
+        return next((why for path in self.resolved_files(word)
+                     if (why := self.holds_work(path))), "")
 
     def _wrote(self, path: str, op: str, printed: str | None) -> None:
         """What a ``>``/``>>`` target holds after a static echo or printf; else unknown."""
@@ -2459,6 +2510,7 @@ _HANDLERS = {
     "process_substitution": _Walker._substitution,
     "comment": _Walker._comment,
     "compound_statement": _Walker._group,
+    "subshell": _Walker._in_subshell,
     "for_statement": _Walker._for,
     "heredoc_redirect": _Walker._heredoc,
     "unset_command": _Walker._unset,

@@ -167,11 +167,11 @@ class PathJudge:
         if not e.replaces or any(w.value is None or os.path.normpath(w.value) in self.written
                                  for w in sources):  # mv "$tmp" f: an edit made just before
             return []
-        read = {self._resolved_file(w) for w in e.reads}
+        read = {path for w in e.reads for path in self.resolved_files(w)}
         return [f"replaces {w.shown}, {why}, with output the command line does not show"
                 for w in e.replaces
-                if (path := self._resolved_file(w)) is not None and path not in read
-                and (why := self.holds_work(path))]
+                if (why := next((found for path in self.resolved_files(w) if path not in read
+                                 and (found := self.holds_work(path))), ""))]
 
     def holds_work(self, path: str) -> str:
         """Why the file at ``path`` (resolved) holds work that replacing it would lose, or
@@ -184,14 +184,26 @@ class PathJudge:
         known = tracked(Path(ws), os.path.relpath(path, ws))
         return "a file git tracks" if known else "" if known is False else "an existing file"
 
-    def _resolved_file(self, w: Word) -> str | None:
-        base = self.cwds[-1]
-        if w.value is None or w.expandable or base is None:
-            return None
-        try:
-            return os.path.realpath(os.path.join(base, w.value))
-        except OSError:  # /proc/1/cwd/..: a link not followed is not a file replaced here
-            return None
+    def resolved_files(self, w: Word) -> list[str]:
+        """The file ``w`` names from each folder the command may be in (``_current``)."""
+        if w.value is None or w.expandable:
+            return []
+        out: list[str] = []
+        for base in self._current():
+            try:
+                out.append(os.path.realpath(os.path.join(base, w.value)))
+            except OSError:  # /proc/1/cwd/..: a link not followed is not a file replaced
+                continue
+        return out
+
+    def _current(self) -> list[Path]:
+        """The folder the next command runs in; also the one before when a cd went to a
+        folder that does not exist now (the cd may fail, and ``cd x; mv a b`` runs on)."""
+        here = self.cwds[-1]
+        if here is None:
+            return []
+        before = self.cwds[-2] if len(self.cwds) > 1 else None
+        return [here, before] if before is not None and not here.is_dir() else [here]
 
     def _resolved_dir(self, w: Word) -> Path | None:
         if w.value is None or w.expandable:

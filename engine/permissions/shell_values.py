@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from engine.permissions.constructs import arithmetic_problem, opaque_builtin
 from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_name
 from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
+from engine.permissions.shell_paths import GLOB
 from engine.permissions.words import INPUT_VAR, Word
 
 LISTED_TEXT = "<a path from a listing>"
@@ -47,6 +48,7 @@ class ShellValues:
     tainted: set[str]
     taint_all: bool
     loops: dict[str, list[str]]
+    in_turn: set[str]
     known: dict[str, list[str]]
     unknown: set[str]
     unnamed: list[str]
@@ -419,7 +421,9 @@ class ShellValues:
                 and not self.taint_all:
             values = self.loops[name]
             joined = values[0] if len(values) == 1 else "{" + ",".join(values) + "}"
-            return Word(joined, text, "", False, True)
+            plain = len(values) == 1 and (name in self.in_turn or not GLOB.search(joined)) \
+                and joined.split() == [joined]
+            return Word(joined, text, "", False, not plain)  # a glob or a list expands
         if self.taint_all or name in self.tainted:
             return Word(None, text, "var")
         value = self.env.get(name)
