@@ -1996,3 +1996,38 @@ def test_a_cd_that_does_not_last_leaves_the_files_after_it_where_they_were(
 def test_a_loop_that_changes_folder_is_judged_in_each(workspace: Path, command: str,
                                                       expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "set -- rm; (set -- echo); \"$@\" a.txt", "set -- rm; echo | set -- echo; \"$@\" a.txt",
+    "(rm() { echo \"$@\"; }); rm a.txt", "echo $(rm() { :; }); rm a.txt",
+    "rm() { echo \"$@\"; }; unset -f rm; rm a.txt", "rm() { echo \"$@\"; }; unset rm; rm a.txt",
+    "rm() { echo \"$@\"; }; builtin unset -f rm; rm a.txt",
+    "rm() { echo \"$@\"; }; eval 'unset -f rm'; rm a.txt",
+])
+def test_what_a_subshell_sets_or_unset_removes_is_not_what_runs_after(
+        tmp_path: Path, command: str) -> None:
+    """Positional words and functions set in a subshell end with it; ``unset -f`` (or
+    ``unset`` of a name no variable has) removes a function: the program runs. Run for real,
+    a.txt is deleted; judged, the command is refused."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    assert not (ws / "a.txt").exists(), command
+    (ws / "a.txt").write_text("precious\n")
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("rm() { echo \"$@\"; }; unset -v rm; rm a.txt", "ask"),
+    ("rm=1; rm() { echo \"$@\"; }; unset rm; rm a.txt", "ask"),
+    ("f() { cat README.md; }; unset -f g; f", "allow"),
+    ("f() { cat README.md; }; (f() { echo; }); f", "allow"),
+    ("f() { rm README.md; }; (f() { echo; }); f", "deny"),
+    ("f() { cat README.md; }; (f() { rm README.md; }); f", "deny"),  # uncalled: judged too
+    ("set -- echo; (set -- rm; \"$@\" README.md)", "deny"),
+])
+def test_a_function_or_words_kept_are_still_judged(workspace: Path, command: str,
+                                                   expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -105,10 +105,12 @@ class Construct:
 CONSTRUCTS: tuple[Construct, ...] = (
     Construct("pipelines, lists, groups, subshells, if/case/loops", "modelled",
               "every simple command judged"),
-    Construct("cd in a subshell, a $( ), a pipeline's stage; cd to a folder not there; "
-              "for d in GLOB; do (cd \"$d\" && ..)", "modelled", "the folder is restored "
-              "after a subshell; after a cd that may fail both folders are checked; a loop "
-              "that changes folder is judged once per value (up to 16), globs matched now"),
+    Construct("cd, set --, IFS=, f() {..} in a subshell, a $( ), a pipeline's stage; "
+              "unset -f f; cd to a folder not there; for d in GLOB; do (cd \"$d\" && ..)",
+              "modelled", "each is restored after a subshell; unset -f f (or unset f) makes "
+              "a call of f run the program; after a cd that may fail both folders are "
+              "checked; a loop that changes folder is judged once per value (up to 16), "
+              "globs matched now"),
     Construct("case WORD in PATTERN) ..;; with WORD and the patterns known", "modelled",
               "only the branches bash takes are judged (;& falls through, ;;& tests on)"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",

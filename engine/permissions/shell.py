@@ -1025,12 +1025,25 @@ class _Walker(PathJudge, ShellValues):
             self.run(re.sub(r"\\([`$\\])", r"\1", m.group(1)), "a here-doc's `..`",
                      ctx.depth + 1, shell=ctx.shell)
 
+    def _unset_functions(self, words: list[Word]) -> None:
+        """``unset -f NAME`` removes a function, and so does ``unset NAME`` when no variable
+        has that name: a call after it runs the program (``rm() {..}; unset -f rm; rm f``).
+        A name only known at run time may be any function's."""
+        flags = "".join(w.value[1:] for w in words if w.value and w.value.startswith("-"))
+        if "v" in flags and "f" not in flags:
+            return
+        names = [w.value for w in words if not (w.value or "").startswith("-")]
+        for name in list(self.bodies) if None in names else names:
+            if name is not None and ("f" in flags or not self._static_variable(name)):
+                self.bodies.pop(name, None)
+
     def _unset(self, node: Node, ctx: _Ctx) -> None:
         """``unset c``: ``$c`` may now expand to nothing (the next word becomes the program);
         ``unset 'a[0]'`` leaves an array whose elements are no longer known."""
         self._children(node, ctx)  # unset x$(..): the words are expanded first
         words = [Word.of(_text(c, ctx)) if c.type == "variable_name" else self._word(c, ctx)
                  for c in node.named_children]
+        self._unset_functions(words)
         if any(w.value is not None and w.value.startswith("-") and "f" in w.value
                for w in words):
             return
@@ -1098,15 +1111,19 @@ class _Walker(PathJudge, ShellValues):
                 self._visit(child, staged)
 
     def _in_subshell(self, node: Node, ctx: _Ctx, visit: bool = False) -> None:
-        """``( .. )``, ``$( .. )``, a pipeline's stage: a ``cd`` inside does not move the
-        commands after it (the folder it left stays a base paths are judged against)."""
-        outer = self.cwds[-1]
+        """``( .. )``, ``$( .. )``, a pipeline's stage: a ``cd``, ``set --``, ``IFS=`` or a
+        function defined inside does not reach the commands after it (the folder it left
+        stays a base paths are judged against; variables it set are kept as values they
+        may hold; a function's name stays one the command defines)."""
+        outer, words, splits = self.cwds[-1], (self.positional, self.args_given), self.ifs
+        bodies = dict(self.bodies)
         if visit:
             self._visit(node, ctx)
         else:
             self._children(node, ctx)
         if self.cwds[-1] != outer:
             self.cwds.append(outer)
+        (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
         """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
@@ -2254,6 +2271,8 @@ class _Walker(PathJudge, ShellValues):
     def _defined_names(self, e: Effect, ctx: _Ctx) -> None:
         """Calls of functions and aliases this command defines, and aliases it defines."""
         name = program_name(e.argv[0]) if e.argv else ""
+        if name == "unset":  # builtin unset -f NAME, command unset -f NAME
+            self._unset_functions(e.argv[1:])
         if name in self.fork_bombs:
             e.add("destructive", f"{name} is a fork bomb: it starts copies of itself forever")
         if name in self.bodies and (e.wrappers not in ([], ["time"]) or (
