@@ -2031,3 +2031,35 @@ def test_what_a_subshell_sets_or_unset_removes_is_not_what_runs_after(
 def test_a_function_or_words_kept_are_still_judged(workspace: Path, command: str,
                                                    expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "cd src; cd -; mv b.txt a.txt", "cd src; cd \"$OLDPWD\"; mv b.txt a.txt",
+    "pushd src; popd; mv b.txt a.txt", "cd src; cd ~-; mv b.txt a.txt",
+    "declare -A m=([p]=rm); (m[p]=echo); ${m[p]} a.txt",
+])
+def test_the_folder_cd_left_and_a_map_a_subshell_changed_are_the_outer_ones(
+        tmp_path: Path, command: str) -> None:
+    """``cd -``, ``cd "$OLDPWD"``, ``~-`` and ``popd`` go back to the folder left (a.txt
+    there is replaced); a map changed in a subshell keeps its outer value (rm runs). Run
+    for real, a.txt's work is gone; judged, the command is refused."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    (ws / "b.txt").write_text("other\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    assert not (ws / "a.txt").exists() or "precious" not in (ws / "a.txt").read_text()
+    (ws / "a.txt").write_text("precious\n")
+    (ws / "b.txt").write_text("other\n")
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("pushd src && wc -l app.py && popd && cat README.md", "allow"),
+    ("cd src && cat app.py && cd - && cat README.md", "allow"),
+    ("cd -; cat README.md", "ask"), ("pushd; cat README.md", "ask"),
+    ("(cd src); cd ~-; cat README.md", "ask"),  # OLDPWD is still the caller's
+])
+def test_the_folder_cd_left_is_known_only_when_this_command_left_it(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

@@ -106,9 +106,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("pipelines, lists, groups, subshells, if/case/loops", "modelled",
               "every simple command judged"),
     Construct("cd, set --, IFS=, f() {..} in a subshell, a $( ), a pipeline's stage; "
-              "unset -f f; cd to a folder not there; for d in GLOB; do (cd \"$d\" && ..)",
+              "unset -f f; cd -, ~-, popd; cd to a folder not there; for d in GLOB; do "
+              "(cd \"$d\" && ..)",
               "modelled", "each is restored after a subshell; unset -f f (or unset f) makes "
-              "a call of f run the program; after a cd that may fail both folders are "
+              "a call of f run the program; cd - goes to the folder a cd of this command "
+              "left (else unknown); after a cd that may fail both folders are "
               "checked; a loop that changes folder is judged once per value (up to 16), "
               "globs matched now"),
     Construct("case WORD in PATTERN) ..;; with WORD and the patterns known", "modelled",

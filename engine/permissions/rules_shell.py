@@ -34,8 +34,19 @@ def _cd(e: Effect, args: list[Word]) -> None:
     e.chdir.append(target)
 
 
+def _pushd(e: Effect, args: list[Word]) -> None:
+    """``pushd DIR``; with no folder or ``+N``/``-N`` it rotates the stack (unknown here)."""
+    o = parse_opts(args, "")
+    folder = o.positionals[0] if o.positionals else None
+    if folder is None or re.fullmatch(r"[+-]\d+", folder.value or ""):
+        e.chdir.append(Word(None, "pushd " + " ".join(a.text for a in args), "other"))
+    else:
+        e.chdir.append(folder)
+
+
 def _popd(e: Effect, args: list[Word]) -> None:
-    e.chdir.append(Word(None, "popd", "other"))
+    """Bare ``popd`` returns to the folder the last ``pushd`` left (``+N``: unknown)."""
+    e.chdir.append(Word(None, "popd" if not args else "popd " + args[0].text, "other"))
 
 
 def _eval(e: Effect, args: list[Word]) -> None:
@@ -656,7 +667,7 @@ def _init(e: Effect, args: list[Word]) -> None:
 RULES: dict[str, Rule] = {
     **dict.fromkeys(p.SHELLS, _shell),
     **dict.fromkeys(p.INTERPRETERS, _interpreter),
-    "xargs": _xargs, "find": _find, "fd": _fd, "fdfind": _fd, "cd": _cd, "pushd": _cd,
+    "xargs": _xargs, "find": _find, "fd": _fd, "fdfind": _fd, "cd": _cd, "pushd": _pushd,
     "popd": _popd, "eval": _eval, "source": _source, ".": _source, "trap": _trap,
     "watch": _watch, "su": _su, "runuser": _runuser, "alias": _alias, "date": _date,
     "hostname": _hostname,

@@ -258,6 +258,10 @@ class _Walker(PathJudge, ShellValues):
     floors: list[tuple[DecisionValue, str]] = field(default_factory=list)
     """Decisions the whole command cannot go below, with why (obfuscation)."""
     cwds: list[Path | None] = field(default_factory=list)
+    oldpwd: Path | None = None
+    """``$OLDPWD`` once a cd of this command set it (before: the caller's, unknown)."""
+    pushed: list[Path | None] = field(default_factory=list)
+    """The folders ``pushd`` left, for ``popd``."""
     functions: set[str] = field(default_factory=set)
     """Names that look like functions anywhere in the command (defined before or after)."""
     defined: set[str] = field(default_factory=set)
@@ -1116,7 +1120,8 @@ class _Walker(PathJudge, ShellValues):
         stays a base paths are judged against; variables it set are kept as values they
         may hold; a function's name stays one the command defines)."""
         outer, words, splits = self.cwds[-1], (self.positional, self.args_given), self.ifs
-        bodies = dict(self.bodies)
+        bodies, maps, folders = dict(self.bodies), dict(self.maps), (self.oldpwd, self.pushed)
+        self.pushed = list(self.pushed)
         if visit:
             self._visit(node, ctx)
         else:
@@ -1124,6 +1129,7 @@ class _Walker(PathJudge, ShellValues):
         if self.cwds[-1] != outer:
             self.cwds.append(outer)
         (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
+        self.maps, (self.oldpwd, self.pushed) = maps, folders
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
         """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
@@ -2469,8 +2475,7 @@ class _Walker(PathJudge, ShellValues):
 
     def _tilde_dir(self, text: str, value: str) -> Word:
         """``~+`` is the current directory (``$PWD``), ``~-`` the previous one (``$OLDPWD``)."""
-        dirs = self.cwds
-        known = dirs[-1] if text[1] == "+" else (dirs[-2] if len(dirs) > 1 else None)
+        known = self.cwds[-1] if text[1] == "+" else self.oldpwd
         if known is None:
             return Word(None, text, "var")
         return Word(str(known) + value[2:], text)

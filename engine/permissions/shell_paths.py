@@ -108,6 +108,8 @@ class PathJudge:
     ws: Path
     roots: Sequence[Root]
     cwds: list[Path | None]
+    oldpwd: Path | None
+    pushed: list[Path | None]
     secrets: list[str]
     written: set[str]
     """Files this command wrote before (normalised relative or absolute paths)."""
@@ -118,14 +120,30 @@ class PathJudge:
     def _judge_effect(self, e: Effect) -> tuple[DecisionValue, list[str]]:
         d1, r1 = self._judge_paths(e.reads, False)
         d2, r2 = self._judge_paths(e.writes, True)
-        d3, r3 = self._judge_paths(e.chdir, False)
+        chdir = [self._previous(e, w) for w in e.chdir]
+        d3, r3 = self._judge_paths(chdir, False)
         replaced = self._replaced(e)
         shadowed = self._shadowed(e)
-        for w in e.chdir:
-            self.cwds.append(self._resolved_dir(w))
+        for w in chdir:
+            here, there = self.cwds[-1], self._resolved_dir(w)
+            if e.argv and e.argv[0].value == "pushd":
+                self.pushed.append(here)
+            self.cwds.append(there)
+            self.oldpwd = here if there is not None and there.is_dir() else None
         return (strictest(d1, d2, d3, "deny" if replaced else "allow",
                           "ask" if shadowed else "allow"),
                 [*replaced, *shadowed, *r1, *r2, *r3])
+
+    def _previous(self, e: Effect, w: Word) -> Word:
+        """``cd -`` and ``cd "$OLDPWD"`` go back to the folder a cd of this command left;
+        ``popd`` to the one ``pushd`` left (else where they go is only known at run time)."""
+        back = None
+        if w.value is None and w.text.strip('"').replace("{", "").replace("}", "") == \
+                "$OLDPWD":
+            back = self.oldpwd
+        elif w.value is None and w.text == "popd" and self.pushed:
+            back = self.pushed.pop()
+        return w if back is None else Word(str(back), w.text)
 
     def _shadowed(self, e: Effect) -> list[str]:
         """``python -m json.tool`` run where a file or package is named like a standard
