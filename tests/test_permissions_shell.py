@@ -2063,3 +2063,37 @@ def test_the_folder_cd_left_and_a_map_a_subshell_changed_are_the_outer_ones(
 def test_the_folder_cd_left_is_known_only_when_this_command_left_it(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "[ -n \"$NOT_SET_HERE\" ] && cd src; mv b.txt a.txt",
+    "if [ -n \"$NOT_SET_HERE\" ]; then cd src; fi; mv b.txt a.txt",
+    "git -C src status; mv b.txt a.txt", "cd src && cd .. && mv b.txt a.txt",
+])
+def test_a_cd_that_may_not_run_leaves_both_folders_possible(tmp_path: Path,
+                                                            command: str) -> None:
+    """A cd in a branch or after ``&&`` may not run, and ``git -C`` moves only git: the
+    command after runs where the shell was. Run for real (the variable is unset), a.txt's
+    work is gone; judged, the command is refused."""
+    ws = make_workspace(tmp_path)
+    for name in ("a.txt", "src/a.txt"):
+        (ws / name).write_text("precious\n")
+    (ws / "b.txt").write_text("other\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False, env={"PATH": os.environ["PATH"]})
+    assert "precious" not in (ws / "a.txt").read_text(), command
+    (ws / "a.txt").write_text("precious\n")
+    (ws / "src/a.txt").unlink()  # only the folder the walk would miss holds work
+    (ws / "b.txt").write_text("other\n")
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("cd src && cat ../README.md", "allow"), ("cd src; cd ..; ls", "allow"),
+    ("cd src || exit 1; wc -l ../README.md", "allow"),
+    ("[ -d src ] && cd src; cat ../README.md", "ask"),  # in src, or ../ is outside
+    ("cd \"$X\"; cd src; cat app.py", "ask"), ("cd src && cat ../../README.md", "ask"),
+])
+def test_paths_are_judged_from_each_folder_the_shell_may_be_in(
+        workspace: Path, command: str, expected: str) -> None:
+    assert decision(workspace, command) == expected, command

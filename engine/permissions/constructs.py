@@ -108,7 +108,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("cd, set --, IFS=, f() {..} in a subshell, a $( ), a pipeline's stage; "
               "unset -f f; cd -, ~-, popd; cd to a folder not there; for d in GLOB; do "
               "(cd \"$d\" && ..)",
-              "modelled", "each is restored after a subshell; unset -f f (or unset f) makes "
+              "modelled", "a relative path is judged from each folder the shell may be in "
+              "(a cd in a branch, a loop or after && may not run; git -C moves only git); "
+              "each is restored after a subshell; unset -f f (or unset f) makes "
               "a call of f run the program; cd - goes to the folder a cd of this command "
               "left (else unknown); after a cd that may fail both folders are "
               "checked; a loop that changes folder is judged once per value (up to 16), "

@@ -131,6 +131,9 @@ _TAINT_ALL = re.compile(r"\bsource\b(?!\s+<\()"
                         r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s(?!\s*<\()")
 """A sourced file may set any variable; ``source <(CODE)`` taints only where the code is not
 shown (``_shown_script``)."""
+_CONDITIONAL = frozenset({"if_statement", "case_statement", "while_statement",
+                          "for_statement", "c_style_for_statement"})
+"""Constructs whose commands may not run (a branch, a loop's body)."""
 _CHANGES_FOLDER = re.compile(r"(?<![\w$-])(?:cd|pushd|popd)\b")
 MAX_FOLDERS_IN_TURN = 16
 """A loop over more values than this is judged once with them all (its folder unknown)."""
@@ -258,6 +261,7 @@ class _Walker(PathJudge, ShellValues):
     floors: list[tuple[DecisionValue, str]] = field(default_factory=list)
     """Decisions the whole command cannot go below, with why (obfuscation)."""
     cwds: list[Path | None] = field(default_factory=list)
+    conditional: int = 0
     oldpwd: Path | None = None
     """``$OLDPWD`` once a cd of this command set it (before: the caller's, unknown)."""
     pushed: list[Path | None] = field(default_factory=list)
@@ -435,7 +439,9 @@ class _Walker(PathJudge, ShellValues):
             if body.id not in self.called or named.get(body.id) in IMPLICIT_FUNCTIONS or (
                     self.exports_functions and named.get(body.id, "ls") in RULES):
                 self.argv0, self.positional = "bash", None
+                self.conditional += 1
                 self._visit(body, replace(where, piped=False, stdin=None))
+                self.conditional -= 1
 
     def _extglob(self, text: str, via: str, depth: int, args: list[Word] | None) -> bool:
         """``shopt -s extglob`` patterns (``/usr/bin/@(rm)``, ``ls !(x).py``), which the
@@ -554,9 +560,19 @@ class _Walker(PathJudge, ShellValues):
             self.opaque.append(f"shell construct {t!r} is not modelled")
             return
         handler = _HANDLERS.get(t)
-        if handler is not None:
-            handler(self, node, ctx)
-            return
+        if t in _CONDITIONAL:
+            self.conditional += 1  # its commands may not run: a cd in it may not either
+        try:
+            if handler is not None:
+                handler(self, node, ctx)
+                return
+            self._generic(node, ctx)
+        finally:
+            if t in _CONDITIONAL:
+                self.conditional -= 1
+
+    def _generic(self, node: Node, ctx: _Ctx) -> None:
+        t = node.type
         if t == "ERROR":
             self.problems.append("the command does not parse as shell syntax")
             self._unparsed(node, ctx)
@@ -637,7 +653,7 @@ class _Walker(PathJudge, ShellValues):
         the folder is unknown, the command changed files before (a match may be new), a
         value holds a blank or a pattern, or there are more than ``MAX_FOLDERS_IN_TURN``."""
         body = node.child_by_field_name("body")
-        base = self.cwds[-1]
+        base = self.cwds[0] if len(self.cwds) == 1 else None
         if body is None or base is None or not _CHANGES_FOLDER.search(_text(body, ctx)) or \
                 any(e["risk"] != "read" for e in self.entries) or self.written or self.links:
             return None
@@ -1114,20 +1130,26 @@ class _Walker(PathJudge, ShellValues):
             else:
                 self._visit(child, staged)
 
+    def _list(self, node: Node, ctx: _Ctx) -> None:
+        """``a && b``, ``a || b``: what follows the first command may not run."""
+        for i, child in enumerate(c for c in node.named_children):
+            self.conditional += i > 0
+            self._visit(child, ctx)
+            self.conditional -= i > 0
+
     def _in_subshell(self, node: Node, ctx: _Ctx, visit: bool = False) -> None:
         """``( .. )``, ``$( .. )``, a pipeline's stage: a ``cd``, ``set --``, ``IFS=`` or a
         function defined inside does not reach the commands after it (the folder it left
         stays a base paths are judged against; variables it set are kept as values they
         may hold; a function's name stays one the command defines)."""
-        outer, words, splits = self.cwds[-1], (self.positional, self.args_given), self.ifs
+        outer, words, splits = list(self.cwds), (self.positional, self.args_given), self.ifs
         bodies, maps, folders = dict(self.bodies), dict(self.maps), (self.oldpwd, self.pushed)
         self.pushed = list(self.pushed)
         if visit:
             self._visit(node, ctx)
         else:
             self._children(node, ctx)
-        if self.cwds[-1] != outer:
-            self.cwds.append(outer)
+        self.cwds = outer
         (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
         self.maps, (self.oldpwd, self.pushed) = maps, folders
 
@@ -1764,8 +1786,8 @@ class _Walker(PathJudge, ShellValues):
             return [[Word(i, word.text) for i in items]]
         if not GLOB.search(value):
             return [[word]]
-        base = str(self.cwds[-1] or self.ws)
-        matches = sorted(glob_matches(value, None if value.startswith("/") else base))
+        matches = sorted({m for base in self.cwds for m in glob_matches(
+            value, None if value.startswith("/") else str(base or self.ws))})
         return [[Word(m, word.text)] for m in matches[:32]] or [[word]]
 
     def _static(self, node: Node, ctx: _Ctx) -> list[str] | None:
@@ -2475,7 +2497,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _tilde_dir(self, text: str, value: str) -> Word:
         """``~+`` is the current directory (``$PWD``), ``~-`` the previous one (``$OLDPWD``)."""
-        known = self.cwds[-1] if text[1] == "+" else self.oldpwd
+        here = self.cwds[0] if len(self.cwds) == 1 else None
+        known = here if text[1] == "+" else self.oldpwd
         if known is None:
             return Word(None, text, "var")
         return Word(str(known) + value[2:], text)
@@ -2534,6 +2557,7 @@ _HANDLERS = {
     "process_substitution": _Walker._substitution,
     "comment": _Walker._comment,
     "compound_statement": _Walker._group,
+    "list": _Walker._list,
     "subshell": _Walker._in_subshell,
     "for_statement": _Walker._for,
     "heredoc_redirect": _Walker._heredoc,

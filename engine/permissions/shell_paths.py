@@ -108,6 +108,9 @@ class PathJudge:
     ws: Path
     roots: Sequence[Root]
     cwds: list[Path | None]
+    """Every folder the shell may be in now (None: one only known at run time)."""
+    conditional: int
+    """Above 0 inside a branch, a loop or a list after its first command: what runs may not."""
     oldpwd: Path | None
     pushed: list[Path | None]
     secrets: list[str]
@@ -124,12 +127,9 @@ class PathJudge:
         d3, r3 = self._judge_paths(chdir, False)
         replaced = self._replaced(e)
         shadowed = self._shadowed(e)
-        for w in chdir:
-            here, there = self.cwds[-1], self._resolved_dir(w)
-            if e.argv and e.argv[0].value == "pushd":
-                self.pushed.append(here)
-            self.cwds.append(there)
-            self.oldpwd = here if there is not None and there.is_dir() else None
+        if e.argv and e.argv[0].value in ("cd", "pushd", "popd"):  # git -C: its own only
+            for w in chdir:
+                self._change_folder(w, e.argv[0].value == "pushd")
         return (strictest(d1, d2, d3, "deny" if replaced else "allow",
                           "ask" if shadowed else "allow"),
                 [*replaced, *shadowed, *r1, *r2, *r3])
@@ -153,29 +153,32 @@ class PathJudge:
         if loaded or not e.imports_here:
             return loaded[:1]
             return []
-        base = self.cwds[-1]
-        try:
-            names = os.listdir(base) if base is not None else None
-        except OSError:
-            names = None
-        if names is None:
-            return ["python -m runs from a folder only known at run time: a module there "
-                    "may stand in for a standard one"]
-        found = sorted(n for n in names if _module_name(base, n) in sys.stdlib_module_names)
-        return [f"python -m imports from its folder first: {found[0]} there stands in for a "
-                "standard module"] if found else []
+        for base in self.cwds:
+            try:
+                names = os.listdir(base) if base is not None else None
+            except OSError:
+                names = None
+            if names is None:
+                return ["python -m runs from a folder only known at run time: a module there "
+                        "may stand in for a standard one"]
+            found = sorted(n for n in names if _module_name(base, n) in sys.stdlib_module_names)
+            if found:
+                return [f"python -m imports from its folder first: {found[0]} there stands in "
+                        "for a standard module"]
+        return []
 
     def _loaded_here(self, e: Effect, loads: Loads) -> list[str]:
-        base = self.cwds[-1]
-        if base is None:
-            return [f"{e.argv[0].shown} runs in a folder only known at run time: code there "
-                    "may load when it starts"]
-        for folder in _upward(str(base), os.path.realpath(self.ws), loads.upward):
-            for name in loads.names:
-                path = os.path.join(folder, name)
-                if os.path.lexists(path) and _names_code(path, loads.keys):
-                    what = "code that runs" if not loads.keys else "it names code to load"
-                    return [f"{e.argv[0].shown} loads {os.path.relpath(path, base)}: {what}"]
+        for base in self.cwds:
+            if base is None:
+                return [f"{e.argv[0].shown} runs in a folder only known at run time: code "
+                        "there may load when it starts"]
+            for folder in _upward(str(base), os.path.realpath(self.ws), loads.upward):
+                for name in loads.names:
+                    path = os.path.join(folder, name)
+                    if os.path.lexists(path) and _names_code(path, loads.keys):
+                        what = "code that runs" if not loads.keys else "it names code to load"
+                        return [f"{e.argv[0].shown} loads {os.path.relpath(path, base)}: "
+                                f"{what}"]
         return []
 
     def _replaced(self, e: Effect) -> list[str]:
@@ -203,7 +206,7 @@ class PathJudge:
         return "a file git tracks" if known else "" if known is False else "an existing file"
 
     def resolved_files(self, w: Word) -> list[str]:
-        """The file ``w`` names from each folder the command may be in (``_current``)."""
+        """The file ``w`` names from each known folder the command may be in."""
         if w.value is None or w.expandable:
             return []
         out: list[str] = []
@@ -215,19 +218,26 @@ class PathJudge:
         return out
 
     def _current(self) -> list[Path]:
-        """The folder the next command runs in; also the one before when a cd went to a
-        folder that does not exist now (the cd may fail, and ``cd x; mv a b`` runs on)."""
-        here = self.cwds[-1]
-        if here is None:
-            return []
-        before = self.cwds[-2] if len(self.cwds) > 1 else None
-        return [here, before] if before is not None and not here.is_dir() else [here]
+        """The folders the next command may run in that are known."""
+        return [base for base in self.cwds if base is not None]
 
-    def _resolved_dir(self, w: Word) -> Path | None:
-        if w.value is None or w.expandable:
+    def _change_folder(self, w: Word, push: bool) -> None:
+        """After ``cd w`` the shell is in ``w`` seen from each folder it may have been in;
+        where the cd may not run (a branch, a loop, after ``&&``) or may fail (the folder is
+        not there now), also still where it was."""
+        before = list(self.cwds)
+        there = [self._resolved_dir(w, base) for base in before]
+        if push:
+            self.pushed.append(before[0] if len(before) == 1 else None)
+        fails = any(t is not None and not t.is_dir() for t in there)
+        folders = [*before, *there] if self.conditional or fails else there
+        self.cwds = list(dict.fromkeys(folders))
+        self.oldpwd = before[0] if len(before) == 1 and not fails else None
+
+    def _resolved_dir(self, w: Word, base: Path | None) -> Path | None:
+        if w.value is None or w.expandable or (base is None and not w.value.startswith("/")):
             return None
-        base = self.cwds[-1] if self.cwds[-1] is not None else self.ws
-        return Path(os.path.realpath(os.path.join(base, w.value)))
+        return Path(os.path.realpath(os.path.join(base or self.ws, w.value)))
 
     def _judge_paths(self, words: list[Word], for_write: bool) -> tuple[DecisionValue, list[str]]:
         decision: DecisionValue = "allow"
@@ -304,9 +314,9 @@ class PathJudge:
                 return True
             if w.value in ("*", "./*", ".*", "**", "./**"):
                 return True
-            base = self.cwds[-1] or self.ws
-            target = Path(os.path.realpath(os.path.join(base, w.value)))
-            if ws.is_relative_to(target):
-                return True
+            for base in self.cwds:
+                target = Path(os.path.realpath(os.path.join(base or self.ws, w.value)))
+                if ws.is_relative_to(target):
+                    return True
         return False
 
