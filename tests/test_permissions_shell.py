@@ -2097,3 +2097,35 @@ def test_a_cd_that_may_not_run_leaves_both_folders_possible(tmp_path: Path,
 def test_paths_are_judged_from_each_folder_the_shell_may_be_in(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "cd src & mv b.txt a.txt", "{ cd src; } & wait; mv b.txt a.txt",
+    "env cd src; mv b.txt a.txt", "timeout 5 cd src; mv b.txt a.txt",
+    "xargs cd <<< src; mv b.txt a.txt", "bash -c 'cd src'; mv b.txt a.txt",
+    "find . -maxdepth 0 -exec cd src \\; ; mv b.txt a.txt",
+])
+def test_a_cd_another_process_runs_does_not_move_the_shell(tmp_path: Path,
+                                                           command: str) -> None:
+    """``cmd &`` runs in a subshell; ``env``, ``timeout``, ``xargs``, ``find -exec`` run a
+    ``cd`` program, and ``bash -c`` a shell of its own: the shell stays where it was. Run
+    for real, a.txt's work is gone; judged, the command is refused."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    (ws / "b.txt").write_text("other\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    assert "precious" not in (ws / "a.txt").read_text(), command
+    (ws / "a.txt").write_text("precious\n")
+    (ws / "b.txt").write_text("other\n")
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("bash -c 'cd src && wc -l ../README.md'", "allow"),
+    ("command cd src && wc -l ../README.md", "allow"),
+    ("eval 'cd src'; wc -l ../README.md", "allow"), ("sh -c 'cd src'; cat ../README.md", "ask"),
+])
+def test_a_cd_in_its_own_shell_moves_that_shell(workspace: Path, command: str,
+                                                expected: str) -> None:
+    assert decision(workspace, command) == expected, command

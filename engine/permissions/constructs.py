@@ -109,7 +109,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "unset -f f; cd -, ~-, popd; cd to a folder not there; for d in GLOB; do "
               "(cd \"$d\" && ..)",
               "modelled", "a relative path is judged from each folder the shell may be in "
-              "(a cd in a branch, a loop or after && may not run; git -C moves only git); "
+              "(a cd in a branch, a loop or after && may not run; git -C, env cd, xargs cd, "
+              "bash -c 'cd ..' and cmd & move only their own process); "
               "each is restored after a subshell; unset -f f (or unset f) makes "
               "a call of f run the program; cd - goes to the folder a cd of this command "
               "left (else unknown); after a cd that may fail both folders are "

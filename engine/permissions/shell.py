@@ -249,6 +249,8 @@ class _Ctx:
     """What the redirected command prints, when a static echo or printf (None: unknown)."""
     shell: int = 0
     """Which shell runs this code: a function is called in the shell that defined it."""
+    child: bool = False
+    """A command a program runs (``xargs cd``, ``find -exec``): not the shell's builtin."""
 
 
 @dataclass(slots=True)
@@ -262,6 +264,8 @@ class _Walker(PathJudge, ShellValues):
     """Decisions the whole command cannot go below, with why (obfuscation)."""
     cwds: list[Path | None] = field(default_factory=list)
     conditional: int = 0
+    backgrounded: set[int] = field(default_factory=set)
+    """Nodes followed by ``&`` already walked as the subshell they run in."""
     oldpwd: Path | None = None
     """``$OLDPWD`` once a cd of this command set it (before: the caller's, unknown)."""
     pushed: list[Path | None] = field(default_factory=list)
@@ -422,7 +426,10 @@ class _Walker(PathJudge, ShellValues):
             self.args_given = whole
         if shell is None:
             self.shells += 1
+        folders = (list(self.cwds), self.oldpwd, list(self.pushed))
         self._visit(root, _Ctx(src, via, depth, shell=self.shells if shell is None else shell))
+        if shell is None and depth:  # bash -c 'cd src': a shell of its own, gone after
+            self.cwds, self.oldpwd, self.pushed = folders
         self.argv0, self.positional, self.args_given = outer
         if outermost:
             self._uncalled_functions()
@@ -558,6 +565,11 @@ class _Walker(PathJudge, ShellValues):
         t = node.type
         if t != "ERROR" and t not in MODELLED_NODES:
             self.opaque.append(f"shell construct {t!r} is not modelled")
+            return
+        after = node.next_sibling
+        if after is not None and after.type == "&" and node.id not in self.backgrounded:
+            self.backgrounded.add(node.id)  # cmd &: it runs in a subshell of its own
+            self._in_subshell(node, ctx, visit=True)
             return
         handler = _HANDLERS.get(t)
         if t in _CONDITIONAL:
@@ -2048,7 +2060,7 @@ class _Walker(PathJudge, ShellValues):
         if e.secret:
             self.secrets.append(e.secret)
             self.printers.add(len(self.entries))  # the entry it is about to get
-        decision, path_reasons = self._judge_effect(e)
+        decision, path_reasons = self._judge_effect(e, moves_shell=not ctx.child)
         self._note_writes(e)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]
@@ -2215,11 +2227,12 @@ class _Walker(PathJudge, ShellValues):
                 lines = _fed_lines(nested, ctx.stdin.value)
                 for line in lines:  # xargs -I R: one command per input line
                     self._simple(line, replace(ctx, via=how, piped=False, stdin=None,
-                                               listed=()))
+                                               listed=(), child=True))
                 if lines:
                     continue
                 nested = _fed_words(nested, ctx.stdin.value)
-            self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=()))
+            self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=(),
+                                         child=True))
 
     def _runs_written(self, e: Effect, ctx: _Ctx,
                       exported: Mapping[str, list[str] | None] | None) -> None:

@@ -102,6 +102,10 @@ def glob_matches(pattern: str, root: str | None) -> list[str]:
 
 
 
+SAME_SHELL_WRAPPERS = frozenset({"builtin", "command", "time"})
+"""Prefixes after which ``cd`` is still the shell's builtin (``env cd`` runs a program)."""
+
+
 class PathJudge:
     """The path half of the shell walker: needs the workspace, roots and working directories."""
 
@@ -120,14 +124,18 @@ class PathJudge:
     """Descriptors opened for writing by name (``stream_descriptor``), with the name: a file
     a redirection put on one is emptied (judged with the redirections, at the end)."""
 
-    def _judge_effect(self, e: Effect) -> tuple[DecisionValue, list[str]]:
+    def _judge_effect(self, e: Effect, moves_shell: bool = True) -> tuple[DecisionValue,
+                                                                        list[str]]:
+        """The decision on the paths ``e`` touches; a ``cd`` the shell runs
+        (``moves_shell``) moves it."""
         d1, r1 = self._judge_paths(e.reads, False)
         d2, r2 = self._judge_paths(e.writes, True)
         chdir = [self._previous(e, w) for w in e.chdir]
         d3, r3 = self._judge_paths(chdir, False)
         replaced = self._replaced(e)
         shadowed = self._shadowed(e)
-        if e.argv and e.argv[0].value in ("cd", "pushd", "popd"):  # git -C: its own only
+        if moves_shell and e.argv and e.argv[0].value in ("cd", "pushd", "popd") and \
+                set(e.wrappers) <= SAME_SHELL_WRAPPERS:  # git -C, env cd: their own only
             for w in chdir:
                 self._change_folder(w, e.argv[0].value == "pushd")
         return (strictest(d1, d2, d3, "deny" if replaced else "allow",
