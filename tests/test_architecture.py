@@ -151,7 +151,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "starlette": ("engine.web.*",),
     "uvicorn": ("engine.web.*",),
     "rich": ("engine.cli.console",),
-    "tree_sitter": ("engine.permissions.shell",),
+    "tree_sitter": ("engine.permissions.shell", "engine.permissions.misreads"),
     "tree_sitter_bash": ("engine.permissions.shell",),
     "bashlex": ("engine.permissions.shell",),
     "opentelemetry": ("engine.tracing.otlp",),

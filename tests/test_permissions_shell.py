@@ -2129,3 +2129,50 @@ def test_a_cd_another_process_runs_does_not_move_the_shell(tmp_path: Path,
 def test_a_cd_in_its_own_shell_moves_that_shell(workspace: Path, command: str,
                                                 expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "rm 2>/dev/null a.txt", "rm &>/dev/null a.txt", "rm 3<&- a.txt",
+    "true && rm 2>/dev/null a.txt", "rm <<EOF a.txt\nEOF", "rm -f - 2>/dev/null a.txt",
+    "cd src; cd - 2>/dev/null; rm a.txt",
+])
+def test_a_word_after_a_redirection_is_the_command_s(tmp_path: Path, command: str) -> None:
+    """Bash takes words and redirections in any order; the grammar hangs a word after a
+    redirection on it (``rm 2>/dev/null a.txt``), after a closed descriptor or a here-doc's
+    delimiter, and drops a lone ``-`` before one. Run for real, a.txt is deleted; judged
+    (it was "rm without operands"), the command is refused."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    assert not (ws / "a.txt").exists(), command
+    (ws / "a.txt").write_text("precious\n")
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,argv", [
+    ("rm 2>/dev/null a.txt", ["rm", "a.txt"]), ("cat - 2>/dev/null", ["cat", "-"]),
+    ("cmd a 2>x b >y c", ["cmd", "a", "b", "c"]),
+    ("grep -r x 2>&1 src", ["grep", "-r", "x", "src"]),
+    ("cat a.txt 2>/dev/null", ["cat", "a.txt"]),
+])
+def test_the_judged_words_are_bash_s(workspace: Path, command: str, argv: list[str]) -> None:
+    judged = check_shell_json(command, workspace, {"PATH": "/usr/bin:/bin"})["commands"]
+    assert judged[0]["argv"] == argv, judged
+
+
+def test_text_the_grammar_leaves_out_is_found() -> None:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    from engine.permissions.misreads import dashes_quoted, uncovered, words_moved
+    parser = Parser(Language(tree_sitter_bash.language()))
+    src = b"cat - 2>x"
+    dropped = uncovered(src, parser.parse(src).root_node)
+    assert [src[i:i + 1] for i in dropped] == [b"-"]
+    assert dashes_quoted(src, dropped) == b"cat '-' 2>x"
+    assert dashes_quoted(b"cat x", [4]) is None  # other text dropped: no rewrite, a problem
+    for clean in (b"ls -la src | wc -l", b"cat <<EOF\n$(date) x\nEOF\n", b"echo 'a  b' # c"):
+        assert uncovered(clean, parser.parse(clean).root_node) == [], clean
+    moved = b"rm 3<&- a.txt"
+    assert words_moved(moved, parser.parse(moved).root_node) == b"rm a.txt 3<&- "

@@ -53,6 +53,7 @@ from engine.permissions.expansion import (
     seq_output,
 )
 from engine.permissions.listings import listed_dirs
+from engine.permissions.misreads import MAX_REWRITES, dashes_quoted, uncovered, words_moved
 from engine.permissions.paths import Root
 from engine.permissions.programs import (
     INTERPRETERS,
@@ -412,11 +413,15 @@ class _Walker(PathJudge, ShellValues):
             text, src, root = fixed
         if root.has_error and self._extglob(text, via, depth, args):
             return
+        if not root.has_error:
+            src, root = _reread(src, root)
         if root.has_error:
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
         elif _split_word(root):
             self.problems.append("the parser reads one word of the command as two")
+        elif uncovered(src, root):
+            self.problems.append("the parser leaves out part of the command")
         outer = (self.argv0, self.positional, self.args_given)
         if depth:
             known = [a.value for a in args or ()]
@@ -2649,6 +2654,23 @@ def _grammar_repaired(text: str) -> tuple[str, bytes, Any] | None:
         root = _PARSER.parse(src).root_node
     fixed = src.decode("utf-8", "surrogateescape")
     return None if root.has_error or fixed == text else (fixed, src, root)
+
+
+def _reread(src: bytes, root: Node) -> tuple[bytes, Node]:
+    """The text and tree after moving the words the grammar hangs on redirections and
+    quoting the lone dashes it drops (``misreads``), when it parses as well."""
+    for _ in range(MAX_REWRITES):
+        changed = words_moved(src, root)
+        if changed is None:
+            dropped = uncovered(src, root)
+            changed = dashes_quoted(src, dropped) if dropped else None
+        if changed is None:
+            break
+        again = _PARSER.parse(changed).root_node
+        if again.has_error:
+            break
+        src, root = changed, again
+    return src, root
 
 
 def _wrap_herestring_body(src: bytes, root: Any) -> bytes | None:

@@ -1,0 +1,91 @@
+"""Where the bash grammar reads a command otherwise than bash, and the text that reads alike.
+
+The walker judges the tree the grammar builds, so a word the grammar drops or hangs on the
+wrong node is a word nobody judges: ``rm 2>/dev/null a.txt`` parsed as ``rm`` with a
+redirection to two files, ``cat - 2>x`` as ``cat`` alone. Bash takes words and redirections
+in any order; these functions rewrite the text so the grammar sees the same words in the
+same order, and say which text it still leaves out (the walker then fails closed).
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+WHOLE = frozenset({"heredoc_body", "string", "raw_string", "ansi_c_string", "comment",
+                   "translated_string"})
+"""Nodes whose every byte is text (their children are expansions within it)."""
+_CLOSERS = frozenset({"<&-", ">&-"})
+"""``3<&-`` closes a descriptor: the grammar takes the next word as its target."""
+MAX_REWRITES = 16
+
+
+def stray_words(statement: Node) -> list[Node]:
+    """The words the grammar hung on the redirections of ``statement`` (a
+    ``redirected_statement``) that bash passes to its command: a file redirection's
+    targets after the first (every one after a descriptor is closed), and the words after
+    a here-doc's delimiter (``rm <<EOF a.txt``)."""
+    out: list[Node] = []
+    for child in statement.children:
+        if child.type == "file_redirect":
+            targets = child.children_by_field_name("destination")
+            closes = any(c.type in _CLOSERS for c in child.children)
+            out.extend(targets if closes else targets[1:])
+        elif child.type == "heredoc_redirect":
+            out.extend(child.children_by_field_name("argument"))
+    return out
+
+
+def words_moved(src: bytes, root: Node) -> bytes | None:
+    """``src`` with the stray words of the first redirected statement that has any moved
+    before its first redirection (``rm 2>/dev/null a.txt`` -> ``rm a.txt 2>/dev/null``);
+    None when there are none."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        strays = stray_words(node) if node.type == "redirected_statement" else []
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.named_children if c.type.endswith("redirect")
+                     and (body is None or c.id != body.id)]
+        if strays and redirects:
+            at = min(r.start_byte for r in redirects)
+            out = bytearray(src[:at])
+            out += b" ".join(src[w.start_byte:w.end_byte] for w in strays) + b" "
+            pos = at
+            for w in sorted(strays, key=lambda n: n.start_byte):
+                out += src[pos:w.start_byte]
+                pos = w.end_byte
+            out += src[pos:]
+            return bytes(out)
+        stack.extend(reversed(node.children))
+    return None
+
+
+def uncovered(src: bytes, root: Node) -> list[int]:
+    """Offsets of the bytes (not blanks or line continuations) no node of the tree holds:
+    text the grammar dropped."""
+    held = bytearray(len(src))
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count == 0 or node.type in WHOLE:
+            held[node.start_byte:node.end_byte] = b"\x01" * (node.end_byte - node.start_byte)
+            if node.type in WHOLE:
+                continue
+        stack.extend(node.children)
+    return [i for i, b in enumerate(src) if not held[i] and b not in b" \t\r\n\\"]
+
+
+def dashes_quoted(src: bytes, offsets: list[int]) -> bytes | None:
+    """``src`` with each dropped lone ``-`` (``cat - 2>x``, ``python3 - <<EOF``) written as
+    ``'-'``, the same word to bash, which the grammar keeps; None when other text was
+    dropped (or none was)."""
+    lone = [i for i in offsets if src[i:i + 1] == b"-"
+            and (i == 0 or src[i - 1:i] in b" \t\n") and src[i + 1:i + 2] in b" \t\n"]
+    if not offsets or len(lone) != len(offsets):
+        return None
+    out = bytearray()
+    pos = 0
+    for i in lone:
+        out += src[pos:i] + b"'-'"
+        pos = i + 1
+    return bytes(out + src[pos:])
