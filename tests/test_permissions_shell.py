@@ -2176,3 +2176,24 @@ def test_text_the_grammar_leaves_out_is_found() -> None:
         assert uncovered(clean, parser.parse(clean).root_node) == [], clean
     moved = b"rm 3<&- a.txt"
     assert words_moved(moved, parser.parse(moved).root_node) == b"rm a.txt 3<&- "
+
+
+@pytest.mark.parametrize("command", [
+    "set -- echo; eval 'set -- rm'; \"$@\" a.txt",
+    "set -- echo; source /dev/stdin <<< 'set -- rm'; \"$@\" a.txt",
+    "x=echo; ! declare x=rm; $x a.txt", "x=echo; time declare x=rm; $x a.txt",
+    "x=echo; command export x=rm; $x a.txt", "x=echo; builtin declare x=rm; $x a.txt",
+])
+def test_code_run_in_this_shell_changes_its_words_and_variables(tmp_path: Path,
+                                                               command: str) -> None:
+    """``eval`` and ``source`` (of a file or of its input) run in the caller's shell: a
+    ``set --`` there changes the caller's words; ``declare``/``export`` after ``!``,
+    ``time``, ``command`` or ``builtin`` still assign. Run for real, a.txt is deleted;
+    judged (each was allowed), the command is refused."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    assert not (ws / "a.txt").exists(), command
+    (ws / "a.txt").write_text("precious\n")
+    assert decision(ws, command) == "deny", command

@@ -117,6 +117,8 @@ _EXPORTS_FUNCTIONS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+
 MAX_CALLS = 32
 """Calls of this command's functions judged with their arguments; later ones are not."""
 _SAME_SHELL = ("", "eval", "trap", "source", ".")
+_SOURCED_INPUT = ("source <<", ". <<")
+"""``source /dev/stdin <<< CODE``: the code runs in this shell, like ``source FILE``."""
 """Where code runs in the shell that defined the functions (not a child shell)."""
 _COPROC = re.compile(r"(^|[;&|(){}\n]|\b(?:then|do|else)\b)(\s*)coproc\s+"
                      r"(?:[A-Za-z_]\w*\s+(?=\{\s|\())?")
@@ -132,6 +134,7 @@ _TAINT_ALL = re.compile(r"\bsource\b(?!\s+<\()"
                         r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s(?!\s*<\()")
 """A sourced file may set any variable; ``source <(CODE)`` taints only where the code is not
 shown (``_shown_script``)."""
+_DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
 _CONDITIONAL = frozenset({"if_statement", "case_statement", "while_statement",
                           "for_statement", "c_style_for_statement"})
 """Constructs whose commands may not run (a branch, a loop's body)."""
@@ -423,7 +426,8 @@ class _Walker(PathJudge, ShellValues):
         elif uncovered(src, root):
             self.problems.append("the parser leaves out part of the command")
         outer = (self.argv0, self.positional, self.args_given)
-        if depth:
+        shares = shell is not None and not args  # eval 'set -- rm': the caller's words
+        if depth and not shares:
             known = [a.value for a in args or ()]
             whole = bool(known) and None not in known
             self.argv0 = known[0] if whole else None
@@ -435,7 +439,8 @@ class _Walker(PathJudge, ShellValues):
         self._visit(root, _Ctx(src, via, depth, shell=self.shells if shell is None else shell))
         if shell is None and depth:  # bash -c 'cd src': a shell of its own, gone after
             self.cwds, self.oldpwd, self.pushed = folders
-        self.argv0, self.positional, self.args_given = outer
+        if not shares:
+            self.argv0, self.positional, self.args_given = outer
         if outermost:
             self._uncalled_functions()
 
@@ -1061,6 +1066,21 @@ class _Walker(PathJudge, ShellValues):
         for m in _BACKQUOTED.finditer(text):
             self.run(re.sub(r"\\([`$\\])", r"\1", m.group(1)), "a here-doc's `..`",
                      ctx.depth + 1, shell=ctx.shell)
+
+    def _declared_as_words(self, words: list[Word]) -> None:
+        """``declare``, ``export``... the grammar read as a plain command (after ``!``,
+        ``time``, ``command``, ``builtin``): each ``NAME=VALUE`` may now hold VALUE; a name
+        or value only known at run time makes every variable unknown."""
+        for w in words:
+            m = re.fullmatch(r"([A-Za-z_]\w*)(\+?)=(.*)", w.value or "", re.S)
+            if w.value is None or (m is None and not w.value.startswith("-")
+                                   and not re.fullmatch(r"[A-Za-z_]\w*", w.value)):
+                self.taint_all = True
+            elif m is not None and not m.group(2):
+                self.arrays.pop(m.group(1), None)
+                self._may_hold(m.group(1), [m.group(3)])
+            elif m is not None:
+                self.unknown.add(m.group(1))
 
     def _unset_functions(self, words: list[Word]) -> None:
         """``unset -f NAME`` removes a function, and so does ``unset NAME`` when no variable
@@ -2319,6 +2339,8 @@ class _Walker(PathJudge, ShellValues):
         name = program_name(e.argv[0]) if e.argv else ""
         if name == "unset":  # builtin unset -f NAME, command unset -f NAME
             self._unset_functions(e.argv[1:])
+        if name in _DECLARERS:  # ! declare x=rm, command export x=rm: still assignments
+            self._declared_as_words(e.argv[1:])
         if name in self.fork_bombs:
             e.add("destructive", f"{name} is a fork bomb: it starts copies of itself forever")
         if name in self.bodies and (e.wrappers not in ([], ["time"]) or (
@@ -2435,8 +2457,8 @@ class _Walker(PathJudge, ShellValues):
             return
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
-            self.run(text, how, ctx.depth + 1, args,
-                     ctx.shell if how in _SAME_SHELL or how.startswith("alias ") else None)
+            same = how in _SAME_SHELL or how.startswith("alias ") or how in _SOURCED_INPUT
+            self.run(text, how, ctx.depth + 1, args, ctx.shell if same else None)
         elif code.dynamic == "subst":
             self._entry([Word.of(how), code], "exec", "deny",
                         [f"{how} runs the output of a command as shell code"], "deny", ctx)
