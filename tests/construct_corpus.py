@@ -78,6 +78,7 @@ MODELLED = (
     ("declare -a", 'declare -a a=({cmd}); "${{a[@]}}"'),
     ("set --", 'set -- {cmd}; "$@"'),
     ("printf -v", "printf -v c %s {p}; $c {args}"),
+    ("time before an assignment", "c=ls; time c={p}; $c {args}"),
     ("PATH prefix of system folders", "PATH=/usr/bin:/bin {cmd}"),
     ("parallel over a ::: list", "parallel {q} ::: x"),
     ("env -i PATH of system folders", "env -i PATH=/usr/bin:/bin {cmd}"),
@@ -494,7 +495,6 @@ RUN_TIME = (
     # values the decoder does not follow replace what the variable held before
     ("read -n over an earlier value", "c=ls; read -n {n} c <<< {p}x; $c {args}"),
     ("printf -v into element 0 over an earlier value", "c=ls; printf -v 'c[0]' {p}; $c {args}"),
-    ("time before an assignment", "c=ls; time c={p}; $c {args}"),
     # more arguments than are searched for a command the program may run: not cut, unknown
     ("a command after 300 arguments of a program that runs unseen code",
      "uv run " + " ".join(f"a{i}" for i in range(300)) + " {cmd}"),

@@ -2183,6 +2183,7 @@ def test_text_the_grammar_leaves_out_is_found() -> None:
     "set -- echo; source /dev/stdin <<< 'set -- rm'; \"$@\" a.txt",
     "x=echo; ! declare x=rm; $x a.txt", "x=echo; time declare x=rm; $x a.txt",
     "x=echo; command export x=rm; $x a.txt", "x=echo; builtin declare x=rm; $x a.txt",
+    "declare -A m=([p]=echo); time m[p]=rm; ${m[p]} a.txt", "x=echo; time x=rm; $x a.txt",
 ])
 def test_code_run_in_this_shell_changes_its_words_and_variables(tmp_path: Path,
                                                                command: str) -> None:

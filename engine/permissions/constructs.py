@@ -200,9 +200,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "modelled", "a subscript (of an indexed array) is evaluated: code stored in "
               "the variables it names is refused"),
     Construct("a for loop's variable (also for x; over \"$@\"), read -n/-N/-d/-u, a[i] set "
-              "by printf -v or read, time NAME=v", "modelled",
+              "by printf -v or read, time NAME=v, ! declare NAME=v", "modelled",
               "the loop's words replace what the variable held, in the body and after it; "
-              "the others leave the variable only known at run time"),
+              "NAME=v after time, or declare/export after !, time, command or builtin, may "
+              "now hold v; the others leave the variable only known at run time"),
     Construct("a program that runs code the preview cannot see (an unknown program, "
               "uv/poetry/conda run, npm exec, perf) given a command in its arguments",
               "modelled", "each tail of its arguments that starts with a known program is "

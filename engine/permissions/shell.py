@@ -134,6 +134,7 @@ _TAINT_ALL = re.compile(r"\bsource\b(?!\s+<\()"
                         r"|(?:^|[;&|\n]|(?<!=)\(|\b(?:then|do|else)\b)\s*\.\s(?!\s*<\()")
 """A sourced file may set any variable; ``source <(CODE)`` taints only where the code is not
 shown (``_shown_script``)."""
+_ASSIGNMENT_WORD = re.compile(r"([A-Za-z_]\w*)(\[[^\]]*\])?(\+?)=(.*)", re.S)
 _DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
 _CONDITIONAL = frozenset({"if_statement", "case_statement", "while_statement",
                           "for_statement", "c_style_for_statement"})
@@ -1081,6 +1082,22 @@ class _Walker(PathJudge, ShellValues):
                 self._may_hold(m.group(1), [m.group(3)])
             elif m is not None:
                 self.unknown.add(m.group(1))
+
+    def _assigned_as_words(self, words: list[Word]) -> None:
+        """Assignments the grammar read as a program (after ``time``): each leading
+        ``NAME=VALUE`` may now hold VALUE; an element or an append makes NAME unknown."""
+        for w in words:
+            m = _ASSIGNMENT_WORD.fullmatch(w.value or "")
+            if m is None:
+                return
+            var, index, append, value = m.groups()
+            if index or append:
+                self.maps.pop(var, None)
+                self.arrays.pop(var, None)
+                self.unknown.add(var)
+            else:
+                self.arrays.pop(var, None)
+                self._may_hold(var, [value])
 
     def _unset_functions(self, words: list[Word]) -> None:
         """``unset -f NAME`` removes a function, and so does ``unset NAME`` when no variable
@@ -2341,6 +2358,9 @@ class _Walker(PathJudge, ShellValues):
             self._unset_functions(e.argv[1:])
         if name in _DECLARERS:  # ! declare x=rm, command export x=rm: still assignments
             self._declared_as_words(e.argv[1:])
+        if e.argv and _ASSIGNMENT_WORD.fullmatch(e.argv[0].value or "") and \
+                set(e.wrappers) <= {"time"}:  # time x=rm, time m[k]=rm: bash assigns
+            self._assigned_as_words(e.argv)
         if name in self.fork_bombs:
             e.add("destructive", f"{name} is a fork bomb: it starts copies of itself forever")
         if name in self.bodies and (e.wrappers not in ([], ["time"]) or (
