@@ -2134,18 +2134,21 @@ def test_a_cd_in_its_own_shell_moves_that_shell(workspace: Path, command: str,
 @pytest.mark.parametrize("command", [
     "rm 2>/dev/null a.txt", "rm &>/dev/null a.txt", "rm 3<&- a.txt",
     "true && rm 2>/dev/null a.txt", "rm <<EOF a.txt\nEOF", "rm -f - 2>/dev/null a.txt",
+    "rm 3<&- -f a.txt", "sed 3<&- -i d a.txt", "find . -name a.txt {fd}>/dev/null -delete",
+    "truncate -s {fd}>/dev/null 0 a.txt",
     "cd src; cd - 2>/dev/null; rm a.txt",
 ])
 def test_a_word_after_a_redirection_is_the_command_s(tmp_path: Path, command: str) -> None:
     """Bash takes words and redirections in any order; the grammar hangs a word after a
     redirection on it (``rm 2>/dev/null a.txt``), after a closed descriptor or a here-doc's
-    delimiter, and drops a lone ``-`` before one. Run for real, a.txt is deleted; judged
-    (it was "rm without operands"), the command is refused."""
+    delimiter, and drops a lone ``-`` before one; it reads ``3<&- -f`` as an error and
+    ``{fd}`` as an argument. Run for real, a.txt's work is gone; judged (it was "rm without
+    operands", or asked), the command is refused."""
     ws = make_workspace(tmp_path)
     (ws / "a.txt").write_text("precious\n")
     subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
                    stdin=subprocess.DEVNULL, check=False)
-    assert not (ws / "a.txt").exists(), command
+    assert not (ws / "a.txt").exists() or "precious" not in (ws / "a.txt").read_text()
     (ws / "a.txt").write_text("precious\n")
     assert decision(ws, command) == "deny", command
 
@@ -2165,7 +2168,7 @@ def test_text_the_grammar_leaves_out_is_found() -> None:
     import tree_sitter_bash
     from tree_sitter import Language, Parser
 
-    from engine.permissions.misreads import dashes_quoted, uncovered, words_moved
+    from engine.permissions.misreads import closers_quoted, dashes_quoted, uncovered, words_moved
     parser = Parser(Language(tree_sitter_bash.language()))
     src = b"cat - 2>x"
     dropped = uncovered(src, parser.parse(src).root_node)
@@ -2175,7 +2178,11 @@ def test_text_the_grammar_leaves_out_is_found() -> None:
     for clean in (b"ls -la src | wc -l", b"cat <<EOF\n$(date) x\nEOF\n", b"echo 'a  b' # c"):
         assert uncovered(clean, parser.parse(clean).root_node) == [], clean
     moved = b"rm 3<&- a.txt"
-    assert words_moved(moved, parser.parse(moved).root_node) == b"rm a.txt 3<&- "
+    assert words_moved(moved, parser.parse(moved).root_node).split() == [b"rm", b"a.txt",
+                                                                         b"3<&-"]
+    closer = b"rm 3<&- -f a.txt"  # the grammar: a parse error
+    quoted = closers_quoted(closer, parser.parse(closer).root_node)
+    assert quoted == b'rm 3<&"-" -f a.txt' and not parser.parse(quoted).root_node.has_error
 
 
 @pytest.mark.parametrize("command", [

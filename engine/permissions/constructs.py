@@ -105,8 +105,9 @@ class Construct:
 CONSTRUCTS: tuple[Construct, ...] = (
     Construct("pipelines, lists, groups, subshells, if/case/loops", "modelled",
               "every simple command judged"),
-    Construct("a word after a redirection (rm 2>/dev/null a.txt, rm 3<&- a.txt, rm <<EOF "
-              "a.txt), a lone - before one (cat - 2>x)", "modelled", "the text is rewritten "
+    Construct("a word after a redirection (rm 2>/dev/null a.txt, rm 3<&- -f a.txt, rm <<EOF "
+              "a.txt), a lone - before one (cat - 2>x), {fd}>f inside a command", "modelled",
+              "the text is rewritten "
               "so the grammar reads bash's words (misreads.py); other text the grammar "
               "leaves out is a problem: ask"),
     Construct("cd, set --, IFS=, f() {..} in a subshell, a $( ), a pipeline's stage; "

@@ -9,6 +9,8 @@ same order, and say which text it still leaves out (the walker then fails closed
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 WHOLE = frozenset({"heredoc_body", "string", "raw_string", "ansi_c_string", "comment",
@@ -17,6 +19,7 @@ WHOLE = frozenset({"heredoc_body", "string", "raw_string", "ansi_c_string", "com
 _CLOSERS = frozenset({"<&-", ">&-"})
 """``3<&-`` closes a descriptor: the grammar takes the next word as its target."""
 MAX_REWRITES = 16
+_NAMED_FD = re.compile(rb"\{[A-Za-z_]\w*\}")
 
 
 def stray_words(statement: Node) -> list[Node]:
@@ -35,6 +38,24 @@ def stray_words(statement: Node) -> list[Node]:
     return out
 
 
+def named_descriptor(statement: Node, src: bytes) -> Node | None:
+    """``{fd}`` of ``truncate -s {fd}>/dev/null 0 f``: bash allocates a descriptor and
+    stores it in ``fd``; the grammar reads ``{fd}`` as the command's last argument (``exec
+    {fd}>f`` is the walker's to read)."""
+    body = statement.child_by_field_name("body")
+    redirect = next((c for c in statement.named_children if c.type == "file_redirect"), None)
+    if body is None or body.type != "command" or redirect is None:
+        return None
+    name = body.child_by_field_name("name")
+    args = body.children_by_field_name("argument")
+    last = args[-1] if args else None
+    if name is None or src[name.start_byte:name.end_byte] == b"exec" or last is None or \
+            last.end_byte != redirect.start_byte or last.type != "concatenation":
+        return None
+    text = src[last.start_byte:last.end_byte]
+    return last if _NAMED_FD.fullmatch(text) else None
+
+
 def words_moved(src: bytes, root: Node) -> bytes | None:
     """``src`` with the stray words of the first redirected statement that has any moved
     before its first redirection (``rm 2>/dev/null a.txt`` -> ``rm a.txt 2>/dev/null``);
@@ -42,14 +63,17 @@ def words_moved(src: bytes, root: Node) -> bytes | None:
     stack = [root]
     while stack:
         node = stack.pop()
+        named = named_descriptor(node, src) if node.type == "redirected_statement" else None
+        if named is not None:  # {fd}>f -> 10>f (fd itself stays unknown to the walker)
+            return src[:named.start_byte] + b"10" + src[named.end_byte:]
         strays = stray_words(node) if node.type == "redirected_statement" else []
         body = node.child_by_field_name("body")
         redirects = [c for c in node.named_children if c.type.endswith("redirect")
                      and (body is None or c.id != body.id)]
         if strays and redirects:
             at = min(r.start_byte for r in redirects)
-            out = bytearray(src[:at])
-            out += b" ".join(src[w.start_byte:w.end_byte] for w in strays) + b" "
+            out = bytearray(src[:at])  # {fd}>f: the grammar's word before stays apart
+            out += b" " + b" ".join(src[w.start_byte:w.end_byte] for w in strays) + b" "
             pos = at
             for w in sorted(strays, key=lambda n: n.start_byte):
                 out += src[pos:w.start_byte]
@@ -58,6 +82,36 @@ def words_moved(src: bytes, root: Node) -> bytes | None:
             return bytes(out)
         stack.extend(reversed(node.children))
     return None
+
+
+def closers_quoted(src: bytes, root: Node) -> bytes | None:
+    """``src`` with each ``N<&-``/``N>&-`` that the grammar reads as taking the next word
+    (``rm 3<&- -f a.txt``, read as a parse error or a new command) written ``N<&"-"``: to
+    bash the same (a word that expands to ``-`` closes the descriptor), to the grammar a
+    redirection whose target is ``"-"`` and whose further words are strays
+    (``words_moved``). None when there is none."""
+    found: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _CLOSERS and node.next_sibling is not None and \
+                node.next_sibling.start_byte < len(src) and node.parent is not None and \
+                node.parent.type == "file_redirect":
+            found.append(node)
+        stack.extend(node.children)
+    if not found:
+        return None
+    out = bytearray()
+    pos = 0
+    for node in sorted(found, key=lambda n: n.start_byte):
+        out += src[pos:node.start_byte] + src[node.start_byte:node.end_byte - 1] + b'"-"'
+        pos = node.end_byte
+    return bytes(out + src[pos:])
+
+
+def closers_restored(src: bytes) -> bytes:
+    """``<&"-"`` back to ``<&-`` once the words after it were moved before it."""
+    return src.replace(b'<&"-"', b"<&-").replace(b'>&"-"', b">&-")
 
 
 def uncovered(src: bytes, root: Node) -> list[int]:

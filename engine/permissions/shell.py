@@ -53,7 +53,14 @@ from engine.permissions.expansion import (
     seq_output,
 )
 from engine.permissions.listings import listed_dirs
-from engine.permissions.misreads import MAX_REWRITES, dashes_quoted, uncovered, words_moved
+from engine.permissions.misreads import (
+    MAX_REWRITES,
+    closers_quoted,
+    closers_restored,
+    dashes_quoted,
+    uncovered,
+    words_moved,
+)
 from engine.permissions.paths import Root
 from engine.permissions.programs import (
     INTERPRETERS,
@@ -417,8 +424,7 @@ class _Walker(PathJudge, ShellValues):
             text, src, root = fixed
         if root.has_error and self._extglob(text, via, depth, args):
             return
-        if not root.has_error:
-            src, root = _reread(src, root)
+        src, root = _reread(src, root)
         if root.has_error:
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
@@ -2701,6 +2707,14 @@ def _grammar_repaired(text: str) -> tuple[str, bytes, Any] | None:
 def _reread(src: bytes, root: Node) -> tuple[bytes, Node]:
     """The text and tree after moving the words the grammar hangs on redirections and
     quoting the lone dashes it drops (``misreads``), when it parses as well."""
+    quoted = closers_quoted(src, root)
+    if quoted is not None:  # rm 3<&- -f a.txt -> rm -f a.txt 3<&-
+        tree = _PARSER.parse(quoted).root_node
+        moved, _ = _reread(quoted, tree) if not tree.has_error else (None, None)
+        back = closers_restored(moved) if moved is not None else None
+        if back is not None and not (again := _PARSER.parse(back).root_node).has_error and \
+                closers_quoted(back, again) is None:
+            return back, again
     for _ in range(MAX_REWRITES):
         changed = words_moved(src, root)
         if changed is None:
