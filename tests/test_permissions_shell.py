@@ -2157,7 +2157,10 @@ def test_a_word_after_a_redirection_is_the_command_s(tmp_path: Path, command: st
     ("rm 2>/dev/null a.txt", ["rm", "a.txt"]), ("cat - 2>/dev/null", ["cat", "-"]),
     ("cmd a 2>x b >y c", ["cmd", "a", "b", "c"]),
     ("grep -r x 2>&1 src", ["grep", "-r", "x", "src"]),
-    ("cat a.txt 2>/dev/null", ["cat", "a.txt"]),
+    ("cat a.txt 2>/dev/null", ["cat", "a.txt"]), ("sort -o 0</dev/null a.txt", ["sort", "-o",
+                                                                            "a.txt"]),
+    ("cat 2>/dev/null 0</dev/null a.txt", ["cat", "a.txt"]),
+    ("! cat 0</dev/null a.txt", ["cat", "a.txt"]), ("cat >/dev/null - 2>&1 x", ["cat", "-", "x"]),
 ])
 def test_the_judged_words_are_bash_s(workspace: Path, command: str, argv: list[str]) -> None:
     judged = check_shell_json(command, workspace, {"PATH": "/usr/bin:/bin"})["commands"]

@@ -268,7 +268,7 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "the keys, values or elements, each judged"),
     Construct("${1:-d} ${1-d} ${1:+w} ${1:?msg} where a function call or bash -c ARGS gave "
               "the words, or at the top level", "modelled", "computed from the words; at the "
-              "top level there are none (run_shell runs bash -c COMMAND)"),
+              "top level there are none (the shell tool runs bash -c COMMAND)"),
     Construct("a here-doc with variables whose values are known, read by a program "
               "(sqlite3 <<EOF .. $tbl ..)", "modelled", "its text is computed; a shell "
               "reading an expanded here-doc is still refused"),

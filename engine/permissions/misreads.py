@@ -38,11 +38,19 @@ def stray_words(statement: Node) -> list[Node]:
     return out
 
 
+def _command(statement: Node) -> Node | None:
+    """The simple command a redirected statement redirects (also under ``!``)."""
+    body = statement.child_by_field_name("body")
+    if body is not None and body.type == "negated_command" and body.named_children:
+        body = body.named_children[0]
+    return body
+
+
 def named_descriptor(statement: Node, src: bytes) -> Node | None:
     """``{fd}`` of ``truncate -s {fd}>/dev/null 0 f``: bash allocates a descriptor and
     stores it in ``fd``; the grammar reads ``{fd}`` as the command's last argument (``exec
     {fd}>f`` is the walker's to read)."""
-    body = statement.child_by_field_name("body")
+    body = _command(statement)
     redirect = next((c for c in statement.named_children if c.type == "file_redirect"), None)
     if body is None or body.type != "command" or redirect is None:
         return None
@@ -56,6 +64,20 @@ def named_descriptor(statement: Node, src: bytes) -> Node | None:
     return last if _NAMED_FD.fullmatch(text) else None
 
 
+def input_zero(statement: Node, src: bytes) -> Node | None:
+    """The ``0`` of ``cmd 0<f`` (``0<&3``, ``0<>f``), which the grammar reads as the
+    command's last argument; ``<`` means descriptor 0 without it."""
+    body = _command(statement)
+    redirect = next((c for c in statement.named_children if c.type == "file_redirect"), None)
+    args = body.children_by_field_name("argument") if body is not None and \
+        body.type == "command" else []
+    last = args[-1] if args else None
+    if last is None or redirect is None or last.type != "number" or \
+            src[last.start_byte:last.end_byte] != b"0" or last.end_byte != redirect.start_byte:
+        return None
+    return last if src.startswith(b"<", redirect.start_byte) else None
+
+
 def words_moved(src: bytes, root: Node) -> bytes | None:
     """``src`` with the stray words of the first redirected statement that has any moved
     before its first redirection (``rm 2>/dev/null a.txt`` -> ``rm a.txt 2>/dev/null``);
@@ -66,7 +88,14 @@ def words_moved(src: bytes, root: Node) -> bytes | None:
         named = named_descriptor(node, src) if node.type == "redirected_statement" else None
         if named is not None:  # {fd}>f -> 10>f (fd itself stays unknown to the walker)
             return src[:named.start_byte] + b"10" + src[named.end_byte:]
+        zero = input_zero(node, src) if node.type == "redirected_statement" else None
+        if zero is not None:  # cmd 0<f -> cmd <f (the grammar reads 0 as an argument)
+            return src[:zero.start_byte] + src[zero.end_byte:]
         strays = stray_words(node) if node.type == "redirected_statement" else []
+        zeros = [w for w in strays if w.type == "number" and src[w.start_byte:w.end_byte]
+                 == b"0" and src.startswith(b"<", w.end_byte)]
+        if zeros:  # cmd 2>x 0<f: the 0 is the second redirection's descriptor
+            return src[:zeros[0].start_byte] + src[zeros[0].end_byte:]
         body = node.child_by_field_name("body")
         redirects = [c for c in node.named_children if c.type.endswith("redirect")
                      and (body is None or c.id != body.id)]

@@ -2716,10 +2716,10 @@ def _reread(src: bytes, root: Node) -> tuple[bytes, Node]:
                 closers_quoted(back, again) is None:
             return back, again
     for _ in range(MAX_REWRITES):
-        changed = words_moved(src, root)
+        dropped = uncovered(src, root)  # first: a dropped dash keeps its place
+        changed = dashes_quoted(src, dropped) if dropped else None
         if changed is None:
-            dropped = uncovered(src, root)
-            changed = dashes_quoted(src, dropped) if dropped else None
+            changed = words_moved(src, root)
         if changed is None:
             break
         again = _PARSER.parse(changed).root_node
