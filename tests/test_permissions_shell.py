@@ -2208,3 +2208,15 @@ def test_code_run_in_this_shell_changes_its_words_and_variables(tmp_path: Path,
     assert not (ws / "a.txt").exists(), command
     (ws / "a.txt").write_text("precious\n")
     assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "cd -; mv b.txt a.txt", "popd; mv b.txt a.txt", "cd \"$(cat dir.txt)\"; mv b.txt a.txt",
+])
+def test_a_write_in_a_folder_only_known_at_run_time_is_never_run_unasked(
+        workspace: Path, command: str) -> None:
+    """Which file it replaces cannot be shown: a person is asked, and --approval auto
+    refuses (``cd -`` at the top goes to the caller's OLDPWD, or fails and stays)."""
+    assert decision(workspace, command) == "ask", command
+    assert decision(workspace, command, approval="auto") == "deny", command
+    assert decision(workspace, "cd -; cat README.md", approval="auto") != "deny"

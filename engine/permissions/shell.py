@@ -194,8 +194,9 @@ class ShellVerdict:
     """The least strict decision any policy rule may give the whole command."""
     unnamed: bool = False
     """Some program the command runs cannot be named before it runs (``$(cat x) -rf dir``,
-    or text the parser cannot read): never allowed by a policy, a mode or an "always"
-    answer; ``deny`` under ``auto``."""
+    or text the parser cannot read), or a file it writes lies in a folder only known then
+    (``cd -; mv b a``): never allowed by a policy, a mode or an "always" answer; ``deny``
+    under ``auto``."""
     secrets: list[str] = field(default_factory=list)
     """Credentials outside the workspace it reads (keys, cloud and registry logins): only a
     person may allow that, like an unnamed program (``deny`` under ``auto``)."""
@@ -364,7 +365,8 @@ class _Walker(PathJudge, ShellValues):
     unknown: set[str] = field(default_factory=set)
     """Variables assigned a value that does not decode statically."""
     unnamed: list[str] = field(default_factory=list)
-    """Why some program cannot be named before the command runs."""
+    """Why some program, or the folder of a file written, cannot be named before the
+    command runs."""
     opaque: list[str] = field(default_factory=list)
     """Constructs met that the walker does not model and that can hide which program runs
     (``constructs.py``): the whole command is ``deny``."""

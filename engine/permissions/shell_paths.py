@@ -118,6 +118,7 @@ class PathJudge:
     oldpwd: Path | None
     pushed: list[Path | None]
     secrets: list[str]
+    unnamed: list[str]
     written: set[str]
     """Files this command wrote before (normalised relative or absolute paths)."""
     stream_writes: list[tuple[int, str]]
@@ -302,6 +303,8 @@ class PathJudge:
         bases = [None] if os.path.isabs(path) else self.cwds
         for base in bases:
             if base is None and not os.path.isabs(path):
+                if for_write:  # which file it changes cannot be shown: never run unasked
+                    self.unnamed.append(f"writes {path} in a folder only known at run time")
                 return "ask", f"{path} is relative to a directory only known at run time"
             v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
             if v.resolved in NULL_DEVICES:
