@@ -236,9 +236,9 @@ class PathJudge:
         not there now), also still where it was."""
         before = list(self.cwds)
         there = [self._resolved_dir(w, base) for base in before]
-        if push:
-            self.pushed.append(before[0] if len(before) == 1 else None)
         fails = any(t is not None and not t.is_dir() for t in there)
+        if push:  # a pushd that may fail may push nothing: popd's folder is unknown
+            self.pushed.append(before[0] if len(before) == 1 and not fails else None)
         folders = [*before, *there] if self.conditional or fails else there
         self.cwds = list(dict.fromkeys(folders))
         self.oldpwd = before[0] if len(before) == 1 and not fails else None
