@@ -2220,3 +2220,23 @@ def test_a_write_in_a_folder_only_known_at_run_time_is_never_run_unasked(
     assert decision(workspace, command) == "ask", command
     assert decision(workspace, command, approval="auto") == "deny", command
     assert decision(workspace, "cd -; cat README.md", approval="auto") != "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "python3 -c 'import subprocess, sys; subprocess.run([\"bash\", \"-c\", sys.argv[1]])' "
+    "'r${nothing_here}m -f a.txt'",
+    "python3 -c 'import subprocess, sys; subprocess.run([\"bash\", \"-c\", sys.argv[1]])' "
+    "'awk \"BEGIN { system(ARGV[1]) }\" \"rm -f a.txt\"'",
+])
+def test_an_argument_naming_its_program_at_run_time_is_refused_under_auto(
+        tmp_path: Path, command: str) -> None:
+    """Inline code that runs its argument as a command line whose program is only known at
+    run time: a person is asked, --approval auto refuses. Run for real, a.txt is gone."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False, env={"PATH": os.environ["PATH"]})
+    assert not (ws / "a.txt").exists(), command
+    (ws / "a.txt").write_text("precious\n")
+    assert decision(ws, command) == "ask", command
+    assert decision(ws, command, approval="auto") == "deny", command

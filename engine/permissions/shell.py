@@ -2238,22 +2238,28 @@ class _Walker(PathJudge, ShellValues):
                 e.nested.append((f"argument of {e.argv[0].shown}", args[i:]))
         code = {c.value for _, c in e.scripts} | {w.value for w in e.inline}  # judged already
         for w in e.argv[1:MAX_HIDDEN_ARGS]:
-            if w.value and w.value not in code and _SHELL_LIKE.search(w.value.strip()) and \
-                    self._refused(w.value):
+            if not w.value or w.value in code or not _SHELL_LIKE.search(w.value.strip()):
+                continue
+            verdict = self._as_command_line(w.value)
+            if verdict is not None and verdict.decision == "deny":
                 e.at_least("deny", f"an argument of {e.argv[0].shown} is a command line "
                                    f"that is refused: {w.shown}")
                 return
+            if verdict is not None and verdict.unnamed:  # g${unset}it checkout -- .
+                self.unnamed.append(f"an argument of {e.argv[0].shown} is a command line "
+                                    f"whose program is only known at run time: {w.shown}")
 
-    def _refused(self, text: str) -> bool:
-        """Whether ``text``, read as a command line on its own, is refused outright."""
-        if len(text) > MAX_HIDDEN_TEXT:  # too long: unnamed, above
-            return False
+    def _as_command_line(self, text: str) -> ShellVerdict | None:
+        """``text`` judged as a command line on its own (None: too long, unnamed above, or
+        a program's code that bash would not read)."""
+        if len(text) > MAX_HIDDEN_TEXT:
+            return None
         if "\n" in text and _PARSER.parse(text.encode("utf-8", "surrogateescape")
                                           ).root_node.has_error:
-            return False  # a program's code (perl, lua..), not a command line bash would run
+            return None  # a program's code (perl, lua..), not a command line bash would run
         walker = _Walker(self.ws, self.roots, self.env)
         walker.run(text, "", 1)
-        return walker.verdict().decision == "deny"
+        return walker.verdict()
 
     def _hold(self, var: str, values: list[str] | None, unknown: bool) -> None:
         """Set what a variable holds for the code a command runs (``c=rm bash -c '$c ..'``),
