@@ -2240,6 +2240,11 @@ class _Walker(PathJudge, ShellValues):
         for w in e.argv[1:MAX_HIDDEN_ARGS]:
             if not w.value or w.value in code or not _SHELL_LIKE.search(w.value.strip()):
                 continue
+            if "\n" in w.value and _PARSER.parse(w.value.encode(
+                    "utf-8", "surrogateescape")).root_node.has_error:
+                self.unnamed.append(f"an argument of {e.argv[0].shown} is lines the shell "
+                                    "grammar cannot read: what they run is not shown")
+                continue  # a program's code (perl, lua..), or shell the grammar misreads
             verdict = self._as_command_line(w.value)
             if verdict is not None and verdict.decision == "deny":
                 e.at_least("deny", f"an argument of {e.argv[0].shown} is a command line "
@@ -2250,13 +2255,9 @@ class _Walker(PathJudge, ShellValues):
                                     f"whose program is only known at run time: {w.shown}")
 
     def _as_command_line(self, text: str) -> ShellVerdict | None:
-        """``text`` judged as a command line on its own (None: too long, unnamed above, or
-        a program's code that bash would not read)."""
+        """``text`` judged as a command line on its own (None: too long, unnamed above)."""
         if len(text) > MAX_HIDDEN_TEXT:
             return None
-        if "\n" in text and _PARSER.parse(text.encode("utf-8", "surrogateescape")
-                                          ).root_node.has_error:
-            return None  # a program's code (perl, lua..), not a command line bash would run
         walker = _Walker(self.ws, self.roots, self.env)
         walker.run(text, "", 1)
         return walker.verdict()
