@@ -10,6 +10,7 @@ same order, and say which text it still leaves out (the walker then fails closed
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from tree_sitter import Node
 
@@ -19,6 +20,8 @@ WHOLE = frozenset({"heredoc_body", "string", "raw_string", "ansi_c_string", "com
 _CLOSERS = frozenset({"<&-", ">&-"})
 """``3<&-`` closes a descriptor: the grammar takes the next word as its target."""
 MAX_REWRITES = 16
+_REDIRECTED = frozenset({"redirected_statement"})
+_TEXT = re.compile(rb"[^ \t\r\n\\]")
 _NAMED_FD = re.compile(rb"\{[A-Za-z_]\w*\}")
 
 
@@ -82,16 +85,16 @@ def words_moved(src: bytes, root: Node) -> bytes | None:
     """``src`` with the stray words of the first redirected statement that has any moved
     before its first redirection (``rm 2>/dev/null a.txt`` -> ``rm a.txt 2>/dev/null``);
     None when there are none."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        named = named_descriptor(node, src) if node.type == "redirected_statement" else None
+    if b"<" not in src and b">" not in src:
+        return None
+    for node in _walk(root, _REDIRECTED):
+        named = named_descriptor(node, src)
         if named is not None:  # {fd}>f -> 10>f (fd itself stays unknown to the walker)
             return src[:named.start_byte] + b"10" + src[named.end_byte:]
-        zero = input_zero(node, src) if node.type == "redirected_statement" else None
+        zero = input_zero(node, src)
         if zero is not None:  # cmd 0<f -> cmd <f (the grammar reads 0 as an argument)
             return src[:zero.start_byte] + src[zero.end_byte:]
-        strays = stray_words(node) if node.type == "redirected_statement" else []
+        strays = stray_words(node)
         zeros = [w for w in strays if w.type == "number" and src[w.start_byte:w.end_byte]
                  == b"0" and src.startswith(b"<", w.end_byte)]
         if zeros:  # cmd 2>x 0<f: the 0 is the second redirection's descriptor
@@ -109,8 +112,21 @@ def words_moved(src: bytes, root: Node) -> bytes | None:
                 pos = w.end_byte
             out += src[pos:]
             return bytes(out)
-        stack.extend(reversed(node.children))
     return None
+
+
+def _walk(root: Node, types: frozenset[str]) -> Iterator[Node]:
+    """The nodes of ``types`` under ``root``, in the order of the text (a cursor: no node
+    object is made for the others)."""
+    cursor = root.walk()
+    while True:
+        if cursor.node is not None and cursor.node.type in types:
+            yield cursor.node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
 
 
 def closers_quoted(src: bytes, root: Node) -> bytes | None:
@@ -119,15 +135,10 @@ def closers_quoted(src: bytes, root: Node) -> bytes | None:
     bash the same (a word that expands to ``-`` closes the descriptor), to the grammar a
     redirection whose target is ``"-"`` and whose further words are strays
     (``words_moved``). None when there is none."""
-    found: list[Node] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type in _CLOSERS and node.next_sibling is not None and \
-                node.next_sibling.start_byte < len(src) and node.parent is not None and \
-                node.parent.type == "file_redirect":
-            found.append(node)
-        stack.extend(node.children)
+    if b"&-" not in src:
+        return None
+    found = [node for node in _walk(root, _CLOSERS) if node.next_sibling is not None
+             and node.parent is not None and node.parent.type == "file_redirect"]
     if not found:
         return None
     out = bytearray()
@@ -146,16 +157,18 @@ def closers_restored(src: bytes) -> bytes:
 def uncovered(src: bytes, root: Node) -> list[int]:
     """Offsets of the bytes (not blanks or line continuations) no node of the tree holds:
     text the grammar dropped."""
-    held = bytearray(len(src))
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.child_count == 0 or node.type in WHOLE:
-            held[node.start_byte:node.end_byte] = b"\x01" * (node.end_byte - node.start_byte)
-            if node.type in WHOLE:
-                continue
-        stack.extend(node.children)
-    return [i for i, b in enumerate(src) if not held[i] and b not in b" \t\r\n\\"]
+    left = bytearray(src)  # what no node holds, the rest blanked
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        whole = node is not None and node.type in WHOLE
+        if node is not None and (whole or node.child_count == 0):
+            left[node.start_byte:node.end_byte] = b" " * (node.end_byte - node.start_byte)
+        if not whole and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return [m.start() for m in _TEXT.finditer(left)]
 
 
 def dashes_quoted(src: bytes, offsets: list[int]) -> bytes | None:

@@ -426,13 +426,13 @@ class _Walker(PathJudge, ShellValues):
             text, src, root = fixed
         if root.has_error and self._extglob(text, via, depth, args):
             return
-        src, root = _reread(src, root)
+        src, root, dropped = _reread(src, root)
         if root.has_error:
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
         elif _split_word(root):
             self.problems.append("the parser reads one word of the command as two")
-        elif uncovered(src, root):
+        elif dropped:
             self.problems.append("the parser leaves out part of the command")
         outer = (self.argv0, self.positional, self.args_given)
         shares = shell is not None and not args  # eval 'set -- rm': the caller's words
@@ -585,22 +585,26 @@ class _Walker(PathJudge, ShellValues):
         if t != "ERROR" and t not in MODELLED_NODES:
             self.opaque.append(f"shell construct {t!r} is not modelled")
             return
-        after = node.next_sibling
-        if after is not None and after.type == "&" and node.id not in self.backgrounded:
+        if b"&" in ctx.src and node.id not in self.backgrounded and \
+                (after := node.next_sibling) is not None and after.type == "&":
             self.backgrounded.add(node.id)  # cmd &: it runs in a subshell of its own
             self._in_subshell(node, ctx, visit=True)
             return
-        handler = _HANDLERS.get(t)
-        if t in _CONDITIONAL:
-            self.conditional += 1  # its commands may not run: a cd in it may not either
+        if t not in _CONDITIONAL:
+            self._dispatch(node, ctx)
+            return
+        self.conditional += 1  # its commands may not run: a cd in it may not either
         try:
-            if handler is not None:
-                handler(self, node, ctx)
-                return
-            self._generic(node, ctx)
+            self._dispatch(node, ctx)
         finally:
-            if t in _CONDITIONAL:
-                self.conditional -= 1
+            self.conditional -= 1
+
+    def _dispatch(self, node: Node, ctx: _Ctx) -> None:
+        handler = _HANDLERS.get(node.type)
+        if handler is not None:
+            handler(self, node, ctx)
+        else:
+            self._generic(node, ctx)
 
     def _generic(self, node: Node, ctx: _Ctx) -> None:
         t = node.type
@@ -2713,20 +2717,21 @@ def _grammar_repaired(text: str) -> tuple[str, bytes, Any] | None:
     return None if root.has_error or fixed == text else (fixed, src, root)
 
 
-def _reread(src: bytes, root: Node) -> tuple[bytes, Node]:
+def _reread(src: bytes, root: Node) -> tuple[bytes, Node, list[int]]:
     """The text and tree after moving the words the grammar hangs on redirections and
-    quoting the lone dashes it drops (``misreads``), when it parses as well."""
+    quoting the lone dashes it drops (``misreads``), when it parses as well; and the
+    offsets of the text the final tree still leaves out."""
     quoted = closers_quoted(src, root)
     if quoted is not None:  # rm 3<&- -f a.txt -> rm -f a.txt 3<&-
         tree = _PARSER.parse(quoted).root_node
-        moved, _ = _reread(quoted, tree) if not tree.has_error else (None, None)
+        moved = _reread(quoted, tree)[0] if not tree.has_error else None
         back = closers_restored(moved) if moved is not None else None
         if back is not None and not (again := _PARSER.parse(back).root_node).has_error and \
                 closers_quoted(back, again) is None:
-            return back, again
+            return back, again, uncovered(back, again)
+    dropped = uncovered(src, root)
     for _ in range(MAX_REWRITES):
-        dropped = uncovered(src, root)  # first: a dropped dash keeps its place
-        changed = dashes_quoted(src, dropped) if dropped else None
+        changed = dashes_quoted(src, dropped) if dropped else None  # first: it keeps its place
         if changed is None:
             changed = words_moved(src, root)
         if changed is None:
@@ -2735,7 +2740,8 @@ def _reread(src: bytes, root: Node) -> tuple[bytes, Node]:
         if again.has_error:
             break
         src, root = changed, again
-    return src, root
+        dropped = uncovered(src, root)
+    return src, root, dropped
 
 
 def _wrap_herestring_body(src: bytes, root: Any) -> bytes | None:
