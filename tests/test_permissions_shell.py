@@ -29,6 +29,24 @@ def make_workspace(root: Path) -> Path:
     return ws
 
 
+def work_lost_in_bash(tmp_path: Path, command: str, more: dict[str, str] | None = None,
+                      env: dict[str, str] | None = None) -> Path:
+    """The control for a refusal: ``command`` run by bash in a fresh workspace where a.txt
+    holds work (and b.txt, and ``more``) loses that work; the files are then written again
+    and the workspace returned, for the decision to be judged in."""
+    ws = make_workspace(tmp_path)
+    files = {"a.txt": "precious\n", "b.txt": "other\n", **(more or {})}
+    for name, text in files.items():
+        (ws / name).write_text(text)
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False, env=env)
+    a = ws / "a.txt"
+    assert not a.exists() or "precious" not in a.read_text(), command
+    for name, text in files.items():
+        (ws / name).write_text(text)
+    return ws
+
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_workspace(tmp_path_factory.mktemp("corpus"))
@@ -1970,14 +1988,7 @@ def test_a_cd_that_does_not_last_leaves_the_files_after_it_where_they_were(
     """A cd in a subshell, a substitution or a pipeline's stage ends with it, and a cd to a
     folder that is not there fails: the command after it runs in the folder before. Run
     for real, a.txt's work is gone; judged, the command is refused."""
-    ws = make_workspace(tmp_path)
-    (ws / "a.txt").write_text("precious\n")
-    (ws / "b.txt").write_text("other\n")
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
-                   stdin=subprocess.DEVNULL, check=False)
-    assert "precious" not in (ws / "a.txt").read_text(), command
-    (ws / "a.txt").write_text("precious\n")
-    (ws / "b.txt").write_text("other\n")
+    ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
 
 
@@ -2010,12 +2021,7 @@ def test_what_a_subshell_sets_or_unset_removes_is_not_what_runs_after(
     """Positional words and functions set in a subshell end with it; ``unset -f`` (or
     ``unset`` of a name no variable has) removes a function: the program runs. Run for real,
     a.txt is deleted; judged, the command is refused."""
-    ws = make_workspace(tmp_path)
-    (ws / "a.txt").write_text("precious\n")
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
-                   stdin=subprocess.DEVNULL, check=False)
-    assert not (ws / "a.txt").exists(), command
-    (ws / "a.txt").write_text("precious\n")
+    ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
 
 
@@ -2043,14 +2049,7 @@ def test_the_folder_cd_left_and_a_map_a_subshell_changed_are_the_outer_ones(
     """``cd -``, ``cd "$OLDPWD"``, ``~-`` and ``popd`` go back to the folder left (a.txt
     there is replaced); a map changed in a subshell keeps its outer value (rm runs). Run
     for real, a.txt's work is gone; judged, the command is refused."""
-    ws = make_workspace(tmp_path)
-    (ws / "a.txt").write_text("precious\n")
-    (ws / "b.txt").write_text("other\n")
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
-                   stdin=subprocess.DEVNULL, check=False)
-    assert not (ws / "a.txt").exists() or "precious" not in (ws / "a.txt").read_text()
-    (ws / "a.txt").write_text("precious\n")
-    (ws / "b.txt").write_text("other\n")
+    ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
 
 
@@ -2075,16 +2074,9 @@ def test_a_cd_that_may_not_run_leaves_both_folders_possible(tmp_path: Path,
     """A cd in a branch or after ``&&`` may not run, and ``git -C`` moves only git: the
     command after runs where the shell was. Run for real (the variable is unset), a.txt's
     work is gone; judged, the command is refused."""
-    ws = make_workspace(tmp_path)
-    for name in ("a.txt", "src/a.txt"):
-        (ws / name).write_text("precious\n")
-    (ws / "b.txt").write_text("other\n")
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
-                   stdin=subprocess.DEVNULL, check=False, env={"PATH": os.environ["PATH"]})
-    assert "precious" not in (ws / "a.txt").read_text(), command
-    (ws / "a.txt").write_text("precious\n")
+    ws = work_lost_in_bash(tmp_path, command, {"src/a.txt": "precious\n"},
+                           env={"PATH": os.environ["PATH"]})
     (ws / "src/a.txt").unlink()  # only the folder the walk would miss holds work
-    (ws / "b.txt").write_text("other\n")
     assert decision(ws, command) == "deny", command
 
 
@@ -2110,14 +2102,7 @@ def test_a_cd_another_process_runs_does_not_move_the_shell(tmp_path: Path,
     """``cmd &`` runs in a subshell; ``env``, ``timeout``, ``xargs``, ``find -exec`` run a
     ``cd`` program, and ``bash -c`` a shell of its own: the shell stays where it was. Run
     for real, a.txt's work is gone; judged, the command is refused."""
-    ws = make_workspace(tmp_path)
-    (ws / "a.txt").write_text("precious\n")
-    (ws / "b.txt").write_text("other\n")
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
-                   stdin=subprocess.DEVNULL, check=False)
-    assert "precious" not in (ws / "a.txt").read_text(), command
-    (ws / "a.txt").write_text("precious\n")
-    (ws / "b.txt").write_text("other\n")
+    ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
 
 
@@ -2144,12 +2129,7 @@ def test_a_word_after_a_redirection_is_the_command_s(tmp_path: Path, command: st
     delimiter, and drops a lone ``-`` before one; it reads ``3<&- -f`` as an error and
     ``{fd}`` as an argument. Run for real, a.txt's work is gone; judged (it was "rm without
     operands", or asked), the command is refused."""
-    ws = make_workspace(tmp_path)
-    (ws / "a.txt").write_text("precious\n")
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
-                   stdin=subprocess.DEVNULL, check=False)
-    assert not (ws / "a.txt").exists() or "precious" not in (ws / "a.txt").read_text()
-    (ws / "a.txt").write_text("precious\n")
+    ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
 
 
@@ -2201,12 +2181,7 @@ def test_code_run_in_this_shell_changes_its_words_and_variables(tmp_path: Path,
     ``set --`` there changes the caller's words; ``declare``/``export`` after ``!``,
     ``time``, ``command`` or ``builtin`` still assign. Run for real, a.txt is deleted;
     judged (each was allowed), the command is refused."""
-    ws = make_workspace(tmp_path)
-    (ws / "a.txt").write_text("precious\n")
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
-                   stdin=subprocess.DEVNULL, check=False)
-    assert not (ws / "a.txt").exists(), command
-    (ws / "a.txt").write_text("precious\n")
+    ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
 
 
@@ -2234,11 +2209,6 @@ def test_an_argument_naming_its_program_at_run_time_is_refused_under_auto(
         tmp_path: Path, command: str) -> None:
     """Inline code that runs its argument as a command line whose program is only known at
     run time: a person is asked, --approval auto refuses. Run for real, a.txt is gone."""
-    ws = make_workspace(tmp_path)
-    (ws / "a.txt").write_text("precious\n")
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
-                   stdin=subprocess.DEVNULL, check=False, env={"PATH": os.environ["PATH"]})
-    assert not (ws / "a.txt").exists(), command
-    (ws / "a.txt").write_text("precious\n")
+    ws = work_lost_in_bash(tmp_path, command, env={"PATH": os.environ["PATH"]})
     assert decision(ws, command) == "ask", command
     assert decision(ws, command, approval="auto") == "deny", command
