@@ -1198,7 +1198,7 @@ class _Walker(PathJudge, ShellValues):
 
     def _list(self, node: Node, ctx: _Ctx) -> None:
         """``a && b``, ``a || b``: what follows the first command may not run."""
-        for i, child in enumerate(c for c in node.named_children):
+        for i, child in enumerate(node.named_children):
             self.conditional += i > 0
             self._visit(child, ctx)
             self.conditional -= i > 0

@@ -161,7 +161,6 @@ class PathJudge:
         loaded = [why for loads in e.loads_here for why in self._loaded_here(e, loads)]
         if loaded or not e.imports_here:
             return loaded[:1]
-            return []
         for base in self.cwds:
             try:
                 names = os.listdir(base) if base is not None else None
