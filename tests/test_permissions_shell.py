@@ -2202,8 +2202,6 @@ def test_a_write_in_a_folder_only_known_at_run_time_is_never_run_unasked(
     "'r${nothing_here}m -f a.txt'",
     "python3 -c 'import subprocess, sys; subprocess.run([\"bash\", \"-c\", sys.argv[1]])' "
     "'awk \"BEGIN { system(ARGV[1]) }\" \"rm -f a.txt\"'",
-    # lines the grammar cannot read (a here-string on descriptor 3): not shown
-    "perl -e 'system(\"bash\", \"-c\", $ARGV[0])' 'exec 3<<< \"rm -f a.txt\"\nbash <&3'",
 ])
 def test_an_argument_naming_its_program_at_run_time_is_refused_under_auto(
         tmp_path: Path, command: str) -> None:

@@ -2244,27 +2244,26 @@ class _Walker(PathJudge, ShellValues):
         for w in e.argv[1:MAX_HIDDEN_ARGS]:
             if not w.value or w.value in code or not _SHELL_LIKE.search(w.value.strip()):
                 continue
-            if "\n" in w.value and _PARSER.parse(w.value.encode(
-                    "utf-8", "surrogateescape")).root_node.has_error:
-                self.unnamed.append(f"an argument of {e.argv[0].shown} is lines the shell "
-                                    "grammar cannot read: what they run is not shown")
-                continue  # a program's code (perl, lua..), or shell the grammar misreads
-            verdict = self._as_command_line(w.value)
-            if verdict is not None and verdict.decision == "deny":
+            walker = self._as_command_line(w.value)
+            if walker is not None and walker.verdict().decision == "deny":
                 e.at_least("deny", f"an argument of {e.argv[0].shown} is a command line "
                                    f"that is refused: {w.shown}")
                 return
-            if verdict is not None and verdict.unnamed:  # g${unset}it checkout -- .
+            if walker is not None and walker.unnamed:  # g${unset}it checkout -- .
                 self.unnamed.append(f"an argument of {e.argv[0].shown} is a command line "
                                     f"whose program is only known at run time: {w.shown}")
 
-    def _as_command_line(self, text: str) -> ShellVerdict | None:
-        """``text`` judged as a command line on its own (None: too long, unnamed above)."""
+    def _as_command_line(self, text: str) -> _Walker | None:
+        """``text`` walked as a command line on its own (None: too long, unnamed above, or
+        a program's code that bash would not read)."""
         if len(text) > MAX_HIDDEN_TEXT:
             return None
+        if "\n" in text and _PARSER.parse(text.encode("utf-8", "surrogateescape")
+                                          ).root_node.has_error:
+            return None  # a program's code (perl, lua..), not a command line bash would run
         walker = _Walker(self.ws, self.roots, self.env)
         walker.run(text, "", 1)
-        return walker.verdict()
+        return walker
 
     def _hold(self, var: str, values: list[str] | None, unknown: bool) -> None:
         """Set what a variable holds for the code a command runs (``c=rm bash -c '$c ..'``),
