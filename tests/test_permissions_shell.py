@@ -2210,3 +2210,44 @@ def test_an_argument_naming_its_program_at_run_time_is_refused_under_auto(
     ws = work_lost_in_bash(tmp_path, command, env={"PATH": os.environ["PATH"]})
     assert decision(ws, command) == "ask", command
     assert decision(ws, command, approval="auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "false && hash -p /usr/bin/cat rm; rm a.txt", "(hash -p /usr/bin/cat rm); rm a.txt",
+    "hash -p /usr/bin/cat rm; env rm a.txt", "hash -p /usr/bin/cat rm; nice rm a.txt",
+    "hash -p /usr/bin/cat rm | true; rm a.txt",
+    "for n in 0; do false && hash -p /usr/bin/cat rm; done; rm a.txt",
+    "true || hash -p /bin/rm cat; cat a.txt >/dev/null; hash -p /bin/rm cat; command cat a.txt",
+])
+def test_a_name_hash_p_may_not_have_remapped_is_judged_as_what_bash_runs(
+        tmp_path: Path, command: str) -> None:
+    """``hash -p FILE NAME`` remaps NAME only in its own shell, only if it ran, and only
+    for the shell's own lookups: a subshell's or a skipped branch's hash leaves ``rm`` the
+    real rm, and ``env rm`` searches PATH. Run for real, a.txt is gone; judged (asked, and
+    run under --approval auto, before), the command is refused."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("hash -p /usr/bin/cat rm; rm a.txt", "ask"),
+    ("hash -p /usr/bin/cat rm; command rm a.txt", "ask"),
+    ("hash -p /usr/bin/cat rm; time rm a.txt", "ask"),
+    ("hash -p /bin/rm cat; cat a.txt", "deny"),
+    ("false && hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
+])
+def test_a_name_hash_p_surely_remapped_is_judged_as_its_file(
+        tmp_path: Path, command: str, expected: str) -> None:
+    """Where the ``hash -p`` surely ran in this shell, the name runs the file (``command``
+    and ``time`` look it up: run by bash, the remapped ``rm`` only reads); the mapping
+    itself is asked, being no ordinary use. A hash that may not have run leaves either
+    program: refused under --approval auto."""
+    workspace = make_workspace(tmp_path)
+    (workspace / "a.txt").write_text("precious\n")
+    subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
+                   timeout=30, stdin=subprocess.DEVNULL, check=False)
+    assert (workspace / "a.txt").exists() == (expected != "deny"), command
+    (workspace / "a.txt").write_text("precious\n")
+    assert decision(workspace, command) == expected, command
+    if "false" in command:
+        assert decision(workspace, command, approval="auto") == "deny", command

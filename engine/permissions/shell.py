@@ -93,7 +93,7 @@ from engine.permissions.words import (
     expand_braces,
     printable,
 )
-from engine.tooling.spec import Risk, max_risk
+from engine.tooling.spec import RISK_ORDER, Risk, max_risk
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +111,9 @@ _PARSER = Parser(_LANGUAGE)
 _BACKQUOTED = re.compile(r"(?<!\\)`((?:[^`\\]|\\.)*)`", re.S)
 """A backquoted command substitution (escapes inside kept for the caller to undo)."""
 _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
+_HASH_LOOKUPS = frozenset({"command", "exec", "time"})
+"""Prefixes after which a command name is still looked up by the shell (``hash -p``
+applies); ``env NAME``, ``nice NAME`` search PATH."""
 _IFS = re.compile(r"\$\{?IFS\b")
 _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
                        r"|(?:(?<![^\s(){};|&])([^\s(){};|&]+)\s*\(\s*\))")
@@ -322,6 +325,9 @@ class _Walker(PathJudge, ShellValues):
     """Files this command wrote with a static echo or printf: path -> what they hold."""
     links: dict[str, str] = field(default_factory=dict)
     """Files this command made a link to or a copy of a program: path -> the program."""
+    hashed: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    """Names ``hash -p`` gave a file in this shell: name -> (the file, whether that surely
+    ran); only the shell's own lookups use it (``env NAME`` searches PATH)."""
     listed_vars: set[str] = field(default_factory=set)
     maps: dict[str, dict[str, str]] = field(default_factory=dict)
     """Associative arrays whose keys and values are all known."""
@@ -505,8 +511,8 @@ class _Walker(PathJudge, ShellValues):
         if printers & ENVIRONMENT_PRINTERS and printers & SEARCHERS:
             floors.append(("ask", "searches the environment for credentials: a person sees "
                                   "them first"))
-        floor = strictest(*(d for d, _ in floors),
-                          "ask" if self.problems or self.unnamed else "allow")
+        floors.extend(("ask", why) for why in self.unnamed)  # said when nothing else asks
+        floor = strictest(*(d for d, _ in floors), "ask" if self.problems else "allow")
         reason = self._reason(decision)
         if self.problems:
             risk = max_risk(risk, "exec")
@@ -1210,14 +1216,14 @@ class _Walker(PathJudge, ShellValues):
         may hold; a function's name stays one the command defines)."""
         outer, words, splits = list(self.cwds), (self.positional, self.args_given), self.ifs
         bodies, maps, folders = dict(self.bodies), dict(self.maps), (self.oldpwd, self.pushed)
-        self.pushed = list(self.pushed)
+        self.pushed, hashed = list(self.pushed), dict(self.hashed)
         if visit:
             self._visit(node, ctx)
         else:
             self._children(node, ctx)
         self.cwds = outer
         (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
-        self.maps, (self.oldpwd, self.pushed) = maps, folders
+        self.maps, (self.oldpwd, self.pushed), self.hashed = maps, folders, hashed
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
         """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
@@ -2434,16 +2440,40 @@ class _Walker(PathJudge, ShellValues):
 
     def _analyzed(self, argv: list[Word]) -> Effect:
         """The command's effect, with names this command linked to programs followed
-        (``./ls`` after ``ln -s /bin/rm ls``, ``ls`` or ``command ls`` after ``hash -p``)."""
-        if argv and argv[0].value and os.path.normpath(argv[0].value) in self.links:
-            argv = [Word(self.links[os.path.normpath(argv[0].value)], argv[0].text), *argv[1:]]
+        (``./ls`` after ``ln -s /bin/rm ls``, ``ls`` or ``command ls`` after ``hash -p``).
+        When the ``hash -p`` may not have run (a branch, a loop), the name may run either
+        program: the riskier one is judged, and a person asked."""
+        e, unsure = self._followed(argv, hashed=True)
+        if unsure:
+            self.unnamed.append(f"{unsure} runs {self.hashed[unsure][0]} or the program of "
+                                "that name: the hash -p before it may not have run")
+            other, _ = self._followed(argv, hashed=False)
+            if RISK_ORDER.index(other.risk) > RISK_ORDER.index(e.risk):
+                e = other
+        return e
+
+    def _followed(self, argv: list[Word], hashed: bool) -> tuple[Effect, str]:
+        """The effect with links (and, if ``hashed``, ``hash -p`` names) followed; the name
+        followed to a file a ``hash -p`` that may not have run gave it, or ""."""
+        unsure = ""
+
+        def follow(word: Word, lookup: bool) -> str:
+            nonlocal unsure
+            file, certain = self.hashed.get(word.value or "", ("", True)) if hashed and \
+                lookup else ("", True)
+            unsure = unsure or ("" if certain else word.value or "")
+            return file or self.links.get(os.path.normpath(word.value or ""), "")
+
+        found = follow(argv[0], True) if argv and argv[0].value else ""
+        if found:
+            argv = [Word(found, argv[0].text), *argv[1:]]
         argv = self._shown_script(argv)
         e = analyze(argv)
-        if e.wrappers and e.argv and e.argv[0].value and \
-                os.path.normpath(e.argv[0].value) in self.links:
-            inner = Word(self.links[os.path.normpath(e.argv[0].value)], e.argv[0].text)
-            e = analyze([*argv[:len(argv) - len(e.argv)], inner, *e.argv[1:]])
-        return e
+        inner = e.argv[0] if e.wrappers and e.argv and e.argv[0].value else None
+        found = follow(inner, set(e.wrappers) <= _HASH_LOOKUPS) if inner else ""
+        if inner and found:
+            e = analyze([*argv[:len(argv) - len(e.argv)], Word(found, inner.text), *e.argv[1:]])
+        return e, unsure
 
     def _arg_file(self, argv: list[Word], ctx: _Ctx) -> tuple[list[Word], _Ctx]:
         """``xargs -a <(git diff --name-only) CMD``: like ``git diff --name-only | xargs

@@ -62,7 +62,8 @@ class ShellValues:
     listed_vars: set[str]
     fed: dict[str, list[str]]
     counts: set[str]
-    links: dict[str, str]
+    hashed: dict[str, tuple[str, bool]]
+    conditional: int
     refs: dict[str, str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
@@ -253,7 +254,7 @@ class ShellValues:
                 os.path.dirname(path) not in SYSTEM_DIRS:
             return False  # a file of no system folder: which program it is, is not known
         for n in names:
-            self.links[n] = path
+            self.hashed[n] = (path, not self.conditional)
         return True
 
     def _getopts(self, args: list[str | None]) -> None:
