@@ -2251,3 +2251,26 @@ def test_a_name_hash_p_surely_remapped_is_judged_as_its_file(
     assert decision(workspace, command) == expected, command
     if "false" in command:
         assert decision(workspace, command, approval="auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "false && rm() { cat \"$@\"; }; rm a.txt",
+    "if false; then rm() { cat \"$@\"; }; fi; rm a.txt",
+    "for f in; do rm() { cat \"$@\"; }; done; rm a.txt",
+    "(rm() { cat \"$@\"; }); rm a.txt",
+])
+def test_a_function_named_like_a_program_that_may_not_be_defined_is_that_program(
+        tmp_path: Path, command: str) -> None:
+    """A definition in a skipped branch or loop, or in a subshell, leaves the program of
+    that name for the call after it. Run for real, a.txt is gone; judged (the call was
+    followed into the function's body, asked and run under --approval auto), refused."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+
+
+def test_a_call_of_a_function_that_may_not_be_defined_is_refused_under_auto(
+        workspace: Path) -> None:
+    command = "false && clean() { cat \"$@\"; }; clean a.txt"
+    assert decision(workspace, command) == "ask"
+    assert decision(workspace, command, approval="auto") == "deny"
+    assert decision(workspace, "clean() { cat \"$@\"; }; clean a.txt") == "allow"

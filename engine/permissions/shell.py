@@ -293,6 +293,9 @@ class _Walker(PathJudge, ShellValues):
     bodies: dict[str, tuple[Node, _Ctx]] = field(default_factory=dict)
     """Functions defined so far: judged at each call with its arguments, and once more at
     the end (arguments unknown) when a call may be out of sight."""
+    maybe_defined: set[str] = field(default_factory=set)
+    """Functions whose definition may not have run (a branch, a loop): a call of one named
+    like a program may run that program."""
     definitions: list[tuple[Node, _Ctx]] = field(default_factory=list)
     """Every function body defined, in order (a name defined twice has two)."""
     called: set[int] = field(default_factory=set)
@@ -1216,7 +1219,7 @@ class _Walker(PathJudge, ShellValues):
         may hold; a function's name stays one the command defines)."""
         outer, words, splits = list(self.cwds), (self.positional, self.args_given), self.ifs
         bodies, maps, folders = dict(self.bodies), dict(self.maps), (self.oldpwd, self.pushed)
-        self.pushed, hashed = list(self.pushed), dict(self.hashed)
+        self.pushed, hashed, maybe = list(self.pushed), dict(self.hashed), set(self.maybe_defined)
         if visit:
             self._visit(node, ctx)
         else:
@@ -1224,6 +1227,7 @@ class _Walker(PathJudge, ShellValues):
         self.cwds = outer
         (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
         self.maps, (self.oldpwd, self.pushed), self.hashed = maps, folders, hashed
+        self.maybe_defined = maybe
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
         """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
@@ -1249,6 +1253,10 @@ class _Walker(PathJudge, ShellValues):
                 self.fork_bombs.add(fname)
             if body is not None and fname not in self.fork_bombs:
                 self.bodies[fname] = (body, ctx)  # judged where it is called
+                if self.conditional:
+                    self.maybe_defined.add(fname)
+                else:
+                    self.maybe_defined.discard(fname)
                 self.definitions.append((body, ctx))
                 return
             self.defined.add(fname)
@@ -2180,11 +2188,15 @@ class _Walker(PathJudge, ShellValues):
         is judged with the call's words as ``"$@"`` (``run(){ "$@"; }; run wc -l f`` runs
         wc). ``command NAME``, ``env NAME``, ``sudo NAME`` run the program, not the function."""
         name = e.argv[0].value if e.argv else None
-        if name not in self.bodies or e.wrappers not in ([], ["time"]):
-            return False
+        if name not in self.bodies or e.wrappers not in ([], ["time"]) or (
+                name in self.maybe_defined and name in RULES):
+            return False  # false && rm() { ..; }; rm f: the program may run
         body, where = self.bodies[name]
         if where.shell != ctx.shell and not self.exports_functions:
             return False  # another shell's: the program of that name runs
+        if name in self.maybe_defined:
+            self.unnamed.append(f"{name} may run the function or a program of that name: its "
+                                "definition may not have run")
         if body.id in self.calling or self.calls >= MAX_CALLS:
             self.unnamed.append(f"a call of {name} is not followed (recursion, or more calls "
                                 "than are judged): what it runs is only known at run time")
