@@ -2274,3 +2274,37 @@ def test_a_call_of_a_function_that_may_not_be_defined_is_refused_under_auto(
     assert decision(workspace, command) == "ask"
     assert decision(workspace, command, approval="auto") == "deny"
     assert decision(workspace, "clean() { cat \"$@\"; }; clean a.txt") == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "set -- rm; false && set -- cat; \"$@\" a.txt",
+    "set -- rm cat; false && shift; \"$1\" a.txt",
+    "declare -A m=([k]=rm); false && m[k]=cat; ${m[k]} a.txt",
+    "x=rm; y=cat; declare -n r=x; false && declare -n r=y; $r a.txt",
+    "x=rm; if false; then printf -v x cat; fi; $x a.txt",
+    "x=rm; (printf -v x cat); $x a.txt",
+    "x=rm; while false; do mapfile -t x <<< cat; done; $x a.txt",
+    "x=rm; false && for x in cat; do :; done; $x a.txt",
+    "x=rm; for x in cat; do :; done | cat; $x a.txt",
+    "x=rm; case y in n) select x in cat; do break; done <<< 1;; esac; $x a.txt",
+    "x=rm; [ -e nosuch ] && x+=dir; $x a.txt",
+    "x=rm; g() { read -r x <<< cat; }; false && g; $x a.txt",
+])
+def test_a_change_that_may_not_have_run_leaves_the_value_before(
+        tmp_path: Path, command: str) -> None:
+    """What a branch, a loop or a subshell changed, by whatever builtin, may not have
+    happened: each value it replaced may still be the one before. Run for real, a.txt is
+    gone; judged, these were allowed (or asked, and run under --approval auto)."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) != "allow", command
+    assert decision(ws, command, approval="auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "x=cat; false && x=rm; x=cat; $x a.txt", "x=rm; x=wc; $x -l a.txt",
+    "x=cat; for x in head wc; do :; done; $x a.txt",
+    "[ -f a.txt ] && opt=-n; grep $opt x a.txt",
+])
+def test_a_change_that_may_not_have_run_still_reads(workspace: Path, command: str) -> None:
+    """A value set for sure replaces the one before; one set in a branch joins it."""
+    assert decision(workspace, command) == "allow", command

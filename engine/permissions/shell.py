@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -85,7 +85,13 @@ from engine.permissions.shell_paths import (
     stream_descriptor,
     strictest,
 )
-from engine.permissions.shell_values import LISTED_TEXT, MAX_LOOP_WORDS, ShellValues, bounded
+from engine.permissions.shell_values import (
+    LISTED_TEXT,
+    MAX_LOOP_WORDS,
+    MAX_VALUES,
+    ShellValues,
+    bounded,
+)
 from engine.permissions.words import (
     INPUT_CODE,
     Word,
@@ -244,6 +250,19 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
         out["reason"] = f"{out['reason']} ({_PERSON_ONLY[bool(verdict.unnamed)]})"
     shown: dict[str, Any] = printable(out)
     return shown
+
+
+class _Values(NamedTuple):
+    """The values the walker follows, as they were before commands that may not run."""
+
+    known: dict[str, list[str]]
+    unknown: set[str]
+    arrays: dict[str, list[list[str]]]
+    maps: dict[str, dict[str, str]]
+    refs: dict[str, str]
+    positional: list[str] | None
+    ifs: str | None
+    numeric: set[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -603,10 +622,12 @@ class _Walker(PathJudge, ShellValues):
             self._dispatch(node, ctx)
             return
         self.conditional += 1  # its commands may not run: a cd in it may not either
+        before = self._values()
         try:
             self._dispatch(node, ctx)
         finally:
             self.conditional -= 1
+            self._join(before)
 
     def _dispatch(self, node: Node, ctx: _Ctx) -> None:
         handler = _HANDLERS.get(node.type)
@@ -1208,9 +1229,60 @@ class _Walker(PathJudge, ShellValues):
     def _list(self, node: Node, ctx: _Ctx) -> None:
         """``a && b``, ``a || b``: what follows the first command may not run."""
         for i, child in enumerate(node.named_children):
-            self.conditional += i > 0
+            if i == 0:
+                self._visit(child, ctx)
+                continue
+            self.conditional += 1
+            before = self._values()
             self._visit(child, ctx)
-            self.conditional -= i > 0
+            self.conditional -= 1
+            self._join(before)
+
+    def _values(self) -> _Values:
+        return _Values(dict(self.known), set(self.unknown), dict(self.arrays),
+                       {k: dict(v) for k, v in self.maps.items()}, dict(self.refs),
+                       self.positional, self.ifs, set(self.numeric))
+
+    def _join(self, before: _Values) -> None:
+        """After commands that may not have run (a branch, a loop, what follows ``&&``):
+        each value they changed may still be the one before. Set, appended, shifted or
+        re-targeted alike, by whatever builtin: variables may hold either value, positional
+        words, maps and name references changed there are only known at run time."""
+        self.unknown |= before.unknown
+        for var in list(self.known):
+            old = before.known.get(var)
+            if var in self.unknown:
+                self.known.pop(var)
+            elif old is not None and old != self.known[var]:
+                self._may_hold(var, old)
+            elif old is None and var in self.env:
+                self._may_hold(var, [self.env[var]])
+        for var, old in before.known.items():  # for x in ..: the loop's words hold it now
+            if var not in self.known and var not in self.unknown:
+                self._may_hold(var, [*old, *self.loops.get(var, [])])
+        for var, alternatives in list(self.arrays.items()):
+            was = before.arrays.get(var)
+            if was is not None and was != alternatives:
+                merged = [*was, *(a for a in alternatives if a not in was)]
+                if len(merged) > MAX_VALUES:
+                    self.arrays.pop(var)
+                    self.unknown.add(var)
+                else:
+                    self.arrays[var] = merged
+        for var in [v for v, entries in self.maps.items()
+                    if v in before.maps and before.maps[v] != entries]:
+            self.maps.pop(var)
+            self.unknown.add(var)
+        for ref in set(before.refs) | set(self.refs):
+            if before.refs.get(ref) != self.refs.get(ref):
+                self.refs.pop(ref, None)
+                self.unknown.add(ref)
+        if self.positional != before.positional:
+            self.positional = None
+        if self.ifs != before.ifs:
+            self.ifs = None
+        self.numeric = {v for v in self.numeric if v in before.numeric or (
+            v not in before.known and v not in before.unknown)}
 
     def _in_subshell(self, node: Node, ctx: _Ctx, visit: bool = False) -> None:
         """``( .. )``, ``$( .. )``, a pipeline's stage: a ``cd``, ``set --``, ``IFS=`` or a
@@ -1220,10 +1292,12 @@ class _Walker(PathJudge, ShellValues):
         outer, words, splits = list(self.cwds), (self.positional, self.args_given), self.ifs
         bodies, maps, folders = dict(self.bodies), dict(self.maps), (self.oldpwd, self.pushed)
         self.pushed, hashed, maybe = list(self.pushed), dict(self.hashed), set(self.maybe_defined)
+        values = self._values()
         if visit:
             self._visit(node, ctx)
         else:
             self._children(node, ctx)
+        self._join(values)
         self.cwds = outer
         (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
         self.maps, (self.oldpwd, self.pushed), self.hashed = maps, folders, hashed
@@ -1490,7 +1564,7 @@ class _Walker(PathJudge, ShellValues):
         case = self.cased.get(var)
         if case:  # declare -l / -u: the value is stored in lower or upper case
             cands = [c.lower() if case == "l" else c.upper() for c in cands]
-        self._may_hold(var, cands)
+        self._may_hold(var, cands, merge=bool(self.conditional))  # a branch: joined after
 
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
