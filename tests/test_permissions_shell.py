@@ -2308,3 +2308,16 @@ def test_a_change_that_may_not_have_run_leaves_the_value_before(
 def test_a_change_that_may_not_have_run_still_reads(workspace: Path, command: str) -> None:
     """A value set for sure replaces the one before; one set in a branch joins it."""
     assert decision(workspace, command) == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "x=cat; true && declare -n x2=x; x2=rm; $x a.txt",
+    "x=rm; y=cat; declare -n r=x; false && declare -n r=y; $r a.txt",
+    "rm() { cat \"$@\"; }; true && unset -f rm; rm a.txt",
+])
+def test_a_name_reference_or_function_changed_in_a_branch_is_judged_either_way(
+        tmp_path: Path, command: str) -> None:
+    """A reference made in a branch still assigns its target; one re-targeted there may
+    point either way (refused); a function removed there leaves the program."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command

@@ -121,6 +121,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "left (else unknown); after a cd that may fail both folders are "
               "checked; a loop that changes folder is judged once per value (up to 16), "
               "globs matched now"),
+    Construct("a variable, array, map, set -- or shift, hash -p or a function named like a "
+              "program, changed in a branch, a loop, after && or || or in a subshell",
+              "modelled", "the value before may still hold: each value is joined with the one "
+              "before (set --, shift and maps changed there become only known at run time; "
+              "a call of such a function named like a program may run the program)"),
     Construct("case WORD in PATTERN) ..;; with WORD and the patterns known", "modelled",
               "only the branches bash takes are judged (;& falls through, ;;& tests on)"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",
@@ -219,7 +224,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "TARGET, set only by NAME=v", "modelled", "NAME reads TARGET and NAME=v sets it "
               "(a function returning through local -n r=$1); a program named through one is "
               "the program TARGET holds"),
-    Construct("namerefs set by read, a loop, printf -v or ${NAME:=w}, naming PATH, IFS, "
+    Construct("namerefs re-targeted in a branch, a loop or a subshell; namerefs set by "
+              "read, a loop, printf -v or ${NAME:=w}, naming PATH, IFS, "
               "BASH_ENV or another variable that changes what runs, or with a target only "
               "known at run time", "opaque", "deny"),
     Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),

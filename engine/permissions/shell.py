@@ -1246,8 +1246,10 @@ class _Walker(PathJudge, ShellValues):
     def _join(self, before: _Values) -> None:
         """After commands that may not have run (a branch, a loop, what follows ``&&``):
         each value they changed may still be the one before. Set, appended, shifted or
-        re-targeted alike, by whatever builtin: variables may hold either value, positional
-        words, maps and name references changed there are only known at run time."""
+        re-targeted alike, by whatever builtin: variables may hold either value; positional
+        words and maps changed there are only known at run time, a name reference
+        re-targeted there is refused (one made there is kept: assigning through it is
+        judged as assigning its target)."""
         self.unknown |= before.unknown
         for var in list(self.known):
             old = before.known.get(var)
@@ -1273,10 +1275,10 @@ class _Walker(PathJudge, ShellValues):
                     if v in before.maps and before.maps[v] != entries]:
             self.maps.pop(var)
             self.unknown.add(var)
-        for ref in set(before.refs) | set(self.refs):
-            if before.refs.get(ref) != self.refs.get(ref):
-                self.refs.pop(ref, None)
-                self.unknown.add(ref)
+        for ref in before.refs:  # re-targeted or dropped: its target is known at run time
+            if before.refs[ref] != self.refs.get(ref):
+                self.opaque.append(f"the name reference {ref} may or may not have been "
+                                   "re-targeted")
         if self.positional != before.positional:
             self.positional = None
         if self.ifs != before.ifs:
