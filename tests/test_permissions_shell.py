@@ -2321,3 +2321,19 @@ def test_a_name_reference_or_function_changed_in_a_branch_is_judged_either_way(
     point either way (refused); a function removed there leaves the program."""
     ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "x=rm; f() { local x=cat; }; f; $x a.txt",
+    "x=rm; f() { declare x=cat; }; f; $x a.txt",
+    "x=rm; f() { local x; read -r x <<< cat; }; f; $x a.txt",
+    "x=rm; readonly x; printf -v x cat; $x a.txt",
+    "x=rm; declare -r x; mapfile x <<< cat; $x a.txt",
+])
+def test_a_local_or_a_refused_change_leaves_the_value_before(
+        tmp_path: Path, command: str) -> None:
+    """A function's local (``local``, or ``declare`` in a function) ends with the call, and
+    a change of a read-only variable fails: the value before is what a later command runs.
+    Run for real, a.txt is gone; judged, refused (the first four were allowed)."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command

@@ -404,6 +404,8 @@ class _Walker(PathJudge, ShellValues):
     numeric: set[str] = field(default_factory=set)
     """Variables holding a number (``$(( ))``, ``let``, ``$(wc -l < f)``)."""
     integers: set[str] = field(default_factory=set)
+    readonly: set[str] = field(default_factory=set)
+    """Variables made read-only: a later change fails, and the value before stays."""
     """Variables declared ``-i``: every assignment to them is evaluated as arithmetic."""
     ifs: str | None = " \t\n"
     """The field separators unquoted expansions are split at (None: only known at run time)."""
@@ -864,6 +866,10 @@ class _Walker(PathJudge, ShellValues):
         if why and names and not self._name_references(node, ctx):
             self.opaque.append(why)  # declare -n alone lists the name references
         cased = next((c for f in flags if f.startswith("-") for c in "lu" if c in f), "")
+        if keyword == "readonly" or any(f.startswith("-") and "r" in f for f in flags):
+            self.readonly.update(_text(c.child_by_field_name("name") or c, ctx)
+                                 for c in node.named_children if c.type in (
+                                     "variable_assignment", "variable_name"))
         if any(f.startswith("-") and "A" in f for f in flags):
             self.assoc.update(_text(c.child_by_field_name("name") or c, ctx)
                               for c in node.named_children if c.type in (
@@ -2287,8 +2293,9 @@ class _Walker(PathJudge, ShellValues):
         self.positional = None if None in known else [v or "" for v in known]
         self.args_given = self.positional is not None
         self.calling.append(body.id)
-        start, ifs = len(self.entries), self.ifs
+        start, ifs, values = len(self.entries), self.ifs, self._values()
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin))
+        self._join(values)  # local x=v ends with the call: a value before may still hold
         self.calling.pop()
         self.argv0, self.positional, self.args_given = outer
         if re.search(r"\blocal\b[^;\n]*\bIFS=", _text(body, where)):

@@ -64,12 +64,14 @@ class ShellValues:
     counts: set[str]
     hashed: dict[str, tuple[str, bool]]
     conditional: int
+    readonly: set[str]
     refs: dict[str, str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
     def _may_hold(self, var: str, values: list[str] | None, merge: bool = True) -> None:
         """``var`` may hold ``values`` (besides what it held, when ``merge``); beyond
         ``MAX_VALUES`` possible values, or None, it is only known at run time."""
+        merge = merge or var in self.readonly  # readonly x: the change fails, x stays
         found = None if values is None else bounded(
             [*self.known.get(var, []), *values] if merge else values)
         if found is None:
@@ -348,11 +350,7 @@ class ShellValues:
             var = targets[0].value or ""
             out = printf_output([r for r in rest if r is not None]) if None not in rest else None
             if re.fullmatch(r"[A-Za-z_]\w*", var):
-                if out is None:
-                    self.unknown.add(var)
-                else:
-                    self.known[var] = [out]
-                    self.unknown.discard(var)
+                self._may_hold(var, None if out is None else [out], merge=False)
         elif name == "read":  # options with a value: -a NAME is a target too
             o = parse_opts(args, "adinNptu")
             targets = [*o.all("-a"), *o.positionals]
@@ -385,6 +383,8 @@ class ShellValues:
         return [w for w in re.split("[" + re.escape(seps) + "]", value) if w]
 
     def _set_array(self, var: str, items: list[str] | None) -> None:
+        if var in self.readonly:
+            return  # readonly a: bash refuses the change, a keeps what it held
         if items is None:
             self.arrays.pop(var, None)
             self.unknown.add(var)
