@@ -1,0 +1,101 @@
+"""Changes of shell state crossed with the places that decide whether they happen or last.
+
+Each command sets up a value (``x=rm``, ``set -- rm``, a map, a name reference, a folder),
+changes it in some place (a branch that is not taken, a loop that does not run, what
+follows ``&&``, a subshell, a pipeline's stage, a function and its locals, a read-only
+variable), and then runs a probe that reads the value (``$x a.txt``). Whether a.txt is lost
+depends on whether bash made the change and kept it, so ``tests/test_shell_scopes.py`` runs
+each in bash (the shell oracle's sandbox) and compares what was destroyed with the decision.
+The states and places are the constructs themselves, not commands seen anywhere.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from tests.shell_generator import Generated
+
+CHANGED = (  # (what holds the value first, the change, the probe)
+    ("", 'rm() { cat "$@"; }', "rm a.txt"),
+    ("", "hash -p /usr/bin/cat rm", "rm a.txt"),
+    ("shopt -s expand_aliases\n", "alias rm=cat", "\nrm a.txt"),
+    ("x=rm; ", "x=cat", "$x a.txt"),
+    ("set -- rm; ", "set -- cat", '"$@" a.txt'),
+    ("a=(rm); ", "a=(cat)", '"${a[@]}" a.txt'),
+    ("declare -A m=([k]=rm); ", "m[k]=cat", "${m[k]} a.txt"),
+    ("x=rm; y=cat; declare -n r=x; ", "declare -n r=y", "$r a.txt"),
+    ("", "cd src", "mv b.txt a.txt"),
+    ("", "pushd src >/dev/null", "mv b.txt a.txt"),
+    ("x='rm a.txt'; ", "IFS=,", "$x"),
+    ("", "PATH=/nonexistent", "rm a.txt"),
+    ("", "set -f", "rm a.*"),
+    ("f() { rm a.txt; }; ", "f() { cat a.txt; }", "f"),
+    ("x=rm; ", "x=cat", 'eval "$x a.txt"'),
+    ("x=rm; ", "read -r x <<< cat", "$x a.txt"),
+    ("x=rm; ", "printf -v x cat", "$x a.txt"),
+    ("x=rm; ", "x+=dir", "$x a.txt"),
+    ("unset x; ", "x=cat", "${x:-rm} a.txt"),
+    ("set -- rm cat; ", "shift", '"$1" a.txt'),
+    ("x=rm; ", "export x=cat", "$x a.txt"),
+    ("x=rm; ", "declare x=cat", "$x a.txt"),
+    ("x=rm; ", "mapfile -t x <<< cat", "$x a.txt"),
+    ("x=rm; ", "x=$(echo cat)", "$x a.txt"),
+    ("x=rm; ", "for x in cat; do :; done", "$x a.txt"),
+    ("x=rm; ", "select x in cat; do break; done <<< 1", "$x a.txt"),
+    ("x=rm; ", "unset x", "${x:-cat} a.txt"),
+    ("x=rm; ", "getopts c x -c", "$x a.txt"),
+    ("", "shopt -s expand_aliases; alias rm=cat", "\nrm a.txt"),
+)
+"""A value that runs ``rm`` unless the change happened (and lasted)."""
+
+MAY_NOT_RUN = (
+    "false && {c}; ", "true || {c}; ", "if false; then {c}; fi; ",
+    "if true; then :; else {c}; fi; ", "while false; do {c}; done; ",
+    "until true; do {c}; done; ", "for i in; do {c}; done; ", "case x in y) {c};; esac; ",
+    "({c}); ", ": $({c}); ", "{c} | cat; ", "cat /dev/null | {c}; ", "{c} & wait; ",
+    "g() {{ {c}; }}; ", "[ -e nosuch ] && {c}; ", "x2=$({c}; echo y); ", ": <({c}); ",
+    "(( 0 )) && {c}; ", "[[ -n '' ]] && {c}; ", "{{ false && {c}; }}; ",
+    "if false; then :; elif false; then {c}; fi; ", "coproc {{ {c}; }}; ",
+    "g() {{ {c}; }}; false && g; ", "for i in 1; do break; {c}; done; ",
+    "false && for i in 1; do {c}; done; ",
+)
+"""Places where the change does not happen, or does not outlive its subshell."""
+
+MADE = (  # (the value first, a change that makes it run rm, the probe)
+    ('rm() { cat "$@"; }; ', "unset -f rm", "rm a.txt"),
+    ("x=cat; ", "x=r; x+=m", "$x a.txt"),
+    ("a=(cat); ", "a+=(x); a[0]=rm", "${a[0]} a.txt"),
+    ("set -- cat; ", "set -- rm", '"$1" a.txt'),
+    ("", "cd src", "rm ../a.txt"),
+    ("x=cat; ", "declare -n x2=x; x2=rm", "$x a.txt"),
+    ("x=cat; ", "printf -v x rm", "$x a.txt"),
+    ("", "hash -p /bin/rm cat", "cat a.txt"),
+    ("x=cat; ", "eval x=rm", "$x a.txt"),
+    ("x=cat; ", "source /dev/stdin <<< x=rm", "$x a.txt"),
+    ("unset x; ", ": ${x:=rm}", "${x:-cat} a.txt"),
+    ("set -- cat rm; ", "shift", '"$1" a.txt'),
+    ("x=cat; ", "x=${x/cat/rm}", "$x a.txt"),
+    ("x=rm; readonly x; ", "printf -v x cat", "$x a.txt"),
+    ("x=rm; declare -r x; ", "read -r x <<< cat", "$x a.txt"),
+    ("x=rm; readonly x; ", "mapfile x <<< cat", "$x a.txt"),
+    ("x=rm; ", "x=cat", "$x a.txt"),
+    ("a=(rm); ", "a[0]=cat", "${a[0]} a.txt"),
+)
+"""Changes that make the probe run ``rm`` where they run, or a read-only value that stays."""
+
+RUNS = (
+    "g() {{ local x; {c}; }}; g; ", "g() {{ declare x a; {c}; }}; g; ", "{c}; ",
+    "true && {c}; ", "if true; then {c}; fi; ", "g() {{ {c}; }}; g; ",
+    "for i in 1; do {c}; done; ", "{{ {c}; }}; ", "case x in x) {c};; esac; ",
+    "while true; do {c}; break; done; ", "[ -f a.txt ] && {c}; ", "false || {c}; ",
+)
+"""Places where the change runs (a function's locals end with its call)."""
+
+
+def scoped() -> Iterator[Generated]:
+    """Every change in every place, deterministic and in order."""
+    for table, places in ((CHANGED, MAY_NOT_RUN), (MADE, RUNS)):
+        for (before, change, probe), place in itertools.product(table, places):
+            body = place.replace("{c}", change).replace("{{", "{").replace("}}", "}")
+            yield Generated(before + body + probe, probe.strip(), (place, change))
