@@ -2337,3 +2337,18 @@ def test_a_local_or_a_refused_change_leaves_the_value_before(
     Run for real, a.txt is gone; judged, refused (the first four were allowed)."""
     ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("GIT_DIR=.git GIT_WORK_TREE=. git status -s", "allow"),
+    ("GIT_DIR=.git git log -1", "allow"),
+    ("GIT_DIR=/tmp/other git status", "ask"),
+    ("GIT_DIR=$d git status", "ask"),
+    ("GIT_WORK_TREE=/tmp git checkout .", "deny"),
+    ("GIT_DIR=.git env git log -1", "ask"),
+])
+def test_git_s_variables_are_judged_as_the_options_they_stand_for(
+        workspace: Path, command: str, expected: str) -> None:
+    """``GIT_DIR=d git ..`` is ``git --git-dir=d ..``: the same folder judged the same way
+    (asked where it is outside the workspace or only known at run time)."""
+    assert decision(workspace, command) == expected, command

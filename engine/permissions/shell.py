@@ -252,6 +252,24 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
     return shown
 
 
+_OPTION_VARIABLES = {"git": (("GIT_DIR", "--git-dir"), ("GIT_WORK_TREE", "--work-tree"))}
+"""Variables a program reads as it reads one of its options: judged as that option."""
+
+
+def _as_options(argv: list[Word], assigned: Sequence[str],
+                exported: Mapping[str, list[str] | None]) -> tuple[list[Word], Sequence[str]]:
+    """``GIT_DIR=d git status`` as ``git --git-dir=d status``: the option's rule judges the
+    value (a folder outside the workspace, or the run-time value, stays asked)."""
+    pairs = _OPTION_VARIABLES.get(program_name(argv[0]) if argv else "", ())
+    given = [(var, opt, exported.get(var)) for var, opt in pairs if var in assigned]
+    options = [Word.of(f"{opt}={values[0]}") for _, opt, values in given
+               if values is not None and len(values) == 1]
+    if not given or len(options) != len(given):
+        return argv, assigned
+    judged = {var for var, _, _ in given}
+    return [argv[0], *options, *argv[1:]], [v for v in assigned if v not in judged]
+
+
 class _Values(NamedTuple):
     """The values the walker follows, as they were before commands that may not run."""
 
@@ -2174,6 +2192,7 @@ class _Walker(PathJudge, ShellValues):
                 floor_reasons: Sequence[str] = (),
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
         argv, ctx = self._arg_file(argv, ctx)
+        argv, assigned = _as_options(argv, assigned, exported or {})
         e = self._analyzed(argv)
         if self._call(e, ctx) or self._alias_call(e, ctx):
             return
