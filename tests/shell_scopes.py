@@ -46,6 +46,8 @@ CHANGED = (  # (what holds the value first, the change, the probe)
     ("x=rm; ", "unset x", "${x:-cat} a.txt"),
     ("x=rm; ", "getopts c x -c", "$x a.txt"),
     ("", "shopt -s expand_aliases; alias rm=cat", "\nrm a.txt"),
+    ("x=rm; ", "trap 'x=cat' RETURN", "$x a.txt"),
+    ("x=rm; ", "trap 'x=cat' USR1", "$x a.txt"),
 )
 """A value that runs ``rm`` unless the change happened (and lasted)."""
 
@@ -81,6 +83,10 @@ MADE = (  # (the value first, a change that makes it run rm, the probe)
     ("x=rm; readonly x; ", "mapfile x <<< cat", "$x a.txt"),
     ("x=rm; ", "x=cat", "$x a.txt"),
     ("a=(rm); ", "a[0]=cat", "${a[0]} a.txt"),
+    ("x=cat; ", "x=rm export x", "$x a.txt"),
+    ("x=cat; ", "x=rm readonly x", "$x a.txt"),
+    ("x=cat; ", "x=rm declare -x x", "$x a.txt"),
+    ("x=cat; ", "trap 'x=rm' DEBUG", ": ; $x a.txt"),
 )
 """Changes that make the probe run ``rm`` where they run, or a read-only value that stays."""
 

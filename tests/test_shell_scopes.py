@@ -45,6 +45,7 @@ def test_each_change_made_for_sure_keeps_the_work() -> None:
     """The control: where the change surely runs and lasts, the probe does not run rm, so
     what the commands above destroyed was the change not happening."""
     made = [Generated(before + change + "; " + probe.lstrip("\n"), probe, ("",))
-            for before, change, probe in CHANGED if "alias" not in change]
+            for before, change, probe in CHANGED if "alias" not in change
+            and "trap" not in change]  # aliases are not expanded in bash -c; a trap may not fire
     kept = run_all(made)
     assert [r.command for r in kept if r.effect == "destroyed"] == []

@@ -252,6 +252,9 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
     return shown
 
 
+_PROMOTES = frozenset({"export", "readonly", "declare", "typeset", "local"})
+"""Builtins after which a variable assigned before them may keep that value
+(``x=rm export x``, ``x=rm readonly x``: bash promotes the temporary one)."""
 _OPTION_VARIABLES = {"git": (("GIT_DIR", "--git-dir"), ("GIT_WORK_TREE", "--work-tree"))}
 """Variables a program reads as it reads one of its options: judged as that option."""
 
@@ -2188,12 +2191,19 @@ class _Walker(PathJudge, ShellValues):
             return fed.value if fed is not None else None
         return None
 
+    def _promoted(self, e: Effect, exported: Mapping[str, list[str] | None] | None) -> None:
+        """``x=rm export x``, ``x=rm readonly x``: bash keeps the value given before them."""
+        if exported and not e.wrappers and e.argv and program_name(e.argv[0]) in _PROMOTES:
+            for var, values in exported.items():
+                self._may_hold(var, values)
+
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
         argv, ctx = self._arg_file(argv, ctx)
         argv, assigned = _as_options(argv, assigned, exported or {})
         e = self._analyzed(argv)
+        self._promoted(e, exported)
         if self._call(e, ctx) or self._alias_call(e, ctx):
             return
         self._hidden_name(e, ctx)
@@ -2397,7 +2407,13 @@ class _Walker(PathJudge, ShellValues):
     def _run_inner(self, e: Effect, ctx: _Ctx) -> None:
         """The shell code and the commands one simple command runs."""
         for how, code in e.scripts:
+            later = how == "trap"  # it runs when the signal comes, if ever
+            before = self._values() if later else None
+            self.conditional += later
             self._script(how, code, ctx, e.code_args if how.endswith((" -c", " <<")) else None)
+            self.conditional -= later
+            if before is not None:
+                self._join(before)
         if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
             e.nested.append((f"{e.argv[0].shown} (runs its arguments)", e.argv[1:]))
         for how, nested in e.nested:
