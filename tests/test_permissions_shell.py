@@ -2352,3 +2352,16 @@ def test_git_s_variables_are_judged_as_the_options_they_stand_for(
     """``GIT_DIR=d git ..`` is ``git --git-dir=d ..``: the same folder judged the same way
     (asked where it is outside the workspace or only known at run time)."""
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    "pushd src >/dev/null; pushd . >/dev/null; popd -n >/dev/null; popd; mv b.txt a.txt",
+    "pushd src; dirs -c; popd; cp ../b.txt ../a.txt",
+])
+def test_a_folder_stack_reordered_or_cleared_leaves_popd_s_folder_unknown(
+        tmp_path: Path, command: str) -> None:
+    """``popd -n``, ``pushd +N`` and ``dirs -c`` change the stack ``popd`` returns along:
+    where it goes is then only known at run time (the first was asked and run under
+    --approval auto, taken to return to src; bash replaces a.txt)."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command, approval="auto") == "deny", command

@@ -135,6 +135,9 @@ class PathJudge:
         d3, r3 = self._judge_paths(chdir, False)
         replaced = self._replaced(e)
         shadowed = self._shadowed(e)
+        if moves_shell and e.argv and e.argv[0].value == "dirs" and any(
+                w.value is None or (w.value[:1] == "-" and "c" in w.value) for w in e.argv[1:]):
+            self.pushed = [None] * len(self.pushed)  # dirs -c: a later popd fails and stays
         if moves_shell and e.argv and e.argv[0].value in ("cd", "pushd", "popd") and \
                 set(e.wrappers) <= SAME_SHELL_WRAPPERS:  # git -C, env cd: their own only
             for w in chdir:
@@ -152,6 +155,8 @@ class PathJudge:
             back = self.oldpwd
         elif w.value is None and w.text == "popd" and self.pushed:
             back = self.pushed.pop()
+        elif w.value is None and w.text.startswith(("popd ", "pushd ")):
+            self.pushed = [None] * len(self.pushed)  # popd -n, pushd +1: reordered
         return w if back is None else Word(str(back), w.text)
 
     def _shadowed(self, e: Effect) -> list[str]:
