@@ -36,6 +36,8 @@ CHANGED = (  # (what holds the value first, the change, the probe)
     ("x=rm; ", "printf -v x cat", "$x a.txt"),
     ("x=rm; ", "x+=dir", "$x a.txt"),
     ("unset x; ", "x=cat", "${x:-rm} a.txt"),
+    ("unset x; ", "x=cat", "${x-rm} a.txt"),
+    ("unset x; ", ": ${x:=cat}", ": ${x:=rm}; $x a.txt"),
     ("set -- rm cat; ", "shift", '"$1" a.txt'),
     ("x=rm; ", "export x=cat", "$x a.txt"),
     ("x=rm; ", "declare x=cat", "$x a.txt"),

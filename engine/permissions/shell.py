@@ -284,6 +284,7 @@ class _Values(NamedTuple):
     positional: list[str] | None
     ifs: str | None
     numeric: set[str]
+    maybe_unset: set[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,6 +427,9 @@ class _Walker(PathJudge, ShellValues):
     """Variables holding a number (``$(( ))``, ``let``, ``$(wc -l < f)``)."""
     integers: set[str] = field(default_factory=set)
     readonly: set[str] = field(default_factory=set)
+    maybe_unset: set[str] = field(default_factory=set)
+    """Variables set only where that may not have run: ``${x-w}``, ``${x:=w}`` may see
+    them unset."""
     """Variables made read-only: a later change fails, and the value before stays."""
     """Variables declared ``-i``: every assignment to them is evaluated as arithmetic."""
     ifs: str | None = " \t\n"
@@ -1214,10 +1218,12 @@ class _Walker(PathJudge, ShellValues):
                 self._set_array(name, None)
             elif name in self.known:
                 self.known[name] = list(dict.fromkeys([*self.known[name], ""]))
+                self.maybe_unset.add(name)  # ${x-w} gives w now
             elif name not in self.unknown and name not in self.loops and re.fullmatch(
                     r"[A-Za-z_]\w*", name) and not self.taint_all:
                 before = self.env.get(name)  # unset DIR: empty now, or as it was
                 self.known[name] = [""] if before is None else [before, ""]
+                self.maybe_unset.add(name)
 
     def _comment(self, node: Node, ctx: _Ctx) -> None:
         return None
@@ -1268,7 +1274,7 @@ class _Walker(PathJudge, ShellValues):
     def _values(self) -> _Values:
         return _Values(dict(self.known), set(self.unknown), dict(self.arrays),
                        {k: dict(v) for k, v in self.maps.items()}, dict(self.refs),
-                       self.positional, self.ifs, set(self.numeric))
+                       self.positional, self.ifs, set(self.numeric), set(self.maybe_unset))
 
     def _join(self, before: _Values) -> None:
         """After commands that may not have run (a branch, a loop, what follows ``&&``):
@@ -1286,6 +1292,9 @@ class _Walker(PathJudge, ShellValues):
                 self._may_hold(var, old)
             elif old is None and var in self.env:
                 self._may_hold(var, [self.env[var]])
+        self.maybe_unset |= before.maybe_unset
+        self.maybe_unset.update(v for v in self.known if v not in before.known and v not in
+                                before.unknown and v not in self.env)
         for var, old in before.known.items():  # for x in ..: the loop's words hold it now
             if var not in self.known and var not in self.unknown:
                 self._may_hold(var, [*old, *self.loops.get(var, [])])

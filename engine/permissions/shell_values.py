@@ -65,6 +65,7 @@ class ShellValues:
     hashed: dict[str, tuple[str, bool]]
     conditional: int
     readonly: set[str]
+    maybe_unset: set[str]
     refs: dict[str, str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
@@ -72,6 +73,8 @@ class ShellValues:
         """``var`` may hold ``values`` (besides what it held, when ``merge``); beyond
         ``MAX_VALUES`` possible values, or None, it is only known at run time."""
         merge = merge or var in self.readonly  # readonly x: the change fails, x stays
+        if not merge:
+            self.maybe_unset.discard(var)
         found = None if values is None else bounded(
             [*self.known.get(var, []), *values] if merge else values)
         if found is None:
@@ -147,15 +150,18 @@ class ShellValues:
         if name.isdigit():
             return self._positional_default(int(name), op, alt)
         value = self._static_variable(name)
+        unset_too = [] if value is None or name not in self.maybe_unset else \
+            ["" if op.endswith("+") else alt]  # set where that may not have run
         if op.endswith("+"):
-            return None if value is None else [alt if any(value) else ""]
+            return None if value is None else [alt if any(value) else "", *unset_too]
         if op.endswith("?"):
             return value if value is not None and all(value) else None
         if value is None:
             unset = name not in self.env and name not in self.tainted and \
                 name not in self.known and not self.taint_all
             return [alt] if unset else None
-        return [v if v or op[0] != ":" else alt for v in value]
+        return list(dict.fromkeys([*(v if v or op[0] != ":" else alt for v in value),
+                                   *unset_too]))
 
     def _positional_default(self, index: int, op: str, alt: str) -> list[str] | None:
         """``${1:-src}``: ``$1`` is unset past the words given (run_shell gives none)."""
