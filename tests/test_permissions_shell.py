@@ -2365,3 +2365,18 @@ def test_a_folder_stack_reordered_or_cleared_leaves_popd_s_folder_unknown(
     --approval auto, taken to return to src; bash replaces a.txt)."""
     ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command, approval="auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "[ -f a.txt ] && x=; ${x+rm} a.txt",
+    "local x=head; ${x-rm} a.txt",
+    "while false; do for x in head; do :; done; done; ${x:-rm} a.txt",
+    "g() { local x; for x in rmdir; do :; done; }; g; ${x:-rm} a.txt",
+])
+def test_set_empty_set_nowhere_and_local_outside_a_function_are_told_apart(
+        tmp_path: Path, command: str) -> None:
+    """``${x+w}`` gives w for an empty x; ``local`` outside a function fails and sets
+    nothing; a loop that may not run, or a function's local loop variable, leaves x unset.
+    Run for real, a.txt is gone; judged, each was allowed or asked under auto."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command, approval="auto") == "deny", command

@@ -285,6 +285,7 @@ class _Values(NamedTuple):
     ifs: str | None
     numeric: set[str]
     maybe_unset: set[str]
+    loops: dict[str, list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -678,8 +679,15 @@ class _Walker(PathJudge, ShellValues):
             self._expansion(node, ctx)
         elif t in ("subscript", "arithmetic_expansion", "test_command"):
             self._arithmetic_node(node, ctx)
+        failing = t == "declaration_command" and not self.calling and \
+            _text(node.children[0], ctx) == "local"  # local outside a function: an error
+        before = self._values() if failing else None
+        self.conditional += failing
         for child in node.named_children:
             self._visit(child, ctx)
+        self.conditional -= failing
+        if before is not None:
+            self._join(before)
 
     def _unparsed(self, node: Node, ctx: _Ctx) -> None:
         """Judge what the shell would still run from text the parser refused: ``{rm,-rf,x}``
@@ -1274,7 +1282,8 @@ class _Walker(PathJudge, ShellValues):
     def _values(self) -> _Values:
         return _Values(dict(self.known), set(self.unknown), dict(self.arrays),
                        {k: dict(v) for k, v in self.maps.items()}, dict(self.refs),
-                       self.positional, self.ifs, set(self.numeric), set(self.maybe_unset))
+                       self.positional, self.ifs, set(self.numeric), set(self.maybe_unset),
+                       dict(self.loops))
 
     def _join(self, before: _Values) -> None:
         """After commands that may not have run (a branch, a loop, what follows ``&&``):
@@ -1293,8 +1302,9 @@ class _Walker(PathJudge, ShellValues):
             elif old is None and var in self.env:
                 self._may_hold(var, [self.env[var]])
         self.maybe_unset |= before.maybe_unset
-        self.maybe_unset.update(v for v in self.known if v not in before.known and v not in
-                                before.unknown and v not in self.env)
+        self.maybe_unset.update(v for v in [*self.known, *self.loops] if v not in before.known
+                                and v not in before.loops and v not in before.unknown
+                                and v not in self.env)
         for var, old in before.known.items():  # for x in ..: the loop's words hold it now
             if var not in self.known and var not in self.unknown:
                 self._may_hold(var, [*old, *self.loops.get(var, [])])

@@ -152,8 +152,9 @@ class ShellValues:
         value = self._static_variable(name)
         unset_too = [] if value is None or name not in self.maybe_unset else \
             ["" if op.endswith("+") else alt]  # set where that may not have run
-        if op.endswith("+"):
-            return None if value is None else [alt if any(value) else "", *unset_too]
+        if op.endswith("+"):  # ${x+w}: w when x is set, even empty; ${x:+w}: non-empty
+            return None if value is None else list(dict.fromkeys(
+                [*(alt if v or op == "+" else "" for v in value), *unset_too]))
         if op.endswith("?"):
             return value if value is not None and all(value) else None
         if value is None:
