@@ -128,6 +128,8 @@ class ShellValues:
         if found is not None:
             name, op, arg = found
             values = self._static_variable(name)
+            if values is not None and name in self.maybe_unset and "" not in values:
+                values = [*values, ""]  # ${x/r/c} of an x that may be unset: ""
             out = None if values is None else [apply_operator(v, op, arg) for v in values]
             return None if out is None or None in out else [v or "" for v in out]
         m = re.fullmatch(r"\$\{(#|!)([A-Za-z_]\w*)\}", text)
