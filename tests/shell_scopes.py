@@ -6,12 +6,15 @@ follows ``&&``, a subshell, a pipeline's stage, a function and its locals, a rea
 variable), and then runs a probe that reads the value (``$x a.txt``). Whether a.txt is lost
 depends on whether bash made the change and kept it, so ``tests/test_shell_scopes.py`` runs
 each in bash (the shell oracle's sandbox) and compares what was destroyed with the decision.
-The states and places are the constructs themselves, not commands seen anywhere.
+The states and places are the constructs themselves, not commands seen anywhere. Besides the
+full cross (``scoped``), ``chained`` strings 1-4 random steps, each in a random place, before
+a random probe: the interactions no table lists.
 """
 
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Iterator
 
 from tests.shell_generator import Generated
@@ -107,3 +110,41 @@ def scoped() -> Iterator[Generated]:
         for (before, change, probe), place in itertools.product(table, places):
             body = place.replace("{c}", change).replace("{{", "{").replace("}}", "}")
             yield Generated(before + body + probe, probe.strip(), (place, change))
+
+
+VALUES = ("rm", "cat", "wc", "rmdir", "head")
+STEPS = (
+    "x={v}", "x+={s}", "read -r x <<< {v}", "printf -v x {v}", "mapfile -t x <<< {v}",
+    "declare x={v}", "local x={v}", "export x={v}", "for x in {v}; do :; done",
+    "set -- {v}", "shift", "set -- {v} {w}", "a=({v})", "a[0]={v}", "a+=({v})",
+    "m[k]={v}", "unset x", "unset 'a[0]'", "readonly x", "declare -n r=x", "r={v}",
+    "hash -p /usr/bin/{v} y", "y() {{ {v} \"$@\"; }}", "unset -f y", "IFS=,", "IFS=' '",
+    "cd src", "cd ..", "x=${{x/r/c}}", "x=$(echo {v})", "eval x={v}", "x=${{x:-{v}}}",
+    ": ${{x:={v}}}", "unset x; x={v}", "x=", ": ${{x={v}}}", "x=${{x-{v}}}", "x=${{x+{v}}}",
+    "[[ -v x ]] && x={v}", "set --", "unset a", "a=()", "declare -A m=([k]={v})", "x=$1",
+    "x=${{1-{v}}}", "f() {{ local x={v}; y() {{ {v} \"$@\"; }}; }}", "f",
+)
+"""Steps of a chain: each sets, appends, removes or re-targets something a probe reads."""
+WHERE = ("{c}", "false && {c}", "true && {c}", "if false; then {c}; fi",
+         "if true; then {c}; fi", "({c})", "{c} | cat", "for i in 1; do {c}; done",
+         "for i in; do {c}; done", "g() {{ {c}; }}; g", "g() {{ local x; {c}; }}; g",
+         "case a in a) {c};; esac", "while false; do {c}; done", "[ -f a.txt ] && {c}",
+         "[ -f nosuch ] || {c}", "{{ {c}; }}", ": $({c})", "g() {{ {c}; }}")
+PROBES = ("${x-rm} a.txt", "${x:-rm} a.txt", "${x+rm} a.txt", "${1-rm} a.txt",
+          "${a[0]-rm} a.txt", "${m[k]-rm} a.txt", "[[ -v x ]] || rm a.txt", "$x a.txt",
+          '"$1" a.txt', "${a[0]} a.txt", '"${a[@]}" a.txt', "${m[k]} a.txt", "$r a.txt",
+          "y a.txt", "command y a.txt", "$x ../a.txt", "mv ../b.txt ../a.txt",
+          "mv b.txt a.txt", 'eval "$x a.txt"')
+
+
+def chained(count: int, seed: int) -> Iterator[Generated]:
+    """``count`` chains of 1-4 steps, each in a random place, then a probe (seeded)."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        parts = ["declare -A m=([k]=cat)"]
+        for _ in range(rng.randint(1, 4)):
+            step = rng.choice(STEPS).format(v=rng.choice(VALUES), w=rng.choice(VALUES),
+                                            s=rng.choice(("m", "dir", "")))
+            parts.append(rng.choice(WHERE).format(c=step))
+        probe = rng.choice(PROBES)
+        yield Generated("; ".join(parts) + "; " + probe, probe, tuple(parts[1:]))

@@ -13,7 +13,9 @@ import pytest
 
 from tests.shell_generator import Generated
 from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all
-from tests.shell_scopes import CHANGED, MADE, MAY_NOT_RUN, RUNS, scoped
+from tests.shell_scopes import CHANGED, MADE, MAY_NOT_RUN, RUNS, chained, scoped
+
+CHAINS, SEED = 400, 11
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +24,11 @@ def results() -> list[Result]:
         check_sandbox()
     except OracleUnavailable as exc:
         pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
-    return run_all(list(scoped()))
+    return run_all([*scoped(), *chained(CHAINS, SEED)])
 
 
 def test_every_change_in_every_place_is_made(results: list[Result]) -> None:
-    assert len(results) == len(CHANGED) * len(MAY_NOT_RUN) + len(MADE) * len(RUNS)
+    assert len(results) == len(CHANGED) * len(MAY_NOT_RUN) + len(MADE) * len(RUNS) + CHAINS
     assert not any(r.timed_out for r in results)
 
 
