@@ -2380,3 +2380,15 @@ def test_set_empty_set_nowhere_and_local_outside_a_function_are_told_apart(
     Run for real, a.txt is gone; judged, each was allowed or asked under auto."""
     ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command, approval="auto") == "deny", command
+
+
+def test_a_loop_that_builds_code_is_judged_once_per_value(tmp_path: Path) -> None:
+    """``eval "f_$v=.."`` in a loop: each pass with its own value (the names and values
+    stay paired), and a pass that a break may skip is one that may not run."""
+    ws = make_workspace(tmp_path)
+    assert decision(ws, 'for v in a b; do eval "f_$v=$v.txt"; done; wc -l "$f_a" "$f_b"') \
+        == "allow"
+    assert decision(ws, 'for v in cat rm; do eval "c_$v=$v"; done; $c_cat a.txt') == "allow"
+    command = 'for v in rm cat; do eval "x=$v"; [ -f a.txt ] && break; done; $x a.txt'
+    ws = work_lost_in_bash(tmp_path / "run", command)
+    assert decision(ws, command) == "deny"

@@ -155,7 +155,9 @@ _DECLARERS = frozenset({"declare", "typeset", "export", "local", "readonly"})
 _CONDITIONAL = frozenset({"if_statement", "case_statement", "while_statement",
                           "for_statement", "c_style_for_statement"})
 """Constructs whose commands may not run (a branch, a loop's body)."""
-_CHANGES_FOLDER = re.compile(r"(?<![\w$-])(?:cd|pushd|popd)\b")
+_IN_TURN = re.compile(r"(?<![\w$-])(?:cd|pushd|popd|eval)\b")
+"""A loop body whose effect depends on the value as a whole, not as a word: a folder it
+changes to, code it builds (``eval "f_$v=$v.txt"``)."""
 MAX_FOLDERS_IN_TURN = 16
 """A loop over more values than this is judged once with them all (its folder unknown)."""
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
@@ -731,12 +733,16 @@ class _Walker(PathJudge, ShellValues):
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
                 self.loops[name] = words
-                one_by_one = self._folders_in_turn(words, node, ctx)
+                one_by_one = self._values_in_turn(words, node, ctx)
                 if one_by_one is not None:  # cd "$d": each folder is the next pass's base
                     self.in_turn.add(name)
-                    for value in one_by_one:
+                    for value in one_by_one:  # a break may end the loop before any pass
                         self.loops[name] = [value]
+                        self.conditional += 1
+                        before = self._values()
                         self._loop_body(node, ctx)
+                        self.conditional -= 1
+                        self._join(before)
                     self.in_turn.discard(name)
                     self.loops[name] = words
                     return
@@ -746,15 +752,16 @@ class _Walker(PathJudge, ShellValues):
                 self.unknown.add(name)
         self._loop_body(node, ctx)
 
-    def _folders_in_turn(self, words: list[str], node: Node, ctx: _Ctx) -> list[str] | None:
+    def _values_in_turn(self, words: list[str], node: Node, ctx: _Ctx) -> list[str] | None:
         """The values of a loop whose body changes folder (``for d in packages/*/; do (cd
-        "$d" && ..)``), globs matched now as bash will (sorted; a pattern that matches
-        nothing stays itself), so that each pass is judged in its own folder. None when
-        the folder is unknown, the command changed files before (a match may be new), a
-        value holds a blank or a pattern, or there are more than ``MAX_FOLDERS_IN_TURN``."""
+        "$d" && ..)``) or builds code (``eval "f_$v=.."``), globs matched now as bash will
+        (sorted; a pattern that matches nothing stays itself), so that each pass is judged
+        with its own value, in its own folder. None when the folder is unknown, the command
+        changed files before (a match may be new), a value holds a blank or a pattern, or
+        there are more than ``MAX_FOLDERS_IN_TURN``."""
         body = node.child_by_field_name("body")
         base = self.cwds[0] if len(self.cwds) == 1 else None
-        if body is None or base is None or not _CHANGES_FOLDER.search(_text(body, ctx)) or \
+        if body is None or base is None or not _IN_TURN.search(_text(body, ctx)) or \
                 any(e["risk"] != "read" for e in self.entries) or self.written or self.links:
             return None
         out: list[str] = []
