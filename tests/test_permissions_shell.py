@@ -2392,3 +2392,15 @@ def test_a_loop_that_builds_code_is_judged_once_per_value(tmp_path: Path) -> Non
     command = 'for v in rm cat; do eval "x=$v"; [ -f a.txt ] && break; done; $x a.txt'
     ws = work_lost_in_bash(tmp_path / "run", command)
     assert decision(ws, command) == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "g() { cd src || cd ..; }; g; g() { cd - >/dev/null; }; g; mv b.txt a.txt",
+    "cd src; false && cd ..; cd -; mv b.txt a.txt",
+])
+def test_cd_minus_after_a_cd_that_may_not_have_run_goes_to_an_unknown_folder(
+        tmp_path: Path, command: str) -> None:
+    """The folder ``cd -`` returns to is the one the last cd that ran left: after a cd that
+    may not have run it is either (the first was judged from src: asked, run under auto)."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command, approval="auto") == "deny", command

@@ -155,6 +155,8 @@ class PathJudge:
             back = self.oldpwd
         elif w.value is None and w.text == "popd" and self.pushed:
             back = self.pushed.pop()
+            if self.conditional:  # a popd that may not run: the stack is either
+                self.pushed = [None] * len(self.pushed)
         elif w.value is None and w.text.startswith(("popd ", "pushd ")):
             self.pushed = [None] * len(self.pushed)  # popd -n, pushd +1: reordered
         return w if back is None else Word(str(back), w.text)
@@ -241,11 +243,12 @@ class PathJudge:
         before = list(self.cwds)
         there = [self._resolved_dir(w, base) for base in before]
         fails = any(t is not None and not t.is_dir() for t in there)
-        if push:  # a pushd that may fail may push nothing: popd's folder is unknown
-            self.pushed.append(before[0] if len(before) == 1 and not fails else None)
+        sure = len(before) == 1 and not fails and not self.conditional
+        if push:  # a pushd that may fail or not run may push nothing: popd's folder unknown
+            self.pushed.append(before[0] if sure else None)
         folders = [*before, *there] if self.conditional or fails else there
         self.cwds = list(dict.fromkeys(folders))
-        self.oldpwd = before[0] if len(before) == 1 and not fails else None
+        self.oldpwd = before[0] if sure else None  # cd - after a cd that may not run: unknown
 
     def _resolved_dir(self, w: Word, base: Path | None) -> Path | None:
         if w.value is None or w.expandable or (base is None and not w.value.startswith("/")):
