@@ -122,7 +122,9 @@ STEPS = (
     "cd src", "cd ..", "x=${{x/r/c}}", "x=$(echo {v})", "eval x={v}", "x=${{x:-{v}}}",
     ": ${{x:={v}}}", "unset x; x={v}", "x=", ": ${{x={v}}}", "x=${{x-{v}}}", "x=${{x+{v}}}",
     "[[ -v x ]] && x={v}", "set --", "unset a", "a=()", "declare -A m=([k]={v})", "x=$1",
-    "x=${{1-{v}}}", "f() {{ local x={v}; y() {{ {v} \"$@\"; }}; }}", "f",
+    "x=${{1-{v}}}", "f() {{ local x={v}; y() {{ {v} \"$@\"; }}; }}", "f", "cd -",
+    "cd src || cd ..", "pushd src >/dev/null", "popd >/dev/null", "popd -n >/dev/null",
+    "dirs -c", "cd nosuch 2>/dev/null", "cd ~-",
 )
 """Steps of a chain: each sets, appends, removes or re-targets something a probe reads."""
 WHERE = ("{c}", "false && {c}", "true && {c}", "if false; then {c}; fi",
