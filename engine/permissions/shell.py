@@ -22,7 +22,8 @@ import os
 import re
 import shlex
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -429,12 +430,12 @@ class _Walker(PathJudge, ShellValues):
     numeric: set[str] = field(default_factory=set)
     """Variables holding a number (``$(( ))``, ``let``, ``$(wc -l < f)``)."""
     integers: set[str] = field(default_factory=set)
+    """Variables declared ``-i``: every assignment to them is evaluated as arithmetic."""
     readonly: set[str] = field(default_factory=set)
+    """Variables made read-only: a later change fails, and the value before stays."""
     maybe_unset: set[str] = field(default_factory=set)
     """Variables set only where that may not have run: ``${x-w}``, ``${x:=w}`` may see
     them unset."""
-    """Variables made read-only: a later change fails, and the value before stays."""
-    """Variables declared ``-i``: every assignment to them is evaluated as arithmetic."""
     ifs: str | None = " \t\n"
     """The field separators unquoted expansions are split at (None: only known at run time)."""
     argv0: str | None = "bash"
@@ -523,9 +524,8 @@ class _Walker(PathJudge, ShellValues):
             if body.id not in self.called or named.get(body.id) in IMPLICIT_FUNCTIONS or (
                     self.exports_functions and named.get(body.id, "ls") in RULES):
                 self.argv0, self.positional = "bash", None
-                self.conditional += 1
-                self._visit(body, replace(where, piped=False, stdin=None))
-                self.conditional -= 1
+                with self._may_not_run():
+                    self._visit(body, replace(where, piped=False, stdin=None))
 
     def _extglob(self, text: str, via: str, depth: int, args: list[Word] | None) -> bool:
         """``shopt -s extglob`` patterns (``/usr/bin/@(rm)``, ``ls !(x).py``), which the
@@ -651,13 +651,8 @@ class _Walker(PathJudge, ShellValues):
         if t not in _CONDITIONAL:
             self._dispatch(node, ctx)
             return
-        self.conditional += 1  # its commands may not run: a cd in it may not either
-        before = self._values()
-        try:
+        with self._may_not_run():  # its commands may not run: a cd in it may not either
             self._dispatch(node, ctx)
-        finally:
-            self.conditional -= 1
-            self._join(before)
 
     def _dispatch(self, node: Node, ctx: _Ctx) -> None:
         handler = _HANDLERS.get(node.type)
@@ -683,13 +678,9 @@ class _Walker(PathJudge, ShellValues):
             self._arithmetic_node(node, ctx)
         failing = t == "declaration_command" and not self.calling and \
             _text(node.children[0], ctx) == "local"  # local outside a function: an error
-        before = self._values() if failing else None
-        self.conditional += failing
-        for child in node.named_children:
-            self._visit(child, ctx)
-        self.conditional -= failing
-        if before is not None:
-            self._join(before)
+        with self._may_not_run() if failing else nullcontext():
+            for child in node.named_children:
+                self._visit(child, ctx)
 
     def _unparsed(self, node: Node, ctx: _Ctx) -> None:
         """Judge what the shell would still run from text the parser refused: ``{rm,-rf,x}``
@@ -738,11 +729,8 @@ class _Walker(PathJudge, ShellValues):
                     self.in_turn.add(name)
                     for value in one_by_one:  # a break may end the loop before any pass
                         self.loops[name] = [value]
-                        self.conditional += 1
-                        before = self._values()
-                        self._loop_body(node, ctx)
-                        self.conditional -= 1
-                        self._join(before)
+                        with self._may_not_run():
+                            self._loop_body(node, ctx)
                     self.in_turn.discard(name)
                     self.loops[name] = words
                     return
@@ -1277,12 +1265,18 @@ class _Walker(PathJudge, ShellValues):
     def _list(self, node: Node, ctx: _Ctx) -> None:
         """``a && b``, ``a || b``: what follows the first command may not run."""
         for i, child in enumerate(node.named_children):
-            if i == 0:
+            with self._may_not_run() if i else nullcontext():
                 self._visit(child, ctx)
-                continue
-            self.conditional += 1
-            before = self._values()
-            self._visit(child, ctx)
+
+    @contextmanager
+    def _may_not_run(self) -> Iterator[None]:
+        """Commands that may not run (a branch, a loop, what follows ``&&``, a trap): a
+        ``cd`` there may not either, and what they change joins the values before them."""
+        self.conditional += 1
+        before = self._values()
+        try:
+            yield
+        finally:
             self.conditional -= 1
             self._join(before)
 
@@ -2432,14 +2426,10 @@ class _Walker(PathJudge, ShellValues):
 
     def _run_inner(self, e: Effect, ctx: _Ctx) -> None:
         """The shell code and the commands one simple command runs."""
-        for how, code in e.scripts:
-            later = how == "trap"  # it runs when the signal comes, if ever
-            before = self._values() if later else None
-            self.conditional += later
-            self._script(how, code, ctx, e.code_args if how.endswith((" -c", " <<")) else None)
-            self.conditional -= later
-            if before is not None:
-                self._join(before)
+        for how, code in e.scripts:  # a trap's code runs when the signal comes, if ever
+            with self._may_not_run() if how == "trap" else nullcontext():
+                self._script(how, code, ctx,
+                             e.code_args if how.endswith((" -c", " <<")) else None)
         if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
             e.nested.append((f"{e.argv[0].shown} (runs its arguments)", e.argv[1:]))
         for how, nested in e.nested:
