@@ -16,6 +16,9 @@ from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all
 from tests.shell_scopes import CHANGED, MADE, MAY_NOT_RUN, RUNS, chained, scoped
 
 CHAINS, SEED = 400, 11
+pytestmark = [pytest.mark.xdist_group("shell_scopes"), pytest.mark.timeout(900)]
+"""One process builds the commands' results once (about 30 s on a quiet machine, several
+minutes beside a busy suite): the timeout is a hang guard, not a measure."""
 
 
 @pytest.fixture(scope="module")
