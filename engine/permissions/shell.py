@@ -2570,7 +2570,8 @@ class _Walker(PathJudge, ShellValues):
         elif e.stdin_reader is not None and ctx.stdin is not None:
             e.stdin_reader(e, ctx.stdin)
         elif e.stdin_reader is not None and ctx.piped:
-            e.at_least("ask", f"{e.argv[0].shown} runs what it reads from a pipe")
+            e.at_least("ask", f"{e.argv[0].shown} acts on what it reads from a pipe (SQL, "
+                              "code, a file's new content), which the command does not show")
 
     def _reads_decoded(self, e: Effect, ctx: _Ctx) -> None:
         """``read p < <(base64 -d ..)``: the names ``read``/``mapfile`` set hold decoded
