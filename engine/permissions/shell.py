@@ -2602,25 +2602,30 @@ class _Walker(PathJudge, ShellValues):
     def _followed(self, argv: list[Word], hashed: bool) -> tuple[Effect, str]:
         """The effect with links (and, if ``hashed``, ``hash -p`` names) followed; the name
         followed to a file a ``hash -p`` that may not have run gave it, or ""."""
-        unsure = ""
-
-        def follow(word: Word, lookup: bool) -> str:
-            nonlocal unsure
-            file, certain = self.hashed.get(word.value or "", ("", True)) if hashed and \
-                lookup else ("", True)
-            unsure = unsure or ("" if certain else word.value or "")
-            return file or self.links.get(os.path.normpath(word.value or ""), "")
-
-        found = follow(argv[0], True) if argv and argv[0].value else ""
+        found, unsure = self._file_of(argv[0], hashed) if argv else ("", "")
         if found:
             argv = [Word(found, argv[0].text), *argv[1:]]
         argv = self._shown_script(argv)
         e = analyze(argv)
-        inner = e.argv[0] if e.wrappers and e.argv and e.argv[0].value else None
-        found = follow(inner, set(e.wrappers) <= _HASH_LOOKUPS) if inner else ""
-        if inner and found:
-            e = analyze([*argv[:len(argv) - len(e.argv)], Word(found, inner.text), *e.argv[1:]])
+        if e.wrappers and e.argv:  # command ls: the shell's lookup; env ls: PATH's
+            inner = e.argv[0]
+            found, unsure_inner = self._file_of(inner, hashed and
+                                                set(e.wrappers) <= _HASH_LOOKUPS)
+            unsure = unsure or unsure_inner
+            if found:
+                e = analyze([*argv[:len(argv) - len(e.argv)], Word(found, inner.text),
+                             *e.argv[1:]])
         return e, unsure
+
+    def _file_of(self, word: Word, by_hash: bool) -> tuple[str, str]:
+        """The program file ``word`` names in this command: a ``hash -p`` mapping (when
+        ``by_hash``) or a link or copy it made, else ""; and the name, when the ``hash -p``
+        giving it may not have run."""
+        if not word.value:
+            return "", ""
+        file, certain = self.hashed.get(word.value, ("", True)) if by_hash else ("", True)
+        return (file or self.links.get(os.path.normpath(word.value), ""),
+                "" if certain else word.value)
 
     def _arg_file(self, argv: list[Word], ctx: _Ctx) -> tuple[list[Word], _Ctx]:
         """``xargs -a <(git diff --name-only) CMD``: like ``git diff --name-only | xargs
