@@ -74,12 +74,22 @@ def test_scripts_test_runs_the_npm_servers_with_the_pypi_node_whatever_the_syste
     node.chmod(0o755)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
            "PATH": f"{fake}:{os.environ['PATH']}", "ENGINE_TEST_WORKERS": "0"}  # one process
+    hooks = _import_hooks()
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "test"), "-q", "-p",
                            "no:cacheprovider", "tests/test_mcp_reference_servers.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
     assert " passed" in proc.stdout and " failed" not in proc.stdout
     assert not mark.exists(), mark.read_text()
+    if Path(sys.prefix) == ROOT / ".venv":  # this suite was started by scripts/test
+        assert hooks and _import_hooks() == hooks, "scripts/test reinstalled an unchanged project"
+
+
+def _import_hooks() -> dict[str, tuple[int, int]]:
+    """The repository venv's editable-install files (inode, mtime): a reinstall replaces them,
+    and a ``python -m engine`` started meanwhile from that venv cannot import turnstile_tools."""
+    return {str(p): (p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in (ROOT / ".venv").glob("lib/python*/site-packages/__editable__*")}
 
 
 def test_scripts_test_puts_the_venv_first_before_running_anything() -> None:
