@@ -158,7 +158,7 @@ ADAPTERS: dict[str, tuple[str, ...]] = {
     "temporalio": ("engine.temporal.*",),
     "asyncio": ("engine.cli.plain_output", "engine.ide.server"),
     "acp": ("engine.ide.*",),
-    "ctypes": ("turnstile_tools.inotify", "engine.tooling.process", "engine.sandbox.mountlink"),
+    "ctypes": ("engine.workspace.inotify", "engine.tooling.process", "engine.sandbox.mountlink"),
 }
 
 

@@ -21,7 +21,8 @@ import pytest
 
 import engine
 from engine import build_machine
-from turnstile_tools import changes, inotify
+from engine.workspace import inotify
+from turnstile_tools import changes
 from turnstile_tools.changes import WorkspaceWatcher
 
 GIT_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,

@@ -433,5 +433,5 @@ def test_a_new_gitlink_to_the_commands_repository_is_not_entered(
     subprocess.run(["git", "-C", str(ws), "status"], capture_output=True)
     assert marker.exists() is not sandboxed
     if sandboxed:
-        assert "(moved aside (to .git.refused) evil/.git:" in content, content
+        assert "(moved aside (to NAME.refused) evil/.git:" in content, content
         assert (ws / "evil" / ".git.refused" / "config").exists()

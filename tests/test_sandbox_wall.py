@@ -482,7 +482,7 @@ async def test_many_hard_links_make_their_folders_read_only(tmp_path: Path) -> N
     """Beyond ``MAX_LINK_BINDS`` hard-linked files (a pnpm or uv store), their folders are
     bound read-only rather than each file; the rest of the workspace stays writable."""
     from engine.sandbox import confinement, protected_paths
-    from engine.sandbox.wall import MAX_LINK_BINDS
+    from engine.sandbox.survey import MAX_LINK_BINDS
     from engine.spec.model import SandboxSpec
     from engine.tooling.spec import ToolContext
     from turnstile_tools.shell import RunShellArgs, run_shell

@@ -39,9 +39,9 @@ from typing import Any
 
 from engine.tooling.spec import WatchReport
 from engine.vocabulary import held_files
-from engine.workspace import git
+from engine.workspace import git, inotify
 from engine.workspace.ignore import IgnoreStack, stack_for
-from turnstile_tools import gitstate, inotify
+from turnstile_tools import gitstate
 from turnstile_tools.patch import make_patch
 from turnstile_tools.tracked import TrackedPaths
 from turnstile_tools.watched import WatchedTree, WatchLimit, skip_folder, skipped, walk_files

@@ -76,8 +76,9 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
              "files that make later commands run code"),
             ("restored", swept.restored, "a git configuration may gain only keys that name no "
              "program"),
-            ("moved aside (to .git.refused)", swept.moved, "git on the host would enter "
-             "a gitlink's .git that does not lead into .git/modules/"),
+            ("moved aside (to NAME.refused)", swept.moved, "git on the host would enter "
+             "this repository, made by the command: it may hold only what git's own commands "
+             "write, and a gitlink's .git must lead into .git/modules/"),
             ("removed", swept.unmade, "the worktree's checkout is not on the host: it was made "
              "in the sandbox's private /tmp, which ends with the command")):
         if paths:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from turnstile_tools.inotify import (
+from engine.workspace.inotify import (
     IN_CREATE,
     IN_DELETE,
     IN_DELETE_SELF,

@@ -43,6 +43,7 @@ from engine.sandbox.protected import (
     protected_paths,
     sweep,
 )
+from engine.sandbox.survey import Survey
 from engine.sandbox.wall import Swept
 from engine.spec.model import SandboxSpec
 from engine.vocabulary.errors import SandboxUnavailableError
@@ -116,8 +117,9 @@ class Confinement:
     """The workspace's git folders, whatever ``vcs`` says (the first holds its index)."""
     startup_absent: tuple[str, ...] = ()
     """Interpreter start-up files absent from writable folders on ``sys.path``."""
-    linked: wall.LinkSearch | None = None
-    """Workspace files with a hard link outside it, read-only (searched from run start)."""
+    survey: Survey | None = None
+    """Workspace files with a hard link outside it and other repositories' git folders,
+    read-only (found from run start, kept current after each command: ``survey``)."""
     redirects: bool = False
     """Under ``vcs: write`` (walled): a command that may write git's configuration gets a
     private ``.git/config`` where ``mountlink`` works, asked once per process at the first
@@ -143,7 +145,7 @@ class Confinement:
         if self.bwrap is None:
             return unconfined(argv)
         bounds = self.spec.limits
-        linked = tuple(self.linked.result()) if self.linked is not None else ()
+        linked = tuple(self.survey.linked()) if self.survey is not None else ()
         extra = prepared.read_only if prepared else ()
         plan = MountPlan(self.workspace, self.writable, self.readable, self.hidden,
                          (*self.protected, *linked, *extra), network,
@@ -163,7 +165,8 @@ class Confinement:
 
     def before(self) -> Prepared:
         """Before a command: the protected paths absent (see ``protected.absent``), the
-        command's cgroups, the git folders' state and the gitlinks' ``.git`` to bind."""
+        command's cgroups, the git folders' state, and the ``.git`` of gitlinks and of other
+        repositories in the workspace (``survey``) to bind."""
         if not self.active:
             return Prepared()
         wanted = {"pids": self.spec.limits.processes, "memory": self.spec.limits.memory}
@@ -171,9 +174,11 @@ class Confinement:
                   if self.limits.get("processes" if k == "pids" else k)}
         checkouts = (gitlinks.checkout_gits(self.workspace, self.repository[0],
                                             self.repository[-1]) if self.repository else [])
-        embedded = [p for p in checkouts if os.path.isdir(p) and not os.path.islink(p)]
+        others = self.survey.before() if self.survey is not None else []
+        gits = list(dict.fromkeys((*checkouts, *others)))
+        embedded = [p for p in gits if os.path.isdir(p) and not os.path.islink(p)]
         vcs_write = self.spec.vcs == "write"
-        read_only = [p for p in checkouts if p not in embedded]
+        read_only = [p for p in gits if p not in embedded]
         read_only += [r for p in embedded for r in wall.git_read_only(p, vcs_write)]
         return Prepared((*absent(self.workspace), *self.startup_absent),
                         cgroups.create(wanted) if wanted else None,
@@ -184,13 +189,16 @@ class Confinement:
     def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
         the command created and undo its git changes that could run a program on the host
-        (``wall.sweep_git``, ``gitlinks.sweep_checkouts``); apply the command's copy of
-        ``.git/config`` when every change is allowed (``gitcopy.settle``)."""
+        (``wall.sweep_git``, ``gitlinks.sweep_checkouts``, ``Survey.after`` for the git
+        folders it made elsewhere); apply the command's copy of ``.git/config`` when every
+        change is allowed (``gitcopy.settle``)."""
         if prepared.group is not None:
             prepared.group.remove()
         swept = wall.sweep_git(prepared.git)
         for copies in prepared.config:
             swept.refused.update(gitcopy.settle(copies, self.workspace).refused)
+        if self.survey is not None:
+            swept.moved.extend(self.survey.after())
         if self.repository:
             swept.moved.extend(gitlinks.sweep_checkouts(
                 self.workspace, list(self.repository), prepared.checkouts))
@@ -276,7 +284,7 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         spec, found.bwrap, found.reason, ws, tuple(dict.fromkeys(kept)), tuple(hidden),
         tuple(readable), writable, enforced_limits(found),
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
-        wall.LinkSearch(ws) if walled else None,
+        Survey(ws, tuple(gitdirs)) if walled else None,
         walled and vcs_write)
 
 

@@ -15,11 +15,14 @@ The workspace's working files are writable; everything that makes a program run 
   itself a git command that may write configuration writes through a private copy, applied
   after the command when allowed (``gitcopy``).
   A gitlink's ``.git`` in the workspace, which git on the host enters, is read-only; a new one
-  must lead into ``modules/``, or it is moved aside (``gitlinks``).
+  must lead into ``modules/``, or it is moved aside (``gitlinks``). So is any other
+  repository's git folder in the workspace; a new one must hold only what git's commands
+  write, or it is moved aside (``repos``, found by ``survey``).
 - the engine's own installation (``sys.prefix``, every folder on ``sys.path``, its source, its
   console script) and interpreter start-up files on that path, wherever they lie;
-- files with a hard link outside the workspace (writing one would change the outside file).
-  A command cannot make a new one: ``link()`` across a bind mount fails with EXDEV.
+- files with a hard link outside the workspace (writing one would change the outside file),
+  found by ``survey``. A command cannot make a new one: ``link()`` across a bind mount fails
+  with EXDEV.
 
 The engine's folder ``.engine/`` is masked (an empty read-only folder), not only read-only.
 """
@@ -32,7 +35,6 @@ import os
 import shutil
 import stat
 import sys
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,9 +60,6 @@ GIT_SENSITIVE: tuple[str, ...] = ("config", "config.worktree", "hooks", "info", 
 STARTUP_FILES: tuple[str, ...] = ("sitecustomize.py", "usercustomize.py", "sitecustomize",
                                   "usercustomize")
 """Imported by every interpreter start when found on ``sys.path``."""
-MAX_LINK_BINDS = 256
-"""Beyond this many hard-linked files, their folders are bound read-only instead."""
-SKIP_DIRS = frozenset({".git", ".engine"})
 
 
 def git_dirs(workspace: str) -> list[str]:
@@ -242,7 +241,7 @@ def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
             full = os.path.join(path, name)
             if (had is None or name not in had) \
                     and name.removesuffix(".lock") not in NESTED_ALLOWED[kind]:
-                (swept.template if _is_template(full) else swept.removed).append(remove(full))
+                (swept.template if is_template(full) else swept.removed).append(remove(full))
                 continue
             if name in CHECKED:
                 _check(full, kind, gitdir, before, swept)
@@ -282,7 +281,7 @@ TEMPLATE: Mapping[str, Callable[[str], bool]] = {
 """What git's default template puts in a new repository's ``hooks/`` and ``info/``."""
 
 
-def _is_template(path: str) -> bool:
+def is_template(path: str) -> bool:
     """Whether ``path`` (a new ``hooks/`` or ``info/``) holds only what git's template puts
     there: plain files, none of which runs or is read as a rule beyond ignoring."""
     kept = TEMPLATE.get(os.path.basename(path))
@@ -350,62 +349,6 @@ def _startup_files(folder: str) -> list[str]:
     except OSError:
         return []
     return [os.path.join(folder, n) for n in names if n.endswith(".pth") or n in STARTUP_FILES]
-
-
-def hard_linked(workspace: str) -> list[str]:
-    """Workspace files with a hard link outside it (more links than the workspace holds),
-    found by one walk of the whole workspace, ignored trees included (a package store's hard
-    links sit in ``node_modules``): ~0.6 s per 100,000 files, on a thread from run start. Not
-    capped: a file left out would be writable through its link. Their folders instead beyond
-    ``MAX_LINK_BINDS`` files."""
-    by_inode: dict[tuple[int, int], list[str]] = {}
-    links: dict[tuple[int, int], int] = {}
-    folders = [workspace]
-    while folders:
-        folder = folders.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if not (folder == workspace and entry.name in SKIP_DIRS):
-                    folders.append(entry.path)
-            elif entry.is_file(follow_symlinks=False):
-                with contextlib.suppress(OSError):
-                    st = entry.stat(follow_symlinks=False)
-                    if st.st_nlink > 1:
-                        key = (st.st_dev, st.st_ino)
-                        by_inode.setdefault(key, []).append(entry.path)
-                        links[key] = st.st_nlink
-    found = sorted(p for key, paths in by_inode.items() if links[key] > len(paths)
-                   for p in paths)
-    if len(found) > MAX_LINK_BINDS:
-        return sorted({os.path.dirname(p) for p in found})
-    return found
-
-
-class LinkSearch:
-    """``hard_linked(workspace)`` on a thread from run start (hidden behind the first model
-    turn); the first command waits for its answer."""
-
-    def __init__(self, workspace: str) -> None:
-        self._found: list[str] = []
-        self._done = threading.Event()
-        threading.Thread(target=self._search, args=(workspace,), daemon=True,
-                         name="hard-link search").start()
-
-    def _search(self, workspace: str) -> None:
-        try:
-            self._found = hard_linked(workspace)
-        except Exception:  # a search that failed protects nothing more, said once
-            logger.exception("hard-link search in %s failed", workspace)
-        finally:
-            self._done.set()
-
-    def result(self) -> list[str]:
-        self._done.wait()
-        return self._found
 
 
 def _under(path: str, folder: str) -> bool:

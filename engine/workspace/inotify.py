@@ -16,6 +16,7 @@ import errno
 import os
 import struct
 import sys
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -37,6 +38,10 @@ IN_ISDIR = 0x40000000
 FOLDER_MASK = (IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
                | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
 """What a watched folder reports: written files, names appearing and going, and itself going."""
+NAMES_MASK = (IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW
+              | IN_EXCL_UNLINK)
+"""Only names appearing in a watched folder (and leaving by a rename): no event per written
+file, so a command that writes much does not fill the queue."""
 _HEADER = struct.Struct("iIII")
 _READ_BYTES = 1 << 20
 MAX_WATCHES_FILE = "/proc/sys/fs/inotify/max_user_watches"
@@ -87,10 +92,13 @@ class Inotify:
             raise OSError(code, os.strerror(code))
         self.fd: int = fd
         self._lib = lib
+        # dropped without close() (a cached run evicted), the kernel still frees its watches
+        self._closer = weakref.finalize(self, os.close, fd)
 
-    def add(self, path: str) -> int:
-        """Watch the folder ``path`` (never following a link); its watch descriptor."""
-        wd = self._lib.inotify_add_watch(self.fd, os.fsencode(path), FOLDER_MASK)
+    def add(self, path: str, mask: int = FOLDER_MASK) -> int:
+        """Watch the folder ``path`` (never following a link) for ``mask``; its watch
+        descriptor (the same one again for a folder watched already)."""
+        wd = self._lib.inotify_add_watch(self.fd, os.fsencode(path), mask)
         if wd < 0:
             code = ctypes.get_errno()
             raise OSError(code, os.strerror(code), path)
@@ -112,9 +120,8 @@ class Inotify:
             events.extend(_decode(data))
 
     def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        self._closer()
+        self.fd = -1
 
 
 def _decode(data: bytes) -> list[Event]:

@@ -1,0 +1,237 @@
+"""One walk of the workspace from run start, and watches that keep what it found current.
+
+The walk finds what the sandbox must bind read-only inside the writable workspace that no list
+of names could: files with a hard link outside it (writing one would change the outside file)
+and other repositories' git folders (``repos``). It reads every folder, ignored trees included
+(a package store's hard links and a dependency's clone sit in ``node_modules``), on a thread
+from run start, hidden behind the model's first turn; the first command waits for it. A
+command cannot make a new hard link to outside (``link()`` across a bind mount fails), but it
+can make a git folder anywhere, so every folder read gets an inotify watch for names only:
+after a command, only the names it made are looked at and only the folders it made are walked,
+a cost that follows its work. Without inotify, past the watch limit, or when the kernel's
+queue overflowed, the whole walk runs again after the command (said once in the log).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+
+from engine.sandbox import repos
+from engine.workspace import inotify
+
+logger = logging.getLogger(__name__)
+
+MAX_LINK_BINDS = 256
+"""Beyond this many hard-linked files, their folders are bound read-only instead."""
+WATCH_SHARE = 4
+"""The survey takes at most this fraction (1/N) of the user's inotify watches: the shell
+tool's own watcher and other programs need theirs."""
+
+
+@dataclass
+class Found:
+    """What a walk met: files with more than one link, git folders (not entered)."""
+
+    links: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    nlink: dict[tuple[int, int], int] = field(default_factory=dict)
+    gits: list[str] = field(default_factory=list)
+
+    def hard_linked(self) -> list[str]:
+        """Files with a link outside what was walked (more links than it holds); their
+        folders beyond ``MAX_LINK_BINDS``."""
+        found = sorted(p for key, paths in self.links.items() if self.nlink[key] > len(paths)
+                       for p in paths)
+        if len(found) > MAX_LINK_BINDS:
+            return sorted({os.path.dirname(p) for p in found})
+        return found
+
+
+class Survey:
+    """The workspace's hard-linked files and other repositories, kept current after each
+    command (``after``)."""
+
+    def __init__(self, workspace: str, own: tuple[str, ...] = ()) -> None:
+        self.root = workspace
+        self.skipped = {os.path.join(workspace, ".engine"), *own,
+                        *([os.path.join(workspace, ".git")] if own else [])}
+        """Not walked: the engine's folder and the workspace's own git folders (``wall``)."""
+        self._own = own
+        self._linked: list[str] = []
+        self._known: dict[str, tuple[int, int]] = {}
+        self._by_wd: dict[int, str] = {}
+        self._notify: inotify.Inotify | None = None
+        self._blind = ""
+        self._budget = (inotify.max_watches() or 8192) // WATCH_SHARE
+        self._done = threading.Event()
+        threading.Thread(target=self._first, daemon=True, name="workspace survey").start()
+
+    def _first(self) -> None:
+        try:
+            if inotify.available():
+                self._notify = inotify.Inotify()
+            else:
+                self._blind = "inotify is not available here"
+            found = Found()
+            self._walk(self.root, found, links=True)
+            self._linked = found.hard_linked()
+            for path in found.gits:
+                self._remember(path)
+        except Exception:  # a survey that failed protects nothing more, said once
+            logger.exception("the survey of %s failed", self.root)
+        finally:
+            self._done.set()
+
+    def linked(self) -> list[str]:
+        """Files with a hard link outside the workspace (waits for the first walk)."""
+        self._done.wait()
+        return self._linked
+
+    def repositories(self) -> list[str]:
+        """The other repositories' ``.git`` (folder, file or link) and bare git folders in the
+        workspace, as the last command left them (waits for the first walk)."""
+        self._done.wait()
+        return [p for p in self._known if os.path.lexists(p)]
+
+    def known(self, gitdir: str) -> bool:
+        """Whether ``gitdir`` (resolved) is the workspace's own or was there before."""
+        return gitdir in self._known or any(
+            (gitdir + "/").startswith(own + "/") for own in self._own)
+
+    def before(self) -> list[str]:
+        """Before a command: what appeared since the last one, made on the host (a confined
+        command's processes end with it), taken as there before; then ``repositories``."""
+        self._done.wait()
+        for path in self._made():
+            self._remember(path)
+        return self.repositories()
+
+    def after(self) -> list[str]:
+        """After a command: the git folders it made that may not stay (``repos.refusal``),
+        moved aside; the paths they had. (One there before cannot be moved by a command: what
+        is bound in it makes its folder and theirs a mount point, which cannot be renamed.)"""
+        self._done.wait()
+        made = self._made()
+        moved = []
+        for path in dict.fromkeys(made):
+            if not os.path.lexists(path):
+                continue
+            why = repos.refusal(path, self.root, self.known)
+            if why is None:
+                self._remember(path)
+                continue
+            logger.warning("%s moved aside: git on the host would enter it (%s)", path, why)
+            if repos.move_aside(path) is not None:
+                self._known.pop(path, None)
+                moved.append(path)
+        return moved
+
+    def _made(self) -> list[str]:
+        """The git folders (or ``.git``) the command may have made or replaced."""
+        if self._notify is None or self._blind:
+            found = Found()
+            self._walk(self.root, found)
+            return [p for p in found.gits if self._known.get(p) != _identity(p)]
+        made: list[str] = []
+        for ev in self._notify.read():
+            if ev.mask & inotify.IN_Q_OVERFLOW:
+                logger.warning("the kernel dropped events in %s: it is walked again",
+                               self.root)
+                found = Found()
+                self._walk(self.root, found)
+                return [*made, *(p for p in found.gits
+                                 if self._known.get(p) != _identity(p))]
+            self._event(ev, made)
+        return made
+
+    def _event(self, ev: inotify.Event, made: list[str]) -> None:
+        folder = self._by_wd.get(ev.wd)
+        if folder is None:
+            return
+        if ev.mask & inotify.IN_IGNORED:
+            del self._by_wd[ev.wd]
+            return
+        path = os.path.join(folder, ev.name)
+        if not ev.mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO) or path in self.skipped:
+            return
+        if ev.name == ".git":
+            made.append(path)
+        elif ev.mask & inotify.IN_ISDIR:
+            found = Found()
+            self._walk(path, found)
+            made += found.gits
+        if ev.name in repos.SHAPE and folder != self.root and repos.is_git_folder(folder):
+            made.append(folder)
+
+    def _walk(self, start: str, found: Found, links: bool = False) -> None:
+        """Watch and read ``start`` and every folder below it, git folders excepted: those
+        are appended to ``found.gits``; with ``links``, files with several links recorded."""
+        pending = [start]
+        while pending:
+            folder = pending.pop()
+            self._watch(folder)
+            try:
+                with os.scandir(folder) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            if folder != self.root and repos.SHAPE[0] in {e.name for e in entries} \
+                    and repos.is_git_folder(folder):
+                found.gits.append(folder)
+                continue
+            for entry in entries:
+                if entry.path in self.skipped:
+                    continue
+                if entry.name == ".git":
+                    found.gits.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif links and entry.is_file(follow_symlinks=False):
+                    _count_links(entry, found)
+
+    def _watch(self, folder: str) -> None:
+        if self._notify is None or self._blind:
+            return
+        if len(self._by_wd) >= self._budget:
+            self._go_blind(f"more folders than its share of inotify watches ({self._budget})")
+            return
+        try:
+            wd = self._notify.add(folder, inotify.NAMES_MASK)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.ENOMEM, errno.EMFILE):
+                self._go_blind(f"no inotify watch left ({exc.strerror})")
+            return
+        self._by_wd[wd] = folder
+
+    def _go_blind(self, why: str) -> None:
+        self._blind = why
+        logger.warning("%s: every command in %s is followed by a walk of it", why, self.root)
+        if self._notify is not None:
+            self._notify.close()
+            self._by_wd.clear()
+
+    def _remember(self, path: str) -> None:
+        identity = _identity(path)
+        if identity is not None:
+            self._known[path] = identity
+
+
+def _count_links(entry: os.DirEntry[str], found: Found) -> None:
+    with contextlib.suppress(OSError):
+        st = entry.stat(follow_symlinks=False)
+        if st.st_nlink > 1:
+            key = (st.st_dev, st.st_ino)
+            found.links.setdefault(key, []).append(entry.path)
+            found.nlink[key] = st.st_nlink
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
