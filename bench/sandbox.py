@@ -1,6 +1,6 @@
 """Sandbox benchmark: what bubblewrap adds to one shell call, and bwrap's own start-up cost.
 
-    .venv/bin/python bench/sandbox.py [--calls 200] [--json FILE]
+    .venv/bin/python bench/sandbox.py [--calls 200] [--tree 100000] [--json FILE]
 
 1. run_shell (the real tool, ``true``) N times sandboxed (the run's ``Confinement`` with bwrap)
    and N times unconfined (``mode: off``: ``setpriv --pdeathsig`` only), in a plain folder and
@@ -12,6 +12,11 @@
    plain ``true``, N times each.
 3. What the limits add to each command: creating and removing its cgroups, and the ``sh`` that
    joins them and sets the resource limits before ``bwrap`` (``sh ... true`` vs ``true``).
+4. With ``--tree FILES``, in a generated repository of that many files (two thirds in an
+   ignored ``node_modules/``, ``bench/workspace_tree.py``): the run-start survey (the walk that
+   finds hard-linked files and other repositories and watches every folder) and what
+   ``Confinement.before`` and ``after`` cost per command, for ``true`` and for a command that
+   makes 50 folders (which ``after`` walks).
 """
 
 from __future__ import annotations
@@ -110,6 +115,37 @@ def limits_cost(calls: int) -> dict[str, list[float]]:
     return {k: v for k, v in times.items() if v}
 
 
+def survey_cost(files: int, calls: int) -> dict[str, Any]:
+    """The survey's first walk (s) and ``before``/``after`` per command (ms, median) in a
+    generated repository of ``files`` files."""
+    from bench.workspace_tree import build
+    from engine.sandbox.survey import Survey
+
+    root = Path(tempfile.gettempdir()) / f"bench-sandbox-tree-{files}"
+    build(root, files, "mixed")
+    started = time.perf_counter()
+    survey = Survey(str(root), (str(root / ".git"),))
+    survey.repositories()
+    walk = time.perf_counter() - started
+    jail = confinement(SandboxSpec(vcs="write"), root)
+    out: dict[str, Any] = {"files": files, "first_walk_s": walk, "watches": len(survey._by_wd)}
+    for name, command in (("true", "true"), ("mkdir 50", "mkdir -p made/$RANDOM/{1..50}")):
+        before, after = [], []
+        for _ in range(calls):
+            started = time.perf_counter()
+            prepared = jail.before()
+            before.append(time.perf_counter() - started)
+            subprocess.run(jail.command(["bash", "-c", command], root, False, prepared),
+                           cwd=root, env=jail.env(os.environ), check=True)
+            started = time.perf_counter()
+            jail.after(prepared)
+            after.append(time.perf_counter() - started)
+        out[name] = {"before_ms": summary(before)["median"] * 1000,
+                     "after_ms": summary(after)["median"] * 1000}
+    shutil.rmtree(root / "made", ignore_errors=True)
+    return out
+
+
 def measure(calls: int) -> dict[str, Any]:
     found = probe()
     if not found.ok:
@@ -151,12 +187,20 @@ def render(r: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--tree", type=int, default=0,
+                        help="also measure the survey in a repository of this many files")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
     info = machine_info()
     result = measure(args.calls)
     print(machine_line(info))
     print(render(result))
+    if args.tree and result.get("available"):
+        tree = result["survey"] = survey_cost(args.tree, min(args.calls, 50))
+        print(f"survey at {tree['files']:,} files: first walk {tree['first_walk_s']:.2f} s "
+              f"({tree['watches']:,} folders watched); per command before/after: "
+              + "; ".join(f"{k} {tree[k]['before_ms']:.2f}/{tree[k]['after_ms']:.2f} ms"
+                          for k in ("true", "mkdir 50")))
     write_json(args.json, {"machine": info, **result})
     return 0
 

@@ -16,7 +16,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from engine.sandbox import gitconfig
+from engine.sandbox import gitconfig, repos
 from engine.workspace.index import entries
 
 logger = logging.getLogger(__name__)
@@ -127,16 +127,7 @@ def sweep_checkouts(workspace: str, gitdirs: list[str], had: frozenset[str]) -> 
     for path in found:
         if path in had or _leads_into(path, modules):
             continue
-        aside = f"{path}.refused"
-        for n in range(2, 100):
-            if not os.path.lexists(aside):
-                break
-            aside = f"{path}.refused-{n}"
-        try:
-            os.rename(path, aside)
-        except OSError as exc:
-            logger.error("%s could not be moved aside (%s): git on the host may enter it",
-                         path, exc)
+        if repos.move_aside(path) is None:
             continue
         logger.warning("%s moved aside: a gitlink's git folder must lie under .git/modules/",
                        path)
@@ -149,13 +140,6 @@ def _leads_into(dot_git: str, modules: list[str]) -> bool:
     ``modules``."""
     if os.path.islink(dot_git) or not os.path.isfile(dot_git):
         return False
-    try:
-        with open(dot_git, "rb") as f:
-            line = f.read(4097).decode().strip()
-    except (OSError, UnicodeDecodeError):
-        return False
-    if not line.startswith("gitdir:") or "\n" in line:
-        return False
-    target = os.path.realpath(os.path.join(os.path.dirname(dot_git),
-                                           line.removeprefix("gitdir:").strip()))
-    return any((target + "/").startswith(m) and target + "/" != m for m in modules)
+    target = repos.target(dot_git)
+    return target is not None and any(
+        (target + "/").startswith(m) and target + "/" != m for m in modules)

@@ -44,18 +44,18 @@ def refusal(path: str, workspace: str, known: Callable[[str], bool]) -> str | No
     ``known`` (there before, or the workspace's own), or to one that may stay itself, in the
     workspace; a folder may hold only what git's commands write there."""
     if os.path.islink(path) or not os.path.isdir(path):
-        target = _target(path)
-        if target is None:
+        led = target(path)
+        if led is None:
             return "a .git that is neither a folder nor a `gitdir: PATH` file"
-        if not (target + "/").startswith(workspace.rstrip("/") + "/"):
-            return f"leads outside the workspace ({target})"
-        if known(target) or not is_git_folder(target):
+        if not (led + "/").startswith(workspace.rstrip("/") + "/"):
+            return f"leads outside the workspace ({led})"
+        if known(led) or not is_git_folder(led):
             return None
-        path = target
+        path = led
     return _folder_refusal(path, workspace)
 
 
-def _target(dot_git: str) -> str | None:
+def target(dot_git: str) -> str | None:
     """Where a ``.git`` link or file leads (resolved), or None when git would not follow it."""
     if os.path.islink(dot_git):
         return os.path.realpath(dot_git)
