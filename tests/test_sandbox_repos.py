@@ -229,12 +229,12 @@ def test_a_survey_dropped_frees_its_inotify_descriptor(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     (ws / "sub").mkdir()
 
-    def descriptors() -> int:
-        return len(os.listdir("/proc/self/fd"))
-
     first = survey.Survey(str(ws), (str(ws / ".git"),))
     first.repositories()
-    before = descriptors()
+    assert first._notify is not None
+    fd = first._notify.fd
+    assert os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
     del first
     gc.collect()
-    assert descriptors() == before - 1
+    with pytest.raises(FileNotFoundError):  # closed (and not yet taken again)
+        os.readlink(f"/proc/self/fd/{fd}")
