@@ -41,6 +41,9 @@ ATTACKS = {
              "-c user.name=T -c user.email=t@example.com commit -q --allow-empty -m x"),
     "past the survey's share of watches": (
         ["git init -q sub", SETS.format(repo="sub", marker="{m}")], "sub", "status"),
+    "in a folder then closed (chmod 000)": (
+        ["mkdir -p shut/sub", "git init -q shut/sub", SETS.format(repo="shut/sub", marker="{m}"),
+         "chmod 000 shut"], "shut/sub", "status"),
     "after the kernel's queue overflowed": (
         [f"mkdir d{{{{1..{QUEUED + 1000}}}}}", "git init -q sub",
          SETS.format(repo="sub", marker="{m}")], "sub", "status"),
@@ -84,6 +87,8 @@ def test_a_repository_a_command_makes_is_not_entered_by_git_on_the_host(
     swept = _confined(ws, [" && ".join(c.format(m=marker) for c in commands)], vcs)
     moved = [p for s in swept for p in s.moved]
     assert moved and all(".git" in p or p.endswith(("/cache", "/.hid")) for p in moved), moved
+    if "chmod" in name:  # given back to its owner, who may open it and enter the repository
+        assert (ws / "shut").stat().st_mode & 0o700 == 0o700
     if (ws / folder).is_dir():
         _host_git(ws, folder, host)
     assert not marker.exists(), name

@@ -18,6 +18,7 @@ import contextlib
 import errno
 import logging
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 
@@ -173,6 +174,8 @@ class Survey:
         pending = [start]
         while pending:
             folder = pending.pop()
+            if not links:
+                _open_to_owner(folder)
             self._watch(folder)
             try:
                 with os.scandir(folder) as it:
@@ -218,6 +221,19 @@ class Survey:
         identity = _identity(path)
         if identity is not None:
             self._known[path] = identity
+
+
+def _open_to_owner(folder: str) -> None:
+    """Give back its owner's access to a folder a command made closed (``chmod 000``): left
+    so, what it holds could not be read here, yet the user may open it later and git enter
+    a repository inside."""
+    try:
+        st = os.lstat(folder)
+        if st.st_mode & 0o700 != 0o700 and st.st_uid == os.geteuid():
+            os.chmod(folder, stat.S_IMODE(st.st_mode) | 0o700)
+            logger.warning("%s: its owner's access given back, to look inside", folder)
+    except OSError:
+        pass
 
 
 def _count_links(entry: os.DirEntry[str], found: Found) -> None:
