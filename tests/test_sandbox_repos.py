@@ -216,6 +216,12 @@ def test_a_submodule_folder_is_judged_like_its_repository(tmp_path: Path) -> Non
         "modules/lib: config sets core.pager"
 
 
+def test_a_dot_git_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    swept = _confined(ws, ["mkdir sub && mkfifo sub/.git"])
+    assert swept[0].moved == [str(ws / "sub" / ".git")]
+
+
 def test_a_dot_git_leading_outside_the_workspace_is_refused(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable
 
 from engine.sandbox import gitconfig, wall
@@ -60,6 +61,8 @@ def target(dot_git: str) -> str | None:
     if os.path.islink(dot_git):
         return os.path.realpath(dot_git)
     try:
+        if not stat.S_ISREG(os.lstat(dot_git).st_mode):
+            return None  # a FIFO would block the read; git reads only a file
         with open(dot_git, "rb") as f:
             line = f.read(4097).decode().strip()
     except (OSError, UnicodeDecodeError):
