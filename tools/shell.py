@@ -61,7 +61,7 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
                                   "start_ticks": start_ticks(pid), "command": args.command,
                                   "cwd": rel(ctx.workspace, cwd), "sandbox": sandbox})
 
-    prepared = jail.before()
+    prepared = jail.before(ctx.approved_risk)
     try:
         result = await run_process(
             jail.command(["bash", "-c", args.command], cwd, network, prepared), cwd=cwd,

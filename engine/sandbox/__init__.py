@@ -41,6 +41,7 @@ from engine.sandbox.protected import (
     absent,
     is_protected,
     protected_paths,
+    remove,
     sweep,
 )
 from engine.sandbox.survey import Survey
@@ -76,6 +77,11 @@ class Prepared:
     read_only: tuple[str, ...] = ()
     """Bound read-only for this command only: those ``.git`` (a folder's sensitive entries
     under ``vcs: write``)."""
+    startup: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Per ``site-packages`` of a Python environment in the workspace: its start-up files
+    (bound read-only, and a new one removed after the command, unless it is an install)."""
+    installs: bool = False
+    """The command was approved as an install (it may add start-up files)."""
     config: list[gitcopy.Copies] = field(default_factory=list)
     """Under ``vcs: write``: the command's private copies of ``.git/config`` (``gitcopy``),
     made by ``command`` for a command that names git, settled by ``after``."""
@@ -163,10 +169,11 @@ class Confinement:
                                      bounds.file_size),
                 *bwrap_argv(self.bwrap, argv, plan, os.path.realpath(cwd), redirect)]
 
-    def before(self) -> Prepared:
-        """Before a command: the protected paths absent (see ``protected.absent``), the
-        command's cgroups, the git folders' state, and the ``.git`` of gitlinks and of other
-        repositories in the workspace (``survey``) to bind."""
+    def before(self, approved_risk: str | None = None) -> Prepared:
+        """Before a command (approved under ``approved_risk``): the protected paths absent
+        (see ``protected.absent``), the command's cgroups, the git folders' state, the
+        ``.git`` of gitlinks and of other repositories in the workspace and the start-up
+        files of its Python environments (``survey``) to bind."""
         if not self.active:
             return Prepared()
         wanted = {"pids": self.spec.limits.processes, "memory": self.spec.limits.memory}
@@ -180,11 +187,17 @@ class Confinement:
         vcs_write = self.spec.vcs == "write"
         read_only = [p for p in gits if p not in embedded]
         read_only += [r for p in embedded for r in wall.git_read_only(p, vcs_write)]
+        sites = self.survey.site_folders() if self.survey is not None else []
+        startup = {site: frozenset(wall.startup_files(site)) for site in sites}
+        installs = approved_risk == "install"
+        if not installs:  # an install may replace them (pip rewrites an editable's .pth)
+            read_only += [p for files in startup.values() for p in files]
         return Prepared((*absent(self.workspace), *self.startup_absent),
                         cgroups.create(wanted) if wanted else None,
                         wall.git_snapshot((*self.gitdirs, *(embedded if vcs_write else ())),
                                           self.workspace),
-                        frozenset(checkouts), tuple(read_only))
+                        frozenset(checkouts), tuple(read_only), startup=startup,
+                        installs=installs)
 
     def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
@@ -199,12 +212,23 @@ class Confinement:
             swept.refused.update(gitcopy.settle(copies, self.workspace).refused)
         if self.survey is not None:
             swept.moved.extend(self.survey.after())
+            if not prepared.installs:
+                swept.removed.extend(self._new_startup_files(prepared))
         if self.repository:
             swept.moved.extend(gitlinks.sweep_checkouts(
                 self.workspace, list(self.repository), prepared.checkouts))
         if prepared.was_absent:
             swept.removed.extend(sweep(prepared.was_absent))
         return swept
+
+    def _new_startup_files(self, prepared: Prepared) -> list[str]:
+        """Remove the start-up files (``*.pth``, ``sitecustomize``) a command that is no
+        install added to a Python environment in the workspace, a new one included: python
+        runs them at every start there, an editor's too."""
+        assert self.survey is not None
+        return [remove(path) for site in self.survey.site_folders()
+                for path in wall.startup_files(site)
+                if path not in prepared.startup.get(site, ())]
 
     def read_only_note(self) -> str:
         """Why a confined write failed with ``Read-only file system``."""

@@ -1,8 +1,9 @@
 """One walk of the workspace from run start, and watches that keep what it found current.
 
 The walk finds what the sandbox must bind read-only inside the writable workspace that no list
-of names could: files with a hard link outside it (writing one would change the outside file)
-and other repositories' git folders (``repos``). It reads every folder, ignored trees included
+of names could: files with a hard link outside it (writing one would change the outside file),
+other repositories' git folders (``repos``) and Python environments (whose start-up files
+python runs at every start, an editor's included). It reads every folder, ignored trees included
 (a package store's hard links and a dependency's clone sit in ``node_modules``), on a thread
 from run start, hidden behind the model's first turn; the first command waits for it. A
 command cannot make a new hard link to outside (``link()`` across a bind mount fails), but it
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import logging
 import os
 import stat
@@ -29,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 MAX_LINK_BINDS = 256
 """Beyond this many hard-linked files, their folders are bound read-only instead."""
+ENV_MARK = "pyvenv.cfg"
+"""The file that makes a folder a Python environment (``venv``, ``virtualenv``, ``uv``)."""
 WATCH_SHARE = 4
 """The survey takes at most this fraction (1/N) of the user's inotify watches: the shell
 tool's own watcher and other programs need theirs."""
@@ -64,6 +68,7 @@ class Survey:
         self._own = own
         self._linked: list[str] = []
         self._known: dict[str, tuple[int, int]] = {}
+        self._envs: set[str] = set()
         self._by_wd: dict[int, str] = {}
         self._notify: inotify.Inotify | None = None
         self._blind = ""
@@ -97,6 +102,15 @@ class Survey:
         workspace, as the last command left them (waits for the first walk)."""
         self._done.wait()
         return [p for p in self._known if os.path.lexists(p)]
+
+    def site_folders(self) -> list[str]:
+        """The ``site-packages`` folders of the Python environments (a folder holding
+        ``pyvenv.cfg``) in the workspace, as the last command left them."""
+        self._done.wait()
+        found = {os.path.realpath(site) for env in self._envs
+                 for site in glob.glob(os.path.join(glob.escape(env), "lib*", "python*",
+                                                    "site-packages"))}
+        return sorted(p for p in found if p.startswith(self.root + "/"))
 
     def known(self, gitdir: str) -> bool:
         """Whether ``gitdir`` (resolved) is the workspace's own or was there before."""
@@ -167,6 +181,8 @@ class Survey:
             made += found.gits
         if ev.name in repos.SHAPE and folder != self.root and repos.is_git_folder(folder):
             made.append(folder)
+        if ev.name == ENV_MARK:
+            self._envs.add(folder)
 
     def _walk(self, start: str, found: Found, links: bool = False) -> None:
         """Watch and read ``start`` and every folder below it, git folders excepted: those
@@ -182,10 +198,12 @@ class Survey:
                     entries = list(it)
             except OSError:
                 continue
-            if folder != self.root and repos.SHAPE[0] in {e.name for e in entries} \
-                    and repos.is_git_folder(folder):
+            names = {e.name for e in entries}
+            if folder != self.root and repos.SHAPE[0] in names and repos.is_git_folder(folder):
                 found.gits.append(folder)
                 continue
+            if ENV_MARK in names:
+                self._envs.add(folder)
             for entry in entries:
                 if entry.path in self.skipped:
                     continue

@@ -333,7 +333,7 @@ def installation_read_only(paths: Iterable[str], workspace: str,
         if not any(_under(path, r) for r in roots):
             continue
         if workspace and _under(workspace, path):
-            bind += [p for p in _startup_files(path) if os.path.lexists(p)]
+            bind += [p for p in startup_files(path) if os.path.lexists(p)]
             bind += [os.path.join(path, pkg) for pkg in ("engine", "tools", "turnstile_tools")
                      if os.path.isfile(os.path.join(path, pkg, "__init__.py"))]
             absent += [os.path.join(path, n) for n in STARTUP_FILES[:2]
@@ -343,7 +343,7 @@ def installation_read_only(paths: Iterable[str], workspace: str,
     return list(dict.fromkeys(bind)), absent
 
 
-def _startup_files(folder: str) -> list[str]:
+def startup_files(folder: str) -> list[str]:
     try:
         names = os.listdir(folder)
     except OSError:

@@ -32,8 +32,9 @@ class CommandConfinement(Protocol):
         """The command's environment: ``base`` without its secrets, plus ``extra``."""
         ...
 
-    def before(self) -> Any:
-        """Set up one command (its limits) and remember what ``after`` needs."""
+    def before(self, approved_risk: str | None = None) -> Any:
+        """Set up one command approved under ``approved_risk`` (its limits) and remember what
+        ``after`` needs."""
         ...
 
     def after(self, prepared: Any) -> Swept:

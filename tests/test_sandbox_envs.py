@@ -1,0 +1,134 @@
+"""Python environments in the workspace (a folder holding ``pyvenv.cfg``, found by
+``engine.sandbox.survey``): python runs their start-up files (``*.pth`` import lines,
+``sitecustomize``) at every start, an editor's included, so a confined command may neither
+change the ones there nor add one, unless it was approved as an install. Each attack runs
+under bubblewrap, then the environment's python starts on the host; its control runs the same
+command unconfined and shows the payload does run."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.sandbox import Swept, confinement
+from engine.spec.model import SandboxSpec
+from tests.test_sandbox_wall import _py, _repo, _results, _run
+
+PAYLOAD = "import os; open({marker!r}, 'w').close()"
+ATTACKS = {
+    # name: (the environment, made before the run or by the command, and what the command adds)
+    "a .pth in an environment there before": (".venv", False, "zz.pth", PAYLOAD),
+    "sitecustomize.py there": (".venv", False, "sitecustomize.py", PAYLOAD.replace("; ", "\n")),
+    "a .pth in an ignored environment deep down": ("tools/.tox/py311", False, "a.pth", PAYLOAD),
+    "a .pth in an environment the command makes": ("made-env", True, "b.pth", PAYLOAD),
+}
+
+
+def _venv(path: Path) -> str:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True,
+                   timeout=120)
+    return _site(path)
+
+
+def _site(env: Path) -> str:
+    (site,) = glob.glob(str(env / "lib" / "python*" / "site-packages"))
+    return site
+
+
+def _workspace(tmp: Path) -> Path:
+    ws = _repo(tmp / "ws")
+    (ws / ".gitignore").write_text(".venv/\n.tox/\n")
+    return ws
+
+
+def _command(ws: Path, name: str, marker: Path) -> str:
+    env, made, file, text = ATTACKS[name]
+    make = f"{sys.executable} -m venv --without-pip {env} && " if made else ""
+    if not made:
+        _venv(ws / env)
+    write = (f"import glob; site = glob.glob('{env}/lib/python*/site-packages')[0]; "
+             f"open(site + '/{file}', 'w').write({text.format(marker=str(marker))!r})")
+    return make + _py(write)
+
+
+def _confined(ws: Path, command: str, risk: str | None = None) -> Swept:
+    jail = confinement(SandboxSpec(), ws)
+    assert jail.active, jail.reason
+    prepared = jail.before(risk)
+    subprocess.run(jail.command(["bash", "-c", command], ws, False, prepared), cwd=ws,
+                   env=jail.env(os.environ), capture_output=True, check=False, timeout=120)
+    return jail.after(prepared)
+
+
+def _start(ws: Path, env: str) -> None:
+    subprocess.run([str(ws / env / "bin" / "python"), "-c", "pass"], capture_output=True,
+                   check=False, timeout=60)
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_a_command_cannot_add_a_start_up_file_to_an_environment(tmp_path: Path,
+                                                                 name: str) -> None:
+    marker = tmp_path / "ran"
+    ws = _workspace(tmp_path)
+    swept = _confined(ws, _command(ws, name, marker))
+    env, _made, file, _text = ATTACKS[name]
+    assert swept.removed == [os.path.join(os.path.realpath(_site(ws / env)), file)]
+    _start(ws, env)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_control_the_same_commands_unconfined_run_the_payload(tmp_path: Path,
+                                                              name: str) -> None:
+    marker = tmp_path / "ran"
+    ws = _workspace(tmp_path)
+    subprocess.run(["bash", "-c", _command(ws, name, marker)], cwd=ws, check=True,
+                   capture_output=True, timeout=120)
+    _start(ws, ATTACKS[name][0])
+    assert marker.exists()
+
+
+def test_a_start_up_file_there_before_is_read_only(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    site = Path(_venv(ws / ".venv"))
+    (site / "keep.pth").write_text("/somewhere\n")
+    marker = tmp_path / "ran"
+    _confined(ws, f"echo {PAYLOAD.format(marker=str(marker))!r} >> {site}/keep.pth; "
+                  f"rm -f {site}/keep.pth")
+    assert (site / "keep.pth").read_text() == "/somewhere\n"
+    _start(ws, ".venv")
+    assert not marker.exists()
+
+
+def test_an_install_may_add_and_replace_start_up_files(tmp_path: Path) -> None:
+    """``pip install -e .`` writes an editable install's ``.pth`` (and rewrites it when
+    reinstalling): under an approval as an install it stays."""
+    ws = _workspace(tmp_path)
+    site = Path(_venv(ws / ".venv"))
+    (site / "__editable__.old.pth").write_text("/old\n")
+    swept = _confined(ws, f"echo /src > {site}/__editable__.new.pth && "
+                          f"echo /new > {site}/__editable__.old.pth", risk="install")
+    assert swept.removed == []
+    assert (site / "__editable__.new.pth").read_text() == "/src\n"
+    assert (site / "__editable__.old.pth").read_text() == "/new\n"
+
+
+def test_a_run_reports_the_start_up_file_it_removed(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    _venv(ws / ".venv")
+    marker = tmp_path / "ran"
+    db = tmp_path / "e.db"
+    write = _py("import glob; site = glob.glob('.venv/lib/python*/site-packages')[0]; "
+                f"open(site + '/zz.pth', 'w').write({PAYLOAD.format(marker=str(marker))!r}); "
+                "print('written')")
+    _run(tmp_path, ws, [write], db=db)
+    content = _results(db)[0]["content"]
+    assert "written" in content, content
+    assert "(removed .venv/lib/python" in content and "zz.pth: " in content, content
+    _start(ws, ".venv")
+    assert not marker.exists()
