@@ -317,7 +317,8 @@ class MarkingConfinement:
             ) -> dict[str, str]:
         return {"PATH": base.get("PATH", "/usr/bin:/bin"), **(extra or {})}
 
-    def before(self) -> tuple[str, ...]:
+    def before(self, approved_risk: str | None = None) -> tuple[str, ...]:
+        self.asked_risk.append(approved_risk)
         return (str(self.leftover),)
 
     def after(self, was_absent: Sequence[str]) -> Swept:
@@ -346,7 +347,7 @@ async def test_the_command_runs_under_the_confinement_the_contract_hands(
                     command="env; touch .envrc")
     assert "CONFINED_BY=marker-network-False" in r.content
     assert "HARMLESS_VALUE" not in r.content  # the environment is the confinement's
-    assert jail.asked_risk == ["network"]
+    assert jail.asked_risk == ["network", "network"]  # network_for, then before
     assert r.is_error and "removed .envrc" in r.content and not (tmp_path / ".envrc").exists()
     assert r.data is not None and r.data["sandbox"] == {"sandboxed": "marker", "network": False}
     assert rec.of("tool_process")[0]["sandbox"] == {"sandboxed": "marker", "network": False}
