@@ -23,7 +23,6 @@ PAYLOAD = "import os; open({marker!r}, 'w').close()"
 ATTACKS = {
     # name: (the environment, made before the run or by the command, and what the command adds)
     "a .pth in an environment there before": (".venv", False, "zz.pth", PAYLOAD),
-    "sitecustomize.py there": (".venv", False, "sitecustomize.py", PAYLOAD.replace("; ", "\n")),
     "a .pth in an ignored environment deep down": ("tools/.tox/py311", False, "a.pth", PAYLOAD),
     "a .pth in an environment the command makes": ("made-env", True, "b.pth", PAYLOAD),
 }
@@ -91,6 +90,32 @@ def test_control_the_same_commands_unconfined_run_the_payload(tmp_path: Path,
                    capture_output=True, timeout=120)
     _start(ws, ATTACKS[name][0])
     assert marker.exists()
+
+
+@pytest.mark.parametrize("where", ["site-packages", "a folder a .pth adds", "the workspace"])
+def test_a_new_sitecustomize_is_removed(tmp_path: Path, where: str) -> None:
+    """``sitecustomize`` is imported from the first folder on ``sys.path`` that has one: the
+    environment's ``site-packages``, or a folder a ``.pth`` line adds (an editable install's
+    ``src/``, or the project itself). Whether it runs there depends on the interpreter (a
+    Debian python has its own, found first), so only its removal is checked."""
+    ws = _workspace(tmp_path)
+    site = Path(_venv(ws / ".venv"))
+    (ws / "src").mkdir()
+    (site / "_editable.pth").write_text(f"{ws / 'src'}\n{ws}\n")
+    folder = {"site-packages": site, "a folder a .pth adds": ws / "src",
+              "the workspace": ws}[where]
+    swept = _confined(ws, f"echo 'import os' > {folder}/sitecustomize.py")
+    assert swept.removed == [os.path.join(os.path.realpath(folder), "sitecustomize.py")]
+    assert not (folder / "sitecustomize.py").exists()
+
+
+def test_a_conda_environment_is_an_environment(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    site = ws / "env" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (ws / "env" / "conda-meta").mkdir()
+    swept = _confined(ws, f"echo 'import os' > {site}/x.pth")
+    assert swept.removed == [str(site / "x.pth")]
 
 
 def test_a_start_up_file_there_before_is_read_only(tmp_path: Path) -> None:

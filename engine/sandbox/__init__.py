@@ -188,7 +188,8 @@ class Confinement:
         read_only = [p for p in gits if p not in embedded]
         read_only += [r for p in embedded for r in wall.git_read_only(p, vcs_write)]
         sites = self.survey.site_folders() if self.survey is not None else []
-        startup = {site: frozenset(wall.startup_files(site)) for site in sites}
+        startup = {site: frozenset(wall.environment_startup_files(site, self.workspace))
+                   for site in sites}
         installs = approved_risk == "install"
         if not installs:  # an install may replace them (pip rewrites an editable's .pth)
             read_only += [p for files in startup.values() for p in files]
@@ -227,7 +228,7 @@ class Confinement:
         runs them at every start there, an editor's too."""
         assert self.survey is not None
         return [remove(path) for site in self.survey.site_folders()
-                for path in wall.startup_files(site)
+                for path in wall.environment_startup_files(site, self.workspace)
                 if path not in prepared.startup.get(site, ())]
 
     def read_only_note(self) -> str:

@@ -31,8 +31,9 @@ logger = logging.getLogger(__name__)
 
 MAX_LINK_BINDS = 256
 """Beyond this many hard-linked files, their folders are bound read-only instead."""
-ENV_MARK = "pyvenv.cfg"
-"""The file that makes a folder a Python environment (``venv``, ``virtualenv``, ``uv``)."""
+ENV_MARKS = frozenset({"pyvenv.cfg", "conda-meta"})
+"""What makes a folder a Python environment: ``pyvenv.cfg`` (``venv``, ``virtualenv``,
+``uv``), ``conda-meta/`` (conda, mamba, pixi)."""
 WATCH_SHARE = 4
 """The survey takes at most this fraction (1/N) of the user's inotify watches: the shell
 tool's own watcher and other programs need theirs."""
@@ -104,8 +105,8 @@ class Survey:
         return [p for p in self._known if os.path.lexists(p)]
 
     def site_folders(self) -> list[str]:
-        """The ``site-packages`` folders of the Python environments (a folder holding
-        ``pyvenv.cfg``) in the workspace, as the last command left them."""
+        """The ``site-packages`` folders of the Python environments (``ENV_MARKS``) in the
+        workspace, as the last command left them."""
         self._done.wait()
         found = {os.path.realpath(site) for env in self._envs
                  for site in glob.glob(os.path.join(glob.escape(env), "lib*", "python*",
@@ -181,7 +182,7 @@ class Survey:
             made += found.gits
         if ev.name in repos.SHAPE and folder != self.root and repos.is_git_folder(folder):
             made.append(folder)
-        if ev.name == ENV_MARK:
+        if ev.name in ENV_MARKS:
             self._envs.add(folder)
 
     def _walk(self, start: str, found: Found, links: bool = False) -> None:
@@ -202,7 +203,7 @@ class Survey:
             if folder != self.root and repos.SHAPE[0] in names and repos.is_git_folder(folder):
                 found.gits.append(folder)
                 continue
-            if ENV_MARK in names:
+            if names & ENV_MARKS:
                 self._envs.add(folder)
             for entry in entries:
                 if entry.path in self.skipped:

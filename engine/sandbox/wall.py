@@ -344,11 +344,39 @@ def installation_read_only(paths: Iterable[str], workspace: str,
 
 
 def startup_files(folder: str) -> list[str]:
+    """What python runs at start from ``folder`` when it is a site folder: its ``*.pth``
+    (their import lines) and ``sitecustomize``/``usercustomize``."""
     try:
         names = os.listdir(folder)
     except OSError:
         return []
     return [os.path.join(folder, n) for n in names if n.endswith(".pth") or n in STARTUP_FILES]
+
+
+def environment_startup_files(site: str, workspace: str) -> list[str]:
+    """What python runs at every start of the environment whose ``site-packages`` is
+    ``site``: its ``startup_files``, and the ``sitecustomize``/``usercustomize`` in each
+    workspace folder a ``.pth`` line puts on ``sys.path`` (an editable install's ``src/``),
+    imported from there when the interpreter has none of its own."""
+    found = startup_files(site)
+    for pth in [p for p in found if p.endswith(".pth")]:
+        for folder in _pth_folders(pth, site):
+            if _under(folder, workspace):
+                found += [os.path.join(folder, n) for n in STARTUP_FILES
+                          if os.path.lexists(os.path.join(folder, n))]
+    return list(dict.fromkeys(found))
+
+
+def _pth_folders(pth: str, site: str) -> list[str]:
+    """The folders a ``.pth`` file's path lines add to ``sys.path`` (as ``site`` reads it)."""
+    try:
+        with open(pth, "rb") as f:
+            text = f.read(1 << 20).decode(errors="replace")
+    except OSError:
+        return []
+    lines = (line.rstrip() for line in text.splitlines())
+    return [os.path.realpath(os.path.join(site, line)) for line in lines
+            if line and not line.startswith(("#", "import ", "import\t"))]
 
 
 def _under(path: str, folder: str) -> bool:
