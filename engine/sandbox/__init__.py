@@ -197,7 +197,7 @@ class Confinement:
                         cgroups.create(wanted) if wanted else None,
                         wall.git_snapshot((*self.gitdirs, *(embedded if vcs_write else ())),
                                           self.workspace),
-                        frozenset(checkouts), tuple(read_only), startup=startup,
+                        frozenset(checkouts), tuple(dict.fromkeys(read_only)), startup=startup,
                         installs=installs)
 
     def after(self, prepared: Prepared) -> wall.Swept:
