@@ -615,6 +615,27 @@ def test_check_shell_cli_prints_one_json_object_for_random_bytes(workspace: Path
         assert json.loads(proc.stdout)["decision"] in ("allow", "ask", "deny")
 
 
+@pytest.mark.parametrize(("command", "policy", "auto", "text"), [
+    ("x=$(cat f); $x a.txt", "ask", "deny", "cannot be named before it runs"),
+    ("mkdir out", "ask", "ask", "--approval auto runs it without asking"),
+    ("ls src", "allow", "allow", "reads only"),
+])
+def test_check_shell_cli_gives_the_decision_a_run_under_approval_auto_acts_on(
+        workspace: Path, command: str, policy: str, auto: str, text: str) -> None:
+    def check(*extra: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([sys.executable, "-m", "engine", "policy", "check-shell", command,
+                               "--workspace", str(workspace), *extra], capture_output=True,
+                              text=True, cwd=ROOT, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc
+
+    assert json.loads(check("--json").stdout)["decision"] == policy
+    out = json.loads(check("--json", "--approval", "auto").stdout)
+    assert (out["decision"], out["approval"]) == (auto, "auto")
+    line = check("--approval", "auto").stdout
+    assert line.startswith(f"{auto} (risk ") and text in line, line
+
+
 @pytest.mark.parametrize("command", ["x" * 200_000, "$(" * 600 + "ls" + ")" * 600,
                                      "a" * 100_000 + "()", "(" * 50_000, "${" * 30_000,
                                      "make --eval='" + "a:" * 20_000 + "'",

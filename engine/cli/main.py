@@ -541,8 +541,13 @@ def cmd_policy(args: argparse.Namespace) -> int:
     if args.policy_command == "check-shell":
         from engine.session.compose import shell_tool_name
 
-        out = check_shell_json(args.command, workspace, tool=shell_tool_name())
+        out = check_shell_json(args.command, workspace, approval=args.approval,
+                               tool=shell_tool_name())
         text = f"{out['decision']} (risk {out['risk']}): {out['reason']}"
+        if args.approval == "auto":
+            out["approval"] = "auto"
+            if out["decision"] == "ask":
+                text += " (--approval auto runs it without asking)"
     else:
         if args.stdin == (args.path is not None):
             raise UsageError("policy check-path: give PATH or --stdin (one of them)")
@@ -822,6 +827,10 @@ def _add_tools(sub: Any) -> None:
     q = psub.add_parser("check-shell", help="decision for one shell command string")
     q.add_argument("command")
     q.add_argument("--workspace")
+    q.add_argument("--approval", choices=["policy", "auto"], default="policy",
+                   help="auto: the decision a run under --approval auto acts on (a command "
+                        "whose program cannot be named before it runs, or that reads "
+                        "credentials, is deny there: nobody sees it)")
     q.add_argument("--json", action="store_true")
     q = psub.add_parser("check-path", help="is PATH inside the workspace whitelist?")
     q.add_argument("path", nargs="?")
