@@ -130,6 +130,26 @@ def test_a_start_up_file_there_before_is_read_only(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+@pytest.mark.parametrize(("lines", "kept"), [
+    ("{ws}/src\n", True),
+    ("# uv\n{ws}/src\n\n../../../../src\n", True),
+    ("/tmp/elsewhere\n", False),
+    ("{ws}/src\nimport os\n", False),
+])
+def test_a_pth_that_only_adds_workspace_folders_stays(tmp_path: Path, lines: str,
+                                                      kept: bool) -> None:
+    """``uv run`` installs the project into the environment as a ``.pth`` naming ``src/``;
+    a line python runs, or a folder outside the workspace, is refused."""
+    ws = _workspace(tmp_path)
+    site = Path(_venv(ws / ".venv"))
+    (ws / "src").mkdir()
+    text = lines.format(ws=os.path.realpath(ws))
+    swept = _confined(ws, _py(f"open('{site}/_project.pth', 'w').write({text!r})"))
+    assert (site / "_project.pth").exists() is kept
+    assert swept.removed == ([] if kept else [os.path.join(os.path.realpath(site),
+                                                             "_project.pth")])
+
+
 def test_an_install_may_add_and_replace_start_up_files(tmp_path: Path) -> None:
     """``pip install -e .`` writes an editable install's ``.pth`` (and rewrites it when
     reinstalling): under an approval as an install it stays."""

@@ -225,11 +225,14 @@ class Confinement:
     def _new_startup_files(self, prepared: Prepared) -> list[str]:
         """Remove the start-up files (``*.pth``, ``sitecustomize``) a command that is no
         install added to a Python environment in the workspace, a new one included: python
-        runs them at every start there, an editor's too."""
+        runs them at every start there, an editor's too. A ``.pth`` that only puts workspace
+        folders on ``sys.path`` stays (``uv run`` installs the project so)."""
         assert self.survey is not None
         return [remove(path) for site in self.survey.site_folders()
                 for path in wall.environment_startup_files(site, self.workspace)
-                if path not in prepared.startup.get(site, ())]
+                if path not in prepared.startup.get(site, ())
+                and not (path.endswith(".pth")
+                         and wall.only_workspace_paths(path, site, self.workspace))]
 
     def read_only_note(self) -> str:
         """Why a confined write failed with ``Read-only file system``."""

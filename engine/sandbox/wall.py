@@ -369,14 +369,36 @@ def environment_startup_files(site: str, workspace: str) -> list[str]:
 
 def _pth_folders(pth: str, site: str) -> list[str]:
     """The folders a ``.pth`` file's path lines add to ``sys.path`` (as ``site`` reads it)."""
+    lines = _pth_lines(pth)
+    return [os.path.realpath(os.path.join(site, line)) for line in lines or ()
+            if not line.startswith(_PTH_CODE)]
+
+
+def only_workspace_paths(pth: str, site: str, workspace: str) -> bool:
+    """Whether the ``.pth`` file ``pth`` only puts workspace folders on ``sys.path`` (no line
+    python runs): what ``uv`` and hatchling write for an editable install, kept after any
+    command (a ``sitecustomize`` in those folders is itself a start-up file)."""
+    lines = _pth_lines(pth)
+    return lines is not None and all(
+        not line.startswith(_PTH_CODE)
+        and _under(os.path.realpath(os.path.join(site, line)), workspace) for line in lines)
+
+
+_PTH_CODE = ("import ", "import\t")
+"""A ``.pth`` line python runs (``site.addpackage``); any other line names a folder."""
+
+
+def _pth_lines(pth: str) -> list[str] | None:
+    """The lines of a ``.pth`` file that ``site`` acts on; None when it cannot be read."""
+    if os.path.islink(pth) or not os.path.isfile(pth):
+        return None
     try:
         with open(pth, "rb") as f:
             text = f.read(1 << 20).decode(errors="replace")
     except OSError:
-        return []
-    lines = (line.rstrip() for line in text.splitlines())
-    return [os.path.realpath(os.path.join(site, line)) for line in lines
-            if line and not line.startswith(("#", "import ", "import\t"))]
+        return None
+    return [line.rstrip() for line in text.splitlines()
+            if line.strip() and not line.startswith("#")]
 
 
 def _under(path: str, folder: str) -> bool:
