@@ -6,6 +6,7 @@ shows the payload does run."""
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import re
@@ -41,6 +42,8 @@ ATTACKS = {
               "chmod +x sub/.git/hooks/pre-commit"], "sub",
              "-c user.name=T -c user.email=t@example.com commit -q --allow-empty -m x"),
     "past the survey's share of watches": (
+        ["git init -q sub", SETS.format(repo="sub", marker="{m}")], "sub", "status"),
+    "with no inotify instance left": (
         ["git init -q sub", SETS.format(repo="sub", marker="{m}")], "sub", "status"),
     "in a folder then closed (chmod 000)": (
         ["mkdir -p shut/sub", "git init -q shut/sub", SETS.format(repo="shut/sub", marker="{m}"),
@@ -85,6 +88,10 @@ def test_a_repository_a_command_makes_is_not_entered_by_git_on_the_host(
     ws = _workspace(tmp_path)
     if "share" in name:
         monkeypatch.setattr(survey, "WATCH_SHARE", 10**9)  # a budget of no watch at all
+    if "instance" in name:  # the kernel's answer past max_user_instances (128 by default)
+        def refused() -> None:
+            raise OSError(errno.EMFILE, "Too many open files")
+        monkeypatch.setattr(survey.inotify, "Inotify", refused)
     swept = _confined(ws, [" && ".join(c.format(m=marker) for c in commands)], vcs)
     moved = [p for s in swept for p in s.moved]
     assert moved and all(".git" in p or p.endswith(("/cache", "/.hid")) for p in moved), moved
@@ -95,7 +102,8 @@ def test_a_repository_a_command_makes_is_not_entered_by_git_on_the_host(
     assert not marker.exists(), name
     assert any(p.name.endswith(".refused") for p in ws.rglob("*.refused")), name
     assert ("the kernel dropped events" in caplog.text) is ("overflowed" in name)
-    assert ("followed by a walk of it" in caplog.text) is ("share" in name)
+    assert ("followed by a walk of it" in caplog.text) is ("share" in name
+                                                           or "instance" in name)
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
@@ -260,3 +268,19 @@ def _watches(fd: int) -> set[tuple[str, str]]:
         return set()
     found = re.findall(r"inotify wd:(\w+) ino:(\w+)", info)
     return {(wd, str(int(ino, 16))) for wd, ino in found}
+
+
+def test_without_inotify_hard_linked_files_stay_read_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No inotify instance left (or none on this system): the survey still walks, so a file
+    hard-linked to one outside the workspace stays read-only."""
+    def refused() -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(survey.inotify, "Inotify", refused)
+    ws = _workspace(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("kept\n")
+    os.link(outside, ws / "linked.txt")
+    _confined(ws, ["echo changed > linked.txt"])
+    assert outside.read_text() == "kept\n"

@@ -79,10 +79,10 @@ class Survey:
 
     def _first(self) -> None:
         try:
-            if inotify.available():
-                self._notify = inotify.Inotify()
-            else:
-                self._blind = "inotify is not available here"
+            self._notify = inotify.Inotify()
+        except OSError as exc:  # none here, or no instance left (max_user_instances)
+            self._go_blind(f"no inotify ({exc.strerror})")
+        try:
             found = Found()
             self._walk(self.root, found, links=True)
             self._linked = found.hard_linked()
