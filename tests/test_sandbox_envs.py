@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +178,91 @@ def test_a_run_reports_the_start_up_file_it_removed(tmp_path: Path) -> None:
     assert "(removed .venv/lib/python" in content and "zz.pth: " in content, content
     _start(ws, ".venv")
     assert not marker.exists()
+
+
+# -- bytecode ------------------------------------------------------------------------------
+
+POISON = (
+    "import importlib._bootstrap_external as b, os, sys\n"
+    "st = os.stat('app.py')\n"
+    "code = compile({payload!r}, os.path.abspath('app.py'), 'exec')\n"
+    "os.makedirs('__pycache__', exist_ok=True)\n"
+    "path = f'__pycache__/app.{{sys.implementation.cache_tag}}.pyc'\n"
+    "open(path, 'wb').write(b._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size))\n")
+"""Bytecode for ``app.py`` that python takes for the source's (same modification time and
+size recorded) but that runs something else."""
+
+
+def _module(ws: Path) -> None:
+    (ws / "app.py").write_text("VALUE = 1\n")
+
+
+def _poison(marker: Path) -> str:
+    return f"{sys.executable} -c " + _quote(POISON.format(
+        payload=f"open({str(marker)!r}, 'w').close()\nVALUE = 1\n"))
+
+
+def _quote(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _import_on_host(ws: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    subprocess.run([sys.executable, "-c", "import app"], cwd=ws, capture_output=True,
+                   check=False, timeout=60, env={**env, "PYTHONPATH": str(ws)})
+
+
+@pytest.mark.parametrize("first", ["no bytecode yet", "bytecode there before"])
+def test_a_command_cannot_leave_bytecode_that_runs_in_place_of_the_source(
+        tmp_path: Path, first: str) -> None:
+    ws = _workspace(tmp_path)
+    _module(ws)
+    if first == "bytecode there before":  # written in place: only the file's write is seen
+        _import_on_host(ws)
+        assert list((ws / "__pycache__").glob("app.*.pyc"))
+    marker = tmp_path / "ran"
+    swept = _confined(ws, _poison(marker))
+    (pyc,) = [p for p in swept.removed if p.endswith(".pyc")]
+    assert pyc.startswith(os.path.realpath(ws / "__pycache__"))
+    _import_on_host(ws)
+    assert not marker.exists()
+
+
+def test_control_poisoned_bytecode_runs_unconfined(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    _module(ws)
+    marker = tmp_path / "ran"
+    subprocess.run(["bash", "-c", _poison(marker)], cwd=ws, check=True, capture_output=True,
+                   timeout=60)
+    _import_on_host(ws)
+    assert marker.exists()
+
+
+def test_commands_python_keeps_its_bytecode_outside_the_workspace(tmp_path: Path) -> None:
+    """Python run by a command writes its bytecode to a folder of the run's outside the
+    workspace (``PYTHONPYCACHEPREFIX``): nothing is removed, and the next command reuses
+    it."""
+    ws = _workspace(tmp_path)
+    _module(ws)
+    jail = confinement(SandboxSpec(), ws)
+    writes = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for _ in range(2):
+        prepared = jail.before()
+        subprocess.run(jail.command(["bash", "-c", f"{sys.executable} -c 'import app'"], ws,
+                                    False, prepared), cwd=ws, env=jail.env(writes),
+                       check=True, capture_output=True, timeout=60)
+        assert jail.after(prepared).removed == []
+    assert not (ws / "__pycache__").exists()
+    assert jail.survey is not None
+    assert list(Path(jail.survey.pycache).rglob("app.*.pyc"))
+
+
+def test_an_install_may_write_bytecode(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    _module(ws)
+    write = _quote("import py_compile, sys\n"
+                   "py_compile.compile('app.py', "
+                   "cfile=f'__pycache__/app.{sys.implementation.cache_tag}.pyc')\n")
+    swept = _confined(ws, f"{sys.executable} -c {write}", risk="install")
+    assert swept.removed == [] and list((ws / "__pycache__").glob("app.*.pyc"))

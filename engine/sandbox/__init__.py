@@ -153,7 +153,8 @@ class Confinement:
         bounds = self.spec.limits
         linked = tuple(self.survey.linked()) if self.survey is not None else ()
         extra = prepared.read_only if prepared else ()
-        plan = MountPlan(self.workspace, self.writable, self.readable, self.hidden,
+        cache = (self.survey.pycache,) if self.survey is not None else ()
+        plan = MountPlan(self.workspace, (*self.writable, *cache), self.readable, self.hidden,
                          (*self.protected, *linked, *extra), network,
                          bounds.tmp if self.limits.get("tmp") else None)
         group = prepared.group if prepared else None
@@ -215,6 +216,7 @@ class Confinement:
             swept.moved.extend(self.survey.after())
             if not prepared.installs:
                 swept.removed.extend(self._new_startup_files(prepared))
+                swept.removed.extend(remove(p) for p in self.survey.bytecode())
         if self.repository:
             swept.moved.extend(gitlinks.sweep_checkouts(
                 self.workspace, list(self.repository), prepared.checkouts))
@@ -246,8 +248,12 @@ class Confinement:
 
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
             ) -> dict[str, str]:
-        """The command's environment: secrets scrubbed unless listed in ``sandbox.env``."""
-        return scrub_env(base, extra, self.spec.env)
+        """The command's environment: secrets scrubbed unless listed in ``sandbox.env``;
+        python keeps its bytecode outside the workspace (``Survey.pycache``)."""
+        env = scrub_env(base, extra, self.spec.env)
+        if self.active and self.survey is not None:
+            env["PYTHONPYCACHEPREFIX"] = self.survey.pycache
+        return env
 
     def describe(self, network: bool | None = None) -> dict[str, Any]:
         """What events, the trace and the audit log say about a command's confinement."""

@@ -20,8 +20,12 @@ import errno
 import glob
 import logging
 import os
+import shutil
 import stat
+import tempfile
 import threading
+import time
+import weakref
 from dataclasses import dataclass, field
 
 from engine.sandbox import repos
@@ -46,6 +50,8 @@ class Found:
     links: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     nlink: dict[tuple[int, int], int] = field(default_factory=dict)
     gits: list[str] = field(default_factory=list)
+    bytecode: list[str] = field(default_factory=list)
+    """``*.pyc`` files met (in a walk after a command: ones it may have written)."""
 
     def hard_linked(self) -> list[str]:
         """Files with a link outside what was walked (more links than it holds); their
@@ -70,6 +76,13 @@ class Survey:
         self._linked: list[str] = []
         self._known: dict[str, tuple[int, int]] = {}
         self._envs: set[str] = set()
+        self._bytecode: list[str] = []
+        self._since = 0
+        """When the command began (ns, change time): a walk takes newer ``*.pyc`` for its."""
+        self.pycache = tempfile.mkdtemp(prefix="turnstile-pycache-")
+        """Where commands' python keeps its bytecode (``PYTHONPYCACHEPREFIX``): outside the
+        workspace, so a ``*.pyc`` there was written on purpose; removed with the survey."""
+        weakref.finalize(self, shutil.rmtree, self.pycache, True)
         self._by_wd: dict[int, str] = {}
         self._notify: inotify.Inotify | None = None
         self._blind = ""
@@ -124,7 +137,16 @@ class Survey:
         self._done.wait()
         for path in self._made():
             self._remember(path)
+        self._bytecode.clear()
+        self._since = time.time_ns()
         return self.repositories()
+
+    def bytecode(self) -> list[str]:
+        """The ``*.pyc`` files in the workspace the last command wrote (call after
+        ``after``): python on the host would run one in place of its source."""
+        written = [p for p in dict.fromkeys(self._bytecode) if os.path.isfile(p)]
+        self._bytecode.clear()
+        return written
 
     def after(self) -> list[str]:
         """After a command: the git folders it made that may not stay (``repos.refusal``),
@@ -151,6 +173,7 @@ class Survey:
         if self._notify is None or self._blind:
             found = Found()
             self._walk(self.root, found)
+            self._bytecode += _changed_since(found.bytecode, self._since)
             return [p for p in found.gits if self._known.get(p) != _identity(p)]
         made: list[str] = []
         for ev in self._notify.read():
@@ -159,6 +182,7 @@ class Survey:
                                self.root)
                 found = Found()
                 self._walk(self.root, found)
+                self._bytecode += _changed_since(found.bytecode, self._since)
                 return [*made, *(p for p in found.gits
                                  if self._known.get(p) != _identity(p))]
             self._event(ev, made)
@@ -172,6 +196,8 @@ class Survey:
             del self._by_wd[ev.wd]
             return
         path = os.path.join(folder, ev.name)
+        if ev.name.endswith(".pyc") and not ev.mask & inotify.IN_ISDIR:
+            self._bytecode.append(path)
         if not ev.mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO) or path in self.skipped:
             return
         if ev.name == ".git":
@@ -180,6 +206,7 @@ class Survey:
             found = Found()
             self._walk(path, found)
             made += found.gits
+            self._bytecode += found.bytecode
         if ev.name in repos.SHAPE and folder != self.root and repos.is_git_folder(folder):
             made.append(folder)
         if ev.name in ENV_MARKS:
@@ -214,6 +241,8 @@ class Survey:
                     pending.append(entry.path)
                 elif links and entry.is_file(follow_symlinks=False):
                     _count_links(entry, found)
+                elif entry.name.endswith(".pyc"):
+                    found.bytecode.append(entry.path)
 
     def _watch(self, folder: str) -> None:
         if self._notify is None or self._blind:
@@ -221,8 +250,11 @@ class Survey:
         if len(self._by_wd) >= self._budget:
             self._go_blind(f"more folders than its share of inotify watches ({self._budget})")
             return
+        mask = inotify.NAMES_MASK  # and files written in place where bytecode is kept
+        if os.path.basename(folder) == "__pycache__":
+            mask |= inotify.IN_CLOSE_WRITE
         try:
-            wd = self._notify.add(folder, inotify.NAMES_MASK)
+            wd = self._notify.add(folder, mask)
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.ENOMEM, errno.EMFILE):
                 self._go_blind(f"no inotify watch left ({exc.strerror})")
@@ -240,6 +272,17 @@ class Survey:
         identity = _identity(path)
         if identity is not None:
             self._known[path] = identity
+
+
+def _changed_since(paths: list[str], since: int) -> list[str]:
+    """Those of ``paths`` whose change time is ``since`` or later (a command cannot set a
+    file's change time back)."""
+    out = []
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if os.lstat(path).st_ctime_ns >= since:
+                out.append(path)
+    return out
 
 
 def _open_to_owner(folder: str) -> None:
