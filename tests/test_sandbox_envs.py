@@ -7,6 +7,7 @@ command unconfined and shows the payload does run."""
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import shlex
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sandbox import Swept, confinement
+from engine.sandbox import Swept, confinement, survey
 from engine.spec.model import SandboxSpec
 from tests.test_sandbox_wall import _py, _repo, _results, _run
 
@@ -266,3 +267,34 @@ def test_an_install_may_write_bytecode(tmp_path: Path) -> None:
                    "cfile=f'__pycache__/app.{sys.implementation.cache_tag}.pyc')\n")
     swept = _confined(ws, f"{sys.executable} -c {write}", risk="install")
     assert swept.removed == [] and list((ws / "__pycache__").glob("app.*.pyc"))
+
+
+@pytest.mark.parametrize(("name", "removed"), [
+    ("json.cpython-311-x86_64-linux-gnu.so", True), ("subprocess.abi3.so", True),
+    ("_speedups.cpython-311-x86_64-linux-gnu.so", False), ("libfoo.so", False),
+])
+def test_an_extension_module_named_like_the_standard_librarys_is_removed(
+        tmp_path: Path, name: str, removed: bool) -> None:
+    """From the folder of the script run, ``json.cpython-311-...so`` is imported instead of
+    the standard library's ``json`` (not loaded here: only its removal is checked); a
+    project's own extension modules are left alone (builds make them)."""
+    ws = _workspace(tmp_path)
+    (ws / "tools").mkdir()
+    swept = _confined(ws, f"printf 'ELF' > tools/{name}")
+    assert (swept.removed == [os.path.join(os.path.realpath(ws), "tools", name)]) is removed
+    assert (ws / "tools" / name).exists() is not removed
+
+
+def test_bytecode_is_found_by_the_walk_when_there_is_no_inotify(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused() -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(survey.inotify, "Inotify", refused)
+    ws = _workspace(tmp_path)
+    _module(ws)
+    marker = tmp_path / "ran"
+    swept = _confined(ws, _poison(marker))
+    assert [p for p in swept.removed if p.endswith(".pyc")]
+    _import_on_host(ws)
+    assert not marker.exists()

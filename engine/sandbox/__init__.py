@@ -216,7 +216,7 @@ class Confinement:
             swept.moved.extend(self.survey.after())
             if not prepared.installs:
                 swept.removed.extend(self._new_startup_files(prepared))
-                swept.removed.extend(remove(p) for p in self.survey.bytecode())
+                swept.removed.extend(remove(p) for p in self.survey.compiled())
         if self.repository:
             swept.moved.extend(gitlinks.sweep_checkouts(
                 self.workspace, list(self.repository), prepared.checkouts))

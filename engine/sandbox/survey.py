@@ -20,8 +20,10 @@ import errno
 import glob
 import logging
 import os
+import re
 import shutil
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -50,8 +52,8 @@ class Found:
     links: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     nlink: dict[tuple[int, int], int] = field(default_factory=dict)
     gits: list[str] = field(default_factory=list)
-    bytecode: list[str] = field(default_factory=list)
-    """``*.pyc`` files met (in a walk after a command: ones it may have written)."""
+    compiled: list[str] = field(default_factory=list)
+    """Files met that python may run in place of reviewed code (``stands_in``)."""
 
     def hard_linked(self) -> list[str]:
         """Files with a link outside what was walked (more links than it holds); their
@@ -76,9 +78,10 @@ class Survey:
         self._linked: list[str] = []
         self._known: dict[str, tuple[int, int]] = {}
         self._envs: set[str] = set()
-        self._bytecode: list[str] = []
+        self._compiled: list[str] = []
         self._since = 0
-        """When the command began (ns, change time): a walk takes newer ``*.pyc`` for its."""
+        """When the command began (ns, change time): a walk takes newer ``stands_in`` files
+        for its."""
         self.pycache = tempfile.mkdtemp(prefix="turnstile-pycache-")
         """Where commands' python keeps its bytecode (``PYTHONPYCACHEPREFIX``): outside the
         workspace, so a ``*.pyc`` there was written on purpose; removed with the survey."""
@@ -137,15 +140,15 @@ class Survey:
         self._done.wait()
         for path in self._made():
             self._remember(path)
-        self._bytecode.clear()
-        self._since = time.time_ns()
+        self._compiled.clear()
+        self._since = time.time_ns() - 1_000_000_000  # file times lag the clock a little
         return self.repositories()
 
-    def bytecode(self) -> list[str]:
-        """The ``*.pyc`` files in the workspace the last command wrote (call after
-        ``after``): python on the host would run one in place of its source."""
-        written = [p for p in dict.fromkeys(self._bytecode) if os.path.isfile(p)]
-        self._bytecode.clear()
+    def compiled(self) -> list[str]:
+        """The files the last command wrote that python on the host may run in place of
+        reviewed code (``stands_in``; call after ``after``)."""
+        written = [p for p in dict.fromkeys(self._compiled) if os.path.isfile(p)]
+        self._compiled.clear()
         return written
 
     def after(self) -> list[str]:
@@ -173,7 +176,7 @@ class Survey:
         if self._notify is None or self._blind:
             found = Found()
             self._walk(self.root, found)
-            self._bytecode += _changed_since(found.bytecode, self._since)
+            self._compiled += _changed_since(found.compiled, self._since)
             return [p for p in found.gits if self._known.get(p) != _identity(p)]
         made: list[str] = []
         for ev in self._notify.read():
@@ -182,7 +185,7 @@ class Survey:
                                self.root)
                 found = Found()
                 self._walk(self.root, found)
-                self._bytecode += _changed_since(found.bytecode, self._since)
+                self._compiled += _changed_since(found.compiled, self._since)
                 return [*made, *(p for p in found.gits
                                  if self._known.get(p) != _identity(p))]
             self._event(ev, made)
@@ -196,8 +199,8 @@ class Survey:
             del self._by_wd[ev.wd]
             return
         path = os.path.join(folder, ev.name)
-        if ev.name.endswith(".pyc") and not ev.mask & inotify.IN_ISDIR:
-            self._bytecode.append(path)
+        if stands_in(ev.name) and not ev.mask & inotify.IN_ISDIR:
+            self._compiled.append(path)
         if not ev.mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO) or path in self.skipped:
             return
         if ev.name == ".git":
@@ -206,7 +209,7 @@ class Survey:
             found = Found()
             self._walk(path, found)
             made += found.gits
-            self._bytecode += found.bytecode
+            self._compiled += found.compiled
         if ev.name in repos.SHAPE and folder != self.root and repos.is_git_folder(folder):
             made.append(folder)
         if ev.name in ENV_MARKS:
@@ -241,8 +244,8 @@ class Survey:
                     pending.append(entry.path)
                 elif links and entry.is_file(follow_symlinks=False):
                     _count_links(entry, found)
-                elif entry.name.endswith(".pyc"):
-                    found.bytecode.append(entry.path)
+                elif stands_in(entry.name):
+                    found.compiled.append(entry.path)
 
     def _watch(self, folder: str) -> None:
         if self._notify is None or self._blind:
@@ -272,6 +275,21 @@ class Survey:
         identity = _identity(path)
         if identity is not None:
             self._known[path] = identity
+
+
+STDLIB = frozenset(sys.stdlib_module_names)
+_EXTENSION = re.compile(r"([A-Za-z_]\w*)(?:\.[\w-]+)?\.(?:so|pyd)")
+
+
+def stands_in(name: str) -> bool:
+    """Whether python may run the file ``name`` in place of code a person reviewed: bytecode
+    (``*.pyc``, run instead of its source when the time and size it records match), or an
+    extension module named like a standard-library module (``json.cpython-311-...so``,
+    imported instead of it from the folder of the script run). Neither shows in a diff."""
+    if name.endswith(".pyc"):
+        return True
+    named = _EXTENSION.fullmatch(name)
+    return named is not None and named.group(1) in STDLIB
 
 
 def _changed_since(paths: list[str], since: int) -> list[str]:
