@@ -43,6 +43,10 @@ ATTACKS = {
              "-c user.name=T -c user.email=t@example.com commit -q --allow-empty -m x"),
     "past the survey's share of watches": (
         ["git init -q sub", SETS.format(repo="sub", marker="{m}")], "sub", "status"),
+    "past the survey's share of watches, the folder's time set back": (
+        ["touch -r lib /tmp/lib-times", "git init -q lib/sub",
+         SETS.format(repo="lib/sub", marker="{m}"), "touch -m -r /tmp/lib-times lib"],
+        "lib/sub", "status"),
     "with no inotify instance left": (
         ["git init -q sub", SETS.format(repo="sub", marker="{m}")], "sub", "status"),
     "in a folder then closed (chmod 000)": (
@@ -57,6 +61,7 @@ ATTACKS = {
 def _workspace(tmp: Path) -> Path:
     ws = _repo(tmp / "ws")
     (ws / ".gitignore").write_text("node_modules/\n")
+    (ws / "lib").mkdir()
     return ws
 
 

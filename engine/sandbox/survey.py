@@ -78,6 +78,8 @@ class Survey:
         self._linked: list[str] = []
         self._known: dict[str, tuple[int, int]] = {}
         self._envs: set[str] = set()
+        self._seen: dict[str, tuple[int, list[str]]] = {}
+        """Without watches: per folder, its change time when last read and its folders."""
         self._compiled: list[str] = []
         self._since = 0
         """When the command began (ns, change time): a walk takes newer ``stands_in`` files
@@ -217,35 +219,59 @@ class Survey:
 
     def _walk(self, start: str, found: Found, links: bool = False) -> None:
         """Watch and read ``start`` and every folder below it, git folders excepted: those
-        are appended to ``found.gits``; with ``links``, files with several links recorded."""
+        are appended to ``found.gits``; with ``links``, files with several links recorded.
+        Without watches, a folder whose change time is what it was when last read gained no
+        name since, and is not read again (``__pycache__`` excepted: a file can be written
+        there in place)."""
         pending = [start]
         while pending:
             folder = pending.pop()
-            if not links:
-                _open_to_owner(folder)
-            self._watch(folder)
             try:
-                with os.scandir(folder) as it:
-                    entries = list(it)
+                st = os.lstat(folder)
             except OSError:
                 continue
-            names = {e.name for e in entries}
-            if folder != self.root and repos.SHAPE[0] in names and repos.is_git_folder(folder):
-                found.gits.append(folder)
+            if not links:
+                st = _open_to_owner(folder, st)
+            self._watch(folder)
+            seen = self._seen.get(folder)
+            if seen is not None and seen[0] == st.st_ctime_ns \
+                    and os.path.basename(folder) != "__pycache__":
+                pending += seen[1]
                 continue
-            if names & ENV_MARKS:
-                self._envs.add(folder)
-            for entry in entries:
-                if entry.path in self.skipped:
-                    continue
-                if entry.name == ".git":
-                    found.gits.append(entry.path)
-                elif entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                elif links and entry.is_file(follow_symlinks=False):
-                    _count_links(entry, found)
-                elif stands_in(entry.name):
-                    found.compiled.append(entry.path)
+            inner = self._read(folder, found, links)
+            if inner is None:
+                continue
+            if self._notify is None or self._blind:
+                self._seen[folder] = (st.st_ctime_ns, inner)
+            pending += inner
+
+    def _read(self, folder: str, found: Found, links: bool) -> list[str] | None:
+        """One folder's entries into ``found``; the folders below it to go on with (None: it
+        is a git folder, or unreadable)."""
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            return None
+        names = {e.name for e in entries}
+        if folder != self.root and repos.SHAPE[0] in names and repos.is_git_folder(folder):
+            found.gits.append(folder)
+            return None
+        if names & ENV_MARKS:
+            self._envs.add(folder)
+        inner = []
+        for entry in entries:
+            if entry.path in self.skipped:
+                continue
+            if entry.name == ".git":
+                found.gits.append(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
+                inner.append(entry.path)
+            elif links and entry.is_file(follow_symlinks=False):
+                _count_links(entry, found)
+            elif stands_in(entry.name):
+                found.compiled.append(entry.path)
+        return inner
 
     def _watch(self, folder: str) -> None:
         if self._notify is None or self._blind:
@@ -303,17 +329,18 @@ def _changed_since(paths: list[str], since: int) -> list[str]:
     return out
 
 
-def _open_to_owner(folder: str) -> None:
+def _open_to_owner(folder: str, st: os.stat_result) -> os.stat_result:
     """Give back its owner's access to a folder a command made closed (``chmod 000``): left
     so, what it holds could not be read here, yet the user may open it later and git enter
-    a repository inside."""
+    a repository inside. The folder's status after."""
+    if st.st_mode & 0o700 == 0o700 or st.st_uid != os.geteuid():
+        return st
     try:
-        st = os.lstat(folder)
-        if st.st_mode & 0o700 != 0o700 and st.st_uid == os.geteuid():
-            os.chmod(folder, stat.S_IMODE(st.st_mode) | 0o700)
-            logger.warning("%s: its owner's access given back, to look inside", folder)
+        os.chmod(folder, stat.S_IMODE(st.st_mode) | 0o700)
+        logger.warning("%s: its owner's access given back, to look inside", folder)
+        return os.lstat(folder)
     except OSError:
-        pass
+        return st
 
 
 def _count_links(entry: os.DirEntry[str], found: Found) -> None:
