@@ -66,8 +66,9 @@ class Found:
 
 
 class Survey:
-    """The workspace's hard-linked files and other repositories, kept current after each
-    command (``after``)."""
+    """The workspace's hard-linked files, other repositories and Python environments, kept
+    current after each command (``after``), and the files a command wrote that python may
+    run in place of reviewed code (``compiled``)."""
 
     def __init__(self, workspace: str, own: tuple[str, ...] = ()) -> None:
         self.root = workspace
@@ -85,8 +86,9 @@ class Survey:
         """When the command began (ns, change time): a walk takes newer ``stands_in`` files
         for its."""
         self.pycache = tempfile.mkdtemp(prefix="turnstile-pycache-")
-        """Where commands' python keeps its bytecode (``PYTHONPYCACHEPREFIX``): outside the
-        workspace, so a ``*.pyc`` there was written on purpose; removed with the survey."""
+        """Where commands' python keeps its bytecode (``PYTHONPYCACHEPREFIX``), outside the
+        workspace: a ``*.pyc`` a command leaves in the workspace was written on purpose.
+        Removed with the survey."""
         weakref.finalize(self, shutil.rmtree, self.pycache, True)
         self._by_wd: dict[int, str] = {}
         self._notify: inotify.Inotify | None = None
