@@ -16,7 +16,9 @@ Modules: ``env`` (the secret-looking variable names, reused by redaction), ``con
 ``wall`` (what a command may change, git folders included), ``gitconfig`` (the keys a git
 configuration may gain), ``gitcopy`` (a command's private copy of ``.git/config``, applied
 after it when allowed; ``mountlink`` shows it in the sandbox), ``gitlinks`` (submodule
-checkouts git on the host enters).
+checkouts git on the host enters), ``survey`` (one walk from run start, kept current by
+inotify: hard-linked files, other repositories, Python environments, bytecode a command
+leaves), ``repos`` (whether a repository a command made may stay).
 """
 
 from __future__ import annotations
