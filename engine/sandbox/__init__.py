@@ -190,9 +190,7 @@ class Confinement:
         vcs_write = self.spec.vcs == "write"
         read_only = [p for p in gits if p not in embedded]
         read_only += [r for p in embedded for r in wall.git_read_only(p, vcs_write)]
-        sites = self.survey.site_folders() if self.survey is not None else []
-        startup = {site: frozenset(wall.environment_startup_files(site, self.workspace))
-                   for site in sites}
+        startup = self._startup_files()
         installs = approved_risk == "install"
         if not installs:  # an install may replace them (pip rewrites an editable's .pth)
             read_only += [p for files in startup.values() for p in files]
@@ -202,6 +200,13 @@ class Confinement:
                                           self.workspace),
                         frozenset(checkouts), tuple(dict.fromkeys(read_only)), startup=startup,
                         installs=installs)
+
+    def _startup_files(self) -> dict[str, frozenset[str]]:
+        """Per ``site-packages`` of a Python environment in the workspace, the files python
+        runs at every start there (``wall.environment_startup_files``)."""
+        sites = self.survey.site_folders() if self.survey is not None else []
+        return {site: frozenset(wall.environment_startup_files(site, self.workspace))
+                for site in sites}
 
     def after(self, prepared: Prepared) -> wall.Swept:
         """End what is left in the command's cgroups and remove them; remove protected files
@@ -231,12 +236,10 @@ class Confinement:
         install added to a Python environment in the workspace, a new one included: python
         runs them at every start there, an editor's too. A ``.pth`` that only puts workspace
         folders on ``sys.path`` stays (``uv run`` installs the project so)."""
-        assert self.survey is not None
-        return [remove(path) for site in self.survey.site_folders()
-                for path in wall.environment_startup_files(site, self.workspace)
-                if path not in prepared.startup.get(site, ())
-                and not (path.endswith(".pth")
-                         and wall.only_workspace_paths(path, site, self.workspace))]
+        return [remove(path) for site, files in self._startup_files().items()
+                for path in sorted(files - prepared.startup.get(site, frozenset()))
+                if not (path.endswith(".pth")
+                        and wall.only_workspace_paths(path, site, self.workspace))]
 
     def read_only_note(self) -> str:
         """Why a confined write failed with ``Read-only file system``."""
