@@ -199,12 +199,8 @@ def _module(ws: Path) -> None:
 
 
 def _poison(marker: Path) -> str:
-    return f"{sys.executable} -c " + _quote(POISON.format(
+    return f"{sys.executable} -c " + shlex.quote(POISON.format(
         payload=f"open({str(marker)!r}, 'w').close()\nVALUE = 1\n"))
-
-
-def _quote(text: str) -> str:
-    return shlex.quote(text)
 
 
 def _import_on_host(ws: Path) -> None:
@@ -262,7 +258,7 @@ def test_commands_python_keeps_its_bytecode_outside_the_workspace(tmp_path: Path
 def test_an_install_may_write_bytecode(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     _module(ws)
-    write = _quote("import py_compile, sys\n"
+    write = shlex.quote("import py_compile, sys\n"
                    "py_compile.compile('app.py', "
                    "cfile=f'__pycache__/app.{sys.implementation.cache_tag}.pyc')\n")
     swept = _confined(ws, f"{sys.executable} -c {write}", risk="install")

@@ -178,22 +178,23 @@ class Survey:
     def _made(self) -> list[str]:
         """The git folders (or ``.git``) the command may have made or replaced."""
         if self._notify is None or self._blind:
-            found = Found()
-            self._walk(self.root, found)
-            self._compiled += _changed_since(found.compiled, self._since)
-            return [p for p in found.gits if self._known.get(p) != _identity(p)]
+            return self._rewalk()
         made: list[str] = []
         for ev in self._notify.read():
             if ev.mask & inotify.IN_Q_OVERFLOW:
                 logger.warning("the kernel dropped events in %s: it is walked again",
                                self.root)
-                found = Found()
-                self._walk(self.root, found)
-                self._compiled += _changed_since(found.compiled, self._since)
-                return [*made, *(p for p in found.gits
-                                 if self._known.get(p) != _identity(p))]
+                return [*made, *self._rewalk()]
             self._event(ev, made)
         return made
+
+    def _rewalk(self) -> list[str]:
+        """The whole walk again: the git folders not known as they are, and the files that
+        may stand in for reviewed code changed since the command began."""
+        found = Found()
+        self._walk(self.root, found)
+        self._compiled += _changed_since(found.compiled, self._since)
+        return [p for p in found.gits if self._known.get(p) != _identity(p)]
 
     def _event(self, ev: inotify.Event, made: list[str]) -> None:
         folder = self._by_wd.get(ev.wd)
