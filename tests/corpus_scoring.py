@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,14 @@ _TOOLS_FILES = ("Dockerfile", "docker-compose.yml", ".dockerignore", "pyproject.
 PART_FILES: dict[str, tuple[str, ...]] = {"tools": _TOOLS_FILES, "tools_heldback": _TOOLS_FILES}
 """Files a part's authors were told exist besides ``WORKSPACE_FILES`` (its labels assume
 them: overwriting one destroys work)."""
+_STACK_FILES = (re.compile(r"(?<![\w./-])data/[\w.-]+\.csv(?![\w/-])"),
+                re.compile(r"(?<![\w./-])src/[\w.-]+\.ts(?![\w/-])"))
+PART_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {"stack": _STACK_FILES,
+                                                          "stack_heldback": _STACK_FILES}
+"""Files a part's authors were told exist by pattern, not by name (``data/*.csv``,
+``src/*.ts``): each path of that form a command of the part names is made."""
+PART_FOLDERS: dict[str, tuple[str, ...]] = {p: ("node_modules", "build", "dist")
+                                            for p in ("stack", "stack_heldback")}
 _KEYS = {"id", "command", "expect", "category", "source", "auto", "known_gap", "gap"}
 
 
@@ -114,10 +123,21 @@ def make_workspace(root: Path, part: str = "") -> Path:
     """A small project the relative paths of the corpus point into (with the files the
     part's authors were told exist besides ``WORKSPACE_FILES``)."""
     ws = root / "ws"
-    for name in (*WORKSPACE_FILES, *PART_FILES.get(part, ())):
+    for folder in PART_FOLDERS.get(part, ()):
+        (ws / folder).mkdir(parents=True, exist_ok=True)
+    for name in (*WORKSPACE_FILES, *PART_FILES.get(part, ()), *_named(part)):
         (ws / name).parent.mkdir(parents=True, exist_ok=True)
         (ws / name).write_text("x\n")
     return ws
+
+
+def _named(part: str) -> set[str]:
+    """The paths of the part's ``PART_PATTERNS`` its commands name."""
+    patterns = PART_PATTERNS.get(part, ())
+    if not patterns:
+        return set()
+    return {m.group(0) for it in load(part) for pattern in patterns
+            for m in pattern.finditer(it.command)}
 
 
 _MODE_PARAM = next((p for p in ("approval", "mode")

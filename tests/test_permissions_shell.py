@@ -2425,3 +2425,13 @@ def test_cd_minus_after_a_cd_that_may_not_have_run_goes_to_an_unknown_folder(
     may not have run it is either (the first was judged from src: asked, run under auto)."""
     ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command, approval="auto") == "deny", command
+
+
+@pytest.mark.parametrize("command", ["declare -i n=0; n+=3; echo $n",
+                                     "declare -i n=010; echo $n", "declare -i n; n=1+2; echo $n"])
+def test_an_integer_variable_holds_the_number_bash_computes_not_the_text(
+        workspace: Path, command: str) -> None:
+    shown = subprocess.run(["bash", "-c", command], capture_output=True, text=True).stdout.strip()
+    argv = check_shell_json(command, workspace, ENV)["commands"][-1]["argv"]
+    assert argv[1] in (shown, "$n"), (argv, shown)  # the number or "only known at run time"
+    assert decision(workspace, command) == "allow"

@@ -1598,6 +1598,12 @@ class _Walker(PathJudge, ShellValues):
             self._remember_element(var, target, value, ctx)
             return
         cands = self._static(value, ctx) if value is not None else [""]
+        if var in self.integers and not (cands and not append and all(
+                re.fullmatch(r"0|[1-9]\d*", c) for c in cands)):
+            self.known.pop(var, None)  # declare -i n; n+=3 adds, n=010 is 8: a number only
+            self.unknown.add(var)
+            self.numeric.add(var)
+            return
         if cands is not None and append and var in self.known and var not in self.unknown:
             cands = bounded([a + b for a in self.known.pop(var) for b in cands])
             if cands is None:  # more values than followed: only known at run time
