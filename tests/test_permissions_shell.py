@@ -2435,3 +2435,25 @@ def test_an_integer_variable_holds_the_number_bash_computes_not_the_text(
     argv = check_shell_json(command, workspace, ENV)["commands"][-1]["argv"]
     assert argv[1] in (shown, "$n"), (argv, shown)  # the number or "only known at run time"
     assert decision(workspace, command) == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    'a=rm; b=src; c="$a $b"; $c -rf',  # the blank between two expansions in a string
+    "IFS=,; set -- $(echo 'rm,-rf,src'); \"$@\"",  # a substitution split at a custom IFS
+    "a=(ls cat rm); for ((i=0;i<3;i++)); do ${a[i]} -rf src; done",  # every pass's i
+    "a=(ls cat rm); i=0; until [ $i -ge 3 ]; do ${a[i]} -rf src; i=$((i+1)); done",
+    "for i in \"${!a[@]}\"; do :; done; i='a[$(rm -rf src)]'; echo $(( i ))",  # not a number
+    "declare -u x; unset x; x=rm; $x -rf src",  # unset takes the attribute with it
+    "declare -l x; read -r x <<< RM; $x -rf src",  # -l applies to every assignment
+    "declare -l x; printf -v x RM; $x -rf src",
+    "declare -l x; for x in RM; do $x -rf src; done",
+    "x=$(echo {r,}m); $x -rf src",  # echo prints its words after brace expansion
+])
+def test_a_value_the_model_once_got_wrong_is_refused_as_bash_runs_it(
+        tmp_path: Path, command: str) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("work\n")
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=60)
+    assert not (tmp_path / "src").exists(), "bash does not destroy src: the case proves nothing"
+    (tmp_path / "src").mkdir()
+    assert check_shell_json(command, tmp_path, ENV, approval="auto")["decision"] == "deny"

@@ -92,6 +92,7 @@ from engine.permissions.shell_values import (
     MAX_VALUES,
     ShellValues,
     bounded,
+    cased_values,
 )
 from engine.permissions.words import (
     INPUT_CODE,
@@ -161,8 +162,10 @@ _IN_TURN = re.compile(r"(?<![\w$-])(?:cd|pushd|popd|eval)\b")
 changes to, code it builds (``eval "f_$v=$v.txt"``)."""
 MAX_FOLDERS_IN_TURN = 16
 """A loop over more values than this is judged once with them all (its folder unknown)."""
-_LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=|\b(?:set|printf|let|"
-                           r"declare|typeset|local|export|readonly|hash|alias|IFS)\b")
+_LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\s*(?:<<|>>|[-+*/%&|^])?="
+                           r"|[A-Za-z_]\w*\s*(?:\+\+|--)|(?:\+\+|--)\s*[A-Za-z_]"
+                           r"|\b(?:set|printf|let|declare|typeset|local|export|readonly|hash|"
+                           r"alias|IFS)\b")
 _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
     (re.compile(r"(?:^|/)package\.json$"), re.compile(
         r"(?:scripts\s*\.\s*|scripts\s*\[\s*[\"']|[\"'])(?:pre|post)?(?:install|prepare|"
@@ -719,6 +722,9 @@ class _Walker(PathJudge, ShellValues):
             if words is not None:  # for c in {rm,}: bash expands the braces first
                 words = bounded([x for w in words for x in expand_braces(w)],
                                 MAX_LOOP_WORDS)
+            self._not_numeric(name)
+            if words is not None and name in self.cased:  # declare -l c; for c in RM: rm
+                words = cased_values(self.cased[name], words)
             if words is None and values and all(self._indices(v, ctx) for v in values):
                 self.numeric.add(name)  # for i in "${!a[@]}": the indices, numbers
             if words is not None and words and all(
@@ -851,9 +857,20 @@ class _Walker(PathJudge, ShellValues):
         return None
 
     def _loop(self, node: Node, ctx: _Ctx) -> None:
-        if node.type == "c_style_for_statement":
-            self._arithmetic_node(node, ctx)
-        self._loop_body(node, ctx)
+        if node.type != "c_style_for_statement":
+            self._loop_body(node, ctx)
+            return
+        self._arithmetic_node(node, ctx)  # for ((i=0; i<3; i++)): the header, once
+        body = next((c for c in node.named_children if c.type in ("do_group",
+                                                                  "compound_statement")), None)
+        for child in node.named_children:
+            if child is not body:
+                self._visit(child, ctx)
+        # in the body i holds any number the header gives it, not only the first
+        self._arithmetic_sets(_text(node, ctx)[:body.start_byte - node.start_byte]
+                              if body is not None else _text(node, ctx))
+        if body is not None:
+            self._loop_body(body, ctx)
 
     def _loop_body(self, node: Node, ctx: _Ctx) -> None:
         """A loop's body is walked again when it assigns: a value set late in one pass is
@@ -864,7 +881,18 @@ class _Walker(PathJudge, ShellValues):
             return
         seen = {_entry_key(e) for e in self.entries[before:]}
         mark = len(self.entries)
+        first = self._values()
         self._children(node, ctx)
+        changing = [v for v in {*self.known, *first.known} if set(self.known.get(v, ())) !=
+                    set(first.known.get(v, ())) or (v in self.unknown) != (v in first.unknown)]
+        changing += [v for v in {*self.arrays, *first.arrays}
+                     if self.arrays.get(v) != first.arrays.get(v)]
+        if changing:  # i=$((i+1)): a new value each pass, any of them in a later one
+            for var in changing:
+                self.known.pop(var, None)
+                self.arrays.pop(var, None)
+                self.unknown.add(var)
+            self._children(node, ctx)
         self.entries[mark:] = [e for e in self.entries[mark:] if _entry_key(e) not in seen]
 
     def _group(self, node: Node, ctx: _Ctx) -> None:
@@ -893,7 +921,12 @@ class _Walker(PathJudge, ShellValues):
         why = opaque_builtin(keyword, [f for f in flags if f.startswith("-")])
         if why and names and not self._name_references(node, ctx):
             self.opaque.append(why)  # declare -n alone lists the name references
-        cased = next((c for f in flags if f.startswith("-") for c in "lu" if c in f), "")
+        cased = next((c for f in reversed(flags) if f[:1] in "-+" for c in "luc" if c in f[1:]),
+                     "")
+        if cased and any(f.startswith("+") and cased in f for f in flags):
+            cased = "+"  # declare +l x: no case from now on
+        if cased and self.conditional:
+            cased = "?" + cased.strip("+")  # false && declare -l x: x may or may not be
         if keyword == "readonly" or any(f.startswith("-") and "r" in f for f in flags):
             self.readonly.update(_text(c.child_by_field_name("name") or c, ctx)
                                  for c in node.named_children if c.type in (
@@ -906,7 +939,7 @@ class _Walker(PathJudge, ShellValues):
             if c.type == "variable_assignment" or c.type == "variable_name":
                 name = c.child_by_field_name("name") if c.type != "variable_name" else c
                 if cased and name is not None:
-                    self.cased[_text(name, ctx)] = cased
+                    self._set_case(_text(name, ctx), cased)
             elif c.type != "word" or not _text(c, ctx).startswith("-"):
                 self._dynamic_name(keyword, c, ctx)
         if any(f.startswith("-") and "i" in f for f in flags):
@@ -916,6 +949,15 @@ class _Walker(PathJudge, ShellValues):
                     self.integers.add(_text(name, ctx) if name is not None else "")
                 elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
                     self.integers.add(_text(c, ctx))
+
+    def _set_case(self, var: str, case: str) -> None:
+        """``declare -l x`` (``l``), ``declare +l x`` (``+``: none), and either (``?l``)."""
+        if case == "+":
+            self.cased.pop(var, None)
+        elif case == "?":
+            self.cased[var] = "?" + self.cased.get(var, "?").strip("?")
+        else:
+            self.cased[var] = case
 
     def _name_references(self, node: Node, ctx: _Ctx) -> bool:
         """``declare -n r=k`` (``local -n c=$1`` in a call): r reads and ``r=v`` writes k.
@@ -1066,6 +1108,7 @@ class _Walker(PathJudge, ShellValues):
     def _arithmetic_parts(self, nodes: Sequence[Node], ctx: _Ctx) -> None:
         for node in nodes:
             self._arithmetic_refs(node, ctx)
+            self._arithmetic_sets(_text(node, ctx))
 
     def _arithmetic_refs(self, node: Node, ctx: _Ctx) -> None:
         t = node.type
@@ -1206,6 +1249,8 @@ class _Walker(PathJudge, ShellValues):
             elif not index and is_dangerous_variable(name):  # unset PATH: ./ls runs for ls
                 self._entry([Word.of(f"unset {name}")], "exec", "ask",
                             [f"unsetting {name} changes what programs run"], "", ctx)
+            if not index and name in self.cased:  # unset x: its -l/-u/-c goes with it
+                self._set_case(name, "?" if self.conditional else "+")
             if index and name not in self.assoc:  # unset 'a[i]' evaluates i
                 self._arithmetic_text(index.rpartition("]")[0], "unset of an element")
             elif index and re.search(r"[$`]", index):  # unset "m[$k]": the key is expanded
@@ -1524,7 +1569,7 @@ class _Walker(PathJudge, ShellValues):
             found = self._static(child, ctx)
             if found is None or len(found) != 1:
                 return None
-            out += [ctx.src[at:child.start_byte].decode("utf-8", "surrogateescape"), found[0]]
+            out += [ctx.src[at:_start(child, ctx)].decode("utf-8", "surrogateescape"), found[0]]
             at = child.end_byte
         rest = ctx.src[at:body.end_byte].decode("utf-8", "surrogateescape")
         return re.sub(r"\\([$`\\])", r"\1", "".join(out) + rest)
@@ -1611,14 +1656,12 @@ class _Walker(PathJudge, ShellValues):
                 return
         elif cands is None or append:
             self.unknown.add(var)
+            self._not_numeric(var)
             if value is not None and (value.type == "arithmetic_expansion" or (
                     value.type == "command_substitution" and self._numeric_output(value, ctx))):
                 self.numeric.add(var)
             return
-        self.arrays.pop(var, None)
-        case = self.cased.get(var)
-        if case:  # declare -l / -u: the value is stored in lower or upper case
-            cands = [c.lower() if case == "l" else c.upper() for c in cands]
+        self.arrays.pop(var, None)  # declare -l/-u/-c: _may_hold stores it in that case
         self._may_hold(var, cands, merge=bool(self.conditional))  # a branch: joined after
 
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
@@ -2050,6 +2093,12 @@ class _Walker(PathJudge, ShellValues):
         if node.type in ("simple_expansion", "expansion") and word.value is not None and \
                 self.ifs == " \t\n" and len(word.value.split()) != 1:
             return [replace(word, value=v) for v in word.value.split()]  # for s in "a b": $s
+        if node.type == "command_substitution" and word.value is not None and \
+                self.ifs != " \t\n" and (self.ifs is None or set(word.value) & set(self.ifs)):
+            if self.ifs is None:  # split at an IFS only known at run time
+                return [replace(word, value=None, dynamic="subst")]
+            text = _text(node, ctx)  # IFS=,; set -- $(echo rm,-rf,x): three words
+            return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(word.value)]
         braces = expand_braces(word.value) if word.value is not None and _BRACED.fullmatch(
             _text(node, ctx)) else []
         if len(braces) > 1:  # cp src/{new,old}.py: two words
@@ -2095,6 +2144,8 @@ class _Walker(PathJudge, ShellValues):
                                                                 for k in keys))
         if found is not None and index not in ("@", "*") and not index.isdigit():
             indices = self._subscript_values(index, arithmetic=True)  # ${a[$i]}, ${a[i]}
+            if indices is None and self._numeric_index(index):  # i counts: any element
+                return list(dict.fromkeys([*(v for items in found for v in items), ""]))
             if indices is None or not all(i.isdigit() for i in indices):
                 return None
             return list(dict.fromkeys(items[int(i)] if int(i) < len(items) else ""
@@ -2107,6 +2158,14 @@ class _Walker(PathJudge, ShellValues):
             return [" ".join(items) for items in found]
         at = int(index)
         return list(dict.fromkeys(items[at] if at < len(items) else "" for items in found))
+
+    def _numeric_index(self, index: str) -> bool:
+        """An indexed array's subscript made of numbers, operators and variables that hold
+        numbers only (``$i``, ``i + 1``): it picks an element or none, and runs nothing."""
+        names = re.findall(r"[A-Za-z_]\w*", index)
+        return not self.taint_all and bool(names) and \
+            re.fullmatch(r"[\w\s$(){}+*/%-]*", index) is not None and \
+            all(n in self.numeric for n in names)
 
     def _subscript_values(self, index: str, arithmetic: bool) -> list[str] | None:
         """The values of a subscript that is a literal key or one variable (``$k``,
@@ -2125,7 +2184,7 @@ class _Walker(PathJudge, ShellValues):
         pos = node.start_byte
         quoted = node.type != "concatenation"
         for child in node.children:
-            gap = ctx.src[pos:child.start_byte].decode("utf-8", "surrogateescape")
+            gap = ctx.src[pos:_start(child, ctx)].decode("utf-8", "surrogateescape")
             pos = child.end_byte
             if not child.is_named:
                 parts = [gap] if quoted or child.type == "``" else [gap + _text(child, ctx)]
@@ -2173,10 +2232,14 @@ class _Walker(PathJudge, ShellValues):
                     return None
         if name is None:
             return None
-        words = [self._static(n, ctx) for n in [name, *cmd.children_by_field_name("argument")]]
-        if any(w is None or len(w) != 1 for w in words):
-            return None
-        return self._prints([w[0] for w in words if w is not None], stdin)
+        argv: list[str] = []
+        for node in [name, *cmd.children_by_field_name("argument")]:
+            found = self._static(node, ctx)
+            if found is None or len(found) != 1:
+                return None
+            braced = _BRACED.fullmatch(_text(node, ctx)) and self._word(node, ctx).expandable
+            argv += [i for i in expand_braces(found[0]) if i] if braced else found  # {r,}m
+        return self._prints(argv, stdin)
 
     def _prints(self, argv: list[str], stdin: str | None) -> str | None:
         """What a printer with static words prints (echo, printf, seq, a lookup), or a
@@ -2777,7 +2840,7 @@ class _Walker(PathJudge, ShellValues):
         unset = expandable = listed = False
         quoted = node.type != "concatenation"
         for i, child in enumerate(node.children):
-            out.append(src[pos:child.start_byte].decode("utf-8", "surrogateescape"))
+            out.append(src[pos:_start(child, ctx)].decode("utf-8", "surrogateescape"))
             pos = child.end_byte
             if not child.is_named:
                 if not quoted and child.type != "``":  # `` is an empty substitution
@@ -3160,6 +3223,15 @@ _WORDS = frozenset({"command_name", "word", "concatenation", "string", "raw_stri
                     "simple_expansion", "expansion", "number", "arithmetic_expansion",
                     "process_substitution"})
 """Nodes that stand for (part of) one shell word."""
+
+
+def _start(child: Node, ctx: _Ctx) -> int:
+    """Where a part of a string begins: the grammar counts the blanks before an expansion
+    that follows another (``"$a $b"``) as part of it, and they are the string's own text."""
+    if not child.is_named:
+        return child.start_byte
+    text = ctx.src[child.start_byte:child.end_byte]
+    return child.start_byte + len(text) - len(text.lstrip(b" \t"))
 
 
 def _split_word(root: Node) -> bool:

@@ -41,6 +41,24 @@ def bounded(values: list[str], cap: int = MAX_VALUES) -> list[str] | None:
     return kept if len(kept) <= cap else None
 
 
+_INTEGER = re.compile(r"-?\d+")
+_ARITHMETIC_SETS = re.compile(
+    r"(?<![\w$])([A-Za-z_]\w*)\s*(?:\[[^]]*\])?\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
+    r"|(?:\+\+|--)\s*([A-Za-z_]\w*)|(?<![\w$])([A-Za-z_]\w*)\s*(?:\+\+|--)")
+"""Names an arithmetic expression assigns: ``n = 1``, ``n += 2``, ``a[i] <<= 1``, ``i++``."""
+
+
+def cased_values(case: str, values: list[str]) -> list[str]:
+    """What a variable declared ``-l``, ``-u`` or ``-c`` stores when given ``values``;
+    ``?l`` (an attribute that may or may not be set) gives both."""
+    def convert(v: str) -> str:
+        mode = case[-1:]
+        return v.lower() if mode == "l" else v.upper() if mode == "u" else \
+            v[:1].upper() + v[1:].lower() if mode == "c" else v
+    converted = [convert(v) for v in values]
+    return list(dict.fromkeys([*values, *converted])) if case.startswith("?") else converted
+
+
 class ShellValues:
     """The value half of the shell walker: needs the state its lines have built so far."""
 
@@ -67,12 +85,17 @@ class ShellValues:
     readonly: set[str]
     maybe_unset: set[str]
     refs: dict[str, str]
+    cased: dict[str, str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
     def _may_hold(self, var: str, values: list[str] | None, merge: bool = True) -> None:
         """``var`` may hold ``values`` (besides what it held, when ``merge``); beyond
         ``MAX_VALUES`` possible values, or None, it is only known at run time."""
         merge = merge or var in self.readonly  # readonly x: the change fails, x stays
+        if values is None or not all(_INTEGER.fullmatch(v) for v in values):
+            self._not_numeric(var)
+        if values is not None and var in self.cased:  # declare -l x; read x <<< RM: rm
+            values = cased_values(self.cased[var], values)
         if not merge:
             self.maybe_unset.discard(var)
         found = None if values is None else bounded(
@@ -83,6 +106,12 @@ class ShellValues:
         else:
             self.known[var] = found
             self.unknown.discard(var)
+
+    def _not_numeric(self, var: str) -> None:
+        """``var`` is given a value that may not be a number: an arithmetic context that
+        reads it evaluates that value (``i='a[$(cmd)]'; (( i ))`` runs cmd)."""
+        if var not in self.readonly:
+            self.numeric.discard(var)
 
     def _resolved(self, name: str) -> str:
         """The variable a name reference stands for (declare -n r=k: k), else the name."""
@@ -187,6 +216,18 @@ class ShellValues:
         (self.opaque if kind == "opaque" else self.unnamed).append(
             why.replace("an arithmetic context", how, 1))
 
+    def _arithmetic_sets(self, text: str) -> None:
+        """``(( n = 4 ))``, ``$((i++))``, ``let x+=1``: each name arithmetic assigns holds a
+        number only known at run time from then on (not the text it held before)."""
+        for m in _ARITHMETIC_SETS.finditer(text):
+            name = self._resolved(m.group(1) or m.group(2) or m.group(3))
+            if name in self.readonly:
+                continue
+            self.known.pop(name, None)
+            self.arrays.pop(name, None)
+            self.unknown.add(name)
+            self.numeric.add(name)
+
     def _arithmetic_lookup(self, name: str) -> list[str] | None:
         name = self._resolved(name)
         if name in self.numeric or (name in SHELL_NUMBERS and name not in self.known
@@ -224,8 +265,7 @@ class ShellValues:
                 if plain and target[-1] in "-+*/%&|^<>":  # x+=1 evaluates x's value too
                     self._arithmetic_text(target.rstrip("-+*/%&|^<>"), "let")
                 self._arithmetic_text(expr if plain else value, "let")
-                if plain:
-                    self.numeric.add(target.rstrip("-+*/%&|^<>"))
+                self._arithmetic_sets(value)
         elif name in ("test", "[") and "-v" in args:
             for a in args[args.index("-v") + 1:args.index("-v") + 2]:
                 self._arithmetic_text((a or "$").partition("[")[2], "test -v")
@@ -319,6 +359,7 @@ class ShellValues:
                 continue
             if any(lines is None for lines in inputs) or ifs is None:
                 self.unknown.add(var)
+                self._not_numeric(var)
                 continue
             at = names.index(w)
             self._may_hold(var, [_fields(line, ifs, len(names))[at]
@@ -373,6 +414,7 @@ class ShellValues:
                 self._arithmetic_text(w.value.partition("[")[2].rpartition("]")[0],
                                       f"{name} into an array element")
                 base = w.value.partition("[")[0]  # c[0] is $c: what it held is gone
+                self._not_numeric(base)
                 self.known.pop(base, None)
                 self.arrays.pop(base, None)
                 self.unknown.add(base)
@@ -394,6 +436,11 @@ class ShellValues:
     def _set_array(self, var: str, items: list[str] | None) -> None:
         if var in self.readonly:
             return  # readonly a: bash refuses the change, a keeps what it held
+        if items is None or not all(_INTEGER.fullmatch(i) for i in items):
+            self._not_numeric(var)
+        if items is not None and var in self.cased:
+            found = [cased_values(self.cased[var], [i]) for i in items]
+            items = [f[0] for f in found] if all(len(f) == 1 for f in found) else None
         if items is None:
             self.arrays.pop(var, None)
             self.unknown.add(var)
