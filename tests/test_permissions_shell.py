@@ -2457,3 +2457,19 @@ def test_a_value_the_model_once_got_wrong_is_refused_as_bash_runs_it(
     assert not (tmp_path / "src").exists(), "bash does not destroy src: the case proves nothing"
     (tmp_path / "src").mkdir()
     assert check_shell_json(command, tmp_path, ENV, approval="auto")["decision"] == "deny"
+
+
+@pytest.mark.parametrize("command", ["cat ${x:-~}/.ssh/id_rsa", "x=1; cat ${x:+~/.ssh/id_rsa}",
+                                     "cat ${x-~root}/.ssh/id_rsa", "head -1 ${x:-~}/.netrc"])
+def test_a_tilde_in_a_default_word_is_the_home_folder(tmp_path: Path, command: str) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("KEY\n")
+    (home / ".netrc").write_text("KEY\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {**ENV, "HOME": str(home)}
+    shown = subprocess.run(["bash", "-c", command.replace("~root", "~")], cwd=ws, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert "KEY" in shown.stdout  # bash reads the home folder
+    assert check_shell_json(command, ws, env)["decision"] != "allow", command

@@ -178,6 +178,16 @@ class ShellValues:
         if m is None:
             return None
         name, op, alt = m.groups()
+        if not alt.startswith("~"):
+            return self._default_values(name, op, alt)
+        home = self.env.get("HOME")  # ${x:-~/.ssh}: unquoted, the tilde is expanded
+        if home is None or not re.match(r"~(?:/|$)", alt):
+            return None  # ~root, ~+, ~-: another folder, only known at run time
+        found = [self._default_values(name, op, w) for w in (home + alt[1:], alt)]
+        return None if None in found else list(dict.fromkeys(
+            v for values in found for v in values or ()))
+
+    def _default_values(self, name: str, op: str, alt: str) -> list[str] | None:
         if name.isdigit():
             return self._positional_default(int(name), op, alt)
         value = self._static_variable(name)
