@@ -2448,6 +2448,15 @@ def test_an_integer_variable_holds_the_number_bash_computes_not_the_text(
     "declare -l x; printf -v x RM; $x -rf src",
     "declare -l x; for x in RM; do $x -rf src; done",
     "x=$(echo {r,}m); $x -rf src",  # echo prints its words after brace expansion
+    "a=('. -delete'); find ${a[@]}",  # an unquoted element is split into words
+    "read x <<< 'r\\m'; $x -rf src",  # read without -r: a backslash escapes
+    "x=`echo r\\\\m`; $x -rf src",  # backquotes remove one level of backslashes first
+    "IFS=; set -- r m; x=\"$*\"; $x -rf src",  # "$*" joins at IFS's first character
+    "set -- '. -delete'; find $@",  # words a set -- gave, each split at IFS
+    ": ${z:='rm'}; ${z:-ls} -rf src",  # a variable set to what is not followed is not unset
+    "declare -i x; read x <<< 'a[$(rm -rf src)]'",  # -i evaluates what any builtin gives
+    "declare -i x; printf -v x '%s' 'a[$(rm -rf src)]'",
+    "declare -i x; for x in 'a[$(rm -rf src)]'; do :; done",
 ])
 def test_a_value_the_model_once_got_wrong_is_refused_as_bash_runs_it(
         tmp_path: Path, command: str) -> None:

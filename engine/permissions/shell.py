@@ -162,6 +162,9 @@ _IN_TURN = re.compile(r"(?<![\w$-])(?:cd|pushd|popd|eval)\b")
 changes to, code it builds (``eval "f_$v=$v.txt"``)."""
 MAX_FOLDERS_IN_TURN = 16
 """A loop over more values than this is judged once with them all (its folder unknown)."""
+_BACKQUOTE_ESCAPE = re.compile(r"`[^`]*\\[\\`$]", re.S)
+"""A backquoted command in which bash takes ``\\\\``, ``\\` `` and ``\\$`` as escapes before it runs
+(the grammar reads the text as written: ``r\\\\m``, which bash runs as ``rm``)."""
 _LOOP_ASSIGNS = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?:\[[^\]]*\])?\s*(?:<<|>>|[-+*/%&|^])?="
                            r"|[A-Za-z_]\w*\s*(?:\+\+|--)|(?:\+\+|--)\s*[A-Za-z_]"
                            r"|\b(?:set|printf|let|declare|typeset|local|export|readonly|hash|"
@@ -388,6 +391,8 @@ class _Walker(PathJudge, ShellValues):
     """Names set by a read, a loop, printf -v, ${X:=w} or unset somewhere in the command."""
     assignments: Counter[str] = field(default_factory=Counter)
     """How often each name is assigned in the command's text (2 for loops and reads)."""
+    set_words: bool = False
+    """A ``set --`` of this command gave ``$1``.. (at the top, where a caller's would be)."""
     args_given: bool = True
     """``$1``.. are known: the words ``bash -c CODE ARG0 ARGS`` or a function call gave, or
     none at the top level (``run_shell`` runs ``bash -c COMMAND``)."""
@@ -646,6 +651,10 @@ class _Walker(PathJudge, ShellValues):
         if t != "ERROR" and t not in MODELLED_NODES:
             self.opaque.append(f"shell construct {t!r} is not modelled")
             return
+        if t == "command_substitution" and _BACKQUOTE_ESCAPE.match(_text(node, ctx)):
+            self.opaque.append("a backquoted command with \\\\, \\` or \\$ in it: bash removes "
+                               "one level of backslashes before it runs (`echo r\\\\m` prints rm)")
+            return
         if b"&" in ctx.src and node.id not in self.backgrounded and \
                 (after := node.next_sibling) is not None and after.type == "&":
             self.backgrounded.add(node.id)  # cmd &: it runs in a subshell of its own
@@ -725,6 +734,8 @@ class _Walker(PathJudge, ShellValues):
             self._not_numeric(name)
             if words is not None and name in self.cased:  # declare -l c; for c in RM: rm
                 words = cased_values(self.cased[name], words)
+            if name in self.integers:  # declare -i c; for c in EXPR: each is evaluated
+                self._integer_values(name, words)
             if words is None and values and all(self._indices(v, ctx) for v in values):
                 self.numeric.add(name)  # for i in "${!a[@]}": the indices, numbers
             if words is not None and words and all(
@@ -924,9 +935,9 @@ class _Walker(PathJudge, ShellValues):
         cased = next((c for f in reversed(flags) if f[:1] in "-+" for c in "luc" if c in f[1:]),
                      "")
         if cased and any(f.startswith("+") and cased in f for f in flags):
-            cased = "+"  # declare +l x: no case from now on
+            cased = "-" + cased  # declare +l x: no -l from now on (a -u stays)
         if cased and self.conditional:
-            cased = "?" + cased.strip("+")  # false && declare -l x: x may or may not be
+            cased = "?" + cased.strip("+-")  # false && declare -l x: x may or may not be
         if keyword == "readonly" or any(f.startswith("-") and "r" in f for f in flags):
             self.readonly.update(_text(c.child_by_field_name("name") or c, ctx)
                                  for c in node.named_children if c.type in (
@@ -952,7 +963,10 @@ class _Walker(PathJudge, ShellValues):
 
     def _set_case(self, var: str, case: str) -> None:
         """``declare -l x`` (``l``), ``declare +l x`` (``+``: none), and either (``?l``)."""
-        if case == "+":
+        if case.startswith("-"):  # +l: that attribute goes, another stays
+            if self.cased.get(var, "").strip("?") == case[1:]:
+                self.cased.pop(var, None)
+        elif case == "+":
             self.cased.pop(var, None)
         elif case == "?":
             self.cased[var] = "?" + self.cased.get(var, "?").strip("?")
@@ -1387,11 +1401,15 @@ class _Walker(PathJudge, ShellValues):
         bodies, maps, folders = dict(self.bodies), dict(self.maps), (self.oldpwd, self.pushed)
         self.pushed, hashed, maybe = list(self.pushed), dict(self.hashed), set(self.maybe_defined)
         values = self._values()
+        ifs_value, ifs_unknown = self.known.get("IFS"), "IFS" in self.unknown
         if visit:
             self._visit(node, ctx)
         else:
             self._children(node, ctx)
         self._join(values)
+        self.known.pop("IFS", None)  # IFS=, in $( ): the words after it split as before
+        self.known.update({"IFS": ifs_value} if ifs_value is not None else {})
+        (self.unknown.add if ifs_unknown else self.unknown.discard)("IFS")
         self.cwds = outer
         (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
         self.maps, (self.oldpwd, self.pushed), self.hashed = maps, folders, hashed
@@ -2086,7 +2104,12 @@ class _Walker(PathJudge, ShellValues):
                     joined = (self.ifs or " ")[:1].join(found[0]) if self.ifs != "" else \
                         "".join(found[0])
                     return [Word(joined, text)]
-                return [Word(v, text, "", False, bool(GLOB.search(v))) for v in found[0]]
+                items = found[0]
+                if node.type != "string":  # ${a[@]} unquoted: each element split at IFS
+                    if self.ifs is None:
+                        return [Word(None, text, "var")]
+                    items = [w for v in items for w in self._split(v)]
+                return [Word(v, text, "", False, bool(GLOB.search(v))) for v in items]
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
         word = self._word(node, ctx)
@@ -2113,10 +2136,15 @@ class _Walker(PathJudge, ShellValues):
         """An argument made of variables whose value is known (``x='rm -rf d'; eval "$x"``):
         that value, split into words when unquoted; unknown when it may hold several."""
         text = _text(node, ctx)
-        if _special_variable(node, ctx) and not ((ctx.depth or self.calling) and
-                                                 self.positional is not None):
-            return [word]  # $1, $@: what a caller passes, unless bash -c CODE ARGS or a
-            # function call seen in this command gave them
+        if _special_variable(node, ctx) and not ((ctx.depth or self.calling or self.set_words)
+                                                 and self.positional is not None):
+            return [word]  # $1, $@: what a caller passes, unless bash -c CODE ARGS, a
+            # function call or a set -- seen in this command gave them
+        if text in ("$@", "$*", "${@}", "${*}") and self.positional is not None:
+            if self.ifs is None:  # set -- 'a b' c; cat $@: each word split at IFS
+                return [word]
+            return [Word(w, text, "", False, bool(GLOB.search(w))) for a in self.positional
+                    for w in (self._split(a) if self.ifs else [a] if a else [])]
         cands = self._static(node, ctx)
         if cands is None or len(cands) != 1:
             return [word]

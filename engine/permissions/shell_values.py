@@ -59,6 +59,24 @@ def cased_values(case: str, values: list[str]) -> list[str]:
     return list(dict.fromkeys([*values, *converted])) if case.startswith("?") else converted
 
 
+def split_fields(value: str, ifs: str) -> list[str]:
+    """The words bash makes of an unquoted expansion's ``value`` at ``ifs``: blanks of IFS
+    around a field are trimmed and runs of them split once; each other IFS character ends a
+    field (``a,,b`` is three, the last one empty is dropped); an empty IFS splits nothing."""
+    white = "".join(c for c in ifs if c in " \t\n")
+    other = "".join(c for c in ifs if c not in " \t\n")
+    text = value.strip(white) if white else value
+    if not text or not ifs:
+        return [text] if text else []
+    blanks = f"[{re.escape(white)}]*" if white else ""
+    parts = [f"{blanks}[{re.escape(other)}]{blanks}"] if other else []
+    parts += [f"[{re.escape(white)}]+"] if white else []
+    fields = re.split("|".join(parts), text)
+    if other and fields[-1] == "" and text[-1] in other:
+        fields.pop()
+    return fields
+
+
 class ShellValues:
     """The value half of the shell walker: needs the state its lines have built so far."""
 
@@ -77,6 +95,7 @@ class ShellValues:
     argv0: str | None
     positional: list[str] | None
     args_given: bool
+    set_words: bool
     listed_vars: set[str]
     fed: dict[str, list[str]]
     counts: set[str]
@@ -86,6 +105,7 @@ class ShellValues:
     maybe_unset: set[str]
     refs: dict[str, str]
     cased: dict[str, str]
+    integers: set[str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
     def _may_hold(self, var: str, values: list[str] | None, merge: bool = True) -> None:
@@ -96,6 +116,11 @@ class ShellValues:
             self._not_numeric(var)
         if values is not None and var in self.cased:  # declare -l x; read x <<< RM: rm
             values = cased_values(self.cased[var], values)
+        if var in self.integers and not (values is not None and all(
+                re.fullmatch(r"0|-?[1-9]\d*", v) for v in values)):
+            self._integer_values(var, values)  # declare -i x; read x: x=EXPR evaluated
+            values = None
+            self.numeric.add(var)
         if not merge:
             self.maybe_unset.discard(var)
         found = None if values is None else bounded(
@@ -106,6 +131,15 @@ class ShellValues:
         else:
             self.known[var] = found
             self.unknown.discard(var)
+
+    def _integer_values(self, var: str, values: list[str] | None) -> None:
+        """A variable declared ``-i`` is given ``values`` by any builtin: bash evaluates each
+        as arithmetic, and a subscript in it runs commands (``read x <<< 'a[$(cmd)]'``)."""
+        if values is None:
+            self.unnamed.append(f"{var} is declared -i: a value only known at run time is "
+                                "evaluated as arithmetic (a subscript in it would run commands)")
+        for v in values or ():
+            self._arithmetic_text(v, f"the integer variable {var}")
 
     def _not_numeric(self, var: str) -> None:
         """``var`` is given a value that may not be a number: an arithmetic context that
@@ -146,7 +180,9 @@ class ShellValues:
             return None
         if name == "#":
             return [str(len(args))]
-        if name in ("@", "*"):
+        if name == "*":  # "$*": joined at the first character of IFS
+            return None if self.ifs is None else [self.ifs[:1].join(args)]
+        if name == "@":
             return [" ".join(args)]
         return [args[int(name) - 1] if 0 < int(name) <= len(args) else ""]
 
@@ -200,7 +236,7 @@ class ShellValues:
             return value if value is not None and all(value) else None
         if value is None:
             unset = name not in self.env and name not in self.tainted and \
-                name not in self.known and not self.taint_all
+                name not in self.known and name not in self.unknown and not self.taint_all
             return [alt] if unset else None
         return list(dict.fromkeys([*(v if v or op[0] != ":" else alt for v in value),
                                    *unset_too]))
@@ -362,6 +398,9 @@ class ShellValues:
         end = "\n" if delim is None else None if delim.value is None else delim.value[:1] or "\0"
         if o.has("-n", "-N", "-u") or end is None:  # a count or another input: not records
             texts = None
+        if name == "read" and not o.has("-r") and texts is not None and any(
+                "\\" in t for t in texts):
+            texts = None  # read x <<< 'r\m': without -r, a backslash escapes (x is rm)
         inputs = [_records(t, end or "\n") for t in texts] if texts is not None else [None]
         for w in names:
             var = w.value or ""
@@ -370,6 +409,8 @@ class ShellValues:
             if any(lines is None for lines in inputs) or ifs is None:
                 self.unknown.add(var)
                 self._not_numeric(var)
+                if var in self.integers:
+                    self._integer_values(var, None)
                 continue
             at = names.index(w)
             self._may_hold(var, [_fields(line, ifs, len(names))[at]
@@ -437,17 +478,20 @@ class ShellValues:
         elif not values or (values[0] or "-").startswith(("-", "+")):
             return
         self.positional = None if None in values else [v or "" for v in values]
+        self.set_words = True
 
     def _split(self, value: str) -> list[str]:
-        """Words of an expanded command name: at whitespace and at a custom IFS."""
-        seps = " \t\n" + (self.ifs or "")
-        return [w for w in re.split("[" + re.escape(seps) + "]", value) if w]
+        """Words of an unquoted expansion: split at IFS as bash splits them (at whitespace
+        when IFS is only known at run time: a caller refuses that case)."""
+        return split_fields(value, " \t\n" if self.ifs is None else self.ifs)
 
     def _set_array(self, var: str, items: list[str] | None) -> None:
         if var in self.readonly:
             return  # readonly a: bash refuses the change, a keeps what it held
         if items is None or not all(_INTEGER.fullmatch(i) for i in items):
             self._not_numeric(var)
+        if var in self.integers:  # declare -ai a; mapfile a: each element is evaluated
+            self._integer_values(var, items)
         if items is not None and var in self.cased:
             found = [cased_values(self.cased[var], [i]) for i in items]
             items = [f[0] for f in found] if all(len(f) == 1 for f in found) else None

@@ -1,0 +1,30 @@
+"""The value oracle on a seeded sample of its tuning part: what the classifier claims a
+variable holds is what bash makes of it (``tests/shell_values_oracle.py`` states the rule)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.corpus_scoring import make_workspace
+from tests.shell_values_oracle import Case, bash_words, claimed_words, generate, judge
+
+SEED = 11
+SAMPLE = 1500
+
+
+def test_the_oracle_sees_a_wrong_value_when_there_is_one(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path)
+    command = "x=rm; y=src; printf '<%s>\\n' \"$x $y\""
+    assert bash_words(command, workspace) == ["rm src"]
+    assert claimed_words(command, workspace) == ["rm src"]
+    assert Case(command, "dev", ["rm src"], ["rmsrc"]).mismatch  # what a wrong model gives
+    assert not Case(command, "dev", ["a.txt", "b.txt"], ["*.txt"]).mismatch  # a glob kept
+    assert not Case(command, "dev", [""], []).mismatch  # printf with no word prints once
+
+
+def test_the_classifier_claims_no_value_bash_does_not_give() -> None:
+    cases = [c for c in judge(list(generate(SAMPLE, SEED))) if c.part == "dev"]
+    compared = [c for c in cases if c.bash is not None and c.claimed is not None]
+    assert len(compared) > len(cases) // 4  # most chains are followed, not given up on
+    wrong = [(c.command, c.bash, c.claimed) for c in compared if c.mismatch]
+    assert wrong == []
