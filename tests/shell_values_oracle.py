@@ -15,8 +15,9 @@ in a probe that prints a value word by word: ``printf '<%s>\\n' $x`` (or ``"$x"`
 probe prints when the chain runs in a throwaway copy of the corpus workspace. Every operation
 is free of side effects: the chain only computes.
 
-A **mismatch** is a case where the classifier claims to know every word (none of them still
-holds ``$`` or a backquote) and bash printed other words. Values holding glob characters are
+A **mismatch** is a case where the classifier claims to know every word (it does not refuse
+the chain, and none of the words still holds ``$`` or a backquote) and bash printed other
+words. Values holding glob characters are
 left out (the classifier keeps a pattern as a pattern, bash expands it against the files), and
 no printed word equals one empty word (``printf`` prints its format once when given none).
 A value the classifier does not claim to know is fine: it is judged as unknown.
@@ -74,6 +75,15 @@ OPERATIONS = (
     "declare -A m=([k]={v}); x=${{m[k]}}", "x=\"${{x}}\"", "x=${{x@Q}}", "x=$'a\\tb'",
     "x=$(printf %q {v})", "x=\"$(echo {v})\"", "x=$(echo \"$x\")", "x=${{x:-}}",
     "readonly y={v}", "export x", "local x 2>/dev/null",
+    "set -- {v} {v} {v}; shift 2; x=$1", "set -- {v} {v}; x=\"${{@:2}}\"", "x=${{#@}}",
+    "a=({v} {v}); x=\"${{!a[@]}}\"", "a=({v} {v} {v}); x=\"${{a[@]:1:1}}\"",
+    "eval x={v}", "x=$(< a.txt)", "IFS=$'\\n'", "IFS=$' \\t'", "read -r -d '' x <<< {v}",
+    "printf -v 'a[1]' %s {v}; x=${{a[1]}}", "a[1]+={v}; x=${{a[1]}}", "unset 'a[0]'",
+    "declare -n r=x; r={v}", "declare -n r=y; x=$r", "local -i x 2>/dev/null",
+    "x=${{x:-$y}}", "x=${{y:+$x}}", "x=\"${{x//\\//_}}\"", "x=${{x/%?/}}",
+    "getopts ab: x -b {v} 2>/dev/null", "x=$OPTARG", "x=$(( ${{#y}} + 1 ))",
+    "x=\"$(printf '%s,' {v} {v})\"", "x=${{x%,}}", "set -- $x; x=$#",
+    "x=$(IFS=,; echo \"$*\")", "y=${{x:-$(echo {v})}}",
 )
 """Operations on ``x``, ``y``, ``a``, ``m``, ``$1``...: ``{v}`` takes one of ``VALUES``."""
 
@@ -123,6 +133,8 @@ def generate(count: int, seed: int) -> Iterator[str]:
 def claimed_words(command: str, workspace: Path) -> list[str] | None:
     """The words the classifier reports for the final ``printf`` of ``command``."""
     result = check_shell_json(command, workspace, ENV)
+    if result["decision"] == "deny":
+        return None  # refused (a construct not followed, or a destroying command): no claim
     probes = [c["argv"] for c in result.get("commands", [])
               if c.get("argv", [""])[:2] == ["printf", "<%s>\\n"]]
     if not probes:

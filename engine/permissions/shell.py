@@ -961,6 +961,12 @@ class _Walker(PathJudge, ShellValues):
                 elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
                     self.integers.add(_text(c, ctx))
 
+    def _ifs_value(self) -> str | None:
+        """IFS as assigned: one known value, else only known at run time (IFS=, in one
+        branch and IFS=: in another is neither)."""
+        found = self.known.get("IFS")
+        return None if "IFS" in self.unknown or found is None or len(found) != 1 else found[0]
+
     def _set_case(self, var: str, case: str) -> None:
         """``declare -l x`` (``l``), ``declare +l x`` (``+``: none), and either (``?l``)."""
         if case.startswith("-"):  # +l: that attribute goes, another stays
@@ -1276,6 +1282,8 @@ class _Walker(PathJudge, ShellValues):
                                     "expanded again (a substitution in it would run)")
             if w.value is None:
                 self.taint_all = True
+            elif w.value == "IFS":
+                pass  # unset IFS: the default splitting, set above (not an empty IFS)
             elif "[" in w.value or name in self.arrays:
                 self._set_array(name, None)
             elif name in self.known:
@@ -1611,7 +1619,7 @@ class _Walker(PathJudge, ShellValues):
                         [f"setting {var} changes what programs run"], "", ctx)
         self._remember(var, node, ctx)
         if var == "IFS":
-            self.ifs = None if "IFS" in self.unknown else "".join(self.known.get("IFS", []))
+            self.ifs = self._ifs_value()
         if var in self.integers:
             self._integer_assignment(var, node, ctx)
         self._command_variable(node, ctx)
@@ -1658,7 +1666,7 @@ class _Walker(PathJudge, ShellValues):
             self._remember_array(var, value, append, ctx)
             return
         if target is not None and target.type == "subscript":
-            self._remember_element(var, target, value, ctx)
+            self._remember_element(var, target, value, ctx, append)
             return
         cands = self._static(value, ctx) if value is not None else [""]
         if var in self.integers and not (cands and not append and all(
@@ -1723,8 +1731,10 @@ class _Walker(PathJudge, ShellValues):
             self.known[var] = [entries.get("0", "")]
             self.unknown.discard(var)
 
-    def _remember_element(self, var: str, target: Node, value: Node | None, ctx: _Ctx) -> None:
-        """``a[3]=rm``: one element of an array with static elements."""
+    def _remember_element(self, var: str, target: Node, value: Node | None, ctx: _Ctx,
+                          append: bool = False) -> None:
+        """``a[3]=rm``, ``a[0]+=m``: one element of an array with static elements (an
+        element past the end leaves a gap, which is not followed)."""
         index = _text(target, ctx).partition("[")[2].rstrip("]")
         if var in self.assoc:  # m[key]=v
             found = self._static(value, ctx) if value is not None else [""]
@@ -1735,11 +1745,13 @@ class _Walker(PathJudge, ShellValues):
         found = self._static(value, ctx) if value is not None else [""]
         items = self._last_items(var) if var in self.arrays or var in self.unknown else []
         if items is None or found is None or len(found) != 1 or not index.isdigit() or \
-                int(index) > 64:
+                int(index) > len(items) or (append and var in self.unknown):
             self._set_array(var, None)
             return
-        items = [*items, *[""] * (int(index) + 1 - len(items))]
-        items[int(index)] = found[0]
+        at = int(index)
+        old = items[at] if at < len(items) else ""
+        items = [*items, ""] if at == len(items) else list(items)
+        items[at] = old + found[0] if append else found[0]
         self._set_array(var, items)
 
     def _may_replace(self, op: str, word: Word, values: list[str], ctx: _Ctx) -> None:
@@ -2330,7 +2342,7 @@ class _Walker(PathJudge, ShellValues):
                       ifs[0] if ifs is not None and len(ifs) == 1 else None)
         self._reads_decoded(e, ctx)
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
-            self.ifs = None if "IFS" in self.unknown else "".join(self.known["IFS"])
+            self.ifs = self._ifs_value()
         self._runs_written(e, ctx, exported)
         for var in assigned:
             if shell_code_var(var) and not harmless_setting(var, (exported or {}).get(var)):

@@ -499,6 +499,8 @@ class ShellValues:
             self.arrays.pop(var, None)
             self.unknown.add(var)
             return
+        if not self.conditional:
+            self.arrays.pop(var, None)  # a=(x); a=(y): y only, unless that may not run
         alternatives = self.arrays.setdefault(var, [])
         if items not in alternatives:
             alternatives.append(items)
