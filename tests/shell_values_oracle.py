@@ -15,9 +15,9 @@ in a probe that prints a value word by word: ``printf '<%s>\\n' $x`` (or ``"$x"`
 probe prints when the chain runs in a throwaway copy of the corpus workspace. Every operation
 is free of side effects: the chain only computes.
 
-A **mismatch** is a case where the classifier claims to know every word (it does not refuse
-the chain, and none of the words still holds ``$`` or a backquote) and bash printed other
-words. Values holding glob characters are
+A **mismatch** is a case where the classifier claims to know every word (it refuses the
+chain neither by default nor under ``--approval auto``, and none of the words still holds ``$``
+or a backquote) and bash printed other words. Values holding glob characters are
 left out (the classifier keeps a pattern as a pattern, bash expands it against the files), and
 no printed word equals one empty word (``printf`` prints its format once when given none).
 A value the classifier does not claim to know is fine: it is judged as unknown.
@@ -84,6 +84,16 @@ OPERATIONS = (
     "getopts ab: x -b {v} 2>/dev/null", "x=$OPTARG", "x=$(( ${{#y}} + 1 ))",
     "x=\"$(printf '%s,' {v} {v})\"", "x=${{x%,}}", "set -- $x; x=$#",
     "x=$(IFS=,; echo \"$*\")", "y=${{x:-$(echo {v})}}",
+    "x=${{x:(-3)}}", "x=${{x:1:-1}}", "x=${{x/*/Z}}", "x=${{x//?/.}}", "x=${{x#*[ab]}}",
+    "x=$(echo -e {v})", "x=$(echo -n {v}; echo -n {v})", "printf -v x '%b' {v}",
+    "x=$'\\x72\\x6d'", "x=$'\\u0072m'", "x=$'r\\0m'", "for w in $y; do x=$w; done",
+    "while read -r w; do x=$w; done <<< {v}", "f() {{ local y={v}; x=$y; }}; f",
+    "f() {{ x={v}; return 1; }}; f || :", "declare -x x={v}", "export -n x", "x=${{x,,[AR]}}",
+    "[[ {v} =~ (r)(m) ]] && x=${{BASH_REMATCH[0]}}", "x=$(printf '%s' \"$x\" | rev)",
+    "x=$(cut -c1-2 <<< {v})", "x=$(head -c 2 <<< {v})", "x=$(tr -d r <<< {v})",
+    "x=$(sed 's/^/r/' <<< {v})", "x=$(awk '{{print $1}}' <<< {v})", "x=${{x:-$x}}$y",
+    "IFS=, read -ra a <<< {v}; x=${{a[0]}}", "x=\"${{a[*]}}\"", "x=${{a[@]: -1}}",
+    "case {v} in *m) x=rm;; *) x=ls;; esac", "x=$( (echo {v}) )", "x=$({{ echo {v}; }})",
 )
 """Operations on ``x``, ``y``, ``a``, ``m``, ``$1``...: ``{v}`` takes one of ``VALUES``."""
 
@@ -133,7 +143,8 @@ def generate(count: int, seed: int) -> Iterator[str]:
 def claimed_words(command: str, workspace: Path) -> list[str] | None:
     """The words the classifier reports for the final ``printf`` of ``command``."""
     result = check_shell_json(command, workspace, ENV)
-    if result["decision"] == "deny":
+    if result["decision"] == "deny" or check_shell_json(
+            command, workspace, ENV, approval="auto")["decision"] == "deny":
         return None  # refused (a construct not followed, or a destroying command): no claim
     probes = [c["argv"] for c in result.get("commands", [])
               if c.get("argv", [""])[:2] == ["printf", "<%s>\\n"]]

@@ -2459,6 +2459,8 @@ def test_an_integer_variable_holds_the_number_bash_computes_not_the_text(
     "declare -i x; for x in 'a[$(rm -rf src)]'; do :; done",
     "a=(r); a[0]+=m; ${a[0]} -rf src",  # an element's += appends to it
     "unset IFS; x='rm -rf src'; eval y=1; $x",  # unset IFS splits as the default, not ''
+    "x=$'rm\\0zz'; $x -rf src",  # a bash string ends at a NUL byte
+    "x=''; ${x/*/rm} -rf src",  # * matches the empty value
 ])
 def test_a_value_the_model_once_got_wrong_is_refused_as_bash_runs_it(
         tmp_path: Path, command: str) -> None:

@@ -237,8 +237,10 @@ def _trimmed(value: str, op: str, pat: str) -> str:
 def _replaced(value: str, op: str, pat: str, rep: str) -> str:
     """``/`` the first longest match, ``//`` every one, ``/#`` at the start, ``/%`` at
     the end."""
-    if not pat:
-        return value
+    if not pat:  # ${x/#/p} prefixes, ${x/%/s} appends, ${x//} changes nothing
+        return rep + value if op == "/#" else value + rep if op == "/%" else value
+    if not value and op in ("/", "//"):  # x=; ${x/*/rm}: * matches the empty value
+        return rep if _matches("", pat) else value
     if op == "/#":
         n = next((n for n in range(len(value), -1, -1) if _matches(value[:n], pat)), None)
         return value if n is None else rep + value[n:]

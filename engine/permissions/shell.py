@@ -2120,6 +2120,8 @@ class _Walker(PathJudge, ShellValues):
                 if node.type != "string":  # ${a[@]} unquoted: each element split at IFS
                     if self.ifs is None:
                         return [Word(None, text, "var")]
+                    if index == "*]" and self.ifs:  # ${a[*]}: joined at IFS, then split
+                        items = [self.ifs[:1].join(items)]
                     items = [w for v in items for w in self._split(v)]
                 return [Word(v, text, "", False, bool(GLOB.search(v))) for v in items]
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
@@ -3412,11 +3414,16 @@ def _simple_braced(node: Node) -> bool:
 
 
 def _ansi_c(text: str) -> Word:
+    """``$'..'``: its escapes decoded as bash decodes them; a string ends at a NUL byte
+    (``$'rm\\0x'`` is ``rm``); an escape not decoded here leaves it only known at run time."""
     inner = text[2:-1]
+    if re.search(r"\\(?![abeEfnrtv\\'\"]|[0-7]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|"
+                 r"U[0-9A-Fa-f]{8})", inner):
+        return Word(None, text, "other")  # \cX, \?, \x4, \u72: bash's own readings
     try:
         prepared = (inner.replace("\\e", "\\x1b").replace("\\E", "\\x1b")
                     .replace("\\'", "'").replace('\\"', '"'))
         value = codecs.decode(prepared.encode("latin-1", "backslashreplace"), "unicode_escape")
     except (UnicodeDecodeError, ValueError):
         return Word(None, text, "other")
-    return Word(value, text)
+    return Word(value.split("\x00", 1)[0], text)
