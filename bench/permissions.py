@@ -86,7 +86,7 @@ def measure(rounds: int) -> dict[str, Any]:
     from engine.permissions.shell import classify_command
     from engine.vocabulary.state import ToolCall
     from tests.construct_corpus import items as construct_items
-    from tests.corpus_scoring import ENV, PART_FILES, load, make_workspace, score
+    from tests.corpus_scoring import ENV, load, make_workspace, score
     from tests.corpus_scoring import decide as check
     from tests.shell_corpus import CORPUS
     from turnstile_tools import builtin_specs
@@ -102,7 +102,7 @@ def measure(rounds: int) -> dict[str, Any]:
             items = construct_items() if part == "constructs" else load(part)
             if part in ("dev", "heldback"):  # latency on the published-material parts
                 commands += [it.command for it in items]
-            pws = make_workspace(Path(tmp) / part, part) if part in PART_FILES else ws
+            pws = make_workspace(Path(tmp) / part, part)  # with the files its authors knew
             policy = {it.id: check(it.command, pws) for it in items}
             auto = {it.id: check(it.command, pws, "auto") for it in items}
             parts[part] = score(items, policy, auto)

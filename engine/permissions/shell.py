@@ -391,6 +391,9 @@ class _Walker(PathJudge, ShellValues):
     """Names set by a read, a loop, printf -v, ${X:=w} or unset somewhere in the command."""
     assignments: Counter[str] = field(default_factory=Counter)
     """How often each name is assigned in the command's text (2 for loops and reads)."""
+    sparse: set[str] = field(default_factory=set)
+    """Arrays with unset elements before their last (``t[2]=ls``): one element is known,
+    the list (``${t[@]}``, ``${!t[@]}``) is not followed."""
     set_words: bool = False
     """A ``set --`` of this command gave ``$1``.. (at the top, where a caller's would be)."""
     args_given: bool = True
@@ -793,7 +796,7 @@ class _Walker(PathJudge, ShellValues):
         if m:
             found = self.arrays.get(self._resolved(m.group(1)))
             if found is None or len(found) != 1 or m.group(1) in self.unknown or \
-                    self.taint_all:
+                    self.taint_all or self._resolved(m.group(1)) in self.sparse:
                 return None  # several arrays it may be: each a loop of its own
             return list(found[0])
         values = self._static(node, ctx)
@@ -810,7 +813,7 @@ class _Walker(PathJudge, ShellValues):
         if name in self.maps:
             return list(self.maps[name])
         found = self.arrays.get(name)
-        return None if found is None or len(found) != 1 else [
+        return None if found is None or len(found) != 1 or name in self.sparse else [
             str(i) for i in range(len(found[0]))]
 
     def _indices(self, node: Node, ctx: _Ctx) -> bool:
@@ -904,7 +907,12 @@ class _Walker(PathJudge, ShellValues):
                 self.arrays.pop(var, None)
                 self.unknown.add(var)
             self._children(node, ctx)
-        self.entries[mark:] = [e for e in self.entries[mark:] if _entry_key(e) not in seen]
+        fresh = []  # each command a later pass judged once, and only when the first did not
+        for e in self.entries[mark:]:
+            if _entry_key(e) not in seen:
+                seen.add(_entry_key(e))
+                fresh.append(e)
+        self.entries[mark:] = fresh
 
     def _group(self, node: Node, ctx: _Ctx) -> None:
         """``{ cmd; }`` is a group; ``{}`` or ``{x}`` is a word bash runs as a program, which
@@ -1734,7 +1742,7 @@ class _Walker(PathJudge, ShellValues):
     def _remember_element(self, var: str, target: Node, value: Node | None, ctx: _Ctx,
                           append: bool = False) -> None:
         """``a[3]=rm``, ``a[0]+=m``: one element of an array with static elements (an
-        element past the end leaves a gap, which is not followed)."""
+        element past the end leaves a gap: then its list is not followed)."""
         index = _text(target, ctx).partition("[")[2].rstrip("]")
         if var in self.assoc:  # m[key]=v
             found = self._static(value, ctx) if value is not None else [""]
@@ -1745,14 +1753,16 @@ class _Walker(PathJudge, ShellValues):
         found = self._static(value, ctx) if value is not None else [""]
         items = self._last_items(var) if var in self.arrays or var in self.unknown else []
         if items is None or found is None or len(found) != 1 or not index.isdigit() or \
-                int(index) > len(items) or (append and var in self.unknown):
+                int(index) > 64 or (append and var in self.unknown):
             self._set_array(var, None)
             return
-        at = int(index)
+        at, sparse = int(index), var in self.sparse or int(index) > len(items)
         old = items[at] if at < len(items) else ""
-        items = [*items, ""] if at == len(items) else list(items)
+        items = [*items, *[""] * (at + 1 - len(items))]  # an unset element expands to ""
         items[at] = old + found[0] if append else found[0]
         self._set_array(var, items)
+        if sparse:
+            self.sparse.add(var)
 
     def _may_replace(self, op: str, word: Word, values: list[str], ctx: _Ctx) -> None:
         """``> "$out"`` where out may hold several known paths: refused when one of them
@@ -2110,7 +2120,7 @@ class _Walker(PathJudge, ShellValues):
             name, _, index = _text(inner.children[1], ctx).partition("[")
             found = self.arrays.get(name)
             if found is not None and len(found) == 1 and index in ("@]", "*]") and \
-                    name not in self.unknown:
+                    name not in self.unknown and name not in self.sparse:
                 text = _text(node, ctx)
                 if index == "*]" and node.type == "string":  # "${a[*]}" is one word
                     joined = (self.ifs or " ")[:1].join(found[0]) if self.ifs != "" else \
@@ -2177,6 +2187,8 @@ class _Walker(PathJudge, ShellValues):
         name = self._resolved(name)
         found = self.arrays.get(name)
         index = index.rstrip("]")
+        if name in self.sparse and index in ("@", "*"):
+            return None  # t[2]=x: t has one element, at 2; its list is not followed
         if name in self.maps and not self.taint_all:  # ${m[key]}, ${m[@]}, ${m[$k]}
             entries = self.maps[name]
             if index in ("@", "*"):

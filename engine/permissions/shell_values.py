@@ -105,6 +105,7 @@ class ShellValues:
     maybe_unset: set[str]
     refs: dict[str, str]
     cased: dict[str, str]
+    sparse: set[str]
     integers: set[str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
@@ -499,6 +500,7 @@ class ShellValues:
             self.arrays.pop(var, None)
             self.unknown.add(var)
             return
+        self.sparse.discard(var)
         if not self.conditional:
             self.arrays.pop(var, None)  # a=(x); a=(y): y only, unless that may not run
         alternatives = self.arrays.setdefault(var, [])
