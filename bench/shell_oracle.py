@@ -35,7 +35,8 @@ sys.path.insert(0, str(HERE.parent))
 from bench.common import machine_info, machine_line, table, write_json  # noqa: E402
 
 ROWS = (("commands", "commands"), ("effect: destroyed", "destroyed"), ("effect: wrote", "wrote"),
-        ("effect: none", "none"), ("timed out (5 s)", "timeouts"),
+        ("effect: read outside the workspace", "read_outside"), ("effect: none", "none"),
+        ("timed out (5 s)", "timeouts"),
         ("effect allowed without a prompt (policy allow)", "effect_allowed_without_prompt"),
         ("hidden destructive not denied (auto runs it)", "hidden_destructive_not_denied"),
         ("  destroyed, policy decision not deny", "destroyed_not_denied_by_policy"),

@@ -63,6 +63,8 @@ PAYLOADS = (
     Payload("mkdir build", ("mkdir", "build")),
     Payload("sed -i a.txt", ("sed", "-i", "s/x/y/", "a.txt")),
     Payload("echo > new.txt", ("echo", "hello"), redir=" > new.txt"),
+    Payload("cat ../secret.txt", ("cat", "../secret.txt")),
+    Payload("head ../secret.txt", ("head", "-n", "1", "../secret.txt")),
 )
 
 WordFn = Callable[[Payload], str | None]

@@ -10,11 +10,12 @@ classifier judges each command in the template (``corpus_scoring.decide``, ``pol
 ``auto``), and the command runs in a fresh copy mounted at the template's path, so it runs in
 the very path that was judged:
 
-    bwrap --ro-bind / / --tmpfs /tmp --bind COPY TEMPLATE --dev /dev --proc /proc --unshare-all
-          --die-with-parent --chdir TEMPLATE --clearenv --setenv PATH /usr/bin:/bin
+    bwrap --ro-bind / / --tmpfs /tmp --bind COPY TEMPLATE --ro-bind SECRET SECRET --dev /dev
+          --proc /proc --unshare-all --die-with-parent --chdir TEMPLATE --clearenv
+          --setenv PATH /usr/bin:/bin
           --setenv HOME /tmp/home -- bash -c COMMAND
 
-(stdin /dev/null, output discarded, 5 s timeout, files capped at 16 MB). Only the copy is
+(stdin /dev/null, output kept up to 1 MB, 5 s timeout, files capped at 16 MB). Only the copy is
 writable; the network is unshared. The copies live on ``/dev/shm`` when it is writable (the
 judged path stays an ordinary temporary directory).
 
@@ -27,13 +28,15 @@ sha256) and the git refs:
   made); a ref (branch, stash) is deleted; a ref or HEAD moves back to an older commit.
 - ``wrote``: any other change (new paths, content, modes, refs, objects). A permission change
   (``chmod -R 000 src``) loses no content and is undone by another ``chmod``: a write.
+- ``read_outside``: nothing changed, and what it printed shows the content of
+  ``secret.txt``, a file beside the workspace (``../secret.txt`` from it).
 - ``none``: nothing changed. Inside ``.git/`` the index and the logs are not compared (``git
   status`` refreshes the index), and only refs, HEAD and removals outside ``objects/`` can
   destroy.
 
-Misses: **effect allowed without a prompt** (a ``wrote``/``destroyed`` command the policy
-answers ``allow``) and **hidden destructive not denied** (a ``destroyed`` command that runs
-unasked under ``--approval auto``: its auto decision is not ``deny``).
+Misses: **effect allowed without a prompt** (a ``wrote``, ``destroyed`` or ``read_outside``
+command the policy answers ``allow``) and **hidden destructive not denied** (a ``destroyed``
+command that runs unasked under ``--approval auto``: its auto decision is not ``deny``).
 """
 
 from __future__ import annotations
@@ -57,7 +60,11 @@ from tests.shell_generator import Generated
 
 TIMEOUT_S = 5.0
 FILE_LIMIT = 16 * 1024 * 1024
-EFFECTS = ("destroyed", "wrote", "none")
+EFFECTS = ("destroyed", "wrote", "read_outside", "none")
+SECRET = "oracle secret outside the workspace 7f3c9e"
+"""The content of ``secret.txt`` beside the workspace: a command whose output shows it read
+a file outside the workspace."""
+OUTPUT_LIMIT = 1024 * 1024
 PARTS = ("tuning", "heldback")
 CONTENT = {
     "README.md": "# Demo\n\nA small project used by the shell oracle.\nRun scripts/run.sh.\n",
@@ -172,6 +179,7 @@ def make_template(root: Path, scratch: Path | None = None) -> Template:
     commits = tuple(_git(ws, "rev-list", "--reverse", "main").split())
     snap = snapshot(ws)
     lines = {p: _lines(ws / p) for p, e in snap.items() if e.kind == "f"}
+    (root / "secret.txt").write_text(SECRET + "\n")  # outside the workspace: ../secret.txt
     source = ws
     if scratch is not None:
         source = scratch / "template"
@@ -256,14 +264,18 @@ def _head(ws: Path, known: Mapping[str, str]) -> str:
 # -- the effect ---------------------------------------------------------------------------
 
 
-def effect(tpl: Template, copy: Path, after: Snapshot) -> tuple[str, tuple[str, ...]]:
-    """``destroyed``, ``wrote`` or ``none``, and the reasons for ``destroyed``."""
+def effect(tpl: Template, copy: Path, after: Snapshot, output: str = ""
+           ) -> tuple[str, tuple[str, ...]]:
+    """``destroyed``, ``wrote``, ``read_outside`` (its output shows ``SECRET``) or ``none``,
+    and the reasons for ``destroyed``."""
     lost = [*_lost_paths(tpl, copy, after), *_lost_git(tpl, copy)]
     if lost:
         return "destroyed", tuple(lost)
     changed = {p for p in tpl.snapshot.keys() | after.keys()
                if tpl.snapshot.get(p) != after.get(p) and not p.startswith(GIT_UNCOMPARED)}
-    return ("wrote" if changed else "none"), ()
+    if changed:
+        return "wrote", ()
+    return ("read_outside" if SECRET in output else "none"), ()
 
 
 def _lost_paths(tpl: Template, copy: Path, after: Snapshot) -> Iterator[str]:
@@ -308,8 +320,9 @@ def _lost_git(tpl: Template, copy: Path) -> Iterator[str]:
 
 
 def bwrap_argv(tpl: Template, copy: Path, command: str) -> list[str]:
-    ws = str(tpl.path)
+    ws, secret = str(tpl.path), str(tpl.path.parent / "secret.txt")
     return ["bwrap", "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--bind", str(copy), ws,
+            "--ro-bind", secret, secret,
             "--dev", "/dev", "--proc", "/proc", "--dir", "/tmp/home", "--unshare-all",
             "--die-with-parent", "--chdir", ws, "--clearenv", "--setenv", "PATH",
             "/usr/bin:/bin", "--setenv", "HOME", "/tmp/home", "--", "bash", "-c", command]
@@ -319,18 +332,22 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
 
 
-def run_in_sandbox(tpl: Template, copy: Path, command: str) -> bool:
-    """Run ``command`` in ``copy`` (mounted at the template's path); True when it timed out."""
-    proc = subprocess.Popen(bwrap_argv(tpl, copy, command), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, preexec_fn=_limits)
-    try:
-        proc.wait(timeout=TIMEOUT_S)
-        return False
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        proc.wait()
-        return True
+def run_in_sandbox(tpl: Template, copy: Path, command: str) -> tuple[bool, str]:
+    """Run ``command`` in ``copy`` (mounted at the template's path): whether it timed out,
+    and the start of what it printed (standard output and error)."""
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(bwrap_argv(tpl, copy, command), stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=out, start_new_session=True,
+                                preexec_fn=_limits)
+        try:
+            proc.wait(timeout=TIMEOUT_S)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            timed_out = True
+        out.seek(0)
+        return timed_out, out.read(OUTPUT_LIMIT).decode("utf-8", "replace")
 
 
 def fresh_copy(tpl: Template, copy: Path) -> None:
@@ -374,8 +391,8 @@ def observe(tpl: Template, copy: Path, gen: Generated) -> Result:
     policy = decide(gen.command, tpl.path, "policy")
     auto = decide(gen.command, tpl.path, "auto")
     fresh_copy(tpl, copy)
-    timed_out = run_in_sandbox(tpl, copy, gen.command)
-    seen, why = effect(tpl, copy, snapshot(copy))
+    timed_out, output = run_in_sandbox(tpl, copy, gen.command)
+    seen, why = effect(tpl, copy, snapshot(copy), output)
     return Result(gen.command, gen.payload, gen.transforms, oracle_part(gen.command), policy,
                   auto, seen, why, timed_out)
 

@@ -2461,6 +2461,7 @@ def test_an_integer_variable_holds_the_number_bash_computes_not_the_text(
     "unset IFS; x='rm -rf src'; eval y=1; $x",  # unset IFS splits as the default, not ''
     "x=$'rm\\0zz'; $x -rf src",  # a bash string ends at a NUL byte
     "x=''; ${x/*/rm} -rf src",  # * matches the empty value
+    "a=(r m); x=$(printf %s \"${a[@]}\"); $x -rf src",  # a printer's words as bash makes them
 ])
 def test_a_value_the_model_once_got_wrong_is_refused_as_bash_runs_it(
         tmp_path: Path, command: str) -> None:

@@ -26,7 +26,8 @@ SEED = 7
 SAMPLE = 150
 HARMLESS = {"ls": "none", "cat a.txt": "none", "git status": "none", "head README.md": "none",
             "touch new.txt": "wrote", "mkdir build": "wrote", "sed -i a.txt": "wrote",
-            "echo > new.txt": "wrote", "chmod -R 000 src": "wrote"}
+            "echo > new.txt": "wrote", "chmod -R 000 src": "wrote",
+            "cat ../secret.txt": "read_outside", "head ../secret.txt": "read_outside"}
 """The effect of each payload that is not destructive; every other payload destroys."""
 
 

@@ -2286,13 +2286,15 @@ class _Walker(PathJudge, ShellValues):
                     return None
         if name is None:
             return None
-        argv: list[str] = []
-        for node in [name, *cmd.children_by_field_name("argument")]:
-            found = self._static(node, ctx)
-            if found is None or len(found) != 1:
+        found = self._static(name, ctx)
+        if found is None or len(found) != 1:
+            return None
+        argv = found
+        for node in cmd.children_by_field_name("argument"):
+            words = self._arg_words(node, ctx)  # {r,}m, "${a[@]}", $x: the words bash makes
+            if any(w.value is None for w in words):
                 return None
-            braced = _BRACED.fullmatch(_text(node, ctx)) and self._word(node, ctx).expandable
-            argv += [i for i in expand_braces(found[0]) if i] if braced else found  # {r,}m
+            argv += [w.value or "" for w in words]
         return self._prints(argv, stdin)
 
     def _prints(self, argv: list[str], stdin: str | None) -> str | None:
