@@ -87,6 +87,7 @@ from engine.permissions.shell_paths import (
     strictest,
 )
 from engine.permissions.shell_values import (
+    DECIMAL,
     LISTED_TEXT,
     MAX_LOOP_WORDS,
     MAX_VALUES,
@@ -1678,7 +1679,7 @@ class _Walker(PathJudge, ShellValues):
             return
         cands = self._static(value, ctx) if value is not None else [""]
         if var in self.integers and not (cands and not append and all(
-                re.fullmatch(r"0|[1-9]\d*", c) for c in cands)):
+                DECIMAL.fullmatch(c) for c in cands)):
             self.known.pop(var, None)  # declare -i n; n+=3 adds, n=010 is 8: a number only
             self.unknown.add(var)
             self.numeric.add(var)

@@ -42,6 +42,8 @@ def bounded(values: list[str], cap: int = MAX_VALUES) -> list[str] | None:
 
 
 _INTEGER = re.compile(r"-?\d+")
+DECIMAL = re.compile(r"0|-?[1-9]\d*")
+"""A number an integer variable stores as written (``010`` is 8, ``1+2`` is 3)."""
 _ARITHMETIC_SETS = re.compile(
     r"(?<![\w$])([A-Za-z_]\w*)\s*(?:\[[^]]*\])?\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
     r"|(?:\+\+|--)\s*([A-Za-z_]\w*)|(?<![\w$])([A-Za-z_]\w*)\s*(?:\+\+|--)")
@@ -118,7 +120,7 @@ class ShellValues:
         if values is not None and var in self.cased:  # declare -l x; read x <<< RM: rm
             values = cased_values(self.cased[var], values)
         if var in self.integers and not (values is not None and all(
-                re.fullmatch(r"0|-?[1-9]\d*", v) for v in values)):
+                DECIMAL.fullmatch(v) for v in values)):
             self._integer_values(var, values)  # declare -i x; read x: x=EXPR evaluated
             values = None
             self.numeric.add(var)
