@@ -94,6 +94,15 @@ OPERATIONS = (
     "x=$(sed 's/^/r/' <<< {v})", "x=$(awk '{{print $1}}' <<< {v})", "x=${{x:-$x}}$y",
     "IFS=, read -ra a <<< {v}; x=${{a[0]}}", "x=\"${{a[*]}}\"", "x=${{a[@]: -1}}",
     "case {v} in *m) x=rm;; *) x=ls;; esac", "x=$( (echo {v}) )", "x=$({{ echo {v}; }})",
+    "f() {{ x=$1; }}; f {v}", "f() {{ x=\"$*\"; }}; f {v} {v}", "f() {{ x=$#; }}; f {v}",
+    "f() {{ local x=$1; y=$x; }}; f {v}", "printf -v x '%q' {v}", "printf -v x '%*s' 4 {v}",
+    "printf -v x '%-5.2s|' {v}", "x=$(cut -d: -f1 <<< {v})", "x=$(awk -F, '{{print $2}}' <<< {v})",
+    "x=$(sed -n 1p <<< {v})", "x=$(tail -c 3 <<< {v})", "x=$(tr -s ' ' <<< {v})",
+    "x=$(printf '%s\\n' {v} {v} | sort | head -1)", "x=$(echo {v} {v} | xargs echo)",
+    "x=$(printf '%s\\n' {v} {v} | paste -sd,)", "x=${{x:-${{y}}}}", "x=${{x/$y/Z}}",
+    "x=${{x:+\"$y\"}}", "a=({v} {v}); x=${{a[@]^^}}", "a=({v} {v}); x=\"${{a[*]/a/Q}}\"",
+    "x=${{y:-$x}}", "x=${{#y}}${{#x}}", "read -r -a a <<< {v}; x=${{#a[@]}}",
+    "IFS=: read -r -a a <<< {v}; x=${{a[-1]}}", "x=\"${{x#\"$y\"}}\"", "x=$(echo \"$x\" \"$y\")",
 )
 """Operations on ``x``, ``y``, ``a``, ``m``, ``$1``...: ``{v}`` takes one of ``VALUES``."""
 

@@ -1716,7 +1716,10 @@ class _Walker(PathJudge, ShellValues):
                 items = None
                 break
             items = [*(items or []), found[0]]
+        sparse = append and var in self.sparse  # t[2]=a; t+=(b): the gap stays
         self._set_array(var, items)
+        if sparse and items is not None:
+            self.sparse.add(var)
 
     def _remember_map(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``declare -A m=([k]=v ..)``: the entries, when every key and value is known."""
