@@ -2487,3 +2487,16 @@ def test_a_tilde_in_a_default_word_is_the_home_folder(tmp_path: Path, command: s
                            capture_output=True, text=True, timeout=60)
     assert "KEY" in shown.stdout  # bash reads the home folder
     assert check_shell_json(command, ws, env)["decision"] != "allow", command
+
+
+@pytest.mark.parametrize("command", ["cd .; OLDPWD=..; cd -; cat secret.txt",
+                                     "cd ../ws; export OLDPWD=..; cd - >/dev/null; cat secret.txt",
+                                     "cd src; cd ..; declare OLDPWD=..; cd -; head secret.txt"])
+def test_cd_minus_goes_where_an_assigned_oldpwd_points(tmp_path: Path, command: str) -> None:
+    (tmp_path / "secret.txt").write_text("KEY\n")  # beside the workspace, outside it
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    shown = subprocess.run(["bash", "-c", command], cwd=ws, env=dict(ENV), capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert "KEY" in shown.stdout  # bash reads the file outside
+    assert check_shell_json(command, ws, ENV)["decision"] != "allow", command

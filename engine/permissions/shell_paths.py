@@ -117,6 +117,8 @@ class PathJudge:
     """Above 0 inside a branch, a loop or a list after its first command: what runs may not."""
     oldpwd: Path | None
     pushed: list[Path | None]
+    known: dict[str, list[str]]
+    unknown: set[str]
     secrets: list[str]
     unnamed: list[str]
     written: set[str]
@@ -152,6 +154,8 @@ class PathJudge:
         back = None
         if w.value is None and w.text.strip('"').replace("{", "").replace("}", "") == \
                 "$OLDPWD":
+            if "OLDPWD" in self.known or "OLDPWD" in self.unknown:
+                return w  # OLDPWD=..; cd -: the value assigned, a folder only known at run time
             back = self.oldpwd
         elif w.value is None and w.text == "popd" and self.pushed:
             back = self.pushed.pop()
@@ -249,6 +253,9 @@ class PathJudge:
         folders = [*before, *there] if self.conditional or fails else there
         self.cwds = list(dict.fromkeys(folders))
         self.oldpwd = before[0] if sure else None  # cd - after a cd that may not run: unknown
+        if not self.conditional:  # the cd sets OLDPWD, whatever a command assigned before
+            self.known.pop("OLDPWD", None)
+            self.unknown.discard("OLDPWD")
 
     def _resolved_dir(self, w: Word, base: Path | None) -> Path | None:
         if w.value is None or w.expandable or (base is None and not w.value.startswith("/")):
