@@ -2489,10 +2489,13 @@ def test_a_tilde_in_a_default_word_is_the_home_folder(tmp_path: Path, command: s
     assert check_shell_json(command, ws, env)["decision"] != "allow", command
 
 
-@pytest.mark.parametrize("command", ["cd .; OLDPWD=..; cd -; cat secret.txt",
-                                     "cd ../ws; export OLDPWD=..; cd - >/dev/null; cat secret.txt",
-                                     "cd src; cd ..; declare OLDPWD=..; cd -; head secret.txt"])
-def test_cd_minus_goes_where_an_assigned_oldpwd_points(tmp_path: Path, command: str) -> None:
+@pytest.mark.parametrize("command", [
+    "cd .; OLDPWD=..; cd -; cat secret.txt",  # cd - goes where an assigned OLDPWD points
+    "cd ../ws; export OLDPWD=..; cd - >/dev/null; cat secret.txt",
+    "cd src; cd ..; declare OLDPWD=..; cd -; head secret.txt",
+    "shopt -s cdable_vars; v=..; cd v; cat secret.txt",  # cd NAME of no folder: $NAME
+])
+def test_a_folder_change_goes_where_bash_goes(tmp_path: Path, command: str) -> None:
     (tmp_path / "secret.txt").write_text("KEY\n")  # beside the workspace, outside it
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)

@@ -130,6 +130,8 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
 _EXPANDS_ALIASES = re.compile(r"\bshopt\s+-s\s+(?:\w+\s+)*expand_aliases\b")
+_CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
+"""``shopt -s cdable_vars``: ``cd NAME`` of a folder that is not there goes to ``$NAME``."""
 _EXPORTS_FUNCTIONS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*"
                                 r"-\w*f")
 """``export -f NAME``, ``declare -fx NAME``: a child bash runs the function by its name."""
@@ -405,6 +407,7 @@ class _Walker(PathJudge, ShellValues):
     alias_values: dict[str, tuple[str, int, bytes, int]] = field(default_factory=dict)
     """Aliases defined with a shown value: name -> (value, shell, code, line)."""
     expands_aliases: bool = False
+    cdable_vars: bool = False
     """``shopt -s expand_aliases``: a non-interactive bash expands aliases after it."""
     row: int = 0
     """The line of the simple command being judged (in the code it is part of)."""
@@ -636,6 +639,7 @@ class _Walker(PathJudge, ShellValues):
         self.exports_functions = self.exports_functions or bool(
             _EXPORTS_FUNCTIONS.search(text))
         self.expands_aliases = self.expands_aliases or bool(_EXPANDS_ALIASES.search(text))
+        self.cdable_vars = self.cdable_vars or bool(_CDABLE_VARS.search(text))
         if _IFS.search(text):
             self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
         if _COMMAND_TABLES.search(text):

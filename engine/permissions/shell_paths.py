@@ -119,6 +119,7 @@ class PathJudge:
     pushed: list[Path | None]
     known: dict[str, list[str]]
     unknown: set[str]
+    cdable_vars: bool
     secrets: list[str]
     unnamed: list[str]
     written: set[str]
@@ -246,6 +247,8 @@ class PathJudge:
         not there now), also still where it was."""
         before = list(self.cwds)
         there = [self._resolved_dir(w, base) for base in before]
+        if self.cdable_vars and re.fullmatch(r"[A-Za-z_]\w*", w.value or ""):
+            there = [t if t is not None and t.is_dir() else None for t in there]  # cd v: $v
         fails = any(t is not None and not t.is_dir() for t in there)
         sure = len(before) == 1 and not fails and not self.conditional
         if push:  # a pushd that may fail or not run may push nothing: popd's folder unknown

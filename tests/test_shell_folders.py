@@ -1,0 +1,94 @@
+"""Folder changes against bash: seeded chains of ``cd``/``pushd``/``popd``/``OLDPWD``/links,
+then a relative read. A file beside the workspace holds a secret; when bash prints it, the
+command read outside the workspace, and the classifier must not have allowed it.
+
+Chains are split by the corpus hash rule: the test asserts the tuning part; the held-back
+part is measured by ``held_back_misses`` (``python -m tests.test_shell_folders``), never
+asserted or printed here.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from engine.permissions.shell import check_shell_json
+from tests.corpus_scoring import ENV, make_workspace, part_of
+
+SECRET = "folder oracle secret 5d1a"
+MOVES = (
+    "cd ..", "cd src", "cd -", "cd", "cd ~", "cd \"$OLDPWD\"", "pushd .. >/dev/null",
+    "pushd src >/dev/null", "popd >/dev/null", "cd ./src/..", "cd src/../..", "(cd ..)",
+    "{ cd ..; }", "f() { cd ..; }; f", "f() { local d=..; cd $d; }; f", "CDPATH=..; cd ws",
+    "cd $(dirname $PWD)", "cd ${PWD%/*}", "d=..; cd $d", "cd .. && cd -", "cd .. || cd src",
+    "false && cd ..", "cd nosuch 2>/dev/null || cd ..", "for d in .. src; do cd $d; done",
+    "if [ -d src ]; then cd ..; fi", "cd -P .", "cd -L ..", "set -- ..; cd \"$1\"",
+    "a=(.. src); cd ${a[0]}", "read d <<< ..; cd $d", "printf -v d %s ..; cd $d",
+    "pushd .. >/dev/null; pushd ws >/dev/null; popd >/dev/null", "dirs -c", "cd ../ws",
+    "x=$(cd ..; pwd); cd $x", "eval cd ..", "command cd ..", "builtin cd ..", "cd -- ..",
+    "OLDPWD=..; cd -", "PWD=/; cd .", "cd up", "cd -P up", "cd ~-", "cd ~+/..",
+    "pushd +1 >/dev/null 2>&1", "cd src/up2", "x=up; cd $x", "cd \"$(readlink up)\"",
+    "set -P", "shopt -s cdable_vars; v=..; cd v", "cd $OLDPWD", "cd -L up/..",
+)
+"""Moves: the workspace holds ``up -> ..`` and ``src/up2 -> ../..``."""
+READS = ("cat secret.txt", "cat ./secret.txt", "head -1 secret.txt", "cat ../secret.txt",
+         "cat up/secret.txt", "cat src/up2/secret.txt", "cat ~-/secret.txt")
+SAMPLE = 2000
+SEED = 5
+
+
+def chains(count: int, seed: int) -> Iterator[str]:
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    while len(seen) < count:
+        moves = [rng.choice(MOVES) for _ in range(rng.randint(1, 4))]
+        command = "; ".join([*moves, rng.choice(READS)])
+        if command not in seen:
+            seen.add(command)
+            yield command
+
+
+def misses(root: Path, commands: list[str]) -> tuple[list[str], int]:
+    """The commands bash reads the secret with that the policy allows, and how many read it."""
+    ws = make_workspace(root)
+    (root / "secret.txt").write_text(SECRET + "\n")
+    (root / "home").mkdir()
+    (ws / "up").symlink_to("..")
+    (ws / "src" / "up2").symlink_to("../..")
+    env = {**ENV, "HOME": str(root / "home")}
+    found, read = [], 0
+    for command in commands:
+        out = subprocess.run(["bash", "-c", command], cwd=ws, env=env, capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL).stdout
+        if SECRET in out:
+            read += 1
+            if check_shell_json(command, ws, env)["decision"] == "allow":
+                found.append(command)
+    return found, read
+
+
+def test_no_read_outside_through_folder_changes_is_allowed(tmp_path: Path) -> None:
+    tuning = [c for c in chains(SAMPLE, SEED) if part_of(c) == "dev"]
+    allowed, read = misses(tmp_path, tuning)
+    assert read > len(tuning) // 10  # many chains do reach the secret
+    assert allowed == []
+
+
+def held_back_misses(count: int, seed: int, root: Path) -> tuple[int, int, int]:
+    """(chains, reads of the secret, allowed) in the held-back part."""
+    held = [c for c in chains(count, seed) if part_of(c) == "heldback"]
+    allowed, read = misses(root, held)
+    return len(held), read, len(allowed)
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        chains_, read, allowed = held_back_misses(
+            int(sys.argv[1]) if len(sys.argv) > 1 else 6000,
+            int(sys.argv[2]) if len(sys.argv) > 2 else 1, Path(tmp))
+        print(f"held back: chains {chains_}, reads of the secret {read}, allowed {allowed}")
