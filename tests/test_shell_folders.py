@@ -1,6 +1,8 @@
 """Folder changes against bash: seeded chains of ``cd``/``pushd``/``popd``/``OLDPWD``/links,
-then a relative read. A file beside the workspace holds a secret; when bash prints it, the
-command read outside the workspace, and the classifier must not have allowed it.
+then a relative read or write. A file beside the workspace holds a secret; when bash prints
+it, the command read outside the workspace, and the classifier must not have allowed it.
+When bash writes ``note.txt`` beside the workspace or in the home folder, the command must be
+refused under ``--approval auto`` (a write outside the workspace is ``deny``).
 
 Chains are split by the corpus hash rule: the test asserts the tuning part; the held-back
 part is measured by ``held_back_misses`` (``python -m tests.test_shell_folders``), never
@@ -36,29 +38,36 @@ MOVES = (
 """Moves: the workspace holds ``up -> ..`` and ``src/up2 -> ../..``."""
 READS = ("cat secret.txt", "cat ./secret.txt", "head -1 secret.txt", "cat ../secret.txt",
          "cat up/secret.txt", "cat src/up2/secret.txt", "cat ~-/secret.txt")
+WRITES = ("echo hi > note.txt", "touch note.txt", "echo hi >> note.txt", "mkdir note.txt",
+          "tee note.txt < /dev/null", "printf x > ./note.txt", "echo x > up/note.txt",
+          "touch src/up2/note.txt")
 SAMPLE = 2000
 SEED = 5
 
 
-def chains(count: int, seed: int) -> Iterator[str]:
+def chains(count: int, seed: int, last: tuple[str, ...] = READS) -> Iterator[str]:
     rng = random.Random(seed)
     seen: set[str] = set()
     while len(seen) < count:
         moves = [rng.choice(MOVES) for _ in range(rng.randint(1, 4))]
-        command = "; ".join([*moves, rng.choice(READS)])
+        command = "; ".join([*moves, rng.choice(last)])
         if command not in seen:
             seen.add(command)
             yield command
 
 
-def misses(root: Path, commands: list[str]) -> tuple[list[str], int]:
-    """The commands bash reads the secret with that the policy allows, and how many read it."""
+def _workspace(root: Path) -> tuple[Path, dict[str, str]]:
     ws = make_workspace(root)
     (root / "secret.txt").write_text(SECRET + "\n")
     (root / "home").mkdir()
     (ws / "up").symlink_to("..")
     (ws / "src" / "up2").symlink_to("../..")
-    env = {**ENV, "HOME": str(root / "home")}
+    return ws, {**ENV, "HOME": str(root / "home")}
+
+
+def misses(root: Path, commands: list[str]) -> tuple[list[str], int]:
+    """The commands bash reads the secret with that the policy allows, and how many read it."""
+    ws, env = _workspace(root)
     found, read = [], 0
     for command in commands:
         out = subprocess.run(["bash", "-c", command], cwd=ws, env=env, capture_output=True,
@@ -75,6 +84,26 @@ def test_no_read_outside_through_folder_changes_is_allowed(tmp_path: Path) -> No
     allowed, read = misses(tmp_path, tuning)
     assert read > len(tuning) // 10  # many chains do reach the secret
     assert allowed == []
+
+
+def test_no_write_outside_through_folder_changes_runs_unasked(tmp_path: Path) -> None:
+    ws, env = _workspace(tmp_path)
+    outside = (tmp_path / "note.txt", tmp_path / "home" / "note.txt")
+    wrote, missed = 0, []
+    for command in [c for c in chains(600, SEED, WRITES) if part_of(c) == "dev"]:
+        subprocess.run(["bash", "-c", command], cwd=ws, env=env, capture_output=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+        if any(p.exists() for p in outside):
+            wrote += 1
+            if check_shell_json(command, ws, env, approval="auto")["decision"] != "deny":
+                missed.append(command)
+        for folder in (tmp_path, tmp_path / "home", ws, ws / "src"):
+            note = folder / "note.txt"
+            if note.is_dir():
+                note.rmdir()
+            note.unlink(missing_ok=True)
+    assert wrote > 50  # the moves do lead out of the workspace
+    assert missed == []
 
 
 def held_back_misses(count: int, seed: int, root: Path) -> tuple[int, int, int]:

@@ -250,7 +250,8 @@ class PathJudge:
         if self.cdable_vars and re.fullmatch(r"[A-Za-z_]\w*", w.value or ""):
             there = [t if t is not None and t.is_dir() else None for t in there]  # cd v: $v
         fails = any(t is not None and not t.is_dir() for t in there)
-        sure = len(before) == 1 and not fails and not self.conditional
+        sure = len(before) == 1 and not fails and not self.conditional and None not in there
+        # (a cd into a folder only known at run time may fail: OLDPWD is then not set by it)
         if push:  # a pushd that may fail or not run may push nothing: popd's folder unknown
             self.pushed.append(before[0] if sure else None)
         folders = [*before, *there] if self.conditional or fails else there
