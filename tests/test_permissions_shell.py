@@ -2494,11 +2494,14 @@ def test_a_tilde_in_a_default_word_is_the_home_folder(tmp_path: Path, command: s
     "cd ../ws; export OLDPWD=..; cd - >/dev/null; cat secret.txt",
     "cd src; cd ..; declare OLDPWD=..; cd -; head secret.txt",
     "shopt -s cdable_vars; v=..; cd v; cat secret.txt",  # cd NAME of no folder: $NAME
+    "cd src; cd ./src/..; cd \"$OLDPWD\"; cat up/secret.txt",  # a failed cd sets no OLDPWD
+    "cd src; CDPATH=..; cd up; cat secret.txt",  # CDPATH's folders come first
 ])
 def test_a_folder_change_goes_where_bash_goes(tmp_path: Path, command: str) -> None:
     (tmp_path / "secret.txt").write_text("KEY\n")  # beside the workspace, outside it
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)
+    (ws / "up").symlink_to("..")  # a link out of the workspace, as a repository may hold
     shown = subprocess.run(["bash", "-c", command], cwd=ws, env=dict(ENV), capture_output=True,
                            text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert "KEY" in shown.stdout  # bash reads the file outside

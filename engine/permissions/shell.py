@@ -408,6 +408,8 @@ class _Walker(PathJudge, ShellValues):
     """Aliases defined with a shown value: name -> (value, shell, code, line)."""
     expands_aliases: bool = False
     cdable_vars: bool = False
+    names_cdpath: bool = False
+    """The command sets CDPATH somewhere (``CDPATH=.. cd up``: ``../up`` first)."""
     """``shopt -s expand_aliases``: a non-interactive bash expands aliases after it."""
     row: int = 0
     """The line of the simple command being judged (in the code it is part of)."""
@@ -640,6 +642,7 @@ class _Walker(PathJudge, ShellValues):
             _EXPORTS_FUNCTIONS.search(text))
         self.expands_aliases = self.expands_aliases or bool(_EXPANDS_ALIASES.search(text))
         self.cdable_vars = self.cdable_vars or bool(_CDABLE_VARS.search(text))
+        self.names_cdpath = self.names_cdpath or "CDPATH" in text
         if _IFS.search(text):
             self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
         if _COMMAND_TABLES.search(text):

@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -120,6 +120,8 @@ class PathJudge:
     known: dict[str, list[str]]
     unknown: set[str]
     cdable_vars: bool
+    names_cdpath: bool
+    env: Mapping[str, str]
     secrets: list[str]
     unnamed: list[str]
     written: set[str]
@@ -249,7 +251,12 @@ class PathJudge:
         there = [self._resolved_dir(w, base) for base in before]
         if self.cdable_vars and re.fullmatch(r"[A-Za-z_]\w*", w.value or ""):
             there = [t if t is not None and t.is_dir() else None for t in there]  # cd v: $v
-        fails = any(t is not None and not t.is_dir() for t in there)
+        if self._searches_cdpath(w):  # CDPATH=..; cd up: ../up first, where that is
+            there = [None for _ in there]
+        fails = any(t is not None and not t.is_dir() for t in there) or (
+            w.value is not None and any(  # cd ./src/.. fails when src is not there
+                base is not None and not os.path.isdir(os.path.join(base, w.value))
+                for base in before))
         sure = len(before) == 1 and not fails and not self.conditional and None not in there
         # (a cd into a folder only known at run time may fail: OLDPWD is then not set by it)
         if push:  # a pushd that may fail or not run may push nothing: popd's folder unknown
@@ -260,6 +267,14 @@ class PathJudge:
         if not self.conditional:  # the cd sets OLDPWD, whatever a command assigned before
             self.known.pop("OLDPWD", None)
             self.unknown.discard("OLDPWD")
+
+    def _searches_cdpath(self, w: Word) -> bool:
+        """``cd NAME`` (not ``./NAME``, ``../NAME`` or ``/NAME``) where CDPATH may be set (the
+        command names it anywhere, or its environment has it): bash looks in each CDPATH
+        folder before this one."""
+        cdpath = self.names_cdpath or bool(self.env.get("CDPATH"))
+        return cdpath and w.value is not None and not w.value.startswith(("/", "./", "../")) \
+            and w.value not in (".", "..", "-")
 
     def _resolved_dir(self, w: Word, base: Path | None) -> Path | None:
         if w.value is None or w.expandable or (base is None and not w.value.startswith("/")):
