@@ -1687,9 +1687,7 @@ class _Walker(PathJudge, ShellValues):
         cands = self._static(value, ctx) if value is not None else [""]
         if var in self.integers and not (cands and not append and all(
                 DECIMAL.fullmatch(c) for c in cands)):
-            self.known.pop(var, None)  # declare -i n; n+=3 adds, n=010 is 8: a number only
-            self.unknown.add(var)
-            self.numeric.add(var)
+            self._holds_number(var)  # declare -i n; n+=3 adds, n=010 is 8: a number only
             return
         if cands is not None and append and var in self.known and var not in self.unknown:
             cands = bounded([a + b for a in self.known.pop(var) for b in cands])
@@ -1789,12 +1787,7 @@ class _Walker(PathJudge, ShellValues):
     def _integer_assignment(self, var: str, node: Node, ctx: _Ctx) -> None:
         """``declare -i n; n=EXPR``: EXPR is evaluated as arithmetic."""
         value = node.child_by_field_name("value")
-        found = self._static(value, ctx) if value is not None else [""]
-        if found is None:
-            self.unnamed.append(f"{var} is declared -i: its value, only known at run time, is "
-                                "evaluated as arithmetic")
-        for v in found or ():
-            self._arithmetic_text(v, f"the integer variable {var}")
+        self._integer_values(var, self._static(value, ctx) if value is not None else [""])
         self.numeric.add(var)
 
     def _file_redirect(self, node: Node, ctx: _Ctx) -> None:
@@ -2302,6 +2295,8 @@ class _Walker(PathJudge, ShellValues):
             return None
         argv = found
         for node in cmd.children_by_field_name("argument"):
+            if self._static(node, ctx) is None:
+                return None
             words = self._arg_words(node, ctx)  # {r,}m, "${a[@]}", $x: the words bash makes
             if any(w.value is None for w in words):
                 return None

@@ -253,10 +253,9 @@ class PathJudge:
             there = [t if t is not None and t.is_dir() else None for t in there]  # cd v: $v
         if self._searches_cdpath(w):  # CDPATH=..; cd up: ../up first, where that is
             there = [None for _ in there]
-        fails = any(t is not None and not t.is_dir() for t in there) or (
-            w.value is not None and any(  # cd ./src/.. fails when src is not there
-                base is not None and not os.path.isdir(os.path.join(base, w.value))
-                for base in before))
+        fails = any(  # the path as bash opens it: cd ./src/.. fails when src is not there
+            t is not None and not os.path.isdir(os.path.join(base or self.ws, w.value or ""))
+            for base, t in zip(before, there, strict=True))
         sure = len(before) == 1 and not fails and not self.conditional and None not in there
         # (a cd into a folder only known at run time may fail: OLDPWD is then not set by it)
         if push:  # a pushd that may fail or not run may push nothing: popd's folder unknown

@@ -269,13 +269,16 @@ class ShellValues:
         """``(( n = 4 ))``, ``$((i++))``, ``let x+=1``: each name arithmetic assigns holds a
         number only known at run time from then on (not the text it held before)."""
         for m in _ARITHMETIC_SETS.finditer(text):
-            name = self._resolved(m.group(1) or m.group(2) or m.group(3))
-            if name in self.readonly:
-                continue
-            self.known.pop(name, None)
-            self.arrays.pop(name, None)
-            self.unknown.add(name)
-            self.numeric.add(name)
+            self._holds_number(self._resolved(m.group(1) or m.group(2) or m.group(3)))
+
+    def _holds_number(self, var: str) -> None:
+        """``var`` now holds a number only known at run time (not the text it held)."""
+        if var in self.readonly:
+            return  # readonly n: bash refuses the change
+        self.known.pop(var, None)
+        self.arrays.pop(var, None)
+        self.unknown.add(var)
+        self.numeric.add(var)
 
     def _arithmetic_lookup(self, name: str) -> list[str] | None:
         name = self._resolved(name)
