@@ -12,8 +12,8 @@ operators, case attributes, ``printf -v``, ``read``, ``mapfile``, arrays, positi
 in a probe that prints a value word by word: ``printf '<%s>\\n' $x`` (or ``"$x"``,
 ``"${a[@]}"``, ``"$@"``...). The classifier's view is the argument vector it reports for that
 ``printf`` (``check_shell_json``, what ``engine policy check-shell`` prints); bash's is what the
-probe prints when the chain runs in a throwaway copy of the corpus workspace. Every operation
-is free of side effects: the chain only computes.
+probe prints when the chain runs in a throwaway copy of the corpus workspace, in bubblewrap
+with nothing writable. The operations only compute; the sandbox makes sure of it.
 
 A **mismatch** is a case where the classifier claims to know every word (it refuses the
 chain neither by default nor under ``--approval auto``, and none of the words still holds ``$``
@@ -164,11 +164,16 @@ def claimed_words(command: str, workspace: Path) -> list[str] | None:
 
 
 def bash_words(command: str, workspace: Path) -> list[str] | None:
-    """What the probe prints when bash runs ``command`` in ``workspace``."""
+    """What the probe prints when bash runs ``command`` in ``workspace``, in bubblewrap with
+    nothing writable but an empty ``/tmp``: a value that becomes a command (``eval x=a b``
+    runs ``b``) changes nothing."""
+    ws = str(workspace)
     try:
-        done = subprocess.run(["bash", "-c", command], cwd=workspace, env=dict(ENV),
-                              capture_output=True, text=True, timeout=10,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--tmpfs", "/tmp",
+                               "--ro-bind", ws, ws, "--dev", "/dev", "--proc", "/proc",
+                               "--unshare-all", "--die-with-parent", "--chdir", ws, "--",
+                               "bash", "-c", command], env=dict(ENV), capture_output=True,
+                              text=True, timeout=10, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return None
     lines = done.stdout.split("\n")[:-1]

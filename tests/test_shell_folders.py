@@ -2,11 +2,13 @@
 then a relative read or write. A file beside the workspace holds a secret; when bash prints
 it, the command read outside the workspace, and the classifier must not have allowed it.
 When bash writes ``note.txt`` beside the workspace or in the home folder, the command must be
-refused under ``--approval auto`` (a write outside the workspace is ``deny``).
+refused under ``--approval auto`` (a write outside the workspace is ``deny``); the writes run in
+bubblewrap with only the test's folder writable, so a chain that climbs past it changes
+nothing of the machine.
 
 Chains are split by the corpus hash rule: the test asserts the tuning part; the held-back
-part is measured by ``held_back_misses`` (``python -m tests.test_shell_folders``), never
-asserted or printed here.
+part is measured by ``python -m tests.test_shell_folders [COUNT [SEED]]``, which prints its
+counts only.
 """
 
 from __future__ import annotations
@@ -79,6 +81,29 @@ def misses(root: Path, commands: list[str]) -> tuple[list[str], int]:
     return found, read
 
 
+def write_misses(root: Path, commands: list[str]) -> tuple[list[str], int]:
+    """The commands bash writes ``note.txt`` outside the workspace with (beside it, or in the
+    home folder) that ``--approval auto`` does not refuse, and how many wrote there."""
+    ws, env = _workspace(root)
+    outside = (root / "note.txt", root / "home" / "note.txt")
+    found, wrote = [], 0
+    for command in commands:  # in bubblewrap: only ``root`` is writable, / stays as it is
+        subprocess.run(["bwrap", "--ro-bind", "/", "/", "--bind", str(root), str(root),
+                        "--dev", "/dev", "--proc", "/proc", "--unshare-all",
+                        "--die-with-parent", "--chdir", str(ws), "--", "bash", "-c", command],
+                       env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        if any(p.exists() for p in outside):
+            wrote += 1
+            if check_shell_json(command, ws, env, approval="auto")["decision"] != "deny":
+                found.append(command)
+        for folder in (root, root / "home", ws, ws / "src"):  # the next chain starts clean
+            note = folder / "note.txt"
+            if note.is_dir():
+                note.rmdir()
+            note.unlink(missing_ok=True)
+    return found, wrote
+
+
 def test_no_read_outside_through_folder_changes_is_allowed(tmp_path: Path) -> None:
     tuning = [c for c in chains(SAMPLE, SEED) if part_of(c) == "dev"]
     allowed, read = misses(tmp_path, tuning)
@@ -87,37 +112,22 @@ def test_no_read_outside_through_folder_changes_is_allowed(tmp_path: Path) -> No
 
 
 def test_no_write_outside_through_folder_changes_runs_unasked(tmp_path: Path) -> None:
-    ws, env = _workspace(tmp_path)
-    outside = (tmp_path / "note.txt", tmp_path / "home" / "note.txt")
-    wrote, missed = 0, []
-    for command in [c for c in chains(600, SEED, WRITES) if part_of(c) == "dev"]:
-        subprocess.run(["bash", "-c", command], cwd=ws, env=env, capture_output=True,
-                       timeout=60, stdin=subprocess.DEVNULL)
-        if any(p.exists() for p in outside):
-            wrote += 1
-            if check_shell_json(command, ws, env, approval="auto")["decision"] != "deny":
-                missed.append(command)
-        for folder in (tmp_path, tmp_path / "home", ws, ws / "src"):
-            note = folder / "note.txt"
-            if note.is_dir():
-                note.rmdir()
-            note.unlink(missing_ok=True)
+    tuning = [c for c in chains(600, SEED, WRITES) if part_of(c) == "dev"]
+    missed, wrote = write_misses(tmp_path, tuning)
     assert wrote > 50  # the moves do lead out of the workspace
     assert missed == []
-
-
-def held_back_misses(count: int, seed: int, root: Path) -> tuple[int, int, int]:
-    """(chains, reads of the secret, allowed) in the held-back part."""
-    held = [c for c in chains(count, seed) if part_of(c) == "heldback"]
-    allowed, read = misses(root, held)
-    return len(held), read, len(allowed)
 
 
 if __name__ == "__main__":
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        chains_, read, allowed = held_back_misses(
-            int(sys.argv[1]) if len(sys.argv) > 1 else 6000,
-            int(sys.argv[2]) if len(sys.argv) > 2 else 1, Path(tmp))
-        print(f"held back: chains {chains_}, reads of the secret {read}, allowed {allowed}")
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    with tempfile.TemporaryDirectory() as tmp:  # held back: counts only, never the commands
+        reads = [c for c in chains(count, seed) if part_of(c) == "heldback"]
+        allowed, read = misses(Path(tmp) / "reads", reads)
+        writes = [c for c in chains(count, seed, WRITES) if part_of(c) == "heldback"]
+        unrefused, wrote = write_misses(Path(tmp) / "writes", writes)
+        print(f"held back, seed {seed}: {len(reads)} read chains, {read} read the secret, "
+              f"{len(allowed)} allowed; {len(writes)} write chains, {wrote} wrote outside, "
+              f"{len(unrefused)} run under --approval auto")
