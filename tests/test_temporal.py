@@ -217,6 +217,25 @@ def test_detach_prints_the_run_id_and_the_workers_finish_it(cli: EngineCLI,
     assert info["status"] == "completed"
 
 
+def test_a_detached_run_reads_running_before_any_worker_takes_it(
+        cli: EngineCLI, temporal_address: str, tmp_path: Path) -> None:
+    """Between the command's exit and a worker's first step the row has no driver of its
+    own: it must read running (the workers' lease), never crashed."""
+    queue = Workers(temporal_address, f"q-{uuid.uuid4().hex[:8]}", tmp_path)
+    proc = cli("run", "machines/coding_agent.yaml", "--detach", *queue.flags())
+    assert proc.returncode == 0, proc.stderr
+    run_id = proc.stdout.strip().splitlines()[-1]
+    assert _stored(cli.db, run_id).status == "running"
+    assert _status(cli, run_id)["status"] == "running"
+    assert "crashed" not in cli("runs").stdout
+    queue.start(1)
+    try:
+        info = _wait_status(cli, run_id, {"completed", "failed"}, 120)
+    finally:
+        queue.stop_all()
+    assert info["status"] == "completed"
+
+
 def test_without_a_server_one_line_and_exit_2(cli: EngineCLI) -> None:
     port = devserver.free_port()
     proc = cli("run", "machines/coding_agent.yaml", "--backend", "temporal",

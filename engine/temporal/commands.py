@@ -143,7 +143,7 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
     A ``RunResult`` like a local drive's."""
     from engine.core.runner import RunResult
     from engine.session.compose import preflight_and_create
-    from engine.temporal.client import Follow, connect, running_workflow, start
+    from engine.temporal.client import Follow, connect, running_workflow
     from engine.temporal.refs import RunRef
     from engine.temporal.step import has_effects, location_of
 
@@ -166,7 +166,7 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
             changes = resumed_changes(prepared, where)
             if changes:
                 store.update_config(state.run_id, changes)
-        handle = await start(client, ref, where)
+        handle = await _start_held(client, ref, where, store)
         if handle is None:  # started by another command in between: follow that one
             handle = client.get_workflow_handle(workflow_id_of(state.run_id))
     if detach:
@@ -183,6 +183,23 @@ async def drive(prepared: Any, where: Any, *, observer: Any = None, detach: bool
 
         error = parked_line(state.run_id, store.approval_requests(state.run_id))
     return RunResult(store.load_state(state.run_id), status, error)  # type: ignore[arg-type]
+
+
+async def _start_held(client: Any, ref: Any, where: Any, store: Any) -> Any:
+    """Start the run's workflow with the workers' lease already on its row: until a worker
+    takes the first step, ``runs`` and ``show`` call the run running, not crashed (a row
+    left running without a lease reads as crashed). Taken before the start, so it never
+    overwrites the lease of a worker that is already driving it."""
+    from engine.temporal.client import start
+    from engine.temporal.step import LEASE_TTL_S, workflow_owner
+
+    owner = workflow_owner(ref.run_id)
+    store.acquire_lease(ref.run_id, owner, LEASE_TTL_S)
+    try:
+        return await start(client, ref, where)
+    except BaseException:
+        store.release_lease(ref.run_id, owner)
+        raise
 
 
 async def follow(store: Any, run_id: str, how: Any) -> str:
