@@ -2207,6 +2207,26 @@ def test_code_run_in_this_shell_changes_its_words_and_variables(tmp_path: Path,
 
 
 @pytest.mark.parametrize("command", [
+    "c=ls; time c=cat; $c a.txt", "time -p c=grep d=x; $c -n $d a.txt",
+    "c=ls; if true; then time c=wc; fi; $c -l a.txt",
+])
+def test_the_time_keyword_before_assignments_runs_no_program(workspace: Path,
+                                                              command: str) -> None:
+    """``time c=cat`` times assignments bash makes in this shell: no program named
+    ``c=cat`` runs, and the value assigned names the next one (a read here)."""
+    assert decision(workspace, command) == "allow", command
+
+
+@pytest.mark.parametrize("command", ["time PATH=./scripts; ls", "time BASH_ENV=a.txt; ls",
+                                     "nice time c=cat"])
+def test_time_before_a_setting_that_changes_programs_is_asked(workspace: Path,
+                                                              command: str) -> None:
+    """``time PATH=..`` changes what later names run (and ``nice time c=cat`` runs
+    /usr/bin/time, which runs a program named ``c=cat``): never allowed unasked."""
+    assert decision(workspace, command) != "allow", command
+
+
+@pytest.mark.parametrize("command", [
     "cd -; mv b.txt a.txt", "popd; mv b.txt a.txt", "cd \"$(cat dir.txt)\"; mv b.txt a.txt",
 ])
 def test_a_write_in_a_folder_only_known_at_run_time_is_never_run_unasked(

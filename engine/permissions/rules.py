@@ -44,7 +44,7 @@ def analyze(argv: list[Word]) -> Effect:
     """Unwrap wrappers, then apply the program's rule."""
     e = Effect(list(argv))
     _unwrap(e)
-    if not e.argv:
+    if not e.argv or _times_assignments(e):
         return e
     name = program_name(e.argv[0])
     if not name:
@@ -59,6 +59,20 @@ def analyze(argv: list[Word]) -> Effect:
     if _prints_credentials(name, [w.value or "" for w in e.argv[1:]]):
         e.secret = f"{' '.join([name, *(w.shown for w in e.argv[1:3])])} prints credentials"
     return e
+
+
+_TIMED_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=", re.S)
+
+
+def _times_assignments(e: Effect) -> bool:
+    """``time c=cat``: the keyword times assignments, which bash makes in this shell (the
+    walker follows their values); no program runs. One that changes what later programs run
+    (``time PATH=bin``) is left to be judged as the program it would name."""
+    if e.wrappers != ["time"]:
+        return False
+    names = [_TIMED_ASSIGNMENT.match(w.value or "") for w in e.argv]
+    return all(m is not None and not is_dangerous_variable(m.group(1)) and
+               not shell_code_var(m.group(1)) for m in names)
 
 
 _SECRET_NAME = re.compile(r"(?i)token|secret|passw|api_?key|credential|auth")
