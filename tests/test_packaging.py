@@ -207,6 +207,24 @@ def test_a_bare_name_is_a_bundled_machine_and_a_path_wins(tmp_path: Path) -> Non
     assert first["machine"] == "test_fix_loop"
 
 
+def test_the_bundled_layout_names_a_bundled_machine_where_no_such_file_is(
+        tmp_path: Path) -> None:
+    """``machines/coding_agent.yaml`` as the README writes it, typed in a folder without
+    one, is the bundled machine; where the file exists it wins, and a path of that layout
+    naming no bundled machine is still a missing file."""
+    cmd = [sys.executable, "-m", "engine", "validate", "--json"]
+    (bundled,) = json.loads(_run([*cmd, "machines/review_changes.yaml"], tmp_path).stdout)
+    assert bundled["ok"] and bundled["machine"] == "review_changes"
+    (tmp_path / "machines").mkdir()
+    local = (ROOT / "machines" / "test_fix_loop.yaml").read_text()
+    (tmp_path / "machines" / "review_changes.yaml").write_text(local)
+    (own,) = json.loads(_run([*cmd, "machines/review_changes.yaml"], tmp_path).stdout)
+    assert own["machine"] == "test_fix_loop"
+    missing = _run([sys.executable, "-m", "engine", "validate", "machines/nope.yaml"],
+                   tmp_path)
+    assert missing.returncode == 2 and "machines/nope.yaml: no such file" in missing.stderr
+
+
 @pytest.mark.parametrize("name", ["coding_agnet", "machines"])
 def test_an_unknown_bare_name_is_one_line_naming_the_bundled_machines(tmp_path: Path,
                                                                       name: str) -> None:
@@ -297,6 +315,12 @@ def test_the_wheel_runs_the_demo_outside_the_repository(tmp_path: Path,
     assert (project / ".engine" / "engine.db").is_file()
     (workspace,) = (project / ".engine" / "workspaces").iterdir()
     assert "item.price * item.quantity" in (workspace / "inventory.py").read_text()
+    # The README's first command, typed in a folder with no machines/: the bundled machine.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    readme = _run([str(venv / "bin" / "python"), "-m", "engine", "run",
+                   "machines/coding_agent.yaml", "--json"], empty)
+    assert json.loads(readme.stdout)["status"] == "completed", readme.stderr
     # A bundled task copied out: its machines/coding_agent.yaml is the bundled machine.
     shutil.copytree(ROOT / "golden_tasks" / "search_call_sites", project / "tasks" / "search")
     evals = _run([turnstile, "eval", "tasks"], project)

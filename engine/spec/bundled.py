@@ -44,18 +44,29 @@ def bundled_machines() -> dict[str, Path]:
 def machine_path(arg: str) -> Path:
     """The machine file ``arg`` means: a path, or else the name of a bundled machine.
 
-    A path that exists wins; so does anything that is not a bare name (it stays a path, and
-    loading it says what is wrong with it). An unknown bare name is bad input.
+    A path that exists wins; else a bundled machine it names (``bundled_as``); else anything
+    that is not a bare name stays a path (loading it says what is wrong with it). An unknown
+    bare name is bad input.
     """
     path = Path(arg)
-    if path.exists() or not BARE_NAME.fullmatch(arg):
+    if path.exists():
         return path
-    machines = bundled_machines()
-    if arg in machines:
-        return machines[arg]
-    names = ", ".join(machines) or "none found"
+    found = bundled_as(arg)
+    if found is not None or not BARE_NAME.fullmatch(arg):
+        return found or path
+    names = ", ".join(bundled_machines()) or "none found"
     raise UsageError(f"{arg}: no such machine file, and not the name of a bundled machine "
                      f"(bundled: {names})")
+
+
+def bundled_as(ref: str) -> Path | None:
+    """The bundled machine ``ref`` names: a bare name (``coding_agent``), or the bundle's own
+    layout (``machines/coding_agent.yaml``, as the README and the bundled tasks write it), so
+    those run from an installed wheel in any folder where no such file is."""
+    path = Path(ref)
+    name = path.stem if path.parts == (MACHINES_DIR, path.name) and path.suffix == ".yaml" \
+        else ref
+    return bundled_machines().get(name) if BARE_NAME.fullmatch(name) else None
 
 
 def child_machine_path(arg: str, parent: str) -> Path:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engine.spec.bundled import MACHINES_DIR, bundled_machines
+from engine.spec.bundled import bundled_as, bundled_machines
 from engine.spec.documents import load_yaml
 from engine.vocabulary.errors import UsageError
 
@@ -86,12 +86,10 @@ class GoldenTask(BaseModel):
         for c in candidates:
             if c.exists():
                 return c
+        found = bundled_as(self.machine)
+        if found is not None:
+            return found
         bundled = bundled_machines()
-        ref = Path(self.machine)
-        name = ref.stem if ref.parent.name == MACHINES_DIR and ref.suffix == ".yaml" \
-            else self.machine
-        if name in bundled:
-            return bundled[name]
         raise UsageError(f"{self.folder / TASK_FILE}: machine {self.machine!r} not found "
                          f"beside the task, in the project or the current directory, and not "
                          f"a bundled machine ({', '.join(bundled) or 'none found'})")
