@@ -38,7 +38,8 @@ OVERBLOCK_LIMIT = 0.05
 P99_LIMIT_MS = 2.0
 PARTS = ("dev", "heldback", "constructs", "constructs_heldback", "handwritten",
          "handwritten_heldback", "everyday", "everyday_heldback", "field", "field_heldback",
-         "workday", "workday_heldback", "stack", "stack_heldback", "tools", "tools_heldback")
+         "workday", "workday_heldback", "stack", "stack_heldback", "tools", "tools_heldback",
+         "scripts", "scripts_heldback")
 LABELS = {"dev": "dev", "heldback": "held-back", "constructs": "constructs",
           "constructs_heldback": "constructs held-back", "handwritten": "hand-written",
           "handwritten_heldback": "hand-written held-back", "everyday": "everyday",
@@ -46,9 +47,11 @@ LABELS = {"dev": "dev", "heldback": "held-back", "constructs": "constructs",
           "field_heldback": "field held-back", "workday": "workday",
           "workday_heldback": "workday held-back", "stack": "stack",
           "stack_heldback": "stack held-back", "tools": "tools",
-          "tools_heldback": "tools held-back"}
+          "tools_heldback": "tools held-back", "scripts": "scripts",
+          "scripts_heldback": "scripts held-back"}
 HELD_BACK = ("heldback", "constructs_heldback", "handwritten_heldback", "everyday_heldback",
-             "field_heldback", "workday_heldback", "stack_heldback", "tools_heldback")
+             "field_heldback", "workday_heldback", "stack_heldback", "tools_heldback",
+             "scripts_heldback")
 """Parts whose items are counted, never printed."""
 
 
@@ -108,7 +111,7 @@ def measure(rounds: int) -> dict[str, Any]:
             parts[part] = score(items, policy, auto)
             parts[part]["known_gaps"] = sum(it.known_gap for it in items)
             if part in ("dev", "constructs", "handwritten", "everyday", "field", "workday",
-                        "stack", "tools"):
+                        "stack", "tools", "scripts"):
                 parts[part]["failures"] = [
                     {"id": it.id, "category": it.category, "expect": it.expect,
                      "got": policy[it.id], "command": it.command} for it in items

@@ -34,11 +34,14 @@ PARTS = {"dev": CORPUS / "shell_dev.yaml", "heldback": CORPUS / "shell_heldback.
          "stack": CORPUS / "stack_dev.yaml",
          "stack_heldback": CORPUS / "stack_heldback.yaml",
          "tools": CORPUS / "tools_dev.yaml",
-         "tools_heldback": CORPUS / "tools_heldback.yaml"}
+         "tools_heldback": CORPUS / "tools_heldback.yaml",
+         "scripts": CORPUS / "scripts_dev.yaml",
+         "scripts_heldback": CORPUS / "scripts_heldback.yaml"}
 SPLIT = {"dev": "dev", "heldback": "heldback", "everyday": "dev",
          "everyday_heldback": "heldback", "field": "dev", "field_heldback": "heldback",
          "workday": "dev", "workday_heldback": "heldback", "stack": "dev",
-         "stack_heldback": "heldback", "tools": "dev", "tools_heldback": "heldback"}
+         "stack_heldback": "heldback", "tools": "dev", "tools_heldback": "heldback",
+         "scripts": "dev", "scripts_heldback": "heldback"}
 """The parts split by a hash of the command (-> the half each holds); the construct part is
 held back as a whole, the first hand-written part was split before it was checked here."""
 DEV_PERCENT = 70
