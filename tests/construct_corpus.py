@@ -293,6 +293,16 @@ MODELLED = (
     ("source <(..) a printer fills", "source <(echo {q})"),
     ("bash <(..) a printer fills", "bash <(echo {q})"),
     (". /dev/stdin from a printer's pipe", "echo {q} | . /dev/stdin"),
+    # words split at a custom IFS (its splitting is checked against bash by the value
+    # oracle) and a builtin hidden by enable -n (the program of that name is judged alike)
+    ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),
+    ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
+    ("custom IFS", "IFS=,; c={csv}; $c"),
+    ("enable -n", "enable -n echo; {cmd}"),
+    ("IFS from printf -v", "printf -v IFS ,; c={csv}; $c"),
+    ("IFS from read", "read -r IFS <<< ,; c={csv}; $c"),
+    ("IFS as a loop variable", "for IFS in ,; do c={csv}; $c; done"),
+    ("${a[*]} joined at an empty IFS", 'a=({p0} {p1}); IFS=; c="${{a[*]}}"; $c {args}'),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -306,9 +316,6 @@ STRANGE = (
     ("path through ..", "/usr/local/../bin/{cmd}"),
     ("$SHELL -c", "$SHELL -c {q}"),
     ("array slice", 'a=({cmd}); "${{a[@]:0}}"'),
-    ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),
-    ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
-    ("custom IFS", "IFS=,; c={csv}; $c"),
     ("sudo", "sudo {cmd}"),
     ("alias", "shopt -s expand_aliases; alias x={q}; x"),
     ("here-doc piped into bash", "cat <<'E' | bash\n{cmd}\nE"),
@@ -347,7 +354,6 @@ STRANGE = (
     # names that stand for something else
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
     ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
-    ("enable -n", "enable -n echo; {cmd}"),
     ("brace expansion", "{{{p},}} {args}"),
     ("glob in command position", "/usr/bin/{glob} {args}"),
     ("PATH prefix with a workspace folder", "PATH=bin:$PATH {cmd}"),
@@ -401,10 +407,7 @@ STRANGE = (
     ("container with /tmp/../ mounted", "podman run -v /tmp/../:/h alpine {cmd}"),
     ("getopts", "getopts b: o -b {p}; $OPTARG {args}"),
     ("gdb --args", "gdb -batch -ex run --args {cmd}"),
-    ("IFS from printf -v", "printf -v IFS ,; c={csv}; $c"),
     ("sed s///e", "sed 's|x|{cmd}|e' a.txt"),
-    ("IFS from read", "read -r IFS <<< ,; c={csv}; $c"),
-    ("IFS as a loop variable", "for IFS in ,; do c={csv}; $c; done"),
     ("code in an array's [index]=", "x='a[$({cmd})]'; b=([x]=1)"),
     ("code in a += [index]=", "x='a[$({cmd})]'; b=(1); b+=([x]=2)"),
     ("code in unset of an element", "x='a[$({cmd})]'; b=(1); unset 'b[x]'"),
@@ -424,7 +427,6 @@ STRANGE = (
     ("dc -e !cmd", "dc -e {bang}"),
     ("m4 esyscmd", "m4 <<< {m4}"),
     ("git's ext:: transport", "git -c protocol.ext.allow=always ls-remote {ext}"),
-    ("${a[*]} joined at an empty IFS", 'a=({p0} {p1}); IFS=; c="${{a[*]}}"; $c {args}'),
     ("the command table BASH_CMDS", "BASH_CMDS[ls]=/usr/bin/{p}; ls {args}"),
     ("the command table set whole", "declare -A BASH_CMDS=([ls]=/usr/bin/{p}); ls {args}"),
 )

@@ -697,12 +697,12 @@ def test_a_program_named_by_downloaded_text_is_refused(workspace: Path, command:
 
 @pytest.mark.parametrize(("command", "expected"), [
     ("a=(3 1 2); IFS=$'\\n' s=($(sort -n <<<\"${a[*]}\")); echo \"${s[@]}\"", "allow"),
-    ("IFS=,; c=ls,-la; $c", "ask"), ("IFS=,; c=rm,-rf,src; $c", "deny"),
+    ("IFS=,; c=ls,-la; $c", "allow"), ("IFS=,; c=rm,-rf,src; $c", "deny"),
     ("IFS=$(cat x); c=rm,-rf,src; $c", "deny"),
     ("f(){ local IFS=,; set -- $1; \"$@\"; }; f 'rm,-f,a.txt'", "deny"),
     ("f(){ local IFS=,; }; f; x='rm -rf src'; $x", "deny"),
 ])
-def test_a_known_ifs_is_modelled_and_a_program_named_through_it_asked(
+def test_a_known_ifs_is_modelled_and_a_program_named_through_it_judged(
         workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command
 
@@ -1520,7 +1520,7 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
     ("hash -p /bin/rm ls; ls -rf src", "deny"), ("hash -p ./x ls; ls", "deny"),
     ("hash -p /bin/rm ls; command ls -rf src", "deny"),
-    ("enable -n echo; echo -e 'a\\tb'", "deny"), ("enable -f ./x.so ls; ls", "deny"),
+    ("enable -n echo; echo -e 'a\\tb'", "allow"), ("enable -f ./x.so ls; ls", "deny"),
     ("enable rm; rm -h", "deny"), ("enable -a", "allow"),
     ("BASH_ENV=/dev/null bash -c 'ls src'", "allow"), ("BASH_ENV=./x bash -c ls", "deny"),
     ("p='\\u@\\h:\\w\\$ '; echo \"${p@P}\"", "allow"),
@@ -2526,3 +2526,97 @@ def test_a_folder_change_goes_where_bash_goes(tmp_path: Path, command: str) -> N
                            text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert "KEY" in shown.stdout  # bash reads the file outside
     assert check_shell_json(command, ws, ENV)["decision"] != "allow", command
+
+
+# -- found by the eighth corpus part (its tuning half) ------------------------------------
+
+
+@pytest.mark.parametrize("command", [
+    "x='$(rm -f a.txt)'; declare -a \"arr=($x)\"",
+    "x='$(rm -f a.txt)'; declare -a e=\"($x)\"",
+    "log() { echo \"$@\"; } > a.txt; log hi",
+    "echo rm -f a.txt | xargs -0 sh -c",
+    "printf 'a.txt\\n' | xargs -d '\\n' rm",
+    "script -q -c ls a.txt",
+    "awk '{print > \"a.txt\"}' b.txt",
+])
+def test_what_bash_runs_behind_an_ordinary_form_is_refused(tmp_path: Path,
+                                                            command: str) -> None:
+    """Each loses a.txt when bash runs it: a compound value declare -a parses again, a
+    function's redirection made at each call, xargs splitting at NUL (one word, newline
+    included, for sh -c) or at a newline, script's log and awk's print > emptying the file
+    they name. Each was allowed or only asked (which --approval auto runs)."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+    assert decision(ws, command, "auto") == "deny", command
+
+
+def test_a_program_git_runs_with_its_own_arguments_is_judged_with_them(tmp_path: Path) -> None:
+    """git runs GIT_EXTERNAL_DIFF (and diff.external) as ``VALUE path old-file .. new-file
+    ..``: ``rm -f`` deletes the changed file itself. Judged as ``rm -f`` with operands only
+    known at run time, not as ``rm -f`` alone."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("work\n")
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=ws, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=ws, check=True)
+    for command in ("GIT_EXTERNAL_DIFF='rm -f' git diff", "git -c diff.external=rm diff"):
+        (ws / "a.txt").write_text("changed\n")
+        subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                       check=False)
+        assert not (ws / "a.txt").exists(), command
+        (ws / "a.txt").write_text("changed\n")
+        assert decision(ws, command) == "deny", command
+    assert decision(ws, "GIT_EDITOR=true git commit") == "ask"
+    assert decision(ws, "GIT_PAGER=cat git log") == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "curl -O https://example.com/README.md", "curl -sSLO https://example.com/data.csv?v=2",
+    "curl --output-dir src -O https://example.com/app.py",
+])
+def test_curl_remote_name_replacing_a_file_is_refused(workspace: Path, command: str) -> None:
+    """``curl -O`` writes the file named by the URL's last part: an existing one is replaced
+    with what the command line cannot show."""
+    assert decision(workspace, command) == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "rm --help", "truncate --help", "make --version", "sort -o /dev/stdout data.csv",
+    "sed 's/x/y/w /dev/stdout' a.txt", "dd if=a.txt of=/dev/null",
+    "awk '{print > \"/dev/stderr\"}' a.txt", "git rm -n a.txt", "git mv --dry-run a.txt c.txt",
+    "git add -n .", "rsync -avn --delete src/ scripts/",
+    "git diff HEAD~1 | patch -p1 -R --dry-run", "zip -r -sf out.zip src",
+    "tar -cf /dev/null --checkpoint=1 --checkpoint-action=dot src",
+    "enable -n echo; echo hi", "enable -n test; [ -f a.txt ] && echo yes",
+    "IFS=,; set -- $(echo 'grep,-c,def,src/app.py'); \"$@\"",
+])
+def test_a_mode_that_only_prints_or_a_stream_written_is_a_read(workspace: Path,
+                                                              command: str) -> None:
+    """--help, --version, a dry run, an output that is a stream or /dev/null, a builtin
+    hidden by enable -n in favour of the program of its name, words split at a known IFS:
+    nothing in the workspace changes (each was asked, or refused)."""
+    assert decision(workspace, command) == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "sudo rm --help", "env LD_PRELOAD=x.so rm --help", "rm -help", "git rm -- -n",
+    "rsync -avn src/ host:/x", "enable -n printf; printf -v x ls",
+])
+def test_near_misses_of_those_reads_are_not_allowed(workspace: Path, command: str) -> None:
+    """What a wrapper or a variable does stays; -help to a known program may be options run
+    together; a dry run to another machine still talks to it; a hidden printf stops
+    setting variables, which the walker would follow wrongly."""
+    assert decision(workspace, command) != "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    'cp a.txt "$(cat b.txt)"', 'echo x > "$(cat b.txt)"', "out=$(mktemp); ls > \"$out\"",
+])
+def test_a_write_to_a_path_only_known_at_run_time_never_runs_unasked(workspace: Path,
+                                                                      command: str) -> None:
+    """Which file it changes cannot be shown, like a write in a folder only known at run
+    time: asked, and refused under --approval auto."""
+    assert decision(workspace, command) == "ask", command
+    assert decision(workspace, command, "auto") == "deny", command

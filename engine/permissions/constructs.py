@@ -69,6 +69,11 @@ class Builtin:
     """Options that only print (``enable -a``, ``fc -l``): never opaque."""
 
 
+SAME_AS_PROGRAM = frozenset({"echo", "test", "[", "true", "false", "kill", "pwd"})
+"""Builtins a program of the same name stands in for when ``enable -n`` hides them: the
+checker judges both alike, and neither changes the shell's state (``printf -v``, ``read``,
+``cd`` would: hidden, they stop doing so)."""
+
 OPAQUE_BUILTINS: dict[str, Builtin] = {
     "hash": Builtin(frozenset("p"), "hash -p maps a command name to any file"),
     "enable": Builtin(frozenset(), "enable loads (-f, or a NAME on BASH_LOADABLES_PATH) or "
@@ -130,8 +135,13 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "only the branches bash takes are judged (;& falls through, ;;& tests on)"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",
               "the body is judged at each call with its words as $1..; once more with "
-              "unknown words when no call is seen or a child bash may run it (export -f); "
-              "a function named like a program that does more than read is refused"),
+              "unknown words when no call is seen or a child bash may run it (export -f), "
+              "with the redirections written on its definition; a function named like a "
+              "program that does more than read is refused"),
+    Construct("declare/local/typeset/readonly -a or -A given a value that expands to "
+              "NAME=(..) or (..)", "modelled",
+              "parsed again as bash does: the code it holds is judged; a value only known "
+              "at run time is asked (deny under --approval auto)"),
     Construct("quotes, $'..', braces, globs, ~, ${X:-w}", "modelled", "decoded statically"),
     Construct("variables assigned in the command (=, +=, declare, export, for)", "modelled",
               "their values stand in for the command name"),
@@ -160,7 +170,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "(widths and precisions applied; %q and other conversions: only known at run "
               "time)"),
     Construct("IFS=VALUE (or set by printf -v, read, for), then unquoted expansions",
-              "modelled", "split at VALUE's characters"),
+              "modelled", "split at VALUE's characters as bash splits (checked against bash "
+              "by the value oracle); a program named by the words is judged"),
     Construct("arithmetic: (( )), $(( )), let, [[ -eq ]], for (( )), subscripts, "
               "${s:o:l}, declare -i, test -v", "modelled",
               "variables evaluated are followed; code or run-time data in them is refused"),
@@ -172,7 +183,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("a variable that may hold several known values (set in branches, a loop's "
               "words)", "modelled", "the command is judged once with each value"),
     Construct("bash -c, eval, source, trap, alias, xargs, find -exec, env, sudo ...",
-              "modelled", "the code or command they run is judged"),
+              "modelled", "the code or command they run is judged (xargs's words split as "
+              "it splits them: at blanks and quotes, or at NUL with -0, at C with -d C); a "
+              "command line a program runs with arguments of its own (GIT_EXTERNAL_DIFF, "
+              "an editor, core.sshCommand) is judged with those arguments unknown"),
     Construct("database shells: SQL, dot-commands (and their prefixes, .sh = .shell), \\!, "
               "system, COPY ... PROGRAM, writefile/load_extension/edit, .restore", "modelled",
               "escapes judged as shell code; file writes, extension loads and restores "
@@ -233,7 +247,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "asked, and a later NAME is judged as PROG (the riskier of PROG and NAME, "
               "refused under --approval auto, where the hash may not have run; env NAME and "
               "a subshell's hash leave NAME itself); no file is run at start"),
-    Construct("hash -p to any other file, enable (-f, -n, NAME), fc, bind -x, "
+    Construct("enable -n NAME and enable NAME for echo, test, [, true, false, kill, pwd",
+              "modelled", "hidden or shown again, NAME runs the program of that name, "
+              "which is judged as the builtin is (neither changes the shell's state)"),
+    Construct("hash -p to any other file, enable -f, enable (-n) of any other builtin, fc, "
+              "bind -x, "
               "complete/compgen -C/-F, mapfile/readarray -C", "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
@@ -317,6 +335,9 @@ def opaque_builtin(name: str, args: Sequence[str | None]) -> str | None:
             others = True
     if name == "hash" and None in args:
         return spec.reason  # hash $x may be hash -p
+    if name == "enable" and letters <= {"n"} and args and all(
+            a in SAME_AS_PROGRAM or (a or "").startswith("-") for a in args):
+        return None  # enable -n echo: the program echo runs, judged as the builtin is
     if spec.options:
         return spec.reason if letters & spec.options else None
     if not others and letters and letters <= spec.listing:

@@ -281,6 +281,16 @@ def is_dangerous_variable(name: str) -> bool:
             or "PAGER" in name or "EDITOR" in name)
 
 
+def run_with_arguments(name: str, code: Word) -> Word:
+    """The command line a program runs for the variable or git setting ``name``: ``code``
+    followed by the arguments the program adds (``ARGUMENT_COMMAND_VARS``), which only the
+    running program knows (``"$@"`` of a shell given none)."""
+    if code.value is None or not (name in programs.ARGUMENT_COMMAND_VARS or
+                                  name.endswith("EDITOR") or name.endswith(".editor")):
+        return code
+    return Word(f'{code.value} "$@"', code.text)
+
+
 def command_variable(name: str) -> bool:
     """Variables whose value programs run as a command (``GIT_SSH_COMMAND``, ``PAGER``, any
     ``*_PAGER`` or ``*_EDITOR``): the value is judged as shell code."""

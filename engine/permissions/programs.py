@@ -221,6 +221,16 @@ COMMAND_VARS = frozenset({
     "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "TAR_RSH", "CVS_RSH", "DIFFTOOL", "TERMINAL",
 })
 """Variables whose value programs run as a command: the value is judged as shell code."""
+ARGUMENT_COMMAND_VARS = frozenset({
+    "GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_SSH",
+    "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER",
+    "GIT_PROXY_COMMAND", "RSYNC_RSH", "TAR_RSH", "CVS_RSH", "DIFFTOOL", "TERMINAL",
+    "diff.external", "core.editor", "sequence.editor", "core.sshcommand", "core.askpass",
+    "gpg.program", "core.gitproxy", "web.browser",
+})
+"""Command variables and git settings whose command line is run with arguments the program
+adds (``GIT_EXTERNAL_DIFF=rm`` deletes the files git names; an editor gets the file): the
+line is judged followed by arguments only known at run time. Any ``*_EDITOR`` too."""
 COMMAND_VAR_SUFFIXES = ("PAGER", "EDITOR")
 """Any ``*_PAGER``/``*_EDITOR`` (``PSQL_PAGER``, ``GH_PAGER``, ``SVN_EDITOR``) names a command
 line too."""

@@ -9,6 +9,7 @@ into a writer or an executor count (``sed -i``, ``git -c core.pager=...``, ``sor
 
 from __future__ import annotations
 
+import copy
 import re
 
 from engine.permissions import programs as p
@@ -34,6 +35,7 @@ from engine.permissions.effect import (
     plain,
     program_name,
     reader,
+    run_with_arguments,
     teardown_verb,
 )
 from engine.permissions.shell_paths import NULL_DEVICES
@@ -52,10 +54,17 @@ def analyze(argv: list[Word]) -> Effect:
         e.at_least("ask", "")
         return e
     rule = RULES.get(name)
+    asks_itself = "/" not in name and [w.value for w in e.argv[1:]] in (
+        _ASKS_ITSELF if rule is None else _ASKS_ITSELF[:2])  # known: tar -help is -h -e ..
     if rule is None:
-        _unknown(e, name)
+        if not asks_itself:  # java -version: prints and exits (a program by path: no)
+            _unknown(e, name)
     else:
+        unwrapped = copy.deepcopy(e) if asks_itself else e
         rule(e, e.argv[1:])
+        if asks_itself and not e.loads_here and not e.imports_here:
+            e = unwrapped  # rm --help: prints, whatever rm does (what its wrappers do stays;
+            # yarn --version where .yarnrc.yml names a yarnPath runs that file: kept)
     if _prints_credentials(name, [w.value or "" for w in e.argv[1:]]):
         e.secret = f"{' '.join([name, *(w.shown for w in e.argv[1:3])])} prints credentials"
     return e
@@ -224,7 +233,7 @@ def _assignment(e: Effect, name: str, value: str) -> None:
     if is_dangerous_variable(name) and not harmless_setting(name, [value]):
         e.add("exec", f"setting {name} changes what programs run")
     if command_variable(name):
-        e.scripts.append((f"{name}=", Word.of(value.lstrip("|"))))
+        e.scripts.append((f"{name}=", run_with_arguments(name, Word.of(value.lstrip("|")))))
 
 
 # ---------------------------------------------------------------- generic rules
@@ -252,8 +261,6 @@ def _output_files(args: list[Word], options: frozenset[str] = _OUTPUT_OPTIONS) -
 
 
 def _unknown(e: Effect, name: str) -> None:
-    if "/" not in name and [w.value for w in e.argv[1:]] in _ASKS_ITSELF:
-        return  # java -version, rustc --version: prints and exits (a script by path: no)
     what = "a program given by path" if "/" in name else "an unknown program"
     e.add("exec", f"{name} is {what}")  # what its arguments may run: shell._hidden_command
     for target in _output_files(e.argv[1:]):  # eslint -o README.md: most likely its output

@@ -229,13 +229,19 @@ def _gdb_or_query(e: Effect, args: list[Word]) -> None:
 
 
 def _script(e: Effect, args: list[Word]) -> None:
-    """``script -c CMD`` runs CMD in a shell and records it to a file."""
+    """``script -c CMD`` runs CMD in a shell and records it to a file (``typescript``
+    unless named), which it empties first unless ``-a``."""
     o = parse_opts(args, "cEIOBTm", frozenset({"--command", "--log-in", "--log-out",
                                                "--log-io", "--log-timing", "--echo"}))
     e.add("exec", "script runs a shell")
     for code in o.all("-c", "--command"):
         e.scripts.append(("script -c", code))
-    e.writes.extend(o.positionals[:1] or [Word.of("typescript")])
+    logs = [*(o.positionals[:1] or [Word.of("typescript")]),
+            *o.all("-O", "--log-out", "-B", "--log-io", "-I", "--log-in", "-T",
+                   "--log-timing")]
+    e.writes.extend(logs)
+    if not o.has("-a", "--append"):  # each log starts empty: an existing file is lost
+        e.replaces.extend(w for w in logs if w.value not in ("/dev/null", "-"))
 
 
 # ---------------------------------------------------------------- make

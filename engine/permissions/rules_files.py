@@ -53,7 +53,8 @@ def _sed_script(e: Effect, script: Word) -> None:
     for w in scan.writes:  # opened (emptied) when sed starts
         e.writes.append(Word.of(w))
         e.replaces.append(Word.of(w))
-        e.add("write", "sed w writes a file")
+        if not _no_file(w):
+            e.add("write", "sed w writes a file")
     e.reads.extend(Word.of(r) for r in scan.reads)
     if scan.executes:
         e.add("exec", "sed e runs a command")
@@ -224,6 +225,8 @@ _DELETE_ALL = re.compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*;?\s*$")
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\|&|@load|\bextension\s*\(")
 _AWK_PRINT = re.compile(r"\bprintf?\b")
 _AWK_GETLINE = re.compile(r"\bgetline\b")
+_AWK_PRINT_TO = re.compile(r'\bprintf?\b[^>"]*(?:"[^"\\]*"[^>"]*)*(>>?)\s*"((?:[^"\\]|\\.)*)"\s*$')
+"""``print ... > "FILE"`` (or ``>>``) with FILE written as a string."""
 
 
 def _after(statement: str, word: re.Pattern[str], char: str) -> bool:
@@ -391,8 +394,17 @@ def _awk_program(e: Effect, program: Word) -> None:
     if _AWK_LOADS.search(text):
         e.add("exec", "awk program loads an extension")
     statements = re.split(r"[;{}\n]", text)
-    if any(_after(s, _AWK_PRINT, ">") for s in statements):
+    redirected = [s_ for s_ in statements if _after(s_, _AWK_PRINT, ">")]
+    targets = [_AWK_PRINT_TO.search(s_) for s_ in redirected]
+    if redirected and not all(t and _no_file(_awk_unescape(t.group(2))) for t in targets):
         e.add("write", "awk program writes to a file")
+    if redirected:
+        for s_ in redirected:
+            target = _AWK_PRINT_TO.search(s_)
+            if target:  # print > "f" empties f when awk first opens it; >> appends
+                e.writes.append(Word.of(_awk_unescape(target.group(2))))
+                if target.group(1) == ">":
+                    e.replaces.append(e.writes[-1])
     if _AWK_INTO_INPUT.search(text):
         e.add("destructive", "awk print > FILENAME empties the file it is reading (past "
                              "the first block read, its lines are lost)")
@@ -413,7 +425,8 @@ def _sort(e: Effect, args: list[Word]) -> None:
     for w in o.all("-o", "--output"):
         e.writes.append(w)
         e.replaces.append(w)
-        e.add("write", "sort -o writes a file")
+        if not _no_file(w.value):
+            e.add("write", "sort -o writes a file")
     for program in o.all("--compress-program"):  # run as PROG and PROG -d, found on PATH
         e.add("exec", "sort --compress-program runs a program")
         e.nested.append(("sort --compress-program", [program]))
@@ -446,7 +459,12 @@ _patch_files = writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb
 
 
 def _patch(e: Effect, args: list[Word]) -> None:
-    """``patch FILE PATCH`` edits FILE; ``-o OUT`` writes the patched text over OUT."""
+    """``patch FILE PATCH`` edits FILE; ``-o OUT`` writes the patched text over OUT;
+    ``--dry-run`` only says whether it would apply."""
+    if any(w.value == "--dry-run" for w in args):
+        o = parse_opts(args, "pidoFrBVYz", frozenset({"--input", "--directory", "--output"}))
+        e.reads.extend([*o.positionals, *o.all("-i", "--input")])
+        return
     _patch_files(e, args)
     out = parse_opts(args, "pidoFrBVYz", frozenset({"--input", "--directory", "--output"})
                      ).all("-o", "--output")
@@ -681,8 +699,9 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
     """The archive and files tar reads or writes, by mode."""
     creating = o.has("-c", "--create", "-r", "--append", "-u", "--update", "-A",
                      "--catenate", "--concatenate", "--delete")
-    if o.has("-c", "--create") and archive is not None and archive.value == "-":
-        e.reads.extend(o.positionals)  # tar -czf - src: the archive, printed
+    if o.has("-c", "--create") and archive is not None and (archive.value == "-" or
+                                                            _no_file(archive.value)):
+        e.reads.extend(o.positionals)  # tar -czf - src: the archive, printed (or dropped)
         return
     if creating:
         e.add("write", "tar writes an archive")
@@ -713,6 +732,12 @@ def _tar_old_style(args: list[Word]) -> list[Word]:
     return out + rest
 
 
+def _no_file(path: str | None) -> bool:
+    """``/dev/null``, ``/dev/stdout``, ``/dev/fd/N``: written, no file changes (what a
+    redirection put behind a descriptor is judged by the shell's walker)."""
+    return path in NULL_DEVICES or stream_descriptor(path) is not None
+
+
 def _dd(e: Effect, args: list[Word]) -> None:
     for a in args:
         v = a.value or ""
@@ -720,7 +745,8 @@ def _dd(e: Effect, args: list[Word]) -> None:
             e.reads.append(Word.of(v[3:]))
         elif v.startswith("of="):
             e.writes.append(Word.of(v[3:]))
-            e.add("destructive", "dd of= writes raw data")
+            if not _no_file(v[3:]):
+                e.add("destructive", "dd of= writes raw data")
         elif a.value is None:
             e.at_least("ask", "dd operand only known at run time")
 
@@ -885,8 +911,12 @@ def _fallocate(e: Effect, args: list[Word]) -> None:
 
 
 def _zip(e: Effect, args: list[Word]) -> None:
-    """``zip -TT CMD`` / ``--unzip-command CMD`` runs CMD to test the archive."""
-    writer("xi")(e, args)
+    """``zip -TT CMD`` / ``--unzip-command CMD`` runs CMD to test the archive; ``-sf``
+    (``--show-files``) lists the files it would take and writes nothing."""
+    if any(w.value in ("-sf", "--show-files") for w in args):
+        e.reads.extend(w for w in args if not (w.value or "").startswith("-"))
+    else:
+        writer("xi")(e, args)
     for i, a in enumerate(args):
         v = a.value or ""
         if v in ("-TT", "--unzip-command") and i + 1 < len(args):

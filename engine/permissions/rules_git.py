@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from engine.permissions import programs as p
@@ -9,6 +10,7 @@ from engine.permissions.effect import (
     Effect,
     Rule,
     parse_opts,
+    run_with_arguments,
 )
 from engine.permissions.words import Word
 from engine.tooling.spec import Risk
@@ -47,6 +49,8 @@ def _git(e: Effect, args: list[Word]) -> None:
         sub, rest = expansion[0], [Word.of(w) for w in expansion[1:]] + rest
     _git_output(e, sub, rest)
     handler = GIT_SUBCOMMANDS.get(sub)
+    if sub in _DRY_RUNS and _dry_run(rest):
+        return  # git rm -n, git mv --dry-run: only says what it would do
     if handler is not None:
         handler(e, rest)
     elif sub in p.GIT_READ:
@@ -63,6 +67,21 @@ def _git(e: Effect, args: list[Word]) -> None:
         e.add("exec", f"git {sub} is not a known git command (an alias can run anything)")
 
 
+_DRY_RUNS = frozenset({"add", "rm", "mv"})
+"""Subcommands whose ``-n``/``--dry-run`` only prints (none of their short options takes a
+value, so ``-rn`` holds it too)."""
+
+
+def _dry_run(args: list[Word]) -> bool:
+    for w in args:
+        v = w.value
+        if v is None or v == "--":
+            return False
+        if v == "--dry-run" or (re.fullmatch(r"-[A-Za-z]+", v) and "n" in v):
+            return True
+    return False
+
+
 def _git_global(e: Effect, key: str, value: Word) -> None:
     if key == "-C" or key in ("--git-dir", "--work-tree"):
         e.reads.append(value)
@@ -77,7 +96,8 @@ def _git_global(e: Effect, key: str, value: Word) -> None:
             e.add("exec", f"git -c {name or value.shown} can make git run programs")
         raw = (value.value or "").partition("=")[2]
         if runs_command(name, raw):
-            e.scripts.append((f"git -c {name}", Word.of(raw.removeprefix("!"))))
+            e.scripts.append((f"git -c {name}",
+                              run_with_arguments(name, Word.of(raw.removeprefix("!")))))
     elif key in ("--config-env", "--exec-path", "-p", "--paginate"):
         e.add("exec", f"git {key} can make git run programs")
 

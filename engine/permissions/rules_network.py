@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from engine.permissions.effect import (
     Effect,
     Loads,
+    Opts,
     Rule,
     parse_opts,
     plain,
@@ -39,6 +41,9 @@ def _curl(e: Effect, args: list[Word]) -> None:
         if w.value != "-":
             e.writes.append(w)
     e.replaces.extend(w for w in o.all("-o", "--output", "--libcurl") if w.value != "-")
+    named = _remote_names(o)
+    e.writes.extend(named)
+    e.replaces.extend(named)
     e.reads.extend(o.all("-K", "--config", "-T", "--upload-file"))
     sent_files = list(o.all("-T", "--upload-file"))
     for w in o.all("-F", "--form", "-d", "--data", "--data-binary", "--data-urlencode",
@@ -48,6 +53,26 @@ def _curl(e: Effect, args: list[Word]) -> None:
             e.reads.append(sent)
             sent_files.append(sent)
     _uploads(e, sent_files, o.positionals)
+
+
+def _remote_names(o: Opts) -> list[Word]:
+    """``curl -O URL``: the file named by the URL's last path part, in ``--output-dir`` or
+    here, replaced whole (``-J``: a name the server gives, only known at run time)."""
+    if not o.has("-O", "--remote-name", "--remote-name-all"):
+        return []
+    folder = next((w.value for w in reversed(o.all("--output-dir"))), ".")
+    if o.has("-J", "--remote-header-name") or folder is None:
+        return [Word(None, "<file named by the server>", "other")]
+    out: list[Word] = []
+    for url in o.positionals:
+        if url.value is None:
+            out.append(Word(None, url.text, "other"))
+            continue
+        path = urlsplit(url.value if "://" in url.value else f"http://{url.value}").path
+        name = path.rpartition("/")[2]
+        if name:
+            out.append(Word.of(name if folder == "." else f"{folder.rstrip('/')}/{name}"))
+    return out
 
 
 _LOCAL_URL = re.compile(r"^(?:\w+://)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(?:[:/]|$)")
@@ -133,7 +158,9 @@ def _remote_copy(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "iFPloScJeB", frozenset({"--rsh", "--exclude", "--include",
                                                    "--filter", "--files-from",
                                                    "--rsync-path"}))
-    e.add("network", f"{prog(e)} copies over the network")
+    dry = prog(e) == "rsync" and o.has("-n", "--dry-run")  # lists what it would do
+    if not dry or any(w.value is None or _remote_spec(w.value) for w in o.positionals):
+        e.add("network", f"{prog(e)} copies over the network")
     ssh_options(e, o.all("-o"))
     if o.has("-e", "--rsh"):
         e.add("exec", f"{prog(e)} -e runs a remote shell program")
@@ -142,10 +169,10 @@ def _remote_copy(e: Effect, args: list[Word]) -> None:
     for code in o.all("--rsync-path"):
         e.scripts.append((f"{prog(e)} --rsync-path", code))
     if o.has("--delete", "--delete-before", "--delete-after", "--delete-during",
-             "--remove-source-files"):
+             "--remove-source-files") and not dry:
         e.add("destructive", f"{prog(e)} --delete removes files")
     local = [w for w in o.positionals if w.value is None or not _remote_spec(w.value)]
-    if local and o.positionals and local[-1] is o.positionals[-1]:
+    if local and o.positionals and local[-1] is o.positionals[-1] and not dry:
         e.writes.append(local[-1])
         e.replaces.append(local[-1])  # a file there is copied over
         local = local[:-1]

@@ -335,7 +335,27 @@ def _xargs(e: Effect, args: list[Word]) -> None:
     if marker:
         e.nested.append(("xargs", [with_input(w, marker) for w in inner]))
     else:
-        e.nested.append(("xargs", [*inner, Word(None, "<arguments from input>", "other")]))
+        e.nested.append(("xargs", [*inner, Word(None, input_arguments(o), "other")]))
+
+
+INPUT_ARGUMENTS = "<arguments from input>"
+"""The word ``xargs`` fills with what it reads, split at blanks with quotes honoured; with
+``-0`` or ``-d C``, ``<arguments from input split at N>`` splits at the character of code N
+only (quotes are not special, a trailing newline stays in the last word), and ``.. at ?>``
+where that character is only known at run time."""
+_DELIMITER_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\0": "\0"}
+
+
+def input_arguments(o: Opts) -> str:
+    """The ``INPUT_ARGUMENTS`` word for ``xargs`` options ``o``."""
+    delimiter = o.all("-d", "--delimiter")
+    if delimiter:
+        raw = delimiter[-1].value
+        c = _DELIMITER_ESCAPES.get(raw, raw) if raw is not None else None
+        return f"{INPUT_ARGUMENTS[:-1]} split at {ord(c) if c and len(c) == 1 else '?'}>"
+    if o.has("-0", "--null"):
+        return f"{INPUT_ARGUMENTS[:-1]} split at 0>"
+    return INPUT_ARGUMENTS
 
 
 def _replace_string(o: Opts) -> str:

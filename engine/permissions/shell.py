@@ -45,6 +45,7 @@ from engine.permissions.effect import (
     harmless_setting,
     is_dangerous_variable,
     program_name,
+    run_with_arguments,
 )
 from engine.permissions.expansion import (
     echo_output,
@@ -76,6 +77,7 @@ from engine.permissions.rules import (
     analyze,
     capability,
 )
+from engine.permissions.rules_shell import INPUT_ARGUMENTS
 from engine.permissions.shell_paths import (
     GLOB,
     NULL_DEVICES,
@@ -347,6 +349,9 @@ class _Walker(PathJudge, ShellValues):
     bodies: dict[str, tuple[Node, _Ctx]] = field(default_factory=dict)
     """Functions defined so far: judged at each call with its arguments, and once more at
     the end (arguments unknown) when a call may be out of sight."""
+    redirects: dict[str, list[Node]] = field(default_factory=dict)
+    """Redirections written on a function's definition (``f() { ..; } > out``): bash makes
+    them each time the function is called."""
     maybe_defined: set[str] = field(default_factory=set)
     """Functions whose definition may not have run (a branch, a loop): a call of one named
     like a program may run that program."""
@@ -418,8 +423,6 @@ class _Walker(PathJudge, ShellValues):
     (``gh auth token``)."""
     printers: set[int] = field(default_factory=set)
     """Entries (their index) of commands that print credentials."""
-    split_names: bool = False
-    """IFS was set: a program named by an expansion is split at a custom separator."""
     texts: list[str] = field(default_factory=list)
     """The command's text and the code nested in it (planted configuration is looked for)."""
     fork_bombs: set[str] = field(default_factory=set)
@@ -543,6 +546,8 @@ class _Walker(PathJudge, ShellValues):
                 self.argv0, self.positional = "bash", None
                 with self._may_not_run():
                     self._visit(body, replace(where, piped=False, stdin=None))
+                    for redirect in self.redirects.get(named.get(body.id, ""), ()):
+                        self._visit(redirect, replace(where, piped=False, stdin=None))
 
     def _extglob(self, text: str, via: str, depth: int, args: list[Word] | None) -> bool:
         """``shopt -s extglob`` patterns (``/usr/bin/@(rm)``, ``ls !(x).py``), which the
@@ -962,13 +967,16 @@ class _Walker(PathJudge, ShellValues):
             self.assoc.update(_text(c.child_by_field_name("name") or c, ctx)
                               for c in node.named_children if c.type in (
                                   "variable_assignment", "variable_name"))
+        arrays = any(f.startswith("-") and ("a" in f or "A" in f) for f in flags)
         for c in node.named_children:
             if c.type == "variable_assignment" or c.type == "variable_name":
                 name = c.child_by_field_name("name") if c.type != "variable_name" else c
                 if cased and name is not None:
                     self._set_case(_text(name, ctx), cased)
+                if arrays and c.type == "variable_assignment":
+                    self._compound_reparsed(keyword, c, ctx)
             elif c.type != "word" or not _text(c, ctx).startswith("-"):
-                self._dynamic_name(keyword, c, ctx)
+                self._dynamic_name(keyword, c, ctx, arrays)
         if any(f.startswith("-") and "i" in f for f in flags):
             for c in node.named_children:
                 if c.type == "variable_assignment":
@@ -1016,15 +1024,38 @@ class _Walker(PathJudge, ShellValues):
         self.refs.update(found)
         return bool(found)
 
-    def _dynamic_name(self, keyword: str, node: Node, ctx: _Ctx) -> None:
+    def _compound_reparsed(self, keyword: str, node: Node, ctx: _Ctx) -> None:
+        """``declare -a x="($v)"``: a value that expands to ``(..)`` is parsed again as a
+        compound assignment, running the code it holds (a literal ``x=(..)`` is not)."""
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if name is None or value is None or value.type == "array":
+            return
+        found = self._static(value, ctx)
+        if found is None:
+            self.unnamed.append(f"{keyword} -a sets {_text(name, ctx)} to a value only known "
+                                "at run time, which bash parses again (code in it runs)")
+        for v in found or ():
+            self._compound_code(keyword, f"{_text(name, ctx)}={v}", ctx)
+
+    def _compound_code(self, keyword: str, assignment: str, ctx: _Ctx) -> None:
+        """An expanded ``NAME=(..)`` given to ``declare -a``/``-A``: judged as the shell
+        code bash makes of it."""
+        if re.fullmatch(r"[A-Za-z_]\w*\+?=\(.*\)", assignment, re.S):
+            self._script("eval", Word.of(assignment), ctx)
+
+    def _dynamic_name(self, keyword: str, node: Node, ctx: _Ctx,
+                      arrays: bool = False) -> None:
         """``declare "$x"=1``: a name only known at run time, or whose subscript
-        (``a[$(cmd)]``) is evaluated."""
+        (``a[$(cmd)]``) is evaluated; with ``-a``/``-A``, an expanded ``NAME=(..)`` is
+        parsed again (``_compound_code``)."""
         found = self._static(node, ctx)
         if found is None:
             self.unnamed.append(f"{keyword} sets a variable whose name is only known at run "
                                 "time (a subscript in it would run commands)")
         held: dict[str, list[str]] = {}
         for value in found or ():
+            if arrays:
+                self._compound_code(keyword, value, ctx)
             name = value.partition("=")[0]
             if "$(" in name or "`" in name:
                 self.opaque.append(f"{keyword} sets a variable whose name holds shell code")
@@ -1463,6 +1494,8 @@ class _Walker(PathJudge, ShellValues):
                 self.fork_bombs.add(fname)
             if body is not None and fname not in self.fork_bombs:
                 self.bodies[fname] = (body, ctx)  # judged where it is called
+                self.redirects[fname] = [c for c in node.named_children
+                                         if c.type.endswith("redirect")]
                 if self.conditional:
                     self.maybe_defined.add(fname)
                 else:
@@ -1628,7 +1661,7 @@ class _Walker(PathJudge, ShellValues):
             self._entry([Word.of(_text(node, ctx))], "exec", "deny",
                         [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
         elif var == "IFS" and self._static_value(node, ctx):
-            self.split_names = True  # modelled: only a program named through it is asked
+            pass  # a static IFS is modelled: words split at it name the program judged
         elif is_dangerous_variable(var) and not harmless_setting(  # PAGER=cat: cat is judged
                 var, self._assigned(node, ctx)):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
@@ -1671,7 +1704,7 @@ class _Walker(PathJudge, ShellValues):
         value = node.child_by_field_name("value")
         var = _text(name, ctx) if name is not None else ""
         if command_variable(var) and value is not None:
-            self._script(f"{var}=", self._word(value, ctx), ctx)
+            self._script(f"{var}=", run_with_arguments(var, self._word(value, ctx)), ctx)
 
     def _remember(self, var: str, node: Node, ctx: _Ctx) -> None:
         """``a=rm; $a -rf x``: keep what the variable holds for a later command position."""
@@ -2408,8 +2441,8 @@ class _Walker(PathJudge, ShellValues):
             self._hold(var, held, unknown)
 
     def _hidden_name(self, e: Effect, ctx: _Ctx) -> None:
-        """A program whose name is only known at run time, named by a download, or split
-        at a custom IFS."""
+        """A program whose name is only known at run time, or named by a download or a
+        decoder."""
         if e.argv and (e.argv[0].text == LISTED or (
                 not program_name(e.argv[0]) and e.argv[0].value is None)):
             self.unnamed.append(f"the program {e.argv[0].text} is only known at run time")
@@ -2420,8 +2453,6 @@ class _Walker(PathJudge, ShellValues):
                 e.at_least("deny", "pipes data into a program the preview cannot name (it "
                                    "may be a shell)")
             self._maybe_shell_code(e, ctx)
-        if self.split_names and e.argv and "$" in e.argv[0].text and self.ifs != " \t\n":
-            e.at_least("ask", "the program is named by words split at a custom IFS")
         if e.argv and (any(d in e.argv[0].text for d in self.decoded)
                        or _expanded_names(e.argv[0].text) & self.decoders):
             e.at_least("ask", "the program is named by a decoder's output (base64, rev, tr): "
@@ -2475,6 +2506,8 @@ class _Walker(PathJudge, ShellValues):
         self.calling.append(body.id)
         start, ifs, values = len(self.entries), self.ifs, self._values()
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin))
+        for redirect in self.redirects.get(name, ()):
+            self._visit(redirect, replace(where, piped=False, stdin=None))
         self._join(values)  # local x=v ends with the call: a value before may still hold
         self.calling.pop()
         self.argv0, self.positional, self.args_given = outer
@@ -2974,7 +3007,7 @@ def _paths_under(dirs: Sequence[str]) -> Word:
 def _fed(w: Word, dirs: Sequence[str]) -> Word:
     """An ``xargs`` argument that is one path read from a listing of ``dirs``. Input pasted
     into a longer word (shell code for ``sh -c``) stays unknown: a file name can be code."""
-    if w.value is None and w.text in ("<arguments from input>", INPUT_CODE):
+    if w.value is None and (w.text.startswith(INPUT_ARGUMENTS[:-1]) or w.text == INPUT_CODE):
         return _paths_under(dirs)
     return w
 
@@ -3355,16 +3388,30 @@ def _fed_lines(argv: list[Word], text: str) -> list[list[Word]]:
 
 
 def _fed_words(argv: list[Word], text: str) -> list[Word]:
-    """``echo a b | xargs cmd``: the input's words (known statically) replace the marker."""
-    try:  # xargs -0 reads words ended by NUL (printf '%s\0' ... | xargs -0)
-        words = [w for w in text.split("\0") if w] if "\0" in text else shlex.split(text)
-    except ValueError:
-        return argv
+    """``echo a b | xargs cmd``: the input's words (known statically) replace the marker,
+    split as that ``xargs`` splits them (``INPUT_ARGUMENTS``: ``echo rm -rf src | xargs -0
+    sh -c`` gives sh one word, newline included, which it runs)."""
     out: list[Word] = []
     for w in argv:
-        out.extend([Word.of(x) for x in words[:64]] if w.value is None and
-                   w.text == "<arguments from input>" else [w])
+        words = _input_words(w.text, text) if w.value is None and \
+            w.text.startswith(INPUT_ARGUMENTS[:-1]) else None
+        out.extend([Word.of(x) for x in words[:64]] if words is not None else [w])
     return out
+
+
+def _input_words(marker: str, text: str) -> list[str] | None:
+    """The words ``xargs`` makes of ``text`` for its ``marker`` word; None when only known at
+    run time (a separator given by a variable, unbalanced quotes)."""
+    split = re.fullmatch(r"<arguments from input split at (\d+|\?)>", marker)
+    if split is None:
+        try:
+            return shlex.split(text)
+        except ValueError:
+            return None
+    if split.group(1) == "?":
+        return None
+    words = text.split(chr(int(split.group(1))))
+    return words[:-1] if words and words[-1] == "" else words
 
 
 def _looks_up(node: Node, ctx: _Ctx) -> bool:

@@ -301,6 +301,8 @@ class PathJudge:
             if for_write and "/" in w.text and is_startup_file(f"/unknown/{tail}"):
                 return "deny", f"writes {tail} in a folder only known at run time: a startup " \
                                "file (python's, a shell's) runs later"
+            if for_write:  # which file it changes cannot be shown: never run unasked
+                self.unnamed.append(f"writes {w.text}, a path only known at run time")
             return "ask", f"path {w.text} is only known at run time"
         if (fd := stream_descriptor(w.value)) is not None and (for_write or fd <= 2):
             if for_write:
