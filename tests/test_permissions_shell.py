@@ -2620,3 +2620,29 @@ def test_a_write_to_a_path_only_known_at_run_time_never_runs_unasked(workspace: 
     time: asked, and refused under --approval auto."""
     assert decision(workspace, command) == "ask", command
     assert decision(workspace, command, "auto") == "deny", command
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    ("1p\\nq\\n", "allow"), ("/x/p\\n,n\\nq\\n", "allow"), (",d\\nw\\nq\\n", "deny"),
+    ("1,$d\\nwq\\n", "deny"), ("s/x/y/\\nw\\nq\\n", "ask"), (",d\\na\\nnew\\n.\\nw\\n", "ask"),
+    ("!rm -f a.txt\\nq\\n", "deny"), ("g/x/d\\nw\\n", "ask"), (",p\\nw b.txt\\nq\\n", "deny"),
+])
+def test_an_ed_script_shown_on_the_command_line_is_read(tmp_path: Path, script: str,
+                                                        expected: str) -> None:
+    """ed's commands, as ed reads them: printing is a read; deleting every line and writing
+    empties the file (run in bash: a.txt is lost); an edit, or new text it shows, is asked;
+    ``!cmd`` is judged;
+    what is not read here (``g``) stays asked."""
+    command = f"printf '{script}' | ed -s a.txt"
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("x\nwork\n")
+    (ws / "b.txt").write_text("other\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   check=False)
+    lost = "work" not in (ws / "a.txt").read_text() if (ws / "a.txt").exists() else True
+    assert lost == (script in (",d\\nw\\nq\\n", "1,$d\\nwq\\n", "!rm -f a.txt\\nq\\n",
+                               ",d\\na\\nnew\\n.\\nw\\n"))  # the last: with text it shows
+    assert (ws / "b.txt").read_text() != "other\n" or "b.txt" not in script
+    (ws / "a.txt").write_text("x\nwork\n")
+    (ws / "b.txt").write_text("other\n")
+    assert decision(ws, command) == expected, command

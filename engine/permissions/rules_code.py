@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from engine.permissions.ed_script import read_script
 from engine.permissions.effect import Effect, Rule, parse_opts, prog
 from engine.permissions.inline import inline_code
 from engine.permissions.words import Word
@@ -66,12 +67,41 @@ def _editor_input(e: Effect, how: str, text: Word) -> None:
         ex_commands(e, how, Word.of(line))
 
 
+_ED_UNSHOWN = "can write files and run commands"
+
+
 def _ed(e: Effect, args: list[Word]) -> None:
     """``ed``/``red`` run the commands they read; ``!cmd`` (also ``r !cmd``, ``w !cmd``,
-    ``e !cmd``) is a shell command."""
-    e.add("exec", f"{prog(e)} can write files and run commands")
-    e.reads.extend(parse_opts(args, "p", frozenset({"--prompt"})).positionals)
-    e.stdin_reader = lambda eff, text: _editor_input(eff, f"{prog(eff)} <<", text)
+    ``e !cmd``) is a shell command. A script shown on the command line is read
+    (``ed_script``): one that only prints reads the file."""
+    e.add("exec", f"{prog(e)} {_ED_UNSHOWN}")
+    files = parse_opts(args, "p", frozenset({"--prompt"})).positionals
+    e.reads.extend(files)
+    e.stdin_reader = lambda eff, text: _ed_input(eff, text, files[:1])
+
+
+def _ed_input(e: Effect, text: Word, edited: list[Word]) -> None:
+    """The effect of the ed script ``text`` on the file ``edited`` (none: a new buffer)."""
+    script = read_script(text.value) if text.value is not None else None
+    if script is None or not script.understood:
+        _editor_input(e, f"{prog(e)} <<", text)
+        return
+    e.risk = "read"  # what the script does, instead of what ed can do
+    e.reasons = [r for r in e.reasons if not r.endswith(_ED_UNSHOWN)]
+    for code in script.commands:
+        e.scripts.append((f"{prog(e)} <<", Word.of(code)))
+    e.reads.extend(Word.of(r) for r in script.reads)
+    for name in script.writes:
+        target = edited if not name else [Word.of(name)]
+        e.writes.extend(target)
+        if name:
+            e.replaces.extend(target)
+    if script.empties:
+        e.add("destructive", f"{prog(e)} deletes every line, then writes the file")
+    elif script.writes:
+        e.add("write", f"{prog(e)} {'edits' if script.changes else 'writes'} files")
+    if script.commands:
+        e.add("exec", f"{prog(e)} ! runs shell commands")
 
 
 _DC_SHELL = re.compile(r"!(?![<>=])([^\n]*)")
