@@ -294,11 +294,10 @@ MODELLED = (
     ("bash <(..) a printer fills", "bash <(echo {q})"),
     (". /dev/stdin from a printer's pipe", "echo {q} | . /dev/stdin"),
     # words split at a custom IFS (its splitting is checked against bash by the value
-    # oracle) and a builtin hidden by enable -n (the program of that name is judged alike)
+    # oracle)
     ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),
     ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
     ("custom IFS", "IFS=,; c={csv}; $c"),
-    ("enable -n", "enable -n echo; {cmd}"),
     ("IFS from printf -v", "printf -v IFS ,; c={csv}; $c"),
     ("IFS from read", "read -r IFS <<< ,; c={csv}; $c"),
     ("IFS as a loop variable", "for IFS in ,; do c={csv}; $c; done"),
@@ -354,6 +353,7 @@ STRANGE = (
     # names that stand for something else
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
     ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
+    ("enable -n", "enable -n echo; {cmd}"),
     ("brace expansion", "{{{p},}} {args}"),
     ("glob in command position", "/usr/bin/{glob} {args}"),
     ("PATH prefix with a workspace folder", "PATH=bin:$PATH {cmd}"),

@@ -1520,7 +1520,7 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
     ("hash -p /bin/rm ls; ls -rf src", "deny"), ("hash -p ./x ls; ls", "deny"),
     ("hash -p /bin/rm ls; command ls -rf src", "deny"),
-    ("enable -n echo; echo -e 'a\\tb'", "allow"), ("enable -f ./x.so ls; ls", "deny"),
+    ("enable -n echo; echo -e 'a\\tb'", "deny"), ("enable -f ./x.so ls; ls", "deny"),
     ("enable rm; rm -h", "deny"), ("enable -a", "allow"),
     ("BASH_ENV=/dev/null bash -c 'ls src'", "allow"), ("BASH_ENV=./x bash -c ls", "deny"),
     ("p='\\u@\\h:\\w\\$ '; echo \"${p@P}\"", "allow"),
@@ -2589,25 +2589,23 @@ def test_curl_remote_name_replacing_a_file_is_refused(workspace: Path, command: 
     "git add -n .", "rsync -avn --delete src/ scripts/",
     "git diff HEAD~1 | patch -p1 -R --dry-run", "zip -r -sf out.zip src",
     "tar -cf /dev/null --checkpoint=1 --checkpoint-action=dot src",
-    "enable -n echo; echo hi", "enable -n test; [ -f a.txt ] && echo yes",
     "IFS=,; set -- $(echo 'grep,-c,def,src/app.py'); \"$@\"",
 ])
 def test_a_mode_that_only_prints_or_a_stream_written_is_a_read(workspace: Path,
                                                               command: str) -> None:
-    """--help, --version, a dry run, an output that is a stream or /dev/null, a builtin
-    hidden by enable -n in favour of the program of its name, words split at a known IFS:
-    nothing in the workspace changes (each was asked, or refused)."""
+    """--help, --version, a dry run, an output that is a stream or /dev/null, words split at
+    a known IFS: nothing in the workspace changes (each was asked, or refused)."""
     assert decision(workspace, command) == "allow", command
 
 
 @pytest.mark.parametrize("command", [
     "sudo rm --help", "env LD_PRELOAD=x.so rm --help", "rm -help", "git rm -- -n",
-    "rsync -avn src/ host:/x", "enable -n printf; printf -v x ls",
+    "rsync -avn src/ host:/x", "enable -n echo; echo hi",
 ])
 def test_near_misses_of_those_reads_are_not_allowed(workspace: Path, command: str) -> None:
     """What a wrapper or a variable does stays; -help to a known program may be options run
-    together; a dry run to another machine still talks to it; a hidden printf stops
-    setting variables, which the walker would follow wrongly."""
+    together; a dry run to another machine still talks to it; enable -n stays refused (a
+    hidden builtin is looked up like a program, which the walker does not follow)."""
     assert decision(workspace, command) != "allow", command
 
 

@@ -69,11 +69,6 @@ class Builtin:
     """Options that only print (``enable -a``, ``fc -l``): never opaque."""
 
 
-SAME_AS_PROGRAM = frozenset({"echo", "test", "[", "true", "false", "kill", "pwd"})
-"""Builtins a program of the same name stands in for when ``enable -n`` hides them: the
-checker judges both alike, and neither changes the shell's state (``printf -v``, ``read``,
-``cd`` would: hidden, they stop doing so)."""
-
 OPAQUE_BUILTINS: dict[str, Builtin] = {
     "hash": Builtin(frozenset("p"), "hash -p maps a command name to any file"),
     "enable": Builtin(frozenset(), "enable loads (-f, or a NAME on BASH_LOADABLES_PATH) or "
@@ -247,11 +242,7 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "asked, and a later NAME is judged as PROG (the riskier of PROG and NAME, "
               "refused under --approval auto, where the hash may not have run; env NAME and "
               "a subshell's hash leave NAME itself); no file is run at start"),
-    Construct("enable -n NAME and enable NAME for echo, test, [, true, false, kill, pwd",
-              "modelled", "hidden or shown again, NAME runs the program of that name, "
-              "which is judged as the builtin is (neither changes the shell's state)"),
-    Construct("hash -p to any other file, enable -f, enable (-n) of any other builtin, fc, "
-              "bind -x, "
+    Construct("hash -p to any other file, enable (-f, -n, NAME), fc, bind -x, "
               "complete/compgen -C/-F, mapfile/readarray -C", "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
@@ -335,9 +326,6 @@ def opaque_builtin(name: str, args: Sequence[str | None]) -> str | None:
             others = True
     if name == "hash" and None in args:
         return spec.reason  # hash $x may be hash -p
-    if name == "enable" and letters <= {"n"} and args and all(
-            a in SAME_AS_PROGRAM or (a or "").startswith("-") for a in args):
-        return None  # enable -n echo: the program echo runs, judged as the builtin is
     if spec.options:
         return spec.reason if letters & spec.options else None
     if not others and letters and letters <= spec.listing:
