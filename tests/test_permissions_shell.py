@@ -2539,6 +2539,7 @@ def test_a_folder_change_goes_where_bash_goes(tmp_path: Path, command: str) -> N
     "printf 'a.txt\\n' | xargs -d '\\n' rm",
     "script -q -c ls a.txt",
     "awk '{print > \"a.txt\"}' b.txt",
+    "old=\"$IFS\"; IFS=,; c=rm,-f,a.txt; $c; IFS=$old",
 ])
 def test_what_bash_runs_behind_an_ordinary_form_is_refused(tmp_path: Path,
                                                             command: str) -> None:
@@ -2590,6 +2591,7 @@ def test_curl_remote_name_replacing_a_file_is_refused(workspace: Path, command: 
     "git diff HEAD~1 | patch -p1 -R --dry-run", "zip -r -sf out.zip src",
     "tar -cf /dev/null --checkpoint=1 --checkpoint-action=dot src",
     "IFS=,; set -- $(echo 'grep,-c,def,src/app.py'); \"$@\"",
+    "old=$IFS; IFS='|'; set -- $(printf 'cat|a.txt'); IFS=$old; \"$@\"",
 ])
 def test_a_mode_that_only_prints_or_a_stream_written_is_a_read(workspace: Path,
                                                               command: str) -> None:

@@ -126,6 +126,9 @@ _HASH_LOOKUPS = frozenset({"command", "exec", "time"})
 """Prefixes after which a command name is still looked up by the shell (``hash -p``
 applies); ``env NAME``, ``nice NAME`` search PATH."""
 _IFS = re.compile(r"\$\{?IFS\b")
+_SAVED_IFS = re.compile(r"(?<![\w$])[A-Za-z_]\w*=(\"?)\$(\{)?IFS(?(2)\})\1(?=[\s;&|)]|$)")
+"""``old=$IFS`` (or ``"${IFS}"``): IFS saved whole to be put back, which hides nothing (the
+walker follows the value like any other)."""
 _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
                        r"|(?:(?<![^\s(){};|&])([^\s(){};|&]+)\s*\(\s*\))")
 """A name followed by ``()`` (anchored at a word start: linear time on long words)."""
@@ -648,7 +651,7 @@ class _Walker(PathJudge, ShellValues):
         self.expands_aliases = self.expands_aliases or bool(_EXPANDS_ALIASES.search(text))
         self.cdable_vars = self.cdable_vars or bool(_CDABLE_VARS.search(text))
         self.names_cdpath = self.names_cdpath or "CDPATH" in text
-        if _IFS.search(text):
+        if _IFS.search(_SAVED_IFS.sub("", text)):
             self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
         if _COMMAND_TABLES.search(text):
             self.floors.append(("deny", "BASH_CMDS and BASH_ALIASES are the shell's command "
