@@ -298,9 +298,6 @@ MODELLED = (
     ("loop over a custom IFS word", "IFS=,; for w in {csv}; do $w; done"),
     ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
     ("custom IFS", "IFS=,; c={csv}; $c"),
-    ("IFS from printf -v", "printf -v IFS ,; c={csv}; $c"),
-    ("IFS from read", "read -r IFS <<< ,; c={csv}; $c"),
-    ("IFS as a loop variable", "for IFS in ,; do c={csv}; $c; done"),
     ("${a[*]} joined at an empty IFS", 'a=({p0} {p1}); IFS=; c="${{a[*]}}"; $c {args}'),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
@@ -406,6 +403,10 @@ STRANGE = (
     ("container with /./ mounted", "docker run -v /./:/h alpine {cmd}"),
     ("container with /tmp/../ mounted", "podman run -v /tmp/../:/h alpine {cmd}"),
     ("getopts", "getopts b: o -b {p}; $OPTARG {args}"),
+    # IFS set by a builtin: the setting itself is asked (the split is modelled)
+    ("IFS from printf -v", "printf -v IFS ,; c={csv}; $c"),
+    ("IFS from read", "read -r IFS <<< ,; c={csv}; $c"),
+    ("IFS as a loop variable", "for IFS in ,; do c={csv}; $c; done"),
     ("gdb --args", "gdb -batch -ex run --args {cmd}"),
     ("sed s///e", "sed 's|x|{cmd}|e' a.txt"),
     ("code in an array's [index]=", "x='a[$({cmd})]'; b=([x]=1)"),
