@@ -2613,6 +2613,7 @@ def test_near_misses_of_those_reads_are_not_allowed(workspace: Path, command: st
 
 @pytest.mark.parametrize("command", [
     'cp a.txt "$(cat b.txt)"', 'echo x > "$(cat b.txt)"', "out=$(mktemp); ls > \"$out\"",
+    "awk '{print > $1}' data.csv",
 ])
 def test_a_write_to_a_path_only_known_at_run_time_never_runs_unasked(workspace: Path,
                                                                       command: str) -> None:

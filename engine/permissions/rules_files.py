@@ -394,17 +394,16 @@ def _awk_program(e: Effect, program: Word) -> None:
     if _AWK_LOADS.search(text):
         e.add("exec", "awk program loads an extension")
     statements = re.split(r"[;{}\n]", text)
-    redirected = [s_ for s_ in statements if _after(s_, _AWK_PRINT, ">")]
-    targets = [_AWK_PRINT_TO.search(s_) for s_ in redirected]
-    if redirected and not all(t and _no_file(_awk_unescape(t.group(2))) for t in targets):
-        e.add("write", "awk program writes to a file")
-    if redirected:
-        for s_ in redirected:
-            target = _AWK_PRINT_TO.search(s_)
-            if target:  # print > "f" empties f when awk first opens it; >> appends
-                e.writes.append(Word.of(_awk_unescape(target.group(2))))
-                if target.group(1) == ">":
-                    e.replaces.append(e.writes[-1])
+    targets = [_AWK_PRINT_TO.search(s) for s in statements if _after(s, _AWK_PRINT, ">")]
+    if not all(t and _no_file(_awk_unescape(t.group(2))) for t in targets):
+        e.add("write", "awk program writes to a file")  # to a file, or one named by data
+    for t in targets:
+        if t:  # print > "f" empties f when awk first opens it; >> appends
+            e.writes.append(Word.of(_awk_unescape(t.group(2))))
+            if t.group(1) == ">":
+                e.replaces.append(e.writes[-1])
+        else:  # print > $1: a file only known at run time
+            e.writes.append(Word(None, "<a file the awk program names>", "other"))
     if _AWK_INTO_INPUT.search(text):
         e.add("destructive", "awk print > FILENAME empties the file it is reading (past "
                              "the first block read, its lines are lost)")
