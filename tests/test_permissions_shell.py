@@ -2647,3 +2647,12 @@ def test_an_ed_script_shown_on_the_command_line_is_read(tmp_path: Path, script: 
     (ws / "a.txt").write_text("x\nwork\n")
     (ws / "b.txt").write_text("other\n")
     assert decision(ws, command) == expected, command
+
+
+def test_every_word_xargs_reads_from_the_command_is_judged(tmp_path: Path) -> None:
+    """A cap on the words followed once dropped what came after the 64th: ``find .`` with
+    70 start points and ``-delete`` was judged a read. The words are in the command, so all
+    of them are followed (run in bash, the workspace is emptied)."""
+    command = f"echo {' '.join(['x'] * 70)} -delete | xargs find ."
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny"

@@ -3398,7 +3398,8 @@ def _fed_words(argv: list[Word], text: str) -> list[Word]:
     for w in argv:
         words = _input_words(w.text, text) if w.value is None and \
             w.text.startswith(INPUT_ARGUMENTS[:-1]) else None
-        out.extend([Word.of(x) for x in words[:64]] if words is not None else [w])
+        out.extend([Word.of(x) for x in words] if words is not None else [w])  # all of them:
+        # the text is in the command (a cap once dropped find's -delete after 64 words)
     return out
 
 
