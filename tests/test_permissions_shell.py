@@ -2656,3 +2656,33 @@ def test_every_word_xargs_reads_from_the_command_is_judged(tmp_path: Path) -> No
     command = f"echo {' '.join(['x'] * 70)} -delete | xargs find ."
     ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny"
+
+
+def test_a_glob_is_judged_on_every_file_it_matches(tmp_path: Path) -> None:
+    """Only the first 200 matches of a glob were judged: among 5,000 files a link out of the
+    workspace came later and ``cat *.txt`` was allowed, reading the secret it points at."""
+    ws = make_workspace(tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token\n")
+    for i in range(5000):
+        (ws / f"f{i:04d}.txt").touch()
+    (ws / "zz-link.txt").symlink_to(secret)
+    assert decision(ws, "cat *.txt") == "ask"
+    assert "outside the workspace" in check_shell_json("cat *.txt", ws, ENV)["reason"]
+    (ws / "zz-link.txt").unlink()
+    assert decision(ws, "cat *.txt") == "allow"
+
+
+def test_a_brace_sequence_is_judged_on_every_word_it_makes(tmp_path: Path) -> None:
+    """``l{1..3}`` was judged as the literal name ``l{1..3}`` (no such file: a read), though
+    bash reads l1, l2 and l3, and l2 leads out of the workspace. Beyond the words followed,
+    the paths are only known at run time."""
+    ws = make_workspace(tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token\n")
+    (ws / "l2").symlink_to(secret)
+    for command in ("cat l{1..3}", "cat x l{0..9}", "cat l{1..100}"):
+        assert decision(ws, command) == "ask", command
+    assert "outside the workspace" in check_shell_json("cat l{1..3}", ws, ENV)["reason"]
+    assert decision(ws, "cat README.{md,txt} src/app.{py,pyc}") == "allow"
+    assert decision(ws, "rm -f a{1..3}.txt") == "deny"

@@ -100,6 +100,7 @@ from engine.permissions.shell_values import (
 from engine.permissions.words import (
     INPUT_CODE,
     Word,
+    braces_overflow,
     code_of,
     expand_braces,
     printable,
@@ -2186,8 +2187,11 @@ class _Walker(PathJudge, ShellValues):
                 return [replace(word, value=None, dynamic="subst")]
             text = _text(node, ctx)  # IFS=,; set -- $(echo rm,-rf,x): three words
             return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(word.value)]
-        braces = expand_braces(word.value) if word.value is not None and _BRACED.fullmatch(
-            _text(node, ctx)) else []
+        text = _text(node, ctx)
+        if _BRACED.fullmatch(text) and braces_overflow(text):  # more words than are judged
+            return [Word(None, text, "other")]
+        braces = expand_braces(text) if _BRACED.fullmatch(text) else []  # no quote, no $:
+        # the text is the value (l{1..3} is a word and a brace_expression in the grammar)
         if len(braces) > 1:  # cp src/{new,old}.py: two words
             return [Word(v, _text(node, ctx), "", False, bool(GLOB.search(v)))
                     for v in braces if v]

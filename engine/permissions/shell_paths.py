@@ -19,7 +19,7 @@ from typing import Literal
 
 from engine.permissions.effect import Effect, Loads
 from engine.permissions.paths import Root, holds_credentials, is_startup_file, judge_literal
-from engine.permissions.words import Word, expand_braces
+from engine.permissions.words import Word, braces_overflow, expand_braces
 from engine.workspace.index import tracked
 
 DecisionValue = Literal["allow", "ask", "deny"]
@@ -310,6 +310,10 @@ class PathJudge:
             return "allow", ""  # read: the standard input, output or error (cat /dev/fd/0)
         if w.value == "-" or w.value in NULL_DEVICES:
             return "allow", ""
+        if w.expandable and braces_overflow(w.value):
+            if for_write:
+                self.unnamed.append(f"writes {w.shown}: more paths than are judged")
+            return "ask", f"{w.shown} expands to more paths than are judged"
         decision: DecisionValue = "allow"
         reason = ""
         for candidate in self._candidates(w):
@@ -328,7 +332,8 @@ class PathJudge:
             if GLOB.search(item):
                 for base in self.cwds:
                     root = str(base or self.ws)
-                    out.extend(glob_matches(item, root)[:200])
+                    out.extend(glob_matches(item, root))  # every match: a link out of
+                    # the workspace may be the last of thousands
         return out
 
     def _judge_one(self, path: str, for_write: bool) -> tuple[DecisionValue, str]:

@@ -111,13 +111,21 @@ def _expand_one(text: str) -> list[str] | None:
 
 
 def _sequence(start: str, end: str, step: str | None) -> list[str]:
+    """``{1..9}``, ``{a..e..2}``: one more than ``MAX_EXPANSIONS`` items at most (enough for
+    ``expand_braces`` to know it overflowed, never a silent cut)."""
     inc = abs(int(step)) if step and int(step) else 1
     if start.lstrip("-").isdigit() and end.lstrip("-").isdigit():
         a, b = int(start), int(end)
         rng = range(a, b + 1, inc) if a <= b else range(a, b - 1, -inc)
-        return [str(n) for n in list(rng)[:MAX_EXPANSIONS]]
+        return [str(n) for n in rng[:MAX_EXPANSIONS + 1]]
     if len(start) == 1 and len(end) == 1 and not start.isdigit() and not end.isdigit():
         a, b = ord(start), ord(end)
         rng = range(a, b + 1, inc) if a <= b else range(a, b - 1, -inc)
-        return [chr(n) for n in rng][:MAX_EXPANSIONS]
+        return [chr(n) for n in rng[:MAX_EXPANSIONS + 1]]
     return [f"{start}..{end}"]
+
+
+def braces_overflow(text: str) -> bool:
+    """Whether ``text`` expands to more words than ``expand_braces`` gives back."""
+    return len(expand_braces(text)) > MAX_EXPANSIONS or any(
+        _expand_one(item) is not None for item in expand_braces(text))
