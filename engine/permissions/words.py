@@ -127,5 +127,5 @@ def _sequence(start: str, end: str, step: str | None) -> list[str]:
 
 def braces_overflow(text: str) -> bool:
     """Whether ``text`` expands to more words than ``expand_braces`` gives back."""
-    return len(expand_braces(text)) > MAX_EXPANSIONS or any(
-        _expand_one(item) is not None for item in expand_braces(text))
+    words = expand_braces(text)
+    return len(words) > MAX_EXPANSIONS or any(_expand_one(w) is not None for w in words)
