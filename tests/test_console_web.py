@@ -149,15 +149,22 @@ rules:
 """
 
 
+MID_WAY_S = 20
+"""How long step 2's command sleeps between ``tick 2`` and ``tock 2``: the page must show the
+first while the command runs. It was 1 s, and a loaded machine let the page's poll show both
+(a margin, not an event: the run policy allows only echo and sleep)."""
+
+
 def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Server, browser,  # type: ignore[no-untyped-def]
                                                     tmp_path: Path) -> None:
     task = make_task(tmp_path)
     (task / "task.yaml").write_text((task / "task.yaml").read_text().replace(
         "approval: park", "approval: policy"))
     (task / "policy.yaml").write_text(SLOW_POLICY)
+    naps = [1, 1, MID_WAY_S, 1]  # step 2's command stays mid-way while the page is read
     turns = [{"text": f"Waiting {i}.", "tool_calls": [
-        {"name": "run_shell", "args": {"command": f"echo tick {i}; sleep 1; echo tock {i}"}}]}
-        for i in range(4)]
+        {"name": "run_shell", "args": {"command": f"echo tick {i}; sleep {nap}; echo tock {i}"}}]}
+        for i, nap in enumerate(naps)]
     (task / "turns.yaml").write_text(json.dumps([*turns, {"text": "Done."}]))
     proc = subprocess.Popen([sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml",
                              "--golden", str(task), "--db", str(cli.db), "--json"], cwd=ROOT,
@@ -174,7 +181,7 @@ def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Serv
         assert "tock 2" not in _text(browser, "stream")  # mid-command
         assert proc.poll() is None
         browser.save_screenshot(str(ARTIFACTS / "running.png"))
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=60 + MID_WAY_S) == 0
         wait_for(lambda: "completed" in _text(browser, "run-status"))
         assert browser.execute_script("return window.__marker") == 42
     finally:
