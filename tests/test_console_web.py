@@ -149,10 +149,10 @@ rules:
 """
 
 
-MID_WAY_S = 20
-"""How long step 2's command sleeps between ``tick 2`` and ``tock 2``: the page must show the
-first while the command runs. It was 1 s, and a loaded machine let the page's poll show both
-(a margin, not an event: the run policy allows only echo and sleep)."""
+GATE = "gate"
+"""Step 2's command prints ``tick 2``, then waits until the test creates this file in the
+run's workspace before it prints ``tock 2``: the page is read while the command is mid-way
+however slow the machine (a 1 s sleep was once not long enough under load)."""
 
 
 def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Server, browser,  # type: ignore[no-untyped-def]
@@ -161,10 +161,10 @@ def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Serv
     (task / "task.yaml").write_text((task / "task.yaml").read_text().replace(
         "approval: park", "approval: policy"))
     (task / "policy.yaml").write_text(SLOW_POLICY)
-    naps = [1, 1, MID_WAY_S, 1]  # step 2's command stays mid-way while the page is read
+    waits = ["sleep 1", "sleep 1", f"until [ -e {GATE} ]; do sleep 0.1; done", "sleep 1"]
     turns = [{"text": f"Waiting {i}.", "tool_calls": [
-        {"name": "run_shell", "args": {"command": f"echo tick {i}; sleep {nap}; echo tock {i}"}}]}
-        for i, nap in enumerate(naps)]
+        {"name": "run_shell", "args": {"command": f"echo tick {i}; {wait}; echo tock {i}"}}]}
+        for i, wait in enumerate(waits)]
     (task / "turns.yaml").write_text(json.dumps([*turns, {"text": "Done."}]))
     proc = subprocess.Popen([sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml",
                              "--golden", str(task), "--db", str(cli.db), "--json"], cwd=ROOT,
@@ -178,10 +178,12 @@ def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Serv
         assert browser.execute_script("return window.__marker") == 42  # no reload happened
         # tool output streams in while the run is still going
         wait_for(lambda: "tick 2" in _text(browser, "stream"), timeout=30)
-        assert "tock 2" not in _text(browser, "stream")  # mid-command
+        assert "tock 2" not in _text(browser, "stream")  # mid-command: it waits for the gate
         assert proc.poll() is None
         browser.save_screenshot(str(ARTIFACTS / "running.png"))
-        assert proc.wait(timeout=60 + MID_WAY_S) == 0
+        (Path(cli.json("show", run_id)["workspace"]) / GATE).write_text("")
+        wait_for(lambda: "tock 2" in _text(browser, "stream"), timeout=60)
+        assert proc.wait(timeout=60) == 0
         wait_for(lambda: "completed" in _text(browser, "run-status"))
         assert browser.execute_script("return window.__marker") == 42
     finally:

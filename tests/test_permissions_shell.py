@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine.permissions.shell import ShellVerdict, check_shell_json, classify_command
+from engine.permissions.words import MAX_PATH_WORDS
 from tests.shell_corpus import CORPUS
 
 ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
@@ -2686,3 +2687,20 @@ def test_a_brace_sequence_is_judged_on_every_word_it_makes(tmp_path: Path) -> No
     assert "outside the workspace" in check_shell_json("cat l{1..3}", ws, ENV)["reason"]
     assert decision(ws, "cat README.{md,txt} src/app.{py,pyc}") == "allow"
     assert decision(ws, "rm -f a{1..3}.txt") == "deny"
+
+
+def test_a_brace_sequence_is_followed_as_far_as_a_glob_is(tmp_path: Path) -> None:
+    """The words a brace sequence makes are paths to judge, as a glob's matches are: a limit
+    of 64 made ``touch f{1..100}.txt`` a write to a path known only at run time, refused
+    under ``--approval auto``. The link at the 9,000th word is still found; past
+    ``MAX_PATH_WORDS`` the paths are only known at run time."""
+    ws = make_workspace(tmp_path)
+    (tmp_path / "secret.txt").write_text("token\n")
+    (ws / "l9000").symlink_to(tmp_path / "secret.txt")
+    assert decision(ws, "touch f{1..100}.txt") == "ask"
+    assert decision(ws, "touch f{1..100}.txt", "auto") == "ask"
+    assert "outside the workspace" in check_shell_json("cat l{1..10000}", ws, ENV)["reason"]
+    beyond = f"{{1..{MAX_PATH_WORDS + 1}}}"
+    assert "only known at run time" in check_shell_json(f"cat l{beyond}", ws, ENV)["reason"]
+    assert decision(ws, f"touch f{beyond}", "auto") == "deny"
+    assert decision(ws, "for i in {1..100}; do echo $i; done") == "allow"

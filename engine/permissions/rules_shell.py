@@ -358,6 +358,29 @@ def input_arguments(o: Opts) -> str:
     return INPUT_ARGUMENTS
 
 
+def is_input_arguments(text: str) -> bool:
+    """True for a word ``input_arguments`` made, whatever its separator."""
+    return text.startswith(INPUT_ARGUMENTS[:-1])
+
+
+def split_input(marker: str, text: str) -> list[str] | None:
+    """The words ``xargs`` makes of ``text`` for the ``marker`` word ``input_arguments`` made;
+    None when only known at run time (a separator given by a variable, unbalanced quotes)."""
+    split = _SPLIT_AT.fullmatch(marker)
+    if split is None:
+        try:
+            return shlex.split(text)
+        except ValueError:
+            return None
+    if split.group(1) == "?":
+        return None
+    words = text.split(chr(int(split.group(1))))
+    return words[:-1] if words and words[-1] == "" else words
+
+
+_SPLIT_AT = re.compile(re.escape(INPUT_ARGUMENTS[:-1]) + r" split at (\d+|\?)>")
+
+
 def _replace_string(o: Opts) -> str:
     """``xargs -I R``, ``-iR``/``-i`` and ``--replace[=R]`` (``{}`` by default)."""
     for name, value in reversed(o.items):

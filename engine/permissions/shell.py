@@ -77,7 +77,7 @@ from engine.permissions.rules import (
     analyze,
     capability,
 )
-from engine.permissions.rules_shell import INPUT_ARGUMENTS
+from engine.permissions.rules_shell import is_input_arguments, split_input
 from engine.permissions.shell_paths import (
     GLOB,
     NULL_DEVICES,
@@ -99,8 +99,9 @@ from engine.permissions.shell_values import (
 )
 from engine.permissions.words import (
     INPUT_CODE,
+    MAX_PATH_WORDS,
     Word,
-    braces_overflow,
+    brace_words,
     code_of,
     expand_braces,
     printable,
@@ -749,8 +750,9 @@ class _Walker(PathJudge, ShellValues):
                 self._entry([Word.of(f"for {name} in")], "exec", "ask",
                             [f"setting {name} changes what programs run"], "", ctx)
             if words is not None:  # for c in {rm,}: bash expands the braces first
-                words = bounded([x for w in words for x in expand_braces(w)],
-                                MAX_LOOP_WORDS)
+                braced = [brace_words(w, MAX_LOOP_WORDS) for w in words]
+                words = None if None in braced else bounded(
+                    [x for b in braced for x in b or ()], MAX_LOOP_WORDS)
             self._not_numeric(name)
             if words is not None and name in self.cased:  # declare -l c; for c in RM: rm
                 words = cased_values(self.cased[name], words)
@@ -2097,7 +2099,9 @@ class _Walker(PathJudge, ShellValues):
                 and not subst:
             return [[word]], reasons
         if word.value is not None and word.expandable and not subst:
-            return self._expanded_name(word), ["the command name is expanded by the shell"]
+            expanded = self._expanded_name(word)
+            return None if expanded is None else (
+                expanded, ["the command name is expanded by the shell"])
         cands = self._static(node, ctx)
         if cands is None:
             why = self._opaque_name(node, ctx)
@@ -2112,9 +2116,14 @@ class _Walker(PathJudge, ShellValues):
         # an empty value expands to no word: the next argument is the program
         return alternatives or [[Word("", text)]], reasons
 
-    def _expanded_name(self, word: Word) -> list[list[Word]]:
+    def _expanded_name(self, word: Word) -> list[list[Word]] | None:
+        """The words a command word's braces make, or each file its glob matches; None when
+        the braces make more words than are followed."""
         value = word.value or ""
-        items = [i for i in expand_braces(value) if i]  # {rm,}: an empty word is dropped
+        braced = brace_words(value)
+        if braced is None:
+            return None
+        items = [i for i in braced if i]  # {rm,}: an empty word is dropped
         if len(items) > 1 or (items and items[0] != value):
             return [[Word(i, word.text) for i in items]]
         if not GLOB.search(value):
@@ -2188,10 +2197,10 @@ class _Walker(PathJudge, ShellValues):
             text = _text(node, ctx)  # IFS=,; set -- $(echo rm,-rf,x): three words
             return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(word.value)]
         text = _text(node, ctx)
-        if _BRACED.fullmatch(text) and braces_overflow(text):  # more words than are judged
+        braces = brace_words(text, MAX_PATH_WORDS) if _BRACED.fullmatch(text) else []
+        # no quote, no $: the text is the value (l{1..3} is a word and a brace_expression)
+        if braces is None:  # more words than are judged: known at run time
             return [Word(None, text, "other")]
-        braces = expand_braces(text) if _BRACED.fullmatch(text) else []  # no quote, no $:
-        # the text is the value (l{1..3} is a word and a brace_expression in the grammar)
         if len(braces) > 1:  # cp src/{new,old}.py: two words
             return [Word(v, _text(node, ctx), "", False, bool(GLOB.search(v)))
                     for v in braces if v]
@@ -3014,7 +3023,7 @@ def _paths_under(dirs: Sequence[str]) -> Word:
 def _fed(w: Word, dirs: Sequence[str]) -> Word:
     """An ``xargs`` argument that is one path read from a listing of ``dirs``. Input pasted
     into a longer word (shell code for ``sh -c``) stays unknown: a file name can be code."""
-    if w.value is None and (w.text.startswith(INPUT_ARGUMENTS[:-1]) or w.text == INPUT_CODE):
+    if w.value is None and (is_input_arguments(w.text) or w.text == INPUT_CODE):
         return _paths_under(dirs)
     return w
 
@@ -3400,26 +3409,11 @@ def _fed_words(argv: list[Word], text: str) -> list[Word]:
     sh -c`` gives sh one word, newline included, which it runs)."""
     out: list[Word] = []
     for w in argv:
-        words = _input_words(w.text, text) if w.value is None and \
-            w.text.startswith(INPUT_ARGUMENTS[:-1]) else None
+        words = split_input(w.text, text) if w.value is None and \
+            is_input_arguments(w.text) else None
         out.extend([Word.of(x) for x in words] if words is not None else [w])  # all of them:
         # the text is in the command (a cap once dropped find's -delete after 64 words)
     return out
-
-
-def _input_words(marker: str, text: str) -> list[str] | None:
-    """The words ``xargs`` makes of ``text`` for its ``marker`` word; None when only known at
-    run time (a separator given by a variable, unbalanced quotes)."""
-    split = re.fullmatch(r"<arguments from input split at (\d+|\?)>", marker)
-    if split is None:
-        try:
-            return shlex.split(text)
-        except ValueError:
-            return None
-    if split.group(1) == "?":
-        return None
-    words = text.split(chr(int(split.group(1))))
-    return words[:-1] if words and words[-1] == "" else words
 
 
 def _looks_up(node: Node, ctx: _Ctx) -> bool:

@@ -19,7 +19,7 @@ from typing import Literal
 
 from engine.permissions.effect import Effect, Loads
 from engine.permissions.paths import Root, holds_credentials, is_startup_file, judge_literal
-from engine.permissions.words import Word, braces_overflow, expand_braces
+from engine.permissions.words import MAX_PATH_WORDS, Word, brace_words
 from engine.workspace.index import tracked
 
 DecisionValue = Literal["allow", "ask", "deny"]
@@ -310,24 +310,30 @@ class PathJudge:
             return "allow", ""  # read: the standard input, output or error (cat /dev/fd/0)
         if w.value == "-" or w.value in NULL_DEVICES:
             return "allow", ""
-        if w.expandable and braces_overflow(w.value):
+        candidates = self._candidates(w)
+        if candidates is None:
             if for_write:
                 self.unnamed.append(f"writes {w.shown}: more paths than are judged")
             return "ask", f"{w.shown} expands to more paths than are judged"
         decision: DecisionValue = "allow"
         reason = ""
-        for candidate in self._candidates(w):
+        for candidate in candidates:
             d, r = self._judge_one(candidate, for_write)
             if STRICTNESS[d] > STRICTNESS[decision]:
                 decision, reason = d, r
         return decision, reason
 
-    def _candidates(self, w: Word) -> list[str]:
+    def _candidates(self, w: Word) -> list[str] | None:
+        """The paths ``w`` stands for: its brace words and every match of their globs; None
+        when its braces make more words than ``MAX_PATH_WORDS``."""
         value = w.value or ""
         if not w.expandable:
             return [value]
+        items = brace_words(value, MAX_PATH_WORDS)
+        if items is None:
+            return None
         out: list[str] = []
-        for item in expand_braces(value):
+        for item in items:
             out.append(item)
             if GLOB.search(item):
                 for base in self.cwds:

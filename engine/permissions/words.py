@@ -15,6 +15,10 @@ Dynamic = Literal["", "var", "subst", "other", "input"]
 _BRACE = re.compile(r"\{([^{}]*)\}")
 _SEQ = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?\Z")
 MAX_EXPANSIONS = 64
+"""Brace words followed where each is judged as a program or a loop value."""
+MAX_PATH_WORDS = 20_000
+"""Brace words followed in a path argument: each is one path to judge, as a glob's matches are
+(20,000 take about half a second); beyond it, a path only known at run time."""
 INPUT_VAR = "__INPUT__"
 """The variable a replace string (``xargs -I{}``, ``find -exec {}``) becomes in shell code: a
 word only known at run time, never an empty string that would make ``sh -c '{}'`` parse as
@@ -82,23 +86,33 @@ def values(words: list[Word]) -> list[str | None]:
     return [w.value for w in words]
 
 
-def expand_braces(text: str) -> list[str]:
-    """Bash brace expansion of ``text`` (``a{b,c}`` and ``{1..3}``), capped in size."""
+def expand_braces(text: str, limit: int = MAX_EXPANSIONS) -> list[str]:
+    """Bash brace expansion of ``text`` (``a{b,c}`` and ``{1..3}``): at most ``limit`` words,
+    plus what is left unexpanded once that many are made (``brace_words`` tells them apart)."""
     out: list[str] = []
     todo = [text]
     while todo:
         item = todo.pop()
-        expanded = _expand_one(item)
+        expanded = _expand_one(item, limit)
         if expanded is None:
             out.append(item)
         else:
             todo.extend(reversed(expanded))
-        if len(out) + len(todo) > MAX_EXPANSIONS:
+        if len(out) + len(todo) > limit:
             return [*out, *todo]
     return out
 
 
-def _expand_one(text: str) -> list[str] | None:
+def brace_words(text: str, limit: int = MAX_EXPANSIONS) -> list[str] | None:
+    """Every word bash makes of ``text``'s braces, or None when there are more than ``limit``
+    (the caller then treats the word as known only at run time, never as a shorter list)."""
+    words = expand_braces(text, limit)
+    if len(words) > limit or any(_expand_one(w, limit) is not None for w in words):
+        return None
+    return words
+
+
+def _expand_one(text: str, limit: int) -> list[str] | None:
     for m in _BRACE.finditer(text):
         inner = m.group(1)
         head, tail = text[: m.start()], text[m.end():]
@@ -106,26 +120,21 @@ def _expand_one(text: str) -> list[str] | None:
             return [head + part + tail for part in inner.split(",")]
         seq = _SEQ.match(inner)
         if seq:
-            return [head + part + tail for part in _sequence(*seq.groups())]
+            start, end, step = seq.groups()
+            return [head + part + tail for part in _sequence(start, end, step, limit)]
     return None
 
 
-def _sequence(start: str, end: str, step: str | None) -> list[str]:
-    """``{1..9}``, ``{a..e..2}``: one more than ``MAX_EXPANSIONS`` items at most (enough for
-    ``expand_braces`` to know it overflowed, never a silent cut)."""
+def _sequence(start: str, end: str, step: str | None, limit: int) -> list[str]:
+    """``{1..9}``, ``{a..e..2}``: one more than ``limit`` items at most (enough for
+    ``brace_words`` to know it overflowed, never a silent cut)."""
     inc = abs(int(step)) if step and int(step) else 1
     if start.lstrip("-").isdigit() and end.lstrip("-").isdigit():
         a, b = int(start), int(end)
         rng = range(a, b + 1, inc) if a <= b else range(a, b - 1, -inc)
-        return [str(n) for n in rng[:MAX_EXPANSIONS + 1]]
+        return [str(n) for n in rng[:limit + 1]]
     if len(start) == 1 and len(end) == 1 and not start.isdigit() and not end.isdigit():
         a, b = ord(start), ord(end)
         rng = range(a, b + 1, inc) if a <= b else range(a, b - 1, -inc)
-        return [chr(n) for n in rng[:MAX_EXPANSIONS + 1]]
+        return [chr(n) for n in rng[:limit + 1]]
     return [f"{start}..{end}"]
-
-
-def braces_overflow(text: str) -> bool:
-    """Whether ``text`` expands to more words than ``expand_braces`` gives back."""
-    words = expand_braces(text)
-    return len(words) > MAX_EXPANSIONS or any(_expand_one(w) is not None for w in words)
