@@ -1516,9 +1516,9 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
      "allow"),
     ("f=(a.txt b.txt); for x in \"${f[@]}\"; do cat \"$x\"; done", "allow"),
     ("x='a.txt src'; for w in $x; do rm -r \"$w\"; done", "deny"),
-    # hash -p to a system program is asked and followed (what the name runs is judged);
+    # hash -p to a system program is followed (what the name runs is judged);
     # enable (loading, or hiding a builtin) stays refused
-    ("hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
+    ("hash -p /usr/bin/grep rg; rg -n TODO src", "allow"),
     ("hash -p /bin/rm ls; ls -rf src", "deny"), ("hash -p ./x ls; ls", "deny"),
     ("hash -p /bin/rm ls; command ls -rf src", "deny"),
     ("enable -n echo; echo -e 'a\\tb'", "deny"), ("enable -f ./x.so ls; ls", "deny"),
@@ -2260,21 +2260,37 @@ def test_an_argument_naming_its_program_at_run_time_is_refused_under_auto(
     "hash -p /usr/bin/cat rm | true; rm a.txt",
     "for n in 0; do false && hash -p /usr/bin/cat rm; done; rm a.txt",
     "true || hash -p /bin/rm cat; cat a.txt >/dev/null; hash -p /bin/rm cat; command cat a.txt",
+    # the table is emptied (any assignment to PATH, hash -r/-d), switched off (set +h),
+    # bypassed (command -p), or not there: a new bash, a program that runs the name
+    "hash -p /usr/bin/cat rm; PATH=$PATH; rm a.txt", "hash -p /usr/bin/cat rm; hash -r; rm a.txt",
+    "hash -p /usr/bin/cat rm; hash -d rm; rm a.txt", "set +h; hash -p /usr/bin/cat rm; rm a.txt",
+    "hash -p /usr/bin/cat rm; set +o hashall; rm a.txt",
+    "hash -p /usr/bin/cat rm; x() { local PATH=/bin; }; x; rm a.txt",
+    "hash -p /usr/bin/cat rm; PATH=/bin true; rm a.txt",
+    "hash -p /usr/bin/cat rm; declare PATH=/usr/bin:/bin; rm a.txt",
+    "hash -p /usr/bin/cat rm; read PATH <<< /usr/bin:/bin; rm a.txt",
+    "hash -p /usr/bin/cat rm; v=PATH; printf -v \"$v\" /bin; rm a.txt",
+    "hash -p /usr/bin/cat rm; command -p rm a.txt", "hash -p /usr/bin/cat rm; bash -c 'rm a.txt'",
+    "hash -p /usr/bin/cat rm; exec bash -c 'rm a.txt'",
+    "hash -p /usr/bin/cat rm; xargs rm <<< a.txt",
+    "hash -p /usr/bin/cat rm; find . -name a.txt -exec rm {} +",
 ])
 def test_a_name_hash_p_may_not_have_remapped_is_judged_as_what_bash_runs(
         tmp_path: Path, command: str) -> None:
     """``hash -p FILE NAME`` remaps NAME only in its own shell, only if it ran, and only
     for the shell's own lookups: a subshell's or a skipped branch's hash leaves ``rm`` the
-    real rm, and ``env rm`` searches PATH. Run for real, a.txt is gone; judged (asked, and
-    run under --approval auto, before), the command is refused."""
+    real rm, and ``env rm`` searches PATH. Bash empties the table at any assignment to PATH
+    and at ``hash -r``; ``set +h`` stops it being used. Run for real, a.txt is gone; judged
+    (asked, and run under --approval auto, before), the command is refused."""
     ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
 
 
 @pytest.mark.parametrize("command,expected", [
-    ("hash -p /usr/bin/cat rm; rm a.txt", "ask"),
-    ("hash -p /usr/bin/cat rm; command rm a.txt", "ask"),
-    ("hash -p /usr/bin/cat rm; time rm a.txt", "ask"),
+    ("hash -p /usr/bin/cat rm; rm a.txt", "allow"),
+    ("hash -p /usr/bin/cat rm; command rm a.txt", "allow"),
+    ("hash -p /usr/bin/cat rm; time rm a.txt", "allow"),
+    ("hash -p /usr/bin/cat show; show a.txt", "allow"),
     ("hash -p /bin/rm cat; cat a.txt", "deny"),
     ("false && hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
 ])
@@ -2282,8 +2298,8 @@ def test_a_name_hash_p_surely_remapped_is_judged_as_its_file(
         tmp_path: Path, command: str, expected: str) -> None:
     """Where the ``hash -p`` surely ran in this shell, the name runs the file (``command``
     and ``time`` look it up: run by bash, the remapped ``rm`` only reads); the mapping
-    itself is asked, being no ordinary use. A hash that may not have run leaves either
-    program: refused under --approval auto."""
+    itself hides nothing then. A hash that may not have run leaves either program: refused
+    under --approval auto."""
     workspace = make_workspace(tmp_path)
     (workspace / "a.txt").write_text("precious\n")
     subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
@@ -2704,3 +2720,40 @@ def test_a_brace_sequence_is_followed_as_far_as_a_glob_is(tmp_path: Path) -> Non
     assert "only known at run time" in check_shell_json(f"cat l{beyond}", ws, ENV)["reason"]
     assert decision(ws, f"touch f{beyond}", "auto") == "deny"
     assert decision(ws, "for i in {1..100}; do echo $i; done") == "allow"
+
+
+@pytest.mark.parametrize("command,twin,twin_expected", [
+    ("zip -qm old.zip a.txt", "zip -q new.zip a.txt", "ask"),
+    ("zip --move old.zip a.txt", "zip -r new.zip a.txt", "ask"),
+    ("tar -cf a.tar a.txt --remove-files", "tar -cf new.tar a.txt", "ask"),
+    ("tar -cf - --remove-files a.txt > /dev/null", "tar -cf - a.txt > /dev/null", "allow"),
+])
+def test_an_archiver_that_deletes_what_it_archives_is_refused_as_rm_is(
+        tmp_path: Path, command: str, twin: str, twin_expected: str) -> None:
+    """``zip -m`` and ``tar --remove-files`` delete each file they archive, and the archive
+    may be a stream or dropped: run by bash, a.txt is gone. They were asked as writes, which
+    ``--approval auto`` runs. Without that option they keep their answer."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+    assert decision(ws, twin) == twin_expected, twin
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("systemctl status nginx --no-pager", "allow"), ("systemctl is-active postgresql", "allow"),
+    ("systemctl", "allow"), ("systemctl list-units --type=service", "allow"),
+    ("systemctl restart nginx", "ask"), ("systemctl --user start app", "ask"),
+    ("systemctl daemon-reload", "ask"), ("systemctl stop nginx", "deny"),
+    ("systemctl -H web1 kill app", "deny"), ("systemctl mask nginx", "deny"),
+    ("systemctl disable --now nginx", "deny"), ("systemctl clean --what=state app", "deny"),
+    ("systemctl start reboot.target", "deny"), ("systemctl isolate rescue.target", "deny"),
+    ("systemctl poweroff", "deny"),
+])
+def test_systemctl_is_judged_by_what_it_does_to_the_machines_services(
+        workspace: Path, command: str, expected: str) -> None:
+    """Listing and status read; taking a service or the machine down is refused; any other
+    subcommand changes the services and is asked, with a reason that says so (it was "not a
+    known subcommand")."""
+    assert decision(workspace, command) == expected, command
+    if expected == "ask":
+        assert "changes the machine's services" in check_shell_json(
+            command, workspace, ENV)["reason"]

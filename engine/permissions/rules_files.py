@@ -690,8 +690,8 @@ def _tar(e: Effect, args: list[Word]) -> None:
     if archive is not None and ":" in (archive.value or "") and not o.has("--force-local"):
         e.add("network", "tar archive on a remote host")
     _tar_files(e, o, archive)
-    if o.has("--remove-files"):
-        e.add("write", "tar --remove-files deletes files")
+    if o.has("--remove-files"):  # as rm does: the archive may be a stream, or dropped
+        e.add("destructive", "tar --remove-files deletes the files it archives (no undo)")
 
 
 def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
@@ -916,6 +916,8 @@ def _zip(e: Effect, args: list[Word]) -> None:
         e.reads.extend(w for w in args if not (w.value or "").startswith("-"))
     else:
         writer("xi")(e, args)
+        if any(_zip_moves(w.value) for w in args):
+            e.add("destructive", "zip -m deletes the files it archives (no undo)")
     for i, a in enumerate(args):
         v = a.value or ""
         if v in ("-TT", "--unzip-command") and i + 1 < len(args):
@@ -926,6 +928,15 @@ def _zip(e: Effect, args: list[Word]) -> None:
             e.scripts.append(("zip -TT", Word.of(v.split("=", 1)[1])))
 
 
+
+
+def _zip_moves(option: str | None) -> bool:
+    """``-m``, ``--move``, or ``m`` among combined short options (``-qm``, ``-rm``)."""
+    if option is None or not option.startswith("-") or option == "-":
+        return False
+    if option.startswith("--"):
+        return option == "--move"
+    return "m" in option[1:] and not option.startswith(("-TT", "-tt"))
 
 
 def _unzip(e: Effect, args: list[Word]) -> None:

@@ -368,11 +368,45 @@ _poetry = subcommands(_F({"show", "check", "help", "about", "search"}),
                               "version": (_F(), _F())})
 """``poetry version patch`` bumps the version in pyproject.toml; ``poetry env use`` makes
 an environment and ``env remove`` deletes one."""
-_systemctl = subcommands(_F({"status", "show", "list-units", "list-unit-files", "list-timers",
-                            "list-sockets", "list-jobs", "list-dependencies", "is-active",
-                            "is-enabled", "is-failed", "cat", "help", "get-default"}),
-                         _F({"enable", "disable", "mask", "unmask", "daemon-reload"}),
-                         bare="read")
+_SYSTEMCTL_READS = _F({
+    "status", "show", "list-units", "list-unit-files", "list-timers", "list-sockets",
+    "list-jobs", "list-dependencies", "list-automounts", "list-paths", "list-machines",
+    "is-active", "is-enabled", "is-failed", "is-system-running", "cat", "help", "get-default",
+    "show-environment"})
+_SYSTEMCTL_DOWN = _F({"stop", "kill", "mask", "isolate", "freeze", "clean"})
+"""Subcommands that take a service down or delete its state (``clean`` removes its cache,
+logs and state folders); ``disable --now`` stops it too."""
+_SYSTEMCTL_MACHINE = _F({"poweroff", "reboot", "halt", "kexec", "emergency", "rescue",
+                         "hibernate", "suspend", "soft-reboot", "hybrid-sleep",
+                         "suspend-then-hibernate", "default", "exit"})
+_SYSTEMCTL_VALUES = _F({"--type", "--property", "--state", "--host", "--machine", "--signal",
+                        "--lines", "--output", "--root", "--kill-whom", "--kill-value",
+                        "--what", "--job-mode", "--when", "--message", "--timestamp",
+                        "--drop-in", "--check-inhibitors", "--preset-mode", "--image",
+                        "--image-policy", "--reboot-argument", "--boot-loader-entry",
+                        "--boot-loader-menu"})
+
+
+def _systemctl_rule(e: Effect, args: list[Word]) -> None:
+    """``systemctl`` acts on the machine's services, outside the workspace. Listing and
+    status read; stopping the machine, or stopping, killing, masking or cleaning a service,
+    takes something down (destructive); any other subcommand (``start``, ``restart``,
+    ``enable``, ``daemon-reload``, ...) changes the services (asked)."""
+    o = parse_opts(args, "tpHMsnoP", _SYSTEMCTL_VALUES, stop_at_positional=True)
+    if not o.positionals:
+        return  # systemctl alone lists the units
+    sub = o.positionals[0].value
+    if sub in _SYSTEMCTL_MACHINE or (sub not in _SYSTEMCTL_READS and any(
+            (w.value or "").removesuffix(".target") in _SYSTEMCTL_MACHINE
+            for w in o.positionals[1:])):  # start reboot.target
+        e.add("destructive", "systemctl stops the machine")
+    elif sub in _SYSTEMCTL_DOWN or (sub == "disable" and any(
+            a.value == "--now" for a in args)):
+        e.add("destructive", f"systemctl {sub} takes a service down")
+    elif sub is None:
+        e.add("exec", "systemctl's subcommand is only known at run time")
+    elif sub not in _SYSTEMCTL_READS:
+        e.add("exec", f"systemctl {sub} changes the machine's services")
 
 
 def _pip(e: Effect, args: list[Word]) -> None:
@@ -520,14 +554,6 @@ def _pacman(e: Effect, args: list[Word]) -> None:
         return
     else:
         e.add("install", "pacman installs packages")
-
-
-def _systemctl_rule(e: Effect, args: list[Word]) -> None:
-    if any(a.value in ("poweroff", "reboot", "halt", "kexec", "emergency", "rescue",
-                       "hibernate", "suspend", "soft-reboot") for a in args):
-        e.add("destructive", "systemctl stops the machine")
-    else:
-        _systemctl(e, args)
 
 
 _OPENSSL_LOCAL = frozenset({

@@ -127,6 +127,14 @@ _LINE_CONTINUATION = re.compile(r"(?<!\\)((?:\\\\)*)\\\n")
 _HASH_LOOKUPS = frozenset({"command", "exec", "time"})
 """Prefixes after which a command name is still looked up by the shell (``hash -p``
 applies); ``env NAME``, ``nice NAME`` search PATH."""
+_HASH_RESETS = re.compile(
+    r"(?<![\w$])(?<!\$\{)PATH\b|\$\{PATH:?="  # PATH set in any way empties the table
+    r"|(?<![\w-])hash(?![\w-])(?!\s+-p\s)"  # hash -r, hash -d NAME, hash $x
+    r"|hashall|(?<![\w-])set\s+(?:[-+]\w+\s+)*[-+][a-zA-Z]*h"  # set +h: no lookup by it
+    r"|(?<![\w-])command\s+(?:-\w+\s+)*-[a-zA-Z]*p")  # command -p: the default PATH
+"""What may empty, switch off or bypass the table ``hash -p`` fills (bash: any assignment to
+PATH, ``local`` and ``NAME=v cmd`` included; ``hash -r``/``-d``; ``set +h``; ``command -p``).
+Matched on the text, so a mention counts too: a mapping is then judged as maybe not held."""
 _IFS = re.compile(r"\$\{?IFS\b")
 _SAVED_IFS = re.compile(r"(?<![\w$])[A-Za-z_]\w*=(\"?)\$(\{)?IFS(?(2)\})\1(?=[\s;&|)]|$)")
 """``old=$IFS`` (or ``"${IFS}"``): IFS saved whole to be put back, which hides nothing (the
@@ -395,6 +403,9 @@ class _Walker(PathJudge, ShellValues):
     hashed: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Names ``hash -p`` gave a file in this shell: name -> (the file, whether that surely
     ran); only the shell's own lookups use it (``env NAME`` searches PATH)."""
+    hash_resets: bool = False
+    """Whether anything in the command may empty the table ``hash -p`` fills or bypass it
+    (``_HASH_RESETS``): then a mapping is never sure to hold."""
     listed_vars: set[str] = field(default_factory=set)
     maps: dict[str, dict[str, str]] = field(default_factory=dict)
     """Associative arrays whose keys and values are all known."""
@@ -529,9 +540,13 @@ class _Walker(PathJudge, ShellValues):
         if shell is None:
             self.shells += 1
         folders = (list(self.cwds), self.oldpwd, list(self.pushed))
+        hashed = self.hashed
+        if shell is None and depth:  # a new bash starts with no hash -p of its caller
+            self.hashed = {}
         self._visit(root, _Ctx(src, via, depth, shell=self.shells if shell is None else shell))
         if shell is None and depth:  # bash -c 'cd src': a shell of its own, gone after
             self.cwds, self.oldpwd, self.pushed = folders
+            self.hashed = hashed
         if not shares:
             self.argv0, self.positional, self.args_given = outer
         if outermost:
@@ -628,6 +643,7 @@ class _Walker(PathJudge, ShellValues):
     def _prescan(self, text: str) -> None:
         """Names assigned anywhere, and functions defined anywhere, in the command."""
         self.texts.append(text)
+        self.hash_resets = self.hash_resets or bool(_HASH_RESETS.search(text))
         self.tainted.update(_ASSIGNED.findall(text))
         self.assignments.update(_ASSIGNED.findall(text))
         for names in (_LOOP_VAR.findall(text), _PRINTF_V.findall(text),
@@ -2402,7 +2418,7 @@ class _Walker(PathJudge, ShellValues):
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
         argv, ctx = self._arg_file(argv, ctx)
         argv, assigned = _as_options(argv, assigned, exported or {})
-        e = self._analyzed(argv)
+        e = self._analyzed(argv, by_hash=not ctx.child)
         self._promoted(e, exported)
         if self._call(e, ctx) or self._alias_call(e, ctx):
             return
@@ -2765,12 +2781,13 @@ class _Walker(PathJudge, ShellValues):
     def _is_decoded(self, text: str) -> bool:
         return any(d in text for d in self.decoded) or bool(_expanded_names(text) & self.decoders)
 
-    def _analyzed(self, argv: list[Word]) -> Effect:
+    def _analyzed(self, argv: list[Word], by_hash: bool) -> Effect:
         """The command's effect, with names this command linked to programs followed
-        (``./ls`` after ``ln -s /bin/rm ls``, ``ls`` or ``command ls`` after ``hash -p``).
+        (``./ls`` after ``ln -s /bin/rm ls``, ``ls`` or ``command ls`` after ``hash -p``;
+        not ``by_hash`` where a program, not the shell, runs it: ``xargs rm`` searches PATH).
         When the ``hash -p`` may not have run (a branch, a loop), the name may run either
         program: the riskier one is judged, and a person asked."""
-        e, unsure = self._followed(argv, hashed=True)
+        e, unsure = self._followed(argv, hashed=by_hash)
         if unsure:
             self.unnamed.append(f"{unsure} runs {self.hashed[unsure][0]} or the program of "
                                 "that name: the hash -p before it may not have run")
@@ -2804,8 +2821,9 @@ class _Walker(PathJudge, ShellValues):
         if not word.value:
             return "", ""
         file, certain = self.hashed.get(word.value, ("", True)) if by_hash else ("", True)
+        sure = certain or not file
         return (file or self.links.get(os.path.normpath(word.value), ""),
-                "" if certain else word.value)
+                "" if sure and not (file and self.hash_resets) else word.value)
 
     def _arg_file(self, argv: list[Word], ctx: _Ctx) -> tuple[list[Word], _Ctx]:
         """``xargs -a <(git diff --name-only) CMD``: like ``git diff --name-only | xargs
