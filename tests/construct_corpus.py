@@ -299,7 +299,6 @@ MODELLED = (
     ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
     ("custom IFS", "IFS=,; c={csv}; $c"),
     ("${a[*]} joined at an empty IFS", 'a=({p0} {p1}); IFS=; c="${{a[*]}}"; $c {args}'),
-    ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -350,6 +349,7 @@ STRANGE = (
     ("script -c", "script -qc {q} /dev/null"),
     # names that stand for something else
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
+    ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
     ("enable -n", "enable -n echo; {cmd}"),
     ("brace expansion", "{{{p},}} {args}"),
     ("glob in command position", "/usr/bin/{glob} {args}"),

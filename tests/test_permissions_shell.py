@@ -1516,9 +1516,9 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
      "allow"),
     ("f=(a.txt b.txt); for x in \"${f[@]}\"; do cat \"$x\"; done", "allow"),
     ("x='a.txt src'; for w in $x; do rm -r \"$w\"; done", "deny"),
-    # hash -p to a system program is followed (what the name runs is judged);
+    # hash -p to a system program is asked and followed (what the name runs is judged);
     # enable (loading, or hiding a builtin) stays refused
-    ("hash -p /usr/bin/grep rg; rg -n TODO src", "allow"),
+    ("hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
     ("hash -p /bin/rm ls; ls -rf src", "deny"), ("hash -p ./x ls; ls", "deny"),
     ("hash -p /bin/rm ls; command ls -rf src", "deny"),
     ("enable -n echo; echo -e 'a\\tb'", "deny"), ("enable -f ./x.so ls; ls", "deny"),
@@ -2286,11 +2286,27 @@ def test_a_name_hash_p_may_not_have_remapped_is_judged_as_what_bash_runs(
     assert decision(ws, command) == "deny", command
 
 
+@pytest.mark.parametrize("command", [
+    "rm() { echo no; }; xargs rm <<< a.txt", "rm() { echo no; }; xargs -I{} rm {} <<< a.txt",
+    "rm() { echo no; }; find . -name a.txt -exec rm {} +",
+    "rm() { echo no; }; export -f rm; find . -name a.txt -exec rm {} \\;",
+    "rm() { echo no; }; export -f rm; dash -c 'rm a.txt'",
+    "rm() { echo no; }; declare -fx rm; xargs -I{} dash -c 'rm {}' <<< a.txt",
+])
+def test_a_program_that_runs_a_name_runs_the_program_not_the_shells_function(
+        tmp_path: Path, command: str) -> None:
+    """``xargs rm`` and ``find -exec rm`` look ``rm`` up on PATH: a function of that name in
+    the shell (exported or not) is not what they run, nor does dash import one. It was
+    judged as the function's body (asked, so --approval auto ran the real rm); run by bash,
+    a.txt is gone."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+
+
 @pytest.mark.parametrize("command,expected", [
-    ("hash -p /usr/bin/cat rm; rm a.txt", "allow"),
-    ("hash -p /usr/bin/cat rm; command rm a.txt", "allow"),
-    ("hash -p /usr/bin/cat rm; time rm a.txt", "allow"),
-    ("hash -p /usr/bin/cat show; show a.txt", "allow"),
+    ("hash -p /usr/bin/cat rm; rm a.txt", "ask"),
+    ("hash -p /usr/bin/cat rm; command rm a.txt", "ask"),
+    ("hash -p /usr/bin/cat rm; time rm a.txt", "ask"),
     ("hash -p /bin/rm cat; cat a.txt", "deny"),
     ("false && hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
 ])
@@ -2298,8 +2314,8 @@ def test_a_name_hash_p_surely_remapped_is_judged_as_its_file(
         tmp_path: Path, command: str, expected: str) -> None:
     """Where the ``hash -p`` surely ran in this shell, the name runs the file (``command``
     and ``time`` look it up: run by bash, the remapped ``rm`` only reads); the mapping
-    itself hides nothing then. A hash that may not have run leaves either program: refused
-    under --approval auto."""
+    itself is asked, being no ordinary use. A hash that may not have run leaves either
+    program: refused under --approval auto."""
     workspace = make_workspace(tmp_path)
     (workspace / "a.txt").write_text("precious\n")
     subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,

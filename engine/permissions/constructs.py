@@ -239,8 +239,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "known at run time", "opaque", "deny"),
     Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
     Construct("hash -p /usr/bin/PROG NAME, BASH_ENV=/dev/null", "modelled",
-              "a later NAME is judged as PROG; where the mapping may not hold (a branch or a "
-              "loop, any assignment to PATH, hash -r or -d, set +h, command -p) as the "
+              "asked, and a later NAME is judged as PROG; where the mapping may not hold "
+              "(a branch or a loop, any assignment to PATH, hash -r or -d, set +h, "
+              "command -p) as the "
               "riskier of PROG and NAME, refused under --approval auto; env NAME, xargs "
               "NAME, a new bash and a subshell's hash leave NAME itself; no file is run at "
               "start"),

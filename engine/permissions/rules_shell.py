@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import sys
 
 from engine.permissions import programs as p
 from engine.permissions.effect import (
-    SYSTEM_DIRS,
     Effect,
     Opts,
     Rule,
@@ -414,18 +412,10 @@ def _sets_variables(e: Effect, args: list[Word]) -> None:
 
 
 def _hash(e: Effect, args: list[Word]) -> None:
-    """``hash -p FILE NAME``: when FILE is a program of a system folder, both shown, the
-    walker judges every later NAME as FILE (``shell_values._hashed``), so the mapping itself
-    hides nothing; any other ``hash -p`` is asked (and refused as a construct)."""
-    o = parse_opts(args, "pt")
-    if not o.has("-p"):
-        return
-    file, names = o.get("-p"), o.positionals
-    if file is not None and file.value is not None and names and \
-            os.path.dirname(file.value) in SYSTEM_DIRS and all(
-                n.value is not None and "/" not in n.value for n in names):
-        return
-    e.add("exec", "hash -p chooses which file a command name runs")
+    """``hash -p FILE NAME``: asked, being no ordinary use; the walker follows NAME to FILE
+    when FILE is a system program, so what a later NAME runs is judged too."""
+    if parse_opts(args, "pt").has("-p"):
+        e.add("exec", "hash -p chooses which file a command name runs")
 
 
 def _man(e: Effect, args: list[Word]) -> None:

@@ -375,6 +375,9 @@ class _Walker(PathJudge, ShellValues):
     calling: list[int] = field(default_factory=list)
     shells: int = 0
     """Shells started so far (each bash -c, script or stdin code is a new one)."""
+    bashes: set[int] = field(default_factory=set)
+    """The shells above that are bash, and so import the functions ``export -f`` gave them
+    (dash, ``sh`` on Debian and ``watch``'s shell, import none: the program runs)."""
     calls: int = 0
     exports_functions: bool = False
     downloads: set[str] = field(default_factory=set)
@@ -537,20 +540,29 @@ class _Walker(PathJudge, ShellValues):
             self.argv0 = known[0] if whole else None
             self.positional = [v or "" for v in known[1:]] if whole else None
             self.args_given = whole
-        if shell is None:
-            self.shells += 1
-        folders = (list(self.cwds), self.oldpwd, list(self.pushed))
-        hashed = self.hashed
-        if shell is None and depth:  # a new bash starts with no hash -p of its caller
-            self.hashed = {}
-        self._visit(root, _Ctx(src, via, depth, shell=self.shells if shell is None else shell))
-        if shell is None and depth:  # bash -c 'cd src': a shell of its own, gone after
-            self.cwds, self.oldpwd, self.pushed = folders
-            self.hashed = hashed
+        ctx = _Ctx(src, via, depth, shell=self._new_shell(via) if shell is None else shell)
+        if shell is None and depth:
+            self._visit_new_shell(root, ctx)
+        else:
+            self._visit(root, ctx)
         if not shares:
             self.argv0, self.positional, self.args_given = outer
         if outermost:
             self._uncalled_functions()
+
+    def _new_shell(self, via: str) -> int:
+        self.shells += 1
+        if via.split(" ", 1)[0] == "bash":  # the one shell that imports export -f
+            self.bashes.add(self.shells)
+        return self.shells
+
+    def _visit_new_shell(self, root: Node, ctx: _Ctx) -> None:
+        """``bash -c 'cd src'``: a shell of its own, whose folder moves are gone after, and
+        which starts with no ``hash -p`` mapping of its caller's."""
+        saved = (list(self.cwds), self.oldpwd, list(self.pushed), self.hashed)
+        self.hashed = {}
+        self._visit(root, ctx)
+        self.cwds, self.oldpwd, self.pushed, self.hashed = saved
 
     def _uncalled_functions(self) -> None:
         """Bodies of functions no call was judged for (or that a child bash may run by
@@ -2513,11 +2525,12 @@ class _Walker(PathJudge, ShellValues):
         is judged with the call's words as ``"$@"`` (``run(){ "$@"; }; run wc -l f`` runs
         wc). ``command NAME``, ``env NAME``, ``sudo NAME`` run the program, not the function."""
         name = e.argv[0].value if e.argv else None
-        if name not in self.bodies or e.wrappers not in ([], ["time"]) or (
+        if name not in self.bodies or e.wrappers not in ([], ["time"]) or ctx.child or (
                 name in self.maybe_defined and name in RULES):
-            return False  # false && rm() { ..; }; rm f: the program may run
+            return False  # false && rm() { ..; }; rm f: the program may run; xargs rm and
+            # find -exec rm run the program: only the shell calls its functions
         body, where = self.bodies[name]
-        if where.shell != ctx.shell and not self.exports_functions:
+        if where.shell != ctx.shell and not (self.exports_functions and ctx.shell in self.bashes):
             return False  # another shell's: the program of that name runs
         if name in self.maybe_defined:
             self.unnamed.append(f"{name} may run the function or a program of that name: its "
