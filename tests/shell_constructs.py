@@ -373,3 +373,20 @@ _program("runner_strace", _external(lambda c: ("", f"strace -f -o /dev/null {c}"
 @_word("runner_env_S")
 def _env_s(p: Payload) -> str | None:
     return p.render("", ("env", "-S", q(_argv(p))))
+
+
+# -- Decoys: the payload's program name mapped to something harmless -----------------------
+DECOYS: dict[str, Callable[[str], str]] = {
+    "function": lambda p: f"{p}() {{ :; }}\n",
+    "exported_function": lambda p: f"{p}() {{ :; }}; export -f {p}\n",
+    "alias": lambda p: f"shopt -s expand_aliases; alias {p}=:\n",
+    "hash_p": lambda p: f"hash -p {BIN}/true {p}\n",
+    "hash_p_then_reset": lambda p: f"hash -p {BIN}/true {p}; hash -r\n",
+    "path_link": lambda p: f"mkdir -p /tmp/dk; ln -sf {BIN}/true /tmp/dk/{p}; "
+                           "PATH=/tmp/dk:$PATH\n",
+}
+"""Set-ups that make a program's name run something harmless, each only where bash applies
+it: a function or an alias only for the shell's own lookups (not ``xargs rm``, ``env rm``, a
+new shell), an exported function only in a new bash (not dash), ``hash -p`` only until the
+table is emptied (``hash -r``, any assignment to PATH). Put before a payload's command, the
+real program may still run."""

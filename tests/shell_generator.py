@@ -19,7 +19,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from tests.shell_constructs import PAYLOADS, WORDS, Transform
+from tests.shell_constructs import DECOYS, PAYLOADS, WORDS, Transform
 from tests.shell_wrappers import WRAPPERS
 
 WORD = WORDS
@@ -94,3 +94,16 @@ def plain(payload: str) -> Generated:
     """A payload alone (no transformation), e.g. to check the oracle on ``rm -rf src``."""
     found = next(p for p in PAYLOADS if p.name == payload)
     return Generated(found.render(), found.name, ())
+
+
+def decoyed(payload: str = "rm a.txt") -> Iterator[Generated]:
+    """Each decoy (``DECOYS``) of the payload's program, before the payload alone and before
+    each word transformation of it: whether the real program runs is bash's to say."""
+    found = next(p for p in PAYLOADS if p.name == payload)
+    for name, decoy in DECOYS.items():
+        setup = decoy(found.argv[0])
+        yield Generated(setup + found.render(), found.name, (f"decoy_{name}",))
+        for word in WORD:
+            got = build(payload, [word.name])
+            if got is not None:
+                yield Generated(setup + got.command, found.name, (f"decoy_{name}", word.name))

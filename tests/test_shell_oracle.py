@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.shell_constructs import PAYLOADS
-from tests.shell_generator import Generated, generate, plain
+from tests.shell_constructs import DECOYS, PAYLOADS
+from tests.shell_generator import Generated, decoyed, generate, plain
 from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all, summary
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,6 +76,27 @@ def test_generated_sample_sees_every_effect_and_no_effect_is_allowed_unasked(
     hidden = figures["hidden_destructive_not_denied"]
     record_property("hidden_destructive_not_denied", hidden)
     print(f"\nshell oracle sample (seed {SEED}): {figures}")
+
+
+def test_a_name_mapped_to_a_harmless_program_is_judged_as_what_bash_runs(
+        record_property: Callable[[str, object], None]) -> None:
+    """Every decoy of ``rm`` (a function, an exported function, an alias, ``hash -p``, a link
+    on PATH) before every word transformation of ``rm a.txt``: where bash does not apply the
+    mapping (``xargs rm``, ``env rm``, ``dash -c``, after ``hash -r``...) a.txt is gone, and
+    the command must be refused under --approval auto. Before these were modelled, 93 of
+    these commands ran the real rm while judged as the decoy. The oracle itself works: the
+    payload alone after each decoy keeps a.txt, except after ``hash -r``."""
+    results = run_all(list(decoyed()))
+    alone = {r.transforms[0]: r.effect for r in results if len(r.transforms) == 1}
+    assert alone == {f"decoy_{d}": "destroyed" if d == "hash_p_then_reset" else "none"
+                     for d in DECOYS}
+    assert sum(r.effect == "destroyed" for r in results) > len(results) // 3
+    missed = [(r.transforms, r.policy, r.auto, r.command) for r in results
+              if r.hidden_destructive or r.allowed_effect]
+    for part in ("tuning", "heldback"):
+        record_property(f"decoy_misses_{part}", sum(r.part == part for r in results
+                                                     if r.hidden_destructive or r.allowed_effect))
+    assert missed == []
 
 
 def test_the_bench_reports_both_parts_and_never_prints_a_held_back_command(
