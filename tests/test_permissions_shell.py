@@ -2773,3 +2773,38 @@ def test_systemctl_is_judged_by_what_it_does_to_the_machines_services(
     if expected == "ask":
         assert "changes the machine's services" in check_shell_json(
             command, workspace, ENV)["reason"]
+
+
+@pytest.mark.parametrize("command", [
+    "c=echo; bash -c '$c rm a.txt'", "c=echo; sh -c '$c rm a.txt'",
+    "c=echo; xargs -I{} bash -c '$c rm {}' <<< a.txt", "c=echo; echo '$c rm a.txt' | bash",
+    "c=echo; find . -name a.txt -exec sh -c '$c rm \"$1\"' _ {} \\;",
+    "export c=echo; env -u c bash -c '$c rm a.txt'",
+    "export c=echo; env -i PATH=/usr/bin:/bin bash -c '$c rm a.txt'",
+    "export c=echo; export -n c; bash -c '$c rm a.txt'",
+    "declare -x c=echo; declare +x c; bash -c '$c rm a.txt'",
+    "c=echo; set -a; bash -c '$c rm a.txt'", "c=echo; readonly c; bash -c '$c rm a.txt'",
+    "c=echo; f() { local c; $c rm a.txt; }; f", "c=rm; bash -c 'c=echo'; $c a.txt",
+])
+def test_a_new_shell_holds_only_what_was_exported_to_it(tmp_path: Path, command: str) -> None:
+    """A variable the command set reached ``bash -c`` code as if exported: ``c=echo; bash -c
+    '$c rm a.txt'`` was judged ``echo rm a.txt`` and allowed, where bash, holding no c, runs
+    ``rm a.txt``. A new shell holds what was exported on a way that hands the environment
+    on (not ``env -u c``, ``export -n c``); ``local c`` is a new, empty c; what a new shell
+    sets is gone after it. Run by bash, a.txt is gone."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "c=echo; export c; bash -c '$c rm a.txt'", "c=echo bash -c '$c rm a.txt'",
+    "c=echo; declare -x c; bash -c '$c rm a.txt'", "export c=echo; sh -c '$c rm a.txt'",
+    "export c=echo; xargs -I{} bash -c '$c rm {}' <<< a.txt",
+])
+def test_what_was_exported_is_what_a_new_shell_holds(workspace: Path, command: str) -> None:
+    """Exported (or given before the command's name), the value reaches the new shell:
+    bash prints ``rm a.txt`` and removes nothing."""
+    result = subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
+                            text=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
+    assert result.stdout.strip() == "rm a.txt", command
+    assert decision(workspace, command) == "allow", command

@@ -33,6 +33,10 @@ class Wrapper:
     """``shell`` when, given no command, it starts a shell."""
     shell_options: str = ""
     """Short options after which a shell runs the command's words as code (``sudo -s``)."""
+    keeps_env: bool = False
+    """Runs the command with the environment it was given (``nice``): a shell it starts holds
+    what was exported. Unset (``sudo`` resets it), a new shell's variables are only known at
+    run time."""
 
 
 def _fs(*names: str) -> frozenset[str]:
@@ -42,16 +46,18 @@ def _fs(*names: str) -> frozenset[str]:
 _PRIV = "with other privileges"
 WRAPPERS: dict[str, Wrapper] = {
     "env": Wrapper("uCS", _fs("--unset", "--chdir", "--split-string"),
-                   script_options=_fs("-S", "--split-string"), chdir_options=_fs("-C")),
-    "command": Wrapper(no_command=_fs("-v", "-V")),
-    "builtin": Wrapper(),
-    "exec": Wrapper("a"),
-    "nice": Wrapper("n", _fs("--adjustment")),
-    "nohup": Wrapper(),
-    "coproc": Wrapper(),
-    "timeout": Wrapper("sk", _fs("--signal", "--kill-after"), positionals=1),
-    "stdbuf": Wrapper("ioe", _fs("--input", "--output", "--error")),
-    "time": Wrapper("fo", _fs("--format", "--output"), write_options=_fs("-o", "--output")),
+                   script_options=_fs("-S", "--split-string"), chdir_options=_fs("-C"),
+                   keeps_env=True),
+    "command": Wrapper(no_command=_fs("-v", "-V"), keeps_env=True),
+    "builtin": Wrapper(keeps_env=True),
+    "exec": Wrapper("a", keeps_env=True),
+    "nice": Wrapper("n", _fs("--adjustment"), keeps_env=True),
+    "nohup": Wrapper(keeps_env=True),
+    "coproc": Wrapper(keeps_env=True),
+    "timeout": Wrapper("sk", _fs("--signal", "--kill-after"), positionals=1, keeps_env=True),
+    "stdbuf": Wrapper("ioe", _fs("--input", "--output", "--error"), keeps_env=True),
+    "time": Wrapper("fo", _fs("--format", "--output"), write_options=_fs("-o", "--output"),
+                    keeps_env=True),
     "sudo": Wrapper("ugCDhprtTU", _fs("--user", "--group", "--close-from", "--chdir", "--host",
                                       "--prompt", "--role", "--type", "--command-timeout",
                                       "--other-user"),
@@ -64,28 +70,30 @@ WRAPPERS: dict[str, Wrapper] = {
     "chroot": Wrapper("", _fs("--userspec", "--groups"), positionals=1, risk="exec",
                       why="in another root directory", alone="shell"),
     "ionice": Wrapper("cnP", _fs("--class", "--classdata", "--pgid", "--uid"),
-                      no_command=_fs("-p", "--pid", "-u", "--uid", "-P", "--pgid")),
-    "setsid": Wrapper(),
-    "taskset": Wrapper(positionals=1, no_command=_fs("-p", "--pid")),
-    "chrt": Wrapper(positionals=1, no_command=_fs("-p", "--pid", "-m", "--max")),
+                      no_command=_fs("-p", "--pid", "-u", "--uid", "-P", "--pgid"),
+                      keeps_env=True),
+    "setsid": Wrapper(keeps_env=True),
+    "taskset": Wrapper(positionals=1, no_command=_fs("-p", "--pid"), keeps_env=True),
+    "chrt": Wrapper(positionals=1, no_command=_fs("-p", "--pid", "-m", "--max"), keeps_env=True),
     "flock": Wrapper("wEc", _fs("--timeout", "--conflict-exit-code", "--command"),
                      positionals=1,
-                     script_options=_fs("-c", "--command")),
-    "unbuffer": Wrapper(),
+                     script_options=_fs("-c", "--command"), keeps_env=True),
+    "unbuffer": Wrapper(keeps_env=True),
     "xvfb-run": Wrapper("nsfe", _fs("--server-num", "--server-args", "--auth-file",
                                     "--error-file")),
-    "caffeinate": Wrapper("tw"),
+    "caffeinate": Wrapper("tw", keeps_env=True),
     "proxychains": Wrapper("f", risk="network", why="through a proxy"),
     "proxychains4": Wrapper("f", risk="network", why="through a proxy"),
     "torsocks": Wrapper("uapP", risk="network", why="through Tor"),
     "strace": Wrapper("eoOpPsSuEbXaI", _fs("--output", "--attach", "--trace", "--signal"),
-                      write_options=_fs("-o", "--output"), no_command=_fs("-p", "--attach")),
+                      write_options=_fs("-o", "--output"), no_command=_fs("-p", "--attach"),
+                      keeps_env=True),
     "ltrace": Wrapper("eoOpnsuaAlDFLS", _fs("--output"), write_options=_fs("-o", "--output"),
-                      no_command=_fs("-p")),
+                      no_command=_fs("-p"), keeps_env=True),
     "valgrind": Wrapper(risk="exec", why="under a debugger"),
     "sshpass": Wrapper("pfdP", risk="network", why="with a stored password"),
-    "setarch": Wrapper(positionals=1, alone="shell"),
-    "linux32": Wrapper(), "linux64": Wrapper(),
+    "setarch": Wrapper(positionals=1, alone="shell", keeps_env=True),
+    "linux32": Wrapper(keeps_env=True), "linux64": Wrapper(keeps_env=True),
     "unshare": Wrapper("", _fs("--mount-proc", "--map-user", "--map-group", "--setgroups",
                                 "--propagation", "--root", "--wd"), risk="exec",
                        why="in new namespaces", alone="shell"),
@@ -102,11 +110,21 @@ WRAPPERS: dict[str, Wrapper] = {
                                              "--on-unit-inactive", "--on-clock-change",
                                              "--on-timezone-change", "--path-property",
                                              "--timer-property")),
-    "chronic": Wrapper(), "catchsegv": Wrapper(), "dbus-run-session": Wrapper(),
-    "prlimit": Wrapper("p", _fs("--pid")), "entr": Wrapper(risk="exec", why="on file changes"),
+    "chronic": Wrapper(keeps_env=True), "catchsegv": Wrapper(keeps_env=True),
+    "dbus-run-session": Wrapper(), "prlimit": Wrapper("p", _fs("--pid"), keeps_env=True),
+    "entr": Wrapper(risk="exec", why="on file changes"),
     "sg": Wrapper(positionals=1, risk="exec", why=_PRIV, script_options=_fs("-c")),
-    "fakeroot": Wrapper(), "proot": Wrapper("rbw", risk="exec", why="in another root"),
+    "fakeroot": Wrapper(keeps_env=True),
+    "proot": Wrapper("rbw", risk="exec", why="in another root"),
 }
+
+ENV_KEEPING_OPTIONS = frozenset({"-C", "--chdir", "-S", "--split-string", "-v", "--debug"})
+"""``env`` options that leave the environment as it was; any other (``-i``, ``-u NAME``,
+``-``) drops variables a new shell would otherwise hold."""
+STARTS_WITH_ENV = frozenset({"xargs", "find", "watch", "parallel", "script", "make", "awk",
+                             "gawk", "mawk", "sed", "perl", "python", "python3", "git"})
+"""Programs (besides shells and wrappers that keep it) that start the commands they run with
+the environment they were given: a new shell they start holds what was exported."""
 
 PRINTS_CREDENTIALS: dict[str, frozenset[tuple[str, ...]]] = {
     "gh": frozenset({("auth", "token"), ("auth", "status", "-t"),

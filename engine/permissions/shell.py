@@ -65,8 +65,10 @@ from engine.permissions.misreads import (
 )
 from engine.permissions.paths import Root
 from engine.permissions.programs import (
+    ENV_KEEPING_OPTIONS,
     INTERPRETERS,
     SHELLS,
+    STARTS_WITH_ENV,
     SUBCOMMAND_PROGRAMS,
     WRAPPERS,
 )
@@ -406,6 +408,15 @@ class _Walker(PathJudge, ShellValues):
     hashed: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Names ``hash -p`` gave a file in this shell: name -> (the file, whether that surely
     ran); only the shell's own lookups use it (``env NAME`` searches PATH)."""
+    exported_vars: set[str] = field(default_factory=set)
+    """Variables this shell surely exported (``export c=rm``, ``declare -x c``, not undone by
+    ``export -n`` or ``declare +x``, nor done where it may not run): a new shell holds them."""
+    env_kept: bool = True
+    """Whether the programs between this shell and the code being judged all hand on the
+    environment (``WRAPPERS[..].keeps_env``, ``STARTS_WITH_ENV``); ``sudo`` does not."""
+    prefixed: frozenset[str] = frozenset()
+    """Variables the simple command being judged assigns before its name (``c=rm bash -c``):
+    the code it runs holds them, exported."""
     hash_resets: bool = False
     """Whether anything in the command may empty the table ``hash -p`` fills or bypass it
     (``_HASH_RESETS``): then a mapping is never sure to hold."""
@@ -557,12 +568,39 @@ class _Walker(PathJudge, ShellValues):
         return self.shells
 
     def _visit_new_shell(self, root: Node, ctx: _Ctx) -> None:
-        """``bash -c 'cd src'``: a shell of its own, whose folder moves are gone after, and
-        which starts with no ``hash -p`` mapping of its caller's."""
-        saved = (list(self.cwds), self.oldpwd, list(self.pushed), self.hashed)
+        """``bash -c 'cd src'``: a shell of its own. It starts with no ``hash -p`` mapping of
+        its caller's, bash's own IFS, and only the variables of its environment
+        (``_inherited``); its folder moves and its variables are gone after."""
+        saved = (list(self.cwds), self.oldpwd, list(self.pushed), self.hashed, self._values(),
+                 self.exported_vars)
         self.hashed = {}
+        self._inherited()
         self._visit(root, ctx)
-        self.cwds, self.oldpwd, self.pushed, self.hashed = saved
+        self.cwds, self.oldpwd, self.pushed, self.hashed, before, self.exported_vars = saved
+        self._restore(before)
+
+    def _inherited(self) -> None:
+        """The variables a new shell is sure to hold as the walker knows them, when every
+        program on the way hands on the environment (``env_kept``): those exported
+        (``exported_vars``), those a prefix assignment hands it (``c=rm bash -c '$c ..'``)
+        and those of the base environment this command never sets. Any other is only known
+        at run time there: unexported, it is empty (``c=echo; bash -c '$c rm a.txt'`` runs
+        rm); ``set -a`` or ``env -u`` decide. Arrays are never exported."""
+        names = {*self.known, *self.arrays, *self.maps, *self.refs, *self.loops}
+        keep = {n for n in self.known if self.env_kept and n not in self.arrays and (
+            n in self.prefixed or n in self.exported_vars or (
+                n in self.env and n not in self.tainted))}
+        self.exported_vars = set(keep)
+        for name in names - keep:
+            for held in (self.known, self.arrays, self.maps, self.refs, self.loops):
+                held.pop(name, None)
+            self.unknown.add(name)
+        self.ifs = " \t\n"  # bash sets IFS itself at start, whatever the environment says
+
+    def _restore(self, before: _Values) -> None:
+        """The values exactly as ``before``: what a new shell set is gone with it."""
+        (self.known, self.unknown, self.arrays, self.maps, self.refs, self.positional,
+         self.ifs, self.numeric, self.maybe_unset, self.loops) = before
 
     def _uncalled_functions(self) -> None:
         """Bodies of functions no call was judged for (or that a child bash may run by
@@ -993,14 +1031,7 @@ class _Walker(PathJudge, ShellValues):
             cased = "-" + cased  # declare +l x: no -l from now on (a -u stays)
         if cased and self.conditional:
             cased = "?" + cased.strip("+-")  # false && declare -l x: x may or may not be
-        if keyword == "readonly" or any(f.startswith("-") and "r" in f for f in flags):
-            self.readonly.update(_text(c.child_by_field_name("name") or c, ctx)
-                                 for c in node.named_children if c.type in (
-                                     "variable_assignment", "variable_name"))
-        if any(f.startswith("-") and "A" in f for f in flags):
-            self.assoc.update(_text(c.child_by_field_name("name") or c, ctx)
-                              for c in node.named_children if c.type in (
-                                  "variable_assignment", "variable_name"))
+        self._declared_names(keyword, flags, node, ctx)
         arrays = any(f.startswith("-") and ("a" in f or "A" in f) for f in flags)
         for c in node.named_children:
             if c.type == "variable_assignment" or c.type == "variable_name":
@@ -1018,6 +1049,35 @@ class _Walker(PathJudge, ShellValues):
                     self.integers.add(_text(name, ctx) if name is not None else "")
                 elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
                     self.integers.add(_text(c, ctx))
+
+    def _declared_names(self, keyword: str, flags: list[str], node: Node, ctx: _Ctx) -> None:
+        """The names a declaration makes readonly or associative, and the locals it makes
+        without a value (``local c``: a new c, unset, not the caller's)."""
+        names = [_text(c.child_by_field_name("name") or c, ctx) for c in node.named_children
+                 if c.type in ("variable_assignment", "variable_name")]
+        if keyword == "readonly" or any(f.startswith("-") and "r" in f for f in flags):
+            self.readonly.update(names)
+        if any(f.startswith("-") and "A" in f for f in flags):
+            self.assoc.update(names)
+        if keyword == "local" or (keyword in ("declare", "typeset") and _in_function(node)):
+            for c in node.named_children:
+                if c.type == "variable_name" and _text(c, ctx) == "OPTIND":
+                    self._hold("OPTIND", ["1"], False)  # local OPTIND: getopts starts again
+                elif c.type == "variable_name":
+                    self._unknown_now(_text(c, ctx))
+        dashes = "".join(f[1:] for f in flags if f.startswith("-"))
+        if (keyword == "export" and "n" in dashes) or any(
+                f.startswith("+") and "x" in f for f in flags):
+            self.exported_vars.difference_update(names)  # export -n c, declare +x c
+        elif ((keyword == "export" and not set(dashes) & set("fp")) or "x" in dashes) and \
+                not self.conditional:  # false && export c: a new shell may not hold it
+            self.exported_vars.update(names)
+
+    def _unknown_now(self, name: str) -> None:
+        """``name`` holds a value only known at run time from here on."""
+        for held in (self.known, self.arrays, self.maps, self.loops):
+            held.pop(name, None)
+        self.unknown.add(name)
 
     def _ifs_value(self) -> str | None:
         """IFS as assigned: one known value, else only known at run time (IFS=, in one
@@ -1489,7 +1549,7 @@ class _Walker(PathJudge, ShellValues):
         outer, words, splits = list(self.cwds), (self.positional, self.args_given), self.ifs
         bodies, maps, folders = dict(self.bodies), dict(self.maps), (self.oldpwd, self.pushed)
         self.pushed, hashed, maybe = list(self.pushed), dict(self.hashed), set(self.maybe_defined)
-        values = self._values()
+        values, exported = self._values(), set(self.exported_vars)
         ifs_value, ifs_unknown = self.known.get("IFS"), "IFS" in self.unknown
         if visit:
             self._visit(node, ctx)
@@ -1502,7 +1562,7 @@ class _Walker(PathJudge, ShellValues):
         self.cwds = outer
         (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
         self.maps, (self.oldpwd, self.pushed), self.hashed = maps, folders, hashed
-        self.maybe_defined = maybe
+        self.maybe_defined, self.exported_vars = maybe, exported
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
         """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
@@ -2474,13 +2534,15 @@ class _Walker(PathJudge, ShellValues):
         floor = "deny" if decision == "deny" else e.floor
         self._entry(e.argv or argv, e.risk, decision, reasons, floor, ctx, e.wrappers)
         saved = {v: (self.known.get(v), v in self.unknown) for v in exported or {}}
-        outer_ifs = self.ifs
+        outer_ifs, outer_prefixed = self.ifs, self.prefixed
         for var, found in (exported or {}).items():
             self._hold(var, found, found is None)
             if var == "IFS":  # IFS=_ eval '..': the code splits at the prefix's value
                 self.ifs = found[0] if found is not None and len(found) == 1 else None
+        self.prefixed, outer_kept = frozenset(exported or ()), self.env_kept
+        self.env_kept = outer_kept and _hands_on_env(argv, e)
         self._run_inner(e, ctx)
-        self.ifs = outer_ifs
+        self.ifs, self.prefixed, self.env_kept = outer_ifs, outer_prefixed, outer_kept
         for var, (held, unknown) in saved.items():
             self._hold(var, held, unknown)
 
@@ -3505,6 +3567,30 @@ def _descriptors(node: Node, op: str, ctx: _Ctx) -> set[int]:
 
 def _text(node: Node, ctx: _Ctx) -> str:
     return ctx.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+
+
+def _hands_on_env(argv: list[Word], e: Effect) -> bool:
+    """Whether the code or commands ``e`` runs get the environment as it is: each wrapper
+    keeps it (``env`` without ``-i``/``-u``), and so does the program (a shell, ``xargs``)."""
+    if any(not (w in WRAPPERS and WRAPPERS[w].keeps_env) for w in e.wrappers):
+        return False
+    if "env" in e.wrappers and any(
+            (w.value or "-").startswith("-") and (w.value or "").split("=")[0]
+            not in ENV_KEEPING_OPTIONS for w in argv[1:len(argv) - len(e.argv)]):
+        return False
+    name = program_name(e.argv[0]) if e.argv else ""
+    return name in SHELLS or name in STARTS_WITH_ENV or (
+        name in WRAPPERS and WRAPPERS[name].keeps_env)
+
+
+def _in_function(node: Node) -> bool:
+    """Whether ``node`` is inside a function's body (where ``declare x`` makes a local)."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "function_definition":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _simple_braced(node: Node) -> bool:
