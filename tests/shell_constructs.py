@@ -390,3 +390,12 @@ it: a function or an alias only for the shell's own lookups (not ``xargs rm``, `
 new shell), an exported function only in a new bash (not dash), ``hash -p`` only until the
 table is emptied (``hash -r``, any assignment to PATH). Put before a payload's command, the
 real program may still run."""
+VARIABLE_DECOYS: dict[str, str] = {
+    "unexported_variable": "c=:\n",
+    "exported_variable": "export c=:\n",
+    "exported_then_unexported": "export c=:; export -n c\n",
+    "local_in_function": "c=:; f() { local c; CMD\n}\n",
+}
+"""Set-ups of a variable ``c`` that makes ``$c rm a.txt`` harmless (``: rm a.txt``) only
+where the code sees it: a new shell holds what was exported, ``local c`` is a new, empty
+``c``. ``CMD``, when there, is where the command goes (then ``f`` is called)."""

@@ -19,7 +19,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from tests.shell_constructs import DECOYS, PAYLOADS, WORDS, Transform
+from tests.shell_constructs import DECOYS, PAYLOADS, VARIABLE_DECOYS, WORDS, Transform
 from tests.shell_wrappers import WRAPPERS
 
 WORD = WORDS
@@ -97,13 +97,33 @@ def plain(payload: str) -> Generated:
 
 
 def decoyed(payload: str = "rm a.txt") -> Iterator[Generated]:
-    """Each decoy (``DECOYS``) of the payload's program, before the payload alone and before
-    each word transformation of it: whether the real program runs is bash's to say."""
+    """Each decoy (``DECOYS``) of the payload's program before the payload alone, before each
+    word transformation of it and before each command transformation of it; and each
+    ``VARIABLE_DECOYS`` set-up before ``$c PAYLOAD`` alone and in each command
+    transformation. Whether the real program runs is bash's to say."""
     found = next(p for p in PAYLOADS if p.name == payload)
+    command = found.render()
     for name, decoy in DECOYS.items():
-        setup = decoy(found.argv[0])
-        yield Generated(setup + found.render(), found.name, (f"decoy_{name}",))
+        setup, tag = decoy(found.argv[0]), f"decoy_{name}"
+        yield Generated(setup + command, found.name, (tag,))
         for word in WORD:
             got = build(payload, [word.name])
             if got is not None:
-                yield Generated(setup + got.command, found.name, (f"decoy_{name}", word.name))
+                yield Generated(setup + got.command, found.name, (tag, word.name))
+        yield from _wrapped(setup, command, found.name, tag)
+    for name, setup in VARIABLE_DECOYS.items():
+        tag = f"decoy_{name}"
+        yield Generated(_placed(setup, f"$c {command}"), found.name, (tag,))
+        yield from _wrapped(setup, f"$c {command}", found.name, tag)
+
+
+def _wrapped(setup: str, command: str, payload: str, tag: str) -> Iterator[Generated]:
+    for wrapper in CMD:
+        got = wrapper.fn(command)
+        if got is not None:
+            yield Generated(_placed(setup, got), payload, (tag, wrapper.name))
+
+
+def _placed(setup: str, command: str) -> str:
+    """``setup`` then ``command``, or ``command`` in the set-up's ``CMD`` (then ``f`` runs)."""
+    return setup.replace("CMD", command) + "f" if "CMD" in setup else setup + command

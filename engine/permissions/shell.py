@@ -150,7 +150,7 @@ _EXPANDS_ALIASES = re.compile(r"\bshopt\s+-s\s+(?:\w+\s+)*expand_aliases\b")
 _CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
 """``shopt -s cdable_vars``: ``cd NAME`` of a folder that is not there goes to ``$NAME``."""
 _EXPORTS_FUNCTIONS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*"
-                                r"-\w*f")
+                                r"-\w*f\w*((?:[ \t]+[^\s;&|()<>]+)*)")
 """``export -f NAME``, ``declare -fx NAME``: a child bash runs the function by its name."""
 MAX_CALLS = 32
 """Calls of this command's functions judged with their arguments; later ones are not."""
@@ -377,9 +377,12 @@ class _Walker(PathJudge, ShellValues):
     calling: list[int] = field(default_factory=list)
     shells: int = 0
     """Shells started so far (each bash -c, script or stdin code is a new one)."""
-    bashes: set[int] = field(default_factory=set)
-    """The shells above that are bash, and so import the functions ``export -f`` gave them
-    (dash, ``sh`` on Debian and ``watch``'s shell, import none: the program runs)."""
+    exported_functions: set[str] = field(default_factory=set)
+    """Functions ``export -f NAME`` or ``declare -fx NAME`` hands to a new bash."""
+    functions_reach: bool = True
+    """Whether exported functions reach the shell being judged: every shell on the way is
+    bash and every program hands the environment on (dash, ``sh`` on Debian, and the shell
+    ``make``, ``flock -c`` or ``watch`` start, drop them, and so does ``sudo``)."""
     calls: int = 0
     exports_functions: bool = False
     downloads: set[str] = field(default_factory=set)
@@ -551,7 +554,7 @@ class _Walker(PathJudge, ShellValues):
             self.argv0 = known[0] if whole else None
             self.positional = [v or "" for v in known[1:]] if whole else None
             self.args_given = whole
-        ctx = _Ctx(src, via, depth, shell=self._new_shell(via) if shell is None else shell)
+        ctx = _Ctx(src, via, depth, shell=self._new_shell() if shell is None else shell)
         if shell is None and depth:
             self._visit_new_shell(root, ctx)
         else:
@@ -561,10 +564,8 @@ class _Walker(PathJudge, ShellValues):
         if outermost:
             self._uncalled_functions()
 
-    def _new_shell(self, via: str) -> int:
+    def _new_shell(self) -> int:
         self.shells += 1
-        if via.split(" ", 1)[0] == "bash":  # the one shell that imports export -f
-            self.bashes.add(self.shells)
         return self.shells
 
     def _visit_new_shell(self, root: Node, ctx: _Ctx) -> None:
@@ -572,11 +573,14 @@ class _Walker(PathJudge, ShellValues):
         its caller's, bash's own IFS, and only the variables of its environment
         (``_inherited``); its folder moves and its variables are gone after."""
         saved = (list(self.cwds), self.oldpwd, list(self.pushed), self.hashed, self._values(),
-                 self.exported_vars)
+                 self.exported_vars, self.functions_reach)
         self.hashed = {}
+        self.functions_reach = self.functions_reach and self.env_kept and \
+            ctx.via.split(" ", 1)[0] == "bash"  # the one shell that imports export -f
         self._inherited()
         self._visit(root, ctx)
-        self.cwds, self.oldpwd, self.pushed, self.hashed, before, self.exported_vars = saved
+        (self.cwds, self.oldpwd, self.pushed, self.hashed, before, self.exported_vars,
+         self.functions_reach) = saved
         self._restore(before)
 
     def _inherited(self) -> None:
@@ -601,6 +605,10 @@ class _Walker(PathJudge, ShellValues):
         """The values exactly as ``before``: what a new shell set is gone with it."""
         (self.known, self.unknown, self.arrays, self.maps, self.refs, self.positional,
          self.ifs, self.numeric, self.maybe_unset, self.loops) = before
+
+    def _imported(self, name: str) -> bool:
+        """Whether the shell being judged holds the function ``name`` of another shell."""
+        return self.functions_reach and bool({name, "*"} & self.exported_functions)
 
     def _uncalled_functions(self) -> None:
         """Bodies of functions no call was judged for (or that a child bash may run by
@@ -714,8 +722,14 @@ class _Walker(PathJudge, ShellValues):
         self.tainted.update(_PRINTF_V.findall(text))
         for m in _FUNCTION.finditer(text):
             self.functions.add(m.group(1) or m.group(2))
-        self.exports_functions = self.exports_functions or bool(
-            _EXPORTS_FUNCTIONS.search(text))
+        for m in _EXPORTS_FUNCTIONS.finditer(text):
+            self.exports_functions = True
+            names = [n for n in m.group(1).split() if not n.startswith("-")]
+            if re.search(r"\s-\w*n", text[m.start():m.start(1)]):
+                continue  # export -nf NAME: no longer exported (kept as maybe: judged both)
+            if any(not re.fullmatch(r"[^$`\\\"']+", n) for n in names):
+                self.exported_functions.add("*")  # export -f "$f": any of them
+            self.exported_functions.update(names)
         self.expands_aliases = self.expands_aliases or bool(_EXPANDS_ALIASES.search(text))
         self.cdable_vars = self.cdable_vars or bool(_CDABLE_VARS.search(text))
         self.names_cdpath = self.names_cdpath or "CDPATH" in text
@@ -1060,10 +1074,8 @@ class _Walker(PathJudge, ShellValues):
         if any(f.startswith("-") and "A" in f for f in flags):
             self.assoc.update(names)
         if keyword == "local" or (keyword in ("declare", "typeset") and _in_function(node)):
-            for c in node.named_children:
-                if c.type == "variable_name" and _text(c, ctx) == "OPTIND":
-                    self._hold("OPTIND", ["1"], False)  # local OPTIND: getopts starts again
-                elif c.type == "variable_name":
+            for c in node.named_children:  # local OPTIND: getopts starts again (modelled)
+                if c.type == "variable_name" and _text(c, ctx) != "OPTIND":
                     self._unknown_now(_text(c, ctx))
         dashes = "".join(f[1:] for f in flags if f.startswith("-"))
         if (keyword == "export" and "n" in dashes) or any(
@@ -2592,7 +2604,7 @@ class _Walker(PathJudge, ShellValues):
             return False  # false && rm() { ..; }; rm f: the program may run; xargs rm and
             # find -exec rm run the program: only the shell calls its functions
         body, where = self.bodies[name]
-        if where.shell != ctx.shell and not (self.exports_functions and ctx.shell in self.bashes):
+        if where.shell != ctx.shell and not self._imported(name):
             return False  # another shell's: the program of that name runs
         if name in self.maybe_defined:
             self.unnamed.append(f"{name} may run the function or a program of that name: its "
@@ -2612,9 +2624,9 @@ class _Walker(PathJudge, ShellValues):
         self.args_given = self.positional is not None
         self.calling.append(body.id)
         start, ifs, values = len(self.entries), self.ifs, self._values()
-        self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin))
+        self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin, shell=ctx.shell))
         for redirect in self.redirects.get(name, ()):
-            self._visit(redirect, replace(where, piped=False, stdin=None))
+            self._visit(redirect, replace(where, piped=False, stdin=None, shell=ctx.shell))
         self._join(values)  # local x=v ends with the call: a value before may still hold
         self.calling.pop()
         self.argv0, self.positional, self.args_given = outer
@@ -2805,7 +2817,7 @@ class _Walker(PathJudge, ShellValues):
         if name in self.fork_bombs:
             e.add("destructive", f"{name} is a fork bomb: it starts copies of itself forever")
         if name in self.bodies and (e.wrappers not in ([], ["time"]) or (
-                self.bodies[name][1].shell != ctx.shell and not self.exports_functions)):
+                self.bodies[name][1].shell != ctx.shell and not self._imported(name))):
             pass  # command NAME, sudo NAME, a child shell: the program runs, not the function
         elif name in self.defined:
             e.add("exec", "")
