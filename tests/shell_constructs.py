@@ -390,12 +390,16 @@ it: a function or an alias only for the shell's own lookups (not ``xargs rm``, `
 new shell), an exported function only in a new bash (not dash), ``hash -p`` only until the
 table is emptied (``hash -r``, any assignment to PATH). Put before a payload's command, the
 real program may still run."""
-VARIABLE_DECOYS: dict[str, str] = {
-    "unexported_variable": "c=:\n",
-    "exported_variable": "export c=:\n",
-    "exported_then_unexported": "export c=:; export -n c\n",
-    "local_in_function": "c=:; f() { local c; CMD\n}\n",
+VARIABLE_DECOYS: dict[str, tuple[str, str]] = {
+    "unexported_variable": ("c=:\n", "$c PAYLOAD"),
+    "exported_variable": ("export c=:\n", "$c PAYLOAD"),
+    "exported_then_unexported": ("export c=:; export -n c\n", "$c PAYLOAD"),
+    "local_in_function": ("c=:; f() { local c; CMD\n}\n", "$c PAYLOAD"),
+    "uppercase_attribute": ("declare -u c\n", "c=PROGRAM; $c ARGS"),
+    "uppercase_attribute_of_a_local": ("f() { declare -u c; }; f\n", "c=PROGRAM; $c ARGS"),
 }
-"""Set-ups of a variable ``c`` that makes ``$c rm a.txt`` harmless (``: rm a.txt``) only
-where the code sees it: a new shell holds what was exported, ``local c`` is a new, empty
-``c``. ``CMD``, when there, is where the command goes (then ``f`` is called)."""
+"""Set-ups of a variable ``c``, and how the payload is then called, that keep it harmless
+only where the code sees the variable as set: ``: rm a.txt``, or ``RM a.txt`` (no such
+program) under ``declare -u``. A new shell holds what was exported, and no attribute;
+``local c`` is a new, empty ``c``; a function's ``declare`` is a local, gone after it.
+``CMD``, when there, is where the command goes (then ``f`` is called)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -111,10 +112,12 @@ def decoyed(payload: str = "rm a.txt") -> Iterator[Generated]:
             if got is not None:
                 yield Generated(setup + got.command, found.name, (tag, word.name))
         yield from _wrapped(setup, command, found.name, tag)
-    for name, setup in VARIABLE_DECOYS.items():
-        tag = f"decoy_{name}"
-        yield Generated(_placed(setup, f"$c {command}"), found.name, (tag,))
-        yield from _wrapped(setup, f"$c {command}", found.name, tag)
+    for name, (setup, call) in VARIABLE_DECOYS.items():
+        tag, args = f"decoy_{name}", " ".join(shlex.quote(a) for a in found.argv[1:])
+        called = call.replace("PAYLOAD", command).replace("PROGRAM", found.argv[0]).replace(
+            "ARGS", args)
+        yield Generated(_placed(setup, called), found.name, (tag,))
+        yield from _wrapped(setup, called, found.name, tag)
 
 
 def _wrapped(setup: str, command: str, payload: str, tag: str) -> Iterator[Generated]:

@@ -2785,13 +2785,16 @@ def test_systemctl_is_judged_by_what_it_does_to_the_machines_services(
     "declare -x c=echo; declare +x c; bash -c '$c rm a.txt'",
     "c=echo; set -a; bash -c '$c rm a.txt'", "c=echo; readonly c; bash -c '$c rm a.txt'",
     "c=echo; f() { local c; $c rm a.txt; }; f", "c=rm; bash -c 'c=echo'; $c a.txt",
+    "declare -u c; bash -c 'c=rm; $c a.txt'", "f() { declare -u c; }; f; c=rm; $c a.txt",
+    "declare -u c; f() { local c=rm; $c a.txt; }; f", "f() { local -r c=echo; }; f; c=rm; $c a.txt",
 ])
 def test_a_new_shell_holds_only_what_was_exported_to_it(tmp_path: Path, command: str) -> None:
     """A variable the command set reached ``bash -c`` code as if exported: ``c=echo; bash -c
     '$c rm a.txt'`` was judged ``echo rm a.txt`` and allowed, where bash, holding no c, runs
     ``rm a.txt``. A new shell holds what was exported on a way that hands the environment
-    on (not ``env -u c``, ``export -n c``); ``local c`` is a new, empty c; what a new shell
-    sets is gone after it. Run by bash, a.txt is gone."""
+    on (not ``env -u c``, ``export -n c``), and no attribute (``declare -u``); ``local c``
+    is a new, empty c, and a function's ``declare`` a local gone after the call; what a new
+    shell sets is gone after it. Run by bash, a.txt is gone."""
     ws = work_lost_in_bash(tmp_path, command)
     assert decision(ws, command) == "deny", command
 

@@ -78,20 +78,25 @@ def test_generated_sample_sees_every_effect_and_no_effect_is_allowed_unasked(
     print(f"\nshell oracle sample (seed {SEED}): {figures}")
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # about 2,400 runs of bash in bubblewrap: 35 s idle, more when busy
 def test_a_name_mapped_to_a_harmless_program_is_judged_as_what_bash_runs(
         record_property: Callable[[str, object], None]) -> None:
     """Every decoy of ``rm`` (a function, an exported function, an alias, ``hash -p``, a link
     on PATH) before every word and every command transformation of ``rm a.txt``, and every
-    variable decoy (``c=:`` unexported, exported, then unexported, made local) before
-    ``$c rm a.txt`` in every command transformation: where bash does not apply the mapping
+    variable decoy (``c=:`` unexported, exported, then unexported, made local; ``declare
+    -u c`` before ``c=rm; $c a.txt``) in every command transformation: where bash does not
+    apply the mapping
     (``xargs rm``, ``env rm``, ``dash -c``, after ``hash -r``, a new shell for an unexported
     ``c``...) a.txt is gone, and the command must be refused under --approval auto. Before
     these were modelled, 93 of the word transformations' commands alone ran the real rm
     while judged as the decoy. The oracle itself works: the payload alone after each decoy
-    keeps a.txt, except after ``hash -r`` and inside a function with ``local c``."""
+    keeps a.txt, except after ``hash -r``, inside a function with ``local c`` and after a
+    function's (local) ``declare -u``."""
     results = run_all(list(decoyed()))
     alone = {r.transforms[0]: r.effect for r in results if len(r.transforms) == 1}
-    gone = {"decoy_hash_p_then_reset", "decoy_local_in_function"}
+    gone = {"decoy_hash_p_then_reset", "decoy_local_in_function",
+            "decoy_uppercase_attribute_of_a_local"}
     assert alone == {f"decoy_{d}": "destroyed" if f"decoy_{d}" in gone else "none"
                      for d in [*DECOYS, *VARIABLE_DECOYS]}
     assert sum(r.effect == "destroyed" for r in results) > len(results) // 3

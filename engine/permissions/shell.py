@@ -574,13 +574,16 @@ class _Walker(PathJudge, ShellValues):
         (``_inherited``); its folder moves and its variables are gone after."""
         saved = (list(self.cwds), self.oldpwd, list(self.pushed), self.hashed, self._values(),
                  self.exported_vars, self.functions_reach)
-        self.hashed = {}
+        attributes = (self.cased, self.integers, self.readonly, self.assoc)
+        self.hashed, self.cased = {}, {}  # no attribute is inherited: declare -u c
+        self.integers, self.readonly, self.assoc = set(), set(), set()
         self.functions_reach = self.functions_reach and self.env_kept and \
             ctx.via.split(" ", 1)[0] == "bash"  # the one shell that imports export -f
         self._inherited()
         self._visit(root, ctx)
         (self.cwds, self.oldpwd, self.pushed, self.hashed, before, self.exported_vars,
          self.functions_reach) = saved
+        self.cased, self.integers, self.readonly, self.assoc = attributes
         self._restore(before)
 
     def _inherited(self) -> None:
@@ -1043,9 +1046,11 @@ class _Walker(PathJudge, ShellValues):
                      "")
         if cased and any(f.startswith("+") and cased in f for f in flags):
             cased = "-" + cased  # declare +l x: no -l from now on (a -u stays)
-        if cased and self.conditional:
-            cased = "?" + cased.strip("+-")  # false && declare -l x: x may or may not be
-        self._declared_names(keyword, flags, node, ctx)
+        local = keyword == "local" or (keyword in ("declare", "typeset") and _in_function(
+            node) and "g" not in "".join(f[1:] for f in flags if f.startswith("-")))
+        if cased and (self.conditional or local):  # false && declare -l x, or a local's
+            cased = "?" + cased.strip("+-")  # -l, gone after the call: x may or may not be
+        self._declared_names(keyword, flags, node, ctx, local)
         arrays = any(f.startswith("-") and ("a" in f or "A" in f) for f in flags)
         for c in node.named_children:
             if c.type == "variable_assignment" or c.type == "variable_name":
@@ -1064,16 +1069,21 @@ class _Walker(PathJudge, ShellValues):
                 elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
                     self.integers.add(_text(c, ctx))
 
-    def _declared_names(self, keyword: str, flags: list[str], node: Node, ctx: _Ctx) -> None:
-        """The names a declaration makes readonly or associative, and the locals it makes
-        without a value (``local c``: a new c, unset, not the caller's)."""
+    def _declared_names(self, keyword: str, flags: list[str], node: Node, ctx: _Ctx,
+                        local: bool) -> None:
+        """The names a declaration makes readonly (not a ``local -r``: gone after the call)
+        or associative, and the locals it makes: new variables without the caller's case
+        attribute, unset when given no value (``local c``)."""
         names = [_text(c.child_by_field_name("name") or c, ctx) for c in node.named_children
                  if c.type in ("variable_assignment", "variable_name")]
-        if keyword == "readonly" or any(f.startswith("-") and "r" in f for f in flags):
+        if keyword == "readonly" or (not local and any(
+                f.startswith("-") and "r" in f for f in flags)):
             self.readonly.update(names)
         if any(f.startswith("-") and "A" in f for f in flags):
             self.assoc.update(names)
-        if keyword == "local" or (keyword in ("declare", "typeset") and _in_function(node)):
+        if local:
+            for name in names:
+                self.cased.pop(name, None)
             for c in node.named_children:  # local OPTIND: getopts starts again (modelled)
                 if c.type == "variable_name" and _text(c, ctx) != "OPTIND":
                     self._unknown_now(_text(c, ctx))
