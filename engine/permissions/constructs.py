@@ -146,7 +146,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("$0 and set -- / $@ $* $1.. at the top level", "modelled",
               "$0 is bash; the positional words are tracked"),
     Construct("bash -c CODE ARG0 ARGS; VAR=v CMD; export VAR", "modelled",
-              "the code sees ARG0 as $0, ARGS as $1.., and the variables set for it"),
+              "the code sees ARG0 as $0, ARGS as $1.., and only the variables exported to "
+              "it (export, declare -x, VAR=v before its name; not after export -n, nor "
+              "through env -i/-u or sudo), none of their attributes, bash's own IFS, the "
+              "functions exported by name only through bash, no hash -p mapping; what it "
+              "sets is gone after it; local VAR is a new, empty VAR"),
     Construct("unset VAR, VAR= (empty) in command position", "modelled",
               "an empty value is no word: the next word is the program"),
     Construct("declare -l/-u, ${!x} and computed names in declare, read, printf -v, let x+=",
