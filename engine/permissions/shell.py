@@ -2918,9 +2918,9 @@ class _Walker(PathJudge, ShellValues):
         if not word.value:
             return "", ""
         file, certain = self.hashed.get(word.value, ("", True)) if by_hash else ("", True)
-        sure = certain or not file
-        return (file or self.links.get(os.path.normpath(word.value), ""),
-                "" if sure and not (file and self.hash_resets) else word.value)
+        unsure = bool(file) and (not certain or self.hash_resets)
+        return file or self.links.get(os.path.normpath(word.value), ""), \
+            word.value if unsure else ""
 
     def _arg_file(self, argv: list[Word], ctx: _Ctx) -> tuple[list[Word], _Ctx]:
         """``xargs -a <(git diff --name-only) CMD``: like ``git diff --name-only | xargs
