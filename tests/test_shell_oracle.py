@@ -89,10 +89,10 @@ def test_a_name_mapped_to_a_harmless_program_is_judged_as_what_bash_runs(
     apply the mapping
     (``xargs rm``, ``env rm``, ``dash -c``, after ``hash -r``, a new shell for an unexported
     ``c``...) a.txt is gone, and the command must be refused under --approval auto. Before
-    these were modelled, 93 of the word transformations' commands alone ran the real rm
-    while judged as the decoy. The oracle itself works: the payload alone after each decoy
-    keeps a.txt, except after ``hash -r``, inside a function with ``local c`` and after a
-    function's (local) ``declare -u``."""
+    these were modelled (3f61209), 535 of these commands ran the real rm under auto while
+    judged as the decoy, 131 of them allowed outright. The oracle itself works: the payload
+    alone after each decoy keeps a.txt, except after ``hash -r``, inside a function with
+    ``local c`` and after a function's (local) ``declare -u``."""
     results = run_all(list(decoyed()))
     alone = {r.transforms[0]: r.effect for r in results if len(r.transforms) == 1}
     gone = {"decoy_hash_p_then_reset", "decoy_local_in_function",

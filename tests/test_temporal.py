@@ -642,3 +642,35 @@ def test_naive_history_limit_is_observed_or_extrapolated() -> None:
     # turn k adds 1000 + 100 (k - 1): 1000 n + 50 n (n - 1) is 99,000 at 36, 103,600 at 37
     assert limit_turn(growing, limit=100_000) == 37
     assert limit_turn([500] * 10, limit=10**9) is None  # no growth: no limit in sight
+
+
+def test_the_dev_server_starts_again_on_fresh_ports_when_one_is_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A port picked free can be taken before the dev server binds it (a CI run once lost a
+    test this way: "bind: address already in use" for its HTTP port). Here the first HTTP
+    port handed out is held by a listening socket: the first server exits, and the second,
+    on fresh ports, answers."""
+    import socket
+
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    taken = held.getsockname()[1]
+    real, calls = devserver.free_port, []
+
+    def first_http_port_taken() -> int:
+        calls.append(1)
+        return taken if len(calls) == 2 else real()  # the main port, then the HTTP port
+
+    monkeypatch.setattr(devserver, "free_port", first_http_port_taken)
+    log = tmp_path / "server.log"
+    try:
+        server = devserver.start(log=log)
+    finally:
+        held.close()
+    try:
+        assert f"127.0.0.1:{taken}" in log.read_text() and "address already in use" in \
+            log.read_text()
+        assert len(calls) == 6  # two attempts, three ports each
+    finally:
+        server.stop()

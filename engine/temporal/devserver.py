@@ -56,13 +56,34 @@ class DevServer:
                 self.process.wait()
 
 
+START_ATTEMPTS = 3
+"""A port picked free can be taken before the server binds it (by another process's own
+server, or as the source port of a connection): the server then exits at once and is started
+again on fresh ports (the ``port`` a caller fixed stays)."""
+
+
 def start(*, lift_poll_cap: bool = True, log: Path | None = None,
           timeout_s: float = 60.0, port: int | None = None,
           db_file: Path | None = None) -> DevServer:
     """Start ``temporal server start-dev`` (headless; in memory, or kept in ``db_file`` so a
     server started again on the same ``port`` finds its workflows) and wait until it
     answers."""
-    port = port or free_port()
+    deadline = time.monotonic() + timeout_s
+    for _ in range(START_ATTEMPTS):
+        server = _launch(port or free_port(), lift_poll_cap, log, db_file)
+        while time.monotonic() < deadline and server.process.poll() is None:
+            if _answers(server.address):
+                return server
+            time.sleep(0.2)
+        if server.process.poll() is None:
+            server.stop()
+            raise UsageError(f"the Temporal dev server did not answer within {timeout_s:g} s")
+    raise UsageError(f"the Temporal dev server exited with code {server.process.returncode} "
+                     f"({START_ATTEMPTS} attempts; its log says why)")
+
+
+def _launch(port: int, lift_poll_cap: bool, log: Path | None,
+            db_file: Path | None) -> DevServer:
     cmd = [str(binary()), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
            "--headless", "--http-port", str(free_port()), "--metrics-port", str(free_port()),
            "--log-level", "error"]
@@ -70,19 +91,14 @@ def start(*, lift_poll_cap: bool = True, log: Path | None = None,
         cmd += ["--db-filename", str(db_file)]
     if lift_poll_cap:
         cmd += ["--dynamic-config-value", POLL_CAP_LIFTED]
-    out = log.open("ab") if log else subprocess.DEVNULL
-    process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL)
-    server = DevServer(process, f"127.0.0.1:{port}")
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise UsageError(f"the Temporal dev server exited with code {process.returncode}")
-        if _answers(server.address):
-            return server
-        time.sleep(0.2)
-    server.stop()
-    raise UsageError(f"the Temporal dev server did not answer within {timeout_s:g} s")
+    if log is None:
+        process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL)
+    else:
+        with log.open("ab") as out:  # the server keeps its own copy of the descriptor
+            process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL)
+    return DevServer(process, f"127.0.0.1:{port}")
 
 
 def _answers(address: str) -> bool:
