@@ -2811,3 +2811,19 @@ def test_what_was_exported_is_what_a_new_shell_holds(workspace: Path, command: s
                             text=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
     assert result.stdout.strip() == "rm a.txt", command
     assert decision(workspace, command) == "allow", command
+
+
+def test_a_reason_shows_the_first_words_of_a_long_command(workspace: Path) -> None:
+    """A reason is one line: ``touch f{1..3000}`` put all 3,001 words in it (17 KB on the
+    CLI's line; 120 KB for 20,000). It shows the first ones and how many more; the commands
+    judged, which the preview shows, keep every word."""
+    found = check_shell_json("touch f{1..3000}", workspace, ENV)
+    assert found["reason"].startswith("touch f1 f2 ")
+    assert "... (2977 more words): touch writes files" in found["reason"]
+    assert len(found["commands"][0]["argv"]) == 3001
+    proc = subprocess.run([sys.executable, "-m", "engine", "policy", "check-shell",
+                           "--workspace", str(workspace), "touch f{1..3000}"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.stdout.startswith("ask") and len(proc.stdout) < 400, proc.stdout[:500]
+    short = check_shell_json("touch a b", workspace, ENV)["reason"]
+    assert short == "touch a b: touch writes files"

@@ -70,6 +70,7 @@ from engine.permissions.shell import (
     classify_command,
 )
 from engine.permissions.shell_paths import strictest
+from engine.permissions.words import reason_command
 from engine.sandbox.config import sandbox_from_data
 from engine.sandbox.protected import is_protected
 from engine.spec.documents import item_lines, load_document
@@ -446,7 +447,8 @@ def _shell_reason(verdict: ShellVerdict, finals: list[DecisionValue], rules: lis
         return verdict.reason, None
     for entry, final in zip(verdict.commands, finals, strict=True):
         if final == decision and decision != "allow":
-            return f"{shlex.join(entry['argv'])}: {entry['reason']}", _rule_for(rules, decision)
+            return f"{reason_command(entry['argv'])}: {entry['reason']}", _rule_for(
+                rules, decision)
     if decision == "allow":
         return (("allowed by " + "; ".join(rules)) if rules else verdict.reason,
                 rules[0] if rules else None)

@@ -107,6 +107,7 @@ from engine.permissions.words import (
     code_of,
     expand_braces,
     printable,
+    reason_command,
 )
 from engine.tooling.spec import RISK_ORDER, Risk, max_risk
 
@@ -699,7 +700,7 @@ class _Walker(PathJudge, ShellValues):
         top = ranked[0]
         if decision == "allow":
             return "reads only inside the workspace"
-        return f"{shlex.join(top['argv'])}: {top['reason']}"
+        return f"{reason_command(top['argv'])}: {top['reason']}"
 
     def _prescan(self, text: str) -> None:
         """Names assigned anywhere, and functions defined anywhere, in the command."""

@@ -7,6 +7,8 @@ The parser adapter (``shell.py``) turns syntax into ``Word`` values; the per-pro
 from __future__ import annotations
 
 import re
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -80,6 +82,18 @@ def printable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [printable(v) for v in value]
     return value
+
+
+REASON_WORDS = 24
+"""Words of a command a one-line reason shows; the preview shows every word."""
+
+
+def reason_command(argv: Sequence[str]) -> str:
+    """``argv`` quoted for a one-line reason: its first ``REASON_WORDS`` words and how many
+    more (``touch f{1..20000}`` made a reason of 120 KB)."""
+    if len(argv) <= REASON_WORDS:
+        return shlex.join(argv)
+    return f"{shlex.join(argv[:REASON_WORDS])} ... ({len(argv) - REASON_WORDS} more words)"
 
 
 def values(words: list[Word]) -> list[str | None]:
