@@ -2781,6 +2781,8 @@ def test_systemctl_is_judged_by_what_it_does_to_the_machines_services(
     "c=echo; find . -name a.txt -exec sh -c '$c rm \"$1\"' _ {} \\;",
     "export c=echo; env -u c bash -c '$c rm a.txt'",
     "export c=echo; env -i PATH=/usr/bin:/bin bash -c '$c rm a.txt'",
+    "export c=echo; env - bash -c '$c rm a.txt'", "export c=echo; exec -c bash -c '$c rm a.txt'",
+    "export c=echo; exec -a x -cl bash -c '$c rm a.txt'",
     "export c=echo; export -n c; bash -c '$c rm a.txt'",
     "declare -x c=echo; declare +x c; bash -c '$c rm a.txt'",
     "c=echo; set -a; bash -c '$c rm a.txt'", "c=echo; readonly c; bash -c '$c rm a.txt'",

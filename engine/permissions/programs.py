@@ -37,6 +37,8 @@ class Wrapper:
     """Runs the command with the environment it was given (``nice``): a shell it starts holds
     what was exported. Unset (``sudo`` resets it), a new shell's variables are only known at
     run time."""
+    env_letters: str = ""
+    """Short options that empty the environment even so (``exec -c``)."""
 
 
 def _fs(*names: str) -> frozenset[str]:
@@ -50,7 +52,7 @@ WRAPPERS: dict[str, Wrapper] = {
                    keeps_env=True),
     "command": Wrapper(no_command=_fs("-v", "-V"), keeps_env=True),
     "builtin": Wrapper(keeps_env=True),
-    "exec": Wrapper("a", keeps_env=True),
+    "exec": Wrapper("a", keeps_env=True, env_letters="c"),
     "nice": Wrapper("n", _fs("--adjustment"), keeps_env=True),
     "nohup": Wrapper(keeps_env=True),
     "coproc": Wrapper(keeps_env=True),

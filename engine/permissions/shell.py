@@ -3597,9 +3597,13 @@ def _hands_on_env(argv: list[Word], e: Effect) -> bool:
     keeps it (``env`` without ``-i``/``-u``), and so does the program (a shell, ``xargs``)."""
     if any(not (w in WRAPPERS and WRAPPERS[w].keeps_env) for w in e.wrappers):
         return False
-    if "env" in e.wrappers and any(
-            (w.value or "-").startswith("-") and (w.value or "").split("=")[0]
-            not in ENV_KEEPING_OPTIONS for w in argv[1:len(argv) - len(e.argv)]):
+    prefix = [w.value or "-" for w in argv[:len(argv) - len(e.argv)]]
+    if "env" in e.wrappers and any(v.startswith("-") and v.split("=")[0]
+                                   not in ENV_KEEPING_OPTIONS for v in prefix[1:]):
+        return False
+    letters = "".join(WRAPPERS[w].env_letters for w in e.wrappers)
+    if letters and any(re.fullmatch(r"-\w+", v) and set(v[1:]) & set(letters)
+                       for v in prefix):  # exec -c bash: an empty environment
         return False
     name = program_name(e.argv[0]) if e.argv else ""
     return name in SHELLS or name in STARTS_WITH_ENV or (
