@@ -100,8 +100,8 @@ def plain(payload: str) -> Generated:
 def decoyed(payload: str = "rm a.txt") -> Iterator[Generated]:
     """Each decoy (``DECOYS``) of the payload's program before the payload alone, before each
     word transformation of it and before each command transformation of it; and each
-    ``VARIABLE_DECOYS`` set-up before ``$c PAYLOAD`` alone and in each command
-    transformation. Whether the real program runs is bash's to say."""
+    ``VARIABLE_DECOYS`` set-up before its call of the payload (``$c rm a.txt``), alone and in
+    each command transformation. Whether the real program runs is bash's to say."""
     found = next(p for p in PAYLOADS if p.name == payload)
     command = found.render()
     for name, decoy in DECOYS.items():

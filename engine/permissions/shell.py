@@ -1047,11 +1047,12 @@ class _Walker(PathJudge, ShellValues):
                      "")
         if cased and any(f.startswith("+") and cased in f for f in flags):
             cased = "-" + cased  # declare +l x: no -l from now on (a -u stays)
+        dashes = "".join(f[1:] for f in flags if f.startswith("-"))  # -gx -r: "gxr"
         local = keyword == "local" or (keyword in ("declare", "typeset") and _in_function(
-            node) and "g" not in "".join(f[1:] for f in flags if f.startswith("-")))
+            node) and "g" not in dashes)
         if cased and (self.conditional or local):  # false && declare -l x, or a local's
             cased = "?" + cased.strip("+-")  # -l, gone after the call: x may or may not be
-        self._declared_names(keyword, flags, node, ctx, local)
+        self._declared_names(keyword, flags, dashes, node, ctx, local)
         arrays = any(f.startswith("-") and ("a" in f or "A" in f) for f in flags)
         for c in node.named_children:
             if c.type == "variable_assignment" or c.type == "variable_name":
@@ -1070,17 +1071,16 @@ class _Walker(PathJudge, ShellValues):
                 elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
                     self.integers.add(_text(c, ctx))
 
-    def _declared_names(self, keyword: str, flags: list[str], node: Node, ctx: _Ctx,
-                        local: bool) -> None:
+    def _declared_names(self, keyword: str, flags: list[str], dashes: str, node: Node,
+                        ctx: _Ctx, local: bool) -> None:
         """The names a declaration makes readonly (not a ``local -r``: gone after the call)
         or associative, and the locals it makes: new variables without the caller's case
         attribute, unset when given no value (``local c``)."""
         names = [_text(c.child_by_field_name("name") or c, ctx) for c in node.named_children
                  if c.type in ("variable_assignment", "variable_name")]
-        if keyword == "readonly" or (not local and any(
-                f.startswith("-") and "r" in f for f in flags)):
+        if keyword == "readonly" or (not local and "r" in dashes):
             self.readonly.update(names)
-        if any(f.startswith("-") and "A" in f for f in flags):
+        if "A" in dashes:
             self.assoc.update(names)
         if local:
             for name in names:
@@ -1088,7 +1088,6 @@ class _Walker(PathJudge, ShellValues):
             for c in node.named_children:  # local OPTIND: getopts starts again (modelled)
                 if c.type == "variable_name" and _text(c, ctx) != "OPTIND":
                     self._unknown_now(_text(c, ctx))
-        dashes = "".join(f[1:] for f in flags if f.startswith("-"))
         if (keyword == "export" and "n" in dashes) or any(
                 f.startswith("+") and "x" in f for f in flags):
             self.exported_vars.difference_update(names)  # export -n c, declare +x c
