@@ -53,8 +53,16 @@ CHANGED = (  # (what holds the value first, the change, the probe)
     ("", "shopt -s expand_aliases; alias rm=cat", "\nrm a.txt"),
     ("x=rm; ", "trap 'x=cat' RETURN", "$x a.txt"),
     ("x=rm; ", "trap 'x=cat' USR1", "$x a.txt"),
+    ("", "x=echo", "$x rm a.txt"),
+    ("unset x; ", "read -r x <<< echo", "$x rm a.txt"),
+    ("", "printf -v x echo", "$x rm a.txt"),
+    ("", "for x in echo; do :; done", "$x rm a.txt"),
+    ("", "a=(echo)", "${a[@]} rm a.txt"),
+    ("", "declare -A m=([k]=echo)", "${m[k]} rm a.txt"),
+    ("", "x=foo", "${x/#/echo } rm a.txt"),
 )
-"""A value that runs ``rm`` unless the change happened (and lasted)."""
+"""A value that runs ``rm`` unless the change happened (and lasted): an unset name's word
+is no word at all, and the next one is the program."""
 
 MAY_NOT_RUN = (
     "false && {c}; ", "true || {c}; ", "if false; then {c}; fi; ",
@@ -92,6 +100,8 @@ MADE = (  # (the value first, a change that makes it run rm, the probe)
     ("x=cat; ", "x=rm readonly x", "$x a.txt"),
     ("x=cat; ", "x=rm declare -x x", "$x a.txt"),
     ("x=cat; ", "trap 'x=rm' DEBUG", ": ; $x a.txt"),
+    ("x=echo; ", "unset x", "$x rm a.txt"),
+    ("x=echo; ", "unset x; x=$x", "${x:+cat} rm a.txt"),
 )
 """Changes that make the probe run ``rm`` where they run, or a read-only value that stays."""
 

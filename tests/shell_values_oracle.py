@@ -75,6 +75,8 @@ OPERATIONS = (
     "declare -A m=([k]={v}); x=${{m[k]}}", "x=\"${{x}}\"", "x=${{x@Q}}", "x=$'a\\tb'",
     "x=$(printf %q {v})", "x=\"$(echo {v})\"", "x=$(echo \"$x\")", "x=${{x:-}}",
     "readonly y={v}", "export x", "local x 2>/dev/null",
+    "[ -n \"$y\" ] && z={v}; x=${{z/#/p}}", "[ -n \"$y\" ] && z={v}; x=${{#z}}",
+    "[ -n \"$y\" ] && z={v}; x=${{z@Q}}", "[ -n \"$y\" ] && z={v}; x=${{z^^}}w",
     "set -- {v} {v} {v}; shift 2; x=$1", "set -- {v} {v}; x=\"${{@:2}}\"", "x=${{#@}}",
     "a=({v} {v}); x=\"${{!a[@]}}\"", "a=({v} {v} {v}); x=\"${{a[@]:1:1}}\"",
     "eval x={v}", "x=$(< a.txt)", "IFS=$'\\n'", "IFS=$' \\t'", "read -r -d '' x <<< {v}",

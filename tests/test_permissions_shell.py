@@ -660,6 +660,12 @@ def test_huge_or_deeply_nested_input_never_hangs_and_is_never_allowed(
     ('bash -c "$(echo bHMgLWxh | base64 -d)"', "deny"),
     ('declare "$(echo c=rm)"; $c -f a.txt', "deny"), ('declare "$(echo c=ls)"; $c -la', "allow"),
     ("for n in {1..3}; do echo $((n * 2)); done", "allow"),
+    # ${x@Q}: the value in single quotes, which bash does not take off again
+    ("x=a.txt; cat ${x@Q}", "allow"), ("x='rm -rf src'; eval \"${x@Q}\"", "ask"),
+    ("x=\"it's\"; cat \"${x@Q}\"", "allow"), ("x=$'a\\tb'; cat ${x@Q}", "ask"),
+    # an operator applies to a set value only: an x that may be unset gives ""
+    ("true || x=foo; ${x/#/echo } rm a.txt", "deny"),
+    ("[ -f nope ] && x=foo; ${x/%/ echo} rm a.txt", "deny"),
 ])
 def test_parameter_operators_and_printed_words_are_computed(workspace: Path, command: str,
                                                             expected: str) -> None:
@@ -1282,6 +1288,10 @@ def test_other_reads_keep_their_decision_under_auto(workspace: Path, command: st
     ("bash 2>/dev/null <<< \"git reset --hard\"", "deny"),
     ("select f in *.py; do rm \"$f\"; done <<< 1", "deny"),
     ("echo ${x#a} $((16#ff)); rm#x", "ask"),
+    # a command's first word that is a plain brace list: bash runs its expansion (a name
+    # the shell expands: asked)
+    ("{ls,-la,src}", "ask"), ("true; {cat,a.txt} | wc -l", "ask"),
+    ("{ls,-la,src} && {rm,-f,data.csv}", "deny"), ("if true; then {rm,-rf,src}; fi", "deny"),
 ])
 def test_forms_the_grammar_misreads_are_judged_as_bash_reads_them(
         workspace: Path, command: str, expected: str) -> None:

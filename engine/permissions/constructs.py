@@ -137,7 +137,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "NAME=(..) or (..)", "modelled",
               "parsed again as bash does: the code it holds is judged; a value only known "
               "at run time is asked (deny under --approval auto)"),
-    Construct("quotes, $'..', braces, globs, ~, ${X:-w}", "modelled", "decoded statically"),
+    Construct("quotes, $'..', braces, globs, ~, ${X:-w}; {ls,-la,src} as a command",
+              "modelled", "decoded statically (a plain brace list as a command's first word "
+              "is replaced by its words, which the grammar reads as a group)"),
     Construct("variables assigned in the command (=, +=, declare, export, for)", "modelled",
               "their values stand in for the command name"),
     Construct("arrays a=(..), a[i]=, a+=(..); ${a[@]} ${a[*]} ${a[N]}; declare -A "
@@ -253,10 +255,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "complete/compgen -C/-F, mapfile/readarray -C", "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
-    Construct("${x^^} ${x,,} ${x^} ${x,} ${x@U} ${x@L} ${x@E}, ${x#p} ${x%p} (and ## %%), "
-              "${x/p/r} (and // /# /%), ${#x}, ${!x}", "modelled",
-              "computed from the known values (a pattern with quotes, escapes or classes: "
-              "only known at run time)"),
+    Construct("${x^^} ${x,,} ${x^} ${x,} ${x@U} ${x@L} ${x@E} ${x@Q}, ${x#p} ${x%p} (and ## "
+              "%%), ${x/p/r} (and // /# /%), ${#x}, ${!x}", "modelled",
+              "computed from the known values, and from nothing for a variable that may be "
+              "unset (a pattern with quotes, escapes or classes, or ${x@Q} of control "
+              "characters: only known at run time)"),
     Construct("$(echo ..) and $(printf ..) as words and as the program; eval or bash -c of "
               "what they print", "modelled", "their output stands for the words (split when "
               "unquoted) and is judged as the command it makes; a decoder's output stays "

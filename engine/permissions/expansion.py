@@ -163,7 +163,7 @@ def _tr_set(spec: str) -> str | None:
     return "".join(out)
 
 
-_OPERATOR = re.compile(r"\$\{([A-Za-z_]\w*)(\^\^|,,|\^|,|##|#|%%|%|//|/#|/%|/|@[UuLE])(.*)\}",
+_OPERATOR = re.compile(r"\$\{([A-Za-z_]\w*)(\^\^|,,|\^|,|##|#|%%|%|//|/#|/%|/|@[UuLEQ])(.*)\}",
                        re.S)
 
 
@@ -181,6 +181,8 @@ def apply_operator(value: str, op: str, arg: str) -> str | None:
         return None if arg else _cased(value, op)
     if op == "@E":
         return None if arg else unescape(value)
+    if op == "@Q":
+        return None if arg else single_quoted(value)
     if re.search(r"[$`'\"\\]|\[[:!^]", arg):
         return None
     if op in ("#", "##", "%", "%%"):
@@ -190,6 +192,15 @@ def apply_operator(value: str, op: str, arg: str) -> str | None:
 
 
 _CASES = ("^^", ",,", "^", ",", "@U", "@u", "@L")
+
+
+def single_quoted(value: str) -> str | None:
+    """What bash's ``${x@Q}`` gives: the value in single quotes (a quote in it as
+    quote-backslash-quote-quote); None for a value bash writes as ``$'..'`` (control
+    characters) or by the locale (other than ASCII)."""
+    if any(ord(ch) < 32 or ord(ch) > 126 for ch in value):
+        return None
+    return "'" + value.replace("'", "'\\''") + "'"
 
 
 def _cased(value: str, op: str) -> str | None:

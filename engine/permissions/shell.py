@@ -22,7 +22,7 @@ import os
 import re
 import shlex
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -488,8 +488,12 @@ class _Walker(PathJudge, ShellValues):
     readonly: set[str] = field(default_factory=set)
     """Variables made read-only: a later change fails, and the value before stays."""
     maybe_unset: set[str] = field(default_factory=set)
-    """Variables set only where that may not have run: ``${x-w}``, ``${x:=w}`` may see
-    them unset."""
+    """Variables set only where that may not have run: ``$x`` may be no word at all,
+    ``${x-w}`` gives w."""
+    leaves: int = 0
+    """Commands judged so far that may end a loop or the shell early (``break``,
+    ``continue``, ``return``, ``exit``, a program named only at run time): a loop whose
+    passes all run (``_loop_runs``) is one in which none was met."""
     ifs: str | None = " \t\n"
     """The field separators unquoted expansions are split at (None: only known at run time)."""
     argv0: str | None = "bash"
@@ -768,8 +772,10 @@ class _Walker(PathJudge, ShellValues):
         if t not in _CONDITIONAL:
             self._dispatch(node, ctx)
             return
-        with self._may_not_run():  # its commands may not run: a cd in it may not either
-            self._dispatch(node, ctx)
+        leaves, runs = self.leaves, _loop_runs(node, ctx)
+        with self._may_not_run(lambda: runs and self.leaves == leaves):
+            self._dispatch(node, ctx)  # its commands may not run: a cd in it may not either
+        self.maybe_unset -= _set_on_every_path(node, ctx)
 
     def _dispatch(self, node: Node, ctx: _Ctx) -> None:
         handler = _HANDLERS.get(node.type)
@@ -850,9 +856,10 @@ class _Walker(PathJudge, ShellValues):
                 one_by_one = self._values_in_turn(words, node, ctx)
                 if one_by_one is not None:  # cd "$d": each folder is the next pass's base
                     self.in_turn.add(name)
+                    leaves, runs = self.leaves, _loop_runs(node, ctx)
                     for value in one_by_one:  # a break may end the loop before any pass
                         self.loops[name] = [value]
-                        with self._may_not_run():
+                        with self._may_not_run(lambda: runs and self.leaves == leaves):
                             self._loop_body(node, ctx)
                     self.in_turn.discard(name)
                     self.loops[name] = words
@@ -1499,16 +1506,21 @@ class _Walker(PathJudge, ShellValues):
                 self._visit(child, ctx)
 
     @contextmanager
-    def _may_not_run(self) -> Iterator[None]:
+    def _may_not_run(self, ran: Callable[[], bool] | None = None) -> Iterator[None]:
         """Commands that may not run (a branch, a loop, what follows ``&&``, a trap): a
-        ``cd`` there may not either, and what they change joins the values before them."""
+        ``cd`` there may not either, and what they change joins the values before them.
+        When ``ran`` says afterwards that they did run (each pass of a loop over plain words
+        with no ``break``), what they set is set for sure; still, the values may be either."""
         self.conditional += 1
         before = self._values()
         try:
             yield
         finally:
             self.conditional -= 1
+            kept = set(self.maybe_unset) if ran is not None and ran() else None
             self._join(before)
+            if kept is not None:
+                self.maybe_unset &= kept | before.maybe_unset
 
     def _values(self) -> _Values:
         return _Values(dict(self.known), set(self.unknown), dict(self.arrays),
@@ -1539,17 +1551,9 @@ class _Walker(PathJudge, ShellValues):
         for var, old in before.known.items():  # for x in ..: the loop's words hold it now
             if var not in self.known and var not in self.unknown:
                 self._may_hold(var, [*old, *self.loops.get(var, [])])
-        for var, alternatives in list(self.arrays.items()):
-            was = before.arrays.get(var)
-            if was is not None and was != alternatives:
-                merged = [*was, *(a for a in alternatives if a not in was)]
-                if len(merged) > MAX_VALUES:
-                    self.arrays.pop(var)
-                    self.unknown.add(var)
-                else:
-                    self.arrays[var] = merged
-        for var in [v for v, entries in self.maps.items()
-                    if v in before.maps and before.maps[v] != entries]:
+        self._join_arrays(before)
+        for var in [v for v, entries in self.maps.items()  # changed, or made here
+                    if before.maps.get(v) != entries]:
             self.maps.pop(var)
             self.unknown.add(var)
         for ref in before.refs:  # re-targeted or dropped: its target is known at run time
@@ -1562,6 +1566,22 @@ class _Walker(PathJudge, ShellValues):
             self.ifs = None
         self.numeric = {v for v in self.numeric if v in before.numeric or (
             v not in before.known and v not in before.unknown)}
+
+    def _join_arrays(self, before: _Values) -> None:
+        """An array changed where that may not have run holds either list; one made there
+        may still be what the name held (a value, or nothing: ``${a[@]}`` of no array)."""
+        for var, alternatives in list(self.arrays.items()):
+            was = before.arrays.get(var)
+            if was is None and var not in before.unknown:
+                was = [[v] for v in before.known[var]] if var in before.known else \
+                    [[self.env[var]]] if var in self.env else [[]]
+            if was is not None and was != alternatives:
+                merged = [*was, *(a for a in alternatives if a not in was)]
+                if len(merged) > MAX_VALUES:
+                    self.arrays.pop(var)
+                    self.unknown.add(var)
+                else:
+                    self.arrays[var] = merged
 
     def _in_subshell(self, node: Node, ctx: _Ctx, visit: bool = False) -> None:
         """``( .. )``, ``$( .. )``, a pipeline's stage: a ``cd``, ``set --``, ``IFS=`` or a
@@ -2063,12 +2083,15 @@ class _Walker(PathJudge, ShellValues):
             return
         self._rewind(mark)
         saved = {n: (self.loops.get(n), self.known.get(n), self.arrays.get(n)) for n in multi}
+        unset = self.maybe_unset & set(multi)
         try:
             for combo in combos:
+                self.maybe_unset |= unset
                 for n, value in zip(multi, combo, strict=True):
                     self._hold_one(n, value)
                 self._command_once(node, ctx)
         finally:
+            self.maybe_unset |= unset
             for n, (loop, known, items) in saved.items():
                 if loop is not None:
                     self.loops[n] = loop
@@ -2078,6 +2101,8 @@ class _Walker(PathJudge, ShellValues):
                     self.arrays[n] = items
 
     def _hold_one(self, name: str, value: str | Sequence[str]) -> None:
+        if value:  # "" is one of the values held in turn: there it may be unset
+            self.maybe_unset.discard(name)
         if not isinstance(value, str):  # one of an array's alternatives
             self.arrays[name] = [list(value)]
             self.known[name] = [value[0] if value else ""]
@@ -2093,7 +2118,8 @@ class _Walker(PathJudge, ShellValues):
             return None
         if len(self.arrays.get(name, ())) > 1:
             return self.arrays[name]
-        found = self.known.get(name) if name in self.known else self.loops.get(name)
+        found = self._static_variable(name) if name in self.known or name in self.loops \
+            else None
         return found if found is not None and len(found) > 1 else None
 
     def _lists(self) -> tuple[list[Any], ...]:
@@ -2513,6 +2539,8 @@ class _Walker(PathJudge, ShellValues):
         argv, ctx = self._arg_file(argv, ctx)
         argv, assigned = _as_options(argv, assigned, exported or {})
         e = self._analyzed(argv, by_hash=not ctx.child)
+        if not e.argv or e.argv[0].value is None or program_name(e.argv[0]) in _LEAVES:
+            self.leaves += 1
         self._promoted(e, exported)
         if self._call(e, ctx) or self._alias_call(e, ctx):
             return
@@ -3148,14 +3176,32 @@ MAX_EXTGLOB_VARIANTS = 16
 
 
 _HERESTRING_NUMBER = re.compile(r"<<<[ \t]*(\d+)(?=[\s;&|)]|$)")
+_BRACE_WORD = re.compile(r"\{[\w./:@%+,-]*,[\w./:@%+,-]*\}(?=[ \t;&|)\n]|$)")
+"""A command's first word that is one plain brace list (``{ls,-la,src}``): the grammar reads
+a group where bash expands the braces. No ``=`` (an assignment is found before expansion),
+quote or expansion in it."""
+_COMMAND_START = re.compile(r"(?:^|[;&|(\n]|\b(?:then|do|else|elif|if|while|until))[ \t]*$")
+
+
+def _brace_command(text: str, i: int) -> tuple[str, int] | None:
+    """A plain brace list at a command's start (``_BRACE_WORD``) behind an empty quote, and
+    where it ends: ``''{ls,-la,src}`` is the same words to bash, and a word to the grammar,
+    judged as a command name the shell expands. None elsewhere, or when a word of it is empty
+    (bash drops an empty word of ``{,ls}``, but keeps ``''``)."""
+    m = _BRACE_WORD.match(text, i)
+    if m is None or not _COMMAND_START.search(text, 0, i) or \
+            not all(expand_braces(m.group())):
+        return None
+    return "''" + m.group(), m.end()
 _WORD_CHAR = re.compile(r"[\w./:@%+,=-]")
 
 
 def _grammar_repaired(text: str) -> tuple[str, bytes, Any] | None:
     """``text`` rewritten where the grammar misreads what bash reads plainly, with its parse;
     None when nothing was rewritten or the rewrite does not parse either. The rewrites leave
-    bash's meaning alone: a here-string of digits (``done <<< 1``) is quoted, and a ``#``
-    inside an unquoted word (``ls#``, a comment only at a word's start) is escaped."""
+    bash's meaning alone: a here-string of digits (``done <<< 1``) is quoted, a ``#``
+    inside an unquoted word (``ls#``, a comment only at a word's start) is escaped, and a
+    command's first word that is a plain brace list is read as a word (``_brace_command``)."""
     out: list[str] = []
     quote = ""
     i = 0
@@ -3180,6 +3226,10 @@ def _grammar_repaired(text: str) -> tuple[str, bytes, Any] | None:
             continue
         elif ch == "#" and i and _WORD_CHAR.match(text[i - 1]):
             out.append("\\")
+        elif ch == "{" and (words := _brace_command(text, i)) is not None:
+            out.append(words[0])
+            i = words[1]
+            continue
         out.append(ch)
         i += 1
     src = "".join(out).encode("utf-8", "surrogateescape")
@@ -3362,6 +3412,73 @@ def _fd_variable(arg: Node, ctx: _Ctx) -> str | None:
     if m is None or not any(r.start_byte == arg.end_byte for r in redirects):
         return None
     return m.group(1)
+
+
+_LEAVES = frozenset({"break", "continue", "return", "exit", "exec"})
+"""Builtins after which the rest of a loop's pass, or of the shell, may not run."""
+_PLAIN_WORD = re.compile(r"[\w./:@%+,=-]+")
+"""A loop word that is itself, one word, whatever the shell's state (no glob, no expansion)."""
+
+
+def _loop_runs(node: Node, ctx: _Ctx) -> bool:
+    """A ``for`` loop over plain words (``_PLAIN_WORD``, or quoted text): it runs a pass for
+    each, unless a ``break`` or the like ends it (``_Walker.leaves``)."""
+    if node.type != "for_statement":
+        return False
+    values = node.children_by_field_name("value")
+    return bool(values) and all(c.type == "raw_string" or (
+        c.type == "word" and _PLAIN_WORD.fullmatch(_text(c, ctx))) for c in values)
+
+
+def _set_on_every_path(node: Node, ctx: _Ctx) -> set[str]:
+    """Variables a conditional construct sets whichever way it goes: an ``if`` with an
+    ``else``, or a ``case`` with a ``*)``, whose every branch assigns the name as one of its
+    own commands; a ``for`` loop's variable over plain words (it runs at least once). The
+    join after the construct (``_may_not_run``) takes them as maybe unset; these are not."""
+    if node.type == "for_statement":
+        var = node.child_by_field_name("variable")
+        return {_text(var, ctx)} if var is not None and _loop_runs(node, ctx) else set()
+    if node.type == "if_statement":
+        clauses = [c for c in node.named_children if c.type in ("elif_clause", "else_clause")]
+        if not clauses or clauses[-1].type != "else_clause":
+            return set()
+        bodies = [_branch_body(node), *(_branch_body(c) for c in clauses)]
+    elif node.type == "case_statement":
+        items = [c for c in node.named_children if c.type == "case_item"]
+        if not any(_text(p, ctx) == "*" for i in items for p in _case_parts(i)[0]):
+            return set()
+        bodies = [_case_parts(i)[1] for i in items]
+    else:
+        return set()
+    found = [_assigned_here(body, ctx) for body in bodies]
+    return set.intersection(*found) if found else set()
+
+
+def _branch_body(node: Node) -> list[Node]:
+    """The commands an ``if``'s (or ``elif``'s) ``then`` runs, or an ``else``'s."""
+    after = node.type == "else_clause"
+    body: list[Node] = []
+    for c in node.children:
+        if c.type in ("then", "else"):
+            after = True
+        elif c.type in ("elif_clause", "else_clause", "fi"):
+            break
+        elif after and c.is_named and c.type != "comment":
+            body.append(c)
+    return body
+
+
+def _assigned_here(body: list[Node], ctx: _Ctx) -> set[str]:
+    """Plain names a list of commands assigns as commands of its own (``x=1``, ``x=1 y=2``)."""
+    names: set[str] = set()
+    for c in body:
+        for a in [c] if c.type == "variable_assignment" else (
+                c.named_children if c.type == "variable_assignments" else []):
+            name = a.child_by_field_name("name")
+            if a.type == "variable_assignment" and name is not None and \
+                    name.type == "variable_name":
+                names.add(_text(name, ctx))
+    return names
 
 
 def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:

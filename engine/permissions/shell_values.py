@@ -168,10 +168,9 @@ class ShellValues:
             return [" "]
         if self.taint_all or name in self.unknown or name == INPUT_VAR:
             return None
-        if name in self.known:
-            return self.known[name]
-        if name in self.loops:
-            return self.loops[name]
+        found = self.known.get(name, self.loops.get(name))
+        if found is not None:  # set where that may not have run: "" too (true || x=echo)
+            return [*found, ""] if name in self.maybe_unset and "" not in found else found
         if name in self.tainted:
             return None
         value = self.env.get(name)
@@ -196,19 +195,27 @@ class ShellValues:
         if found is not None:
             name, op, arg = found
             values = self._static_variable(name)
-            if values is not None and name in self.maybe_unset and "" not in values:
-                values = [*values, ""]  # ${x/r/c} of an x that may be unset: ""
             out = None if values is None else [apply_operator(v, op, arg) for v in values]
-            return None if out is None or None in out else [v or "" for v in out]
+            if out is None or None in out:
+                return None
+            return self._or_unset(name, [v or "" for v in out], "")
         m = re.fullmatch(r"\$\{(#|!)([A-Za-z_]\w*)\}", text)
         if m is None:
             return self._static_default(text)
         values = self._static_variable(m.group(2))
         if values is None or m.group(1) == "#":
-            return None if values is None else [str(len(v)) for v in values]
+            return None if values is None else self._or_unset(
+                m.group(2), [str(len(v)) for v in values], "0")
         targets = [self._static_variable(v) if re.fullmatch(r"[A-Za-z_]\w*", v) else None
                    for v in values]  # ${!x}: the variable x names
         return None if None in targets else bounded([v for t in targets for v in t or ()])
+
+    def _or_unset(self, name: str, values: list[str], unset: str) -> list[str]:
+        """``values`` and, for a variable that may be unset, what bash gives then: an
+        operator applies to set values only (``${x/#/echo }`` of an unset x is ``""``)."""
+        if name in self.maybe_unset and unset not in values:
+            return [*values, unset]
+        return values
 
     def _static_default(self, text: str) -> list[str] | None:
         """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``, ``${1:-src}``, ``${1:?usage}``: the value
