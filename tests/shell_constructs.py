@@ -397,9 +397,13 @@ VARIABLE_DECOYS: dict[str, tuple[str, str]] = {
     "local_in_function": ("c=:; f() { local c; CMD\n}\n", "$c PAYLOAD"),
     "uppercase_attribute": ("declare -u c\n", "c=PROGRAM; $c ARGS"),
     "uppercase_attribute_of_a_local": ("f() { declare -u c; }; f\n", "c=PROGRAM; $c ARGS"),
+    "set_where_that_may_not_run": ("[ -e nosuch ] && c=:\n", "$c PAYLOAD"),
+    "exported_in_a_branch_not_taken": ("if [ -e nosuch ]; then export c=:; fi\n",
+                                       "$c PAYLOAD"),
 }
 """Set-ups of a variable ``c``, and how the payload is then called, that keep it harmless
 only where the code sees the variable as set: ``: rm a.txt``, or ``RM a.txt`` (no such
 program) under ``declare -u``. A new shell holds what was exported, and no attribute;
-``local c`` is a new, empty ``c``; a function's ``declare`` is a local, gone after it.
+``local c`` is a new, empty ``c``; a function's ``declare`` is a local, gone after it; what
+a branch not taken sets stays unset, so ``$c`` is no word and ``rm`` the program.
 ``CMD``, when there, is where the command goes (then ``f`` is called)."""

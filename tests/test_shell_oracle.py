@@ -84,19 +84,21 @@ def test_a_name_mapped_to_a_harmless_program_is_judged_as_what_bash_runs(
         record_property: Callable[[str, object], None]) -> None:
     """Every decoy of ``rm`` (a function, an exported function, an alias, ``hash -p``, a link
     on PATH) before every word and every command transformation of ``rm a.txt``, and every
-    variable decoy (``c=:`` unexported, exported, then unexported, made local; ``declare
-    -u c`` before ``c=rm; $c a.txt``) in every command transformation: where bash does not
+    variable decoy (``c=:`` unexported, exported, then unexported, made local, set in a
+    branch not taken; ``declare -u c`` before ``c=rm; $c a.txt``) in every command
+    transformation: where bash does not
     apply the mapping
     (``xargs rm``, ``env rm``, ``dash -c``, after ``hash -r``, a new shell for an unexported
     ``c``...) a.txt is gone, and the command must be refused under --approval auto. Before
     these were modelled (3f61209), 535 of these commands ran the real rm under auto while
     judged as the decoy, 131 of them allowed outright. The oracle itself works: the payload
     alone after each decoy keeps a.txt, except after ``hash -r``, inside a function with
-    ``local c`` and after a function's (local) ``declare -u``."""
+    ``local c``, after a function's (local) ``declare -u`` and after a branch not taken."""
     results = run_all(list(decoyed()))
     alone = {r.transforms[0]: r.effect for r in results if len(r.transforms) == 1}
     gone = {"decoy_hash_p_then_reset", "decoy_local_in_function",
-            "decoy_uppercase_attribute_of_a_local"}
+            "decoy_uppercase_attribute_of_a_local", "decoy_set_where_that_may_not_run",
+            "decoy_exported_in_a_branch_not_taken"}
     assert alone == {f"decoy_{d}": "destroyed" if f"decoy_{d}" in gone else "none"
                      for d in [*DECOYS, *VARIABLE_DECOYS]}
     assert sum(r.effect == "destroyed" for r in results) > len(results) // 3
