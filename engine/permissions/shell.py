@@ -199,8 +199,10 @@ _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
         r"(?:rustc-wrapper|rustc_wrapper|rustc-workspace-wrapper|runner|linker|rustc|rustdoc)"
         r"\s*=|\[alias\]", re.I), "a program cargo runs"),
     (re.compile(r"(?:^|/)(?:Dockerfile|Containerfile|G?N?U?[Mm]akefile|Jenkinsfile|justfile|"
-                r"Taskfile\.ya?ml|\.gitlab-ci\.yml|\.pre-commit-config\.yaml)$|"
-                r"(?:^|/)\.github/workflows/[^/]+$|\.sh$"), re.compile(
+                r"Taskfile\.ya?ml|\.gitlab-ci\.yml|\.pre-commit-config\.yaml|package\.json|"
+                r"composer\.json|deno\.jsonc?|pyproject\.toml|tox\.ini|noxfile\.py|Procfile|"
+                r"tasks\.json|devcontainer\.json)$|"
+                r"(?:^|/)\.github/workflows/[^/]+$|\.(?:sh|mk)$"), re.compile(
         r"(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),
      "a download piped into a shell, which runs later"),
     (re.compile(r"(?:^|/)\.(?:npmrc|yarnrc(?:\.yml)?)$"), re.compile(
@@ -2662,10 +2664,13 @@ class _Walker(PathJudge, ShellValues):
         self.args_given = self.positional is not None
         self.calling.append(body.id)
         start, ifs, values = len(self.entries), self.ifs, self._values()
+        leaves = self.leaves
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin, shell=ctx.shell))
         for redirect in self.redirects.get(name, ()):
             self._visit(redirect, replace(where, piped=False, stdin=None, shell=ctx.shell))
+        sure = self._set_for_sure(_text(body, where)) if self.leaves == leaves else set()
         self._join(values)  # local x=v ends with the call: a value before may still hold
+        self.maybe_unset -= sure
         self.calling.pop()
         self.argv0, self.positional, self.args_given = outer
         if re.search(r"\blocal\b[^;\n]*\bIFS=", _text(body, where)):
@@ -2681,6 +2686,13 @@ class _Walker(PathJudge, ShellValues):
                 f"{name} was defined earlier in this command under a program's name and runs "
                 "other programs in its place"], "", ctx)
         return True
+
+    def _set_for_sure(self, body: str) -> set[str]:
+        """Names a function's body that ran to its end set for sure and keeps after the call:
+        set, not maybe unset, and no word of a ``local``/``declare``/``typeset`` of it."""
+        declared = {n for m in _DECLARED_IN.finditer(body) for n in _NAME.findall(m.group(1))}
+        return {n for n in [*self.known, *self.loops]
+                if n not in self.maybe_unset and n not in declared}
 
     def _hidden_command(self, e: Effect, ctx: _Ctx) -> None:
         """A program that runs code the preview cannot see (an unknown program, ``uv run``,
@@ -2815,10 +2827,16 @@ class _Walker(PathJudge, ShellValues):
             # a PATH only known at run time: a written file of that name may be the one
             return next((f for f in sorted(self.written) if os.path.basename(f) == word.value),
                         None)
+        if path is None and "PATH" in self.env:  # the caller's: a folder of the workspace
+            path = [self.env["PATH"]]  # on it (a venv's bin) runs what was written there
         for folder in (path[0].split(":") if path and len(path) == 1 else []):
             found = os.path.normpath(os.path.join(folder or ".", word.value))
-            if found in self.written:
-                return found
+            inside = os.path.relpath(found, self.ws) if os.path.isabs(found) and \
+                Path(found).is_relative_to(self.ws) else None
+            hit = next((f for f in (found, inside) if f is not None and f in self.written),
+                       None)
+            if hit is not None:
+                return hit
         return None
 
     def _links(self, e: Effect) -> None:
@@ -3414,6 +3432,8 @@ def _fd_variable(arg: Node, ctx: _Ctx) -> str | None:
     return m.group(1)
 
 
+_DECLARED_IN = re.compile(r"\b(?:local|declare|typeset)\b([^;&|\n]*)")
+_NAME = re.compile(r"[A-Za-z_]\w*")
 _LEAVES = frozenset({"break", "continue", "return", "exit", "exec"})
 """Builtins after which the rest of a loop's pass, or of the shell, may not run."""
 _PLAIN_WORD = re.compile(r"[\w./:@%+,=-]+")
