@@ -775,7 +775,6 @@ def test_a_file_this_command_writes_or_links_then_runs_is_judged_as_what_it_hold
 @pytest.mark.parametrize("command", [
     "printf 'rm -rf src' > .venv/bin/ls; chmod +x .venv/bin/ls; ls",
     "printf 'rm -rf src' > {ws}/.venv/bin/ls; chmod +x .venv/bin/ls; ls -la",
-    "printf 'rm -rf src' > .venv/bin/echo; chmod +x .venv/bin/echo; enable -n echo; echo hi",
 ])
 def test_a_file_written_into_a_workspace_folder_on_the_callers_path_is_what_the_name_runs(
         tmp_path: Path, command: str) -> None:
@@ -1573,16 +1572,11 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("f=(a.txt b.txt); for x in \"${f[@]}\"; do cat \"$x\"; done", "allow"),
     ("x='a.txt src'; for w in $x; do rm -r \"$w\"; done", "deny"),
     # hash -p to a system program is asked and followed (what the name runs is judged);
-    # enable (loading, or hiding a builtin) stays refused, but for hiding one that a program
-    # of the same name stands in for (found on PATH, or in the hash table, like any program)
+    # enable (loading, or hiding a builtin) stays refused
     ("hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
     ("hash -p /bin/rm ls; ls -rf src", "deny"), ("hash -p ./x ls; ls", "deny"),
     ("hash -p /bin/rm ls; command ls -rf src", "deny"),
-    ("enable -n echo; echo -e 'a\\tb'", "allow"), ("enable -f ./x.so ls; ls", "deny"),
-    ("enable -n test; [ -f package.json ] && echo y", "allow"),
-    ("enable -n printf; printf hi", "deny"), ("enable -n cd; cd src", "deny"),
-    ("enable -n echo cd; echo hi", "deny"), ("hash -p /bin/rm echo; enable -n echo; echo a.txt",
-                                             "deny"),
+    ("enable -n echo; echo -e 'a\\tb'", "deny"), ("enable -f ./x.so ls; ls", "deny"),
     ("enable rm; rm -h", "deny"), ("enable -a", "allow"),
     ("BASH_ENV=/dev/null bash -c 'ls src'", "allow"), ("BASH_ENV=./x bash -c ls", "deny"),
     ("p='\\u@\\h:\\w\\$ '; echo \"${p@P}\"", "allow"),
@@ -2696,12 +2690,12 @@ def test_a_mode_that_only_prints_or_a_stream_written_is_a_read(workspace: Path,
 
 @pytest.mark.parametrize("command", [
     "sudo rm --help", "env LD_PRELOAD=x.so rm --help", "rm -help", "git rm -- -n",
-    "rsync -avn src/ host:/x", "enable -n printf; printf hi",
+    "rsync -avn src/ host:/x", "enable -n echo; echo hi",
 ])
 def test_near_misses_of_those_reads_are_not_allowed(workspace: Path, command: str) -> None:
     """What a wrapper or a variable does stays; -help to a known program may be options run
-    together; a dry run to another machine still talks to it; enable -n of printf stays
-    refused (the program of that name has no -v: what the walker reads as set is not)."""
+    together; a dry run to another machine still talks to it; enable -n stays refused (a
+    hidden builtin is looked up like a program, which the walker does not follow)."""
     assert decision(workspace, command) != "allow", command
 
 

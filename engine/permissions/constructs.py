@@ -251,10 +251,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "riskier of PROG and NAME, refused under --approval auto; env NAME, xargs "
               "NAME, a new bash and a subshell's hash leave NAME itself; no file is run at "
               "start"),
-    Construct("enable -n of echo, test, [, true, false, pwd", "modelled",
-              "the name then runs the program found for it, which does what the builtin did"),
-    Construct("hash -p to any other file, enable (-f, NAME, -n of any other builtin), fc, "
-              "bind -x, complete/compgen -C/-F, mapfile/readarray -C", "opaque", "deny"),
+    Construct("hash -p to any other file, enable (-f, -n, NAME), fc, bind -x, "
+              "complete/compgen -C/-F, mapfile/readarray -C", "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
     Construct("${x^^} ${x,,} ${x^} ${x,} ${x@U} ${x@L} ${x@E} ${x@Q}, ${x#p} ${x%p} (and ## "
@@ -322,19 +320,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
 )
 
 
-PROGRAM_LIKE_BUILTINS = frozenset({"echo", "test", "[", "true", "false", "pwd"})
-"""Builtins that only print or test, as the programs of the same names do, and change no
-state of the shell: ``enable -n echo`` leaves ``echo`` running ``/usr/bin/echo`` (found on
-PATH, or in ``hash -p``'s table), judged as a program like any other."""
-
-
 def opaque_builtin(name: str, args: Sequence[str | None]) -> str | None:
     """Why ``name ARGS`` hides which program runs, or None when it is modelled."""
     spec = OPAQUE_BUILTINS.get(name)
     if spec is None:
-        return None
-    if name == "enable" and len(args) > 1 and args[0] == "-n" and all(
-            a in PROGRAM_LIKE_BUILTINS for a in args[1:]):
         return None
     letters: set[str] = set()
     others = False
