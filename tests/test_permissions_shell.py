@@ -807,10 +807,14 @@ def test_a_name_that_may_be_unset_is_no_word_and_the_next_one_runs(tmp_path: Pat
     "case $HOME in /*) c=cat;; *) c=wc;; esac; $c a.txt", "for v in a b; do c=cat; done; $c a.txt",
     "f() { c=cat; }; f; $c a.txt", "f() { local -n r=$1; r=cat; }; f c; $c a.txt",
     "for v in a b; do eval \"f_$v=$v.txt\"; done; cat \"$f_a\"",
+    "f() { local OPTIND o p=x; while getopts 'p:' o; do case $o in p) p=$OPTARG;; "
+    "*) return 2;; esac; done; shift $((OPTIND - 1)); grep -c -- \"$p\" \"$@\"; }; "
+    "f -p import src/app.py",
 ])
 def test_a_name_set_on_every_path_is_set(workspace: Path, command: str) -> None:
     """An ``if`` with an ``else`` and a ``case`` with ``*)`` that assign in every branch, a
-    loop over plain words with no ``break``, a function that runs to its end."""
+    loop over plain words with no ``break``, a function that runs to its end; ``OPTIND``,
+    which bash always sets."""
     assert decision(workspace, command) == "allow", command
 
 

@@ -91,6 +91,7 @@ from engine.permissions.shell_paths import (
     strictest,
 )
 from engine.permissions.shell_values import (
+    ALWAYS_SET,
     DECIMAL,
     LISTED_TEXT,
     MAX_LOOP_WORDS,
@@ -1549,7 +1550,7 @@ class _Walker(PathJudge, ShellValues):
         self.maybe_unset |= before.maybe_unset
         self.maybe_unset.update(v for v in [*self.known, *self.loops] if v not in before.known
                                 and v not in before.loops and v not in before.unknown
-                                and v not in self.env)
+                                and v not in self.env and v not in ALWAYS_SET)
         for var, old in before.known.items():  # for x in ..: the loop's words hold it now
             if var not in self.known and var not in self.unknown:
                 self._may_hold(var, [*old, *self.loops.get(var, [])])

@@ -28,6 +28,9 @@ SHELL_NUMBERS = frozenset({"OPTIND", "OPTERR", "LINENO", "RANDOM", "SRANDOM", "S
                            "BASHPID", "PPID", "UID", "EUID", "SHLVL", "EPOCHSECONDS",
                            "COLUMNS", "LINES", "HISTCMD"})
 """Variables the shell keeps as numbers (until the command assigns them)."""
+ALWAYS_SET = frozenset({"OPTIND"})
+"""Variables bash sets when it starts that getopts loops change: set after a loop that may
+not run, they are still set (``getopts`` over known words gives their value exactly)."""
 _PROCESS_IDS = frozenset({"$", "!", "PPID", "BASHPID"})
 """Parameters that hold a process id (a number standing for it: never 1, never -1)."""
 MAX_LOOP_WORDS = 64
