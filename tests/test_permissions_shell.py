@@ -663,6 +663,8 @@ def test_huge_or_deeply_nested_input_never_hangs_and_is_never_allowed(
     ('bash -c "$(echo bHMgLWxh | base64 -d)"', "deny"),
     ('declare "$(echo c=rm)"; $c -f a.txt', "deny"), ('declare "$(echo c=ls)"; $c -la', "allow"),
     ("for n in {1..3}; do echo $((n * 2)); done", "allow"),
+    ("set -- a b wc -l a.txt; shift $(( $# - 3 )); \"$@\"", "allow"),
+    ("set -- a b rm a.txt; shift $(( $# - 2 )); \"$@\"", "deny"),
     # ${x@Q}: the value in single quotes, which bash does not take off again
     ("x=a.txt; cat ${x@Q}", "allow"), ("x='rm -rf src'; eval \"${x@Q}\"", "ask"),
     ("x=\"it's\"; cat \"${x@Q}\"", "allow"), ("x=$'a\\tb'; cat ${x@Q}", "ask"),

@@ -1230,13 +1230,13 @@ class _Walker(PathJudge, ShellValues):
             self._arithmetic_parts(after, ctx)
 
     def _static_arithmetic(self, text: str) -> str | None:
-        """``$((OPTIND - 1))``: the value of sums and products of numbers and variables
-        with one known integer value; None for anything else."""
+        """``$((OPTIND - 1))``, ``$(( $# - 3 ))``: the value of sums and products of numbers
+        and variables with one known integer value; None for anything else."""
         def number(m: re.Match[str]) -> str:
             found = self._static_variable(m.group(1) or m.group(2))
             return found[0] if found and len(found) == 1 and re.fullmatch(
                 r"-?\d{1,9}", found[0]) else "x"
-        plain = re.sub(r"\$?\{?([A-Za-z_]\w*)\}?|\$(\d)", number, text)
+        plain = re.sub(r"\$?\{?([A-Za-z_]\w*)\}?|\$(\d|#)", number, text)  # $# too
         if not re.fullmatch(r"[\d\s+*()-]{1,80}", plain) or re.search(r"\*\*|--|\+\+", plain):
             return None  # n++ / n-- change n while bash evaluates (n--1 is even an error)
         try:
