@@ -124,8 +124,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("a variable, array, map, set -- or shift, hash -p or a function named like a "
               "program, changed in a branch, a loop, after && or || or in a subshell",
               "modelled", "the value before may still hold: each value is joined with the one "
-              "before (set --, shift and maps changed there become only known at run time; "
-              "a call of such a function named like a program may run the program)"),
+              "before, and a name unset before may still be unset, its word then no word at "
+              "all (set --, shift and maps changed there become only known at run time; "
+              "a call of such a function named like a program may run the program); set for "
+              "sure where every path sets it: if/else and case with *) assigning in each "
+              "branch, a loop over plain words with no break, a call that ran to its end"),
     Construct("case WORD in PATTERN) ..;; with WORD and the patterns known", "modelled",
               "only the branches bash takes are judged (;& falls through, ;;& tests on)"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",
