@@ -140,6 +140,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "NAME=(..) or (..)", "modelled",
               "parsed again as bash does: the code it holds is judged; a value only known "
               "at run time is asked (deny under --approval auto)"),
+    Construct("globs under shopt -s nocaseglob, dotglob, globstar (set anywhere in the "
+              "command, by a word only known at run time, or in BASHOPTS)", "modelled",
+              "matched as bash 5 does (a link to a folder is not gone into by **); a walk "
+              "past 200,000 entries is only known at run time"),
     Construct("quotes, $'..', braces, globs, ~, ${X:-w}; {ls,-la,src} as a command",
               "modelled", "decoded statically (a plain brace list as a command's first word "
               "is replaced by its words, which the grammar reads as a group)"),

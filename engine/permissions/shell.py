@@ -54,6 +54,7 @@ from engine.permissions.expansion import (
     printf_output,
     seq_output,
 )
+from engine.permissions.globbing import GLOB, GLOB_OPTIONS, glob_matches
 from engine.permissions.listings import listed_dirs
 from engine.permissions.misreads import (
     MAX_REWRITES,
@@ -81,12 +82,10 @@ from engine.permissions.rules import (
 )
 from engine.permissions.rules_shell import is_input_arguments, split_input
 from engine.permissions.shell_paths import (
-    GLOB,
     NULL_DEVICES,
     STRICTNESS,
     DecisionValue,
     PathJudge,
-    glob_matches,
     stream_descriptor,
     strictest,
 )
@@ -150,6 +149,9 @@ _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
 _EXPANDS_ALIASES = re.compile(r"\bshopt\s+-s\s+(?:\w+\s+)*expand_aliases\b")
 _CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
+_GLOB_SHOPT = re.compile(r"\bshopt\b([^;&|\n]*)")
+"""A ``shopt`` and its words: a glob option it names, or a word only known at run time, may
+be set from there on (``globbing.GLOB_OPTIONS``)."""
 """``shopt -s cdable_vars``: ``cd NAME`` of a folder that is not there goes to ``$NAME``."""
 _EXPORTS_FUNCTIONS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*"
                                 r"-\w*f\w*((?:[ \t]+[^\s;&|()<>]+)*)")
@@ -449,10 +451,12 @@ class _Walker(PathJudge, ShellValues):
     alias_values: dict[str, tuple[str, int, bytes, int]] = field(default_factory=dict)
     """Aliases defined with a shown value: name -> (value, shell, code, line)."""
     expands_aliases: bool = False
+    """``shopt -s expand_aliases``: a non-interactive bash expands aliases after it."""
+    glob_options: frozenset[str] = frozenset()
+    """Glob-widening ``shopt`` options the command may set, or the caller's ``BASHOPTS``."""
     cdable_vars: bool = False
     names_cdpath: bool = False
     """The command sets CDPATH somewhere (``CDPATH=.. cd up``: ``../up`` first)."""
-    """``shopt -s expand_aliases``: a non-interactive bash expands aliases after it."""
     row: int = 0
     """The line of the simple command being judged (in the code it is part of)."""
     secrets: list[str] = field(default_factory=list)
@@ -743,6 +747,11 @@ class _Walker(PathJudge, ShellValues):
             self.exported_functions.update(names)
         self.expands_aliases = self.expands_aliases or bool(_EXPANDS_ALIASES.search(text))
         self.cdable_vars = self.cdable_vars or bool(_CDABLE_VARS.search(text))
+        self.glob_options |= GLOB_OPTIONS & set(self.env.get("BASHOPTS", "").split(":"))
+        for m in _GLOB_SHOPT.finditer(text):
+            words = set(re.findall(r"[\w$`]+", m.group(1)))
+            opaque = any("$" in w or "`" in w for w in words)
+            self.glob_options |= GLOB_OPTIONS if opaque else GLOB_OPTIONS & words
         self.names_cdpath = self.names_cdpath or "CDPATH" in text
         if _IFS.search(_SAVED_IFS.sub("", text)):
             self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
@@ -887,7 +896,10 @@ class _Walker(PathJudge, ShellValues):
             return None
         out: list[str] = []
         for w in words:
-            found = sorted(glob_matches(w, str(base))) if GLOB.search(w) else []
+            matched = glob_matches(w, str(base), self.glob_options) if GLOB.search(w) else []
+            if matched is None:
+                return None
+            found = sorted(matched)
             if any(GLOB.search(m) for m in found):
                 return None  # a match that is itself a pattern
             out.extend(found or [w])
@@ -2267,8 +2279,11 @@ class _Walker(PathJudge, ShellValues):
             return [[Word(i, word.text) for i in items]]
         if not GLOB.search(value):
             return [[word]]
-        matches = sorted({m for base in self.cwds for m in glob_matches(
-            value, None if value.startswith("/") else str(base or self.ws))})
+        found = [glob_matches(value, None if value.startswith("/") else str(base or self.ws),
+                              self.glob_options) for base in self.cwds]
+        if None in found:
+            return None
+        matches = sorted({m for each in found for m in each or ()})
         return [[Word(m, word.text)] for m in matches[:32]] or [[word]]
 
     def _static(self, node: Node, ctx: _Ctx) -> list[str] | None:

@@ -8,7 +8,6 @@ destructive.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import stat
@@ -18,13 +17,13 @@ from pathlib import Path
 from typing import Literal
 
 from engine.permissions.effect import Effect, Loads
+from engine.permissions.globbing import GLOB, glob_matches
 from engine.permissions.paths import Root, holds_credentials, is_startup_file, judge_literal
 from engine.permissions.words import MAX_PATH_WORDS, Word, brace_words
 from engine.workspace.index import tracked
 
 DecisionValue = Literal["allow", "ask", "deny"]
 STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
-GLOB = re.compile(r"(?<!\\)[*?\[]")
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
 _STREAM = re.compile(r"/dev/(?:std(in|out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
@@ -91,16 +90,6 @@ def _names_code(path: str, keys: tuple[str, ...]) -> bool:
     return any(k in text for k in keys)
 
 
-def glob_matches(pattern: str, root: str | None) -> list[str]:
-    """Matches of ``pattern`` now (none when the pattern cannot name a file)."""
-    if "\x00" in pattern:
-        return []
-    try:
-        return glob.glob(pattern, root_dir=root)
-    except (OSError, ValueError):
-        return []
-
-
 
 SAME_SHELL_WRAPPERS = frozenset({"builtin", "command", "time"})
 """Prefixes after which ``cd`` is still the shell's builtin (``env cd`` runs a program)."""
@@ -126,6 +115,8 @@ class PathJudge:
     unnamed: list[str]
     written: set[str]
     """Files this command wrote before (normalised relative or absolute paths)."""
+    glob_options: frozenset[str]
+    """``shopt`` options that widen globs which the command may set (``globbing``)."""
     stream_writes: list[tuple[int, str]]
     """Descriptors opened for writing by name (``stream_descriptor``), with the name: a file
     a redirection put on one is emptied (judged with the redirections, at the end)."""
@@ -337,9 +328,11 @@ class PathJudge:
             out.append(item)
             if GLOB.search(item):
                 for base in self.cwds:
-                    root = str(base or self.ws)
-                    out.extend(glob_matches(item, root))  # every match: a link out of
-                    # the workspace may be the last of thousands
+                    found = glob_matches(item, str(base or self.ws), self.glob_options)
+                    if found is None:
+                        return None  # too many to follow: only known at run time
+                    out.extend(found)  # every match: a link out of the workspace may be
+                    # the last of thousands
         return out
 
     def _judge_one(self, path: str, for_write: bool) -> tuple[DecisionValue, str]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from engine.permissions.constructs import arithmetic_problem, opaque_builtin
 from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_name
 from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
-from engine.permissions.shell_paths import GLOB
+from engine.permissions.globbing import GLOB
 from engine.permissions.words import INPUT_VAR, Word
 
 LISTED_TEXT = "<a path from a listing>"
