@@ -86,6 +86,19 @@ def test_a_glob_is_judged_by_what_it_matches_under_the_options_set(
     assert check_shell_json(command, ws, ENV)["decision"] == expected, command
 
 
+def test_a_glob_in_a_command_name_runs_its_first_match_with_the_others_as_arguments(
+        tmp_path: Path) -> None:
+    """``/usr/bin/tr[u]*`` is ``true truncate ..`` in bash's order, ``truncate true ..`` in
+    another locale's: each match is judged as the program, the others as its arguments; past
+    32 matches the program is only known at run time."""
+    ws = make_workspace(tmp_path)
+    out = check_shell_json("/usr/bin/tr[u]* a.txt", ws, ENV)
+    assert out["decision"] == "deny", out
+    assert ["/usr/bin/truncate", "/usr/bin/true", "a.txt"] in [c["argv"] for c in
+                                                               out["commands"]]
+    assert check_shell_json("/usr/bin/*", ws, ENV, approval="auto")["decision"] == "deny"
+
+
 def test_options_the_caller_exported_widen_globs(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     (ws / "src" / "deep").mkdir(parents=True)

@@ -2268,8 +2268,10 @@ class _Walker(PathJudge, ShellValues):
         return alternatives or [[Word("", text)]], reasons
 
     def _expanded_name(self, word: Word) -> list[list[Word]] | None:
-        """The words a command word's braces make, or each file its glob matches; None when
-        the braces make more words than are followed."""
+        """The words a command word's braces make, or the files its glob matches: the first
+        (in the locale's order) is the program, the others its first arguments, so each is
+        judged as the program before the rest. None when the braces make more words than
+        are followed, or the glob matches more than ``MAX_NAME_MATCHES`` files."""
         value = word.value or ""
         braced = brace_words(value)
         if braced is None:
@@ -2284,7 +2286,10 @@ class _Walker(PathJudge, ShellValues):
         if None in found:
             return None
         matches = sorted({m for each in found for m in each or ()})
-        return [[Word(m, word.text)] for m in matches[:32]] or [[word]]
+        if len(matches) > MAX_NAME_MATCHES:
+            return None  # which comes first is the locale's collation: known at run time
+        return [[Word(m, word.text), *(Word(o, word.text) for o in matches if o != m)]
+                for m in matches] or [[word]]
 
     def _static(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """Every string ``node`` can expand to when that is known without running anything."""
@@ -3450,6 +3455,8 @@ def _fd_variable(arg: Node, ctx: _Ctx) -> str | None:
 
 _DECLARED_IN = re.compile(r"\b(?:local|declare|typeset)\b([^;&|\n]*)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+MAX_NAME_MATCHES = 32
+"""Files a glob in a command's name may match and still be judged, each as the program."""
 _LEAVES = frozenset({"break", "continue", "return", "exit", "exec"})
 """Builtins after which the rest of a loop's pass, or of the shell, may not run."""
 _PLAIN_WORD = re.compile(r"[\w./:@%+,=-]+")
