@@ -149,10 +149,10 @@ _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
 _EXPANDS_ALIASES = re.compile(r"\bshopt\s+-s\s+(?:\w+\s+)*expand_aliases\b")
 _CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
+"""``shopt -s cdable_vars``: ``cd NAME`` of a folder that is not there goes to ``$NAME``."""
 _GLOB_SHOPT = re.compile(r"\bshopt\b([^;&|\n]*)")
 """A ``shopt`` and its words: a glob option it names, or a word only known at run time, may
 be set from there on (``globbing.GLOB_OPTIONS``)."""
-"""``shopt -s cdable_vars``: ``cd NAME`` of a folder that is not there goes to ``$NAME``."""
 _EXPORTS_FUNCTIONS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*"
                                 r"-\w*f\w*((?:[ \t]+[^\s;&|()<>]+)*)")
 """``export -f NAME``, ``declare -fx NAME``: a child bash runs the function by its name."""
@@ -3232,6 +3232,8 @@ def _brace_command(text: str, i: int) -> tuple[str, int] | None:
             not all(expand_braces(m.group())):
         return None
     return "''" + m.group(), m.end()
+
+
 _WORD_CHAR = re.compile(r"[\w./:@%+,=-]")
 
 
@@ -3265,9 +3267,9 @@ def _grammar_repaired(text: str) -> tuple[str, bytes, Any] | None:
             continue
         elif ch == "#" and i and _WORD_CHAR.match(text[i - 1]):
             out.append("\\")
-        elif ch == "{" and (words := _brace_command(text, i)) is not None:
-            out.append(words[0])
-            i = words[1]
+        elif ch == "{" and (braced := _brace_command(text, i)) is not None:
+            out.append(braced[0])
+            i = braced[1]
             continue
         out.append(ch)
         i += 1
