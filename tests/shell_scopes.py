@@ -74,8 +74,13 @@ MAY_NOT_RUN = (
     "if false; then :; elif false; then {c}; fi; ", "coproc {{ {c}; }}; ",
     "g() {{ {c}; }}; false && g; ", "for i in 1; do break; {c}; done; ",
     "false && for i in 1; do {c}; done; ",
+    "if true; then {c} & else {c} & fi; wait; ", "case x in *) ({c});; esac; ",
+    "if false; then {c}; else ({c}); fi; ", "case x in *) {c} | cat;; esac; ",
+    "for i in 1; do [ -e nosuch ] || continue; {c}; done; ",
+    "g() {{ [ -e nosuch ] || return; {c}; }}; g; ",
 )
-"""Places where the change does not happen, or does not outlive its subshell."""
+"""Places where the change does not happen, or does not outlive its subshell (in every
+branch of an if/else or a case with *), too)."""
 
 MADE = (  # (the value first, a change that makes it run rm, the probe)
     ('rm() { cat "$@"; }; ', "unset -f rm", "rm a.txt"),

@@ -797,11 +797,26 @@ def test_a_file_written_into_a_workspace_folder_on_the_callers_path_is_what_the_
     "for v in a; do [ -e nosuch ] || continue; c=echo; done; $c rm a.txt",
     "if [ -e nosuch ]; then c=echo; elif true; then :; else c=echo; fi; $c rm a.txt",
     "case x in y) c=echo;; esac; $c rm a.txt", "for v in *.none; do c=echo; done; $c rm a.txt",
+    "case x in *) c=echo & ;; esac; wait; $c rm a.txt",
+    "if true; then c=echo & else c=echo; fi; wait; $c rm a.txt",
 ])
 def test_a_name_that_may_be_unset_is_no_word_and_the_next_one_runs(tmp_path: Path,
                                                                  command: str) -> None:
     ws = work_lost_in_bash(tmp_path, "shopt -s nullglob; " + command)
     assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "g() { [ -e nosuch ] || return; rm() { cat \"$@\"; }; }; g; rm a.txt",
+    "g() { [ -e nosuch ] || return; hash -p /usr/bin/cat rm; }; g; rm a.txt",
+    "g() { [ -e nosuch ] || return; cd src; }; g; mv b.txt a.txt",
+    "for i in 1; do [ -e nosuch ] || break; rm() { :; }; done; rm a.txt",
+])
+def test_what_follows_a_command_that_may_leave_may_not_run(tmp_path: Path, command: str) -> None:
+    """``[ -e x ] || return``: the function (or the loop's pass) may end there, and what
+    comes after it in the body, a function or a ``cd``, may never happen."""
+    ws = work_lost_in_bash(tmp_path, command, {"src/b.txt": "other\n"})
+    assert decision(ws, command, "auto") == "deny", command
 
 
 @pytest.mark.parametrize("command", [

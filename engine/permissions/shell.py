@@ -814,8 +814,7 @@ class _Walker(PathJudge, ShellValues):
         failing = t == "declaration_command" and not self.calling and \
             _text(node.children[0], ctx) == "local"  # local outside a function: an error
         with self._may_not_run() if failing else nullcontext():
-            for child in node.named_children:
-                self._visit(child, ctx)
+            self._children(node, ctx)
 
     def _unparsed(self, node: Node, ctx: _Ctx) -> None:
         """Judge what the shell would still run from text the parser refused: ``{rm,-rf,x}``
@@ -1051,8 +1050,17 @@ class _Walker(PathJudge, ShellValues):
         self._children(node, ctx)
 
     def _children(self, node: Node, ctx: _Ctx) -> None:
-        for child in node.named_children:
+        """A node's parts in order; in a list of commands, those after one that may leave
+        (``[ -e x ] || return``, ``break``, ``exit``) may not run."""
+        children = node.named_children
+        for i, child in enumerate(children):
+            leaves = self.leaves
             self._visit(child, ctx)
+            if self.leaves != leaves and node.type in _SEQUENCES and i + 1 < len(children):
+                with self._may_not_run():
+                    for rest in children[i + 1:]:
+                        self._visit(rest, ctx)
+                return
 
     # ------------------------------------------------------------ constructs (constructs.py)
 
@@ -2562,7 +2570,7 @@ class _Walker(PathJudge, ShellValues):
         argv, ctx = self._arg_file(argv, ctx)
         argv, assigned = _as_options(argv, assigned, exported or {})
         e = self._analyzed(argv, by_hash=not ctx.child)
-        if not e.argv or e.argv[0].value is None or program_name(e.argv[0]) in _LEAVES:
+        if _may_leave(argv, e):
             self.leaves += 1
         self._promoted(e, exported)
         if self._call(e, ctx) or self._alias_call(e, ctx):
@@ -3459,8 +3467,20 @@ _DECLARED_IN = re.compile(r"\b(?:local|declare|typeset)\b([^;&|\n]*)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 MAX_NAME_MATCHES = 32
 """Files a glob in a command's name may match and still be judged, each as the program."""
-_LEAVES = frozenset({"break", "continue", "return", "exit", "exec"})
-"""Builtins after which the rest of a loop's pass, or of the shell, may not run."""
+_LEAVES = frozenset({"break", "continue", "return", "exit"})
+"""Builtins after which the rest of a loop's pass, a function or the shell does not run."""
+_SEQUENCES = frozenset({"program", "compound_statement", "do_group", "subshell",
+                        "if_statement", "elif_clause", "else_clause", "case_item"})
+"""Nodes whose parts are commands run one after another."""
+
+
+def _may_leave(argv: list[Word], e: Effect) -> bool:
+    """A command after which what follows it may not run: ``_LEAVES``, ``exec CMD``, or a
+    program named only at run time (it may be any of them)."""
+    if not argv or argv[0].value is None or (e.argv and e.argv[0].value is None):
+        return True
+    name = program_name(e.argv[0]) if e.argv else ""
+    return name in _LEAVES or (program_name(argv[0]) == "exec" and len(argv) > 1)
 _PLAIN_WORD = re.compile(r"[\w./:@%+,=-]+")
 """A loop word that is itself, one word, whatever the shell's state (no glob, no expansion)."""
 
@@ -3514,9 +3534,12 @@ def _branch_body(node: Node) -> list[Node]:
 
 
 def _assigned_here(body: list[Node], ctx: _Ctx) -> set[str]:
-    """Plain names a list of commands assigns as commands of its own (``x=1``, ``x=1 y=2``)."""
+    """Plain names a list of commands assigns as commands of its own (``x=1``, ``x=1 y=2``;
+    not ``x=1 &``, which runs in a subshell)."""
     names: set[str] = set()
     for c in body:
+        if c.next_sibling is not None and c.next_sibling.type == "&":
+            continue  # x=1 &: set in a subshell of its own
         for a in [c] if c.type == "variable_assignment" else (
                 c.named_children if c.type == "variable_assignments" else []):
             name = a.child_by_field_name("name")
