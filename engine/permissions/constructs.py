@@ -122,7 +122,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "checked; a loop that changes folder is judged once per value (up to 16), "
               "globs matched now"),
     Construct("a variable, array, map, set -- or shift, hash -p or a function named like a "
-              "program, changed in a branch, a loop, after && or || or in a subshell",
+              "program, changed in a branch, a loop, after && or || or in a subshell, or "
+              "after a command that may leave (|| return, break, exit)",
               "modelled", "the value before may still hold: each value is joined with the one "
               "before, and a name unset before may still be unset, its word then no word at "
               "all (set --, shift and maps changed there become only known at run time; "
