@@ -209,14 +209,16 @@ def _timed(out: list[tuple[float, str]]) -> Callable[[StreamEvent], None]:
 ANSWER = "The notes say the build is green, the release is on Friday, and nobody is on call. " * 4
 
 
-@pytest.mark.parametrize(("pause_s", "most"), [(0.0005, 3), (0.01, None)])
+@pytest.mark.parametrize(("pause_s", "pieces_per_delta"), [(0.0005, 4), (0.01, 2)])
 async def test_the_api_event_stream_sees_coalesced_text_from_a_real_provider(
     sse_server: SSEServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    pause_s: float, most: int | None,
+    pause_s: float, pieces_per_delta: int,
 ) -> None:
     """An OpenAI-format SSE stream on 127.0.0.1, 5 characters an event: ``engine.stream``'s
-    events carry the answer in a few deltas (a fast stream: one or two; a slow one: each
-    delta several pieces), all before the step's ``model_call``."""
+    events carry the answer in a few deltas, all before the step's ``model_call``. How few
+    depends on when the pieces arrive (held text goes once 50 ms old): on a quiet machine a
+    fast stream comes as one or two, but a busy one delays pieces (a clean-clone CI run with
+    two ``yes`` loops saw 4 of 66 pieces), so the bound is pieces per delta, not a count."""
     for name, value in provider_env(sse_server).items():
         monkeypatch.setenv(name, value)
     sse_server.enqueue(PATHS["openai"],
@@ -233,7 +235,7 @@ async def test_the_api_event_stream_sees_coalesced_text_from_a_real_provider(
                 deltas.append(event.payload["text"])
     assert events.result is not None and events.result.status == "completed"
     assert "".join(deltas) == ANSWER
-    assert 1 <= len(deltas) <= (most or pieces // 2), (len(deltas), pieces)
+    assert 1 <= len(deltas) <= pieces // pieces_per_delta, (len(deltas), pieces)
     text_at = [i for i, kind in enumerate(kinds) if kind == "text_delta"]
     assert max(text_at) < kinds.index("model_call")
 
