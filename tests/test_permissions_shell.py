@@ -820,6 +820,17 @@ def test_what_follows_a_command_that_may_leave_may_not_run(tmp_path: Path, comma
 
 
 @pytest.mark.parametrize("command", [
+    "BASH_ARGV0=rm; $0 a.txt", "read BASH_ARGV0 <<< rm; \"$0\" a.txt",
+    "f() { BASH_ARGV0=rm; }; f; ${0} a.txt",
+])
+def test_bash_argv0_sets_what_dollar_zero_holds(tmp_path: Path, command: str) -> None:
+    """``$0`` was the shell (``bash a.txt``: asked, and auto ran it) where bash runs rm."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+    assert decision(ws, command.replace("rm", "cat")) == "allow", command
+
+
+@pytest.mark.parametrize("command", [
     "if [ -e a.txt ]; then c=cat; else c=wc; fi; $c a.txt",
     "case $HOME in /*) c=cat;; *) c=wc;; esac; $c a.txt", "for v in a b; do c=cat; done; $c a.txt",
     "f() { c=cat; }; f; $c a.txt", "f() { local -n r=$1; r=cat; }; f c; $c a.txt",

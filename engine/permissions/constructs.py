@@ -154,7 +154,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "m=([k]=v), m[k]=v, ${m[k]}", "modelled",
               "static elements stand in for the command name"),
     Construct("$0 and set -- / $@ $* $1.. at the top level", "modelled",
-              "$0 is bash; the positional words are tracked"),
+              "$0 is bash, or the one value BASH_ARGV0 was surely set to (else only "
+              "known at run time); the positional words are tracked"),
     Construct("bash -c CODE ARG0 ARGS; VAR=v CMD; export VAR", "modelled",
               "the code sees ARG0 as $0, ARGS as $1.., and only the variables exported to "
               "it (export, declare -x, VAR=v before its name; not after export -n, nor "

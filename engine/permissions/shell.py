@@ -455,6 +455,8 @@ class _Walker(PathJudge, ShellValues):
     glob_options: frozenset[str] = frozenset()
     """Glob-widening ``shopt`` options the command may set, or the caller's ``BASHOPTS``."""
     cdable_vars: bool = False
+    names_argv0: bool = False
+    """The command names BASH_ARGV0, whose assignment sets ``$0``."""
     names_cdpath: bool = False
     """The command sets CDPATH somewhere (``CDPATH=.. cd up``: ``../up`` first)."""
     row: int = 0
@@ -753,6 +755,7 @@ class _Walker(PathJudge, ShellValues):
             opaque = any("$" in w or "`" in w for w in words)
             self.glob_options |= GLOB_OPTIONS if opaque else GLOB_OPTIONS & words
         self.names_cdpath = self.names_cdpath or "CDPATH" in text
+        self.names_argv0 = self.names_argv0 or "BASH_ARGV0" in text
         if _IFS.search(_SAVED_IFS.sub("", text)):
             self.floors.append(("ask", "uses $IFS, a way to hide word boundaries"))
         if _COMMAND_TABLES.search(text):

@@ -98,6 +98,7 @@ class ShellValues:
     numeric: set[str]
     ifs: str | None
     argv0: str | None
+    names_argv0: bool
     positional: list[str] | None
     args_given: bool
     set_words: bool
@@ -164,7 +165,8 @@ class ShellValues:
     def _static_variable(self, name: str) -> list[str] | None:
         name = self._resolved(name)
         if name == "0":
-            return None if self.argv0 is None else [self.argv0]
+            argv0 = self._argv0()
+            return None if argv0 is None else [argv0]
         if name in ("@", "*", "#") or name.isdigit():
             return self._static_positional(name)
         if name == "IFS" and name not in self.known and name not in self.unknown:
@@ -531,9 +533,21 @@ class ShellValues:
         found = self.arrays.get(var)
         return list(found[-1]) if found else None
 
+    def _argv0(self) -> str | None:
+        """``$0``: the shell's name, or the one value ``BASH_ARGV0`` was surely set to (bash
+        sets ``$0`` from it: ``BASH_ARGV0=rm; $0 a.txt`` runs rm); None when only known at
+        run time."""
+        if not self.names_argv0:
+            return self.argv0
+        found = self.known.get("BASH_ARGV0")
+        if found is None or len(found) != 1 or self.taint_all or \
+                {"BASH_ARGV0"} & (self.unknown | self.maybe_unset):
+            return None
+        return found[0]
+
     def _variable(self, name: str, text: str, special: bool) -> Word:
-        if name == "0" and self.argv0 is not None:
-            return Word(self.argv0, text)
+        if name == "0" and (argv0 := self._argv0()) is not None:
+            return Word(argv0, text)
         if name == "_":  # the last word of the previous command
             found = self._static_variable(name)
             return Word(found[0], text) if found and len(found) == 1 else Word(
