@@ -1099,6 +1099,7 @@ def test_commands_that_only_read_are_allowed(workspace: Path, command: str) -> N
     ("sqlite3 app.db < script.sql", "ask"), ("cat x.sql | sqlite3 app.db", "ask"),
     ("sqlite3 /etc/x.db <<'SQL'\ninsert into t values (1);\nSQL", "deny"),
     ("PATH=bin:$PATH ls", "ask"), ("env PATH=.:/usr/bin ls", "ask"), ("PATH= ls", "ask"),
+    ("EXECIGNORE='*/ls'; ls", "ask"),
 ])
 def test_the_writing_or_outside_side_of_those_commands_is_not_allowed(
         workspace: Path, command: str, expected: str) -> None:
