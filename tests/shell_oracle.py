@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import resource
 import shutil
 import stat
@@ -55,7 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.corpus_scoring import WORKSPACE_FILES, decide, part_of
+from engine.permissions.shell import check_shell_json
+from tests.corpus_scoring import ENV, WORKSPACE_FILES, decide, part_of
 from tests.shell_generator import Generated
 
 TIMEOUT_S = 5.0
@@ -133,6 +135,12 @@ class Result:
     effect: str
     why: tuple[str, ...]
     timed_out: bool
+    read_secret: bool = False
+    """Its output shows ``SECRET``, whatever else it did (``effect`` says ``read_outside``
+    only when it changed nothing)."""
+    secret_judged: bool = False
+    """Where it read ``SECRET``: the verdict saw that read (``_judged_secret``), not only
+    something else it asks about."""
 
     @property
     def allowed_effect(self) -> bool:
@@ -393,8 +401,23 @@ def observe(tpl: Template, copy: Path, gen: Generated) -> Result:
     fresh_copy(tpl, copy)
     timed_out, output = run_in_sandbox(tpl, copy, gen.command)
     seen, why = effect(tpl, copy, snapshot(copy), output)
+    read = SECRET in output
     return Result(gen.command, gen.payload, gen.transforms, oracle_part(gen.command), policy,
-                  auto, seen, why, timed_out)
+                  auto, seen, why, timed_out, read, read and _judged_secret(tpl, gen.command))
+
+
+_MAKERS = frozenset({"ln", "cp", "mv", "mkdir", "install"})
+
+
+def _judged_secret(tpl: Template, command: str) -> bool:
+    """Whether ``check-shell`` gives a command other than one making files (``ln -s ..
+    kk`` reads the folder it names) a reason naming the folder of ``secret.txt``, or a path
+    in it, outside the workspace."""
+    folder = re.escape(os.path.realpath(tpl.path.parent))
+    seen = re.compile(f"of {folder}(/\\S*)? outside")
+    verdict = check_shell_json(command, tpl.path, ENV)
+    return any(seen.search(str(c.get("reason", ""))) for c in verdict["commands"]
+               if os.path.basename(str(c["argv"][0]) if c["argv"] else "") not in _MAKERS)
 
 
 def oracle_part(command: str) -> str:

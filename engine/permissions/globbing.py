@@ -16,6 +16,8 @@ import os
 import re
 from collections.abc import Iterator
 
+from engine.permissions.made_files import MadeFiles
+
 GLOB = re.compile(r"(?<!\\)[*?\[]")
 """A word holds a pattern character (not escaped)."""
 GLOB_OPTIONS = frozenset({"nocaseglob", "dotglob", "globstar"})
@@ -28,19 +30,22 @@ class _TooMany(Exception):
     """The walk looked at more than ``MAX_GLOB_ENTRIES`` entries."""
 
 
-def glob_matches(pattern: str, root: str | None,
-                 options: frozenset[str] = frozenset()) -> list[str] | None:
+def glob_matches(pattern: str, root: str | None, options: frozenset[str] = frozenset(),
+                 made: MadeFiles | None = None) -> list[str] | None:
     """Matches of ``pattern`` now, relative to ``root`` unless absolute (none when the
-    pattern cannot name a file); None when a walk under ``options`` is too large to follow."""
+    pattern cannot name a file), in the folders as ``made`` leaves them when given (what
+    the command made before the word: its links are gone into); None when a walk under
+    ``options`` is too large to follow."""
     if "\x00" in pattern:
         return []
     try:
-        return sorted(set(_walk(pattern, root or os.getcwd(), options)))
+        return sorted(set(_walk(pattern, root or os.getcwd(), options, made or MadeFiles())))
     except _TooMany:
         return None
 
 
-def _walk(pattern: str, root: str, options: frozenset[str]) -> Iterator[str]:
+def _walk(pattern: str, root: str, options: frozenset[str], made: MadeFiles
+          ) -> Iterator[str]:
     absolute = pattern.startswith("/")
     parts = [p for p in pattern.split("/") if p]
     dirs_only = pattern.endswith("/")  # folders only, each written with its "/"
@@ -50,29 +55,29 @@ def _walk(pattern: str, root: str, options: frozenset[str]) -> Iterator[str]:
         final = i == len(parts) - 1
         found: list[str] = []
         for prefix in prefixes:
-            found.extend(_step(prefix, part, root, options, final, dirs_only, budget))
+            found.extend(_step(prefix, part, root, options, final, dirs_only, budget, made))
         prefixes = found
     yield from (p for p in prefixes if p)  # "**" of no folder at the top: nothing
 
 
 def _step(prefix: str, part: str, root: str, options: frozenset[str], final: bool,
-          dirs_only: bool, budget: list[int]) -> list[str]:
+          dirs_only: bool, budget: list[int], made: MadeFiles) -> list[str]:
     """The paths one component makes after ``prefix``: folders end with ``/`` unless the
     component is the last of a pattern not ending in ``/`` (then files too)."""
     last = final and not dirs_only
     where = os.path.join(root, prefix) if prefix else root
     if not GLOB.search(part):
         path = os.path.join(where, part)
-        if os.path.lexists(path) and (last or os.path.isdir(path)):
+        if _exists(path, made) and (last or _is_dir(path, made)):
             return [prefix + part + ("" if last else "/")]
         return []
     if part == "**" and "globstar" in options:  # last, it also matches its folder itself
-        return [prefix + p for p in _below(where, "", options, last, final, budget)] + (
+        return [prefix + p for p in _below(where, "", options, last, final, budget, made)] + (
             [prefix] if last and prefix else [])
     regex = _component_regex(part, "nocaseglob" in options)
     hidden = part.startswith(".") or "dotglob" in options
     out = []
-    for name, is_dir in _entries(where, budget):
+    for name, is_dir in _entries(where, budget, made):
         if name.startswith(".") and not hidden:
             continue
         if regex.fullmatch(name) and (last or is_dir):
@@ -81,26 +86,41 @@ def _step(prefix: str, part: str, root: str, options: frozenset[str], final: boo
 
 
 def _below(where: str, rel: str, options: frozenset[str], last: bool, final: bool,
-           budget: list[int]) -> Iterator[str]:
+           budget: list[int], made: MadeFiles) -> Iterator[str]:
     """``**``: zero or more folders (ending ``/``) under ``where``, or, last, every name
     under it. A link to a folder is never gone into; it is one of the folders only for a
     final ``**/`` (bash lists it there, but ``**/x`` does not look in it)."""
     if not last:
         yield rel
-    for name, is_dir in _entries(os.path.join(where, rel) if rel else where, budget):
+    for name, is_dir in _entries(os.path.join(where, rel) if rel else where, budget, made):
         if name.startswith(".") and "dotglob" not in options:
             continue
         path = rel + name
-        link = is_dir and os.path.islink(os.path.join(where, path))
+        full = os.path.normpath(os.path.join(where, path))
+        link = is_dir and (os.path.islink(full) or full in made.links)
         if last:
             yield path
         elif link and final:
             yield path + "/"
         if is_dir and not link:
-            yield from _below(where, path + "/", options, last, final, budget)
+            yield from _below(where, path + "/", options, last, final, budget, made)
 
 
-def _entries(folder: str, budget: list[int]) -> Iterator[tuple[str, bool]]:
+def _exists(path: str, made: MadeFiles) -> bool:
+    return made.exists(os.path.abspath(path)) if made else os.path.lexists(path)
+
+
+def _is_dir(path: str, made: MadeFiles) -> bool:
+    return made.is_dir(os.path.abspath(path)) if made else os.path.isdir(path)
+
+
+def _entries(folder: str, budget: list[int], made: MadeFiles) -> Iterator[tuple[str, bool]]:
+    """A folder's names, each with whether it is a folder; with ``made``, the folder a link
+    the command made leads to, and the names the command made in it."""
+    if made:
+        folder = os.path.abspath(folder)
+        yield from made.entries(folder)
+        folder = made.resolve(folder, copies=True)
     try:
         with os.scandir(folder) as it:
             for entry in it:

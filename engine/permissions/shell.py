@@ -56,6 +56,7 @@ from engine.permissions.expansion import (
 )
 from engine.permissions.globbing import GLOB, GLOB_OPTIONS, glob_matches
 from engine.permissions.listings import listed_dirs
+from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
     MAX_REWRITES,
     closers_quoted,
@@ -412,8 +413,8 @@ class _Walker(PathJudge, ShellValues):
     """Here-strings (their text) that may be any of several known strings: text -> them."""
     contents: dict[str, str] = field(default_factory=dict)
     """Files this command wrote with a static echo or printf: path -> what they hold."""
-    links: dict[str, str] = field(default_factory=dict)
-    """Files this command made a link to or a copy of a program: path -> the program."""
+    made: MadeFiles = field(default_factory=MadeFiles)
+    """Links, copies, folders and files this command made so far (``made_files``)."""
     hashed: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Names ``hash -p`` gave a file in this shell: name -> (the file, whether that surely
     ran); only the shell's own lookups use it (``env NAME`` searches PATH)."""
@@ -894,11 +895,12 @@ class _Walker(PathJudge, ShellValues):
         body = node.child_by_field_name("body")
         base = self.cwds[0] if len(self.cwds) == 1 else None
         if body is None or base is None or not _IN_TURN.search(_text(body, ctx)) or \
-                any(e["risk"] != "read" for e in self.entries) or self.written or self.links:
+                any(e["risk"] != "read" for e in self.entries) or self.written or self.made:
             return None
         out: list[str] = []
         for w in words:
-            matched = glob_matches(w, str(base), self.glob_options) if GLOB.search(w) else []
+            matched = glob_matches(w, str(base), self.glob_options, self.made) \
+                if GLOB.search(w) else []
             if matched is None:
                 return None
             found = sorted(matched)
@@ -2010,7 +2012,7 @@ class _Walker(PathJudge, ShellValues):
             self._may_replace(op, word, values, ctx)
         if op in _WRITE_OPS:
             if word.value:
-                self.written.add(os.path.normpath(word.value))
+                self._written(word.value)
                 self._wrote(os.path.normpath(word.value), op, ctx.printed)
             self._redirect_entry(op, word, True, ctx)
             emptied = op in (">", ">|", "&>", ">&") and word.value not in NULL_DEVICES
@@ -2293,7 +2295,7 @@ class _Walker(PathJudge, ShellValues):
         if not GLOB.search(value):
             return [[word]]
         found = [glob_matches(value, None if value.startswith("/") else str(base or self.ws),
-                              self.glob_options) for base in self.cwds]
+                              self.glob_options, self.made) for base in self.cwds]
         if None in found:
             return None
         matches = sorted({m for each in found for m in each or ()})
@@ -2832,17 +2834,25 @@ class _Walker(PathJudge, ShellValues):
                 self.unnamed.append("runs a file written earlier in this command")
                 e.at_least("ask", "runs a file written earlier in this command: what it "
                                   "holds is not shown")
-        self._links(e)
 
     def _note_writes(self, e: Effect) -> None:
         """What later commands see as written by this one (after it is judged: ``mv a b``
-        does not edit a file written before it)."""
+        does not edit a file written before it, ``ln -s /etc kk`` does not write /etc)."""
         name = program_name(e.argv[0]) if e.argv else ""
+        self._links(e)
         for w in e.writes:
             if w.value:
-                self.written.add(os.path.normpath(w.value))
+                self._written(w.value, folder=name == "mkdir")
                 if name not in _METADATA_WRITERS:
                     self.contents.pop(os.path.normpath(w.value), None)
+
+    def _written(self, path: str, folder: bool = False) -> None:
+        """A path this command wrote (a new folder when ``folder``): later globs match it
+        (``made``) and running it is judged as running what was written (``written``)."""
+        self.written.add(os.path.normpath(path))
+        for base in self._current():
+            (self.made.dirs if folder else self.made.files).add(
+                os.path.normpath(os.path.join(base, path)))
 
     def _ran_file(self, word: Word, exported: Mapping[str, list[str] | None] | None
                   ) -> str | None:
@@ -2850,9 +2860,13 @@ class _Walker(PathJudge, ShellValues):
         that names a folder this command wrote into."""
         if not word.value:
             return None
-        if "/" in word.value or os.path.normpath(word.value) in self.written:
-            found = os.path.normpath(word.value)
-            return found if found in self.written else None
+        if word.expandable and GLOB.search(word.value):  # bash [x].sh after writing x.sh
+            matched = [glob_matches(word.value, str(base), self.glob_options, self.made)
+                       for base in self._current()]
+            return next((key for each in matched for m in each or ()
+                         if (key := self._written_key(m)) is not None), None)
+        if "/" in word.value or self._written_key(word.value) is not None:
+            return self._written_key(word.value)
         exported = exported or {}
         path = exported["PATH"] if "PATH" in exported else self.known.get("PATH")
         if path is None and ("PATH" in exported or "PATH" in self.tainted):
@@ -2871,16 +2885,24 @@ class _Walker(PathJudge, ShellValues):
                 return hit
         return None
 
+    def _written_key(self, value: str) -> str | None:
+        """The path as ``written`` holds it when this command wrote it, or made a file there
+        by a move or a copy (``mv d/x .``), seen from any folder it may be in; else None."""
+        plain = os.path.normpath(value)
+        if plain in self.written:
+            return plain
+        for base in self._current():
+            at = os.path.normpath(os.path.join(base, value))
+            if at in self.made.files or at in self.made.copies:
+                return plain
+        return None
+
     def _links(self, e: Effect) -> None:
-        """``ln -s /bin/rm ls``, ``cp /bin/rm ls``: the new file is that program."""
+        """``ln -s /bin/rm ls``, ``cp /bin/rm ls``, ``ln -s /etc kk``: what later words
+        reach through the new file (``MadeFiles.record``), from each folder it may run in."""
         name = program_name(e.argv[0]) if e.argv else ""
-        if name not in ("ln", "cp", "install"):
-            return
-        opts = [w.value or "" for w in e.argv[1:] if (w.value or "").startswith("-")]
-        files = [w.value for w in e.argv[1:] if not (w.value or "").startswith("-")]
-        if len(files) == 2 and None not in files and not any(
-                o.startswith(("-t", "--target")) for o in opts):
-            self.links[os.path.normpath(files[1] or "")] = files[0] or ""
+        for base in self._current():
+            self.made.record(name, [w.value for w in e.argv[1:]], str(base))
 
     def _maybe_shell_code(self, e: Effect, ctx: _Ctx) -> None:
         """``$SHELL -c CODE``: a program only known at run time may be a shell, so the code
@@ -2997,8 +3019,18 @@ class _Walker(PathJudge, ShellValues):
             return "", ""
         file, certain = self.hashed.get(word.value, ("", True)) if by_hash else ("", True)
         unsure = bool(file) and (not certain or self.hash_resets)
-        return file or self.links.get(os.path.normpath(word.value), ""), \
-            word.value if unsure else ""
+        return file or self._made_program(word.value), word.value if unsure else ""
+
+    def _made_program(self, value: str) -> str:
+        """The program a path runs through the links and copies this command made on its
+        way (``b/rm`` after ``ln -s /bin b``), else "". A bare name is taken as a path here
+        too: stricter than bash, which looks it up on PATH."""
+        for base in self._current():
+            path = os.path.normpath(os.path.join(base, value))
+            found = self.made.resolve(path, copies=True)
+            if found != path:
+                return found
+        return ""
 
     def _arg_file(self, argv: list[Word], ctx: _Ctx) -> tuple[list[Word], _Ctx]:
         """``xargs -a <(git diff --name-only) CMD``: like ``git diff --name-only | xargs

@@ -18,6 +18,7 @@ from typing import Literal
 
 from engine.permissions.effect import Effect, Loads
 from engine.permissions.globbing import GLOB, glob_matches
+from engine.permissions.made_files import MadeFiles
 from engine.permissions.paths import Root, holds_credentials, is_startup_file, judge_literal
 from engine.permissions.words import MAX_PATH_WORDS, Word, brace_words
 from engine.workspace.index import tracked
@@ -114,6 +115,7 @@ class PathJudge:
     secrets: list[str]
     unnamed: list[str]
     written: set[str]
+    made: MadeFiles
     """Files this command wrote before (normalised relative or absolute paths)."""
     glob_options: frozenset[str]
     """``shopt`` options that widen globs which the command may set (``globbing``)."""
@@ -269,7 +271,7 @@ class PathJudge:
     def _resolved_dir(self, w: Word, base: Path | None) -> Path | None:
         if w.value is None or w.expandable or (base is None and not w.value.startswith("/")):
             return None
-        return Path(os.path.realpath(os.path.join(base or self.ws, w.value)))
+        return Path(os.path.realpath(self.made.resolve(os.path.join(base or self.ws, w.value))))
 
     def _judge_paths(self, words: list[Word], for_write: bool) -> tuple[DecisionValue, list[str]]:
         decision: DecisionValue = "allow"
@@ -328,7 +330,8 @@ class PathJudge:
             out.append(item)
             if GLOB.search(item):
                 for base in self.cwds:
-                    found = glob_matches(item, str(base or self.ws), self.glob_options)
+                    found = glob_matches(item, str(base or self.ws), self.glob_options,
+                                         self.made)
                     if found is None:
                         return None  # too many to follow: only known at run time
                     out.extend(found)  # every match: a link out of the workspace may be
@@ -344,7 +347,10 @@ class PathJudge:
                 if for_write:  # which file it changes cannot be shown: never run unasked
                     self.unnamed.append(f"writes {path} in a folder only known at run time")
                 return "ask", f"{path} is relative to a directory only known at run time"
-            v = judge_literal(path, self.ws, roots=self.roots, for_write=for_write, cwd=base)
+            at = os.path.join(base or self.ws, path)
+            through = self.made.resolve(at)  # a link this command made on the way: its target
+            v = judge_literal(path if through == os.path.normpath(at) else through, self.ws,
+                              roots=self.roots, for_write=for_write, cwd=base)
             if v.resolved in NULL_DEVICES:
                 if for_write and (fd := stream_descriptor(v.resolved)) is not None:
                     self.stream_writes.append((fd, path))
