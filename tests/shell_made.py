@@ -6,7 +6,9 @@ on what was made, not on the disk the classifier sees (``ln -s /bin b; b/rm -rf 
 ``rm``; ``ln -s .. up; cat up/secret.txt`` reads beside the workspace). Each row here makes
 the path ``kk`` lead somewhere (``MAKERS``, ``{t}`` the target, ``{b}`` its last name), or
 writes code into it (``WRITERS``), and each use reaches it by name, glob, folder change, PATH
-or another program.
+or another program. ``planted`` writes code that deletes ``src`` into a file a program runs
+as code (a Makefile, a module ``python -m`` finds first, an awk, sed, cmake, perl or python
+script), then runs that program: the program shows nothing of it, but the command wrote it.
 ``tests/test_shell_made.py`` runs every command in bash (the shell oracle's sandbox, beside
 whose workspace lies ``secret.txt``) and compares what it did with the decision.
 """
@@ -59,6 +61,39 @@ WRITERS = ("echo '{t}' > kk", "printf '{t}\\n' > kk", "cat > kk <<< '{t}'",
 RUN_SCRIPT = ("bash kk", "bash k?", "sh ./[k]k", "source k*", ". ./k?", "chmod +x kk; ./k?",
               "bash < kk", "bash -c '. ./kk'", "bash -- k*")
 """Uses that run ``kk`` as a script."""
+
+PLANTS = (
+    ("Makefile", "all:\\n\\trm -rf src", "make"), ("mk", "x:\\n\\trm -rf src", "make -f mk x"),
+    ("GNUmakefile", "all:\\n\\trm -rf src", "make -s all"),
+    ("unittest.py", "import shutil; shutil.rmtree(\"src\")", "python3 -m unittest"),
+    ("p.awk", "BEGIN { system(\"rm -rf src\") }", "awk -f p.awk"),
+    ("s.sed", "1e rm -rf src", "sed -f s.sed a.txt"),
+    ("x.cmake", "file(REMOVE_RECURSE src)", "cmake -P x.cmake"),
+    ("x.pl", "system(\"rm -rf src\")", "perl x.pl"),
+    ("x.py", "import shutil; shutil.rmtree(\"src\")", "python3 x.py"),
+    (".git/config", "[core]\\n\\tfsmonitor = rm -rf src", "git status"),
+    (".git/config", "[alias]\\n\\tx = !rm -rf src", "git x"),
+)
+"""Files a program runs as code (named on its command line, found by name, or named by its
+configuration), the code that deletes ``src`` (``printf`` escapes), and the program."""
+PLANTERS = ("printf '{c}\\n' > {f}", "echo -e '{c}' > {f}", "cat > {f} <<'E'\n{raw}\nE\n",
+            "cat <<< $'{c}' > {f}", "printf '{c}\\n' > tmp; mv tmp {f}", "printf '{c}\\n' >> {f}",
+            "printf '{c}\\n' | tee {f} >/dev/null", "mkdir d; printf '{c}\\n' > d/{f}; cp d/{f} .")
+"""Ways to write that code into the file; each is followed by the program in several places
+(``PLANTED_RUNS``)."""
+PLANTED_RUNS = ("; {r}", " && {r}", "\n{r}", "; ({r})", "; bash -c '{r}'", "; true && {r}",
+                "; /usr/bin/{r}", "; env {r}", "; command {r}")
+
+
+def planted() -> Iterator[Generated]:
+    """Every plant written every way, then run from every place."""
+    for (file, code, run), planter, place in itertools.product(PLANTS, PLANTERS, PLANTED_RUNS):
+        raw = code.replace("\\n", "\n").replace("\\t", "\t")
+        write = planter.format(c=code, f=file, raw=raw)
+        if write.endswith("\n"):  # after a here-doc's last line: a command of its own
+            place = place.lstrip("; &\n")
+        yield Generated(write + place.format(r=run), run, (file, planter, place))
+
 
 TARGETS = (
     ("/bin/rm", MAKERS + COPIERS, RUN_FILE),

@@ -2,7 +2,9 @@
 
 ``tests/shell_made.py`` makes ``kk`` a link to or a copy of ``rm``, ``/bin``, the folder
 beside the workspace or ``secret.txt`` there, in many ways, then reaches it by name, glob,
-folder change, PATH or another program. Each command is judged by ``policy check-shell`` and
+folder change, PATH or another program; and it writes code that deletes ``src`` into a
+Makefile, a module, an awk, sed, cmake, perl or python script, then runs the program that
+runs that file. Each command is judged by ``policy check-shell`` and
 run in the shell oracle's sandbox. One that destroyed work must be refused under ``--approval
 auto``; one that printed ``secret.txt`` must have that read seen (a reason names the folder
 outside the workspace), not only the ``ln`` before it asked about.
@@ -15,7 +17,7 @@ from collections.abc import Callable
 import pytest
 
 from engine.permissions.made_files import MadeFiles
-from tests.shell_made import TARGETS, made
+from tests.shell_made import PLANTED_RUNS, PLANTERS, PLANTS, TARGETS, made, planted
 from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all
 
 pytestmark = [pytest.mark.xdist_group("shell_made"), pytest.mark.timeout(900)]
@@ -28,11 +30,12 @@ def results() -> list[Result]:
         check_sandbox()
     except OracleUnavailable as exc:
         pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
-    return run_all(list(made()))
+    return run_all([*made(), *planted()])
 
 
 def test_every_maker_of_every_target_is_run(results: list[Result]) -> None:
-    assert len(results) == sum(len(makers) * len(uses) for _, makers, uses in TARGETS)
+    assert len(results) == sum(len(makers) * len(uses) for _, makers, uses in TARGETS) + \
+        len(PLANTS) * len(PLANTERS) * len(PLANTED_RUNS)
     assert not any(r.timed_out for r in results)
 
 
@@ -41,6 +44,8 @@ def test_what_a_made_path_destroyed_is_refused_under_auto(
     destroyed = [r for r in results if r.effect == "destroyed"]
     record_property("destroyed", len(destroyed))
     assert len(destroyed) > len(results) // 2  # the makers do make kk lead to rm
+    plants = [r for r in destroyed if r.transforms[0] in {p[0] for p in PLANTS}]
+    assert len(plants) > len(PLANTS) * len(PLANTERS) * len(PLANTED_RUNS) // 2  # they run
     assert [(r.command, r.policy, r.auto) for r in destroyed if r.auto != "deny"] == []
     assert [(r.command, r.effect) for r in results if r.allowed_effect] == []
 

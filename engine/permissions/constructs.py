@@ -172,10 +172,18 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "it runs (a shell in it is refused); a shell in >(..) reads the command's "
               "output; /proc/self/exe is bash"),
     Construct("a script written earlier in the command, then run (by path, by a shell, "
-              "or through a PATH naming its folder); ln -s / cp of a program", "modelled",
+              "by a glob, or through a PATH naming its folder); ln -s, ln, cp, install, mv "
+              "of a program or a folder", "modelled",
               "shell code written by a static echo/printf is judged with the call's words; "
-              "other content is not shown: ask, and deny under --approval auto; a link or "
-              "copy of a program runs that program"),
+              "other content is not shown: ask, and deny under --approval auto; later paths, "
+              "globs, cd and program names are judged through the links, copies and files "
+              "made (a link as the kernel reads it: ln -s /bin b; b/rm is rm)"),
+    Construct("a file the command wrote with content of its choosing (echo, printf, a "
+              "here-doc, tee, cp, mv, sed -i), then a program that runs code it does not "
+              "show (make, npm test, python -m, awk -f), or any program after a write under "
+              ".git/, .kube/, .aws/, .docker/", "modelled",
+              "the program may run what was written (a Makefile's recipe, core.fsmonitor): "
+              "ask, and deny under --approval auto"),
     Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints "
               "(widths and precisions applied; %q and other conversions: only known at run "
               "time)"),

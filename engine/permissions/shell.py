@@ -40,6 +40,7 @@ from engine.permissions.constructs import (
     shell_code_var,
 )
 from engine.permissions.effect import (
+    SYSTEM_DIRS,
     Effect,
     command_variable,
     harmless_setting,
@@ -65,7 +66,7 @@ from engine.permissions.misreads import (
     uncovered,
     words_moved,
 )
-from engine.permissions.paths import Root
+from engine.permissions.paths import SENSITIVE_DIRS, Root
 from engine.permissions.programs import (
     ENV_KEEPING_OPTIONS,
     INTERPRETERS,
@@ -413,6 +414,10 @@ class _Walker(PathJudge, ShellValues):
     """Here-strings (their text) that may be any of several known strings: text -> them."""
     contents: dict[str, str] = field(default_factory=dict)
     """Files this command wrote with a static echo or printf: path -> what they hold."""
+    authored: set[str] = field(default_factory=set)
+    """Files this command wrote with content of its choosing (a static echo, printf or
+    here-doc; tee, cp, mv, sed -i), not a program's output caught by ``>``: a program that
+    runs code it does not show may run what was written."""
     made: MadeFiles = field(default_factory=MadeFiles)
     """Links, copies, folders and files this command made so far (``made_files``)."""
     hashed: dict[str, tuple[str, bool]] = field(default_factory=dict)
@@ -2079,6 +2084,8 @@ class _Walker(PathJudge, ShellValues):
     def _wrote(self, path: str, op: str, printed: str | None) -> None:
         """What a ``>``/``>>`` target holds after a static echo or printf; else unknown."""
         before = "" if op in (">", ">|") else self.contents.get(path)
+        if printed is not None:
+            self.authored.add(path)
         if printed is None or before is None or op not in (">", ">|", ">>"):
             self.contents.pop(path, None)
         else:
@@ -2834,6 +2841,18 @@ class _Walker(PathJudge, ShellValues):
                 self.unnamed.append("runs a file written earlier in this command")
                 e.at_least("ask", "runs a file written earlier in this command: what it "
                                   "holds is not shown")
+        elif self._authored_configuration():
+            wrote = ", ".join(self._authored_configuration()[:3])
+            self.unnamed.append(f"{name} may read {wrote}, which this command wrote")
+            e.at_least("ask", f"{name} may read {wrote}, configuration this command wrote "
+                              "that can name programs it runs (core.fsmonitor in .git/config)")
+        elif self.authored and e.risk == "exec" and not e.inline and not self._installed(e):
+            wrote = ", ".join(sorted(self.authored)[:3])
+            self.unnamed.append(f"{name} runs code this command does not show, after it "
+                                f"wrote {wrote}")
+            e.at_least("ask", f"{name} runs code the command line does not show (a "
+                              f"Makefile, a package's scripts, tests) after this command "
+                              f"wrote {wrote}: it may run what was written")
 
     def _note_writes(self, e: Effect) -> None:
         """What later commands see as written by this one (after it is judged: ``mv a b``
@@ -2843,8 +2862,34 @@ class _Walker(PathJudge, ShellValues):
         for w in e.writes:
             if w.value:
                 self._written(w.value, folder=name == "mkdir")
+                if name not in _METADATA_WRITERS and name != "mkdir" and e.risk in (
+                        "write", "destructive"):  # tee, cp, mv, sed -i: any content
+                    self.authored.add(os.path.normpath(w.value))
                 if name not in _METADATA_WRITERS:
                     self.contents.pop(os.path.normpath(w.value), None)
+
+    def _installed(self, e: Effect) -> bool:
+        """A program named by a path outside the workspace and the system's folders
+        (``/opt/venv/bin/python -c``): what it runs is its own, like any installed
+        program's, not the workspace's files (``/usr/bin/make`` is make)."""
+        value = os.path.normpath(e.argv[0].value or "") if e.argv else ""
+        return os.path.isabs(value) and os.path.dirname(value) not in SYSTEM_DIRS and \
+            not Path(value).is_relative_to(self.ws)
+
+    def _authored_configuration(self) -> list[str]:
+        """Files this command wrote with content of its choosing that tools read as their
+        configuration, which can name programs to run (``paths.SENSITIVE_DIRS``: a
+        ``.git/config`` setting ``core.fsmonitor``, a ``.kube/config`` exec plugin): whatever
+        runs after may run what was written."""
+        out = []
+        for path in sorted(self.authored):
+            for base in self._current():
+                at = Path(os.path.normpath(os.path.join(base, path)))
+                parts = at.relative_to(self.ws).parts if at.is_relative_to(self.ws) else at.parts
+                if not SENSITIVE_DIRS.isdisjoint(parts):
+                    out.append(path)
+                    break
+        return out
 
     def _written(self, path: str, folder: bool = False) -> None:
         """A path this command wrote (a new folder when ``folder``): later globs match it
