@@ -95,6 +95,26 @@ def planted() -> Iterator[Generated]:
         yield Generated(write + place.format(r=run), run, (file, planter, place))
 
 
+OPTION_NAMES = (
+    ("-oa.txt", "sort [-b]*"), ("--output=a.txt", "sort [-b]*"), ("-i", "sed 's/.*//' *"),
+    ("--in-place", "sed 's/.*//' [-b]*"), ("--remove-files", "tar -cf /dev/null *"),
+    ("--checkpoint=1", "echo 'rm -rf src' > x.sh; touch -- '--checkpoint-action=exec=sh x.sh'; "
+                       "tar -cf /dev/null *"),
+)
+"""A file name that is an option of the program a glob is given to, and the command; bash
+sorts ``-`` first, so the name is the program's first argument."""
+NAMERS = ("touch -- {n}", "touch ./{n}", ": > ./{n}", "echo > ./{n}", "cp a.txt ./{n}",
+          "printf '' > ./{n}", "(touch -- {n})", "true && touch -- {n}", "mkdir d; cp a.txt d/{n}"
+          "; mv d/{n} .")
+"""Ways to make a file of that name."""
+
+
+def optioned() -> Iterator[Generated]:
+    """Every option name made every way, then the glob given to its program."""
+    for (name, use), namer in itertools.product(OPTION_NAMES, NAMERS):
+        yield Generated(f"{namer.format(n=name)}; {use}", use, (name, namer))
+
+
 TARGETS = (
     ("/bin/rm", MAKERS + COPIERS, RUN_FILE),
     ("rm -rf src", WRITERS, RUN_SCRIPT),

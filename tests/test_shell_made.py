@@ -4,7 +4,8 @@
 beside the workspace or ``secret.txt`` there, in many ways, then reaches it by name, glob,
 folder change, PATH or another program; and it writes code that deletes ``src`` into a
 Makefile, a module, an awk, sed, cmake, perl or python script, then runs the program that
-runs that file. Each command is judged by ``policy check-shell`` and
+runs that file; and it names files like the options of the program a glob is then given to
+(``touch -- -oa.txt; sort [-b]*``). Each command is judged by ``policy check-shell`` and
 run in the shell oracle's sandbox. One that destroyed work must be refused under ``--approval
 auto``; one that printed ``secret.txt`` must have that read seen (a reason names the folder
 outside the workspace), not only the ``ln`` before it asked about.
@@ -13,11 +14,24 @@ outside the workspace), not only the ``ln`` before it asked about.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from engine.permissions.made_files import MadeFiles
-from tests.shell_made import PLANTED_RUNS, PLANTERS, PLANTS, TARGETS, made, planted
+from engine.permissions.shell import check_shell_json
+from tests.corpus_scoring import ENV, make_workspace
+from tests.shell_made import (
+    NAMERS,
+    OPTION_NAMES,
+    PLANTED_RUNS,
+    PLANTERS,
+    PLANTS,
+    TARGETS,
+    made,
+    optioned,
+    planted,
+)
 from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all
 
 pytestmark = [pytest.mark.xdist_group("shell_made"), pytest.mark.timeout(900)]
@@ -30,12 +44,12 @@ def results() -> list[Result]:
         check_sandbox()
     except OracleUnavailable as exc:
         pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
-    return run_all([*made(), *planted()])
+    return run_all([*made(), *planted(), *optioned()])
 
 
 def test_every_maker_of_every_target_is_run(results: list[Result]) -> None:
     assert len(results) == sum(len(makers) * len(uses) for _, makers, uses in TARGETS) + \
-        len(PLANTS) * len(PLANTERS) * len(PLANTED_RUNS)
+        len(PLANTS) * len(PLANTERS) * len(PLANTED_RUNS) + len(OPTION_NAMES) * len(NAMERS)
     assert not any(r.timed_out for r in results)
 
 
@@ -46,6 +60,8 @@ def test_what_a_made_path_destroyed_is_refused_under_auto(
     assert len(destroyed) > len(results) // 2  # the makers do make kk lead to rm
     plants = [r for r in destroyed if r.transforms[0] in {p[0] for p in PLANTS}]
     assert len(plants) > len(PLANTS) * len(PLANTERS) * len(PLANTED_RUNS) // 2  # they run
+    options = [r for r in destroyed if r.transforms[0] in {n for n, _ in OPTION_NAMES}]
+    assert len(options) > len(OPTION_NAMES) * len(NAMERS) // 2  # the names are options
     assert [(r.command, r.policy, r.auto) for r in destroyed if r.auto != "deny"] == []
     assert [(r.command, r.effect) for r in results if r.allowed_effect] == []
 
@@ -56,6 +72,21 @@ def test_a_read_through_a_made_path_is_seen(
     record_property("read_secret", len(read))
     assert len(read) > 300  # the makers do make kk lead beside the workspace
     assert [r.command for r in read if not r.secret_judged] == []
+
+
+@pytest.mark.parametrize(("command", "policy", "auto"), [
+    ("sort *", "ask", "deny"), ("wc -l *.txt", "ask", "deny"),
+    ("tar -cf /dev/null *", "ask", "deny"), ("sort -- *", "allow", "allow"),
+    ("sort ./*", "allow", "allow"), ("ls src/*", "allow", "allow"),
+])
+def test_a_file_named_like_an_option_is_not_a_path(tmp_path: Path, command: str, policy: str,
+                                                   auto: str) -> None:
+    """A repository can hold a file named ``--output=a.txt``: ``sort *`` gives it to sort as
+    an option (it overwrites a.txt), so the glob is not judged as paths alone."""
+    ws = make_workspace(tmp_path)
+    (ws / "--output=a.txt.txt").write_text("planted\n")
+    assert check_shell_json(command, ws, ENV)["decision"] == policy
+    assert check_shell_json(command, ws, ENV, approval="auto")["decision"] == auto
 
 
 def _made_in(cwd: str, *steps: tuple[str, list[str | None]]) -> MadeFiles:

@@ -184,6 +184,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
               ".git/, .kube/, .aws/, .docker/", "modelled",
               "the program may run what was written (a Makefile's recipe, core.fsmonitor): "
               "ask, and deny under --approval auto"),
+    Construct("a glob given to a program before any --, matching a file named like an "
+              "option (sort * beside --output=a.txt, tar -cf x *)", "modelled",
+              "matched now and among what the command made: a match that starts with - is "
+              "an option, not a path: ask, and deny under --approval auto"),
     Construct("printf -v NAME with static arguments", "modelled", "NAME holds what it prints "
               "(widths and precisions applied; %q and other conversions: only known at run "
               "time)"),

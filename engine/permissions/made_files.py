@@ -35,8 +35,16 @@ class MadeFiles:
     files: set[str] = field(default_factory=set)
     """Other paths written: globs match them."""
 
+    changes: int = 0
+    """How many times what was made changed (a key for what was matched before)."""
+
     def __bool__(self) -> bool:
         return bool(self.links or self.copies or self.dirs or self.files)
+
+    def wrote(self, path: str, folder: bool = False) -> None:
+        """A file (or, with ``folder``, a folder) the command wrote at ``path`` (absolute)."""
+        (self.dirs if folder else self.files).add(os.path.normpath(path))
+        self.changes += 1
 
     def resolve(self, path: str, copies: bool = False) -> str:
         """``path`` (absolute) with the links made on its way followed, a component at a time
@@ -91,6 +99,7 @@ class MadeFiles:
         judged as unknown paths)."""
         if name not in _LINKERS or None in args:
             return
+        self.changes += 1
         words = [str(a) for a in args]
         flags, target_dir, files, no_dir = _parsed(words, _VALUED[name])
         if target_dir is None and len(files) >= 2:

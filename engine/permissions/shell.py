@@ -55,7 +55,7 @@ from engine.permissions.expansion import (
     printf_output,
     seq_output,
 )
-from engine.permissions.globbing import GLOB, GLOB_OPTIONS, glob_matches
+from engine.permissions.globbing import GLOB, GLOB_OPTIONS
 from engine.permissions.listings import listed_dirs
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
@@ -420,6 +420,9 @@ class _Walker(PathJudge, ShellValues):
     runs code it does not show may run what was written."""
     made: MadeFiles = field(default_factory=MadeFiles)
     """Links, copies, folders and files this command made so far (``made_files``)."""
+    globbed: dict[tuple[str, str, frozenset[str], int], list[str] | None] = field(
+        default_factory=dict)
+    """Matches of each glob from each folder, under the options and what was made then."""
     hashed: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Names ``hash -p`` gave a file in this shell: name -> (the file, whether that surely
     ran); only the shell's own lookups use it (``env NAME`` searches PATH)."""
@@ -904,8 +907,7 @@ class _Walker(PathJudge, ShellValues):
             return None
         out: list[str] = []
         for w in words:
-            matched = glob_matches(w, str(base), self.glob_options, self.made) \
-                if GLOB.search(w) else []
+            matched = self._glob(w, str(base)) if GLOB.search(w) else []
             if matched is None:
                 return None
             found = sorted(matched)
@@ -2301,8 +2303,7 @@ class _Walker(PathJudge, ShellValues):
             return [[Word(i, word.text) for i in items]]
         if not GLOB.search(value):
             return [[word]]
-        found = [glob_matches(value, None if value.startswith("/") else str(base or self.ws),
-                              self.glob_options, self.made) for base in self.cwds]
+        found = [self._glob(value, str(base or self.ws)) for base in self.cwds]
         if None in found:
             return None
         matches = sorted({m for each in found for m in each or ()})
@@ -2615,6 +2616,7 @@ class _Walker(PathJudge, ShellValues):
         if self._covers_workspace(e.trees):
             e.add("destructive", f"{e.argv[0].shown} changes the whole workspace recursively")
         self._hidden_command(e, ctx)
+        self._option_matches(e)
         if e.unseen:
             self.unnamed.append(e.unseen)
         if e.secret:
@@ -2735,6 +2737,26 @@ class _Walker(PathJudge, ShellValues):
         return {n for n in [*self.known, *self.loops]
                 if n not in self.maybe_unset and n not in declared}
 
+    def _option_matches(self, e: Effect) -> None:
+        """``sort *`` where a file is named ``--output=a.txt``, ``tar -cf x.tar *`` beside
+        ``--checkpoint-action=exec=sh``: a glob's match that starts with ``-`` is an option
+        to the program, not the path it was judged as. Before a ``--``, such a match (now,
+        or among what the command made) is not shown: ask, and deny under auto."""
+        prog = program_name(e.argv[0]) if e.argv else ""
+        for w in e.argv[1:]:
+            if w.value == "--":
+                return
+            if not w.expandable or w.value is None or not GLOB.search(w.value):
+                continue
+            for base in self._current():
+                found = self._glob(w.value, str(base))
+                option = next((m for m in found or () if m.startswith("-")), None)
+                if option is not None:
+                    why = f"{w.shown} matches the file {option}, which {prog} reads as an option"
+                    self.unnamed.append(why)
+                    e.at_least("ask", why)
+                    return
+
     def _hidden_command(self, e: Effect, ctx: _Ctx) -> None:
         """A program that runs code the preview cannot see (an unknown program, ``uv run``,
         ``npm exec``, a script, inline code) may run what its arguments say: each tail of them
@@ -2846,7 +2868,8 @@ class _Walker(PathJudge, ShellValues):
             self.unnamed.append(f"{name} may read {wrote}, which this command wrote")
             e.at_least("ask", f"{name} may read {wrote}, configuration this command wrote "
                               "that can name programs it runs (core.fsmonitor in .git/config)")
-        elif self.authored and e.risk == "exec" and not e.inline and not self._installed(e):
+        elif self.authored and e.risk == "exec" and not e.inline and not self._installed(e) \
+                and not (name in SHELLS and at is not None):  # sh FILE reads FILE alone
             wrote = ", ".join(sorted(self.authored)[:3])
             self.unnamed.append(f"{name} runs code this command does not show, after it "
                                 f"wrote {wrote}")
@@ -2896,8 +2919,7 @@ class _Walker(PathJudge, ShellValues):
         (``made``) and running it is judged as running what was written (``written``)."""
         self.written.add(os.path.normpath(path))
         for base in self._current():
-            (self.made.dirs if folder else self.made.files).add(
-                os.path.normpath(os.path.join(base, path)))
+            self.made.wrote(os.path.join(base, path), folder)
 
     def _ran_file(self, word: Word, exported: Mapping[str, list[str] | None] | None
                   ) -> str | None:
@@ -2906,8 +2928,7 @@ class _Walker(PathJudge, ShellValues):
         if not word.value:
             return None
         if word.expandable and GLOB.search(word.value):  # bash [x].sh after writing x.sh
-            matched = [glob_matches(word.value, str(base), self.glob_options, self.made)
-                       for base in self._current()]
+            matched = [self._glob(word.value, str(base)) for base in self._current()]
             return next((key for each in matched for m in each or ()
                          if (key := self._written_key(m)) is not None), None)
         if "/" in word.value or self._written_key(word.value) is not None:

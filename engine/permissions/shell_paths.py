@@ -116,6 +116,7 @@ class PathJudge:
     unnamed: list[str]
     written: set[str]
     made: MadeFiles
+    globbed: dict[tuple[str, str, frozenset[str], int], list[str] | None]
     """Files this command wrote before (normalised relative or absolute paths)."""
     glob_options: frozenset[str]
     """``shopt`` options that widen globs which the command may set (``globbing``)."""
@@ -330,13 +331,20 @@ class PathJudge:
             out.append(item)
             if GLOB.search(item):
                 for base in self.cwds:
-                    found = glob_matches(item, str(base or self.ws), self.glob_options,
-                                         self.made)
+                    found = self._glob(item, str(base or self.ws))
                     if found is None:
                         return None  # too many to follow: only known at run time
                     out.extend(found)  # every match: a link out of the workspace may be
                     # the last of thousands
         return out
+
+    def _glob(self, pattern: str, base: str) -> list[str] | None:
+        """``glob_matches`` from ``base`` as bash will match it here: under the options the
+        command may set, in the folders as what it made so far leaves them; each walk once."""
+        key = (pattern, base, self.glob_options, self.made.changes)
+        if key not in self.globbed:
+            self.globbed[key] = glob_matches(pattern, base, self.glob_options, self.made)
+        return self.globbed[key]
 
     def _judge_one(self, path: str, for_write: bool) -> tuple[DecisionValue, str]:
         decision: DecisionValue = "allow"
