@@ -78,11 +78,14 @@ def test_a_read_through_a_made_path_is_seen(
     ("sort *", "ask", "deny"), ("wc -l *.txt", "ask", "deny"),
     ("tar -cf /dev/null *", "ask", "deny"), ("sort -- *", "allow", "allow"),
     ("sort ./*", "allow", "allow"), ("ls src/*", "allow", "allow"),
+    ("ls | xargs sort", "ask", "deny"), ("sort $(ls)", "ask", "deny"),
+    ("find . -type f | xargs sort", "allow", "allow"),
 ])
 def test_a_file_named_like_an_option_is_not_a_path(tmp_path: Path, command: str, policy: str,
                                                    auto: str) -> None:
-    """A repository can hold a file named ``--output=a.txt``: ``sort *`` gives it to sort as
-    an option (it overwrites a.txt), so the glob is not judged as paths alone."""
+    """A repository can hold a file named ``--output=a.txt``: ``sort *`` and ``ls | xargs
+    sort`` give it to sort as an option (it overwrites a.txt), so neither the glob nor the
+    listing is judged as paths alone (``find`` prints ``./--output=..``: a path)."""
     ws = make_workspace(tmp_path)
     (ws / "--output=a.txt.txt").write_text("planted\n")
     assert check_shell_json(command, ws, ENV)["decision"] == policy

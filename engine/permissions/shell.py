@@ -1651,7 +1651,31 @@ class _Walker(PathJudge, ShellValues):
             return ()
         argv = [self._word(name, ctx)] + [self._word(a, ctx)
                                           for a in node.children_by_field_name("argument")]
-        return tuple(listed_dirs(argv) or ())
+        dirs = tuple(listed_dirs(argv) or ())
+        dashed = self._dashed_entry(dirs) if program_name(argv[0]) != "find" else None
+        if dashed is not None:  # ls | xargs sort beside a file --output=a.txt
+            self.unnamed.append(f"{_text(node, ctx)} prints {dashed}, which the program it "
+                                "feeds reads as an option")
+            return ()
+        return dirs
+
+    def _dashed_entry(self, dirs: Sequence[str]) -> str | None:
+        """A name starting with ``-`` in one of the listed folders, now or made by the
+        command: ``ls``, ``git ls-files``, ``rg -l`` print it bare (``find`` prefixes its
+        start folder), so it reaches the program they feed as an option."""
+        for base in self._current():
+            for d in dirs:
+                folder = os.path.normpath(os.path.join(base, d))
+                names = [n for n, _ in self.made.entries(folder)]
+                try:
+                    with os.scandir(self.made.resolve(folder, copies=True)) as it:
+                        names += [entry.name for entry in it]
+                except OSError:
+                    pass
+                found = next((n for n in names if n.startswith("-")), None)
+                if found is not None:
+                    return found
+        return None
 
     def _function(self, node: Node, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
