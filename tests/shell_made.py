@@ -42,10 +42,12 @@ RUN_FILE = ("./kk -rf src", "./k? -rf src", "./[k]k -rf src", "./k* -rf src",
             "echo src | xargs ./kk -rf", "bash -c './kk -rf src'", "PATH=.:$PATH kk -rf src",
             "find src -maxdepth 0 -exec ./kk -rf {{}} +", "(./kk -rf src)")
 """Uses that run the file ``kk`` (``rm`` when it leads there)."""
-RUN_IN_DIR = ("kk/rm -rf src", "./kk/rm -rf src", "./k?/rm -rf src", "./kk/r[m] -rf src",
+RUN_IN_DIR = ("set -- k?; \"$1\"/rm -rf src", "kk/rm -rf src", "./kk/rm -rf src",
+              "./k?/rm -rf src", "./kk/r[m] -rf src",
               "$PWD/kk/rm -rf src", "env kk/rm -rf src", "PATH=$PWD/kk; rm -rf src")
 """Uses that run ``rm`` out of the folder ``kk`` (``/bin`` when it leads there)."""
-READ_IN_DIR = ("cat kk/secret.txt", "cat ./k?/secret.txt", "cat kk/*.txt", "head kk/secret.txt",
+READ_IN_DIR = ("set -- k*; cat \"$1\"/secret.txt", "cat kk/secret.txt", "cat ./k?/secret.txt",
+               "cat kk/*.txt", "head kk/secret.txt",
                "cd kk && cat secret.txt", "cd kk; cat secret.txt", "cat < kk/secret.txt",
                "grep -h oracle kk/secret.txt", "cat k*/s*", "pushd kk >/dev/null; cat secret.txt")
 """Uses that read ``secret.txt`` in the folder ``kk`` (beside the workspace when ``kk`` is

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from engine.permissions.constructs import arithmetic_problem, opaque_builtin
 from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_name
@@ -106,6 +107,7 @@ class ShellValues:
     fed: dict[str, list[str]]
     counts: set[str]
     hashed: dict[str, tuple[str, bool]]
+    cwds: list[Path | None]
     conditional: int
     readonly: set[str]
     maybe_unset: set[str]
@@ -489,14 +491,35 @@ class ShellValues:
                 self.unknown.add(base)
 
     def _set_positional(self, args: list[Word]) -> None:
-        """``set -- a b``: ``$1``, ``$@`` hold the words (None when one is dynamic)."""
-        values = [w.value for w in args]
-        if values[:1] == ["--"]:
-            values = values[1:]
-        elif not values or (values[0] or "-").startswith(("-", "+")):
+        """``set -- a b``: ``$1``, ``$@`` hold the words (None when one is dynamic); a glob
+        holds its matches, as bash expands it before ``set`` runs (``set -- k*`` after
+        ``ln -s / kk``: ``"$1"/etc`` is ``kk/etc``)."""
+        if args[:1] and args[0].value == "--":
+            args = args[1:]
+        elif not args or (args[0].value or "-").startswith(("-", "+")):
             return
-        self.positional = None if None in values else [v or "" for v in values]
+        words: list[str] | None = []
+        for w in args:
+            found = self._word_matches(w)
+            words = None if words is None or found is None else [*words, *found]
+        self.positional = words
         self.set_words = True
+
+    def _word_matches(self, w: Word) -> list[str] | None:
+        """The words an argument becomes: its glob's matches from the one folder the shell
+        is known to be in (itself when none), or None when only known at run time."""
+        if w.value is None:
+            return None
+        if not w.expandable or not GLOB.search(w.value):
+            return [w.value]
+        known = [c for c in self.cwds if c is not None]
+        if len(known) != len(self.cwds) or len(known) != 1:
+            return None
+        found = self._glob(w.value, str(known[0]))
+        return None if found is None else (found or [w.value])
+
+    def _glob(self, pattern: str, base: str) -> list[str] | None:
+        raise NotImplementedError  # PathJudge._glob: the walker has both
 
     def _split(self, value: str) -> list[str]:
         """Words of an unquoted expansion: split at IFS as bash splits them (at whitespace
