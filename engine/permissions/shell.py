@@ -2887,8 +2887,8 @@ class _Walker(PathJudge, ShellValues):
                 self.unnamed.append("runs a file written earlier in this command")
                 e.at_least("ask", "runs a file written earlier in this command: what it "
                                   "holds is not shown")
-        elif self._authored_configuration():
-            wrote = ", ".join(self._authored_configuration()[:3])
+        elif configuration := self._authored_configuration():
+            wrote = ", ".join(configuration[:3])
             self.unnamed.append(f"{name} may read {wrote}, which this command wrote")
             e.at_least("ask", f"{name} may read {wrote}, configuration this command wrote "
                               "that can name programs it runs (core.fsmonitor in .git/config)")
