@@ -2955,8 +2955,9 @@ class _Walker(PathJudge, ShellValues):
             matched = [self._glob(word.value, str(base)) for base in self._current()]
             return next((key for each in matched for m in each or ()
                          if (key := self._written_key(m)) is not None), None)
-        if "/" in word.value or self._written_key(word.value) is not None:
-            return self._written_key(word.value)
+        key = self._written_key(word.value)
+        if "/" in word.value or key is not None:
+            return key
         exported = exported or {}
         path = exported["PATH"] if "PATH" in exported else self.known.get("PATH")
         if path is None and ("PATH" in exported or "PATH" in self.tainted):
