@@ -14,6 +14,7 @@ from engine.permissions.policy import (
     Decision,
     Policy,
     PolicyContext,
+    check_shell_json,
     decide,
     decide_static,
     glob_match,
@@ -434,3 +435,20 @@ def test_rules_naming_mcp_tools_and_globs_of_known_tools_load(tmp_path: Path) ->
                     "  - {decision: ask, tool: 'write_*', path: 'src/**/*.py'}\n"
                     "  - {decision: deny, tool: run_shell, command: 'rm'}\n")
     assert len(load_policy(path).rules) == 3
+
+
+def test_check_shell_gives_the_decision_the_default_policy_gives(tmp_path: Path) -> None:
+    """``policy check-shell`` is what a user asks before trusting a command: it must say what
+    the engine does with it. Every command of the labelled corpora, judged both ways."""
+    from tests import corpus_scoring
+    from tests.shell_corpus import CORPUS
+
+    ws = corpus_scoring.make_workspace(tmp_path)
+    ctx = PolicyContext(ws, Policy.default(), corpus_scoring.ENV)
+    commands = [c[0] for c in CORPUS] + [it.command for part in (
+        "dev", "handwritten", "everyday", "field", "workday", "scripts")
+        for it in corpus_scoring.load(part)]
+    differ = [(c, shown, engine) for c in commands
+              if (shown := check_shell_json(c, ws, corpus_scoring.ENV)["decision"])
+              != (engine := shell(c, ctx).decision)]
+    assert len(commands) > 2500 and differ == []

@@ -57,7 +57,11 @@ class Effect:
     """What it changes that the command line cannot show and nobody is asked to review
     (``terraform apply -auto-approve``): ``deny`` under ``--approval auto``."""
     secret: str = ""
-    """What credentials it prints (``gh auth token``): only a person may allow that."""
+    """What credentials it prints from outside the workspace (``gh auth token``, ``env``):
+    only a person may allow that."""
+    hunts: str = ""
+    """What search for credentials it makes (``grep -rn password``): what it finds among the
+    files the command may read anyway, so it matters only when something sends it away."""
     loads_here: list[Loads] = field(default_factory=list)
     """Files in the working directory that hold or name code the program loads when it
     starts (``jupyter_nbconvert_config.py``, a ``setup.cfg`` naming pylint plugins; a

@@ -409,7 +409,7 @@ def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
     if person and decision == "ask":
         why = ("the preview cannot name the program it runs" if verdict.unnamed else
                f"it reads credentials: {', '.join(verdict.secrets[:3])}")
-        reason, rule = f"{reason} ({why})", None
+        reason, rule = (reason if why in reason else f"{reason} ({why})"), None
     asked = [_command_capability(spec, e) for e, f in zip(verdict.commands, finals, strict=True)
              if f == "ask"]
     caps = (list(dict.fromkeys(asked))

@@ -65,8 +65,12 @@ def analyze(argv: list[Word]) -> Effect:
         if asks_itself and not e.loads_here and not e.imports_here:
             e = unwrapped  # rm --help: prints, whatever rm does (what its wrappers do stays;
             # yarn --version where .yarnrc.yml names a yarnPath runs that file: kept)
-    if _prints_credentials(name, [w.value or "" for w in e.argv[1:]]):
-        e.secret = f"{' '.join([name, *(w.shown for w in e.argv[1:3])])} prints credentials"
+    words = [w.value or "" for w in e.argv[1:]]
+    said = " ".join([name, *(w.shown for w in e.argv[1:3])])
+    if _prints_credentials(name, words):
+        e.secret = f"{said} prints credentials"
+    elif _hunts_credentials(name, words):
+        e.hunts = f"{said} searches for credentials"
     return e
 
 
@@ -97,18 +101,17 @@ sees them first (``printenv | grep -i token``); printed whole, it is a read."""
 def _prints_credentials(name: str, words: list[str]) -> bool:
     """Whether the words hold one of ``PRINTS_CREDENTIALS[name]`` in order (``gh auth status
     -t``; options between them are skipped). ``env`` and ``printenv`` print the environment,
-    where tokens and keys live (``env -u X`` too); ``printenv NAME`` only NAME."""
-    if name == "env" or name == "trufflehog" or (name == "gitleaks" and "--redact" not in words):
-        return True  # env prints the environment; secret scanners print what they find
+    where tokens and keys live (``env -u X`` too; ``env CMD`` was unwrapped before, ``env
+    -S CMD`` runs CMD); ``printenv NAME`` only NAME. A container's ``inspect`` prints the
+    environment it was started with; an image's, network's or volume's does not."""
+    if name == "env":
+        return not any(w.startswith("-S") or w.startswith("--split-string") for w in words)
     if name == "podman" and words[:2] == ["kube", "generate"]:
         return True  # the pods' YAML holds their containers' environment
-    if name in ("docker", "podman") and "inspect" in words[:2]:  # a container's environment
+    if name in ("docker", "podman") and (words[:1] == ["inspect"] or words[:2] == [
+            "container", "inspect"]):
         fmt = next((w for w in words if w.startswith(("--format", "-f"))), None)
         return fmt is None or "env" in " ".join(words).lower()
-    if name in SEARCHERS or (name == "git" and words[:1] == ["grep"]) or (
-            name == "git" and words[:1] == ["log"] and any(w.startswith(("-S", "-G"))
-                                                           for w in words)):
-        return any(_SECRET_PATTERN.search(w) for w in words)  # grep -r 'AKIA[0-9A-Z]{16}' .
     if name == "printenv":
         names = [w for w in words if not w.startswith("-")]
         return not names or any(map(_SECRET_NAME.search, names))
@@ -116,6 +119,18 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
         it = iter(words)
         if all(any(w == want for w in it) for want in wanted):
             return True
+    return False
+
+
+def _hunts_credentials(name: str, words: list[str]) -> bool:
+    """A search for credentials: a pattern naming them given to a searcher, or a secret
+    scanner (which prints what it finds)."""
+    if name == "trufflehog" or (name == "gitleaks" and "--redact" not in words):
+        return True
+    if name in SEARCHERS or (name == "git" and words[:1] == ["grep"]) or (
+            name == "git" and words[:1] == ["log"] and any(w.startswith(("-S", "-G"))
+                                                           for w in words)):
+        return any(_SECRET_PATTERN.search(w) for w in words)  # grep -r 'AKIA[0-9A-Z]{16}' .
     return False
 
 

@@ -473,8 +473,14 @@ class _Walker(PathJudge, ShellValues):
     secrets: list[str] = field(default_factory=list)
     """Credentials the command reads outside the workspace (``~/.ssh/id_ed25519``) or prints
     (``gh auth token``)."""
+    hunted: list[str] = field(default_factory=list)
+    """Searches for credentials among files the command may read without asking
+    (``grep -rn password src``): refused only when something sends them away."""
+    env_secrets: list[str] = field(default_factory=list)
+    """Secret-looking environment variables the command expands (``$GITHUB_TOKEN``): the
+    host's credentials, which commands do not inherit unless a policy passes them on."""
     printers: set[int] = field(default_factory=set)
-    """Entries (their index) of commands that print credentials."""
+    """Entries (their index) of commands that print or search for credentials."""
     texts: list[str] = field(default_factory=list)
     """The command's text and the code nested in it (planted configuration is looked for)."""
     fork_bombs: set[str] = field(default_factory=set)
@@ -680,15 +686,20 @@ class _Walker(PathJudge, ShellValues):
         floors = [*self.floors, *(("deny", f"{why} (not modelled: refused)")
                                   for why in self.opaque)]
         floors.extend(self._planted())
-        if self.secrets and any(e["risk"] in ("network", "install") for i, e in
-                                enumerate(entries) if i not in self.printers):
-            floors.append(("deny", f"sends credentials over the network ({self.secrets[0]})"))
+        found = [*self.secrets, *self.hunted]
+        if found and any(e["risk"] in ("network", "install") for i, e in
+                         enumerate(entries) if i not in self.printers):
+            floors.append(("deny", f"sends credentials over the network ({found[0]})"))
         floors.extend(self._streams_reopened())
         printers = {os.path.basename(entries[i]["argv"][0]) for i in self.printers
                     if i < len(entries) and entries[i]["argv"]}
         if printers & ENVIRONMENT_PRINTERS and printers & SEARCHERS:
             floors.append(("ask", "searches the environment for credentials: a person sees "
                                   "them first"))
+        if self.secrets:
+            floors.append(("ask", f"it reads credentials: {self.secrets[0]}"))
+        floors.extend(("ask", f"it uses the secret environment variable ${name}")
+                      for name in dict.fromkeys(self.env_secrets))
         floors.extend(("ask", why) for why in self.unnamed)  # said when nothing else asks
         floor = strictest(*(d for d, _ in floors), "ask" if self.problems else "allow")
         reason = self._reason(decision)
@@ -2186,7 +2197,7 @@ class _Walker(PathJudge, ShellValues):
     def _lists(self) -> tuple[list[Any], ...]:
         """What judging a command appends to: entries, then the reasons that ask or refuse."""
         return (self.entries, self.problems, self.unnamed, self.floors, self.opaque,
-                self.secrets)
+                self.secrets, self.hunted, self.env_secrets)
 
     def _marks(self) -> tuple[int, ...]:
         return tuple(len(got) for got in self._lists())
@@ -2601,6 +2612,17 @@ class _Walker(PathJudge, ShellValues):
             for var, values in exported.items():
                 self._may_hold(var, values)
 
+    def _credentials(self, e: Effect, decision: DecisionValue) -> None:
+        """Credentials the command prints, and searches for them: a search among files it
+        may read unasked only matters when something sends what it finds away; one a person
+        is asked about anyway (a folder outside) may reach credentials, like a print."""
+        if e.secret or e.hunts:
+            self.printers.add(len(self.entries))  # the entry it is about to get
+        if e.secret:
+            self.secrets.append(e.secret)
+        if e.hunts:
+            (self.hunted if decision == "allow" else self.secrets).append(e.hunts)
+
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
@@ -2643,10 +2665,8 @@ class _Walker(PathJudge, ShellValues):
         self._option_matches(e)
         if e.unseen:
             self.unnamed.append(e.unseen)
-        if e.secret:
-            self.secrets.append(e.secret)
-            self.printers.add(len(self.entries))  # the entry it is about to get
         decision, path_reasons = self._judge_effect(e, moves_shell=not ctx.child)
+        self._credentials(e, decision)
         self._note_writes(e)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]

@@ -18,6 +18,7 @@ from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_n
 from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
 from engine.permissions.globbing import GLOB
 from engine.permissions.words import INPUT_VAR, Word
+from engine.sandbox.env import is_secret_name
 
 LISTED_TEXT = "<a path from a listing>"
 """The text of a word read from a listing (``shell.LISTED``)."""
@@ -115,6 +116,7 @@ class ShellValues:
     cased: dict[str, str]
     sparse: set[str]
     integers: set[str]
+    env_secrets: list[str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
     def _may_hold(self, var: str, values: list[str] | None, merge: bool = True) -> None:
@@ -180,8 +182,15 @@ class ShellValues:
             return [*found, ""] if name in self.maybe_unset and "" not in found else found
         if name in self.tainted:
             return None
-        value = self.env.get(name)
+        value = self._from_environment(name)
         return None if value is None else [value]
+
+    def _from_environment(self, name: str) -> str | None:
+        """The value the command inherits; a secret-looking name is noted (its value is the
+        host's credential, whatever this process holds)."""
+        if is_secret_name(name):
+            self.env_secrets.append(name)
+        return self.env.get(name)
 
     def _static_positional(self, name: str) -> list[str] | None:
         args = self.positional
@@ -228,7 +237,9 @@ class ShellValues:
         """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``, ``${1:-src}``, ``${1:?usage}``: the value
         or the alternative word (``?``: the value, or the shell stops)."""
         m = re.fullmatch(r"\$\{([A-Za-z_]\w*|[1-9]\d*)(:?[-=+?])([^$`'\"\\{}]*)\}", text)
-        if m is None:
+        if m is None:  # ${X:0:4}, ${X@Q}: not computed here, but X is read
+            if (named := re.match(r"\$\{([A-Za-z_]\w*)", text)) is not None:
+                self._static_variable(named.group(1))
             return None
         name, op, alt = m.groups()
         if not alt.startswith("~"):
@@ -593,7 +604,7 @@ class ShellValues:
             return Word(joined, text, "", False, not plain)  # a glob or a list expands
         if self.taint_all or name in self.tainted:
             return Word(None, text, "var")
-        value = self.env.get(name)
+        value = self._from_environment(name)
         if value is None:
             return Word(None, text, "var", unset=True)
         return Word(value, text)
