@@ -1611,6 +1611,13 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
     ("hash -p /bin/rm ls; command ls -rf src", "deny"),
     ("enable -n echo; echo -e 'a\\tb'", "deny"), ("enable -f ./x.so ls; ls", "deny"),
     ("enable rm; rm -h", "deny"), ("enable -a", "allow"),
+    # ${!1} and ${!x_@} (a lower-case prefix: names the command set) are computed
+    ("x_1=cat; x_2=a.txt; set -- ${!x_@}; ${!1} ${!2}", "allow"),
+    ("x_1=rm; x_2=src; set -- \"${!x_@}\"; ${!1} -r ${!2}", "deny"),
+    ("x_1=rm; read x_2; set -- ${!x_@}; ${!1} -rf src", "deny"),
+    ("set -- v; v=rm; ${!1} -rf src", "deny"), ("set -- BASH; ${!1} -c ls", "deny"),
+    ("f() { ${!1} a.txt; }; p=cat; f p", "allow"), ("printf '%s\\n' \"${!BASH@}\"", "allow"),
+    ("for v in ${!AWS_@}; do echo \"${!v}\"; done", "ask"),
     ("BASH_ENV=/dev/null bash -c 'ls src'", "allow"), ("BASH_ENV=./x bash -c ls", "deny"),
     ("p='\\u@\\h:\\w\\$ '; echo \"${p@P}\"", "allow"),
     ("p='$(rm -rf src)'; echo \"${p@P}\"", "deny"),

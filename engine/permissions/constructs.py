@@ -277,10 +277,12 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
     Construct("${x^^} ${x,,} ${x^} ${x,} ${x@U} ${x@L} ${x@E} ${x@Q}, ${x#p} ${x%p} (and ## "
-              "%%), ${x/p/r} (and // /# /%), ${#x}, ${!x}", "modelled",
-              "computed from the known values, and from nothing for a variable that may be "
-              "unset (a pattern with quotes, escapes or classes, or ${x@Q} of control "
-              "characters: only known at run time)"),
+              "%%), ${x/p/r} (and // /# /%), ${#x}, ${!x}, ${!1}, ${!x_@} ${!x_*}", "modelled",
+              "computed from the known values (${!x_@}: the names set so far, for a prefix "
+              "with a lower-case letter, which no variable of the shell's own, of the "
+              "environment's or only known at run time may start), and from nothing for a "
+              "variable that may be unset (a pattern with quotes, escapes or classes, or "
+              "${x@Q} of control characters: only known at run time)"),
     Construct("$(echo ..) and $(printf ..) as words and as the program; eval or bash -c of "
               "what they print", "modelled", "their output stands for the words (split when "
               "unquoted) and is judged as the command it makes; a decoder's output stays "

@@ -33,6 +33,14 @@ SHELL_NUMBERS = frozenset({"OPTIND", "OPTERR", "LINENO", "RANDOM", "SRANDOM", "S
 ALWAYS_SET = frozenset({"OPTIND"})
 """Variables bash sets when it starts that getopts loops change: set after a loop that may
 not run, they are still set (``getopts`` over known words gives their value exactly)."""
+SHELL_VARIABLE_PREFIXES = (
+    "BASH", "COMP", "DIRSTACK", "EPOCH", "EUID", "FUNCNAME", "GROUPS", "HIST", "HOST", "IFS",
+    "LINENO", "LINES", "COLUMNS", "MACHTYPE", "MAIL", "OLDPWD", "OPT", "OSTYPE", "PIPESTATUS",
+    "PPID", "PS", "PWD", "RANDOM", "READLINE", "REPLY", "SECONDS", "SHELL", "SHLVL",
+    "SRANDOM", "UID", "TIMEFORMAT", "TMOUT", "MAPFILE", "EMACS", "INSIDE_EMACS", "PROMPT",
+    "auto_resume", "histchars")
+"""Names (and beginnings of names) of variables bash sets itself, which ``${!PREFIX@}``
+lists though no command assigned them."""
 _PROCESS_IDS = frozenset({"$", "!", "PPID", "BASHPID"})
 """Parameters that hold a process id (a number standing for it: never 1, never -1)."""
 MAX_LOOP_WORDS = 64
@@ -215,9 +223,11 @@ class ShellValues:
             if out is None or None in out:
                 return None
             return self._or_unset(name, [v or "" for v in out], "")
-        m = re.fullmatch(r"\$\{(#|!)([A-Za-z_]\w*)\}", text)
+        m = re.fullmatch(r"\$\{(#|!)([A-Za-z_]\w*|[1-9]\d*)\}", text)
         if m is None:
-            return self._static_default(text)
+            named = re.fullmatch(r"\$\{!([A-Za-z_]\w*)[@*]\}", text)
+            return self._static_default(text) if named is None else self._prefixed(
+                named.group(1))
         values = self._static_variable(m.group(2))
         if values is None or m.group(1) == "#":
             return None if values is None else self._or_unset(
@@ -225,6 +235,21 @@ class ShellValues:
         targets = [self._static_variable(v) if re.fullmatch(r"[A-Za-z_]\w*", v) else None
                    for v in values]  # ${!x}: the variable x names
         return None if None in targets else bounded([v for t in targets for v in t or ()])
+
+    def _prefixed(self, prefix: str) -> list[str] | None:
+        """``${!x_@}``: the names of the set variables that start with ``x_``, sorted, when
+        every such variable is followed here: none the shell sets itself, none only known
+        at run time, and none from the environment, whose names are upper-case by
+        convention (``${!AWS_@}`` lists what the host holds, not what the caller passed):
+        the prefix has a lower-case letter."""
+        if self.taint_all or prefix == prefix.upper() or any(
+                v.startswith(prefix) or prefix.startswith(v) for v in SHELL_VARIABLE_PREFIXES):
+            return None
+        doubtful = (*(self.tainted - set(self.known)), *self.unknown, *self.maybe_unset,
+                    *self.loops)
+        if any(v.startswith(prefix) for v in doubtful):
+            return None
+        return [" ".join(sorted(v for v in {*self.known, *self.env} if v.startswith(prefix)))]
 
     def _or_unset(self, name: str, values: list[str], unset: str) -> list[str]:
         """``values`` and, for a variable that may be unset, what bash gives then: an
