@@ -1765,6 +1765,8 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     ("gh pr close 131 --delete-branch", "deny"), ("gh pr close 131", "ask"),
     # a program on the PATH asked about itself; toolchains' and package databases' queries
     ("java -version", "allow"), ("mvn --version", "allow"), ("./deploy.sh --version", "ask"),
+    ("container-structure-test version", "allow"), ("foo help", "allow"),
+    ("./foo version", "ask"), ("foo version --json", "ask"), ("foo versions", "ask"),
     ("foo --version x", "ask"), ("rustc --print sysroot", "allow"), ("rustc main.rs", "ask"),
     ("rpm -qa | grep ssl", "allow"), ("rpm -qf /usr/bin/ls", "allow"), ("rpm -e openssl", "deny"),
     ("rpm -ivh x.rpm", "ask"), ("rpm -q --eval '%(rm -rf src)' x", "deny"),

@@ -254,8 +254,10 @@ def _assignment(e: Effect, name: str, value: str) -> None:
 # ---------------------------------------------------------------- generic rules
 
 
-_ASKS_ITSELF = (["--version"], ["--help"], ["-version"], ["-help"])
-"""The whole argument list of a program on the PATH that only asks it about itself."""
+_ASKS_ITSELF = (["--version"], ["--help"], ["-version"], ["-help"], ["version"], ["help"])
+"""The whole argument list of a program on the PATH that only asks it about itself (the
+last two, the subcommands of Go and Rust tools, only for a program without a rule: a known
+program's ``version`` may reach a server, as ``kubectl version`` does)."""
 
 
 _OUTPUT_OPTIONS = frozenset({"-o", "--output", "--output-file", "--outfile", "--out-file",

@@ -2401,11 +2401,11 @@ class _Walker(PathJudge, ShellValues):
                 return [Word(v, text, "", False, bool(GLOB.search(v))) for v in items]
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
-        if node.type == "string" and re.fullmatch(r'"\$\{![A-Za-z_]\w*@\}"', _text(node, ctx)):
-            names = self._static_expansion(_text(node, ctx)[1:-1])  # "${!x_@}": a word each
+        listed = re.fullmatch(r'("?)\$\{!([A-Za-z_]\w*)([@*])\}\1', _text(node, ctx))
+        if listed is not None and not (listed.group(1) and listed.group(3) == "*"):
+            names = self._prefixed(listed.group(2))  # ${!x_@}, "${!x_@}": a word each name
             text = _text(node, ctx)
-            return [Word(None, text, "var")] if names is None else [
-                Word(v, text) for v in names[0].split()]
+            return [Word(None, text, "var")] if names is None else [Word(v, text) for v in names]
         word = self._word(node, ctx)
         if node.type in ("simple_expansion", "expansion") and word.value is not None and \
                 self.ifs == " \t\n" and len(word.value.split()) != 1:

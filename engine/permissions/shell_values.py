@@ -225,9 +225,12 @@ class ShellValues:
             return self._or_unset(name, [v or "" for v in out], "")
         m = re.fullmatch(r"\$\{(#|!)([A-Za-z_]\w*|[1-9]\d*)\}", text)
         if m is None:
-            named = re.fullmatch(r"\$\{!([A-Za-z_]\w*)[@*]\}", text)
-            return self._static_default(text) if named is None else self._prefixed(
-                named.group(1))
+            named = re.fullmatch(r"\$\{!([A-Za-z_]\w*)([@*])\}", text)
+            if named is None:
+                return self._static_default(text)
+            names = self._prefixed(named.group(1))
+            joint = " " if named.group(2) == "@" else None if self.ifs is None else self.ifs[:1]
+            return None if names is None or joint is None else [joint.join(names)]
         values = self._static_variable(m.group(2))
         if values is None or m.group(1) == "#":
             return None if values is None else self._or_unset(
@@ -249,7 +252,7 @@ class ShellValues:
                     *self.loops)
         if any(v.startswith(prefix) for v in doubtful):
             return None
-        return [" ".join(sorted(v for v in {*self.known, *self.env} if v.startswith(prefix)))]
+        return sorted(v for v in {*self.known, *self.env} if v.startswith(prefix))
 
     def _or_unset(self, name: str, values: list[str], unset: str) -> list[str]:
         """``values`` and, for a variable that may be unset, what bash gives then: an
