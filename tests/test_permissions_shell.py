@@ -2950,3 +2950,19 @@ def test_a_secret_environment_variable_is_the_host_s_credential(
     if expected == "ask" and command.startswith(("echo", "v=", "declare")):
         assert "secret environment variable" in check_shell_json(
             command, workspace, ENV)["reason"]
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("git config --list", "ask"), ("git config -l --show-origin", "ask"),
+    ("git config --global --list", "ask"), ("git config list", "ask"),
+    ("git config --local --list", "allow"), ("git config --worktree -l", "allow"),
+    ("git config -f .gitmodules --list", "allow"), ("git config --get user.name", "allow"),
+    ("git config --get-regexp '^alias\\.'", "allow"),
+    ("git config -f ~/.gitconfig --list", "ask"), ("git config --file=/etc/gitconfig -l", "ask"),
+    ("git config -f ~/.gitconfig user.name x", "deny"), ("git config -f x.cfg a.b c", "ask"),
+])
+def test_git_config_lists_what_lies_outside_the_workspace_too(
+        workspace: Path, command: str, expected: str) -> None:
+    """``git config --list`` prints the user's and the system's files too, as ``cat
+    ~/.gitconfig`` would; ``-f FILE`` is read or written where it lies."""
+    assert decision(workspace, command) == expected, command

@@ -321,6 +321,11 @@ def _git_rm(e: Effect, args: list[Word]) -> None:
         e.add("write", "git rm deletes tracked files")
 
 
+_REPOSITORY_SCOPES = ("--local", "--worktree", "--file", "-f", "--blob")
+"""What keeps ``git config --list`` to the repository's own files (``-f`` names one, which
+the path rules judge)."""
+
+
 def _git_config(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "f", frozenset({"--file", "--blob", "--type", "--default"}))
     reading = ("--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch",
@@ -328,13 +333,20 @@ def _git_config(e: Effect, args: list[Word]) -> None:
     changing = ("--unset", "--unset-all", "--add", "--replace-all", "--remove-section",
                 "--rename-section")
     first = o.positionals[0].value if o.positionals else None
+    files = o.all("-f", "--file")  # git config -f ~/.gitconfig: judged where it lies
     if o.has("-e", "--edit") or first == "edit":
         e.add("exec", "git config --edit opens an editor")
+        e.writes.extend(files)
     elif o.has(*reading) or first in ("get", "list", "get-regexp", "get-all") or (
             len(o.positionals) == 1 and not o.has(*changing)):
-        return
+        e.reads.extend(files)
+        if (o.has("--list", "-l") or first == "list") and not o.has(*_REPOSITORY_SCOPES):
+            e.at_least("ask", "git config --list prints the user's and the system's "
+                              "configuration too (~/.gitconfig, /etc/gitconfig: outside the "
+                              "workspace, where URLs can hold tokens)")
     else:
         e.add("write", "git config changes configuration (which can make git run programs)")
+        e.writes.extend(files)
         keys = o.positionals[1:] if first in ("set", "unset") else o.positionals
         unsetting = first == "unset" or o.has("--unset", "--unset-all", "--remove-section")
         if keys and not unsetting:
