@@ -2966,3 +2966,20 @@ def test_git_config_lists_what_lies_outside_the_workspace_too(
     """``git config --list`` prints the user's and the system's files too, as ``cat
     ~/.gitconfig`` would; ``-f FILE`` is read or written where it lies."""
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("cat \"$(ls | head -n1)\"", "allow"), ("ls src | head -1 | xargs cat", "allow"),
+    ("find . -name '*.py' | head | xargs wc -l", "allow"), ("ls | sort -r | xargs cat", "allow"),
+    ("git ls-files | grep -v test | tail -n +2 | xargs wc -l", "allow"),
+    ("cat $(git ls-files | sort -u)", "allow"),
+    ("find . | grep -o x | xargs cat", "ask"), ("ls | head -c 1 | xargs cat", "ask"),
+    ("ls | uniq -c | xargs cat", "ask"), ("ls | grep x /etc/passwd | xargs cat", "ask"),
+    ("ls | tr a b | xargs cat", "ask"), ("head README.md | xargs cat", "ask"),
+    ("ls | head < /etc/hosts | xargs cat", "ask"), ("git ls-files | head -n 3 | xargs rm", "deny"),
+])
+def test_some_lines_of_a_listing_are_a_listing(workspace: Path, command: str,
+                                               expected: str) -> None:
+    """A filter that prints some of its input lines unchanged keeps a listing's lines paths
+    under its folders; one that changes a line, or reads other input, does not."""
+    assert decision(workspace, command) == expected, command

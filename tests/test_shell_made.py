@@ -79,6 +79,7 @@ def test_a_read_through_a_made_path_is_seen(
     ("tar -cf /dev/null *", "ask", "deny"), ("sort -- *", "allow", "allow"),
     ("sort ./*", "allow", "allow"), ("ls src/*", "allow", "allow"),
     ("ls | xargs sort", "ask", "deny"), ("sort $(ls)", "ask", "deny"),
+    ("ls | head -n 5 | xargs sort", "ask", "deny"), ("sort $(ls | grep -v x)", "ask", "deny"),
     ("find . -type f | xargs sort", "allow", "allow"),
 ])
 def test_a_file_named_like_an_option_is_not_a_path(tmp_path: Path, command: str, policy: str,

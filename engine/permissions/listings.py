@@ -3,12 +3,15 @@
 ``find .``, ``fd``, ``git ls-files``, ``rg -l``, ``ls``: their output fed to ``xargs``, ``fd -x``
 or ``$(...)`` names files under those directories, so ``find . -name '*.py' | xargs wc -l``
 reads inside the workspace. A listed name is a path, never code (a file name can be any text).
+Some of a listing's lines are a listing too: a filter that prints some of its input lines
+unchanged (``head``, ``sort -u``, ``grep -v``) keeps it one (``keeps_lines``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from engine.permissions.effect import parse_opts
 from engine.permissions.words import Word
@@ -102,3 +105,78 @@ _LISTERS: dict[str, Callable[[list[Word]], list[str] | None]] = {
     "find": _find_lists, "fd": _fd_lists, "fdfind": _fd_lists, "git": _git_lists,
     "ls": _ls_lists, "rg": _matches_lists(True), "grep": _matches_lists(True),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Filter:
+    """A program that prints some of the lines it reads, each unchanged."""
+
+    flags: str
+    """Option letters that change which lines, not what a line holds."""
+    valued: str
+    """Option letters that take a value (``-n 3``, ``-k 2,2``, ``-e PAT``)."""
+    longs: frozenset[str]
+    """Long options (the part before ``=``) of either kind."""
+    pattern: bool = False
+    """Its first operand is a pattern (grep) unless ``-e`` gives one; any other operand is a
+    file it reads in place of its input."""
+
+
+_FILTERS: dict[str, _Filter] = {
+    "head": _Filter("q", "n", frozenset({"--lines", "--quiet", "--silent"})),
+    "tail": _Filter("q", "n", frozenset({"--lines", "--quiet", "--silent"})),
+    "sort": _Filter("bdfghMnrRsuV", "ktS", frozenset({
+        "--key", "--field-separator", "--reverse", "--unique", "--numeric-sort",
+        "--version-sort", "--ignore-case", "--human-numeric-sort", "--general-numeric-sort",
+        "--month-sort", "--random-sort", "--stable", "--ignore-leading-blanks",
+        "--dictionary-order", "--buffer-size", "--parallel"})),
+    "uniq": _Filter("diuD", "fsw", frozenset({"--repeated", "--unique", "--ignore-case",
+                                              "--skip-fields", "--skip-chars",
+                                              "--check-chars"})),
+    "grep": _Filter("vixwsEFGP", "e", frozenset({"--invert-match", "--ignore-case",
+                                                  "--line-regexp", "--word-regexp",
+                                                  "--extended-regexp", "--fixed-strings",
+                                                  "--perl-regexp", "--regexp",
+                                                  "--no-messages"}), pattern=True),
+    "tac": _Filter("", "", frozenset()),
+    "shuf": _Filter("r", "n", frozenset({"--head-count", "--repeat"})),
+    "cat": _Filter("", "", frozenset()),
+}
+_FILTERS["egrep"] = _FILTERS["fgrep"] = _FILTERS["grep"]
+
+
+def keeps_lines(argv: list[Word]) -> bool:
+    """Whether the command prints only lines of its input, each unchanged (``head -n 3``,
+    ``tail -n +2``, ``sort -u``, ``grep -v test``): its output is a listing when its input
+    is one. Options that change a line (``grep -o``, ``uniq -c``, ``head -c``) or read or
+    write elsewhere (``sort -o``, a file operand) do not keep it."""
+    if not argv or any(w.value is None for w in argv):
+        return False
+    spec = _FILTERS.get((argv[0].value or "").rsplit("/", 1)[-1])
+    if spec is None:
+        return False
+    words = [w.value or "" for w in argv[1:]]
+    operands, given, i = [], False, 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("--") and len(w) > 2:
+            if w.split("=", 1)[0] not in spec.longs:
+                return False
+            given = given or w.startswith("--regexp")
+        elif re.fullmatch(r"[-+]\d+", w) and spec.valued == "n":
+            pass  # head -3, tail +2
+        elif w.startswith("-") and len(w) > 1:
+            letters = w[1:]
+            for at, c in enumerate(letters):
+                if c in spec.valued:
+                    given = given or c == "e"
+                    i += not letters[at + 1:]  # -n 3, or -n3
+                    break
+                if c not in spec.flags:
+                    return False
+        else:
+            operands.append(w)
+        i += 1
+    allowed = int(spec.pattern and not given)
+    return len([o for o in operands if o != "-"]) <= allowed and len(operands) <= allowed + (
+        "-" in operands)

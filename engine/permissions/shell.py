@@ -56,7 +56,7 @@ from engine.permissions.expansion import (
     seq_output,
 )
 from engine.permissions.globbing import GLOB, GLOB_OPTIONS
-from engine.permissions.listings import listed_dirs
+from engine.permissions.listings import keeps_lines, listed_dirs
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
     MAX_REWRITES,
@@ -1532,7 +1532,7 @@ class _Walker(PathJudge, ShellValues):
         for i, child in enumerate(stages):
             if i == len(stages) - 1:
                 self.last_stage = len(self.entries)  # what it prints is the pipeline's output
-            listed = self._listing(stages[i - 1], ctx) if i > 0 else ()
+            listed = self._listed_before(stages, i, ctx) if i > 0 else ()
             self.decoding = False
             printed = self._printed(stages[i - 1], ctx, printed) if i > 0 else None
             decoded = decoded or self.decoding  # base64 -d | bash: never shown as code
@@ -1653,15 +1653,14 @@ class _Walker(PathJudge, ShellValues):
         self.maybe_defined, self.exported_vars = maybe, exported
 
     def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
-        """The directories a pipeline stage lists paths under (``git ls-files``), or ()."""
-        if node.type != "command" or any(c.type.endswith("redirect")
-                                         for c in node.named_children):
+        """The directories a pipeline stage (or a whole pipeline) lists paths under (``git
+        ls-files``, ``ls | head -n1``), or ()."""
+        if node.type == "pipeline":
+            stages = [c for c in node.named_children if c.type != "comment"]
+            return self._listed_before(stages, len(stages), ctx)
+        argv = self._static_argv(node, ctx)
+        if argv is None:
             return ()
-        name = node.child_by_field_name("name")
-        if name is None:
-            return ()
-        argv = [self._word(name, ctx)] + [self._word(a, ctx)
-                                          for a in node.children_by_field_name("argument")]
         dirs = tuple(listed_dirs(argv) or ())
         dashed = self._dashed_entry(dirs) if program_name(argv[0]) != "find" else None
         if dashed is not None:  # ls | xargs sort beside a file --output=a.txt
@@ -1669,6 +1668,26 @@ class _Walker(PathJudge, ShellValues):
                                 "feeds reads as an option")
             return ()
         return dirs
+
+    def _listed_before(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> tuple[str, ...]:
+        """What the stages before ``i`` list, through filters that print some of their
+        input lines unchanged (``find . -name '*.py' | head | xargs wc -l``)."""
+        j = i - 1
+        while j > 0 and (argv := self._static_argv(stages[j], ctx)) is not None and \
+                keeps_lines(argv):
+            j -= 1
+        return self._listing(stages[j], ctx) if stages[j].type != "pipeline" else ()
+
+    def _static_argv(self, node: Node, ctx: _Ctx) -> list[Word] | None:
+        """A simple command's words, with no redirection (which could feed it other input)."""
+        if node.type != "command" or any(c.type.endswith("redirect")
+                                         for c in node.named_children):
+            return None
+        name = node.child_by_field_name("name")
+        if name is None:
+            return None
+        return [self._word(name, ctx)] + [self._word(a, ctx)
+                                          for a in node.children_by_field_name("argument")]
 
     def _dashed_entry(self, dirs: Sequence[str]) -> str | None:
         """A name starting with ``-`` in one of the listed folders, now or made by the
