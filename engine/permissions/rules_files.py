@@ -17,6 +17,7 @@ from engine.permissions.effect import (
 from engine.permissions.inline import RUNTIME_WORD
 from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
 from engine.permissions.words import Word
+from engine.sandbox.env import is_secret_name
 
 # ---------------------------------------------------------------- sed and awk
 
@@ -383,6 +384,19 @@ def _awk_unescape(text: str) -> str:
                   text)
 
 
+_AWK_ENVIRON = re.compile(r'\bENVIRON\s*\[\s*(?:"([^"\\]*)"\s*\]|(?!"))|\bin\s+ENVIRON\b')
+
+
+def _awk_environment(e: Effect, text: str) -> None:
+    """``ENVIRON["GITHUB_TOKEN"]`` reads a secret of the host (asked, as ``$GITHUB_TOKEN``
+    is); ``ENVIRON[k]`` or ``for (k in ENVIRON)`` may print any of them, as ``env`` does."""
+    for m in _AWK_ENVIRON.finditer(text):
+        if m.group(1) is None:
+            e.secret = "awk prints the environment (every variable, or one its data names)"
+        elif is_secret_name(m.group(1)):
+            e.at_least("ask", f"awk reads the secret environment variable {m.group(1)}")
+
+
 def _awk_program(e: Effect, program: Word) -> None:
     text = program.value
     if text is None:
@@ -393,6 +407,7 @@ def _awk_program(e: Effect, program: Word) -> None:
         _awk_commands(e, text)
     if _AWK_LOADS.search(text):
         e.add("exec", "awk program loads an extension")
+    _awk_environment(e, text)
     statements = re.split(r"[;{}\n]", text)
     targets = [_AWK_PRINT_TO.search(s) for s in statements if _after(s, _AWK_PRINT, ">")]
     if not all(t and _no_file(_awk_unescape(t.group(2))) for t in targets):
