@@ -439,8 +439,9 @@ def test_rules_naming_mcp_tools_and_globs_of_known_tools_load(tmp_path: Path) ->
 
 def test_check_shell_gives_the_decision_the_default_policy_gives(tmp_path: Path) -> None:
     """``policy check-shell`` is what a user asks before trusting a command: it must say what
-    the engine does with it. Every command of the labelled tuning corpora, judged both ways
-    (each part in the workspace its authors were told of)."""
+    the engine does with it, in policy mode and under ``--approval auto`` (where the approver
+    refuses what only a person may allow). Every command of the labelled tuning corpora,
+    judged both ways (each part in the workspace its authors were told of)."""
     from tests import corpus_scoring
     from tests.shell_corpus import CORPUS
 
@@ -452,7 +453,12 @@ def test_check_shell_gives_the_decision_the_default_policy_gives(tmp_path: Path)
         ws = corpus_scoring.make_workspace(tmp_path / (part or "corpus"), part)
         ctx = PolicyContext(ws, Policy.default(), corpus_scoring.ENV)
         judged += len(commands)
-        differ += [(c, shown, engine) for c in commands
-                   if (shown := check_shell_json(c, ws, corpus_scoring.ENV)["decision"])
-                   != (engine := shell(c, ctx).decision)]
+        for c in commands:
+            d = shell(c, ctx)  # under auto the approver refuses what only a person may allow
+            engine = (d.decision, "deny" if d.decision == "deny" or d.unnamed else "runs")
+            auto = check_shell_json(c, ws, corpus_scoring.ENV, approval="auto")["decision"]
+            shown = (check_shell_json(c, ws, corpus_scoring.ENV)["decision"],
+                     "deny" if auto == "deny" else "runs")
+            if shown != engine:
+                differ.append((c, shown, engine))
     assert judged > 3500 and differ == []
