@@ -384,7 +384,9 @@ def _awk_unescape(text: str) -> str:
                   text)
 
 
-_AWK_ENVIRON = re.compile(r'\bENVIRON\s*\[\s*(?:"([^"\\]*)"\s*\]|(?!"))|\bin\s+ENVIRON\b')
+_AWK_ENVIRON = re.compile(r'\bENVIRON\s*\[\s*(?:"([^"\\]*)"\s*\])?|\bin\s+ENVIRON\b')
+"""``ENVIRON["NAME"]`` (group 1), or ENVIRON by anything else (``ENVIRON[k]``, ``ENVIRON["A"
+"B"]``, ``for (k in ENVIRON)``)."""
 
 
 def _awk_environment(e: Effect, text: str) -> None:
