@@ -394,6 +394,17 @@ def check_sandbox() -> None:
         raise OracleUnavailable(f"bwrap cannot run bash: {proc.stderr.strip()}")
 
 
+def require_sandbox() -> None:
+    """For a test: fail it, with the reason, where bwrap cannot run bash (the benches report
+    ``OracleUnavailable`` themselves)."""
+    import pytest  # only the suite calls this
+
+    try:
+        check_sandbox()
+    except OracleUnavailable as exc:
+        pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
+
+
 def observe(tpl: Template, copy: Path, gen: Generated) -> Result:
     """Judge ``gen`` in the template, run it in a fresh copy, and classify its effect."""
     policy = decide(gen.command, tpl.path, "policy")

@@ -19,7 +19,7 @@ import pytest
 from engine.permissions.shell import check_shell_json
 from tests.corpus_scoring import ENV, make_workspace
 from tests.shell_generator import Generated
-from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all
+from tests.shell_oracle import Result, require_sandbox, run_all
 
 pytestmark = [pytest.mark.xdist_group("inline_writes"), pytest.mark.timeout(600)]
 
@@ -47,10 +47,7 @@ def grid() -> Iterator[Generated]:
 
 @pytest.fixture(scope="module")
 def results() -> list[Result]:
-    try:
-        check_sandbox()
-    except OracleUnavailable as exc:
-        pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
+    require_sandbox()
     return run_all(list(grid()))
 
 

@@ -32,7 +32,7 @@ from tests.shell_made import (
     optioned,
     planted,
 )
-from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all
+from tests.shell_oracle import Result, require_sandbox, run_all
 
 pytestmark = [pytest.mark.xdist_group("shell_made"), pytest.mark.timeout(900)]
 """About 20 s on a quiet machine, minutes beside a busy suite: a hang guard, not a measure."""
@@ -40,10 +40,7 @@ pytestmark = [pytest.mark.xdist_group("shell_made"), pytest.mark.timeout(900)]
 
 @pytest.fixture(scope="module")
 def results() -> list[Result]:
-    try:
-        check_sandbox()
-    except OracleUnavailable as exc:
-        pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
+    require_sandbox()
     return run_all([*made(), *planted(), *optioned()])
 
 

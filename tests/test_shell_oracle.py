@@ -19,7 +19,7 @@ import pytest
 
 from tests.shell_constructs import DECOYS, PAYLOADS, VARIABLE_DECOYS
 from tests.shell_generator import Generated, decoyed, generate, plain
-from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all, summary
+from tests.shell_oracle import Result, require_sandbox, run_all, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 7
@@ -33,10 +33,7 @@ HARMLESS = {"ls": "none", "cat a.txt": "none", "git status": "none", "head READM
 
 @pytest.fixture(scope="module")
 def observed() -> Iterator[tuple[list[Result], list[Result], Path]]:
-    try:
-        check_sandbox()
-    except OracleUnavailable as exc:
-        pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
+    require_sandbox()
     # Outside /tmp (a fresh tmpfs in the sandbox): a folder of the checkout, on the real disk.
     with tempfile.TemporaryDirectory(prefix=".oracle-outside-", dir=ROOT) as tmp:
         outside = Path(tmp)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.shell_generator import Generated
-from tests.shell_oracle import OracleUnavailable, Result, check_sandbox, run_all
+from tests.shell_oracle import Result, require_sandbox, run_all
 from tests.shell_scopes import CHANGED, MADE, MAY_NOT_RUN, RUNS, chained, scoped
 
 CHAINS, SEED = 400, 11
@@ -23,10 +23,7 @@ minutes beside a busy suite): the timeout is a hang guard, not a measure."""
 
 @pytest.fixture(scope="module")
 def results() -> list[Result]:
-    try:
-        check_sandbox()
-    except OracleUnavailable as exc:
-        pytest.fail(f"the shell oracle needs bubblewrap: {exc}")
+    require_sandbox()
     return run_all([*scoped(), *chained(CHAINS, SEED)])
 
 
