@@ -2038,6 +2038,8 @@ def test_a_search_of_the_environment_for_credentials_is_a_person_s_call(
     assert decision(workspace, command) == expected, command
     if expected == "ask":  # credentials only a person may show
         assert decision(workspace, command, approval="auto") == "deny", command
+        said = check_shell_json(command, workspace, ENV, approval="auto")["reason"]
+        assert said.count("it reads credentials") <= 1, said  # said once, not twice
 
 
 @pytest.mark.parametrize("command,emptied", [

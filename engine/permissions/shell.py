@@ -284,7 +284,10 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
             entry["capability"] = f"{tool}:{entry.get('capability', '')}"
     if approval == "auto" and (verdict.unnamed or verdict.secrets) and out["decision"] == "ask":
         out["decision"] = "deny"
-        out["reason"] = f"{out['reason']} ({_PERSON_ONLY[bool(verdict.unnamed)]})"
+        why = _PERSON_ONLY[bool(verdict.unnamed)]
+        said = "it reads credentials: " if why.startswith("it reads credentials: ") and \
+            out["reason"].startswith("it reads credentials: ") else ""
+        out["reason"] = f"{out['reason']} ({why.removeprefix(said)})"
     shown: dict[str, Any] = printable(out)
     return shown
 
