@@ -109,6 +109,15 @@ def _processes_with(marker: str) -> list[str]:
     return found
 
 
+def _count_becomes(marker: str, count: int, within_s: float = 30.0) -> int:
+    """How many live processes carry ``marker`` once there are ``count`` of them, or when
+    ``within_s`` has passed (a deadline for a hang, not a measure)."""
+    deadline = time.monotonic() + within_s
+    while len(found := _processes_with(marker)) != count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(found)
+
+
 def _gone(marker: str, within_s: float = 3.0) -> list[str]:
     deadline = time.monotonic() + within_s
     while (left := _processes_with(marker)) and time.monotonic() < deadline:
@@ -745,14 +754,11 @@ def test_without_bwrap_resume_stops_what_the_crashed_engine_left(tmp_path: Path)
          str(db)], cwd=ROOT, env=engine_env(env), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while not (workspace / "started.txt").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(_processes_with(f"sleep {marker}")) == 2
+        # both sleeps started (the file is written between them), then the engine killed
+        assert _count_becomes(f"sleep {marker}", 2) == 2
         engine.send_signal(signal.SIGKILL)
         engine.wait(10)
-        time.sleep(0.3)
-        assert len(_processes_with(f"sleep {marker}")) == 1  # the leader died, its child not
+        assert _count_becomes(f"sleep {marker}", 1) == 1  # the leader died, its child not
     finally:
         engine.kill()
         engine.wait(10)

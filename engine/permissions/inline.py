@@ -4,8 +4,7 @@ Interpreter code stays ``exec`` (asked); what can be read off it statically make
 a shell-out call with literal arguments (``os.system("...")``, ``execSync("...")``, backticks,
 ``%x()``, ``qx{}``, Tcl ``exec``/``spawn``) is judged like ``bash -c``; a call that deletes
 files (``shutil.rmtree``, ``fs.rmSync``, ``FileUtils.rm_rf``, ``unlink``) or forks forever is
-destructive; a file named by a literal and opened for writing from its start is a file the
-command replaces (an existing one holding work: refused, as ``cp`` over it is).
+destructive.
 """
 
 from __future__ import annotations
@@ -35,17 +34,6 @@ _DELETES = re.compile(
     r"\.(?:rmSync|rmdirSync|unlinkSync)\s*\(")
 _FORKS = re.compile(r"fork\s+while\s+fork|while\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]?\s*"
                     r"(?:os\.|process\.|Process\.)?fork|(?:os\.)?fork\(\)\s+while")
-_TRUNCATES = tuple(re.compile(p) for p in (
-    r"\bopen\s*\(\s*[rRbBuU]{0,2}" + _STR + r"\s*,\s*(?:mode\s*=\s*)?[rRbBuU]?[\"']w[bt+]*[\"']",
-    r"\bPath\s*\(\s*[rRbBuU]{0,2}" + _STR + r"\s*\)\s*\.\s*write_(?:text|bytes)\s*\(",
-    r"\b(?:writeFileSync|writeFile|createWriteStream|truncateSync|truncate|writeTextFile|"
-    r"writeTextFileSync|Bun\.write|file_put_contents|File\.write|File\.binwrite|IO\.write)"
-    r"\s*\(\s*" + _STR,
-    r"\b(?:File\.open|io\.open)\s*\(\s*" + _STR + r"\s*,\s*[\"']w",
-    r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*[\"']>[\"']\s*,\s*" + _STR,
-    r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*(?:\">\s*([^\">&][^\"]*)\"|'>\s*([^'>&][^']*)')"))
-"""Calls that open a file named by a literal for writing from its start (``open(f, 'w')``,
-``writeFileSync``, ``File.write``, perl's ``open(F, '>f')``): what it held is replaced."""
 _STRING = re.compile(_STR)
 _TCL_LANGS = frozenset({"expect", "tclsh", "wish"})
 
@@ -84,12 +72,6 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
     if language in _TCL_LANGS:
         for m in _TCL.finditer(text):
             e.scripts.append((how, Word.of(m.group(1).strip().strip('"'))))
-    for pattern in _TRUNCATES:
-        for m in pattern.finditer(text):
-            path = Word.of(_unescape(m.group(1) or m.group(2) or ""))
-            e.add("write", f"{how} writes {path.shown}")
-            e.writes.append(path)
-            e.replaces.append(path)
     if _DELETES.search(text):
         e.add("destructive", f"{how} deletes files")
     if _FORKS.search(text):
