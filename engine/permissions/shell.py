@@ -254,7 +254,7 @@ class ShellVerdict:
 
 
 _PERSON_ONLY = {True: "the program cannot be named before it runs",
-                False: "it reads credentials: only a person may allow that"}
+                False: "only a person may allow reading credentials"}
 
 
 def classify_command(command: str, workspace: Path, env: Mapping[str, str] | None = None, *,
@@ -284,10 +284,7 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
             entry["capability"] = f"{tool}:{entry.get('capability', '')}"
     if approval == "auto" and (verdict.unnamed or verdict.secrets) and out["decision"] == "ask":
         out["decision"] = "deny"
-        why = _PERSON_ONLY[bool(verdict.unnamed)]
-        said = "it reads credentials: " if why.startswith("it reads credentials: ") and \
-            out["reason"].startswith("it reads credentials: ") else ""
-        out["reason"] = f"{out['reason']} ({why.removeprefix(said)})"
+        out["reason"] = f"{out['reason']} ({_PERSON_ONLY[bool(verdict.unnamed)]})"
     shown: dict[str, Any] = printable(out)
     return shown
 
