@@ -1213,6 +1213,13 @@ def test_an_awk_command_built_in_a_variable_is_judged(workspace: Path, command: 
     ("duckdb -c \"SELECT * FROM 'data.csv'\"", "allow"),
     ("duckdb -c \"SELECT * FROM '/home/agent/.ssh/id_rsa'\"", "ask"),
     ("duckdb -c \"SELECT * FROM 'data.csv' a JOIN '/etc/passwd' b ON true\"", "ask"),
+    # a URL is another machine; a double-quoted table name duckdb does not know is a file
+    ("duckdb -c \"SELECT * FROM 'https://example.com/x.csv'\"", "ask"),
+    ("duckdb -c \"SELECT * FROM read_parquet('s3://bucket/x.parquet')\"", "ask"),
+    ("duckdb -c 'SELECT * FROM \"data.csv\"'", "allow"),
+    ("duckdb -c 'SELECT * FROM \"/etc/passwd.csv\"'", "ask"),
+    ("duckdb -c \"SELECT * FROM glob('/home/agent/.ssh/*')\"", "ask"),
+    ("sqlite3 app.db 'SELECT * FROM \"order\" JOIN items ON 1'", "allow"),
     ("sqlite3 app.db \"DELETE FROM 'users'\"", "deny"),
     ("duckdb -c \"COPY t FROM 'data.csv'\"", "allow"),  # into an in-memory table
     ("duckdb app.db -c \"COPY t FROM 'data.csv'\"", "ask"),
@@ -1545,6 +1552,30 @@ def test_credentials_printed_or_sent(workspace: Path, command: str, policy: str,
                                      auto: str) -> None:
     assert (decision(workspace, command), decision(workspace, command, "auto")) == (
         policy, auto), command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    # a query to a registry on the internet carries its words off the machine
+    ("pip list --outdated", "ask"), ("python3 -m pip list -o", "ask"), ("pip list", "allow"),
+    ("pip search requests", "ask"), ("uv pip list --outdated", "ask"),
+    ("cargo search serde", "ask"), ("cargo search --offline serde", "allow"),
+    ("cargo tree", "allow"), ("go list -m -versions golang.org/x/text", "ask"),
+    ("go list -m -u all", "ask"), ("go list ./...", "allow"),
+    ("gem search rails", "ask"), ("gem search -l rails", "allow"),
+    ("gem list -r rails", "ask"), ("gem list", "allow"), ("gem outdated", "ask"),
+    ("poetry show --outdated", "ask"), ("poetry show", "allow"), ("yarn info react", "ask"),
+    ("brew info node", "ask"), ("snap info core", "ask"), ("apt changelog nginx", "ask"),
+    ("dnf check-update", "ask"), ("conda search numpy", "ask"),
+    ("conda search --offline numpy", "allow"), ("npm doctor", "ask"),
+    ("docker search nginx", "ask"), ("docker manifest inspect alpine", "ask"),
+    ("docker buildx imagetools inspect alpine", "ask"), ("docker trust inspect alpine", "ask"),
+    ("docker image inspect alpine", "allow"),
+    ("getent hosts example.com", "ask"), ("getent hosts", "allow"),
+    ("getent passwd agent", "allow"),
+])
+def test_registry_queries_leave_the_machine(workspace: Path, command: str,
+                                            expected: str) -> None:
+    assert decision(workspace, command) == expected, command
 
 
 @pytest.mark.parametrize(("command", "expected"), [

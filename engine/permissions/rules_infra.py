@@ -472,6 +472,9 @@ def _docker(e: Effect, args: list[Word]) -> None:
         e.replaces.extend(targets)
         if targets:
             e.add("write", f"{prog(e)} kube generate -f writes the YAML to a file")
+    elif verb == "search" or sub in (["manifest", "inspect"], ["buildx", "imagetools"],
+                                     ["trust", "inspect"]):
+        e.add("network", f"{prog(e)} {' '.join(sub)} asks an image registry on the network")
     elif verb in _DOCKER_READ and "--bootstrap" in flags:
         e.add("exec", f"{prog(e)} {' '.join(sub)} --bootstrap starts a builder")
     elif verb in _DOCKER_READ or verb in ("",):

@@ -241,6 +241,27 @@ def subcommands(read: frozenset[str], install: frozenset[str], exec_: frozenset[
     return rule
 
 
+def _asks_registry(rule: Rule, queries: Mapping[str, frozenset[str]],
+                   offline: frozenset[str]) -> Rule:
+    """``rule``, and ``network`` for its read subcommands that ask a registry on the
+    internet (``pip list --outdated``, ``cargo search``, ``brew info``). ``queries``: each
+    such subcommand and the options that make it ask (none: it always does); ``offline``:
+    options that keep every one of them local. What a query carries (a package name, or
+    whatever a command substitution put there) leaves the machine."""
+
+    def wrapped(e: Effect, args: list[Word]) -> None:
+        rule(e, args)
+        words = [w.value for w in args]
+        sub = next((v for v in words if v is None or not v.startswith(("-", "+"))), "") or ""
+        options = {v.split("=", 1)[0] for v in words if v and v.startswith("-")}
+        if sub in queries and not options & offline and (
+                not queries[sub] or options & queries[sub]):
+            how = " ".join([sub, *sorted(options & queries[sub])])
+            e.add("network", f"{how} asks a package registry on the network")
+
+    return wrapped
+
+
 _YARN_PATH = Loads((".yarnrc.yml", ".yarnrc"), ("yarnpath", "yarn-path"), upward=True)
 """Any yarn command, ``--version`` included, hands over to the file a ``yarnPath``
 (``yarn-path`` in yarn 1) setting names: code from the workspace."""
@@ -302,12 +323,15 @@ _PROGRAM_KEYS = frozenset({"script-shell", "shell", "editor", "browser", "git", 
 
 
 _F = frozenset
+_ALWAYS: frozenset[str] = frozenset()
 _UNINSTALL = _F({"uninstall", "remove", "rm", "un", "uninstall-all", "erase", "del", "purge",
                  "autoremove", "autopurge"})
-pip_rule = subcommands(_F({"list", "show", "freeze", "check", "help", "config", "cache", "debug",
-                      "inspect", "hash", "completion", "search"}),
-                   _F({"install", "wheel"}), network=_F({"download", "index"}),
-                   values="", remove=_F({"uninstall"}), config=_F({"config"}))
+pip_rule = _asks_registry(
+    subcommands(_F({"list", "show", "freeze", "check", "help", "config", "cache", "debug",
+                    "inspect", "hash", "completion"}),
+                _F({"install", "wheel"}), network=_F({"download", "index", "search"}),
+                values="", remove=_F({"uninstall"}), config=_F({"config"})),
+    {"list": _F({"-o", "--outdated", "-u", "--uptodate"})}, _ALWAYS)
 
 
 _npm = subcommands(_F({"ls", "list", "ll", "la", "help", "config", "prefix", "root", "bin",
@@ -748,6 +772,27 @@ def _cargo_fmt_or(rest: Rule) -> Rule:
     return rule
 
 
+_GEM_REMOTE = _F({"-r", "--remote", "-b", "--both"})
+_POETRY_ONLINE = {"search": _ALWAYS, "show": _F({"-o", "--outdated", "-l", "--latest"})}
+_REGISTRY_QUERIES: dict[str, tuple[Mapping[str, frozenset[str]], frozenset[str]]] = {
+    **dict.fromkeys(("npm", "pnpm"), ({"doctor": _ALWAYS}, _ALWAYS)),
+    "yarn": ({"info": _ALWAYS}, _ALWAYS),
+    "cargo": ({"search": _ALWAYS}, _F({"--offline", "--frozen"})),
+    "gem": ({"search": _ALWAYS, "outdated": _ALWAYS, **dict.fromkeys(
+        ("list", "info", "query", "dependency", "specification"), _GEM_REMOTE)},
+        _F({"-l", "--local"})),
+    **dict.fromkeys(("poetry", "pdm"), (_POETRY_ONLINE, _ALWAYS)),
+    "go": ({"list": _F({"-u", "-versions", "-retracted"})}, _ALWAYS),
+    "brew": ({"search": _ALWAYS, "info": _ALWAYS}, _ALWAYS),
+    "snap": ({"info": _ALWAYS}, _ALWAYS),
+    **dict.fromkeys(("apt", "apt-get"), ({"changelog": _ALWAYS}, _ALWAYS)),
+    **dict.fromkeys(("dnf", "yum"), ({"check-update": _ALWAYS}, _F({"-C", "--cacheonly"}))),
+    **dict.fromkeys(("conda", "mamba", "micromamba"), (
+        {"search": _ALWAYS}, _F({"--offline", "-C", "--use-index-cache"}))),
+}
+"""What ``_asks_registry`` wraps each program's rule with."""
+
+
 RULES: dict[str, Rule] = {
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
     "ssh": _ssh, "sftp": _remote_copy,
@@ -770,3 +815,5 @@ RULES: dict[str, Rule] = {
     "systemctl": _systemctl_rule, "gh": _gh, "openssl": _openssl, "rpm": _rpm,
     "bundle": _bundle, "twine": _twine,
 }
+RULES.update({name: _asks_registry(RULES[name], *query)
+              for name, query in _REGISTRY_QUERIES.items()})

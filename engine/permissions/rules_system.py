@@ -8,6 +8,8 @@ workspace.
 
 from __future__ import annotations
 
+import re
+
 from engine.permissions.effect import Effect, Rule, parse_opts, plain
 from engine.permissions.words import Word
 
@@ -82,15 +84,24 @@ def _findmnt(e: Effect, args: list[Word]) -> None:
 
 
 _SECRET_DATABASES = _F({"shadow", "gshadow"})
+_RESOLVED = _F({"hosts", "ahosts", "ahostsv4", "ahostsv6", "networks"})
+"""getent databases a name is looked up in through DNS when the local files lack it."""
+_LOCAL_NAME = re.compile(r"^(?:localhost|ip6-localhost|ip6-loopback|[\w.-]*\.localhost|"
+                         r"127\.0\.0\.1|::1)$", re.I)
+"""Names every system answers from ``/etc/hosts`` (or by RFC 6761) without asking DNS."""
 
 
 def _getent(e: Effect, args: list[Word]) -> None:
     """``getent hosts NAME``, ``getent passwd USER`` print one entry of a system database;
-    ``shadow`` and ``gshadow`` hold password hashes (a read outside the workspace)."""
+    ``shadow`` and ``gshadow`` hold password hashes (a read outside the workspace); a host
+name looked up goes to DNS, a channel out of the machine."""
     o = parse_opts(args, "s", _F({"--service"}))
     database = o.positionals[0].value if o.positionals else ""
     if database is None or database in _SECRET_DATABASES:
         e.reads.append(Word.of(f"/etc/{database or 'shadow'}"))
+    if database in _RESOLVED and any(not _LOCAL_NAME.match(w.value or "x")
+                                     for w in o.positionals[1:]):
+        e.add("network", f"getent {database} NAME asks DNS (the name leaves the machine)")
 
 
 RULES: dict[str, Rule] = {

@@ -73,11 +73,13 @@ _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_
                        r"\binto\s+(?:outfile|dumpfile)\b|"
                        r"^\s*vacuum\b.*\binto\b", re.I | re.S)
 """SQL that reads or writes files, or opens another database: never plain reads."""
-_FILE_READS = re.compile(r"\b(?:(?:readfile|fsdir|read_csv\w*|read_parquet|read_json\w*|"
+_FILE_READS = re.compile(r"\b(?:(?:readfile|fsdir|glob|read_csv\w*|read_parquet|read_json\w*|"
                          r"read_text|read_blob|read_ndjson\w*)\s*\(|(?:from|join)\s)"
-                         r"\s*'((?:''|[^'])*)'", re.I)
+                         r"\s*'((?:''|[^'])*)'|\b(?:from|join)\s+\"((?:\"\"|[^\"])*)\"", re.I)
 """Functions of the local database shells (sqlite3, duckdb) that read the file named by a
-literal, and duckdb's ``FROM 'data.csv'``: a read of that path, judged like ``cat PATH``."""
+literal (``glob`` lists a folder), and duckdb's ``FROM 'data.csv'`` or ``FROM "data.csv"``
+(a table name it does not know is tried as a file): a read of that path, judged like
+``cat PATH``."""
 
 
 _ATTACH = re.compile(r"^\s*attach\b(?:\s+database\b)?\s*(?:'((?:''|[^'])*)')?", re.I)
@@ -85,8 +87,18 @@ ATTACHES = "SQL opens another database file (ATTACH), which it may create and ch
 """The reason an ``ATTACH`` gives; on a connection opened read-only the file is only read."""
 
 
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
+"""duckdb reads ``https://``, ``s3://``, ``gs://``, ``hf://``... through its extensions: a
+request to another machine, never a path in the workspace."""
+
+
 def _read_file(out: SqlEffect, m: re.Match[str]) -> str:
-    out.reads.append(m.group(1).replace("''", "'"))
+    name = m.group(1).replace("''", "'") if m.group(1) is not None else \
+        m.group(2).replace('""', '"')
+    if _URL.match(name):
+        out.add("network", f"SQL reads {name.split('://')[0]}:// (another machine)")
+    else:
+        out.reads.append(name)
     return "''"
 
 
