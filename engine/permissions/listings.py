@@ -5,17 +5,30 @@ or ``$(...)`` names files under those directories, so ``find . -name '*.py' | xa
 reads inside the workspace. A listed name is a path, never code (a file name can be any text).
 Some of a listing's lines are a listing too: a filter that prints some of its input lines
 unchanged (``head``, ``sort -u``, ``grep -v``) keeps it one (``keeps_lines``).
+
+A listed path is whole only while its consumer keeps it whole: ``xargs`` cuts at blanks and
+honours quotes, the shell splits ``$(find .)`` at blanks, ``read`` takes a line. A folder
+named ``x `` holding ``etc/passwd`` is listed as ``./x /etc/passwd``, and a piece of that is
+any path. So a listing counts as one only where no name under its folders has such a
+character (``split_name``), unless its consumer splits at NUL only.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engine.permissions.effect import parse_opts
 from engine.permissions.words import Word
 
+SPLIT_AT = re.compile(r"[\s'\"\\]")
+"""Characters a consumer of a listing cuts a name at or reads as quoting: blanks and line
+breaks (``xargs``, the shell's word splitting, ``read``), quotes and backslashes (``xargs``)."""
+MAX_LISTED_ENTRIES = 200_000
+"""Folder entries ``split_name`` looks at before it gives up (the listing counts as split)."""
+TOO_MANY = "(more names than the classifier looks at)"
 _SAFE_DIR = re.compile(r"^[\w@%+=:,./-]+$")
 _FIND_PRINTS_OTHER = frozenset({"-printf", "-fprintf", "-ls", "-fls", "-exec", "-execdir",
                                 "-ok", "-okdir", "-fprint", "-fprint0", "-L", "-follow"})
@@ -180,3 +193,30 @@ def keeps_lines(argv: list[Word]) -> bool:
     allowed = int(spec.pattern and not given)
     return len([o for o in operands if o != "-"]) <= allowed and len(operands) <= allowed + (
         "-" in operands)
+
+
+def split_name(folders: Iterable[str], made: Iterable[str]) -> str | None:
+    """A path under ``folders`` (absolute) that holds a ``SPLIT_AT`` character, on disk now
+    or among the paths ``made`` by the command before its listing; ``TOO_MANY`` past
+    ``MAX_LISTED_ENTRIES``; None when every name stays whole. Links to folders are not
+    descended into, as listings do not follow them."""
+    roots = [f.rstrip("/") or "/" for f in folders]
+    for path in made:
+        if any(path.startswith(r + "/") and SPLIT_AT.search(path[len(r):]) for r in roots):
+            return path
+    budget = MAX_LISTED_ENTRIES
+    stack = list(roots)
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    budget -= 1
+                    if budget < 0:
+                        return TOO_MANY
+                    if SPLIT_AT.search(entry.name):
+                        return entry.path
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+    return None

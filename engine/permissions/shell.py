@@ -56,7 +56,7 @@ from engine.permissions.expansion import (
     seq_output,
 )
 from engine.permissions.globbing import GLOB, GLOB_OPTIONS
-from engine.permissions.listings import keeps_lines, listed_dirs
+from engine.permissions.listings import keeps_lines, listed_dirs, split_name
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
     MAX_REWRITES,
@@ -404,6 +404,8 @@ class _Walker(PathJudge, ShellValues):
     decoding: bool = False
     listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Process substitutions (their text) that list paths: text -> the folders listed."""
+    split_names: dict[tuple[tuple[str, ...], int], str | None] = field(default_factory=dict)
+    """Per listed folders and state of what the command made: a name a consumer splits."""
     coprocs: set[str] = field(default_factory=set)
     """Names of coprocesses (their arrays hold two file descriptors)."""
     shown_files: dict[str, str] = field(default_factory=dict)
@@ -1652,9 +1654,10 @@ class _Walker(PathJudge, ShellValues):
         self.maps, (self.oldpwd, self.pushed), self.hashed = maps, folders, hashed
         self.maybe_defined, self.exported_vars = maybe, exported
 
-    def _listing(self, node: Node, ctx: _Ctx) -> tuple[str, ...]:
+    def _listing(self, node: Node, ctx: _Ctx, whole: bool = False) -> tuple[str, ...]:
         """The directories a pipeline stage (or a whole pipeline) lists paths under (``git
-        ls-files``, ``ls | head -n1``), or ()."""
+        ls-files``, ``ls | head -n1``), or (). ``whole``: its consumer splits at NUL only
+        (``xargs -0``), so a name with a blank stays one path."""
         if node.type == "pipeline":
             stages = [c for c in node.named_children if c.type != "comment"]
             return self._listed_before(stages, len(stages), ctx)
@@ -1667,7 +1670,22 @@ class _Walker(PathJudge, ShellValues):
             self.unnamed.append(f"{_text(node, ctx)} prints {dashed}, which the program it "
                                 "feeds reads as an option")
             return ()
+        split = self._split_name(dirs) if dirs and not whole else None
+        if split is not None:  # find . | xargs cat beside a folder "x " holding etc/passwd
+            self.floors.append(("ask", f"{_text(node, ctx)} lists {split!r}, which the "
+                                       "command it feeds may cut into other paths"))
+            return ()
         return dirs
+
+    def _split_name(self, dirs: Sequence[str]) -> str | None:
+        folders = sorted({os.path.normpath(os.path.join(base, d)) for base in self._current()
+                          for d in dirs})
+        key = (tuple(folders), self.made.changes)
+        if key not in self.split_names:
+            made = [*self.made.files, *self.made.dirs, *self.made.links, *self.made.copies]
+            self.split_names[key] = split_name(
+                [self.made.resolve(f, copies=True) for f in folders], made)
+        return self.split_names[key]
 
     def _listed_before(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> tuple[str, ...]:
         """What the stages before ``i`` list, through filters that print some of their
@@ -1676,7 +1694,9 @@ class _Walker(PathJudge, ShellValues):
         while j > 0 and (argv := self._static_argv(stages[j], ctx)) is not None and \
                 keeps_lines(argv):
             j -= 1
-        return self._listing(stages[j], ctx) if stages[j].type != "pipeline" else ()
+        consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
+        whole = consumer is not None and _splits_at_nul(consumer)
+        return self._listing(stages[j], ctx, whole) if stages[j].type != "pipeline" else ()
 
     def _static_argv(self, node: Node, ctx: _Ctx) -> list[Word] | None:
         """A simple command's words, with no redirection (which could feed it other input)."""
@@ -3371,6 +3391,26 @@ _HANDLERS = {
 LISTED = LISTED_TEXT
 """The text of a word read from a listing: a path as an argument, unknown as code or program
 (a file name can be any text)."""
+
+
+def _splits_at_nul(argv: list[Word]) -> bool:
+    """``xargs -0``, ``--null`` or ``-d '\\0'``: input items end at NUL only."""
+    if program_name(argv[0]) != "xargs":
+        return False
+    words = [w.value or "" for w in argv[1:]]
+    for i, v in enumerate(words):
+        if v in ("--null", "--delimiter=\\0") or (
+                v in ("-d", "--delimiter") and words[i + 1:i + 2] == ["\\0"]):
+            return True
+        if re.fullmatch(r"-[^-]+", v):
+            for at, c in enumerate(v[1:]):
+                if c == "0" or (c == "d" and v[at + 2:] == "\\0"):
+                    return True
+                if c in "adEILnPs":
+                    break  # the rest of the word is this option's value
+        elif not v.startswith("-"):
+            break  # the command xargs runs
+    return False
 
 
 def _paths_under(dirs: Sequence[str]) -> Word:
