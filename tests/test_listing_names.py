@@ -7,6 +7,7 @@ cat reads the host's ``/etc/passwd``. The control run below shows bash doing exa
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,3 +81,20 @@ def test_split_name_finds_made_paths_and_gives_up_past_its_bound(
     assert split_name([str(tmp_path)], []) is None
     monkeypatch.setattr(listings, "MAX_LISTED_ENTRIES", 2)
     assert split_name([str(tmp_path)], []) == TOO_MANY
+
+
+def test_a_folder_read_before_is_read_again_once_it_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names are kept per folder while its times stand still; a name added later, even
+    with the modification time set back as it was (``touch -d``), is seen."""
+    monkeypatch.setattr(listings, "RACY_NS", -1)  # keep every folder, however fresh
+    folder = tmp_path / "deep" / "er"
+    folder.mkdir(parents=True)
+    (folder / "plain.py").touch()
+    assert split_name([str(tmp_path)], []) is None
+    assert str(folder) in listings._SEEN
+    before = folder.stat()
+    (folder / "x y").mkdir()
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert folder.stat().st_mtime_ns == before.st_mtime_ns
+    assert split_name([str(tmp_path)], []) == str(folder / "x y")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -207,16 +208,62 @@ def split_name(folders: Iterable[str], made: Iterable[str]) -> str | None:
     budget = MAX_LISTED_ENTRIES
     stack = list(roots)
     while stack:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for entry in it:
-                    budget -= 1
-                    if budget < 0:
-                        return TOO_MANY
-                    if SPLIT_AT.search(entry.name):
-                        return entry.path
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-        except OSError:
+        seen = _folder(stack.pop())
+        if seen is None:
             continue
+        budget -= seen.entries
+        if budget < 0:
+            return TOO_MANY
+        if seen.split is not None:
+            return seen.split
+        stack.extend(seen.folders)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """One folder's names as ``split_name`` last read them."""
+
+    changed: tuple[int, int, int]
+    """The folder's inode, ``st_mtime_ns`` and ``st_ctime_ns`` then: adding, removing or
+    renaming an entry changes both times, and setting the modification time back (``touch
+    -d``) changes the inode change time, which no command can set."""
+    entries: int
+    split: str | None
+    folders: tuple[str, ...]
+
+
+_SEEN: dict[str, _Seen] = {}
+MAX_SEEN_FOLDERS = 100_000
+RACY_NS = 2_000_000_000
+"""A folder changed this recently may change again within the same clock tick, which its
+times would not show (git's "racy" entries): it is read again next time."""
+
+
+def _folder(path: str) -> _Seen | None:
+    """What one folder holds, from ``_SEEN`` while its times are unchanged."""
+    try:
+        st = os.stat(path)
+        changed = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+        seen = _SEEN.get(path)
+        if seen is not None and seen.changed == changed:
+            return seen
+        with os.scandir(path) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    split = next((e.path for e in entries if SPLIT_AT.search(e.name)), None)
+    folders = tuple(e.path for e in entries if _is_folder(e))
+    seen = _Seen(changed, len(entries), split, folders)
+    if time.time_ns() - max(changed[1:]) > RACY_NS:
+        if len(_SEEN) >= MAX_SEEN_FOLDERS:
+            _SEEN.clear()
+        _SEEN[path] = seen
+    return seen
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False

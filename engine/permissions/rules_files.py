@@ -38,6 +38,10 @@ def _sed(e: Effect, args: list[Word]) -> None:
         e.add("write", "sed -i edits files in place")
         if any(w.value is not None and _DELETE_ALL.match(w.value) for w in scripts):
             e.add("destructive", "sed -i deletes every line of the files")
+        elif _truncates([w.value for w in scripts], o.has("-n", "--quiet", "--silent") or any(
+                n.startswith("-") and not n.startswith("--") and "n" in n for n in o.flags)):
+            e.add("destructive", "sed -i leaves each file a few of its lines, or every line "
+                                 "one constant text, whatever it held")
     for script in scripts:
         _sed_script(e, script)
 
@@ -223,6 +227,26 @@ class SedScan:
 
 
 _DELETE_ALL = re.compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*;?\s*$")
+_TRUNCATING = re.compile(
+    r"^\s*(?:\d+\s*,\s*\$\s*d|(?:\$|\d+)\s*!\s*d|(?:\d+|/(?:[^/\\]|\\.)*/)?\s*[qQ]\s*\d*"
+    r"|s(.)\^?\.\*\$?\1(?:(?!\1)[^&\\])*\1g?)\s*$")
+"""One sed command after which a file keeps a bounded number of lines whatever its length
+(``5,$d``, ``$!d``, ``3!d``, ``q``, ``10q``, ``/re/Q``), or every line one constant text
+(``s/.*//``, ``s/.*/x/``: no ``&`` or back-reference keeps anything);
+``$q`` and ``$d`` are not among them."""
+_BOUNDED_PRINT = re.compile(r"^\s*\d+\s*(?:,\s*\d+\s*)?p\s*$")
+
+
+def _truncates(scripts: list[str | None], quiet: bool) -> bool:
+    """Whether sed's script, run in place, leaves each file a few lines of what it held:
+    a command of ``_TRUNCATING``, or under ``-n`` no ``p`` at all or only numbered ones."""
+    if any(s is None for s in scripts):
+        return False
+    commands = [c for s in scripts for c in re.split(r"[;\n]", s or "") if c.strip()]
+    if any(_TRUNCATING.match(c) for c in commands):
+        return True
+    return quiet and (not any("p" in c for c in commands)
+                      or all(_BOUNDED_PRINT.match(c) for c in commands))
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\|&|@load|\bextension\s*\(")
 _AWK_PRINT = re.compile(r"\bprintf?\b")
 _AWK_GETLINE = re.compile(r"\bgetline\b")

@@ -67,6 +67,7 @@ from engine.permissions.misreads import (
     words_moved,
 )
 from engine.permissions.paths import SENSITIVE_DIRS, Root
+from engine.permissions.pipes import pipe_discards
 from engine.permissions.programs import (
     ENV_KEEPING_OPTIONS,
     INTERPRETERS,
@@ -1541,6 +1542,11 @@ class _Walker(PathJudge, ShellValues):
             stdin = None if printed is None else Word(printed, "|", "subst") if decoded else \
                 Word.of(printed)
             staged = replace(ctx, piped=i > 0 or ctx.piped, listed=listed, stdin=stdin)
+            before = self._static_argv(stages[self._source(stages, i, ctx)], ctx) if i else None
+            after = self._static_argv(child, ctx) if before is not None else None
+            why = pipe_discards(before, after) if before and after else None
+            if why is not None:  # git diff | git apply -R: the two together discard work
+                self.floors.append(("deny", why))
             if len(stages) > 1 and (i < len(stages) - 1 or "lastpipe" not in ctx.src.decode(
                     "utf-8", "surrogateescape")):
                 self._in_subshell(child, staged, visit=True)  # a stage runs in a subshell
@@ -1690,13 +1696,20 @@ class _Walker(PathJudge, ShellValues):
     def _listed_before(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> tuple[str, ...]:
         """What the stages before ``i`` list, through filters that print some of their
         input lines unchanged (``find . -name '*.py' | head | xargs wc -l``)."""
+        j = self._source(stages, i, ctx)
+        consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
+        whole = consumer is not None and _splits_at_nul(consumer)
+        return self._listing(stages[j], ctx, whole) if stages[j].type != "pipeline" else ()
+
+    def _source(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> int:
+        """The stage before ``i`` whose lines reach it, through filters that print some of
+        their input lines unchanged (``find . | head | xargs``, ``git diff | head | git
+        apply -R``)."""
         j = i - 1
         while j > 0 and (argv := self._static_argv(stages[j], ctx)) is not None and \
                 keeps_lines(argv):
             j -= 1
-        consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
-        whole = consumer is not None and _splits_at_nul(consumer)
-        return self._listing(stages[j], ctx, whole) if stages[j].type != "pipeline" else ()
+        return j
 
     def _static_argv(self, node: Node, ctx: _Ctx) -> list[Word] | None:
         """A simple command's words, with no redirection (which could feed it other input)."""
