@@ -115,7 +115,9 @@ OPERATIONS = (
 PROBES = ("printf '<%s>\\n' \"$x\"", "printf '<%s>\\n' $x", "printf '<%s>\\n' ${x}",
           "printf '<%s>\\n' \"$x\" \"$y\"", "printf '<%s>\\n' \"${a[@]}\"",
           "printf '<%s>\\n' ${a[*]}", "printf '<%s>\\n' \"$@\"", "printf '<%s>\\n' $*",
-          "printf '<%s>\\n' \"${x}${y}\"", "printf '<%s>\\n' x$x")
+          "printf '<%s>\\n' \"${x}${y}\"", "printf '<%s>\\n' x$x",
+          "printf '<%s>\\n' k=\"$x\"", "printf '<%s>\\n' \"$x\"$y", "printf '<%s>\\n' $x\"$y\"z",
+          "printf '<%s>\\n' ''$x")
 """The last command: prints each word of a value between ``<`` and ``>``."""
 
 GLOB_CHARS = frozenset("*?[")

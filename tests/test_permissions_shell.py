@@ -1554,6 +1554,22 @@ def test_credentials_printed_or_sent(workspace: Path, command: str, policy: str,
         policy, auto), command
 
 
+@pytest.mark.parametrize(("command", "policy", "auto"), [
+    # a quoted expansion inside a word keeps the value one word: x="$c" is one argument
+    ("c='rm -rf src'; git -c alias.x=\"!$c\" x", "deny", "deny"),
+    ("c='rm -rf src'; awk -v c=\"$c\" 'BEGIN { system(c) }'", "ask", "deny"),
+    ("c='log --oneline'; git -c alias.l=\"$c\" l", "allow", "allow"),
+    # a here-document whose first line starts with a backslash: the grammar reads that line
+    # as words of the command and the body as empty, so the command is not understood
+    ("psql <<'E'\n\\! rm -rf src\nE", "ask", "deny"),
+    ("cat <<'E'\nx \\! y\nE", "allow", "allow"),
+])
+def test_words_as_bash_makes_them(workspace: Path, command: str, policy: str,
+                                  auto: str) -> None:
+    assert (decision(workspace, command), decision(workspace, command, "auto")) == (
+        policy, auto), command
+
+
 @pytest.mark.parametrize(("command", "expected"), [
     # a query to a registry on the internet carries its words off the machine
     ("pip list --outdated", "ask"), ("python3 -m pip list -o", "ask"), ("pip list", "allow"),

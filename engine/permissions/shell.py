@@ -570,10 +570,14 @@ class _Walker(PathJudge, ShellValues):
             text, src, root = fixed
         if root.has_error and self._extglob(text, via, depth, args):
             return
+        misread = _body_as_words(root)
         src, root, dropped = _reread(src, root)
         if root.has_error:
             where = f" ({via})" if via else ""
             self.problems.append(f"the command does not parse as shell syntax{where}")
+        elif misread:
+            self.problems.append("the parser reads a here-document's first line (it starts "
+                                 "with a backslash) as words of the command")
         elif _split_word(root):
             self.problems.append("the parser reads one word of the command as two")
         elif dropped:
@@ -831,14 +835,14 @@ class _Walker(PathJudge, ShellValues):
             self.problems.append("a command substitution the parser did not recognise")
             for code in _substitutions(_text(node, ctx)):  # bash still runs them
                 self.run(code, "$(..)", ctx.depth + 1, shell=ctx.shell)
-        elif t == "declaration_command":
-            self._declaration(node, ctx)
+        failing = t == "declaration_command" and not self.calling and \
+            _text(node.children[0], ctx) == "local" and not _in_function(node)
+        if t == "declaration_command" and not failing:  # local outside a function: an
+            self._declaration(node, ctx)  # error, which sets no name and no attribute
         elif t == "expansion":
             self._expansion(node, ctx)
         elif t in ("subscript", "arithmetic_expansion", "test_command"):
             self._arithmetic_node(node, ctx)
-        failing = t == "declaration_command" and not self.calling and \
-            _text(node.children[0], ctx) == "local"  # local outside a function: an error
         with self._may_not_run() if failing else nullcontext():
             self._children(node, ctx)
 
@@ -2501,7 +2505,57 @@ class _Walker(PathJudge, ShellValues):
             text = LISTED  # read from a listing: a path here, unknown as a program
         if node.type in ("string", "raw_string"):
             return [Word(cands[0], text)]
+        parts = self._concat_words(node, ctx) if node.type == "concatenation" else None
+        if parts is not None:  # x="$c": one word; "$a"$b: a whole, b split
+            glob = any(c.type == "word" and GLOB.search(_text(c, ctx))
+                       for c in node.named_children)
+            return [Word(w, text, "", False, glob) for w in parts]
         return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(cands[0])]
+
+    def _concat_words(self, node: Node, ctx: _Ctx) -> list[str] | None:
+        """The words an unquoted concatenation makes: its quoted and literal parts whole,
+        each unquoted expansion split at IFS (a field boundary at either end of its value
+        when it starts or ends with an IFS character); None when a part's value is not one
+        known string, or IFS is only known at run time."""
+        if self.ifs is None:
+            return None
+        words: list[str] = []
+        current: list[str | None] = [None]  # the word being made; None: none started
+
+        def close() -> None:
+            if current[0] is not None:
+                words.append(current[0])
+            current[0] = None
+
+        pos = node.start_byte
+        for child in node.children:
+            gap = ctx.src[pos:_start(child, ctx)].decode("utf-8", "surrogateescape")
+            pos = child.end_byte
+            if not child.is_named:
+                current[0] = (current[0] or "") + gap + _text(child, ctx)
+                continue
+            found = self._static(child, ctx)
+            if found is None or len(found) != 1:
+                return None
+            if child.type not in _SPLIT_EXPANSIONS or not self.ifs:
+                current[0] = (current[0] or "") + gap + found[0]
+                continue
+            if gap:
+                current[0] = (current[0] or "") + gap
+            value = found[0]
+            if value[:1] and value[:1] in self.ifs and value[:1].isspace():
+                close()
+            for i, piece in enumerate(self._split(value)):
+                if i:
+                    close()
+                current[0] = (current[0] or "") + piece
+            if value[-1:] and value[-1:] in self.ifs:
+                close()
+        tail = ctx.src[pos:node.end_byte].decode("utf-8", "surrogateescape")
+        if tail:
+            current[0] = (current[0] or "") + tail
+        close()
+        return words
 
     def _static_element(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """``${a[@]}``, ``${a[*]}``, ``${a[2]}`` of an array with static elements."""
@@ -3406,6 +3460,11 @@ LISTED = LISTED_TEXT
 (a file name can be any text)."""
 
 
+_SPLIT_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
+                               "arithmetic_expansion"})
+"""Parts of a word whose value the shell splits into words when they stand unquoted."""
+
+
 def _splits_at_nul(argv: list[Word]) -> bool:
     """``xargs -0``, ``--null`` or ``-d '\\0'``: input items end at NUL only."""
     if program_name(argv[0]) != "xargs":
@@ -3883,6 +3942,23 @@ def _split_word(root: Node) -> bool:
                 return True
         stack.extend(kids)
     return False
+
+
+def _body_as_words(root: Node) -> bool:
+    """Whether the tree hangs words on a here-document's redirection below the line that
+    starts it: the grammar reads a body whose first line starts with a backslash (``psql
+    <<'E'`` then ``\\! rm -rf src``) as words after the delimiter, and the body as empty."""
+    for node in _descendants(root, "heredoc_redirect"):
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        if start is not None and any(
+                c.type not in _HEREDOC_PARTS and c.is_named and (
+                    c.start_point[0] > start.end_point[0] or b"\n" in (c.text or b""))
+                for c in node.children):
+            return True
+    return False
+
+
+_HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end"})
 
 
 def _descendants(node: Node, kind: str) -> list[Node]:
