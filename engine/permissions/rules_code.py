@@ -8,11 +8,12 @@ like ``bash -c``; code that is not a plain literal stays ``ask`` (the programs a
 from __future__ import annotations
 
 import re
+import shlex
 
 from engine.permissions.ed_script import read_script
 from engine.permissions.effect import Effect, Rule, parse_opts, prog
 from engine.permissions.inline import inline_code
-from engine.permissions.words import Word
+from engine.permissions.words import STDIN_FILES, Word
 
 # ---------------------------------------------------------------- vi family
 
@@ -208,6 +209,13 @@ def _emacs(e: Effect, args: list[Word]) -> None:
     for i, a in enumerate(args[:-1]):
         if a.value in ("-eval", "-execute"):
             elisp(e, f"emacs {a.value}", args[i + 1])
+        if a.value in ("--script", "-script", "-l", "--load", "-load") and \
+                args[i + 1].value in STDIN_FILES:  # emacs --script /dev/stdin <<< ELISP
+            e.stdin_reader = _elisp_input
+
+
+def _elisp_input(e: Effect, text: Word) -> None:
+    elisp(e, "emacs --script (its input)", text)
 
 
 # ---------------------------------------------------------------- debuggers, script
@@ -226,14 +234,34 @@ def _gdb(e: Effect, args: list[Word]) -> None:
         if a.value in ("-ex", "-iex", "-eval-command"):
             codes.append(args[i + 1])
     for code in codes:
-        m = re.match(r"\s*(?:shell|!|pipe\s+[^|]*\|)\s*(.*)", code.value or "", re.S)
-        if code.value is None:
-            e.at_least("ask", "gdb command only known at run time")
-        elif m:
-            e.scripts.append(("gdb -ex", Word.of(m.group(1))))
-        elif re.match(r"\s*(?:python|py|pi|guile|source|call|print|p)\b", code.value):
-            e.at_least("ask", "gdb -ex runs code in the debugger")
-            inline_code(e, "gdb -ex", "c", code)  # call system("cmd"), python os.system()
+        _gdb_command(e, "gdb -ex", code)
+    if any(w.value in STDIN_FILES for w in o.all("-x", "--command")) or not o.has(
+            "-batch", "--batch"):  # gdb -x /dev/stdin, or gdb <<< CMDS: commands on its input
+        e.stdin_reader = _gdb_input
+
+
+def _gdb_command(e: Effect, how: str, code: Word) -> None:
+    """One gdb command: ``shell CMD``, ``!CMD`` and ``pipe .. | CMD`` run shell code;
+    ``python``, ``call``, ``print`` run code in the debugger."""
+    m = re.match(r"\s*(?:shell|!|pipe\s+[^|]*\|)\s*(.*)", code.value or "", re.S)
+    if code.value is None:
+        e.at_least("ask", "gdb command only known at run time")
+    elif m:
+        e.scripts.append((how, Word.of(m.group(1))))
+    elif re.match(r"\s*(?:python|py|pi|guile|source|call|print|p)\b", code.value):
+        e.at_least("ask", f"{how} runs code in the debugger")
+        inline_code(e, how, "c", code)  # call system("cmd"), python os.system()
+
+
+def _gdb_input(e: Effect, text: Word) -> None:
+    """gdb's commands read from its input (or a ``-x`` file that is its input), a line
+    each."""
+    if text.value is None:
+        e.at_least("ask", "gdb reads commands from its input, only known at run time")
+        return
+    for line in text.value.splitlines():
+        if line.strip():
+            _gdb_command(e, "gdb <<", Word.of(line))
 
 
 _GDB_SHOWS = re.compile(r"\s*(?:info|i|disassemble|disas|list|l|ptype|whatis|show|"
@@ -313,7 +341,7 @@ def _make(e: Effect, args: list[Word]) -> None:
     e.add("exec", "make runs the commands of a Makefile")
     for code in o.all("--eval", "-E"):
         makefile_code(e, "make --eval", code)
-    if any(w.value in ("-", "/dev/stdin") for w in o.all("-f", "--file", "--makefile")):
+    if any(w.value in STDIN_FILES for w in o.all("-f", "--file", "--makefile")):
         e.stdin_reader = lambda eff, text: makefile_code(eff, "make -f -", text)
 
 
@@ -386,6 +414,8 @@ def _tmux(e: Effect, args: list[Word]) -> None:
         return
     sub = o.positionals[0].value or ""
     rest = args[args.index(o.positionals[0]) + 1:]
+    if sub in ("source-file", "source") and any(w.value in STDIN_FILES for w in rest):
+        e.stdin_reader = _tmux_input  # tmux source-file /dev/stdin <<< COMMANDS
     if sub in ("send-keys", "send"):
         e.at_least("ask", "tmux send-keys types into another shell")
         return
@@ -397,6 +427,21 @@ def _tmux(e: Effect, args: list[Word]) -> None:
         code = words[0] if len(words) == 1 else Word.of(
             " ".join(w.value or "" for w in words))
         e.scripts.append((f"tmux {sub}", code))
+
+
+def _tmux_input(e: Effect, text: Word) -> None:
+    """tmux commands read from its input, a line each, as if given to ``tmux``."""
+    if text.value is None:
+        e.at_least("ask", "tmux reads commands from its input, only known at run time")
+        return
+    for line in text.value.splitlines():
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:
+            e.at_least("ask", "a tmux command on its input is not understood")
+            continue
+        if words:
+            _tmux(e, [Word.of(w) for w in words])
 
 
 def _screen(e: Effect, args: list[Word]) -> None:

@@ -16,7 +16,7 @@ from engine.permissions.effect import (
 )
 from engine.permissions.inline import RUNTIME_WORD
 from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
-from engine.permissions.words import Word
+from engine.permissions.words import STDIN_FILES, Word
 from engine.sandbox.env import is_secret_name
 
 # ---------------------------------------------------------------- sed and awk
@@ -26,10 +26,13 @@ def _sed(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "efl", frozenset({"--expression", "--file", "--line-length"}))
     scripts = o.all("-e", "--expression")
     files = o.positionals
-    if o.has("-f", "--file"):
+    script_files = o.all("-f", "--file")
+    if any(w.value in STDIN_FILES for w in script_files):  # sed -f /dev/stdin <<< SCRIPT
+        e.stdin_reader = _sed_script
+    if any(w.value not in STDIN_FILES for w in script_files):
         e.add("exec", "sed runs a script from a file")
-        e.reads.extend(o.all("-f", "--file"))
-    elif not scripts and files:
+        e.reads.extend(w for w in script_files if w.value not in STDIN_FILES)
+    elif not scripts and files and not script_files:
         scripts, files = files[:1], files[1:]
     in_place = o.has("-i", "-I", "--in-place") or any(
         (n.startswith("-i") or n.startswith("--in-place")) for n in o.flags)
@@ -297,12 +300,16 @@ def _awk(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "fvFiElW", frozenset({"--file", "--assign", "--field-separator",
                                               "--include", "--load", "--exec", "--source"}))
     files = o.positionals
-    if o.has("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"):
+    sources = o.all("-f", "--file", "-E", "--exec")
+    if any(w.value in STDIN_FILES for w in sources):  # awk -f /dev/stdin <<< PROGRAM
+        e.stdin_reader = _awk_program
+    from_files = [w for w in sources if w.value not in STDIN_FILES]
+    if from_files or o.has("-i", "--include", "-l", "--load"):
         if [w.value for w in o.all("-i", "--include")] == ["inplace"] and len(o.items) == 1:
             e.add("write", "awk -i inplace edits files")
         else:
             e.add("exec", "awk runs a program from a file or an extension")
-            e.reads.extend(o.all("-f", "--file"))
+            e.reads.extend(from_files)
     programs = o.all("--source")
     if not o.has("-f", "--file", "-E", "--exec", "--source") and files:
         programs, files = files[:1], files[1:]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from engine.permissions.effect import Effect, Rule, parse_opts, prog, teardown_verb
 from engine.permissions.inline import inline_code
 from engine.permissions.sql import ATTACHES, DB_CHANGE, judge_sql
-from engine.permissions.words import Word
+from engine.permissions.words import STDIN_FILES, Word
 
 # ---------------------------------------------------------------- database clients
 
@@ -46,6 +46,8 @@ def apply_sql(e: Effect, how: str, text: Word, scratch: bool = False,
         e.add(sql.risk, "")
     for code in sql.scripts:
         e.scripts.append((how, Word.of(code)))
+    if sql.from_input:  # mysql -e 'source /dev/stdin' <<< SQL: the input is run as SQL
+        e.stdin_reader = _sql_stdin(f"{how} (its input)")
     e.writes.extend(Word.of(f) for f in sql.files)
     e.replaces.extend(Word.of(f) for f in sql.files)
     e.reads.extend(Word.of(f) for f in sql.reads)
@@ -85,6 +87,8 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
                 cmds.append(args[i + 1])
             elif v == "init" and args[i + 1].dynamic == "subst":  # -init <(..): printed SQL
                 apply_sql(e, f"{prog(e)} -init", args[i + 1])
+            elif v == "init" and args[i + 1].value in STDIN_FILES:  # -init /dev/stdin <<< ..
+                e.stdin_reader = _sql_stdin(f"{prog(e)} -init (its input)")
             elif v == "init":
                 e.add("exec", f"{prog(e)} -init runs commands from a file")
                 e.reads.append(args[i + 1])
@@ -103,7 +107,7 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
         sql = pos[1:]
         for code in sql:
             apply_sql(e, "sqlite3", code, scratch, readonly)
-        if not sql and not has_cmd:
+        if not sql and not has_cmd and e.stdin_reader is None:
             e.stdin_reader = _sqlite_stdin(db)
         (e.writes if e.risk not in ("read",) else e.reads).append(db)
     elif not has_cmd:  # duckdb -c SQL: an in-memory database, the SQL judged above
@@ -126,7 +130,7 @@ def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[st
         for code in codes:
             apply_sql(e, f"{name} {code_opts[0]}", code)
         files = o.all(*file_opts)
-        if any(w.value in ("-", "/dev/stdin") for w in files):
+        if any(w.value in STDIN_FILES for w in files):
             e.stdin_reader = _sql_stdin(f"{name} -f -")
         elif o.has(*file_opts):
             e.add("exec", f"{name} runs SQL from a file")

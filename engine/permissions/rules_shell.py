@@ -21,7 +21,7 @@ from engine.permissions.effect import (
 from engine.permissions.inline import inline_code
 from engine.permissions.listings import listed_dirs
 from engine.permissions.rules_network import pip_rule
-from engine.permissions.words import INPUT_CODE, Word, code_of, with_input
+from engine.permissions.words import INPUT_CODE, STDIN_FILES, Word, code_of, with_input
 
 # ---------------------------------------------------------------- shell built-ins and code runners
 
@@ -66,11 +66,8 @@ def _first_dynamic(args: list[Word]) -> Word:
     return next((a for a in args if a.value is None), args[0])
 
 
-_STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-
-
 def _source(e: Effect, args: list[Word]) -> None:
-    if args and args[0].value in _STDIN_FILES:
+    if args and args[0].value in STDIN_FILES:
         e.stdin_code = "shell"  # a here-doc or here-string: judged like bash -c
         return
     e.add("exec", f"{prog(e)} runs a shell script in this shell")
@@ -176,7 +173,7 @@ def _shell(e: Effect, args: list[Word]) -> None:
         e.scripts.append((f"{name} -c", o.positionals[0]))
         e.code_args = o.positionals[1:]
         return
-    if o.positionals and not o.has("-s") and o.positionals[0].value not in _STDIN_FILES:
+    if o.positionals and not o.has("-s") and o.positionals[0].value not in STDIN_FILES:
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
         e.reads.append(o.positionals[0])
         if o.positionals[0].dynamic == "subst":
@@ -308,7 +305,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         inline_code(e, "deno eval", name, o.positionals[1])
         e.inline.append(o.positionals[1])
         return
-    if o.positionals and o.positionals[0].value not in ("-", "/dev/stdin"):
+    if o.positionals and o.positionals[0].value not in STDIN_FILES:
         e.add("exec", f"{name} runs the script {o.positionals[0].shown}")
         if o.positionals[0].dynamic == "subst":
             e.at_least("deny", f"{name} runs a script produced at run time")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from engine.permissions.words import STDIN_FILES
 from engine.tooling.spec import Risk, max_risk
 
 _COMMENT = re.compile(r"('(?:''|[^'])*')|--[^\n]*|/\*(?!M?!).*?\*/", re.S)
@@ -131,6 +132,8 @@ class SqlEffect:
     reads: list[str] = field(default_factory=list)
     attached: list[str | None] = field(default_factory=list)
     """Files ``ATTACH`` opens (None: a name that is not a plain literal)."""
+    from_input: bool = False
+    """A ``.read``/``source``/``\\i`` of the standard input: what feeds it is run too."""
 
     def add(self, risk: Risk, reason: str) -> None:
         self.risk = max_risk(self.risk, risk)
@@ -285,6 +288,8 @@ def _input(out: SqlEffect, stmt: str) -> bool:
         if not _IMPORTS.match(stmt):
             out.add("destructive", "the database client runs what a command prints as SQL "
                                    "and client commands (nobody sees them first)")
+    elif target in STDIN_FILES and not _IMPORTS.match(stmt):
+        out.from_input = True
     else:
         out.reads.append(target)
         out.add("exec", "the database client runs commands from a file")

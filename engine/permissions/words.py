@@ -25,6 +25,11 @@ INPUT_VAR = "__INPUT__"
 """The variable a replace string (``xargs -I{}``, ``find -exec {}``) becomes in shell code: a
 word only known at run time, never an empty string that would make ``sh -c '{}'`` parse as
 nothing."""
+STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+"""Names a program given a file reads its standard input through: a script file among
+them is the here-document or the printer feeding it (``awk -f /dev/stdin <<< CODE``)."""
+
+
 INPUT_CODE = '"${__INPUT__}"'
 
 

@@ -1,0 +1,69 @@
+"""A script file that is the command's own input: ``awk -f /dev/stdin <<< PROGRAM``.
+
+Programs that take their script from a file (``awk -f``, ``sed -f``, ``sqlite3 -init``,
+``make -f``, ``psql -f``, mysql's ``source``, ``gdb -x``, ``emacs --script``, ``tmux
+source-file``; gdb without ``-batch`` reads commands anyway) read the here-string or
+here-document feeding them when that file is ``/dev/stdin``, ``/dev/fd/0``,
+``/proc/self/fd/0`` or ``-``: the script is on the command line and is judged as shown.
+Each destructive case also runs for real with bash on a throwaway workspace, to show it
+destroys what the decision says.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("print('hi')\n")
+    (tmp_path / "a.txt").write_text("a b\n")
+    return tmp_path
+
+
+def _decisions(workspace: Path, command: str) -> tuple[str, str]:
+    return (str(check_shell_json(command, workspace, {})["decision"]),
+            str(check_shell_json(command, workspace, {}, approval="auto")["decision"]))
+
+
+@pytest.mark.parametrize("command", [
+    "awk -f /dev/stdin a.txt <<< 'BEGIN { system(\"rm -rf src\") }'",
+    "sed -f /dev/stdin a.txt <<< '1e rm -rf src'",
+    "sqlite3 -init /dev/stdin app.db 'select 1' <<< '.shell rm -rf src'",
+    "make -f /proc/self/fd/0 <<< $'all:\\n\\trm -rf src'",
+    "awk -f /dev/fd/0 a.txt <<'E'\nBEGIN { system(\"rm -rf src\") }\nE",
+])
+def test_a_destroying_script_on_the_input_is_refused(workspace: Path, command: str) -> None:
+    program = command.split()[0]
+    if shutil.which(program) is None:
+        pytest.fail(f"{program} is not installed: the control run needs it")
+    decisions = _decisions(workspace, command)
+    subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True, timeout=60)
+    assert not (workspace / "src").exists(), command  # the control: it did destroy src
+    assert decisions == ("deny", "deny"), command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("awk -f /dev/stdin a.txt <<< '{ print $1 }'", ("allow", "allow")),
+    ("sed -f /dev/stdin a.txt <<< 's/a/b/'", ("allow", "allow")),
+    ("psql -f /dev/fd/0 <<< '\\! rm -rf src'", ("deny", "deny")),
+    ("mysql -e 'source /dev/stdin' <<< 'system rm -rf src'", ("deny", "deny")),
+    ("gdb -batch -x /dev/stdin <<< 'shell rm -rf src'", ("deny", "deny")),
+    ("gdb <<< 'shell rm -rf src'", ("deny", "deny")), ("gdb <<< 'bt'", ("ask", "ask")),
+    ("emacs --batch --script /dev/stdin <<< '(shell-command \"rm -rf src\")'",
+     ("deny", "deny")),
+    ("tmux source-file /dev/stdin <<< 'run-shell \"rm -rf src\"'", ("deny", "deny")),
+    ("tmux source-file /dev/stdin <<< 'set -g mouse on'", ("ask", "ask")),
+    ("awk -f prog.awk a.txt", ("ask", "ask")),  # a file not shown: project code, asked
+    ("sed -f edit.sed a.txt", ("ask", "ask")),
+])
+def test_scripts_on_the_input_are_judged_as_shown(workspace: Path, command: str,
+                                                 expected: tuple[str, str]) -> None:
+    assert _decisions(workspace, command) == expected, command
