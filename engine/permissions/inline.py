@@ -53,8 +53,11 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
     text = code.value
     if text is None:
         return
+    single = language in _SINGLE_ESCAPES
     for m in _SHELL_CALL.finditer(text):
-        literal = _unescape(m.group(2) or m.group(3) or "")
+        raw = "r" in m.group(1).lower()
+        literal = _unescape(m.group(2) or "", not raw) if m.group(2) else \
+            _unescape(m.group(3) or "", single and not raw)
         if "f" in m.group(1).lower():  # f"rm -rf {d}": each field is a run-time value
             literal = _FIELD.sub(RUNTIME_WORD, literal)
         joined = _CONCATENATED.match(text, m.end())
@@ -62,9 +65,11 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
             literal += (" " if joined.group().lstrip().startswith(",") else "") + RUNTIME_WORD
         e.scripts.append((how, Word.of(literal)))
     for m in _SHELL_TRUE.finditer(text):
-        e.scripts.append((how, Word.of(_unescape(m.group(1) or m.group(2) or ""))))
+        e.scripts.append((how, Word.of(_unescape(m.group(1), True) if m.group(1) else
+                                       _unescape(m.group(2) or "", single))))
     for m in _ARGV_CALL.finditer(text):
-        words = [_unescape(a or b) for a, b in _STRING.findall(m.group(1))]
+        words = [_unescape(a, True) if a else _unescape(b, single)
+                 for a, b in _STRING.findall(m.group(1))]
         if words:
             e.nested.append((how, [Word.of(w) for w in words]))
     for m in _BACKTICK.finditer(text):
@@ -78,5 +83,27 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
         e.add("destructive", f"{how} forks forever (a fork bomb)")
 
 
-def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
+_SINGLE_ESCAPES = frozenset({"python", "pypy", "node", "nodejs", "deno", "lua", "luajit",
+                             "javascript"})
+"""Languages whose single-quoted strings decode escapes too (perl, ruby and php keep them)."""
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.S)
+_NAMED = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "e": "\x1b", "f": "\f", "v": "\v",
+          "b": "\b"}
+
+
+def _unescape(text: str, escapes: bool) -> str:
+    """A string literal's value: ``\\x20``, ``\\040``, ``\\u0020``, ``\\n`` decoded where
+    the quotes decode escapes (so ``"rm\\x20-rf\\x20src"`` is ``rm -rf src``), else only
+    the escaped quote and backslash."""
+    if not escapes:
+        return re.sub(r"\\([\\'])", r"\1", text)
+
+    def one(m: re.Match[str]) -> str:
+        s = m.group(1)
+        if s[0] in "xuU" and len(s) > 1:
+            return chr(int(s[1:], 16))
+        if s[0] in "01234567":
+            return chr(int(s, 8))
+        return _NAMED.get(s, s)
+
+    return _ESCAPE.sub(one, text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 
 from engine.permissions import programs as p
 from engine.permissions.effect import (
@@ -612,3 +613,36 @@ def _git_two_writes(e: Effect, args: list[Word], sub: str) -> None:
 
 
 RULES: dict[str, Rule] = {"git": _git, "pre-commit": pre_commit}
+
+
+_GIT_CONFIG_PAIR = re.compile(r"'((?:[^']|'\\'')*)'(?:=('(?:[^']|'\\'')*'))?\s*")
+
+
+def config_from_environment(env: Mapping[str, list[str] | None]) -> list[Word]:
+    """The ``key=value`` words of ``git -c`` that git takes from its environment:
+    ``GIT_CONFIG_COUNT=N`` with ``GIT_CONFIG_KEY_i``/``GIT_CONFIG_VALUE_i``, and
+    ``GIT_CONFIG_PARAMETERS`` (``'core.pager'='less'``, as git quotes them). A pair not
+    known as one string is an unknown word, judged like ``git -c "$x"``."""
+    def known(name: str) -> str | None:
+        values = env.get(name)
+        return values[0] if values is not None and len(values) == 1 else None
+
+    pairs: list[Word] = []
+    if "GIT_CONFIG_COUNT" in env:
+        count = known("GIT_CONFIG_COUNT")
+        if count is None or not count.isdigit():
+            return [Word(None, "$GIT_CONFIG_KEY_n=$GIT_CONFIG_VALUE_n", "var")]
+        for i in range(min(int(count), 64)):
+            key, value = known(f"GIT_CONFIG_KEY_{i}"), known(f"GIT_CONFIG_VALUE_{i}")
+            pairs.append(Word(None, f"$GIT_CONFIG_KEY_{i}", "var") if key is None or
+                         value is None else Word.of(f"{key}={value}"))
+    if "GIT_CONFIG_PARAMETERS" in env:
+        text = known("GIT_CONFIG_PARAMETERS")
+        found = list(_GIT_CONFIG_PAIR.finditer(text or ""))
+        if text is None or "".join(m.group(0) for m in found).strip() != text.strip():
+            return [*pairs, Word(None, "$GIT_CONFIG_PARAMETERS", "var")]
+        for m in found:
+            key = m.group(1).replace("'\\''", "'")
+            value = (m.group(2) or "''")[1:-1].replace("'\\''", "'")
+            pairs.append(Word.of(f"{key}={value}"))
+    return pairs

@@ -487,13 +487,34 @@ def _package_command(e: Effect, words: list[Word]) -> None:
 
 
 def _npm_rule(e: Effect, args: list[Word]) -> None:
-    """``npm exec -c CMD`` runs CMD as shell code; the rest by subcommand."""
+    """``npm exec -c CMD`` runs CMD as shell code; ``--script-shell=CMD`` (or another
+    setting naming a program) runs CMD; the rest by subcommand."""
+    _program_settings(e, args)
     if args and args[0].value in ("exec", "x"):
         _npx(e, args[1:])
     elif args and args[0].value == "pkg":
         _npm_pkg(e, args[1:])
     else:
         _npm(e, args)
+
+
+_RUN_NOW = frozenset({"script-shell", "shell", "editor", "browser", "git", "viewer"})
+"""npm settings naming a program npm runs (scripts through ``script-shell``)."""
+
+
+def _program_settings(e: Effect, args: list[Word]) -> None:
+    """``--script-shell=CMD``, ``--editor CMD``: a program npm runs, judged as shell code
+    (its value only known at run time is asked)."""
+    for i, w in enumerate(args):
+        v = w.value or ""
+        key, eq, value = v[2:].partition("=")
+        if not v.startswith("--") or key.lower() not in _RUN_NOW:
+            continue
+        given = Word.of(value) if eq else args[i + 1] if i + 1 < len(args) else None
+        if given is None or given.value is None:
+            e.at_least("ask", f"{prog(e)} --{key} names a program only known at run time")
+        else:
+            e.scripts.append((f"{prog(e)} --{key}", given))
 
 
 NPM_LIFECYCLE = frozenset({"preinstall", "install", "postinstall", "prepare", "preprepare",

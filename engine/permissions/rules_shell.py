@@ -290,6 +290,9 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     if _syntax_check(name, args):
         e.reads.extend(o.positionals)  # node --check FILE, ruby -wc FILE: parsed, never run
         return
+    if name == "perl":  # -M'x;system("rm -rf src")': code after the module's name
+        for w in o.all("-M", "-m"):
+            inline_code(e, "perl -M", name, w)
     code = [k for k in o.flags if k in p.CODE_OPTIONS]
     if code:
         e.add("exec", f"{name} {code[0]} runs inline code")

@@ -48,6 +48,7 @@ from engine.permissions.effect import (
     program_name,
     run_with_arguments,
 )
+from engine.permissions.env_options import Environment, options_from_environment, watched
 from engine.permissions.expansion import (
     echo_output,
     filter_output,
@@ -2326,10 +2327,21 @@ class _Walker(PathJudge, ShellValues):
             self.unnamed.append(f"the program {argv[0].text} is only known at run time")
             names = ([[argv[0]]], [])
         alternatives, floor_reasons = names
-        for words in alternatives:
-            self._simple([*words, *argv[1:]], replace(ctx, stdin=stdin), assigned,
+        env = self._handed_environment(exported)
+        for words in alternatives:  # GIT_CONFIG_KEY_0=core.pager .. git: git -c core.pager=..
+            given = options_from_environment(program_name(words[0]), env) if words else []
+            self._simple([*words, *given, *argv[1:]], replace(ctx, stdin=stdin), assigned,
                          floor_reasons, exported)
         self._last_argument([*alternatives[-1], *argv[1:]])
+
+    def _handed_environment(self, prefixed: Mapping[str, list[str] | None]) -> Environment:
+        """The variables a command hands its program that can become its options
+        (``env_options``): those its prefix assigns, and those exported before."""
+        env: dict[str, list[str] | None] = {
+            v: (None if v in self.unknown else self.known.get(v))
+            for v in self.exported_vars if watched(v)}
+        env.update({v: found for v, found in prefixed.items() if watched(v)})
+        return env
 
     def _last_argument(self, argv: Sequence[Word]) -> None:
         """``$_`` is the last word of the previous command: each one it may be is kept
