@@ -1555,6 +1555,31 @@ def test_credentials_printed_or_sent(workspace: Path, command: str, policy: str,
 
 
 @pytest.mark.parametrize(("command", "policy", "auto"), [
+    # counters and spelling checkers read; their report options write, cloc's runs
+    ("cloc src", "allow", "allow"), ("tokei", "allow", "allow"), ("scc src", "allow", "allow"),
+    ("codespell src", "allow", "allow"), ("codespell -w src", "ask", "ask"),
+    ("cloc --report-file=src/app.py src", "deny", "deny"),
+    ("cloc --extract-with='rm -rf src' a.tar", "deny", "deny"), ("cloc /etc", "ask", "ask"),
+    # credentials printed into a stage that prints none of them (a count, a digest)
+    ("env | wc -l", "allow", "allow"), ("env | grep -c PATH", "allow", "allow"),
+    ("printenv | sort | sha256sum", "allow", "allow"), ("env | sort", "ask", "deny"),
+    ("env | tee b.txt | wc -l", "ask", "deny"), ("env | cut -d= -f1", "ask", "deny"),
+    # python -m pip takes its own words
+    ("python3 -m pip --version", "allow", "allow"), ("python3 -m pip list -o", "ask", "ask"),
+])
+def test_readers_and_summaries(workspace: Path, command: str, policy: str, auto: str) -> None:
+    assert (decision(workspace, command), decision(workspace, command, "auto")) == (
+        policy, auto), command
+
+
+def test_python_m_runs_a_file_named_like_its_module(tmp_path: Path) -> None:
+    assert decision(tmp_path, "python3 -m pip list") == "allow"
+    (tmp_path / "pip.py").write_text("import shutil; shutil.rmtree('src')\n")
+    assert decision(tmp_path, "python3 -m pip list") == "ask"
+    assert decision(tmp_path, "python3 -I -m pip list") == "allow"
+
+
+@pytest.mark.parametrize(("command", "policy", "auto"), [
     # a quoted expansion inside a word keeps the value one word: x="$c" is one argument
     ("c='rm -rf src'; git -c alias.x=\"!$c\" x", "deny", "deny"),
     ("c='rm -rf src'; awk -v c=\"$c\" 'BEGIN { system(c) }'", "ask", "deny"),
@@ -2071,7 +2096,8 @@ def test_a_config_file_that_cannot_be_read_as_settings_asks(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("command,expected", [
     ("printenv | grep -iE 'token|secret|api_key'", "ask"), ("env | rg -i password", "ask"),
-    ("env | sort", "ask"), ("env | grep -c '^LC_'", "ask"), ("printenv PATH", "allow"),
+    ("env | sort", "ask"), ("env | grep -c '^LC_'", "allow"),  # a count: no credential
+    ("printenv PATH", "allow"),
     ("printenv GITHUB_TOKEN", "ask"), ("docker inspect web", "ask"),
     ("awk 'BEGIN { for (k in ENVIRON) print k, ENVIRON[k] }'", "ask"),
     ("awk '{ print ENVIRON[$1] }' a.txt", "ask"),

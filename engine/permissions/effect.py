@@ -66,9 +66,9 @@ class Effect:
     """Files in the working directory that hold or name code the program loads when it
     starts (``jupyter_nbconvert_config.py``, a ``setup.cfg`` naming pylint plugins; a
     toolchain file rustup follows, whatever the rule of the program behind it adds)."""
-    imports_here: bool = False
-    """Python with ``-m``: the working directory comes first on its import path, so a module
-    file there named like a standard one runs instead of it."""
+    imports_here: str = ""
+    """Python with ``-m MODULE`` (its name): the working directory comes first on its import
+    path, so a file there named like MODULE or a standard module runs instead of it."""
     replaces: list[Word] = field(default_factory=list)
     """Files it replaces whole with output the command line does not show (``-o FILE``,
     ``find -fprint FILE``, ``mv -f SRC FILE``): an existing file it does not also read is

@@ -96,6 +96,26 @@ SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "gi
 ENVIRONMENT_PRINTERS = frozenset({"env", "printenv"})
 """Print the environment, where live tokens and keys are: searched for credentials, a person
 sees them first (``printenv | grep -i token``); printed whole, it is a read."""
+_DIGESTS = frozenset({"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum",
+                      "cksum"})
+
+
+def prints_none_of_its_input(argv: list[Word]) -> bool:
+    """Whether a stage prints no text of what it reads, only a count, a digest or a status
+    (``wc -l``, ``grep -c``, ``grep -q``, ``sha256sum``): credentials printed into it do not
+    reach the output. (Not ``cut -d= -f1``: a value's second line has no ``=`` and is
+    printed whole.)"""
+    if not argv or any(w.value is None for w in argv):
+        return False
+    name = (argv[0].value or "").rsplit("/", 1)[-1]
+    words = [w.value or "" for w in argv[1:]]
+    if name in _DIGESTS:
+        return not [w for w in words if not w.startswith("-")]  # its input, not files
+    if name in ("grep", "egrep", "fgrep"):
+        flags = {w for w in words if w.startswith("-")}
+        return bool(flags & {"-c", "--count", "-q", "--quiet", "--silent"}) or any(
+            not w.startswith("--") and set(w[1:]) & {"c", "q"} for w in flags)
+    return False
 
 
 def _prints_credentials(name: str, words: list[str]) -> bool:

@@ -1053,7 +1053,46 @@ def _diff_runner(e: Effect, args: list[Word]) -> None:
             e.add("write", "sdiff -o writes the merged file")
 
 
+def _counter(writes: frozenset[str], runs: frozenset[str] = frozenset(),
+             edits: frozenset[str] = frozenset()) -> Rule:
+    """Line counters and spelling checkers (``cloc``, ``tokei``, ``scc``, ``codespell``):
+    they read the paths they are given and load no code; a report option writes its file,
+    cloc's ``--extract-with`` runs a command, ``codespell -w`` edits the files it reads."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        edited = False
+        for i, w in enumerate(args):
+            key, eq, value = (w.value or "").partition("=")
+            given = Word.of(value) if eq else args[i + 1] if i + 1 < len(args) else None
+            if w.value is None:
+                e.reads.append(w)  # a path (or an option) only known at run time
+            elif key in writes and given is not None:
+                e.writes.append(given)
+                e.replaces.append(given)
+                e.add("write", f"{prog(e)} {key} writes a report file")
+            elif key in runs and given is not None:
+                e.add("exec", f"{prog(e)} {key} runs a command")
+                e.scripts.append((f"{prog(e)} {key}", given))
+            elif key in edits or (key.startswith("-") and not key.startswith("--") and
+                                  any(f"-{c}" in edits for c in key[1:])):
+                edited = True
+            elif not key.startswith("-") and not (i and (args[i - 1].value or "") in
+                                                  writes | runs):
+                e.reads.append(w)
+        if edited:
+            e.writes.extend(e.reads)
+            e.add("write", f"{prog(e)} corrects the files it reads")
+
+    return rule
+
+
 RULES: dict[str, Rule] = {
+    "cloc": _counter(frozenset({"--report-file", "--out", "--sql", "--ignored", "--counted",
+                                "--categorized", "--write-lang-def",
+                                "--write-lang-def-incl-dup"}), frozenset({"--extract-with"})),
+    "tokei": _counter(frozenset()), "scc": _counter(frozenset({"-o", "--output"})),
+    "codespell": _counter(frozenset(), edits=frozenset({"-w", "--write-changes", "-i",
+                                                        "--interactive"})),
     "exiftool": _exiftool, "pdftotext": _pdftotext, "diff3": _diff_runner,
     "sdiff": _diff_runner,
     "grep": _grep, "egrep": _grep, "fgrep": _grep, "rgrep": _grep, "zgrep": _grep,

@@ -221,22 +221,24 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
     """``python -m MODULE``: pip and venv by their own rules, standard modules that only
     list or print read (from the working directory first: ``imports_here``), the rest runs."""
     after = args[args.index(module) + 1:] if module in args else []  # the module's words
-    if module.value == "pip":
-        pip_rule(e, o.positionals)
+    here = "" if _isolated(o.flags) else module.value or "?"  # what a file here can stand in
+    if module.value == "pip":  # python -m pip --version: pip's own words, after the module
+        pip_rule(e, after)
+        e.imports_here = here
     elif module.value == "venv":
         _venv(e, after)
     elif module.value in _ARCHIVE_MODULES and after and \
             after[0].value in _ARCHIVE_MODULES[module.value]:
         e.reads.extend(after[1:])  # python -m zipfile -l app.whl: a listing
-        e.imports_here = not _isolated(o.flags)
+        e.imports_here = here
     elif module.value == "inspect" and _inspected(after):
-        e.imports_here = not _isolated(o.flags)  # python -m inspect -d json:dumps
+        e.imports_here = here  # python -m inspect -d json:dumps
     elif module.value in _PRINTING_MODULES:
         limit = _PRINTING_MODULES[module.value]  # json.tool [INFILE [OUTFILE]], tokenize FILE
         files = o.positionals if limit else []  # calendar 2026: no file
         e.reads.extend(files[:limit])
         e.writes.extend(files[limit:])
-        e.imports_here = not _isolated(o.flags)
+        e.imports_here = here
         if files[limit:]:
             e.add("write", f"{name} -m {module.value} writes its output file")
     else:

@@ -83,6 +83,7 @@ from engine.permissions.rules import (
     SEARCHERS,
     analyze,
     capability,
+    prints_none_of_its_input,
 )
 from engine.permissions.rules_shell import is_input_arguments, split_input
 from engine.permissions.shell_paths import (
@@ -1537,9 +1538,11 @@ class _Walker(PathJudge, ShellValues):
         stages = [c for c in node.named_children if c.type != "comment"]
         printed: str | None = None
         decoded = False
+        found_at: list[tuple[int, int, int]] = []  # per stage: its index, secrets before, after
         for i, child in enumerate(stages):
             if i == len(stages) - 1:
                 self.last_stage = len(self.entries)  # what it prints is the pipeline's output
+            found_at.append((i, len(self.secrets), len(self.secrets)))
             listed = self._listed_before(stages, i, ctx) if i > 0 else ()
             self.decoding = False
             printed = self._printed(stages[i - 1], ctx, printed) if i > 0 else None
@@ -1557,6 +1560,29 @@ class _Walker(PathJudge, ShellValues):
                 self._in_subshell(child, staged, visit=True)  # a stage runs in a subshell
             else:
                 self._visit(child, staged)
+            found_at[-1] = (i, found_at[-1][1], len(self.secrets))
+        self._secrets_summarized(stages, found_at, ctx)
+
+    def _secrets_summarized(self, stages: Sequence[Node], found_at: list[tuple[int, int, int]],
+                            ctx: _Ctx) -> None:
+        """``env | wc -l``, ``env | grep -c PATH``: credentials a stage prints into one that
+        prints none of its input (a count, a digest, a status) never reach the output."""
+        for i, before, after in reversed(found_at):
+            if after > before and self._summarized_after(stages, i, ctx):
+                del self.secrets[before:after]
+
+    def _summarized_after(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> bool:
+        """Whether what stage ``i`` prints reaches, through filters that only drop lines
+        (``head``, ``sort``), a stage that prints none of it."""
+        for stage in stages[i + 1:]:
+            argv = self._static_argv(stage, ctx)
+            if argv is None:
+                return False
+            if prints_none_of_its_input(argv):
+                return True
+            if not keeps_lines(argv):
+                return False
+        return False
 
     def _list(self, node: Node, ctx: _Ctx) -> None:
         """``a && b``, ``a || b``: what follows the first command may not run."""

@@ -177,10 +177,12 @@ class PathJudge:
             if names is None:
                 return ["python -m runs from a folder only known at run time: a module there "
                         "may stand in for a standard one"]
-            found = sorted(n for n in names if _module_name(base, n) in sys.stdlib_module_names)
+            own = e.imports_here.split(".")[0]
+            found = sorted(n for n in names if _module_name(base, n) in sys.stdlib_module_names
+                           or _module_name(base, n) == own)
             if found:
                 return [f"python -m imports from its folder first: {found[0]} there stands in "
-                        "for a standard module"]
+                        f"for a module it runs ({own} or a standard one)"]
         return []
 
     def _loaded_here(self, e: Effect, loads: Loads) -> list[str]:
