@@ -10,6 +10,7 @@ attack also runs for real with bash on a throwaway git workspace, to show what i
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -53,7 +54,9 @@ def _decisions(workspace: Path, command: str) -> tuple[str, str]:
 ])
 def test_a_destroying_setting_is_refused(workspace: Path, command: str) -> None:
     decisions = _decisions(workspace, command)
-    subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True, timeout=60)
+    env = {**os.environ, "SHELL": "/bin/sh"}  # as a login sets it: make's early $(shell) uses it
+    subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True, timeout=60,
+                   env=env)
     assert not (workspace / "src").exists(), command  # the control: it did destroy src
     assert decisions == ("deny", "deny"), command
 
