@@ -26,13 +26,14 @@ _SPLIT_OPTIONS = {"less": ("LESS", True), "perl": ("PERL5OPT", False),
                   "xz": ("XZ_OPT", False)}
 """Programs that read options from one variable: its name, and whether its words are split
 as the shell splits them (quotes, backslashes) rather than at blanks only."""
+_OPTION_VARIABLES = frozenset(v for v, _ in _SPLIT_OPTIONS.values())
 _NPM = frozenset({"npm", "pnpm", "npx"})
 
 
 def watched(name: str) -> bool:
     """Whether a variable can become options of some program here."""
     return name.startswith(("GIT_CONFIG", "npm_config_", "NPM_CONFIG_")) or \
-        name in {v for v, _ in _SPLIT_OPTIONS.values()}
+        name in _OPTION_VARIABLES
 
 
 def options_from_environment(program: str, env: Environment) -> list[Word]:

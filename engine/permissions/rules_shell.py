@@ -327,10 +327,20 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
 # ---------------------------------------------------------------- commands that run commands
 
 
-def _xargs(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "adEILnPs", frozenset({
+def _xargs_opts(args: list[Word]) -> Opts:
+    return parse_opts(args, "adEILnPs", frozenset({
         "--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs",
         "--max-chars", "--process-slot-var"}), stop_at_positional=True)
+
+
+def xargs_splits_at_nul(args: list[Word]) -> bool:
+    """``xargs -0``, ``--null``, ``-d '\\0'``: each item it reads ends at NUL only, so a
+    name with a blank stays one argument."""
+    return input_arguments(_xargs_opts(args)).endswith(" split at 0>")
+
+
+def _xargs(e: Effect, args: list[Word]) -> None:
+    o = _xargs_opts(args)
     e.reads.extend(o.all("-a", "--arg-file"))
     inner = o.positionals or [Word.of("echo")]
     marker = _replace_string(o)

@@ -85,7 +85,11 @@ from engine.permissions.rules import (
     capability,
     prints_none_of_its_input,
 )
-from engine.permissions.rules_shell import is_input_arguments, split_input
+from engine.permissions.rules_shell import (
+    is_input_arguments,
+    split_input,
+    xargs_splits_at_nul,
+)
 from engine.permissions.shell_paths import (
     NULL_DEVICES,
     STRICTNESS,
@@ -1538,11 +1542,11 @@ class _Walker(PathJudge, ShellValues):
         stages = [c for c in node.named_children if c.type != "comment"]
         printed: str | None = None
         decoded = False
-        found_at: list[tuple[int, int, int]] = []  # per stage: its index, secrets before, after
+        found: list[tuple[int, int]] = []  # per stage: the credentials found before, after
         for i, child in enumerate(stages):
             if i == len(stages) - 1:
                 self.last_stage = len(self.entries)  # what it prints is the pipeline's output
-            found_at.append((i, len(self.secrets), len(self.secrets)))
+            before_stage = len(self.secrets)
             listed = self._listed_before(stages, i, ctx) if i > 0 else ()
             self.decoding = False
             printed = self._printed(stages[i - 1], ctx, printed) if i > 0 else None
@@ -1560,14 +1564,14 @@ class _Walker(PathJudge, ShellValues):
                 self._in_subshell(child, staged, visit=True)  # a stage runs in a subshell
             else:
                 self._visit(child, staged)
-            found_at[-1] = (i, found_at[-1][1], len(self.secrets))
-        self._secrets_summarized(stages, found_at, ctx)
+            found.append((before_stage, len(self.secrets)))
+        self._secrets_summarized(stages, found, ctx)
 
-    def _secrets_summarized(self, stages: Sequence[Node], found_at: list[tuple[int, int, int]],
+    def _secrets_summarized(self, stages: Sequence[Node], found: list[tuple[int, int]],
                             ctx: _Ctx) -> None:
         """``env | wc -l``, ``env | grep -c PATH``: credentials a stage prints into one that
         prints none of its input (a count, a digest, a status) never reach the output."""
-        for i, before, after in reversed(found_at):
+        for i, (before, after) in reversed(list(enumerate(found))):
             if after > before and self._summarized_after(stages, i, ctx):
                 del self.secrets[before:after]
 
@@ -1729,7 +1733,8 @@ class _Walker(PathJudge, ShellValues):
         input lines unchanged (``find . -name '*.py' | head | xargs wc -l``)."""
         j = self._source(stages, i, ctx)
         consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
-        whole = consumer is not None and _splits_at_nul(consumer)
+        whole = consumer is not None and program_name(consumer[0]) == "xargs" and \
+            xargs_splits_at_nul(consumer[1:])
         return self._listing(stages[j], ctx, whole) if stages[j].type != "pipeline" else ()
 
     def _source(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> int:
@@ -3501,26 +3506,6 @@ LISTED = LISTED_TEXT
 _SPLIT_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
                                "arithmetic_expansion"})
 """Parts of a word whose value the shell splits into words when they stand unquoted."""
-
-
-def _splits_at_nul(argv: list[Word]) -> bool:
-    """``xargs -0``, ``--null`` or ``-d '\\0'``: input items end at NUL only."""
-    if program_name(argv[0]) != "xargs":
-        return False
-    words = [w.value or "" for w in argv[1:]]
-    for i, v in enumerate(words):
-        if v in ("--null", "--delimiter=\\0") or (
-                v in ("-d", "--delimiter") and words[i + 1:i + 2] == ["\\0"]):
-            return True
-        if re.fullmatch(r"-[^-]+", v):
-            for at, c in enumerate(v[1:]):
-                if c == "0" or (c == "d" and v[at + 2:] == "\\0"):
-                    return True
-                if c in "adEILnPs":
-                    break  # the rest of the word is this option's value
-        elif not v.startswith("-"):
-            break  # the command xargs runs
-    return False
 
 
 def _paths_under(dirs: Sequence[str]) -> Word:
