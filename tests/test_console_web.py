@@ -96,14 +96,16 @@ claim (a busy CI machine once took more than 30 s to show three new steps)."""
 
 
 def wait_for(fn, timeout: float = HANG_GUARD_S,  # type: ignore[no-untyped-def]
-             every: float = 0.05):
+             every: float = 0.05, seen=None):
+    """``fn()`` once it is truthy; on timeout the error carries ``seen()``, what the page and
+    the store showed, so a failure on a CI machine says which side stopped."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         value = fn()
         if value:
             return value
         time.sleep(every)
-    raise AssertionError("timed out waiting")
+    raise AssertionError("timed out waiting" + (f"; seen: {seen()}" if seen else ""))
 
 
 def _text(driver, element_id: str) -> str:  # type: ignore[no-untyped-def]
@@ -170,8 +172,10 @@ def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Serv
         "approval: park", "approval: policy"))
     (task / "policy.yaml").write_text(SLOW_POLICY)
     waits = ["sleep 1", "sleep 1", f"until [ -e {GATE} ]; do sleep 0.1; done", "sleep 1"]
+    # the gate's wait is bounded by the test's guards, never by the tool's default timeout
     turns = [{"text": f"Waiting {i}.", "tool_calls": [
-        {"name": "run_shell", "args": {"command": f"echo tick {i}; {wait}; echo tock {i}"}}]}
+        {"name": "run_shell", "args": {"command": f"echo tick {i}; {wait}; echo tock {i}",
+                                       "timeout_s": 3600}}]}
         for i, wait in enumerate(waits)]
     (task / "turns.yaml").write_text(json.dumps([*turns, {"text": "Done."}]))
     proc = subprocess.Popen([sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml",
@@ -190,13 +194,21 @@ def test_running_run_shows_new_steps_without_reload(cli: EngineCLI, server: Serv
         assert proc.poll() is None
         browser.save_screenshot(str(ARTIFACTS / "running.png"))
         (Path(cli.json("show", run_id)["workspace"]) / GATE).write_text("")
-        wait_for(lambda: "tock 2" in _text(browser, "stream"))
+        wait_for(lambda: "tock 2" in _text(browser, "stream"), seen=lambda: (
+            _text(browser, "stream")[-600:], _steps_told(cli, run_id)))
         assert proc.wait(timeout=HANG_GUARD_S) == 0
         wait_for(lambda: "completed" in _text(browser, "run-status"))
         assert browser.execute_script("return window.__marker") == 42
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _steps_told(cli: EngineCLI, run_id: str) -> object:
+    """The store's last steps of the run, for a failure message."""
+    shown = cli.json("show", run_id)
+    return {"status": shown["status"], "state": shown["state"],
+            "last": shown["steps_detail"][-3:]}
 
 
 def _first_run(server: Server) -> str | None:
