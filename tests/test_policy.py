@@ -368,7 +368,7 @@ def test_every_mode_but_a_person_refuses_an_unnamed_program(ws: Path, mode: Appr
              ToolCall("c2", "run_shell", {"command": "pytest -q"})]
     got = anyio.run(approver.decide_batch, calls, ToolRegistry([SHELL]), {"run_shell:"})
     assert got[0].decision == expected and got[0].decided_by == "policy"
-    assert "cannot name the program" in got[0].reason
+    assert "cannot be named before it runs" in got[0].reason
     assert got[1].decision == ("deny" if mode == "deny" else "allow")
 
 

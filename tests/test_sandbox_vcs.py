@@ -158,7 +158,11 @@ def test_worktree_add_beside_the_workspace_says_why_it_fails(
     parent = host_dir if where == "host" else tmp_path
     ws = _repo(parent / "ws")
     db = tmp_path / "e.db"
-    _run(tmp_path, ws, ["git worktree add -q ../beside && echo made"], policy=WRITE, db=db)
+    # through python: the classifier refuses the plain command (a write outside); the wall
+    # is what must stop it when the preview cannot show it
+    add = ("python3 -c \"import subprocess, sys; sys.exit(subprocess.run(['git', 'worktree', "
+           "'add', '-q', sys.argv[1]]).returncode)\" ../beside && echo made")
+    _run(tmp_path, ws, [add], policy=WRITE, db=db)
     (result,) = _results(db)
     assert not (parent / "beside").exists()
     if where == "host":

@@ -410,6 +410,54 @@ def holds_credentials(path: str) -> bool:
     return is_sensitive(Path(path)) or CREDENTIAL_STORES.search(path) is not None
 
 
+HOME_FOLDERS: tuple[str, ...] = ("/root", "/home", "/Users")
+"""Where people's own folders are: what lies below them (and below ``$HOME``) is theirs."""
+
+
+def is_private(path: str, home: str | None) -> bool:
+    """Whether a resolved path outside the workspace is someone's rather than the system's:
+    below a home folder (``$HOME``, ``/root``, ``/home/*``), or kept from other users by its
+    own mode or a folder's on the way (``/etc/shadow``, ``/proc/self/environ``, a ``0700``
+    folder). Holds for files nobody listed: a token in ``~/.config/some-app`` included.
+    Only a person may allow reading one (``deny`` under ``--approval auto``)."""
+    if not os.path.isabs(path):
+        return True  # fail closed: judged paths are resolved
+    homes = [h for h in (*HOME_FOLDERS, home or "") if h and os.path.isabs(h)
+             and os.path.normpath(h) != "/"]
+    for h in homes:
+        h = os.path.normpath(h)
+        if (path == h and h not in HOME_FOLDERS[1:]) or path.startswith(h + "/"):
+            return True
+    return _kept_from_others(path)
+
+
+def _kept_from_others(path: str) -> bool:
+    """The file (or folder) lacks read permission for others, or a folder above it lacks
+    search permission; a path that does not exist is judged by what exists of it. Never
+    cached: a mode may change between two commands."""
+    probe = path
+    while not os.path.lexists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return False
+        probe = parent
+    try:
+        st = os.stat(probe)
+    except OSError:
+        return True
+    if not st.st_mode & stat.S_IROTH:
+        return True
+    parent = os.path.dirname(probe)
+    while parent != probe:
+        try:
+            if not os.stat(parent).st_mode & stat.S_IXOTH:
+                return True
+        except OSError:
+            return True
+        probe, parent = parent, os.path.dirname(parent)
+    return False
+
+
 def is_sensitive(rel: Path) -> bool:
     """Whether a path relative to a root is a secret or configuration that tools execute."""
     return _sensitive_parts(rel.parts)

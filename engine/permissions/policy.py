@@ -401,14 +401,13 @@ def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
             deciding.append(rule)
     decision = strictest(*finals, verdict.floor,
                          "ask" if not verdict.parsed else "allow") if finals else verdict.decision
-    person = verdict.unnamed or bool(verdict.secrets)
+    why = verdict.person_only
+    person = bool(why)
     if person:
         decision = strictest(decision, "ask")
     risk = verdict.risk
     reason, rule = _shell_reason(verdict, finals, deciding, decision)
     if person and decision == "ask":
-        why = ("the preview cannot name the program it runs" if verdict.unnamed else
-               f"it reads credentials: {', '.join(verdict.secrets[:3])}")
         reason, rule = (reason if why in reason else f"{reason} ({why})"), None
     asked = [_command_capability(spec, e) for e, f in zip(verdict.commands, finals, strict=True)
              if f == "ask"]

@@ -761,6 +761,10 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
     if o.has("-x", "--extract", "--get") and not o.has("-O", "--to-stdout"):
         e.add("write", "tar extracts files")  # -O prints the members: no file written
         e.writes.append(o.get("-C", "--directory") or Word.of("."))
+        if not o.has("-k", "--keep-old-files", "--skip-old-files", "--keep-newer-files",
+                     "--to-command"):
+            e.unseen = ("tar -x writes over any file of a name the archive holds, which the "
+                        "command line does not show (-k or --skip-old-files keeps them)")
     if archive is not None:
         e.reads.append(archive)
 
@@ -913,8 +917,10 @@ def _kept(flags: list[str]) -> bool:
 
 
 def _backup(flags: list[str]) -> bool:
+    """``-b``, ``--backup[=CONTROL]``: the old target is kept (not with CONTROL none/off)."""
     return any("b" in f[1:] for f in flags if not f.startswith("--")) or any(
-        f.startswith("--backup") for f in flags)
+        f.startswith("--backup") and f not in ("--backup=none", "--backup=off")
+        for f in flags)
 
 
 _SINKS = frozenset({"/dev/null", "/dev/zero", "/dev/full"})
@@ -931,8 +937,8 @@ def _truncate(e: Effect, args: list[Word]) -> None:
     if size is not None and (size.value is None or _ZERO.match(size.value)
                              or size.value.startswith(("-", "/"))):
         e.add("destructive", "truncate empties or shrinks files")
-    elif o.has("-r", "--reference"):
-        e.at_least("ask", "truncate to the size of another file")
+    elif o.has("-r", "--reference"):  # a smaller (or empty: /dev/null) file shrinks them
+        e.add("destructive", "truncate to the size of another file empties or shrinks files")
 
 
 def _split(e: Effect, args: list[Word]) -> None:
@@ -994,6 +1000,9 @@ def _unzip(e: Effect, args: list[Word]) -> None:
         return
     e.writes.append(o.get("-d") or Word.of("."))
     e.add("write", "unzip extracts files")
+    if o.has("-o") and not o.has("-n"):
+        e.unseen = ("unzip -o writes over any file of a name the archive holds, which the "
+                    "command line does not show (-n keeps them)")
 
 
 _EXIF_SETS = re.compile(r"-(?:[\w:-]+[+<-]?=.*|all=|overwrite_original\w*|tagsfromfile|"

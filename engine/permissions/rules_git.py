@@ -120,6 +120,35 @@ def _remember_alias(aliases: dict[str, list[str]], setting: str) -> None:
         aliases[name[len("alias."):]] = words
 
 
+_CONFIG_VALUES = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
+                            "--value"})
+"""``git config`` options whose value is the next word."""
+
+
+def configured_alias(argv: list[Word]) -> str | None:
+    """``git config [--local] [set] alias.NAME VALUE`` as the setting ``alias.NAME=VALUE``:
+    a later ``git NAME`` in the same command runs it, as with ``git -c``."""
+    words = [w.value for w in argv[1:]]
+    if None in words or "config" not in words:
+        return None
+    rest = [w or "" for w in words[words.index("config") + 1:]]
+    if any(w.startswith("-") and w not in _CONFIG_VALUES and "=" not in w and w not in (
+            "--local", "--global", "--system", "--worktree", "--add", "--replace-all")
+           for w in rest):
+        return None  # --unset, --get, --list: no alias set
+    positional: list[str] = []
+    i = 0
+    while i < len(rest):
+        i += 2 if rest[i] in _CONFIG_VALUES else 1
+        if not rest[i - 1].startswith("-") and (i < 2 or rest[i - 2] not in _CONFIG_VALUES):
+            positional.append(rest[i - 1])
+    if positional[:1] == ["set"]:
+        positional = positional[1:]
+    if len(positional) == 2 and positional[0].lower().startswith("alias."):
+        return f"{positional[0]}={positional[1]}"
+    return None
+
+
 def _git_alias(name: str, value: str) -> bool:
     """A git alias of git words (not ``!shell``): judged where it is called."""
     return name.startswith("alias.") and not value.startswith("!") and len(name) > 6
@@ -271,8 +300,8 @@ def _git_checkout(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "bBc", frozenset({"--orphan", "--conflict", "--pathspec-from-file"}))
     dashdash = any(a.value == "--" for a in args)
     paths = o.positionals
-    if o.has("-p", "--patch"):
-        e.add("exec", "git checkout -p is interactive")
+    if o.has("-p", "--patch"):  # its input answers which hunks: each "y" is discarded
+        e.add("destructive", "git checkout -p discards the changes its input says yes to")
     elif o.has("-f", "--force", "--pathspec-from-file") or (dashdash and paths) or (
             not o.has("-b", "-B", "--orphan", "-c") and
             (len(paths) >= 2 or any(_pathlike(w) for w in paths))):
@@ -289,12 +318,22 @@ def _pathlike(w: Word) -> bool:
 
 def _git_restore(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "s", frozenset({"--source", "--pathspec-from-file"}))
-    if o.has("-p", "--patch"):
-        e.add("exec", "git restore -p is interactive")
-    elif o.has("-S", "--staged") and not o.has("-W", "--worktree"):
+    if o.has("-S", "--staged") and not o.has("-W", "--worktree"):
         e.add("write", "git restore --staged unstages changes")
     else:
         e.add("destructive", "git restore overwrites uncommitted changes in the working tree")
+
+
+def _git_mv(e: Effect, args: list[Word]) -> None:
+    """``git mv -f SRC DEST`` replaces an existing DEST (without ``-f`` git refuses)."""
+    options = [a.value for a in args if a.value is not None][:len(args)]
+    if "--" in options:
+        options = options[:options.index("--")]
+    if any(v == "--force" or (v.startswith("-") and not v.startswith("--") and "f" in v)
+           for v in options):
+        e.add("destructive", "git mv -f replaces an existing file")
+    else:
+        e.add("write", "git mv changes the repository or files")
 
 
 def _git_switch(e: Effect, args: list[Word]) -> None:
@@ -431,6 +470,21 @@ def _submodule(e: Effect, args: list[Word]) -> None:
         _git_sub(("", "status", "summary"), "network", "git submodule fetches")(e, args)
 
 
+def _git_worktree(e: Effect, args: list[Word]) -> None:
+    """``git worktree add PATH`` and ``move WT PATH`` create the folder PATH: judged as a
+    write there (outside the workspace: refused); ``remove --force`` discards changes."""
+    sub = args[0].value if args else None
+    if sub == "remove" and any(a.value in ("-f", "--force") for a in args):
+        e.add("destructive", "git worktree remove --force discards its changes")
+        return
+    _git_sub(("list",), "write", "git worktree changes working trees")(e, args)
+    if sub in ("add", "move"):
+        o = parse_opts(args[1:], "bB", frozenset({"--reason"}))
+        at = 0 if sub == "add" else 1
+        if len(o.positionals) > at:
+            e.writes.append(o.positionals[at])
+
+
 def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
              exec_first: tuple[str, ...] = ()) -> Rule:
     """Subcommand families (``git worktree list`` reads, ``git worktree add`` writes)."""
@@ -535,6 +589,7 @@ def pre_commit(e: Effect, args: list[Word]) -> None:
 
 GIT_SUBCOMMANDS: dict[str, Rule] = {
     "hash-object": _git_hash_object,
+    "mv": _git_mv,
     "branch": _git_listing(("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy",
                             "-u", "--set-upstream-to", "--unset-upstream", "-f", "--force"),
                            ("-l", "--list", "--contains", "--merged", "--no-merged"),
@@ -561,11 +616,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
         "git prune deletes unreachable objects"),
     "rm": _git_rm,
     "grep": lambda e, args: _git_grep(e, args),
-    "worktree": lambda e, args: (
-        e.add("destructive", "git worktree remove --force discards its changes")
-        if args and args[0].value == "remove" and any(
-            a.value in ("-f", "--force") for a in args) else
-        _git_sub(("list",), "write", "git worktree changes working trees")(e, args)),
+    "worktree": lambda e, args: _git_worktree(e, args),
     "notes": lambda e, args: _git_sub(("", "list", "show"), "write", "git notes changes notes")(
         e, _without_ref(args)),
     "format-patch": lambda e, args: None if any(a.value == "--stdout" for a in args) else (

@@ -68,7 +68,7 @@ from engine.permissions.misreads import (
     words_moved,
 )
 from engine.permissions.paths import SENSITIVE_DIRS, Root
-from engine.permissions.pipes import pipe_discards
+from engine.permissions.pipes import patch_files, pipe_discards, reverts, worktree_diff
 from engine.permissions.programs import (
     ENV_KEEPING_OPTIONS,
     INTERPRETERS,
@@ -85,6 +85,7 @@ from engine.permissions.rules import (
     capability,
     prints_none_of_its_input,
 )
+from engine.permissions.rules_git import configured_alias
 from engine.permissions.rules_shell import (
     is_input_arguments,
     split_input,
@@ -253,15 +254,27 @@ class ShellVerdict:
     secrets: list[str] = field(default_factory=list)
     """Credentials outside the workspace it reads (keys, cloud and registry logins): only a
     person may allow that, like an unnamed program (``deny`` under ``auto``)."""
+    private: list[str] = field(default_factory=list)
+    """Other files outside the workspace it reads that belong to someone (``is_private``: below
+    a home folder, or kept from other users by their mode), and reads of paths only known at
+    run time (which may be such a file): only a person may allow that too."""
+
+    @property
+    def person_only(self) -> str:
+        """Why only a person may allow the command ("" when a policy or mode may)."""
+        if self.unnamed:
+            return "the program cannot be named before it runs"
+        if self.secrets:
+            return f"it reads credentials: {', '.join(self.secrets[:3])}"
+        if self.private:
+            return ("it reads files outside the workspace that may be someone's own: "
+                    f"{', '.join(self.private[:3])}")
+        return ""
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``engine policy check-shell --json``."""
         return {"decision": self.decision, "risk": self.risk, "reason": self.reason,
                 "commands": self.commands}
-
-
-_PERSON_ONLY = {True: "the program cannot be named before it runs",
-                False: "only a person may allow reading credentials"}
 
 
 def classify_command(command: str, workspace: Path, env: Mapping[str, str] | None = None, *,
@@ -289,9 +302,11 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
     if tool:
         for entry in out.get("commands") or ():
             entry["capability"] = f"{tool}:{entry.get('capability', '')}"
-    if approval == "auto" and (verdict.unnamed or verdict.secrets) and out["decision"] == "ask":
+    if approval == "auto" and verdict.person_only and out["decision"] == "ask":
         out["decision"] = "deny"
-        out["reason"] = f"{out['reason']} ({_PERSON_ONLY[bool(verdict.unnamed)]})"
+        why = verdict.person_only
+        out["reason"] = (f"{out['reason']} (only a person may allow it)" if why in out["reason"]
+                         else f"{out['reason']} ({why}: only a person may allow it)")
     shown: dict[str, Any] = printable(out)
     return shown
 
@@ -482,6 +497,9 @@ class _Walker(PathJudge, ShellValues):
     secrets: list[str] = field(default_factory=list)
     """Credentials the command reads outside the workspace (``~/.ssh/id_ed25519``) or prints
     (``gh auth token``)."""
+    private: list[str] = field(default_factory=list)
+    """Other files it reads outside the workspace that belong to someone (``is_private``), and
+    paths it reads that are only known at run time."""
     hunted: list[str] = field(default_factory=list)
     """Searches for credentials among files the command may read without asking
     (``grep -rn password src``): refused only when something sends them away."""
@@ -492,6 +510,11 @@ class _Walker(PathJudge, ShellValues):
     """Entries (their index) of commands that print or search for credentials."""
     texts: list[str] = field(default_factory=list)
     """The command's text and the code nested in it (planted configuration is looked for)."""
+    git_aliases: list[str] = field(default_factory=list)
+    """``alias.NAME=VALUE`` settings a ``git config`` earlier in the command made."""
+    diff_files: dict[str, bool] = field(default_factory=dict)
+    """Files this command filled with the working tree's own ``git diff`` (``git diff > p``,
+    ``--output=p``), and whether it was reversed: applying one back discards the changes."""
     fork_bombs: set[str] = field(default_factory=set)
     """Functions whose body starts copies of themselves in a pipeline or the background."""
     tainted: set[str] = field(default_factory=set)
@@ -711,6 +734,9 @@ class _Walker(PathJudge, ShellValues):
                                   "them first"))
         if self.secrets:
             floors.append(("ask", f"it reads credentials: {self.secrets[0]}"))
+        if self.private:
+            floors.append(("ask", "it reads a file outside the workspace that may be "
+                                  f"someone's own: {self.private[0]}"))
         floors.extend(("ask", f"it uses the secret environment variable ${name}")
                       for name in dict.fromkeys(self.env_secrets))
         floors.extend(("ask", why) for why in self.unnamed)  # said when nothing else asks
@@ -726,7 +752,8 @@ class _Walker(PathJudge, ShellValues):
             reason = next((r for d, r in floors if d == floor), reason)
         # a command the parser cannot read can hide any program, like a run-time value
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
-                            bool(self.unnamed or self.problems), list(dict.fromkeys(self.secrets)))
+                            bool(self.unnamed or self.problems), list(dict.fromkeys(self.secrets)),
+                            list(dict.fromkeys(self.private)))
 
     def _planted(self) -> list[tuple[DecisionValue, str]]:
         """A configuration file written by a command whose text names one of the file's keys
@@ -1557,6 +1584,9 @@ class _Walker(PathJudge, ShellValues):
             before = self._static_argv(stages[self._source(stages, i, ctx)], ctx) if i else None
             after = self._static_argv(child, ctx) if before is not None else None
             why = pipe_discards(before, after) if before and after else None
+            if why is None and before and after and not patch_files(after) and (
+                    source := self._diff_source_of(before)) is not None:
+                why = reverts(after, source)  # git diff > p; cat p | git apply -R
             if why is not None:  # git diff | git apply -R: the two together discard work
                 self.floors.append(("deny", why))
             if len(stages) > 1 and (i < len(stages) - 1 or "lastpipe" not in ctx.src.decode(
@@ -1742,8 +1772,8 @@ class _Walker(PathJudge, ShellValues):
         their input lines unchanged (``find . | head | xargs``, ``git diff | head | git
         apply -R``)."""
         j = i - 1
-        while j > 0 and (argv := self._static_argv(stages[j], ctx)) is not None and \
-                keeps_lines(argv):
+        while j > 0 and (argv := self._static_argv(stages[j], ctx)) is not None and (
+                keeps_lines(argv) or _passes_lines(argv)):
             j -= 1
         return j
 
@@ -1826,6 +1856,74 @@ class _Walker(PathJudge, ShellValues):
             if body is None or child.id != body.id:
                 self._visit(child, replace(ctx, truncate=silent, read_back=read,
                                            printed=printed))
+        if writer is not None and (argv := self._static_argv(writer, ctx)) is not None:
+            self._diff_redirects(node, argv, ctx)
+
+    def _diff_redirects(self, node: Node, argv: list[Word], ctx: _Ctx) -> None:
+        """``git diff > p`` fills p with the working tree's diff; ``patch -R < p`` applies
+        the one in p (``_patch_sources``)."""
+        reversed_diff = worktree_diff(argv)
+        for redirect in node.named_children:
+            dest = redirect.child_by_field_name("destination")
+            if redirect.type != "file_redirect" or dest is None:
+                continue
+            op = next((_text(c, ctx) for c in redirect.children if not c.is_named), "")
+            key = self._diff_file_key(self._word(dest, ctx).value)
+            if reversed_diff is not None and key and op in (">", ">|", "&>") and \
+                    1 in _descriptors(redirect, op, ctx):
+                self.diff_files[key] = reversed_diff
+            elif reversed_diff is None and key in self.diff_files and op == "<" and \
+                    not patch_files(argv) and (why := reverts(argv, self.diff_files[key])):
+                self.floors.append(("deny", why))
+
+    def _diff_file_key(self, value: str | None) -> str | None:
+        if value is None or len(self.cwds) != 1 or self.cwds[0] is None:
+            return None
+        return os.path.normpath(os.path.join(self.cwds[0], value))
+
+    def _git_aliased(self, argv: list[Word]) -> list[Word]:
+        """``git config alias.co 'checkout --'; git co a.txt``: a later git command runs
+        with the aliases set before it, as ``git -c alias.co=.. co`` (judged by the alias)."""
+        if not argv or argv[0].value is None or program_name(argv[0]) != "git":
+            return argv
+        setting = configured_alias(argv)
+        if setting is not None:
+            self.git_aliases.append(setting)
+            return argv
+        given = [w for a in self.git_aliases for w in (Word.of("-c"), Word.of(a))]
+        return [argv[0], *given, *argv[1:]] if given else argv
+
+    def _patch_sources(self, argv: list[Word]) -> None:
+        """``git diff --output=p; git apply -R p``, ``git apply -R <(git diff)``: the patch
+        applied is the working tree's own diff, so applying it reversed discards it."""
+        reversed_diff = worktree_diff(argv)
+        if reversed_diff is not None:
+            for value in (w.value or "" for w in argv[1:]):
+                if value.startswith("--output=") and (
+                        key := self._diff_file_key(value.split("=", 1)[1])):
+                    self.diff_files[key] = reversed_diff
+            return
+        for w in patch_files(argv):
+            source = self._diff_source(w)
+            if source is not None and (why := reverts(argv, source)):
+                self.floors.append(("deny", why))
+
+    def _diff_source_of(self, argv: list[Word]) -> bool | None:
+        """``cat p`` of one file holding the working tree's diff: whether it is reversed."""
+        if program_name(argv[0]) != "cat" or len(argv) != 2:
+            return None
+        return self._diff_source(argv[1])
+
+    def _diff_source(self, w: Word) -> bool | None:
+        """Whether the patch file ``w`` holds the working tree's diff (reversed or not)."""
+        if w.value is None and w.text.startswith("<(") and w.text.endswith(")"):
+            try:
+                inner = shlex.split(w.text[2:-1])
+            except ValueError:
+                return None
+            return worktree_diff([Word.of(t) for t in inner])
+        key = self._diff_file_key(w.value)
+        return self.diff_files.get(key) if key else None
 
     def _opens_only(self, node: Node, ctx: _Ctx) -> bool:
         """``exec 3>a.txt``: exec without a program only opens files, so ``>`` empties one
@@ -2285,7 +2383,7 @@ class _Walker(PathJudge, ShellValues):
     def _lists(self) -> tuple[list[Any], ...]:
         """What judging a command appends to: entries, then the reasons that ask or refuse."""
         return (self.entries, self.problems, self.unnamed, self.floors, self.opaque,
-                self.secrets, self.hunted, self.env_secrets)
+                self.secrets, self.private, self.hunted, self.env_secrets)
 
     def _marks(self) -> tuple[int, ...]:
         return tuple(len(got) for got in self._lists())
@@ -2520,9 +2618,9 @@ class _Walker(PathJudge, ShellValues):
         # no quote, no $: the text is the value (l{1..3} is a word and a brace_expression)
         if braces is None:  # more words than are judged: known at run time
             return [Word(None, text, "other")]
-        if len(braces) > 1:  # cp src/{new,old}.py: two words
-            return [Word(v, _text(node, ctx), "", False, bool(GLOB.search(v)))
-                    for v in braces if v]
+        if len(braces) > 1:  # cp src/{new,old}.py: two words, each then tilde-expanded
+            return [replace(self._plain_word(v, True), text=text) if v.startswith("~") else
+                    Word(v, text, "", False, bool(GLOB.search(v))) for v in braces if v]
         if word.value is None and (word.dynamic in ("var", "other") or _prints_plainly(
                 node, ctx)):
             return self._known_words(node, word, ctx)  # $(echo reset --hard): two words
@@ -2782,7 +2880,9 @@ class _Walker(PathJudge, ShellValues):
                 exported: Mapping[str, list[str] | None] | None = None) -> None:
         argv, ctx = self._arg_file(argv, ctx)
         argv, assigned = _as_options(argv, assigned, exported or {})
+        argv = self._git_aliased(argv)
         e = self._analyzed(argv, by_hash=not ctx.child)
+        self._patch_sources(argv)
         if _may_leave(argv, e):
             self.leaves += 1
         self._promoted(e, exported)
@@ -4081,6 +4181,17 @@ def _special_variable(node: Node, ctx: _Ctx) -> bool:
     """Whether ``node`` expands ``$1``, ``$@``, ``$#``, ``$$``...: what a caller passes."""
     return bool(_descendants(node, "special_variable_name")) or any(
         _text(v, ctx).isdigit() for v in _descendants(node, "variable_name"))
+
+
+def _passes_lines(argv: list[Word]) -> bool:
+    """``cat`` with no operand and ``tee FILES`` print every line of their input unchanged
+    (what tee writes is judged as its own write)."""
+    name = program_name(argv[0]) if argv else ""
+    words = [w.value for w in argv[1:]]
+    if name == "cat":
+        return all(w in ("-u", "--") for w in words)
+    return name == "tee" and all(w is not None and (not w.startswith("-") or w in (
+        "-a", "--append", "-i", "--ignore-interrupts", "-p")) for w in words)
 
 
 def _descriptors(node: Node, op: str, ctx: _Ctx) -> set[int]:

@@ -16,10 +16,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from engine.permissions.effect import Effect, Loads
+from engine.permissions.effect import Effect, Loads, program_name
 from engine.permissions.globbing import GLOB, glob_matches
 from engine.permissions.made_files import MadeFiles
-from engine.permissions.paths import Root, holds_credentials, is_startup_file, judge_literal
+from engine.permissions.paths import (
+    Root,
+    holds_credentials,
+    is_private,
+    is_startup_file,
+    judge_literal,
+)
 from engine.permissions.words import MAX_PATH_WORDS, Word, brace_words
 from engine.workspace.index import tracked
 
@@ -109,10 +115,13 @@ class PathJudge:
     pushed: list[Path | None]
     known: dict[str, list[str]]
     unknown: set[str]
+    tainted: set[str]
+    taint_all: bool
     cdable_vars: bool
     names_cdpath: bool
     env: Mapping[str, str]
     secrets: list[str]
+    private: list[str]
     unnamed: list[str]
     written: set[str]
     made: MadeFiles
@@ -132,7 +141,7 @@ class PathJudge:
         d2, r2 = self._judge_paths(e.writes, True)
         chdir = [self._previous(e, w) for w in e.chdir]
         d3, r3 = self._judge_paths(chdir, False)
-        replaced = self._replaced(e)
+        replaced = [*self._replaced(e), *self._checkout_of_file(e)]
         shadowed = self._shadowed(e)
         if moves_shell and e.argv and e.argv[0].value == "dirs" and any(
                 w.value is None or (w.value[:1] == "-" and "c" in w.value) for w in e.argv[1:]):
@@ -160,6 +169,10 @@ class PathJudge:
                 self.pushed = [None] * len(self.pushed)
         elif w.value is None and w.text.startswith(("popd ", "pushd ")):
             self.pushed = [None] * len(self.pushed)  # popd -n, pushd +1: reordered
+        elif w.value is None and w.text == "$HOME" and not (
+                self.taint_all or {"HOME"} & (self.tainted | self.unknown | set(self.known))):
+            home = self.env.get("HOME")  # cd alone: the home folder, as the command starts
+            return w if not home else Word(home, w.text)
         return w if back is None else Word(str(back), w.text)
 
     def _shadowed(self, e: Effect) -> list[str]:
@@ -207,10 +220,60 @@ class PathJudge:
                                  for w in sources):  # mv "$tmp" f: an edit made just before
             return []
         read = {path for w in e.reads for path in self.resolved_files(w)}
-        return [f"replaces {w.shown}, {why}, with output the command line does not show"
-                for w in e.replaces
-                if (why := next((found for path in self.resolved_files(w) if path not in read
-                                 and (found := self.holds_work(path))), ""))]
+        out: list[str] = []
+        for w in e.replaces:
+            for shown, path in self._replaced_files(w, e):
+                why = self.holds_work(path) if path not in read else ""
+                if why:
+                    out.append(f"replaces {shown}, {why}, with output the command line does "
+                               "not show")
+                    break
+        return out
+
+    def _checkout_of_file(self, e: Effect) -> list[str]:
+        """``git checkout a.txt``: one word that names no branch or tag but a file git
+        tracks is a path, so git overwrites the file from the index (its uncommitted
+        changes are lost, as with ``git checkout -- a.txt``)."""
+        words = [w.value for w in e.argv[1:]]
+        if not e.argv or program_name(e.argv[0]) != "git" or None in words or \
+                "checkout" not in words:
+            return []
+        before, rest = words[:words.index("checkout")], words[words.index("checkout") + 1:]
+        names = [w for w in rest if w not in ("-q", "--quiet")]
+        if len(names) != 1 or (names[0] or "-").startswith("-") or any(
+                w not in ("-c", "--no-pager", "-P") and not w.startswith("alias.")
+                for w in before if w):  # git -C dir checkout: another folder
+            return []
+        name = str(names[0])
+        ws = os.path.realpath(self.ws)
+        if _names_ref(os.path.join(ws, ".git"), name):
+            return []
+        for base in self._current():
+            path = os.path.realpath(os.path.join(base, name))
+            rel = os.path.relpath(path, ws)
+            if rel.startswith(".."):
+                continue
+            known = tracked(Path(ws), rel)
+            if known or (known is False and rel != "." and os.path.isdir(path)):
+                what = "a file git tracks" if known else "a folder of the repository"
+                return [f"git checkout {name}: {name} is {what} and no branch, so its "
+                        "uncommitted changes are lost"]
+        return []
+
+    def _replaced_files(self, w: Word, e: Effect) -> list[tuple[str, str]]:
+        """The files replacing ``w`` replaces: itself, or for a folder (``cp -f y/a.txt .``,
+        ``-t DIR``) the file of each source's name in it."""
+        out: list[tuple[str, str]] = []
+        for path in self.resolved_files(w):
+            if not os.path.isdir(path):
+                out.append((w.shown, path))
+                continue
+            for source in (*e.reads, *e.writes):  # mv's sources are writes
+                name = os.path.basename((source.value or "").rstrip("/"))
+                if source is not w and source.value and not source.expandable and name and \
+                        name not in (".", ".."):
+                    out.append((f"{w.shown.rstrip('/')}/{name}", os.path.join(path, name)))
+        return out
 
     def holds_work(self, path: str) -> str:
         """Why the file at ``path`` (resolved) holds work that replacing it would lose, or
@@ -299,6 +362,8 @@ class PathJudge:
                                "file (python's, a shell's) runs later"
             if for_write:  # which file it changes cannot be shown: never run unasked
                 self.unnamed.append(f"writes {w.text}, a path only known at run time")
+            else:  # which file it reads cannot be shown: it may be someone's
+                self.private.append(f"{w.text} (a path only known at run time)")
             return "ask", f"path {w.text} is only known at run time"
         if (fd := stream_descriptor(w.value)) is not None and (for_write or fd <= 2):
             if for_write:
@@ -356,6 +421,8 @@ class PathJudge:
             if base is None and not os.path.isabs(path):
                 if for_write:  # which file it changes cannot be shown: never run unasked
                     self.unnamed.append(f"writes {path} in a folder only known at run time")
+                else:
+                    self.private.append(f"{path} (in a folder only known at run time)")
                 return "ask", f"{path} is relative to a directory only known at run time"
             at = os.path.join(base or self.ws, path)
             through = self.made.resolve(at)  # a link this command made on the way: its target
@@ -367,6 +434,9 @@ class PathJudge:
                 continue
             if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
+            elif not v.inside and v.resolved and not for_write and is_private(
+                    v.resolved, self.env.get("HOME")):
+                self.private.append(v.resolved)
             if STRICTNESS[v.decision] > STRICTNESS[decision]:
                 decision, reason = v.decision, v.reason
         return decision, reason
@@ -385,3 +455,30 @@ class PathJudge:
                     return True
         return False
 
+
+
+def _names_ref(gitdir: str, name: str) -> bool:
+    """Whether ``name`` is a branch, tag or remote branch of the repository (or a commit
+    id or symbolic name); unreadable refs count as one (``git checkout`` then switches)."""
+    if name in ("HEAD", "@", "-", "FETCH_HEAD", "ORIG_HEAD") or re.fullmatch(
+            r"[0-9a-f]{4,64}|.*[~^@:].*", name):
+        return True
+    refs = [f"refs/heads/{name}", f"refs/tags/{name}"]
+    if any(os.path.lexists(os.path.join(gitdir, r)) for r in refs):
+        return True
+    remotes = os.path.join(gitdir, "refs", "remotes")
+    try:
+        if any(os.path.lexists(os.path.join(remotes, r, name)) for r in os.listdir(remotes)):
+            return True
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(gitdir, "packed-refs"), encoding="utf-8",
+                  errors="replace") as f:
+            return any(line.rstrip("\n").endswith((f" refs/heads/{name}", f" refs/tags/{name}"))
+                       or re.search(rf" refs/remotes/[^/]+/{re.escape(name)}$", line.rstrip())
+                       for line in f)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True

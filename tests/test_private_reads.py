@@ -1,0 +1,134 @@
+"""Reads of someone's own files outside the workspace: only a person may allow them.
+
+A file is someone's when it lies below a home folder (``$HOME``, ``/root``, ``/home/*``) or
+its mode (or a folder's on the way) keeps it from other users. That holds for files no list
+names (a token in ``~/.config/some-app``), where the list of credential stores alone let
+``--approval auto`` print them. Each case also runs for real with bash, to show the command
+does print the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import anyio
+import pytest
+
+from engine.permissions.approvals import Approver
+from engine.permissions.paths import is_private
+from engine.permissions.policy import Policy, PolicyContext
+from engine.permissions.shell import check_shell_json
+from engine.tooling.registry import ToolRegistry
+from engine.vocabulary.state import ToolCall
+from tests.conftest import ROOT, engine_env
+from tests.test_policy import SHELL
+
+TOKEN = "tok-8d1f0c"
+
+
+@pytest.fixture()
+def place(tmp_path: Path) -> dict[str, Path]:
+    """A workspace, a home with an app's token in it, and a folder outside both whose key
+    file only its owner may read."""
+    ws, home, other = tmp_path / "ws", tmp_path / "home", tmp_path / "srv"
+    (ws / "src").mkdir(parents=True)
+    (home / ".config" / "some-app").mkdir(parents=True)
+    (home / ".config" / "some-app" / "token").write_text(TOKEN + "\n")
+    (home / "notes.txt").write_text(TOKEN + "\n")
+    other.mkdir()
+    other.chmod(0o755)
+    (other / "key").write_text(TOKEN + "\n")
+    (other / "key").chmod(0o600)
+    return {"ws": ws, "home": home, "other": other}
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+
+
+@pytest.mark.parametrize("command", [
+    "cat ~/.config/some-app/token", "grep -r tok ~/.config", "cat \"$HOME\"/notes.txt",
+    "cd ~ && cat notes.txt", "head -1 ../home/notes.txt", "cat ../srv/key",
+    "cat ~/.{config,x}/some-app/token",  # braces first, then each word's tilde
+    "cd; cat notes.txt", "cd && cat .config/some-app/token",  # cd alone: home
+    "source ~/notes.txt 2>&1",  # what source reads is only known at run time here
+    "f=$(cat path.txt); cat \"$f\"",  # a path only known at run time
+])
+def test_reading_someones_file_is_for_a_person_only(place: dict[str, Path],
+                                                    command: str) -> None:
+    ws, env = place["ws"], _env(place["home"])
+    (ws / "path.txt").write_text(str(place["home"] / "notes.txt"))
+    shown = subprocess.run(["bash", "-c", command], cwd=ws, env=env, capture_output=True,
+                           text=True, timeout=60).stdout
+    assert TOKEN in shown, command  # the control: bash does print it
+    asked = check_shell_json(command, ws, env)
+    auto = check_shell_json(command, ws, env, approval="auto")
+    assert asked["decision"] == "ask", (command, asked)
+    assert auto["decision"] == "deny", (command, auto)
+    assert "only a person may allow it" in auto["reason"], auto
+
+
+def test_a_file_everyone_may_read_stays_asked_and_runs_under_auto(
+        place: dict[str, Path]) -> None:
+    ws, env = place["ws"], _env(place["home"])
+    for command in ("cat /etc/passwd", "ls /home", "ls /usr/share"):
+        assert check_shell_json(command, ws, env)["decision"] == "ask", command
+        assert check_shell_json(command, ws, env, approval="auto")["decision"] == "ask"
+
+
+def test_what_counts_as_private(place: dict[str, Path]) -> None:
+    home = str(place["home"])
+    assert is_private(f"{home}/.config/some-app/token", home)
+    assert is_private(home, home)  # ls ~: the names of someone's files
+    assert is_private("/root/anything", None)
+    assert is_private("/home/someone/x", None)
+    assert not is_private("/home", None)
+    assert is_private(str(place["other"] / "key"), None)  # mode 0600
+    assert is_private(str(place["other"] / "key" / "missing"), None)  # what exists of it
+    assert not is_private("/etc/passwd", "/")  # HOME=/ does not make everything someone's
+    assert not is_private("/etc/passwd", home)
+
+
+def test_a_mode_is_judged_anew_each_time() -> None:
+    folder = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not below pytest's 0700 folder
+    try:
+        folder.chmod(0o755)
+        (folder / "key").write_text(TOKEN)
+        (folder / "key").chmod(0o600)
+        assert is_private(str(folder / "key"), None)
+        (folder / "key").chmod(0o644)
+        assert not is_private(str(folder / "key"), None)  # never a cached answer
+        folder.chmod(0o700)
+        assert is_private(str(folder / "key"), None)  # a folder on the way keeps it
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_no_policy_rule_or_mode_but_a_person_allows_it(place: dict[str, Path]) -> None:
+    ws, env = place["ws"], _env(place["home"])
+    ctx = PolicyContext(ws, Policy.from_data({"default": "allow"}), env)
+    calls = [ToolCall("c1", "run_shell", {"command": "cat ~/.config/some-app/token"}),
+             ToolCall("c2", "run_shell", {"command": "cat /etc/passwd"})]
+    for mode in ("auto", "policy"):
+        got = anyio.run(Approver(mode, ctx).decide_batch, calls, ToolRegistry([SHELL]),
+                        {"run_shell:"})
+        assert got[0].decision == "deny", (mode, got[0])
+        assert "someone's own" in got[0].reason and "some-app/token" in got[0].reason
+        assert got[1].decision == "allow", (mode, got[1])
+
+
+def test_the_cli_refuses_it_under_auto(place: dict[str, Path]) -> None:
+    env = {**engine_env(), "HOME": str(place["home"])}
+    out = subprocess.run(
+        [sys.executable, "-m", "engine", "policy", "check-shell", "--workspace",
+         str(place["ws"]), "--approval", "auto", "--json", "cat ~/notes.txt"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    got = json.loads(out.stdout)
+    assert got["decision"] == "deny" and f"{place['home']}/notes.txt" in got["reason"], got
+    assert os.path.exists(place["home"] / "notes.txt")
