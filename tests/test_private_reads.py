@@ -59,6 +59,10 @@ def _env(home: Path) -> dict[str, str]:
     "cd; cat notes.txt", "cd && cat .config/some-app/token",  # cd alone: home
     "source ~/notes.txt 2>&1",  # what source reads is only known at run time here
     "f=$(cat path.txt); cat \"$f\"",  # a path only known at run time
+    "tar -C ~ -cf - notes.txt | tar -xOf -",  # tar -C: the files are the folder's
+    "awk 'BEGIN { while ((getline l < (ENVIRON[\"HOME\"] \"/notes.txt\")) > 0) print l }'",
+    "perl -ne print ~/notes.txt",  # -n loops over the files named: they are read
+    "cpp -P ~/notes.txt",  # a compiler's sources are read
 ])
 def test_reading_someones_file_is_for_a_person_only(place: dict[str, Path],
                                                     command: str) -> None:

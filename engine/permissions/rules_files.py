@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from engine.permissions.effect import (
@@ -253,6 +254,8 @@ def _truncates(scripts: list[str | None], quiet: bool) -> bool:
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|\|&|@load|\bextension\s*\(")
 _AWK_PRINT = re.compile(r"\bprintf?\b")
 _AWK_GETLINE = re.compile(r"\bgetline\b")
+_AWK_GETLINE_FROM = re.compile(r'\bgetline\b[^<"]*<\s*"((?:[^"\\]|\\.)*)"\s*\)?\s*(?:[<>=!].*)?$')
+"""``getline [VAR] < "FILE"`` with FILE written as a string."""
 _AWK_PRINT_TO = re.compile(r'\bprintf?\b[^>"]*(?:"[^"\\]*"[^>"]*)*(>>?)\s*"((?:[^"\\]|\\.)*)"\s*$')
 """``print ... > "FILE"`` (or ``>>``) with FILE written as a string."""
 
@@ -455,8 +458,11 @@ def _awk_program(e: Effect, program: Word) -> None:
     if _AWK_INTO_INPUT.search(text):
         e.add("destructive", "awk print > FILENAME empties the file it is reading (past "
                              "the first block read, its lines are lost)")
-    if any(_after(s, _AWK_GETLINE, "<") for s in statements):
-        e.at_least("ask", "awk program reads a file named in the program")
+    for s in statements:  # getline < "FILE": FILE is read, judged as a path (one only
+        if _after(s, _AWK_GETLINE, "<"):  # known at run time is asked)
+            found = _AWK_GETLINE_FROM.search(s)
+            e.reads.append(Word.of(_awk_unescape(found.group(1))) if found else
+                           Word(None, "<a file the awk program names>", "other"))
 
 
 # ---------------------------------------------------------------- readers that can write or run
@@ -748,7 +754,7 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
                      "--catenate", "--concatenate", "--delete")
     if o.has("-c", "--create") and archive is not None and (archive.value == "-" or
                                                             _no_file(archive.value)):
-        e.reads.extend(o.positionals)  # tar -czf - src: the archive, printed (or dropped)
+        e.reads.extend(_from_folder(o))  # tar -czf - src: the archive, printed (or dropped)
         return
     if creating:
         e.add("write", "tar writes an archive")
@@ -756,7 +762,7 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
             e.writes.append(archive)
             if o.has("-c", "--create"):  # a new archive in its place
                 e.replaces.append(archive)
-        e.reads.extend(o.positionals)
+        e.reads.extend(_from_folder(o))
         return
     if o.has("-x", "--extract", "--get") and not o.has("-O", "--to-stdout"):
         e.add("write", "tar extracts files")  # -O prints the members: no file written
@@ -767,6 +773,22 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
                         "command line does not show (-k or --skip-old-files keeps them)")
     if archive is not None:
         e.reads.append(archive)
+
+
+def _from_folder(o: Opts) -> list[Word]:
+    """The files tar archives, as paths: ``-C DIR`` makes each relative one DIR's (with
+    several ``-C``, or DIR only known at run time, where they are is too)."""
+    folders = o.all("-C", "--directory")
+    if not folders:
+        return list(o.positionals)
+    if len(folders) > 1 or folders[0].value is None:
+        return [Word(None, f"{w.text} (in a folder tar -C names)", "other")
+                for w in o.positionals]
+    base = folders[0].value
+    return [w if w.value is not None and w.value.startswith("/") else
+            Word(None, w.text, "other") if w.value is None else
+            Word(os.path.join(base, w.value), w.text, "", False, w.expandable)
+            for w in o.positionals]
 
 
 def _tar_old_style(args: list[Word]) -> list[Word]:

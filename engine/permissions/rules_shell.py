@@ -301,6 +301,10 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         for w in o.all(*code):
             inline_code(e, f"{name} {code[0]}", name, w)
             e.inline.append(w)
+        if name in ("perl", "ruby") and any(
+                k.startswith("-") and not k.startswith("--") and set(k[1:]) & {"n", "p"}
+                for k in o.flags):  # -n/-p loop over the files named: they are read
+            e.reads.extend(w for w in o.positionals if w.value is None or w.value != "-")
         if any(w.dynamic == "subst" for w in o.all(*code)):
             e.at_least("deny", f"{name} {code[0]} runs code produced at run time (a download "
                                "or a decoder)")

@@ -216,6 +216,8 @@ def _compiler(e: Effect, args: list[Word]) -> None:
             or not ({"-E", "-c"} & flags or sources)):  # --version, -print-sysroot
         e.reads.extend(Word.of(v) for v in sources if v)
         return
+    e.reads.extend(Word.of(v) if v is not None else Word(None, "<a source>", "other")
+                   for v in sources if v != "-")  # the sources named: read, judged as paths
     e.add("exec", f"{prog(e)} compiles (or reads whatever the sources include)")
 
 
