@@ -63,11 +63,16 @@ def _env(home: Path) -> dict[str, str]:
     "awk 'BEGIN { while ((getline l < (ENVIRON[\"HOME\"] \"/notes.txt\")) > 0) print l }'",
     "perl -ne print ~/notes.txt",  # -n loops over the files named: they are read
     "cpp -P ~/notes.txt",  # a compiler's sources are read
+    "tar -cf - -T <(echo ~/notes.txt) | tar -xOf -",  # the names a list gives
+    "split -l 1 ~/notes.txt part; cat part*",  # split's input
+    "ex -s -c '%p' -c 'q!' ~/notes.txt",  # the file an editor opens
+    "vim -es -c 'r ~/notes.txt' -c '%p' -c 'q!' a.txt",  # ..or an Ex command reads
 ])
 def test_reading_someones_file_is_for_a_person_only(place: dict[str, Path],
                                                     command: str) -> None:
     ws, env = place["ws"], _env(place["home"])
     (ws / "path.txt").write_text(str(place["home"] / "notes.txt"))
+    (ws / "a.txt").write_text("a\n")
     shown = subprocess.run(["bash", "-c", command], cwd=ws, env=env, capture_output=True,
                            text=True, timeout=60).stdout
     assert TOKEN in shown, command  # the control: bash does print it

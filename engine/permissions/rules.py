@@ -420,6 +420,29 @@ def capability(argv: list[Word]) -> str:
 
 
 
+_EDITOR_VALUES: dict[str, tuple[str, frozenset[str]]] = {
+    **dict.fromkeys(("nano", "pico"), ("YTrsoQX", frozenset({"--syntax", "--operatingdir"}))),
+}
+"""Editors whose operands are the files they open (vim, ed, emacs and the pagers have
+rules of their own): option letters and long options that take the next word."""
+
+
+def _editor(name: str) -> Rule:
+    """An editor or pager: it can write files and run commands (asked), and the files it is
+    given are read, judged as paths (one outside the workspace is asked; someone's own is a
+    person's call)."""
+    values = _EDITOR_VALUES.get(name)
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        e.add("exec", f"{name} can write files and run commands")
+        if values is not None:
+            o = parse_opts(args, values[0], values[1])
+            e.reads.extend(w for w in o.positionals
+                           if w.value is None or not w.value.startswith(("+", "-")))
+
+    return rule
+
+
 def _register_rules() -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     read_plain = plain()
@@ -431,7 +454,7 @@ def _register_rules() -> dict[str, Rule]:
     for name in p.TRACERS:
         rules[name] = plain("exec", f"{name} without a command attaches to a running process")
     for name in p.EDITORS:
-        rules[name] = plain("exec", f"{name} can write files and run commands")
+        rules[name] = _editor(name)
     for name in p.DESTRUCTIVE_NAMES:
         rules[name] = plain("destructive", f"{name} can destroy data or stop the machine")
     for name in p.NETWORK_NAMES:
@@ -486,3 +509,4 @@ SIMPLE_READERS: dict[str, str] = {
 """Programs that only read the files named by their positionals: name -> short value options."""
 
 RULES: dict[str, Rule] = _register_rules()
+

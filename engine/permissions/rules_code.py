@@ -41,6 +41,26 @@ def ex_commands(e: Effect, how: str, text: Word) -> None:
             e.scripts.append((how, Word.of(call.group(2))))
         if _EX_CODE.match(part) and not _EX_CALLS.search(part):
             e.at_least("ask", f"{how} runs editor or interpreter code")
+        _ex_file(e, part)
+
+
+_EX_FILE = re.compile(r"\s*[\d,.$%'<>+-]*\s*(r|read|e|edit|sp|split|vs|vsplit|new|vnew|tabe|"
+                      r"tabedit|so|source|badd|arga|argadd|vie|view|sv|sview|w|write|sav|"
+                      r"saveas|wq|x|xit|up|update)(!?)\s+(\S.*?)\s*$")
+"""An Ex command that reads or writes the file it names (``r FILE``, ``w! FILE``)."""
+_EX_WRITES = frozenset({"w", "write", "sav", "saveas", "wq", "x", "xit", "up", "update"})
+
+
+def _ex_file(e: Effect, part: str) -> None:
+    """The file an Ex command reads or writes, judged as a path (one with ``%``, ``#``, a
+    backtick, ``$`` or a leading ``~``, which vim expands, is only known at run time)."""
+    m = _EX_FILE.fullmatch(part)
+    if m is None or m.group(3).startswith("!"):
+        return
+    name = m.group(3)
+    word = Word(None, name, "other") if re.search(r"[%#`$]", name) or name.startswith(
+        "~") else Word.of(name)
+    (e.writes if m.group(1) in _EX_WRITES else e.reads).append(word)
 
 
 def _ex_split(line: str) -> list[str]:
@@ -167,6 +187,8 @@ def _vim(e: Effect, args: list[Word]) -> None:
     for w in o.positionals:
         if w.value is not None and w.value.startswith("+") and len(w.value) > 1:
             ex_commands(e, f"{prog(e)} +cmd", Word.of(w.value[1:]))
+        elif w.value != "-":
+            e.reads.append(w)  # a file it opens: read, judged as a path
 
 
 # ---------------------------------------------------------------- emacs

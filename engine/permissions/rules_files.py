@@ -778,14 +778,16 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
 def _from_folder(o: Opts) -> list[Word]:
     """The files tar archives, as paths: ``-C DIR`` makes each relative one DIR's (with
     several ``-C``, or DIR only known at run time, where they are is too)."""
+    listed = [Word(None, f"<the files {w.text} lists>", "other")
+              for w in o.all("-T", "--files-from")]  # which they are: only known at run time
     folders = o.all("-C", "--directory")
     if not folders:
-        return list(o.positionals)
+        return [*o.positionals, *listed]
     if len(folders) > 1 or folders[0].value is None:
-        return [Word(None, f"{w.text} (in a folder tar -C names)", "other")
-                for w in o.positionals]
+        return listed + [Word(None, f"{w.text} (in a folder tar -C names)", "other")
+                         for w in o.positionals]
     base = folders[0].value
-    return [w if w.value is not None and w.value.startswith("/") else
+    return listed + [w if w.value is not None and w.value.startswith("/") else
             Word(None, w.text, "other") if w.value is None else
             Word(os.path.join(base, w.value), w.text, "", False, w.expandable)
             for w in o.positionals]
@@ -971,6 +973,7 @@ def _split(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "lbCnadt", frozenset({
         "--lines", "--bytes", "--line-bytes", "--number", "--suffix-length",
         "--additional-suffix", "--filter", "--separator"}))
+    e.reads.extend(o.positionals[:1])  # the input, copied into the pieces
     for code in o.all("--filter"):
         e.add("exec", "split --filter runs a shell command")
         e.scripts.append(("split --filter", code))
