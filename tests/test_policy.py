@@ -455,7 +455,8 @@ def test_check_shell_gives_the_decision_the_default_policy_gives(tmp_path: Path)
         judged += len(commands)
         for c in commands:
             d = shell(c, ctx)  # under auto the approver refuses what only a person may allow
-            engine = (d.decision, "deny" if d.decision == "deny" or d.unnamed else "runs")
+            refused = d.decision == "deny" or d.unnamed or (d.decision == "ask" and d.unattended)
+            engine = (d.decision, "deny" if refused else "runs")
             auto = check_shell_json(c, ws, corpus_scoring.ENV, approval="auto")["decision"]
             shown = (check_shell_json(c, ws, corpus_scoring.ENV)["decision"],
                      "deny" if auto == "deny" else "runs")

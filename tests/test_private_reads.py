@@ -119,17 +119,24 @@ def test_a_mode_is_judged_anew_each_time() -> None:
         shutil.rmtree(folder)
 
 
-def test_no_policy_rule_or_mode_but_a_person_allows_it(place: dict[str, Path]) -> None:
+def test_auto_refuses_it_and_a_policy_rule_may_allow_it(place: dict[str, Path]) -> None:
+    """--approval auto runs what is asked, and nobody decided this read: refused. A policy
+    that allows it (a rule; ``default: allow`` under ``--approval policy``) is someone's
+    decision: it runs."""
     ws, env = place["ws"], _env(place["home"])
-    ctx = PolicyContext(ws, Policy.from_data({"default": "allow"}), env)
     calls = [ToolCall("c1", "run_shell", {"command": "cat ~/.config/some-app/token"}),
              ToolCall("c2", "run_shell", {"command": "cat /etc/passwd"})]
-    for mode in ("auto", "policy"):
-        got = anyio.run(Approver(mode, ctx).decide_batch, calls, ToolRegistry([SHELL]),
-                        {"run_shell:"})
-        assert got[0].decision == "deny", (mode, got[0])
-        assert "someone's own" in got[0].reason and "some-app/token" in got[0].reason
-        assert got[1].decision == "allow", (mode, got[1])
+    rule = {"rules": [{"decision": "allow", "tool": "run_shell", "command": "cat"}]}
+    for mode, data, expected in (("auto", {}, "deny"), ("auto", rule, "allow"),
+                                 ("policy", {"default": "allow"}, "allow"),
+                                 ("policy", {}, "deny")):
+        ctx = PolicyContext(ws, Policy.from_data(data), env)
+        got = anyio.run(Approver(mode, ctx).decide_batch, calls, ToolRegistry([SHELL]), set())
+        assert got[0].decision == expected, (mode, data, got[0])
+        if mode == "auto":  # everyone's file: auto runs it
+            assert got[1].decision == "allow", (data, got[1])
+        if mode == "auto" and expected == "deny":
+            assert "someone's own" in got[0].reason and "some-app/token" in got[0].reason
 
 
 def test_the_cli_refuses_it_under_auto(place: dict[str, Path]) -> None:

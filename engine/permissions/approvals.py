@@ -139,6 +139,10 @@ class Approver:
             return None if self.mode == "interactive" else _approval(call, d, "deny", "policy")
         if d.capability in granted:
             return _approval(call, d, "allow", "always")
+        if self.mode == "auto" and d.unattended:  # nobody decided this read: refused
+            return _approval(call, replace(d, reason=f"{d.reason} ({d.unattended}: only a "
+                                                     "person or a policy rule may allow it)"),
+                             "deny", "policy")
         if self.mode == "auto":
             return _approval(call, d, "allow", "auto")
         if self.mode == "deny":

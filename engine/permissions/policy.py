@@ -296,18 +296,25 @@ class Decision:
     """Only a person may allow the call (``deny`` in every other mode, whatever the policy or
     an "always" answer says): the preview cannot name a program it runs, or it reads
     credentials outside the workspace. The key keeps its first name."""
+    unattended: str = ""
+    """Why ``--approval auto`` may not run the call although a person or a policy rule may
+    (it reads someone's own file outside the workspace, or a path only known at run time):
+    auto approves what is asked, and nobody decided this."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"decision": self.decision, "risk": self.risk, "reason": self.reason,
              "rule": self.rule, "preview": self.preview, "capability": self.capability}
         if self.unnamed:
             d["unnamed"] = True
+        if self.unattended:
+            d["unattended"] = self.unattended
         return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Decision:
         return cls(d["decision"], d["risk"], d.get("reason", ""), d.get("rule"),
-                   d.get("preview", ""), d.get("capability", ""), unnamed=bool(d.get("unnamed")))
+                   d.get("preview", ""), d.get("capability", ""), unnamed=bool(d.get("unnamed")),
+                   unattended=str(d.get("unattended", "")))
 
 
 # ---------------------------------------------------------------- deciding
@@ -414,7 +421,8 @@ def _decide_shell(spec: ToolSpec, command: str, ctx: PolicyContext) -> Decision:
     caps = (list(dict.fromkeys(asked))
             or [_command_capability(spec, e) for e in verdict.commands[:1]])
     return Decision(decision, risk, reason, rule, _shell_preview(command, verdict, finals),
-                    " + ".join(caps) or f"{spec.name}:", unnamed=person)
+                    " + ".join(caps) or f"{spec.name}:", unnamed=person,
+                    unattended=verdict.unattended)
 
 
 def _command_capability(spec: ToolSpec, entry: Mapping[str, Any]) -> str:

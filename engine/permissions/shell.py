@@ -257,7 +257,8 @@ class ShellVerdict:
     private: list[str] = field(default_factory=list)
     """Other files outside the workspace it reads that belong to someone (``is_private``: below
     a home folder, or kept from other users by their mode), and reads of paths only known at
-    run time (which may be such a file): only a person may allow that too."""
+    run time (which may be such a file): a person or a policy rule may allow that, never
+    ``--approval auto`` (``unattended``)."""
 
     @property
     def person_only(self) -> str:
@@ -266,6 +267,11 @@ class ShellVerdict:
             return "the program cannot be named before it runs"
         if self.secrets:
             return f"it reads credentials: {', '.join(self.secrets[:3])}"
+        return ""
+
+    @property
+    def unattended(self) -> str:
+        """Why ``--approval auto`` may not run it ("" when it may run what is asked)."""
         if self.private:
             return ("it reads files outside the workspace that may be someone's own: "
                     f"{', '.join(self.private[:3])}")
@@ -302,9 +308,9 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
     if tool:
         for entry in out.get("commands") or ():
             entry["capability"] = f"{tool}:{entry.get('capability', '')}"
-    if approval == "auto" and verdict.person_only and out["decision"] == "ask":
+    why = verdict.person_only or verdict.unattended
+    if approval == "auto" and why and out["decision"] == "ask":
         out["decision"] = "deny"
-        why = verdict.person_only
         out["reason"] = (f"{out['reason']} (only a person may allow it)" if why in out["reason"]
                          else f"{out['reason']} ({why}: only a person may allow it)")
     shown: dict[str, Any] = printable(out)
@@ -734,9 +740,6 @@ class _Walker(PathJudge, ShellValues):
                                   "them first"))
         if self.secrets:
             floors.append(("ask", f"it reads credentials: {self.secrets[0]}"))
-        if self.private:
-            floors.append(("ask", "it reads a file outside the workspace that may be "
-                                  f"someone's own: {self.private[0]}"))
         floors.extend(("ask", f"it uses the secret environment variable ${name}")
                       for name in dict.fromkeys(self.env_secrets))
         floors.extend(("ask", why) for why in self.unnamed)  # said when nothing else asks
