@@ -344,8 +344,10 @@ def test_fork_from_here_in_the_browser_opens_the_new_run(
     step = exec_steps(cli.json("show", run["run_id"]))[1] + 1
     driver.get(f"{console.url}/runs/{run['run_id']}")
     wait_for(lambda: _text(driver, "run-status") == "completed", timeout=60)
+    wait_for(lambda: driver.execute_script("return !!document.querySelector('#diagram svg')"),
+             timeout=60)
     driver.find_element("css selector",
-                         f'#steps tr[data-seq="{step}"] form.fork button').click()
+                        f'#steps tr[data-seq="{step}"] form.fork button').click()
     wait_for(lambda: _text(driver, "forked-from") != "", timeout=60)
     new_id = driver.current_url.rstrip("/").rsplit("/", 1)[1]
     assert new_id != run["run_id"]
@@ -356,6 +358,14 @@ def test_fork_from_here_in_the_browser_opens_the_new_run(
     assert shown["forked_from"] == {"run_id": run["run_id"], "step": step}
     assert (Path(shown["workspace"]) / "notes.txt").read_text() == VERSIONS[1]
     assert (ws / "notes.txt").read_text() == VERSIONS[3]
+    driver.back()  # the diagram's box is as tall loading as loaded: a click on a step's
+    wait_for(lambda: driver.execute_script(  # button never lands on another row
+        "return !!document.querySelector('#diagram svg')"), timeout=60)
+    heights = driver.execute_script("""
+        const d = document.getElementById('diagram'), kept = d.innerHTML, loaded = d.offsetHeight;
+        d.innerHTML = 'loading…'; const loading = d.offsetHeight; d.innerHTML = kept;
+        return [loaded, loading];""")
+    assert heights[0] == heights[1] > 0, heights
 
 
 def test_a_resumed_fork_of_a_golden_run_replays_without_divergence(cli: EngineCLI,
