@@ -80,7 +80,7 @@ def test_reading_someones_file_is_for_a_person_only(place: dict[str, Path],
     auto = check_shell_json(command, ws, env, approval="auto")
     assert asked["decision"] == "ask", (command, asked)
     assert auto["decision"] == "deny", (command, auto)
-    assert "only a person may allow it" in auto["reason"], auto
+    assert "only a person or a policy rule may allow it" in auto["reason"], auto
 
 
 def test_a_file_everyone_may_read_stays_asked_and_runs_under_auto(

@@ -311,8 +311,9 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
     why = verdict.person_only or verdict.unattended
     if approval == "auto" and why and out["decision"] == "ask":
         out["decision"] = "deny"
-        out["reason"] = (f"{out['reason']} (only a person may allow it)" if why in out["reason"]
-                         else f"{out['reason']} ({why}: only a person may allow it)")
+        who = "a person" if verdict.person_only else "a person or a policy rule"
+        out["reason"] = (f"{out['reason']} (only {who} may allow it)" if why in out["reason"]
+                         else f"{out['reason']} ({why}: only {who} may allow it)")
     shown: dict[str, Any] = printable(out)
     return shown
 
