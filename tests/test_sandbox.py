@@ -176,7 +176,7 @@ def test_escapes_fail_and_the_workspace_write_works(tmp_path: Path,
     ssh = "import os; d = os.path.join(os.environ['HOME'], '.s' + 'sh')"
     leak = f"{ssh}; print(open(os.path.join(d, 'id_rsa')).read() if os.path.isdir(d) else '')"
     listing = f"{ssh}; print(*(os.listdir(d) if os.path.isdir(d) else []))"
-    # so is ~/notes.txt (someone's own file): the wall still shows it to what runs
+    # so is ~/notes.txt (someone's own file): the wall hides the home, listed or not
     notes = ("import os; d = os.environ['HOME']; "
              "print(open(os.path.join(d, 'no' + 'tes.txt')).read() if os.path.isdir(d) else '')")
     commands = [  # the policy lets these through (exec, asked, auto-approved); bwrap stops them
@@ -196,7 +196,7 @@ def test_escapes_fail_and_the_workspace_write_works(tmp_path: Path,
     assert not outside_repo.exists()
     assert "PRIVATE-KEY-MATERIAL" not in (workspace / "leaked.txt").read_text()
     assert (workspace / "ssh-listing.txt").read_text().strip() == ""
-    assert (workspace / "home.txt").read_text().strip() == "readable home file"
+    assert (workspace / "home.txt").read_text().strip() == ""
     assert (workspace / "env.txt").read_text() == "\n"
     assert not (workspace / "net.txt").exists() and accepted == []
     assert (workspace / "started.txt").exists()

@@ -332,6 +332,9 @@ class MarkingConfinement:
     def read_only_note(self) -> str:
         return "marker note"
 
+    def hidden_note(self, text: str) -> str:
+        return ""
+
     def describe(self, network: bool | None = None) -> dict[str, Any]:
         return {"sandboxed": "marker", "network": network}
 

@@ -95,6 +95,9 @@ async def run_shell(args: RunShellArgs, ctx: ToolContext) -> ToolResult:
                        "other file)" if keys else ")"))
     if jail.active and out.is_error and "Read-only file system" in content:
         content += f"\n({jail.read_only_note()})"
+    if jail.active and out.is_error and "No such file or directory" in content:
+        hidden = jail.hidden_note(content)
+        content += f"\n({hidden})" if hidden else ""
     removed = swept.removed + swept.restored + swept.moved + swept.unmade
     return ToolResult(content, out.is_error or bool(removed) or bool(swept.refused),
                       {**(out.data or {}), "sandbox": sandbox}, out.truncated,

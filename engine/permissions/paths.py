@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from engine.permissions.words import printable
+from engine.sandbox.home import HOME_FOLDERS
 
 PathDecision = Literal["allow", "ask", "deny"]
 
@@ -410,16 +411,13 @@ def holds_credentials(path: str) -> bool:
     return is_sensitive(Path(path)) or CREDENTIAL_STORES.search(path) is not None
 
 
-HOME_FOLDERS: tuple[str, ...] = ("/root", "/home", "/Users")
-"""Where people's own folders are: what lies below them (and below ``$HOME``) is theirs."""
-
-
 def is_private(path: str, home: str | None) -> bool:
     """Whether a resolved path outside the workspace is someone's rather than the system's:
     below a home folder (``$HOME``, ``/root``, ``/home/*``), or kept from other users by its
     own mode or a folder's on the way (``/etc/shadow``, ``/proc/self/environ``, a ``0700``
     folder). Holds for files nobody listed: a token in ``~/.config/some-app`` included.
-    Only a person may allow reading one (``deny`` under ``--approval auto``)."""
+    Only a person or a policy rule may allow reading one (``deny`` under ``--approval
+    auto``)."""
     if not os.path.isabs(path):
         return True  # fail closed: judged paths are resolved
     homes = [h for h in (*HOME_FOLDERS, home or "") if h and os.path.isabs(h)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.sandbox import cgroups, gitcopy, gitlinks, wall
+from engine.sandbox import home as home_view
 from engine.sandbox.bwrap import MountPlan, Redirect, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
 from engine.sandbox.env import is_secret_name, scrub_env
@@ -132,6 +133,9 @@ class Confinement:
     """Under ``vcs: write`` (walled): a command that may write git's configuration gets a
     private ``.git/config`` where ``mountlink`` works, asked once per process at the first
     such command (``probe.mounts_links``, ~33 ms), not at run start."""
+    homes: tuple[str, ...] = ()
+    """People's home folders, hidden but for what ``readable`` and the workspace show
+    (``home``)."""
 
     @property
     def active(self) -> bool:
@@ -158,7 +162,7 @@ class Confinement:
         cache = (self.survey.pycache,) if self.survey is not None else ()
         plan = MountPlan(self.workspace, (*self.writable, *cache), self.readable, self.hidden,
                          (*self.protected, *linked, *extra), network,
-                         bounds.tmp if self.limits.get("tmp") else None)
+                         bounds.tmp if self.limits.get("tmp") else None, self.homes)
         group = prepared.group if prepared else None
         redirect = None
         if prepared is not None and self.gitdirs and self.redirects \
@@ -251,6 +255,20 @@ class Confinement:
                 "would make beside the workspace: add it inside the workspace, or list its "
                 "folder in `sandbox.writable`")
 
+    def hidden_note(self, text: str) -> str:
+        """Why a confined command found no file where ``text`` names one in a hidden home
+        folder; empty when it names none."""
+        if not self.active or not self.homes:
+            return ""
+        for word in re.findall(r"/[^\s:'\"`,;()]+", text):
+            if not home_view.is_shown(os.path.normpath(word), self.homes,
+                                      (*self.readable, self.workspace, *self.writable)):
+                return (f"{word} is in a home folder, which the sandbox hides except for the "
+                        "workspace, PATH's folders, git's configuration, toolchains and package "
+                        "caches; list what commands need in `sandbox.readable` (`~` shows the "
+                        "home, its credential folders still masked)")
+        return ""
+
     def env(self, base: Mapping[str, str], extra: Mapping[str, str] | None = None
             ) -> dict[str, str]:
         """The command's environment: secrets scrubbed unless listed in ``sandbox.env``;
@@ -302,12 +320,11 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     home = env.get("HOME")
     ws = os.path.realpath(workspace)
     readable = [os.path.realpath(p) for p in _expand(spec.readable, home)]
-    if home:
-        readable.append(os.path.realpath(home))
-    # Programs on PATH and the engine's own installation stay runnable: folders the private
-    # /tmp would hide are bound in read-only.
-    readable += [os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep) if p]
-    readable += own_installation()
+    # Programs on PATH, what they link to, toolchains and the engine's own installation stay
+    # runnable: folders the private /tmp or a hidden home would hide are bound in read-only.
+    path_dirs = [os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep) if p]
+    homes = home_view.hidden_homes(home)
+    readable += [*path_dirs, *own_installation(), *home_view.shown(home, path_dirs, homes)]
     writable = tuple(os.path.realpath(p) for p in _expand(spec.writable, home))
     hidden = [*home_secrets(home, spec.hide), *_masked(ws, secret)]
     gitdirs = wall.git_dirs(ws) if walled else []
@@ -324,7 +341,7 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         tuple(readable), writable, enforced_limits(found),
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
         Survey(ws, tuple(gitdirs)) if walled else None,
-        walled and vcs_write)
+        walled and vcs_write, homes)
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:
@@ -368,5 +385,5 @@ def server_argv(spec: SandboxSpec | None, argv: Sequence[str], cwd: str | None) 
         return unconfined(argv)
     plan = MountPlan("", jail.writable, (*jail.readable, os.path.realpath(cwd or os.getcwd())),
                      jail.hidden, (), spec.network == "allow",
-                     spec.limits.tmp if jail.limits.get("tmp") else None)
+                     spec.limits.tmp if jail.limits.get("tmp") else None, jail.homes)
     return bwrap_argv(jail.bwrap or "bwrap", argv, plan, os.path.realpath(cwd or os.getcwd()))

@@ -1,9 +1,11 @@
 """The bubblewrap command line for one confined command, built from a plan of mounts.
 
 Order matters (later mounts cover earlier ones): the host read-only, fresh ``/dev`` and
-``/proc``, a private ``/tmp``, readable folders that ``/tmp`` would hide (a ``$HOME`` under
-``/tmp``), writable folders, the workspace, then the masks over secret folders and the
-read-only binds over protected files inside anything writable. Nothing here runs a process.
+``/proc``, a private ``/tmp``, empty folders over the home folders (``home``), readable
+folders that those would hide (PATH's folders in ``~/.local/bin``, toolchains, the engine's
+installation under ``/tmp``), writable folders, the workspace, then the masks over secret
+folders and the read-only binds over protected files inside anything writable; last, the home
+folders' empty stand-ins are made read-only. Nothing here runs a process.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from functools import lru_cache
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".config/gh", ".config/gcloud",
     ".azure", ".git-credentials", ".npmrc", ".pypirc", ".config/hub", ".password-store",
-    ".local/share/keyrings",
+    ".local/share/keyrings", ".config/git/credentials", ".gem/credentials", ".cargo/credentials",
+    ".cargo/credentials.toml",
 )
-"""Under ``$HOME``: masked (an empty folder, or an empty file) inside the sandbox."""
+"""Under ``$HOME``: masked (an empty folder, or an empty file) inside the sandbox where
+something around them is seen (the home is hidden whole otherwise: ``home``)."""
 HOST_SOCKETS: tuple[str, ...] = (
     "/run/user", "/var/run/docker.sock", "/run/docker.sock", "/run/containerd", "/run/podman",
     "/run/dbus",
@@ -66,6 +70,9 @@ class MountPlan:
     network: bool = False
     tmp_size: int | None = None
     """Bytes the private ``/tmp`` may hold; None: as much as the tmpfs default allows."""
+    homes: tuple[str, ...] = ()
+    """Folders replaced by an empty read-only one (people's homes, ``home.hidden_homes``):
+    only ``readable``, ``writable`` and the workspace below them are seen."""
 
 
 def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str,
@@ -78,13 +85,16 @@ def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str,
     one (which of those paths exist, and as what) is looked at every time."""
     layout = _layout(plan)
     argv = [bwrap, *layout.head]
-    for path in layout.tmp_readable:
+    homes = [h for h in plan.homes if _is_real_dir(h)]
+    for home in homes:
+        argv += ["--tmpfs", home]
+    for path in layout.shown:
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
     rw = [p for p in layout.rw if os.path.isdir(p)]
     for path in rw:
         argv += ["--bind", path, path]
-    for path in plan.hidden:
+    for path in layout.masks:
         argv += _mask(path)
     open_roots = {*rw, PRIVATE_TMP}
     guarded = [p for p, roots in layout.guarded if not open_roots.isdisjoint(roots)
@@ -97,6 +107,8 @@ def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str,
         argv += ["--bind", redirect.folder, redirect.folder, *REDIRECT_CAPS]
         command = [sys.executable, "-I", "-S", MOUNTLINK,
                    *(p for pair in redirect.links for p in pair), "--", *command]
+    for home in homes:
+        argv += ["--remount-ro", home]
     argv += ["--chdir", cwd, "--", *command]
     return argv
 
@@ -107,8 +119,12 @@ class _Layout:
 
     head: tuple[str, ...]
     """The flags before the first bind: ``BASE_FLAGS``, the private ``/tmp``, the network."""
-    tmp_readable: tuple[str, ...]
-    """Readable folders the private ``/tmp`` would hide (bound back when they exist)."""
+    shown: tuple[str, ...]
+    """Readable folders the private ``/tmp`` or a hidden home would hide (bound back when
+    they exist)."""
+    masks: tuple[str, ...]
+    """The plan's ``hidden`` paths a command could see: those below a hidden home only where
+    something is bound back around them."""
     rw: tuple[str, ...]
     """Writable folders, then the workspace (bound when they are folders)."""
     guarded: tuple[tuple[str, frozenset[str]], ...]
@@ -131,8 +147,12 @@ def _layout(plan: MountPlan) -> _Layout:
     guarded = tuple((p, frozenset(r for r in roots if _under(p, r))) for p in plan.protected)
     guarded = tuple((p, under) for p, under in guarded if under)
     between = {(p, r): _folders_between(p, r) for p, under in guarded for r in under}
-    return _Layout(tuple(head), tuple(p for p in plan.readable if _under(p, PRIVATE_TMP)), rw,
-                   guarded, between)
+    hiding = (PRIVATE_TMP, *plan.homes)
+    shown = tuple(p for p in plan.readable if any(_under(p, h) for h in hiding))
+    seen = (*shown, *(r for r in rw if r))
+    masks = tuple(p for p in plan.hidden if not any(_under(p, h) for h in plan.homes)
+                  or any(_under(p, v) for v in seen))
+    return _Layout(tuple(head), shown, masks, rw, guarded, between)
 
 
 def _pinned(guarded: Sequence[str], layout: _Layout, rw: frozenset[str]) -> list[str]:

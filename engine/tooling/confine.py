@@ -51,6 +51,11 @@ class CommandConfinement(Protocol):
         """Why a confined write failed with ``Read-only file system``."""
         ...
 
+    def hidden_note(self, text: str) -> str:
+        """Why a confined command found no file where ``text`` names one the sandbox hides
+        (a home folder's); empty when it names none."""
+        ...
+
     def describe(self, network: bool | None = None) -> dict[str, Any]:
         """How a command is confined, as events and the trace record it."""
         ...

@@ -1,0 +1,109 @@
+"""People's home folders inside the sandbox: hidden whole, with what commands need shown.
+
+Masking a list of secret folders leaves every file nobody listed readable: a token in
+``~/.config/some-app``, the shell's history, another user's checkout. So each home folder
+(``HOME_FOLDERS`` and ``$HOME``) is an empty read-only folder inside the sandbox, and only what
+commands need is bound back read-only: the workspace (writable), the folders on ``PATH`` and
+the installations their programs link to, the engine's own installation, git's own
+configuration, the toolchains and package caches of ``TOOLCHAINS`` that exist, and
+``sandbox.readable``. What nobody named stays hidden; ``readable: ["~"]`` shows the home again
+(its ``HOME_SECRETS`` still masked).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+HOME_FOLDERS: tuple[str, ...] = ("/root", "/home", "/Users")
+"""Where people's own folders are: what lies below them (and below ``$HOME``) is theirs."""
+SYSTEM_FOLDERS = frozenset({"/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                            "/opt", "/var", "/srv", "/nix", "/proc", "/dev", "/sys", "/run"})
+"""Never hidden, whatever ``$HOME`` says (a service account's home may be ``/`` or ``/var``)."""
+TOOLCHAINS: tuple[str, ...] = (
+    ".gitconfig", ".config/git",
+    ".local/bin", ".local/lib", ".local/share/uv", ".local/share/pipx", ".local/pipx",
+    ".local/share/pnpm", ".pyenv", ".rbenv", ".nvm", ".volta", ".asdf", ".bun", ".deno",
+    ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", "go/bin", "go/pkg/mod", ".sdkman",
+    ".jdks", ".m2/repository", ".gradle/caches", ".gradle/wrapper", ".dotnet", ".nuget/packages",
+    ".gem", ".ghcup", ".cabal", ".opam", ".elan", ".julia", ".conda", "miniconda3", "anaconda3",
+    "miniforge3", "mambaforge", ".pixi", ".npm/_cacache", ".npm/_npx", ".yarn/berry/cache",
+    ".cache/pip", ".cache/uv", ".cache/go-build", ".cache/pre-commit", ".cache/ms-playwright",
+    ".cache/yarn", ".cache/pnpm", ".cache/node-gyp", ".cache/bazel",
+)
+"""Below ``$HOME``: shown read-only where they exist. Git's configuration (its identity for a
+commit), language toolchains and the package caches an offline build reads; not their
+credential files (``HOME_SECRETS`` masks those inside them)."""
+LINKED_SCAN = 4096
+"""At most this many entries of one ``PATH`` folder are looked at for links into a home."""
+
+
+def hidden_homes(home: str | None) -> tuple[str, ...]:
+    """The home folders to hide, resolved and existing: ``HOME_FOLDERS`` and ``$HOME``, except
+    system folders and what the private ``/tmp`` already replaces, outermost only."""
+    found: list[str] = []
+    for path in (*HOME_FOLDERS, home or ""):
+        if not path or not os.path.isabs(path):
+            continue
+        real = os.path.realpath(path)
+        if real in SYSTEM_FOLDERS or under(real, "/tmp") or not os.path.isdir(real):
+            continue
+        found.append(real)
+    outer = [p for p in found if not any(o != p and under(p, o) for o in found)]
+    return tuple(dict.fromkeys(outer))
+
+
+def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> list[str]:
+    """What of the hidden homes commands see read-only besides ``sandbox.readable`` and ``PATH``
+    itself: ``TOOLCHAINS`` below ``$HOME`` and the installations programs on ``PATH`` link to."""
+    out: list[str] = []
+    if home and os.path.isabs(home):
+        out += [os.path.realpath(os.path.join(home, rel)) for rel in TOOLCHAINS
+                if os.path.lexists(os.path.join(home, rel))]
+    out += linked_installations(path_dirs, (*homes, "/tmp"))
+    return list(dict.fromkeys(out))
+
+
+def linked_installations(path_dirs: Iterable[str], hidden: Sequence[str]) -> list[str]:
+    """For programs in ``PATH`` folders that are links into a hidden folder (``pipx`` and
+    ``npm -g`` link ``~/.local/bin/black`` into a virtual environment), the installation
+    each lands in: the folder above its ``bin``, else its own folder."""
+    out: list[str] = []
+    for folder in path_dirs:
+        try:
+            entries = list(os.scandir(folder))[:LINKED_SCAN]
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_symlink():
+                continue
+            target = os.path.realpath(entry.path)
+            if any(under(target, h) for h in hidden) and os.path.exists(target):
+                out.append(installation_of(target))
+    return list(dict.fromkeys(out))
+
+
+def installation_of(program: str) -> str:
+    """The prefix a program belongs to: above the nearest ``bin`` within three levels
+    (``venv/bin/black`` -> ``venv``), else the program's folder."""
+    folder = os.path.dirname(program)
+    probe = folder
+    for _ in range(3):
+        if os.path.basename(probe) == "bin":
+            return os.path.dirname(probe)
+        probe = os.path.dirname(probe)
+    return folder
+
+
+def is_shown(path: str, homes: Sequence[str], visible: Iterable[str]) -> bool:
+    """Whether a resolved path is seen inside the sandbox: outside every hidden home, or at or
+    below (or above, as a folder on the way) something bound back."""
+    if not any(under(path, h) for h in homes):
+        return True
+    return any(under(path, v) or under(v, path) for v in visible)
+
+
+def under(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or lies below it (resolved absolute paths, compared as text)."""
+    base = folder.rstrip("/")
+    return path in (base, folder) or path.startswith(base + "/")

@@ -1,0 +1,210 @@
+"""People's home folders inside the sandbox: hidden whole, not masked by a list.
+
+Each payload is a ``python3 -c`` command (asked, so ``--approval auto`` runs it: only the
+sandbox stands in the way) that builds its path at run time, in a real run; the control runs
+the same payloads with the sandbox off and shows they read the files there. The home lies in
+``/var/tmp``, outside the private ``/tmp`` that would hide it anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.sandbox import confinement, probe
+from engine.sandbox.home import HOME_FOLDERS, hidden_homes, installation_of
+from tests.conftest import ROOT, engine_env
+
+MACHINE = ROOT / "machines" / "coding_agent.yaml"
+TOKEN = "tok-" + uuid.uuid4().hex
+HISTORY = "export DEPLOY_PASSWORD=" + uuid.uuid4().hex
+CARGO = "cargo-registry-" + uuid.uuid4().hex
+OWNER = "Pat Example"
+
+
+@pytest.fixture(autouse=True)
+def _needs_bwrap() -> None:
+    """Confinement tests need bubblewrap (scripts/test installs it): fail, never skip."""
+    found = probe()
+    assert found.ok, f"bubblewrap must work for the sandbox tests: {found.reason}"
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    """A home outside ``/tmp``: a token nobody listed, shell history, a toolchain holding a
+    credential, git's identity, and a program on PATH linked into a virtual environment."""
+    path = Path(tempfile.mkdtemp(prefix="turnstile-home-", dir="/var/tmp"))
+    (path / ".config" / "some-app").mkdir(parents=True)
+    (path / ".config" / "some-app" / "token").write_text(TOKEN)
+    (path / ".bash_history").write_text(HISTORY + "\n")
+    (path / ".cargo" / "bin").mkdir(parents=True)
+    (path / ".cargo" / "credentials.toml").write_text(f'[registry]\ntoken = "{CARGO}"\n')
+    (path / ".ssh").mkdir()
+    (path / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-MATERIAL")
+    (path / ".gitconfig").write_text(f"[user]\n\tname = {OWNER}\n\temail = pat@example.com\n")
+    venv_bin = path / ".local" / "share" / "pipx" / "venvs" / "hello" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "hello").write_text("#!/bin/sh\necho hello from the venv\n")
+    (venv_bin / "hello").chmod(0o755)
+    (path / ".local" / "bin").mkdir(parents=True)
+    (path / ".local" / "bin" / "hello").symlink_to(venv_bin / "hello")
+    (path / "proj").mkdir()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _read(*parts: str, out: str) -> str:
+    """A payload printing a file below ``$HOME`` (its name split, so no command names it)
+    or ``HIDDEN`` when it cannot be read."""
+    names = ", ".join(repr(p[:2]) + " + " + repr(p[2:]) for p in parts)
+    code = (f"import os; p = os.path.join(os.environ['HOME'], {names})\n"
+            "try:\n    print(open(p).read().strip())\nexcept OSError:\n    print('HIDDEN')")
+    return f"python3 -c {shlex.quote(code)} > {out}"
+
+
+PAYLOADS = [
+    _read(".config", "some-app", "token", out="token.txt"),
+    _read(".bash_history", out="history.txt"),
+    _read(".cargo", "credentials.toml", out="cargo.txt"),
+    _read(".ssh", "id_rsa", out="ssh.txt"),
+    "git config --global user.name > identity.txt",
+    "hello > hello.txt",
+    "python3 -c \"import os; open(os.path.join(os.environ['HOME'], 'planted'), 'w')\"; "
+    "echo written > inside.txt",
+]
+
+
+def _run(tmp: Path, home: Path, commands: list[str], policy: str | None = None
+         ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """A real run of the coding agent, with ``home`` as ``$HOME`` and its ``~/.local/bin`` on
+    PATH, in the workspace ``~/proj``; returns the process and its database."""
+    turns = tmp / f"turns-{uuid.uuid4().hex[:6]}.json"
+    calls = [{"name": "run_shell", "args": {"command": c}} for c in commands]
+    turns.write_text(json.dumps([{"text": "trying", "tool_calls": calls}, {"text": "done"}]))
+    db = tmp / f"engine-{uuid.uuid4().hex[:6]}.db"
+    cmd = [sys.executable, "-m", "engine", "run", str(MACHINE), "--task", "try", "--model",
+           f"scripted:{turns}", "--workspace", str(home / "proj"), "--approval", "auto",
+           "--db", str(db)]
+    if policy is not None:
+        path = tmp / f"policy-{uuid.uuid4().hex[:6]}.yaml"
+        path.write_text(policy)
+        cmd += ["--policy", str(path)]
+    env = engine_env({"HOME": str(home),
+                      "PATH": f"{home / '.local' / 'bin'}{os.pathsep}{os.environ['PATH']}"})
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "deny" not in _decisions(db), proc.stdout  # every payload ran
+    return proc, db
+
+
+def _decisions(db: Path) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT payload FROM events WHERE kind = 'approval'").fetchall()
+    return [json.loads(r[0])["decision"] for r in rows]
+
+
+def _results(db: Path) -> list[dict[str, Any]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT payload FROM events WHERE kind = 'tool_call' "
+                            "ORDER BY seq").fetchall()
+    return [json.loads(r[0]) for r in rows]
+
+
+def _outputs(workspace: Path) -> dict[str, str]:
+    return {p.stem: p.read_text().strip() for p in workspace.glob("*.txt")}
+
+
+def test_a_command_reads_no_home_file_nobody_listed(tmp_path: Path, home: Path) -> None:
+    proc, _ = _run(tmp_path, home, PAYLOADS)
+    assert "sandboxed" in proc.stdout
+    seen = _outputs(home / "proj")
+    assert seen["token"] == "HIDDEN"  # listed nowhere: hidden because it is in a home
+    assert seen["history"] == "HIDDEN"
+    assert seen["cargo"] == "HIDDEN"  # inside a toolchain that is shown: masked
+    assert seen["ssh"] == "HIDDEN"
+    assert seen["identity"] == OWNER  # git's own configuration is shown
+    assert seen["hello"] == "hello from the venv"  # PATH, and the venv it links into
+    assert seen["inside"] == "written"  # the workspace below the home stays writable
+    assert not (home / "planted").exists()
+
+
+def test_the_same_payloads_read_the_home_without_the_sandbox(tmp_path: Path,
+                                                             home: Path) -> None:
+    """The control: unconfined, every payload reads what the test above says is hidden."""
+    proc, _ = _run(tmp_path, home, PAYLOADS, policy="sandbox: {mode: off}\n")
+    assert "sandbox: off" in proc.stdout
+    seen = _outputs(home / "proj")
+    assert (seen["token"], seen["history"], seen["ssh"]) == (TOKEN, HISTORY,
+                                                              "PRIVATE-KEY-MATERIAL")
+    assert CARGO in seen["cargo"]
+    assert (home / "planted").exists()
+
+
+def test_readable_home_shows_it_with_its_credentials_still_masked(tmp_path: Path,
+                                                                  home: Path) -> None:
+    _run(tmp_path, home, PAYLOADS[:4], policy="sandbox: {readable: ['~']}\n")
+    seen = _outputs(home / "proj")
+    assert (seen["token"], seen["history"]) == (TOKEN, HISTORY)
+    assert (seen["cargo"], seen["ssh"]) == ("HIDDEN", "HIDDEN")
+
+
+def test_a_missing_home_file_says_the_sandbox_hides_it(tmp_path: Path, home: Path) -> None:
+    target = home / ".config" / "some-app" / "token"
+    _, db = _run(tmp_path, home, [f"python3 -c \"open('{target}')\""])
+    content = _results(db)[0]["content"]
+    assert "No such file or directory" in content, content
+    assert f"{target} is in a home folder, which the sandbox hides" in content, content
+    assert "sandbox.readable" in content
+
+
+def test_other_peoples_homes_are_hidden_too(tmp_path: Path, home: Path) -> None:
+    """A file in ``/home`` or ``/root`` (not this run's ``$HOME``) is as hidden."""
+    writable = [h for h in HOME_FOLDERS if os.path.isdir(h) and os.access(h, os.W_OK)]
+    if not writable:
+        pytest.skip("no home folder here is writable, so no file can be planted in one")
+    folder = Path(tempfile.mkdtemp(prefix="turnstile-other-", dir=writable[0]))
+    try:
+        (folder / "notes").write_text(TOKEN)
+        code = ("import sys\ntry:\n    print(open(sys.argv[1]).read())\n"
+                "except OSError:\n    print('HIDDEN')")
+        command = f"python3 -c {shlex.quote(code)} {folder / 'notes'} > other.txt"
+        _run(tmp_path, home, [command])
+        assert _outputs(home / "proj")["other"] == "HIDDEN"
+        (home / "proj" / "other.txt").unlink()
+        _run(tmp_path, home, [command], policy="sandbox: {mode: off}\n")
+        assert _outputs(home / "proj")["other"] == TOKEN
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_which_folders_are_hidden(tmp_path: Path) -> None:
+    """System folders and homes under the private ``/tmp`` are never stood in for; a home
+    below another hidden one adds nothing."""
+    existing = {os.path.realpath(h) for h in HOME_FOLDERS if os.path.isdir(h)}
+    assert set(hidden_homes("/")) == existing
+    assert set(hidden_homes("/var")) == existing
+    assert set(hidden_homes(str(tmp_path))) == existing
+    assert installation_of("/h/.local/share/pipx/venvs/black/bin/black") == (
+        "/h/.local/share/pipx/venvs/black")
+    assert installation_of("/h/tools/run") == "/h/tools"
+
+
+def test_the_hidden_homes_are_in_every_command(tmp_path: Path, home: Path) -> None:
+    jail = confinement(None, home / "proj", env={"HOME": str(home), "PATH": "/usr/bin:/bin"})
+    argv = jail.command(["true"], home / "proj", False)
+    assert str(home) in jail.homes
+    assert ["--tmpfs", str(home)] == argv[argv.index(str(home)) - 1:argv.index(str(home)) + 1]
+    assert argv[argv.index("--chdir") - 2:argv.index("--chdir")] == ["--remount-ro",
+                                                                      jail.homes[-1]]
