@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from engine.sandbox import confinement, probe
-from engine.sandbox.home import HOME_FOLDERS, hidden_homes, installation_of
+from engine.sandbox.home import HOME_FOLDERS, hidden_homes, installation_of, linked_installations
 from tests.conftest import ROOT, engine_env
 
 MACHINE = ROOT / "machines" / "coding_agent.yaml"
@@ -199,6 +199,16 @@ def test_which_folders_are_hidden(tmp_path: Path) -> None:
     assert installation_of("/h/.local/share/pipx/venvs/black/bin/black") == (
         "/h/.local/share/pipx/venvs/black")
     assert installation_of("/h/tools/run") == "/h/tools"
+
+
+def test_links_within_path_show_nothing_more(home: Path) -> None:
+    """``rustup``'s proxies link to ``rustup`` in the same folder: ``~/.cargo`` (its
+    credentials, its configuration) is not shown for them; pipx's link shows its venv."""
+    cargo = home / ".cargo" / "bin"
+    (cargo / "rustup").write_text("#!/bin/sh\n")
+    (cargo / "cargo").symlink_to(cargo / "rustup")
+    found = linked_installations([str(cargo), str(home / ".local" / "bin")], [str(home)])
+    assert found == [str(home / ".local" / "share" / "pipx" / "venvs" / "hello")]
 
 
 def test_the_hidden_homes_are_in_every_command(tmp_path: Path, home: Path) -> None:

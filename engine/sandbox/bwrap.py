@@ -148,7 +148,8 @@ def _layout(plan: MountPlan) -> _Layout:
     guarded = tuple((p, under) for p, under in guarded if under)
     between = {(p, r): _folders_between(p, r) for p, under in guarded for r in under}
     hiding = (PRIVATE_TMP, *plan.homes)
-    shown = tuple(p for p in plan.readable if any(_under(p, h) for h in hiding))
+    hid = list(dict.fromkeys(p for p in plan.readable if any(_under(p, h) for h in hiding)))
+    shown = tuple(p for p in hid if not any(o != p and _under(p, o) for o in hid))
     seen = (*shown, *(r for r in rw if r))
     masks = tuple(p for p in plan.hidden if not any(_under(p, h) for h in plan.homes)
                   or any(_under(p, v) for v in seen))

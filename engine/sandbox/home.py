@@ -64,10 +64,11 @@ def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> l
     return list(dict.fromkeys(out))
 
 
-def linked_installations(path_dirs: Iterable[str], hidden: Sequence[str]) -> list[str]:
+def linked_installations(path_dirs: Sequence[str], hidden: Sequence[str]) -> list[str]:
     """For programs in ``PATH`` folders that are links into a hidden folder (``pipx`` and
     ``npm -g`` link ``~/.local/bin/black`` into a virtual environment), the installation
-    each lands in: the folder above its ``bin``, else its own folder."""
+    each lands in: the folder above its ``bin``, else its own folder. A link within the
+    ``PATH`` folders (``rustup``'s proxies in ``~/.cargo/bin``) adds nothing."""
     out: list[str] = []
     for folder in path_dirs:
         try:
@@ -78,7 +79,8 @@ def linked_installations(path_dirs: Iterable[str], hidden: Sequence[str]) -> lis
             if not entry.is_symlink():
                 continue
             target = os.path.realpath(entry.path)
-            if any(under(target, h) for h in hidden) and os.path.exists(target):
+            if any(under(target, h) for h in hidden) and os.path.exists(target) \
+                    and not any(under(target, f) for f in path_dirs):
                 out.append(installation_of(target))
     return list(dict.fromkeys(out))
 
