@@ -190,15 +190,36 @@ def test_other_peoples_homes_are_hidden_too(tmp_path: Path, home: Path) -> None:
 
 
 def test_which_folders_are_hidden(tmp_path: Path) -> None:
-    """System folders and homes under the private ``/tmp`` are never stood in for; a home
-    below another hidden one adds nothing."""
+    """System folders are never stood in for, a home under the private ``/tmp`` is (so it
+    exists inside, empty); a home below another hidden one adds nothing."""
     existing = {os.path.realpath(h) for h in HOME_FOLDERS if os.path.isdir(h)}
     assert set(hidden_homes("/")) == existing
     assert set(hidden_homes("/var")) == existing
-    assert set(hidden_homes(str(tmp_path))) == existing
+    assert set(hidden_homes("/tmp")) == existing
+    assert set(hidden_homes(str(tmp_path))) == existing | {os.path.realpath(tmp_path)}
+    if "/root" in existing:
+        assert set(hidden_homes("/root/x")) == existing
     assert installation_of("/h/.local/share/pipx/venvs/black/bin/black") == (
         "/h/.local/share/pipx/venvs/black")
     assert installation_of("/h/tools/run") == "/h/tools"
+
+
+def test_a_home_under_tmp_is_an_empty_read_only_folder(tmp_path: Path) -> None:
+    """``$HOME`` in ``/tmp`` (as in CI) exists inside, empty and read-only, with what is
+    shown below it bound back."""
+    home = tmp_path / "home"
+    (home / ".gitconfig").parent.mkdir()
+    (home / ".gitconfig").write_text(f"[user]\n\tname = {OWNER}\n")
+    (home / "notes").write_text(TOKEN)
+    (tmp_path / "ws").mkdir()
+    jail = confinement(None, tmp_path / "ws", env={"HOME": str(home), "PATH": "/usr/bin:/bin"})
+    script = ("cd ~ && ls -A; git config --global user.name; cat notes; touch x; "
+              "echo exit=$?")
+    argv = jail.command(["bash", "-c", script], tmp_path / "ws", False)
+    out = subprocess.run(argv, env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.split("\n") == [".gitconfig", OWNER, "exit=1", ""], out
+    assert "Read-only file system" in out.stderr
 
 
 def test_links_within_path_show_nothing_more(home: Path) -> None:
@@ -218,3 +239,19 @@ def test_the_hidden_homes_are_in_every_command(tmp_path: Path, home: Path) -> No
     assert ["--tmpfs", str(home)] == argv[argv.index(str(home)) - 1:argv.index(str(home)) + 1]
     assert argv[argv.index("--chdir") - 2:argv.index("--chdir")] == ["--remount-ro",
                                                                       jail.homes[-1]]
+
+
+def test_sandbox_check_says_what_of_the_homes_a_command_sees(home: Path) -> None:
+    env = engine_env({"HOME": str(home),
+                      "PATH": f"{home / '.local' / 'bin'}{os.pathsep}{os.environ['PATH']}"})
+    out = subprocess.run([sys.executable, "-m", "engine", "sandbox", "check", "--json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)["home"]
+    assert str(home) in seen["hidden"]
+    mine = [p for p in seen["shown"] if p.startswith(f"{home}/")]
+    assert mine == sorted(str(home / p) for p in (
+        ".cargo/bin", ".gitconfig", ".local/bin", ".local/share/pipx")), mine
+    text = subprocess.run([sys.executable, "-m", "engine", "sandbox", "check"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=60).stdout
+    assert "home folders hidden: " in text and f"{home}/.gitconfig" in text, text

@@ -573,12 +573,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_sandbox(args: argparse.Namespace) -> int:
     """``sandbox check``: confine a probe command; exit 0 when it worked (even with a limit not
     enforced here), 2 (and why) if not."""
-    from engine.sandbox import enforced_limits, probe
+    from engine.sandbox import enforced_limits, home_report, probe
 
     result = probe(fresh=True)
     limits = enforced_limits(result)
+    home = home_report()
     if args.json:
-        _print_json({**result.to_json(), "limits": limits})
+        _print_json({**result.to_json(), "limits": limits, "home": home})
     elif result.ok:
         loose = [name for name, held in limits.items() if not held]
         print(f"ok: {result.reason}; probe command started and ended in "
@@ -586,6 +587,8 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
               "no capabilities)"
               + (f"; not enforced here: {', '.join(loose)} limit" if loose else
                  "; processes, /tmp, memory, CPU time and file size bounded"))
+        print(f"home folders hidden: {', '.join(home['hidden']) or 'none'}; shown read-only "
+              f"in them: {', '.join(home['shown']) or 'nothing'} (more with sandbox.readable)")
     else:
         print(f"unavailable: {result.reason}. With sandbox mode auto, shell commands run "
               "unconfined; with mode required, runs refuse to start")

@@ -98,8 +98,25 @@ def enforced_limits(found: Probe) -> dict[str, bool]:
     return {"processes": groups.get("pids", False), "tmp": found.ok and found.sizes_tmp,
             "memory": groups.get("memory", False), "cpu": found.ok, "file_size": found.ok}
 
+def home_report(env: Mapping[str, str] | None = None,
+                readable: Sequence[str] = ()) -> dict[str, list[str]]:
+    """What a confined command would see of the home folders here, without a run's workspace:
+    the folders hidden (``hidden``) and what in them is bound back read-only (``shown``)."""
+    env = os.environ if env is None else env
+    home = env.get("HOME")
+    homes = home_view.hidden_homes(home)
+    path_dirs = [os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep) if p]
+    seen = [*(os.path.realpath(p) for p in _expand(readable, home)), *path_dirs,
+            *own_installation(), *home_view.shown(home, path_dirs, homes)]
+    inside = [p for p in dict.fromkeys(seen) if os.path.exists(p)
+              and any(home_view.under(p, h) for h in homes)]
+    return {"hidden": list(homes),
+            "shown": sorted(p for p in inside
+                            if not any(o != p and home_view.under(p, o) for o in inside))}
+
+
 __all__ = ["LIMIT_NAMES", "WORKSPACE_PROTECTED", "Confinement", "Prepared", "Probe",
-           "SandboxSpec", "Swept", "confinement", "enforced_limits", "is_protected",
+           "SandboxSpec", "Swept", "confinement", "enforced_limits", "home_report", "is_protected",
            "is_secret_name", "merge", "probe", "protected_paths", "sandbox_from_data", "scrub_env",
            "server_argv", "unconfined"]
 

@@ -40,13 +40,15 @@ LINKED_SCAN = 4096
 
 def hidden_homes(home: str | None) -> tuple[str, ...]:
     """The home folders to hide, resolved and existing: ``HOME_FOLDERS`` and ``$HOME``, except
-    system folders and what the private ``/tmp`` already replaces, outermost only."""
+    system folders, outermost only. A ``$HOME`` under ``/tmp`` is one too: the private
+    ``/tmp`` would leave no folder there, and ``cd ~`` or a tool that looks for its
+    configuration should find an empty one, as in ``/root``."""
     found: list[str] = []
     for path in (*HOME_FOLDERS, home or ""):
         if not path or not os.path.isabs(path):
             continue
         real = os.path.realpath(path)
-        if real in SYSTEM_FOLDERS or under(real, "/tmp") or not os.path.isdir(real):
+        if real in SYSTEM_FOLDERS or real == "/tmp" or not os.path.isdir(real):
             continue
         found.append(real)
     outer = [p for p in found if not any(o != p and under(p, o) for o in found)]
