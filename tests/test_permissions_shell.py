@@ -12,8 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import ShellVerdict, check_shell_json, classify_command
-from engine.permissions.words import MAX_PATH_WORDS
+from engine.permissions.shell import (
+    _ONE_BRACE_GROUP,
+    ShellVerdict,
+    check_shell_json,
+    classify_command,
+)
+from engine.permissions.words import MAX_PATH_WORDS, brace_words
 from tests.shell_corpus import CORPUS
 
 ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
@@ -241,6 +246,38 @@ def test_variables_known_in_the_command_name_the_program(workspace: Path, comman
 def test_braces_ifs_globs_and_ansi_c_in_command_position_decode(workspace: Path,
                                                                  command: str) -> None:
     assert classify_command(command, workspace, ENV).decision == "deny", command
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("{ls,-la,src}", "allow"), ("{cat,README.md}", "allow"), ("echo x; {ls,-la}", "allow"),
+    ("{rm,-rf,src}", "deny"), ("{ls,\"-la\"} src", "ask"), ("{ec,ca}{ho,t} README.md", "ask"),
+    ("{ls,*}", "ask"), ("/bin/l[s] src", "ask"),
+])
+def test_one_plain_brace_group_names_the_program_as_bash_does(
+        workspace: Path, command: str, expected: str) -> None:
+    """Bash's words for one group of plain parts are the parts: the command is judged as
+    what it runs. Nested or quoted braces, and globs, stay a floor of ask."""
+    assert classify_command(command, workspace, ENV).decision == expected, command
+
+
+def test_one_plain_brace_group_makes_the_words_bash_makes() -> None:
+    """Seeded words that ``_ONE_BRACE_GROUP`` accepts, expanded by ``brace_words`` and by
+    bash (``printf '%s\\0' WORD``): the same words, in the same order."""
+    rng = random.Random(7)
+    atoms = ["a", "b", "{", "}", ",", "..", "1", "3", "x", "-", ".", "/", "=", ":", "@"]
+    words: set[str] = set()
+    while len(words) < 600:
+        w = "".join(rng.choice(atoms) for _ in range(rng.randint(3, 12)))
+        if _ONE_BRACE_GROUP.fullmatch(w):
+            words.add(w)
+    ordered = sorted(words)
+    script = "".join(f"printf '%s\\0' {w}; printf '\\1'\n" for w in ordered)
+    out = subprocess.run(["bash", "--norc"], input=script.encode(), capture_output=True,
+                         check=True).stdout
+    made = [[x.decode() for x in chunk.split(b"\0")[:-1] if x]
+            for chunk in out.split(b"\1")[:-1]]
+    ours = [[x for x in (brace_words(w) or []) if x] for w in ordered]
+    assert ours == made
 
 
 @pytest.mark.parametrize("command", ["$(cat prog) -rf src", "$X -rf src", "`./pick` README.md",
@@ -1373,9 +1410,9 @@ def test_other_reads_keep_their_decision_under_auto(workspace: Path, command: st
     ("bash 2>/dev/null <<< \"git reset --hard\"", "deny"),
     ("select f in *.py; do rm \"$f\"; done <<< 1", "deny"),
     ("echo ${x#a} $((16#ff)); rm#x", "ask"),
-    # a command's first word that is a plain brace list: bash runs its expansion (a name
-    # the shell expands: asked)
-    ("{ls,-la,src}", "ask"), ("true; {cat,a.txt} | wc -l", "ask"),
+    # a command's first word that is a plain brace list: bash runs its expansion, judged
+    # as what it runs
+    ("{ls,-la,src}", "allow"), ("true; {cat,a.txt} | wc -l", "allow"),
     ("{ls,-la,src} && {rm,-f,data.csv}", "deny"), ("if true; then {rm,-rf,src}; fi", "deny"),
 ])
 def test_forms_the_grammar_misreads_are_judged_as_bash_reads_them(

@@ -148,6 +148,10 @@ _HASH_RESETS = re.compile(
 """What may empty, switch off or bypass the table ``hash -p`` fills (bash: any assignment to
 PATH, ``local`` and ``NAME=v cmd`` included; ``hash -r``/``-d``; ``set +h``; ``command -p``).
 Matched on the text, so a mention counts too: a mapping is then judged as maybe not held."""
+_ONE_BRACE_GROUP = re.compile(r"(?:'')?[\w./+@%=:-]*\{[\w./+@%=:,-]*,[\w./+@%=:,-]*\}[\w./+@%=:-]*")
+"""A word with one brace group of plain parts and nothing else bash expands (no quote, no
+escape, no glob, no nested brace): its words are the parts, as bash makes them. The ``''``
+in front is how a command line that starts with a brace reaches the parser."""
 _IFS = re.compile(r"\$\{?IFS\b")
 _SAVED_IFS = re.compile(r"(?<![\w$])[A-Za-z_]\w*=(\"?)\$(\{)?IFS(?(2)\})\1(?=[\s;&|)]|$)")
 """``old=$IFS`` (or ``"${IFS}"``): IFS saved whole to be put back, which hides nothing (the
@@ -2509,8 +2513,13 @@ class _Walker(PathJudge, ShellValues):
             return [[word]], reasons
         if word.value is not None and word.expandable and not subst:
             expanded = self._expanded_name(word)
-            return None if expanded is None else (
-                expanded, ["the command name is expanded by the shell"])
+            if expanded is None:
+                return None
+            # one plain brace group is expanded here as bash expands it ({ls,-la,src} is
+            # ls -la src); nested or quoted braces may not be, and a glob matches what the
+            # file system holds when the command runs
+            plain = _ONE_BRACE_GROUP.fullmatch(word.text) is not None
+            return expanded, [] if plain else ["the command name is expanded by the shell"]
         cands = self._static(node, ctx)
         if cands is None:
             why = self._opaque_name(node, ctx)
