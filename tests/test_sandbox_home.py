@@ -255,3 +255,22 @@ def test_sandbox_check_says_what_of_the_homes_a_command_sees(home: Path) -> None
     text = subprocess.run([sys.executable, "-m", "engine", "sandbox", "check"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=60).stdout
     assert "home folders hidden: " in text and f"{home}/.gitconfig" in text, text
+
+
+def test_links_a_command_could_plant_show_nothing(home: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``bin/`` of the workspace on PATH (a repository's own, or one a command wrote) may
+    link anywhere: its links choose nothing; nor does a relative PATH entry (``.`` in the
+    home, where the engine was started)."""
+    monkeypatch.chdir(home)
+    workspace = home / "proj"
+    (workspace / "bin").mkdir()
+    (workspace / "bin" / "tool").symlink_to(home / ".config" / "some-app" / "token")
+    (home / ".local" / "bin" / "app").symlink_to(home / ".config" / "some-app" / "token")
+    env = {"HOME": str(home), "PATH": f"{workspace / 'bin'}:.:/usr/bin:/bin"}
+    jail = confinement(None, workspace, env=env)
+    assert str(home / ".config" / "some-app") not in jail.readable
+    assert str(home) not in jail.readable
+    # the same link in a PATH folder outside the workspace is the user's own installation
+    env["PATH"] = f"{home / '.local' / 'bin'}:/usr/bin:/bin"
+    assert str(home / ".config" / "some-app") in confinement(None, workspace, env=env).readable

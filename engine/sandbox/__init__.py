@@ -105,7 +105,7 @@ def home_report(env: Mapping[str, str] | None = None,
     env = os.environ if env is None else env
     home = env.get("HOME")
     homes = home_view.hidden_homes(home)
-    path_dirs = [os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep) if p]
+    path_dirs = _path_dirs(env)
     seen = [*(os.path.realpath(p) for p in _expand(readable, home)), *path_dirs,
             *own_installation(), *home_view.shown(home, path_dirs, homes)]
     inside = [p for p in dict.fromkeys(seen) if os.path.exists(p)
@@ -339,10 +339,12 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     readable = [os.path.realpath(p) for p in _expand(spec.readable, home)]
     # Programs on PATH, what they link to, toolchains and the engine's own installation stay
     # runnable: folders the private /tmp or a hidden home would hide are bound in read-only.
-    path_dirs = [os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep) if p]
+    path_dirs = _path_dirs(env)
     homes = home_view.hidden_homes(home)
-    readable += [*path_dirs, *own_installation(), *home_view.shown(home, path_dirs, homes)]
     writable = tuple(os.path.realpath(p) for p in _expand(spec.writable, home))
+    # links in a folder a command can write (a workspace's bin/ on PATH) choose nothing
+    linking = [p for p in path_dirs if not any(home_view.under(p, w) for w in (ws, *writable))]
+    readable += [*path_dirs, *own_installation(), *home_view.shown(home, linking, homes)]
     hidden = [*home_secrets(home, spec.hide), *_masked(ws, secret)]
     gitdirs = wall.git_dirs(ws) if walled else []
     vcs_write = spec.vcs == "write"
@@ -359,6 +361,13 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
         Survey(ws, tuple(gitdirs)) if walled else None,
         walled and vcs_write, homes)
+
+
+def _path_dirs(env: Mapping[str, str]) -> list[str]:
+    """``PATH``'s folders, resolved, once each; a relative entry (``.``) names whatever folder
+    a command is in, never a folder to show."""
+    return list(dict.fromkeys(os.path.realpath(p) for p in env.get("PATH", "").split(os.pathsep)
+                              if os.path.isabs(p)))
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:

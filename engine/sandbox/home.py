@@ -72,19 +72,32 @@ def linked_installations(path_dirs: Sequence[str], hidden: Sequence[str]) -> lis
     each lands in: the folder above its ``bin``, else its own folder. A link within the
     ``PATH`` folders (``rustup``'s proxies in ``~/.cargo/bin``) adds nothing."""
     out: list[str] = []
-    for folder in path_dirs:
+    for folder in dict.fromkeys(path_dirs):
         try:
             entries = list(os.scandir(folder))[:LINKED_SCAN]
         except OSError:
             continue
         for entry in entries:
-            if not entry.is_symlink():
+            if not entry.is_symlink() or not _may_lead_into(entry.path, hidden):
                 continue
             target = os.path.realpath(entry.path)
             if any(under(target, h) for h in hidden) and os.path.exists(target) \
                     and not any(under(target, f) for f in path_dirs):
                 out.append(installation_of(target))
     return list(dict.fromkeys(out))
+
+
+def _may_lead_into(link: str, hidden: Sequence[str]) -> bool:
+    """Whether a link's own text may lead into a hidden folder: through ``..``, straight
+    there, or to another link (``/etc/alternatives/...``). ``python3 -> python3.11`` stays
+    beside it; resolving every link of ``/usr/bin`` would cost each run's start for nothing."""
+    try:
+        text = os.readlink(link)
+    except OSError:
+        return False
+    if not text.startswith("/"):
+        return ".." in text
+    return any(under(text, h) for h in hidden) or os.path.islink(text)
 
 
 def installation_of(program: str) -> str:
