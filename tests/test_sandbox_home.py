@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from engine.sandbox import confinement, probe
-from engine.sandbox.home import HOME_FOLDERS, hidden_homes, installation_of, linked_installations
+from engine.sandbox.home import HOME_FOLDERS, hidden_homes, installation_of, shown
 from tests.conftest import ROOT, engine_env
 
 MACHINE = ROOT / "machines" / "coding_agent.yaml"
@@ -228,8 +228,18 @@ def test_links_within_path_show_nothing_more(home: Path) -> None:
     cargo = home / ".cargo" / "bin"
     (cargo / "rustup").write_text("#!/bin/sh\n")
     (cargo / "cargo").symlink_to(cargo / "rustup")
-    found = linked_installations([str(cargo), str(home / ".local" / "bin")], [str(home)])
+    found = shown(None, [str(cargo), str(home / ".local" / "bin")], [str(home)])
     assert found == [str(home / ".local" / "share" / "pipx" / "venvs" / "hello")]
+
+
+def test_a_link_into_a_bin_of_the_home_shows_that_bin_not_the_home(home: Path) -> None:
+    """``~/bin/x`` is a common place to link from ``~/.local/bin`` or ``/usr/local/bin``:
+    the folder above that ``bin`` is the whole home, so only ``~/bin`` is shown."""
+    (home / "bin").mkdir()
+    (home / "bin" / "x").write_text("#!/bin/sh\n")
+    (home / ".local" / "bin" / "x").symlink_to(home / "bin" / "x")
+    found = shown(str(home), [str(home / ".local" / "bin")], [str(home)])
+    assert str(home / "bin") in found and str(home) not in found, found
 
 
 def test_the_hidden_homes_are_in_every_command(tmp_path: Path, home: Path) -> None:

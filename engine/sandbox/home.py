@@ -59,18 +59,34 @@ def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> l
     """What of the hidden homes commands see read-only besides ``sandbox.readable`` and ``PATH``
     itself: ``TOOLCHAINS`` below ``$HOME`` and the installations programs on ``PATH`` link to."""
     out: list[str] = []
-    if home and os.path.isabs(home):
-        out += [os.path.realpath(os.path.join(home, rel)) for rel in TOOLCHAINS
-                if os.path.lexists(os.path.join(home, rel))]
-    out += linked_installations(path_dirs, (*homes, "/tmp"))
+    own = os.path.realpath(home) if home and os.path.isabs(home) else None
+    if home and own:
+        found = [os.path.realpath(os.path.join(home, rel)) for rel in TOOLCHAINS
+                 if os.path.lexists(os.path.join(home, rel))]
+        out += [p for p in found if not is_whole_home(p, own)]  # ~/.pyenv -> ~ shows nothing
+    for program in linked_programs(path_dirs, (*homes, "/tmp")):
+        wide = installation_of(program)
+        for folder in (wide, os.path.dirname(program)):  # ~/bin/x: ~/bin, never ~
+            if not is_whole_home(folder, own):
+                out.append(folder)
+                break
     return list(dict.fromkeys(out))
 
 
-def linked_installations(path_dirs: Sequence[str], hidden: Sequence[str]) -> list[str]:
-    """For programs in ``PATH`` folders that are links into a hidden folder (``pipx`` and
-    ``npm -g`` link ``~/.local/bin/black`` into a virtual environment), the installation
-    each lands in: the folder above its ``bin``, else its own folder. A link within the
-    ``PATH`` folders (``rustup``'s proxies in ``~/.cargo/bin``) adds nothing."""
+def is_whole_home(path: str, home: str | None) -> bool:
+    """Whether showing ``path`` would show someone's whole home: ``$HOME``, ``/root``, a
+    folder of homes, one of the homes in it, or anything above them (a link to ``~/bin/x``
+    must not show ``~``, the folder above that ``bin``)."""
+    homes = [h for h in (home, *HOME_FOLDERS) if h]
+    if any(under(h, path) for h in homes):
+        return True
+    return os.path.dirname(path) in HOME_FOLDERS[1:]
+
+
+def linked_programs(path_dirs: Sequence[str], hidden: Sequence[str]) -> list[str]:
+    """The programs that links in ``PATH`` folders lead to in a hidden folder (``pipx`` and
+    ``npm -g`` link ``~/.local/bin/black`` into a virtual environment), resolved. A link
+    within the ``PATH`` folders (``rustup``'s proxies in ``~/.cargo/bin``) adds nothing."""
     out: list[str] = []
     for folder in dict.fromkeys(path_dirs):
         try:
@@ -83,7 +99,7 @@ def linked_installations(path_dirs: Sequence[str], hidden: Sequence[str]) -> lis
             target = os.path.realpath(entry.path)
             if any(under(target, h) for h in hidden) and os.path.exists(target) \
                     and not any(under(target, f) for f in path_dirs):
-                out.append(installation_of(target))
+                out.append(target)
     return list(dict.fromkeys(out))
 
 
