@@ -271,13 +271,13 @@ def test_links_a_command_could_plant_show_nothing(home: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """A ``bin/`` of the workspace on PATH (a repository's own, or one a command wrote) may
     link anywhere: its links choose nothing; nor does a relative PATH entry (``.`` in the
-    home, where the engine was started)."""
+    home, where the engine was started), and the home itself on PATH shows nothing."""
     monkeypatch.chdir(home)
     workspace = home / "proj"
     (workspace / "bin").mkdir()
     (workspace / "bin" / "tool").symlink_to(home / ".config" / "some-app" / "token")
     (home / ".local" / "bin" / "app").symlink_to(home / ".config" / "some-app" / "token")
-    env = {"HOME": str(home), "PATH": f"{workspace / 'bin'}:.:/usr/bin:/bin"}
+    env = {"HOME": str(home), "PATH": f"{workspace / 'bin'}:.:{home}:/usr/bin:/bin"}
     jail = confinement(None, workspace, env=env)
     assert str(home / ".config" / "some-app") not in jail.readable
     assert str(home) not in jail.readable

@@ -344,7 +344,9 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     writable = tuple(os.path.realpath(p) for p in _expand(spec.writable, home))
     # links in a folder a command can write (a workspace's bin/ on PATH) choose nothing
     linking = [p for p in path_dirs if not any(home_view.under(p, w) for w in (ws, *writable))]
-    readable += [*path_dirs, *own_installation(), *home_view.shown(home, linking, homes)]
+    own_home = os.path.realpath(home) if home and os.path.isabs(home) else None
+    readable += [*(p for p in path_dirs if not home_view.is_whole_home(p, own_home)),
+                 *own_installation(), *home_view.shown(home, linking, homes)]
     hidden = [*home_secrets(home, spec.hide), *_masked(ws, secret)]
     gitdirs = wall.git_dirs(ws) if walled else []
     vcs_write = spec.vcs == "write"
