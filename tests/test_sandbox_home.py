@@ -222,6 +222,26 @@ def test_a_home_under_tmp_is_an_empty_read_only_folder(tmp_path: Path) -> None:
     assert "Read-only file system" in out.stderr
 
 
+def test_a_script_on_path_finds_the_interpreter_its_shebang_names(home: Path) -> None:
+    """``pip install --user`` writes ``~/.local/bin/tool`` with ``#!`` naming a Python that
+    may live in an unlisted folder of the home: that installation is shown, not its
+    neighbours."""
+    interp = home / "tools" / "interp" / "bin"
+    interp.mkdir(parents=True)
+    (interp / "sh").symlink_to("/bin/sh")
+    (home / "tools" / "notes").write_text(TOKEN)
+    tool = home / ".local" / "bin" / "tool"
+    tool.write_text(f"#!{interp / 'sh'}\necho tool ran\n")
+    tool.chmod(0o755)
+    env = {"HOME": str(home), "PATH": f"{home / '.local' / 'bin'}:/usr/bin:/bin"}
+    jail = confinement(None, home / "proj", env=env)
+    argv = jail.command(["bash", "-c", f"tool; cat {home / 'tools' / 'notes'}"], home / "proj",
+                        False)
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout == "tool ran\n", out
+    assert "No such file or directory" in out.stderr and TOKEN not in out.stdout
+
+
 def test_links_within_path_show_nothing_more(home: Path) -> None:
     """``rustup``'s proxies link to ``rustup`` in the same folder: ``~/.cargo`` (its
     credentials, its configuration) is not shown for them; pipx's link shows its venv."""

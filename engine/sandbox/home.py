@@ -36,6 +36,8 @@ commit), language toolchains and the package caches an offline build reads; not 
 credential files (``HOME_SECRETS`` masks those inside them)."""
 LINKED_SCAN = 4096
 """At most this many entries of one ``PATH`` folder are looked at for links into a home."""
+SHEBANG_BYTES = 256
+"""How much of a script is read for its ``#!`` line."""
 
 
 def hidden_homes(home: str | None) -> tuple[str, ...]:
@@ -57,20 +59,59 @@ def hidden_homes(home: str | None) -> tuple[str, ...]:
 
 def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> list[str]:
     """What of the hidden homes commands see read-only besides ``sandbox.readable`` and ``PATH``
-    itself: ``TOOLCHAINS`` below ``$HOME`` and the installations programs on ``PATH`` link to."""
+    itself: ``TOOLCHAINS`` below ``$HOME``, the installations programs on ``PATH`` link to,
+    and those the ``#!`` lines of its scripts (and of those programs) name."""
     out: list[str] = []
     own = os.path.realpath(home) if home and os.path.isabs(home) else None
     if home and own:
         found = [os.path.realpath(os.path.join(home, rel)) for rel in TOOLCHAINS
                  if os.path.lexists(os.path.join(home, rel))]
         out += [p for p in found if not is_whole_home(p, own)]  # ~/.pyenv -> ~ shows nothing
-    for program in linked_programs(path_dirs, (*homes, "/tmp")):
+    hidden = (*homes, "/tmp")
+    programs = linked_programs(path_dirs, hidden)
+    for script in (*programs, *_scripts(path_dirs, hidden)):
+        given = interpreter(script)  # #!~/tools/py/bin/python: the path as written, resolved
+        if given is not None:
+            programs += [p for p in (given, os.path.realpath(given))
+                         if any(under(p, h) for h in hidden) and os.path.exists(p)]
+    for program in dict.fromkeys(programs):
         wide = installation_of(program)
         for folder in (wide, os.path.dirname(program)):  # ~/bin/x: ~/bin, never ~
             if not is_whole_home(folder, own):
                 out.append(folder)
                 break
     return list(dict.fromkeys(out))
+
+
+def interpreter(script: str) -> str | None:
+    """The absolute interpreter a script's ``#!`` line names (not ``env``'s argument, which
+    ``PATH`` finds), or None."""
+    try:
+        with open(script, "rb") as f:
+            head = f.read(SHEBANG_BYTES)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].split()
+    if not words or not words[0].startswith(b"/"):
+        return None
+    return os.fsdecode(words[0])
+
+
+def _scripts(path_dirs: Sequence[str], hidden: Sequence[str]) -> list[str]:
+    """The files (not links) in ``PATH`` folders that lie in a hidden folder, whose ``#!``
+    may name an interpreter there (``pip install --user`` writes ``~/.local/bin/tool``)."""
+    out: list[str] = []
+    for folder in dict.fromkeys(path_dirs):
+        if not any(under(folder, h) for h in hidden):
+            continue
+        try:
+            entries = list(os.scandir(folder))[:LINKED_SCAN]
+        except OSError:
+            continue
+        out += [e.path for e in entries if not e.is_symlink() and e.is_file()]
+    return out
 
 
 def is_whole_home(path: str, home: str | None) -> bool:
