@@ -102,12 +102,7 @@ def home_report(env: Mapping[str, str] | None = None,
                 readable: Sequence[str] = ()) -> dict[str, list[str]]:
     """What a confined command would see of the home folders here, without a run's workspace:
     the folders hidden (``hidden``) and what in them is bound back read-only (``shown``)."""
-    env = os.environ if env is None else env
-    home = env.get("HOME")
-    homes = home_view.hidden_homes(home)
-    path_dirs = _path_dirs(env)
-    seen = [*(os.path.realpath(p) for p in _expand(readable, home)), *path_dirs,
-            *own_installation(), *home_view.shown(home, path_dirs, homes)]
+    homes, seen = _readable(os.environ if env is None else env, readable, ())
     inside = [p for p in dict.fromkeys(seen) if os.path.exists(p)
               and any(home_view.under(p, h) for h in homes)]
     return {"hidden": list(homes),
@@ -336,17 +331,8 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     env = os.environ if env is None else env
     home = env.get("HOME")
     ws = os.path.realpath(workspace)
-    readable = [os.path.realpath(p) for p in _expand(spec.readable, home)]
-    # Programs on PATH, what they link to, toolchains and the engine's own installation stay
-    # runnable: folders the private /tmp or a hidden home would hide are bound in read-only.
-    path_dirs = _path_dirs(env)
-    homes = home_view.hidden_homes(home)
     writable = tuple(os.path.realpath(p) for p in _expand(spec.writable, home))
-    # links in a folder a command can write (a workspace's bin/ on PATH) choose nothing
-    linking = [p for p in path_dirs if not any(home_view.under(p, w) for w in (ws, *writable))]
-    own_home = os.path.realpath(home) if home and os.path.isabs(home) else None
-    readable += [*(p for p in path_dirs if not home_view.is_whole_home(p, own_home)),
-                 *own_installation(), *home_view.shown(home, linking, homes)]
+    homes, readable = _readable(env, spec.readable, (ws, *writable))
     hidden = [*home_secrets(home, spec.hide), *_masked(ws, secret)]
     gitdirs = wall.git_dirs(ws) if walled else []
     vcs_write = spec.vcs == "write"
@@ -363,6 +349,22 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
         Survey(ws, tuple(gitdirs)) if walled else None,
         walled and vcs_write, homes)
+
+
+def _readable(env: Mapping[str, str], listed: Sequence[str], writable: Sequence[str]
+              ) -> tuple[tuple[str, ...], list[str]]:
+    """The home folders to hide, and what commands read besides the host's system folders:
+    ``sandbox.readable``, PATH's folders, what their programs link to, toolchains and the
+    engine's own installation (bound in read-only where the private /tmp or a hidden home
+    would hide them). Links in a folder a command can write choose nothing."""
+    home = env.get("HOME")
+    homes = home_view.hidden_homes(home)
+    path_dirs = _path_dirs(env)
+    linking = [p for p in path_dirs if not any(home_view.under(p, w) for w in writable)]
+    own = os.path.realpath(home) if home and os.path.isabs(home) else None
+    return homes, [*(os.path.realpath(p) for p in _expand(listed, home)),
+                   *(p for p in path_dirs if not home_view.is_whole_home(p, own)),
+                   *own_installation(), *home_view.shown(home, linking, homes)]
 
 
 def _path_dirs(env: Mapping[str, str]) -> list[str]:
