@@ -21,7 +21,7 @@ HOME_SECRETS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".config/gh", ".config/gcloud",
     ".azure", ".git-credentials", ".npmrc", ".pypirc", ".config/hub", ".password-store",
     ".local/share/keyrings", ".config/git/credentials", ".gem/credentials", ".cargo/credentials",
-    ".cargo/credentials.toml",
+    ".cargo/credentials.toml", ".dotnet/corefx", ".cabal/config",
 )
 """Under ``$HOME``: masked (an empty folder, or an empty file) inside the sandbox where
 something around them is seen (the home is hidden whole otherwise: ``home``)."""

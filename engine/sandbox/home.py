@@ -21,19 +21,20 @@ SYSTEM_FOLDERS = frozenset({"/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib3
                             "/opt", "/var", "/srv", "/nix", "/proc", "/dev", "/sys", "/run"})
 """Never hidden, whatever ``$HOME`` says (a service account's home may be ``/`` or ``/var``)."""
 TOOLCHAINS: tuple[str, ...] = (
-    ".gitconfig", ".config/git",
-    ".local/bin", ".local/lib", ".local/share/uv", ".local/share/pipx", ".local/pipx",
-    ".local/share/pnpm", ".pyenv", ".rbenv", ".nvm", ".volta", ".asdf", ".bun", ".deno",
-    ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", "go/bin", "go/pkg/mod", ".sdkman",
-    ".jdks", ".m2/repository", ".gradle/caches", ".gradle/wrapper", ".dotnet", ".nuget/packages",
-    ".gem", ".ghcup", ".cabal", ".opam", ".elan", ".julia", ".conda", "miniconda3", "anaconda3",
-    "miniforge3", "mambaforge", ".pixi", ".npm/_cacache", ".npm/_npx", ".yarn/berry/cache",
-    ".cache/pip", ".cache/uv", ".cache/go-build", ".cache/pre-commit", ".cache/ms-playwright",
-    ".cache/yarn", ".cache/pnpm", ".cache/node-gyp", ".cache/bazel",
+    ".gitconfig", ".config/git", ".local/bin", ".local/lib", ".local/share/uv", ".local/share/pipx",
+    ".local/pipx", ".local/share/pnpm", ".pyenv", ".rbenv", ".nvm", ".volta", ".asdf", ".bun",
+    ".deno", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", "go/bin", "go/pkg/mod",
+    ".sdkman", ".jdks", ".m2/repository", ".gradle/caches", ".gradle/wrapper", ".dotnet/tools",
+    ".nuget/packages", ".gem", ".ghcup", ".cabal/bin", ".cabal/packages", ".cabal/store", ".opam",
+    ".elan", ".julia", ".conda", "miniconda3", "anaconda3", "miniforge3", "mambaforge", ".pixi",
+    ".npm/_cacache", ".npm/_npx", ".yarn/berry/cache", ".cache/pip", ".cache/uv", ".cache/go-build",
+    ".cache/pre-commit", ".cache/ms-playwright", ".cache/yarn", ".cache/pnpm", ".cache/node-gyp",
+    ".cache/bazel",
 )
 """Below ``$HOME``: shown read-only where they exist. Git's configuration (its identity for a
-commit), language toolchains and the package caches an offline build reads; not their
-credential files (``HOME_SECRETS`` masks those inside them)."""
+commit), language toolchains and the package caches an offline build reads; not the folders
+that also keep credentials or keys (``.cabal/config``, ``.dotnet/corefx``' certificate
+stores), and ``HOME_SECRETS`` masks those inside what is shown (``.gem/credentials``)."""
 LINKED_SCAN = 4096
 """At most this many entries of one ``PATH`` folder are looked at for links into a home."""
 SHEBANG_BYTES = 256
