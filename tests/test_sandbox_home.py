@@ -242,6 +242,29 @@ def test_a_script_on_path_finds_the_interpreter_its_shebang_names(home: Path) ->
     assert "No such file or directory" in out.stderr and TOKEN not in out.stdout
 
 
+def test_git_inside_reads_the_files_its_configuration_names(home: Path) -> None:
+    """``core.excludesFile`` and an included file with the identity are read inside as git
+    reads them outside; a linter's own settings are seen; the home's other files are not."""
+    (home / ".gitconfig").write_text("[core]\n\texcludesFile = ~/.gitignore_global\n"
+                                     "[include]\n\tpath = .gitconfig.local\n")
+    (home / ".gitconfig.local").write_text(f"[user]\n\tname = {OWNER}\n")
+    (home / ".gitignore_global").write_text("*.log\n")
+    (home / ".config" / "ruff").mkdir(parents=True)
+    (home / ".config" / "ruff" / "ruff.toml").write_text("line-length = 99\n")
+    workspace = home / "proj"
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "junk.log").write_text("x")
+    (workspace / "a.txt").write_text("a")
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    jail = confinement(None, workspace, env=env)
+    script = ("git config user.name; git status --porcelain; "
+              "cat ~/.config/ruff/ruff.toml; cat ~/.config/some-app/token")
+    out = subprocess.run(jail.command(["bash", "-c", script], workspace, False), env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.splitlines() == [OWNER, "?? a.txt", "line-length = 99"], out
+    assert "No such file or directory" in out.stderr
+
+
 def test_links_within_path_show_nothing_more(home: Path) -> None:
     """``rustup``'s proxies link to ``rustup`` in the same folder: ``~/.cargo`` (its
     credentials, its configuration) is not shown for them; pipx's link shows its venv."""

@@ -13,6 +13,7 @@ configuration, the toolchains and package caches of ``TOOLCHAINS`` that exist, a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 
 HOME_FOLDERS: tuple[str, ...] = ("/root", "/home", "/Users")
@@ -30,15 +31,22 @@ TOOLCHAINS: tuple[str, ...] = (
     ".npm/_cacache", ".npm/_npx", ".yarn/berry/cache", ".cache/pip", ".cache/uv", ".cache/go-build",
     ".cache/pre-commit", ".cache/ms-playwright", ".cache/yarn", ".cache/pnpm", ".cache/node-gyp",
     ".cache/bazel",
+    ".editorconfig", ".config/ruff", ".config/black", ".config/flake8", ".config/pycodestyle",
+    ".config/mypy", ".config/yapf", ".pylintrc", ".config/pylintrc", ".clang-format",
+    ".config/rustfmt", ".rustfmt.toml", ".prettierrc", ".prettierrc.json", ".prettierrc.yaml",
 )
 """Below ``$HOME``: shown read-only where they exist. Git's configuration (its identity for a
-commit), language toolchains and the package caches an offline build reads; not the folders
+commit; the files it names are followed: ``git_config_files``), language toolchains, the
+package caches an offline build reads, and linters' and formatters' own settings (so a check
+gives the answer it gives outside); not the folders
 that also keep credentials or keys (``.cabal/config``, ``.dotnet/corefx``' certificate
 stores), and ``HOME_SECRETS`` masks those inside what is shown (``.gem/credentials``)."""
 LINKED_SCAN = 4096
 """At most this many entries of one ``PATH`` folder are looked at for links into a home."""
 SHEBANG_BYTES = 256
 """How much of a script is read for its ``#!`` line."""
+GIT_CONFIG_BYTES = 1 << 20
+"""How much of a git configuration file is read for the files it names."""
 
 
 def hidden_homes(home: str | None) -> tuple[str, ...]:
@@ -67,6 +75,7 @@ def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> l
     if home and own:
         found = [os.path.realpath(os.path.join(home, rel)) for rel in TOOLCHAINS
                  if os.path.lexists(os.path.join(home, rel))]
+        found += git_config_files(home, [p for p in found if p.endswith(GIT_CONFIGS)])
         out += [p for p in found if not is_whole_home(p, own)]  # ~/.pyenv -> ~ shows nothing
     hidden = (*homes, "/tmp")
     programs = linked_programs(path_dirs, hidden)
@@ -82,6 +91,40 @@ def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> l
                 out.append(folder)
                 break
     return list(dict.fromkeys(out))
+
+
+GIT_CONFIGS = ("/.gitconfig", "/.config/git")
+_GIT_NAMES_FILE = re.compile(
+    r"^\s*(?:excludesfile|attributesfile|hookspath|path)\s*=\s*(.+?)\s*$", re.I | re.M)
+"""Keys of a git configuration whose value is a file git reads (``core.excludesFile``, an
+``include.path`` or ``includeIf``'s ``path`` holding the user's identity...)."""
+
+
+def git_config_files(home: str, configs: Sequence[str], depth: int = 3) -> list[str]:
+    """The files git's configuration in the home names and git reads (its global ignore
+    list, attributes, hooks, included configurations), followed ``depth`` levels deep;
+    those that exist, resolved. A file ``git status`` would read outside reads alike
+    inside: the files a user ignores everywhere stay ignored."""
+    out: list[str] = []
+    files = [c for c in configs if os.path.isfile(c)]
+    files += [os.path.join(c, "config") for c in configs if os.path.isdir(c)]
+    for config in files:
+        try:
+            with open(config, encoding="utf-8", errors="replace") as f:
+                text = f.read(GIT_CONFIG_BYTES)
+        except OSError:
+            continue
+        for raw in _GIT_NAMES_FILE.findall(text):
+            value = raw.strip('"')
+            if value == "~" or value.startswith("~/"):
+                value = home + value[1:]
+            path = os.path.realpath(os.path.join(os.path.dirname(config), value))
+            if os.path.exists(path) and path not in out:
+                out.append(path)
+    more = [p for p in out if os.path.isfile(p) and p not in configs]
+    if depth > 1 and more:
+        out += [p for p in git_config_files(home, more, depth - 1) if p not in out]
+    return out
 
 
 def interpreter(script: str) -> str | None:
