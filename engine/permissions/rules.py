@@ -420,9 +420,8 @@ def capability(argv: list[Word]) -> str:
 
 
 
-_EDITOR_VALUES: dict[str, tuple[str, frozenset[str]]] = {
-    **dict.fromkeys(("nano", "pico"), ("YTrsoQX", frozenset({"--syntax", "--operatingdir"}))),
-}
+_EDITOR_VALUES: dict[str, tuple[str, frozenset[str]]] = dict.fromkeys(
+    ("nano", "pico"), ("YTrsoQX", frozenset({"--syntax", "--operatingdir"})))
 """Editors whose operands are the files they open (vim, ed, emacs and the pagers have
 rules of their own): option letters and long options that take the next word."""
 
@@ -509,4 +508,3 @@ SIMPLE_READERS: dict[str, str] = {
 """Programs that only read the files named by their positionals: name -> short value options."""
 
 RULES: dict[str, Rule] = _register_rules()
-

@@ -103,11 +103,8 @@ def home_report(env: Mapping[str, str] | None = None,
     """What a confined command would see of the home folders here, without a run's workspace:
     the folders hidden (``hidden``) and what in them is bound back read-only (``shown``)."""
     homes, seen = _readable(os.environ if env is None else env, readable, ())
-    inside = [p for p in dict.fromkeys(seen) if os.path.exists(p)
-              and any(home_view.under(p, h) for h in homes)]
-    return {"hidden": list(homes),
-            "shown": sorted(p for p in inside
-                            if not any(o != p and home_view.under(p, o) for o in inside))}
+    inside = [p for p in seen if os.path.exists(p) and any(home_view.under(p, h) for h in homes)]
+    return {"hidden": list(homes), "shown": sorted(home_view.outermost(inside))}
 
 
 __all__ = ["LIMIT_NAMES", "WORKSPACE_PROTECTED", "Confinement", "Prepared", "Probe",

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from engine.sandbox.home import outermost, under
+
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".config/gh", ".config/gcloud",
     ".azure", ".git-credentials", ".npmrc", ".pypirc", ".config/hub", ".password-store",
@@ -144,15 +146,14 @@ def _layout(plan: MountPlan) -> _Layout:
         head.append("--unshare-net")
     rw = (*plan.writable, plan.workspace)
     roots = [r for r in (*rw, PRIVATE_TMP) if r]  # "" (no workspace) is never a folder
-    guarded = tuple((p, frozenset(r for r in roots if _under(p, r))) for p in plan.protected)
-    guarded = tuple((p, under) for p, under in guarded if under)
-    between = {(p, r): _folders_between(p, r) for p, under in guarded for r in under}
+    guarded = tuple((p, frozenset(r for r in roots if under(p, r))) for p in plan.protected)
+    guarded = tuple((p, inside) for p, inside in guarded if inside)
+    between = {(p, r): _folders_between(p, r) for p, inside in guarded for r in inside}
     hiding = (PRIVATE_TMP, *plan.homes)
-    hid = list(dict.fromkeys(p for p in plan.readable if any(_under(p, h) for h in hiding)))
-    shown = tuple(p for p in hid if not any(o != p and _under(p, o) for o in hid))
+    shown = tuple(outermost(p for p in plan.readable if any(under(p, h) for h in hiding)))
     seen = (*shown, *(r for r in rw if r))
-    masks = tuple(p for p in plan.hidden if not any(_under(p, h) for h in plan.homes)
-                  or any(_under(p, v) for v in seen))
+    masks = tuple(p for p in plan.hidden if not any(under(p, h) for h in plan.homes)
+                  or any(under(p, v) for v in seen))
     return _Layout(tuple(head), shown, masks, rw, guarded, between)
 
 
@@ -177,7 +178,7 @@ def _folders_between(path: str, root: str) -> tuple[str, ...]:
     out = []
     top = root.rstrip("/") or "/"
     folder = os.path.dirname(path.rstrip("/") or "/")
-    while folder != top and _under(folder, root):
+    while folder != top and under(folder, root):
         out.append(folder)
         folder = os.path.dirname(folder)
     return tuple(out)
@@ -200,12 +201,6 @@ def _mask(path: str) -> list[str]:
     if stat.S_ISDIR(mode):
         return ["--tmpfs", path, "--remount-ro", path]
     return ["--ro-bind", "/dev/null", path]
-
-
-def _under(path: str, folder: str) -> bool:
-    """``path`` is ``folder`` or lies below it (resolved absolute paths, compared as text)."""
-    base = folder.rstrip("/")
-    return path in (base, folder) or path.startswith(base + "/")
 
 
 def home_secrets(home: str | None, extra: Iterable[str] = ()) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 HOME_FOLDERS: tuple[str, ...] = ("/root", "/home", "/Users")
 """Where people's own folders are: what lies below them (and below ``$HOME``) is theirs."""
@@ -41,8 +41,6 @@ package caches an offline build reads, and linters' and formatters' own settings
 gives the answer it gives outside); not the folders
 that also keep credentials or keys (``.cabal/config``, ``.dotnet/corefx``' certificate
 stores), and ``HOME_SECRETS`` masks those inside what is shown (``.gem/credentials``)."""
-LINKED_SCAN = 4096
-"""At most this many entries of one ``PATH`` folder are looked at for links into a home."""
 SHEBANG_BYTES = 256
 """How much of a script is read for its ``#!`` line."""
 GIT_CONFIG_BYTES = 1 << 20
@@ -62,8 +60,7 @@ def hidden_homes(home: str | None) -> tuple[str, ...]:
         if real in SYSTEM_FOLDERS or real == "/tmp" or not os.path.isdir(real):
             continue
         found.append(real)
-    outer = [p for p in found if not any(o != p and under(p, o) for o in found)]
-    return tuple(dict.fromkeys(outer))
+    return tuple(outermost(found))
 
 
 def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> list[str]:
@@ -78,8 +75,9 @@ def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> l
         found += git_config_files(home, [p for p in found if p.endswith(GIT_CONFIGS)])
         out += [p for p in found if not is_whole_home(p, own)]  # ~/.pyenv -> ~ shows nothing
     hidden = (*homes, "/tmp")
-    programs = linked_programs(path_dirs, hidden)
-    for script in (*programs, *_scripts(path_dirs, hidden)):
+    listing = _listing(path_dirs)
+    programs = linked_programs(listing, hidden)
+    for script in (*programs, *_scripts(listing, hidden)):
         given = interpreter(script)  # #!~/tools/py/bin/python: the path as written, resolved
         if given is not None:
             programs += [p for p in (given, os.path.realpath(given))
@@ -143,19 +141,24 @@ def interpreter(script: str) -> str | None:
     return os.fsdecode(words[0])
 
 
-def _scripts(path_dirs: Sequence[str], hidden: Sequence[str]) -> list[str]:
+def _listing(path_dirs: Sequence[str]) -> dict[str, list[os.DirEntry[str]]]:
+    """Each ``PATH`` folder's entries, read once (a folder that cannot be read has none)."""
+    out: dict[str, list[os.DirEntry[str]]] = {}
+    for folder in dict.fromkeys(path_dirs):
+        try:
+            out[folder] = list(os.scandir(folder))
+        except OSError:
+            out[folder] = []
+    return out
+
+
+def _scripts(listing: Mapping[str, Sequence[os.DirEntry[str]]], hidden: Sequence[str]
+             ) -> list[str]:
     """The files (not links) in ``PATH`` folders that lie in a hidden folder, whose ``#!``
     may name an interpreter there (``pip install --user`` writes ``~/.local/bin/tool``)."""
-    out: list[str] = []
-    for folder in dict.fromkeys(path_dirs):
-        if not any(under(folder, h) for h in hidden):
-            continue
-        try:
-            entries = list(os.scandir(folder))[:LINKED_SCAN]
-        except OSError:
-            continue
-        out += [e.path for e in entries if not e.is_symlink() and e.is_file()]
-    return out
+    return [e.path for folder, entries in listing.items()
+            if any(under(folder, h) for h in hidden)
+            for e in entries if not e.is_symlink() and e.is_file()]
 
 
 def is_whole_home(path: str, home: str | None) -> bool:
@@ -168,22 +171,19 @@ def is_whole_home(path: str, home: str | None) -> bool:
     return os.path.dirname(path) in HOME_FOLDERS[1:]
 
 
-def linked_programs(path_dirs: Sequence[str], hidden: Sequence[str]) -> list[str]:
+def linked_programs(listing: Mapping[str, Sequence[os.DirEntry[str]]],
+                    hidden: Sequence[str]) -> list[str]:
     """The programs that links in ``PATH`` folders lead to in a hidden folder (``pipx`` and
     ``npm -g`` link ``~/.local/bin/black`` into a virtual environment), resolved. A link
     within the ``PATH`` folders (``rustup``'s proxies in ``~/.cargo/bin``) adds nothing."""
     out: list[str] = []
-    for folder in dict.fromkeys(path_dirs):
-        try:
-            entries = list(os.scandir(folder))[:LINKED_SCAN]
-        except OSError:
-            continue
+    for entries in listing.values():
         for entry in entries:
             if not entry.is_symlink() or not _may_lead_into(entry.path, hidden):
                 continue
             target = os.path.realpath(entry.path)
             if any(under(target, h) for h in hidden) and os.path.exists(target) \
-                    and not any(under(target, f) for f in path_dirs):
+                    and not any(under(target, f) for f in listing):
                 out.append(target)
     return list(dict.fromkeys(out))
 
@@ -219,6 +219,13 @@ def is_shown(path: str, homes: Sequence[str], visible: Iterable[str]) -> bool:
     if not any(under(path, h) for h in homes):
         return True
     return any(under(path, v) or under(v, path) for v in visible)
+
+
+def outermost(paths: Iterable[str]) -> list[str]:
+    """``paths`` once each, without those below another of them (a bind of ``~/.pyenv``
+    covers ``~/.pyenv/shims``)."""
+    unique = list(dict.fromkeys(paths))
+    return [p for p in unique if not any(o != p and under(p, o) for o in unique)]
 
 
 def under(path: str, folder: str) -> bool:
