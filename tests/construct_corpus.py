@@ -299,6 +299,11 @@ MODELLED = (
     ("custom IFS (prefix)", "IFS=: c={colon}; $c"),
     ("custom IFS", "IFS=,; c={csv}; $c"),
     ("${a[*]} joined at an empty IFS", 'a=({p0} {p1}); IFS=; c="${{a[*]}}"; $c {args}'),
+    # names that stand for a system program: judged as that program
+    ("hash -p to a system program", "hash -p /usr/bin/{p} x; x {args}"),
+    ("enable -n of a builtin with a program twin", "enable -n echo; {cmd}"),
+    ("an array's elements given their indices", 'a=([1]={args} [0]={p}); "${{a[@]}}"'),
+    ("an array with a gap", 'a=([2]={args} [0]={p}); "${{a[@]}}"'),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -349,8 +354,6 @@ STRANGE = (
     ("script -c", "script -qc {q} /dev/null"),
     # names that stand for something else
     ("alias shadowing a program", "shopt -s expand_aliases; alias cat={q}; cat"),
-    ("hash -p", "hash -p /usr/bin/{p} x; x {args}"),
-    ("enable -n", "enable -n echo; {cmd}"),
     ("brace expansion", "{{{p},}} {args}"),
     ("glob in command position", "/usr/bin/{glob} {args}"),
     ("PATH prefix with a workspace folder", "PATH=bin:$PATH {cmd}"),

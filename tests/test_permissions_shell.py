@@ -1713,12 +1713,13 @@ def test_package_runners_and_data_stores(workspace: Path, command: str, expected
      "allow"),
     ("f=(a.txt b.txt); for x in \"${f[@]}\"; do cat \"$x\"; done", "allow"),
     ("x='a.txt src'; for w in $x; do rm -r \"$w\"; done", "deny"),
-    # hash -p to a system program is asked and followed (what the name runs is judged);
-    # enable (loading, or hiding a builtin) stays refused
-    ("hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
+    # hash -p to a system program is followed (what the name runs is judged), as is
+    # enable -n of a builtin whose program does what it does; loading one stays refused
+    ("hash -p /usr/bin/grep rg; rg -n TODO src", "allow"),
     ("hash -p /bin/rm ls; ls -rf src", "deny"), ("hash -p ./x ls; ls", "deny"),
     ("hash -p /bin/rm ls; command ls -rf src", "deny"),
-    ("enable -n echo; echo -e 'a\\tb'", "deny"), ("enable -f ./x.so ls; ls", "deny"),
+    ("enable -n echo; echo -e 'a\\tb'", "allow"), ("enable -f ./x.so ls; ls", "deny"),
+    ("enable -n cd; cd src", "deny"), ("enable -n printf; printf -v c rm", "deny"),
     ("enable rm; rm -h", "deny"), ("enable -a", "allow"),
     # ${!1} and ${!x_@} (a lower-case prefix: names the command set) are computed
     ("x_1=cat; x_2=a.txt; set -- ${!x_@}; ${!1} ${!2}", "allow"),
@@ -2521,18 +2522,18 @@ def test_a_program_that_runs_a_name_runs_the_program_not_the_shells_function(
 
 
 @pytest.mark.parametrize("command,expected", [
-    ("hash -p /usr/bin/cat rm; rm a.txt", "ask"),
-    ("hash -p /usr/bin/cat rm; command rm a.txt", "ask"),
-    ("hash -p /usr/bin/cat rm; time rm a.txt", "ask"),
+    ("hash -p /usr/bin/cat rm; rm a.txt", "allow"),
+    ("hash -p /usr/bin/cat rm; command rm a.txt", "allow"),
+    ("hash -p /usr/bin/cat rm; time rm a.txt", "allow"),
     ("hash -p /bin/rm cat; cat a.txt", "deny"),
     ("false && hash -p /usr/bin/grep rg; rg -n TODO src", "ask"),
 ])
 def test_a_name_hash_p_surely_remapped_is_judged_as_its_file(
         tmp_path: Path, command: str, expected: str) -> None:
     """Where the ``hash -p`` surely ran in this shell, the name runs the file (``command``
-    and ``time`` look it up: run by bash, the remapped ``rm`` only reads); the mapping
-    itself is asked, being no ordinary use. A hash that may not have run leaves either
-    program: refused under --approval auto."""
+    and ``time`` look it up: run by bash, the remapped ``rm`` only reads), and the mapping
+    itself changes nothing else. A hash that may not have run leaves either program:
+    refused under --approval auto."""
     workspace = make_workspace(tmp_path)
     (workspace / "a.txt").write_text("precious\n")
     subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
@@ -2852,12 +2853,12 @@ def test_a_mode_that_only_prints_or_a_stream_written_is_a_read(workspace: Path,
 
 @pytest.mark.parametrize("command", [
     "sudo rm --help", "env LD_PRELOAD=x.so rm --help", "rm -help", "git rm -- -n",
-    "rsync -avn src/ host:/x", "enable -n echo; echo hi",
+    "rsync -avn src/ host:/x", "enable -n cd; cd src",
 ])
 def test_near_misses_of_those_reads_are_not_allowed(workspace: Path, command: str) -> None:
     """What a wrapper or a variable does stays; -help to a known program may be options run
-    together; a dry run to another machine still talks to it; enable -n stays refused (a
-    hidden builtin is looked up like a program, which the walker does not follow)."""
+    together; a dry run to another machine still talks to it; enable -n of a builtin that keeps
+    the shell's state (cd) stays refused: its program, if any, would not change it."""
     assert decision(workspace, command) != "allow", command
 
 
@@ -3102,3 +3103,58 @@ def test_some_lines_of_a_listing_are_a_listing(workspace: Path, command: str,
     """A filter that prints some of its input lines unchanged keeps a listing's lines paths
     under its folders; one that changes a line, or reads other input, does not."""
     assert decision(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize("command", [
+    'a=([1]=-f [0]=rm [2]=a.txt); "${a[@]}"',
+    'a=([3]=a.txt [0]=rm [1]=-f); "${a[@]}"',  # a gap at 2: "${a[@]}" skips it
+    'a=([2]=a.txt [0]=rm); "${a[@]}"',
+    'a=(ls); a+=([3]=rm); ${a[3]} -f a.txt',
+    'f() { $c a.txt; [ "$1" = 2 ] && return; c=rm; f 2; }; c=cat; f 1',
+    'f() { [ "$1" = x ] && { f "rm a.txt"; return; }; eval "$1"; }; f x',
+    'enable -n kill; hash -p /bin/rm ls; ls a.txt',
+    'hash -p /bin/rm echo; enable -n echo; echo -f a.txt',
+])
+def test_indexed_arrays_recursion_and_remapped_names_are_followed(
+        tmp_path: Path, command: str) -> None:
+    """Elements given their indices are placed there (a gap is skipped by ``${a[@]}``); a
+    function calling itself is judged again with the call's words and with any words, a
+    value a pass sets reaching the next; run by bash, each loses a.txt."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    'a=([2]=a.txt [0]=cat); "${a[@]}"',
+    'a=([1]=a.txt [0]=wc); ${a[0]} -l "${a[1]}"',
+    'f() { [ "$1" -gt 0 ] || return 0; echo "$1"; f $(( $1 - 1 )); }; f 3',
+    'enable -n echo test; echo hi; test -f a.txt',
+    'hash -p /usr/bin/grep rg; rg -n x a.txt',
+])
+def test_modelled_forms_of_reads_are_allowed(tmp_path: Path, command: str) -> None:
+    """The same constructs around a read are not over-blocked (bash leaves a.txt as it was)."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    assert (ws / "a.txt").read_text() == "precious\n", command
+    assert decision(ws, command) == "allow", command
+
+
+@pytest.mark.parametrize("command,auto", [
+    ("git ls-files | xargs sed -i s/a/b/", "deny"),
+    ("git diff --name-only | while read -r f; do sed -i 's/a/b/' \"$f\"; done", "deny"),
+    ("sed -i s/a/b/ $(git ls-files)", "deny"),
+    ("sed -i s/a/b/ a.txt", "ask"),
+    ("for f in *.txt; do sed -i s/a/b/ \"$f\"; done", "ask"),
+    ("git ls-files | xargs wc -l", "allow"),
+])
+def test_edits_of_files_another_program_lists_are_never_run_unseen(
+        workspace: Path, command: str, auto: str) -> None:
+    """Which files ``xargs sed -i`` changes is only known when the listing runs: a person may
+    allow it, ``--approval auto`` may not (a named file or a glob is shown and may run)."""
+    got = check_shell_json(command, workspace, ENV, approval="auto")
+    assert got["decision"] == auto, command
+    if auto == "deny":
+        assert "which files it changes is only known at run time" in got["reason"]
+        assert decision(workspace, command) == "ask", command

@@ -10,10 +10,13 @@ not a construct: it stays ``ask`` under a policy and ``deny`` under ``--approval
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from engine.permissions.effect import SYSTEM_DIRS
 
 Treatment = Literal["modelled", "opaque"]
 
@@ -134,7 +137,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "only the branches bash takes are judged (;& falls through, ;;& tests on)"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",
               "the body is judged at each call with its words as $1..; once more with "
-              "unknown words when no call is seen or a child bash may run it (export -f), "
+              "unknown words when no call is seen or a child bash may run it (export -f); "
+              "a call of itself (recursion) again with its words, then with unknown ones, "
+              "walked again while a pass changes a value, as a loop's body is, "
               "with the redirections written on its definition; a function named like a "
               "program that does more than read is refused"),
     Construct("declare/local/typeset/readonly -a or -A given a value that expands to "
@@ -150,9 +155,10 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "is replaced by its words, which the grammar reads as a group)"),
     Construct("variables assigned in the command (=, +=, declare, export, for)", "modelled",
               "their values stand in for the command name"),
-    Construct("arrays a=(..), a[i]=, a+=(..); ${a[@]} ${a[*]} ${a[N]}; declare -A "
-              "m=([k]=v), m[k]=v, ${m[k]}", "modelled",
-              "static elements stand in for the command name"),
+    Construct("arrays a=(..), a=([2]=x [0]=y z), a[i]=, a+=(..); ${a[@]} ${a[*]} ${a[N]}; "
+              "declare -A m=([k]=v), m[k]=v, ${m[k]}", "modelled",
+              "static elements stand in for the command name (an element given a decimal "
+              "index is placed there; ${a[@]} skips the gaps one assignment leaves)"),
     Construct("$0 and set -- / $@ $* $1.. at the top level", "modelled",
               "$0 is bash, or the one value BASH_ARGV0 was surely set to (else only "
               "known at run time); the positional words are tracked"),
@@ -265,14 +271,19 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "BASH_ENV or another variable that changes what runs, or with a target only "
               "known at run time", "opaque", "deny"),
     Construct("set -k / set -o keyword (NAME=value anywhere in a command)", "opaque", "deny"),
-    Construct("hash -p /usr/bin/PROG NAME, BASH_ENV=/dev/null", "modelled",
-              "asked, and a later NAME is judged as PROG; where the mapping may not hold "
+    Construct("hash -p /usr/bin/PROG NAME, enable -n of echo, test, [, kill, pwd, true or "
+              "false, BASH_ENV=/dev/null", "modelled",
+              "a later NAME is judged as PROG (after enable -n, as the program PATH finds in "
+              "a system folder, none searched before it being the workspace's or relative; "
+              "a hash -p given before keeps NAME); where the mapping may not hold "
               "(a branch or a loop, any assignment to PATH, hash -r or -d, set +h, "
               "command -p) as the "
               "riskier of PROG and NAME, refused under --approval auto; env NAME, xargs "
               "NAME, a new bash and a subshell's hash leave NAME itself; no file is run at "
               "start"),
-    Construct("hash -p to any other file, enable (-f, -n, NAME), fc, bind -x, "
+    Construct("hash -p to any other file, enable -f, enable NAME, enable -n of a builtin "
+              "that keeps the shell's state (cd, printf -v, read) or of one PATH finds "
+              "elsewhere, fc, bind -x, "
               "complete/compgen -C/-F, mapfile/readarray -C", "opaque", "deny"),
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
@@ -364,6 +375,18 @@ def opaque_builtin(name: str, args: Sequence[str | None]) -> str | None:
     if not others and letters and letters <= spec.listing:
         return None
     return spec.reason if (others or letters) else None
+
+
+def hash_mapping(args: Sequence[str | None]) -> tuple[str, list[str]] | None:
+    """``hash -p FILE NAME..`` with every word shown and FILE in a system folder: FILE and the
+    names that run it from then on (modelled); None when what a NAME runs is not known."""
+    if list(args[:1]) != ["-p"] or len(args) < 3 or None in args:
+        return None
+    path, names = str(args[1]), [str(a) for a in args[2:]]
+    if any(n.startswith("-") or "/" in n for n in names) or \
+            os.path.dirname(path) not in SYSTEM_DIRS:
+        return None  # a file of no system folder: which program it is, is not known
+    return path, names
 
 
 _IDENT = re.compile(r"(?<!\w)[A-Za-z_]\w*")

@@ -7,6 +7,7 @@ import shlex
 import sys
 
 from engine.permissions import programs as p
+from engine.permissions.constructs import hash_mapping
 from engine.permissions.effect import (
     Effect,
     Opts,
@@ -428,9 +429,9 @@ def _sets_variables(e: Effect, args: list[Word]) -> None:
 
 
 def _hash(e: Effect, args: list[Word]) -> None:
-    """``hash -p FILE NAME``: asked, being no ordinary use; the walker follows NAME to FILE
-    when FILE is a system program, so what a later NAME runs is judged too."""
-    if parse_opts(args, "pt").has("-p"):
+    """``hash -p FILE NAME``: when FILE is a system program the walker follows NAME to it
+    (``hash_mapping``: a later NAME is judged as FILE); any other file is asked here."""
+    if parse_opts(args, "pt").has("-p") and hash_mapping([a.value for a in args]) is None:
         e.add("exec", "hash -p chooses which file a command name runs")
 
 

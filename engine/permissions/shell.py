@@ -255,6 +255,8 @@ class ShellVerdict:
     or text the parser cannot read), or a file it writes lies in a folder only known then
     (``cd -; mv b a``): never allowed by a policy, a mode or an "always" answer; ``deny``
     under ``auto``."""
+    unnamed_why: str = ""
+    """The first reason ``unnamed`` holds (a program, a variable, or files it changes)."""
     secrets: list[str] = field(default_factory=list)
     """Credentials outside the workspace it reads (keys, cloud and registry logins): only a
     person may allow that, like an unnamed program (``deny`` under ``auto``)."""
@@ -267,6 +269,8 @@ class ShellVerdict:
     @property
     def person_only(self) -> str:
         """Why only a person may allow the command ("" when a policy or mode may)."""
+        if self.unnamed and self.unnamed_why.startswith(("writes ", "changes ")):
+            return "which files it changes is only known at run time"
         if self.unnamed:
             return "the program cannot be named before it runs"
         if self.secrets:
@@ -416,6 +420,8 @@ class _Walker(PathJudge, ShellValues):
     called: set[int] = field(default_factory=set)
     """Bodies judged at a call (node ids)."""
     calling: list[int] = field(default_factory=list)
+    recursing: set[int] = field(default_factory=set)
+    """Bodies of functions whose call of themselves is being judged (``_recursion``)."""
     shells: int = 0
     """Shells started so far (each bash -c, script or stdin code is a new one)."""
     exported_functions: set[str] = field(default_factory=set)
@@ -484,7 +490,10 @@ class _Walker(PathJudge, ShellValues):
     """How often each name is assigned in the command's text (2 for loops and reads)."""
     sparse: set[str] = field(default_factory=set)
     """Arrays with unset elements before their last (``t[2]=ls``): one element is known,
-    the list (``${t[@]}``, ``${!t[@]}``) is not followed."""
+    the list (``${t[@]}``, ``${!t[@]}``) is not followed, unless ``holes`` names them."""
+    holes: dict[str, frozenset[int]] = field(default_factory=dict)
+    """The unset elements of a sparse array one compound assignment made
+    (``a=([2]=x [0]=y)``: 1): ``${a[@]}`` is its other elements in order."""
     set_words: bool = False
     """A ``set --`` of this command gave ``$1``.. (at the top, where a caller's would be)."""
     args_given: bool = True
@@ -760,7 +769,9 @@ class _Walker(PathJudge, ShellValues):
             reason = next((r for d, r in floors if d == floor), reason)
         # a command the parser cannot read can hide any program, like a run-time value
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
-                            bool(self.unnamed or self.problems), list(dict.fromkeys(self.secrets)),
+                            bool(self.unnamed or self.problems),
+                            "" if self.problems else next(iter(self.unnamed), ""),
+                            list(dict.fromkeys(self.secrets)),
                             list(dict.fromkeys(self.private)))
 
     def _planted(self) -> list[tuple[DecisionValue, str]]:
@@ -2143,21 +2154,33 @@ class _Walker(PathJudge, ShellValues):
             self._remember_map(var, value, append, ctx)
             return
         items: list[str] | None = [] if not append else self._last_items(var)
+        at = len(items or [])
+        held: set[int] = set(range(at))
         for c in value.named_children:  # a=([i]=v): i is evaluated as arithmetic
             keyed = self._static(c, ctx)
             for k in keyed or ():
                 if k.startswith("[") and "]=" in k and var not in self.assoc:
                     self._arithmetic_text(k[1:].partition("]=")[0], "an array's [index]=")
             found = self._static(c, ctx) if items is not None else None
-            if found is None or len(found) != 1 or (found[0].startswith("[") and "]=" in
-                                                    found[0]):
+            key = _ELEMENT_KEY.match(found[0]) if found is not None and len(found) == 1 \
+                else None
+            if found is None or len(found) != 1 or (key is None and found[0].startswith("[")
+                                                    and "]=" in found[0]):
                 items = None
                 break
-            items = [*(items or []), found[0]]
-        sparse = append and var in self.sparse  # t[2]=a; t+=(b): the gap stays
+            if key is not None:  # a=([2]=x [0]=y z): the next unkeyed element goes at 1
+                at = int(key.group(1))
+            items = [*(items or []), *[""] * (at + 1 - len(items or []))]
+            items[at] = found[0][key.end():] if key is not None else found[0]
+            held.add(at)
+            at += 1
+        gaps = frozenset(range(len(items))) - held if items is not None else frozenset()
+        sparse = (append and var in self.sparse) or bool(gaps)  # t[2]=a; t+=(b): the gap stays
         self._set_array(var, items)
         if sparse and items is not None:
             self.sparse.add(var)
+            if not append and not self.conditional:
+                self.holes[var] = gaps
 
     def _remember_map(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``declare -A m=([k]=v ..)``: the entries, when every key and value is known."""
@@ -2721,7 +2744,10 @@ class _Walker(PathJudge, ShellValues):
         found = self.arrays.get(name)
         index = index.rstrip("]")
         if name in self.sparse and index in ("@", "*"):
-            return None  # t[2]=x: t has one element, at 2; its list is not followed
+            gaps = self.holes.get(name)
+            if gaps is None or found is None or len(found) != 1:
+                return None  # t[2]=x: t has one element, at 2; its list is not followed
+            found = [[v for i, v in enumerate(found[0]) if i not in gaps]]
         if name in self.maps and not self.taint_all:  # ${m[key]}, ${m[@]}, ${m[$k]}
             entries = self.maps[name]
             if index in ("@", "*"):
@@ -2988,6 +3014,31 @@ class _Walker(PathJudge, ShellValues):
         self.run(f"{value} {words}", f"alias {name}", ctx.depth + 1, shell=ctx.shell)
         return True
 
+    def _recursion(self, e: Effect, name: str, body: Node, ctx: _Ctx) -> None:
+        """A function calling itself (``walk() { ..; walk "$e"; }``): its body is judged again
+        with the call's words (when shown) and with words only known at run time, each walked
+        again while a pass changes a value, as a loop's is (``_loop_body``); a deeper call
+        adds nothing these passes did not judge."""
+        self._entry(e.argv, "read", "allow", [f"calls {name} again (its body is judged with "
+                                              "words only known at run time)"], "", ctx)
+        self.entries[-1]["function"] = name
+        if body.id in self.recursing:
+            return
+        self.calls += 1
+        outer = (self.argv0, self.positional, self.args_given)
+        known = [w.value for w in e.argv[1:]]
+        self.recursing.add(body.id)
+        seen = {_entry_key(x) for x in self.entries}
+        mark = len(self.entries)
+        if None not in known:  # f 'rm -rf src': these words first, then any words
+            self.positional, self.args_given = [v or "" for v in known], True
+            self._loop_body(body, ctx)
+        self.positional, self.args_given = None, False
+        self._loop_body(body, ctx)
+        self.recursing.discard(body.id)
+        self.argv0, self.positional, self.args_given = outer
+        self.entries[mark:] = [x for x in self.entries[mark:] if _entry_key(x) not in seen]
+
     def _call(self, e: Effect, ctx: _Ctx) -> bool:
         """A call of a function this command defined, in the shell that defined it: its body
         is judged with the call's words as ``"$@"`` (``run(){ "$@"; }; run wc -l f`` runs
@@ -3003,9 +3054,13 @@ class _Walker(PathJudge, ShellValues):
         if name in self.maybe_defined:
             self.unnamed.append(f"{name} may run the function or a program of that name: its "
                                 "definition may not have run")
+        if body.id in self.calling and self.calls < MAX_CALLS:
+            self._recursion(e, name, body, replace(where, piped=ctx.piped, stdin=ctx.stdin,
+                                                   shell=ctx.shell))
+            return True
         if body.id in self.calling or self.calls >= MAX_CALLS:
-            self.unnamed.append(f"a call of {name} is not followed (recursion, or more calls "
-                                "than are judged): what it runs is only known at run time")
+            self.unnamed.append(f"a call of {name} is not followed (more calls than are "
+                                "judged): what it runs is only known at run time")
             return False
         self.called.add(body.id)
         self.calls += 1
@@ -3365,7 +3420,8 @@ class _Walker(PathJudge, ShellValues):
         e, unsure = self._followed(argv, hashed=by_hash)
         if unsure:
             self.unnamed.append(f"{unsure} runs {self.hashed[unsure][0]} or the program of "
-                                "that name: the hash -p before it may not have run")
+                                "that name: the hash -p (or enable -n) before it may not have "
+                                "run")
             other, _ = self._followed(argv, hashed=False)
             if RISK_ORDER.index(other.risk) > RISK_ORDER.index(e.risk):
                 e = other
@@ -3974,6 +4030,8 @@ def _case_parts(item: Node) -> tuple[list[Node], list[Node]]:
             [c for c in item.children[close + 1:] if c.is_named])
 
 
+_ELEMENT_KEY = re.compile(r"\[(0|[1-9]\d?)\]=")
+"""An array element given its index as a decimal literal (``a=([2]=x)``): placed there."""
 _DECODERS = frozenset({"base64", "xxd", "rev", "tr"})
 """Filters whose output, used as a program's name, is a disguise (``cat`` passes text on)."""
 _VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)")

@@ -26,6 +26,7 @@ from engine.permissions.paths import (
     is_startup_file,
     judge_literal,
 )
+from engine.permissions.shell_values import LISTED_TEXT
 from engine.permissions.words import MAX_PATH_WORDS, Word, brace_words
 from engine.workspace.index import tracked
 
@@ -365,6 +366,8 @@ class PathJudge:
             else:  # which file it reads cannot be shown: it may be someone's
                 self.private.append(f"{w.text} (a path only known at run time)")
             return "ask", f"path {w.text} is only known at run time"
+        if for_write and w.text == LISTED_TEXT:  # xargs sed -i, while read f; do .. > "$f"
+            self.unnamed.append(f"changes {w.value}: files another program lists at run time")
         if (fd := stream_descriptor(w.value)) is not None and (for_write or fd <= 2):
             if for_write:
                 self.stream_writes.append((fd, str(w.value)))

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from engine.permissions.constructs import arithmetic_problem, opaque_builtin
+from engine.permissions.constructs import arithmetic_problem, hash_mapping, opaque_builtin
 from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_name
 from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
 from engine.permissions.globbing import GLOB
@@ -22,6 +22,9 @@ from engine.sandbox.env import is_secret_name
 
 LISTED_TEXT = "<a path from a listing>"
 """The text of a word read from a listing (``shell.LISTED``)."""
+PROGRAM_TWINS = frozenset({"echo", "test", "[", "kill", "pwd", "true", "false"})
+"""Builtins that change nothing of the shell's own and whose program of the same name does what
+they do: ``enable -n`` of one is modelled (the program is judged in its place)."""
 MAX_VALUES = 16
 """Values followed per variable (and per input line list, per loop: ``MAX_LOOP_WORDS``); a
 variable that may hold more is only known at run time: a value left out could be the one that
@@ -123,6 +126,8 @@ class ShellValues:
     refs: dict[str, str]
     cased: dict[str, str]
     sparse: set[str]
+    holes: dict[str, frozenset[int]]
+    ws: Path
     integers: set[str]
     env_secrets: list[str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
@@ -402,16 +407,42 @@ class ShellValues:
 
     def _hashed(self, name: str, args: list[str | None]) -> bool:
         """``hash -p FILE NAME..``, every word shown: NAME runs FILE from here on (judged as
-        that file, like a link this command made)."""
-        if name != "hash" or args[:1] != ["-p"] or len(args) < 3 or None in args:
+        that file, like a link this command made). ``enable -n NAME..``: NAME, no longer a
+        builtin, runs the program PATH finds (``/usr/bin/echo``), judged the same way."""
+        mapping = hash_mapping(args) if name == "hash" else \
+            self._disabled(args) if name == "enable" else None
+        if mapping is None:
             return False
-        path, names = str(args[1]), [str(a) for a in args[2:]]
-        if any(n.startswith("-") or "/" in n for n in names) or \
-                os.path.dirname(path) not in SYSTEM_DIRS:
-            return False  # a file of no system folder: which program it is, is not known
+        path, names = mapping
         for n in names:
-            self.hashed[n] = (path, not self.conditional)
+            if path or n not in self.hashed:  # hash -p x echo; enable -n echo: echo runs x
+                self.hashed[n] = (path or self._on_path(n) or "", not self.conditional)
         return True
+
+    def _disabled(self, args: list[str | None]) -> tuple[str, list[str]] | None:
+        """``enable -n NAME..`` where PATH finds each NAME in a system folder first: the
+        names (with "" for the file: each NAME has its own)."""
+        if args[:1] != ["-n"] or len(args) < 2 or None in args:
+            return None
+        names = [str(a) for a in args[1:]]
+        if any(n not in PROGRAM_TWINS or not self._on_path(n) for n in names):
+            return None  # a builtin that changes the shell's state (printf -v, cd, read),
+            # or one whose program PATH finds outside the system folders
+        return "", names
+
+    def _on_path(self, name: str) -> str | None:
+        """The file PATH finds for ``name`` when that is in a system folder and no folder
+        searched before it is one a command could put a file of that name in (relative, or
+        in the workspace), else None."""
+        ws = os.path.realpath(self.ws)
+        for folder in self.env.get("PATH", "").split(":"):
+            if folder not in SYSTEM_DIRS and (not os.path.isabs(folder) or os.path.realpath(
+                    folder).startswith(ws + os.sep) or os.path.realpath(folder) == ws):
+                return None  # ./bin/echo, made by this command, would run instead
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate if folder in SYSTEM_DIRS else None
+        return None
 
     def _getopts(self, args: list[str | None]) -> None:
         """``getopts OPTS NAME [ARGS]``: NAME holds an option letter, ``OPTARG`` any of the
@@ -580,6 +611,7 @@ class ShellValues:
             self.unknown.add(var)
             return
         self.sparse.discard(var)
+        self.holes.pop(var, None)
         if not self.conditional:
             self.arrays.pop(var, None)  # a=(x); a=(y): y only, unless that may not run
         alternatives = self.arrays.setdefault(var, [])
