@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import shlex
 import shutil
 import sqlite3
@@ -24,7 +25,14 @@ from typing import Any
 import pytest
 
 from engine.sandbox import confinement, probe
-from engine.sandbox.home import HOME_FOLDERS, hidden_homes, installation_of, shown
+from engine.sandbox import home as home_view
+from engine.sandbox.home import (
+    HOME_FOLDERS,
+    account_homes,
+    hidden_homes,
+    installation_of,
+    shown,
+)
 from tests.conftest import ROOT, engine_env
 
 MACHINE = ROOT / "machines" / "coding_agent.yaml"
@@ -86,7 +94,8 @@ PAYLOADS = [
 ]
 
 
-def _run(tmp: Path, home: Path, commands: list[str], policy: str | None = None
+def _run(tmp: Path, home: Path, commands: list[str], policy: str | None = None,
+         more_env: dict[str, str] | None = None
          ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """A real run of the coding agent, with ``home`` as ``$HOME`` and its ``~/.local/bin`` on
     PATH, in the workspace ``~/proj``; returns the process and its database."""
@@ -102,7 +111,8 @@ def _run(tmp: Path, home: Path, commands: list[str], policy: str | None = None
         path.write_text(policy)
         cmd += ["--policy", str(path)]
     env = engine_env({"HOME": str(home),
-                      "PATH": f"{home / '.local' / 'bin'}{os.pathsep}{os.environ['PATH']}"})
+                      "PATH": f"{home / '.local' / 'bin'}{os.pathsep}{os.environ['PATH']}",
+                      **(more_env or {})})
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "deny" not in _decisions(db), proc.stdout  # every payload ran
@@ -193,6 +203,8 @@ def test_which_folders_are_hidden(tmp_path: Path) -> None:
     """System folders are never stood in for, a home under the private ``/tmp`` is (so it
     exists inside, empty); a home below another hidden one adds nothing."""
     existing = {os.path.realpath(h) for h in HOME_FOLDERS if os.path.isdir(h)}
+    existing |= {h for h in map(os.path.realpath, account_homes()) if os.path.isdir(h)
+                 and not any(h == x or h.startswith(x + "/") for x in ("/", *existing))}
     assert set(hidden_homes("/")) == existing
     assert set(hidden_homes("/var")) == existing
     assert set(hidden_homes("/tmp")) == existing
@@ -327,3 +339,58 @@ def test_links_a_command_could_plant_show_nothing(home: Path,
     # the same link in a PATH folder outside the workspace is the user's own installation
     env["PATH"] = f"{home / '.local' / 'bin'}:/usr/bin:/bin"
     assert str(home / ".config" / "some-app") in confinement(None, workspace, env=env).readable
+
+
+def test_folders_the_xdg_variables_name_are_hidden_as_the_home_is(tmp_path: Path,
+                                                                   home: Path) -> None:
+    """``XDG_CONFIG_HOME`` and ``XDG_DATA_HOME`` outside the home hold the user's settings
+    and tokens as ``~/.config`` does: hidden alike, with git's configuration there shown (a
+    commit keeps its author). The control reads the token with the sandbox off."""
+    xdg = Path(tempfile.mkdtemp(prefix="turnstile-xdg-", dir="/var/tmp"))
+    try:
+        (xdg / "cfg" / "some-app").mkdir(parents=True)
+        (xdg / "cfg" / "some-app" / "token").write_text(TOKEN)
+        (xdg / "cfg" / "git").mkdir()
+        (xdg / "cfg" / "git" / "config").write_text("[user]\n\tname = Xdg Person\n")
+        (xdg / "data" / "keyrings").mkdir(parents=True)
+        (xdg / "data" / "keyrings" / "login").write_text(HISTORY)
+        (home / ".gitconfig").unlink()
+        code = ("import sys\nfor p in sys.argv[1:]:\n    try:\n        print(open(p).read())\n"
+                "    except OSError:\n        print('HIDDEN')")
+        names = [str(xdg / "cfg" / "some-app" / "token"), str(xdg / "data" / "keyrings" / "login")]
+        commands = [f"python3 -c {shlex.quote(code)} {shlex.join(names)} > xdg.txt",
+                    "git config --global user.name > identity.txt"]
+        more = {"XDG_CONFIG_HOME": str(xdg / "cfg"), "XDG_DATA_HOME": str(xdg / "data")}
+        _run(tmp_path, home, commands, more_env=more)
+        seen = _outputs(home / "proj")
+        assert seen["xdg"].split() == ["HIDDEN", "HIDDEN"]
+        assert seen["identity"] == "Xdg Person"
+        for out in (home / "proj").glob("*.txt"):
+            out.unlink()
+        _run(tmp_path, home, commands, policy="sandbox: {mode: off}\n", more_env=more)
+        assert _outputs(home / "proj")["xdg"].split() == [TOKEN, *HISTORY.split()]
+    finally:
+        shutil.rmtree(xdg, ignore_errors=True)
+
+
+def test_homes_of_accounts_one_can_log_in_as_are_hidden(monkeypatch: pytest.MonkeyPatch,
+                                                        home: Path) -> None:
+    """A service one can log in as (``postgres`` in ``/var/lib/postgresql``) keeps its data
+    in its home: hidden. A daemon's (``nologin``) state folder and a home that is a system or
+    shared folder are not."""
+    folders = {name: home / name for name in ("service", "daemon", "person")}
+    for folder in folders.values():
+        folder.mkdir()
+    entries = [
+        pwd.struct_passwd(("postgres", "x", 120, 120, "", str(folders["service"]), "/bin/bash")),
+        pwd.struct_passwd(("sssd", "x", 121, 121, "", str(folders["daemon"]),
+                           "/usr/sbin/nologin")),
+        pwd.struct_passwd(("pat", "x", 1001, 1001, "", str(folders["person"]), "/bin/false")),
+        pwd.struct_passwd(("bin", "x", 2, 2, "", "/bin", "/bin/sh")),
+        pwd.struct_passwd(("shared", "x", 300, 300, "", "/var/lib", "/bin/sh")),
+    ]
+    monkeypatch.setattr(home_view.pwd, "getpwall", lambda: entries)
+    hidden = set(hidden_homes(None))  # the fixture's home is no account's: not hidden
+    assert {str(folders["service"]), str(folders["person"])} <= hidden
+    assert str(folders["daemon"]) not in hidden
+    assert not hidden & {"/bin", "/var/lib", "/", "/usr"}

@@ -355,13 +355,13 @@ def _readable(env: Mapping[str, str], listed: Sequence[str], writable: Sequence[
     engine's own installation (bound in read-only where the private /tmp or a hidden home
     would hide them). Links in a folder a command can write choose nothing."""
     home = env.get("HOME")
-    homes = home_view.hidden_homes(home)
+    homes = home_view.hidden_homes(home, env)
     path_dirs = _path_dirs(env)
     linking = [p for p in path_dirs if not any(home_view.under(p, w) for w in writable)]
     own = os.path.realpath(home) if home and os.path.isabs(home) else None
     return homes, [*(os.path.realpath(p) for p in _expand(listed, home)),
                    *(p for p in path_dirs if not home_view.is_whole_home(p, own)),
-                   *own_installation(), *home_view.shown(home, linking, homes)]
+                   *own_installation(), *home_view.shown(home, linking, homes, env)]
 
 
 def _path_dirs(env: Mapping[str, str]) -> list[str]:

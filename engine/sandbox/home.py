@@ -2,7 +2,9 @@
 
 Masking a list of secret folders leaves every file nobody listed readable: a token in
 ``~/.config/some-app``, the shell's history, another user's checkout. So each home folder
-(``HOME_FOLDERS`` and ``$HOME``) is an empty read-only folder inside the sandbox, and only what
+(``HOME_FOLDERS``, ``$HOME``, the homes of accounts one can log in as, and the folders the
+``XDG_*_HOME`` variables move the user's own files to) is an empty read-only folder inside the
+sandbox, and only what
 commands need is bound back read-only: the workspace (writable), the folders on ``PATH`` and
 the installations their programs link to, the engine's own installation, git's own
 configuration, the toolchains and package caches of ``TOOLCHAINS`` that exist, and
@@ -13,6 +15,7 @@ configuration, the toolchains and package caches of ``TOOLCHAINS`` that exist, a
 from __future__ import annotations
 
 import os
+import pwd
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -21,6 +24,20 @@ HOME_FOLDERS: tuple[str, ...] = ("/root", "/home", "/Users")
 SYSTEM_FOLDERS = frozenset({"/", "/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
                             "/opt", "/var", "/srv", "/nix", "/proc", "/dev", "/sys", "/run"})
 """Never hidden, whatever ``$HOME`` says (a service account's home may be ``/`` or ``/var``)."""
+SHARED_FOLDERS = frozenset({"/var/lib", "/var/cache", "/var/log", "/var/spool", "/var/tmp",
+                            "/var/local", "/var/opt", "/var/empty", "/var/db", "/var/mail",
+                            "/usr/local", "/mnt", "/media", "/data", "/home", "/Users"})
+"""Folders every account shares (a home given as one of them is not hidden whole)."""
+SYSTEM_TREES: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc",
+                                 "/dev", "/proc", "/sys", "/run", "/var/run", "/var/lock",
+                                 "/boot", "/nix", "/tmp")
+"""Never hidden, nor anything below them, whichever account names them as its home."""
+NO_LOGIN = frozenset({"nologin", "false", "sync", "halt", "shutdown", ""})
+"""Login shells of accounts no one logs in as (a daemon's)."""
+PEOPLE_UIDS = 1000
+"""Accounts from this uid up are people's, whatever their shell."""
+XDG_HIDDEN = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+"""Variables that move the user's own folders out of ``$HOME`` (its cache stays seen)."""
 TOOLCHAINS: tuple[str, ...] = (
     ".gitconfig", ".config/git", ".local/bin", ".local/lib", ".local/share/uv", ".local/share/pipx",
     ".local/pipx", ".local/share/pnpm", ".pyenv", ".rbenv", ".nvm", ".volta", ".asdf", ".bun",
@@ -47,10 +64,13 @@ GIT_CONFIG_BYTES = 1 << 20
 """How much of a git configuration file is read for the files it names."""
 
 
-def hidden_homes(home: str | None) -> tuple[str, ...]:
-    """The home folders to hide, resolved and existing: ``HOME_FOLDERS`` and ``$HOME``, except
-    system folders, outermost only. A ``$HOME`` under ``/tmp`` is one too: the private
-    ``/tmp`` would leave no folder there, and ``cd ~`` or a tool that looks for its
+def hidden_homes(home: str | None, env: Mapping[str, str] | None = None
+                 ) -> tuple[str, ...]:
+    """The home folders to hide, resolved and existing, outermost only: ``HOME_FOLDERS``,
+    ``$HOME``, the home of every account one can log in as (``account_homes``) and the
+    user's own configuration, data and state folders where ``XDG_*_HOME`` moves them
+    (``xdg_folders``), except system folders. A ``$HOME`` under ``/tmp`` is one too: the
+    private ``/tmp`` would leave no folder there, and ``cd ~`` or a tool that looks for its
     configuration should find an empty one, as in ``/root``."""
     found: list[str] = []
     for path in (*HOME_FOLDERS, home or ""):
@@ -60,19 +80,51 @@ def hidden_homes(home: str | None) -> tuple[str, ...]:
         if real in SYSTEM_FOLDERS or real == "/tmp" or not os.path.isdir(real):
             continue
         found.append(real)
+    for path in (*account_homes(), *xdg_folders(env or {})):
+        real = os.path.realpath(path)
+        if not _shared(real) and os.path.isdir(real):
+            found.append(real)
     return tuple(outermost(found))
 
 
-def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> list[str]:
+def account_homes() -> list[str]:
+    """The homes ``/etc/passwd`` gives accounts one can log in as (a person's, or a service's
+    such as ``postgres`` in ``/var/lib/postgresql``: its database files, its dumps). A
+    daemon's (``nologin``) is its state folder, which programs here may need
+    (``/var/lib/sss`` answers user lookups): not hidden."""
+    try:
+        entries = pwd.getpwall()
+    except OSError:
+        return []
+    return [e.pw_dir for e in entries if e.pw_dir and os.path.isabs(e.pw_dir) and (
+        e.pw_uid >= PEOPLE_UIDS or os.path.basename(e.pw_shell or "") not in NO_LOGIN)]
+
+
+def xdg_folders(env: Mapping[str, str]) -> list[str]:
+    """Where ``XDG_CONFIG_HOME``, ``XDG_DATA_HOME`` and ``XDG_STATE_HOME`` put the user's own
+    settings, data and state (tokens, keyrings, histories), when they name a folder."""
+    return [v for k in XDG_HIDDEN if (v := env.get(k, "")) and os.path.isabs(v)]
+
+
+def _shared(path: str) -> bool:
+    """A folder of the system's, or one shared by every account: never hidden whole."""
+    return path in SYSTEM_FOLDERS or path in SHARED_FOLDERS or any(
+        under(path, f) for f in SYSTEM_TREES)
+
+
+def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str],
+          env: Mapping[str, str] | None = None) -> list[str]:
     """What of the hidden homes commands see read-only besides ``sandbox.readable`` and ``PATH``
-    itself: ``TOOLCHAINS`` below ``$HOME``, the installations programs on ``PATH`` link to,
-    and those the ``#!`` lines of its scripts (and of those programs) name."""
+    itself: ``TOOLCHAINS`` below ``$HOME`` (or where ``XDG_*_HOME`` moves them), the
+    installations programs on ``PATH`` link to, and those the ``#!`` lines of its scripts
+    (and of those programs) name."""
     out: list[str] = []
     own = os.path.realpath(home) if home and os.path.isabs(home) else None
     if home and own:
-        found = [os.path.realpath(os.path.join(home, rel)) for rel in TOOLCHAINS
-                 if os.path.lexists(os.path.join(home, rel))]
-        found += git_config_files(home, [p for p in found if p.endswith(GIT_CONFIGS)])
+        places = [p for p in toolchain_places(home, env or {}) if os.path.lexists(p[1])]
+        found = [os.path.realpath(path) for _, path in places]
+        found += git_config_files(home, [os.path.realpath(path) for rel, path in places
+                                         if rel in GIT_CONFIGS])
         out += [p for p in found if not is_whole_home(p, own)]  # ~/.pyenv -> ~ shows nothing
     hidden = (*homes, "/tmp")
     listing = _listing(path_dirs)
@@ -91,7 +143,23 @@ def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str]) -> l
     return list(dict.fromkeys(out))
 
 
-GIT_CONFIGS = ("/.gitconfig", "/.config/git")
+GIT_CONFIGS = (".gitconfig", ".config/git")
+XDG_MOVES = (("XDG_CONFIG_HOME", ".config/"), ("XDG_DATA_HOME", ".local/share/"),
+             ("XDG_CACHE_HOME", ".cache/"))
+"""Which part of ``TOOLCHAINS`` each variable moves out of ``$HOME`` (git reads
+``$XDG_CONFIG_HOME/git``, uv keeps its tools in ``$XDG_DATA_HOME/uv``)."""
+
+
+def toolchain_places(home: str, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Each ``TOOLCHAINS`` entry with the path it has here: below ``$HOME``, and also below the
+    folder an ``XDG_*_HOME`` variable names for those it moves."""
+    out = [(rel, os.path.join(home, rel)) for rel in TOOLCHAINS]
+    for var, prefix in XDG_MOVES:
+        base = env.get(var, "")
+        if base and os.path.isabs(base):
+            out += [(rel, os.path.join(base, rel[len(prefix):])) for rel in TOOLCHAINS
+                    if rel.startswith(prefix)]
+    return out
 _GIT_NAMES_FILE = re.compile(
     r"^\s*(?:excludesfile|attributesfile|hookspath|path)\s*=\s*(.+?)\s*$", re.I | re.M)
 """Keys of a git configuration whose value is a file git reads (``core.excludesFile``, an
