@@ -41,18 +41,28 @@ def options_from_environment(program: str, env: Environment) -> list[Word]:
     if program == "git":
         return [w for pair in config_from_environment(env) for w in (Word.of("-c"), pair)]
     name, quoted = _SPLIT_OPTIONS.get(program, ("", False))
+    if program == "make":  # X='$(shell CMD)' make -n: a makefile's $(X) expands the value
+        expanded = [f"{k}={' '.join(v or ['$(unknown)'])}" for k, v in env.items()
+                    if k != name and (v is None or any("$" in x for x in v))]
+        words = _variable_options(program, env, name, quoted) if name in env else []
+        return [*words, Word.of(f"--eval={' '.join(expanded)}")] if expanded else words
     if name in env:
-        words = _split(env[name], f"${name}", quoted)
-        if program == "make" and words and (words[0].value or "-")[:1] != "-":
-            words[0] = Word.of("-" + (words[0].value or ""))  # MAKEFLAGS=k: make -k
-        values = env[name] or []
-        if program == "make" and any("$" in v for v in values):  # make expands the value
-            words.append(Word.of(f"--eval={' '.join(values)}"))  # as its own: $(shell CMD)
-        return words
+        return _variable_options(program, env, name, quoted)
     if program in _NPM:
         return [_npm_option(k, env[k]) for k in env
                 if k.lower().startswith("npm_config_")]
     return []
+
+
+def _variable_options(program: str, env: Environment, name: str, quoted: bool) -> list[Word]:
+    """The options one variable holds (``LESS``, ``MAKEFLAGS``...)."""
+    words = _split(env[name], f"${name}", quoted)
+    if program == "make" and words and (words[0].value or "-")[:1] != "-":
+        words[0] = Word.of("-" + (words[0].value or ""))  # MAKEFLAGS=k: make -k
+    values = env[name] or []
+    if program == "make" and any("$" in v for v in values):  # make expands the value
+        words.append(Word.of(f"--eval={' '.join(values)}"))  # as its own: $(shell CMD)
+    return words
 
 
 def _split(values: list[str] | None, text: str, quoted: bool) -> list[Word]:

@@ -271,6 +271,9 @@ class ShellVerdict:
         """Why only a person may allow the command ("" when a policy or mode may)."""
         if self.unnamed and self.unnamed_why.startswith(("writes ", "changes ")):
             return "which files it changes is only known at run time"
+        if self.unnamed and self.unnamed_why and not self.unnamed_why.startswith(
+                "the program "):
+            return self.unnamed_why  # a file it loads was written by it, a name unknown..
         if self.unnamed:
             return "the program cannot be named before it runs"
         if self.secrets:
@@ -2499,8 +2502,8 @@ class _Walker(PathJudge, ShellValues):
         (``env_options``): those its prefix assigns, and those exported before."""
         env: dict[str, list[str] | None] = {
             v: (None if v in self.unknown else self.known.get(v))
-            for v in self.exported_vars if watched(v)}
-        env.update({v: found for v, found in prefixed.items() if watched(v)})
+            for v in self.exported_vars if watched(v) or _NAME.fullmatch(v)}
+        env.update({v: found for v, found in prefixed.items()})
         return env
 
     def _last_argument(self, argv: Sequence[Word]) -> None:

@@ -204,13 +204,20 @@ class PathJudge:
             if base is None:
                 return [f"{e.argv[0].shown} runs in a folder only known at run time: code "
                         "there may load when it starts"]
+            wrote = {os.path.normpath(os.path.join(str(base), w)) for w in self.written}
             for folder in _upward(str(base), os.path.realpath(self.ws), loads.upward):
                 for name in loads.names:
                     path = os.path.join(folder, name)
+                    shown = os.path.relpath(path, base)
+                    if os.path.normpath(path) in wrote:  # never run unseen, as a file
+                        # written and then run (what it holds is not judged here)
+                        self.unnamed.append(f"{e.argv[0].shown} loads {shown}, which this "
+                                            "command wrote")
+                        return [f"{e.argv[0].shown} loads {shown}, which this command "
+                                "wrote: what it holds may run"]
                     if os.path.lexists(path) and _names_code(path, loads.keys):
                         what = "code that runs" if not loads.keys else "it names code to load"
-                        return [f"{e.argv[0].shown} loads {os.path.relpath(path, base)}: "
-                                f"{what}"]
+                        return [f"{e.argv[0].shown} loads {shown}: {what}"]
         return []
 
     def _replaced(self, e: Effect) -> list[str]:
