@@ -199,6 +199,30 @@ def test_other_peoples_homes_are_hidden_too(tmp_path: Path, home: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def test_an_accounts_home_outside_the_home_folders_is_hidden(tmp_path: Path,
+                                                             home: Path) -> None:
+    """A service's home one can log in as (``postgres``'s ``/var/lib/postgresql`` here): a
+    file planted there is read with the sandbox off and not with it on."""
+    outside = [h for h in map(os.path.realpath, account_homes()) if os.path.isdir(h)
+               and os.access(h, os.W_OK) and h in hidden_homes(None)
+               and not any(h == f or h.startswith(f + "/") for f in HOME_FOLDERS)]
+    if not outside:
+        pytest.skip("no account here has a writable home outside /root, /home and /Users")
+    folder = Path(tempfile.mkdtemp(prefix="turnstile-account-", dir=outside[0]))
+    try:
+        (folder / "dump.sql").write_text(TOKEN)
+        code = ("import sys\ntry:\n    print(open(sys.argv[1]).read())\n"
+                "except OSError:\n    print('HIDDEN')")
+        command = f"python3 -c {shlex.quote(code)} {folder / 'dump.sql'} > account.txt"
+        _run(tmp_path, home, [command])
+        assert _outputs(home / "proj")["account"] == "HIDDEN"
+        (home / "proj" / "account.txt").unlink()
+        _run(tmp_path, home, [command], policy="sandbox: {mode: off}\n")
+        assert _outputs(home / "proj")["account"] == TOKEN
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_which_folders_are_hidden(tmp_path: Path) -> None:
     """System folders are never stood in for, a home under the private ``/tmp`` is (so it
     exists inside, empty); a home below another hidden one adds nothing."""
