@@ -179,24 +179,32 @@ def test_a_missing_home_file_says_the_sandbox_hides_it(tmp_path: Path, home: Pat
     assert "sandbox.readable" in content
 
 
+_READ_ARGUMENT = ("import sys\ntry:\n    print(open(sys.argv[1]).read())\n"
+                  "except OSError:\n    print('HIDDEN')")
+
+
+def _planted_is_hidden(tmp: Path, home: Path, inside: str, prefix: str) -> None:
+    """A file planted in a folder below ``inside`` is not read by a sandboxed run, and is
+    read by the same command with the sandbox off (the control)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=inside))
+    try:
+        (folder / "notes").write_text(TOKEN)
+        command = f"python3 -c {shlex.quote(_READ_ARGUMENT)} {folder / 'notes'} > planted.txt"
+        _run(tmp, home, [command])
+        assert _outputs(home / "proj")["planted"] == "HIDDEN"
+        (home / "proj" / "planted.txt").unlink()
+        _run(tmp, home, [command], policy="sandbox: {mode: off}\n")
+        assert _outputs(home / "proj")["planted"] == TOKEN
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_other_peoples_homes_are_hidden_too(tmp_path: Path, home: Path) -> None:
     """A file in ``/home`` or ``/root`` (not this run's ``$HOME``) is as hidden."""
     writable = [h for h in HOME_FOLDERS if os.path.isdir(h) and os.access(h, os.W_OK)]
     if not writable:
         pytest.skip("no home folder here is writable, so no file can be planted in one")
-    folder = Path(tempfile.mkdtemp(prefix="turnstile-other-", dir=writable[0]))
-    try:
-        (folder / "notes").write_text(TOKEN)
-        code = ("import sys\ntry:\n    print(open(sys.argv[1]).read())\n"
-                "except OSError:\n    print('HIDDEN')")
-        command = f"python3 -c {shlex.quote(code)} {folder / 'notes'} > other.txt"
-        _run(tmp_path, home, [command])
-        assert _outputs(home / "proj")["other"] == "HIDDEN"
-        (home / "proj" / "other.txt").unlink()
-        _run(tmp_path, home, [command], policy="sandbox: {mode: off}\n")
-        assert _outputs(home / "proj")["other"] == TOKEN
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    _planted_is_hidden(tmp_path, home, writable[0], "turnstile-other-")
 
 
 def test_an_accounts_home_outside_the_home_folders_is_hidden(tmp_path: Path,
@@ -208,19 +216,7 @@ def test_an_accounts_home_outside_the_home_folders_is_hidden(tmp_path: Path,
                and not any(h == f or h.startswith(f + "/") for f in HOME_FOLDERS)]
     if not outside:
         pytest.skip("no account here has a writable home outside /root, /home and /Users")
-    folder = Path(tempfile.mkdtemp(prefix="turnstile-account-", dir=outside[0]))
-    try:
-        (folder / "dump.sql").write_text(TOKEN)
-        code = ("import sys\ntry:\n    print(open(sys.argv[1]).read())\n"
-                "except OSError:\n    print('HIDDEN')")
-        command = f"python3 -c {shlex.quote(code)} {folder / 'dump.sql'} > account.txt"
-        _run(tmp_path, home, [command])
-        assert _outputs(home / "proj")["account"] == "HIDDEN"
-        (home / "proj" / "account.txt").unlink()
-        _run(tmp_path, home, [command], policy="sandbox: {mode: off}\n")
-        assert _outputs(home / "proj")["account"] == TOKEN
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    _planted_is_hidden(tmp_path, home, outside[0], "turnstile-account-")
 
 
 def test_which_folders_are_hidden(tmp_path: Path) -> None:
