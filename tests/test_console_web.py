@@ -253,9 +253,13 @@ def test_live_output_tokens_timeline_and_resume_on_the_run_page(  # type: ignore
     (task / "task.yaml").write_text((task / "task.yaml").read_text().replace(
         "approval: park", "approval: policy"))
     (task / "policy.yaml").write_text(SLOW_POLICY)
+    # step 1 waits for the gate, so the run is surely mid-way when Ctrl-C comes (a 1 s sleep
+    # per step once let a loaded machine finish the run before the signal)
+    waits = ["sleep 1", f"until [ -e {GATE} ]; do sleep 0.1; done", "sleep 1"]
     turns = [{"text": f"Waiting {i}.", "tool_calls": [
-        {"name": "run_shell", "args": {"command": f"echo tick {i}; sleep 1; echo tock {i}"}}]}
-        for i in range(3)]
+        {"name": "run_shell", "args": {"command": f"echo tick {i}; {wait}; echo tock {i}",
+                                       "timeout_s": 3600}}]}
+        for i, wait in enumerate(waits)]
     (task / "turns.yaml").write_text(json.dumps([*turns, {"text": "Done."}]))
     proc = subprocess.Popen([sys.executable, "-m", "engine", "run", "machines/coding_agent.yaml",
                              "--golden", str(task), "--db", str(cli.db)], cwd=ROOT,
@@ -273,6 +277,7 @@ def test_live_output_tokens_timeline_and_resume_on_the_run_page(  # type: ignore
         if proc.poll() is None:
             proc.kill()
     assert cli.json("show", run_id)["status"] == "interrupted"
+    (Path(cli.json("show", run_id)["workspace"]) / GATE).write_text("")  # resumed, it ends
     wait_for(lambda: _text(browser, "run-status") == "interrupted")
     button = wait_for(lambda: browser.find_element("css selector", "button.resume")
                       if browser.find_element("css selector", "form.resume").is_displayed()
