@@ -269,12 +269,12 @@ class ShellVerdict:
     @property
     def person_only(self) -> str:
         """Why only a person may allow the command ("" when a policy or mode may)."""
-        if self.unnamed and self.unnamed_why.startswith(("writes ", "changes ")):
-            return "which files it changes is only known at run time"
-        if self.unnamed and self.unnamed_why and not self.unnamed_why.startswith(
-                "the program "):
-            return self.unnamed_why  # a file it loads was written by it, a name unknown..
         if self.unnamed:
+            why = self.unnamed_why
+            if why.startswith(("writes ", "changes ")):
+                return "which files it changes is only known at run time"
+            if why and not why.startswith("the program "):
+                return why  # a file it loads was written by it, a name only known then..
             return "the program cannot be named before it runs"
         if self.secrets:
             return f"it reads credentials: {', '.join(self.secrets[:3])}"

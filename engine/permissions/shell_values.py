@@ -436,8 +436,8 @@ class ShellValues:
         in the workspace), else None."""
         ws = os.path.realpath(self.ws)
         for folder in self.env.get("PATH", "").split(":"):
-            if folder not in SYSTEM_DIRS and (not os.path.isabs(folder) or os.path.realpath(
-                    folder).startswith(ws + os.sep) or os.path.realpath(folder) == ws):
+            real = os.path.realpath(folder) if os.path.isabs(folder) else ""
+            if folder not in SYSTEM_DIRS and (not real or os.path.commonpath([real, ws]) == ws):
                 return None  # ./bin/echo, made by this command, would run instead
             candidate = os.path.join(folder, name)
             if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
