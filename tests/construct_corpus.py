@@ -118,6 +118,7 @@ MODELLED = (
     ("source /dev/stdin", "source /dev/stdin <<< {q}"),
     ("bash -s here-doc", "bash -s <<'E'\n{cmd}\nE"),
     ("while read loop", "while read -r l; do {cmd}; done < a.txt"),
+    ("input opened read-write", "while read -r l; do {cmd}; done <> a.txt"),
     ("case", "case x in x) {cmd};; esac"),
     ("negation", "! {cmd}"),
     ("background", "{cmd} &"),

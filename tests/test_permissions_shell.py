@@ -2230,6 +2230,40 @@ def test_a_cd_that_does_not_last_leaves_the_files_after_it_where_they_were(
     assert decision(ws, command) == "deny", command
 
 
+@pytest.mark.parametrize("command", [
+    "echo y 1<> a.txt", "echo y 1<>a.txt", "exec 3<>a.txt; echo y >&3", "ls 2<> a.txt >&2",
+    "exec 4<> a.txt; printf y 1>&4", "bash -c 'echo y 1<>a.txt'", "{ echo y; } 1<> a.txt",
+])
+def test_writing_over_a_file_opened_read_write_is_refused(tmp_path: Path, command: str) -> None:
+    """``<>`` opens a file for reading and writing without emptying it: output sent there
+    lands over its first bytes. Run by bash, a.txt's work is overwritten; judged, refused."""
+    ws = work_lost_in_bash(tmp_path, command)
+    assert decision(ws, command) == "deny", command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("exec 3<>a.txt; cat <&3", "allow"), ("cat <> a.txt", "allow"),
+    ("cat 0<>a.txt | wc -l", "allow"), ("while read -r l; do echo \"$l\"; done <> a.txt",
+                                         "allow"),
+    ("cat 3<> a.txt", "allow"), ("echo '<>' 1<> /dev/null", "allow"),
+    ("cat 0<> new.txt", "ask"), ("exec 3<>new.log; echo hi >&3", "ask"),
+    ("cat <> /etc/hostname", "ask"),
+])
+def test_a_file_opened_read_write_is_judged_by_what_is_written(
+        tmp_path: Path, command: str, expected: str) -> None:
+    """Only read through, the file is unchanged in bash, and the command is allowed; a
+    missing file is created (a write, asked)."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=30,
+                   stdin=subprocess.DEVNULL, check=False)
+    assert (ws / "a.txt").read_text() == "precious\n", command
+    assert any(ws.glob("new.*")) == ("new." in command), command
+    for made in ws.glob("new.*"):
+        made.unlink()
+    assert decision(ws, command) == expected, command
+
+
 @pytest.mark.parametrize("command,expected", [
     # a loop whose body changes folder: each value is judged in its own folder, globs
     # matched now (a pattern that matches nothing is the word bash gives)

@@ -9,6 +9,7 @@ same order, and say which text it still leaves out (the walker then fails closed
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -23,6 +24,9 @@ MAX_REWRITES = 16
 _REDIRECTED = frozenset({"redirected_statement"})
 _TEXT = re.compile(rb"[^ \t\r\n\\]")
 _NAMED_FD = re.compile(rb"\{[A-Za-z_]\w*\}")
+READ_WRITE_MARK = b"\x0b"
+"""Put for the ``>`` of ``<>`` (open for reading and writing), which the grammar does not
+know: it reads ``<`` and a blank, and the walker reads ``<>`` back."""
 
 
 def stray_words(statement: Node) -> list[Node]:
@@ -168,7 +172,29 @@ def uncovered(src: bytes, root: Node) -> list[int]:
             continue
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
-                return [m.start() for m in _TEXT.finditer(left)]
+                return [m.start() for m in _TEXT.finditer(left)
+                        if src[m.start() - 1:m.end()] != b"<" + READ_WRITE_MARK]
+
+
+def read_write_marked(src: bytes, root: Node) -> bytes | None:
+    """``src`` with the ``>`` of each ``<>`` operator replaced by ``READ_WRITE_MARK``; None
+    when it has none. Found among the tree's tokens (a ``<`` and a ``>`` side by side), so a
+    ``<>`` in quotes or in a here-document stays as it is."""
+    leaves: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count == 0:
+            leaves.append(node)
+        stack.extend(reversed(node.children))
+    spots = [b.start_byte for a, b in itertools.pairwise(leaves)
+             if a.type == "<" and b.type == ">" and a.end_byte == b.start_byte]
+    if not spots:
+        return None
+    out = bytearray(src)
+    for at in spots:
+        out[at:at + 1] = READ_WRITE_MARK
+    return bytes(out)
 
 
 def dashes_quoted(src: bytes, offsets: list[int]) -> bytes | None:

@@ -61,9 +61,11 @@ from engine.permissions.listings import keeps_lines, listed_dirs, split_name
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
     MAX_REWRITES,
+    READ_WRITE_MARK,
     closers_quoted,
     closers_restored,
     dashes_quoted,
+    read_write_marked,
     uncovered,
     words_moved,
 )
@@ -582,6 +584,8 @@ class _Walker(PathJudge, ShellValues):
     written: set[str] = field(default_factory=set)
     """Files the lines walked so far write (redirections, ``tee``, ``cp``...)."""
     stream_writes: list[tuple[int, str]] = field(default_factory=list)
+    opened: dict[int, Word] = field(default_factory=dict)
+    """Descriptors from 3 up opened read-write (``exec 3<>f``): ``>&3`` writes over f."""
     redirected: list[tuple[set[int], Word | None]] = field(default_factory=list)
     """Files redirections put on descriptors (``< f``: {0}, ``&> f``: {1, 2}), and
     descriptors made one (``2>&1``: {1, 2}, no file): a standard stream opened for writing
@@ -618,6 +622,9 @@ class _Walker(PathJudge, ShellValues):
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
         root = _PARSER.parse(src).root_node
+        if root.has_error and (marked := read_write_marked(src, root)) is not None and \
+                not (again := _PARSER.parse(marked).root_node).has_error:
+            text, src, root = marked.decode("utf-8", "surrogateescape"), marked, again
         if root.has_error and (fixed := _grammar_repaired(text)) is not None:
             text, src, root = fixed
         if root.has_error and self._extglob(text, via, depth, args):
@@ -1889,7 +1896,7 @@ class _Walker(PathJudge, ShellValues):
             dest = redirect.child_by_field_name("destination")
             if redirect.type != "file_redirect" or dest is None:
                 continue
-            op = next((_text(c, ctx) for c in redirect.children if not c.is_named), "")
+            op = _redirect_op(redirect, ctx)
             key = self._diff_file_key(self._word(dest, ctx).value)
             if reversed_diff is not None and key and op in (">", ">|", "&>") and \
                     1 in _descriptors(redirect, op, ctx):
@@ -1982,9 +1989,10 @@ class _Walker(PathJudge, ShellValues):
                 if value and not value.startswith("-"):
                     found.add(os.path.normpath(value))
         for redirect in _descendants(node, "file_redirect"):
-            op = next((_text(c, ctx) for c in redirect.children if not c.is_named), "")
+            op = _redirect_op(redirect, ctx)
             dest = redirect.child_by_field_name("destination")
-            value = self._word(dest, ctx).value if dest is not None and op == "<" else None
+            value = self._word(dest, ctx).value if dest is not None and op in ("<", "<>") \
+                else None
             if value:
                 found.add(os.path.normpath(value))
         return frozenset(found)
@@ -2029,7 +2037,7 @@ class _Walker(PathJudge, ShellValues):
             return self._word(word, ctx)
         if node.type == "file_redirect":
             dest = node.child_by_field_name("destination")
-            op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
+            op = _redirect_op(node, ctx)
             if op == "<" and dest is not None and dest.type == "process_substitution":
                 inner = [c for c in dest.named_children if c.type != "comment"]
                 self.decoding = False
@@ -2250,7 +2258,7 @@ class _Walker(PathJudge, ShellValues):
         self.numeric.add(var)
 
     def _file_redirect(self, node: Node, ctx: _Ctx) -> None:
-        op = next((_text(c, ctx) for c in node.children if not c.is_named), "")
+        op = _redirect_op(node, ctx)
         dest = node.child_by_field_name("destination")
         for child in node.named_children:
             self._visit(child, replace(ctx, piped=False, stdin=None))
@@ -2260,7 +2268,13 @@ class _Walker(PathJudge, ShellValues):
         if word.value is None and word.dynamic in ("var", "other"):  # f=a.txt; cat < "$f"
             known = self._known_words(dest, word, ctx)
             word = known[0] if len(known) == 1 else word
-        if self._note_streams(op, _descriptors(node, op, ctx), word) or word.value == "-":
+        fds = _descriptors(node, op, ctx)
+        if op == ">&" and (word.value or "").isdigit() and int(word.value or 0) in self.opened:
+            self._written_over(self.opened[int(word.value or 0)], ctx)  # exec 3<>f; echo >&3
+        if self._note_streams(op, fds, word) or word.value == "-":
+            return
+        if op == "<>" and word.value not in NULL_DEVICES:
+            self._read_write(word, fds, ctx)
             return
         fd = re.fullmatch(r'"?\$\{([A-Za-z_]\w*)\[[01]\]\}"?', _text(dest, ctx))
         if op in (">&", "<&") and fd and fd.group(1) in self.coprocs and \
@@ -2292,6 +2306,33 @@ class _Walker(PathJudge, ShellValues):
                              "does not show"], "deny", ctx)
         elif op in _READ_OPS:
             self._redirect_entry(op, word, False, ctx)
+
+    def _read_write(self, word: Word, fds: set[int], ctx: _Ctx) -> None:
+        """``N<>FILE`` opens FILE for reading and writing, creating it when missing and
+        emptying nothing. What is written to it lands over its first bytes: on standard
+        output or error at once; on another descriptor when a later ``>&N`` writes there
+        (``exec 3<>f; echo y >&3``); only read on standard input."""
+        for fd in fds - {0, 1, 2}:
+            self.opened[fd] = word
+        if fds & {1, 2} or word.value is None:
+            self._written_over(word, ctx)
+        elif any(os.path.lexists(p) for p in self.resolved_files(word)):
+            self._redirect_entry("<>", word, False, ctx)
+        else:
+            self._redirect_entry("<>", word, True, ctx)  # creates it
+
+    def _written_over(self, word: Word, ctx: _Ctx) -> None:
+        """Bytes written over FILE in place (``<>``): what they replace is lost and the rest
+        stays, so a file that holds work is refused, like a file emptied by ``>``."""
+        if word.value:
+            self._written(word.value)
+            self.contents.pop(os.path.normpath(word.value), None)
+        if (why := self._work_at(word)):
+            self._entry([Word.of("<>"), word], "destructive", "deny",
+                        [f"writes over {word.shown} in place ({why}): <> keeps the bytes it "
+                         "does not replace"], "deny", ctx)
+        else:
+            self._redirect_entry("<>", word, True, ctx)
 
     def _note_streams(self, op: str, fds: set[int], word: Word) -> bool:
         """What a redirection puts on the descriptors ``fds``, for ``_streams_reopened``;
@@ -4156,6 +4197,16 @@ def _body_as_words(root: Node) -> bool:
 
 
 _HEREDOC_PARTS = frozenset({"heredoc_start", "heredoc_body", "heredoc_end"})
+
+
+def _redirect_op(node: Node, ctx: _Ctx) -> str:
+    """A file redirection's operator, ``<>`` included (``read_write_marked``)."""
+    token = next((c for c in node.children if not c.is_named), None)
+    if token is None:
+        return ""
+    op = _text(token, ctx)
+    marked = ctx.src[token.end_byte:token.end_byte + 1] == READ_WRITE_MARK
+    return "<>" if op == "<" and marked else op
 
 
 def _descendants(node: Node, kind: str) -> list[Node]:
