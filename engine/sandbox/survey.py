@@ -21,16 +21,14 @@ import glob
 import logging
 import os
 import re
-import shutil
 import stat
 import sys
-import tempfile
 import threading
 import time
 import weakref
 from dataclasses import dataclass, field
 
-from engine.sandbox import repos
+from engine.sandbox import pycache, repos
 from engine.workspace import inotify
 
 logger = logging.getLogger(__name__)
@@ -85,11 +83,11 @@ class Survey:
         self._since = 0
         """When the command began (ns, change time): a walk takes newer ``stands_in`` files
         for its."""
-        self.pycache = tempfile.mkdtemp(prefix="turnstile-pycache-")
+        self.pycache, lock = pycache.claim()
         """Where commands' python keeps its bytecode (``PYTHONPYCACHEPREFIX``), outside the
         workspace: a ``*.pyc`` a command leaves in the workspace was written on purpose.
-        Removed with the survey."""
-        weakref.finalize(self, shutil.rmtree, self.pycache, True)
+        Removed with the survey, or by a later run's sweep when this one is killed."""
+        weakref.finalize(self, pycache.release, self.pycache, lock)
         self._by_wd: dict[int, str] = {}
         self._notify: inotify.Inotify | None = None
         self._blind = ""
@@ -98,6 +96,11 @@ class Survey:
         threading.Thread(target=self._first, daemon=True, name="workspace survey").start()
 
     def _first(self) -> None:
+        try:
+            if gone := pycache.sweep():
+                logger.info("removed %d bytecode folders of runs that ended", len(gone))
+        except OSError as exc:
+            logger.warning("the sweep of bytecode folders failed: %s", exc)
         try:
             self._notify = inotify.Inotify()
         except OSError as exc:  # none here, or no instance left (max_user_instances)
