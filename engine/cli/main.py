@@ -589,6 +589,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
                  "; processes, /tmp, memory, CPU time and file size bounded"))
         print(f"home folders hidden: {', '.join(home['hidden']) or 'none'}; shown read-only "
               f"in them: {', '.join(home['shown']) or 'nothing'} (more with sandbox.readable)")
+        if home["git_settings_left_out"]:
+            print("git's global configuration is a copy without: "
+                  + ", ".join(home["git_settings_left_out"]))
     else:
         print(f"unavailable: {result.reason}. With sandbox mode auto, shell commands run "
               "unconfined; with mode required, runs refuse to start")

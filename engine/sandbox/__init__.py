@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.sandbox import cgroups, gitcopy, gitlinks, wall
+from engine.sandbox import cgroups, gitcopy, gitlinks, usergit, wall
 from engine.sandbox import home as home_view
 from engine.sandbox.bwrap import MountPlan, Redirect, bwrap_argv, home_secrets
 from engine.sandbox.config import merge, sandbox_from_data
@@ -102,9 +102,13 @@ def home_report(env: Mapping[str, str] | None = None,
                 readable: Sequence[str] = ()) -> dict[str, list[str]]:
     """What a confined command would see of the home folders here, without a run's workspace:
     the folders hidden (``hidden``) and what in them is bound back read-only (``shown``)."""
-    homes, seen = _readable(os.environ if env is None else env, readable, ())
+    homes, seen, git_user = _readable(os.environ if env is None else env, readable, (),
+                                      os.getcwd())
+    if git_user and git_user.target:
+        seen.append(git_user.target)
     inside = [p for p in seen if os.path.exists(p) and any(home_view.under(p, h) for h in homes)]
-    return {"hidden": list(homes), "shown": sorted(home_view.outermost(inside))}
+    return {"hidden": list(homes), "shown": sorted(home_view.outermost(inside)),
+            "git_settings_left_out": list(git_user.dropped if git_user else ())}
 
 
 __all__ = ["LIMIT_NAMES", "WORKSPACE_PROTECTED", "Confinement", "Prepared", "Probe",
@@ -145,6 +149,9 @@ class Confinement:
     homes: tuple[str, ...] = ()
     """People's home folders, hidden but for what ``readable`` and the workspace show
     (``home``)."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Files bound read-only in place of others (``source``, ``target``): the filtered copy
+    of git's global configuration at ``~/.gitconfig`` (``usergit``)."""
 
     @property
     def active(self) -> bool:
@@ -171,7 +178,8 @@ class Confinement:
         cache = (self.survey.pycache,) if self.survey is not None else ()
         plan = MountPlan(self.workspace, (*self.writable, *cache), self.readable, self.hidden,
                          (*self.protected, *linked, *extra), network,
-                         bounds.tmp if self.limits.get("tmp") else None, self.homes)
+                         bounds.tmp if self.limits.get("tmp") else None, self.homes,
+                         self.files)
         group = prepared.group if prepared else None
         redirect = None
         if prepared is not None and self.gitdirs and self.redirects \
@@ -329,8 +337,9 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
     home = env.get("HOME")
     ws = os.path.realpath(workspace)
     writable = tuple(os.path.realpath(p) for p in _expand(spec.writable, home))
-    homes, readable = _readable(env, spec.readable, (ws, *writable))
-    hidden = [*home_secrets(home, spec.hide), *_masked(ws, secret)]
+    homes, readable, git_user = _readable(env, spec.readable, (ws, *writable), ws)
+    hidden = [*home_secrets(home, spec.hide), *_masked(ws, secret),
+              *(git_user.masked if git_user else ())]
     gitdirs = wall.git_dirs(ws) if walled else []
     vcs_write = spec.vcs == "write"
     installed, startup_absent = (wall.installation_read_only(wall.installation(), ws, writable)
@@ -345,23 +354,29 @@ def confinement(spec: SandboxSpec | None, workspace: Path, protected: Sequence[s
         tuple(readable), writable, enforced_limits(found),
         tuple(gitdirs) if vcs_write else (), tuple(gitdirs), tuple(startup_absent),
         Survey(ws, tuple(gitdirs)) if walled else None,
-        walled and vcs_write, homes)
+        walled and vcs_write, homes,
+        ((git_user.source, git_user.target),) if git_user and git_user.target else ())
 
 
-def _readable(env: Mapping[str, str], listed: Sequence[str], writable: Sequence[str]
-              ) -> tuple[tuple[str, ...], list[str]]:
-    """The home folders to hide, and what commands read besides the host's system folders:
-    ``sandbox.readable``, PATH's folders, what their programs link to, toolchains and the
-    engine's own installation (bound in read-only where the private /tmp or a hidden home
-    would hide them). Links in a folder a command can write choose nothing."""
+def _readable(env: Mapping[str, str], listed: Sequence[str], writable: Sequence[str],
+              workspace: str) -> tuple[tuple[str, ...], list[str], usergit.StandIn | None]:
+    """The home folders to hide, what commands read besides the host's system folders
+    (``sandbox.readable``, PATH's folders, what their programs link to, toolchains, the files
+    git's configuration names and the engine's own installation, bound in read-only where
+    the private /tmp or a hidden home would hide them), and the copy of git's global
+    configuration (``usergit``). Links in a folder a command can write choose nothing."""
     home = env.get("HOME")
     homes = home_view.hidden_homes(home, env)
     path_dirs = _path_dirs(env)
     linking = [p for p in path_dirs if not any(home_view.under(p, w) for w in writable)]
     own = os.path.realpath(home) if home and os.path.isabs(home) else None
+    git_user = usergit.stand_in(workspace, env, homes)
+    named = [p for p in (git_user.named if git_user else ())
+             if not home_view.is_whole_home(p, own)]
     return homes, [*(os.path.realpath(p) for p in _expand(listed, home)),
                    *(p for p in path_dirs if not home_view.is_whole_home(p, own)),
-                   *own_installation(), *home_view.shown(home, linking, homes, env)]
+                   *own_installation(), *home_view.shown(home, linking, homes, env),
+                   *named], git_user
 
 
 def _path_dirs(env: Mapping[str, str]) -> list[str]:
@@ -412,5 +427,6 @@ def server_argv(spec: SandboxSpec | None, argv: Sequence[str], cwd: str | None) 
         return unconfined(argv)
     plan = MountPlan("", jail.writable, (*jail.readable, os.path.realpath(cwd or os.getcwd())),
                      jail.hidden, (), spec.network == "allow",
-                     spec.limits.tmp if jail.limits.get("tmp") else None, jail.homes)
+                     spec.limits.tmp if jail.limits.get("tmp") else None, jail.homes,
+                     jail.files)
     return bwrap_argv(jail.bwrap or "bwrap", argv, plan, os.path.realpath(cwd or os.getcwd()))

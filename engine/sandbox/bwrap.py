@@ -75,6 +75,9 @@ class MountPlan:
     homes: tuple[str, ...] = ()
     """Folders replaced by an empty read-only one (people's homes, ``home.hidden_homes``):
     only ``readable``, ``writable`` and the workspace below them are seen."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Files bound read-only over others, as ``(source, target)`` (a filtered copy of git's
+    global configuration at ``~/.gitconfig``), after every other mount but the protected."""
 
 
 def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str,
@@ -98,6 +101,9 @@ def bwrap_argv(bwrap: str, command: Sequence[str], plan: MountPlan, cwd: str,
         argv += ["--bind", path, path]
     for path in layout.masks:
         argv += _mask(path)
+    for source, target in plan.files:
+        if os.path.isfile(source):
+            argv += ["--ro-bind", source, target]
     open_roots = {*rw, PRIVATE_TMP}
     guarded = [p for p, roots in layout.guarded if not open_roots.isdisjoint(roots)
                and os.path.lexists(p)]

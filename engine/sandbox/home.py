@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
 HOME_FOLDERS: tuple[str, ...] = ("/root", "/home", "/Users")
@@ -39,7 +38,8 @@ PEOPLE_UIDS = 1000
 XDG_HIDDEN = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
 """Variables that move the user's own folders out of ``$HOME`` (its cache stays seen)."""
 TOOLCHAINS: tuple[str, ...] = (
-    ".gitconfig", ".config/git", ".local/bin", ".local/lib", ".local/share/uv", ".local/share/pipx",
+    ".config/git/ignore", ".config/git/attributes", ".local/bin", ".local/lib", ".local/share/uv",
+    ".local/share/pipx",
     ".local/pipx", ".local/share/pnpm", ".pyenv", ".rbenv", ".nvm", ".volta", ".asdf", ".bun",
     ".deno", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", "go/bin", "go/pkg/mod",
     ".sdkman", ".jdks", ".m2/repository", ".gradle/caches", ".gradle/wrapper", ".dotnet/tools",
@@ -52,16 +52,14 @@ TOOLCHAINS: tuple[str, ...] = (
     ".config/mypy", ".config/yapf", ".pylintrc", ".config/pylintrc", ".clang-format",
     ".config/rustfmt", ".rustfmt.toml", ".prettierrc", ".prettierrc.json", ".prettierrc.yaml",
 )
-"""Below ``$HOME``: shown read-only where they exist. Git's configuration (its identity for a
-commit; the files it names are followed: ``git_config_files``), language toolchains, the
+"""Below ``$HOME``: shown read-only where they exist. Git's global ignore and attributes
+files (its configuration is a filtered copy: ``usergit``), language toolchains, the
 package caches an offline build reads, and linters' and formatters' own settings (so a check
 gives the answer it gives outside); not the folders
 that also keep credentials or keys (``.cabal/config``, ``.dotnet/corefx``' certificate
 stores), and ``HOME_SECRETS`` masks those inside what is shown (``.gem/credentials``)."""
 SHEBANG_BYTES = 256
 """How much of a script is read for its ``#!`` line."""
-GIT_CONFIG_BYTES = 1 << 20
-"""How much of a git configuration file is read for the files it names."""
 
 
 def hidden_homes(home: str | None, env: Mapping[str, str] | None = None
@@ -123,8 +121,6 @@ def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str],
     if home and own:
         places = [p for p in toolchain_places(home, env or {}) if os.path.lexists(p[1])]
         found = [os.path.realpath(path) for _, path in places]
-        found += git_config_files(home, [os.path.realpath(path) for rel, path in places
-                                         if rel in GIT_CONFIGS])
         out += [p for p in found if not is_whole_home(p, own)]  # ~/.pyenv -> ~ shows nothing
     hidden = (*homes, "/tmp")
     listing = _listing(path_dirs)
@@ -143,7 +139,6 @@ def shown(home: str | None, path_dirs: Sequence[str], homes: Sequence[str],
     return list(dict.fromkeys(out))
 
 
-GIT_CONFIGS = (".gitconfig", ".config/git")
 XDG_MOVES = (("XDG_CONFIG_HOME", ".config/"), ("XDG_DATA_HOME", ".local/share/"),
              ("XDG_CACHE_HOME", ".cache/"))
 """Which part of ``TOOLCHAINS`` each variable moves out of ``$HOME`` (git reads
@@ -160,39 +155,6 @@ def toolchain_places(home: str, env: Mapping[str, str]) -> list[tuple[str, str]]
             out += [(rel, os.path.join(base, rel[len(prefix):])) for rel in TOOLCHAINS
                     if rel.startswith(prefix)]
     return out
-_GIT_NAMES_FILE = re.compile(
-    r"^\s*(?:excludesfile|attributesfile|hookspath|path)\s*=\s*(.+?)\s*$", re.I | re.M)
-"""Keys of a git configuration whose value is a file git reads (``core.excludesFile``, an
-``include.path`` or ``includeIf``'s ``path`` holding the user's identity...)."""
-
-
-def git_config_files(home: str, configs: Sequence[str], depth: int = 3) -> list[str]:
-    """The files git's configuration in the home names and git reads (its global ignore
-    list, attributes, hooks, included configurations), followed ``depth`` levels deep;
-    those that exist, resolved. A file ``git status`` would read outside reads alike
-    inside: the files a user ignores everywhere stay ignored."""
-    out: list[str] = []
-    files = [c for c in configs if os.path.isfile(c)]
-    files += [os.path.join(c, "config") for c in configs if os.path.isdir(c)]
-    for config in files:
-        try:
-            with open(config, encoding="utf-8", errors="replace") as f:
-                text = f.read(GIT_CONFIG_BYTES)
-        except OSError:
-            continue
-        for raw in _GIT_NAMES_FILE.findall(text):
-            value = raw.strip('"')
-            if value == "~" or value.startswith("~/"):
-                value = home + value[1:]
-            path = os.path.realpath(os.path.join(os.path.dirname(config), value))
-            if os.path.exists(path) and path not in out:
-                out.append(path)
-    more = [p for p in out if os.path.isfile(p) and p not in configs]
-    if depth > 1 and more:
-        out += [p for p in git_config_files(home, more, depth - 1) if p not in out]
-    return out
-
-
 def interpreter(script: str) -> str | None:
     """The absolute interpreter a script's ``#!`` line names (not ``env``'s argument, which
     ``PATH`` finds), or None."""
