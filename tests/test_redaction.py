@@ -195,3 +195,12 @@ def test_random_tokens_after_any_key_are_secrets(value: str) -> None:
     assert looks_random(value)
     assert redact(f"key: {value}", {}) == f"key: {MASK}"
     assert redact(f"commit: {value}", {}) == f"commit: {value}", "hashes stay readable"
+
+
+def test_a_urls_password_and_a_private_key_are_redacted() -> None:
+    text = ("connect postgres://app:s3cr3t-pw@db:5432/x then\n-----BEGIN RSA PRIVATE KEY-----\n"
+            "MIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nand https://example.com/a:b")
+    out = redact(text)
+    assert "s3cr3t-pw" not in out and "MIIEowIBAAKCAQEA" not in out
+    assert f"postgres://app:{MASK}@db:5432/x" in out
+    assert out.endswith(f"{MASK}\nand https://example.com/a:b")

@@ -608,6 +608,25 @@ async def test_sandbox_env_passthrough_reaches_the_command(
     assert "kept-out" not in result.content
 
 
+async def test_a_variable_holding_a_credential_is_kept_out_whatever_its_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A password in a URL, a token of a known shape, a private key: not handed to commands
+    under any name, unless listed in ``sandbox.env`` (the control)."""
+    monkeypatch.setenv("REDIS_URL", "redis://:hunter2-pw@cache:6379/0")
+    monkeypatch.setenv("DEPLOY_HOOK", "ghp_" + "a1B2" * 9)
+    monkeypatch.setenv("SIGNING", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n")
+    monkeypatch.setenv("APP_URL", "https://example.com/app")
+    script = "echo \"[$REDIS_URL|$DEPLOY_HOOK|$SIGNING|$APP_URL]\""
+    jail = confinement(SandboxSpec(), tmp_path)
+    ctx = ToolContext(workspace=tmp_path, confinement=jail)
+    result = await run_shell(RunShellArgs(command=script), ctx)
+    assert "[|||https://example.com/app]" in result.content
+    jail = confinement(SandboxSpec(env=("REDIS_URL",)), tmp_path)
+    result = await run_shell(RunShellArgs(command=script),
+                             ToolContext(workspace=tmp_path, confinement=jail))
+    assert "[redis://:hunter2-pw@cache:6379/0|||" in result.content
+
+
 async def test_workspace_under_tmp_and_extra_writable_folder(tmp_path: Path) -> None:
     """The private /tmp is mounted before the workspace, so a workspace under /tmp is the real
     one; a ``writable:`` folder is writable too, and the rest of /tmp is private."""

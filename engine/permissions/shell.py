@@ -331,6 +331,8 @@ def check_shell_json(command: str, workspace: Path, env: Mapping[str, str] | Non
     return shown
 
 
+MIN_SECRET_CHARS = 4
+"""Shorter values of secret variables are left in a verdict's text (``1`` is everywhere)."""
 _PROMOTES = frozenset({"export", "readonly", "declare", "typeset", "local"})
 """Builtins after which a variable assigned before them may keep that value
 (``x=rm export x``, ``x=rm readonly x``: bash promotes the temporary one)."""
@@ -777,12 +779,36 @@ class _Walker(PathJudge, ShellValues):
         if STRICTNESS[floor] > STRICTNESS[decision]:
             decision = floor
             reason = next((r for d, r in floors if d == floor), reason)
+        reason, entries = self._secrets_unsaid(reason, entries)
         # a command the parser cannot read can hide any program, like a run-time value
         return ShellVerdict(risk, decision, reason, entries, not self.problems, floor,
                             bool(self.unnamed or self.problems),
                             "" if self.problems else next(iter(self.unnamed), ""),
                             list(dict.fromkeys(self.secrets)),
                             list(dict.fromkeys(self.private)))
+
+    def _secrets_unsaid(self, reason: str, entries: list[dict[str, Any]]
+                        ) -> tuple[str, list[dict[str, Any]]]:
+        """The reason and entries with each secret variable's value (named like a secret or
+        holding a credential) written as ``$NAME``: a verdict is shown, logged and may reach
+        the model, and the host's credential must not go with it."""
+        values = sorted(((v, n) for n in dict.fromkeys(self.env_secrets)
+                         if len(v := self.env.get(n) or "") >= MIN_SECRET_CHARS),
+                        key=lambda pair: -len(pair[0]))
+        if not values:
+            return reason, entries
+
+        def hide(item: Any) -> Any:
+            if isinstance(item, str):
+                for value, name in values:
+                    item = item.replace(value, f"${name}")
+                return item
+            if isinstance(item, list):
+                return [hide(i) for i in item]
+            if isinstance(item, dict):
+                return {k: hide(v) for k, v in item.items()}
+            return item
+        return hide(reason), [hide(e) for e in entries]
 
     def _planted(self) -> list[tuple[DecisionValue, str]]:
         """A configuration file written by a command whose text names one of the file's keys

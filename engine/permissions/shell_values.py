@@ -19,6 +19,7 @@ from engine.permissions.expansion import apply_operator, parameter_operator, pri
 from engine.permissions.globbing import GLOB
 from engine.permissions.words import INPUT_VAR, Word
 from engine.sandbox.env import is_secret_name
+from engine.vocabulary.secrets import holds_credential
 
 LISTED_TEXT = "<a path from a listing>"
 """The text of a word read from a listing (``shell.LISTED``)."""
@@ -199,11 +200,12 @@ class ShellValues:
         return None if value is None else [value]
 
     def _from_environment(self, name: str) -> str | None:
-        """The value the command inherits; a secret-looking name is noted (its value is the
-        host's credential, whatever this process holds)."""
-        if is_secret_name(name):
+        """The value the command inherits; a variable named like a secret, or holding one,
+        is noted (its value is the host's credential, whatever this process holds)."""
+        value = self.env.get(name)
+        if is_secret_name(name) or (value is not None and holds_credential(value)):
             self.env_secrets.append(name)
-        return self.env.get(name)
+        return value
 
     def _static_positional(self, name: str) -> list[str] | None:
         args = self.positional

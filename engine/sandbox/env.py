@@ -4,13 +4,17 @@ A variable is a secret when a word of its name ends in one of ``SECRET_NAME_PART
 ``TOKEN``, ``SECRET``, ``PASSWORD``, ...), it starts with a provider's prefix (``OPENAI_``,
 ``ANTHROPIC_``, ``AWS_``, ...), or it is one of ``SECRET_NAMES`` (agent sockets that hand out
 keys). Matching is on the upper-cased name: a false positive costs a variable the command may
-miss (pass it with ``sandbox: {env: [NAME]}``), a false negative leaks a credential. Redaction
-reuses ``is_secret_name``.
+miss (pass it with ``sandbox: {env: [NAME]}``), a false negative leaks a credential. Whatever
+its name, a variable whose value holds a credential (``holds_credential``: a token of a known
+shape, a password in a URL, a private key) is not handed on either. Redaction reuses
+``is_secret_name``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+
+from engine.vocabulary.secrets import holds_credential
 
 SECRET_NAME_PARTS: tuple[str, ...] = (
     "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "AUTH",
@@ -41,9 +45,10 @@ def is_secret_name(name: str) -> bool:
 
 def scrub_env(base: Mapping[str, str], extra: Mapping[str, str] | None = None,
               passthrough: Iterable[str] = ()) -> dict[str, str]:
-    """``base`` without secret-looking variables (except ``passthrough`` names), then ``extra``
-    (values passed on purpose) on top."""
+    """``base`` without secret-looking variables, by name or by value (except ``passthrough``
+    names), then ``extra`` (values passed on purpose) on top."""
     keep = frozenset(passthrough)
-    env = {k: v for k, v in base.items() if k in keep or not is_secret_name(k)}
+    env = {k: v for k, v in base.items()
+           if k in keep or not (is_secret_name(k) or holds_credential(v))}
     env.update(extra or {})
     return env

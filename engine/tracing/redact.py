@@ -2,7 +2,8 @@
 
 Applied to every argument, output and model text that reaches a trace (JSON, text timeline,
 OTLP). Three sources of secrets: well-known credential shapes (``sk-...``, ``sk-ant-...``,
-``ghp_...``, ``AKIA...``, ``xoxb-...``, bearer tokens), ``key=value`` pairs whose key names a
+``ghp_...``, ``AKIA...``, ``xoxb-...``, bearer tokens, a URL's password, a private key: shared
+with the sandbox in ``engine.vocabulary.secrets``), ``key=value`` pairs whose key names a
 secret or whose value looks like a long random token, and the current values of environment
 variables named like secrets (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``).
 """
@@ -13,6 +14,8 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from engine.vocabulary.secrets import CREDENTIAL_SHAPES, URL_PASSWORD
 
 MASK = "[REDACTED]"
 
@@ -35,16 +38,10 @@ SECRET_KEY_NAME = re.compile(rf"(?i)(?:^|[_.\-]){_SECRET_WORD}$|^{_SECRET_WORD}$
 
 _HASH_KEY = re.compile(r"(?i)(hash|sha|digest|checksum|commit|etag|integrity|^rev$)")
 
-_SHAPES = re.compile("|".join([
-    r"\bsk-ant-[A-Za-z0-9_\-]{8,}",                         # Anthropic
-    r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}",    # OpenAI and alikes
-    r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",           # GitHub tokens
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",                        # AWS access key ids
-    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",                     # Slack
-    r"\bAIza[0-9A-Za-z_\-]{35}\b",                           # Google API keys
-    r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",  # JWT
-]))
+_SHAPES = CREDENTIAL_SHAPES
+_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE "
+                        r"KEY-----|\Z)", re.S)
+"""A private key's armour and what it holds (to its end, or the text's)."""
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=\-]{12,})")
 _KEY_VALUE = re.compile(
     r"""(?x)
@@ -156,6 +153,10 @@ class Redactor:
         shaped = _SHAPE_RUN in runs
         if shaped:
             text = _SHAPES.sub(MASK, text)
+        if "://" in text:  # postgres://app:PASSWORD@db/x
+            text = URL_PASSWORD.sub(lambda m: m[0][:m[0].rindex(":") + 1] + MASK + "@", text)
+        if "PRIVATE KEY-----" in text:
+            text = _KEY_BLOCK.sub(MASK, text)
         lowered = text.lower()
         if "bearer" in lowered or "basic" in lowered:
             text = _BEARER.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
