@@ -363,9 +363,10 @@ def test_links_a_command_could_plant_show_nothing(home: Path,
 
 def test_folders_the_xdg_variables_name_are_hidden_as_the_home_is(tmp_path: Path,
                                                                    home: Path) -> None:
-    """``XDG_CONFIG_HOME`` and ``XDG_DATA_HOME`` outside the home hold the user's settings
-    and tokens as ``~/.config`` does: hidden alike, with git's configuration there shown (a
-    commit keeps its author). The control reads the token with the sandbox off."""
+    """``XDG_CONFIG_HOME``, ``XDG_DATA_HOME`` and ``XDG_CACHE_HOME`` outside the home hold
+    the user's settings, tokens and sessions as ``~/.config`` does: hidden alike, with git's
+    configuration there (a commit keeps its author) and pip's cache shown. The control reads
+    the token with the sandbox off."""
     xdg = Path(tempfile.mkdtemp(prefix="turnstile-xdg-", dir="/var/tmp"))
     try:
         (xdg / "cfg" / "some-app").mkdir(parents=True)
@@ -374,21 +375,28 @@ def test_folders_the_xdg_variables_name_are_hidden_as_the_home_is(tmp_path: Path
         (xdg / "cfg" / "git" / "config").write_text("[user]\n\tname = Xdg Person\n")
         (xdg / "data" / "keyrings").mkdir(parents=True)
         (xdg / "data" / "keyrings" / "login").write_text(HISTORY)
+        (xdg / "cache" / "some-app").mkdir(parents=True)
+        (xdg / "cache" / "some-app" / "session").write_text(CARGO)
+        (xdg / "cache" / "pip").mkdir()
+        (xdg / "cache" / "pip" / "index").write_text("wheels")
         (home / ".gitconfig").unlink()
         code = ("import sys\nfor p in sys.argv[1:]:\n    try:\n        print(open(p).read())\n"
                 "    except OSError:\n        print('HIDDEN')")
-        names = [str(xdg / "cfg" / "some-app" / "token"), str(xdg / "data" / "keyrings" / "login")]
+        names = [str(xdg / "cfg" / "some-app" / "token"), str(xdg / "data" / "keyrings" / "login"),
+                 str(xdg / "cache" / "some-app" / "session"), str(xdg / "cache" / "pip" / "index")]
         commands = [f"python3 -c {shlex.quote(code)} {shlex.join(names)} > xdg.txt",
                     "git config --global user.name > identity.txt"]
-        more = {"XDG_CONFIG_HOME": str(xdg / "cfg"), "XDG_DATA_HOME": str(xdg / "data")}
+        more = {"XDG_CONFIG_HOME": str(xdg / "cfg"), "XDG_DATA_HOME": str(xdg / "data"),
+                "XDG_CACHE_HOME": str(xdg / "cache")}
         _run(tmp_path, home, commands, more_env=more)
         seen = _outputs(home / "proj")
-        assert seen["xdg"].split() == ["HIDDEN", "HIDDEN"]
+        assert seen["xdg"].split() == ["HIDDEN", "HIDDEN", "HIDDEN", "wheels"]
         assert seen["identity"] == "Xdg Person"
         for out in (home / "proj").glob("*.txt"):
             out.unlink()
         _run(tmp_path, home, commands, policy="sandbox: {mode: off}\n", more_env=more)
-        assert _outputs(home / "proj")["xdg"].split() == [TOKEN, *HISTORY.split()]
+        assert _outputs(home / "proj")["xdg"].split() == [TOKEN, *HISTORY.split(), CARGO,
+                                                          "wheels"]
     finally:
         shutil.rmtree(xdg, ignore_errors=True)
 

@@ -35,8 +35,9 @@ NO_LOGIN = frozenset({"nologin", "false", "sync", "halt", "shutdown", ""})
 """Login shells of accounts no one logs in as (a daemon's)."""
 PEOPLE_UIDS = 1000
 """Accounts from this uid up are people's, whatever their shell."""
-XDG_HIDDEN = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
-"""Variables that move the user's own folders out of ``$HOME`` (its cache stays seen)."""
+XDG_HIDDEN = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+"""Variables that move the user's own folders out of ``$HOME`` (a cache holds sessions and
+tokens too; the package caches of ``TOOLCHAINS`` in it are shown: ``XDG_MOVES``)."""
 TOOLCHAINS: tuple[str, ...] = (
     ".config/git/ignore", ".config/git/attributes", ".local/bin", ".local/lib", ".local/share/uv",
     ".local/share/pipx",
@@ -99,8 +100,9 @@ def account_homes() -> list[str]:
 
 
 def xdg_folders(env: Mapping[str, str]) -> list[str]:
-    """Where ``XDG_CONFIG_HOME``, ``XDG_DATA_HOME`` and ``XDG_STATE_HOME`` put the user's own
-    settings, data and state (tokens, keyrings, histories), when they name a folder."""
+    """Where ``XDG_CONFIG_HOME``, ``XDG_DATA_HOME``, ``XDG_STATE_HOME`` and ``XDG_CACHE_HOME``
+    put the user's own settings, data, state and caches (tokens, keyrings, histories,
+    sessions), when they name a folder."""
     return [v for k in XDG_HIDDEN if (v := env.get(k, "")) and os.path.isabs(v)]
 
 
