@@ -2230,6 +2230,66 @@ def test_a_cd_that_does_not_last_leaves_the_files_after_it_where_they_were(
     assert decision(ws, command) == "deny", command
 
 
+@pytest.mark.parametrize("command,expected,left", [
+    ("git grep -Ocat precious", "allow", True), ("git grep --open-files-in-pager=head x", "allow",
+                                                 True),
+    ("git grep '-Orm -f' precious", "deny", False), ("git grep -O'sed -i d' precious", "deny",
+                                                     False),
+])
+def test_git_grep_runs_its_pager_on_the_matching_files(tmp_path: Path, command: str,
+                                                       expected: str, left: bool) -> None:
+    """``-OCMD`` runs CMD with the files that match: judged as CMD on a file of the working
+    tree. Run by git, cat prints a.txt and ``rm -f`` deletes it."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    subprocess.run(["git", "-C", str(ws), "add", "a.txt"], check=True)
+    done = subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True,
+                          timeout=30, stdin=subprocess.DEVNULL, check=False)
+    assert ((ws / "a.txt").exists() and "precious" in (ws / "a.txt").read_text()) == left
+    assert not left or "precious" in done.stdout or command.endswith(" x"), done
+    assert decision(ws, command) == expected, command
+
+
+@pytest.mark.parametrize("command,expected", [
+    ("tar -xf src.tar --to-command=cat", "allow"),
+    ("tar -cf - src | tar -xf - --to-command='wc -c'", "allow"),
+    ("tar -xf src.tar --to-command='rm -rf \"$PWD/src\"'", "deny"),
+])
+def test_tar_to_command_pipes_each_member_and_writes_no_file(
+        tmp_path: Path, command: str, expected: str) -> None:
+    """``tar -x --to-command=CMD`` hands each member to CMD on its input instead of writing
+    it: judged as CMD. Run for real, the harmless ones leave the files as they were."""
+    ws = make_workspace(tmp_path)
+    (ws / "src").mkdir(exist_ok=True)
+    (ws / "src" / "x.py").write_text("print(1)\n")
+    subprocess.run(["tar", "-cf", "src.tar", "src"], cwd=ws, check=True)
+    before = sorted(p.relative_to(ws) for p in ws.rglob("*"))
+    done = subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True,
+                          timeout=30, stdin=subprocess.DEVNULL, check=False)
+    after = sorted(p.relative_to(ws) for p in ws.rglob("*"))
+    assert (after == before) == (expected == "allow"), done
+    assert decision(ws, command) == expected, command
+
+
+@pytest.mark.parametrize("command,expected,kept", [
+    ("/usr/bin/[c]at a.txt", "allow", True), ("/usr/*/ca[t] a.txt", "allow", True),
+    ("/usr/bin/[r]m -f a.txt", "deny", False), ("./[c]at a.txt", "ask", True),
+])
+def test_a_glob_in_a_system_folder_names_its_program(tmp_path: Path, command: str,
+                                                      expected: str, kept: bool) -> None:
+    """No command can add a file to ``/usr``: a glob there matches at run time what it
+    matches now, and the program it names is judged. In the workspace a file may appear
+    first (asked). Run by bash, cat prints a.txt and rm deletes it."""
+    ws = make_workspace(tmp_path)
+    (ws / "a.txt").write_text("precious\n")
+    done = subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True,
+                          timeout=30, stdin=subprocess.DEVNULL, check=False)
+    assert (ws / "a.txt").exists() == kept, done
+    assert expected != "allow" or done.stdout == "precious\n", done
+    assert decision(ws, command) == expected, command
+
+
 def test_a_secret_variables_value_is_never_in_the_verdict(tmp_path: Path) -> None:
     """The verdict is shown, logged and may reach the model: a secret variable's value (by
     its name, or a credential in its value) is written as its name there."""

@@ -730,7 +730,9 @@ def _tar(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, _TAR_VALUES, _TAR_LONG)
     runs = ("--to-command", "-I", "--use-compress-program", "--info-script", "-F",
             "--new-volume-script", "--rsh-command", "--rmt-command")
-    if o.has(*runs) or any("exec" in (w.value or "") for w in o.all("--checkpoint-action")):
+    shown = all(w.value is not None for w in o.all("--to-command"))  # judged as shell code
+    if o.has(*runs[1:]) or (o.has("--to-command") and not shown) or any(
+            "exec" in (w.value or "") for w in o.all("--checkpoint-action")):
         e.add("exec", "tar option runs a program")
     for name in runs:
         for code in o.all(name):
@@ -764,8 +766,9 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
                 e.replaces.append(archive)
         e.reads.extend(_from_folder(o))
         return
-    if o.has("-x", "--extract", "--get") and not o.has("-O", "--to-stdout"):
-        e.add("write", "tar extracts files")  # -O prints the members: no file written
+    if o.has("-x", "--extract", "--get") and not o.has("-O", "--to-stdout", "--to-command"):
+        e.add("write", "tar extracts files")  # -O prints the members, --to-command pipes
+        # each to its command: no file written
         e.writes.append(o.get("-C", "--directory") or Word.of("."))
         if not o.has("-k", "--keep-old-files", "--skip-old-files", "--keep-newer-files",
                      "--to-command"):

@@ -204,9 +204,9 @@ def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
         e.writes.append(w)
         e.add("write", f"git {sub} --output writes a file")
     e.replaces.extend([*o.all("--output"), *(o.all("-o") if sub == "archive" else ())])
-    if o.has("--ext-diff", "--exec", "--receive-pack", "--upload-pack", "-O",
-             "--open-files-in-pager", "--textconv"):
-        e.add("exec", f"git {sub} option runs another program")
+    if o.has("--ext-diff", "--exec", "--receive-pack", "--upload-pack", "--textconv") or \
+            any(w.value in ("-O", "--open-files-in-pager") for w in rest):
+        e.add("exec", f"git {sub} option runs another program")  # -O alone: the pager
     for name in ("--exec", "--receive-pack", "--upload-pack"):
         for w in o.all(name):
             e.scripts.append((f"git {sub} {name}", w))
@@ -639,16 +639,24 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
 
 
 def _git_grep(e: Effect, args: list[Word]) -> None:
-    """``git grep -O CMD`` / ``--open-files-in-pager[=CMD]`` runs CMD on the matching files
-    (judged as ``CMD "$@"``: the files are only known then)."""
-    for i, a in enumerate(args):
+    """``git grep -OCMD`` / ``--open-files-in-pager=CMD`` runs CMD (shell code) on the
+    matching files, judged as ``CMD "$@"`` with ``$@`` a path git found in the working tree
+    (``MATCHED``); an option whose value is only known at run time is unknown code."""
+    for a in args:
         v = a.value or ""
-        if v.startswith("--open-files-in-pager="):
+        if a.value is None and a.text.startswith(("-O", "--open-files-in-pager")):
+            e.scripts.append(("git grep -O", Word(None, a.text, "other")))
+        elif v.startswith("--open-files-in-pager="):
             e.scripts.append(("git grep -O", _on_matches(v.split("=", 1)[1])))
         elif v.startswith("-O") and len(v) > 2 and not v.startswith("--"):
             e.scripts.append(("git grep -O", _on_matches(v[2:])))
-        elif a.value is None and i > 0 and (args[i - 1].value or "").startswith("-O"):
-            e.scripts.append(("git grep -O", a))
+    if e.scripts:
+        e.code_args = [Word.of("git"), Word.of(MATCHED)]
+
+
+MATCHED = "./matched"
+"""What ``git grep -O`` hands its pager: files of the working tree (a path below the folder
+it runs in)."""
 
 
 def _on_matches(command: str) -> Word:

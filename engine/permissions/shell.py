@@ -2611,7 +2611,8 @@ class _Walker(PathJudge, ShellValues):
             # one plain brace group is expanded here as bash expands it ({ls,-la,src} is
             # ls -la src); nested or quoted braces may not be, and a glob matches what the
             # file system holds when the command runs
-            plain = _ONE_BRACE_GROUP.fullmatch(word.text) is not None
+            plain = _ONE_BRACE_GROUP.fullmatch(word.text) is not None or \
+                _in_system_folder(word.value)
             return expanded, [] if plain else ["the command name is expanded by the shell"]
         cands = self._static(node, ctx)
         if cands is None:
@@ -3261,7 +3262,7 @@ class _Walker(PathJudge, ShellValues):
         for how, code in e.scripts:  # a trap's code runs when the signal comes, if ever
             with self._may_not_run() if how == "trap" else nullcontext():
                 self._script(how, code, ctx,
-                             e.code_args if how.endswith((" -c", " <<")) else None)
+                             e.code_args if how.endswith((" -c", " <<", " -O")) else None)
         if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
             e.nested.append((f"{e.argv[0].shown} (runs its arguments)", e.argv[1:]))
         for how, nested in e.nested:
@@ -4007,6 +4008,18 @@ def _fd_variable(arg: Node, ctx: _Ctx) -> str | None:
     return m.group(1)
 
 
+def _in_system_folder(pattern: str) -> bool:
+    """A glob whose fixed part is a folder of the system's (``/usr/bin/[c]at``): no command
+    can add a file there (the sandbox keeps it read-only, a write there is refused), so it
+    matches when the command runs what it matches now."""
+    first = GLOB.search(pattern)
+    if not pattern.startswith("/") or first is None:
+        return False
+    real = os.path.realpath(os.path.dirname(pattern[:first.start()]) or "/")
+    return any(real == top or real.startswith(top + "/") for top in SYSTEM_PROGRAM_TREES)
+
+
+SYSTEM_PROGRAM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/nix")
 _DECLARED_IN = re.compile(r"\b(?:local|declare|typeset)\b([^;&|\n]*)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 MAX_NAME_MATCHES = 32
