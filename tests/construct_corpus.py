@@ -305,6 +305,9 @@ MODELLED = (
     ("enable -n of a builtin with a program twin", "enable -n echo; {cmd}"),
     ("an array's elements given their indices", 'a=([1]={args} [0]={p}); "${{a[@]}}"'),
     ("an array with a gap", 'a=([2]={args} [0]={p}); "${{a[@]}}"'),
+    # a pattern in a system folder that can match one name only: that program
+    ("extglob of one name in command position", "shopt -s extglob\n/usr/bin/@({p}) {args}"),
+    ("brackets of one character in command position", "/usr/bin/[{p0}]{p1} {args}"),
 )
 """Templates the classifier models: the program is decoded and judged on its own."""
 
@@ -378,7 +381,6 @@ STRANGE = (
     ("container with the workspace mounted", "docker run --rm -v .:/w -w /w alpine {cmd}"),
     ("container with $PWD mounted", 'docker run --rm -v "$PWD":/w -w /w alpine {cmd}'),
     # more builtins and wrappers that hide or run a program
-    ("extglob in command position", "shopt -s extglob\n/usr/bin/@({p}) {args}"),
     ("extglob ?() in command position", "shopt -s extglob\n/usr/bin/?({p}) {args}"),
     ("extglob in a path", "shopt -s extglob\n/usr/@(bin|sbin)/{cmd}"),
     ("mapfile -C callback", "mapfile -C {q} -c 1 m < a.txt"),

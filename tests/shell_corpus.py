@@ -301,7 +301,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("sort -o out.txt README.md", "ask", "write", "sort -o"),
     ("sort -o /etc/passwd README.md", "deny", "write", "sort -o"),
     ("sort --compress-program=sh README.md", "ask", "exec", "sort"),
-    ("tar --to-command='sh -c x' -xf a.tar", "ask", "write", "tar"),
+    ("tar --to-command='sh -c x' -xf a.tar", "ask", "exec", "tar"),
     ("tar -I 'sh -c x' -xf a.tar", "ask", "write", "tar"),
     ("tar -xf a.tar", "ask", "write", "tar"),
     ("tar czf out.tgz src", "ask", "write", "tar"),

@@ -152,7 +152,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "past 200,000 entries is only known at run time"),
     Construct("quotes, $'..', braces, globs, ~, ${X:-w}; {ls,-la,src} as a command",
               "modelled", "decoded statically (a plain brace list as a command's first word "
-              "is replaced by its words, which the grammar reads as a group)"),
+              "is replaced by its words, which the grammar reads as a group); a glob in a "
+              "command's name is matched now and each match judged as the program, asked "
+              "unless it can match one name only ([c]at, @(cat)) in a system folder"),
     Construct("variables assigned in the command (=, +=, declare, export, for)", "modelled",
               "their values stand in for the command name"),
     Construct("arrays a=(..), a=([2]=x [0]=y z), a[i]=, a+=(..); ${a[@]} ${a[*]} ${a[N]}; "

@@ -4009,17 +4009,22 @@ def _fd_variable(arg: Node, ctx: _Ctx) -> str | None:
 
 
 def _in_system_folder(pattern: str) -> bool:
-    """A glob whose fixed part is a folder of the system's (``/usr/bin/[c]at``): no command
-    can add a file there (the sandbox keeps it read-only, a write there is refused), so it
-    matches when the command runs what it matches now."""
+    """A glob that can match one name only (each bracket holds one character:
+    ``/usr/bin/[c]at``) in a folder of the system's: no command can add a file there (the
+    sandbox keeps it read-only, a write there is refused), so the program is the one it
+    names now. A glob that may match several names stays asked (which ones is the
+    machine's)."""
     first = GLOB.search(pattern)
-    if not pattern.startswith("/") or first is None:
+    if not pattern.startswith("/") or first is None or \
+            GLOB.search(_ONE_CHARACTER_CLASS.sub("x", pattern)):
         return False
     real = os.path.realpath(os.path.dirname(pattern[:first.start()]) or "/")
     return any(real == top or real.startswith(top + "/") for top in SYSTEM_PROGRAM_TREES)
 
 
 SYSTEM_PROGRAM_TREES = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/opt", "/nix")
+_ONE_CHARACTER_CLASS = re.compile(r"\[[^]!^\\[]\]")
+"""A bracket expression holding one plain character (``[c]``): it matches that one only."""
 _DECLARED_IN = re.compile(r"\b(?:local|declare|typeset)\b([^;&|\n]*)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 MAX_NAME_MATCHES = 32
