@@ -158,14 +158,38 @@ def test_sandbox_check_names_the_settings_left_out_not_their_values(home: Path) 
 def test_the_copy_keeps_listed_sections_only() -> None:
     items = [("user.name", "A"), ("url.https://t@h/.insteadof", "x"), ("core.fsmonitor", "m"),
              ("core.autocrlf", "input"), ("newtool.token", "s"), ("lfs.url", "https://t@h"),
-             ("commit.gpgsign", None), ('diff.py.textconv', 'cat "$1"')]
+             ("commit.gpgsign", None), ('diff.py.textconv', 'cat "$1"'),
+             (f"lfs.https://{SECRET}@git.example.com/.access", "basic"),
+             ("core.editor", f"vim -c 'let t=\"{SECRET}\"'")]
     copy = usergit.render(items)
     assert [k for k, _ in copy.items] == ["user.name", "core.autocrlf", "commit.gpgsign",
                                           "diff.py.textconv"]
-    assert copy.dropped == ("url.*.insteadof", "core.fsmonitor", "newtool.token", "lfs.url")
+    assert copy.dropped == ("url.*.insteadof", "core.fsmonitor", "newtool.token", "lfs.url",
+                            "lfs.*.access", "core.editor")
+    assert SECRET not in copy.text + "".join(copy.dropped)
     file = Path(usergit.written(copy))
     listed = subprocess.run(["git", "config", "--file", str(file), "--list"],
                             capture_output=True, text=True, check=True).stdout
     assert listed.splitlines() == ["user.name=A", "core.autocrlf=input", "commit.gpgsign",
                                    'diff.py.textconv=cat "$1"']
     assert os.stat(file).st_mode & 0o222 == 0
+
+
+def test_the_file_git_config_global_names_is_replaced_by_the_copy(tmp_path: Path,
+                                                                  home: Path) -> None:
+    """``GIT_CONFIG_GLOBAL`` makes git read another file instead: the copy is bound there,
+    outside any home too."""
+    folder = Path(tempfile.mkdtemp(prefix="turnstile-cfg-", dir="/var/tmp"))
+    try:
+        (folder / "gitconfig").write_text(
+            f"[user]\n\tname = Elsewhere\n[http]\n\textraHeader = {HEADER}\n")
+        commands = [_file(str(folder / "gitconfig"), out="global.txt"),
+                    "git config --global user.name > name.txt"]
+        more = {"GIT_CONFIG_GLOBAL": str(folder / "gitconfig")}
+        _run(tmp_path, home, commands, more_env=more)
+        seen = _outputs(home / "proj")
+        assert HEADER not in seen["global"] and seen["name"] == "Elsewhere"
+        _run(tmp_path, home, commands, policy="sandbox: {mode: off}\n", more_env=more)
+        assert HEADER in _outputs(home / "proj")["global"]  # the control
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

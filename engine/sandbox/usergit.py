@@ -19,11 +19,14 @@ import contextlib
 import hashlib
 import logging
 import os
+import re
 import stat
 import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from engine.vocabulary.secrets import holds_credential
 
 logger = logging.getLogger(__name__)
 
@@ -39,10 +42,13 @@ SECTIONS = frozenset({
 clean/smudge filters (``git lfs`` adds an object as a pointer only through its filter)."""
 DROPPED = frozenset({
     "core.fsmonitor", "core.sshcommand", "core.askpass", "core.gitproxy", "core.proxy",
-    "lfs.url", "lfs.pushurl", "lfs.accesstoken", "remote", "push.pushoption",
+    "lfs.url", "lfs.pushurl", "lfs.accesstoken", "push.pushoption",
 })
 """Keys left out of kept sections: a program git runs on every status (``core.fsmonitor``),
-and what reaches or authenticates to a server (``lfs.url`` may hold a token)."""
+and what reaches or authenticates to a server (``lfs.url`` may hold a token). So is any key
+whose name or value holds a URL's user or password or a token (``lfs.https://TOKEN@host/
+.access``): ``_carries_credential``."""
+_URL_USER = re.compile(r"://[^/@\s]+@")
 MAX_BYTES = 1 << 20
 """A global configuration larger than this is not copied (none is shown)."""
 
@@ -85,13 +91,18 @@ def entries(workspace: str, env: Mapping[str, str]) -> list[tuple[str, str | Non
     return out
 
 
-def kept(key: str) -> bool:
-    """Whether the copy keeps ``key`` (``section[.subsection].name``, as git lists it)."""
+def kept(key: str, value: str | None = None) -> bool:
+    """Whether the copy keeps ``key`` (``section[.subsection].name``, as git lists it) with
+    ``value``."""
     section = key.split(".", 1)[0].lower()
     name = key.rsplit(".", 1)[-1].lower()
     return section in SECTIONS and key.lower() not in DROPPED and \
-        f"{section}.{name}" not in DROPPED and not key.lower().startswith(
-            ("includeif.", "include."))
+        f"{section}.{name}" not in DROPPED and not _carries_credential(key) and \
+        not _carries_credential(value or "")
+
+
+def _carries_credential(text: str) -> bool:
+    return bool(_URL_USER.search(text)) or holds_credential(text)
 
 
 def render(items: list[tuple[str, str | None]]) -> Copy:
@@ -101,7 +112,7 @@ def render(items: list[tuple[str, str | None]]) -> Copy:
     dropped: list[str] = []
     keep: list[tuple[str, str | None]] = []
     for key, value in items:
-        if not kept(key):
+        if not kept(key, value):
             dropped.append(_shown_name(key))
             continue
         keep.append((key, value))
@@ -177,25 +188,28 @@ class StandIn:
 def stand_in(workspace: str, env: Mapping[str, str], homes: tuple[str, ...]
              ) -> StandIn | None:
     """The copy of the global configuration git reads here, and where it goes: over
-    ``~/.gitconfig`` where that exists or lies in a hidden home (the empty folder gives it
-    a place). None when there is no global configuration. When no copy can be made (git
-    missing), the originals are masked: nothing unfiltered is shown."""
+    ``~/.gitconfig`` (or the file ``GIT_CONFIG_GLOBAL`` names) where that exists or lies in
+    a hidden home (the empty folder gives it a place). None when there is no global
+    configuration. When no copy can be made (git missing), the originals are masked:
+    nothing unfiltered is shown."""
     home = env.get("HOME", "")
     if not os.path.isabs(home):
         return None
     real_home = os.path.realpath(home)
-    target = os.path.join(real_home, ".gitconfig")
+    usual = os.path.join(real_home, ".gitconfig")
     config_home = env.get("XDG_CONFIG_HOME", "")
     xdg = os.path.join(config_home if os.path.isabs(config_home)
                        else os.path.join(home, ".config"), "git", "config")
     chosen = env.get("GIT_CONFIG_GLOBAL", "")
-    originals = [os.path.realpath(p) for p in (target, xdg, chosen)
+    target = os.path.realpath(chosen) if os.path.isabs(chosen) else usual  # read instead
+    originals = [os.path.realpath(p) for p in (usual, xdg, chosen)
                  if p and os.path.isabs(p) and os.path.isfile(p)]
     if not originals:
         return None
     found = entries(workspace, env)
+    folder = os.path.dirname(target)
     placeable = os.path.isfile(target) or any(
-        real_home == h or real_home.startswith(h + "/") for h in homes)
+        folder == h or folder.startswith(h + "/") for h in homes)
     if found is None or not placeable:
         return StandIn("", "", tuple(dict.fromkeys(originals)), (), ())
     copy = render(found)
