@@ -2276,6 +2276,7 @@ def test_tar_to_command_pipes_each_member_and_writes_no_file(
 @pytest.mark.parametrize("command,expected,kept", [
     ("/usr/bin/[c]at a.txt", "allow", True), ("/usr/*/ca[t] a.txt", "ask", True),
     ("/usr/bin/[r]m -f a.txt", "deny", False), ("./[c]at a.txt", "ask", True),
+    ("/usr/[b]in/../bin/cat a.txt", "ask", True),
 ])
 def test_a_glob_in_a_system_folder_names_its_program(tmp_path: Path, command: str,
                                                       expected: str, kept: bool) -> None:

@@ -4015,9 +4015,9 @@ def _in_system_folder(pattern: str) -> bool:
     names now. A glob that may match several names stays asked (which ones is the
     machine's)."""
     first = GLOB.search(pattern)
-    if not pattern.startswith("/") or first is None or \
+    if not pattern.startswith("/") or first is None or ".." in pattern.split("/") or \
             GLOB.search(_ONE_CHARACTER_CLASS.sub("x", pattern)):
-        return False
+        return False  # /usr/[b]in/../../tmp/x: the folder it ends in is not the system's
     real = os.path.realpath(os.path.dirname(pattern[:first.start()]) or "/")
     return any(real == top or real.startswith(top + "/") for top in SYSTEM_PROGRAM_TREES)
 
