@@ -21,20 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.sandbox import confinement, probe, usergit
+from engine.sandbox import confinement, usergit
 from tests.conftest import ROOT, engine_env
-from tests.test_sandbox_home import _outputs, _run
+from tests.test_sandbox_home import OWNER, _needs_bwrap, _outputs, _run
 
 SECRET = "ghp_" + uuid.uuid4().hex
 HEADER = "bearer-" + uuid.uuid4().hex
 INCLUDED = "included-" + uuid.uuid4().hex
-OWNER = "Pat Example"
-
-
-@pytest.fixture(autouse=True)
-def _needs_bwrap() -> None:
-    found = probe()
-    assert found.ok, f"bubblewrap must work for the sandbox tests: {found.reason}"
+__all__ = ["_needs_bwrap"]  # its check (bubblewrap works) runs before each test here too
 
 
 @pytest.fixture
