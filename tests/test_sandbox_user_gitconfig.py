@@ -97,17 +97,19 @@ def test_a_global_fsmonitor_does_not_run_inside(tmp_path: Path, home: Path) -> N
     """``core.fsmonitor`` runs a program on every ``git status``: left out of the copy. The
     program lies where commands can see and run it, so only the copy stops it."""
     hook = Path(tempfile.mkdtemp(prefix="turnstile-hook-", dir="/var/tmp")) / "monitor.sh"
-    hook.write_text("#!/bin/sh\necho ran >> \"$PWD/monitor-ran.txt\"\n")
-    hook.chmod(0o755)
-    with (home / ".gitconfig").open("a") as f:
-        f.write(f"[core]\n\tfsmonitor = {hook}\n")
-    commands = ["git status --porcelain > /dev/null; echo done > status.txt"]
-    _run(tmp_path, home, commands)
-    assert _outputs(home / "proj")["status"] == "done"
-    assert not (home / "proj" / "monitor-ran.txt").exists()
-    _run(tmp_path, home, commands, policy="sandbox: {mode: off}\n")
-    assert (home / "proj" / "monitor-ran.txt").exists()  # the control: git ran it
-    shutil.rmtree(hook.parent)
+    try:
+        hook.write_text("#!/bin/sh\necho ran >> \"$PWD/monitor-ran.txt\"\n")
+        hook.chmod(0o755)
+        with (home / ".gitconfig").open("a") as f:
+            f.write(f"[core]\n\tfsmonitor = {hook}\n")
+        commands = ["git status --porcelain > /dev/null; echo done > status.txt"]
+        _run(tmp_path, home, commands)
+        assert _outputs(home / "proj")["status"] == "done"
+        assert not (home / "proj" / "monitor-ran.txt").exists()
+        _run(tmp_path, home, commands, policy="sandbox: {mode: off}\n")
+        assert (home / "proj" / "monitor-ran.txt").exists()  # the control: git ran it
+    finally:
+        shutil.rmtree(hook.parent, ignore_errors=True)
 
 
 def test_an_xdg_configuration_is_flattened_into_the_copy_and_masked(
