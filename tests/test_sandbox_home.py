@@ -144,7 +144,7 @@ def test_a_command_reads_no_home_file_nobody_listed(tmp_path: Path, home: Path) 
     assert seen["history"] == "HIDDEN"
     assert seen["cargo"] == "HIDDEN"  # inside a toolchain that is shown: masked
     assert seen["ssh"] == "HIDDEN"
-    assert seen["identity"] == OWNER  # git's own configuration is shown
+    assert seen["identity"] == OWNER  # git's identity, from the copy of its configuration
     assert seen["hello"] == "hello from the venv"  # PATH, and the venv it links into
     assert seen["inside"] == "written"  # the workspace below the home stays writable
     assert not (home / "planted").exists()

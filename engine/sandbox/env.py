@@ -12,6 +12,7 @@ shape, a password in a URL, a private key) is not handed on either. Redaction re
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from engine.vocabulary.secrets import holds_credential
@@ -34,8 +35,10 @@ SECRET_NAMES: frozenset[str] = frozenset({
 """Exact names that give access to credentials without naming one."""
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
-    """True for environment variable names that look like credentials."""
+    """True for environment variable names that look like credentials (remembered: every
+    command of a run is handed the same names)."""
     upper = name.upper()
     if upper in SECRET_NAMES or upper.startswith(PROVIDER_PREFIXES):
         return True

@@ -8,6 +8,7 @@ redacted). The shapes are those tokens are made to be found by (``ghp_``, ``sk-`
 
 from __future__ import annotations
 
+import functools
 import re
 
 CREDENTIAL_SHAPES = re.compile("|".join([
@@ -26,7 +27,9 @@ URL_PASSWORD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^/@\s:]*:[^/@\s]+@")
 PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
 
 
+@functools.lru_cache(maxsize=4096)
 def holds_credential(value: str) -> bool:
-    """Whether ``value`` holds a token of a known shape, a URL's password or a private key."""
+    """Whether ``value`` holds a token of a known shape, a URL's password or a private key.
+    Remembered: every command of a run is handed the same environment."""
     return bool(CREDENTIAL_SHAPES.search(value) or URL_PASSWORD.search(value)
                 or PRIVATE_KEY.search(value))
