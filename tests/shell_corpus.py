@@ -87,6 +87,8 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("date", "allow", "read", R),
     ("date +%Y-%m-%d", "allow", "read", R),
     ("uname -a", "allow", "read", R),
+    ("pkg-config --cflags --libs openssl", "allow", "read", R),  # .pc files are data
+    ("pkg-config --cflags ~/.ssh/id_rsa", "ask", "read", R),  # a path it reads
     ("which python", "allow", "read", R),
     ("type ls", "allow", "read", R),
     ("command -v git", "allow", "read", R),

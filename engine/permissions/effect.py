@@ -272,11 +272,22 @@ def program_name(word: Word) -> str:
         if v.startswith("/"):  # /usr/bin/../bin/rm, //bin/rm, ~/../../bin/rm: the same file
             v = "/" + posixpath.normpath(v).lstrip("/")
         head, _, tail = v.rpartition("/")
+        if _project_bin(head) and tail in programs.PROJECT_BIN_TOOLS:
+            return tail  # node_modules/.bin/tsc: the project's own install of a tool
         if head not in SYSTEM_DIRS:
             return v  # a program by path: unknown unless it is a system program
         v = tail
     m = _VERSIONED.match(v)
     return m.group(1) if m else v
+
+
+def _project_bin(folder: str) -> bool:
+    """``node_modules/.bin``, ``./node_modules/.bin``, ``web/node_modules/.bin``: the
+    folder of a package's programs below the working directory (not above it, not absolute:
+    what lies outside the workspace is nobody's install)."""
+    parts = folder.split("/")
+    return parts[-2:] == ["node_modules", ".bin"] and ".." not in parts and \
+        not folder.startswith("/")
 
 
 def is_dangerous_variable(name: str) -> bool:

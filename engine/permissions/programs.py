@@ -203,14 +203,15 @@ PLAIN_READ = frozenset({
     "timeout", "stdbuf", "ionice", "taskset", "chrt", "unbuffer", "caffeinate", "man", "info",
     "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
     "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg", "caller",
-    "bg", "compgen", "complete", "enable", "fc", "bind", "col", "colrm",
+    "bg", "compgen", "complete", "enable", "fc", "bind", "col", "colrm", "pkg-config",
+    "pkgconf",
 })
 """Programs that neither read named files nor change anything."""
 READS_PATH_ARGUMENTS = frozenset({
     "ps", "free", "uptime", "lscpu", "lsblk", "lsusb", "lspci", "who", "w", "groups",
     "logname", "dirs", "sync", "vmstat", "iostat", "mpstat", "sar", "lsof", "ss", "netstat",
     "cowsay", "cowthink", "fortune", "neofetch", "fastfetch", "figlet", "toilet", "lolcat",
-    "info", "tldr",
+    "info", "tldr", "pkg-config", "pkgconf",
 })
 """Programs whose options can name a file they read (``ss -F FILE``, ``who FILE``): any
 argument that looks like a path is judged as a read."""
@@ -295,3 +296,9 @@ GIT_EXEC = frozenset({"difftool", "mergetool", "gui", "gitk", "credential", "hoo
                       "upload-pack", "receive-pack", "bisect", "submodule",
                       "web--browse", "credential-store", "credential-cache", "sh-setup"})
 GIT_DESTRUCTIVE = frozenset({"filter-branch", "filter-repo"})
+
+
+PROJECT_BIN_TOOLS = frozenset({"tsc", "esbuild", "prettier", "eslint"})
+"""Programs whose rule models the npm package of that name: ``node_modules/.bin/tsc``
+(the project's own install) is judged as ``tsc``. Any other program in that folder is a
+program given by path (its package could be anything)."""

@@ -18,6 +18,7 @@ from engine.permissions import rules_data as data
 from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
 from engine.permissions import rules_infra as infra
+from engine.permissions import rules_js as js
 from engine.permissions import rules_network as n
 from engine.permissions import rules_shell as sh
 from engine.permissions import rules_system as system
@@ -481,7 +482,7 @@ def _register_rules() -> dict[str, Rule]:
 
     rules["file"] = file_rule
     rules["mvn"] = _mvn
-    for module in (sh, g, f, n, c, infra, system, data, toolchain):
+    for module in (sh, g, f, n, c, infra, system, data, toolchain, js):
         rules.update(module.RULES)
     return rules
 

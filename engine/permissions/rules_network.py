@@ -17,6 +17,7 @@ from engine.permissions.effect import (
     teardown_verb,
 )
 from engine.permissions.inline import inline_code
+from engine.permissions.programs import PROJECT_BIN_TOOLS
 from engine.permissions.rules_toolchain import rustup_proxy
 from engine.permissions.words import Word
 from engine.tooling.spec import Risk
@@ -455,10 +456,17 @@ def _conda(e: Effect, args: list[Word]) -> None:
         e.add("install", f"{prog(e)} env installs packages")
 
 
-def _npx(e: Effect, args: list[Word]) -> None:
-    """``npx -c CMD`` / ``--call CMD`` runs CMD as shell code (with packages on PATH)."""
-    e.add("install", "npx downloads and runs a package")
+def _npx(e: Effect, args: list[Word], *, downloads: bool = True) -> None:
+    """``npx -c CMD`` / ``--call CMD`` runs CMD as shell code (with packages on PATH).
+
+    ``npx --no-install tsc`` and ``pnpm exec tsc`` download nothing: they run the project's
+    own ``node_modules/.bin/tsc``, judged as that tool when its rule models the package
+    (``PROJECT_BIN_TOOLS``); any other program there could be anything, and asks."""
     o = parse_opts(args, "cp", frozenset({"--call", "--package"}), stop_at_positional=True)
+    if downloads and not o.has("--no-install", "--no"):
+        e.add("install", "npx downloads and runs a package")
+    elif o.positionals and o.positionals[0].value not in PROJECT_BIN_TOOLS:
+        e.add("exec", f"{prog(e)} runs a program of the project's node_modules/.bin")
     for code in o.all("-c", "--call"):
         e.scripts.append(("npx -c", code))
     _package_command(e, o.positionals)
@@ -491,7 +499,7 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
     setting naming a program) runs CMD; the rest by subcommand."""
     _program_settings(e, args)
     if args and args[0].value in ("exec", "x"):
-        _npx(e, args[1:])
+        _npx(e, args[1:], downloads=prog(e) != "pnpm")  # pnpm dlx is the one that fetches
     elif args and args[0].value == "pkg":
         _npm_pkg(e, args[1:])
     else:
