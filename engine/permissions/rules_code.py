@@ -412,11 +412,36 @@ def _cmake_help(e: Effect, args: list[Word]) -> None:
         e.add("write", f"cmake {args[0].shown} writes its output file")
 
 
+_NINJA_PRINTS = frozenset({"commands", "compdb", "deps", "graph", "inputs", "missingdeps",
+                           "multi-inputs", "query", "rules", "targets", "urtle", "list",
+                           "wincodepage", "compdb-targets"})
+"""``ninja -t`` tools that print what the manifest says (tools run before the manifest is
+rebuilt, so its generator does not run)."""
+_NINJA_DELETES = frozenset({"clean", "cleandead"})
+
+
+def _ninja(e: Effect, args: list[Word]) -> None:
+    """``ninja -n`` acts as if each command succeeded and runs none (not even the generator
+    that rebuilds ``build.ninja``; it writes no log); the printing tools read. A build runs
+    the manifest's commands; ``-t clean`` deletes outputs; other tools write or run."""
+    o = parse_opts(args, "Cfjkldtw")
+    e.chdir.extend(o.all("-C"))
+    e.reads.extend(o.all("-f"))
+    tool = o.get("-t")
+    if tool is not None:
+        if tool.value in _NINJA_DELETES:  # outputs the build makes again: not work lost
+            e.add("write", f"ninja -t {tool.value} deletes the build's outputs")
+        elif tool.value not in _NINJA_PRINTS:
+            e.add("exec", f"ninja -t {tool.shown} writes the build's logs or runs a program")
+    elif not o.has("-n", "--version", "-h", "--help"):
+        e.add("exec", "ninja runs the commands of its manifest")
+
+
 RULES: dict[str, Rule] = {
     **dict.fromkeys(("vi", "vim", "nvim", "view", "vimdiff", "gvim", "ex", "rvim"), _vim),
     "ed": _ed, "red": _ed, "dc": _dc, "m4": _m4,
     "emacs": _emacs, "emacsclient": _emacs, "gdb": _gdb_or_query, "script": _script,
-    "make": _make, "gmake": _make, "cmake": _cmake,
+    "make": _make, "gmake": _make, "cmake": _cmake, "ninja": _ninja,
 }
 
 
