@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.permissions import programs
+from engine.permissions.c_includes import Preprocess
 from engine.permissions.words import Word
 from engine.tooling.spec import Risk, max_risk
 
@@ -84,6 +85,9 @@ class Effect:
     """Aliases it defines for later lines: (name, code)."""
     stdin_reader: Callable[[Effect, Word], None] | None = None
     """Judges a here-doc or here-string it reads as commands (SQL, a makefile, ed)."""
+    preprocesses: list[Preprocess] = field(default_factory=list)
+    """C preprocessing it does (``gcc -E``, ``-fsyntax-only``): the files its sources include
+    are read though the command line does not name them, judged by what the sources say."""
 
     def add(self, risk: Risk, reason: str) -> None:
         self.risk = max_risk(self.risk, risk)

@@ -4,15 +4,19 @@
 ``javap``, ``gcc -MM``, ``mypy``, ``coverage report`` read the files they are given and print;
 the same programs asked to fix, format, emit or compile write. Linters that load the plugins
 their config files list (flake8, mypy, pylint, coverage) read when the files found where they
-run list none. Tools whose configuration is code (eslint, prettier, rubocop) are not here: they
-run workspace code and ask.
+run list none. The JavaScript tools are in ``rules_js``. ``gcc -E`` and ``-fsyntax-only``
+read what the sources include, judged by ``c_includes``.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
+from engine.permissions.c_includes import Preprocess
 from engine.permissions.effect import Effect, Loads, Rule, parse_opts, prog
 from engine.permissions.inline import inline_code
-from engine.permissions.words import Word
+from engine.permissions.words import STDIN_FILES, Word
 
 _F = frozenset
 RULES: dict[str, Rule] = {}
@@ -200,30 +204,141 @@ _CC_QUERIES = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachi
 """Driver options that, on their own, make the compiler print and write nothing: ``-###``
 shows the commands it would run; ``-M``/``-MM`` print dependencies (names only); ``-dM -E``
 of no source (``- < /dev/null``) prints the predefined macros."""
+_CC_ABOUT = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachine",
+                       "--version", "--help", "-print-search-dirs", "-print-libgcc-file-name",
+                       "-print-multiarch", "-print-sysroot", "-print-targets"})
+"""Options with which ``cpp`` given no file prints about itself instead of reading its input."""
 
 
 def _compiler(e: Effect, args: list[Word]) -> None:
-    """A C compiler driver asked about itself or its dependencies prints; compiling writes,
-    and ``-E``/``-fsyntax-only`` of a source read every file it includes (which the command
-    line does not show), so they ask like a build."""
+    """A C compiler driver asked about itself or its dependencies prints; compiling writes.
+    ``-E``/``-fsyntax-only`` of a source read every file it includes (which the command line
+    does not show): with options that read and write nothing else they are reads, the
+    includes judged by what the sources say (``c_includes``); otherwise they ask like a
+    build."""
     values = [w.value for w in args]
     sources = [v for v in values if v is None or not v.startswith("-")]
     flags = {_cc_flag(v) for v in values if v is not None and v.startswith("-") and v != "-"}
+    fed = bool(STDIN_FILES.intersection(values)) or (
+        prog(e) == "cpp" and not sources and not flags & _CC_ABOUT)
     if flags <= _CC_QUERIES and not any(v is None or v.startswith("@") for v in sources) and (
             "-###" in flags  # the commands it would run, shown
             or flags & {"-M", "-MM"}  # the headers' names
             or ("-E" in flags and not sources)  # -dM -E - < /dev/null: predefined macros
-            or not ({"-E", "-c"} & flags or sources)):  # --version, -print-sysroot
+            or not ({"-E", "-c"} & flags or sources)) and (  # --version, -print-sysroot
+            "-dM" in flags or not fed):  # cpp < a.c, gcc -E - <<< CODE: a source, below
         e.reads.extend(Word.of(v) for v in sources if v)
         return
     e.reads.extend(Word.of(v) if v is not None else Word(None, "<a source>", "other")
                    for v in sources if v != "-")  # the sources named: read, judged as paths
-    e.add("exec", f"{prog(e)} compiles (or reads whatever the sources include)")
+    job = _preprocessing(prog(e), args)
+    if job is None:
+        e.add("exec", f"{prog(e)} compiles (or reads whatever the sources include)")
+        return
+    e.reads.extend((*job.quote_dirs, *job.dirs))
+    e.preprocesses.append(job)
+    if fed:
+        e.stdin_reader = lambda eff, text: _fed_source(eff, job, text)
 
 
 def _cc_flag(value: str) -> str:
     """``-Inative/include`` and ``-DX=1`` as ``-I`` and ``-D``; ``-std=c11`` as ``-std``."""
     return value[:2] if value.startswith(("-I", "-D")) else value.split("=")[0]
+
+
+_CC_VALUED = ("-iquote", "-isystem", "-idirafter", "-I", "-D", "-U", "-x", "-o")
+"""Options of ``_preprocessing`` that take a value, attached or as the next word."""
+_CC_LANGUAGES = frozenset({"c", "c++", "objective-c", "objective-c++", "c-header",
+                           "c++-header", "objective-c-header", "objective-c++-header",
+                           "cpp-output", "c++-cpp-output", "objective-c-cpp-output"})
+_CC_SUFFIXES = frozenset({"c", "h", "i", "ii", "cc", "cp", "cxx", "cpp", "CPP", "c++", "C",
+                          "hh", "hpp", "hxx", "H", "h++", "tcc", "m", "mm", "M", "mi", "mii"})
+"""Sources gcc reads as C, C++ or Objective-C (a ``.f90`` runs Fortran's ``include``)."""
+_CC_HARMLESS = re.compile(
+    r"-(?:E|fsyntax-only|P|C|CC|d[MDNIU]|H|v|w|ansi|pedantic(?:-errors)?|nostdinc(?:\+\+)?"
+    r"|undef|trigraphs|traditional-cpp|pthread|m32|m64|m(?:arch|tune)=[\w.-]+|std=[\w+]+"
+    r"|O\w*|g(?:gdb|dwarf(?:-\d)?|\d)?|W[\w=+.-]*"  # -Wp, -Wa, -Wl, (a comma) pass options on
+    r"|f(?:no-)?(?:PIC|pic|PIE|pie|openmp|common|strict-aliasing|wrapv|trapv|exceptions|rtti"
+    r"|signed-char|unsigned-char|short-enums|builtin|asm|gnu89-inline|omit-frame-pointer"
+    r"|stack-protector(?:-all|-strong)?|show-column|color-diagnostics|caret-diagnostics"
+    r"|directives-only|preprocessed|extended-identifiers|dollars-in-identifiers|permissive)"
+    r"|f(?:max-errors|error-limit|message-length|tabstop)=\d+|fvisibility=\w+"
+    r"|f(?:no-)?diagnostics-(?![\w=+.-]*(?:file|output))[\w=+.-]+)")
+"""Options that change what is printed or checked, never what is read, written or run
+(not ``-fplugin``, ``-fdump-*``, ``-save-temps``, ``-MD``, ``-include``, ``-B``, ``-specs``,
+``-fdiagnostics-format=json-file``)."""
+
+
+def _preprocessing(name: str, args: list[Word]) -> Preprocess | None:
+    """The include search of a run that only preprocesses (``-E``, ``cpp``) or checks
+    syntax (``-fsyntax-only``) C-family sources, printing to the terminal (or ``-o
+    /dev/null``), with options that read, write and run nothing else; None otherwise."""
+    quote: list[Word] = []
+    dirs: list[Word] = []
+    sources: list[Word] = []
+    mode, language, i = "cpp" if name == "cpp" else "", "", 0
+    while i < len(args):
+        w, v = args[i], args[i].value
+        key = next((k for k in _CC_VALUED if (v or "").startswith(k)), None)
+        if v is None or v.startswith("@") or (w.expandable and v.startswith("-")):
+            return None  # "$FLAGS", @FILE: any options at all
+        if not v.startswith("-") or v == "-":
+            if not _c_family(language, v):
+                return None
+            sources.append(w)
+        elif key is not None:
+            i += v == key  # -I dir: the next word
+            value = Word.of(v[len(key):]) if v != key else args[i] if i < len(args) else None
+            if value is None or not _cc_value(key, value):
+                return None
+            if key == "-x":
+                language = value.value or ""
+            (quote if key == "-iquote" else dirs if key[:2] in ("-I", "-i") else []
+             ).append(value)
+        elif _CC_HARMLESS.fullmatch(v):
+            mode = mode or {"-E": f"{name} -E", "-fsyntax-only": f"{name} -fsyntax-only"}.get(
+                v, "")
+        else:
+            return None
+        i += 1
+    if not mode or (name == "cpp" and len(sources) > 1):  # cpp IN OUT writes OUT
+        return None
+    return Preprocess(mode, tuple(w for w in sources if w.value not in STDIN_FILES),
+                      tuple(quote), tuple(dirs))
+
+
+def _c_family(language: str, source: str) -> bool:
+    """Whether gcc reads ``source`` as C, C++ or Objective-C: by ``-x``, else by its suffix
+    (``-`` with ``-E``). Not a device or a process's file (``/dev/fd/3``), but its input."""
+    if source.startswith(("/dev/", "/proc/")) and source not in (*STDIN_FILES, "/dev/null"):
+        return False
+    if language not in ("", "none"):
+        return language in _CC_LANGUAGES
+    return source == "-" or source.rpartition(".")[2] in _CC_SUFFIXES
+
+
+def _cc_value(key: str, w: Word) -> bool:
+    """Whether the value of ``key`` reads and writes nothing the rule does not judge: a
+    folder to look in (not ``=dir``, under the sysroot), the terminal or ``/dev/null``."""
+    v = w.value
+    if v is None or w.expandable:
+        return False
+    if key == "-o":
+        return v in ("-", "/dev/null")
+    if key.startswith(("-I", "-i")):
+        return bool(v) and not v.startswith(("=", "$SYSROOT", "-"))
+    return key != "-x" or v in _CC_LANGUAGES or v == "none"
+
+
+def _fed_source(e: Effect, job: Preprocess, text: Word) -> None:
+    """The source a preprocessor reads on its input: a here-document's text is judged like
+    a file's (``"name"`` looked for in the working directory); ``/dev/null`` holds none;
+    any other file or text is not shown."""
+    if text.value is not None:
+        e.preprocesses.append(replace(job, sources=(), stdin=text.value))
+    elif text.text != "/dev/null":
+        e.at_least("ask", f"{job.how} reads a source on its input that the command line does "
+                          f"not show ({text.text}): what it includes is not judged")
 
 
 RULES.update({"javap": _jvm_reader(), "jar": _jar,

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from engine.permissions.c_includes import IncludeWalk, Preprocess, hidden_setting
 from engine.permissions.effect import Effect, Loads, program_name
 from engine.permissions.globbing import GLOB, glob_matches
 from engine.permissions.made_files import MadeFiles
@@ -143,7 +144,7 @@ class PathJudge:
         chdir = [self._previous(e, w) for w in e.chdir]
         d3, r3 = self._judge_paths(chdir, False)
         replaced = [*self._replaced(e), *self._checkout_of_file(e)]
-        shadowed = self._shadowed(e)
+        shadowed = [*self._shadowed(e), *self._included(e)]
         if moves_shell and e.argv and e.argv[0].value == "dirs" and any(
                 w.value is None or (w.value[:1] == "-" and "c" in w.value) for w in e.argv[1:]):
             self.pushed = [None] * len(self.pushed)  # dirs -c: a later popd fails and stays
@@ -219,6 +220,62 @@ class PathJudge:
                         what = "code that runs" if not loads.keys else "it names code to load"
                         return [f"{e.argv[0].shown} loads {shown}: {what}"]
         return []
+
+    # ------------------------------------------------------------ C includes (c_includes)
+
+    def _included(self, e: Effect) -> list[str]:
+        """``gcc -E a.c``, ``gcc -fsyntax-only``: every file the sources include is read and
+        printed though the command line does not name it. One that may not be read unasked,
+        a name only known when it runs, one this command wrote first, or a search changed by
+        a variable (``CPATH``) or made from a folder only known then, asks."""
+        for job in e.preprocesses:
+            named = {*self.env, *self.tainted, *self.known, *self.unknown}
+            setting = next((n for n in sorted(named) if hidden_setting(n)), None)
+            if setting or self.taint_all:
+                return [f"{setting or 'a sourced file'} may give {job.how} include folders "
+                        "or options the command line does not show"]
+            for base in self.cwds:
+                if base is None:
+                    return [f"{job.how} runs in a folder only known at run time: what the "
+                            "sources include there is not judged"]
+                why = self._include_walk(job, str(base))
+                if why:
+                    return [why]
+        return []
+
+    def _include_walk(self, job: Preprocess, base: str) -> str:
+        """``job``'s includes followed from ``base`` (``IncludeWalk``), its globs matched as
+        bash will; a file this command wrote or made on the way is never read as it is now."""
+        sources: list[str] = []
+        for w in job.sources:
+            items = brace_words(w.value or "", MAX_PATH_WORDS) if w.expandable else [w.value]
+            for item in items or [None]:
+                found = self._glob(item, base) if item and w.expandable and GLOB.search(
+                    item) else []
+                if item is None or found is None:
+                    return f"{w.shown} expands to more paths than are judged"
+                if any(p.startswith("@") for p in found):  # @x.c: options read from x.c
+                    return f"{w.shown} matches a name starting with @: a file of options"
+                sources.extend(os.path.join(base, p) for p in found or [item]
+                               if p != "/dev/null")
+        made = [*self.made.files, *self.made.dirs, *self.made.links, *self.made.copies,
+                *(os.path.normpath(os.path.join(base, w)) for w in self.written)]
+
+        def wrote(path: str) -> bool:
+            plain = os.path.normpath(path)
+            return self.made.resolve(plain) != plain or any(
+                plain == p or plain.startswith(p.rstrip("/") + "/") for p in made)
+
+        def judge(path: str) -> str:
+            decision, why = self._judge_one(path, False)
+            return "" if decision == "allow" else why or "a file that may not be read unasked"
+
+        walk = IncludeWalk(base, [os.path.join(base, w.value or "") for w in job.quote_dirs],
+                           [os.path.join(base, w.value or "") for w in job.dirs], wrote, judge)
+        why = walk.run(sources, job.stdin)
+        if walk.written:
+            self.unnamed.append(why)  # never run unseen, as a file written and then loaded
+        return why
 
     def _replaced(self, e: Effect) -> list[str]:
         """Reasons for each file holding work that the command replaces whole and does not
