@@ -70,6 +70,8 @@ _GAP = r"(?:[ \t\f\v\r]|/\*(?:[^*]|\*+[^*/])*\*+/)*"
 _DIRECTIVE = re.compile(rf"{_GAP}(?:#|%:|\?\?=){_GAP}([A-Za-z_]\w*)(.*)")
 _HEADER_UNIT = re.compile(rf"{_GAP}(?:export\b{_GAP})?import{_GAP}([\"<].*)")
 """C++20 ``import "x.h";``: a header unit, read like an include."""
+_MAY_DIRECT = re.compile(r"#|%:|\?\?=|import")
+"""What every line holding a directive or a header unit has (most lines have none)."""
 _OPERAND = re.compile(rf'{_GAP}(?:"([^"\n]*)"|<([^>\n]*)>)')
 _CONTINUED = re.compile(r"\\[ \t\f\v]*(?:\r\n|\r|\n)")
 _HAS = re.compile(rf"\b__has_(?:include_next|include|embed)\b{_GAP}\(")
@@ -98,7 +100,8 @@ def directives(text: str) -> set[Directive]:
     for reading in readings:
         joined = _CONTINUED.sub("", reading)
         for line in (*reading.splitlines(), *joined.splitlines()):
-            found.update(_line_directives(line))
+            if _MAY_DIRECT.search(line):
+                found.update(_line_directives(line))
         found.update(_operators(joined))
     return found
 
@@ -167,8 +170,12 @@ class IncludeWalk:
     files: int = 0
     size: int = 0
     seen: set[tuple[str, str]] = field(default_factory=set)
+    reached: set[tuple[str, str]] = field(default_factory=set)
     written: bool = False
     """The reason is a file this command wrote before the run reads it."""
+    made_any: bool = True
+    """Whether this command writes or makes anything before the run (else ``wrote`` is
+    never asked: following each name's links costs a look at every folder on its way)."""
 
     def run(self, sources: list[str], stdin: str | None = None) -> str:
         """Why the run reads something unasked, or "": ``sources`` by absolute path,
@@ -243,7 +250,8 @@ class IncludeWalk:
             return f"{f.origin} includes {d.name}{via} (a path the command line does not show)"
         for folder in folders if d.kind != "has" else ():
             path = os.path.join(folder, d.name)
-            if any(self.wrote(p) for p in (path, os.path.realpath(path), path + ".gch")):
+            if self.made_any and any(self.wrote(p) for p in (path, os.path.realpath(path),
+                                                              path + ".gch")):
                 self.written = True
                 return f"{f.origin} includes {self._shown(path)}{via}, which this command " \
                        "wrote first: what it holds is not shown"
@@ -252,11 +260,9 @@ class IncludeWalk:
                        "header whose content is not judged"
             if not os.path.exists(path) or os.path.isdir(path):
                 continue  # not here: gcc looks on (at last in the system's own folders)
-            why = self.judge(path)
+            why = self._reached(path, d, f, todo)
             if why:
-                return f"{f.origin} includes {self._shown(path)}{via} ({why})"
-            if d.kind == "include":
-                todo.append(_File(path, f.origin, via=f", through {self._shown(path)}"))
+                return why
         return ""
 
     def _climbing(self, d: Directive, f: _File, folders: list[str], todo: list[_File]) -> str:
@@ -273,14 +279,23 @@ class IncludeWalk:
                 return f"{f.origin} may load {self._shown(path)}.gch{f.via}, a precompiled " \
                        "header whose content is not judged"
             if os.path.isfile(path):
-                why = self.judge(path)
-                if why:
-                    return f"{f.origin} includes {self._shown(path)}{f.via} ({why})"
-                if d.kind == "include":
-                    todo.append(_File(path, f.origin, via=f", through {self._shown(path)}"))
-                return ""
+                return self._reached(path, d, f, todo)
         return f"{f.origin} includes {d.name}{f.via}, found in no folder of the workspace: " \
                "from the system's folders it may reach any file"
+
+    def _reached(self, path: str, d: Directive, f: _File, todo: list[_File]) -> str:
+        """Why the file ``path`` that ``d`` reaches may not be read unasked, or ""; judged
+        once, and queued once to be read in turn when it is included (a header many files
+        include is looked at once)."""
+        if (path, d.kind) in self.reached:
+            return ""
+        self.reached.add((path, d.kind))
+        why = self.judge(path)
+        if why:
+            return f"{f.origin} includes {self._shown(path)}{f.via} ({why})"
+        if d.kind == "include":
+            todo.append(_File(path, f.origin, via=f", through {self._shown(path)}"))
+        return ""
 
     def _shown(self, path: str) -> str:
         inside = path.startswith(self.base.rstrip("/") + "/")

@@ -271,7 +271,8 @@ class PathJudge:
             return "" if decision == "allow" else why or "a file that may not be read unasked"
 
         walk = IncludeWalk(base, [os.path.join(base, w.value or "") for w in job.quote_dirs],
-                           [os.path.join(base, w.value or "") for w in job.dirs], wrote, judge)
+                           [os.path.join(base, w.value or "") for w in job.dirs], wrote, judge,
+                           made_any=bool(made or self.made.links))
         why = walk.run(sources, job.stdin)
         if walk.written:
             self.unnamed.append(why)  # never run unseen, as a file written and then loaded
