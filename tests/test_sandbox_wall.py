@@ -209,8 +209,10 @@ def test_hard_link_to_an_outside_file(tmp_path: Path, sandboxed: bool) -> None:
     os.link(outside, ws / "linked.txt")
     (ws / "own.txt").write_text("own\n")
     db = tmp_path / "e.db"
+    # the name is built when the code runs, as a payload hiding from the classifier would (a
+    # literal open('linked.txt', 'w') is refused first: the file has a link outside)
     _run(tmp_path, ws, [_py("open('own.txt', 'w').write('changed')\n"
-                            "open('linked.txt', 'w').write('changed')\n")],
+                            "open('linked' + '.txt', 'w').write('changed')\n")],
          policy=None if sandboxed else OFF, db=db)
     assert (ws / "own.txt").read_text() == "changed"
     assert ("Read-only file system" in _results(db)[0]["content"]) is sandboxed

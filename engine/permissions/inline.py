@@ -1,10 +1,14 @@
-"""Inline interpreter code (``python -c``, ``perl -e``, ``node -e``...): what it runs and deletes.
+"""Inline interpreter code (``python -c``, ``perl -e``, ``node -e``...): what it runs, deletes,
+reads and replaces.
 
 Interpreter code stays ``exec`` (asked); what can be read off it statically makes it stricter:
 a shell-out call with literal arguments (``os.system("...")``, ``execSync("...")``, backticks,
 ``%x()``, ``qx{}``, Tcl ``exec``/``spawn``) is judged like ``bash -c``; a call that deletes
 files (``shutil.rmtree``, ``fs.rmSync``, ``FileUtils.rm_rf``, ``unlink``) or forks forever is
-destructive.
+destructive. A file it opens, reads or writes by a literal path (``open('data.csv', 'w')``,
+``fs.writeFileSync('package.json', '')``) is a read or a write of that path, judged by the path
+rules; a write that truncates it (with data the command line does not show) replaces it
+(``inline_literals``).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import re
 
 from engine.permissions.effect import Effect
+from engine.permissions.inline_literals import SINGLE_ESCAPES, file_accesses, unescape
 from engine.permissions.words import Word
 
 _STR = r"""(?:"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)')"""
@@ -53,11 +58,11 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
     text = code.value
     if text is None:
         return
-    single = language in _SINGLE_ESCAPES
+    single = language in SINGLE_ESCAPES
     for m in _SHELL_CALL.finditer(text):
         raw = "r" in m.group(1).lower()
-        literal = _unescape(m.group(2) or "", not raw) if m.group(2) else \
-            _unescape(m.group(3) or "", single and not raw)
+        literal = unescape(m.group(2) or "", not raw) if m.group(2) else \
+            unescape(m.group(3) or "", single and not raw)
         if "f" in m.group(1).lower():  # f"rm -rf {d}": each field is a run-time value
             literal = _FIELD.sub(RUNTIME_WORD, literal)
         joined = _CONCATENATED.match(text, m.end())
@@ -65,10 +70,10 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
             literal += (" " if joined.group().lstrip().startswith(",") else "") + RUNTIME_WORD
         e.scripts.append((how, Word.of(literal)))
     for m in _SHELL_TRUE.finditer(text):
-        e.scripts.append((how, Word.of(_unescape(m.group(1), True) if m.group(1) else
-                                       _unescape(m.group(2) or "", single))))
+        e.scripts.append((how, Word.of(unescape(m.group(1), True) if m.group(1) else
+                                       unescape(m.group(2) or "", single))))
     for m in _ARGV_CALL.finditer(text):
-        words = [_unescape(a, True) if a else _unescape(b, single)
+        words = [unescape(a, True) if a else unescape(b, single)
                  for a, b in _STRING.findall(m.group(1))]
         if words:
             e.nested.append((how, [Word.of(w) for w in words]))
@@ -77,33 +82,8 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
     if language in _TCL_LANGS:
         for m in _TCL.finditer(text):
             e.scripts.append((how, Word.of(m.group(1).strip().strip('"'))))
+    file_accesses(e, language, text)
     if _DELETES.search(text):
         e.add("destructive", f"{how} deletes files")
     if _FORKS.search(text):
         e.add("destructive", f"{how} forks forever (a fork bomb)")
-
-
-_SINGLE_ESCAPES = frozenset({"python", "pypy", "node", "nodejs", "deno", "lua", "luajit",
-                             "javascript"})
-"""Languages whose single-quoted strings decode escapes too (perl, ruby and php keep them)."""
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{1,3}|.)", re.S)
-_NAMED = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "e": "\x1b", "f": "\f", "v": "\v",
-          "b": "\b"}
-
-
-def _unescape(text: str, escapes: bool) -> str:
-    """A string literal's value: ``\\x20``, ``\\040``, ``\\u0020``, ``\\n`` decoded where
-    the quotes decode escapes (so ``"rm\\x20-rf\\x20src"`` is ``rm -rf src``), else only
-    the escaped quote and backslash."""
-    if not escapes:
-        return re.sub(r"\\([\\'])", r"\1", text)
-
-    def one(m: re.Match[str]) -> str:
-        s = m.group(1)
-        if s[0] in "xuU" and len(s) > 1:
-            return chr(int(s[1:], 16))
-        if s[0] in "01234567":
-            return chr(int(s, 8))
-        return _NAMED.get(s, s)
-
-    return _ESCAPE.sub(one, text)
