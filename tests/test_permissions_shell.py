@@ -445,6 +445,7 @@ def test_sql_with_a_where_or_reading_is_not_denied(workspace: Path, command: str
 @pytest.mark.parametrize("command", [
     "rm README.md", "unlink README.md", "truncate -s 0 data.csv", "truncate --size=0 data.csv",
     ": > README.md", "> README.md", "true > README.md", "cat /dev/null > README.md",
+    "echo > README.md", "echo '' > README.md", "printf '\\n' > README.md",
     "cp /dev/null README.md", "mv README.md /dev/null", "chmod -R 000 .", "chown -R x:x ./",
     "chmod -R a-w *", "find . -delete", "sed -i d README.md",
     "find . -type f -exec chmod 000 {} +", "python3 -c 'import shutil; shutil.rmtree(\"src\")'",
@@ -1302,8 +1303,9 @@ def test_functions_are_called_in_the_shell_that_defined_them(workspace: Path, co
     ("run() { \"$@\"; }\nrun bash -c 'git reset -q --hard'", "deny"),
     ("bash -c '\"$@\"' _ bash -c 'git reset --hard'", "deny"),
     ("run() { \"$@\"; }; run ls -la", "allow"),
-    ("zn() { :; }; zn > a.txt", "deny"), ("zn() { echo hi; }; zn > a.txt", "ask"),
-    ("f() { local -n r=$1; eval \"$r\"; }\nv='zn() { : \"$@\"; }; zn > a.txt'; f v", "deny"),
+    ("zn() { :; }; zn > README.md", "deny"), ("zn() { echo hi; }; zn > a.txt", "ask"),
+    ("zn() { :; }; zn > new.txt", "ask"),  # an empty new file: a write, nothing is lost
+    ("f() { local -n r=$1; eval \"$r\"; }\nv='zn() { : \"$@\"; }; zn > README.md'; f v", "deny"),
 ])
 def test_a_call_s_words_stay_words_and_a_quiet_function_empties_its_target(
         workspace: Path, command: str, expected: str) -> None:
@@ -1314,7 +1316,7 @@ def test_a_call_s_words_stay_words_and_a_quiet_function_empties_its_target(
 
 
 @pytest.mark.parametrize(("command", "expected"), [
-    ("yes | find . -maxdepth 0 -ok : \\; > a.txt", "deny"), ("ls | : > a.txt", "deny"),
+    ("yes | find . -maxdepth 0 -ok : \\; > README.md", "deny"), ("ls | : > README.md", "deny"),
     (": | ls > a.txt", "ask"),
     ("mapfile L <<< 'shopt -s expand_aliases\nalias za=mv\nza a.txt /tmp/x'\n"
      "eval \"$(printf %s \"${L[@]}\")\"", "deny"),

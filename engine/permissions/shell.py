@@ -380,6 +380,9 @@ class _Ctx:
     """Standard input is this here-doc or here-string."""
     truncate: bool = False
     """The redirections belong to a command that writes nothing: ``>`` empties the file."""
+    moves: bool = False
+    """The redirected command changes folder (``cd src > a.txt``): bash opens its files where
+    the shell was, which the walk may have left; emptying one is judged unseen."""
     read_back: frozenset[str] = frozenset()
     """Files the redirected command reads: ``>`` empties them before it reads them."""
     listed: tuple[str, ...] = ()
@@ -1896,6 +1899,7 @@ class _Walker(PathJudge, ShellValues):
                 stdin = self._stdin_of(child, ctx) or stdin
         silent = body is None or self._writes_nothing(body, ctx) or self._opens_only(node, ctx)
         read = self._read_back(node, ctx)
+        moves = body is not None and self._moves_folder(body, ctx)  # before the walk moves
         if body is not None:  # first: what it ran tells whether it printed anything
             start = len(self.entries)
             self._visit(body, replace(ctx, stdin=stdin))
@@ -1910,7 +1914,7 @@ class _Walker(PathJudge, ShellValues):
         for child in node.named_children:
             if body is None or child.id != body.id:
                 self._visit(child, replace(ctx, truncate=silent, read_back=read,
-                                           printed=printed))
+                                           printed=printed, moves=moves))
         if writer is not None and (argv := self._static_argv(writer, ctx)) is not None:
             self._diff_redirects(node, argv, ctx)
 
@@ -2036,6 +2040,17 @@ class _Walker(PathJudge, ShellValues):
         words = [self._word(a, ctx).value for a in body.children_by_field_name("argument")]
         return bool(found) and all(_prints_nothing(_unwrapped([*self._split(f), *words]))
                                    for f in found or ())
+
+    def _moves_folder(self, body: Node, ctx: _Ctx) -> bool:
+        """``cd``, ``pushd``, ``popd`` (also after ``builtin`` or ``command``, or in a group
+        the redirection applies to: ``{ cd src; } > a.txt``)."""
+        if body.type != "command":
+            return any(self._moves_folder(c, ctx) for c in body.named_children)
+        name = body.child_by_field_name("name")
+        found = self._static(name, ctx) if name is not None else None
+        words = [self._word(a, ctx).value for a in body.children_by_field_name("argument")]
+        return bool(found) and any(_unwrapped([*self._split(f), *words])[:1] in (
+            ["cd"], ["pushd"], ["popd"]) for f in found or ())
 
     def _stdin_of(self, node: Node, ctx: _Ctx) -> Word | None:
         if node.type == "heredoc_redirect":
@@ -2318,7 +2333,7 @@ class _Walker(PathJudge, ShellValues):
                 self._wrote(os.path.normpath(word.value), op, ctx.printed)
             self._redirect_entry(op, word, True, ctx)
             emptied = op in (">", ">|", "&>", ">&") and word.value not in NULL_DEVICES
-            if emptied and ctx.truncate:
+            if emptied and ctx.truncate and (ctx.moves or self._may_hold_work(word)):
                 self._entry([Word.of(op), word], "destructive", "deny",
                             [f"empties {word.shown}: the command before > writes nothing"],
                             "deny", ctx)
@@ -2399,6 +2414,16 @@ class _Walker(PathJudge, ShellValues):
                                 f"writing {name} opens {w.shown} again, which a redirection "
                                 f"put on it, and empties it ({why})"))
         return out
+
+    def _may_hold_work(self, word: Word) -> bool:
+        """Whether emptying the file ``word`` names may lose work: it holds some, or which
+        file it is is only known at run time (``: > "$f"`` in a loop). A new file, or an
+        untracked one in a repository, holds none (``: > new.log`` makes an empty file); a
+        file outside the workspace is someone's (``: > /etc/passwd``)."""
+        files = self.resolved_files(word)
+        ws = os.path.realpath(self.ws).rstrip("/") + "/"
+        return not files or bool(self._work_at(word)) or any(
+            os.path.lexists(f) and not f.startswith(ws) for f in files)
 
     def _work_at(self, word: Word) -> str:
         """``holds_work`` of the file a redirection names, from the working directory."""
@@ -2530,7 +2555,7 @@ class _Walker(PathJudge, ShellValues):
                 stdin = self._stdin_of(child, ctx) or stdin
                 redirect_ctx = redirect_ctx or replace(
                     ctx, truncate=name_node is not None and self._writes_nothing(node, ctx),
-                    read_back=self._read_back(node, ctx))
+                    moves=self._moves_folder(node, ctx), read_back=self._read_back(node, ctx))
                 self._visit(child, redirect_ctx)
             else:
                 self._visit(child, replace(ctx, piped=False, stdin=None))
@@ -4175,7 +4200,9 @@ _FIND_PRINTS = frozenset({"-print", "-print0", "-printf", "-ls", "-fprint", "-fp
 
 
 def _prints_nothing(argv: Sequence[str | None]) -> bool:
-    """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file."""
+    """``:``, ``true``, ``cat /dev/null``, ``echo -n``: a ``>`` after them empties a file
+    (``echo``, ``echo ""``, ``printf '\\n'`` leave one blank line: what it held is lost all
+    the same)."""
     prog, args = (argv[0], argv[1:]) if argv else (":", [])
     if prog in (":", "true", "false", "test", "[", "sleep", "wait"):
         return True
@@ -4183,7 +4210,9 @@ def _prints_nothing(argv: Sequence[str | None]) -> bool:
         return "-" not in args
     if prog == "cat":
         return bool(args) and all(a == "/dev/null" for a in args)
-    return (prog == "echo" and args == ["-n"]) or (prog == "printf" and args == [""])
+    if prog == "echo":
+        return all(a in ("-n", "-e", "-E", "") for a in args)
+    return prog == "printf" and args in ([""], ["\\n"])
 
 
 MAX_HIDDEN_TEXT = 8192
