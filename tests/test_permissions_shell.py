@@ -1305,6 +1305,8 @@ def test_functions_are_called_in_the_shell_that_defined_them(workspace: Path, co
     ("run() { \"$@\"; }; run ls -la", "allow"),
     ("zn() { :; }; zn > README.md", "deny"), ("zn() { echo hi; }; zn > a.txt", "ask"),
     ("zn() { :; }; zn > new.txt", "ask"),  # an empty new file: a write, nothing is lost
+    ("git ls-files | while read f; do : > $f; done", "deny"),  # listed: tracked files
+    ("while read -r f; do > \"$f\"; done < <(git ls-files '*.py')", "deny"),
     ("f() { local -n r=$1; eval \"$r\"; }\nv='zn() { : \"$@\"; }; zn > README.md'; f v", "deny"),
 ])
 def test_a_call_s_words_stay_words_and_a_quiet_function_empties_its_target(

@@ -2420,8 +2420,8 @@ class _Walker(PathJudge, ShellValues):
         file it is is only known at run time (``: > "$f"`` in a loop). A new file, or an
         untracked one in a repository, holds none (``: > new.log`` makes an empty file); a
         file outside the workspace is someone's (``: > /etc/passwd``)."""
-        files = self.resolved_files(word)
-        ws = os.path.realpath(self.ws).rstrip("/") + "/"
+        files = [] if word.text == LISTED else self.resolved_files(word)  # a listed path:
+        ws = os.path.realpath(self.ws).rstrip("/") + "/"  # any file there (git ls-files)
         return not files or bool(self._work_at(word)) or any(
             os.path.lexists(f) and not f.startswith(ws) for f in files)
 
