@@ -49,7 +49,7 @@ def test_the_projects_own_install_of_a_modelled_tool_is_that_tool(command: str,
     "../node_modules/.bin/tsc --noEmit",  # above the working directory: nobody's install
     "/tmp/x/node_modules/.bin/tsc --noEmit",
     "node_modules/.bin/cat src/main.ts",  # not a tool whose package is modelled
-    "node_modules/.bin/vite --version",
+    "node_modules/.bin/webpack --version",
     "pnpm exec cowsay", "npx --no-install cowsay",
     "npx tsc --noEmit",  # may download the package
     "node_modules/.bin/tsc",  # emits
@@ -150,4 +150,16 @@ def test_a_config_the_command_line_writes_first_is_never_run_unseen(ws: Path) ->
     ("esbuild src/main.ts --frobnicate", "ask"),
 ])
 def test_esbuild(command: str, expected: str, ws: Path) -> None:
+    assert decision(command, ws) == expected
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("node_modules/.bin/vite --version", "allow"), ("npx --no-install jest --version", "allow"),
+    ("vitest -v", "allow"), ("playwright --help", "allow"),
+    ("node_modules/.bin/vite build", "ask"), ("jest --listTests", "ask"),
+    ("vitest run", "ask"), ("node_modules/.bin/playwright test --list", "ask"),
+])
+def test_runners_print_their_version_and_otherwise_load_the_project(command: str,
+                                                                     expected: str,
+                                                                     ws: Path) -> None:
     assert decision(command, ws) == expected

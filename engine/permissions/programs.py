@@ -299,7 +299,8 @@ GIT_EXEC = frozenset({"difftool", "mergetool", "gui", "gitk", "credential", "hoo
 GIT_DESTRUCTIVE = frozenset({"filter-branch", "filter-repo"})
 
 
-PROJECT_BIN_TOOLS = frozenset({"tsc", "esbuild", "prettier", "eslint"})
+PROJECT_BIN_TOOLS = frozenset({"tsc", "esbuild", "prettier", "eslint", "vite", "vitest",
+                               "jest", "playwright"})
 """Programs whose rule models the npm package of that name: ``node_modules/.bin/tsc``
 (the project's own install) is judged as ``tsc``. Any other program in that folder is a
 program given by path (its package could be anything)."""

@@ -1,4 +1,5 @@
-"""Rules for the JavaScript tools a project installs: eslint, prettier, esbuild.
+"""Rules for the JavaScript tools a project installs: eslint, prettier, esbuild, and the
+runners (vite, vitest, jest, playwright) that load the project whatever they do.
 
 Each reads the files it is given and prints, unless told to write. What they load is the
 question: a configuration file written in JavaScript (``eslint.config.js``,
@@ -208,3 +209,17 @@ def _esbuild(e: Effect, args: list[Word]) -> None:
 
 
 RULES["esbuild"] = _esbuild
+
+
+# ---------------------------------------------------------------- runners that load the project
+
+
+def _project_runner(e: Effect, args: list[Word]) -> None:
+    """``vite``, ``vitest``, ``jest``, ``playwright``: asked for their version or help they
+    print it; anything else loads the project's config (``vite.config.ts``, ``jest.config.js``)
+    and its plugins or tests: workspace code."""
+    if [w.value for w in args] not in (["--version"], ["-v"], ["-V"], ["--help"], ["-h"]):
+        e.add("exec", f"{prog(e)} runs the project's config, plugins or tests")
+
+
+RULES.update(dict.fromkeys(("vite", "vitest", "jest", "playwright"), _project_runner))
