@@ -10,6 +10,7 @@ plain literal (an f-string, a template, a concatenation, a variable) is not repo
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from engine.permissions.effect import Effect
 from engine.permissions.words import Word
@@ -160,6 +161,19 @@ def _report(e: Effect, access: Access, path: str) -> None:
         e.replaces.append(w)
 
 
+def _literal_calls(pattern: re.Pattern[str], text: str, code: str,
+                   language: str) -> Iterator[tuple[list[str], str]]:
+    """The calls ``pattern`` finds in ``code`` (strings blanked) whose first argument is one
+    plain literal: their arguments as written in ``text``, and that literal's value. A
+    pattern with a group takes it as the call's ``(``: without one (ruby's ``File.write 'a',
+    d``), the arguments run to the end of the statement."""
+    for m in pattern.finditer(code):
+        call = _call(text, m.end(), parens=pattern.groups == 0 or m.group(1) is not None)
+        value = _literal(call[0][0], language) if call else None
+        if call is not None and value is not None:
+            yield call[0], value
+
+
 def _split(args: list[str]) -> tuple[list[str], dict[str, str]]:
     """Positional and ``name=value`` arguments of a Python call."""
     positional: list[str] = []
@@ -252,12 +266,7 @@ def _javascript(text: str, code: str, language: str) -> list[tuple[Access, str]]
     for pattern, access in ((_JS_WRITE, "replace"), (_JS_APPEND, "write"),
                             (_JS_STREAM, "replace"), (_JS_TRUNCATE, "replace"),
                             (_JS_OPEN, "read"), (_JS_READ, "read"), (_JS_REQUIRE, "read")):
-        for m in pattern.finditer(code):
-            call = _call(text, m.end())
-            value = _literal(call[0][0], language) if call else None
-            if call is None or value is None:
-                continue
-            args = call[0]
+        for args, value in _literal_calls(pattern, text, code, language):
             options = args[2] if pattern is _JS_WRITE and len(args) > 2 else \
                 args[1] if pattern is _JS_STREAM and len(args) > 1 else ""
             flags = _JS_FLAGS.search(options)
@@ -292,12 +301,9 @@ def _ruby(text: str, code: str, language: str) -> list[tuple[Access, str]]:
     'w')``, ``File.read(P)``, ``File.truncate(P, 0)``; with or without parentheses."""
     out: list[tuple[Access, str]] = []
     for pattern in (_RB_WRITE, _RB_OPEN, _RB_READ, _RB_TRUNCATE):
-        for m in pattern.finditer(code):
-            call = _call(text, m.end(), parens=m.group(1) is not None)
-            value = _literal(call[0][0], language) if call else None
-            if call is None or value is None or value.startswith("|"):
+        for args, value in _literal_calls(pattern, text, code, language):
+            if value.startswith("|"):
                 continue  # open("|cmd"): a command
-            args = call[0]
             named = next((k for a in args[1:] if (k := _RB_MODE.search(a))), None)
             if pattern is _RB_WRITE:
                 mode = named.group(1) if named else "'w'"
@@ -353,12 +359,7 @@ def _php(text: str, code: str, language: str) -> list[tuple[Access, str]]:
     ``file_get_contents(P)``."""
     out: list[tuple[Access, str]] = []
     for pattern in (_PHP_PUT, _PHP_OPEN, _PHP_READ):
-        for m in pattern.finditer(code):
-            call = _call(text, m.end())
-            value = _literal(call[0][0], language) if call else None
-            if call is None or value is None:
-                continue
-            args = call[0]
+        for args, value in _literal_calls(pattern, text, code, language):
             if pattern is _PHP_PUT:
                 access: Access | None = "write" if "FILE_APPEND" in " ".join(args[2:]) else \
                     _data(args[1] if len(args) > 1 else None, language, "replace")
