@@ -301,3 +301,20 @@ def test_a_replacement_after_100_kb_of_code_is_found(tmp_path: Path) -> None:
     assert verdict["decision"] == "deny", verdict["reason"]
     assert _run("python3", code, ws) == ""
     assert (ws / "data.csv").read_text() == ""
+
+
+@pytest.mark.parametrize(("command", "emptied", "expected"), [
+    ("perl -ni -e '$n++' data.csv", True, "deny"),
+    ("perl -i -ne 'next' data.csv notes.txt", True, "deny"),
+    ("perl -i -ne 'print if /alice/' data.csv", False, "ask"),  # keeps the lines it prints
+    ("perl -i.bak -ne '$n++' data.csv", True, "ask"),  # emptied, but data.csv.bak keeps it
+    ("perl -pi -e 's/alice/bob/' data.csv", False, "ask"),  # -p prints every line
+])
+def test_a_perl_in_place_loop_that_prints_nothing_empties_its_files(
+        tmp_path: Path, command: str, emptied: bool, expected: str) -> None:
+    ws = _workspace(tmp_path)
+    assert check_shell_json(command, ws, ENV)["decision"] == expected
+    subprocess.run(["bash", "-c", command], cwd=ws, check=True, capture_output=True)
+    assert ((ws / "data.csv").read_text() == "") is emptied
+    if ".bak" in command:
+        assert (ws / "data.csv.bak").read_text() == ORIGINAL

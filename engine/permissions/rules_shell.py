@@ -278,6 +278,23 @@ def _isolated(flags: dict[str, Word | None]) -> bool:
                for k in flags)
 
 
+_PERL_PRINTS = re.compile(r"\b(?:print|printf|say|syswrite|write)\b")
+"""What perl code writes its output with (to the file ``-i`` edits)."""
+
+
+def _empties_in_place(args: list[Word], code: list[Word]) -> bool:
+    """``perl -ni -e '$n++' f``: the ``-n`` loop prints only what the code prints, and ``-i``
+    (no backup suffix: nothing after the ``i``) writes that back over each file, so code that
+    never prints empties them."""
+    clusters = [w.value or "" for w in args if (w.value or "").startswith("-")
+                and not (w.value or "").startswith("--") and w not in code]
+    in_place = any(re.fullmatch(r"-[a-zA-Z0-9]*i", c) for c in clusters)
+    loops = any(re.fullmatch(r"-[a-zA-DF-Z0-9]*n[a-zA-Z0-9]*", c) for c in clusters) and \
+        not any("p" in c.split("e")[0].split("E")[0] for c in clusters)
+    return in_place and loops and bool(code) and all(
+        w.value is not None and not _PERL_PRINTS.search(w.value) for w in code)
+
+
 def _interpreter(e: Effect, args: list[Word]) -> None:
     name = program_name(e.argv[0])
     o = parse_opts(args, p.INLINE_CODE.get(name, "c"), frozenset({"--eval", "--print"}),
@@ -306,6 +323,9 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
                 k.startswith("-") and not k.startswith("--") and set(k[1:]) & {"n", "p"}
                 for k in o.flags):  # -n/-p loop over the files named: they are read
             e.reads.extend(w for w in o.positionals if w.value is None or w.value != "-")
+        if name == "perl" and _empties_in_place(args, o.all(*code)):
+            e.writes.extend(o.positionals)
+            e.add("destructive", "perl -n -i prints nothing: each file it edits is emptied")
         if any(w.dynamic == "subst" for w in o.all(*code)):
             e.at_least("deny", f"{name} {code[0]} runs code produced at run time (a download "
                                "or a decoder)")
