@@ -175,20 +175,42 @@ def _m4(e: Effect, args: list[Word]) -> None:
     e.stdin_reader = lambda eff, text: _m4_code(eff, "m4 <<", text)
 
 
+_EX_EMPTIES = re.compile(r"\s*(?:%|1\s*,\s*\$)\s*d(?:e|el|ele|elet|elete)?!?\s*"
+                         r"|\s*g(?:lobal)?\s*/(?:\^|\.\*|\$|)/\s*d(?:elete)?\s*")
+"""Ex commands that delete every line of the buffer (``%d``, ``1,$delete``, ``g/^/d``)."""
+_EX_SAVES = re.compile(r"\s*(?:w|write|wq|x|xit|exi|exit|up|update)!?\s*")
+"""Ex commands that write the buffer back over the file it came from."""
+
+
 def _vim(e: Effect, args: list[Word]) -> None:
     e.add("exec", f"{prog(e)} can write files and run commands")
     e.stdin_reader = lambda eff, text: _editor_input(eff, f"{prog(eff)} <<", text)
     o = parse_opts(args, "cSTuUiwWrtqoOp", frozenset({"--cmd"}))
+    lines: list[str | None] = []
     for name, value in o.items:
         if name in ("-c", "--cmd") and value is not None:
             ex_commands(e, f"{prog(e)} {name}", value)
+            lines.append(value.value)
         elif name in ("-S", "-s", "-u") and value is not None:
             e.reads.append(value)
+    files = []
     for w in o.positionals:
         if w.value is not None and w.value.startswith("+") and len(w.value) > 1:
             ex_commands(e, f"{prog(e)} +cmd", Word.of(w.value[1:]))
+            lines.append(w.value[1:])
         elif w.value != "-":
             e.reads.append(w)  # a file it opens: read, judged as a path
+            files.append(w)
+    if files and _empties_buffer(lines):
+        e.writes.extend(files)
+        e.add("destructive", f"{prog(e)} deletes every line and writes the file back")
+
+
+def _empties_buffer(lines: list[str | None]) -> bool:
+    """``-c '%d' -c wq``, ``-c '%d|x'``: every line deleted, then the buffer written back."""
+    parts = [part for line in lines if line is not None for part in _ex_split(line)]
+    emptied = next((i for i, part in enumerate(parts) if _EX_EMPTIES.fullmatch(part)), None)
+    return emptied is not None and any(_EX_SAVES.fullmatch(p) for p in parts[emptied + 1:])
 
 
 # ---------------------------------------------------------------- emacs
