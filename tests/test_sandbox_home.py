@@ -172,7 +172,9 @@ def test_readable_home_shows_it_with_its_credentials_still_masked(tmp_path: Path
 
 def test_a_missing_home_file_says_the_sandbox_hides_it(tmp_path: Path, home: Path) -> None:
     target = home / ".config" / "some-app" / "token"
-    _, db = _run(tmp_path, home, [f"python3 -c \"open('{target}')\""])
+    # the path is an argument: a literal one in the code is a read outside the workspace,
+    # which the classifier refuses under auto before the sandbox is reached
+    _, db = _run(tmp_path, home, [f"python3 -c 'import sys; open(sys.argv[1])' {target}"])
     content = _results(db)[0]["content"]
     assert "No such file or directory" in content, content
     assert f"{target} is in a home folder, which the sandbox hides" in content, content
