@@ -163,3 +163,15 @@ def test_runners_print_their_version_and_otherwise_load_the_project(command: str
                                                                      expected: str,
                                                                      ws: Path) -> None:
     assert decision(command, ws) == expected
+
+
+def test_a_tool_linked_out_of_the_workspace_is_not_the_projects_install(ws: Path) -> None:
+    bin_dir = ws / "node_modules" / ".bin"
+    (ws / "node_modules" / "typescript" / "bin").mkdir(parents=True)
+    (ws / "node_modules" / "typescript" / "bin" / "tsc").write_text("#!/usr/bin/env node\n")
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    (bin_dir / "tsc").symlink_to("../typescript/bin/tsc")
+    (bin_dir / "eslint").symlink_to("/usr/bin/rm")  # planted by an earlier command
+    assert decision("node_modules/.bin/tsc --noEmit", ws) == "allow"
+    assert decision("node_modules/.bin/eslint --version", ws) == "ask"
+    assert "program given by path" in reasons("node_modules/.bin/eslint -rf src", ws)

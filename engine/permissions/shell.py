@@ -74,6 +74,7 @@ from engine.permissions.pipes import patch_files, pipe_discards, reverts, worktr
 from engine.permissions.programs import (
     ENV_KEEPING_OPTIONS,
     INTERPRETERS,
+    PROJECT_BIN_TOOLS,
     SHELLS,
     STARTS_WITH_ENV,
     SUBCOMMAND_PROGRAMS,
@@ -3560,6 +3561,21 @@ class _Walker(PathJudge, ShellValues):
             found = self.made.resolve(path, copies=True)
             if found != path:
                 return found
+        return self._foreign_tool(value)
+
+    def _foreign_tool(self, value: str) -> str:
+        """``node_modules/.bin/tsc`` that is a link out of the workspace (to ``/usr/bin/rm``,
+        to someone's file): not the project's install of tsc, so its full path, which names a
+        program given by path; else ""."""
+        tail = value.rpartition("/")[2]
+        if tail not in PROJECT_BIN_TOOLS or program_name(Word.of(value)) != tail or \
+                value.startswith("/"):
+            return ""  # not a project tool's path: judged as it is
+        ws = os.path.realpath(self.ws).rstrip("/") + "/"
+        for base in self._current():
+            path = os.path.normpath(os.path.join(base, value))
+            if not os.path.realpath(path).startswith(ws):
+                return path
         return ""
 
     def _arg_file(self, argv: list[Word], ctx: _Ctx) -> tuple[list[Word], _Ctx]:
