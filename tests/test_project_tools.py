@@ -175,3 +175,5 @@ def test_a_tool_linked_out_of_the_workspace_is_not_the_projects_install(ws: Path
     assert decision("node_modules/.bin/tsc --noEmit", ws) == "allow"
     assert decision("node_modules/.bin/eslint --version", ws) == "ask"
     assert "program given by path" in reasons("node_modules/.bin/eslint -rf src", ws)
+    (ws / "tsc").symlink_to("/usr/bin/rm")  # a bare name is looked up on PATH, not here
+    assert decision("tsc --noEmit", ws) == "allow"

@@ -3568,8 +3568,8 @@ class _Walker(PathJudge, ShellValues):
         to someone's file): not the project's install of tsc, so its full path, which names a
         program given by path; else ""."""
         tail = value.rpartition("/")[2]
-        if tail not in PROJECT_BIN_TOOLS or program_name(Word.of(value)) != tail or \
-                value.startswith("/"):
+        if "/" not in value or value.startswith("/") or tail not in PROJECT_BIN_TOOLS or \
+                program_name(Word.of(value)) != tail:  # a bare name: bash looks on PATH
             return ""  # not a project tool's path: judged as it is
         ws = os.path.realpath(self.ws).rstrip("/") + "/"
         for base in self._current():
