@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,8 @@ def test_the_control_run_reads_the_hosts_file(trap: Path) -> None:
     "cat $(git ls-files)", "while read -r f; do cat \"$f\"; done < <(find .)",
     "git ls-files | while read -r a b; do cat \"$b\"; done",
     "find . -print0 | xargs -P0 cat",  # -P0 is a process count, not -0: cut at blanks
-    "git ls-files -z | xargs cat",
+    "git ls-files -z | xargs cat", "for f in $(git ls-files); do cat \"$f\"; done",
+    "for f in $(find . -type f 2>/dev/null); do wc -l \"$f\"; done",
 ])
 def test_a_consumer_that_splits_names_is_asked(trap: Path, command: str) -> None:
     assert _decision(trap, command) == "ask", command
@@ -70,6 +72,99 @@ def test_a_plain_workspace_keeps_its_listings(tmp_path: Path) -> None:
     (tmp_path / "src" / "app.py").write_text("x = 1\n")
     assert _decision(tmp_path, "find . -name '*.py' | xargs wc -l") == "allow"
     assert _decision(tmp_path, "mkdir -p 'x /etc' && find . | xargs wc -l") == "ask"
+
+
+def test_a_loop_over_a_listing_gives_paths_under_its_folders(tmp_path: Path) -> None:
+    """``for f in $(git ls-files)``: each word is a path the listing printed, cut at blanks
+    as xargs cuts it (above, the trap asks). Read, it stays inside; written, the files may
+    hold work; run, it is any program; assigned again, the variable holds what it is given.
+    The control: bash really runs the loop over the repository's files."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x = 1\n")
+    assert GIT is not None
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
+        subprocess.run([GIT, *args], cwd=tmp_path, check=True)
+    read = "for f in $(git ls-files '*.py'); do wc -l \"$f\"; done"
+    out = subprocess.run(["bash", "-c", read], cwd=tmp_path, capture_output=True, text=True)
+    assert out.stdout.split() == ["1", "src/app.py"]
+    assert _decision(tmp_path, read) == "allow"
+    assert _decision(tmp_path, "for j in $(find src -name '*.py' 2>/dev/null); do "
+                               "echo \"$(wc -c < \"$j\")\"; done") == "allow"
+    emptied = "for f in $(git ls-files); do > \"$f\"; done"
+    assert _decision(tmp_path, emptied) == "deny"
+    assert str(check_shell_json("for f in $(git ls-files); do sed -i s/x/y/ \"$f\"; done",
+                                tmp_path, {}, approval="auto")["decision"]) == "deny"
+    assert _decision(tmp_path, "for f in $(git ls-files); do $f; done") == "ask"
+    assert _decision(tmp_path, "for f in $(git ls-files); do :; done; f=rm; $f -rf src") == \
+        "deny"
+    assert _decision(tmp_path, "for f in $(cat list.txt); do cat \"$f\"; done") == "ask"
+    assert _decision(tmp_path, "for f in $(find /etc -name '*.conf'); do cat \"$f\"; done") \
+        == "ask"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("git ls-files -z | xargs -0 -I{} sh -c ': > \"$1\"' _ {}", "deny"),
+    ("git ls-files -z | xargs -0 sh -c 'for f; do : > \"$f\"; done' _", "deny"),
+    ("git ls-files -z | xargs -0 sh -c 'for f in \"$@\"; do wc -l \"$f\"; done' _", "allow"),
+    ("git ls-files | xargs -I{} sh -c 'wc -l \"$1\"' _ {}", "allow"),
+    ("f() { : > \"$1\"; }; git ls-files | while read -r x; do f \"$x\"; done", "deny"),
+])
+def test_listed_paths_handed_to_a_shell_stay_listed(tmp_path: Path, command: str,
+                                                    expected: str) -> None:
+    """A path from a listing given to ``sh -c`` or a function as ``$1`` (or looped over
+    as ``"$@"``) is still a file the listing printed: emptying it loses work (the control:
+    bash empties the tracked file)."""
+    (tmp_path / "a.txt").write_text("work\n")
+    assert GIT is not None
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
+        subprocess.run([GIT, *args], cwd=tmp_path, check=True)
+    assert _decision(tmp_path, command) == expected, command
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False)
+    assert ((tmp_path / "a.txt").read_text() == "work\n") == (expected == "allow"), command
+
+
+@pytest.mark.parametrize("command", [
+    "find . | xargs cat", "find src | xargs head -n 1", "cat $(ls)/passwd",
+    "ls | while read -r d; do cat \"$d/passwd\"; done",
+    "for d in $(ls); do (cd \"$d\" && cat passwd); done",
+])
+def test_a_listing_beside_a_link_out_of_the_workspace_is_asked(tmp_path: Path,
+                                                               command: str) -> None:
+    """A listing prints a link's own name, inside; the program it feeds follows the link.
+    The control: bash reads the host's file through it."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x = 1\n")
+    assert _decision(tmp_path, command) == "allow", command  # nothing leads out yet
+    os.symlink("/etc/passwd", tmp_path / "src" / "leak")
+    os.symlink("/etc", tmp_path / "up")
+    host = Path("/etc/passwd").read_text().splitlines()[0]
+    out = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                         text=True).stdout
+    assert host in out, command
+    assert _decision(tmp_path, command) == "ask", command
+    assert str(check_shell_json(command, tmp_path, {}, approval="auto")["decision"]) == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name '*.py' | xargs wc -l", "find . -type f | xargs cat", "git ls-files | xargs cat",
+    "rg -l x | xargs cat", "grep -rl x . | xargs cat",
+])
+def test_a_listing_that_never_prints_the_link_keeps_its_answer(tmp_path: Path,
+                                                               command: str) -> None:
+    """An untracked ``.venv/bin/python -> /usr/bin/python3``: ``-name '*.py'`` does not
+    match it, ``-type f`` and ``rg``/``grep -r`` skip links, git lists what it tracks."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x = 1\n")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, tmp_path / ".venv" / "bin" / "python")
+    assert GIT is not None
+    for args in (["init", "-q"], ["add", "src"],
+                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
+        subprocess.run([GIT, *args], cwd=tmp_path, check=True)
+    assert _decision(tmp_path, command) == "allow", command
+    assert _decision(tmp_path, "find . | xargs cat") == "ask"
 
 
 def test_split_name_finds_made_paths_and_gives_up_past_its_bound(

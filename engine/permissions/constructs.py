@@ -326,6 +326,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("m[$k]=v of an associative array, for i in \"${!a[@]}\" of an indexed one, "
               "$$, $!, PPID, OPTIND after getopts", "modelled", "the key is a string (no "
               "arithmetic); the indices, process ids and counters are numbers"),
+    Construct("x=$(wc -l < f), $(grep -c ..), $(date +%s), $(git log --format=%ct) in an "
+              "arithmetic context", "modelled", "the program prints a number, not code"),
     Construct("for k in \"${!m[@]}\" / \"${m[@]}\" of a known map; ${m[$k]}, ${a[$i]}, "
               "${a[i]} with a key or index whose values are known", "modelled",
               "the keys, values or elements, each judged"),

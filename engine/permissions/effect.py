@@ -72,8 +72,12 @@ class Effect:
     path, so a file there named like MODULE or a standard module runs instead of it."""
     replaces: list[Word] = field(default_factory=list)
     """Files it replaces whole with output the command line does not show (``-o FILE``,
-    ``find -fprint FILE``, ``mv -f SRC FILE``): an existing file it does not also read is
-    destroyed, which a shell ``>`` with shown content is not."""
+    ``find -fprint FILE``, ``mv -f SRC FILE``): an existing file is destroyed (unless it
+    ``reads_first``), which a shell ``>`` with shown content is not."""
+    reads_first: bool = False
+    """It reads all its input before it opens what it ``replaces`` (``sort -o f f``,
+    ``shuf -o f f``): a file it also reads is rewritten from itself, not lost. Any other
+    program opens its output first (``openssl enc -in f -out f`` empties f)."""
     floor: Floor = ""
     """The least strict decision allowed whatever the risk (obfuscation, unknown values)."""
     stdin_code: str = ""

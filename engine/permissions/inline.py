@@ -39,6 +39,17 @@ _DELETES = re.compile(
     r"\.(?:rmSync|rmdirSync|unlinkSync)\s*\(")
 _FORKS = re.compile(r"fork\s+while\s+fork|while\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]?\s*"
                     r"(?:os\.|process\.|Process\.)?fork|(?:os\.)?fork\(\)\s+while")
+_EVALUATES_DECODED = re.compile(
+    r"\b(?:exec|eval|compile|execfile|instance_eval|class_eval|module_eval|Function|"
+    r"runInThisContext|runInNewContext)\s*[(\s][^\n]{0,400}?"
+    r"(?:b64decode|b32decode|b85decode|a85decode|base64|fromhex|unhexlify|decompress|"
+    r"zlib|gzinflate|gzdecode|str_rot13|rot13|rot_13|codecs\.decode|\bpack\s*[(\s\"']|"
+    r"unpack|atob|Buffer\.from|decode64|unpack1|hex2bin|fromCharCode|\bchr\s*\(|"
+    r"\[::-1\]|\.reverse\b|\breverse\s*[(\s])")
+"""Code that evaluates text it decodes first (``exec(b64decode(..))``, ``eval pack "H*",
+..``, ``eval(Buffer.from(.., 'base64')+'')``): what runs is hidden from the preview by
+construction, so it is refused rather than asked (an interpreter one-liner whose code is
+shown stays asked)."""
 _STRING = re.compile(_STR)
 _TCL_LANGS = frozenset({"expect", "tclsh", "wish"})
 
@@ -87,3 +98,7 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
         e.add("destructive", f"{how} deletes files")
     if _FORKS.search(text):
         e.add("destructive", f"{how} forks forever (a fork bomb)")
+    if _EVALUATES_DECODED.search(text):
+        e.add("exec", "")
+        e.at_least("deny", f"{how} runs code it decodes at run time, which the command line "
+                           "does not show")

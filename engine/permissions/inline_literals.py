@@ -159,6 +159,7 @@ def _report(e: Effect, access: Access, path: str) -> None:
     e.writes.append(w)
     if access == "replace":
         e.replaces.append(w)
+        e.reads_first = True  # a call's data is made before it opens (File.write(f, read(f)))
 
 
 def _literal_calls(pattern: re.Pattern[str], text: str, code: str,

@@ -15,14 +15,17 @@ character (``split_name``), unless its consumer splits at NUL only.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.permissions.effect import parse_opts
 from engine.permissions.words import Word
+from engine.workspace.index import tracked
 
 SPLIT_AT = re.compile(r"[\s'\"\\]")
 """Characters a consumer of a listing cuts a name at or reads as quoting: blanks and line
@@ -205,6 +208,18 @@ def split_name(folders: Iterable[str], made: Iterable[str]) -> str | None:
     for path in made:
         if any(path.startswith(r + "/") and SPLIT_AT.search(path[len(r):]) for r in roots):
             return path
+    for seen in _folders_under(roots):
+        if seen is None:
+            return TOO_MANY
+        if seen.split is not None:
+            return seen.split
+    return None
+
+
+def _folders_under(roots: Iterable[str]) -> Iterator[_Seen | None]:
+    """Each folder under ``roots`` as ``_folder`` reads it (links to folders are not
+    descended into, as listings do not follow them); None, then no more, once more than
+    ``MAX_LISTED_ENTRIES`` entries were read."""
     budget = MAX_LISTED_ENTRIES
     stack = list(roots)
     while stack:
@@ -213,10 +228,58 @@ def split_name(folders: Iterable[str], made: Iterable[str]) -> str | None:
             continue
         budget -= seen.entries
         if budget < 0:
-            return TOO_MANY
-        if seen.split is not None:
-            return seen.split
+            yield None
+            return
+        yield seen
         stack.extend(seen.folders)
+
+
+def links_listed(argv: list[Word], workspace: str) -> Callable[[str], bool]:
+    """Which symbolic links (absolute paths) a listing may print: ``find -type f`` and
+    ``-type d`` print none (unless told to follow links), ``-name PAT`` only those named
+    so; ``rg -l`` and ``grep -rl`` skip the links they meet; ``git ls-files`` and git's
+    name listings print what git tracks (not an untracked ``.venv/bin/python``)."""
+    name = (argv[0].value or "").rsplit("/", 1)[-1] if argv else ""
+    vals = [w.value or "" for w in argv[1:]]
+    if name == "find" and not {"-L", "-follow", "-xtype"} & set(vals):
+        types = {vals[i + 1] for i, v in enumerate(vals[:-1]) if v == "-type"}
+        if types and "l" not in ",".join(types):
+            return lambda _path: False
+        names = [vals[i + 1] for i, v in enumerate(vals[:-1]) if v in ("-name", "-iname")]
+        if names and not {"-o", "-or", "!", "-not"} & set(vals):
+            return lambda path: any(fnmatch.fnmatch(os.path.basename(path), n) or (
+                fnmatch.fnmatch(os.path.basename(path).lower(), n.lower())) for n in names)
+    if name == "rg" and not {"-L", "--follow"} & set(vals):
+        return lambda _path: False
+    if name in ("grep", "egrep", "fgrep") and not any(
+            v == "--dereference-recursive" or (v[:1] == "-" and v[1:2] != "-" and "R" in v)
+            for v in vals):
+        return lambda _path: False
+    if name == "git" and not {"-o", "--others"} & set(vals):
+        root = Path(workspace)
+        return lambda path: tracked(root, os.path.relpath(path, workspace)) is not False
+    return lambda _path: True
+
+
+def link_out(folders: Iterable[str], made: Iterable[str], workspace: str,
+             listed: Callable[[str], bool] = lambda _path: True) -> str | None:
+    """A symbolic link under ``folders`` (absolute) that leads out of ``workspace`` (its
+    resolved path), on disk now or ``made`` by the command before its listing (any of
+    those: where it leads is not followed); ``TOO_MANY`` past ``MAX_LISTED_ENTRIES``; None
+    when none does. A listing prints the link's own name, inside; a program given it reads
+    or writes where it leads (``find . | xargs cat`` beside ``leak -> /etc/passwd``)."""
+    roots = [f.rstrip("/") or "/" for f in folders]
+    for path in made:
+        if any(path.startswith(r + "/") for r in roots) and listed(path):
+            return path
+    top = workspace.rstrip("/") + "/"
+    for seen in _folders_under(roots):
+        if seen is None:
+            return TOO_MANY
+        out = next((link for link in seen.links
+                    if not os.path.realpath(link).startswith(top) and listed(link)), None)
+        if out is not None:
+            return out
     return None
 
 
@@ -231,6 +294,8 @@ class _Seen:
     entries: int
     split: str | None
     folders: tuple[str, ...]
+    links: tuple[str, ...]
+    """Its entries that are symbolic links (to a file or a folder)."""
 
 
 _SEEN: dict[str, _Seen] = {}
@@ -254,7 +319,8 @@ def _folder(path: str) -> _Seen | None:
         return None
     split = next((e.path for e in entries if SPLIT_AT.search(e.name)), None)
     folders = tuple(e.path for e in entries if _is_folder(e))
-    seen = _Seen(changed, len(entries), split, folders)
+    links = tuple(e.path for e in entries if e.is_symlink())
+    seen = _Seen(changed, len(entries), split, folders, links)
     if time.time_ns() - max(changed[1:]) > RACY_NS:
         if len(_SEEN) >= MAX_SEEN_FOLDERS:
             _SEEN.clear()

@@ -204,7 +204,7 @@ PLAIN_READ = frozenset({
     "apropos", "whatis", "tldr", "sync", "vmstat", "iostat", "mpstat", "sar",
     "pidof", "lsof", "ss", "netstat", "numfmt", "disown", "fg", "caller",
     "bg", "compgen", "complete", "enable", "fc", "bind", "col", "colrm", "pkg-config",
-    "pkgconf",
+    "pkgconf", "sw_vers",
 })
 """Programs that neither read named files nor change anything."""
 READS_PATH_ARGUMENTS = frozenset({

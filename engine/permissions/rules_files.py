@@ -475,6 +475,7 @@ def _sort(e: Effect, args: list[Word]) -> None:
         "--batch-size"}))
     e.reads.extend(o.positionals)
     e.reads.extend(o.all("--files0-from", "--random-source"))
+    e.reads_first = True  # sort -o f f: documented as safe
     for w in o.all("-o", "--output"):
         e.writes.append(w)
         e.replaces.append(w)
@@ -619,11 +620,14 @@ def _xmllint(e: Effect, args: list[Word]) -> None:
         e.add("write", "xmllint --output writes a file")
 
 
-def output_option(short_values: str, option: str, long_option: str) -> Rule:
-    """A reader whose ``-o FILE`` writes (``tree -o``, ``iconv -o``, ``shuf -o``)."""
+def output_option(short_values: str, option: str, long_option: str,
+                  reads_first: bool = False) -> Rule:
+    """A reader whose ``-o FILE`` writes (``tree -o``, ``iconv -o``, ``shuf -o``), after
+    reading all its input when ``reads_first`` (``shuf``)."""
 
     def rule(e: Effect, args: list[Word]) -> None:
         o = parse_opts(args, short_values, frozenset({long_option}))
+        e.reads_first = reads_first
         e.reads.extend(o.positionals)
         for w in o.all(option, long_option):
             e.writes.append(w)
@@ -1142,7 +1146,7 @@ RULES: dict[str, Rule] = {
     "jq": _jq, "gojq": _jq, "jaq": _jq, "xmllint": _xmllint,
     "tree": output_option("LPIo", "-o", "--output"),
     "iconv": output_option("fto", "-o", "--output"),
-    "shuf": output_option("nioe", "-o", "--output"),
+    "shuf": output_option("nioe", "-o", "--output", reads_first=True),
 "sort": _sort, "uniq": _uniq, "xxd": _xxd,
     "base64": _base64, "tee": _tee,
     "sed": _sed, "gsed": _sed, "awk": _awk, "gawk": _awk, "mawk": _awk, "nawk": _awk,

@@ -48,10 +48,10 @@ def _git(e: Effect, args: list[Word]) -> None:
     expansion = aliases.get(sub) if sub not in _BUILTIN and sub not in GIT_SUBCOMMANDS else None
     if expansion:  # git -c alias.lg='log --oneline' lg -5 is git log --oneline -5
         sub, rest = expansion[0], [Word.of(w) for w in expansion[1:]] + rest
+    if _only_prints(sub, rest):
+        return
     _git_output(e, sub, rest)
     handler = GIT_SUBCOMMANDS.get(sub)
-    if sub in _DRY_RUNS and _dry_run(rest):
-        return  # git rm -n, git mv --dry-run: only says what it would do
     if handler is not None:
         handler(e, rest)
     elif sub in p.GIT_READ:
@@ -101,6 +101,14 @@ def _git_global(e: Effect, key: str, value: Word) -> None:
                               run_with_arguments(name, Word.of(raw.removeprefix("!")))))
     elif key in ("--config-env", "--exec-path", "-p", "--paginate"):
         e.add("exec", f"git {key} can make git run programs")
+
+
+def _only_prints(sub: str, rest: list[Word]) -> bool:
+    """``git reset -h`` prints the usage (an alias's ``-h`` would run the alias); ``git rm
+    -n``, ``git mv --dry-run`` only say what they would do."""
+    if [w.value for w in rest] == ["-h"] and (sub in _BUILTIN or sub in GIT_SUBCOMMANDS):
+        return True
+    return sub in _DRY_RUNS and _dry_run(rest)
 
 
 _BUILTIN = p.GIT_READ | p.GIT_WRITE | p.GIT_NETWORK | p.GIT_EXEC | p.GIT_DESTRUCTIVE

@@ -57,12 +57,15 @@ def _sql_stdin(how: str) -> Callable[[Effect, Word], None]:
     return lambda e, text: apply_sql(e, how, text)
 
 
-def _sqlite_stdin(db: Word) -> Callable[[Effect, Word], None]:
-    """SQL on sqlite3's input: judged, and the database counts as written when it does more
-    than read."""
+def _sqlite_stdin(db: Word | None, scratch: bool = False,
+                  readonly: bool = False) -> Callable[[Effect, Word], None]:
+    """SQL on sqlite3's input: judged (on a ``scratch`` or ``readonly`` database as
+    ``apply_sql`` says), and the database counts as written when it does more than read."""
 
     def judge(e: Effect, text: Word) -> None:
-        apply_sql(e, "sqlite3 <<", text)
+        apply_sql(e, "sqlite3 <<", text, scratch, readonly)
+        if db is None:
+            return
         if e.risk != "read":
             e.writes.append(db)
 
@@ -108,10 +111,11 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
         for code in sql:
             apply_sql(e, "sqlite3", code, scratch, readonly)
         if not sql and not has_cmd and e.stdin_reader is None:
-            e.stdin_reader = _sqlite_stdin(db)
-        (e.writes if e.risk not in ("read",) else e.reads).append(db)
+            e.stdin_reader = _sqlite_stdin(None if scratch else db, scratch, readonly)
+        if not scratch:
+            (e.writes if e.risk not in ("read",) else e.reads).append(db)
     elif not has_cmd:  # duckdb -c SQL: an in-memory database, the SQL judged above
-        e.stdin_reader = _sql_stdin("sqlite3 <<")
+        e.stdin_reader = _sqlite_stdin(None, scratch=True, readonly=readonly)
 
 
 def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[str, ...],

@@ -416,7 +416,8 @@ def _systemctl_rule(e: Effect, args: list[Word]) -> None:
     """``systemctl`` acts on the machine's services, outside the workspace. Listing and
     status read; stopping the machine, or stopping, killing, masking or cleaning a service,
     takes something down (destructive); any other subcommand (``start``, ``restart``,
-    ``enable``, ``daemon-reload``, ...) changes the services (asked)."""
+    ``enable``, ``daemon-reload``, ...) changes the services (asked). ``status`` also shows
+    the unit's last lines of the system's logs (a read outside, as ``journalctl``)."""
     o = parse_opts(args, "tpHMsnoP", _SYSTEMCTL_VALUES, stop_at_positional=True)
     if not o.positionals:
         return  # systemctl alone lists the units
@@ -432,6 +433,35 @@ def _systemctl_rule(e: Effect, args: list[Word]) -> None:
         e.add("exec", "systemctl's subcommand is only known at run time")
     elif sub not in _SYSTEMCTL_READS:
         e.add("exec", f"systemctl {sub} changes the machine's services")
+    elif sub == "status" and not _no_log_lines(args):
+        e.reads.append(Word.of("/var/log/journal"))  # its last log lines, like journalctl
+
+
+_SETTINGS_READS = _F({"status", "show", "list-timezones", "list-locales", "list-keymaps",
+                      "list-x11-keymap-models", "list-x11-keymap-layouts", "--help", "-h",
+                      "--version"})
+
+
+def _machine_settings(e: Effect, args: list[Word]) -> None:
+    """``hostnamectl``, ``timedatectl``, ``localectl``: alone or with ``status``/``show``/
+    ``list-*`` they print the machine's settings; any other verb (``set-hostname``,
+    ``set-timezone``, ``set-ntp``) changes them; ``-H``/``-M`` reach another machine."""
+    verbs = [w for w in args if not (w.value or "x").startswith("-") or w.value in (
+        "--help", "-h", "--version")]
+    if any(w.value is None for w in args):
+        e.add("exec", f"{prog(e)}'s words are only known at run time")
+    elif any((w.value or "").startswith(("-H", "--host", "-M", "--machine")) for w in args):
+        e.add("network", f"{prog(e)} -H reaches another machine (over ssh)")
+    elif verbs and verbs[0].value not in _SETTINGS_READS:
+        e.add("exec", f"{prog(e)} {verbs[0].shown} changes the machine's settings")
+
+
+def _no_log_lines(args: list[Word]) -> bool:
+    """``systemctl status -n0``/``--lines=0``: the status without the unit's log lines."""
+    words = [w.value for w in args]
+    pairs = zip(words, [*words[1:], None], strict=True)
+    return any(w in ("-n0", "--lines=0") or (w in ("-n", "--lines") and v == "0")
+               for w, v in pairs)
 
 
 def _pip(e: Effect, args: list[Word]) -> None:
@@ -841,7 +871,9 @@ RULES: dict[str, Rule] = {
     "uvx": _package_runner("pw", frozenset({"--from", "--with", "--python", "--index-url",
                                             "--with-requirements", "--index"}),
                            "uvx downloads and runs a tool"),
-    "systemctl": _systemctl_rule, "gh": _gh, "openssl": _openssl, "rpm": _rpm,
+    "systemctl": _systemctl_rule, "hostnamectl": _machine_settings,
+    "timedatectl": _machine_settings, "localectl": _machine_settings, "gh": _gh,
+    "openssl": _openssl, "rpm": _rpm,
     "bundle": _bundle, "twine": _twine,
 }
 RULES.update({name: _asks_registry(RULES[name], *query)

@@ -141,7 +141,8 @@ def _tsc(e: Effect, args: list[Word]) -> None:
 RULES["tsc"] = _tsc
 
 
-_RUSTC_ASKS = frozenset({"--version", "-V", "-vV", "--print", "--explain", "--help", "-h"})
+_RUSTC_ASKS = frozenset({"--version", "-V", "-vV", "-v", "--verbose", "--print", "--explain",
+                         "--help", "-h"})
 
 
 def _rustc(e: Effect, args: list[Word]) -> None:
@@ -193,6 +194,25 @@ def _jar(e: Effect, args: list[Word]) -> None:
         e.add("write", "jar extracts, creates or updates files")
     else:
         e.add("exec", f"jar {mode or 'without a mode'} is not modelled")
+
+
+def _ar(e: Effect, args: list[Word]) -> None:
+    """``ar t lib.a`` lists an archive's members and ``ar p lib.a x.o`` prints one; any
+    other operation (``r``, ``q``, ``d``, ``m``, ``s``, ``x``) changes the archive or
+    extracts its members into the working directory."""
+    mode = (args[0].value or "") if args else ""
+    files = args[1:]
+    op = mode.lstrip("-")
+    if args and args[0].value is not None and op[:1] in ("t", "p") and set(op[1:]) <= set(
+            "vOPT") and all(w.value is not None and not w.value.startswith("-") for w in files):
+        e.reads.extend(files)
+        return
+    e.writes.extend(files[:1])
+    e.add("write", f"ar {args[0].shown if args else ''} changes or extracts an archive".replace(
+        "  ", " "))
+
+
+RULES["ar"] = _ar
 
 
 _CC_QUERIES = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachine",

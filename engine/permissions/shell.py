@@ -57,7 +57,13 @@ from engine.permissions.expansion import (
     seq_output,
 )
 from engine.permissions.globbing import GLOB, GLOB_OPTIONS
-from engine.permissions.listings import keeps_lines, listed_dirs, split_name
+from engine.permissions.listings import (
+    keeps_lines,
+    link_out,
+    links_listed,
+    listed_dirs,
+    split_name,
+)
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
     MAX_REWRITES,
@@ -122,7 +128,9 @@ from engine.permissions.words import (
     printable,
     reason_command,
 )
+from engine.sandbox.env import is_secret_name
 from engine.tooling.spec import RISK_ORDER, Risk, max_risk
+from engine.vocabulary.secrets import holds_credential
 
 logger = logging.getLogger(__name__)
 
@@ -455,6 +463,10 @@ class _Walker(PathJudge, ShellValues):
     listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Process substitutions (their text) that list paths: text -> the folders listed."""
     split_names: dict[tuple[tuple[str, ...], int], str | None] = field(default_factory=dict)
+    environment: list[str] = field(default_factory=list)
+    """Prints of an environment that holds no credential: a read, unless sent away."""
+    links_out: dict[tuple[tuple[str, ...], int, str], str | None] = field(
+        default_factory=dict)
     """Per listed folders and state of what the command made: a name a consumer splits."""
     coprocs: set[str] = field(default_factory=set)
     """Names of coprocesses (their arrays hold two file descriptors)."""
@@ -491,6 +503,8 @@ class _Walker(PathJudge, ShellValues):
     """Whether anything in the command may empty the table ``hash -p`` fills or bypass it
     (``_HASH_RESETS``): then a mapping is never sure to hold."""
     listed_vars: set[str] = field(default_factory=set)
+    listed_args: frozenset[int] = frozenset()
+    """Positional parameters given a path from a listing (``xargs sh -c '..$1' _``)."""
     maps: dict[str, dict[str, str]] = field(default_factory=dict)
     """Associative arrays whose keys and values are all known."""
     refs: dict[str, str] = field(default_factory=dict)
@@ -647,7 +661,7 @@ class _Walker(PathJudge, ShellValues):
             self.problems.append("the parser reads one word of the command as two")
         elif dropped:
             self.problems.append("the parser leaves out part of the command")
-        outer = (self.argv0, self.positional, self.args_given)
+        outer = (self.argv0, self.positional, self.args_given, self.listed_args)
         shares = shell is not None and not args  # eval 'set -- rm': the caller's words
         if depth and not shares:
             known = [a.value for a in args or ()]
@@ -655,13 +669,14 @@ class _Walker(PathJudge, ShellValues):
             self.argv0 = known[0] if whole else None
             self.positional = [v or "" for v in known[1:]] if whole else None
             self.args_given = whole
+            self.listed_args = _listed_indices((args or [])[1:])
         ctx = _Ctx(src, via, depth, shell=self._new_shell() if shell is None else shell)
         if shell is None and depth:
             self._visit_new_shell(root, ctx)
         else:
             self._visit(root, ctx)
         if not shares:
-            self.argv0, self.positional, self.args_given = outer
+            self.argv0, self.positional, self.args_given, self.listed_args = outer
         if outermost:
             self._uncalled_functions()
 
@@ -758,7 +773,7 @@ class _Walker(PathJudge, ShellValues):
         floors = [*self.floors, *(("deny", f"{why} (not modelled: refused)")
                                   for why in self.opaque)]
         floors.extend(self._planted())
-        found = [*self.secrets, *self.hunted]
+        found = [*self.secrets, *self.hunted, *self.environment]
         if found and any(e["risk"] in ("network", "install") for i, e in
                          enumerate(entries) if i not in self.printers):
             floors.append(("deny", f"sends credentials over the network ({found[0]})"))
@@ -958,6 +973,9 @@ class _Walker(PathJudge, ShellValues):
         if var is not None and (values or bare):
             words: list[str] | None = [] if values else (
                 None if self.positional is None else list(self.positional))
+            listing = self._listed_loop(values, bare, ctx)
+            if listing:  # for f in $(git ls-files): each a path, listed
+                values, words = [], [listing]
             for v in values:
                 found = self._loop_value(v, ctx)
                 if found is None or words is None:
@@ -967,6 +985,7 @@ class _Walker(PathJudge, ShellValues):
             name = _text(var, ctx)
             self.known.pop(name, None)  # what it held before is gone from the first pass
             self.unknown.discard(name)
+            (self.listed_vars.add if listing is not None else self.listed_vars.discard)(name)
             if name == "IFS":  # for IFS in ,: the loop splits at each value
                 self.ifs = "".join(words) if words else None
             if is_dangerous_variable(name):
@@ -1002,6 +1021,27 @@ class _Walker(PathJudge, ShellValues):
             else:
                 self.unknown.add(name)
         self._loop_body(node, ctx)
+
+    def _listed_loop(self, values: list[Node], bare: bool, ctx: _Ctx) -> str | None:
+        """``for f in $(git ls-files '*.py')``: one unquoted substitution of a listing
+        (``listings``), whose words are paths under its folders, split at blanks as ``xargs``
+        splits them: the placeholder path each pass holds, marked as read from a listing (a
+        path, never a program). "" for a loop over positional parameters that are all such
+        paths (``xargs sh -c 'for f; do ..; done' _``); None for any other loop."""
+        if self._over_listed_args(values, bare, ctx):
+            return ""
+        if len(values) != 1 or values[0].type != "command_substitution" or self.ifs != " \t\n":
+            return None
+        inner = [c for c in values[0].named_children if c.type != "comment"]
+        dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
+        return _paths_under(dirs).value if dirs else None
+
+    def _over_listed_args(self, values: list[Node], bare: bool, ctx: _Ctx) -> bool:
+        """``for f; do``, ``for f in "$@"``: over the positional parameters, when every
+        one of them is a path from a listing."""
+        over_args = bare or (len(values) == 1 and _text(values[0], ctx) in ('"$@"', '"${@}"'))
+        count = len(self.positional or ())
+        return over_args and count > 0 and set(range(1, count + 1)) <= self.listed_args
 
     def _values_in_turn(self, words: list[str], node: Node, ctx: _Ctx) -> list[str] | None:
         """The values of a loop whose body changes folder (``for d in packages/*/; do (cd
@@ -1483,7 +1523,8 @@ class _Walker(PathJudge, ShellValues):
         words = [self._word(a, ctx).value or "" for a in last.children_by_field_name("argument")]
         prog = program_name(self._word(name, ctx)) if name is not None else ""
         return prog in NUMERIC_PROGRAMS or (prog in ("grep", "rg", "git") and bool(
-            {"-c", "--count"} & set(words)))
+            {"-c", "--count"} & set(words))) or (prog == "git" and any(
+                _TIMESTAMP_FORMAT.fullmatch(w) for w in words))
 
     def _opaque_name(self, node: Node, ctx: _Ctx) -> str | None:
         """Why a command name that does not decode is hidden by an unmodelled construct."""
@@ -1648,6 +1689,8 @@ class _Walker(PathJudge, ShellValues):
                 why = reverts(after, source)  # git diff > p; cat p | git apply -R
             if why is not None:  # git diff | git apply -R: the two together discard work
                 self.floors.append(("deny", why))
+            if i and printed is None and (soaked := self._sponged(stages[:i], child, ctx)):
+                self.floors.append(("deny", soaked))
             if len(stages) > 1 and (i < len(stages) - 1 or "lastpipe" not in ctx.src.decode(
                     "utf-8", "surrogateescape")):
                 self._in_subshell(child, staged, visit=True)  # a stage runs in a subshell
@@ -1655,6 +1698,27 @@ class _Walker(PathJudge, ShellValues):
                 self._visit(child, staged)
             found.append((before_stage, len(self.secrets)))
         self._secrets_summarized(stages, found, ctx)
+
+    def _sponged(self, upstream: Sequence[Node], stage: Node, ctx: _Ctx) -> str:
+        """``git log | sponge a.txt``: sponge soaks up the pipeline, then replaces its file
+        whole (``-a`` appends), like ``>`` with output the command line does not show (shown
+        output, ``echo x | sponge f``, is a write). A file an earlier stage names (``sort f |
+        sponge f``) is edited in place, like ``sed -i``."""
+        argv = self._static_argv(stage, ctx)
+        if not argv or program_name(argv[0]) != "sponge" or any(
+                w.value is None or w.value.startswith("-") for w in argv[1:]) or len(argv) != 2:
+            return ""  # sponge -a f, sponge "$f": a write, judged as one
+        texts = [_text(node, ctx) for node in upstream]
+        named = {path for text in texts for token in shlex.split(text, posix=True)
+                 if not token.startswith("-") for path in self.resolved_files(Word.of(token))
+                 } if _splits(texts) else None
+        target = argv[1]
+        for path in self.resolved_files(target):
+            why = self.holds_work(path) if named is not None and path not in named else ""
+            if why:
+                return (f"sponge {target.shown} replaces {target.shown}, {why}, with output "
+                        "the command line does not show")
+        return ""
 
     def _secrets_summarized(self, stages: Sequence[Node], found: list[tuple[int, int]],
                             ctx: _Ctx) -> None:
@@ -1791,6 +1855,10 @@ class _Walker(PathJudge, ShellValues):
         if node.type == "pipeline":
             stages = [c for c in node.named_children if c.type != "comment"]
             return self._listed_before(stages, len(stages), ctx)
+        body = node.child_by_field_name("body") if node.type == "redirected_statement" else None
+        if body is not None and all(_QUIET_ERRORS.fullmatch(_text(r, ctx)) for r in
+                                    node.children_by_field_name("redirect")):
+            node = body  # find build -name '*.jar' 2>/dev/null: the same lines, no errors
         argv = self._static_argv(node, ctx)
         if argv is None:
             return ()
@@ -1805,6 +1873,11 @@ class _Walker(PathJudge, ShellValues):
             self.floors.append(("ask", f"{_text(node, ctx)} lists {split!r}, which the "
                                        "command it feeds may cut into other paths"))
             return ()
+        out = self._link_out(dirs, argv) if dirs else None
+        if out is not None:  # find . | xargs cat beside leak -> /etc/passwd
+            self.floors.append(("ask", f"{_text(node, ctx)} lists {out!r}, a link that may "
+                                       "lead out of the workspace"))
+            return ()
         return dirs
 
     def _split_name(self, dirs: Sequence[str]) -> str | None:
@@ -1816,6 +1889,18 @@ class _Walker(PathJudge, ShellValues):
             self.split_names[key] = split_name(
                 [self.made.resolve(f, copies=True) for f in folders], made)
         return self.split_names[key]
+
+    def _link_out(self, dirs: Sequence[str], argv: list[Word]) -> str | None:
+        """A link out of the workspace the listing ``argv`` of ``dirs`` may print."""
+        folders = sorted({os.path.normpath(os.path.join(base, d)) for base in self._current()
+                          for d in dirs})
+        key = (tuple(folders), self.made.changes, " ".join(str(w.value) for w in argv))
+        if key not in self.links_out:
+            ws = os.path.realpath(self.ws)
+            self.links_out[key] = link_out(
+                [self.made.resolve(f, copies=True) for f in folders], self.made.links, ws,
+                links_listed(argv, ws))
+        return self.links_out[key]
 
     def _listed_before(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> tuple[str, ...]:
         """What the stages before ``i`` list, through filters that print some of their
@@ -2175,6 +2260,8 @@ class _Walker(PathJudge, ShellValues):
         value = node.child_by_field_name("value")
         append = any(c.type == "+=" for c in node.children)
         target = node.child_by_field_name("name")
+        if not append:
+            self.listed_vars.discard(var)  # f=rm after a loop over a listing: rm, known
         if value is not None and value.type == "array":
             self._remember_array(var, value, append, ctx)
             return
@@ -3006,10 +3093,23 @@ class _Walker(PathJudge, ShellValues):
         is asked about anyway (a folder outside) may reach credentials, like a print."""
         if e.secret or e.hunts:
             self.printers.add(len(self.entries))  # the entry it is about to get
-        if e.secret:
+        if e.secret and self._prints_clean_environment(e):
+            self.environment.append(e.secret)  # no credential in it, but not to be sent
+        elif e.secret:
             self.secrets.append(e.secret)
         if e.hunts:
             (self.hunted if decision == "allow" else self.secrets).append(e.hunts)
+
+    def _prints_clean_environment(self, e: Effect) -> bool:
+        """``env``, ``printenv``: they print the environment the command inherits, which
+        is the one judged here; when no variable of it is named like a secret or holds one
+        (what the sandbox hands on, or a plain shell), nothing printed is a credential.
+        ``printenv GITHUB_TOKEN`` names a secret: it stays one."""
+        name = program_name(e.argv[0]) if e.argv else ""
+        named = name == "printenv" and any(not (w.value or "-").startswith("-")
+                                           for w in e.argv[1:])
+        return name in ENVIRONMENT_PRINTERS and not named and not any(
+            is_secret_name(var) or holds_credential(value) for var, value in self.env.items())
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),
@@ -3122,8 +3222,9 @@ class _Walker(PathJudge, ShellValues):
         if body.id in self.recursing:
             return
         self.calls += 1
-        outer = (self.argv0, self.positional, self.args_given)
+        outer = (self.argv0, self.positional, self.args_given, self.listed_args)
         known = [w.value for w in e.argv[1:]]
+        self.listed_args = _listed_indices(e.argv[1:])
         self.recursing.add(body.id)
         seen = {_entry_key(x) for x in self.entries}
         mark = len(self.entries)
@@ -3133,7 +3234,7 @@ class _Walker(PathJudge, ShellValues):
         self.positional, self.args_given = None, False
         self._loop_body(body, ctx)
         self.recursing.discard(body.id)
-        self.argv0, self.positional, self.args_given = outer
+        self.argv0, self.positional, self.args_given, self.listed_args = outer
         self.entries[mark:] = [x for x in self.entries[mark:] if _entry_key(x) not in seen]
 
     def _call(self, e: Effect, ctx: _Ctx) -> bool:
@@ -3165,9 +3266,10 @@ class _Walker(PathJudge, ShellValues):
                                               "defines (its commands are judged)"], "", ctx)
         self.entries[-1]["function"] = name  # prints only what its body prints
         known = [w.value for w in e.argv[1:]]
-        outer = (self.argv0, self.positional, self.args_given)
+        outer = (self.argv0, self.positional, self.args_given, self.listed_args)
         self.positional = None if None in known else [v or "" for v in known]
         self.args_given = self.positional is not None
+        self.listed_args = _listed_indices(e.argv[1:])
         self.calling.append(body.id)
         start, ifs, values = len(self.entries), self.ifs, self._values()
         leaves = self.leaves
@@ -3178,7 +3280,7 @@ class _Walker(PathJudge, ShellValues):
         self._join(values)  # local x=v ends with the call: a value before may still hold
         self.maybe_unset -= sure
         self.calling.pop()
-        self.argv0, self.positional, self.args_given = outer
+        self.argv0, self.positional, self.args_given, self.listed_args = outer
         if re.search(r"\blocal\b[^;\n]*\bIFS=", _text(body, where)):
             self.ifs = ifs  # local IFS=,: back to the caller's value on return
         ran = self.entries[start:]
@@ -4075,6 +4177,27 @@ _LEAVES = frozenset({"break", "continue", "return", "exit"})
 _SEQUENCES = frozenset({"program", "compound_statement", "do_group", "subshell",
                         "if_statement", "elif_clause", "else_clause", "case_item"})
 """Nodes whose parts are commands run one after another."""
+
+
+_QUIET_ERRORS = re.compile(r"2>\s*/dev/null|2>&-")
+"""A redirection that only silences a listing's errors."""
+_TIMESTAMP_FORMAT = re.compile(r"--(?:format|pretty)=(?:t?format:)?(?:%[ac]t|[ ,:;/-])+")
+"""``git log -1 --format=%ct``: commit and author times as seconds, numbers only."""
+
+
+def _listed_indices(args: Sequence[Word]) -> frozenset[int]:
+    """The positions (``$1`` is 1) of the arguments that are paths from a listing."""
+    return frozenset(i for i, w in enumerate(args, 1) if w.text == LISTED)
+
+
+def _splits(texts: Sequence[str]) -> bool:
+    """Whether every text splits into words as a shell would quote them."""
+    try:
+        for text in texts:
+            shlex.split(text, posix=True)
+    except ValueError:
+        return False
+    return True
 
 
 def _may_leave(argv: list[Word], e: Effect) -> bool:

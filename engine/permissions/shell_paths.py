@@ -21,6 +21,7 @@ from engine.permissions.effect import Effect, Loads, program_name
 from engine.permissions.globbing import GLOB, glob_matches
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.paths import (
+    SYSTEM_FACTS,
     Root,
     holds_credentials,
     is_private,
@@ -279,13 +280,15 @@ class PathJudge:
         return why
 
     def _replaced(self, e: Effect) -> list[str]:
-        """Reasons for each file holding work that the command replaces whole and does not
-        also read (``sort -o f f`` sorts in place; ``strace -o src/app.py`` destroys it)."""
+        """Reasons for each file holding work that the command replaces whole, unless it
+        reads it first (``sort -o f f`` sorts in place; ``strace -o src/app.py`` destroys it,
+        ``openssl enc -in f -out f`` empties f before reading it)."""
         sources = [w for w in (*e.reads, *e.writes) if w not in e.replaces]
         if not e.replaces or any(w.value is None or os.path.normpath(w.value) in self.written
                                  for w in sources):  # mv "$tmp" f: an edit made just before
             return []
-        read = {path for w in e.reads for path in self.resolved_files(w)}
+        read = {path for w in e.reads for path in self.resolved_files(w)} if e.reads_first \
+            else set()
         out: list[str] = []
         for w in e.replaces:
             for shown, path in self._replaced_files(w, e):
@@ -500,6 +503,8 @@ class PathJudge:
                 if for_write and (fd := stream_descriptor(v.resolved)) is not None:
                     self.stream_writes.append((fd, path))
                 continue
+            if not for_write and not v.inside and v.resolved in SYSTEM_FACTS:
+                continue  # /etc/os-release: what lsb_release prints
             if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
             elif not v.inside and v.resolved and not for_write and is_private(

@@ -117,6 +117,7 @@ class ShellValues:
     args_given: bool
     set_words: bool
     listed_vars: set[str]
+    listed_args: frozenset[int]
     fed: dict[str, list[str]]
     counts: set[str]
     hashed: dict[str, tuple[str, bool]]
@@ -651,7 +652,8 @@ class ShellValues:
         if (name.isdigit() or name == "#") and self.args_given:  # "$@" is several words
             found = self._static_positional(name)  # bash -c 'wc -l < "$1"' _ FILE
             if found is not None and len(found) == 1 and self._split(found[0]) == [found[0]]:
-                return Word(found[0], text)  # one word however it is quoted
+                listed = name.isdigit() and int(name) in self.listed_args  # xargs sh -c .. {}
+                return Word(found[0], LISTED_TEXT if listed else text)  # one word, quoted or not
         if name in _PROCESS_IDS or (name in SHELL_NUMBERS and name not in self.known
                                     and name not in self.unknown):
             return Word("4242" if name in _PROCESS_IDS else "0", text)  # a number, never
@@ -663,7 +665,8 @@ class ShellValues:
             joined = values[0] if len(values) == 1 else "{" + ",".join(values) + "}"
             plain = len(values) == 1 and (name in self.in_turn or not GLOB.search(joined)) \
                 and joined.split() == [joined]
-            return Word(joined, text, "", False, not plain)  # a glob or a list expands
+            shown = LISTED_TEXT if name in self.listed_vars else text  # for f in $(ls-files)
+            return Word(joined, shown, "", False, not plain)  # a glob or a list expands
         if self.taint_all or name in self.tainted:
             return Word(None, text, "var")
         value = self._from_environment(name)

@@ -1,0 +1,87 @@
+"""A file replaced whole by a program's output is lost unless the program read it first,
+checked against the real programs in bash: ``sponge`` at the end of a pipeline replaces its
+file with what the pipeline printed (an edit in place when an earlier stage reads that file),
+and a program whose output option names its own input empties it before reading it, except
+the few that read all their input first (``sort -o``, ``shuf -o``)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+from tests.corpus_scoring import ENV
+
+WORK = "line two\nline one\nprecious\n"
+
+
+def workspace(tmp_path: Path) -> Path:
+    """A repository where a.txt (lines of work) and b.txt are committed."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text(WORK)
+    (ws / "b.txt").write_text("other\n")
+    git = ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "work"], check=True)
+    return ws
+
+
+def kept(ws: Path, command: str) -> bool:
+    """Whether a.txt still holds every line of its work after bash ran ``command``."""
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=60,
+                   stdin=subprocess.DEVNULL, check=False)
+    a = ws / "a.txt"
+    text = a.read_bytes().decode("utf-8", "replace") if a.exists() else ""
+    return sorted(text.splitlines()) == sorted(WORK.splitlines())
+
+
+def decision(ws: Path, command: str, approval: str = "policy") -> str:
+    return str(check_shell_json(command, ws, ENV, approval=approval)["decision"])
+
+
+@pytest.mark.parametrize("command", [
+    "git log --oneline | sponge a.txt",
+    "git log --oneline 2>/dev/null | sponge a.txt",
+    "cat b.txt | sort | sponge a.txt",
+    "openssl enc -aes-256-cbc -pbkdf2 -pass pass:k -in a.txt -out a.txt",
+    "uniq a.txt a.txt",
+])
+def test_a_file_replaced_with_output_not_shown_is_refused(tmp_path: Path, command: str) -> None:
+    ws = workspace(tmp_path)
+    assert decision(ws, command) == "deny", command
+    assert decision(ws, command, "auto") == "deny", command
+    assert not kept(ws, command), command  # the control: bash loses a.txt's work
+
+
+@pytest.mark.parametrize("command", [
+    "sort a.txt | sponge a.txt",
+    "tac a.txt | sponge a.txt",
+    "sed 's/line/LINE/' a.txt | sort | sponge a.txt",
+    "sort -o a.txt a.txt",
+    "shuf -o a.txt a.txt",
+    "git log --oneline | sponge -a a.txt",
+    "echo precious | sponge new.txt",
+])
+def test_an_edit_in_place_or_a_new_file_is_a_write(tmp_path: Path, command: str) -> None:
+    """Each keeps a.txt's lines (rewritten from themselves, appended to, or left alone): a
+    write, asked, like ``sed -i``."""
+    ws = workspace(tmp_path)
+    assert decision(ws, command) == "ask", command
+    (ws / "a.txt").write_text(WORK)
+    before = (ws / "a.txt").read_text()
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, timeout=60,
+                   stdin=subprocess.DEVNULL, check=False)
+    after = (ws / "a.txt").read_text()
+    assert set(before.splitlines()) <= {line.replace("LINE", "line")
+                                        for line in after.splitlines()}, command
+
+
+def test_shown_output_through_sponge_is_a_write_like_a_redirection(tmp_path: Path) -> None:
+    """``echo x | sponge f`` shows what f becomes, as ``echo x > f`` does: asked."""
+    ws = workspace(tmp_path)
+    assert decision(ws, "echo replacement | sponge a.txt") == "ask"
+    assert decision(ws, "echo replacement > a.txt") == "ask"
