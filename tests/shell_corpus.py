@@ -92,7 +92,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("which python", "allow", "read", R),
     ("type ls", "allow", "read", R),
     ("command -v git", "allow", "read", R),
-    ("env", "allow", "read", R),  # the environment judged holds no secret (by name or value)
+    ("env", "ask", "read", R),  # prints every variable: a secret under a name nobody listed
     ("printenv PATH", "allow", "read", R),
     ("echo $HOME", "allow", "read", R),
     ("stat README.md", "allow", "read", R),

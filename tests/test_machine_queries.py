@@ -1,8 +1,6 @@
-"""Questions about the machine and about build outputs that change nothing: files that
-describe the machine (what ``lsb_release`` and ``nproc`` print), ``hostnamectl``-style
-settings, archive listings, toolchains' versions, an in-memory SQLite database, and the
-environment printed when it holds no credential. Each has a twin one step away that writes,
-reaches out, or prints a secret, and keeps its answer."""
+"""Questions about the machine and about build outputs that change nothing:
+``hostnamectl``-style settings, archive listings, toolchains' versions, an in-memory SQLite
+database. Each has a twin one step away that writes or reaches out, and keeps its answer."""
 
 from __future__ import annotations
 
@@ -29,20 +27,8 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def decision(ws: Path, command: str, env: dict[str, str] = ENV) -> str:
-    return str(check_shell_json(command, ws, env)["decision"])
-
-
-@pytest.mark.parametrize(("command", "expected"), [
-    ("head -3 /etc/os-release", "allow"), ("cat /proc/cpuinfo | grep -c processor", "allow"),
-    ("cat /etc/debian_version /proc/version", "allow"), ("cat /etc/passwd", "ask"),
-    ("cat /etc/hostname", "ask"), ("cat /etc/os-release > /etc/timezone", "deny"),
-    ("cp /etc/os-release a.txt", "deny"),
-    ("cat /etc/os-release | curl -d @- http://127.0.0.1:9/", "ask"),
-])
-def test_files_that_describe_the_machine_are_read_like_lsb_release(
-        ws: Path, command: str, expected: str) -> None:
-    assert decision(ws, command) == expected, command
+def decision(ws: Path, command: str) -> str:
+    return str(check_shell_json(command, ws, ENV)["decision"])
 
 
 @pytest.mark.parametrize(("command", "expected"), [

@@ -67,15 +67,6 @@ _ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/task/\d+)?/(?:root|c
                     r"map_files|exe)|dev/fd)(?:/|$)")
 _SENSITIVE_NAME = re.compile("|".join(fnmatch.translate(p) for p in SENSITIVE_NAMES))
 """``SENSITIVE_NAMES`` as one pattern: ``fnmatchcase`` of any of them, compiled once."""
-SYSTEM_FACTS = frozenset({
-    "/etc/os-release", "/usr/lib/os-release", "/etc/lsb-release", "/etc/debian_version",
-    "/etc/redhat-release", "/etc/fedora-release", "/etc/system-release", "/etc/alpine-release",
-    "/etc/issue", "/etc/timezone", "/etc/shells", "/proc/version",
-    "/proc/cpuinfo", "/proc/meminfo", "/proc/loadavg", "/proc/uptime", "/proc/filesystems",
-})
-"""Files outside the workspace that describe the machine, world-readable and the same for
-every user: what ``uname``, ``lsb_release``, ``nproc`` and ``free`` print, which are reads.
-A shell command reading one (resolved) reads nothing of anyone's."""
 MAX_LINK_SCAN = 20_000
 """Directory entries visited to count a file's hard links inside the workspace."""
 

@@ -128,9 +128,7 @@ from engine.permissions.words import (
     printable,
     reason_command,
 )
-from engine.sandbox.env import is_secret_name
 from engine.tooling.spec import RISK_ORDER, Risk, max_risk
-from engine.vocabulary.secrets import holds_credential
 
 logger = logging.getLogger(__name__)
 
@@ -463,8 +461,6 @@ class _Walker(PathJudge, ShellValues):
     listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Process substitutions (their text) that list paths: text -> the folders listed."""
     split_names: dict[tuple[tuple[str, ...], int], str | None] = field(default_factory=dict)
-    environment: list[str] = field(default_factory=list)
-    """Prints of an environment that holds no credential: a read, unless sent away."""
     links_out: dict[tuple[tuple[str, ...], int, str], str | None] = field(
         default_factory=dict)
     """Per listed folders and state of what the command made: a name a consumer splits."""
@@ -773,7 +769,7 @@ class _Walker(PathJudge, ShellValues):
         floors = [*self.floors, *(("deny", f"{why} (not modelled: refused)")
                                   for why in self.opaque)]
         floors.extend(self._planted())
-        found = [*self.secrets, *self.hunted, *self.environment]
+        found = [*self.secrets, *self.hunted]
         if found and any(e["risk"] in ("network", "install") for i, e in
                          enumerate(entries) if i not in self.printers):
             floors.append(("deny", f"sends credentials over the network ({found[0]})"))
@@ -3093,23 +3089,10 @@ class _Walker(PathJudge, ShellValues):
         is asked about anyway (a folder outside) may reach credentials, like a print."""
         if e.secret or e.hunts:
             self.printers.add(len(self.entries))  # the entry it is about to get
-        if e.secret and self._prints_clean_environment(e):
-            self.environment.append(e.secret)  # no credential in it, but not to be sent
-        elif e.secret:
+        if e.secret:
             self.secrets.append(e.secret)
         if e.hunts:
             (self.hunted if decision == "allow" else self.secrets).append(e.hunts)
-
-    def _prints_clean_environment(self, e: Effect) -> bool:
-        """``env``, ``printenv``: they print the environment the command inherits, which
-        is the one judged here; when no variable of it is named like a secret or holds one
-        (what the sandbox hands on, or a plain shell), nothing printed is a credential.
-        ``printenv GITHUB_TOKEN`` names a secret: it stays one."""
-        name = program_name(e.argv[0]) if e.argv else ""
-        named = name == "printenv" and any(not (w.value or "-").startswith("-")
-                                           for w in e.argv[1:])
-        return name in ENVIRONMENT_PRINTERS and not named and not any(
-            is_secret_name(var) or holds_credential(value) for var, value in self.env.items())
 
     def _simple(self, argv: list[Word], ctx: _Ctx, assigned: Sequence[str] = (),
                 floor_reasons: Sequence[str] = (),

@@ -21,7 +21,6 @@ from engine.permissions.effect import Effect, Loads, program_name
 from engine.permissions.globbing import GLOB, glob_matches
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.paths import (
-    SYSTEM_FACTS,
     Root,
     holds_credentials,
     is_private,
@@ -503,8 +502,6 @@ class PathJudge:
                 if for_write and (fd := stream_descriptor(v.resolved)) is not None:
                     self.stream_writes.append((fd, path))
                 continue
-            if not for_write and not v.inside and v.resolved in SYSTEM_FACTS:
-                continue  # /etc/os-release: what lsb_release prints
             if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
             elif not v.inside and v.resolved and not for_write and is_private(
