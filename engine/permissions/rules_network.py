@@ -437,6 +437,14 @@ def _systemctl_rule(e: Effect, args: list[Word]) -> None:
         e.reads.append(Word.of("/var/log/journal"))  # its last log lines, like journalctl
 
 
+def _no_log_lines(args: list[Word]) -> bool:
+    """``systemctl status -n0``/``--lines=0``: the status without the unit's log lines."""
+    words = [w.value for w in args]
+    pairs = zip(words, [*words[1:], None], strict=True)
+    return any(w in ("-n0", "--lines=0") or (w in ("-n", "--lines") and v == "0")
+               for w, v in pairs)
+
+
 _SETTINGS_READS = _F({"status", "show", "list-timezones", "list-locales", "list-keymaps",
                       "list-x11-keymap-models", "list-x11-keymap-layouts", "--help", "-h",
                       "--version"})
@@ -454,14 +462,6 @@ def _machine_settings(e: Effect, args: list[Word]) -> None:
         e.add("network", f"{prog(e)} -H reaches another machine (over ssh)")
     elif verbs and verbs[0].value not in _SETTINGS_READS:
         e.add("exec", f"{prog(e)} {verbs[0].shown} changes the machine's settings")
-
-
-def _no_log_lines(args: list[Word]) -> bool:
-    """``systemctl status -n0``/``--lines=0``: the status without the unit's log lines."""
-    words = [w.value for w in args]
-    pairs = zip(words, [*words[1:], None], strict=True)
-    return any(w in ("-n0", "--lines=0") or (w in ("-n", "--lines") and v == "0")
-               for w, v in pairs)
 
 
 def _pip(e: Effect, args: list[Word]) -> None:
