@@ -59,10 +59,9 @@ from engine.permissions.expansion import (
 from engine.permissions.globbing import GLOB, GLOB_OPTIONS
 from engine.permissions.listings import (
     keeps_lines,
-    link_out,
     links_listed,
     listed_dirs,
-    split_name,
+    misread_entry,
 )
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
@@ -460,8 +459,7 @@ class _Walker(PathJudge, ShellValues):
     decoding: bool = False
     listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Process substitutions (their text) that list paths: text -> the folders listed."""
-    split_names: dict[tuple[tuple[str, ...], int], str | None] = field(default_factory=dict)
-    links_out: dict[tuple[tuple[str, ...], int, str], str | None] = field(
+    misread: dict[tuple[tuple[str, ...], int, str], tuple[str, str] | None] = field(
         default_factory=dict)
     """Per listed folders and state of what the command made: a name a consumer splits."""
     coprocs: set[str] = field(default_factory=set)
@@ -1864,39 +1862,31 @@ class _Walker(PathJudge, ShellValues):
             self.unnamed.append(f"{_text(node, ctx)} prints {dashed}, which the program it "
                                 "feeds reads as an option")
             return ()
-        split = self._split_name(dirs) if dirs and not whole else None
-        if split is not None:  # find . | xargs cat beside a folder "x " holding etc/passwd
-            self.floors.append(("ask", f"{_text(node, ctx)} lists {split!r}, which the "
+        found = self._misread_entry(dirs, argv, not whole) if dirs else None
+        if found is not None and found[0] == "cut":  # beside a folder "x " holding etc/passwd
+            self.floors.append(("ask", f"{_text(node, ctx)} lists {found[1]!r}, which the "
                                        "command it feeds may cut into other paths"))
             return ()
-        out = self._link_out(dirs, argv) if dirs else None
-        if out is not None:  # find . | xargs cat beside leak -> /etc/passwd
-            self.floors.append(("ask", f"{_text(node, ctx)} lists {out!r}, a link that may "
-                                       "lead out of the workspace"))
+        if found is not None:  # find . | xargs cat beside leak -> /etc/passwd
+            self.floors.append(("ask", f"{_text(node, ctx)} lists {found[1]!r}, a link that "
+                                       "may lead out of the workspace"))
             return ()
         return dirs
 
-    def _split_name(self, dirs: Sequence[str]) -> str | None:
+    def _misread_entry(self, dirs: Sequence[str], argv: list[Word],
+                       cut: bool) -> tuple[str, str] | None:
+        """An entry under ``dirs`` that the consumer of the listing ``argv`` would take for
+        another path (``listings.misread_entry``), remembered for this command."""
         folders = sorted({os.path.normpath(os.path.join(base, d)) for base in self._current()
                           for d in dirs})
-        key = (tuple(folders), self.made.changes)
-        if key not in self.split_names:
-            made = [*self.made.files, *self.made.dirs, *self.made.links, *self.made.copies]
-            self.split_names[key] = split_name(
-                [self.made.resolve(f, copies=True) for f in folders], made)
-        return self.split_names[key]
-
-    def _link_out(self, dirs: Sequence[str], argv: list[Word]) -> str | None:
-        """A link out of the workspace the listing ``argv`` of ``dirs`` may print."""
-        folders = sorted({os.path.normpath(os.path.join(base, d)) for base in self._current()
-                          for d in dirs})
-        key = (tuple(folders), self.made.changes, " ".join(str(w.value) for w in argv))
-        if key not in self.links_out:
+        key = (tuple(folders), self.made.changes, " ".join(map(str, (cut, *argv))))
+        if key not in self.misread:
             ws = os.path.realpath(self.ws)
-            self.links_out[key] = link_out(
-                [self.made.resolve(f, copies=True) for f in folders], self.made.links, ws,
-                links_listed(argv, ws))
-        return self.links_out[key]
+            made = [*self.made.files, *self.made.dirs, *self.made.links, *self.made.copies]
+            self.misread[key] = misread_entry(
+                [self.made.resolve(f, copies=True) for f in folders], made, self.made.links,
+                ws, links_listed(argv, ws), cut)
+        return self.misread[key]
 
     def _listed_before(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> tuple[str, ...]:
         """What the stages before ``i`` list, through filters that print some of their
