@@ -34,3 +34,15 @@ def test_the_classifier_claims_no_value_bash_does_not_give() -> None:
     assert len(compared) > len(cases) // 4  # most chains are followed, not given up on
     wrong = [(c.command, c.bash, c.claimed) for c in compared if c.mismatch]
     assert wrong == []
+
+
+@pytest.mark.parametrize("command", [
+    "x=$(printf 'r\\0m'); printf '<%s>\\n' \"$x\"",  # a substitution drops NUL bytes
+    "x=$'r\\0m'; printf '<%s>\\n' \"$x\"",  # $'..' ends at one
+    "printf '<%s>\\n' \"$(printf 'sr\\0c')\" \"$(echo -e 'a\\0.txt')\"",
+])
+def test_a_nul_byte_is_what_bash_makes_of_it(tmp_path: Path, command: str) -> None:
+    """bash keeps no NUL in a word: the classifier's value is bash's, and a path built
+    from one is judged (it once ended the judgement with ``embedded null byte``)."""
+    workspace = make_workspace(tmp_path)
+    assert claimed_words(command, workspace) == bash_words(command, workspace)

@@ -2984,7 +2984,8 @@ class _Walker(PathJudge, ShellValues):
         return [o + tail for o in out]
 
     def _static_output(self, node: Node, ctx: _Ctx) -> list[str] | None:
-        """``$(echo rm)``, ``$(printf '\\x72m')``: the output of a static echo or printf."""
+        """``$(echo rm)``, ``$(printf '\\x72m')``: the output of a static echo or printf, as bash
+        makes a word of it (NUL bytes dropped, trailing newlines cut)."""
         inner = [c for c in node.named_children if c.type != "comment"]
         if len(inner) != 1:
             return None
@@ -2992,7 +2993,7 @@ class _Walker(PathJudge, ShellValues):
         out = self._printed(inner[0], ctx)
         if out is not None and self.decoding:
             self.decoded.add(_text(node, ctx))
-        return None if out is None else [out.rstrip("\n")]
+        return None if out is None else [out.replace("\x00", "").rstrip("\n")]
 
     def _printed(self, cmd: Node, ctx: _Ctx, stdin: str | None = None) -> str | None:
         """What a static command prints: ``echo``/``printf``, or a decoder or filter
