@@ -31,6 +31,12 @@ class Loads:
     only when it mentions one (any case). Without keys the file is code."""
     upward: bool = False
     """Also looked for in each parent folder up to the workspace's top (mypy, pylint)."""
+    runs: Callable[[str], str] | None = None
+    """Judges a file found (its path): why it makes the program run code, "" when it does
+    not (a makefile read by ``make -n``). Takes the place of ``keys``."""
+    missing: str = ""
+    """Why it matters when none of ``names`` is there now: the file the program reads is
+    only known when it runs (``cmake -B b && make -C b -n``: cmake writes it unseen)."""
 
 
 @dataclass(slots=True)

@@ -7,12 +7,16 @@ like ``bash -c``; code that is not a plain literal stays ``ask`` (the programs a
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
+from functools import partial
 
 from engine.permissions.ed_script import read_script
-from engine.permissions.effect import Effect, Rule, parse_opts, prog
+from engine.permissions.effect import Effect, Loads, Opts, Rule, parse_opts, prog
 from engine.permissions.inline import inline_code
+from engine.permissions.makefiles import NAMES as MAKEFILE_NAMES
+from engine.permissions.makefiles import remade_from, runs_when_dry, sources
 from engine.permissions.words import STDIN_FILES, Word
 
 # ---------------------------------------------------------------- vi family
@@ -373,20 +377,65 @@ _MAKE_PRINTS = frozenset({"-p", "--print-data-base", "-r", "--no-builtin-rules",
                           "--no-builtin-variables", "-s", "--silent", "-q", "--question"})
 
 
+_MAKE_DRY = frozenset({"-n", "--just-print", "--dry-run", "--recon", "-q", "--question"})
+"""Options that make make print its recipes, or only answer whether they are needed."""
+_MAKE_DRY_ALSO = frozenset({
+    "-s", "--silent", "--quiet", "-k", "--keep-going", "-S", "--no-keep-going", "--stop",
+    "-i", "--ignore-errors", "-B", "--always-make", "-r", "--no-builtin-rules", "-R",
+    "--no-builtin-variables", "-p", "--print-data-base", "-w", "--print-directory",
+    "--no-print-directory", "-W", "--what-if", "--new-file", "--assume-new", "-o",
+    "--old-file", "--assume-old", "-j", "--jobs", "-l", "--load-average", "-e",
+    "--environment-overrides", "-C", "--directory", "-f", "--file", "--makefile", "-d",
+    "--debug", "--trace", "-O", "--output-sync", "-L", "--check-symlink-times",
+    "--warn-undefined-variables", "-I", "--include-dir"})
+"""Options that change nothing a dry run does beyond what it prints (``-t`` touches
+files and ``--eval`` adds makefile code: neither is here)."""
+
+
 def _make(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "CfjEIlWo", frozenset({"--directory", "--file", "--jobs",
-                                                "--makefile", "--eval", "--include-dir",
-                                                "--what-if", "--old-file"}))
+    o = parse_opts(args, "CfjEIlWoO", frozenset({"--directory", "--file", "--jobs",
+                                                 "--makefile", "--eval", "--include-dir",
+                                                 "--what-if", "--old-file"}))
     makefiles = o.all("-f", "--file", "--makefile")
     if makefiles and all(w.value == "/dev/null" for w in makefiles) and not o.positionals \
             and set(o.flags) <= _MAKE_PRINTS | {"-f", "--file", "--makefile"}:
         return  # make -p -f /dev/null: the built-in rules, printed; nothing to build
     e.chdir.extend(o.all("-C", "--directory"))
+    if _make_dry(e, o):
+        return
     e.add("exec", "make runs the commands of a Makefile")
     for code in o.all("--eval", "-E"):
         makefile_code(e, "make --eval", code)
     if any(w.value in STDIN_FILES for w in o.all("-f", "--file", "--makefile")):
         e.stdin_reader = lambda eff, text: makefile_code(eff, "make -f -", text)
+
+
+def _make_dry(e: Effect, o: Opts) -> bool:
+    """``make -n``/``make -q``: the makefiles are read, and judged for what reading them
+    runs (``makefiles.runs_when_dry``); nothing else runs. False when the options or
+    words leave more to it (``-t``, ``--eval``, ``X=$(..)``, a makefile on stdin, ``CC=+cmd``:
+    a recipe line starting ``$(CC)`` would run)."""
+    if not _MAKE_DRY & set(o.flags) or not set(o.flags) <= _MAKE_DRY | _MAKE_DRY_ALSO:
+        return False
+    folders = o.all("-C", "--directory")
+    given = o.all("-f", "--file", "--makefile")
+    if any(w.value is None or ("=" in w.value and set("$+\n") & set(w.value))
+           for w in o.positionals) or \
+            any(w.value is None for w in (*folders, *given)) or \
+            any(w.value in STDIN_FILES for w in given):
+        return False
+    folder = ""
+    for w in folders:  # make -C a -C b: a/b
+        folder = posixpath.join(folder, w.value or "")
+    names = tuple(posixpath.join(folder, w.value or "") for w in given) or tuple(
+        posixpath.join(folder, n) for n in MAKEFILE_NAMES)
+    e.reads.extend(given)
+    assigned = dict(v.partition("=")[::2] for w in o.positionals if "=" in (v := w.value or ""))
+    e.loads_here.append(Loads(names, runs=partial(runs_when_dry, command_line=assigned),
+                              missing="reads a makefile that is not there now: what it "
+                              "holds is only known when it runs"))
+    e.loads_here.append(Loads(sources(names), runs=remade_from))
+    return True
 
 
 def _cmake(e: Effect, args: list[Word]) -> None:

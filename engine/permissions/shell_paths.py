@@ -81,23 +81,25 @@ def _upward(base: str, top: str, upward: bool) -> list[str]:
 _CONFIG_LIMIT = 1 << 20
 
 
-def _names_code(path: str, keys: tuple[str, ...]) -> bool:
-    """Whether the start-up file at ``path`` runs code: without ``keys`` it is code; with
-    them, when it mentions one. What cannot be read as a small regular file may (a fifo, a
-    dangling link, a megabyte of settings)."""
-    if not keys:
-        return True
+def _names_code(path: str, loads: Loads) -> str:
+    """Why the start-up file at ``path`` runs code ("" when it does not): without ``keys``
+    it is code; with them, when it mentions one; ``runs`` judges it itself. What cannot be
+    read as a small regular file may (a fifo, a dangling link, a megabyte of settings)."""
+    if loads.runs is not None:
+        return loads.runs(path)
+    if not loads.keys:
+        return "code that runs"
+    what = "it names code to load"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a fifo does not block
     except OSError:
-        return True
+        return what
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > _CONFIG_LIMIT:
-            return True
+            return what
         text = f.read(_CONFIG_LIMIT).decode("utf-8", "replace").lower()
-    return any(k in text for k in keys)
-
+    return what if any(k in text for k in loads.keys) else ""
 
 
 SAME_SHELL_WRAPPERS = frozenset({"builtin", "command", "time"})
@@ -216,9 +218,12 @@ class PathJudge:
                                             "command wrote")
                         return [f"{e.argv[0].shown} loads {shown}, which this command "
                                 "wrote: what it holds may run"]
-                    if os.path.lexists(path) and _names_code(path, loads.keys):
-                        what = "code that runs" if not loads.keys else "it names code to load"
+                    what = _names_code(path, loads) if os.path.lexists(path) else ""
+                    if what:
                         return [f"{e.argv[0].shown} loads {shown}: {what}"]
+            if loads.missing and not any(os.path.lexists(os.path.join(str(base), name))
+                                         for name in loads.names):
+                return [f"{e.argv[0].shown} {loads.missing}"]
         return []
 
     # ------------------------------------------------------------ C includes (c_includes)
