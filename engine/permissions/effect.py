@@ -141,6 +141,11 @@ class Opts:
         return [w for n, w in self.items if n in names and w is not None]
 
 
+_QUOTED_OPTION = re.compile(r'"(--[A-Za-z][\w-]*)=[^"]*"|(--[A-Za-z][\w-]*)="[^"]*"')
+"""A long option whose value is expanded inside double quotes: one word whatever the
+value holds, so still that option (``--exclude="$b"``, ``"--file=$f"``)."""
+
+
 def parse_opts(args: list[Word], short_values: str = "", long_values: frozenset[str] = frozenset(),
                *, stop_at_positional: bool = False) -> Opts:
     """GNU-style options: ``-abc``, ``-ofile``, ``-o file``, ``--long=v``, ``--long v``, ``--``."""
@@ -150,7 +155,10 @@ def parse_opts(args: list[Word], short_values: str = "", long_values: frozenset[
     while i < n:
         a = args[i]
         v = a.value
-        if ended or v is None or v == "-" or not v.startswith("-"):
+        quoted = None if ended or v is not None else _QUOTED_OPTION.fullmatch(a.text)
+        if quoted:  # --exclude="$b": the option, its value only known at run time
+            items.append((quoted.group(1) or quoted.group(2), Word(None, a.text, a.dynamic)))
+        elif ended or v is None or v == "-" or not v.startswith("-"):
             pos.append(a)
             ended = ended or stop_at_positional
         elif v == "--":

@@ -119,12 +119,21 @@ def prints_none_of_its_input(argv: list[Word]) -> bool:
     return False
 
 
+_JSON_QUERIES = frozenset({"jq", "gojq", "jaq", "yq", "tomlq", "xq"})
+_READS_ENVIRONMENT = re.compile(r"(?:\$ENV\b|(?<![.\w$\"])(?:env|strenv)\b(?!\s*:)|envsubst)"
+                                r"(?:\.(\w+)|\(\s*(\w+)\s*\))?")
+"""A JSON query's ways to read the environment: ``env``, ``$ENV`` (jq), ``env(NAME)``,
+``strenv(NAME)``, ``envsubst`` (yq), and the variable named, when one is (``env.HOME``);
+a field or key named env (``.env``, ``{env: 1}``) is not one."""
+
+
 def _prints_credentials(name: str, words: list[str]) -> bool:
     """Whether the words hold one of ``PRINTS_CREDENTIALS[name]`` in order (``gh auth status
     -t``; options between them are skipped). ``env`` and ``printenv`` print the environment,
     where tokens and keys live (``env -u X`` too; ``env CMD`` was unwrapped before, ``env
     -S CMD`` runs CMD); ``printenv NAME`` only NAME. A container's ``inspect`` prints the
-    environment it was started with; an image's, network's or volume's does not."""
+    environment it was started with; an image's, network's or volume's does not. A JSON
+    query may read the environment (``jq -n env``)."""
     if name == "env":
         return not any(w.startswith("-S") or w.startswith("--split-string") for w in words)
     if name == "podman" and words[:2] == ["kube", "generate"]:
@@ -133,6 +142,10 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
             "container", "inspect"]):
         fmt = next((w for w in words if w.startswith(("--format", "-f"))), None)
         return fmt is None or "env" in " ".join(words).lower()
+    if name in _JSON_QUERIES:
+        return any(not (m.group(1) or m.group(2)) or _SECRET_NAME.search(m.group(1) or
+                                                                           m.group(2))
+                   for w in words for m in _READS_ENVIRONMENT.finditer(w))
     if name == "printenv":
         names = [w for w in words if not w.startswith("-")]
         return not names or any(map(_SECRET_NAME.search, names))

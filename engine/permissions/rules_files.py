@@ -433,12 +433,47 @@ def _awk_environment(e: Effect, text: str) -> None:
             e.at_least("ask", f"awk reads the secret environment variable {m.group(1)}")
 
 
+_AWK_REGEX_AFTER = frozenset("(,{};!~&|?:=\n")
+"""The characters after which awk reads ``/`` as the start of a regex literal, not a
+division (``$1 ~ /a|b/``, ``/x/ {..}``, ``(/re/)``)."""
+
+
+def _awk_masked(text: str) -> str:
+    """The program with each regex literal's text blanked (``/(if|elif)/`` holds no pipe),
+    strings and comments kept. A ``/`` after an operand divides; a regex that does not end on
+    its line is kept as written (what it holds is then searched like code)."""
+    out: list[str] = []
+    i, last = 0, "\n"
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':  # a string, kept whole
+            end = i + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i:end + 1])
+            i, last = end + 1, '"'
+            continue
+        if ch == "/" and last in _AWK_REGEX_AFTER:
+            end = i + 1
+            while end < len(text) and text[end] not in "/\n":
+                end += 2 if text[end] == "\\" else 1
+            if end < len(text) and text[end] == "/":
+                out.append("/" + " " * (end - i - 1) + "/")
+                i, last = end + 1, "/"
+                continue
+        out.append(ch)
+        if not ch.isspace() or ch == "\n":
+            last = ch
+        i += 1
+    return "".join(out)
+
+
 def _awk_program(e: Effect, program: Word) -> None:
-    text = program.value
-    if text is None:
+    if program.value is None:
         e.add("exec", "awk program only known at run time")
         e.at_least("ask", "")
         return
+    text = _awk_masked(program.value)
     if _AWK_EXEC.search(text):  # the commands are judged; what cannot be shown asks
         _awk_commands(e, text)
     if _AWK_LOADS.search(text):
@@ -589,6 +624,33 @@ def _jq(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.all("-f", "--from-file"))
     skip = 0 if o.has("-f", "--from-file") else 1
     e.reads.extend(o.positionals[skip:])
+
+
+_YQ_FLAGS = frozenset({"-t", "--toml-output", "-x", "--xml-output", "-y", "-Y",
+                       "--yaml-output", "--yaml-roundtrip", "--indentless-lists",
+                       "--indentless", "--explicit-start", "--explicit-end", "--xml-dtd"})
+_YQ_VALUES = frozenset({"--xml-root", "--xml-item-depth", "--xml-force-list", "-w", "--width"})
+
+
+def _jq_wrapper(e: Effect, args: list[Word]) -> None:
+    """``tomlq`` and ``xq`` (python-yq): jq over TOML or XML, with jq's own words besides
+    the wrapper's output options; ``-i``/``--in-place`` rewrites the files it reads."""
+    words: list[Word] = []
+    skip = False
+    for w in args:
+        v = w.value or ""
+        if skip or v in _YQ_FLAGS:
+            skip = False
+            continue
+        skip = v in _YQ_VALUES
+        if not skip and not v.startswith(tuple(f"{x}=" for x in _YQ_VALUES if x[1] == "-")):
+            words.append(w)
+    in_place = any(v == "--in-place" or (v[:1] == "-" and v[1:2] != "-" and "i" in v)
+                   for v in (w.value or "" for w in args))
+    _jq(e, [w for w in words if w.value not in ("-i", "--in-place")])
+    if in_place:
+        e.writes.extend(e.reads)
+        e.add("write", f"{prog(e)} -i edits files in place")
 
 
 def _compressor(e: Effect, args: list[Word]) -> None:
@@ -1143,7 +1205,8 @@ RULES: dict[str, Rule] = {
     "diffstat": _diffstat, "grepdiff": reader("ixpIf", skip_first=1, pattern_opts=("-f",),
                                               read_opts=("-f",)),
     "rg": _rg, "ag": reader("ABCGgm", skip_first=1), "ack": reader("ABCgm", skip_first=1),
-    "jq": _jq, "gojq": _jq, "jaq": _jq, "xmllint": _xmllint,
+    "jq": _jq, "gojq": _jq, "jaq": _jq, "tomlq": _jq_wrapper, "xq": _jq_wrapper,
+    "xmllint": _xmllint,
     "tree": output_option("LPIo", "-o", "--output"),
     "iconv": output_option("fto", "-o", "--output"),
     "shuf": output_option("nioe", "-o", "--output", reads_first=True),

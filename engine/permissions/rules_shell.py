@@ -193,6 +193,11 @@ their positionals are files read; the next one, json.tool's OUTFILE, is written;
 positionals are no files)."""
 
 
+_MODULE_VALUES = {"json.tool": frozenset({"--indent"})}
+"""Options of a printing module that take a value (``json.tool --indent 1 f``: 1 is no
+file)."""
+
+
 _ARCHIVE_MODULES = {"zipfile": frozenset({"-l", "--list", "-t", "--test"}),
                     "tarfile": frozenset({"-l", "--list", "-t", "--test"})}
 """Standard archive modules and their options that only list or test (``-e`` extracts and
@@ -236,7 +241,8 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
         e.imports_here = here  # python -m inspect -d json:dumps
     elif module.value in _PRINTING_MODULES:
         limit = _PRINTING_MODULES[module.value]  # json.tool [INFILE [OUTFILE]], tokenize FILE
-        files = o.positionals if limit else []  # calendar 2026: no file
+        files = parse_opts(after, "", _MODULE_VALUES.get(module.value, frozenset())
+                           ).positionals if limit else []  # calendar 2026: no file
         e.reads.extend(files[:limit])
         e.writes.extend(files[limit:])
         e.imports_here = here

@@ -98,6 +98,24 @@ def _formatter(checks: frozenset[str], writes: frozenset[str], values: str = "",
     return rule
 
 
+_RUSTFMT = _formatter(_F({"--check"}), _F(), "", _F({
+    "--edition", "--config-path", "--config", "--emit", "--color"}))
+
+
+def _rustfmt(e: Effect, args: list[Word]) -> None:
+    """``rustfmt --print-config default|minimal [PATH]`` prints the settings, or writes
+    them to PATH; ``current PATH`` prints those that format PATH. Anything else formats."""
+    if [w.value for w in args[:1]] == ["--print-config"] and len(args) in (2, 3):
+        if args[1].value == "current":
+            e.reads.extend(args[2:])
+        elif len(args) == 3:
+            e.replaces.append(args[2])
+            e.writes.append(args[2])
+            e.add("write", "rustfmt --print-config writes its settings to a file")
+        return
+    _RUSTFMT(e, args)
+
+
 RULES.update({
     "black": _formatter(_F({"--check", "--diff", "-c", "--code"}), _F(), "ltcW", _F({
         "--line-length", "--target-version", "--include", "--exclude", "--extend-exclude",
@@ -108,8 +126,7 @@ RULES.update({
                                 "--line-length", "--profile", "--settings-path", "--sp",
                                 "--settings-file", "--skip", "--skip-glob", "--filter-files",
                                 "--multi-line", "--src", "--known-local-folder"})),
-    "rustfmt": rustup_proxy(_formatter(_F({"--check"}), _F(), "", _F({
-        "--edition", "--config-path", "--config", "--emit", "--color"}))),
+    "rustfmt": rustup_proxy(_rustfmt),
     "gofmt": _formatter(_F(), _F({"-w"}), "r", rewrites=False),
     "shfmt": _formatter(_F(), _F({"-w", "--write"}), "i", _F({"--indent", "--language-dialect",
                                                                "--filename"}), rewrites=False),

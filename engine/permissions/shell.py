@@ -1496,6 +1496,8 @@ class _Walker(PathJudge, ShellValues):
             self.opaque.append("an arithmetic context evaluates shell code in a string")
             return
         if t in ("simple_expansion", "expansion"):
+            if _LENGTH.fullmatch(_text(node, ctx)):
+                return  # ${#x}, ${#a[@]}: a count, digits whatever x holds
             var = next((c for c in node.named_children
                         if c.type in ("variable_name", "special_variable_name")), None)
             if var is not None:
@@ -3860,6 +3862,8 @@ LISTED = LISTED_TEXT
 (a file name can be any text)."""
 
 
+_LENGTH = re.compile(r"\$\{#[A-Za-z_]\w*(?:\[[@*]\])?\}")
+"""``${#x}`` and ``${#a[@]}``: a length or a count, digits whatever the variable holds."""
 _SPLIT_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
                                "arithmetic_expansion"})
 """Parts of a word whose value the shell splits into words when they stand unquoted."""
