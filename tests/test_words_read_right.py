@@ -102,3 +102,45 @@ def test_a_json_query_that_prints_the_environment_prints_credentials(
     assert _decision(ws, command) == expected, command
     if expected == "ask":
         assert _decision(ws, command, "auto") == "deny", command
+
+
+def test_an_unquoted_value_nobody_sees_may_become_options_and_paths(tmp_path: Path) -> None:
+    """``grep $x f``: bash splits x's value into words, here an option and a folder
+    outside the workspace, which grep then reads (the control)."""
+    ws = make_workspace(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("key=hunter2\n")
+    (ws / "a.txt").write_text(f"-r key {outside}\n")
+    command = "x=$(cat a.txt); grep $x b.txt"
+    assert "hunter2" in _bash(ws, command).stdout
+    assert _decision(ws, command) == "ask"
+    assert _decision(ws, command, "auto") == "deny"
+    assert _decision(ws, 'x=$(cat a.txt); grep "$x" b.txt') == "allow"  # one word
+
+
+@pytest.mark.parametrize("command", [
+    "for w in $(cat a.txt); do grep -c $w b.txt; done",  # split and matched already
+    "n=$(wc -l < a.txt); head -n $n b.txt",  # a count
+    "i=0; until (( i >= 3 )); do git log -1 --skip=$i --format=%s; ((i++)); done",
+    "git log -1 --skip=$(( 1 + 1 )) --format=%s",
+    "git log --oneline $(git merge-base HEAD HEAD)..HEAD",  # object names
+    "git grep -n x $(git rev-list -n 2 HEAD) -- src/",
+    "read -r x < a.txt; echo $x",  # words only printed
+])
+def test_values_that_stay_one_word_or_are_only_printed(tmp_path: Path, command: str) -> None:
+    ws = make_workspace(tmp_path)
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=a", "-c", "user.email=a@b",
+                                                  "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True, timeout=60)
+    assert _decision(ws, command) == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "for w in \"$(cat a.txt)\"; do grep -c $w b.txt; done",  # one value, split later
+    "for w in $(cat a.txt); do IFS=,; grep -c $w b.txt; done",  # split again at commas
+    "read -r w < a.txt; (for w in x; do :; done); grep $w b.txt",  # the loop's w is gone
+    "git show $(git rev-parse --show-toplevel)",  # a path, which may hold blanks
+])
+def test_values_that_may_still_split(tmp_path: Path, command: str) -> None:
+    assert _decision(make_workspace(tmp_path), command, "auto") == "deny", command

@@ -57,6 +57,35 @@ ARITHMETIC_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 NUMERIC_PROGRAMS = frozenset({"wc", "nproc", "expr", "date", "stat", "id", "getconf", "du"})
 """Programs whose output in an arithmetic context is a number, not code."""
 
+_REV_PARSE_NAMES = frozenset({"--short", "--verify", "-q", "--quiet", "--abbrev-ref",
+                              "--symbolic-full-name", "--default", "--revs-only", "--all",
+                              "--branches", "--tags", "--remotes"})
+_REV_LIST_PATHS = ("--objects", "--format", "--pretty", "--header", "--no-object-names",
+                   "--filter-print-omitted", "--missing", "--disk-usage", "--stdin")
+
+
+def names_printed(program: str, words: list[str]) -> bool:
+    """Whether ``program WORDS`` prints object names only: commit hashes, ref names or
+    container ids, each a word with no blank, pattern or leading dash (``git merge-base``,
+    ``git rev-parse HEAD``, ``git rev-list -n 5 HEAD``, ``docker ps -q``). Options that
+    print paths or text (``--show-toplevel``, ``--objects``, ``--format``) are not."""
+    while program == "git" and words and words[0].startswith("-"):  # git -C dir rev-parse
+        words = words[2:] if words[0] in ("-C", "-c") else words[1:]
+    verb, rest = (words[0], words[1:]) if words else ("", [])
+    if program == "git" and verb == "merge-base":
+        return True
+    if program == "git" and verb == "rev-parse":
+        return all(not w.startswith("-") or w.partition("=")[0] in _REV_PARSE_NAMES
+                   for w in rest)
+    if program == "git" and verb == "rev-list":
+        return not any(w.startswith(_REV_LIST_PATHS) for w in rest)
+    if (program in ("docker", "podman") and verb in ("ps", "images")) or words[:2] in (
+            ["container", "ls"], ["image", "ls"]):
+        return program in ("docker", "podman") and bool({"-q", "--quiet"} & set(words)) and \
+            not any(w.startswith("--format") for w in words)
+    return False
+
+
 IMPLICIT_FUNCTIONS = frozenset({"command_not_found_handle"})
 """Function names the shell calls on its own (for every unknown program)."""
 

@@ -36,6 +36,7 @@ from engine.permissions.constructs import (
     IMPLICIT_FUNCTIONS,
     MODELLED_NODES,
     NUMERIC_PROGRAMS,
+    names_printed,
     opaque_builtin,
     shell_code_var,
 )
@@ -373,6 +374,7 @@ class _Values(NamedTuple):
     numeric: set[str]
     maybe_unset: set[str]
     loops: dict[str, list[str]]
+    blankless: set[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,6 +470,9 @@ class _Walker(PathJudge, ShellValues):
     """Process substitutions (their text) a static printer fills: text -> what it prints."""
     counts: set[str] = field(default_factory=set)
     """Substitutions (their text) whose output is a number (``$(wc -l < f)``)."""
+    names_out: set[str] = field(default_factory=set)
+    """Substitutions (their text) whose output is object names: commits, containers
+    (``$(git merge-base a b)``, ``$(docker ps -q)``), words with no blank or pattern."""
     fed: dict[str, list[str]] = field(default_factory=dict)
     """Here-strings (their text) that may be any of several known strings: text -> them."""
     contents: dict[str, str] = field(default_factory=dict)
@@ -578,6 +583,9 @@ class _Walker(PathJudge, ShellValues):
     has held (a loop may run an assignment again), the last one last."""
     numeric: set[str] = field(default_factory=set)
     """Variables holding a number (``$(( ))``, ``let``, ``$(wc -l < f)``)."""
+    blankless: set[str] = field(default_factory=set)
+    """Loop variables over words bash already split and matched (``for w in $(cat f)``):
+    each value is one word there, and again where it is used unquoted."""
     integers: set[str] = field(default_factory=set)
     """Variables declared ``-i``: every assignment to them is evaluated as arithmetic."""
     readonly: set[str] = field(default_factory=set)
@@ -717,7 +725,7 @@ class _Walker(PathJudge, ShellValues):
     def _restore(self, before: _Values) -> None:
         """The values exactly as ``before``: what a new shell set is gone with it."""
         (self.known, self.unknown, self.arrays, self.maps, self.refs, self.positional,
-         self.ifs, self.numeric, self.maybe_unset, self.loops) = before
+         self.ifs, self.numeric, self.maybe_unset, self.loops, self.blankless) = before
 
     def _imported(self, name: str) -> bool:
         """Whether the shell being judged holds the function ``name`` of another shell."""
@@ -990,6 +998,7 @@ class _Walker(PathJudge, ShellValues):
                 words = None if None in braced else bounded(
                     [x for b in braced for x in b or ()], MAX_LOOP_WORDS)
             self._not_numeric(name)
+            self._blankless_loop(name, values)
             if words is not None and name in self.cased:  # declare -l c; for c in RM: rm
                 words = cased_values(self.cased[name], words)
             if name in self.integers:  # declare -i c; for c in EXPR: each is evaluated
@@ -1506,18 +1515,27 @@ class _Walker(PathJudge, ShellValues):
         for child in node.named_children:
             self._arithmetic_refs(child, ctx)
 
-    def _numeric_output(self, node: Node, ctx: _Ctx) -> bool:
-        """A substitution whose last command prints a number (``$(wc -l < f)``)."""
+    def _last_command(self, node: Node, ctx: _Ctx) -> tuple[str, list[str]]:
+        """The program a substitution's output comes from (its last command) and its
+        words; ("", []) when that is not one simple command."""
         inner = [c for c in node.named_children if c.type != "comment"]
         last = inner[-1] if len(inner) == 1 else None
         while last is not None and last.type in ("pipeline", "redirected_statement"):
             kids = [c for c in last.named_children if c.type == "command"]
             last = kids[-1] if kids else None
         if last is None or last.type != "command":
-            return False
+            return "", []
         name = last.child_by_field_name("name")
         words = [self._word(a, ctx).value or "" for a in last.children_by_field_name("argument")]
-        prog = program_name(self._word(name, ctx)) if name is not None else ""
+        return (program_name(self._word(name, ctx)) if name is not None else ""), words
+
+    def _names_output(self, node: Node, ctx: _Ctx) -> bool:
+        """A substitution that prints object names only (``_names_printed``)."""
+        return names_printed(*self._last_command(node, ctx))
+
+    def _numeric_output(self, node: Node, ctx: _Ctx) -> bool:
+        """A substitution whose last command prints a number (``$(wc -l < f)``)."""
+        prog, words = self._last_command(node, ctx)
         return prog in NUMERIC_PROGRAMS or (prog in ("grep", "rg", "git") and bool(
             {"-c", "--count"} & set(words))) or (prog == "git" and any(
                 _TIMESTAMP_FORMAT.fullmatch(w) for w in words))
@@ -1658,6 +1676,8 @@ class _Walker(PathJudge, ShellValues):
         self._in_subshell(node, replace(ctx, piped=fed, stdin=None))
         if node.type == "command_substitution" and self._numeric_output(node, ctx):
             self.counts.add(_text(node, ctx))  # let n+=$(wc -l < f): a number
+        if node.type == "command_substitution" and self._names_output(node, ctx):
+            self.names_out.add(_text(node, ctx))
         if any(e["risk"] == "network" for e in self.entries[start:]):
             self.downloads.add(_text(node, ctx))
 
@@ -1764,7 +1784,7 @@ class _Walker(PathJudge, ShellValues):
         return _Values(dict(self.known), set(self.unknown), dict(self.arrays),
                        {k: dict(v) for k, v in self.maps.items()}, dict(self.refs),
                        self.positional, self.ifs, set(self.numeric), set(self.maybe_unset),
-                       dict(self.loops))
+                       dict(self.loops), set(self.blankless))
 
     def _join(self, before: _Values) -> None:
         """After commands that may not have run (a branch, a loop, what follows ``&&``):
@@ -1803,6 +1823,8 @@ class _Walker(PathJudge, ShellValues):
         if self.ifs != before.ifs:
             self.ifs = None
         self.numeric = {v for v in self.numeric if v in before.numeric or (
+            v not in before.known and v not in before.unknown)}
+        self.blankless = {v for v in self.blankless if v in before.blankless or (
             v not in before.known and v not in before.unknown)}
 
     def _join_arrays(self, before: _Values) -> None:
@@ -3610,6 +3632,7 @@ class _Walker(PathJudge, ShellValues):
             argv = [Word(found, argv[0].text), *argv[1:]]
         argv = self._shown_script(argv)
         e = analyze(argv)
+        self._loose_words(argv, e)
         if e.wrappers and e.argv:  # command ls: the shell's lookup; env ls: PATH's
             inner = e.argv[0]
             found, unsure_inner = self._file_of(inner, hashed and
@@ -3619,6 +3642,47 @@ class _Walker(PathJudge, ShellValues):
                 e = analyze([*argv[:len(argv) - len(e.argv)], Word(found, inner.text),
                              *e.argv[1:]])
         return e, unsure
+
+    def _blankless_loop(self, name: str, values: list[Node]) -> None:
+        """``for w in $(cat f)``: bash split and matched the words already, so each value of
+        w is one word again where it is used unquoted (``"$(cat f)"`` is not split)."""
+        if self.ifs == " \t\n" and values and not any(
+                v.type in ("string", "raw_string", "ansi_c_string") for v in values):
+            self.blankless.add(name)
+
+    def _loose_words(self, argv: list[Word], e: Effect) -> None:
+        """An unquoted value only known at run time is split into words there: ``grep $x f``
+        with x holding ``-r key /etc`` reads outside. Where the program's rule did not judge
+        it as a path (a pattern, an option's value), what it becomes is not shown; numbers
+        (``$((i+1))``, ``$(wc -l < f)``, a variable that only counts) stay one word."""
+        if self.ifs == "" or not argv:
+            return
+        judged = {id(w) for w in (*e.reads, *e.writes, *e.chdir)}
+        name = program_name(argv[0])
+        for i, w in enumerate(argv[1:], 1):
+            if w.value is not None or w.text == LISTED or id(w) in judged or \
+                    name in _WORDS_NOT_SPLIT_INTO_OPTIONS or (
+                        name == "printf" and argv[1].value is not None) or (
+                        name == "set" and "--" in (v.value for v in argv[1:i])) or \
+                    not self._splits(w.text):
+                continue
+            self.unnamed.append(f"{argv[0].shown}: {w.text}, unquoted and only known at run "
+                                "time, may become several words (options, paths)")
+            return
+
+    def _splits(self, text: str) -> bool:
+        """Whether an unquoted expansion in ``text`` may give words nobody can see: one
+        that is not a number (arithmetic, a count, a variable that only counts)."""
+        bare = _QUOTED_PARTS.sub("", text)
+        for m in _UNQUOTED_EXPANSION.finditer(bare):
+            found = m.group(0)
+            name = m.group(1) or m.group(2)
+            if found.startswith("$((") or found in self.counts or found in self.names_out or (
+                    name is not None and (name in self.numeric or (
+                        name in self.blankless and self.ifs == " \t\n"))):
+                continue
+            return True
+        return False
 
     def _file_of(self, word: Word, by_hash: bool) -> tuple[str, str]:
         """The program file ``word`` names in this command: a ``hash -p`` mapping (when
@@ -3860,6 +3924,16 @@ _HANDLERS = {
 LISTED = LISTED_TEXT
 """The text of a word read from a listing: a path as an argument, unknown as code or program
 (a file name can be any text)."""
+
+
+_UNQUOTED_EXPANSION = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)|\$\((?:[^()]|\([^()]*\))*\)|"
+                                 r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|[$`]")
+"""An expansion in a word's unquoted text: arithmetic, a substitution, a variable (its
+name), or any other (``${x%y}``, a backquote) as one character."""
+_QUOTED_PARTS = re.compile(r"'[^']*'|\"(?:[^\"\\$]|\\.|\$\((?:[^()]|\([^()]*\))*\)|\$)*\"|\\.")
+"""What quotes hold, substitutions inside double quotes included (not split)."""
+_WORDS_NOT_SPLIT_INTO_OPTIONS = frozenset({"echo", ":", "true", "false", "let"})
+"""Builtins whose words, however many, are printed, ignored, or arithmetic (judged there)."""
 
 
 _LENGTH = re.compile(r"\$\{#[A-Za-z_]\w*(?:\[[@*]\])?\}")

@@ -110,6 +110,7 @@ class ShellValues:
     opaque: list[str]
     arrays: dict[str, list[list[str]]]
     numeric: set[str]
+    blankless: set[str]
     ifs: str | None
     argv0: str | None
     names_argv0: bool
@@ -170,6 +171,7 @@ class ShellValues:
     def _not_numeric(self, var: str) -> None:
         """``var`` is given a value that may not be a number: an arithmetic context that
         reads it evaluates that value (``i='a[$(cmd)]'; (( i ))`` runs cmd)."""
+        self.blankless.discard(var)  # one word no more
         if var not in self.readonly:
             self.numeric.discard(var)
 
