@@ -130,9 +130,7 @@ def test_an_unquoted_value_nobody_sees_may_become_options_and_paths(tmp_path: Pa
 ])
 def test_values_that_stay_one_word_or_are_only_printed(tmp_path: Path, command: str) -> None:
     ws = make_workspace(tmp_path)
-    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=a", "-c", "user.email=a@b",
-                                                  "commit", "-qm", "x"]):
-        subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True, timeout=60)
+    _repository(ws)
     assert _decision(ws, command) == "allow", command
 
 
@@ -144,3 +142,51 @@ def test_values_that_stay_one_word_or_are_only_printed(tmp_path: Path, command: 
 ])
 def test_values_that_may_still_split(tmp_path: Path, command: str) -> None:
     assert _decision(make_workspace(tmp_path), command, "auto") == "deny", command
+
+
+def _repository(ws: Path) -> None:
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=a", "-c", "user.email=a@b",
+                                                  "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True, timeout=60)
+
+
+def test_a_difftool_command_is_handed_the_working_tree_s_file(tmp_path: Path) -> None:
+    """``git difftool -x 'rm -f'`` runs ``rm -f LOCAL REMOTE``: REMOTE is the changed file
+    itself (the control deletes it)."""
+    ws = make_workspace(tmp_path)
+    _repository(ws)
+    (ws / "src/app.py").write_text("changed\n")
+    command = "git difftool -y -x 'rm -f'"
+    assert _decision(ws, command) == "deny"
+    _bash(ws, command)
+    assert not (ws / "src/app.py").exists()
+
+
+@pytest.mark.parametrize("command", [
+    'export "GIT_PAGER=rm -f a.txt; cat"; git -p log -1',
+    'v=git_pager; export "${v^^}=rm -f a.txt; cat"; git -p log -1',  # the name computed
+    'declare -x "GIT_PAGER=rm -f a.txt; cat"; git -p log -1',
+])
+def test_a_setting_given_as_one_word_is_the_assignment(tmp_path: Path, command: str) -> None:
+    """``export "NAME=value"`` sets and exports NAME as ``export NAME=value`` does: git's
+    pager then runs the value (the control deletes a.txt)."""
+    ws = make_workspace(tmp_path)
+    _repository(ws)
+    assert _decision(ws, command) == "deny", command
+    subprocess.run(["script", "-qec", command, "/dev/null"], cwd=ws, capture_output=True,
+                   timeout=60, stdin=subprocess.DEVNULL, check=False)  # a terminal: a pager
+    assert not (ws / "a.txt").exists()
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    ("/^/d", "deny"), ("/.*/d", "deny"), ("/^.*$/d", "deny"),  # every line matches
+    ("/^$/d", "ask"), ("/foo/d", "ask"),  # some lines
+])
+def test_deleting_every_line_a_regex_matches(tmp_path: Path, script: str,
+                                             expected: str) -> None:
+    ws = make_workspace(tmp_path)
+    (ws / "README.md").write_text("one\n\ntwo\n")
+    command = f"sed -i '{script}' README.md"
+    assert _decision(ws, command) == expected, command
+    _bash(ws, command)
+    assert ((ws / "README.md").read_text() == "") == (expected == "deny")

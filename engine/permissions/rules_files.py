@@ -233,9 +233,11 @@ class SedScan:
 _DELETE_ALL = re.compile(r"^\s*(?:1\s*,\s*\$\s*)?d\s*;?\s*$")
 _TRUNCATING = re.compile(
     r"^\s*(?:\d+\s*,\s*\$\s*d|(?:\$|\d+)\s*!\s*d|(?:\d+|/(?:[^/\\]|\\.)*/)?\s*[qQ]\s*\d*"
+    r"|/(?:\^|\$|\^?\.\*\$?)/\s*d"
     r"|s(.)\^?\.\*\$?\1(?:(?!\1)[^&\\])*\1g?)\s*$")
 """One sed command after which a file keeps a bounded number of lines whatever its length
-(``5,$d``, ``$!d``, ``3!d``, ``q``, ``10q``, ``/re/Q``), or every line one constant text
+(``5,$d``, ``$!d``, ``3!d``, ``q``, ``10q``, ``/re/Q``, ``/^/d``: a regex every line
+matches), or every line one constant text
 (``s/.*//``, ``s/.*/x/``: no ``&`` or back-reference keeps anything);
 ``$q`` and ``$d`` are not among them."""
 _BOUNDED_PRINT = re.compile(r"^\s*\d+\s*(?:,\s*\d+\s*)?p\s*$")

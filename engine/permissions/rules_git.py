@@ -514,11 +514,14 @@ def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
 
 
 def _git_difftool(e: Effect, args: list[Word]) -> None:
-    """``git difftool -x CMD`` / ``--extcmd=CMD`` runs CMD (through a shell) on each pair."""
+    """``git difftool -x CMD`` / ``--extcmd=CMD`` runs CMD (through a shell) on each pair,
+    the two files added as its last words: the second is the working tree's own (``-x 'rm
+    -f'`` deletes it)."""
     e.add("exec", "git difftool runs other programs")
     o = parse_opts(args, "xtO", frozenset({"--extcmd", "--tool", "--rotate-to", "--skip-to"}))
     for code in o.all("-x", "--extcmd"):
-        e.scripts.append(("git difftool --extcmd", code))
+        e.scripts.append(("git difftool --extcmd", code if code.value is None else
+                          Word(f'{code.value} "$@"', code.text)))
 
 
 def _git_plumbing_overwrite(sub: str) -> Rule:

@@ -1257,7 +1257,9 @@ class _Walker(PathJudge, ShellValues):
                 if arrays and c.type == "variable_assignment":
                     self._compound_reparsed(keyword, c, ctx)
             elif c.type != "word" or not _text(c, ctx).startswith("-"):
-                self._dynamic_name(keyword, c, ctx, arrays)
+                exports = ((keyword == "export" and not set(dashes) & set("nfp")) or
+                           "x" in dashes) and not self.conditional
+                self._dynamic_name(keyword, c, ctx, arrays, exports)
         if any(f.startswith("-") and "i" in f for f in flags):
             for c in node.named_children:
                 if c.type == "variable_assignment":
@@ -1355,7 +1357,7 @@ class _Walker(PathJudge, ShellValues):
             self._script("eval", Word.of(assignment), ctx)
 
     def _dynamic_name(self, keyword: str, node: Node, ctx: _Ctx,
-                      arrays: bool = False) -> None:
+                      arrays: bool = False, exports: bool = False) -> None:
         """``declare "$x"=1``: a name only known at run time, or whose subscript
         (``a[$(cmd)]``) is evaluated; with ``-a``/``-A``, an expanded ``NAME=(..)`` is
         parsed again (``_compound_code``)."""
@@ -1378,6 +1380,24 @@ class _Walker(PathJudge, ShellValues):
         for name, values in held.items():  # declare "$(echo c=rm)": c holds rm
             self._may_hold(name, values if len(found or ()) == len(values) else None,
                            merge=False)
+            self._setting(name, values, ctx)
+            if exports:  # export "GIT_PAGER=cmd": the programs after it are handed it
+                self.exported_vars.add(name)
+
+    def _setting(self, var: str, values: list[str], ctx: _Ctx) -> None:
+        """What setting ``var`` to one of ``values`` in a word does (``export "X=v"``), as
+        the literal assignment would: code the shell runs from elsewhere, a setting that
+        changes what programs run, a command line a program runs."""
+        shown = Word.of(f"{var}={values[0] if values else ''}")
+        if shell_code_var(var):
+            self._entry([shown], "exec", "deny",
+                        [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
+        elif is_dangerous_variable(var) and not harmless_setting(var, values):
+            self._entry([shown], "exec", "ask", [f"setting {var} changes what programs run"],
+                        "", ctx)
+        if command_variable(var):
+            for value in values:
+                self._script(f"{var}=", run_with_arguments(var, Word.of(value)), ctx)
 
     def _indirect(self, node: Node, ctx: _Ctx) -> None:
         """``${!x}`` expands the variable named by x's value: a subscript in that value
