@@ -127,3 +127,14 @@ def test_a_makefile_written_by_the_command_is_never_run_unseen(tmp_path: Path) -
     ws = _folder(tmp_path, PRINTS[0][0])
     got = check_shell_json("cp a.c Makefile && make -n", ws, ENV, approval="auto")
     assert got["decision"] == "deny", got
+
+
+def test_a_makefile_shown_by_a_printer_is_judged_as_makefile_code(tmp_path: Path) -> None:
+    """``make -f <(printf ..)``: the recipe it shows runs (the control deletes a.c)."""
+    ws = _folder(tmp_path, PRINTS[0][0])
+    command = "make -f <(printf 'all:\\n\\trm -f a.c\\n')"
+    assert check_shell_json(command, ws, ENV)["decision"] == "deny"
+    _make(ws, command)
+    assert not (ws / "a.c").exists()
+    shown = "make -f <(printf 'all:\\n\\techo hi\\n')"
+    assert check_shell_json(shown, ws, ENV)["decision"] == "ask"  # a build, as make is

@@ -3755,6 +3755,8 @@ class _Walker(PathJudge, ShellValues):
         """``source <(echo CODE)`` is ``eval CODE``; ``bash <(echo CODE) ARGS`` is
         ``bash -c CODE <(..) ARGS``: the code is shown."""
         name = program_name(argv[0]) if argv else ""
+        if name in ("make", "gmake"):
+            return self._shown_makefile(argv)
         if len(argv) < 2 or argv[1].value is not None or argv[1].text not in self.shown_files:
             if name in ("source", ".") and argv[1:2] and argv[1].text.startswith("<("):
                 self.taint_all = True  # source <(a command): any variable may change
@@ -3765,6 +3767,19 @@ class _Walker(PathJudge, ShellValues):
         if name in SHELLS:
             return [argv[0], Word.of("-c"), code, *argv[1:]]
         return argv
+
+    def _shown_makefile(self, argv: list[Word]) -> list[Word]:
+        """``make -f <(printf 'all:\\n\\trm -f x\\n')``: the makefile is shown, its text
+        judged as ``make --eval`` judges makefile code."""
+        out: list[Word] = []
+        words = iter(argv)
+        for w in words:
+            shown = next(words, None) if w.value in ("-f", "--file", "--makefile") else None
+            if shown is not None and shown.value is None and shown.text in self.shown_files:
+                out.append(Word(f"--eval={self.shown_files[shown.text]}", shown.text))
+            else:
+                out.extend(x for x in (w, shown) if x is not None)
+        return out
 
     def _shown_file(self, node: Node, ctx: _Ctx) -> None:
         """``<(echo 'f() { ..; }')``: the file a static printer fills (not a decoder), for
