@@ -357,6 +357,17 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "arithmetic); the indices, process ids and counters are numbers"),
     Construct("x=$(wc -l < f), $(grep -c ..), $(date +%s), $(git log --format=%ct) in an "
               "arithmetic context", "modelled", "the program prints a number, not code"),
+    Construct("an unquoted expansion only known at run time (x=$(cat f); grep $x g) in a "
+              "word the program's rule does not judge as a path", "modelled",
+              "bash splits it into words nobody sees (options, paths): ask, deny under "
+              "--approval auto; numbers ($((..)), a count, a variable that only counts), "
+              "object names (git merge-base, rev-parse, rev-list, docker ps -q) and a for "
+              "loop's words over split output stay one word; echo, :, true, false, let and "
+              "printf's arguments after a shown format only print or count"),
+    Construct("export, declare -x, local \"NAME=value\" given as one word (also a computed "
+              "name, \"${v^^}=..\")", "modelled", "the assignment it is: the setting judged "
+              "(BASH_ENV refused), a command line it names (GIT_PAGER) judged as run, the "
+              "name exported"),
     Construct("for k in \"${!m[@]}\" / \"${m[@]}\" of a known map; ${m[$k]}, ${a[$i]}, "
               "${a[i]} with a key or index whose values are known", "modelled",
               "the keys, values or elements, each judged"),
