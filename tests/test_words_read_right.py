@@ -139,6 +139,7 @@ def test_values_that_stay_one_word_or_are_only_printed(tmp_path: Path, command: 
     "for w in $(cat a.txt); do IFS=,; grep -c $w b.txt; done",  # split again at commas
     "read -r w < a.txt; (for w in x; do :; done); grep $w b.txt",  # the loop's w is gone
     "git show $(git rev-parse --show-toplevel)",  # a path, which may hold blanks
+    "git diff $(git rev-list --boundary HEAD)",  # -HASH: boundary commits, as options
 ])
 def test_values_that_may_still_split(tmp_path: Path, command: str) -> None:
     assert _decision(make_workspace(tmp_path), command, "auto") == "deny", command

@@ -60,8 +60,13 @@ NUMERIC_PROGRAMS = frozenset({"wc", "nproc", "expr", "date", "stat", "id", "getc
 _REV_PARSE_NAMES = frozenset({"--short", "--verify", "-q", "--quiet", "--abbrev-ref",
                               "--symbolic-full-name", "--default", "--revs-only", "--all",
                               "--branches", "--tags", "--remotes"})
-_REV_LIST_PATHS = ("--objects", "--format", "--pretty", "--header", "--no-object-names",
-                   "--filter-print-omitted", "--missing", "--disk-usage", "--stdin")
+_REV_LIST_NAMES = ("-n", "--max-count", "--skip", "--count", "--all", "--first-parent",
+                   "--no-merges", "--merges", "--reverse", "--since", "--after", "--until",
+                   "--before", "--author", "--committer", "--branches", "--tags", "--remotes",
+                   "--abbrev-commit", "--abbrev", "--parents", "--topo-order", "--date-order",
+                   "--ancestry-path", "--not", "--max-parents", "--min-parents", "--no-walk")
+"""rev-list's options that keep its output commit names (``--boundary`` marks some with a
+dash, ``--graph`` draws ``*``, ``--objects`` and ``--format`` print paths and text)."""
 
 
 def names_printed(program: str, words: list[str]) -> bool:
@@ -78,7 +83,8 @@ def names_printed(program: str, words: list[str]) -> bool:
         return all(not w.startswith("-") or w.partition("=")[0] in _REV_PARSE_NAMES
                    for w in rest)
     if program == "git" and verb == "rev-list":
-        return not any(w.startswith(_REV_LIST_PATHS) for w in rest)
+        return all(not w.startswith("-") or w.partition("=")[0] in _REV_LIST_NAMES or
+                   re.fullmatch(r"-n?\d+", w) for w in rest)
     if (program in ("docker", "podman") and verb in ("ps", "images")) or words[:2] in (
             ["container", "ls"], ["image", "ls"]):
         return program in ("docker", "podman") and bool({"-q", "--quiet"} & set(words)) and \
