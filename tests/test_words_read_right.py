@@ -6,6 +6,7 @@ Where bash or the program can show what a word is, it does, as the control.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -175,7 +176,8 @@ def test_a_setting_given_as_one_word_is_the_assignment(tmp_path: Path, command: 
     _repository(ws)
     assert _decision(ws, command) == "deny", command
     subprocess.run(["script", "-qec", command, "/dev/null"], cwd=ws, capture_output=True,
-                   timeout=60, stdin=subprocess.DEVNULL, check=False)  # a terminal: a pager
+                   timeout=60, stdin=subprocess.DEVNULL, check=False,  # a terminal: a pager
+                   env={**os.environ, "SHELL": "/bin/bash"})  # script runs $SHELL -c
     assert not (ws / "a.txt").exists()
 
 
