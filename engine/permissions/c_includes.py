@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from engine.permissions.small_files import small_file
 from engine.permissions.words import Word
 
 MAX_FILES = 2_000
@@ -211,18 +211,11 @@ class IncludeWalk:
     def _read(self, path: str) -> str | None:
         """The text of a small regular file; None for anything else or past the bounds."""
         self.files += 1
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a fifo: no wait
-        except OSError:
+        data = small_file(path, MAX_BYTES - self.size) if self.files <= MAX_FILES else None
+        if data is None:
             return None
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or self.files > MAX_FILES or \
-                    self.size + st.st_size > MAX_BYTES:
-                return None
-            data = f.read(MAX_BYTES - self.size + 1)
         self.size += len(data)
-        if b"\0" in data or self.size > MAX_BYTES:  # gcc skips NULs: a name may hide in them
+        if b"\0" in data:  # gcc skips NULs: a name may hide in them
             return None
         return data.decode("utf-8", "surrogateescape")
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import stat
 from collections.abc import Iterator, Mapping
+
+from engine.permissions.small_files import small_file
 
 LIMIT = 1 << 20
 """Bytes of makefile read; a larger one is not judged (it may run code)."""
@@ -191,14 +192,6 @@ def _expanded(text: str, assigned: dict[str, list[str]], depth: int) -> list[str
 
 
 def _read(path: str) -> str | None:
-    """The makefile's text; None for what is not a small regular file (a fifo never
-    blocks here)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > LIMIT:
-            return None
-        return f.read(LIMIT).decode("utf-8", "replace")
+    """The makefile's text; None for what is not a small regular file."""
+    data = small_file(path, LIMIT)
+    return None if data is None else data.decode("utf-8", "replace")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,6 +27,7 @@ from engine.permissions.paths import (
     judge_literal,
 )
 from engine.permissions.shell_values import LISTED_TEXT
+from engine.permissions.small_files import small_file
 from engine.permissions.words import MAX_PATH_WORDS, Word, brace_words
 from engine.workspace.index import tracked
 
@@ -90,15 +90,10 @@ def _names_code(path: str, loads: Loads) -> str:
     if not loads.keys:
         return "code that runs"
     what = "it names code to load"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a fifo does not block
-    except OSError:
+    data = small_file(path, _CONFIG_LIMIT)
+    if data is None:
         return what
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _CONFIG_LIMIT:
-            return what
-        text = f.read(_CONFIG_LIMIT).decode("utf-8", "replace").lower()
+    text = data.decode("utf-8", "replace").lower()
     return what if any(k in text for k in loads.keys) else ""
 
 
