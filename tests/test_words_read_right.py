@@ -193,3 +193,18 @@ def test_deleting_every_line_a_regex_matches(tmp_path: Path, script: str,
     assert _decision(ws, command) == expected, command
     _bash(ws, command)
     assert ((ws / "README.md").read_text() == "") == (expected == "deny")
+
+
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("false", "allow"), ("off", "allow"), ("0", "allow"),  # the hook turned off
+    ("true", "ask"),  # git's own daemon, started in the background
+    ("'touch ran; false'", "ask"),  # a command line git runs
+])
+def test_fsmonitor_turned_off_runs_nothing(tmp_path: Path, setting: str,
+                                           expected: str) -> None:
+    ws = make_workspace(tmp_path)
+    _repository(ws)
+    command = f"git -c core.fsmonitor={setting} status --short"
+    assert _decision(ws, command) == expected, command
+    _bash(ws, command)
+    assert (ws / "ran").exists() == (setting == "'touch ran; false'")  # the control

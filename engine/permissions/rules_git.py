@@ -90,7 +90,8 @@ def _git_global(e: Effect, key: str, value: Word) -> None:
         name = (value.value or "").partition("=")[0].lower()
         setting = (value.value or "").partition("=")[2].lower()
         safe = name.startswith(p.GIT_SAFE_CONFIG_PREFIXES) or (
-            name.startswith("pager.") and setting in ("false", "true", "0", "1", "no", "yes"))
+            name.startswith("pager.") and setting in ("false", "true", "0", "1", "no", "yes")) or (
+            name == "core.fsmonitor" and not runs_command(name, setting))
         raw_value = (value.value or "").partition("=")[2]
         if value.value is None or not (safe or _pager_setting(name)
                                        or _git_alias(name, raw_value)):
@@ -175,6 +176,8 @@ def runs_command(name: str, value: str) -> bool:
     """Whether git runs the value of setting ``name`` as a command (now or on a later call)."""
     parts = name.lower().split(".")
     first, last = parts[0], parts[-1]
+    if name.lower() == "core.fsmonitor" and value.lower() in ("false", "0", "no", "off"):
+        return False  # the hook turned off (true starts git's own daemon: still judged)
     if name.lower() in p.GIT_SHELL_CONFIG:
         return True
     if first == "alias":
