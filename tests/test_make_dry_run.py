@@ -83,7 +83,6 @@ def test_a_dry_run_that_runs_something_is_not_a_read(tmp_path: Path, makefile: s
     _make(ws, command)
     assert _snapshot(ws) != before, "the control: make ran nothing"
     assert got["decision"] != "allow", got
-    assert check_shell_json(command, ws, ENV)["decision"] != "allow"
 
 
 @pytest.mark.parametrize(("makefile", "command"), PRINTS)

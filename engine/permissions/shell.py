@@ -1550,7 +1550,7 @@ class _Walker(PathJudge, ShellValues):
         return (program_name(self._word(name, ctx)) if name is not None else ""), words
 
     def _names_output(self, node: Node, ctx: _Ctx) -> bool:
-        """A substitution that prints object names only (``_names_printed``)."""
+        """A substitution that prints object names only (``constructs.names_printed``)."""
         return names_printed(*self._last_command(node, ctx))
 
     def _numeric_output(self, node: Node, ctx: _Ctx) -> bool:
