@@ -3,10 +3,12 @@ variable holds is what bash makes of it (``tests/shell_values_oracle.py`` states
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from engine.permissions.shell import check_shell_json
 from tests.corpus_scoring import make_workspace
 from tests.shell_values_oracle import Case, bash_words, claimed_words, generate, judge
 
@@ -39,6 +41,7 @@ def test_the_classifier_claims_no_value_bash_does_not_give() -> None:
 @pytest.mark.parametrize("command", [
     "x=$(printf 'r\\0m'); printf '<%s>\\n' \"$x\"",  # a substitution drops NUL bytes
     "x=$'r\\0m'; printf '<%s>\\n' \"$x\"",  # $'..' ends at one
+    "printf -v x 'r\\0m'; printf '<%s>\\n' \"$x\"",  # printf -v stores a C string
     "printf '<%s>\\n' \"$(printf 'sr\\0c')\" \"$(echo -e 'a\\0.txt')\"",
 ])
 def test_a_nul_byte_is_what_bash_makes_of_it(tmp_path: Path, command: str) -> None:
@@ -46,3 +49,19 @@ def test_a_nul_byte_is_what_bash_makes_of_it(tmp_path: Path, command: str) -> No
     from one is judged (it once ended the judgement with ``embedded null byte``)."""
     workspace = make_workspace(tmp_path)
     assert claimed_words(command, workspace) == bash_words(command, workspace)
+
+
+def test_a_shell_reading_code_drops_its_nul_bytes(tmp_path: Path) -> None:
+    """bash and dash drop NUL bytes from the code they read on stdin: ``echo ok\\0rm -rf
+    src`` prints ``okrm -rf src`` and deletes nothing, and ``> a\\0b`` writes ``ab``."""
+    workspace = make_workspace(tmp_path)
+    (workspace / "src").mkdir(exist_ok=True)
+    printed = "printf 'echo ok\\0rm -rf src\\n' | bash"
+    written = "printf 'echo hi > a\\0b\\n' | sh"
+    for command in (printed, written):
+        subprocess.run(["bash", "-c", command], cwd=workspace, check=True,
+                       capture_output=True, env={"PATH": "/usr/bin:/bin"})
+    assert (workspace / "src").is_dir() and (workspace / "ab").is_file()
+    assert check_shell_json(printed, workspace)["decision"] == "allow"
+    verdict = check_shell_json(written.replace("a\\0b", "b.t\\0xt"), workspace)
+    assert verdict["decision"] == "ask" and "writes b.txt" in str(verdict["reason"])

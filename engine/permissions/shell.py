@@ -3805,6 +3805,7 @@ class _Walker(PathJudge, ShellValues):
             return
         text = code_of(code) if code.text != LISTED else None
         if text is not None:
+            text = text.replace("\0", "")  # bash drops NUL bytes from the code it reads
             same = how in _SAME_SHELL or how.startswith("alias ") or how in _SOURCED_INPUT
             self.run(text, how, ctx.depth + 1, args, ctx.shell if same else None)
         elif code.dynamic == "subst":

@@ -545,6 +545,7 @@ class ShellValues:
             rest = rest[1:] if rest[:1] == ["--"] else rest
             var = targets[0].value or ""
             out = printf_output([r for r in rest if r is not None]) if None not in rest else None
+            out = None if out is None else out.partition("\0")[0]  # a C string: ends at NUL
             if re.fullmatch(r"[A-Za-z_]\w*", var):
                 self._may_hold(var, None if out is None else [out], merge=False)
         elif name == "read":  # options with a value: -a NAME is a target too
