@@ -193,3 +193,55 @@ def test_a_folder_read_before_is_read_again_once_it_changes(
     os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert folder.stat().st_mtime_ns == before.st_mtime_ns
     assert split_name([str(tmp_path)], []) == str(folder / "x y")
+
+
+def _repository(root: Path) -> Path:
+    assert GIT is not None
+    subprocess.run([GIT, "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.mark.parametrize("command", [
+    "git status --porcelain | cut -c4- | xargs -r wc -l",
+    "git status --porcelain | awk '{print $2}' | xargs -r ls -la",
+    "git status -s | grep '^??' | awk '{print $NF}' | xargs -r wc -c",
+    "git status --short -uall | cut -c 4- | xargs -r head -n 3",
+])
+def test_the_paths_git_status_prints_are_a_listing(tmp_path: Path, command: str) -> None:
+    """``XY PATH`` lines: each word is a status, ``->`` or a path git found in the work
+    tree; the real run reads the changed files and nothing else."""
+    ws = _repository(tmp_path)
+    (ws / "new.txt").write_text("one\ntwo\n")
+    ran = subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True)
+    assert ran.returncode == 0 and ("new.txt" in ran.stdout or "one" in ran.stdout)
+    assert _decision(ws, command) == "allow"
+
+
+def test_a_status_listing_that_escapes_or_may_is_asked(tmp_path: Path) -> None:
+    """Control runs first: ``cut -c4-`` of what find prints is a path's tail (``./x../y``
+    gives ``../y``); ``git status -s`` in a workspace below the repository's top prints
+    ``../`` paths out of it; an untracked link is listed. Each is asked."""
+    repo = _repository(tmp_path / "repo")
+    ws = repo / "ws"
+    (ws / "x..").mkdir(parents=True)
+    (ws / "x.." / "y").write_text("")
+    (repo / "outside.txt").write_text("secret\n")
+    find = subprocess.run(["bash", "-c", "find . | cut -c4-"], cwd=ws, capture_output=True,
+                          text=True).stdout.split()
+    assert "../y" in find
+    short = subprocess.run([str(GIT), "status", "-s", "-uall"], cwd=ws, capture_output=True,
+                           text=True).stdout
+    assert "../outside.txt" in short
+    assert _decision(ws, "find . | cut -c4- | xargs -r cat") == "ask"
+    assert _decision(ws, "git status -s | cut -c4- | xargs -r cat") == "ask"
+    assert _decision(ws, "git status --porcelain | cut -c4- | xargs -r cat") == "allow"
+    assert _decision(ws, "git status | cut -c4- | xargs -r cat") == "ask"  # the long format
+    top = _repository(tmp_path / "top")
+    os.symlink("/etc/passwd", top / "leak")
+    for command in ("git status --porcelain | cut -c4- | xargs -r cat",
+                    "git status --porcelain | cut -c4- | grep -v x | xargs -r cat"):
+        host = subprocess.run(["bash", "-c", command], cwd=top, capture_output=True,
+                              text=True).stdout
+        assert "root:" in host  # the untracked link is read
+        assert _decision(top, command) == "ask"
+    assert _decision(top, "git status --porcelain -uno | cut -c4- | xargs -r cat") == "allow"

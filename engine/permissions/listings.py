@@ -96,6 +96,44 @@ def _git_lists(args: list[Word]) -> list[str] | None:
     return None
 
 
+_STATUS_OPTIONS = re.compile(r"-(?:s|u(?:no|normal|all)?)|--(?:short|porcelain(?:=v1)?|"
+                             r"untracked-files(?:=(?:no|normal|all))?|no-renames|renames|"
+                             r"ignored(?:=(?:traditional|matching|no))?|no-ahead-behind)")
+_STATUS_FIELDS = frozenset({("cut", "-c4-"), ("cut", "-c", "4-"), ("awk", "{print $2}"),
+                            ("awk", "{ print $2 }"), ("awk", "{print $NF}"),
+                            ("awk", "{ print $NF }"), ("colrm", "1", "3"),
+                            ("sed", "s/^...//"), ("sed", "-e", "s/^...//")})
+"""Filters that keep the path part of ``git status`` lines (``XY PATH``, ``R  A -> B``)."""
+
+
+def status_listing(argv: list[Word]) -> str | None:
+    """``git status`` printing ``XY PATH`` lines, each word of which (a status, a path,
+    ``->``) is a relative name: "root" for ``--porcelain`` (paths from the repository's
+    top, whatever the folder), "here" for ``-s`` (from the current folder: ``../x`` from a
+    subfolder), else None (the long format, ``-b``'s branch line, ``-z``, ``--porcelain=v2``)."""
+    vals = [w.value for w in argv]
+    if not vals or vals[0] != "git" or None in vals:
+        return None
+    rest = [v or "" for v in vals[1:]]
+    while rest and rest[0] in ("--no-pager", "--no-optional-locks"):
+        rest = rest[1:]
+    if rest[:1] != ["status"]:
+        return None
+    given = [v for v in rest[1:] if v.startswith("-")]
+    if not all(_STATUS_OPTIONS.fullmatch(v) or v == "--" for v in given):
+        return None
+    if any(v.startswith("--porcelain") for v in given):
+        return "root"
+    return "here" if {"-s", "--short"} & set(given) else None
+
+
+def status_paths(argv: list[Word]) -> bool:
+    """Whether ``argv`` prints the path part of each ``git status`` line it reads
+    (``cut -c4-``, ``awk '{print $2}'``); of any other listing it may print a path's tail
+    (``cut -c4-`` of ``./x../y`` is ``../y``)."""
+    return tuple(w.value for w in argv) in _STATUS_FIELDS
+
+
 def _ls_lists(args: list[Word]) -> list[str] | None:
     o = parse_opts(args, "IwT")
     if any(n in ("-a", "-A", "--all", "--almost-all", "-l", "-d", "--directory", "-R", "-n",
@@ -267,7 +305,8 @@ def links_listed(argv: list[Word], workspace: str) -> Callable[[str], bool]:
     """Which symbolic links (absolute paths) a listing may print: ``find -type f`` and
     ``-type d`` print none (unless told to follow links), ``-name PAT`` only those named
     so; ``rg -l`` and ``grep -rl`` skip the links they meet; ``git ls-files`` and git's
-    name listings print what git tracks (not an untracked ``.venv/bin/python``)."""
+    name listings print what git tracks (not an untracked ``.venv/bin/python``), and ``git
+    status`` untracked files too, unless ``-uno``."""
     name = (argv[0].value or "").rsplit("/", 1)[-1] if argv else ""
     vals = [w.value or "" for w in argv[1:]]
     if name == "find" and not {"-L", "-follow", "-xtype"} & set(vals):
@@ -284,7 +323,9 @@ def links_listed(argv: list[Word], workspace: str) -> Callable[[str], bool]:
             v == "--dereference-recursive" or (v[:1] == "-" and v[1:2] != "-" and "R" in v)
             for v in vals):
         return _NO_LINK
-    if name == "git" and not {"-o", "--others"} & set(vals):
+    untracked = {"-o", "--others"} & set(vals) if "status" not in vals else not {
+        "-uno", "--untracked-files=no"} & set(vals)
+    if name == "git" and not untracked:
         root = Path(workspace)
         return lambda path: tracked(root, os.path.relpath(path, workspace)) is not False
     return lambda _path: True

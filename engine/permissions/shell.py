@@ -63,6 +63,8 @@ from engine.permissions.listings import (
     links_listed,
     listed_dirs,
     misread_entry,
+    status_listing,
+    status_paths,
 )
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
@@ -1900,7 +1902,7 @@ class _Walker(PathJudge, ShellValues):
         argv = self._static_argv(node, ctx)
         if argv is None:
             return ()
-        dirs = tuple(listed_dirs(argv) or ())
+        dirs = tuple(listed_dirs(argv) or (["."] if self._lists_status(argv) else ()))
         dashed = self._dashed_entry(dirs) if program_name(argv[0]) != "find" else None
         if dashed is not None:  # ls | xargs sort beside a file --output=a.txt
             self.unnamed.append(f"{_text(node, ctx)} prints {dashed}, which the program it "
@@ -1935,19 +1937,35 @@ class _Walker(PathJudge, ShellValues):
     def _listed_before(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> tuple[str, ...]:
         """What the stages before ``i`` list, through filters that print some of their
         input lines unchanged (``find . -name '*.py' | head | xargs wc -l``)."""
-        j = self._source(stages, i, ctx)
+        j = self._source(stages, i, ctx, status_paths)
         consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
         whole = consumer is not None and program_name(consumer[0]) == "xargs" and \
             xargs_splits_at_nul(consumer[1:])
-        return self._listing(stages[j], ctx, whole) if stages[j].type != "pipeline" else ()
+        if stages[j].type == "pipeline":
+            return ()
+        cuts = any((argv := self._static_argv(s, ctx)) is not None and status_paths(argv)
+                   for s in stages[j + 1:i])
+        source = self._static_argv(stages[j], ctx) if cuts else None
+        if cuts and (source is None or not self._lists_status(source)):
+            return ()  # cut -c4- of what find prints may begin with / or ../
+        return self._listing(stages[j], ctx, whole)
 
-    def _source(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> int:
+    def _lists_status(self, argv: list[Word]) -> bool:
+        """``git status --porcelain`` or ``-s``, whose lines are ``XY PATH``: a short
+        format's paths are relative to the folder it runs in (``../x`` from a subfolder),
+        which stays in the workspace only where the workspace is the repository."""
+        status = status_listing(argv)
+        return status == "root" or (status == "here" and os.path.isdir(
+            os.path.join(self.ws, ".git")))
+
+    def _source(self, stages: Sequence[Node], i: int, ctx: _Ctx,
+                fields: Callable[[list[Word]], bool] = lambda argv: False) -> int:
         """The stage before ``i`` whose lines reach it, through filters that print some of
         their input lines unchanged (``find . | head | xargs``, ``git diff | head | git
-        apply -R``)."""
+        apply -R``) or, given ``fields``, one part of each line."""
         j = i - 1
         while j > 0 and (argv := self._static_argv(stages[j], ctx)) is not None and (
-                keeps_lines(argv) or _passes_lines(argv)):
+                keeps_lines(argv) or _passes_lines(argv) or fields(argv)):
             j -= 1
         return j
 
