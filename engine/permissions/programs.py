@@ -138,6 +138,7 @@ PRINTS_CREDENTIALS: dict[str, frozenset[tuple[str, ...]]] = {
                       ("sts", "get-session-token"), ("ecr", "get-login-password"),
                       ("secretsmanager", "get-secret-value")}),
     "git": frozenset({("credential", "fill")}),
+    "php": frozenset({("-i",), ("--info",)}),  # phpinfo(): the environment, whole
     "kubectl": frozenset({("config", "view", "--raw"), ("create", "token")}),
     "vault": frozenset({("read",), ("kv", "get")}),
     "op": frozenset({("read",), ("item", "get")}),
@@ -234,7 +235,8 @@ DANGEROUS_VARS = frozenset({
     "EXECIGNORE",
     "TMOUT", "LD_PRELOAD", "FPATH", "ZDOTDIR", "OPENSSL_CONF", "OPENSSL_ENGINES",
     "OPENSSL_MODULES",
-    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "GCONV_PATH", "MANOPT", "GREP_OPTIONS", "TERMINAL",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "GCONV_PATH", "MANOPT",
+    "GREP_OPTIONS", "TERMINAL",
     "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "NPM_CONFIG_REGISTRY", "GEM_HOME",
 })
 COMMAND_VARS = frozenset({

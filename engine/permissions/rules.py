@@ -20,6 +20,7 @@ from engine.permissions import rules_git as g
 from engine.permissions import rules_infra as infra
 from engine.permissions import rules_js as js
 from engine.permissions import rules_network as n
+from engine.permissions import rules_sdk as sdk
 from engine.permissions import rules_shell as sh
 from engine.permissions import rules_system as system
 from engine.permissions import rules_toolchain as toolchain
@@ -495,7 +496,7 @@ def _register_rules() -> dict[str, Rule]:
 
     rules["file"] = file_rule
     rules["mvn"] = _mvn
-    for module in (sh, g, f, n, c, infra, system, data, toolchain, js):
+    for module in (sh, g, f, n, c, infra, system, data, toolchain, js, sdk):
         rules.update(module.RULES)
     return rules
 

@@ -441,10 +441,14 @@ _COMPOSE_LONG_VALUES = frozenset({"--file", "--project-name", "--env-file", "--p
 before the verb (``docker compose -f FILE down``)."""
 
 
-def _compose_verb(args: list[Word]) -> list[Word]:
-    """The words from the verb on, after compose's own options (``-f FILE -p NAME``)."""
-    return parse_opts(args, _COMPOSE_VALUES, _COMPOSE_LONG_VALUES,
-                      stop_at_positional=True).positionals
+def _compose_verb(e: Effect, args: list[Word]) -> list[Word]:
+    """The words from the verb on, after compose's own options (``-f FILE -p NAME``). The
+    files those options name are read, and ``config`` prints what they hold
+    (``--env-file ~/.aws/credentials config``)."""
+    o = parse_opts(args, _COMPOSE_VALUES, _COMPOSE_LONG_VALUES, stop_at_positional=True)
+    e.reads.extend(w for w in o.all("-f", "--file", "--env-file", "--project-directory")
+                   if w.value != "-")
+    return o.positionals
 
 
 def _copies_out(e: Effect, args: list[Word]) -> bool:
@@ -460,12 +464,12 @@ def _copies_out(e: Effect, args: list[Word]) -> bool:
 
 def _docker(e: Effect, args: list[Word]) -> None:
     if prog(e) in ("docker-compose", "podman-compose"):
-        args = [Word.of("compose"), *_compose_verb(args)]
+        args = [Word.of("compose"), *_compose_verb(e, args)]
     o = parse_opts(args, "Hc", frozenset({"--host", "--context", "--config", "--log-level",
                                           "--file", "-f", "--project-name", "-p", "--env-file",
                                           "--profile"}), stop_at_positional=True)
     if o.positionals and o.positionals[0].value == "compose":
-        o.positionals[1:] = _compose_verb(o.positionals[1:])
+        o.positionals[1:] = _compose_verb(e, o.positionals[1:])
     words = [w.value or "" for w in o.positionals]
     sub = words[:2] if words and words[0] in _DOCKER_GROUPS else words[:1]
     verb = sub[-1] if sub else ""

@@ -528,6 +528,8 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
     """``npm exec -c CMD`` runs CMD as shell code; ``--script-shell=CMD`` (or another
     setting naming a program) runs CMD; the rest by subcommand."""
     _program_settings(e, args)
+    if [w.value for w in args] in (["run"], ["run-script"]):
+        return  # with no script named, npm lists the scripts
     if args and args[0].value in ("exec", "x"):
         _npx(e, args[1:], downloads=prog(e) != "pnpm")  # pnpm dlx is the one that fetches
     elif args and args[0].value == "pkg":
@@ -602,8 +604,16 @@ def _sets_version(args: list[Word]) -> bool:
         w.startswith("--bump") for w in words)
 
 
+_UV_LISTS = [["python", "list"], ["python", "find"], ["python", "dir"], ["tool", "list"],
+             ["tool", "dir"], ["cache", "dir"]]
+"""What uv has installed, and where: printed from its own folders."""
+
+
 def _uv_rule(e: Effect, args: list[Word]) -> None:
-    """``uv pip uninstall`` and ``uv tool uninstall`` remove software like ``pip uninstall``."""
+    """``uv pip uninstall`` and ``uv tool uninstall`` remove software like ``pip uninstall``;
+    ``uv python list`` and the like print what is installed."""
+    if [w.value for w in args[:2]] in _UV_LISTS:
+        return
     if len(args) >= 2 and args[0].value in ("pip", "tool") and args[1].value == "uninstall":
         e.add("destructive", f"uv {args[0].value} uninstall removes installed software")
     elif args and args[0].value == "pip":
@@ -751,12 +761,14 @@ def _bundle(e: Effect, args: list[Word]) -> None:
 
 
 def _go_or_query(e: Effect, args: list[Word]) -> None:
-    """``go mod edit -json``/``-print`` prints go.mod; ``go mod graph``/``why`` and the rest
-    of ``go`` by verb."""
+    """``go mod edit -json``/``-print`` prints go.mod and ``go tool dist list`` the
+    platforms; ``go mod graph``/``why`` and the rest of ``go`` by verb."""
     words = [w.value for w in args]
     if words[:2] == ["mod", "edit"] and words[2:] and set(words[2:]) <= {"-json", "-print"}:
         e.reads.append(Word.of("go.mod"))
         return
+    if words[:3] == ["tool", "dist", "list"] and set(words[3:]) <= {"-json", "-v"}:
+        return  # the platforms this go can build for
     _go(e, args)
 
 

@@ -263,9 +263,15 @@ def _venv(e: Effect, args: list[Word]) -> None:
 
 
 _SYNTAX_CHECKS = {"node": {"--check", "-c"}, "nodejs": {"--check", "-c"},
-                  "ruby": {"-c", "-wc", "-cw", "-w", "-W"}}
+                  "ruby": {"-c", "-wc", "-cw", "-w", "-W"}, "php": {"-l", "--syntax-check"}}
 """Interpreters' options that parse a script without running it (ruby's ``BEGIN`` blocks
-and node's code run only when the script runs)."""
+and node's code run only when the script runs; ``php -l`` only lints)."""
+_CHECKS = frozenset({"--check", "-c", "-wc", "-cw", "-l", "--syntax-check"})
+"""Of those, the ones that make it a check (ruby's ``-w`` alone runs the script)."""
+_ABOUT = {"php": frozenset({"-m", "--ini", "-i", "--info"})}
+"""Options with which an interpreter prints about itself (its modules, its ini files,
+``phpinfo()``), reading no code; ``--ri json`` (``--re``, ``--rc``, ``--rf``, ``--rz``)
+describes one extension, class or function."""
 
 
 def _syntax_check(name: str, args: list[Word]) -> bool:
@@ -273,8 +279,18 @@ def _syntax_check(name: str, args: list[Word]) -> bool:
     flags = [w.value for w in args if (w.value or "-").startswith("-")]
     files = [w for w in args if not (w.value or "-").startswith("-")]
     allowed = _SYNTAX_CHECKS.get(name, set())
-    return bool(flags) and set(flags) <= allowed and any("c" in (f or "") for f in flags) \
+    return bool(flags) and set(flags) <= allowed and bool(_CHECKS.intersection(flags)) \
         and len(files) == 1 and files[0].value is not None
+
+
+def _about(name: str, args: list[Word]) -> bool:
+    """``php -m``, ``php --ini``, ``php --ri json``: the interpreter prints about itself."""
+    words = [w.value for w in args]
+    if name != "php" or None in words or not words:
+        return False
+    if len(words) == 2 and words[0] in ("--ri", "--re", "--rc", "--rf", "--rz"):
+        return not (words[1] or "-").startswith("-")
+    return len(words) == 1 and words[0] in _ABOUT[name]
 
 
 def _isolated(flags: dict[str, Word | None]) -> bool:
@@ -307,7 +323,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
                    stop_at_positional=True)
     version = ("--version", "-V", "--help", "-h", "--v8-options") + (
         () if name in ("python", "pypy") else ("-v",))
-    if len(args) == 1 and args[0].value in version:
+    if (len(args) == 1 and args[0].value in version) or _about(name, args):
         return
     module = o.get("-m") if name in ("python", "pypy") else None
     if module is not None:

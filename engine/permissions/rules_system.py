@@ -104,8 +104,16 @@ name looked up goes to DNS, a channel out of the machine."""
         e.add("network", f"getent {database} NAME asks DNS (the name leaves the machine)")
 
 
+def _ldconfig(e: Effect, args: list[Word]) -> None:
+    """``ldconfig -p`` prints the linker's cache of libraries; any other use rebuilds it
+    (``/etc/ld.so.cache``, which decides what every program loads) or reads a file named."""
+    if not args or not all(w.value in ("-p", "--print-cache", "--version", "-V", "--help",
+                                       "-?", "--usage") for w in args):
+        e.add("exec", "ldconfig rebuilds the linker's cache of libraries")
+
+
 RULES: dict[str, Rule] = {
-    "ip": _ip, "dmesg": _dmesg, "findmnt": _findmnt, "getent": _getent,
+    "ip": _ip, "ldconfig": _ldconfig, "dmesg": _dmesg, "findmnt": _findmnt, "getent": _getent,
     **dict.fromkeys(("top", "pstree", "lsns", "lslocks", "lsipc", "lsmem", "users", "hostid",
                      "pwdx", "pmap", "systemd-detect-virt", "lsb_release"), plain()),
 }

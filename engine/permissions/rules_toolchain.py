@@ -162,11 +162,22 @@ _RUSTC_ASKS = frozenset({"--version", "-V", "-vV", "-v", "--verbose", "--print",
                          "--help", "-h"})
 
 
+_RUSTC_PARSES = frozenset({"crate-name", "file-names"})
+"""``--print`` requests answered from a crate root's attributes alone, before any macro
+expands or anything is written."""
+
+
 def _rustc(e: Effect, args: list[Word]) -> None:
-    """``rustc --print sysroot``, ``--explain E0308``, ``-vV`` print; compiling runs the
-    crate's procedural macros and writes its outputs."""
+    """``rustc --print sysroot``, ``--explain E0308``, ``-vV`` print, and ``--print
+    crate-name src/lib.rs`` reads the crate root; compiling runs the crate's procedural
+    macros and writes its outputs."""
     o = parse_opts(args, "o", frozenset({"--print", "--explain", "--out-dir"}))
-    if not o.flags or set(o.flags) - _RUSTC_ASKS or o.positionals:
+    printed = {(w.value or "").split("=")[0] for w in o.all("--print")}
+    parsed = len(o.positionals) == 1 and set(o.flags) == {"--print"} and printed and \
+        printed <= _RUSTC_PARSES
+    if parsed:
+        e.reads.extend(o.positionals)
+    elif not o.flags or set(o.flags) - _RUSTC_ASKS or o.positionals:
         e.add("exec", "rustc compiles (procedural macros run) and writes its outputs")
     e.writes.extend(o.all("-o"))
     e.replaces.extend(o.all("-o"))
@@ -199,10 +210,43 @@ def _jvm_reader(writes: frozenset[str] = frozenset()) -> Rule:
     return rule
 
 
+_JAVA_ABOUT = frozenset({"-version", "--version", "-fullversion", "--full-version",
+                         "--list-modules", "-help", "--help", "-h", "-?", "-X",
+                         "--help-extra", "-showversion", "--show-version"})
+"""Launcher options that print about the JVM; with no class, jar or source named (and
+``-showversion`` then has nothing to run), the launcher exits."""
+
+
+def _java(e: Effect, args: list[Word]) -> None:
+    """``java -version``, ``--list-modules``, ``-XshowSettings:properties -version``
+    print about the JVM; any other word (a class, ``-jar``, a source file, ``@argfile``,
+    ``-javaagent``) runs a program."""
+    words = [w.value for w in args]
+    if words and all(v is not None and (v in _JAVA_ABOUT or v.startswith("-XshowSettings"))
+                     for v in words):
+        return
+    e.add("exec", "java runs a program (a class, a jar or a source file)")
+
+
+def _jps(e: Effect, args: list[Word]) -> None:
+    """``jps -l`` lists this machine's JVMs (as ``ps`` does); a host named asks another
+    machine's RMI registry."""
+    if any(not (w.value or "x").startswith("-") for w in args):
+        e.add("network", "jps HOST asks another machine for its JVMs")
+
+
 def _jar(e: Effect, args: list[Word]) -> None:
-    """``jar tf app.jar`` lists; ``x`` extracts, ``c``/``u`` create or update an archive."""
+    """``jar tf app.jar`` and ``jar --describe-module --file app.jar`` read; ``x``
+    extracts, ``c``/``u`` create or update an archive."""
     mode = (args[0].value or "").lstrip("-") if args else ""
     files = [w for w in args[1:] if not (w.value or "-").startswith("-")]
+    described = [w.value for w in args[:1]] in (["--describe-module"], ["-d"])
+    if described and all((w.value or "").startswith("--file") or w.value in ("-f", "-v")
+                         or w in files for w in args[1:]):
+        e.reads.extend(w for w in files)
+        e.reads.extend(Word.of((w.value or "")[7:]) for w in args[1:]
+                       if (w.value or "").startswith("--file="))
+        return
     if mode.startswith("t") or (args and args[0].value in ("--list", "-t")):
         e.reads.extend(files)
     elif mode[:1] in ("x", "c", "u") or (args and args[0].value in ("--extract", "--create",
@@ -237,10 +281,11 @@ _CC_QUERIES = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachi
                          "-print-libgcc-file-name", "-print-multiarch",
                          "-print-sysroot", "-print-targets", "-dM", "-E", "-M", "-MM", "-P",
                          "-std", "-march", "-O0", "-O1", "-O2", "-O3", "-Os", "-c", "-w",
-                         "-Wall", "-Wextra", "-m64", "-m32", "-g", "-I", "-D"})
+                         "-Wall", "-Wextra", "-m64", "-m32", "-g", "-I", "-D", "-MG", "-Q"})
 """Driver options that, on their own, make the compiler print and write nothing: ``-###``
-shows the commands it would run; ``-M``/``-MM`` print dependencies (names only); ``-dM -E``
-of no source (``- < /dev/null``) prints the predefined macros."""
+shows the commands it would run; ``-M``/``-MM`` print dependencies (names only, ``-MG``
+keeping missing ones); ``-dM -E`` of no source (``- < /dev/null``) prints the predefined
+macros; ``-Q --help=optimizers`` of no source lists passes."""
 _CC_ABOUT = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachine",
                        "--version", "--help", "-print-search-dirs", "-print-libgcc-file-name",
                        "-print-multiarch", "-print-sysroot", "-print-targets"})
@@ -283,8 +328,12 @@ def _cc_flag(value: str) -> str:
     return value[:2] if value.startswith(("-I", "-D")) else value.split("=")[0]
 
 
-_CC_VALUED = ("-iquote", "-isystem", "-idirafter", "-I", "-D", "-U", "-x", "-o")
+_CC_VALUED = ("-Xclang", "-iquote", "-isystem", "-idirafter", "-I", "-D", "-U", "-x", "-o")
 """Options of ``_preprocessing`` that take a value, attached or as the next word."""
+_XCLANG_SHOWS = frozenset({"-ast-dump", "-ast-print", "-ast-list", "-dump-tokens",
+                           "-dump-raw-tokens"})
+"""What ``-Xclang`` may pass to clang's front end: dumps to the terminal (not ``-load``,
+``-plugin``, or any option naming a file)."""
 _CC_LANGUAGES = frozenset({"c", "c++", "objective-c", "objective-c++", "c-header",
                            "c++-header", "objective-c-header", "objective-c++-header",
                            "cpp-output", "c++-cpp-output", "objective-c-cpp-output"})
@@ -307,13 +356,15 @@ _CC_HARMLESS = re.compile(
 
 
 def _preprocessing(name: str, args: list[Word]) -> Preprocess | None:
-    """The include search of a run that only preprocesses (``-E``, ``cpp``) or checks
-    syntax (``-fsyntax-only``) C-family sources, printing to the terminal (or ``-o
-    /dev/null``), with options that read, write and run nothing else; None otherwise."""
+    """The include search of a run that only preprocesses (``-E``, ``cpp``), checks syntax
+    (``-fsyntax-only``) or compiles to assembly (``-S -o -``) C-family sources, printing to
+    the terminal (or ``-o /dev/null``), with options that read, write and run nothing
+    else; None otherwise."""
     quote: list[Word] = []
     dirs: list[Word] = []
     sources: list[Word] = []
     mode, language, i = "cpp" if name == "cpp" else "", "", 0
+    printed = False
     while i < len(args):
         w, v = args[i], args[i].value
         key = next((k for k in _CC_VALUED if (v or "").startswith(k)), None)
@@ -332,14 +383,16 @@ def _preprocessing(name: str, args: list[Word]) -> Preprocess | None:
                 language = value.value or ""
             (quote if key == "-iquote" else dirs if key[:2] in ("-I", "-i") else []
              ).append(value)
-        elif _CC_HARMLESS.fullmatch(v):
-            mode = mode or {"-E": f"{name} -E", "-fsyntax-only": f"{name} -fsyntax-only"}.get(
-                v, "")
+        elif _CC_HARMLESS.fullmatch(v) or v == "-S":
+            mode = mode or {"-E": f"{name} -E", "-fsyntax-only": f"{name} -fsyntax-only",
+                            "-S": f"{name} -S"}.get(v, "")
+            printed = printed or v == "-S"
         else:
             return None
         i += 1
-    if not mode or (name == "cpp" and len(sources) > 1):  # cpp IN OUT writes OUT
-        return None
+    shown = any((args[j].value or "").startswith("-o") for j in range(len(args)))
+    if not mode or (name == "cpp" and len(sources) > 1) or (printed and not shown):
+        return None  # cpp IN OUT writes OUT; -S writes x.s unless -o - prints it
     return Preprocess(mode, tuple(w for w in sources if w.value not in STDIN_FILES),
                       tuple(quote), tuple(dirs))
 
@@ -362,6 +415,8 @@ def _cc_value(key: str, w: Word) -> bool:
         return False
     if key == "-o":
         return v in ("-", "/dev/null")
+    if key == "-Xclang":
+        return v in _XCLANG_SHOWS
     if key.startswith(("-I", "-i")):
         return bool(v) and not v.startswith(("=", "$SYSROOT", "-"))
     return key != "-x" or v in _CC_LANGUAGES or v == "none"
@@ -378,7 +433,7 @@ def _fed_source(e: Effect, job: Preprocess, text: Word) -> None:
                           f"not show ({text.text}): what it includes is not judged")
 
 
-RULES.update({"javap": _jvm_reader(), "jar": _jar,
+RULES.update({"javap": _jvm_reader(), "jar": _jar, "java": _java, "jps": _jps,
               "jdeps": _jvm_reader(_F({"-dotoutput", "--dot-output", "--generate-module-info",
                                        "--generate-open-module"})),
               **dict.fromkeys(("gcc", "cc", "clang", "g++", "c++", "clang++", "cpp"),

@@ -1,0 +1,148 @@
+"""Rules for language SDK drivers asked about themselves: ``dotnet``, ``rustup``, ``composer``.
+
+Each answers some questions from its own installation or the project's manifest without
+running project code: ``dotnet --list-sdks``, ``rustup toolchain list``, ``composer show
+--no-plugins``. Everything else builds, runs, installs or loads code (MSBuild targets,
+Composer plugins from ``vendor/``), and asks as before. A verb not listed here is not
+modelled, and asks.
+"""
+
+from __future__ import annotations
+
+from engine.permissions.effect import Effect, Rule, prog
+from engine.permissions.words import Word
+
+_F = frozenset
+RULES: dict[str, Rule] = {}
+
+
+def _words(args: list[Word]) -> list[str] | None:
+    """The arguments' values, or None when one is only known at run time."""
+    values = [w.value for w in args]
+    return None if None in values else [v or "" for v in values]
+
+
+def _verbs(words: list[str]) -> list[str]:
+    return [w for w in words if not w.startswith("-")]
+
+
+# ---------------------------------------------------------------- dotnet
+
+_DOTNET_ABOUT = _F({"--info", "--version", "--list-sdks", "--list-runtimes", "-h", "--help",
+                    "-?"})
+_DOTNET_LISTS = {("tool", "list"), ("new", "list"), ("new", "--list"), ("sln", "list"),
+                 ("workload", "list"), ("nuget", "locals")}
+"""Verbs that list what is installed (``dotnet new list``, ``dotnet nuget locals all
+--list``), read from the SDK's folders, or a solution's projects. Not ``list package``:
+it evaluates the project with MSBuild (and may restore it first)."""
+_DOTNET_ONLINE = _F({"--check-updates", "--clear", "-c"})
+"""Options that make a listing ask a feed or change state (``nuget locals all
+--clear``)."""
+
+
+def _dotnet(e: Effect, args: list[Word]) -> None:
+    """``dotnet --list-sdks``, ``dotnet tool list -g``, ``dotnet list package``: reads.
+    ``build``, ``run``, ``test``, ``restore`` and the rest run MSBuild's targets (project
+    code) or change what is installed."""
+    words = _words(args)
+    if words is None:
+        e.add("exec", "dotnet with arguments only known at run time")
+        return
+    verbs = tuple(_verbs(words)[:2])
+    if len(words) == 1 and words[0] in _DOTNET_ABOUT:
+        return
+    if verbs in _DOTNET_LISTS or tuple(words[:2]) == ("new", "--list"):
+        if _DOTNET_ONLINE.intersection(words) or (verbs == ("nuget", "locals") and not {
+                "-l", "--list"} & set(words)):
+            e.add("network", f"dotnet {' '.join(verbs)} asks a feed or changes the caches")
+        return
+    e.add("exec", f"dotnet {' '.join(verbs) or 'with these options'} runs the project's "
+                  "build (MSBuild targets are code) or changes what is installed")
+
+
+RULES["dotnet"] = _dotnet
+
+
+# ---------------------------------------------------------------- rustup
+
+_RUSTUP_READS = _F({"show", "which", "help", "--version", "-V", "--help", "-h"})
+_RUSTUP_LISTS = _F({"toolchain", "target", "component", "override"})
+"""Groups whose ``list`` action reads what is installed (``rustup target list``)."""
+
+
+def _rustup(e: Effect, args: list[Word]) -> None:
+    """``rustup show``, ``rustup toolchain list``, ``rustup which cargo`` read;
+    ``rustup run TOOLCHAIN CMD`` runs CMD (judged as run); anything else installs,
+    removes or changes the toolchains."""
+    words = _words(args)
+    verbs = _verbs(words or [])
+    if words is None or not verbs:
+        if words is not None and words and set(words) <= _RUSTUP_READS:
+            return
+        e.add("exec", "rustup with these arguments is not modelled")
+    elif verbs[0] == "run" and len(args) > 2:
+        e.nested.append(("rustup run", args[words.index("run") + 2:]))
+    elif verbs[0] in _RUSTUP_READS or (verbs[0] in _RUSTUP_LISTS and verbs[1:2] == ["list"]):
+        return
+    else:
+        e.add("install", f"rustup {verbs[0]} installs, removes or changes toolchains")
+
+
+RULES["rustup"] = _rustup
+
+
+# ---------------------------------------------------------------- composer
+
+_COMPOSER_READS = _F({"show", "info", "validate", "licenses", "depends", "why", "prohibits",
+                      "why-not", "check-platform-reqs", "status", "suggests", "list", "help",
+                      "about"})
+"""Verbs that read composer.json, composer.lock and what is installed (``list``, the verb
+with none given, shows the plugins' commands too)."""
+_COMPOSER_ONLINE = _F({"--latest", "-l", "--outdated", "-o", "--all", "-a", "--available"})
+"""``show`` options that ask the package repositories."""
+
+
+def _composer(e: Effect, args: list[Word]) -> None:
+    """``composer show --no-plugins`` reads composer.json and composer.lock. Without
+    ``--no-plugins`` every command first loads the plugins installed in ``vendor/``
+    (project code); installing, updating and running scripts ask as before."""
+    words = _words(args)
+    e.reads.extend(_working_dirs(args))
+    verbs = _verbs(_after_options(words or [])) or ["list"]
+    if words in (["--version"], ["-V"]):
+        return
+    if words is None or verbs[0] not in _COMPOSER_READS:
+        e.add("exec", f"{prog(e)} {verbs[0]} runs project code (plugins, scripts) or "
+                      "installs packages")
+    elif "--no-plugins" not in words:
+        e.add("exec", f"{prog(e)} {verbs[0]} loads the plugins installed in vendor/ (project "
+                      "code) unless --no-plugins")
+    elif _COMPOSER_ONLINE.intersection(words):
+        e.add("network", f"{prog(e)} {verbs[0]} asks the package repositories")
+
+
+def _working_dirs(args: list[Word]) -> list[Word]:
+    """``-d DIR``, ``--working-dir=DIR``: the folder whose composer.json is read."""
+    out: list[Word] = []
+    for i, w in enumerate(args):
+        v = w.value or ""
+        if v in ("-d", "--working-dir") and i + 1 < len(args):
+            out.append(args[i + 1])
+        elif v.startswith("--working-dir="):
+            out.append(Word.of(v.partition("=")[2]))
+        elif v.startswith("-d") and len(v) > 2:
+            out.append(Word.of(v[2:]))
+    return out
+
+
+def _after_options(words: list[str]) -> list[str]:
+    """The words without ``-d DIR`` and ``--working-dir DIR`` (a folder is no verb)."""
+    out, skip = [], False
+    for w in words:
+        if not skip and w not in ("-d", "--working-dir"):
+            out.append(w)
+        skip = not skip and w in ("-d", "--working-dir")
+    return out
+
+
+RULES["composer"] = _composer

@@ -1,0 +1,110 @@
+"""SDK drivers and compilers asked about themselves read; building, running and loading
+project code still asks (``engine/permissions/rules_sdk.py`` and the toolchain rules).
+
+Where the program is on this machine (gcc, ldconfig) a control run shows what the command
+does to the folder; the others follow each tool's documented behaviour.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+
+ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.c").write_text('#include <stdio.h>\nint main(void) '
+                                              '{ puts("hi"); return 0; }\n')
+    (tmp_path / "src" / "lib.rs").write_text("pub fn f() {}\n")
+    (tmp_path / "composer.json").write_text("{}\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def _decision(workspace: Path, command: str) -> tuple[str, str]:
+    verdict = check_shell_json(command, workspace, ENV)
+    return str(verdict["decision"]), str(verdict["reason"])
+
+
+@pytest.mark.parametrize("command", [
+    "dotnet --info", "dotnet --list-sdks", "dotnet tool list --global",
+    "dotnet new list --language C#", "dotnet nuget locals all --list",
+    "rustup toolchain list", "rustup show", "rustup target list --installed",
+    "rustup run stable rustc --version",
+    "composer show --locked --no-plugins", "composer validate --no-plugins --no-check-all",
+    "composer --version",
+    "java -version", "java --list-modules | grep '^java\\.'",
+    "java -XshowSettings:properties -version 2>&1 | grep java.home", "jps -l",
+    "jar --describe-module --file build/app.jar",
+    "php -m | sort", "php --ini", "php --ri json", "php -l src/a.php",
+    "ldconfig -p | grep libc", "npm run", "go tool dist list | grep '^linux/'",
+    "uv python list --only-installed", "uv tool list", "uv cache dir",
+    "gcc -MM -MG src/main.c", "gcc -Q -O2 --help=optimizers | grep -c enabled",
+    "gcc -S -O2 -o - src/main.c | head", "clang -fsyntax-only -Xclang -ast-dump src/main.c",
+    "rustc --print crate-name src/lib.rs",
+])
+def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
+                                                          command: str) -> None:
+    assert _decision(workspace, command) == ("allow", "reads only inside the workspace")
+
+
+@pytest.mark.parametrize(("command", "why"), [
+    ("dotnet build", "MSBuild targets are code"),
+    ("dotnet list package", "MSBuild targets are code"),  # evaluates (and may restore)
+    ("dotnet nuget locals all --clear", "changes the caches"),
+    ("rustup update", "installs, removes or changes"),
+    ("rustup run stable cargo build", "cargo build runs project code"),
+    ("composer show", "loads the plugins installed in vendor/"),
+    ("composer", "loads the plugins installed in vendor/"),  # list shows plugins' commands
+    ("composer show -l --no-plugins", "asks the package repositories"),
+    ("composer -d /etc show --no-plugins", "read of /etc outside the workspace"),
+    ("java -jar app.jar", "java runs a program"),
+    ("java -XshowSettings:all Main", "java runs a program"),
+    ("java @options.txt -version", "java runs a program"),  # an argfile: any option
+    ("JDK_JAVA_OPTIONS=-javaagent:a.jar java -version", "setting JDK_JAVA_OPTIONS"),
+    ("jps build-host", "asks another machine"),
+    ("php -i | grep memory_limit", "it reads credentials"),  # phpinfo() prints the env
+    ("php src/a.php", "runs the script"),
+    ("ldconfig", "rebuilds the linker's cache"),
+    ("npm run build", "runs project code"),
+    ("gcc -S src/main.c", "gcc compiles"),
+    ("clang -fsyntax-only -Xclang -load -Xclang ./plugin.so src/main.c", "clang compiles"),
+    ("rustc --print crate-name -o out src/lib.rs", "rustc compiles"),
+    ("docker compose --env-file ~/.aws/credentials config",
+     "read of /home/agent/.aws/credentials outside the workspace"),
+])
+def test_building_running_or_loading_code_still_asks(workspace: Path, command: str,
+                                                     why: str) -> None:
+    decision, reason = _decision(workspace, command)
+    assert decision == "ask" and why in reason
+
+
+def test_gcc_prints_assembly_with_o_dash_and_writes_it_without(workspace: Path) -> None:
+    """The control runs: ``-S -o -`` prints and leaves the folder as it was; plain ``-S``
+    writes ``main.s`` (which is why it asks)."""
+    gcc = shutil.which("gcc")
+    assert gcc is not None
+    before = sorted(os.listdir(workspace))
+    shown = subprocess.run([gcc, "-S", "-O2", "-o", "-", "src/main.c"], cwd=workspace,
+                           capture_output=True, text=True, check=True).stdout
+    assert "main" in shown and sorted(os.listdir(workspace)) == before
+    subprocess.run([gcc, "-S", "src/main.c"], cwd=workspace, check=True)
+    assert (workspace / "main.s").is_file()
+
+
+def test_ldconfig_print_cache_changes_nothing(workspace: Path) -> None:
+    ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
+    cache = Path("/etc/ld.so.cache")
+    stamp = cache.stat().st_mtime_ns if cache.exists() else None
+    out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, check=True).stdout
+    assert "libc.so" in out
+    assert (cache.stat().st_mtime_ns if cache.exists() else None) == stamp
