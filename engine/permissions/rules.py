@@ -150,11 +150,32 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
     if name == "printenv":
         names = [w for w in words if not w.startswith("-")]
         return not names or any(map(_SECRET_NAME.search, names))
+    if name in _VARIABLE_PRINTERS:
+        return prints_variables(name, words)
     for wanted in p.PRINTS_CREDENTIALS.get(name, ()):
         it = iter(words)
         if all(any(w == want for w in it) for want in wanted):
             return True
     return False
+
+
+_VARIABLE_PRINTERS = frozenset({"set", "declare", "typeset", "export", "readonly", "local"})
+
+
+def prints_variables(name: str, words: list[str]) -> bool:
+    """``set``, ``declare``, ``declare -p``, ``export -p``, ``readonly``: the shell's
+    variables with their values, the environment's credentials among them (as ``env``);
+    ``declare -p NAME`` prints NAME, a secret when named like one. Not an assignment
+    (``export X=1``), ``set -e``, or ``declare -f`` (functions only)."""
+    options = [w for w in words if w[:1] in ("-", "+")]
+    names = [w for w in words if w[:1] not in ("-", "+")]
+    if name == "set":
+        return not words
+    if any("=" in n for n in names):
+        return False
+    if names:  # declare X, export X: no output; declare -p X prints X
+        return "-p" in options and any(map(_SECRET_NAME.search, names))
+    return not set("".join(o[1:] for o in options)) <= set("fF") or not options
 
 
 def _hunts_credentials(name: str, words: list[str]) -> bool:

@@ -380,6 +380,28 @@ def _xargs_opts(args: list[Word]) -> Opts:
         "--max-chars", "--process-slot-var"}), stop_at_positional=True)
 
 
+_NAME_MATCHERS = frozenset({"grep", "egrep", "fgrep", "rg"})
+
+
+def xargs_prints_names(args: list[Word]) -> bool:
+    """``xargs grep -l PAT``, ``xargs -0 rg -l PAT``: each line printed is one of the names
+    xargs read (those whose files match), as read. Not with ``-I`` (the names go where
+    ``{}`` is), file operands of grep's own, or options that print anything else."""
+    o = _xargs_opts(args)
+    inner = o.positionals
+    if o.has("-I", "-i", "--replace") or not inner or \
+            inner[0].value not in _NAME_MATCHERS or any(w.value is None for w in inner):
+        return False
+    g = parse_opts(inner[1:], "efmABCgtT", frozenset({"--regexp", "--file", "--glob",
+                                                      "--type", "--max-count"}))
+    listed = g.has("-l", "--files-with-matches", "-L", "--files-without-match")
+    pattern = 0 if g.has("-e", "--regexp", "-f", "--file") else 1
+    extra = set(g.flags) - {"-l", "--files-with-matches", "-L", "--files-without-match", "-e",
+                            "--regexp", "-i", "--ignore-case", "-w", "-x", "-E", "-F",
+                            "-P", "-s", "--no-messages", "-I", "-m", "--max-count"}
+    return listed and not extra and len(g.positionals) == pattern
+
+
 def xargs_splits_at_nul(args: list[Word]) -> bool:
     """``xargs -0``, ``--null``, ``-d '\\0'``: each item it reads ends at NUL only, so a
     name with a blank stays one argument."""

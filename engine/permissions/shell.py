@@ -95,11 +95,13 @@ from engine.permissions.rules import (
     analyze,
     capability,
     prints_none_of_its_input,
+    prints_variables,
 )
 from engine.permissions.rules_git import configured_alias
 from engine.permissions.rules_shell import (
     is_input_arguments,
     split_input,
+    xargs_prints_names,
     xargs_splits_at_nul,
 )
 from engine.permissions.shell_paths import (
@@ -178,9 +180,10 @@ _CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
 _GLOB_SHOPT = re.compile(r"\bshopt\b([^;&|\n]*)")
 """A ``shopt`` and its words: a glob option it names, or a word only known at run time, may
 be set from there on (``globbing.GLOB_OPTIONS``)."""
-_EXPORTS_FUNCTIONS = re.compile(r"\b(?:export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*"
+_EXPORTS_FUNCTIONS = re.compile(r"\b(export|declare|typeset|local|readonly)\s+(?:-\w+\s+)*"
                                 r"-\w*f\w*((?:[ \t]+[^\s;&|()<>]+)*)")
-"""``export -f NAME``, ``declare -fx NAME``: a child bash runs the function by its name."""
+"""``export -f NAME``, ``declare -fx NAME``: a child bash runs the function by its name
+(``declare -f NAME`` without ``-x`` only prints it)."""
 MAX_CALLS = 32
 """Calls of this command's functions judged with their arguments; later ones are not."""
 _SAME_SHELL = ("", "eval", "trap", "source", ".")
@@ -736,13 +739,19 @@ class _Walker(PathJudge, ShellValues):
     def _uncalled_functions(self) -> None:
         """Bodies of functions no call was judged for (or that a child bash may run by
         name, or bash itself: ``command_not_found_handle``), judged once with unknown
-        arguments: a trap, ``export -f`` or a name built at run time may call them out of
-        sight."""
+        arguments where something may call them out of sight: a program name or code only
+        known at run time (``"$cmd"``, ``eval "$x"``), code not shown (``source f``,
+        anything that runs code and is asked), or ``export -f``. Where every program and
+        every trap's code is known, a function never called never runs (``clean() { rm
+        -rf build; }; declare -f clean`` prints it)."""
         named = {body.id: name for name, (body, _) in self.bodies.items()}
         for body, where in list(self.definitions):
             # export -f: a child bash imports it, but runs it only where called by name,
             # which out of sight means under a program's name (a script is asked anyway)
-            if body.id not in self.called or named.get(body.id) in IMPLICIT_FUNCTIONS or (
+            unseen = bool(self.unnamed or self.opaque or self.exports_functions) or any(
+                e["risk"] == "exec" and e["decision"] != "allow" for e in self.entries)
+            if (body.id not in self.called and unseen) or named.get(
+                    body.id) in IMPLICIT_FUNCTIONS or (
                     self.exports_functions and named.get(body.id, "ls") in RULES):
                 self.argv0, self.positional = "bash", None
                 with self._may_not_run():
@@ -878,9 +887,12 @@ class _Walker(PathJudge, ShellValues):
         for m in _FUNCTION.finditer(text):
             self.functions.add(m.group(1) or m.group(2))
         for m in _EXPORTS_FUNCTIONS.finditer(text):
+            options = text[m.end(1):m.start(2)]
+            if m.group(1) != "export" and not re.search(r"-\w*x", options + m.group(2)):
+                continue  # declare -f NAME prints the function
             self.exports_functions = True
-            names = [n for n in m.group(1).split() if not n.startswith("-")]
-            if re.search(r"\s-\w*n", text[m.start():m.start(1)]):
+            names = [n for n in m.group(2).split() if not n.startswith("-")]
+            if re.search(r"\s-\w*n", text[m.start():m.start(2)]):
                 continue  # export -nf NAME: no longer exported (kept as maybe: judged both)
             if any(not re.fullmatch(r"[^$`\\\"']+", n) for n in names):
                 self.exported_functions.add("*")  # export -f "$f": any of them
@@ -1238,6 +1250,8 @@ class _Walker(PathJudge, ShellValues):
         names = [c for c in node.named_children
                  if c.type != "word" or not _text(c, ctx).startswith("-")]
         why = opaque_builtin(keyword, [f for f in flags if f.startswith("-")])
+        if prints_variables(keyword, [_text(c, ctx) for c in node.named_children]):
+            self.secrets.append(f"{_text(node, ctx)} prints the shell's variables")
         if why and names and not self._name_references(node, ctx):
             self.opaque.append(why)  # declare -n alone lists the name references
         cased = next((c for f in reversed(flags) if f[:1] in "-+" for c in "luc" if c in f[1:]),
@@ -1934,15 +1948,22 @@ class _Walker(PathJudge, ShellValues):
                 ws, links_listed(argv, ws), cut)
         return self.misread[key]
 
-    def _listed_before(self, stages: Sequence[Node], i: int, ctx: _Ctx) -> tuple[str, ...]:
+    def _listed_before(self, stages: Sequence[Node], i: int, ctx: _Ctx,
+                       split: bool = False) -> tuple[str, ...]:
         """What the stages before ``i`` list, through filters that print some of their
-        input lines unchanged (``find . -name '*.py' | head | xargs wc -l``)."""
+        input lines unchanged (``find . -name '*.py' | head | xargs wc -l``) and through
+        ``xargs grep -l``, which prints some of the names it reads. ``split``: a later
+        consumer cuts names at blanks."""
         j = self._source(stages, i, ctx, status_paths)
         consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
         whole = consumer is not None and program_name(consumer[0]) == "xargs" and \
-            xargs_splits_at_nul(consumer[1:])
+            xargs_splits_at_nul(consumer[1:]) and not split
         if stages[j].type == "pipeline":
             return ()
+        source = self._static_argv(stages[j], ctx)
+        if j > 0 and source is not None and program_name(source[0]) == "xargs" and \
+                xargs_prints_names(source[1:]):  # git ls-files | xargs grep -l x | xargs wc
+            return self._listed_before(stages, j, ctx, split=not whole)
         cuts = any((argv := self._static_argv(s, ctx)) is not None and status_paths(argv)
                    for s in stages[j + 1:i])
         source = self._static_argv(stages[j], ctx) if cuts else None
@@ -3986,8 +4007,10 @@ _UNQUOTED_EXPANSION = re.compile(r"\$\(\((?:[^()]|\([^()]*\))*\)\)|\$\((?:[^()]|
 name), or any other (``${x%y}``, a backquote) as one character."""
 _QUOTED_PARTS = re.compile(r"'[^']*'|\"(?:[^\"\\$]|\\.|\$\((?:[^()]|\([^()]*\))*\)|\$)*\"|\\.")
 """What quotes hold, substitutions inside double quotes included (not split)."""
-_WORDS_NOT_SPLIT_INTO_OPTIONS = frozenset({"echo", ":", "true", "false", "let"})
-"""Builtins whose words, however many, are printed, ignored, or arithmetic (judged there)."""
+_WORDS_NOT_SPLIT_INTO_OPTIONS = frozenset({"echo", ":", "true", "false", "let", "return",
+                                           "exit", "shift", "break", "continue"})
+"""Builtins whose words, however many, are printed, ignored, or arithmetic (judged there);
+``return $n`` and the like take a number, never evaluated (``a[$(cmd)]`` is refused)."""
 
 
 _LENGTH = re.compile(r"\$\{#[A-Za-z_]\w*(?:\[[@*]\])?\}")

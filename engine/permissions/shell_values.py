@@ -59,6 +59,10 @@ def bounded(values: list[str], cap: int = MAX_VALUES) -> list[str] | None:
 
 
 _INTEGER = re.compile(r"-?\d+")
+_INDIRECT_OPERATOR = re.compile(r"\$\{!([A-Za-z_]\w*|[1-9]\d*)(?::|[#%/^,?+=-]|@[A-Za-z]).*\}",
+                                re.S)
+"""``${!v:-w}``, ``${!v#p}``, ``${!v@Q}``: an operator on the variable ``v`` names (not
+``${!v@}``, the names that start with v)."""
 DECIMAL = re.compile(r"0|-?[1-9]\d*")
 """A number an integer variable stores as written (``010`` is 8, ``1+2`` is 3)."""
 _ARITHMETIC_SETS = re.compile(
@@ -225,6 +229,10 @@ class ShellValues:
     def _static_expansion(self, text: str) -> list[str] | None:
         """``${x:-w}``, ``${x^^}``, ``${x#pat}``, ``${x/pat/rep}``, ``${#x}``, ``${!x}``:
         every value when the variable's are known and the operator is computed here."""
+        indirect = _INDIRECT_OPERATOR.fullmatch(text)
+        if indirect is not None:  # ${!v:-x}, ${!v#p}: the variable v names is read
+            self._named_indirectly(indirect.group(1))
+            return None
         found = parameter_operator(text)
         if found is not None:
             name, op, arg = found
@@ -241,6 +249,8 @@ class ShellValues:
             names = self._prefixed(named.group(1))
             joint = " " if named.group(2) == "@" else None if self.ifs is None else self.ifs[:1]
             return None if names is None or joint is None else [joint.join(names)]
+        if m.group(1) == "!":
+            self._named_indirectly(m.group(2))
         values = self._static_variable(m.group(2))
         if values is None or m.group(1) == "#":
             return None if values is None else self._or_unset(
@@ -248,6 +258,18 @@ class ShellValues:
         targets = [self._static_variable(v) if re.fullmatch(r"[A-Za-z_]\w*", v) else None
                    for v in values]  # ${!x}: the variable x names
         return None if None in targets else bounded([v for t in targets for v in t or ()])
+
+    def _named_indirectly(self, name: str) -> None:
+        """``${!v}`` reads the variable ``v`` names: each one named is read (a secret's
+        use noted); a name only known at run time may be any variable, the host's
+        credentials included (``read v; echo "${!v}"``)."""
+        names = self._static_variable(name)
+        if names is None:
+            self.unnamed.append(f"${{!{name}}} reads a variable whose name is only known at "
+                                "run time (any one, credentials included)")
+        for target in names or ():
+            if re.fullmatch(r"[A-Za-z_]\w*", target):
+                self._static_variable(target)
 
     def _prefixed(self, prefix: str) -> list[str] | None:
         """``${!x_@}``: the names of the set variables that start with ``x_``, sorted, when

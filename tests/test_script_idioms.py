@@ -1,0 +1,134 @@
+"""Idioms of script authors, judged as bash runs them: a function never called, ``return
+$n``, names ``grep -l`` passes on, and the shell's own ways to print its variables.
+
+Each label that depends on bash is checked by running the command in a copy first.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+
+ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin",
+       "GITHUB_TOKEN": "ghp_" + "a1B2" * 9, "AWS_SECRET_ACCESS_KEY": "wJalr" * 8}
+
+
+def _git(ws: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+                   cwd=ws, check=True, capture_output=True)
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "app").write_text("binary\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("import os\n")
+    (tmp_path / "README.md").write_text("# app\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "init")
+    return tmp_path
+
+
+def _bash(ws: Path, command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True,
+                          env={**ENV, "HOME": str(ws)})
+
+
+def _verdict(ws: Path, command: str) -> tuple[str, str]:
+    out = check_shell_json(command, ws, ENV)
+    return str(out["decision"]), str(out["reason"])
+
+
+@pytest.mark.parametrize("command", [
+    "clean() { rm -rf build; }\ndeclare -f clean\ntype -t clean",
+    "log() { echo x >> README.md; }\nlog() { echo \"$*\" >&2; }\nlog checking",
+])
+def test_a_function_nothing_calls_never_runs(workspace: Path, command: str) -> None:
+    before = (workspace / "README.md").read_text()
+    assert _bash(workspace, command).returncode == 0
+    assert (workspace / "build" / "app").exists()
+    assert (workspace / "README.md").read_text() == before
+    assert _verdict(workspace, command)[0] == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "f() { rm -rf build; }; \"$x\"",  # a name only known at run time may be f
+    "f() { rm -rf build; }; source ./README.md",  # so may code not shown
+    "f() { rm -rf build; }; trap f EXIT",
+    "f() { rm -rf build; }; declare -fx f; bash -c g",  # a child bash has it
+    "f() { rm -rf build; }; g=f; $g",
+])
+def test_a_function_something_may_call_is_judged(workspace: Path, command: str) -> None:
+    assert _verdict(workspace, command)[0] == "deny"
+
+
+def test_declare_f_prints_and_declare_fx_exports(workspace: Path) -> None:
+    """The control: a child bash runs a function ``declare -fx`` exported, and does not
+    have one ``declare -f`` only printed."""
+    exported = _bash(workspace, "f() { echo ran; }; declare -fx f; bash -c f")
+    printed = _bash(workspace, "f() { echo ran; }; declare -f f >/dev/null; bash -c f")
+    assert exported.stdout == "ran\n" and printed.returncode == 127
+
+
+def test_return_takes_a_number_never_evaluated(workspace: Path) -> None:
+    """``return $n`` with n holding ``a[$(cmd)]`` fails; nothing runs (control run)."""
+    ran = _bash(workspace, "f() { x='a[$(touch pwned)]'; return $x; }; f")
+    assert ran.returncode != 0 and not (workspace / "pwned").exists()
+    command = ("need() { local f missing=0; for f in \"$@\"; do [[ -e $f ]] || "
+               "missing=$((missing + 1)); done; return $missing; }; need README.md LICENSE "
+               "&& echo ok || echo \"$? missing\"")
+    assert _bash(workspace, command).stdout == "1 missing\n"
+    assert _verdict(workspace, command)[0] == "allow"
+
+
+def test_names_grep_l_passes_on_stay_a_listing(workspace: Path) -> None:
+    command = "git ls-files -z '*.py' | xargs -0 grep -l '^import os' | xargs -r wc -l"
+    ran = _bash(workspace, command)
+    assert "src/app.py" in ran.stdout
+    assert _verdict(workspace, command) == ("allow", "reads only inside the workspace")
+    assert _verdict(workspace, "cat list | xargs grep -l x | xargs cat")[0] == "ask"
+
+
+def test_names_with_a_blank_are_cut_by_the_last_consumer(workspace: Path) -> None:
+    """``x /etc/passwd``: whole through ``xargs -0``, then cut by the plain ``xargs``
+    after ``grep -l``; bash reads the host's file, and the command is asked."""
+    (workspace / "x " / "etc").mkdir(parents=True)
+    (workspace / "x " / "etc" / "passwd").write_text("root:here\n")
+    _git(workspace, "add", "-A")
+    _git(workspace, "commit", "-qm", "trap")
+    command = "git ls-files -z | xargs -0 grep -l root | xargs cat"
+    host = Path("/etc/passwd").read_text().splitlines()[0]
+    assert host in _bash(workspace, command).stdout
+    assert _verdict(workspace, command)[0] == "ask"
+
+
+@pytest.mark.parametrize("command", [
+    "for v in AWS_SECRET_ACCESS_KEY GITHUB_TOKEN; do printf '%s=%s\\n' \"$v\" "
+    "\"${!v:-<unset>}\"; done",
+    "v=GITHUB_TOKEN; echo \"${!v#ghp_}\"",
+    "declare -p GITHUB_TOKEN", "export -p", "declare", "typeset -p", "set | grep TOKEN",
+    "readonly",
+])
+def test_the_shells_ways_to_print_its_variables_read_credentials(workspace: Path,
+                                                                 command: str) -> None:
+    ran = _bash(workspace, command)
+    assert "a1B2a1B2" in ran.stdout or "wJalr" in ran.stdout or command == "readonly"
+    decision, reason = _verdict(workspace, command)
+    assert decision == "ask" and ("credentials" in reason or "secret" in reason), reason
+    assert check_shell_json(command, workspace, ENV, approval="auto")["decision"] in (
+        "ask", "deny")
+
+
+@pytest.mark.parametrize("command", [
+    "declare -f", "declare -F", "declare -p HOME", "export X=1", "set -e; echo hi",
+    "declare -x | wc -l", "for v in HOME PATH; do echo \"${!v}\"; done",
+    "echo \"${!GITHUB*}\"",  # the names only
+])
+def test_printing_no_secret_value_stays_allowed(workspace: Path, command: str) -> None:
+    assert _verdict(workspace, command)[0] == "allow"
