@@ -337,6 +337,11 @@ _AWK_INTO_GETLINE = re.compile(r"(?<!\|)\|&?\s*getline\b")
 _AWK_LOADS = re.compile(r"@load|\bextension\s*\(")
 _AWK_INTO_INPUT = re.compile(r"\bprintf?\b[^;{}\n|]*?>\s*\(?\s*FILENAME\s*\)?\s*(?:[;}\n]|$)")
 """``print > FILENAME``: awk opens (empties) the file it is reading."""
+_AWK_ARGV_SET = re.compile(r"\bARG[VC]\b[^;{}\n=]*?(?:[-+*/%^]?(?<![!<>=])=(?!=)|\+\+|--)"
+                           r"|(?:\+\+|--)\s*ARG[VC]\b"
+                           r"|\b(?:split|sub|gsub|delete|getline)\b[^;{}\n]*\bARG[VC]\b")
+"""A program that changes ``ARGV`` or ``ARGC`` (``BEGIN { ARGV[1] = "/etc/shadow" }``):
+awk then reads the files it put there, not those the command line names."""
 _AWK_PRINTED = re.compile(r"\bprintf?\b\s*\(?\s*" + _AWK_STRING + r"\s*\)?\s*\|(?!\|)")
 _CODE_READERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "python", "python3",
                            "perl", "ruby", "node", "php", "lua", "busybox"})
@@ -492,6 +497,8 @@ def _awk_program(e: Effect, program: Word) -> None:
                 e.replaces.append(e.writes[-1])
         else:  # print > $1: a file only known at run time
             e.writes.append(Word(None, "<a file the awk program names>", "other"))
+    if _AWK_ARGV_SET.search(text):
+        e.reads.append(Word(None, "<a file the awk program puts in ARGV>", "other"))
     if _AWK_INTO_INPUT.search(text):
         e.add("destructive", "awk print > FILENAME empties the file it is reading (past "
                              "the first block read, its lines are lost)")

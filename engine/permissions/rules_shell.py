@@ -10,6 +10,7 @@ from engine.permissions import programs as p
 from engine.permissions.constructs import hash_mapping
 from engine.permissions.effect import (
     Effect,
+    Loads,
     Opts,
     Rule,
     is_dangerous_variable,
@@ -293,6 +294,18 @@ def _about(name: str, args: list[Word]) -> bool:
     return len(words) == 1 and words[0] in _ABOUT[name]
 
 
+_IMPORTS = re.compile(r"(?:^|[;\n]|\s)(?:import|from)\s+([A-Za-z_]\w*)")
+
+
+def _imported_here(code: Word) -> list[Loads]:
+    """``python -c 'import json'`` puts its working directory first on the import path: a
+    ``json.py`` (or ``json/``) there is what runs. Only one this command wrote is asked;
+    the project's own modules are the project's code, which ``-c`` asks for anyway."""
+    names = sorted(set(_IMPORTS.findall(code.value or "")))
+    files = tuple(f for n in names for f in (f"{n}.py", f"{n}/__init__.py"))
+    return [Loads(files, runs=lambda _path: "")] if files else []
+
+
 def _isolated(flags: dict[str, Word | None]) -> bool:
     """``-I`` or ``-P`` (also inside ``-IEs``-like groups): the working directory is not put
     on the import path."""
@@ -337,20 +350,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
             inline_code(e, "perl -M", name, w)
     code = [k for k in o.flags if k in p.CODE_OPTIONS]
     if code:
-        e.add("exec", f"{name} {code[0]} runs inline code")
-        for w in o.all(*code):
-            inline_code(e, f"{name} {code[0]}", name, w)
-            e.inline.append(w)
-        if name in ("perl", "ruby") and any(
-                k.startswith("-") and not k.startswith("--") and set(k[1:]) & {"n", "p"}
-                for k in o.flags):  # -n/-p loop over the files named: they are read
-            e.reads.extend(w for w in o.positionals if w.value is None or w.value != "-")
-        if name == "perl" and _empties_in_place(args, o.all(*code)):
-            e.writes.extend(o.positionals)
-            e.add("destructive", "perl -n -i prints nothing: each file it edits is emptied")
-        if any(w.dynamic == "subst" for w in o.all(*code)):
-            e.at_least("deny", f"{name} {code[0]} runs code produced at run time (a download "
-                               "or a decoder)")
+        _inline(e, name, args, o, code[0])
         return
     if name == "deno" and len(o.positionals) > 1 and o.positionals[0].value == "eval":
         e.add("exec", "deno eval runs inline code")
@@ -369,6 +369,29 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         return
     e.add("exec", f"{name} runs the code it reads from its input")
     e.stdin_code = "interpreter"
+
+
+def _inline(e: Effect, name: str, args: list[Word], o: Opts, option: str) -> None:
+    """``python -c CODE``, ``perl -ne CODE FILE``: the code is judged by ``inline_code``;
+    the files a ``-n``/``-p`` loop reads, a ``-i`` that empties them, the modules imported
+    from the working directory, and code produced at run time."""
+    codes = o.all(*(k for k in o.flags if k in p.CODE_OPTIONS))
+    e.add("exec", f"{name} {option} runs inline code")
+    for w in codes:
+        inline_code(e, f"{name} {option}", name, w)
+        e.inline.append(w)
+        if name in ("python", "pypy") and not _isolated(o.flags):
+            e.loads_here.extend(_imported_here(w))
+    if name in ("perl", "ruby") and any(
+            k.startswith("-") and not k.startswith("--") and set(k[1:]) & {"n", "p"}
+            for k in o.flags):  # -n/-p loop over the files named: they are read
+        e.reads.extend(w for w in o.positionals if w.value is None or w.value != "-")
+    if name == "perl" and _empties_in_place(args, codes):
+        e.writes.extend(o.positionals)
+        e.add("destructive", "perl -n -i prints nothing: each file it edits is emptied")
+    if any(w.dynamic == "subst" for w in codes):
+        e.at_least("deny", f"{name} {option} runs code produced at run time (a download or "
+                           "a decoder)")
 
 
 # ---------------------------------------------------------------- commands that run commands

@@ -243,6 +243,8 @@ _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
 """Configuration files that name programs a tool runs later, and the keys that do: a command
 that writes the file and names the key in its text plants a command (``jq '.scripts.postinstall
 = ..' package.json > t && mv t package.json``)."""
+_OUTPUT_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\((?!\())")
+"""A command substitution (``$(cmd)``, a backquote), not arithmetic (``$((1+2))``)."""
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
@@ -463,6 +465,9 @@ class _Walker(PathJudge, ShellValues):
     """Substitutions (their text) whose output a decoder made (base64 -d, rev, tr, xxd -r)."""
     decoders: set[str] = field(default_factory=set)
     """Variables assigned decoded text."""
+    from_output: set[str] = field(default_factory=set)
+    """Variables assigned a command's output only known at run time (``p=$(cat f)``): run
+    as shell code, they are judged as ``bash -c "$(cat f)"`` is."""
     decoding: bool = False
     listings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Process substitutions (their text) that list paths: text -> the folders listed."""
@@ -2300,6 +2305,11 @@ class _Walker(PathJudge, ShellValues):
             self.decoders.add(var)  # c=$(tr a-z n-za-m <<< ..): c holds decoded text
         else:
             self.decoders.discard(var)
+        if var in self.unknown and (_OUTPUT_SUBST.search(value) or
+                                    _expanded_names(value) & self.from_output):
+            self.from_output.add(var)
+        else:
+            self.from_output.discard(var)
 
     def _static_value(self, node: Node, ctx: _Ctx) -> bool:
         """Whether an assignment's value is one known string (IFS=$'\\n' is modelled)."""
@@ -3189,14 +3199,14 @@ class _Walker(PathJudge, ShellValues):
         self._reads_decoded(e, ctx)
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
             self.ifs = self._ifs_value()
-        self._runs_written(e, ctx, exported)
-        for var in assigned:
+        for var in assigned:  # before _runs_written: GIT_CONFIG_GLOBAL=written.ini git ..
             if shell_code_var(var) and not harmless_setting(var, (exported or {}).get(var)):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
             if is_dangerous_variable(var) and not (var == "IFS" and (exported or {}).get(
                     "IFS") is not None) and not harmless_setting(  # a static IFS is modelled
                     var, (exported or {}).get(var)):  # PAGER=cat: cat is judged
                 e.add("exec", f"setting {var} changes what programs run")
+        self._runs_written(e, ctx, exported)
         for reason in floor_reasons:
             e.at_least("ask", reason)
         if e.argv and ".." in (e.argv[0].value or "").split("/")[:-1]:
@@ -3847,7 +3857,7 @@ class _Walker(PathJudge, ShellValues):
             text = text.replace("\0", "")  # bash drops NUL bytes from the code it reads
             same = how in _SAME_SHELL or how.startswith("alias ") or how in _SOURCED_INPUT
             self.run(text, how, ctx.depth + 1, args, ctx.shell if same else None)
-        elif code.dynamic == "subst":
+        elif code.dynamic == "subst" or _expanded_names(code.text) & self.from_output:
             self._entry([Word.of(how), code], "exec", "deny",
                         [f"{how} runs the output of a command as shell code"], "deny", ctx)
         else:

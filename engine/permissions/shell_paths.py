@@ -202,7 +202,8 @@ class PathJudge:
             if base is None:
                 return [f"{e.argv[0].shown} runs in a folder only known at run time: code "
                         "there may load when it starts"]
-            wrote = {os.path.normpath(os.path.join(str(base), w)) for w in self.written}
+            wrote = {os.path.normpath(os.path.join(str(base), w)) for w in self.written} | {
+                os.path.normpath(f) for f in self.made.files}  # written from another folder
             for folder in _upward(str(base), os.path.realpath(self.ws), loads.upward):
                 for name in loads.names:
                     path = os.path.join(folder, name)

@@ -1,0 +1,90 @@
+"""Payloads that reach a program by another road than its command line: awk's own ``ARGV``,
+a config file named by ``GIT_CONFIG_GLOBAL`` that the same command wrote, a module written
+where ``python -c`` imports from first, a command's output kept in a variable and run.
+
+Each control run shows bash running the payload (a marker file appears, or the other file
+is printed); the classifier must not allow it, and under ``--approval auto`` must refuse it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+
+ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "build").mkdir(parents=True)
+    (ws / "src").mkdir()
+    (ws / "README.md").write_text("# app\n")
+    (ws / "notes.txt").write_text("aGVsbG8K\n")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
+        subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True)
+    return ws
+
+
+def _run(ws: Path, command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True,
+                          env={**ENV, "HOME": str(ws.parent)}, timeout=60)
+
+
+def _judged(ws: Path, command: str) -> tuple[str, str]:
+    return (str(check_shell_json(command, ws, ENV)["decision"]),
+            str(check_shell_json(command, ws, ENV, approval="auto")["decision"]))
+
+
+def test_awk_reads_what_its_program_puts_in_argv(workspace: Path) -> None:
+    (workspace.parent / "secret.txt").write_text("the other file\n")
+    command = "awk 'BEGIN { ARGV[1] = \"../secret.txt\" } { print }' README.md"
+    assert _run(workspace, command).stdout == "the other file\n"  # the control
+    assert _judged(workspace, command) == ("ask", "deny")
+    shown = "awk 'BEGIN { for (i = 1; i < ARGC; i++) print ARGV[i] }' README.md"
+    assert _judged(workspace, shown) == ("allow", "allow")  # reading ARGV changes nothing
+
+
+def test_a_git_config_this_command_wrote_is_not_run_unseen(workspace: Path) -> None:
+    command = ("printf '[core]\\n\\tfsmonitor = \"touch pwned; false\"\\n' > build/git.ini "
+               "&& GIT_CONFIG_GLOBAL=build/git.ini git status -s")
+    _run(workspace, command)
+    assert (workspace / "pwned").exists()  # the control: git ran the written hook
+    assert _judged(workspace, command) == ("ask", "deny")
+
+
+def test_a_module_written_where_python_c_imports_first(workspace: Path) -> None:
+    command = ("printf 'open(\"../pwned\", \"w\")\\n' > src/json.py && cd src && "
+               "python3 -c 'import json'")
+    _run(workspace, command)
+    assert (workspace / "pwned").exists()  # the control: the written json.py ran
+    assert _judged(workspace, command) == ("ask", "deny")
+    assert _judged(workspace, "python3 -c 'import json'")[1] == "ask"  # nothing written
+
+
+@pytest.mark.parametrize("command", [
+    "p=$(base64 -d < notes.txt); bash -c \"$p\"",
+    "p=$(sed -n 1p notes.txt | base64 -d); q=$p; eval \"$q\"",
+    "p=$(cat README.md); eval \"$p\"",
+])
+def test_a_commands_output_kept_in_a_variable_and_run_is_refused(workspace: Path,
+                                                                 command: str) -> None:
+    """As ``bash -c "$(base64 -d < notes.txt)"`` is: the code is what a command printed."""
+    assert _judged(workspace, command) == ("deny", "deny")
+    direct = "bash -c \"$(base64 -d < notes.txt)\""
+    assert _judged(workspace, direct) == ("deny", "deny")
+
+
+@pytest.mark.parametrize("command", [
+    "p=$(echo ls); eval \"$p\"",  # a static echo: the code is shown
+    "p=$(cat README.md); p=ls; eval \"$p\"",  # reassigned before it runs
+    "n=$((1 + 2)); bash -c \"echo $n\"",  # arithmetic, no command
+])
+def test_output_that_is_shown_or_replaced_keeps_its_answer(workspace: Path,
+                                                          command: str) -> None:
+    assert _judged(workspace, command) == ("allow", "allow")
