@@ -132,3 +132,23 @@ def test_the_shells_ways_to_print_its_variables_read_credentials(workspace: Path
 ])
 def test_printing_no_secret_value_stays_allowed(workspace: Path, command: str) -> None:
     assert _verdict(workspace, command)[0] == "allow"
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("zip -qr - src | wc -c", "allow"),  # the archive is printed
+    ("gzip < README.md | wc -c", "allow"),  # a filter from input to output
+    ("zip -qr out.zip src", "ask"), ("gzip README.md", "ask"),  # the controls' writers
+    ("zip -m - README.md | wc -c", "deny"),  # -m still deletes what it archived
+    ("ssh -F /dev/null -G -o ProxyCommand='nc %h %p' bastion | grep -i proxy", "allow"),
+    ("ssh -G bastion", "ask"),  # prints the user's own ~/.ssh/config
+    ("coproc UP { tr a-z A-Z; }; echo hi >&\"${UP[1]}\"; exec {UP[1]}>&-; "
+     "read -r l <&\"${UP[0]}\"; echo \"$l\"", "allow"),
+])
+def test_modes_that_print_instead_of_writing(workspace: Path, command: str,
+                                             decision: str) -> None:
+    """Control: the folder is as it was after each command judged a read."""
+    before = sorted(p.name for p in workspace.rglob("*") if ".git" not in p.parts)
+    if decision == "allow" and not command.startswith("ssh"):
+        assert _bash(workspace, command).returncode == 0
+        assert sorted(p.name for p in workspace.rglob("*") if ".git" not in p.parts) == before
+    assert _verdict(workspace, command)[0] == decision

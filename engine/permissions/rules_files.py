@@ -663,8 +663,11 @@ def _jq_wrapper(e: Effect, args: list[Word]) -> None:
 
 
 def _compressor(e: Effect, args: list[Word]) -> None:
+    """``gzip FILE`` replaces FILE with FILE.gz; ``-c``, a listing or a test print, and
+    with no file (or ``-``) it is a filter from its input to its output."""
     o = parse_opts(args, "S", frozenset({"--suffix"}))
-    if o.has("-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"):
+    if o.has("-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") or all(
+            w.value == "-" for w in o.positionals):
         e.reads.extend(o.positionals)
         return
     e.writes.extend(o.positionals)
@@ -1068,9 +1071,15 @@ def _fallocate(e: Effect, args: list[Word]) -> None:
 
 def _zip(e: Effect, args: list[Word]) -> None:
     """``zip -TT CMD`` / ``--unzip-command CMD`` runs CMD to test the archive; ``-sf``
-    (``--show-files``) lists the files it would take and writes nothing."""
+    (``--show-files``) lists the files it would take and writes nothing, and so does an
+    archive named ``-`` (printed)."""
+    archive = parse_opts(args, "xibnt").positionals[:1]
     if any(w.value in ("-sf", "--show-files") for w in args):
         e.reads.extend(w for w in args if not (w.value or "").startswith("-"))
+    elif [w.value for w in archive] == ["-"]:  # zip -r - docs: the archive is printed
+        e.reads.extend(w for w in args if not (w.value or "-").startswith("-"))
+        if any(_zip_moves(w.value) for w in args):
+            e.add("destructive", "zip -m deletes the files it archives (no undo)")
     else:
         writer("xi")(e, args)
         if any(_zip_moves(w.value) for w in args):

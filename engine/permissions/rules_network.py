@@ -140,8 +140,17 @@ def ssh_options(e: Effect, values: list[Word]) -> None:
 
 
 def _ssh(e: Effect, args: list[Word]) -> None:
-    """``ssh [OPTS] HOST [CMD...]``: CMD is shell code run on the other machine."""
+    """``ssh [OPTS] HOST [CMD...]``: CMD is shell code run on the other machine. ``ssh -G
+    HOST`` prints the configuration it would use and connects to nothing (a ``-F`` file's
+    ``Match exec`` still runs, and without ``-F`` it prints the user's own)."""
     o = parse_opts(args, _SSH_VALUES, stop_at_positional=True)
+    if o.has("-G"):
+        configs = [w.value for w in o.all("-F")]
+        if not configs:
+            e.at_least("ask", "ssh -G prints the user's ssh configuration (~/.ssh/config)")
+        elif any(v != "/dev/null" for v in configs):
+            e.at_least("ask", "ssh -F reads a configuration that can run commands")
+        return
     e.add("network", "ssh runs commands on another machine")
     ssh_options(e, o.all("-o"))
     if o.has("-F"):

@@ -4280,8 +4280,9 @@ def _expanded_names(text: str) -> set[str]:
 
 def _fd_variable(arg: Node, ctx: _Ctx) -> str | None:
     """``exec {fd}<FILE``: ``{fd}`` just before a redirection names the variable that gets
-    the new descriptor's number (returned); it is not a word of the command."""
-    m = re.fullmatch(r"\{([A-Za-z_]\w*)\}", _text(arg, ctx))
+    the new descriptor's number (returned); it is not a word of the command. A coprocess's
+    ``{UP[1]}>&-`` names an element by a number (a subscript that expands is a word)."""
+    m = re.fullmatch(r"\{([A-Za-z_]\w*)(?:\[\d+\])?\}", _text(arg, ctx))
     parent = arg.parent.parent if arg.parent is not None else None
     redirects = (c for c in (parent.named_children if parent is not None else ())
                  if c.type == "file_redirect")
