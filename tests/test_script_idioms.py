@@ -152,3 +152,27 @@ def test_modes_that_print_instead_of_writing(workspace: Path, command: str,
         assert _bash(workspace, command).returncode == 0
         assert sorted(p.name for p in workspace.rglob("*") if ".git" not in p.parts) == before
     assert _verdict(workspace, command)[0] == decision
+
+
+@pytest.mark.parametrize(("command", "deletes"), [
+    ("dry_run=1\nfor f in build/*; do\n  if (( dry_run )); then echo \"would delete $f\"; "
+     "else rm -f -- \"$f\"; fi\ndone", False),
+    ("dry_run=0\nfor f in build/*; do\n  if (( dry_run )); then echo \"would delete $f\"; "
+     "else rm -f -- \"$f\"; fi\ndone", True),
+    ("mode=check; if [ \"$mode\" = check ]; then ls build; else rm -rf build; fi", False),
+    ("mode=fix; if [[ $mode != check ]]; then rm -rf build; fi", True),
+    ("DRY=true; if $DRY; then echo rm -rf build; else rm -rf build; fi", False),
+    ("x=; if [ -n \"$x\" ]; then rm -rf build; fi", False),
+    ("x=; if [ -n $x ]; then rm -rf build; fi", True),  # [ -n ] is true
+    ("d=1; f() { if (( d )); then echo keep; else rm -rf build; fi; }; d=0; f", True),
+    ("d=1; for i in 1 2; do if (( d )); then echo keep; else rm -rf build; fi; d=0; done",
+     True),
+    ("d=1; sh -c 'if (( 1 )); then echo keep; else rm -rf build; fi'", True),  # dash: ((
+])
+def test_a_branch_known_values_rule_out_is_not_judged(workspace: Path, command: str,
+                                                      deletes: bool) -> None:
+    """The control: bash deletes build/app exactly when the other branch runs; the
+    classifier refuses exactly those."""
+    _bash(workspace, command)
+    assert (not (workspace / "build" / "app").exists()) == deletes
+    assert _verdict(workspace, command)[0] == ("deny" if deletes else "allow")

@@ -1798,6 +1798,26 @@ class _Walker(PathJudge, ShellValues):
                 return False
         return False
 
+    def _if(self, node: Node, ctx: _Ctx) -> None:
+        """``if (( dry )); then echo ..; else rm ..; fi`` after ``dry=1``: where the one
+        condition is decided by values known here (``ShellValues._decided``), the branch
+        that cannot run is not judged; otherwise every branch is. Only in the command itself,
+        which bash runs: ``sh -c`` code (dash) fails ``[[`` and ``((`` and goes the other way."""
+        conditions = [c for c in node.children_by_field_name("condition") if c.is_named]
+        decided = self._decided(_text(conditions[0], ctx)) if len(conditions) == 1 and \
+            not ctx.depth else None  # nested code may run in sh, where [[ and (( fail
+        if decided is None:
+            self._generic(node, ctx)
+            return
+        self._visit(conditions[0], ctx)
+        if decided:
+            for child in _branch_body(node):
+                self._visit(child, ctx)
+            return
+        for clause in node.named_children:
+            if clause.type in ("elif_clause", "else_clause"):
+                self._visit(clause, ctx)
+
     def _list(self, node: Node, ctx: _Ctx) -> None:
         """``a && b``, ``a || b``: what follows the first command may not run."""
         for i, child in enumerate(node.named_children):
@@ -4003,6 +4023,7 @@ _HANDLERS = {
     "while_statement": _Walker._loop,
     "c_style_for_statement": _Walker._loop,
     "case_statement": _Walker._case,
+    "if_statement": _Walker._if,
 }
 
 

@@ -59,6 +59,14 @@ def bounded(values: list[str], cap: int = MAX_VALUES) -> list[str] | None:
 
 
 _INTEGER = re.compile(r"-?\d+")
+_DECIDED_ARITHMETIC = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:(==|!=)\s*(\d+)\s*)?\)\)")
+_VAR = r"(\"?)\$\{?([A-Za-z_]\w*)\}?\%d"
+_DECIDED_TEST = re.compile(r"(\[\[?)\s+(?:-([nz])\s+" + _VAR % 3 + r"|" + _VAR % 5
+                           + r"\s+(==?|!=)\s+(['\"]?)([\w./-]*)\8)\s+\]\]?")
+"""``[ "$x" = lit ]``, ``[[ $x != lit ]]``, ``[ -n "$x" ]``: groups 1 the bracket, 2 the
+test, 3-4 its quote and variable, 5-6 a comparison's quote and variable, 7 the operator,
+9 the literal (no pattern characters)."""
+_DECIDED_COMMAND = re.compile(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?")
 _INDIRECT_OPERATOR = re.compile(r"\$\{!([A-Za-z_]\w*|[1-9]\d*)(?::|[#%/^,?+=-]|@[A-Za-z]).*\}",
                                 re.S)
 """``${!v:-w}``, ``${!v#p}``, ``${!v@Q}``: an operator on the variable ``v`` names (not
@@ -258,6 +266,41 @@ class ShellValues:
         targets = [self._static_variable(v) if re.fullmatch(r"[A-Za-z_]\w*", v) else None
                    for v in values]  # ${!x}: the variable x names
         return None if None in targets else bounded([v for t in targets for v in t or ()])
+
+    def _decided(self, condition: str) -> bool | None:
+        """Whether a condition on values known here is true, for every value they may hold:
+        ``(( dry ))``, ``(( n == 0 ))``, ``[ "$mode" = check ]``, ``[[ -n $x ]]``, ``$dry``
+        (``true``/``false``). None when any value, or the form, is not known here."""
+        text = condition.strip().rstrip(";").strip()
+        m = _DECIDED_ARITHMETIC.fullmatch(text)
+        if m is not None:
+            values = self._static_variable(m.group(1))
+            if values is None or not all(re.fullmatch(r"\d*", v) for v in values):
+                return None  # (( x )) of a word evaluates the variable it names
+            numbers = [int(v or "0") for v in values]
+            op, rhs = m.group(2), int(m.group(3) or "0")
+            return _agreed([(n == rhs if op == "==" else n != rhs) if op else n != 0
+                            for n in numbers])
+        m = _DECIDED_TEST.fullmatch(text)
+        if m is not None:
+            quoted, name = (m.group(3), m.group(4)) if m.group(2) else (m.group(5), m.group(6))
+            values = self._static_variable(name)
+            if values is None or (m.group(1) == "[" and not quoted and not all(
+                    re.fullmatch(r"[\w./:@%+,-]+", v) for v in values)):
+                return None  # [ -n $x ] of an empty x is [ -n ]: true
+            if m.group(2):  # -n / -z
+                return _agreed([bool(v) == (m.group(2) == "n") for v in values])
+            op, literal = m.group(7), m.group(9)
+            if op == "==" and m.group(1) == "[":
+                return None  # bash's [ takes ==, sh's does not
+            return _agreed([(v == literal) == (op != "!=") for v in values])
+        m = _DECIDED_COMMAND.fullmatch(text)
+        if m is not None:
+            values = self._static_variable(m.group(1))
+            if values is None or not set(values) <= {"true", "false", ":"}:
+                return None
+            return _agreed([v != "false" for v in values])
+        return None
 
     def _named_indirectly(self, name: str) -> None:
         """``${!v}`` reads the variable ``v`` names: each one named is read (a secret's
@@ -769,3 +812,8 @@ def getopts_parse(optstring: str, words: list[str]) -> tuple[list[str], list[str
                 break
         i += 1
     return list(dict.fromkeys(letters)), list(dict.fromkeys(optargs)), i + 1
+
+
+def _agreed(truths: list[bool]) -> bool | None:
+    """The one answer every possible value gives, else None."""
+    return truths[0] if truths and all(t == truths[0] for t in truths) else None
