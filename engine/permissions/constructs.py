@@ -170,9 +170,17 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "branch, a loop over plain words with no break, a call that ran to its end"),
     Construct("case WORD in PATTERN) ..;; with WORD and the patterns known", "modelled",
               "only the branches bash takes are judged (;& falls through, ;;& tests on)"),
+    Construct("if COND; then ..; else ..; fi where COND is (( x )), (( x == N )), "
+              "[ \"$x\" = lit ], [[ $x != lit ]], [ -n \"$x\" ] or $flag (true/false) over "
+              "values known for every path", "modelled", "only the branch bash takes is "
+              "judged (in the command itself: sh -c code runs in dash, where [[ and (( fail); "
+              "an unquoted [ -n $x ] of a value that may be empty, or == inside [, is not "
+              "decided"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",
               "the body is judged at each call with its words as $1..; once more with "
-              "unknown words when no call is seen or a child bash may run it (export -f); "
+              "unknown words when no call is seen and something may call it out of sight (a "
+              "name or code only known at run time, code not shown, a child bash after "
+              "export -f; declare -f f only prints it); "
               "a call of itself (recursion) again with its words, then with unknown ones, "
               "walked again while a pass changes a value, as a loop's body is, "
               "with the redirections written on its definition; a function named like a "
@@ -210,6 +218,14 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("declare -l/-u, ${!x} and computed names in declare, read, printf -v, let x+=",
               "modelled", "values are cased; a subscript in a named value is evaluated, so "
               "code in it is refused"),
+    Construct("${!v:-w}, ${!v#p} (an operator on an indirect expansion); set, declare, "
+              "declare -p, export -p, readonly with no name", "modelled", "the variable v "
+              "names is read (a secret's use noted, asked); printing every variable prints "
+              "the environment's tokens: judged like env (asked, refused under --approval "
+              "auto)"),
+    Construct("p=$(cmd); bash -c \"$p\" or eval \"$p\" (a command's output kept in a "
+              "variable and run)", "modelled", "judged as bash -c \"$(cmd)\" is: refused, "
+              "unless the output is a static echo or printf, shown"),
     Construct("coproc [NAME] { ..; }, >(..), /proc/self/exe", "modelled",
               "the group runs like a pipeline's stage fed by this shell and is judged by what "
               "it runs (a shell in it is refused); a shell in >(..) reads the command's "
