@@ -45,16 +45,16 @@ def _verdict(ws: Path, command: str) -> tuple[str, str]:
     return str(out["decision"]), str(out["reason"])
 
 
-@pytest.mark.parametrize("command", [
-    "clean() { rm -rf build; }\ndeclare -f clean\ntype -t clean",
-    "log() { echo x >> README.md; }\nlog() { echo \"$*\" >&2; }\nlog checking",
-])
-def test_a_function_nothing_calls_never_runs(workspace: Path, command: str) -> None:
-    before = (workspace / "README.md").read_text()
+def test_a_function_nothing_calls_is_judged_all_the_same(workspace: Path) -> None:
+    """bash runs nothing here (the control); the body is judged anyway, as if called: a
+    call the walk does not see would run it. A redefined function's first body likewise
+    (here a write, asked)."""
+    command = "clean() { rm -rf build; }\ndeclare -f clean\ntype -t clean"
     assert _bash(workspace, command).returncode == 0
     assert (workspace / "build" / "app").exists()
-    assert (workspace / "README.md").read_text() == before
-    assert _verdict(workspace, command)[0] == "allow"
+    assert _verdict(workspace, command)[0] == "deny"
+    redefined = "log() { echo x >> README.md; }\nlog() { echo \"$*\" >&2; }\nlog checking"
+    assert _verdict(workspace, redefined)[0] == "ask"
 
 
 @pytest.mark.parametrize("command", [

@@ -51,6 +51,8 @@ def _decision(workspace: Path, command: str) -> tuple[str, str]:
     "gcc -MM -MG src/main.c", "gcc -Q -O2 --help=optimizers | grep -c enabled",
     "gcc -S -O2 -o - src/main.c | head", "clang -fsyntax-only -Xclang -ast-dump src/main.c",
     "rustc --print crate-name src/lib.rs",
+    "terraform fmt -write=false -list=true -recursive .", "terraform workspace show",
+    "kubectl kustomize deploy/k8s",
 ])
 def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
                                                           command: str) -> None:
@@ -79,6 +81,11 @@ def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
     ("gcc -S src/main.c", "gcc compiles"),
     ("clang -fsyntax-only -Xclang -load -Xclang ./plugin.so src/main.c", "clang compiles"),
     ("rustc --print crate-name -o out src/lib.rs", "rustc compiles"),
+    ("kubectl kustomize --enable-alpha-plugins --enable-exec deploy/k8s",
+     "runs the programs the kustomization names"),
+    ("duckdb -c \"SELECT count(*) FROM sqlite_scan('app.db', 'users')\"",
+     "an extension duckdb installs on first use"),
+    ("terraform fmt", "rewrites files"),
     ("docker compose --env-file ~/.aws/credentials config",
      "read of /home/agent/.aws/credentials outside the workspace"),
 ])

@@ -178,9 +178,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "decided"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",
               "the body is judged at each call with its words as $1..; once more with "
-              "unknown words when no call is seen and something may call it out of sight (a "
-              "name or code only known at run time, code not shown, a child bash after "
-              "export -f; declare -f f only prints it); "
+              "unknown words when no call is seen or a child bash may run it (export -f; "
+              "declare -f f only prints it); "
               "a call of itself (recursion) again with its words, then with unknown ones, "
               "walked again while a pass changes a value, as a loop's body is, "
               "with the redirections written on its definition; a function named like a "

@@ -433,6 +433,12 @@ def _mount_source(spec: str) -> str:
     return spec.split(":")[0] if ":" in spec else ""
 
 
+_KUSTOMIZE_RUNS = frozenset({"--enable-exec", "--enable-alpha-plugins", "--enable-helm",
+                             "--helm-command", "--enable-star"})
+"""Options with which ``kustomize build`` runs programs: exec and plugin generators, helm
+charts inflated by the helm binary (downloaded charts included)."""
+
+
 _COMPOSE_VALUES = "fp"
 _COMPOSE_LONG_VALUES = frozenset({"--file", "--project-name", "--env-file", "--profile",
                                   "--project-directory", "--ansi", "--parallel", "--progress",
@@ -547,6 +553,9 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
         e.add("read", "")  # kubectl get pods: shows the cluster's state, changes nothing
     elif verb == "kustomize" and not any("://" in w or "github.com" in w for w in words):
         e.reads.extend(o.positionals[1:] or [Word.of(".")])  # renders a folder, locally
+        if any(w.split("=")[0] in _KUSTOMIZE_RUNS for w in words):
+            e.add("exec", f"{prog(e)} kustomize runs the programs the kustomization names "
+                          "(exec plugins, helm)")
     elif verb in _KUBE_READ or (verb == "config" and len(words) > 1 and words[1] == "view"):
         e.add("network", f"{prog(e)} {verb} reads from the cluster")
     elif verb == "exec":
@@ -601,16 +610,18 @@ _terraform_verbs = _verbs("terraform", _F({"destroy", "state rm", "workspace del
                                            "force-unlock"}),
                           _F({"version", "validate", "show", "output", "state list",
                               "state show", "providers", "graph", "workspace list",
-                              "workspace show", "help", "console"}), _F({"-destroy"}))
+                              "workspace show", "help", "console"}), _F({"-destroy"}),
+                          shows=_F({"workspace show"}))
 
 
 def _terraform(e: Effect, args: list[Word]) -> None:
-    """``terraform fmt`` rewrites files unless ``-check`` (which only reports); the rest by
-    verb."""
+    """``terraform fmt`` rewrites files unless ``-check`` or ``-write=false`` (which only
+    report); the rest by verb (``workspace show`` prints the local workspace's name)."""
     words = [w.value for w in args if not (w.value or "-").startswith("-")]
     if words[:1] != ["fmt"]:
         _terraform_verbs(e, args)
-    elif any((w.value or "").lstrip("-") in ("check", "check=true") for w in args):
+    elif any((w.value or "").lstrip("-") in ("check", "check=true", "write=false")
+             for w in args):
         e.reads.extend(w for w in args[1:] if not (w.value or "-").startswith("-"))
     else:
         e.add("write", f"{prog(e)} fmt rewrites files")

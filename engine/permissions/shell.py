@@ -744,19 +744,14 @@ class _Walker(PathJudge, ShellValues):
     def _uncalled_functions(self) -> None:
         """Bodies of functions no call was judged for (or that a child bash may run by
         name, or bash itself: ``command_not_found_handle``), judged once with unknown
-        arguments where something may call them out of sight: a program name or code only
-        known at run time (``"$cmd"``, ``eval "$x"``), code not shown (``source f``,
-        anything that runs code and is asked), or ``export -f``. Where every program and
-        every trap's code is known, a function never called never runs (``clean() { rm
-        -rf build; }; declare -f clean`` prints it)."""
+        arguments: a trap, ``export -f`` or a name built at run time may call them out of
+        sight. Judged even where no such caller is seen (``clean() { rm -rf build; };
+        declare -f clean`` is refused): a call the walk does not see would run it."""
         named = {body.id: name for name, (body, _) in self.bodies.items()}
         for body, where in list(self.definitions):
             # export -f: a child bash imports it, but runs it only where called by name,
             # which out of sight means under a program's name (a script is asked anyway)
-            unseen = bool(self.unnamed or self.opaque or self.exports_functions) or any(
-                e["risk"] == "exec" and e["decision"] != "allow" for e in self.entries)
-            if (body.id not in self.called and unseen) or named.get(
-                    body.id) in IMPLICIT_FUNCTIONS or (
+            if body.id not in self.called or named.get(body.id) in IMPLICIT_FUNCTIONS or (
                     self.exports_functions and named.get(body.id, "ls") in RULES):
                 self.argv0, self.positional = "bash", None
                 with self._may_not_run():

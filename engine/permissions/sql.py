@@ -83,6 +83,13 @@ literal (``glob`` lists a folder), and duckdb's ``FROM 'data.csv'`` or ``FROM "d
 ``cat PATH``."""
 
 
+_AUTOLOADED = re.compile(r"\b(?:sqlite_(?:scan|attach)|postgres_(?:scan|attach|query|execute)|"
+                         r"mysql_(?:scan|query|execute)|iceberg_\w+|delta_scan|read_xlsx|"
+                         r"st_read|st_\w+|excel_text)\s*\(", re.I)
+"""Functions of duckdb's extensions that are not built in: the first call installs the
+extension from the internet and loads it (autoloading), unless already installed."""
+
+
 _ATTACH = re.compile(r"^\s*attach\b(?:\s+database\b)?\s*(?:'((?:''|[^'])*)')?", re.I)
 ATTACHES = "SQL opens another database file (ATTACH), which it may create and change"
 """The reason an ``ATTACH`` gives; on a connection opened read-only the file is only read."""
@@ -235,6 +242,9 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     for pattern, why in _REFUSED:
         if pattern.search(stmt):
             out.add("destructive", why)
+    if _AUTOLOADED.search(re.sub(r"'(?:''|[^'])*'", "''", stmt)):
+        out.add("install", "SQL calls a function of an extension duckdb installs on first "
+                           "use (downloaded and loaded: code)")
     rest = _FILE_READS.sub(lambda m: _read_file(out, m), stmt)
     if _FILE_SQL.search(rest):
         out.add("write", "SQL reads or writes files, or opens another database")
@@ -328,6 +338,7 @@ def _sql_risk(out: SqlEffect, stmt: str) -> None:
         return
     elif first in ("install", "load", "force"):
         out.add("install", "SQL INSTALL/LOAD fetches or loads an extension: code")
+
     elif first.startswith((".", "\\")):  # not the database's content: files, settings
         out.add("write", f"the client command {first} is not modelled (it may write files)")
     else:
