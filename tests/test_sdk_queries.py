@@ -52,7 +52,9 @@ def _decision(workspace: Path, command: str) -> tuple[str, str]:
     "gcc -S -O2 -o - src/main.c | head", "clang -fsyntax-only -Xclang -ast-dump src/main.c",
     "rustc --print crate-name src/lib.rs",
     "terraform fmt -write=false -list=true -recursive .", "terraform workspace show",
-    "kubectl kustomize deploy/k8s",
+    "kubectl kustomize deploy/k8s", "brotli -c README.md | wc -c", "npm run --json",
+    "npm version --json", "npm query '.prod'", "yarn run", "yarn cache dir",
+    "pnpm store path", "tsc -b --dry --verbose", "npm config get registry",
 ])
 def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
                                                           command: str) -> None:
@@ -86,6 +88,10 @@ def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
     ("duckdb -c \"SELECT count(*) FROM sqlite_scan('app.db', 'users')\"",
      "an extension duckdb installs on first use"),
     ("terraform fmt", "rewrites files"),
+    ("npm config get //registry.npmjs.org/:_authToken", "it reads credentials"),
+    ("yarn config get npmAuthToken", "it reads credentials"),
+    ("npm query ':outdated(major)'", "asks the registry"),
+    ("tsc -b", "tsc writes its output files"), ("npm run build", "runs project code"),
     ("docker compose --env-file ~/.aws/credentials config",
      "read of /home/agent/.aws/credentials outside the workspace"),
 ])

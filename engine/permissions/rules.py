@@ -152,6 +152,10 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
         return not names or any(map(_SECRET_NAME.search, names))
     if name in _VARIABLE_PRINTERS:
         return prints_variables(name, words)
+    if name in ("npm", "pnpm", "yarn"):  # npm config get //registry.npmjs.org/:_authToken
+        keys = words[2:] if words[:2] in (["config", "get"], ["c", "get"]) else \
+            words[1:] if words[:1] == ["get"] else []
+        return any(_SECRET_NAME.search(k) for k in keys if not k.startswith("-"))
     for wanted in p.PRINTS_CREDENTIALS.get(name, ()):
         it = iter(words)
         if all(any(w == want for w in it) for want in wanted):

@@ -1235,7 +1235,7 @@ RULES: dict[str, Rule] = {
     "setfacl": _setfacl,
     "chgrp": _chmod, "cp": _copy, "mv": _copy, "ln": _copy, "install": _copy,
     **dict.fromkeys(("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
-                     "lz4"), _compressor),
+                     "lz4", "brotli"), _compressor),
     "touch": writer("rtd", ("--reference", "--date")), "mkdir": writer("m", ("--mode",)),
     "rmdir": writer(verb="removes"), "truncate": _truncate,
     "shred": plain("destructive", "shred destroys file contents"),

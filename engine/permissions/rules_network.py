@@ -278,8 +278,12 @@ _YARN_PATH = Loads((".yarnrc.yml", ".yarnrc"), ("yarnpath", "yarn-path"), upward
 
 
 def _yarn_rule(e: Effect, args: list[Word]) -> None:
-    _yarn(e, args)
+    """``yarn run`` with no script lists them and ``yarn cache dir`` prints a folder; the
+    rest by subcommand (a ``yarnPath`` in ``.yarnrc.yml`` is code yarn runs)."""
     e.loads_here.append(_YARN_PATH)
+    if [w.value for w in args] in (["run"], ["cache", "dir"]):
+        return
+    _yarn(e, args)
 
 
 def _group_action(e: Effect, sub: str, kinds: tuple[frozenset[str], frozenset[str]],
@@ -537,8 +541,18 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
     """``npm exec -c CMD`` runs CMD as shell code; ``--script-shell=CMD`` (or another
     setting naming a program) runs CMD; the rest by subcommand."""
     _program_settings(e, args)
-    if [w.value for w in args] in (["run"], ["run-script"]):
-        return  # with no script named, npm lists the scripts
+    words = [w.value for w in args]
+    if words[:1] in (["run"], ["run-script"]) and all(
+            v is not None and v.startswith("-") for v in words[1:]):
+        return  # with no script named, npm lists the scripts (--json too)
+    if words == ["store", "path"] and prog(e) == "pnpm":
+        return  # the store's folder
+    if words[:1] == ["version"] and all(v in ("--json", "--no-json") for v in words[1:]):
+        return  # with no new version given, npm prints the versions
+    if words[:1] == ["query"] and any(v is None or re.search(r":(?:outdated|vuln)\b", v)
+                                      for v in words[1:]):
+        e.add("network", f"{prog(e)} query :outdated/:vuln asks the registry")
+        return
     if args and args[0].value in ("exec", "x"):
         _npx(e, args[1:], downloads=prog(e) != "pnpm")  # pnpm dlx is the one that fetches
     elif args and args[0].value == "pkg":

@@ -141,8 +141,8 @@ _TSC_WRITES = frozenset({"--build", "-b", "--init", "--generateTrace", "--genera
 
 
 def _tsc(e: Effect, args: list[Word]) -> None:
-    """``tsc --noEmit`` type-checks and prints (the compiler loads no plugins); otherwise it
-    writes its output files."""
+    """``tsc --noEmit`` type-checks and prints (the compiler loads no plugins), ``tsc -b
+    --dry`` shows what a build would do; otherwise it writes its output files."""
     o = parse_opts(args, "p", frozenset({"--project", "--target", "--module", "--lib",
                                          "--jsx", "--moduleResolution", "--outFile",
                                          "--outDir", "--rootDir", "--declarationDir"}))
@@ -150,8 +150,10 @@ def _tsc(e: Effect, args: list[Word]) -> None:
     e.reads.extend([*o.all("-p", "--project"), *o.positionals])
     e.writes.extend(o.all("--outFile", "--outDir", "--declarationDir"))
     e.replaces.extend(o.all("--outFile"))  # one file, replaced whole by the compiled code
-    if not flags & {"--noEmit", "--version", "-v", "--help", "-h", "--showConfig",
-                    "--listFilesOnly"} or flags & _TSC_WRITES:
+    dry = flags & {"-b", "--build"} and flags & {"--dry", "-d"} and not flags & {
+        "--clean", "--force", "-f"} - {"--dry"}  # tsc -b --dry: what it would build
+    if not dry and (not flags & {"--noEmit", "--version", "-v", "--help", "-h",
+                                 "--showConfig", "--listFilesOnly"} or flags & _TSC_WRITES):
         e.add("write", "tsc writes its output files")
 
 
