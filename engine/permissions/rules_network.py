@@ -46,14 +46,17 @@ def _curl(e: Effect, args: list[Word]) -> None:
     e.writes.extend(named)
     e.replaces.extend(named)
     e.reads.extend(o.all("-K", "--config", "-T", "--upload-file"))
-    sent_files = list(o.all("-T", "--upload-file"))
+    sent_files = [w for w in o.all("-T", "--upload-file") if w.value not in ("-", ".")]
+    sends_input = any(w.value in ("-", ".") for w in o.all("-T", "--upload-file"))
     for w in o.all("-F", "--form", "-d", "--data", "--data-binary", "--data-urlencode",
-                   "--json", "--data-raw"):  # name=@FILE, @FILE, name@FILE: a file sent
+                   "--json"):  # name=@FILE, @FILE, name@FILE: a file sent
         sent = _sent_file(w)
         if sent is not None:
             e.reads.append(sent)
             sent_files.append(sent)
-    _uploads(e, sent_files, o.positionals)
+        sends_input = sends_input or bool(re.match(r"^(?:[^=@<]*=)?[@<]-(?:;|$)", w.value or ""))
+    _uploads(e, [*sent_files, *([Word(None, "its input", "other")] if sends_input else [])],
+             o.positionals)
 
 
 def _remote_names(o: Opts) -> list[Word]:
@@ -81,7 +84,8 @@ _LOCAL_URL = re.compile(r"^(?:\w+://)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(?
 
 def _uploads(e: Effect, files: list[Word], urls: list[Word]) -> None:
     """A file sent to another machine leaves it for good: under ``--approval auto`` only a
-    person may send one (to this machine's own addresses it stays)."""
+    person may send one (to this machine's own addresses it stays); so may what it reads on
+    its input (``--data-binary @-``, ``-T -``), which the command line does not show."""
     if files and not (urls and all(_LOCAL_URL.match(u.value or "") for u in urls)):
         e.unseen = f"{prog(e)} sends {files[0].shown} to another machine"
 
