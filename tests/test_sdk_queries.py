@@ -121,3 +121,27 @@ def test_ldconfig_print_cache_changes_nothing(workspace: Path) -> None:
     out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, check=True).stdout
     assert "libc.so" in out
     assert (cache.stat().st_mtime_ns if cache.exists() else None) == stamp
+
+
+@pytest.mark.parametrize("command", [
+    "kubectl get secret db-creds -o jsonpath='{.data.password}' | base64 -d",
+    "kubectl get secret db-creds -o yaml", "terraform output -raw db_password",
+    "terraform output -json", "mysql --print-defaults", "my_print_defaults client",
+    "tr '\\0' '\\n' < /proc/$PPID/environ", "sops -d config/secrets.enc.yaml",
+    "ansible-vault view group_vars/prod/vault.yml",
+])
+def test_a_tool_printing_a_secret_reads_credentials(workspace: Path, command: str) -> None:
+    """Asked, and refused under --approval auto (only a person may see a secret printed)."""
+    assert _decision(workspace, command)[0] == "ask"
+    assert check_shell_json(command, workspace, ENV, approval="auto")["decision"] == "deny"
+
+
+@pytest.mark.parametrize("command", ["kubectl get secrets", "kubectl get secret x -o name",
+                                     "terraform output", "kubectl get pods -o yaml"])
+def test_names_and_redacted_values_are_no_secret(workspace: Path, command: str) -> None:
+    assert check_shell_json(command, workspace, ENV, approval="auto")["decision"] != "deny"
+
+
+def test_kubectl_external_diff_is_a_command_line(workspace: Path) -> None:
+    command = "KUBECTL_EXTERNAL_DIFF='sh -c \"rm -rf src\"' kubectl diff -f k8s/"
+    assert _decision(workspace, command)[0] == "deny"

@@ -400,9 +400,10 @@ CREDENTIAL_STORES = re.compile(
     r"|/\.boto$|/\.s3cfg$|/\.dockercfg$|^/etc/(?:shadow|gshadow)$|/\.kube/config$"
     r"|/\.m2/settings(?:-security)?\.xml$|/\.gradle/gradle\.properties$"
     r"|/\.(?:bash|zsh|sh|python|psql|mysql|sqlite|node_repl|rediscli|irb|pry)_?history$"
-    r"|/\.histfile$|/\.local/share/fish/fish_history$")
+    r"|/\.histfile$|/\.local/share/fish/fish_history$|^/proc/[^/]+/(?:task/\d+/)?environ$")
 """Where tools keep logins and tokens, besides ``SENSITIVE_DIRS`` and ``SENSITIVE_NAMES`` (a
-shell's or client's history holds the tokens typed on command lines)."""
+shell's or client's history holds the tokens typed on command lines; a process's
+``environ`` holds its environment's)."""
 
 
 def holds_credentials(path: str) -> bool:

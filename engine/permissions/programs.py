@@ -146,6 +146,11 @@ PRINTS_CREDENTIALS: dict[str, frozenset[tuple[str, ...]]] = {
     "security": frozenset({("find-generic-password", "-w"),
                            ("find-internet-password", "-w")}),
     "heroku": frozenset({("auth:token",)}),
+    "terraform": frozenset({("output", "-raw"), ("output", "-json")}),  # sensitive values
+    "mysql": frozenset({("--print-defaults",)}),  # ~/.my.cnf's password among them
+    "my_print_defaults": frozenset({()}),
+    "sops": frozenset({("-d",), ("--decrypt",)}),
+    "ansible-vault": frozenset({("view",), ("decrypt",)}),
 }
 """Commands whose output is a credential (a token, a password, a key): the words that must
 follow the program, in order, among its arguments."""
@@ -242,6 +247,7 @@ DANGEROUS_VARS = frozenset({
 COMMAND_VARS = frozenset({
     "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
     "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS", "GIT_PROXY_COMMAND", "SSH_ASKPASS", "SUDO_ASKPASS",
+    "KUBECTL_EXTERNAL_DIFF",
     "EDITOR", "VISUAL", "PAGER", "MANPAGER", "BROWSER", "PROMPT_COMMAND", "RSYNC_RSH",
     "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "TAR_RSH", "CVS_RSH", "DIFFTOOL", "TERMINAL",
 })
@@ -250,8 +256,8 @@ ARGUMENT_COMMAND_VARS = frozenset({
     "GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_SSH",
     "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER",
     "GIT_PROXY_COMMAND", "RSYNC_RSH", "TAR_RSH", "CVS_RSH", "DIFFTOOL", "TERMINAL",
-    "diff.external", "core.editor", "sequence.editor", "core.sshcommand", "core.askpass",
-    "gpg.program", "core.gitproxy", "web.browser",
+    "KUBECTL_EXTERNAL_DIFF", "diff.external", "core.editor", "sequence.editor",
+    "core.sshcommand", "core.askpass", "gpg.program", "core.gitproxy", "web.browser",
 })
 """Command variables and git settings whose command line is run with arguments the program
 adds (``GIT_EXTERNAL_DIFF=rm`` deletes the files git names; an editor gets the file): the

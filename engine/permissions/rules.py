@@ -152,6 +152,8 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
         return not names or any(map(_SECRET_NAME.search, names))
     if name in _VARIABLE_PRINTERS:
         return prints_variables(name, words)
+    if name == "kubectl" and words[:1] == ["get"] and _shows_secret_values(words):
+        return True  # kubectl get secret db -o jsonpath='{.data.password}'
     if name in ("npm", "pnpm", "yarn"):  # npm config get //registry.npmjs.org/:_authToken
         keys = words[2:] if words[:2] in (["config", "get"], ["c", "get"]) else \
             words[1:] if words[:1] == ["get"] else []
@@ -161,6 +163,19 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
         if all(any(w == want for w in it) for want in wanted):
             return True
     return False
+
+
+def _shows_secret_values(words: list[str]) -> bool:
+    """``kubectl get secret NAME -o yaml`` (json, jsonpath, go-template, custom columns)
+    prints the values; the default table and ``-o name`` only names and sizes."""
+    resources = [w for w in words[1:3] if not w.startswith("-")]
+    if not any(r.split("/")[0].split(".")[0].lower() in ("secret", "secrets")
+               for part in resources for r in part.split(",")):
+        return False
+    formats = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-o", "--output")]
+    formats += [w.split("=", 1)[1] for w in words if w.startswith(("-o=", "--output="))]
+    formats += [w[2:] for w in words if w.startswith("-o") and len(w) > 2 and w[2] != "="]
+    return any(f.split("=")[0] not in ("name", "wide") for f in formats)
 
 
 _VARIABLE_PRINTERS = frozenset({"set", "declare", "typeset", "export", "readonly", "local"})
