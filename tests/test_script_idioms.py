@@ -176,3 +176,19 @@ def test_a_branch_known_values_rule_out_is_not_judged(workspace: Path, command: 
     _bash(workspace, command)
     assert (not (workspace / "build" / "app").exists()) == deletes
     assert _verdict(workspace, command)[0] == ("deny" if deletes else "allow")
+
+
+def test_the_repository_top_is_the_workspace_where_git_says_so(workspace: Path,
+                                                               tmp_path: Path) -> None:
+    """``cd "$(git rev-parse --show-toplevel)"`` goes where git says (the control); a
+    workspace below a repository's top is left for a folder outside it (asked)."""
+    command = "cd \"$(git rev-parse --show-toplevel)\" && ls src"
+    top = _bash(workspace / "src", "git rev-parse --show-toplevel").stdout.strip()
+    assert top == str(workspace)
+    assert _verdict(workspace, command) == ("allow", "reads only inside the workspace")
+    assert _verdict(workspace, "ROOT=$(git rev-parse --show-toplevel)\ncd \"$ROOT\"\n"
+                               "git ls-files | wc -l")[0] == "allow"
+    inner = workspace / "src"
+    assert _verdict(inner, command)[0] == "ask"  # the top, outside this workspace
+    s = "s=$SECONDS; git log --oneline -1; echo \"$((SECONDS - s))s\""  # a copied number
+    assert _verdict(workspace, s)[0] == "allow"

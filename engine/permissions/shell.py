@@ -2376,11 +2376,17 @@ class _Walker(PathJudge, ShellValues):
             self.unknown.add(var)
             self._not_numeric(var)
             if value is not None and (value.type == "arithmetic_expansion" or (
-                    value.type == "command_substitution" and self._numeric_output(value, ctx))):
+                    value.type == "command_substitution" and self._numeric_output(value, ctx))
+                    or self._copies_number(_text(value, ctx))):
                 self.numeric.add(var)
             return
         self.arrays.pop(var, None)  # declare -l/-u/-c: _may_hold stores it in that case
         self._may_hold(var, cands, merge=bool(self.conditional))  # a branch: joined after
+
+    def _copies_number(self, text: str) -> bool:
+        """``s=$SECONDS``, ``n="${count}"``: the value of a variable that holds a number."""
+        m = re.fullmatch(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?", text)
+        return m is not None and self._arithmetic_lookup(m.group(1)) == ["0"]
 
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
@@ -3135,7 +3141,29 @@ class _Walker(PathJudge, ShellValues):
             if any(w.value is None for w in words):
                 return None
             argv += [w.value or "" for w in words]
+        if argv == ["git", "rev-parse", "--show-toplevel"]:
+            top = self._repository_top()
+            return None if top is None else top + "\n"
         return self._prints(argv, stdin)
+
+    def _repository_top(self) -> str | None:
+        """What ``git rev-parse --show-toplevel`` prints where the shell is: the nearest
+        folder holding ``.git`` at or above it, when that is inside the workspace (``cd
+        "$(git rev-parse --show-toplevel)"``); None when the folder, or the repository
+        (``GIT_DIR``, ``GIT_WORK_TREE``), is only known at run time."""
+        folders = self._current()
+        if len(folders) != 1 or len(self.cwds) != 1 or {"GIT_DIR", "GIT_WORK_TREE"} & (
+                set(self.env) | set(self.known) | self.unknown | self.tainted):
+            return None
+        ws = os.path.realpath(self.ws)
+        here = os.path.realpath(folders[0])
+        while here.startswith(ws):
+            if os.path.lexists(os.path.join(here, ".git")):
+                return here
+            if here == ws:
+                return None
+            here = os.path.dirname(here)
+        return None
 
     def _prints(self, argv: list[str], stdin: str | None) -> str | None:
         """What a printer with static words prints (echo, printf, seq, a lookup), or a
@@ -4455,14 +4483,16 @@ _METADATA_WRITERS = frozenset({"chmod", "chown", "chgrp", "touch", "setfacl", "c
 
 
 def _prints_plainly(node: Node, ctx: _Ctx) -> bool:
-    """``$(echo ..)`` or ``$(printf ..)`` alone: its output stands for words. Output of a
-    decoder (``base64 -d``, ``rev``) stays a substitution: code from a decoder is refused."""
+    """``$(echo ..)``, ``$(printf ..)`` or ``$(git rev-parse --show-toplevel)`` alone: its
+    output stands for words. Output of a decoder (``base64 -d``, ``rev``) stays a
+    substitution: code from a decoder is refused."""
     if node.type != "command_substitution":
         return False
     inner = [c for c in node.named_children if c.type != "comment"]
     name = inner[0].child_by_field_name("name") if len(inner) == 1 and \
         inner[0].type == "command" else None
-    return name is not None and _text(name, ctx) in ("echo", "printf")
+    return name is not None and (_text(name, ctx) in ("echo", "printf") or " ".join(
+        _text(inner[0], ctx).split()) == "git rev-parse --show-toplevel")
 
 
 def _ran_silently(entries: Sequence[Mapping[str, Any]]) -> bool:
