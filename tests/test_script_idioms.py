@@ -192,3 +192,18 @@ def test_the_repository_top_is_the_workspace_where_git_says_so(workspace: Path,
     assert _verdict(inner, command)[0] == "ask"  # the top, outside this workspace
     s = "s=$SECONDS; git log --oneline -1; echo \"$((SECONDS - s))s\""  # a copied number
     assert _verdict(workspace, s)[0] == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "for f in src/*.py; do mv \"$f.new\" \"$f\"; done",  # each match replaced
+    "mv README.md src/a*.py",  # the glob names the tracked file it replaces
+])
+def test_a_file_a_glob_names_is_judged_as_the_files_it_matches(workspace: Path,
+                                                                command: str) -> None:
+    """The control: bash matches the glob now and replaces the tracked file."""
+    (workspace / "src" / "app.py.new").write_text("new\n")
+    _bash(workspace, command)
+    assert (workspace / "src" / "app.py").read_text() != "import os\n"
+    (workspace / "src" / "app.py").write_text("import os\n")
+    (workspace / "src" / "app.py.new").unlink(missing_ok=True)
+    assert _verdict(workspace, command)[0] == "deny"

@@ -356,15 +356,20 @@ class PathJudge:
         return "a file git tracks" if known else "" if known is False else "an existing file"
 
     def resolved_files(self, w: Word) -> list[str]:
-        """The file ``w`` names from each known folder the command may be in."""
-        if w.value is None or w.expandable:
+        """The file ``w`` names from each known folder the command may be in; a glob
+        (``"$f"`` of ``for f in data/*.csv``), each file it matches now."""
+        if w.value is None:
             return []
         out: list[str] = []
         for base in self._current():
-            try:
-                out.append(os.path.realpath(os.path.join(base, w.value)))
-            except OSError:  # /proc/1/cwd/..: a link not followed is not a file replaced
-                continue
+            names = [w.value]
+            if w.expandable and GLOB.search(w.value):
+                names = self._glob(w.value, str(base)) or []
+            for name in names:
+                try:
+                    out.append(os.path.realpath(os.path.join(base, name)))
+                except OSError:  # /proc/1/cwd/..: a link not followed is no file replaced
+                    continue
         return out
 
     def _current(self) -> list[Path]:
