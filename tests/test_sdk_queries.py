@@ -145,3 +145,23 @@ def test_names_and_redacted_values_are_no_secret(workspace: Path, command: str) 
 def test_kubectl_external_diff_is_a_command_line(workspace: Path) -> None:
     command = "KUBECTL_EXTERNAL_DIFF='sh -c \"rm -rf src\"' kubectl diff -f k8s/"
     assert _decision(workspace, command)[0] == "deny"
+
+
+def test_a_project_requiring_poetry_plugins_runs_them(workspace: Path) -> None:
+    """Poetry 2 installs and loads what [tool.poetry.requires-plugins] names, on any
+    command; without it poetry show reads the lock file."""
+    assert _decision(workspace, "poetry show --tree")[0] == "allow"
+    (workspace / "pyproject.toml").write_text(
+        "[tool.poetry.requires-plugins]\npoetry-plugin-export = \">=1.8\"\n")
+    assert _decision(workspace, "poetry show --tree") == (
+        "ask", "poetry show --tree: poetry loads pyproject.toml: it names code to load")
+
+
+@pytest.mark.parametrize(("command", "secret"), [
+    ("bundle config list", True), ("bundle config", True),
+    ("bundle config get gems.contribsys.com", True), ("bundle config get path", False),
+])
+def test_bundle_config_prints_the_sources_logins(workspace: Path, command: str,
+                                                 secret: bool) -> None:
+    auto = check_shell_json(command, workspace, ENV, approval="auto")["decision"]
+    assert (auto == "deny") == secret

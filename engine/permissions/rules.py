@@ -154,6 +154,10 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
         return prints_variables(name, words)
     if name == "kubectl" and words[:1] == ["get"] and _shows_secret_values(words):
         return True  # kubectl get secret db -o jsonpath='{.data.password}'
+    if name == "bundle" and words[:1] == ["config"] and words[1:2] in ([], ["list"]):
+        return True  # the gem sources' credentials (BUNDLE_GEMS__EXAMPLE__COM) in clear
+    if name == "bundle" and words[:2] == ["config", "get"]:  # a source's host: its login
+        return any("." in k or "__" in k or _SECRET_NAME.search(k) for k in words[2:])
     if name in ("npm", "pnpm", "yarn"):  # npm config get //registry.npmjs.org/:_authToken
         keys = words[2:] if words[:2] in (["config", "get"], ["c", "get"]) else \
             words[1:] if words[:1] == ["get"] else []

@@ -281,6 +281,18 @@ _YARN_PATH = Loads((".yarnrc.yml", ".yarnrc"), ("yarnpath", "yarn-path"), upward
 (``yarn-path`` in yarn 1) setting names: code from the workspace."""
 
 
+_POETRY_PLUGINS = Loads(("pyproject.toml",), ("requires-plugins",), upward=True)
+"""Poetry 2 installs the plugins a project's ``[tool.poetry.requires-plugins]`` names,
+missing ones fetched, and loads them on every command: code the project chose."""
+
+
+def _poetry_rule(e: Effect, args: list[Word]) -> None:
+    """``poetry show``, ``check``: reads; the rest by subcommand; any of them loads the
+    plugins the project requires (``_POETRY_PLUGINS``)."""
+    e.loads_here.append(_POETRY_PLUGINS)
+    _poetry(e, args)
+
+
 def _yarn_rule(e: Effect, args: list[Word]) -> None:
     """``yarn run`` with no script lists them and ``yarn cache dir`` prints a folder; the
     rest by subcommand (a ``yarnPath`` in ``.yarnrc.yml`` is code yarn runs)."""
@@ -897,7 +909,7 @@ RULES: dict[str, Rule] = {
     "pip": _pip, "pip3": _pip, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn_rule,
     "bun": _bun_rule,
     "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go_or_query, "gem": _gem,
-    "poetry": _poetry, "ssh-keygen": _ssh_keygen, "dpkg-deb": _dpkg_deb,
+    "poetry": _poetry_rule, "ssh-keygen": _ssh_keygen, "dpkg-deb": _dpkg_deb,
     "pdm": _poetry,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
                      "snap", "flatpak", "pipx"), _system_pkg),
