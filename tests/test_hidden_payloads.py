@@ -88,3 +88,29 @@ def test_a_commands_output_kept_in_a_variable_and_run_is_refused(workspace: Path
 def test_output_that_is_shown_or_replaced_keeps_its_answer(workspace: Path,
                                                           command: str) -> None:
     assert _judged(workspace, command) == ("allow", "allow")
+
+
+def test_a_recipe_marked_plus_in_shown_makefile_text_is_judged(workspace: Path) -> None:
+    """``make -n --eval 'x: ; +CMD' x`` runs CMD even as a dry run (the control)."""
+    command = "make -n --eval 'cleanup: ; +touch pwned' cleanup"
+    _run(workspace, command)
+    assert (workspace / "pwned").exists()
+    assert _judged(workspace, "make -n --eval 'cleanup: ; +git checkout -- src' cleanup") \
+        == ("deny", "deny")
+
+
+def test_git_writes_its_trace_where_the_variable_says(workspace: Path) -> None:
+    trace = workspace.parent / "trace.json"
+    _run(workspace, f"GIT_TRACE2_EVENT={trace} git status --short")
+    assert trace.exists()  # the control: a file outside the workspace, written
+    assert _judged(workspace, f"GIT_TRACE2_EVENT={trace} git status --short")[0] == "deny"
+    assert _judged(workspace, "GIT_TRACE=1 git status")[1] != "deny"  # standard error
+
+
+@pytest.mark.parametrize("command", [
+    "printf 'x' > build/pre.rb && RUBYOPT='-r./build/pre.rb' ruby -e 'puts 1'",
+    "NODE_OPTIONS='--import=data:text/javascript,import%20x' node -e 0",
+])
+def test_an_interpreter_option_loading_unseen_code_is_refused_under_auto(
+        workspace: Path, command: str) -> None:
+    assert _judged(workspace, command) == ("ask", "deny")

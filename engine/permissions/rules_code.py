@@ -353,6 +353,9 @@ def _script(e: Effect, args: list[Word]) -> None:
 # ---------------------------------------------------------------- make
 
 _MAKE_SHELL = re.compile(r"\$[({]shell\s+([^)}]*)[)}]")
+_RECIPE_PREFIX = re.compile(r"^[\s@+-]*")
+"""What make strips from a recipe line before the shell gets it: blanks and the ``@``
+(silent), ``+`` (run under -n) and ``-`` (ignore errors) marks, in any order."""
 
 
 def makefile_code(e: Effect, how: str, text: Word) -> None:
@@ -364,10 +367,10 @@ def makefile_code(e: Effect, how: str, text: Word) -> None:
     recipes = [m.group(1) for m in _MAKE_SHELL.finditer(body)]
     for line in body.splitlines():
         if line.startswith("\t"):
-            recipes.append(line[1:].lstrip("@+-"))
+            recipes.append(_RECIPE_PREFIX.sub("", line[1:]))
         elif ";" in line and ":" in line.split(";", 1)[0] and not line.startswith("#") \
-                and "=" not in line.split(":", 1)[0]:
-            recipes.append(line.split(";", 1)[1].lstrip("@+-"))
+                and "=" not in line.split(":", 1)[0]:  # target: ; +cmd (blanks, then @+-)
+            recipes.append(_RECIPE_PREFIX.sub("", line.split(";", 1)[1]))
     for code in recipes:
         code = re.sub(r"\$\(([A-Za-z_@<^*?][A-Za-z0-9_]*)\)|\$([@<^*?])", "x", code)
         e.scripts.append((how, Word.of(code.replace("$$", "$"))))

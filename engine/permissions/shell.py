@@ -243,6 +243,10 @@ _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
 """Configuration files that name programs a tool runs later, and the keys that do: a command
 that writes the file and names the key in its text plants a command (``jq '.scripts.postinstall
 = ..' package.json > t && mv t package.json``)."""
+_LOADER_OPTIONS = frozenset({"RUBYOPT", "NODE_OPTIONS", "PERL5OPT", "PYTHONSTARTUP",
+                             "PYTHONPATH", "NODE_PATH", "RUBYLIB", "PERL5LIB",
+                             "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"})
+"""Variables whose value names code an interpreter loads before the program."""
 _OUTPUT_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\((?!\())")
 """A command substitution (``$(cmd)``, a backquote), not arithmetic (``$((1+2))``)."""
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
@@ -2383,6 +2387,28 @@ class _Walker(PathJudge, ShellValues):
         self.arrays.pop(var, None)  # declare -l/-u/-c: _may_hold stores it in that case
         self._may_hold(var, cands, merge=bool(self.conditional))  # a branch: joined after
 
+    def _setting_files(self, e: Effect, var: str, values: list[str] | None) -> None:
+        """Files a variable names for the program to write or load: ``GIT_TRACE2_EVENT=
+        /path`` (git writes its trace there; a number or ``true`` is standard error), and
+        ``RUBYOPT=-r./x.rb``, ``NODE_OPTIONS=--require ./x.js`` naming a file this command
+        wrote, or a ``data:`` URL (code the command line does not show as code)."""
+        if var.startswith("GIT_TRACE"):
+            for v in values or ["/"]:
+                if v.startswith("/") or values is None:
+                    e.writes.append(Word.of(v) if values is not None else Word(
+                        None, f"${var}", "other"))
+                    e.add("write", f"{var} makes git write its trace to a file")
+            return
+        if var not in _LOADER_OPTIONS or values is None:
+            return
+        for v in values:
+            if "data:" in v:
+                self.unnamed.append(f"{var} loads code from a data: URL")
+            wrote = next((w for w in sorted(self.written) if w.lstrip("./") and
+                          w.lstrip("./") in v), None)
+            if wrote is not None:
+                self.unnamed.append(f"{var} loads {wrote}, which this command wrote")
+
     def _copies_number(self, text: str) -> bool:
         """``s=$SECONDS``, ``n="${count}"``: the value of a variable that holds a number."""
         m = re.fullmatch(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?", text)
@@ -3243,6 +3269,7 @@ class _Walker(PathJudge, ShellValues):
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
             self.ifs = self._ifs_value()
         for var in assigned:  # before _runs_written: GIT_CONFIG_GLOBAL=written.ini git ..
+            self._setting_files(e, var, (exported or {}).get(var))
             if shell_code_var(var) and not harmless_setting(var, (exported or {}).get(var)):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
             if is_dangerous_variable(var) and not (var == "IFS" and (exported or {}).get(
