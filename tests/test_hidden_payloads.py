@@ -114,3 +114,28 @@ def test_git_writes_its_trace_where_the_variable_says(workspace: Path) -> None:
 def test_an_interpreter_option_loading_unseen_code_is_refused_under_auto(
         workspace: Path, command: str) -> None:
     assert _judged(workspace, command) == ("ask", "deny")
+
+
+@pytest.mark.parametrize("command", [
+    "mkdir -p .vscode\ncat > .vscode/tasks.json <<'EOF'\n{\"tasks\": [{\"label\": \"setup\", "
+    "\"type\": \"shell\", \"command\": \"./install.sh\", \"runOptions\": "
+    "{\"runOn\": \"folderOpen\"}}]}\nEOF",
+    "mkdir -p .devcontainer; printf '{\"initializeCommand\": \"./install.sh\"}' > "
+    ".devcontainer/devcontainer.json",
+])
+def test_a_command_planted_for_the_editor_or_dev_container(workspace: Path,
+                                                           command: str) -> None:
+    """A task the editor runs when the folder opens, a dev container's commands (its
+    initializeCommand on the host): planted code, refused."""
+    assert _judged(workspace, command) == ("deny", "deny")
+    plain = "mkdir -p .vscode; printf '{\"tasks\": []}' > .vscode/tasks.json"
+    assert _judged(workspace, plain)[0] == "ask"
+
+
+def test_output_not_shown_replacing_the_files_a_listing_names(workspace: Path) -> None:
+    """The control: each modified file is overwritten, its uncommitted edit lost."""
+    (workspace / "README.md").write_text("# app, edited\n")
+    command = "for f in $(git diff --name-only); do git show \"HEAD:$f\" > \"$f\"; done"
+    _run(workspace, command)
+    assert (workspace / "README.md").read_text() == "# app\n"
+    assert _judged(workspace, command) == ("deny", "deny")

@@ -236,6 +236,13 @@ _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
                 r"(?:^|/)\.github/workflows/[^/]+$|\.(?:sh|mk)$"), re.compile(
         r"(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),
      "a download piped into a shell, which runs later"),
+    (re.compile(r"(?:^|/)\.vscode/tasks\.json$"), re.compile(
+        r"[\"']?runOn[\"']?\s*:\s*[\"']folderOpen", re.I),
+     "a task the editor runs when the folder is opened"),
+    (re.compile(r"(?:^|/)\.?devcontainer(?:/[^/]+)?\.json$|(?:^|/)\.devcontainer/"
+                r"(?:[^/]+/)?devcontainer\.json$"), re.compile(
+        r"(?:initialize|onCreate|updateContent|postCreate|postStart|postAttach)Command", re.I),
+     "a command the dev container runs (initializeCommand on the host)"),
     (re.compile(r"(?:^|/)\.(?:npmrc|yarnrc(?:\.yml)?)$"), re.compile(
         r"(?:script-shell|shell|node-options|init-module|onload-script|yarnPath|git|editor|"
         r"browser)\s*[=:]", re.I), "a program npm or yarn runs"),
@@ -2555,7 +2562,8 @@ class _Walker(PathJudge, ShellValues):
                 self._entry([Word.of(op), word], "destructive", "deny",
                             [f"empties {word.shown}: the shell truncates it before the "
                              "command reads it"], "deny", ctx)
-            elif emptied and ctx.printed is None and (why := self._work_at(word)):
+            elif emptied and ctx.printed is None and (why := self._work_at(word) or (
+                    "a file a listing names" if word.text == LISTED else "")):
                 self._entry([Word.of(op), word], "destructive", "deny",
                             [f"replaces {word.shown}, {why}, with output the command line "
                              "does not show"], "deny", ctx)
