@@ -139,8 +139,12 @@ def _parquet_tools(e: Effect, args: list[Word]) -> None:
 def _jupyter(e: Effect, args: list[Word]) -> None:
     """``jupyter nbconvert --to script --stdout NB`` prints a notebook converted; without
     ``--stdout`` it writes a file, ``--inplace`` rewrites the notebook and ``--execute`` runs
-    its cells. Other jupyter commands start servers or kernels."""
+    its cells. ``kernelspec list`` and ``--paths`` print what is installed; other jupyter
+    commands start servers or kernels."""
     words = [w.value or "" for w in args]
+    if words in (["kernelspec", "list"], ["kernelspec", "list", "--json"], ["--paths"],
+                 ["--version"], ["--runtime-dir"], ["--data-dir"], ["--config-dir"]):
+        return  # what is installed and where: printed
     if words[:1] != ["nbconvert"]:
         e.add("exec", f"jupyter {words[0] if words else ''} runs kernels or servers".strip())
         return

@@ -540,6 +540,17 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
     words = [w.value or "" for w in o.positionals]
     verb = words[0] if words else ""
     flags = {(a.value or "").split("=")[0] for a in args}
+    if verb in ("create", "run") and "--dry-run=client" in (a.value for a in args) and \
+            not flags & {"--kubeconfig", "--server", "--raw", "--save-config"}:
+        e.reads.extend(o.all("-f", "--filename"))  # the manifest printed, nothing sent
+        for i, a in enumerate(args):  # --from-file=[KEY=]PATH or --from-file [KEY=]PATH
+            name, eq, value = (a.value or "").partition("=")
+            if name in ("--from-file", "--from-env-file"):
+                given = Word.of(value) if eq else args[i + 1] if i + 1 < len(args) else None
+                if given is not None:
+                    path = (given.value or "").rpartition("=")[2] if given.value else None
+                    e.reads.append(Word.of(path) if path is not None else given)
+        return
     if verb in ("delete", "drain") or "--prune" in flags or (
             verb == "replace" and "--force" in flags) or (verb == "config" and len(words) > 1
                                                           and words[1].startswith("delete")):

@@ -365,7 +365,7 @@ pip_rule = _asks_registry(
 
 
 _npm = subcommands(_F({"ls", "list", "ll", "la", "help", "config", "prefix", "root", "bin",
-                      "why", "explain", "query", "pkg", "fund", "doctor", "get"}),
+                      "why", "explain", "query", "pkg", "fund", "doctor", "get", "sbom"}),
                    _F({"install", "i", "ci", "add", "update", "up", "upgrade", "uninstall",
                        "remove", "rm", "un", "unlink", "link", "dedupe", "prune", "install-test",
                        "it", "install-ci-test", "rebuild", "exec", "x"}),
@@ -561,8 +561,8 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
     if words[:1] in (["run"], ["run-script"]) and all(
             v is not None and v.startswith("-") for v in words[1:]):
         return  # with no script named, npm lists the scripts (--json too)
-    if words == ["store", "path"] and prog(e) == "pnpm":
-        return  # the store's folder
+    if prog(e) == "pnpm" and (words == ["store", "path"] or words[:2] == ["licenses", "list"]):
+        return  # the store's folder; the installed packages' licenses
     if words[:1] == ["version"] and all(v in ("--json", "--no-json") for v in words[1:]):
         return  # with no new version given, npm prints the versions
     if words[:1] == ["query"] and any(v is None or re.search(r":(?:outdated|vuln)\b", v)

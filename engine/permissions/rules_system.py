@@ -104,6 +104,15 @@ name looked up goes to DNS, a channel out of the machine."""
         e.add("network", f"getent {database} NAME asks DNS (the name leaves the machine)")
 
 
+def _sysctl(e: Effect, args: list[Word]) -> None:
+    """``sysctl vm.max_map_count``, ``sysctl -a`` print kernel settings; ``-w``, ``NAME=V``,
+    ``-p``/``--system``/``--load`` set them (the whole machine's)."""
+    words = [w.value for w in args]
+    if None in words or any("=" in (v or "") or v in ("-w", "--write", "-p", "--load",
+                                                        "--system", "-f") for v in words):
+        e.add("exec", "sysctl sets kernel parameters")
+
+
 def _ldconfig(e: Effect, args: list[Word]) -> None:
     """``ldconfig -p`` prints the linker's cache of libraries; any other use rebuilds it
     (``/etc/ld.so.cache``, which decides what every program loads) or reads a file named."""
@@ -113,7 +122,8 @@ def _ldconfig(e: Effect, args: list[Word]) -> None:
 
 
 RULES: dict[str, Rule] = {
-    "ip": _ip, "ldconfig": _ldconfig, "dmesg": _dmesg, "findmnt": _findmnt, "getent": _getent,
+    "ip": _ip, "ldconfig": _ldconfig, "sysctl": _sysctl, "dmesg": _dmesg,
+    "findmnt": _findmnt, "getent": _getent,
     **dict.fromkeys(("top", "pstree", "lsns", "lslocks", "lsipc", "lsmem", "users", "hostid",
                      "pwdx", "pmap", "systemd-detect-virt", "lsb_release"), plain()),
 }
