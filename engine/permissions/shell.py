@@ -1997,7 +1997,6 @@ class _Walker(PathJudge, ShellValues):
             return self._listed_before(stages, j, ctx, split=not whole)
         cuts = any((argv := self._static_argv(s, ctx)) is not None and status_paths(argv)
                    for s in stages[j + 1:i])
-        source = self._static_argv(stages[j], ctx) if cuts else None
         if cuts and (source is None or not self._lists_status(source)):
             return ()  # cut -c4- of what find prints may begin with / or ../
         return self._listing(stages[j], ctx, whole)
@@ -2400,19 +2399,18 @@ class _Walker(PathJudge, ShellValues):
         ``RUBYOPT=-r./x.rb``, ``NODE_OPTIONS=--require ./x.js`` naming a file this command
         wrote, or a ``data:`` URL (code the command line does not show as code)."""
         if var.startswith("GIT_TRACE"):
-            for v in values or ["/"]:
-                if v.startswith("/") or values is None:
-                    e.writes.append(Word.of(v) if values is not None else Word(
-                        None, f"${var}", "other"))
-                    e.add("write", f"{var} makes git write its trace to a file")
+            traces = [Word(None, f"${var}", "other")] if values is None else [
+                Word.of(v) for v in values if v.startswith("/")]
+            e.writes.extend(traces)
+            if traces:
+                e.add("write", f"{var} makes git write its trace to a file")
             return
         if var not in _LOADER_OPTIONS or values is None:
             return
         for v in values:
             if "data:" in v:
                 self.unnamed.append(f"{var} loads code from a data: URL")
-            wrote = next((w for w in sorted(self.written) if w.lstrip("./") and
-                          w.lstrip("./") in v), None)
+            wrote = next((w for w in sorted(self.written) if os.path.normpath(w) in v), None)
             if wrote is not None:
                 self.unnamed.append(f"{var} loads {wrote}, which this command wrote")
 
@@ -3191,7 +3189,7 @@ class _Walker(PathJudge, ShellValues):
             return None
         ws = os.path.realpath(self.ws)
         here = os.path.realpath(folders[0])
-        while here.startswith(ws):
+        while here == ws or here.startswith(ws + "/"):
             if os.path.lexists(os.path.join(here, ".git")):
                 return here
             if here == ws:
