@@ -167,6 +167,7 @@ def test_modes_that_print_instead_of_writing(workspace: Path, command: str,
     ("d=1; f() { if (( d )); then echo keep; else rm -rf build; fi; }; d=0; f", True),
     ("d=1; for i in 1 2; do if (( d )); then echo keep; else rm -rf build; fi; d=0; done",
      True),
+    ("d=08; if (( d )); then echo keep; else rm -rf build; fi", True),  # 08: no octal
     ("d=1; sh -c 'if (( 1 )); then echo keep; else rm -rf build; fi'", True),  # dash: ((
 ])
 def test_a_branch_known_values_rule_out_is_not_judged(workspace: Path, command: str,

@@ -59,7 +59,7 @@ def bounded(values: list[str], cap: int = MAX_VALUES) -> list[str] | None:
 
 
 _INTEGER = re.compile(r"-?\d+")
-_DECIDED_ARITHMETIC = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:(==|!=)\s*(\d+)\s*)?\)\)")
+_DECIDED_ARITHMETIC = re.compile(r"\(\(\s*([A-Za-z_]\w*)\s*(?:(==|!=)\s*(0|[1-9]\d*)\s*)?\)\)")
 _VAR = r"(\"?)\$\{?([A-Za-z_]\w*)\}?\%d"
 _DECIDED_TEST = re.compile(r"(\[\[?)\s+(?:-([nz])\s+" + _VAR % 3 + r"|" + _VAR % 5
                            + r"\s+(==?|!=)\s+(['\"]?)([\w./-]*)\8)\s+\]\]?")
@@ -257,8 +257,6 @@ class ShellValues:
             names = self._prefixed(named.group(1))
             joint = " " if named.group(2) == "@" else None if self.ifs is None else self.ifs[:1]
             return None if names is None or joint is None else [joint.join(names)]
-        if m.group(1) == "!":
-            self._named_indirectly(m.group(2))
         values = self._static_variable(m.group(2))
         if values is None or m.group(1) == "#":
             return None if values is None else self._or_unset(
@@ -275,9 +273,9 @@ class ShellValues:
         m = _DECIDED_ARITHMETIC.fullmatch(text)
         if m is not None:
             values = self._static_variable(m.group(1))
-            if values is None or not all(re.fullmatch(r"\d*", v) for v in values):
-                return None  # (( x )) of a word evaluates the variable it names
-            numbers = [int(v or "0") for v in values]
+            if values is None or not all(v == "" or DECIMAL.fullmatch(v) for v in values):
+                return None  # a word names a variable; 010 is octal, 08 an error
+            numbers = [int(v or "0") for v in values]  # unset or empty: 0
             op, rhs = m.group(2), int(m.group(3) or "0")
             return _agreed([(n == rhs if op == "==" else n != rhs) if op else n != 0
                             for n in numbers])
