@@ -126,7 +126,8 @@ def test_the_shells_ways_to_print_its_variables_read_credentials(workspace: Path
 
 
 @pytest.mark.parametrize("command", [
-    "declare -f", "declare -F", "declare -p HOME", "export X=1", "set -e; echo hi",
+    "declare -f", "declare -F", "declare -n", "declare -p HOME", "export X=1",
+    "set -e; echo hi",
     "declare -x | wc -l", "for v in HOME PATH; do echo \"${!v}\"; done",
     "echo \"${!GITHUB*}\"",  # the names only
 ])

@@ -189,7 +189,8 @@ def prints_variables(name: str, words: list[str]) -> bool:
     """``set``, ``declare``, ``declare -p``, ``export -p``, ``readonly``: the shell's
     variables with their values, the environment's credentials among them (as ``env``);
     ``declare -p NAME`` prints NAME, a secret when named like one. Not an assignment
-    (``export X=1``), ``set -e``, or ``declare -f`` (functions only)."""
+    (``export X=1``), ``set -e``, ``declare -f`` (functions only) or ``declare -n`` (the
+    name references and the names they stand for)."""
     options = [w for w in words if w[:1] in ("-", "+")]
     names = [w for w in words if w[:1] not in ("-", "+")]
     if name == "set":
@@ -198,7 +199,7 @@ def prints_variables(name: str, words: list[str]) -> bool:
         return False
     if names:  # declare X, export X: no output; declare -p X prints X
         return "-p" in options and any(map(_SECRET_NAME.search, names))
-    return not set("".join(o[1:] for o in options)) <= set("fF") or not options
+    return not set("".join(o[1:] for o in options)) <= set("fFn") or not options
 
 
 def _hunts_credentials(name: str, words: list[str]) -> bool:
