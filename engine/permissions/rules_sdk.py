@@ -9,7 +9,7 @@ modelled, and asks.
 
 from __future__ import annotations
 
-from engine.permissions.effect import Effect, Rule, prog
+from engine.permissions.effect import Effect, Rule, parse_opts, prog
 from engine.permissions.words import Word
 
 _F = frozenset
@@ -41,9 +41,9 @@ _DOTNET_ONLINE = _F({"--check-updates", "--clear", "-c"})
 
 
 def _dotnet(e: Effect, args: list[Word]) -> None:
-    """``dotnet --list-sdks``, ``dotnet tool list -g``, ``dotnet list package``: reads.
-    ``build``, ``run``, ``test``, ``restore`` and the rest run MSBuild's targets (project
-    code) or change what is installed."""
+    """``dotnet --list-sdks``, ``dotnet tool list -g``, ``dotnet new list``: reads.
+    ``build``, ``run``, ``test``, ``restore``, ``list package`` and the rest run MSBuild
+    (project code) or change what is installed."""
     words = _words(args)
     if words is None:
         e.add("exec", "dotnet with arguments only known at run time")
@@ -76,10 +76,10 @@ def _rustup(e: Effect, args: list[Word]) -> None:
     removes or changes the toolchains."""
     words = _words(args)
     verbs = _verbs(words or [])
-    if words is None or not verbs:
-        if words is not None and words and set(words) <= _RUSTUP_READS:
-            return
+    if words is None or (not verbs and not (words and set(words) <= _RUSTUP_READS)):
         e.add("exec", "rustup with these arguments is not modelled")
+    elif not verbs:
+        return  # rustup --version
     elif verbs[0] == "run" and len(args) > 2:
         e.nested.append(("rustup run", args[words.index("run") + 2:]))
     elif verbs[0] in _RUSTUP_READS or (verbs[0] in _RUSTUP_LISTS and verbs[1:2] == ["list"]):
@@ -106,9 +106,10 @@ def _composer(e: Effect, args: list[Word]) -> None:
     """``composer show --no-plugins`` reads composer.json and composer.lock. Without
     ``--no-plugins`` every command first loads the plugins installed in ``vendor/``
     (project code); installing, updating and running scripts ask as before."""
+    o = parse_opts(args, "d", frozenset({"--working-dir"}))
+    e.reads.extend(o.all("-d", "--working-dir"))  # the folder whose composer.json is read
     words = _words(args)
-    e.reads.extend(_working_dirs(args))
-    verbs = _verbs(_after_options(words or [])) or ["list"]
+    verbs = [w.value or "" for w in o.positionals] or ["list"]
     if words in (["--version"], ["-V"]):
         return
     if words is None or verbs[0] not in _COMPOSER_READS:
@@ -119,30 +120,6 @@ def _composer(e: Effect, args: list[Word]) -> None:
                       "code) unless --no-plugins")
     elif _COMPOSER_ONLINE.intersection(words):
         e.add("network", f"{prog(e)} {verbs[0]} asks the package repositories")
-
-
-def _working_dirs(args: list[Word]) -> list[Word]:
-    """``-d DIR``, ``--working-dir=DIR``: the folder whose composer.json is read."""
-    out: list[Word] = []
-    for i, w in enumerate(args):
-        v = w.value or ""
-        if v in ("-d", "--working-dir") and i + 1 < len(args):
-            out.append(args[i + 1])
-        elif v.startswith("--working-dir="):
-            out.append(Word.of(v.partition("=")[2]))
-        elif v.startswith("-d") and len(v) > 2:
-            out.append(Word.of(v[2:]))
-    return out
-
-
-def _after_options(words: list[str]) -> list[str]:
-    """The words without ``-d DIR`` and ``--working-dir DIR`` (a folder is no verb)."""
-    out, skip = [], False
-    for w in words:
-        if not skip and w not in ("-d", "--working-dir"):
-            out.append(w)
-        skip = not skip and w in ("-d", "--working-dir")
-    return out
 
 
 RULES["composer"] = _composer

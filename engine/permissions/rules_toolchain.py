@@ -242,12 +242,10 @@ def _jar(e: Effect, args: list[Word]) -> None:
     extracts, ``c``/``u`` create or update an archive."""
     mode = (args[0].value or "").lstrip("-") if args else ""
     files = [w for w in args[1:] if not (w.value or "-").startswith("-")]
-    described = [w.value for w in args[:1]] in (["--describe-module"], ["-d"])
-    if described and all((w.value or "").startswith("--file") or w.value in ("-f", "-v")
-                         or w in files for w in args[1:]):
-        e.reads.extend(w for w in files)
-        e.reads.extend(Word.of((w.value or "")[7:]) for w in args[1:]
-                       if (w.value or "").startswith("--file="))
+    described = parse_opts(args[1:], "f", frozenset({"--file"}))
+    if [w.value for w in args[:1]] in (["--describe-module"], ["-d"]) and set(
+            described.flags) <= {"-f", "--file", "-v", "--verbose"}:
+        e.reads.extend([*described.all("-f", "--file"), *described.positionals])
         return
     if mode.startswith("t") or (args and args[0].value in ("--list", "-t")):
         e.reads.extend(files)
