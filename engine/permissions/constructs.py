@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.permissions.effect import SYSTEM_DIRS
+from engine.permissions.words import Word
 
 Treatment = Literal["modelled", "opaque"]
 
@@ -54,8 +55,111 @@ def shell_code_var(name: str) -> bool:
 ARITHMETIC_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 """``[[ A -eq B ]]`` evaluates both sides as arithmetic (``[ ]`` and ``test`` do not)."""
 
-NUMERIC_PROGRAMS = frozenset({"wc", "nproc", "expr", "date", "stat", "id", "getconf", "du"})
-"""Programs whose output in an arithmetic context is a number, not code."""
+_NAMELESS_NUMBERS = frozenset({"nproc", "date", "id", "getconf"})
+"""Programs that print numbers (or words the command shows) and no name read from data."""
+_EXPR_NUMBERS = frozenset({"+", "-", "*", "/", "%", "<", "<=", "=", "==", "!=", ">=", ">"})
+_STAT_NUMBERS = re.compile(r"(?:%[sbBihugXYZWafodDtT]|[ \t,:;/._-]|\\n)+")
+"""A ``stat -c`` format of numbers only (sizes, times, modes, ids; not ``%n``, ``%N``)."""
+
+
+def numbers_printed(program: str, words: Sequence[Word]) -> bool:
+    """Whether ``program WORDS`` prints numbers and no name read from data. Bash's
+    arithmetic reads a word beside a count as a variable, and runs a subscript in it: with
+    a file ``a[$(cmd)]`` in src, ``n=$(wc -l src/*); (( n ))`` runs cmd. Names the command
+    shows are not data; those a glob, a recursive search or a listing finds are."""
+    values = [w.value for w in words]
+    if program in _NAMELESS_NUMBERS:
+        return True
+    if program == "expr":  # expr "$x" prints x; expr "$x" + 1 a number or nothing
+        return (len(values) == 3 and values[1] in _EXPR_NUMBERS) or (
+            len(values) == 2 and values[0] == "length")
+    if program == "wc":
+        return not any((v or "").startswith("--files0") for v in values) and \
+            _shown_names(_operands(words))
+    if program == "du":
+        return (_short_flag(values, "s", "dtBX") or "--summarize" in values) and \
+            _shown_names(_operands(words))
+    if program == "stat":
+        fmt = _option_value(values, ("-c", "--format", "--printf"))
+        return (fmt is not None and bool(_STAT_NUMBERS.fullmatch(fmt))) or \
+            _shown_names(_operands(words))
+    if program in ("grep", "rg"):
+        return _counts_only(program, words)
+    return program == "git" and _git_numbers([v or "" for v in values])
+
+
+def _operands(words: Sequence[Word]) -> list[Word]:
+    return [w for w in words if not (w.value or "x").startswith("-") or w.value == "-"]
+
+
+def _shown_names(names: Sequence[Word]) -> bool:
+    """Names written in the command, each printed as it is: none a glob or a variable
+    expands, none with a ``[`` (a subscript, were it read as arithmetic)."""
+    return all(w.value is not None and not w.expandable and "[" not in w.value for w in names)
+
+
+def _short_flag(values: Sequence[str | None], letter: str, valued: str) -> bool:
+    """``letter`` among the short options run together before any of ``valued`` (the
+    letters that take a value: ``grep -ec`` is ``-e c``)."""
+    for v in values:
+        if v is None or v == "--":
+            return False
+        cluster = v[1:] if v.startswith("-") and not v.startswith("--") else ""
+        if valued:
+            cluster = re.split(f"[{re.escape(valued)}]", cluster, maxsplit=1)[0]
+        if letter in cluster:
+            return True
+    return False
+
+
+def _option_value(values: Sequence[str | None], options: tuple[str, ...]) -> str | None:
+    for i, v in enumerate(values):
+        key, eq, value = (v or "").partition("=")
+        if key in options and eq:
+            return value
+        if key in options and i + 1 < len(values):
+            return values[i + 1]
+    return None
+
+
+_GREP_VALUED = "efmABCdD"
+_RG_VALUED = "efmABCtTgjEMr"
+
+
+def _counts_only(program: str, words: Sequence[Word]) -> bool:
+    """``grep -c``/``rg -c`` printing counts with no file name: ``-h`` (``-I`` for rg), or
+    grep given one file the command names (``rg DIR`` prints the names it finds)."""
+    values = [w.value for w in words]
+    valued = _GREP_VALUED if program == "grep" else _RG_VALUED
+    if not ("--count" in values or "--count-matches" in values or _short_flag(
+            values, "c", valued)):
+        return False
+    if "--no-filename" in values or _short_flag(values, "h" if program == "grep" else "I",
+                                                 valued):
+        return True
+    if program == "rg" or "--with-filename" in values or "--recursive" in values or any(
+            _short_flag(values, f, valued) for f in "HrR") or None in values:
+        return False
+    operands = _operands(words)
+    patterned = any(v in ("--regexp", "--file") or (v or "").startswith(("--regexp=", "--file="))
+                    for v in values) or _short_flag(values, "e", "fmABCdD") or _short_flag(
+                        values, "f", "emABCdD")
+    files = operands if patterned else operands[1:]
+    return len(files) <= 1 and _shown_names(files)
+
+
+_TIMESTAMP_FORMAT = re.compile(r"--(?:format|pretty)=(?:t?format:)?(?:%[ac]t|[ ,:;/-])+")
+"""``git log -1 --format=%ct``: commit and author times as seconds, numbers only."""
+
+
+def _git_numbers(words: list[str]) -> bool:
+    """``git rev-list --count``, ``git log --format=%ct``."""
+    while words and words[0].startswith("-"):  # git -C dir, git -c key=value
+        words = words[2:] if words[0] in ("-C", "-c") else words[1:]
+    verb, rest = (words[0], words[1:]) if words else ("", [])
+    if verb == "rev-list":
+        return "--count" in rest
+    return verb in ("log", "show") and any(_TIMESTAMP_FORMAT.fullmatch(w) for w in rest)
 
 _REV_PARSE_NAMES = frozenset({"--short", "--verify", "-q", "--quiet", "--abbrev-ref",
                               "--symbolic-full-name", "--default", "--revs-only", "--all",

@@ -339,13 +339,16 @@ _NO_HOME = frozenset({"/dev/null", "/nonexistent"})
 "no home" values); any other folder may hold a planted ``.gitconfig``."""
 
 
-def harmless_setting(name: str, values: list[str] | None) -> bool:
+def harmless_setting(name: str, values: list[str] | None, inherited: str | None = None) -> bool:
     """A setting whose effect is judged elsewhere or is nil, given its possible values (None:
-    only known at run time): a pager or editor variable (``PAGER``, ``GIT_EDITOR``...) names
-    a command line that is judged as a command the program runs; ``PATH`` set to system
-    folders only (``/usr/bin:/bin``) makes no program of the workspace run."""
+    only known at run time): the value the variable ``inherited`` (``env -i HOME="$HOME"``);
+    a pager or editor variable (``PAGER``, ``GIT_EDITOR``...) names a command line that is
+    judged as a command the program runs; ``PATH`` set to system folders only
+    (``/usr/bin:/bin``) makes no program of the workspace run."""
     if values is None:
         return False
+    if inherited is not None and values and all(v == inherited for v in values):
+        return True
     if command_variable(name) and name not in programs.COMMAND_TEMPLATE_VARS:
         return True
     if name in ("BASH_ENV", "ENV"):  # BASH_ENV=/dev/null: a shell starts with no file run

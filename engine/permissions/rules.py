@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 
 from engine.permissions import programs as p
 from engine.permissions import rules_code as c
@@ -44,10 +45,11 @@ from engine.permissions.shell_paths import NULL_DEVICES
 from engine.permissions.words import Word
 
 
-def analyze(argv: list[Word]) -> Effect:
-    """Unwrap wrappers, then apply the program's rule."""
+def analyze(argv: list[Word], inherited: Mapping[str, str] | None = None) -> Effect:
+    """Unwrap wrappers, then apply the program's rule; ``inherited`` is the environment the
+    command starts with, as far as it is known."""
     e = Effect(list(argv))
-    _unwrap(e)
+    _unwrap(e, inherited or {})
     if not e.argv or _times_assignments(e):
         return e
     name = program_name(e.argv[0])
@@ -214,7 +216,7 @@ def _hunts_credentials(name: str, words: list[str]) -> bool:
     return False
 
 
-def _unwrap(e: Effect) -> None:
+def _unwrap(e: Effect, inherited: Mapping[str, str]) -> None:
     for _ in range(16):
         if not e.argv:
             return
@@ -222,7 +224,7 @@ def _unwrap(e: Effect) -> None:
         wrapper = p.WRAPPERS.get(name)
         if wrapper is None:
             return
-        inner = _wrapper_inner(e, name, wrapper, e.argv[1:])
+        inner = _wrapper_inner(e, name, wrapper, e.argv[1:], inherited)
         if inner is None:
             return
         e.wrappers.append(name)
@@ -230,7 +232,8 @@ def _unwrap(e: Effect) -> None:
     e.at_least("ask", "too many nested wrappers")
 
 
-def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> list[Word] | None:
+def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word],
+                   inherited: Mapping[str, str]) -> list[Word] | None:
     """The wrapped command, or None when the wrapper runs nothing (its own rule applies)."""
     i, n = 0, len(args)
     positionals = spec.positionals  # timeout DURATION, chroot NEWROOT, flock FILE
@@ -245,7 +248,7 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word]) -> l
             i += 1
             break
         if name == "env" and "=" in v and not v.startswith("-"):
-            _assignment(e, v.partition("=")[0], v.partition("=")[2])
+            _assignment(e, v.partition("=")[0], v.partition("=")[2], inherited)
         elif not v.startswith("-") or v == "-":
             if not positionals:
                 break
@@ -322,10 +325,10 @@ def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
     return None
 
 
-def _assignment(e: Effect, name: str, value: str) -> None:
+def _assignment(e: Effect, name: str, value: str, inherited: Mapping[str, str]) -> None:
     if shell_code_var(name):
         e.at_least("deny", f"setting {name} makes the shell run code from elsewhere")
-    if is_dangerous_variable(name) and not harmless_setting(name, [value]):
+    if is_dangerous_variable(name) and not harmless_setting(name, [value], inherited.get(name)):
         e.add("exec", f"setting {name} changes what programs run")
     if command_variable(name):
         e.scripts.append((f"{name}=", run_with_arguments(name, Word.of(value.lstrip("|")))))

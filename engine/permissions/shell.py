@@ -35,8 +35,8 @@ from engine.permissions.constructs import (
     ARITHMETIC_TEST_OPS,
     IMPLICIT_FUNCTIONS,
     MODELLED_NODES,
-    NUMERIC_PROGRAMS,
     names_printed,
+    numbers_printed,
     opaque_builtin,
     shell_code_var,
 )
@@ -173,6 +173,10 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
                        r"|(?:(?<![^\s(){};|&])([^\s(){};|&]+)\s*\(\s*\))")
 """A name followed by ``()`` (anchored at a word start: linear time on long words)."""
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
+_SELF_ASSIGNED = re.compile(
+    r"(?<![\w$])([A-Za-z_]\w*)=(?:\"\$\{?\1\}?\"|\$\{?\1\}?)(?=[\s;&|)]|\Z)")
+"""``HOME="$HOME"``: the value a name already has (``env -i HOME="$HOME" git ..``); it
+changes nothing that is known of it."""
 _COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
 _EXPANDS_ALIASES = re.compile(r"\bshopt\s+-s\s+(?:\w+\s+)*expand_aliases\b")
 _CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
@@ -877,8 +881,9 @@ class _Walker(PathJudge, ShellValues):
         """Names assigned anywhere, and functions defined anywhere, in the command."""
         self.texts.append(text)
         self.hash_resets = self.hash_resets or bool(_HASH_RESETS.search(text))
-        self.tainted.update(_ASSIGNED.findall(text))
-        self.assignments.update(_ASSIGNED.findall(text))
+        assigned = _ASSIGNED.findall(_SELF_ASSIGNED.sub("", text))
+        self.tainted.update(assigned)
+        self.assignments.update(assigned)
         for names in (_LOOP_VAR.findall(text), _PRINTF_V.findall(text),
                       _ASSIGNS_DEFAULT.findall(text), *(re.findall(
                 r"[A-Za-z_]\w*", m.group(1)) for m in _READS_INTO.finditer(text))):
@@ -1564,6 +1569,12 @@ class _Walker(PathJudge, ShellValues):
 
     def _last_command(self, node: Node, ctx: _Ctx) -> tuple[str, list[str]]:
         """The program a substitution's output comes from (its last command) and its
+        words' values; ("", []) when that is not one simple command."""
+        prog, words = self._last_words(node, ctx)
+        return prog, [w.value or "" for w in words]
+
+    def _last_words(self, node: Node, ctx: _Ctx) -> tuple[str, list[Word]]:
+        """The program a substitution's output comes from (its last command) and its
         words; ("", []) when that is not one simple command."""
         inner = [c for c in node.named_children if c.type != "comment"]
         last = inner[-1] if len(inner) == 1 else None
@@ -1573,7 +1584,7 @@ class _Walker(PathJudge, ShellValues):
         if last is None or last.type != "command":
             return "", []
         name = last.child_by_field_name("name")
-        words = [self._word(a, ctx).value or "" for a in last.children_by_field_name("argument")]
+        words = [self._word(a, ctx) for a in last.children_by_field_name("argument")]
         return (program_name(self._word(name, ctx)) if name is not None else ""), words
 
     def _names_output(self, node: Node, ctx: _Ctx) -> bool:
@@ -1582,10 +1593,7 @@ class _Walker(PathJudge, ShellValues):
 
     def _numeric_output(self, node: Node, ctx: _Ctx) -> bool:
         """A substitution whose last command prints a number (``$(wc -l < f)``)."""
-        prog, words = self._last_command(node, ctx)
-        return prog in NUMERIC_PROGRAMS or (prog in ("grep", "rg", "git") and bool(
-            {"-c", "--count"} & set(words))) or (prog == "git" and any(
-                _TIMESTAMP_FORMAT.fullmatch(w) for w in words))
+        return numbers_printed(*self._last_words(node, ctx))
 
     def _opaque_name(self, node: Node, ctx: _Ctx) -> str | None:
         """Why a command name that does not decode is hidden by an unmodelled construct."""
@@ -2311,7 +2319,7 @@ class _Walker(PathJudge, ShellValues):
         elif var == "IFS" and self._static_value(node, ctx):
             pass  # a static IFS is modelled: words split at it name the program judged
         elif is_dangerous_variable(var) and not harmless_setting(  # PAGER=cat: cat is judged
-                var, self._assigned(node, ctx)):
+                var, self._assigned(node, ctx), self._untouched_env().get(var)):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
         self._remember(var, node, ctx)
@@ -3274,14 +3282,16 @@ class _Walker(PathJudge, ShellValues):
         self._reads_decoded(e, ctx)
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
             self.ifs = self._ifs_value()
+        untouched = self._untouched_env()
         for var in assigned:  # before _runs_written: GIT_CONFIG_GLOBAL=written.ini git ..
-            self._setting_files(e, var, (exported or {}).get(var))
-            if shell_code_var(var) and not harmless_setting(var, (exported or {}).get(var)):
+            values = (exported or {}).get(var)
+            self._setting_files(e, var, values)
+            if shell_code_var(var) and not harmless_setting(var, values, untouched.get(var)):
                 e.at_least("deny", f"setting {var} makes the shell run code from elsewhere")
-            if is_dangerous_variable(var) and not (var == "IFS" and (exported or {}).get(
-                    "IFS") is not None) and not harmless_setting(  # a static IFS is modelled
-                    var, (exported or {}).get(var)):  # PAGER=cat: cat is judged
-                e.add("exec", f"setting {var} changes what programs run")
+            if is_dangerous_variable(var) and not (var == "IFS" and values is not None) and \
+                    not harmless_setting(var, values, untouched.get(var)):
+                e.add("exec", f"setting {var} changes what programs run")  # a static IFS is
+                # modelled; PAGER=cat: cat is judged; HOME="$HOME": what it held
         self._runs_written(e, ctx, exported)
         for reason in floor_reasons:
             e.at_least("ask", reason)
@@ -3769,6 +3779,11 @@ class _Walker(PathJudge, ShellValues):
                 e = other
         return e
 
+    def _untouched_env(self) -> dict[str, str]:
+        """The base environment's variables this command never sets: their values are the
+        ones every program inherits (``env -i HOME="$HOME"`` hands on what it had)."""
+        return {n: v for n, v in self.env.items() if n not in self.tainted}
+
     def _followed(self, argv: list[Word], hashed: bool) -> tuple[Effect, str]:
         """The effect with links (and, if ``hashed``, ``hash -p`` names) followed; the name
         followed to a file a ``hash -p`` that may not have run gave it, or ""."""
@@ -3776,7 +3791,7 @@ class _Walker(PathJudge, ShellValues):
         if found:
             argv = [Word(found, argv[0].text), *argv[1:]]
         argv = self._shown_script(argv)
-        e = analyze(argv)
+        e = analyze(argv, self._untouched_env())
         self._loose_words(argv, e)
         if e.wrappers and e.argv:  # command ls: the shell's lookup; env ls: PATH's
             inner = e.argv[0]
@@ -3785,7 +3800,7 @@ class _Walker(PathJudge, ShellValues):
             unsure = unsure or unsure_inner
             if found:
                 e = analyze([*argv[:len(argv) - len(e.argv)], Word(found, inner.text),
-                             *e.argv[1:]])
+                             *e.argv[1:]], self._untouched_env())
         return e, unsure
 
     def _blankless_loop(self, name: str, values: list[Node]) -> None:
@@ -4398,10 +4413,6 @@ _SEQUENCES = frozenset({"program", "compound_statement", "do_group", "subshell",
 
 _QUIET_ERRORS = re.compile(r"2>\s*/dev/null|2>&-")
 """A redirection that only silences a listing's errors."""
-_TIMESTAMP_FORMAT = re.compile(r"--(?:format|pretty)=(?:t?format:)?(?:%[ac]t|[ ,:;/-])+")
-"""``git log -1 --format=%ct``: commit and author times as seconds, numbers only."""
-
-
 def _listed_indices(args: Sequence[Word]) -> frozenset[int]:
     """The positions (``$1`` is 1) of the arguments that are paths from a listing."""
     return frozenset(i for i, w in enumerate(args, 1) if w.text == LISTED)

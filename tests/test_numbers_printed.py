@@ -1,0 +1,109 @@
+"""Counts in arithmetic, and variables set to the value they hold.
+
+Bash's arithmetic reads a word beside a number as a variable and runs a subscript in it, so
+a count printed next to a file name is code when that name comes from data: a control run
+shows ``n=$(wc -l *); (( n > 0 ))`` running a command named by a file in the folder. Counts
+with no name beside them (``wc -l < f``, ``grep -hc``) stay numbers
+(``engine/permissions/constructs.numbers_printed``).
+
+``env -i HOME="$HOME" git ..`` hands on the value HOME had: nothing about what git reads
+changes, so it is judged like ``git ..``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+
+ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
+PLANTED = "a[$(touch PWNED)]"
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x = 1\n")
+    (tmp_path / "a.txt").write_text("a\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def _decisions(workspace: Path, command: str) -> tuple[str, str]:
+    return (str(check_shell_json(command, workspace, ENV)["decision"]),
+            str(check_shell_json(command, workspace, ENV, approval="auto")["decision"]))
+
+
+@pytest.mark.parametrize("command", [
+    "n=$(wc -l *); (( n > 0 ))",
+    "n=$(grep -c a *); (( n > 0 ))",
+    "n=$(du *); (( n > 0 ))",
+    "n=$(stat -c '%n %s' *); (( n > 0 ))",
+])
+def test_a_name_beside_a_count_runs_in_arithmetic(tmp_path: Path, command: str) -> None:
+    """Control: the file name the count is printed with is evaluated, its subscript runs."""
+    (tmp_path / PLANTED).write_text("")
+    (tmp_path / "b").write_text("a\n")
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False)
+    assert (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize("command", [
+    "n=$(wc -l src/*); (( n > 0 )) && echo some",
+    "n=$(grep -c x src/*); echo $(( n + 1 ))",
+    "n=$(grep -rc x src); (( n ))",
+    "n=$(grep -Hc x src/app.py); (( n ))",
+    "n=$(grep -ec src/app.py a.txt); (( n ))",  # -e takes c: the pattern, no count
+    "n=$(rg -c x); (( n ))",
+    "n=$(du src); (( n > 1 ))",
+    "n=$(stat src/*); (( n ))",
+    "n=$(expr \"$x\"); (( n ))",
+    "n=$(git -c a=b log --format=%s); (( n ))",
+    "n=$(git grep -c x); (( n ))",
+])
+def test_counts_printed_with_names_from_data_are_not_numbers(workspace: Path,
+                                                             command: str) -> None:
+    assert _decisions(workspace, command) == ("ask", "deny")
+
+
+@pytest.mark.parametrize("command", [
+    "n=$(wc -l < src/app.py); (( n > 0 )) && echo some",
+    "n=$(wc -l src/app.py); (( n > 0 ))",
+    "n=$(git ls-files | wc -l); echo $(( n + 1 ))",
+    "uses=$(grep -rwn x src | grep -vc 'def x'); (( uses == 0 )) && echo unused",
+    "n=$(grep -hc x src/*); (( n ))",
+    "n=$(grep -c x src/app.py); (( n ))",
+    "n=$(rg --no-filename -c x src); (( n ))",
+    "n=$(du -s src); (( n > 1 ))",
+    "n=$(du -sk src a.txt | sort -n | tail -n 1); echo ok",
+    "n=$(stat -c %s src/*); (( n > 0 ))",
+    "n=$(expr \"$RANDOM\" + 1); (( n ))",
+    "n=$(git rev-list --count HEAD); (( n > 2 ))",
+    "t=$(git log -1 --format=%ct); echo $(( $(date +%s) - t ))",
+])
+def test_counts_alone_are_numbers(workspace: Path, command: str) -> None:
+    assert _decisions(workspace, command) == ("allow", "allow")
+
+
+@pytest.mark.parametrize("command", [
+    "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" git log -1",
+    "env HOME=\"$HOME\" ls src",
+    "HOME=$HOME git status --short",
+    "env -i PATH=/usr/bin:/bin HOME=\"${HOME}\" bash --noprofile --norc -c 'git log -1'",
+])
+def test_a_variable_set_to_what_it_holds_changes_nothing(workspace: Path,
+                                                         command: str) -> None:
+    assert _decisions(workspace, command) == ("allow", "allow")
+
+
+@pytest.mark.parametrize("command", [
+    "HOME=/tmp/x; env HOME=\"$HOME\" git log -1",
+    "export HOME=/tmp/x; HOME=$HOME git status",
+    "env HOME=\"$HOME/other\" git log -1",
+    "X=$HOME/other; env HOME=\"$X\" git log -1",
+])
+def test_a_variable_set_to_another_value_still_asks(workspace: Path, command: str) -> None:
+    assert _decisions(workspace, command)[0] == "ask"
