@@ -174,3 +174,65 @@ def test_bundle_config_prints_the_sources_logins(workspace: Path, command: str,
                                                  secret: bool) -> None:
     auto = check_shell_json(command, workspace, ENV, approval="auto")["decision"]
     assert (auto == "deny") == secret
+
+
+@pytest.mark.parametrize("command", [
+    "ps eww -o pid,args ax | grep -i token", "ps auxe", "ps e", "ps -u root e",
+    "git config --get-regexp 'http\\..*\\.extraheader'", "git config github.token",
+    "git config --get-urlmatch http https://github.com", "git config --get-regexp .",
+    "git config sendemail.smtpPass",
+    "git credential-store --file ~/.git-credentials get <<< $'protocol=https\\nhost=x\\n'",
+])
+def test_environments_and_secret_settings_printed_are_credentials(workspace: Path,
+                                                                  command: str) -> None:
+    assert _decision(workspace, command)[0] == "ask"
+    assert check_shell_json(command, workspace, ENV, approval="auto")["decision"] == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "ps aux", "ps -ef", "ps -e -o pid,user", "ps axo pid,user,etime", "ps -o user= -p 1",
+    "ps -eo pid,comm --sort=-pcpu", "git config --get-regexp alias", "git config user.email",
+    "git config --local --get-regexp extraheader", "git config --get remote.origin.url",
+])
+def test_process_lists_and_plain_settings_are_reads(workspace: Path, command: str) -> None:
+    assert _decision(workspace, command)[0] == "allow"
+
+
+def test_ps_e_without_a_dash_prints_the_environment(tmp_path: Path) -> None:
+    """Control: BSD ``e`` appends each process's environment; ``-e`` only selects all."""
+    child = subprocess.Popen(["sleep", "60"], env={**os.environ, "DEMO_TOKEN": "tok-31337"})
+    try:
+        pid = str(child.pid)
+        bsd = subprocess.run(["ps", "eww", "-p", pid], capture_output=True, text=True,
+                             check=True).stdout
+        unix = subprocess.run(["ps", "-e", "-o", "pid,args"], capture_output=True, text=True,
+                              check=True).stdout
+    finally:
+        child.kill()
+        child.wait()
+    assert "DEMO_TOKEN=tok-31337" in bsd and "tok-31337" not in unix
+
+
+def test_git_config_get_regexp_prints_the_users_auth_header(tmp_path: Path) -> None:
+    """Control: the header CI stores is read from the user's file, outside the workspace."""
+    (tmp_path / ".gitconfig").write_text(
+        '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n')
+    out = subprocess.run(["git", "config", "--get-regexp", r"http\..*\.extraheader"],
+                         capture_output=True, text=True, cwd=tmp_path, check=True,
+                         env={**os.environ, "HOME": str(tmp_path)}).stdout
+    assert "c2VjcmV0" in out
+
+
+def test_git_apply_check_reports_without_applying(tmp_path: Path) -> None:
+    """Control: ``git apply -R --check`` tests the patch and leaves the file as it was."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a.txt").write_text("one\n")
+    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-zero\n+one\n"
+    subprocess.run(["git", "apply", "-R", "--check"], input=patch, text=True, cwd=tmp_path,
+                   check=True)
+    assert (tmp_path / "a.txt").read_text() == "one\n"
+    for command in ("git apply -R --check p.diff", "git stash show -p | git apply -R --check",
+                    "git apply --numstat p.diff"):
+        assert _decision(tmp_path, command)[0] == "allow"
+    for command in ("git apply -R p.diff", "git apply --stat --apply p.diff"):
+        assert _decision(tmp_path, command)[0] == "ask"

@@ -137,7 +137,8 @@ PRINTS_CREDENTIALS: dict[str, frozenset[tuple[str, ...]]] = {
     "aws": frozenset({("configure", "get"), ("configure", "export-credentials"),
                       ("sts", "get-session-token"), ("ecr", "get-login-password"),
                       ("secretsmanager", "get-secret-value")}),
-    "git": frozenset({("credential", "fill")}),
+    "git": frozenset({("credential", "fill"), ("credential-store", "get"),
+                      ("credential-cache", "get")}),
     "php": frozenset({("-i",), ("--info",)}),  # phpinfo(): the environment, whole
     "kubectl": frozenset({("config", "view", "--raw"), ("create", "token")}),
     "vault": frozenset({("read",), ("kv", "get")}),

@@ -149,6 +149,8 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
         return any(not (m.group(1) or m.group(2)) or _SECRET_NAME.search(m.group(1) or
                                                                            m.group(2))
                    for w in words for m in _READS_ENVIRONMENT.finditer(w))
+    if name == "ps":
+        return _ps_environment(words)
     if name == "printenv":
         names = [w for w in words if not w.startswith("-")]
         return not names or any(map(_SECRET_NAME.search, names))
@@ -168,6 +170,31 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
         it = iter(words)
         if all(any(w == want for w in it) for want in wanted):
             return True
+    return False
+
+
+_PS_VALUED = "oOpUutgGCsq"
+"""ps's Unix options (``-o``, ``-p``, ``-u``..) that take the next word as a value."""
+_PS_BSD_VALUED = "oOpUtk"
+"""ps's BSD letters (no dash) that take the next word as a value (``u`` is a format)."""
+
+
+def _ps_environment(words: list[str]) -> bool:
+    """``ps e``, ``ps auxe``, ``ps eww``: the BSD ``e`` (no dash) prints each process's
+    environment after its command; ``ps -e`` selects every process and prints none."""
+    skip = False
+    for w in words:
+        if skip or w.startswith("--"):
+            skip = not skip and w in ("--sort", "--format", "--pid", "--user", "--ppid")
+            continue
+        letters = w.lstrip("-")
+        if not letters.isalpha():
+            continue
+        valued = _PS_VALUED if w.startswith("-") else _PS_BSD_VALUED
+        head = re.split(f"[{valued}]", letters, maxsplit=1)[0]
+        if not w.startswith("-") and "e" in head:
+            return True
+        skip = letters[-1] in valued
     return False
 
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from engine.permissions import programs as p
 from engine.permissions.effect import (
     Effect,
+    Opts,
     Rule,
     parse_opts,
     run_with_arguments,
@@ -377,6 +378,38 @@ _REPOSITORY_SCOPES = ("--local", "--worktree", "--file", "-f", "--blob")
 the path rules judge)."""
 
 
+_SECRET_KEYS = ("http.https://example.com/.extraheader", "http.extraheader",
+                "sendemail.smtppass", "github.token", "hub.oauthtoken", "gitlab.token",
+                "credential.https://example.com.password", "http.proxyauthmethod")
+"""Names of settings that hold secrets (an ``Authorization`` header CI writes, a mail or
+forge password): a key, or a ``--get-regexp`` pattern, that names or matches one of them
+prints it."""
+_SECRET_WORDS = re.compile(r"extraheader|passw|pass$|token|secret|auth(?!or)", re.I)
+
+
+def _prints_secret_setting(o: Opts, first: str | None) -> bool:
+    """``git config --get-regexp 'http\\..*\\.extraheader'``, ``git config github.token``:
+    a read of settings that hold secrets from every scope (the user's and the system's
+    files, outside the workspace)."""
+    if o.has(*_REPOSITORY_SCOPES):
+        return False
+    keys = o.positionals[1:] if first in ("get", "get-regexp", "get-all") else o.positionals
+    if not keys:
+        return False
+    pattern = keys[0].value
+    if pattern is None:
+        return True
+    if o.has("--get-regexp", "--get-urlmatch") or first in ("get-regexp",) or o.has(
+            "--regexp"):
+        try:
+            compiled = re.compile(pattern, re.I)
+        except re.error:
+            return True
+        return any(compiled.search(k) for k in _SECRET_KEYS) or bool(
+            _SECRET_WORDS.search(pattern))
+    return bool(_SECRET_WORDS.search(pattern.rpartition(".")[2]))
+
+
 def _git_config(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "f", frozenset({"--file", "--blob", "--type", "--default"}))
     reading = ("--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch",
@@ -391,6 +424,9 @@ def _git_config(e: Effect, args: list[Word]) -> None:
     elif o.has(*reading) or first in ("get", "list", "get-regexp", "get-all") or (
             len(o.positionals) == 1 and not o.has(*changing)):
         e.reads.extend(files)
+        if _prints_secret_setting(o, first):
+            e.secret = "git config prints a setting that holds a secret (from the user's " \
+                       "and the system's configuration too)"
         if (o.has("--list", "-l") or first == "list") and not o.has(*_REPOSITORY_SCOPES):
             e.at_least("ask", "git config --list prints the user's and the system's "
                               "configuration too (~/.gitconfig, /etc/gitconfig: outside the "
@@ -514,6 +550,17 @@ def _git_sub(read: tuple[str, ...], risk: Risk, why: str,
             e.add(risk, why)
 
     return rule
+
+
+_APPLY_REPORTS = frozenset({"--check", "--stat", "--numstat", "--summary"})
+"""``git apply`` options that report instead of applying (unless ``--apply`` is given too),
+wherever they stand (``git apply -R --check``)."""
+
+
+def _git_apply(e: Effect, args: list[Word]) -> None:
+    words = {(a.value or "").partition("=")[0] for a in args}
+    if not (words & _APPLY_REPORTS) or "--apply" in words or "" in words:
+        e.add("write", "git apply changes files")
 
 
 def _git_difftool(e: Effect, args: list[Word]) -> None:
@@ -642,8 +689,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "bisect": _git_sub(("log", "view", "visualize"), "write", "git bisect checks out commits",
                        ("run",)),
     "lfs": _git_sub(("ls-files", "status", "env", "version"), "network", "git lfs transfers"),
-    "apply": _git_sub(("--check", "--stat", "--numstat", "--summary"), "write",
-                      "git apply changes files"),
+    "apply": _git_apply,
     "sparse-checkout": _git_sub(("list",), "write", "git sparse-checkout changes the tree"),
     "symbolic-ref": lambda e, args: _git_two_writes(e, args, "symbolic-ref"),
     "update-ref": lambda e, args: e.add(

@@ -1898,7 +1898,8 @@ class _Walker(PathJudge, ShellValues):
         if self.ifs != before.ifs:
             self.ifs = None
         self.numeric = {v for v in self.numeric if v in before.numeric or (
-            v not in before.known and v not in before.unknown)}
+            v not in before.known and v not in before.unknown) or (  # n=0; .. ((n++))
+                v in before.known and all(DECIMAL.fullmatch(x) for x in before.known[v]))}
         self.blankless = {v for v in self.blankless if v in before.blankless or (
             v not in before.known and v not in before.unknown)}
 
