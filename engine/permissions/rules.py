@@ -20,6 +20,7 @@ from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
 from engine.permissions import rules_infra as infra
 from engine.permissions import rules_js as js
+from engine.permissions import rules_langs as langs
 from engine.permissions import rules_network as n
 from engine.permissions import rules_sdk as sdk
 from engine.permissions import rules_shell as sh
@@ -573,6 +574,8 @@ def _register_rules() -> dict[str, Rule]:
     rules["mvn"] = _mvn
     for module in (sh, g, f, n, c, infra, system, data, toolchain, js, sdk):
         rules.update(module.RULES)
+    for name in langs.QUERIES:  # deno fmt --check reads; deno run keeps its own rule
+        rules[name] = langs.query_rule(name, rules.get(name))
     return rules
 
 

@@ -358,6 +358,11 @@ _RECIPE_PREFIX = re.compile(r"^[\s@+-]*")
 (silent), ``+`` (run under -n) and ``-`` (ignore errors) marks, in any order."""
 
 
+_PREFIX_SET = re.compile(r"\s*\.RECIPEPREFIX\s*[:!?]*=\s*(\S?)")
+"""``.RECIPEPREFIX = >``: the character recipe lines start with from there on (a tab when
+empty). Lines starting with a tab are judged as recipes whatever it is."""
+
+
 def makefile_code(e: Effect, how: str, text: Word) -> None:
     """Recipes and ``$(shell ...)`` in makefile text (``make --eval``, a here-doc)."""
     if text.value is None:
@@ -365,8 +370,11 @@ def makefile_code(e: Effect, how: str, text: Word) -> None:
         return
     body = text.value.replace("\\\n", " ")
     recipes = [m.group(1) for m in _MAKE_SHELL.finditer(body)]
+    prefix = "\t"
     for line in body.splitlines():
-        if line.startswith("\t"):
+        if m := _PREFIX_SET.match(line):  # .RECIPEPREFIX = >: recipes start with > now
+            prefix = m.group(1)[:1] or "\t"
+        elif line.startswith((prefix, "\t")):
             recipes.append(_RECIPE_PREFIX.sub("", line[1:]))
         elif ";" in line and ":" in line.split(";", 1)[0] and not line.startswith("#") \
                 and "=" not in line.split(":", 1)[0]:  # target: ; +cmd (blanks, then @+-)

@@ -2121,6 +2121,13 @@ class _Walker(PathJudge, ShellValues):
             if redirect.type != "file_redirect" or dest is None:
                 continue
             op = _redirect_op(redirect, ctx)
+            if op == "<" and dest.type == "process_substitution":  # patch -R < <(git diff)
+                inner = [c for c in dest.named_children if c.type != "comment"]
+                before = self._static_argv(inner[0], ctx) if len(inner) == 1 else None
+                why = pipe_discards(before, argv) if before else None
+                if why is not None:
+                    self.floors.append(("deny", why))
+                continue
             key = self._diff_file_key(self._word(dest, ctx).value)
             if reversed_diff is not None and key and op in (">", ">|", "&>") and \
                     1 in _descriptors(redirect, op, ctx):
@@ -2876,11 +2883,32 @@ class _Walker(PathJudge, ShellValues):
             return None
         if _IFS.search(text):
             reasons.append("the command name is computed by the shell")
+        globbed = self._name_matches(cands)
+        if globbed is None:
+            return None
+        if globbed:  # for t in /usr/bin/[s]hred; do "$t": the loop matched it already
+            cands = [*cands, *(m for m in globbed if m not in cands)]
+            reasons.append("the command name is expanded by the shell")
         if self.ifs is None and subst:
             self.opaque.append("IFS is set to a value only known at run time")
         alternatives = [[Word(w, text) for w in self._split(c)] for c in cands]
         # an empty value expands to no word: the next argument is the program
         return alternatives or [[Word("", text)]], reasons
+
+    def _name_matches(self, values: list[str]) -> list[str] | None:
+        """The files a computed command name's pattern matches: a loop over a glob holds
+        what bash matched (``for t in /usr/bin/[s]hred``), and an unquoted ``$t`` is
+        matched again. None when there are more than ``MAX_NAME_MATCHES``."""
+        found: list[str] = []
+        for value in values:
+            if not GLOB.search(value):
+                continue
+            for base in self.cwds:
+                matched = self._glob(value, str(base or self.ws))
+                if matched is None:
+                    return None
+                found.extend(m for m in matched if m not in found)
+        return None if len(found) > MAX_NAME_MATCHES else found
 
     def _expanded_name(self, word: Word) -> list[list[Word]] | None:
         """The words a command word's braces make, or the files its glob matches: the first
@@ -3154,13 +3182,11 @@ class _Walker(PathJudge, ShellValues):
         """What a static command prints: ``echo``/``printf``, or a decoder or filter
         (``base64 -d``, ``rev``, ``tr``, ``xxd -r -p``) over known input; None otherwise."""
         if cmd.type == "pipeline":
-            for stage in (c for c in cmd.named_children if c.type != "comment"):
-                stdin = self._printed(stage, ctx, stdin)
-                if stdin is None:
-                    return None
-            return stdin
+            return self._printed_stages(cmd, ctx, stdin)
         if cmd.type == "redirected_statement":
             return self._printed_fed(cmd, ctx, stdin)
+        if cmd.type == "file_redirect":  # $(< f): what f holds
+            return self._printed_file(cmd, ctx)
         if cmd.type != "command":
             return None
         name = cmd.child_by_field_name("name")
@@ -3185,7 +3211,32 @@ class _Walker(PathJudge, ShellValues):
         if argv == ["git", "rev-parse", "--show-toplevel"]:
             top = self._repository_top()
             return None if top is None else top + "\n"
+        if argv[:3] == ["git", "rev-parse", "--git-path"] and len(argv) == 4:
+            return self._git_path(argv[3])
         return self._prints(argv, stdin)
+
+    def _git_path(self, name: str) -> str | None:
+        """What ``git rev-parse --git-path NAME`` prints at a repository's top whose ``.git``
+        is a folder: ``.git/NAME`` (``hooks`` only where no ``core.hooksPath`` is set in the
+        repository's or the user's configuration, which would name another folder)."""
+        top = self._repository_top()
+        folders = self._current()
+        if top is None or len(folders) != 1 or os.path.realpath(folders[0]) != top or \
+                not os.path.isdir(os.path.join(top, ".git")) or ".." in name.split("/") or \
+                name.startswith("/") or {"GIT_COMMON_DIR", "GIT_CONFIG_GLOBAL"} & (
+                    set(self.env) | self.tainted):
+            return None
+        if name.split("/")[0] == "hooks":
+            configs = [os.path.join(top, ".git", "config"),
+                       os.path.join(self.env.get("HOME", "/nonexistent"), ".gitconfig")]
+            for path in configs:
+                try:
+                    text = Path(path).read_text(errors="replace")
+                except OSError:
+                    continue
+                if "hookspath" in text.lower():
+                    return None
+        return f".git/{name}\n"
 
     def _repository_top(self) -> str | None:
         """What ``git rev-parse --show-toplevel`` prints where the shell is: the nearest
@@ -3218,10 +3269,33 @@ class _Walker(PathJudge, ShellValues):
             return seq_output(argv[1:])
         if argv[:2] in (["command", "-v"], ["type", "-P"]) or argv[0] == "which":
             return _lookup_output(argv[-1])
+        if argv[0] == "cat" and len(argv) > 1 and not any(a.startswith("-") for a in argv[1:]):
+            held = [self._content(a) for a in argv[1:]]
+            return None if None in held else "".join(h or "" for h in held)
         out = None if stdin is None else filter_output(argv, stdin)
         if out is not None and argv[0].rsplit("/", 1)[-1] in _DECODERS:
             self.decoding = True
         return out
+
+    def _printed_stages(self, pipeline: Node, ctx: _Ctx, stdin: str | None) -> str | None:
+        for stage in (c for c in pipeline.named_children if c.type != "comment"):
+            stdin = self._printed(stage, ctx, stdin)
+            if stdin is None:
+                return None
+        return stdin
+
+    def _printed_file(self, redirect: Node, ctx: _Ctx) -> str | None:
+        dest = redirect.child_by_field_name("destination")
+        found = self._static(dest, ctx) if dest is not None and _text(
+            redirect, ctx).lstrip().startswith("<") else None
+        return self._content(found[0]) if found is not None and len(found) == 1 else None
+
+    def _content(self, path: str) -> str | None:
+        """What a file this command wrote with shown text holds (``printf CODE > f``), when
+        no ``cd`` anywhere in the command can make the name another file."""
+        if "PWD" in self.tainted or not path:
+            return None
+        return self.contents.get(os.path.normpath(path))
 
     def _printed_fed(self, cmd: Node, ctx: _Ctx, stdin: str | None) -> str | None:
         """``cat <<'E' .. E`` (a command the grammar wraps with its here-doc): what it
@@ -3751,6 +3825,7 @@ class _Walker(PathJudge, ShellValues):
         elif e.stdin_reader is not None and ctx.piped:
             e.at_least("ask", f"{e.argv[0].shown} acts on what it reads from a pipe (SQL, "
                               "code, a file's new content), which the command does not show")
+            e.unseen = e.unseen or f"what {e.argv[0].shown} reads from a pipe and acts on"
 
     def _reads_decoded(self, e: Effect, ctx: _Ctx) -> None:
         """``read p < <(base64 -d ..)``: the names ``read``/``mapfile`` set hold decoded
@@ -3883,8 +3958,19 @@ class _Walker(PathJudge, ShellValues):
 
     def _arg_file(self, argv: list[Word], ctx: _Ctx) -> tuple[list[Word], _Ctx]:
         """``xargs -a <(git diff --name-only) CMD``: like ``git diff --name-only | xargs
-        CMD``, the words are paths of a listing."""
-        if not argv or program_name(argv[0]) != "xargs":
+        CMD``, the words are paths of a listing. ``awk -f <(echo CODE)``: the one file a
+        static printer fills is what ``/dev/stdin`` given ``CODE`` would be, judged as that
+        (where the command reads no input of its own)."""
+        name = program_name(argv[0]) if argv else ""
+        shown = [i for i, w in enumerate(argv[1:], 1)
+                 if w.value is None and w.text in self.shown_files]
+        if len(shown) == 1 and ctx.stdin is None and not ctx.piped and name not in (
+                "source", ".", "make", "gmake", "xargs", *SHELLS, *INTERPRETERS):
+            i = shown[0]
+            fed = Word.of(self.shown_files[argv[i].text])
+            return [*argv[:i], Word("/dev/stdin", argv[i].text), *argv[i + 1:]], replace(
+                ctx, stdin=fed)
+        if name != "xargs":
             return argv, ctx
         for i, w in enumerate(argv[1:-1], 1):
             if w.value in ("-a", "--arg-file") and argv[i + 1].text in self.listings:
@@ -4528,8 +4614,8 @@ _METADATA_WRITERS = frozenset({"chmod", "chown", "chgrp", "touch", "setfacl", "c
 
 
 def _prints_plainly(node: Node, ctx: _Ctx) -> bool:
-    """``$(echo ..)``, ``$(printf ..)`` or ``$(git rev-parse --show-toplevel)`` alone: its
-    output stands for words. Output of a decoder (``base64 -d``, ``rev``) stays a
+    """``$(echo ..)``, ``$(printf ..)``, ``$(git rev-parse --show-toplevel)`` or ``--git-path
+    NAME`` alone: its output stands for words. Output of a decoder (``base64 -d``, ``rev``) stays a
     substitution: code from a decoder is refused."""
     if node.type != "command_substitution":
         return False
@@ -4537,7 +4623,9 @@ def _prints_plainly(node: Node, ctx: _Ctx) -> bool:
     name = inner[0].child_by_field_name("name") if len(inner) == 1 and \
         inner[0].type == "command" else None
     return name is not None and (_text(name, ctx) in ("echo", "printf") or " ".join(
-        _text(inner[0], ctx).split()) == "git rev-parse --show-toplevel")
+        _text(inner[0], ctx).split()) == "git rev-parse --show-toplevel" or re.fullmatch(
+            r"git rev-parse --git-path [\w./-]+", " ".join(_text(inner[0], ctx).split()))
+        is not None)
 
 
 def _ran_silently(entries: Sequence[Mapping[str, Any]]) -> bool:

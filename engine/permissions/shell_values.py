@@ -337,12 +337,18 @@ class ShellValues:
     def _static_default(self, text: str) -> list[str] | None:
         """``${X:-rm}``, ``${X-rm}``, ``${X:+rm}``, ``${1:-src}``, ``${1:?usage}``: the value
         or the alternative word (``?``: the value, or the shell stops)."""
-        m = re.fullmatch(r"\$\{([A-Za-z_]\w*|[1-9]\d*)(:?[-=+?])([^$`'\"\\{}]*)\}", text)
+        m = _DEFAULT.fullmatch(text)
         if m is None:  # ${X:0:4}, ${X@Q}: not computed here, but X is read
             if (named := re.match(r"\$\{([A-Za-z_]\w*)", text)) is not None:
                 self._static_variable(named.group(1))
             return None
         name, op, alt = m.groups()
+        if "$" in alt:  # ${BACKUP_ROOT:-$HOME/backups}: the word's variables, expanded
+            words = self._referenced(alt)
+            found = None if words is None else [self._default_values(name, op, w)
+                                                for w in words]
+            return None if found is None or None in found else bounded(list(dict.fromkeys(
+                v for values in found for v in values or ())))
         if not alt.startswith("~"):
             return self._default_values(name, op, alt)
         home = self.env.get("HOME")  # ${x:-~/.ssh}: unquoted, the tilde is expanded
@@ -351,6 +357,23 @@ class ShellValues:
         found = [self._default_values(name, op, w) for w in (home + alt[1:], alt)]
         return None if None in found else list(dict.fromkeys(
             v for values in found for v in values or ()))
+
+    def _referenced(self, word: str) -> list[str] | None:
+        """``$HOME/backups``: the word with each ``$NAME``/``${NAME}`` replaced by every
+        value the variable may hold; None when one is only known at run time."""
+        out = [""]
+        for part in re.split(r"(\$\{?[A-Za-z_]\w*\}?)", word):
+            if not part.startswith("$"):
+                out = [o + part for o in out]
+                continue
+            values = self._static_variable(part.strip("${}"))
+            if values is None:
+                return None
+            grown = bounded([o + v for o in out for v in values])
+            if grown is None:
+                return None
+            out = grown
+        return out
 
     def _default_values(self, name: str, op: str, alt: str) -> list[str] | None:
         if name.isdigit():
@@ -810,6 +833,12 @@ def getopts_parse(optstring: str, words: list[str]) -> tuple[list[str], list[str
                 break
         i += 1
     return list(dict.fromkeys(letters)), list(dict.fromkeys(optargs)), i + 1
+
+
+_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*|[1-9]\d*)(:?[-=+?])((?:[^$`'\"\\{}]|\$[A-Za-z_]\w*|"
+                      r"\$\{[A-Za-z_]\w*\})*)\}")
+"""``${X:-word}`` (``-``, ``=``, ``+``, ``?``, with or without ``:``), the word plain text and
+simple variable references."""
 
 
 def _agreed(truths: list[bool]) -> bool | None:

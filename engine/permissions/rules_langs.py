@@ -1,0 +1,197 @@
+"""Rules for the tools of smaller language stacks asked what they know: Zig, Deno, Dart,
+Swift, Haskell, OCaml, Lua, Perl, Bun and the JVM's key tools.
+
+Each tool answers some questions without running project code or changing a file: ``zig
+env``, ``cabal check``, ``opam list``, ``keytool -list``, a formatter's check mode. They are
+declared once, in ``QUERIES``: the verbs (the words before any option) that read, the
+options a verb needs to stay a read (``zig fmt --check``) and the options that make any
+verb write (``ocamlformat -i``). Everything else builds, runs, installs or formats in
+place, and asks as an unknown program would. Start-up files that hold code (a
+``.luacheckrc`` is Lua; ``deno.json`` and ``analysis_options.yaml`` may name lint plugins)
+are judged where the program runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from engine.permissions.effect import Effect, Loads, Rule, prog, teardown_verb
+from engine.permissions.words import Word
+
+_F = frozenset
+_ABOUT = _F({"--version", "-V", "--help", "-h", "-help", "-version"})
+
+
+@dataclass(frozen=True, slots=True)
+class Queries:
+    """What of one program's command lines only reads."""
+
+    verbs: frozenset[tuple[str, ...]] = _F()
+    """Leading words (before any option) that read, whatever words follow (files, package
+    names); ``()`` for the program with none."""
+    exact: frozenset[tuple[str, ...]] = _F()
+    """Leading words that read only with no further word (``bun run`` lists the scripts,
+    ``bun run build`` runs one)."""
+    needs: Mapping[tuple[str, ...], frozenset[str]] = field(default_factory=dict)
+    """Verbs that read only given one of these options (``fmt``: ``--check``)."""
+    writes: frozenset[str] = _F()
+    """Options that make any command line of it write (``-i``, ``--inplace``)."""
+    about: frozenset[str] = _ABOUT
+    """Whole argument lists of one word that only ask the program about itself."""
+    files: frozenset[str] = _F()
+    """Options whose value is a file the command reads (judged where it lies)."""
+    online: frozenset[str] = _F()
+    """Options that make a query connect to a server (``keytool -printcert -sslserver``)."""
+    outside: frozenset[str] = _F()
+    """Options that make a query read the installation's own files outside the workspace
+    (``keytool -cacerts``)."""
+    loads: tuple[Loads, ...] = ()
+    """Files in the working directory whose code the program loads."""
+    why: str = "builds, runs project code, installs or changes files"
+
+
+def query_rule(name: str, fallback: Rule | None = None) -> Rule:
+    """The rule of ``name``: its queries read (``_QUERIES``); any other command line is
+    judged by ``fallback`` (the program's own rule: ``deno run``, ``bun x``), else asks."""
+    q = QUERIES[name]
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        if _reads(q, args):
+            e.loads_here.extend(q.loads)
+            _query_options(e, q, args)
+        elif fallback is not None:
+            fallback(e, args)
+        else:
+            e.add("exec", f"{prog(e)} {q.why}")
+            verb = teardown_verb(args)  # rake db:drop, mix ecto.drop
+            if verb is not None:
+                e.add("destructive", f"{prog(e)} {verb} asks the project to tear something "
+                                     "down")
+
+    return rule
+
+
+def _query_options(e: Effect, q: Queries, args: list[Word]) -> None:
+    for i, w in enumerate(args):
+        if w.value in q.files and i + 1 < len(args):
+            e.reads.append(args[i + 1])
+        if w.value in q.online:
+            e.add("network", f"{prog(e)} {w.value} connects to a server")
+        if w.value in q.outside:
+            e.at_least("ask", f"{prog(e)} {w.value} reads files outside the workspace")
+
+
+def _reads(q: Queries, args: list[Word]) -> bool:
+    words = [w.value for w in args]
+    if None in words:
+        return False
+    given = [w or "" for w in words]
+    if len(given) == 1 and given[0] in q.about:
+        return True
+    verb = _verb(given, q)
+    options = _options(given)
+    needed = q.needs.get(verb) if verb is not None else None
+    return verb is not None and (needed is None or bool(needed & options)) and \
+        not q.writes & options
+
+
+def _options(words: list[str]) -> set[str]:
+    """Each option as written, its name before ``=``, and the option with the word after
+    it (``--mode inplace``), so a table can name a value (``--output=none``)."""
+    found: set[str] = set()
+    for i, w in enumerate(words):
+        if w.startswith("-"):
+            found |= {w, w.partition("=")[0]}
+            if i + 1 < len(words) and not words[i + 1].startswith("-"):
+                found.add(f"{w} {words[i + 1]}")
+    return found
+
+
+def _verb(words: list[str], q: Queries) -> tuple[str, ...] | None:
+    """The longest declared verb the command line starts with (its leading words that are
+    not options), or None."""
+    lead: list[str] = []
+    for w in words:
+        if w.startswith("-"):
+            break
+        lead.append(w)
+    if tuple(lead) in q.exact:
+        return tuple(lead)
+    for n in range(len(lead), -1, -1):
+        if tuple(lead[:n]) in q.verbs or tuple(lead[:n]) in q.needs:
+            return tuple(lead[:n])
+    return None
+
+
+def _v(*verbs: str) -> frozenset[tuple[str, ...]]:
+    return _F(tuple(v.split()) if v else () for v in verbs)
+
+
+_LINT_PLUGINS = ("plugins",)
+_SHOWN = _F({"--output=none", "--output none", "-o none", "--output=show", "--output show",
+             "-o show", "--output=json", "--output json", "-o json"})
+"""``dart format`` options that print instead of writing the files."""
+QUERIES: dict[str, Queries] = {
+    "zig": Queries(_v("env", "targets", "version", "zen", "libc", "ast-check"),
+                   needs={("fmt",): _F({"--check"})}),
+    "deno": Queries(_v("types", "lint"), _v("info", "task"),
+                    {("fmt",): _F({"--check"})}, writes=_F({"--fix"}),
+                    loads=(Loads(("deno.json", "deno.jsonc"), _LINT_PLUGINS),),
+                    why="runs, type-checks (fetching imports), bundles or changes files"),
+    "dart": Queries(_v("analyze", "info", "pub deps"),
+                    needs={("format",): _SHOWN, ("fix",): _F({"--dry-run", "-n"})},
+                    loads=(Loads(("analysis_options.yaml",), _LINT_PLUGINS),)),
+    "swift": Queries(_v("demangle")),
+    "swiftc": Queries(needs={(): _F({"-parse"})}, about=_ABOUT | {"-print-target-info"}),
+    "swift-format": Queries(_v("", "lint", "format"), writes=_F({"-i", "--in-place"})),
+    "swiftlint": Queries(_v("version", "rules"), needs={("lint",): _F({"--no-cache"}),
+                                                          (): _F({"--no-cache"})},
+                         writes=_F({"--fix", "--autocorrect", "--format"})),
+    "cabal": Queries(_v("check", "info", "list", "outdated"),
+                     about=_ABOUT | {"--numeric-version"}),
+    "ghc": Queries(about=_ABOUT | {"--numeric-version", "--supported-extensions",
+                                   "--supported-languages", "--info", "--print-libdir",
+                                   "--show-options"}),
+    "ghc-pkg": Queries(_v("list", "field", "describe", "latest", "check", "dump")),
+    "hlint": Queries(_v(""), writes=_F({"--refactor", "--report"})),
+    "ormolu": Queries(_v(""), writes=_F({"-i", "--mode inplace", "--mode=inplace"})),
+    "fourmolu": Queries(_v(""), writes=_F({"-i", "--mode inplace", "--mode=inplace"})),
+    "ocamlformat": Queries(_v(""), writes=_F({"-i", "--inplace", "-o", "--output"})),
+    "opam": Queries(_v("list", "show", "switch list", "switch show", "env", "repo list",
+                       "config list")),
+    "ocamlfind": Queries(_v("list", "query", "printconf")),
+    "luarocks": Queries(_v("list", "show", "lint", "path", "which"), _v("config"),
+                        why="installs, builds, uploads or asks a rocks server"),
+    "luacheck": Queries(_v(""), writes=_F({"--cache"}),
+                        loads=(Loads((".luacheckrc",), upward=True),)),
+    "luac": Queries(needs={(): _F({"-p"})}, about=_ABOUT | {"-v"}),
+    "stylua": Queries(needs={(): _F({"--check", "-c"})}),
+    "perldoc": Queries(needs={(): _F({"-l", "-m", "-f", "-v", "-q"})}),
+    "podchecker": Queries(_v("")),
+    "perlcritic": Queries(_v("")),
+    "perltidy": Queries(needs={(): _F({"-st", "--standard-output"})},
+                        writes=_F({"-b", "--backup-and-modify-in-place", "-o",
+                                   "--outfile"})),
+    "prove": Queries(needs={(): _F({"--dry", "-D"})}),
+    "keytool": Queries(needs={(): _F({"-list", "-printcert", "-printcertreq", "-printcrl",
+                                      "-showinfo"})},
+                       writes=_F({"-exportcert", "-importcert", "-delete", "-genkeypair",
+                                  "-storepasswd", "-keypasswd", "-importkeystore",
+                                  "-changealias", "-certreq", "-gencert", "-genseckey",
+                                  "-importpass"}),
+                       files=_F({"-keystore", "-file", "-jarfile", "-infile"}),
+                       online=_F({"-sslserver"}), outside=_F({"-cacerts"})),
+    "jarsigner": Queries(needs={(): _F({"-verify"})}, files=_F({"-keystore"})),
+    "sbt": Queries(about=_F({"-h", "--help", "--script-version"})),
+    "gradle": Queries(about=_ABOUT | {"-v", "--status"}),
+    "rake": Queries(about=_ABOUT),  # rake -h exits before the Rakefile loads; -T loads it
+    "mix": Queries(about=_F({"--version", "-v"})),  # mix help (and -h) loads mix.exs
+    "bun": Queries(_v("pm ls", "pm bin", "pm hash-print"), _v("run", "pm cache"),
+                   why="runs project code, installs or changes files"),
+}
+"""Per program: what of its command lines only reads (``Queries``)."""
+
+RULES: dict[str, Rule] = {name: query_rule(name) for name in QUERIES}
+"""Programs without a rule elsewhere take these; ``rules.py`` puts the queries of the others
+(``deno``, ``bun``) before their own rule."""

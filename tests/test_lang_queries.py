@@ -1,0 +1,115 @@
+"""The tools of smaller language stacks asked what they know read; building, running,
+formatting in place and installing still ask (``engine/permissions/rules_langs.py``).
+
+Where the tool is on this machine (prove, podchecker, keytool) a control run shows what the
+query does to the folder; the others follow each tool's documented behaviour.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+
+ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "basic.t").write_text(
+        "use Test::More tests => 1;\nopen(my $f, '>', 'ran.txt');\nok(1);\n")
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "App.pm").write_text("package App;\n1;\n__END__\n\n=head1 NAME\n\n"
+                                             "App - demo\n\n=cut\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    return tmp_path
+
+
+def _decision(workspace: Path, command: str) -> str:
+    return str(check_shell_json(command, workspace, ENV)["decision"])
+
+
+@pytest.mark.parametrize("command", [
+    "zig env", "zig targets | head -3", "zig fmt --check src build.zig",
+    "zig ast-check src/main.zig", "deno fmt --check src", "deno task", "deno lint --json src",
+    "dart analyze --fatal-infos lib", "dart format --output=none --set-exit-if-changed lib",
+    "dart fix --dry-run", "swift demangle s3App5OrderV", "swiftc -parse Sources/main.swift",
+    "swift-format lint --recursive Sources", "swiftlint lint --no-cache --quiet",
+    "cabal check", "cabal info aeson", "ghc --supported-extensions", "ghc-pkg list",
+    "hlint src --no-exit-code", "ormolu --mode check src/A.hs", "ocamlformat --check a.ml",
+    "opam list --installed", "opam switch list", "ocamlfind list", "luarocks list --porcelain",
+    "luarocks config", "luac -p src/a.lua", "stylua --check src", "luacheck --no-cache src",
+    "perldoc -l Data::Dumper", "podchecker lib/App.pm", "perlcritic --severity 4 lib",
+    "perltidy -st -se lib/App.pm", "prove --dry -lr t",
+    "keytool -list -v -keystore config/ks.p12 -storepass:env KS_PASS",
+    "keytool -printcert -file config/server.crt", "jarsigner -verify -certs build/app.jar",
+    "sbt --script-version", "gradle --status", "rake -h", "mix --version", "bun run",
+    "bun pm ls",
+])
+def test_a_query_reads(workspace: Path, command: str) -> None:
+    assert _decision(workspace, command) == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "zig build", "zig fmt src", "deno fmt src", "deno task build", "deno run main.ts",
+    "deno lint --fix src", "dart format lib", "dart fix --apply", "swift package describe",
+    "swift-format format -i Sources/main.swift", "swiftlint lint", "swiftlint --fix",
+    "cabal build", "ghc -e 'print 1'", "ormolu --mode inplace src/A.hs",
+    "ocamlformat -i a.ml", "opam install dune", "luarocks config lua_version 5.4",
+    "luarocks install lpeg", "luac src/a.lua", "stylua src", "perltidy lib/App.pm",
+    "perltidy -b lib/App.pm", "prove -lr t", "keytool -delete -alias x -keystore k.p12",
+    "keytool -printcert -sslserver example.com:443", "keytool -list -cacerts",
+    "jarsigner build/app.jar mykey", "sbt compile", "gradle build",
+    "rake -T", "rake help", "mix help", "mix -h", "bun run build", "bun pm cache rm",
+    "LUA_INIT=@scripts/env.lua lua -v", "ERL_AFLAGS='-eval halt()' erl -version",
+])
+def test_anything_else_asks(workspace: Path, command: str) -> None:
+    assert _decision(workspace, command) == "ask"
+
+
+def test_a_luacheckrc_is_code_luacheck_runs(workspace: Path) -> None:
+    assert _decision(workspace, "luacheck src") == "allow"
+    (workspace / ".luacheckrc").write_text("os.execute('touch pwned')\n")
+    assert _decision(workspace, "luacheck src") == "ask"
+
+
+def test_lint_plugins_named_in_deno_json_run(workspace: Path) -> None:
+    assert _decision(workspace, "deno lint src") == "allow"
+    (workspace / "deno.json").write_text('{"lint": {"plugins": ["./plugin.ts"]}}\n')
+    assert _decision(workspace, "deno lint src") == "ask"
+
+
+@pytest.mark.skipif(shutil.which("prove") is None, reason="prove is not installed here")
+def test_prove_dry_lists_tests_without_running_them(workspace: Path) -> None:
+    listed = subprocess.run(["prove", "--dry", "t"], cwd=workspace, capture_output=True,
+                            text=True, check=True).stdout
+    assert "basic.t" in listed and not (workspace / "ran.txt").exists()
+    subprocess.run(["prove", "t"], cwd=workspace, capture_output=True, check=False)
+    assert (workspace / "ran.txt").exists()
+
+
+@pytest.mark.skipif(shutil.which("podchecker") is None, reason="podchecker is not installed")
+def test_podchecker_changes_nothing(workspace: Path) -> None:
+    before = sorted(p.name for p in workspace.rglob("*"))
+    subprocess.run(["podchecker", "lib/App.pm"], cwd=workspace, capture_output=True,
+                   check=True)
+    assert sorted(p.name for p in workspace.rglob("*")) == before
+
+
+@pytest.mark.skipif(shutil.which("keytool") is None, reason="keytool is not installed")
+def test_keytool_list_changes_nothing(workspace: Path) -> None:
+    store = workspace / "ks.p12"
+    subprocess.run(["keytool", "-genkeypair", "-alias", "a", "-keyalg", "RSA", "-dname",
+                    "CN=demo", "-keystore", str(store), "-storepass", "changeit",
+                    "-storetype", "PKCS12", "-validity", "2"], capture_output=True, check=True,
+                   env={**os.environ, "JAVA_TOOL_OPTIONS": ""})
+    stamp = store.stat().st_mtime_ns, store.read_bytes()
+    out = subprocess.run(["keytool", "-list", "-keystore", str(store), "-storepass",
+                          "changeit"], capture_output=True, text=True, check=True).stdout
+    assert "PrivateKeyEntry" in out and (store.stat().st_mtime_ns, store.read_bytes()) == stamp
