@@ -64,6 +64,7 @@ def test_a_name_beside_a_count_runs_in_arithmetic(tmp_path: Path, command: str) 
     "n=$(git -c a=b log --format=%s); (( n ))",
     "n=$(git grep -c x); (( n ))",
     "n=0; while read -r x; do n=$x; done < a.txt; echo $(( n + 1 ))",
+    "declare -i t; t=$(cat a.txt)",
 ])
 def test_counts_printed_with_names_from_data_are_not_numbers(workspace: Path,
                                                              command: str) -> None:
@@ -84,6 +85,8 @@ def test_counts_printed_with_names_from_data_are_not_numbers(workspace: Path,
     "n=$(expr \"$RANDOM\" + 1); (( n ))",
     "n=$(git rev-list --count HEAD); (( n > 2 ))",
     "t=$(git log -1 --format=%ct); echo $(( $(date +%s) - t ))",
+    "declare -i total; total+=$(wc -l < a.txt); total+=$(wc -l < src/app.py); echo $total",
+    "exec {fd}< <(git ls-files); mapfile -t -u \"$fd\" files; echo \"${#files[@]}\"",
     # a number counted up in a loop that may not run is still a number after it
     "paid=0 open=0\nwhile IFS=, read -r _ status; do\n  case $status in\n    paid) ((paid++)) ;;"
     "\n    *) ((open++)) ;;\n  esac\ndone < a.txt\necho $(( paid * 100 / (paid + open) ))",

@@ -209,3 +209,45 @@ def test_a_file_a_glob_names_is_judged_as_the_files_it_matches(workspace: Path,
     (workspace / "src" / "app.py").write_text("import os\n")
     (workspace / "src" / "app.py.new").unlink(missing_ok=True)
     assert _verdict(workspace, command)[0] == "deny"
+
+
+@pytest.mark.parametrize(("command", "deletes"), [
+    ("target=\"\"\n[ -n \"$target\" ] && rm -rf -- \"$target\"\necho \"target: $target\"",
+     False),
+    ("target=build; [ -n \"$target\" ] && rm -rf -- \"$target\"", True),
+    ("dry=1; [ \"$dry\" = 1 ] || rm -rf build", False),
+    ("dry=0; [ \"$dry\" = 1 ] || rm -rf build", True),
+    ("n=0; (( n )) && rm -rf build; echo done", False),
+    ("n=0; (( n )) && rm -rf build || rm -rf build", True),
+    ("DRY=false; $DRY || rm -rf build", True),
+    ("DRY=true; $DRY || rm -rf build", False),
+    ("DRY=true; $DRY && echo would || rm -rf build", False),  # judged: echo may fail
+    ("x=; sh -c '[ -n \"$1\" ] && rm -rf build' _ \"$x\"", False),
+])
+def test_a_list_known_values_decide_is_judged_as_bash_runs_it(workspace: Path, command: str,
+                                                              deletes: bool) -> None:
+    """``a && b`` / ``a || b`` whose condition is decided here: the control shows whether
+    bash reaches rm; the classifier refuses those that do (and the echo case, where a
+    closed output would make echo fail and rm run)."""
+    _bash(workspace, command)
+    assert (not (workspace / "build" / "app").exists()) == deletes
+    judged = "deny" if deletes or "echo would" in command or "sh -c" in command else "allow"
+    assert _verdict(workspace, command)[0] == judged
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("OUT_DIR=${OUT_DIR:-build}\nfind \"$OUT_DIR\" -type f\ndu -sh \"$OUT_DIR\"", "allow"),
+    ("OUT_DIR=${OUT_DIR:-build}; rm -rf \"$OUT_DIR\"", "deny"),
+    ("LOG=\"${LOG-README.md}\"; tail -n 5 -- \"$LOG\"", "allow"),
+    ("rc=${NO_SUCH_DIR_HERE:-$HOME}/.bashrc; echo 'alias ls=true' >> \"$rc\"", "deny"),
+    ("d=$(dirname src/app.py); pushd \"$d\" > /dev/null; wc -l -- *.py; popd > /dev/null",
+     "allow"),
+    ("for f in src/app.py README.md; do ( cd \"$(dirname \"$f\")\" && wc -c -- "
+     "\"$(basename \"$f\")\" ); done", "allow"),
+    ("rm -rf \"$(dirname src/app.py)\"", "deny"),
+    ("rsync --list-only -r ./ | head", "allow"), ("rsync -r build", "allow"),
+    ("rsync -r build out", "ask"),
+])
+def test_defaults_and_path_parts_are_known_values(workspace: Path, command: str,
+                                                  decision: str) -> None:
+    assert _verdict(workspace, command)[0] == decision

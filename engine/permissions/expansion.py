@@ -51,6 +51,33 @@ def seq_output(args: list[str]) -> str | None:
     return "".join(f"{n}\n" for n in range(first, last + (1 if step > 0 else -1), step))
 
 
+def path_part_output(program: str, args: list[str]) -> str | None:
+    """What ``dirname PATH..`` or ``basename PATH [SUFFIX]`` prints (GNU coreutils: trailing
+    slashes dropped, ``.`` for a name with no folder); None with options."""
+    if not args or any(a.startswith("-") for a in args):
+        return None
+    if program == "dirname":
+        return "".join(_dirname(a) + "\n" for a in args)
+    if len(args) > 2:
+        return None
+    name = args[0].rstrip("/") or ("/" if args[0] else "")
+    base = name.rpartition("/")[2] or name
+    suffix = args[1] if len(args) == 2 else ""
+    if suffix and base != suffix and base.endswith(suffix):
+        base = base[:-len(suffix)]
+    return base + "\n"
+
+
+def _dirname(path: str) -> str:
+    name = path.rstrip("/")
+    if not name:
+        return "/" if path else "."
+    head, slash, _ = name.rpartition("/")
+    if not slash:
+        return "."
+    return head.rstrip("/") or "/"
+
+
 def printf_output(args: list[str]) -> str | None:
     """What ``printf FORMAT ARGS`` prints, the format reused while arguments remain."""
     if not args or args[0].startswith("-"):

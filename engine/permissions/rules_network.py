@@ -172,7 +172,8 @@ def _remote_copy(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "iFPloScJeB", frozenset({"--rsh", "--exclude", "--include",
                                                    "--filter", "--files-from",
                                                    "--rsync-path"}))
-    dry = prog(e) == "rsync" and o.has("-n", "--dry-run")  # lists what it would do
+    dry = prog(e) == "rsync" and (o.has("-n", "--dry-run", "--list-only") or len(
+        o.positionals) == 1)  # lists what it would do; a source alone is listed
     if not dry or any(w.value is None or _remote_spec(w.value) for w in o.positionals):
         e.add("network", f"{prog(e)} copies over the network")
     ssh_options(e, o.all("-o"))

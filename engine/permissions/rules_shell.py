@@ -508,7 +508,8 @@ FIND_WRITE = frozenset({"-fprint", "-fprint0", "-fls", "-fprintf"})
 
 def _sets_variables(e: Effect, args: list[Word]) -> None:
     """``printf -v VAR``, ``read VAR``: setting PATH and friends changes what runs next."""
-    o = parse_opts(args, "vdnNptu" if prog(e) == "read" else "v")
+    o = parse_opts(args, {"read": "vdnNptu", "mapfile": "dnOsuCc",
+                          "readarray": "dnOsuCc"}.get(prog(e), "v"))
     names = o.all("-v") + (o.positionals if prog(e) in ("read", "mapfile", "readarray") else [])
     for w in names:
         if w.value is None or is_dangerous_variable(w.value.split("[")[0]):

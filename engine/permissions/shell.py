@@ -54,6 +54,7 @@ from engine.permissions.expansion import (
     echo_output,
     filter_output,
     glob_match,
+    path_part_output,
     printf_output,
     seq_output,
 )
@@ -174,9 +175,9 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+([^\s(){};]+))"
 """A name followed by ``()`` (anchored at a word start: linear time on long words)."""
 _ASSIGNED = re.compile(r"(?<![\w$])([A-Za-z_]\w*)(?:\[[^\]]*\])?\+?=")
 _SELF_ASSIGNED = re.compile(
-    r"(?<![\w$])([A-Za-z_]\w*)=(?:\"\$\{?\1\}?\"|\$\{?\1\}?)(?=[\s;&|)]|\Z)")
-"""``HOME="$HOME"``: the value a name already has (``env -i HOME="$HOME" git ..``); it
-changes nothing that is known of it."""
+    r"(?<![\w$])([A-Za-z_]\w*)=(\"?)\$(?:\{\1(?::?[-=][^${}`\"']*)?\}|\1(?!\w))\2(?=[\s;&|)]|\Z)")
+"""``HOME="$HOME"``, ``OUT=${OUT:-dist}``: the value a name already has, or its default
+(``env -i HOME="$HOME" git ..``); it changes nothing that is known of it."""
 _COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
 _EXPANDS_ALIASES = re.compile(r"\bshopt\s+-s\s+(?:\w+\s+)*expand_aliases\b")
 _CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
@@ -1834,9 +1835,37 @@ class _Walker(PathJudge, ShellValues):
 
     def _list(self, node: Node, ctx: _Ctx) -> None:
         """``a && b``, ``a || b``: what follows the first command may not run."""
-        for i, child in enumerate(node.named_children):
-            with self._may_not_run() if i else nullcontext():
-                self._visit(child, ctx)
+        self._list_outcome(node, ctx)
+
+    def _list_outcome(self, node: Node, ctx: _Ctx) -> bool | None:
+        """Walk ``a && b`` / ``a || b``; whether it succeeds, where known. A condition
+        decided by values known here (``[ -n "$target" ]`` after ``target=""``) decides
+        whether what follows runs: ``[ -n "" ] && rm -rf "$target"`` never reaches rm. Only
+        in the command itself, as ``_if``; any other command's status is not known (``echo``
+        fails when its output is closed)."""
+        kids = [c for c in node.named_children if c.type != "comment"]
+        ops = [c.type for c in node.children if c.type in ("&&", "||")]
+        if len(kids) != 2 or len(ops) != 1 or ctx.depth:
+            for i, child in enumerate(node.named_children):
+                with self._may_not_run() if i else nullcontext():
+                    self._visit(child, ctx)
+            return None
+        first = self._outcome(kids[0], ctx)
+        if first is (ops[0] == "||"):
+            return first  # true || b, false && b: b never runs
+        if first is None:
+            with self._may_not_run():
+                self._visit(kids[1], ctx)
+            return None
+        return self._outcome(kids[1], ctx)
+
+    def _outcome(self, node: Node, ctx: _Ctx) -> bool | None:
+        if node.type == "list":
+            return self._list_outcome(node, ctx)
+        decided = self._decided(_text(node, ctx)) if node.type in (
+            "test_command", "command", "compound_statement") else None
+        self._visit(node, ctx)
+        return decided
 
     @contextmanager
     def _may_not_run(self, ran: Callable[[], bool] | None = None) -> Iterator[None]:
@@ -2530,6 +2559,10 @@ class _Walker(PathJudge, ShellValues):
     def _integer_assignment(self, var: str, node: Node, ctx: _Ctx) -> None:
         """``declare -i n; n=EXPR``: EXPR is evaluated as arithmetic."""
         value = node.child_by_field_name("value")
+        if value is not None and value.type == "command_substitution" and \
+                self._numeric_output(value, ctx):
+            self.numeric.add(var)  # total+=$(wc -l < f): a count, evaluated as one
+            return
         self._integer_values(var, self._static(value, ctx) if value is not None else [""])
         self.numeric.add(var)
 
@@ -3267,6 +3300,8 @@ class _Walker(PathJudge, ShellValues):
             return printf_output(argv[1:])
         if argv[0] == "seq":
             return seq_output(argv[1:])
+        if argv[0] in ("dirname", "basename"):
+            return path_part_output(argv[0], argv[1:])
         if argv[:2] in (["command", "-v"], ["type", "-P"]) or argv[0] == "which":
             return _lookup_output(argv[-1])
         if argv[0] == "cat" and len(argv) > 1 and not any(a.startswith("-") for a in argv[1:]):
@@ -4614,15 +4649,17 @@ _METADATA_WRITERS = frozenset({"chmod", "chown", "chgrp", "touch", "setfacl", "c
 
 
 def _prints_plainly(node: Node, ctx: _Ctx) -> bool:
-    """``$(echo ..)``, ``$(printf ..)``, ``$(git rev-parse --show-toplevel)`` or ``--git-path
-    NAME`` alone: its output stands for words. Output of a decoder (``base64 -d``, ``rev``) stays a
-    substitution: code from a decoder is refused."""
+    """``$(echo ..)``, ``$(printf ..)``, ``$(dirname ..)``, ``$(git rev-parse
+    --show-toplevel)`` or ``--git-path NAME`` alone: its output stands for words. Output of
+    a decoder (``base64 -d``, ``rev``) stays a substitution: code from a decoder is
+    refused."""
     if node.type != "command_substitution":
         return False
     inner = [c for c in node.named_children if c.type != "comment"]
     name = inner[0].child_by_field_name("name") if len(inner) == 1 and \
         inner[0].type == "command" else None
-    return name is not None and (_text(name, ctx) in ("echo", "printf") or " ".join(
+    return name is not None and (_text(name, ctx) in ("echo", "printf", "dirname",
+                                                      "basename") or " ".join(
         _text(inner[0], ctx).split()) == "git rev-parse --show-toplevel" or re.fullmatch(
             r"git rev-parse --git-path [\w./-]+", " ".join(_text(inner[0], ctx).split()))
         is not None)
