@@ -150,6 +150,8 @@ PRINTS_CREDENTIALS: dict[str, frozenset[tuple[str, ...]]] = {
     "terraform": frozenset({("output", "-raw"), ("output", "-json")}),  # sensitive values
     "mysql": frozenset({("--print-defaults",)}),  # ~/.my.cnf's password among them
     "my_print_defaults": frozenset({()}),
+    "mvn": frozenset({("help:effective-settings", "-DshowPasswords=true")}),  # ~/.m2 logins
+    "dotnet": frozenset({("user-secrets", "list")}),
     "sops": frozenset({("-d",), ("--decrypt",)}),
     "ansible-vault": frozenset({("view",), ("decrypt",)}),
 }

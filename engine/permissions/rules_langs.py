@@ -36,7 +36,8 @@ class Queries:
     needs: Mapping[tuple[str, ...], frozenset[str]] = field(default_factory=dict)
     """Verbs that read only given one of these options (``fmt``: ``--check``)."""
     writes: frozenset[str] = _F()
-    """Options that make any command line of it write (``-i``, ``--inplace``)."""
+    """Options (or words) that make any command line of it write or load code (``-i``,
+    ``--inplace``, ``installGitPreCommitHook``)."""
     about: frozenset[str] = _ABOUT
     """Whole argument lists of one word that only ask the program about itself."""
     files: frozenset[str] = _F()
@@ -89,11 +90,13 @@ def _reads(q: Queries, args: list[Word]) -> bool:
     given = [w or "" for w in words]
     if len(given) == 1 and given[0] in q.about:
         return True
+    if any(",output=" in g for g in given):  # ktlint --reporter=plain,output=FILE writes it
+        return False
     verb = _verb(given, q)
     options = _options(given)
     needed = q.needs.get(verb) if verb is not None else None
     return verb is not None and (needed is None or bool(needed & options)) and \
-        not q.writes & options
+        not q.writes & (options | set(given))
 
 
 def _options(words: list[str]) -> set[str]:
@@ -154,6 +157,9 @@ QUERIES: dict[str, Queries] = {
                                    "--supported-languages", "--info", "--print-libdir",
                                    "--show-options"}),
     "ghc-pkg": Queries(_v("list", "field", "describe", "latest", "check", "dump")),
+    "ktlint": Queries(_v(""), writes=_F({"-F", "--format", "-R", "--ruleset",
+                                          "installGitPreCommitHook", "installGitPrePushHook",
+                                          "generateEditorConfig", "--baseline"})),
     "hlint": Queries(_v(""), writes=_F({"--refactor", "--report"})),
     "ormolu": Queries(_v(""), writes=_F({"-i", "--mode inplace", "--mode=inplace"})),
     "fourmolu": Queries(_v(""), writes=_F({"-i", "--mode inplace", "--mode=inplace"})),

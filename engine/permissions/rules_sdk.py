@@ -40,6 +40,24 @@ _DOTNET_ONLINE = _F({"--check-updates", "--clear", "-c"})
 --clear``)."""
 
 
+_DOTNET_HELP = _F({"--help", "-h", "-?"})
+
+
+def _dotnet_reports(words: list[str]) -> bool:
+    """``dotnet build --help`` prints the verb's help; ``dotnet format whitespace --folder
+    --verify-no-changes`` reads the files as a folder (no MSBuild) and writes nothing;
+    ``dotnet new TEMPLATE --dry-run --no-update-check`` says what it would create (without
+    ``--no-update-check`` it asks the feed for newer templates)."""
+    options = {w.partition("=")[0] for w in words if w.startswith("-")}
+    if len(words) >= 2 and words[-1] in _DOTNET_HELP and len(_verbs(words)) <= 2 and \
+            options <= _DOTNET_HELP:
+        return True
+    if words[:1] == ["format"] and {"--folder", "--verify-no-changes"} <= options:
+        return True
+    return words[:1] == ["new"] and {"--dry-run", "--no-update-check"} <= options and \
+        "--force" not in options
+
+
 def _dotnet(e: Effect, args: list[Word]) -> None:
     """``dotnet --list-sdks``, ``dotnet tool list -g``, ``dotnet new list``: reads.
     ``build``, ``run``, ``test``, ``restore``, ``list package`` and the rest run MSBuild
@@ -50,6 +68,8 @@ def _dotnet(e: Effect, args: list[Word]) -> None:
         return
     verbs = tuple(_verbs(words)[:2])
     if len(words) == 1 and words[0] in _DOTNET_ABOUT:
+        return
+    if _dotnet_reports(words):
         return
     if verbs in _DOTNET_LISTS or tuple(words[:2]) == ("new", "--list"):
         if _DOTNET_ONLINE.intersection(words) or (verbs == ("nuget", "locals") and not {
@@ -112,6 +132,9 @@ def _composer(e: Effect, args: list[Word]) -> None:
     verbs = [w.value or "" for w in o.positionals] or ["list"]
     if words in (["--version"], ["-V"]):
         return
+    if verbs[0] in ("run-script", "run") and words is not None and "--list" in words and \
+            "--no-plugins" in words and len(verbs) == 1:
+        return  # composer run-script --list --no-plugins: the scripts' names
     if words is None or verbs[0] not in _COMPOSER_READS:
         e.add("exec", f"{prog(e)} {verbs[0]} runs project code (plugins, scripts) or "
                       "installs packages")

@@ -285,8 +285,12 @@ def _syntax_check(name: str, args: list[Word]) -> bool:
 
 
 def _about(name: str, args: list[Word]) -> bool:
-    """``php -m``, ``php --ini``, ``php --ri json``: the interpreter prints about itself."""
+    """``php -m``, ``php --ini``, ``php --ri json``, ``perl -V:version``: the interpreter
+    prints about itself."""
     words = [w.value for w in args]
+    if name == "perl" and words and all(re.fullmatch(r"-V(?::[\w.*]+)?", w or "")
+                                         for w in words):
+        return True  # perl -V, perl -V:version: the build's configuration, printed
     if name != "php" or None in words or not words:
         return False
     if len(words) == 2 and words[0] in ("--ri", "--re", "--rc", "--rf", "--rz"):

@@ -217,6 +217,10 @@ _JAVA_ABOUT = frozenset({"-version", "--version", "-fullversion", "--full-versio
                          "--help-extra", "-showversion", "--show-version"})
 """Launcher options that print about the JVM; with no class, jar or source named (and
 ``-showversion`` then has nothing to run), the launcher exits."""
+_JAVA_SETTINGS = re.compile(r"-XX:\+(?:PrintFlagsFinal|PrintFlagsInitial|PrintCommandLineFlags|"
+                            r"Unlock(?:Diagnostic|Experimental)VMOptions)|-X[ms][sx]?\d+[kKmMgG]?")
+"""JVM options beside them that only change what is printed (flag values) or sizes; not
+``-XX:OnError=CMD``, an agent, or a flag that logs to a file."""
 
 
 def _java(e: Effect, args: list[Word]) -> None:
@@ -224,8 +228,9 @@ def _java(e: Effect, args: list[Word]) -> None:
     print about the JVM; any other word (a class, ``-jar``, a source file, ``@argfile``,
     ``-javaagent``) runs a program."""
     words = [w.value for w in args]
-    if words and all(v is not None and (v in _JAVA_ABOUT or v.startswith("-XshowSettings"))
-                     for v in words):
+    if words and all(v is not None and (v in _JAVA_ABOUT or v.startswith("-XshowSettings")
+                                        or _JAVA_SETTINGS.fullmatch(v)) for v in words) and \
+            any(v in _JAVA_ABOUT or (v or "").startswith("-XshowSettings") for v in words):
         return
     e.add("exec", "java runs a program (a class, a jar or a source file)")
 

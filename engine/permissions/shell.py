@@ -248,6 +248,14 @@ _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
                 r"(?:[^/]+/)?devcontainer\.json$"), re.compile(
         r"(?:initialize|onCreate|updateContent|postCreate|postStart|postAttach)Command", re.I),
      "a command the dev container runs (initializeCommand on the host)"),
+    (re.compile(r"(?:^|/)(?:\.mvn/jvm\.config|gradle\.properties)$"), re.compile(
+        r"-javaagent|-agentlib|-agentpath|-XX:On(?:Error|OutOfMemoryError)"),
+     "an agent the JVM of every build loads"),
+    (re.compile(r"(?:^|/)(?:\.Rprofile|Rprofile\.site|\.iex\.exs|\.luacheckrc|"
+                r"\.pythonrc(?:\.py)?)$"), re.compile(
+        r"\bsystem2?\s*\(|\bshell\s*\(|os\.execute|io\.popen|System\.cmd|:os\.cmd|"
+        r"File\.rm|subprocess|os\.system|Port\.open", re.I),
+     "a command run by start-up code (every session in the project runs it)"),
     (re.compile(r"(?:^|/)\.(?:npmrc|yarnrc(?:\.yml)?)$"), re.compile(
         r"(?:script-shell|shell|node-options|init-module|onload-script|yarnPath|git|editor|"
         r"browser)\s*[=:]", re.I), "a program npm or yarn runs"),
