@@ -147,3 +147,13 @@ def test_build_tools_printing_their_secrets_read_credentials(workspace: Path,
                                                             command: str) -> None:
     assert _decision(workspace, command) == "ask"
     assert check_shell_json(command, workspace, ENV, approval="auto")["decision"] == "deny"
+
+
+def test_cargo_tree_writes_the_lock_file_it_does_not_find(workspace: Path) -> None:
+    (workspace / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    for command in ("cargo tree -i serde", "cargo metadata --format-version 1"):
+        assert _decision(workspace, command) == "ask"
+    for command in ("cargo tree --locked", "cargo metadata --no-deps --format-version 1"):
+        assert _decision(workspace, command) == "allow"
+    (workspace / "Cargo.lock").write_text("version = 3\n")
+    assert _decision(workspace, "cargo tree -i serde") == "allow"

@@ -866,12 +866,23 @@ def _gh(e: Effect, args: list[Word]) -> None:
         e.add("destructive", "gh pr close --delete-branch deletes an unmerged branch")
 
 
+_CARGO_LOCK = Loads(("Cargo.lock",), runs=lambda path: "",
+                    missing="resolves the dependencies and writes Cargo.lock, which is not "
+                            "there now (fetching the registry's index)")
+"""``cargo tree`` and ``cargo metadata`` resolve the dependency graph: with a lock file they
+read it; without one they write it (``--locked``/``--frozen`` refuse to, ``metadata
+--no-deps`` resolves nothing)."""
+
+
 def _cargo_fmt_or(rest: Rule) -> Rule:
     """``cargo fmt --check`` (also after ``--``) only reports; the rest of cargo by verb."""
 
     @rustup_proxy
     def rule(e: Effect, args: list[Word]) -> None:
         words = [w.value for w in args]
+        if words[:1] in (["tree"], ["metadata"]) and not {"--locked", "--frozen"} & set(
+                words) and not (words[:1] == ["metadata"] and "--no-deps" in words):
+            e.loads_here.append(_CARGO_LOCK)
         if words[:1] != ["fmt"]:
             rest(e, args)
         elif "--check" in words:
