@@ -157,3 +157,28 @@ def test_cargo_tree_writes_the_lock_file_it_does_not_find(workspace: Path) -> No
         assert _decision(workspace, command) == "allow"
     (workspace / "Cargo.lock").write_text("version = 3\n")
     assert _decision(workspace, "cargo tree -i serde") == "allow"
+
+
+def test_tox_loads_a_toxfile_even_for_its_version(workspace: Path) -> None:
+    assert _decision(workspace, "tox --version") == "allow"
+    assert _decision(workspace, "tox list") == "allow"
+    assert _decision(workspace, "tox -e py312") == "ask"
+    (workspace / "toxfile.py").write_text("import os\nos.system('touch pwned')\n")
+    assert _decision(workspace, "tox --version") == "ask"
+    assert _decision(workspace, "tox list") == "ask"
+
+
+def test_npx_no_install_of_a_program_not_installed_asks_the_registry(workspace: Path) -> None:
+    assert _decision(workspace, "npx --no-install tsc --version") == "ask"
+    (workspace / "node_modules" / ".bin").mkdir(parents=True)
+    (workspace / "node_modules" / ".bin" / "tsc").write_text("#!/bin/sh\n")
+    assert _decision(workspace, "npx --no-install tsc --version") == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "GOFLAGS=-mod=mod go list -m all", "RUSTC_WRAPPER=./x cargo tree --locked",
+    "CARGO_BUILD_RUSTC_WRAPPER=./x cargo metadata --no-deps",
+])
+def test_toolchain_variables_naming_programs_or_rewrites_ask(workspace: Path,
+                                                             command: str) -> None:
+    assert _decision(workspace, command) == "ask"

@@ -114,3 +114,15 @@ def test_a_variable_set_to_what_it_holds_changes_nothing(workspace: Path,
 ])
 def test_a_variable_set_to_another_value_still_asks(workspace: Path, command: str) -> None:
     assert _decisions(workspace, command)[0] == "ask"
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("pid=$(pgrep -n -f 'src/app.py'); [ -n \"$pid\" ] && lsof -p \"$pid\" | head", "allow"),
+    ("n=$(wc -l < a.txt); cat \"$n\" 2>/dev/null", "allow"),
+    ("pid=$(pgrep -l x); lsof -p \"$pid\"", "ask"),  # -l: names beside the ids
+    ("pid=$(pgrep -f x); kill \"$pid\"", "ask"),  # a number, but which process: asked
+    ("n=$(wc -l < a.txt); rm -f \"$n\"", "deny"),  # a write: still a path not shown
+])
+def test_a_variable_holding_a_number_reads_a_name_in_the_folder(workspace: Path, command: str,
+                                                                decision: str) -> None:
+    assert _decisions(workspace, command)[0] == decision

@@ -42,7 +42,24 @@ def reasons(command: str, ws: Path) -> str:
 ])
 def test_the_projects_own_install_of_a_modelled_tool_is_that_tool(command: str,
                                                                    ws: Path) -> None:
+    _installed(ws, "tsc", "esbuild", "prettier")
     assert decision(command, ws) == "allow"
+
+
+def _installed(ws: Path, *tools: str) -> None:
+    """The project's own install: ``node_modules/.bin`` holds the tools."""
+    (ws / "node_modules" / ".bin").mkdir(parents=True, exist_ok=True)
+    for tool in tools:
+        (ws / "node_modules" / ".bin" / tool).write_text("#!/usr/bin/env node\n")
+
+
+def test_a_runner_told_not_to_install_asks_the_registry_for_what_is_not_there(
+        ws: Path) -> None:
+    """``npx --no-install tsc`` with no tsc in node_modules/.bin looks the name up in the
+    registry before it refuses to install it."""
+    assert decision("npx --no-install tsc --noEmit", ws) == "ask"
+    _installed(ws, "tsc")
+    assert decision("npx --no-install tsc --noEmit", ws) == "allow"
 
 
 @pytest.mark.parametrize("command", [
@@ -162,6 +179,7 @@ def test_esbuild(command: str, expected: str, ws: Path) -> None:
 def test_runners_print_their_version_and_otherwise_load_the_project(command: str,
                                                                      expected: str,
                                                                      ws: Path) -> None:
+    _installed(ws, "jest")
     assert decision(command, ws) == expected
 
 

@@ -70,6 +70,11 @@ def numbers_printed(program: str, words: Sequence[Word]) -> bool:
     values = [w.value for w in words]
     if program in _NAMELESS_NUMBERS:
         return True
+    if program == "pgrep":  # process ids, one a line (-d: between them); -l/-a add names
+        delimiter = _option_value(values, ("-d", "--delimiter"))
+        return not ({"-l", "-a", "--list-name", "--list-full"} & set(values) or any(
+            re.fullmatch(r"-\w*[la]\w*", v or "") for v in values)) and (
+                delimiter is None or re.fullmatch(r"[\s,;:|/-]*", delimiter) is not None)
     if program == "expr":  # expr "$x" prints x; expr "$x" + 1 a number or nothing
         return (len(values) == 3 and values[1] in _EXPR_NUMBERS) or (
             len(values) == 2 and values[0] == "length")

@@ -247,6 +247,8 @@ DANGEROUS_VARS = frozenset({
     "GREP_OPTIONS", "TERMINAL",
     "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "NPM_CONFIG_REGISTRY", "GEM_HOME",
     "ELIXIR_ERL_OPTIONS", "PERL5DB", "PYTHONWARNINGS", "JULIA_LOAD_PATH", "JULIA_DEPOT_PATH",
+    "GOFLAGS", "GOENV", "GOTOOLCHAIN", "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER",
+    "RUSTDOC", "CARGO_HOME",
 })
 COMMAND_VARS = frozenset({
     "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
@@ -274,9 +276,11 @@ COMMAND_TEMPLATE_VARS = frozenset({"LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND"})
 ``|cmd %s`` template, ``PROMPT_COMMAND`` runs in this shell. For the others (``PAGER='less
 -R'``, ``GIT_EDITOR=vim``), once that line is judged, setting them adds nothing."""
 DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_",
-                          "LUA_INIT", "LUA_PATH", "LUA_CPATH", "ERL_", "R_PROFILE", "R_ENVIRON")
+                          "LUA_INIT", "LUA_PATH", "LUA_CPATH", "ERL_", "R_PROFILE", "R_ENVIRON",
+                          "CARGO_BUILD_", "CARGO_TARGET_")
 """``LUA_INIT=@f.lua`` runs f.lua as lua starts (``lua -v`` too); ``ERL_AFLAGS`` can hold
-``-eval CODE``; R runs its profile files."""
+``-eval CODE``; R runs its profile files; ``CARGO_BUILD_RUSTC_WRAPPER`` and a target's
+``RUNNER`` name programs cargo runs (``GOFLAGS=-toolexec=..`` likewise for go)."""
 
 GIT_SAFE_CONFIG_PREFIXES = ("color.", "log.", "advice.", "i18n.", "status.", "blame.",
                             "column.", "grep.", "format.pretty", "diff.noprefix",

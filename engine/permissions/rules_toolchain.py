@@ -542,6 +542,27 @@ RULES.update({
 })
 
 
+# ---------------------------------------------------------------- tox
+
+_TOX_PLUGINS = (Loads(("toxfile.py",)), Loads(("tox.ini",), ("requires",)))
+"""tox 4 imports a project's ``toxfile.py`` as a plugin on every run, ``--version``
+included, and provisions (installs, then runs) the plugins ``[tox] requires`` names."""
+_TOX_LISTS = frozenset({"list", "l", "-l", "--listenvs", "-a", "--listenvs-all", "config",
+                        "c", "--showconfig", "--version", "--help", "-h"})
+
+
+def _tox(e: Effect, args: list[Word]) -> None:
+    """``tox list`` and ``tox config`` read tox.ini (and load its plugins); any other use
+    builds environments and runs the project's commands."""
+    e.loads_here.extend(_TOX_PLUGINS)
+    words = [w.value for w in args]
+    if not (words and words[0] in _TOX_LISTS and None not in words):
+        e.add("exec", "tox builds its environments and runs the project's commands")
+
+
+RULES["tox"] = _tox
+
+
 # ---------------------------------------------------------------- coverage
 
 _COVERAGE_FILES = {"json": "coverage.json", "xml": "coverage.xml", "lcov": "coverage.lcov"}

@@ -3898,6 +3898,9 @@ class _Walker(PathJudge, ShellValues):
                 e = other
         return e
 
+    def _number_only(self, text: str) -> bool:
+        return self._holds_a_number(text)
+
     def _untouched_env(self) -> dict[str, str]:
         """The base environment's variables this command never sets: their values are the
         ones every program inherits (``env -i HOME="$HOME"`` hands on what it had)."""

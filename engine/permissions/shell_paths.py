@@ -423,9 +423,16 @@ class PathJudge:
             decision = strictest(decision, d)
         return decision, reasons
 
+    def _number_only(self, text: str) -> bool:
+        """Whether the word is one variable that holds a number (the walker knows)."""
+        return False
+
     def _judge_word(self, w: Word, for_write: bool) -> tuple[DecisionValue, str]:
         if w.value is None and w.dynamic == "subst" and w.text.startswith(("<(", ">(")):
             return "allow", ""  # a pipe to or from a command judged on its own
+        if w.value is None and not for_write and self._number_only(w.text):
+            return self._judge_word(Word("0", w.text), for_write)  # lsof -p "$pid": digits,
+            # a name in the working folder at most
         if w.value is None:
             if w.unset:
                 return ("deny" if for_write else "ask",

@@ -420,6 +420,14 @@ class ShellValues:
         for m in _ARITHMETIC_SETS.finditer(text):
             self._holds_number(self._resolved(m.group(1) or m.group(2) or m.group(3)))
 
+    def _holds_a_number(self, text: str) -> bool:
+        """``"$pid"`` after ``pid=$(pgrep ..)``, ``$n`` after ``(( n++ ))``: one variable
+        that holds a number, whatever number it is."""
+        m = re.fullmatch(r'"?\$\{?([A-Za-z_]\w*)\}?"?', text)
+        name = self._resolved(m.group(1)) if m else ""
+        return bool(name) and (name in self.numeric or (
+            name in SHELL_NUMBERS and name not in self.known and name not in self.unknown))
+
     def _holds_number(self, var: str) -> None:
         """``var`` now holds a number only known at run time (not the text it held)."""
         if var in self.readonly:
