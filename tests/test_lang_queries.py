@@ -168,12 +168,6 @@ def test_tox_loads_a_toxfile_even_for_its_version(workspace: Path) -> None:
     assert _decision(workspace, "tox list") == "ask"
 
 
-def test_npx_no_install_of_a_program_not_installed_asks_the_registry(workspace: Path) -> None:
-    assert _decision(workspace, "npx --no-install tsc --version") == "ask"
-    (workspace / "node_modules" / ".bin").mkdir(parents=True)
-    (workspace / "node_modules" / ".bin" / "tsc").write_text("#!/bin/sh\n")
-    assert _decision(workspace, "npx --no-install tsc --version") == "allow"
-
 
 @pytest.mark.parametrize("command", [
     "GOFLAGS=-mod=mod go list -m all", "RUSTC_WRAPPER=./x cargo tree --locked",

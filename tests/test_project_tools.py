@@ -53,14 +53,6 @@ def _installed(ws: Path, *tools: str) -> None:
         (ws / "node_modules" / ".bin" / tool).write_text("#!/usr/bin/env node\n")
 
 
-def test_a_runner_told_not_to_install_asks_the_registry_for_what_is_not_there(
-        ws: Path) -> None:
-    """``npx --no-install tsc`` with no tsc in node_modules/.bin looks the name up in the
-    registry before it refuses to install it."""
-    assert decision("npx --no-install tsc --noEmit", ws) == "ask"
-    _installed(ws, "tsc")
-    assert decision("npx --no-install tsc --noEmit", ws) == "allow"
-
 
 @pytest.mark.parametrize("command", [
     "../node_modules/.bin/tsc --noEmit",  # above the working directory: nobody's install

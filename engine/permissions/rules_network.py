@@ -527,11 +527,6 @@ def _npx(e: Effect, args: list[Word], *, downloads: bool = True) -> None:
         e.add("install", "npx downloads and runs a package")
     elif o.positionals and o.positionals[0].value not in PROJECT_BIN_TOOLS:
         e.add("exec", f"{prog(e)} runs a program of the project's node_modules/.bin")
-    name = o.positionals[0].value if o.positionals else None
-    if downloads and o.has("--no-install", "--no") and name and "/" not in name:
-        e.loads_here.append(Loads((f"node_modules/.bin/{name}",), runs=lambda path: "",
-                                  missing=f"finds no {name} in node_modules/.bin: it asks "
-                                          "the registry for a package of that name"))
     for code in o.all("-c", "--call"):
         e.scripts.append(("npx -c", code))
     _package_command(e, o.positionals)
