@@ -302,7 +302,8 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("awk '{ \"date\" | getline d }'", "allow", "read", "awk"),
     ("sort -o out.txt README.md", "ask", "write", "sort -o"),
     ("sort -o /etc/passwd README.md", "deny", "write", "sort -o"),
-    ("sort --compress-program=sh README.md", "ask", "exec", "sort"),
+    # sort spills its data to temporary files through the program: sh runs the lines
+    ("sort --compress-program=sh README.md", "deny", "exec", "sort"),
     ("tar --to-command='sh -c x' -xf a.tar", "ask", "exec", "tar"),
     ("tar -I 'sh -c x' -xf a.tar", "ask", "write", "tar"),
     ("tar -xf a.tar", "ask", "write", "tar"),

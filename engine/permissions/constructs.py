@@ -485,8 +485,27 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("m[$k]=v of an associative array, for i in \"${!a[@]}\" of an indexed one, "
               "$$, $!, PPID, OPTIND after getopts", "modelled", "the key is a string (no "
               "arithmetic); the indices, process ids and counters are numbers"),
-    Construct("x=$(wc -l < f), $(grep -c ..), $(date +%s), $(git log --format=%ct) in an "
-              "arithmetic context", "modelled", "the program prints a number, not code"),
+    Construct("x=$(wc -l < f), $(grep -c ..), $(date +%s), $(git log --format=%ct), "
+              "$(pgrep ..) in an arithmetic context, or read as a path", "modelled",
+              "the program prints a number, not code; a count printed beside a name read "
+              "from data (wc -l src/*, grep -c x src/*, du src) is not a number: bash's "
+              "arithmetic evaluates the name, and a subscript in it runs (asked); a variable "
+              "holding a number is read as a name in the folder"),
+    Construct("a file this command wrote with shown text read back ($(<f), $(cat f)); a "
+              "file a static printer fills given as a program's script (awk -f <(echo ..), "
+              "sed -f <(..)); a makefile on make's input with .RECIPEPREFIX", "modelled",
+              "the text is the value, or the code judged"),
+    Construct("a && b, a || b whose condition values known for every path decide "
+              "([ -n \"$t\" ] && rm .. after t=\"\")", "modelled",
+              "only what bash reaches is judged (in the command itself, as for if; another "
+              "command's status, echo's included, is not known)"),
+    Construct("X=${X:-default}, HOME=\"$HOME\", ${X:-$HOME/backups}; $(dirname ..), "
+              "$(basename ..), $(git rev-parse --git-path NAME)", "modelled",
+              "what the name already held, or its default with its variables expanded; the "
+              "output stands for the words"),
+    Construct("for t in /usr/bin/[s]hred; do \"$t\" ..; t=/usr/bin/[s]hred; $t ..",
+              "modelled", "the loop's glob is matched now, as bash matched it, and each match "
+              "judged as the program"),
     Construct("an unquoted expansion only known at run time (x=$(cat f); grep $x g) in a "
               "word the program's rule does not judge as a path", "modelled",
               "bash splits it into words nobody sees (options, paths): ask, deny under "

@@ -334,6 +334,9 @@ def command_variable(name: str) -> bool:
     return name in programs.COMMAND_VARS or name.endswith(programs.COMMAND_VAR_SUFFIXES)
 
 
+_GO_FLAG_KEPT = re.compile(r"-mod=(?:readonly|vendor)|-trimpath|-buildvcs=(?:true|false|auto)|"
+                           r"-modcacherw|-v|-count=\d+|-race|-tags=[\w,.]*|-p=\d+")
+"""``GOFLAGS`` flags that neither run another program nor let go rewrite go.mod."""
 _NO_HOME = frozenset({"/dev/null", "/nonexistent"})
 """Homes that hold no configuration and that no command can create (the system's own
 "no home" values); any other folder may hold a planted ``.gitconfig``."""
@@ -355,6 +358,11 @@ def harmless_setting(name: str, values: list[str] | None, inherited: str | None 
         return bool(values) and all(v in ("", "/dev/null") for v in values)
     if name in ("HOME", "XDG_CONFIG_HOME"):  # HOME=/nonexistent: no configuration to load
         return bool(values) and all(v in _NO_HOME for v in values)
+    if name == "GOFLAGS":  # -mod=readonly: go may change no go.mod; no -toolexec, no -exec
+        return bool(values) and all(all(_GO_FLAG_KEPT.fullmatch(f) for f in v.split())
+                                    for v in values)
+    if name == "GOTOOLCHAIN":  # local: the go installed here, nothing downloaded
+        return bool(values) and all(v == "local" for v in values)
     return name == "PATH" and bool(values) and all(
         v and all(d.rstrip("/") in SYSTEM_DIRS for d in v.split(":")) for v in values)
 

@@ -288,7 +288,8 @@ GIT_SAFE_CONFIG_PREFIXES = ("color.", "log.", "advice.", "i18n.", "status.", "bl
                             "diff.context", "core.quotepath", "core.abbrev", "core.autocrlf",
                             "user.name", "user.email", "init.defaultbranch", "commit.gpgsign",
                             "tag.gpgsign", "merge.conflictstyle", "rerere.enabled",
-                            "safe.directory", "pull.rebase", "fetch.prune")
+                            "safe.directory", "pull.rebase", "fetch.prune",
+                            "core.untrackedcache", "core.preloadindex")
 GIT_SHELL_CONFIG = frozenset({"core.pager", "core.fsmonitor", "core.editor", "core.sshcommand",
                               "core.askpass", "sequence.editor", "diff.external",
                               "gpg.program", "credential.helper", "core.hookspath"})

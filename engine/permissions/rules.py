@@ -411,7 +411,8 @@ def _mvn(e: Effect, args: list[Word]) -> None:
     """``mvn -v`` prints the versions; any other use runs the build's plugins (judged as an
     unknown program: a teardown verb, an output file)."""
     e.loads_here.append(_MAVEN_START)
-    if [w.value for w in args] not in (["-v"], ["--version"], ["-version"]):
+    if [w.value for w in args] not in (["-v"], ["--version"], ["-version"], ["-h"],
+                                       ["--help"]):
         _unknown(e, "mvn")
 
 

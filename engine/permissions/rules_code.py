@@ -468,6 +468,9 @@ def _cmake(e: Effect, args: list[Word]) -> None:
         else:
             e.add("write", f"cmake -E {sub} changes files")
         return
+    if [a.value for a in args] in (["--list-presets"], *([f"--list-presets={k}"] for k in (
+            "configure", "build", "test", "package", "workflow", "all"))):
+        return  # the presets CMakePresets.json declares, listed; nothing configured
     if (args and (args[0].value or "").startswith("--help")) or [a.value for a in args] in (
             ["--version"], ["-version"]):
         _cmake_help(e, args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 
+from engine.permissions import programs as p
 from engine.permissions.effect import (
     Effect,
     Opts,
@@ -46,11 +47,12 @@ def _sed(e: Effect, args: list[Word]) -> None:
                 n.startswith("-") and not n.startswith("--") and "n" in n for n in o.flags)):
             e.add("destructive", "sed -i leaves each file a few of its lines, or every line "
                                  "one constant text, whatever it held")
+    sandbox = o.has("--sandbox")  # e, r and w are refused before anything runs
     for script in scripts:
-        _sed_script(e, script)
+        _sed_script(e, script, sandbox)
 
 
-def _sed_script(e: Effect, script: Word) -> None:
+def _sed_script(e: Effect, script: Word, sandbox: bool = False) -> None:
     if script.value is None:
         e.add("exec", "sed script only known at run time")
         e.at_least("ask", "")
@@ -59,6 +61,8 @@ def _sed_script(e: Effect, script: Word) -> None:
     if not scan.run():
         e.add("exec", "sed script not understood")
         e.at_least("ask", "")
+    if sandbox and (scan.writes or scan.reads or scan.executes or scan.runs_input):
+        return  # sed --sandbox rejects the script: nothing is read, written or run
     for w in scan.writes:  # opened (emptied) when sed starts
         e.writes.append(Word.of(w))
         e.replaces.append(Word.of(w))
@@ -512,6 +516,22 @@ def _awk_program(e: Effect, program: Word) -> None:
 # ---------------------------------------------------------------- readers that can write or run
 
 
+COMPRESSORS = frozenset({"gzip", "zstd", "xz", "bzip2", "lz4", "pigz", "lzip", "lzop",
+                         "pbzip2", "pixz", "brotli", "lzma", "plzip", "pzstd"})
+"""Compression filters a program may be told to pipe through (``tar -I zstd``, ``sort
+--compress-program=gzip``): each reads its input and writes its output."""
+
+
+def _fed_data(e: Effect, how: str, program: Word) -> None:
+    """A filter program fed the command's data (sort's temporary files, tar's archive or
+    members): a shell or interpreter given no code of its own runs that data as code."""
+    words = (program.value or "").split()
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    runner = name in p.SHELLS | p.INTERPRETERS or re.fullmatch(r"python[\d.]*", name)
+    if runner and not {"-c", "-e"} & set(words[1:]):
+        e.at_least("deny", f"{how} {program.shown} runs the data it is fed as code")
+
+
 def _sort(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "ktoTS", frozenset({
         "--key", "--field-separator", "--output", "--temporary-directory", "--buffer-size",
@@ -526,7 +546,9 @@ def _sort(e: Effect, args: list[Word]) -> None:
         if not _no_file(w.value):
             e.add("write", "sort -o writes a file")
     for program in o.all("--compress-program"):  # run as PROG and PROG -d, found on PATH
-        e.add("exec", "sort --compress-program runs a program")
+        if program.value not in COMPRESSORS:
+            e.add("exec", "sort --compress-program runs a program")
+        _fed_data(e, "sort --compress-program", program)
         e.nested.append(("sort --compress-program", [program]))
 
 
@@ -809,12 +831,18 @@ def _tar(e: Effect, args: list[Word]) -> None:
     runs = ("--to-command", "-I", "--use-compress-program", "--info-script", "-F",
             "--new-volume-script", "--rsh-command", "--rmt-command")
     shown = all(w.value is not None for w in o.all("--to-command"))  # judged as shell code
-    if o.has(*runs[1:]) or (o.has("--to-command") and not shown) or any(
+    compressors = o.all("-I", "--use-compress-program")
+    plain = all(re.fullmatch(rf"(?:{'|'.join(COMPRESSORS)})(?: -[\w=]+)*", w.value or "")
+                for w in compressors)  # -I 'zstd -T0': a compressor, judged as a command
+    if o.has(*runs[3:]) or (compressors and not plain) or (
+            o.has("--to-command") and not shown) or any(
             "exec" in (w.value or "") for w in o.all("--checkpoint-action")):
         e.add("exec", "tar option runs a program")
     for name in runs:
         for code in o.all(name):
             e.scripts.append((f"tar {name}", code))
+            if name in ("-I", "--use-compress-program", "--to-command"):
+                _fed_data(e, f"tar {name}", code)
     for action in o.all("--checkpoint-action"):
         if action.value is None:
             e.at_least("ask", "tar --checkpoint-action only known at run time")

@@ -203,7 +203,7 @@ _COMMAND_KEYS = frozenset({
     ("core", "hookspath"), ("core", "askpass"), ("diff", "external"), ("sendemail", "tocmd"),
     ("sendemail", "cccmd"), ("sendemail", "smtpserver"), ("instaweb", "httpd"),
     ("gpg", "ssh"), ("ssh", "variant"), ("hook", "command"), ("init", "templatedir"),
-    ("clone", "templatedir"),
+    ("clone", "templatedir"), ("tar", "command"),
 })
 """(first, last) parts of settings whose value is a program or config git loads."""
 

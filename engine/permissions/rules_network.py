@@ -148,6 +148,8 @@ def _ssh(e: Effect, args: list[Word]) -> None:
     HOST`` prints the configuration it would use and connects to nothing (a ``-F`` file's
     ``Match exec`` still runs, and without ``-F`` it prints the user's own)."""
     o = parse_opts(args, _SSH_VALUES, stop_at_positional=True)
+    if o.has("-Q") and not o.positionals:
+        return  # ssh -Q kex: the algorithms this ssh supports; nothing connects
     if o.has("-G"):
         configs = [w.value for w in o.all("-F")]
         if not configs:
@@ -169,15 +171,16 @@ def _ssh(e: Effect, args: list[Word]) -> None:
 
 
 def _remote_copy(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "iFPloScJeB", frozenset({"--rsh", "--exclude", "--include",
-                                                   "--filter", "--files-from",
-                                                   "--rsync-path"}))
+    o = parse_opts(args, "eBfTM" if prog(e) == "rsync" else "iFPloScJeB", frozenset({
+        "--rsh", "--exclude", "--include", "--filter", "--files-from", "--rsync-path"}))
+    # rsync's -c (checksum), -i, -l, -o, -P, -S are flags; scp's -c, -i, -l, -o take values
     dry = prog(e) == "rsync" and (o.has("-n", "--dry-run", "--list-only") or len(
         o.positionals) == 1)  # lists what it would do; a source alone is listed
     if not dry or any(w.value is None or _remote_spec(w.value) for w in o.positionals):
         e.add("network", f"{prog(e)} copies over the network")
     ssh_options(e, o.all("-o"))
-    if o.has("-e", "--rsh"):
+    if o.has("-e", "--rsh") and any(w.value is None or _remote_spec(w.value)
+                                    for w in o.positionals):  # local to local: never run
         e.add("exec", f"{prog(e)} -e runs a remote shell program")
         for code in o.all("-e", "--rsh"):
             e.scripts.append((f"{prog(e)} -e", code))
@@ -661,6 +664,9 @@ def _uv_rule(e: Effect, args: list[Word]) -> None:
     elif args and args[0].value == "version" and _sets_version(args[1:]):
         e.writes.append(Word.of("pyproject.toml"))
         e.add("write", "uv version VALUE or --bump sets the project's version (and locks)")
+    elif args and args[0].value == "export" and "--frozen" in {w.value for w in args} and \
+            not {"-o", "--output-file"} & {(w.value or "").partition("=")[0] for w in args}:
+        pass  # uv export --frozen: uv.lock rendered on the output, never re-locked
     elif args and args[0].value == "tree" and not {"--frozen", "--locked", "--offline"} & {
             w.value for w in args}:
         e.writes.append(Word.of("uv.lock"))
@@ -809,6 +815,10 @@ def _go_or_query(e: Effect, args: list[Word]) -> None:
         return
     if words[:3] == ["tool", "dist", "list"] and set(words[3:]) <= {"-json", "-v"}:
         return  # the platforms this go can build for
+    if words[:2] in (["tool", "nm"], ["tool", "objdump"], ["tool", "addr2line"],
+                     ["tool", "buildid"]) and None not in words and "-w" not in words:
+        e.reads.extend(w for w in args[2:] if not (w.value or "-").startswith("-"))
+        return  # the toolchain's own readers of a built binary (buildid -w rewrites it)
     _go(e, args)
 
 
@@ -880,6 +890,8 @@ def _cargo_fmt_or(rest: Rule) -> Rule:
     @rustup_proxy
     def rule(e: Effect, args: list[Word]) -> None:
         words = [w.value for w in args]
+        if words in (["--list"], ["install", "--list"]):
+            return  # the subcommands there are, the binaries cargo install put in place
         if words[:1] in (["tree"], ["metadata"]) and not {"--locked", "--frozen"} & set(
                 words) and not (words[:1] == ["metadata"] and "--no-deps" in words):
             e.loads_here.append(_CARGO_LOCK)

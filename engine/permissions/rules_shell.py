@@ -23,6 +23,7 @@ from engine.permissions.effect import (
 from engine.permissions.inline import inline_code
 from engine.permissions.listings import listed_dirs
 from engine.permissions.rules_network import pip_rule
+from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
 from engine.permissions.words import INPUT_CODE, STDIN_FILES, Word, code_of, with_input
 
 # ---------------------------------------------------------------- shell built-ins and code runners
@@ -249,8 +250,19 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
         e.imports_here = here
         if files[limit:]:
             e.add("write", f"{name} -m {module.value} writes its output file")
+    elif module.value in TOOL_MODULES:  # python -m mypy src: mypy, judged by its rule
+        e.nested.append((f"{name} -m {module.value}", [Word(module.value, module.text),
+                                                       *after]))
+        e.imports_here = here
     else:
         e.add("exec", f"{name} -m {module.shown} runs a module")
+
+
+TOOL_MODULES = frozenset({"pyflakes", "mypy", "black", "flake8", "pylint", "coverage",
+                          "isort", "pycodestyle", "ruff", "bandit", "vulture", "radon",
+                          "yamllint", "pipdeptree", "tox", "twine", "poetry"})
+"""Modules that are tools the rules model (``python -m mypy`` runs mypy): the command is
+judged as the tool, with the working folder first on the import path."""
 
 
 def _venv(e: Effect, args: list[Word]) -> None:
@@ -575,8 +587,9 @@ def _find(e: Effect, args: list[Word]) -> None:
             _find_exec(e, v, args[i:j], starts)
             i = j + 1
         elif v in FIND_WRITE:
-            if i < n:
-                e.writes.append(args[i])
+            if i < n and not (args[i].value in NULL_DEVICES or
+                              stream_descriptor(args[i].value) is not None):
+                e.writes.append(args[i])  # -fprint /dev/stdout: printed, no file written
                 e.replaces.append(args[i])
                 e.add("write", f"find {v} writes a file")
             i += 2 if v == "-fprintf" else 1

@@ -54,8 +54,8 @@ def _ruff(e: Effect, args: list[Word]) -> None:
                                          "--cache-dir", "--stdin-filename", "--extend",
                                          "--per-file-ignores", "--fixable", "--unfixable"}))
     files = [w for w in o.positionals if w.value != verb]
-    if verb in _RUFF_SHOWS:
-        return
+    if verb in _RUFF_SHOWS or (verb == "analyze" and "graph" in words):
+        return  # ruff analyze graph: the import graph, printed from the source text
     e.reads.extend(files or [Word.of(".")])
     for w in o.all("-o", "--output-file"):
         e.writes.append(w)
@@ -113,6 +113,14 @@ def _rustfmt(e: Effect, args: list[Word]) -> None:
             e.writes.append(args[2])
             e.add("write", "rustfmt --print-config writes its settings to a file")
         return
+    words = [w.value for w in args]
+    emits = [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--emit"] + [
+        (w or "").partition("=")[2] for w in words if (w or "").startswith("--emit=")]
+    if emits and all(v == "stdout" for v in emits):
+        e.reads.extend(w for w in args if not (w.value or "-").startswith("-") and
+                       w.value not in ("stdout",) and w.value not in ("2015", "2018", "2021",
+                                                                       "2024"))
+        return  # rustfmt --emit stdout: the formatted source, printed; the file untouched
     _RUSTFMT(e, args)
 
 
@@ -297,6 +305,19 @@ _CC_ABOUT = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachine
 """Options with which ``cpp`` given no file prints about itself instead of reading its input."""
 
 
+def _wrapped(e: Effect, args: list[Word]) -> None:
+    """``gcc -wrapper sh,-c,CMD``: the driver runs each of its programs through the
+    wrapper (the words are split at commas), judged as the command it is."""
+    for i, w in enumerate(args[:-1]):
+        if w.value == "-wrapper":
+            words = args[i + 1].value
+            e.add("exec", f"{prog(e)} -wrapper runs its programs through another")
+            if words is None:
+                e.at_least("ask", f"{prog(e)} -wrapper only known at run time")
+            else:
+                e.nested.append((f"{prog(e)} -wrapper", [Word.of(v) for v in words.split(",")]))
+
+
 def _compiler(e: Effect, args: list[Word]) -> None:
     """A C compiler driver asked about itself or its dependencies prints; compiling writes.
     ``-E``/``-fsyntax-only`` of a source read every file it includes (which the command line
@@ -304,6 +325,7 @@ def _compiler(e: Effect, args: list[Word]) -> None:
     includes judged by what the sources say (``c_includes``); otherwise they ask like a
     build."""
     values = [w.value for w in args]
+    _wrapped(e, args)
     sources = [v for v in values if v is None or not v.startswith("-")]
     flags = {_cc_flag(v) for v in values if v is not None and v.startswith("-") and v != "-"}
     fed = bool(STDIN_FILES.intersection(values)) or (
