@@ -250,19 +250,8 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
         e.imports_here = here
         if files[limit:]:
             e.add("write", f"{name} -m {module.value} writes its output file")
-    elif module.value in TOOL_MODULES:  # python -m mypy src: mypy, judged by its rule
-        e.nested.append((f"{name} -m {module.value}", [Word(module.value, module.text),
-                                                       *after]))
-        e.imports_here = here
     else:
         e.add("exec", f"{name} -m {module.shown} runs a module")
-
-
-TOOL_MODULES = frozenset({"pyflakes", "mypy", "black", "flake8", "pylint", "coverage",
-                          "isort", "pycodestyle", "ruff", "bandit", "vulture", "radon",
-                          "yamllint", "pipdeptree", "tox", "twine", "poetry"})
-"""Modules that are tools the rules model (``python -m mypy`` runs mypy): the command is
-judged as the tool, with the working folder first on the import path."""
 
 
 def _venv(e: Effect, args: list[Word]) -> None:
