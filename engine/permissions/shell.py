@@ -3901,10 +3901,10 @@ class _Walker(PathJudge, ShellValues):
     def _number_only(self, text: str) -> bool:
         return self._holds_a_number(text)
 
-    def _untouched_env(self) -> dict[str, str]:
+    def _untouched_env(self) -> Mapping[str, str]:
         """The base environment's variables this command never sets: their values are the
         ones every program inherits (``env -i HOME="$HOME"`` hands on what it had)."""
-        return {n: v for n, v in self.env.items() if n not in self.tainted}
+        return _Untouched(self.env, self.tainted)
 
     def _followed(self, argv: list[Word], hashed: bool) -> tuple[Effect, str]:
         """The effect with links (and, if ``hashed``, ``hash -p`` names) followed; the name
@@ -4657,6 +4657,24 @@ _SHELL_LIKE = re.compile(r"\s|[{;|&$`<>(]")
 """An argument that may be a command line on its own (words, a brace list, a list)."""
 _METADATA_WRITERS = frozenset({"chmod", "chown", "chgrp", "touch", "setfacl", "chattr"})
 """Programs that change a file's metadata, not what it holds."""
+
+
+class _Untouched(Mapping[str, str]):
+    """``env`` without the names in ``tainted``, read through (no copy per command)."""
+
+    def __init__(self, env: Mapping[str, str], tainted: set[str]) -> None:
+        self._env, self._tainted = env, tainted
+
+    def __getitem__(self, name: str) -> str:
+        if name in self._tainted:
+            raise KeyError(name)
+        return self._env[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n in self._env if n not in self._tainted)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _prints_plainly(node: Node, ctx: _Ctx) -> bool:
