@@ -120,3 +120,12 @@ def test_control_patch_back_from_the_diff_loses_the_edit(workspace: Path) -> Non
 
 def test_control_git_path_hooks_is_the_hooks_folder(workspace: Path) -> None:
     assert _bash(workspace, "git rev-parse --git-path hooks").strip() == ".git/hooks"
+
+
+@pytest.mark.parametrize("command", [
+    "python3 -m unittest -q 2>&1 | tee out.log", "git log --oneline | tee -a notes.txt",
+])
+def test_what_tee_stores_from_a_pipe_is_data_it_runs_nothing(workspace: Path,
+                                                             command: str) -> None:
+    """tee writes what it reads to a new file: nothing runs, so --approval auto goes on."""
+    assert _decisions(workspace, command)[1] != "deny"

@@ -95,6 +95,9 @@ class Effect:
     """Aliases it defines for later lines: (name, code)."""
     stdin_reader: Callable[[Effect, Word], None] | None = None
     """Judges a here-doc or here-string it reads as commands (SQL, a makefile, ed)."""
+    stdin_data: bool = False
+    """What it reads is data it stores, not commands it acts on (``tee FILE``): piped in
+    unseen, the files it replaces are judged as replaced; nothing runs."""
     preprocesses: list[Preprocess] = field(default_factory=list)
     """C preprocessing it does (``gcc -E``, ``-fsyntax-only``): the files its sources include
     are read though the command line does not name them, judged by what the sources say."""

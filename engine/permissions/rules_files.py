@@ -797,6 +797,7 @@ def _tee(e: Effect, args: list[Word]) -> None:
         e.add("write", "tee writes files")
     if files and not o.has("-a", "--append"):
         e.stdin_reader = _tee_input
+        e.stdin_data = True
         e.replaces.extend(files)  # with what it reads: unless the command shows it
 
 

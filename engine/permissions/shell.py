@@ -3868,7 +3868,8 @@ class _Walker(PathJudge, ShellValues):
         elif e.stdin_reader is not None and ctx.piped:
             e.at_least("ask", f"{e.argv[0].shown} acts on what it reads from a pipe (SQL, "
                               "code, a file's new content), which the command does not show")
-            e.unseen = e.unseen or f"what {e.argv[0].shown} reads from a pipe and acts on"
+            if not e.stdin_data:  # SQL, a makefile, ed's commands: not run unseen
+                e.unseen = e.unseen or f"what {e.argv[0].shown} reads from a pipe and acts on"
 
     def _reads_decoded(self, e: Effect, ctx: _Ctx) -> None:
         """``read p < <(base64 -d ..)``: the names ``read``/``mapfile`` set hold decoded
