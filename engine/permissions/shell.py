@@ -3264,12 +3264,15 @@ class _Walker(PathJudge, ShellValues):
         folders = self._current()
         if top is None or len(folders) != 1 or os.path.realpath(folders[0]) != top or \
                 not os.path.isdir(os.path.join(top, ".git")) or ".." in name.split("/") or \
-                name.startswith("/") or {"GIT_COMMON_DIR", "GIT_CONFIG_GLOBAL"} & (
+                name.startswith("/") or {"GIT_DIR", "GIT_COMMON_DIR", "GIT_CONFIG_GLOBAL",
+                                         "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT"} & (
                     set(self.env) | self.tainted):
             return None
         if name.split("/")[0] == "hooks":
-            configs = [os.path.join(top, ".git", "config"),
-                       os.path.join(self.env.get("HOME", "/nonexistent"), ".gitconfig")]
+            home = self.env.get("HOME", "/nonexistent")
+            configs = [os.path.join(top, ".git", "config"), os.path.join(home, ".gitconfig"),
+                       os.path.join(self.env.get("XDG_CONFIG_HOME", f"{home}/.config"), "git",
+                                    "config"), "/etc/gitconfig"]
             for path in configs:
                 try:
                     text = Path(path).read_text(errors="replace")
