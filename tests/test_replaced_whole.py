@@ -85,3 +85,40 @@ def test_shown_output_through_sponge_is_a_write_like_a_redirection(tmp_path: Pat
     ws = workspace(tmp_path)
     assert decision(ws, "echo replacement | sponge a.txt") == "ask"
     assert decision(ws, "echo replacement > a.txt") == "ask"
+
+
+@pytest.mark.parametrize("command", [
+    'latest=$(ls -t b.txt | head -n 1)\nmv -- "$latest" a.txt',
+    'src=$(git ls-files | grep b)\ncp -f "$src" a.txt',
+])
+def test_a_file_moved_over_from_a_path_known_at_run_time_is_refused(
+        tmp_path: Path, command: str) -> None:
+    """The source is only known at run time, the file replaced is known: its work is lost
+    whatever the source holds."""
+    ws = workspace(tmp_path)
+    assert decision(ws, command) == "deny", command
+    assert not kept(ws, command), command
+
+
+@pytest.mark.parametrize("command", [
+    'tmp=$(mktemp)\nsort a.txt > "$tmp" && mv "$tmp" a.txt',
+    'tmp="$(mktemp)"; sort -o "${tmp}" a.txt; mv -f $tmp a.txt',
+])
+def test_a_temporary_file_written_just_before_and_moved_over_is_an_edit(
+        tmp_path: Path, command: str) -> None:
+    ws = workspace(tmp_path)
+    assert decision(ws, command) == "ask", command
+    assert kept(ws, command), command
+
+
+def test_a_redirection_to_each_file_find_reaches_replaces_them(tmp_path: Path) -> None:
+    """``find . -exec sh -c 'cmd > "$1"' _ {} ;``: ``{}`` stands for every file under the
+    start, so the redirection replaces files git tracks; reading them is allowed."""
+    ws = workspace(tmp_path)
+    reads = "find . -name a.txt -exec sh -c 'wc -l \"$1\" > /dev/null' _ {} \\;"
+    assert decision(ws, reads) == "allow"
+    for command in ("find . -name a.txt -exec sh -c 'git log --oneline > \"$1\"' _ {} \\;",
+                    "find . -name '*.txt' -exec sh -c 'for f; do date > \"$f\"; done' _ {} +"):
+        assert decision(ws, command) == "deny", command
+        assert decision(ws, command, "auto") == "deny", command
+        assert not kept(ws, command), command

@@ -112,6 +112,7 @@ from engine.permissions.shell_paths import (
     PathJudge,
     stream_descriptor,
     strictest,
+    unquoted_text,
 )
 from engine.permissions.shell_values import (
     ALWAYS_SET,
@@ -639,6 +640,9 @@ class _Walker(PathJudge, ShellValues):
     """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
     written: set[str] = field(default_factory=set)
     """Files the lines walked so far write (redirections, ``tee``, ``cp``...)."""
+    written_unknown: set[str] = field(default_factory=set)
+    """Paths only known at run time the lines walked so far write, by their text
+    (``> "$tmp"``): ``mv "$tmp" f`` then moves an edit made just before."""
     stream_writes: list[tuple[int, str]] = field(default_factory=list)
     opened: dict[int, Word] = field(default_factory=dict)
     """Descriptors from 3 up opened read-write (``exec 3<>f``): ``>&3`` writes over f."""
@@ -2607,6 +2611,8 @@ class _Walker(PathJudge, ShellValues):
             if word.value:
                 self._written(word.value)
                 self._wrote(os.path.normpath(word.value), op, ctx.printed)
+            else:
+                self.written_unknown.add(unquoted_text(word.text))
             self._redirect_entry(op, word, True, ctx)
             emptied = op in (">", ">|", "&>", ">&") and word.value not in NULL_DEVICES
             if emptied and ctx.truncate and (ctx.moves or self._may_hold_work(word)):
@@ -2705,7 +2711,7 @@ class _Walker(PathJudge, ShellValues):
     def _work_at(self, word: Word) -> str:
         """``holds_work`` of the file a redirection names, from the working directory."""
         return next((why for path in self.resolved_files(word)
-                     if (why := self.holds_work(path))), "")
+                     if (why := self.holds_work(path) or self.folder_work(path))), "")
 
     def _wrote(self, path: str, op: str, printed: str | None) -> None:
         """What a ``>``/``>>`` target holds after a static echo or printf; else unknown."""
@@ -3722,6 +3728,8 @@ class _Walker(PathJudge, ShellValues):
         name = program_name(e.argv[0]) if e.argv else ""
         self._links(e)
         for w in e.writes:
+            if w.value is None:
+                self.written_unknown.add(unquoted_text(w.text))
             if w.value:
                 self._written(w.value, folder=name == "mkdir")
                 if name not in _METADATA_WRITERS and name != "mkdir" and e.risk in (

@@ -29,13 +29,19 @@ from engine.permissions.paths import (
 from engine.permissions.shell_values import LISTED_TEXT
 from engine.permissions.small_files import small_file
 from engine.permissions.words import MAX_PATH_WORDS, Word, brace_words
-from engine.workspace.index import tracked
+from engine.workspace.index import tracked, tracked_under
 
 DecisionValue = Literal["allow", "ask", "deny"]
 STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
 _STREAM = re.compile(r"/dev/(?:std(in|out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
+
+
+def unquoted_text(text: str) -> str:
+    """A word's text without its quotes and braces (``"${tmp}"`` is ``$tmp``): the same
+    path written and then moved, however each was quoted."""
+    return re.sub(r"\$\{([A-Za-z_]\w*)\}", r"$\1", text.replace('"', "").replace("'", ""))
 
 
 def stream_descriptor(path: str | None) -> int | None:
@@ -123,6 +129,7 @@ class PathJudge:
     private: list[str]
     unnamed: list[str]
     written: set[str]
+    written_unknown: set[str]
     made: MadeFiles
     globbed: dict[tuple[str, str, frozenset[str], int], list[str] | None]
     """Files this command wrote before (normalised relative or absolute paths)."""
@@ -284,7 +291,9 @@ class PathJudge:
         reads it first (``sort -o f f`` sorts in place; ``strace -o src/app.py`` destroys it,
         ``openssl enc -in f -out f`` empties f before reading it)."""
         sources = [w for w in (*e.reads, *e.writes) if w not in e.replaces]
-        if not e.replaces or any(w.value is None or os.path.normpath(w.value) in self.written
+        if not e.replaces or any(unquoted_text(w.text) in self.written_unknown
+                                 if w.value is None else
+                                 os.path.normpath(w.value) in self.written
                                  for w in sources):  # mv "$tmp" f: an edit made just before
             return []
         read = {path for w in e.reads for path in self.resolved_files(w)} if e.reads_first \
@@ -354,6 +363,24 @@ class PathJudge:
             return ""
         known = tracked(Path(ws), os.path.relpath(path, ws))
         return "a file git tracks" if known else "" if known is False else "an existing file"
+
+    def folder_work(self, path: str) -> str:
+        """Why writing "into" the folder at ``path`` (resolved) may lose work, or "". bash
+        cannot open a folder with ``>``, so a redirection's folder stands for the files
+        under it (``find src -exec sh -c 'cmd > "$1"' _ {} \\;``): any of them git tracks,
+        or any at all where git cannot tell."""
+        ws = os.path.realpath(self.ws)
+        if not (path == ws or path.startswith(ws.rstrip("/") + "/")) or \
+                not os.path.isdir(path):
+            return ""
+        rel = os.path.relpath(path, ws)
+        known = tracked_under(Path(ws), rel)
+        if known:
+            return f"a folder of files git tracks ({rel}/...)"
+        if known is None:
+            with os.scandir(path) as entries:
+                return f"a folder of existing files ({rel}/...)" if any(entries) else ""
+        return ""
 
     def resolved_files(self, w: Word) -> list[str]:
         """The file ``w`` names from each known folder the command may be in; a glob

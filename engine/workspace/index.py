@@ -48,6 +48,22 @@ def tracked(root: Path, rel: str) -> bool | None:
     """Whether ``rel`` (relative to ``root``, ``/``-separated) is a path in the git index of
     the repository at ``root``; None when there is none here or this reader declines. The
     paths are read once per change of the index (its inode, size and times)."""
+    paths = _index_paths(root)
+    return paths if paths is None or isinstance(paths, bool) else os.fsencode(rel) in paths
+
+
+def tracked_under(root: Path, rel: str) -> bool | None:
+    """Whether the index of the repository at ``root`` holds a path inside the folder
+    ``rel`` (``"."``: any path); None as for ``tracked``."""
+    paths = _index_paths(root)
+    if paths is None or isinstance(paths, bool):
+        return paths
+    prefix = b"" if rel in (".", "") else os.fsencode(rel.rstrip("/") + "/")
+    return any(p.startswith(prefix) for p in paths)
+
+
+def _index_paths(root: Path) -> frozenset[bytes] | bool | None:
+    """The index's paths; False for a repository without an index, None to decline."""
     gitdir = root / ".git"
     index = gitdir / "index"
     try:
@@ -67,7 +83,7 @@ def tracked(root: Path, rel: str) -> bool | None:
         except (OSError, ValueError, IndexError):
             return None
         cached = _tracked[str(index)] = (key, paths)
-    return os.fsencode(rel) in cached[1]
+    return cached[1]
 
 
 def _sha256(gitdir: Path) -> bool:
