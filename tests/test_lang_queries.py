@@ -62,7 +62,8 @@ def _decision(workspace: Path, command: str) -> str:
     "uv export --frozen --no-hashes --format requirements-txt",
     "GOPROXY=off GOFLAGS=-mod=readonly go list -m -json all",
     "GOTOOLCHAIN=local go list ./...", "go tool nm build/app",
-    "go tool objdump -s main build/app",
+    "go tool objdump -s main build/app", "rustfmt -V", "rustfmt --help", "gofmt -h",
+    "head -3 /etc/os-release", "grep -c processor /proc/cpuinfo",
 ])
 def test_a_query_reads(workspace: Path, command: str) -> None:
     assert _decision(workspace, command) == "allow"

@@ -1613,6 +1613,12 @@ def test_credentials_printed_or_sent(workspace: Path, command: str, policy: str,
     ("env | wc -l", "allow", "allow"), ("env | grep -c PATH", "allow", "allow"),
     ("printenv | sort | sha256sum", "allow", "allow"), ("env | sort", "ask", "deny"),
     ("env | tee b.txt | wc -l", "ask", "deny"), ("env | cut -d= -f1", "ask", "deny"),
+    # a grep that keeps only the lines of variables it names, none named like a secret
+    ("env | grep ^PATH=", "allow", "allow"),
+    ("env | grep -E '^(LANG|TERM)=' | sort", "allow", "allow"),
+    ("printenv | grep '^\\(HOME\\|USER\\)='", "allow", "allow"),
+    ("env | grep -E '^(PATH|API_TOKEN)='", "ask", "deny"), ("env | grep ^PATH", "ask", "deny"),
+    ("env | grep -v ^PATH=", "ask", "deny"), ("env | grep -A1 ^PATH=", "ask", "deny"),
     # python -m pip takes its own words
     ("python3 -m pip --version", "allow", "allow"), ("python3 -m pip list -o", "ask", "ask"),
 ])

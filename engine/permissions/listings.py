@@ -33,6 +33,7 @@ breaks (``xargs``, the shell's word splitting, ``read``), quotes and backslashes
 MAX_LISTED_ENTRIES = 200_000
 """Folder entries ``split_name`` looks at before it gives up (the listing counts as split)."""
 TOO_MANY = "(more names than the classifier looks at)"
+_GLOB_CHARS = re.compile(r"[*?[]")
 _SAFE_DIR = re.compile(r"^[\w@%+=:,./-]+$")
 _FIND_PRINTS_OTHER = frozenset({"-printf", "-fprintf", "-ls", "-fls", "-exec", "-execdir",
                                 "-ok", "-okdir", "-fprint", "-fprint0", "-L", "-follow"})
@@ -47,9 +48,23 @@ def listed_dirs(argv: list[Word]) -> list[str] | None:
     name = argv[0].value.rsplit("/", 1)[-1]
     args = argv[1:]
     dirs = _LISTERS[name](args) if name in _LISTERS else None
-    if dirs is None or not all(_safe_dir(d) for d in dirs):
+    if dirs is None:
+        return None
+    dirs = [_glob_base(d) for d in dirs]
+    if not all(_safe_dir(d) for d in dirs):
         return None
     return dirs
+
+
+def _glob_base(d: str) -> str:
+    """The folder every match of the glob ``d`` lies under (``src/*.py``: ``src``), the
+    part before its first pattern; ``d`` itself when it holds none (or a ``..``, which a
+    match could climb out by)."""
+    parts = d.split("/")
+    at = next((k for k, p in enumerate(parts) if _GLOB_CHARS.search(p)), None)
+    if at is None or ".." in parts:
+        return d
+    return "/".join(parts[:at]) or ("/" if d.startswith("/") else ".")
 
 
 def _safe_dir(d: str) -> bool:

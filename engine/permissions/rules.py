@@ -123,6 +123,29 @@ def prints_none_of_its_input(argv: list[Word]) -> bool:
     return False
 
 
+def keeps_named_variables(argv: list[Word]) -> bool:
+    """Whether a stage after ``env`` keeps only the lines of variables it names, none named
+    like a secret (``grep '^PATH='``, ``grep -E '^(LANG|TERM)='``): what it prints holds no
+    credential. Not with ``-v``, context lines or patterns from a file."""
+    if not argv or any(w.value is None for w in argv) or \
+            (argv[0].value or "").rsplit("/", 1)[-1] not in ("grep", "egrep"):
+        return False
+    words = [w.value or "" for w in argv[1:]]
+    flags = [w for w in words if w.startswith("-") and w not in ("-e", "--regexp")]
+    patterns = [w for w in words if not w.startswith("-")]  # a second: a file it reads
+    letters = {c for f in flags if not f.startswith("--") for c in f[1:]}
+    if not letters <= set("EGiswxnHh") or any(f.startswith("--") for f in flags) or \
+            len(patterns) != 1:
+        return False
+    match = _NAMED_VARIABLES.fullmatch(patterns[0])
+    names = re.split(r"\\?\|", match.group(1) or match.group(2)) if match else []
+    return bool(names) and not any(_SECRET_NAME.search(n) for n in names)
+
+
+_NAMED_VARIABLES = re.compile(r"\^(?:\\?\(((?:\w+\\?\|)*\w+)\\?\)|(\w+))=")
+"""``^NAME=``, ``^(A|B)=`` (``\\(A\\|B\\)`` in a basic pattern): whole names."""
+
+
 _JSON_QUERIES = frozenset({"jq", "gojq", "jaq", "yq", "tomlq", "xq"})
 _READS_ENVIRONMENT = re.compile(r"(?:\$ENV\b|(?<![.\w$\"])(?:env|strenv)\b(?!\s*:)|envsubst)"
                                 r"(?:\.(\w+)|\(\s*(\w+)\s*\))?")

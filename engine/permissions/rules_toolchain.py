@@ -73,6 +73,10 @@ RULES["ruff"] = _ruff
 # ---------------------------------------------------------------- formatters that load no code
 
 
+_SELF_QUERIES = frozenset({"--version", "-V", "--help", "-h"})
+"""A formatter's options that print its version or usage and end it."""
+
+
 def _formatter(checks: frozenset[str], writes: frozenset[str], values: str = "",
                long_values: frozenset[str] = frozenset(), *, rewrites: bool = True) -> Rule:
     """A formatter that loads no plugins: with a ``checks`` option (or, for those that only
@@ -83,6 +87,8 @@ def _formatter(checks: frozenset[str], writes: frozenset[str], values: str = "",
         o = parse_opts(args, values, long_values)
         flags = {name.split("=")[0] for name in o.flags}
         files = [w for w in o.positionals if w.value != "-"]  # -: standard input to output
+        if flags & _SELF_QUERIES:
+            return  # rustfmt -V, gofmt -h: prints and exits before it formats anything
         if not o.positionals:
             files = [Word.of(".")]
         elif not files:

@@ -95,6 +95,7 @@ from engine.permissions.rules import (
     SEARCHERS,
     analyze,
     capability,
+    keeps_named_variables,
     prints_none_of_its_input,
     prints_variables,
 )
@@ -1819,7 +1820,7 @@ class _Walker(PathJudge, ShellValues):
             argv = self._static_argv(stage, ctx)
             if argv is None:
                 return False
-            if prints_none_of_its_input(argv):
+            if prints_none_of_its_input(argv) or keeps_named_variables(argv):
                 return True
             if not keeps_lines(argv):
                 return False

@@ -35,6 +35,14 @@ DecisionValue = Literal["allow", "ask", "deny"]
 STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
+SYSTEM_FACTS = frozenset({
+    "/etc/os-release", "/usr/lib/os-release", "/etc/lsb-release", "/etc/debian_version",
+    "/etc/redhat-release", "/etc/alpine-release", "/etc/issue", "/etc/hostname",
+    "/etc/timezone", "/proc/version", "/proc/cpuinfo", "/proc/meminfo", "/proc/loadavg",
+    "/proc/uptime", "/sys/fs/cgroup/cgroup.controllers"})
+"""Files outside the workspace that say what system this is, as ``uname`` and ``nproc``
+do, and nothing of anyone's: read like the workspace (``check-path`` still calls them
+outside)."""
 _STREAM = re.compile(r"/dev/(?:std(in|out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
 
 
@@ -541,6 +549,8 @@ class PathJudge:
             if v.resolved in NULL_DEVICES:
                 if for_write and (fd := stream_descriptor(v.resolved)) is not None:
                     self.stream_writes.append((fd, path))
+                continue
+            if not for_write and v.resolved in SYSTEM_FACTS:
                 continue
             if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
