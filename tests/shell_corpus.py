@@ -328,7 +328,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("perl -pi -e 's/a/b/' README.md", "ask", "exec", "interpreter"),
     ("python script.py", "ask", "exec", "interpreter"),
     ("python -m pytest", "ask", "exec", "interpreter"),
-    ("python - <<EOF\nprint(1)\nEOF", "deny", "exec", "interpreter"),
+    ("python - <<EOF\nprint(1)\nEOF", "ask", "exec", "interpreter"),
     ("uv run pytest", "ask", "exec", "exec"),
     ("npm test", "ask", "exec", "exec"),
     ("npm run build", "ask", "exec", "exec"),

@@ -128,7 +128,7 @@ def test_dot_dot_to_a_header_of_the_workspace_is_read_in_turn(ws: Path, secret: 
 
 
 def test_dot_dot_found_in_no_folder_of_the_workspace_asks(ws: Path) -> None:
-    (ws / "c.c").write_text('#include "../../../../../../../../etc/hostname"\n')
+    (ws / "c.c").write_text('#include "../../../../../../../../etc/passwd"\n')
     assert run("gcc -E -P c.c", ws).returncode == 0  # from /usr/include it climbs to /etc
     assert decision("gcc -E -P c.c", ws) == "ask"
 

@@ -82,7 +82,7 @@ def test_a_glob_is_judged_by_what_it_matches_under_the_options_set(
     under globstar; ``R[M]`` names rm only under nocaseglob."""
     ws = make_workspace(tmp_path)
     (ws / "src" / "deep").mkdir(parents=True)
-    os.symlink("/etc/hostname", ws / "src" / "deep" / "leak.txt")
+    os.symlink("/etc/passwd", ws / "src" / "deep" / "leak.txt")
     assert check_shell_json(command, ws, ENV)["decision"] == expected, command
 
 
@@ -102,6 +102,6 @@ def test_a_glob_in_a_command_name_runs_its_first_match_with_the_others_as_argume
 def test_options_the_caller_exported_widen_globs(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     (ws / "src" / "deep").mkdir(parents=True)
-    os.symlink("/etc/hostname", ws / "src" / "deep" / "leak.txt")
+    os.symlink("/etc/passwd", ws / "src" / "deep" / "leak.txt")
     env = dict(ENV, BASHOPTS="checkwinsize:globstar")
     assert check_shell_json("cat **/*.txt", ws, env)["decision"] == "ask"

@@ -64,6 +64,10 @@ def _decision(workspace: Path, command: str) -> str:
     "GOTOOLCHAIN=local go list ./...", "go tool nm build/app",
     "go tool objdump -s main build/app", "rustfmt -V", "rustfmt --help", "gofmt -h",
     "head -3 /etc/os-release", "grep -c processor /proc/cpuinfo",
+    "gcc -MM -MT 'build/main.o' src/main.c", "rustc --print cfg --target x86_64-unknown-none",
+    "rustc --print file-names --crate-type=lib src/lib.rs", "go generate -n ./...",
+    "go clean -n ./...", "cargo clean --dry-run --verbose", "uv pip tree --depth 1",
+    "goimports -l -local example.com/proj src",
 ])
 def test_a_query_reads(workspace: Path, command: str) -> None:
     assert _decision(workspace, command) == "allow"
@@ -91,6 +95,9 @@ def test_a_query_reads(workspace: Path, command: str) -> None:
     "python3 -m mypy src", "python3 -m black --check src",
     "GOFLAGS=-toolexec=./x go list ./...",
     "go tool buildid -w build/app",
+    "gcc -MM -MT build/x.o -MF deps.d src/main.c", "rustc --crate-type=lib src/lib.rs",
+    "go generate ./...", "cargo clean", "go list -export -f '{{.Export}}' ./...",
+    "go list -compiled ./...", "uv pip tree --outdated", "goimports -w src",
 ])
 def test_anything_else_asks(workspace: Path, command: str) -> None:
     assert _decision(workspace, command) == "ask"

@@ -119,6 +119,36 @@ def words_moved(src: bytes, root: Node) -> bytes | None:
     return None
 
 
+def assignments_ended(src: bytes, root: Node) -> bytes | None:
+    """``src`` with a ``;`` after each line of two or more assignments that the grammar
+    joins to the next line's command inside a block (``do a=1 b=2 <newline> rm x``, read as
+    ``rm`` run with a and b in its environment): to bash the line ends there, the
+    variables are set in the shell and the next line is a command of its own. None when
+    there is none."""
+    if b"=" not in src:
+        return None
+    spots = []
+    for node in _walk(root, _COMMANDS):
+        kids = node.named_children
+        at = next((k for k, c in enumerate(kids) if c.type == "command_name"), None)
+        if at is None or at < 2 or kids[at - 1].type != "variable_assignment":
+            continue
+        end = kids[at - 1].end_byte
+        if _LINE_ENDS.search(src[end:kids[at].start_byte]):
+            spots.append(end)
+    if not spots:
+        return None
+    out = bytearray(src)
+    for at in sorted(spots, reverse=True):
+        out[at:at] = b";"
+    return bytes(out)
+
+
+_COMMANDS = frozenset({"command"})
+_LINE_ENDS = re.compile(rb"(?<!\\)\n")
+"""A newline no backslash continues."""
+
+
 def _walk(root: Node, types: frozenset[str]) -> Iterator[Node]:
     """The nodes of ``types`` under ``root``, in the order of the text (a cursor: no node
     object is made for the others)."""

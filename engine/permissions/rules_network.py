@@ -659,6 +659,9 @@ def _uv_rule(e: Effect, args: list[Word]) -> None:
         return
     if len(args) >= 2 and args[0].value in ("pip", "tool") and args[1].value == "uninstall":
         e.add("destructive", f"uv {args[0].value} uninstall removes installed software")
+    elif [w.value for w in args[:2]] == ["pip", "tree"]:
+        if "--outdated" in {w.value for w in args}:
+            e.add("network", "uv pip tree --outdated asks the index")  # else: the venv's
     elif args and args[0].value == "pip":
         pip_rule(e, args[1:])
     elif args and args[0].value == "version" and _sets_version(args[1:]):
@@ -808,7 +811,8 @@ def _bundle(e: Effect, args: list[Word]) -> None:
 
 def _go_or_query(e: Effect, args: list[Word]) -> None:
     """``go mod edit -json``/``-print`` prints go.mod and ``go tool dist list`` the
-    platforms; ``go mod graph``/``why`` and the rest of ``go`` by verb."""
+    platforms; ``go generate -n``/``go clean -n`` print what they would do; ``go list
+    -export`` builds; ``go mod graph``/``why`` and the rest of ``go`` by verb."""
     words = [w.value for w in args]
     if words[:2] == ["mod", "edit"] and words[2:] and set(words[2:]) <= {"-json", "-print"}:
         e.reads.append(Word.of("go.mod"))
@@ -819,6 +823,11 @@ def _go_or_query(e: Effect, args: list[Word]) -> None:
                      ["tool", "buildid"]) and None not in words and "-w" not in words:
         e.reads.extend(w for w in args[2:] if not (w.value or "-").startswith("-"))
         return  # the toolchain's own readers of a built binary (buildid -w rewrites it)
+    if words[:1] in (["generate"], ["clean"]) and "-n" in words:
+        return  # the commands it would run or the files it would remove, printed
+    if words[:1] == ["list"] and any((w or "").split("=")[0] in ("-export", "-compiled")
+                                     for w in words):
+        e.add("exec", "go list -export/-compiled builds the packages (cgo runs the C compiler)")
     _go(e, args)
 
 
@@ -892,6 +901,8 @@ def _cargo_fmt_or(rest: Rule) -> Rule:
         words = [w.value for w in args]
         if words in (["--list"], ["install", "--list"]):
             return  # the subcommands there are, the binaries cargo install put in place
+        if words[:1] == ["clean"] and {"--dry-run", "-n"} & set(words):
+            return  # what it would remove, printed
         if words[:1] in (["tree"], ["metadata"]) and not {"--locked", "--frozen"} & set(
                 words) and not (words[:1] == ["metadata"] and "--no-deps" in words):
             e.loads_here.append(_CARGO_LOCK)

@@ -376,6 +376,19 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     e.stdin_code = "interpreter"
 
 
+def inline_input(e: Effect, code: Word) -> None:
+    """``python3 - <<'EOF'``, ``node <<< 'CODE'``: code the command line shows, read on
+    standard input, judged like the same code given with ``-c``/``-e``."""
+    name = program_name(e.argv[0])
+    o = parse_opts(e.argv[1:], p.INLINE_CODE.get(name, "c"), frozenset({"--eval", "--print"}),
+                   stop_at_positional=True)
+    e.add("exec", f"{name} runs the code it reads from its input")
+    inline_code(e, f"{name} <<", name, code)
+    e.inline.append(code)
+    if name in ("python", "pypy") and not _isolated(o.flags):
+        e.loads_here.extend(_imported_here(code))
+
+
 def _inline(e: Effect, name: str, args: list[Word], o: Opts, option: str) -> None:
     """``python -c CODE``, ``perl -ne CODE FILE``: the code is judged by ``inline_code``;
     the files a ``-n``/``-p`` loop reads, a ``-i`` that empties them, the modules imported
@@ -592,12 +605,26 @@ def _find(e: Effect, args: list[Word]) -> None:
 
 
 def _find_exec(e: Effect, how: str, words: list[Word], starts: list[Word]) -> None:
-    """``find START -exec CMD {} ;``: CMD runs on every file under each start."""
+    """``find START -exec CMD {} ;``: CMD runs on every file under each start; with
+    ``-execdir`` in the folder of each (``execdir_start``)."""
     for start in (starts or [Word.of(".")])[:4]:
         cmd = [_found(w, start) for w in words]
         if cmd and program_name(cmd[0]) in ("chmod", "chown", "chgrp"):
             cmd.insert(1, Word.of("-R"))  # applied to every file under the start
-        e.nested.append((f"find {how}", cmd))
+        within = how in ("-execdir", "-okdir")
+        e.nested.append((f"find {how}" + (f"{_UNDER}{start.value}" if within else ""), cmd))
+
+
+_UNDER = " in each folder under "
+
+
+def execdir_start(how: str) -> str | None:
+    """The start of ``find START -execdir CMD``, from the label its command is judged
+    under (None: the start is only known at run time); "" for any other command."""
+    if not how.startswith("find -") or _UNDER not in how:
+        return ""
+    start = how.partition(_UNDER)[2]
+    return None if start == "None" else start
 
 
 def _found(w: Word, start: Word) -> Word:

@@ -142,6 +142,7 @@ RULES.update({
                                 "--multi-line", "--src", "--known-local-folder"})),
     "rustfmt": rustup_proxy(_rustfmt),
     "gofmt": _formatter(_F(), _F({"-w"}), "r", rewrites=False),
+    "goimports": _formatter(_F(), _F({"-w"}), "", _F({"-local"}), rewrites=False),
     "shfmt": _formatter(_F(), _F({"-w", "--write"}), "i", _F({"--indent", "--language-dialect",
                                                                "--filename"}), rewrites=False),
     "clang-format": _formatter(_F(), _F({"-i"}), "", _F({"--style", "--assume-filename",
@@ -183,17 +184,22 @@ _RUSTC_PARSES = frozenset({"crate-name", "file-names"})
 expands or anything is written."""
 
 
+_RUSTC_AIMS = frozenset({"--target", "--crate-type", "--edition"})
+"""Options that say which target or kind of crate a ``--print`` is about."""
+
+
 def _rustc(e: Effect, args: list[Word]) -> None:
     """``rustc --print sysroot``, ``--explain E0308``, ``-vV`` print, and ``--print
     crate-name src/lib.rs`` reads the crate root; compiling runs the crate's procedural
     macros and writes its outputs."""
-    o = parse_opts(args, "o", frozenset({"--print", "--explain", "--out-dir"}))
+    o = parse_opts(args, "o", frozenset({"--print", "--explain", "--out-dir", *_RUSTC_AIMS}))
     printed = {(w.value or "").split("=")[0] for w in o.all("--print")}
-    parsed = len(o.positionals) == 1 and set(o.flags) == {"--print"} and printed and \
+    flags = set(o.flags) - (_RUSTC_AIMS if printed else frozenset())
+    parsed = len(o.positionals) == 1 and flags == {"--print"} and printed and \
         printed <= _RUSTC_PARSES
     if parsed:
         e.reads.extend(o.positionals)
-    elif not o.flags or set(o.flags) - _RUSTC_ASKS or o.positionals:
+    elif not flags or flags - _RUSTC_ASKS or o.positionals:
         e.add("exec", "rustc compiles (procedural macros run) and writes its outputs")
     e.writes.extend(o.all("-o"))
     e.replaces.extend(o.all("-o"))
@@ -300,11 +306,14 @@ _CC_QUERIES = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachi
                          "-print-libgcc-file-name", "-print-multiarch",
                          "-print-sysroot", "-print-targets", "-dM", "-E", "-M", "-MM", "-P",
                          "-std", "-march", "-O0", "-O1", "-O2", "-O3", "-Os", "-c", "-w",
-                         "-Wall", "-Wextra", "-m64", "-m32", "-g", "-I", "-D", "-MG", "-Q"})
+                         "-Wall", "-Wextra", "-m64", "-m32", "-g", "-I", "-D", "-MG", "-Q",
+                         "-MT", "-MQ", "-MP"})
 """Driver options that, on their own, make the compiler print and write nothing: ``-###``
 shows the commands it would run; ``-M``/``-MM`` print dependencies (names only, ``-MG``
 keeping missing ones); ``-dM -E`` of no source (``- < /dev/null``) prints the predefined
 macros; ``-Q --help=optimizers`` of no source lists passes."""
+_CC_TARGET_NAMES = frozenset({"-MT", "-MQ"})
+"""Options whose next word names the target of a printed rule (text, not a file)."""
 _CC_ABOUT = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachine",
                        "--version", "--help", "-print-search-dirs", "-print-libgcc-file-name",
                        "-print-multiarch", "-print-sysroot", "-print-targets"})
@@ -330,7 +339,8 @@ def _compiler(e: Effect, args: list[Word]) -> None:
     does not show): with options that read and write nothing else they are reads, the
     includes judged by what the sources say (``c_includes``); otherwise they ask like a
     build."""
-    values = [w.value for w in args]
+    values = [w.value for k, w in enumerate(args)
+              if not (k and args[k - 1].value in _CC_TARGET_NAMES)]  # -MT build/a.o
     _wrapped(e, args)
     sources = [v for v in values if v is None or not v.startswith("-")]
     flags = {_cc_flag(v) for v in values if v is not None and v.startswith("-") and v != "-"}

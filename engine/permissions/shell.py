@@ -16,6 +16,7 @@ This module is the only one that imports ``tree_sitter``.
 from __future__ import annotations
 
 import codecs
+import copy
 import itertools
 import logging
 import os
@@ -71,6 +72,7 @@ from engine.permissions.made_files import MadeFiles
 from engine.permissions.misreads import (
     MAX_REWRITES,
     READ_WRITE_MARK,
+    assignments_ended,
     closers_quoted,
     closers_restored,
     dashes_quoted,
@@ -101,6 +103,8 @@ from engine.permissions.rules import (
 )
 from engine.permissions.rules_git import configured_alias
 from engine.permissions.rules_shell import (
+    execdir_start,
+    inline_input,
     is_input_arguments,
     split_input,
     xargs_prints_names,
@@ -2643,6 +2647,10 @@ class _Walker(PathJudge, ShellValues):
             self._written_over(word, ctx)
         elif any(os.path.lexists(p) for p in self.resolved_files(word)):
             self._redirect_entry("<>", word, False, ctx)
+            inside = os.path.realpath(self.ws).rstrip("/") + "/"
+            if not all(p.startswith(inside) for p in self.resolved_files(word)):
+                self._entry([Word.of("<>"), word], "write", "ask", [
+                    f"<> opens {word.shown}, outside the workspace, for writing"], "", ctx)
         else:
             self._redirect_entry("<>", word, True, ctx)  # creates it
 
@@ -3135,15 +3143,30 @@ class _Walker(PathJudge, ShellValues):
         close()
         return words
 
+    def _static_expansion(self, text: str) -> list[str] | None:
+        """``${!ref}`` where ref names an array element (``ref='a[1]'``): that element's
+        values; anything else as ``ShellValues`` computes it."""
+        m = re.fullmatch(r"\$\{!([A-Za-z_]\w*)\}", text)
+        names = self._static_variable(m.group(1)) if m is not None else None
+        elements = [_ELEMENT_NAME.fullmatch(n) for n in names or ()]
+        if names and all(elements):
+            found = [self._element_values(e.group(1), e.group(2)) for e in elements if e]
+            return None if None in found else bounded(list(dict.fromkeys(
+                v for values in found for v in values or ())))
+        return ShellValues._static_expansion(self, text)
+
     def _static_element(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """``${a[@]}``, ``${a[*]}``, ``${a[2]}`` of an array with static elements."""
         if [c.type for c in node.children] != ["${", "subscript", "}"]:
             return None
         sub = next(c for c in node.children if c.type == "subscript")
         name, _, index = _text(sub, ctx).partition("[")
+        return self._element_values(name, index.rstrip("]"))
+
+    def _element_values(self, name: str, index: str) -> list[str] | None:
+        """The values of element ``index`` of the array ``name`` (``@``/``*``: all)."""
         name = self._resolved(name)
         found = self.arrays.get(name)
-        index = index.rstrip("]")
         if name in self.sparse and index in ("@", "*"):
             gaps = self.holes.get(name)
             if gaps is None or found is None or len(found) != 1:
@@ -3523,6 +3546,11 @@ class _Walker(PathJudge, ShellValues):
         is judged with the call's words as ``"$@"`` (``run(){ "$@"; }; run wc -l f`` runs
         wc). ``command NAME``, ``env NAME``, ``sudo NAME`` run the program, not the function."""
         name = e.argv[0].value if e.argv else None
+        if name and name not in self.bodies and name not in RULES and "/" not in name and \
+                _NOT_FOUND_HANDLER in self.bodies and name != _NOT_FOUND_HANDLER:
+            handled = copy.copy(e)  # restore x after command_not_found_handle() { git "$@"; }
+            handled.argv = [Word.of(_NOT_FOUND_HANDLER), *e.argv]  # bash calls it when no
+            self._call(handled, ctx)  # program of that name is found: judged as well
         if name not in self.bodies or e.wrappers not in ([], ["time"]) or ctx.child or (
                 name in self.maybe_defined and name in RULES):
             return False  # false && rm() { ..; }; rm f: the program may run; xargs rm and
@@ -3685,8 +3713,36 @@ class _Walker(PathJudge, ShellValues):
                 if lines:
                     continue
                 nested = _fed_words(nested, ctx.stdin.value)
+            start = execdir_start(how)
+            if start != "":  # find -execdir: in the folder of each file found
+                self._in_folders_under(start, nested, replace(
+                    ctx, via=how, piped=False, stdin=None, listed=(), child=True))
+                continue
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=(),
                                          child=True))
+
+    def _in_folders_under(self, start: str | None, argv: list[Word], ctx: _Ctx) -> None:
+        """``argv`` judged in every folder under ``start`` (from each folder the command may
+        be in), up to ``MAX_EXECDIR_FOLDERS`` of them; past that, or for a start only known
+        at run time, in a folder only known at run time."""
+        saved = self.cwds
+        folders: list[Path | None] = []
+        for base in self._current():
+            if start is None:
+                break
+            root = Path(os.path.normpath(os.path.join(base, start)))
+            for at, _dirs, _files in os.walk(root):
+                folders.append(Path(at))
+                if len(folders) > MAX_EXECDIR_FOLDERS:
+                    break
+        if start is None or len(folders) > MAX_EXECDIR_FOLDERS or None in saved or \
+                not folders:
+            folders = [None]
+        self.cwds = folders
+        try:
+            self._simple(argv, ctx)
+        finally:
+            self.cwds = saved
 
     def _runs_written(self, e: Effect, ctx: _Ctx,
                       exported: Mapping[str, list[str] | None] | None) -> None:
@@ -3866,6 +3922,10 @@ class _Walker(PathJudge, ShellValues):
         unknown = ctx.stdin is not None and (ctx.stdin.value is None or (
             ctx.stdin.dynamic in ("subst", "var") and e.stdin_code == "shell"))  # bash < <(..)
         fed_code = e.stdin_code == "interpreter" and ctx.stdin is not None
+        if fed_code and ctx.stdin is not None and not ctx.piped and \
+                ctx.stdin.value is not None and not ctx.stdin.dynamic:
+            inline_input(e, ctx.stdin)  # python3 - <<'EOF': shown, judged as python3 -c
+            return
         shown = e.stdin_code == "shell" and ctx.stdin is not None and not unknown  # printf | sh
         if e.stdin_code and ((ctx.piped and not shown) or unknown or fed_code):
             e.add("exec", f"{e.argv[0].shown} runs the code it reads on its input")
@@ -4261,6 +4321,12 @@ _WORDS_NOT_SPLIT_INTO_OPTIONS = frozenset({"echo", ":", "true", "false", "let", 
 ``return $n`` and the like take a number, never evaluated (``a[$(cmd)]`` is refused)."""
 
 
+MAX_EXECDIR_FOLDERS = 64
+"""Folders under a ``find -execdir`` start in which its command is judged one by one."""
+_NOT_FOUND_HANDLER = "command_not_found_handle"
+"""The function bash calls, with the command's words, for a command no program answers."""
+_ELEMENT_NAME = re.compile(r"([A-Za-z_]\w*)\[([^\]]*)\]")
+"""A name that stands for an array element (``a[1]``, ``m[key]``), as ``${!ref}`` reads it."""
 _LENGTH = re.compile(r"\$\{#[A-Za-z_]\w*(?:\[[@*]\])?\}")
 """``${#x}`` and ``${#a[@]}``: a length or a count, digits whatever the variable holds."""
 _SPLIT_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
@@ -4373,7 +4439,7 @@ def _reread(src: bytes, root: Node) -> tuple[bytes, Node, list[int]]:
     for _ in range(MAX_REWRITES):
         changed = dashes_quoted(src, dropped) if dropped else None  # first: it keeps its place
         if changed is None:
-            changed = words_moved(src, root)
+            changed = words_moved(src, root) or assignments_ended(src, root)
         if changed is None:
             break
         again = _PARSER.parse(changed).root_node
