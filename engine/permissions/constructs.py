@@ -326,6 +326,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("declare -l/-u, ${!x} and computed names in declare, read, printf -v, let x+=",
               "modelled", "values are cased; a subscript in a named value is evaluated, so "
               "code in it is refused"),
+    Construct("${!ref} where ref names an array element (ref='a[1]', 'm[key]')", "modelled",
+              "the element's values, as ${a[1]} gives them"),
     Construct("${!v:-w}, ${!v#p} (an operator on an indirect expansion); set, declare, "
               "declare -p, export -p, readonly with no name", "modelled", "the variable v "
               "names is read (a secret's use noted, asked); printing every variable prints "
@@ -365,7 +367,9 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "${s:o:l}, declare -i, test -v", "modelled",
               "variables evaluated are followed; code or run-time data in them is refused"),
     Construct("$(..), `..`, <(..), here-docs and here-strings", "modelled",
-              "inner commands judged; code fed to a shell judged like bash -c"),
+              "inner commands judged; code fed to a shell judged like bash -c; code a "
+              "here-doc or here-string shows an interpreter (python3 - <<'EOF') judged like "
+              "python3 -c (asked; refused where it deletes)"),
     Construct("echo/printf .. | bash, source <(echo ..), bash <(printf ..), eval "
               "\"$(printf %q ..)\"", "modelled", "the printed code is judged like bash -c "
               "(from a decoder or a download it is refused)"),
@@ -538,7 +542,13 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("code stored in a variable that an arithmetic context evaluates", "opaque",
               "deny"),
     Construct("command_not_found_handle() { ..; }", "modelled", "bash calls it for any "
-              "missing program: the body is judged with words only known at run time"),
+              "missing program: the body is judged with words only known at run time, and "
+              "with the words of each command no known program answers (restore f)"),
+    Construct("find START -execdir CMD", "modelled", "CMD is judged in each folder under "
+              "START (up to 64; past that, in a folder only known at run time)"),
+    Construct("two or more assignments on a line inside a block (do a=1 b=2 <newline> "
+              "cmd), which the grammar joins to the next line's command", "modelled",
+              "read as bash reads it: the line ends, the variables are set in the shell"),
     Construct("any syntax node kind not listed", "opaque", "deny"),
     Construct("two word nodes side by side in the tree (r`:`m, a<(ls)): a word bash reads "
               "whole, split by the grammar", "opaque",
