@@ -2486,6 +2486,10 @@ def test_the_folder_cd_left_and_a_map_a_subshell_changed_are_the_outer_ones(
     ("cd src && cat app.py && cd - && cat README.md", "allow"),
     ("cd -; cat README.md", "ask"), ("pushd; cat README.md", "ask"),
     ("(cd src); cd ~-; cat README.md", "ask"),  # OLDPWD is still the caller's
+    # pushd/popd in a loop over folders: popd returns to one of the folders it may have left
+    ("for d in src docs; do pushd \"$d\" >/dev/null || continue; ls; popd >/dev/null; done; "
+     "cat README.md", "allow"),
+    ("for d in src /etc; do pushd \"$d\"; popd; done; cat passwd", "ask"),
 ])
 def test_the_folder_cd_left_is_known_only_when_this_command_left_it(
         workspace: Path, command: str, expected: str) -> None:

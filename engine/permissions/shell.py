@@ -115,6 +115,7 @@ from engine.permissions.shell_paths import (
     STRICTNESS,
     DecisionValue,
     PathJudge,
+    Pushed,
     stream_descriptor,
     strictest,
     unquoted_text,
@@ -455,7 +456,7 @@ class _Walker(PathJudge, ShellValues):
     """Nodes followed by ``&`` already walked as the subshell they run in."""
     oldpwd: Path | None = None
     """``$OLDPWD`` once a cd of this command set it (before: the caller's, unknown)."""
-    pushed: list[Path | None] = field(default_factory=list)
+    pushed: list[Pushed] = field(default_factory=list)
     """The folders ``pushd`` left, for ``popd``."""
     functions: set[str] = field(default_factory=set)
     """Names that look like functions anywhere in the command (defined before or after)."""

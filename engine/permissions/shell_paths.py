@@ -33,6 +33,12 @@ from engine.workspace.index import tracked, tracked_under
 
 DecisionValue = Literal["allow", "ask", "deny"]
 STRICTNESS: dict[str, int] = {"": 0, "allow": 0, "ask": 1, "deny": 2}
+Pushed = tuple[tuple[Path | None, ...], bool]
+"""A ``pushd``'s entry on the folder stack: the folders it may have left (None: one only
+known at run time), and whether it surely ran and moved (else a ``popd`` may also go to the
+entry below, or stay)."""
+UNKNOWN_PUSH: Pushed = ((None,), True)
+
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
 SYSTEM_FACTS = frozenset({
@@ -125,7 +131,7 @@ class PathJudge:
     conditional: int
     """Above 0 inside a branch, a loop or a list after its first command: what runs may not."""
     oldpwd: Path | None
-    pushed: list[Path | None]
+    pushed: list[Pushed]
     known: dict[str, list[str]]
     unknown: set[str]
     tainted: set[str]
@@ -159,7 +165,7 @@ class PathJudge:
         shadowed = [*self._shadowed(e), *self._included(e)]
         if moves_shell and e.argv and e.argv[0].value == "dirs" and any(
                 w.value is None or (w.value[:1] == "-" and "c" in w.value) for w in e.argv[1:]):
-            self.pushed = [None] * len(self.pushed)  # dirs -c: a later popd fails and stays
+            self.pushed = [UNKNOWN_PUSH] * len(self.pushed)  # dirs -c: a later popd fails
         if moves_shell and e.argv and e.argv[0].value in ("cd", "pushd", "popd") and \
                 set(e.wrappers) <= SAME_SHELL_WRAPPERS:  # git -C, env cd: their own only
             for w in chdir:
@@ -178,11 +184,21 @@ class PathJudge:
                 return w  # OLDPWD=..; cd -: the value assigned, a folder only known at run time
             back = self.oldpwd
         elif w.value is None and w.text == "popd" and self.pushed:
-            back = self.pushed.pop()
-            if self.conditional:  # a popd that may not run: the stack is either
-                self.pushed = [None] * len(self.pushed)
+            folders, sure = self.pushed.pop()
+            if not sure:  # the pushd may not have run or failed: popd may go to the entry
+                older = self.pushed[-1][0] if self.pushed else ()  # below, or stay
+                folders = (*folders, *self.cwds, *older)
+                self.pushed = [UNKNOWN_PUSH] * len(self.pushed)
+            if self.conditional:  # a popd that may not run: the stack is either, and the
+                self.pushed = [UNKNOWN_PUSH] * len(self.pushed)  # folder may stay
+                folders = (*folders, *self.cwds)
+            folders = tuple(dict.fromkeys(folders))
+            if len(folders) > 1 and None not in folders:
+                self.cwds = list(folders)  # each folder it may return to: "." from each
+                return Word(".", w.text)
+            back = folders[0] if len(folders) == 1 else None
         elif w.value is None and w.text.startswith(("popd ", "pushd ")):
-            self.pushed = [None] * len(self.pushed)  # popd -n, pushd +1: reordered
+            self.pushed = [UNKNOWN_PUSH] * len(self.pushed)  # popd -n, pushd +1: reordered
         elif w.value is None and w.text == "$HOME" and not (
                 self.taint_all or {"HOME"} & (self.tainted | self.unknown | set(self.known))):
             home = self.env.get("HOME")  # cd alone: the home folder, as the command starts
@@ -427,7 +443,7 @@ class PathJudge:
         sure = len(before) == 1 and not fails and not self.conditional and None not in there
         # (a cd into a folder only known at run time may fail: OLDPWD is then not set by it)
         if push:  # a pushd that may fail or not run may push nothing: popd's folder unknown
-            self.pushed.append(before[0] if sure else None)
+            self.pushed.append(((before[0],), True) if sure else (tuple(before), False))
         folders = [*before, *there] if self.conditional or fails else there
         self.cwds = list(dict.fromkeys(folders))
         self.oldpwd = before[0] if sure else None  # cd - after a cd that may not run: unknown
