@@ -545,7 +545,7 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "missing program: the body is judged with words only known at run time, and "
               "with the words of each command no known program answers (restore f)"),
     Construct("find START -execdir CMD", "modelled", "CMD is judged in each folder under "
-              "START (up to 64; past that, in a folder only known at run time)"),
+              "START but .git's (up to 64; past that, in a folder only known at run time)"),
     Construct("two or more assignments on a line inside a block (do a=1 b=2 <newline> "
               "cmd), which the grammar joins to the next line's command", "modelled",
               "read as bash reads it: the line ends, the variables are set in the shell"),

@@ -3724,15 +3724,17 @@ class _Walker(PathJudge, ShellValues):
 
     def _in_folders_under(self, start: str | None, argv: list[Word], ctx: _Ctx) -> None:
         """``argv`` judged in every folder under ``start`` (from each folder the command may
-        be in), up to ``MAX_EXECDIR_FOLDERS`` of them; past that, or for a start only known
-        at run time, in a folder only known at run time."""
+        be in; ``.git`` folders, which hold git's files and no project's, left out), up to
+        ``MAX_EXECDIR_FOLDERS`` of them; past that, or for a start only known at run time,
+        in a folder only known at run time."""
         saved = self.cwds
         folders: list[Path | None] = []
         for base in self._current():
             if start is None:
                 break
             root = Path(os.path.normpath(os.path.join(base, start)))
-            for at, _dirs, _files in os.walk(root):
+            for at, dirs, _files in os.walk(root):
+                dirs[:] = [d for d in dirs if d != ".git"]  # git's own: no project code
                 folders.append(Path(at))
                 if len(folders) > MAX_EXECDIR_FOLDERS:
                     break
