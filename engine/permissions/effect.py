@@ -326,7 +326,8 @@ def run_with_arguments(name: str, code: Word) -> Word:
     followed by the arguments the program adds (``ARGUMENT_COMMAND_VARS``), which only the
     running program knows (``"$@"`` of a shell given none)."""
     if code.value is None or not (name in programs.ARGUMENT_COMMAND_VARS or
-                                  name.endswith("EDITOR") or name.endswith(".editor")):
+                                  name.endswith("EDITOR") or name.endswith(".editor") or
+                                  programs.COMMAND_VAR_PATTERN.fullmatch(name)):
         return code
     return Word(f'{code.value} "$@"', code.text)
 
@@ -334,7 +335,8 @@ def run_with_arguments(name: str, code: Word) -> Word:
 def command_variable(name: str) -> bool:
     """Variables whose value programs run as a command (``GIT_SSH_COMMAND``, ``PAGER``, any
     ``*_PAGER`` or ``*_EDITOR``): the value is judged as shell code."""
-    return name in programs.COMMAND_VARS or name.endswith(programs.COMMAND_VAR_SUFFIXES)
+    return name in programs.COMMAND_VARS or name.endswith(programs.COMMAND_VAR_SUFFIXES) or \
+        programs.COMMAND_VAR_PATTERN.fullmatch(name) is not None
 
 
 _GO_FLAG_KEPT = re.compile(r"-mod=(?:readonly|vendor)|-trimpath|-buildvcs=(?:true|false|auto)|"

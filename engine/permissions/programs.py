@@ -5,6 +5,7 @@ Data only; the rules that read these tables are in ``rules.py``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from engine.tooling.spec import Risk
@@ -271,6 +272,10 @@ line is judged followed by arguments only known at run time. Any ``*_EDITOR`` to
 COMMAND_VAR_SUFFIXES = ("PAGER", "EDITOR")
 """Any ``*_PAGER``/``*_EDITOR`` (``PSQL_PAGER``, ``GH_PAGER``, ``SVN_EDITOR``) names a command
 line too."""
+COMMAND_VAR_PATTERN = re.compile(r"CARGO_TARGET_\w+_(?:RUNNER|LINKER)|(?:CARGO_BUILD_)?RUSTC_"
+                                 r"(?:WORKSPACE_)?WRAPPER")
+"""Cargo's: the runner ``cargo run``/``test`` starts the binary with, the linker, and the
+wrapper every ``rustc`` call goes through, each a command line given arguments."""
 COMMAND_TEMPLATE_VARS = frozenset({"LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND"})
 """Command variables whose value is more than the command line run: ``LESSOPEN`` holds a
 ``|cmd %s`` template, ``PROMPT_COMMAND`` runs in this shell. For the others (``PAGER='less

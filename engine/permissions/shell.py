@@ -141,6 +141,7 @@ from engine.permissions.words import (
     reason_command,
 )
 from engine.tooling.spec import RISK_ORDER, Risk, max_risk
+from engine.workspace.index import tracked_paths_under
 
 logger = logging.getLogger(__name__)
 
@@ -880,11 +881,34 @@ class _Walker(PathJudge, ShellValues):
         """A configuration file written by a command whose text names one of the file's keys
         that run a program."""
         found: list[tuple[DecisionValue, str]] = []
+        written: list[str] | None = None  # the folders' files: only for a key in the text
         for path_re, key_re, what in _PLANTED_KEYS:
-            hit = next((w for w in sorted(self.written) if path_re.search(w)), None)
-            if hit is not None and any(key_re.search(t) for t in self.texts):
+            if not any(key_re.search(t) for t in self.texts):
+                continue
+            if written is None:
+                written = [*sorted(self.written), *self._files_in_written_folders()]
+            hit = next((w for w in written if path_re.search(w)), None)
+            if hit is not None:
                 found.append(("deny", f"writes {hit} with {what} (a planted command)"))
         return found
+
+    def _files_in_written_folders(self) -> list[str]:
+        """The files git tracks in each folder this command wrote "into" (``find . -exec
+        sed -i .. {} +`` stands for the files under the start): any of them may be one
+        that runs later. Up to ``MAX_PLANTED_FILES`` a folder."""
+        ws = os.path.realpath(self.ws)
+        out: list[str] = []
+        for w in sorted(self.written):
+            for base in self._current():
+                path = os.path.realpath(os.path.join(base, w))
+                rel = os.path.relpath(path, ws)
+                if rel.startswith("..") or not os.path.isdir(path):
+                    continue
+                found = tracked_paths_under(Path(ws), rel, MAX_PLANTED_FILES)
+                if found is None:  # git cannot tell: the files there now
+                    found = _files_under(path, MAX_PLANTED_FILES, ws)
+                out.extend(os.path.join(w, os.path.relpath(f, rel)) for f in found)
+        return out
 
     def _reason(self, decision: DecisionValue) -> str:
         if not self.entries:
@@ -4324,6 +4348,8 @@ _WORDS_NOT_SPLIT_INTO_OPTIONS = frozenset({"echo", ":", "true", "false", "let", 
 ``return $n`` and the like take a number, never evaluated (``a[$(cmd)]`` is refused)."""
 
 
+MAX_PLANTED_FILES = 5000
+"""Tracked files of a folder written "into" that are looked at for a planted command."""
 MAX_EXECDIR_FOLDERS = 64
 """Folders under a ``find -execdir`` start in which its command is judged one by one."""
 _NOT_FOUND_HANDLER = "command_not_found_handle"
@@ -4335,6 +4361,16 @@ _LENGTH = re.compile(r"\$\{#[A-Za-z_]\w*(?:\[[@*]\])?\}")
 _SPLIT_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
                                "arithmetic_expansion"})
 """Parts of a word whose value the shell splits into words when they stand unquoted."""
+
+
+def _files_under(folder: str, limit: int, ws: str) -> list[str]:
+    """Up to ``limit`` files under ``folder``, relative to ``ws``."""
+    found: list[str] = []
+    for at, _dirs, files in os.walk(folder):
+        found.extend(os.path.relpath(os.path.join(at, f), ws) for f in files)
+        if len(found) >= limit:
+            break
+    return found[:limit]
 
 
 def _paths_under(dirs: Sequence[str]) -> Word:
