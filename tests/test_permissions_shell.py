@@ -3379,3 +3379,15 @@ def test_find_execdir_runs_its_command_in_every_folder_under_the_start(workspace
     subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True, check=False)
     assert (workspace / "sub" / "pwned").exists()  # the control: bash ran it
     assert decision(workspace, "find . -name '*.txt' -execdir wc -l {} \\;") == "allow"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("visudo", "deny"), ("vipw", "deny"), ("vigr -s", "deny"), ("sudoedit /etc/hosts", "deny"),
+    ("EDITOR=\"sed -i '$a agent ALL=(ALL) NOPASSWD: ALL'\" visudo", "deny"),
+    ("visudo -c", "ask"), ("sudoedit src/app.py", "ask"),
+])
+def test_a_system_file_edited_and_installed_is_a_write_outside(
+        workspace: Path, command: str, expected: str) -> None:
+    """``visudo``, ``vipw``, ``vigr`` install the system file they open in an editor;
+    ``sudoedit`` writes each file it names (``visudo -c`` only checks the file)."""
+    assert decision(workspace, command) == expected, command

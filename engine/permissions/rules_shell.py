@@ -696,6 +696,27 @@ def _crontab(e: Effect, args: list[Word]) -> None:
         e.at_least("deny", "crontab installs commands that run later, unseen")
 
 
+_SYSTEM_EDITS = {"visudo": "/etc/sudoers", "vipw": "/etc/passwd", "vigr": "/etc/group"}
+"""Programs that open a system file in an editor and install what it saves."""
+
+
+def _system_edit(e: Effect, args: list[Word]) -> None:
+    """``visudo``, ``vipw``, ``vigr``: the system file they install is written (``visudo
+    -c`` only checks it, ``-f FILE`` names another); ``sudoedit FILE``: each FILE."""
+    name = prog(e)
+    if name == "sudoedit":
+        e.writes.extend(w for w in args if not (w.value or "-").startswith("-"))
+        e.add("write", "sudoedit edits the files it names, as root")
+        return
+    o = parse_opts(args, "f", frozenset({"--file"}))
+    target = [*o.all("-f", "--file")] or [Word.of(_SYSTEM_EDITS[name])]
+    if name == "visudo" and o.has("-c", "--check"):
+        e.reads.extend(target)
+        return
+    e.writes.extend(target)
+    e.add("write", f"{name} edits {target[0].shown} and installs it")
+
+
 def _at(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "qfmMtc", frozenset())
     if o.has("-l", "-c") or (prog(e) == "at" and o.has("-d", "-r")):
@@ -852,7 +873,8 @@ RULES: dict[str, Rule] = {
     "popd": _popd, "eval": _eval, "source": _source, ".": _source, "trap": _trap,
     "watch": _watch, "su": _su, "runuser": _runuser, "alias": _alias, "date": _date,
     "hostname": _hostname,
-    "crontab": _crontab, "man": _man, "printf": _sets_variables, "read": _sets_variables,
+    "crontab": _crontab, "visudo": _system_edit, "vipw": _system_edit, "vigr": _system_edit,
+    "sudoedit": _system_edit, "man": _man, "printf": _sets_variables, "read": _sets_variables,
     "mapfile": _sets_variables, "readarray": _sets_variables, "hash": _hash, "init": _init,
     "kill": _kill, "killall": _pkill, "pkill": _pkill,
     "killall5": plain("destructive", "killall5 signals every process"),
