@@ -206,3 +206,11 @@ def test_clang_tidy_loads_the_plugins_its_compile_database_names(workspace: Path
         '[{"directory": ".", "file": "src/main.c", "command": "cc -fplugin=./p.so -c '
         'src/main.c"}]\n')
     assert _decision(workspace, "clang-tidy src/main.c") == "ask"
+
+
+def test_a_system_fact_read_is_named_in_the_reason(workspace: Path) -> None:
+    """``/etc/os-release`` is read like ``uname`` prints; the reason says so, and the path
+    check still calls it outside."""
+    out = check_shell_json("head -3 /etc/os-release", workspace, ENV)
+    assert out["decision"] == "allow" and "os-release" in out["reason"]
+    assert check_shell_json("cat /etc/passwd", workspace, ENV)["decision"] == "ask"

@@ -647,6 +647,8 @@ class _Walker(PathJudge, ShellValues):
     """``$1``, ``$@``...: empty under ``bash -c``, tracked through ``set --``."""
     written: set[str] = field(default_factory=set)
     """Files the lines walked so far write (redirections, ``tee``, ``cp``...)."""
+    facts: list[str] = field(default_factory=list)
+    """System facts read (``/etc/os-release``): allowed, and named in the reason."""
     written_unknown: set[str] = field(default_factory=set)
     """Paths only known at run time the lines walked so far write, by their text
     (``> "$tmp"``): ``mv "$tmp" f`` then moves an edit made just before."""
@@ -916,6 +918,8 @@ class _Walker(PathJudge, ShellValues):
         ranked = sorted(self.entries, key=lambda e: (
             -STRICTNESS[e["decision"]], -_RISKS.index(e["risk"])))
         top = ranked[0]
+        if decision == "allow" and self.facts:
+            return f"reads only inside the workspace and what system this is ({self.facts[0]})"
         if decision == "allow":
             return "reads only inside the workspace"
         return f"{reason_command(top['argv'])}: {top['reason']}"

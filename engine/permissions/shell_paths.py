@@ -144,6 +144,8 @@ class PathJudge:
     unnamed: list[str]
     written: set[str]
     written_unknown: set[str]
+    facts: list[str]
+    """``SYSTEM_FACTS`` files the command reads."""
     made: MadeFiles
     globbed: dict[tuple[str, str, frozenset[str], int], list[str] | None]
     """Files this command wrote before (normalised relative or absolute paths)."""
@@ -567,6 +569,7 @@ class PathJudge:
                     self.stream_writes.append((fd, path))
                 continue
             if not for_write and v.resolved in SYSTEM_FACTS:
+                self.facts.append(v.resolved)
                 continue
             if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
