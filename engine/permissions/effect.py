@@ -53,6 +53,9 @@ class Effect:
     """Directories the shell changes into (``cd``), judged as reads."""
     nested: list[tuple[str, list[Word]]] = field(default_factory=list)
     """Commands this one runs: (how, argv)."""
+    nested_under: list[tuple[str, list[Word], Word]] = field(default_factory=list)
+    """Commands this one runs in each folder under a start (``find -execdir``): (how, argv,
+    start)."""
     scripts: list[tuple[str, Word]] = field(default_factory=list)
     """Shell code this one runs: (how, code)."""
     code_args: list[Word] | None = None

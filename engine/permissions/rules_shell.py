@@ -611,20 +611,10 @@ def _find_exec(e: Effect, how: str, words: list[Word], starts: list[Word]) -> No
         cmd = [_found(w, start) for w in words]
         if cmd and program_name(cmd[0]) in ("chmod", "chown", "chgrp"):
             cmd.insert(1, Word.of("-R"))  # applied to every file under the start
-        within = how in ("-execdir", "-okdir")
-        e.nested.append((f"find {how}" + (f"{_UNDER}{start.value}" if within else ""), cmd))
-
-
-_UNDER = " in each folder under "
-
-
-def execdir_start(how: str) -> str | None:
-    """The start of ``find START -execdir CMD``, from the label its command is judged
-    under (None: the start is only known at run time); "" for any other command."""
-    if not how.startswith("find -") or _UNDER not in how:
-        return ""
-    start = how.partition(_UNDER)[2]
-    return None if start == "None" else start
+        if how in ("-execdir", "-okdir"):
+            e.nested_under.append((f"find {how}", cmd, start))
+        else:
+            e.nested.append((f"find {how}", cmd))
 
 
 def _found(w: Word, start: Word) -> Word:

@@ -103,7 +103,6 @@ from engine.permissions.rules import (
 )
 from engine.permissions.rules_git import configured_alias
 from engine.permissions.rules_shell import (
-    execdir_start,
     inline_input,
     is_input_arguments,
     split_input,
@@ -3676,8 +3675,9 @@ class _Walker(PathJudge, ShellValues):
                                 "for a command it may run")
         args = e.argv[1:MAX_HIDDEN_ARGS]
         own = program_name(e.argv[0]) if e.argv else ""
-        if e.nested or e.scripts:  # a wrapper's command is judged already; data it is given
-            args = []  # (perl -e 'system(@ARGV)' 'rm -rf src') is searched below
+        if e.nested or e.nested_under or e.scripts:  # a wrapper's command is judged
+            args = []  # already; data it is given (perl -e 'system(@ARGV)' 'rm -rf src') is
+            # searched below
         sub = next((i for i, w in enumerate(args) if not (w.value or "-").startswith("-")),
                    None) if own in SUBCOMMAND_PROGRAMS else None
         for i, w in enumerate(args):
@@ -3686,8 +3686,8 @@ class _Walker(PathJudge, ShellValues):
                     w.value or "").startswith("-"):
                 continue  # npm install x: the subcommand is not the install program
             tail = analyze(args[i:])
-            if tail.risk != "read" or tail.scripts or tail.nested or tail.floor not in (
-                    "", "allow"):
+            if tail.risk != "read" or tail.scripts or tail.nested or tail.nested_under or \
+                    tail.floor not in ("", "allow"):
                 e.nested.append((f"argument of {e.argv[0].shown}", args[i:]))
         code = {c.value for _, c in e.scripts} | {w.value for w in e.inline}  # judged already
         for w in e.argv[1:MAX_HIDDEN_ARGS]:
@@ -3742,13 +3742,11 @@ class _Walker(PathJudge, ShellValues):
                 if lines:
                     continue
                 nested = _fed_words(nested, ctx.stdin.value)
-            start = execdir_start(how)
-            if start != "":  # find -execdir: in the folder of each file found
-                self._in_folders_under(start, nested, replace(
-                    ctx, via=how, piped=False, stdin=None, listed=(), child=True))
-                continue
             self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=(),
                                          child=True))
+        for how, nested, start in e.nested_under:  # find -execdir: in each file's folder
+            self._in_folders_under(start.value, nested, replace(
+                ctx, via=how, piped=False, stdin=None, listed=(), child=True))
 
     def _in_folders_under(self, start: str | None, argv: list[Word], ctx: _Ctx) -> None:
         """``argv`` judged in every folder under ``start`` (from each folder the command may
