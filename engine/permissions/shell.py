@@ -896,7 +896,7 @@ class _Walker(PathJudge, ShellValues):
     def _files_in_written_folders(self) -> list[str]:
         """The files git tracks in each folder this command wrote "into" (``find . -exec
         sed -i .. {} +`` stands for the files under the start): any of them may be one
-        that runs later. Up to ``MAX_PLANTED_FILES`` a folder."""
+        that runs later. Where git cannot tell, up to ``MAX_PLANTED_FILES`` files there."""
         ws = os.path.realpath(self.ws)
         out: list[str] = []
         for w in sorted(self.written):
@@ -905,7 +905,7 @@ class _Walker(PathJudge, ShellValues):
                 rel = os.path.relpath(path, ws)
                 if rel.startswith("..") or not os.path.isdir(path):
                     continue
-                found = tracked_paths_under(Path(ws), rel, MAX_PLANTED_FILES)
+                found = tracked_paths_under(Path(ws), rel)
                 if found is None:  # git cannot tell: the files there now
                     found = _files_under(path, MAX_PLANTED_FILES, ws)
                 out.extend(os.path.join(w, os.path.relpath(f, rel)) for f in found)
@@ -3755,17 +3755,14 @@ class _Walker(PathJudge, ShellValues):
         in a folder only known at run time."""
         saved = self.cwds
         folders: list[Path | None] = []
-        for base in self._current():
-            if start is None:
-                break
-            root = Path(os.path.normpath(os.path.join(base, start)))
-            for at, dirs, _files in os.walk(root):
-                dirs[:] = [d for d in dirs if d != ".git"]  # git's own: no project code
-                folders.append(Path(at))
-                if len(folders) > MAX_EXECDIR_FOLDERS:
-                    break
-        if start is None or len(folders) > MAX_EXECDIR_FOLDERS or None in saved or \
-                not folders:
+        if start is not None and None not in saved:
+            for base in self._current():
+                for at, dirs, _files in os.walk(os.path.normpath(os.path.join(base, start))):
+                    dirs[:] = [d for d in dirs if d != ".git"]  # git's own: no project code
+                    folders.append(Path(at))
+                    if len(folders) > MAX_EXECDIR_FOLDERS:
+                        break
+        if not folders or len(folders) > MAX_EXECDIR_FOLDERS:
             folders = [None]
         self.cwds = folders
         try:
@@ -4351,7 +4348,8 @@ _WORDS_NOT_SPLIT_INTO_OPTIONS = frozenset({"echo", ":", "true", "false", "let", 
 
 
 MAX_PLANTED_FILES = 5000
-"""Tracked files of a folder written "into" that are looked at for a planted command."""
+"""Files of a folder written "into", outside a repository, looked at for a planted
+command."""
 MAX_EXECDIR_FOLDERS = 64
 """Folders under a ``find -execdir`` start in which its command is judged one by one."""
 _NOT_FOUND_HANDLER = "command_not_found_handle"

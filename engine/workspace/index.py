@@ -62,20 +62,14 @@ def tracked_under(root: Path, rel: str) -> bool | None:
     return any(p.startswith(prefix) for p in paths)
 
 
-def tracked_paths_under(root: Path, rel: str, limit: int) -> list[str] | None:
-    """Up to ``limit`` paths of the index inside the folder ``rel`` (``"."``: any), or None
-    as for ``tracked``; in no set order."""
+def tracked_paths_under(root: Path, rel: str) -> list[str] | None:
+    """Every path of the index inside the folder ``rel`` (``"."``: all), or None as for
+    ``tracked``."""
     paths = _index_paths(root)
     if paths is None or isinstance(paths, bool):
         return None if paths is None else []
     prefix = b"" if rel in (".", "") else os.fsencode(rel.rstrip("/") + "/")
-    found: list[str] = []
-    for p in paths:
-        if p.startswith(prefix):
-            found.append(os.fsdecode(p))
-            if len(found) >= limit:
-                break
-    return found
+    return [os.fsdecode(p) for p in paths if p.startswith(prefix)]
 
 
 def _index_paths(root: Path) -> frozenset[bytes] | bool | None:
