@@ -125,7 +125,7 @@ def assignments_ended(src: bytes, root: Node) -> bytes | None:
     ``rm`` run with a and b in its environment): to bash the line ends there, the
     variables are set in the shell and the next line is a command of its own. None when
     there is none."""
-    if b"=" not in src:
+    if src.count(b"=") < 2 or b"\n" not in src:
         return None
     spots = []
     for node in _walk(root, _COMMANDS):

@@ -882,6 +882,8 @@ class _Walker(PathJudge, ShellValues):
         """A configuration file written by a command whose text names one of the file's keys
         that run a program."""
         found: list[tuple[DecisionValue, str]] = []
+        if not self.written:
+            return found
         written: list[str] | None = None  # the folders' files: only for a key in the text
         for path_re, key_re, what in _PLANTED_KEYS:
             if not any(key_re.search(t) for t in self.texts):
