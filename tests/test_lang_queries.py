@@ -67,7 +67,7 @@ def _decision(workspace: Path, command: str) -> str:
     "gcc -MM -MT 'build/main.o' src/main.c", "rustc --print cfg --target x86_64-unknown-none",
     "rustc --print file-names --crate-type=lib src/lib.rs", "go generate -n ./...",
     "go clean -n ./...", "cargo clean --dry-run --verbose", "uv pip tree --depth 1",
-    "goimports -l -local example.com/proj src",
+    "goimports -l -local example.com/proj src", "hatch --version",
 ])
 def test_a_query_reads(workspace: Path, command: str) -> None:
     assert _decision(workspace, command) == "allow"
@@ -98,6 +98,7 @@ def test_a_query_reads(workspace: Path, command: str) -> None:
     "gcc -MM -MT build/x.o -MF deps.d src/main.c", "rustc --crate-type=lib src/lib.rs",
     "go generate ./...", "cargo clean", "go list -export -f '{{.Export}}' ./...",
     "go list -compiled ./...", "uv pip tree --outdated", "goimports -w src",
+    "hatch version", "hatch run test",
 ])
 def test_anything_else_asks(workspace: Path, command: str) -> None:
     assert _decision(workspace, command) == "ask"

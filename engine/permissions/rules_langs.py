@@ -1,5 +1,6 @@
 """Rules for the tools of smaller language stacks asked what they know: Zig, Deno, Dart,
-Swift, Haskell, OCaml, Lua, Perl, Bun and the JVM's key tools.
+Swift, Haskell, OCaml, Lua, Perl, Bun and the JVM's key tools; and Hatch, whose ``hatch
+version`` is the project's version, not its own (a dynamic one runs code).
 
 Each tool answers some questions without running project code or changing a file: ``zig
 env``, ``cabal check``, ``opam list``, ``keytool -list``, a formatter's check mode. They are
@@ -146,6 +147,8 @@ QUERIES: dict[str, Queries] = {
                     needs={("format",): _SHOWN, ("fix",): _F({"--dry-run", "-n"})},
                     loads=(Loads(("analysis_options.yaml",), _LINT_PLUGINS),)),
     "swift": Queries(_v("demangle")),
+    "hatch": Queries(why="runs project code, builds or changes files (hatch version too: "
+                     "a dynamic version runs its source and build hooks)"),
     "swiftc": Queries(needs={(): _F({"-parse"})}, about=_ABOUT | {"-print-target-info"}),
     "swift-format": Queries(_v("", "lint", "format"), writes=_F({"-i", "--in-place"})),
     "swiftlint": Queries(_v("version", "rules"), needs={("lint",): _F({"--no-cache"}),
