@@ -591,6 +591,8 @@ def test_code_fed_to_a_shell_or_interpreter_on_stdin_is_denied(workspace: Path,
     ("python3 - <<'EOF'\nimport shutil\nshutil.rmtree('src')\nEOF", "deny"),
     ("python3 <<'EOF'\nimport os\nos.system('rm -rf src')\nEOF", "deny"),
     ("node <<< \"require('fs').rmSync('src', {recursive: true})\"", "deny"),
+    ("python3 < scripts/check.py", "ask"),  # runs the file, as python3 scripts/check.py
+    ("echo 'import os; os.remove(\"a.txt\")' > x.py; python3 < x.py", "ask"),
 ])
 def test_code_a_here_document_shows_an_interpreter_is_judged_like_inline_code(
         workspace: Path, command: str, expected: str) -> None:
@@ -3391,3 +3393,12 @@ def test_a_system_file_edited_and_installed_is_a_write_outside(
     """``visudo``, ``vipw``, ``vigr`` install the system file they open in an editor;
     ``sudoedit`` writes each file it names (``visudo -c`` only checks the file)."""
     assert decision(workspace, command) == expected, command
+
+
+def test_a_script_written_then_fed_to_an_interpreter_is_never_run_unseen(
+        workspace: Path) -> None:
+    """``python3 < x.py`` runs x.py as ``python3 x.py`` does: a file this command wrote
+    first is not run under ``--approval auto``."""
+    command = "echo 'import os; os.remove(\"a.txt\")' > x.py; python3 < x.py"
+    assert decision(workspace, command, "auto") == "deny"
+    assert decision(workspace, "python3 < README.md", "auto") == "ask"

@@ -3954,6 +3954,11 @@ class _Walker(PathJudge, ShellValues):
                 ctx.stdin.value is not None and not ctx.stdin.dynamic:
             inline_input(e, ctx.stdin)  # python3 - <<'EOF': shown, judged as python3 -c
             return
+        if fed_code and ctx.stdin is not None and not ctx.piped and \
+                ctx.stdin.dynamic == "other" and _PLAIN_PATH.fullmatch(ctx.stdin.text):
+            e.nested.append((f"{e.argv[0].shown} <", [  # python3 < x.py runs x.py, as
+                *(w for w in e.argv if w.value != "-"), Word.of(ctx.stdin.text)]))  # x.py
+            return
         shown = e.stdin_code == "shell" and ctx.stdin is not None and not unknown  # printf | sh
         if e.stdin_code and ((ctx.piped and not shown) or unknown or fed_code):
             e.add("exec", f"{e.argv[0].shown} runs the code it reads on its input")
@@ -4354,6 +4359,8 @@ MAX_PLANTED_FILES = 5000
 command."""
 MAX_EXECDIR_FOLDERS = 64
 """Folders under a ``find -execdir`` start in which its command is judged one by one."""
+_PLAIN_PATH = re.compile(r"[\w@%+=:,./-]+")
+"""A path written plainly: no quote, expansion or pattern."""
 _NOT_FOUND_HANDLER = "command_not_found_handle"
 """The function bash calls, with the command's words, for a command no program answers."""
 _ELEMENT_NAME = re.compile(r"([A-Za-z_]\w*)\[([^\]]*)\]")
