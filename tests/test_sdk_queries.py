@@ -58,7 +58,9 @@ def _decision(workspace: Path, command: str) -> tuple[str, str]:
     "kubectl create configmap c --from-file=config/app.yaml --dry-run=client -o yaml",
     "kubectl create deployment api --image=x:1 --dry-run=client -o yaml",
     "sysctl vm.max_map_count", "jupyter kernelspec list", "npm sbom --omit dev",
-    "pnpm licenses list --prod",
+    "pnpm licenses list --prod", "clang -### -c src/main.c -o build/main.o",
+    "rustup doc --path std", "pdm lock --check",
+    "npm pack --dry-run --ignore-scripts --json", "python3 -m pyclbr src/app.py",
 ])
 def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
                                                           command: str) -> None:
@@ -101,6 +103,11 @@ def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
     ("yarn config get npmAuthToken", "it reads credentials"),
     ("npm query ':outdated(major)'", "asks the registry"),
     ("tsc -b", "tsc writes its output files"), ("npm run build", "runs project code"),
+    ("clang -c src/main.c -o build/main.o", "clang compiles"),
+    ("rustup doc std", "installs, removes or changes"),  # opens a browser
+    ("pdm list", "makes the project's environment"), ("pdm lock", "pdm lock installs"),
+    ("npm pack --dry-run", "npm pack is not a known subcommand"),  # runs prepack
+    ("python3 -m pyclbr /etc/x.py", "read of /etc/x.py outside the workspace"),
     ("docker compose --env-file ~/.aws/credentials config",
      "read of /home/agent/.aws/credentials outside the workspace"),
 ])

@@ -50,6 +50,20 @@ def test_what_follows_an_awk_regex_is_still_searched(tmp_path: Path, command: st
     assert _decision(make_workspace(tmp_path), command) == expected, command
 
 
+def test_a_greater_than_inside_an_awk_string_is_text(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    (ws / "data").mkdir(exist_ok=True)
+    (ws / "data/users.csv").write_text("id,name,email\n1,ann,a@x\n")
+    command = "awk -F, 'NR>1 {printf \"%s => \\\"%s\\\"\\n\", $1, $3}' data/users.csv"
+    before = sorted(p.name for p in ws.rglob("*"))
+    assert _bash(ws, command).stdout == '1 => "a@x"\n'  # the control: printed, no file
+    assert sorted(p.name for p in ws.rglob("*")) == before
+    assert _decision(ws, command) == "allow", command
+    for writes in ("awk '{printf \"a \\\"b\\\" \" > \"out.txt\"}' a.txt",
+                   "awk '{print \"x=>y\" > $2}' a.txt"):
+        assert _decision(ws, writes) == "ask", writes
+
+
 @pytest.mark.parametrize(("command", "expected"), [
     # the value is one word whatever it holds: still that option
     ('for f in src/*.py; do b=$(basename "$f"); grep -rqF "$b" --exclude="$b" src; done',

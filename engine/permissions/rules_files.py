@@ -262,7 +262,8 @@ _AWK_PRINT = re.compile(r"\bprintf?\b")
 _AWK_GETLINE = re.compile(r"\bgetline\b")
 _AWK_GETLINE_FROM = re.compile(r'\bgetline\b[^<"]*<\s*"((?:[^"\\]|\\.)*)"\s*\)?\s*(?:[<>=!].*)?$')
 """``getline [VAR] < "FILE"`` with FILE written as a string."""
-_AWK_PRINT_TO = re.compile(r'\bprintf?\b[^>"]*(?:"[^"\\]*"[^>"]*)*(>>?)\s*"((?:[^"\\]|\\.)*)"\s*$')
+_AWK_PRINT_TO = re.compile(
+    r'\bprintf?\b[^>"]*(?:"(?:[^"\\]|\\.)*"[^>"]*)*(>>?)\s*"((?:[^"\\]|\\.)*)"\s*$')
 """``print ... > "FILE"`` (or ``>>``) with FILE written as a string."""
 
 
@@ -332,6 +333,7 @@ def _awk(e: Effect, args: list[Word]) -> None:
 
 
 _AWK_STRING = r'"((?:\\.|[^"\\])*)"'
+_AWK_STRINGS = re.compile(r'"(?:\\.|[^"\\])*"')
 _AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^()]{0,200})\))")
 _AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r"|([^;}\n|]*))")
 _AWK_PIPE_FROM = re.compile(_AWK_STRING + r"\s*\|&?\s*getline")
@@ -491,7 +493,8 @@ def _awk_program(e: Effect, program: Word) -> None:
         e.add("exec", "awk program loads an extension")
     _awk_environment(e, text)
     statements = re.split(r"[;{}\n]", text)
-    targets = [_AWK_PRINT_TO.search(s) for s in statements if _after(s, _AWK_PRINT, ">")]
+    targets = [_AWK_PRINT_TO.search(s) for s in statements
+               if _after(_AWK_STRINGS.sub('""', s), _AWK_PRINT, ">")]  # "a => b": text
     if not all(t and _no_file(_awk_unescape(t.group(2))) for t in targets):
         e.add("write", "awk program writes to a file")  # to a file, or one named by data
     for t in targets:

@@ -426,6 +426,30 @@ _poetry = subcommands(_F({"show", "check", "help", "about", "search"}),
                               "version": (_F(), _F())})
 """``poetry version patch`` bumps the version in pyproject.toml; ``poetry env use`` makes
 an environment and ``env remove`` deletes one."""
+
+
+_PDM_PLUGINS = (Loads(("pyproject.toml",), ("plugins",), upward=True), Loads((".pdm-plugins",)))
+"""pdm installs the plugins ``[tool.pdm] plugins`` names into ``.pdm-plugins`` and loads
+them on every command: code the project chose."""
+_pdm = subcommands(_F({"help", "--version"}),
+                   _F({"add", "install", "remove", "update", "lock", "sync", "self", "new",
+                       "init", "build", "use", "venv", "import", "cache", "fix", "plugin"}),
+                   _F({"run"}), _F({"publish", "outdated", "search"}),
+                   remove=_F({"remove"}), config=_F({"config"}))
+
+
+def _pdm_rule(e: Effect, args: list[Word]) -> None:
+    """``pdm lock --check`` compares the lock's hash with pyproject.toml; ``pdm list``,
+    ``info`` and ``show`` make the project's environment (``.venv``) first when it is
+    missing; the rest by subcommand, with the project's plugins loaded."""
+    e.loads_here.extend(_PDM_PLUGINS)
+    words = [w.value for w in args]
+    if words[:1] == ["lock"] and set(words[1:]) <= {"--check", "-v", "-q"} and "--check" in words:
+        return
+    if words[:1] and words[0] in ("list", "info", "show"):
+        e.add("write", f"pdm {words[0]} makes the project's environment when it is missing")
+        return
+    _pdm(e, args)
 _SYSTEMCTL_READS = _F({
     "status", "show", "list-units", "list-unit-files", "list-timers", "list-sockets",
     "list-jobs", "list-dependencies", "list-automounts", "list-paths", "list-machines",
@@ -569,6 +593,9 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
         return  # the store's folder; the installed packages' licenses
     if words[:1] == ["version"] and all(v in ("--json", "--no-json") for v in words[1:]):
         return  # with no new version given, npm prints the versions
+    if words[:1] == ["pack"] and {"--dry-run", "--ignore-scripts"} <= set(words) and all(
+            v in ("--dry-run", "--ignore-scripts", "--json") for v in words[1:]):
+        return  # the files the tarball would hold, with no lifecycle script run
     if words[:1] == ["query"] and any(v is None or re.search(r":(?:outdated|vuln)\b", v)
                                       for v in words[1:]):
         e.add("network", f"{prog(e)} query :outdated/:vuln asks the registry")
@@ -945,7 +972,7 @@ RULES: dict[str, Rule] = {
     "bun": _bun_rule,
     "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go_or_query, "gem": _gem,
     "poetry": _poetry_rule, "ssh-keygen": _ssh_keygen, "dpkg-deb": _dpkg_deb,
-    "pdm": _poetry,
+    "pdm": _pdm_rule,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",
                      "snap", "flatpak", "pipx"), _system_pkg),
     **dict.fromkeys(("conda", "mamba", "micromamba"), _conda),

@@ -104,6 +104,8 @@ def _rustup(e: Effect, args: list[Word]) -> None:
         e.nested.append(("rustup run", args[words.index("run") + 2:]))
     elif verbs[0] in _RUSTUP_READS or (verbs[0] in _RUSTUP_LISTS and verbs[1:2] == ["list"]):
         return
+    elif verbs[0] == "doc" and "--path" in words:
+        return  # the documentation's path, printed instead of opened
     else:
         e.add("install", f"rustup {verbs[0]} installs, removes or changes toolchains")
 

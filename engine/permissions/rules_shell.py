@@ -189,7 +189,8 @@ def _shell(e: Effect, args: list[Word]) -> None:
 
 _PRINTING_MODULES = {"json.tool": 1, "tokenize": 1, "base64": 1, "calendar": 0,
                      "platform": 0, "this": 0, "sysconfig": 0, "dis": 1, "ast": 1,
-                     "tabnanny": 10_000, "mimetypes": 0, "site": 0}
+                     "tabnanny": 10_000, "mimetypes": 0, "site": 0,
+                     "pyclbr": 10_000}
 """Standard modules that only read the files they are given and print (name -> how many of
 their positionals are files read; the next one, json.tool's OUTFILE, is written; 0: their
 positionals are no files)."""

@@ -339,8 +339,10 @@ def _compiler(e: Effect, args: list[Word]) -> None:
     does not show): with options that read and write nothing else they are reads, the
     includes judged by what the sources say (``c_includes``); otherwise they ask like a
     build."""
+    shown = "-###" in (w.value for w in args)  # the commands printed, none run: -o unwritten
     values = [w.value for k, w in enumerate(args)
-              if not (k and args[k - 1].value in _CC_TARGET_NAMES)]  # -MT build/a.o
+              if not (k and args[k - 1].value in _CC_TARGET_NAMES)  # -MT build/a.o
+              and not (shown and (w.value == "-o" or (k and args[k - 1].value == "-o")))]
     _wrapped(e, args)
     sources = [v for v in values if v is None or not v.startswith("-")]
     flags = {_cc_flag(v) for v in values if v is not None and v.startswith("-") and v != "-"}

@@ -543,6 +543,9 @@ class _Walker(PathJudge, ShellValues):
     """Whether anything in the command may empty the table ``hash -p`` fills or bypass it
     (``_HASH_RESETS``): then a mapping is never sure to hold."""
     listed_vars: set[str] = field(default_factory=set)
+    glob_vars: set[str] = field(default_factory=set)
+    """Loop variables over a glob: its names now, not those a file the command writes
+    first adds; a condition on them is not decided here."""
     listed_args: frozenset[int] = frozenset()
     """Positional parameters given a path from a listing (``xargs sh -c '..$1' _``)."""
     maps: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -1066,6 +1069,8 @@ class _Walker(PathJudge, ShellValues):
             self.known.pop(name, None)  # what it held before is gone from the first pass
             self.unknown.discard(name)
             (self.listed_vars.add if listing is not None else self.listed_vars.discard)(name)
+            (self.glob_vars.add if any(GLOB.search(_text(v, ctx)) for v in values)
+             else self.glob_vars.discard)(name)
             if name == "IFS":  # for IFS in ,: the loop splits at each value
                 self.ifs = "".join(words) if words else None
             if is_dangerous_variable(name):
@@ -1195,7 +1200,8 @@ class _Walker(PathJudge, ShellValues):
         items = [c for c in node.named_children if c.type == "case_item"]
         if subject is not None:
             self._visit(subject, ctx)
-        found = self._static(subject, ctx) if subject is not None else None
+        found = self._static(subject, ctx) if subject is not None and not self._any_name(
+            _text(subject, ctx)) else None
         taken = self._taken(items, found[0], ctx) if found and len(found) == 1 else None
         for item in items:
             parts = _case_parts(item)
@@ -1975,7 +1981,8 @@ class _Walker(PathJudge, ShellValues):
             self.ifs = None
         self.numeric = {v for v in self.numeric if v in before.numeric or (
             v not in before.known and v not in before.unknown) or (  # n=0; .. ((n++))
-                v in before.known and all(DECIMAL.fullmatch(x) for x in before.known[v]))}
+                v in before.known and all(DECIMAL.fullmatch(x) or not x  # '' counts as 0
+                                          for x in before.known[v]))}
         self.blankless = {v for v in self.blankless if v in before.blankless or (
             v not in before.known and v not in before.unknown)}
 
@@ -2458,6 +2465,12 @@ class _Walker(PathJudge, ShellValues):
         target = node.child_by_field_name("name")
         if not append:
             self.listed_vars.discard(var)  # f=rm after a loop over a listing: rm, known
+            self.glob_vars.discard(var)
+        used = _expanded_names(_text(value, ctx)) if value is not None else set()
+        if used & self.listed_vars:
+            self.listed_vars.add(var)  # g=${f%.py}: made from any listed name, any too
+        if used & self.glob_vars:
+            self.glob_vars.add(var)
         if value is not None and value.type == "array":
             self._remember_array(var, value, append, ctx)
             return
@@ -4674,8 +4687,9 @@ _SEQUENCES = frozenset({"program", "compound_statement", "do_group", "subshell",
 _QUIET_ERRORS = re.compile(r"2>\s*/dev/null|2>&-")
 """A redirection that only silences a listing's errors."""
 def _listed_indices(args: Sequence[Word]) -> frozenset[int]:
-    """The positions (``$1`` is 1) of the arguments that are paths from a listing."""
-    return frozenset(i for i, w in enumerate(args, 1) if w.text == LISTED)
+    """The positions (``$1`` is 1) of the arguments that are paths from a listing (``find
+    -exec sh -c '..' _ {}``: each path find lists)."""
+    return frozenset(i for i, w in enumerate(args, 1) if w.text in (LISTED, "{}"))
 
 
 def _splits(texts: Sequence[str]) -> bool:

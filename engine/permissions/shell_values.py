@@ -73,6 +73,11 @@ _INDIRECT_OPERATOR = re.compile(r"\$\{!([A-Za-z_]\w*|[1-9]\d*)(?::|[#%/^,?+=-]|@
 ``${!v@}``, the names that start with v)."""
 DECIMAL = re.compile(r"0|-?[1-9]\d*")
 """A number an integer variable stores as written (``010`` is 8, ``1+2`` is 3)."""
+_NAMES_USED = re.compile(r"[A-Za-z_]\w*")
+"""Every name a condition may read (any word may be one in ``(( ))``): over-counting only
+leaves a condition undecided."""
+_POSITIONS_USED = re.compile(r"\$\{?([1-9]\d*|[@*])")
+"""The positional parameters a text expands."""
 _ARITHMETIC_SETS = re.compile(
     r"(?<![\w$])([A-Za-z_]\w*)\s*(?:\[[^]]*\])?\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
     r"|(?:\+\+|--)\s*([A-Za-z_]\w*)|(?<![\w$])([A-Za-z_]\w*)\s*(?:\+\+|--)")
@@ -130,6 +135,7 @@ class ShellValues:
     args_given: bool
     set_words: bool
     listed_vars: set[str]
+    glob_vars: set[str]
     listed_args: frozenset[int]
     fed: dict[str, list[str]]
     counts: set[str]
@@ -265,11 +271,23 @@ class ShellValues:
                    for v in values]  # ${!x}: the variable x names
         return None if None in targets else bounded([v for t in targets for v in t or ()])
 
+    def _any_name(self, text: str) -> bool:
+        """Whether ``text`` reads a name a listing or a glob gave (a loop variable, or
+        ``$1`` of ``sh -c '..' _ {}``): it stands for names not seen here."""
+        return bool((self.listed_vars or self.glob_vars) and (
+            self.listed_vars | self.glob_vars).intersection(_NAMES_USED.findall(text))) or (
+            bool(self.listed_args) and any(
+                p in "@*" or int(p) in self.listed_args for p in _POSITIONS_USED.findall(text)))
+
     def _decided(self, condition: str) -> bool | None:
         """Whether a condition on values known here is true, for every value they may hold:
         ``(( dry ))``, ``(( n == 0 ))``, ``[ "$mode" = check ]``, ``[[ -n $x ]]``, ``$dry``
-        (``true``/``false``). None when any value, or the form, is not known here."""
+        (``true``/``false``). None when any value, or the form, is not known here (a name
+        read from a listing stands for any name, one a glob matched for the names now and
+        those a file the command writes first adds)."""
         text = condition.strip().rstrip(";").strip()
+        if self._any_name(text):
+            return None
         m = _DECIDED_ARITHMETIC.fullmatch(text)
         if m is not None:
             values = self._static_variable(m.group(1))
