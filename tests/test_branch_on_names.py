@@ -44,6 +44,7 @@ HIDDEN = [
     'git ls-files | while read -r f; do [ "$f" = src/app.py ] && rm -rf src; done',
     "touch src/x.go; for f in src/*; do case $f in *.go) rm -rf src ;; esac; done",
     'touch src/x.go; for f in src/*; do [ "$f" = src/x.go ] && rm -rf src; done',
+    "for f in src/*; do n=${#f}; (( n == 10 )) && rm -rf src; done",  # src/app.py: 10
     "find . -name '*.md' -exec sh -c 'case $1 in *.md) rm -rf src ;; esac' _ {} \\;",
     "find . -name '*.md' -exec sh -c 'for f; do [ \"$f\" = ./README.md ] && rm -rf src; done'"
     " _ {} +",

@@ -4635,7 +4635,7 @@ def _unwrapped(argv: list[str | None]) -> list[str | None]:
 
 _BRACED = re.compile(r"[^'\"\\$`\s{}]*(?:\{[^'\"\\$`\s{}]*\}[^'\"\\$`\s{}]*)+")
 """An unquoted word with brace expressions and no expansion: bash expands the braces."""
-_EXPANDED_NAME = re.compile(r"\$\{?([A-Za-z_]\w*)")
+_EXPANDED_NAME = re.compile(r"\$\{?[#!]?([A-Za-z_]\w*)")
 
 
 def _expanded_names(text: str) -> set[str]:
