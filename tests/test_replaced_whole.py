@@ -49,6 +49,10 @@ def decision(ws: Path, command: str, approval: str = "policy") -> str:
     "cat b.txt | sort | sponge a.txt",
     "openssl enc -aes-256-cbc -pbkdf2 -pass pass:k -in a.txt -out a.txt",
     "uniq a.txt a.txt",
+    # the file read and the file emptied are one, named through a variable
+    'f=a.txt; sort "$f" > "$f"', 'f=a.txt; sort < "$f" > "$f"',
+    'dedupe() { local f=$1; { head -n 1 "$f"; tail -n +2 "$f" | sort -u; } > "$f"; }; '
+    "dedupe a.txt",
 ])
 def test_a_file_replaced_with_output_not_shown_is_refused(tmp_path: Path, command: str) -> None:
     ws = workspace(tmp_path)
@@ -122,3 +126,15 @@ def test_a_redirection_to_each_file_find_reaches_replaces_them(tmp_path: Path) -
         assert decision(ws, command) == "deny", command
         assert decision(ws, command, "auto") == "deny", command
         assert not kept(ws, command), command
+
+
+def test_a_dry_run_temporary_name_creates_nothing(tmp_path: Path) -> None:
+    """``mktemp -u`` prints a name it does not create (the control lists no new file)."""
+    ws = workspace(tmp_path)
+    for command in ("mktemp -u", "mktemp -du", f"mktemp --dry-run {ws}/x.XXXX"):
+        name = subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        assert name and not Path(name).exists(), command
+    assert decision(ws, "mktemp -u") == "allow"
+    assert decision(ws, "mktemp -du x.XXXX") == "allow"
+    assert decision(ws, "mktemp -d") == "ask"

@@ -61,6 +61,10 @@ def _decision(workspace: Path, command: str) -> tuple[str, str]:
     "pnpm licenses list --prod", "clang -### -c src/main.c -o build/main.o",
     "rustup doc --path std", "pdm lock --check",
     "npm pack --dry-run --ignore-scripts --json", "python3 -m pyclbr src/app.py",
+    "gcc -print-prog-name=ld", "gcc -print-file-name=libc.so", "rustup default",
+    "go build -n ./src", "pyenv versions --bare", "pyenv version-name", "pyenv which pip",
+    "pyenv install --list", "pyenv prefix 3.12.1", "pyenv local", "pyenv global",
+    "python3 -m pydoc subprocess.run", "uv tree --frozen",
 ])
 def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
                                                           command: str) -> None:
@@ -104,6 +108,12 @@ def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
     ("npm query ':outdated(major)'", "asks the registry"),
     ("tsc -b", "tsc writes its output files"), ("npm run build", "runs project code"),
     ("clang -c src/main.c -o build/main.o", "clang compiles"),
+    ("rustup default nightly", "installs, removes or changes"), ("go build ./src", "go build"),
+    ("pyenv global 3.13.0", "changes Pythons"), ("pyenv install 3.12", "installs"),
+    ("pyenv local 3.12", "sets the project's Python"),
+    ("python3 -m pydoc -k json", "runs a module"),  # imports every package it walks
+    ("python3 -m pydoc app", "runs a module"),  # a module of the project: imported
+    ("uv tree --frozen --outdated", "asks the package index"),
     ("rustup doc std", "installs, removes or changes"),  # opens a browser
     ("pdm list", "makes the project's environment"), ("pdm lock", "pdm lock installs"),
     ("npm pack --dry-run", "npm pack is not a known subcommand"),  # runs prepack

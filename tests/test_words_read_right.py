@@ -105,6 +105,8 @@ def test_an_option_s_value_is_no_file(tmp_path: Path, command: str, expected: st
     ("yq '.a = env(API_KEY)' a.txt", "ask"), ("yq 'envsubst' a.txt", "ask"),
     ("jq -n '$ENV.HOME'", "allow"), ("jq -n env.PATH", "allow"),  # as printenv NAME
     ("jq .env package.json", "allow"), ("jq '{env: 1}' package.json", "allow"),
+    ("jq --arg env dev '. + {env: $env}' package.json", "allow"),  # $env: the --arg
+    ("jq --arg x env -n env", "ask"), ("jq --arg env dev -n '$ENV'", "ask"),
 ])
 def test_a_json_query_that_prints_the_environment_prints_credentials(
         tmp_path: Path, command: str, expected: str) -> None:

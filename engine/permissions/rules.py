@@ -172,7 +172,7 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
     if name in _JSON_QUERIES:
         return any(not (m.group(1) or m.group(2)) or _SECRET_NAME.search(m.group(1) or
                                                                            m.group(2))
-                   for w in words for m in _READS_ENVIRONMENT.finditer(w))
+                   for w in _query_words(words) for m in _READS_ENVIRONMENT.finditer(w))
     if name == "ps":
         return _ps_environment(words)
     if name == "printenv":
@@ -195,6 +195,20 @@ def _prints_credentials(name: str, words: list[str]) -> bool:
         if all(any(w == want for w in it) for want in wanted):
             return True
     return False
+
+
+def _query_words(words: list[str]) -> list[str]:
+    """A JSON query's words without the names and values ``--arg NAME VALUE`` (and its
+    kin) bind: ``--arg env dev`` names ``$env``, not the environment."""
+    out, skip = [], 0
+    for w in words:
+        if skip:
+            skip -= 1
+        elif w in ("--arg", "--argjson", "--slurpfile", "--rawfile"):
+            skip = 2
+        else:
+            out.append(w)
+    return out
 
 
 _PS_VALUED = "oOpUutgGCsq"

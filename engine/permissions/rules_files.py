@@ -638,6 +638,18 @@ def _rg(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.all("-f", "--file", "--ignore-file"))
 
 
+_mktemp_writes = writer("p", ("--tmpdir", "--suffix"))
+
+
+def _mktemp(e: Effect, args: list[Word]) -> None:
+    """``mktemp -u``/``--dry-run`` prints an unused name and creates nothing; otherwise
+    it makes the file or folder its template names."""
+    values = [w.value for w in args]
+    if "--dry-run" in values or any(v and re.fullmatch(r"-[dqt]*u[dqt]*", v) for v in values):
+        return
+    _mktemp_writes(e, args)
+
+
 def _jq(e: Effect, args: list[Word]) -> None:
     words, i = [], 0
     while i < len(args):
@@ -1274,7 +1286,7 @@ RULES: dict[str, Rule] = {
     "patch": _patch,
     "unzip": _unzip, "zip": _zip, "split": _split, "fallocate": _fallocate,
     "csplit": writer("fbn"), "sponge": writer(), "dos2unix": _dos2unix, "unix2dos": _dos2unix,
-    "mktemp": writer("p", ("--tmpdir", "--suffix")), "mkfifo": writer("m"),
+    "mktemp": _mktemp, "mkfifo": writer("m"),
     "mknod": writer("m"), "link": writer(verb="links; a write through the link changes"),
     "unlink": _rm,
 }

@@ -697,6 +697,8 @@ def _uv_rule(e: Effect, args: list[Word]) -> None:
     elif args and args[0].value == "export" and "--frozen" in {w.value for w in args} and \
             not {"-o", "--output-file"} & {(w.value or "").partition("=")[0] for w in args}:
         pass  # uv export --frozen: uv.lock rendered on the output, never re-locked
+    elif args and args[0].value == "tree" and "--outdated" in {w.value for w in args}:
+        e.add("network", "uv tree --outdated asks the package index for the latest versions")
     elif args and args[0].value == "tree" and not {"--frozen", "--locked", "--offline"} & {
             w.value for w in args}:
         e.writes.append(Word.of("uv.lock"))
@@ -838,8 +840,9 @@ def _bundle(e: Effect, args: list[Word]) -> None:
 
 def _go_or_query(e: Effect, args: list[Word]) -> None:
     """``go mod edit -json``/``-print`` prints go.mod and ``go tool dist list`` the
-    platforms; ``go generate -n``/``go clean -n`` print what they would do; ``go list
-    -export`` builds; ``go mod graph``/``why`` and the rest of ``go`` by verb."""
+    platforms; ``go generate -n``/``go clean -n``/``go build -n`` print what they would do
+    (nothing run, nothing written); ``go list -export`` builds; ``go mod graph``/``why``
+    and the rest of ``go`` by verb."""
     words = [w.value for w in args]
     if words[:2] == ["mod", "edit"] and words[2:] and set(words[2:]) <= {"-json", "-print"}:
         e.reads.append(Word.of("go.mod"))
@@ -850,7 +853,7 @@ def _go_or_query(e: Effect, args: list[Word]) -> None:
                      ["tool", "buildid"]) and None not in words and "-w" not in words:
         e.reads.extend(w for w in args[2:] if not (w.value or "-").startswith("-"))
         return  # the toolchain's own readers of a built binary (buildid -w rewrites it)
-    if words[:1] in (["generate"], ["clean"]) and "-n" in words:
+    if words[:1] in (["generate"], ["clean"], ["build"]) and "-n" in words:
         return  # the commands it would run or the files it would remove, printed
     if words[:1] == ["list"] and any((w or "").split("=")[0] in ("-export", "-compiled")
                                      for w in words):

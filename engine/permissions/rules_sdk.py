@@ -106,11 +106,50 @@ def _rustup(e: Effect, args: list[Word]) -> None:
         return
     elif verbs[0] == "doc" and "--path" in words:
         return  # the documentation's path, printed instead of opened
+    elif verbs == ["default"]:
+        return  # with no toolchain named, the default one is printed
     else:
         e.add("install", f"rustup {verbs[0]} installs, removes or changes toolchains")
 
 
 RULES["rustup"] = _rustup
+
+
+# ---------------------------------------------------------------- pyenv
+
+_PYENV_READS = _F({"versions", "version", "version-name", "version-file", "version-origin",
+                   "which", "whence", "prefix", "root", "commands", "help", "--version",
+                   "-v", "completions", "shims"})
+_PYENV_SETTINGS = _F({"local", "global", "shell"})
+"""Given no version, they print the one set; given one, ``local`` writes
+``.python-version`` here and ``global`` the user's default outside the project."""
+
+
+def _pyenv(e: Effect, args: list[Word]) -> None:
+    """``pyenv versions``, ``which``, ``prefix``, ``install --list`` read; ``pyenv exec
+    CMD`` runs CMD (judged as run); ``local``/``global`` with a version change which Python
+    runs; the rest (``install``, ``uninstall``, ``rehash``) installs or removes."""
+    words = _words(args)
+    verbs = _verbs(words or [])
+    if words is None or not verbs:
+        if words is None or not set(words) <= _PYENV_READS:
+            e.add("exec", "pyenv with these arguments is not modelled")
+    elif verbs[0] in _PYENV_READS:
+        return
+    elif verbs[0] == "exec" and len(args) > words.index("exec") + 1:
+        e.nested.append(("pyenv exec", args[words.index("exec") + 1:]))
+    elif verbs[0] == "install" and set(words[1:]) <= {"--list", "-l"} and words[1:]:
+        return  # the versions it knows how to build, from its own definitions
+    elif verbs[0] in _PYENV_SETTINGS and len(verbs) == 1 and words[1:] == []:
+        return
+    elif verbs[0] == "local":
+        e.writes.append(Word.of(".python-version"))
+        e.add("write", "pyenv local sets the project's Python (.python-version)")
+    else:
+        e.add("install", f"pyenv {verbs[0]} installs, removes or changes Pythons")
+
+
+RULES["pyenv"] = _pyenv
 
 
 # ---------------------------------------------------------------- composer

@@ -242,6 +242,8 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
         e.imports_here = here
     elif module.value == "inspect" and _inspected(after):
         e.imports_here = here  # python -m inspect -d json:dumps
+    elif module.value == "pydoc" and after and all(_inspected([w]) for w in after):
+        e.imports_here = here  # python -m pydoc subprocess.run: a standard module's text
     elif module.value in _PRINTING_MODULES:
         limit = _PRINTING_MODULES[module.value]  # json.tool [INFILE [OUTFILE]], tokenize FILE
         files = parse_opts(after, "", _MODULE_VALUES.get(module.value, frozenset())

@@ -307,7 +307,7 @@ _CC_QUERIES = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachi
                          "-print-sysroot", "-print-targets", "-dM", "-E", "-M", "-MM", "-P",
                          "-std", "-march", "-O0", "-O1", "-O2", "-O3", "-Os", "-c", "-w",
                          "-Wall", "-Wextra", "-m64", "-m32", "-g", "-I", "-D", "-MG", "-Q",
-                         "-MT", "-MQ", "-MP"})
+                         "-MT", "-MQ", "-MP", "-print-prog-name", "-print-file-name"})
 """Driver options that, on their own, make the compiler print and write nothing: ``-###``
 shows the commands it would run; ``-M``/``-MM`` print dependencies (names only, ``-MG``
 keeping missing ones); ``-dM -E`` of no source (``- < /dev/null``) prints the predefined
@@ -316,7 +316,8 @@ _CC_TARGET_NAMES = frozenset({"-MT", "-MQ"})
 """Options whose next word names the target of a printed rule (text, not a file)."""
 _CC_ABOUT = frozenset({"-###", "-dumpversion", "-dumpfullversion", "-dumpmachine",
                        "--version", "--help", "-print-search-dirs", "-print-libgcc-file-name",
-                       "-print-multiarch", "-print-sysroot", "-print-targets"})
+                       "-print-multiarch", "-print-sysroot", "-print-targets",
+                       "-print-prog-name", "-print-file-name"})
 """Options with which ``cpp`` given no file prints about itself instead of reading its input."""
 
 

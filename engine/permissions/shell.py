@@ -2299,16 +2299,13 @@ class _Walker(PathJudge, ShellValues):
             if name is None or _text(name, ctx) in ("echo", "printf"):
                 continue
             for arg in cmd.children_by_field_name("argument"):
-                value = self._word(arg, ctx).value
-                if value and not value.startswith("-"):
-                    found.add(os.path.normpath(value))
+                found.update(os.path.normpath(v) for v in self._static(arg, ctx) or ()
+                             if v and not v.startswith("-"))  # sort "$f" > "$f": f's values
         for redirect in _descendants(node, "file_redirect"):
             op = _redirect_op(redirect, ctx)
             dest = redirect.child_by_field_name("destination")
-            value = self._word(dest, ctx).value if dest is not None and op in ("<", "<>") \
-                else None
-            if value:
-                found.add(os.path.normpath(value))
+            if dest is not None and op in ("<", "<>"):
+                found.update(os.path.normpath(v) for v in self._static(dest, ctx) or () if v)
         return frozenset(found)
 
     def _writes_nothing(self, body: Node, ctx: _Ctx) -> bool:
