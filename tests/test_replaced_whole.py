@@ -53,6 +53,7 @@ def decision(ws: Path, command: str, approval: str = "policy") -> str:
     'f=a.txt; sort "$f" > "$f"', 'f=a.txt; sort < "$f" > "$f"',
     'dedupe() { local f=$1; { head -n 1 "$f"; tail -n +2 "$f" | sort -u; } > "$f"; }; '
     "dedupe a.txt",
+    "cat b.txt && sort a.txt > a.txt",  # the grammar hangs > on the list; bash on sort
 ])
 def test_a_file_replaced_with_output_not_shown_is_refused(tmp_path: Path, command: str) -> None:
     ws = workspace(tmp_path)
@@ -138,3 +139,16 @@ def test_a_dry_run_temporary_name_creates_nothing(tmp_path: Path) -> None:
     assert decision(ws, "mktemp -u") == "allow"
     assert decision(ws, "mktemp -du x.XXXX") == "allow"
     assert decision(ws, "mktemp -d") == "ask"
+
+
+def test_a_redirection_after_and_is_the_last_command_s_alone(tmp_path: Path) -> None:
+    """``cat a.txt && echo x > a.txt``: cat reads a.txt whole before echo's redirection
+    opens it (the control keeps cat's output); the file's work is replaced by shown
+    text, a write like ``echo x > a.txt``, not emptied unread."""
+    ws = workspace(tmp_path)
+    out = subprocess.run(["bash", "-c", "cat a.txt && echo x > a.txt"], cwd=ws,
+                         capture_output=True, text=True, check=True).stdout
+    assert out == WORK and (ws / "a.txt").read_text() == "x\n"
+    (tmp_path / "again").mkdir()
+    ws = workspace(tmp_path / "again")
+    assert decision(ws, "cat a.txt && echo x > a.txt") == decision(ws, "echo x > a.txt")

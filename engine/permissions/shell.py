@@ -2292,6 +2292,8 @@ class _Walker(PathJudge, ShellValues):
         a.txt > a.txt``): bash truncates a ``>`` target before any of it runs."""
         found: set[str] = set()
         body = node if node.type == "command" else node.child_by_field_name("body")
+        while body is not None and body.type == "list" and body.named_children:
+            body = body.named_children[-1]  # a && b > f: bash redirects b alone
         if body is None:
             return frozenset()
         for cmd in [body] if body.type == "command" else _descendants(body, "command"):
