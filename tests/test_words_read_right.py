@@ -107,6 +107,7 @@ def test_an_option_s_value_is_no_file(tmp_path: Path, command: str, expected: st
     ("jq .env package.json", "allow"), ("jq '{env: 1}' package.json", "allow"),
     ("jq --arg env dev '. + {env: $env}' package.json", "allow"),  # $env: the --arg
     ("jq --arg x env -n env", "ask"), ("jq --arg env dev -n '$ENV'", "ask"),
+    ("jq -n 'env | keys'", "allow"), ("jq -n '$ENV | keys[]'", "allow"),  # names only
 ])
 def test_a_json_query_that_prints_the_environment_prints_credentials(
         tmp_path: Path, command: str, expected: str) -> None:
@@ -224,3 +225,16 @@ def test_fsmonitor_turned_off_runs_nothing(tmp_path: Path, setting: str,
     assert _decision(ws, command) == expected, command
     _bash(ws, command)
     assert (ws / "ran").exists() == (setting == "'touch ran; false'")  # the control
+
+
+def test_the_names_cut_from_env_can_still_hold_a_secret(tmp_path: Path) -> None:
+    """``env | cut -d= -f1`` looks like names only, but a value over several lines (a key
+    in a variable) prints its lines whole: the control shows the secret's line, so it stays
+    a read of credentials."""
+    secret = "-----BEGIN KEY-----\nc2VjcmV0LWtleS1tYXRlcmlhbA\n-----END KEY-----"
+    shown = subprocess.run(["bash", "-c", "env | cut -d= -f1"], capture_output=True,
+                           text=True, check=True, env={"DEPLOY_KEY": secret}).stdout
+    assert "c2VjcmV0LWtleS1tYXRlcmlhbA" in shown
+    ws = make_workspace(tmp_path)
+    assert _decision(ws, "env | cut -d= -f1 | sort") == "ask"
+    assert _decision(ws, "env | cut -d= -f1 | sort", "auto") == "deny"

@@ -148,10 +148,11 @@ _NAMED_VARIABLES = re.compile(r"\^(?:\\?\(((?:\w+\\?\|)*\w+)\\?\)|(\w+))=")
 
 _JSON_QUERIES = frozenset({"jq", "gojq", "jaq", "yq", "tomlq", "xq"})
 _READS_ENVIRONMENT = re.compile(r"(?:\$ENV\b|(?<![.\w$\"])(?:env|strenv)\b(?!\s*:)|envsubst)"
-                                r"(?:\.(\w+)|\(\s*(\w+)\s*\))?")
+                                r"(?:\.(\w+)|\(\s*(\w+)\s*\))?(?!\s*\|\s*keys)")
 """A JSON query's ways to read the environment: ``env``, ``$ENV`` (jq), ``env(NAME)``,
 ``strenv(NAME)``, ``envsubst`` (yq), and the variable named, when one is (``env.HOME``);
-a field or key named env (``.env``, ``{env: 1}``) is not one."""
+a field or key named env (``.env``, ``{env: 1}``) is not one, nor ``env | keys`` (the
+names only)."""
 
 
 def _prints_credentials(name: str, words: list[str]) -> bool:
