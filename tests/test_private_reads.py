@@ -67,6 +67,8 @@ def _env(home: Path) -> dict[str, str]:
     "split -l 1 ~/notes.txt part; cat part*",  # split's input
     "ex -s -c '%p' -c 'q!' ~/notes.txt",  # the file an editor opens
     "vim -es -c 'r ~/notes.txt' -c '%p' -c 'q!' a.txt",  # ..or an Ex command reads
+    "env --chdir=\"$HOME\" cat notes.txt", "env --chdir ~ cat notes.txt",  # env -C, long
+    "env -C\"$HOME\" cat notes.txt",
 ])
 def test_reading_someones_file_is_for_a_person_only(place: dict[str, Path],
                                                     command: str) -> None:

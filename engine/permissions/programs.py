@@ -49,7 +49,8 @@ def _fs(*names: str) -> frozenset[str]:
 _PRIV = "with other privileges"
 WRAPPERS: dict[str, Wrapper] = {
     "env": Wrapper("uCS", _fs("--unset", "--chdir", "--split-string"),
-                   script_options=_fs("-S", "--split-string"), chdir_options=_fs("-C"),
+                   script_options=_fs("-S", "--split-string"),
+                   chdir_options=_fs("-C", "--chdir"),
                    keeps_env=True),
     "command": Wrapper(no_command=_fs("-v", "-V"), keeps_env=True),
     "builtin": Wrapper(keeps_env=True),
@@ -65,6 +66,7 @@ WRAPPERS: dict[str, Wrapper] = {
                                       "--prompt", "--role", "--type", "--command-timeout",
                                       "--other-user"),
                     risk="exec", why=_PRIV, alone="shell", shell_options="si",
+                    chdir_options=_fs("-D", "--chdir"),
                     no_command=_fs("-l", "--list", "-v", "--validate", "-k", "-K",
                                    "--reset-timestamp", "--remove-timestamp", "-e", "--edit",
                                    "-V", "--version", "-h", "--help")),

@@ -365,8 +365,11 @@ def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Wo
         target = args[i + 1] if "=" not in v and i + 1 < len(args) else Word.of(
             v.partition("=")[2] if v.startswith("--") else v[2:])
         _wrapper_output(e, f"{name} {key}", target)
-    if key in spec.chdir_options and len(v) == 2 and i + 1 < len(args):
-        e.chdir.append(args[i + 1])
+    if key in spec.chdir_options:  # -C DIR, -CDIR, --chdir DIR, --chdir=DIR
+        attached = v.partition("=")[2] if v.startswith("--") else v[2:]
+        folder = Word.of(attached) if attached else args[i + 1] if i + 1 < len(args) else None
+        if folder is not None:
+            e.chdir.append(folder)
     return True
 
 
