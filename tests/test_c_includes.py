@@ -233,7 +233,10 @@ def test_source_text_on_its_input_is_judged_like_a_file(ws: Path, secret: Path) 
     for command in (here, piped, by_name):
         assert MARKER in run(command, ws).stdout
         assert decision(command, ws) == "ask", command
-    assert decision("cpp < a.c", ws) == "ask"  # a file on its input: not shown
+    assert decision("cpp < a.c", ws) == decision("cpp a.c", ws) == "allow"  # shown: read
+    (ws / "b.c").write_text(f'#include "{secret}"\n')
+    assert decision("cpp < b.c", ws) == "ask"  # what it includes is outside
+    assert decision("cpp < /tmp/elsewhere.c", ws) == "ask"  # outside: not shown
 
 
 # ---------------------------------------------------------------- not modelled: ask as before

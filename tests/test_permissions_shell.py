@@ -1153,6 +1153,7 @@ def test_commands_that_only_read_are_allowed(workspace: Path, command: str) -> N
     ("tar -xf a.tar", "ask"), ("tar -xOf a.tar --to-command='rm -rf src'", "deny"),
     ("strace -o trace.log -f ls", "ask"), ("strace -p 1", "ask"), ("ltrace -p 5", "ask"),
     ("strace -o '|rm -rf src' ls", "deny"), ("strace rm -rf src", "deny"),
+    ("ltrace -S sh -c 'rm -rf src'", "deny"),  # -S is a flag: sh is the command
     ("python3 -m json.tool package.json out.json", "ask"), ("python3 -m http.server", "ask"),
     ("sqlite3 app.db \"SELECT readfile('/home/agent/.ssh/id_ed25519');\"", "ask"),
     ("duckdb -c \"SELECT * FROM read_csv('/home/agent/.aws/credentials')\"", "ask"),

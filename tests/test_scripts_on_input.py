@@ -67,3 +67,33 @@ def test_a_destroying_script_on_the_input_is_refused(workspace: Path, command: s
 def test_scripts_on_the_input_are_judged_as_shown(workspace: Path, command: str,
                                                  expected: tuple[str, str]) -> None:
     assert _decisions(workspace, command) == expected, command
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    ("SELECT count(*) FROM sqlite_master;\n", "allow"),  # a query: read
+    ("DROP TABLE users;\n", "deny"),
+    (".shell rm -rf src\n", "deny"),
+])
+def test_a_workspace_file_on_the_input_is_judged_by_what_it_holds(
+        workspace: Path, script: str, expected: str) -> None:
+    """``sqlite3 app.db < q.sql``: the file is in the workspace, so what it holds is shown
+    to the classifier (as a makefile is); a destroying one is refused, and bash shows the
+    control."""
+    (workspace / "q.sql").write_text(script)
+    command = "sqlite3 app.db < q.sql"
+    assert _decisions(workspace, command) == (expected, expected)
+    if expected == "deny" and ".shell" in script and shutil.which("sqlite3"):
+        subprocess.run(["bash", "-c", command], cwd=workspace, check=False)
+        assert not (workspace / "src").exists()
+
+
+@pytest.mark.parametrize("command", [
+    "sqlite3 app.db < /tmp/elsewhere.sql",  # outside: not read for the preview
+    "sqlite3 app.db < missing.sql",
+    "printf 'DROP TABLE users;' > new.sql; sqlite3 app.db < new.sql",  # written just before
+    "sqlite3 app.db < \"$F\"",
+])
+def test_a_file_on_the_input_not_shown_is_never_run_unasked(workspace: Path,
+                                                            command: str) -> None:
+    asked, auto = _decisions(workspace, command)
+    assert asked in ("ask", "deny") and auto == "deny", command

@@ -21,8 +21,10 @@ from engine.permissions.words import STDIN_FILES, Word
 
 # ---------------------------------------------------------------- vi family
 
-_EX_SHELL = re.compile(r"^[\s:]*(?:[.,$%'\w+-]*\s*)?(?:r(?:ead)?\s*|w(?:rite)?\s*|"
+_EX_SHELL = re.compile(r"^[\s:]*(?:(?:[.,$%;+-]|\d|'.)*\s*)?(?:r(?:ead)?\s*|w(?:rite)?\s+|"
                        r"(?:silent!?\s*))?!(.*)$", re.S)
+"""``:!cmd``, ``:%!filter``, ``:r !cmd``, ``:w !cmd`` (a blank before ``!``: ``:w! FILE``
+forces a write to FILE)."""
 _EX_CALLS = re.compile(r"\b(?:system|systemlist|job_start|jobstart|term_start|termopen|"
                        r"os\.execute|io\.popen|os\.system|subprocess\.\w+)\s*\(\s*"
                        r"(?:\[\s*)?(['\"])((?:\\.|(?!\1).)*)\1")
@@ -37,6 +39,10 @@ def ex_commands(e: Effect, how: str, text: Word) -> None:
         e.at_least("ask", f"{how} runs editor commands only known at run time")
         return
     for part in _ex_split(text.value):
+        inner = _EX_GLOBAL.fullmatch(part)
+        if inner and inner.group(2).strip():  # g/x/!cmd: the command run on each match
+            ex_commands(e, how, Word.of(inner.group(2)))
+            continue
         m = _EX_SHELL.match(part) or _EX_TERMINAL.match(part)
         if m:
             e.scripts.append((how, Word.of(m.group(1))))
@@ -48,6 +54,9 @@ def ex_commands(e: Effect, how: str, text: Word) -> None:
         _ex_file(e, part)
 
 
+_EX_GLOBAL = re.compile(r"\s*(?:g|global|v|vglobal)!?\s*([^\w\s|\"])(?:\\.|(?!\1).)*\1(.*)",
+                        re.S)
+"""``:g/PATTERN/CMD``: CMD runs on each matching line (the delimiter may be any mark)."""
 _EX_FILE = re.compile(r"\s*[\d,.$%'<>+-]*\s*(r|read|e|edit|sp|split|vs|vsplit|new|vnew|tabe|"
                       r"tabedit|so|source|badd|arga|argadd|vie|view|sv|sview|w|write|sav|"
                       r"saveas|wq|x|xit|up|update)(!?)\s+(\S.*?)\s*$")
@@ -186,8 +195,29 @@ _EX_SAVES = re.compile(r"\s*(?:w|write|wq|x|xit|exi|exit|up|update)!?\s*")
 """Ex commands that write the buffer back over the file it came from."""
 
 
+_EX_PRINTS = re.compile(
+    r"\s*(?:(?:[\d,.$%]|'.)*\s*(?:p|print|nu|number|#|l|list|=|z)?"
+    r"|(?:g|global|v|vglobal)!?\s*/(?:\\.|[^/\\])*/\s*(?:p|print|nu|number|#|l|list)?"
+    r"|q|quit|qa|qall|q!|quit!|qa!|qall!|se(?:t)?(?:\s+(?:no)?(?:more|nu|number|list|ic"
+    r"|ignorecase))+)\s*")
+"""Ex commands that print lines and quit (``g/ERROR/p``, ``%p``, ``q!``): nothing written,
+nothing run."""
+
+
+def _prints_only(name: str, args: list[Word], lines: list[str | None]) -> bool:
+    """``vim -es -c 'g/x/p' -c 'q!' f``: in batch Ex mode no startup file is read (unless
+    ``-u`` names one) and every command given only prints."""
+    values = [w.value or "" for w in args]
+    batch = any(re.fullmatch(r"-[eEs]+", v) and "s" in v and (name == "ex" or set(v) & {
+        "e", "E"}) for v in values)
+    startup = any(v == "-u" and k + 1 < len(values) and values[k + 1] != "NONE"
+                  for k, v in enumerate(values)) or "-S" in values
+    parts = [part for line in lines for part in _ex_split(line or "")]
+    return batch and not startup and None not in lines and bool(parts) and all(
+        _EX_PRINTS.fullmatch(part) for part in parts)
+
+
 def _vim(e: Effect, args: list[Word]) -> None:
-    e.add("exec", f"{prog(e)} can write files and run commands")
     e.stdin_reader = lambda eff, text: _editor_input(eff, f"{prog(eff)} <<", text)
     o = parse_opts(args, "cSTuUiwWrtqoOp", frozenset({"--cmd"}))
     lines: list[str | None] = []
@@ -205,6 +235,8 @@ def _vim(e: Effect, args: list[Word]) -> None:
         elif w.value != "-":
             e.reads.append(w)  # a file it opens: read, judged as a path
             files.append(w)
+    if not _prints_only(prog(e), args, lines):
+        e.add("exec", f"{prog(e)} can write files and run commands")
     if files and _empties_buffer(lines):
         e.writes.extend(files)
         e.add("destructive", f"{prog(e)} deletes every line and writes the file back")

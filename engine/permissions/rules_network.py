@@ -57,6 +57,21 @@ def _curl(e: Effect, args: list[Word]) -> None:
         sends_input = sends_input or bool(re.match(r"^(?:[^=@<]*=)?[@<]-(?:;|$)", w.value or ""))
     _uploads(e, [*sent_files, *([Word(None, "its input", "other")] if sends_input else [])],
              o.positionals)
+    _sends_unseen(e, [*o.positionals, *o.all("-d", "--data", "--data-binary", "--data-raw",
+                                             "--data-urlencode", "--json", "-F", "--form")],
+                  o.positionals)
+
+
+def _sends_unseen(e: Effect, sent: list[Word], urls: list[Word]) -> None:
+    """A URL or data only known at run time (``curl "https://x/?q=$(cat f)"``, ``-d
+    "$payload"``) sends what the preview cannot show to another machine: under
+    ``--approval auto`` only a person may run it (to this machine's own addresses it stays)."""
+    def local(u: Word) -> bool:
+        return bool(_LOCAL_URL.match(u.value or re.sub(r"[\"']", "", u.text)))
+
+    if any(u.value is None and not local(u) for u in urls) or (
+            urls and any(w.value is None for w in sent) and not all(map(local, urls))):
+        e.unseen = e.unseen or f"{prog(e)} sends text only known at run time to another machine"
 
 
 def _remote_names(o: Opts) -> list[Word]:
@@ -103,7 +118,8 @@ def _wget(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "OoaPie", frozenset({
         "--output-document", "--output-file", "--append-output", "--directory-prefix",
         "--input-file", "--execute", "--post-file", "--body-file", "--load-cookies",
-        "--certificate", "--private-key", "--ca-certificate", "--method"}))
+        "--certificate", "--private-key", "--ca-certificate", "--method", "--post-data",
+        "--body-data"}))
     e.add("network", "wget uses the network")
     if ((o.get("--method") or Word.of("")).value or "").upper() == "DELETE":
         e.add("destructive", "wget --method=DELETE deletes what the URL names")
@@ -124,6 +140,7 @@ def _wget(e: Effect, args: list[Word]) -> None:
     e.reads.extend(o.all("-i", "--input-file", "--post-file", "--body-file", "--load-cookies",
                          "--certificate", "--private-key", "--ca-certificate"))
     _uploads(e, o.all("--post-file", "--body-file"), o.positionals)
+    _sends_unseen(e, [*o.positionals, *o.all("--post-data", "--body-data")], o.positionals)
 
 
 _SSH_VALUES = "BbcDEeFIiJLlmOoPpQRSWw"
@@ -150,6 +167,8 @@ def _ssh(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, _SSH_VALUES, stop_at_positional=True)
     if o.has("-Q") and not o.positionals:
         return  # ssh -Q kex: the algorithms this ssh supports; nothing connects
+    if [w.value for w in args] == ["-V"]:
+        return  # the version, printed; nothing connects
     if o.has("-G"):
         configs = [w.value for w in o.all("-F")]
         if not configs:

@@ -242,6 +242,8 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
         e.imports_here = here
     elif module.value == "inspect" and _inspected(after):
         e.imports_here = here  # python -m inspect -d json:dumps
+    elif module.value == "http.server":
+        _http_server(e, name, after)
     elif module.value == "pydoc" and after and all(_inspected([w]) for w in after):
         e.imports_here = here  # python -m pydoc subprocess.run: a standard module's text
     elif module.value in _PRINTING_MODULES:
@@ -255,6 +257,17 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
             e.add("write", f"{name} -m {module.value} writes its output file")
     else:
         e.add("exec", f"{name} -m {module.shown} runs a module")
+
+
+def _http_server(e: Effect, name: str, args: list[Word]) -> None:
+    """``python -m http.server``: every file under the folder it serves (``-d DIR``, else
+    where it runs) is readable by whoever reaches the port, as if read here (``cd ~`` first
+    serves someone's keys)."""
+    o = parse_opts(args, "db", frozenset({"--directory", "--bind", "--protocol"}))
+    if o.has("-h", "--help"):
+        return  # its usage, printed
+    e.add("network", f"{name} -m http.server serves files over the network")
+    e.reads.extend(o.all("-d", "--directory") or [Word.of(".")])
 
 
 def _venv(e: Effect, args: list[Word]) -> None:

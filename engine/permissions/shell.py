@@ -129,6 +129,7 @@ from engine.permissions.shell_values import (
     bounded,
     cased_values,
 )
+from engine.permissions.small_files import small_file
 from engine.permissions.words import (
     INPUT_CODE,
     MAX_PATH_WORDS,
@@ -3981,12 +3982,34 @@ class _Walker(PathJudge, ShellValues):
         elif e.stdin_code:
             e.add("exec", f"{e.argv[0].shown} runs the commands it reads from its input")
         elif e.stdin_reader is not None and ctx.stdin is not None:
-            e.stdin_reader(e, ctx.stdin)
+            fed = ctx.stdin
+            if fed.value is None and fed.dynamic == "other" and not ctx.piped:  # < FILE
+                text = self._fed_file(fed.text)
+                if text is not None:
+                    fed = Word(text, fed.text)  # sqlite3 db < schema.sql: judged as written
+                elif not e.stdin_data:
+                    e.unseen = e.unseen or f"what {e.argv[0].shown} reads from {fed.text} " \
+                                           "and acts on"
+            e.stdin_reader(e, fed)
         elif e.stdin_reader is not None and ctx.piped:
             e.at_least("ask", f"{e.argv[0].shown} acts on what it reads from a pipe (SQL, "
                               "code, a file's new content), which the command does not show")
             if not e.stdin_data:  # SQL, a makefile, ed's commands: not run unseen
                 e.unseen = e.unseen or f"what {e.argv[0].shown} reads from a pipe and acts on"
+
+    def _fed_file(self, text: str) -> str | None:
+        """What ``< FILE`` feeds a program that acts on its input (SQL, a script): the text
+        of a small file inside the workspace that nothing in this command may have written
+        first; None otherwise (then it is not shown)."""
+        folders = self._current()
+        if not _PLAIN_PATH.fullmatch(text) or len(folders) != 1 or self.written_unknown or \
+                self._written_key(text) is not None:
+            return None
+        path = os.path.realpath(os.path.join(folders[0], text))
+        if not path.startswith(os.path.realpath(self.ws) + os.sep):
+            return None
+        data = small_file(path, MAX_FED_FILE)
+        return None if data is None else data.decode("utf-8", "replace")
 
     def _reads_decoded(self, e: Effect, ctx: _Ctx) -> None:
         """``read p < <(base64 -d ..)``: the names ``read``/``mapfile`` set hold decoded
@@ -4371,6 +4394,9 @@ MAX_PLANTED_FILES = 5000
 command."""
 MAX_EXECDIR_FOLDERS = 64
 """Folders under a ``find -execdir`` start in which its command is judged one by one."""
+MAX_FED_FILE = 256 * 1024
+"""Bytes of a file given on standard input (``sqlite3 db < schema.sql``) read to judge what
+it holds; a larger one is not shown."""
 _PLAIN_PATH = re.compile(r"[\w@%+=:,./-]+")
 """A path written plainly: no quote, expansion or pattern."""
 _NOT_FOUND_HANDLER = "command_not_found_handle"

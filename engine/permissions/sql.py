@@ -266,7 +266,7 @@ def _statement(out: SqlEffect, stmt: str) -> None:
         if target.startswith("|"):  # the query's output is piped into the command
             out.add("exec", "the database client pipes its output into a shell command")
             out.scripts.append(f": | {target[1:].strip()}")
-        elif target:
+        elif target and target not in ("stdout", "/dev/stdout", "/dev/stderr", "/dev/null"):
             out.add("write", "the database client writes its output to a file")
             out.files.append(target)
         return
