@@ -139,3 +139,13 @@ def test_output_not_shown_replacing_the_files_a_listing_names(workspace: Path) -
     _run(workspace, command)
     assert (workspace / "README.md").read_text() == "# app\n"
     assert _judged(workspace, command) == ("deny", "deny")
+
+
+def test_ruby_s_un_library_runs_the_file_command_it_names(workspace: Path) -> None:
+    """``ruby -run -e rm -- -rf src`` is ``rm -rf src`` (the control: src is gone)."""
+    command = "ruby -run -e rm -- -rf src"
+    assert _judged(workspace, command) == ("deny", "deny")
+    _run(workspace, command)
+    assert not (workspace / "src").exists()
+    assert _judged(workspace, "ruby -run -e mkdir -- -p build/x")[0] == "ask"
+    assert _judged(workspace, "ruby -run -e httpd ~/.aws -p 8000")[1] == "deny"

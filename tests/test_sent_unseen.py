@@ -84,3 +84,18 @@ def test_a_server_of_someones_folder_is_for_a_person(tmp_path: Path) -> None:
     folder it offers someone's keys to whoever reaches the port."""
     assert _decisions(tmp_path, "cd ~ && python3 -m http.server 9000") == ("ask", "deny")
     assert _decisions(tmp_path, "python3 -m http.server --directory ~/.aws")[1] == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "rsync -av dist/ deploy@web1.example.com:/var/www/app/", "scp notes.txt host:/srv/",
+    "sqlite3 app.db \"SELECT * FROM users WHERE id=$ID\"",  # SQL only known at run time
+])
+def test_files_or_sql_the_preview_cannot_show_are_for_a_person(tmp_path: Path,
+                                                               command: str) -> None:
+    assert _decisions(tmp_path, command) == ("ask", "deny"), command
+
+
+def test_a_debugger_log_outside_is_a_write_outside(tmp_path: Path) -> None:
+    assert _decisions(tmp_path, "valgrind --log-file=/tmp/vg.%p.log ./build/app")[0] == "deny"
+    assert _decisions(tmp_path, "sqlite3 app.db \"ATTACH '/home/agent/n.db' AS n; "
+                                "CREATE TABLE n.t(x);\"")[0] == "deny"

@@ -27,6 +27,7 @@ def apply_sql(e: Effect, how: str, text: Word, scratch: bool = False,
     connection (``sqlite3 -readonly``) nothing changes and ``ATTACH`` only reads."""
     if text.value is None:
         e.at_least("ask", f"{how}: SQL only known at run time")
+        e.unseen = e.unseen or f"{how}: SQL only known at run time"
         # DROP TABLE "$T", or <(echo 'DROP ..'): the statement is known, if not its quoting
         shown = re.sub(r"[\"']", "", text.text) if text.dynamic == "subst" else text.text
         loose = judge_sql(re.sub(r"^[\"']|[\"']$", "", shown))
@@ -38,6 +39,9 @@ def apply_sql(e: Effect, how: str, text: Word, scratch: bool = False,
     if readonly and None not in sql.attached:
         ignored.add(ATTACHES)
         e.reads.extend(Word.of(f) for f in sql.attached if f)
+    elif not readonly:  # ATTACH 'f' AS n: f is opened for writing, made when missing
+        e.writes.extend(Word.of(f) if f is not None else Word(None, "<attached database>",
+                                                               "other") for f in sql.attached)
     kept = [r for r in sql.reasons if r not in ignored]
     for reason in kept:
         e.add(sql.risk if "destroy" in reason or "every row" in reason else

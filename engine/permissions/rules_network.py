@@ -214,6 +214,10 @@ def _remote_copy(e: Effect, args: list[Word]) -> None:
         e.replaces.append(local[-1])  # a file there is copied over
         local = local[:-1]
     e.reads.extend(local)
+    dest = o.positionals[-1] if len(o.positionals) > 1 else None
+    if dest is not None and (dest.value is None or _remote_spec(dest.value)) and local and \
+            not dry:  # scp f host:, rsync dist/ host:/srv: the files leave this machine
+        _uploads(e, local, [dest])
 
 
 def _remote_spec(v: str) -> bool:

@@ -366,6 +366,8 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
     if _syntax_check(name, args):
         e.reads.extend(o.positionals)  # node --check FILE, ruby -wc FILE: parsed, never run
         return
+    if name == "ruby" and _ruby_un(e, args):
+        return
     if name == "perl":  # -M'x;system("rm -rf src")': code after the module's name
         for w in o.all("-M", "-m"):
             inline_code(e, "perl -M", name, w)
@@ -390,6 +392,29 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         return
     e.add("exec", f"{name} runs the code it reads from its input")
     e.stdin_code = "interpreter"
+
+
+_UN_COMMANDS = frozenset({"cp", "ln", "mv", "rm", "mkdir", "rmdir", "install", "chmod",
+                          "touch"})
+"""What ruby's ``un`` library does as the command of the same name (``ruby -run -e rm --
+-rf src`` is ``rm -rf src``)."""
+
+
+def _ruby_un(e: Effect, args: list[Word]) -> bool:
+    """``ruby -run -e CMD ARGS``: a file command judged as that command, or ``httpd DIR``
+    serving DIR (each file under it readable from the network); False for any other use."""
+    words = [w.value for w in args[:3]]
+    if len(args) < 3 or words[:2] != ["-run", "-e"] or words[2] not in (*_UN_COMMANDS, "httpd"):
+        return False
+    rest = [w for w in args[3:] if w.value != "--"]
+    if words[2] == "httpd":
+        e.add("network", "ruby -run -e httpd serves files over the network")
+        opts = parse_opts(rest, "pb", frozenset({"--port", "--bind-address", "--max-clients",
+                                                 "--temp-dir", "--request-timeout"}))
+        e.reads.extend(opts.positionals[:1] or [Word.of(".")])
+    else:
+        e.nested.append((f"ruby -run -e {words[2]}", [Word.of(words[2] or ""), *rest]))
+    return True
 
 
 def inline_input(e: Effect, code: Word) -> None:

@@ -3983,11 +3983,12 @@ class _Walker(PathJudge, ShellValues):
             e.add("exec", f"{e.argv[0].shown} runs the commands it reads from its input")
         elif e.stdin_reader is not None and ctx.stdin is not None:
             fed = ctx.stdin
-            if fed.value is None and fed.dynamic == "other" and not ctx.piped:  # < FILE
-                text = self._fed_file(fed.text)
+            if fed.value is None and fed.dynamic == "other" and not ctx.piped and \
+                    not e.stdin_data:  # < FILE: commands it acts on (tee's data: as before)
+                text = "" if fed.text == "/dev/null" else self._fed_file(fed.text)
                 if text is not None:
                     fed = Word(text, fed.text)  # sqlite3 db < schema.sql: judged as written
-                elif not e.stdin_data:
+                else:
                     e.unseen = e.unseen or f"what {e.argv[0].shown} reads from {fed.text} " \
                                            "and acts on"
             e.stdin_reader(e, fed)
