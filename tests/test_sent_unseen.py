@@ -99,3 +99,28 @@ def test_a_debugger_log_outside_is_a_write_outside(tmp_path: Path) -> None:
     assert _decisions(tmp_path, "valgrind --log-file=/tmp/vg.%p.log ./build/app")[0] == "deny"
     assert _decisions(tmp_path, "sqlite3 app.db \"ATTACH '/home/agent/n.db' AS n; "
                                 "CREATE TABLE n.t(x);\"")[0] == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "curl -fsS --netrc-file ~/.netrc http://127.0.0.1:8080/api/users",
+    "curl --cert ~/.ssh/client.pem --key ~/.ssh/client.key https://x.example.com",
+])
+def test_logins_and_keys_curl_sends_are_reads_of_them(tmp_path: Path, command: str) -> None:
+    assert _decisions(tmp_path, command) == ("deny", "deny"), command
+
+
+@pytest.mark.parametrize("command", [
+    "mvn -B deploy -DskipTests", "gradle publish", "uv publish",
+    "gh gist create --public src/app.py", "gh release upload v1.1 dist/app.js",
+    "python3 -m keyring get https://upload.pypi.org/legacy/ __token__",
+    "keyring get pypi __token__",
+])
+def test_publishing_uploading_or_printing_a_stored_token_is_for_a_person(
+        tmp_path: Path, command: str) -> None:
+    assert _decisions(tmp_path, command) == ("ask", "deny"), command
+
+
+@pytest.mark.parametrize("command", ["gradle publishToMavenLocal", "gh release list",
+                                     "pnpm why left-pad"])
+def test_local_publishing_and_listings_are_not_uploads(tmp_path: Path, command: str) -> None:
+    assert _decisions(tmp_path, command)[1] != "deny", command

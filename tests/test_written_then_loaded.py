@@ -53,6 +53,7 @@ def test_a_value_only_known_at_run_time_is_not_taken_as_plain(tmp_path: Path) ->
 @pytest.mark.parametrize("command,loaded", [
     ("printf '[mypy]\\nplugins = evil\\n' > mypy.ini; mypy src", "mypy.ini"),
     ("echo '[flake8]' > .flake8 && flake8 src", ".flake8"),
+    ("printf 'module.exports = {}' > .pnpmfile.cjs && pnpm install", ".pnpmfile.cjs"),
 ])
 def test_a_configuration_this_command_wrote_is_never_run_unseen(
         tmp_path: Path, command: str, loaded: str) -> None:

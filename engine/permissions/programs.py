@@ -159,6 +159,8 @@ PRINTS_CREDENTIALS: dict[str, frozenset[tuple[str, ...]]] = {
     "dotnet": frozenset({("user-secrets", "list")}),
     "sops": frozenset({("-d",), ("--decrypt",)}),
     "ansible-vault": frozenset({("view",), ("decrypt",)}),
+    "keyring": frozenset({("get",)}),  # a stored password or token, printed
+    "secret-tool": frozenset({("lookup",)}),
 }
 """Commands whose output is a credential (a token, a password, a key): the words that must
 follow the program, in order, among its arguments."""

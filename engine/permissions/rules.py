@@ -618,6 +618,8 @@ def _register_rules() -> dict[str, Rule]:
         rules.update(module.RULES)
     for name in langs.QUERIES:  # deno fmt --check reads; deno run keeps its own rule
         rules[name] = langs.query_rule(name, rules.get(name))
+    for name in ("mvn", "gradle"):  # mvn deploy, gradle publish: uploads
+        rules[name] = langs.publishing(name, rules[name])
     return rules
 
 

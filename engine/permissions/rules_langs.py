@@ -14,6 +14,7 @@ are judged where the program runs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -209,6 +210,26 @@ QUERIES: dict[str, Queries] = {
                    why="runs project code, installs or changes files"),
 }
 """Per program: what of its command lines only reads (``Queries``)."""
+
+_PUBLISH_TASK = re.compile(r"deploy(?::deploy(?:-file)?)?|release:perform|uploadArchives"
+                           r"|publish(?!ToMavenLocal\b)\w*")
+"""Maven goals and Gradle tasks that upload the build to a repository for everyone
+(``mvn deploy``, ``gradle publish``, ``publishToSonatype``; not ``publishToMavenLocal``)."""
+
+
+def publishing(name: str, rule: Rule) -> Rule:
+    """``rule``, and a build that publishes is for a person under ``--approval auto``."""
+
+    def wrapped(e: Effect, args: list[Word]) -> None:
+        rule(e, args)
+        task = next((w.value for w in args if w.value and _PUBLISH_TASK.fullmatch(w.value)),
+                    None)
+        if task is not None:
+            e.add("network", f"{name} {task} uploads the build to a repository")
+            e.unseen = e.unseen or f"{name} {task} publishes for everyone (no undo)"
+
+    return wrapped
+
 
 RULES: dict[str, Rule] = {name: query_rule(name) for name in QUERIES}
 """Programs without a rule elsewhere take these; ``rules.py`` puts the queries of the others

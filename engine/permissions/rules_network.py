@@ -32,8 +32,10 @@ def _curl(e: Effect, args: list[Word]) -> None:
         "--user-agent", "--referer", "--cert", "--form", "--cookie", "--cookie-jar",
         "--data-binary", "--data-raw", "--data-urlencode", "--dump-header", "--proxy",
         "--max-time", "--connect-timeout", "--write-out", "--output-dir", "--trace",
-        "--trace-ascii", "--stderr", "--json", "--resolve", "--retry"}))
+        "--trace-ascii", "--stderr", "--json", "--resolve", "--retry", "--netrc-file",
+        "--key", "--cacert", "--capath"}))
     e.add("network", f"{prog(e)} uses the network")
+    e.reads.extend(o.all("--netrc-file", "--cert", "-E", "--key"))  # logins and keys it sends
     method = next((w.value for w in reversed(o.all("-X", "--request")) if w.value), "")
     if method.upper() == "DELETE":  # as http DELETE and gh api -X DELETE
         e.add("destructive", f"{prog(e)} -X DELETE deletes what the URL names")
@@ -413,7 +415,7 @@ _bun = subcommands(_F({"help"}), _F({"add", "install", "i", "remove", "rm", "upd
                    remove=_F({"remove", "rm"}))
 _uv = subcommands(_F({"help", "version", "tree", "--version"}),
                   _F({"pip", "add", "remove", "sync", "lock", "tool", "python", "venv",
-                      "init", "self", "cache", "build", "publish"}), _F({"run"}),
+                      "init", "self", "cache", "build"}), _F({"run"}), _F({"publish"}),
                   remove=_F({"remove"}))
 _cargo = subcommands(_F({"tree", "metadata", "version", "help", "search", "locate-project",
                         "read-manifest", "pkgid", "verify-project"}),
@@ -609,6 +611,8 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
     setting naming a program) runs CMD; the rest by subcommand."""
     _program_settings(e, args)
     words = [w.value for w in args]
+    if prog(e) == "pnpm" and (not words or words[0] in _PNPM_RESOLVES):
+        e.loads_here.append(_PNPMFILE)
     if words[:1] in (["run"], ["run-script"]) and all(
             v is not None and v.startswith("-") for v in words[1:]):
         return  # with no script named, npm lists the scripts (--json too)
@@ -630,6 +634,13 @@ def _npm_rule(e: Effect, args: list[Word]) -> None:
     else:
         _npm(e, args)
 
+
+_PNPMFILE = Loads((".pnpmfile.cjs", ".pnpmfile.mjs"), upward=True)
+"""pnpm runs the project's pnpmfile (its ``readPackage`` and other hooks) while it resolves
+and installs: code from the workspace."""
+_PNPM_RESOLVES = frozenset({"install", "i", "add", "update", "up", "upgrade", "remove", "rm",
+                            "uninstall", "un", "dedupe", "import", "fetch", "rebuild", "rb",
+                            "prune", "link", "ln"})
 
 _RUN_NOW = frozenset({"script-shell", "shell", "editor", "browser", "git", "viewer"})
 """npm settings naming a program npm runs (scripts through ``script-shell``)."""
@@ -936,6 +947,25 @@ def _gh(e: Effect, args: list[Word]) -> None:
         e.add("destructive", f"gh {verb} deletes remote data")
     elif words[:2] == ["pr", "close"] and ("--delete-branch" in words or "-d" in words):
         e.add("destructive", "gh pr close --delete-branch deletes an unmerged branch")
+    files = _gh_uploads(args)
+    if files:  # gh gist create f, gh release upload TAG f: the files leave this machine
+        e.reads.extend(files)
+        _uploads(e, files, [])
+
+
+def _gh_uploads(args: list[Word]) -> list[Word]:
+    """The files ``gh gist create``/``edit`` and ``gh release create``/``upload`` send."""
+    words = [w.value for w in args]
+    o = parse_opts(args[2:], "dfRtnpF", frozenset({
+        "--desc", "--filename", "--repo", "--title", "--notes", "--notes-file", "--target",
+        "--discussion-category", "--add"}))
+    if words[:2] in (["gist", "create"], ["gist", "new"]):
+        return [w for w in o.positionals if w.value != "-"]
+    if words[:2] == ["gist", "edit"]:
+        return o.all("-a", "--add")
+    if words[:2] in (["release", "upload"], ["release", "create"]):
+        return [w for w in o.positionals[1:]]  # after the tag
+    return []
 
 
 _CARGO_LOCK = Loads(("Cargo.lock",), runs=lambda path: "",

@@ -244,6 +244,9 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
         e.imports_here = here  # python -m inspect -d json:dumps
     elif module.value == "http.server":
         _http_server(e, name, after)
+    elif module.value == "keyring" and [w.value for w in after[:1]] == ["get"]:
+        e.add("exec", f"{name} -m keyring runs a module")
+        e.secret = f"{name} -m keyring get prints a stored password or token"
     elif module.value == "pydoc" and after and all(_inspected([w]) for w in after):
         e.imports_here = here  # python -m pydoc subprocess.run: a standard module's text
     elif module.value in _PRINTING_MODULES:
