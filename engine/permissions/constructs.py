@@ -278,13 +278,16 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "sure where every path sets it: if/else and case with *) assigning in each "
               "branch, a loop over plain words with no break, a call that ran to its end"),
     Construct("case WORD in PATTERN) ..;; with WORD and the patterns known", "modelled",
-              "only the branches bash takes are judged (;& falls through, ;;& tests on)"),
+              "only the branches bash takes are judged (;& falls through, ;;& tests on); a "
+              "WORD made from a name a listing or a glob gives (while read f over git "
+              "ls-files, for f in src/*, find's {} as $1) stands for names not seen here: "
+              "every branch is judged"),
     Construct("if COND; then ..; else ..; fi where COND is (( x )), (( x == N )), "
               "[ \"$x\" = lit ], [[ $x != lit ]], [ -n \"$x\" ] or $flag (true/false) over "
               "values known for every path", "modelled", "only the branch bash takes is "
               "judged (in the command itself: sh -c code runs in dash, where [[ and (( fail); "
-              "an unquoted [ -n $x ] of a value that may be empty, or == inside [, is not "
-              "decided"),
+              "an unquoted [ -n $x ] of a value that may be empty, == inside [, or a "
+              "name a listing or a glob gives (and ${#f} of it) is not decided"),
     Construct("functions f() { ..; } and function f { ..; }", "modelled",
               "the body is judged at each call with its words as $1..; once more with "
               "unknown words when no call is seen or a child bash may run it (export -f; "

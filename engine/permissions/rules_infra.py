@@ -41,7 +41,8 @@ def apply_sql(e: Effect, how: str, text: Word, scratch: bool = False,
         e.reads.extend(Word.of(f) for f in sql.attached if f)
     elif not readonly:  # ATTACH 'f' AS n: f is opened for writing, made when missing
         e.writes.extend(Word.of(f) if f is not None else Word(None, "<attached database>",
-                                                               "other") for f in sql.attached)
+                                                               "other") for f in sql.attached
+                        if f is None or (f and not f.startswith((":memory:", "file::memory:"))))
     kept = [r for r in sql.reasons if r not in ignored]
     for reason in kept:
         e.add(sql.risk if "destroy" in reason or "every row" in reason else

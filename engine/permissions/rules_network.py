@@ -475,6 +475,8 @@ def _pdm_rule(e: Effect, args: list[Word]) -> None:
         e.add("write", f"pdm {words[0]} makes the project's environment when it is missing")
         return
     _pdm(e, args)
+
+
 _SYSTEMCTL_READS = _F({
     "status", "show", "list-units", "list-unit-files", "list-timers", "list-sockets",
     "list-jobs", "list-dependencies", "list-automounts", "list-paths", "list-machines",
