@@ -66,3 +66,17 @@ def test_batch_ex_commands_that_only_print_read(tmp_path: Path, command: str,
                    stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert (tmp_path / "notes.txt").read_text() == before  # the control: nothing written
     assert (tmp_path / "src").exists() is (expected != "deny")  # ..unless a command ran
+
+
+@pytest.mark.parametrize("command", [
+    "vim -es -c 'w !sh' -c 'q!' notes.txt", "vim -es -c '%!sh' -c 'q!' notes.txt",
+    "vim -es -c '1,1w !bash' -c 'q!' notes.txt",
+])
+def test_the_buffer_piped_into_a_shell_is_refused(tmp_path: Path, command: str) -> None:
+    """``:w !sh`` and a filter ``:%!sh`` hand the file's lines to sh as code (the control:
+    a line of the file runs)."""
+    (tmp_path / "notes.txt").write_text("touch ran.txt\n")
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=60,
+                   stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert (tmp_path / "ran.txt").exists()
+    assert check_shell_json(command, tmp_path, ENV)["decision"] == "deny", command

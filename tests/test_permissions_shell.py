@@ -1903,6 +1903,8 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     ("python3 -m zipfile -l dist/app.whl", "allow"),
     ("python3 -m zipfile -e dist/app.whl out/", "ask"),
     ("git hash-object src/app.py", "allow"), ("git hash-object -w src/app.py", "ask"),
+    ("git merge-tree HEAD~1 HEAD main", "allow"),  # the trivial form prints, writes nothing
+    ("git merge-tree --write-tree HEAD main", "ask"), ("git merge-tree HEAD main", "ask"),
     ("cmake --help-module FindPython3 | head", "allow"),
     ("cmake --help-module FindPython3 out.txt", "ask"),
     ("make -p -f /dev/null | grep '^%.o'", "allow"), ("make -p", "ask"),

@@ -85,6 +85,15 @@ def test_reading_someones_file_is_for_a_person_only(place: dict[str, Path],
     assert "only a person or a policy rule may allow it" in auto["reason"], auto
 
 
+def test_a_file_a_program_reads_from_the_home_folder_by_itself(place: dict[str, Path]) -> None:
+    """``ssh-keygen -F HOST`` reads the account's ``~/.ssh/known_hosts`` though no path is
+    written (from the account's home, which a test may not write: no control run here)."""
+    ws, env = place["ws"], _env(place["home"])
+    assert check_shell_json("ssh-keygen -F example.com", ws, env)["decision"] == "ask"
+    got = check_shell_json("ssh-keygen -F example.com", ws, env, approval="auto")
+    assert got["decision"] == "deny" and "known_hosts" in got["reason"], got
+
+
 def test_a_file_everyone_may_read_stays_asked_and_runs_under_auto(
         place: dict[str, Path]) -> None:
     ws, env = place["ws"], _env(place["home"])

@@ -84,6 +84,7 @@ def test_a_server_of_someones_folder_is_for_a_person(tmp_path: Path) -> None:
     folder it offers someone's keys to whoever reaches the port."""
     assert _decisions(tmp_path, "cd ~ && python3 -m http.server 9000") == ("ask", "deny")
     assert _decisions(tmp_path, "python3 -m http.server --directory ~/.aws")[1] == "deny"
+    assert _decisions(tmp_path, "python3 -m http.server -d / 9000") == ("ask", "deny")
 
 
 @pytest.mark.parametrize("command", [

@@ -25,6 +25,9 @@ _EX_SHELL = re.compile(r"^[\s:]*(?:(?:[.,$%;+-]|\d|'.)*\s*)?(?:r(?:ead)?\s*|w(?:
                        r"(?:silent!?\s*))?!(.*)$", re.S)
 """``:!cmd``, ``:%!filter``, ``:r !cmd``, ``:w !cmd`` (a blank before ``!``: ``:w! FILE``
 forces a write to FILE)."""
+_EX_WRITE_TO = re.compile(r"^[\s:]*(?:(?:[.,$%;+-]|\d|'.)*\s*w(?:rite)?\s+|"
+                          r"(?:[.,$%;+-]|\d|'.)+\s*)!(.*)$", re.S)
+"""``:w !cmd`` and a filter ``:%!cmd``: the buffer (or the range) is cmd's input."""
 _EX_CALLS = re.compile(r"\b(?:system|systemlist|job_start|jobstart|term_start|termopen|"
                        r"os\.execute|io\.popen|os\.system|subprocess\.\w+)\s*\(\s*"
                        r"(?:\[\s*)?(['\"])((?:\\.|(?!\1).)*)\1")
@@ -42,6 +45,10 @@ def ex_commands(e: Effect, how: str, text: Word) -> None:
         inner = _EX_GLOBAL.fullmatch(part)
         if inner and inner.group(2).strip():  # g/x/!cmd: the command run on each match
             ex_commands(e, how, Word.of(inner.group(2)))
+            continue
+        piped = _EX_WRITE_TO.match(part)
+        if piped:  # :w !cmd: the buffer is cmd's input, which the command line does not show
+            e.scripts.append((how, Word.of(f": | {piped.group(1)}")))
             continue
         m = _EX_SHELL.match(part) or _EX_TERMINAL.match(part)
         if m:

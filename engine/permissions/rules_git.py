@@ -648,7 +648,17 @@ def pre_commit(e: Effect, args: list[Word]) -> None:
         e.add("exec", f"pre-commit {verb or 'run'} runs the hooks its config names")
 
 
+def _git_merge_tree(e: Effect, args: list[Word]) -> None:
+    """``git merge-tree BASE A B`` (the trivial form) prints a merge and writes nothing; with
+    two commits or ``--write-tree`` it writes the merged trees into the object store."""
+    words = [w.value for w in args]
+    if len(words) == 3 and all(w is not None and not w.startswith("-") for w in words):
+        return
+    e.add("write", "git merge-tree writes the merged trees into the repository")
+
+
 GIT_SUBCOMMANDS: dict[str, Rule] = {
+    "merge-tree": _git_merge_tree,
     "hash-object": _git_hash_object,
     "mv": _git_mv,
     "branch": _git_listing(("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy",

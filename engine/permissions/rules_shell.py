@@ -270,7 +270,10 @@ def _http_server(e: Effect, name: str, args: list[Word]) -> None:
     if o.has("-h", "--help"):
         return  # its usage, printed
     e.add("network", f"{name} -m http.server serves files over the network")
-    e.reads.extend(o.all("-d", "--directory") or [Word.of(".")])
+    served = o.all("-d", "--directory") or [Word.of(".")]
+    e.reads.extend(served)
+    if any((w.value or "").rstrip("/") in ("", "/home", "/root") for w in served):
+        e.reads.append(Word.of("~/"))  # -d /: the home folders under it are served too
 
 
 def _venv(e: Effect, args: list[Word]) -> None:

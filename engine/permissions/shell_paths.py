@@ -487,18 +487,11 @@ class PathJudge:
             return self._judge_word(Word("0", w.text), for_write)  # lsof -p "$pid": digits,
             # a name in the working folder at most
         if w.value is None:
-            if w.unset:
-                return ("deny" if for_write else "ask",
-                        f"{w.text} is unset: the path fails closed")
-            tail = re.sub(r"[\"']", "", w.text).rsplit("/", 1)[-1]
-            if for_write and "/" in w.text and is_startup_file(f"/unknown/{tail}"):
-                return "deny", f"writes {tail} in a folder only known at run time: a startup " \
-                               "file (python's, a shell's) runs later"
-            if for_write:  # which file it changes cannot be shown: never run unasked
-                self.unnamed.append(f"writes {w.text}, a path only known at run time")
-            else:  # which file it reads cannot be shown: it may be someone's
-                self.private.append(f"{w.text} (a path only known at run time)")
-            return "ask", f"path {w.text} is only known at run time"
+            return self._judge_unknown(w, for_write)
+        if w.value.startswith("~/") and w.text == w.value:  # a rule's own ~/.ssh/known_hosts
+            home = self.env.get("HOME") if "HOME" not in self.tainted else None
+            return self._judge_word(Word(f"{home}{w.value[1:]}", w.text) if home else Word(
+                None, w.text, "var"), for_write)
         if for_write and w.text == LISTED_TEXT:  # xargs sed -i, while read f; do .. > "$f"
             self.unnamed.append(f"changes {w.value}: files another program lists at run time")
         if (fd := stream_descriptor(w.value)) is not None and (for_write or fd <= 2):
@@ -519,6 +512,21 @@ class PathJudge:
             if STRICTNESS[d] > STRICTNESS[decision]:
                 decision, reason = d, r
         return decision, reason
+
+    def _judge_unknown(self, w: Word, for_write: bool) -> tuple[DecisionValue, str]:
+        """A path only known at run time: asked (an unset one fails closed; a startup file's
+        name in an unknown folder is refused)."""
+        if w.unset:
+            return ("deny" if for_write else "ask", f"{w.text} is unset: the path fails closed")
+        tail = re.sub(r"[\"']", "", w.text).rsplit("/", 1)[-1]
+        if for_write and "/" in w.text and is_startup_file(f"/unknown/{tail}"):
+            return "deny", f"writes {tail} in a folder only known at run time: a startup " \
+                           "file (python's, a shell's) runs later"
+        if for_write:  # which file it changes cannot be shown: never run unasked
+            self.unnamed.append(f"writes {w.text}, a path only known at run time")
+        else:  # which file it reads cannot be shown: it may be someone's
+            self.private.append(f"{w.text} (a path only known at run time)")
+        return "ask", f"path {w.text} is only known at run time"
 
     def _candidates(self, w: Word) -> list[str] | None:
         """The paths ``w`` stands for: its brace words and every match of their globs; None
