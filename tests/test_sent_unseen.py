@@ -113,6 +113,7 @@ def test_logins_and_keys_curl_sends_are_reads_of_them(tmp_path: Path, command: s
 @pytest.mark.parametrize("command", [
     "mvn -B deploy -DskipTests", "gradle publish", "uv publish",
     "gh gist create --public src/app.py", "gh release upload v1.1 dist/app.js",
+    "gh gist create -p src/app.py", "gh release create v1 -d -p dist/app.js",  # flags
     "python3 -m keyring get https://upload.pypi.org/legacy/ __token__",
     "keyring get pypi __token__",
 ])

@@ -958,9 +958,12 @@ def _gh(e: Effect, args: list[Word]) -> None:
 def _gh_uploads(args: list[Word]) -> list[Word]:
     """The files ``gh gist create``/``edit`` and ``gh release create``/``upload`` send."""
     words = [w.value for w in args]
-    o = parse_opts(args[2:], "dfRtnpF", frozenset({
-        "--desc", "--filename", "--repo", "--title", "--notes", "--notes-file", "--target",
-        "--discussion-category", "--add"}))
+    gist = words[:1] == ["gist"]  # gist's -d/-f take values; -p (public) is a flag, as are
+    # release's -d (draft) and -p (prerelease)
+    o = parse_opts(args[2:], "dfa" if gist else "tnFR", frozenset({
+        "--desc", "--filename", "--add"} if gist else {
+        "--repo", "--title", "--notes", "--notes-file", "--target", "--discussion-category",
+        "--notes-start-tag"}))
     if words[:2] in (["gist", "create"], ["gist", "new"]):
         return [w for w in o.positionals if w.value != "-"]
     if words[:2] == ["gist", "edit"]:
