@@ -65,6 +65,12 @@ def _decision(workspace: Path, command: str) -> tuple[str, str]:
     "go build -n ./src", "pyenv versions --bare", "pyenv version-name", "pyenv which pip",
     "pyenv install --list", "pyenv prefix 3.12.1", "pyenv local", "pyenv global",
     "python3 -m pydoc subprocess.run", "uv tree --frozen",
+    "rbenv versions", "jenv versions", "nodenv version-name", "goenv which go",
+    "rbenv global", "asdf current", "asdf list nodejs", "asdf plugin list", "asdf where python",
+    "jcmd -l", "xcrun --show-sdk-path", "xcrun --find clang", "actionlint -oneline",
+    "actionlint -shellcheck= -pyflakes= .github/workflows/ci.yml",
+    "actionlint -format '{{range $err := .}}{{$err.Message}}{{end}}'", "checkmake Makefile",
+    "helm show chart ./charts/app", "helm dependency list ./charts/app",
 ])
 def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
                                                           command: str) -> None:
@@ -109,8 +115,8 @@ def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
     ("tsc -b", "tsc writes its output files"), ("npm run build", "runs project code"),
     ("clang -c src/main.c -o build/main.o", "clang compiles"),
     ("rustup default nightly", "installs, removes or changes"), ("go build ./src", "go build"),
-    ("pyenv global 3.13.0", "changes Pythons"), ("pyenv install 3.12", "installs"),
-    ("pyenv local 3.12", "sets the project's Python"),
+    ("pyenv global 3.13.0", "changes versions"), ("pyenv install 3.12", "installs"),
+    ("pyenv local 3.12", ".python-version"),
     ("python3 -m pydoc -k json", "runs a module"),  # imports every package it walks
     ("python3 -m pydoc app", "runs a module"),  # a module of the project: imported
     ("uv tree --frozen --outdated", "asks the package index"),
@@ -118,6 +124,14 @@ def test_a_question_an_sdk_answers_about_itself_is_a_read(workspace: Path,
     ("pdm list", "makes the project's environment"), ("pdm lock", "pdm lock installs"),
     ("npm pack --dry-run", "npm pack is not a known subcommand"),  # runs prepack
     ("python3 -m pyclbr /etc/x.py", "read of /etc/x.py outside the workspace"),
+    ("rbenv local 3.2.0", ".ruby-version"), ("rbenv install 3.3.0", "installs"),
+    ("jenv add /usr/lib/jvm/x", "installs"), ("asdf list all nodejs", "asks the plugin's"),
+    ("asdf install nodejs 20", "installs"), ("jcmd 4242 GC.heap_dump h.hprof", "inside a"),
+    ("xcrun clang -c src/main.c", "clang compiles"), ("actionlint -shellcheck=./x",
+                                                      "names a program to run"),
+    ("actionlint -init-config", "writes its configuration"),
+    ("helm template x oci://r.example/charts/x", "fetches the chart"),
+    ("helm show values bitnami/nginx", "uses the network"),
     ("docker compose --env-file ~/.aws/credentials config",
      "read of /home/agent/.aws/credentials outside the workspace"),
 ])

@@ -953,6 +953,9 @@ def _dd(e: Effect, args: list[Word]) -> None:
 
 def _rm(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args)
+    if o.positionals and all(w.made for w in o.positionals):
+        e.add("write", f"{prog(e)} removes what mktemp made in this command")
+        return  # new: nothing of anyone's is there (where it is, only known at run time)
     e.writes.extend(o.positionals)
     if o.has("-r", "-R", "--recursive", "--no-preserve-root"):
         e.add("destructive", "rm -r deletes directory trees")

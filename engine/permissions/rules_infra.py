@@ -622,6 +622,27 @@ _helm = _verbs("helm", _F({"uninstall", "delete", "del", "un", "repo remove", "p
                          "repo list", "help"}))
 """helm's listing verbs and local renders show state like ``kubectl get``; ``get values`` and
 ``show`` may print credentials or fetch a chart."""
+_HELM_LOCAL = _F({"show", "inspect", "dependency", "dep"})
+"""Verbs that read a chart: a folder or archive here (``./chart``) is read, any other name
+is fetched from its repository."""
+
+
+def _helm_chart(e: Effect, args: list[Word]) -> None:
+    """``helm template oci://..`` fetches the chart it renders; ``helm show chart ./c`` and
+    ``helm dependency list ./c`` read a chart folder here; the rest by verb."""
+    words = [w.value for w in args]
+    verbs = [v for v in words if v is not None and not v.startswith("-")]
+    local = [w for w in args if (w.value or "").startswith(("./", "../")) or (
+        w.value or "").endswith(".tgz")]
+    if any("://" in (v or "") for v in words):
+        e.add("network", "helm fetches the chart from a registry")
+    elif None not in words and verbs[:1] and verbs[0] in _HELM_LOCAL and len(verbs) == 3 and \
+            verbs[1] in (("list", "ls") if verbs[0] in ("dependency", "dep") else (
+                "chart", "values", "readme", "crds", "all")) and \
+            local and local[-1].value == verbs[2] and not set(words) & {"--repo", "--verify"}:
+        e.reads.append(local[-1])  # helm show chart ./charts/app: its Chart.yaml
+        return
+    _helm(e, args)
 _terraform_verbs = _verbs("terraform", _F({"destroy", "state rm", "workspace delete",
                                            "force-unlock"}),
                           _F({"version", "validate", "show", "output", "state list",
@@ -734,7 +755,7 @@ RULES: dict[str, Rule] = {
     "mariadb": _mysql, "redis-cli": _redis, "mongosh": _mongo, "mongo": _mongo,
     "docker": _docker, "podman": _docker, "nerdctl": _docker, "docker-compose": _docker,
     "podman-compose": _docker,
-    "kubectl": _kubectl, "oc": _kubectl, "helm": _helm, "terraform": _terraform,
+    "kubectl": _kubectl, "oc": _kubectl, "helm": _helm_chart, "terraform": _terraform,
     "tofu": _terraform, "pulumi": _pulumi, "aws": _cloud, "gcloud": _cloud, "az": _cloud,
     "gsutil": _cloud, "s3cmd": _cloud,
     "clickhouse-client": _clickhouse_client,

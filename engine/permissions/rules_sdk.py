@@ -125,31 +125,69 @@ _PYENV_SETTINGS = _F({"local", "global", "shell"})
 ``.python-version`` here and ``global`` the user's default outside the project."""
 
 
-def _pyenv(e: Effect, args: list[Word]) -> None:
-    """``pyenv versions``, ``which``, ``prefix``, ``install --list`` read; ``pyenv exec
-    CMD`` runs CMD (judged as run); ``local``/``global`` with a version change which Python
-    runs; the rest (``install``, ``uninstall``, ``rehash``) installs or removes."""
+def _version_manager(name: str, version_file: str) -> Rule:
+    """pyenv and the managers made like it (rbenv, nodenv, goenv, jenv, ..): ``versions``,
+    ``which``, ``prefix``, ``install --list`` read; ``exec CMD`` runs CMD (judged as run);
+    ``local``/``global`` with a version change which one runs (``local`` writes
+    ``version_file`` here); the rest (``install``, ``uninstall``, ``rehash``, ``add``)
+    installs or removes."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        words = _words(args)
+        verbs = _verbs(words or [])
+        if words is None or not verbs:
+            if words is None or not set(words) <= _PYENV_READS:
+                e.add("exec", f"{name} with these arguments is not modelled")
+        elif verbs[0] in _PYENV_READS:
+            return
+        elif verbs[0] == "exec" and len(args) > words.index("exec") + 1:
+            e.nested.append((f"{name} exec", args[words.index("exec") + 1:]))
+        elif verbs[0] == "install" and set(words[1:]) <= {"--list", "-l"} and words[1:]:
+            return  # the versions it knows how to build, from its own definitions
+        elif verbs[0] in _PYENV_SETTINGS and len(verbs) == 1 and words[1:] == []:
+            return
+        elif verbs[0] == "local":
+            e.writes.append(Word.of(version_file))
+            e.add("write", f"{name} local sets the project's version ({version_file})")
+        else:
+            e.add("install", f"{name} {verbs[0]} installs, removes or changes versions")
+
+    return rule
+
+
+RULES.update({name: _version_manager(name, version_file) for name, version_file in (
+    ("pyenv", ".python-version"), ("rbenv", ".ruby-version"), ("nodenv", ".node-version"),
+    ("goenv", ".go-version"), ("jenv", ".java-version"), ("plenv", ".perl-version"),
+    ("phpenv", ".php-version"), ("luaenv", ".lua-version"))})
+
+
+# ---------------------------------------------------------------- asdf
+
+_ASDF_READS = _F({"current", "where", "which", "info", "version", "--version", "help"})
+
+
+def _asdf(e: Effect, args: list[Word]) -> None:
+    """``asdf current``, ``where``, ``which``, ``list NAME`` read what is installed;
+    ``list all``/``plugin list all`` ask the plugins' sources; ``exec CMD`` runs CMD; the rest
+    (``install``, ``set``, ``local``, ``global``, ``plugin add``) installs or changes versions."""
     words = _words(args)
     verbs = _verbs(words or [])
-    if words is None or not verbs:
-        if words is None or not set(words) <= _PYENV_READS:
-            e.add("exec", "pyenv with these arguments is not modelled")
-    elif verbs[0] in _PYENV_READS:
-        return
+    if words is None:
+        e.add("exec", "asdf with these arguments is not modelled")
+    elif not verbs or verbs[0] in _ASDF_READS or verbs[:2] in (["plugin", "list"],
+                                                                ["plugin-list"]):
+        if "all" in verbs[1:] or "--urls" in words:
+            e.add("network", "asdf lists what the plugins' sources offer")
+    elif verbs[0] == "list":
+        if verbs[1:2] == ["all"]:
+            e.add("network", "asdf list all asks the plugin's source for versions")
     elif verbs[0] == "exec" and len(args) > words.index("exec") + 1:
-        e.nested.append(("pyenv exec", args[words.index("exec") + 1:]))
-    elif verbs[0] == "install" and set(words[1:]) <= {"--list", "-l"} and words[1:]:
-        return  # the versions it knows how to build, from its own definitions
-    elif verbs[0] in _PYENV_SETTINGS and len(verbs) == 1 and words[1:] == []:
-        return
-    elif verbs[0] == "local":
-        e.writes.append(Word.of(".python-version"))
-        e.add("write", "pyenv local sets the project's Python (.python-version)")
+        e.nested.append(("asdf exec", args[words.index("exec") + 1:]))
     else:
-        e.add("install", f"pyenv {verbs[0]} installs, removes or changes Pythons")
+        e.add("install", f"asdf {verbs[0]} installs, removes or changes versions")
 
 
-RULES["pyenv"] = _pyenv
+RULES["asdf"] = _asdf
 
 
 # ---------------------------------------------------------------- composer

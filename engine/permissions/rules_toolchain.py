@@ -262,6 +262,38 @@ def _jps(e: Effect, args: list[Word]) -> None:
         e.add("network", "jps HOST asks another machine for its JVMs")
 
 
+def _jcmd(e: Effect, args: list[Word]) -> None:
+    """``jcmd`` and ``jcmd -l`` list this machine's JVMs (as ``jps``); ``jcmd PID CMD``
+    runs a diagnostic command inside a JVM (heap dumps written, flags changed)."""
+    if [w.value for w in args] not in ([], ["-l"], ["-h"], ["--help"]):
+        e.add("exec", "jcmd runs a command inside a running JVM")
+
+
+_XCRUN_PRINTS = frozenset({"--show-sdk-path", "--show-sdk-version", "--show-sdk-build-version",
+                           "--show-sdk-platform-path", "--show-sdk-platform-version",
+                           "--version", "--help", "-h"})
+
+
+def _xcrun(e: Effect, args: list[Word]) -> None:
+    """``xcrun --show-sdk-path`` and ``--find TOOL`` print where the developer tools are;
+    ``xcrun TOOL ..`` runs TOOL (judged as run)."""
+    values = [w.value for w in args]
+    at = 0
+    while at < len(values) and (values[at] or "").startswith("-"):
+        if values[at] in ("--sdk", "--toolchain"):
+            at += 1
+        elif values[at] in ("-f", "--find") or values[at] not in _XCRUN_PRINTS | {
+                "-v", "--verbose", "-n", "--no-cache", "-l", "--log"}:
+            if values[at] not in ("-f", "--find"):
+                e.add("exec", f"xcrun {values[at]} is not modelled")
+            return
+        at += 1
+    if at < len(args):
+        e.nested.append(("xcrun", args[at:]))
+    elif None in values:
+        e.add("exec", "xcrun with arguments only known at run time")
+
+
 def _jar(e: Effect, args: list[Word]) -> None:
     """``jar tf app.jar`` and ``jar --describe-module --file app.jar`` read; ``x``
     extracts, ``c``/``u`` create or update an archive."""
@@ -479,6 +511,7 @@ def _fed_source(e: Effect, job: Preprocess, text: Word) -> None:
                           f"not show ({text.text}): what it includes is not judged")
 
 
+RULES.update({"jcmd": _jcmd, "xcrun": _xcrun})
 RULES.update({"javap": _jvm_reader(), "jar": _jar, "java": _java, "jps": _jps,
               "jdeps": _jvm_reader(_F({"-dotoutput", "--dot-output", "--generate-module-info",
                                        "--generate-open-module"})),
@@ -636,7 +669,42 @@ def _coverage(e: Effect, args: list[Word]) -> None:
 RULES["coverage"] = _coverage
 
 
+_ACTIONLINT_VALUES = frozenset({"-format", "-ignore", "-config-file", "-stdin-filename",
+                                "-shellcheck", "-pyflakes"})
+
+
+def _actionlint(e: Effect, args: list[Word]) -> None:
+    """``actionlint`` checks the workflow files (``.github/workflows`` when none is named) and
+    prints; it runs ``shellcheck`` and ``pyflakes`` over their scripts, which only read.
+    ``-shellcheck=CMD``/``-pyflakes=CMD`` name other programs to run (empty turns the check
+    off); ``-init-config`` writes ``.github/actionlint.yaml``."""
+    i = 0
+    while i < len(args):
+        v = args[i].value
+        key, eq, given = (v or "").partition("=")
+        value = Word(given, args[i].text) if eq else args[i + 1] if i + 1 < len(args) else None
+        i += 1 if eq or key not in _ACTIONLINT_VALUES else 2
+        if v is None or (key.startswith("-") and key not in _ACTIONLINT_VALUES | {
+                "-color", "-no-color", "-oneline", "-verbose", "-debug", "-version", "-h"}):
+            if key == "-init-config":
+                e.writes.append(Word.of(".github/actionlint.yaml"))
+                e.add("write", "actionlint -init-config writes its configuration")
+            else:
+                e.add("exec", f"actionlint {args[i - 1].shown} is not modelled")
+        elif key in ("-shellcheck", "-pyflakes") and value is not None and \
+                value.value not in ("", key[1:]):
+            e.add("exec", f"actionlint {key} names a program to run")
+        elif key == "-config-file" and value is not None:
+            e.reads.append(value)
+        elif not key.startswith("-"):
+            e.reads.append(args[i - 1])
+    if not any(not (w.value or "-").startswith("-") for w in args):
+        e.reads.append(Word.of(".github/workflows"))
+
+
+RULES["actionlint"] = _actionlint
 RULES.update({
+    "checkmake": _analyser(),
     "vulture": _analyser(frozenset({"--make-whitelist-file"})),
     "radon": _analyser(frozenset({"-O", "--output-file"})),
     "bandit": _analyser(frozenset({"-o", "--output"})),

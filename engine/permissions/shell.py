@@ -128,6 +128,7 @@ from engine.permissions.shell_values import (
     ShellValues,
     bounded,
     cased_values,
+    made_temp,
 )
 from engine.permissions.small_files import small_file
 from engine.permissions.words import (
@@ -414,6 +415,7 @@ class _Values(NamedTuple):
     maybe_unset: set[str]
     loops: dict[str, list[str]]
     blankless: set[str]
+    made_temps: set[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,6 +442,8 @@ class _Ctx:
     """Which shell runs this code: a function is called in the shell that defined it."""
     child: bool = False
     """A command a program runs (``xargs cd``, ``find -exec``): not the shell's builtin."""
+    fetched: bool = False
+    """The redirected command uses the network: what it writes was downloaded."""
 
 
 @dataclass(slots=True)
@@ -628,6 +632,15 @@ class _Walker(PathJudge, ShellValues):
     has held (a loop may run an assignment again), the last one last."""
     numeric: set[str] = field(default_factory=set)
     """Variables holding a number (``$(( ))``, ``let``, ``$(wc -l < f)``)."""
+    made_temps: set[str] = field(default_factory=set)
+    """Variables holding the path a ``mktemp`` of this command made (``made_temp``)."""
+    trap_temps: set[str] = field(default_factory=set)
+    """Those a trap's code used: it runs at exit, with the value the variable has then."""
+    fetched: set[str] = field(default_factory=set)
+    """Files a command that uses the network wrote (``curl -o f``, ``wget -O- > f``): by
+    path, or as written when only known at run time (``_written_as``)."""
+    freed_temps: set[str] = field(default_factory=set)
+    """Those whose path an ``rm`` removed: anything may be put there again."""
     blankless: set[str] = field(default_factory=set)
     """Loop variables over words bash already split and matched (``for w in $(cat f)``):
     each value is one word there, and again where it is used unquoted."""
@@ -775,7 +788,8 @@ class _Walker(PathJudge, ShellValues):
     def _restore(self, before: _Values) -> None:
         """The values exactly as ``before``: what a new shell set is gone with it."""
         (self.known, self.unknown, self.arrays, self.maps, self.refs, self.positional,
-         self.ifs, self.numeric, self.maybe_unset, self.loops, self.blankless) = before
+         self.ifs, self.numeric, self.maybe_unset, self.loops, self.blankless,
+         self.made_temps) = before
 
     def _imported(self, name: str) -> bool:
         """Whether the shell being judged holds the function ``name`` of another shell."""
@@ -1942,7 +1956,7 @@ class _Walker(PathJudge, ShellValues):
         return _Values(dict(self.known), set(self.unknown), dict(self.arrays),
                        {k: dict(v) for k, v in self.maps.items()}, dict(self.refs),
                        self.positional, self.ifs, set(self.numeric), set(self.maybe_unset),
-                       dict(self.loops), set(self.blankless))
+                       dict(self.loops), set(self.blankless), set(self.made_temps))
 
     def _join(self, before: _Values) -> None:
         """After commands that may not have run (a branch, a loop, what follows ``&&``):
@@ -1986,6 +2000,7 @@ class _Walker(PathJudge, ShellValues):
                                           for x in before.known[v]))}
         self.blankless = {v for v in self.blankless if v in before.blankless or (
             v not in before.known and v not in before.unknown)}
+        self.made_temps &= before.made_temps  # made where it may not have run: the old value
 
     def _join_arrays(self, before: _Values) -> None:
         """An array changed where that may not have run holds either list; one made there
@@ -2178,9 +2193,11 @@ class _Walker(PathJudge, ShellValues):
         silent = body is None or self._writes_nothing(body, ctx) or self._opens_only(node, ctx)
         read = self._read_back(node, ctx)
         moves = body is not None and self._moves_folder(body, ctx)  # before the walk moves
+        fetched = False
         if body is not None:  # first: what it ran tells whether it printed anything
             start = len(self.entries)
             self._visit(body, replace(ctx, stdin=stdin))
+            fetched = any(e["risk"] == "network" for e in self.entries[start:])
             if body.type == "pipeline":  # a | b > f: only b writes to f
                 start = max(start, self.last_stage)
             silent = silent or _ran_silently(self.entries[start:])
@@ -2192,9 +2209,20 @@ class _Walker(PathJudge, ShellValues):
         for child in node.named_children:
             if body is None or child.id != body.id:
                 self._visit(child, replace(ctx, truncate=silent, read_back=read,
-                                           printed=printed, moves=moves))
+                                           printed=printed, moves=moves, fetched=fetched))
         if writer is not None and (argv := self._static_argv(writer, ctx)) is not None:
             self._diff_redirects(node, argv, ctx)
+
+    def _redirect_wrote(self, word: Word, op: str, ctx: _Ctx) -> None:
+        """What later commands see of a file a redirection wrote (a download, when the
+        command writing it uses the network)."""
+        if ctx.fetched:
+            self.fetched.add(_written_as(word))
+        if word.value:
+            self._written(word.value)
+            self._wrote(os.path.normpath(word.value), op, ctx.printed)
+        else:
+            self.written_unknown.add(unquoted_text(word.text))
 
     def _diff_redirects(self, node: Node, argv: list[Word], ctx: _Ctx) -> None:
         """``git diff > p`` fills p with the working tree's diff; ``patch -R < p`` applies
@@ -2463,9 +2491,16 @@ class _Walker(PathJudge, ShellValues):
         value = node.child_by_field_name("value")
         append = any(c.type == "+=" for c in node.children)
         target = node.child_by_field_name("name")
+        self._not_made(var)
         if not append:
             self.listed_vars.discard(var)  # f=rm after a loop over a listing: rm, known
             self.glob_vars.discard(var)
+        if not append and target is not None and target.type != "subscript" and \
+                value is not None and self._makes_temp(value, ctx) and \
+                "TMPDIR" not in self.assignments:
+            self._may_hold(var, None)
+            self.made_temps.add(var)  # t=$(mktemp -d): a new path of its own
+            return
         used = _expanded_names(_text(value, ctx)) if value is not None else set()
         if used & self.listed_vars:
             self.listed_vars.add(var)  # g=${f%.py}: made from any listed name, any too
@@ -2497,6 +2532,42 @@ class _Walker(PathJudge, ShellValues):
             return
         self.arrays.pop(var, None)  # declare -l/-u/-c: _may_hold stores it in that case
         self._may_hold(var, cands, merge=bool(self.conditional))  # a branch: joined after
+
+    def _made_handed(self, e: Effect, ctx: _Ctx) -> None:
+        """A path ``mktemp`` made, handed to a program that changes files (``mv src "$t"``,
+        ``tar -x -C "$t"``, ``mount``): what is there is no longer only what this command
+        wrote into it; once removed (``rm -rf "$t"``), anything may be put there again. A
+        trap that removes it at exit (``made_temp``) then removes what is there: refused,
+        as any removal of a path only known at run time."""
+        if e.risk == "read" or ctx.via == "trap":
+            return
+        removes = bool(e.argv) and program_name(e.argv[0]) == "rm"
+        for w in e.argv[1:]:
+            m = re.fullmatch(r'"?\$\{?([A-Za-z_]\w*)\}?"?', w.text)
+            var = m.group(1) if m is not None else ""
+            if w.made and removes:
+                self.made_temps.discard(var)
+                self.freed_temps.add(var)
+            elif w.made or (var in self.freed_temps and var in self.trap_temps):
+                self.made_temps.discard(var)
+                self._trap_removes(var)
+
+    def _makes_temp(self, value: Node, ctx: _Ctx) -> bool:
+        """Whether an assigned value is ``$(mktemp ..)`` alone (``made_temp``)."""
+        if value.type == "string" and len(value.named_children) == 1 and \
+                _text(value, ctx) == f'"{_text(value.named_children[0], ctx)}"':
+            value = value.named_children[0]
+        inner = [c for c in value.named_children if c.type != "comment"]
+        if value.type != "command_substitution" or len(inner) != 1 or \
+                inner[0].type != "command":
+            return False
+        parts = inner[0].named_children
+        if any(c.type == "variable_assignment" or (c.type.endswith("redirect") and " ".join(
+                _text(c, ctx).split()) not in ("2>/dev/null", "2> /dev/null")) for c in parts):
+            return False  # TMPDIR=x mktemp, mktemp > f
+        words = [self._word(c, ctx) for c in parts if not c.type.endswith("redirect")]
+        return all(w.value is not None and not w.expandable for w in words) and \
+            made_temp([w.value or "" for w in words])
 
     def _setting_files(self, e: Effect, var: str, values: list[str] | None) -> None:
         """Files a variable names for the program to write or load: ``GIT_TRACE2_EVENT=
@@ -2656,11 +2727,7 @@ class _Walker(PathJudge, ShellValues):
         if values is not None and len(values) > 1:
             self._may_replace(op, word, values, ctx)
         if op in _WRITE_OPS:
-            if word.value:
-                self._written(word.value)
-                self._wrote(os.path.normpath(word.value), op, ctx.printed)
-            else:
-                self.written_unknown.add(unquoted_text(word.text))
+            self._redirect_wrote(word, op, ctx)
             self._redirect_entry(op, word, True, ctx)
             emptied = op in (">", ">|", "&>", ">&") and word.value not in NULL_DEVICES
             if emptied and ctx.truncate and (ctx.moves or self._may_hold_work(word)):
@@ -3502,6 +3569,7 @@ class _Walker(PathJudge, ShellValues):
         self._option_matches(e)
         if e.unseen:
             self.unnamed.append(e.unseen)
+        self._made_handed(e, ctx)
         decision, path_reasons = self._judge_effect(e, moves_shell=not ctx.child)
         self._credentials(e, decision)
         self._note_writes(e)
@@ -3795,6 +3863,10 @@ class _Walker(PathJudge, ShellValues):
         runners = SHELLS | INTERPRETERS | {"source", "."}
         at = next((i for i, w in enumerate(e.argv[1:], 1) if not (w.value or "-").startswith(
             "-")), None) if name in runners else 0
+        script = next((w for w in e.argv[1:] if not (w.value or "").startswith("-")), None) \
+            if name in runners else e.argv[0] if e.argv else None
+        if script is not None and _written_as(script) in self.fetched:
+            e.at_least("deny", f"runs {script.shown}, which this command downloaded")
         ran = self._ran_file(e.argv[at], exported) if at is not None and e.argv else None
         if ran is not None and at is not None:
             code = self.contents.get(ran)
@@ -3826,6 +3898,8 @@ class _Walker(PathJudge, ShellValues):
         name = program_name(e.argv[0]) if e.argv else ""
         self._links(e)
         for w in e.writes:
+            if e.risk == "network":
+                self.fetched.add(_written_as(w))
             if w.value is None:
                 self.written_unknown.add(unquoted_text(w.text))
             if w.value:
@@ -4263,12 +4337,14 @@ class _Walker(PathJudge, ShellValues):
         if t == "string_content":
             return Word(re.sub(r'\\([$`"\\\n])', r"\1", text), text)
         if t in ("string", "concatenation", "translated_string"):
-            return self._splice(node, ctx)
+            spliced = self._splice(node, ctx)
+            return self._made_word(spliced, text, ctx.via) if t == "string" else spliced
         if t == "simple_expansion" or (t == "expansion" and _simple_braced(node)):
             var = next((c for c in node.named_children
                         if c.type in ("variable_name", "special_variable_name")), None)
-            return self._variable(_text(var, ctx) if var is not None else "", text,
-                                  var is not None and var.type == "special_variable_name")
+            return self._made_word(self._variable(
+                _text(var, ctx) if var is not None else "", text,
+                var is not None and var.type == "special_variable_name"), text, ctx.via)
         if t == "command_substitution":
             inner = [c for c in node.named_children if c.type != "comment"]
             dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
@@ -5096,6 +5172,12 @@ def _descriptors(node: Node, op: str, ctx: _Ctx) -> set[int]:
 
 def _text(node: Node, ctx: _Ctx) -> str:
     return ctx.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+
+
+def _written_as(word: Word) -> str:
+    """A file written, as a later command names it: its path, or, when that is only known at
+    run time, its text (``"$t/setup.sh"`` and ``$t/setup.sh`` alike)."""
+    return os.path.normpath(word.value) if word.value else "$" + unquoted_text(word.text)
 
 
 def _hands_on_env(argv: list[Word], e: Effect) -> bool:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from engine.permissions.constructs import arithmetic_problem, hash_mapping, opaque_builtin
 from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_name
@@ -127,6 +129,11 @@ class ShellValues:
     opaque: list[str]
     arrays: dict[str, list[list[str]]]
     numeric: set[str]
+    made_temps: set[str]
+    trap_temps: set[str]
+    floors: list[tuple[Any, str]]
+    texts: list[str]
+    assignments: dict[str, int]
     blankless: set[str]
     ifs: str | None
     argv0: str | None
@@ -157,6 +164,7 @@ class ShellValues:
         """``var`` may hold ``values`` (besides what it held, when ``merge``); beyond
         ``MAX_VALUES`` possible values, or None, it is only known at run time."""
         merge = merge or var in self.readonly  # readonly x: the change fails, x stays
+        self._not_made(var)
         if values is None or not all(_INTEGER.fullmatch(v) for v in values):
             self._not_numeric(var)
         if values is not None and var in self.cased:  # declare -l x; read x <<< RM: rm
@@ -192,6 +200,34 @@ class ShellValues:
         self.blankless.discard(var)  # one word no more
         if var not in self.readonly:
             self.numeric.discard(var)
+            self._not_made(var)
+
+    def _not_made(self, var: str) -> None:
+        """``var`` is given another value than the path ``mktemp`` made: a trap that used
+        it (``trap 'rm -rf "$t"' EXIT``) removes whatever it holds at exit."""
+        if var in self.made_temps and var not in self.readonly:
+            self.made_temps.discard(var)
+            self._trap_removes(var)
+
+    def _trap_removes(self, var: str) -> None:
+        """A trap removes at exit what ``var`` holds then, which is no longer (only) the path
+        ``mktemp`` made: refused, like a removal of a path only known at run time."""
+        if var in self.trap_temps:
+            self.floors.append(("deny", f"a trap removes ${var} at exit, which no longer "
+                                        "holds only what mktemp made"))
+
+    def _made_word(self, word: Word, text: str, via: str) -> Word:
+        """``word`` (one expansion: ``"$t"``, ``${t}``) marked ``made`` when its variable
+        holds the path a ``mktemp`` of this command made and nothing else in the command can
+        set it again: the name appears nowhere else but in expansions (``read t``,
+        ``printf -v t``, ``declare -n r=t``, ``${t:=x}`` would)."""
+        m = re.fullmatch(r'"?\$\{?([A-Za-z_]\w*)\}?"?', text)
+        if word.value is not None or m is None or m.group(1) not in self.made_temps or \
+                self.taint_all or not all(_only_expanded(t, m.group(1)) for t in self.texts):
+            return word
+        if via == "trap":
+            self.trap_temps.add(m.group(1))
+        return replace(word, made=True)
 
     def _resolved(self, name: str) -> str:
         """The variable a name reference stands for (declare -n r=k: k), else the name."""
@@ -788,6 +824,36 @@ class ShellValues:
         if value is None:
             return Word(None, text, "var", unset=True)
         return Word(value, text)
+
+
+def made_temp(argv: list[str]) -> bool:
+    """Whether ``mktemp`` with these words makes a new file or folder of its own (in
+    ``$TMPDIR``, ``/tmp`` or the working folder) and prints its path: not ``-u``, no folder
+    named (``-p``), no template with a folder in it."""
+    o = argv[1:]
+    flags = [w for w in o if w.startswith("-")]
+    names = [w for w in o if not w.startswith("-")]
+    return argv[:1] == ["mktemp"] and set(flags) <= {"-d", "-q", "-t", "-dt", "-td", "-dq",
+                                                       "-qd", "--directory", "--quiet"} and \
+        len(names) <= 1 and all("/" not in n and "X" * 3 in n for n in names)
+
+
+def _only_expanded(text: str, name: str) -> bool:
+    """Whether ``name`` appears in ``text`` only where a variable is expanded (``$t``,
+    ``${t}``, ``${#t}``, ``${t%/}``), in a path (``/t``, ``t.XXX``) or assigned a
+    ``mktemp``'s output: no other builtin can be setting it."""
+    for m in re.finditer(rf"(?<![\w]){re.escape(name)}(?!\w)", text):
+        before, after = text[max(0, m.start() - 3):m.start()], text[m.end():m.end() + 12]
+        if before.endswith("$") or re.search(r"\$\{[#!]?$", before):
+            if before.endswith("{") and re.match(r":?=", after):
+                return False  # ${t:=x} assigns
+            continue
+        if before.endswith((".", "/", "-")) or after[:1] in ("/", "."):
+            continue
+        if re.match(r'="?\$\(\s*mktemp\b', after):
+            continue
+        return False
+    return True
 
 
 def _fields(line: str, ifs: str, count: int) -> list[str]:

@@ -46,6 +46,9 @@ class Word:
     """Unknown because a variable is unset: it expands to "" and fails closed."""
     expandable: bool = False
     """Contains unquoted glob or brace characters the shell would expand."""
+    made: bool = False
+    """A variable holding the path ``mktemp`` made in this command (``t=$(mktemp -d)``):
+    new, so nothing of anyone's is there; where it is, only known at run time."""
 
     @property
     def shown(self) -> str:
