@@ -78,6 +78,10 @@ def test_removing_what_mktemp_made_is_no_deletion(workspace: Path, tmp_path: Pat
     "declare -n r=t; t=$(mktemp -d); r=src; rm -rf \"$t\"",
     "t=$(mktemp -d); rm -rf \"$t\"/*",  # mktemp failed: t is empty, and this is /*
     "t=$(mktemp -d); c='t=src'; eval \"$c\"; rm -rf \"$t\"",
+    "t=$(mktemp -d); for i in 1 2; do rm -rf \"$t\"; mv src \"$t\"; done",  # next pass
+    "t=$(mktemp -d); mv src \"$t/\"; rm -rf \"$t\"",
+    "t=$(mktemp -d); cd \"$t\"; mv ../src .; cd -; rm -rf \"$t\"",
+    "f() { rm -rf \"$t\"; mv src \"$t\"; }; t=$(mktemp -d); f; f",
 ])
 def test_a_path_no_longer_only_mktemps_is_judged_as_before(workspace: Path,
                                                            command: str) -> None:

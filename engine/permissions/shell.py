@@ -1276,7 +1276,13 @@ class _Walker(PathJudge, ShellValues):
 
     def _loop_body(self, node: Node, ctx: _Ctx) -> None:
         """A loop's body is walked again when it assigns: a value set late in one pass is
-        what an earlier line of the next pass sees (``for ..; do $c; c=rm; done``)."""
+        what an earlier line of the next pass sees (``for ..; do $c; c=rm; done``). A path
+        ``mktemp`` made is only that in the body when the body hands it to nothing: ``rm
+        "$t"; mv src "$t"`` in one pass is ``rm -rf src`` in the next."""
+        if any(var in _expanded_names(_text(node, ctx)) for var in self.made_temps):
+            for var in _expanded_names(_text(node, ctx)) & self.made_temps:
+                self.made_temps.discard(var)
+                self._trap_removes(var)
         before = len(self.entries)
         self._children(node, ctx)
         if not _LOOP_ASSIGNS.search(_text(node, ctx)):
@@ -2539,18 +2545,18 @@ class _Walker(PathJudge, ShellValues):
         wrote into it; once removed (``rm -rf "$t"``), anything may be put there again. A
         trap that removes it at exit (``made_temp``) then removes what is there: refused,
         as any removal of a path only known at run time."""
-        if e.risk == "read" or ctx.via == "trap":
-            return
-        removes = bool(e.argv) and program_name(e.argv[0]) == "rm"
-        for w in e.argv[1:]:
-            m = re.fullmatch(r'"?\$\{?([A-Za-z_]\w*)\}?"?', w.text)
-            var = m.group(1) if m is not None else ""
-            if w.made and removes:
-                self.made_temps.discard(var)
-                self.freed_temps.add(var)
-            elif w.made or (var in self.freed_temps and var in self.trap_temps):
-                self.made_temps.discard(var)
-                self._trap_removes(var)
+        name = program_name(e.argv[0]) if e.argv else ""
+        if ctx.via == "trap" or (e.risk == "read" and name not in ("cd", "pushd")):
+            return  # cd "$t": what later commands put in "." goes there
+        for w in [*e.argv[1:], *e.chdir]:
+            for var in _expanded_names(w.text):  # mv src "$t/", tar -C "$t": put there
+                if w.made and name == "rm":
+                    self.made_temps.discard(var)
+                    self.freed_temps.add(var)
+                elif var in self.made_temps or (var in self.freed_temps and
+                                                var in self.trap_temps):
+                    self.made_temps.discard(var)
+                    self._trap_removes(var)
 
     def _makes_temp(self, value: Node, ctx: _Ctx) -> bool:
         """Whether an assigned value is ``$(mktemp ..)`` alone (``made_temp``)."""
