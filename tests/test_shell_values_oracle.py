@@ -51,6 +51,21 @@ def test_a_nul_byte_is_what_bash_makes_of_it(tmp_path: Path, command: str) -> No
     assert claimed_words(command, workspace) == bash_words(command, workspace)
 
 
+@pytest.mark.parametrize("command", [
+    "x=abcdef; printf '<%s>\\n' \"${x:2}\" \"${x: -3}\" \"${x:0:2}\" \"${x:1:-1}\" \"${x:9}\"",
+    "x=abcdef; printf '<%s>\\n' \"${x: -10}\" \"${x:2:0}\" \"${x:-dflt}\"",
+    "c=${HOME:0:0}rm; printf '<%s>\\n' \"$c\"",
+])
+def test_a_substring_is_what_bash_makes_of_it(tmp_path: Path, command: str) -> None:
+    """``${x:1:2}`` and its negative forms, and ``${x:-y}`` beside them (a default value,
+    not a substring): ``c=${HOME:0:0}rm; $c -rf src`` names rm."""
+    workspace = make_workspace(tmp_path)
+    claimed = claimed_words(command, workspace)
+    assert claimed is not None and claimed == bash_words(command, workspace)
+    assert check_shell_json("c=${HOME:0:0}rm; $c -rf src", workspace, {
+        "HOME": "/home/agent", "PATH": "/usr/bin:/bin"})["decision"] == "deny"
+
+
 def test_a_shell_reading_code_drops_its_nul_bytes(tmp_path: Path) -> None:
     """bash and dash drop NUL bytes from the code they read on stdin: ``echo ok\\0rm -rf
     src`` prints ``okrm -rf src`` and deletes nothing, and ``> a\\0b`` writes ``ab``."""

@@ -70,6 +70,12 @@ def test_a_greater_than_inside_an_awk_string_is_text(tmp_path: Path) -> None:
      "allow"),
     ('read -r x; grep --file="$x" a.txt', "ask"),  # a file of patterns only known then
     ('read -r x; sort "--output=$x" a.txt', "ask"),
+    # a short option with its value in the same quoted word: -f"$c" is -f, not a file
+    ('for ((c=1; c<=3; c++)); do cut -d, -f"$c" data.csv | sort -u | wc -l; done', "allow"),
+    ('read -r n; head -n"$n" a.txt', "allow"),
+    ('read -r x; grep -f"$x" a.txt', "ask"),  # patterns from a file only known then
+    ('read -r x; jq -f"$x" package.json', "ask"),  # a program from a file (was a filter)
+    ('read -r d < a.txt; mv -t"$d" b.txt', "ask"),
 ])
 def test_a_quoted_option_value_stays_the_option_s(tmp_path: Path, command: str,
                                                   expected: str) -> None:
@@ -85,6 +91,9 @@ def test_a_length_in_arithmetic_is_digits(tmp_path: Path) -> None:
     assert not (ws / "ran").exists()
     assert _decision(ws, command) == "allow"
     assert _decision(ws, "read -r x < a.txt; echo $(( x + 1 ))") == "ask"
+    stored = "read -r x < a.txt; l=${#x}; (( l > 3 )) && echo long"  # a length, stored
+    assert _bash(ws, stored).stdout.strip() == "long" and not (ws / "ran").exists()
+    assert _decision(ws, stored) == "allow"
 
 
 @pytest.mark.parametrize(("command", "expected"), [

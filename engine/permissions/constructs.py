@@ -456,7 +456,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("BASH_ENV, ENV, PROMPT_COMMAND, PS0-PS2, PS4, SHELLOPTS, BASHOPTS, "
               "BASH_FUNC_name%%", "opaque", "deny"),
     Construct("${x^^} ${x,,} ${x^} ${x,} ${x@U} ${x@L} ${x@E} ${x@Q}, ${x#p} ${x%p} (and ## "
-              "%%), ${x/p/r} (and // /# /%), ${#x}, ${!x}, ${!1}, ${!x_@} ${!x_*}", "modelled",
+              "%%), ${x/p/r} (and // /# /%), ${x:1:2} ${x: -2}, ${#x}, ${!x}, ${!1}, ${!x_@} "
+              "${!x_*}", "modelled",
               "computed from the known values (${!x_@}: the names set so far, for a prefix "
               "with a lower-case letter, which no variable of the shell's own, of the "
               "environment's or only known at run time may start), and from nothing for a "

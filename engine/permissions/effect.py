@@ -150,6 +150,9 @@ class Opts:
 _QUOTED_OPTION = re.compile(r'"(--[A-Za-z][\w-]*)=[^"]*"|(--[A-Za-z][\w-]*)="[^"]*"')
 """A long option whose value is expanded inside double quotes: one word whatever the
 value holds, so still that option (``--exclude="$b"``, ``"--file=$f"``)."""
+_QUOTED_SHORT = re.compile(r'-([A-Za-z])"[^"]*"|"-([A-Za-z])[^"]*"')
+"""A short option given its value in the same word, expanded inside double quotes
+(``-f"$c"``, ``"-d$sep"``): that option, when it takes a value."""
 
 
 def parse_opts(args: list[Word], short_values: str = "", long_values: frozenset[str] = frozenset(),
@@ -162,8 +165,13 @@ def parse_opts(args: list[Word], short_values: str = "", long_values: frozenset[
         a = args[i]
         v = a.value
         quoted = None if ended or v is not None else _QUOTED_OPTION.fullmatch(a.text)
+        short = None if ended or v is not None else _QUOTED_SHORT.fullmatch(a.text)
         if quoted:  # --exclude="$b": the option, its value only known at run time
             items.append((quoted.group(1) or quoted.group(2), Word(None, a.text, a.dynamic)))
+        elif short and (short.group(1) or short.group(2)) in short_values:
+            rest = a.text[2:] if short.group(1) else '"' + a.text[3:]  # -t"$d", "-t$d": "$d"
+            items.append(("-" + (short.group(1) or short.group(2)),
+                          Word(None, rest, a.dynamic, a.unset)))
         elif ended or v is None or v == "-" or not v.startswith("-"):
             pos.append(a)
             ended = ended or stop_at_positional

@@ -194,16 +194,42 @@ _OPERATOR = re.compile(r"\$\{([A-Za-z_]\w*)(\^\^|,,|\^|,|##|#|%%|%|//|/#|/%|/|@[
                        re.S)
 
 
+_SUBSTRING = re.compile(r"\$\{([A-Za-z_]\w*):(?![-=+?])\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?\}")
+"""``${x:2}``, ``${x: -3}``, ``${x:0:2}``, ``${x:1:-1}`` with literal numbers (``${x:-y}``
+is a default value, not this)."""
+
+
 def parameter_operator(text: str) -> tuple[str, str, str] | None:
-    """``${x^^}``, ``${x#pat}``, ``${x/pat/rep}``, ``${x@U}``: (name, operator, argument),
-    or None for another form."""
+    """``${x^^}``, ``${x#pat}``, ``${x/pat/rep}``, ``${x@U}``, ``${x:1:2}``: (name, operator,
+    argument), or None for another form."""
+    sub = _SUBSTRING.fullmatch(text)
+    if sub is not None:
+        return sub.group(1), ":", f"{sub.group(2)}:{sub.group(3) or ''}"
     m = _OPERATOR.fullmatch(text)
     return None if m is None else (m.group(1), m.group(2), m.group(3))
+
+
+def _substring(value: str, arg: str) -> str | None:
+    """bash's ``${x:OFFSET:LENGTH}``: a negative offset counts from the end (before the
+    start: empty), a negative length is an end counted from the end; None where bash fails
+    (an end before the start)."""
+    offset_text, _, length_text = arg.partition(":")
+    n, offset = len(value), int(offset_text)
+    start = offset if offset >= 0 else n + offset
+    if start < 0:
+        return ""
+    if not length_text:
+        return value[start:]
+    length = int(length_text)
+    end = start + length if length >= 0 else n + length
+    return None if end < start else value[start:end]
 
 
 def apply_operator(value: str, op: str, arg: str) -> str | None:
     """What bash makes of ``value`` under one operator; None when the pattern or the word
     holds what is not computed here (quotes, escapes, expansions, classes)."""
+    if op == ":":
+        return _substring(value, arg)
     if op in _CASES:
         return None if arg else _cased(value, op)
     if op == "@E":

@@ -2597,7 +2597,10 @@ class _Walker(PathJudge, ShellValues):
                 self.unnamed.append(f"{var} loads {wrote}, which this command wrote")
 
     def _copies_number(self, text: str) -> bool:
-        """``s=$SECONDS``, ``n="${count}"``: the value of a variable that holds a number."""
+        """``s=$SECONDS``, ``n="${count}"``: the value of a variable that holds a number;
+        ``l=${#name}``, ``n=${#files[@]}``: a length, digits whatever the value."""
+        if re.fullmatch(r"\"?\$\{#[A-Za-z_]\w*(\[[@*]\])?\}\"?", text):
+            return True
         m = re.fullmatch(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?", text)
         return m is not None and self._arithmetic_lookup(m.group(1)) == ["0"]
 
