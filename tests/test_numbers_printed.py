@@ -96,6 +96,31 @@ def test_counts_alone_are_numbers(workspace: Path, command: str) -> None:
 
 
 @pytest.mark.parametrize("command", [
+    "ps -o pid,cmd -u \"$(id -u)\"", "n=$(date -u +%Y%m%d); echo $(( n + 1 ))",
+    "n=$(getconf _NPROCESSORS_ONLN); echo \"$n\"", "ps -p $(pgrep -d, -x bash) -o pid=",
+])
+def test_ids_dates_and_counts_are_numbers_inline_too(workspace: Path, command: str) -> None:
+    assert _decisions(workspace, command) == ("allow", "allow")
+
+
+@pytest.mark.parametrize("template", [
+    'n=$(date +{path}); cat "$n"', 'cat "$(date +{path})"', 'p=$(getconf PATH); ls $p',
+])
+def test_a_date_format_prints_a_path_not_a_number(workspace: Path, tmp_path: Path,
+                                                   template: str) -> None:
+    """``date +/x/y`` prints ``/x/y`` as it is (the control reads a file outside with it):
+    only a format of numbers (``+%s``, ``+%Y-%m-%d``) makes a number."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    outside.write_text("secret\n")
+    command = template.format(path=outside)
+    if "{path}" in template:
+        shown = subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
+                               text=True, check=False).stdout
+        assert shown == "secret\n"
+    assert _decisions(workspace, command)[0] != "allow", command
+
+
+@pytest.mark.parametrize("command", [
     "env -i PATH=/usr/bin:/bin HOME=\"$HOME\" git log -1",
     "env HOME=\"$HOME\" ls src",
     "HOME=$HOME git status --short",

@@ -55,8 +55,12 @@ def shell_code_var(name: str) -> bool:
 ARITHMETIC_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 """``[[ A -eq B ]]`` evaluates both sides as arithmetic (``[ ]`` and ``test`` do not)."""
 
-_NAMELESS_NUMBERS = frozenset({"nproc", "date", "id", "getconf"})
-"""Programs that print numbers (or words the command shows) and no name read from data."""
+_DATE_NUMBERS = re.compile(r"\+(?:%[-_0^#]?[sYymdHMSjuwUVWGgeklIzN]|[ \t,:._-])*")
+"""A ``date`` format of numbers only (``+%s``, ``+%Y-%m-%d``): not ``+/etc/x``, which it
+prints as it is."""
+_GETCONF_NUMBERS = re.compile(r"_?[A-Z0-9_]*(?:MAX|SIZE|BITS?|PAGES|NPROCESSORS_\w+|CLK_TCK|"
+                              r"LINESIZE|ASSOC)")
+"""``getconf`` names whose value is a number (``getconf PATH`` prints folders)."""
 _EXPR_NUMBERS = frozenset({"+", "-", "*", "/", "%", "<", "<=", "=", "==", "!=", ">=", ">"})
 _STAT_NUMBERS = re.compile(r"(?:%[sbBihugXYZWafodDtT]|[ \t,:;/._-]|\\n)+")
 """A ``stat -c`` format of numbers only (sizes, times, modes, ids; not ``%n``, ``%N``)."""
@@ -68,8 +72,18 @@ def numbers_printed(program: str, words: Sequence[Word]) -> bool:
     a file ``a[$(cmd)]`` in src, ``n=$(wc -l src/*); (( n ))`` runs cmd. Names the command
     shows are not data; those a glob, a recursive search or a listing finds are."""
     values = [w.value for w in words]
-    if program in _NAMELESS_NUMBERS:
+    if program == "nproc":
         return True
+    if program == "date":  # date, date -u +%s: a format of numbers (a bare date: words)
+        formats = [v for v in values if (v or "").startswith("+")]
+        return all(v is not None and ((v.startswith("-") and v in ("-u", "--utc")) or
+                                      _DATE_NUMBERS.fullmatch(v)) for v in values) and \
+            bool(formats)
+    if program == "id":  # id -u, id -g, id -G: ids; id -un and plain id print names
+        return bool(values) and all(v in ("-u", "-g", "-G", "-r", "-ur", "-ru", "-gr",
+                                          "-rg", "-Gr", "-rG") for v in values)
+    if program == "getconf":
+        return len(values) == 1 and _GETCONF_NUMBERS.fullmatch(values[0] or "") is not None
     if program == "pgrep":  # process ids, one a line (-d: between them); -l/-a add names
         delimiter = _option_value(values, ("-d", "--delimiter"))
         return not ({"-l", "-a", "--list-name", "--list-full"} & set(values) or any(

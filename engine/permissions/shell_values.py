@@ -477,6 +477,9 @@ class ShellValues:
     def _holds_a_number(self, text: str) -> bool:
         """``"$pid"`` after ``pid=$(pgrep ..)``, ``$n`` after ``(( n++ ))``: one variable
         that holds a number, whatever number it is."""
+        bare = text[1:-1] if len(text) > 1 and text[:1] == '"' == text[-1:] else text
+        if bare in self.counts:
+            return True  # ps -u "$(id -u)": what a numbers-only command prints
         m = re.fullmatch(r'"?\$\{?([A-Za-z_]\w*)\}?"?', text)
         name = self._resolved(m.group(1)) if m else ""
         return bool(name) and (name in self.numeric or (
