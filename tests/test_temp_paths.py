@@ -82,6 +82,14 @@ def test_removing_what_mktemp_made_is_no_deletion(workspace: Path, tmp_path: Pat
     "t=$(mktemp -d); mv src \"$t/\"; rm -rf \"$t\"",
     "t=$(mktemp -d); cd \"$t\"; mv ../src .; cd -; rm -rf \"$t\"",
     "f() { rm -rf \"$t\"; mv src \"$t\"; }; t=$(mktemp -d); f; f",
+    # handed on under another name, or removed while something else is put there
+    "t=$(mktemp -d); rm -rf \"$t\" & mv src \"$t\"",
+    "t=$(mktemp -d); sh -c 'mv src \"$1\"' _ \"$t\"; rm -rf \"$t\"",
+    "t=$(mktemp -d); f() { mv src \"$1\"; }; f \"$t\"; rm -rf \"$t\"",
+    "t=$(mktemp -d); d=$t; mv src \"$d\"; rm -rf \"$t\"",
+    "t=$(mktemp -d); a=(\"$t\"); mv src \"${a[0]}\"; rm -rf \"$t\"",
+    "t=$(mktemp -d); read -r d <<< \"$t\"; mv src \"$d\"; rm -rf \"$t\"",
+    "t=$(mktemp -d); echo \"$t\" > p; mv src \"$(cat p)\"; rm -rf \"$t\"",
 ])
 def test_a_path_no_longer_only_mktemps_is_judged_as_before(workspace: Path,
                                                            command: str) -> None:
@@ -123,6 +131,7 @@ def server() -> Iterator[str]:
     "curl -fsS {url} > ./setup.sh; chmod +x setup.sh; bash ./setup.sh",
     CLEANUP + "curl -fsS -o \"$t/setup.sh\" {url}; sh \"$t/setup.sh\"",
     "echo \"$(curl -fsS {url})\" > s.sh; . ./s.sh",
+    "t=$(mktemp); curl -fsS {url} | tee \"$t\" > /dev/null; bash \"$t\"",
 ])
 def test_a_downloaded_file_run_by_the_same_command_is_refused(
         workspace: Path, tmp_path: Path, server: str, template: str) -> None:

@@ -634,13 +634,12 @@ class _Walker(PathJudge, ShellValues):
     """Variables holding a number (``$(( ))``, ``let``, ``$(wc -l < f)``)."""
     made_temps: set[str] = field(default_factory=set)
     """Variables holding the path a ``mktemp`` of this command made (``made_temp``)."""
-    trap_temps: set[str] = field(default_factory=set)
-    """Those a trap's code used: it runs at exit, with the value the variable has then."""
+    removed_temps: set[str] = field(default_factory=set)
+    """Those an ``rm`` removes as what mktemp made: here, in a job in the background, or in
+    a trap at exit (with the value the variable has then)."""
     fetched: set[str] = field(default_factory=set)
     """Files a command that uses the network wrote (``curl -o f``, ``wget -O- > f``): by
     path, or as written when only known at run time (``_written_as``)."""
-    freed_temps: set[str] = field(default_factory=set)
-    """Those whose path an ``rm`` removed: anything may be put there again."""
     blankless: set[str] = field(default_factory=set)
     """Loop variables over words bash already split and matched (``for w in $(cat f)``):
     each value is one word there, and again where it is used unquoted."""
@@ -1279,10 +1278,8 @@ class _Walker(PathJudge, ShellValues):
         what an earlier line of the next pass sees (``for ..; do $c; c=rm; done``). A path
         ``mktemp`` made is only that in the body when the body hands it to nothing: ``rm
         "$t"; mv src "$t"`` in one pass is ``rm -rf src`` in the next."""
-        if any(var in _expanded_names(_text(node, ctx)) for var in self.made_temps):
-            for var in _expanded_names(_text(node, ctx)) & self.made_temps:
-                self.made_temps.discard(var)
-                self._trap_removes(var)
+        for var in _expanded_names(_text(node, ctx)) & self.made_temps:
+            self._not_made(var)
         before = len(self.entries)
         self._children(node, ctx)
         if not _LOOP_ASSIGNS.search(_text(node, ctx)):
@@ -1816,6 +1813,7 @@ class _Walker(PathJudge, ShellValues):
         printed: str | None = None
         decoded = False
         found: list[tuple[int, int]] = []  # per stage: the credentials found before, after
+        start = len(self.entries)
         for i, child in enumerate(stages):
             if i == len(stages) - 1:
                 self.last_stage = len(self.entries)  # what it prints is the pipeline's output
@@ -1826,7 +1824,9 @@ class _Walker(PathJudge, ShellValues):
             decoded = decoded or self.decoding  # base64 -d | bash: never shown as code
             stdin = None if printed is None else Word(printed, "|", "subst") if decoded else \
                 Word.of(printed)
-            staged = replace(ctx, piped=i > 0 or ctx.piped, listed=listed, stdin=stdin)
+            fetched = ctx.fetched or any(e["risk"] == "network" for e in self.entries[start:])
+            staged = replace(ctx, piped=i > 0 or ctx.piped, listed=listed, stdin=stdin,
+                             fetched=fetched)  # curl .. | tee f: f holds the download
             before = self._static_argv(stages[self._source(stages, i, ctx)], ctx) if i else None
             after = self._static_argv(child, ctx) if before is not None else None
             why = pipe_discards(before, after) if before and after else None
@@ -2498,6 +2498,10 @@ class _Walker(PathJudge, ShellValues):
         append = any(c.type == "+=" for c in node.children)
         target = node.child_by_field_name("name")
         self._not_made(var)
+        if value is not None:  # d=$t: the path goes on under another name
+            for source in _expanded_names(_text(value, ctx)) & (self.made_temps |
+                                                                  self.removed_temps):
+                self._not_made(source, handed=True)
         if not append:
             self.listed_vars.discard(var)  # f=rm after a loop over a listing: rm, known
             self.glob_vars.discard(var)
@@ -2540,23 +2544,24 @@ class _Walker(PathJudge, ShellValues):
         self._may_hold(var, cands, merge=bool(self.conditional))  # a branch: joined after
 
     def _made_handed(self, e: Effect, ctx: _Ctx) -> None:
-        """A path ``mktemp`` made, handed to a program that changes files (``mv src "$t"``,
-        ``tar -x -C "$t"``, ``mount``): what is there is no longer only what this command
-        wrote into it; once removed (``rm -rf "$t"``), anything may be put there again. A
-        trap that removes it at exit (``made_temp``) then removes what is there: refused,
-        as any removal of a path only known at run time."""
+        """A path ``mktemp`` made stays that only while the command reads it (``wc -l
+        "$t"``, ``diff "$t/a" "$t/b"``: words the rule reads as files), writes into it by
+        redirection, or removes it. Handed to anything else (``mv src "$t"``, ``cd "$t"``,
+        ``tar -x -C "$t"``, ``echo "$t"``, a function or a shell given it), what is there is
+        no longer only what this command wrote, and its removal (here, in the background,
+        in a trap at exit) removes that: refused, like any path only known at run time."""
         name = program_name(e.argv[0]) if e.argv else ""
-        if ctx.via == "trap" or (e.risk == "read" and name not in ("cd", "pushd")):
-            return  # cd "$t": what later commands put in "." goes there
+        read = {id(w) for w in e.reads}
+        reads_only = e.risk == "read" and not e.nested and not e.scripts and \
+            name not in ("cd", "pushd", "popd") and name not in self.functions
         for w in [*e.argv[1:], *e.chdir]:
-            for var in _expanded_names(w.text):  # mv src "$t/", tar -C "$t": put there
+            for var in _expanded_names(w.text) if w.value is None else ():  # '..$t..': text
                 if w.made and name == "rm":
-                    self.made_temps.discard(var)
-                    self.freed_temps.add(var)
-                elif var in self.made_temps or (var in self.freed_temps and
-                                                var in self.trap_temps):
-                    self.made_temps.discard(var)
-                    self._trap_removes(var)
+                    self.removed_temps.add(var)
+                    if ctx.via != "trap":  # removed now: anything may be put there again
+                        self.made_temps.discard(var)
+                elif not (reads_only and id(w) in read) and ctx.via != "trap":
+                    self._not_made(var, handed=True)
 
     def _makes_temp(self, value: Node, ctx: _Ctx) -> bool:
         """Whether an assigned value is ``$(mktemp ..)`` alone (``made_temp``)."""
@@ -3581,7 +3586,7 @@ class _Walker(PathJudge, ShellValues):
         self._made_handed(e, ctx)
         decision, path_reasons = self._judge_effect(e, moves_shell=not ctx.child)
         self._credentials(e, decision)
-        self._note_writes(e)
+        self._note_writes(e, ctx.fetched)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]
         floor = "deny" if decision == "deny" else e.floor
@@ -3694,6 +3699,9 @@ class _Walker(PathJudge, ShellValues):
         self._entry(e.argv, "read", "allow", [f"calls {name}, a function this command "
                                               "defines (its commands are judged)"], "", ctx)
         self.entries[-1]["function"] = name  # prints only what its body prints
+        for w in e.argv[1:]:  # f "$t": the path goes on as $1
+            for var in _expanded_names(w.text) if w.value is None else ():
+                self._not_made(var, handed=True)
         known = [w.value for w in e.argv[1:]]
         outer = (self.argv0, self.positional, self.args_given, self.listed_args)
         self.positional = None if None in known else [v or "" for v in known]
@@ -3901,13 +3909,14 @@ class _Walker(PathJudge, ShellValues):
                               f"Makefile, a package's scripts, tests) after this command "
                               f"wrote {wrote}: it may run what was written")
 
-    def _note_writes(self, e: Effect) -> None:
+    def _note_writes(self, e: Effect, fed_download: bool = False) -> None:
         """What later commands see as written by this one (after it is judged: ``mv a b``
-        does not edit a file written before it, ``ln -s /etc kk`` does not write /etc)."""
+        does not edit a file written before it, ``ln -s /etc kk`` does not write /etc); a
+        file written by a command that uses the network, or is fed a download, holds one."""
         name = program_name(e.argv[0]) if e.argv else ""
         self._links(e)
         for w in e.writes:
-            if e.risk == "network":
+            if e.risk == "network" or fed_download:
                 self.fetched.add(_written_as(w))
             if w.value is None:
                 self.written_unknown.add(unquoted_text(w.text))
@@ -4347,13 +4356,13 @@ class _Walker(PathJudge, ShellValues):
             return Word(re.sub(r'\\([$`"\\\n])', r"\1", text), text)
         if t in ("string", "concatenation", "translated_string"):
             spliced = self._splice(node, ctx)
-            return self._made_word(spliced, text, ctx.via) if t == "string" else spliced
+            return self._made_word(spliced, text) if t == "string" else spliced
         if t == "simple_expansion" or (t == "expansion" and _simple_braced(node)):
             var = next((c for c in node.named_children
                         if c.type in ("variable_name", "special_variable_name")), None)
             return self._made_word(self._variable(
                 _text(var, ctx) if var is not None else "", text,
-                var is not None and var.type == "special_variable_name"), text, ctx.via)
+                var is not None and var.type == "special_variable_name"), text)
         if t == "command_substitution":
             inner = [c for c in node.named_children if c.type != "comment"]
             dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()

@@ -130,7 +130,8 @@ class ShellValues:
     arrays: dict[str, list[list[str]]]
     numeric: set[str]
     made_temps: set[str]
-    trap_temps: set[str]
+    removed_temps: set[str]
+    functions: set[str]
     floors: list[tuple[Any, str]]
     texts: list[str]
     assignments: dict[str, int]
@@ -202,31 +203,30 @@ class ShellValues:
             self.numeric.discard(var)
             self._not_made(var)
 
-    def _not_made(self, var: str) -> None:
-        """``var`` is given another value than the path ``mktemp`` made: a trap that used
-        it (``trap 'rm -rf "$t"' EXIT``) removes whatever it holds at exit."""
-        if var in self.made_temps and var not in self.readonly:
-            self.made_temps.discard(var)
-            self._trap_removes(var)
+    def _not_made(self, var: str, handed: bool = False) -> None:
+        """``var`` is given another value, or its path is ``handed`` on (``mv src "$t"``):
+        it no longer holds only what ``mktemp`` made. A removal of it already judged as
+        such (``rm -rf "$t"`` in the background, or in ``trap 'rm -rf "$t"' EXIT``, which
+        removes what it holds at exit) is refused, like a removal of a path only known at
+        run time."""
+        if var in self.readonly:
+            return
+        was = var in self.made_temps
+        self.made_temps.discard(var)
+        if var in self.removed_temps and (was or handed):
+            self.floors.append(("deny", f"${var} is removed as what mktemp made, and holds "
+                                        "or is handed more than that"))
 
-    def _trap_removes(self, var: str) -> None:
-        """A trap removes at exit what ``var`` holds then, which is no longer (only) the path
-        ``mktemp`` made: refused, like a removal of a path only known at run time."""
-        if var in self.trap_temps:
-            self.floors.append(("deny", f"a trap removes ${var} at exit, which no longer "
-                                        "holds only what mktemp made"))
-
-    def _made_word(self, word: Word, text: str, via: str) -> Word:
+    def _made_word(self, word: Word, text: str) -> Word:
         """``word`` (one expansion: ``"$t"``, ``${t}``) marked ``made`` when its variable
         holds the path a ``mktemp`` of this command made and nothing else in the command can
         set it again: the name appears nowhere else but in expansions (``read t``,
         ``printf -v t``, ``declare -n r=t``, ``${t:=x}`` would)."""
         m = re.fullmatch(r'"?\$\{?([A-Za-z_]\w*)\}?"?', text)
         if word.value is not None or m is None or m.group(1) not in self.made_temps or \
-                self.taint_all or not all(_only_expanded(t, m.group(1)) for t in self.texts):
+                self.taint_all or not all(_only_expanded(t, m.group(1)) for t in self.texts) \
+                or any(_fed_text(t, m.group(1)) for t in self.texts):
             return word
-        if via == "trap":
-            self.trap_temps.add(m.group(1))
         return replace(word, made=True)
 
     def _resolved(self, name: str) -> str:
@@ -839,6 +839,12 @@ def made_temp(argv: list[str]) -> bool:
     return argv[:1] == ["mktemp"] and set(flags) <= {"-d", "-q", "-t", "-dt", "-td", "-dq",
                                                        "-qd", "--directory", "--quiet"} and \
         len(names) <= 1 and all("/" not in n and "X" * 3 in n for n in names)
+
+
+def _fed_text(text: str, name: str) -> bool:
+    """Whether ``text`` has a here-document or here-string and expands ``name``: the path
+    may go on as data (``read -r d <<< "$t"``)."""
+    return "<<" in text and re.search(rf"\$\{{?{re.escape(name)}\b", text) is not None
 
 
 def _only_expanded(text: str, name: str) -> bool:
