@@ -62,6 +62,9 @@ def test_a_consumer_that_splits_names_is_asked(trap: Path, command: str) -> None
 @pytest.mark.parametrize("command", [
     "git ls-files -z | xargs -0 cat", "find . -print0 | xargs -0r cat",
     "find . -print0 | xargs --null wc -l", "find src | xargs cat",  # nothing odd under src
+    # NUL-ended records through filters that keep them whole (-z)
+    "find . -type f -print0 | sort -z | xargs -0 sha256sum",
+    "find . -print0 | sort -zu | head -z -n 5 | xargs -0 wc -c",
 ])
 def test_a_consumer_that_keeps_names_whole_reads_inside(trap: Path, command: str) -> None:
     assert _decision(trap, command) == "allow", command

@@ -103,6 +103,38 @@ def test_ids_dates_and_counts_are_numbers_inline_too(workspace: Path, command: s
     assert _decisions(workspace, command) == ("allow", "allow")
 
 
+@pytest.mark.parametrize("command", [
+    # grep -c of one quoted file prints its count alone, whatever the file is called
+    'for f in src/*.py; do n=$(grep -c x "$f"); (( n > 0 )) && echo "$f"; done',
+    'for f in src/app.py a.txt; do n=$(grep -c x "$f" || true); (( n )); done',
+    'n=$(grep -c x src/app.py || echo 0); echo $(( n + 1 ))',
+])
+def test_a_count_of_one_named_file_is_a_number(workspace: Path, command: str) -> None:
+    assert _decisions(workspace, command) == ("allow", "allow")
+
+
+@pytest.mark.parametrize("command", [
+    'for f in *.py; do n=$(grep -c x "$f"); (( n )); done',  # -r.py matches *.py
+    'for f in a.txt -r; do n=$(grep -c x "$f"); (( n )); done',
+    'read -r f; n=$(grep -c x -- "$f"); (( n ))',
+    'n=$(grep -c x a.txt || cat b.txt); (( n ))',
+])
+def test_a_count_beside_a_name_from_data_is_not(workspace: Path, command: str) -> None:
+    assert _decisions(workspace, command)[0] != "allow", command
+
+
+def test_a_file_named_like_an_option_is_one(workspace: Path) -> None:
+    """The control: a file named ``-r`` turns ``grep -c x "$f"`` (``f`` from ``*``) into a
+    recursive search, whose lines carry names beside counts: not a number."""
+    (workspace / "-r").write_text("x\n")
+    command = 'for f in *; do grep -c x "$f"; done'
+    shown = subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
+                           text=True, check=False)
+    assert any(":" in line for line in shown.stdout.splitlines())
+    counted = 'for f in *; do n=$(grep -c x "$f"); (( n )); done'
+    assert _decisions(workspace, counted)[0] != "allow"
+
+
 @pytest.mark.parametrize("template", [
     'n=$(date +{path}); cat "$n"', 'cat "$(date +{path})"', 'p=$(getconf PATH); ls $p',
 ])

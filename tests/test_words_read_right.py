@@ -82,6 +82,19 @@ def test_a_quoted_option_value_stays_the_option_s(tmp_path: Path, command: str,
     assert _decision(make_workspace(tmp_path), command) == expected, command
 
 
+@pytest.mark.parametrize(("command", "expected"), [
+    # an element picked by a counting index: any of the elements, or none
+    ('a=(README.md a.txt); for ((i = 0; i < ${#a[@]}; i++)); do wc -l "${a[i]}"; done',
+     "allow"),
+    ('a=(README.md ~/.ssh/id_rsa); for ((i = 0; i < 2; i++)); do cat "${a[i]}"; done', "ask"),
+    ('a=(README.md src); (( i = 1 )); rm -rf "${a[i]}"', "deny"),
+    ('a=(README.md src); n=$(wc -l < a.txt); rm -rf "${a[n]}/"', "deny"),  # none: "/"
+])
+def test_an_element_a_counter_picks_is_each_element(tmp_path: Path, command: str,
+                                                    expected: str) -> None:
+    assert _decision(make_workspace(tmp_path), command) == expected, command
+
+
 def test_a_length_in_arithmetic_is_digits(tmp_path: Path) -> None:
     """``${#x}`` is x's length: a subscript x holds is never evaluated (the control)."""
     ws = make_workspace(tmp_path)

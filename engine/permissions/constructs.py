@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.permissions.effect import SYSTEM_DIRS
-from engine.permissions.words import Word
+from engine.permissions.words import Word, brace_words
 
 Treatment = Literal["modelled", "opaque"]
 
@@ -164,7 +164,16 @@ def _counts_only(program: str, words: Sequence[Word]) -> bool:
                     for v in values) or _short_flag(values, "e", "fmABCdD") or _short_flag(
                         values, "f", "emABCdD")
     files = operands if patterned else operands[1:]
-    return len(files) <= 1 and _shown_names(files)
+    return len(files) <= 1 and (_shown_names(files) or _one_file(files[0]))
+
+
+def _one_file(word: Word) -> bool:
+    """A double-quoted word naming one file, whatever its name (``grep -c x "$f"`` prints a
+    count alone), and never an option: each name it may hold starts with a character that
+    is not ``-`` nor a glob's (``for f in src/*.py``; not ``*.py``, which ``-r.py`` matches)."""
+    names = brace_words(word.value) if word.value is not None and word.text.startswith(
+        '"') else None
+    return names is not None and all(n[:1] not in ("", "-", "*", "?", "[") for n in names)
 
 
 _TIMESTAMP_FORMAT = re.compile(r"--(?:format|pretty)=(?:t?format:)?(?:%[ac]t|[ ,:;/-])+")

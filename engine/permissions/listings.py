@@ -193,25 +193,31 @@ class _Filter:
 
 
 _FILTERS: dict[str, _Filter] = {
-    "head": _Filter("q", "n", frozenset({"--lines", "--quiet", "--silent"})),
-    "tail": _Filter("q", "n", frozenset({"--lines", "--quiet", "--silent"})),
-    "sort": _Filter("bdfghMnrRsuV", "ktS", frozenset({
+    "head": _Filter("qz", "n", frozenset({"--lines", "--quiet", "--silent",
+                                          "--zero-terminated"})),
+    "tail": _Filter("qz", "n", frozenset({"--lines", "--quiet", "--silent",
+                                          "--zero-terminated"})),
+    "sort": _Filter("bdfghMnrRsuVz", "ktS", frozenset({
         "--key", "--field-separator", "--reverse", "--unique", "--numeric-sort",
         "--version-sort", "--ignore-case", "--human-numeric-sort", "--general-numeric-sort",
         "--month-sort", "--random-sort", "--stable", "--ignore-leading-blanks",
-        "--dictionary-order", "--buffer-size", "--parallel"})),
-    "uniq": _Filter("diuD", "fsw", frozenset({"--repeated", "--unique", "--ignore-case",
-                                              "--skip-fields", "--skip-chars",
-                                              "--check-chars"})),
-    "grep": _Filter("vixwsEFGP", "e", frozenset({"--invert-match", "--ignore-case",
-                                                  "--line-regexp", "--word-regexp",
-                                                  "--extended-regexp", "--fixed-strings",
-                                                  "--perl-regexp", "--regexp",
-                                                  "--no-messages"}), pattern=True),
+        "--dictionary-order", "--buffer-size", "--parallel", "--zero-terminated"})),
+    "uniq": _Filter("diuDz", "fsw", frozenset({"--repeated", "--unique", "--ignore-case",
+                                               "--skip-fields", "--skip-chars",
+                                               "--check-chars", "--zero-terminated"})),
+    "grep": _Filter("vixwsEFGPz", "e", frozenset({"--invert-match", "--ignore-case",
+                                                   "--line-regexp", "--word-regexp",
+                                                   "--extended-regexp", "--fixed-strings",
+                                                   "--perl-regexp", "--regexp",
+                                                   "--no-messages", "--null-data"}),
+                    pattern=True),
     "tac": _Filter("", "", frozenset()),
-    "shuf": _Filter("r", "n", frozenset({"--head-count", "--repeat"})),
+    "shuf": _Filter("rz", "n", frozenset({"--head-count", "--repeat", "--zero-terminated"})),
     "cat": _Filter("", "", frozenset()),
 }
+"""Each filter's flags, options taking a value, and long options that keep lines whole;
+``-z`` reads and prints records ended by NUL instead (``find -print0 | sort -z``): the
+same records, unchanged."""
 _FILTERS["egrep"] = _FILTERS["fgrep"] = _FILTERS["grep"]
 
 

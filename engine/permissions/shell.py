@@ -1664,8 +1664,29 @@ class _Walker(PathJudge, ShellValues):
         return names_printed(*self._last_command(node, ctx))
 
     def _numeric_output(self, node: Node, ctx: _Ctx) -> bool:
-        """A substitution whose last command prints a number (``$(wc -l < f)``)."""
+        """A substitution whose last command prints a number (``$(wc -l < f)``), or a list
+        whose every command prints a number or nothing (``$(grep -c x "$f" || true)``)."""
+        inner = [c for c in node.named_children if c.type != "comment"]
+        if len(inner) == 1 and inner[0].type == "list":
+            return all(self._prints_number(part, ctx) for part in inner[0].named_children
+                       if part.type != "comment")
         return numbers_printed(*self._last_words(node, ctx))
+
+    def _prints_number(self, statement: Node, ctx: _Ctx) -> bool:
+        """One command of a list: it prints a number, or nothing (``true``, ``:``)."""
+        last: Node | None = statement
+        while last is not None and last.type in ("pipeline", "redirected_statement"):
+            kids = [c for c in last.named_children if c.type == "command"]
+            last = kids[-1] if kids else None
+        if last is None or last.type != "command":
+            return False
+        name = last.child_by_field_name("name")
+        words = [self._word(a, ctx) for a in last.children_by_field_name("argument")]
+        program = program_name(self._word(name, ctx)) if name is not None else ""
+        return numbers_printed(program, words) or (
+            program in (":", "true", "false") and not words) or (
+            program == "echo" and bool(words) and all(
+                w.value is not None and w.value.isdigit() for w in words))  # || echo 0
 
     def _opaque_name(self, node: Node, ctx: _Ctx) -> str | None:
         """Why a command name that does not decode is hidden by an unmodelled construct."""
@@ -2101,8 +2122,9 @@ class _Walker(PathJudge, ShellValues):
         consumer cuts names at blanks."""
         j = self._source(stages, i, ctx, status_paths)
         consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
-        whole = consumer is not None and program_name(consumer[0]) == "xargs" and \
-            xargs_splits_at_nul(consumer[1:]) and not split
+        whole = consumer is not None and (program_name(consumer[0]) == "xargs" and
+                                          xargs_splits_at_nul(consumer[1:]) or
+                                          _nul_filter(consumer)) and not split
         if stages[j].type == "pipeline":
             return ()
         source = self._static_argv(stages[j], ctx)
@@ -4377,6 +4399,20 @@ class _Walker(PathJudge, ShellValues):
             found = self._static_expansion(text)  # ${f/app/new}, ${b^^}, ${!v}
             if found is not None and len(found) == 1:
                 return Word(found[0], text)
+        elif t == "expansion" and not self.taint_all:
+            return self._element_word(node, text, ctx)
+        return Word(None, text, "other")
+
+    def _element_word(self, node: Node, text: str, ctx: _Ctx) -> Word:
+        """``${a[2]}``, ``${a[i]}`` of an array with static elements: the element, or, for
+        an index that counts (``for ((i=0; ..; i++))``), any of them or none, as a loop's
+        word is (``{x,y,}``: each judged)."""
+        found = self._static_element(node, ctx)
+        if found is not None and len(found) == 1:
+            return Word(found[0], text)
+        if found and len(found) <= MAX_LOOP_WORDS and all(
+                not re.search(r"[\s{},*?\[\]\\$`'\"]", v) for v in found):
+            return Word("{" + ",".join(found) + "}", text, "", False, True)
         return Word(None, text, "other")
 
     def _plain_word(self, text: str, at_start: bool) -> Word:
@@ -5190,6 +5226,15 @@ def _descriptors(node: Node, op: str, ctx: _Ctx) -> set[int]:
 
 def _text(node: Node, ctx: _Ctx) -> str:
     return ctx.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+
+
+def _nul_filter(argv: list[Word]) -> bool:
+    """``sort -z``, ``head -z``, ``grep -z``: a filter that passes NUL-ended records whole
+    (``find -print0 | sort -z``): it cuts no name, whatever characters it holds."""
+    return keeps_lines(argv) and any(
+        w.value in ("--zero-terminated", "--null-data") or (
+            (w.value or "").startswith("-") and not (w.value or "").startswith("--") and
+            "z" in (w.value or "")) for w in argv[1:])
 
 
 def _written_as(word: Word) -> str:
