@@ -2122,8 +2122,8 @@ class _Walker(PathJudge, ShellValues):
         consumer cuts names at blanks."""
         j = self._source(stages, i, ctx, status_paths)
         consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
-        whole = consumer is not None and (program_name(consumer[0]) == "xargs" and
-                                          xargs_splits_at_nul(consumer[1:]) or
+        whole = consumer is not None and ((program_name(consumer[0]) == "xargs" and
+                                          xargs_splits_at_nul(consumer[1:])) or
                                           _nul_filter(consumer)) and not split
         if stages[j].type == "pipeline":
             return ()
