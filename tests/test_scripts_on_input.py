@@ -97,3 +97,25 @@ def test_a_file_on_the_input_not_shown_is_never_run_unasked(workspace: Path,
                                                             command: str) -> None:
     asked, auto = _decisions(workspace, command)
     assert asked in ("ask", "deny") and auto == "deny", command
+
+
+@pytest.mark.parametrize(("script", "expected"), [
+    ("export APP_ENV=dev\nPORT=8080\n", "allow"),  # settings only
+    ("rm -rf src\n", "deny"),
+    ("cat ~/.ssh/id_rsa\n", "ask"),
+])
+def test_a_sourced_workspace_file_is_judged_by_what_it_holds(
+        workspace: Path, script: str, expected: str) -> None:
+    """``. ./env.sh`` runs the file's text in this shell, as ``eval`` of it would: judged
+    by what it holds now. A name without ``/`` is looked for on PATH first (not followed),
+    and a file this command wrote first is not shown. The control runs each with bash."""
+    (workspace / "env.sh").write_text(script)
+    done = subprocess.run(["bash", "-c", ". ./env.sh; echo \"$PORT\""], cwd=workspace,
+                          capture_output=True, text=True, check=False,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(workspace / "home")})
+    assert (workspace / "src").exists() == (expected != "deny")
+    assert done.stdout.strip() == ("8080" if expected == "allow" else "")
+    (workspace / "src").mkdir(exist_ok=True)
+    assert _decisions(workspace, ". ./env.sh; echo \"$PORT\"")[0] == expected
+    assert _decisions(workspace, "source env.sh")[0] == "ask"  # found on PATH first
+    assert _decisions(workspace, "echo ls >> env.sh; . ./env.sh")[0] != "allow"

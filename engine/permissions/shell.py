@@ -112,6 +112,7 @@ from engine.permissions.rules_shell import (
 from engine.permissions.shell_paths import (
     NULL_DEVICES,
     STRICTNESS,
+    SYSTEM_FACTS,
     DecisionValue,
     PathJudge,
     Pushed,
@@ -4126,6 +4127,16 @@ class _Walker(PathJudge, ShellValues):
         data = small_file(path, MAX_FED_FILE)
         return None if data is None else data.decode("utf-8", "replace")
 
+    def _sourced_text(self, path: str) -> str | None:
+        """What ``. ./env.sh`` or ``. /etc/os-release`` runs: the text of a small file of
+        the workspace nothing in this command may have written first, or of a file that says
+        what system this is (``SYSTEM_FACTS``); None otherwise (a script not shown). A name
+        without ``/`` is looked for on PATH first: not followed."""
+        if path in SYSTEM_FACTS:
+            data = small_file(path, MAX_FED_FILE)
+            return None if data is None else data.decode("utf-8", "replace")
+        return self._fed_file(path)
+
     def _reads_decoded(self, e: Effect, ctx: _Ctx) -> None:
         """``read p < <(base64 -d ..)``: the names ``read``/``mapfile`` set hold decoded
         text, like ``p=$(base64 -d ..)``."""
@@ -4286,6 +4297,9 @@ class _Walker(PathJudge, ShellValues):
         name = program_name(argv[0]) if argv else ""
         if name in ("make", "gmake"):
             return self._shown_makefile(argv)
+        if name in ("source", ".") and len(argv) == 2 and argv[1].value is not None and \
+                "/" in argv[1].value and (text := self._sourced_text(argv[1].value)):
+            return [Word("eval", argv[0].text), Word(text, argv[1].text)]
         if len(argv) < 2 or argv[1].value is not None or argv[1].text not in self.shown_files:
             if name in ("source", ".") and argv[1:2] and argv[1].text.startswith("<("):
                 self.taint_all = True  # source <(a command): any variable may change
