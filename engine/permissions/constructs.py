@@ -485,7 +485,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "with a lower-case letter, which no variable of the shell's own, of the "
               "environment's or only known at run time may start), and from nothing for a "
               "variable that may be unset (a pattern with quotes, escapes or classes, or "
-              "${x@Q} of control characters: only known at run time)"),
+              "${x@Q} of control characters: only known at run time); a substring in a "
+              "command's name is asked, the program it names judged"),
     Construct("$(echo ..) and $(printf ..) as words and as the program; eval or bash -c of "
               "what they print", "modelled", "their output stands for the words (split when "
               "unquoted) and is judged as the command it makes; a decoder's output stays "

@@ -3086,6 +3086,8 @@ class _Walker(PathJudge, ShellValues):
             return None
         if _IFS.search(text):
             reasons.append("the command name is computed by the shell")
+        if _SUBSTRING_NAME.search(text):  # ${s:1:2} -la: decoded, but no one writes a name so
+            reasons.append("a substring of a variable names the program")
         globbed = self._name_matches(cands)
         if globbed is None:
             return None
@@ -4539,6 +4541,8 @@ MAX_PLANTED_FILES = 5000
 command."""
 MAX_EXECDIR_FOLDERS = 64
 """Folders under a ``find -execdir`` start in which its command is judged one by one."""
+_SUBSTRING_NAME = re.compile(r"\$\{[A-Za-z_]\w*:(?![-=+?])")
+"""``${s:1:2}`` in a command's name: the program is decoded, and asked (a person sees it)."""
 MAX_FED_FILE = 256 * 1024
 """Bytes of a file given on standard input (``sqlite3 db < schema.sql``) read to judge what
 it holds; a larger one is not shown."""
