@@ -54,6 +54,8 @@ def test_the_control_run_reads_the_hosts_file(trap: Path) -> None:
     "find . -print0 | xargs -P0 cat",  # -P0 is a process count, not -0: cut at blanks
     "git ls-files -z | xargs cat", "for f in $(git ls-files); do cat \"$f\"; done",
     "for f in $(find . -type f 2>/dev/null); do wc -l \"$f\"; done",
+    "find . -type f -print0 | while read -r -d '' f; do cat \"$f\"; done",  # trims blanks
+    "find . -type f | while IFS= read -r f; do cat \"$f\"; done",  # a newline ends a name
 ])
 def test_a_consumer_that_splits_names_is_asked(trap: Path, command: str) -> None:
     assert _decision(trap, command) == "ask", command
@@ -65,6 +67,7 @@ def test_a_consumer_that_splits_names_is_asked(trap: Path, command: str) -> None
     # NUL-ended records through filters that keep them whole (-z)
     "find . -type f -print0 | sort -z | xargs -0 sha256sum",
     "find . -print0 | sort -zu | head -z -n 5 | xargs -0 wc -c",
+    "find . -type f -print0 | while IFS= read -r -d '' f; do cat \"$f\"; done",
 ])
 def test_a_consumer_that_keeps_names_whole_reads_inside(trap: Path, command: str) -> None:
     assert _decision(trap, command) == "allow", command

@@ -2123,9 +2123,10 @@ class _Walker(PathJudge, ShellValues):
         consumer cuts names at blanks."""
         j = self._source(stages, i, ctx, status_paths)
         consumer = self._static_argv(stages[i], ctx) if i < len(stages) else None
-        whole = consumer is not None and ((program_name(consumer[0]) == "xargs" and
-                                          xargs_splits_at_nul(consumer[1:])) or
-                                          _nul_filter(consumer)) and not split
+        whole = ((consumer is not None and ((program_name(consumer[0]) == "xargs" and
+                                             xargs_splits_at_nul(consumer[1:])) or
+                                            _nul_filter(consumer))) or (
+            i < len(stages) and _reads_nul_records(stages[i], ctx))) and not split
         if stages[j].type == "pipeline":
             return ()
         source = self._static_argv(stages[j], ctx)
@@ -5244,6 +5245,21 @@ def _descriptors(node: Node, op: str, ctx: _Ctx) -> set[int]:
 
 def _text(node: Node, ctx: _Ctx) -> str:
     return ctx.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+
+
+_NUL_READ = re.compile(r"IFS=\s+read\s+(?:-r\s+-d\s*''|-d\s*''\s+-r|-rd\s*'')\s+"
+                       r"[A-Za-z_]\w*")
+"""``IFS= read -r -d '' f``: one NUL-ended record, whole (no blank trimmed, no backslash
+taken), into one variable."""
+
+
+def _reads_nul_records(stage: Node, ctx: _Ctx) -> bool:
+    """``find -print0 | while IFS= read -r -d '' f; do ..``: a loop that reads each name
+    whole, as ``xargs -0`` does."""
+    condition = stage.child_by_field_name("condition") if stage.type == "while_statement" \
+        else None
+    return condition is not None and _NUL_READ.fullmatch(
+        " ".join(_text(condition, ctx).split()).rstrip(";").strip()) is not None
 
 
 def _nul_filter(argv: list[Word]) -> bool:
