@@ -8,10 +8,8 @@ file's text in a URL to a real server on 127.0.0.1 and shows it arrives.
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,29 +17,13 @@ import pytest
 
 from engine.permissions.shell import check_shell_json
 from tests.corpus_scoring import ENV
+from tests.local_http import http_server
 
 
 @pytest.fixture()
 def server() -> Iterator[tuple[int, list[str]]]:
-    seen: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # the standard library's name
-            seen.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield httpd.server_address[1], seen
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with http_server() as running:
+        yield running
 
 
 def _decisions(ws: Path, command: str) -> tuple[str, str]:

@@ -10,16 +10,15 @@ control run with bash (and a real server on 127.0.0.1 for the download).
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from engine.permissions.shell import check_shell_json
+from tests.local_http import http_server
 
 ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
 CLEANUP = "t=$(mktemp -d); trap 'rm -rf \"$t\"' EXIT; "
@@ -104,26 +103,10 @@ def test_the_control_a_path_handed_on_then_removed_loses_work(workspace: Path,
     assert not (workspace / "src").exists() and list(temp.iterdir()) == []
 
 
-class _Script(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"touch ran\n"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
 @pytest.fixture()
 def server() -> Iterator[str]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Script)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/setup.sh"
-    httpd.shutdown()
-    httpd.server_close()
+    with http_server(b"touch ran\n") as (port, _):
+        yield f"http://127.0.0.1:{port}/setup.sh"
 
 
 @pytest.mark.parametrize("template", [

@@ -1650,7 +1650,12 @@ class _Walker(PathJudge, ShellValues):
         """The program a substitution's output comes from (its last command) and its
         words; ("", []) when that is not one simple command."""
         inner = [c for c in node.named_children if c.type != "comment"]
-        last = inner[-1] if len(inner) == 1 else None
+        return self._statement_words(inner[0], ctx) if len(inner) == 1 else ("", [])
+
+    def _statement_words(self, statement: Node, ctx: _Ctx) -> tuple[str, list[Word]]:
+        """The program whose output a statement's output is (a pipeline's last stage, the
+        redirected command) and its words; ("", []) when that is not one simple command."""
+        last: Node | None = statement
         while last is not None and last.type in ("pipeline", "redirected_statement"):
             kids = [c for c in last.named_children if c.type == "command"]
             last = kids[-1] if kids else None
@@ -1675,16 +1680,8 @@ class _Walker(PathJudge, ShellValues):
 
     def _prints_number(self, statement: Node, ctx: _Ctx) -> bool:
         """One command of a list: it prints a number, or nothing (``true``, ``:``)."""
-        last: Node | None = statement
-        while last is not None and last.type in ("pipeline", "redirected_statement"):
-            kids = [c for c in last.named_children if c.type == "command"]
-            last = kids[-1] if kids else None
-        if last is None or last.type != "command":
-            return False
-        name = last.child_by_field_name("name")
-        words = [self._word(a, ctx) for a in last.children_by_field_name("argument")]
-        program = program_name(self._word(name, ctx)) if name is not None else ""
-        return numbers_printed(program, words) or (
+        program, words = self._statement_words(statement, ctx)
+        return (bool(program) and numbers_printed(program, words)) or (
             program in (":", "true", "false") and not words) or (
             program == "echo" and bool(words) and all(
                 w.value is not None and w.value.isdigit() for w in words))  # || echo 0

@@ -131,10 +131,8 @@ class ShellValues:
     numeric: set[str]
     made_temps: set[str]
     removed_temps: set[str]
-    functions: set[str]
     floors: list[tuple[Any, str]]
     texts: list[str]
-    assignments: dict[str, int]
     blankless: set[str]
     ifs: str | None
     argv0: str | None
