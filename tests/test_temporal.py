@@ -268,10 +268,12 @@ states:
 
 APPEND_SCRIPT = """\
 echo "begin $ENGINE_IDEMPOTENCY_KEY" >> "{out}"
-if [ ! -e "{out}.slow" ]; then touch "{out}.slow"; sleep 30; fi
+if [ ! -e "{out}.slow" ]; then touch "{out}.slow"; sleep {hold}; fi
 echo "end $ENGINE_IDEMPOTENCY_KEY" >> "{out}"
 """
-"""Appends outside the run's reach; the first time, it is slow enough to be killed midway."""
+"""Appends outside the run's reach; the first time, it outlasts the recovery guard, so only the
+resumed run's ending of the leftover (never the clock: a busy machine stretched a 30 s sleep
+past the recovery) keeps its "end" line from being written."""
 
 APPEND_POLICY = """\
 default: deny
@@ -288,7 +290,7 @@ def test_worker_killed_mid_command_no_effect_twice(cli: EngineCLI, workers: Work
     outside.parent.mkdir()
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "append.sh").write_text(APPEND_SCRIPT.format(out=outside))
+    (workspace / "append.sh").write_text(APPEND_SCRIPT.format(out=outside, hold=2 * RECOVERY_GUARD_S))
     machine = tmp_path / "append.yaml"
     machine.write_text(APPEND_MACHINE)
     policy = tmp_path / "policy.yaml"
