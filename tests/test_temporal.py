@@ -290,7 +290,8 @@ def test_worker_killed_mid_command_no_effect_twice(cli: EngineCLI, workers: Work
     outside.parent.mkdir()
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "append.sh").write_text(APPEND_SCRIPT.format(out=outside, hold=2 * RECOVERY_GUARD_S))
+    script = APPEND_SCRIPT.format(out=outside, hold=2 * RECOVERY_GUARD_S)
+    (workspace / "append.sh").write_text(script)
     machine = tmp_path / "append.yaml"
     machine.write_text(APPEND_MACHINE)
     policy = tmp_path / "policy.yaml"
