@@ -418,6 +418,7 @@ STRANGE = (
     ("code in an array's [index]=", "x='a[$({cmd})]'; b=([x]=1)"),
     ("code in a += [index]=", "x='a[$({cmd})]'; b=(1); b+=([x]=2)"),
     ("code in unset of an element", "x='a[$({cmd})]'; b=(1); unset 'b[x]'"),
+    ("code in unset of an element's word", "k='$({cmd})'; b=(1); unset \"b[$k]\""),
     ("getopts over set --", "set -- -b {p}; getopts b: o; $OPTARG {args}"),
     # programs that run a command given in their arguments or their input
     ("uv run", "uv run {cmd}"),

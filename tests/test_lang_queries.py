@@ -68,6 +68,12 @@ def _decision(workspace: Path, command: str) -> str:
     "rustc --print file-names --crate-type=lib src/lib.rs", "go generate -n ./...",
     "go clean -n ./...", "cargo clean --dry-run --verbose", "uv pip tree --depth 1",
     "goimports -l -local example.com/proj src", "hatch --version",
+    "just --list --unsorted", "just --summary", "just --show test",
+    "meson introspect build --targets", "taplo fmt --check --diff Cargo.toml",
+    "nix-instantiate --parse default.nix", "pg_config --includedir --libdir",
+    "systemd-analyze calendar 'Mon *-*-* 03:00:00'", "fuser -v -n tcp 8000",
+    "cmake -E tar tzf dist/app.tgz", "sqlite3 -readonly app.db '.sha3sum users'",
+    "sqlite3 -readonly app.db .recover", "git tag --no-contains HEAD --sort=v:refname",
 ])
 def test_a_query_reads(workspace: Path, command: str) -> None:
     assert _decision(workspace, command) == "allow"
@@ -98,6 +104,10 @@ def test_a_query_reads(workspace: Path, command: str) -> None:
     "gcc -MM -MT build/x.o -MF deps.d src/main.c", "rustc --crate-type=lib src/lib.rs",
     "go generate ./...", "cargo clean", "go list -export -f '{{.Export}}' ./...",
     "go list -compiled ./...", "uv pip tree --outdated", "goimports -w src",
+    "just build", "just --evaluate", "just --dry-run build", "meson setup build",
+    "meson configure build -Dbuildtype=release", "taplo fmt Cargo.toml",
+    "nix-instantiate --eval default.nix", "systemd-analyze log-level debug",
+    "fuser -km 8000/tcp", "fuser --kill app.db", "cmake -E tar xzf dist/app.tgz",
     "hatch version", "hatch run test",
 ])
 def test_anything_else_asks(workspace: Path, command: str) -> None:

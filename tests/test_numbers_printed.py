@@ -183,3 +183,117 @@ def test_a_variable_set_to_another_value_still_asks(workspace: Path, command: st
 def test_a_variable_holding_a_number_reads_a_name_in_the_folder(workspace: Path, command: str,
                                                                 decision: str) -> None:
     assert _decisions(workspace, command)[0] == decision
+
+
+
+DATA = "a[$(>PWNED)]"
+"""A subscript with no blank, so ``read`` keeps it one field."""
+
+COLUMN_LOOPS = [
+    "sort logs | uniq -c | sort -rn | head -5 | while read -r n w; do t=$(( t + n )); done",
+    "while read -r n w; do (( t += n )); done < <(uniq -c < logs | sort -n)",
+    "git diff --numstat | while IFS=$'\\t' read -r a d p; do echo $(( a - d )); done",
+    "read -r a d _ < <(git diff --numstat -- logs); echo $(( ${a:-0} + ${d:-0} ))",
+    "git log --format='%ct %h %s' -n 5 | while read -r ts h s; do echo $(( ts / 86400 )); "
+    "done",
+]
+"""Loops that count the fields a command always prints as numbers."""
+
+
+def _committed_data(tmp_path: Path) -> None:
+    """A repository whose file ``logs``, a file named by the subscript, and a commit's
+    subject and body hold it, changed since: data in every column the loops do not count."""
+    logs = tmp_path / "logs"
+    logs.write_text(f"{DATA} x\n{DATA} x\nok\n")
+    (tmp_path / DATA).write_text("a\n")
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=a", "-c", "user.email=a@b"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", f"{DATA} x\n\nbody\n{DATA} y"], check=True)
+    logs.write_text(f"{DATA} x\nok\nmore\n")
+    (tmp_path / DATA).write_text("b\n")
+
+
+@pytest.mark.parametrize("command", COLUMN_LOOPS)
+def test_numbers_a_command_prints_in_its_columns_are_counted(tmp_path: Path,
+                                                             command: str) -> None:
+    """Control: bash runs each loop over a file, a file name and a commit message holding
+    a subscript, which is never evaluated; the decision is allow."""
+    _committed_data(tmp_path)
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "PWNED").exists()
+    assert _decisions(tmp_path, command) == ("allow", "allow")
+
+
+@pytest.mark.parametrize("command", [
+    "sort logs | uniq -c | while read -r n; do t=$(( t + n )); done",  # n: the whole line
+    "sort logs | while read -r n w; do t=$(( t + n )); done",
+    "git diff --numstat | while read -r a d p; do echo $(( p )); done",
+    "git log --format='%ct %b' | while read -r ts b; do echo $(( ts )); done",
+    "git log --format='%s %ct' | while read -r s ts; do echo $(( s )); done",
+    "git log --stat --format='%ct %h' | while read -r ts s; do echo $(( ts )); done",
+    "uniq -c logs | cut -c9- | while read -r n w; do t=$(( t + n )); done",
+])
+def test_a_field_that_may_be_data_is_not_counted(tmp_path: Path, command: str) -> None:
+    """Control: the field each loop counts holds the subscript, which bash runs."""
+    _committed_data(tmp_path)
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False)
+    ran = (tmp_path / "PWNED").exists()
+    (tmp_path / "PWNED").unlink(missing_ok=True)
+    assert ran, command
+    assert _decisions(tmp_path, command) == ("ask", "deny")
+
+
+@pytest.mark.parametrize("command", [
+    "git diff --numstat | while IFS=, read -r a d p; do echo $(( a )); done",
+    "git log --format='%ct %s' | while IFS=$'\\t' read -r ts s; do echo $(( ts )); done",
+])
+def test_fields_split_elsewhere_than_printed_are_not_counted(tmp_path: Path,
+                                                             command: str) -> None:
+    """Split at a separator the command does not print, a field is a whole line: judged
+    as data (bash fails on the number before it, but the rule does not rely on that)."""
+    _committed_data(tmp_path)
+    assert _decisions(tmp_path, command) == ("ask", "deny")
+
+
+@pytest.mark.parametrize("command", [
+    "n=$(wc -l < logs | tr -d ' '); (( n > 0 ))",
+    "n=$(git log -1 --format=%s | tr -dc '0-9'); echo $(( n + 1 ))",
+    "n=$(git log --format='%ct %s' | awk '{print $1}' | head -1); echo $(( n + 1 ))",
+    "n=$(git diff --numstat | cut -f1 | head -1); echo $(( n + 1 ))",
+    "n=$(sort logs | uniq -c | sort -rn | awk '{ print $1 }' | head -n 1); (( n > 1 ))",
+    "n=$(seq -s, 1 3 | xargs); echo $(( n ))",
+    "for i in $(seq -w 1 3); do (( i > 2 )) && echo $i; done",
+])
+def test_numbers_kept_through_filters_are_counted(tmp_path: Path, command: str) -> None:
+    """Control: the subscript in the file, a file name and the commit message never runs;
+    the decision is allow."""
+    _committed_data(tmp_path)
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                          text=True, check=False)
+    assert not (tmp_path / "PWNED").exists(), done.stderr
+    assert _decisions(tmp_path, command) == ("allow", "allow")
+
+
+@pytest.mark.parametrize("command", [
+    "n=$(cut -d' ' -f1 logs | tr -d ' ' | head -1); (( n ))",
+    "n=$(git diff --numstat | cut -f3 | head -1); (( n ))",
+    "n=$(sort logs | uniq -c | grep -F x | awk '{ print $2 }' | head -n 1); (( n ))",
+    "n=$(git log --format='%s %ct' | awk '{print $1}'); (( n ))",
+    "n=$(head -1 logs | tr ' ' '\\n' | head -1); (( n ))",
+])
+def test_data_kept_through_filters_is_not_counted(tmp_path: Path, command: str) -> None:
+    """Control: the column kept holds the subscript, which bash runs."""
+    _committed_data(tmp_path)
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False)
+    ran = (tmp_path / "PWNED").exists()
+    assert ran, command
+    assert _decisions(tmp_path, command) == ("ask", "deny")
+
+
+@pytest.mark.parametrize("command", ["n=$(seq -f 'x%g' 3); echo $(( n ))",
+                                     "n=$(seq -s x 1 3); echo $(( n ))"])
+def test_seq_with_words_in_its_format_prints_text(tmp_path: Path, command: str) -> None:
+    assert _decisions(tmp_path, command) == ("ask", "deny")

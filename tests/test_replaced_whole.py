@@ -152,3 +152,37 @@ def test_a_redirection_after_and_is_the_last_command_s_alone(tmp_path: Path) -> 
     (tmp_path / "again").mkdir()
     ws = workspace(tmp_path / "again")
     assert decision(ws, "cat a.txt && echo x > a.txt") == decision(ws, "echo x > a.txt")
+
+
+FETCHES = ["scp host:/srv/{name} .", "rsync -a host:/srv/{name} ./",
+           "docker cp web:/srv/{name} .", "kubectl cp -n prod pod:/srv/{name} ./",
+           "aws s3 cp s3://bucket/{name} .", "gsutil cp gs://bucket/{name} ./",
+           "aws --profile dev s3 cp s3://bucket/{name} ."]
+"""Copies from another machine, a container or the cloud into this folder."""
+
+
+def test_a_copy_into_a_folder_writes_the_file_of_the_source_s_name(tmp_path: Path) -> None:
+    """Control: a copy into a folder replaces the file there named like its source, which
+    is what each fetch below does with the name after its host or bucket."""
+    ws = workspace(tmp_path)
+    elsewhere = tmp_path / "srv"
+    elsewhere.mkdir()
+    (elsewhere / "a.txt").write_text("theirs\n")
+    assert not kept(ws, f"cp {elsewhere}/a.txt .")
+
+
+@pytest.mark.parametrize("fetch", FETCHES)
+def test_a_fetch_into_a_folder_over_a_file_of_work_is_refused(tmp_path: Path,
+                                                               fetch: str) -> None:
+    ws = workspace(tmp_path)
+    assert decision(ws, fetch.format(name="a.txt")) == "deny"
+    assert decision(ws, fetch.format(name="new.txt")) == "ask"
+
+
+@pytest.mark.parametrize("command", ["aws s3 cp a.txt s3://bucket/a.txt",
+                                     "gsutil cp a.txt gs://bucket/",
+                                     "kubectl cp a.txt pod:/srv/a.txt"])
+def test_a_project_file_sent_to_the_cloud_is_never_sent_unseen(tmp_path: Path,
+                                                                command: str) -> None:
+    ws = workspace(tmp_path)
+    assert (decision(ws, command), decision(ws, command, "auto")) == ("ask", "deny")

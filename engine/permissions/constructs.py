@@ -74,6 +74,8 @@ def numbers_printed(program: str, words: Sequence[Word]) -> bool:
     values = [w.value for w in words]
     if program == "nproc":
         return True
+    if program == "seq":  # seq 5, seq -w -s, 1 2 9: numbers (not -f FORMAT, its text)
+        return _seq_numbers(values)
     if program == "date":  # date, date -u +%s: a format of numbers (a bare date: words)
         formats = [v for v in values if (v or "").startswith("+")]
         return all(v is not None and ((v.startswith("-") and v in ("-u", "--utc")) or
@@ -105,6 +107,22 @@ def numbers_printed(program: str, words: Sequence[Word]) -> bool:
     if program in ("grep", "rg"):
         return _counts_only(program, words)
     return program == "git" and _git_numbers([v or "" for v in values])
+
+
+def _seq_numbers(values: Sequence[str | None]) -> bool:
+    """``seq [-w] [-s SEP] [FIRST [STEP]] LAST`` with numbers and a separator of blanks or
+    punctuation."""
+    rest = list(values)
+    while rest and (rest[0] or "").startswith(("-w", "--equal-width", "-s", "--separator=")):
+        head = rest.pop(0) or ""
+        if head in ("-w", "--equal-width"):
+            continue
+        separator = (rest.pop(0) if rest else None) if head == "-s" else \
+            head.partition("=")[2] if head.startswith("--") else head[2:]
+        if separator is None or not re.fullmatch(r"[ \t\n,;:|/._-]*|\\n|\\t", separator):
+            return False
+    return 1 <= len(rest) <= 3 and all(re.fullmatch(r"-?\d+(?:\.\d+)?", v or "")
+                                       for v in rest)
 
 
 def _operands(words: Sequence[Word]) -> list[Word]:
@@ -518,11 +536,18 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "$$, $!, PPID, OPTIND after getopts", "modelled", "the key is a string (no "
               "arithmetic); the indices, process ids and counters are numbers"),
     Construct("x=$(wc -l < f), $(grep -c ..), $(date +%s), $(git log --format=%ct), "
-              "$(pgrep ..) in an arithmetic context, or read as a path", "modelled",
+              "$(pgrep ..), $(seq ..) in an arithmetic context, or read as a path "
+              "(/proc/\"$(pgrep -o app)\"/status); the fields uniq -c, git diff --numstat "
+              "and git log --format='%ct ..' print as numbers, read by read -r n rest or "
+              "kept by sort, head, grep, cut -f, awk '{print $1}', tr -d, tr -dc 0-9",
+              "modelled",
               "the program prints a number, not code; a count printed beside a name read "
               "from data (wc -l src/*, grep -c x src/*, du src) is not a number: bash's "
               "arithmetic evaluates the name, and a subscript in it runs (asked); a variable "
-              "holding a number is read as a name in the folder"),
+              "holding a number is read as a name in the folder, a word whose run-time "
+              "parts are numbers as that path with 0 for each; a field is a number only "
+              "where the command always prints one and IFS splits as it prints (the last "
+              "name read takes the rest of the line: data)"),
     Construct("a file this command wrote with shown text read back ($(<f), $(cat f)); a "
               "file a static printer fills given as a program's script (awk -f <(echo ..), "
               "sed -f <(..)); a makefile on make's input with .RECIPEPREFIX", "modelled",

@@ -83,6 +83,9 @@ class Effect:
     """Files it replaces whole with output the command line does not show (``-o FILE``,
     ``find -fprint FILE``, ``mv -f SRC FILE``): an existing file is destroyed (unless it
     ``reads_first``), which a shell ``>`` with shown content is not."""
+    fetched: list[str] = field(default_factory=list)
+    """Names of files it copies in from elsewhere (``scp host:/x/app.py src/``, ``docker cp
+    web:/a.py src/``): a folder it replaces gets a file of each name."""
     reads_first: bool = False
     """It reads all its input before it opens what it ``replaces`` (``sort -o f f``,
     ``shuf -o f f``): a file it also reads is rewritten from itself, not lost. Any other

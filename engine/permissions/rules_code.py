@@ -500,6 +500,8 @@ def _cmake(e: Effect, args: list[Word]) -> None:
                      "sha256sum", "md5sum", "sha1sum", "cat"):
             e.reads.extend(w for w in rest if sub in ("compare_files", "cat") or
                            sub.endswith("sum"))
+        elif sub == "tar":  # cmake -E tar tzf a.tgz: tar's own modes and files
+            e.nested.append(("cmake -E tar", [Word.of("tar"), *rest]))
         elif sub in ("env", "time", "chdir"):
             inner = rest[1:] if sub == "chdir" else [w for w in rest
                                                      if "=" not in (w.value or "")]
@@ -634,6 +636,11 @@ def _screen(e: Effect, args: list[Word]) -> None:
         e.nested.append(("screen", args[i:]))
 
 
+_SOCAT_SENDS = frozenset({"tcp", "tcp4", "tcp6", "tcp-connect", "udp", "udp4", "udp6",
+                          "udp-sendto", "openssl", "openssl-connect", "ssl", "sctp"})
+_LOCAL_HOSTS = frozenset({"localhost", "::1"})
+
+
 def _socat(e: Effect, args: list[Word]) -> None:
     """``socat ADDR ADDR``: ``EXEC:cmd`` and ``SYSTEM:cmd`` addresses run commands."""
     e.add("network", "socat connects streams, often over the network")
@@ -643,6 +650,10 @@ def _socat(e: Effect, args: list[Word]) -> None:
             e.at_least("ask", "socat address only known at run time")
             continue
         kind, _, rest = v.partition(":")
+        host = rest.split(",", 1)[0].rpartition(":")[0].strip("[]")
+        if kind.lower() in _SOCAT_SENDS and host and host not in _LOCAL_HOSTS and \
+                not host.startswith("127."):
+            e.unseen = f"socat sends what it reads to {host}"
         if kind.lower() in ("exec", "system") and rest:
             code = rest.split(",", 1)[0] if kind.lower() == "exec" else rest.rsplit(",", 1)[0]
             e.scripts.append((f"socat {kind.upper()}:", Word.of(code)))

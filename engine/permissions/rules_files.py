@@ -267,6 +267,18 @@ _AWK_PRINT_TO = re.compile(
 """``print ... > "FILE"`` (or ``>>``) with FILE written as a string."""
 
 
+def _redirects(statement: str) -> bool:
+    """A ``>`` after ``print`` outside parentheses and brackets: its output goes to a file
+    (``print (NF > 1 ? $1 : $2)`` and ``print a[x > 1]`` compare)."""
+    m = _AWK_PRINT.search(statement)
+    depth = 0
+    for ch in statement[m.end():] if m else "":
+        depth += (ch in "([") - (ch in ")]")
+        if ch == ">" and depth <= 0:
+            return True
+    return False
+
+
 def _after(statement: str, word: re.Pattern[str], char: str) -> bool:
     """``char`` appears after the first ``word`` in the statement (linear time)."""
     m = word.search(statement)
@@ -494,7 +506,7 @@ def _awk_program(e: Effect, program: Word) -> None:
     _awk_environment(e, text)
     statements = re.split(r"[;{}\n]", text)
     targets = [_AWK_PRINT_TO.search(s) for s in statements
-               if _after(_AWK_STRINGS.sub('""', s), _AWK_PRINT, ">")]  # "a => b": text
+               if _redirects(_AWK_STRINGS.sub('""', s))]  # "a => b": text
     if not all(t and _no_file(_awk_unescape(t.group(2))) for t in targets):
         e.add("write", "awk program writes to a file")  # to a file, or one named by data
     for t in targets:

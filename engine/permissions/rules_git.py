@@ -267,8 +267,8 @@ def _git_listing(write_opts: tuple[str, ...], list_opts: tuple[str, ...],
     ``deletes``: why ``-d`` alone destroys (a tag has no merged check and no reflog)."""
 
     def rule(e: Effect, args: list[Word]) -> None:
-        o = parse_opts(args, "", frozenset({"--contains", "--points-at", "--sort",
-                                            "--format", "--merged", "--no-merged"}))
+        o = parse_opts(args, "", frozenset({"--contains", "--no-contains", "--points-at",
+                                            "--sort", "--format", "--merged", "--no-merged"}))
         if o.has(*exec_opts):
             e.add("exec", "opens an editor")
         elif "-D" in o.flags or ("-d" in o.flags and o.has("-f", "--force")) or (
@@ -663,11 +663,13 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "mv": _git_mv,
     "branch": _git_listing(("-d", "-D", "-m", "-M", "-c", "-C", "--delete", "--move", "--copy",
                             "-u", "--set-upstream-to", "--unset-upstream", "-f", "--force"),
-                           ("-l", "--list", "--contains", "--merged", "--no-merged"),
+                           ("-l", "--list", "--contains", "--no-contains", "--merged",
+                            "--no-merged", "--points-at"),
                            ("--edit-description",)),
     "tag": _git_listing(("-d", "--delete", "-a", "-s", "-m", "-f", "-u", "--annotate",
                          "--sign", "--force", "-F", "--file"),
-                        ("-l", "--list", "-n", "--contains", "--points-at", "-v", "--verify"),
+                        ("-l", "--list", "-n", "--contains", "--no-contains", "--merged",
+                         "--no-merged", "--points-at", "-v", "--verify"),
                         deletes="git tag -d deletes tags, which keep no reflog"),
     "remote": _git_remote,
     "stash": _git_stash,

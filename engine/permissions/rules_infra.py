@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from engine.permissions.effect import Effect, Rule, parse_opts, prog, teardown_verb
 from engine.permissions.inline import inline_code
+from engine.permissions.rules_network import fetched_name, uploads
 from engine.permissions.sql import ATTACHES, DB_CHANGE, judge_sql
 from engine.permissions.words import STDIN_FILES, Word
 
@@ -470,6 +471,7 @@ def _copies_out(e: Effect, args: list[Word]) -> bool:
         return False
     e.writes.append(places[1])
     e.replaces.append(places[1])
+    e.fetched.append(fetched_name(places[0].value or ""))
     return True
 
 
@@ -574,6 +576,13 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
                           "(exec plugins, helm)")
     elif verb in _KUBE_READ or (verb == "config" and len(words) > 1 and words[1] == "view"):
         e.add("network", f"{prog(e)} {verb} reads from the cluster")
+    elif verb == "cp" and _copies_out(e, _kube_places(o.positionals[1:])):
+        e.add("network", f"{prog(e)} cp copies a pod's file into this host's files")
+    elif verb == "cp" and len(places := _kube_places(o.positionals[1:])) == 2 and \
+            ":" in (places[1].value or ":") and ":" not in (places[0].value or ":"):
+        e.add("network", f"{prog(e)} cp copies a file into a pod")
+        e.reads.append(places[0])
+        uploads(e, [places[0]], [places[1]])
     elif verb == "exec":
         e.add("exec", f"{prog(e)} exec runs a command in a pod")
         cut = next((i for i, a in enumerate(args) if a.value == "--"), None)
@@ -581,6 +590,19 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
             e.nested.append((f"{prog(e)} exec", args[cut + 1:]))
     else:
         e.add("network", f"{prog(e)} {verb} changes the cluster")
+
+
+def _kube_places(args: list[Word]) -> list[Word]:
+    """The paths ``kubectl cp`` copies between, its options and their values left out."""
+    places: list[Word] = []
+    skip = False
+    for w in args:
+        if skip or (w.value or "").startswith("-"):
+            skip = not skip and (w.value or "") in ("-n", "--namespace", "-c", "--container",
+                                                    "--retries", "--context")
+            continue
+        places.append(w)
+    return places
 
 
 _RUNS_PROGRAM = frozenset({"--post-renderer", "--plugins-dir"})
@@ -685,11 +707,49 @@ def _journalctl(e: Effect, args: list[Word]) -> None:
 
 
 def _cloud(e: Effect, args: list[Word]) -> None:
-    """``aws s3 rm``, ``aws ec2 terminate-instances``, ``gcloud ... delete``: teardown."""
+    """``aws s3 rm``, ``aws ec2 terminate-instances``, ``gcloud ... delete``: teardown.
+    ``aws s3 cp``, ``gsutil cp``, ``s3cmd get``: copies between here and the cloud."""
     e.add("network", f"{prog(e)} uses the network")
     verb = teardown_verb(args, positionals=8)
     if verb is not None:
         e.add("destructive", f"{prog(e)} {verb} deletes cloud resources")
+    _cloud_copy(e, args)
+
+
+_CLOUD_COPIES = {"aws": (("s3", "cp"), ("s3", "mv")), "gsutil": (("cp",), ("mv",)),
+                 "gcloud": (("storage", "cp"), ("storage", "mv")),
+                 "s3cmd": (("get",), ("put",), ("cp",))}
+_CLOUD_VALUED = frozenset({"--profile", "--region", "--endpoint-url", "--include", "--exclude",
+                           "--acl", "--storage-class", "--content-type", "--cache-control",
+                           "--sse", "--sse-kms-key-id", "--expires", "--metadata",
+                           "--project", "-h", "-o", "-z", "-j"})
+
+
+def _cloud_copy(e: Effect, args: list[Word]) -> None:
+    """A copy whose source is in the cloud writes its local target (a file there is
+    replaced, a folder gets the object's name); one whose target is sends local files."""
+    places: list[Word] = []
+    skip = False
+    for w in args:
+        if skip or (w.value or "").startswith("-"):
+            skip = not skip and (w.value or "") in _CLOUD_VALUED
+            continue
+        places.append(w)
+    words = tuple(w.value or "" for w in places)
+    verb = next((v for v in _CLOUD_COPIES.get(prog(e), ()) if words[:len(v)] == v), None)
+    if verb is None or len(places) != len(verb) + 2:
+        return
+    source, target = places[len(verb)], places[len(verb) + 1]
+    remote = [w.value is not None and "://" in w.value for w in (source, target)]
+    if remote == [True, False] and target.value != "-":
+        e.writes.append(target)
+        e.replaces.append(target)
+        e.fetched.append(fetched_name(source.value or ""))
+        e.add("write", f"{prog(e)} {' '.join(verb)} copies a cloud object into this host's "
+                       "files")
+    elif remote == [False, True]:
+        e.reads.append(source)
+        uploads(e, [source], [target])
 
 
 _TRIVY_LOCAL = frozenset({"fs", "filesystem", "rootfs", "config", "conf"})

@@ -51,6 +51,8 @@ class Queries:
     (``keytool -cacerts``)."""
     loads: tuple[Loads, ...] = ()
     """Files in the working directory whose code the program loads."""
+    operands: bool = False
+    """Its words after the verb, not options, are files it reads (and may print)."""
     why: str = "builds, runs project code, installs or changes files"
 
 
@@ -76,6 +78,9 @@ def query_rule(name: str, fallback: Rule | None = None) -> Rule:
 
 
 def _query_options(e: Effect, q: Queries, args: list[Word]) -> None:
+    if q.operands:
+        verb = _verb([w.value or "" for w in args], q) or ()
+        e.reads.extend(w for w in args[len(verb):] if not (w.value or "").startswith("-"))
     for i, w in enumerate(args):
         if w.value in q.files and i + 1 < len(args):
             e.reads.append(args[i + 1])
@@ -208,6 +213,16 @@ QUERIES: dict[str, Queries] = {
     "mix": Queries(about=_F({"--version", "-v"})),  # mix help (and -h) loads mix.exs
     "bun": Queries(_v("pm ls", "pm bin", "pm hash-print"), _v("run", "pm cache"),
                    why="runs project code, installs or changes files"),
+    "just": Queries(needs={(): _F({"--list", "-l", "--summary", "--show", "-s", "--dump",
+                                   "--groups", "--variables", "--choose-help"})},
+                    writes=_F({"--fmt", "--evaluate", "--init", "--edit", "-e", "--choose",
+                               "--command", "-c", "--dotenv-path", "--shell-command"}),
+                    why="runs a recipe (its shell lines, backticks in its settings)"),
+    "meson": Queries(_v("introspect", "--version", "-v"), writes=_F({"--force-object-output"}),
+                     why="configures, builds, installs or changes a build folder"),
+    "nix-instantiate": Queries(needs={(): _F({"--parse"})}, operands=True),
+    "taplo": Queries(needs={("fmt",): _F({"--check"}), ("format",): _F({"--check"})},
+                     operands=True),
 }
 """Per program: what of its command lines only reads (``Queries``)."""
 

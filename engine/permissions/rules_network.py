@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
@@ -57,7 +58,7 @@ def _curl(e: Effect, args: list[Word]) -> None:
             e.reads.append(sent)
             sent_files.append(sent)
         sends_input = sends_input or bool(re.match(r"^(?:[^=@<]*=)?[@<]-(?:;|$)", w.value or ""))
-    _uploads(e, [*sent_files, *([Word(None, "its input", "other")] if sends_input else [])],
+    uploads(e, [*sent_files, *([Word(None, "its input", "other")] if sends_input else [])],
              o.positionals)
     _sends_unseen(e, [*o.positionals, *o.all("-d", "--data", "--data-binary", "--data-raw",
                                              "--data-urlencode", "--json", "-F", "--form")],
@@ -99,7 +100,7 @@ def _remote_names(o: Opts) -> list[Word]:
 _LOCAL_URL = re.compile(r"^(?:\w+://)?(?:localhost|127\.\d+\.\d+\.\d+|\[::1\])(?:[:/]|$)")
 
 
-def _uploads(e: Effect, files: list[Word], urls: list[Word]) -> None:
+def uploads(e: Effect, files: list[Word], urls: list[Word]) -> None:
     """A file sent to another machine leaves it for good: under ``--approval auto`` only a
     person may send one (to this machine's own addresses it stays); so may what it reads on
     its input (``--data-binary @-``, ``-T -``), which the command line does not show."""
@@ -141,7 +142,7 @@ def _wget(e: Effect, args: list[Word]) -> None:
     e.writes.extend(o.all("-P", "--directory-prefix"))
     e.reads.extend(o.all("-i", "--input-file", "--post-file", "--body-file", "--load-cookies",
                          "--certificate", "--private-key", "--ca-certificate"))
-    _uploads(e, o.all("--post-file", "--body-file"), o.positionals)
+    uploads(e, o.all("--post-file", "--body-file"), o.positionals)
     _sends_unseen(e, [*o.positionals, *o.all("--post-data", "--body-data")], o.positionals)
 
 
@@ -214,12 +215,19 @@ def _remote_copy(e: Effect, args: list[Word]) -> None:
     if local and o.positionals and local[-1] is o.positionals[-1] and not dry:
         e.writes.append(local[-1])
         e.replaces.append(local[-1])  # a file there is copied over
+        e.fetched.extend(fetched_name(w.value) for w in o.positionals[:-1]
+                         if w.value is not None and _remote_spec(w.value))
         local = local[:-1]
     e.reads.extend(local)
     dest = o.positionals[-1] if len(o.positionals) > 1 else None
     if dest is not None and (dest.value is None or _remote_spec(dest.value)) and local and \
             not dry:  # scp f host:, rsync dist/ host:/srv: the files leave this machine
-        _uploads(e, local, [dest])
+        uploads(e, local, [dest])
+
+
+def fetched_name(spec: str) -> str:
+    """The name a copy from ``HOST:PATH`` (``s3://b/k``, ``pod:/p``) gives its file."""
+    return posixpath.basename(spec.partition(":")[2].rstrip("/")) or ""
 
 
 def _remote_spec(v: str) -> bool:
@@ -952,7 +960,7 @@ def _gh(e: Effect, args: list[Word]) -> None:
     files = _gh_uploads(args)
     if files:  # gh gist create f, gh release upload TAG f: the files leave this machine
         e.reads.extend(files)
-        _uploads(e, files, [])
+        uploads(e, files, [])
 
 
 def _gh_uploads(args: list[Word]) -> list[Word]:
@@ -1026,7 +1034,27 @@ _REGISTRY_QUERIES: dict[str, tuple[Mapping[str, frozenset[str]], frozenset[str]]
 """What ``_asks_registry`` wraps each program's rule with."""
 
 
+def _netcat(e: Effect, args: list[Word]) -> None:
+    """``nc HOST PORT`` sends what it reads to HOST, which the command line does not show:
+    only a person may send it (a scan, ``-z``, sends nothing; ``-l`` listens here).
+    ``-e PROG``/``-c CMD`` run a program with the connection as its input and output."""
+    e.add("network", f"{prog(e)} uses the network")
+    o = parse_opts(args, "pswixXqIOTVMmecbP" if prog(e) != "telnet" else "lbenX", frozenset({
+        "--exec", "--sh-exec", "--source-port", "--source", "--wait", "--proxy"}))
+    if prog(e) != "telnet" and o.has("-c", "--sh-exec", "-e", "--exec"):
+        e.at_least("deny", f"{prog(e)} -e hands a program to the connection: the other end "
+                           "drives it (a remote shell)")
+    for code in o.all("-c", "--sh-exec") if prog(e) != "telnet" else ():
+        e.scripts.append((f"{prog(e)} -c", code))
+    hosts = o.positionals[:1]
+    if o.has("-z", "-l", "--listen", "--zero") and prog(e) != "telnet":
+        return
+    if hosts and not all(_LOCAL_URL.match(w.value or "") for w in hosts):
+        e.unseen = f"{prog(e)} sends what it reads to {hosts[0].shown}"
+
+
 RULES: dict[str, Rule] = {
+    "nc": _netcat, "ncat": _netcat, "netcat": _netcat, "telnet": _netcat,
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
     "ssh": _ssh, "sftp": _remote_copy,
     "pip": _pip, "pip3": _pip, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn_rule,

@@ -121,9 +121,33 @@ def _ldconfig(e: Effect, args: list[Word]) -> None:
         e.add("exec", "ldconfig rebuilds the linker's cache of libraries")
 
 
+def _fuser(e: Effect, args: list[Word]) -> None:
+    """``fuser -v FILE``, ``fuser -n tcp 8000`` show which processes use a file or port;
+    ``-k`` (in any cluster of letters, or ``--kill``) sends them a signal."""
+    kills = any(w.value is None or w.value == "--kill" or re.fullmatch(
+        r"-[a-zA-Z]*k[a-zA-Z]*", w.value) for w in args)
+    if kills:
+        e.add("write", "fuser -k stops the processes it finds")
+        e.at_least("ask", "")
+
+
+_ANALYZE_SHOWS = _F({"calendar", "timestamp", "timespan", "time", "blame", "critical-chain",
+                     "unit-paths", "condition", "syscall-filter", "capability", "exit-status"})
+"""``systemd-analyze`` verbs that compute or print boot facts (not ``log-level X``, ``dump``
+of every unit's settings, ``security`` or ``verify`` loading unit files)."""
+
+
+def _systemd_analyze(e: Effect, args: list[Word]) -> None:
+    verb = next((w.value for w in args if not (w.value or "-").startswith("-")), None)
+    if verb not in _ANALYZE_SHOWS or any(w.value is None for w in args):
+        e.add("exec", f"systemd-analyze {verb or ''} is not modelled".replace("  ", " "))
+        e.at_least("ask", "")
+
+
 RULES: dict[str, Rule] = {
     "ip": _ip, "ldconfig": _ldconfig, "sysctl": _sysctl, "dmesg": _dmesg,
-    "findmnt": _findmnt, "getent": _getent,
+    "findmnt": _findmnt, "getent": _getent, "fuser": _fuser,
+    "systemd-analyze": _systemd_analyze, "pg_config": plain(),
     **dict.fromkeys(("top", "pstree", "lsns", "lslocks", "lsipc", "lsmem", "users", "hostid",
                      "pwdx", "pmap", "systemd-detect-virt", "lsb_release"), plain()),
 }

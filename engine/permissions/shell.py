@@ -32,12 +32,12 @@ from typing import Any, NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from engine.permissions.columns import EVERY, NONE, Columns, columns_after
 from engine.permissions.constructs import (
     ARITHMETIC_TEST_OPS,
     IMPLICIT_FUNCTIONS,
     MODELLED_NODES,
     names_printed,
-    numbers_printed,
     opaque_builtin,
     shell_code_var,
 )
@@ -428,6 +428,8 @@ class _Ctx:
     """Standard input comes from the previous command of a pipeline."""
     stdin: Word | None = None
     """Standard input is this here-doc or here-string."""
+    numbered: Columns = NONE
+    """Standard input's lines begin with numbers (``uniq -c | while read -r n w``)."""
     truncate: bool = False
     """The redirections belong to a command that writes nothing: ``>`` empties the file."""
     moves: bool = False
@@ -809,9 +811,10 @@ class _Walker(PathJudge, ShellValues):
                     self.exports_functions and named.get(body.id, "ls") in RULES):
                 self.argv0, self.positional = "bash", None
                 with self._may_not_run():
-                    self._visit(body, replace(where, piped=False, stdin=None))
+                    self._visit(body, replace(where, piped=False, stdin=None, numbered=NONE))
                     for redirect in self.redirects.get(named.get(body.id, ""), ()):
-                        self._visit(redirect, replace(where, piped=False, stdin=None))
+                        self._visit(redirect, replace(where, piped=False, stdin=None,
+                                                      numbered=NONE))
 
     def _extglob(self, text: str, via: str, depth: int, args: list[Word] | None) -> bool:
         """``shopt -s extglob`` patterns (``/usr/bin/@(rm)``, ``ls !(x).py``), which the
@@ -1101,8 +1104,10 @@ class _Walker(PathJudge, ShellValues):
                 words = cased_values(self.cased[name], words)
             if name in self.integers:  # declare -i c; for c in EXPR: each is evaluated
                 self._integer_values(name, words)
-            if words is None and values and all(self._indices(v, ctx) for v in values):
-                self.numeric.add(name)  # for i in "${!a[@]}": the indices, numbers
+            if words is None and values and all(self._indices(v, ctx) or (
+                    v.type == "command_substitution" and self._numeric_output(v, ctx))
+                                                for v in values):
+                self.numeric.add(name)  # for i in "${!a[@]}", $(seq -w 9): numbers
             if words is not None and words and all(
                     not any(c in w for c in "{},") for w in words):
                 self.loops[name] = words
@@ -1669,6 +1674,29 @@ class _Walker(PathJudge, ShellValues):
         """A substitution that prints object names only (``constructs.names_printed``)."""
         return names_printed(*self._last_command(node, ctx))
 
+    def _columns(self, stages: Sequence[Node], ctx: _Ctx) -> Columns:
+        """The numeric columns of what ``stages`` print (``columns.py``): those of the last
+        producer, through filters that keep lines (``sort | uniq -c | sort -rn``)."""
+        found = NONE
+        for stage in stages:
+            program, words = self._statement_words(stage, ctx)
+            found = columns_after(program, words, found) if program else NONE
+        return found
+
+    def _fed_columns(self, redirect: Node, ctx: _Ctx) -> Columns:
+        """``< <(git diff --numstat)``: the numeric columns of what the substitution
+        prints; none for a file or a here-string."""
+        dest = redirect.child_by_field_name("destination")
+        if redirect.type != "file_redirect" or dest is None or \
+                dest.type != "process_substitution" or not _text(dest, ctx).startswith("<"):
+            return NONE
+        inner = [c for c in dest.named_children if c.type != "comment"]
+        if len(inner) != 1:
+            return NONE
+        stages = [c for c in inner[0].named_children if c.type != "comment"] if \
+            inner[0].type == "pipeline" else inner
+        return self._columns(stages, ctx)
+
     def _numeric_output(self, node: Node, ctx: _Ctx) -> bool:
         """A substitution whose last command prints a number (``$(wc -l < f)``), or a list
         whose every command prints a number or nothing (``$(grep -c x "$f" || true)``)."""
@@ -1676,12 +1704,19 @@ class _Walker(PathJudge, ShellValues):
         if len(inner) == 1 and inner[0].type == "list":
             return all(self._prints_number(part, ctx) for part in inner[0].named_children
                        if part.type != "comment")
-        return numbers_printed(*self._last_words(node, ctx))
+        return len(inner) == 1 and self._prints_number(inner[0], ctx, alone=True)
 
-    def _prints_number(self, statement: Node, ctx: _Ctx) -> bool:
-        """One command of a list: it prints a number, or nothing (``true``, ``:``)."""
+    def _prints_number(self, statement: Node, ctx: _Ctx, alone: bool = False) -> bool:
+        """One command of a list: it prints numbers (``wc -l < f | tr -d ' '``), or nothing
+        (``true``, ``:``)."""
+        stages = [c for c in statement.named_children if c.type != "comment"] if \
+            statement.type == "pipeline" else [statement]
+        if self._columns(stages, ctx).count == EVERY:
+            return True
+        if alone:
+            return False
         program, words = self._statement_words(statement, ctx)
-        return (bool(program) and numbers_printed(program, words)) or (
+        return (
             program in (":", "true", "false") and not words) or (
             program == "echo" and bool(words) and all(
                 w.value is not None and w.value.isdigit() for w in words))  # || echo 0
@@ -1709,7 +1744,7 @@ class _Walker(PathJudge, ShellValues):
         start = next((c for c in node.named_children if c.type == "heredoc_start"), None)
         quoted = start is not None and _text(start, ctx)[:1] in ("'", '"', "\\")
         for child in node.named_children:
-            self._visit(child, replace(ctx, piped=True, stdin=None)
+            self._visit(child, replace(ctx, piped=True, stdin=None, numbered=NONE)
                         if child.type == "pipeline" else ctx)
             if child.type == "heredoc_body" and not quoted:
                 self._backquoted(_text(child, ctx), ctx)
@@ -1766,6 +1801,24 @@ class _Walker(PathJudge, ShellValues):
             if name is not None and ("f" in flags or not self._static_variable(name)):
                 self.bodies.pop(name, None)
 
+    def _unset_elements(self, node: Node, w: Word, ctx: _Ctx) -> None:
+        """``unset "a[$k]"`` with ``k`` only known at run time, or holding several values:
+        bash evaluates an indexed array's subscript as arithmetic (a ``$(..)`` in it runs),
+        and expands a map's key again."""
+        name = w.text.lstrip("\"'").partition("[")[0]
+        values = self._static(node, ctx)
+        if values is None:
+            self.unnamed.append(f"unset {w.text}: the subscript, only known at run time, is "
+                                "evaluated (a substitution in it would run)")
+            return
+        for value in values:
+            index = value.partition("[")[2].rpartition("]")[0]
+            if name not in self.assoc:
+                self._arithmetic_text(index, "unset of an element")
+            elif re.search(r"[$`]", index):
+                self.run(f": {index}", "unset of an element's key", ctx.depth + 1,
+                         shell=ctx.shell)
+
     def _unset(self, node: Node, ctx: _Ctx) -> None:
         """``unset c``: ``$c`` may now expand to nothing (the next word becomes the program);
         ``unset 'a[0]'`` leaves an array whose elements are no longer known."""
@@ -1776,7 +1829,9 @@ class _Walker(PathJudge, ShellValues):
         if any(w.value is not None and w.value.startswith("-") and "f" in w.value
                for w in words):
             return
-        for w in words:
+        for child, w in zip(node.named_children, words, strict=True):
+            if w.value is None and re.match(r"[\"']?[A-Za-z_]\w*\[", w.text):
+                self._unset_elements(child, w, ctx)
             name, _, index = (w.value or "").partition("[")
             if name == "IFS" and not index:
                 self.ifs = " \t\n"  # unset IFS: the default splitting again
@@ -1819,7 +1874,7 @@ class _Walker(PathJudge, ShellValues):
         the outer command writes into it, like the next stage of a pipeline."""
         fed = node.type == "process_substitution" and _text(node, ctx).startswith(">")
         start = len(self.entries)
-        self._in_subshell(node, replace(ctx, piped=fed, stdin=None))
+        self._in_subshell(node, replace(ctx, piped=fed, stdin=None, numbered=NONE))
         if node.type == "command_substitution" and self._numeric_output(node, ctx):
             self.counts.add(_text(node, ctx))  # let n+=$(wc -l < f): a number
         if node.type == "command_substitution" and self._names_output(node, ctx):
@@ -1845,7 +1900,8 @@ class _Walker(PathJudge, ShellValues):
                 Word.of(printed)
             fetched = ctx.fetched or any(e["risk"] == "network" for e in self.entries[start:])
             staged = replace(ctx, piped=i > 0 or ctx.piped, listed=listed, stdin=stdin,
-                             fetched=fetched)  # curl .. | tee f: f holds the download
+                             fetched=fetched,  # curl .. | tee f: f holds the download
+                             numbered=self._columns(stages[:i], ctx))
             before = self._static_argv(stages[self._source(stages, i, ctx)], ctx) if i else None
             after = self._static_argv(child, ctx) if before is not None else None
             why = pipe_discards(before, after) if before and after else None
@@ -2208,22 +2264,24 @@ class _Walker(PathJudge, ShellValues):
         if body is not None:
             outer = (self.argv0, self.positional)
             self.argv0, self.positional = "bash", None
-            self._visit(body, replace(ctx, piped=False, stdin=None))
+            self._visit(body, replace(ctx, piped=False, stdin=None, numbered=NONE))
             self.argv0, self.positional = outer
 
     def _redirected(self, node: Node, ctx: _Ctx) -> None:
-        stdin = ctx.stdin
+        stdin, numbered = ctx.stdin, ctx.numbered
         body = node.child_by_field_name("body")
         for child in node.named_children:  # a here-string has no field name in the grammar
             if child.type.endswith("redirect") and (body is None or child.id != body.id):
-                stdin = self._stdin_of(child, ctx) or stdin
+                given = self._stdin_of(child, ctx)
+                stdin, numbered = (given, self._fed_columns(child, ctx)) if given else (
+                    stdin, numbered)
         silent = body is None or self._writes_nothing(body, ctx) or self._opens_only(node, ctx)
         read = self._read_back(node, ctx)
         moves = body is not None and self._moves_folder(body, ctx)  # before the walk moves
         fetched = False
         if body is not None:  # first: what it ran tells whether it printed anything
             start = len(self.entries)
-            self._visit(body, replace(ctx, stdin=stdin))
+            self._visit(body, replace(ctx, stdin=stdin, numbered=numbered))
             fetched = any(e["risk"] == "network" for e in self.entries[start:])
             if body.type == "pipeline":  # a | b > f: only b writes to f
                 start = max(start, self.last_stage)
@@ -2474,7 +2532,7 @@ class _Walker(PathJudge, ShellValues):
         if var in self.integers:
             self._integer_assignment(var, node, ctx)
         self._command_variable(node, ctx)
-        self._children(node, replace(ctx, piped=False, stdin=None))
+        self._children(node, replace(ctx, piped=False, stdin=None, numbered=NONE))
         value = _text(node, ctx).partition("=")[2]
         if any(d in value for d in self.downloads) or self._names_download(value):
             self.downloaded.add(var)  # c=$(curl ..): c holds downloaded text
@@ -2736,7 +2794,7 @@ class _Walker(PathJudge, ShellValues):
         op = _redirect_op(node, ctx)
         dest = node.child_by_field_name("destination")
         for child in node.named_children:
-            self._visit(child, replace(ctx, piped=False, stdin=None))
+            self._visit(child, replace(ctx, piped=False, stdin=None, numbered=NONE))
         if dest is None or dest.type == "process_substitution":
             return
         word = self._word(dest, ctx)
@@ -2976,7 +3034,7 @@ class _Walker(PathJudge, ShellValues):
         fds = [_fd_variable(a, ctx) for a in arg_nodes]
         self.numeric.update(f for f in fds if f)  # exec {fd}<F: fd holds a number
         arg_nodes = [a for a, f in zip(arg_nodes, fds, strict=True) if not f]
-        stdin = ctx.stdin
+        stdin, numbered = ctx.stdin, ctx.numbered
         assigned: list[str] = []
         exported: dict[str, list[str] | None] = {}
         redirect_ctx: _Ctx | None = None  # > a.txt : is : > a.txt (worked out once)
@@ -2987,15 +3045,17 @@ class _Walker(PathJudge, ShellValues):
                 value = child.child_by_field_name("value")
                 exported[assigned[-1]] = self._static(value, ctx) if value is not None else [""]
                 self._command_variable(child, ctx)
-                self._children(child, replace(ctx, piped=False, stdin=None))
+                self._children(child, replace(ctx, piped=False, stdin=None, numbered=NONE))
             elif child.type in ("herestring_redirect", "heredoc_redirect", "file_redirect"):
-                stdin = self._stdin_of(child, ctx) or stdin
+                fed = self._stdin_of(child, ctx)
+                stdin, numbered = (fed, self._fed_columns(child, ctx)) if fed else (
+                    stdin, numbered)
                 redirect_ctx = redirect_ctx or replace(
                     ctx, truncate=name_node is not None and self._writes_nothing(node, ctx),
                     moves=self._moves_folder(node, ctx), read_back=self._read_back(node, ctx))
                 self._visit(child, redirect_ctx)
             else:
-                self._visit(child, replace(ctx, piped=False, stdin=None))
+                self._visit(child, replace(ctx, piped=False, stdin=None, numbered=NONE))
         if name_node is None:
             return
         if _text(name_node, ctx) in ("{", "}"):  # ! { ..; }: the grammar has no such group
@@ -3022,7 +3082,8 @@ class _Walker(PathJudge, ShellValues):
         env = self._handed_environment(exported)
         for words in alternatives:  # GIT_CONFIG_KEY_0=core.pager .. git: git -c core.pager=..
             given = options_from_environment(program_name(words[0]), env) if words else []
-            self._simple([*words, *given, *argv[1:]], replace(ctx, stdin=stdin), assigned,
+            self._simple([*words, *given, *argv[1:]], replace(ctx, stdin=stdin,
+                                                              numbered=numbered), assigned,
                          floor_reasons, exported)
         self._last_argument([*alternatives[-1], *argv[1:]])
 
@@ -3576,7 +3637,7 @@ class _Walker(PathJudge, ShellValues):
         ifs = (exported or {}).get("IFS", [self.ifs or ""]) if self.ifs is not None or (
             "IFS" in (exported or {})) else None
         self._builtin(e, ctx.stdin or (_paths_under(ctx.listed) if ctx.listed else None),
-                      ifs[0] if ifs is not None and len(ifs) == 1 else None)
+                      ifs[0] if ifs is not None and len(ifs) == 1 else None, ctx.numbered)
         self._reads_decoded(e, ctx)
         if "IFS" in self.unknown or "IFS" in self.known:  # printf -v IFS, read IFS
             self.ifs = self._ifs_value()
@@ -3735,7 +3796,8 @@ class _Walker(PathJudge, ShellValues):
         leaves = self.leaves
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin, shell=ctx.shell))
         for redirect in self.redirects.get(name, ()):
-            self._visit(redirect, replace(where, piped=False, stdin=None, shell=ctx.shell))
+            self._visit(redirect, replace(where, piped=False, stdin=None, numbered=NONE,
+                                          shell=ctx.shell))
         sure = self._set_for_sure(_text(body, where)) if self.leaves == leaves else set()
         self._join(values)  # local x=v ends with the call: a value before may still hold
         self.maybe_unset -= sure
@@ -3860,16 +3922,16 @@ class _Walker(PathJudge, ShellValues):
             elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
                 lines = _fed_lines(nested, ctx.stdin.value)
                 for line in lines:  # xargs -I R: one command per input line
-                    self._simple(line, replace(ctx, via=how, piped=False, stdin=None,
+                    self._simple(line, replace(ctx, via=how, piped=False, stdin=None, numbered=NONE,
                                                listed=(), child=True))
                 if lines:
                     continue
                 nested = _fed_words(nested, ctx.stdin.value)
-            self._simple(nested, replace(ctx, via=how, piped=False, stdin=None, listed=(),
-                                         child=True))
+            self._simple(nested, replace(ctx, via=how, piped=False, stdin=None,
+                                         numbered=NONE, listed=(), child=True))
         for how, nested, start in e.nested_under:  # find -execdir: in each file's folder
             self._in_folders_under(start.value, nested, replace(
-                ctx, via=how, piped=False, stdin=None, listed=(), child=True))
+                ctx, via=how, piped=False, stdin=None, numbered=NONE, listed=(), child=True))
 
     def _in_folders_under(self, start: str | None, argv: list[Word], ctx: _Ctx) -> None:
         """``argv`` judged in every folder under ``start`` (from each folder the command may
@@ -4165,8 +4227,19 @@ class _Walker(PathJudge, ShellValues):
                 e = other
         return e
 
-    def _number_only(self, text: str) -> bool:
-        return self._holds_a_number(text)
+    def _numbered(self, text: str) -> str | None:
+        """The path a word names when its only parts known at run time are numbers
+        (``/proc/"$(pgrep -o app)"/status``, ``logs/run-$n.txt``): each written as ``0``."""
+        if self._holds_a_number(text):
+            return "0"
+        out = text
+        for sub in sorted(self.counts, key=len, reverse=True):
+            out = out.replace(sub, "0")
+        out = re.sub(r"\$(?:\$|!|\{\$\})|\$\{?([A-Za-z_]\w*)\}?", lambda m: "0" if (
+            m.group(1) is None or self._holds_a_number(f"${m.group(1)}")) else m.group(0), out)
+        out = out.replace('"', "")
+        return out if out != text.replace('"', "") and re.fullmatch(r"[\w./+:@%-]+", out) \
+            else None
 
     def _untouched_env(self) -> Mapping[str, str]:
         """The base environment's variables this command never sets: their values are the

@@ -41,6 +41,21 @@ UNKNOWN_PUSH: Pushed = ((None,), True)
 
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
+_SYSTEM_FACT = re.compile(
+    r"/proc/\d+/(?:status|stat|statm|limits|comm|cgroup|cmdline|oom_score|io|sched|wchan|"
+    r"net/(?:tcp|udp|unix|dev|route|sockstat)6?)|"
+    r"/proc/(?:sys/(?:kernel|fs|net|vm)/[\w./-]+|"
+    r"stat|vmstat|diskstats|swaps|filesystems|partitions|pressure/(?:cpu|memory|io))|"
+    r"/sys/fs/cgroup/[\w.-]+\.(?:max|current|stat|events|peak|controllers|weight)")
+"""Files of the kernel's that say how a process or the system is doing, as ``ps``, ``ss``
+and ``free`` print (not ``/proc/N/environ``, a process's secrets)."""
+
+
+def system_fact(path: str) -> bool:
+    """A file that says what system this is or how it is doing: read like the workspace."""
+    return path in SYSTEM_FACTS or _SYSTEM_FACT.fullmatch(path) is not None
+
+
 SYSTEM_FACTS = frozenset({
     "/etc/os-release", "/usr/lib/os-release", "/etc/lsb-release", "/etc/debian_version",
     "/etc/redhat-release", "/etc/alpine-release", "/etc/issue", "/etc/hostname",
@@ -163,7 +178,7 @@ class PathJudge:
         d2, r2 = self._judge_paths(e.writes, True)
         chdir = [self._previous(e, w) for w in e.chdir]
         d3, r3 = self._judge_paths(chdir, False)
-        replaced = [*self._replaced(e), *self._checkout_of_file(e)]
+        replaced = [*self._replaced(e), *self._checkout_of_file(e), *self._moved_tag(e)]
         shadowed = [*self._shadowed(e), *self._included(e)]
         if moves_shell and e.argv and e.argv[0].value == "dirs" and any(
                 w.value is None or (w.value[:1] == "-" and "c" in w.value) for w in e.argv[1:]):
@@ -364,6 +379,31 @@ class PathJudge:
                         "uncommitted changes are lost"]
         return []
 
+    def _moved_tag(self, e: Effect) -> list[str]:
+        """``git tag -f v1.0``: a tag that exists is moved, and tags keep no reflog, so
+        where it pointed is lost (as with ``git tag -d``); a new name is only created."""
+        words = [w.value for w in e.argv[1:]]
+        if not e.argv or program_name(e.argv[0]) != "git" or None in words or \
+                "tag" not in words:
+            return []
+        before, rest = words[:words.index("tag")], [str(w) for w in words[words.index("tag")
+                                                                           + 1:]]
+        if any(w not in ("-c", "--no-pager", "-P") and not re.fullmatch(r"\w[\w.-]*=.*", w or "")
+               for w in before if w):
+            return []  # git -C dir tag: another repository
+        flags = "".join(w[1:] for w in rest if re.fullmatch(r"-[a-zA-Z]+", w))
+        if not ("f" in flags or "--force" in rest) or set(flags) & set("dlv") or {
+                "--delete", "--list", "--verify"} & set(rest):
+            return []
+        names = [w for i, w in enumerate(rest) if not w.startswith("-") and not (
+            i > 0 and (rest[i - 1] in ("-m", "-F", "-u", "--message", "--file", "--local-user",
+                                       "--cleanup") or re.fullmatch(r"-[a-zA-Z]*[mFu]",
+                                                                    rest[i - 1])))]
+        if names and _has_tag(os.path.join(os.path.realpath(self.ws), ".git"), names[0]):
+            return [f"git tag -f {names[0]} moves the tag {names[0]}, which keeps no reflog: "
+                    "where it pointed is lost"]
+        return []
+
     def _replaced_files(self, w: Word, e: Effect) -> list[tuple[str, str]]:
         """The files replacing ``w`` replaces: itself, or for a folder (``cp -f y/a.txt .``,
         ``-t DIR``) the file of each source's name in it."""
@@ -377,6 +417,8 @@ class PathJudge:
                 if source is not w and source.value and not source.expandable and name and \
                         name not in (".", ".."):
                     out.append((f"{w.shown.rstrip('/')}/{name}", os.path.join(path, name)))
+            out.extend((f"{w.shown.rstrip('/')}/{name}", os.path.join(path, name))
+                       for name in e.fetched if name not in ("", ".", ".."))
         return out
 
     def holds_work(self, path: str) -> str:
@@ -476,16 +518,17 @@ class PathJudge:
             decision = strictest(decision, d)
         return decision, reasons
 
-    def _number_only(self, text: str) -> bool:
-        """Whether the word is one variable that holds a number (the walker knows)."""
-        return False
+    def _numbered(self, text: str) -> str | None:
+        """The path a word names when what is only known at run time in it is numbers,
+        each written ``0`` (the walker knows); None otherwise."""
+        return None
 
     def _judge_word(self, w: Word, for_write: bool) -> tuple[DecisionValue, str]:
         if w.value is None and w.dynamic == "subst" and w.text.startswith(("<(", ">(")):
             return "allow", ""  # a pipe to or from a command judged on its own
-        if w.value is None and not for_write and self._number_only(w.text):
-            return self._judge_word(Word("0", w.text), for_write)  # lsof -p "$pid": digits,
-            # a name in the working folder at most
+        if w.value is None and not for_write and (numbered := self._numbered(w.text)):
+            return self._judge_word(Word(numbered, w.text), for_write)  # lsof -p "$pid":
+            # digits, a name in the working folder at most; /proc/"$pid"/status
         if w.value is None:
             return self._judge_unknown(w, for_write)
         if w.value.startswith("~/") and w.text == w.value:  # a rule's own ~/.ssh/known_hosts
@@ -576,7 +619,7 @@ class PathJudge:
                 if for_write and (fd := stream_descriptor(v.resolved)) is not None:
                     self.stream_writes.append((fd, path))
                 continue
-            if not for_write and v.resolved in SYSTEM_FACTS:
+            if not for_write and system_fact(v.resolved):
                 self.facts.append(v.resolved)
                 continue
             if not v.inside and v.resolved and holds_credentials(v.resolved):
@@ -602,6 +645,22 @@ class PathJudge:
                     return True
         return False
 
+
+
+def _has_tag(gitdir: str, name: str) -> bool:
+    """Whether the repository has the tag ``name``; unreadable tags count as one."""
+    if os.path.lexists(os.path.join(gitdir, "refs", "tags", name)):
+        return True
+    if os.path.isfile(gitdir):  # a worktree's .git file: its tags are elsewhere
+        return True
+    try:
+        with open(os.path.join(gitdir, "packed-refs"), encoding="utf-8",
+                  errors="replace") as f:
+            return any(line.rstrip("\n").endswith(f" refs/tags/{name}") for line in f)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def _names_ref(gitdir: str, name: str) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engine.permissions.columns import NONE, Columns
 from engine.permissions.constructs import arithmetic_problem, hash_mapping, opaque_builtin
 from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_name
 from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
@@ -506,11 +507,12 @@ class ShellValues:
             return None
         return []
 
-    def _builtin(self, e: Effect, stdin: Word | None = None, ifs: str | None = " \t\n"
-                 ) -> None:
+    def _builtin(self, e: Effect, stdin: Word | None = None, ifs: str | None = " \t\n",
+                 numbered: Columns = NONE) -> None:
         """Builtins that set variables, evaluate arithmetic or hide a program. ``stdin`` is
         what the command reads (a here-string, a here-doc), ``ifs`` the field separators
-        ``read`` splits at (None: only known at run time)."""
+        ``read`` splits at (None: only known at run time), ``numbered`` the fields of its
+        lines that are numbers."""
         name = program_name(e.argv[0]) if e.argv else ""
         args = [w.value for w in e.argv[1:]]
         why = None if self._hashed(name, args) else opaque_builtin(name, args)
@@ -536,7 +538,7 @@ class ShellValues:
         elif name in ("read", "mapfile", "readarray", "printf"):
             self._sets_names(name, e)
             if name != "printf":
-                self._read_values(name, e.argv[1:], stdin, ifs)
+                self._read_values(name, e.argv[1:], stdin, ifs, numbered)
         elif name == "getopts":
             self._getopts(args)
             self.numeric.add("OPTIND")  # the index of the next argument, set by getopts
@@ -623,7 +625,7 @@ class ShellValues:
             self._may_hold(target, None if values is None else [v or "" for v in values])
 
     def _read_values(self, name: str, args: list[Word], stdin: Word | None,
-                     ifs: str | None) -> None:
+                     ifs: str | None, numbered: Columns = NONE) -> None:
         """``read a b <<< 'x y'``, ``mapfile -t a <<E``: the names hold the input's fields
         or lines when the input is static. Any of its lines may be the one read (a loop
         reads them in turn), so each is a possible value."""
@@ -655,6 +657,9 @@ class ShellValues:
                 self._not_numeric(var)
                 if var in self.integers:
                     self._integer_values(var, None)
+                if numbered.numeric(names.index(w), len(names), ifs) and not o.has(
+                        "-n", "-N", "-d", "-u"):
+                    self.numeric.add(var)  # uniq -c | while read -r n w: n is a count
                 continue
             at = names.index(w)
             self._may_hold(var, [_fields(line, ifs, len(names))[at]

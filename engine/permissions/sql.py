@@ -50,7 +50,8 @@ _READ_FIRST = frozenset({"select", "with", "explain", "show", "describe", "desc"
                          ".dbinfo", ".show", ".print", ".echo", ".fullschema", ".indices",
                          ".version", ".stats", ".changes", ".eqp", ".lint", ".bail",
                          ".databases", ".quit", ".exit", ".help", ".timer", ".width",
-                         ".nullvalue", ".separator", "help", "status", "\\s", "\\gset",
+                         ".nullvalue", ".separator", ".sha3sum", ".expert", ".recover",
+                         ".vfsinfo", ".vfsname", "help", "status", "\\s", "\\gset",
                          "\\gdesc", "\\x", "\\timing", "\\pset", "\\echo", "\\set",
                          "\\a", "\\t", "\\g", "\\gx", "\\d+", "\\dt+", "\\sf", "\\sv",
                          "\\c", "\\connect", "\\encoding", "\\dx", "\\ds", "\\dp"})
