@@ -1516,6 +1516,12 @@ def test_python_m_inspect_reads_a_standard_module_unless_its_folder_plants_one(
     ("taskset -p 0x1 1", "ask"), ("taskset -p 1", "allow"), ("ionice -c3 -p 1", "ask"),
     ("ionice -p 1", "allow"), ("prlimit -p 1 --nofile=10", "ask"), ("chrt -p 1", "allow"),
     ("taskset -c 0 ls", "allow"), ("ionice -c3 rm -rf src", "deny"),
+    # ss's words are a filter, not paths; one only known at run time may be an option
+    ("ss -ltnp state listening 'sport = :8000'", "allow"),
+    ("jq -r .port a.json | xargs -I{} ss -ltnp 'sport = :{}'", "allow"),
+    ("read -r f < a.txt; ss \"$f\"", "ask"), ("ss -F /etc/shadow", "ask"),
+    # prlimit shows the limits named without a value, sets those given one
+    ("prlimit --pid \"$(pgrep -o app)\" --nofile", "allow"), ("prlimit -p 1 -n1024", "ask"),
 ])
 def test_options_that_delete_refs_or_act_on_the_system_are_not_reads(
         workspace: Path, command: str, expected: str) -> None:
@@ -1742,6 +1748,9 @@ def test_registry_queries_leave_the_machine(workspace: Path, command: str,
     ("awk '{ print a[$1 > 2], ($2 > 0) }' data.csv", "allow"),
     ("awk '{ print ($1) > \"out.txt\" }' data.csv", "ask"),
     ("awk '{ printf(\"%s\\n\", $1) > $2 }' data.csv", "ask"),
+    # xmllint loads what a document names only when asked to (a DTD, an entity)
+    ("xmllint --noout a.xml", "allow"), ("xmllint --noout --valid a.xml", "ask"),
+    ("xmllint --nonet --noent a.xml", "ask"), ("xmllint --xinclude a.xml", "ask"),
 ])
 def test_more_everyday_forms(workspace: Path, command: str, expected: str) -> None:
     assert decision(workspace, command) == expected, command

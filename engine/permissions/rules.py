@@ -43,7 +43,7 @@ from engine.permissions.effect import (
     teardown_verb,
 )
 from engine.permissions.shell_paths import NULL_DEVICES
-from engine.permissions.words import Word
+from engine.permissions.words import INPUT_VAR, Word
 
 
 def analyze(argv: list[Word], inherited: Mapping[str, str] | None = None) -> Effect:
@@ -486,12 +486,26 @@ def _history(e: Effect, args: list[Word]) -> None:
 
 
 def _output_options(options: frozenset[str], changes: frozenset[str] = frozenset(),
-                    why: str = "") -> Rule:
+                    why: str = "", filters: frozenset[str] | None = None) -> Rule:
     """A reader (``ss``, ``sar``, ``info``) whose ``options`` name a file it writes (``ss -D
     FILE``, ``sar -o FILE``; a number after ``sar -o`` is its interval) and whose ``changes``
     options act on the system (``ss -K`` closes sockets); otherwise it reads, as
-    ``path_args`` judges."""
+    ``path_args`` judges. ``filters``: its words are a filter expression, not paths (``ss
+    state listening 'sport = :8000'``), but for the file these options name."""
     reads = path_args()
+
+    def filtered(e: Effect, args: list[Word]) -> None:
+        for i, w in enumerate(args):
+            key, eq, value = (w.value or "").partition("=")
+            if key in (filters or ()):
+                found = Word.of(value) if eq else args[i + 1] if i + 1 < len(args) else None
+                e.reads.extend([found] if found is not None else [])
+            elif w.value is None and (w.text.lstrip("'\"")[:1] in ("$", "`", "-", "") or (
+                    not w.text.startswith(("'", '"')) and INPUT_VAR not in w.text)):
+                why = f"{e.argv[0].shown}: a filter word only known at run time (bash may " \
+                      "split it, or it may be an option)"
+                e.at_least("ask", why)
+                e.unseen = e.unseen or why
 
     def rule(e: Effect, args: list[Word]) -> None:
         rest: list[Word] = []
@@ -511,7 +525,7 @@ def _output_options(options: frozenset[str], changes: frozenset[str] = frozenset
                 e.add("exec", why)
             rest.append(args[i])
             i += 1
-        reads(e, rest)
+        (reads if filters is None else filtered)(e, rest)
 
     return rule
 
@@ -524,6 +538,12 @@ def _process_setting(e: Effect, args: list[Word]) -> None:
     --nofile=N``: given a process and anything more than its id, these change a running
     process (with the id alone they show its setting; with a command they wrap it)."""
     keys = [(w.value or "").partition("=")[0] for w in args]
+    given = [w for i, w in enumerate(args) if w.value not in _PID_OPTIONS and not (
+        i and args[i - 1].value in _PID_OPTIONS)]  # the words but --pid N
+    if program_name(e.argv[0]) == "prlimit" and _PID_OPTIONS & set(keys) and not any(
+            w.value is None or re.fullmatch(r"--(?!pid=|output=)\w+=.*|-[a-z]\S+", w.value)
+            for w in given):
+        return  # prlimit --pid N --nofile: the limits shown (a value after = sets one)
     if _PID_OPTIONS & set(keys) and len(args) > 2:
         e.add("exec", f"{e.argv[0].shown} changes a running process's scheduling or limits")
 
@@ -597,7 +617,8 @@ def _register_rules() -> dict[str, Rule]:
         rules[name] = path_args()
     rules["history"] = _history
     rules["ss"] = _output_options(frozenset({"-D", "--diag"}), frozenset({"-K", "--kill"}),
-                                  "ss -K closes the sockets it matches")
+                                  "ss -K closes the sockets it matches",
+                                  frozenset({"-F", "--filter"}))
     rules["sar"] = _output_options(frozenset({"-o"}))
     rules["info"] = _output_options(frozenset({"-o", "--output"}))
     for name in ("taskset", "chrt", "ionice", "prlimit"):

@@ -733,10 +733,24 @@ _XMLLINT_VALUES = frozenset({"--output", "--xpath", "--path", "--encode", "--max
                              "--pattern", "--dtdvalidfpi", *_XMLLINT_FILES})
 
 
+_XMLLINT_LOADS = ("--valid", "--postvalid", "--loaddtd", "--dtdattr", "--noent", "--xinclude",
+                  "--dtdvalid", "--catalogs")
+"""Options that make xmllint load what a document names (a DTD, an entity, an included
+file): a URL it fetches unless ``--nonet``, a file anywhere, whose content ``--noent`` may
+print."""
+
+
 def _xmllint(e: Effect, args: list[Word]) -> None:
-    """``xmllint`` reads its files and prints; ``--output FILE`` writes one."""
+    """``xmllint`` reads its files and prints; ``--output FILE`` writes one; loading what a
+    document names (``_XMLLINT_LOADS``) reaches past the files the command shows."""
     o = parse_opts(args, "o", _XMLLINT_VALUES)
     e.reads.extend([*o.positionals, *o.all(*_XMLLINT_FILES)])
+    loads = [k for k in _XMLLINT_LOADS if o.has(k)]
+    if loads and not o.has("--nonet"):
+        e.add("network", f"xmllint {loads[0]} fetches the DTDs and entities a document names")
+    elif loads:
+        e.at_least("ask", f"xmllint {loads[0]} reads the files a document names (outside "
+                          "the workspace too)")
     for w in o.all("-o", "--output"):
         e.writes.append(w)
         e.replaces.append(w)

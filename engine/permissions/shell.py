@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from engine.permissions.bash_lines import bash_lines
 from engine.permissions.columns import EVERY, NONE, Columns, columns_after
 from engine.permissions.constructs import (
     ARITHMETIC_TEST_OPS,
@@ -688,6 +689,19 @@ class _Walker(PathJudge, ShellValues):
 
     # ------------------------------------------------------------ entry points
 
+    def _as_read(self, text: str) -> str:
+        """The text as bash reads it (``bash_lines``), a coprocess written as the pipe
+        stage it is judged like."""
+        read = bash_lines(text)
+        if read is None:
+            self.problems.append("the command has a quote or here-document that does not end")
+        text = read if read is not None else _LINE_CONTINUATION.sub(r"\1", text)
+        if _COPROC.search(text):  # coproc [NAME] { ..; }, coproc CMD: judged like a stage
+            self.coprocs.update(["COPROC", *re.findall(r"coproc\s+([A-Za-z_]\w*)\s+(?=\{|\()",
+                                                       text)])
+            text = _COPROC.sub(r"\1\2: | ", text)  # fed by this shell, like a pipe
+        return text
+
     def run(self, text: str, via: str, depth: int, args: list[Word] | None = None,
             shell: int | None = None) -> None:
         """Judge ``text``; nested code (``depth``) gets ``args`` as ``$0 $1 ..`` when they
@@ -701,11 +715,7 @@ class _Walker(PathJudge, ShellValues):
         if outermost:
             self.cwds.append(self.ws)
             self.known["_"] = ["bash"]
-        text = _LINE_CONTINUATION.sub(r"\1", text)
-        if _COPROC.search(text):  # coproc [NAME] { ..; }, coproc CMD: judged like a stage
-            self.coprocs.update(["COPROC", *re.findall(r"coproc\s+([A-Za-z_]\w*)\s+(?=\{|\()",
-                                                       text)])
-            text = _COPROC.sub(r"\1\2: | ", text)  # fed by this shell, like a pipe
+        text = self._as_read(text)
         self._prescan(text)
         src = text.encode("utf-8", "surrogateescape")
         root = _PARSER.parse(src).root_node
