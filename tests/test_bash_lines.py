@@ -72,7 +72,7 @@ def test_the_forms_cover_both_outcomes(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "read"), [
     ("a \\\nb", "a b"), ("'a \\\nb'", "'a \\\nb'"), ("# a \\\nb", "# a \\\nb"),
-    ("cat <<E'O'F\nx\nEOF", "cat <<'EOF'\nx\nEOF"), ("cat <<'E\nx", None), ("'a", None),
+    ("cat <<E'O'F\nx\nEOF", "cat <<'EOF'\nx\nEOF"), ("cat <<'E\nx", None), ("'a \\\nb", None),
     ("cat <<< 'x'\nls", "cat <<< 'x'\nls"),
 ])
 def test_the_text_as_bash_reads_it(text: str, read: str | None) -> None:

@@ -231,4 +231,6 @@ def bash_lines(text: str) -> str | None:
     """``text`` with bash's line continuations removed and its quoted here-document
     delimiters written as ``'WORD'``; None when it cannot be read to its end (an unclosed
     quote)."""
+    if "\\\n" not in text and "<<" not in text:
+        return text  # nothing to join, no here-document: as written (most commands)
     return _Reader(text).read()

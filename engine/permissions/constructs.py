@@ -410,10 +410,14 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("arithmetic: (( )), $(( )), let, [[ -eq ]], for (( )), subscripts, "
               "${s:o:l}, declare -i, test -v", "modelled",
               "variables evaluated are followed; code or run-time data in them is refused"),
-    Construct("$(..), `..`, <(..), here-docs and here-strings", "modelled",
+    Construct("$(..), `..`, <(..), here-docs and here-strings; a delimiter quoted in part "
+              "(<<E'O'F), a backslash at the end of a comment or of a quoted body's line",
+              "modelled",
               "inner commands judged; code fed to a shell judged like bash -c; code a "
               "here-doc or here-string shows an interpreter (python3 - <<'EOF') judged like "
-              "python3 -c (asked; refused where it deletes)"),
+              "python3 -c (asked; refused where it deletes); the text is read as bash reads "
+              "it (bash_lines.py): a here-doc ends at its delimiter after quote removal, "
+              "lines are joined only outside comments, single quotes and quoted bodies"),
     Construct("echo/printf .. | bash, source <(echo ..), bash <(printf ..), eval "
               "\"$(printf %q ..)\"", "modelled", "the printed code is judged like bash -c "
               "(from a decoder or a download it is refused)"),
@@ -425,9 +429,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "command line a program runs with arguments of its own (GIT_EXTERNAL_DIFF, "
               "an editor, core.sshCommand) is judged with those arguments unknown"),
     Construct("database shells: SQL, dot-commands (and their prefixes, .sh = .shell), \\!, "
-              "system, COPY ... PROGRAM, writefile/load_extension/edit, .restore", "modelled",
+              "system, COPY ... PROGRAM, writefile/load_extension/edit (also by a quoted "
+              "name: \"edit\"(..), [writefile](..)), .restore, sqlite3 -A x", "modelled",
               "escapes judged as shell code; file writes, extension loads and restores "
-              "refused"),
+              "refused; an archive extracted over the files here asked (deny under "
+              "--approval auto)"),
     Construct("for x in {a,b}; printf -vNAME; $(cat <<'E' .. E); $_; gdb --args", "modelled",
               "the braces are expanded; NAME holds the output; the here-doc's static text "
               "is what cat prints; $_ is the previous command's last word (bash at first); "

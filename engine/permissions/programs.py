@@ -40,6 +40,8 @@ class Wrapper:
     run time."""
     env_letters: str = ""
     """Short options that empty the environment even so (``exec -c``)."""
+    env_options: frozenset[str] = frozenset()
+    """Options whose value sets a variable for the command (``strace -E NAME=VALUE``)."""
 
 
 def _fs(*names: str) -> frozenset[str]:
@@ -90,9 +92,10 @@ WRAPPERS: dict[str, Wrapper] = {
     "proxychains": Wrapper("f", risk="network", why="through a proxy"),
     "proxychains4": Wrapper("f", risk="network", why="through a proxy"),
     "torsocks": Wrapper("uapP", risk="network", why="through Tor"),
-    "strace": Wrapper("eoOpPsSuEbXaI", _fs("--output", "--attach", "--trace", "--signal"),
+    "strace": Wrapper("eoOpPsSuEbXaI", _fs("--output", "--attach", "--trace", "--signal",
+                                            "--env"),
                       write_options=_fs("-o", "--output"), no_command=_fs("-p", "--attach"),
-                      keeps_env=True),
+                      keeps_env=True, env_options=_fs("-E", "--env")),
     "ltrace": Wrapper("aADeFlnopsuwx", _fs("--output", "--library", "--config"),
                       write_options=_fs("-o", "--output"),
                       no_command=_fs("-p"), keeps_env=True),
@@ -112,6 +115,7 @@ WRAPPERS: dict[str, Wrapper] = {
                                        "--description", "--on-calendar", "--on-active",
                                        "--on-boot", "--on-unit-active"),
                            risk="exec", why="as a system service",
+                           env_options=_fs("-E", "--setenv"),
                            later_options=_fs("--on-calendar", "--on-active", "--on-boot",
                                              "--on-startup", "--on-unit-active",
                                              "--on-unit-inactive", "--on-clock-change",
@@ -286,6 +290,11 @@ COMMAND_TEMPLATE_VARS = frozenset({"LESSOPEN", "LESSCLOSE", "PROMPT_COMMAND"})
 """Command variables whose value is more than the command line run: ``LESSOPEN`` holds a
 ``|cmd %s`` template, ``PROMPT_COMMAND`` runs in this shell. For the others (``PAGER='less
 -R'``, ``GIT_EDITOR=vim``), once that line is judged, setting them adds nothing."""
+LOADS_NATIVE_CODE = frozenset({"LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH",
+                               "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH"})
+"""Variables that make the dynamic loader load a library the command line does not show
+into whatever program runs: under ``--approval auto`` only a person may set them."""
+
 DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_",
                           "LUA_INIT", "LUA_PATH", "LUA_CPATH", "ERL_", "R_PROFILE", "R_ENVIRON",
                           "CARGO_BUILD_", "CARGO_TARGET_")

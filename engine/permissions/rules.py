@@ -313,8 +313,12 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word],
         if v == "--":
             i += 1
             break
+        setting = _setting(spec, v, args, i)
         if name == "env" and "=" in v and not v.startswith("-"):
             _assignment(e, v.partition("=")[0], v.partition("=")[2], inherited)
+        elif setting is not None:  # strace -E LD_PRELOAD=x.so: set for the command
+            _assignment(e, setting.partition("=")[0], setting.partition("=")[2], inherited)
+            i += 1 if v in spec.env_options else 0
         elif not v.startswith("-") or v == "-":
             if not positionals:
                 break
@@ -341,6 +345,19 @@ def _joined(words: list[Word]) -> Word:
     return next(w for w in words if w.value is None)
 
 
+def _setting(spec: p.Wrapper, v: str, args: list[Word], i: int) -> str | None:
+    """``strace -E NAME=VALUE`` (``-ENAME=VALUE``, ``--env=NAME=VALUE``): a variable the
+    wrapper sets for the command; None for any other word (``-E NAME`` unsets it)."""
+    key = v.split("=", 1)[0] if v.startswith("--") else v[:2]
+    if key not in spec.env_options:
+        return None
+    value = (args[i + 1].value if i + 1 < len(args) else "") if v in spec.env_options else (
+        v.partition("=")[2] if v.startswith("--") else v[2:])
+    if value is None:
+        return "BASH_ENV=?"  # a setting only known at run time: any variable at all
+    return value if "=" in value else None
+
+
 def _takes_value(spec: p.Wrapper, v: str) -> bool:
     if v.startswith("--"):
         return "=" not in v and v in spec.long_values
@@ -355,10 +372,10 @@ def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Wo
         return False
     if key in spec.later_options:
         e.at_least("deny", f"{name} {key} schedules a command to run later, unseen")
-    if key in spec.script_options:
-        code = args[i + 1] if "=" not in v and len(v) == 2 and i + 1 < len(args) else None
-        if code is None:
-            code = Word.of(v.split("=", 1)[1] if v.startswith("--") else v[2:])
+    if key in spec.script_options:  # -c CODE, -cCODE, --command CODE, --command=CODE
+        attached = v.partition("=")[2] if v.startswith("--") else v[2:]
+        code = Word.of(attached) if attached or "=" in v else (
+            args[i + 1] if i + 1 < len(args) else Word.of(""))
         e.scripts.append((f"{name} {key}", code))
         e.add("read", "")
     if key in spec.write_options:
@@ -399,6 +416,8 @@ def _assignment(e: Effect, name: str, value: str, inherited: Mapping[str, str]) 
         e.at_least("deny", f"setting {name} makes the shell run code from elsewhere")
     if is_dangerous_variable(name) and not harmless_setting(name, [value], inherited.get(name)):
         e.add("exec", f"setting {name} changes what programs run")
+        if name in p.LOADS_NATIVE_CODE:
+            e.unseen = e.unseen or f"the library {name} loads into the program"
     if command_variable(name):
         e.scripts.append((f"{name}=", run_with_arguments(name, Word.of(value.lstrip("|")))))
 

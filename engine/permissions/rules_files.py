@@ -353,6 +353,7 @@ _AWK_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*" + _AWK_STRING + r"\s*(?=[;}\
 _AWK_SYSTEM_CALL = re.compile(r"\bsystem\s*\(")
 _AWK_INTO_GETLINE = re.compile(r"(?<!\|)\|&?\s*getline\b")
 _AWK_LOADS = re.compile(r"@load|\bextension\s*\(")
+_AWK_INDIRECT = re.compile(r"@\s*[A-Za-z_]\w*\s*\(|@include\b")
 _AWK_INTO_INPUT = re.compile(r"\bprintf?\b[^;{}\n|]*?>\s*\(?\s*FILENAME\s*\)?\s*(?:[;}\n]|$)")
 """``print > FILENAME``: awk opens (empties) the file it is reading."""
 _AWK_ARGV_SET = re.compile(r"\bARG[VC]\b[^;{}\n=]*?(?:[-+*/%^]?(?<![!<>=])=(?!=)|\+\+|--)"
@@ -503,6 +504,10 @@ def _awk_program(e: Effect, program: Word) -> None:
         _awk_commands(e, text)
     if _AWK_LOADS.search(text):
         e.add("exec", "awk program loads an extension")
+    if _AWK_INDIRECT.search(text):  # gawk @f(x) with f="system": the call is not shown
+        e.add("exec", "awk calls a function named by a variable (gawk's @f(), or @include "
+                      "of another file's code)")
+        e.unseen = e.unseen or "the function an awk program calls through a variable"
     _awk_environment(e, text)
     statements = re.split(r"[;{}\n]", text)
     targets = [_AWK_PRINT_TO.search(s) for s in statements

@@ -82,8 +82,39 @@ _SQLITE_VALUES = frozenset({"-cmd", "-c", "-separator", "-nullvalue", "-newline"
                             "-lookaside", "-pagecache", "-mmap", "-maxsize", "-heap"})
 
 
+def _sqlite_archive(e: Effect, args: list[Word]) -> bool:
+    """``sqlite3 DB -Ax``: every word from ``-A`` on is an ``.archive`` command. ``t`` lists;
+    ``x`` writes the archive's files over those here (content the command does not show);
+    ``c``, ``u``, ``i``, ``r`` change the database. False when there is no ``-A``."""
+    at = next((i for i, w in enumerate(args) if (w.value or "").startswith(
+        ("-A", "--archive"))), None)
+    first = args[at].value if at is not None else None
+    if at is None or first is None:
+        return False  # a word only known at run time is judged as SQL (asked) below
+    words = [first[2:] if first.startswith("-A") else "", *(w.value for w in args[at + 1:])]
+    if None in words:
+        return _archive_unknown(e)
+    letters = "".join(w.lstrip("-") for w in words if w and not w.startswith("--"))
+    longs = " ".join(w for w in words if w and w.startswith("--"))
+    if "x" in letters or "--extract" in longs:
+        e.add("write", "sqlite3 -A x extracts the archive's files over the files here")
+        e.unseen = "the files sqlite3 -A x writes, which the command line does not show"
+    if set(letters) & set("cuir") or re.search(r"--(?:create|update|insert|remove)", longs):
+        e.add("write", "sqlite3 -A changes the archive in the database")
+    return True
+
+
+def _archive_unknown(e: Effect) -> bool:
+    e.add("write", "sqlite3 -A with words only known at run time may extract files")
+    e.unseen = "what sqlite3 -A does with words only known at run time"
+    return True
+
+
 def _sqlite3(e: Effect, args: list[Word]) -> None:
     """``sqlite3 [-opt ...] DB [SQL ...]``; options are single-dash words (``-cmd SQL``)."""
+    if _sqlite_archive(e, args):
+        args = args[:next(i for i, w in enumerate(args) if (w.value or "").startswith(
+            ("-A", "--archive")))]
     pos: list[Word] = []
     cmds: list[Word] = []
     i = 0
@@ -483,6 +514,10 @@ def _docker(e: Effect, args: list[Word]) -> None:
                                           "--profile"}), stop_at_positional=True)
     if o.positionals and o.positionals[0].value == "compose":
         o.positionals[1:] = _compose_verb(e, o.positionals[1:])
+    for host in o.all("-H", "--host"):
+        if host.value is None or not host.value.startswith(("unix://", "npipe://")):
+            e.add("network", f"{prog(e)} -H talks to the daemon of another machine (a "
+                             "tcp:// or ssh:// host)")
     words = [w.value or "" for w in o.positionals]
     sub = words[:2] if words and words[0] in _DOCKER_GROUPS else words[:1]
     verb = sub[-1] if sub else ""

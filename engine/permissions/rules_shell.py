@@ -653,7 +653,12 @@ def _find(e: Effect, args: list[Word]) -> None:
 
 def _find_exec(e: Effect, how: str, words: list[Word], starts: list[Word]) -> None:
     """``find START -exec CMD {} ;``: CMD runs on every file under each start; with
-    ``-execdir`` in the folder of each (``execdir_start``)."""
+    ``-execdir`` in the folder of each (``execdir_start``). ``{}`` as CMD runs each file found
+    as a program: which one is only known at run time."""
+    if words and (words[0].value is None or "{}" in words[0].value):
+        why = f"find {how} runs each file it finds as the program"
+        e.add("exec", why)
+        e.unseen = e.unseen or why
     for start in (starts or [Word.of(".")])[:4]:
         cmd = [_found(w, start) for w in words]
         if cmd and program_name(cmd[0]) in ("chmod", "chown", "chgrp"):

@@ -86,6 +86,7 @@ from engine.permissions.pipes import patch_files, pipe_discards, reverts, worktr
 from engine.permissions.programs import (
     ENV_KEEPING_OPTIONS,
     INTERPRETERS,
+    LOADS_NATIVE_CODE,
     PROJECT_BIN_TOOLS,
     SHELLS,
     STARTS_WITH_ENV,
@@ -3661,6 +3662,8 @@ class _Walker(PathJudge, ShellValues):
                     not harmless_setting(var, values, untouched.get(var)):
                 e.add("exec", f"setting {var} changes what programs run")  # a static IFS is
                 # modelled; PAGER=cat: cat is judged; HOME="$HOME": what it held
+                if var in LOADS_NATIVE_CODE:
+                    e.unseen = e.unseen or f"the library {var} loads into the program"
         self._runs_written(e, ctx, exported)
         for reason in floor_reasons:
             e.at_least("ask", reason)

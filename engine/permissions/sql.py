@@ -236,8 +236,17 @@ def _full_dot_command(stmt: str) -> str:
     return stmt if full is None else f"{m.group(1)}.{full}{stmt[m.end():]}"
 
 
+_QUOTED_CALL = re.compile(r'"((?:[^"]|"")+)"(\s*\()|\[([^\]]+)\](\s*\()|`((?:[^`]|``)+)`(\s*\()')
+"""A function called through a quoted name (``"writefile"(..)``, ``[edit](..)``, or in
+backquotes): the same function as its bare name."""
+
+
+def _bare_calls(stmt: str) -> str:
+    return _QUOTED_CALL.sub(lambda m: "".join(g for g in m.groups() if g is not None), stmt)
+
+
 def _statement(out: SqlEffect, stmt: str) -> None:
-    stmt = _full_dot_command(stmt)
+    stmt = _bare_calls(_full_dot_command(stmt))
     if re.match(r"\s*\.restore\b", stmt):
         out.add("destructive", "sqlite3 .restore replaces the database with a file's content")
     for pattern, why in _REFUSED:

@@ -1,0 +1,83 @@
+"""Programs that run code or write files through a slot the command line barely shows.
+
+Each is run for real where the program is here: sqlite3 calling a function by a quoted
+name, extracting its archive over the files here, strace setting a variable for the
+program it traces, find running each file it finds. The decision is never allow, and
+under ``--approval auto`` what cannot be shown is refused.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+
+ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
+
+
+def _decisions(ws: Path, command: str) -> tuple[str, str]:
+    return (str(check_shell_json(command, ws, ENV)["decision"]),
+            str(check_shell_json(command, ws, ENV, approval="auto")["decision"]))
+
+
+@pytest.fixture()
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "a.txt").write_text("work\n")
+    (tmp_path / "x.sh").write_text("touch RAN\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("call", ['"writefile"', "[writefile]", "`writefile`"])
+def test_sqlite_functions_called_by_a_quoted_name(ws: Path, call: str) -> None:
+    command = f"sqlite3 t.db \"select {call}('a.txt', 'x')\"".replace("`", "\\`")
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=True)
+    assert (ws / "a.txt").read_text() == "x"  # control: the file was replaced
+    assert _decisions(ws, command) == ("deny", "deny")
+
+
+def test_sqlite_archive_extraction_writes_over_files(ws: Path) -> None:
+    subprocess.run(["sqlite3", "ar.db", "-Ac", "a.txt"], cwd=ws, capture_output=True,
+                   check=True)
+    (ws / "a.txt").write_text("new work\n")
+    subprocess.run(["sqlite3", "ar.db", "-Ax"], cwd=ws, capture_output=True, check=True)
+    assert (ws / "a.txt").read_text() == "work\n"  # control: the work was overwritten
+    assert _decisions(ws, "sqlite3 ar.db -Ax") == ("ask", "deny")
+    assert _decisions(ws, "sqlite3 ar.db -Atv") == ("allow", "allow")
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed here")
+def test_a_variable_strace_sets_for_the_traced_program(ws: Path) -> None:
+    command = "strace -qq -o /dev/null -E BASH_ENV=./x.sh bash -c true"
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=False)
+    assert (ws / "RAN").exists()  # control: the file BASH_ENV names ran
+    assert _decisions(ws, command)[0] == "deny"
+    for preload in ("strace -qq -E LD_PRELOAD=./e.so ls", "LD_PRELOAD=./e.so ls",
+                    "env LD_PRELOAD=./e.so ls"):  # a library nobody sees loads into ls
+        assert _decisions(ws, preload) == ("ask", "deny")
+    assert _decisions(ws, "strace -qq -E TERM=xterm ls") == ("allow", "allow")
+
+
+def test_find_running_each_file_it_finds(ws: Path) -> None:
+    command = "find . -maxdepth 1 -name '*.sh' -exec {} \\;"
+    (ws / "x.sh").chmod(0o755)
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=False)
+    assert (ws / "RAN").exists()  # control: the file found ran
+    assert _decisions(ws, command) == ("ask", "deny")
+    assert _decisions(ws, "find . -name '*.sh' -exec wc -l {} +") == ("allow", "allow")
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("flock --command 'rm -rf src' /tmp/l", ("deny", "deny")),
+    ("flock --command ls /tmp/l", ("allow", "allow")),
+    ("gawk 'BEGIN { f = \"system\"; @f(\"rm -rf src\") }'", ("ask", "deny")),
+    ("awk '@include \"lib.awk\"; { print }' a.txt", ("ask", "deny")),
+    ("docker --host tcp://203.0.113.7:2375 ps", ("ask", "ask")),
+    ("docker -H unix:///var/run/docker.sock ps", ("allow", "allow")),
+])
+def test_slots_decided_without_running(ws: Path, command: str,
+                                       expected: tuple[str, str]) -> None:
+    assert _decisions(ws, command) == expected
