@@ -214,16 +214,23 @@ def _committed_data(tmp_path: Path) -> None:
     (tmp_path / DATA).write_text("b\n")
 
 
+def _bash(tmp_path: Path, command: str) -> tuple[bool, subprocess.CompletedProcess[str]]:
+    """Run ``command`` with bash over the data; whether the subscript ran (it is undone)."""
+    _committed_data(tmp_path)
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
+                          text=True, check=False)
+    ran = (tmp_path / "PWNED").exists()
+    (tmp_path / "PWNED").unlink(missing_ok=True)
+    return ran, done
+
+
 @pytest.mark.parametrize("command", COLUMN_LOOPS)
 def test_numbers_a_command_prints_in_its_columns_are_counted(tmp_path: Path,
                                                              command: str) -> None:
     """Control: bash runs each loop over a file, a file name and a commit message holding
     a subscript, which is never evaluated; the decision is allow."""
-    _committed_data(tmp_path)
-    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
-                          text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    assert not (tmp_path / "PWNED").exists()
+    ran, done = _bash(tmp_path, command)
+    assert done.returncode == 0 and not ran, done.stderr
     assert _decisions(tmp_path, command) == ("allow", "allow")
 
 
@@ -238,10 +245,7 @@ def test_numbers_a_command_prints_in_its_columns_are_counted(tmp_path: Path,
 ])
 def test_a_field_that_may_be_data_is_not_counted(tmp_path: Path, command: str) -> None:
     """Control: the field each loop counts holds the subscript, which bash runs."""
-    _committed_data(tmp_path)
-    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False)
-    ran = (tmp_path / "PWNED").exists()
-    (tmp_path / "PWNED").unlink(missing_ok=True)
+    ran, _ = _bash(tmp_path, command)
     assert ran, command
     assert _decisions(tmp_path, command) == ("ask", "deny")
 
@@ -270,10 +274,8 @@ def test_fields_split_elsewhere_than_printed_are_not_counted(tmp_path: Path,
 def test_numbers_kept_through_filters_are_counted(tmp_path: Path, command: str) -> None:
     """Control: the subscript in the file, a file name and the commit message never runs;
     the decision is allow."""
-    _committed_data(tmp_path)
-    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
-                          text=True, check=False)
-    assert not (tmp_path / "PWNED").exists(), done.stderr
+    ran, done = _bash(tmp_path, command)
+    assert not ran, done.stderr
     assert _decisions(tmp_path, command) == ("allow", "allow")
 
 
@@ -286,9 +288,7 @@ def test_numbers_kept_through_filters_are_counted(tmp_path: Path, command: str) 
 ])
 def test_data_kept_through_filters_is_not_counted(tmp_path: Path, command: str) -> None:
     """Control: the column kept holds the subscript, which bash runs."""
-    _committed_data(tmp_path)
-    subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False)
-    ran = (tmp_path / "PWNED").exists()
+    ran, _ = _bash(tmp_path, command)
     assert ran, command
     assert _decisions(tmp_path, command) == ("ask", "deny")
 

@@ -52,14 +52,19 @@ class _Reader:
         self.word_start = word_start
         return True
 
+    def _escaped(self) -> bool:
+        """A backslash: with a newline, a continuation (both removed); else it keeps the
+        character after it."""
+        if self.text.startswith("\\\n", self.i):
+            self.i += 2
+            return True
+        return self._emit(self.text[self.i:self.i + 2])
+
     def _plain(self) -> bool | None:
         t, i = self.text, self.i
         c = t[i]
-        if t.startswith("\\\n", i):
-            self.i += 2
-            return True
         if c == "\\":
-            return self._emit(t[i:i + 2])
+            return self._escaped()
         if c == "'":
             end = t.find("'", i + 1)
             return None if end < 0 else self._emit(t[i:end + 1])
@@ -110,11 +115,8 @@ class _Reader:
     def _quoted(self) -> bool | None:
         t, i = self.text, self.i
         c = t[i]
-        if t.startswith("\\\n", i):
-            self.i += 2
-            return True
         if c == "\\":
-            return self._emit(t[i:i + 2])
+            return self._escaped()
         if c == '"':
             self.stack.pop()
             return self._emit(c)
