@@ -251,3 +251,52 @@ def test_a_status_listing_that_escapes_or_may_is_asked(tmp_path: Path) -> None:
         assert "root:" in host  # the untracked link is read
         assert _decision(top, command) == "ask"
     assert _decision(top, "git status --porcelain -uno | cut -c4- | xargs -r cat") == "allow"
+
+
+@pytest.fixture()
+def tracked(tmp_path: Path) -> Path:
+    """A git workspace of two tracked files that hold work."""
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    for name in ("src/app.py", "README.md"):
+        (ws / name).write_text("work\n")
+    assert GIT is not None
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
+        subprocess.run([GIT, *args], cwd=ws, check=True)
+    return ws
+
+
+ARRAY_WRITES = [
+    'mapfile -t f < <(git ls-files); for x in "${f[@]}"; do : > "$x"; done',
+    'readarray -t f < <(git ls-files); : > "${f[0]}"',
+    'mapfile -t f < <(git ls-files); for x in "${f[@]}"; do printf "" > "$x"; done',
+]
+
+
+@pytest.mark.parametrize("command", ARRAY_WRITES)
+def test_an_array_filled_from_a_listing_holds_listed_paths(tracked: Path, command: str) -> None:
+    """Each element of ``mapfile -t f < <(git ls-files)`` is a tracked file: emptying it
+    is refused as emptying ``$f`` of ``for f in $(git ls-files)`` is, also unattended."""
+    copy = tracked.parent / "copy"
+    shutil.copytree(tracked, copy)
+    subprocess.run(["bash", "-c", command], cwd=copy, check=True)
+    emptied = [n for n in ("src/app.py", "README.md") if (copy / n).read_text() == ""]
+    assert emptied  # the control run: tracked work is gone
+    for mode in ("policy", "auto"):
+        assert check_shell_json(command, tracked, {}, approval=mode)["decision"] == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    'mapfile -t f < <(git ls-files); wc -l "${f[@]}"',
+    'mapfile -t f < <(git ls-files); for x in "${f[@]}"; do head -1 "$x"; done',
+    'mapfile -t f < <(git ls-files); f=(README.md); wc -c "${f[0]}"',
+])
+def test_reading_an_array_filled_from_a_listing_reads_inside(tracked: Path,
+                                                             command: str) -> None:
+    assert _decision(tracked, command) == "allow", command
+
+
+def test_cp_over_an_element_is_not_run_unattended(tracked: Path) -> None:
+    command = 'mapfile -t f < <(git ls-files); cp README.md "${f[0]}"'
+    assert check_shell_json(command, tracked, {}, approval="auto")["decision"] == "deny"

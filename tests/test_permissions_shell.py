@@ -1963,6 +1963,13 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     ("npm config set script-shell ./scripts/run.sh", "deny"),
     ("yarn config set yarnPath ./scripts/yarn-wrapper.js", "deny"),
     ("npm config set registry http://x", "ask"), ("npm config get script-shell", "allow"),
+    ("go env -w GOFLAGS=-toolexec=./scripts/run.sh", "deny"),  # runs around every tool
+    ("go env -w CC=./scripts/run.sh", "deny"), ("go env -w GOFLAGS=-mod=mod", "ask"),
+    ("go env -w GOPROXY=direct", "ask"), ("go env GOFLAGS", "allow"),
+    # go build -o: where the binary is written (go's flags take -o=V and --o V too)
+    ("go build -o /home/agent/bin/app ./cmd/app", "deny"), ("go build -o=/home/agent/x .",
+                                                           "deny"),
+    ("go test -c --o /home/agent/x.test ./pkg", "deny"), ("go build -o bin/app ./cmd", "ask"),
     ("mkdir -p .cargo && printf '[build]\\nrustc-wrapper = \"/tmp/.w\"\\n' >> "
      ".cargo/config.toml", "deny"),
     ("printf '[net]\\ngit-fetch-with-cli = true\\n' >> .cargo/config.toml", "ask"),

@@ -81,3 +81,20 @@ def test_find_running_each_file_it_finds(ws: Path) -> None:
 def test_slots_decided_without_running(ws: Path, command: str,
                                        expected: tuple[str, str]) -> None:
     assert _decisions(ws, command) == expected
+
+
+def test_split_filter_feeds_each_piece_to_its_command(ws: Path) -> None:
+    """``split --filter=CMD`` runs ``CMD < piece``: a shell there runs the file's lines, a
+    reader there reads them and split writes no piece itself; ``-n l/K/N`` prints."""
+    (ws / "lines.txt").write_text("touch RAN\n")
+    subprocess.run(["split", "-l", "1", "--filter=sh", "lines.txt"], cwd=ws, check=True)
+    assert (ws / "RAN").exists()  # control: the line ran as shell code
+    assert _decisions(ws, "split -l 1 --filter=sh lines.txt") == ("deny", "deny")
+    assert _decisions(ws, "cat lines.txt | split -l 1 --filter=bash") == ("deny", "deny")
+    before = sorted(p.name for p in ws.iterdir())
+    for reader in ("split -l 1 --filter='wc -l' a.txt", "split -n l/1/2 a.txt"):
+        subprocess.run(["bash", "-c", reader], cwd=ws, capture_output=True, check=True)
+        assert sorted(p.name for p in ws.iterdir()) == before  # no piece written
+        assert _decisions(ws, reader) == ("allow", "allow")
+    assert _decisions(ws, "split -l 1 a.txt")[0] == "ask"  # writes xaa
+    assert _decisions(ws, "split -l 1 --filter='cat > $FILE.bak' a.txt")[0] == "ask"

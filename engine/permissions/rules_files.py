@@ -1125,17 +1125,35 @@ def _truncate(e: Effect, args: list[Word]) -> None:
 
 
 def _split(e: Effect, args: list[Word]) -> None:
-    """``split --filter=CMD`` pipes each piece into CMD, run by ``$SHELL -c``."""
-    writer("lbCnad", ("--lines", "--bytes", "--line-bytes", "--number",
-                      "--suffix-length", "--additional-suffix", "--filter",
-                      "--separator"), skip_first=1)(e, args)
+    """``split --filter=CMD`` pipes each piece into CMD, run by ``$SHELL -c`` as ``CMD <
+    piece`` (the pieces are the input's lines), and writes no file itself; ``-n K/N``,
+    ``-n l/K/N`` and ``-n r/K/N`` print the Kth piece. Otherwise it writes the pieces."""
     o = parse_opts(args, "lbCnadt", frozenset({
         "--lines", "--bytes", "--line-bytes", "--number", "--suffix-length",
         "--additional-suffix", "--filter", "--separator"}))
+    source = o.positionals[0] if o.positionals else Word.of("-")
     e.reads.extend(o.positionals[:1])  # the input, copied into the pieces
-    for code in o.all("--filter"):
-        e.add("exec", "split --filter runs a shell command")
-        e.scripts.append(("split --filter", code))
+    filters = o.all("--filter")
+    if not filters and not any(re.fullmatch(r"(?:[lr]/)?\d+/\d+", w.value or "")
+                               for w in o.all("-n", "--number")):
+        writer("lbCnad", ("--lines", "--bytes", "--line-bytes", "--number",
+                          "--suffix-length", "--additional-suffix", "--filter",
+                          "--separator"), skip_first=1)(e, args)
+    for code in filters:
+        if code.value is None or source.value is None:
+            e.add("exec", "split --filter runs a shell command only known at run time")
+            e.scripts.append(("split --filter", code))
+        else:  # FILE names the piece (PREFIX then a suffix): xaa by default
+            prefix = o.positionals[1].value if len(o.positionals) > 1 else "x"
+            piece = _shell_quoted(f"{'x' if prefix is None else prefix}aa")
+            body = f"{{ {code.value}\n}}"
+            fed = f"cat | {body}" if source.value == "-" else \
+                f"{body} < {_shell_quoted(source.value)}"  # split's input: data
+            e.scripts.append(("split --filter", Word.of(f"FILE={piece}; {fed}")))
+
+
+def _shell_quoted(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _fallocate(e: Effect, args: list[Word]) -> None:

@@ -615,7 +615,10 @@ def _git_bundle(e: Effect, args: list[Word]) -> None:
 
 
 def _git_reflog(e: Effect, args: list[Word]) -> None:
+    """``expire``/``delete`` with ``-n``/``--dry-run`` print what they would drop."""
     first = args[0].value if args else ""
+    if first in ("expire", "delete") and any(w.value in ("-n", "--dry-run") for w in args):
+        return
     if first in ("expire", "delete", "drop", None):
         e.add("destructive", "git reflog expire/delete/drop drops the history of refs")
 

@@ -574,24 +574,43 @@ def _shows_secrets(words: list[str], flags: set[str]) -> bool:
         for w in words[1:] for part in w.lower().split(","))
 
 
+_KUBE_CLIENT_DRY_RUNS = frozenset({"create", "run", "apply", "delete", "replace", "patch",
+                                   "label", "annotate", "expose", "set", "autoscale"})
+"""Verbs whose ``--dry-run=client`` prints the object it would send and sends nothing."""
+
+
+_KUBE_VALUES = frozenset({"--namespace", "--context", "--cluster", "--kubeconfig",
+                          "--selector", "--output", "--container", "--filename", "--server"})
+"""kubectl's long options that take a value (``-f FILE``: among the short ones)."""
+
+
+def _client_dry_run(e: Effect, verb: str, args: list[Word], flags: set[str]) -> bool:
+    """``kubectl apply/create/delete .. --dry-run=client``: the manifests and files it
+    names are read and the object printed; nothing is sent (a URL is downloaded)."""
+    if verb not in _KUBE_CLIENT_DRY_RUNS or "--dry-run=client" not in (a.value for a in args) \
+            or flags & {"--kubeconfig", "--server", "--raw", "--save-config", "-k",
+                        "--kustomize"}:
+        return False
+    manifests = parse_opts(args, "nlocfsA", _KUBE_VALUES).all("-f", "--filename")
+    e.reads.extend(manifests)
+    if any("://" in (w.value or "://") for w in manifests):
+        e.add("network", f"{prog(e)} {verb} -f URL downloads the manifest")
+    for i, a in enumerate(args):  # --from-file=[KEY=]PATH or --from-file [KEY=]PATH
+        name, eq, value = (a.value or "").partition("=")
+        if name in ("--from-file", "--from-env-file"):
+            given = Word.of(value) if eq else args[i + 1] if i + 1 < len(args) else None
+            if given is not None:
+                path = (given.value or "").rpartition("=")[2] if given.value else None
+                e.reads.append(Word.of(path) if path is not None else given)
+    return True
+
+
 def _kubectl(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "nlocfsA", frozenset({"--namespace", "--context", "--cluster",
-                                               "--kubeconfig", "--selector", "--output",
-                                               "--container", "--filename", "--server"}),
-                   stop_at_positional=True)
+    o = parse_opts(args, "nlocfsA", _KUBE_VALUES, stop_at_positional=True)
     words = [w.value or "" for w in o.positionals]
     verb = words[0] if words else ""
     flags = {(a.value or "").split("=")[0] for a in args}
-    if verb in ("create", "run") and "--dry-run=client" in (a.value for a in args) and \
-            not flags & {"--kubeconfig", "--server", "--raw", "--save-config"}:
-        e.reads.extend(o.all("-f", "--filename"))  # the manifest printed, nothing sent
-        for i, a in enumerate(args):  # --from-file=[KEY=]PATH or --from-file [KEY=]PATH
-            name, eq, value = (a.value or "").partition("=")
-            if name in ("--from-file", "--from-env-file"):
-                given = Word.of(value) if eq else args[i + 1] if i + 1 < len(args) else None
-                if given is not None:
-                    path = (given.value or "").rpartition("=")[2] if given.value else None
-                    e.reads.append(Word.of(path) if path is not None else given)
+    if _client_dry_run(e, verb, args, flags):
         return
     if verb in ("delete", "drain") or "--prune" in flags or (
             verb == "replace" and "--force" in flags) or (verb == "config" and len(words) > 1

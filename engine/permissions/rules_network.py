@@ -377,7 +377,8 @@ def _config_change(e: Effect, sub: str, rest: list[Word]) -> None:
                         or len(pos) < 2 or sub in ("sources", "env")):
         return
     e.add("write", f"{prog(e)} {sub} changes package manager settings (registries, indexes)")
-    named = [v for v in pos if v is not None and v.split("=")[0].lower() in _PROGRAM_KEYS]
+    named = [v for v in pos if v is not None and (v.split("=")[0].lower() in _PROGRAM_KEYS or (
+        v.split("=")[0].lower() == "goflags" and re.search(r"-(?:toolexec|exec)\b", v)))]
     if named:
         e.at_least("deny", f"{prog(e)} {sub} {named[0]} names a program the tool runs later "
                            "(a planted command)")
@@ -385,8 +386,10 @@ def _config_change(e: Effect, sub: str, rest: list[Word]) -> None:
 
 _PROGRAM_KEYS = frozenset({"script-shell", "shell", "editor", "browser", "git", "viewer",
                            "node-options", "init-module", "onload-script", "yarnpath",
-                           "yarn-path", "sign-git-commit", "git-tag-version"})
-"""Settings of npm, pnpm and yarn whose value is a program (or code) they run later."""
+                           "yarn-path", "sign-git-commit", "git-tag-version",
+                           "cc", "cxx", "fc", "ar", "pkg_config", "gccgo"})
+"""Settings of npm, pnpm, yarn and ``go env -w`` whose value is a program (or code) they
+run later (and Go's ``GOFLAGS`` naming ``-toolexec`` or ``-exec``)."""
 
 
 _F = frozenset
@@ -902,6 +905,11 @@ def _go_or_query(e: Effect, args: list[Word]) -> None:
     if words[:1] == ["list"] and any((w or "").split("=")[0] in ("-export", "-compiled")
                                      for w in words):
         e.add("exec", "go list -export/-compiled builds the packages (cgo runs the C compiler)")
+    if words[:1] in (["build"], ["test"]):  # -o FILE, -o=FILE, --o FILE: where it goes
+        flags = [Word.of("-o") if (w.value or "") in ("-o", "--o") else
+                 Word.of("-o" + (w.value or "").split("=", 1)[1])
+                 if (w.value or "").startswith(("-o=", "--o=")) else w for w in args[1:]]
+        e.writes.extend(parse_opts(flags, "o").all("-o"))
     _go(e, args)
 
 

@@ -553,6 +553,9 @@ class _Walker(PathJudge, ShellValues):
     """Whether anything in the command may empty the table ``hash -p`` fills or bypass it
     (``_HASH_RESETS``): then a mapping is never sure to hold."""
     listed_vars: set[str] = field(default_factory=set)
+    listed_arrays: set[str] = field(default_factory=set)
+    """Arrays ``mapfile``/``read -a`` filled from a listing (``mapfile -t f < <(git
+    ls-files)``): each element is a path a listing names, as a loop variable over it is."""
     glob_vars: set[str] = field(default_factory=set)
     """Loop variables over a glob: its names now, not those a file the command writes
     first adds; a condition on them is not decided here."""
@@ -1097,7 +1100,8 @@ class _Walker(PathJudge, ShellValues):
             name = _text(var, ctx)
             self.known.pop(name, None)  # what it held before is gone from the first pass
             self.unknown.discard(name)
-            (self.listed_vars.add if listing is not None else self.listed_vars.discard)(name)
+            listed = listing is not None or any(self._listed_array(v, ctx) for v in values)
+            (self.listed_vars.add if listed else self.listed_vars.discard)(name)
             (self.glob_vars.add if any(GLOB.search(_text(v, ctx)) for v in values)
              else self.glob_vars.discard)(name)
             if name == "IFS":  # for IFS in ,: the loop splits at each value
@@ -1152,6 +1156,11 @@ class _Walker(PathJudge, ShellValues):
         inner = [c for c in values[0].named_children if c.type != "comment"]
         dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
         return _paths_under(dirs).value if dirs else None
+
+    def _listed_array(self, value: Node, ctx: _Ctx) -> bool:
+        """``for f in "${files[@]}"`` over an array filled from a listing."""
+        m = re.fullmatch(r'"?\$\{([A-Za-z_]\w*)\[[@*]\]\}"?', _text(value, ctx))
+        return m is not None and self._resolved(m.group(1)) in self.listed_arrays
 
     def _over_listed_args(self, values: list[Node], bare: bool, ctx: _Ctx) -> bool:
         """``for f; do``, ``for f in "$@"``: over the positional parameters, when every
@@ -3259,7 +3268,8 @@ class _Walker(PathJudge, ShellValues):
                     if index == "*]" and self.ifs:  # ${a[*]}: joined at IFS, then split
                         items = [self.ifs[:1].join(items)]
                     items = [w for v in items for w in self._split(v)]
-                return [Word(v, text, "", False, bool(GLOB.search(v))) for v in items]
+                shown = LISTED if name in self.listed_arrays else text
+                return [Word(v, shown, "", False, bool(GLOB.search(v))) for v in items]
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
             return [Word(v, _text(node, ctx)) for v in self.positional]
         listed = re.fullmatch(r'("?)\$\{!([A-Za-z_]\w*)([@*])\}\1', _text(node, ctx))
@@ -4509,7 +4519,8 @@ class _Walker(PathJudge, ShellValues):
         word is (``{x,y,}``: each judged)."""
         found = self._static_element(node, ctx)
         if found is not None and len(found) == 1:
-            return Word(found[0], text)
+            name = self._resolved(_text(node, ctx)[2:].partition("[")[0])
+            return Word(found[0], LISTED if name in self.listed_arrays else text)
         if found and len(found) <= MAX_LOOP_WORDS and all(
                 not re.search(r"[\s{},*?\[\]\\$`'\"]", v) for v in found):
             return Word("{" + ",".join(found) + "}", text, "", False, True)

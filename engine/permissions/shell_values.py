@@ -142,6 +142,7 @@ class ShellValues:
     args_given: bool
     set_words: bool
     listed_vars: set[str]
+    listed_arrays: set[str]
     glob_vars: set[str]
     listed_args: frozenset[int]
     fed: dict[str, list[str]]
@@ -670,6 +671,8 @@ class ShellValues:
             if re.fullmatch(r"[A-Za-z_]\w*", var):
                 for lines in inputs:
                     self._read_array(name, var, lines, ifs, o.has("-t"), end)
+                if listed:  # mapfile -t f < <(git ls-files): each element a listed path
+                    self.listed_arrays.add(var)
 
     def _read_array(self, name: str, var: str, lines: list[str] | None, ifs: str | None,
                     chomp: bool, end: str | None) -> None:
@@ -759,6 +762,8 @@ class ShellValues:
     def _set_array(self, var: str, items: list[str] | None) -> None:
         if var in self.readonly:
             return  # readonly a: bash refuses the change, a keeps what it held
+        if not self.conditional:
+            self.listed_arrays.discard(var)  # files=(a.txt): no listing's any more
         if items is None or not all(_INTEGER.fullmatch(i) for i in items):
             self._not_numeric(var)
         if var in self.integers:  # declare -ai a; mapfile a: each element is evaluated
