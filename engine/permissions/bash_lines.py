@@ -13,11 +13,13 @@ for here-document text: ``ls # \\`` followed by ``rm -rf src`` runs ``rm``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 _BREAKS = frozenset(" \t\n;|&()<>")
 """Characters after which a ``#`` begins a word (a comment)."""
 _WORD_ENDS = frozenset(" \t\n;|&()<>")
+_ESCAPED_BLANK_HASH = re.compile(r"\\[ \t]#")
 
 
 @dataclass
@@ -76,6 +78,9 @@ class _Reader:
         if c == "#" and self.word_start:
             end = t.find("\n", i)
             return self._emit(t[i:] if end < 0 else t[i:end])
+        if c == "#" and self.out and self.out[-1] in ("\\ ", "\\\t"):
+            self.out.append("\\")  # echo \ #; rm x: the # is in the word, not a comment
+            return self._emit(c)
         if c == "`":
             if self.stack[-1][0] == "b":
                 self.stack.pop()
@@ -230,9 +235,10 @@ def _unquoted(raw: str) -> tuple[str, bool]:
 
 
 def bash_lines(text: str) -> str | None:
-    """``text`` with bash's line continuations removed and its quoted here-document
-    delimiters written as ``'WORD'``; None when it cannot be read to its end (an unclosed
-    quote)."""
-    if "\\\n" not in text and "<<" not in text:
+    """``text`` with bash's line continuations removed, its quoted here-document
+    delimiters written as ``'WORD'`` and a ``#`` after an escaped blank escaped (it is in
+    the word: ``echo \\ #; rm x`` runs rm); None when it cannot be read to its end (an
+    unclosed quote)."""
+    if "\\\n" not in text and "<<" not in text and not _ESCAPED_BLANK_HASH.search(text):
         return text  # nothing to join, no here-document: as written (most commands)
     return _Reader(text).read()

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.permissions.constructs import numbers_printed
+from engine.permissions.constructs import ids_printed, numbers_printed
 from engine.permissions.listings import keeps_lines
 from engine.permissions.words import Word
 
@@ -26,10 +26,17 @@ EVERY = -1
 
 @dataclass(frozen=True, slots=True)
 class Columns:
-    """The first ``count`` fields of each line are numbers, ended by ``separator``."""
+    """The first ``count`` fields of each line are numbers, ended by ``separator``; with
+    ``ids``, each line starts with a hex object id (``git log --format='%H %s'``)."""
 
     count: int = 0
     separator: str = " "
+    ids: bool = False
+
+    def id_first(self, at: int) -> bool:
+        """Whether the ``at``-th variable ``read`` assigns starts with an object id, never
+        with ``-``: the first takes a prefix of the line, whatever IFS splits at."""
+        return self.ids and at == 0
 
     def numeric(self, at: int, names: int, ifs: str | None) -> bool:
         """Whether the ``at``-th of ``names`` variables ``read`` assigns holds a number
@@ -48,7 +55,7 @@ NONE = Columns()
 def columns_after(program: str, words: Sequence[Word], before: Columns) -> Columns:
     """The numeric columns ``program WORDS`` prints, reading lines with ``before``'s."""
     made = columns_printed(program, words)
-    if made.count:
+    if made.count or made.ids:
         return made
     values = [w.value for w in words]
     if None in values:
@@ -75,7 +82,7 @@ def _field(at: int, separators: str, before: Columns) -> Columns:
     """Field ``at`` (from 1) of each line, split at ``separators``."""
     if before.count == EVERY or (0 < at <= before.count and before.separator in separators):
         return Columns(EVERY)
-    return NONE
+    return Columns(ids=True) if at == 1 and before.ids else NONE
 
 
 def _translated(known: list[str], before: Columns) -> Columns:
@@ -104,6 +111,8 @@ def _cut(known: list[str], before: Columns) -> Columns:
             len(delimiter) != 1:
         return NONE
     found = [_field(int(f), delimiter, before) for f in fields.split(",")]
+    if fields.split(",")[0] == "1" and before.ids:
+        return Columns(ids=True)  # cut -d' ' -f1,3: the line still starts with the id
     return Columns(EVERY) if all(c.count == EVERY for c in found) else NONE
 
 
@@ -121,6 +130,25 @@ def columns_printed(program: str, words: Sequence[Word]) -> Columns:
     if program == "git":
         return _git_columns(known)
     return NONE
+
+
+_ID_FORMAT = re.compile(r"--(?:format|pretty)=(?:t?format:)?%[hH](?:[ \t].*)?")
+"""A log format whose lines start with the commit's id (``%H``, ``%h %s``)."""
+
+
+def _git_ids(verb: str, rest: list[str]) -> bool:
+    """``git rev-list HEAD``, ``git log --format=%H``, ``git log --oneline``: each line
+    starts with a commit id (one line per commit: no graph, patch or stat)."""
+    if verb == "rev-list":
+        return ids_printed("git", [verb, *rest])
+    options = [f"{w}={rest[i + 1]}" if w in ("--format", "--pretty") and i + 1 < len(rest)
+               else w for i, w in enumerate(rest) if w.startswith("-")]
+    shapes = [w for w in options if _ID_FORMAT.fullmatch(w) or w in (
+        "--oneline", "--no-decorate", "--abbrev-commit", "--pretty=oneline")]
+    return verb == "log" and bool(shapes) and all(
+        _log_option(w) for w in options if w not in shapes) and not (
+        "--oneline" in options and any(w.startswith(("--format", "--pretty=f", "--pretty=t"))
+                                       for w in options))
 
 
 def _plain_uniq(known: list[str]) -> bool:
@@ -148,6 +176,8 @@ def _git_columns(words: list[str]) -> Columns:
     if verb == "diff" and "--numstat" in options and all(_DIFF_KEEPS.fullmatch(w)
                                                          for w in options):
         return Columns(2, "\t")  # "10\t2\tpath", "-\t-\tbinary": paths quoted, one line
+    if _git_ids(verb, rest):
+        return Columns(ids=True)
     if verb != "log":
         return NONE
     options = [f"{w}={rest[i + 1]}" if w in ("--format", "--pretty") and i + 1 < len(rest)

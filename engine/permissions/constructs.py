@@ -219,14 +219,19 @@ _REV_LIST_NAMES = ("-n", "--max-count", "--skip", "--count", "--all", "--first-p
 dash, ``--graph`` draws ``*``, ``--objects`` and ``--format`` print paths and text)."""
 
 
-def names_printed(program: str, words: list[str]) -> bool:
+def names_printed(program: str, words: list[str | None]) -> bool:
     """Whether ``program WORDS`` prints object names only: commit hashes, ref names or
-    container ids, each a word with no blank, pattern or leading dash (``git merge-base``,
-    ``git rev-parse HEAD``, ``git rev-list -n 5 HEAD``, ``docker ps -q``). Options that
-    print paths or text (``--show-toplevel``, ``--objects``, ``--format``) are not."""
-    while program == "git" and words and words[0].startswith("-"):  # git -C dir rev-parse
-        words = words[2:] if words[0] in ("-C", "-c") else words[1:]
-    verb, rest = (words[0], words[1:]) if words else ("", [])
+    container ids, each a word with no blank or pattern (``git merge-base``, ``git
+    rev-parse HEAD``, ``git rev-list -n 5 HEAD``, ``docker ps -q``). Options that print
+    paths or text (``--show-toplevel``, ``--objects``, ``--format``) are not, nor a word
+    only known at run time (None): it may be such an option, and ``git rev-parse`` prints
+    what it does not know as given (``git rev-parse 'a b'`` prints ``a b``)."""
+    if None in words:
+        return False
+    known = [w or "" for w in words]
+    while program == "git" and known and known[0].startswith("-"):  # git -C dir rev-parse
+        known = known[2:] if known[0] in ("-C", "-c") else known[1:]
+    verb, rest = (known[0], known[1:]) if known else ("", [])
     if program == "git" and verb == "merge-base":
         return True
     if program == "git" and verb == "rev-parse":
@@ -235,11 +240,19 @@ def names_printed(program: str, words: list[str]) -> bool:
     if program == "git" and verb == "rev-list":
         return all(not w.startswith("-") or w.partition("=")[0] in _REV_LIST_NAMES or
                    re.fullmatch(r"-n?\d+", w) for w in rest)
-    if (program in ("docker", "podman") and verb in ("ps", "images")) or words[:2] in (
+    if (program in ("docker", "podman") and verb in ("ps", "images")) or known[:2] in (
             ["container", "ls"], ["image", "ls"]):
-        return program in ("docker", "podman") and bool({"-q", "--quiet"} & set(words)) and \
-            not any(w.startswith("--format") for w in words)
+        return program in ("docker", "podman") and bool({"-q", "--quiet"} & set(known)) and \
+            not any(w.startswith("--format") for w in known)
     return False
+
+
+def ids_printed(program: str, words: list[str | None]) -> bool:
+    """Whether ``program WORDS`` prints hex object ids only (``names_printed`` but a ref
+    name): never a word that starts with ``-``, where a branch may be named
+    ``--output=x`` (``git rev-parse --abbrev-ref HEAD`` prints that name)."""
+    return names_printed(program, words) and not any(
+        (w or "").startswith("--abbrev-ref") for w in words)
 
 
 IMPLICIT_FUNCTIONS = frozenset({"command_not_found_handle"})

@@ -137,17 +137,30 @@ class Opts:
     """Every option in order, repeated ones included."""
 
     def has(self, *names: str) -> bool:
-        return any(n in self.flags for n in names)
+        return any(n in self.flags for n in names) or any(
+            abbreviates(k, n) for k in self.flags for n in names)
 
     def get(self, *names: str) -> Word | None:
         for n in names:
             if n in self.flags:
                 return self.flags[n]
+            found = [w for k, w in self.items if abbreviates(k, n)]
+            if found:
+                return found[-1]
         return None
 
     def all(self, *names: str) -> list[Word]:
         """Every value given to any of ``names`` (``-e a -e b``)."""
-        return [w for n, w in self.items if n in names and w is not None]
+        return [w for n, w in self.items if w is not None and (
+            n in names or any(abbreviates(n, full) for full in names))]
+
+
+def abbreviates(given: str, full: str) -> bool:
+    """``--o`` for ``--output``, ``--in`` for ``--in-place``: GNU getopt_long, git's and
+    argp's parsers take any unambiguous start of a long option as that option (an
+    ambiguous one is an error, so nothing runs)."""
+    return len(given) >= 3 and given.startswith("--") and full.startswith(given) and \
+        given != full
 
 
 _QUOTED_OPTION = re.compile(r'"(--[A-Za-z][\w-]*)=[^"]*"|(--[A-Za-z][\w-]*)="[^"]*"')
@@ -187,6 +200,9 @@ def parse_opts(args: list[Word], short_values: str = "", long_values: frozenset[
             elif name in long_values and i + 1 < n:
                 i += 1
                 items.append((name, args[i]))
+            elif any(abbreviates(name, f) for f in long_values) and i + 1 < n:
+                items.append((name, args[i + 1]))  # --o FILE: --output's value, unless
+                # --o is an option of its own (parallel's --tag): the word is read as both
             else:
                 items.append((name, None))
         else:

@@ -16,7 +16,10 @@ _OCTAL = re.compile(r"\\0?([0-7]{1,3})")
 
 
 def unescape(text: str) -> str | None:
-    """Backslash escapes as ``echo -e`` and ``printf`` read them (``\\x72``, ``\\0162``)."""
+    """Backslash escapes as ``echo -e`` and ``printf`` read them (``\\x72``, ``\\0162``);
+    None for ``\\c``, which ends the output there (``printf %b '-delete\\cx'``)."""
+    if re.search(r"(?<!\\)(?:\\\\)*\\c", text):
+        return None
     text = _OCTAL.sub(lambda m: "\\x%02x" % (int(m.group(1), 8) & 0xFF), text)
     try:
         return codecs.decode(text.encode("latin-1", "backslashreplace"), "unicode_escape")
@@ -24,9 +27,10 @@ def unescape(text: str) -> str | None:
         return None
 
 
-def echo_output(args: list[str]) -> str | None:
-    """The line ``echo ARGS`` prints (``-n``, ``-e``, ``-E`` understood)."""
-    escapes = False
+def echo_output(args: list[str], xpg_echo: bool = False) -> str | None:
+    """The line ``echo ARGS`` prints (``-n``, ``-e``, ``-E`` understood; with bash's
+    ``xpg_echo`` option, escapes are read unless ``-E``)."""
+    escapes = xpg_echo
     while args and re.fullmatch(r"-[neE]+", args[0]):
         escapes = "e" in args[0] or (escapes and "E" not in args[0])
         args = args[1:]
@@ -214,15 +218,29 @@ def _substring(value: str, arg: str) -> str | None:
     start: empty), a negative length is an end counted from the end; None where bash fails
     (an end before the start)."""
     offset_text, _, length_text = arg.partition(":")
-    n, offset = len(value), int(offset_text)
+    found = _arithmetic_number(offset_text)
+    if found is None or (length_text and _arithmetic_number(length_text) is None):
+        return None
+    n, offset = len(value), found
     start = offset if offset >= 0 else n + offset
     if start < 0:
         return ""
     if not length_text:
         return value[start:]
-    length = int(length_text)
+    length = _arithmetic_number(length_text) or 0
     end = start + length if length >= 0 else n + length
     return None if end < start else value[start:end]
+
+
+def _arithmetic_number(text: str) -> int | None:
+    """A literal number as bash's arithmetic reads it: ``010`` is octal (8); None for one
+    it refuses (``08``)."""
+    digits = text.lstrip("-")
+    try:
+        found = int(digits, 8) if len(digits) > 1 and digits.startswith("0") else int(digits)
+    except ValueError:
+        return None
+    return -found if text.startswith("-") else found
 
 
 def apply_operator(value: str, op: str, arg: str) -> str | None:
@@ -242,6 +260,12 @@ def apply_operator(value: str, op: str, arg: str) -> str | None:
         return _trimmed(value, op, arg)
     pat, _, rep = arg.partition("/")
     return _replaced(value, op, pat, rep)
+
+
+def _put(rep: str, matched: str) -> str:
+    """bash 5.2's ``patsub_replacement``: ``&`` in the replacement is the matched text
+    (``x=-delete; ${x/*/&}`` is ``-delete``); a quoted or escaped one never reaches here."""
+    return rep.replace("&", matched)
 
 
 _CASES = ("^^", ",,", "^", ",", "@U", "@u", "@L")
@@ -302,15 +326,16 @@ def _replaced(value: str, op: str, pat: str, rep: str) -> str:
     """``/`` the first longest match, ``//`` every one, ``/#`` at the start, ``/%`` at
     the end."""
     if not pat:  # ${x/#/p} prefixes, ${x/%/s} appends, ${x//} changes nothing
-        return rep + value if op == "/#" else value + rep if op == "/%" else value
+        return _put(rep, "") + value if op == "/#" else value + _put(rep, "") \
+            if op == "/%" else value
     if not value and op in ("/", "//"):  # x=; ${x/*/rm}: * matches the empty value
-        return rep if _matches("", pat) else value
+        return _put(rep, "") if _matches("", pat) else value
     if op == "/#":
         n = next((n for n in range(len(value), -1, -1) if _matches(value[:n], pat)), None)
-        return value if n is None else rep + value[n:]
+        return value if n is None else _put(rep, value[:n]) + value[n:]
     if op == "/%":
         n = next((n for n in range(len(value) + 1) if _matches(value[n:], pat)), None)
-        return value if n is None else value[:n] + rep
+        return value if n is None else value[:n] + _put(rep, value[n:])
     out, i = [], 0
     while i < len(value):
         end = next((j for j in range(len(value), i, -1) if _matches(value[i:j], pat)), None)
@@ -318,7 +343,7 @@ def _replaced(value: str, op: str, pat: str, rep: str) -> str:
             out.append(value[i])
             i += 1
             continue
-        out.append(rep)
+        out.append(_put(rep, value[i:end]))
         i = end
         if op == "/":
             return "".join(out) + value[i:]

@@ -895,6 +895,10 @@ def _tar(e: Effect, args: list[Word]) -> None:
             e.at_least("ask", "tar --checkpoint-action only known at run time")
         elif action.value.startswith("exec="):
             e.scripts.append(("tar --checkpoint-action=exec", Word.of(action.value[5:])))
+    for index in o.all("--index-file"):  # the verbose listing, written whole
+        e.writes.append(index)
+        e.replaces.append(index)
+        e.add("write", "tar --index-file writes the listing to a file")
     archive = o.get("-f", "--file")
     if archive is not None and ":" in (archive.value or "") and not o.has("--force-local"):
         e.add("network", "tar archive on a remote host")

@@ -11,6 +11,7 @@ from engine.permissions.effect import (
     Effect,
     Opts,
     Rule,
+    abbreviates,
     parse_opts,
     run_with_arguments,
 )
@@ -208,7 +209,46 @@ _COMMAND_KEYS = frozenset({
 """(first, last) parts of settings whose value is a program or config git loads."""
 
 
+_OPTION_WRITERS = frozenset({"log", "show", "diff", "diff-tree", "diff-index", "diff-files",
+                             "whatchanged", "shortlog", "blame", "rev-list", "range-diff",
+                             "format-patch", "grep", "archive"})
+"""Subcommands with an option that writes a file or runs a program in one word
+(``--output=FILE``, ``-O<pager>``): a word only known at run time may be that option."""
+_MAY_LEAD_WITH_A_DASH = re.compile(r'"?(?:\$|`)')
+"""A word whose value starts with what an expansion gives (``"$x"``, ``$(cat f)..HEAD``)."""
+
+
+_GREP_VALUES = frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--max-depth",
+                          "--threads", "--context", "--after-context", "--before-context"})
+_LOG_VALUES = frozenset({"-n", "--max-count", "--skip", "--format", "--pretty", "--author",
+                         "--committer", "--grep", "--since", "--until", "--after", "--before",
+                         "-S", "-G", "-L", "--date", "--encoding"})
+"""Options of ``git grep`` and of the log family whose value is the next word (a pattern,
+a count, a date): a word there is that value, never an option."""
+
+
+def _options_at_run_time(e: Effect, sub: str, rest: list[Word]) -> None:
+    """``git log "$(cat f)"`` with f holding ``--output=src/app.py`` writes over that file:
+    a word only known at run time before ``--``, in a slot an option may take, is
+    unseen unless it starts with text or is an object id (``"$(git merge-base a b)"``)."""
+    if sub not in _OPTION_WRITERS:
+        return
+    valued = False
+    for w in rest:
+        if w.value == "--":
+            return
+        if not valued and w.value is None and not w.dashless and \
+                _MAY_LEAD_WITH_A_DASH.match(w.text):
+            why = f"git {sub} {w.text}: a word only known at run time may be an option " \
+                "(--output=FILE writes a file)"
+            e.add("write", why)
+            e.unseen = e.unseen or why
+            return
+        valued = w.value in (_GREP_VALUES if sub == "grep" else _LOG_VALUES)
+
+
 def _git_output(e: Effect, sub: str, rest: list[Word]) -> None:
+    _options_at_run_time(e, sub, rest)
     o = parse_opts(rest, "o" if sub in ("format-patch", "archive") else "",
                    frozenset({"--output", "--output-directory", "--exec", "--receive-pack",
                               "--upload-pack", "--remote"}))
@@ -716,17 +756,41 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
 def _git_grep(e: Effect, args: list[Word]) -> None:
     """``git grep -OCMD`` / ``--open-files-in-pager=CMD`` runs CMD (shell code) on the
     matching files, judged as ``CMD "$@"`` with ``$@`` a path git found in the working tree
-    (``MATCHED``); an option whose value is only known at run time is unknown code."""
+    (``MATCHED``); an option whose value is only known at run time is unknown code. The
+    option may be abbreviated (``--open-f=CMD``) or end a cluster of flags (``-nOCMD``)."""
     for a in args:
-        v = a.value or ""
-        if a.value is None and a.text.startswith(("-O", "--open-files-in-pager")):
+        if a.value == "--":
+            break
+        if a.value is None and re.match(r'"?-(?:\w*O|-op)', a.text):
             e.scripts.append(("git grep -O", Word(None, a.text, "other")))
-        elif v.startswith("--open-files-in-pager="):
-            e.scripts.append(("git grep -O", _on_matches(v.split("=", 1)[1])))
-        elif v.startswith("-O") and len(v) > 2 and not v.startswith("--"):
-            e.scripts.append(("git grep -O", _on_matches(v[2:])))
+            continue
+        pager = _grep_pager(a.value or "")
+        if pager:
+            e.scripts.append(("git grep -O", _on_matches(pager)))
+        elif pager == "":
+            e.add("exec", "git grep -O runs the pager on the matching files")
     if e.scripts:
         e.code_args = [Word.of("git"), Word.of(MATCHED)]
+
+
+_GREP_SHORT_VALUES = "efABCm"
+"""git grep's short options whose value is the rest of the word or the next one."""
+
+
+def _grep_pager(word: str) -> str | None:
+    """The pager ``word`` gives git grep's ``-O`` (``""``: the default one), else None."""
+    name, _, value = word.partition("=")
+    if name.startswith("--"):
+        return value if abbreviates(name, "--open-files-in-pager") or \
+            name == "--open-files-in-pager" else None
+    if not word.startswith("-"):
+        return None
+    for i, c in enumerate(word[1:], 1):
+        if c == "O":
+            return word[i + 1:]
+        if c in _GREP_SHORT_VALUES:
+            return None
+    return None
 
 
 MATCHED = "./matched"

@@ -38,6 +38,7 @@ from engine.permissions.constructs import (
     ARITHMETIC_TEST_OPS,
     IMPLICIT_FUNCTIONS,
     MODELLED_NODES,
+    ids_printed,
     names_printed,
     opaque_builtin,
     shell_code_var,
@@ -194,6 +195,15 @@ _COMMAND_TABLES = re.compile(r"\bBASH_(?:CMDS|ALIASES)\b")
 _EXPANDS_ALIASES = re.compile(r"\bshopt\s+-s\s+(?:\w+\s+)*expand_aliases\b")
 _CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
 """``shopt -s cdable_vars``: ``cd NAME`` of a folder that is not there goes to ``$NAME``."""
+_QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_BRACES_OUTSIDE_QUOTES = re.compile(r"(?<![$\\])\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
+"""A brace expansion in a word (``{a,b}``, ``{1..3}``; not ``${x,,}``)."""
+_OPAQUE_SET = re.compile(r"\b(?:set|shopt)\b[^;&|\n]*[$`]")
+"""A ``set`` or ``shopt`` with a word only known at run time: it may set any option."""
+_SPECIAL_BUILTINS = frozenset({":", ".", "source", "break", "continue", "eval", "exec",
+                               "exit", "export", "readonly", "return", "set", "shift",
+                               "times", "trap", "unset"})
+"""POSIX's special builtins: in POSIX mode an assignment before one stays after it."""
 _GLOB_SHOPT = re.compile(r"\bshopt\b([^;&|\n]*)")
 """A ``shopt`` and its words: a glob option it names, or a word only known at run time, may
 be set from there on (``globbing.GLOB_OPTIONS``)."""
@@ -419,6 +429,7 @@ class _Values(NamedTuple):
     loops: dict[str, list[str]]
     blankless: set[str]
     made_temps: set[str]
+    dashless_vars: set[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +501,8 @@ class _Walker(PathJudge, ShellValues):
     """Bodies of functions whose call of themselves is being judged (``_recursion``)."""
     shells: int = 0
     """Shells started so far (each bash -c, script or stdin code is a new one)."""
+    traps: list[tuple[Word, _Ctx, _Values]] = field(default_factory=list)
+    """Trap code set so far, with the values when it was set (``_fire_traps``)."""
     exported_functions: set[str] = field(default_factory=set)
     """Functions ``export -f NAME`` or ``declare -fx NAME`` hands to a new bash."""
     functions_reach: bool = True
@@ -554,6 +567,9 @@ class _Walker(PathJudge, ShellValues):
     (``_HASH_RESETS``): then a mapping is never sure to hold."""
     listed_vars: set[str] = field(default_factory=set)
     listed_arrays: set[str] = field(default_factory=set)
+    dashless_vars: set[str] = field(default_factory=set)
+    """Variables that hold hex object ids a substitution printed (``b=$(git merge-base HEAD
+    main)``, ``for c in $(git rev-list -5 HEAD)``): never a word that starts with ``-``."""
     """Arrays ``mapfile``/``read -a`` filled from a listing (``mapfile -t f < <(git
     ls-files)``): each element is a path a listing names, as a loop variable over it is."""
     glob_vars: set[str] = field(default_factory=set)
@@ -589,6 +605,13 @@ class _Walker(PathJudge, ShellValues):
     glob_options: frozenset[str] = frozenset()
     """Glob-widening ``shopt`` options the command may set, or the caller's ``BASHOPTS``."""
     cdable_vars: bool = False
+    posix: bool = False
+    """The command may turn on POSIX mode (``set -o posix``, ``POSIXLY_CORRECT``, a ``set``
+    or ``shopt`` of words only known at run time): then an assignment before a special
+    builtin (``c=rm :``) stays after it."""
+    xpg_echo: bool = False
+    """``shopt -s xpg_echo`` (or a shopt of words only known at run time): echo reads
+    backslash escapes as ``echo -e`` does."""
     names_argv0: bool = False
     """The command names BASH_ARGV0, whose assignment sets ``$0``."""
     names_cdpath: bool = False
@@ -759,7 +782,20 @@ class _Walker(PathJudge, ShellValues):
         if not shares:
             self.argv0, self.positional, self.args_given, self.listed_args = outer
         if outermost:
+            self._fire_traps(ctx.shell)
             self._uncalled_functions()
+
+    def _fire_traps(self, shell: int) -> None:
+        """Trap code runs when its signal comes (at exit, on an error, before a command),
+        with what variables hold then: judged again at the end of its shell, each value
+        set after the trap one it may hold (``c=cat; trap '$c a.txt' EXIT; c=rm`` runs
+        ``rm a.txt``)."""
+        pending = [t for t in self.traps if t[1].shell == shell]
+        self.traps = [t for t in self.traps if t[1].shell != shell]
+        for code, ctx, before in pending:
+            self._join(before)
+            with self._may_not_run():
+                self._script("trap", code, ctx, None)
 
     def _new_shell(self) -> int:
         self.shells += 1
@@ -778,6 +814,7 @@ class _Walker(PathJudge, ShellValues):
             ctx.via.split(" ", 1)[0] == "bash"  # the one shell that imports export -f
         self._inherited()
         self._visit(root, ctx)
+        self._fire_traps(ctx.shell)
         (self.cwds, self.oldpwd, self.pushed, self.hashed, before, self.exported_vars,
          self.functions_reach) = saved
         self.cased, self.integers, self.readonly, self.assoc = attributes
@@ -805,7 +842,7 @@ class _Walker(PathJudge, ShellValues):
         """The values exactly as ``before``: what a new shell set is gone with it."""
         (self.known, self.unknown, self.arrays, self.maps, self.refs, self.positional,
          self.ifs, self.numeric, self.maybe_unset, self.loops, self.blankless,
-         self.made_temps) = before
+         self.made_temps, self.dashless_vars) = before
 
     def _imported(self, name: str) -> bool:
         """Whether the shell being judged holds the function ``name`` of another shell."""
@@ -1003,6 +1040,10 @@ class _Walker(PathJudge, ShellValues):
             words = set(re.findall(r"[\w$`]+", m.group(1)))
             opaque = any("$" in w or "`" in w for w in words)
             self.glob_options |= GLOB_OPTIONS if opaque else GLOB_OPTIONS & words
+            self.xpg_echo = self.xpg_echo or opaque or "xpg_echo" in words
+        self.xpg_echo = self.xpg_echo or "xpg_echo" in self.env.get("BASHOPTS", "")
+        self.posix = self.posix or "posix" in text.lower() or "POSIXLY_CORRECT" in self.env \
+            or "posix" in self.env.get("SHELLOPTS", "") or bool(_OPAQUE_SET.search(text))
         self.names_cdpath = self.names_cdpath or "CDPATH" in text
         self.names_argv0 = self.names_argv0 or "BASH_ARGV0" in text
         if _IFS.search(_SAVED_IFS.sub("", text)):
@@ -1059,6 +1100,10 @@ class _Walker(PathJudge, ShellValues):
                 self.run(code, "$(..)", ctx.depth + 1, shell=ctx.shell)
         failing = t == "declaration_command" and not self.calling and \
             _text(node.children[0], ctx) == "local" and not _in_function(node)
+        braced = self._braced_declaration(node, ctx) if t == "declaration_command" else None
+        if braced is not None:  # export o={-print,-delete}: o=-print o=-delete
+            self.run(braced, "a declaration's braces", ctx.depth + 1, shell=ctx.shell)
+            return
         if t == "declaration_command" and not failing:  # local outside a function: an
             self._declaration(node, ctx)  # error, which sets no name and no attribute
         elif t == "expansion":
@@ -1067,6 +1112,29 @@ class _Walker(PathJudge, ShellValues):
             self._arithmetic_node(node, ctx)
         with self._may_not_run() if failing else nullcontext():
             self._children(node, ctx)
+
+    def _braced_declaration(self, node: Node, ctx: _Ctx) -> str | None:
+        """``export``/``declare`` take words, which bash brace-expands: ``export
+        o={-print,-delete}`` assigns o twice (the last wins) and ``export
+        GIT_EXTERNAL_{DIFF,X}=CMD`` sets both names. The declaration as bash makes it,
+        else None when no word has unquoted braces."""
+        words: list[str] = []
+        end = -1
+        for c in node.children:  # the grammar may cut one word in two: GIT_EXTERNAL_ {D,X}=
+            text = _text(c, ctx)
+            words[-1:] = [words[-1] + text] if words and c.start_byte == end else [
+                *words[-1:], text]
+            end = c.end_byte
+        if not any(_BRACES_OUTSIDE_QUOTES.search(_QUOTED_TEXT.sub("", w)) for w in words[1:]):
+            return None
+        out: list[str] = []
+        for word in words:
+            expanded = brace_words(word, MAX_PATH_WORDS) if _BRACES_OUTSIDE_QUOTES.search(
+                _QUOTED_TEXT.sub("", word)) else [word]
+            if expanded is None:
+                return f"{words[0]} $UNKNOWN_WORDS"  # more words than are followed
+            out.extend(expanded)
+        return " ".join(out)
 
     def _unparsed(self, node: Node, ctx: _Ctx) -> None:
         """Judge what the shell would still run from text the parser refused: ``{rm,-rf,x}``
@@ -1113,8 +1181,7 @@ class _Walker(PathJudge, ShellValues):
                 braced = [brace_words(w, MAX_LOOP_WORDS) for w in words]
                 words = None if None in braced else bounded(
                     [x for b in braced for x in b or ()], MAX_LOOP_WORDS)
-            self._not_numeric(name)
-            self._blankless_loop(name, values)
+            self._loop_shapes(name, values, ctx)
             if words is not None and name in self.cased:  # declare -l c; for c in RM: rm
                 words = cased_values(self.cased[name], words)
             if name in self.integers:  # declare -i c; for c in EXPR: each is evaluated
@@ -1156,6 +1223,14 @@ class _Walker(PathJudge, ShellValues):
         inner = [c for c in values[0].named_children if c.type != "comment"]
         dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
         return _paths_under(dirs).value if dirs else None
+
+    def _loop_shapes(self, name: str, values: list[Node], ctx: _Ctx) -> None:
+        """What is known of each value a loop variable takes: one word (``for w in $(cat
+        f)``), an object id (``for c in $(git rev-list -n 5 HEAD)``)."""
+        self._not_numeric(name)
+        self._blankless_loop(name, values)
+        if len(values) == 1 and self._ids_output(values[0], ctx) and self.ifs == " \t\n":
+            self.dashless_vars.add(name)
 
     def _listed_array(self, value: Node, ctx: _Ctx) -> bool:
         """``for f in "${files[@]}"`` over an array filled from a listing."""
@@ -1665,11 +1740,12 @@ class _Walker(PathJudge, ShellValues):
         for child in node.named_children:
             self._arithmetic_refs(child, ctx)
 
-    def _last_command(self, node: Node, ctx: _Ctx) -> tuple[str, list[str]]:
+    def _last_command(self, node: Node, ctx: _Ctx) -> tuple[str, list[str | None]]:
         """The program a substitution's output comes from (its last command) and its
-        words' values; ("", []) when that is not one simple command."""
+        words' values (None: only known at run time); ("", []) when that is not one
+        simple command."""
         prog, words = self._last_words(node, ctx)
-        return prog, [w.value or "" for w in words]
+        return prog, [w.value for w in words]
 
     def _last_words(self, node: Node, ctx: _Ctx) -> tuple[str, list[Word]]:
         """The program a substitution's output comes from (its last command) and its
@@ -1693,6 +1769,11 @@ class _Walker(PathJudge, ShellValues):
     def _names_output(self, node: Node, ctx: _Ctx) -> bool:
         """A substitution that prints object names only (``constructs.names_printed``)."""
         return names_printed(*self._last_command(node, ctx))
+
+    def _ids_output(self, node: Node, ctx: _Ctx) -> bool:
+        """A substitution that prints hex object ids only (``constructs.ids_printed``)."""
+        return node.type == "command_substitution" and ids_printed(
+            *self._last_command(node, ctx))
 
     def _columns(self, stages: Sequence[Node], ctx: _Ctx) -> Columns:
         """The numeric columns of what ``stages`` print (``columns.py``): those of the last
@@ -2057,7 +2138,8 @@ class _Walker(PathJudge, ShellValues):
         return _Values(dict(self.known), set(self.unknown), dict(self.arrays),
                        {k: dict(v) for k, v in self.maps.items()}, dict(self.refs),
                        self.positional, self.ifs, set(self.numeric), set(self.maybe_unset),
-                       dict(self.loops), set(self.blankless), set(self.made_temps))
+                       dict(self.loops), set(self.blankless), set(self.made_temps),
+                       set(self.dashless_vars))
 
     def _join(self, before: _Values) -> None:
         """After commands that may not have run (a branch, a loop, what follows ``&&``):
@@ -2102,6 +2184,8 @@ class _Walker(PathJudge, ShellValues):
         self.blankless = {v for v in self.blankless if v in before.blankless or (
             v not in before.known and v not in before.unknown)}
         self.made_temps &= before.made_temps  # made where it may not have run: the old value
+        self.dashless_vars = {v for v in self.dashless_vars if v in before.dashless_vars or (
+            v not in before.known and v not in before.unknown)}
 
     def _join_arrays(self, before: _Values) -> None:
         """An array changed where that may not have run holds either list; one made there
@@ -2546,6 +2630,9 @@ class _Walker(PathJudge, ShellValues):
                 var, self._assigned(node, ctx), self._untouched_env().get(var)):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
+        if var == "IFS" and any(c.type == "+=" for c in node.children) and \
+                var not in self.known and var not in self.unknown:
+            self.known[var] = [self.ifs or ""]  # IFS+=_: the default blanks, then _
         self._remember(var, node, ctx)
         if var == "IFS":
             self.ifs = self._ifs_value()
@@ -2638,6 +2725,8 @@ class _Walker(PathJudge, ShellValues):
                     value.type == "command_substitution" and self._numeric_output(value, ctx))
                     or self._copies_number(_text(value, ctx))):
                 self.numeric.add(var)
+            if value is not None and not append and self._ids_output(value, ctx):
+                self.dashless_vars.add(var)  # b=$(git merge-base HEAD main)
             return
         self.arrays.pop(var, None)  # declare -l/-u/-c: _may_hold stores it in that case
         self._may_hold(var, cands, merge=bool(self.conditional))  # a branch: joined after
@@ -2822,7 +2911,8 @@ class _Walker(PathJudge, ShellValues):
             known = self._known_words(dest, word, ctx)
             word = known[0] if len(known) == 1 else word
         fds = _descriptors(node, op, ctx)
-        if op == ">&" and (word.value or "").isdigit() and int(word.value or 0) in self.opened:
+        if op in (">&", "<&") and (word.value or "").isdigit() and int(
+                word.value or 0) in self.opened and (op == ">&" or fds & {1, 2}):
             self._written_over(self.opened[int(word.value or 0)], ctx)  # exec 3<>f; echo >&3
         if self._note_streams(op, fds, word) or word.value == "-":
             return
@@ -2864,7 +2954,7 @@ class _Walker(PathJudge, ShellValues):
         emptying nothing. What is written to it lands over its first bytes: on standard
         output or error at once; on another descriptor when a later ``>&N`` writes there
         (``exec 3<>f; echo y >&3``); only read on standard input."""
-        for fd in fds - {0, 1, 2}:
+        for fd in fds - {1, 2}:  # 0<>f too: >&0 then writes into f
             self.opened[fd] = word
         if fds & {1, 2} or word.value is None:
             self._written_over(word, ctx)
@@ -2970,16 +3060,19 @@ class _Walker(PathJudge, ShellValues):
 
     def _command(self, node: Node, ctx: _Ctx) -> None:
         """A simple command; one that names a loop variable with several words (``for s in
-        status log; do git "$s"; done``) and is not allowed for the words as one list is
-        judged again once per word, the variable holding that word alone."""
+        status log; do git "$s"; done``) and is not allowed for the words as one list, or
+        one of whose words is an option, is judged again once per word, the variable
+        holding that word alone."""
         mark = self._marks()
         self._command_once(node, ctx)
         multi = {n: found for n in dict.fromkeys(_VARIABLE.findall(_text(node, ctx)))
                  if (found := self._alternatives(n))}
         combos = list(itertools.islice(itertools.product(*multi.values()), MAX_LOOP_WORDS + 1))
-        if not multi or len(combos) > MAX_LOOP_WORDS or not self._short_of_allow(mark) or \
-                not self._external(node, ctx):
-            return
+        options = any(isinstance(v, str) and v.startswith("-")
+                      for found in multi.values() for v in found)
+        if not multi or len(combos) > MAX_LOOP_WORDS or not (
+                self._short_of_allow(mark) or options) or not self._external(node, ctx):
+            return  # {-print,-delete} as one word reads as a path: each word is judged
         self._rewind(mark)
         saved = {n: (self.loops.get(n), self.known.get(n), self.arrays.get(n)) for n in multi}
         unset = self.maybe_unset & set(multi)
@@ -3058,8 +3151,13 @@ class _Walker(PathJudge, ShellValues):
         assigned: list[str] = []
         exported: dict[str, list[str] | None] = {}
         redirect_ctx: _Ctx | None = None  # > a.txt : is : > a.txt (worked out once)
+        lasting = self.posix and name_node is not None and _text(
+            name_node, ctx) in _SPECIAL_BUILTINS  # set -o posix; c=rm :; $c a.txt
         for child in node.named_children:
-            if child.type == "variable_assignment":
+            if child.type == "variable_assignment" and lasting:
+                with self._may_not_run():  # in POSIX mode it stays; else it is gone
+                    self._visit(child, replace(ctx, piped=False, stdin=None, numbered=NONE))
+            elif child.type == "variable_assignment":
                 var = child.child_by_field_name("name")
                 assigned.append(_text(var, ctx) if var is not None else "")
                 value = child.child_by_field_name("value")
@@ -3278,15 +3376,9 @@ class _Walker(PathJudge, ShellValues):
             text = _text(node, ctx)
             return [Word(None, text, "var")] if names is None else [Word(v, text) for v in names]
         word = self._word(node, ctx)
-        if node.type in ("simple_expansion", "expansion") and word.value is not None and \
-                self.ifs == " \t\n" and len(word.value.split()) != 1:
-            return [replace(word, value=v) for v in word.value.split()]  # for s in "a b": $s
-        if node.type == "command_substitution" and word.value is not None and \
-                self.ifs != " \t\n" and (self.ifs is None or set(word.value) & set(self.ifs)):
-            if self.ifs is None:  # split at an IFS only known at run time
-                return [replace(word, value=None, dynamic="subst")]
-            text = _text(node, ctx)  # IFS=,; set -- $(echo rm,-rf,x): three words
-            return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(word.value)]
+        split = self._split_value(node, word, ctx)
+        if split is not None:
+            return split
         text = _text(node, ctx)
         braces = brace_words(text, MAX_PATH_WORDS) if _BRACED.fullmatch(text) else []
         # no quote, no $: the text is the value (l{1..3} is a word and a brace_expression)
@@ -3299,6 +3391,23 @@ class _Walker(PathJudge, ShellValues):
                 node, ctx)):
             return self._known_words(node, word, ctx)  # $(echo reset --hard): two words
         return [word]
+
+    def _split_value(self, node: Node, word: Word, ctx: _Ctx) -> list[Word] | None:
+        """The words a known unquoted expansion splits into (``for s in "a b": $s``; ``IFS=,;
+        set -- $(echo rm,-rf,x)``), unknown ones at an IFS only known at run time; None
+        where it stays one word."""
+        if node.type in ("simple_expansion", "expansion") and word.value and self.ifs is None:
+            return [replace(word, value=None, dynamic="var")]
+        if node.type in ("simple_expansion", "expansion") and word.value is not None and \
+                self.ifs == " \t\n" and len(word.value.split()) != 1:
+            return [replace(word, value=v) for v in word.value.split()]
+        if node.type == "command_substitution" and word.value is not None and \
+                self.ifs != " \t\n" and (self.ifs is None or set(word.value) & set(self.ifs)):
+            if self.ifs is None:
+                return [replace(word, value=None, dynamic="subst")]
+            text = _text(node, ctx)
+            return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(word.value)]
+        return None
 
     def _known_words(self, node: Node, word: Word, ctx: _Ctx) -> list[Word]:
         """An argument made of variables whose value is known (``x='rm -rf d'; eval "$x"``):
@@ -3564,7 +3673,7 @@ class _Walker(PathJudge, ShellValues):
         """What a printer with static words prints (echo, printf, seq, a lookup), or a
         filter over known input (``decoding`` notes a decoder)."""
         if argv[0] == "echo":
-            out = echo_output(argv[1:])
+            out = echo_output(argv[1:], self.xpg_echo)
             return None if out is None else out + "\n"
         if argv[0] == "printf":
             return printf_output(argv[1:])
@@ -3934,6 +4043,8 @@ class _Walker(PathJudge, ShellValues):
     def _run_inner(self, e: Effect, ctx: _Ctx) -> None:
         """The shell code and the commands one simple command runs."""
         for how, code in e.scripts:  # a trap's code runs when the signal comes, if ever
+            if how == "trap":
+                self.traps.append((code, ctx, self._values()))
             with self._may_not_run() if how == "trap" else nullcontext():
                 self._script(how, code, ctx,
                              e.code_args if how.endswith((" -c", " <<", " -O")) else None)
@@ -4492,16 +4603,19 @@ class _Walker(PathJudge, ShellValues):
         if t == "simple_expansion" or (t == "expansion" and _simple_braced(node)):
             var = next((c for c in node.named_children
                         if c.type in ("variable_name", "special_variable_name")), None)
-            return self._made_word(self._variable(
-                _text(var, ctx) if var is not None else "", text,
-                var is not None and var.type == "special_variable_name"), text)
+            name = _text(var, ctx) if var is not None else ""
+            held = self._made_word(self._variable(
+                name, text, var is not None and var.type == "special_variable_name"), text)
+            return replace(held, dashless=True) if held.value is None and \
+                name in self.dashless_vars else held
         if t == "command_substitution":
             inner = [c for c in node.named_children if c.type != "comment"]
             dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
             printed = self._static_output(node, ctx) if _prints_plainly(node, ctx) else None
             if printed and not re.search(r"[\s*?\[{]", printed[0]):  # one word, unglobbed
                 return Word(printed[0], text)
-            return _paths_under(dirs) if dirs else Word(None, text, "subst")
+            return _paths_under(dirs) if dirs else Word(
+                None, text, "subst", dashless=self._ids_output(node, ctx))
         if t == "process_substitution":
             self._shown_file(node, ctx)
             return Word(None, text, "subst")
@@ -4553,7 +4667,8 @@ class _Walker(PathJudge, ShellValues):
         out: list[str] = []
         pos = node.start_byte
         dynamic = ""
-        unset = expandable = listed = False
+        unset = expandable = listed = dashless = by_text = False
+        unknowns = 0
         quoted = node.type != "concatenation"
         for i, child in enumerate(node.children):
             out.append(src[pos:_start(child, ctx)].decode("utf-8", "surrogateescape"))
@@ -4567,7 +4682,12 @@ class _Walker(PathJudge, ShellValues):
                 printed = self._static_output(child, ctx)  # "$(printf ..)": one word
                 w = Word(printed[0], w.text) if printed else w
             listed = listed or w.text == LISTED
+            if w.value is None and not unknowns:  # what starts the word: text, or an id
+                lead = "".join(out)
+                dashless = not lead.startswith("-") if lead else w.dashless
+                by_text = bool(lead)
             if w.value is None:
+                unknowns += 1
                 dynamic = dynamic or w.dynamic or "other"
                 unset = unset or w.unset
             else:
@@ -4577,8 +4697,9 @@ class _Walker(PathJudge, ShellValues):
         out.append(src[pos:node.end_byte].decode("utf-8", "surrogateescape"))
         text = _text(node, ctx)
         value = "".join(out)
-        if dynamic:
-            return Word(None, text, dynamic, unset)  # type: ignore[arg-type]
+        if dynamic:  # v"$x", origin/$b: text first; "$(git rev-parse HEAD)": an id alone
+            return Word(None, text, dynamic, unset,  # type: ignore[arg-type]
+                        dashless=dashless and (by_text or unknowns == 1))
         if not quoted and "{" in value and ("," in value or ".." in value):
             expandable = True
         return Word(value, LISTED if listed else text, "", False, expandable)

@@ -143,6 +143,7 @@ class ShellValues:
     set_words: bool
     listed_vars: set[str]
     listed_arrays: set[str]
+    dashless_vars: set[str]
     glob_vars: set[str]
     listed_args: frozenset[int]
     fed: dict[str, list[str]]
@@ -199,6 +200,7 @@ class ShellValues:
         """``var`` is given a value that may not be a number: an arithmetic context that
         reads it evaluates that value (``i='a[$(cmd)]'; (( i ))`` runs cmd)."""
         self.blankless.discard(var)  # one word no more
+        self.dashless_vars.discard(var)  # nor an object id
         if var not in self.readonly:
             self.numeric.discard(var)
             self._not_made(var)
@@ -661,6 +663,8 @@ class ShellValues:
                 if numbered.numeric(names.index(w), len(names), ifs) and not o.has(
                         "-n", "-N", "-d", "-u"):
                     self.numeric.add(var)  # uniq -c | while read -r n w: n is a count
+                if numbered.id_first(names.index(w)) and not o.has("-n", "-N", "-d", "-u"):
+                    self.dashless_vars.add(var)  # git log --format=%H | while read -r c
                 continue
             at = names.index(w)
             self._may_hold(var, [_fields(line, ifs, len(names))[at]

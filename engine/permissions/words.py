@@ -49,6 +49,10 @@ class Word:
     made: bool = False
     """A variable holding the path ``mktemp`` made in this command (``t=$(mktemp -d)``):
     new, so nothing of anyone's is there; where it is, only known at run time."""
+    dashless: bool = False
+    """Only known at run time, but never a word that starts with ``-`` (an option): what
+    prints hex object ids gives it (``"$(git merge-base HEAD main)"``, ``"$c"`` of ``for c
+    in $(git rev-list -n 5 HEAD)``)."""
 
     @property
     def shown(self) -> str:

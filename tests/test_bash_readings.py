@@ -1,0 +1,105 @@
+"""What bash and GNU tools make of forms the classifier once read otherwise.
+
+Each command runs for real in a throwaway workspace (the control: the work is changed or
+gone), and the decision is checked against it: bash 5.2's ``&`` in a pattern replacement,
+an octal substring offset, ``printf %b``'s ``\\c``, ``shopt -s xpg_echo``, a file opened
+with ``<>`` on standard input and written through it, ``IFS+=``, GNU's abbreviated long
+options (``sort --o=``, ``sed --in``, ``git grep --open-f=``), and ``tar --index-file``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.permissions.shell import check_shell_json
+
+ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""git's empty tree: a diff from it to HEAD shows every file (the external diff runs)."""
+
+
+@pytest.fixture()
+def ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("work\n")
+    (ws / "a.txt").write_text("hello\nmore\n")
+    (ws / "data.csv").write_text("b,2\na,1\n")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
+        subprocess.run(["git", *args], cwd=ws, check=True)
+    return ws
+
+
+def _decisions(ws: Path, command: str) -> tuple[str, str]:
+    return (str(check_shell_json(command, ws, ENV)["decision"]),
+            str(check_shell_json(command, ws, ENV, approval="auto")["decision"]))
+
+
+def _changed(ws: Path, command: str) -> bool:
+    """The control run: whether bash running ``command`` changed or removed tracked work."""
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=False,
+                   stdin=subprocess.DEVNULL)
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                            cwd=ws, capture_output=True, text=True, check=True).stdout
+    return bool(status.strip())
+
+
+@pytest.mark.parametrize("command", [
+    "x=-delete; find src ${x/*/&}",  # patsub_replacement: & is the match
+    "x=delete; find src ${x/*/-&}", "x=r; ${x/r/&m} a.txt",
+    "x=XXXXXXXX-delete; find src ${x:010}",  # 010 is octal: offset 8
+    "x=XXXXXXXXrmls; ${x:010:2} a.txt",
+    "shopt -s xpg_echo; find src $(echo '\\055delete')",
+    "shopt -s xpg_echo; c=$(echo '\\0162m'); $c a.txt",
+    "echo pwned 0<>a.txt >&0", "exec 0<>a.txt; echo pwned >&0",
+    "echo pwned 0<>a.txt 1<&0",
+    "IFS+=_; o=src_-delete; find $o", "declare IFS+=/; o=src/-delete; find $o",
+    "sed --e='1e rm a.txt' data.csv",
+    "git grep --open-f='rm a.txt;:' hello", "git grep -nO'rm a.txt;:' hello",
+    "tar -cf /dev/null --rem src", "tar -cvf /dev/null --ind=a.txt .",
+    "TAR_OPTIONS='--index-file=a.txt -v' tar -cf /dev/null src",
+    # a trap's code expands its variables when it fires, not when it is set
+    "c=cat; trap '$c a.txt' EXIT; c=rm", "c=cat; trap '$c a.txt' ERR; c=rm; false",
+    "o=x; trap 'find src $o' EXIT; o=-delete",
+    # POSIX mode: an assignment before a special builtin stays after it
+    "set -o posix; c=cat; c=rm :; $c a.txt", "POSIXLY_CORRECT=1; c=cat; c=rm :; $c a.txt",
+    "set -o posix; o=-print; o=-delete eval :; find src $o",
+    # export and declare take words, which bash brace-expands
+    "export o={-print,-delete}; find src $o", "declare o={-print,-delete}; find src $o",
+    "export GIT_EXTERNAL_{DIFF,X}='rm a.txt;:'; git diff " + EMPTY_TREE + " HEAD",
+    # a # inside a word (after an escaped blank) begins no comment
+    "echo \\ #; rm a.txt", "echo 'x'\\ #; rm a.txt",
+    # a loop variable keeps its last word, an option that reads as a path in a list
+    "for o in -{print,delete}; do :; done; find src $o",
+])
+def test_what_bash_does_is_what_is_judged(ws: Path, command: str) -> None:
+    decisions = _decisions(ws, command)
+    assert _changed(ws, command), command
+    assert decisions[1] == "deny" and decisions[0] != "allow", (command, decisions)
+
+
+@pytest.mark.parametrize("command", [
+    "sort --o=a.txt data.csv", "sort --o a.txt data.csv", "shuf --ou=a.txt data.csv",
+    "iconv -f utf8 -t utf8 --ou=a.txt data.csv", "sed --in 1d a.txt",
+])
+def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
+    decisions = _decisions(ws, command)
+    assert _changed(ws, command), command
+    assert decisions[0] != "allow", (command, decisions)
+
+
+@pytest.mark.parametrize("command", [
+    "x=src/app.py; cat ${x/app/&}", "x=abc; echo ${x/b/[&]}", "cat 0<>a.txt",
+    "exec 3<>a.txt; cat <&3", "IFS+=,; o=src,a.txt; ls $o", "git grep -n hello",
+    "sort --s data.csv", "git log --on -1", "parallel -j2 --tag wc -l ::: a.txt",
+    "c=cat; c=rm :; $c a.txt", "trap 'echo done' EXIT; c=rm; ls",
+    "c=ls; trap \"$c\" EXIT; c=rm", "export o='{-print,-delete}'; find src $o",
+    "echo a\\ b #; rm a.txt", "for f in -l -c; do wc $f a.txt; done",
+])
+def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
+    assert not _changed(ws, command), command
+    assert _decisions(ws, command) == ("allow", "allow"), command
