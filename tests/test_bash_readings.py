@@ -75,6 +75,7 @@ def _changed(ws: Path, command: str) -> bool:
     "echo \\ #; rm a.txt", "echo 'x'\\ #; rm a.txt",
     # a loop variable keeps its last word, an option that reads as a path in a list
     "for o in -{print,delete}; do :; done; find src $o",
+    "awk 'BEGIN{system(\"\\162m a.txt\")}'",  # awk reads \162 as r
 ])
 def test_what_bash_does_is_what_is_judged(ws: Path, command: str) -> None:
     decisions = _decisions(ws, command)

@@ -98,3 +98,61 @@ def test_split_filter_feeds_each_piece_to_its_command(ws: Path) -> None:
         assert _decisions(ws, reader) == ("allow", "allow")
     assert _decisions(ws, "split -l 1 a.txt")[0] == "ask"  # writes xaa
     assert _decisions(ws, "split -l 1 --filter='cat > $FILE.bak' a.txt")[0] == "ask"
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    """A git workspace whose a.txt and src/ hold work."""
+    ws = tmp_path / "repo"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "app.py").write_text("work\n")
+    (ws / "a.txt").write_text("hello\n")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
+        subprocess.run(["git", *args], cwd=ws, check=True)
+    return ws
+
+
+def _work_changed(ws: Path, command: str) -> bool:
+    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=False,
+                   stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "HOME": str(ws)})
+    return bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ws, capture_output=True, text=True, check=True).stdout)
+
+
+@pytest.mark.parametrize(("command", "decided"), [
+    ("awk -W exec /dev/stdin <<< 'BEGIN{system(\"rm a.txt\")}'", ("deny", "deny")),  # mawk
+    ("awk -We <(echo 'BEGIN{system(\"rm a.txt\")}')", ("deny", "deny")),
+    ("zip -r - src --logfile-path=a.txt >/dev/null", ("deny", "deny")),
+    ("ZIPOPT=-m zip -r - src > /dev/null", ("deny", "deny")),  # -m from the environment
+    ("kubectl version --client --profile=heap --profile-output=a.txt", ("deny", "deny")),
+    ("git diff 4b825dc642cb6eb9a060e54bf8d69288fbee4904 HEAD | git apply --stat "
+     "--build-fake-ancestor=a.txt", ("deny", "deny")),
+])
+def test_options_that_run_code_or_write_a_file(repo: Path, command: str,
+                                               decided: tuple[str, str]) -> None:
+    assert _work_changed(repo, command), command  # the control: the work was changed
+    assert _decisions(repo, command) == decided, command
+
+
+def test_git_apply_stat_with_apply_applies(repo: Path) -> None:
+    patch = subprocess.run(["git", "diff", "--binary", "--no-color"], cwd=repo, check=True,
+                           capture_output=True, text=True).stdout
+    (repo / "a.txt").write_text("edited\n")
+    (repo / "undo.patch").write_text(subprocess.run(
+        ["git", "diff"], cwd=repo, capture_output=True, text=True, check=True).stdout)
+    assert patch == ""
+    command = "git apply --stat --appl -R undo.patch"
+    subprocess.run(["bash", "-c", command], cwd=repo, check=True, capture_output=True)
+    assert (repo / "a.txt").read_text() == "hello\n"  # the control: the edit was undone
+    assert _decisions(repo, command)[0] == "ask"
+    assert _decisions(repo, "git apply --stat undo.patch") == ("allow", "allow")
+
+
+@pytest.mark.parametrize("command", [
+    "less --lesskey-src=/dev/stdin a.txt <<< 'x'", "MANROFFOPT=-U man -l a.txt",
+    "PYENV_HOOK_PATH=hooks python3 --version", "kubectl --kubeconfig=kc.yaml get pods",
+    "docker --config cfg help", "pip --python=./x.sh list", "pip list --log a.txt",
+])
+def test_settings_that_load_programs_are_asked(repo: Path, command: str) -> None:
+    assert _decisions(repo, command)[0] == "ask", command

@@ -621,6 +621,25 @@ CONSTRUCTS: tuple[Construct, ...] = (
     Construct("two or more assignments on a line inside a block (do a=1 b=2 <newline> "
               "cmd), which the grammar joins to the next line's command", "modelled",
               "read as bash reads it: the line ends, the variables are set in the shell"),
+    Construct("trap CODE SIGNAL", "modelled", "CODE is judged where it is set and again at "
+              "the end of its shell, each value a variable took after it one it may hold "
+              "(it fires at exit, on an error, before a command)"),
+    Construct("set -o posix, POSIXLY_CORRECT, a set or shopt of words only known at run time",
+              "modelled", "an assignment before a special builtin (c=rm :) may stay after it"),
+    Construct("export/declare/local/readonly/typeset words with braces (export "
+              "o={a,b}, GIT_EXTERNAL_{DIFF,X}=..)", "modelled",
+              "brace-expanded as bash does, then judged as those assignments"),
+    Construct("${x/pat/&} (bash 5.2's patsub_replacement), ${x:010} (octal offset), "
+              "printf %b's \\c, shopt -s xpg_echo, IFS+=", "modelled",
+              "computed as bash does: & is the match, 010 is 8, echo reads escapes; \\c "
+              "makes the value only known at run time"),
+    Construct("GNU long options abbreviated (sort --o=F, sed --in, git grep --open-f=CMD, "
+              "tar --rem)", "modelled", "a start of a long option a rule knows is that "
+              "option; --o F is read both as --output's value and as a word of its own"),
+    Construct("a word only known at run time given to git's log family (git log \"$x\")",
+              "modelled", "it may be an option (--output=FILE writes a file): asked, refused "
+              "unattended, unless it starts with text or holds object ids (rev-list, "
+              "merge-base, log --format=%H, the first field of log --oneline)"),
     Construct("any syntax node kind not listed", "opaque", "deny"),
     Construct("two word nodes side by side in the tree (r`:`m, a<(ls)): a word bash reads "
               "whole, split by the grammar", "opaque",

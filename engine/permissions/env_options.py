@@ -23,7 +23,7 @@ time)."""
 _SPLIT_OPTIONS = {"less": ("LESS", True), "perl": ("PERL5OPT", False),
                   "tar": ("TAR_OPTIONS", True), "make": ("MAKEFLAGS", False),
                   "parallel": ("PARALLEL", True), "gzip": ("GZIP", False),
-                  "xz": ("XZ_OPT", False)}
+                  "xz": ("XZ_OPT", False), "zip": ("ZIPOPT", False)}
 """Programs that read options from one variable: its name, and whether its words are split
 as the shell splits them (quotes, backslashes) rather than at blanks only."""
 _OPTION_VARIABLES = frozenset(v for v, _ in _SPLIT_OPTIONS.values())

@@ -669,7 +669,10 @@ def _pager(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "lHrm" if bat else "oOhjxyzbPpTtk", frozenset({
         "--log-file", "--LOG-FILE", "--tag", "--pattern", "--prompt", "--lesskey-file",
         "--tag-file", "--pager", "--paging", "--style", "--theme", "--language",
-        "--line-range", "--map-syntax"}))
+        "--line-range", "--map-syntax", "--lesskey-src", "--lesskey-content"}))
+    if not bat and o.has("-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"):
+        e.add("exec", "less -k loads a lesskey file, whose #env section can set LESSOPEN")
+        e.unseen = e.unseen or "the commands a lesskey file's LESSOPEN runs"
     for w in o.positionals:
         v = w.value
         if v is not None and v.startswith("+"):

@@ -318,7 +318,7 @@ def _awk_reports(e: Effect, args: list[Word]) -> list[Word]:
 
 
 def _awk(e: Effect, args: list[Word]) -> None:
-    args = _awk_reports(e, args)
+    args = _mawk_exec(_awk_reports(e, args))
     o = parse_opts(args, "fvFiElW", frozenset({"--file", "--assign", "--field-separator",
                                               "--include", "--load", "--exec", "--source"}))
     files = o.positionals
@@ -439,9 +439,42 @@ def _awk_built(expr: str, literals: dict[str, str], assigned: dict[str, str] | N
     return "".join(out) or None
 
 
+def _mawk_exec(args: list[Word]) -> list[Word]:
+    """mawk's ``-W exec FILE`` (``-We FILE``, ``-W e FILE``, ``-Wexec=FILE``) reads the
+    program from FILE, as ``-f`` does: written as ``-f FILE``."""
+    out: list[Word] = []
+    i = 0
+    while i < len(args):
+        v = args[i].value or ""
+        option = v[2:] if v.startswith("-W") and len(v) > 2 else (
+            args[i + 1].value or "" if v == "-W" and i + 1 < len(args) else None)
+        step = 2 if v == "-W" else 1
+        name, eq, attached = (option or "").partition("=")
+        if option is not None and name and "exec".startswith(name):
+            given = Word.of(attached) if eq else args[i + step] if i + step < len(args) \
+                else Word.of("")
+            out += [Word.of("-f"), given]
+            i += step + (0 if eq else 1)
+            continue
+        out.append(args[i])
+        i += 1
+    return out
+
+
 def _awk_unescape(text: str) -> str:
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)),
-                  text)
+    """An awk string literal's text: ``\\162`` is octal (``r``), ``\\n``, ``\\t`` and the
+    rest as awk reads them (``\\x72`` too, in gawk and mawk)."""
+    return re.sub(r"\\([0-7]{1,3}|x[0-9A-Fa-f]{1,2}|.)", _awk_escape, text, flags=re.S)
+
+
+def _awk_escape(m: re.Match[str]) -> str:
+    found = m.group(1)
+    if found[0] in "01234567":
+        return chr(int(found, 8) & 0xFF)
+    if found[0] == "x" and len(found) > 1:
+        return chr(int(found[1:], 16))
+    return {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f",
+            "v": "\v"}.get(found, found)
 
 
 _AWK_ENVIRON = re.compile(r'\bENVIRON\s*\[\s*(?:"([^"\\]*)"\s*\])?|\bin\s+ENVIRON\b')
@@ -1184,6 +1217,11 @@ def _zip(e: Effect, args: list[Word]) -> None:
         writer("xi")(e, args)
         if any(_zip_moves(w.value) for w in args):
             e.add("destructive", "zip -m deletes the files it archives (no undo)")
+    for log in parse_opts(args, "", frozenset({"--logfile-path", "-lf"})).all(
+            "--logfile-path", "-lf"):
+        e.writes.append(log)
+        e.replaces.append(log)
+        e.add("write", "zip --logfile-path writes its log to a file")
     for i, a in enumerate(args):
         v = a.value or ""
         if v in ("-TT", "--unzip-command") and i + 1 < len(args):

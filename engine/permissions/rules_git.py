@@ -598,9 +598,17 @@ wherever they stand (``git apply -R --check``)."""
 
 
 def _git_apply(e: Effect, args: list[Word]) -> None:
+    """``--stat``/``--check`` only report, unless ``--apply`` (or ``--ap``..) applies the
+    patch too; ``--build-fake-ancestor=FILE`` writes FILE whole."""
     words = {(a.value or "").partition("=")[0] for a in args}
-    if not (words & _APPLY_REPORTS) or "--apply" in words or "" in words:
+    applies = any(w == "--apply" or abbreviates(w, "--apply") for w in words)
+    if not (words & _APPLY_REPORTS) or applies or "" in words:
         e.add("write", "git apply changes files")
+    o = parse_opts(args, "p", frozenset({"--build-fake-ancestor"}))
+    for index in o.all("--build-fake-ancestor"):
+        e.writes.append(index)
+        e.replaces.append(index)
+        e.add("write", "git apply --build-fake-ancestor writes an index file")
 
 
 def _git_difftool(e: Effect, args: list[Word]) -> None:

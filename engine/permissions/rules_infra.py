@@ -12,7 +12,15 @@ import posixpath
 import re
 from collections.abc import Callable
 
-from engine.permissions.effect import Effect, Rule, parse_opts, prog, teardown_verb
+from engine.permissions.effect import (
+    Effect,
+    Opts,
+    Rule,
+    abbreviates,
+    parse_opts,
+    prog,
+    teardown_verb,
+)
 from engine.permissions.inline import inline_code
 from engine.permissions.rules_network import fetched_name, uploads
 from engine.permissions.sql import ATTACHES, DB_CHANGE, judge_sql
@@ -506,6 +514,17 @@ def _copies_out(e: Effect, args: list[Word]) -> bool:
     return True
 
 
+def _docker_client(e: Effect, o: Opts) -> None:
+    """``--config DIR``: its config.json may name folders of CLI plugins, each of which
+    runs; ``-H tcp://..``: the daemon of another machine."""
+    if o.has("--config"):
+        e.add("exec", f"{prog(e)} --config runs the CLI plugins that configuration names")
+    for host in o.all("-H", "--host"):
+        if host.value is None or not host.value.startswith(("unix://", "npipe://")):
+            e.add("network", f"{prog(e)} -H talks to the daemon of another machine (a "
+                             "tcp:// or ssh:// host)")
+
+
 def _docker(e: Effect, args: list[Word]) -> None:
     if prog(e) in ("docker-compose", "podman-compose"):
         args = [Word.of("compose"), *_compose_verb(e, args)]
@@ -514,10 +533,7 @@ def _docker(e: Effect, args: list[Word]) -> None:
                                           "--profile"}), stop_at_positional=True)
     if o.positionals and o.positionals[0].value == "compose":
         o.positionals[1:] = _compose_verb(e, o.positionals[1:])
-    for host in o.all("-H", "--host"):
-        if host.value is None or not host.value.startswith(("unix://", "npipe://")):
-            e.add("network", f"{prog(e)} -H talks to the daemon of another machine (a "
-                             "tcp:// or ssh:// host)")
+    _docker_client(e, o)
     words = [w.value or "" for w in o.positionals]
     sub = words[:2] if words and words[0] in _DOCKER_GROUPS else words[:1]
     verb = sub[-1] if sub else ""
@@ -584,6 +600,18 @@ _KUBE_VALUES = frozenset({"--namespace", "--context", "--cluster", "--kubeconfig
 """kubectl's long options that take a value (``-f FILE``: among the short ones)."""
 
 
+def _kube_files(e: Effect, args: list[Word]) -> None:
+    """``--kubeconfig FILE`` may name credential plugins kubectl runs (``users[].user.exec``)
+    and ``--profile-output FILE`` is written whole."""
+    o = parse_opts(args, "", frozenset({"--kubeconfig", "--profile-output"}))
+    if o.has("--kubeconfig"):
+        e.add("exec", f"{prog(e)} runs the credential plugins a kubeconfig names")
+    for out in o.all("--profile-output"):
+        e.writes.append(out)
+        e.replaces.append(out)
+        e.add("write", f"{prog(e)} --profile-output writes a profile")
+
+
 def _client_dry_run(e: Effect, verb: str, args: list[Word], flags: set[str]) -> bool:
     """``kubectl apply/create/delete .. --dry-run=client``: the manifests and files it
     names are read and the object printed; nothing is sent (a URL is downloaded)."""
@@ -610,6 +638,9 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
     words = [w.value or "" for w in o.positionals]
     verb = words[0] if words else ""
     flags = {(a.value or "").split("=")[0] for a in args}
+    if flags & {"--kubeconfig", "--profile-output"} or any(
+            abbreviates(f, "--profile-output") for f in flags):
+        _kube_files(e, args)
     if _client_dry_run(e, verb, args, flags):
         return
     if verb in ("delete", "drain") or "--prune" in flags or (

@@ -566,6 +566,13 @@ def _pip(e: Effect, args: list[Word]) -> None:
             args[1].value not in ("list", "dir", "info"):
         e.add("write", "pip cache purge/remove deletes pip's download cache")
         return
+    o = parse_opts(args, "", frozenset({"--python", "--log", "--log-file"}))
+    for python in o.all("--python"):  # pip runs itself again with that program
+        e.add("exec", "pip --python runs the program it names")
+        e.nested.append(("pip --python", [python, Word.of("--version")]))
+    for log in o.all("--log", "--log-file"):
+        e.writes.append(log)
+        e.add("write", "pip --log writes its log to a file")
     pip_rule(e, args)
 
 
