@@ -71,6 +71,8 @@ def _changed(ws: Path, command: str) -> bool:
     # export and declare take words, which bash brace-expands
     "export o={-print,-delete}; find src $o", "declare o={-print,-delete}; find src $o",
     "export GIT_EXTERNAL_{DIFF,X}='rm a.txt;:'; git diff " + EMPTY_TREE + " HEAD",
+    "export GIT_EXTERNAL_DIF\"\"F='rm a.txt;:'; git diff " + EMPTY_TREE + " HEAD",
+    "v=DIFF; export GIT_EXTERNAL_$v='rm a.txt;:'; git diff " + EMPTY_TREE + " HEAD",
     # a # inside a word (after an escaped blank) begins no comment
     "echo \\ #; rm a.txt", "echo 'x'\\ #; rm a.txt",
     # a loop variable keeps its last word, an option that reads as a path in a list
@@ -100,6 +102,7 @@ def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
     "c=cat; c=rm :; $c a.txt", "trap 'echo done' EXIT; c=rm; ls",
     "c=ls; trap \"$c\" EXIT; c=rm", "export o='{-print,-delete}'; find src $o",
     "echo a\\ b #; rm a.txt", "for f in -l -c; do wc $f a.txt; done",
+    "v=X; export A_$v=1 B\"\"C=2; echo ok",
 ])
 def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
     assert not _changed(ws, command), command

@@ -15,6 +15,7 @@ from engine.permissions.effect import (
     parse_opts,
     run_with_arguments,
 )
+from engine.permissions.shell_values import LISTED_TEXT
 from engine.permissions.words import Word
 from engine.tooling.spec import Risk
 
@@ -777,8 +778,8 @@ def _git_grep(e: Effect, args: list[Word]) -> None:
             e.scripts.append(("git grep -O", _on_matches(pager)))
         elif pager == "":
             e.add("exec", "git grep -O runs the pager on the matching files")
-    if e.scripts:
-        e.code_args = [Word.of("git"), Word.of(MATCHED)]
+    if e.scripts:  # every matching file: two of them stand for several (uniq IN OUT)
+        e.code_args = [Word.of("git"), *[Word(MATCHED, LISTED_TEXT)] * 2]
 
 
 _GREP_SHORT_VALUES = "efABCm"

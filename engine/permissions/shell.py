@@ -1116,8 +1116,9 @@ class _Walker(PathJudge, ShellValues):
     def _braced_declaration(self, node: Node, ctx: _Ctx) -> str | None:
         """``export``/``declare`` take words, which bash brace-expands: ``export
         o={-print,-delete}`` assigns o twice (the last wins) and ``export
-        GIT_EXTERNAL_{DIFF,X}=CMD`` sets both names. The declaration as bash makes it,
-        else None when no word has unquoted braces."""
+        GIT_EXTERNAL_{DIFF,X}=CMD`` sets both names; a name may be quoted or built of known
+        values (``_declared_word``). The declaration as bash makes it, else None when it is
+        already as written."""
         words: list[str] = []
         end = -1
         for c in node.children:  # the grammar may cut one word in two: GIT_EXTERNAL_ {D,X}=
@@ -1125,16 +1126,39 @@ class _Walker(PathJudge, ShellValues):
             words[-1:] = [words[-1] + text] if words and c.start_byte == end else [
                 *words[-1:], text]
             end = c.end_byte
+        named = [words[0], *(self._declared_word(w, ctx) for w in words[1:])]
         if not any(_BRACES_OUTSIDE_QUOTES.search(_QUOTED_TEXT.sub("", w)) for w in words[1:]):
-            return None
+            return None if named == words else " ".join(named)
         out: list[str] = []
-        for word in words:
+        for word in named:
             expanded = brace_words(word, MAX_PATH_WORDS) if _BRACES_OUTSIDE_QUOTES.search(
                 _QUOTED_TEXT.sub("", word)) else [word]
             if expanded is None:
                 return f"{words[0]} $UNKNOWN_WORDS"  # more words than are followed
             out.extend(expanded)
         return " ".join(out)
+
+    def _declared_word(self, word: str, ctx: _Ctx) -> str:
+        """``GIT_EXTERNAL_DIF""F=rm``, ``GIT_EXTERNAL_$v=rm`` with v known: the word with
+        its name as bash makes it (quotes removed, known values put in), so that the name
+        is judged; else the word as written (a name only known at run time is judged as
+        such)."""
+        at, quote = 0, ""
+        while at < len(word) and (quote or word[at] != "="):
+            quote = "" if word[at] == quote else word[at] if not quote and word[at] in "\"'" \
+                else quote
+            at += 1
+        name = word[:at]
+        if word.startswith("-") or not re.search(r"[\"'$]", name) or quote:
+            return word
+        src = b"echo " + name.encode("utf-8", "surrogateescape")
+        root = _PARSER.parse(src).root_node
+        command = root.named_children[0] if root.named_children else None
+        args = command.children_by_field_name("argument") if command is not None else []
+        values = self._static(args[0], replace(ctx, src=src)) if len(args) == 1 else None
+        if values is None or len(values) != 1 or not re.fullmatch(r"[A-Za-z_]\w*", values[0]):
+            return word
+        return values[0] + word[at:]
 
     def _unparsed(self, node: Node, ctx: _Ctx) -> None:
         """Judge what the shell would still run from text the parser refused: ``{rm,-rf,x}``
@@ -3369,7 +3393,8 @@ class _Walker(PathJudge, ShellValues):
                 shown = LISTED if name in self.listed_arrays else text
                 return [Word(v, shown, "", False, bool(GLOB.search(v))) for v in items]
         if _text(node, ctx) in ('"$@"', '"${@}"') and self.positional is not None:
-            return [Word(v, _text(node, ctx)) for v in self.positional]
+            return [Word(v, LISTED if i in self.listed_args else _text(node, ctx))
+                    for i, v in enumerate(self.positional, 1)]  # xargs sh -c '..' _ {}
         listed = re.fullmatch(r'("?)\$\{!([A-Za-z_]\w*)([@*])\}\1', _text(node, ctx))
         if listed is not None and not (listed.group(1) and listed.group(3) == "*"):
             names = self._prefixed(listed.group(2))  # ${!x_@}, "${!x_@}": a word each name
