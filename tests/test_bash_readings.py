@@ -78,6 +78,9 @@ def _changed(ws: Path, command: str) -> bool:
     # a loop variable keeps its last word, an option that reads as a path in a list
     "for o in -{print,delete}; do :; done; find src $o",
     "awk 'BEGIN{system(\"\\162m a.txt\")}'",  # awk reads \162 as r
+    # ${X:=w} assigns X: a command variable set that way is judged as its command
+    ": ${GIT_EXTERNAL_DIFF:='rm a.txt;:'}; export GIT_EXTERNAL_DIFF; git diff "
+    + EMPTY_TREE + " HEAD",
 ])
 def test_what_bash_does_is_what_is_judged(ws: Path, command: str) -> None:
     decisions = _decisions(ws, command)
@@ -102,7 +105,7 @@ def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
     "c=cat; c=rm :; $c a.txt", "trap 'echo done' EXIT; c=rm; ls",
     "c=ls; trap \"$c\" EXIT; c=rm", "export o='{-print,-delete}'; find src $o",
     "echo a\\ b #; rm a.txt", "for f in -l -c; do wc $f a.txt; done",
-    "v=X; export A_$v=1 B\"\"C=2; echo ok",
+    "v=X; export A_$v=1 B\"\"C=2; echo ok", "echo ls; $_ -la", ": ${OUT:=a.txt}; cat \"$OUT\"",
 ])
 def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
     assert not _changed(ws, command), command

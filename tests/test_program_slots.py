@@ -155,6 +155,7 @@ def test_git_apply_stat_with_apply_applies(repo: Path) -> None:
     "less --lesskey-src=/dev/stdin a.txt <<< 'x'", "MANROFFOPT=-U man -l a.txt",
     "PYENV_HOOK_PATH=hooks python3 --version", "kubectl --kubeconfig=kc.yaml get pods",
     "docker --config cfg help", "pip --python=./x.sh list", "pip list --log a.txt",
+    "python3 -m pip --python=./x.sh list",
 ])
 def test_settings_that_load_programs_are_asked(repo: Path, command: str) -> None:
     assert _decisions(repo, command)[0] == "ask", command

@@ -559,7 +559,7 @@ def _machine_settings(e: Effect, args: list[Word]) -> None:
         e.add("exec", f"{prog(e)} {verbs[0].shown} changes the machine's settings")
 
 
-def _pip(e: Effect, args: list[Word]) -> None:
+def pip_command(e: Effect, args: list[Word]) -> None:
     """``pip cache purge``/``remove`` deletes pip's downloads (a write); the rest by
     subcommand."""
     if [w.value for w in args[:1]] == ["cache"] and len(args) > 1 and \
@@ -1072,8 +1072,8 @@ RULES: dict[str, Rule] = {
     "nc": _netcat, "ncat": _netcat, "netcat": _netcat, "telnet": _netcat,
     "curl": _curl, "wget": _wget, "scp": _remote_copy, "rsync": _remote_copy,
     "ssh": _ssh, "sftp": _remote_copy,
-    "pip": _pip, "pip3": _pip, "npm": _npm_rule, "pnpm": _npm_rule, "yarn": _yarn_rule,
-    "bun": _bun_rule,
+    "pip": pip_command, "pip3": pip_command, "npm": _npm_rule, "pnpm": _npm_rule,
+    "yarn": _yarn_rule, "bun": _bun_rule,
     "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go_or_query, "gem": _gem,
     "poetry": _poetry_rule, "ssh-keygen": _ssh_keygen, "dpkg-deb": _dpkg_deb,
     "pdm": _pdm_rule,

@@ -22,7 +22,7 @@ from engine.permissions.effect import (
 )
 from engine.permissions.inline import inline_code
 from engine.permissions.listings import listed_dirs
-from engine.permissions.rules_network import pip_rule
+from engine.permissions.rules_network import pip_command
 from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
 from engine.permissions.words import INPUT_CODE, STDIN_FILES, Word, code_of, with_input
 
@@ -232,7 +232,7 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
     after = args[args.index(module) + 1:] if module in args else []  # the module's words
     here = "" if _isolated(o.flags) else module.value or "?"  # what a file here can stand in
     if module.value == "pip":  # python -m pip --version: pip's own words, after the module
-        pip_rule(e, after)
+        pip_command(e, after)
         e.imports_here = here
     elif module.value == "venv":
         _venv(e, after)

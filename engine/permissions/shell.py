@@ -1656,12 +1656,30 @@ class _Walker(PathJudge, ShellValues):
             found = self._static(node, ctx)
             var = assigns.group(1)
             self._may_hold(var, found, merge=False)
+            self._set_by_default(var, found, node, ctx)
         if "@" in kinds and _text(node, ctx).rstrip("}").endswith("P") and \
                 not self._plain_prompt(node, ctx):
             self.opaque.append("${x@P} expands a value as a prompt, running code stored in it")
         if ":" in kinds:
             after = node.children[kinds.index(":") + 1:]
             self._arithmetic_parts(after, ctx)
+
+    def _set_by_default(self, var: str, found: list[str] | None, node: Node,
+                        ctx: _Ctx) -> None:
+        """``${GIT_EXTERNAL_DIFF:=CMD}`` sets the variable as ``GIT_EXTERNAL_DIFF=CMD`` does:
+        a value some program runs as a command is judged as one, a variable that changes
+        what programs run is asked."""
+        text = _text(node, ctx)
+        if shell_code_var(var):
+            self._entry([Word.of(text)], "exec", "deny",
+                        [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
+        elif command_variable(var):
+            for value in found if found is not None else [None]:
+                self._script(f"{var}=", run_with_arguments(var, Word(value, text)), ctx)
+        elif is_dangerous_variable(var) and not harmless_setting(
+                var, found, self._untouched_env().get(var)):
+            self._entry([Word.of(text)], "exec", "ask",
+                        [f"setting {var} changes what programs run"], "", ctx)
 
     def _static_arithmetic(self, text: str) -> str | None:
         """``$((OPTIND - 1))``, ``$(( $# - 3 ))``: the value of sums and products of numbers
@@ -3092,8 +3110,8 @@ class _Walker(PathJudge, ShellValues):
         multi = {n: found for n in dict.fromkeys(_VARIABLE.findall(_text(node, ctx)))
                  if (found := self._alternatives(n))}
         combos = list(itertools.islice(itertools.product(*multi.values()), MAX_LOOP_WORDS + 1))
-        options = any(isinstance(v, str) and v.startswith("-")
-                      for found in multi.values() for v in found)
+        options = any(isinstance(v, str) and v.startswith("-") for n, found in multi.items()
+                      if n != "_" for v in found)  # $_ is the command's own last word now
         if not multi or len(combos) > MAX_LOOP_WORDS or not (
                 self._short_of_allow(mark) or options) or not self._external(node, ctx):
             return  # {-print,-delete} as one word reads as a path: each word is judged
