@@ -300,3 +300,27 @@ def test_reading_an_array_filled_from_a_listing_reads_inside(tracked: Path,
 def test_cp_over_an_element_is_not_run_unattended(tracked: Path) -> None:
     command = 'mapfile -t f < <(git ls-files); cp README.md "${f[0]}"'
     assert check_shell_json(command, tracked, {}, approval="auto")["decision"] == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "git ls-files -z README.md src/app.py | xargs -0 uniq",  # uniq IN OUT
+    "uniq $(git ls-files README.md src/app.py)",
+    "find README.md src/app.py -exec uniq {} +",
+])
+def test_several_listed_files_handed_at_once(tracked: Path, command: str) -> None:
+    """A listing hands a program several files at once: one of them may be an output
+    (``uniq IN OUT`` writes the second), so the listing is judged as two of its paths."""
+    copy = tracked.parent / "several"
+    shutil.copytree(tracked, copy)
+    (copy / "README.md").write_text("readme\n")
+    subprocess.run(["bash", "-c", command], cwd=copy, capture_output=True, check=False)
+    assert (copy / "src" / "app.py").read_text() == "readme\n"  # the control: written over
+    assert check_shell_json(command, tracked, {}, approval="auto")["decision"] == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "git ls-files | xargs wc -l", "git ls-files -z | xargs -0 sed -n 1p",
+    "git ls-files | xargs -n1 uniq", "cat $(git ls-files)", "find . -name '*.py' -exec wc -l {} +",
+])
+def test_several_listed_files_read(tracked: Path, command: str) -> None:
+    assert _decision(tracked, command) == "allow", command

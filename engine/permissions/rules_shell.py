@@ -503,8 +503,15 @@ def _xargs(e: Effect, args: list[Word]) -> None:
     marker = _replace_string(o)
     if marker:
         e.nested.append(("xargs", [with_input(w, marker) for w in inner]))
-    else:
-        e.nested.append(("xargs", [*inner, Word(None, input_arguments(o), "other")]))
+    else:  # several words each time (two stand for them: uniq IN OUT), or one with -n 1
+        fed = Word(None, input_arguments(o), "other")
+        e.nested.append(("xargs", [*inner, fed] if _one_at_a_time(o) else [*inner, fed, fed]))
+
+
+def _one_at_a_time(o: Opts) -> bool:
+    """``xargs -n 1``, ``-L 1``, ``-l``: one input item (or line) per command."""
+    return o.has("-l") or any((w.value or "") == "1" for w in o.all(
+        "-n", "--max-args", "-L", "--max-lines"))
 
 
 INPUT_ARGUMENTS = "<arguments from input>"
@@ -633,7 +640,9 @@ def _find(e: Effect, args: list[Word]) -> None:
             j = i
             while j < n and args[j].value not in (";", "+"):
                 j += 1
-            _find_exec(e, v, args[i:j], starts)
+            several = j < n and args[j].value == "+"  # -exec CMD {} +: many files at once
+            _find_exec(e, v, [w for w in args[i:j] for w in ([w, w] if several and w.value
+                                                              == "{}" else [w])], starts)
             i = j + 1
         elif v in FIND_WRITE:
             if i < n and not (args[i].value in NULL_DEVICES or

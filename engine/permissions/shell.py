@@ -3419,6 +3419,8 @@ class _Walker(PathJudge, ShellValues):
             text = _text(node, ctx)
             return [Word(None, text, "var")] if names is None else [Word(v, text) for v in names]
         word = self._word(node, ctx)
+        if node.type == "command_substitution" and word.text == LISTED:
+            return [word, word]  # $(git ls-files): several paths (uniq $(..) writes one)
         split = self._split_value(node, word, ctx)
         if split is not None:
             return split
@@ -5426,7 +5428,9 @@ def _fed_words(argv: list[Word], text: str) -> list[Word]:
     split as that ``xargs`` splits them (``INPUT_ARGUMENTS``: ``echo rm -rf src | xargs -0
     sh -c`` gives sh one word, newline included, which it runs)."""
     out: list[Word] = []
-    for w in argv:
+    for i, w in enumerate(argv):
+        if i and w is argv[i - 1] and w.value is None and is_input_arguments(w.text):
+            continue  # the second word standing for several: the input is given whole
         words = split_input(w.text, text) if w.value is None and \
             is_input_arguments(w.text) else None
         out.extend([Word.of(x) for x in words] if words is not None else [w])  # all of them:

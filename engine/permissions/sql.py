@@ -324,8 +324,22 @@ def _client_arg(rest: str) -> str:
         rest = rest.partition(" ")[2].lstrip()
     if rest[:1] in ("'", '"'):
         end = rest.find(rest[0], 1)
-        return rest[1:] if end < 0 else rest[1:end]
+        found = rest[1:] if end < 0 else rest[1:end]
+        return _resolved(found) if rest[0] == '"' else found
     return rest if rest.startswith("|") else (rest.split() or [""])[0]
+
+
+_BACKSLASHED = re.compile(r"\\([0-7]{1,3}|.)", re.S)
+_ESCAPES = {"a": "\a", "b": "\b", "t": "\t", "n": "\n", "v": "\v", "f": "\f",
+            "r": "\r"}
+
+
+def _resolved(text: str) -> str:
+    """A double-quoted argument as the sqlite3 shell reads it: ``\\174`` is ``|`` (octal),
+    ``\\t`` a tab, a backslash before anything else that thing."""
+    return _BACKSLASHED.sub(lambda m: chr(int(m.group(1), 8) & 0xFF)
+                            if m.group(1)[0] in "01234567"
+                            else _ESCAPES.get(m.group(1), m.group(1)), text)
 
 
 def _sql_risk(out: SqlEffect, stmt: str) -> None:
