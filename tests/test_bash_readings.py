@@ -78,6 +78,17 @@ def _changed(ws: Path, command: str) -> bool:
     # a loop variable keeps its last word, an option that reads as a path in a list
     "for o in -{print,delete}; do :; done; find src $o",
     "awk 'BEGIN{system(\"\\162m a.txt\")}'",  # awk reads \162 as r
+    # a trap that runs between commands (DEBUG, ERR, a signal) and changes the shell
+    "trap 'o=-delete' DEBUG; o=-print; find src $o", "trap 'c=rm' ERR; c=cat; false; $c a.txt",
+    "trap 'o=-delete' CHLD; o=-print; /bin/true; find src $o",
+    "shopt -s extdebug; trap '[[ $BASH_COMMAND != o=-print ]]' DEBUG; o=-delete; o=-print; "
+    "find src $o",
+    # nocasematch: case, [[ == ]] and ${x/pat} ignore case
+    "shopt -s nocasematch; case X in x) o=-delete;; *) o=-print;; esac; find src $o",
+    "shopt -s nocasematch; x=-PRINT; [[ $x == -print ]] && find src -delete",
+    # bracket ranges in a pattern operator match as bash 5.2 matches them
+    "x=-deleteQ; find src ${x%[A-Z]}", "x=Q-delete; find src ${x#[A-Z]}",
+    "x=-deleteQ; find src ${x//[P-R]/}",
     # ${X:=w} assigns X: a command variable set that way is judged as its command
     ": ${GIT_EXTERNAL_DIFF:='rm a.txt;:'}; export GIT_EXTERNAL_DIFF; git diff "
     + EMPTY_TREE + " HEAD",
@@ -106,6 +117,9 @@ def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
     "c=ls; trap \"$c\" EXIT; c=rm", "export o='{-print,-delete}'; find src $o",
     "echo a\\ b #; rm a.txt", "for f in -l -c; do wc $f a.txt; done",
     "v=X; export A_$v=1 B\"\"C=2; echo ok", "echo ls; $_ -la", ": ${OUT:=a.txt}; cat \"$OUT\"",
+    "trap 'echo \"failed at $LINENO: $BASH_COMMAND\" >&2' ERR; wc -l a.txt",
+    "set -T; trap 'echo \"+ $BASH_COMMAND\" >&2' DEBUG; head -1 a.txt",
+    "f=app.py; echo ${f%[!a-z].py}",
 ])
 def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
     assert not _changed(ws, command), command

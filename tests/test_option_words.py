@@ -62,6 +62,7 @@ def _control(ws: Path, command: str) -> bool:
     'git log -1 --format=%s | while read -r s; do git log -1 "$s"; done',
     'git log --oneline -1 | while read -r c rest; do git show "$rest"; done',
     'git blame "$(cat f.txt)" -- src/app.py', 'git rev-list "$(cat f.txt)" HEAD',
+    "cat f.txt | xargs git log", "git log -1 --format=%s | xargs git log -1",
 ])
 def test_a_run_time_word_that_is_an_option_writes_a_file(ws: Path, command: str) -> None:
     assert _control(ws, command), command  # git wrote its output over src/app.py
@@ -86,6 +87,7 @@ def test_a_cloned_tag_reaches_git_describe(tmp_path: Path, ws: Path) -> None:
     'git show "$(git rev-parse HEAD~1)":src/app.py', 'git log origin/"$(cat f.txt)"..HEAD',
     'git log -n "$(wc -l < f.txt)" --oneline', 'git grep -n -e "$(cat f.txt)"',
     'git log --oneline -- "$(cat f.txt)"',
+    "git log --format=%H -2 | xargs -n1 git show --stat", "git rev-list HEAD | xargs git show -s",
 ])
 def test_object_ids_and_words_after_text_still_read(ws: Path, command: str) -> None:
     assert not _control(ws, command), command

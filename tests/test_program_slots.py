@@ -128,6 +128,7 @@ def _work_changed(ws: Path, command: str) -> bool:
     ("kubectl version --client --profile=heap --profile-output=a.txt", ("deny", "deny")),
     ("git grep -Ouniq -e hello -e work", ("ask", "deny")),  # uniq a.txt src/app.py
     ("sqlite3 :memory: '.import \"\\174rm a.txt\" t'", ("deny", "deny")),  # \174 is |
+    ("uniq --group src/app.py a.txt", ("deny", "deny")),  # --group takes no next word
     ("git ls-files src | xargs sh -c 'cp a.txt \"$@\"' _", ("ask", "deny")),
     ("git diff 4b825dc642cb6eb9a060e54bf8d69288fbee4904 HEAD | git apply --stat "
      "--build-fake-ancestor=a.txt", ("deny", "deny")),

@@ -32,6 +32,8 @@ class Columns:
     count: int = 0
     separator: str = " "
     ids: bool = False
+    whole: bool = False
+    """With ``ids``: each line is that one word, no blank in it (``git rev-list``)."""
 
     def id_first(self, at: int) -> bool:
         """Whether the ``at``-th variable ``read`` assigns starts with an object id, never
@@ -136,19 +138,27 @@ _ID_FORMAT = re.compile(r"--(?:format|pretty)=(?:t?format:)?%[hH](?:[ \t].*)?")
 """A log format whose lines start with the commit's id (``%H``, ``%h %s``)."""
 
 
-def _git_ids(verb: str, rest: list[str]) -> bool:
+def _git_ids(verb: str, rest: list[str]) -> Columns:
     """``git rev-list HEAD``, ``git log --format=%H``, ``git log --oneline``: each line
-    starts with a commit id (one line per commit: no graph, patch or stat)."""
+    starts with a commit id (one line per commit: no graph, patch or stat); ``git tag -l
+    'rc-*'``: each line is a name that starts as the pattern does, never with ``-``."""
     if verb == "rev-list":
-        return ids_printed("git", [verb, *rest])
+        return Columns(ids=True, whole=True) if ids_printed("git", [verb, *rest]) else NONE
+    if verb in ("tag", "branch"):
+        listed = [w for w in rest if not w.startswith("-")]
+        return Columns(ids=True, whole=True) if set(rest) - set(listed) <= {
+            "-l", "--list"} and listed and all(re.match(r"[\w.]", w) for w in listed) else NONE
     options = [f"{w}={rest[i + 1]}" if w in ("--format", "--pretty") and i + 1 < len(rest)
                else w for i, w in enumerate(rest) if w.startswith("-")]
     shapes = [w for w in options if _ID_FORMAT.fullmatch(w) or w in (
         "--oneline", "--no-decorate", "--abbrev-commit", "--pretty=oneline")]
-    return verb == "log" and bool(shapes) and all(
-        _log_option(w) for w in options if w not in shapes) and not (
-        "--oneline" in options and any(w.startswith(("--format", "--pretty=f", "--pretty=t"))
-                                       for w in options))
+    if verb != "log" or not shapes or not all(
+            _log_option(w) for w in options if w not in shapes) or (
+            "--oneline" in options and any(w.startswith(("--format", "--pretty=f",
+                                                          "--pretty=t")) for w in options)):
+        return NONE
+    return Columns(ids=True, whole=all(re.fullmatch(r"--(?:format|pretty)=(?:t?format:)?%[hH]",
+                                                    w) for w in shapes))
 
 
 def _plain_uniq(known: list[str]) -> bool:
@@ -176,8 +186,9 @@ def _git_columns(words: list[str]) -> Columns:
     if verb == "diff" and "--numstat" in options and all(_DIFF_KEEPS.fullmatch(w)
                                                          for w in options):
         return Columns(2, "\t")  # "10\t2\tpath", "-\t-\tbinary": paths quoted, one line
-    if _git_ids(verb, rest):
-        return Columns(ids=True)
+    found = _git_ids(verb, rest)
+    if found.ids:
+        return found
     if verb != "log":
         return NONE
     options = [f"{w}={rest[i + 1]}" if w in ("--format", "--pretty") and i + 1 < len(rest)

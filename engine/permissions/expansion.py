@@ -254,8 +254,8 @@ def apply_operator(value: str, op: str, arg: str) -> str | None:
         return None if arg else unescape(value)
     if op == "@Q":
         return None if arg else single_quoted(value)
-    if re.search(r"[$`'\"\\]|\[[:!^]", arg):
-        return None
+    if re.search(r"[$`'\"\\]|\[[:=.]|[?*+@!]\(", arg):
+        return None  # quotes, classes, and extglob's +(..) (bash may match them): not here
     if op in ("#", "##", "%", "%%"):
         return _trimmed(value, op, arg)
     pat, _, rep = arg.partition("/")
@@ -303,11 +303,36 @@ def glob_match(text: str, pattern: str, literal: bool = False) -> bool:
 
 
 def _glob_regex(pattern: str) -> str:
+    """A shell pattern as a regex: ``*``, ``?`` and bracket expressions with ranges and
+    ``!``/``^`` negation (``[A-Z]`` matches ``Q``: bash 5.2's globasciiranges)."""
     out = []
-    for ch in pattern:
-        out.append(".*" if ch == "*" else "." if ch == "?" else ch if ch in "[]" else
-                   re.escape(ch))
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        end = _bracket_end(pattern, i) if ch == "[" else -1
+        if end > 0:
+            body = pattern[i + 1:end]
+            negated = body[:1] in ("!", "^")
+            body = body[1:] if negated else body
+            out.append("[" + ("^" if negated else "") + "".join(
+                c if c == "-" else re.escape(c) for c in body) + "]")
+            i = end + 1
+            continue
+        out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
+        i += 1
     return "".join(out)
+
+
+def _bracket_end(pattern: str, start: int) -> int:
+    """Where the bracket expression opening at ``start`` ends (a ``]`` right after the
+    opening, or after its ``!``/``^``, belongs to it); -1 when it does not end."""
+    j = start + 1
+    if pattern[j:j + 1] in ("!", "^"):
+        j += 1
+    if pattern[j:j + 1] == "]":
+        j += 1
+    end = pattern.find("]", j)
+    return end
 
 
 def _trimmed(value: str, op: str, pat: str) -> str:

@@ -606,8 +606,8 @@ def _sort(e: Effect, args: list[Word]) -> None:
 
 
 def _uniq(e: Effect, args: list[Word]) -> None:
-    o = parse_opts(args, "fsw", frozenset({"--skip-fields", "--skip-chars", "--check-chars",
-                                           "--group", "--all-repeated"}))
+    o = parse_opts(args, "fsw", frozenset({"--skip-fields", "--skip-chars", "--check-chars"}))
+    # --group and --all-repeated take a value only as --group=METHOD: the next word is a file
     e.reads.extend(o.positionals[:1])
     if len(o.positionals) > 1:  # replaced whole with what it does not show
         e.writes.append(o.positionals[1])

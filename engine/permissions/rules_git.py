@@ -215,8 +215,9 @@ _OPTION_WRITERS = frozenset({"log", "show", "diff", "diff-tree", "diff-index", "
                              "format-patch", "grep", "archive"})
 """Subcommands with an option that writes a file or runs a program in one word
 (``--output=FILE``, ``-O<pager>``): a word only known at run time may be that option."""
-_MAY_LEAD_WITH_A_DASH = re.compile(r'"?(?:\$|`)')
-"""A word whose value starts with what an expansion gives (``"$x"``, ``$(cat f)..HEAD``)."""
+_MAY_LEAD_WITH_A_DASH = re.compile(r'"?(?:\$|`|<)')
+"""A word whose value starts with what an expansion gives (``"$x"``, ``$(cat f)..HEAD``) or
+with words a program reads (``cat f | xargs git log``)."""
 
 
 _GREP_VALUES = frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--max-count", "--max-depth",

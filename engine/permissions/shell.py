@@ -198,6 +198,9 @@ _CDABLE_VARS = re.compile(r"\bshopt\b[^;&|\n]*\bcdable_vars\b")
 _QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _BRACES_OUTSIDE_QUOTES = re.compile(r"(?<![$\\])\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
 """A brace expansion in a word (``{a,b}``, ``{1..3}``; not ``${x,,}``)."""
+_STATE_BUILTIN = re.compile(r"(?:^|[;&|({\n]|\b(?:then|do|else))\s*(?:shopt|set|alias|enable|"
+                            r"hash|source|\.|eval|exec)(?=\s|$)")
+"""Builtins in command position that change the shell's options, commands or code."""
 _OPAQUE_SET = re.compile(r"\b(?:set|shopt)\b[^;&|\n]*[$`]")
 """A ``set`` or ``shopt`` with a word only known at run time: it may set any option."""
 _SPECIAL_BUILTINS = frozenset({":", ".", "source", "break", "continue", "eval", "exec",
@@ -609,6 +612,11 @@ class _Walker(PathJudge, ShellValues):
     """The command may turn on POSIX mode (``set -o posix``, ``POSIXLY_CORRECT``, a ``set``
     or ``shopt`` of words only known at run time): then an assignment before a special
     builtin (``c=rm :``) stays after it."""
+    nocasematch: bool = False
+    """``shopt -s nocasematch``: case, ``[[ == ]]`` and ``${x/pat}`` match ignoring case
+    (not followed: their outcome is only known at run time)."""
+    extdebug: bool = False
+    """``shopt -s extdebug``: a DEBUG trap that fails skips the command after it."""
     xpg_echo: bool = False
     """``shopt -s xpg_echo`` (or a shopt of words only known at run time): echo reads
     backslash escapes as ``echo -e`` does."""
@@ -784,6 +792,32 @@ class _Walker(PathJudge, ShellValues):
         if outermost:
             self._fire_traps(ctx.shell)
             self._uncalled_functions()
+
+    def _repeating_trap(self, e: Effect, code: Word, ctx: _Ctx) -> None:
+        """A trap on DEBUG, ERR, RETURN, CHLD or a signal runs again and again, between
+        any two commands (a DEBUG trap with ``extdebug`` may even skip the next): when its
+        code changes the shell's state (a variable, IFS, the folder, an option), what any
+        later command sees is not known here."""
+        words = [w.value for w in e.argv[1:]]
+        signals = words[words.index(code.value) + 1:] if code.value in words else [None]
+        if all(s is not None and s.upper().removeprefix("SIG") in ("EXIT", "0")
+               for s in signals) and signals:
+            return
+        before = self._state_now()
+        with self._may_not_run():
+            self._script("trap", code, ctx, None)
+            changed = self._state_now() != before  # before the join with what it was
+        skips = self.extdebug and any(s is None or s.upper() == "DEBUG" for s in signals)
+        if code.value is None or changed or skips or _STATE_BUILTIN.search(code.value):
+            self.opaque.append("a trap that runs between commands (DEBUG, ERR, RETURN, a "
+                               "signal) changes what the shell holds")
+
+    def _state_now(self) -> tuple[object, ...]:
+        """What later commands see of the shell: values (but ``$_``), folders, functions."""
+        values = self._values()
+        return (values._replace(known={k: v for k, v in values.known.items() if k != "_"},
+                                unknown=values.unknown - {"_"}),
+                list(self.cwds), set(self.functions), self.ifs)
 
     def _fire_traps(self, shell: int) -> None:
         """Trap code runs when its signal comes (at exit, on an error, before a command),
@@ -1041,6 +1075,8 @@ class _Walker(PathJudge, ShellValues):
             opaque = any("$" in w or "`" in w for w in words)
             self.glob_options |= GLOB_OPTIONS if opaque else GLOB_OPTIONS & words
             self.xpg_echo = self.xpg_echo or opaque or "xpg_echo" in words
+            self.extdebug = self.extdebug or opaque or "extdebug" in words
+            self.nocasematch = self.nocasematch or opaque or "nocasematch" in words
         self.xpg_echo = self.xpg_echo or "xpg_echo" in self.env.get("BASHOPTS", "")
         self.posix = self.posix or "posix" in text.lower() or "POSIXLY_CORRECT" in self.env \
             or "posix" in self.env.get("SHELLOPTS", "") or bool(_OPAQUE_SET.search(text))
@@ -1341,7 +1377,8 @@ class _Walker(PathJudge, ShellValues):
             self._visit(subject, ctx)
         found = self._static(subject, ctx) if subject is not None and not self._any_name(
             _text(subject, ctx)) else None
-        taken = self._taken(items, found[0], ctx) if found and len(found) == 1 else None
+        taken = self._taken(items, found[0], ctx) if found and len(found) == 1 and \
+            not self.nocasematch else None
         for item in items:
             parts = _case_parts(item)
             for pattern in parts[0]:
@@ -4090,6 +4127,7 @@ class _Walker(PathJudge, ShellValues):
         for how, code in e.scripts:  # a trap's code runs when the signal comes, if ever
             if how == "trap":
                 self.traps.append((code, ctx, self._values()))
+                self._repeating_trap(e, code, ctx)
             with self._may_not_run() if how == "trap" else nullcontext():
                 self._script(how, code, ctx,
                              e.code_args if how.endswith((" -c", " <<", " -O")) else None)
@@ -4098,6 +4136,9 @@ class _Walker(PathJudge, ShellValues):
         for how, nested in e.nested:
             if how == "xargs" and ctx.listed:
                 nested = [_fed(w, ctx.listed) for w in nested]
+            elif how == "xargs" and ctx.numbered.ids and ctx.numbered.whole:
+                nested = [replace(w, dashless=True) if w.value is None and is_input_arguments(
+                    w.text) else w for w in nested]  # git rev-list | xargs git show
             elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
                 lines = _fed_lines(nested, ctx.stdin.value)
                 for line in lines:  # xargs -I R: one command per input line

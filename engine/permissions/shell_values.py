@@ -143,6 +143,7 @@ class ShellValues:
     set_words: bool
     listed_vars: set[str]
     listed_arrays: set[str]
+    nocasematch: bool
     dashless_vars: set[str]
     glob_vars: set[str]
     listed_args: frozenset[int]
@@ -286,6 +287,8 @@ class ShellValues:
             self._named_indirectly(indirect.group(1))
             return None
         found = parameter_operator(text)
+        if found is not None and self.nocasematch and found[1] in _PATTERN_OPERATORS:
+            return None  # ${x/q} under nocasematch also takes Q
         if found is not None:
             name, op, arg = found
             values = self._static_variable(name)
@@ -324,7 +327,7 @@ class ShellValues:
         read from a listing stands for any name, one a glob matched for the names now and
         those a file the command writes first adds)."""
         text = condition.strip().rstrip(";").strip()
-        if self._any_name(text):
+        if self._any_name(text) or (self.nocasematch and re.search(r"[!=]=|=~", text)):
             return None
         m = _DECIDED_ARITHMETIC.fullmatch(text)
         if m is not None:
@@ -839,6 +842,10 @@ class ShellValues:
         if value is None:
             return Word(None, text, "var", unset=True)
         return Word(value, text)
+
+
+_PATTERN_OPERATORS = frozenset({"#", "##", "%", "%%", "/", "//", "/#", "/%"})
+"""Parameter operators that match a pattern."""
 
 
 def made_temp(argv: list[str]) -> bool:
