@@ -83,6 +83,10 @@ def _changed(ws: Path, command: str) -> bool:
     "trap 'o=-delete' CHLD; o=-print; /bin/true; find src $o",
     "shopt -s extdebug; trap '[[ $BASH_COMMAND != o=-print ]]' DEBUG; o=-delete; o=-print; "
     "find src $o",
+    # a function's assignment before its local is the global's; IFS set in a function stays
+    "f(){ c=rm; local c=cat; }; c=ls; f; $c a.txt",
+    "f(){ o=-delete; declare o=-print; }; f; find src $o",
+    "f(){ IFS=_; }; f; o=src_-delete; find $o",
     # nocasematch: case, [[ == ]] and ${x/pat} ignore case
     "shopt -s nocasematch; case X in x) o=-delete;; *) o=-print;; esac; find src $o",
     "shopt -s nocasematch; x=-PRINT; [[ $x == -print ]] && find src -delete",
@@ -119,7 +123,7 @@ def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
     "v=X; export A_$v=1 B\"\"C=2; echo ok", "echo ls; $_ -la", ": ${OUT:=a.txt}; cat \"$OUT\"",
     "trap 'echo \"failed at $LINENO: $BASH_COMMAND\" >&2' ERR; wc -l a.txt",
     "set -T; trap 'echo \"+ $BASH_COMMAND\" >&2' DEBUG; head -1 a.txt",
-    "f=app.py; echo ${f%[!a-z].py}",
+    "f=app.py; echo ${f%[!a-z].py}", "f(){ local c=cat; $c a.txt; }; c=ls; f; $c a.txt",
 ])
 def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
     assert not _changed(ws, command), command

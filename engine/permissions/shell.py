@@ -504,6 +504,8 @@ class _Walker(PathJudge, ShellValues):
     """Bodies of functions whose call of themselves is being judged (``_recursion``)."""
     shells: int = 0
     """Shells started so far (each bash -c, script or stdin code is a new one)."""
+    shadowed: dict[str, list[str] | None] = field(default_factory=dict)
+    """In a function call: each name a ``local`` shadows, and what the global held then."""
     traps: list[tuple[Word, _Ctx, _Values]] = field(default_factory=list)
     """Trap code set so far, with the values when it was set (``_fire_traps``)."""
     exported_functions: set[str] = field(default_factory=set)
@@ -1548,6 +1550,9 @@ class _Walker(PathJudge, ShellValues):
         if local:
             for name in names:
                 self.cased.pop(name, None)
+                if self.calling and name not in self.shadowed:  # f(){ c=rm; local c=cat; }
+                    self.shadowed[name] = None if name in self.unknown else \
+                        self.known.get(name, [""])  # the global holds it after the call
             for c in node.named_children:  # local OPTIND: getopts starts again (modelled)
                 if c.type == "variable_name" and _text(c, ctx) != "OPTIND":
                     self._unknown_now(_text(c, ctx))
@@ -3516,6 +3521,8 @@ class _Walker(PathJudge, ShellValues):
             glob = any(c.type == "word" and GLOB.search(_text(c, ctx))
                        for c in node.named_children)
             return [Word(w, text, "", False, glob) for w in parts]
+        if self.ifs is None and cands[0]:
+            return [word]  # split at an IFS only known at run time (set in a function)
         return [Word(w, text, "", False, bool(GLOB.search(w))) for w in self._split(cands[0])]
 
     def _concat_words(self, node: Node, ctx: _Ctx) -> list[str] | None:
@@ -4007,6 +4014,7 @@ class _Walker(PathJudge, ShellValues):
         self.listed_args = _listed_indices(e.argv[1:])
         self.calling.append(body.id)
         start, ifs, values = len(self.entries), self.ifs, self._values()
+        shadowed, self.shadowed = self.shadowed, {}
         leaves = self.leaves
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin, shell=ctx.shell))
         for redirect in self.redirects.get(name, ()):
@@ -4014,6 +4022,9 @@ class _Walker(PathJudge, ShellValues):
                                           shell=ctx.shell))
         sure = self._set_for_sure(_text(body, where)) if self.leaves == leaves else set()
         self._join(values)  # local x=v ends with the call: a value before may still hold
+        for name, held in self.shadowed.items():
+            self._may_hold(name, held, merge=True)  # what the global held when local came
+        self.shadowed = shadowed
         self.maybe_unset -= sure
         self.calling.pop()
         self.argv0, self.positional, self.args_given, self.listed_args = outer
