@@ -87,6 +87,9 @@ def _changed(ws: Path, command: str) -> bool:
     "f(){ c=rm; local c=cat; }; c=ls; f; $c a.txt",
     "f(){ o=-delete; declare o=-print; }; f; find src $o",
     "f(){ IFS=_; }; f; o=src_-delete; find $o",
+    # nullglob: a pattern that matches nothing is no word
+    "shopt -s nullglob; o=(-print?); find src -delete${o[0]}",
+    "shopt -s nullglob; set -- -print*; find src ${1:--delete}",
     # nocasematch: case, [[ == ]] and ${x/pat} ignore case
     "shopt -s nocasematch; case X in x) o=-delete;; *) o=-print;; esac; find src $o",
     "shopt -s nocasematch; x=-PRINT; [[ $x == -print ]] && find src -delete",
@@ -124,6 +127,7 @@ def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
     "trap 'echo \"failed at $LINENO: $BASH_COMMAND\" >&2' ERR; wc -l a.txt",
     "set -T; trap 'echo \"+ $BASH_COMMAND\" >&2' DEBUG; head -1 a.txt",
     "f=app.py; echo ${f%[!a-z].py}", "f(){ local c=cat; $c a.txt; }; c=ls; f; $c a.txt",
+    "shopt -s nullglob; a=(src/*.py); wc -l \"${a[@]}\"",
 ])
 def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
     assert not _changed(ws, command), command

@@ -614,6 +614,8 @@ class _Walker(PathJudge, ShellValues):
     """The command may turn on POSIX mode (``set -o posix``, ``POSIXLY_CORRECT``, a ``set``
     or ``shopt`` of words only known at run time): then an assignment before a special
     builtin (``c=rm :``) stays after it."""
+    nullglob: bool = False
+    """``shopt -s nullglob``: a pattern that matches nothing is no word at all."""
     nocasematch: bool = False
     """``shopt -s nocasematch``: case, ``[[ == ]]`` and ``${x/pat}`` match ignoring case
     (not followed: their outcome is only known at run time)."""
@@ -1079,6 +1081,7 @@ class _Walker(PathJudge, ShellValues):
             self.xpg_echo = self.xpg_echo or opaque or "xpg_echo" in words
             self.extdebug = self.extdebug or opaque or "extdebug" in words
             self.nocasematch = self.nocasematch or opaque or "nocasematch" in words
+            self.nullglob = self.nullglob or opaque or "nullglob" in words
         self.xpg_echo = self.xpg_echo or "xpg_echo" in self.env.get("BASHOPTS", "")
         self.posix = self.posix or "posix" in text.lower() or "POSIXLY_CORRECT" in self.env \
             or "posix" in self.env.get("SHELLOPTS", "") or bool(_OPAQUE_SET.search(text))
@@ -2890,6 +2893,17 @@ class _Walker(PathJudge, ShellValues):
         at = len(items or [])
         held: set[int] = set(range(at))
         for c in value.named_children:  # a=([i]=v): i is evaluated as arithmetic
+            if c.type == "word" and GLOB.search(_text(c, ctx)) and items is not None:
+                matched = self._word_matches(self._word(c, ctx))  # a=(src/*.py): the names
+                if matched is None:  # (none under nullglob when nothing matches)
+                    items = None
+                    break
+                for name in matched:
+                    items = [*items, *[""] * (at + 1 - len(items))]
+                    items[at] = name
+                    held.add(at)
+                    at += 1
+                continue
             keyed = self._static(c, ctx)
             for k in keyed or ():
                 if k.startswith("[") and "]=" in k and var not in self.assoc:

@@ -144,6 +144,7 @@ class ShellValues:
     listed_vars: set[str]
     listed_arrays: set[str]
     nocasematch: bool
+    nullglob: bool
     dashless_vars: set[str]
     glob_vars: set[str]
     listed_args: frozenset[int]
@@ -756,6 +757,8 @@ class ShellValues:
         if len(known) != len(self.cwds) or len(known) != 1:
             return None
         found = self._glob(w.value, str(known[0]))
+        if found == [] and self.nullglob:
+            return None  # shopt -s nullglob: a pattern that matches nothing is no word
         return None if found is None else (found or [w.value])
 
     def _glob(self, pattern: str, base: str) -> list[str] | None:
