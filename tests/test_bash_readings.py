@@ -87,6 +87,8 @@ def _changed(ws: Path, command: str) -> bool:
     "f(){ c=rm; local c=cat; }; c=ls; f; $c a.txt",
     "f(){ o=-delete; declare o=-print; }; f; find src $o",
     "f(){ IFS=_; }; f; o=src_-delete; find $o",
+    "f(){ IFS=_; local IFS=' '; }; f; o=src_-delete; find $o",
+    "o=src_-delete; IFS=_; a=($o); find \"${a[@]}\"",  # a=($o) splits at IFS
     # nullglob: a pattern that matches nothing is no word
     "shopt -s nullglob; o=(-print?); find src -delete${o[0]}",
     "shopt -s nullglob; set -- -print*; find src ${1:--delete}",
@@ -128,6 +130,7 @@ def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
     "set -T; trap 'echo \"+ $BASH_COMMAND\" >&2' DEBUG; head -1 a.txt",
     "f=app.py; echo ${f%[!a-z].py}", "f(){ local c=cat; $c a.txt; }; c=ls; f; $c a.txt",
     "shopt -s nullglob; a=(src/*.py); wc -l \"${a[@]}\"",
+    "f(){ local IFS=,; echo; }; f; o='a.txt src/app.py'; cat $o",
 ])
 def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
     assert not _changed(ws, command), command

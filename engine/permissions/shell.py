@@ -1555,7 +1555,7 @@ class _Walker(PathJudge, ShellValues):
                 self.cased.pop(name, None)
                 if self.calling and name not in self.shadowed:  # f(){ c=rm; local c=cat; }
                     self.shadowed[name] = None if name in self.unknown else \
-                        self.known.get(name, [""])  # the global holds it after the call
+                        self.known.get(name, [self.ifs or ""] if name == "IFS" else [""])
             for c in node.named_children:  # local OPTIND: getopts starts again (modelled)
                 if c.type == "variable_name" and _text(c, ctx) != "OPTIND":
                     self._unknown_now(_text(c, ctx))
@@ -2904,6 +2904,20 @@ class _Walker(PathJudge, ShellValues):
                     held.add(at)
                     at += 1
                 continue
+            if c.type in ("simple_expansion", "expansion", "command_substitution") and \
+                    items is not None:
+                found = self._static(c, ctx)  # a=($o): split at IFS, each word an element
+                parts = self._split(found[0]) if found is not None and len(
+                    found) == 1 and self.ifs is not None else None
+                if parts is None:
+                    items = None
+                    break
+                for part in parts:
+                    items = [*items, *[""] * (at + 1 - len(items))]
+                    items[at] = part
+                    held.add(at)
+                    at += 1
+                continue
             keyed = self._static(c, ctx)
             for k in keyed or ():
                 if k.startswith("[") and "]=" in k and var not in self.assoc:
@@ -4038,12 +4052,14 @@ class _Walker(PathJudge, ShellValues):
         self._join(values)  # local x=v ends with the call: a value before may still hold
         for name, held in self.shadowed.items():
             self._may_hold(name, held, merge=True)  # what the global held when local came
+        global_ifs = self.shadowed.get("IFS", [ifs or ""])
         self.shadowed = shadowed
         self.maybe_unset -= sure
         self.calling.pop()
         self.argv0, self.positional, self.args_given, self.listed_args = outer
         if re.search(r"\blocal\b[^;\n]*\bIFS=", _text(body, where)):
-            self.ifs = ifs  # local IFS=,: back to the caller's value on return
+            self.ifs = ifs if global_ifs == [ifs or ""] else None  # local IFS=,: back to
+            # the caller's value on return (IFS=_; local IFS=' ': the global is _ now)
         ran = self.entries[start:]
         if name in RULES and any(x["decision"] != "allow" for x in ran):
             self._entry(e.argv, "exec", "deny", [
