@@ -2898,11 +2898,7 @@ class _Walker(PathJudge, ShellValues):
                 if matched is None:  # (none under nullglob when nothing matches)
                     items = None
                     break
-                for name in matched:
-                    items = [*items, *[""] * (at + 1 - len(items))]
-                    items[at] = name
-                    held.add(at)
-                    at += 1
+                items, at = _placed(items, at, held, matched)
                 continue
             if c.type in ("simple_expansion", "expansion", "command_substitution") and \
                     items is not None:
@@ -2912,11 +2908,7 @@ class _Walker(PathJudge, ShellValues):
                 if parts is None:
                     items = None
                     break
-                for part in parts:
-                    items = [*items, *[""] * (at + 1 - len(items))]
-                    items[at] = part
-                    held.add(at)
-                    at += 1
+                items, at = _placed(items, at, held, parts)
                 continue
             keyed = self._static(c, ctx)
             for k in keyed or ():
@@ -4917,6 +4909,18 @@ def _paths_under(dirs: Sequence[str]) -> Word:
     paths = [f"{d.rstrip('/') or '.'}/found" for d in dirs]
     value = paths[0] if len(paths) == 1 else "{" + ",".join(paths) + "}"
     return Word(value, LISTED, "", False, len(paths) > 1)
+
+
+def _placed(items: list[str], at: int, held: set[int],
+            words: list[str]) -> tuple[list[str], int]:
+    """``words`` as an array's elements from index ``at`` on (a gap before them holds
+    ""): the elements, and the index after them."""
+    for word in words:
+        items = [*items, *[""] * (at + 1 - len(items))]
+        items[at] = word
+        held.add(at)
+        at += 1
+    return items, at
 
 
 def _fed(w: Word, dirs: Sequence[str]) -> Word:
