@@ -325,17 +325,3 @@ def test_several_listed_files_handed_at_once(tracked: Path, command: str) -> Non
 def test_several_listed_files_read(tracked: Path, command: str) -> None:
     assert _decision(tracked, command) == "allow", command
 
-
-def test_a_listed_name_that_is_an_option(tracked: Path) -> None:
-    """``ls docs`` prints ``--output=README.md`` bare: handed on, it is an option (sort writes
-    its input over README.md), also through ``xargs -0``, which keeps names whole."""
-    (tracked / "docs").mkdir()
-    (tracked / "docs" / "--output=README.md").write_text("")
-    copy = tracked.parent / "dashed"
-    shutil.copytree(tracked, copy)
-    subprocess.run(["bash", "-c", "ls docs | xargs sort"], cwd=copy, capture_output=True,
-                   check=False, stdin=subprocess.DEVNULL)
-    assert (copy / "README.md").read_text() == ""  # the control: sort emptied README.md
-    for command in ("ls docs | xargs sort", "ls docs | xargs git log",
-                    "git ls-files -z docs | xargs -0 git log"):
-        assert check_shell_json(command, tracked, {}, approval="auto")["decision"] == "deny"

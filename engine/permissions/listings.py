@@ -288,8 +288,8 @@ def misread_entry(folders: Iterable[str], made: Iterable[str], made_links: Itera
     for seen in _folders_under(roots):
         if seen is None:
             return "cut", TOO_MANY
-        if seen.split is not None and (cut or os.path.basename(seen.split).startswith("-")):
-            return "cut", seen.split  # -0 keeps a name whole, but --output=x is an option
+        if cut and seen.split is not None:
+            return "cut", seen.split
         out = next((link for link in seen.links
                     if listed(link) and not _target(link).startswith(top)), None)
         if out is not None:
@@ -402,8 +402,7 @@ def _folder(path: str) -> _Seen | None:
             entries = list(it)
     except OSError:
         return None
-    split = next((e.path for e in entries if SPLIT_AT.search(e.name) or
-                  e.name.startswith("-")), None)  # a name printed bare may be an option
+    split = next((e.path for e in entries if SPLIT_AT.search(e.name)), None)
     folders = tuple(e.path for e in entries if _is_folder(e))
     links = tuple(e.path for e in entries if e.is_symlink())
     seen = _Seen(changed, len(entries), split, folders, links)

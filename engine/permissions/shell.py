@@ -1553,9 +1553,11 @@ class _Walker(PathJudge, ShellValues):
         if local:
             for name in names:
                 self.cased.pop(name, None)
-                if self.calling and name not in self.shadowed:  # f(){ c=rm; local c=cat; }
+                if self.calling and name not in self.shadowed and (
+                        name in self.known or name in self.unknown or name == "IFS"):
                     self.shadowed[name] = None if name in self.unknown else \
-                        self.known.get(name, [self.ifs or ""] if name == "IFS" else [""])
+                        self.known.get(name, [self.ifs or ""])  # f(){ c=rm; local c=cat; }:
+                    # the global holds rm after the call (an unset one stays as it was)
             for c in node.named_children:  # local OPTIND: getopts starts again (modelled)
                 if c.type == "variable_name" and _text(c, ctx) != "OPTIND":
                     self._unknown_now(_text(c, ctx))
