@@ -9,43 +9,20 @@ options (``sort --o=``, ``sed --in``, ``git grep --open-f=``), and ``tar --index
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import check_shell_json
+from tests.judged_workspace import committed, decisions, work_changed
 
-ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """git's empty tree: a diff from it to HEAD shows every file (the external diff runs)."""
 
 
 @pytest.fixture()
 def ws(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "app.py").write_text("work\n")
-    (ws / "a.txt").write_text("hello\nmore\n")
-    (ws / "data.csv").write_text("b,2\na,1\n")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
-        subprocess.run(["git", *args], cwd=ws, check=True)
-    return ws
-
-
-def _decisions(ws: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, ws, ENV)["decision"]),
-            str(check_shell_json(command, ws, ENV, approval="auto")["decision"]))
-
-
-def _changed(ws: Path, command: str) -> bool:
-    """The control run: whether bash running ``command`` changed or removed tracked work."""
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=False,
-                   stdin=subprocess.DEVNULL)
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                            cwd=ws, capture_output=True, text=True, check=True).stdout
-    return bool(status.strip())
+    return committed(tmp_path / "ws", {"src/app.py": "work\n", "a.txt": "hello\nmore\n",
+                                       "data.csv": "b,2\na,1\n"})
 
 
 @pytest.mark.parametrize("command", [
@@ -103,9 +80,9 @@ def _changed(ws: Path, command: str) -> bool:
     + EMPTY_TREE + " HEAD",
 ])
 def test_what_bash_does_is_what_is_judged(ws: Path, command: str) -> None:
-    decisions = _decisions(ws, command)
-    assert _changed(ws, command), command
-    assert decisions[1] == "deny" and decisions[0] != "allow", (command, decisions)
+    decided = decisions(ws, command)
+    assert work_changed(ws, command), command
+    assert decided[1] == "deny" and decided[0] != "allow", (command, decided)
 
 
 @pytest.mark.parametrize("command", [
@@ -113,9 +90,9 @@ def test_what_bash_does_is_what_is_judged(ws: Path, command: str) -> None:
     "iconv -f utf8 -t utf8 --ou=a.txt data.csv", "sed --in 1d a.txt",
 ])
 def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
-    decisions = _decisions(ws, command)
-    assert _changed(ws, command), command
-    assert decisions[0] != "allow", (command, decisions)
+    decided = decisions(ws, command)
+    assert work_changed(ws, command), command
+    assert decided[0] != "allow", (command, decided)
 
 
 @pytest.mark.parametrize("command", [
@@ -133,5 +110,5 @@ def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
     "f(){ local IFS=,; echo; }; f; o='a.txt src/app.py'; cat $o",
 ])
 def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
-    assert not _changed(ws, command), command
-    assert _decisions(ws, command) == ("allow", "allow"), command
+    assert not work_changed(ws, command), command
+    assert decisions(ws, command) == ("allow", "allow"), command

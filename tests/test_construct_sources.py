@@ -19,9 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import check_shell_json
-
-ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
+from tests.judged_workspace import decisions
 
 
 @pytest.fixture()
@@ -35,11 +33,6 @@ def workspace(tmp_path: Path) -> Path:
                     "commit", "-qm", "init"], check=True)
     (tmp_path / "src" / "app.py").write_text("x = 2\n")
     return tmp_path
-
-
-def _decisions(workspace: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, workspace, ENV)["decision"]),
-            str(check_shell_json(command, workspace, ENV, approval="auto")["decision"]))
 
 
 def _bash(folder: Path, command: str) -> str:
@@ -63,7 +56,7 @@ def _bash(folder: Path, command: str) -> str:
     "cp a.txt \"$(git rev-parse --git-path hooks)/pre-commit\"",
 ])
 def test_the_source_followed_is_refused(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command) == ("deny", "deny")
+    assert decisions(workspace, command) == ("deny", "deny")
 
 
 @pytest.mark.parametrize("command", [
@@ -75,7 +68,7 @@ def test_the_source_followed_is_refused(workspace: Path, command: str) -> None:
     "d=${OUT_UNSET_HERE:-src}; ls \"$d\"",
 ])
 def test_the_source_followed_reads(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command) == ("allow", "allow")
+    assert decisions(workspace, command) == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -85,7 +78,7 @@ def test_the_source_followed_reads(workspace: Path, command: str) -> None:
 ])
 def test_what_a_program_acts_on_from_a_pipe_is_not_run_under_auto(workspace: Path,
                                                                   command: str) -> None:
-    assert _decisions(workspace, command) == ("ask", "deny")
+    assert decisions(workspace, command) == ("ask", "deny")
 
 
 def test_control_a_file_read_back_runs_what_was_written(tmp_path: Path) -> None:
@@ -128,4 +121,4 @@ def test_control_git_path_hooks_is_the_hooks_folder(workspace: Path) -> None:
 def test_what_tee_stores_from_a_pipe_is_data_it_runs_nothing(workspace: Path,
                                                              command: str) -> None:
     """tee writes what it reads to a new file: nothing runs, so --approval auto goes on."""
-    assert _decisions(workspace, command)[1] != "deny"
+    assert decisions(workspace, command)[1] != "deny"

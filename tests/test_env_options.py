@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import check_shell_json
+from tests.judged_workspace import decisions
 
 
 @pytest.fixture()
@@ -35,11 +35,6 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _decisions(workspace: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, workspace, {})["decision"]),
-            str(check_shell_json(command, workspace, {}, approval="auto")["decision"]))
-
-
 @pytest.mark.parametrize("command", [
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm -rf src' "
     "git status",
@@ -53,12 +48,12 @@ def _decisions(workspace: Path, command: str) -> tuple[str, str]:
     "MAKEFLAGS='--eval=$(shell rm -rf src)' make",
 ])
 def test_a_destroying_setting_is_refused(workspace: Path, command: str) -> None:
-    decisions = _decisions(workspace, command)
+    decided = decisions(workspace, command, {})
     env = {**os.environ, "SHELL": "/bin/sh"}  # as a login sets it: make's early $(shell) uses it
     subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True, timeout=60,
                    env=env)
     assert not (workspace / "src").exists(), command  # the control: it did destroy src
-    assert decisions == ("deny", "deny"), command
+    assert decided == ("deny", "deny"), command
 
 
 @pytest.mark.parametrize(("command", "expected"), [
@@ -75,4 +70,4 @@ def test_a_destroying_setting_is_refused(workspace: Path, command: str) -> None:
 ])
 def test_settings_are_judged_as_the_options_they_become(
         workspace: Path, command: str, expected: tuple[str, str]) -> None:
-    assert _decisions(workspace, command) == expected, command
+    assert decisions(workspace, command, {}) == expected, command

@@ -18,6 +18,7 @@ import pytest
 from engine.permissions import listings
 from engine.permissions.listings import TOO_MANY, split_name
 from engine.permissions.shell import check_shell_json
+from tests.judged_workspace import committed
 
 GIT = shutil.which("git")
 
@@ -256,15 +257,7 @@ def test_a_status_listing_that_escapes_or_may_is_asked(tmp_path: Path) -> None:
 @pytest.fixture()
 def tracked(tmp_path: Path) -> Path:
     """A git workspace of two tracked files that hold work."""
-    ws = tmp_path / "ws"
-    (ws / "src").mkdir(parents=True)
-    for name in ("src/app.py", "README.md"):
-        (ws / name).write_text("work\n")
-    assert GIT is not None
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
-        subprocess.run([GIT, *args], cwd=ws, check=True)
-    return ws
+    return committed(tmp_path / "ws", {"src/app.py": "work\n", "README.md": "work\n"})
 
 
 ARRAY_WRITES = [

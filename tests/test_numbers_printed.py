@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import check_shell_json
+from tests.judged_workspace import decisions
 
-ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
 PLANTED = "a[$(touch PWNED)]"
 
 
@@ -30,11 +29,6 @@ def workspace(tmp_path: Path) -> Path:
     (tmp_path / "a.txt").write_text("a\n")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     return tmp_path
-
-
-def _decisions(workspace: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, workspace, ENV)["decision"]),
-            str(check_shell_json(command, workspace, ENV, approval="auto")["decision"]))
 
 
 @pytest.mark.parametrize("command", [
@@ -68,7 +62,7 @@ def test_a_name_beside_a_count_runs_in_arithmetic(tmp_path: Path, command: str) 
 ])
 def test_counts_printed_with_names_from_data_are_not_numbers(workspace: Path,
                                                              command: str) -> None:
-    assert _decisions(workspace, command) == ("ask", "deny")
+    assert decisions(workspace, command) == ("ask", "deny")
 
 
 @pytest.mark.parametrize("command", [
@@ -92,7 +86,7 @@ def test_counts_printed_with_names_from_data_are_not_numbers(workspace: Path,
     "\n    *) ((open++)) ;;\n  esac\ndone < a.txt\necho $(( paid * 100 / (paid + open) ))",
 ])
 def test_counts_alone_are_numbers(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command) == ("allow", "allow")
+    assert decisions(workspace, command) == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -100,7 +94,7 @@ def test_counts_alone_are_numbers(workspace: Path, command: str) -> None:
     "n=$(getconf _NPROCESSORS_ONLN); echo \"$n\"", "ps -p $(pgrep -d, -x bash) -o pid=",
 ])
 def test_ids_dates_and_counts_are_numbers_inline_too(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command) == ("allow", "allow")
+    assert decisions(workspace, command) == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -110,7 +104,7 @@ def test_ids_dates_and_counts_are_numbers_inline_too(workspace: Path, command: s
     'n=$(grep -c x src/app.py || echo 0); echo $(( n + 1 ))',
 ])
 def test_a_count_of_one_named_file_is_a_number(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command) == ("allow", "allow")
+    assert decisions(workspace, command) == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -120,7 +114,7 @@ def test_a_count_of_one_named_file_is_a_number(workspace: Path, command: str) ->
     'n=$(grep -c x a.txt || cat b.txt); (( n ))',
 ])
 def test_a_count_beside_a_name_from_data_is_not(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command)[0] != "allow", command
+    assert decisions(workspace, command)[0] != "allow", command
 
 
 def test_a_file_named_like_an_option_is_one(workspace: Path) -> None:
@@ -132,7 +126,7 @@ def test_a_file_named_like_an_option_is_one(workspace: Path) -> None:
                            text=True, check=False)
     assert any(":" in line for line in shown.stdout.splitlines())
     counted = 'for f in *; do n=$(grep -c x "$f"); (( n )); done'
-    assert _decisions(workspace, counted)[0] != "allow"
+    assert decisions(workspace, counted)[0] != "allow"
 
 
 @pytest.mark.parametrize("template", [
@@ -149,7 +143,7 @@ def test_a_date_format_prints_a_path_not_a_number(workspace: Path, tmp_path: Pat
         shown = subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
                                text=True, check=False).stdout
         assert shown == "secret\n"
-    assert _decisions(workspace, command)[0] != "allow", command
+    assert decisions(workspace, command)[0] != "allow", command
 
 
 @pytest.mark.parametrize("command", [
@@ -160,7 +154,7 @@ def test_a_date_format_prints_a_path_not_a_number(workspace: Path, tmp_path: Pat
 ])
 def test_a_variable_set_to_what_it_holds_changes_nothing(workspace: Path,
                                                          command: str) -> None:
-    assert _decisions(workspace, command) == ("allow", "allow")
+    assert decisions(workspace, command) == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -170,7 +164,7 @@ def test_a_variable_set_to_what_it_holds_changes_nothing(workspace: Path,
     "X=$HOME/other; env HOME=\"$X\" git log -1",
 ])
 def test_a_variable_set_to_another_value_still_asks(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command)[0] == "ask"
+    assert decisions(workspace, command)[0] == "ask"
 
 
 @pytest.mark.parametrize(("command", "decision"), [
@@ -182,8 +176,7 @@ def test_a_variable_set_to_another_value_still_asks(workspace: Path, command: st
 ])
 def test_a_variable_holding_a_number_reads_a_name_in_the_folder(workspace: Path, command: str,
                                                                 decision: str) -> None:
-    assert _decisions(workspace, command)[0] == decision
-
+    assert decisions(workspace, command)[0] == decision
 
 
 DATA = "a[$(>PWNED)]"
@@ -231,7 +224,7 @@ def test_numbers_a_command_prints_in_its_columns_are_counted(tmp_path: Path,
     a subscript, which is never evaluated; the decision is allow."""
     ran, done = _bash(tmp_path, command)
     assert done.returncode == 0 and not ran, done.stderr
-    assert _decisions(tmp_path, command) == ("allow", "allow")
+    assert decisions(tmp_path, command) == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -247,7 +240,7 @@ def test_a_field_that_may_be_data_is_not_counted(tmp_path: Path, command: str) -
     """Control: the field each loop counts holds the subscript, which bash runs."""
     ran, _ = _bash(tmp_path, command)
     assert ran, command
-    assert _decisions(tmp_path, command) == ("ask", "deny")
+    assert decisions(tmp_path, command) == ("ask", "deny")
 
 
 @pytest.mark.parametrize("command", [
@@ -259,7 +252,7 @@ def test_fields_split_elsewhere_than_printed_are_not_counted(tmp_path: Path,
     """Split at a separator the command does not print, a field is a whole line: judged
     as data (bash fails on the number before it, but the rule does not rely on that)."""
     _committed_data(tmp_path)
-    assert _decisions(tmp_path, command) == ("ask", "deny")
+    assert decisions(tmp_path, command) == ("ask", "deny")
 
 
 @pytest.mark.parametrize("command", [
@@ -276,7 +269,7 @@ def test_numbers_kept_through_filters_are_counted(tmp_path: Path, command: str) 
     the decision is allow."""
     ran, done = _bash(tmp_path, command)
     assert not ran, done.stderr
-    assert _decisions(tmp_path, command) == ("allow", "allow")
+    assert decisions(tmp_path, command) == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -290,10 +283,10 @@ def test_data_kept_through_filters_is_not_counted(tmp_path: Path, command: str) 
     """Control: the column kept holds the subscript, which bash runs."""
     ran, _ = _bash(tmp_path, command)
     assert ran, command
-    assert _decisions(tmp_path, command) == ("ask", "deny")
+    assert decisions(tmp_path, command) == ("ask", "deny")
 
 
 @pytest.mark.parametrize("command", ["n=$(seq -f 'x%g' 3); echo $(( n ))",
                                      "n=$(seq -s x 1 3); echo $(( n ))"])
 def test_seq_with_words_in_its_format_prints_text(tmp_path: Path, command: str) -> None:
-    assert _decisions(tmp_path, command) == ("ask", "deny")
+    assert decisions(tmp_path, command) == ("ask", "deny")

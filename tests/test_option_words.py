@@ -16,21 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import check_shell_json
+from tests.judged_workspace import decisions, git
 
 GIT = shutil.which("git")
-ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
-
-
-def _git(ws: Path, *args: str) -> None:
-    assert GIT is not None
-    subprocess.run([GIT, "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                   cwd=ws, check=True, capture_output=True)
-
-
-def _decisions(ws: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, ws, ENV)["decision"]),
-            str(check_shell_json(command, ws, ENV, approval="auto")["decision"]))
 
 
 @pytest.fixture()
@@ -41,10 +29,10 @@ def ws(tmp_path: Path) -> Path:
     (ws / "src").mkdir(parents=True)
     (ws / "src" / "app.py").write_text("work\n")
     (ws / "f.txt").write_text("--output=src/app.py\n")
-    _git(ws, "init", "-q")
-    _git(ws, "add", "-A")
-    _git(ws, "commit", "-qm", "first")
-    _git(ws, "commit", "-q", "--allow-empty", "-m", "--output=src/app.py")
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "first")
+    git(ws, "commit", "-q", "--allow-empty", "-m", "--output=src/app.py")
     return ws
 
 
@@ -66,16 +54,16 @@ def _control(ws: Path, command: str) -> bool:
 ])
 def test_a_run_time_word_that_is_an_option_writes_a_file(ws: Path, command: str) -> None:
     assert _control(ws, command), command  # git wrote its output over src/app.py
-    assert _decisions(ws, command) == ("ask", "deny"), command
+    assert decisions(ws, command) == ("ask", "deny"), command
 
 
 def test_a_cloned_tag_reaches_git_describe(tmp_path: Path, ws: Path) -> None:
-    _git(ws, "update-ref", "refs/tags/--output=src/app.py", "HEAD~1")
+    git(ws, "update-ref", "refs/tags/--output=src/app.py", "HEAD~1")
     clone = tmp_path / "clone"
-    _git(tmp_path, "clone", "-q", str(ws), str(clone))
+    git(tmp_path, "clone", "-q", str(ws), str(clone))
     command = "git log --oneline $(git describe --tags --abbrev=0)"
     assert _control(clone, command)
-    assert _decisions(clone, command) == ("ask", "deny")
+    assert decisions(clone, command) == ("ask", "deny")
 
 
 @pytest.mark.parametrize("command", [
@@ -91,7 +79,7 @@ def test_a_cloned_tag_reaches_git_describe(tmp_path: Path, ws: Path) -> None:
 ])
 def test_object_ids_and_words_after_text_still_read(ws: Path, command: str) -> None:
     assert not _control(ws, command), command
-    assert _decisions(ws, command) == ("allow", "allow"), command
+    assert decisions(ws, command) == ("allow", "allow"), command
 
 
 def test_rev_parse_prints_what_it_does_not_know(ws: Path) -> None:
@@ -103,4 +91,4 @@ def test_rev_parse_prints_what_it_does_not_know(ws: Path) -> None:
     assert out.strip() == "--output=src/app.py"
     command = 'git log $(git rev-parse "$(cat f.txt)")'
     assert _control(ws, command)
-    assert _decisions(ws, command)[1] == "deny"
+    assert decisions(ws, command)[1] == "deny"

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from engine.permissions.shell import check_shell_json
+from tests.judged_workspace import AGENT_ENV, decisions
 
-ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
 MARK = "tt-process-facts-3f9a"
 
 
@@ -42,11 +42,6 @@ def app() -> Iterator[subprocess.Popen[bytes]]:
     proc.wait(timeout=60)
 
 
-def _decisions(workspace: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, workspace, ENV)["decision"]),
-            str(check_shell_json(command, workspace, ENV, approval="auto")["decision"]))
-
-
 @pytest.mark.parametrize("command", [
     f"grep -E '^(State|VmRSS|Threads):' /proc/\"$(pgrep -o -f {MARK})\"/status",
     f"tr '\\0' ' ' < /proc/\"$(pgrep -o -f {MARK})\"/cmdline",
@@ -58,9 +53,9 @@ def test_a_process_s_own_files_read_through_its_pid(workspace: Path, command: st
     done = subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0 and done.stdout.strip(), done.stderr
-    out = check_shell_json(command, workspace, ENV)
+    out = check_shell_json(command, workspace, AGENT_ENV)
     assert out["decision"] == "allow" and "what system this is" in out["reason"]
-    assert _decisions(workspace, command)[1] == "allow"
+    assert decisions(workspace, command)[1] == "allow"
 
 
 @pytest.mark.parametrize("command", [
@@ -69,7 +64,7 @@ def test_a_process_s_own_files_read_through_its_pid(workspace: Path, command: st
     "n=$(wc -l < a.txt); cat \"logs/run-$n.log\"",
 ])
 def test_how_the_system_is_doing_is_read_like_ps(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command) == ("allow", "allow")
+    assert decisions(workspace, command) == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -79,4 +74,4 @@ def test_how_the_system_is_doing_is_read_like_ps(workspace: Path, command: str) 
     "n=$(wc -l < a.txt); cat \"/etc/$n\"",
 ])
 def test_secrets_and_paths_from_data_are_not_facts(workspace: Path, command: str) -> None:
-    assert _decisions(workspace, command)[0] != "allow"
+    assert decisions(workspace, command)[0] != "allow"

@@ -14,14 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import check_shell_json
-
-ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
-
-
-def _decisions(ws: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, ws, ENV)["decision"]),
-            str(check_shell_json(command, ws, ENV, approval="auto")["decision"]))
+from tests.judged_workspace import committed, decisions, work_changed
 
 
 @pytest.fixture()
@@ -36,7 +29,7 @@ def test_sqlite_functions_called_by_a_quoted_name(ws: Path, call: str) -> None:
     command = f"sqlite3 t.db \"select {call}('a.txt', 'x')\"".replace("`", "\\`")
     subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=True)
     assert (ws / "a.txt").read_text() == "x"  # control: the file was replaced
-    assert _decisions(ws, command) == ("deny", "deny")
+    assert decisions(ws, command) == ("deny", "deny")
 
 
 def test_sqlite_archive_extraction_writes_over_files(ws: Path) -> None:
@@ -45,8 +38,8 @@ def test_sqlite_archive_extraction_writes_over_files(ws: Path) -> None:
     (ws / "a.txt").write_text("new work\n")
     subprocess.run(["sqlite3", "ar.db", "-Ax"], cwd=ws, capture_output=True, check=True)
     assert (ws / "a.txt").read_text() == "work\n"  # control: the work was overwritten
-    assert _decisions(ws, "sqlite3 ar.db -Ax") == ("ask", "deny")
-    assert _decisions(ws, "sqlite3 ar.db -Atv") == ("allow", "allow")
+    assert decisions(ws, "sqlite3 ar.db -Ax") == ("ask", "deny")
+    assert decisions(ws, "sqlite3 ar.db -Atv") == ("allow", "allow")
 
 
 @pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed here")
@@ -54,11 +47,11 @@ def test_a_variable_strace_sets_for_the_traced_program(ws: Path) -> None:
     command = "strace -qq -o /dev/null -E BASH_ENV=./x.sh bash -c true"
     subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=False)
     assert (ws / "RAN").exists()  # control: the file BASH_ENV names ran
-    assert _decisions(ws, command)[0] == "deny"
+    assert decisions(ws, command)[0] == "deny"
     for preload in ("strace -qq -E LD_PRELOAD=./e.so ls", "LD_PRELOAD=./e.so ls",
                     "env LD_PRELOAD=./e.so ls"):  # a library nobody sees loads into ls
-        assert _decisions(ws, preload) == ("ask", "deny")
-    assert _decisions(ws, "strace -qq -E TERM=xterm ls") == ("allow", "allow")
+        assert decisions(ws, preload) == ("ask", "deny")
+    assert decisions(ws, "strace -qq -E TERM=xterm ls") == ("allow", "allow")
 
 
 def test_find_running_each_file_it_finds(ws: Path) -> None:
@@ -66,8 +59,8 @@ def test_find_running_each_file_it_finds(ws: Path) -> None:
     (ws / "x.sh").chmod(0o755)
     subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=False)
     assert (ws / "RAN").exists()  # control: the file found ran
-    assert _decisions(ws, command) == ("ask", "deny")
-    assert _decisions(ws, "find . -name '*.sh' -exec wc -l {} +") == ("allow", "allow")
+    assert decisions(ws, command) == ("ask", "deny")
+    assert decisions(ws, "find . -name '*.sh' -exec wc -l {} +") == ("allow", "allow")
 
 
 @pytest.mark.parametrize(("command", "expected"), [
@@ -80,7 +73,7 @@ def test_find_running_each_file_it_finds(ws: Path) -> None:
 ])
 def test_slots_decided_without_running(ws: Path, command: str,
                                        expected: tuple[str, str]) -> None:
-    assert _decisions(ws, command) == expected
+    assert decisions(ws, command) == expected
 
 
 def test_split_filter_feeds_each_piece_to_its_command(ws: Path) -> None:
@@ -89,35 +82,21 @@ def test_split_filter_feeds_each_piece_to_its_command(ws: Path) -> None:
     (ws / "lines.txt").write_text("touch RAN\n")
     subprocess.run(["split", "-l", "1", "--filter=sh", "lines.txt"], cwd=ws, check=True)
     assert (ws / "RAN").exists()  # control: the line ran as shell code
-    assert _decisions(ws, "split -l 1 --filter=sh lines.txt") == ("deny", "deny")
-    assert _decisions(ws, "cat lines.txt | split -l 1 --filter=bash") == ("deny", "deny")
+    assert decisions(ws, "split -l 1 --filter=sh lines.txt") == ("deny", "deny")
+    assert decisions(ws, "cat lines.txt | split -l 1 --filter=bash") == ("deny", "deny")
     before = sorted(p.name for p in ws.iterdir())
     for reader in ("split -l 1 --filter='wc -l' a.txt", "split -n l/1/2 a.txt"):
         subprocess.run(["bash", "-c", reader], cwd=ws, capture_output=True, check=True)
         assert sorted(p.name for p in ws.iterdir()) == before  # no piece written
-        assert _decisions(ws, reader) == ("allow", "allow")
-    assert _decisions(ws, "split -l 1 a.txt")[0] == "ask"  # writes xaa
-    assert _decisions(ws, "split -l 1 --filter='cat > $FILE.bak' a.txt")[0] == "ask"
+        assert decisions(ws, reader) == ("allow", "allow")
+    assert decisions(ws, "split -l 1 a.txt")[0] == "ask"  # writes xaa
+    assert decisions(ws, "split -l 1 --filter='cat > $FILE.bak' a.txt")[0] == "ask"
 
 
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
     """A git workspace whose a.txt and src/ hold work."""
-    ws = tmp_path / "repo"
-    (ws / "src").mkdir(parents=True)
-    (ws / "src" / "app.py").write_text("work\n")
-    (ws / "a.txt").write_text("hello\n")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "i"]):
-        subprocess.run(["git", *args], cwd=ws, check=True)
-    return ws
-
-
-def _work_changed(ws: Path, command: str) -> bool:
-    subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, check=False,
-                   stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin", "HOME": str(ws)})
-    return bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=ws, capture_output=True, text=True, check=True).stdout)
+    return committed(tmp_path / "repo", {"src/app.py": "work\n", "a.txt": "hello\n"})
 
 
 @pytest.mark.parametrize(("command", "decided"), [
@@ -135,8 +114,9 @@ def _work_changed(ws: Path, command: str) -> bool:
 ])
 def test_options_that_run_code_or_write_a_file(repo: Path, command: str,
                                                decided: tuple[str, str]) -> None:
-    assert _work_changed(repo, command), command  # the control: the work was changed
-    assert _decisions(repo, command) == decided, command
+    home = {"PATH": "/usr/bin:/bin", "HOME": str(repo)}
+    assert work_changed(repo, command, home), command  # the control: the work was changed
+    assert decisions(repo, command) == decided, command
 
 
 def test_git_apply_stat_with_apply_applies(repo: Path) -> None:
@@ -149,8 +129,8 @@ def test_git_apply_stat_with_apply_applies(repo: Path) -> None:
     command = "git apply --stat --appl -R undo.patch"
     subprocess.run(["bash", "-c", command], cwd=repo, check=True, capture_output=True)
     assert (repo / "a.txt").read_text() == "hello\n"  # the control: the edit was undone
-    assert _decisions(repo, command)[0] == "ask"
-    assert _decisions(repo, "git apply --stat undo.patch") == ("allow", "allow")
+    assert decisions(repo, command)[0] == "ask"
+    assert decisions(repo, "git apply --stat undo.patch") == ("allow", "allow")
 
 
 @pytest.mark.parametrize("command", [
@@ -160,4 +140,4 @@ def test_git_apply_stat_with_apply_applies(repo: Path) -> None:
     "python3 -m pip --python=./x.sh list",
 ])
 def test_settings_that_load_programs_are_asked(repo: Path, command: str) -> None:
-    assert _decisions(repo, command)[0] == "ask", command
+    assert decisions(repo, command)[0] == "ask", command

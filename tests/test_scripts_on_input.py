@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import check_shell_json
+from tests.judged_workspace import decisions
 
 
 @pytest.fixture()
@@ -26,11 +26,6 @@ def workspace(tmp_path: Path) -> Path:
     (tmp_path / "src" / "app.py").write_text("print('hi')\n")
     (tmp_path / "a.txt").write_text("a b\n")
     return tmp_path
-
-
-def _decisions(workspace: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, workspace, {})["decision"]),
-            str(check_shell_json(command, workspace, {}, approval="auto")["decision"]))
 
 
 @pytest.mark.parametrize("command", [
@@ -44,10 +39,10 @@ def test_a_destroying_script_on_the_input_is_refused(workspace: Path, command: s
     program = command.split()[0]
     if shutil.which(program) is None:
         pytest.fail(f"{program} is not installed: the control run needs it")
-    decisions = _decisions(workspace, command)
+    decided = decisions(workspace, command, {})
     subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True, timeout=60)
     assert not (workspace / "src").exists(), command  # the control: it did destroy src
-    assert decisions == ("deny", "deny"), command
+    assert decided == ("deny", "deny"), command
 
 
 @pytest.mark.parametrize(("command", "expected"), [
@@ -66,7 +61,7 @@ def test_a_destroying_script_on_the_input_is_refused(workspace: Path, command: s
 ])
 def test_scripts_on_the_input_are_judged_as_shown(workspace: Path, command: str,
                                                  expected: tuple[str, str]) -> None:
-    assert _decisions(workspace, command) == expected, command
+    assert decisions(workspace, command, {}) == expected, command
 
 
 @pytest.mark.parametrize(("script", "expected"), [
@@ -81,7 +76,7 @@ def test_a_workspace_file_on_the_input_is_judged_by_what_it_holds(
     control."""
     (workspace / "q.sql").write_text(script)
     command = "sqlite3 app.db < q.sql"
-    assert _decisions(workspace, command) == (expected, expected)
+    assert decisions(workspace, command, {}) == (expected, expected)
     if expected == "deny" and ".shell" in script and shutil.which("sqlite3"):
         subprocess.run(["bash", "-c", command], cwd=workspace, check=False)
         assert not (workspace / "src").exists()
@@ -95,7 +90,7 @@ def test_a_workspace_file_on_the_input_is_judged_by_what_it_holds(
 ])
 def test_a_file_on_the_input_not_shown_is_never_run_unasked(workspace: Path,
                                                             command: str) -> None:
-    asked, auto = _decisions(workspace, command)
+    asked, auto = decisions(workspace, command, {})
     assert asked in ("ask", "deny") and auto == "deny", command
 
 
@@ -116,6 +111,6 @@ def test_a_sourced_workspace_file_is_judged_by_what_it_holds(
     assert (workspace / "src").exists() == (expected != "deny")
     assert done.stdout.strip() == ("8080" if expected == "allow" else "")
     (workspace / "src").mkdir(exist_ok=True)
-    assert _decisions(workspace, ". ./env.sh; echo \"$PORT\"")[0] == expected
-    assert _decisions(workspace, "source env.sh")[0] == "ask"  # found on PATH first
-    assert _decisions(workspace, "echo ls >> env.sh; . ./env.sh")[0] != "allow"
+    assert decisions(workspace, ". ./env.sh; echo \"$PORT\"", {})[0] == expected
+    assert decisions(workspace, "source env.sh", {})[0] == "ask"  # found on PATH first
+    assert decisions(workspace, "echo ls >> env.sh; . ./env.sh", {})[0] != "allow"

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.permissions.shell import check_shell_json
+from tests.judged_workspace import decisions
 from tests.local_http import http_server
 
-ENV = {"HOME": "/home/agent", "PATH": "/usr/bin:/bin"}
 CLEANUP = "t=$(mktemp -d); trap 'rm -rf \"$t\"' EXIT; "
 
 
@@ -32,11 +31,6 @@ def workspace(tmp_path: Path) -> Path:
     (ws / "a.txt").write_text("b\na\n")
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     return ws
-
-
-def _decisions(ws: Path, command: str) -> tuple[str, str]:
-    return (str(check_shell_json(command, ws, ENV)["decision"]),
-            str(check_shell_json(command, ws, ENV, approval="auto")["decision"]))
 
 
 def _bash(ws: Path, command: str, tmp: Path) -> None:
@@ -62,7 +56,7 @@ def test_removing_what_mktemp_made_is_no_deletion(workspace: Path, tmp_path: Pat
     _bash(workspace, command, temp)
     assert sorted(p.relative_to(workspace) for p in workspace.rglob("*")) == before
     assert list(temp.iterdir()) == []
-    assert _decisions(workspace, command) == ("ask", auto), command
+    assert decisions(workspace, command) == ("ask", auto), command
 
 
 @pytest.mark.parametrize("command", [
@@ -92,7 +86,7 @@ def test_removing_what_mktemp_made_is_no_deletion(workspace: Path, tmp_path: Pat
 ])
 def test_a_path_no_longer_only_mktemps_is_judged_as_before(workspace: Path,
                                                            command: str) -> None:
-    assert _decisions(workspace, command) == ("deny", "deny"), command
+    assert decisions(workspace, command) == ("deny", "deny"), command
 
 
 def test_the_control_a_path_handed_on_then_removed_loses_work(workspace: Path,
@@ -125,9 +119,9 @@ def test_a_downloaded_file_run_by_the_same_command_is_refused(
     temp.mkdir()
     _bash(workspace, command, temp)
     assert (workspace / "ran").exists()
-    assert _decisions(workspace, command) == ("deny", "deny"), command
+    assert decisions(workspace, command) == ("deny", "deny"), command
 
 
 def test_a_downloaded_file_read_as_data_is_not_refused(workspace: Path) -> None:
-    assert _decisions(workspace, "curl -fsS -o data.json https://e.dev/d; jq . data.json") \
+    assert decisions(workspace, "curl -fsS -o data.json https://e.dev/d; jq . data.json") \
         == ("ask", "ask")
