@@ -7,6 +7,17 @@ when a name disappears. Names are imported on first use, so ``import engine`` (w
 
 from __future__ import annotations
 
+import os
+import sys
+
+# ``python -m engine`` puts the folder it runs in first on ``sys.path``: a workspace file named
+# like a module the engine imports (``typing.py``, ``json.py``) would run with the engine's
+# rights. The package is found by now and its own modules come from its folder, so the
+# engine imports the standard library and its dependencies as ``turnstile`` does.
+if sys.argv[:1] == ["-m"] and sys.path and not sys.flags.safe_path and \
+        os.path.realpath(sys.path[0]) == os.path.realpath(os.getcwd()):
+    del sys.path[0]
+
 import importlib
 from typing import TYPE_CHECKING, Any
 

@@ -38,6 +38,26 @@ def test_readme_run_command_works_offline(tmp_path: Path) -> None:
     assert "\x1b[" not in proc.stdout  # piped: plain text
 
 
+def test_modules_in_the_folder_it_runs_in_are_not_imported(tmp_path: Path) -> None:
+    """``python -m`` puts the folder it runs in first on the import path, so a workspace file
+    named like a module the engine imports would run on the host with the engine's rights
+    (the control: ``python -c 'import typing'`` there runs it). The engine drops that folder
+    once its package is found: a run, a shell check and ``show`` import none of them."""
+    marker = tmp_path / "imported"
+    payload = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    for name in ("typing", "json", "argparse", "sqlite3", "yaml", "shlex", "asyncio"):
+        (tmp_path / f"{name}.py").write_text(payload)
+    subprocess.run([sys.executable, "-c", "import typing"], cwd=tmp_path, check=True)
+    assert marker.read_text() == "typing\n"  # the control
+    marker.unlink()
+    for args in (["--version"], ["policy", "check-shell", "ls", "--json"],
+                 ["run", str(ROOT / "machines/coding_agent.yaml"), "--quiet"], ["runs"]):
+        proc = subprocess.run([sys.executable, "-m", "engine", *args], cwd=tmp_path,
+                              env=engine_env(), capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, (args, proc.stdout + proc.stderr)
+        assert not marker.exists(), (args, marker.read_text())
+
+
 def test_readme_test_command_is_what_ci_runs() -> None:
     readme = (ROOT / "README.md").read_text().split("---")[0]
     assert "scripts/test --all" in readme  # CI runs the slow tests too
