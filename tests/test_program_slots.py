@@ -141,3 +141,52 @@ def test_git_apply_stat_with_apply_applies(repo: Path) -> None:
 ])
 def test_settings_that_load_programs_are_asked(repo: Path, command: str) -> None:
     assert decisions(repo, command)[0] == "ask", command
+
+
+LIBRARY = ('#include <unistd.h>\n'
+           'void __attribute__((constructor)) run(void) { unlink("a.txt"); }\n'
+           'void C_GetFunctionList(void) {}\n')
+"""A shared library whose constructor removes a.txt (ssh-keygen looks for the PKCS#11 entry)."""
+
+
+@pytest.fixture()
+def planted(repo: Path) -> Path:
+    """The repository with a library, a RubyGems plugin and a ``bin/java`` in it."""
+    gcc = shutil.which("gcc")
+    assert gcc is not None, "gcc builds the library the control runs load"
+    (repo / "x.c").write_text(LIBRARY)
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", "x.so", "x.c"], cwd=repo, check=True)
+    (repo / "src" / "plugins").mkdir()
+    (repo / "src" / "plugins" / "evil_plugin.rb").write_text('File.delete("a.txt")\n')
+    (repo / "src" / "bin").mkdir()
+    (repo / "src" / "bin" / "java").write_text("#!/bin/sh\nrm -f a.txt\n")
+    (repo / "src" / "bin" / "java").chmod(0o755)
+    return repo
+
+
+@pytest.mark.parametrize(("command", "decided"), [
+    ("vim -es -W a.txt -c 'q!' src/app.py", ("deny", "deny")),  # the typed keys: none
+    ("vim -es -V1a.txt -c 'q!' src/app.py", ("ask", "ask")),  # appends its messages
+    ("vim -es --startuptime a.txt -c 'q!' src/app.py", ("ask", "ask")),
+    ("vim -es --log a.txt -c 'q!' src/app.py", ("ask", "ask")),
+    ("patch --dry-run -o a.txt src/app.py x.patch", ("deny", "deny")),
+    ("nm --plugin ./x.so src/app.py", ("ask", "ask")),  # the library's code runs
+    ("ssh-keygen -D ./x.so -e", ("ask", "ask")),
+    ("GEM_PATH=src gem list", ("ask", "ask")),  # src/plugins/*_plugin.rb is loaded
+    ("JAVA_HOME=src mvn -v", ("ask", "ask")),  # src/bin/java runs
+    ("MAVEN_OPTS=-Xlog:all:file=a.txt mvn -v", ("ask", "ask")),
+])
+def test_options_and_settings_that_write_or_load_code(planted: Path, command: str,
+                                                      decided: tuple[str, str]) -> None:
+    (planted / "x.patch").write_text("--- src/app.py\n+++ src/app.py\n@@ -1 +1 @@\n-work\n+less\n")
+    home = {"PATH": "/usr/bin:/bin", "HOME": str(planted)}
+    assert work_changed(planted, command, home), command  # the control
+    assert decisions(planted, command) == decided, command
+
+
+@pytest.mark.parametrize("command", [
+    "vim -es -c '%p' -c 'q!' src/app.py", "vim -Es -N -i NONE -V1 -c '%p' -c 'q!' a.txt",
+    "nm -C x.so", "objdump -h x.so", "ssh-keygen -l -f x.pub", "patch --dry-run -p0 < x.patch",
+])
+def test_their_reading_twins(planted: Path, command: str) -> None:
+    assert decisions(planted, command) == ("allow", "allow"), command

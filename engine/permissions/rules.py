@@ -489,6 +489,21 @@ def _network_tool(name: str) -> Rule:
     return rule
 
 
+_PLUGIN_READERS = frozenset({"nm", "objdump", "readelf", "size", "c++filt", "addr2line",
+                             "strings"})
+
+
+def _plugin_loader(name: str, read: Rule) -> Rule:
+    """A binutils reader (``nm``, ``objdump``): ``--plugin LIB`` (or an abbreviation of it)
+    loads the shared library LIB and runs its code."""
+    def rule(e: Effect, args: list[Word]) -> None:
+        read(e, args)
+        if any(w.value is None or (len(w.value) > 4 and "--plugin".startswith(
+                w.value.partition("=")[0])) for w in args if (w.value or "--").startswith("--")):
+            e.add("exec", f"{name} --plugin loads a shared library and runs its code")
+    return rule
+
+
 def _history(e: Effect, args: list[Word]) -> None:
     """``history -r FILE`` reads a file into the history, ``-w``/``-a`` write one."""
     o = parse_opts(args, "d")
@@ -630,8 +645,8 @@ def _register_rules() -> dict[str, Rule]:
         rules[name] = plain("destructive", f"{name} can destroy data or stop the machine")
     for name in p.NETWORK_NAMES:
         rules[name] = _network_tool(name)
-    for name, values in SIMPLE_READERS.items():
-        rules[name] = reader(values)
+    rules.update({name: _plugin_loader(name, reader(values)) if name in _PLUGIN_READERS else
+                  reader(values) for name, values in SIMPLE_READERS.items()})
     for name in p.READS_PATH_ARGUMENTS:
         rules[name] = path_args()
     rules["history"] = _history

@@ -211,10 +211,36 @@ _EX_PRINTS = re.compile(
 nothing run."""
 
 
+_VIM_QUIET_FLAGS = re.compile(r"-[eEsnNRXZ]+|-V\d*|--noplugins?|--clean|--not-a-term|--|-")
+"""vim options that write nothing and run nothing: Ex and silent mode, no swap file, read-only,
+no X, restricted, verbose messages to the terminal (``-V20`` alone: ``-V20FILE`` writes FILE)."""
+_VIM_VALUED = frozenset({"-c", "--cmd", "-u", "-U", "-i", "-S"})
+
+
+def _only_quiet_options(values: list[str]) -> bool:
+    """Every option of a vim command line is one that writes nothing: ``-W FILE``/``-w FILE``
+    (typed keys), ``-V1FILE``, ``--startuptime FILE``, ``--log FILE`` and ``-i FILE`` (the
+    viminfo file) write one, and an option not known here may."""
+    k = 0
+    while k < len(values):
+        v = values[k]
+        if v in _VIM_VALUED:
+            if v in ("-U", "-i") and values[k + 1:k + 2] != ["NONE"]:
+                return False
+            k += 2
+            continue
+        if v.startswith("-") and not _VIM_QUIET_FLAGS.fullmatch(v):
+            return False
+        k += 1
+    return True
+
+
 def _prints_only(name: str, args: list[Word], lines: list[str | None]) -> bool:
     """``vim -es -c 'g/x/p' -c 'q!' f``: in batch Ex mode no startup file is read (unless
-    ``-u`` names one) and every command given only prints."""
+    ``-u`` names one), every command given only prints and every option writes nothing."""
     values = [w.value or "" for w in args]
+    if not _only_quiet_options(values):
+        return False
     batch = any(re.fullmatch(r"-[eEs]+", v) and "s" in v and (name == "ex" or set(v) & {
         "e", "E"}) for v in values)
     startup = any(v == "-u" and k + 1 < len(values) and values[k + 1] != "NONE"
@@ -242,11 +268,31 @@ def _vim(e: Effect, args: list[Word]) -> None:
         elif w.value != "-":
             e.reads.append(w)  # a file it opens: read, judged as a path
             files.append(w)
+    _vim_logs(e, args)
     if not _prints_only(prog(e), args, lines):
         e.add("exec", f"{prog(e)} can write files and run commands")
     if files and _empties_buffer(lines):
         e.writes.extend(files)
         e.add("destructive", f"{prog(e)} deletes every line and writes the file back")
+
+
+def _vim_logs(e: Effect, args: list[Word]) -> None:
+    """The files vim's options write: ``-W F`` replaces F with the typed keys; ``-w F``,
+    ``-V1F``, ``--startuptime F`` and ``--log F`` append to F; ``-i F`` is the viminfo file
+    (``-w 20`` is a window height)."""
+    for k, w in enumerate(args):
+        v = w.value or ""
+        target = args[k + 1] if k + 1 < len(args) and v in _VIM_LOG_OPTIONS else None
+        if target is not None and target.value != "NONE" and not (
+                v == "-w" and (target.value or "").isdigit()):
+            e.writes.append(target)
+            if v == "-W":
+                e.replaces.append(target)
+        elif m := re.fullmatch(r"-V\d*(.+)|--(?:startuptime|log)=(.+)", v):
+            e.writes.append(Word.of(m.group(1) or m.group(2)))
+
+
+_VIM_LOG_OPTIONS = frozenset({"-W", "-w", "--startuptime", "--log", "-i"})
 
 
 def _empties_buffer(lines: list[str | None]) -> bool:

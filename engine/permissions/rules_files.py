@@ -634,14 +634,14 @@ _patch_files = writer("pidoFrBVYz", ("--input", "--directory", "--output"), verb
 def _patch(e: Effect, args: list[Word]) -> None:
     """``patch FILE PATCH`` edits FILE; ``-o OUT`` writes the patched text over OUT;
     ``--dry-run`` only says whether it would apply."""
+    out = parse_opts(args, "pidoFrBVYz", frozenset({"--input", "--directory", "--output"})
+                     ).all("-o", "--output")
     if any(w.value == "--dry-run" for w in args):
         o = parse_opts(args, "pidoFrBVYz", frozenset({"--input", "--directory", "--output"}))
         e.reads.extend([*o.positionals, *o.all("-i", "--input")])
-        return
-    _patch_files(e, args)
-    out = parse_opts(args, "pidoFrBVYz", frozenset({"--input", "--directory", "--output"})
-                     ).all("-o", "--output")
-    e.writes.extend(out)
+    else:
+        _patch_files(e, args)
+    e.writes.extend(out)  # --dry-run -o OUT still writes OUT
     e.replaces.extend(w for w in out if w.value != "-")
 
 

@@ -929,9 +929,11 @@ def _ssh_keygen(e: Effect, args: list[Word]) -> None:
     """``ssh-keygen -l -f KEY`` prints a fingerprint and ``-y -f KEY`` the public half (a read
     of KEY); ``-F HOST`` reads known_hosts; generating (``-t``), ``-p``, ``-R`` and the rest
     write keys or known_hosts."""
-    o = parse_opts(args, "fEbCNtFRrOnIVzZaMsuwY")
+    o = parse_opts(args, "fEbCNtFRrOnIVzZaMsuwYD")
     files = o.all("-f")
     flags = {k for k in o.flags}
+    if o.has("-D", "-w"):  # ssh-keygen -D ./x.so -e: dlopen before anything else
+        e.add("exec", "ssh-keygen -D/-w loads a PKCS#11 or security-key library and runs it")
     if flags & {"-l", "-y", "-e"} and flags <= _SSH_KEYGEN_READS:
         e.reads.extend(files)
     elif flags <= {"-F", "-f", "-H"} and "-F" in flags:
