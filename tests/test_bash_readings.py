@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.judged_workspace import committed, decisions, work_changed
+from tests.judged_workspace import committed, decisions, git, work_changed
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """git's empty tree: a diff from it to HEAD shows every file (the external diff runs)."""
@@ -112,3 +112,56 @@ def test_an_abbreviated_output_option_writes(ws: Path, command: str) -> None:
 def test_their_read_only_twins_still_read(ws: Path, command: str) -> None:
     assert not work_changed(ws, command), command
     assert decisions(ws, command) == ("allow", "allow"), command
+
+
+@pytest.mark.parametrize("command", [
+    "(declare -u o); o=-delete; find src $o", "declare -u o | cat; o=-delete; find src $o",
+    "x=$(declare -u o); o=-delete; find src $o", ": <(declare -u o); o=-delete; find src $o",
+    "coproc declare -u o; o=-delete; find src $o", "(declare -i o); o=-delete; find src $o",
+    "f(){ declare -gu o; }; (f); o=-delete; find src $o",
+    "(declare -n o=p); o=-delete; p=-print; find src $o",
+    "declare -i o; declare +i o; o=-delete; find src $o",
+    "declare -i o; unset o; o=-delete; find src $o",
+    "declare -n o=p; declare +n o; o=-delete; p=-print; find src $o",
+    "declare -n o=p; unset -n o; o=-delete; p=-print; find src $o",
+    "f(){ local -i o; }; f; o=-delete; find src $o",
+    "f(){ local -n o=p; }; f; o=-delete; p=-print; find src $o",
+    "declare -Z -u o 2>/dev/null; o=-delete; find src $o",
+    "declare -l -u o; o=-delete; find src $o", "declare -u o; declare -l -u o; o=-delete; "
+    "find src $o", "(declare -u c); c=rm; $c a.txt", "$'\\u72m' a.txt", "$'\\x72\\U6d' a.txt",
+])
+def test_an_attribute_that_is_not_in_force(ws: Path, command: str) -> None:
+    """A ``declare -u``/``-i``/``-n`` made in a subshell, a pipeline's stage or a call's
+    ``local``, taken off by ``+i``/``+n``/``unset``, or given with an option declare does
+    not take (it fails) or beside its opposite (``-l -u``: neither) is not in force: the
+    text given stays as written. ``$'\\u72'`` takes one to four hex digits."""
+    assert work_changed(ws, command), command  # the control: bash destroyed the work
+    assert decisions(ws, command) == ("deny", "deny"), command
+
+
+@pytest.mark.parametrize("command", [
+    "declare -u o; o=-delete; find src $o", "declare -i o; o=-delete; find src -maxdepth $o",
+    "f(){ local -i n=3; head -n $n a.txt; }; f", "declare -i n=5; n+=2; head -n $n a.txt",
+    "declare -l c=LS; $c src", "f(){ local -n r=$1; r=-print; }; f o; find src $o",
+])
+def test_an_attribute_in_force_still_reads(ws: Path, command: str) -> None:
+    assert not work_changed(ws, command), command
+    assert decisions(ws, command)[1] == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "cat notes.txt | xargs -I{} sh -c 'echo {}'", "xargs -a notes.txt -I@ bash -c 'echo \"@\"'",
+    "git log -1 --format=%s | xargs -I{} sh -c 'echo {}'",
+    "find . -name '*.txt' -exec sh -c 'echo {}' \\;",
+])
+def test_text_pasted_into_shell_code_runs(ws: Path, command: str) -> None:
+    """``xargs -I{}`` and ``find -exec`` paste what they read (a line, a commit subject, a
+    file name) into ``sh -c`` code: a ``$(..)`` in it runs. Passed as ``"$1"`` it is data."""
+    payload = "$(rm${IFS}a.txt)"
+    (ws / "notes.txt").write_text(payload + "\n")
+    git(ws, "commit", "-q", "--allow-empty", "-m", payload)
+    (ws / f"{payload}.txt").write_text("")
+    assert work_changed(ws, command), command  # the control: a.txt is gone
+    assert decisions(ws, command) == ("ask", "deny"), command
+    safe = "git ls-files | xargs -I{} sh -c 'wc -l \"$1\"' _ {}"
+    assert decisions(ws, safe) == ("allow", "allow")

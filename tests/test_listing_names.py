@@ -318,3 +318,23 @@ def test_several_listed_files_handed_at_once(tracked: Path, command: str) -> Non
 def test_several_listed_files_read(tracked: Path, command: str) -> None:
     assert _decision(tracked, command) == "allow", command
 
+
+
+@pytest.mark.parametrize("command", [
+    "ls -1 src | xargs -I{} sort {}", "ls src | while read -r f; do sort $f; done",
+    "ls src/ | xargs -n1 sort", "sort $(ls src | grep output)",
+])
+def test_ls_of_a_folder_prints_its_names_bare(tracked: Path, command: str) -> None:
+    """``ls src`` prints ``--output=README.md`` for ``src/--output=README.md``, not a path
+    under src: the program it feeds reads it as an option (``find src`` prints
+    ``src/--output=..``, a path)."""
+    (tracked / "src" / "--output=README.md").write_text("")
+    copy = tracked.parent / "bare"
+    shutil.copytree(tracked, copy)
+    subprocess.run(["bash", "-c", command], cwd=copy, capture_output=True, check=False,
+                   stdin=subprocess.DEVNULL)
+    assert (copy / "README.md").read_text() != "work\n"  # the control: sort wrote over it
+    assert check_shell_json(command, tracked, {}, approval="auto")["decision"] == "deny"
+    assert _decision(tracked, command) != "allow"
+    for read in ("find src | xargs sort", "git ls-files src | xargs sort", "ls | xargs wc -l"):
+        assert _decision(tracked, read) == "allow", read

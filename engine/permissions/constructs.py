@@ -640,6 +640,15 @@ CONSTRUCTS: tuple[Construct, ...] = (
               "modelled", "it may be an option (--output=FILE writes a file): asked, refused "
               "unattended, unless it starts with text or holds object ids (rev-list, "
               "merge-base, log --format=%H, the first field of log --oneline)"),
+    Construct("declare -u/-l/-c/-i/-n made in a subshell, a pipeline's stage or a call's "
+              "local, taken off (+i, +n, unset, unset -n), beside its opposite (-l -u) or "
+              "with an option declare does not take", "modelled", "as bash keeps it: gone "
+              "after a subshell or a call, neither or both values where it may not hold"),
+    Construct("$'..' escapes (\\u72 of 1-4 hex digits, \\x7, \\cA, \\400)", "modelled",
+              "decoded as bash decodes them"),
+    Construct("xargs -I{} sh -c '.. {} ..', find -exec sh -c '.. {} ..' (text read at run time "
+              "pasted into shell code)", "opaque", "ask, deny under --approval auto: a "
+              "$(..) or ; in a line or a file name runs (passed as \"$1\" it is data)"),
     Construct("any syntax node kind not listed", "opaque", "deny"),
     Construct("two word nodes side by side in the tree (r`:`m, a<(ls)): a word bash reads "
               "whole, split by the grammar", "opaque",

@@ -56,6 +56,21 @@ def listed_dirs(argv: list[Word]) -> list[str] | None:
     return dirs
 
 
+def bare_folders(argv: list[Word], dirs: list[str]) -> list[str]:
+    """The folders whose entries the listing ``argv`` (of ``dirs``) prints as bare names,
+    with nothing before them: ``ls docs`` prints ``--output=a.txt`` for
+    ``docs/--output=a.txt``, which the program it feeds reads as an option. ``find`` puts
+    its start folder before every name (``./-x``); the others print paths from the folder
+    they run in, where an entry of that folder has nothing before it."""
+    name = (argv[0].value or "").rsplit("/", 1)[-1] if argv else ""
+    if name == "find":
+        return []
+    if name == "ls":
+        given = parse_opts(argv[1:], "IwT").positionals
+        return [w.value or "" for w in given] or ["."]
+    return dirs
+
+
 def _glob_base(d: str) -> str:
     """The folder every match of the glob ``d`` lies under (``src/*.py``: ``src``), the
     part before its first pattern; ``d`` itself when it holds none (or a ``..``, which a

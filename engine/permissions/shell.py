@@ -15,7 +15,6 @@ This module is the only one that imports ``tree_sitter``.
 
 from __future__ import annotations
 
-import codecs
 import copy
 import itertools
 import logging
@@ -63,6 +62,7 @@ from engine.permissions.expansion import (
 )
 from engine.permissions.globbing import GLOB, GLOB_OPTIONS
 from engine.permissions.listings import (
+    bare_folders,
     keeps_lines,
     links_listed,
     listed_dirs,
@@ -203,6 +203,9 @@ _STATE_BUILTIN = re.compile(r"(?:^|[;&|({\n]|\b(?:then|do|else))\s*(?:shopt|set|
 """Builtins in command position that change the shell's options, commands or code."""
 _OPAQUE_SET = re.compile(r"\b(?:set|shopt)\b[^;&|\n]*[$`]")
 """A ``set`` or ``shopt`` with a word only known at run time: it may set any option."""
+_DECLARATION_FLAGS = {"declare": "aAcfFgiIlnprtux", "typeset": "aAcfFgiIlnprtux",
+                      "local": "aAcfFgiIlnprtux", "export": "fnp", "readonly": "aAfp"}
+"""The options each declaration builtin takes (bash 5.2); any other makes it fail."""
 _SPECIAL_BUILTINS = frozenset({":", ".", "source", "break", "continue", "eval", "exec",
                                "exit", "export", "readonly", "return", "set", "shift",
                                "times", "trap", "unset"})
@@ -688,6 +691,11 @@ class _Walker(PathJudge, ShellValues):
     each value is one word there, and again where it is used unquoted."""
     integers: set[str] = field(default_factory=set)
     """Variables declared ``-i``: every assignment to them is evaluated as arithmetic."""
+    call_locals: set[str] = field(default_factory=set)
+    """Names the function being called made local (its attributes end with the call)."""
+    maybe_integers: set[str] = field(default_factory=set)
+    """Those of ``integers`` whose ``-i`` may not be in force (``false && declare -i x``):
+    a value given is evaluated, and may also stay the text it was."""
     readonly: set[str] = field(default_factory=set)
     """Variables made read-only: a later change fails, and the value before stays."""
     maybe_unset: set[str] = field(default_factory=set)
@@ -797,20 +805,23 @@ class _Walker(PathJudge, ShellValues):
             self._fire_traps(ctx.shell)
             self._uncalled_functions()
 
-    def _repeating_trap(self, e: Effect, code: Word, ctx: _Ctx) -> None:
-        """A trap on DEBUG, ERR, RETURN, CHLD or a signal runs again and again, between
-        any two commands (a DEBUG trap with ``extdebug`` may even skip the next): when its
-        code changes the shell's state (a variable, IFS, the folder, an option), what any
-        later command sees is not known here."""
+    def _trap_set(self, e: Effect, code: Word, ctx: _Ctx) -> None:
+        """A trap's code, walked where it is set: it may run from here on (and an EXIT
+        trap's again at the end of its shell, ``_fire_traps``). A trap on DEBUG, ERR,
+        RETURN, CHLD or a signal runs again and again, between any two commands (a DEBUG
+        trap with ``extdebug`` may even skip the next): when its code changes the shell's
+        state (a variable, IFS, the folder, an option), what any later command sees is not
+        known here."""
+        self.traps.append((code, ctx, self._values()))
+        before = self._state_now()
+        with self._may_not_run():
+            self._script("trap", code, ctx, None)
+            changed = self._state_now() != before  # before the join with what it was
         words = [w.value for w in e.argv[1:]]
         signals = words[words.index(code.value) + 1:] if code.value in words else [None]
         if all(s is not None and s.upper().removeprefix("SIG") in ("EXIT", "0")
                for s in signals) and signals:
             return
-        before = self._state_now()
-        with self._may_not_run():
-            self._script("trap", code, ctx, None)
-            changed = self._state_now() != before  # before the join with what it was
         skips = self.extdebug and any(s is None or s.upper() == "DEBUG" for s in signals)
         if code.value is None or changed or skips or _STATE_BUILTIN.search(code.value):
             self.opaque.append("a trap that runs between commands (DEBUG, ERR, RETURN, a "
@@ -1499,9 +1510,19 @@ class _Walker(PathJudge, ShellValues):
     # ------------------------------------------------------------ constructs (constructs.py)
 
     def _declaration(self, node: Node, ctx: _Ctx) -> None:
-        """``declare``/``local``/``typeset``/``export``: ``-n`` is opaque, ``-i`` arithmetic."""
+        """``declare``/``local``/``typeset``/``export``: ``-n`` is opaque, ``-i`` arithmetic.
+        One given an option it does not take fails and changes nothing (``declare -Z -u
+        o``): judged as one that may not run."""
         keyword = _text(node.children[0], ctx) if node.children else ""
         flags = [_text(c, ctx) for c in node.named_children if c.type == "word"]
+        takes = _DECLARATION_FLAGS.get(keyword, "")
+        if any(f[:1] in "-+" and f != "--" and set(f[1:]) - set(takes) for f in flags):
+            with self._may_not_run():
+                self._declared(keyword, flags, node, ctx)
+        else:
+            self._declared(keyword, flags, node, ctx)
+
+    def _declared(self, keyword: str, flags: list[str], node: Node, ctx: _Ctx) -> None:
         names = [c for c in node.named_children
                  if c.type != "word" or not _text(c, ctx).startswith("-")]
         why = opaque_builtin(keyword, [f for f in flags if f.startswith("-")])
@@ -1514,10 +1535,11 @@ class _Walker(PathJudge, ShellValues):
         if cased and any(f.startswith("+") and cased in f for f in flags):
             cased = "-" + cased  # declare +l x: no -l from now on (a -u stays)
         dashes = "".join(f[1:] for f in flags if f.startswith("-"))  # -gx -r: "gxr"
-        local = keyword == "local" or (keyword in ("declare", "typeset") and _in_function(
-            node) and "g" not in dashes)
-        if cased and (self.conditional or local):  # false && declare -l x, or a local's
-            cased = "?" + cased.strip("+-")  # -l, gone after the call: x may or may not be
+        local = (keyword == "local" or (keyword in ("declare", "typeset") and _in_function(
+            node))) and "g" not in dashes
+        if cased and (self.conditional or local or len(set(dashes) & set("luc")) > 1):
+            cased = "?" + cased.strip("+-")  # false && declare -l x, a local's -l (gone
+            # after the call), declare -l -u x (neither): x may or may not be
         self._declared_names(keyword, flags, dashes, node, ctx, local)
         arrays = any(f.startswith("-") and ("a" in f or "A" in f) for f in flags)
         for c in node.named_children:
@@ -1531,13 +1553,39 @@ class _Walker(PathJudge, ShellValues):
                 exports = ((keyword == "export" and not set(dashes) & set("nfp")) or
                            "x" in dashes) and not self.conditional
                 self._dynamic_name(keyword, c, ctx, arrays, exports)
-        if any(f.startswith("-") and "i" in f for f in flags):
-            for c in node.named_children:
-                if c.type == "variable_assignment":
-                    name = c.child_by_field_name("name")
-                    self.integers.add(_text(name, ctx) if name is not None else "")
-                elif c.type in ("word", "variable_name") and not _text(c, ctx).startswith("-"):
-                    self.integers.add(_text(c, ctx))
+        on = any(f.startswith("-") and "i" in f for f in flags)
+        off = any(f.startswith("+") and ("i" in f or "n" in f) for f in flags)
+        for c in node.named_children if on or off else ():
+            name = c.child_by_field_name("name") if c.type == "variable_assignment" else c
+            if name is None or not _text(name, ctx) or _text(name, ctx)[0] in "-+":
+                continue
+            if on:
+                self._integer_now(_text(name, ctx), (local and not self.calling) or off)
+            for f in flags if off else ():
+                for attribute in f[1:] if f.startswith("+") else ():
+                    self._attribute_off(_text(name, ctx), attribute)
+
+    def _integer_now(self, name: str, maybe: bool) -> None:
+        """``declare -i x``: from here on x's values are evaluated as arithmetic. Declared
+        where that may not run, or by a ``local`` (gone after the call), x may also keep
+        the text it is given."""
+        self.integers.add(name)
+        if maybe or self.conditional:
+            self.maybe_integers.add(name)
+        else:
+            self.maybe_integers.discard(name)
+
+    def _attribute_off(self, name: str, attribute: str) -> None:
+        """``declare +i x`` and ``unset x`` end x's ``-i`` (``+n`` and ``unset -n`` end a
+        name reference); where that may not run, it may or may not hold."""
+        if attribute == "i" and name in self.integers:
+            if self.conditional:
+                self.maybe_integers.add(name)
+            else:
+                self.integers.discard(name)
+                self.maybe_integers.discard(name)
+        elif attribute == "n":
+            self.refs.pop(name, None)  # where it may not run, the join refuses the name
 
     def _declared_names(self, keyword: str, flags: list[str], dashes: str, node: Node,
                         ctx: _Ctx, local: bool) -> None:
@@ -1551,6 +1599,7 @@ class _Walker(PathJudge, ShellValues):
         if "A" in dashes:
             self.assoc.update(names)
         if local:
+            self.call_locals.update(names if self.calling else ())
             for name in names:
                 self.cased.pop(name, None)
                 if self.calling and name not in self.shadowed and (
@@ -2009,6 +2058,18 @@ class _Walker(PathJudge, ShellValues):
                 self.run(f": {index}", "unset of an element's key", ctx.depth + 1,
                          shell=ctx.shell)
 
+    def _unset_subscript(self, name: str, index: str, w: Word, ctx: _Ctx) -> None:
+        """``unset 'a[i]'`` evaluates i; ``unset "m[$k]"`` expands a map's key again."""
+        if index and name not in self.assoc:
+            self._arithmetic_text(index.rpartition("]")[0], "unset of an element")
+        elif index and re.search(r"[$`]", index):
+            self.run(f": {index.rpartition(']')[0]}", "unset of an element's key",
+                     ctx.depth + 1, shell=ctx.shell)  # again, as a word
+        elif w.value is None and re.search(r"\w\[", w.text) and \
+                w.text.partition("[")[0].strip("'\"") in self.assoc:
+            self.unnamed.append(f"unset {w.text}: the key, only known at run time, is "
+                                "expanded again (a substitution in it would run)")
+
     def _unset(self, node: Node, ctx: _Ctx) -> None:
         """``unset c``: ``$c`` may now expand to nothing (the next word becomes the program);
         ``unset 'a[0]'`` leaves an array whose elements are no longer known."""
@@ -2016,8 +2077,8 @@ class _Walker(PathJudge, ShellValues):
         words = [Word.of(_text(c, ctx)) if c.type == "variable_name" else self._word(c, ctx)
                  for c in node.named_children]
         self._unset_functions(words)
-        if any(w.value is not None and w.value.startswith("-") and "f" in w.value
-               for w in words):
+        flags = "".join(w.value[1:] for w in words if w.value and w.value.startswith("-"))
+        if "f" in flags:
             return
         for child, w in zip(node.named_children, words, strict=True):
             if w.value is None and re.match(r"[\"']?[A-Za-z_]\w*\[", w.text):
@@ -2032,15 +2093,9 @@ class _Walker(PathJudge, ShellValues):
                             [f"unsetting {name} changes what programs run"], "", ctx)
             if not index and name in self.cased:  # unset x: its -l/-u/-c goes with it
                 self._set_case(name, "?" if self.conditional else "+")
-            if index and name not in self.assoc:  # unset 'a[i]' evaluates i
-                self._arithmetic_text(index.rpartition("]")[0], "unset of an element")
-            elif index and re.search(r"[$`]", index):  # unset "m[$k]": the key is expanded
-                self.run(f": {index.rpartition(']')[0]}", "unset of an element's key",
-                         ctx.depth + 1, shell=ctx.shell)  # again, as a word
-            elif w.value is None and re.search(r"\w\[", w.text) and \
-                    w.text.partition("[")[0].strip("'\"") in self.assoc:
-                self.unnamed.append(f"unset {w.text}: the key, only known at run time, is "
-                                    "expanded again (a substitution in it would run)")
+            if not index:
+                self._attribute_off(name, "n" if "n" in flags else "i")
+            self._unset_subscript(name, index, w, ctx)
             if w.value is None:
                 self.taint_all = True
             elif w.value == "IFS":
@@ -2302,6 +2357,7 @@ class _Walker(PathJudge, ShellValues):
         self.pushed, hashed, maybe = list(self.pushed), dict(self.hashed), set(self.maybe_defined)
         values, exported = self._values(), set(self.exported_vars)
         ifs_value, ifs_unknown = self.known.get("IFS"), "IFS" in self.unknown
+        attributes = self._attributes()
         if visit:
             self._visit(node, ctx)
         else:
@@ -2314,6 +2370,22 @@ class _Walker(PathJudge, ShellValues):
         (self.positional, self.args_given), self.ifs, self.bodies = words, splits, bodies
         self.maps, (self.oldpwd, self.pushed), self.hashed = maps, folders, hashed
         self.maybe_defined, self.exported_vars = maybe, exported
+        self._restore_attributes(attributes, values.refs)
+
+    def _attributes(self) -> tuple[dict[str, str], set[str], set[str], set[str], set[str]]:
+        return (dict(self.cased), set(self.integers), set(self.maybe_integers),
+                set(self.readonly), set(self.assoc))
+
+    def _restore_attributes(self, attributes: tuple[dict[str, str], set[str], set[str],
+                                                    set[str], set[str]],
+                            refs: dict[str, str]) -> None:
+        """A subshell's ``declare -u x``, ``-i``, ``-r``, ``-A`` or ``-n`` ends with it
+        (``(declare -u o); o=-delete`` keeps -delete): the attributes before, and no name
+        reference made there."""
+        (self.cased, self.integers, self.maybe_integers, self.readonly,
+         self.assoc) = attributes
+        for ref in [r for r in self.refs if r not in refs]:
+            self.refs.pop(ref)
 
     def _listing(self, node: Node, ctx: _Ctx, whole: bool = False) -> tuple[str, ...]:
         """The directories a pipeline stage (or a whole pipeline) lists paths under (``git
@@ -2330,7 +2402,7 @@ class _Walker(PathJudge, ShellValues):
         if argv is None:
             return ()
         dirs = tuple(listed_dirs(argv) or (["."] if self._lists_status(argv) else ()))
-        dashed = self._dashed_entry(dirs) if program_name(argv[0]) != "find" else None
+        dashed = self._dashed_entry(bare_folders(argv, list(dirs))) if dirs else None
         if dashed is not None:  # ls | xargs sort beside a file --output=a.txt
             self.unnamed.append(f"{_text(node, ctx)} prints {dashed}, which the program it "
                                 "feeds reads as an option")
@@ -2416,9 +2488,9 @@ class _Walker(PathJudge, ShellValues):
                                           for a in node.children_by_field_name("argument")]
 
     def _dashed_entry(self, dirs: Sequence[str]) -> str | None:
-        """A name starting with ``-`` in one of the listed folders, now or made by the
-        command: ``ls``, ``git ls-files``, ``rg -l`` print it bare (``find`` prefixes its
-        start folder), so it reaches the program they feed as an option."""
+        """A name starting with ``-`` in one of the folders ``dirs`` whose entries a listing
+        prints bare (``listings.bare_folders``), now or made by the command: it reaches the
+        program the listing feeds as an option."""
         for base in self._current():
             for d in dirs:
                 folder = os.path.normpath(os.path.join(base, d))
@@ -3003,7 +3075,7 @@ class _Walker(PathJudge, ShellValues):
             self.numeric.add(var)  # total+=$(wc -l < f): a count, evaluated as one
             return
         self._integer_values(var, self._static(value, ctx) if value is not None else [""])
-        self.numeric.add(var)
+        self._number_held(var)
 
     def _file_redirect(self, node: Node, ctx: _Ctx) -> None:
         op = _redirect_op(node, ctx)
@@ -4037,6 +4109,8 @@ class _Walker(PathJudge, ShellValues):
         self.calling.append(body.id)
         start, ifs, values = len(self.entries), self.ifs, self._values()
         shadowed, self.shadowed = self.shadowed, {}
+        call_locals, self.call_locals = self.call_locals, set()
+        attributes, refs = self._attributes(), dict(self.refs)
         leaves = self.leaves
         self._visit(body, replace(where, piped=ctx.piped, stdin=ctx.stdin, shell=ctx.shell))
         for redirect in self.redirects.get(name, ()):
@@ -4048,6 +4122,8 @@ class _Walker(PathJudge, ShellValues):
             self._may_hold(name, held, merge=True)  # what the global held when local came
         global_ifs = self.shadowed.get("IFS", [ifs or ""])
         self.shadowed = shadowed
+        self._locals_gone(attributes, refs)
+        self.call_locals = call_locals
         self.maybe_unset -= sure
         self.calling.pop()
         self.argv0, self.positional, self.args_given, self.listed_args = outer
@@ -4065,6 +4141,20 @@ class _Walker(PathJudge, ShellValues):
                 f"{name} was defined earlier in this command under a program's name and runs "
                 "other programs in its place"], "", ctx)
         return True
+
+    def _locals_gone(self, attributes: tuple[dict[str, str], set[str], set[str], set[str],
+                                              set[str]], refs: dict[str, str]) -> None:
+        """A call's end: its locals' ``-i`` and ``-n`` go with them (``f(){ local -n o=p;
+        }; f; o=-delete`` sets o), the caller's come back."""
+        _, integers, maybe_integers, _, _ = attributes
+        for name in self.call_locals:
+            (self.integers.add if name in integers else self.integers.discard)(name)
+            (self.maybe_integers.add if name in maybe_integers else
+             self.maybe_integers.discard)(name)
+            if name in refs:
+                self.refs[name] = refs[name]
+            else:
+                self.refs.pop(name, None)
 
     def _set_for_sure(self, body: str) -> set[str]:
         """Names a function's body that ran to its end set for sure and keeps after the call:
@@ -4159,11 +4249,10 @@ class _Walker(PathJudge, ShellValues):
 
     def _run_inner(self, e: Effect, ctx: _Ctx) -> None:
         """The shell code and the commands one simple command runs."""
-        for how, code in e.scripts:  # a trap's code runs when the signal comes, if ever
-            if how == "trap":
-                self.traps.append((code, ctx, self._values()))
-                self._repeating_trap(e, code, ctx)
-            with self._may_not_run() if how == "trap" else nullcontext():
+        for how, code in e.scripts:
+            if how == "trap":  # its code runs when the signal comes, if ever
+                self._trap_set(e, code, ctx)
+            else:
                 self._script(how, code, ctx,
                              e.code_args if how.endswith((" -c", " <<", " -O")) else None)
         if e.argv and program_name(e.argv[0]) in self.runs_args and len(e.argv) > 1:
@@ -4172,8 +4261,9 @@ class _Walker(PathJudge, ShellValues):
             if how == "xargs" and ctx.listed:
                 nested = [_fed(w, ctx.listed) for w in nested]
             elif how == "xargs" and ctx.numbered.ids and ctx.numbered.whole:
-                nested = [replace(w, dashless=True) if w.value is None and is_input_arguments(
-                    w.text) else w for w in nested]  # git rev-list | xargs git show
+                nested = [replace(w, dashless=True) if w.value is None and (is_input_arguments(
+                    w.text) or w.dynamic == "input") else w for w in nested]  # git rev-list |
+                # xargs git show, xargs -I{} sh -c 'git show {}': object ids
             elif how == "xargs" and ctx.stdin is not None and ctx.stdin.value is not None:
                 lines = _fed_lines(nested, ctx.stdin.value)
                 for line in lines:  # xargs -I R: one command per input line
@@ -4675,6 +4765,9 @@ class _Walker(PathJudge, ShellValues):
                          "should see what it decodes to"], "deny", ctx)
             return
         text = code_of(code) if code.text != LISTED else None
+        if code.value is None and text is not None and not code.dashless:
+            self.unnamed.append(f"{how} runs shell code with text read at run time pasted "
+                                "in (xargs -I, find -exec {}): a $(..) or ; in it runs")
         if text is not None:
             text = text.replace("\0", "")  # bash drops NUL bytes from the code it reads
             same = how in _SAME_SHELL or how.startswith("alias ") or how in _SOURCED_INPUT
@@ -5661,17 +5754,31 @@ def _simple_braced(node: Node) -> bool:
     return kinds in (["${", "variable_name", "}"], ["${", "special_variable_name", "}"])
 
 
+_ANSI_C_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|"
+                            r"U([0-9A-Fa-f]{1,8})|c(.)|(.))", re.S)
+_ANSI_C_NAMED = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                 "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
 def _ansi_c(text: str) -> Word:
-    """``$'..'``: its escapes decoded as bash decodes them; a string ends at a NUL byte
-    (``$'rm\\0x'`` is ``rm``); an escape not decoded here leaves it only known at run time."""
-    inner = text[2:-1]
-    if re.search(r"\\(?![abeEfnrtv\\'\"]|[0-7]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|"
-                 r"U[0-9A-Fa-f]{8})", inner):
-        return Word(None, text, "other")  # \cX, \?, \x4, \u72: bash's own readings
+    """``$'..'``: its escapes decoded as bash decodes them (``\\u72`` takes 1-4 hex digits,
+    ``\\x7`` 1-2, ``\\cX`` is a control character, an unknown escape stays as written); a
+    string ends at a NUL byte (``$'rm\\0x'`` is ``rm``); a code point past Unicode's leaves
+    it only known at run time."""
+    def decoded(m: re.Match[str]) -> str:
+        octal, hex2, u4, u8, control, other = m.groups()
+        if octal or hex2:
+            return chr(int(octal, 8) & 0xFF if octal else int(hex2, 16))
+        if u4 or u8:
+            point = int(u4 or u8, 16)
+            if point > 0x10FFFF:
+                raise ValueError(m.group())
+            return chr(point)
+        if control is not None:
+            return chr(ord(control.upper()) & 0x1F) if control != "?" else "\x7f"
+        return _ANSI_C_NAMED.get(other, "\\" + other)
     try:
-        prepared = (inner.replace("\\e", "\\x1b").replace("\\E", "\\x1b")
-                    .replace("\\'", "'").replace('\\"', '"'))
-        value = codecs.decode(prepared.encode("latin-1", "backslashreplace"), "unicode_escape")
-    except (UnicodeDecodeError, ValueError):
+        value = _ANSI_C_ESCAPE.sub(decoded, text[2:-1])
+    except ValueError:
         return Word(None, text, "other")
     return Word(value.split("\x00", 1)[0], text)

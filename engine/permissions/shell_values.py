@@ -161,6 +161,7 @@ class ShellValues:
     holes: dict[str, frozenset[int]]
     ws: Path
     integers: set[str]
+    maybe_integers: set[str]
     env_secrets: list[str]
     """Variables read from a listing of paths (any file name: a path, never a program)."""
 
@@ -177,7 +178,7 @@ class ShellValues:
                 DECIMAL.fullmatch(v) for v in values)):
             self._integer_values(var, values)  # declare -i x; read x: x=EXPR evaluated
             values = None
-            self.numeric.add(var)
+            self._number_held(var)
         if not merge:
             self.maybe_unset.discard(var)
         found = None if values is None else bounded(
@@ -498,7 +499,15 @@ class ShellValues:
         self.known.pop(var, None)
         self.arrays.pop(var, None)
         self.unknown.add(var)
-        self.numeric.add(var)
+        self._number_held(var)
+
+    def _number_held(self, var: str) -> None:
+        """``var``, declared ``-i``, holds a number; when that ``-i`` may not be in force
+        (``(declare -i o); o=-delete``), also the text it was given."""
+        if var in self.maybe_integers:
+            self.numeric.discard(var)
+        else:
+            self.numeric.add(var)
 
     def _arithmetic_lookup(self, name: str) -> list[str] | None:
         name = self._resolved(name)
