@@ -165,3 +165,18 @@ def test_text_pasted_into_shell_code_runs(ws: Path, command: str) -> None:
     assert decisions(ws, command) == ("ask", "deny"), command
     safe = "git ls-files | xargs -I{} sh -c 'wc -l \"$1\"' _ {}"
     assert decisions(ws, safe) == ("allow", "allow")
+
+
+@pytest.mark.parametrize(("command", "destroys"), [
+    ("o=-delete; g(){ unset o; find src $o; }; f(){ local o=-print; g; }; f", True),
+    ("o=-delete; g(){ unset o; }; f(){ local o=-print; g; find src $o; }; f", True),
+    ("c=rm; g(){ unset c; }; f(){ local c=cat; g; $c a.txt; }; f", True),
+    ("o=-delete; f(){ local o=-print; unset o; find src $o; }; f", False),
+    ("o=-print; g(){ unset o; }; f(){ local o=-print; g; find src $o; }; f", False),
+])
+def test_unset_in_a_called_function_shows_the_global(ws: Path, command: str,
+                                                     destroys: bool) -> None:
+    """bash's dynamic scope: ``unset`` of a caller's local removes it and the global it hid
+    shows again; a function's own local, unset, stays unset until it returns."""
+    assert work_changed(ws, command) == destroys, command  # the control
+    assert decisions(ws, command) == (("deny", "deny") if destroys else ("allow", "allow"))

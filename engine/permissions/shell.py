@@ -691,6 +691,8 @@ class _Walker(PathJudge, ShellValues):
     each value is one word there, and again where it is used unquoted."""
     integers: set[str] = field(default_factory=set)
     """Variables declared ``-i``: every assignment to them is evaluated as arithmetic."""
+    shadow_stack: list[dict[str, list[str] | None]] = field(default_factory=list)
+    """The callers' ``shadowed``: what their locals hide (an ``unset`` below shows it again)."""
     call_locals: set[str] = field(default_factory=set)
     """Names the function being called made local (its attributes end with the call)."""
     maybe_integers: set[str] = field(default_factory=set)
@@ -2110,6 +2112,22 @@ class _Walker(PathJudge, ShellValues):
                 before = self.env.get(name)  # unset DIR: empty now, or as it was
                 self.known[name] = [""] if before is None else [before, ""]
                 self.maybe_unset.add(name)
+            if w.value is not None and not index:
+                self._caller_local_gone(name)
+
+    def _caller_local_gone(self, name: str) -> None:
+        """``unset x`` in a called function, of an ``x`` a caller made local: that local
+        goes, and the value it shadowed shows again (``o=-delete; g(){ unset o; }; f(){
+        local o=-print; g; find src $o; }``). A local of the function itself stays unset."""
+        if name in self.call_locals:
+            return
+        for held in self.shadow_stack:
+            if name in held:
+                found = held[name]
+                if found is None:
+                    self._unknown_now(name)
+                else:
+                    self._may_hold(name, found, merge=True)
 
     def _comment(self, node: Node, ctx: _Ctx) -> None:
         return None
@@ -4109,6 +4127,7 @@ class _Walker(PathJudge, ShellValues):
         self.calling.append(body.id)
         start, ifs, values = len(self.entries), self.ifs, self._values()
         shadowed, self.shadowed = self.shadowed, {}
+        self.shadow_stack.append(shadowed)
         call_locals, self.call_locals = self.call_locals, set()
         attributes, refs = self._attributes(), dict(self.refs)
         leaves = self.leaves
@@ -4124,6 +4143,7 @@ class _Walker(PathJudge, ShellValues):
         self.shadowed = shadowed
         self._locals_gone(attributes, refs)
         self.call_locals = call_locals
+        self.shadow_stack.pop()
         self.maybe_unset -= sure
         self.calling.pop()
         self.argv0, self.positional, self.args_given, self.listed_args = outer
