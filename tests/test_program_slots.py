@@ -190,3 +190,11 @@ def test_options_and_settings_that_write_or_load_code(planted: Path, command: st
 ])
 def test_their_reading_twins(planted: Path, command: str) -> None:
     assert decisions(planted, command) == ("allow", "allow"), command
+
+
+@pytest.mark.parametrize(("command", "decided"), [
+    ("npm ls --logs-dir=/tmp/npm-logs", ("deny", "deny")),  # its debug log, outside
+    ("npm ls --logs-dir logs", ("ask", "ask")), ("npm ls --depth=0", ("allow", "allow")),
+])
+def test_npm_folders_it_writes_into(ws: Path, command: str, decided: tuple[str, str]) -> None:
+    assert decisions(ws, command) == decided, command

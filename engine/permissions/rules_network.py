@@ -662,6 +662,8 @@ _PNPM_RESOLVES = frozenset({"install", "i", "add", "update", "up", "upgrade", "r
                             "uninstall", "un", "dedupe", "import", "fetch", "rebuild", "rb",
                             "prune", "link", "ln"})
 
+_WRITES_INTO = frozenset({"logs-dir", "cache"})
+"""npm settings naming a folder npm writes into (its logs, its package cache)."""
 _RUN_NOW = frozenset({"script-shell", "shell", "editor", "browser", "git", "viewer"})
 """npm settings naming a program npm runs (scripts through ``script-shell``)."""
 
@@ -672,9 +674,12 @@ def _program_settings(e: Effect, args: list[Word]) -> None:
     for i, w in enumerate(args):
         v = w.value or ""
         key, eq, value = v[2:].partition("=")
+        given = Word.of(value) if eq else args[i + 1] if i + 1 < len(args) else None
+        if v.startswith("--") and key.lower() in _WRITES_INTO and given is not None:
+            e.writes.append(given)  # npm ls --logs-dir=/tmp/x: its debug log goes there
+            e.add("write", f"{prog(e)} --{key} writes its files into that folder")
         if not v.startswith("--") or key.lower() not in _RUN_NOW:
             continue
-        given = Word.of(value) if eq else args[i + 1] if i + 1 < len(args) else None
         if given is None or given.value is None:
             e.at_least("ask", f"{prog(e)} --{key} names a program only known at run time")
         else:
