@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.judged_workspace import committed, decisions, work_changed
+from tests.judged_workspace import committed, decisions, git, work_changed
 
 
 @pytest.fixture()
@@ -198,3 +198,56 @@ def test_their_reading_twins(planted: Path, command: str) -> None:
 ])
 def test_npm_folders_it_writes_into(ws: Path, command: str, decided: tuple[str, str]) -> None:
     assert decisions(ws, command) == decided, command
+
+
+def test_a_repository_made_of_the_workspaces_files(repo: Path) -> None:
+    """A bare clone committed as ``sub/`` (a cloned project can carry one) is a repository
+    git finds from ``sub``: its config's ``core.fsmonitor`` runs on ``git -C sub status``.
+    The workspace's own repository, a folder inside its ``.git`` and a submodule (its git
+    folder kept in ``.git/modules``) are git's own."""
+    git(repo, "clone", "-q", "--bare", ".", "sub")
+    with (repo / "sub" / "config").open("a") as f:
+        f.write('[core]\n\tbare = false\n\tworktree = ..\n'
+                '\tfsmonitor = "rm -f a.txt; false"\n')
+    git(repo, "add", "sub")
+    git(repo, "commit", "-qm", "sub")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "./sub", "mod")
+    git(repo, "commit", "-qm", "mod")
+    home = {"PATH": "/usr/bin:/bin", "HOME": str(repo)}
+    for command in ("git -C sub status", "cd sub/refs && git status",
+                    "git --git-dir=sub status"):
+        assert decisions(repo, command) == ("ask", "ask"), command
+    for command in ("git status", "git -C .git log -1", "git -C mod status",
+                    "cd src && git log -1"):
+        assert decisions(repo, command) == ("allow", "allow"), command
+    assert not work_changed(repo, "git -C mod status", home)
+    assert work_changed(repo, "git -C sub status", home)  # the control: a.txt is gone
+
+
+def test_a_cargo_alias_stands_for_an_external_subcommand(ws: Path) -> None:
+    """``fmt`` and ``clippy`` are programs of their own, not cargo's commands, so an alias of
+    that name in a ``.cargo/config.toml`` here or above wins (``fmt = "run --"`` builds and
+    runs the crate, build.rs first); an alias of a built-in command is ignored."""
+    (ws / "crate" / "src").mkdir(parents=True)
+    (ws / "crate" / "Cargo.toml").write_text('[package]\nname = "c"\nversion = "0.1.0"\n')
+    assert decisions(ws, "cd crate && cargo fmt --check") == ("allow", "allow")
+    (ws / ".cargo").mkdir()
+    (ws / ".cargo" / "config.toml").write_text('[alias]\nfmt = "run --"\n')
+    for command in ("cargo fmt --check", "cargo fmt -- --check", "cargo clippy --version"):
+        assert decisions(ws, f"cd crate && {command}") == ("ask", "ask"), command
+    assert decisions(ws, "CARGO_ALIAS_FMT='run --' cargo fmt --check") == ("ask", "ask")
+
+
+@pytest.mark.parametrize("command", [
+    "script -q /dev/null <<< 'rm a.txt'", "unshare <<< 'rm a.txt'", "sg root 'rm a.txt'",
+    "chroot / <<< 'rm a.txt'",
+])
+def test_a_shell_a_program_starts_runs_its_input(repo: Path, command: str) -> None:
+    """``script`` without ``-c``, ``unshare``/``chroot`` without a command start a shell
+    that reads the here-string; ``sg GROUP CMD`` runs CMD with ``sh -c``."""
+    assert decisions(repo, command) == ("deny", "deny"), command
+    reads = command.replace("rm a.txt", "ls")
+    assert decisions(repo, reads)[0] == "ask", reads  # a shell, still: asked
+    if command.startswith("script"):
+        home = {"PATH": "/usr/bin:/bin", "HOME": str(repo), "SHELL": "/bin/sh"}
+        assert work_changed(repo, command, home)  # the control: a.txt is gone

@@ -37,6 +37,9 @@ class Loads:
     missing: str = ""
     """Why it matters when none of ``names`` is there now: the file the program reads is
     only known when it runs (``cmake -B b && make -C b -n``: cmake writes it unseen)."""
+    runs_in: Callable[[str, str], str] | None = None
+    """Like ``runs``, given the workspace's top folder too (``git -C sub``: is the repository
+    git finds there the workspace's own)."""
 
 
 @dataclass(slots=True)

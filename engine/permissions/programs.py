@@ -34,6 +34,8 @@ class Wrapper:
     """``shell`` when, given no command, it starts a shell."""
     shell_options: str = ""
     """Short options after which a shell runs the command's words as code (``sudo -s``)."""
+    by_shell: bool = False
+    """A shell always runs the command's words as code (``sg GROUP 'rm a.txt'``)."""
     keeps_env: bool = False
     """Runs the command with the environment it was given (``nice``): a shell it starts holds
     what was exported. Unset (``sudo`` resets it), a new shell's variables are only known at
@@ -124,7 +126,8 @@ WRAPPERS: dict[str, Wrapper] = {
     "chronic": Wrapper(keeps_env=True), "catchsegv": Wrapper(keeps_env=True),
     "dbus-run-session": Wrapper(), "prlimit": Wrapper("p", _fs("--pid"), keeps_env=True),
     "entr": Wrapper(risk="exec", why="on file changes"),
-    "sg": Wrapper(positionals=1, risk="exec", why=_PRIV, script_options=_fs("-c")),
+    "sg": Wrapper(positionals=1, risk="exec", why=_PRIV, script_options=_fs("-c"),
+                  by_shell=True),
     "fakeroot": Wrapper(keeps_env=True),
     "proot": Wrapper("rbw", risk="exec", why="in another root"),
 }
@@ -303,10 +306,11 @@ into whatever program runs: under ``--approval auto`` only a person may set them
 
 DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_",
                           "LUA_INIT", "LUA_PATH", "LUA_CPATH", "ERL_", "R_PROFILE", "R_ENVIRON",
-                          "CARGO_BUILD_", "CARGO_TARGET_")
+                          "CARGO_BUILD_", "CARGO_TARGET_", "CARGO_ALIAS_")
 """``LUA_INIT=@f.lua`` runs f.lua as lua starts (``lua -v`` too); ``ERL_AFLAGS`` can hold
 ``-eval CODE``; R runs its profile files; ``CARGO_BUILD_RUSTC_WRAPPER`` and a target's
-``RUNNER`` name programs cargo runs (``GOFLAGS=-toolexec=..`` likewise for go)."""
+``RUNNER`` name programs cargo runs (``GOFLAGS=-toolexec=..`` likewise for go);
+``CARGO_ALIAS_FMT='run --'`` makes ``cargo fmt`` build and run the crate."""
 
 GIT_SAFE_CONFIG_PREFIXES = ("color.", "log.", "advice.", "i18n.", "status.", "blame.",
                             "column.", "grep.", "format.pretty", "diff.noprefix",

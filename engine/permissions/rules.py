@@ -303,7 +303,7 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word],
     """The wrapped command, or None when the wrapper runs nothing (its own rule applies)."""
     i, n = 0, len(args)
     positionals = spec.positionals  # timeout DURATION, chroot NEWROOT, flock FILE
-    by_shell = False
+    by_shell = spec.by_shell
     while i < n:
         v = args[i].value
         if v is None:
@@ -335,7 +335,7 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word],
     if not inner:
         return None if spec.alone is None else _alone(e, name, spec)
     if by_shell:  # sudo -s CMD: $SHELL -c 'CMD': the words are also judged as shell code
-        e.scripts.append((f"{name} -{spec.shell_options[0]}", _joined(inner)))
+        e.scripts.append((f"{name} -{spec.shell_options[:1] or 'c'}", _joined(inner)))
     return inner
 
 
@@ -407,6 +407,7 @@ def _wrapper_output(e: Effect, how: str, target: Word) -> None:
 def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
     if spec.alone == "shell":
         e.add("exec", f"{name} without a command starts a shell")
+        e.stdin_code = "shell"  # unshare <<< 'rm a.txt': that shell runs its input
     e.argv = [e.argv[0]]
     return None
 

@@ -427,6 +427,8 @@ def _script(e: Effect, args: list[Word]) -> None:
     e.add("exec", "script runs a shell")
     for code in o.all("-c", "--command"):
         e.scripts.append(("script -c", code))
+    if not o.has("-c", "--command"):
+        e.stdin_code = "shell"  # script -q /dev/null <<< CMD: the shell runs its input
     logs = [*(o.positionals[:1] or [Word.of("typescript")]),
             *o.all("-O", "--log-out", "-B", "--log-io", "-I", "--log-in", "-T",
                    "--log-timing")]

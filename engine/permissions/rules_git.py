@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Mapping
+from functools import partial
 
 from engine.permissions import programs as p
 from engine.permissions.effect import (
     Effect,
+    Loads,
     Opts,
     Rule,
     abbreviates,
     parse_opts,
     run_with_arguments,
 )
+from engine.permissions.git_repos import working_repository
 from engine.permissions.shell_values import LISTED_TEXT
 from engine.permissions.words import Word
 from engine.tooling.spec import Risk
@@ -28,6 +32,7 @@ GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namesp
 def _git(e: Effect, args: list[Word]) -> None:
     i, n = 0, len(args)
     aliases: dict[str, list[str]] = {}
+    _repository_found(e, args)
     while i < n:
         v = args[i].value
         if v is None:
@@ -84,6 +89,27 @@ def _dry_run(args: list[Word]) -> bool:
         if v == "--dry-run" or (re.fullmatch(r"-[A-Za-z]+", v) and "n" in v):
             return True
     return False
+
+
+def _repository_found(e: Effect, args: list[Word]) -> None:
+    """The repository git finds (``git_repos``), from the folder ``-C`` names (each one
+    relative to the last) or the git folder ``--git-dir`` names: one made of the
+    workspace's files may name programs git runs."""
+    folder, named = ".", None
+    for k, w in enumerate(args):
+        v = w.value or ""
+        if not v.startswith("-"):
+            break
+        key, eq, inline = v.partition("=")
+        value = inline if eq else args[k + 1].value if k + 1 < len(args) else ""
+        if key == "-C" and value:
+            folder = os.path.join(folder, value)
+        elif key == "--git-dir" and value:
+            named = os.path.join(folder, value)
+    if named is not None:
+        e.loads_here.append(Loads((named,), runs_in=partial(working_repository, named=True)))
+    else:
+        e.loads_here.append(Loads((folder,), runs_in=working_repository))
 
 
 def _git_global(e: Effect, key: str, value: Word) -> None:

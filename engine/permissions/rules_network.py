@@ -1011,6 +1011,19 @@ read it; without one they write it (``--locked``/``--frozen`` refuse to, ``metad
 --no-deps`` resolves nothing)."""
 
 
+_CARGO_BUILTIN = frozenset({
+    "add", "bench", "build", "check", "clean", "config", "doc", "fetch", "fix",
+    "generate-lockfile", "help", "info", "init", "install", "locate-project", "login",
+    "logout", "metadata", "new", "owner", "package", "pkgid", "publish", "read-manifest",
+    "remove", "report", "run", "rustc", "rustdoc", "search", "test", "tree", "uninstall",
+    "update", "vendor", "verify-project", "version", "yank", "b", "c", "d", "r", "t", "rm"})
+"""cargo's own commands (and their one-letter aliases): an alias of that name is ignored."""
+_CARGO_ALIASES = Loads((".cargo/config.toml", ".cargo/config"), keys=("alias",), upward=True)
+"""Any other subcommand (``fmt``, ``clippy``: programs of their own) is first looked up among
+the aliases a ``.cargo/config.toml`` here or above declares: ``fmt = "run --"`` builds and
+runs the crate."""
+
+
 def _cargo_fmt_or(rest: Rule) -> Rule:
     """``cargo fmt --check`` (also after ``--``) only reports; the rest of cargo by verb."""
 
@@ -1024,6 +1037,8 @@ def _cargo_fmt_or(rest: Rule) -> Rule:
         if words[:1] in (["tree"], ["metadata"]) and not {"--locked", "--frozen"} & set(
                 words) and not (words[:1] == ["metadata"] and "--no-deps" in words):
             e.loads_here.append(_CARGO_LOCK)
+        if words[:1] and words[0] not in _CARGO_BUILTIN:
+            e.loads_here.append(_CARGO_ALIASES)  # cargo fmt: a [alias] fmt = "run --" wins
         if words[:1] != ["fmt"]:
             rest(e, args)
         elif "--check" in words:

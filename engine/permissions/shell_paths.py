@@ -116,10 +116,13 @@ def _upward(base: str, top: str, upward: bool) -> list[str]:
 _CONFIG_LIMIT = 1 << 20
 
 
-def _names_code(path: str, loads: Loads) -> str:
+def _names_code(path: str, loads: Loads, top: str) -> str:
     """Why the start-up file at ``path`` runs code ("" when it does not): without ``keys``
-    it is code; with them, when it mentions one; ``runs`` judges it itself. What cannot be
-    read as a small regular file may (a fifo, a dangling link, a megabyte of settings)."""
+    it is code; with them, when it mentions one; ``runs`` (``runs_in``, with the workspace's
+    ``top``) judges it itself. What cannot be read as a small regular file may (a fifo, a
+    dangling link, a megabyte of settings)."""
+    if loads.runs_in is not None:
+        return loads.runs_in(path, top)
     if loads.runs is not None:
         return loads.runs(path)
     if not loads.keys:
@@ -262,7 +265,8 @@ class PathJudge:
                                             "command wrote")
                         return [f"{e.argv[0].shown} loads {shown}, which this command "
                                 "wrote: what it holds may run"]
-                    what = _names_code(path, loads) if os.path.lexists(path) else ""
+                    what = _names_code(path, loads, os.path.realpath(self.ws)) \
+                        if os.path.lexists(path) else ""
                     if what:
                         return [f"{e.argv[0].shown} loads {shown}: {what}"]
             if loads.missing and not any(os.path.lexists(os.path.join(str(base), name))
