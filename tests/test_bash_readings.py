@@ -180,3 +180,16 @@ def test_unset_in_a_called_function_shows_the_global(ws: Path, command: str,
     shows again; a function's own local, unset, stays unset until it returns."""
     assert work_changed(ws, command) == destroys, command  # the control
     assert decisions(ws, command) == (("deny", "deny") if destroys else ("allow", "allow"))
+
+
+@pytest.mark.parametrize(("command", "destroys"), [
+    ('for f in a.txt data.csv; do case $f in *.txt|*.csv) wc -l "$f" ;; a.*) rm "$f" ;; esac; '
+     "done", False),
+    ('for f in a.txt data.csv; do case $f in *.csv) wc -l "$f" ;; a.*) rm "$f" ;; esac; done',
+     True),
+])
+def test_a_case_on_each_of_a_loops_words(ws: Path, command: str, destroys: bool) -> None:
+    """Each known value of the subject takes the branches bash takes for it: a branch no
+    value reaches does not run."""
+    assert work_changed(ws, command) == destroys, command  # the control
+    assert decisions(ws, command) == (("deny", "deny") if destroys else ("allow", "allow"))

@@ -1387,16 +1387,19 @@ class _Walker(PathJudge, ShellValues):
         return m is not None and m.group(1) not in self.assoc
 
     def _case(self, node: Node, ctx: _Ctx) -> None:
-        """``case WORD in ..``: with WORD and the patterns known, only the branches bash
-        takes are walked (``;&`` falls through, ``;;&`` tests on); otherwise every one."""
+        """``case WORD in ..``: with WORD's values and the patterns known, only the branches
+        bash takes for one of them are walked (``;&`` falls through, ``;;&`` tests on);
+        otherwise every one."""
         subject = node.child_by_field_name("value")
         items = [c for c in node.named_children if c.type == "case_item"]
         if subject is not None:
             self._visit(subject, ctx)
         found = self._static(subject, ctx) if subject is not None and not self._any_name(
             _text(subject, ctx)) else None
-        taken = self._taken(items, found[0], ctx) if found and len(found) == 1 and \
-            not self.nocasematch else None
+        taken: set[int] | None = None
+        if found and not self.nocasematch:  # for f in a.txt b.txt: each value's branches
+            each = [self._taken(items, value, ctx) for value in found]
+            taken = None if None in each else {i for t in each for i in t or ()}
         for item in items:
             parts = _case_parts(item)
             for pattern in parts[0]:
