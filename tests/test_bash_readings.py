@@ -193,3 +193,34 @@ def test_a_case_on_each_of_a_loops_words(ws: Path, command: str, destroys: bool)
     value reaches does not run."""
     assert work_changed(ws, command) == destroys, command  # the control
     assert decisions(ws, command) == (("deny", "deny") if destroys else ("allow", "allow"))
+
+
+HOSTILE_NAMES = ("docs/$(rm a.txt)", "x-oa.txt", "AA[$(rm a.txt)]")
+"""Names a cloned repository can carry: a command substitution, an option after a prefix."""
+
+
+@pytest.mark.parametrize("command", [
+    'for f in docs/*; do sh -c "wc -l $f"; done', 'for f in docs/*; do eval wc -l "$f"; done',
+    "eval wc -l docs/*", 'x=$(echo docs/*); bash -c "wc -l $x"',
+    "for f in {docs,src}/*; do eval wc -l $f; done", "for f in x*; do sort ${f#x}; done",
+    "for f in x*; do n=${f:1}; sort $n; done", "let *", 'for f in *; do test -v "$f"; done',
+])
+def test_names_a_glob_matches_are_what_bash_pastes(ws: Path, command: str) -> None:
+    """A glob's value is the names it matches, which bash pastes into code, splits, or
+    hands an operator (``${f#x}`` of ``x-oa.txt`` is ``-oa.txt``): a name holding ``$(..)``
+    runs it. Where such a name is there, the glob is only known at run time."""
+    (ws / "docs").mkdir()
+    for name in HOSTILE_NAMES:
+        (ws / name).write_text("b\na\n")
+    assert work_changed(ws, command), command  # the control: a.txt removed or sorted over
+    decided = decisions(ws, command)
+    assert decided[0] != "allow" and decided[1] == "deny", (command, decided)
+
+
+@pytest.mark.parametrize("command", [
+    'for f in src/*; do sh -c "wc -l $f"; done', "eval wc -l src/*",
+    'for f in src/*.py; do wc -l "${f%.py}.py"; done', "let x=2*3", "test -v HOME",
+])
+def test_globs_over_plain_names_stay_reads(ws: Path, command: str) -> None:
+    assert not work_changed(ws, command), command
+    assert decisions(ws, command) == ("allow", "allow"), command

@@ -30,6 +30,11 @@ class _TooMany(Exception):
     """The walk looked at more than ``MAX_GLOB_ENTRIES`` entries."""
 
 
+MISREAD_NAME = re.compile(r"[$`;|&<>'\"\\{\n]|\s[-~]")
+"""A character of a file name that makes it something else once bash pastes it into code or
+splits it unquoted: a ``$(..)``, a ``;``, a quote, a blank before ``-`` (an option) or ``~``.
+(A name that starts with ``-`` is judged where a program reads its words.)"""
+
 def glob_matches(pattern: str, root: str | None, options: frozenset[str] = frozenset(),
                  made: MadeFiles | None = None) -> list[str] | None:
     """Matches of ``pattern`` now, relative to ``root`` unless absolute (none when the

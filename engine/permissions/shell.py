@@ -60,7 +60,7 @@ from engine.permissions.expansion import (
     printf_output,
     seq_output,
 )
-from engine.permissions.globbing import GLOB, GLOB_OPTIONS
+from engine.permissions.globbing import GLOB, GLOB_OPTIONS, MISREAD_NAME
 from engine.permissions.listings import (
     bare_folders,
     keeps_lines,
@@ -1255,10 +1255,7 @@ class _Walker(PathJudge, ShellValues):
             if is_dangerous_variable(name):
                 self._entry([Word.of(f"for {name} in")], "exec", "ask",
                             [f"setting {name} changes what programs run"], "", ctx)
-            if words is not None:  # for c in {rm,}: bash expands the braces first
-                braced = [brace_words(w, MAX_LOOP_WORDS) for w in words]
-                words = None if None in braced else bounded(
-                    [x for b in braced for x in b or ()], MAX_LOOP_WORDS)
+            words = self._braced_loop_words(words)
             self._loop_shapes(name, values, ctx)
             if words is not None and name in self.cased:  # declare -l c; for c in RM: rm
                 words = cased_values(self.cased[name], words)
@@ -1346,6 +1343,20 @@ class _Walker(PathJudge, ShellValues):
         if len(out) > MAX_FOLDERS_IN_TURN or any(c.isspace() for v in out for c in v):
             return None
         return out
+
+    def _braced_loop_words(self, words: list[str] | None) -> list[str] | None:
+        """A loop's words as bash gives them: braces expanded first (``for c in {rm,}``);
+        None when a glob among them matches a name ``MISREAD_NAME`` marks (``for f in
+        {docs,src}/*`` beside ``docs/$(rm a.txt)``)."""
+        if words is None:
+            return None
+        braced = [brace_words(w, MAX_LOOP_WORDS) for w in words]
+        found = None if None in braced else bounded(
+            [x for b in braced for x in b or ()], MAX_LOOP_WORDS)
+        if found is not None and any(GLOB.search(w) and self._matches_misread(w)
+                                     for w in found):
+            return None
+        return found
 
     def _loop_value(self, node: Node, ctx: _Ctx) -> list[str] | None:
         """The words one value of a ``for`` list gives: ``"${a[@]}"`` one per element,
@@ -1875,9 +1886,12 @@ class _Walker(PathJudge, ShellValues):
         if t in ("simple_expansion", "expansion"):
             if _LENGTH.fullmatch(_text(node, ctx)):
                 return  # ${#x}, ${#a[@]}: a count, digits whatever x holds
+            found = self._static(node, ctx) if "[" in _text(node, ctx) else None
+            for value in found or ():  # $(( ${a[0]} )): the element's text is evaluated
+                self._arithmetic_text(value, "an arithmetic context")
             var = next((c for c in node.named_children
                         if c.type in ("variable_name", "special_variable_name")), None)
-            if var is not None:
+            if var is not None and found is None:
                 self._arithmetic_text(_text(var, ctx), "an arithmetic context")
             return
         for child in node.named_children:
@@ -4889,7 +4903,24 @@ class _Walker(PathJudge, ShellValues):
             return self._tilde_dir(text, value)
         elif at_start and text.startswith("~"):
             return Word(None, text, "other")
+        if expandable and GLOB.search(text) and self._matches_misread(value):
+            return Word(None, text, "other")  # for f in docs/*; eval wc -l $f: $(..) runs
         return Word(value, text, "", False, expandable)
+
+    def _matches_misread(self, pattern: str) -> bool:
+        """Whether a name the glob ``pattern`` matches here changes what bash makes of it
+        once pasted into code (``eval``, ``sh -c "wc -l $f"``) or split unquoted
+        (``MISREAD_NAME``): its value is then only known at run time. A
+        repository can carry such names (``docs/$(rm a.txt)``, ``docs/z -oa.txt``)."""
+        patterns = brace_words(pattern) if "{" in pattern else [pattern]
+        if patterns is None:
+            return True
+        for base in self._current():
+            for each in patterns:
+                found = self._glob(each, str(base))
+                if found is None or any(MISREAD_NAME.search(m) for m in found):
+                    return True
+        return False
 
     def _tilde_dir(self, text: str, value: str) -> Word:
         """``~+`` is the current directory (``$PWD``), ``~-`` the previous one (``$OLDPWD``)."""
@@ -4939,6 +4970,9 @@ class _Walker(PathJudge, ShellValues):
                         dashless=dashless and (by_text or unknowns == 1))
         if not quoted and "{" in value and ("," in value or ".." in value):
             expandable = True
+        if expandable and not quoted and not listed and GLOB.search(value) and \
+                self._matches_misread(value):
+            return Word(None, text, "other")  # {docs,src}/*: a name holding $(..)
         return Word(value, LISTED if listed else text, "", False, expandable)
 
 _RISKS: tuple[str, ...] = ("read", "exec", "write", "network", "install", "destructive")

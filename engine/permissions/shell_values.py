@@ -19,7 +19,7 @@ from engine.permissions.columns import NONE, Columns
 from engine.permissions.constructs import arithmetic_problem, hash_mapping, opaque_builtin
 from engine.permissions.effect import SYSTEM_DIRS, Effect, parse_opts, program_name
 from engine.permissions.expansion import apply_operator, parameter_operator, printf_output
-from engine.permissions.globbing import GLOB
+from engine.permissions.globbing import GLOB, MISREAD_NAME
 from engine.permissions.words import INPUT_VAR, Word
 from engine.sandbox.env import is_secret_name
 from engine.vocabulary.secrets import holds_credential
@@ -293,6 +293,9 @@ class ShellValues:
             return None  # ${x/q} under nocasematch also takes Q
         if found is not None:
             name, op, arg = found
+            if name in self.glob_vars and name not in self.listed_vars and \
+                    self._names_misread(name, op, arg):
+                return None  # for f in x*; sort ${f#x}: x-oa.txt gives -oa.txt, an option
             values = self._static_variable(name)
             out = None if values is None else [apply_operator(v, op, arg) for v in values]
             if out is None or None in out:
@@ -313,6 +316,32 @@ class ShellValues:
         targets = [self._static_variable(v) if re.fullmatch(r"[A-Za-z_]\w*", v) else None
                    for v in values]  # ${!x}: the variable x names
         return None if None in targets else bounded([v for t in targets for v in t or ()])
+
+    def _names_misread(self, name: str, op: str, arg: str) -> bool:
+        """Whether the operator ``op``/``arg`` gives, from a name the loop variable's globs
+        match, an option (a leading ``-``) or a name ``MISREAD_NAME`` would mark; also when
+        those names are not followed here."""
+        names = self._glob_names(name)
+        if names is None:
+            return True
+        out = [apply_operator(v, op, arg) for v in names]
+        return any(v is None or v.startswith("-") or MISREAD_NAME.search(v) for v in out)
+
+    def _glob_names(self, name: str) -> list[str] | None:
+        """The names a loop variable over globs holds: what its patterns match here (``for
+        f in x*; sort ${f#x}``: an operator applies to ``x-oa.txt``, not to ``x*``); None
+        when a pattern's matches are not followed here."""
+        patterns = self.loops.get(name)
+        if patterns is None or len(self.cwds) != 1 or self.cwds[0] is None:
+            return None
+        out: list[str] = []
+        for pattern in patterns:
+            found = self._glob(pattern, str(self.cwds[0])) if GLOB.search(pattern) else [
+                pattern]
+            if found is None:
+                return None
+            out.extend(found or [pattern])  # no match: the pattern itself, as bash leaves it
+        return bounded(out)
 
     def _any_name(self, text: str) -> bool:
         """Whether ``text`` reads a name a listing or a glob gave (a loop variable, or
@@ -523,6 +552,25 @@ class ShellValues:
             return None
         return []
 
+    def _let(self, words: list[Word]) -> None:
+        """``let EXPR..``: each word evaluated as arithmetic; an unquoted one that matches
+        files is those names (``let *`` beside ``A[$(rm a.txt)]`` runs rm)."""
+        for w in words:
+            value = w.value if w.value is not None else self._counted(w.text)
+            if value is not None and GLOB.search(value) and not w.text.startswith(
+                    ("'", '"')) and (len(self.cwds) != 1 or self.cwds[0] is None or
+                                     self._glob(value, str(self.cwds[0])) != []):
+                value = None
+            if value is None:
+                self.unnamed.append("let evaluates a value only known at run time")
+                continue
+            target, eq, expr = value.partition("=")
+            plain = bool(eq) and re.fullmatch(r"[A-Za-z_]\w*[-+*/%&|^<>]?", target)
+            if plain and target[-1] in "-+*/%&|^<>":  # x+=1 evaluates x's value too
+                self._arithmetic_text(target.rstrip("-+*/%&|^<>"), "let")
+            self._arithmetic_text(expr if plain else value, "let")
+            self._arithmetic_sets(value)
+
     def _builtin(self, e: Effect, stdin: Word | None = None, ifs: str | None = " \t\n",
                  numbered: Columns = NONE) -> None:
         """Builtins that set variables, evaluate arithmetic or hide a program. ``stdin`` is
@@ -537,20 +585,14 @@ class ShellValues:
             e.at_least("deny", why)
             self.opaque.append(why)
         if name == "let":
-            for w in e.argv[1:]:
-                value = w.value if w.value is not None else self._counted(w.text)
-                if value is None:
-                    self.unnamed.append("let evaluates a value only known at run time")
-                    continue
-                target, eq, expr = value.partition("=")
-                plain = bool(eq) and re.fullmatch(r"[A-Za-z_]\w*[-+*/%&|^<>]?", target)
-                if plain and target[-1] in "-+*/%&|^<>":  # x+=1 evaluates x's value too
-                    self._arithmetic_text(target.rstrip("-+*/%&|^<>"), "let")
-                self._arithmetic_text(expr if plain else value, "let")
-                self._arithmetic_sets(value)
+            self._let(e.argv[1:])
         elif name in ("test", "[") and "-v" in args:
-            for a in args[args.index("-v") + 1:args.index("-v") + 2]:
-                self._arithmetic_text((a or "$").partition("[")[2], "test -v")
+            for w in e.argv[1:][args.index("-v") + 1:args.index("-v") + 2]:
+                if w.value is None or (w.expandable and GLOB.search(w.value)):
+                    self.unnamed.append("test -v of a name only known at run time (a "
+                                        "subscript in it would run commands)")
+                else:
+                    self._arithmetic_text(w.value.partition("[")[2], "test -v")
         elif name in ("read", "mapfile", "readarray", "printf"):
             self._sets_names(name, e)
             if name != "printf":
