@@ -1886,9 +1886,14 @@ class _Walker(PathJudge, ShellValues):
         if t in ("simple_expansion", "expansion"):
             if _LENGTH.fullmatch(_text(node, ctx)):
                 return  # ${#x}, ${#a[@]}: a count, digits whatever x holds
-            found = self._static(node, ctx) if "[" in _text(node, ctx) else None
+            element = "[" in _text(node, ctx)
+            found = self._static(node, ctx) if element else None
             for value in found or ():  # $(( ${a[0]} )): the element's text is evaluated
                 self._arithmetic_text(value, "an arithmetic context")
+            if element and found is None:
+                self.unnamed.append("an arithmetic context evaluates an element only known "
+                                    "at run time (a subscript in it would run commands)")
+                return
             var = next((c for c in node.named_children
                         if c.type in ("variable_name", "special_variable_name")), None)
             if var is not None and found is None:
