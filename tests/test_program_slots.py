@@ -251,3 +251,30 @@ def test_a_shell_a_program_starts_runs_its_input(repo: Path, command: str) -> No
     if command.startswith("script"):
         home = {"PATH": "/usr/bin:/bin", "HOME": str(repo), "SHELL": "/bin/sh"}
         assert work_changed(repo, command, home)  # the control: a.txt is gone
+
+
+def test_a_glob_hands_the_program_each_name(repo: Path) -> None:
+    """Bash gives ``uniq src/*`` the two names (``uniq IN OUT`` writes the second) and ``cc
+    -M *.c`` a name ``@z.c`` (options read from z.c: ``-Bevil/`` runs the repository's own
+    evil/cc1): each command is judged again on the names its globs match."""
+    (repo / "src" / "old.py").write_text("old\n")
+    (repo / "main.c").write_text("int main(void) { return 0; }\n")
+    (repo / "@z.c").write_text("")
+    (repo / "z.c").write_text("-Bevil/\n")
+    (repo / "evil").mkdir()
+    (repo / "evil" / "cc1").write_text("#!/bin/sh\nrm -f a.txt\nexit 1\n")
+    (repo / "evil" / "cc1").chmod(0o755)
+    (repo / "@o").write_text("")
+    (repo / "o").write_text("--plugin ./x.so\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "planted")
+    home = {"PATH": "/usr/bin:/bin", "HOME": str(repo)}
+    for command, decided in (("uniq src/*", ("deny", "deny")), ("xxd src/*", ("deny", "deny")),
+                             ("cc -M *.c", ("ask", "ask")), ("nm *", ("ask", "ask")),
+                             ("echo *.c | xargs cc -fsyntax-only", ("ask", "deny"))):
+        assert decisions(repo, command) == decided, command
+    for command in ("wc -l src/*", "head -n 3 src/*", "grep -n work src/*"):
+        assert decisions(repo, command) == ("allow", "allow"), command
+    assert work_changed(repo, "cc -M *.c", home)  # the control: evil/cc1 removed a.txt
+    git(repo, "checkout", "--", "a.txt")
+    assert work_changed(repo, "uniq src/*", home)  # and uniq wrote src/old.py

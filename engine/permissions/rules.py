@@ -496,12 +496,15 @@ _PLUGIN_READERS = frozenset({"nm", "objdump", "readelf", "size", "c++filt", "add
 
 def _plugin_loader(name: str, read: Rule) -> Rule:
     """A binutils reader (``nm``, ``objdump``): ``--plugin LIB`` (or an abbreviation of it)
-    loads the shared library LIB and runs its code."""
+    loads the shared library LIB and runs its code; ``@FILE`` reads more options from FILE
+    (``--plugin`` among them)."""
     def rule(e: Effect, args: list[Word]) -> None:
         read(e, args)
         if any(w.value is None or (len(w.value) > 4 and "--plugin".startswith(
                 w.value.partition("=")[0])) for w in args if (w.value or "--").startswith("--")):
             e.add("exec", f"{name} --plugin loads a shared library and runs its code")
+        if any((w.value or "").startswith("@") for w in args):
+            e.add("exec", f"{name} @FILE reads options from FILE (--plugin loads a library)")
     return rule
 
 

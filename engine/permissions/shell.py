@@ -203,6 +203,8 @@ _STATE_BUILTIN = re.compile(r"(?:^|[;&|({\n]|\b(?:then|do|else))\s*(?:shopt|set|
 """Builtins in command position that change the shell's options, commands or code."""
 _OPAQUE_SET = re.compile(r"\b(?:set|shopt)\b[^;&|\n]*[$`]")
 """A ``set`` or ``shopt`` with a word only known at run time: it may set any option."""
+MAX_GLOB_ARGV = 256
+"""Words a command whose globs bash expands is judged again with (``_glob_argv``)."""
 _DECLARATION_FLAGS = {"declare": "aAcfFgiIlnprtux", "typeset": "aAcfFgiIlnprtux",
                       "local": "aAcfFgiIlnprtux", "export": "fnp", "readonly": "aAfp"}
 """The options each declaration builtin takes (bash 5.2); any other makes it fail."""
@@ -3837,8 +3839,8 @@ class _Walker(PathJudge, ShellValues):
             if self._static(node, ctx) is None:
                 return None
             words = self._arg_words(node, ctx)  # {r,}m, "${a[@]}", $x: the words bash makes
-            if any(w.value is None for w in words):
-                return None
+            if any(w.value is None or (w.expandable and GLOB.search(w.value)) for w in words):
+                return None  # echo *.c: the names it matches, not the pattern
             argv += [w.value or "" for w in words]
         if argv == ["git", "rev-parse", "--show-toplevel"]:
             top = self._repository_top()
@@ -3980,6 +3982,7 @@ class _Walker(PathJudge, ShellValues):
         argv, assigned = _as_options(argv, assigned, exported or {})
         argv = self._git_aliased(argv)
         e = self._analyzed(argv, by_hash=not ctx.child)
+        self._glob_argv(e, by_hash=not ctx.child)
         self._patch_sources(argv)
         if _may_leave(argv, e):
             self.leaves += 1
@@ -4204,6 +4207,30 @@ class _Walker(PathJudge, ShellValues):
         declared = {n for m in _DECLARED_IN.finditer(body) for n in _NAME.findall(m.group(1))}
         return {n for n in [*self.known, *self.loops]
                 if n not in self.maybe_unset and n not in declared}
+
+    def _glob_argv(self, e: Effect, by_hash: bool) -> None:
+        """``uniq src/*``: bash hands the program each name a glob matches, and a program
+        that takes its operands by place reads the second as its output (``uniq IN OUT``,
+        ``xxd``, ``python3 -m json.tool``) or a name ``@FILE`` as a file of options (gcc,
+        nm). The command is judged again on those names (up to ``MAX_GLOB_ARGV`` words) and
+        the stricter of the two taken."""
+        if not e.argv or len(self.cwds) != 1 or self.cwds[0] is None:
+            return
+        words: list[Word] = [e.argv[0]]
+        for w in e.argv[1:]:
+            found = self._glob(w.value, str(self.cwds[0])) if w.expandable and \
+                w.value is not None and GLOB.search(w.value) else None
+            words.extend([Word.of(m) for m in found] if found else [w])
+        if len(words) == len(e.argv) or len(words) > MAX_GLOB_ARGV:
+            return  # no glob matched more than itself, or too many names to judge again
+        other = self._analyzed(words, by_hash)
+        e.writes.extend(w for w in other.writes if w not in e.writes)
+        e.replaces.extend(w for w in other.replaces if w not in e.replaces)
+        for reason in other.reasons:
+            e.add(other.risk, reason)
+        e.add(other.risk, "")
+        e.at_least(other.floor, "")
+        e.unseen = e.unseen or other.unseen
 
     def _option_matches(self, e: Effect) -> None:
         """``sort *`` where a file is named ``--output=a.txt``, ``tar -cf x.tar *`` beside
