@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -278,3 +279,27 @@ def test_a_glob_hands_the_program_each_name(repo: Path) -> None:
     assert work_changed(repo, "cc -M *.c", home)  # the control: evil/cc1 removed a.txt
     git(repo, "checkout", "--", "a.txt")
     assert work_changed(repo, "uniq src/*", home)  # and uniq wrote src/old.py
+
+
+def test_help_and_version_that_load_the_project(repo: Path) -> None:
+    """``pytest --help`` loads conftest.py and the plugins its configuration names, ``flask
+    --help`` imports the application, ``mvn -v`` applies ``.mvn/maven.config``, ``python -m
+    http.server --help`` imports from the folder first, and ``tsc --noEmit`` writes a build
+    info file a tsconfig.json names: each is asked where the project holds such a file."""
+    for command in ("pytest --help", "flask --help", "mvn -v", "tsc --noEmit",
+                    "python3 -m http.server --help"):
+        assert decisions(repo, command) == ("allow", "allow"), command
+    (repo / "conftest.py").write_text("import os\nos.remove('a.txt')\n")
+    subprocess.run([sys.executable, "-m", "pytest", "--help"], cwd=repo, capture_output=True,
+                   check=False, env={"PATH": "/usr/bin:/bin", "HOME": str(repo)})
+    assert not (repo / "a.txt").exists()  # the control: conftest.py ran for --help
+    git(repo, "checkout", "--", "a.txt")
+    (repo / "app.py").write_text("")
+    (repo / ".mvn").mkdir()
+    (repo / ".mvn" / "maven.config").write_text("-l a.txt\n")
+    (repo / "tsconfig.json").write_text('{"compilerOptions": {"incremental": true, '
+                                        '"tsBuildInfoFile": "a.txt"}}\n')
+    (repo / "email.py").write_text("")
+    for command in ("pytest --help", "py.test --version", "flask --help", "mvn -v",
+                    "tsc --noEmit", "python3 -m http.server --help"):
+        assert decisions(repo, command) == ("ask", "ask"), command

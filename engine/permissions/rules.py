@@ -463,9 +463,32 @@ def _unknown(e: Effect, name: str) -> None:
         e.add("destructive", f"{name} {verb}: an unknown program asked to tear something down")
 
 
-_MAVEN_START = Loads((".mvn/jvm.config", ".mvn/extensions.xml"), upward=True)
+_MAVEN_START = Loads((".mvn/jvm.config", ".mvn/extensions.xml", ".mvn/maven.config"),
+                     upward=True)
 """What ``mvn`` loads from the project before anything, ``-v`` included: its JVM's options
-(``-javaagent:`` runs code) and core extensions."""
+(``-javaagent:`` runs code), core extensions, and options for itself (``-l a.txt`` writes
+its log over a.txt)."""
+_PYTEST_START = (
+    Loads(("conftest.py", "tests/conftest.py", "test/conftest.py", "testing/conftest.py")),
+    Loads(("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"),
+          keys=("addopts", "-p ", "plugins", "log_file", "pythonpath", "testpaths"),
+          upward=True))
+"""What ``pytest`` loads before it answers even ``--help``: conftest files and the plugins and
+log file its configuration names."""
+_FLASK_START = (Loads(("app.py", "wsgi.py")),
+                Loads((".flaskenv", ".env"), keys=("flask_app",)))
+"""``flask --help`` imports the application (app.py, wsgi.py, what FLASK_APP names) to list
+its commands."""
+
+
+def _starts_with(name: str, loads: tuple[Loads, ...]) -> Rule:
+    """A program judged as an unknown one that loads ``loads`` from the project before any
+    other work, ``--help`` and ``--version`` included."""
+    def rule(e: Effect, args: list[Word]) -> None:
+        e.loads_here.extend(loads)
+        if [w.value for w in args] not in _ASKS_ITSELF:
+            _unknown(e, name)
+    return rule
 
 
 def _mvn(e: Effect, args: list[Word]) -> None:
@@ -654,6 +677,8 @@ def _register_rules() -> dict[str, Rule]:
     for name in p.READS_PATH_ARGUMENTS:
         rules[name] = path_args()
     rules["history"] = _history
+    rules.update({name: _starts_with(name, _PYTEST_START) for name in ("pytest", "py.test")})
+    rules["flask"] = _starts_with("flask", _FLASK_START)
     rules["ss"] = _output_options(frozenset({"-D", "--diag"}), frozenset({"-K", "--kill"}),
                                   "ss -K closes the sockets it matches",
                                   frozenset({"-F", "--filter"}))

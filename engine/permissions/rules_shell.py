@@ -244,6 +244,7 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
         e.imports_here = here  # python -m inspect -d json:dumps
     elif module.value == "http.server":
         _http_server(e, name, after)
+        e.imports_here = here  # --help too: email.py, copy.py here stand in for its imports
     elif module.value == "keyring" and [w.value for w in after[:1]] == ["get"]:
         e.add("exec", f"{name} -m keyring runs a module")
         e.secret = f"{name} -m keyring get prints a stored password or token"

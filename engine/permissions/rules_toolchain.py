@@ -170,7 +170,14 @@ def _tsc(e: Effect, args: list[Word]) -> None:
     if not dry and (not flags & {"--noEmit", "--version", "-v", "--help", "-h",
                                  "--showConfig", "--listFilesOnly"} or flags & _TSC_WRITES):
         e.add("write", "tsc writes its output files")
+    elif not flags & {"--version", "-v", "--help", "-h"}:
+        e.loads_here.append(_TSC_BUILD_INFO)  # tsc --noEmit still writes its build info
 
+
+_TSC_BUILD_INFO = Loads(("tsconfig.json",), keys=("tsbuildinfofile", "incremental", "composite"))
+"""A ``tsconfig.json`` that makes ``tsc --noEmit`` write a build-info file (``incremental``,
+``composite``, a ``tsBuildInfoFile`` naming any path). One set in a config it ``extends`` is
+not looked for."""
 
 RULES["tsc"] = _tsc
 
