@@ -12,7 +12,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar, get_type_hints
@@ -87,8 +89,13 @@ def spec_of(obj: Any, shown: str) -> ToolSpec:
 
 
 def import_tool(ref: str) -> ToolSpec:
-    """Import ``module:qualname`` and return its tool; one clear error if that fails."""
+    """Import ``module:qualname`` and return its tool; one clear error if that fails. The
+    module is looked for in the folder the engine runs in first (the project's own tools),
+    then on the import path; that folder is on the path only while the tool is imported, so
+    nothing else the engine imports can come from it."""
     module_name, _, qualname = ref.partition(":")
+    here = os.getcwd()
+    sys.path.insert(0, here)
     try:
         obj: Any = importlib.import_module(module_name)
         for part in qualname.split("."):
@@ -96,6 +103,8 @@ def import_tool(ref: str) -> ToolSpec:
     except Exception as exc:  # any failure of the user's module is the same bad input
         raise ToolImportError(f"tool {ref} cannot be imported: {type(exc).__name__}: {exc}") \
             from exc
+    finally:
+        sys.path.remove(here)
     return spec_of(obj, f"tool {ref}")
 
 
