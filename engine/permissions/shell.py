@@ -1888,14 +1888,9 @@ class _Walker(PathJudge, ShellValues):
         if t in ("simple_expansion", "expansion"):
             if _LENGTH.fullmatch(_text(node, ctx)):
                 return  # ${#x}, ${#a[@]}: a count, digits whatever x holds
-            element = "[" in _text(node, ctx)
-            found = self._static(node, ctx) if element else None
+            found = self._static(node, ctx) if "[" in _text(node, ctx) else None
             for value in found or ():  # $(( ${a[0]} )): the element's text is evaluated
                 self._arithmetic_text(value, "an arithmetic context")
-            if element and found is None:
-                self.unnamed.append("an arithmetic context evaluates an element only known "
-                                    "at run time (a subscript in it would run commands)")
-                return
             var = next((c for c in node.named_children
                         if c.type in ("variable_name", "special_variable_name")), None)
             if var is not None and found is None:
@@ -3812,6 +3807,22 @@ class _Walker(PathJudge, ShellValues):
             self.decoded.add(_text(node, ctx))
         return None if out is None else [out.replace("\x00", "").rstrip("\n")]
 
+    def _printed_words(self, program: str, node: Node, ctx: _Ctx) -> list[str] | None:
+        """The words one argument gives a printer (``{r,}m``, ``"${a[@]}"``, ``$x``: as bash
+        makes them; ``echo *.c``: the names it matches, not the pattern), or None."""
+        if self._static(node, ctx) is None:
+            return None
+        out: list[str] = []
+        for w in self._arg_words(node, ctx):
+            if w.value is None:
+                return None
+            names = self._glob(w.value, str(self.cwds[0])) if program in (
+                "echo", "printf") and node.type in ("word", "concatenation") and \
+                w.expandable and GLOB.search(w.value) and len(self.cwds) == 1 and \
+                self.cwds[0] is not None else None
+            out += names or [w.value]
+        return out
+
     def _printed(self, cmd: Node, ctx: _Ctx, stdin: str | None = None) -> str | None:
         """What a static command prints: ``echo``/``printf``, or a decoder or filter
         (``base64 -d``, ``rev``, ``tr``, ``xxd -r -p``) over known input; None otherwise."""
@@ -3834,14 +3845,12 @@ class _Walker(PathJudge, ShellValues):
         found = self._static(name, ctx)
         if found is None or len(found) != 1:
             return None
-        argv = found
+        argv = list(found)
         for node in cmd.children_by_field_name("argument"):
-            if self._static(node, ctx) is None:
+            words = self._printed_words(argv[0], node, ctx)
+            if words is None:
                 return None
-            words = self._arg_words(node, ctx)  # {r,}m, "${a[@]}", $x: the words bash makes
-            if any(w.value is None or (w.expandable and GLOB.search(w.value)) for w in words):
-                return None  # echo *.c: the names it matches, not the pattern
-            argv += [w.value or "" for w in words]
+            argv += words
         if argv == ["git", "rev-parse", "--show-toplevel"]:
             top = self._repository_top()
             return None if top is None else top + "\n"
