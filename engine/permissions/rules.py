@@ -62,6 +62,7 @@ def analyze(argv: list[Word], inherited: Mapping[str, str] | None = None) -> Eff
     asks_itself = "/" not in name and [w.value for w in e.argv[1:]] in (
         _ASKS_ITSELF if rule is None else _ASKS_ITSELF[:2])  # known: tar -help is -h -e ..
     if rule is None:
+        e.loads_here.extend(_STARTUP_LOADS.get(name, ()))  # pytest --help: conftest.py runs
         if not asks_itself:  # java -version: prints and exits (a program by path: no)
             _unknown(e, name)
     else:
@@ -480,15 +481,9 @@ _FLASK_START = (Loads(("app.py", "wsgi.py")),
 """``flask --help`` imports the application (app.py, wsgi.py, what FLASK_APP names) to list
 its commands."""
 
-
-def _starts_with(name: str, loads: tuple[Loads, ...]) -> Rule:
-    """A program judged as an unknown one that loads ``loads`` from the project before any
-    other work, ``--help`` and ``--version`` included."""
-    def rule(e: Effect, args: list[Word]) -> None:
-        e.loads_here.extend(loads)
-        if [w.value for w in args] not in _ASKS_ITSELF:
-            _unknown(e, name)
-    return rule
+_STARTUP_LOADS = {"pytest": _PYTEST_START, "py.test": _PYTEST_START, "flask": _FLASK_START}
+"""Programs without a rule of their own that load the project before any other work,
+``--help`` and ``--version`` included."""
 
 
 def _mvn(e: Effect, args: list[Word]) -> None:
@@ -677,8 +672,6 @@ def _register_rules() -> dict[str, Rule]:
     for name in p.READS_PATH_ARGUMENTS:
         rules[name] = path_args()
     rules["history"] = _history
-    rules.update({name: _starts_with(name, _PYTEST_START) for name in ("pytest", "py.test")})
-    rules["flask"] = _starts_with("flask", _FLASK_START)
     rules["ss"] = _output_options(frozenset({"-D", "--diag"}), frozenset({"-K", "--kill"}),
                                   "ss -K closes the sockets it matches",
                                   frozenset({"-F", "--filter"}))
