@@ -3816,10 +3816,8 @@ class _Walker(PathJudge, ShellValues):
         for w in self._arg_words(node, ctx):
             if w.value is None:
                 return None
-            names = self._glob(w.value, str(self.cwds[0])) if program in (
-                "echo", "printf") and node.type in ("word", "concatenation") and \
-                w.expandable and GLOB.search(w.value) and len(self.cwds) == 1 and \
-                self.cwds[0] is not None else None
+            names = self._glob_here(w.value) if program in ("echo", "printf") and \
+                node.type in ("word", "concatenation") and w.expandable else None
             out += names or [w.value]
         return out
 
@@ -4227,9 +4225,8 @@ class _Walker(PathJudge, ShellValues):
             return
         words: list[Word] = [e.argv[0]]
         for w in e.argv[1:]:
-            found = self._glob(w.value, str(self.cwds[0])) if w.expandable and \
-                w.value is not None and GLOB.search(w.value) else None
-            words.extend([Word.of(m) for m in found] if found else [w])
+            found = self._glob_here(w.value) if w.expandable and w.value is not None else None
+            words.extend([w] if found is None or found == [w.value] else map(Word.of, found))
         if len(words) == len(e.argv) or len(words) > MAX_GLOB_ARGV:
             return  # no glob matched more than itself, or too many names to judge again
         other = self._analyzed(words, by_hash)

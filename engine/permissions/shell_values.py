@@ -331,17 +331,10 @@ class ShellValues:
         """The names a loop variable over globs holds: what its patterns match here (``for
         f in x*; sort ${f#x}``: an operator applies to ``x-oa.txt``, not to ``x*``); None
         when a pattern's matches are not followed here."""
-        patterns = self.loops.get(name)
-        if patterns is None or len(self.cwds) != 1 or self.cwds[0] is None:
+        found = [self._glob_here(p) for p in self.loops.get(name) or ()]
+        if name not in self.loops or None in found:
             return None
-        out: list[str] = []
-        for pattern in patterns:
-            found = self._glob(pattern, str(self.cwds[0])) if GLOB.search(pattern) else [
-                pattern]
-            if found is None:
-                return None
-            out.extend(found or [pattern])  # no match: the pattern itself, as bash leaves it
-        return bounded(out)
+        return bounded([m for names in found for m in names or ()])
 
     def _any_name(self, text: str) -> bool:
         """Whether ``text`` reads a name a listing or a glob gave (a loop variable, or
@@ -557,10 +550,9 @@ class ShellValues:
         files is those names (``let *`` beside ``A[$(rm a.txt)]`` runs rm)."""
         for w in words:
             value = w.value if w.value is not None else self._counted(w.text)
-            if value is not None and GLOB.search(value) and not w.text.startswith(
-                    ("'", '"')) and (len(self.cwds) != 1 or self.cwds[0] is None or
-                                     self._glob(value, str(self.cwds[0])) != []):
-                value = None
+            if value is not None and not w.text.startswith(("'", '"')) and \
+                    self._glob_here(value) != [value]:
+                value = None  # the names it matches, or a folder not followed here
             if value is None:
                 self.unnamed.append("let evaluates a value only known at run time")
                 continue
@@ -814,6 +806,17 @@ class ShellValues:
 
     def _glob(self, pattern: str, base: str) -> list[str] | None:
         raise NotImplementedError  # PathJudge._glob: the walker has both
+
+    def _glob_here(self, pattern: str) -> list[str] | None:
+        """The words bash makes of the unquoted ``pattern`` in the one folder the command
+        runs in: the names it matches, or the pattern itself when none does; None when
+        that folder or its matches are not followed here."""
+        if len(self.cwds) != 1 or self.cwds[0] is None:
+            return None
+        if not GLOB.search(pattern):
+            return [pattern]
+        found = self._glob(pattern, str(self.cwds[0]))
+        return None if found is None else found or [pattern]
 
     def _split(self, value: str) -> list[str]:
         """Words of an unquoted expansion: split at IFS as bash splits them (at whitespace
