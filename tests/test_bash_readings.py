@@ -204,6 +204,7 @@ HOSTILE_NAMES = ("docs/$(rm a.txt)", "x-oa.txt", "AA[$(rm a.txt)]")
     "eval wc -l docs/*", 'x=$(echo docs/*); bash -c "wc -l $x"',
     "for f in {docs,src}/*; do eval wc -l $f; done", "for f in x*; do sort ${f#x}; done",
     "for f in x*; do n=${f:1}; sort $n; done", "let *", 'for f in *; do test -v "$f"; done',
+    "x=(AA*); echo $(( ${x[0]} ))", 'x=(AA*); for i in "${!x[@]}"; do : $(( ${x[i]} )); done',
 ])
 def test_names_a_glob_matches_are_what_bash_pastes(ws: Path, command: str) -> None:
     """A glob's value is the names it matches, which bash pastes into code, splits, or
@@ -220,6 +221,8 @@ def test_names_a_glob_matches_are_what_bash_pastes(ws: Path, command: str) -> No
 @pytest.mark.parametrize("command", [
     'for f in src/*; do sh -c "wc -l $f"; done', "eval wc -l src/*",
     'for f in src/*.py; do wc -l "${f%.py}.py"; done', "let x=2*3", "test -v HOME",
+    "declare -A n; while IFS=, read -r k _; do n[$k]=$(( ${n[$k]:-0} + 1 )); done < data.csv"
+    '; for k in "${!n[@]}"; do echo "$k $(( ${n[$k]} * 2 ))"; done',  # counts kept in a map
 ])
 def test_globs_over_plain_names_stay_reads(ws: Path, command: str) -> None:
     assert not work_changed(ws, command), command

@@ -1893,6 +1893,9 @@ class _Walker(PathJudge, ShellValues):
                 self._arithmetic_text(value, "an arithmetic context")
             var = next((c for c in node.named_children
                         if c.type in ("variable_name", "special_variable_name")), None)
+            sub = next((c for c in node.named_children if c.type == "subscript"), None)
+            if var is None and sub is not None:  # ${a[i]} not known here: judged by a
+                var = sub.child_by_field_name("name")
             if var is not None and found is None:
                 self._arithmetic_text(_text(var, ctx), "an arithmetic context")
             return
@@ -2919,9 +2922,7 @@ class _Walker(PathJudge, ShellValues):
         elif cands is None or append:
             self.unknown.add(var)
             self._not_numeric(var)
-            if value is not None and (value.type == "arithmetic_expansion" or (
-                    value.type == "command_substitution" and self._numeric_output(value, ctx))
-                    or self._copies_number(_text(value, ctx))):
+            if value is not None and self._number_value(value, ctx):
                 self.numeric.add(var)
             if value is not None and not append and self._ids_output(value, ctx):
                 self.dashless_vars.add(var)  # b=$(git merge-base HEAD main)
@@ -3072,6 +3073,37 @@ class _Walker(PathJudge, ShellValues):
                           append: bool = False) -> None:
         """``a[3]=rm``, ``a[0]+=m``: one element of an array with static elements (an
         element past the end leaves a gap: then its list is not followed)."""
+        numbers = self._only_numbers(var) and value is not None and \
+            self._number_value(value, ctx)
+        self._remember_one(var, target, value, ctx, append)
+        if numbers and var not in self.readonly:
+            self.numeric.add(var)  # seen[$k]=$(( ${seen[$k]:-0} + 1 )): numbers, any key
+        elif var not in self.readonly:
+            self.numeric.discard(var)
+
+    def _only_numbers(self, var: str) -> bool:
+        """Whether the array ``var`` holds numbers only: each element it is known to hold
+        is one (none, when nothing has set it yet)."""
+        if var in self.numeric:
+            return True
+        if var in self.maps:
+            items: list[str] | None = list(self.maps[var].values())
+        elif self.taint_all or var in self.env or any(
+                var in held for held in (self.arrays, self.known, self.unknown)):
+            items = self._arithmetic_lookup(var)
+        else:
+            return True  # not set yet: the elements are those the command gives it
+        return items is not None and all(DECIMAL.fullmatch(v) for v in items)
+
+    def _number_value(self, value: Node, ctx: _Ctx) -> bool:
+        """``$(( .. ))``, ``$(wc -l < f)``, ``$n`` of a number: a value that is a number."""
+        return value.type == "arithmetic_expansion" or (
+            value.type == "command_substitution" and self._numeric_output(value, ctx)) or \
+            self._copies_number(_text(value, ctx)) or bool(
+                DECIMAL.fullmatch(_text(value, ctx)))
+
+    def _remember_one(self, var: str, target: Node, value: Node | None, ctx: _Ctx,
+                      append: bool) -> None:
         index = _text(target, ctx).partition("[")[2].rstrip("]")
         if var in self.assoc:  # m[key]=v
             found = self._static(value, ctx) if value is not None else [""]
