@@ -69,6 +69,7 @@ def test_a_cloned_tag_reaches_git_describe(tmp_path: Path, ws: Path) -> None:
 @pytest.mark.parametrize("command", [
     'for c in $(git rev-list -n 2 HEAD); do git show -s --format="%h %s" "$c"; done',
     'git log --format=%H -n 2 | while read -r c; do git show --stat "$c"; done',
+    'git log --follow --format=%h -- a.txt | while read -r c; do git show --stat "$c"; done',
     'git log --oneline -2 | while read -r c rest; do git show --stat "$c"; done',
     'git rev-list HEAD | head -1 | while read -r c; do git log -1 "$c"; done',
     'b=$(git merge-base HEAD HEAD~1); git log --oneline "$b"..HEAD',

@@ -489,12 +489,23 @@ def test_package_removal_is_destructive(workspace: Path, command: str) -> None:
     ("conda config --add channels x", "write"), ("gem sources --add http://x", "write"),
     ("npm config get registry", "read"), ("pip config list", "read"),
     ("poetry config --list", "read"), ("yarn config get registry", "read"),
+    ("npm config set registry x --location=project", "write"),
+    ("npm config set registry x --location project", "write"),
+    ("poetry config virtualenvs.in-project true --local", "write"),
+    ("pip config --site set global.index-url http://x", "write"),
+    ("yarn config set -H registry x", "write"), ("go env -w GOPROXY=direct", "write"),
 ])
 def test_package_manager_configuration_changes_are_writes(workspace: Path, command: str,
                                                            expected: str) -> None:
+    """A change of the user's own configuration (``~/.npmrc``, ``~/.config/pip``, go's env
+    file) is a write outside the workspace that every later install on the machine reads:
+    refused. The project's (``--location=project``, ``--local``, ``--site``; yarn 2's
+    default) is asked."""
     v = classify_command(command, workspace, ENV)
     assert v.risk == expected, (command, v.reason)
-    assert v.decision == ("allow" if expected == "read" else "ask")
+    in_project = any(f in command for f in ("--location", "--local", "--site")) or (
+        command.startswith("yarn") and " -H " not in command)
+    assert v.decision == ("allow" if expected == "read" else "ask" if in_project else "deny")
 
 
 @pytest.mark.parametrize("command", ["perl -e 'fork while fork'",
@@ -1760,6 +1771,11 @@ def test_more_everyday_forms(workspace: Path, command: str, expected: str) -> No
     # a package runner's command is judged as run; teardowns named by their verbs
     ("npx prisma migrate reset --force", "deny"), ("npx -y prisma@5.1 migrate reset", "deny"),
     ("uvx alembic downgrade base", "deny"), ("alembic downgrade -1", "ask"),
+    ("python manage.py migrate orders zero", "deny"),  # every migration of orders undone
+    ("python manage.py migrate orders 0003", "ask"),
+    ("psql -d dev -o /home/agent/u.out -c 'SELECT 1'", "deny"),  # -o writes the file
+    ("psql -d dev -o out.txt -c 'SELECT 1'", "ask"), ("psql -o '|rm a.txt' -c 'x'", "deny"),
+    ("mysql --tee=/home/agent/x -e 'select 1'", "deny"),
     ("npx tsc --noEmit", "ask"), ("bunx @scope/tool rm -rf src", "deny"),
     ("redis-cli --scan --pattern '*' | xargs redis-cli del", "deny"),
     ("redis-cli get \"$k\"", "ask"), ("conda env remove -n x", "deny"),
@@ -1919,6 +1935,9 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     ("gofmt -l -d ./internal", "allow"), ("gofmt -w .", "ask"),
     ("shfmt -d -i 2 scripts/run.sh", "allow"), ("shfmt -w scripts/run.sh", "ask"),
     ("clang-format --dry-run -Werror src/x.c", "allow"), ("clang-format -i src/x.c", "ask"),
+    ("clang-format -style=file src/x.c", "allow"),  # LLVM's options are whole words
+    ("clang-format --i src/x.c", "ask"), ("clang-format -style=file -i src/x.c", "ask"),
+    ("isort --version-number", "allow"),
     ("rustfmt --check src/main.rs", "allow"), ("cargo fmt --all -- --check", "allow"),
     ("cargo fmt", "ask"), ("tsc --noEmit -p tsconfig.json", "allow"), ("tsc -p .", "ask"),
     ("tsc --noEmit --incremental", "ask"), ("node --check scripts/build.js", "allow"),
@@ -1962,10 +1981,10 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     # planted configuration: tools' settings that name a program they run later
     ("npm config set script-shell ./scripts/run.sh", "deny"),
     ("yarn config set yarnPath ./scripts/yarn-wrapper.js", "deny"),
-    ("npm config set registry http://x", "ask"), ("npm config get script-shell", "allow"),
+    ("npm config set registry http://x", "deny"), ("npm config get script-shell", "allow"),
     ("go env -w GOFLAGS=-toolexec=./scripts/run.sh", "deny"),  # runs around every tool
-    ("go env -w CC=./scripts/run.sh", "deny"), ("go env -w GOFLAGS=-mod=mod", "ask"),
-    ("go env -w GOPROXY=direct", "ask"), ("go env GOFLAGS", "allow"),
+    ("go env -w CC=./scripts/run.sh", "deny"), ("go env -w GOFLAGS=-mod=mod", "deny"),
+    ("go env -w GOPROXY=direct", "deny"), ("go env GOFLAGS", "allow"),
     # go build -o: where the binary is written (go's flags take -o=V and --o V too)
     ("go build -o /home/agent/bin/app ./cmd/app", "deny"), ("go build -o=/home/agent/x .",
                                                            "deny"),
@@ -2073,6 +2092,11 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("git worktree prune -n -v", "allow"), ("git worktree prune", "ask"),
     ("git replace -l --format=long", "allow"), ("git replace HEAD x", "ask"),
     ("git apply --check --stat fix.patch", "allow"),
+    ("git apply --unsafe-paths --directory=../../home/agent fix.patch", "deny"),  # outside
+    ("git apply --unsafe-paths --check fix.patch", "allow"), ("git apply fix.patch", "ask"),
+    ("patch -p1 -d /home/agent/dotfiles < fix.patch", "deny"),  # the files are there
+    ("patch -p1 -d src < fix.patch", "ask"),
+    ("patch -p1 --dry-run -d /home/agent < fix.patch", "ask"),  # reads them there
     # git submodule foreach runs its command in each submodule: judged as that command
     ("git submodule foreach --quiet 'echo \"$name $(git rev-parse --short HEAD)\"'", "allow"),
     ("git submodule foreach --recursive git status -s", "allow"),

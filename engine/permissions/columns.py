@@ -210,7 +210,10 @@ _LOG_OPTIONS = re.compile(
     r"-\d+|-n\d*|--max-count=\d+|--skip=\d+|--since=\S+|--after=\S+|--until=\S+|"
     r"--before=\S+|--author=\S+|--committer=\S+|--all|--branches|--tags|--remotes|"
     r"--no-merges|--merges|--first-parent|--reverse|--date-order|--topo-order|"
-    r"--author-date-order|--date=\S+|--no-color|--color=never|--|--no-walk|--ancestry-path")
+    r"--author-date-order|--date=\S+|--no-color|--color=never|--|--no-walk|--ancestry-path|"
+    r"--follow|--full-history|--simplify-merges|--simplify-by-decoration|--grep=\S+|-i|"
+    r"--all-match|--invert-grep|--regexp-ignore-case|-[EF]|-[SG]\S+|--diff-filter=\S+|"
+    r"--no-renames|--max-parents=\d+|--min-parents=\d+")
 
 
 def _log_option(word: str) -> bool:

@@ -434,5 +434,7 @@ def teardown_verb(args: list[Word], positionals: int = 4) -> str | None:
             return f"{before} reset"
         if verb == "base" and before == "downgrade":  # alembic downgrade base: every table
             return "downgrade base"  # the migrations made is dropped
+        if verb == "zero" and "migrate" in words[:words.index(verb)]:  # manage.py migrate
+            return "migrate zero"  # APP zero: every migration of APP undone, its tables too
     return None
 

@@ -638,9 +638,11 @@ def _patch(e: Effect, args: list[Word]) -> None:
                      ).all("-o", "--output")
     if any(w.value == "--dry-run" for w in args):
         o = parse_opts(args, "pidoFrBVYz", frozenset({"--input", "--directory", "--output"}))
-        e.reads.extend([*o.positionals, *o.all("-i", "--input")])
+        e.reads.extend([*o.positionals, *o.all("-i", "--input", "-d", "--directory")])
     else:
         _patch_files(e, args)
+        e.writes.extend(parse_opts(args, "pidoFrBVYz", frozenset({
+            "--input", "--directory", "--output"})).all("-d", "--directory"))  # files in it
     e.writes.extend(out)  # --dry-run -o OUT still writes OUT
     e.replaces.extend(w for w in out if w.value != "-")
 

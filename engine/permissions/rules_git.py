@@ -632,6 +632,11 @@ def _git_apply(e: Effect, args: list[Word]) -> None:
     applies = any(w == "--apply" or abbreviates(w, "--apply") for w in words)
     if not (words & _APPLY_REPORTS) or applies or "" in words:
         e.add("write", "git apply changes files")
+        if any(w == "--unsafe-paths" or (abbreviates(w, "--unsafe-paths") and len(w) > 4)
+               for w in words) and not any(w in ("--index", "--cached") or abbreviates(
+                   w, "--index") or abbreviates(w, "--cached") for w in words):
+            e.at_least("deny", "git apply --unsafe-paths writes where the patch says, outside "
+                               "the workspace too")
     o = parse_opts(args, "p", frozenset({"--build-fake-ancestor"}))
     for index in o.all("--build-fake-ancestor"):
         e.writes.append(index)

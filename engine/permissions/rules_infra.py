@@ -164,9 +164,12 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
 
 
 def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[str, ...],
-                   file_opts: tuple[str, ...], pager_opts: tuple[str, ...] = ()) -> Rule:
+                   file_opts: tuple[str, ...], pager_opts: tuple[str, ...] = (),
+                   out_opts: tuple[str, ...] = ()) -> Rule:
     """``psql -c SQL``, ``mysql -e SQL``: a client of a database server; a pager option
-    (``mysql --pager=CMD``) names a shell command it runs its output through."""
+    (``mysql --pager=CMD``) names a shell command it runs its output through, an output
+    option (``psql -o FILE``, ``-L FILE``, ``mysql --tee=FILE``) a file it writes, or with
+    ``|`` a command its output is piped to (``psql -o '|CMD'``)."""
 
     def rule(e: Effect, args: list[Word]) -> None:
         o = parse_opts(args, short_values, longs)
@@ -175,6 +178,13 @@ def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[st
         for pager in o.all(*pager_opts):
             e.add("exec", f"{name} runs its output through a pager command")
             e.scripts.append((f"{name} --pager", pager))
+        for out in o.all(*out_opts):
+            if out.value is not None and out.value.startswith("|"):
+                e.add("exec", f"{name} pipes its output to a shell command")
+                e.scripts.append((f"{name} -o", Word.of(out.value[1:])))
+            else:
+                e.writes.append(out)
+                e.add("write", f"{name} writes its output to a file")
         codes = o.all(*code_opts)
         for code in codes:
             apply_sql(e, f"{name} {code_opts[0]}", code)
@@ -193,11 +203,12 @@ def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[st
 _psql = _server_client("cdfhpUvWFRPToLS", frozenset({
     "--command", "--dbname", "--file", "--host", "--port", "--username", "--set",
     "--variable", "--output", "--log-file", "--field-separator", "--record-separator",
-    "--pset", "--table-attr"}), ("-c", "--command"), ("-f", "--file"))
+    "--pset", "--table-attr"}), ("-c", "--command"), ("-f", "--file"),
+    out_opts=("-o", "--output", "-L", "--log-file"))
 _mysql = _server_client("eDhuPpSBT", frozenset({
     "--execute", "--database", "--host", "--user", "--port", "--password", "--socket",
-    "--init-command", "--default-character-set", "--pager"}),
-    ("-e", "--execute", "--init-command"), ("--init-file",), ("--pager",))
+    "--init-command", "--default-character-set", "--pager", "--tee"}),
+    ("-e", "--execute", "--init-command"), ("--init-file",), ("--pager",), ("--tee",))
 
 
 _clickhouse_client = _server_client("qdhufC", frozenset({

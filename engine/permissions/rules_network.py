@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
+from itertools import pairwise
 from urllib.parse import urlsplit
 
 from engine.permissions.effect import (
@@ -377,11 +378,38 @@ def _config_change(e: Effect, sub: str, rest: list[Word]) -> None:
                         or len(pos) < 2 or sub in ("sources", "env")):
         return
     e.add("write", f"{prog(e)} {sub} changes package manager settings (registries, indexes)")
+    if _user_config(prog(e), words):
+        e.at_least("deny", f"{prog(e)} {sub} changes the user's configuration outside the "
+                           "workspace (every later install on this machine reads it)")
     named = [v for v in pos if v is not None and (v.split("=")[0].lower() in _PROGRAM_KEYS or (
         v.split("=")[0].lower() == "goflags" and re.search(r"-(?:toolexec|exec)\b", v)))]
     if named:
         e.at_least("deny", f"{prog(e)} {sub} {named[0]} names a program the tool runs later "
                            "(a planted command)")
+
+
+_CONFIG_IN_PROJECT: Mapping[str, frozenset[str]] = {
+    "npm": frozenset({"--location=project", "-L=project"}),
+    "pnpm": frozenset({"--location=project"}),
+    "pip": frozenset({"--site"}), "pip3": frozenset({"--site"}), "poetry": frozenset({"--local"}),
+    "conda": frozenset({"--file", "--env"}), "mamba": frozenset({"--file", "--env"}),
+    "go": frozenset(), "gem": frozenset()}
+"""Package managers whose configuration change lands in the user's file by default (``npm
+config set`` writes ``~/.npmrc``, ``go env -w`` the user's go env file, ``gem sources
+--add`` ``~/.gemrc``), and the options that keep it in the project or its environment."""
+
+
+def _user_config(name: str, words: list[str | None]) -> bool:
+    """Whether a configuration change of ``name`` writes the user's (or the machine's)
+    file, outside the workspace; yarn's ``-H``/``--home`` too (else the project's, on
+    yarn 2 and later)."""
+    given = {v for v in words if v is not None} | {
+        f"{a}={b}" for a, b in pairwise(words) if a and b}
+    if name == "yarn":
+        return bool(given & {"-H", "--home"})
+    here = _CONFIG_IN_PROJECT.get(name)
+    return here is not None and not given & here and not any(
+        v.split("=")[0] in here for v in given)
 
 
 _PROGRAM_KEYS = frozenset({"script-shell", "shell", "editor", "browser", "git", "viewer",

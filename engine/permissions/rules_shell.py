@@ -392,7 +392,7 @@ def _interpreter(e: Effect, args: list[Word]) -> None:
         if o.positionals[0].dynamic == "subst":
             e.at_least("deny", f"{name} runs a script produced at run time")
         task = args[args.index(o.positionals[0]) + 1:]
-        verb = teardown_verb(task, positionals=2)  # manage.py flush, cli.py db drop
+        verb = teardown_verb(task, positionals=3)  # manage.py flush, cli.py db drop
         if verb is not None:
             e.add("destructive", f"{name} {o.positionals[0].shown} {verb} asks a project "
                                  "script to tear something down")

@@ -136,7 +136,8 @@ RULES.update({
         "--force-exclude", "--config", "--stdin-filename", "--required-version", "--workers",
         "--python-cell-magics"})),
     "isort": _formatter(_F({"--check-only", "--check", "-c", "--diff", "--show-files",
-                            "--show-config", "--stdout", "-d"}), _F(), "lpm", _F({
+                            "--show-config", "--stdout", "-d", "--version-number", "--vn"}),
+                        _F(), "lpm", _F({
                                 "--line-length", "--profile", "--settings-path", "--sp",
                                 "--settings-file", "--skip", "--skip-glob", "--filter-files",
                                 "--multi-line", "--src", "--known-local-folder"})),
@@ -145,10 +146,24 @@ RULES.update({
     "goimports": _formatter(_F(), _F({"-w"}), "", _F({"-local"}), rewrites=False),
     "shfmt": _formatter(_F(), _F({"-w", "--write"}), "i", _F({"--indent", "--language-dialect",
                                                                "--filename"}), rewrites=False),
-    "clang-format": _formatter(_F(), _F({"-i"}), "", _F({"--style", "--assume-filename",
-                                                         "--lines", "--offset", "--length",
-                                                         "--fallback-style"}), rewrites=False),
 })
+
+
+def _llvm_options(rule: Rule) -> Rule:
+    """LLVM's tools take each option whole, after one dash or two (``-style=file`` is
+    ``--style=file``, ``--i`` is ``-i``): never a cluster of letters."""
+
+    def judged(e: Effect, args: list[Word]) -> None:
+        rule(e, [replace(w, value="--" + w.value.lstrip("-")) if w.value is not None and
+                 w.value.startswith("-") and w.value.strip("-") else w for w in args])
+
+    return judged
+
+
+RULES["clang-format"] = _llvm_options(_formatter(
+    _F({"--dry-run", "--n"}), _F({"--i"}), "", _F({
+        "--style", "--assume-filename", "--lines", "--offset", "--length", "--fallback-style",
+        "--files"}), rewrites=False))
 
 
 _TSC_WRITES = frozenset({"--build", "-b", "--init", "--generateTrace", "--generateCpuProfile",
