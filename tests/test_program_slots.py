@@ -9,6 +9,7 @@ under ``--approval auto`` what cannot be shown is refused.
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -303,3 +304,61 @@ def test_help_and_version_that_load_the_project(repo: Path) -> None:
     for command in ("pytest --help", "py.test --version", "flask --help", "mvn -v",
                     "tsc --noEmit", "python3 -m http.server --help"):
         assert decisions(repo, command) == ("ask", "ask"), command
+
+
+@pytest.mark.parametrize("command", [
+    "sed -n ':a w a.txt' src/app.py", "sed ':x e rm a.txt' src/app.py",
+    "sed -n 'bx w a.txt' src/app.py", "sed -n 't x w a.txt' src/app.py",
+    "sed -n 'v4.2 w a.txt' src/app.py", "sed -n ':a;:b w a.txt' src/app.py",
+    "sed ':x s/.*/rm a.txt/e' src/app.py",
+])
+def test_a_sed_label_ends_at_a_blank(repo: Path, command: str) -> None:
+    """GNU sed ends a label (``:a``, ``b x``) and ``v``'s version at a blank or ``;``: what
+    follows on the line is the next command, which opens a file or runs a program."""
+    assert work_changed(repo, command), command  # the control: a.txt emptied or removed
+    assert decisions(repo, command)[1] == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "sed -n ':a;N;$!ba;s/\\n/ /g;p' src/app.py", "sed ':a;s/x/y/;ta' src/app.py",
+    "sed -n '/w/{:a;n;p;ba}' src/app.py", "sed -e :a -e '$!N;$!ba' -e 's/o/0/g' src/app.py",
+])
+def test_sed_loops_over_labels_still_read(repo: Path, command: str) -> None:
+    assert not work_changed(repo, command), command
+    assert decisions(repo, command) == ("allow", "allow"), command
+
+
+@pytest.mark.parametrize("command", [
+    "awk 'BEGIN{printf \"rm a.txt\" | \"s\" \"h\"}'",
+    "awk 'BEGIN{print \"rm a.txt\" | \"exec sh\"}'",
+    "awk 'BEGIN{x=\"sh\"; print \"rm a.txt\" | x}'", "awk 'BEGIN{system(\"sh\")}' <<< 'rm a.txt'",
+    "awk 'BEGIN{\"sh\" | getline}' <<< 'rm a.txt'",
+])
+def test_awk_hands_text_to_a_shell(repo: Path, command: str) -> None:
+    """A command awk pipes to or starts, built from pieces or behind ``exec``, that is a
+    shell: what awk prints (or its own input) is the shell's code."""
+    assert work_changed(repo, command), command
+    assert decisions(repo, command) == ("deny", "deny"), command
+
+
+def test_an_unfinished_database_log_is_written_back(tmp_path: Path) -> None:
+    """A repository can carry a database in WAL mode with its log: any read finishes the
+    log into the database and deletes it (``-readonly`` does not)."""
+    made = sqlite3.connect(tmp_path / "orig.db")
+    made.execute("pragma journal_mode=wal")
+    made.execute("pragma wal_autocheckpoint=0")
+    made.execute("create table t(a)")
+    made.execute("insert into t values(1)")
+    made.commit()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copy(tmp_path / "orig.db", ws / "w.db")
+    shutil.copy(tmp_path / "orig.db-wal", ws / "w.db-wal")
+    made.close()
+    committed(ws, {})
+    command = "sqlite3 w.db 'select count(*) from t'"
+    assert decisions(ws, command) == ("ask", "ask")
+    assert decisions(ws, "sqlite3 -readonly w.db 'select count(*) from t'") == ("allow",
+                                                                                "allow")
+    assert work_changed(ws, command)  # the control: w.db rewritten, w.db-wal deleted
+    assert decisions(ws, command) == ("allow", "allow")  # no log now: a read

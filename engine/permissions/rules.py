@@ -396,6 +396,7 @@ def _wrapper_output(e: Effect, how: str, target: Word) -> None:
     are no file; strace's ``-o '|cmd'`` pipes into a command."""
     v = target.value or ""
     if v in NULL_DEVICES or re.fullmatch(r"/dev/fd/\d+", v):
+        e.writes.append(target)  # a stream: what its descriptor holds, judged at the end
         return
     if v[:1] in ("|", "!") and how.startswith(("strace", "ltrace")):
         e.scripts.append((how, Word.of(v[1:])))

@@ -173,8 +173,9 @@ class SedScan:
                 else:
                     self.runs_input = True
             return True
-        if c in ":btTv":
-            while self.i < len(self.s) and self.s[self.i] not in ";\n":
+        if c in ":btTv":  # GNU sed ends a label (and v's version) at a blank or ';':
+            self._skip(" \t")  # what follows on the line is the next command (:a w f)
+            while self.i < len(self.s) and self.s[self.i] not in "; \t\n":
                 self.i += 1
             return True
         return False
@@ -347,7 +348,7 @@ def _awk(e: Effect, args: list[Word]) -> None:
 _AWK_STRING = r'"((?:\\.|[^"\\])*)"'
 _AWK_STRINGS = re.compile(r'"(?:\\.|[^"\\])*"')
 _AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^()]{0,200})\))")
-_AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r"|([^;}\n|]*))")
+_AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r")?([^;}\n|]*)")
 _AWK_PIPE_FROM = re.compile(_AWK_STRING + r"\s*\|&?\s*getline")
 _AWK_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*" + _AWK_STRING + r"\s*(?=[;}\n])")
 _AWK_SYSTEM_CALL = re.compile(r"\bsystem\s*\(")
@@ -372,9 +373,9 @@ def _awk_commands(e: Effect, text: str) -> None:
     for m in _AWK_SYSTEM.finditer(text):
         var = (m.group(2) or "").strip()
         if m.group(1) is not None:
-            e.scripts.append(("awk system()", Word.of(_awk_unescape(m.group(1)))))
+            _awk_runs(e, "awk system()", _awk_unescape(m.group(1)))
         elif var in literals:
-            e.scripts.append(("awk system()", Word.of(_awk_unescape(literals[var]))))
+            _awk_runs(e, "awk system()", _awk_unescape(literals[var]))
         else:
             e.at_least("ask", "awk system() runs a command built at run time")
             built = _awk_built(var, literals, _awk_assigned(text))
@@ -383,28 +384,56 @@ def _awk_commands(e: Effect, text: str) -> None:
     if len(_AWK_SYSTEM_CALL.findall(text)) > len(_AWK_SYSTEM.findall(text)):
         e.at_least("ask", "awk system() runs a command the preview cannot read")
     for m in _AWK_PIPE_FROM.finditer(text):
-        e.scripts.append(("awk getline", Word.of(_awk_unescape(m.group(1)))))
+        _awk_runs(e, "awk getline", _awk_unescape(m.group(1)))
     if len(_AWK_INTO_GETLINE.findall(text)) > len(_AWK_PIPE_FROM.findall(text)):
         e.at_least("ask", "awk reads the output of a command built at run time")
     for m in _AWK_PIPE_TO.finditer(text):
-        if m.group(1) is None:
-            if "getline" not in (m.group(2) or ""):
-                e.at_least("ask", "awk pipes to a command built at run time")
-                built = _awk_built(m.group(2) or "", literals, _awk_assigned(text))
-                if built is not None:  # print | cmd, cmd = "rm -f " $1
-                    e.scripts.append(("awk | command", Word.of(built)))
+        expr = (m.group(2) or "").strip()
+        if m.group(1) is None and "getline" in expr:
             continue
-        target = _awk_unescape(m.group(1))
-        first = (target.split() or [""])[0].rsplit("/", 1)[-1]
-        if first in _CODE_READERS and len(target.split()) == 1:
+        if m.group(1) is not None and not expr:
+            target: str | None = _awk_unescape(m.group(1))
+        else:  # print | cmd, cmd = "rm -f " $1; print | "s" "h": built from pieces
+            e.at_least("ask", "awk pipes to a command built at run time")
+            target = _awk_built(f'"{m.group(1)}" {expr}' if m.group(1) is not None else expr,
+                                literals, _awk_assigned(text))
+        reader = _code_reader(target or "")
+        if reader:
             printed = _AWK_PRINTED.search(text)
             if printed is None:
                 e.add("exec", "")
-                e.at_least("deny", f"awk pipes data into {first}, which runs it as code")
+                e.at_least("deny", f"awk pipes data into {reader}, which runs it as code")
             else:
-                e.scripts.append((f"awk | {first}", Word.of(_awk_unescape(printed.group(1)))))
-        else:
+                e.scripts.append((f"awk | {reader}", Word.of(_awk_unescape(printed.group(1)))))
+        elif target is not None:
             e.scripts.append(("awk | command", Word.of(target)))
+
+
+_AWK_WRAPPERS = frozenset({"exec", "command", "builtin", "env", "nohup", "nice", "stdbuf",
+                           "setsid", "time"})
+
+
+def _code_reader(command: str) -> str:
+    """The shell or interpreter a command line is, reading its code from its input (``sh``,
+    ``exec sh``, ``bash -s``), else ""."""
+    words = command.split()
+    while words and (words[0] in _AWK_WRAPPERS or re.fullmatch(r"\w+=\S*", words[0])):
+        words.pop(0)
+    first = words[0].rsplit("/", 1)[-1] if words else ""
+    if first in _CODE_READERS and all(w.startswith("-") and not re.fullmatch(
+            r"-\w*[ceEmr]\w*", w) for w in words[1:]):
+        return first
+    return ""
+
+
+def _awk_runs(e: Effect, how: str, command: str) -> None:
+    """A command ``system()`` or ``getline`` runs: judged as run; a shell or interpreter
+    alone reads awk's own input as its code, which the command line does not show."""
+    reader = _code_reader(command)
+    if reader:
+        e.add("exec", "")
+        e.at_least("deny", f"{how} runs {reader}, which reads awk's input as code")
+    e.scripts.append((how, Word.of(command)))
 
 
 _AWK_TOKEN = re.compile(_AWK_STRING + r"|([A-Za-z_]\w*)|(\$\w+|\S)")
@@ -949,6 +978,8 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
     if o.has("-c", "--create") and archive is not None and (archive.value == "-" or
                                                             _no_file(archive.value)):
         e.reads.extend(_from_folder(o))  # tar -czf - src: the archive, printed (or dropped)
+        if stream_descriptor(archive.value) is not None:
+            e.writes.append(archive)  # -f /dev/fd/3: what 3 holds, judged at the end
         return
     if creating:
         e.add("write", "tar writes an archive")

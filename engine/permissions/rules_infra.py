@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from engine.permissions.effect import (
     Effect,
+    Loads,
     Opts,
     Rule,
     abbreviates,
@@ -158,9 +159,25 @@ def _sqlite3(e: Effect, args: list[Word]) -> None:
         if not sql and not has_cmd and e.stdin_reader is None:
             e.stdin_reader = _sqlite_stdin(None if scratch else db, scratch, readonly)
         if not scratch:
-            (e.writes if e.risk not in ("read",) else e.reads).append(db)
+            _sqlite_database(e, db, readonly)
     elif not has_cmd:  # duckdb -c SQL: an in-memory database, the SQL judged above
         e.stdin_reader = _sqlite_stdin(None, scratch=True, readonly=readonly)
+
+
+def _sqlite_database(e: Effect, db: Word, readonly: bool) -> None:
+    """The database file: written when the SQL writes, else read; a log beside it that
+    opening it finishes (unless ``-readonly``) rewrites it."""
+    (e.writes if e.risk not in ("read",) else e.reads).append(db)
+    if not readonly and db.value is not None:
+        e.loads_here.append(Loads((f"{db.value}-wal", f"{db.value}-journal"),
+                                  runs=_unfinished_log))
+
+
+def _unfinished_log(path: str) -> str:
+    """A database's write-ahead log or rollback journal beside it (a repository can carry
+    one): opening the database finishes it, rewriting the database and deleting the log."""
+    return "a write-ahead log or journal of the database, which opening it writes into the " \
+        "database and then deletes"
 
 
 def _server_client(short_values: str, longs: frozenset[str], code_opts: tuple[str, ...],

@@ -646,9 +646,10 @@ def _find(e: Effect, args: list[Word]) -> None:
                                                               == "{}" else [w])], starts)
             i = j + 1
         elif v in FIND_WRITE:
-            if i < n and not (args[i].value in NULL_DEVICES or
-                              stream_descriptor(args[i].value) is not None):
-                e.writes.append(args[i])  # -fprint /dev/stdout: printed, no file written
+            if i < n and stream_descriptor(args[i].value) is not None:
+                e.writes.append(args[i])  # -fprint /dev/fd/3: what 3 holds, judged at the end
+            elif i < n and args[i].value not in NULL_DEVICES:
+                e.writes.append(args[i])
                 e.replaces.append(args[i])
                 e.add("write", f"find {v} writes a file")
             i += 2 if v == "-fprintf" else 1

@@ -302,6 +302,8 @@ _OUTPUT_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\((?!\())")
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+_DUPLICATED = re.compile(r"(\d+)-?")
+"""The word of ``>&N``/``<&N`` that copies descriptor N (``N-`` moves it: N is closed)."""
 _READ_OPS = frozenset({"<"})
 _REDIRECT_OPS = _WRITE_OPS | _READ_OPS | {">&-", "<&", "<&-"}
 
@@ -722,7 +724,10 @@ class _Walker(PathJudge, ShellValues):
     written_unknown: set[str] = field(default_factory=set)
     """Paths only known at run time the lines walked so far write, by their text
     (``> "$tmp"``): ``mv "$tmp" f`` then moves an edit made just before."""
-    stream_writes: list[tuple[int, str]] = field(default_factory=list)
+    stream_writes: list[tuple[int, str, bool]] = field(default_factory=list)
+    stream_joins: list[set[int]] = field(default_factory=list)
+    """Descriptors a write to a stream's name joins (``> /dev/fd/3``: {1, 3}): what 3
+    holds is then on 1 too, but 3 is not opened by it."""
     opened: dict[int, Word] = field(default_factory=dict)
     """Descriptors from 3 up opened read-write (``exec 3<>f``): ``>&3`` writes over f."""
     redirected: list[tuple[set[int], Word | None]] = field(default_factory=list)
@@ -3158,9 +3163,9 @@ class _Walker(PathJudge, ShellValues):
             known = self._known_words(dest, word, ctx)
             word = known[0] if len(known) == 1 else word
         fds = _descriptors(node, op, ctx)
-        if op in (">&", "<&") and (word.value or "").isdigit() and int(
-                word.value or 0) in self.opened and (op == ">&" or fds & {1, 2}):
-            self._written_over(self.opened[int(word.value or 0)], ctx)  # exec 3<>f; echo >&3
+        moved = _DUPLICATED.fullmatch(word.value or "") if op in (">&", "<&") else None
+        if moved and int(moved.group(1)) in self.opened and (op == ">&" or fds & {1, 2}):
+            self._written_over(self.opened[int(moved.group(1))], ctx)  # exec 3<>f; echo >&3
         if self._note_streams(op, fds, word) or word.value == "-":
             return
         if op == "<>" and word.value not in NULL_DEVICES:
@@ -3230,14 +3235,14 @@ class _Walker(PathJudge, ShellValues):
     def _note_streams(self, op: str, fds: set[int], word: Word) -> bool:
         """What a redirection puts on the descriptors ``fds``, for ``_streams_reopened``;
         True for a duplication (``2>&1``), which names no file."""
-        if op in (">&", "<&") and (word.value or "").isdigit():
-            self.redirected.append((fds | {int(word.value or 0)}, None))
+        moved = _DUPLICATED.fullmatch(word.value or "") if op in (">&", "<&") else None
+        if moved:  # 4<&3, and 4<&3- (moved: 4 holds what 3 held)
+            self.redirected.append((fds | {int(moved.group(1))}, None))
             return True
         fd = stream_descriptor(word.value)
-        if fd is not None and op in _WRITE_OPS:
-            if op != ">>" and op != "&>>":  # the shell opens it again, truncating
-                self.stream_writes.append((fd, str(word.value)))
-            self.redirected.append((fds | {fd}, None))  # and puts what it holds on fds
+        if fd is not None and op in _WRITE_OPS:  # the shell opens it again: > empties,
+            self.stream_writes.append((fd, str(word.value), op not in (">>", "&>>")))  # >>
+            self.stream_joins.append(fds | {fd})  # appends; what it holds is on fds then
             return True
         if op in _WRITE_OPS | _READ_OPS and word.value not in NULL_DEVICES:
             self.redirected.append((fds, word))
@@ -3247,9 +3252,9 @@ class _Walker(PathJudge, ShellValues):
         """A standard stream opened for writing where a redirection may have put a file on
         it: that file is opened again and emptied (``tee /dev/stdin < README.md``)."""
         out: list[tuple[DecisionValue, str]] = []
-        dups = [joined for joined, w in self.redirected if w is None]
+        dups = [*(joined for joined, w in self.redirected if w is None), *self.stream_joins]
         named = set().union(*(joined for joined, _ in self.redirected))
-        for fd, name in dict.fromkeys(self.stream_writes):
+        for fd, name, empties in dict.fromkeys(self.stream_writes):
             if fd > 2 and fd not in named:
                 out.append(("deny", f"writes {name}, a descriptor this command does not open: "
                                     "what it holds is not known"))
@@ -3258,14 +3263,23 @@ class _Walker(PathJudge, ShellValues):
             while any(joined & fds and joined - fds for joined in dups):  # 2>&1, any order
                 fds = fds.union(*(joined for joined in dups if joined & fds))
             for joined, w in self.redirected:
-                if w is None or not joined & fds:
-                    continue
-                why = self._work_at(w) if w.value is not None else "only known at run time"
-                if why:
-                    out.append(("deny" if w.value is not None else "ask",
-                                f"writing {name} opens {w.shown} again, which a redirection "
-                                f"put on it, and empties it ({why})"))
+                if w is not None and joined & fds:
+                    out.extend(self._reopened(name, w, empties))
         return out
+
+    def _reopened(self, name: str, w: Word, empties: bool) -> list[tuple[DecisionValue, str]]:
+        """Writing the stream ``name`` opens ``w`` again: emptied, refused where it holds
+        work; else judged as writing ``w`` by its name is (a write, at least)."""
+        if w.value is None:
+            return [("ask", f"writing {name} opens a file only known at run time again")]
+        why = self._work_at(w) if empties else ""
+        if why:
+            return [("deny", f"writing {name} opens {w.shown} again, which a redirection put "
+                             f"on it, and empties it ({why})")]
+        decision, reasons = self._judge_paths([w], True)
+        return [(strictest("ask", decision), f"writing {name} opens {w.shown} again, which "
+                 f"a redirection put on it, and {'empties' if empties else 'appends to'} it"
+                 f"{': ' if reasons else ''}{'; '.join(reasons)}")]
 
     def _may_hold_work(self, word: Word) -> bool:
         """Whether emptying the file ``word`` names may lose work: it holds some, or which
@@ -5802,12 +5816,22 @@ def _passes_lines(argv: list[Word]) -> bool:
         "-a", "--append", "-i", "--ignore-interrupts", "-p")) for w in words)
 
 
+_ALLOCATED = range(10, 20)
+"""Descriptors ``{var}<FILE`` may give (bash takes the lowest free one from 10)."""
+
+
 def _descriptors(node: Node, op: str, ctx: _Ctx) -> set[int]:
     """The descriptors a file redirection sets: its number, else 0 for ``<``/``<>``, 1 for
     ``>``, both 1 and 2 for ``&>`` and ``>& FILE``."""
     desc = node.child_by_field_name("descriptor")
     if desc is not None and _text(desc, ctx).isdigit():
         return {int(_text(desc, ctx))}
+    before = node.prev_sibling
+    while before is not None and before.type == "command" and before.children:
+        before = before.children[-1]  # exec {fd}<f: {fd} is the command's last word
+    if before is not None and before.end_byte == node.start_byte and re.fullmatch(
+            r"\{[A-Za-z_]\w*\}", _text(before, ctx)):
+        return set(_ALLOCATED)  # the lowest free descriptor from 10
     if op in ("<", "<>", "<&"):
         return {0}
     return {1, 2} if op in ("&>", "&>>", ">&") else {1}

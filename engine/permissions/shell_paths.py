@@ -169,9 +169,10 @@ class PathJudge:
     """Files this command wrote before (normalised relative or absolute paths)."""
     glob_options: frozenset[str]
     """``shopt`` options that widen globs which the command may set (``globbing``)."""
-    stream_writes: list[tuple[int, str]]
-    """Descriptors opened for writing by name (``stream_descriptor``), with the name: a file
-    a redirection put on one is emptied (judged with the redirections, at the end)."""
+    stream_writes: list[tuple[int, str, bool]]
+    """Descriptors opened for writing by name (``stream_descriptor``), with the name and
+    whether the open empties: a file a redirection put on one is opened again, emptied or
+    appended to (judged with the redirections, at the end)."""
 
     def _judge_effect(self, e: Effect, moves_shell: bool = True) -> tuple[DecisionValue,
                                                                         list[str]]:
@@ -543,7 +544,7 @@ class PathJudge:
             self.unnamed.append(f"changes {w.value}: files another program lists at run time")
         if (fd := stream_descriptor(w.value)) is not None and (for_write or fd <= 2):
             if for_write:
-                self.stream_writes.append((fd, str(w.value)))
+                self.stream_writes.append((fd, str(w.value), True))
             return "allow", ""  # read: the standard input, output or error (cat /dev/fd/0)
         if w.value == "-" or w.value in NULL_DEVICES:
             return "allow", ""
@@ -621,7 +622,7 @@ class PathJudge:
                               roots=self.roots, for_write=for_write, cwd=base)
             if v.resolved in NULL_DEVICES:
                 if for_write and (fd := stream_descriptor(v.resolved)) is not None:
-                    self.stream_writes.append((fd, path))
+                    self.stream_writes.append((fd, path, True))
                 continue
             if not for_write and system_fact(v.resolved):
                 self.facts.append(v.resolved)
