@@ -1266,6 +1266,8 @@ def test_bat_plain_is_not_a_pager_and_its_files_are_read(workspace: Path, comman
     ("MANPAGER='sh -c \"col -bx | bat -l man -p\"' man ls", "allow"),
     ("SYSTEMD_PAGER=cat journalctl -u x", "ask"),  # the system's logs: a read outside
     ("journalctl --vacuum-size=100M", "deny"), ("journalctl --rotate", "ask"),
+    ("journalctl --disk-usage", "allow"), ("journalctl --list-boots", "allow"),  # no line
+    ("journalctl -u x --disk-usage --file=/var/log/x.journal", "ask"),
 ])
 def test_a_pager_or_path_set_on_its_own_line_is_judged_like_a_prefix(
         workspace: Path, command: str, expected: str) -> None:
@@ -1937,7 +1939,9 @@ def test_system_inspection_forms(workspace: Path, command: str, expected: str) -
     ("clang-format --dry-run -Werror src/x.c", "allow"), ("clang-format -i src/x.c", "ask"),
     ("clang-format -style=file src/x.c", "allow"),  # LLVM's options are whole words
     ("clang-format --i src/x.c", "ask"), ("clang-format -style=file -i src/x.c", "ask"),
-    ("isort --version-number", "allow"),
+    ("isort --version-number", "allow"), ("autopep8 --diff src/x.py", "allow"),
+    ("autopep8 -i src/x.py", "ask"), ("yapf --diff -r src", "allow"), ("yapf -p -i x.py", "ask"),
+    ("interdiff a.patch b.patch", "allow"),
     ("rustfmt --check src/main.rs", "allow"), ("cargo fmt --all -- --check", "allow"),
     ("cargo fmt", "ask"), ("tsc --noEmit -p tsconfig.json", "allow"), ("tsc -p .", "ask"),
     ("tsc --noEmit --incremental", "ask"), ("node --check scripts/build.js", "allow"),

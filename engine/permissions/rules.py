@@ -716,7 +716,8 @@ SIMPLE_READERS: dict[str, str] = {
     "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "identify": "",
     "zipinfo": "", "pyflakes": "", "pycodestyle": "", "yamllint": "cdf",
     "shasum": "a", "c++filt": "s", "addr2line": "ej", "lz4cat": "", "namei": "",
-    "lsdiff": "ixpI", "filterdiff": "ixpI#", "datamash": "tgRc",
+    "lsdiff": "ixpI", "filterdiff": "ixpI#", "datamash": "tgRc", "interdiff": "pUd",
+    "combinediff": "pUd", "grepdiff": "ixpI",
     **dict.fromkeys(("zdiff", "zcmp", "xzdiff", "xzcmp", "bzdiff", "bzcmp", "lzdiff", "lzcmp"),
                     "CUxXIFLSDin"),
 }

@@ -816,7 +816,13 @@ def _journalctl(e: Effect, args: list[Word]) -> None:
                   "--update-catalog"}:
         e.add("write", "journalctl changes the journal files")
     given = o.all("-D", "--directory", "--file", "--root", "-i")
+    if flags & _JOURNAL_FACTS and not given:
+        return  # how much room the logs take, which boots they hold: no line of them
     e.reads.extend(given or [Word.of("/var/log/journal")])  # the system's logs: outside
+
+
+_JOURNAL_FACTS = frozenset({"--disk-usage", "--list-boots", "--version", "--help", "-h",
+                            "--list-namespaces"})
 
 
 def _cloud(e: Effect, args: list[Word]) -> None:

@@ -142,6 +142,11 @@ RULES.update({
                                 "--settings-file", "--skip", "--skip-glob", "--filter-files",
                                 "--multi-line", "--src", "--known-local-folder"})),
     "rustfmt": rustup_proxy(_rustfmt),
+    "autopep8": _formatter(_F(), _F({"-i", "--in-place"}), "jp", _F({
+        "--max-line-length", "--select", "--ignore", "--exclude", "--global-config",
+        "--pep8-passes", "--indent-size", "--jobs"}), rewrites=False),
+    "yapf": _formatter(_F(), _F({"-i", "--in-place"}), "le", _F({
+        "--style", "--lines", "--exclude"}), rewrites=False),
     "gofmt": _formatter(_F(), _F({"-w"}), "r", rewrites=False),
     "goimports": _formatter(_F(), _F({"-w"}), "", _F({"-local"}), rewrites=False),
     "shfmt": _formatter(_F(), _F({"-w", "--write"}), "i", _F({"--indent", "--language-dialect",
