@@ -83,6 +83,30 @@ def test_object_ids_and_words_after_text_still_read(ws: Path, command: str) -> N
     assert decisions(ws, command) == ("allow", "allow"), command
 
 
+@pytest.mark.parametrize("command", [
+    'latest=$(git describe --tags --abbrev=0 --match "v*"); git rev-list --count "$latest"..HEAD',
+    'p=$(git tag -l "v*" --sort=-v:refname | sed -n 2p); c=$(git tag --list "v*" | head -1)'
+    '; git log --oneline "$p..$c"',
+    'for t in $(git tag -l "v*" --sort=v:refname); do git show -s "$t"; done',
+])
+def test_tags_a_pattern_names_never_start_with_a_dash(tmp_path: Path, ws: Path,
+                                                      command: str) -> None:
+    """``git describe --match 'v*'`` and ``git tag -l 'v*'`` print names the pattern
+    matches, even in a clone that carries a tag ``--output=src/app.py`` (kept out); a line
+    ``head``/``sed -n 2p`` picks is one of them."""
+    git(ws, "tag", "v1", "HEAD~1")
+    git(ws, "tag", "v2")
+    git(ws, "update-ref", "refs/tags/--output=src/app.py", "HEAD~1")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(ws), str(clone))
+    assert not _control(clone, command), command
+    assert decisions(clone, command) == ("allow", "allow"), command
+    unmatched = command.replace(' --match "v*"', "").replace('"v*"', '"*"')
+    assert decisions(clone, unmatched)[1] == "deny", unmatched  # any tag: maybe an option
+    if "for t" in command:
+        assert _control(clone, unmatched)  # git show --output=src/app.py
+
+
 def test_rev_parse_prints_what_it_does_not_know(ws: Path) -> None:
     """``git rev-parse "$x"`` echoes an option it does not know, so its output is not an
     object id when a word of it is only known at run time."""

@@ -240,11 +240,62 @@ def names_printed(program: str, words: list[str | None]) -> bool:
     if program == "git" and verb == "rev-list":
         return all(not w.startswith("-") or w.partition("=")[0] in _REV_LIST_NAMES or
                    re.fullmatch(r"-n?\d+", w) for w in rest)
+    if program == "git" and verb == "describe":
+        return _describes_matching(rest)
+    if program == "git" and verb == "tag":
+        return _tags_matching(rest)
     if (program in ("docker", "podman") and verb in ("ps", "images")) or known[:2] in (
             ["container", "ls"], ["image", "ls"]):
         return program in ("docker", "podman") and bool({"-q", "--quiet"} & set(known)) and \
             not any(w.startswith("--format") for w in known)
     return False
+
+
+_NAME_START = re.compile(r"[A-Za-z0-9_]")
+"""How a pattern starts whose matches can never be read as an option."""
+_DESCRIBE_KEPT = re.compile(r"--tags|--abbrev=\d+|--always|--first-parent|--long|"
+                            r"--candidates=\d+|--exact-match|--dirty|--broken|--exclude=\S+")
+
+
+def _describes_matching(rest: list[str]) -> bool:
+    """``git describe --tags --abbrev=0 --match 'v*'``: the tag it prints matches each
+    pattern given (all starting with a letter or digit: never ``-``), or is a commit id."""
+    patterns: list[str] = []
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        if w in ("--match", "--exclude") and i + 1 < len(rest):
+            patterns += [rest[i + 1]] if w == "--match" else []
+            i += 2
+            continue
+        if w.startswith("--match="):
+            patterns.append(w.partition("=")[2])
+        elif w.startswith("-") and not _DESCRIBE_KEPT.fullmatch(w):
+            return False
+        i += 1
+    return bool(patterns) and all(_NAME_START.match(p) for p in patterns)
+
+
+_TAG_KEPT = re.compile(r"-l|--list|-i|--ignore-case|--sort=\S+|--(?:no-)?merged(?:=\S+)?|"
+                       r"--(?:no-)?contains(?:=\S+)?|--points-at(?:=\S+)?")
+
+
+def _tags_matching(rest: list[str]) -> bool:
+    """``git tag -l 'v*' --sort=-v:refname``: names matching each pattern (never ``-``);
+    ``--merged``, ``--contains`` and ``--points-at`` take a commit as their next word."""
+    if not {"-l", "--list"} & set(rest):
+        return False
+    patterns: list[str] = []
+    takes = ("--merged", "--no-merged", "--contains", "--no-contains", "--points-at")
+    for before, w in zip(["", *rest], rest, strict=False):
+        if before in takes:
+            continue
+        if w.startswith("-"):
+            if not _TAG_KEPT.fullmatch(w):
+                return False
+        else:
+            patterns.append(w)
+    return bool(patterns) and all(_NAME_START.match(p) for p in patterns)
 
 
 def ids_printed(program: str, words: list[str | None]) -> bool:

@@ -302,6 +302,10 @@ _OUTPUT_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\((?!\())")
 _PRINTF_V = re.compile(r"\bprintf\s+-v\s*['\"]?([A-Za-z_]\w*)")
 _UNPARSED_SUBST = re.compile(r"(?<!\\)(?:\\\\)*(?:`|\$\()")
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+_LINE_COUNT = re.compile(r"(?:-n ?\+?\d+|-\d+|--lines=\+?\d+)?")
+"""``head``/``tail`` options that print whole lines of what they read, some of them."""
+_LINE_PICK = re.compile(r"-n (?:\d+|\$)(?:,(?:\d+|\$))?p|\d*q")
+"""A ``sed`` script that prints some whole lines of what it reads (``-n 2p``, ``1q``)."""
 _DUPLICATED = re.compile(r"(\d+)-?")
 """The word of ``>&N``/``<&N`` that copies descriptor N (``N-`` moves it: N is closed)."""
 _READ_OPS = frozenset({"<"})
@@ -1926,12 +1930,28 @@ class _Walker(PathJudge, ShellValues):
         last: Node | None = statement
         while last is not None and last.type in ("pipeline", "redirected_statement"):
             kids = [c for c in last.named_children if c.type == "command"]
+            while last.type == "pipeline" and len(kids) > 1 and self._selects_lines(kids[-1],
+                                                                                   ctx):
+                kids.pop()  # git tag -l 'v*' | head -1: some of the lines the stage prints
             last = kids[-1] if kids else None
         if last is None or last.type != "command":
             return "", []
         name = last.child_by_field_name("name")
         words = [self._word(a, ctx) for a in last.children_by_field_name("argument")]
         return (program_name(self._word(name, ctx)) if name is not None else ""), words
+
+    def _selects_lines(self, command: Node, ctx: _Ctx) -> bool:
+        """``head -n 1``, ``tail -3``, ``sed -n 2p``, ``sed 1q``: prints some of the lines it
+        reads, each whole."""
+        name = command.child_by_field_name("name")
+        words = [self._word(a, ctx).value for a in command.children_by_field_name("argument")]
+        if name is None or None in words or any(c.type.endswith("redirect") for c in
+                                                 command.named_children):
+            return False
+        prog, given = program_name(self._word(name, ctx)), " ".join(str(w) for w in words)
+        if prog in ("head", "tail"):
+            return bool(_LINE_COUNT.fullmatch(given))
+        return prog == "sed" and bool(_LINE_PICK.fullmatch(given))
 
     def _names_output(self, node: Node, ctx: _Ctx) -> bool:
         """A substitution that prints object names only (``constructs.names_printed``)."""
@@ -5020,6 +5040,7 @@ class _Walker(PathJudge, ShellValues):
         pos = node.start_byte
         dynamic = ""
         unset = expandable = listed = dashless = by_text = False
+        each_dashless = True
         unknowns = 0
         quoted = node.type != "concatenation"
         for i, child in enumerate(node.children):
@@ -5042,6 +5063,8 @@ class _Walker(PathJudge, ShellValues):
                 unknowns += 1
                 dynamic = dynamic or w.dynamic or "other"
                 unset = unset or w.unset
+                each_dashless = each_dashless and w.dashless
+                out.append("\0")  # where it stands: the text after it may start the word
             else:
                 out.append(w.value)
             expandable = expandable or (w.expandable and (
@@ -5049,9 +5072,12 @@ class _Walker(PathJudge, ShellValues):
         out.append(src[pos:node.end_byte].decode("utf-8", "surrogateescape"))
         text = _text(node, ctx)
         value = "".join(out)
-        if dynamic:  # v"$x", origin/$b: text first; "$(git rev-parse HEAD)": an id alone
+        if dynamic:  # v"$x", origin/$b: text first; "$(git rev-parse HEAD)": an id alone;
+            # "$a..$b" of two ids: either may be empty, so each piece may start the word
             return Word(None, text, dynamic, unset,  # type: ignore[arg-type]
-                        dashless=dashless and (by_text or unknowns == 1))
+                        dashless=(dashless and (by_text or unknowns == 1)) or (
+                            each_dashless and not any(
+                                piece.startswith("-") for piece in value.split("\0"))))
         if not quoted and "{" in value and ("," in value or ".." in value):
             expandable = True
         if expandable and not quoted and not listed and GLOB.search(value) and \
