@@ -731,6 +731,12 @@ def _mktemp(e: Effect, args: list[Word]) -> None:
     _mktemp_writes(e, args)
 
 
+_JQ_MODULES = re.compile(r"\b(?:import|include)\s*\"")
+"""A jq program that loads a module (jq code, or JSON data as ``$name``) by its search path:
+``~/.jq`` and the folders ``-L`` or the directive's ``{search: ..}`` names."""
+_JQ_SEARCH = re.compile(r"\bsearch\s*:\s*\"([^\"]*)\"")
+
+
 def _jq(e: Effect, args: list[Word]) -> None:
     words, i = [], 0
     while i < len(args):
@@ -747,10 +753,16 @@ def _jq(e: Effect, args: list[Word]) -> None:
             break
         words.append(args[i])
         i += 1
-    o = parse_opts(words, "fL", frozenset({"--from-file", "--indent", "--tab"}))
+    o = parse_opts(words, "fL", frozenset({"--from-file", "--indent", "--tab",
+                                           "--library-path"}))
     e.reads.extend(o.all("-f", "--from-file"))
+    e.reads.extend(o.all("-L", "--library-path"))  # the modules import/include read there
     skip = 0 if o.has("-f", "--from-file") else 1
     e.reads.extend(o.positionals[skip:])
+    program = o.positionals[0].value if o.positionals and skip != 0 else None
+    if program is not None and _JQ_MODULES.search(program):
+        e.reads.extend(Word.of(m.group(1)) for m in _JQ_SEARCH.finditer(program))
+        e.reads.append(Word.of("~/.jq"))  # jq's own search path: outside the workspace
 
 
 _YQ_FLAGS = frozenset({"-t", "--toml-output", "-x", "--xml-output", "-y", "-Y",

@@ -448,10 +448,12 @@ the path rules judge)."""
 
 _SECRET_KEYS = ("http.https://example.com/.extraheader", "http.extraheader",
                 "sendemail.smtppass", "github.token", "hub.oauthtoken", "gitlab.token",
-                "credential.https://example.com.password", "http.proxyauthmethod")
+                "credential.https://example.com.password", "http.proxyauthmethod",
+                "url.https://x-access-token:t@example.com/.insteadof",
+                "url.https://t@example.com/.pushinsteadof")
 """Names of settings that hold secrets (an ``Authorization`` header CI writes, a mail or
-forge password): a key, or a ``--get-regexp`` pattern, that names or matches one of them
-prints it."""
+forge password; a URL's token in the key of ``url.<base>.insteadOf``): a key, or a
+``--get-regexp`` pattern, that names or matches one of them prints it."""
 _SECRET_WORDS = re.compile(r"extraheader|passw|pass$|token|secret|auth(?!or)", re.I)
 
 
@@ -510,6 +512,14 @@ def _git_config(e: Effect, args: list[Word]) -> None:
             if key is None or value is None or runs_command(key, value):
                 e.at_least("deny", f"git config {keys[0].shown} plants a command git runs "
                                    "later")
+
+
+def _git_var(e: Effect, args: list[Word]) -> None:
+    """``git var -l`` prints the whole configuration, the user's and the system's files too
+    (where a URL's token can be); ``git var GIT_EDITOR`` prints one value."""
+    if any(a.value in ("-l", None) for a in args):
+        e.secret = "git var -l prints the user's and the system's configuration too " \
+                   "(~/.gitconfig: outside the workspace, where URLs can hold tokens)"
 
 
 def _git_reset(e: Effect, args: list[Word]) -> None:
@@ -758,6 +768,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "remote": _git_remote,
     "stash": _git_stash,
     "config": _git_config,
+    "var": _git_var,
     "reset": _git_reset,
     "clean": _git_clean,
     "push": _git_push,

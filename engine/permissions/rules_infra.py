@@ -24,6 +24,7 @@ from engine.permissions.effect import (
 )
 from engine.permissions.inline import inline_code
 from engine.permissions.rules_network import fetched_name, uploads
+from engine.permissions.small_files import small_file
 from engine.permissions.sql import ATTACHES, DB_CHANGE, judge_sql
 from engine.permissions.words import STDIN_FILES, Word
 
@@ -551,6 +552,9 @@ def _docker_client(e: Effect, o: Opts) -> None:
         if host.value is None or not host.value.startswith(("unix://", "npipe://")):
             e.add("network", f"{prog(e)} -H talks to the daemon of another machine (a "
                              "tcp:// or ssh:// host)")
+    for context in o.all("-c", "--context"):
+        if context.value != "default":
+            e.add("network", f"{prog(e)} --context may talk to the daemon of another machine")
 
 
 def _docker(e: Effect, args: list[Word]) -> None:
@@ -624,7 +628,10 @@ _KUBE_CLIENT_DRY_RUNS = frozenset({"create", "run", "apply", "delete", "replace"
 
 
 _KUBE_VALUES = frozenset({"--namespace", "--context", "--cluster", "--kubeconfig",
-                          "--selector", "--output", "--container", "--filename", "--server"})
+                          "--selector", "--output", "--container", "--filename", "--server",
+                          "--template", "--kustomize"})
+_KUBE_TEMPLATE_FILES = re.compile(r"(?:go-template-file|templatefile|jsonpath-file)=(.+)")
+"""``-o go-template-file=PATH``: a file kubectl reads (and prints, when it holds no action)."""
 """kubectl's long options that take a value (``-f FILE``: among the short ones)."""
 
 
@@ -669,6 +676,8 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
     if flags & {"--kubeconfig", "--profile-output"} or any(
             abbreviates(f, "--profile-output") for f in flags):
         _kube_files(e, args)
+    every = parse_opts(args, "nlocfsAk", _KUBE_VALUES)  # options after the verb too
+    _kube_reaches(e, every, args)
     if _client_dry_run(e, verb, args, flags):
         return
     if verb in ("delete", "drain") or "--prune" in flags or (
@@ -684,6 +693,13 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
         e.add("read", "")  # kubectl get pods: shows the cluster's state, changes nothing
     elif verb == "kustomize" and not any("://" in w or "github.com" in w for w in words):
         e.reads.extend(o.positionals[1:] or [Word.of(".")])  # renders a folder, locally
+        e.loads_here.append(Loads(tuple(f"{w.value or '.'}/{name}" for w in (
+            o.positionals[1:] or [Word.of(".")]) for name in _KUSTOMIZATIONS),
+            runs=_remote_resources))
+        for out in every.all("-o", "--output"):
+            e.writes.append(out)
+            e.replaces.append(out)
+            e.add("write", f"{prog(e)} kustomize -o writes what it renders")
         if any(w.split("=")[0] in _KUSTOMIZE_RUNS for w in words):
             e.add("exec", f"{prog(e)} kustomize runs the programs the kustomization names "
                           "(exec plugins, helm)")
@@ -703,6 +719,37 @@ def _kubectl(e: Effect, args: list[Word]) -> None:
             e.nested.append((f"{prog(e)} exec", args[cut + 1:]))
     else:
         e.add("network", f"{prog(e)} {verb} changes the cluster")
+
+
+def _kube_reaches(e: Effect, o: Opts, args: list[Word]) -> None:
+    """``-s URL`` names another server than the configured cluster's, ``-f URL`` is fetched
+    (the network, where a word of the URL can carry data out); ``-o go-template-file=F``
+    reads F."""
+    if o.has("-s", "--server"):
+        e.add("network", f"{prog(e)} --server talks to the server it names")
+    if any("://" in (w.value or "://") for w in o.all("-f", "--filename", "-k",
+                                                       "--kustomize")):
+        e.add("network", f"{prog(e)} -f URL fetches it")
+    for w in [*o.all("-o", "--output"), *o.all("--template")]:
+        m = _KUBE_TEMPLATE_FILES.fullmatch(w.value or "")
+        if m is not None:
+            e.reads.append(Word.of(m.group(1)))
+        elif w.value is None:
+            e.reads.append(w)
+    if any(a.value == "--template" or (a.value or "").startswith("--template=")
+           for a in args):
+        e.reads.extend(o.all("--template"))
+
+
+_KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _remote_resources(path: str) -> str:
+    """A kustomization that names resources by URL: rendering it fetches them."""
+    data = small_file(path, 1 << 20)
+    text = data.decode("utf-8", "replace") if data is not None else "://"
+    return "it names resources by URL, which rendering fetches" if re.search(
+        r"://|github\.com/|\bgit@", text) else ""
 
 
 def _kube_places(args: list[Word]) -> list[Word]:
