@@ -2096,6 +2096,8 @@ def test_sixth_corpus_forms(workspace: Path, command: str, expected: str) -> Non
     ("git worktree prune -n -v", "allow"), ("git worktree prune", "ask"),
     ("git replace -l --format=long", "allow"), ("git replace HEAD x", "ask"),
     ("git apply --check --stat fix.patch", "allow"),
+    ("tar -cf /dev/null -g snap.file src", "ask"),  # the snapshot file is written
+    ("tar -cf /dev/null --listed-incremental /home/agent/x src", "deny"),
     ("git apply --unsafe-paths --directory=../../home/agent fix.patch", "deny"),  # outside
     ("git apply --unsafe-paths --check fix.patch", "allow"), ("git apply fix.patch", "ask"),
     ("patch -p1 -d /home/agent/dotfiles < fix.patch", "deny"),  # the files are there

@@ -945,7 +945,7 @@ _TAR_LONG = frozenset({"--file", "--directory", "--to-command", "--use-compress-
                        "--checkpoint-action", "--transform", "--exclude", "--rsh-command",
                        "--rmt-command", "--format", "--owner", "--group", "--mode", "--xform",
                        "--blocking-factor", "--record-size", "--newer", "--after-date",
-                       "--label", "--volno-file", "--index-file"})
+                       "--label", "--volno-file", "--index-file", "--listed-incremental"})
 
 
 def _tar(e: Effect, args: list[Word]) -> None:
@@ -975,6 +975,10 @@ def _tar(e: Effect, args: list[Word]) -> None:
         e.writes.append(index)
         e.replaces.append(index)
         e.add("write", "tar --index-file writes the listing to a file")
+    for snapshot in o.all("-g", "--listed-incremental", "--volno-file"):  # written whole
+        e.writes.append(snapshot)
+        e.replaces.append(snapshot)
+        e.add("write", "tar writes its snapshot (or volume number) file")
     archive = o.get("-f", "--file")
     if archive is not None and ":" in (archive.value or "") and not o.has("--force-local"):
         e.add("network", "tar archive on a remote host")
