@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import pairwise
 
 from engine.permissions import programs as p
 from engine.permissions.effect import (
@@ -945,7 +946,7 @@ _TAR_LONG = frozenset({"--file", "--directory", "--to-command", "--use-compress-
                        "--checkpoint-action", "--transform", "--exclude", "--rsh-command",
                        "--rmt-command", "--format", "--owner", "--group", "--mode", "--xform",
                        "--blocking-factor", "--record-size", "--newer", "--after-date",
-                       "--label", "--volno-file", "--index-file", "--listed-incremental"})
+                       "--label", "--volno-file", "--index-file"})
 
 
 def _tar(e: Effect, args: list[Word]) -> None:
@@ -975,7 +976,7 @@ def _tar(e: Effect, args: list[Word]) -> None:
         e.writes.append(index)
         e.replaces.append(index)
         e.add("write", "tar --index-file writes the listing to a file")
-    for snapshot in o.all("-g", "--listed-incremental", "--volno-file"):  # written whole
+    for snapshot in [*o.all("-g", "--volno-file"), *_listed_incremental(args)]:  # whole
         e.writes.append(snapshot)
         e.replaces.append(snapshot)
         e.add("write", "tar writes its snapshot (or volume number) file")
@@ -985,6 +986,15 @@ def _tar(e: Effect, args: list[Word]) -> None:
     _tar_files(e, o, archive)
     if o.has("--remove-files"):  # as rm does: the archive may be a stream, or dropped
         e.add("destructive", "tar --remove-files deletes the files it archives (no undo)")
+
+
+def _listed_incremental(args: list[Word]) -> list[Word]:
+    """``--listed-incremental FILE`` or ``=FILE`` (not a known value option: ``--list``
+    would read as its abbreviation)."""
+    out = [Word.of((w.value or "").partition("=")[2]) for w in args
+           if (w.value or "").startswith("--listed-incremental=")]
+    return out + [w for before, w in pairwise(args)
+                  if before.value == "--listed-incremental"]
 
 
 def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
