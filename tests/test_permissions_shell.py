@@ -1778,6 +1778,9 @@ def test_more_everyday_forms(workspace: Path, command: str, expected: str) -> No
     ("psql -d dev -o /home/agent/u.out -c 'SELECT 1'", "deny"),  # -o writes the file
     ("psql -d dev -o out.txt -c 'SELECT 1'", "ask"), ("psql -o '|rm a.txt' -c 'x'", "deny"),
     ("mysql --tee=/home/agent/x -e 'select 1'", "deny"),
+    ("pg_restore --clean --if-exists -d dev db.dump", "deny"),  # drops before restoring
+    ("pg_restore -d dev db.dump", "ask"), ("pg_restore -l db.dump", "allow"),
+    ("pg_restore -f out.sql db.dump", "ask"),
     ("npx tsc --noEmit", "ask"), ("bunx @scope/tool rm -rf src", "deny"),
     ("redis-cli --scan --pattern '*' | xargs redis-cli del", "deny"),
     ("redis-cli get \"$k\"", "ask"), ("conda env remove -n x", "deny"),

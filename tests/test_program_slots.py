@@ -341,6 +341,15 @@ def test_awk_hands_text_to_a_shell(repo: Path, command: str) -> None:
     assert decisions(repo, command) == ("deny", "deny"), command
 
 
+@pytest.mark.parametrize("command", [
+    "awk '{ if ($1 || $2) print | \"sort\" }' src/app.py",
+    "awk '{print $1 | \"sort -u\"} END {close(\"sort -u\")}' src/app.py",
+])
+def test_awk_piping_to_a_reader_still_reads(repo: Path, command: str) -> None:
+    assert not work_changed(repo, command), command
+    assert decisions(repo, command) == ("allow", "allow"), command
+
+
 def test_an_unfinished_database_log_is_written_back(tmp_path: Path) -> None:
     """A repository can carry a database in WAL mode with its log: any read finishes the
     log into the database and deletes it (``-readonly`` does not)."""

@@ -349,7 +349,7 @@ def _awk(e: Effect, args: list[Word]) -> None:
 _AWK_STRING = r'"((?:\\.|[^"\\])*)"'
 _AWK_STRINGS = re.compile(r'"(?:\\.|[^"\\])*"')
 _AWK_SYSTEM = re.compile(r"\bsystem\s*\(\s*(?:" + _AWK_STRING + r"\s*\)|([^()]{0,200})\))")
-_AWK_PIPE_TO = re.compile(r"(?<!\|)\|&?\s*(?:" + _AWK_STRING + r")?([^;}\n|]*)")
+_AWK_PIPE_TO = re.compile(r"(?<!\|)\|(?!\|)&?\s*(?:" + _AWK_STRING + r")?([^;}\n|]*)")
 _AWK_PIPE_FROM = re.compile(_AWK_STRING + r"\s*\|&?\s*getline")
 _AWK_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*=\s*" + _AWK_STRING + r"\s*(?=[;}\n])")
 _AWK_SYSTEM_CALL = re.compile(r"\bsystem\s*\(")

@@ -974,7 +974,25 @@ def _dive(e: Effect, args: list[Word]) -> None:
         e.add("write", "dive --json writes its analysis to a file")
 
 
+def _pg_restore(e: Effect, args: list[Word]) -> None:
+    """``pg_restore DUMP`` prints the SQL a dump holds (``-f FILE`` writes it); with ``-d``
+    it restores into a server, and ``-c``/``--clean`` first drops what the dump names."""
+    o = parse_opts(args, "dfFnNPtTILjSU", frozenset({
+        "--dbname", "--file", "--format", "--schema", "--table", "--index", "--function",
+        "--trigger", "--jobs", "--host", "--port", "--username", "--role", "--use-list"}))
+    e.reads.extend([*o.positionals, *o.all("-L", "--use-list")])
+    for out in o.all("-f", "--file"):
+        e.writes.append(out)
+        e.replaces.append(out)
+        e.add("write", "pg_restore -f writes the SQL to a file")
+    if o.has("-d", "--dbname"):
+        e.add("network", "pg_restore -d restores into a database server")
+        if o.has("-c", "--clean"):
+            e.add("destructive", "pg_restore --clean drops the database's objects first")
+
+
 RULES: dict[str, Rule] = {
+    "pg_restore": _pg_restore,
     "trivy": _trivy, "skopeo": _skopeo, "dive": _dive,
     "sqlite3": _sqlite3, "sqlite": _sqlite3, "duckdb": _sqlite3, "psql": _psql,
     "mysql": _mysql,
