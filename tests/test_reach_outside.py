@@ -68,6 +68,8 @@ def test_a_query_that_prints_the_users_secret(ws: Path, home: Path, command: str
     ("kubectl kustomize ./k --output=/etc/x", "deny"),
     ("kubectl get pods -o go-template-file=/home/agent/.netrc", "ask"),
     ("kubectl get pods -o jsonpath-file=/home/agent/.netrc", "ask"),
+    ("kubectl get pods -o go-template-file --template=/home/agent/.netrc", "ask"),
+    ("kubectl get pods -o go-template --template=/etc/passwd", "allow"),  # the text itself
     ("DOCKER_HOST=tcp://127.0.0.1:18080 docker ps", "ask"), ("docker --context=remote ps", "ask"),
     ("DOCKER_CONTEXT=remote docker ps", "ask"),
     # the configured cluster and daemon, and a local render: reads

@@ -630,6 +630,7 @@ _KUBE_CLIENT_DRY_RUNS = frozenset({"create", "run", "apply", "delete", "replace"
 _KUBE_VALUES = frozenset({"--namespace", "--context", "--cluster", "--kubeconfig",
                           "--selector", "--output", "--container", "--filename", "--server",
                           "--template", "--kustomize"})
+_KUBE_FILE_FORMATS = frozenset({"go-template-file", "templatefile", "jsonpath-file"})
 _KUBE_TEMPLATE_FILES = re.compile(r"(?:go-template-file|templatefile|jsonpath-file)=(.+)")
 """``-o go-template-file=PATH``: a file kubectl reads (and prints, when it holds no action)."""
 """kubectl's long options that take a value (``-f FILE``: among the short ones)."""
@@ -730,15 +731,15 @@ def _kube_reaches(e: Effect, o: Opts, args: list[Word]) -> None:
     if any("://" in (w.value or "://") for w in o.all("-f", "--filename", "-k",
                                                        "--kustomize")):
         e.add("network", f"{prog(e)} -f URL fetches it")
-    for w in [*o.all("-o", "--output"), *o.all("--template")]:
+    formats = o.all("-o", "--output")
+    for w in formats:
         m = _KUBE_TEMPLATE_FILES.fullmatch(w.value or "")
         if m is not None:
             e.reads.append(Word.of(m.group(1)))
         elif w.value is None:
-            e.reads.append(w)
-    if any(a.value == "--template" or (a.value or "").startswith("--template=")
-           for a in args):
-        e.reads.extend(o.all("--template"))
+            e.reads.append(w)  # a format only known at run time may name a file
+    if any((w.value or "").partition("=")[0] in _KUBE_FILE_FORMATS for w in formats):
+        e.reads.extend(o.all("--template"))  # -o go-template-file --template=PATH
 
 
 _KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
