@@ -227,3 +227,16 @@ def test_names_a_glob_matches_are_what_bash_pastes(ws: Path, command: str) -> No
 def test_globs_over_plain_names_stay_reads(ws: Path, command: str) -> None:
     assert not work_changed(ws, command), command
     assert decisions(ws, command) == ("allow", "allow"), command
+
+
+@pytest.mark.parametrize("command", [
+    "read -r x < v.txt; x+=5; : $(( x ))", "read -r x < v.txt; x+=$((1)); : $(( x ))",
+])
+def test_appending_a_number_to_text_leaves_text(ws: Path, command: str) -> None:
+    """``x+=5`` appends to the text x holds: ``A[$(rm a.txt)]5`` is no number, and an
+    arithmetic context evaluates its subscript first."""
+    (ws / "v.txt").write_text("A[$(rm a.txt)]\n")
+    assert work_changed(ws, command), command  # the control: a.txt removed
+    assert decisions(ws, command) == ("ask", "deny"), command
+    twin = "x=0; for f in src/*; do x+=$(wc -l < $f); done; : $(( x ))"  # digits after digits
+    assert decisions(ws, twin) == ("allow", "allow")

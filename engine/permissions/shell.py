@@ -2945,9 +2945,10 @@ class _Walker(PathJudge, ShellValues):
                 self.unknown.add(var)
                 return
         elif cands is None or append:
+            held = self._only_numbers(var)  # x+=5 appends to the text x held
             self.unknown.add(var)
             self._not_numeric(var)
-            if value is not None and self._number_value(value, ctx):
+            if value is not None and self._number_value(value, ctx) and (held or not append):
                 self.numeric.add(var)
             if value is not None and not append and self._ids_output(value, ctx):
                 self.dashless_vars.add(var)  # b=$(git merge-base HEAD main)
@@ -3098,8 +3099,8 @@ class _Walker(PathJudge, ShellValues):
                           append: bool = False) -> None:
         """``a[3]=rm``, ``a[0]+=m``: one element of an array with static elements (an
         element past the end leaves a gap: then its list is not followed)."""
-        numbers = self._only_numbers(var) and value is not None and \
-            self._number_value(value, ctx)
+        numbers = self._only_numbers(var) and value is not None and (
+            self._number_value(value, ctx) or bool(DECIMAL.fullmatch(_text(value, ctx))))
         self._remember_one(var, target, value, ctx, append)
         if numbers and var not in self.readonly:
             self.numeric.add(var)  # seen[$k]=$(( ${seen[$k]:-0} + 1 )): numbers, any key
@@ -3124,8 +3125,7 @@ class _Walker(PathJudge, ShellValues):
         """``$(( .. ))``, ``$(wc -l < f)``, ``$n`` of a number: a value that is a number."""
         return value.type == "arithmetic_expansion" or (
             value.type == "command_substitution" and self._numeric_output(value, ctx)) or \
-            self._copies_number(_text(value, ctx)) or bool(
-                DECIMAL.fullmatch(_text(value, ctx)))
+            self._copies_number(_text(value, ctx))
 
     def _remember_one(self, var: str, target: Node, value: Node | None, ctx: _Ctx,
                       append: bool) -> None:
