@@ -3108,18 +3108,18 @@ class _Walker(PathJudge, ShellValues):
             self.numeric.discard(var)
 
     def _only_numbers(self, var: str) -> bool:
-        """Whether the array ``var`` holds numbers only: each element it is known to hold
-        is one (none, when nothing has set it yet)."""
+        """Whether ``var`` (a scalar or an array) holds numbers only: each value it is known
+        to hold is one (none, when nothing has set it yet). Only looks: reading what the
+        environment holds is not noted as a read here."""
+        var = self._resolved(var)
         if var in self.numeric:
             return True
-        if var in self.maps:
-            items: list[str] | None = list(self.maps[var].values())
-        elif self.taint_all or var in self.env or any(
-                var in held for held in (self.arrays, self.known, self.unknown)):
-            items = self._arithmetic_lookup(var)
-        else:
-            return True  # not set yet: the elements are those the command gives it
-        return items is not None and all(DECIMAL.fullmatch(v) for v in items)
+        if self.taint_all or var in self.unknown:
+            return False
+        held = list(self.maps[var].values()) if var in self.maps else [
+            v for items in self.arrays[var] for v in items] if var in self.arrays else \
+            self.known.get(var, [self.env[var]] if var in self.env else [])
+        return all(DECIMAL.fullmatch(v) for v in held)
 
     def _number_value(self, value: Node, ctx: _Ctx) -> bool:
         """``$(( .. ))``, ``$(wc -l < f)``, ``$n`` of a number: a value that is a number."""
