@@ -44,6 +44,8 @@ class Wrapper:
     """Short options that empty the environment even so (``exec -c``)."""
     env_options: frozenset[str] = frozenset()
     """Options whose value sets a variable for the command (``strace -E NAME=VALUE``)."""
+    opens_positional: bool = False
+    """Its positional is a file it opens, creating it when missing (``flock FILE``)."""
 
 
 def _fs(*names: str) -> frozenset[str]:
@@ -85,7 +87,7 @@ WRAPPERS: dict[str, Wrapper] = {
     "taskset": Wrapper(positionals=1, no_command=_fs("-p", "--pid"), keeps_env=True),
     "chrt": Wrapper(positionals=1, no_command=_fs("-p", "--pid", "-m", "--max"), keeps_env=True),
     "flock": Wrapper("wEc", _fs("--timeout", "--conflict-exit-code", "--command"),
-                     positionals=1,
+                     positionals=1, opens_positional=True,
                      script_options=_fs("-c", "--command"), keeps_env=True),
     "unbuffer": Wrapper(keeps_env=True),
     "xvfb-run": Wrapper("nsfe", _fs("--server-num", "--server-args", "--auth-file",

@@ -10,6 +10,7 @@ into a writer or an executor count (``sed -i``, ``git -c core.pager=...``, ``sor
 from __future__ import annotations
 
 import copy
+import os
 import re
 from collections.abc import Mapping
 
@@ -324,6 +325,8 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word],
             if not positionals:
                 break
             positionals -= 1
+            if spec.opens_positional and not (v.isdigit() and i + 1 == n):
+                _opened_file(e, name, args[i])  # flock 9 alone locks descriptor 9
         elif not _wrapper_option(e, name, spec, v, args, i):
             return None
         elif _takes_value(spec, v):
@@ -338,6 +341,18 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word],
     if by_shell:  # sudo -s CMD: $SHELL -c 'CMD': the words are also judged as shell code
         e.scripts.append((f"{name} -{spec.shell_options[:1] or 'c'}", _joined(inner)))
     return inner
+
+
+def _opened_file(e: Effect, name: str, target: Word) -> None:
+    """``flock FILE``: opened with O_CREAT, so a missing FILE is made (an empty
+    ``.git/index.lock`` stops every commit; one outside the workspace is a write there). A
+    lock in a scratch folder every user may write (``/tmp/deploy.lock``) is what the program
+    is for: an existing file keeps its content, and no name there is anyone's work."""
+    v = target.value or ""
+    if re.fullmatch(r"/(tmp|var/tmp|run/lock|dev/shm)/[\w.@+-]+", v) and not os.path.islink(v):
+        return
+    e.writes.append(target)
+    e.add("write", f"{name} creates the file it locks when it is missing")
 
 
 def _joined(words: list[Word]) -> Word:

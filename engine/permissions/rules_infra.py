@@ -169,6 +169,9 @@ def _sqlite_database(e: Effect, db: Word, readonly: bool) -> None:
     """The database file: written when the SQL writes, else read; a log beside it that
     opening it finishes (unless ``-readonly``) rewrites it."""
     (e.writes if e.risk not in ("read",) else e.reads).append(db)
+    if ".git" in (db.value or "").split("/") and not readonly:
+        e.writes.append(db)  # sqlite3 .git/index.lock 'select 1' leaves a lock git stops at
+        e.add("write", f"{prog(e)} creates the database file when it is missing")
     if not readonly and db.value is not None:
         e.loads_here.append(Loads((f"{db.value}-wal", f"{db.value}-journal"),
                                   runs=_unfinished_log))
