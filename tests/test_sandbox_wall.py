@@ -504,3 +504,113 @@ async def test_many_hard_links_make_their_folders_read_only(tmp_path: Path) -> N
     assert linked.is_error and beside.is_error and not own.is_error, own.content
     assert (store / "f3.js").read_text() == "original\n"
     assert (ws / "own.txt").read_text() == "changed"
+
+
+# ---------------------------------------------------------------- the store beside the work
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_a_store_folder_used_before_stays_masked(tmp_path: Path, sandboxed: bool) -> None:
+    """A store in a workspace folder an earlier run used (its ``traces/`` there, the database's
+    ``-wal`` made once the run writes): a command can neither read the history nor change the
+    stored run (its policy, which a resume loads again)."""
+    ws = _repo(tmp_path / "ws")
+    db = ws / "data" / "runs.db"
+    _run(tmp_path, ws, ["true"], db=db)  # the folder now holds traces/ and the database
+    probe = _py("import os\n"
+                "for name in ('runs.db', 'runs.db-wal', 'traces'):\n"
+                "    path = os.path.join('data', name)\n"
+                "    try:\n"
+                "        n = len(os.listdir(path) if os.path.isdir(path) else\n"
+                "                open(path, 'rb').read())\n"
+                "    except OSError as exc:\n"
+                "        n = type(exc).__name__\n"
+                "    print('seen', name, n)\n")
+    _run(tmp_path, ws, [probe], db=db, policy=None if sandboxed else OFF)
+    with sqlite3.connect(db) as conn:
+        (content,) = conn.execute("SELECT json_extract(payload, '$.content') FROM events "
+                                  "WHERE kind = 'tool_call' ORDER BY seq DESC").fetchone()
+    seen = dict(line.split()[1:] for line in content.splitlines() if line.startswith("seen"))
+    if sandboxed:  # masked: nothing to read, an empty folder
+        assert set(seen) == {"runs.db", "runs.db-wal", "traces"}, content
+        assert all(v in ("0", "PermissionError") for v in seen.values()), content
+    else:
+        assert int(seen["runs.db"]) > 0 and int(seen["traces"]) > 0, content
+
+
+def test_a_planted_engine_link_is_not_taken_for_the_store(tmp_path: Path) -> None:
+    """``.engine`` made a link by a command: the default store would be written (and read)
+    wherever it points. The engine refuses it in one line."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".engine").symlink_to(tmp_path / "elsewhere")
+    proc = subprocess.run([sys.executable, "-m", "engine", "runs"], cwd=ws, env=engine_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: .engine is a symbolic link"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "elsewhere").exists()
+
+
+# ---------------------------------------------------------------- what runs later
+
+
+REBASE_EXEC = ("import os, subprocess\n"
+               "editor = 'printf \"break\\\\nexec touch {marker}\\\\n\" >'\n"
+               "env = dict(os.environ, GIT_SEQUENCE_EDITOR=editor)\n"
+               "subprocess.run(['git', 'rebase', '-i', 'HEAD'], env=env)\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_exec_lines_added_to_a_rebase_todo_are_removed(tmp_path: Path, sandboxed: bool) -> None:
+    """A rebase left stopped with ``exec`` lines runs them at the host's ``git rebase
+    --continue``: the lines a command added are removed (the rest of the rebase stays)."""
+    ws = _repo(tmp_path / "ws")
+    marker = tmp_path / "rebase-exec-ran"
+    _run(tmp_path, ws, [_py(REBASE_EXEC.format(marker=marker))],
+         policy=None if sandboxed else OFF)
+    todo = ws / ".git" / "rebase-merge" / "git-rebase-todo"
+    assert todo.exists()  # the rebase is still in progress
+    assert ("exec" in todo.read_text()) is not sandboxed, todo.read_text()
+    subprocess.run(["git", "-C", str(ws), "rebase", "--continue"], capture_output=True,
+                   env={**os.environ, "GIT_EDITOR": "true"}, check=False)
+    assert marker.exists() is not sandboxed
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_start_up_modules_and_binary_standard_packages_are_removed(
+        tmp_path: Path, sandboxed: bool) -> None:
+    """``sitecustomize.py`` runs at every start of an interpreter whose path holds its folder
+    (an editable install's ``.pth`` puts ``src/`` there); a folder named like a standard
+    module with a binary ``__init__`` is imported instead of it. Neither shows what it does."""
+    ws = _repo(tmp_path / "ws")
+    # the names are built when the code runs, as a payload hiding from the classifier would
+    payload = _py("import os\n"
+                  "os.makedirs('src', exist_ok=True)\n"
+                  "open('src/site' + 'customize.py', 'w').write('print(1)')\n"
+                  "os.makedirs('js' + 'on', exist_ok=True)\n"
+                  "open('js' + 'on/__init__.abi3.so', 'wb').write(b'\\x7fELF')\n"
+                  "open('src/app.py', 'w').write('kept')\n")
+    proc = _run(tmp_path, ws, [payload], policy=None if sandboxed else OFF)
+    assert (ws / "src" / "app.py").read_text() == "kept"
+    assert (ws / "src" / "sitecustomize.py").exists() is not sandboxed
+    assert (ws / "json" / "__init__.abi3.so").exists() is not sandboxed
+    if sandboxed:
+        assert "src/sitecustomize.py" in proc.stdout, proc.stdout
+
+
+def test_a_file_name_that_is_not_utf8_is_recorded_with_the_rest(tmp_path: Path) -> None:
+    """A name no database can hold as text (``z\\xff``) stopped the run and hid every change
+    of the command from ``files_changed``; it is stored as ``z\\\\xff`` beside the others."""
+    ws = _repo(tmp_path / "ws")
+    db = tmp_path / "e.db"
+    proc = _run(tmp_path, ws, [_py("open('a.txt', 'w').write('changed')\n"
+                                   "open(b'z\\xff', 'wb').write(b'')\n")], db=db)
+    assert "completed run" in proc.stdout, proc.stdout + proc.stderr
+    (run_id,) = json.loads(subprocess.run(
+        [sys.executable, "-m", "engine", "runs", "--db", str(db), "--json"], cwd=ROOT,
+        env=engine_env(), capture_output=True, text=True, check=True).stdout)[0:1]
+    shown = json.loads(subprocess.run(
+        [sys.executable, "-m", "engine", "show", run_id["run_id"], "--db", str(db), "--json"],
+        cwd=ROOT, env=engine_env(), capture_output=True, text=True, check=True).stdout)
+    assert set(shown["files_changed"]) == {"a.txt", "z\\xff"}, shown["files_changed"]

@@ -387,12 +387,12 @@ def _path_dirs(env: Mapping[str, str]) -> list[str]:
 
 
 def _masked(workspace: str, secret: Sequence[str]) -> list[str]:
-    """The engine's folder in the workspace and the run's own secret files outside it, where
-    they exist (a mask inside a mask could not be mounted)."""
+    """The engine's folder in the workspace and the run's own secret files outside it (a
+    mask inside a mask could not be mounted). Each is masked at every command where it then
+    exists: a database's ``-wal`` appears once the run writes, after the plan is made."""
     engine_dir = os.path.join(workspace, ".engine")
-    out = [engine_dir] if os.path.isdir(engine_dir) else []
-    return out + [p for p in map(os.path.realpath, secret)
-                  if os.path.lexists(p) and not is_protected(p, out)]
+    out = [engine_dir] if os.path.isdir(engine_dir) and not os.path.islink(engine_dir) else []
+    return out + [p for p in map(os.path.realpath, secret) if not is_protected(p, out)]
 
 
 def own_installation() -> list[str]:

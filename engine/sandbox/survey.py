@@ -207,7 +207,7 @@ class Survey:
             del self._by_wd[ev.wd]
             return
         path = os.path.join(folder, ev.name)
-        if stands_in(ev.name) and not ev.mask & inotify.IN_ISDIR:
+        if stands_in(ev.name, folder) and not ev.mask & inotify.IN_ISDIR:
             self._compiled.append(path)
         if not ev.mask & (inotify.IN_CREATE | inotify.IN_MOVED_TO) or path in self.skipped:
             return
@@ -275,7 +275,7 @@ class Survey:
                 inner.append(entry.path)
             elif links and entry.is_file(follow_symlinks=False):
                 _count_links(entry, found)
-            elif stands_in(entry.name):
+            elif stands_in(entry.name, folder):
                 found.compiled.append(entry.path)
         return inner
 
@@ -310,17 +310,23 @@ class Survey:
 
 
 STDLIB = frozenset(sys.stdlib_module_names)
+STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _EXTENSION = re.compile(r"([A-Za-z_]\w*)(?:\.[\w-]+)?\.(?:so|pyd)")
 
 
-def stands_in(name: str) -> bool:
-    """Whether python may run the file ``name`` in place of code a person reviewed: bytecode
-    (``*.pyc``, run instead of its source when the time and size it records match), or an
-    extension module named like a standard-library module (``json.cpython-311-...so``,
-    imported instead of it from the folder of the script run). Neither shows in a diff."""
-    if name.endswith(".pyc"):
+def stands_in(name: str, folder: str = "") -> bool:
+    """Whether python may run the file ``name`` (in ``folder``) in place of code a person
+    reviewed: bytecode (``*.pyc``, run instead of its source when the time and size it records
+    match), an extension module named like a standard-library module
+    (``json.cpython-311-...so``, or a package's ``json/__init__.abi3.so``, imported instead of
+    it from the folder of the script run), or a start-up module (``sitecustomize.py``, run as
+    any interpreter starts whose path holds the folder: an editable install's ``.pth`` puts a
+    project's ``src/`` there). None shows in a diff as what it does."""
+    if name.endswith(".pyc") or name in STARTUP_NAMES:
         return True
     named = _EXTENSION.fullmatch(name)
+    if named is not None and named.group(1) == "__init__":
+        return os.path.basename(folder) in STDLIB
     return named is not None and named.group(1) in STDLIB
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import stat
 import sys
@@ -111,6 +112,14 @@ MAX_CHECKED = 1 << 20
 """Bytes of a ``CHECKED`` file read; a larger one is refused."""
 
 
+RUNS_LATER: tuple[str, ...] = ("rebase-merge/git-rebase-todo", "sequencer/todo")
+"""Files under ``GIT_ALLOWED`` entries that list commands git runs later: an ``exec`` line
+of a rebase's to-do list runs at the host's ``git rebase --continue``."""
+_EXEC_LINE = re.compile(rb"^[ \t]*(?:x|exec)(?:[ \t]|$)", re.MULTILINE)
+NO_LATER_READS: tuple[str, ...] = ("objects/info/alternates", "objects/info/http-alternates")
+"""Files under ``objects/`` that make git on the host read objects from other folders."""
+
+
 @dataclass(frozen=True, slots=True)
 class GitSnapshot:
     """The git folders' state a command is compared with afterwards (see ``sweep_git``)."""
@@ -124,6 +133,8 @@ class GitSnapshot:
     """``CHECKED`` files in those folders: their content."""
     others: frozenset[str] = frozenset()
     """What is not a folder between them (see ``nested_gitdirs``)."""
+    later: Mapping[str, bytes | None] = field(default_factory=dict)
+    """``RUNS_LATER`` and ``NO_LATER_READS`` files: their content (None: absent)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +195,13 @@ def git_snapshot(gitdirs: Iterable[str], workspace: str = "") -> GitSnapshot:
     nested: dict[str, frozenset[str]] = {}
     checked: dict[str, bytes] = {}
     others: set[str] = set()
+    later: dict[str, bytes | None] = {}
     for gitdir in gitdirs:
         with contextlib.suppress(OSError):
             top[gitdir] = frozenset(os.listdir(gitdir))
+        for name in (*RUNS_LATER, *NO_LATER_READS):
+            path = os.path.join(gitdir, name)
+            later[path] = _content(path)
         if "modules" not in top.get(gitdir, ()) and "worktrees" not in top.get(gitdir, ()):
             continue
         found, stray = nested_gitdirs(gitdir)
@@ -197,7 +212,7 @@ def git_snapshot(gitdirs: Iterable[str], workspace: str = "") -> GitSnapshot:
                 nested[path] = names
                 for name in CHECKED & names:
                     checked[os.path.join(path, name)] = _read(os.path.join(path, name))
-    return GitSnapshot(workspace, top, nested, checked, frozenset(others))
+    return GitSnapshot(workspace, top, nested, checked, frozenset(others), later)
 
 
 def sweep_git(before: GitSnapshot) -> Swept:
@@ -219,7 +234,38 @@ def sweep_git(before: GitSnapshot) -> Swept:
                 swept.removed.append(remove(os.path.join(gitdir, name)))
         if "modules" in now or "worktrees" in now:
             _sweep_nested(gitdir, before, swept)
+    _sweep_later(before, swept)
     return swept
+
+
+def _sweep_later(before: GitSnapshot, swept: Swept) -> None:
+    """A to-do list that gained ``exec`` lines loses them (the rest of the rebase stays);
+    a new or changed ``alternates`` file is removed (restored when it was there)."""
+    for path, old in before.later.items():
+        if not os.path.lexists(path):
+            continue
+        new = _content(path)
+        if new == old:
+            continue
+        if path.endswith(RUNS_LATER) and new not in (None, _NOT_PLAIN):
+            had = {line.rstrip(b"\r\n") for line in (old or b"").splitlines()
+                   if _EXEC_LINE.match(line)}
+            kept = b"".join(line for line in new.splitlines(keepends=True)
+                            if not _EXEC_LINE.match(line) or line.rstrip(b"\r\n") in had)
+            if kept == new:
+                continue
+            with open(path, "wb") as f:
+                f.write(kept)
+            logger.warning("%s: exec lines a command added were removed", path)
+            swept.restored.append(path)
+            continue
+        remove(path)
+        if old in (None, _NOT_PLAIN):
+            swept.removed.append(path)
+        else:
+            with open(path, "wb") as f:
+                f.write(old)
+            swept.restored.append(path)
 
 
 def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:
@@ -301,6 +347,22 @@ def _checkout_exists(worktree: str) -> bool:
     except (OSError, UnicodeDecodeError):
         return True  # not this check's to judge: its other entries are checked
     return os.path.exists(os.path.join(worktree, target))
+
+
+_NOT_PLAIN = b"\0not a plain file"
+
+
+def _content(path: str) -> bytes | None:
+    """A plain file's first bytes (``_read``); None when absent, ``_NOT_PLAIN`` for anything
+    else there (a folder, a link, a file that cannot be read)."""
+    if not os.path.lexists(path):
+        return None
+    if os.path.islink(path) or not os.path.isfile(path):
+        return _NOT_PLAIN
+    try:
+        return _read(path)
+    except OSError:
+        return _NOT_PLAIN
 
 
 def _read(path: str) -> bytes:

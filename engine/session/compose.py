@@ -8,6 +8,7 @@ the same services unless the command line overrides them.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import shutil
 import sys
@@ -461,9 +462,13 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
     run_files: list[Path | str | None] = [machine.path, config.get("policy"),
                                           config.get("mcp_config")]
     secret: list[str] = []
-    if isinstance(db, Path):
-        secret = [str(db), f"{db}-wal", f"{db}-shm", f"{db}-journal"]
-        run_files += [*secret, db.parent / "traces", db.parent / "workspaces"]
+    if isinstance(db, Path):  # the store's other runs (their traces, workspaces) too, where
+        # the run's own workspace is not among them (a golden task's copy is)
+        ws = os.path.realpath(workspace)
+        secret = [p for p in (str(db), f"{db}-wal", f"{db}-shm", f"{db}-journal",
+                              str(db.parent / "traces"), str(db.parent / "workspaces"))
+                  if not (ws + os.sep).startswith(os.path.realpath(p) + os.sep)]
+        run_files += [*secret, db.parent / "workspaces"]
     spec = merge(machine.sandbox, policy.sandbox)
     protected = protected_paths(workspace, run_files)
     return confinement(spec, workspace, protected, secret=secret)

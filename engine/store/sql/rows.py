@@ -35,14 +35,32 @@ _ENCODE = _row_encoder()
 _join = "".join
 
 
+def _storable(text: str) -> str:
+    """``text`` as UTF-8 can hold it: a file name that is not UTF-8 reaches a row as lone
+    surrogates (``os.listdir``'s ``surrogateescape``), which no database can store; each
+    escaped byte is written ``\\xNN`` (``z\\xff``), any other lone surrogate ``\\uNNNN``."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+        return text
+    except UnicodeEncodeError:
+        return "".join(_SURROGATE.get(ord(c), c) for c in text)
+
+
+_SURROGATE = {n: (f"\\\\x{n - 0xDC00:02x}" if n >= 0xDC80 else f"\\\\u{n:04x}")
+              for n in range(0xD800, 0xE000)}
+"""JSON text standing for each lone surrogate in a string (``\\xNN``: an escaped byte)."""
+
+
 def dumps(value: Any) -> str:
     """``value`` as the compact JSON text a row holds."""
-    return _join(_ENCODE(value, 0))
+    return _storable(_join(_ENCODE(value, 0)))
 
 
 def dumps_map(value: Mapping[str, Any]) -> str:
     """A mapping as JSON (a plain dict is encoded as it is, any other mapping as a dict)."""
-    return _join(_ENCODE(value if type(value) is dict else dict(value), 0))
+    return _storable(_join(_ENCODE(value if type(value) is dict else dict(value), 0)))
 
 
 _SCAN: Callable[[str, int], tuple[Any, int]] = (

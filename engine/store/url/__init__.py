@@ -93,6 +93,11 @@ def store_target(store: str | None = None, db: str | None = None) -> StoreTarget
     for value in (store, db, os.environ.get("ENGINE_STORE_URL"), os.environ.get("ENGINE_DB")):
         if value:
             return parse_store_url(value)
+    if DEFAULT_DB.parent.is_symlink():  # planted by a command run here: the history would
+        raise UsageError(  # go, and be read from, wherever it points
+            f"{DEFAULT_DB.parent} is a symbolic link (to {os.readlink(DEFAULT_DB.parent)}), "
+            "not the engine's folder: a command run here may have made it; remove it or "
+            "pass --db")
     return StoreTarget("sqlite", str(DEFAULT_DB), DEFAULT_DB)
 
 
