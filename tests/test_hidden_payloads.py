@@ -149,3 +149,23 @@ def test_ruby_s_un_library_runs_the_file_command_it_names(workspace: Path) -> No
     assert not (workspace / "src").exists()
     assert _judged(workspace, "ruby -run -e mkdir -- -p build/x")[0] == "ask"
     assert _judged(workspace, "ruby -run -e httpd ~/.aws -p 8000")[1] == "deny"
+
+
+@pytest.mark.parametrize(("setup", "command"), [
+    ("printf 'require(\"fs\").writeFileSync(\"ran\", \"\")\\n' > x.cjs",
+     "NODE_OPTIONS='--require ./x.cjs' node -p 1"),
+    ("printf 'require(\"fs\").writeFileSync(\"ran\", \"\")\\n' > x.cjs",
+     "export NODE_OPTIONS='-r ./x.cjs'; node -p 1"),
+    ("printf 'package x; open(F, \">ran\"); 1;\\n' > x.pm",
+     "PERL5OPT='-I. -Mx' perl -e 1"),
+])
+def test_a_code_file_an_option_variable_names_is_unseen(workspace: Path, setup: str,
+                                                        command: str) -> None:
+    """``NODE_OPTIONS='--require F'``, ``PERL5OPT=-MF``: the program loads a file whose code
+    the command line does not show, so under ``--approval auto`` it is refused."""
+    _run(workspace, setup)
+    _run(workspace, command)
+    assert (workspace / "ran").exists()  # the control: the file's code ran
+    assert _judged(workspace, command)[1] == "deny"
+    settings_only = "NODE_OPTIONS=--max-old-space-size=64 node -p 1"
+    assert _judged(workspace, settings_only)[1] == "ask"  # a limit loads no code

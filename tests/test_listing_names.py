@@ -115,6 +115,8 @@ def test_a_loop_over_a_listing_gives_paths_under_its_folders(tmp_path: Path) -> 
     ("git ls-files -z | xargs -0 sh -c 'for f; do : > \"$f\"; done' _", "deny"),
     ("git ls-files -z | xargs -0 sh -c 'for f in \"$@\"; do wc -l \"$f\"; done' _", "allow"),
     ("git ls-files | xargs -I{} sh -c 'wc -l \"$1\"' _ {}", "allow"),
+    ("printf '%s\\0' a.txt | xargs -0 -I{} sh -c 'wc -l \"$1\"' _ {}", "allow"),  # one name
+    ("printf '%s\\0' *.txt | xargs -0 -I{} sh -c ': > \"$1\"' _ {}", "deny"),
     ("f() { : > \"$1\"; }; git ls-files | while read -r x; do f \"$x\"; done", "deny"),
 ])
 def test_listed_paths_handed_to_a_shell_stay_listed(tmp_path: Path, command: str,

@@ -240,6 +240,8 @@ def names_printed(program: str, words: list[str | None]) -> bool:
     if program == "git" and verb == "rev-list":
         return all(not w.startswith("-") or w.partition("=")[0] in _REV_LIST_NAMES or
                    re.fullmatch(r"-n?\d+", w) for w in rest)
+    if program == "git" and verb == "log":
+        return _logs_ids(rest)
     if program == "git" and verb == "describe":
         return _describes_matching(rest)
     if program == "git" and verb == "tag":
@@ -249,6 +251,37 @@ def names_printed(program: str, words: list[str | None]) -> bool:
         return program in ("docker", "podman") and bool({"-q", "--quiet"} & set(known)) and \
             not any(w.startswith("--format") for w in known)
     return False
+
+
+_ID_FORMATS = frozenset({f"--{o}={p}{c}" for o in ("format", "pretty") for p in ("", "format:",
+                                                                               "tformat:")
+                         for c in ("%H", "%h")})
+_LOG_SEARCH = frozenset({"-S", "-G", "--grep", "--author", "--committer", "--diff-filter"})
+_LOG_KEPT = frozenset({"--follow", "--pickaxe-regex", "-i", "--regexp-ignore-case",
+                       "--all-match", "--invert-grep", "-E", "-F", "--extended-regexp",
+                       "--fixed-strings"})
+
+
+def _logs_ids(rest: list[str]) -> bool:
+    """``git log -S x --reverse --format=%h -- f``: one commit id per line, given an id
+    format and only options that choose commits (never ``-p``, ``--stat``, ``--graph``,
+    ``--boundary``, which add other lines)."""
+    if not _ID_FORMATS & set(rest):
+        return False
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        if w == "--":
+            return True
+        if w in _LOG_SEARCH:
+            i += 2
+            continue
+        if w.startswith("-") and not (w in _ID_FORMATS or w in _LOG_KEPT or
+                                      w.partition("=")[0] in (*_REV_LIST_NAMES, *_LOG_SEARCH)
+                                      or re.fullmatch(r"-n?\d+", w)):
+            return False
+        i += 1
+    return True
 
 
 _NAME_START = re.compile(r"[A-Za-z0-9_]")

@@ -54,6 +54,9 @@ class Effect:
     writes: list[Word] = field(default_factory=list)
     chdir: list[Word] = field(default_factory=list)
     """Directories the shell changes into (``cd``), judged as reads."""
+    starts_in: list[Word] = field(default_factory=list)
+    """Folders a wrapper starts the command in (``env -C src python3 -m x``), in order:
+    where the program finds the files it loads from its working folder."""
     nested: list[tuple[str, list[Word]]] = field(default_factory=list)
     """Commands this one runs: (how, argv)."""
     nested_under: list[tuple[str, list[Word], Word]] = field(default_factory=list)

@@ -104,7 +104,8 @@ WRAPPERS: dict[str, Wrapper] = {
                       write_options=_fs("-o", "--output"),
                       no_command=_fs("-p"), keeps_env=True),
     "valgrind": Wrapper(risk="exec", why="under a debugger",
-                        write_options=_fs("--log-file", "--xml-file")),
+                        write_options=_fs("--log-file", "--xml-file"),
+                        no_command=_fs("--version", "--help", "-h", "--help-debug")),
     "sshpass": Wrapper("pfdP", risk="network", why="with a stored password"),
     "setarch": Wrapper(positionals=1, alone="shell", keeps_env=True),
     "linux32": Wrapper(keeps_env=True), "linux64": Wrapper(keeps_env=True),
@@ -272,6 +273,8 @@ DANGEROUS_VARS = frozenset({
     "MAVEN_OPTS", "MAVEN_ARGS", "MAVEN_HOME", "M2_HOME", "GRADLE_OPTS", "GRADLE_USER_HOME",
     "SBT_OPTS", "ANT_OPTS", "SSH_SK_PROVIDER", "FLASK_APP",
     "DOCKER_HOST", "DOCKER_CONTEXT", "CONTAINER_HOST", "CONTAINER_CONNECTION",
+    "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "BZIP2", "BZIP", "XZ_DEFAULTS", "XZ_OPT",
+    "GZIP", "ZIPOPT", "UNZIP", "UNZIPOPT", "CURL_HOME", "WGETRC", "PARALLEL_SHELL",
 })
 COMMAND_VARS = frozenset({
     "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR",
@@ -307,7 +310,33 @@ LOADS_NATIVE_CODE = frozenset({"LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH",
 """Variables that make the dynamic loader load a library the command line does not show
 into whatever program runs: under ``--approval auto`` only a person may set them."""
 
-DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_",
+_LOADS_CODE_FILE = {
+    "NODE_OPTIONS": re.compile(r"(?:^|\s)(?:-r|--require|--import|--loader|"
+                               r"--experimental-loader)(?:[\s=]|$)"),
+    "PERL5OPT": re.compile(r"(?:^|\s)-[MmdI]"),
+    "RUBYOPT": re.compile(r"(?:^|\s)-[rI]"),
+    "PYTHONSTARTUP": re.compile(r"\S"),
+    "JAVA_TOOL_OPTIONS": re.compile(r"-(?:javaagent|agentpath|agentlib):"),
+    "_JAVA_OPTIONS": re.compile(r"-(?:javaagent|agentpath|agentlib):"),
+    "JDK_JAVA_OPTIONS": re.compile(r"-(?:javaagent|agentpath|agentlib):"),
+}
+
+
+def loads_unseen_code(name: str, values: list[str] | None) -> str:
+    """What a setting makes the program load that the command line does not show: a library
+    (``LD_PRELOAD``), or a code file its options name (``NODE_OPTIONS='--require ./x.cjs'``,
+    ``PERL5OPT=-Mx``, ``PYTHONSTARTUP=x.py``, ``JAVA_TOOL_OPTIONS=-javaagent:x.jar``); ""
+    for none. Under ``--approval auto`` only a person may set them."""
+    if name in LOADS_NATIVE_CODE:
+        return f"the library {name} loads into the program"
+    pattern = _LOADS_CODE_FILE.get(name)
+    if pattern is not None and (values is None or any(pattern.search(v) for v in values)):
+        return f"the code {name} has the program load"
+    return ""
+
+
+DANGEROUS_VAR_PREFIXES = ("GIT_", "LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_",
+                          "TF_CLI_ARGS", "PIP_",
                           "LUA_INIT", "LUA_PATH", "LUA_CPATH", "ERL_", "R_PROFILE", "R_ENVIRON",
                           "CARGO_BUILD_", "CARGO_TARGET_", "CARGO_ALIAS_")
 """``LUA_INIT=@f.lua`` runs f.lua as lua starts (``lua -v`` too); ``ERL_AFLAGS`` can hold

@@ -403,6 +403,7 @@ def _wrapper_option(e: Effect, name: str, spec: p.Wrapper, v: str, args: list[Wo
         folder = Word.of(attached) if attached else args[i + 1] if i + 1 < len(args) else None
         if folder is not None:
             e.chdir.append(folder)
+            e.starts_in.append(folder)
     return True
 
 
@@ -429,13 +430,31 @@ def _alone(e: Effect, name: str, spec: p.Wrapper) -> list[Word] | None:
     return None
 
 
+_ATTACHED = "it reads a running process's memory or calls, which hold what it was given " \
+    "(an agent's keys, a shell's tokens)"
+
+
+def _attacher(name: str) -> Rule:
+    """``strace -p PID`` (a tracer given no command), ``gcore PID``, ``py-spy dump --pid
+    PID``: attached to another process, it sees its secrets; only a person may allow that."""
+
+    def rule(e: Effect, args: list[Word]) -> None:
+        if name == "py-spy" and not any((w.value or "-").startswith(("-p", "--pid"))
+                                        for w in args):
+            e.add("exec", "py-spy runs the program it profiles")
+            return
+        e.add("exec", f"{name} attaches to a running process")
+        e.secret = e.secret or _ATTACHED
+
+    return rule
+
+
 def _assignment(e: Effect, name: str, value: str, inherited: Mapping[str, str]) -> None:
     if shell_code_var(name):
         e.at_least("deny", f"setting {name} makes the shell run code from elsewhere")
     if is_dangerous_variable(name) and not harmless_setting(name, [value], inherited.get(name)):
         e.add("exec", f"setting {name} changes what programs run")
-        if name in p.LOADS_NATIVE_CODE:
-            e.unseen = e.unseen or f"the library {name} loads into the program"
+        e.unseen = e.unseen or p.loads_unseen_code(name, [value])
     if command_variable(name):
         e.scripts.append((f"{name}=", run_with_arguments(name, Word.of(value.lstrip("|")))))
 
@@ -675,8 +694,8 @@ def _register_rules() -> dict[str, Rule]:
     for name, wrapper in p.WRAPPERS.items():
         rules[name] = read_plain if wrapper.risk == "read" else plain(
             "exec", f"{name} without a command")
-    for name in p.TRACERS:
-        rules[name] = plain("exec", f"{name} without a command attaches to a running process")
+    for name in (*p.TRACERS, "gcore", "py-spy"):
+        rules[name] = _attacher(name)
     for name in p.EDITORS:
         rules[name] = _editor(name)
     for name in p.DESTRUCTIVE_NAMES:
@@ -710,7 +729,7 @@ def _register_rules() -> dict[str, Rule]:
     for module in (sh, g, f, n, c, infra, system, data, toolchain, js, sdk):
         rules.update(module.RULES)
     for name in langs.QUERIES:  # deno fmt --check reads; deno run keeps its own rule
-        rules[name] = langs.query_rule(name, rules.get(name))
+        rules[name] = langs.query_rule(name, rules.get(name) or langs.CHANGES.get(name))
     for name in ("mvn", "gradle"):  # mvn deploy, gradle publish: uploads
         rules[name] = langs.publishing(name, rules[name])
     return rules

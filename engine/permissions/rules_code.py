@@ -417,6 +417,10 @@ def _gdb_or_query(e: Effect, args: list[Word]) -> None:
         e.reads.append(Word.of(files[0]))
         return
     _gdb(e, args)
+    if any(v in ("-p", "--pid") or v.startswith("--pid=") for v in values) or any(
+            c.split()[:1] == ["attach"] for c in commands):
+        e.secret = e.secret or "gdb attached to a running process reads its memory (what " \
+                               "it holds: an agent's keys, a shell's tokens)"
 
 
 def _script(e: Effect, args: list[Word]) -> None:

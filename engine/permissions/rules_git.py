@@ -795,7 +795,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "submodule": _submodule,
     "bisect": _git_sub(("log", "view", "visualize"), "write", "git bisect checks out commits",
                        ("run",)),
-    "lfs": _git_sub(("ls-files", "status", "env", "version"), "network", "git lfs transfers"),
+    "lfs": lambda e, args: _git_lfs(e, args),
     "apply": _git_apply,
     "sparse-checkout": _git_sub(("list",), "write", "git sparse-checkout changes the tree"),
     "symbolic-ref": lambda e, args: _git_two_writes(e, args, "symbolic-ref"),
@@ -803,6 +803,25 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
         "destructive" if any(a.value in ("-d", "--stdin") for a in args) else "write",
         "git update-ref changes or deletes refs"),
 }
+
+
+_LFS_READS = _git_sub(("ls-files", "status", "env", "version", "locks", "ext"), "network",
+                     "git lfs transfers")
+
+
+def _git_lfs(e: Effect, args: list[Word]) -> None:
+    """``git lfs track``/``untrack`` with no pattern list what is tracked; ``migrate info``
+    reports sizes; ``migrate import``/``export`` rewrite the branch's commits (every branch
+    with ``--everything``), as ``filter-branch`` does. ``locks`` asks the server."""
+    words = [a.value for a in args]
+    if words in (["track"], ["untrack"]) or words[:2] == ["migrate", "info"]:
+        return
+    if words[:2] in (["migrate", "import"], ["migrate", "export"]):
+        e.add("destructive", f"git lfs migrate {words[1]} rewrites the history of commits")
+    elif words[:1] == ["locks"]:
+        e.add("network", "git lfs locks asks the server")
+    else:
+        _LFS_READS(e, args)
 
 
 def _git_grep(e: Effect, args: list[Word]) -> None:

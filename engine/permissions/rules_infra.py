@@ -844,10 +844,21 @@ def _terraform(e: Effect, args: list[Word]) -> None:
     if words[:1] != ["fmt"]:
         _terraform_verbs(e, args)
     elif any((w.value or "").lstrip("-") in ("check", "check=true", "write=false")
-             for w in args):
+             for w in _go_flags(args[[w.value for w in args].index("fmt") + 1:])):
         e.reads.extend(w for w in args[1:] if not (w.value or "-").startswith("-"))
     else:
         e.add("write", f"{prog(e)} fmt rewrites files")
+
+
+def _go_flags(args: list[Word]) -> list[Word]:
+    """The options Go's flag parsing reads: those before the first other word (``terraform
+    fmt main.tf -check`` rewrites main.tf: ``-check`` is a file name there)."""
+    out = []
+    for w in args:
+        if w.value is None or not w.value.startswith("-") or w.value in ("-", "--"):
+            break
+        out.append(w)
+    return out
 _pulumi = _verbs("pulumi", _F({"destroy", "down", "stack rm", "state delete", "cancel"}),
                  _F({"preview", "stack ls", "whoami", "version", "about", "config get",
                      "stack output", "logs", "help"}))

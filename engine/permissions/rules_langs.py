@@ -221,6 +221,12 @@ QUERIES: dict[str, Queries] = {
     "meson": Queries(_v("introspect", "--version", "-v"), writes=_F({"--force-object-output"}),
                      why="configures, builds, installs or changes a build folder"),
     "nix-instantiate": Queries(needs={(): _F({"--parse"})}, operands=True),
+    "dvc": Queries(_v("dag", "diff", "params diff", "metrics show", "metrics diff",
+                      "remote list", "stage list", "version", "doctor", "root",
+                      "check-ignore", "data status", "exp show", "config --list",
+                      "config -l", "status"),
+                   online=_F({"-c", "--cloud", "-r", "--remote"}),
+                   why="runs a pipeline, moves data to or from a remote or changes files"),
     "taplo": Queries(needs={("fmt",): _F({"--check"}), ("format",): _F({"--check"})},
                      operands=True),
 }
@@ -246,6 +252,16 @@ def publishing(name: str, rule: Rule) -> Rule:
     return wrapped
 
 
-RULES: dict[str, Rule] = {name: query_rule(name) for name in QUERIES}
+def _dvc_changes(e: Effect, args: list[Word]) -> None:
+    """``dvc gc`` deletes the cached data (and with ``-c`` the remote's) no commit named
+    keeps: work other branches or people may still need. Anything else not a query asks."""
+    e.add("exec", f"{prog(e)} {QUERIES['dvc'].why}")
+    if [w.value for w in args[:1]] in (["gc"], ["destroy"]):
+        e.add("destructive", f"{prog(e)} {args[0].shown} deletes data from the cache")
+
+
+CHANGES: dict[str, Rule] = {"dvc": _dvc_changes}
+"""The rule of a program's other command lines, where asking is not all (``dvc gc``)."""
+RULES: dict[str, Rule] = {name: query_rule(name, CHANGES.get(name)) for name in QUERIES}
 """Programs without a rule elsewhere take these; ``rules.py`` puts the queries of the others
 (``deno``, ``bun``) before their own rule."""

@@ -240,6 +240,8 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
             after[0].value in _ARCHIVE_MODULES[module.value]:
         e.reads.extend(after[1:])  # python -m zipfile -l app.whl: a listing
         e.imports_here = here
+    elif module.value in _WRITING_MODULES:
+        _writing_module(e, name, module.value, after)
     elif module.value == "inspect" and _inspected(after):
         e.imports_here = here  # python -m inspect -d json:dumps
     elif module.value == "http.server":
@@ -261,6 +263,35 @@ def _module(e: Effect, name: str, module: Word, args: list[Word], o: Opts) -> No
             e.add("write", f"{name} -m {module.value} writes its output file")
     else:
         e.add("exec", f"{name} -m {module.shown} runs a module")
+
+
+_WRITING_MODULES = {
+    "timeit": ("nrsu", ("-s", "--setup", "STATEMENT")), "zipfile": ("c", ("-c", "--create")),
+    "tarfile": ("c", ("-c", "--create")), "cProfile": ("os", ("-o",)),
+    "profile": ("os", ("-o",)), "zipapp": ("opm", ("-o", "--output")),
+}
+"""Standard modules that run code their words show (``timeit``'s statements and ``-s``
+setup) or write a file an option names (``zipfile -c OUT``, ``cProfile -o OUT``): each
+judged as that code or that write, besides running the module."""
+
+
+def _writing_module(e: Effect, name: str, module: str, args: list[Word]) -> None:
+    letters, named = _WRITING_MODULES[module]
+    o = parse_opts(args, letters, frozenset(n for n in named if n.startswith("--")),
+                   stop_at_positional=module in ("cProfile", "profile"))
+    e.add("exec", f"{name} -m {module} runs a module")
+    if module == "timeit":  # python -m timeit -s SETUP STMT..: python code, as with -c
+        for code in [*o.all("-s", "--setup"), *o.positionals]:
+            inline_code(e, f"{name} -m timeit", "python", code)
+            e.inline.append(code)
+        return
+    created = o.all(*(n for n in named if n.startswith("-")))  # zipfile -c OUT FILE..
+    if module in ("zipfile", "tarfile"):
+        e.reads.extend(o.positionals)
+    for out in created:
+        e.writes.append(out)
+        e.replaces.append(out)
+        e.add("write", f"{name} -m {module} writes {out.shown}")
 
 
 def _http_server(e: Effect, name: str, args: list[Word]) -> None:

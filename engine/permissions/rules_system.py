@@ -144,7 +144,62 @@ def _systemd_analyze(e: Effect, args: list[Word]) -> None:
         e.at_least("ask", "")
 
 
+# ---------------------------------------------------------------- GPUs and the firewall
+
+_GPU_SHOWS = _F({"-L", "--list-gpus", "-q", "--query", "-x", "--xml-format", "-u", "--unit",
+                 "-h", "--help", "--version", "-B", "--list-excluded-gpus"})
+_GPU_SHOW_VALUES = _F({"-i", "--id", "-d", "--display", "-l", "--loop", "-lms", "--loop-ms",
+                       "--format", "--query-gpu", "--query-compute-apps",
+                       "--query-accounted-apps", "--query-retired-pages",
+                       "--query-supported-clocks", "--query-remapped-rows"})
+_GPU_VIEWS = _F({"topo", "dmon", "pmon", "nvlink"})
+"""``nvidia-smi`` subcommands that only print (``topo -m``, ``dmon -c 5``)."""
+
+
+def _nvidia_smi(e: Effect, args: list[Word]) -> None:
+    """``nvidia-smi`` alone, with query options or a viewing subcommand prints the GPUs'
+    state, as ``ps`` does processes; any other option (``-pm``, ``-pl``, ``-r``, ``-c``,
+    ``-f FILE``) changes a GPU's settings or writes a file: asked."""
+    words = [w.value for w in args]
+    if words[:1] and words[0] in _GPU_VIEWS:
+        if all(w is not None and w not in ("-f", "--filename") for w in words):
+            return
+    else:
+        i = 0
+        while i < len(words):
+            w = words[i]
+            name = (w or "").partition("=")[0]
+            if w in _GPU_SHOWS or (name in _GPU_SHOW_VALUES and "=" in (w or "")):
+                i += 1
+            elif w in _GPU_SHOW_VALUES:
+                i += 2
+            else:
+                break
+        else:
+            return
+    e.add("exec", "nvidia-smi changes a GPU's settings (or writes a file)")
+
+
+_UFW_SHOWS = (["status"], ["status", "verbose"], ["status", "numbered"], ["show", "raw"],
+              ["show", "added"], ["show", "listening"], ["app", "list"], ["version"],
+              ["--version"], ["help"], ["--help"])
+_UFW_DOWN = _F({"disable", "reset", "delete"})
+
+
+def _ufw(e: Effect, args: list[Word]) -> None:
+    """``ufw status`` shows the firewall; ``disable``, ``reset`` or ``delete`` opens the
+    machine (destructive); any other verb changes its rules (asked)."""
+    words = [w.value for w in args if w.value != "--dry-run"]
+    if words in _UFW_SHOWS or (len(words) == 3 and words[:2] == ["app", "info"]):
+        return
+    if words[:1] and words[0] in _UFW_DOWN and "--dry-run" not in [w.value for w in args]:
+        e.add("destructive", f"ufw {words[0]} takes the firewall's rules down")
+    else:
+        e.add("exec", "ufw changes the machine's firewall")
+
+
 RULES: dict[str, Rule] = {
+    "nvidia-smi": _nvidia_smi, "ufw": _ufw,
     "ip": _ip, "ldconfig": _ldconfig, "sysctl": _sysctl, "dmesg": _dmesg,
     "findmnt": _findmnt, "getent": _getent, "fuser": _fuser,
     "systemd-analyze": _systemd_analyze, "pg_config": plain(),

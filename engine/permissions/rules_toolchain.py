@@ -230,9 +230,28 @@ def _rustc(e: Effect, args: list[Word]) -> None:
         e.add("exec", "rustc compiles (procedural macros run) and writes its outputs")
     e.writes.extend(o.all("-o"))
     e.replaces.extend(o.all("-o"))
+    for request in o.all("--print"):  # --print cfg=PATH writes what it prints to PATH
+        kind, eq, path = (request.value or "=?").partition("=")
+        if eq:
+            out = Word.of(path) if request.value is not None else request
+            e.writes.append(out)
+            e.replaces.append(out)
+            e.add("write", f"rustc --print {kind}=PATH writes the file")
 
 
 RULES["rustc"] = rustup_proxy(_rustc)
+
+
+def _about_itself(e: Effect, args: list[Word]) -> None:
+    """A tool rustup stands in front of: ``--version``/``--help`` only ask it about itself
+    (the toolchain file still decides which program answers); the rest runs it."""
+    if [w.value for w in args] not in (["--version"], ["-V"], ["--help"], ["-h"]):
+        e.add("exec", f"{prog(e)} runs the toolchain's program on the project")
+
+
+RULES.update(dict.fromkeys(("rustdoc", "rust-analyzer", "cargo-fmt", "cargo-clippy",
+                            "clippy-driver", "rust-gdb", "rust-gdbgui", "rust-lldb", "rls",
+                            "cargo-miri"), rustup_proxy(_about_itself)))
 
 
 # ---------------------------------------------------------------- JVM and C toolchains' queries

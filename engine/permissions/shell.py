@@ -87,12 +87,12 @@ from engine.permissions.pipes import patch_files, pipe_discards, reverts, worktr
 from engine.permissions.programs import (
     ENV_KEEPING_OPTIONS,
     INTERPRETERS,
-    LOADS_NATIVE_CODE,
     PROJECT_BIN_TOOLS,
     SHELLS,
     STARTS_WITH_ENV,
     SUBCOMMAND_PROGRAMS,
     WRAPPERS,
+    loads_unseen_code,
 )
 from engine.permissions.rules import (
     ENVIRONMENT_PRINTERS,
@@ -1747,6 +1747,8 @@ class _Walker(PathJudge, ShellValues):
         elif is_dangerous_variable(var) and not harmless_setting(var, values):
             self._entry([shown], "exec", "ask", [f"setting {var} changes what programs run"],
                         "", ctx)
+            if unseen := loads_unseen_code(var, values):
+                self.unnamed.append(unseen)  # export NODE_OPTIONS='-r ./x.js'; node ..
         if command_variable(var):
             for value in values:
                 self._script(f"{var}=", run_with_arguments(var, Word.of(value)), ctx)
@@ -1803,6 +1805,8 @@ class _Walker(PathJudge, ShellValues):
                 var, found, self._untouched_env().get(var)):
             self._entry([Word.of(text)], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
+            if unseen := loads_unseen_code(var, found):
+                self.unnamed.append(unseen)
 
     def _static_arithmetic(self, text: str) -> str | None:
         """``$((OPTIND - 1))``, ``$(( $# - 3 ))``: the value of sums and products of numbers
@@ -2853,9 +2857,11 @@ class _Walker(PathJudge, ShellValues):
         elif var == "IFS" and self._static_value(node, ctx):
             pass  # a static IFS is modelled: words split at it name the program judged
         elif is_dangerous_variable(var) and not harmless_setting(  # PAGER=cat: cat is judged
-                var, self._assigned(node, ctx), self._untouched_env().get(var)):
+                var, values := self._assigned(node, ctx), self._untouched_env().get(var)):
             self._entry([Word.of(_text(node, ctx))], "exec", "ask",
                         [f"setting {var} changes what programs run"], "", ctx)
+            if unseen := loads_unseen_code(var, values):
+                self.unnamed.append(unseen)  # NODE_OPTIONS='-r ./x.js'; export ..; node ..
         if var == "IFS" and any(c.type == "+=" for c in node.children) and \
                 var not in self.known and var not in self.unknown:
             self.known[var] = [self.ifs or ""]  # IFS+=_: the default blanks, then _
@@ -4080,8 +4086,7 @@ class _Walker(PathJudge, ShellValues):
                     not harmless_setting(var, values, untouched.get(var)):
                 e.add("exec", f"setting {var} changes what programs run")  # a static IFS is
                 # modelled; PAGER=cat: cat is judged; HOME="$HOME": what it held
-                if var in LOADS_NATIVE_CODE:
-                    e.unseen = e.unseen or f"the library {var} loads into the program"
+                e.unseen = e.unseen or loads_unseen_code(var, values)
         self._runs_written(e, ctx, exported)
         for reason in floor_reasons:
             e.at_least("ask", reason)
@@ -5758,13 +5763,13 @@ def _lookup_output(name: str) -> str | None:
 
 
 def _fed_lines(argv: list[Word], text: str) -> list[list[Word]]:
-    """``echo rm | xargs -I{} {} -rf x``: the command once per input line, the replace
-    string standing for the line (beyond ``MAX_LOOP_WORDS`` lines: for a run-time word);
-    [] when no word holds it."""
+    """``echo rm | xargs -I{} {} -rf x``: the command once per input line (or NUL-ended
+    record), the replace string standing for it (beyond ``MAX_LOOP_WORDS`` lines: for a
+    run-time word); [] when no word holds it."""
     if not any(w.dynamic == "input" for w in argv):
         return []
-    lines = bounded([ln.strip(" \t") for ln in text.split("\n") if ln.strip(" \t")],
-                    MAX_LOOP_WORDS)
+    lines = bounded([ln.strip(" \t") for ln in re.split(r"[\n\0]", text) if ln.strip(" \t")],
+                    MAX_LOOP_WORDS)  # -0 -I{}: each NUL-ended name (no argument holds a NUL)
     if lines is None:  # more lines than followed: the replace string is only known then
         return [[Word(None, w.text, "var") if w.dynamic == "input" else w for w in argv]]
     return [[Word(w.text.replace(INPUT_CODE, ln), w.text) if w.dynamic == "input" else w

@@ -139,6 +139,12 @@ SAME_SHELL_WRAPPERS = frozenset({"builtin", "command", "time"})
 """Prefixes after which ``cd`` is still the shell's builtin (``env cd`` runs a program)."""
 
 
+_ONE_EXPANSION = re.compile(r'"?(?:\$\{?[A-Za-z_]\w*\}?|\$\([^()]*\))"?')
+"""A word that is one variable or one command's output, nothing around it."""
+OBJECT_NAME = "0" * 40
+"""What a word holding an object's name (``git rev-parse HEAD``) stands for as a path."""
+
+
 class PathJudge:
     """The path half of the shell walker: needs the workspace, roots and working directories."""
 
@@ -233,7 +239,7 @@ class PathJudge:
         loaded = [why for loads in e.loads_here for why in self._loaded_here(e, loads)]
         if loaded or not e.imports_here:
             return loaded[:1]
-        for base in self.cwds:
+        for base in self._started_in(e):
             try:
                 names = os.listdir(base) if base is not None else None
             except OSError:
@@ -249,8 +255,23 @@ class PathJudge:
                         f"for a module it runs ({own} or a standard one)"]
         return []
 
-    def _loaded_here(self, e: Effect, loads: Loads) -> list[str]:
+    def _started_in(self, e: Effect) -> list[Path | None]:
+        """The folders the program starts in: the shell's, or where a wrapper's ``-C`` puts
+        it (``env -C src python3 -m this``: ``src/this.py`` runs); None where that is only
+        known at run time."""
+        if not e.starts_in:
+            return list(self.cwds)
+        out: list[Path | None] = []
         for base in self.cwds:
+            folder: Path | None = base
+            for w in e.starts_in:
+                folder = None if folder is None or w.value is None or w.value[:1] == "~" \
+                    else Path(os.path.normpath(os.path.join(folder, w.value)))
+            out.append(folder)
+        return out
+
+    def _loaded_here(self, e: Effect, loads: Loads) -> list[str]:
+        for base in self._started_in(e):
             if base is None:
                 return [f"{e.argv[0].shown} runs in a folder only known at run time: code "
                         "there may load when it starts"]
@@ -288,7 +309,7 @@ class PathJudge:
             if setting or self.taint_all:
                 return [f"{setting or 'a sourced file'} may give {job.how} include folders "
                         "or options the command line does not show"]
-            for base in self.cwds:
+            for base in self._started_in(e):
                 if base is None:
                     return [f"{job.how} runs in a folder only known at run time: what the "
                             "sources include there is not judged"]
@@ -534,6 +555,9 @@ class PathJudge:
         if w.value is None and not for_write and (numbered := self._numbered(w.text)):
             return self._judge_word(Word(numbered, w.text), for_write)  # lsof -p "$pid":
             # digits, a name in the working folder at most; /proc/"$pid"/status
+        if w.value is None and not for_write and w.dashless and _ONE_EXPANSION.fullmatch(w.text):
+            return self._judge_word(Word(OBJECT_NAME, w.text), for_write)  # git diff "$base":
+            # an object's or a ref's name (never /, .., or -): a name in the working folder
         if w.value is None:
             return self._judge_unknown(w, for_write)
         if w.value.startswith("~/") and w.text == w.value:  # a rule's own ~/.ssh/known_hosts
