@@ -511,14 +511,15 @@ async def test_many_hard_links_make_their_folders_read_only(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("sandboxed", [True, False])
 def test_a_store_folder_used_before_stays_masked(tmp_path: Path, sandboxed: bool) -> None:
-    """A store in a workspace folder an earlier run used (its ``traces/`` there, the database's
-    ``-wal`` made once the run writes): a command can neither read the history nor change the
-    stored run (its policy, which a resume loads again)."""
+    """A store in a workspace folder an earlier run used (its ``traces/`` there, another store
+    beside, the database's ``-wal`` made once the run writes): a command can neither read the
+    history nor change a stored run (its policy, which a resume loads again)."""
     ws = _repo(tmp_path / "ws")
-    db = ws / "data" / "runs.db"
-    _run(tmp_path, ws, ["true"], db=db)  # the folder now holds traces/ and the database
+    _run(tmp_path, ws, ["true"], db=ws / "data" / "runs.db")  # another store, its traces/
+    db = ws / "data" / "new.db"
+    _run(tmp_path, ws, ["true"], db=db)
     probe = _py("import os\n"
-                "for name in ('runs.db', 'runs.db-wal', 'traces'):\n"
+                "for name in ('runs.db', 'new.db', 'new.db-wal', 'traces'):\n"
                 "    path = os.path.join('data', name)\n"
                 "    try:\n"
                 "        n = len(os.listdir(path) if os.path.isdir(path) else\n"
@@ -532,10 +533,11 @@ def test_a_store_folder_used_before_stays_masked(tmp_path: Path, sandboxed: bool
                                   "WHERE kind = 'tool_call' ORDER BY seq DESC").fetchone()
     seen = dict(line.split()[1:] for line in content.splitlines() if line.startswith("seen"))
     if sandboxed:  # masked: nothing to read, an empty folder
-        assert set(seen) == {"runs.db", "runs.db-wal", "traces"}, content
+        assert set(seen) == {"runs.db", "new.db", "new.db-wal", "traces"}, content
         assert all(v in ("0", "PermissionError") for v in seen.values()), content
     else:
-        assert int(seen["runs.db"]) > 0 and int(seen["traces"]) > 0, content
+        assert int(seen["runs.db"]) > 0 and int(seen["new.db"]) > 0, content
+        assert int(seen["traces"]) > 0, content
 
 
 def test_a_planted_engine_link_is_not_taken_for_the_store(tmp_path: Path) -> None:

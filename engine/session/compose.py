@@ -465,8 +465,9 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
     if isinstance(db, Path):  # the store's other runs (their traces, workspaces) too, where
         # the run's own workspace is not among them (a golden task's copy is)
         ws = os.path.realpath(workspace)
-        secret = [p for p in (str(db), f"{db}-wal", f"{db}-shm", f"{db}-journal",
-                              str(db.parent / "traces"), str(db.parent / "workspaces"))
+        private = getattr(store, "private_files", None)  # data/old.db beside data/new.db
+        files = private() if private is not None else [str(db)]
+        secret = [p for p in (*files, str(db.parent / "traces"), str(db.parent / "workspaces"))
                   if not (ws + os.sep).startswith(os.path.realpath(p) + os.sep)]
         run_files += [*secret, db.parent / "workspaces"]
     spec = merge(machine.sandbox, policy.sandbox)

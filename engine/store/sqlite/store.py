@@ -31,6 +31,7 @@ from engine.store.deferred import Statement, fold
 from engine.store.sql.rows import BUSY_TIMEOUT_S, busy_timeout, dumps
 from engine.store.sql.statements import FORK_COPIES, SQLITE, Statements
 from engine.store.sql.store import SqlStore, guarded
+from engine.store.sqlite.beside import side_files, stores_beside
 from engine.store.sqlite.errors import (
     SQLITE_BUSY,
     is_corrupt,
@@ -216,6 +217,12 @@ class SqliteStore(SqlStore):
     def location(self) -> str:
         """The file's path as it was given (hints name the store so)."""
         return str(self.path)
+
+    def private_files(self) -> list[str]:
+        """What a sandboxed command must not see: this database, the other stores in its
+        folder (``beside``), and the files SQLite keeps beside each."""
+        stores = dict.fromkeys([self.path, *stores_beside(self.path)])
+        return [f for db in stores for f in side_files(db)]
 
     @classmethod
     def for_reading(cls, path: Path | str, **kwargs: Any) -> SqliteStore:
