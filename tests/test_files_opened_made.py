@@ -66,3 +66,11 @@ def test_a_scratch_lock_through_a_link_is_judged_where_it_lands(workspace: Path)
         assert _made(workspace, f"flock {link} true", "../outside.lock")
     finally:
         link.unlink()
+
+
+@pytest.mark.parametrize("command", ["flock a.txt ls -la", "flock a.txt -c 'cat a.txt'",
+                                     "flock . git status"])
+def test_locking_a_file_that_is_there_reads(workspace: Path, command: str) -> None:
+    assert _decision(workspace, command) == "allow"
+    _made(workspace, command, "a.txt")
+    assert (workspace / "a.txt").read_text() == "hello\n"  # the control: nothing changed

@@ -54,6 +54,9 @@ class Effect:
     writes: list[Word] = field(default_factory=list)
     chdir: list[Word] = field(default_factory=list)
     """Directories the shell changes into (``cd``), judged as reads."""
+    creates: list[tuple[str, Word]] = field(default_factory=list)
+    """Files it opens, making each one that is missing (``flock FILE``), with the program
+    that does: a read where the file is there, a write where it is not."""
     starts_in: list[Word] = field(default_factory=list)
     """Folders a wrapper starts the command in (``env -C src python3 -m x``), in order:
     where the program finds the files it loads from its working folder."""

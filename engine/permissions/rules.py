@@ -351,8 +351,7 @@ def _opened_file(e: Effect, name: str, target: Word) -> None:
     v = target.value or ""
     if re.fullmatch(r"/(tmp|var/tmp|run/lock|dev/shm)/[\w.@+-]+", v) and not os.path.islink(v):
         return
-    e.writes.append(target)
-    e.add("write", f"{name} creates the file it locks when it is missing")
+    e.creates.append((name, target))
 
 
 def _joined(words: list[Word]) -> Word:

@@ -170,8 +170,8 @@ def _sqlite_database(e: Effect, db: Word, readonly: bool) -> None:
     opening it finishes (unless ``-readonly``) rewrites it."""
     (e.writes if e.risk not in ("read",) else e.reads).append(db)
     if ".git" in (db.value or "").split("/") and not readonly:
-        e.writes.append(db)  # sqlite3 .git/index.lock 'select 1' leaves a lock git stops at
-        e.add("write", f"{prog(e)} creates the database file when it is missing")
+        e.creates.append((prog(e), db))  # sqlite3 .git/index.lock 'select 1': a lock git
+        # stops at
     if not readonly and db.value is not None:
         e.loads_here.append(Loads((f"{db.value}-wal", f"{db.value}-journal"),
                                   runs=_unfinished_log))

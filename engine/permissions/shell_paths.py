@@ -184,6 +184,7 @@ class PathJudge:
                                                                         list[str]]:
         """The decision on the paths ``e`` touches; a ``cd`` the shell runs
         (``moves_shell``) moves it."""
+        self._made_if_missing(e)
         d1, r1 = self._judge_paths(e.reads, False)
         d2, r2 = self._judge_paths(e.writes, True)
         chdir = [self._previous(e, w) for w in e.chdir]
@@ -200,6 +201,18 @@ class PathJudge:
         return (strictest(d1, d2, d3, "deny" if replaced else "allow",
                           "ask" if shadowed else "allow"),
                 [*replaced, *shadowed, *r1, *r2, *r3])
+
+    def _made_if_missing(self, e: Effect) -> None:
+        """``flock FILE``: a read of a file that is there (through a link, where it leads);
+        a write where it is missing, or may be (a path only known at run time)."""
+        for who, w in e.creates:
+            found = self.resolved_files(w)
+            if found and all(os.path.exists(p) for p in found):
+                e.reads.append(w)
+            else:
+                e.writes.append(w)
+                e.add("write", f"{who} makes {w.shown} when it is missing")
+        e.creates.clear()
 
     def _previous(self, e: Effect, w: Word) -> Word:
         """``cd -`` and ``cd "$OLDPWD"`` go back to the folder a cd of this command left;
