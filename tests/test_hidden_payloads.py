@@ -169,3 +169,16 @@ def test_a_code_file_an_option_variable_names_is_unseen(workspace: Path, setup: 
     assert _judged(workspace, command)[1] == "deny"
     settings_only = "NODE_OPTIONS=--max-old-space-size=64 node -p 1"
     assert _judged(workspace, settings_only)[1] == "ask"  # a limit loads no code
+
+
+def test_a_trace_prompt_runs_what_it_substitutes_and_nothing_else(workspace: Path) -> None:
+    """``PS4`` is expanded before each traced line: a substitution in it runs, a variable
+    only prints (``+ ${BASH_SOURCE}:${LINENO}: ``)."""
+    code = "PS4='$(touch ran) '; set -x; ls >/dev/null"
+    _run(workspace, code)
+    assert (workspace / "ran").exists()  # the control
+    assert _judged(workspace, code) == ("deny", "deny")
+    plain = "PS4='+ ${BASH_SOURCE:-}:${LINENO}: '\nset -x\ngit status --short"
+    _run(workspace, plain)
+    assert _judged(workspace, plain) == ("allow", "allow")
+    assert _judged(workspace, "PS4='+ ${a[$i]} '; set -x; ls")[1] == "deny"  # a subscript

@@ -386,6 +386,12 @@ _NO_HOME = frozenset({"/dev/null", "/nonexistent"})
 "no home" values); any other folder may hold a planted ``.gitconfig``."""
 
 
+_PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS4"})
+_PROMPT_CODE = ("$(", "`", "[", "@P", "${!", "\\")
+"""What in a prompt string could run a command as bash expands it (a substitution, a
+subscript evaluated as arithmetic, a prompt expansion of another value, an escape)."""
+
+
 def harmless_setting(name: str, values: list[str] | None, inherited: str | None = None) -> bool:
     """A setting whose effect is judged elsewhere or is nil, given its possible values (None:
     only known at run time): the value the variable ``inherited`` (``env -i HOME="$HOME"``);
@@ -400,6 +406,8 @@ def harmless_setting(name: str, values: list[str] | None, inherited: str | None 
         return True
     if name in ("BASH_ENV", "ENV"):  # BASH_ENV=/dev/null: a shell starts with no file run
         return bool(values) and all(v in ("", "/dev/null") for v in values)
+    if name in _PROMPTS:  # PS4='+ ${BASH_SOURCE}:${LINENO}: ': expanded, nothing run
+        return bool(values) and not any(c in v for v in values for c in _PROMPT_CODE)
     if name in ("HOME", "XDG_CONFIG_HOME"):  # HOME=/nonexistent: no configuration to load
         return bool(values) and all(v in _NO_HOME for v in values)
     if name == "GOFLAGS":  # -mod=readonly: go may change no go.mod; no -toolexec, no -exec

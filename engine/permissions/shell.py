@@ -2851,9 +2851,11 @@ class _Walker(PathJudge, ShellValues):
                 c.type == "word" and re.fullmatch(r"-\w*n\w*", _text(c, ctx))
                 for c in parent.named_children):  # declare -n r=k itself names the target
             var = self.refs.get(var, var)  # r=v through a name reference sets its target
-        if shell_code_var(var):
+        if shell_code_var(var) and not harmless_setting(var, self._assigned(node, ctx)):
             self._entry([Word.of(_text(node, ctx))], "exec", "deny",
                         [f"setting {var} makes the shell run code from elsewhere"], "deny", ctx)
+        elif shell_code_var(var):
+            pass  # PS4='+ $LINENO: ': a prompt that only expands variables
         elif var == "IFS" and self._static_value(node, ctx):
             pass  # a static IFS is modelled: words split at it name the program judged
         elif is_dangerous_variable(var) and not harmless_setting(  # PAGER=cat: cat is judged
