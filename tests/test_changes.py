@@ -268,3 +268,24 @@ def test_a_run_starts_its_shell_watcher_before_any_command(tmp_path: Path) -> No
     sh(ws, "rm a.txt")
     report = changes.WATCHER.changes(ws, before)
     assert [(c["path"], c["deleted"]) for c in report.files] == [("a.txt", True)]
+
+
+def test_a_folder_too_deep_to_watch_is_said_not_covered(tmp_path: Path) -> None:
+    """A folder whose path is longer than the system allows gets no watch: the report says
+    so instead of leaving out what changed there."""
+    from turnstile_tools.changes import WATCHER
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    mark = WATCHER.snapshot(tmp_path)
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for _ in range(25):  # 25 x 200 characters: beyond PATH_MAX (4096)
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("deep.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    finally:
+        os.close(fd)
+    report = WATCHER.changes(tmp_path, mark)
+    assert report.not_covered is not None and "longer than the system allows" in \
+        report.not_covered, report

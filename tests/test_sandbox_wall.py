@@ -616,3 +616,36 @@ def test_a_file_name_that_is_not_utf8_is_recorded_with_the_rest(tmp_path: Path) 
         [sys.executable, "-m", "engine", "show", run_id["run_id"], "--db", str(db), "--json"],
         cwd=ROOT, env=engine_env(), capture_output=True, text=True, check=True).stdout)
     assert set(shown["files_changed"]) == {"a.txt", "z\\xff"}, shown["files_changed"]
+
+
+def _files_changed(db: Path) -> dict[str, Any]:
+    (run,) = json.loads(subprocess.run(
+        [sys.executable, "-m", "engine", "runs", "--db", str(db), "--json"], cwd=ROOT,
+        env=engine_env(), capture_output=True, text=True, check=True).stdout)[0:1]
+    shown = json.loads(subprocess.run(
+        [sys.executable, "-m", "engine", "show", run["run_id"], "--db", str(db), "--json"],
+        cwd=ROOT, env=engine_env(), capture_output=True, text=True, check=True).stdout)
+    return dict(shown["files_changed"])
+
+
+def test_links_pipes_and_modes_a_command_makes_are_reported(tmp_path: Path) -> None:
+    """A new link (to a file outside), a pipe and a file made executable change what runs or
+    is read later, though no file's content changed: each is in ``files_changed``."""
+    ws = _repo(tmp_path / "ws")
+    (ws / "run.sh").write_text("echo hi\n")
+    subprocess.run(["git", "-C", str(ws), "add", "run.sh"], check=True)
+    subprocess.run(["git", "-C", str(ws), "commit", "-qm", "script"], check=True)
+    db = tmp_path / "e.db"
+    _run(tmp_path, ws, [_py("import os\n"
+                            "os.symlink('/etc/hostname', 'host')\n"
+                            "os.mkfifo('pipe')\n"
+                            "os.chmod('run.sh', 0o755)\n")], db=db)
+    changed = _files_changed(db)
+    assert changed["host"]["created"] is True, changed
+    assert changed["pipe"]["created"] is True, changed
+    assert set(changed) == {"host", "pipe", "run.sh"}, changed
+    with sqlite3.connect(db) as conn:
+        kinds = {json.loads(p)["path"]: json.loads(p) for (p,) in conn.execute(
+            "SELECT payload FROM events WHERE kind = 'file_changed'")}
+    assert kinds["host"]["kind"] == "link" and kinds["pipe"]["kind"] == "fifo", kinds
+    assert kinds["run.sh"]["executable"] is True, kinds

@@ -600,7 +600,8 @@ def test_both_stores_send_the_shared_reads_and_writes_written_once() -> None:
 
     shared = public(SqlStore)
     assert len(shared) >= 30
-    own = {"create_run", "fork_run", "check", "row_counts", "close", "for_reading", "location"}
+    own = {"create_run", "fork_run", "check", "row_counts", "close", "for_reading", "location",
+           "private_files"}
     for cls in (SqliteStore, PostgresStore):
         assert public(cls) == own, cls.__name__
     sqlite, postgres = Statements(SQLITE), Statements(POSTGRES)

@@ -30,6 +30,7 @@ import errno
 import hashlib
 import logging
 import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -64,24 +65,41 @@ WATCH_SHARE = 0.5
 @dataclass(frozen=True, slots=True)
 class Seen:
     """A file as last seen: absent, or present with its size and time, and its bytes or hash
-    when they were read."""
+    when they were read; what it is (a file, a link, a pipe...) and whether it may run."""
 
     exists: bool
-    stat: tuple[int, int] | None = None
+    stat: tuple[int, int, int] | None = None
+    """Size, change time (ns) and execute bits: a file whose three are the same is unchanged."""
     data: bytes | None = None
     digest: str | None = None
+    kind: str | None = None
+    """``file``, ``link`` (``digest`` hashes its target), ``fifo``, ``socket``, ``device``;
+    None where it is not known (an index blob holds no kind of its own)."""
+    executable: bool | None = None
 
 
 ABSENT = Seen(False)
 UNKNOWN = Seen(True)
 """Present, content unknown (over the budget, or beyond the walk)."""
+_SPECIAL = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "device",
+            stat.S_IFBLK: "device"}
 
 
 
 def look(root: str, rel: str, keep: bool = True) -> Seen:
-    """The file now: a regular file's size, time, hash and (small, ``keep``) bytes; a link, a
-    folder or nothing is absent."""
+    """The file now: a regular file's size, time, hash and (small, ``keep``) bytes and its
+    executable bit; a link's target (hashed, never followed); a pipe, socket or device as
+    such; a folder or nothing is absent."""
     path = os.path.join(root, rel)
+    try:
+        lst = os.lstat(path)
+    except OSError:
+        return ABSENT
+    if stat.S_ISLNK(lst.st_mode):
+        return _link(path, lst)
+    if stat.S_IFMT(lst.st_mode) in _SPECIAL:
+        return Seen(True, (0, lst.st_mtime_ns, lst.st_mode & 0o111),
+                    kind=_SPECIAL[stat.S_IFMT(lst.st_mode)])
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -102,19 +120,33 @@ def look(root: str, rel: str, keep: bool = True) -> Seen:
     finally:
         held_files.close(fd, st)  # never the store's descriptor: that would drop its locks
     data = bytes(kept) if keep and len(kept) <= MAX_TEXT_BYTES else None
-    return Seen(True, (st.st_size, st.st_mtime_ns), data, digest.hexdigest())
+    return Seen(True, (st.st_size, st.st_mtime_ns, st.st_mode & 0o111), data,
+                digest.hexdigest(), "file", bool(st.st_mode & 0o100))
+
+
+def _link(path: str, lst: os.stat_result) -> Seen:
+    try:
+        target = os.readlink(os.fsencode(path))
+    except OSError:
+        return ABSENT
+    return Seen(True, (lst.st_size, lst.st_mtime_ns, 0), None,
+                hashlib.sha256(target).hexdigest(), "link")
 
 
 def _regular(mode: int) -> bool:
     return mode & 0o170000 == 0o100000
 
 
-def stat_of(root: str, rel: str) -> tuple[int, int] | None:
+def stat_of(root: str, rel: str) -> tuple[int, int, int] | None:
+    """Size and time of a file, a link or a pipe (what ``look`` reports); None else."""
     try:
         st = os.lstat(os.path.join(root, rel))
     except OSError:
         return None
-    return (st.st_size, st.st_mtime_ns) if _regular(st.st_mode) else None
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    return (st.st_size if _regular(st.st_mode) or stat.S_ISLNK(st.st_mode) else 0,
+            st.st_mtime_ns, st.st_mode & 0o111)
 
 
 @dataclass
@@ -357,7 +389,8 @@ class Tracker:
                     return self._scan_report(mark)
                 paths = [rel for rel, at in self.touched.items() if at > mark.seq]
                 files = self._compare(mark, paths, after=self.seen)
-                return WatchReport(files, None if mark.complete else self._partial())
+                notes = [*([] if mark.complete else [self._partial()]), *self._unwatched()]
+                return WatchReport(files, "; ".join(notes) or None)
         finally:
             if mark.index_fd is not None:
                 os.close(mark.index_fd)
@@ -434,9 +467,23 @@ class Tracker:
             found = git.index_blobs(Path(self.root), paths, mark.index_fd)
         except git.GitUnavailable:
             return {p: UNKNOWN for p in paths}
+        try:
+            modes = git.staged(Path(self.root), mark.index_fd, paths)
+        except git.GitUnavailable:
+            modes = {}
         return {p: Seen(True, None, data if len(data) <= MAX_TEXT_BYTES else None,
-                        hashlib.sha256(data).hexdigest())
+                        hashlib.sha256(data).hexdigest(), *_index_kind(modes.get(p)))
                 for p, data in found.items() if data is not None}
+
+    def _unwatched(self) -> list[str]:
+        """A note on folders no watch could be put on since the last report (then cleared)."""
+        if self.tree is None or not self.tree.unwatched:
+            return []
+        first, more = self.tree.unwatched[0], len(self.tree.unwatched) - 1
+        self.tree.unwatched.clear()
+        return [f"changes under {first[:120]}{'...' if len(first) > 120 else ''}"
+                f"{f' and {more} more folders' if more else ''} were not seen (a path longer "
+                "than the system allows, or a folder closed to the engine)"]
 
     def _partial(self) -> str:
         return (f"the workspace is not a git repository and has more than "
@@ -458,6 +505,17 @@ class Tracker:
             self.index_fd = None
 
 
+def _index_kind(entry: str | None) -> tuple[str | None, bool | None]:
+    """What an index entry's mode (``100755 oid``) says: a link or a file, and whether it
+    runs; (None, None) when unknown."""
+    mode = (entry or "").partition(" ")[0]
+    if mode == "120000":
+        return "link", None
+    if mode in ("100644", "100755"):
+        return "file", mode == "100755"
+    return None, None
+
+
 def _check_watches(count: int) -> None:
     """``WatchLimit`` when ``count`` watches would take over ``WATCH_SHARE`` of the user's."""
     limit = inotify.max_watches()
@@ -467,23 +525,39 @@ def _check_watches(count: int) -> None:
 
 
 def describe(rel: str, pre: Seen, post: Seen) -> dict[str, Any] | None:
-    """The change from ``pre`` to ``post``, or None when the content is the same."""
+    """The change from ``pre`` to ``post``, or None when it is the same: the same content
+    (or the same link target), the same kind and the same executable bit."""
     if not pre.exists and not post.exists:
         return None
-    if pre.exists and post.exists:
+    kind = _differs(pre.kind, post.kind)
+    mode = _differs(pre.executable, post.executable)
+    if pre.exists and post.exists and not kind and not mode:
         if pre.stat is not None and pre.stat == post.stat:
             return None
         if pre.digest is not None and pre.digest == post.digest:
             return None  # touched, not changed
+        if post.kind in ("fifo", "socket", "device"):
+            return None  # still the same kind of thing: no content of its own
     created, deleted = not pre.exists, not post.exists
     change: dict[str, Any] = {"path": rel, "base_hash": pre.digest if pre.exists else None,
                               "result_hash": post.digest if post.exists else None,
                               "created": created, "deleted": deleted}
-    known = (created or pre.data is not None) and (deleted or post.data is not None)
+    shown = post.kind if post.exists else pre.kind
+    if shown not in (None, "file"):
+        change["kind"] = shown  # a link (its target's hash), a pipe, a socket, a device
+    if mode:
+        change["executable"] = bool(post.executable)
+    plain = shown in (None, "file")
+    known = plain and (created or pre.data is not None) and (deleted or post.data is not None)
     patch = _patch(rel, pre.data if pre.exists else None, post.data) if known else None
-    if patch is not None:
+    if patch:  # a mode change alone has none
         change["patch"] = patch
     return change
+
+
+def _differs(before: object, after: object) -> bool:
+    """Both known and not the same."""
+    return before is not None and after is not None and before != after
 
 
 def _patch(rel: str, old: bytes | None, new: bytes | None) -> str | None:

@@ -66,6 +66,9 @@ class WatchedTree:
     root_gone: bool = False
     rules_changed: bool = False
     """A ``.gitignore`` changed: the caller's cached judges are stale."""
+    unwatched: list[str] = field(default_factory=list)
+    """Folders that could not be watched (a path longer than the system allows, a folder
+    closed to the engine): changes in them are not seen, and reports say so."""
 
     @property
     def root_path(self) -> Path:
@@ -95,6 +98,8 @@ class WatchedTree:
             if exc.errno in (errno.ENOSPC, errno.ENOMEM, errno.EMFILE):
                 raise WatchLimit(exc.errno, f"no inotify watch left for {here or '.'}") \
                     from exc
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                self.unwatched.append(here)  # deeper than PATH_MAX, closed to us: unseen
             return False
         self.by_wd[wd] = here
         self.by_rel[here] = wd

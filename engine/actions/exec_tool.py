@@ -99,7 +99,8 @@ def _fold_change(files: dict[str, Any], change: Mapping[str, Any]) -> None:
     entry = {"base_hash": prev.get("base_hash") if prev else change.get("base_hash"),
              "result_hash": change.get("result_hash")}
     files[path] = entry | ({"created": True} if created else {}) | (
-        {"deleted": True} if change.get("deleted") else {})
+        {"deleted": True} if change.get("deleted") else {}) | {
+        k: change[k] for k in ("kind", "executable") if k in change}  # a link, chmod +x
 
 
 class RunToolParams(BaseModel):

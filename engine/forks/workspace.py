@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +82,8 @@ def read_history(store: Store, run_id: str, root: Path) -> History:
         try:
             if target is None:
                 raise NotUndone("it is outside the workspace")
+            if e.payload.get("kind"):  # a link, a pipe: no content to undo
+                raise NotUndone(f"a {e.payload['kind']} was made or removed there")
             after = current[path] if path in current else _read(target)
             current[path] = undo(after, e.payload)
         except NotUndone as exc:
@@ -112,12 +115,24 @@ def _inside(root: Path, path: str) -> Path | None:
 
 
 def _read(path: Path) -> bytes | None:
+    """A regular file's bytes; None where nothing is; anything else (a pipe, which would
+    never answer, a link, a folder) cannot be rebuilt."""
     if held_files.held_path(path):
         return None
     try:
-        return path.read_bytes()
+        mode = path.lstat().st_mode
     except (FileNotFoundError, NotADirectoryError):
         return None
+    if not stat.S_ISREG(mode):
+        raise NotUndone("it is not a regular file now")
+    try:
+        with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW |
+                                                            os.O_NONBLOCK)) as f:
+            return f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise NotUndone(f"it cannot be read: {exc.strerror}") from exc
 
 
 def build(source: Path, dest: Path, files: Mapping[str, bytes | None]) -> None:

@@ -145,9 +145,14 @@ def index_paths(root: Path, index_fd: int | None = None) -> bytes:
     return bytes(run(root, ["ls-files", "-z"], **_index(index_fd)))
 
 
-def staged(root: Path, index_fd: int | None = None) -> dict[str, str]:
-    """Path -> ``mode oid`` of every stage-0 entry of the index (or of ``index_fd``)."""
-    out = run(root, ["ls-files", "-z", "--stage"], **_index(index_fd))
+def staged(root: Path, index_fd: int | None = None,
+           paths: Sequence[str] | None = None) -> dict[str, str]:
+    """Path -> ``mode oid`` of every stage-0 entry of the index (or of ``index_fd``), or of
+    those of ``paths`` (each taken literally: ``--literal-pathspecs``)."""
+    named = [] if paths is None else ["--", *paths]
+    if paths is not None and not paths:
+        return {}
+    out = run(root, ["ls-files", "-z", "--stage", *named], **_index(index_fd))
     entries = {}
     for record in out.split(b"\0"):
         head, _, name = record.partition(b"\t")

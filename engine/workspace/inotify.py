@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+IN_ATTRIB = 0x4
 IN_CLOSE_WRITE = 0x8
 IN_MOVED_FROM = 0x40
 IN_MOVED_TO = 0x80
@@ -35,9 +36,11 @@ IN_ONLYDIR = 0x01000000
 IN_DONT_FOLLOW = 0x02000000
 IN_EXCL_UNLINK = 0x04000000
 IN_ISDIR = 0x40000000
-FOLDER_MASK = (IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-               | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
-"""What a watched folder reports: written files, names appearing and going, and itself going."""
+FOLDER_MASK = (IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE
+               | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW
+               | IN_EXCL_UNLINK)
+"""What a watched folder reports: written files, changed modes, names appearing and going,
+and itself going."""
 NAMES_MASK = (IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_ONLYDIR | IN_DONT_FOLLOW
               | IN_EXCL_UNLINK)
 """Only names appearing in a watched folder (and leaving by a rename): no event per written

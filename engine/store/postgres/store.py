@@ -178,6 +178,10 @@ class PostgresStore(SqlStore):
         """The database as hints name it (``where``: no password)."""
         return self.where
 
+    def private_files(self) -> list[str]:
+        """Files a sandboxed command must not see: none (the rows live on the server)."""
+        return []
+
     @classmethod
     def for_reading(cls, url: str, **kwargs: Any) -> PostgresStore:
         """Open as usual, or read-only where the role or server cannot write (a standby, a
