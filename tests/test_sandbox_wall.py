@@ -649,3 +649,43 @@ def test_links_pipes_and_modes_a_command_makes_are_reported(tmp_path: Path) -> N
             "SELECT payload FROM events WHERE kind = 'file_changed'")}
     assert kinds["host"]["kind"] == "link" and kinds["pipe"]["kind"] == "fifo", kinds
     assert kinds["run.sh"]["executable"] is True, kinds
+
+
+STRATEGY = ("import os, subprocess\n"
+            "env = dict(os.environ, GIT_SEQUENCE_EDITOR='printf \"break\\\\n\" >')\n"
+            "subprocess.run(['git', 'rebase', '-i', 'HEAD'], env=env)\n"
+            "open('.git/rebase-merge/strat' + 'egy', 'w').write('evil\\n')\n"
+            "head = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True,\n"
+            "                      text=True).stdout.strip()\n"
+            "os.makedirs('.git/refs/repl' + 'ace', exist_ok=True)\n"
+            "open('.git/refs/repl' + 'ace/' + head, 'w').write(head + '\\n')\n")
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_a_strategy_and_replacement_refs_a_command_adds_are_removed(
+        tmp_path: Path, sandboxed: bool) -> None:
+    """A stopped rebase's strategy names ``git-merge-NAME``, which the host's ``git rebase
+    --continue`` runs from PATH; a replacement ref makes host git show another object in a
+    commit's place. Neither a command added stays; a built-in strategy does."""
+    ws = _repo(tmp_path / "ws")
+    _run(tmp_path, ws, [_py(STRATEGY)], policy=None if sandboxed else OFF)
+    assert (ws / ".git" / "rebase-merge").is_dir()  # the rebase itself goes on
+    assert (ws / ".git" / "rebase-merge" / "strategy").exists() is not sandboxed
+    assert any((ws / ".git" / "refs" / "replace").glob("*")) is not sandboxed
+
+
+def test_a_store_holding_a_trigger_is_refused(tmp_path: Path) -> None:
+    """A database planted where the next run looks, with a trigger that rewrites each new
+    run's policy: the engine makes no triggers, so it refuses the file in one line."""
+    db = tmp_path / "planted.db"
+    subprocess.run([sys.executable, "-m", "engine", "runs", "--db", str(db)], cwd=ROOT,
+                   env=engine_env(), capture_output=True, check=True)
+    from engine.store.sqlite import SqliteStore
+    SqliteStore(db).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TRIGGER t AFTER INSERT ON runs BEGIN "
+                     "UPDATE runs SET config = '{}'; END")
+    proc = subprocess.run([sys.executable, "-m", "engine", "runs", "--db", str(db)],
+                          cwd=ROOT, env=engine_env(), capture_output=True, text=True)
+    assert proc.returncode == 2 and "holds a trigger (t)" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -115,6 +115,14 @@ MAX_CHECKED = 1 << 20
 RUNS_LATER: tuple[str, ...] = ("rebase-merge/git-rebase-todo", "sequencer/todo")
 """Files under ``GIT_ALLOWED`` entries that list commands git runs later: an ``exec`` line
 of a rebase's to-do list runs at the host's ``git rebase --continue``."""
+STRATEGIES: tuple[str, ...] = ("rebase-merge/strategy", "sequencer/opts")
+"""Files naming the merge strategy a stopped rebase or cherry-pick goes on with: git runs
+``git-merge-NAME`` for a name it does not know, found on PATH."""
+BUILTIN_STRATEGIES = frozenset({"ort", "recursive", "resolve", "octopus", "ours", "subtree"})
+_STRATEGY = re.compile(rb"^\s*strategy\s*=\s*(\S+)", re.MULTILINE)
+REPLACE_REFS = "refs/replace"
+"""Replacement refs make git on the host show another object in a commit's place (a diff
+that hides what the commit holds)."""
 _EXEC_LINE = re.compile(rb"^[ \t]*(?:x|exec)(?:[ \t]|$)", re.MULTILINE)
 NO_LATER_READS: tuple[str, ...] = ("objects/info/alternates", "objects/info/http-alternates")
 """Files under ``objects/`` that make git on the host read objects from other folders."""
@@ -199,9 +207,10 @@ def git_snapshot(gitdirs: Iterable[str], workspace: str = "") -> GitSnapshot:
     for gitdir in gitdirs:
         with contextlib.suppress(OSError):
             top[gitdir] = frozenset(os.listdir(gitdir))
-        for name in (*RUNS_LATER, *NO_LATER_READS):
+        for name in (*RUNS_LATER, *NO_LATER_READS, *STRATEGIES):
             path = os.path.join(gitdir, name)
             later[path] = _content(path)
+        later[os.path.join(gitdir, REPLACE_REFS)] = _replace_refs(gitdir)
         if "modules" not in top.get(gitdir, ()) and "worktrees" not in top.get(gitdir, ()):
             continue
         found, stray = nested_gitdirs(gitdir)
@@ -242,9 +251,14 @@ def _sweep_later(before: GitSnapshot, swept: Swept) -> None:
     """A to-do list that gained ``exec`` lines loses them (the rest of the rebase stays);
     a new or changed ``alternates`` file is removed (restored when it was there)."""
     for path, old in before.later.items():
+        if path.endswith(REPLACE_REFS):
+            _sweep_replacements(path, old, swept)
+            continue
         if not os.path.lexists(path):
             continue
         new = _content(path)
+        if path.endswith(STRATEGIES) and new not in (None, _NOT_PLAIN) and _builtin(new):
+            continue  # git rebase -s ort: a strategy git runs itself
         if new == old:
             continue
         if path.endswith(RUNS_LATER) and new not in (None, _NOT_PLAIN):
@@ -266,6 +280,29 @@ def _sweep_later(before: GitSnapshot, swept: Swept) -> None:
             with open(path, "wb") as f:
                 f.write(old)
             swept.restored.append(path)
+
+
+def _builtin(content: bytes) -> bool:
+    """A strategy file (one name, or ``strategy = NAME`` lines) naming built-in ones only."""
+    names = _STRATEGY.findall(content) or content.split()
+    return all(n.decode(errors="replace") in BUILTIN_STRATEGIES for n in names)
+
+
+def _replace_refs(gitdir: str) -> bytes:
+    """The loose replacement refs, one name a line (what ``_sweep_replacements`` compares)."""
+    found = []
+    for root, _dirs, files in os.walk(os.path.join(gitdir, REPLACE_REFS)):
+        found += [os.path.join(root, f) for f in files]
+    return "\n".join(sorted(found)).encode("utf-8", "surrogateescape")
+
+
+def _sweep_replacements(path: str, old: bytes | None, swept: Swept) -> None:
+    """Remove the replacement refs a command added (those there before stay)."""
+    had = set((old or b"").decode("utf-8", "surrogateescape").split("\n"))
+    now = _replace_refs(os.path.dirname(os.path.dirname(path)))
+    for ref in now.decode("utf-8", "surrogateescape").split("\n"):
+        if ref and ref not in had:
+            swept.removed.append(remove(ref))
 
 
 def _sweep_nested(gitdir: str, before: GitSnapshot, swept: Swept) -> None:

@@ -286,8 +286,9 @@ class SqliteStore(SqlStore):
         return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
     def _migrate(self) -> None:
-        """Create or upgrade the schema; the current version costs one read and no lock."""
+        """Create or upgrade the schema; the current version costs two reads and no lock."""
         version = self._user_version()
+        self._refuse_triggers()
         if version == SCHEMA_VERSION:
             return
         self._refuse_newer(version)
@@ -310,6 +311,18 @@ class SqliteStore(SqlStore):
             for target in range(version + 1, SCHEMA_VERSION + 1):
                 MIGRATIONS[target](db)
             self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _refuse_triggers(self) -> None:
+        """The engine makes no trigger: one in the file was put there by someone else (a
+        command that planted a database where the next run looks), and would run SQL on every
+        write, a stored policy's rewrite included."""
+        found = self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' LIMIT 1").fetchone()
+        if found is not None:
+            raise StoreError(
+                f"{self.path}: holds a trigger ({found[0]}) the engine never makes: the file "
+                "may have been planted by a command run here; move it aside or use another "
+                "--db")
 
     def _tables(self) -> list[str]:
         return [name for (name,) in self._conn.execute(
