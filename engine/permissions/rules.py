@@ -743,7 +743,7 @@ SIMPLE_READERS: dict[str, str] = {
     "sha256sum": "", "sha384sum": "", "sha512sum": "", "b2sum": "l", "cksum": "a", "sum": "",
     "base32": "w", "column": "csoNRHWlTEripn", "shellcheck": "sSfeioPW", "expand": "t",
     "unexpand": "t", "pr": "",
-    "look": "t", "zcat": "", "bzcat": "", "xzcat": "", "zstdcat": "", "lzcat": "",
+    "look": "t", "zcat": "", "bzcat": "", "xzcat": "", "lzcat": "",
     "rev": "", "readelf": "", "objdump": "", "nm": "", "size": "", "wc": "", "eza": "IwTL",
     "exa": "IwTL", "lsd": "IwT",
     "getfacl": "", "lsattr": "", "tsort": "", "bc": "", "identify": "",

@@ -793,16 +793,37 @@ def _jq_wrapper(e: Effect, args: list[Word]) -> None:
         e.add("write", f"{prog(e)} -i edits files in place")
 
 
+_NAMED_OUTPUT = frozenset({"zstd", "unzstd", "zstdcat", "brotli"})
+"""Compressors whose ``-o FILE`` names the output; it wins over ``-c`` (``zstd -c -o a.txt``
+writes a.txt)."""
+
+
 def _compressor(e: Effect, args: list[Word]) -> None:
     """``gzip FILE`` replaces FILE with FILE.gz; ``-c``, a listing or a test print, and
-    with no file (or ``-``) it is a filter from its input to its output."""
-    o = parse_opts(args, "S", frozenset({"--suffix"}))
-    if o.has("-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test") or all(
-            w.value == "-" for w in o.positionals):
+    with no file (or ``-``) it is a filter from its input to its output; ``zstd -o FILE``
+    writes FILE whatever else is given, and ``--rm`` then deletes the inputs."""
+    name = prog(e)
+    named = name in _NAMED_OUTPUT
+    o = parse_opts(args, "So" if named else "S",
+                   frozenset({"--suffix", "--output"} if named else {"--suffix"}))
+    given = o.all("-o", "--output") if named else []
+    outputs = [w for w in given if w.value != "-" and not _no_file(w.value)]
+    if outputs:
+        e.reads.extend(o.positionals)
+        e.writes.extend(outputs)
+        e.replaces.extend(outputs)
+        e.add("write", f"{name} -o writes its output file")
+        if o.has("--rm"):
+            e.writes.extend(o.positionals)
+            e.replaces.extend(o.positionals)  # gone: as a file replaced with nothing shown
+        return
+    if name == "zstdcat" or given or o.has("-c", "--stdout", "--to-stdout", "-l", "--list",
+                                           "-t", "--test") or all(w.value == "-"
+                                                                  for w in o.positionals):
         e.reads.extend(o.positionals)
         return
     e.writes.extend(o.positionals)
-    e.add("write", f"{prog(e)} replaces files")
+    e.add("write", f"{name} replaces files")
 
 
 def _base64(e: Effect, args: list[Word]) -> None:
@@ -910,7 +931,7 @@ def _trufflehog(e: Effect, args: list[Word]) -> None:
 def _tee(e: Effect, args: list[Word]) -> None:
     """``tee FILE..`` writes each FILE; ``/dev/null`` and ``>(..)`` (a pipe into a command the
     walker judges) are no files."""
-    o = parse_opts(args, "", frozenset({"--output-error"}))
+    o = parse_opts(args, "")  # --output-error[=MODE]: a value only after "="
     streams = [w for w in o.positionals if stream_descriptor(w.value) is not None]
     files = [w for w in o.positionals if w.value not in NULL_DEVICES and w not in streams and
              not (w.value is None and w.dynamic == "subst" and w.text.startswith(">("))]
@@ -1432,7 +1453,7 @@ RULES: dict[str, Rule] = {
     "setfacl": _setfacl,
     "chgrp": _chmod, "cp": _copy, "mv": _copy, "ln": _copy, "install": _copy,
     **dict.fromkeys(("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
-                     "lz4", "brotli"), _compressor),
+                     "zstdcat", "lz4", "brotli"), _compressor),
     "touch": writer("rtd", ("--reference", "--date")), "mkdir": writer("m", ("--mode",)),
     "rmdir": writer(verb="removes"), "truncate": _truncate,
     "shred": plain("destructive", "shred destroys file contents"),

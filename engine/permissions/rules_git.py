@@ -56,6 +56,7 @@ def _git(e: Effect, args: list[Word]) -> None:
     expansion = aliases.get(sub) if sub not in _BUILTIN and sub not in GIT_SUBCOMMANDS else None
     if expansion:  # git -c alias.lg='log --oneline' lg -5 is git log --oneline -5
         sub, rest = expansion[0], [Word.of(w) for w in expansion[1:]] + rest
+    rest = _without_undone(sub, rest)
     if _only_prints(sub, rest):
         return
     _git_output(e, sub, rest)
@@ -822,6 +823,41 @@ def _git_lfs(e: Effect, args: list[Word]) -> None:
         e.add("network", "git lfs locks asks the server")
     else:
         _LFS_READS(e, args)
+
+
+_UNDOABLE = {"dry-run": ("--dry-run",), "stat": ("--stat",), "numstat": ("--numstat",),
+             "check": ("--check",), "summary": ("--summary",), "list": ("--list",),
+             "stdout": ("--stdout",), "cached": ("--cached",), "index": ("--index",)}
+"""Options that make a git command only report, and their names: ``--no-NAME`` (or any
+abbreviation git accepts, ``--no-dry``) turns them off again."""
+_DRY_N = frozenset({"clean", "rm", "add", "mv", "push", "fetch", "prune", "remote", "gc",
+                    "worktree", "reflog", "notes", "submodule", "lfs"})
+"""Subcommands whose ``-n`` is ``--dry-run`` (``git log -n 5`` is a count)."""
+
+
+def _without_undone(sub: str, args: list[Word]) -> list[Word]:
+    """``git clean -n --no-dry-run -f``, ``git apply --stat --no-stat``: a reporting option
+    turned off by a ``--no-`` form is dropped wherever it stands (a later one turning it on
+    again is dropped too: judged as the change, the stricter reading)."""
+    off = {name for w in args if (v := w.value or "").startswith("--no-") and len(v) > 5
+           for name in _UNDOABLE if name.startswith(v[5:].partition("=")[0])}
+    if not off:
+        return args
+    dropped = {o for name in off for o in _UNDOABLE[name]}
+    letters = ("n" if "dry-run" in off and sub in _DRY_N else "") + (
+        "l" if "list" in off and sub in ("branch", "tag") else "")
+    out = []
+    for w in args:
+        v = w.value or ""
+        if v in dropped:
+            continue
+        if letters and re.fullmatch(r"-[A-Za-z]+", v) and set(v[1:]) & set(letters):
+            rest = "".join(c for c in v[1:] if c not in letters)  # -nfd: -fd
+            if not rest:
+                continue
+            w = Word.of("-" + rest)
+        out.append(w)
+    return out
 
 
 def _git_grep(e: Effect, args: list[Word]) -> None:
