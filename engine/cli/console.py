@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from engine.cli.event_lines import event_lines, segments
+from engine.cli.event_lines import event_lines, segments, visible
 from engine.permissions.approvals import Answer, PendingQuestion
 from engine.vocabulary.events import EventKind
 
@@ -68,7 +68,7 @@ class ConsoleObserver:
     def line(self, text: str, style: str = "") -> None:
         self._end_text()
         if not self.quiet:
-            self.console.print(text, style=style or None)
+            self.console.print(visible(text), style=style or None)
 
     def close(self) -> None:
         """End the run's output (``PlainObserver.close``'s twin: rich holds nothing back,
@@ -84,7 +84,7 @@ class ConsoleObserver:
         if not self._in_text:
             self.console.print("  [magenta]model:[/] ", end="")
             self._in_text = True
-        self.console.print(escape(p["text"]), end="", markup=True)
+        self.console.print(escape(visible(p["text"])), end="", markup=True)
 
 
 def make_prompter(console: Console, fd: int = 0) -> Any:

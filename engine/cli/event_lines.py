@@ -43,9 +43,28 @@ def model_name(p: Payload) -> str:
 
 
 def event_lines(kind: str, p: Payload) -> tuple[Line, ...] | None:
-    """The lines ``kind`` prints, or None for an event the live output does not show."""
+    """The lines ``kind`` prints, or None for an event the live output does not show. Every
+    text is ``visible``: what a command or a model printed reaches the terminal as text."""
     render = RENDER.get(kind)
-    return None if render is None else render(p)
+    if render is None:
+        return None
+    return tuple(tuple(visible(t) if i % 2 == 0 else t for i, t in enumerate(line))
+                 for line in render(p))
+
+
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))
+             if c not in (0x09, 0x0A)}
+"""C0 and C1 control characters but tab and newline, each shown as ``\\xNN``: an escape
+sequence printed raw moves the cursor, erases the screen and its scrollback (hiding earlier
+lines, a change a command reported among them), names a link or writes the clipboard."""
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters shown, not obeyed (``\\x1b[2J`` prints as
+    written); a line of plain text is returned as it is."""
+    if text.isascii() and text.isprintable():
+        return text
+    return text.translate(_CONTROLS)
 
 
 def plain_text(line: Line) -> str:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TextIO
 
-from engine.cli.event_lines import RENDER
+from engine.cli.event_lines import RENDER, visible
 from engine.vocabulary.events import EventKind
 
 MAX_PENDING_CHARS = 16_384
@@ -120,9 +120,9 @@ class PlainObserver:
         if self._in_text:
             self._end_text()
         if len(lines) == 1:  # most events: one line, joined without building a list
-            text = "".join(lines[0][::2]) + "\n"
+            text = visible("".join(lines[0][::2])) + "\n"
         else:
-            text = "".join(["".join(line[::2]) + "\n" for line in lines])
+            text = "".join([visible("".join(line[::2])) + "\n" for line in lines])
         self._out.append(text)
         self._out_chars += len(text)
         if self._out_chars >= MAX_PENDING_CHARS:
@@ -133,7 +133,7 @@ class PlainObserver:
     def line(self, text: str, style: str = "") -> None:
         """One line of the CLI's own (summary, notes); markup is dropped."""
         self._end_text()
-        self._put(strip_markup(text) + "\n")
+        self._put(visible(strip_markup(text)) + "\n")
         self._flush_stream()
 
     def close(self) -> None:
@@ -150,7 +150,7 @@ class PlainObserver:
         if not self._in_text:
             self._put("  model: ")
             self._in_text = True
-        self._put(text)
+        self._put(visible(text))
         self._flush_soon()
 
     def _end_text(self) -> None:

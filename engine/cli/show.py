@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from engine.cli.event_lines import visible
 from engine.forks.service import forkable_steps
 from engine.store.base import Store
 from engine.tracing.redact import redactor
@@ -151,4 +152,4 @@ def show_text(store: Store, run_id: str) -> str:
     if d["final_answer"]:
         flag = " (refusal: the model declined)" if d["refusal"] else ""
         lines.append(f"final answer{flag}: {d['final_answer']}")
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines)) + "\n"  # a file's name, an answer: shown as text

@@ -462,14 +462,13 @@ def run_confinement(config: Mapping[str, Any], machine: MachineSpec, policy: Pol
     run_files: list[Path | str | None] = [machine.path, config.get("policy"),
                                           config.get("mcp_config")]
     secret: list[str] = []
-    if isinstance(db, Path):  # the store's other runs (their traces, workspaces) too, where
-        # the run's own workspace is not among them (a golden task's copy is)
+    if isinstance(db, Path):  # the store's other runs (their traces) too
         ws = os.path.realpath(workspace)
         private = getattr(store, "private_files", None)  # data/old.db beside data/new.db
         files = private() if private is not None else [str(db)]
-        secret = [p for p in (*files, str(db.parent / "traces"), str(db.parent / "workspaces"))
+        secret = [p for p in (*files, str(db.parent / "traces"))
                   if not (ws + os.sep).startswith(os.path.realpath(p) + os.sep)]
-        run_files += [*secret, db.parent / "workspaces"]
+        run_files += [*secret, db.parent / "workspaces"]  # other runs' copies: read-only
     spec = merge(machine.sandbox, policy.sandbox)
     protected = protected_paths(workspace, run_files)
     return confinement(spec, workspace, protected, secret=secret)

@@ -13,6 +13,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from engine.vocabulary import held_files
+
 HEADER = b"SQLite format 3\x00"
 MAX_ENTRIES = 4096
 """Entries of the folder looked at; beyond them, the rest are not (said by the caller)."""
@@ -30,7 +32,10 @@ def stores_beside(db: Path) -> list[Path]:
                 break
             if entry.name.endswith(_SIDE_FILES) or not entry.is_file(follow_symlinks=False):
                 continue
-            if _is_sqlite(entry.path) and _holds_runs(entry.path):
+            if held_files.held_path(Path(entry.path)):
+                found.append(Path(entry.path))  # a store this process has open: never opened
+                # again here, as closing a second descriptor drops the first one's locks
+            elif _is_sqlite(entry.path) and _holds_runs(entry.path):
                 found.append(Path(entry.path))
     return found
 
