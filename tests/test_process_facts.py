@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,24 +33,27 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture()
-def app() -> Iterator[subprocess.Popen[bytes]]:
-    """A running process whose command line carries a mark ``pgrep -f`` finds."""
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", MARK],
+def app() -> Iterator[str]:
+    """A running process whose command line carries a mark ``pgrep -f`` finds: its own, so
+    a twin test running beside it (another worker) never finds a process about to end."""
+    mark = f"{MARK}-{uuid.uuid4().hex[:8]}"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", mark],
                             stdin=subprocess.PIPE)
-    yield proc
+    yield mark
     assert proc.stdin is not None
     proc.stdin.close()
     proc.wait(timeout=60)
 
 
-@pytest.mark.parametrize("command", [
-    f"grep -E '^(State|VmRSS|Threads):' /proc/\"$(pgrep -o -f {MARK})\"/status",
-    f"tr '\\0' ' ' < /proc/\"$(pgrep -o -f {MARK})\"/cmdline",
-    f"pid=$(pgrep -o -f {MARK}); grep 'Max open files' \"/proc/$pid/limits\"",
+@pytest.mark.parametrize("template", [
+    "grep -E '^(State|VmRSS|Threads):' /proc/\"$(pgrep -o -f {mark})\"/status",
+    "tr '\\0' ' ' < /proc/\"$(pgrep -o -f {mark})\"/cmdline",
+    "pid=$(pgrep -o -f {mark}); grep 'Max open files' \"/proc/$pid/limits\"",
 ])
-def test_a_process_s_own_files_read_through_its_pid(workspace: Path, command: str,
-                                                    app: subprocess.Popen[bytes]) -> None:
+def test_a_process_s_own_files_read_through_its_pid(workspace: Path, template: str,
+                                                    app: str) -> None:
     """Control: bash reads the running process's file through the pid pgrep prints."""
+    command = template.format(mark=app)
     done = subprocess.run(["bash", "-c", command], cwd=workspace, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0 and done.stdout.strip(), done.stderr
