@@ -101,7 +101,8 @@ def test_a_dry_run_of_a_makefile_that_runs_nothing_is_a_read(
     ("make -n --eval 'x:=1'", "ask"),  # more makefile code
     ("make -n X='$(shell rm -f a.c)'", "deny"),  # make expands it
     ("X='$(shell rm -f a.c)' make -n", "deny"),
-    ("printf 'all:\\n\\techo\\n' > Makefile; make -n", "ask"),  # written, then read
+    ("printf 'all:\\n\\techo\\n' > new.mk; make -n -f new.mk", "ask"),  # written, then read
+    ("printf 'all:\\n\\techo\\n' > Makefile; make -n", "deny"),  # its work lost
     ("make -n -f /etc/passwd", "ask"),  # a read outside
     ("make -n -C sub", "allow"), ("make -q; echo $?", "allow"),
     # no makefile there now: the one make reads is written first, unseen (cmake -B b)

@@ -1415,9 +1415,11 @@ def test_a_descriptor_variable_before_a_redirection_is_not_a_word(
     ("cp {data.csv,README.md}", "deny"), ("cp src/app.py{,.bak}", "ask"),
     ("git log > new.txt", "ask"),
     ("git log > README.md", "deny"), ("git log >> README.md", "ask"),
-    ("echo hi > README.md", "ask"), ("cat > README.md <<'E'\nhi\nE", "ask"),
-    ("git log | tee README.md", "deny"), ("echo hi | tee README.md", "ask"),
-    ("tee README.md <<'E'\nhi\nE", "ask"), ("git log | tee -a README.md", "ask"),
+    # shown output replaces the file all the same: what it held is lost
+    ("echo hi > README.md", "deny"), ("cat > README.md <<'E'\nhi\nE", "deny"),
+    ("git log | tee README.md", "deny"), ("echo hi | tee README.md", "deny"),
+    ("tee README.md <<'E'\nhi\nE", "deny"), ("git log | tee -a README.md", "ask"),
+    ("echo hi >> README.md", "ask"), ("echo hi | tee new.txt", "ask"),
     ("docker cp web:/etc/hostname new.txt", "ask"), ("strace -o /dev/stderr ls", "allow"),
 ])
 def test_replacing_an_existing_file_with_output_not_shown_is_refused(
@@ -1554,7 +1556,8 @@ def test_in_a_repository_replacing_a_tracked_file_is_refused_an_untracked_one_as
     cases = {"git log > README.md": "deny", "cd src && pytest > app.py": "deny",
              "strace -o README.md ls": "deny", "npm run build > build.log 2>&1": "ask",
              "git log > notes.txt": "ask", "strace -o build.log ls": "ask",
-             "git log > new.txt": "ask", "echo done > README.md": "ask"}
+             "git log > new.txt": "ask", "echo done > README.md": "deny",
+             "echo done > notes.txt": "ask"}
     got = {c: decision(ws, c) for c in cases}
     assert got == cases
     (ws / ".git" / "index").write_bytes(b"not an index")  # git cannot tell: fails closed

@@ -85,11 +85,14 @@ def test_an_edit_in_place_or_a_new_file_is_a_write(tmp_path: Path, command: str)
                                         for line in after.splitlines()}, command
 
 
-def test_shown_output_through_sponge_is_a_write_like_a_redirection(tmp_path: Path) -> None:
-    """``echo x | sponge f`` shows what f becomes, as ``echo x > f`` does: asked."""
+def test_shown_output_through_sponge_replaces_like_a_redirection(tmp_path: Path) -> None:
+    """``echo x | sponge f`` shows what f becomes, as ``echo x > f`` does, not what f held:
+    refused where f holds work; a new file is a write."""
     ws = workspace(tmp_path)
-    assert decision(ws, "echo replacement | sponge a.txt") == "ask"
-    assert decision(ws, "echo replacement > a.txt") == "ask"
+    assert decision(ws, "echo replacement | sponge a.txt") == "deny"
+    assert decision(ws, "echo replacement > a.txt") == "deny"
+    assert decision(ws, "echo replacement | sponge fresh.txt") == "ask"
+    assert decision(ws, "echo replacement > fresh.txt") == "ask"
 
 
 @pytest.mark.parametrize("command", [

@@ -108,7 +108,7 @@ SHELL_WRITES = """\
       tool_calls:
         - {name: run_shell, args: {command: "cat keep.txt"}}
         - name: run_shell
-          args: {command: "echo one > new.txt && printf 'hello\\\\nworld\\\\n' > a.txt"}
+          args: {command: "echo one > new.txt && printf 'world\\\\n' >> a.txt"}
         - {name: run_shell, args: {command: "sh drop_old.sh"}}
         - {name: run_shell, args: {command: "echo tmp > scratch.txt"}}
     - text: "And undoing the scratch file."

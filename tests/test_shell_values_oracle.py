@@ -78,5 +78,5 @@ def test_a_shell_reading_code_drops_its_nul_bytes(tmp_path: Path) -> None:
                        capture_output=True, env={"PATH": "/usr/bin:/bin"})
     assert (workspace / "src").is_dir() and (workspace / "ab").is_file()
     assert check_shell_json(printed, workspace)["decision"] == "allow"
-    verdict = check_shell_json(written.replace("a\\0b", "b.t\\0xt"), workspace)
-    assert verdict["decision"] == "ask" and "writes b.txt" in str(verdict["reason"])
+    verdict = check_shell_json(written.replace("a\\0b", "n.t\\0xt"), workspace)
+    assert verdict["decision"] == "ask" and "writes n.txt" in str(verdict["reason"])

@@ -113,6 +113,9 @@ class Effect:
     stdin_data: bool = False
     """What it reads is data it stores, not commands it acts on (``tee FILE``): piped in
     unseen, the files it replaces are judged as replaced; nothing runs."""
+    shows_output: bool = False
+    """What replaces the files in ``replaces`` is shown on the command line (``echo x |
+    tee f``): what they held is lost all the same."""
     preprocesses: list[Preprocess] = field(default_factory=list)
     """C preprocessing it does (``gcc -E``, ``-fsyntax-only``): the files its sources include
     are read though the command line does not name them, judged by what the sources say."""

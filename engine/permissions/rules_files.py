@@ -947,12 +947,12 @@ def _tee(e: Effect, args: list[Word]) -> None:
 
 def _tee_input(e: Effect, text: Word) -> None:
     """``tee FILE < /dev/null``: an empty input empties each FILE (a truncation); a
-    here-doc or a static echo shows what the files will hold."""
+    here-doc or a static echo shows what the files will hold, not what they held."""
     if text.value == "" or (text.value is None and text.dynamic == "other"
                             and text.text in _EMPTY_INPUTS):
         e.add("destructive", "tee with an empty input empties its files")
     elif text.value is not None:
-        e.replaces.clear()
+        e.shows_output = True
 
 
 _EMPTY_INPUTS = frozenset({"/dev/null", "/dev/zero"})

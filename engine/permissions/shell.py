@@ -2224,7 +2224,7 @@ class _Walker(PathJudge, ShellValues):
                 why = reverts(after, source)  # git diff > p; cat p | git apply -R
             if why is not None:  # git diff | git apply -R: the two together discard work
                 self.floors.append(("deny", why))
-            if i and printed is None and (soaked := self._sponged(stages[:i], child, ctx)):
+            if i and (soaked := self._sponged(stages[:i], child, ctx, printed is not None)):
                 self.floors.append(("deny", soaked))
             if len(stages) > 1 and (i < len(stages) - 1 or "lastpipe" not in ctx.src.decode(
                     "utf-8", "surrogateescape")):
@@ -2234,11 +2234,11 @@ class _Walker(PathJudge, ShellValues):
             found.append((before_stage, len(self.secrets)))
         self._secrets_summarized(stages, found, ctx)
 
-    def _sponged(self, upstream: Sequence[Node], stage: Node, ctx: _Ctx) -> str:
+    def _sponged(self, upstream: Sequence[Node], stage: Node, ctx: _Ctx, shown: bool) -> str:
         """``git log | sponge a.txt``: sponge soaks up the pipeline, then replaces its file
-        whole (``-a`` appends), like ``>`` with output the command line does not show (shown
-        output, ``echo x | sponge f``, is a write). A file an earlier stage names (``sort f |
-        sponge f``) is edited in place, like ``sed -i``."""
+        whole (``-a`` appends), like ``>``: what the file held is lost, whether or not the
+        command line shows what replaces it (``echo x | sponge f``, ``shown``). A file an
+        earlier stage names (``sort f | sponge f``) is edited in place, like ``sed -i``."""
         argv = self._static_argv(stage, ctx)
         if not argv or program_name(argv[0]) != "sponge" or any(
                 w.value is None or w.value.startswith("-") for w in argv[1:]) or len(argv) != 2:
@@ -2251,8 +2251,9 @@ class _Walker(PathJudge, ShellValues):
         for path in self.resolved_files(target):
             why = self.holds_work(path) if named is not None and path not in named else ""
             if why:
-                return (f"sponge {target.shown} replaces {target.shown}, {why}, with output "
-                        "the command line does not show")
+                return f"sponge {target.shown} replaces {target.shown}, {why}, " + (
+                    "whose content is lost" if shown else
+                    "with output the command line does not show")
         return ""
 
     def _secrets_summarized(self, stages: Sequence[Node], found: list[tuple[int, int]],
@@ -3221,11 +3222,13 @@ class _Walker(PathJudge, ShellValues):
                 self._entry([Word.of(op), word], "destructive", "deny",
                             [f"empties {word.shown}: the shell truncates it before the "
                              "command reads it"], "deny", ctx)
-            elif emptied and ctx.printed is None and (why := self._work_at(word) or (
+            elif emptied and (why := self._work_at(word) or (
                     "a file a listing names" if word.text == LISTED else "")):
-                self._entry([Word.of(op), word], "destructive", "deny",
-                            [f"replaces {word.shown}, {why}, with output the command line "
-                             "does not show"], "deny", ctx)
+                self._entry([Word.of(op), word], "destructive", "deny", [
+                    f"replaces {word.shown}, {why}, with output the command line does not "
+                    "show" if ctx.printed is None else f"replaces {word.shown}, {why}, whose "
+                    "content is lost (the command line shows what it writes, not what it "
+                    "replaces)"], "deny", ctx)
         elif op in _READ_OPS:
             self._redirect_entry(op, word, False, ctx)
 

@@ -383,8 +383,9 @@ class PathJudge:
             for shown, path in self._replaced_files(w, e):
                 why = self.holds_work(path) if path not in read else ""
                 if why:
-                    out.append(f"replaces {shown}, {why}, with output the command line does "
-                               "not show")
+                    out.append(f"replaces {shown}, {why}, " + (
+                        "whose content is lost" if e.shows_output else
+                        "with output the command line does not show"))
                     break
         return out
 
