@@ -77,10 +77,9 @@ def numbers_printed(program: str, words: Sequence[Word]) -> bool:
     if program == "seq":  # seq 5, seq -w -s, 1 2 9: numbers (not -f FORMAT, its text)
         return _seq_numbers(values)
     if program == "date":  # date, date -u +%s: a format of numbers (a bare date: words)
-        formats = [v for v in values if (v or "").startswith("+")]
-        return all(v is not None and ((v.startswith("-") and v in ("-u", "--utc")) or
-                                      _DATE_NUMBERS.fullmatch(v)) for v in values) and \
-            bool(formats)
+        return _date_numbers(values)
+    if program == "numfmt":  # numfmt --from=iec 50M: the numbers it was given, converted
+        return _numfmt_numbers(values)
     if program == "id":  # id -u, id -g, id -G: ids; id -un and plain id print names
         return bool(values) and all(v in ("-u", "-g", "-G", "-r", "-ur", "-ru", "-gr",
                                           "-rg", "-Gr", "-rG") for v in values)
@@ -107,6 +106,44 @@ def numbers_printed(program: str, words: Sequence[Word]) -> bool:
     if program in ("grep", "rg"):
         return _counts_only(program, words)
     return program == "git" and _git_numbers([v or "" for v in values])
+
+
+_DATE_INPUTS = frozenset({"-d", "--date", "-r", "--reference"})
+"""``date`` options whose value is what it reads (a date, a file's time), not what it
+prints: the format alone decides that."""
+
+
+def _date_numbers(values: Sequence[str | None]) -> bool:
+    """``date -u +%s``, ``date -d '30 days ago' +%Y%m%d``: printed in a format of numbers."""
+    rest, formats = list(values), 0
+    while rest:
+        v = rest.pop(0)
+        if v is None:
+            return False
+        if v in _DATE_INPUTS and rest:
+            rest.pop(0)
+        elif v.startswith("+") and _DATE_NUMBERS.fullmatch(v):
+            formats += 1
+        elif not (v in ("-u", "--utc", "--universal") or v.startswith(("--date=",
+                                                                       "--reference="))):
+            return False
+    return formats == 1
+
+
+_NUMFMT_OPTIONS = re.compile(r"--(?:from|to|from-unit|to-unit|round|padding|grouping)(?:=.*)?"
+                             r"|--grouping|-d|--delimiter=\S")
+_NUMFMT_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?[KMGTPEZYRQ]?i?")
+
+
+def _numfmt_numbers(values: Sequence[str | None]) -> bool:
+    """``numfmt --from=iec 50M``, ``numfmt --to=si 1200``: numbers it was given on the line,
+    printed converted (letters and digits); not ``--field``/``--format``/``--suffix``, which
+    print other text, nor its input, which is data."""
+    given = [v for v in values if v is not None]
+    operands = [v for v in given if not v.startswith("--") and v != "-d"]
+    return len(given) == len(values) and bool(operands) and all(
+        _NUMFMT_OPTIONS.fullmatch(v) for v in given if v.startswith("-") and
+        not _NUMFMT_NUMBER.fullmatch(v)) and all(_NUMFMT_NUMBER.fullmatch(v) for v in operands)
 
 
 def _seq_numbers(values: Sequence[str | None]) -> bool:

@@ -345,7 +345,19 @@ def program_name(word: Word) -> str:
             return v  # a program by path: unknown unless it is a system program
         v = tail
     m = _VERSIONED.match(v)
-    return m.group(1) if m else v
+    v = m.group(1) if m else v
+    cross = _CROSS_TOOL.fullmatch(v)
+    return v if not cross else "c++filt" if cross.group(1) == "cxxfilt" else cross.group(1)
+
+
+_CROSS_TOOL = re.compile(
+    r"(?:(?:arm|armv\w+|aarch64|x86_64|i[3-6]86|riscv(?:32|64)|mips\w*|powerpc\w*|ppc\w*|avr"
+    r"|xtensa|s390x|sparc\w*|m68k|loongarch64|arc|or1k|msp430)(?:-[a-z0-9_]+){1,3}|llvm)-"
+    r"(objdump|nm|readelf|size|strings|addr2line|c\+\+filt|cxxfilt|objcopy|strip|ar|ranlib"
+    r"|gcc|g\+\+|cpp|ld|as|gdb)")
+"""A cross toolchain's tools are the GNU tools for another target (``arm-none-eabi-size``,
+``aarch64-linux-gnu-objdump``) or LLVM's (``llvm-nm``): judged by the same rules. The target
+is a known architecture, so a program merely named ``x-y-nm`` is not taken for nm."""
 
 
 def _project_bin(folder: str) -> bool:
@@ -424,13 +436,23 @@ def harmless_setting(name: str, values: list[str] | None, inherited: str | None 
 
 TEARDOWN_VERBS = frozenset({"rm", "rb", "delete", "del", "destroy", "drop", "purge", "remove",
                             "flush", "wipe", "unpublish", "erase", "terminate", "nuke",
-                            "truncate"})
+                            "truncate", "implode", "yank", "kill"})
 """Subcommands that tear down what they name (``gh repo delete``, ``rclone purge``,
 ``etcdctl del``, ``manage.py flush``, ``rails db:drop``)."""
 _TEARDOWN_PREFIXES = ("delete-", "terminate-", "remove-", "deregister-", "purge-", "drop-",
                       "destroy-")
 _TEARDOWN_FLAGS = frozenset({"--delete", "--destroy", "--drop", "--purge", "--wipe"})
-_RESET_OF = frozenset({"db", "database", "migrate", "migration", "migrations", "schema"})
+_RESET_OF = frozenset({"db", "database", "migrate", "migration", "migrations", "schema",
+                       "ecto"})
+_AFTER = {"fresh": "migrate", "refresh": "migrate", "all": "stop", "load": "schema"}
+"""Verbs that tear down after this word: ``artisan migrate:fresh`` (and ``refresh``) drops
+every table, ``supervisorctl stop all`` stops every program, ``rails db:schema:load``
+recreates the tables empty."""
+_DOTTED = re.compile(r"([a-z]+)\.([a-z_]+)")
+"""``mix ecto.reset``: a task's words joined by a dot (not a file name: see ``_EXTENSIONS``)."""
+_EXTENSIONS = frozenset({"rb", "rm", "py", "js", "ts", "sh", "sql", "json", "yml", "yaml",
+                         "txt", "md", "csv", "toml", "ini", "cfg", "conf", "xml", "lock", "log",
+                         "gz", "zip", "tar", "db", "env", "exs", "ex"})
 
 
 def teardown_verb(args: list[Word], positionals: int = 4) -> str | None:
@@ -443,12 +465,17 @@ def teardown_verb(args: list[Word], positionals: int = 4) -> str | None:
         if v.split("=")[0] in _TEARDOWN_FLAGS:
             return v.split("=")[0]
         if v and not v.startswith("-") and len(words) < positionals:
-            words.extend(v.split(":"))
+            dotted = _DOTTED.fullmatch(v)
+            words.extend(dotted.groups() if dotted and dotted.group(2) not in _EXTENSIONS
+                         else v.split(":"))
     for before, verb in zip(["", *words], words, strict=False):
         if verb in TEARDOWN_VERBS or verb.startswith(_TEARDOWN_PREFIXES):
             return verb
         if verb == "reset" and before in _RESET_OF:
             return f"{before} reset"
+        if _AFTER.get(verb) == before or (verb == "0" and before == "update" and
+                                          "database" in words):  # ef database update 0
+            return f"{before} {verb}"
         if verb == "base" and before == "downgrade":  # alembic downgrade base: every table
             return "downgrade base"  # the migrations made is dropped
         if verb == "zero" and "migrate" in words[:words.index(verb)]:  # manage.py migrate

@@ -169,8 +169,8 @@ def _ls_lists(args: list[Word]) -> list[str] | None:
     if any(n in ("-a", "-A", "--all", "--almost-all", "-l", "-d", "--directory", "-R", "-n",
                  "-g", "-o", "-s", "-i") for n in o.flags):
         return None
-    if not all(_safe_dir(w.value or "") for w in o.positionals):
-        return None
+    if not all(_safe_dir(_glob_base(w.value or "")) for w in o.positionals):
+        return None  # ls b/*.gz: the paths the shell matched, each under b
     return ["."]
 
 

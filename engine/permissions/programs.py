@@ -251,6 +251,7 @@ SUBCOMMAND_PROGRAMS = frozenset({
 """Programs whose capability key includes the first positional (``git commit``)."""
 
 DANGEROUS_VARS = frozenset({
+    "DOTNET_STARTUP_HOOKS", "CORECLR_PROFILER_PATH",
     "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "HOME",
     "XDG_CONFIG_HOME", "LESSOPEN", "LESSCLOSE", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME",
     "PYTHONINSPECT", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT",
@@ -319,6 +320,8 @@ _LOADS_CODE_FILE = {
     "JAVA_TOOL_OPTIONS": re.compile(r"-(?:javaagent|agentpath|agentlib):"),
     "_JAVA_OPTIONS": re.compile(r"-(?:javaagent|agentpath|agentlib):"),
     "JDK_JAVA_OPTIONS": re.compile(r"-(?:javaagent|agentpath|agentlib):"),
+    "DOTNET_STARTUP_HOOKS": re.compile(r"\S"),  # assemblies run before Main
+    "CORECLR_PROFILER_PATH": re.compile(r"\S"),  # a native profiler loaded into the runtime
 }
 
 

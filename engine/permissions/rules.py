@@ -23,6 +23,7 @@ from engine.permissions import rules_infra as infra
 from engine.permissions import rules_js as js
 from engine.permissions import rules_langs as langs
 from engine.permissions import rules_network as n
+from engine.permissions import rules_platforms as platforms
 from engine.permissions import rules_sdk as sdk
 from engine.permissions import rules_shell as sh
 from engine.permissions import rules_system as system
@@ -725,7 +726,7 @@ def _register_rules() -> dict[str, Rule]:
 
     rules["file"] = file_rule
     rules["mvn"] = _mvn
-    for module in (sh, g, f, n, c, infra, system, data, toolchain, js, sdk):
+    for module in (sh, g, f, n, c, infra, system, data, toolchain, js, sdk, platforms):
         rules.update(module.RULES)
     for name in langs.QUERIES:  # deno fmt --check reads; deno run keeps its own rule
         rules[name] = langs.query_rule(name, rules.get(name) or langs.CHANGES.get(name))

@@ -56,10 +56,12 @@ class Queries:
     why: str = "builds, runs project code, installs or changes files"
 
 
-def query_rule(name: str, fallback: Rule | None = None) -> Rule:
-    """The rule of ``name``: its queries read (``_QUERIES``); any other command line is
-    judged by ``fallback`` (the program's own rule: ``deno run``, ``bun x``), else asks."""
-    q = QUERIES[name]
+def query_rule(name: str, fallback: Rule | None = None,
+               queries: Mapping[str, Queries] | None = None) -> Rule:
+    """The rule of ``name``: its queries read (``queries``, by default ``QUERIES``); any
+    other command line is judged by ``fallback`` (the program's own rule: ``deno run``,
+    ``bun x``), else asks."""
+    q = (QUERIES if queries is None else queries)[name]
 
     def rule(e: Effect, args: list[Word]) -> None:
         if _reads(q, args):

@@ -482,6 +482,14 @@ _gem = subcommands(_F({"list", "search", "info", "help", "contents", "environmen
                    _F({"install", "uninstall", "update", "cleanup", "pristine"}),
                    network=_F({"push", "yank", "owner", "signin", "fetch"}),
                    remove=_F({"uninstall", "cleanup"}), config=_F({"sources"}))
+
+
+def _gem_or_yank(e: Effect, args: list[Word]) -> None:
+    """``gem yank NAME -v V`` takes a published version away from everyone who installs
+    it (no undo), as ``npm unpublish`` does."""
+    _gem(e, args)
+    if [w.value for w in args[:1]] == ["yank"]:
+        e.add("destructive", "gem yank removes a published version from the registry")
 _poetry = subcommands(_F({"show", "check", "help", "about", "search"}),
                       _F({"add", "install", "remove", "update", "lock", "sync", "self", "new",
                           "init", "build"}), _F({"run", "shell"}), _F({"publish"}),
@@ -1124,7 +1132,7 @@ RULES: dict[str, Rule] = {
     "ssh": _ssh, "sftp": _remote_copy,
     "pip": pip_command, "pip3": pip_command, "npm": _npm_rule, "pnpm": _npm_rule,
     "yarn": _yarn_rule, "bun": _bun_rule,
-    "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go_or_query, "gem": _gem,
+    "uv": _uv_rule, "cargo": _cargo_fmt_or(_cargo), "go": _go_or_query, "gem": _gem_or_yank,
     "poetry": _poetry_rule, "ssh-keygen": _ssh_keygen, "dpkg-deb": _dpkg_deb,
     "pdm": _pdm_rule,
     **dict.fromkeys(("apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "apk", "brew", "port",

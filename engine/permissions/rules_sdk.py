@@ -9,7 +9,7 @@ modelled, and asks.
 
 from __future__ import annotations
 
-from engine.permissions.effect import Effect, Rule, parse_opts, prog
+from engine.permissions.effect import Effect, Loads, Rule, parse_opts, prog, teardown_verb
 from engine.permissions.words import Word
 
 _F = frozenset
@@ -31,7 +31,7 @@ def _verbs(words: list[str]) -> list[str]:
 _DOTNET_ABOUT = _F({"--info", "--version", "--list-sdks", "--list-runtimes", "-h", "--help",
                     "-?"})
 _DOTNET_LISTS = {("tool", "list"), ("new", "list"), ("new", "--list"), ("sln", "list"),
-                 ("workload", "list"), ("nuget", "locals")}
+                 ("workload", "list"), ("nuget", "locals"), ("nuget", "list")}
 """Verbs that list what is installed (``dotnet new list``, ``dotnet nuget locals all
 --list``), read from the SDK's folders, or a solution's projects. Not ``list package``:
 it evaluates the project with MSBuild (and may restore it first)."""
@@ -66,7 +66,8 @@ def _dotnet(e: Effect, args: list[Word]) -> None:
     if words is None:
         e.add("exec", "dotnet with arguments only known at run time")
         return
-    verbs = tuple(_verbs(words)[:2])
+    named = [w for w in _verbs(words) if not w.endswith((".sln", ".slnx"))]
+    verbs = tuple(named[:2])  # dotnet sln Api.sln list: the solution file is no verb
     if len(words) == 1 and words[0] in _DOTNET_ABOUT:
         return
     if _dotnet_reports(words):
@@ -78,6 +79,13 @@ def _dotnet(e: Effect, args: list[Word]) -> None:
         return
     e.add("exec", f"dotnet {' '.join(verbs) or 'with these options'} runs the project's "
                   "build (MSBuild targets are code) or changes what is installed")
+    o = parse_opts(args, "ocfrsvpk", frozenset({"--output", "--configuration", "--framework",
+                                                "--runtime", "--source", "--verbosity",
+                                                "--project", "--api-key"}))
+    e.writes.extend(o.all("-o", "--output"))  # dotnet publish -o /var/www/api: written there
+    verb = teardown_verb(args)  # ef database drop, nuget delete, ef database update 0
+    if verb is not None:
+        e.add("destructive", f"dotnet {verb} deletes a database or a published package")
 
 
 RULES["dotnet"] = _dotnet
@@ -149,6 +157,9 @@ def _version_manager(name: str, version_file: str) -> Rule:
         elif verbs[0] == "local":
             e.writes.append(Word.of(version_file))
             e.add("write", f"{name} local sets the project's version ({version_file})")
+        elif verbs[0] == "global":  # the default every shell of the user runs
+            e.writes.append(Word.of(f"~/.{name}/version"))
+            e.add("write", f"{name} global sets the user's default version")
         else:
             e.add("install", f"{name} {verbs[0]} installs, removes or changes versions")
 
@@ -183,6 +194,10 @@ def _asdf(e: Effect, args: list[Word]) -> None:
             e.add("network", "asdf list all asks the plugin's source for versions")
     elif verbs[0] == "exec" and len(args) > words.index("exec") + 1:
         e.nested.append(("asdf exec", args[words.index("exec") + 1:]))
+    elif verbs[0] in ("global", "set") and len(verbs) > 1 and (
+            verbs[0] == "global" or {"-u", "--home"} & set(words)):
+        e.writes.append(Word.of("~/.tool-versions"))  # the user's default, every shell's
+        e.add("write", f"asdf {verbs[0]} sets the user's default version")
     else:
         e.add("install", f"asdf {verbs[0]} installs, removes or changes versions")
 
@@ -201,11 +216,19 @@ _COMPOSER_ONLINE = _F({"--latest", "-l", "--outdated", "-o", "--all", "-a", "--a
 """``show`` options that ask the package repositories."""
 
 
+_COMPOSER_PLUGINS = Loads(("vendor/composer/installed.json",), ("composer-plugin",))
+"""Every composer command first loads the plugins installed in ``vendor/`` (project code),
+unless ``--no-plugins``: there are some when the installed list names a package of that
+type."""
+
+
 def _composer(e: Effect, args: list[Word]) -> None:
-    """``composer show --no-plugins`` reads composer.json and composer.lock. Without
-    ``--no-plugins`` every command first loads the plugins installed in ``vendor/``
-    (project code); installing, updating and running scripts ask as before."""
+    """``composer show`` reads composer.json and composer.lock (and runs the plugins
+    installed in ``vendor/``, if any, unless ``--no-plugins``); installing, updating and
+    running scripts ask as before."""
     o = parse_opts(args, "d", frozenset({"--working-dir"}))
+    if not o.has("--no-plugins"):
+        e.loads_here.append(_COMPOSER_PLUGINS)
     e.reads.extend(o.all("-d", "--working-dir"))  # the folder whose composer.json is read
     words = _words(args)
     verbs = [w.value or "" for w in o.positionals] or ["list"]
@@ -217,9 +240,6 @@ def _composer(e: Effect, args: list[Word]) -> None:
     if words is None or verbs[0] not in _COMPOSER_READS:
         e.add("exec", f"{prog(e)} {verbs[0]} runs project code (plugins, scripts) or "
                       "installs packages")
-    elif "--no-plugins" not in words:
-        e.add("exec", f"{prog(e)} {verbs[0]} loads the plugins installed in vendor/ (project "
-                      "code) unless --no-plugins")
     elif _COMPOSER_ONLINE.intersection(words):
         e.add("network", f"{prog(e)} {verbs[0]} asks the package repositories")
 

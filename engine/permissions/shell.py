@@ -2932,16 +2932,14 @@ class _Walker(PathJudge, ShellValues):
             self._may_hold(var, None)
             self.made_temps.add(var)  # t=$(mktemp -d): a new path of its own
             return
-        used = _expanded_names(_text(value, ctx)) if value is not None else set()
-        if used & self.listed_vars:
-            self.listed_vars.add(var)  # g=${f%.py}: made from any listed name, any too
-        if used & self.glob_vars:
-            self.glob_vars.add(var)
+        self._made_from_names(var, value, ctx)
         if value is not None and value.type == "array":
             self._remember_array(var, value, append, ctx)
             return
         if target is not None and target.type == "subscript":
             self._remember_element(var, target, value, ctx, append)
+            return
+        if value is not None and not append and self._remember_listed(var, value, ctx):
             return
         cands = self._static(value, ctx) if value is not None else [""]
         if var in self.integers and not (cands and not append and all(
@@ -2964,6 +2962,35 @@ class _Walker(PathJudge, ShellValues):
             return
         self.arrays.pop(var, None)  # declare -l/-u/-c: _may_hold stores it in that case
         self._may_hold(var, cands, merge=bool(self.conditional))  # a branch: joined after
+
+    def _made_from_names(self, var: str, value: Node | None, ctx: _Ctx) -> None:
+        """``g=${f%.py}``: made from any listed (or globbed) name, any too."""
+        used = _expanded_names(_text(value, ctx)) if value is not None else set()
+        if used & self.listed_vars:
+            self.listed_vars.add(var)
+        if used & self.glob_vars:
+            self.glob_vars.add(var)
+
+    def _remember_listed(self, var: str, value: Node, ctx: _Ctx) -> bool:
+        """``f=$(find b -name '*.gz' | head -n1)``: f holds a path under b (``_listed_value``)."""
+        listed = self._listed_value(value, ctx)
+        if listed is not None:
+            self._may_hold(var, [listed], merge=bool(self.conditional))
+            self.listed_vars.add(var)
+        return listed is not None
+
+    def _listed_value(self, value: Node, ctx: _Ctx) -> str | None:
+        """The path ``$(LISTING)`` (alone, quoted or not) prints when a listing of one folder
+        prints it (``ls -t b/*.gz | head -n1``): ``DIR/found``, judged like each line of
+        the listing read by ``while read``; None for any other value."""
+        node = value
+        if node.type == "string" and len(node.named_children) == 1 and \
+                _text(node, ctx) == f'"{_text(node.named_children[0], ctx)}"':
+            node = node.named_children[0]
+        if node.type != "command_substitution":
+            return None
+        word = self._word(node, ctx)
+        return word.value if word.text == LISTED and not word.expandable else None
 
     def _made_handed(self, e: Effect, ctx: _Ctx) -> None:
         """A path ``mktemp`` made stays that only while the command reads it (``wc -l
