@@ -167,10 +167,10 @@ def test_a_fork_of_a_fork_and_show_lists_forkable_steps(cli: EngineCLI,
 def test_a_fork_at_a_step_with_a_shell_change_rebuilds_it(cli: EngineCLI,
                                                           tmp_path: Path) -> None:
     turns = [shell("printf 'shell one\\n' > made.txt"),
-             shell("printf 'shell two\\n' > made.txt; printf 'more\\n' >> README.md"),
+             shell("printf 'shell two\\n' >> made.txt; printf 'more\\n' >> README.md"),
              {"text": "done"}]
     ws, run = start(cli, tmp_path, turns)
-    assert (ws / "made.txt").read_text() == "shell two\n"
+    assert (ws / "made.txt").read_text() == "shell one\nshell two\n"
     assert (ws / "README.md").read_text().endswith("more\n")
     shown = cli.json("show", run["run_id"])
     first, second = exec_steps(shown)

@@ -1715,8 +1715,8 @@ def test_words_as_bash_makes_them(workspace: Path, command: str, policy: str,
     ("pip list --outdated", "ask"), ("python3 -m pip list -o", "ask"), ("pip list", "allow"),
     ("pip search requests", "ask"), ("uv pip list --outdated", "ask"),
     ("cargo search serde", "ask"), ("cargo search --offline serde", "allow"),
-    ("cargo tree --locked", "allow"),  # no Cargo.lock here: a plain cargo tree writes one
-    ("cargo tree", "ask"), ("go list -m -versions golang.org/x/text", "ask"),
+    ("cargo tree --locked", "allow"),  # no Cargo.toml here: cargo tree stops
+    ("cargo tree", "allow"), ("go list -m -versions golang.org/x/text", "ask"),
     ("go list -m -u all", "ask"), ("go list ./...", "allow"),
     ("gem search rails", "ask"), ("gem search -l rails", "allow"),
     ("gem list -r rails", "ask"), ("gem list", "allow"), ("gem outdated", "ask"),
@@ -1733,6 +1733,16 @@ def test_words_as_bash_makes_them(workspace: Path, command: str, policy: str,
 def test_registry_queries_leave_the_machine(workspace: Path, command: str,
                                             expected: str) -> None:
     assert decision(workspace, command) == expected, command
+
+
+def test_a_crate_without_a_lock_file_is_resolved_and_written(workspace: Path) -> None:
+    """With a Cargo.toml and no Cargo.lock, cargo tree resolves (asking the registry's
+    index) and writes the lock file; with the lock file it reads it."""
+    (workspace / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\n')
+    assert decision(workspace, "cargo tree") == "ask"
+    assert decision(workspace, "cargo tree --locked") == "allow"
+    (workspace / "Cargo.lock").write_text("version = 3\n")
+    assert decision(workspace, "cargo tree") == "allow"
 
 
 @pytest.mark.parametrize(("command", "expected"), [

@@ -1041,7 +1041,8 @@ def _gh_uploads(args: list[Word]) -> list[Word]:
 
 _CARGO_LOCK = Loads(("Cargo.lock",), runs=lambda path: "",
                     missing="resolves the dependencies and writes Cargo.lock, which is not "
-                            "there now (fetching the registry's index)")
+                            "there now (fetching the registry's index)",
+                    missing_if=("Cargo.toml",))
 """``cargo tree`` and ``cargo metadata`` resolve the dependency graph: with a lock file they
 read it; without one they write it (``--locked``/``--frozen`` refuse to, ``metadata
 --no-deps`` resolves nothing)."""
