@@ -39,9 +39,8 @@ class Loads:
     only known when it runs (``cmake -B b && make -C b -n``: cmake writes it unseen)."""
     missing_if: tuple[str, ...] = ()
     """``missing`` matters only where one of these is there (``Cargo.lock`` is written only
-    for a ``Cargo.toml``); without them, only after a command that may have written the file
-    unseen (``cmake -B b && make -C b -n``): a file not there now and not written stays
-    away."""
+    for a ``Cargo.toml``); without them, always (a makefile missing now may be written
+    unseen first: ``cmake -B b && make -C b -n``)."""
     runs_in: Callable[[str, str], str] | None = None
     """Like ``runs``, given the workspace's top folder too (``git -C sub``: is the repository
     git finds there the workspace's own)."""

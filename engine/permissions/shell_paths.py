@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from engine.permissions.c_includes import IncludeWalk, Preprocess, hidden_setting
 from engine.permissions.effect import Effect, Loads, program_name
@@ -171,8 +171,6 @@ class PathJudge:
     facts: list[str]
     """``SYSTEM_FACTS`` files the command reads."""
     made: MadeFiles
-    entries: list[dict[str, Any]]
-    """What each command judged so far does (its ``risk`` among them)."""
     globbed: dict[tuple[str, str, frozenset[str], int], list[str] | None]
     """Files this command wrote before (normalised relative or absolute paths)."""
     glob_options: frozenset[str]
@@ -312,13 +310,12 @@ class PathJudge:
                 return [f"{e.argv[0].shown} {loads.missing}"]
         return []
 
-    def _may_appear(self, base: str, loads: Loads) -> bool:
+    @staticmethod
+    def _may_appear(base: str, loads: Loads) -> bool:
         """Whether a start-up file missing now matters (``Loads.missing_if``): its project
-        is there, or an earlier command may have written it unseen."""
-        if loads.missing_if:
-            return any(os.path.lexists(os.path.join(base, n)) for n in loads.missing_if)
-        return bool(self.written or self.written_unknown or self.made.files) or any(
-            entry.get("risk") not in ("read", None) for entry in self.entries)
+        is there."""
+        return not loads.missing_if or any(os.path.lexists(os.path.join(base, n))
+                                           for n in loads.missing_if)
 
     # ------------------------------------------------------------ C includes (c_includes)
 
