@@ -32,7 +32,8 @@ def ws(tmp_path: Path) -> Path:
     "patchelf --print-needed build/app.elf", "arm-none-eabi-size -B -d build/app.elf",
     "aarch64-linux-gnu-objdump -h build/app.elf", "llvm-nm -C build/app.elf",
     "dotnet sln Api.sln list", "composer show", "lychee --offline docs/",
-    "spectral lint openapi.yaml",
+    "spectral lint openapi.yaml", "mvn -o help:effective-pom | grep -A3 compiler",
+    "mvn -o -q dependency:tree", "rubocop --only Style/FrozenStringLiteralComment lib",
 ])
 def test_a_platform_query_reads(ws: Path, command: str) -> None:
     assert decisions(ws, command) == ("allow", "allow"), command
@@ -60,6 +61,11 @@ def test_a_platform_query_reads(ws: Path, command: str) -> None:
     ("dotnet ef database drop --force", "deny"), ("dotnet ef database update 0", "deny"),
     ("dotnet ef database update", "ask"), ("dotnet publish -o /var/www/api", "deny"),
     ("dotnet publish -o out", "ask"), ("gem yank app -v 1.0.0", "deny"),
+    ("mvn dependency:tree", "ask"),  # not offline: fetches what it lacks
+    ("mvn -o dependency:tree -DoutputFile=a.txt", "ask"),
+    ("mvn -o help:effective-settings", "ask"),  # server passwords
+    ("mvn -o dependency:analyze", "ask"),  # compiles first
+    ("rubocop -A lib", "ask"), ("rubocop -r ./x.rb lib", "ask"),
 ])
 def test_a_change_one_option_away_is_asked_or_refused(ws: Path, command: str,
                                                        expected: str) -> None:
@@ -118,3 +124,18 @@ def test_a_listed_path_removed_is_really_work(ws: Path) -> None:
     assert work_changed(ws, command)
     assert subprocess.run(["git", "status", "--porcelain"], cwd=ws, capture_output=True,
                           text=True, check=True).stdout.strip().startswith("D")
+
+
+@pytest.mark.parametrize(("config", "text", "command"), [
+    ("pom.xml", "<project><build><extensions><extension/></extensions></build></project>\n",
+     "mvn -o help:effective-pom"),
+    (".rubocop.yml", "require:\n  - ./cops/evil.rb\n", "rubocop lib"),
+])
+def test_a_query_whose_config_loads_code_asks(ws: Path, config: str, text: str,
+                                              command: str) -> None:
+    """Maven loads a POM's build extensions as it starts; RuboCop requires what its
+    configuration names: a query there runs that code."""
+    (ws / config).write_text("<project/>\n" if config == "pom.xml" else "AllCops: {}\n")
+    assert decisions(ws, command) == ("allow", "allow")
+    (ws / config).write_text(text)
+    assert decisions(ws, command)[0] == "ask"

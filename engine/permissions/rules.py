@@ -521,13 +521,35 @@ _STARTUP_LOADS = {"pytest": _PYTEST_START, "py.test": _PYTEST_START, "flask": _F
 ``--help`` and ``--version`` included."""
 
 
+_MAVEN_QUERIES = frozenset({"help:effective-pom", "help:describe", "help:active-profiles",
+                            "help:all-profiles", "dependency:tree", "dependency:list"})
+"""Goals that print the model of the build (the effective POM, the dependency graph) and
+run no plugin of the project's (not ``help:effective-settings`` or ``help:system``, which
+print credentials and the environment; not ``dependency:analyze``, which compiles)."""
+_MAVEN_QUIET = frozenset({"-o", "--offline", "-q", "--quiet", "-B", "--batch-mode", "-N",
+                          "--non-recursive", "-e", "--errors", "-ntp", "--no-transfer-progress",
+                          "-Dverbose", "-Dverbose=true", "-X", "--debug"})
+_MAVEN_EXTENSIONS = Loads(("pom.xml",), ("<extensions>",))
+"""A POM's build extensions (and plugins marked ``<extensions>true``) load as Maven starts,
+whatever goal runs."""
+
+
 def _mvn(e: Effect, args: list[Word]) -> None:
-    """``mvn -v`` prints the versions; any other use runs the build's plugins (judged as an
-    unknown program: a teardown verb, an output file)."""
+    """``mvn -v`` prints the versions; ``mvn -o dependency:tree`` and ``help:effective-pom``
+    print the build's model (asking the repositories unless offline); any other use runs the
+    build's plugins (judged as an unknown program: a teardown verb, an output file)."""
     e.loads_here.append(_MAVEN_START)
-    if [w.value for w in args] not in (["-v"], ["--version"], ["-version"], ["-h"],
-                                       ["--help"]):
-        _unknown(e, "mvn")
+    words = [w.value for w in args]
+    if words in (["-v"], ["--version"], ["-version"], ["-h"], ["--help"]):
+        return
+    goals = [w for w in words if w and not w.startswith("-")]
+    if None not in words and goals and set(goals) <= _MAVEN_QUERIES and all(
+            w in _MAVEN_QUIET or w in goals for w in words):
+        e.loads_here.append(_MAVEN_EXTENSIONS)
+        if not {"-o", "--offline"} & set(words):
+            e.add("network", "mvn fetches the plugins and dependencies it lacks")
+        return
+    _unknown(e, "mvn")
 
 
 def _network_tool(name: str) -> Rule:
