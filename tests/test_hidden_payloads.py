@@ -182,3 +182,29 @@ def test_a_trace_prompt_runs_what_it_substitutes_and_nothing_else(workspace: Pat
     _run(workspace, plain)
     assert _judged(workspace, plain) == ("allow", "allow")
     assert _judged(workspace, "PS4='+ ${a[$i]} '; set -x; ls")[1] == "deny"  # a subscript
+
+
+@pytest.mark.parametrize("command", [
+    "git -c core.pager='sh scripts/run.sh' log -1",
+    "GIT_PAGER='bash scripts/run.sh' git log -1",
+    "git -c core.fsmonitor='sh scripts/run.sh' status --short",
+    "GIT_EXTERNAL_DIFF=./scripts/run.sh git diff HEAD~1",
+])
+def test_a_workspace_script_in_another_programs_slot_is_refused(workspace: Path,
+                                                                command: str) -> None:
+    """A setting that names the program git runs as its pager, monitor or diff tool, given a
+    script of the workspace: the script runs under a read's name. Refused; the slot's own
+    kind of program (``less``, ``cat``) keeps its answer."""
+    (workspace / "scripts").mkdir()
+    (workspace / "scripts" / "run.sh").write_text("#!/bin/sh\ntouch ran\ncat\n")
+    (workspace / "scripts" / "run.sh").chmod(0o755)
+    (workspace / "README.md").write_text("# app, changed\n")
+    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "commit",
+                    "-qam", "two"], cwd=workspace, check=True, capture_output=True)
+    shlexed = command.replace("'", "'\\''")
+    _run(workspace, f"script -qec '{shlexed}' /dev/null" if "PAGER" in command.upper() else
+         command)  # git pages only to a terminal
+    assert (workspace / "ran").exists(), command  # the control: the script ran
+    assert _judged(workspace, command) == ("deny", "deny")
+    assert _judged(workspace, "git -c core.pager='less -R' log -1") == ("allow", "allow")
+    assert _judged(workspace, "GIT_PAGER=cat git log -1") == ("allow", "allow")

@@ -222,6 +222,13 @@ _EXPORTS_FUNCTIONS = re.compile(r"\b(export|declare|typeset|local|readonly)\s+(?
 MAX_CALLS = 32
 """Calls of this command's functions judged with their arguments; later ones are not."""
 _SAME_SHELL = ("", "eval", "trap", "source", ".")
+_SLOT_VARIABLE = re.compile(r"[A-Za-z_]\w*=")
+
+
+def _slot(how: str) -> bool:
+    """Whether ``how`` is a setting that names a program another program runs in its own
+    role (``git -c core.pager=``, ``GIT_EXTERNAL_DIFF=``, ``PAGER=``), not a shell."""
+    return how.startswith("git -c ") or bool(_SLOT_VARIABLE.fullmatch(how))
 _SOURCED_INPUT = ("source <<", ". <<")
 """``source /dev/stdin <<< CODE``: the code runs in this shell, like ``source FILE``."""
 """Where code runs in the shell that defined the functions (not a child shell)."""
@@ -4950,6 +4957,11 @@ class _Walker(PathJudge, ShellValues):
             text = text.replace("\0", "")  # bash drops NUL bytes from the code it reads
             same = how in _SAME_SHELL or how.startswith("alias ") or how in _SOURCED_INPUT
             self.run(text, how, ctx.depth + 1, args, ctx.shell if same else None)
+            if _slot(how) and (found := self._workspace_program(text)):
+                self._entry([Word.of(how), code], "exec", "deny", [
+                    f"{how} runs {found}, a file of the workspace, where a program of its "
+                    "own belongs (a pager, a diff tool, ssh): a script disguised as a "
+                    "setting"], "deny", ctx)
         elif code.dynamic == "subst" or _expanded_names(code.text) & self.from_output:
             self._entry([Word.of(how), code], "exec", "deny",
                         [f"{how} runs the output of a command as shell code"], "deny", ctx)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -113,6 +114,9 @@ def _upward(base: str, top: str, upward: bool) -> list[str]:
     return folders
 
 
+_SCRIPT_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "python", "python3",
+                             "node", "perl", "ruby", "php", "env"})
+"""Programs whose first word that is not an option is the script they run."""
 _CONFIG_LIMIT = 1 << 20
 
 
@@ -373,6 +377,29 @@ class PathJudge:
         if walk.written:
             self.unnamed.append(why)  # never run unseen, as a file written and then loaded
         return why
+
+    def _workspace_program(self, text: str) -> str:
+        """The workspace file a command line runs first, as its program (``./run.sh``) or a
+        shell's or interpreter's script (``sh scripts/run.sh``, ``python3 x.py``); ""."""
+        try:
+            words = shlex.split(text, posix=True)
+        except ValueError:
+            return ""
+        while words and re.fullmatch(r"[A-Za-z_]\w*=.*", words[0], re.S):
+            words = words[1:]
+        if not words:
+            return ""
+        first = words[0]
+        if os.path.basename(first) in _SCRIPT_RUNNERS:
+            first = next((w for w in words[1:] if not w.startswith("-")), "")
+        if not first or first.startswith("~"):
+            return ""
+        ws = os.path.realpath(self.ws)
+        for base in self._current():
+            path = os.path.realpath(os.path.join(base, first))
+            if (path == ws or path.startswith(ws.rstrip("/") + "/")) and os.path.isfile(path):
+                return first
+        return ""
 
     def _replaced(self, e: Effect) -> list[str]:
         """Reasons for each file holding work that the command replaces whole, unless it
