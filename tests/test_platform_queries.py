@@ -34,6 +34,7 @@ def ws(tmp_path: Path) -> Path:
     "dotnet sln Api.sln list", "composer show", "lychee --offline docs/",
     "spectral lint openapi.yaml", "mvn -o help:effective-pom | grep -A3 compiler",
     "mvn -o -q dependency:tree", "rubocop --only Style/FrozenStringLiteralComment lib",
+    "if command -v task >/dev/null; then task --list-all; fi",  # /dev/null keeps nothing
 ])
 def test_a_platform_query_reads(ws: Path, command: str) -> None:
     assert decisions(ws, command) == ("allow", "allow"), command
@@ -65,7 +66,8 @@ def test_a_platform_query_reads(ws: Path, command: str) -> None:
     ("mvn -o dependency:tree -DoutputFile=a.txt", "ask"),
     ("mvn -o help:effective-settings", "ask"),  # server passwords
     ("mvn -o dependency:analyze", "ask"),  # compiles first
-    ("rubocop -A lib", "ask"), ("rubocop -r ./x.rb lib", "ask"),
+    ("rubocop -A lib", "ask"), ("rubocop -r ./x.rb lib", "ask"), ("task build", "ask"),
+    ("echo x > /dev/null; make", "ask"),
 ])
 def test_a_change_one_option_away_is_asked_or_refused(ws: Path, command: str,
                                                        expected: str) -> None:
@@ -130,12 +132,14 @@ def test_a_listed_path_removed_is_really_work(ws: Path) -> None:
     ("pom.xml", "<project><build><extensions><extension/></extensions></build></project>\n",
      "mvn -o help:effective-pom"),
     (".rubocop.yml", "require:\n  - ./cops/evil.rb\n", "rubocop lib"),
+    ("Taskfile.yml", "vars:\n  V:\n    sh: touch ran\n", "task --list"),
 ])
 def test_a_query_whose_config_loads_code_asks(ws: Path, config: str, text: str,
                                               command: str) -> None:
     """Maven loads a POM's build extensions as it starts; RuboCop requires what its
     configuration names: a query there runs that code."""
-    (ws / config).write_text("<project/>\n" if config == "pom.xml" else "AllCops: {}\n")
+    (ws / config).write_text({"pom.xml": "<project/>\n", ".rubocop.yml": "AllCops: {}\n",
+                              "Taskfile.yml": "version: '3'\n"}[config])
     assert decisions(ws, command) == ("allow", "allow")
     (ws / config).write_text(text)
     assert decisions(ws, command)[0] == "ask"

@@ -2645,6 +2645,8 @@ class _Walker(PathJudge, ShellValues):
         command writing it uses the network)."""
         if ctx.fetched:
             self.fetched.add(_written_as(word))
+        if word.value in NULL_DEVICES:
+            return  # > /dev/null: nothing is kept, nothing a later program may read
         if word.value:
             self._written(word.value)
             self._wrote(os.path.normpath(word.value), op, ctx.printed)
