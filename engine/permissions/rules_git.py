@@ -505,6 +505,10 @@ def _git_config(e: Effect, args: list[Word]) -> None:
     else:
         e.add("write", "git config changes configuration (which can make git run programs)")
         e.writes.extend(files)
+        if o.has("--global"):  # every repository of the user's, outside the workspace
+            e.writes.append(Word.of("~/.gitconfig"))
+        elif o.has("--system"):
+            e.writes.append(Word.of("/etc/gitconfig"))
         keys = o.positionals[1:] if first in ("set", "unset") else o.positionals
         unsetting = first == "unset" or o.has("--unset", "--unset-all", "--remove-section")
         if keys and not unsetting:

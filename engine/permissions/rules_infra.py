@@ -895,6 +895,16 @@ def _cloud(e: Effect, args: list[Word]) -> None:
     if verb is not None:
         e.add("destructive", f"{prog(e)} {verb} deletes cloud resources")
     _cloud_copy(e, args)
+    words = " ".join([prog(e), *(w.value or "?" for w in args[:2])])
+    e.writes.extend(Word.of(f) for f in _CLOUD_SETTINGS.get(words, ()))
+
+
+_CLOUD_SETTINGS: dict[str, tuple[str, ...]] = {
+    "aws configure set": ("~/.aws/config", "~/.aws/credentials"),
+    "aws configure import": ("~/.aws/credentials",),
+    "gcloud config set": ("~/.config/gcloud/configurations",),
+    "az config set": ("~/.azure/config",)}
+"""Settings commands that write the user's own configuration (outside the workspace)."""
 
 
 _CLOUD_COPIES = {"aws": (("s3", "cp"), ("s3", "mv")), "gsutil": (("cp",), ("mv",)),

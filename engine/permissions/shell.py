@@ -271,13 +271,13 @@ _PLANTED_KEYS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
     (re.compile(r"(?:^|/)\.cargo/config(?:\.toml)?$"), re.compile(
         r"(?:rustc-wrapper|rustc_wrapper|rustc-workspace-wrapper|runner|linker|rustc|rustdoc)"
         r"\s*=|\[alias\]", re.I), "a program cargo runs"),
-    (re.compile(r"(?:^|/)(?:Dockerfile|Containerfile|G?N?U?[Mm]akefile|Jenkinsfile|justfile|"
-                r"Taskfile\.ya?ml|\.gitlab-ci\.yml|\.pre-commit-config\.yaml|package\.json|"
-                r"composer\.json|deno\.jsonc?|pyproject\.toml|tox\.ini|noxfile\.py|Procfile|"
-                r"tasks\.json|devcontainer\.json)$|"
-                r"(?:^|/)\.github/workflows/[^/]+$|\.(?:sh|mk)$"), re.compile(
+    (re.compile(r"^(?!.*\.(?:md|markdown|rst|adoc|html?|org)$)(?!.*(?<!CMakeLists)\.txt$).+"),
+     re.compile(
         r"(?:curl|wget)\b[^|\n]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b"),
-     "a download piped into a shell, which runs later"),
+     "a download piped into a shell, which runs later"),  # any file but a document:
+    # a Makefile, a workflow, conftest.py, CMakeLists.txt's execute_process
+    (re.compile(r"(?:^|/)platformio\.ini$"), re.compile(r"extra_scripts\s*="),
+     "a script PlatformIO runs with every build"),
     (re.compile(r"(?:^|/)\.vscode/tasks\.json$"), re.compile(
         r"[\"']?runOn[\"']?\s*:\s*[\"']folderOpen", re.I),
      "a task the editor runs when the folder is opened"),
