@@ -86,7 +86,7 @@ def test_a_query_reads(workspace: Path, command: str) -> None:
     "cabal build", "ghc -e 'print 1'", "ormolu --mode inplace src/A.hs",
     "ocamlformat -i a.ml", "opam install dune", "luarocks config lua_version 5.4",
     "luarocks install lpeg", "luac src/a.lua", "stylua src", "perltidy lib/App.pm",
-    "perltidy -b lib/App.pm", "prove -lr t", "keytool -delete -alias x -keystore k.p12",
+    "perltidy -b lib/App.pm", "prove -lr t", "keytool -genkeypair -alias x -keystore k.p12",
     "keytool -printcert -sslserver example.com:443", "keytool -list -cacerts",
     "jarsigner build/app.jar mykey", "sbt compile", "gradle build",
     "rake -T", "rake help", "mix help", "mix -h", "bun run build", "bun pm cache rm",
@@ -112,6 +112,10 @@ def test_a_query_reads(workspace: Path, command: str) -> None:
 ])
 def test_anything_else_asks(workspace: Path, command: str) -> None:
     assert _decision(workspace, command) == "ask"
+
+
+def test_a_key_deleted_from_a_keystore_is_gone(workspace: Path) -> None:
+    assert _decision(workspace, "keytool -delete -alias x -keystore k.p12") == "deny"
 
 
 def test_a_luacheckrc_is_code_luacheck_runs(workspace: Path) -> None:

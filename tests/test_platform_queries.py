@@ -174,3 +174,42 @@ def test_platformio_extra_scripts_run_with_every_build(ws: Path) -> None:
     assert decisions(ws, "printf 'extra_scripts = pre:run.sh\\n' >> platformio.ini") == (
         "deny", "deny")
     assert decisions(ws, "printf 'board = uno\\n' >> platformio.ini")[0] == "ask"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("keytool -delete -alias upload -keystore k.jks", "deny"),  # the signing key is gone
+    ("keytool -importcert -cacerts -alias c -file c.pem -noprompt", "deny"),  # the JDK's
+    ("keytool -list -keystore k.jks", "allow"), ("mkdocs gh-deploy --force", "deny"),
+    ("mkdocs build", "ask"), ("git maintenance start", "deny"), ("git maintenance run", "ask"),
+    ("flutter create --overwrite .", "deny"), ("flutter create app", "ask"),
+])
+def test_what_cannot_be_taken_back_or_lands_outside_is_refused(ws: Path, command: str,
+                                                               expected: str) -> None:
+    assert decisions(ws, command)[0] == expected, command
+
+
+def test_rails_credentials_are_for_a_person(ws: Path) -> None:
+    assert decisions(ws, "rails credentials:show") == ("ask", "deny")
+
+
+def test_pwd_is_the_shells_folder_until_a_cd(ws: Path) -> None:
+    """``$PWD`` names the folder the command starts in, so paths made from it are judged;
+    after a ``cd`` anywhere in the command it is only known at run time."""
+    assert decisions(ws, 'cat "$PWD/a.txt"') == ("allow", "allow")
+    assert decisions(ws, 'rm -rf "$PWD/backups"')[0] == "deny"
+    assert decisions(ws, 'cat "$PWD/../secret"')[0] == "ask"
+    assert decisions(ws, 'cd docs && cat "$PWD/../a.txt"')[1] == "deny"
+    subprocess.run(["bash", "-c", 'rm -rf "$PWD/backups"'], cwd=ws, check=True)
+    assert not (ws / "backups").exists()  # the control: $PWD was the workspace
+
+
+def test_a_workspace_file_put_before_a_system_program_on_path_is_refused(ws: Path) -> None:
+    (ws / "bin").mkdir()
+    (ws / "bin" / "ls").write_text("#!/bin/sh\ntouch ran\n")
+    (ws / "bin" / "ls").chmod(0o755)
+    command = f"PATH={ws}/bin:/usr/bin:/bin; ls"
+    subprocess.run(["bash", "-c", command], cwd=ws, check=True)
+    assert (ws / "ran").exists()  # the control: the workspace's ls ran
+    assert decisions(ws, command) == ("deny", "deny")
+    assert decisions(ws, "PATH=bin:/usr/bin:/bin; ls")[0] == "deny"
+    assert decisions(ws, "PATH=/usr/bin:/bin:bin; ls")[0] == "ask"  # the system's first

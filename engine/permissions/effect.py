@@ -445,7 +445,8 @@ TEARDOWN_VERBS = frozenset({"rm", "rb", "delete", "del", "destroy", "drop", "pur
 ``etcdctl del``, ``manage.py flush``, ``rails db:drop``)."""
 _TEARDOWN_PREFIXES = ("delete-", "terminate-", "remove-", "deregister-", "purge-", "drop-",
                       "destroy-")
-_TEARDOWN_FLAGS = frozenset({"--delete", "--destroy", "--drop", "--purge", "--wipe"})
+_TEARDOWN_FLAGS = frozenset({"--delete", "--destroy", "--drop", "--purge", "--wipe",
+                             "--overwrite"})
 _RESET_OF = frozenset({"db", "database", "migrate", "migration", "migrations", "schema",
                        "ecto"})
 _AFTER = {"fresh": "migrate", "refresh": "migrate", "all": "stop", "load": "schema"}

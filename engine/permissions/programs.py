@@ -155,6 +155,7 @@ PRINTS_CREDENTIALS: dict[str, frozenset[tuple[str, ...]]] = {
     "git": frozenset({("credential", "fill"), ("credential-store", "get"),
                       ("credential-cache", "get")}),
     "php": frozenset({("-i",), ("--info",)}),  # phpinfo(): the environment, whole
+    "rails": frozenset({("credentials:show",), ("credentials:edit",)}),  # decrypted
     "kubectl": frozenset({("config", "view", "--raw"), ("create", "token")}),
     "vault": frozenset({("read",), ("kv", "get")}),
     "op": frozenset({("read",), ("item", "get")}),

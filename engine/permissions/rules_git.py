@@ -694,6 +694,17 @@ def _git_fsck(e: Effect, args: list[Word]) -> None:
         e.add("write", "git fsck --lost-found writes .git/lost-found")
 
 
+def _git_maintenance(e: Effect, args: list[Word]) -> None:
+    """``git maintenance start``/``register`` add the repository to the user's
+    configuration (``~/.gitconfig``) and schedule git in the user's scheduler (cron,
+    systemd timers): a job that runs every hour, outside the workspace. ``run`` repacks
+    here."""
+    verb = next((w.value for w in args if not (w.value or "-").startswith("-")), None)
+    e.add("write", "git maintenance changes the repository's objects or schedules git")
+    if verb in ("start", "register", "stop", "unregister"):
+        e.writes.append(Word.of("~/.gitconfig"))
+
+
 def _git_bundle(e: Effect, args: list[Word]) -> None:
     """``git bundle create FILE REFS`` writes FILE whole (``-``: the output); ``verify`` and
     ``list-heads`` read a bundle; ``unbundle`` stores its objects."""
@@ -782,7 +793,7 @@ GIT_SUBCOMMANDS: dict[str, Rule] = {
     "read-tree": _git_plumbing_overwrite("read-tree"),
     "checkout-index": _git_plumbing_overwrite("checkout-index"),
     "fsck": _git_fsck,
-    "reflog": _git_reflog, "bundle": _git_bundle,
+    "reflog": _git_reflog, "bundle": _git_bundle, "maintenance": _git_maintenance,
     "checkout": _git_checkout, "restore": _git_restore, "switch": _git_switch, "gc": _git_gc,
     "prune": lambda e, args: e.add(
         "read" if any(a.value in ("-n", "--dry-run") for a in args) else "destructive",

@@ -262,7 +262,25 @@ def _dvc_changes(e: Effect, args: list[Word]) -> None:
         e.add("destructive", f"{prog(e)} {args[0].shown} deletes data from the cache")
 
 
-CHANGES: dict[str, Rule] = {"dvc": _dvc_changes}
+_KEYTOOL_CHANGES = {"-delete": "deletes an entry (a key no copy may hold) from the keystore",
+                    "-changealias": "renames an entry of the keystore",
+                    "-keypasswd": "changes a key's password",
+                    "-storepasswd": "changes the keystore's password"}
+
+
+def _keytool_changes(e: Effect, args: list[Word]) -> None:
+    """``keytool -delete`` removes a key (a signing key is gone for good); with
+    ``-cacerts`` any change is to the JDK's own trust store, outside the workspace."""
+    e.add("exec", "keytool changes a keystore")
+    words = {w.value for w in args}
+    for option, why in _KEYTOOL_CHANGES.items():
+        if option in words:
+            e.add("destructive", f"keytool {option} {why}")
+    if "-cacerts" in words:
+        e.writes.append(Word.of("/etc/ssl/certs/java/cacerts"))
+
+
+CHANGES: dict[str, Rule] = {"dvc": _dvc_changes, "keytool": _keytool_changes}
 """The rule of a program's other command lines, where asking is not all (``dvc gc``)."""
 RULES: dict[str, Rule] = {name: query_rule(name, CHANGES.get(name)) for name in QUERIES}
 """Programs without a rule elsewhere take these; ``rules.py`` puts the queries of the others

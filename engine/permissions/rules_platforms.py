@@ -119,6 +119,8 @@ QUERIES: dict[str, Queries] = {
                                   "taskfile.yaml", "Taskfile.dist.yml", "Taskfile.dist.yaml"),
                                  ("sh:", "includes:")),),
                     why="runs a task's commands"),
+    "mkdocs": Queries(_v("get-deps"), why="builds the site (running its plugins and hooks), "
+                      "serves it or publishes it"),
     "pm2": Queries(_v("list", "ls", "l", "status", "jlist", "prettylist", "describe", "show",
                       "info", "env", "report"), needs={("logs",): _F({"--nostream"})},
                    about=_ABOUT | {"-v"},
@@ -241,8 +243,21 @@ def _pm2_changes(e: Effect, args: list[Word]) -> None:
                              "process it manages")
 
 
+def _mkdocs_changes(e: Effect, args: list[Word]) -> None:
+    """``mkdocs gh-deploy`` pushes the built site to the ``gh-pages`` branch; with
+    ``--force`` it replaces the branch's history on the remote."""
+    e.add("exec", f"{prog(e)} {QUERIES['mkdocs'].why}")
+    words = [w.value for w in args]
+    if words[:1] == ["gh-deploy"]:
+        e.add("network", "mkdocs gh-deploy pushes the site")
+        if {"--force", "-f"} & set(w or "" for w in words):
+            e.add("destructive", "mkdocs gh-deploy --force replaces the remote gh-pages "
+                                 "branch (a force push)")
+
+
 CHANGES: dict[str, Rule] = {"foreman": _foreman_changes, "nginx": _nginx_changes,
-                            "mise": _mise_changes, "nvm": _nvm_changes, "pm2": _pm2_changes}
+                            "mise": _mise_changes, "nvm": _nvm_changes, "pm2": _pm2_changes,
+                            "mkdocs": _mkdocs_changes}
 """The rule of a program's other command lines, where asking is not all."""
 RULES: dict[str, Rule] = {name: query_rule(name, CHANGES.get(name), QUERIES)
                           for name in QUERIES}

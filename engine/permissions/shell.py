@@ -4501,6 +4501,9 @@ class _Walker(PathJudge, ShellValues):
             if name in runners else e.argv[0] if e.argv else None
         if script is not None and _written_as(script) in self.fetched:
             e.at_least("deny", f"runs {script.shown}, which this command downloaded")
+        if e.argv and (shadow := self._shadowing(e.argv[0], exported)):
+            e.at_least("deny", f"{e.argv[0].shown} runs {shadow}, a file of the workspace a "
+                               f"PATH set here puts before the system's {e.argv[0].shown}")
         ran = self._ran_file(e.argv[at], exported) if at is not None and e.argv else None
         if ran is not None and at is not None:
             code = self.contents.get(ran)
@@ -4604,6 +4607,31 @@ class _Walker(PathJudge, ShellValues):
                        None)
             if hit is not None:
                 return hit
+        return None
+
+    def _shadowing(self, word: Word, exported: Mapping[str, list[str] | None] | None
+                   ) -> str | None:
+        """The workspace file a system program's name runs through a PATH this command set
+        (``export PATH=$PWD/scripts:$PATH; ls`` beside ``scripts/ls``): a program disguised
+        as another; None when the name finds the system's program first."""
+        name = word.value or ""
+        if not name or "/" in name or not any(os.path.isfile(os.path.join(d, name))
+                                              for d in SYSTEM_DIRS):
+            return None
+        path = (exported or {}).get("PATH") if "PATH" in (exported or {}) else \
+            self.known.get("PATH")
+        if not path or len(path) != 1:
+            return None
+        ws = os.path.realpath(self.ws)
+        for folder in path[0].split(":"):
+            if folder in SYSTEM_DIRS:
+                return None
+            for base in self._current():
+                found = os.path.realpath(os.path.join(base, folder or ".", name))
+                if found.startswith(ws.rstrip("/") + "/") and (
+                        os.path.isfile(found) or os.path.relpath(found, ws) in self.written
+                        or found in self.made.files or found in self.made.copies):
+                    return os.path.relpath(found, ws)
         return None
 
     def _written_key(self, value: str) -> str | None:

@@ -265,6 +265,9 @@ class ShellValues:
         """The value the command inherits; a variable named like a secret, or holding one,
         is noted (its value is the host's credential, whatever this process holds)."""
         value = self.env.get(name)
+        if name == "PWD" and value is None and len(set(self.cwds)) == 1 and \
+                self.cwds[0] is not None:
+            return str(self.cwds[0])  # the shell's folder, which cd keeps it naming
         if is_secret_name(name) or (value is not None and holds_credential(value)):
             self.env_secrets.append(name)
         return value
