@@ -213,3 +213,17 @@ def test_a_workspace_file_put_before_a_system_program_on_path_is_refused(ws: Pat
     assert decisions(ws, command) == ("deny", "deny")
     assert decisions(ws, "PATH=bin:/usr/bin:/bin; ls")[0] == "deny"
     assert decisions(ws, "PATH=/usr/bin:/bin:bin; ls")[0] == "ask"  # the system's first
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("git ls-files | xargs wc -l | sort -n || echo none", ("allow", "allow")),
+    ("git ls-files -z | xargs -0 file | grep -i crlf || echo none", ("allow", "allow")),
+    ("printf 'docs\\n' | xargs rm -rf | cat || true", ("deny", "deny")),
+])
+def test_a_pipeline_of_three_before_a_list_reads_the_first_stages_lines(
+        ws: Path, command: str, expected: tuple[str, str]) -> None:
+    """bash runs ``a | b | c || d`` as ``(a | b | c) || d``; the grammar nests it as ``a |
+    (b | c || d)``: b still reads what a prints."""
+    assert decisions(ws, command) == expected, command
+    if expected[0] == "deny":
+        assert work_changed(ws, command)  # the control: docs/index.md is gone

@@ -2213,16 +2213,19 @@ class _Walker(PathJudge, ShellValues):
             if i == len(stages) - 1:
                 self.last_stage = len(self.entries)  # what it prints is the pipeline's output
             before_stage = len(self.secrets)
-            listed = self._listed_before(stages, i, ctx) if i > 0 else ()
+            # the first stage reads what the pipeline reads (a | b | c || d parses as
+            # a | (b | c || d): b reads a's lines)
+            listed = self._listed_before(stages, i, ctx) if i > 0 else ctx.listed
             self.decoding = False
             printed = self._printed(stages[i - 1], ctx, printed) if i > 0 else None
             decoded = decoded or self.decoding  # base64 -d | bash: never shown as code
-            stdin = None if printed is None else Word(printed, "|", "subst") if decoded else \
-                Word.of(printed)
+            stdin = (None if printed is None else Word(printed, "|", "subst") if decoded else
+                     Word.of(printed)) if i > 0 else ctx.stdin
             fetched = ctx.fetched or any(e["risk"] == "network" for e in self.entries[start:])
             staged = replace(ctx, piped=i > 0 or ctx.piped, listed=listed, stdin=stdin,
                              fetched=fetched,  # curl .. | tee f: f holds the download
-                             numbered=self._columns(stages[:i], ctx))
+                             numbered=self._columns(stages[:i], ctx) if i > 0 else
+                             ctx.numbered)
             before = self._static_argv(stages[self._source(stages, i, ctx)], ctx) if i else None
             after = self._static_argv(child, ctx) if before is not None else None
             why = pipe_discards(before, after) if before and after else None
