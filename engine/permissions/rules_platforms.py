@@ -169,7 +169,7 @@ def _adb(e: Effect, args: list[Word]) -> None:
         e.add("exec", "adb with these arguments is not modelled")
         return
     given = [w or "" for w in words]
-    if given[0] in _ADB_READS and len(given) <= 2 and "-l" in (given[1:] or ["-l"]):
+    if given[0] in _ADB_READS and given[1:] in ([], ["-l"]):  # adb devices -l
         return
     if given[0] == "logcat" and "-d" in given[1:] and not {"-c", "--clear", "-f", "--file",
                                                            "-r", "-n", "-G", "-P"} & set(given):

@@ -27,6 +27,7 @@ from engine.permissions.paths import (
     is_startup_file,
     judge_literal,
 )
+from engine.permissions.programs import INTERPRETERS, SHELLS
 from engine.permissions.shell_values import LISTED_TEXT
 from engine.permissions.small_files import small_file
 from engine.permissions.words import MAX_PATH_WORDS, Word, brace_words
@@ -114,9 +115,6 @@ def _upward(base: str, top: str, upward: bool) -> list[str]:
     return folders
 
 
-_SCRIPT_RUNNERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "python", "python3",
-                             "node", "perl", "ruby", "php", "env"})
-"""Programs whose first word that is not an option is the script they run."""
 _CONFIG_LIMIT = 1 << 20
 
 
@@ -390,7 +388,7 @@ class PathJudge:
         if not words:
             return ""
         first = words[0]
-        if os.path.basename(first) in _SCRIPT_RUNNERS:
+        if program_name(Word.of(first)) in SHELLS | INTERPRETERS:  # sh x.sh: x.sh runs
             first = next((w for w in words[1:] if not w.startswith("-")), "")
         if not first or first.startswith("~"):
             return ""
