@@ -208,3 +208,5 @@ def test_a_workspace_script_in_another_programs_slot_is_refused(workspace: Path,
     assert _judged(workspace, command) == ("deny", "deny")
     assert _judged(workspace, "git -c core.pager='less -R' log -1") == ("allow", "allow")
     assert _judged(workspace, "GIT_PAGER=cat git log -1") == ("allow", "allow")
+    (workspace / "less").write_text("#!/bin/sh\n")  # a file named like the pager: PATH's runs
+    assert _judged(workspace, "GIT_PAGER=less git log -1") == ("allow", "allow")

@@ -390,6 +390,8 @@ class PathJudge:
         first = words[0]
         if program_name(Word.of(first)) in SHELLS | INTERPRETERS:  # sh x.sh: x.sh runs
             first = next((w for w in words[1:] if not w.startswith("-")), "")
+        elif "/" not in first:
+            return ""  # ssh: found on PATH, not in the folder
         if not first or first.startswith("~"):
             return ""
         ws = os.path.realpath(self.ws)
