@@ -10,7 +10,6 @@ into a writer or an executor count (``sed -i``, ``git -c core.pager=...``, ``sor
 from __future__ import annotations
 
 import copy
-import os
 import re
 from collections.abc import Mapping
 
@@ -346,12 +345,8 @@ def _wrapper_inner(e: Effect, name: str, spec: p.Wrapper, args: list[Word],
 
 def _opened_file(e: Effect, name: str, target: Word) -> None:
     """``flock FILE``: opened with O_CREAT, so a missing FILE is made (an empty
-    ``.git/index.lock`` stops every commit; one outside the workspace is a write there). A
-    lock in a scratch folder every user may write (``/tmp/deploy.lock``) is what the program
-    is for: an existing file keeps its content, and no name there is anyone's work."""
-    v = target.value or ""
-    if re.fullmatch(r"/(tmp|var/tmp|run/lock|dev/shm)/[\w.@+-]+", v) and not os.path.islink(v):
-        return
+    ``.git/index.lock`` stops every commit; one outside the workspace is a write there);
+    judged where the path leads (``PathJudge._made_if_missing``)."""
     e.creates.append((name, target))
 
 

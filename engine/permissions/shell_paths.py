@@ -115,6 +115,8 @@ def _upward(base: str, top: str, upward: bool) -> list[str]:
     return folders
 
 
+_SCRATCH_DIRS = frozenset({"/tmp", "/var/tmp", "/run/lock", "/dev/shm"})
+"""World-writable sticky folders where a program makes its lock files."""
 _CONFIG_LIMIT = 1 << 20
 
 
@@ -206,9 +208,14 @@ class PathJudge:
 
     def _made_if_missing(self, e: Effect) -> None:
         """``flock FILE``: a read of a file that is there (through a link, where it leads);
-        a write where it is missing, or may be (a path only known at run time)."""
+        a write where it is missing, or may be (a path only known at run time). A lock that
+        leads into a scratch folder every user may write (``/tmp/deploy.lock``) is what the
+        program is for: an existing file keeps its content, and no name there is anyone's
+        work."""
         for who, w in e.creates:
             found = self.resolved_files(w)
+            if found and all(os.path.dirname(p) in _SCRATCH_DIRS for p in found):
+                continue
             if found and all(os.path.exists(p) for p in found):
                 e.reads.append(w)
             else:
