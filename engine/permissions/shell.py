@@ -4618,12 +4618,10 @@ class _Walker(PathJudge, ShellValues):
         (``export PATH=$PWD/scripts:$PATH; ls`` beside ``scripts/ls``): a program disguised
         as another; None when the name finds the system's program first."""
         name = word.value or ""
-        if not name or "/" in name or not any(os.path.isfile(os.path.join(d, name))
-                                              for d in SYSTEM_DIRS):
-            return None
         path = (exported or {}).get("PATH") if "PATH" in (exported or {}) else \
-            self.known.get("PATH")
-        if not path or len(path) != 1:
+            self.known.get("PATH")  # checked first: most commands set no PATH, no stat
+        if not name or "/" in name or not path or len(path) != 1 or not any(
+                os.path.isfile(os.path.join(d, name)) for d in SYSTEM_DIRS):
             return None
         ws = os.path.realpath(self.ws)
         for folder in path[0].split(":"):
