@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from engine.permissions import programs as p
 from engine.permissions import rules_code as c
+from engine.permissions import rules_codegen as codegen
 from engine.permissions import rules_data as data
 from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
@@ -722,7 +723,7 @@ def _register_rules() -> dict[str, Rule]:
     rules.update({name: _plugin_loader(name, reader(values)) if name in _PLUGIN_READERS else
                   reader(values) for name, values in SIMPLE_READERS.items()})
     for name in p.READS_PATH_ARGUMENTS:
-        rules[name] = path_args()
+        rules[name] = path_args(not_files=p.ID_OPTIONS.get(name, frozenset()))
     rules["history"] = _history
     rules["ss"] = _output_options(frozenset({"-D", "--diag"}), frozenset({"-K", "--kill"}),
                                   "ss -K closes the sockets it matches",
@@ -743,7 +744,8 @@ def _register_rules() -> dict[str, Rule]:
 
     rules["file"] = file_rule
     rules["mvn"] = _mvn
-    for module in (sh, g, f, n, c, infra, system, data, toolchain, js, sdk, platforms):
+    for module in (sh, g, f, n, c, infra, system, data, toolchain, js, sdk, platforms,
+                   codegen):
         rules.update(module.RULES)
     for name in langs.QUERIES:  # deno fmt --check reads; deno run keeps its own rule
         rules[name] = langs.query_rule(name, rules.get(name) or langs.CHANGES.get(name))

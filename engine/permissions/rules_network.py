@@ -76,6 +76,7 @@ def _sends_unseen(e: Effect, sent: list[Word], urls: list[Word]) -> None:
     if any(u.value is None and not local(u) for u in urls) or (
             urls and any(w.value is None for w in sent) and not all(map(local, urls))):
         e.unseen = e.unseen or f"{prog(e)} sends text only known at run time to another machine"
+        e.sends = True
 
 
 def _remote_names(o: Opts) -> list[Word]:
@@ -107,6 +108,7 @@ def uploads(e: Effect, files: list[Word], urls: list[Word]) -> None:
     its input (``--data-binary @-``, ``-T -``), which the command line does not show."""
     if files and not (urls and all(_LOCAL_URL.match(u.value or "") for u in urls)):
         e.unseen = f"{prog(e)} sends {files[0].shown} to another machine"
+        e.sends = True
 
 
 def _sent_file(w: Word) -> Word | None:
@@ -933,6 +935,14 @@ def _bundle(e: Effect, args: list[Word]) -> None:
         e.nested.append(("bundle exec", args[1:]))
 
 
+_GO_BUILD_RUNS = re.compile(r"--?(?:vettool|toolexec|exec|overlay|modfile|ldflags|gcflags|"
+                            r"asmflags|gccgoflags|compiler|pgo|pkgdir|mod(?!=readonly|=vendor)"
+                            r")\b")
+"""go build flags that name a program it runs (``-vettool``, ``-toolexec``, a linker in
+``-ldflags=-extld=``), files that stand in for sources or go.mod, or let it change go.mod
+(``-mod=mod``)."""
+
+
 def _go_or_query(e: Effect, args: list[Word]) -> None:
     """``go mod edit -json``/``-print`` prints go.mod and ``go tool dist list`` the
     platforms; ``go generate -n``/``go clean -n``/``go build -n`` print what they would do
@@ -950,6 +960,12 @@ def _go_or_query(e: Effect, args: list[Word]) -> None:
         return  # the toolchain's own readers of a built binary (buildid -w rewrites it)
     if words[:1] in (["generate"], ["clean"], ["build"]) and "-n" in words:
         return  # the commands it would run or the files it would remove, printed
+    if words[:2] in (["mod", "graph"], ["mod", "why"], ["mod", "verify"]) and \
+            None not in words and not any(_GO_BUILD_RUNS.match(w or "") for w in words):
+        return  # the requirement graph, why a module is needed, the cache's hashes
+    if words[:1] == ["vet"] and None not in words and not any(
+            _GO_BUILD_RUNS.match(w or "") for w in words):
+        return  # type-checks and analyses: compiled, nothing of the project run
     if words[:1] == ["list"] and any((w or "").split("=")[0] in ("-export", "-compiled")
                                      for w in words):
         e.add("exec", "go list -export/-compiled builds the packages (cgo runs the C compiler)")

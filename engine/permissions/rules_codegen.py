@@ -1,0 +1,138 @@
+"""Rules for code generators and their checks: protobuf (``buf``, ``protoc``) and Go's
+generators and linters (``golangci-lint``, ``wire``, ``sqlc``, ``mockgen``).
+
+Each of them has a checking mode that reads the sources and prints (``buf lint``, ``sqlc
+compile``, ``wire check``, ``mockgen -source=F`` to stdout) one option away from the mode
+that writes generated files or runs a plugin program. A plugin is code: ``protoc
+--go_out=gen`` runs ``protoc-gen-go`` from PATH, a ``buf.yaml`` may name check plugins,
+``sqlc.yaml`` process plugins, ``.golangci.yml`` custom linters, and ``mockgen`` in reflect
+mode builds and runs a program. Those stay asked.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.permissions.effect import Effect, Loads, Rule, prog
+from engine.permissions.rules_langs import Queries, query_rule
+from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
+from engine.permissions.words import Word
+
+_F = frozenset
+
+
+def _v(*verbs: str) -> frozenset[tuple[str, ...]]:
+    return _F(tuple(v.split()) if v else () for v in verbs)
+
+
+_GOLANGCI_CONFIGS = (".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")
+QUERIES: dict[str, Queries] = {
+    "golangci-lint": Queries(_v("run", "linters", "help", "version", "config path",
+                                "config verify"),
+                             writes=_F({"--fix", "--build-tags-file"}),
+                             files=_F({"-c", "--config", "--new-from-patch"}),
+                             loads=(Loads(_GOLANGCI_CONFIGS, ("custom", "plugins"),
+                                          upward=True),),
+                             why="fixes files, clears its cache or loads custom linters"),
+    "wire": Queries(_v("check", "diff", "show", "help"),
+                    why="writes wire_gen.go for each package"),
+    "sqlc": Queries(_v("compile", "diff", "version", "help"),
+                    files=_F({"-f", "--file"}),
+                    loads=(Loads(("sqlc.yaml", "sqlc.yml", "sqlc.json"), ("plugins",)),),
+                    why="writes generated code, pushes to the cloud or queries a database"),
+}
+"""Per program: what of its command lines only reads (``rules_langs.Queries``)."""
+
+_BUF_READS = _F({"lint", "breaking", "ls-files", "format", "build", "config", "help",
+                 "--version", "version", "export"})
+_BUF_WRITES = _F({"-w", "--write"})
+_BUF_OUTPUTS = _F({"-o", "--output"})
+
+
+def _buf(e: Effect, args: list[Word]) -> None:
+    """``buf lint``, ``buf breaking --against .git#branch=main``, ``buf format -d``, ``buf
+    build -o /dev/null``: read the module (and its check plugins, when ``buf.yaml`` names
+    any); ``-o FILE`` writes that file, ``format -w`` the sources; ``generate`` runs the
+    plugins of ``buf.gen.yaml``; ``push``, ``registry`` talk to the registry."""
+    words = [w.value for w in args]
+    verb = words[0] if words else None
+    if verb is None or verb not in _BUF_READS or (verb == "export" and "-o" not in words):
+        e.add("exec", f"{prog(e)} {verb or ''} generates code, publishes or changes the "
+                      "module".replace("  ", " "))
+        return
+    if verb == "config" and not (words[1:2] and (words[1] or "").startswith("ls-")):
+        e.add("write", "buf config init/migrate writes buf.yaml")
+        return
+    for i, w in enumerate(words):
+        name, eq, value = (w or "").partition("=")
+        if name in _BUF_WRITES:
+            e.add("write", "buf format -w rewrites the sources")
+        elif name in _BUF_OUTPUTS:
+            _output(e, Word.of(value) if eq else args[i + 1] if i + 1 < len(args)
+                    else Word(None, "<output>", "other"))
+    e.loads_here.append(Loads(("buf.yaml", "buf.work.yaml"), ("plugins",)))
+
+
+_PROTOC_READS = re.compile(r"-I\S*|--proto_path(?:=\S*)?|--include_imports|"
+                           r"--include_source_info|--retain_options|--decode_raw|"
+                           r"--decode(?:=\S+)?|--error_format(?:=\S+)?|--version|"
+                           r"--deterministic_output|--fatal_warnings|"
+                           r"--print_free_field_numbers|--descriptor_set_out(?:=\S*)?|-o\S*|"
+                           r"--descriptor_set_in(?:=\S*)?|-h|--help")
+"""protoc's options that parse, check, decode or write a descriptor set: no plugin runs.
+Any ``--NAME_out``/``--NAME_opt`` or ``--plugin`` runs ``protoc-gen-NAME``."""
+
+
+def _protoc(e: Effect, args: list[Word]) -> None:
+    """``protoc -I proto --descriptor_set_out=/dev/null a.proto`` checks the files and
+    writes a descriptor set (to that file); an output for a language runs its plugin."""
+    words = [w.value for w in args]
+    for i, w in enumerate(words):
+        if w is None:
+            e.add("exec", "protoc with a word only known at run time may run a plugin")
+            return
+        if w in ("-I", "--proto_path", "--descriptor_set_out", "-o", "--descriptor_set_in"):
+            continue
+        if w.startswith("-") and not _PROTOC_READS.fullmatch(w):
+            e.add("exec", f"protoc {w.split('=')[0]} runs a plugin program or writes "
+                          "generated code")
+            return
+        if words[i - 1:i] in (["--descriptor_set_out"], ["-o"]) or w.startswith(
+                ("--descriptor_set_out=", "-o")):
+            out = w.split("=", 1)[1] if w.startswith("--") else w[2:] if \
+                w.startswith("-o") and len(w) > 2 else w
+            _output(e, Word.of(out))
+        elif not w.startswith("-") and words[i - 1:i] not in (["-I"], ["--proto_path"],
+                                                               ["--descriptor_set_in"]):
+            e.reads.append(args[i])
+
+
+def _output(e: Effect, out: Word) -> None:
+    """The file an output option names: written, unless a stream (``/dev/null``,
+    ``/dev/stdout``)."""
+    if out.value in NULL_DEVICES or stream_descriptor(out.value) is not None:
+        return
+    e.writes.append(out)
+    e.add("write", f"{prog(e)} writes {out.shown}")
+
+
+def _mockgen(e: Effect, args: list[Word]) -> None:
+    """``mockgen -source=F`` parses F and prints the mock; ``-destination`` writes it, and
+    reflect mode (``mockgen PKG Iface``) builds and runs a program to inspect PKG."""
+    words = [w.value or "" for w in args]
+    source = next((w.split("=", 1)[1] for w in words if w.startswith(("-source=",
+                                                                         "--source="))), None)
+    if source is None and "-source" in words[:-1]:
+        source = words[words.index("-source") + 1]
+    if None in (w.value for w in args) or source is None or any(
+            w.lstrip("-").split("=")[0] in ("destination", "write_source_comment",
+                                            "exec_only", "build_flags", "debug_parser")
+            for w in words):
+        e.add("exec", "mockgen writes the mock or builds and runs a program to read the "
+                      "package")
+        return
+    e.reads.append(Word.of(source))
+
+
+RULES: dict[str, Rule] = {name: query_rule(name, None, QUERIES) for name in QUERIES}
+RULES.update({"buf": _buf, "protoc": _protoc, "mockgen": _mockgen})
