@@ -170,7 +170,8 @@ def test_a_variable_set_to_another_value_still_asks(workspace: Path, command: st
 @pytest.mark.parametrize(("command", "decision"), [
     ("pid=$(pgrep -n -f 'src/app.py'); [ -n \"$pid\" ] && lsof -p \"$pid\" | head", "allow"),
     ("n=$(wc -l < a.txt); cat \"$n\" 2>/dev/null", "allow"),
-    ("pid=$(pgrep -l x); lsof -p \"$pid\"", "ask"),  # -l: names beside the ids
+    ("pid=$(pgrep -l x); lsof \"$pid\"", "ask"),  # -l: names beside the ids, a path
+    ("pid=$(pgrep -l x); lsof -p \"$pid\"", "allow"),  # -p's value is a process, any text
     ("pid=$(pgrep -f x); kill \"$pid\"", "ask"),  # a number, but which process: asked
     ("n=$(wc -l < a.txt); rm -f \"$n\"", "deny"),  # a write: still a path not shown
 ])
@@ -290,3 +291,33 @@ def test_data_kept_through_filters_is_not_counted(tmp_path: Path, command: str) 
                                      "n=$(seq -s x 1 3); echo $(( n ))"])
 def test_seq_with_words_in_its_format_prints_text(tmp_path: Path, command: str) -> None:
     assert decisions(tmp_path, command) == ("ask", "deny")
+
+
+@pytest.mark.parametrize(("command", "decision"), [
+    ("n=$(wc -l < a.txt); sed -n \"${n}p\" a.txt", "allow"),
+    ("first=$(grep -n -m1 a a.txt | cut -d: -f1); sed -n \"$((first-1)),$((first+1))p\" "
+     "a.txt", "allow"),
+    ("grep -n a a.txt | while IFS=: read -r n rest; do (( n > 3 )) && echo \"$n\"; done",
+     "allow"),
+    ("sed -n \"$1p\" a.txt", "ask"),  # a positional: any text
+    ("n=$(wc -l < a.txt); sed -n \"${n}e\" a.txt", "ask"),  # e runs the line as a command
+    ("n=$(wc -l < a.txt); sed -i \"${n}d\" a.txt", "ask"),
+    ("first=$(grep -n a a.txt src/app.py | cut -d: -f1); (( first > 1 ))", "ask"),  # names
+    ("first=$(grep -n -A1 a a.txt | cut -d: -f1); (( first > 1 ))", "ask"),  # 2-context
+    ("grep -n a a.txt | while IFS=, read -r n rest; do (( n > 3 )); done", "ask"),
+])
+def test_numbers_in_a_sed_script_or_read_from_grep_n(workspace: Path, command: str,
+                                                      decision: str) -> None:
+    """A sed script whose only run-time parts are numbers is read with each as ``1``: its
+    commands are the letters around them. ``grep -n`` of one file starts each line with a
+    number and ``:``; a second file's name or a context line (``N-text``) does not."""
+    assert decisions(workspace, command)[0] == decision, command
+
+
+def test_a_context_line_of_grep_n_is_not_a_number(workspace: Path) -> None:
+    """Control: ``grep -n -A1`` prints ``N-text`` for the line after a match, and cut's
+    first ``:`` field of it carries the text."""
+    (workspace / "b.txt").write_text("a\nx: y\n")
+    out = subprocess.run(["bash", "-c", "grep -n -A1 a b.txt | cut -d: -f1"], cwd=workspace,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1", "2-x"]

@@ -45,9 +45,9 @@ class Columns:
         when it splits at ``ifs`` (the last takes the rest of the line)."""
         if self.count == EVERY:
             return True  # any part of a line of numbers is digits and separators
-        if ifs is None or not ifs or not set(ifs) <= set(" \t\n") or \
-                self.separator not in ifs:
-            return False  # IFS=, keeps "3 foo" whole; only blanks split as written
+        if ifs is None or not ifs or self.separator not in ifs or \
+                any(c.isdigit() for c in ifs):
+            return False  # IFS=, keeps "3 foo" whole; IFS=: splits "3:foo" after the 3
         return at < self.count and at < names - 1
 
 
@@ -131,7 +131,41 @@ def columns_printed(program: str, words: Sequence[Word]) -> Columns:
         return Columns(1)
     if program == "git":
         return _git_columns(known)
+    if program in ("grep", "egrep", "fgrep") and _numbered_lines(known):
+        return Columns(1, ":")
     return NONE
+
+
+_GREP_FLAGS = set("nivwxEFGPsqaoIbyU")
+"""grep's flags that leave each line ``N:text`` once ``-n`` asks for line numbers (no
+file names, counts, context lines ``N-text`` or NUL ends)."""
+
+
+def _numbered_lines(known: list[str]) -> bool:
+    """``grep -n PAT FILE``: each line starts with its number and ``:``; with several
+    files (unless ``-h``) each starts with the file's name instead."""
+    flags = ""
+    positionals: list[str] = []
+    patterns = 0
+    i = 0
+    while i < len(known):
+        v = known[i]
+        if v in ("-e", "-f", "-m"):
+            patterns += v != "-m"
+            i += 2
+            continue
+        if re.fullmatch(r"-m\d+|--max-count=\d+|--line-number|--ignore-case", v):
+            flags += "n" if v == "--line-number" else ""
+        elif v.startswith("-") and len(v) > 1 and not v.startswith("--"):
+            flags += v[1:]
+        elif v.startswith("-") and v != "--":
+            return False
+        elif v != "--":
+            positionals.append(v)
+        i += 1
+    files = positionals[0 if patterns else 1:]
+    return "n" in flags and set(flags) <= _GREP_FLAGS | {"h"} and (
+        len(files) <= 1 or "h" in flags)
 
 
 _ID_FORMAT = re.compile(r"--(?:format|pretty)=(?:t?format:)?%[hH](?:[ \t].*)?")

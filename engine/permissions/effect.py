@@ -79,6 +79,9 @@ class Effect:
     unseen: str = ""
     """What it changes that the command line cannot show and nobody is asked to review
     (``terraform apply -auto-approve``): ``deny`` under ``--approval auto``."""
+    sends: bool = False
+    """It sends files, its input or text only known at run time to another machine (an
+    upload, ``curl -d @f``): what the command read may leave with it."""
     secret: str = ""
     """What credentials it prints from outside the workspace (``gh auth token``, ``env``):
     only a person may allow that."""
@@ -283,14 +286,19 @@ def _long_paths(e: Effect, o: Opts) -> None:
             e.reads.append(w)
 
 
-def path_args(risk: Risk = "read", reason: str = "") -> Rule:
+def path_args(risk: Risk = "read", reason: str = "",
+              not_files: frozenset[str] = frozenset()) -> Rule:
     """A program whose options may name files to read (``neofetch --ascii FILE``): every
-    argument that looks like a path (has a ``/`` or starts with ``~``) is judged as a read."""
+    argument that looks like a path (has a ``/`` or starts with ``~``) is judged as a read,
+    but the value of an option in ``not_files`` (``ps -p "$pid"``: a process id, one word
+    whatever it holds)."""
 
     def rule(e: Effect, args: list[Word]) -> None:
         e.add(risk, reason)
-        for w in args:
+        for i, w in enumerate(args):
             v = w.value
+            if i and args[i - 1].value in not_files:
+                continue
             if v is None or "/" in v.partition("=")[2] or (not v.startswith("-") and (
                     "/" in v or v.startswith("~"))):
                 e.reads.append(Word.of(v.partition("=")[2]) if v and v.startswith("-")

@@ -65,6 +65,8 @@ PYTHON_STARTUP = frozenset({"sitecustomize.py", "usercustomize.py"})
 _STARTUP_SYSTEM = re.compile(r"^/etc/(?:profile\.d/|bash_completion\.d/|zsh/|fish/)")
 _ALIAS = re.compile(r"^/(?:proc/(?:self|thread-self|\d+)(?:/task/\d+)?/(?:root|cwd|fd|"
                     r"map_files|exe)|dev/fd)(?:/|$)")
+_FD_TABLE = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/(?:fd|map_files)$")
+"""A process's table of open files, listed: names, not a path through one of them."""
 _SENSITIVE_NAME = re.compile("|".join(fnmatch.translate(p) for p in SENSITIVE_NAMES))
 """``SENSITIVE_NAMES`` as one pattern: ``fnmatchcase`` of any of them, compiled once."""
 MAX_LINK_SCAN = 20_000
@@ -287,7 +289,7 @@ def process_alias(path: str) -> str:
             continue
         nxt = os.path.join(cur, part)
         m = _ALIAS.match(nxt)
-        if m:
+        if m and (todo or not _FD_TABLE.match(nxt)):  # ls /proc/PID/fd: the table itself
             return m.group(0).rstrip("/")
         try:
             target = os.readlink(nxt)

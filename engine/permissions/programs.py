@@ -242,6 +242,14 @@ READS_PATH_ARGUMENTS = frozenset({
 })
 """Programs whose options can name a file they read (``ss -F FILE``, ``who FILE``): any
 argument that looks like a path is judged as a read."""
+ID_OPTIONS: dict[str, frozenset[str]] = {
+    "ps": frozenset({"-p", "--pid", "--ppid", "-q", "--quick-pid", "-u", "-U", "--user",
+                     "--User", "-g", "-G", "--group", "--Group", "-t", "--tty", "-s", "--sid",
+                     "-C", "-o", "-O", "--format", "--sort", "-k"}),
+    "lsof": frozenset({"-p", "-u", "-g", "-c", "-d"}),
+}
+"""Options of ``READS_PATH_ARGUMENTS`` programs whose value names a process, user or column,
+never a file: ``ps -p "$pid"`` reads nothing whatever the pid file held."""
 
 SUBCOMMAND_PROGRAMS = frozenset({
     "git", "npm", "yarn", "pnpm", "bun", "pip", "pipx", "uv", "cargo", "go", "docker", "podman",

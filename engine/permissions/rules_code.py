@@ -398,23 +398,30 @@ def _gdb_input(e: Effect, text: Word) -> None:
 
 
 _GDB_SHOWS = re.compile(r"\s*(?:info|i|disassemble|disas|list|l|ptype|whatis|show|"
-                        r"maint\s+info)\b[^;|`$]*$")
+                        r"maint\s+info|bt|backtrace|where|frame|f|up|down|"
+                        r"thread\s+apply\s+all\s+(?:bt|backtrace))\b[^;|`$]*$")
+"""gdb commands that print what the program or a core file holds; a backtrace of a core
+runs nothing (there is no process to run code in)."""
+_GDB_QUIET = frozenset({"-batch", "--batch", "-nx", "-n", "--nx", "-q", "--quiet", "-nh"})
 
 
 def _gdb_or_query(e: Effect, args: list[Word]) -> None:
-    """``gdb -nx -batch -ex 'info functions x' prog`` loads the program without running it
-    and prints; anything else is ``_gdb``."""
+    """``gdb -batch -ex 'info functions x' prog`` and ``gdb -batch -ex bt prog core`` load
+    the program (and its core) without running it and print; anything else is ``_gdb``. A
+    second word of digits is a process to attach to, not a core."""
     values = [w.value or "" for w in args]
     commands = [values[i + 1] for i, v in enumerate(values[:-1]) if v in ("-ex", "--ex",
                                                                           "-eval-command")]
     rest = [v for i, v in enumerate(values) if v not in ("-ex", "--ex", "-eval-command") and
             not (i and values[i - 1] in ("-ex", "--ex", "-eval-command"))]
     files = [v for v in rest if not v.startswith("-")]
-    if {"-batch", "--batch"} & set(rest) and {"-nx", "-n", "--nx"} & set(rest) and commands \
-            and all(_GDB_SHOWS.match(c) for c in commands) and len(files) == 1 and \
-            set(v for v in rest if v.startswith("-")) <= {"-batch", "--batch", "-nx", "-n",
-                                                          "--nx", "-q", "--quiet"}:
-        e.reads.append(Word.of(files[0]))
+    if None not in (w.value for w in args) and {"-batch", "--batch"} & set(rest) and \
+            commands and all(_GDB_SHOWS.match(c) for c in commands) and \
+            len(files) in (1, 2) and not files[-1].isdigit() and \
+            set(v for v in rest if v.startswith("-")) <= _GDB_QUIET:
+        e.reads.extend(Word.of(f) for f in files)
+        if not {"-nx", "-n", "--nx"} & set(rest):  # the workspace's own start-up commands
+            e.loads_here.append(Loads((".gdbinit",)))
         return
     _gdb(e, args)
     if any(v in ("-p", "--pid") or v.startswith("--pid=") for v in values) or any(

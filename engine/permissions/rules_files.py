@@ -54,6 +54,8 @@ def _sed(e: Effect, args: list[Word]) -> None:
 
 
 def _sed_script(e: Effect, script: Word, sandbox: bool = False) -> None:
+    if script.value is None and script.numbers is not None:  # sed -n "${a},${b}p"
+        script = Word.of(script.numbers)
     if script.value is None:
         e.add("exec", "sed script only known at run time")
         e.at_least("ask", "")

@@ -86,6 +86,9 @@ def _query_options(e: Effect, q: Queries, args: list[Word]) -> None:
     for i, w in enumerate(args):
         if w.value in q.files and i + 1 < len(args):
             e.reads.append(args[i + 1])
+        name, eq, value = (w.value or "").partition("=")
+        if eq and name in q.files:  # --config.file=alertmanager.yml
+            e.reads.append(Word.of(value))
         if w.value in q.online:
             e.add("network", f"{prog(e)} {w.value} connects to a server")
         if w.value in q.outside:

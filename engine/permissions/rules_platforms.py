@@ -146,6 +146,23 @@ QUERIES: dict[str, Queries] = {
     "nvm": Queries(_v("ls", "list", "current", "version", "which"), _v("alias"),
                    about=_ABOUT | {"--version"},
                    why="installs, removes, switches or changes node versions"),
+    "promtool": Queries(_v("check config", "check rules", "check web-config",
+                           "check metrics", "test rules", "tsdb list", "tsdb analyze"),
+                        operands=True, why="queries or changes a server, or writes blocks"),
+    "amtool": Queries(_v("check-config"), needs={
+        ("config", "routes"): _F({"--config.file"}),
+        ("config", "routes", "show"): _F({"--config.file"}),
+        ("config", "routes", "test"): _F({"--config.file"})},
+        files=_F({"--config.file"}), operands=True,
+        why="talks to the alert manager (silences, alerts)"),
+    "grafana-cli": Queries(_v("plugins ls", "plugins list"), files=_F({"--pluginsDir"}),
+                           why="installs, updates or removes plugins or changes settings"),
+    "consul": Queries(_v("validate"), operands=True,
+                      why="talks to the cluster (keys, services, members) or runs an agent"),
+    "nats-server": Queries(needs={(): _F({"-t"})}, files=_F({"-c", "--config"}),
+                           writes=_F({"-sl", "--signal", "-l", "--log", "-P", "--pid",
+                                      "--ports_file_dir"}),
+                           why="starts the server or signals the running one"),
 }
 """Per program: what of its command lines only reads (``rules_langs.Queries``)."""
 

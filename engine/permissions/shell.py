@@ -114,6 +114,7 @@ from engine.permissions.rules_shell import (
 )
 from engine.permissions.shell_paths import (
     NULL_DEVICES,
+    SECRETS_FILE,
     STRICTNESS,
     SYSTEM_FACTS,
     DecisionValue,
@@ -657,6 +658,11 @@ class _Walker(PathJudge, ShellValues):
     hunted: list[str] = field(default_factory=list)
     """Searches for credentials among files the command may read without asking
     (``grep -rn password src``): refused only when something sends them away."""
+    secret_files: list[str] = field(default_factory=list)
+    """Workspace files of secrets it reads (``.env``, ``*.pem``): refused only when
+    something sends data away (``sends``)."""
+    sends: bool = False
+    """Some program of it sends files, its input or run-time text to another machine."""
     env_secrets: list[str] = field(default_factory=list)
     """Secret-looking environment variables the command expands (``$GITHUB_TOKEN``): the
     host's credentials, which commands do not inherit unless a policy passes them on."""
@@ -967,6 +973,9 @@ class _Walker(PathJudge, ShellValues):
         if found and any(e["risk"] in ("network", "install") for i, e in
                          enumerate(entries) if i not in self.printers):
             floors.append(("deny", f"sends credentials over the network ({found[0]})"))
+        if self.secret_files and self.sends:
+            floors.append(("deny", "sends secrets over the network (it reads "
+                                   f"{self.secret_files[0]} and sends data away)"))
         floors.extend(self._streams_reopened())
         printers = {os.path.basename(entries[i]["argv"][0]) for i in self.printers
                     if i < len(entries) and entries[i]["argv"]}
@@ -3169,11 +3178,16 @@ class _Walker(PathJudge, ShellValues):
             self.known.get(var, [self.env[var]] if var in self.env else [])
         return all(DECIMAL.fullmatch(v) for v in held)
 
+    def _number_part(self, part: Node, ctx: _Ctx) -> bool:
+        """A part of a quoted word that is a number at run time (``$((n + 1))``, ``$n`` of
+        a number, ``$(wc -l < f)``)."""
+        return self._number_value(part, ctx) or self._holds_a_number(_text(part, ctx))
+
     def _number_value(self, value: Node, ctx: _Ctx) -> bool:
         """``$(( .. ))``, ``$(wc -l < f)``, ``$n`` of a number: a value that is a number."""
         return value.type == "arithmetic_expansion" or (
             value.type == "command_substitution" and self._numeric_output(value, ctx)) or \
-            self._copies_number(_text(value, ctx))
+            self._copies_number(_text(value, ctx)) or self._held_number(value, ctx)
 
     def _remember_one(self, var: str, target: Node, value: Node | None, ctx: _Ctx,
                       append: bool) -> None:
@@ -3448,7 +3462,7 @@ class _Walker(PathJudge, ShellValues):
     def _lists(self) -> tuple[list[Any], ...]:
         """What judging a command appends to: entries, then the reasons that ask or refuse."""
         return (self.entries, self.problems, self.unnamed, self.floors, self.opaque,
-                self.secrets, self.private, self.hunted, self.env_secrets)
+                self.secrets, self.private, self.hunted, self.env_secrets, self.secret_files)
 
     def _marks(self) -> tuple[int, ...]:
         return tuple(len(got) for got in self._lists())
@@ -3923,6 +3937,27 @@ class _Walker(PathJudge, ShellValues):
             self.decoded.add(_text(node, ctx))
         return None if out is None else [out.replace("\x00", "").rstrip("\n")]
 
+    def _held_number(self, value: Node, ctx: _Ctx) -> bool:
+        """``$(< run/app.pid)``, ``$(cat run/app.pid)``: a small workspace file nothing in
+        this command may have written first holds one number now (a pid, a port). The
+        value is judged as a number, never taken as a word: what the file holds is not
+        what the command line shows."""
+        inner = [c for c in value.named_children if c.type != "comment"]
+        if value.type != "command_substitution" or len(inner) != 1:
+            return False
+        cmd = inner[0]
+        if cmd.type == "file_redirect" and _text(cmd, ctx).lstrip().startswith("<"):
+            dest = cmd.child_by_field_name("destination")
+        elif cmd.type == "command" and len(args := cmd.children_by_field_name("argument")) \
+                == 1 and len(cmd.named_children) == 2 and _text(cmd, ctx).startswith("cat "):
+            dest = args[0]
+        else:
+            return False
+        found = self._static(dest, ctx) if dest is not None else None
+        text = self._fed_file(found[0]) if found is not None and len(found) == 1 else None
+        return text is not None and len(text) < 64 and DECIMAL.fullmatch(
+            text.rstrip("\n")) is not None
+
     def _printed_words(self, program: str, node: Node, ctx: _Ctx) -> list[str] | None:
         """The words one argument gives a printer (``{r,}m``, ``"${a[@]}"``, ``$x``: as bash
         makes them; ``echo *.c``: the names it matches, not the pattern), or None."""
@@ -4150,6 +4185,7 @@ class _Walker(PathJudge, ShellValues):
         self._made_handed(e, ctx)
         decision, path_reasons = self._judge_effect(e, moves_shell=not ctx.child)
         self._credentials(e, decision)
+        self.sends = self.sends or e.sends
         self._note_writes(e, ctx.fetched)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]
@@ -4733,6 +4769,9 @@ class _Walker(PathJudge, ShellValues):
         elif e.stdin_reader is not None and ctx.piped:
             e.at_least("ask", f"{e.argv[0].shown} acts on what it reads from a pipe (SQL, "
                               "code, a file's new content), which the command does not show")
+            if ctx.fetched and not e.stdin_data:  # curl URL | psql: psql's \! runs programs
+                e.at_least("deny", f"{e.argv[0].shown} acts on what was downloaded (SQL, "
+                                   "code), like a shell running a downloaded script")
             if not e.stdin_data:  # SQL, a makefile, ed's commands: not run unseen
                 e.unseen = e.unseen or f"what {e.argv[0].shown} reads from a pipe and acts on"
 
@@ -4933,6 +4972,8 @@ class _Walker(PathJudge, ShellValues):
             return self._shown_makefile(argv)
         if name in ("source", ".") and len(argv) == 2 and argv[1].value is not None and \
                 "/" in argv[1].value and (text := self._sourced_text(argv[1].value)):
+            if SECRETS_FILE.match(os.path.basename(argv[1].value)):
+                self.secret_files.append(argv[1].value)  # . ./.env: its values in variables
             return [Word("eval", argv[0].text), Word(text, argv[1].text)]
         if len(argv) < 2 or argv[1].value is not None or argv[1].text not in self.shown_files:
             if name in ("source", ".") and argv[1:2] and argv[1].text.startswith("<("):
@@ -5122,6 +5163,7 @@ class _Walker(PathJudge, ShellValues):
         unset = expandable = listed = dashless = by_text = False
         each_dashless = True
         unknowns = 0
+        numbers: list[str] | None = []
         quoted = node.type != "concatenation"
         for i, child in enumerate(node.children):
             out.append(src[pos:_start(child, ctx)].decode("utf-8", "surrogateescape"))
@@ -5145,6 +5187,8 @@ class _Walker(PathJudge, ShellValues):
                 unset = unset or w.unset
                 each_dashless = each_dashless and w.dashless
                 out.append("\0")  # where it stands: the text after it may start the word
+                numbers = numbers if numbers is not None and self._number_part(
+                    child, ctx) else None
             else:
                 out.append(w.value)
             expandable = expandable or (w.expandable and (
@@ -5157,7 +5201,9 @@ class _Walker(PathJudge, ShellValues):
             return Word(None, text, dynamic, unset,  # type: ignore[arg-type]
                         dashless=(dashless and (by_text or unknowns == 1)) or (
                             each_dashless and not any(
-                                piece.startswith("-") for piece in value.split("\0"))))
+                                piece.startswith("-") for piece in value.split("\0"))),
+                        numbers=None if numbers is None or not quoted else
+                        value.replace("\0", "1"))
         if not quoted and "{" in value and ("," in value or ".." in value):
             expandable = True
         if expandable and not quoted and not listed and GLOB.search(value) and \

@@ -8,6 +8,7 @@ destructive.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -21,6 +22,7 @@ from engine.permissions.effect import Effect, Loads, program_name
 from engine.permissions.globbing import GLOB, glob_matches
 from engine.permissions.made_files import MadeFiles
 from engine.permissions.paths import (
+    SENSITIVE_NAMES,
     Root,
     holds_credentials,
     is_private,
@@ -41,16 +43,21 @@ known at run time), and whether it surely ran and moved (else a ``popd`` may als
 entry below, or stay)."""
 UNKNOWN_PUSH: Pushed = ((None,), True)
 
+SECRETS_FILE = re.compile("|".join(fnmatch.translate(p) for p in SENSITIVE_NAMES))
+"""A workspace file of secrets (``.env``, ``*.pem``): read freely, but a command that also
+sends files, its input or run-time text to another machine may be sending it."""
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
 _SYSTEM_FACT = re.compile(
-    r"/proc/\d+/(?:status|stat|statm|limits|comm|cgroup|cmdline|oom_score|io|sched|wchan|"
+    r"/proc/\d+/(?:status|stat|statm|limits|comm|cgroup|cmdline|oom_score(?:_adj)?|io|sched|"
+    r"wchan|maps|smaps_rollup|mountinfo|"
     r"net/(?:tcp|udp|unix|dev|route|sockstat)6?)|"
     r"/proc/(?:sys/(?:kernel|fs|net|vm)/[\w./-]+|"
     r"stat|vmstat|diskstats|swaps|filesystems|partitions|pressure/(?:cpu|memory|io))|"
     r"/sys/fs/cgroup/[\w.-]+\.(?:max|current|stat|events|peak|controllers|weight)")
-"""Files of the kernel's that say how a process or the system is doing, as ``ps``, ``ss``
-and ``free`` print (not ``/proc/N/environ``, a process's secrets)."""
+"""Files of the kernel's that say how a process or the system is doing, as ``ps``, ``ss``,
+``lsof`` and ``free`` print (not ``/proc/N/environ``, a process's secrets; not its ``fd``
+table, which ``grep -R`` would read through)."""
 
 
 def system_fact(path: str) -> bool:
@@ -169,6 +176,7 @@ class PathJudge:
     env: Mapping[str, str]
     secrets: list[str]
     private: list[str]
+    secret_files: list[str]
     unnamed: list[str]
     written: set[str]
     written_unknown: set[str]
@@ -707,6 +715,8 @@ class PathJudge:
             if not for_write and system_fact(v.resolved):
                 self.facts.append(v.resolved)
                 continue
+            if v.inside and not for_write and SECRETS_FILE.match(os.path.basename(path)):
+                self.secret_files.append(path)  # read freely; sent away with curl: refused
             if not v.inside and v.resolved and holds_credentials(v.resolved):
                 self.secrets.append(v.resolved)
             elif not v.inside and v.resolved and not for_write and is_private(

@@ -67,6 +67,10 @@ _REFUSED = (
     (re.compile(r"\bload_extension\s*\(|^\s*\.load\b", re.I),
      "the database shell loads native code (an extension)"),
     (re.compile(r"\bedit\s*\(", re.I), "sqlite3 edit() runs an editor program"),
+    (re.compile(r"^\s*alter\s+system\s+set\s+\"?\w*(?:_command|_libraries|_library|"
+                r"library_path)\b", re.I),
+     "ALTER SYSTEM sets a program or library the server runs later (archive_command, "
+     "shared_preload_libraries)"),
 )
 """Functions and commands of database shells that write or run what SQL cannot show."""
 _FILE_SQL = re.compile(r"\b(?:readfile|lo_export|lo_import|pg_read_file|pg_read_binary_file|"
@@ -121,9 +125,10 @@ _OPENS_VIEWER = re.compile(r"^\s*(?:\.excel\b|\.(?:once|output)\s+(?:-\w+\s+)*-[
                            re.I)
 """sqlite3's ``.excel`` and ``.once -x``/``-e``: the output is opened in the system's spreadsheet
 program or text editor."""
+_OPENS = re.compile(r"^\s*\.open\b(.*)", re.I | re.S)
 _IMPORTS = re.compile(r"^\s*\.import\s+(.*)", re.I | re.S)
 """``.import FILE TABLE``: rows read from a file into a table (data, not commands)."""
-_READS_FILE = re.compile(r"^\s*(?:\.read|\.restore|\.open|\\i|\\ir|source|\\\.)\s+"
+_READS_FILE = re.compile(r"^\s*(?:\.read|\.restore|\\i|\\ir|source|\\\.)\s+"
                          r"(.*)", re.I | re.S)
 
 
@@ -268,19 +273,7 @@ def _statement(out: SqlEffect, stmt: str) -> None:
         out.add("exec", "the database client runs a shell command")
         out.scripts.append(shell.group(1).strip())
         return
-    m = _OUTPUT.match(stmt)
-    if m:
-        if _OPENS_VIEWER.match(stmt):
-            out.add("exec", "sqlite3 .excel/.once -x/-e opens the output in another program")
-        target = _client_arg(m.group(1))
-        if target.startswith("|"):  # the query's output is piped into the command
-            out.add("exec", "the database client pipes its output into a shell command")
-            out.scripts.append(f": | {target[1:].strip()}")
-        elif target and target not in ("stdout", "/dev/stdout", "/dev/stderr", "/dev/null"):
-            out.add("write", "the database client writes its output to a file")
-            out.files.append(target)
-        return
-    if _input(out, stmt):
+    if _open(out, stmt) or _output(out, stmt) or _input(out, stmt):
         return
     for code in _COPY_PROGRAM.findall(stmt):
         out.add("exec", "COPY ... PROGRAM runs a shell command on the server")
@@ -288,6 +281,38 @@ def _statement(out: SqlEffect, stmt: str) -> None:
     for m in _WRITES_TO.finditer(stmt):
         out.files.append(next(g for g in m.groups() if g is not None).replace("''", "'"))
     _sql_risk(out, stmt)
+
+
+def _output(out: SqlEffect, stmt: str) -> bool:
+    """``.output FILE``, ``\\o FILE``, ``tee FILE``: the client writes what queries print to
+    a file, or with ``|`` pipes it into a command."""
+    m = _OUTPUT.match(stmt)
+    if m is None:
+        return False
+    if _OPENS_VIEWER.match(stmt):
+        out.add("exec", "sqlite3 .excel/.once -x/-e opens the output in another program")
+    target = _client_arg(m.group(1))
+    if target.startswith("|"):  # the query's output is piped into the command
+        out.add("exec", "the database client pipes its output into a shell command")
+        out.scripts.append(f": | {target[1:].strip()}")
+    elif target and target not in ("stdout", "/dev/stdout", "/dev/stderr", "/dev/null"):
+        out.add("write", "the database client writes its output to a file")
+        out.files.append(target)
+    return True
+
+
+def _open(out: SqlEffect, stmt: str) -> bool:
+    """``.open FILE``: later statements use another database, opened like ``ATTACH``
+    (made when missing); ``--new`` empties it first."""
+    m = _OPENS.match(stmt)
+    if m is None:
+        return False
+    if re.search(r"(?:^|\s)--?new\b", m.group(1)):
+        out.add("destructive", "sqlite3 .open --new empties the database file it opens")
+    out.add("write", ATTACHES)
+    target = _client_arg(m.group(1))
+    out.attached.append(target or None)
+    return True
 
 
 def _input(out: SqlEffect, stmt: str) -> bool:
@@ -348,6 +373,8 @@ def _sql_risk(out: SqlEffect, stmt: str) -> None:
     if not words:
         return
     first = words[0]
+    if first in _READ_FIRST and first.startswith("."):  # .mode insert T: no SQL in it
+        return
     if first in _READ_FIRST and not re.search(r"\b(?:delete|insert|drop|truncate)\b|"
                                               + _UPDATE, stmt, re.I):
         return

@@ -53,6 +53,10 @@ class Word:
     """Only known at run time, but never a word that starts with ``-`` (an option): what
     prints hex object ids gives it (``"$(git merge-base HEAD main)"``, ``"$c"`` of ``for c
     in $(git rev-list -n 5 HEAD)``)."""
+    numbers: str | None = None
+    """Only known at run time, but each unknown part is a number: the word with each
+    written as ``1`` (``"${from},$((n + 20))p"`` is ``1,1p``), for a rule whose reading
+    depends on the letters around the numbers, not on them (a sed script)."""
 
     @property
     def shown(self) -> str:
