@@ -64,7 +64,8 @@ def test_a_module_written_where_python_c_imports_first(workspace: Path) -> None:
     _run(workspace, command)
     assert (workspace / "pwned").exists()  # the control: the written json.py ran
     assert _judged(workspace, command) == ("ask", "deny")
-    assert _judged(workspace, "python3 -c 'import json'")[1] == "ask"  # nothing written
+    assert _judged(workspace, "python3 -c 'import json'") == ("allow", "allow")  # nothing
+    # written, a json.py nowhere: the library's json is imported and the code only reads
 
 
 @pytest.mark.parametrize("command", [

@@ -266,6 +266,7 @@ ARRAY_WRITES = [
     'mapfile -t f < <(git ls-files); for x in "${f[@]}"; do : > "$x"; done',
     'readarray -t f < <(git ls-files); : > "${f[0]}"',
     'mapfile -t f < <(git ls-files); for x in "${f[@]}"; do printf "" > "$x"; done',
+    'f=( $(git ls-files) ); for x in "${f[@]}"; do : > "$x"; done',
 ]
 
 
@@ -286,10 +287,22 @@ def test_an_array_filled_from_a_listing_holds_listed_paths(tracked: Path, comman
     'mapfile -t f < <(git ls-files); wc -l "${f[@]}"',
     'mapfile -t f < <(git ls-files); for x in "${f[@]}"; do head -1 "$x"; done',
     'mapfile -t f < <(git ls-files); f=(README.md); wc -c "${f[0]}"',
+    'f=( $(git ls-files) ); echo "${#f[@]}"; for x in "${f[@]}"; do wc -l "$x"; done',
+    'f=( $(git diff --name-only HEAD) ); wc -l "${f[@]}"',
+    "readarray -d '' f < <(find src -type f -print0); for x in \"${f[@]}\"; do wc -l \"$x\"; done",
 ])
 def test_reading_an_array_filled_from_a_listing_reads_inside(tracked: Path,
                                                              command: str) -> None:
     assert _decision(tracked, command) == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    'mapfile -t f < <(git ls-files); "${f[@]}"', 'f=( $(git ls-files) ); "${f[0]}" -x',
+])
+def test_an_element_of_a_listing_run_as_a_program_is_not_named(tracked: Path,
+                                                               command: str) -> None:
+    """A listed path in command position is any program: never run unattended."""
+    assert check_shell_json(command, tracked, {}, approval="auto")["decision"] == "deny"
 
 
 def test_cp_over_an_element_is_not_run_unattended(tracked: Path) -> None:

@@ -73,6 +73,9 @@ def test_a_cloned_tag_reaches_git_describe(tmp_path: Path, ws: Path) -> None:
     'git log --oneline -2 | while read -r c rest; do git show --stat "$c"; done',
     'git rev-list HEAD | head -1 | while read -r c; do git log -1 "$c"; done',
     'b=$(git merge-base HEAD HEAD~1); git log --oneline "$b"..HEAD',
+    'b=$(git merge-base HEAD HEAD~1); git diff --stat "$b"..HEAD',  # a range, not a path
+    'mapfile -t c < <(git rev-list -n 2 HEAD); for x in "${c[@]}"; do git show -s "$x"; done',
+    'c=( $(git rev-list -n 2 HEAD) ); for x in "${c[@]}"; do git show -s "$x"; done',
     'git show "$(git rev-parse HEAD~1)":src/app.py', 'git log origin/"$(cat f.txt)"..HEAD',
     'git log -n "$(wc -l < f.txt)" --oneline', 'git grep -n -e "$(cat f.txt)"',
     'git log --oneline -- "$(cat f.txt)"',

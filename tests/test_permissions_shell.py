@@ -387,11 +387,25 @@ def test_code_slots_are_parsed_like_bash_c(workspace: Path, template: str) -> No
     "git push origin +HEAD:main", "git push --mirror", "git push origin --delete main",
     "git push origin :main", "git push -fu origin main", "git branch -D feature",
     "git worktree remove --force wt", "git update-ref -d refs/heads/main",
+    'for t in $(git tag -l "v1.*"); do git push origin ":refs/tags/$t"; done',
 ])
 def test_vcs_subcommands_that_discard_work_are_destructive(workspace: Path,
                                                             command: str) -> None:
     v = classify_command(command, workspace, ENV)
     assert (v.decision, v.risk) == ("deny", "destructive"), (command, v.reason)
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("git log -1 --format=%B | git interpret-trailers --parse", "allow"),
+    ("git interpret-trailers --in-place --trailer 'Acked-by: x' a.txt", "ask"),
+    ("git -c trailer.s.cmd='rm -rf src' interpret-trailers --trailer s a.txt", "deny"),
+    ("git diff HEAD~1 | git patch-id --stable", "allow"),
+    ("git notes show HEAD", "allow"), ("git notes --ref=review list", "allow"),
+    ("git notes add -m x HEAD", "ask"), ("git notes remove HEAD", "ask"),
+])
+def test_git_readers_of_messages_and_notes(workspace: Path, command: str,
+                                           expected: str) -> None:
+    assert classify_command(command, workspace, ENV).decision == expected, command
 
 
 @pytest.mark.parametrize("command", [
@@ -841,6 +855,9 @@ def test_a_coprocess_and_a_disguised_name_are_judged_by_what_runs(workspace: Pat
     ("echo rm -rf src > ls; export PATH=.:$PATH; ls", "deny"),
     ("ln -s /bin/rm ./ls; ./ls -rf src", "deny"), ("cp /bin/rm x; ./x -rf src", "deny"),
     ("ln -s /usr/bin/git g && ./g reset --hard", "deny"), ("ln -s /bin/ls l; ./l", "ask"),
+    # a link made here found through a PATH only known at run time
+    ("mkdir -p .bin; ln -sf /bin/rm .bin/git; PATH=\"$PWD/.bin:$PATH\" git -rf src", "deny"),
+    ("mkdir -p .bin; cp /bin/rm .bin/ls; PATH=\".bin:$PATH\" ls -rf src", "deny"),
 ])
 def test_a_file_this_command_writes_or_links_then_runs_is_judged_as_what_it_holds(
         workspace: Path, command: str, expected: str) -> None:
@@ -1440,7 +1457,8 @@ def test_reading_credentials_outside_the_workspace_needs_a_person(workspace: Pat
     assert out["decision"] == "deny" and "credentials" in out["reason"], out
 
 
-@pytest.mark.parametrize("command", ["cat /etc/hostname", "cat .env", "ls -la /usr/share"])
+@pytest.mark.parametrize("command", ["cat /etc/hostname", "cat .env.example",
+                                     "ls -la /usr/share"])
 def test_other_reads_keep_their_decision_under_auto(workspace: Path, command: str) -> None:
     assert decision(workspace, command, "auto") == decision(workspace, command) != "deny"
 

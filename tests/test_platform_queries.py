@@ -34,6 +34,7 @@ def ws(tmp_path: Path) -> Path:
     "dotnet sln Api.sln list", "composer show", "lychee --offline docs/",
     "spectral lint openapi.yaml", "mvn -o help:effective-pom | grep -A3 compiler",
     "mvn -o -q dependency:tree", "rubocop --only Style/FrozenStringLiteralComment lib",
+    "mvn -o -q help:evaluate -Dexpression=project.version -DforceStdout",
     "if command -v task >/dev/null; then task --list-all; fi",  # /dev/null keeps nothing
 ])
 def test_a_platform_query_reads(ws: Path, command: str) -> None:

@@ -375,7 +375,7 @@ GIT_READ = frozenset({
     "diff-files", "diff-index", "count-objects", "verify-commit", "verify-tag", "whatchanged",
     "cherry", "range-diff", "show-branch", "fsck", "version", "help", "var", "reflog",
     "get-tar-commit-id", "--version", "--help", "-h", "column", "check-mailmap", "show-index",
-    "verify-pack", "archive",
+    "verify-pack", "archive", "patch-id", "stripspace",
 })
 GIT_WRITE = frozenset({
     "add", "commit", "checkout", "switch", "restore", "merge", "cherry-pick", "revert", "mv",

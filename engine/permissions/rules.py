@@ -19,9 +19,11 @@ from engine.permissions import rules_codegen as codegen
 from engine.permissions import rules_data as data
 from engine.permissions import rules_files as f
 from engine.permissions import rules_git as g
+from engine.permissions import rules_gpg as gpg
 from engine.permissions import rules_infra as infra
 from engine.permissions import rules_js as js
 from engine.permissions import rules_langs as langs
+from engine.permissions import rules_migrations as migrations
 from engine.permissions import rules_network as n
 from engine.permissions import rules_platforms as platforms
 from engine.permissions import rules_sdk as sdk
@@ -124,6 +126,35 @@ def prints_none_of_its_input(argv: list[Word]) -> bool:
         return bool(flags & {"-c", "--count", "-q", "--quiet", "--silent"}) or any(
             not w.startswith("--") and set(w[1:]) & {"c", "q"} for w in flags)
     return False
+
+
+_PRINTS_FILES = frozenset({
+    "cat", "tac", "nl", "head", "tail", "less", "more", "most", "bat", "batcat", "grep",
+    "egrep", "fgrep", "rg", "ag", "ack", "sed", "awk", "gawk", "mawk", "cut", "sort", "uniq",
+    "paste", "column", "fold", "fmt", "pr", "expand", "strings", "xxd", "od", "hexdump", "hd",
+    "base64", "base32", "jq", "yq", "gojq", "dasel", "diff", "sdiff", "colordiff", "envsubst",
+    "rev", "comm", "join", "look", "view", "vim", "vi", "nano", "emacs", "cmp", "zcat",
+    "python", "python3", "pypy", "pypy3"})
+"""Programs that print what the files they read hold (or a part of each line)."""
+_QUIET_FLAGS = frozenset({"-c", "--count", "-q", "--quiet", "--silent", "-l", "-L",
+                          "--files-with-matches", "--files-without-match", "--brief", "-s"})
+
+
+def prints_secrets_read(argv: list[Word]) -> bool:
+    """Whether a program prints the text of the files it reads (``cat .env``, ``grep KEY
+    .env``), unlike a count, a test or a list of names (``grep -q``, ``diff -q``, ``wc``,
+    ``cp``): a file of secrets read by one reaches the transcript. (``cut -d= -f1`` prints
+    a value's second line whole.)"""
+    if not argv:
+        return False
+    name = (argv[0].value or "").rsplit("/", 1)[-1]
+    if name not in _PRINTS_FILES:
+        return False
+    flags = {w.value or "" for w in argv[1:] if (w.value or "").startswith("-")}
+    if name in ("grep", "egrep", "fgrep", "rg", "ag", "ack", "diff"):
+        return not (flags & _QUIET_FLAGS or any(
+            not f.startswith("--") and set(f[1:]) & {"c", "q", "l", "L"} for f in flags))
+    return not (name == "cmp" and flags & {"-s", "--silent", "--quiet"})
 
 
 def keeps_named_variables(argv: list[Word]) -> bool:
@@ -518,16 +549,26 @@ _STARTUP_LOADS = {"pytest": _PYTEST_START, "py.test": _PYTEST_START, "flask": _F
 
 
 _MAVEN_QUERIES = frozenset({"help:effective-pom", "help:describe", "help:active-profiles",
-                            "help:all-profiles", "dependency:tree", "dependency:list"})
+                            "help:all-profiles", "dependency:tree", "dependency:list",
+                            "help:evaluate"})
 """Goals that print the model of the build (the effective POM, the dependency graph) and
 run no plugin of the project's (not ``help:effective-settings`` or ``help:system``, which
 print credentials and the environment; not ``dependency:analyze``, which compiles)."""
 _MAVEN_QUIET = frozenset({"-o", "--offline", "-q", "--quiet", "-B", "--batch-mode", "-N",
                           "--non-recursive", "-e", "--errors", "-ntp", "--no-transfer-progress",
                           "-Dverbose", "-Dverbose=true", "-X", "--debug"})
+_MAVEN_PROPERTIES = frozenset({"expression", "forceStdout", "includes", "excludes", "scope",
+                               "verbose"})
+"""``-Dkey=value`` settings of those goals that choose what is printed (not ``-Doutput``,
+``-DoutputFile``: a file written)."""
 _MAVEN_EXTENSIONS = Loads(("pom.xml",), ("<extensions>",))
 """A POM's build extensions (and plugins marked ``<extensions>true``) load as Maven starts,
 whatever goal runs."""
+
+
+def _maven_property(word: str | None) -> bool:
+    """``-Dexpression=project.version``: a setting of what a query goal prints."""
+    return (word or "").startswith("-D") and (word or "")[2:].split("=")[0] in _MAVEN_PROPERTIES
 
 
 def _mvn(e: Effect, args: list[Word]) -> None:
@@ -540,7 +581,7 @@ def _mvn(e: Effect, args: list[Word]) -> None:
         return
     goals = [w for w in words if w and not w.startswith("-")]
     if None not in words and goals and set(goals) <= _MAVEN_QUERIES and all(
-            w in _MAVEN_QUIET or w in goals for w in words):
+            w in _MAVEN_QUIET or w in goals or _maven_property(w) for w in words):
         e.loads_here.append(_MAVEN_EXTENSIONS)
         if not {"-o", "--offline"} & set(words):
             e.add("network", "mvn fetches the plugins and dependencies it lacks")
@@ -745,7 +786,7 @@ def _register_rules() -> dict[str, Rule]:
     rules["file"] = file_rule
     rules["mvn"] = _mvn
     for module in (sh, g, f, n, c, infra, system, data, toolchain, js, sdk, platforms,
-                   codegen):
+                   codegen, migrations, gpg):
         rules.update(module.RULES)
     for name in langs.QUERIES:  # deno fmt --check reads; deno run keeps its own rule
         rules[name] = langs.query_rule(name, rules.get(name) or langs.CHANGES.get(name))

@@ -232,7 +232,7 @@ _COMMAND_KEYS = frozenset({
     ("core", "hookspath"), ("core", "askpass"), ("diff", "external"), ("sendemail", "tocmd"),
     ("sendemail", "cccmd"), ("sendemail", "smtpserver"), ("instaweb", "httpd"),
     ("gpg", "ssh"), ("ssh", "variant"), ("hook", "command"), ("init", "templatedir"),
-    ("clone", "templatedir"), ("tar", "command"),
+    ("clone", "templatedir"), ("tar", "command"), ("trailer", "cmd"), ("trailer", "command"),
 })
 """(first, last) parts of settings whose value is a program or config git loads."""
 
@@ -549,7 +549,8 @@ def _git_push(e: Effect, args: list[Word]) -> None:
                                          "--exec", "--signed"}))
     forced = o.has("-f", "--force", "--force-with-lease", "--force-if-includes", "--delete",
                    "-d", "--mirror", "--prune")
-    refs = [w.value or "" for w in o.positionals[1:]]
+    refs = [w.value if w.value is not None else re.sub(r"^[\"']", "", w.text)
+            for w in o.positionals[1:]]  # ":refs/tags/$t": a delete, whatever $t holds
     if forced or any(r.startswith(("+", ":")) for r in refs):
         e.add("destructive", "git push overwrites or deletes remote history")
     else:
@@ -767,7 +768,16 @@ def _git_merge_tree(e: Effect, args: list[Word]) -> None:
     e.add("write", "git merge-tree writes the merged trees into the repository")
 
 
+def _git_interpret_trailers(e: Effect, args: list[Word]) -> None:
+    """``git interpret-trailers --parse`` prints a message's trailers; ``--in-place``
+    rewrites the files it is given."""
+    if any(a.value == "--in-place" or a.value is None for a in args):
+        e.add("write", "git interpret-trailers --in-place rewrites the files")
+    e.reads.extend(a for a in args if a.value is not None and not a.value.startswith("-"))
+
+
 GIT_SUBCOMMANDS: dict[str, Rule] = {
+    "interpret-trailers": _git_interpret_trailers,
     "merge-tree": _git_merge_tree,
     "hash-object": _git_hash_object,
     "mv": _git_mv,

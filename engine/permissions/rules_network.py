@@ -337,8 +337,10 @@ def _yarn_rule(e: Effect, args: list[Word]) -> None:
     """``yarn run`` with no script lists them and ``yarn cache dir`` prints a folder; the
     rest by subcommand (a ``yarnPath`` in ``.yarnrc.yml`` is code yarn runs)."""
     e.loads_here.append(_YARN_PATH)
-    if [w.value for w in args] in (["run"], ["cache", "dir"]):
-        return
+    if [w.value for w in args] in (["run"], ["cache", "dir"]) or ([
+            w.value for w in args[:2]] == ["workspaces", "list"] and all(
+            w.value in ("--json", "-v", "--verbose") for w in args[2:])):
+        return  # yarn workspaces list: the workspaces of the manifests
     _yarn(e, args)
 
 
@@ -751,8 +753,9 @@ def _bun_rule(e: Effect, args: list[Word]) -> None:
     subcommand."""
     o = parse_opts(args, "ep", frozenset({"--eval", "--print"}), stop_at_positional=True)
     codes = o.all("-e", "--eval", "-p", "--print")
-    if [w.value for w in args[:2]] in (["pm", "ls"], ["pm", "hash"], ["pm", "bin"]):
-        return  # bun pm ls: the installed packages, listed
+    if [w.value for w in args[:2]] in (["pm", "ls"], ["pm", "hash"], ["pm", "bin"],
+                                       ["pm", "untrusted"], ["pm", "hash-string"]):
+        return  # bun pm ls: the installed packages, listed; untrusted: blocked scripts
     if not codes:
         _bun(e, args)
         return

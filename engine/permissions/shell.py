@@ -102,6 +102,7 @@ from engine.permissions.rules import (
     capability,
     keeps_named_variables,
     prints_none_of_its_input,
+    prints_secrets_read,
     prints_variables,
 )
 from engine.permissions.rules_git import configured_alias
@@ -1333,6 +1334,10 @@ class _Walker(PathJudge, ShellValues):
         self._blankless_loop(name, values)
         if len(values) == 1 and self._ids_output(values[0], ctx) and self.ifs == " \t\n":
             self.dashless_vars.add(name)
+        each = re.fullmatch(r'"\$\{([A-Za-z_]\w*)\[@\]\}"', _text(values[0], ctx)) if \
+            len(values) == 1 else None
+        if each is not None and self._resolved(each.group(1)) in self.dashless_vars:
+            self.dashless_vars.add(name)  # for c in "${commits[@]}" of ids
 
     def _listed_array(self, value: Node, ctx: _Ctx) -> bool:
         """``for f in "${files[@]}"`` over an array filled from a listing."""
@@ -3079,6 +3084,22 @@ class _Walker(PathJudge, ShellValues):
         m = re.fullmatch(r"\"?\$\{?([A-Za-z_]\w*)\}?\"?", text)
         return m is not None and self._arithmetic_lookup(m.group(1)) == ["0"]
 
+    def _array_of_output(self, var: str, value: Node, ctx: _Ctx) -> None:
+        """``files=( $(git diff --name-only) )``: each element a line of a listing (a path
+        under the folders it lists), ``c=( $(git rev-list HEAD) )`` an object id, as the
+        words of ``for f in $(..)`` are."""
+        parts = [c for c in value.named_children if c.type != "comment"]
+        if len(parts) != 1 or parts[0].type != "command_substitution" or \
+                self.ifs != " \t\n" or self.conditional:
+            return
+        inner = [c for c in parts[0].named_children if c.type != "comment"]
+        dirs = self._listing(inner[0], ctx) if len(inner) == 1 else ()
+        if dirs:
+            self._set_array(var, [_paths_under(dirs).value or ""])
+            self.listed_arrays.add(var)
+        elif self._ids_output(parts[0], ctx):
+            self.dashless_vars.add(var)
+
     def _remember_array(self, var: str, value: Node, append: bool, ctx: _Ctx) -> None:
         """``a=(rm -rf x)``, ``a+=(y)``: the elements, when each is one static word."""
         if var in self.assoc:
@@ -3125,6 +3146,8 @@ class _Walker(PathJudge, ShellValues):
         gaps = frozenset(range(len(items))) - held if items is not None else frozenset()
         sparse = (append and var in self.sparse) or bool(gaps)  # t[2]=a; t+=(b): the gap stays
         self._set_array(var, items)
+        if items is None and not append:
+            self._array_of_output(var, value, ctx)
         if sparse and items is not None:
             self.sparse.add(var)
             if not append and not self.conditional:
@@ -3534,7 +3557,8 @@ class _Walker(PathJudge, ShellValues):
                     self.known.pop(target.group(1), None)
                     self.unknown.add(target.group(1))
                 break
-        listed = _expanded_names(_text(name_node, ctx)) & self.listed_vars
+        listed = _expanded_names(_text(name_node, ctx)) & (
+            self.listed_vars | self.listed_arrays) or argv[0].text == LISTED
         names = None if listed else self._names(name_node, argv[0], ctx)
         if listed:  # a file name read from a listing: any program at all
             argv[0] = Word(None, LISTED, "other")
@@ -4122,6 +4146,14 @@ class _Walker(PathJudge, ShellValues):
             for var, values in exported.items():
                 self._may_hold(var, values)
 
+    @staticmethod
+    def _printed_secrets(e: Effect, read: list[str]) -> None:
+        """``cat .env``, ``grep KEY .env``: a workspace file of secrets printed into the
+        transcript, like ``gh auth token`` (a person sees it first; a count, a test or the
+        names alone print none of them)."""
+        if read and prints_secrets_read(e.argv):
+            e.secret = e.secret or f"{e.argv[0].shown} prints {read[0]}, a file of secrets"
+
     def _credentials(self, e: Effect, decision: DecisionValue) -> None:
         """Credentials the command prints, and searches for them: a search among files it
         may read unasked only matters when something sends what it finds away; one a person
@@ -4183,7 +4215,9 @@ class _Walker(PathJudge, ShellValues):
         if e.unseen:
             self.unnamed.append(e.unseen)
         self._made_handed(e, ctx)
+        before_secrets = len(self.secret_files)
         decision, path_reasons = self._judge_effect(e, moves_shell=not ctx.child)
+        self._printed_secrets(e, self.secret_files[before_secrets:])
         self._credentials(e, decision)
         self.sends = self.sends or e.sends
         self._note_writes(e, ctx.fetched)
@@ -4554,6 +4588,7 @@ class _Walker(PathJudge, ShellValues):
                 self.unnamed.append("runs a file written earlier in this command")
                 e.at_least("ask", "runs a file written earlier in this command: what it "
                                   "holds is not shown")
+                self._linked_program(e, at, ran)
         elif configuration := self._authored_configuration():
             wrote = ", ".join(configuration[:3])
             self.unnamed.append(f"{name} may read {wrote}, which this command wrote")
@@ -4567,6 +4602,17 @@ class _Walker(PathJudge, ShellValues):
             e.at_least("ask", f"{name} runs code the command line does not show (a "
                               f"Makefile, a package's scripts, tests) after this command "
                               f"wrote {wrote}: it may run what was written")
+
+    def _linked_program(self, e: Effect, at: int, ran: str) -> None:
+        """``ln -s /bin/rm .bin/git; PATH=$PWD/.bin:$PATH git -rf src``: the file run is a
+        link or copy this command made of a program, judged as that program too."""
+        target = self._made_program(ran)
+        if not target:
+            return
+        other = analyze([Word(target, e.argv[at].text), *e.argv[at + 1:]],
+                        self._untouched_env())
+        for why in other.reasons or [f"{e.argv[at].shown} is {target}"]:
+            e.add(other.risk, f"{e.argv[at].shown} is {target}, linked here: {why}")
 
     def _note_writes(self, e: Effect, fed_download: bool = False) -> None:
         """What later commands see as written by this one (after it is judged: ``mv a b``

@@ -43,9 +43,11 @@ known at run time), and whether it surely ran and moved (else a ``popd`` may als
 entry below, or stay)."""
 UNKNOWN_PUSH: Pushed = ((None,), True)
 
-SECRETS_FILE = re.compile("|".join(fnmatch.translate(p) for p in SENSITIVE_NAMES))
-"""A workspace file of secrets (``.env``, ``*.pem``): read freely, but a command that also
-sends files, its input or run-time text to another machine may be sending it."""
+SECRETS_FILE = re.compile(r"(?!.*\.(?:example|sample|template|tmpl|dist|defaults?)$)(?:"
+                          + "|".join(fnmatch.translate(p) for p in SENSITIVE_NAMES) + ")")
+"""A workspace file of secrets (``.env``, ``*.pem``; not a template such as
+``.env.example``): printed, a person sees it first; read by a command that also sends files,
+its input or run-time text to another machine, it may be what is sent."""
 NULL_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty",
                           "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"})
 _SYSTEM_FACT = re.compile(
@@ -177,6 +179,7 @@ class PathJudge:
     secrets: list[str]
     private: list[str]
     secret_files: list[str]
+    dashless_vars: set[str]
     unnamed: list[str]
     written: set[str]
     written_unknown: set[str]
@@ -269,6 +272,16 @@ class PathJudge:
         loaded = [why for loads in e.loads_here for why in self._loaded_here(e, loads)]
         if loaded or not e.imports_here:
             return loaded[:1]
+        own = e.imports_here.split(".")[0]
+        for written in sorted({*self.written, *self.made.files}):
+            path = os.path.join(self.ws, written)
+            if any(os.path.dirname(os.path.normpath(path)) == os.path.normpath(str(base))
+                   for base in self._started_in(e) if base is not None) and \
+                    _module_name(None, os.path.basename(path)) in (
+                        *sys.stdlib_module_names, own):
+                self.unnamed.append(f"python imports {written}, which this command wrote")
+                return [f"python imports {written}, which this command wrote, instead of "
+                        "the library's module"]
         for base in self._started_in(e):
             try:
                 names = os.listdir(base) if base is not None else None
@@ -277,7 +290,6 @@ class PathJudge:
             if names is None:
                 return ["python -m runs from a folder only known at run time: a module there "
                         "may stand in for a standard one"]
-            own = e.imports_here.split(".")[0]
             found = sorted(n for n in names if _module_name(base, n) in sys.stdlib_module_names
                            or _module_name(base, n) == own)
             if found:
@@ -622,6 +634,9 @@ class PathJudge:
         if w.value is None and not for_write and w.dashless and _ONE_EXPANSION.fullmatch(w.text):
             return self._judge_word(Word(OBJECT_NAME, w.text), for_write)  # git diff "$base":
             # an object's or a ref's name (never /, .., or -): a name in the working folder
+        if w.value is None and not for_write and w.dashless and (
+                named := self._objects_named(w.text)) is not None:
+            return self._judge_word(Word(named, w.text), for_write)  # "$base"..HEAD
         if w.value is None:
             return self._judge_unknown(w, for_write)
         if w.value.startswith("~/") and w.text == w.value:  # a rule's own ~/.ssh/known_hosts
@@ -648,6 +663,14 @@ class PathJudge:
             if STRICTNESS[d] > STRICTNESS[decision]:
                 decision, reason = d, r
         return decision, reason
+
+    def _objects_named(self, text: str) -> str | None:
+        """``"$base"..HEAD``, ``"$a...$b"``: the path a word names when every expansion in
+        it is a variable holding an object id (hex, never ``/`` or ``..``), each written as
+        one; None when anything else in it is only known at run time."""
+        out = re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: OBJECT_NAME if m.group(1) in
+                     self.dashless_vars else m.group(0), text).replace('"', "")
+        return None if "$" in out or "`" in out or "'" in out or "\\" in out else out
 
     def _judge_unknown(self, w: Word, for_write: bool) -> tuple[DecisionValue, str]:
         """A path only known at run time: asked (an unset one fails closed; a startup file's

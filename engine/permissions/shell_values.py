@@ -727,6 +727,8 @@ class ShellValues:
                     self._read_array(name, var, lines, ifs, o.has("-t"), end)
                 if listed:  # mapfile -t f < <(git ls-files): each element a listed path
                     self.listed_arrays.add(var)
+                if numbered.ids and numbered.whole and name != "read" and o.has("-t"):
+                    self.dashless_vars.add(var)  # mapfile -t c < <(git rev-list ..): ids
 
     def _read_array(self, name: str, var: str, lines: list[str] | None, ifs: str | None,
                     chomp: bool, end: str | None) -> None:
@@ -734,8 +736,9 @@ class ShellValues:
             self._set_array(var, None)
         elif name == "read":
             self._set_array(var, [f for f in _fields(lines[0], ifs or "", 0) if f])
-        else:  # mapfile keeps each line's delimiter unless -t
-            self._set_array(var, lines if chomp else [ln + (end or "\n") for ln in lines])
+        else:  # mapfile keeps each line's delimiter unless -t (a NUL: bash cannot hold one)
+            self._set_array(var, lines if chomp else [
+                (ln + (end or "\n")).replace("\0", "") for ln in lines])
 
     def _sets_names(self, name: str, e: Effect) -> None:
         """``printf -v NAME``: NAME holds what printf prints; ``NAME[i]`` evaluates ``i``."""

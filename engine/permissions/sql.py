@@ -375,6 +375,8 @@ def _sql_risk(out: SqlEffect, stmt: str) -> None:
     first = words[0]
     if first in _READ_FIRST and first.startswith("."):  # .mode insert T: no SQL in it
         return
+    if first == "explain" and not re.search(r"\banaly[sz]e\b", stmt, re.I):
+        return  # EXPLAIN [QUERY PLAN] DELETE ..: planned, never run (ANALYZE runs it)
     if first in _READ_FIRST and not re.search(r"\b(?:delete|insert|drop|truncate)\b|"
                                               + _UPDATE, stmt, re.I):
         return
