@@ -320,8 +320,7 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("vi -c ':!rm -rf /' x", "deny", "destructive", "editor"),
     ("nano README.md", "ask", "exec", "editor"),
     ("python -c \"import os; os.system('rm -rf /')\"", "deny", "destructive", "interpreter"),
-    ("python3 -c 'print(1)'", "allow", "read", "interpreter"),  # the reading subset
-    ("python3 -c 'import os; print(1)'", "ask", "exec", "interpreter"),
+    ("python3 -c 'print(1)'", "ask", "exec", "interpreter"),
     ("node -e \"require('fs').rmSync('/')\"", "deny", "destructive", "interpreter"),
     ("perl -e 'unlink glob \"*\"'", "deny", "destructive", "interpreter"),
     ("ruby -e 'puts 1'", "ask", "exec", "interpreter"),

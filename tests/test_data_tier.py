@@ -148,19 +148,20 @@ def test_a_process_s_file_table_is_listed_not_gone_through(ws: Path, command: st
 
 
 @pytest.mark.parametrize(("command", "expected"), [
-    ("gdb -q -batch -ex bt bin/app core/core.1", "allow"),
-    ("gdb -batch -ex 'thread apply all bt full' bin/app core/core.1", "allow"),
-    ("gdb -q -batch -ex bt bin/app 1234", "ask"),  # digits: attach to process 1234
-    ("gdb -q -batch -ex run bin/app", "ask"),
-    ("gdb -batch -ex 'thread apply all shell id' bin/app core/core.1", "ask"),
-    ("gdb -q -ex bt bin/app core/core.1", "ask"),  # not -batch: commands on its input
+    ("gdb -nx -q -batch -ex bt bin/app core/core.1", "allow"),
+    ("gdb -nx -batch -ex 'thread apply all bt full' bin/app core/core.1", "allow"),
+    ("gdb -q -batch -ex bt bin/app core/core.1", "ask"),  # ~/.gdbinit may widen auto-load
+    ("gdb -nx -q -batch -ex bt bin/app 1234", "ask"),  # digits: attach to process 1234
+    ("gdb -nx -q -batch -ex run bin/app", "ask"),
+    ("gdb -nx -batch -ex 'thread apply all shell id' bin/app core/core.1", "ask"),
+    ("gdb -nx -q -ex bt bin/app core/core.1", "ask"),  # not -batch: commands on its input
 ])
 def test_a_backtrace_of_a_core_runs_nothing(ws: Path, command: str, expected: str) -> None:
+    """Without ``-nx`` gdb reads the user's start-up file, which may let scripts beside the
+    program (``app-gdb.py``) load."""
     (ws / "core").mkdir()
     (ws / "core" / "core.1").write_text("core\n")
     assert decisions(ws, command)[0] == expected, command
-    (ws / ".gdbinit").write_text("shell id\n")  # the workspace's start-up commands run
-    assert decisions(ws, command)[0] == "ask", command
 
 
 @pytest.mark.parametrize(("command", "expected"), [
@@ -186,7 +187,9 @@ def test_a_secrets_file_sent_away_is_refused(ws: Path, command: str, expected: s
 @pytest.mark.parametrize(("command", "expected"), [
     ("cat .env", ("ask", "deny")), ("grep DATABASE_URL .env", ("ask", "deny")),
     ("head -3 .env.production", ("ask", "deny")),
-    ("cut -d= -f1 .env", ("ask", "deny")),  # a quoted value's second line is printed whole
+    ("cut -d= -f1 .env", ("allow", "allow")),  # the names of the settings
+    ("cut -d= -f2 .env", ("ask", "deny")),
+    ("python3 -c \"print(open('.env').read())\"", ("ask", "deny")),
     ("cat .env | wc -l", ("allow", "allow")),  # a count reaches the output
     ("grep -q ^DATABASE_URL= .env && echo set", ("allow", "allow")),
     ("wc -l .env", ("allow", "allow")), ("git check-ignore -v .env", ("allow", "allow")),

@@ -64,8 +64,17 @@ def test_a_module_written_where_python_c_imports_first(workspace: Path) -> None:
     _run(workspace, command)
     assert (workspace / "pwned").exists()  # the control: the written json.py ran
     assert _judged(workspace, command) == ("ask", "deny")
-    assert _judged(workspace, "python3 -c 'import json'") == ("allow", "allow")  # nothing
-    # written, a json.py nowhere: the library's json is imported and the code only reads
+    assert _judged(workspace, "python3 -c 'import json'")[1] == "ask"  # nothing written
+
+
+def test_a_standard_module_written_beside_python_m_is_not_run_unseen(workspace: Path) -> None:
+    """``python -m json.tool`` imports ``enum`` on its way (through ``re``): an ``enum.py``
+    the command wrote in its folder runs first."""
+    (workspace / "p.json").write_text("{}\n")
+    command = "printf 'open(\"pwned\", \"w\")\n' > enum.py && python3 -m json.tool p.json"
+    _run(workspace, command)
+    assert (workspace / "pwned").exists()  # the control: the written enum.py ran
+    assert _judged(workspace, command)[1] == "deny"
 
 
 @pytest.mark.parametrize("command", [

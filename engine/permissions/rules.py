@@ -10,6 +10,7 @@ into a writer or an executor count (``sed -i``, ``git -c core.pager=...``, ``sor
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 from collections.abc import Mapping
 
@@ -140,6 +141,13 @@ _QUIET_FLAGS = frozenset({"-c", "--count", "-q", "--quiet", "--silent", "-l", "-
                           "--files-with-matches", "--files-without-match", "--brief", "-s"})
 
 
+def _names_only(args: list[Word]) -> bool:
+    """``cut -d= -f1`` (or ``-d = -f 1``): the part of each line before its first ``=``."""
+    words = [w.value or "" for w in args]
+    joined = set(words) | {a + b for a, b in itertools.pairwise(words)}
+    return "-f1" in joined and "-d=" in joined
+
+
 def prints_secrets_read(argv: list[Word]) -> bool:
     """Whether a program prints the text of the files it reads (``cat .env``, ``grep KEY
     .env``), unlike a count, a test or a list of names (``grep -q``, ``diff -q``, ``wc``,
@@ -151,6 +159,8 @@ def prints_secrets_read(argv: list[Word]) -> bool:
     if name not in _PRINTS_FILES:
         return False
     flags = {w.value or "" for w in argv[1:] if (w.value or "").startswith("-")}
+    if name == "cut" and _names_only(argv[1:]):
+        return False  # cut -d= -f1 .env: the names of the settings
     if name in ("grep", "egrep", "fgrep", "rg", "ag", "ack", "diff"):
         return not (flags & _QUIET_FLAGS or any(
             not f.startswith("--") and set(f[1:]) & {"c", "q", "l", "L"} for f in flags))

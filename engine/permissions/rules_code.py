@@ -406,9 +406,9 @@ _GDB_QUIET = frozenset({"-batch", "--batch", "-nx", "-n", "--nx", "-q", "--quiet
 
 
 def _gdb_or_query(e: Effect, args: list[Word]) -> None:
-    """``gdb -batch -ex 'info functions x' prog`` and ``gdb -batch -ex bt prog core`` load
-    the program (and its core) without running it and print; anything else is ``_gdb``. A
-    second word of digits is a process to attach to, not a core."""
+    """``gdb -nx -batch -ex 'info functions x' prog`` and ``gdb -nx -batch -ex bt prog core``
+    load the program (and its core) without running it and print; anything else is
+    ``_gdb``. A second word of digits is a process to attach to, not a core."""
     values = [w.value or "" for w in args]
     commands = [values[i + 1] for i, v in enumerate(values[:-1]) if v in ("-ex", "--ex",
                                                                           "-eval-command")]
@@ -416,13 +416,11 @@ def _gdb_or_query(e: Effect, args: list[Word]) -> None:
             not (i and values[i - 1] in ("-ex", "--ex", "-eval-command"))]
     files = [v for v in rest if not v.startswith("-")]
     if None not in (w.value for w in args) and {"-batch", "--batch"} & set(rest) and \
-            commands and all(_GDB_SHOWS.match(c) for c in commands) and \
-            len(files) in (1, 2) and not files[-1].isdigit() and \
-            set(v for v in rest if v.startswith("-")) <= _GDB_QUIET:
-        e.reads.extend(Word.of(f) for f in files)
-        if not {"-nx", "-n", "--nx"} & set(rest):  # the workspace's own start-up commands
-            e.loads_here.append(Loads((".gdbinit",)))
-        return
+            {"-nx", "-n", "--nx"} & set(rest) and commands and \
+            all(_GDB_SHOWS.match(c) for c in commands) and len(files) in (1, 2) and \
+            not files[-1].isdigit() and set(v for v in rest if v.startswith("-")) <= _GDB_QUIET:
+        e.reads.extend(Word.of(f) for f in files)  # -nx: no .gdbinit widens where scripts
+        return  # beside the program (app-gdb.py) may auto-load from
     _gdb(e, args)
     if any(v in ("-p", "--pid") or v.startswith("--pid=") for v in values) or any(
             c.split()[:1] == ["attach"] for c in commands):

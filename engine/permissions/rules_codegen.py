@@ -2,11 +2,12 @@
 generators and linters (``golangci-lint``, ``wire``, ``sqlc``, ``mockgen``).
 
 Each of them has a checking mode that reads the sources and prints (``buf lint``, ``sqlc
-compile``, ``wire check``, ``mockgen -source=F`` to stdout) one option away from the mode
-that writes generated files or runs a plugin program. A plugin is code: ``protoc
---go_out=gen`` runs ``protoc-gen-go`` from PATH, a ``buf.yaml`` may name check plugins,
-``sqlc.yaml`` process plugins, ``.golangci.yml`` custom linters, and ``mockgen`` in reflect
-mode builds and runs a program. Those stay asked.
+compile``, ``mockgen -source=F`` to stdout) one option away from the mode that writes
+generated files or runs a plugin program. What builds the Go packages to check them
+(``golangci-lint run``, ``wire check``, like ``go vet``) runs the compilers cgo names:
+asked. A plugin is code: ``protoc --go_out=gen`` runs ``protoc-gen-go`` from PATH, a
+``buf.yaml`` may name check plugins, ``sqlc.yaml`` process plugins, ``.golangci.yml`` custom
+linters, and ``mockgen`` in reflect mode builds and runs a program. Those stay asked.
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ def _v(*verbs: str) -> frozenset[tuple[str, ...]]:
 
 _GOLANGCI_CONFIGS = (".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json")
 QUERIES: dict[str, Queries] = {
-    "golangci-lint": Queries(_v("run", "linters", "help", "version", "config path",
+    "golangci-lint": Queries(_v("linters", "help", "version", "config path",
                                 "config verify"),
                              writes=_F({"--fix", "--build-tags-file"}),
                              files=_F({"-c", "--config", "--new-from-patch"}),
                              loads=(Loads(_GOLANGCI_CONFIGS, ("custom", "plugins"),
                                           upward=True),),
-                             why="fixes files, clears its cache or loads custom linters"),
-    "wire": Queries(_v("check", "diff", "show", "help"),
-                    why="writes wire_gen.go for each package"),
+                             why="builds the packages to lint them (cgo runs the C "
+                                 "compiler), fixes files or loads custom linters"),
+    "wire": Queries(_v("help"), why="builds the packages or writes wire_gen.go"),
     "sqlc": Queries(_v("compile", "diff", "version", "help"),
                     files=_F({"-f", "--file"}),
                     loads=(Loads(("sqlc.yaml", "sqlc.yml", "sqlc.json"), ("plugins",)),),

@@ -966,9 +966,6 @@ def _go_or_query(e: Effect, args: list[Word]) -> None:
     if words[:2] in (["mod", "graph"], ["mod", "why"], ["mod", "verify"]) and \
             None not in words and not any(_GO_BUILD_RUNS.match(w or "") for w in words):
         return  # the requirement graph, why a module is needed, the cache's hashes
-    if words[:1] == ["vet"] and None not in words and not any(
-            _GO_BUILD_RUNS.match(w or "") for w in words):
-        return  # type-checks and analyses: compiled, nothing of the project run
     if words[:1] == ["list"] and any((w or "").split("=")[0] in ("-export", "-compiled")
                                      for w in words):
         e.add("exec", "go list -export/-compiled builds the packages (cgo runs the C compiler)")

@@ -22,7 +22,6 @@ from engine.permissions.effect import (
 )
 from engine.permissions.inline import inline_code
 from engine.permissions.listings import listed_dirs
-from engine.permissions.python_reads import plain_flags, read_only
 from engine.permissions.rules_network import pip_command
 from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
 from engine.permissions.words import INPUT_CODE, STDIN_FILES, Word, code_of, with_input
@@ -469,29 +468,11 @@ def inline_input(e: Effect, code: Word) -> None:
         e.loads_here.extend(_imported_here(code))
 
 
-def _python_reads(e: Effect, args: list[Word], o: Opts, codes: list[Word]) -> bool:
-    """``python3 -c CODE`` whose code is in the reading subset (``python_reads``): the
-    files it opens are its reads, and a module file in its folder named like one it or the
-    library imports would run instead (unless ``-I``/``-P`` keeps that folder off the path)."""
-    flags = [w.value or "" for w in args[:args.index(codes[0])] if w is not codes[0]] \
-        if len(codes) == 1 and codes[0] in args else None
-    if flags is None or codes[0].value is None or not plain_flags(flags) or \
-            (found := read_only(codes[0].value)) is None:
-        return False
-    e.reads.extend(Word.of(f) for f in found.files)
-    e.inline.append(codes[0])
-    if not _isolated(o.flags):  # json.py or enum.py here runs instead of the library's
-        e.imports_here = min(found.imports, default="sys")
-    return True
-
-
 def _inline(e: Effect, name: str, args: list[Word], o: Opts, option: str) -> None:
     """``python -c CODE``, ``perl -ne CODE FILE``: the code is judged by ``inline_code``;
     the files a ``-n``/``-p`` loop reads, a ``-i`` that empties them, the modules imported
     from the working directory, and code produced at run time."""
     codes = o.all(*(k for k in o.flags if k in p.CODE_OPTIONS))
-    if name in ("python", "pypy") and _python_reads(e, args, o, codes):
-        return
     e.add("exec", f"{name} {option} runs inline code")
     for w in codes:
         inline_code(e, f"{name} {option}", name, w)
