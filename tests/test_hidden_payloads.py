@@ -114,7 +114,8 @@ def test_git_writes_its_trace_where_the_variable_says(workspace: Path) -> None:
     _run(workspace, f"GIT_TRACE2_EVENT={trace} git status --short")
     assert trace.exists()  # the control: a file outside the workspace, written
     assert _judged(workspace, f"GIT_TRACE2_EVENT={trace} git status --short")[0] == "deny"
-    assert _judged(workspace, "GIT_TRACE=1 git status")[1] != "deny"  # standard error
+    assert _judged(workspace, "GIT_TRACE=1 git status") == ("allow", "allow")  # stderr
+    assert _judged(workspace, "GIT_TRACE_PERFORMANCE=true git status")[0] == "allow"
 
 
 @pytest.mark.parametrize("command", [

@@ -442,6 +442,9 @@ def harmless_setting(name: str, values: list[str] | None, inherited: str | None 
                                     for v in values)
     if name == "GOTOOLCHAIN":  # local: the go installed here, nothing downloaded
         return bool(values) and all(v == "local" for v in values)
+    if name.startswith("GIT_TRACE"):  # 1, 2, true: to standard error (a path: a file)
+        return bool(values) and all(v.lower() in ("", "0", "1", "2", "true", "false")
+                                    for v in values)
     return name == "PATH" and bool(values) and all(
         v and all(d.rstrip("/") in SYSTEM_DIRS for d in v.split(":")) for v in values)
 
