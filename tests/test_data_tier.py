@@ -232,3 +232,20 @@ def test_explain_plans_a_statement_without_running_it(ws: Path, command: str,
         subprocess.run(["bash", "-c", command], cwd=ws, check=True, capture_output=True)
         with sqlite3.connect(ws / "dev.sqlite3") as db:
             assert db.execute("SELECT count(*) FROM users").fetchone() == (1,)
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("psql app -c \"\\\\copy orders TO '/home/agent/orders.csv' CSV HEADER\"", "deny"),
+    ("psql app -c \"\\\\copy orders TO 'orders.csv' CSV\"", "ask"),  # a file here, written
+    ("cmake --install build --prefix /usr/local", "deny"),  # outside the workspace
+    ("cmake --install build --prefix dist", "ask"),
+    ("bundle exec rails runner 'Invoice.update_all(status: \"void\")'", "deny"),
+    ("rails runner 'User.delete_all'", "deny"), ("rails runner 'User.where(id: 3).delete_all'",
+                                                 "ask"),
+    ("rails runner 'puts User.count'", "ask"), ("rails db:drop", "deny"),
+])
+def test_where_a_tool_writes_and_what_it_changes(ws: Path, command: str,
+                                                 expected: str) -> None:
+    """psql's ``\\copy .. TO`` writes a file on this machine; ``cmake --install`` writes
+    under its prefix; an ORM's ``update_all``/``delete_all`` on a model is every row."""
+    assert decisions(ws, command)[0] == expected, command

@@ -50,6 +50,11 @@ _EVALUATES_DECODED = re.compile(
 ..``, ``eval(Buffer.from(.., 'base64')+'')``): what runs is hidden from the preview by
 construction, so it is refused rather than asked (an interpreter one-liner whose code is
 shown stays asked)."""
+_EVERY_ROW = re.compile(r"\b[A-Z]\w*(?:\.(?:all|unscoped)(?:\(\))?)?\.(?:update_all|delete_all|"
+                        r"destroy_all)\b|\.objects(?:\.all\(\))?\.(?:delete|update)\(")
+"""``Invoice.update_all(..)``, ``User.delete_all``, ``Order.objects.all().delete()``: every
+row of the model's table, like SQL's DELETE or UPDATE with no WHERE (a ``where``/``filter``
+before it scopes it)."""
 _STRING = re.compile(_STR)
 _TCL_LANGS = frozenset({"expect", "tclsh", "wish"})
 
@@ -98,6 +103,9 @@ def inline_code(e: Effect, how: str, language: str, code: Word) -> None:
         e.add("destructive", f"{how} deletes files")
     if _FORKS.search(text):
         e.add("destructive", f"{how} forks forever (a fork bomb)")
+    if _EVERY_ROW.search(text):
+        e.add("destructive", f"{how} changes or deletes every row of a table (an ORM's "
+                             "mass update or delete with no condition)")
     if _EVALUATES_DECODED.search(text):
         e.add("exec", "")
         e.at_least("deny", f"{how} runs code it decodes at run time, which the command line "

@@ -13,7 +13,15 @@ import shlex
 from functools import partial
 
 from engine.permissions.ed_script import read_script
-from engine.permissions.effect import Effect, Loads, Opts, Rule, parse_opts, prog
+from engine.permissions.effect import (
+    Effect,
+    Loads,
+    Opts,
+    Rule,
+    parse_opts,
+    prog,
+    teardown_verb,
+)
 from engine.permissions.inline import inline_code
 from engine.permissions.makefiles import NAMES as MAKEFILE_NAMES
 from engine.permissions.makefiles import remade_from, runs_when_dry, sources
@@ -545,6 +553,19 @@ def _make_dry(e: Effect, o: Opts) -> bool:
     return True
 
 
+def _rails(e: Effect, args: list[Word]) -> None:
+    """``rails runner CODE`` runs Ruby in the application (judged as inline code: an
+    ``update_all`` on a model changes every row); every other task loads the application:
+    asked, and a teardown (``db:drop``) refused."""
+    e.add("exec", f"{prog(e)} loads the application and runs its code")
+    words = [w.value for w in args]
+    if words[:1] in (["runner"], ["r"]) and len(args) > 1:
+        inline_code(e, f"{prog(e)} runner", "ruby", args[1])
+    verb = teardown_verb(args, positionals=2)
+    if verb is not None:
+        e.add("destructive", f"{prog(e)} {verb} tears the database down")
+
+
 def _cmake(e: Effect, args: list[Word]) -> None:
     """``cmake -E CMD`` is a portable command line (``rm -r``, ``remove_directory``)."""
     if args and args[0].value == "-E" and len(args) > 1:
@@ -580,6 +601,12 @@ def _cmake(e: Effect, args: list[Word]) -> None:
         return
     e.add("exec", "cmake runs project code")
     e.reads.extend(o.all("-P"))
+    if "--install" in flags:  # cmake --install build --prefix /usr/local: written there
+        words = [w.value for w in args]
+        prefix = next((args[i + 1] for i, v in enumerate(words[:-1]) if v == "--prefix"), None)
+        prefix = prefix or next((Word.of(v.split("=", 1)[1]) for v in words
+                                 if v is not None and v.startswith("--prefix=")), None)
+        e.writes.append(prefix or Word(None, "<the install prefix the cache names>", "other"))
 
 
 _CMAKE_HELP_NAMED = frozenset({"--help-command", "--help-module", "--help-policy",
@@ -624,7 +651,7 @@ RULES: dict[str, Rule] = {
     **dict.fromkeys(("vi", "vim", "nvim", "view", "vimdiff", "gvim", "ex", "rvim"), _vim),
     "ed": _ed, "red": _ed, "dc": _dc, "m4": _m4,
     "emacs": _emacs, "emacsclient": _emacs, "gdb": _gdb_or_query, "script": _script,
-    "make": _make, "gmake": _make, "cmake": _cmake, "ninja": _ninja,
+    "make": _make, "gmake": _make, "cmake": _cmake, "ninja": _ninja, "rails": _rails,
 }
 
 

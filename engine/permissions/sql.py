@@ -117,10 +117,10 @@ def _read_file(out: SqlEffect, m: re.Match[str]) -> str:
 
 _WRITES_TO = re.compile(r"^\s*vacuum\b.*?\binto\s+'((?:''|[^'])*)'|"
                         r"\binto\s+(?:outfile|dumpfile)\s+'((?:''|[^'])*)'|"
-                        r"^\s*copy\b.*?\bto\s+'((?:''|[^'])*)'|"
+                        r"^\s*\\?copy\b.*?\bto\s+'((?:''|[^'])*)'|"
                         r"^\s*export\s+database\s+'((?:''|[^'])*)'", re.I | re.S)
-"""The file a statement writes (``VACUUM INTO``, ``INTO OUTFILE``, ``COPY .. TO``, duckdb's
-``EXPORT DATABASE 'dir'``)."""
+"""The file a statement writes (``VACUUM INTO``, ``INTO OUTFILE``, ``COPY .. TO``, psql's
+``\\copy .. TO`` on this machine, duckdb's ``EXPORT DATABASE 'dir'``)."""
 _OPENS_VIEWER = re.compile(r"^\s*(?:\.excel\b|\.(?:once|output)\s+(?:-\w+\s+)*-[xe]\b)",
                            re.I)
 """sqlite3's ``.excel`` and ``.once -x``/``-e``: the output is opened in the system's spreadsheet
