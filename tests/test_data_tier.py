@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.judged_workspace import committed, decisions
+from tests.judged_workspace import committed, decisions, git
 
 FILES = {"README.md": "# r\n", "prometheus/prometheus.yml": "global: {}\n",
          "prometheus/rules/app.yml": "groups: []\n", "alertmanager.yml": "route: {}\n",
@@ -249,3 +249,19 @@ def test_where_a_tool_writes_and_what_it_changes(ws: Path, command: str,
     """psql's ``\\copy .. TO`` writes a file on this machine; ``cmake --install`` writes
     under its prefix; an ORM's ``update_all``/``delete_all`` on a model is every row."""
     assert decisions(ws, command)[0] == expected, command
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ("import pandas as pd; pd.read_csv('data.csv').head(0).to_csv('data.csv', index=False)",
+     "deny"),  # the file that holds work replaced by what the frame holds at run time
+    ("import pandas as pd; pd.read_csv('data.csv').to_csv('out.csv')", "ask"),  # new file
+    ("import pandas as pd; d = pd.read_csv('data.csv'); d.to_csv('data.csv', mode='a')",
+     "ask"),  # appended
+    ("import pandas as pd; print(pd.read_csv('data.csv').to_csv())", "ask"),
+])
+def test_a_data_frame_written_over_its_source_is_refused(ws: Path, code: str,
+                                                         expected: str) -> None:
+    (ws / "data.csv").write_text("a,b\n1,2\n")
+    git(ws, "add", "data.csv")
+    git(ws, "commit", "-qm", "data")
+    assert decisions(ws, f'python3 -c "{code}"')[0] == expected, code

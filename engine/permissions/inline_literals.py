@@ -199,6 +199,11 @@ _PY_PATH = re.compile(r"(?<![\w.])(?:pathlib\s*\.\s*)?(?:Pure)?(?:Posix)?Path\s*
 _PY_PATH_CALL = re.compile(r"\s*\.\s*(write_text|write_bytes|read_text|read_bytes|open)\s*\(")
 _PY_TRUNCATE = re.compile(r"(?<![\w.])os\s*\.\s*truncate\s*\(")
 _PY_WRITE = re.compile(r"\s*\.\s*write\s*\(")
+_PY_FRAME_WRITE = re.compile(r"\.\s*(?:to_csv|to_parquet|to_json|to_excel|to_feather|to_pickle|"
+                             r"to_html|to_markdown|to_orc|to_stata|write_csv|write_parquet|"
+                             r"write_json|write_ndjson|write_ipc|write_excel)\s*\(")
+"""A data frame written to a path (pandas' ``to_csv``, polars' ``write_csv``): what it holds
+is computed at run time, so the file is replaced with data the command does not show."""
 
 
 def _python(text: str, code: str, language: str) -> list[tuple[Access, str]]:
@@ -242,6 +247,15 @@ def _python(text: str, code: str, language: str) -> list[tuple[Access, str]]:
         value = _literal(call[0][0], language) if call else None
         if value is not None:
             out.append(("replace", value))
+    for m in _PY_FRAME_WRITE.finditer(code):
+        call = _call(text, m.end())
+        positional, keywords = _split(call[0]) if call else ([], {})
+        path = positional[0] if positional else keywords.get("path_or_buf", keywords.get(
+            "path", keywords.get("file", keywords.get("excel_writer"))))
+        value = _literal(path or "", language)
+        if value is not None:  # a data frame's text, made at run time: the file replaced
+            appends = _literal(keywords.get("mode", "'w'"), language) in ("a", "a+")
+            out.append(("write" if appends else "replace", value))
     return out
 
 
