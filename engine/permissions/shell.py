@@ -3203,8 +3203,10 @@ class _Walker(PathJudge, ShellValues):
 
     def _number_part(self, part: Node, ctx: _Ctx) -> bool:
         """A part of a quoted word that is a number at run time (``$((n + 1))``, ``$n`` of
-        a number, ``$(wc -l < f)``)."""
-        return self._number_value(part, ctx) or self._holds_a_number(_text(part, ctx))
+        a number): the checks that cost no walk, as every quoted word asks."""
+        return part.type == "arithmetic_expansion" or (
+            part.type in ("simple_expansion", "expansion") and
+            self._holds_a_number(_text(part, ctx)))
 
     def _number_value(self, value: Node, ctx: _Ctx) -> bool:
         """``$(( .. ))``, ``$(wc -l < f)``, ``$n`` of a number: a value that is a number."""
