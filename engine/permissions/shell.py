@@ -4153,7 +4153,7 @@ class _Walker(PathJudge, ShellValues):
         """``cat .env``, ``grep KEY .env``: a workspace file of secrets printed into the
         transcript, like ``gh auth token`` (a person sees it first; a count, a test or the
         names alone print none of them)."""
-        read = [r for r in read if _PRINTED_SECRETS.match(os.path.basename(r))]
+        read = [r for r in read if os.path.basename(r) not in _SETTINGS_NOT_SECRETS]
         if read and prints_secrets_read(e.argv):
             e.secret = e.secret or f"{e.argv[0].shown} prints {read[0]}, a file of secrets"
 
@@ -5316,10 +5316,9 @@ MAX_EXECDIR_FOLDERS = 64
 _SUBSTRING_NAME = re.compile(r"\$\{[A-Za-z_]\w*:(?![-=+?])")
 """``${s:1:2}`` in a command's name: the program is decoded, and asked (a person sees it)."""
 MAX_FED_FILE = 256 * 1024
-_PRINTED_SECRETS = re.compile(r"\.env(?:\..*)?|.*\.(?:pem|key|p12|pfx)|id_(?:rsa|dsa|ecdsa|"
-                              r"ed25519).*|\.netrc|\.git-credentials")
-"""Files of secrets whose text printed is a secret shown (a project's ``.npmrc`` holds
-registry settings more often than a token: only sending it away is refused)."""
+_SETTINGS_NOT_SECRETS = frozenset({".npmrc", ".pypirc"})
+"""Files of secrets (``SECRETS_FILE``) that a project's copy holds registry settings in more
+often than a token: printing one is no secret shown; only sending it away is refused."""
 """Bytes of a file given on standard input (``sqlite3 db < schema.sql``) read to judge what
 it holds; a larger one is not shown."""
 _PLAIN_PATH = re.compile(r"[\w@%+=:,./-]+")
