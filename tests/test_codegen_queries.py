@@ -50,6 +50,7 @@ def test_a_check_reads(ws: Path, command: str) -> None:
     ("protoc -I proto --go_out=gen proto/api.proto", "ask"),  # runs protoc-gen-go
     ("protoc --plugin=protoc-gen-x=./x -I proto --x_out=. proto/api.proto", "ask"),
     ("protoc -I proto -o api.pb proto/api.proto", "ask"),  # writes the descriptor set
+    ("protoc -I /home/agent/.ssh -o /dev/stdout id_rsa", "ask"),  # imports read from there
     ("mockgen -source=internal/store/store.go -destination=mocks/store.go", "ask"),
     ("mockgen example.com/app/internal/store Store", "ask"),  # reflect mode: runs a build
     ("wire ./cmd/api", "ask"), ("wire check ./cmd/api", "ask"), ("sqlc generate", "ask"),

@@ -12,8 +12,6 @@ linters, and ``mockgen`` in reflect mode builds and runs a program. Those stay a
 
 from __future__ import annotations
 
-import re
-
 from engine.permissions.effect import Effect, Loads, Rule, prog
 from engine.permissions.rules_langs import Queries, query_rule
 from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
@@ -74,38 +72,57 @@ def _buf(e: Effect, args: list[Word]) -> None:
     e.loads_here.append(Loads(("buf.yaml", "buf.work.yaml"), ("plugins",)))
 
 
-_PROTOC_READS = re.compile(r"-I\S*|--proto_path(?:=\S*)?|--include_imports|"
-                           r"--include_source_info|--retain_options|--decode_raw|"
-                           r"--decode(?:=\S+)?|--error_format(?:=\S+)?|--version|"
-                           r"--deterministic_output|--fatal_warnings|"
-                           r"--print_free_field_numbers|--descriptor_set_out(?:=\S*)?|-o\S*|"
-                           r"--descriptor_set_in(?:=\S*)?|-h|--help")
-"""protoc's options that parse, check, decode or write a descriptor set: no plugin runs.
-Any ``--NAME_out``/``--NAME_opt`` or ``--plugin`` runs ``protoc-gen-NAME``."""
+_PROTOC_FLAGS = frozenset({"--include_imports", "--include_source_info", "--retain_options",
+                           "--decode_raw", "--version", "--deterministic_output",
+                           "--fatal_warnings", "--print_free_field_numbers", "-h", "--help"})
+"""protoc's options without a value that parse, check or decode: no plugin runs."""
+_PROTOC_VALUES = {"-I": "read", "--proto_path": "read", "--descriptor_set_in": "read",
+                  "-o": "write", "--descriptor_set_out": "write", "--decode": "",
+                  "--error_format": ""}
+"""protoc's options with a value: folders imports are looked for in and descriptor sets read
+(judged as reads), the descriptor set written, a message name or a format. Any
+``--NAME_out``/``--NAME_opt`` or ``--plugin`` runs ``protoc-gen-NAME``."""
+
+
+def _protoc_words(args: list[Word]) -> list[tuple[str, Word]] | None:
+    """Each word as (option, value): ``-Iproto``, ``-I proto``, ``--proto_path=proto`` all
+    ("-I"/"--proto_path", proto); a file to compile as ("", FILE); None for an option that
+    runs a plugin or a word only known at run time."""
+    out: list[tuple[str, Word]] = []
+    it = iter(args)
+    for w in it:
+        v = w.value
+        if v is None:
+            return None
+        name, eq, value = v.partition("=")
+        if v in _PROTOC_FLAGS:
+            continue
+        if name in _PROTOC_VALUES and eq:
+            out.append((name, Word.of(value)))
+        elif v in _PROTOC_VALUES:
+            out.append((v, next(it, Word(None, "<missing>", "other"))))
+        elif v[:2] in ("-I", "-o") and len(v) > 2:
+            out.append((v[:2], Word.of(v[2:])))
+        elif v.startswith("-"):
+            return None
+        else:
+            out.append(("", w))
+    return out
 
 
 def _protoc(e: Effect, args: list[Word]) -> None:
     """``protoc -I proto --descriptor_set_out=/dev/null a.proto`` checks the files and
     writes a descriptor set (to that file); an output for a language runs its plugin."""
-    words = [w.value for w in args]
-    for i, w in enumerate(words):
-        if w is None:
-            e.add("exec", "protoc with a word only known at run time may run a plugin")
-            return
-        if w in ("-I", "--proto_path", "--descriptor_set_out", "-o", "--descriptor_set_in"):
-            continue
-        if w.startswith("-") and not _PROTOC_READS.fullmatch(w):
-            e.add("exec", f"protoc {w.split('=')[0]} runs a plugin program or writes "
-                          "generated code")
-            return
-        if words[i - 1:i] in (["--descriptor_set_out"], ["-o"]) or w.startswith(
-                ("--descriptor_set_out=", "-o")):
-            out = w.split("=", 1)[1] if w.startswith("--") else w[2:] if \
-                w.startswith("-o") and len(w) > 2 else w
-            _output(e, Word.of(out))
-        elif not w.startswith("-") and words[i - 1:i] not in (["-I"], ["--proto_path"],
-                                                               ["--descriptor_set_in"]):
-            e.reads.append(args[i])
+    words = _protoc_words(args)
+    if words is None:
+        e.add("exec", "protoc runs a plugin program or writes generated code")
+        return
+    for option, value in words:
+        kind = _PROTOC_VALUES.get(option, "read") if option else "read"
+        if kind == "write":
+            _output(e, value)
+        elif kind == "read":
+            e.reads.append(value)
 
 
 def _output(e: Effect, out: Word) -> None:
