@@ -46,7 +46,8 @@ def test_a_check_reads(ws: Path, command: str) -> None:
     ("go mod graph -modfile=/tmp/other.mod", "ask"),
     ("go mod tidy", "ask"), ("golangci-lint run --fix", "ask"),
     ("buf format -w", "ask"), ("buf build -o image.binpb", "ask"), ("buf generate", "ask"),
-    ("buf push", "ask"), ("buf config init", "ask"),
+    ("buf push", "ask"), ("buf config init", "ask"), ("buf export . -o out", "ask"),
+    ('buf build "$OUT"', "ask"),  # a run-time word may be -o=FILE
     ("protoc -I proto --go_out=gen proto/api.proto", "ask"),  # runs protoc-gen-go
     ("protoc --plugin=protoc-gen-x=./x -I proto --x_out=. proto/api.proto", "ask"),
     ("protoc -I proto -o api.pb proto/api.proto", "ask"),  # writes the descriptor set

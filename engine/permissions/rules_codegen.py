@@ -43,7 +43,7 @@ QUERIES: dict[str, Queries] = {
 """Per program: what of its command lines only reads (``rules_langs.Queries``)."""
 
 _BUF_READS = _F({"lint", "breaking", "ls-files", "format", "build", "config", "help",
-                 "--version", "version", "export"})
+                 "--version", "version"})
 _BUF_WRITES = _F({"-w", "--write"})
 _BUF_OUTPUTS = _F({"-o", "--output"})
 
@@ -52,14 +52,15 @@ def _buf(e: Effect, args: list[Word]) -> None:
     """``buf lint``, ``buf breaking --against .git#branch=main``, ``buf format -d``, ``buf
     build -o /dev/null``: read the module (and its check plugins, when ``buf.yaml`` names
     any); ``-o FILE`` writes that file, ``format -w`` the sources; ``generate`` runs the
-    plugins of ``buf.gen.yaml``; ``push``, ``registry`` talk to the registry."""
+    plugins of ``buf.gen.yaml``; ``push``, ``registry``, ``export`` write or publish."""
     words = [w.value for w in args]
-    verb = words[0] if words else None
-    if verb is None or verb not in _BUF_READS or (verb == "export" and "-o" not in words):
-        e.add("exec", f"{prog(e)} {verb or ''} generates code, publishes or changes the "
-                      "module".replace("  ", " "))
+    if None in words:
+        e.add("exec", f"{prog(e)} with a word only known at run time may write (-o FILE)")
         return
-    if verb == "config" and not (words[1:2] and (words[1] or "").startswith("ls-")):
+    if not words or words[0] not in _BUF_READS:
+        e.add("exec", f"{prog(e)} generates code, publishes, exports or changes the module")
+        return
+    if words[0] == "config" and not (words[1:2] and (words[1] or "").startswith("ls-")):
         e.add("write", "buf config init/migrate writes buf.yaml")
         return
     for i, w in enumerate(words):
