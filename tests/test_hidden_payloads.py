@@ -116,6 +116,8 @@ def test_git_writes_its_trace_where_the_variable_says(workspace: Path) -> None:
     assert _judged(workspace, f"GIT_TRACE2_EVENT={trace} git status --short")[0] == "deny"
     assert _judged(workspace, "GIT_TRACE=1 git status") == ("allow", "allow")  # stderr
     assert _judged(workspace, "GIT_TRACE_PERFORMANCE=true git status")[0] == "allow"
+    assert _judged(workspace, "LD_DEBUG=libs /bin/true")[0] == "allow"  # the loader's trace
+    assert _judged(workspace, "LD_DEBUG_OUTPUT=/tmp/x LD_DEBUG=all /bin/true")[0] != "allow"
 
 
 @pytest.mark.parametrize("command", [

@@ -442,6 +442,8 @@ def harmless_setting(name: str, values: list[str] | None, inherited: str | None 
                                     for v in values)
     if name == "GOTOOLCHAIN":  # local: the go installed here, nothing downloaded
         return bool(values) and all(v == "local" for v in values)
+    if name == "LD_DEBUG":  # the loader's trace, to standard error (LD_DEBUG_OUTPUT: a file)
+        return True
     if name.startswith("GIT_TRACE"):  # 1, 2, true: to standard error (a path: a file)
         return bool(values) and all(v.lower() in ("", "0", "1", "2", "true", "false")
                                     for v in values)
