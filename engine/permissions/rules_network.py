@@ -482,7 +482,7 @@ _system_pkg = subcommands(_F({"list", "search", "show", "info", "policy", "depen
                           bare="install", values="oct", remove=_UNINSTALL,
                           config=_F({"config"}))
 _gem = subcommands(_F({"list", "search", "info", "help", "contents", "environment", "env",
-                      "which", "query", "specification", "dependency", "outdated"}),
+                      "which", "query", "specification", "spec", "dependency", "outdated"}),
                    _F({"install", "uninstall", "update", "cleanup", "pristine"}),
                    network=_F({"push", "yank", "owner", "signin", "fetch"}),
                    remove=_F({"uninstall", "cleanup"}), config=_F({"sources"}))
