@@ -661,9 +661,9 @@ class _Walker(PathJudge, ShellValues):
     (``grep -rn password src``): refused only when something sends them away."""
     secret_files: list[str] = field(default_factory=list)
     """Workspace files of secrets it reads (``.env``, ``*.pem``): refused only when
-    something sends data away (``sends``)."""
-    sends: bool = False
-    """Some program of it sends files, its input or run-time text to another machine."""
+    something sends data away (``senders``)."""
+    senders: list[str] = field(default_factory=list)
+    """Its programs that send files, their input or run-time text to another machine."""
     env_secrets: list[str] = field(default_factory=list)
     """Secret-looking environment variables the command expands (``$GITHUB_TOKEN``): the
     host's credentials, which commands do not inherit unless a policy passes them on."""
@@ -974,7 +974,7 @@ class _Walker(PathJudge, ShellValues):
         if found and any(e["risk"] in ("network", "install") for i, e in
                          enumerate(entries) if i not in self.printers):
             floors.append(("deny", f"sends credentials over the network ({found[0]})"))
-        if self.secret_files and self.sends:
+        if self.secret_files and self.senders:
             floors.append(("deny", "sends secrets over the network (it reads "
                                    f"{self.secret_files[0]} and sends data away)"))
         floors.extend(self._streams_reopened())
@@ -3487,7 +3487,8 @@ class _Walker(PathJudge, ShellValues):
     def _lists(self) -> tuple[list[Any], ...]:
         """What judging a command appends to: entries, then the reasons that ask or refuse."""
         return (self.entries, self.problems, self.unnamed, self.floors, self.opaque,
-                self.secrets, self.private, self.hunted, self.env_secrets, self.secret_files)
+                self.secrets, self.private, self.hunted, self.env_secrets, self.secret_files,
+                self.senders)
 
     def _marks(self) -> tuple[int, ...]:
         return tuple(len(got) for got in self._lists())
@@ -4222,7 +4223,8 @@ class _Walker(PathJudge, ShellValues):
         decision, path_reasons = self._judge_effect(e, moves_shell=not ctx.child)
         self._printed_secrets(e, self.secret_files[before_secrets:])
         self._credentials(e, decision)
-        self.sends = self.sends or e.sends
+        if e.sends and e.argv:
+            self.senders.append(e.argv[0].shown)
         self._note_writes(e, ctx.fetched)
         decision = strictest(decision, DEFAULT_DECISION[e.risk], e.floor)
         reasons = [*e.reasons, *path_reasons]
