@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from engine.permissions.effect import Effect, Loads, Rule, prog
 from engine.permissions.rules_langs import Queries, query_rule
-from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
+from engine.permissions.shell_paths import no_file
 from engine.permissions.words import Word
 
 _F = frozenset
@@ -129,7 +129,7 @@ def _protoc(e: Effect, args: list[Word]) -> None:
 def _output(e: Effect, out: Word) -> None:
     """The file an output option names: written, unless a stream (``/dev/null``,
     ``/dev/stdout``)."""
-    if out.value in NULL_DEVICES or stream_descriptor(out.value) is not None:
+    if no_file(out.value):
         return
     e.writes.append(out)
     e.add("write", f"{prog(e)} writes {out.shown}")

@@ -18,7 +18,7 @@ from engine.permissions.effect import (
     writer,
 )
 from engine.permissions.inline import RUNTIME_WORD
-from engine.permissions.shell_paths import NULL_DEVICES, stream_descriptor
+from engine.permissions.shell_paths import NULL_DEVICES, no_file, stream_descriptor
 from engine.permissions.words import STDIN_FILES, Word
 from engine.sandbox.env import is_secret_name
 
@@ -69,7 +69,7 @@ def _sed_script(e: Effect, script: Word, sandbox: bool = False) -> None:
     for w in scan.writes:  # opened (emptied) when sed starts
         e.writes.append(Word.of(w))
         e.replaces.append(Word.of(w))
-        if not _no_file(w):
+        if not no_file(w):
             e.add("write", "sed w writes a file")
     e.reads.extend(Word.of(r) for r in scan.reads)
     if scan.executes:
@@ -577,7 +577,7 @@ def _awk_program(e: Effect, program: Word) -> None:
     statements = re.split(r"[;{}\n]", text)
     targets = [_AWK_PRINT_TO.search(s) for s in statements
                if _redirects(_AWK_STRINGS.sub('""', s))]  # "a => b": text
-    if not all(t and _no_file(_awk_unescape(t.group(2))) for t in targets):
+    if not all(t and no_file(_awk_unescape(t.group(2))) for t in targets):
         e.add("write", "awk program writes to a file")  # to a file, or one named by data
     for t in targets:
         if t:  # print > "f" empties f when awk first opens it; >> appends
@@ -628,7 +628,7 @@ def _sort(e: Effect, args: list[Word]) -> None:
     for w in o.all("-o", "--output"):
         e.writes.append(w)
         e.replaces.append(w)
-        if not _no_file(w.value):
+        if not no_file(w.value):
             e.add("write", "sort -o writes a file")
     for program in o.all("--compress-program"):  # run as PROG and PROG -d, found on PATH
         if program.value not in COMPRESSORS:
@@ -809,7 +809,7 @@ def _compressor(e: Effect, args: list[Word]) -> None:
     o = parse_opts(args, "So" if named else "S",
                    frozenset({"--suffix", "--output"} if named else {"--suffix"}))
     given = o.all("-o", "--output") if named else []
-    outputs = [w for w in given if w.value != "-" and not _no_file(w.value)]
+    outputs = [w for w in given if w.value != "-" and not no_file(w.value)]
     if outputs:
         e.reads.extend(o.positionals)
         e.writes.extend(outputs)
@@ -1025,7 +1025,7 @@ def _tar_files(e: Effect, o: Opts, archive: Word | None) -> None:
     creating = o.has("-c", "--create", "-r", "--append", "-u", "--update", "-A",
                      "--catenate", "--concatenate", "--delete")
     if o.has("-c", "--create") and archive is not None and (archive.value == "-" or
-                                                            _no_file(archive.value)):
+                                                            no_file(archive.value)):
         e.reads.extend(_from_folder(o))  # tar -czf - src: the archive, printed (or dropped)
         if stream_descriptor(archive.value) is not None:
             e.writes.append(archive)  # -f /dev/fd/3: what 3 holds, judged at the end
@@ -1082,12 +1082,6 @@ def _tar_old_style(args: list[Word]) -> list[Word]:
     return out + rest
 
 
-def _no_file(path: str | None) -> bool:
-    """``/dev/null``, ``/dev/stdout``, ``/dev/fd/N``: written, no file changes (what a
-    redirection put behind a descriptor is judged by the shell's walker)."""
-    return path in NULL_DEVICES or stream_descriptor(path) is not None
-
-
 def _dd(e: Effect, args: list[Word]) -> None:
     for a in args:
         v = a.value or ""
@@ -1095,7 +1089,7 @@ def _dd(e: Effect, args: list[Word]) -> None:
             e.reads.append(Word.of(v[3:]))
         elif v.startswith("of="):
             e.writes.append(Word.of(v[3:]))
-            if not _no_file(v[3:]):
+            if not no_file(v[3:]):
                 e.add("destructive", "dd of= writes raw data")
         elif a.value is None:
             e.at_least("ask", "dd operand only known at run time")

@@ -78,6 +78,12 @@ outside)."""
 _STREAM = re.compile(r"/dev/(?:std(in|out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
 
 
+def no_file(path: str | None) -> bool:
+    """``/dev/null``, ``/dev/stdout``, ``/dev/fd/N``: written, no file changes (what a
+    redirection put behind a descriptor is judged by the shell's walker)."""
+    return path in NULL_DEVICES or stream_descriptor(path) is not None
+
+
 def unquoted_text(text: str) -> str:
     """A word's text without its quotes and braces (``"${tmp}"`` is ``$tmp``): the same
     path written and then moved, however each was quoted."""
