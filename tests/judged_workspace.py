@@ -9,7 +9,10 @@ that ``git status`` says whether a control run changed or removed any of it.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from engine.permissions.shell import check_shell_json
@@ -51,3 +54,19 @@ def work_changed(ws: Path, command: str, env: Mapping[str, str] | None = None) -
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
                             cwd=ws, capture_output=True, text=True, check=True).stdout
     return bool(status.strip())
+
+
+@contextmanager
+def running(prefix: str) -> Iterator[tuple[int, str]]:
+    """A process that runs until the block ends (it waits on its input), with its pid and a
+    mark on its command line that ``pgrep -f`` finds: its own, so a twin test on another
+    worker never finds a process about to end."""
+    mark = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", mark],
+                            stdin=subprocess.PIPE)
+    try:
+        yield proc.pid, mark
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=60)

@@ -10,14 +10,12 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.judged_workspace import committed, decisions, git
+from tests.judged_workspace import committed, decisions, git, running
 
 FILES = {"README.md": "# r\n", "prometheus/prometheus.yml": "global: {}\n",
          "prometheus/rules/app.yml": "groups: []\n", "alertmanager.yml": "route: {}\n",
@@ -36,12 +34,8 @@ def ws(tmp_path: Path) -> Path:
 @pytest.fixture()
 def app() -> Iterator[int]:
     """A running process, its pid written where an incident script looks for it."""
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()",
-                             f"tt-data-tier-{uuid.uuid4().hex[:8]}"], stdin=subprocess.PIPE)
-    yield proc.pid
-    assert proc.stdin is not None
-    proc.stdin.close()
-    proc.wait(timeout=60)
+    with running("tt-data-tier") as (pid, _):
+        yield pid
 
 
 @pytest.mark.parametrize("command", [

@@ -11,15 +11,13 @@ number: a control run shows bash reading the process's own file.
 from __future__ import annotations
 
 import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from engine.permissions.shell import check_shell_json
-from tests.judged_workspace import AGENT_ENV, decisions
+from tests.judged_workspace import AGENT_ENV, decisions, running
 
 MARK = "tt-process-facts-3f9a"
 
@@ -36,13 +34,8 @@ def workspace(tmp_path: Path) -> Path:
 def app() -> Iterator[str]:
     """A running process whose command line carries a mark ``pgrep -f`` finds: its own, so
     a twin test running beside it (another worker) never finds a process about to end."""
-    mark = f"{MARK}-{uuid.uuid4().hex[:8]}"
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", mark],
-                            stdin=subprocess.PIPE)
-    yield mark
-    assert proc.stdin is not None
-    proc.stdin.close()
-    proc.wait(timeout=60)
+    with running(MARK) as (_, mark):
+        yield mark
 
 
 @pytest.mark.parametrize("template", [
